@@ -1,0 +1,72 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
+
+describe('sandbox core: authentication (spec 5) and error bodies', () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox({ tokens: ['test-token-abcdef'] });
+  });
+  afterAll(() => sandbox.close());
+
+  it('accepts the configured personal token', async () => {
+    const jobs = await sandbox.call('GET', '/api/v2/jobs/unknown');
+    expect(jobs.status).toBe(404);
+    expect(jobs.body.message).toMatch(/no job/);
+  });
+
+  it('answers 401 with WWW-Authenticate for a missing token', async () => {
+    const answer = await sandbox.call('GET', '/api/v2/parties', { token: null });
+    expect(answer.status).toBe(401);
+    expect(answer.headers['www-authenticate']).toMatch(/^Bearer realm="crm", error="invalid_request"/);
+  });
+
+  it('answers 401 for an unknown token', async () => {
+    const answer = await sandbox.call('GET', '/api/v2/parties', { token: 'nope-nope-nope' });
+    expect(answer.status).toBe(401);
+    expect(answer.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+  });
+
+  it('answers 404 with a JSON body for an unknown endpoint', async () => {
+    const answer = await sandbox.v2('GET', '/no-such-thing');
+    expect(answer.status).toBe(404);
+    expect(answer.body.message).toBe('no such endpoint: GET /api/v2/no-such-thing');
+  });
+});
+
+describe('sandbox core: state in a data file', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ferry-sandbox-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('writes the seeded account to the data file and reads it back on restart', async () => {
+    const file = join(dir, 'state.json');
+    const first = await startTestSandbox({ dataFile: file, tokens: ['persist-token-1'] });
+    const users = first.store.users.all().map((u) => u.username);
+    first.store.taskCategories.insert({ name: 'Remembered', colour: '#000000' });
+    await first.close();
+    const saved = JSON.parse(await readFile(file, 'utf8'));
+    expect(saved.format).toBe('crm-ferry-sandbox/1');
+
+    const second = await startTestSandbox({ dataFile: file, tokens: ['persist-token-1'] });
+    expect(second.store.users.all().map((u) => u.username)).toEqual(users);
+    // The insert above happened without a request, so it was not saved: only writes through the
+    // interface are persisted.
+    expect(second.store.taskCategories.all().some((c) => c.name === 'Remembered')).toBe(false);
+    await second.close();
+
+    const reset = await startTestSandbox({ dataFile: file, reset: true });
+    expect(reset.store.users.size).toBe(3);
+    await reset.close();
+  });
+
+  it('refuses a data file it did not write', async () => {
+    const file = join(dir, 'foreign.json');
+    await import('node:fs/promises').then((fs) => fs.writeFile(file, '{"hello": 1}'));
+    await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({ code: 'SANDBOX_STATE' });
+  });
+});
