@@ -1,0 +1,26 @@
+// Runs every benchmark, one after the other, each in a child process of its own so that one
+// benchmark's memory does not count against the next. Not part of `npm test`.
+// Usage: npm run bench [-- NAME ...]   (names: see BENCHES)
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const BENCHES = ['sandbox-throughput', 'csv-read', 'xlsx-read', 'v1-read'] as const;
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(BENCHES as readonly string[]).includes(name));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHES.join(', ')}`);
+  process.exit(2);
+}
+const selected = wanted.length > 0 ? wanted : [...BENCHES];
+let failed = 0;
+for (const name of selected) {
+  const script = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  console.log(`\n== ${name}`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', script], { stdio: 'inherit' });
+  if (result.status !== 0) {
+    failed += 1;
+    console.error(`${name} exited with ${result.status ?? result.signal}`);
+  }
+}
+process.exit(failed > 0 ? 1 : 0);

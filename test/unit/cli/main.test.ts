@@ -1,0 +1,61 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { main, reportError } from '../../../src/cli/main.ts';
+import { FerryError } from '../../../src/errors/index.ts';
+
+function fakeIo() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const io = { stdout, stderr, env: {}, cwd: process.cwd(), signal: new AbortController().signal };
+  return { io, out: () => out, err: () => err };
+}
+
+describe('command line entry', () => {
+  it.each([
+    [[], 2, /Usage: crm-ferry <command>/],
+    [['--help'], 0, /sandbox\s+run the local copy of the CRM service/],
+  ])('crm-ferry %j exits %i', async (argv, code, text) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(code);
+    expect(f.out()).toMatch(text);
+  });
+
+  it('refuses an unknown command with exit code 2', async () => {
+    const f = fakeIo();
+    expect(await main(['frobnicate'], f.io)).toBe(2);
+    expect(f.err()).toMatch(/^unknown command: frobnicate/);
+  });
+
+  it('refuses an unknown flag with the command usage', async () => {
+    const f = fakeIo();
+    expect(await main(['sandbox', '--colour', 'red'], f.io)).toBe(2);
+    expect(f.err()).toMatch(/Unknown option '--colour'/);
+    expect(f.err()).toMatch(/Usage: crm-ferry sandbox/);
+  });
+
+  it('prints a command usage with --help', async () => {
+    const f = fakeIo();
+    expect(await main(['sandbox', '--help'], f.io)).toBe(0);
+    expect(f.out()).toMatch(/--rate-limit N\/h\|N\/min\|N\/s/);
+  });
+
+  it('reports a FerryError with code, location and hint', () => {
+    const f = fakeIo();
+    const error = new FerryError('SOURCE_MALFORMED_RECORD', 'unclosed quote', {
+      location: { file: 'people.csv', row: 12, line: 14 },
+      hint: 'Fix the quote in the file.',
+    });
+    expect(reportError(error, f.io)).toBe(2);
+    expect(f.err()).toBe('error [SOURCE_MALFORMED_RECORD] at people.csv, line 14, row 12: unclosed quote\n  Fix the quote in the file.\n');
+  });
+
+  it('reports anything else as a bug with exit code 1', () => {
+    const f = fakeIo();
+    expect(reportError(new TypeError('x is undefined'), f.io)).toBe(1);
+    expect(f.err()).toMatch(/^internal error: this is a bug in crm-ferry/);
+  });
+});
