@@ -1,0 +1,158 @@
+import type { Clock } from './clock.ts';
+
+type HeaderValue = string | string[] | undefined;
+
+function headerNumber(value: HeaderValue): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\s*\d+\s*$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/** What the governor knows, for progress displays. */
+export interface GovernorState {
+  /** Requests allowed per hour (X-RateLimit-Limit), when the service said. */
+  limitPerHour: number | null;
+  /** Requests left in the current window, as far as the governor knows. */
+  remaining: number | null;
+  /** When the current window ends (ms since the epoch). */
+  resetAt: number | null;
+  /** Everything waits until this time after a 429 (ms since the epoch), or null. */
+  pausedUntil: number | null;
+  /** Requests sent in the last minute, scaled to an hour. */
+  ratePerHour: number;
+}
+
+export interface GovernorOptions {
+  /**
+   * Share of a window's quota that may be used at once at the start of the window before pacing
+   * begins: short runs go at full speed, long runs are spread out. @default 0.1
+   */
+  burstFraction?: number;
+  /** Extra wait after a reset time, to absorb clock differences with the service. @default 1000 */
+  safetyMarginMs?: number;
+}
+
+/**
+ * Paces every request made with one token so that a long run uses the whole hourly quota without
+ * being answered 429.
+ *
+ * It learns the window from the `X-RateLimit-*` headers: the quota of the current window (remaining
+ * plus what was used), its end (`X-RateLimit-Reset`), and its length (quota over the hourly
+ * limit). Within a window it allows a burst of `burstFraction` of the quota, then spaces requests
+ * along a straight line that reaches the whole quota at the reset time. After a 429 everything
+ * waits until the reset (or `Retry-After`, which wins).
+ */
+export class RateGovernor {
+  private readonly burstFraction: number;
+  private readonly safetyMarginMs: number;
+  private limitPerHour: number | null = null;
+  private resetAt: number | null = null;
+  private windowQuota: number | null = null;
+  private windowMs: number | null = null;
+  private used = 0;
+  private pausedUntil = 0;
+  private queue: Promise<void> = Promise.resolve();
+  private readonly recent: number[] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    options: GovernorOptions = {},
+  ) {
+    this.burstFraction = options.burstFraction ?? 0.1;
+    this.safetyMarginMs = options.safetyMarginMs ?? 1000;
+  }
+
+  /** Waits until one more request may be sent, and counts it. Callers are served in order. */
+  acquire(signal?: AbortSignal): Promise<void> {
+    const turn = this.queue.then(() => this.waitForSlot(signal));
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async waitForSlot(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = this.clock.now();
+      this.rollWindow(now);
+      const at = this.nextAllowedAt(now);
+      if (at <= now) {
+        this.used += 1;
+        this.recent.push(now);
+        while (this.recent.length > 0 && (this.recent[0] as number) < now - 60_000) this.recent.shift();
+        return;
+      }
+      await this.clock.sleep(at - now, signal);
+    }
+  }
+
+  /** When the known window is over, predict the next one until the service says otherwise. */
+  private rollWindow(now: number): void {
+    if (this.resetAt === null || this.windowMs === null) return;
+    if (now < this.resetAt + this.safetyMarginMs) return;
+    while (this.resetAt + this.safetyMarginMs <= now) this.resetAt += this.windowMs;
+    this.used = 0;
+  }
+
+  private nextAllowedAt(now: number): number {
+    if (now < this.pausedUntil) return this.pausedUntil;
+    if (this.resetAt === null || this.windowQuota === null || this.windowMs === null) return now;
+    const quota = this.windowQuota;
+    if (this.used >= quota) return this.resetAt + this.safetyMarginMs;
+    const burst = Math.max(1, Math.floor(quota * this.burstFraction));
+    if (this.used + 1 <= burst || quota <= burst) return now;
+    const start = this.resetAt - this.windowMs;
+    const at = start + ((this.used + 1 - burst) / (quota - burst)) * this.windowMs;
+    return Math.max(now, Math.ceil(at));
+  }
+
+  /** Learns from the rate-limit headers of an answer (any status). */
+  observe(headers: Record<string, HeaderValue>): void {
+    const limit = headerNumber(headers['x-ratelimit-limit']);
+    const remaining = headerNumber(headers['x-ratelimit-remaining']);
+    const reset = headerNumber(headers['x-ratelimit-reset']);
+    if (limit === undefined || remaining === undefined || reset === undefined || limit === 0) return;
+    const resetAt = reset * 1000;
+    const newWindow = this.resetAt === null || Math.abs(resetAt - this.resetAt) >= 1000;
+    if (newWindow) {
+      // The quota of a window is what is left plus at least the request this answer is for; it
+      // never shrinks while the hourly limit stays the same.
+      const known = this.limitPerHour === limit ? (this.windowQuota ?? 0) : 0;
+      const quota = Math.max(remaining + 1, known);
+      this.windowMs = Math.min(3_600_000, Math.max(1000, Math.round((3_600_000 * quota) / limit)));
+      this.windowQuota = quota;
+      // A later window starts from what the service counts; our earlier sends belong to the old one.
+      if (this.resetAt !== null && resetAt > this.resetAt) this.used = 0;
+      this.resetAt = resetAt;
+    }
+    // Requests still in flight are counted locally; the service may count others made with the
+    // same token: keep the larger.
+    this.used = Math.max(this.used, (this.windowQuota ?? remaining) - remaining);
+    this.limitPerHour = limit;
+  }
+
+  /** A 429 arrived: stop everything until the reset, or for `retryAfterMs` when given. */
+  onRateLimited(retryAfterMs: number | undefined): number {
+    const now = this.clock.now();
+    const until =
+      retryAfterMs !== undefined
+        ? now + retryAfterMs
+        : this.resetAt !== null
+          ? this.resetAt + this.safetyMarginMs
+          : now + 60_000;
+    this.pausedUntil = Math.max(this.pausedUntil, until);
+    if (this.windowQuota !== null) this.used = this.windowQuota;
+    return this.pausedUntil - now;
+  }
+
+  state(): GovernorState {
+    const now = this.clock.now();
+    const recent = this.recent.filter((t) => t >= now - 60_000).length;
+    return {
+      limitPerHour: this.limitPerHour,
+      remaining: this.windowQuota === null ? null : Math.max(0, this.windowQuota - this.used),
+      resetAt: this.resetAt,
+      pausedUntil: this.pausedUntil > now ? this.pausedUntil : null,
+      ratePerHour: recent * 60,
+    };
+  }
+}

@@ -1,0 +1,303 @@
+import type { Readable } from 'node:stream';
+import { Pool, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { RateGovernor } from './governor.ts';
+import { Redactor } from './redact.ts';
+import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
+
+/** Supplies the bearer token; an OAuth session refreshes it when it expires or is refused. */
+export interface TokenSource {
+  /** The token to send now (refreshing first when it is about to expire). */
+  token(): Promise<string>;
+  /** Called after a 401: refresh if possible and return true to try once more. */
+  refreshAfterUnauthorized?(): Promise<boolean>;
+  /** Every secret this source may hand out, for redaction. */
+  secrets(): string[];
+}
+
+/** A token that never changes: a personal API token. */
+export function staticToken(token: string): TokenSource {
+  return { token: async () => token, secrets: () => [token] };
+}
+
+export const transportOptionsSchema = z.object({
+  /** Base address of the service, e.g. `https://acme.example.com`; v2 is under `/api/v2`. */
+  baseUrl: z.string().url(),
+  /** Retries of idempotent requests. */
+  retry: retryOptionsSchema.default({ limit: 5, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 3_900_000 }),
+  /** Connections kept open to the service. @default 8 */
+  connections: z.number().int().positive().default(8),
+  /** Time allowed for the answer's headers and between body chunks, in milliseconds. @default 60000 */
+  timeoutMs: z.number().int().positive().default(60_000),
+  /** @default 'crm-ferry' */
+  userAgent: z.string().default('crm-ferry'),
+});
+
+export type TransportOptions = z.input<typeof transportOptionsSchema> & {
+  /** The token, or a source that refreshes it. */
+  auth: TokenSource | string;
+  /** Injected for tests: undici's MockAgent, or any dispatcher. @default a keep-alive Pool for the origin */
+  dispatcher?: Dispatcher;
+  /** Shared by every client using the same token. @default a new governor */
+  governor?: RateGovernor;
+  clock?: Clock;
+  random?: () => number;
+  /** Receives one redacted line per request attempt. */
+  log?: (line: string) => void;
+};
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
+
+export interface ApiRequest {
+  method: HttpMethod;
+  /** `/parties` (under /api/v2), or an absolute path starting with `/api/` or `/oauth/`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON. */
+  json?: unknown;
+  /**
+   * Sent as is, with `headers` giving its type (uploads). A stream is given as a function that
+   * opens it, so that a request refused before it was read (429, 401) can be sent again.
+   */
+  body?: Buffer | string | (() => Readable);
+  headers?: Record<string, string>;
+  /**
+   * Whether repeating the request is harmless. Defaults to true for GET, HEAD, PUT and DELETE and
+   * false for POST; a POST that only reads (filters) may set it.
+   */
+  idempotent?: boolean;
+  /** Statuses that are answers, not errors (e.g. 404 for "does it exist?"). @default none */
+  accept?: number[];
+  signal?: AbortSignal;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body, or null when empty or not JSON. */
+  body: T;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]|::1)$/i;
+/** Network errors raised before anything reached the service: always safe to try again. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CONNECT']);
+
+function errorCodeOf(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Every request crm-ferry sends goes through here: authentication, pacing, retries, and the
+ * classification of failures into typed errors. It never re-sends a write whose fate is unknown.
+ */
+export class Transport {
+  readonly origin: string;
+  readonly governor: RateGovernor;
+  readonly redactor = new Redactor();
+  private readonly settings: z.output<typeof transportOptionsSchema>;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly auth: TokenSource;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly log: ((line: string) => void) | undefined;
+
+  constructor(options: TransportOptions) {
+    const { auth, dispatcher, governor, clock, random, log, ...rest } = options;
+    this.settings = transportOptionsSchema.parse(rest);
+    const url = new URL(this.settings.baseUrl);
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.test(url.hostname))) {
+      throw new ApiError('API_INSECURE_TRANSPORT', `refusing to send a token over ${url.protocol}// to ${url.hostname}`, {
+        method: '-',
+        path: '-',
+        hint: 'Use an https:// base address; plain http is allowed only for the sandbox on a loopback address.',
+      });
+    }
+    this.origin = url.origin;
+    this.auth = typeof auth === 'string' ? staticToken(auth) : auth;
+    this.clock = clock ?? systemClock;
+    this.random = random ?? Math.random;
+    this.log = log;
+    this.governor = governor ?? new RateGovernor(this.clock);
+    this.ownsDispatcher = dispatcher === undefined;
+    this.dispatcher =
+      dispatcher ??
+      new Pool(this.origin, {
+        connections: this.settings.connections,
+        keepAliveTimeout: 30_000,
+        headersTimeout: this.settings.timeoutMs,
+        bodyTimeout: this.settings.timeoutMs,
+      });
+  }
+
+  /** Path and query as sent, relative to the origin. */
+  resolvePath(path: string, query?: ApiRequest['query']): string {
+    const base = path.startsWith('/api/') || path.startsWith('/oauth/') ? path : `/api/v2${path}`;
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) params.set(key, String(value));
+    }
+    const text = params.toString();
+    return text ? `${base}${base.includes('?') ? '&' : '?'}${text}` : base;
+  }
+
+  private writeLog(line: string): void {
+    if (!this.log) return;
+    for (const secret of this.auth.secrets()) this.redactor.add(secret);
+    this.log(this.redactor.redact(line));
+  }
+
+  /** Sends a request and reads the JSON answer. Throws an ApiError for any failure. */
+  async request<T = unknown>(request: ApiRequest): Promise<ApiResponse<T>> {
+    const answer = await this.send(request);
+    const text = await answer.body.text();
+    let body: unknown = null;
+    const type = String(answer.headers['content-type'] ?? '');
+    if (text !== '' && type.includes('json')) {
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        throw new ApiError('API_RESPONSE_INVALID', 'the service sent a JSON body that does not parse', {
+          method: request.method,
+          path: this.resolvePath(request.path, request.query),
+          status: answer.statusCode,
+          cause: error,
+        });
+      }
+    } else if (text !== '') {
+      body = text;
+    }
+    return { status: answer.statusCode, headers: answer.headers, body: body as T };
+  }
+
+  /**
+   * Sends a request and hands back the undici answer with its body unread (downloads). Success
+   * statuses and `accept`ed ones are returned; everything else is thrown as an ApiError.
+   */
+  async send(request: ApiRequest): Promise<Dispatcher.ResponseData> {
+    const method = request.method;
+    const path = this.resolvePath(request.path, request.query);
+    const idempotent = request.idempotent ?? method !== 'POST';
+    const where = { method, path };
+    const retry = this.settings.retry;
+    let attempt = 0;
+    let refreshed = false;
+    let rateLimitedTimes = 0;
+
+    for (;;) {
+      attempt += 1;
+      await this.governor.acquire(request.signal);
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'user-agent': this.settings.userAgent,
+        ...(request.headers ?? {}),
+        authorization: `Bearer ${await this.auth.token()}`,
+      };
+      let body: string | Buffer | Readable | undefined = typeof request.body === 'function' ? request.body() : request.body;
+      if (request.json !== undefined) {
+        body = JSON.stringify(request.json);
+        headers['content-type'] = 'application/json';
+      }
+      let answer: Dispatcher.ResponseData;
+      try {
+        answer = await this.dispatcher.request({
+          origin: this.origin,
+          path,
+          method,
+          headers,
+          body: body ?? null,
+          signal: request.signal ?? null,
+          headersTimeout: this.settings.timeoutMs,
+          bodyTimeout: this.settings.timeoutMs,
+        });
+      } catch (error) {
+        if (request.signal?.aborted) throw error;
+        const code = errorCodeOf(error);
+        const sent = !NOT_SENT.has(code ?? '');
+        const reason = `${code ?? 'network error'}: ${(error as Error).message}`;
+        this.writeLog(`${method} ${path} failed (${reason})`);
+        if (sent && !idempotent) {
+          throw new AmbiguousWriteError(`the connection failed after the request was sent (${reason})`, { ...where, cause: error });
+        }
+        if (attempt > retry.limit) {
+          throw new ApiError(code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts`, {
+            ...where,
+            cause: error,
+            hint: 'Check the network and the base address; the run can be resumed.',
+          });
+        }
+        await this.clock.sleep(retryDelay(attempt, retry, this.random), request.signal);
+        continue;
+      }
+
+      const status = answer.statusCode;
+      this.governor.observe(answer.headers);
+      this.writeLog(`${method} ${path} -> ${status}`);
+      if ((status >= 200 && status < 300) || request.accept?.includes(status)) return answer;
+
+      const errorBody = await readErrorBody(answer);
+      if (status === 401 && !refreshed && this.auth.refreshAfterUnauthorized) {
+        refreshed = true;
+        if (await this.auth.refreshAfterUnauthorized()) {
+          attempt -= 1;
+          continue;
+        }
+      }
+      if (status === 429) {
+        const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
+        const waitMs = this.governor.onRateLimited(retryAfterMs);
+        rateLimitedTimes += 1;
+        // A 429 means nothing was done: safe to send again, writes included, within reason.
+        if (waitMs <= retry.maxRetryAfterMs && rateLimitedTimes <= 10) {
+          attempt -= 1;
+          continue;
+        }
+        throw errorFromStatus(status, errorBody, where, { retryAfterMs: waitMs });
+      }
+      if (RETRYABLE_STATUSES.has(status)) {
+        if (!idempotent && status !== 408) {
+          throw new AmbiguousWriteError(`the service answered ${status} after the request was sent`, {
+            ...where,
+            status,
+            serviceMessage: messageOf(errorBody),
+          });
+        }
+        if (attempt <= retry.limit) {
+          const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
+          await this.clock.sleep(retryDelay(attempt, retry, this.random, retryAfterMs), request.signal);
+          continue;
+        }
+      }
+      throw errorFromStatus(status, errorBody, where);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message;
+  }
+  return undefined;
+}
+
+async function readErrorBody(answer: Dispatcher.ResponseData): Promise<unknown> {
+  const text = await answer.body.text().catch(() => '');
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 500) };
+  }
+}

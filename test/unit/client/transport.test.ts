@@ -1,0 +1,181 @@
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AmbiguousWriteError, ApiError } from '../../../src/client/errors.ts';
+import { Transport, type TokenSource } from '../../../src/client/transport.ts';
+import { FakeClock } from './fake-clock.ts';
+
+const ORIGIN = 'https://acme.crm.example';
+const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
+const TOKEN = 'personal-token-0123456789';
+
+function socketError(code: string): Error {
+  return Object.assign(new Error(`simulated ${code}`), { code });
+}
+
+describe('Transport', () => {
+  let agent: MockAgent;
+  let clock: FakeClock;
+  let lines: string[];
+
+  beforeEach(() => {
+    agent = new MockAgent();
+    agent.disableNetConnect();
+    clock = new FakeClock();
+    lines = [];
+  });
+  afterEach(() => agent.close());
+
+  function transport(overrides: Partial<ConstructorParameters<typeof Transport>[0]> = {}): Transport {
+    return new Transport({
+      baseUrl: ORIGIN,
+      auth: TOKEN,
+      dispatcher: agent,
+      clock,
+      random: () => 0.5,
+      log: (line) => lines.push(line),
+      retry: { limit: 3, baseDelayMs: 100, maxDelayMs: 1000 },
+      ...overrides,
+    });
+  }
+
+  it('sends the bearer token and reads the JSON answer', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties/7', method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } })
+      .reply(200, { party: { id: 7 } }, JSON_HEADERS);
+    const answer = await transport().request({ method: 'GET', path: '/parties/7' });
+    expect(answer.body).toEqual({ party: { id: 7 } });
+  });
+
+  it('retries a GET on 503 with capped exponential backoff and jitter', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(503, { message: 'busy' }, JSON_HEADERS).times(3);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(200, { parties: [] }, JSON_HEADERS);
+    const answer = await transport().request({ method: 'GET', path: '/parties' });
+    expect(answer.status).toBe(200);
+    // base 100 ms doubling; half the ceiling plus random (0.5) times the other half
+    expect(clock.sleeps).toEqual([75, 150, 300]);
+  });
+
+  it('gives up after the retry limit with API_SERVER and the service message', async () => {
+    agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'GET' }).reply(500, { message: 'broken' }, JSON_HEADERS).times(4);
+    const error = await transport().request({ method: 'GET', path: '/parties' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ code: 'API_SERVER', status: 500, serviceMessage: 'broken', method: 'GET', path: '/api/v2/parties' });
+    expect(clock.sleeps).toHaveLength(3);
+  });
+
+  it('lets Retry-After win over the computed backoff, without jitter', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/kases', method: 'GET' }).reply(503, '', { headers: { 'retry-after': '7' } });
+    pool.intercept({ path: '/api/v2/kases', method: 'GET' }).reply(200, { kases: [] }, JSON_HEADERS);
+    await transport().request({ method: 'GET', path: '/kases' });
+    expect(clock.sleeps).toEqual([7000]);
+  });
+
+  it('retries a GET after a dropped connection', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/tasks', method: 'GET' }).replyWithError(socketError('UND_ERR_SOCKET'));
+    pool.intercept({ path: '/api/v2/tasks', method: 'GET' }).reply(200, { tasks: [] }, JSON_HEADERS);
+    const answer = await transport().request({ method: 'GET', path: '/tasks' });
+    expect(answer.body).toEqual({ tasks: [] });
+    expect(clock.sleeps).toEqual([75]);
+  });
+
+  it.each([
+    ['a dropped connection', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_SOCKET'))],
+    ['a reset', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('ECONNRESET'))],
+    ['a headers timeout', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_HEADERS_TIMEOUT'))],
+    ['a 502', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(502, { message: 'bad gateway' }, JSON_HEADERS)],
+    ['a 500', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(500, { message: 'oops' }, JSON_HEADERS)],
+  ])('reports a POST that failed with %s as ambiguous and does not re-send it', async (_name, setup) => {
+    setup(agent.get(ORIGIN));
+    const error = await transport().request({ method: 'POST', path: '/parties', json: { party: {} } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AmbiguousWriteError);
+    expect(error).toMatchObject({ code: 'API_AMBIGUOUS_WRITE', method: 'POST', path: '/api/v2/parties' });
+    expect(clock.sleeps).toEqual([]);
+    expect(agent.pendingInterceptors()).toHaveLength(0);
+  });
+
+  it('retries a POST refused before it was sent (connection refused)', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('ECONNREFUSED'));
+    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 1 } }, JSON_HEADERS);
+    const answer = await transport().request({ method: 'POST', path: '/parties', json: { party: {} } });
+    expect(answer.status).toBe(201);
+  });
+
+  it('waits for the reset after a 429 and sends the same write again', async () => {
+    const reset = Math.floor(clock.now() / 1000) + 120;
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/api/v2/parties', method: 'POST' })
+      .reply(429, { error: 'rate limit reached' }, {
+        headers: { 'content-type': 'application/json', 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+      });
+    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 2 } }, JSON_HEADERS);
+    const answer = await transport().request({ method: 'POST', path: '/parties', json: { party: {} } });
+    expect(answer.status).toBe(201);
+    // Waited until the reset plus the safety margin of one second.
+    expect(clock.sleeps).toEqual([121_000]);
+  });
+
+  it('refreshes the token once after a 401 and tries again', async () => {
+    let current = 'old-access-token-1';
+    const auth: TokenSource = {
+      token: async () => current,
+      refreshAfterUnauthorized: async () => {
+        current = 'new-access-token-2';
+        return true;
+      },
+      secrets: () => [current],
+    };
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/users', method: 'GET', headers: { authorization: 'Bearer old-access-token-1' } }).reply(401, { error: 'invalid_token' }, JSON_HEADERS);
+    pool.intercept({ path: '/api/v2/users', method: 'GET', headers: { authorization: 'Bearer new-access-token-2' } }).reply(200, { users: [] }, JSON_HEADERS);
+    const answer = await transport({ auth }).request({ method: 'GET', path: '/users' });
+    expect(answer.body).toEqual({ users: [] });
+  });
+
+  it('maps statuses to error codes with field errors and hints', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(
+      422,
+      { message: 'validation failed', errors: [{ message: 'is required', resource: 'party', field: 'lastName' }] },
+      JSON_HEADERS,
+    );
+    pool.intercept({ path: '/api/v2/parties/9', method: 'GET' }).reply(404, { message: 'not found' }, JSON_HEADERS);
+    pool.intercept({ path: '/api/v2/pipelines', method: 'POST' }).reply(403, { message: 'Administrator role needed' }, JSON_HEADERS);
+    const t = transport();
+    await expect(t.request({ method: 'POST', path: '/parties', json: {} })).rejects.toMatchObject({
+      code: 'API_VALIDATION',
+      status: 422,
+      fieldErrors: [{ field: 'lastName', message: 'is required', resource: 'party' }],
+      message: 'POST /api/v2/parties: the service answered 422 (lastName: is required)',
+    });
+    await expect(t.request({ method: 'GET', path: '/parties/9' })).rejects.toMatchObject({ code: 'API_NOT_FOUND' });
+    await expect(t.request({ method: 'POST', path: '/pipelines', json: {} })).rejects.toMatchObject({
+      code: 'API_FORBIDDEN',
+      hint: expect.stringMatching(/Administrator role/),
+    });
+  });
+
+  it('returns accepted error statuses as answers', async () => {
+    agent.get(ORIGIN).intercept({ path: '/api/v2/parties/1,2', method: 'GET' }).reply(404, { message: 'nope' }, JSON_HEADERS);
+    const answer = await transport().request({ method: 'GET', path: '/parties/1,2', accept: [404] });
+    expect(answer.status).toBe(404);
+  });
+
+  it('refuses to send a token over plain http to a non-loopback host', () => {
+    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(/refusing to send a token over http:\/\/ to crm.example.com/);
+    expect(() => transport({ baseUrl: 'http://127.0.0.1:8787' })).not.toThrow();
+    expect(() => transport({ baseUrl: 'http://localhost:8787' })).not.toThrow();
+  });
+
+  it('never writes the token into log lines or errors', async () => {
+    agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_SOCKET'));
+    const error = (await transport().request({ method: 'POST', path: '/parties', json: {} }).catch((e: unknown) => e)) as Error;
+    expect(lines.length).toBeGreaterThan(0);
+    for (const text of [...lines, error.message, String(error.stack)]) expect(text).not.toContain(TOKEN);
+  });
+});
