@@ -4,3 +4,6 @@ export { RateGovernor, type GovernorOptions, type GovernorState } from './govern
 export { Redactor } from './redact.ts';
 export { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema, type RetryOptions, type RetrySettings } from './retry.ts';
 export { staticToken, Transport, transportOptionsSchema, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions } from './transport.ts';
+export { CrmClient, Resource, type DeleteResult, type Embed, type Filter, type ListOptions } from './client.ts';
+export { parseLinkHeader } from './pagination.ts';
+export type * from './schemas.ts';

@@ -1,0 +1,346 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { z } from 'zod';
+import { ApiError } from './errors.ts';
+import { parseLinkHeader } from './pagination.ts';
+import * as s from './schemas.ts';
+import { type ApiRequest, Transport, type TransportOptions } from './transport.ts';
+
+export type Embed = readonly string[];
+
+export interface ListOptions {
+  /** Only records changed after this date or timestamp. */
+  since?: string;
+  embed?: Embed;
+  /** Page size, 1 to 100. @default 100 (fewest requests) */
+  perPage?: number;
+  /** Extra query parameters (e.g. `status` for tasks). */
+  query?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface DeleteResult {
+  /** 204: done; 202: scheduled (and `job` tells how it ended when waited for). */
+  status: 202 | 204;
+  jobUrl?: string;
+  job?: s.Job;
+}
+
+/** A filter as the service takes it (spec section 4.12). */
+export interface Filter {
+  conditions: Array<{ field: string; operator: string; value?: unknown } | { orGroup: Array<{ field: string; operator: string; value?: unknown }> }>;
+  orderBy?: Array<{ field: string; direction: 'ascending' | 'descending' }>;
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, where: { method: string; path: string }): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new ApiError('API_RESPONSE_INVALID', `the answer does not have the expected shape (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`, {
+    ...where,
+    hint: 'The service may have changed its interface; report this with the request shown.',
+  });
+}
+
+function embedQuery(embed: Embed | undefined): Record<string, string> {
+  return embed && embed.length > 0 ? { embed: embed.join(',') } : {};
+}
+
+/** Reads, lists, creates, updates and deletes one kind of record. */
+export class Resource<T> {
+  constructor(
+    private readonly client: CrmClient,
+    /** e.g. `/parties` */
+    readonly path: string,
+    /** Wrapper key of one record, e.g. `party`. */
+    readonly one: string,
+    /** Wrapper key of a list, e.g. `parties`. */
+    readonly many: string,
+    private readonly schema: z.ZodType<T>,
+  ) {}
+
+  private item(body: unknown, where: { method: string; path: string }): T {
+    const inner = body && typeof body === 'object' ? (body as Record<string, unknown>)[this.one] : undefined;
+    return parse(this.schema, inner, where);
+  }
+
+  async get(id: number, options: { embed?: Embed; signal?: AbortSignal } = {}): Promise<T> {
+    const request: ApiRequest = { method: 'GET', path: `${this.path}/${id}`, query: embedQuery(options.embed) };
+    if (options.signal) request.signal = options.signal;
+    const answer = await this.client.transport.request(request);
+    return this.item(answer.body, { method: 'GET', path: request.path });
+  }
+
+  /**
+   * Reads many records by id, ten per request (the service's limit). Ids that do not exist are
+   * left out of the result instead of failing the whole read: a batch answered 404 is split and
+   * read one by one.
+   */
+  async getMany(ids: readonly number[], options: { embed?: Embed } = {}): Promise<T[]> {
+    const unique = [...new Set(ids)];
+    const found: T[] = [];
+    for (let i = 0; i < unique.length; i += 10) {
+      const chunk = unique.slice(i, i + 10);
+      const path = `${this.path}/${chunk.join(',')}`;
+      const answer = await this.client.transport.request({ method: 'GET', path, query: embedQuery(options.embed), accept: [404] });
+      if (answer.status === 404) {
+        if (chunk.length === 1) continue;
+        for (const id of chunk) {
+          const single = await this.client.transport.request({ method: 'GET', path: `${this.path}/${id}`, query: embedQuery(options.embed), accept: [404] });
+          if (single.status !== 404) found.push(this.item(single.body, { method: 'GET', path: `${this.path}/${id}` }));
+        }
+        continue;
+      }
+      const body = answer.body as Record<string, unknown>;
+      // One id answers with the single wrapper, several with the list.
+      const list = chunk.length === 1 && body[this.one] !== undefined ? [body[this.one]] : (body[this.many] as unknown[]);
+      for (const record of list ?? []) found.push(parse(this.schema, record, { method: 'GET', path }));
+    }
+    return found;
+  }
+
+  /** Every record, page after page, following the `Link` header. */
+  list(options: ListOptions = {}): AsyncGenerator<T> {
+    const query: Record<string, string> = { ...embedQuery(options.embed), ...(options.query ?? {}) };
+    if (options.since) query.since = options.since;
+    return this.client.paginate(this.path, this.many, this.schema, { query, perPage: options.perPage, signal: options.signal });
+  }
+
+  search(q: string, options: Omit<ListOptions, 'since'> = {}): AsyncGenerator<T> {
+    return this.client.paginate(`${this.path}/search`, this.many, this.schema, {
+      query: { q, ...embedQuery(options.embed), ...(options.query ?? {}) },
+      perPage: options.perPage,
+      signal: options.signal,
+    });
+  }
+
+  async create(record: Record<string, unknown>, options: { embed?: Embed; extra?: Record<string, unknown> } = {}): Promise<T> {
+    const answer = await this.client.transport.request({
+      method: 'POST',
+      path: this.path,
+      query: embedQuery(options.embed),
+      json: { [this.one]: record, ...(options.extra ?? {}) },
+    });
+    return this.item(answer.body, { method: 'POST', path: this.path });
+  }
+
+  async update(id: number, changes: Record<string, unknown>, options: { embed?: Embed } = {}): Promise<T> {
+    const path = `${this.path}/${id}`;
+    const answer = await this.client.transport.request({ method: 'PUT', path, query: embedQuery(options.embed), json: { [this.one]: changes } });
+    return this.item(answer.body, { method: 'PUT', path });
+  }
+
+  /** Deletes a record. A scheduled delete (202) is followed to its end when `wait` is set. */
+  async delete(id: number, options: { wait?: boolean } = {}): Promise<DeleteResult> {
+    const answer = await this.client.transport.request({ method: 'DELETE', path: `${this.path}/${id}` });
+    if (answer.status !== 202) return { status: 204 };
+    const location = answer.headers.location;
+    const jobUrl = Array.isArray(location) ? location[0] : location;
+    if (!jobUrl) return { status: 202 };
+    if (!options.wait) return { status: 202, jobUrl };
+    return { status: 202, jobUrl, job: await this.client.waitForJob(jobUrl) };
+  }
+
+  /** `/deleted` list: records deleted after `since`. */
+  async deleted(since: string): Promise<s.DeletedRecord[]> {
+    const path = `${this.path}/deleted`;
+    const answer = await this.client.transport.request({ method: 'GET', path, query: { since } });
+    const list = (answer.body as Record<string, unknown>)[this.many];
+    return parse(s.deletedSchema.array(), list ?? [], { method: 'GET', path });
+  }
+}
+
+/**
+ * Typed access to the v2 interface. One client per token; its transport paces, retries and
+ * classifies every request.
+ */
+export class CrmClient {
+  readonly transport: Transport;
+  readonly parties: Resource<s.Party>;
+  readonly kases: Resource<s.Kase>;
+  readonly opportunities: Resource<s.Opportunity>;
+  readonly entries: Resource<s.Entry>;
+  readonly tasks: Resource<s.Task>;
+  readonly milestones: Resource<s.Milestone>;
+  readonly pipelines: Resource<s.Pipeline>;
+  readonly tracks: Resource<s.Track>;
+  readonly trackDefinitions: Resource<s.TrackDefinition>;
+  readonly activityTypes: Resource<s.ActivityType>;
+
+  constructor(options: TransportOptions | Transport) {
+    this.transport = options instanceof Transport ? options : new Transport(options);
+    this.parties = new Resource(this, '/parties', 'party', 'parties', s.partySchema);
+    this.kases = new Resource(this, '/kases', 'kase', 'kases', s.kaseSchema);
+    this.opportunities = new Resource(this, '/opportunities', 'opportunity', 'opportunities', s.opportunitySchema);
+    this.entries = new Resource(this, '/entries', 'entry', 'entries', s.entrySchema);
+    this.tasks = new Resource(this, '/tasks', 'task', 'tasks', s.taskSchema);
+    this.milestones = new Resource(this, '/milestones', 'milestone', 'milestones', s.milestoneSchema);
+    this.pipelines = new Resource(this, '/pipelines', 'pipeline', 'pipelines', s.pipelineSchema);
+    this.tracks = new Resource(this, '/tracks', 'track', 'tracks', s.trackSchema);
+    this.trackDefinitions = new Resource(this, '/trackdefinitions', 'trackDefinition', 'trackDefinitions', s.trackDefinitionSchema);
+    this.activityTypes = new Resource(this, '/activitytypes', 'activityType', 'activityTypes', s.activityTypeSchema);
+  }
+
+  /**
+   * Follows `rel="next"` links from the first page and yields each record. The next page is
+   * fetched while the caller works through the current one.
+   */
+  async *paginate<T>(
+    path: string,
+    key: string,
+    schema: z.ZodType<T>,
+    options: { query?: Record<string, string>; perPage?: number | undefined; signal?: AbortSignal | undefined; method?: 'GET' | 'POST'; json?: unknown } = {},
+  ): AsyncGenerator<T> {
+    const method = options.method ?? 'GET';
+    const fetchPage = (pagePath: string, query?: Record<string, string>) => {
+      const request: ApiRequest = { method, path: pagePath, idempotent: true };
+      if (query) request.query = query;
+      if (options.json !== undefined) request.json = options.json;
+      if (options.signal) request.signal = options.signal;
+      return this.transport.request(request);
+    };
+    let pending: ReturnType<typeof fetchPage> | null = fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
+    try {
+      while (pending) {
+        const page = await pending;
+        pending = null;
+        const next = parseLinkHeader(page.headers.link).next;
+        if (next) {
+          const url = new URL(next, this.transport.origin);
+          if (url.origin !== this.transport.origin) {
+            throw new ApiError('API_RESPONSE_INVALID', `the next-page link points at another host (${url.origin})`, { method, path });
+          }
+          pending = fetchPage(`${url.pathname}${url.search}`);
+          // Not awaited yet: keep an early failure from being reported as unhandled.
+          pending.catch(() => undefined);
+        }
+        const list = (page.body as Record<string, unknown> | null)?.[key];
+        if (!Array.isArray(list)) {
+          throw new ApiError('API_RESPONSE_INVALID', `the answer has no "${key}" list`, { method, path });
+        }
+        for (const record of list) yield parse(schema, record, { method, path });
+      }
+    } finally {
+      // The caller stopped early: let the prefetched page finish quietly.
+      if (pending) await pending.catch(() => undefined);
+    }
+  }
+
+  /** Runs a structured filter and yields every matching record (spec 4.12). */
+  filter(entity: 'parties', filter: Filter, options?: { embed?: Embed; perPage?: number }): AsyncGenerator<s.Party>;
+  filter(entity: 'opportunities', filter: Filter, options?: { embed?: Embed; perPage?: number }): AsyncGenerator<s.Opportunity>;
+  filter(entity: 'kases', filter: Filter, options?: { embed?: Embed; perPage?: number }): AsyncGenerator<s.Kase>;
+  filter(entity: 'parties' | 'opportunities' | 'kases', filter: Filter, options: { embed?: Embed; perPage?: number } = {}): AsyncGenerator<unknown> {
+    const schema = entity === 'parties' ? s.partySchema : entity === 'opportunities' ? s.opportunitySchema : s.kaseSchema;
+    return this.paginate(`/${entity}/filters/results`, entity, schema as z.ZodType<unknown>, {
+      method: 'POST',
+      json: { filter },
+      query: embedQuery(options.embed),
+      perPage: options.perPage,
+    });
+  }
+
+  /** Follows a scheduled job until it completes. */
+  async waitForJob(jobUrl: string, options: { signal?: AbortSignal; maxWaitMs?: number } = {}): Promise<s.Job> {
+    const url = new URL(jobUrl, this.transport.origin);
+    const path = `${url.pathname}${url.search}`;
+    let delay = 250;
+    const started = Date.now();
+    for (;;) {
+      const request: ApiRequest = { method: 'GET', path };
+      if (options.signal) request.signal = options.signal;
+      const answer = await this.transport.request(request);
+      const job = parse(s.jobSchema, (answer.body as Record<string, unknown> | null)?.job, { method: 'GET', path });
+      if (job.status === 'completed') return job;
+      if (job.status !== 'in_progress' && job.status !== 'queued' && job.status !== 'pending') {
+        throw new ApiError('API_SERVER', `the scheduled job ended as "${job.status}"`, { method: 'GET', path });
+      }
+      if (Date.now() - started > (options.maxWaitMs ?? 600_000)) {
+        throw new ApiError('API_TIMEOUT', 'the scheduled job did not complete in time', { method: 'GET', path });
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
+
+  /** Uploads a file (streamed from disk) and returns the token to attach it to an entry. */
+  async upload(file: string, options: { filename?: string; contentType?: string } = {}): Promise<string> {
+    const size = (await stat(file)).size;
+    const filename = options.filename ?? basename(file);
+    const answer = await this.transport.request({
+      method: 'POST',
+      path: '/attachments/upload',
+      body: () => createReadStream(file),
+      headers: {
+        'content-type': options.contentType ?? 'application/octet-stream',
+        'content-length': String(size),
+        'x-attachment-filename': encodeURIComponent(filename),
+      },
+    });
+    const token = (answer.body as { upload?: { token?: unknown } } | null)?.upload?.token;
+    if (typeof token !== 'string') {
+      throw new ApiError('API_RESPONSE_INVALID', 'the upload answer has no token', { method: 'POST', path: '/api/v2/attachments/upload' });
+    }
+    return token;
+  }
+
+  /** Downloads an attachment to `file`, streaming; a partial file is removed on failure. */
+  async download(attachmentId: number, file: string): Promise<{ bytes: number; contentType: string | undefined }> {
+    const answer = await this.transport.send({ method: 'GET', path: `/attachments/${attachmentId}` });
+    let bytes = 0;
+    answer.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    try {
+      await pipeline(answer.body, createWriteStream(file));
+    } catch (error) {
+      await rm(file, { force: true });
+      throw new ApiError('API_NETWORK', `the download broke off after ${bytes} bytes`, {
+        method: 'GET',
+        path: `/api/v2/attachments/${attachmentId}`,
+        cause: error,
+      });
+    }
+    const type = answer.headers['content-type'];
+    return { bytes, contentType: Array.isArray(type) ? type[0] : type };
+  }
+
+  private async getList<T>(path: string, key: string, schema: z.ZodType<T>): Promise<T[]> {
+    const all: T[] = [];
+    for await (const item of this.paginate(path, key, schema)) all.push(item);
+    return all;
+  }
+
+  users(): Promise<s.User[]> {
+    return this.getList('/users', 'users', s.userSchema);
+  }
+
+  countries(): Promise<s.Country[]> {
+    return this.getList('/countries', 'countries', s.countrySchema);
+  }
+
+  currencies(): Promise<s.Currency[]> {
+    return this.getList('/currencies', 'currencies', s.currencySchema);
+  }
+
+  /** Custom field definitions of an entity (sandbox path `/{entity}/fields/definitions`). */
+  fieldDefinitions(entity: 'parties' | 'opportunities' | 'kases'): Promise<s.FieldDefinition[]> {
+    return this.getList(`/${entity}/fields/definitions`, 'definitions', s.fieldDefinitionSchema);
+  }
+
+  tags(entity: 'parties' | 'opportunities' | 'kases'): Promise<s.Tag[]> {
+    return this.getList(`/${entity}/tags`, 'tags', s.tagSchema);
+  }
+
+  taskCategories(): Promise<s.TaskCategory[]> {
+    return this.getList('/categories', 'categories', s.categorySchema);
+  }
+
+  pipelineMilestones(pipelineId: number): Promise<s.Milestone[]> {
+    return this.getList(`/pipelines/${pipelineId}/milestones`, 'milestones', s.milestoneSchema);
+  }
+
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}
