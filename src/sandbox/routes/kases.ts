@@ -1,13 +1,300 @@
-import type { FastifyInstance } from 'fastify';
-import type { SandboxContext } from '../context.ts';
+/**
+ * Projects (spec 4.1), still called `kase` on the wire.
+ *
+ * The interface names project stages but has no endpoint for boards or stages, so the sandbox
+ * has one fixed board with the stages in KASE_STAGES; a new project starts on the first stage.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { callerOf, type Caller, type SandboxContext } from '../context.ts';
+import { badRequest, created, isIdList, notFound, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap, validationError } from '../http.ts';
 import type { KaseRec } from '../model.ts';
+import { partySummary, teamSummary, userSummary, fieldsOf, tagsOf, opportunitySummary } from '../serialize.ts';
+import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { serializeOpportunity } from './opportunities.ts';
+import { deleteKase } from './record-cascade.ts';
+import {
+  applyTags,
+  type Body,
+  changedSince,
+  checkKeys,
+  deletedList,
+  dropFieldsOfRemovedTags,
+  missingImportantFields,
+  mustFind,
+  mustFindAll,
+  partyMatches,
+  planFields,
+  planTags,
+  Problems,
+  readDate,
+  readIdRef,
+  readString,
+  resolveOwnerTeam,
+  today,
+  visibleTo,
+} from './record-common.ts';
+import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
 
 export const KASE_EMBEDS = ['tags', 'fields', 'party', 'opportunity', 'missingImportantFields'] as const;
 
-// Placeholder: the routes of this module are being written.
-export function registerKaseRoutes(_app: FastifyInstance, _ctx: SandboxContext): void {}
+/** The one project board of the sandbox account. Ids lie below the store's sequence (1001 up). */
+export const KASE_BOARD = { id: 100, name: 'Projects' } as const;
+
+/** Stages of KASE_BOARD in board order; a project's `stage` on create is one of these ids. */
+export const KASE_STAGES: ReadonlyArray<{ id: number; name: string }> = [
+  { id: 101, name: 'Planned' },
+  { id: 102, name: 'In progress' },
+  { id: 103, name: 'Review' },
+  { id: 104, name: 'Done' },
+];
+
+const KASE_KEYS = [
+  'name',
+  'description',
+  'party',
+  'owner',
+  'team',
+  'status',
+  'opportunity',
+  'stage',
+  'startOn',
+  'expectedCloseOn',
+  'closedOn',
+  'tags',
+  'fields',
+];
+const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
 
 /** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeKase(_ctx: SandboxContext, _record: KaseRec, _embed: ReadonlySet<string>): Record<string, unknown> {
-  throw new Error('serializeKase is not written yet');
+export function serializeKase(ctx: SandboxContext, record: KaseRec, embed: ReadonlySet<string>): Record<string, unknown> {
+  const party = ctx.store.parties.get(record.partyId);
+  const stage = KASE_STAGES.find((s) => s.id === record.stageId) ?? null;
+  const out: Record<string, unknown> = {
+    id: record.id,
+    name: record.name,
+    description: record.description,
+    party: party && embed.has('party') ? serializeParty(ctx, party, new Set()) : partySummary(ctx, record.partyId),
+    owner: userSummary(ctx, record.ownerId),
+    team: teamSummary(ctx, record.teamId),
+    status: record.status,
+    stage: stage ? { id: stage.id, name: stage.name } : null,
+    startOn: record.startOn,
+    expectedCloseOn: record.expectedCloseOn,
+    closedOn: record.closedOn,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    lastContactedAt: record.lastContactedAt,
+  };
+  const opportunity = record.opportunityId === null ? undefined : ctx.store.opportunities.get(record.opportunityId);
+  if (embed.has('opportunity')) out.opportunity = opportunity ? serializeOpportunity(ctx, opportunity, new Set()) : null;
+  else if (opportunity) out.opportunity = opportunitySummary(ctx, opportunity.id);
+  if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
+  if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
+  if (embed.has('missingImportantFields')) out.missingImportantFields = missingImportantFields(ctx, 'kases', record, null);
+  return out;
+}
+
+function readStage(value: unknown, problems: Problems): number | undefined {
+  if (value === undefined) return undefined;
+  const id = readIdRef(value, 'stage', problems);
+  if (id === undefined || id === null) return undefined;
+  if (!KASE_STAGES.some((s) => s.id === id)) {
+    problems.add('stage', `no stage with id ${id}; the stages are ${KASE_STAGES.map((s) => `${s.id} (${s.name})`).join(', ')}`);
+    return undefined;
+  }
+  return id;
+}
+
+/** Checks a create or update body and applies it to a copy of `base`; stores nothing. */
+function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: KaseRec, mode: 'create' | 'update'): { record: KaseRec; tracks: number[]; applyTagChanges: () => void } {
+  const problems = new Problems('kase');
+  const record: KaseRec = { ...base };
+  checkKeys(body, mode === 'create' ? [...KASE_KEYS, 'tracks'] : KASE_KEYS, READ_ONLY_KEYS, problems);
+
+  const name = readString(body, 'name', problems, { required: mode === 'create', max: 255 });
+  if (name) record.name = name;
+  const description = readString(body, 'description', problems, { nullable: true, max: 100_000 });
+  if (description !== undefined) record.description = description;
+
+  if (mode === 'create' && body.party === undefined) problems.add('party', 'is required: {"id": <party id>}');
+  const partyId = readIdRef(body.party, 'party', problems);
+  if (typeof partyId === 'number') {
+    if (!ctx.store.parties.has(partyId)) problems.add('party', `no party with id ${partyId}`);
+    else record.partyId = partyId;
+  }
+
+  const opportunityId = readIdRef(body.opportunity, 'opportunity', problems, true);
+  if (opportunityId === null) record.opportunityId = null;
+  else if (typeof opportunityId === 'number') {
+    if (!ctx.store.opportunities.has(opportunityId)) problems.add('opportunity', `no opportunity with id ${opportunityId}`);
+    else record.opportunityId = opportunityId;
+  }
+
+  const stageId = readStage(body.stage, problems);
+  if (stageId !== undefined) record.stageId = stageId;
+
+  if (body.status !== undefined) {
+    if (body.status !== 'OPEN' && body.status !== 'CLOSED') problems.add('status', `must be "OPEN" or "CLOSED", got ${JSON.stringify(body.status)}`);
+    else record.status = body.status;
+  }
+  for (const key of ['startOn', 'expectedCloseOn', 'closedOn'] as const) {
+    const value = readDate(body, key, problems);
+    if (value !== undefined) record[key] = value;
+  }
+  // Closing stamps the close date when none is given; reopening clears it.
+  if (record.status === 'CLOSED' && base.status !== 'CLOSED' && body.closedOn === undefined) record.closedOn = today(ctx);
+  if (record.status === 'OPEN' && base.status === 'CLOSED' && body.closedOn === undefined) record.closedOn = null;
+
+  Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
+  if (record.ownerId === null && record.teamId === null) problems.add('owner', 'a project needs an owner or a team');
+
+  const tagPlan = planTags(ctx, 'kases', base.tagIds, body.tags, mode, problems);
+  const fields = planFields(ctx, 'kases', null, base.fields, body.fields, mode, problems);
+  const tracks = mode === 'create' ? readTracks(ctx, body.tracks, 'KASE', problems) : [];
+  problems.check();
+  record.fields = dropFieldsOfRemovedTags(ctx, fields, tagPlan.removed);
+  return {
+    record,
+    tracks,
+    applyTagChanges: () => {
+      record.tagIds = applyTags(ctx, 'kases', tagPlan, record.fields);
+    },
+  };
+}
+
+function blankKase(at: string): Omit<KaseRec, 'id'> {
+  return {
+    name: '',
+    description: null,
+    partyId: 0,
+    partyIds: [],
+    ownerId: null,
+    teamId: null,
+    status: 'OPEN',
+    opportunityId: null,
+    stageId: KASE_STAGES[0]?.id ?? null,
+    startOn: null,
+    expectedCloseOn: null,
+    closedOn: null,
+    lastContactedAt: null,
+    tagIds: [],
+    fields: [],
+    restrictedFor: [],
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/** Whether a project matches a search: by its own name, or by its party (name, postcode, phone). */
+function kaseMatches(ctx: SandboxContext, kase: KaseRec, q: string): boolean {
+  if (kase.name.toLowerCase().includes(q.trim().toLowerCase())) return true;
+  const party = ctx.store.parties.get(kase.partyId);
+  return party !== undefined && partyMatches(party, q);
+}
+
+/** Registers the v2 project endpoints (spec 4.1). */
+export function registerKaseRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const { store } = ctx;
+  const list = (request: FastifyRequest, reply: FastifyReply, records: KaseRec[]): { kases: unknown[] } => {
+    const embed = parseEmbed(request, KASE_EMBEDS);
+    const caller = callerOf(request);
+    return { kases: paginate(request, reply, records.filter((r) => visibleTo(r, caller))).map((r) => serializeKase(ctx, r, embed)) };
+  };
+  const findKase = (request: FastifyRequest): KaseRec => {
+    const { kaseId } = request.params as { kaseId: string };
+    return mustFind(store.kases, parseId(kaseId, 'project'), callerOf(request), 'project');
+  };
+
+  app.get('/api/v2/kases', async (request, reply) => list(request, reply, changedSince(request, store.kases.all())));
+
+  app.get('/api/v2/kases/search', async (request, reply) => {
+    const q = queryOf(request).q;
+    if (q === undefined || q.trim() === '') throw badRequest('the search needs a non-empty q parameter');
+    return list(request, reply, store.kases.all().filter((k) => kaseMatches(ctx, k, q)));
+  });
+
+  app.get('/api/v2/kases/deleted', async (request) =>
+    deletedList(request, callerOf(request), store.deleted.kases, store.kases.all(), (k) => k.name, {
+      deleted: 'kases',
+      restricted: 'restrictedKases',
+    }),
+  );
+
+  app.get('/api/v2/kases/:kaseId', async (request) => {
+    const { kaseId } = request.params as { kaseId: string };
+    const embed = parseEmbed(request, KASE_EMBEDS);
+    if (isIdList(kaseId)) {
+      return { kases: mustFindAll(store.kases, kaseId, callerOf(request), 'project').map((r) => serializeKase(ctx, r, embed)) };
+    }
+    return { kase: serializeKase(ctx, findKase(request), embed) };
+  });
+
+  app.post('/api/v2/kases', async (request, reply) => {
+    const embed = parseEmbed(request, KASE_EMBEDS);
+    const caller = callerOf(request);
+    const body = unwrap(request, 'kase');
+    const at = timestamp(ctx.now());
+    const { record: draft, tracks, applyTagChanges } = applyKaseBody(ctx, caller, body, { ...blankKase(at), id: 0 }, 'create');
+    applyTagChanges();
+    const { id: _ignored, ...rest } = draft;
+    const record = store.kases.insert(rest);
+    applyTracksOrUndo(ctx, tracks, { kaseId: record.id }, caller.user.id);
+    return created(request, reply, `/kases/${record.id}`, { kase: serializeKase(ctx, record, new Set([...embed, 'tags', 'fields'])) });
+  });
+
+  app.put('/api/v2/kases/:kaseId', async (request) => {
+    const embed = parseEmbed(request, KASE_EMBEDS);
+    const caller = callerOf(request);
+    const existing = findKase(request);
+    const body = unwrap(request, 'kase');
+    const { record, applyTagChanges } = applyKaseBody(ctx, caller, body, existing, 'update');
+    applyTagChanges();
+    record.updatedAt = timestamp(ctx.now());
+    store.kases.put(record);
+    return { kase: serializeKase(ctx, record, new Set([...embed, 'tags', 'fields'])) };
+  });
+
+  app.delete('/api/v2/kases/:kaseId', async (request, reply) => {
+    deleteKase(ctx, findKase(request).id);
+    return reply.code(204).send();
+  });
+
+  app.get('/api/v2/kases/:kaseId/parties', async (request, reply) => {
+    const kase = findKase(request);
+    const embed = parseEmbed(request, PARTY_EMBEDS);
+    const caller = callerOf(request);
+    const parties = kase.partyIds.flatMap((id) => {
+      const party = store.parties.get(id);
+      return party && visibleTo(party, caller) ? [party] : [];
+    });
+    return { parties: paginate(request, reply, parties).map((p) => serializeParty(ctx, p, embed)) };
+  });
+
+  const contactTarget = (request: FastifyRequest): { kase: KaseRec; partyId: number } => {
+    const kase = findKase(request);
+    const { partyId } = request.params as { partyId: string };
+    const id = parseId(partyId, 'party');
+    if (!store.parties.has(id)) throw notFound(`no party with id ${id}`);
+    return { kase, partyId: id };
+  };
+
+  app.post('/api/v2/kases/:kaseId/parties/:partyId', async (request, reply) => {
+    const { kase, partyId } = contactTarget(request);
+    if (kase.partyId === partyId) {
+      throw validationError('kase', [{ field: 'party', message: `party ${partyId} is the project's own party, not an additional contact` }]);
+    }
+    if (!kase.partyIds.includes(partyId)) {
+      kase.partyIds = [...kase.partyIds, partyId];
+      kase.updatedAt = timestamp(ctx.now());
+    }
+    return reply.code(204).send();
+  });
+
+  app.delete('/api/v2/kases/:kaseId/parties/:partyId', async (request, reply) => {
+    const { kase, partyId } = contactTarget(request);
+    if (!kase.partyIds.includes(partyId)) throw notFound(`party ${partyId} is not an additional contact of project ${kase.id}`);
+    kase.partyIds = kase.partyIds.filter((id) => id !== partyId);
+    kase.updatedAt = timestamp(ctx.now());
+    return reply.code(204).send();
+  });
 }

@@ -1,13 +1,349 @@
-import type { FastifyInstance } from 'fastify';
-import type { SandboxContext } from '../context.ts';
-import type { OpportunityRec } from '../model.ts';
+/**
+ * Opportunities (spec 4.2). The milestone decides the default probability and whether the
+ * opportunity is closed: moving onto a complete milestone stamps `closedOn`, moving off clears it.
+ */
+import { code as currencyByCode } from 'currency-codes';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { callerOf, type Caller, type SandboxContext } from '../context.ts';
+import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
+import type { MilestoneRec, OpportunityRec } from '../model.ts';
+import { fieldsOf, partySummary, tagsOf, teamSummary, userSummary } from '../serialize.ts';
+import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { deleteOpportunity } from './record-cascade.ts';
+import {
+  applyTags,
+  type Body,
+  changedSince,
+  checkKeys,
+  deletedList,
+  dropFieldsOfRemovedTags,
+  isObject,
+  missingImportantFields,
+  mustFind,
+  mustFindAll,
+  partyMatches,
+  planFields,
+  planTags,
+  Problems,
+  readDate,
+  readIdRef,
+  readInteger,
+  readString,
+  resolveOwnerTeam,
+  today,
+  visibleTo,
+} from './record-common.ts';
+import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
 
 export const OPPORTUNITY_EMBEDS = ['tags', 'fields', 'party', 'milestone', 'missingImportantFields'] as const;
 
-// Placeholder: the routes of this module are being written.
-export function registerOpportunityRoutes(_app: FastifyInstance, _ctx: SandboxContext): void {}
+/** Bases of an opportunity's duration; only FIXED has no duration. */
+export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
+
+const OPPORTUNITY_KEYS = [
+  'name',
+  'description',
+  'party',
+  'owner',
+  'team',
+  'milestone',
+  'lostReason',
+  'value',
+  'expectedCloseOn',
+  'closedOn',
+  'probability',
+  'durationBasis',
+  'duration',
+  'tags',
+  'fields',
+];
+const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
+
+/** The milestone as the milestone endpoints show it (spec 2.7), for `embed=milestone`. */
+function serializeMilestone(ctx: SandboxContext, milestone: MilestoneRec): Record<string, unknown> {
+  const pipeline = ctx.store.pipelines.get(milestone.pipelineId);
+  const out: Record<string, unknown> = {
+    id: milestone.id,
+    name: milestone.name,
+    ...(milestone.description === null ? {} : { description: milestone.description }),
+    complete: milestone.complete,
+    probability: milestone.probability,
+  };
+  if (!milestone.complete && milestone.daysUntilStale !== null) out.daysUntilStale = milestone.daysUntilStale;
+  out.pipeline = pipeline ? { id: pipeline.id, name: pipeline.name } : null;
+  out.createdAt = milestone.createdAt;
+  out.updatedAt = milestone.updatedAt;
+  return out;
+}
 
 /** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeOpportunity(_ctx: SandboxContext, _record: OpportunityRec, _embed: ReadonlySet<string>): Record<string, unknown> {
-  throw new Error('serializeOpportunity is not written yet');
+export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec, embed: ReadonlySet<string>): Record<string, unknown> {
+  const party = ctx.store.parties.get(record.partyId);
+  const milestone = ctx.store.milestones.get(record.milestoneId);
+  const out: Record<string, unknown> = {
+    id: record.id,
+    name: record.name,
+    description: record.description,
+    owner: userSummary(ctx, record.ownerId),
+    team: teamSummary(ctx, record.teamId),
+    party: party && embed.has('party') ? serializeParty(ctx, party, new Set()) : partySummary(ctx, record.partyId),
+    milestone: milestone ? (embed.has('milestone') ? serializeMilestone(ctx, milestone) : { id: milestone.id, name: milestone.name }) : null,
+    lostReason: record.lostReason,
+    value: record.value ? { amount: record.value.amount, currency: record.value.currency } : null,
+    expectedCloseOn: record.expectedCloseOn,
+    closedOn: record.closedOn,
+    probability: record.probability,
+    durationBasis: record.durationBasis,
+    duration: record.duration,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    lastContactedAt: record.lastContactedAt,
+  };
+  if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
+  if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
+  if (embed.has('missingImportantFields')) out.missingImportantFields = missingImportantFields(ctx, 'opportunities', record, null);
+  return out;
+}
+
+/** A milestone by `{id}`, id, or `{name}` (unique among the milestones of active pipelines). */
+function readMilestone(ctx: SandboxContext, value: unknown, problems: Problems): MilestoneRec | undefined {
+  if (value === undefined) return undefined;
+  if (isObject(value) && value.id === undefined && value.name !== undefined) {
+    if (typeof value.name !== 'string') {
+      problems.add('milestone.name', 'must be a string');
+      return undefined;
+    }
+    const wanted = value.name.toLowerCase();
+    const matches = ctx.store.milestones
+      .all()
+      .filter((m) => m.name.toLowerCase() === wanted && ctx.store.pipelines.get(m.pipelineId)?.archived === false);
+    if (matches.length === 1) return matches[0];
+    problems.add(
+      'milestone',
+      matches.length === 0
+        ? `no milestone named ${JSON.stringify(value.name)} in an active pipeline`
+        : `${matches.length} milestones are named ${JSON.stringify(value.name)}; give the milestone id`,
+    );
+    return undefined;
+  }
+  const id = readIdRef(value, 'milestone', problems);
+  if (id === undefined || id === null) return undefined;
+  const milestone = ctx.store.milestones.get(id);
+  if (!milestone) problems.add('milestone', `no milestone with id ${id}`);
+  return milestone;
+}
+
+function readValue(value: unknown, problems: Problems): OpportunityRec['value'] | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return null;
+  if (!isObject(value)) {
+    problems.add('value', 'must be {"amount": <number>, "currency": "<ISO code>"} or null');
+    return undefined;
+  }
+  checkKeys(value, ['amount', 'currency'], [], problems, 'value.');
+  const { amount, currency } = value;
+  let ok = true;
+  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
+    problems.add('value.amount', `must be a number of at least 0, got ${JSON.stringify(amount ?? null)}`);
+    ok = false;
+  }
+  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency) || !currencyByCode(currency)) {
+    problems.add('value.currency', `must be an ISO 4217 currency code such as "GBP", got ${JSON.stringify(currency ?? null)}`);
+    ok = false;
+  }
+  return ok ? { amount: amount as number, currency: currency as string } : undefined;
+}
+
+/** Checks a create or update body and applies it to a copy of `base`; stores nothing. */
+function applyOpportunityBody(
+  ctx: SandboxContext,
+  caller: Caller,
+  body: Body,
+  base: OpportunityRec,
+  mode: 'create' | 'update',
+): { record: OpportunityRec; tracks: number[]; applyTagChanges: () => void } {
+  const problems = new Problems('opportunity');
+  const record: OpportunityRec = { ...base };
+  checkKeys(body, mode === 'create' ? [...OPPORTUNITY_KEYS, 'tracks'] : OPPORTUNITY_KEYS, READ_ONLY_KEYS, problems);
+
+  const name = readString(body, 'name', problems, { required: mode === 'create', max: 255 });
+  if (name) record.name = name;
+  const description = readString(body, 'description', problems, { nullable: true, max: 100_000 });
+  if (description !== undefined) record.description = description;
+  const lostReason = readString(body, 'lostReason', problems, { nullable: true, max: 255 });
+  if (lostReason !== undefined) record.lostReason = lostReason;
+
+  if (mode === 'create' && body.party === undefined) problems.add('party', 'is required: {"id": <party id>}');
+  const partyId = readIdRef(body.party, 'party', problems);
+  if (typeof partyId === 'number') {
+    if (!ctx.store.parties.has(partyId)) problems.add('party', `no party with id ${partyId}`);
+    else record.partyId = partyId;
+  }
+
+  if (mode === 'create' && body.milestone === undefined) problems.add('milestone', 'is required: {"id": <milestone id>} or {"name": "..."}');
+  const milestone = readMilestone(ctx, body.milestone, problems);
+  const milestoneChanged = milestone !== undefined && milestone.id !== base.milestoneId;
+  if (milestone) record.milestoneId = milestone.id;
+
+  const value = readValue(body.value, problems);
+  if (value !== undefined) record.value = value;
+
+  const probability = readInteger(body, 'probability', problems, { min: 0, max: 100 });
+  if (typeof probability === 'number') record.probability = probability;
+  else if (milestone && (mode === 'create' || milestoneChanged)) record.probability = milestone.probability;
+
+  const expectedCloseOn = readDate(body, 'expectedCloseOn', problems);
+  if (expectedCloseOn !== undefined) record.expectedCloseOn = expectedCloseOn;
+  const closedOn = readDate(body, 'closedOn', problems);
+  const current = milestone ?? ctx.store.milestones.get(record.milestoneId);
+  if (current?.complete) {
+    if (closedOn !== undefined) record.closedOn = closedOn ?? today(ctx);
+    else if (milestoneChanged || record.closedOn === null) record.closedOn = today(ctx);
+  } else {
+    if (typeof closedOn === 'string') problems.add('closedOn', 'only a closed opportunity (on a complete milestone) has a close date');
+    record.closedOn = null;
+  }
+
+  if (body.durationBasis !== undefined) {
+    if (typeof body.durationBasis !== 'string' || !(DURATION_BASES as readonly string[]).includes(body.durationBasis)) {
+      problems.add('durationBasis', `must be one of ${DURATION_BASES.join(', ')}, got ${JSON.stringify(body.durationBasis)}`);
+    } else record.durationBasis = body.durationBasis;
+  }
+  const duration = readInteger(body, 'duration', problems, { nullable: true, min: 1, max: 1_000_000 });
+  if (duration !== undefined) record.duration = duration;
+  if (record.durationBasis === 'FIXED') {
+    if (typeof duration === 'number') problems.add('duration', 'a FIXED opportunity has no duration');
+    record.duration = null;
+  } else if (record.duration === null) {
+    problems.add('duration', `is required with durationBasis ${record.durationBasis}`);
+  }
+
+  Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
+  if (record.ownerId === null && record.teamId === null) problems.add('owner', 'an opportunity needs an owner or a team');
+
+  const tagPlan = planTags(ctx, 'opportunities', base.tagIds, body.tags, mode, problems);
+  const fields = planFields(ctx, 'opportunities', null, base.fields, body.fields, mode, problems);
+  const tracks = mode === 'create' ? readTracks(ctx, body.tracks, 'OPPORTUNITY', problems) : [];
+  problems.check();
+  record.fields = dropFieldsOfRemovedTags(ctx, fields, tagPlan.removed);
+  return {
+    record,
+    tracks,
+    applyTagChanges: () => {
+      record.tagIds = applyTags(ctx, 'opportunities', tagPlan, record.fields);
+    },
+  };
+}
+
+function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {
+  return {
+    name: '',
+    description: null,
+    partyId: 0,
+    partyIds: [],
+    ownerId: null,
+    teamId: null,
+    milestoneId: 0,
+    lostReason: null,
+    value: null,
+    expectedCloseOn: null,
+    closedOn: null,
+    probability: 0,
+    durationBasis: 'FIXED',
+    duration: null,
+    lastContactedAt: null,
+    tagIds: [],
+    fields: [],
+    restrictedFor: [],
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+function opportunityMatches(ctx: SandboxContext, opportunity: OpportunityRec, q: string): boolean {
+  if (opportunity.name.toLowerCase().includes(q.trim().toLowerCase())) return true;
+  const party = ctx.store.parties.get(opportunity.partyId);
+  return party !== undefined && partyMatches(party, q);
+}
+
+/** Registers the v2 opportunity endpoints (spec 4.2). */
+export function registerOpportunityRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  const { store } = ctx;
+  const list = (request: FastifyRequest, reply: FastifyReply, records: OpportunityRec[]): { opportunities: unknown[] } => {
+    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
+    const caller = callerOf(request);
+    const page = paginate(request, reply, records.filter((r) => visibleTo(r, caller)));
+    return { opportunities: page.map((r) => serializeOpportunity(ctx, r, embed)) };
+  };
+  const findOpportunity = (request: FastifyRequest): OpportunityRec => {
+    const { opportunityId } = request.params as { opportunityId: string };
+    return mustFind(store.opportunities, parseId(opportunityId, 'opportunity'), callerOf(request), 'opportunity');
+  };
+
+  app.get('/api/v2/opportunities', async (request, reply) => list(request, reply, changedSince(request, store.opportunities.all())));
+
+  app.get('/api/v2/opportunities/search', async (request, reply) => {
+    const q = queryOf(request).q;
+    if (q === undefined || q.trim() === '') throw badRequest('the search needs a non-empty q parameter');
+    return list(request, reply, store.opportunities.all().filter((o) => opportunityMatches(ctx, o, q)));
+  });
+
+  app.get('/api/v2/opportunities/deleted', async (request) =>
+    deletedList(request, callerOf(request), store.deleted.opportunities, store.opportunities.all(), (o) => o.name, {
+      deleted: 'opportunities',
+      restricted: 'restrictedOpportunities',
+    }),
+  );
+
+  app.get('/api/v2/opportunities/:opportunityId', async (request) => {
+    const { opportunityId } = request.params as { opportunityId: string };
+    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
+    if (isIdList(opportunityId)) {
+      const records = mustFindAll(store.opportunities, opportunityId, callerOf(request), 'opportunity');
+      return { opportunities: records.map((r) => serializeOpportunity(ctx, r, embed)) };
+    }
+    return { opportunity: serializeOpportunity(ctx, findOpportunity(request), embed) };
+  });
+
+  app.post('/api/v2/opportunities', async (request, reply) => {
+    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
+    const caller = callerOf(request);
+    const body = unwrap(request, 'opportunity');
+    const at = timestamp(ctx.now());
+    const { record: draft, tracks, applyTagChanges } = applyOpportunityBody(ctx, caller, body, { ...blankOpportunity(at), id: 0 }, 'create');
+    applyTagChanges();
+    const { id: _ignored, ...rest } = draft;
+    const record = store.opportunities.insert(rest);
+    applyTracksOrUndo(ctx, tracks, { opportunityId: record.id }, caller.user.id);
+    const body201 = { opportunity: serializeOpportunity(ctx, record, new Set([...embed, 'tags', 'fields'])) };
+    return created(request, reply, `/opportunities/${record.id}`, body201);
+  });
+
+  app.put('/api/v2/opportunities/:opportunityId', async (request) => {
+    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
+    const caller = callerOf(request);
+    const existing = findOpportunity(request);
+    const body = unwrap(request, 'opportunity');
+    const { record, applyTagChanges } = applyOpportunityBody(ctx, caller, body, existing, 'update');
+    applyTagChanges();
+    record.updatedAt = timestamp(ctx.now());
+    store.opportunities.put(record);
+    return { opportunity: serializeOpportunity(ctx, record, new Set([...embed, 'tags', 'fields'])) };
+  });
+
+  app.delete('/api/v2/opportunities/:opportunityId', async (request, reply) => {
+    deleteOpportunity(ctx, findOpportunity(request).id);
+    return reply.code(204).send();
+  });
+
+  app.get('/api/v2/opportunities/:opportunityId/parties', async (request, reply) => {
+    const opportunity = findOpportunity(request);
+    const embed = parseEmbed(request, PARTY_EMBEDS);
+    const caller = callerOf(request);
+    const parties = opportunity.partyIds.flatMap((id) => {
+      const party = store.parties.get(id);
+      return party && visibleTo(party, caller) ? [party] : [];
+    });
+    return { parties: paginate(request, reply, parties).map((p) => serializeParty(ctx, p, embed)) };
+  });
 }
