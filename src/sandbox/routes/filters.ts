@@ -1,5 +1,68 @@
-import type { FastifyInstance } from 'fastify';
-import type { SandboxContext } from '../context.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { callerOf, type SandboxContext } from '../context.ts';
+import { compileFilter, FilterError, parseFilterBody, utcDate } from '../filters/index.ts';
+import type { EntityRecords, FilterEntity } from '../filters/index.ts';
+import { badRequest, paginate, parseEmbed, parsePage } from '../http.ts';
+import { KASE_BOARD, KASE_EMBEDS, KASE_STAGES, serializeKase } from './kases.ts';
+import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './opportunities.ts';
+import { PARTY_EMBEDS, serializeParty } from './parties.ts';
 
-// Placeholder: the routes of this module are being written.
-export function registerFilterRoutes(_app: FastifyInstance, _ctx: SandboxContext): void {}
+interface Endpoint<E extends FilterEntity> {
+  entity: E;
+  embeds: readonly string[];
+  records(ctx: SandboxContext): EntityRecords[E][];
+  serialize(ctx: SandboxContext, record: EntityRecords[E], embed: ReadonlySet<string>): Record<string, unknown>;
+}
+
+const ENDPOINTS: { [E in FilterEntity]: Endpoint<E> } = {
+  parties: { entity: 'parties', embeds: PARTY_EMBEDS, records: (ctx) => ctx.store.parties.all(), serialize: serializeParty },
+  opportunities: {
+    entity: 'opportunities',
+    embeds: OPPORTUNITY_EMBEDS,
+    records: (ctx) => ctx.store.opportunities.all(),
+    serialize: serializeOpportunity,
+  },
+  kases: { entity: 'kases', embeds: KASE_EMBEDS, records: (ctx) => ctx.store.kases.all(), serialize: serializeKase },
+};
+
+function runFilter<E extends FilterEntity>(
+  ctx: SandboxContext,
+  endpoint: Endpoint<E>,
+  request: FastifyRequest,
+): { embed: Set<string>; records: EntityRecords[E][] } {
+  // Every input is checked before any record is read, so a bad page or embed fails fast too.
+  const embed = parseEmbed(request, endpoint.embeds);
+  parsePage(request);
+  const caller = callerOf(request);
+  let filter;
+  try {
+    filter = compileFilter(endpoint.entity, parseFilterBody(request.body), {
+      store: ctx.store,
+      callerId: caller.user.id,
+      today: utcDate(ctx.now()),
+      boards: [{ ...KASE_BOARD, stages: KASE_STAGES }],
+    });
+  } catch (error) {
+    if (error instanceof FilterError) throw badRequest(`invalid filter: ${error.message}`);
+    throw error;
+  }
+  const userId = caller.user.id;
+  const visible = endpoint
+    .records(ctx)
+    .filter((record) => !record.restrictedFor.includes(userId) && filter.matches(record));
+  return { embed, records: filter.sort(visible) };
+}
+
+/**
+ * POST `/api/v2/{parties|opportunities|kases}/filters/results`: the records passing a structured
+ * filter, ordered and paged like the entity's list and in the same format.
+ */
+export function registerFilterRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+  for (const endpoint of Object.values(ENDPOINTS) as Endpoint<FilterEntity>[]) {
+    app.post(`/api/v2/${endpoint.entity}/filters/results`, async (request, reply) => {
+      const { embed, records } = runFilter(ctx, endpoint, request);
+      const page = paginate(request, reply, records);
+      return { [endpoint.entity]: page.map((record) => endpoint.serialize(ctx, record, embed)) };
+    });
+  }
+}

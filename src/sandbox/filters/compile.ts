@@ -1,0 +1,101 @@
+import { resolveField } from './fields.ts';
+import { FilterError } from './filter-error.ts';
+import { compileCondition } from './operators.ts';
+import type { FilterSpec, SortDirection } from './parse.ts';
+import type { EntityRecords, FilterEntity, FilterEnv, SortKey } from './types.ts';
+
+/** A filter turned into functions over stored records; build it once per request, apply it to many. */
+export interface CompiledFilter<R> {
+  /** Whether the record passes every condition. */
+  matches(record: R): boolean;
+  /** The order asked for by `orderBy`, then by id ascending. */
+  compare(a: R, b: R): number;
+  /** Sorts a copy of `records` by compare(), working out each record's sort keys only once. */
+  sort(records: readonly R[]): R[];
+}
+
+type Predicate<R> = (record: R) => boolean;
+
+function allOf<R>(predicates: Predicate<R>[]): Predicate<R> {
+  if (predicates.length === 0) return () => true;
+  if (predicates.length === 1) return predicates[0] as Predicate<R>;
+  return (record) => {
+    for (const predicate of predicates) if (!predicate(record)) return false;
+    return true;
+  };
+}
+
+function anyOf<R>(predicates: Predicate<R>[]): Predicate<R> {
+  if (predicates.length === 1) return predicates[0] as Predicate<R>;
+  return (record) => {
+    for (const predicate of predicates) if (predicate(record)) return true;
+    return false;
+  };
+}
+
+/**
+ * Order of two keys of one field in the given direction. Records without a value come last in
+ * both directions: a list sorted by expected value, descending, should open with the largest.
+ */
+function compareKeys(a: SortKey, b: SortKey, sign: 1 | -1): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return (a < b ? -1 : a > b ? 1 : 0) * sign;
+}
+
+interface SortStep<R> {
+  key: (record: R) => SortKey;
+  sign: 1 | -1;
+}
+
+/**
+ * Resolves every field of a parsed filter for one entity and compiles it into a predicate and a
+ * comparator. Names (tags, pipelines), custom field definitions and date bounds are looked up here,
+ * once; the functions returned only read the records they are given.
+ *
+ * @throws FilterError naming the condition or orderBy element whose field is unknown, whose
+ *   operator does not fit the field, or whose value has the wrong type.
+ */
+export function compileFilter<E extends FilterEntity>(
+  entity: E,
+  filter: FilterSpec,
+  env: FilterEnv,
+): CompiledFilter<EntityRecords[E]> {
+  type R = EntityRecords[E];
+  const condition = (c: { path: string; field: string; operator: string; value: unknown }): Predicate<R> =>
+    compileCondition(resolveField(entity, c.field, env, c.path), c, env);
+  const matches = allOf<R>(
+    filter.conditions.map((c) => (c.kind === 'orGroup' ? anyOf(c.conditions.map(condition)) : condition(c))),
+  );
+
+  const steps: SortStep<R>[] = filter.orderBy.map((order) => {
+    const field = resolveField(entity, order.field, env, order.path);
+    if (!field.sortKey) throw new FilterError(order.path, `records cannot be ordered by "${order.field}"`);
+    return { key: field.sortKey, sign: signOf(order.direction) };
+  });
+
+  const compareKeyLists = (a: readonly SortKey[], b: readonly SortKey[], idA: number, idB: number): number => {
+    for (let i = 0; i < steps.length; i++) {
+      const order = compareKeys(a[i] ?? null, b[i] ?? null, steps[i]?.sign ?? 1);
+      if (order !== 0) return order;
+    }
+    return idA - idB;
+  };
+  const keysOf = (record: R): SortKey[] => steps.map((step) => step.key(record));
+
+  return {
+    matches,
+    compare: (a, b) => compareKeyLists(keysOf(a), keysOf(b), a.id, b.id),
+    sort: (records) => {
+      if (steps.length === 0) return [...records].sort((a, b) => a.id - b.id);
+      const decorated = records.map((record) => ({ record, keys: keysOf(record) }));
+      decorated.sort((a, b) => compareKeyLists(a.keys, b.keys, a.record.id, b.record.id));
+      return decorated.map((entry) => entry.record);
+    },
+  };
+}
+
+function signOf(direction: SortDirection): 1 | -1 {
+  return direction === 'descending' ? -1 : 1;
+}

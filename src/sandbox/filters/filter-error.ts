@@ -1,0 +1,29 @@
+/**
+ * A filter the sandbox cannot run: malformed, naming an unknown field, or pairing an operator with
+ * a field or value it does not fit. The filter route answers it with 400 and the message.
+ */
+export class FilterError extends Error {
+  /**
+   * @param path Where in the filter the problem is, e.g. `conditions[2].orGroup[0]` or
+   *   `orderBy[1]`; null when the filter as a whole is wrong.
+   * @param problem What was expected and what was found, without the path.
+   */
+  constructor(
+    readonly path: string | null,
+    readonly problem: string,
+  ) {
+    super(path === null ? problem : `${path}: ${problem}`);
+    this.name = 'FilterError';
+  }
+}
+
+/** How a JSON value reads in a message: its text and its JSON type, so wrong types are obvious. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value);
+  const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return `${shown} (a ${typeof value})`;
+}
