@@ -1,18 +1,7 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main, reportError } from '../../../src/cli/main.ts';
 import { FerryError } from '../../../src/errors/index.ts';
-
-function fakeIo() {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const io = { stdout, stderr, env: {}, cwd: process.cwd(), signal: new AbortController().signal };
-  return { io, out: () => out, err: () => err };
-}
+import { fakeIo } from '../../helpers/fake-io.ts';
 
 describe('command line entry', () => {
   it.each([

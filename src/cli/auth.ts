@@ -1,0 +1,138 @@
+import { spawn } from 'node:child_process';
+import { connect } from '../client/connect.ts';
+import { CredentialStore, defaultCredentialsPath } from '../client/credentials.ts';
+import { loginWithBrowser, profileFromAnswer, revokeToken } from '../client/oauth.ts';
+import { FerryError } from '../errors/index.ts';
+import type { CliIo, Command, ParsedArgs } from './command.ts';
+
+const SCOPES = new Set(['read', 'read write', 'read write user_preference']);
+
+function profileOf(args: ParsedArgs): string {
+  return typeof args.values.profile === 'string' ? args.values.profile : 'default';
+}
+
+function storeOf(io: CliIo): CredentialStore {
+  return new CredentialStore(defaultCredentialsPath(io.env));
+}
+
+/** Opens a URL in the person's browser where the machine has one; failure is silent (the URL is printed). */
+function openBrowser(url: string): void {
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+  try {
+    const child = spawn(command, [url], { stdio: 'ignore', detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    // No browser opener: the printed URL is enough.
+  }
+}
+
+export const authLoginCommand: Command = {
+  name: 'auth login',
+  summary: 'log in with OAuth and store the tokens',
+  usage: `Usage: crm-ferry auth login --client-id ID [options]
+
+Runs the OAuth authorisation code flow: prints (and opens) the approval page, waits for the
+redirect on a loopback address, and stores the tokens in the credentials file (mode 0600).
+
+Options:
+  --client-id ID          the registered application's client id (required)
+  --client-secret SECRET  the client secret (web applications; installed ones have none)
+  --scope SCOPE           "read", "read write" (default) or "read write user_preference"
+  --redirect-uri URI      the registered loopback redirect URI (default http://127.0.0.1:8976/callback)
+  --base-url URL          the service's address (or CRM_FERRY_BASE_URL)
+  --profile NAME          store the login under this name (default "default")
+  --no-browser            only print the URL (for a machine without a browser)
+`,
+  options: {
+    'client-id': { type: 'string' },
+    'client-secret': { type: 'string' },
+    scope: { type: 'string' },
+    'redirect-uri': { type: 'string' },
+    'base-url': { type: 'string' },
+    profile: { type: 'string' },
+    'no-browser': { type: 'boolean' },
+  },
+  async run(args, io) {
+    const v = args.values;
+    const clientId = v['client-id'];
+    if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
+    const baseUrl = (v['base-url'] as string | undefined) ?? (io.env.CRM_FERRY_BASE_URL || undefined);
+    if (!baseUrl) throw new FerryError('CONFIG_MISSING', 'no base address of the service', { hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.' });
+    const scope = (v.scope as string | undefined) ?? 'read write';
+    if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
+    const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
+    const answer = await loginWithBrowser({
+      ...config,
+      scope,
+      redirectUri: (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback',
+      signal: io.signal,
+      showUrl: (url) => {
+        io.stdout.write(`Open this address in a browser and approve access:\n  ${url}\n`);
+        if (!v['no-browser']) openBrowser(url);
+      },
+    });
+    const profile = profileOf(args);
+    const store = storeOf(io);
+    await store.put(profile, profileFromAnswer(config, answer, Date.now()));
+    io.stdout.write(`Logged in to ${baseUrl} with scope "${answer.scope}"; tokens stored in ${store.file} (profile "${profile}").\n`);
+    return 0;
+  },
+};
+
+export const authStatusCommand: Command = {
+  name: 'auth status',
+  summary: 'show which account and scope the stored login has',
+  usage: `Usage: crm-ferry auth status [--profile NAME]
+
+Shows the stored login of the profile, refreshing the access token if needed, and who it is.
+`,
+  options: { profile: { type: 'string' } },
+  async run(args, io) {
+    const profile = profileOf(args);
+    const { client, session } = await connect({ profile, env: { ...io.env, CRM_FERRY_TOKEN: '' } });
+    try {
+      if (!session) throw new FerryError('INTERNAL', 'a stored login was expected');
+      await session.token();
+      const stored = session.current();
+      const users = await client.users();
+      io.stdout.write(
+        [
+          `profile:  ${profile}`,
+          `service:  ${stored.baseUrl}${stored.subdomain ? ` (account ${stored.subdomain})` : ''}`,
+          `client:   ${stored.clientId}`,
+          `scope:    ${stored.scope}`,
+          `expires:  ${new Date(stored.expiresAt).toISOString()} (refreshed automatically)`,
+          `users:    ${users.length} in the account`,
+        ].join('\n') + '\n',
+      );
+      return 0;
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+export const authLogoutCommand: Command = {
+  name: 'auth logout',
+  summary: 'revoke the stored login and delete its tokens',
+  usage: `Usage: crm-ferry auth logout [--profile NAME]
+
+Revokes the stored refresh token at the service (which also ends its access tokens) and removes
+the profile from the credentials file.
+`,
+  options: { profile: { type: 'string' } },
+  async run(args, io) {
+    const profile = profileOf(args);
+    const store = storeOf(io);
+    const stored = await store.get(profile);
+    if (!stored) {
+      io.stdout.write(`No stored login under profile "${profile}".\n`);
+      return 0;
+    }
+    await revokeToken({ baseUrl: stored.baseUrl, clientId: stored.clientId, clientSecret: stored.clientSecret }, stored.refreshToken);
+    await store.remove(profile);
+    io.stdout.write(`Revoked and removed the login of profile "${profile}".\n`);
+    return 0;
+  },
+};

@@ -1,0 +1,57 @@
+import type { Dispatcher } from 'undici';
+import { FerryError } from '../errors/index.ts';
+import { CrmClient } from './client.ts';
+import { CredentialStore, defaultCredentialsPath } from './credentials.ts';
+import { OAuthSession } from './oauth.ts';
+import type { TransportOptions } from './transport.ts';
+
+export interface ConnectOptions {
+  /** `--token`; wins over the environment and stored logins. */
+  token?: string | undefined;
+  /** `--base-url`. */
+  baseUrl?: string | undefined;
+  /** `--profile`: which stored OAuth login to use. @default 'default' */
+  profile?: string | undefined;
+  env: NodeJS.ProcessEnv;
+  /** Where OAuth logins are kept. @default the XDG config path */
+  credentialsFile?: string;
+  dispatcher?: Dispatcher;
+  log?: (line: string) => void;
+  transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs'>>;
+}
+
+/**
+ * Builds a client from the sources a person can give credentials in, strongest first: `--token`,
+ * `CRM_FERRY_TOKEN`, then the stored OAuth login of `--profile`. The base address comes from
+ * `--base-url`, `CRM_FERRY_BASE_URL`, or the stored login.
+ */
+export async function connect(options: ConnectOptions): Promise<{ client: CrmClient; session: OAuthSession | null }> {
+  const token = options.token ?? (options.env.CRM_FERRY_TOKEN || undefined);
+  let baseUrl = options.baseUrl ?? (options.env.CRM_FERRY_BASE_URL || undefined);
+  const profileName = options.profile ?? 'default';
+  let session: OAuthSession | null = null;
+  let auth: TransportOptions['auth'];
+  if (token) {
+    auth = token;
+  } else {
+    const store = new CredentialStore(options.credentialsFile ?? defaultCredentialsPath(options.env));
+    const stored = await store.get(profileName);
+    if (!stored) {
+      throw new FerryError('CONFIG_MISSING', 'no credentials: give --token, set CRM_FERRY_TOKEN, or log in', {
+        hint: `Run \`crm-ferry auth login --client-id ID\`${profileName === 'default' ? '' : ` --profile ${profileName}`}, or pass a personal token.`,
+      });
+    }
+    baseUrl ??= stored.baseUrl;
+    session = new OAuthSession(stored, store, profileName, options.dispatcher ? { dispatcher: options.dispatcher } : {});
+    auth = session;
+  }
+  if (!baseUrl) {
+    throw new FerryError('CONFIG_MISSING', 'no base address of the service', {
+      hint: 'Pass --base-url https://YOUR-ACCOUNT.example.com or set CRM_FERRY_BASE_URL (the sandbox prints its own).',
+    });
+  }
+  const transportOptions: TransportOptions = { baseUrl, auth, ...(options.transport ?? {}) };
+  if (options.dispatcher) transportOptions.dispatcher = options.dispatcher;
+  if (options.log) transportOptions.log = options.log;
+  return { client: new CrmClient(transportOptions), session };
+}
