@@ -211,7 +211,8 @@ export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnsw
         return;
       }
       const finish = (status: number, text: string, outcome: () => void): void => {
-        res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(text);
+        // The browser must not keep this connection: the listener goes away right after.
+        res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end(text);
         cleanup();
         outcome();
       };
@@ -247,6 +248,7 @@ export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnsw
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       server.close();
+      server.closeIdleConnections();
     }
     options.signal?.addEventListener('abort', onAbort, { once: true });
     server.once('error', (error: NodeJS.ErrnoException) => {
