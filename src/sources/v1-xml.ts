@@ -1,0 +1,184 @@
+import { createReadStream } from 'node:fs';
+import { SaxesParser } from 'saxes';
+import { FerryError } from '../errors/index.ts';
+import { chooseDecoder } from './v1-decode.ts';
+import type { TextChunkDecoder } from './v1-decode.ts';
+import { isRecordKind } from './v1-flatten.ts';
+import type { V1Node } from './v1-flatten.ts';
+
+/** A top-level record as the format readers hand it over, before flattening. */
+export interface RawV1Record {
+  node: V1Node;
+  /** `/parties/person[12]` (XML) or `$.parties.person[11]` (JSON). */
+  elementPath: string;
+  /** Line the record starts on. */
+  line: number;
+  /** Set when the record could not be kept (too large); `node` is then empty. */
+  error?: FerryError;
+}
+
+export interface RawReadOptions {
+  signal: AbortSignal | undefined;
+  /** Largest amount of text (in characters) one record may hold before it is refused. */
+  maxRecordChars: number;
+}
+
+interface OpenElement {
+  name: string;
+  path: string;
+  childCounts: Map<string, number>;
+}
+
+/** saxes prefixes its messages with `line:column: `; the location travels separately. */
+function bareMessage(error: Error): string {
+  return error.message.replace(/^\d+:\d+: /, '');
+}
+
+/**
+ * Streams the top-level records of a v1 XML export. Records are the person, organisation,
+ * opportunity, kase, task and historyItem elements that are not inside another record, wherever
+ * the list wrappers put them; everything inside a record is kept as a small tree.
+ *
+ * Entities: only the five XML entities and character references are read. saxes never fetches
+ * external entities and does not expand entities declared in a DOCTYPE, so any other reference
+ * (an XXE attempt, a billion-laughs chain, a typo) fails with SOURCE_XML_ENTITY.
+ */
+export async function* readV1XmlRecords(file: string, options: RawReadOptions): AsyncGenerator<RawV1Record> {
+  const parser = new SaxesParser({ xmlns: false, position: true });
+  const outside: OpenElement[] = [];
+  let building: V1Node[] = [];
+  let record: { node: V1Node; path: string; line: number; chars: number; tooLarge: boolean } | undefined;
+  let depthInRecord = 0;
+  let queue: RawV1Record[] = [];
+  let failure: FerryError | undefined;
+
+  const currentPath = (): string => {
+    const base = record?.path ?? outside.at(-1)?.path ?? '';
+    return base === '' ? '/' : base;
+  };
+
+  parser.on('error', (error) => {
+    if (failure) return;
+    const message = bareMessage(error);
+    const entity = /entity/i.test(message) && !/character entity/i.test(message);
+    failure = new FerryError(
+      entity ? 'SOURCE_XML_ENTITY' : 'SOURCE_XML_MALFORMED',
+      entity
+        ? `${file} refers to an entity that is not one of XML's five (${message}); entities declared in a DOCTYPE are not expanded, and external ones never fetched`
+        : `${file} is not well-formed XML: ${message}`,
+      {
+        location: { file, line: parser.line, column: parser.column + 1, elementPath: currentPath() },
+        cause: error,
+        hint: entity
+          ? 'Replace the entity reference with the text it stands for (or a character reference such as &#233;) and read the file again.'
+          : 'The export may be truncated or edited by hand; check the file around the line given.',
+      },
+    );
+  });
+
+  // After the first fault nothing more is kept: the record being read holds the fault.
+  parser.on('opentag', (tag) => {
+    if (failure) return;
+    if (record) {
+      depthInRecord++;
+      if (record.tooLarge) return;
+      const node: V1Node = { name: tag.name, text: null, children: [] };
+      building.at(-1)?.children.push(node);
+      building.push(node);
+      return;
+    }
+    const parent = outside.at(-1);
+    let path: string;
+    if (parent) {
+      const index = (parent.childCounts.get(tag.name) ?? 0) + 1;
+      parent.childCounts.set(tag.name, index);
+      path = `${parent.path}/${tag.name}[${index}]`;
+    } else {
+      path = `/${tag.name}`;
+    }
+    if (isRecordKind(tag.name)) {
+      const node: V1Node = { name: tag.name, text: null, children: [] };
+      record = { node, path, line: parser.line, chars: 0, tooLarge: false };
+      building = [node];
+      depthInRecord = 0;
+      return;
+    }
+    outside.push({ name: tag.name, path, childCounts: new Map() });
+  });
+
+  const onText = (text: string): void => {
+    if (failure || !record || record.tooLarge) return;
+    record.chars += text.length;
+    if (record.chars > options.maxRecordChars) {
+      record.tooLarge = true;
+      building = [];
+      return;
+    }
+    const node = building.at(-1);
+    if (node) node.text = (node.text ?? '') + text;
+  };
+  parser.on('text', onText);
+  parser.on('cdata', onText);
+
+  parser.on('closetag', () => {
+    if (failure) return;
+    if (!record) {
+      outside.pop();
+      return;
+    }
+    if (depthInRecord > 0) {
+      depthInRecord--;
+      if (!record.tooLarge) building.pop();
+      return;
+    }
+    const done = record;
+    record = undefined;
+    building = [];
+    if (done.tooLarge) {
+      queue.push({
+        node: { name: done.node.name, text: null, children: [] },
+        elementPath: done.path,
+        line: done.line,
+        error: new FerryError('SOURCE_FIELD_TOO_LARGE', `the ${done.node.name} at ${done.path} holds more than ${options.maxRecordChars} characters of text`, {
+          location: { file, line: done.line, elementPath: done.path },
+          hint: 'Raise maxRecordChars if the record is genuine.',
+        }),
+      });
+      return;
+    }
+    queue.push({ node: normalizeTree(done.node), elementPath: done.path, line: done.line });
+  });
+
+  const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
+  let decoder: TextChunkDecoder | undefined;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      options.signal?.throwIfAborted();
+      decoder ??= chooseDecoder(file, chunk);
+      parser.write(decoder.write(chunk));
+      yield* drain();
+      if (failure) throw failure;
+    }
+    if (decoder) parser.write(decoder.end());
+    parser.close();
+    yield* drain();
+    if (failure) throw failure;
+  } finally {
+    stream.destroy();
+  }
+
+  function* drain(): Generator<RawV1Record> {
+    const ready = queue;
+    queue = [];
+    yield* ready;
+  }
+}
+
+/**
+ * Text between child elements is layout (indentation), not data; a leaf keeps its text exactly,
+ * and an empty element reads as ''.
+ */
+function normalizeTree(node: V1Node): V1Node {
+  if (node.children.length === 0) return { name: node.name, text: node.text ?? '', children: [] };
+  return { name: node.name, text: null, children: node.children.map(normalizeTree) };
+}
