@@ -6,6 +6,7 @@ import type { TaskRec } from '../model.ts';
 import { findRecord, sliceByQuery, userByUsername, v1Location, type V1Kind, type V1Route } from './common.ts';
 import { FieldReader, parseMoment } from './input.ts';
 import { readBody, sendEmpty, sendNode } from './negotiate.ts';
+import { deleteTask, setTaskStatus } from '../routes/tasks.ts';
 import { taskNode } from './shapes.ts';
 import { listNode, textNode } from './xml.ts';
 
@@ -157,28 +158,21 @@ export function registerTaskRoutes(route: V1Route, ctx: SandboxContext): void {
     return sendNode(request, reply, taskNode(ctx, task));
   });
 
+  // Deleting, completing and reopening go through the v2 task logic, so that both views agree:
+  // a track forgets its deleted task, and completing opens the next task of a track and files
+  // the completed-task entry.
   route('DELETE', '/api/task/:id', (request, reply) => {
-    store.tasks.delete(findTask(request).id);
+    deleteTask(ctx, findTask(request).id);
     return sendEmpty(reply);
   });
 
   route('POST', '/api/task/:id/complete', (request, reply) => {
-    const task = findTask(request);
-    if (task.status !== 'COMPLETED') {
-      task.status = 'COMPLETED';
-      task.completedAt = timestamp(ctx.now());
-      task.updatedAt = task.completedAt;
-    }
+    setTaskStatus(ctx, findTask(request), 'COMPLETED', callerOf(request).user.id);
     return sendEmpty(reply);
   });
 
   route('POST', '/api/task/:id/reopen', (request, reply) => {
-    const task = findTask(request);
-    if (task.status !== 'OPEN') {
-      task.status = 'OPEN';
-      task.completedAt = null;
-      task.updatedAt = timestamp(ctx.now());
-    }
+    setTaskStatus(ctx, findTask(request), 'OPEN', callerOf(request).user.id);
     return sendEmpty(reply);
   });
 }

@@ -422,3 +422,22 @@ describe('legacy v1: authentication and persistence', () => {
     }
   });
 });
+
+describe('v1 tasks share the v2 task rules', () => {
+  it('completing a track task through v1 opens the next one and files a task entry; deleting drops it from the track', async () => {
+    const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'V1 Track Co' } });
+    const kase = await sandbox.v2('POST', '/kases', { kase: { name: 'V1 onboarding', party: { id: party.body.party.id } } });
+    const definition = sandbox.store.trackDefinitions.all().find((d) => d.description === 'Onboarding');
+    const track = await sandbox.v2('POST', '/tracks', { track: { definition: definition?.id, kase: kase.body.kase.id } });
+    const [first, second, third] = sandbox.store.tasks.all().filter((t) => t.trackId === track.body.track.id);
+    expect(second?.status).toBe('PENDING');
+
+    expect((await sandbox.call('POST', `/api/task/${first?.id}/complete`)).status).toBe(200);
+    expect(second?.status).toBe('OPEN');
+    const entries = sandbox.store.entries.all().filter((e) => e.kaseId === kase.body.kase.id && e.type === 'task');
+    expect(entries.map((e) => e.content)).toEqual(['Welcome call']);
+
+    expect((await sandbox.call('DELETE', `/api/task/${third?.id}`)).status).toBe(200);
+    expect(sandbox.store.tracks.get(track.body.track.id)?.taskIds).toEqual([first?.id, second?.id]);
+  });
+});
