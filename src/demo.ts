@@ -50,11 +50,10 @@ try {
   say(`created opportunity #${opportunity.id} "${opportunity.name}" worth ${opportunity.value?.amount} ${opportunity.value?.currency}`);
 
   const definitions = await client.trackDefinitions.list().next();
-  const kase = await client.kases.create(
-    { name: 'Onboarding Acme', party: { id: org.id } },
-    { extra: { tracks: [{ definition: (definitions.value as { id: number }).id }] } },
-  );
-  say(`created project #${kase.id} "${kase.name}" with the onboarding track applied`);
+  const kase = await client.kases.create({ name: 'Onboarding Acme', party: { id: org.id }, tracks: [{ definition: (definitions.value as { id: number }).id }] });
+  const tasks = [];
+  for await (const task of client.tasks.list({ query: { status: 'open,pending' } })) tasks.push(task.description);
+  say(`created project #${kase.id} "${kase.name}"; its onboarding track made the tasks: ${tasks.join(', ')}`);
 
   const file = join(dir, 'minutes.txt');
   await writeFile(file, 'Kick-off meeting minutes\n');

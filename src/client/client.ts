@@ -116,12 +116,13 @@ export class Resource<T> {
     });
   }
 
-  async create(record: Record<string, unknown>, options: { embed?: Embed; extra?: Record<string, unknown> } = {}): Promise<T> {
+  /** Creates a record; `tracks`, `tags` and `fields` go inside it, as the service expects. */
+  async create(record: Record<string, unknown>, options: { embed?: Embed } = {}): Promise<T> {
     const answer = await this.client.transport.request({
       method: 'POST',
       path: this.path,
       query: embedQuery(options.embed),
-      json: { [this.one]: record, ...(options.extra ?? {}) },
+      json: { [this.one]: record },
     });
     return this.item(answer.body, { method: 'POST', path: this.path });
   }
@@ -338,6 +339,66 @@ export class CrmClient {
 
   pipelineMilestones(pipelineId: number): Promise<s.Milestone[]> {
     return this.getList(`/pipelines/${pipelineId}/milestones`, 'milestones', s.milestoneSchema);
+  }
+
+  /** Archived pipelines too when `includeDeleted`. */
+  pipelinesIncludingArchived(): Promise<s.Pipeline[]> {
+    return this.getList('/pipelines?includeDeleted=true', 'pipelines', s.pipelineSchema);
+  }
+
+  async duplicatePipeline(pipelineId: number): Promise<s.Pipeline> {
+    const path = `/pipelines/${pipelineId}/duplicate`;
+    const answer = await this.transport.request({ method: 'POST', path });
+    return parse(s.pipelineSchema, (answer.body as Record<string, unknown> | null)?.pipeline, { method: 'POST', path });
+  }
+
+  async restorePipeline(pipelineId: number): Promise<s.Pipeline> {
+    const path = `/pipelines/${pipelineId}/restore`;
+    // Restoring twice leaves the same state: safe to retry.
+    const answer = await this.transport.request({ method: 'POST', path, idempotent: true });
+    return parse(s.pipelineSchema, (answer.body as Record<string, unknown> | null)?.pipeline, { method: 'POST', path });
+  }
+
+  /** The people of an organisation. */
+  people(organisationId: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Party> {
+    return this.paginate(`/parties/${organisationId}/people`, 'parties', s.partySchema, { query: embedQuery(options.embed) });
+  }
+
+  /** Entries (notes, emails, completed tasks) of a party, opportunity or project. */
+  entriesOf(entity: 'parties' | 'opportunities' | 'kases', id: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Entry> {
+    return this.paginate(`/${entity}/${id}/entries`, 'entries', s.entrySchema, { query: embedQuery(options.embed) });
+  }
+
+  /** Tracks applied to a party, opportunity or project. */
+  tracksOf(entity: 'parties' | 'opportunities' | 'kases', id: number): AsyncGenerator<s.Track> {
+    return this.paginate(`/${entity}/${id}/tracks`, 'tracks', s.trackSchema);
+  }
+
+  /** Projects or opportunities of a party. */
+  kasesOf(partyId: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Kase> {
+    return this.paginate(`/parties/${partyId}/kases`, 'kases', s.kaseSchema, { query: embedQuery(options.embed) });
+  }
+
+  opportunitiesOf(partyId: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Opportunity> {
+    return this.paginate(`/parties/${partyId}/opportunities`, 'opportunities', s.opportunitySchema, { query: embedQuery(options.embed) });
+  }
+
+  /** Additional contacts of a project or an opportunity. */
+  partiesOf(entity: 'kases' | 'opportunities', id: number): AsyncGenerator<s.Party> {
+    return this.paginate(`/${entity}/${id}/parties`, 'parties', s.partySchema);
+  }
+
+  /** Adds a party to a project as an additional contact (harmless to repeat). */
+  async addKaseParty(kaseId: number, partyId: number): Promise<void> {
+    await this.transport.request({ method: 'POST', path: `/kases/${kaseId}/parties/${partyId}`, idempotent: true });
+  }
+
+  async removeKaseParty(kaseId: number, partyId: number): Promise<void> {
+    await this.transport.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}` });
+  }
+
+  activityTypeIcons(): Promise<s.ActivityTypeIcon[]> {
+    return this.getList('/activitytypes/icons', 'activityTypeIcons', s.activityTypeIconSchema);
   }
 
   close(): Promise<void> {

@@ -80,6 +80,7 @@ export const deletedSchema = z.looseObject({ id, deletedAt: z.string() });
 export const jobSchema = z.looseObject({ id: z.string(), status: z.string(), progress: z.number().optional() });
 export const fieldDefinitionSchema = z.looseObject({ id, name: z.string(), type: z.string().optional() });
 export const categorySchema = z.looseObject({ id, name: z.string() });
+export const activityTypeIconSchema = z.looseObject({ id: z.string(), order: z.number().int(), iconName: z.string() });
 
 export type Party = z.infer<typeof partySchema>;
 export type Kase = z.infer<typeof kaseSchema>;
@@ -99,3 +100,4 @@ export type Job = z.infer<typeof jobSchema>;
 export type FieldDefinition = z.infer<typeof fieldDefinitionSchema>;
 export type Tag = z.infer<typeof tagSchema>;
 export type TaskCategory = z.infer<typeof categorySchema>;
+export type ActivityTypeIcon = z.infer<typeof activityTypeIconSchema>;

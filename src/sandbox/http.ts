@@ -157,5 +157,11 @@ export function unwrap(request: FastifyRequest, key: string): Record<string, unk
   if (!inner || typeof inner !== 'object' || Array.isArray(inner)) {
     throw badRequest(`the request body must hold the resource under "${key}"`);
   }
+  // Everything belongs inside the wrapper (tags, fields and tracks included): a property beside
+  // it would be silently lost, so it is refused.
+  const extra = Object.keys(body).filter((name) => name !== key);
+  if (extra.length > 0) {
+    throw badRequest(`unexpected ${extra.map((name) => JSON.stringify(name)).join(', ')} beside "${key}": put it inside "${key}"`);
+  }
   return inner as Record<string, unknown>;
 }

@@ -87,4 +87,40 @@ describe('CrmClient against the sandbox', () => {
     expect(error).toMatchObject({ code: 'API_VALIDATION', status: 422 });
     expect((error as { fieldErrors: unknown[] }).fieldErrors.length).toBeGreaterThan(0);
   });
+
+  it('reaches the related lists: people, entries, tracks, contacts, pipelines and icons', async () => {
+    const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
+      const all: T[] = [];
+      for await (const item of items) all.push(item);
+      return all;
+    };
+    const org = await client.parties.create({ type: 'organisation', name: 'Related Ltd' });
+    const person = await client.parties.create({ type: 'person', firstName: 'Rel', lastName: 'Ated', organisation: { id: org.id } });
+    const contact = await client.parties.create({ type: 'person', firstName: 'Extra', lastName: 'Contact' });
+    const definition = (await collect(client.trackDefinitions.list())).find((d) => d.description === 'Onboarding');
+    const kase = await client.kases.create({ name: 'Related project', party: { id: org.id }, tracks: [{ definition: definition?.id }] });
+    await client.entries.create({ type: 'note', kase: { id: kase.id }, content: 'on the project' });
+    await client.addKaseParty(kase.id, contact.id);
+    await client.addKaseParty(kase.id, contact.id);
+
+    expect((await collect(client.people(org.id))).map((p) => p.id)).toEqual([person.id]);
+    expect((await collect(client.entriesOf('kases', kase.id))).map((e) => e.content)).toEqual(['on the project']);
+    expect(await collect(client.tracksOf('kases', kase.id))).toHaveLength(1);
+    expect((await collect(client.kasesOf(org.id))).map((k) => k.id)).toEqual([kase.id]);
+    expect((await collect(client.partiesOf('kases', kase.id))).map((p) => p.id)).toEqual([contact.id]);
+    await client.removeKaseParty(kase.id, contact.id);
+    expect(await collect(client.partiesOf('kases', kase.id))).toEqual([]);
+
+    const [sales] = await collect(client.pipelines.list());
+    const copy = await client.duplicatePipeline(sales?.id as number);
+    expect((await client.pipelineMilestones(copy.id)).map((m) => m.name)).toContain('Won');
+    await client.pipelines.delete(copy.id);
+    expect((await collect(client.pipelines.list())).map((p) => p.id)).not.toContain(copy.id);
+    expect((await client.pipelinesIncludingArchived()).map((p) => p.id)).toContain(copy.id);
+    expect((await client.restorePipeline(copy.id)).id).toBe(copy.id);
+
+    const icons = await client.activityTypeIcons();
+    expect(icons).toHaveLength(29);
+    expect(icons[0]).toMatchObject({ id: 'BARCHART', order: 0, iconName: 'bar-chart' });
+  });
 });

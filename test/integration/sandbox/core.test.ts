@@ -70,3 +70,28 @@ describe('sandbox core: state in a data file', () => {
     await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({ code: 'SANDBOX_STATE' });
   });
 });
+
+describe('sandbox core: request bodies', () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox();
+  });
+  afterAll(() => sandbox.close());
+
+  it('refuses a property beside the resource wrapper instead of dropping it', async () => {
+    const answer = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Beside Ltd' }, tags: [{ name: 'x' }] });
+    expect(answer.status).toBe(400);
+    expect(answer.body.message).toBe('unexpected "tags" beside "party": put it inside "party"');
+    expect(sandbox.store.parties.all().some((p) => p.name === 'Beside Ltd')).toBe(false);
+  });
+
+  it.each([
+    ['not JSON', '{"party": ', 400],
+    ['an array', '[1, 2]', 400],
+    ['no wrapper', '{"name": "x"}', 400],
+  ])('answers a body that is %s with a JSON 4xx', async (_what, raw, status) => {
+    const answer = await sandbox.call('POST', '/api/v2/parties', { rawBody: raw, headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(status);
+    expect(typeof answer.body.message).toBe('string');
+  });
+});
