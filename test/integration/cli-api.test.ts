@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { fakeIo } from '../helpers/fake-io.ts';
+import { addParty } from '../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 describe('crm-ferry api', () => {
@@ -14,21 +15,12 @@ describe('crm-ferry api', () => {
     sandbox = await startTestSandbox();
     dir = await mkdtemp(join(tmpdir(), 'ferry-api-'));
     env = { CRM_FERRY_BASE_URL: sandbox.url, CRM_FERRY_TOKEN: sandbox.token, XDG_CONFIG_HOME: dir };
-    for (let i = 0; i < 130; i += 1) sandbox.store.parties.insert(personRecord(i));
+    for (let i = 0; i < 130; i += 1) addParty(sandbox.store, { firstName: 'Api', lastName: `Person ${i}` });
   });
   afterAll(async () => {
     await sandbox.close();
     await rm(dir, { recursive: true, force: true });
   });
-
-  function personRecord(i: number) {
-    const at = '2026-01-01T00:00:00Z';
-    return {
-      type: 'person' as const, title: null, firstName: 'Api', lastName: `Person ${i}`, jobTitle: null, name: null, about: null,
-      organisationId: null, ownerId: null, teamId: null, lastContactedAt: null, pictureURL: 'https://x.invalid/p.png',
-      addresses: [], phoneNumbers: [], emailAddresses: [], websites: [], tagIds: [], fields: [], restrictedFor: [], createdAt: at, updatedAt: at,
-    };
-  }
 
   it('streams every page as JSON lines with --paginate', async () => {
     const f = fakeIo(env);

@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { fakeIo } from '../helpers/fake-io.ts';
+import { addParty } from '../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import { scaledClock } from '../helpers/scaled-clock.ts';
 
@@ -59,14 +60,7 @@ describe('crm-ferry auth, as a new user would use it against the sandbox', () =>
       clients: [{ clientId: 'ferry-cli', clientSecret: '', redirectUri }],
     });
     dir = await mkdtemp(join(tmpdir(), 'ferry-auth-'));
-    const at = '2026-01-01T00:00:00Z';
-    for (let i = 0; i < 300; i += 1) {
-      sandbox.store.parties.insert({
-        type: 'organisation', title: null, firstName: null, lastName: null, jobTitle: null, name: `Org ${i}`, about: null,
-        organisationId: null, ownerId: null, teamId: null, lastContactedAt: null, pictureURL: 'https://x.invalid/o.png',
-        addresses: [], phoneNumbers: [], emailAddresses: [], websites: [], tagIds: [], fields: [], restrictedFor: [], createdAt: at, updatedAt: at,
-      });
-    }
+    for (let i = 0; i < 300; i += 1) addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: `Org ${i}` });
   });
   afterAll(async () => {
     await sandbox.close();
