@@ -1,0 +1,168 @@
+import { z } from 'zod';
+
+/**
+ * The mapping language, as a zod schema: the single source of truth for validation, the JSON
+ * Schema that editors use (`crm-ferry mapping schema`) and the mapping reference in the README.
+ * Runtime code never reads raw YAML: it reads what this schema parsed.
+ */
+
+/** A transform as written: a name (`trim`) or a one-key object (`{split: ';'}`, `{date: {format: 'dd.MM.yyyy'}}`). */
+export const transformSpecSchema = z.union([z.string(), z.record(z.string(), z.unknown())]).describe(
+  'A transform: its name, or an object with its name as the only key and its options as the value',
+);
+
+/** A condition on a row's values. */
+export type Condition =
+  | { column: string; equals?: string | number | boolean; in?: Array<string | number>; empty?: boolean; matches?: string }
+  | { all: Condition[] }
+  | { any: Condition[] }
+  | { not: Condition };
+
+export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
+  z.union([
+    z
+      .object({
+        column: z.string().min(1).describe('Source column the condition looks at'),
+        equals: z.union([z.string(), z.number(), z.boolean()]).optional().describe('True when the value equals this (text compared after trimming, case-insensitively)'),
+        in: z.array(z.union([z.string(), z.number()])).optional().describe('True when the value is one of these'),
+        empty: z.boolean().optional().describe('True when the value is empty (true) or not empty (false)'),
+        matches: z.string().optional().describe('True when the value matches this regular expression'),
+      })
+      .strict(),
+    z.object({ all: z.array(conditionSchema).min(1) }).strict(),
+    z.object({ any: z.array(conditionSchema).min(1) }).strict(),
+    z.object({ not: conditionSchema }).strict(),
+  ]),
+);
+
+/** Where a value comes from, and what happens to it. */
+export type ValueSpec =
+  | string
+  | number
+  | boolean
+  | null
+  | {
+      column?: string;
+      const?: string | number | boolean | null;
+      template?: string;
+      coalesce?: ValueSpec[];
+      transform?: Array<string | Record<string, unknown>>;
+      when?: Condition;
+    };
+
+export const valueSpecSchema: z.ZodType<ValueSpec> = z.lazy(() =>
+  z.union([
+    z.string().describe('A constant, or a template when it holds {{Column}} placeholders'),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z
+      .object({
+        column: z.string().min(1).optional().describe('Take the value of this source column'),
+        const: z.union([z.string(), z.number(), z.boolean(), z.null()]).optional().describe('A constant value'),
+        template: z.string().optional().describe('Text with {{Column}} placeholders'),
+        coalesce: z.array(valueSpecSchema).min(1).optional().describe('The first of these values that is not empty'),
+        transform: z.array(transformSpecSchema).optional().describe('Transforms applied in order'),
+        when: conditionSchema.optional().describe('Use this value only when the condition holds; otherwise the field is left out'),
+      })
+      .strict(),
+  ]),
+);
+
+/** A link to a record made by another step of the plan, found by that step's key. */
+export const refSchema = z
+  .object({
+    ref: z.string().min(1).describe('Name of the plan step that creates the record'),
+    key: z.string().min(1).describe('That step\'s key for the linked record, as a template over this row, e.g. "{{Contact ID}}"'),
+  })
+  .strict();
+
+/** Targets a field entry can write, per entity. */
+export const PARTY_TARGETS = [
+  'type', 'title', 'firstName', 'lastName', 'jobTitle', 'name', 'about', 'organisation', 'owner', 'team',
+  'address', 'phone', 'email', 'website', 'tags', 'custom',
+] as const;
+export const KASE_TARGETS = [
+  'name', 'description', 'party', 'opportunity', 'owner', 'team', 'status', 'stage', 'startOn', 'expectedCloseOn',
+  'closedOn', 'tags', 'custom', 'tracks',
+] as const;
+export const OPPORTUNITY_TARGETS = [
+  'name', 'description', 'party', 'owner', 'team', 'pipeline', 'milestone', 'amount', 'currency', 'probability',
+  'durationBasis', 'duration', 'expectedCloseOn', 'closedOn', 'lostReason', 'tags', 'custom', 'tracks',
+] as const;
+export const ENTRY_TARGETS = ['party', 'kase', 'opportunity', 'content', 'activityType', 'entryAt', 'attachment'] as const;
+export const TASK_TARGETS = [
+  'description', 'detail', 'party', 'kase', 'opportunity', 'owner', 'category', 'dueOn', 'dueTime', 'status',
+] as const;
+
+export const ENTITIES = ['party', 'kase', 'opportunity', 'entry', 'task'] as const;
+export type Entity = (typeof ENTITIES)[number];
+
+export const TARGETS: Record<Entity, readonly string[]> = {
+  party: PARTY_TARGETS,
+  kase: KASE_TARGETS,
+  opportunity: OPPORTUNITY_TARGETS,
+  entry: ENTRY_TARGETS,
+  task: TASK_TARGETS,
+};
+
+/** Sub-values of an address. */
+export const addressPartsSchema = z
+  .object({
+    street: valueSpecSchema.optional(),
+    city: valueSpecSchema.optional(),
+    state: valueSpecSchema.optional(),
+    zip: valueSpecSchema.optional(),
+    country: valueSpecSchema.optional(),
+  })
+  .strict();
+
+/**
+ * One entry of `fields`: which target it writes, and the value. Some targets take more:
+ * `type` for address, phone and email; `service` for website; `definition` and `tag` for
+ * custom fields; `parts` for an address; `ref` and `key` (instead of `value`) for links.
+ */
+export const fieldEntrySchema = z
+  .object({
+    to: z.string().min(1).describe('The target field; see the reference for the targets of each entity'),
+    value: valueSpecSchema.optional().describe('Where the value comes from'),
+    ref: z.string().min(1).optional().describe('Link to a record of another plan step (with key)'),
+    key: z.string().min(1).optional().describe('Key of the linked record in that step, as a template'),
+    type: valueSpecSchema.optional().describe('Address, phone and email: the type (Home, Work, Mobile, ...)'),
+    service: z.string().optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL)'),
+    definition: z.string().min(1).optional().describe('Custom field: the definition name'),
+    tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
+    parts: addressPartsSchema.optional().describe('Address: street, city, state, zip, country'),
+    required: z.boolean().optional().describe('Reject the row when this field ends up empty'),
+  })
+  .strict();
+
+export const sourceSchema = z
+  .object({
+    format: z.enum(['csv', 'xlsx', 'v1-xml', 'v1-json']).optional().describe('Format; inferred from the file when left out'),
+    encoding: z.string().optional().describe('CSV: text encoding (default detected)'),
+    delimiter: z.string().optional().describe('CSV: delimiter (default sniffed)'),
+    headerRow: z.union([z.number().int().positive(), z.literal('none')]).optional().describe('Header row number, or none'),
+    sheet: z.union([z.string(), z.number().int().positive()]).optional().describe('XLSX: sheet name or 1-based index'),
+    record: z.enum(['person', 'organisation', 'party', 'opportunity', 'kase', 'task', 'historyItem']).optional().describe('v1 exports: which records to read'),
+  })
+  .strict();
+
+export const mappingSchema = z
+  .object({
+    version: z.literal(1).describe('Version of the mapping language'),
+    name: z.string().optional().describe('A name for messages and plans'),
+    entity: z.enum(ENTITIES).describe('What each row becomes'),
+    source: sourceSchema.optional(),
+    key: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .describe('What identifies a row: a template ("{{Contact ID}}") or a list of columns. Used for checkpoints, references and re-runs'),
+    timeZone: z.string().default('UTC').describe('IANA time zone of dates and times without one'),
+    skip: conditionSchema.optional().describe('Rows for which this holds are skipped (counted, not rejected)'),
+    fields: z.array(fieldEntrySchema).min(1).describe('The target fields and where their values come from'),
+  })
+  .strict();
+
+export type Mapping = z.output<typeof mappingSchema>;
+export type FieldEntry = z.output<typeof fieldEntrySchema>;
+export type SourceOptions = z.output<typeof sourceSchema>;

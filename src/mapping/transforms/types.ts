@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+import type { CellValue } from '../../sources/types.ts';
+
+/**
+ * A value on its way through a field's transforms: what a reader gave (text, number, boolean,
+ * date, null), or a list after `split`.
+ */
+export type Value = CellValue | string[];
+
+/** What a transform may know about where it runs; used for messages and time zones. */
+export interface TransformContext {
+  /** IANA time zone for dates and timestamps without one (the mapping's `timeZone`). */
+  timeZone: string;
+}
+
+/** What a transform may use while it is being built (lookup tables from files). */
+export interface TransformEnvironment {
+  /** Folder of the mapping file: relative paths in options are resolved against it. */
+  baseDir: string;
+  /** Reads a whole text file (UTF-8); only used at compile time, never per row. */
+  readTextFile(path: string): Promise<string>;
+}
+
+/** Applies one configured transform to a value. Throws TransformError for a value it cannot handle. */
+export type TransformFn = (value: Value, context: TransformContext) => Value;
+
+/** One transform of the mapping language: its name, its options, and how it is built. */
+export interface TransformDefinition<Options = unknown> {
+  name: string;
+  /** One line for the mapping reference. */
+  summary: string;
+  /** Options, validated once when the mapping is compiled. */
+  options: z.ZodType<Options>;
+  /**
+   * When the transform is written as `{name: scalar}`, the option the scalar stands for, e.g.
+   * `{split: ';'}` means `{split: {separator: ';'}}`.
+   */
+  shorthand?: string;
+  /** YAML examples for the reference, each with an input and the output. */
+  examples: Array<{ yaml: string; input: Value; output: Value }>;
+  create(options: Options, environment: TransformEnvironment): TransformFn | Promise<TransformFn>;
+}
+
+/**
+ * A value a transform cannot handle ("31.02.2024" as a date). The row goes to the rejects file
+ * with this message; the run goes on.
+ */
+export class TransformError extends Error {
+  constructor(
+    message: string,
+    readonly transform: string,
+  ) {
+    super(message);
+    this.name = 'TransformError';
+  }
+}

@@ -1,0 +1,94 @@
+import type { ErrorCode } from '../errors/index.ts';
+import type { CellValue, SourceLocation } from '../sources/types.ts';
+import type { Entity } from './schema.ts';
+
+/** Kinds of names a mapping may use that only the account can turn into ids. */
+export type NameKind =
+  | 'user' // owner: a username or an email address
+  | 'team'
+  | 'pipeline'
+  | 'milestone' // scope: the pipeline's name, or null for "the only match in any active pipeline"
+  | 'stage' // project stage
+  | 'activityType'
+  | 'taskCategory'
+  | 'fieldDefinition' // scope: `${entity}` and the data tag name or null
+  | 'trackDefinition';
+
+/** A name in a mapped record, to be replaced by the id the account has for it. */
+export interface NameUse {
+  /** Where in `record` the resolved id goes, as a path of keys and indexes, e.g. ['owner'] or ['fields', 2, 'definition']. */
+  path: Array<string | number>;
+  kind: NameKind;
+  name: string;
+  /** Disambiguation: a milestone's pipeline, a custom field's entity and data tag. */
+  scope?: { pipeline?: string | null; entity?: 'parties' | 'kases' | 'opportunities'; tag?: string | null };
+  /** The mapping entry the name came from, for messages (`fields[4]`). */
+  yamlPath: string;
+}
+
+/** A link to a record another step of the plan creates, found by that step's key. */
+export interface RefUse {
+  path: Array<string | number>;
+  /** Name of the plan step. */
+  step: string;
+  /** The key of the linked row in that step. */
+  key: string;
+  yamlPath: string;
+}
+
+/** One source row turned into a record of the service, not yet linked or resolved. */
+export interface MappedRecord {
+  kind: 'record';
+  entity: Entity;
+  /** The row's key (from the mapping's `key`): identifies it across re-runs and references. */
+  key: string;
+  row: number;
+  location: SourceLocation;
+  /**
+   * The v2 create body's inner object (what goes under `party`, `kase`, ...), in the service's
+   * shapes: `emailAddresses: [{type, address}]`, `fields: [{definition, value}]`, ... Places that
+   * need an id hold null until the plan fills them from `names` and `refs`.
+   */
+  record: Record<string, unknown>;
+  names: NameUse[];
+  refs: RefUse[];
+  /** Entries: files to upload and attach, as paths resolved against the input's folder. */
+  attachments: string[];
+}
+
+/** A row that cannot become a record; it goes to the rejects file with this reason. */
+export interface RejectedRow {
+  kind: 'rejected';
+  row: number;
+  location: SourceLocation;
+  /** The row's key when it could be made. */
+  key: string | null;
+  /** The target or mapping place the problem is about (`lastName`, `fields[3]`), or '' for the whole row. */
+  field: string;
+  code: ErrorCode;
+  message: string;
+  /** The row as read, for the rejects file; null when the record itself could not be read. */
+  values: Record<string, CellValue> | null;
+  /** The raw text of an unreadable record, when the reader had it. */
+  raw?: string;
+}
+
+/** A row the mapping's `skip` condition left out on purpose. */
+export interface SkippedRow {
+  kind: 'skipped';
+  row: number;
+  location: SourceLocation;
+}
+
+export type MappedItem = MappedRecord | RejectedRow | SkippedRow;
+
+/**
+ * Turns names into ids for one account. Built once per run (the account's users, pipelines,
+ * milestones, ... are read once and cached); offline validation uses one that knows nothing.
+ */
+export interface NameResolver {
+  /** The id for a name, or undefined when the account has none. */
+  resolve(kind: NameKind, name: string, scope?: NameUse['scope']): number | undefined;
+  /** Up to three known names closest to `name`, for "did you mean" messages. */
+  suggest(kind: NameKind, name: string, scope?: NameUse['scope']): string[];
+}
