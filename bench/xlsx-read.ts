@@ -2,15 +2,17 @@
  * XLSX reader benchmark (not a test): writes a 200,000-row workbook with exceljs's streaming
  * writer into bench/.data/ (once; reused after), then reads it with readXlsx and reports rows/s
  * and peak RSS. The file uses shared strings, as Excel writes them, so the shared-strings table
- * (held in memory by exceljs for the whole read) is part of what is measured.
+ * (held in memory for the whole read) is part of what is measured.
  *
  *   npm run bench -- xlsx-read      (or: npx tsx bench/xlsx-read.ts [--rows 200000])
  *
  * The workbook is written, and each measurement made, in a child process of its own, so that
  * one phase's memory does not count against the next. The read is measured twice: with Node's
- * default heap sizing, and with --max-old-space-size=256. exceljs's reader produces a lot of
- * short-lived garbage per row; with default sizing V8 lets the heap grow far past the live set
- * (about 60 MB of shared strings here) before collecting, which is what the first figure shows.
+ * default heap sizing (the figure the 300 MB target is about) and with --max-old-space-size=256.
+ * Children run with --expose-gc: half-way through the read a full collection is forced and the
+ * memory still in use is recorded (`liveMbAtHalf`: JavaScript heap plus buffers), which is what
+ * the reader really holds (mostly the packed shared-strings table) as opposed to garbage not
+ * yet collected.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -65,20 +67,34 @@ interface Measurement {
   seconds: number;
   rowsPerSecond: number;
   peakRssMb: number;
+  liveMbAtHalf: number | null;
+}
+
+const MB = 1024 * 1024;
+
+/** Heap and buffers still reachable after a full collection; null without --expose-gc. */
+function liveMemoryMb(): number | null {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return null;
+  gc();
+  const usage = process.memoryUsage();
+  return Math.round((usage.heapUsed + usage.arrayBuffers) / MB);
 }
 
 async function measure(): Promise<Measurement> {
   let count = 0;
   let peakSampled = process.memoryUsage().rss;
+  let liveMbAtHalf: number | null = null;
   const started = performance.now();
   for await (const item of readXlsx(file, { sheet: 'Contacts' })) {
     if (item.kind !== 'row') throw new Error(`unexpected row error: ${item.error.message}`);
     count++;
     if (count % 5000 === 0) peakSampled = Math.max(peakSampled, process.memoryUsage().rss);
+    if (count === Math.floor(rows / 2)) liveMbAtHalf = liveMemoryMb();
   }
   const seconds = (performance.now() - started) / 1000;
   const peakRss = Math.max(peakSampled, process.resourceUsage().maxRSS * 1024);
-  return { rows: count, seconds: Math.round(seconds * 10) / 10, rowsPerSecond: Math.round(count / seconds), peakRssMb: Math.round(peakRss / 1024 / 1024) };
+  return { rows: count, seconds: Math.round(seconds * 10) / 10, rowsPerSecond: Math.round(count / seconds), peakRssMb: Math.round(peakRss / MB), liveMbAtHalf };
 }
 
 function runChild(flags: string[], extra: string[]): string {
@@ -105,17 +121,19 @@ async function main(): Promise<void> {
     runChild([], ['--write-only']);
   }
   const fileMb = Math.round((statSync(file).size / 1024 / 1024) * 10) / 10;
-  const byDefault = JSON.parse(runChild([], ['--measure-only'])) as Measurement;
-  const capped = JSON.parse(runChild([CAPPED_HEAP_FLAG], ['--measure-only'])) as Measurement;
+  const byDefault = JSON.parse(runChild(['--expose-gc'], ['--measure-only'])) as Measurement;
+  const capped = JSON.parse(runChild(['--expose-gc', CAPPED_HEAP_FLAG], ['--measure-only'])) as Measurement;
   console.log(JSON.stringify({ fileMb, targetPeakRssMb: TARGET_RSS_MB, defaultHeap: byDefault, [CAPPED_HEAP_FLAG]: capped }));
   for (const result of [byDefault, capped]) {
     if (result.rows !== rows) throw new Error(`read ${result.rows} rows, wrote ${rows}`);
   }
-  if (byDefault.peakRssMb > TARGET_RSS_MB) {
-    console.log(`note: with default heap sizing the peak (${byDefault.peakRssMb} MB) is over the ${TARGET_RSS_MB} MB target; with ${CAPPED_HEAP_FLAG} it is ${capped.peakRssMb} MB`);
+  // The target holds under Node's default settings, since that is how users run the CLI.
+  for (const [label, result] of [['default heap sizing', byDefault], [CAPPED_HEAP_FLAG, capped]] as const) {
+    if (result.peakRssMb > TARGET_RSS_MB) {
+      console.log(`FAIL: with ${label} the peak RSS (${result.peakRssMb} MB) is over the ${TARGET_RSS_MB} MB target`);
+      process.exitCode = 1;
+    }
   }
-  // Over the target even with a capped heap means memory grows with the file: that is a failure.
-  if (capped.peakRssMb > TARGET_RSS_MB) process.exitCode = 1;
 }
 
 await main();

@@ -1,4 +1,5 @@
 import type { CellValue } from './types.ts';
+import { unescapeOoxml } from './xlsx-xml.ts';
 
 /** The result of reading one cell: a value, or the spreadsheet error it holds (`#N/A`, `#DIV/0!`). */
 export interface ConvertedCell {
@@ -7,10 +8,18 @@ export interface ConvertedCell {
   errorText?: string;
 }
 
-/** The parts of an exceljs cell we look at. */
-export interface CellLike {
-  value: unknown;
-  numFmt?: string | undefined;
+/** A cell as the sheet XML holds it, before it is given a type. */
+export interface RawCell {
+  /** The `t` attribute: `s`, `inlineStr`, `str`, `b`, `e`, `d`, or `n` (also when absent). */
+  type: string;
+  /** Text of `<v>`, undefined when the cell has none. */
+  value: string | undefined;
+  /** Text of `<is>` (rich-text runs joined), undefined when the cell has none. */
+  inline: string | undefined;
+  /** Text of `<f>`, undefined when the cell has no formula; '' for cells sharing another's formula. */
+  formula: string | undefined;
+  /** The cell's style shows numbers as dates. */
+  dateStyle: boolean;
 }
 
 const MS_PER_DAY = 86_400_000;
@@ -35,41 +44,49 @@ export function serialToDate(serial: number, date1904: boolean): Date {
 }
 
 /**
- * Turns an exceljs cell into a plain value: formulas give their cached result, rich text and
- * hyperlinks their text, date-formatted numbers (also from formulas) a Date. Numbers keep the
- * double the file stores; JavaScript prints it in its shortest round-trip form.
+ * Gives a raw cell its value: shared and inline strings stay text, formulas give their saved
+ * result, numbers keep the double the file stores (JavaScript prints it in its shortest
+ * round-trip form), and a number in a date style becomes a Date. A cell that holds no usable
+ * value (an error such as `#N/A`, a formula never calculated, text that is no number) gives null
+ * and says why, so the caller can warn.
  */
-export function convertCell(cell: CellLike, date1904: boolean): ConvertedCell {
-  return convertValue(cell.value, cell.numFmt, date1904);
-}
-
-function convertValue(value: unknown, numFmt: string | undefined, date1904: boolean): ConvertedCell {
-  if (value === null || value === undefined) return { value: null };
-  if (typeof value === 'string' || typeof value === 'boolean') return { value };
-  if (typeof value === 'number') {
-    // The streaming reader parses an error result of a formula as a float, which gives NaN.
-    if (Number.isNaN(value)) return { value: null, errorText: 'a formula whose result is an error' };
-    if (isDateFormat(numFmt)) return { value: serialToDate(value, date1904) };
-    return { value };
+export function convertRawCell(cell: RawCell, date1904: boolean, sharedString: (index: number) => string | undefined): ConvertedCell {
+  const { type, value } = cell;
+  if (type === 'inlineStr' && cell.inline !== undefined) return { value: unescapeOoxml(cell.inline) };
+  if (value === undefined) {
+    // Files written by tools that do not calculate carry formulas without a saved result.
+    if (cell.formula !== undefined) return { value: null, errorText: `a formula with no saved result${cell.formula === '' ? '' : ` (=${cell.formula})`}` };
+    return { value: null };
   }
-  if (value instanceof Date) {
-    return Number.isNaN(value.getTime()) ? { value: null, errorText: 'a date out of range' } : { value };
-  }
-  if (typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    if (Array.isArray(record['richText'])) {
-      const text = (record['richText'] as Array<{ text?: unknown }>).map((run) => (typeof run.text === 'string' ? run.text : '')).join('');
-      return { value: text };
+  switch (type) {
+    case 's': {
+      const text = sharedString(Number(value));
+      return text === undefined ? { value: null, errorText: `shared string ${value}, which the workbook does not have` } : { value: text };
     }
-    if ('error' in record) return { value: null, errorText: `the error ${String(record['error'])}` };
-    if ('formula' in record || 'sharedFormula' in record) {
-      // Files written by tools that do not calculate carry formulas without a saved result.
-      if (record['result'] === undefined) return { value: null, errorText: `a formula with no saved result (=${String(record['formula'] ?? record['sharedFormula'])})` };
-      return convertValue(record['result'], numFmt, date1904);
+    case 'str':
+    case 'inlineStr':
+      return { value: unescapeOoxml(value) };
+    case 'b':
+      if (value === '1' || value === 'true') return { value: true };
+      if (value === '0' || value === 'false') return { value: false };
+      return { value: null, errorText: `the boolean ${JSON.stringify(value)}, which is neither 0 nor 1` };
+    case 'e':
+      return { value: null, errorText: `the error ${value}` };
+    case 'd': {
+      // ISO 8601 dates (strict OOXML); like serial dates they carry no zone and read as UTC.
+      const zoned = /(?:Z|[+-]\d\d:?\d\d)$/.test(value) || !value.includes('T') ? value : `${value}Z`;
+      const date = new Date(zoned);
+      return Number.isNaN(date.getTime()) ? { value: null, errorText: `the date ${JSON.stringify(value)}, which is not an ISO 8601 date` } : { value: date };
     }
-    if ('text' in record) return convertValue(record['text'], numFmt, date1904);
+    default: {
+      if (value.trim() === '') return { value: null };
+      const number = Number(value);
+      if (Number.isNaN(number)) return { value: null, errorText: `the number ${JSON.stringify(value)}, which is not a number` };
+      if (!cell.dateStyle) return { value: number };
+      const date = serialToDate(number, date1904);
+      return Number.isNaN(date.getTime()) ? { value: null, errorText: 'a date out of range' } : { value: date };
+    }
   }
-  return { value: null, errorText: 'content crm-ferry cannot read' };
 }
 
 /** Header cells become column names: a Date header prints as its ISO date, anything else as text. */

@@ -1,6 +1,5 @@
 import { open as openFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
 import { FerryError } from '../errors/index.ts';
@@ -218,101 +217,61 @@ async function* iterateEntries(zip: ZipFile, file: string): AsyncGenerator<Entry
   }
 }
 
-/**
- * Inflates the named parts once and throws the bytes away, before exceljs sees them. exceljs's
- * streaming reader never settles when a part's compressed data is damaged (the process simply
- * runs out of work), so damage must be found here; yauzl also holds each part to its declared
- * size, which makes the size guard trustworthy.
- */
-export async function verifyXlsxParts(file: string, names: readonly string[]): Promise<void> {
-  const wanted = new Set(names);
-  const zip = await openZip(file);
-  try {
-    for await (const entry of iterateEntries(zip, file)) {
-      if (wanted.has(entry.fileName)) await drainEntry(zip, entry, file);
-    }
-  } finally {
-    zip.close();
-  }
+/** The parts of one workbook, read from a single open of the zip. */
+export interface XlsxPartReader {
+  has(name: string): boolean;
+  /**
+   * Inflates a part once and throws the bytes away, so that damage (a corrupt deflate stream, a
+   * part longer than its declared size) is found before the first row is handed out rather than
+   * half-way through an import.
+   */
+  verify(name: string): Promise<void>;
+  /**
+   * The inflated bytes of a part, chunk by chunk. yauzl holds the part to its declared size, which
+   * makes the size guard trustworthy; damage surfaces as SOURCE_XLSX_CORRUPT naming the part.
+   * Stopping the iteration early releases the part.
+   */
+  read(name: string): AsyncGenerator<Buffer>;
+  close(): void;
 }
 
-/** Largest size a plain (non-zip64) local header can state. */
-const MAX_ZIP32_SIZE = 0xfffffffe;
-
-/**
- * A zip stream holding only the named parts, in the given order, copied without inflating.
- * exceljs's reader needs the shared strings before a sheet; Excel stores them after the sheets,
- * which makes exceljs copy every sheet to a temporary file first (disk the size of the sheet,
- * left behind when a read stops early). Feeding the parts in the order it needs avoids that,
- * and leaves out the sheets we do not read. A workbook without shared strings gets an empty table.
- */
-export function streamXlsxParts(file: string, names: readonly string[]): Readable {
-  return Readable.from(copyParts(file, names));
-}
-
-async function* copyParts(file: string, names: readonly string[]): AsyncGenerator<Buffer> {
+/** Opens the zip of a workbook for reading its parts; the caller must close it. */
+export async function openXlsxParts(file: string): Promise<XlsxPartReader> {
   const zip = await openZip(file);
+  const entries = new Map<string, Entry>();
   try {
-    const entries = new Map<string, Entry>();
     for await (const entry of iterateEntries(zip, file)) entries.set(entry.fileName, entry);
-    for (const name of names) {
-      const entry = entries.get(name);
-      if (!entry) {
-        if (name === 'xl/sharedStrings.xml') yield* storedPart(name, '<?xml version="1.0" encoding="UTF-8"?><sst count="0" uniqueCount="0"/>');
-        continue;
-      }
-      if (entry.compressedSize > MAX_ZIP32_SIZE || entry.uncompressedSize > MAX_ZIP32_SIZE) {
-        throw new FerryError('SOURCE_XLSX_TOO_LARGE', `${name} in ${file} is larger than 4 GiB, which crm-ferry does not read`, {
-          location: { file },
-          hint: 'Split the sheet, or export it as CSV.',
-        });
-      }
-      const nameBytes = Buffer.from(name, 'utf8');
-      const header = Buffer.alloc(30);
-      header.writeUInt32LE(0x04034b50, 0);
-      header.writeUInt16LE(entry.versionNeededToExtract, 4);
-      // Sizes go in this header, so no data descriptor follows; the name is written as UTF-8.
-      header.writeUInt16LE((entry.generalPurposeBitFlag & ~0x08) | 0x800, 6);
-      header.writeUInt16LE(entry.compressionMethod, 8);
-      header.writeUInt16LE(entry.lastModFileTime, 10);
-      header.writeUInt16LE(entry.lastModFileDate, 12);
-      header.writeUInt32LE(entry.crc32, 14);
-      header.writeUInt32LE(entry.compressedSize, 18);
-      header.writeUInt32LE(entry.uncompressedSize, 22);
-      header.writeUInt16LE(nameBytes.length, 26);
-      header.writeUInt16LE(0, 28);
-      yield Buffer.concat([header, nameBytes]);
-      const raw = await openRawStream(zip, entry, file);
-      for await (const chunk of raw as AsyncIterable<Buffer>) yield chunk;
-    }
-  } finally {
+  } catch (error) {
     zip.close();
+    throw error;
   }
+  const entryOf = (name: string): Entry => {
+    const entry = entries.get(name);
+    if (!entry) throw new FerryError('INTERNAL', `part ${name} of ${file} was read without checking that it exists; this is a bug in crm-ferry`, { location: { file } });
+    return entry;
+  };
+  return {
+    has: (name) => entries.has(name),
+    verify: (name) => drainEntry(zip, entryOf(name), file),
+    read: (name) => readEntry(zip, entryOf(name), file),
+    close: () => zip.close(),
+  };
 }
 
-function* storedPart(name: string, text: string): Generator<Buffer> {
-  const data = Buffer.from(text, 'utf8');
-  const nameBytes = Buffer.from(name, 'utf8');
-  const header = Buffer.alloc(30);
-  header.writeUInt32LE(0x04034b50, 0);
-  header.writeUInt16LE(10, 4);
-  header.writeUInt16LE(0x800, 6);
-  header.writeUInt16LE(0, 8);
-  header.writeUInt16LE(0x21, 12);
-  header.writeUInt32LE(crc32(data), 14);
-  header.writeUInt32LE(data.length, 18);
-  header.writeUInt32LE(data.length, 22);
-  header.writeUInt16LE(nameBytes.length, 26);
-  yield Buffer.concat([header, nameBytes, data]);
-}
-
-function openRawStream(zip: ZipFile, entry: Entry, file: string): Promise<Readable> {
-  return new Promise((resolve, reject) => {
-    zip.openReadStream(entry, { decompress: entry.isCompressed() ? false : null }, (error, stream) => {
-      if (error || !stream) reject(corrupt(file, error ?? new Error(`cannot read ${entry.fileName}`), entry.fileName));
-      else resolve(stream);
+async function* readEntry(zip: ZipFile, entry: Entry, file: string): AsyncGenerator<Buffer> {
+  const stream = await new Promise<Readable>((resolve, reject) => {
+    zip.openReadStream(entry, (error, opened) => {
+      if (error || !opened) reject(corrupt(file, error ?? new Error(`cannot read ${entry.fileName}`), entry.fileName));
+      else resolve(opened);
     });
   });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+  } catch (error) {
+    throw corrupt(file, error, entry.fileName);
+  } finally {
+    stream.destroy();
+  }
 }
 
 function drainEntry(zip: ZipFile, entry: Entry, file: string): Promise<void> {

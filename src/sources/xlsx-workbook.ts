@@ -42,7 +42,14 @@ export interface XlsxWorkbookIndex {
   sheets: XlsxSheetInfo[];
   /** Serial day numbers count from 1904-01-01 (old Mac workbooks) instead of 1899-12-30. */
   date1904: boolean;
+  /** The shared-strings part as the rels name it; the usual name when they do not. */
+  sharedStringsPart: string;
+  /** The styles part as the rels name it; the usual name when they do not. */
+  stylesPart: string;
 }
+
+const SHARED_STRINGS_TYPE = /\/sharedStrings$/;
+const STYLES_TYPE = /\/styles$/;
 
 /** Reads the sheet list from `xl/workbook.xml` and resolves each sheet's part through the rels. */
 export function parseWorkbookIndex(file: string, workbookXml: string, relsXml: string): XlsxWorkbookIndex {
@@ -62,12 +69,18 @@ export function parseWorkbookIndex(file: string, workbookXml: string, relsXml: s
     });
   });
   const targets = new Map<string, string>();
+  let sharedStringsPart = 'xl/sharedStrings.xml';
+  let stylesPart = 'xl/styles.xml';
   if (relsXml !== '') {
     parseXml(relsXml, file, (name, attributes) => {
       if (localName(name) !== 'Relationship') return;
       const id = attributes['Id'];
       const target = attributes['Target'];
-      if (id !== undefined && target !== undefined) targets.set(id, resolveTarget(target));
+      if (target === undefined) return;
+      if (id !== undefined) targets.set(id, resolveTarget(target));
+      const type = attributes['Type'] ?? '';
+      if (SHARED_STRINGS_TYPE.test(type)) sharedStringsPart = resolveTarget(target);
+      else if (STYLES_TYPE.test(type)) stylesPart = resolveTarget(target);
     });
   }
   const sheets = raw.map((sheet, position) => ({
@@ -76,7 +89,7 @@ export function parseWorkbookIndex(file: string, workbookXml: string, relsXml: s
     state: sheet.state,
     part: targets.get(sheet.relId) ?? '',
   }));
-  return { sheets, date1904 };
+  return { sheets, date1904, sharedStringsPart, stylesPart };
 }
 
 /** Some writers bind the relationships namespace to another prefix than `r`. */

@@ -1,15 +1,16 @@
-import type { EventEmitter } from 'node:events';
 import { basename } from 'node:path';
-import ExcelJS from 'exceljs';
 import { FerryError } from '../errors/index.ts';
 import type { CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceWarning } from './types.ts';
-import { checkPartSize, openXlsxContainer, streamXlsxParts, verifyXlsxParts } from './xlsx-container.ts';
+import { checkPartSize, openXlsxContainer, openXlsxParts } from './xlsx-container.ts';
 import type { XlsxContainer } from './xlsx-container.ts';
 import { parseWorkbookIndex } from './xlsx-workbook.ts';
-import type { XlsxSheetInfo } from './xlsx-workbook.ts';
-import { convertCell, headerText } from './xlsx-cells.ts';
+import type { XlsxSheetInfo, XlsxWorkbookIndex } from './xlsx-workbook.ts';
+import { headerText } from './xlsx-cells.ts';
 import { uniqueHeaderNames } from './xlsx-headers.ts';
-import { untilFailure } from './xlsx-race.ts';
+import { readSheetRows } from './xlsx-sheet.ts';
+import type { SheetRowData } from './xlsx-sheet.ts';
+import { SharedStringTable, readSharedStrings } from './xlsx-strings.ts';
+import { DateStyles, readDateStyles } from './xlsx-styles.ts';
 
 export interface XlsxReadOptions extends CommonReadOptions {
   /** Sheet name or 1-based index. @default 1 */
@@ -40,7 +41,6 @@ interface NormalizedXlsxOptions {
 
 const DEFAULT_MAX_UNCOMPRESSED = 1024 * 1024 * 1024;
 const DEFAULT_MAX_RATIO = 200;
-const SHEET_PART = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
 function normalizeOptions(options: XlsxReadOptions): NormalizedXlsxOptions {
   const sheet = options.sheet ?? 1;
@@ -86,12 +86,12 @@ function pickSheet(file: string, sheets: XlsxSheetInfo[], wanted: string | numbe
   });
 }
 
-/** The parts exceljs is given, in the order it needs them: the index, styles, strings, then the sheet. */
-function partsToRead(sheet: XlsxSheetInfo): string[] {
-  return ['xl/_rels/workbook.xml.rels', 'xl/workbook.xml', 'xl/styles.xml', 'xl/sharedStrings.xml', sheet.part];
+/** The parts a read inflates: the sheet and what its cells refer to. */
+function partsToRead(index: XlsxWorkbookIndex, sheet: XlsxSheetInfo): string[] {
+  return ['xl/_rels/workbook.xml.rels', 'xl/workbook.xml', index.stylesPart, index.sharedStringsPart, sheet.part];
 }
 
-function guardParts(file: string, container: XlsxContainer, sheet: XlsxSheetInfo, options: NormalizedXlsxOptions): void {
+function guardParts(file: string, container: XlsxContainer, index: XlsxWorkbookIndex, sheet: XlsxSheetInfo, options: NormalizedXlsxOptions): void {
   const limits = { maxUncompressedBytes: options.maxUncompressedBytes, maxCompressionRatio: options.maxCompressionRatio };
   if (!container.parts.has(sheet.part)) {
     throw new FerryError('SOURCE_XLSX_CORRUPT', `${file} lists sheet ${JSON.stringify(sheet.name)} but its part ${sheet.part || '(unresolved)'} is missing`, {
@@ -99,7 +99,7 @@ function guardParts(file: string, container: XlsxContainer, sheet: XlsxSheetInfo
       hint: 'Re-save the workbook from Excel or LibreOffice.',
     });
   }
-  for (const name of partsToRead(sheet)) {
+  for (const name of partsToRead(index, sheet)) {
     const part = container.parts.get(name);
     if (part) checkPartSize(file, part, limits);
   }
@@ -107,20 +107,22 @@ function guardParts(file: string, container: XlsxContainer, sheet: XlsxSheetInfo
 
 /**
  * Reads one sheet of an XLSX workbook as rows, streaming: memory grows with the shared-strings
- * table (which Excel keeps for the whole workbook) but not with the number of rows.
+ * table (which Excel keeps for the whole workbook, packed here into one buffer) but not with the
+ * number of rows.
  *
  * Values: text cells stay text (a phone number `0612...` keeps its zero); numbers keep the double
  * the file stores; date-formatted numbers (also formula results) become Date, read as UTC;
  * formulas give their cached result; rich text and hyperlinks give their text; booleans stay
- * booleans; an error cell (`#N/A`) or a formula without a saved result gives null with a warning. Merged cells: only the top-left
- * cell holds the value, the others read as null (the merge list comes after the cells in the
- * file, so repeating the value would mean buffering the sheet). Rows whose cells are all empty are
- * skipped and counted in one `EMPTY_ROWS_SKIPPED` warning. Cells right of the header's last named
- * column are kept under `column<N>` with a warning.
+ * booleans; an error cell (`#N/A`) or a formula without a saved result gives null with a warning.
+ * Merged cells: only the top-left cell holds the value, the others read as null (the merge list
+ * comes after the cells in the file, so repeating the value would mean buffering the sheet). Rows
+ * whose cells are all empty, and rows missing between the header and the last row, are skipped and
+ * counted in one `EMPTY_ROWS_SKIPPED` warning. Cells right of the header's last named column are
+ * kept under `column<N>` with a warning.
  *
- * Only the workbook index, styles, shared strings and the chosen sheet are inflated: each is held
- * to the size limits before anything is inflated, then inflated once to check it is intact (a
- * damaged part would otherwise leave exceljs waiting forever), then read. Nothing goes to disk.
+ * Only the workbook index, styles, shared strings and the chosen sheet are inflated, each held to
+ * the size limits before anything is inflated; the sheet is inflated once up front to check it is
+ * intact, so a damaged file fails before the first row. Nothing goes to disk.
  *
  * `row` of each item counts records; `location.row` is the sheet's own row number, as Excel shows it.
  * @throws FerryError SOURCE_NOT_FOUND, SOURCE_UNREADABLE, SOURCE_XLSX_CORRUPT, SOURCE_XLSX_ENCRYPTED,
@@ -128,83 +130,50 @@ function guardParts(file: string, container: XlsxContainer, sheet: XlsxSheetInfo
  */
 export async function* readXlsx(file: string, options: XlsxReadOptions = {}): AsyncGenerator<SourceItem> {
   const opts = normalizeOptions(options);
+  opts.signal?.throwIfAborted();
   const container = await openXlsxContainer(file);
   const index = parseWorkbookIndex(file, container.workbookXml, container.workbookRelsXml);
   const sheet = pickSheet(file, index.sheets, opts.sheet);
-  guardParts(file, container, sheet, opts);
-  const partMatch = SHEET_PART.exec(sheet.part);
-  if (!partMatch) {
-    throw new FerryError('SOURCE_XLSX_CORRUPT', `sheet ${JSON.stringify(sheet.name)} of ${file} is stored as ${sheet.part}, a part name the streaming reader cannot follow`, {
-      location: { file, sheet: sheet.name },
-      hint: 'Re-save the workbook from Excel or LibreOffice, which names sheet parts xl/worksheets/sheetN.xml.',
-    });
-  }
-  await verifyXlsxParts(file, partsToRead(sheet));
-  const wantedNumber = partMatch[1];
-  const source = `${basename(file)}#${sheet.name}`;
-  const input = streamXlsxParts(file, partsToRead(sheet));
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
-    sharedStrings: 'cache',
-    styles: 'cache',
-    hyperlinks: 'ignore',
-    worksheets: 'emit',
-    entries: 'emit',
-  });
-  // The reader renames worksheets after their sheetId, so the part number is only known from this event.
-  let currentNumber: string | undefined;
-  (reader as unknown as EventEmitter).on('entry', (entry: { type: string; id?: string }) => {
-    if (entry.type === 'worksheet') currentNumber = entry.id;
-  });
-
-  // exceljs pipes the input into its unzipper, and a pipe does not pass errors on: without this
-  // race a failing input would leave the read waiting forever.
-  const inputFailed = new AbortController();
-  input.once('error', (error) => inputFailed.abort(error));
-
-  const rowReader = new SheetRowReader(file, sheet.name, source, index.date1904, opts);
-  let sawSheet = false;
+  guardParts(file, container, index, sheet, opts);
+  const zip = await openXlsxParts(file);
   try {
-    for await (const worksheet of untilFailure(reader, inputFailed.signal)) {
-      if (currentNumber !== wantedNumber) continue;
-      sawSheet = true;
-      for await (const row of untilFailure(worksheet, inputFailed.signal)) {
-        opts.signal?.throwIfAborted();
-        const item = rowReader.accept(row);
-        if (item) yield item;
-      }
+    await zip.verify(sheet.part);
+    const styles = zip.has(index.stylesPart) ? await readDateStyles(zip.read(index.stylesPart), file, index.stylesPart, opts.signal) : DateStyles.none();
+    const strings = zip.has(index.sharedStringsPart)
+      ? await readSharedStrings(zip.read(index.sharedStringsPart), {
+          file,
+          part: index.sharedStringsPart,
+          declaredBytes: container.parts.get(index.sharedStringsPart)?.uncompressedSize ?? 0,
+          signal: opts.signal,
+        })
+      : new SharedStringTable(16, 16);
+    const rows = readSheetRows(zip.read(sheet.part), { file, part: sheet.part, sheet: sheet.name, strings, styles, date1904: index.date1904, signal: opts.signal });
+    const rowReader = new SheetRowReader(file, sheet.name, `${basename(file)}#${sheet.name}`, opts);
+    for await (const row of rows) {
+      opts.signal?.throwIfAborted();
+      const item = rowReader.accept(row);
+      if (item) yield item;
     }
-  } catch (error) {
-    if (error instanceof FerryError || opts.signal?.aborted) throw error;
-    throw new FerryError('SOURCE_XLSX_CORRUPT', `${file} could not be read as a workbook: ${(error as Error).message}`, {
-      location: { file, sheet: sheet.name },
-      cause: error,
-      hint: 'The file may be damaged or truncated; re-save it from Excel or LibreOffice, or export the sheet as CSV.',
-    });
+    rowReader.finish();
   } finally {
-    input.destroy();
+    zip.close();
   }
-  if (!sawSheet) {
-    throw new FerryError('SOURCE_XLSX_CORRUPT', `${file} lists sheet ${JSON.stringify(sheet.name)} but its cells could not be found`, {
-      location: { file, sheet: sheet.name },
-      hint: 'Re-save the workbook from Excel or LibreOffice.',
-    });
-  }
-  rowReader.finish();
 }
 
-/** Turns exceljs rows into items; keeps the header and counters between rows. */
+/** Turns sheet rows into items; keeps the header and counters between rows. */
 class SheetRowReader {
   private names: string[] | undefined;
   private width = 0;
   private itemCount = 0;
   private emptyRows = 0;
   private warnedWide = false;
+  /** The last row number seen; a jump past it means rows missing from the file, which are empty. */
+  private lastRow = 0;
 
   constructor(
     private readonly file: string,
     private readonly sheet: string,
     private readonly source: string,
-    private readonly date1904: boolean,
     private readonly options: NormalizedXlsxOptions,
   ) {
     if (options.headerRow === 'none') this.names = [];
@@ -218,26 +187,28 @@ class SheetRowReader {
     this.options.onWarning({ code, message, location: this.location(row) });
   }
 
-  accept(row: ExcelJS.Row): SourceItem | undefined {
+  accept(row: SheetRowData): SourceItem | undefined {
     const rowNumber = row.number;
     const { headerRow } = this.options;
+    const previous = this.lastRow;
+    this.lastRow = Math.max(previous, rowNumber);
     if (headerRow !== 'none' && this.names === undefined) {
       if (rowNumber < headerRow) return undefined;
       if (rowNumber > headerRow) this.failMissingHeader(headerRow);
       this.readHeader(row);
       return undefined;
     }
+    if (rowNumber > previous + 1) this.emptyRows += rowNumber - previous - 1;
     const cells: Array<{ column: number; value: CellValue }> = [];
     let maxColumn = 0;
-    row.eachCell({ includeEmpty: false }, (cell, column) => {
-      const converted = convertCell(cell, this.date1904);
-      if (converted.errorText !== undefined) {
-        this.warn('OTHER', `cell ${cell.address} holds ${converted.errorText}; read as empty`, rowNumber);
+    for (const cell of row.cells) {
+      if (cell.errorText !== undefined) {
+        this.warn('OTHER', `cell ${cell.ref} holds ${cell.errorText}; read as empty`, rowNumber);
       }
-      if (converted.value === null || converted.value === '') return;
-      cells.push({ column, value: converted.value });
-      maxColumn = Math.max(maxColumn, column);
-    });
+      if (cell.value === null || cell.value === '') continue;
+      cells.push({ column: cell.column, value: cell.value });
+      maxColumn = Math.max(maxColumn, cell.column);
+    }
     if (cells.length === 0) {
       this.emptyRows++;
       return undefined;
@@ -269,15 +240,15 @@ class SheetRowReader {
     });
   }
 
-  private readHeader(row: ExcelJS.Row): void {
+  private readHeader(row: SheetRowData): void {
     const texts: string[] = [];
     let width = 0;
-    row.eachCell({ includeEmpty: false }, (cell, column) => {
-      const text = headerText(convertCell(cell, this.date1904).value);
-      if (text === '') return;
+    for (const { column, value } of row.cells) {
+      const text = headerText(value);
+      if (text === '') continue;
       texts[column] = text;
       width = Math.max(width, column);
-    });
+    }
     if (width === 0) this.failMissingHeader(row.number);
     const { names, fixes } = uniqueHeaderNames(texts, width);
     for (const fix of fixes) {
