@@ -45,6 +45,7 @@ export function completeDueJobs(ctx: SandboxContext): void {
       handlers.get(job.target.table)?.(ctx, job.target.id);
       job.status = 'completed';
       job.progress = 100;
+      ctx.store.completedJobs += 1;
     }
   }
 }

@@ -131,8 +131,13 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     await saving;
   };
   if (settings.dataFile) {
+    let savedJobs = context.store.completedJobs;
     app.addHook('onResponse', async (request) => {
-      if (request.method === 'GET' || request.method === 'HEAD') return;
+      // Reads change nothing, except when they were the first request after a scheduled job
+      // came due (jobs complete at the start of any request).
+      const jobsDone = context.store.completedJobs !== savedJobs;
+      if ((request.method === 'GET' || request.method === 'HEAD') && !jobsDone) return;
+      savedJobs = context.store.completedJobs;
       dirty = true;
       void flush().catch((error: unknown) => request.log.error(error));
     });

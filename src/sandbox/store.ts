@@ -129,6 +129,9 @@ export class Store {
   readonly authCodes = new Map<string, AuthCodeRec>();
   readonly oauthClients = new Map<string, OAuthClientRec>();
 
+  /** How many scheduled jobs have completed since start; tells the server a read changed state. */
+  completedJobs = 0;
+
   /** Whether the account is a teams edition (activity types can be created). */
   teamsEdition = true;
 

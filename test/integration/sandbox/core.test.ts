@@ -95,3 +95,31 @@ describe('sandbox core: request bodies', () => {
     expect(typeof answer.body.message).toBe('string');
   });
 });
+
+describe('sandbox core: scheduled jobs and the data file', () => {
+  it('saves the effect of a job that completed during a read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-jobs-'));
+    const file = join(dir, 'state.json');
+    let now = new Date('2026-02-01T10:00:00Z');
+    const sandbox = await startTestSandbox({ dataFile: file, now: () => now, jobDurationMs: 1000 });
+    try {
+      const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Scheduled Ltd' } });
+      const id = party.body.party.id as number;
+      await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id }, content: 'history' } });
+      const deleted = await sandbox.v2('DELETE', `/parties/${id}`);
+      expect(deleted.status).toBe(202);
+      now = new Date(now.getTime() + 5000);
+      const job = await sandbox.call('GET', new URL(String(deleted.headers.location)).pathname);
+      expect(job.body.job.status).toBe('completed');
+      const saved = async (): Promise<boolean> => {
+        const state = JSON.parse(await readFile(file, 'utf8'));
+        return !state.tables.parties.some((p: { id: number }) => p.id === id);
+      };
+      for (let i = 0; i < 100 && !(await saved()); i += 1) await new Promise((r) => setTimeout(r, 20));
+      expect(await saved()).toBe(true);
+    } finally {
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
