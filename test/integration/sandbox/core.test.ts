@@ -108,13 +108,14 @@ describe('sandbox core: scheduled jobs and the data file', () => {
       await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id }, content: 'history' } });
       const deleted = await sandbox.v2('DELETE', `/parties/${id}`);
       expect(deleted.status).toBe(202);
+      const state = async () => JSON.parse(await readFile(file, 'utf8'));
+      // Let the save after the DELETE land first: it holds the party and the job in progress.
+      for (let i = 0; i < 100 && (await state()).jobs.length === 0; i += 1) await new Promise((r) => setTimeout(r, 20));
+      expect((await state()).tables.parties.some((p: { id: number }) => p.id === id)).toBe(true);
       now = new Date(now.getTime() + 5000);
       const job = await sandbox.call('GET', new URL(String(deleted.headers.location)).pathname);
       expect(job.body.job.status).toBe('completed');
-      const saved = async (): Promise<boolean> => {
-        const state = JSON.parse(await readFile(file, 'utf8'));
-        return !state.tables.parties.some((p: { id: number }) => p.id === id);
-      };
+      const saved = async (): Promise<boolean> => !(await state()).tables.parties.some((p: { id: number }) => p.id === id);
       for (let i = 0; i < 100 && !(await saved()); i += 1) await new Promise((r) => setTimeout(r, 20));
       expect(await saved()).toBe(true);
     } finally {
