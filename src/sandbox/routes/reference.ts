@@ -67,6 +67,9 @@ function userJson(ctx: SandboxContext, user: UserRec): Record<string, unknown> {
     id: user.id,
     username: user.username,
     name: user.name,
+    // Not shown by the spec; given so that owners can be matched by email address, as exports
+    // of other systems name them.
+    email: user.email,
     pictureURL: pictureOf(user),
     role: user.role,
     team: teamSummary(ctx, user.defaultTeamId),

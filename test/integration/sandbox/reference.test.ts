@@ -72,6 +72,7 @@ describe('4.13 users and teams', () => {
       id: expect.any(Number),
       username: 'sam',
       name: 'Sam Seller',
+      email: 'sam@sandbox.example',
       pictureURL: expect.stringMatching(/^https:\/\//),
       role: 'User',
       team: { id: sales?.id, name: 'Sales' },
