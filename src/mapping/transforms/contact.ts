@@ -1,0 +1,107 @@
+import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { CountryCode } from 'libphonenumber-js';
+import { z } from 'zod';
+import { TransformError } from './types.ts';
+import type { TransformDefinition } from './types.ts';
+import { parsingTransform, quote } from './values.ts';
+
+/**
+ * What a written phone number may contain. libphonenumber would pick a number out of any text
+ * ("call 020 ... after 6"), which hides a wrong column; letters and extensions are refused here.
+ */
+const PHONE_CHARACTERS = /^\+?[\d\s().\-/]+$/;
+
+/** Distinct numbers remembered per phone transform; bounded so a large import cannot grow it without end. */
+const PHONE_CACHE_SIZE = 10_000;
+
+const phoneOptions = z
+  .object({
+    defaultCountry: z
+      .string()
+      .optional()
+      .describe('ISO 3166 alpha-2 country (GB, DE, US; any case) of numbers written without a country code; without it such numbers are invalid'),
+    invalid: z
+      .enum(['error', 'keep'])
+      .default('error')
+      .describe('A number that is not valid: reject the row, or keep the text as written (trimmed).'),
+  })
+  .strict()
+  .superRefine((options, context) => {
+    if (options.defaultCountry !== undefined && !isSupportedCountry(options.defaultCountry.toUpperCase())) {
+      context.addIssue({
+        code: 'custom',
+        message: `${quote(options.defaultCountry)} is not a country code phone numbers are known for (ISO 3166 alpha-2, such as GB)`,
+        path: ['defaultCountry'],
+      });
+    }
+  });
+
+export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
+  name: 'phone',
+  summary:
+    'Normalises a phone number to E.164 (+442079460000); numbers with a country code keep it, others use `defaultCountry`. Letters, extensions and numbers not valid for the country reject the row.',
+  options: phoneOptions,
+  shorthand: 'defaultCountry',
+  examples: [
+    { yaml: '{phone: GB}', input: '020 7946 0000', output: '+442079460000' },
+    { yaml: '{phone: GB}', input: '+49 30 1234567', output: '+49301234567' },
+    { yaml: '{phone: {defaultCountry: GB, invalid: keep}}', input: 'ask reception', output: 'ask reception' },
+  ],
+  create(options) {
+    const country = options.defaultCountry?.toUpperCase() as CountryCode | undefined;
+    const keep = options.invalid === 'keep';
+    const expected = `a phone number${country === undefined ? ' with a country code' : ` valid in ${country} or with a country code`} like ${country === 'GB' ? '020 7946 0000' : '+44 20 7946 0000'}`;
+    // Parsing costs tens of microseconds; switchboard numbers repeat across a company's contacts.
+    const seen = new Map<string, string | null>();
+    const read = (written: string): string | undefined => {
+      const known = seen.get(written);
+      if (known !== undefined) return known ?? undefined;
+      const parsed = PHONE_CHARACTERS.test(written) ? parsePhoneNumberFromString(written, country) : undefined;
+      const result = parsed !== undefined && parsed.isValid() ? parsed.number : null;
+      if (seen.size >= PHONE_CACHE_SIZE) seen.clear();
+      seen.set(written, result);
+      return result ?? undefined;
+    };
+    return parsingTransform((text, _context, original) => {
+      // 00 is the international prefix in most of the world; without a default country libphonenumber would not know it.
+      const written = country === undefined && text.startsWith('00') ? `+${text.slice(2)}` : text;
+      // A spreadsheet cell formatted as a number has lost its leading 0 or +: the national reading
+      // is tried first (the usual case), then the international one.
+      const normalised = read(written) ?? (typeof original === 'number' ? read(`+${written}`) : undefined);
+      if (normalised !== undefined) return normalised;
+      if (keep) return text;
+      throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'phone');
+    });
+  },
+};
+
+/**
+ * The practical shape of an address: a local part without spaces, one @, and a domain of at least
+ * two labels of letters, digits and hyphens (any script), ending in a label of two or more letters.
+ */
+const EMAIL = /^(?!\.)(?!.*\.\.)[^\s@"<>(),;:\\[\]]{1,64}(?<!\.)@(?=.{1,253}$)(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+\p{L}{2,63}$/u;
+
+const emailOptions = z
+  .object({
+    lowercase: z.boolean().default(true).describe('Write the whole address in lower case, so the same person matches across files.'),
+  })
+  .strict();
+
+export const email: TransformDefinition<z.output<typeof emailOptions>> = {
+  name: 'email',
+  summary: 'Trims and checks an email address (one @, no spaces, a dotted domain), lower-cased by default; anything else rejects the row.',
+  options: emailOptions,
+  examples: [
+    { yaml: 'email', input: ' Ada.Lovelace@Example.COM ', output: 'ada.lovelace@example.com' },
+    { yaml: '{email: {lowercase: false}}', input: 'Ada@Example.com', output: 'Ada@Example.com' },
+  ],
+  create(options) {
+    const lower = options.lowercase;
+    return parsingTransform((text) => {
+      // A "mailto:" link is an address in disguise, common in exports from web forms.
+      const address = text.toLowerCase().startsWith('mailto:') ? text.slice(7).trim() : text;
+      if (!EMAIL.test(address)) throw new TransformError(`expected an email address like name@example.com, got ${quote(text)}`, 'email');
+      return lower ? address.toLowerCase() : address;
+    });
+  },
+};

@@ -1,0 +1,247 @@
+import { z } from 'zod';
+import { TransformError } from './types.ts';
+import type { TransformDefinition, TransformFn, Value } from './types.ts';
+import { escapeRegExp, quote, scalarToText, textTransform } from './values.ts';
+
+const noOptions = z.object({}).strict();
+type NoOptions = z.output<typeof noOptions>;
+
+/**
+ * Flags a mapping may give a regular expression. `y` and `d` are left out: a sticky expression
+ * keeps state between rows, and match indices are of no use to a replacement.
+ */
+const FLAGS_PATTERN = /^(?!.*(.).*\1)[gimsuv]*$/;
+
+/** Compiles a pattern from options, or says why it cannot be compiled (for a zod issue). */
+function compileRegExp(pattern: string, flags: string): RegExp | string {
+  if (!FLAGS_PATTERN.test(flags)) return `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
+  try {
+    return new RegExp(pattern, flags);
+  } catch (error) {
+    return `pattern ${quote(pattern)} is not a valid regular expression (${(error as Error).message})`;
+  }
+}
+
+export const trim: TransformDefinition<NoOptions> = {
+  name: 'trim',
+  summary: 'Removes white space at both ends of text.',
+  options: noOptions,
+  examples: [{ yaml: 'trim', input: '  Ada Lovelace ', output: 'Ada Lovelace' }],
+  create: () => textTransform((text) => text.trim()),
+};
+
+export const lowercase: TransformDefinition<NoOptions> = {
+  name: 'lowercase',
+  summary: 'Turns text into lower case.',
+  options: noOptions,
+  examples: [{ yaml: 'lowercase', input: 'Ada@Example.COM', output: 'ada@example.com' }],
+  create: () => textTransform((text) => text.toLowerCase()),
+};
+
+export const uppercase: TransformDefinition<NoOptions> = {
+  name: 'uppercase',
+  summary: 'Turns text into upper case.',
+  options: noOptions,
+  examples: [{ yaml: 'uppercase', input: 'gb', output: 'GB' }],
+  create: () => textTransform((text) => text.toUpperCase()),
+};
+
+/** Letters, marks and digits with apostrophes inside, so "o'neil" is one word and "anne-marie" two. */
+const WORD = /[\p{L}\p{M}\p{N}'’]+/gu;
+const HAS_LETTER = /^\p{L}/u;
+
+function titlecaseWord(word: string): string {
+  // Only shouting is lowered: a name typed with care ("McDonald", "van der Berg") keeps its capitals.
+  let out = word === word.toUpperCase() ? word.toLowerCase() : word;
+  if (HAS_LETTER.test(out)) out = out.charAt(0).toUpperCase() + out.slice(1);
+  // A one-letter prefix before an apostrophe is an Irish or French name part (O'Neil, D'Arcy);
+  // a longer one is a contraction ("don't") whose tail stays small.
+  const second = out.charAt(1);
+  if (out.length > 2 && (second === "'" || second === '’')) out = out.slice(0, 2) + out.charAt(2).toUpperCase() + out.slice(3);
+  return out;
+}
+
+export const titlecase: TransformDefinition<NoOptions> = {
+  name: 'titlecase',
+  summary:
+    'Capitalises the first letter of every word; words in all capitals are lowered first, other capitals are kept (McDonald stays, O\'NEIL becomes O\'Neil).',
+  options: noOptions,
+  examples: [
+    { yaml: 'titlecase', input: "mary o'neil-SMITH", output: "Mary O'Neil-Smith" },
+    { yaml: 'titlecase', input: 'mcdonald', output: 'Mcdonald' },
+  ],
+  create: () => textTransform((text) => text.replace(WORD, titlecaseWord)),
+};
+
+export const collapse: TransformDefinition<NoOptions> = {
+  name: 'collapse',
+  summary: 'Replaces every run of white space (tabs, line breaks, no-break spaces) with one space; ends are left to `trim`.',
+  options: noOptions,
+  examples: [{ yaml: 'collapse', input: 'Ada\t\tKing \n Lovelace', output: 'Ada King Lovelace' }],
+  create: () => textTransform((text) => text.replace(/\s+/g, ' ')),
+};
+
+const replaceOptions = z
+  .object({
+    pattern: z.string().min(1).describe('The text to find; a regular expression when `regex` is true'),
+    with: z
+      .string()
+      .default('')
+      .describe('The replacement; with `regex`, `$1` and `$<name>` insert captured groups.'),
+    regex: z.boolean().default(false).describe('Treat `pattern` as a JavaScript regular expression.'),
+    flags: z
+      .string()
+      .default('g')
+      .describe('Regular expression flags (g, i, m, s, u, v); without `g` only the first match is replaced. Also applies to plain text patterns.'),
+  })
+  .strict()
+  .superRefine((options, context) => {
+    const compiled = compileRegExp(options.regex ? options.pattern : escapeRegExp(options.pattern), options.flags);
+    if (typeof compiled === 'string') context.addIssue({ code: 'custom', message: compiled, path: ['pattern'] });
+  });
+
+export const replace: TransformDefinition<z.output<typeof replaceOptions>> = {
+  name: 'replace',
+  summary: 'Replaces plain text or a regular expression match, every occurrence by default.',
+  options: replaceOptions,
+  examples: [
+    { yaml: "{replace: {pattern: ' Ltd.', with: ' Limited'}}", input: 'Acme Ltd.', output: 'Acme Limited' },
+    { yaml: "{replace: {pattern: '^(\\w+), (\\w+)$', with: '$2 $1', regex: true}}", input: 'Lovelace, Ada', output: 'Ada Lovelace' },
+  ],
+  create(options) {
+    const expression = new RegExp(options.regex ? options.pattern : escapeRegExp(options.pattern), options.flags);
+    const replacement = options.with;
+    // A plain replacement is inserted as written: `$&` in it must not be read as a group reference.
+    if (!options.regex) return textTransform((text) => text.replace(expression, () => replacement));
+    return textTransform((text) => text.replace(expression, replacement));
+  },
+};
+
+const truncateOptions = z
+  .object({
+    length: z.number().int().min(1).describe('Most characters kept; longer text is cut at the end'),
+  })
+  .strict();
+
+export const truncate: TransformDefinition<z.output<typeof truncateOptions>> = {
+  name: 'truncate',
+  summary: 'Cuts text to at most `length` characters (counting characters, so emoji and accents are never split).',
+  options: truncateOptions,
+  shorthand: 'length',
+  examples: [{ yaml: '{truncate: 10}', input: 'Analytical Engine Ltd', output: 'Analytical' }],
+  create({ length }) {
+    return textTransform((text) => {
+      if (text.length <= length) return text;
+      // Counting code points rather than UTF-16 units keeps surrogate pairs whole.
+      let out = '';
+      let count = 0;
+      for (const character of text) {
+        if (count === length) break;
+        out += character;
+        count += 1;
+      }
+      return out;
+    });
+  },
+};
+
+const affixOptions = z
+  .object({
+    text: z.string().min(1).describe('The text to add'),
+  })
+  .strict();
+
+export const prefix: TransformDefinition<z.output<typeof affixOptions>> = {
+  name: 'prefix',
+  summary: 'Puts text in front of a value; blank values stay as they are, so an empty cell does not become the prefix alone.',
+  options: affixOptions,
+  shorthand: 'text',
+  examples: [
+    { yaml: "{prefix: 'Legacy ID: '}", input: '4711', output: 'Legacy ID: 4711' },
+    { yaml: "{prefix: 'Legacy ID: '}", input: '', output: '' },
+  ],
+  create({ text: added }) {
+    return textTransform((text) => (text.trim() === '' ? text : added + text));
+  },
+};
+
+export const suffix: TransformDefinition<z.output<typeof affixOptions>> = {
+  name: 'suffix',
+  summary: 'Puts text after a value; blank values stay as they are.',
+  options: affixOptions,
+  shorthand: 'text',
+  examples: [{ yaml: "{suffix: ' (imported)'}", input: 'Acme', output: 'Acme (imported)' }],
+  create({ text: added }) {
+    return textTransform((text) => (text.trim() === '' ? text : text + added));
+  },
+};
+
+/** Number of capturing groups of an expression: an alternative that always matches reveals it. */
+function countGroups(pattern: string, flags: string): number {
+  const match = new RegExp(`${pattern}|`, flags.replace('g', '')).exec('');
+  return match === null ? 0 : match.length - 1;
+}
+
+const extractOptions = z
+  .object({
+    pattern: z.string().min(1).describe('A regular expression with exactly one capturing group; the group is the result'),
+    flags: z.string().default('').describe('Regular expression flags (i, m, s, u, v).'),
+    otherwise: z
+      .enum(['error', 'empty', 'keep'])
+      .default('error')
+      .describe('When the pattern does not match: reject the row, give nothing (dropped from a list), or keep the value.'),
+  })
+  .strict()
+  .superRefine((options, context) => {
+    const compiled = compileRegExp(options.pattern, options.flags);
+    if (typeof compiled === 'string') {
+      context.addIssue({ code: 'custom', message: compiled, path: ['pattern'] });
+      return;
+    }
+    const groups = countGroups(options.pattern, options.flags);
+    if (groups !== 1) {
+      context.addIssue({
+        code: 'custom',
+        message: `pattern ${quote(options.pattern)} must have exactly one capturing group, it has ${groups}`,
+        path: ['pattern'],
+      });
+    }
+  });
+
+export const extract: TransformDefinition<z.output<typeof extractOptions>> = {
+  name: 'extract',
+  summary: 'Keeps the part of the text that the one capturing group of a regular expression matches.',
+  options: extractOptions,
+  shorthand: 'pattern',
+  examples: [
+    { yaml: "{extract: 'ID-(\\d+)'}", input: 'Order ID-4711 (web)', output: '4711' },
+    { yaml: "{extract: {pattern: '@(.+)$', otherwise: empty}}", input: 'no address', output: null },
+  ],
+  create(options) {
+    // The global flag would make exec() remember where it stopped, from one row to the next.
+    const expression = new RegExp(options.pattern, options.flags.replace('g', ''));
+    const { otherwise } = options;
+    const one = (text: string): string | null => {
+      // A blank cell has nothing to extract from: it stays empty, as in the other parsing transforms.
+      if (text.trim() === '') return null;
+      const match = expression.exec(text);
+      if (match !== null) return match[1] ?? '';
+      if (otherwise === 'keep') return text;
+      if (otherwise === 'empty') return null;
+      throw new TransformError(`expected text matching /${options.pattern}/, got ${quote(text)}`, 'extract');
+    };
+    const fn: TransformFn = (value: Value) => {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        const out: string[] = [];
+        for (const element of value) {
+          const result = one(element);
+          if (result !== null) out.push(result);
+        }
+        return out;
+      }
+      return one(scalarToText(value));
+    };
+    return fn;
+  },
+};
