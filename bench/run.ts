@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['sandbox-throughput', 'csv-read', 'xlsx-read', 'v1-read'] as const;
+const BENCHES = ['sandbox-throughput', 'csv-read', 'xlsx-read', 'v1-read', 'mapping'] as const;
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !(BENCHES as readonly string[]).includes(name));

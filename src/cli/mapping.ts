@@ -1,0 +1,101 @@
+import { writeFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { EXIT, FerryError } from '../errors/index.ts';
+import { compileMapping } from '../mapping/compile.ts';
+import { draftMapping } from '../mapping/init.ts';
+import type { DraftOptions } from '../mapping/init.ts';
+import { parseMapping } from '../mapping/load.ts';
+import { mappingJsonSchema } from '../mapping/reference.ts';
+import { ENTITIES } from '../mapping/schema.ts';
+import type { Entity } from '../mapping/schema.ts';
+import { normalizeHeaderRow } from '../sources/index.ts';
+import type { CliIo, Command, ParsedArgs } from './command.ts';
+
+function pathIn(io: CliIo, file: string): string {
+  return isAbsolute(file) ? file : resolve(io.cwd, file);
+}
+
+async function writeOut(io: CliIo, out: string | undefined, text: string): Promise<void> {
+  if (out === undefined) {
+    io.stdout.write(text);
+    return;
+  }
+  try {
+    await writeFile(pathIn(io, out), text);
+  } catch (error) {
+    throw new FerryError('USAGE', `cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+  io.stderr.write(`wrote ${out}\n`);
+}
+
+export const mappingSchemaCommand: Command = {
+  name: 'mapping schema',
+  summary: 'write the JSON Schema of mapping files, for editors',
+  usage: `Usage: crm-ferry mapping schema [--out FILE]
+
+Writes the JSON Schema of mapping files (from the same schema crm-ferry validates them with), so
+that editors complete and check them. Point the YAML language server at it with a first line
+  # yaml-language-server: $schema=./mapping.schema.json
+
+Options:
+  --out FILE   write to FILE instead of standard output
+`,
+  options: { out: { type: 'string' } },
+  async run(args, io) {
+    if (args.positionals.length > 0) throw new FerryError('USAGE', `mapping schema takes no arguments, got ${args.positionals.join(' ')}`);
+    await writeOut(io, args.values.out as string | undefined, `${JSON.stringify(mappingJsonSchema(), null, 2)}\n`);
+    return EXIT.OK;
+  },
+};
+
+/** Builds the library options from the flags; every flag error is a USAGE error. */
+export function toInitOptions(args: ParsedArgs): { file: string; out: string | undefined; options: DraftOptions } {
+  if (args.positionals.length !== 1) {
+    throw new FerryError('USAGE', `mapping init takes exactly one FILE, got ${args.positionals.length}`, {
+      hint: 'Usage: crm-ferry mapping init FILE [--entity party|kase|opportunity|entry|task] [--out M.yaml]',
+    });
+  }
+  const v = args.values;
+  const entity = (v.entity as string | undefined) ?? 'party';
+  if (!(ENTITIES as readonly string[]).includes(entity)) {
+    throw new FerryError('USAGE', `--entity must be one of ${ENTITIES.join(', ')}, got ${JSON.stringify(entity)}`);
+  }
+  const options: DraftOptions = { entity: entity as Entity };
+  if (v.sheet !== undefined) options.sheet = v.sheet as string;
+  if (v['header-row'] !== undefined) {
+    try {
+      options.headerRow = normalizeHeaderRow(v['header-row'] as string);
+    } catch (error) {
+      throw new FerryError('USAGE', (error as Error).message, { cause: error });
+    }
+  }
+  return { file: args.positionals[0] as string, out: v.out as string | undefined, options };
+}
+
+export const mappingInitCommand: Command = {
+  name: 'mapping init',
+  summary: 'draft a mapping file from a source file\'s columns',
+  usage: `Usage: crm-ferry mapping init FILE [options]
+
+Reads the header and a few rows of FILE (CSV, XLSX or a legacy export) and drafts a mapping: common
+column names (First Name, Surname, E-mail, Company, Mobile, Postcode, ...) become targets, an id-like
+column (else the email) becomes the key, and columns it could not place are listed as comments.
+
+Options:
+  --entity E           party (default), kase, opportunity, entry or task
+  --out FILE           write the draft to FILE instead of standard output
+  --sheet S            XLSX: sheet name or 1-based number
+  --header-row N|none  row holding the column names (default 1)
+`,
+  options: { entity: { type: 'string' }, out: { type: 'string' }, sheet: { type: 'string' }, 'header-row': { type: 'string' } },
+  async run(args, io) {
+    const { file, out, options } = toInitOptions(args);
+    const draft = await draftMapping(pathIn(io, file), { ...options, signal: io.signal });
+    // A draft that does not load is a bug here, not the user's problem: check before handing it out.
+    const mapping = parseMapping(draft.yaml, out ?? 'draft.yaml');
+    await compileMapping(mapping, { file: out ?? 'draft.yaml', baseDir: io.cwd });
+    await writeOut(io, out, draft.yaml);
+    io.stderr.write(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`);
+    return EXIT.OK;
+  },
+};

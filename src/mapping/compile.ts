@@ -1,0 +1,216 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { FerryError } from '../errors/index.ts';
+import type { CellValue, SourceRow } from '../sources/types.ts';
+import { compileCondition } from './compile-condition.ts';
+import type { RowTest } from './compile-condition.ts';
+import { conditionColumns } from './compile-condition.ts';
+import { compileField } from './compile-fields.ts';
+import type { Applier, Draft } from './compile-fields.ts';
+import { TARGET_INFO } from './compile-targets.ts';
+import type { TransformRegistry } from './compile-transforms.ts';
+import { compileKeyTemplate, RowRejection } from './compile-value.ts';
+import type { ValueCompiler } from './compile-value.ts';
+import type { Entity, Mapping } from './schema.ts';
+import { suggest } from './suggest.ts';
+import { TRANSFORMS } from './transforms/index.ts';
+import type { MappedItem, MappedRecord } from './types.ts';
+
+/** Options of compileMapping. */
+export interface CompileOptions {
+  /** The mapping file, for messages. */
+  file: string;
+  /** Folder that relative paths in transform options (lookup files) are resolved against. @default dirname(file) */
+  baseDir?: string;
+  /** Reads lookup files; injectable for tests. @default fs.readFile as UTF-8 */
+  readTextFile?: (path: string) => Promise<string>;
+  /** Transforms the mapping may use. @default TRANSFORMS */
+  transforms?: TransformRegistry;
+}
+
+/** A mapping turned into functions, ready to map rows. Built once per run. */
+export interface CompiledMapping {
+  mapping: Mapping;
+  entity: Entity;
+  file: string;
+  /** Every source column the mapping reads, in the order first met. */
+  columns: string[];
+  /**
+   * Throws MAPPING_INVALID naming every column the mapping reads that the header lacks, each with
+   * the closest header names. Call it once, before the first row is mapped.
+   */
+  checkColumns(header: readonly string[]): void;
+  /** Maps one row: a record, a reject (with its reason), or a skip. Never throws for bad data. */
+  mapRow(row: SourceRow): MappedItem;
+}
+
+const PERSON_ONLY = ['title', 'firstName', 'lastName', 'jobTitle', 'organisation'] as const;
+
+const LINKS = ['party', 'kase', 'opportunity'] as const;
+
+/** The link targets a record has, without a callback: this runs for every note and task. */
+function linksOf(record: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const key of LINKS) if (record[key] !== undefined) out.push(key);
+  return out;
+}
+
+function filledText(record: Record<string, unknown>, key: string): boolean {
+  const value = record[key];
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+/** Entity rules a single field cannot check: what makes a record the service accepts. */
+function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' | 'organisation'): Record<string, unknown> {
+  const { record } = draft;
+  if (draft.tags !== null) {
+    const tags: Array<{ name: string }> = [];
+    for (const name of draft.tags.names) tags.push({ name });
+    record.tags = tags;
+  }
+  switch (entity) {
+    case 'party': {
+      const type = (record.type as 'person' | 'organisation' | undefined) ?? defaultPartyType;
+      if (type === 'organisation') {
+        const stray = PERSON_ONLY.filter((k) => record[k] !== undefined);
+        if (stray.length > 0) throw new RowRejection(stray[0] as string, `an organisation has no ${stray.join(', ')}; leave ${stray.length === 1 ? 'it' : 'them'} empty for organisations`);
+        if (!filledText(record, 'name')) throw new RowRejection('name', 'an organisation needs a `name`');
+      } else {
+        if (record.name !== undefined) throw new RowRejection('name', 'a person has no `name`; map it to firstName and lastName');
+        if (!filledText(record, 'firstName') && !filledText(record, 'lastName')) throw new RowRejection('lastName', 'a person needs a `firstName` or a `lastName`');
+      }
+      record.type = type;
+      return record;
+    }
+    case 'kase':
+      if (!filledText(record, 'name')) throw new RowRejection('name', 'a project needs a `name`');
+      if (record.party === undefined) throw new RowRejection('party', 'a project needs a `party`');
+      return record;
+    case 'opportunity': {
+      if (!filledText(record, 'name')) throw new RowRejection('name', 'an opportunity needs a `name`');
+      if (record.milestone === undefined) throw new RowRejection('milestone', 'an opportunity needs a `milestone`');
+      if (record.party === undefined) throw new RowRejection('party', 'an opportunity needs a `party`');
+      if (draft.amount !== null) {
+        if (draft.currency === null) throw new RowRejection('currency', 'an `amount` needs a `currency`');
+        record.value = { amount: draft.amount, currency: draft.currency };
+      }
+      if (draft.milestone) draft.milestone.scope = { pipeline: draft.pipeline };
+      return record;
+    }
+    case 'entry': {
+      const links = linksOf(record);
+      if (links.length !== 1) {
+        throw new RowRejection(links[0] ?? 'party', links.length === 0 ? 'a note needs one of `party`, `kase` or `opportunity`' : `a note goes on exactly one record, found ${links.join(' and ')}`);
+      }
+      if (!filledText(record, 'content') && draft.attachments.length === 0) throw new RowRejection('content', 'a note needs `content` or an `attachment`');
+      record.type = 'note';
+      return record;
+    }
+    case 'task': {
+      if (!filledText(record, 'description')) throw new RowRejection('description', 'a task needs a `description`');
+      if (record.dueOn === undefined) throw new RowRejection('dueOn', 'a task needs a `dueOn` date');
+      const links = linksOf(record);
+      if (links.length > 1) throw new RowRejection(links[1] as string, `a task goes on at most one record, found ${links.join(' and ')}`);
+      return record;
+    }
+  }
+}
+
+/**
+ * Compiles a checked mapping (from parseMapping or loadMapping) into a row mapper: transforms are
+ * built once (lookup files read once), templates and conditions precompiled. The result's
+ * `columns` and `checkColumns` let the caller check the input's header before mapping any row.
+ */
+export async function compileMapping(mapping: Mapping, options: CompileOptions): Promise<CompiledMapping> {
+  const { file } = options;
+  const baseDir = options.baseDir ?? dirname(file);
+  const readTextFile = options.readTextFile ?? ((path: string) => readFile(path, 'utf8'));
+  const compiler: ValueCompiler = {
+    transforms: options.transforms ?? TRANSFORMS,
+    environment: { baseDir, readTextFile: (path) => readTextFile(isAbsolute(path) ? path : resolve(baseDir, path)) },
+    context: { timeZone: mapping.timeZone },
+    columns: new Set(),
+  };
+  const entity = mapping.entity;
+  let keyOf: (values: Record<string, CellValue>) => string;
+  if (typeof mapping.key === 'string') keyOf = compileKeyTemplate(compiler, mapping.key);
+  else {
+    const keyColumns = mapping.key;
+    for (const column of keyColumns) compiler.columns.add(column);
+    keyOf = (values) => {
+      const parts = keyColumns.map((c) => {
+        const value = values[c];
+        return value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value).trim();
+      });
+      return parts.every((p) => p === '') ? '' : parts.join('|');
+    };
+  }
+  let skip: RowTest | undefined;
+  if (mapping.skip) {
+    for (const column of conditionColumns(mapping.skip)) compiler.columns.add(column);
+    skip = compileCondition(mapping.skip);
+  }
+  const appliers: Applier[] = [];
+  const targets = TARGET_INFO[entity];
+  for (const [index, field] of mapping.fields.entries()) {
+    const info = Object.hasOwn(targets, field.to) ? targets[field.to] : undefined;
+    if (!info) throw new FerryError('MAPPING_INVALID', `unknown target \`${field.to}\` for entity ${entity}`, { location: { file, yamlPath: `fields[${index}].to` } });
+    appliers.push(await compileField(compiler, entity, field, info, index));
+  }
+  const writes = new Set(mapping.fields.map((f) => f.to));
+  const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
+  const columns = [...compiler.columns];
+  let lastDir: { file: string; dir: string } = { file: '', dir: '' };
+
+  return {
+    mapping,
+    entity,
+    file,
+    columns,
+    checkColumns(header) {
+      const known = new Set(header);
+      const missing = columns.filter((c) => !known.has(c));
+      if (missing.length === 0) return;
+      const described = missing.map((c) => {
+        const close = suggest(c, header, 1);
+        return `\`${c}\`${close[0] === undefined ? '' : ` (did you mean \`${close[0]}\`?)`}`;
+      });
+      throw new FerryError('MAPPING_INVALID', `the input has no column${missing.length === 1 ? '' : 's'} ${described.join(', ')}, which the mapping reads`, {
+        location: { file },
+        hint: `The input's columns are: ${header.map((h) => JSON.stringify(h)).join(', ')}`,
+      });
+    },
+    mapRow(row) {
+      const { values, location } = row;
+      if (skip?.(values)) return { kind: 'skipped', row: row.row, location };
+      let key: string | null = null;
+      try {
+        key = keyOf(values);
+        if (key === '') {
+          key = null;
+          throw new RowRejection('key', 'the row has no key: the key columns are empty');
+        }
+        if (lastDir.file !== location.file) lastDir = { file: location.file, dir: dirname(location.file) };
+        const draft: Draft = {
+          record: {},
+          names: [],
+          refs: [],
+          attachments: [],
+          tags: null,
+          milestone: null,
+          pipeline: null,
+          amount: null,
+          currency: null,
+          inputDir: lastDir.dir,
+        };
+        for (const apply of appliers) apply(values, draft);
+        const record = finishRecord(entity, draft, defaultPartyType);
+        const mapped: MappedRecord = { kind: 'record', entity, key, row: row.row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments };
+        return mapped;
+      } catch (error) {
+        if (!(error instanceof RowRejection)) throw error;
+        return { kind: 'rejected', row: row.row, location, key, field: error.field, code: error.code, message: error.message, values };
+      }
+    },
+  };
+}

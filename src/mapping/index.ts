@@ -1,0 +1,11 @@
+export { loadMapping, parseMapping, formatYamlPath, MappingErrors, type LoadOptions } from './load.ts';
+export { compileMapping, type CompiledMapping, type CompileOptions } from './compile.ts';
+export { mapRows } from './map-rows.ts';
+export { suggest, didYouMean, normalizeWord } from './suggest.ts';
+export { TARGET_INFO, type TargetInfo, type TargetKind } from './compile-targets.ts';
+export type { TransformRegistry } from './compile-transforms.ts';
+export { isTemplate, parseTemplate } from './compile-template.ts';
+export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_END, REFERENCE_START, withReference } from './reference.ts';
+export { draftMapping, type DraftOptions, type DraftResult } from './init.ts';
+export * from './schema.ts';
+export type { MappedItem, MappedRecord, NameKind, NameResolver, NameUse, RefUse, RejectedRow, SkippedRow } from './types.ts';

@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSource } from '../sources/index.ts';
+import { compileMapping } from './compile.ts';
+import { draftMapping } from './init.ts';
+import { parseMapping } from './load.ts';
+import { mapRows } from './map-rows.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-init-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function mapAll(file: string, yaml: string): Promise<{ records: number; rejected: string[] }> {
+  const compiled = await compileMapping(parseMapping(yaml, 'draft.yaml'), { file: 'draft.yaml' });
+  const opened = await openSource(file);
+  let records = 0;
+  const rejected: string[] = [];
+  for await (const item of mapRows(opened.items, compiled)) {
+    if (item.kind === 'record') records++;
+    else if (item.kind === 'rejected') rejected.push(`${item.row}: ${item.message}`);
+  }
+  return { records, rejected };
+}
+
+describe('draftMapping', () => {
+  it('drafts a party mapping from samples/contacts.csv that maps its rows', async () => {
+    const file = join(ROOT, 'samples/contacts.csv');
+    const draft = await draftMapping(file);
+    expect(draft.key).toBe('{{email}}');
+    expect(draft.matched).toEqual([
+      { column: 'first_name', to: 'firstName' },
+      { column: 'last_name', to: 'lastName' },
+      { column: 'email', to: 'email' },
+      { column: 'phone', to: 'phone' },
+      { column: 'company', to: 'organisation' },
+      { column: 'job_title', to: 'jobTitle' },
+      { column: 'street', to: 'address' },
+      { column: 'city', to: 'address' },
+      { column: 'postcode', to: 'address' },
+      { column: 'country', to: 'address' },
+      { column: 'tags', to: 'tags' },
+      { column: 'notes', to: 'about' },
+    ]);
+    expect(draft.unmatched).toEqual(['date_added']);
+    expect(draft.yaml).toContain('value: {column: "tags", transform: [{split: ";"}]}');
+    expect(draft.yaml).toContain('#   "date_added"');
+    const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
+    compiled.checkColumns(draft.header);
+    const { records, rejected } = await mapAll(file, draft.yaml);
+    expect(rejected).toEqual([]);
+    expect(records).toBeGreaterThan(10);
+  });
+
+  it('drafts from samples/contacts.xlsx', async () => {
+    const file = join(ROOT, 'samples/contacts.xlsx');
+    const draft = await draftMapping(file);
+    expect(draft.matched.map((m) => m.to)).toEqual(['lastName', 'email', 'phone', 'website', 'about']);
+    expect(draft.key).toBe('{{Email}}');
+    expect(draft.unmatched).toContain('Born');
+    const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
+    expect(() => compiled.checkColumns(draft.header)).not.toThrow();
+  });
+
+  it('prefers an id column for the key, names an organisation when there are no person columns, and matches headers ignoring case and punctuation', async () => {
+    const file = join(dir, 'orgs.csv');
+    writeFileSync(file, 'Account ID,ACCOUNT NAME,E-Mail Address,Post-code,Telephone,Mystery\n7,Acme,info@acme.test,N1,020 1,?\n');
+    const draft = await draftMapping(file);
+    expect(draft.key).toBe('{{Account ID}}');
+    expect(draft.matched).toEqual([
+      { column: 'ACCOUNT NAME', to: 'name' },
+      { column: 'E-Mail Address', to: 'email' },
+      { column: 'Post-code', to: 'address' },
+      { column: 'Telephone', to: 'phone' },
+    ]);
+    expect(draft.unmatched).toEqual(['Account ID', 'Mystery']);
+    const { records, rejected } = await mapAll(file, draft.yaml);
+    expect({ records, rejected }).toEqual({ records: 1, rejected: [] });
+  });
+
+  it('drafts other entities with a commented link to fill in', async () => {
+    const file = join(dir, 'tasks.csv');
+    writeFileSync(file, 'Task,Assigned To,Status\nCall back,ada,open\n');
+    const draft = await draftMapping(file, { entity: 'task' });
+    expect(draft.matched).toEqual([
+      { column: 'Task', to: 'description' },
+      { column: 'Assigned To', to: 'owner' },
+      { column: 'Status', to: 'status' },
+    ]);
+    expect(draft.yaml).toContain('# - to: party');
+    expect(parseMapping(draft.yaml, 'draft.yaml').entity).toBe('task');
+  });
+
+  it('refuses a file without rows', async () => {
+    const file = join(dir, 'empty.csv');
+    writeFileSync(file, 'a,b\n');
+    await expect(draftMapping(file)).rejects.toMatchObject({ code: 'SOURCE_HEADER' });
+  });
+});

@@ -1,0 +1,86 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { compileMapping } from '../../src/mapping/compile.ts';
+import { loadMapping } from '../../src/mapping/load.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-mapping-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function sink(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+}
+
+async function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = sink();
+  const err = sink();
+  const code = await main(args, { stdout: out.stream, stderr: err.stream, cwd, env: {}, signal: new AbortController().signal });
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+describe('crm-ferry mapping schema', () => {
+  it('prints the JSON Schema', async () => {
+    const { code, stdout, stderr } = await run(['mapping', 'schema']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const schema = JSON.parse(stdout) as { title: string; required: string[] };
+    expect(schema.title).toBe('crm-ferry mapping file');
+    expect(schema.required).toEqual(['version', 'entity', 'key', 'fields']);
+  });
+
+  it('writes it to --out', async () => {
+    const out = join(dir, 'mapping.schema.json');
+    const { code, stderr } = await run(['mapping', 'schema', '--out', out]);
+    expect(code).toBe(0);
+    expect(stderr).toBe(`wrote ${out}\n`);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toHaveProperty('$defs.Condition');
+  });
+
+  it('refuses arguments', async () => {
+    const { code, stderr } = await run(['mapping', 'schema', 'extra']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('error [USAGE]: mapping schema takes no arguments, got extra');
+  });
+});
+
+describe('crm-ferry mapping init', () => {
+  it('drafts a mapping of samples/contacts.csv to standard output', async () => {
+    const { code, stdout, stderr } = await run(['mapping', 'init', 'samples/contacts.csv']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^# Drafted by crm-ferry mapping init from contacts.csv \(csv\)/);
+    expect(stdout).toContain('entity: party');
+    expect(stderr).toBe('mapped 12 of 13 columns; key {{email}}; not mapped: date_added\n');
+  });
+
+  it('writes a draft of samples/contacts.xlsx that loads and compiles', async () => {
+    const out = join(dir, 'contacts.yaml');
+    const { code } = await run(['mapping', 'init', 'samples/contacts.xlsx', '--out', out]);
+    expect(code).toBe(0);
+    const mapping = await loadMapping(out);
+    const compiled = await compileMapping(mapping, { file: out });
+    expect(compiled.columns).toContain('Email');
+  });
+
+  it.each([
+    [['mapping', 'init'], 'error [USAGE]: mapping init takes exactly one FILE, got 0'],
+    [['mapping', 'init', 'samples/contacts.csv', '--entity', 'person'], 'error [USAGE]: --entity must be one of party, kase, opportunity, entry, task, got "person"'],
+    [['mapping', 'init', 'samples/contacts.csv', '--header-row', 'x'], 'error [USAGE]: '],
+    [['mapping', 'init', 'samples/missing.csv'], 'error [SOURCE_NOT_FOUND]'],
+  ])('refuses %j', async (args, message) => {
+    const { code, stderr } = await run(args);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+});
