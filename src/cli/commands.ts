@@ -2,7 +2,9 @@ import type { Command } from './command.ts';
 import { apiCommand } from './api.ts';
 import { authLoginCommand, authLogoutCommand, authStatusCommand } from './auth.ts';
 import { inspectCommand } from './inspect.ts';
+import { mappingInitCommand, mappingSchemaCommand } from './mapping.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { validateCommand } from './validate.ts';
 
 /** The command table: every command crm-ferry knows, in the order `--help` lists them. */
-export const commands: Command[] = [sandboxCommand, inspectCommand, apiCommand, authLoginCommand, authStatusCommand, authLogoutCommand];
+export const commands: Command[] = [sandboxCommand, inspectCommand, mappingInitCommand, mappingSchemaCommand, validateCommand, apiCommand, authLoginCommand, authStatusCommand, authLogoutCommand];

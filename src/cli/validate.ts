@@ -1,0 +1,171 @@
+import { isAbsolute, relative, resolve } from 'node:path';
+import { connect } from '../client/connect.ts';
+import { EXIT, FerryError } from '../errors/index.ts';
+import { loadCatalog, offlineResolver } from '../mapping/resolve.ts';
+import type { NameResolver } from '../mapping/types.ts';
+import { validateMapping, validatePlan, type StepReport, type ValidateReport } from '../plan/validate.ts';
+import type { CliIo, Command, ParsedArgs } from './command.ts';
+import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+
+/** What the flags ask for: one mapping over one input, or a whole plan. */
+export type ValidateCommandOptions =
+  | { kind: 'mapping'; mapping: string; input: string; rejects: string | undefined; online: boolean; json: boolean }
+  | { kind: 'plan'; plan: string; rejectsDir: string | undefined; online: boolean; json: boolean };
+
+const USAGE_HINT = 'Usage: crm-ferry validate --mapping M --input F [--rejects FILE] | --plan P [--rejects-dir DIR] [--online]';
+
+function usage(message: string): never {
+  throw new FerryError('USAGE', message, { hint: USAGE_HINT });
+}
+
+/** Builds the options from the flags; every mistake is a USAGE error. */
+export function toValidateOptions(args: ParsedArgs, cwd: string): ValidateCommandOptions {
+  const v = args.values;
+  const text = (name: string): string | undefined => {
+    const value = v[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || value === '') usage(`--${name} needs a value`);
+    return isAbsolute(value) ? value : resolve(cwd, value);
+  };
+  if (args.positionals.length > 0) usage(`validate takes no positional arguments, got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}`);
+  const online = Boolean(v.online);
+  const json = Boolean(v.json);
+  const plan = text('plan');
+  const mapping = text('mapping');
+  if (plan !== undefined) {
+    for (const flag of ['mapping', 'input', 'rejects']) if (v[flag] !== undefined) usage(`--${flag} does not go with --plan: the plan names each step's mapping and input`);
+    return { kind: 'plan', plan, rejectsDir: text('rejects-dir'), online, json };
+  }
+  if (mapping === undefined) usage('give --mapping and --input, or --plan');
+  const input = text('input');
+  if (input === undefined) usage('--mapping needs --input: the file to validate');
+  if (v['rejects-dir'] !== undefined) usage('--rejects-dir goes with --plan; with --mapping use --rejects FILE');
+  return { kind: 'mapping', mapping, input, rejects: text('rejects'), online, json };
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + ' '.repeat(width - text.length);
+}
+
+/** Top reasons shown per step; the rejects file has them all. */
+const TOP_REASONS = 10;
+
+function formatStep(step: StepReport, show: (path: string) => string, lines: string[]): void {
+  const count = (label: string, value: number, extra = ''): void => {
+    lines.push(`  ${pad(label, 10)}${String(value).padStart(8)}${extra}`);
+  };
+  count('rows read', step.rowsRead);
+  count('ok', step.ok);
+  count('skipped', step.skipped);
+  count('rejected', step.rejected, step.rejectsFile ? `  -> ${show(step.rejectsFile)}` : '');
+  if (step.staleRejects === 'removed') lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
+  if (step.staleRejects === 'kept-not-ours') lines.push('  (a file with the rejects file\'s name exists and was not written by crm-ferry; left as it is)');
+  if (step.reasons.length === 0) return;
+  lines.push(step.reasons.length > TOP_REASONS ? `  top reasons (${TOP_REASONS} of ${step.reasons.length}):` : '  reasons:');
+  const width = Math.max(...step.reasons.map((r) => String(r.count).length));
+  for (const reason of step.reasons.slice(0, TOP_REASONS)) {
+    const where = reason.field === '' ? '' : ` ${reason.field}`;
+    lines.push(`    ${String(reason.count).padStart(width)}  ${reason.code}${where}: ${reason.example} (first at row ${reason.firstRow})`);
+  }
+}
+
+/** The summary as a person reads it. */
+export function formatValidateReport(report: ValidateReport, options: { plan?: string; cwd: string }): string {
+  const show = (path: string): string => {
+    const rel = relative(options.cwd, path);
+    return rel === '' || rel.startsWith('..') ? path : rel;
+  };
+  const lines: string[] = [];
+  const names = report.online ? 'names checked against the account' : 'offline: names not checked (use --online)';
+  if (options.plan !== undefined) {
+    lines.push(`Plan ${show(options.plan)}: ${report.steps.length} step${report.steps.length === 1 ? '' : 's'} run, ${names}`);
+    for (const step of report.steps) {
+      lines.push('');
+      lines.push(`Step ${step.step}: ${show(step.inputFile)} with ${show(step.mappingFile)}`);
+      formatStep(step, show, lines);
+    }
+  } else {
+    const [step] = report.steps;
+    if (step) {
+      lines.push(`Validated ${show(step.inputFile)} with ${show(step.mappingFile)} (${names})`);
+      formatStep(step, show, lines);
+    }
+  }
+  const rejected = report.steps.reduce((sum, s) => sum + s.rejected, 0);
+  lines.push('');
+  if (report.interrupted) lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
+  else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected; fix them in the rejects file and validate it again.`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: NameResolver; close: () => Promise<void> }> {
+  const flags = connectionOptions(args);
+  const { client } = await connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+  try {
+    return { resolver: await loadCatalog(client), close: () => client.close() };
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}
+
+export const validateCommand: Command = {
+  name: 'validate',
+  summary: 'map every row of an input (or of a whole plan) without writing, and write the rejects',
+  usage: `Usage: crm-ferry validate --mapping M --input F [--rejects FILE] [--online] [connection]
+       crm-ferry validate --plan P [--rejects-dir DIR] [--online] [connection]
+
+Maps every row without writing anything to the service: checks the input's columns, every value,
+duplicate keys, links between the steps of a plan (in the order the plan runs them) and, with
+--online, the names of users, milestones, custom fields ... against the account. Names written
+as constants in a mapping are checked before any row is read.
+
+Rejected rows go to a CSV file (UTF-8 with BOM, for Excel) holding the input's columns plus _row,
+_field, _code, _message and _raw. Without rejects no file is written, and a rejects file of an
+earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.
+
+Exit code 0 when every row is valid, 3 when some are rejected, 2 for a broken mapping, plan or
+unreadable input, 4 when the service cannot be reached with --online.
+
+Options:
+  --mapping M         the mapping file
+  --input F           the file to validate
+  --rejects FILE      where rejected rows go (default: rejects.csv beside the input; when the
+                      input is that file, rejects.rejects.csv)
+  --plan P            validate every step of a plan instead
+  --rejects-dir DIR   plans: folder of the <step>.rejects.csv files (default: the plan's folder)
+  --online            also check names against the account (needs a connection)
+  --json              print the report as JSON
+
+${connectionUsage}
+`,
+  options: {
+    mapping: { type: 'string' },
+    input: { type: 'string' },
+    rejects: { type: 'string' },
+    plan: { type: 'string' },
+    'rejects-dir': { type: 'string' },
+    online: { type: 'boolean' },
+    json: { type: 'boolean' },
+    ...connectionFlags,
+  },
+  async run(args, io) {
+    const options = toValidateOptions(args, io.cwd);
+    let resolver: NameResolver = offlineResolver;
+    let close = async (): Promise<void> => undefined;
+    if (options.online) ({ resolver, close } = await onlineResolver(args, io));
+    let report: ValidateReport;
+    try {
+      report =
+        options.kind === 'plan'
+          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...(options.rejectsDir ? { rejectsDir: options.rejectsDir } : {}) })
+          : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
+    } finally {
+      await close();
+    }
+    if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else io.stdout.write(formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd }));
+    if (report.interrupted) return EXIT.INTERRUPTED;
+    return report.steps.some((s) => s.rejected > 0) ? EXIT.ROWS_REJECTED : EXIT.OK;
+  },
+};

@@ -1,0 +1,204 @@
+import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { FerryError } from '../errors/index.ts';
+import type { CellValue } from '../sources/types.ts';
+import type { RejectedRow } from './types.ts';
+
+/** Columns the rejects file adds after the input's own, in this order. */
+export const REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_raw'] as const;
+
+const BOM = '\uFEFF';
+/** Buffered text is written once it passes this size; keeps syscalls few without holding much. */
+const FLUSH_AT = 64 * 1024;
+
+/** RFC 4180: a field is quoted when it holds the delimiter, a quote or a line break; quotes double. */
+export function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/**
+ * A value as the rejects file shows it: as close as possible to what the input held, so that a
+ * person can fix the row and feed the file back in. Dates from workbooks become ISO text
+ * (date only at midnight UTC, which is how a date-only cell arrives).
+ */
+export function cellText(value: CellValue | undefined): string {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) return '';
+    const iso = value.toISOString();
+    return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
+  }
+  return String(value);
+}
+
+/** The header line this tool writes, used to recognise its own files. */
+function headerLine(columns: readonly string[]): string {
+  return [...columns, ...REJECT_COLUMNS].map(csvField).join(',');
+}
+
+/**
+ * True when `file` is a rejects file crm-ferry wrote (its first line ends with the reject
+ * columns). Such a file may be overwritten or removed; any other file is the user's and is not.
+ */
+export async function isRejectsFile(file: string): Promise<boolean> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(file, 'r');
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    if (!text.startsWith(BOM)) return false;
+    const end = text.indexOf('\r\n');
+    const first = end === -1 ? text : text.slice(0, end);
+    return first.endsWith(REJECT_COLUMNS.join(','));
+  } catch {
+    return false;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** What happened to an older file at the target when the run had nothing to write. */
+export type StaleRejects = 'none' | 'removed' | 'kept-not-ours';
+
+/**
+ * Removes a rejects file left by an earlier run when this run has none: leaving it would say
+ * rows are rejected that are now fine. A file the tool did not write is left alone.
+ */
+export async function removeStaleRejects(file: string): Promise<StaleRejects> {
+  try {
+    await stat(file);
+  } catch {
+    return 'none';
+  }
+  if (!(await isRejectsFile(file))) return 'kept-not-ours';
+  await rm(file, { force: true });
+  return 'removed';
+}
+
+let sequence = 0;
+
+/**
+ * Writes rejected rows as CSV for Excel and for a second try: UTF-8 with a byte-order mark (so
+ * Excel does not read it as the local code page), RFC 4180 quoting, CRLF line ends. The input's
+ * columns come first, then `_row` (the row as a spreadsheet numbers it: the header is row 1),
+ * `_field`, `_code`, `_message` and `_raw` (the text of a record that could not be read).
+ *
+ * Rows go to a temporary file beside the target, which replaces the target only in `commit()`:
+ * a crash or an abort never leaves a half-written file under the real name.
+ */
+export class RejectsWriter {
+  readonly file: string;
+  readonly columns: readonly string[];
+  #handle: FileHandle;
+  #temp: string;
+  #buffer = '';
+  #count = 0;
+  #closed = false;
+
+  private constructor(file: string, columns: readonly string[], handle: FileHandle, temp: string) {
+    this.file = file;
+    this.columns = columns;
+    this.#handle = handle;
+    this.#temp = temp;
+  }
+
+  /**
+   * Opens a writer for `file` with the input's column names. Throws EXPORT_WRITE when `file`
+   * exists and is not a rejects file this tool wrote, or when the folder is not writable.
+   */
+  static async open(file: string, columns: readonly string[]): Promise<RejectsWriter> {
+    await assertWritableTarget(file);
+    sequence += 1;
+    const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
+    let handle: FileHandle;
+    try {
+      handle = await open(temp, 'wx');
+    } catch (error) {
+      throw new FerryError('EXPORT_WRITE', `cannot create the rejects file beside ${file}: ${(error as Error).message}`, {
+        location: { file },
+        cause: error,
+      });
+    }
+    // A rejects file validated again carries the old reasons; the new ones replace them.
+    const own = columns.filter((column) => !(REJECT_COLUMNS as readonly string[]).includes(column));
+    const writer = new RejectsWriter(file, own, handle, temp);
+    writer.#buffer = `${BOM}${headerLine(own)}\r\n`;
+    return writer;
+  }
+
+  /** Rows written so far. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Adds one rejected row. */
+  async write(rejected: RejectedRow): Promise<void> {
+    if (this.#closed) throw new Error('RejectsWriter.write after commit or abort');
+    const values = rejected.values;
+    const cells = this.columns.map((column) => csvField(cellText(values?.[column])));
+    cells.push(
+      String(rejected.location.row),
+      csvField(rejected.field),
+      rejected.code,
+      csvField(rejected.message),
+      csvField(values === null ? (rejected.raw ?? '') : ''),
+    );
+    this.#buffer += `${cells.join(',')}\r\n`;
+    this.#count += 1;
+    if (this.#buffer.length >= FLUSH_AT) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#buffer === '') return;
+    const text = this.#buffer;
+    this.#buffer = '';
+    await this.#handle.write(text, null, 'utf8');
+  }
+
+  /** Writes what is buffered, syncs, and moves the file to its name (replacing a file of an earlier run). */
+  async commit(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.#flush();
+      await this.#handle.sync();
+      await this.#handle.close();
+      await rename(this.#temp, this.file);
+    } catch (error) {
+      await this.#handle.close().catch(() => undefined);
+      await rm(this.#temp, { force: true });
+      throw new FerryError('EXPORT_WRITE', `cannot write the rejects file ${this.file}: ${(error as Error).message}`, {
+        location: { file: this.file },
+        cause: error,
+      });
+    }
+  }
+
+  /** Drops the temporary file; the target (if any) stays as it was. */
+  async abort(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#handle.close().catch(() => undefined);
+    await rm(this.#temp, { force: true });
+  }
+}
+
+/** Refuses a target that holds something other than an earlier rejects file. */
+export async function assertWritableTarget(file: string): Promise<void> {
+  let exists = true;
+  try {
+    if ((await stat(file)).isDirectory()) {
+      throw new FerryError('EXPORT_WRITE', `the rejects file ${file} is a folder`, { location: { file } });
+    }
+  } catch (error) {
+    if (error instanceof FerryError) throw error;
+    exists = false;
+  }
+  if (exists && !(await isRejectsFile(file))) {
+    throw new FerryError('EXPORT_WRITE', `${file} exists and is not a rejects file written by crm-ferry; not overwriting it`, {
+      location: { file },
+      hint: 'Move the file away, or choose another name with --rejects (or --rejects-dir for plans).',
+    });
+  }
+}

@@ -1,0 +1,16 @@
+export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
+export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
+export { ReferenceBook, type ReferenceProblem } from './references.ts';
+export { planSchema, planStepSchema, type PlanFile, type PlanStepFile } from './schema.ts';
+export {
+  preparePlan,
+  validateMapping,
+  validatePlan,
+  type RejectReason,
+  type StepReport,
+  type ValidateCommonOptions,
+  type ValidateMappingOptions,
+  type ValidatePlanOptions,
+  type ValidateReport,
+} from './validate.ts';
+export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';

@@ -1,0 +1,130 @@
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { FerryError, type ErrorLocation } from '../errors/index.ts';
+import type { SourceOptions } from '../mapping/schema.ts';
+import { didYouMean } from './order.ts';
+import { sourceSchema } from '../mapping/schema.ts';
+import { planSchema, planStepSchema } from './schema.ts';
+import { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
+
+/** One step of a loaded plan, with its files resolved. */
+export interface PlanStep {
+  name: string;
+  /** Absolute path of the mapping file. */
+  mappingFile: string;
+  /** Absolute path of the input file. */
+  inputFile: string;
+  /** Reader options that win over the mapping's. */
+  source: SourceOptions | undefined;
+  /** Position in the plan file (0-based), and where the step is written. */
+  index: number;
+  location: ErrorLocation;
+}
+
+/** A plan file, checked: step names unique, files present, time zone known. */
+export interface Plan {
+  file: string;
+  /** Time zone for mappings that do not name one; undefined leaves the mapping's default (UTC). */
+  timeZone: string | undefined;
+  /** In file order; see orderSteps() for the run order. */
+  steps: PlanStep[];
+}
+
+const PLAN_KEYS = Object.keys(planSchema.shape);
+const STEP_KEYS = Object.keys(planStepSchema.shape);
+const SOURCE_KEYS = Object.keys(sourceSchema.shape);
+
+function planKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[] {
+  if (path.length === 0) return PLAN_KEYS;
+  if (path.length === 2 && path[0] === 'steps') return STEP_KEYS;
+  if (path.length === 3 && path[2] === 'source') return SOURCE_KEYS;
+  return [];
+}
+
+/** True when the runtime knows the IANA zone name. */
+export function isKnownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function locate(yaml: LocatedYaml, path: Array<string | number>): ErrorLocation {
+  const location: ErrorLocation = { file: yaml.file, yamlPath: formatYamlPath(path) };
+  const line = yaml.lineOf(path);
+  if (line !== undefined) location.line = line;
+  return location;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Checks plan text already read; `file` is used for locations and to resolve relative paths. */
+export async function parsePlan(text: string, file: string): Promise<Plan> {
+  const yaml = parseLocatedYaml(text, file, 'PLAN_INVALID');
+  const parsed = planSchema.safeParse(yaml.value);
+  if (!parsed.success) throw yamlSchemaError(yaml, parsed.error, 'PLAN_INVALID', 'the plan is not valid', planKeysAt);
+  const plan = parsed.data;
+  if (plan.timeZone !== undefined && !isKnownTimeZone(plan.timeZone)) {
+    throw new FerryError('PLAN_INVALID', `unknown time zone \`${plan.timeZone}\`; expected an IANA name such as Europe/Berlin`, {
+      location: locate(yaml, ['timeZone']),
+    });
+  }
+  const baseDir = dirname(file);
+  const seen = new Map<string, number>();
+  const steps: PlanStep[] = [];
+  for (const [index, step] of plan.steps.entries()) {
+    const earlier = seen.get(step.name);
+    if (earlier !== undefined) {
+      throw new FerryError('PLAN_INVALID', `two steps are named \`${step.name}\` (steps[${earlier}] and steps[${index}]); step names must be unique`, {
+        location: locate(yaml, ['steps', index, 'name']),
+      });
+    }
+    seen.set(step.name, index);
+    const mappingFile = resolve(baseDir, step.mapping);
+    const inputFile = resolve(baseDir, step.input);
+    // Checked now, so that a typo in the last step stops the run before the first step writes.
+    for (const [key, path] of [['mapping', mappingFile], ['input', inputFile]] as const) {
+      if (!(await isFile(path))) {
+        throw new FerryError('PLAN_INVALID', `step ${step.name}: the ${key} file ${step[key]} does not exist (looked for ${path})`, {
+          location: locate(yaml, ['steps', index, key]),
+          hint: 'Paths in a plan are relative to the plan file.',
+        });
+      }
+    }
+    steps.push({ name: step.name, mappingFile, inputFile, source: step.source, index, location: locate(yaml, ['steps', index]) });
+  }
+  return { file, timeZone: plan.timeZone, steps };
+}
+
+/** Reads and checks a plan file. Every problem is a PLAN_INVALID error with file, line and YAML path. */
+export async function loadPlan(file: string): Promise<Plan> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new FerryError('PLAN_INVALID', missing ? `the plan file ${file} does not exist` : `cannot read the plan file ${file}`, {
+      location: { file },
+      cause: error,
+    });
+  }
+  return parsePlan(text.replace(/^\uFEFF/, ''), file);
+}
+
+/** Finds a step by name, with "did you mean" when there is none. */
+export function findStep(plan: Plan, name: string): PlanStep {
+  const step = plan.steps.find((s) => s.name === name);
+  if (step) return step;
+  const suggestion = didYouMean(name, plan.steps.map((s) => s.name));
+  throw new FerryError('PLAN_INVALID', `the plan has no step \`${name}\`${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`, {
+    location: { file: plan.file },
+  });
+}

@@ -1,0 +1,355 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
+import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
+import { loadMapping } from '../mapping/load.ts';
+import { mapRows } from '../mapping/map-rows.ts';
+import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleRejects } from '../mapping/rejects.ts';
+import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
+import type { Mapping, SourceOptions } from '../mapping/schema.ts';
+import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
+import { openSource, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
+import { loadPlan, type Plan } from './load.ts';
+import { mappingRefs, orderSteps, type StepRef } from './order.ts';
+import { ReferenceBook } from './references.ts';
+import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
+
+/** One reason rows were rejected, with how often. */
+export interface RejectReason {
+  code: ErrorCode;
+  field: string;
+  count: number;
+  /** The message of the first row with this reason, and its row as a spreadsheet numbers it. */
+  example: string;
+  firstRow: number;
+}
+
+/** What validating one step (or the single mapping) found. */
+export interface StepReport {
+  step: string;
+  mappingFile: string;
+  inputFile: string;
+  rowsRead: number;
+  ok: number;
+  skipped: number;
+  rejected: number;
+  /** Most frequent first. */
+  reasons: RejectReason[];
+  /** The rejects file written, or null when every row was fine. */
+  rejectsFile: string | null;
+  /** The target rejects file when nothing was written: whether a file of an earlier run was removed. */
+  staleRejects: StaleRejects;
+}
+
+export interface ValidateReport {
+  steps: StepReport[];
+  /** Whether names were checked against an account. */
+  online: boolean;
+  /** True when stopped by the signal before the end. */
+  interrupted: boolean;
+}
+
+/** Options shared by both forms of validation. */
+export interface ValidateCommonOptions {
+  /** Resolves names; the offline resolver (the default) checks none. @default offlineResolver */
+  resolver?: NameResolver & { online?: boolean };
+  signal?: AbortSignal;
+}
+
+export interface ValidateMappingOptions extends ValidateCommonOptions {
+  mappingFile: string;
+  inputFile: string;
+  /** @default rejects.csv beside the input */
+  rejectsFile?: string;
+}
+
+export interface ValidatePlanOptions extends ValidateCommonOptions {
+  planFile: string;
+  /** Folder of the `<step>.rejects.csv` files. @default the plan file's folder */
+  rejectsDir?: string;
+}
+
+/** A mapping loaded for a run, with what the run needs to know beside it. */
+interface PreparedStep {
+  name: string;
+  mappingFile: string;
+  inputFile: string;
+  rejectsFile: string;
+  mapping: Mapping;
+  yaml: LocatedYaml;
+  refs: StepRef[];
+  source: SourceOptions;
+}
+
+function located(yaml: LocatedYaml, yamlPath: string, path: Array<string | number>): ErrorLocation {
+  const location: ErrorLocation = { file: yaml.file, yamlPath };
+  const line = yaml.lineOf(path);
+  if (line !== undefined) location.line = line;
+  return location;
+}
+
+/** `fields[3].definition` -> ['fields', 3, 'definition'] */
+function pathOf(yamlPath: string): Array<string | number> {
+  return yamlPath.split(/\.|\[|\]/).filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}
+
+async function prepareStep(
+  name: string,
+  mappingFile: string,
+  inputFile: string,
+  rejectsFile: string,
+  sourceOverride: SourceOptions | undefined,
+  planTimeZone: string | undefined,
+): Promise<PreparedStep> {
+  let mapping = await loadMapping(mappingFile);
+  // Read again for line numbers and to see whether the mapping names a time zone itself (the
+  // schema's default hides that).
+  const yaml = parseLocatedYaml((await readFile(mappingFile, 'utf8')).replace(/^\uFEFF/, ''), mappingFile, 'MAPPING_INVALID');
+  const raw = yaml.value as Record<string, unknown> | null;
+  if (planTimeZone !== undefined && (raw === null || typeof raw !== 'object' || !('timeZone' in raw))) {
+    mapping = { ...mapping, timeZone: planTimeZone };
+  }
+  const refs = mappingRefs(mapping, mappingFile).map((ref) => ({
+    ...ref,
+    location: located(yaml, ref.location.yamlPath ?? '', pathOf(ref.location.yamlPath ?? '')),
+  }));
+  return { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
+}
+
+/** Names the mapping writes as constants must exist before a single row is read. */
+function assertConstantNames(step: PreparedStep, resolver: NameResolver): void {
+  const problems = checkConstantNames(step.mapping, resolver);
+  const first = problems[0];
+  if (!first) return;
+  const location = located(step.yaml, first.yamlPath, pathOf(first.yamlPath));
+  const message =
+    problems.length === 1
+      ? first.message
+      : `the mapping names ${problems.length} things the account does not have:\n${problems
+          .map((p) => {
+            const line = step.yaml.lineOf(pathOf(p.yamlPath));
+            return `  ${line === undefined ? '' : `line ${line}, `}${p.yamlPath}: ${p.message}`;
+          })
+          .join('\n')}`;
+  throw new FerryError('MAPPING_UNKNOWN_NAME', message, {
+    location,
+    hint: 'Names written in the mapping are the same for every row, so nothing was read; fix the mapping (or the account) and run again.',
+  });
+}
+
+/** Yields `first` (already read) and then the rest of `iterator`. */
+async function* prepend(first: IteratorResult<SourceItem>, iterator: AsyncIterator<SourceItem>): AsyncGenerator<SourceItem> {
+  if (first.done) return;
+  yield first.value;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
+/** One rejects row for a record with several problems: the first decides code and field. */
+function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[], values: RejectedRow['values']): RejectedRow {
+  const [first] = problems as [RecordProblem];
+  const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values };
+}
+
+class ReasonCounter {
+  readonly #reasons = new Map<string, RejectReason>();
+
+  add(rejected: RejectedRow): void {
+    const id = `${rejected.code}\u0000${rejected.field}`;
+    const reason = this.#reasons.get(id);
+    if (reason) reason.count += 1;
+    else this.#reasons.set(id, { code: rejected.code, field: rejected.field, count: 1, example: rejected.message, firstRow: rejected.location.row });
+  }
+
+  sorted(): RejectReason[] {
+    return [...this.#reasons.values()].sort((a, b) => b.count - a.count || a.firstRow - b.firstRow);
+  }
+}
+
+async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
+  const report: StepReport & { interrupted: boolean } = {
+    step: step.name,
+    mappingFile: step.mappingFile,
+    inputFile: step.inputFile,
+    rowsRead: 0,
+    ok: 0,
+    skipped: 0,
+    rejected: 0,
+    reasons: [],
+    rejectsFile: null,
+    staleRejects: 'none',
+    interrupted: false,
+  };
+  let detected: string[] | undefined;
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
+  if (signal) options.signal = signal;
+  let iterator: AsyncIterator<SourceItem>;
+  let first: IteratorResult<SourceItem>;
+  let header: string[];
+  try {
+    const opened = await openSource(step.inputFile, options);
+    iterator = opened.items[Symbol.asyncIterator]();
+    first = await iterator.next();
+    // CSV says its header before the first row; other readers only through the rows' keys.
+    header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
+  } catch (error) {
+    if (!signal?.aborted) throw error;
+    report.interrupted = true;
+    return report;
+  }
+  try {
+    compiled.checkColumns(header);
+  } catch (error) {
+    await iterator.return?.(undefined);
+    throw error;
+  }
+
+  const reasons = new ReasonCounter();
+  let writer: RejectsWriter | undefined;
+  const reject = async (rejected: RejectedRow): Promise<void> => {
+    writer ??= await RejectsWriter.open(step.rejectsFile, header);
+    await writer.write(rejected);
+    reasons.add(rejected);
+    report.rejected += 1;
+    if (rejected.key !== null && rejected.key !== '') book.addRejected(step.name, rejected.key);
+  };
+  // The row as read, for the rejects file; mapped records do not carry it.
+  let lastValues: RejectedRow['values'] = null;
+  async function* remember(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceItem> {
+    for await (const item of items) {
+      lastValues = item.kind === 'row' ? item.values : null;
+      yield item;
+    }
+  }
+  try {
+    for await (const item of mapRows(remember(prepend(first, iterator)), compiled)) {
+      if (signal?.aborted) {
+        report.interrupted = true;
+        break;
+      }
+      report.rowsRead += 1;
+      if (item.kind === 'skipped') {
+        report.skipped += 1;
+        continue;
+      }
+      if (item.kind === 'rejected') {
+        await reject(item);
+        continue;
+      }
+      const duplicate = book.checkKey(step.name, item.key);
+      const problems: RecordProblem[] = duplicate ? [duplicate] : [...book.checkRefs(item.refs), ...resolveRecord(item, resolver)];
+      if (problems.length > 0) {
+        // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
+        await reject(rejectionOf(item, problems, lastValues));
+        continue;
+      }
+      book.addValid(step.name, item.key);
+      report.ok += 1;
+    }
+  } catch (error) {
+    await writer?.abort();
+    if (signal?.aborted) {
+      report.interrupted = true;
+      return report;
+    }
+    throw error;
+  }
+  if (report.interrupted) {
+    // A partial rejects file would look like the whole story.
+    await writer?.abort();
+    return report;
+  }
+  report.reasons = reasons.sorted();
+  if (writer) {
+    await writer.commit();
+    report.rejectsFile = step.rejectsFile;
+  } else {
+    report.staleRejects = await removeStaleRejects(step.rejectsFile);
+  }
+  return report;
+}
+
+function assertNotInput(rejectsFile: string, inputFile: string): void {
+  if (resolve(rejectsFile) !== resolve(inputFile)) return;
+  throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, { location: { file: rejectsFile } });
+}
+
+function singleStepName(mappingFile: string, mapping: Mapping): string {
+  return mapping.name ?? basename(mappingFile, extname(mappingFile));
+}
+
+/**
+ * Maps every row of one input through one mapping without writing to the service: checks the
+ * header, the rows, duplicate keys and (with an online resolver) names, and writes the rejects
+ * file when some rows fail. A mapping with `ref:` links needs a plan: MAPPING_REFERENCE.
+ */
+export async function validateMapping(options: ValidateMappingOptions): Promise<ValidateReport> {
+  const resolver = options.resolver ?? offlineResolver;
+  let rejectsFile = options.rejectsFile ?? join(dirname(options.inputFile), 'rejects.csv');
+  // Validating a rejects file again (after fixing it) must not write over the file being read.
+  if (options.rejectsFile === undefined && resolve(rejectsFile) === resolve(options.inputFile)) {
+    rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
+  }
+  assertNotInput(rejectsFile, options.inputFile);
+  const step = await prepareStep('', options.mappingFile, options.inputFile, rejectsFile, undefined, undefined);
+  step.name = singleStepName(options.mappingFile, step.mapping);
+  const firstRef = step.refs[0];
+  if (firstRef) {
+    throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, {
+      location: firstRef.location,
+      hint: 'Validate the plan that holds both steps (crm-ferry validate --plan PLAN), or link by id or name instead of ref.',
+    });
+  }
+  assertConstantNames(step, resolver);
+  await assertWritableTarget(rejectsFile);
+  const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
+  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal);
+  const { interrupted, ...stepReport } = report;
+  return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
+}
+
+/** Loads a plan and its mappings, in run order; every problem is found before any row is read. */
+export async function preparePlan(planFile: string, rejectsDir?: string): Promise<{ plan: Plan; steps: PreparedStep[] }> {
+  const plan = await loadPlan(planFile);
+  const dir = rejectsDir ?? dirname(planFile);
+  const prepared: PreparedStep[] = [];
+  for (const step of plan.steps) {
+    prepared.push(await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone));
+  }
+  return { plan, steps: orderSteps(prepared) };
+}
+
+/**
+ * Validates every step of a plan in run order, checking links between steps against the keys of
+ * the rows earlier steps produced. One rejects file per step with rejects, `<step>.rejects.csv`.
+ */
+export async function validatePlan(options: ValidatePlanOptions): Promise<ValidateReport> {
+  const resolver = options.resolver ?? offlineResolver;
+  const { steps } = await preparePlan(options.planFile, options.rejectsDir);
+  if (options.rejectsDir !== undefined) {
+    try {
+      await mkdir(options.rejectsDir, { recursive: true });
+    } catch (error) {
+      throw new FerryError('EXPORT_WRITE', `cannot create the rejects folder ${options.rejectsDir}: ${(error as Error).message}`, { location: { file: options.rejectsDir }, cause: error });
+    }
+  }
+  for (const step of steps) assertConstantNames(step, resolver);
+  for (const step of steps) {
+    assertNotInput(step.rejectsFile, step.inputFile);
+    await assertWritableTarget(step.rejectsFile);
+  }
+  const compiled: CompiledMapping[] = [];
+  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  const book = new ReferenceBook();
+  const reports: StepReport[] = [];
+  for (const [index, step] of steps.entries()) {
+    const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal);
+    reports.push(report);
+    if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
+  }
+  return { steps: reports, online: resolver.online !== false, interrupted: false };
+}

@@ -1,0 +1,124 @@
+import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import { FerryError, type ErrorCode } from '../errors/index.ts';
+import { didYouMean } from './order.ts';
+
+/** A YAML file parsed with enough bookkeeping to say on which line a value sits. */
+export interface LocatedYaml {
+  file: string;
+  value: unknown;
+  /** Line (1-based) of the node at `path`, or of its closest existing parent. */
+  lineOf(path: ReadonlyArray<PropertyKey>): number | undefined;
+}
+
+/** `steps[1].mapping` from `['steps', 1, 'mapping']`. */
+export function formatYamlPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+/**
+ * Parses YAML text; a syntax error becomes a FerryError with `code` and the line of the error.
+ * Duplicate keys are syntax errors here: in a hand-written file the second one silently winning
+ * hides a mistake.
+ */
+export function parseLocatedYaml(text: string, file: string, code: ErrorCode): LocatedYaml {
+  const lineCounter = new LineCounter();
+  const document: Document.Parsed = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  const first = document.errors[0];
+  if (first) {
+    const line = first.pos[0] === undefined ? undefined : lineCounter.linePos(first.pos[0]).line;
+    // The yaml library's messages carry a code-frame after the first line; the location says where.
+    const message = first.message.split('\n')[0] ?? first.message;
+    throw new FerryError(code, `not valid YAML: ${message}`, { location: line === undefined ? { file } : { file, line } });
+  }
+  const lineOf = (path: ReadonlyArray<PropertyKey>): number | undefined => {
+    let node: unknown = document.contents;
+    let offset: number | undefined = (node as { range?: [number, number, number] } | null)?.range?.[0];
+    for (const part of path) {
+      let next: unknown;
+      if (isMap(node)) {
+        const pair = node.items.find((item) => {
+          const key = item.key as { value?: unknown } | null;
+          return key !== null && typeof key === 'object' && String(key.value) === String(part);
+        });
+        if (!pair) break;
+        // A missing value (`mapping:` with nothing after it) still has a key on a line.
+        const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
+        next = pair.value;
+        const valueRange = (next as { range?: [number, number, number] } | null)?.range;
+        offset = valueRange?.[0] ?? keyRange?.[0] ?? offset;
+      } else if (isSeq(node) && typeof part === 'number') {
+        next = node.items[part];
+        if (next === undefined) break;
+        offset = (next as { range?: [number, number, number] } | null)?.range?.[0] ?? offset;
+      } else {
+        break;
+      }
+      node = next;
+    }
+    return offset === undefined ? undefined : lineCounter.linePos(offset).line;
+  };
+  return { file, value: document.toJS({ maxAliasCount: 100 }) as unknown, lineOf };
+}
+
+function describeReceived(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let node = root;
+  for (const part of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[part];
+  }
+  return node;
+}
+
+/**
+ * Turns a zod error into a FerryError located in the file. One issue is reported: later ones are
+ * often consequences of the first, and a person fixes one thing at a time. An unknown key wins
+ * over the rest, because a misspelt key also makes the intended one look missing.
+ * `keysAt` lists the keys allowed at a path, for "did you mean".
+ */
+export function yamlSchemaError(
+  yaml: LocatedYaml,
+  error: z.ZodError,
+  code: ErrorCode,
+  what: string,
+  keysAt: (path: ReadonlyArray<PropertyKey>) => readonly string[] = () => [],
+): FerryError {
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
+  let path = (issue?.path ?? []) as PropertyKey[];
+  let message = issue?.message ?? 'invalid';
+  if (issue?.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    const known = keysAt(path);
+    const suggestion = didYouMean(key, known);
+    message = `unknown key \`${key}\`${suggestion ? `; did you mean \`${suggestion}\`?` : known.length > 0 ? `; known keys here: ${known.join(', ')}` : ''}`;
+    path = [...path, key];
+  } else if (issue) {
+    const found = describeReceived(valueAt(yaml.value, path));
+    if (issue.code === 'invalid_value') message = `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}, found ${found}`;
+    else if (issue.code === 'invalid_type') {
+      const key = path[path.length - 1];
+      message = found === 'nothing' ? `\`${String(key ?? 'a value')}\` is required` : `expected ${issue.expected}, found ${found}`;
+    }
+    else message = `${message} (found ${found})`;
+  }
+  const yamlPath = formatYamlPath(path);
+  const line = yaml.lineOf(path);
+  const location: { file: string; line?: number; yamlPath?: string } = { file: yaml.file };
+  if (line !== undefined) location.line = line;
+  if (yamlPath !== '') location.yamlPath = yamlPath;
+  // The location carries the YAML path; the message does not repeat it.
+  return new FerryError(code, `${what}: ${message}`, { location });
+}
