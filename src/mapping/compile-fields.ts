@@ -6,7 +6,10 @@ import { dateText, isEmpty, valueText } from './compile-template.ts';
 import { compileKeyTemplate, compileValue, RowRejection } from './compile-value.ts';
 import type { ValueCompiler, ValueFn } from './compile-value.ts';
 import type { Entity, FieldEntry } from './schema.ts';
-import type { NameUse, RefUse } from './types.ts';
+import type { NameKind, NameUse, RefUse } from './types.ts';
+
+/** Names whose id the service takes as a bare integer rather than {id}. */
+const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
 import type { Value } from './transforms/types.ts';
 
 /** A record being built from one row. */
@@ -165,8 +168,9 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
     return (values, draft) => {
       const key = keyOf(values);
       if (key === '') return false;
-      draft.record[to] = null;
-      draft.refs.push({ path: [to], step, key, yamlPath });
+      // Links travel as {id}; the plan fills in the id of the record the other step created.
+      draft.record[to] = { id: null };
+      draft.refs.push({ path: [to, 'id'], step, key, yamlPath });
       return true;
     };
   }
@@ -266,23 +270,27 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
       const kind = info.nameKind ?? 'user';
       // Consecutive rows mostly name the same owner or team: share the (frozen) use.
       let last: NameUse | null = null;
+      // The service takes most of these as {id}, but activity types and project stages as a bare
+      // integer: the placeholder has the shape the id goes into.
+      const bare = BARE_ID_KINDS.has(kind);
+      const path = bare ? [to] : [to, 'id'];
       return (values, draft) => {
         const value = read(values);
         if (value === undefined) return false;
         if (typeof value === 'number' && Number.isInteger(value)) {
-          draft.record[to] = kind === 'activityType' ? value : { id: value };
+          draft.record[to] = bare ? value : { id: value };
           return true;
         }
         const name = valueText(value).trim();
-        draft.record[to] = null;
+        draft.record[to] = bare ? null : { id: null };
         if (kind === 'milestone') {
           // Its scope is filled in per row when the record is finished, so it cannot be shared.
-          const use: NameUse = { path: [to], kind, name, yamlPath };
+          const use: NameUse = { path, kind, name, yamlPath };
           draft.names.push(use);
           draft.milestone = use;
           return true;
         }
-        if (last === null || last.name !== name) last = frozenUse({ path: [to], kind, name, yamlPath });
+        if (last === null || last.name !== name) last = frozenUse({ path, kind, name, yamlPath });
         draft.names.push(last);
         return true;
       };

@@ -65,8 +65,8 @@ describe('party targets', () => {
       jobTitle: 'Analyst',
       about: 'Imported: x1',
       organisation: { name: 'Engines Ltd' },
-      owner: null,
-      team: null,
+      owner: { id: null },
+      team: { id: null },
       addresses: [{ type: 'Office', street: '1 Main St', city: 'London', zip: 'N1', country: 'UK' }],
       phoneNumbers: [{ type: 'Mobile', number: '+44 20 7946 0000' }],
       emailAddresses: [{ type: 'Home', address: 'ada@example.com' }],
@@ -79,8 +79,8 @@ describe('party targets', () => {
     });
     expect(mapped.record.tags).toHaveLength(2);
     expect(mapped.names).toEqual([
-      { path: ['owner'], kind: 'user', name: 'ada@example.com', yamlPath: 'fields[6]' },
-      { path: ['team'], kind: 'team', name: 'Sales', yamlPath: 'fields[7]' },
+      { path: ['owner', 'id'], kind: 'user', name: 'ada@example.com', yamlPath: 'fields[6]' },
+      { path: ['team', 'id'], kind: 'team', name: 'Sales', yamlPath: 'fields[7]' },
       { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[14]' },
       { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Member', scope: { entity: 'parties', tag: 'Club' }, yamlPath: 'fields[15]' },
     ]);
@@ -106,8 +106,8 @@ describe('party targets', () => {
     expect(record(byId, {}).record.organisation).toEqual({ id: 42 });
     const byRef = await compile('party', 'fields:\n  - {to: lastName, value: x}\n  - {to: organisation, ref: companies, key: "{{Company ID}}"}\n');
     const mapped = record(byRef, { 'Company ID': ' C-7 ' });
-    expect(mapped.record.organisation).toBeNull();
-    expect(mapped.refs).toEqual([{ path: ['organisation'], step: 'companies', key: 'C-7', yamlPath: 'fields[1]' }]);
+    expect(mapped.record.organisation).toEqual({ id: null });
+    expect(mapped.refs).toEqual([{ path: ['organisation', 'id'], step: 'companies', key: 'C-7', yamlPath: 'fields[1]' }]);
     expect(record(byRef, { 'Company ID': '' }).record).not.toHaveProperty('organisation');
   });
 
@@ -154,10 +154,10 @@ describe('project, opportunity, entry and task targets', () => {
     expect(mapped.record).toEqual({
       name: 'Roll-out',
       description: 'Phase 1',
-      party: null,
+      party: { id: null },
       opportunity: { id: 17 },
-      owner: null,
-      team: null,
+      owner: { id: null },
+      team: { id: null },
       status: 'CLOSED',
       stage: null,
       startOn: '2024-02-29',
@@ -166,10 +166,10 @@ describe('project, opportunity, entry and task targets', () => {
       fields: [{ definition: { name: 'Budget', tag: null }, value: '1200' }],
       tracks: [{ definition: null }, { definition: null }],
     });
-    expect(mapped.refs).toEqual([{ path: ['party'], step: 'people', key: 'P1', yamlPath: 'fields[2]' }]);
+    expect(mapped.refs).toEqual([{ path: ['party', 'id'], step: 'people', key: 'P1', yamlPath: 'fields[2]' }]);
     expect(mapped.names.map((n) => [n.path, n.kind, n.name])).toEqual([
-      [['owner'], 'user', 'grace'],
-      [['team'], 'team', 'Ops'],
+      [['owner', 'id'], 'user', 'grace'],
+      [['team', 'id'], 'team', 'Ops'],
       [['stage'], 'stage', 'Planning'],
       [['fields', 0, 'definition'], 'fieldDefinition', 'Budget'],
       [['tracks', 0, 'definition'], 'trackDefinition', 'Onboarding'],
@@ -211,9 +211,9 @@ describe('project, opportunity, entry and task targets', () => {
       name: 'Licences',
       description: 'Imported',
       party: { id: 5 },
-      owner: null,
-      team: null,
-      milestone: null,
+      owner: { id: null },
+      team: { id: null },
+      milestone: { id: null },
       probability: 100,
       durationBasis: 'MONTH',
       duration: 6,
@@ -224,7 +224,7 @@ describe('project, opportunity, entry and task targets', () => {
       tracks: [{ definition: null }],
       value: { amount: 12500.5, currency: 'EUR' },
     });
-    expect(mapped.names.find((n) => n.kind === 'milestone')).toEqual({ path: ['milestone'], kind: 'milestone', name: 'Won', scope: { pipeline: 'Sales' }, yamlPath: 'fields[5]' });
+    expect(mapped.names.find((n) => n.kind === 'milestone')).toEqual({ path: ['milestone', 'id'], kind: 'milestone', name: 'Won', scope: { pipeline: 'Sales' }, yamlPath: 'fields[5]' });
     expect(mapped.names.find((n) => n.kind === 'fieldDefinition')?.scope).toEqual({ entity: 'opportunities', tag: 'Leads' });
     expect(record(compiled, { n: 'L', pid: 5, m: 'Won', p: '', a: '', c: '', pr: '', e: '', cl: '', lr: 'Price' }).names.find((n) => n.kind === 'milestone')?.scope).toEqual({ pipeline: null });
     expect(rejected(compiled, { n: 'L', pid: 5, m: 'Won', a: '10', c: '' })).toMatchObject({ field: 'currency', message: 'an `amount` needs a `currency`' });
@@ -247,10 +247,10 @@ describe('project, opportunity, entry and task targets', () => {
 `,
     );
     const mapped = record(compiled, { pid: 'P1', kid: '', text: 'Called', at: 'Call', when: '2024-03-01T14:30:00+01:00', file: 'docs/a.pdf;/abs/b.txt' });
-    expect(mapped.record).toEqual({ type: 'note', party: null, content: 'Called', activityType: null, entryAt: '2024-03-01T13:30:00Z' });
+    expect(mapped.record).toEqual({ type: 'note', party: { id: null }, content: 'Called', activityType: null, entryAt: '2024-03-01T13:30:00Z' });
     expect(mapped.names).toEqual([{ path: ['activityType'], kind: 'activityType', name: 'Call', yamlPath: 'fields[3]' }]);
     expect(mapped.attachments).toEqual(['/data/docs/a.pdf', '/abs/b.txt']);
-    expect(record(compiled, { pid: 'P1', kid: '', text: '', at: -2, when: '', file: 'x.pdf' }).record).toEqual({ type: 'note', party: null, activityType: -2 });
+    expect(record(compiled, { pid: 'P1', kid: '', text: '', at: -2, when: '', file: 'x.pdf' }).record).toEqual({ type: 'note', party: { id: null }, activityType: -2 });
     expect(rejected(compiled, { pid: 'P1', kid: '3', text: 'x' })).toMatchObject({ field: 'party', message: 'a note goes on exactly one record, found party and kase' });
     expect(rejected(compiled, { pid: '', kid: '', text: 'x' })).toMatchObject({ field: 'party', message: 'a note needs one of `party`, `kase` or `opportunity`' });
     expect(rejected(compiled, { pid: 'P', kid: '', text: '', file: '' })).toMatchObject({ field: 'content', message: 'a note needs `content` or an `attachment`' });
@@ -272,7 +272,7 @@ describe('project, opportunity, entry and task targets', () => {
 `,
     );
     const mapped = record(compiled, { d: 'Ring back', x: 'About the quote', did: 'D9', o: 'grace', due: '05.01.2025', t: '9:30', s: 'open' });
-    expect(mapped.record).toEqual({ description: 'Ring back', detail: 'About the quote', opportunity: null, owner: null, category: null, dueOn: '2025-01-05', dueTime: '09:30:00', status: 'OPEN' });
+    expect(mapped.record).toEqual({ description: 'Ring back', detail: 'About the quote', opportunity: { id: null }, owner: { id: null }, category: { id: null }, dueOn: '2025-01-05', dueTime: '09:30:00', status: 'OPEN' });
     expect(mapped.names.map((n) => n.kind)).toEqual(['user', 'taskCategory']);
     expect(rejected(compiled, { d: 'x', due: '' })).toMatchObject({ field: 'dueOn', message: 'a task needs a `dueOn` date' });
     expect(rejected(compiled, { d: '', due: '01.01.2025' })).toMatchObject({ field: 'description', message: 'a task needs a `description`' });

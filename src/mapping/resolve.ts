@@ -279,7 +279,8 @@ function isExplaining(resolver: NameResolver): resolver is ExplainingResolver {
   return typeof (resolver as Partial<ExplainingResolver>).explain === 'function';
 }
 
-function setAt(target: Record<string, unknown>, path: ReadonlyArray<string | number>, value: unknown): boolean {
+/** Puts `value` at `path` inside `target`; false when the path does not exist. Used for names and links. */
+export function setAt(target: Record<string, unknown>, path: ReadonlyArray<string | number>, value: unknown): boolean {
   let node: unknown = target;
   for (let i = 0; i < path.length - 1; i += 1) {
     if (node === null || typeof node !== 'object') return false;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { compileMapping, loadMapping, mapRows, type MappedRecord, type Mapping, type RejectedRow, type SourceOptions } from '../../src/mapping/index.ts';
-import { loadCatalog, resolveRecord, type CatalogResolver } from '../../src/mapping/resolve.ts';
+import { loadCatalog, resolveRecord, setAt, type CatalogResolver } from '../../src/mapping/resolve.ts';
 import { loadPlan } from '../../src/plan/load.ts';
 import { mappingRefs, orderSteps } from '../../src/plan/order.ts';
 import { ReferenceBook } from '../../src/plan/references.ts';
@@ -196,7 +196,7 @@ describe('HubSpot', () => {
       ],
       tags: [{ name: 'Customer' }, { name: 'Connected' }],
       fields: [{ definition: { name: 'Preferred language', tag: null }, value: 'English' }],
-      organisation: null,
+      organisation: { id: null },
     });
     expect(namesOf(nancy)).toEqual(['user:sam', 'fieldDefinition:Preferred language']);
     expect(refsOf(nancy)).toEqual(['companies:5240117401']);
@@ -435,14 +435,14 @@ describe('legacy v1 exports', () => {
 
   it('maps history nested in cases to notes on the project', async () => {
     const call = await recordOf('v1-kase-notes.yaml', 'samples/v1-migration/kases.xml', '706');
-    expect(call.record).toEqual({ type: 'note', kase: null, content: 'Customer reports a cracked gear. Parts ordered.', activityType: null, entryAt: '2012-01-12T08:30:00Z' });
+    expect(call.record).toEqual({ type: 'note', kase: { id: null }, content: 'Customer reports a cracked gear. Parts ordered.', activityType: null, entryAt: '2012-01-12T08:30:00Z' });
     expect(namesOf(call)).toEqual(['activityType:Call']);
     expect(refsOf(call)).toEqual(['kases:402']);
   });
 
   it('maps nested history to notes on the parent party, subject first', async () => {
     const email = await recordOf('v1-notes.yaml', 'samples/v1/parties.xml', '702');
-    expect(email.record).toEqual({ type: 'note', party: null, content: 'Follow-up\n\nSent the brochure.', activityType: null, entryAt: '2011-10-02T11:30:00Z' });
+    expect(email.record).toEqual({ type: 'note', party: { id: null }, content: 'Follow-up\n\nSent the brochure.', activityType: null, entryAt: '2011-10-02T11:30:00Z' });
     expect(namesOf(email)).toEqual(['activityType:Email follow-up']);
     expect(refsOf(email)).toEqual(['parties:101']);
   });
@@ -575,16 +575,10 @@ describe('imported into the sandbox', () => {
           failures.push(`${step.name} ${record.key}: ${problems.map((p) => p.message).join('; ')}`);
           continue;
         }
-        // resolveRecord writes bare ids; the create bodies link records as {id} (spec 4.2, 4.5),
-        // and the task route accepts an owner only in that form. Activity types stay integers.
-        for (const use of record.names) {
-          const [key, ...rest] = use.path;
-          if (rest.length === 0 && use.kind !== 'activityType') record.record[key as string] = { id: record.record[key as string] };
-        }
         for (const ref of record.refs) {
           const id = created.get(`${plan}/${ref.step}`)?.get(ref.key);
           expect(id, `${step.name} ${record.key} links to ${ref.step} ${ref.key}`).toBeDefined();
-          record.record[ref.path[0] as string] = { id };
+          expect(setAt(record.record, ref.path, id)).toBe(true);
         }
         const plural = ENDPOINT[record.entity];
         const singular = record.entity;
