@@ -190,8 +190,10 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
   let iterator: AsyncIterator<SourceItem>;
   let first: IteratorResult<SourceItem>;
   let header: string[];
+  let legacy = false;
   try {
     const opened = await openSource(step.inputFile, options);
+    legacy = opened.format === 'v1-xml' || opened.format === 'v1-json';
     iterator = opened.items[Symbol.asyncIterator]();
     first = await iterator.next();
     // CSV says its header before the first row; other readers only through the rows' keys.
@@ -201,11 +203,18 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     report.interrupted = true;
     return report;
   }
-  try {
-    compiled.checkColumns(header);
-  } catch (error) {
-    await iterator.return?.(undefined);
-    throw error;
+  if (legacy) {
+    // v1 records carry the columns of what they hold (an organisation has no firstName, the
+    // first person may have no second phone): the first record is no header to check against.
+    // The rejects file gets every column the mapping reads as well.
+    header = [...new Set([...header, ...compiled.columns])];
+  } else {
+    try {
+      compiled.checkColumns(header);
+    } catch (error) {
+      await iterator.return?.(undefined);
+      throw error;
+    }
   }
 
   const reasons = new ReasonCounter();

@@ -259,6 +259,15 @@ describe('crm-ferry validate --plan', () => {
     expect(readdirSync(out)).toEqual([]);
   });
 
+  it('exit 0 on the legacy v1 migration plan: v1 records are not checked against a header', async () => {
+    const out = freshDir('v1-rejects');
+    const { code, stdout, stderr } = await run(['--plan', 'mappings/plans/v1-migration.yaml', '--rejects-dir', out]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/Step parties: samples\/v1\/parties\.xml with mappings\/v1-parties\.yaml\n  rows read\s+3\n  ok\s+3\n/);
+    expect(stdout).toMatch(/All rows are valid\./);
+  });
+
   it('--online checks the names of every step before any row', async () => {
     const base = planFolder('plan-online', PLAN);
     writeFileSync(join(base, 'contacts.yaml'), `${CONTACTS_MAPPING}  - to: owner\n    value: nobody\n`);
