@@ -1,31 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { runCli } from '../helpers/fake-io.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-inspect-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sink(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      chunks.push(chunk.toString());
-      callback();
-    },
-  });
-  return { stream, text: () => chunks.join('') };
-}
-
-async function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = sink();
-  const err = sink();
-  const code = await main(['inspect', ...args], { stdout: out.stream, stderr: err.stream, cwd, env: {}, signal: new AbortController().signal });
-  return { code, stdout: out.text(), stderr: err.text() };
+function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCli(['inspect', ...args], { cwd });
 }
 
 describe('crm-ferry inspect', () => {

@@ -1,10 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { runCli } from '../helpers/fake-io.ts';
 import { compileMapping } from '../../src/mapping/compile.ts';
 import { loadMapping } from '../../src/mapping/load.ts';
 
@@ -12,22 +11,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-mapping-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function sink(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      chunks.push(chunk.toString());
-      callback();
-    },
-  });
-  return { stream, text: () => chunks.join('') };
-}
-
-async function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = sink();
-  const err = sink();
-  const code = await main(args, { stdout: out.stream, stderr: err.stream, cwd, env: {}, signal: new AbortController().signal });
-  return { code, stdout: out.text(), stderr: err.text() };
+function run(args: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCli(args, { cwd });
 }
 
 describe('crm-ferry mapping schema', () => {
