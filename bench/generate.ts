@@ -10,18 +10,10 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { seededRandom } from '../src/util/seeded-random.ts';
 
-/** Small seeded generator (mulberry32): benchmarks must see the same data on every machine. */
-export function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Benchmarks must see the same data on every machine: a seeded generator. */
+export const createRandom = seededRandom;
 
 const FIRST = ['Anna', 'Ben', 'Chloé', 'David', 'Emma', 'François', 'Grace', 'Hamza', 'Inès', 'Jonas', 'Katarzyna', 'Liam', 'María', 'Noah', 'Olivia', 'Pedro', 'Quentin', 'Rosa', 'Sven', 'Zoë'];
 const LAST = ['Smith', 'Müller', 'García', 'Dubois', 'Rossi', 'Novak', "O'Brien", 'Jensen', 'Ødegård', 'Kowalski', 'Martin', 'Nguyen', 'Schmidt', 'Fernández', 'Brown'];

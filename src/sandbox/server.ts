@@ -21,6 +21,9 @@ import { registerTrackRoutes } from './routes/tracks.ts';
 import { ADMIN_USERNAME, seedAccount } from './seed.ts';
 import { type SandboxOptions, type SandboxSettings, sandboxOptionsSchema } from './settings.ts';
 import { loadStore, saveStore, Store } from './store.ts';
+import { seededRandom } from '../util/seeded-random.ts';
+
+export { seededRandom };
 import { registerLegacyRoutes } from './v1/routes.ts';
 
 export interface RunningSandbox {
@@ -35,18 +38,6 @@ export interface RunningSandbox {
   app: FastifyInstance;
   /** Writes the state (when a data file is set) and stops listening. */
   close(): Promise<void>;
-}
-
-/** A small seeded random number generator (mulberry32), so fault injection repeats with a seed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Builds the fastify app of the sandbox without listening; startSandbox() listens. */
