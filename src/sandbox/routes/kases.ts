@@ -162,7 +162,8 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
   };
 }
 
-function blankKase(at: string): Omit<KaseRec, 'id'> {
+/** A new project before the request's fields are applied: open, on the first stage. */
+export function blankKase(at: string): Omit<KaseRec, 'id'> {
   return {
     name: '',
     description: null,

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
 import { badRequest, queryOf, timestamp } from '../http.ts';
 import type { KaseRec } from '../model.ts';
+import { blankKase } from '../routes/kases.ts';
 import { filterByQuery, findRecord, sliceByQuery, userByUsername, v1Location, visibleTo, type V1Route } from './common.ts';
 import { FieldReader, isoDate, parseFilterTime, parseMoment, v1Timestamp } from './input.ts';
 import { readBody, sendEmpty, sendNode } from './negotiate.ts';
@@ -117,24 +118,12 @@ export function registerKaseRoutes(route: V1Route, ctx: SandboxContext): void {
     const caller = callerOf(request).user;
     const at = timestamp(ctx.now());
     const kase = store.kases.insert({
+      // The same new project as v2 makes (open, on the first stage), then the v1 fields.
+      ...blankKase(at),
       name: changes.name ?? '',
-      description: null,
       partyId: party.id,
-      partyIds: [],
       ownerId: caller.id,
       teamId: caller.defaultTeamId,
-      status: 'OPEN',
-      opportunityId: null,
-      stageId: null,
-      startOn: null,
-      expectedCloseOn: null,
-      closedOn: null,
-      lastContactedAt: null,
-      tagIds: [],
-      fields: [],
-      restrictedFor: [],
-      createdAt: at,
-      updatedAt: at,
     });
     applyKaseChanges(ctx, kase, changes);
     return sendEmpty(reply, 201, v1Location(request, `/kase/${kase.id}`));
