@@ -14,6 +14,8 @@ export const storedProfileSchema = z.object({
   refreshToken: z.string(),
   /** When the access token expires, ms since the epoch. */
   expiresAt: z.number(),
+  /** When it was issued, ms since the epoch (older files lack it). */
+  issuedAt: z.number().optional(),
   scope: z.string(),
   subdomain: z.string().optional(),
 });

@@ -108,6 +108,7 @@ export function profileFromAnswer(config: OAuthClientConfig, answer: TokenAnswer
     accessToken: answer.access_token,
     refreshToken: answer.refresh_token,
     expiresAt: now + answer.expires_in * 1000,
+    issuedAt: now,
     scope: answer.scope,
   };
   if (answer.subdomain !== undefined) profile.subdomain = answer.subdomain;
@@ -134,8 +135,18 @@ export class OAuthSession implements TokenSource {
   }
 
   async token(): Promise<string> {
-    if (this.profile.expiresAt - (this.options.marginMs ?? 60_000) <= this.now()) await this.refresh();
+    if (this.profile.expiresAt - this.marginMs() <= this.now()) await this.refresh();
     return this.profile.accessToken;
+  }
+
+  /**
+   * How long before expiry to refresh: a minute, but never more than a tenth of the token's
+   * lifetime, so that short-lived tokens are not refreshed on every request.
+   */
+  private marginMs(): number {
+    const wanted = this.options.marginMs ?? 60_000;
+    const { issuedAt, expiresAt } = this.profile;
+    return issuedAt === undefined ? wanted : Math.min(wanted, (expiresAt - issuedAt) / 10);
   }
 
   async refreshAfterUnauthorized(): Promise<boolean> {

@@ -101,3 +101,29 @@ describe('OAuthSession', () => {
     await expect(exchangeCode({ baseUrl: ORIGIN, clientId: 'c', dispatcher: agent }, 'code', 'http://127.0.0.1:1/cb')).rejects.toMatchObject({ hint: expect.stringMatching(hint) });
   });
 });
+
+describe('OAuthSession with short-lived tokens', () => {
+  it('refreshes a token that lives 5 s only in its last tenth, not on every request', async () => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    const dir = await mkdtemp(join(tmpdir(), 'ferry-oauth-short-'));
+    try {
+      let now = Date.parse('2026-01-01T00:00:00Z');
+      const store = new CredentialStore(join(dir, 'credentials.json'));
+      const stored: StoredProfile = { ...profile('short', 'r1', now + 5000), issuedAt: now };
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/oauth/token', method: 'POST' })
+        .reply(200, { access_token: 'next', refresh_token: 'r2', expires_in: 5, token_type: 'bearer', scope: 'read write' }, JSON_HEADERS);
+      const session = new OAuthSession(stored, store, 'default', { now: () => now, dispatcher: agent });
+      expect(await session.token()).toBe('short');
+      now += 4000;
+      expect(await session.token()).toBe('short');
+      now += 600;
+      expect(await session.token()).toBe('next');
+    } finally {
+      await agent.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
