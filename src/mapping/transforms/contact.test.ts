@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { email, phone } from './contact.ts';
+import { EMAIL, email, isSimpleEmail, phone } from './contact.ts';
 import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
 import type { Value } from './types.ts';
 
@@ -94,5 +94,31 @@ describe('email', () => {
     const error = transformErrorOf(fn, input);
     expect(error.message).toBe(`expected an email address like name@example.com, got ${shown}`);
     expect(error.transform).toBe('email');
+  });
+});
+
+describe('isSimpleEmail (the cheap check before the full expression)', () => {
+  // Every address the cheap check accepts must be one the full check accepts: the transform
+  // relies on that. Built from pieces so that near misses (dots, hyphens, lengths) are covered.
+  const locals = ['a', 'ada.lovelace', 'a+b', 'a_b-c', '.a', 'a.', 'a..b', 'x'.repeat(64), 'x'.repeat(65), 'ä', 'a b'];
+  const domains = ['example.com', 'ex-ample.co.uk', '-example.com', 'example-.com', 'a.b', 'example.c0m', 'example.com.', `${'d'.repeat(63)}.com`, `${'d'.repeat(64)}.com`, 'exämple.com', `${'a.'.repeat(126)}com`, `${'a.'.repeat(127)}com`];
+
+  it('accepts nothing the full expression refuses, and some of what it accepts', () => {
+    let simple = 0;
+    for (const local of locals) {
+      for (const domain of domains) {
+        const address = `${local}@${domain}`;
+        if (!isSimpleEmail(address)) continue;
+        simple++;
+        expect([address, EMAIL.test(address)]).toEqual([address, true]);
+      }
+    }
+    expect(simple).toBeGreaterThan(10);
+  });
+
+  it('takes the plain addresses of real files', () => {
+    expect(isSimpleEmail('ada.lovelace1@example.com')).toBe(true);
+    expect(isSimpleEmail('a..b@example.com')).toBe(false);
+    expect(isSimpleEmail(`${'x'.repeat(65)}@example.com`)).toBe(false);
   });
 });
