@@ -26,6 +26,25 @@ export interface Draft {
   currency: string | null;
   /** Folder of the input file, for attachment paths. */
   inputDir: string;
+  /**
+   * The record's lists by their key, once made. Reading them from `record` by key is slow: records
+   * of different rows gain their keys in different orders, so no lookup there stays monomorphic.
+   */
+  lists: DraftLists;
+}
+
+/** Lists a draft's record may hold; null until the first entry. */
+export interface DraftLists {
+  fields: Array<Record<string, unknown>> | null;
+  phoneNumbers: Array<Record<string, unknown>> | null;
+  emailAddresses: Array<Record<string, unknown>> | null;
+  websites: Array<Record<string, unknown>> | null;
+  addresses: Array<Record<string, unknown>> | null;
+}
+
+/** A draft's empty lists; one object per row, of one shape. */
+export function emptyLists(): DraftLists {
+  return { fields: null, phoneNumbers: null, emailAddresses: null, websites: null, addresses: null };
 }
 
 /** Writes one mapping entry into a draft; returns whether it wrote anything. */
@@ -147,6 +166,17 @@ function listOf(draft: Draft, key: string): Array<Record<string, unknown>> {
   return list;
 }
 
+/** The record's list under one of the keys DraftLists knows, made (and put in the record) on first use. */
+function knownList(draft: Draft, key: keyof DraftLists): Array<Record<string, unknown>> {
+  let list = draft.lists[key];
+  if (list === null) {
+    list = [];
+    draft.lists[key] = list;
+    draft.record[key] = list;
+  }
+  return list;
+}
+
 /** Builds the applier of one field entry. */
 export async function compileField(compiler: ValueCompiler, entity: Entity, field: FieldEntry, info: TargetInfo, index: number): Promise<Applier> {
   const to = field.to;
@@ -182,15 +212,15 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
   switch (info.kind) {
     case 'text':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         draft.record[to] = valueText(value);
         return true;
       };
     case 'partyType':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         const type = valueText(value).trim().toLowerCase();
         if (type !== 'person' && type !== 'organisation') throw new RowRejection(to, `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`);
         draft.record.type = type;
@@ -219,16 +249,16 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
         }
       };
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         draft.record[to] = convert(value);
         return true;
       };
     }
     case 'amount':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         const amount = toNumber(value, to);
         if (amount < 0) throw new RowRejection(to, `\`amount\` must be at least 0, found ${shown(value)}`);
         draft.amount = amount;
@@ -236,8 +266,8 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
       };
     case 'currency':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         const code = valueText(value).trim().toUpperCase();
         if (!/^[A-Z]{3}$/.test(code)) throw new RowRejection(to, `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`);
         draft.currency = code;
@@ -245,22 +275,22 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
       };
     case 'pipeline':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         draft.pipeline = valueText(value).trim();
         return true;
       };
     case 'organisation':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         draft.record.organisation = typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() };
         return true;
       };
     case 'link':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         const id = toId(value);
         if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
         draft.record[to] = { id };
@@ -275,8 +305,8 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
       const bare = BARE_ID_KINDS.has(kind);
       const path = bare ? [to] : [to, 'id'];
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         if (typeof value === 'number' && Number.isInteger(value)) {
           draft.record[to] = bare ? value : { id: value };
           return true;
@@ -298,8 +328,8 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
     case 'names': {
       const kind = info.nameKind ?? 'trackDefinition';
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         const list = listOf(draft, to);
         for (const name of items(value)) {
           draft.names.push({ path: [to, list.length, 'definition'], kind, name, yamlPath });
@@ -310,11 +340,22 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
     }
     case 'tags':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         if (typeof value === 'string') {
           addTag(draft, value.trim());
           return true;
+        }
+        if (Array.isArray(value)) {
+          // After `split`: walked in place rather than copied through items() first.
+          let added = false;
+          for (const item of value) {
+            const name = item.trim();
+            if (name === '') continue;
+            addTag(draft, name);
+            added = true;
+          }
+          return added;
         }
         const list = items(value);
         for (const name of list) addTag(draft, name);
@@ -329,9 +370,9 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
       const reference = Object.freeze({ name: definition, tag });
       const uses: NameUse[] = [];
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
-        const list = listOf(draft, 'fields');
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
+        const list = knownList(draft, 'fields');
         const position = list.length;
         const use = (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath }));
         draft.names.push(use);
@@ -341,8 +382,8 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
     }
     case 'attachment':
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         for (const path of items(value)) draft.attachments.push(isAbsolute(path) ? path : resolve(draft.inputDir, path));
         return true;
       };
@@ -352,16 +393,16 @@ async function buildApplier(compiler: ValueCompiler, entity: Entity, field: Fiel
     case 'email':
     case 'website': {
       const typeOf = field.type === undefined ? undefined : await compileValue(compiler, field.type, owner, `${yamlPath}.type`);
-      const listKey = info.kind === 'phone' ? 'phoneNumbers' : info.kind === 'email' ? 'emailAddresses' : 'websites';
+      const listKey: keyof DraftLists = info.kind === 'phone' ? 'phoneNumbers' : info.kind === 'email' ? 'emailAddresses' : 'websites';
       const valueKey = info.kind === 'phone' ? 'number' : 'address';
       const service = field.service ?? 'URL';
       const website = info.kind === 'website';
       return (values, draft) => {
-        const value = read(values);
-        if (value === undefined) return false;
+        const value = valueOf(values);
+        if (value === undefined || isEmpty(value)) return false;
         const type = typeOf?.(values);
         const typeText = type === undefined || isEmpty(type) ? undefined : valueText(type).trim();
-        const list = listOf(draft, listKey);
+        const list = knownList(draft, listKey);
         if (typeof value === 'string') list.push(contactEntry(website, service, typeText, valueKey, value.trim()));
         else for (const item of items(value)) list.push(contactEntry(website, service, typeText, valueKey, item));
         return true;
@@ -377,33 +418,42 @@ async function compileAddress(
   owner: { field: string; yamlPath: string },
   read: (values: Record<string, CellValue>) => Value | undefined,
 ): Promise<Applier> {
-  const parts: Array<{ key: string; fn: ValueFn }> = [];
-  for (const key of ['street', 'city', 'state', 'zip', 'country'] as const) {
+  const keys = ['street', 'city', 'state', 'zip', 'country'] as const;
+  const parts: Array<{ slot: number; fn: ValueFn }> = [];
+  for (const [slot, key] of keys.entries()) {
     const spec = field.parts?.[key];
-    if (spec !== undefined) parts.push({ key, fn: await compileValue(compiler, spec, owner, `${yamlPath}.parts.${key}`) });
+    if (spec !== undefined) parts.push({ slot, fn: await compileValue(compiler, spec, owner, `${yamlPath}.parts.${key}`) });
   }
   const typeOf = field.type === undefined ? undefined : await compileValue(compiler, field.type, owner, `${yamlPath}.type`);
   const hasValue = field.value !== undefined;
+  // Part texts by slot, reused row after row (mapping is synchronous): the address object is then
+  // built once, type first, instead of being copied by a spread to put the type in front.
+  const texts: Array<string | undefined> = [undefined, undefined, undefined, undefined, undefined];
   return (values, draft) => {
-    const address: Record<string, unknown> = {};
+    texts.fill(undefined);
     let filled = false;
     if (hasValue) {
       const street = read(values);
       if (street !== undefined) {
-        address.street = valueText(street);
+        texts[0] = valueText(street);
         filled = true;
       }
     }
     for (const part of parts) {
       const value = part.fn(values);
       if (value === undefined || isEmpty(value)) continue;
-      address[part.key] = valueText(value);
+      texts[part.slot] = valueText(value);
       filled = true;
     }
     if (!filled) return false;
     const type = typeOf?.(values);
-    const out = type === undefined || isEmpty(type) ? address : { type: valueText(type).trim(), ...address };
-    listOf(draft, 'addresses').push(out);
+    const out: Record<string, unknown> = {};
+    if (type !== undefined && !isEmpty(type)) out.type = valueText(type).trim();
+    for (let slot = 0; slot < keys.length; slot++) {
+      const text = texts[slot];
+      if (text !== undefined) out[keys[slot] as string] = text;
+    }
+    knownList(draft, 'addresses').push(out);
     return true;
   };
 }

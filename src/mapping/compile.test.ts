@@ -409,3 +409,27 @@ describe('mapRows', () => {
     expect(out[2]).toMatchObject({ row: 3, key: '3', field: 'lastName' });
   });
 });
+
+describe('transform chains name the step that failed', () => {
+  // Chains of one, two and three steps are run by dedicated code, longer ones by a loop: each
+  // must name the failing step's place, and steps after a failure must not have run.
+  it.each([
+    ['[email]', 0],
+    ['[trim, email]', 1],
+    ['[email, trim]', 0],
+    ['[trim, lowercase, email]', 2],
+    ['[trim, email, lowercase]', 1],
+    ['[trim, collapse, lowercase, email]', 3],
+    ['[trim, collapse, email, lowercase, uppercase]', 2],
+  ])('%s fails at step %i', async (chain, step) => {
+    const compiled = await compile('party', `fields:\n  - {to: lastName, value: x}\n  - {to: email, value: {column: e, transform: ${chain}}}\n`);
+    const reject = rejected(compiled, { e: 'not an address' });
+    expect(reject.field).toBe('email');
+    expect(reject.message).toMatch(new RegExp(`^fields\\[1\\]\\.value\\.transform\\[${step}\\] \\(\`email\`\\): expected an email address`));
+  });
+
+  it.each(['[trim, lowercase, email]', '[trim, collapse, lowercase, email]'])('%s gives every step its turn on a good value', async (chain) => {
+    const compiled = await compile('party', `fields:\n  - {to: lastName, value: x}\n  - {to: email, value: {column: e, transform: ${chain}}}\n`);
+    expect(record(compiled, { e: '  Ada@Example.COM ' }).record.emailAddresses).toEqual([{ address: 'ada@example.com' }]);
+  });
+});

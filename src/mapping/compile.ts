@@ -5,7 +5,7 @@ import type { CellValue, SourceRow } from '../sources/types.ts';
 import { compileCondition } from './compile-condition.ts';
 import type { RowTest } from './compile-condition.ts';
 import { conditionColumns } from './compile-condition.ts';
-import { compileField } from './compile-fields.ts';
+import { compileField, emptyLists } from './compile-fields.ts';
 import type { Applier, Draft } from './compile-fields.ts';
 import { TARGET_INFO } from './compile-targets.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
@@ -202,6 +202,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
           amount: null,
           currency: null,
           inputDir: lastDir.dir,
+          lists: emptyLists(),
         };
         for (const apply of appliers) apply(values, draft);
         const record = finishRecord(entity, draft, defaultPartyType);

@@ -243,3 +243,33 @@ describe('time', () => {
     expect(optionsError(time, { format: 'HH' })).toBe('format "HH" must contain hours and minutes (such as HH:mm)');
   });
 });
+
+describe('date reads a bare YYYY-MM-DD as the general ISO reading does', () => {
+  // The bare-date fast path must accept and refuse exactly what the ISO reader does with the same
+  // day at midnight: every day number 0..32 of months 0..13 in common, leap and century years.
+  const years = ['0099', '0100', '1900', '2000', '2023', '2024'];
+  const cases = years.flatMap((year) =>
+    Array.from({ length: 14 }, (_, month) => Array.from({ length: 33 }, (_, day) => `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`)).flat(),
+  );
+
+  it('gives the same day or the same refusal for every case', async () => {
+    const fn = await build(date);
+    const outcome = (text: string): string => {
+      try {
+        return String(fn(text, UTC));
+      } catch (error) {
+        return `error ${(error as Error).name}`;
+      }
+    };
+    let accepted = 0;
+    for (const text of cases) {
+      const plain = outcome(text);
+      expect([text, plain]).toEqual([text, outcome(`${text}T00:00`)]);
+      if (plain === text) accepted++;
+    }
+    // Every real day of the five years from 0100 on passes; a fast path that refused all would not.
+    expect(accepted).toBeGreaterThan(5 * 365);
+    expect(outcome('2023-02-29')).toBe('error TransformError');
+    expect(outcome('2024-02-29')).toBe('2024-02-29');
+  });
+});

@@ -204,6 +204,27 @@ function readIsoFast(text: string): Reading | undefined {
   return { wall, instant: wall - offset * MINUTE, date };
 }
 
+/**
+ * A bare YYYY-MM-DD that is a real day, read without a regular expression: most date cells are
+ * just that. Anything else (times, zones, years before 100) is left to readIso.
+ */
+function plainCalendarDay(text: string): string | undefined {
+  if (text.length !== 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return undefined;
+  let year = 0;
+  let month = 0;
+  let day = 0;
+  for (let i = 0; i < 10; i++) {
+    if (i === 4 || i === 7) continue;
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    if (i < 4) year = year * 10 + digit;
+    else if (i < 7) month = month * 10 + digit;
+    else day = day * 10 + digit;
+  }
+  if (year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  return text;
+}
+
 /** A full calendar date first: luxon alone would read "2024" as the first of January. */
 const ISO_START = /^\d{4}-\d{2}-\d{2}(?:[T ]|$)/;
 
@@ -245,7 +266,7 @@ export const date: TransformDefinition<z.output<typeof dateOptions>> = {
     // The day is taken as written, before any zone is applied, so no zone can move it; a value
     // with its own offset keeps its own calendar day too.
     const fromText = parsingTransform((text) => {
-      const day = (formats === undefined ? readIso(text) : readWithFormats(text, formats))?.date;
+      const day = formats === undefined ? (plainCalendarDay(text) ?? readIso(text)?.date) : readWithFormats(text, formats)?.date;
       if (day === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'date');
       return day;
     });

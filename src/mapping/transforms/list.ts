@@ -23,7 +23,7 @@ export const split: TransformDefinition<z.output<typeof splitOptions>> = {
     const splitInto = (text: string, out: string[]): void => {
       for (const part of text.split(separator)) {
         const piece = trim ? part.trim() : part;
-        if (dropEmpty && piece.trim() === '') continue;
+        if (dropEmpty && (trim ? piece === '' : piece.trim() === '')) continue;
         out.push(piece);
       }
     };
