@@ -7,14 +7,13 @@
  * Each reader runs in its own process, so peak RSS (getrusage maxrss) belongs to that reader alone.
  * Targets: readCsv at >= 80% of csv-parse's rows/s, with peak RSS under 150 MB.
  */
-import { spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'csv-parse';
 import { readCsv } from '../src/sources/csv.ts';
-import { BENCH_DATA_DIR, generateContacts, writeContactsCsv } from './generate.ts';
+import { contactsCsv, formatCount, runChild } from './harness.ts';
 
 type Mode = 'csv-parse' | 'csv-parse-columns' | 'readCsv';
 
@@ -45,31 +44,15 @@ async function child(mode: Mode, file: string): Promise<void> {
   process.stdout.write(`${JSON.stringify(measure)}\n`);
 }
 
-function runChild(mode: Mode, file: string): Measure {
-  const self = fileURLToPath(import.meta.url);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', self, '--child', mode, '--file', file], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${mode} run failed:\n${result.stderr}`);
-  const line = result.stdout.trim().split('\n').pop() ?? '';
-  return JSON.parse(line) as Measure;
-}
-
-function format(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
-
 async function parent(rows: number, runs: number): Promise<void> {
-  const file = resolve(BENCH_DATA_DIR, `contacts-${rows}.csv`);
-  if (!existsSync(file)) {
-    process.stdout.write(`generating ${file} ...\n`);
-    await writeContactsCsv(file, generateContacts(rows, 1));
-  }
+  const file = await contactsCsv(rows);
   const megabytes = statSync(file).size / 1e6;
-  process.stdout.write(`file: ${file} (${megabytes.toFixed(1)} MB, ${format(rows)} rows), node ${process.version}\n\n`);
+  process.stdout.write(`file: ${file} (${megabytes.toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}\n\n`);
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both readers alike.
   for (let run = 0; run < runs; run++) {
     for (const mode of ['csv-parse', 'readCsv', 'csv-parse-columns'] as Mode[]) {
-      const measure = runChild(mode, file);
+      const measure = runChild<Measure>(import.meta.url, mode, file);
       if (measure.rows !== rows) throw new Error(`${mode} counted ${measure.rows} rows, expected ${rows}`);
       const previous = best.get(mode);
       if (!previous || measure.ms < previous.ms) best.set(mode, { ...measure, peakRssMb: Math.max(measure.peakRssMb, previous?.peakRssMb ?? 0) });
@@ -85,7 +68,7 @@ async function parent(rows: number, runs: number): Promise<void> {
     const m = best.get(mode) as Measure;
     const seconds = m.ms / 1000;
     process.stdout.write(
-      `${labels[mode].padEnd(28)}${format(m.rows / seconds).padStart(10)}${(megabytes / seconds).toFixed(1).padStart(8)}${`${seconds.toFixed(2)} s`.padStart(9)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`,
+      `${labels[mode].padEnd(28)}${formatCount(m.rows / seconds).padStart(10)}${(megabytes / seconds).toFixed(1).padStart(8)}${`${seconds.toFixed(2)} s`.padStart(9)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`,
     );
   }
   const bare = best.get('csv-parse') as Measure;

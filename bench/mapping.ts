@@ -8,16 +8,15 @@
  *
  * Target: mapping runs at >= 50% of the bare reader's rows/s.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { compileMapping } from '../src/mapping/compile.ts';
 import { parseMapping } from '../src/mapping/load.ts';
 import { mapRows } from '../src/mapping/map-rows.ts';
 import { readCsv } from '../src/sources/csv.ts';
-import { BENCH_DATA_DIR, generateContacts, writeContactsCsv } from './generate.ts';
+import { contactsCsv, formatCount, runChild } from './harness.ts';
 
 type Mode = 'read' | 'map' | 'map-no-phone';
 
@@ -87,30 +86,14 @@ async function child(mode: Mode, file: string): Promise<void> {
   process.stdout.write(`${JSON.stringify(measure)}\n`);
 }
 
-function runChild(mode: Mode, file: string): Measure {
-  const self = fileURLToPath(import.meta.url);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', self, '--child', mode, '--file', file], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${mode} run failed:\n${result.stderr}`);
-  const line = result.stdout.trim().split('\n').pop() ?? '';
-  return JSON.parse(line) as Measure;
-}
-
-function format(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
-}
-
 async function parent(rows: number, runs: number): Promise<void> {
-  const file = resolve(BENCH_DATA_DIR, `contacts-${rows}.csv`);
-  if (!existsSync(file)) {
-    process.stdout.write(`generating ${file} ...\n`);
-    await writeContactsCsv(file, generateContacts(rows, 1));
-  }
-  process.stdout.write(`file: ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB, ${format(rows)} rows), node ${process.version}, 20-field mapping\n\n`);
+  const file = await contactsCsv(rows);
+  process.stdout.write(`file: ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, 20-field mapping\n\n`);
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both modes alike.
   for (let run = 0; run < runs; run++) {
     for (const mode of ['read', 'map', 'map-no-phone'] as Mode[]) {
-      const measure = runChild(mode, file);
+      const measure = runChild<Measure>(import.meta.url, mode, file);
       if (measure.rows !== rows) throw new Error(`${mode} saw ${measure.rows} rows, expected ${rows}`);
       const previous = best.get(mode);
       if (!previous || measure.ms < previous.ms) best.set(mode, { ...measure, peakRssMb: Math.max(measure.peakRssMb, previous?.peakRssMb ?? 0) });
@@ -121,14 +104,14 @@ async function parent(rows: number, runs: number): Promise<void> {
   for (const mode of ['read', 'map', 'map-no-phone'] as Mode[]) {
     const m = best.get(mode) as Measure;
     const seconds = m.ms / 1000;
-    process.stdout.write(`${labels[mode].padEnd(26)}${format(m.rows / seconds).padStart(10)}${`${seconds.toFixed(2)} s`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`);
+    process.stdout.write(`${labels[mode].padEnd(26)}${formatCount(m.rows / seconds).padStart(10)}${`${seconds.toFixed(2)} s`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`);
   }
   const read = best.get('read') as Measure;
   const map = best.get('map') as Measure;
   const noPhone = best.get('map-no-phone') as Measure;
   const ratio = read.ms / map.ms;
   process.stdout.write(
-    `\nmapped ${format(map.records)} records, rejected ${format(map.rejected)}\n` +
+    `\nmapped ${formatCount(map.records)} records, rejected ${formatCount(map.rejected)}\n` +
       `mapping rows/s / reader rows/s = ${ratio.toFixed(2)} (target >= 0.50: ${ratio >= 0.5 ? 'met' : 'MISSED'}); ` +
       `without the phone transform ${(read.ms / noPhone.ms).toFixed(2)}\n`,
   );
