@@ -193,14 +193,15 @@ export async function compileField(compiler: ValueCompiler, entity: Entity, fiel
 async function buildApplier(compiler: ValueCompiler, entity: Entity, field: FieldEntry, info: TargetInfo, yamlPath: string, owner: { field: string; yamlPath: string }): Promise<Applier> {
   const to = field.to;
   if (field.ref !== undefined && field.key !== undefined) {
-    const step = field.ref;
+    // One frozen list for every record of the mapping: the hot path makes no copy per row.
+    const steps: readonly string[] = Object.freeze(typeof field.ref === 'string' ? [field.ref] : [...field.ref]);
     const keyOf = compileKeyTemplate(compiler, field.key);
     return (values, draft) => {
       const key = keyOf(values);
       if (key === '') return false;
       // Links travel as {id}; the plan fills in the id of the record the other step created.
       draft.record[to] = { id: null };
-      draft.refs.push({ path: [to, 'id'], step, key, yamlPath });
+      draft.refs.push({ path: [to, 'id'], steps, key, yamlPath });
       return true;
     };
   }

@@ -107,8 +107,17 @@ describe('party targets', () => {
     const byRef = await compile('party', 'fields:\n  - {to: lastName, value: x}\n  - {to: organisation, ref: companies, key: "{{Company ID}}"}\n');
     const mapped = record(byRef, { 'Company ID': ' C-7 ' });
     expect(mapped.record.organisation).toEqual({ id: null });
-    expect(mapped.refs).toEqual([{ path: ['organisation', 'id'], step: 'companies', key: 'C-7', yamlPath: 'fields[1]' }]);
+    expect(mapped.refs).toEqual([{ path: ['organisation', 'id'], steps: ['companies'], key: 'C-7', yamlPath: 'fields[1]' }]);
     expect(record(byRef, { 'Company ID': '' }).record).not.toHaveProperty('organisation');
+  });
+
+  it('links to a record of one of several steps, keeping the order the mapping lists them in', async () => {
+    const compiled = await compile('kase', 'fields:\n  - {to: name, value: x}\n  - {to: party, ref: [people, organisations], key: "{{partyId}}"}\n');
+    const first = record(compiled, { partyId: '201' });
+    expect(first.record.party).toEqual({ id: null });
+    expect(first.refs).toEqual([{ path: ['party', 'id'], steps: ['people', 'organisations'], key: '201', yamlPath: 'fields[1]' }]);
+    // The list is shared between records, so it must not be changeable through one of them.
+    expect(Object.isFrozen(first.refs[0]?.steps)).toBe(true);
   });
 
   it('infers organisations from a mapping that writes name only, and reads type from a column', async () => {
@@ -166,7 +175,7 @@ describe('project, opportunity, entry and task targets', () => {
       fields: [{ definition: { name: 'Budget', tag: null }, value: '1200' }],
       tracks: [{ definition: null }, { definition: null }],
     });
-    expect(mapped.refs).toEqual([{ path: ['party', 'id'], step: 'people', key: 'P1', yamlPath: 'fields[2]' }]);
+    expect(mapped.refs).toEqual([{ path: ['party', 'id'], steps: ['people'], key: 'P1', yamlPath: 'fields[2]' }]);
     expect(mapped.names.map((n) => [n.path, n.kind, n.name])).toEqual([
       [['owner', 'id'], 'user', 'grace'],
       [['team', 'id'], 'team', 'Ops'],

@@ -92,6 +92,20 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       ],
     },
     {
+      name: 'ref lists: empty, a step named twice, a step that is not text',
+      text: `version: 1\nentity: task\nkey: "{{id}}"\nfields:\n  - {to: description, value: x}\n  - to: kase\n    ref: []\n    key: "{{k}}"\n  - to: party\n    ref:\n      - people\n      - organisations\n      - people\n    key: "{{p}}"\n  - to: opportunity\n    ref: [deals, {name: x}]\n    key: "{{d}}"\n`,
+      expected: [
+        [7, 'fields[1].ref', 'expected a list of at least 1 item, found 0 items'],
+        [13, 'fields[2].ref[2]', 'step `people` is already named at ref[0]; name each step once'],
+        [16, 'fields[3].ref[1]', 'expected text, found a map with `name`'],
+      ],
+    },
+    {
+      name: 'ref that is neither a step nor a list',
+      text: `${HEAD}fields:\n  - {to: lastName, value: x}\n  - to: organisation\n    ref: 5\n    key: "{{o}}"\n`,
+      expected: [[7, 'fields[1].ref', 'expected text or a list, found 5']],
+    },
+    {
       name: 'no value',
       text: `${HEAD}fields:\n  - to: lastName\n    required: true\n`,
       expected: [[5, 'fields[0]', '`lastName` needs a `value`']],

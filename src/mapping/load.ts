@@ -300,6 +300,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
       if (field.tag !== undefined) problem('tag', `\`tag\` only goes with custom, not \`${field.to}\``);
     }
   }
+  if (Array.isArray(field.ref)) checkRefSteps(checker, field.ref, [...path, 'ref']);
   if (field.key !== undefined) checkTemplateOrColumn(checker, field.key, [...path, 'key']);
   if (field.value !== undefined) checkValue(checker, field.value, [...path, 'value']);
   if (field.type !== undefined) checkValue(checker, field.type, [...path, 'type']);
@@ -307,6 +308,19 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const spec = field.parts?.[part];
     if (spec !== undefined) checkValue(checker, spec, [...path, 'parts', part]);
   }
+}
+
+/**
+ * A step named twice in one `ref` list is a slip (usually a copied line meant to name another
+ * step); without this check the second mention would silently change nothing.
+ */
+function checkRefSteps(checker: Checker, steps: readonly string[], path: Path): void {
+  const firstAt = new Map<string, number>();
+  steps.forEach((step, index) => {
+    const before = firstAt.get(step);
+    if (before === undefined) firstAt.set(step, index);
+    else checker.problems.push({ path: [...path, index], message: `step \`${step}\` is already named at ref[${before}]; name each step once` });
+  });
 }
 
 /** A key written without placeholders is one column's name: `key: Contact ID` means `{{Contact ID}}`. */

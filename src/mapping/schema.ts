@@ -69,10 +69,19 @@ export const valueSpecSchema: z.ZodType<ValueSpec> = z.lazy(() =>
   ]),
 );
 
+/**
+ * The step or steps of a plan a link looks in. A list serves sources whose links may point at
+ * records of several kinds (a legacy `partyId` names a person or an organisation): each step is
+ * searched in the order given, and a key found in two of them is refused as ambiguous.
+ */
+export const refStepsSchema = z
+  .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+  .describe('The plan step that creates the linked record, or a list of steps searched in order (a key found in two of them is ambiguous and rejects the row)');
+
 /** A link to a record made by another step of the plan, found by that step's key. */
 export const refSchema = z
   .object({
-    ref: z.string().min(1).describe('Name of the plan step that creates the record'),
+    ref: refStepsSchema,
     key: z.string().min(1).describe('That step\'s key for the linked record, as a template over this row, e.g. "{{Contact ID}}"'),
   })
   .strict();
@@ -126,7 +135,9 @@ export const fieldEntrySchema = z
   .object({
     to: z.string().min(1).describe('The target field; see the reference for the targets of each entity'),
     value: valueSpecSchema.optional().describe('Where the value comes from'),
-    ref: z.string().min(1).optional().describe('Link to a record of another plan step (with key)'),
+    ref: refStepsSchema
+      .optional()
+      .describe('Link to a record of another plan step (with key): the step\'s name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)'),
     key: z.string().min(1).optional().describe('Key of the linked record in that step, as a template'),
     type: valueSpecSchema.optional().describe('Address, phone and email: the type (Home, Work, Mobile, ...)'),
     service: z.string().optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL)'),

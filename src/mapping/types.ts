@@ -26,12 +26,16 @@ export interface NameUse {
   yamlPath: string;
 }
 
-/** A link to a record another step of the plan creates, found by that step's key. */
+/**
+ * A link to a record another step of the plan creates, found by that step's key. With several
+ * steps the key is looked up in each, in this order; whoever fills in the id takes the first step
+ * that has the key, and validation refuses a key that more than one of them has.
+ */
 export interface RefUse {
   path: Array<string | number>;
-  /** Name of the plan step. */
-  step: string;
-  /** The key of the linked row in that step. */
+  /** Names of the plan steps to look in, in order; never empty. Shared between records, hence read-only. */
+  steps: readonly string[];
+  /** The key of the linked row in those steps. */
   key: string;
   yamlPath: string;
 }

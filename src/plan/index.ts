@@ -1,6 +1,6 @@
 export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
 export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
-export { ReferenceBook, type ReferenceProblem } from './references.ts';
+export { lookUpRef, ReferenceBook, type RefLookup, type ReferenceProblem } from './references.ts';
 export { planSchema, planStepSchema, type PlanFile, type PlanStepFile } from './schema.ts';
 export {
   preparePlan,

@@ -88,3 +88,58 @@ describe('mappingRefs', () => {
     ]);
   });
 });
+
+describe('a ref naming several steps', () => {
+  const mapping = {
+    fields: [
+      { to: 'description', value: '{{text}}' },
+      { to: 'party', ref: ['people', 'organisations'], key: '{{partyId}}' },
+      { to: 'kase', ref: 'kases', key: '{{caseId}}' },
+    ],
+  };
+
+  it('gives one StepRef per named step, each pointing at its place in the list', () => {
+    expect(mappingRefs(mapping, 'tasks.yaml')).toEqual([
+      { step: 'people', location: { file: 'tasks.yaml', yamlPath: 'fields[1].ref[0]' } },
+      { step: 'organisations', location: { file: 'tasks.yaml', yamlPath: 'fields[1].ref[1]' } },
+      { step: 'kases', location: { file: 'tasks.yaml', yamlPath: 'fields[2].ref' } },
+    ]);
+  });
+
+  it('orders the step after every step its list names', () => {
+    const ordered = orderSteps([
+      { name: 'tasks', refs: mappingRefs(mapping) },
+      { name: 'people', refs: [] },
+      { name: 'kases', refs: [] },
+      { name: 'organisations', refs: [] },
+    ]);
+    expect(ordered.map((s) => s.name)).toEqual(['people', 'kases', 'organisations', 'tasks']);
+  });
+
+  it('finds a cycle through the second step of a list', () => {
+    const error = thrown(() =>
+      orderSteps([
+        { name: 'organisations', refs: mappingRefs({ fields: [{ to: 'party', ref: 'tasks', key: '{{x}}' }] }, 'organisations.yaml') },
+        { name: 'tasks', refs: mappingRefs(mapping, 'tasks.yaml') },
+        { name: 'people', refs: [] },
+        { name: 'kases', refs: [] },
+      ]),
+    );
+    expect(error.code).toBe('PLAN_CYCLE');
+    expect(error.message).toBe('the steps refer to each other in a circle: organisations -> tasks -> organisations');
+  });
+
+  it('an unknown step in the list gets a did-you-mean and the place of that list item', () => {
+    const typo = { fields: [{ to: 'party', ref: ['people', 'organsations'], key: '{{partyId}}' }] };
+    const error = thrown(() =>
+      orderSteps([
+        { name: 'tasks', refs: mappingRefs(typo, 'tasks.yaml') },
+        { name: 'people', refs: [] },
+        { name: 'organisations', refs: [] },
+      ]),
+    );
+    expect(error.code).toBe('PLAN_INVALID');
+    expect(error.message).toBe('step tasks refers to step `organsations`, which the plan does not have; did you mean `organisations`?');
+    expect(error.location).toEqual({ file: 'tasks.yaml', yamlPath: 'fields[0].ref[1]' });
+  });
+});

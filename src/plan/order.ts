@@ -16,14 +16,22 @@ export interface StepDependencies {
   refs: readonly StepRef[];
 }
 
-/** The `ref:` entries of a mapping's fields, each with its YAML path. */
+/**
+ * The steps the `ref:` entries of a mapping's fields name, each with its YAML path: one StepRef
+ * per named step, so a `ref` listing two steps makes the mapping's step depend on both, and a
+ * message about one of them points at its place in the list (`fields[2].ref[1]`).
+ */
 export function mappingRefs(mapping: Pick<Mapping, 'fields'>, file?: string): StepRef[] {
   const refs: StepRef[] = [];
+  const add = (step: string, yamlPath: string): void => {
+    const location: ErrorLocation = { yamlPath };
+    if (file !== undefined) location.file = file;
+    refs.push({ step, location });
+  };
   mapping.fields.forEach((field, index) => {
     if (field.ref === undefined) return;
-    const location: ErrorLocation = { yamlPath: `fields[${index}].ref` };
-    if (file !== undefined) location.file = file;
-    refs.push({ step: field.ref, location });
+    if (typeof field.ref === 'string') add(field.ref, `fields[${index}].ref`);
+    else field.ref.forEach((step, position) => add(step, `fields[${index}].ref[${position}]`));
   });
   return refs;
 }

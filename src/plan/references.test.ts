@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ReferenceBook } from './references.ts';
+import { lookUpRef, ReferenceBook } from './references.ts';
 
-const ref = (step: string, key: string) => ({ path: ['party'], step, key, yamlPath: 'fields[1]' });
+const ref = (steps: string | string[], key: string) => ({ path: ['party'], steps: typeof steps === 'string' ? [steps] : steps, key, yamlPath: 'fields[1]' });
 
 describe('ReferenceBook', () => {
   it('accepts a link to a key the step produced', () => {
@@ -51,5 +51,84 @@ describe('ReferenceBook', () => {
     });
     expect(book.checkKey('people', 'C-2')?.code).toBe('MAPPING_VALUE');
     expect(book.checkKey('orgs', 'C-1')).toBeUndefined();
+  });
+
+  describe('a link to several steps', () => {
+    const party = ['people', 'organisations'];
+
+    it('resolves from either step', () => {
+      const book = new ReferenceBook();
+      book.addValid('organisations', '201');
+      book.addValid('people', '101');
+      expect(book.checkRefs([ref(party, '101'), ref(party, '201')])).toEqual([]);
+    });
+
+    it('rejects a key two of the steps have, naming both', () => {
+      const book = new ReferenceBook();
+      book.addValid('organisations', '7');
+      book.addValid('people', '7');
+      expect(book.checkRefs([ref(party, '7')])).toEqual([
+        {
+          field: 'fields[1]',
+          code: 'MAPPING_REFERENCE',
+          message: "the key '7' is in steps people and organisations, so the link is ambiguous; keys must be unique across the steps one `ref` names",
+        },
+      ]);
+    });
+
+    it('counts a rejected row as having its key, since fixing it would make the link ambiguous', () => {
+      const book = new ReferenceBook();
+      book.addValid('organisations', '7');
+      book.addRejected('people', '7');
+      expect(book.checkRefs([ref(party, '7')])[0]?.message).toContain("is in steps people and organisations");
+    });
+
+    it('says the linked row was rejected when only one step has it', () => {
+      const book = new ReferenceBook();
+      book.addRejected('organisations', '201');
+      expect(book.checkRefs([ref(party, '201')])[0]?.message).toBe("the row with key '201' in step organisations was rejected");
+    });
+
+    it('names every step it looked in when none has the key', () => {
+      const book = new ReferenceBook();
+      book.addValid('people', '101');
+      expect(book.checkRefs([ref(['people', 'organisations', 'leads'], '999')])[0]?.message).toBe("no row with key '999' in steps people, organisations or leads");
+    });
+
+    it('ignores steps the link does not name', () => {
+      const book = new ReferenceBook();
+      book.addValid('people', '7');
+      book.addValid('deals', '7');
+      expect(book.checkRefs([ref(party, '7')])).toEqual([]);
+    });
+  });
+});
+
+describe('lookUpRef', () => {
+  const ids = new Map([
+    ['people/101', 1],
+    ['organisations/201', 2],
+    ['people/7', 3],
+    ['organisations/7', 4],
+  ]);
+  const find = (step: string, key: string): number | undefined => ids.get(`${step}/${key}`);
+
+  it.each([
+    ['in the first step', ['people', 'organisations'], '101', { status: 'found', step: 'people', value: 1 }],
+    ['in the second step', ['people', 'organisations'], '201', { status: 'found', step: 'organisations', value: 2 }],
+    ['in no step', ['people', 'organisations'], '999', { status: 'missing' }],
+    ['in a step the link does not name', ['people'], '201', { status: 'missing' }],
+    ['in both, listed in the link\'s order with the first step\'s value', ['organisations', 'people'], '7', { status: 'ambiguous', steps: ['organisations', 'people'], value: 4 }],
+  ])('a key %s', (_title, steps, key, expected) => {
+    expect(lookUpRef({ steps, key }, find)).toEqual(expected);
+  });
+
+  it('asks every step, so a shared key is found even after a hit', () => {
+    const asked: string[] = [];
+    lookUpRef({ steps: ['people', 'organisations'], key: '101' }, (step, key) => {
+      asked.push(step);
+      return find(step, key);
+    });
+    expect(asked).toEqual(['people', 'organisations']);
   });
 });

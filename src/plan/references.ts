@@ -9,6 +9,40 @@ export interface ReferenceProblem {
   message: string;
 }
 
+/** What looking a link's key up in its steps found. */
+export type RefLookup<T> =
+  /** Exactly one of the steps has the key. */
+  | { status: 'found'; step: string; value: T }
+  /** Several steps have the key, listed in the link's order; the link cannot tell which is meant. */
+  | { status: 'ambiguous'; steps: string[]; value: T }
+  | { status: 'missing' };
+
+/**
+ * Looks a link's key up in each of its steps, in the order the mapping lists them. Every step is
+ * asked, not only up to the first hit: a key two steps share would otherwise link to whichever
+ * step happens to come first, silently and differently if the mapping's list is reordered. With
+ * `ambiguous`, `value` is what the first step had, for callers that only report.
+ *
+ * `find` says what a step has for a key (an id, a row's state), or undefined when it has none.
+ */
+export function lookUpRef<T>(ref: Pick<RefUse, 'steps' | 'key'>, find: (step: string, key: string) => T | undefined): RefLookup<T> {
+  let first: { step: string; value: T } | undefined;
+  let steps: string[] | undefined;
+  for (const step of ref.steps) {
+    const value = find(step, ref.key);
+    if (value === undefined) continue;
+    if (!first) first = { step, value };
+    else (steps ??= [first.step]).push(step);
+  }
+  if (!first) return { status: 'missing' };
+  return steps ? { status: 'ambiguous', steps, value: first.value } : { status: 'found', step: first.step, value: first.value };
+}
+
+/** `people`, `people or organisations`, `people, organisations or leads` */
+function stepList(steps: readonly string[], word: 'or' | 'and'): string {
+  return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.slice(0, -1).join(', ')} ${word} ${steps.at(-1)}`;
+}
+
 /**
  * Keys of the rows each step produced, to check links between steps without writing anything.
  *
@@ -45,17 +79,31 @@ export class ReferenceBook {
     };
   }
 
-  /** Problems of each link of a record to a step whose rows are already recorded. */
+  /** What a step has recorded for a key: a valid row wins over a rejected duplicate of it. */
+  #state(step: string, key: string): 'valid' | 'rejected' | undefined {
+    if (this.#valid.get(step)?.has(key)) return 'valid';
+    return this.#rejected.get(step)?.has(key) ? 'rejected' : undefined;
+  }
+
+  /**
+   * Problems of each link of a record to steps whose rows are already recorded. A link to several
+   * steps must find its key in exactly one of them. A rejected row counts as having its key: once
+   * fixed it would make the link ambiguous, so that is said now rather than on the next run.
+   */
   checkRefs(refs: readonly RefUse[]): ReferenceProblem[] {
     const problems: ReferenceProblem[] = [];
     for (const ref of refs) {
-      if (this.#valid.get(ref.step)?.has(ref.key)) continue;
-      const rejected = this.#rejected.get(ref.step)?.has(ref.key) ?? false;
-      problems.push({
-        field: ref.yamlPath,
-        code: 'MAPPING_REFERENCE',
-        message: rejected ? `the row with key '${ref.key}' in step ${ref.step} was rejected` : `no row with key '${ref.key}' in step ${ref.step}`,
-      });
+      const found = lookUpRef(ref, (step, key) => this.#state(step, key));
+      if (found.status === 'found' && found.value === 'valid') continue;
+      let message: string;
+      if (found.status === 'ambiguous') {
+        message = `the key '${ref.key}' is in ${stepList(found.steps, 'and')}, so the link is ambiguous; keys must be unique across the steps one \`ref\` names`;
+      } else if (found.status === 'found') {
+        message = `the row with key '${ref.key}' in step ${found.step} was rejected`;
+      } else {
+        message = `no row with key '${ref.key}' in ${stepList(ref.steps, 'or')}`;
+      }
+      problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message });
     }
     return problems;
   }

@@ -8,7 +8,7 @@ import { compileMapping, loadMapping, mapRows, type MappedRecord, type Mapping, 
 import { loadCatalog, resolveRecord, setAt, type CatalogResolver } from '../../src/mapping/resolve.ts';
 import { loadPlan } from '../../src/plan/load.ts';
 import { mappingRefs, orderSteps } from '../../src/plan/order.ts';
-import { ReferenceBook } from '../../src/plan/references.ts';
+import { lookUpRef, ReferenceBook } from '../../src/plan/references.ts';
 import { validatePlan } from '../../src/plan/validate.ts';
 import { openSource, type SourceItem } from '../../src/sources/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -73,8 +73,9 @@ function namesOf(record: MappedRecord): string[] {
   return record.names.map((n) => `${n.kind}:${n.name}`);
 }
 
+/** The links a record asks to fill in, as `step:key`, or `step|other:key` for a link to several steps. */
 function refsOf(record: MappedRecord): string[] {
-  return record.refs.map((r) => `${r.step}:${r.key}`);
+  return record.refs.map((r) => `${r.steps.join('|')}:${r.key}`);
 }
 
 interface SampleCase {
@@ -97,8 +98,10 @@ const CASES: SampleCase[] = [
   { mapping: 'pipedrive-organizations.yaml', input: 'samples/crm/pipedrive-organizations.csv', records: 4, rejects: [] },
   { mapping: 'pipedrive-persons.yaml', input: 'samples/crm/pipedrive-persons.csv', records: 5, rejects: [] },
   { mapping: 'pipedrive-deals.yaml', input: 'samples/crm/pipedrive-deals.csv', records: 5, rejects: [] },
-  { mapping: 'v1-parties.yaml', input: 'samples/v1/parties.xml', records: 3, rejects: [] },
-  { mapping: 'v1-parties.yaml', input: 'samples/v1/parties.json', records: 3, rejects: [] },
+  { mapping: 'v1-organisations.yaml', input: 'samples/v1/parties.xml', records: 1, rejects: [] },
+  { mapping: 'v1-organisations.yaml', input: 'samples/v1/parties.json', records: 1, rejects: [] },
+  { mapping: 'v1-people.yaml', input: 'samples/v1/parties.xml', records: 2, rejects: [] },
+  { mapping: 'v1-people.yaml', input: 'samples/v1/parties.json', records: 2, rejects: [] },
   { mapping: 'v1-opportunities.yaml', input: 'samples/v1/opportunities.xml', records: 2, rejects: [] },
   { mapping: 'v1-kases.yaml', input: 'samples/v1/kases.xml', records: 2, rejects: [] },
   { mapping: 'v1-kases.yaml', input: 'samples/v1-migration/kases.xml', records: 2, rejects: [] },
@@ -349,8 +352,8 @@ describe('Pipedrive', () => {
 });
 
 describe('legacy v1 exports', () => {
-  it('maps a person with contacts, organisation, custom fields and tags', async () => {
-    const ada = await recordOf('v1-parties.yaml', 'samples/v1/parties.xml', '101');
+  it('maps a person with contacts, custom fields and tags, linked to the organisation by its v1 id', async () => {
+    const ada = await recordOf('v1-people.yaml', 'samples/v1/parties.xml', '101');
     expect(ada.record).toEqual({
       type: 'person',
       title: 'Dr',
@@ -358,7 +361,7 @@ describe('legacy v1 exports', () => {
       lastName: 'Lovelace',
       jobTitle: 'Analyst',
       about: 'Likes <b>engines</b> & poetry',
-      organisation: { name: 'Analytical Engines & Co' },
+      organisation: { id: null },
       emailAddresses: [
         { type: 'Work', address: 'ada@example.com' },
         { type: 'Home', address: 'ada.home@example.com' },
@@ -372,16 +375,30 @@ describe('legacy v1 exports', () => {
       fields: [{ definition: { name: 'Industry', tag: null }, value: 'Software' }],
       tags: [{ name: 'VIP' }, { name: 'Café owner' }, { name: 'Newsletter' }, { name: 'Supplier rating A' }],
     });
+    expect(refsOf(ada)).toEqual(['organisations:201']);
   });
 
-  it('reads the JSON export of the same parties into the same records', async () => {
-    const xml = await sample('v1-parties.yaml', 'samples/v1/parties.xml');
-    const json = await sample('v1-parties.yaml', 'samples/v1/parties.json');
+  it('reads only the people with the people mapping and only the organisations with the other', async () => {
+    expect((await sample('v1-people.yaml', 'samples/v1/parties.xml')).records.map((r) => [r.key, r.record.type])).toEqual([
+      ['101', 'person'],
+      ['102', 'person'],
+    ]);
+    expect((await sample('v1-organisations.yaml', 'samples/v1/parties.xml')).records.map((r) => [r.key, r.record.type])).toEqual([['201', 'organisation']]);
+    // A person without an organisation is not linked to one.
+    const alan = await recordOf('v1-people.yaml', 'samples/v1/parties.xml', '102');
+    expect(alan.refs).toEqual([]);
+    expect(alan.record.organisation).toBeUndefined();
+  });
+
+  it.each(['v1-people.yaml', 'v1-organisations.yaml'])('%s reads the JSON export of the same parties into the same records', async (mapping) => {
+    const xml = await sample(mapping, 'samples/v1/parties.xml');
+    const json = await sample(mapping, 'samples/v1/parties.json');
     expect(json.records.map((r) => r.record)).toEqual(xml.records.map((r) => r.record));
+    expect(json.records.map((r) => r.refs)).toEqual(xml.records.map((r) => r.refs));
   });
 
   it('maps an organisation with its twitter link as a URL', async () => {
-    const org = await recordOf('v1-parties.yaml', 'samples/v1/parties.xml', '201');
+    const org = await recordOf('v1-organisations.yaml', 'samples/v1/parties.xml', '201');
     expect(org.record).toMatchObject({
       type: 'organisation',
       name: 'Analytical Engines & Co',
@@ -404,7 +421,7 @@ describe('legacy v1 exports', () => {
       tags: [{ name: 'Renewal' }],
     });
     expect(namesOf(maintenance)).toEqual(['user:sam', 'milestone:Proposal', 'fieldDefinition:Lead source']);
-    expect(refsOf(maintenance)).toEqual(['parties:201']);
+    expect(refsOf(maintenance)).toEqual(['people|organisations:201']);
     const poetry = await recordOf('v1-opportunities.yaml', 'samples/v1/opportunities.xml', '302');
     expect(poetry.record).toMatchObject({ closedOn: '2012-01-15', durationBasis: 'FIXED' });
     expect(poetry.record.duration).toBeUndefined();
@@ -415,7 +432,7 @@ describe('legacy v1 exports', () => {
     expect(claim.record).toMatchObject({ name: 'Warranty claim', status: 'CLOSED', startOn: '2012-01-10', closedOn: '2012-02-01' });
     // The plain export has no custom fields: only the unticked Billable checkbox is written.
     expect(namesOf(claim)).toEqual(['user:kim', 'fieldDefinition:Billable']);
-    expect(refsOf(claim)).toEqual(['parties:101']);
+    expect(refsOf(claim)).toEqual(['people|organisations:101']);
   });
 
   it('maps case custom fields onto the project fields, unticked checkboxes as false', async () => {
@@ -444,12 +461,12 @@ describe('legacy v1 exports', () => {
     const email = await recordOf('v1-notes.yaml', 'samples/v1/parties.xml', '702');
     expect(email.record).toEqual({ type: 'note', party: { id: null }, content: 'Follow-up\n\nSent the brochure.', activityType: null, entryAt: '2011-10-02T11:30:00Z' });
     expect(namesOf(email)).toEqual(['activityType:Email follow-up']);
-    expect(refsOf(email)).toEqual(['parties:101']);
+    expect(refsOf(email)).toEqual(['people|organisations:101']);
   });
 
   it.each([
     ['1001', { dueOn: '2012-03-01', detail: 'Both copies, signed' }, ['opportunities:301']],
-    ['1002', { dueOn: '2012-03-02', dueTime: '14:30:00' }, ['parties:101']],
+    ['1002', { dueOn: '2012-03-02', dueTime: '14:30:00' }, ['people|organisations:101']],
     ['1003', { dueOn: '2012-03-05' }, ['kases:402']],
   ])('maps task %s onto the record it belongs to', async (key, fields, refs) => {
     const task = await recordOf('v1-tasks.yaml', 'samples/v1/tasks.xml', key);
@@ -477,7 +494,7 @@ const PLAN_STEPS: Record<string, string[]> = {
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
-  'v1-migration': ['parties', 'opportunities', 'kases', 'notes', 'kase-notes', 'tasks'],
+  'v1-migration': ['organisations', 'people', 'opportunities', 'kases', 'notes', 'kase-notes', 'tasks'],
 };
 
 interface PlannedStep {
@@ -533,6 +550,7 @@ describe('plans', () => {
       ['hubspot', ['companies 6/0', 'people 8/0']],
       ['salesforce', ['accounts 8/0', 'contacts 9/1', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
+      ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 2/0', 'kase-notes 2/0', 'tasks 3/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);
       await mkdir(rejectsDir);
@@ -576,9 +594,9 @@ describe('imported into the sandbox', () => {
           continue;
         }
         for (const ref of record.refs) {
-          const id = created.get(`${plan}/${ref.step}`)?.get(ref.key);
-          expect(id, `${step.name} ${record.key} links to ${ref.step} ${ref.key}`).toBeDefined();
-          expect(setAt(record.record, ref.path, id)).toBe(true);
+          const found = lookUpRef(ref, (linked, key) => created.get(`${plan}/${linked}`)?.get(key));
+          expect(found.status, `${step.name} ${record.key} links to ${ref.steps.join(' or ')} ${ref.key}`).toBe('found');
+          if (found.status === 'found') expect(setAt(record.record, ref.path, found.value)).toBe(true);
         }
         const plural = ENDPOINT[record.entity];
         const singular = record.entity;
@@ -611,8 +629,23 @@ describe('imported into the sandbox', () => {
     expect(opportunity.party.name).toBe('Edge Communications');
   });
 
+  it('created each v1 organisation once, and linked its people to it', async () => {
+    const org = created.get('v1-migration/organisations')?.get('201');
+    expect(org).toBeDefined();
+    const found = await sandbox.v2('GET', `/parties/search?q=${encodeURIComponent('Analytical Engines')}&perPage=100`);
+    expect(found.status).toBe(200);
+    const named = found.body.parties.filter((p: { type: string; name?: string }) => p.type === 'organisation' && p.name === 'Analytical Engines & Co');
+    expect(named.map((p: { id: number }) => p.id)).toEqual([org]);
+    const ada = created.get('v1-migration/people')?.get('101');
+    const person = await sandbox.v2('GET', `/parties/${ada}?embed=organisation`);
+    expect(person.body.party.organisation.id).toBe(org);
+    // The opportunity links to the organisation through the same two-step link as notes to people.
+    const opportunity = await sandbox.v2('GET', `/opportunities/${created.get('v1-migration/opportunities')?.get('301')}?embed=party`);
+    expect(opportunity.body.opportunity.party.id).toBe(org);
+  });
+
   it('stored v1 notes and tasks on the records they belonged to', async () => {
-    const ada = created.get('v1-migration/parties')?.get('101');
+    const ada = created.get('v1-migration/people')?.get('101');
     const notes = await sandbox.v2('GET', `/parties/${ada}/entries`);
     expect(notes.status).toBe(200);
     expect(notes.body.entries.map((e: { content: string }) => e.content).sort()).toEqual(['First call\n\nCalled about the engine.', 'Follow-up\n\nSent the brochure.']);

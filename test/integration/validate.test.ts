@@ -249,8 +249,13 @@ describe('crm-ferry validate --plan', () => {
     const { code, stdout, stderr } = await run(['--plan', 'mappings/plans/v1-migration.yaml', '--rejects-dir', out]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/Step parties: samples\/v1\/parties\.xml with mappings\/v1-parties\.yaml\n  rows read\s+3\n  ok\s+3\n/);
+    // One party export read twice: organisations first, so that people can link to them.
+    expect(stdout).toMatch(/Step organisations: samples\/v1\/parties\.xml with mappings\/v1-organisations\.yaml\n  rows read\s+1\n  ok\s+1\n/);
+    expect(stdout).toMatch(/Step people: samples\/v1\/parties\.xml with mappings\/v1-people\.yaml\n  rows read\s+2\n  ok\s+2\n/);
+    expect(stdout.indexOf('Step organisations:')).toBeLessThan(stdout.indexOf('Step people:'));
+    expect(stdout.indexOf('Step people:')).toBeLessThan(stdout.indexOf('Step opportunities:'));
     expect(stdout).toMatch(/All rows are valid\./);
+    expect(readdirSync(out)).toEqual([]);
   });
 
   it('--online checks the names of every step before any row', async () => {
@@ -293,5 +298,73 @@ describe('crm-ferry validate --plan', () => {
     expect(stderr).toMatch(message);
     expect(code).toBe(2);
     expect(readdirSync(base).filter((f) => f.endsWith('.rejects.csv'))).toEqual([]);
+  });
+});
+
+describe('crm-ferry validate --plan with a link to several steps', () => {
+  const KASES_MAPPING = `version: 1
+entity: kase
+key: "{{id}}"
+fields:
+  - to: name
+    value: { column: name }
+  - to: party
+    ref: [people, orgs]
+    key: "{{party}}"
+`;
+  const PEOPLE = `version: 1
+entity: party
+key: "{{id}}"
+fields:
+  - to: lastName
+    value: { column: last }
+`;
+  // Listed with the linking step first: the order comes from the references.
+  const MULTI_PLAN = `version: 1
+steps:
+  - name: kases
+    mapping: kases.yaml
+    input: kases.csv
+  - name: people
+    mapping: people.yaml
+    input: people.csv
+  - name: orgs
+    mapping: orgs.yaml
+    input: orgs.csv
+`;
+
+  function multiFolder(name: string, kasesMapping = KASES_MAPPING): string {
+    const base = freshDir(name);
+    writeFileSync(join(base, 'kases.yaml'), kasesMapping);
+    writeFileSync(join(base, 'people.yaml'), PEOPLE);
+    writeFileSync(join(base, 'orgs.yaml'), ORGS_MAPPING);
+    writeFileSync(join(base, 'kases.csv'), 'id,name,party\nK-1,One,P-1\nK-2,Two,C-1\nK-3,Three,X-7\nK-4,Four,Z-9\n');
+    writeFileSync(join(base, 'people.csv'), 'id,last\nP-1,Lovelace\nX-7,Clash\n');
+    writeFileSync(join(base, 'orgs.csv'), 'cid,name\nC-1,Acme\nX-7,Shared\n');
+    writeFileSync(join(base, 'plan.yaml'), MULTI_PLAN);
+    return base;
+  }
+
+  it('exit 3: finds keys in either step, rejects a key both have and one neither has', async () => {
+    const base = multiFolder('multi');
+    const { code, stdout, stderr } = await run(['--plan', 'plan.yaml', '--rejects-dir', 'out'], base);
+    expect(stderr).toBe('');
+    expect(code).toBe(3);
+    expect(stdout.indexOf('Step people:')).toBeLessThan(stdout.indexOf('Step orgs:'));
+    expect(stdout.indexOf('Step orgs:')).toBeLessThan(stdout.indexOf('Step kases:'));
+    expect(readdirSync(join(base, 'out'))).toEqual(['kases.rejects.csv']);
+    const rejects = readFileSync(join(base, 'out', 'kases.rejects.csv'), 'utf8').split('\r\n');
+    expect(rejects.slice(1)).toEqual([
+      'K-3,Three,X-7,4,fields[1],MAPPING_REFERENCE,"the key \'X-7\' is in steps people and orgs, so the link is ambiguous; keys must be unique across the steps one `ref` names",',
+      "K-4,Four,Z-9,5,fields[1],MAPPING_REFERENCE,no row with key 'Z-9' in steps people or orgs,",
+      '',
+    ]);
+  });
+
+  it('exit 2: an unknown step in the list is named with its line and a suggestion', async () => {
+    const base = multiFolder('multi-typo', KASES_MAPPING.replace('[people, orgs]', '[people, orgz]'));
+    const { code, stderr } = await run(['--plan', 'plan.yaml'], base);
+    expect(stderr).toMatch(/error \[PLAN_INVALID\] at .*kases\.yaml, line 8, fields\[1\]\.ref\[1\]: step kases refers to step `orgz`, which the plan does not have; did you mean `orgs`\?/);
+    expect(code).toBe(2);
   });
 });
