@@ -2,6 +2,7 @@ import { getCountries, getCountryCallingCode, getExampleNumber, parsePhoneNumber
 import type { CountryCode } from 'libphonenumber-js';
 import examples from 'libphonenumber-js/mobile/examples';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../util/seeded-random.ts';
 import { readPhoneFast } from './phone-fast-path.ts';
 
 /** What the phone transform did before the fast path: the full parser's verdict. */
@@ -10,21 +11,10 @@ function full(text: string, country: CountryCode | undefined): string | null {
   return parsed !== undefined && parsed.isValid() ? parsed.number : null;
 }
 
-/** Seeded (mulberry32) so a failure names a case that can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** 10,000 numbers of every country in the shapes imports carry, valid ones and near misses. */
 function generate(count: number): Array<{ text: string; country: CountryCode | undefined }> {
-  const next = random(7);
+  // Seeded, so a failure names a case that can be replayed.
+  const next = seededRandom(7);
   const countries = getCountries();
   const pick = <T,>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
   const digits = (n: number): string => Array.from({ length: n }, () => String(Math.floor(next() * 10))).join('');
