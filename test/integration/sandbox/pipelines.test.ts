@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addPersonalToken } from '../../../src/sandbox/auth.ts';
 import type { OpportunityRec } from '../../../src/sandbox/model.ts';
+import { addOpportunity } from '../../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 const NOW = new Date('2026-03-02T10:00:00Z');
@@ -23,25 +24,12 @@ function salesPipelineId(sandbox: TestSandbox): number {
 /** Stores an opportunity directly, so these tests do not depend on the opportunity routes. */
 function storeOpportunity(sandbox: TestSandbox, milestoneId: number): OpportunityRec {
   const at = '2026-03-01T00:00:00Z';
-  return sandbox.store.opportunities.insert({
-    name: 'Deal',
-    description: null,
-    partyId: 1,
-    partyIds: [],
+  return addOpportunity(sandbox.store, 1, {
     ownerId: null,
-    teamId: null,
     milestoneId,
-    lostReason: null,
     value: null,
     expectedCloseOn: null,
-    closedOn: null,
     probability: 10,
-    durationBasis: 'FIXED',
-    duration: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
     createdAt: at,
     updatedAt: at,
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError } from '../../../src/sandbox/http.ts';
 import type { KaseRec, OpportunityRec, PartyRec, TrackDefinitionRec } from '../../../src/sandbox/model.ts';
 import { applyTrack, scheduleTasks } from '../../../src/sandbox/routes/tracks.ts';
+import { addKase, addOpportunity, addParty } from '../../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 const NOW = new Date('2026-03-02T10:00:00Z');
@@ -9,78 +10,25 @@ const AT = '2026-03-01T00:00:00Z';
 
 // Records are stored directly so that these tests do not depend on the party, project and
 // opportunity routes.
+const STAMPS = { createdAt: AT, updatedAt: AT };
+
 function storeParty(sandbox: TestSandbox, ownerId: number | null): PartyRec {
-  return sandbox.store.parties.insert({
-    type: 'organisation',
-    title: null,
-    firstName: null,
-    lastName: null,
-    jobTitle: null,
-    name: 'Acme',
-    about: null,
-    organisationId: null,
-    ownerId,
-    teamId: null,
-    lastContactedAt: null,
-    pictureURL: 'https://example.invalid/p.png',
-    addresses: [],
-    phoneNumbers: [],
-    emailAddresses: [],
-    websites: [],
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: AT,
-    updatedAt: AT,
-  });
+  return addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: 'Acme', ownerId, ...STAMPS });
 }
 
 function storeKase(sandbox: TestSandbox, partyId: number, ownerId: number | null): KaseRec {
-  return sandbox.store.kases.insert({
-    name: 'Rollout',
-    description: null,
-    partyId,
-    partyIds: [],
-    ownerId,
-    teamId: null,
-    status: 'OPEN',
-    opportunityId: null,
-    stageId: null,
-    startOn: null,
-    expectedCloseOn: null,
-    closedOn: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: AT,
-    updatedAt: AT,
-  });
+  return addKase(sandbox.store, partyId, { name: 'Rollout', ownerId, ...STAMPS });
 }
 
 function storeOpportunity(sandbox: TestSandbox, partyId: number, ownerId: number | null): OpportunityRec {
   const milestone = sandbox.store.milestones.all()[0];
-  return sandbox.store.opportunities.insert({
-    name: 'Deal',
-    description: null,
-    partyId,
-    partyIds: [],
+  return addOpportunity(sandbox.store, partyId, {
     ownerId,
-    teamId: null,
     milestoneId: milestone?.id ?? 0,
-    lostReason: null,
     value: null,
     expectedCloseOn: null,
-    closedOn: null,
     probability: 10,
-    durationBasis: 'FIXED',
-    duration: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: AT,
-    updatedAt: AT,
+    ...STAMPS,
   });
 }
 
