@@ -19,14 +19,27 @@ export async function contactsCsv(rows: number): Promise<string> {
 }
 
 /**
+ * Runs a benchmark script in a fresh process through tsx, with `nodeFlags` for node itself
+ * (`--expose-gc`, a heap cap), and returns what it printed. What it wrote to stderr is passed on;
+ * a failed run throws with it.
+ */
+export function spawnTsx(scriptUrl: string, args: string[], nodeFlags: string[] = []): string {
+  const script = scriptUrl.startsWith('file:') ? fileURLToPath(scriptUrl) : scriptUrl;
+  const result = spawnSync(process.execPath, [...nodeFlags, '--import', 'tsx', script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`${args.join(' ')} run failed (${result.status ?? result.signal}):\n${result.stderr}`);
+  if (result.stderr) process.stderr.write(result.stderr);
+  return result.stdout;
+}
+
+/**
  * Runs the benchmark script `scriptUrl` again as `--child MODE --file FILE` in a fresh process
  * and returns the JSON line it prints last.
  */
 export function runChild<T>(scriptUrl: string, mode: string, file: string): T {
-  const script = fileURLToPath(scriptUrl);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', script, '--child', mode, '--file', file], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${mode} run failed:\n${result.stderr}`);
-  const line = result.stdout.trim().split('\n').pop() ?? '';
+  const line = spawnTsx(scriptUrl, ['--child', mode, '--file', file]).trim().split('\n').pop() ?? '';
   return JSON.parse(line) as T;
 }
 

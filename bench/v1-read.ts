@@ -6,13 +6,13 @@
  *
  *   npm run bench -- v1-read      (or: npx tsx bench/v1-read.ts [--records 300000])
  */
-import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, statSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BENCH_DATA_DIR, generateContacts } from './generate.ts';
+import { spawnTsx } from './harness.ts';
 import { readV1Export } from '../src/sources/v1-export.ts';
 
 const TARGET_RSS_MB = 150;
@@ -153,12 +153,7 @@ async function measure(file: string): Promise<Measurement> {
 }
 
 function runChild(extra: string[]): string {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', script, '--records', String(records), ...extra], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  if (child.status !== 0) throw new Error(`child ${extra.join(' ')} failed (${child.status ?? child.signal})`);
-  return child.stdout;
+  return spawnTsx(script, ['--records', String(records), ...extra]);
 }
 
 async function main(): Promise<void> {

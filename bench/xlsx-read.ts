@@ -14,7 +14,6 @@
  * the reader really holds (mostly the packed shared-strings table) as opposed to garbage not
  * yet collected.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import ExcelJS from 'exceljs';
 import { BENCH_DATA_DIR, CONTACT_COLUMNS, generateContacts } from './generate.ts';
+import { spawnTsx } from './harness.ts';
 import { readXlsx } from '../src/sources/xlsx.ts';
 
 const TARGET_RSS_MB = 300;
@@ -98,12 +98,7 @@ async function measure(): Promise<Measurement> {
 }
 
 function runChild(flags: string[], extra: string[]): string {
-  const child = spawnSync(process.execPath, [...flags, '--import', 'tsx', script, '--rows', String(rows), ...extra], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  if (child.status !== 0) throw new Error(`child ${extra.join(' ')} failed (${child.status ?? child.signal})`);
-  return child.stdout;
+  return spawnTsx(script, ['--rows', String(rows), ...extra], flags);
 }
 
 async function main(): Promise<void> {
