@@ -1,4 +1,6 @@
 import type { CellValue } from '../sources/types.ts';
+import { literal } from './codegen.ts';
+import type { CodeWriter } from './codegen.ts';
 import type { Condition } from './schema.ts';
 import { isEmpty, valueText } from './compile-template.ts';
 
@@ -30,15 +32,52 @@ function same(cell: CellValue | undefined, text: string | undefined, want: Wante
   return (text ?? cellText(cell)) === want.text;
 }
 
+type CellTest = (cell: CellValue | undefined) => boolean;
+
 /**
- * Compiles a condition once, so that rows only pay for comparisons. A column condition holds when
- * every test it states holds; with no test at all it holds when the value is not empty. Regular
- * expressions were checked when the mapping was loaded.
+ * The test of a column condition on its cell: it holds when every test it states holds; with no
+ * test at all it holds when the value is not empty. Regular expressions were checked when the
+ * mapping was loaded.
  */
+function cellTest(condition: Extract<Condition, { column: string }>): CellTest {
+  const tests: CellTest[] = [];
+  if (condition.equals !== undefined) {
+    const want = wanted(condition.equals);
+    tests.push((cell) => same(cell, undefined, want));
+  }
+  if (condition.in !== undefined) {
+    const list = condition.in.map(wanted);
+    tests.push((cell) => {
+      const text = cellText(cell);
+      for (const want of list) if (same(cell, text, want)) return true;
+      return false;
+    });
+  }
+  if (condition.empty !== undefined) {
+    const wantEmpty = condition.empty;
+    tests.push((cell) => isEmpty(cell) === wantEmpty);
+  }
+  if (condition.matches !== undefined) {
+    const regex = new RegExp(condition.matches);
+    tests.push((cell) => regex.test(valueText(cell)));
+  }
+  if (tests.length === 0) return (cell) => !isEmpty(cell);
+  if (tests.length === 1) return tests[0] as CellTest;
+  return (cell) => {
+    // A loop, not tests.every(...): a callback made per row costs more than the tests themselves.
+    for (const test of tests) if (!test(cell)) return false;
+    return true;
+  };
+}
+
+/** Compiles a condition once, so that rows only pay for comparisons (see cellTest). */
 export function compileCondition(condition: Condition): RowTest {
   if ('all' in condition) {
     const tests = condition.all.map(compileCondition);
-    return (values) => every(tests, values);
+    return (values) => {
+      for (const test of tests) if (!test(values)) return false;
+      return true;
+    };
   }
   if ('any' in condition) {
     const tests = condition.any.map(compileCondition);
@@ -52,35 +91,17 @@ export function compileCondition(condition: Condition): RowTest {
     return (values) => !test(values);
   }
   const { column } = condition;
-  const tests: RowTest[] = [];
-  if (condition.equals !== undefined) {
-    const want = wanted(condition.equals);
-    tests.push((values) => same(values[column], undefined, want));
-  }
-  if (condition.in !== undefined) {
-    const list = condition.in.map(wanted);
-    tests.push((values) => {
-      const cell = values[column];
-      const text = cellText(cell);
-      for (const want of list) if (same(cell, text, want)) return true;
-      return false;
-    });
-  }
-  if (condition.empty !== undefined) {
-    const wanted = condition.empty;
-    tests.push((values) => isEmpty(values[column]) === wanted);
-  }
-  if (condition.matches !== undefined) {
-    const regex = new RegExp(condition.matches);
-    tests.push((values) => regex.test(valueText(values[column])));
-  }
-  if (tests.length === 0) return (values) => !isEmpty(values[column]);
-  if (tests.length === 1) return tests[0] as RowTest;
-  return (values) => every(tests, values);
+  const test = cellTest(condition);
+  return (values) => test(values[column]);
 }
 
-// A loop, not tests.every(...): a callback made per row costs more than the tests themselves.
-function every(tests: RowTest[], values: Record<string, CellValue>): boolean {
-  for (const test of tests) if (!test(values)) return false;
-  return true;
+/**
+ * The condition as an expression of generated code over `values` (see codegen.ts): each column's
+ * cell is read at its own site, and `all`, `any` and `not` become the operators they are.
+ */
+export function emitCondition(code: CodeWriter, condition: Condition): string {
+  if ('all' in condition) return `(${condition.all.map((c) => emitCondition(code, c)).join(' && ')})`;
+  if ('any' in condition) return `(${condition.any.map((c) => emitCondition(code, c)).join(' || ')})`;
+  if ('not' in condition) return `!${emitCondition(code, condition.not)}`;
+  return `${code.constant(cellTest(condition))}(values[${literal(condition.column)}])`;
 }

@@ -1,16 +1,16 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { CellValue } from '../sources/types.ts';
+import { literal } from './codegen.ts';
 import { ENTITY_PLURAL } from './compile-targets.ts';
 import type { TargetInfo } from './compile-targets.ts';
-import { dateText, isEmpty, valueText } from './compile-template.ts';
-import { compileKeyTemplate, compileValue, RowRejection } from './compile-value.ts';
-import type { ValueCompiler, ValueFn } from './compile-value.ts';
-import type { Entity, FieldEntry } from './schema.ts';
+import { dateText, isEmpty, isTemplate, valueText } from './compile-template.ts';
+import { emitKeyTemplate, emitValue, nonEmpty, RowRejection } from './compile-value.ts';
+import type { ValueCompiler } from './compile-value.ts';
+import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
+import type { Value } from './transforms/types.ts';
 import type { NameKind, NameUse, RefUse } from './types.ts';
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
-import type { Value } from './transforms/types.ts';
 
 /** A record being built from one row. */
 export interface Draft {
@@ -26,29 +26,29 @@ export interface Draft {
   currency: string | null;
   /** Folder of the input file, for attachment paths. */
   inputDir: string;
-  /**
-   * The record's lists by their key, once made. Reading them from `record` by key is slow: records
-   * of different rows gain their keys in different orders, so no lookup there stays monomorphic.
-   */
-  lists: DraftLists;
 }
 
-/** Lists a draft's record may hold; null until the first entry. */
-export interface DraftLists {
-  fields: Array<Record<string, unknown>> | null;
-  phoneNumbers: Array<Record<string, unknown>> | null;
-  emailAddresses: Array<Record<string, unknown>> | null;
-  websites: Array<Record<string, unknown>> | null;
-  addresses: Array<Record<string, unknown>> | null;
-}
+/** Lists of the record that entries add to. */
+type ListKey = 'fields' | 'phoneNumbers' | 'emailAddresses' | 'websites' | 'addresses';
 
-/** A draft's empty lists; one object per row, of one shape. */
-export function emptyLists(): DraftLists {
-  return { fields: null, phoneNumbers: null, emailAddresses: null, websites: null, addresses: null };
-}
+/**
+ * The record's lists the mapping writes. Each is a local variable of the generated function,
+ * null until an entry adds to it; the variables are declared before the first field.
+ */
+export class RecordLists {
+  private readonly used = new Set<ListKey>();
 
-/** Writes one mapping entry into a draft; returns whether it wrote anything. */
-export type Applier = (values: Record<string, CellValue>, draft: Draft) => boolean;
+  /** The variable of a list, which the caller's code makes (and puts in the record) on first use. */
+  use(key: ListKey): string {
+    this.used.add(key);
+    return `list_${key}`;
+  }
+
+  /** Declarations of the lists' variables, for the top of the function. */
+  declarations(): string[] {
+    return [...this.used].map((key) => `let list_${key} = null;`);
+  }
+}
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/;
@@ -138,13 +138,6 @@ function addTag(draft: Draft, name: string): void {
   }
 }
 
-/** One phone number, email address or website in the service's shape. */
-function contactEntry(website: boolean, service: string, type: string | undefined, valueKey: string, item: string): Record<string, unknown> {
-  if (website) return { service, address: item };
-  if (type === undefined) return valueKey === 'number' ? { number: item } : { address: item };
-  return valueKey === 'number' ? { type, number: item } : { type, address: item };
-}
-
 /** A name use shared by many records: frozen, so that a consumer that tries to change one fails loudly. */
 function frozenUse(use: NameUse): NameUse {
   Object.freeze(use.path);
@@ -166,295 +159,304 @@ function listOf(draft: Draft, key: string): Array<Record<string, unknown>> {
   return list;
 }
 
-/** The record's list under one of the keys DraftLists knows, made (and put in the record) on first use. */
-function knownList(draft: Draft, key: keyof DraftLists): Array<Record<string, unknown>> {
-  let list = draft.lists[key];
-  if (list === null) {
-    list = [];
-    draft.lists[key] = list;
-    draft.record[key] = list;
+/** Adds every tag a value gives (text, or a list after `split`). */
+function addTags(draft: Draft, value: Value): void {
+  if (typeof value === 'string') {
+    addTag(draft, value.trim());
+    return;
   }
-  return list;
+  if (Array.isArray(value)) {
+    // After `split`: walked in place rather than copied through items() first.
+    for (const item of value) {
+      const name = item.trim();
+      if (name !== '') addTag(draft, name);
+    }
+    return;
+  }
+  for (const name of items(value)) addTag(draft, name);
 }
 
-/** Builds the applier of one field entry. */
-export async function compileField(compiler: ValueCompiler, entity: Entity, field: FieldEntry, info: TargetInfo, index: number): Promise<Applier> {
-  const to = field.to;
+/** What the code of one field entry needs besides the entry. */
+export interface FieldContext {
+  compiler: ValueCompiler;
+  lists: RecordLists;
+  entity: Entity;
+}
+
+/** The value of a spec when it is the same for every row (a constant without `when`), else undefined. */
+function constantOf(spec: ValueSpec | undefined): { value: Value } | undefined {
+  if (spec === undefined) return undefined;
+  if (spec === null || typeof spec === 'number' || typeof spec === 'boolean') return { value: spec };
+  if (typeof spec === 'string') return isTemplate(spec) ? undefined : { value: spec };
+  return undefined;
+}
+
+/** A `type` written as a constant: its text (undefined when blank), known while compiling. */
+function constantType(spec: ValueSpec | undefined): { text: string | undefined } | undefined {
+  if (spec === undefined) return { text: undefined };
+  const constant = constantOf(spec);
+  if (constant === undefined) return undefined;
+  return { text: isEmpty(constant.value) ? undefined : valueText(constant.value).trim() };
+}
+
+/**
+ * Writes the code of one field entry: it reads the entry's value for the row and writes it into
+ * the record (or the draft), rejecting the row where the value does not fit the target.
+ */
+export async function emitField(context: FieldContext, field: FieldEntry, info: TargetInfo, index: number): Promise<void> {
+  const { code } = context.compiler;
   const yamlPath = `fields[${index}]`;
-  const owner = { field: to, yamlPath };
-  const applier = await buildApplier(compiler, entity, field, info, yamlPath, owner);
-  if (!field.required) return applier;
-  return (values, draft) => {
-    if (applier(values, draft)) return true;
-    throw new RowRejection(to, `\`${to}\` is required (${yamlPath}) but the row gives it no value`);
-  };
+  const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`)) : undefined;
+  code.line(`// ${yamlPath}: ${field.to}`);
+  await code.blockAsync('', async () => {
+    if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, yamlPath, required);
+    else if (info.kind === 'address') await emitAddress(context, field, yamlPath, required);
+    else await emitSimple(context, field, info, yamlPath, required);
+  });
 }
 
-async function buildApplier(compiler: ValueCompiler, entity: Entity, field: FieldEntry, info: TargetInfo, yamlPath: string, owner: { field: string; yamlPath: string }): Promise<Applier> {
+/** A link to a record of another step, by that step's key. */
+function emitRef(context: FieldContext, field: FieldEntry, yamlPath: string, required: string | undefined): void {
+  const { code } = context.compiler;
   const to = field.to;
-  if (field.ref !== undefined && field.key !== undefined) {
-    // One frozen list for every record of the mapping: the hot path makes no copy per row.
-    const steps: readonly string[] = Object.freeze(typeof field.ref === 'string' ? [field.ref] : [...field.ref]);
-    const keyOf = compileKeyTemplate(compiler, field.key);
-    return (values, draft) => {
-      const key = keyOf(values);
-      if (key === '') return false;
-      // Links travel as {id}; the plan fills in the id of the record the other step created.
-      draft.record[to] = { id: null };
-      draft.refs.push({ path: [to, 'id'], steps, key, yamlPath });
-      return true;
-    };
-  }
-  const valueOf: ValueFn = field.value === undefined ? () => null : await compileValue(compiler, field.value, owner, `${yamlPath}.value`);
-  const read = (values: Record<string, CellValue>): Value | undefined => {
-    const value = valueOf(values);
-    return value === undefined || isEmpty(value) ? undefined : value;
-  };
+  // One frozen list for every record of the mapping: the hot path makes no copy per row.
+  const steps = code.constant(Object.freeze(typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])]));
+  const key = code.temp('key');
+  emitKeyTemplate(context.compiler, field.key ?? '', key);
+  // Links travel as {id}; the plan fills in the id of the record the other step created.
+  code.block(`if (${key} !== '')`, () => {
+    code.line(`record[${literal(to)}] = { id: null };`);
+    code.line(`draft.refs.push({ path: [${literal(to)}, 'id'], steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)} });`);
+  }, required === undefined ? '}' : `} else throw ${required}();`);
+}
+
+/** Every target but addresses and links: one value, written when it is not empty. */
+async function emitSimple(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
+  const { compiler } = context;
+  const { code, helpers } = compiler;
+  const owner = { field: field.to, yamlPath };
+  const value = code.temp('v');
+  if (field.value === undefined) code.line(`${value} = null;`);
+  else await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`);
+  // The sink's own reads (a row-dependent `type`) happen only for a value that is written.
+  await code.blockAsync(`if (${nonEmpty(compiler, value)})`, async () => {
+    for (const line of await sinkCode(context, field, info, yamlPath, value)) code.line(line);
+  }, required === undefined ? '}' : `} else throw ${required}();`);
+}
+
+/** The statements that write a value (in the variable `v`, not empty) into the record. */
+async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string): Promise<string[]> {
+  const { compiler, lists, entity } = context;
+  const { code, helpers } = compiler;
+  const to = field.to;
+  const target = `record[${literal(to)}]`;
+  const text = `(typeof ${v} === 'string' ? ${v} : ${helpers.valueText}(${v}))`;
+  const call = (fn: unknown): string => `${code.constant(fn)}(${v})`;
   switch (info.kind) {
     case 'text':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        draft.record[to] = valueText(value);
-        return true;
-      };
+      return [`${target} = ${text};`];
     case 'partyType':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        const type = valueText(value).trim().toLowerCase();
-        if (type !== 'person' && type !== 'organisation') throw new RowRejection(to, `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`);
-        draft.record.type = type;
-        return true;
-      };
+      return [
+        `record.type = ${call((value: Value) => {
+          const type = valueText(value).trim().toLowerCase();
+          if (type !== 'person' && type !== 'organisation') throw new RowRejection(to, `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`);
+          return type;
+        })};`,
+      ];
     case 'date':
+      return [`${target} = ${call((value: Value) => toDate(value, to))};`];
     case 'timestamp':
+      return [`${target} = ${call((value: Value) => toTimestamp(value, to))};`];
     case 'time':
+      return [`${target} = ${call((value: Value) => toTime(value, to))};`];
     case 'integer':
+      return [`${target} = ${call((value: Value) => toInteger(value, to, info))};`];
     case 'choice': {
-      const convert = (value: Value): unknown => {
-        switch (info.kind) {
-          case 'date':
-            return toDate(value, to);
-          case 'timestamp':
-            return toTimestamp(value, to);
-          case 'time':
-            return toTime(value, to);
-          case 'integer':
-            return toInteger(value, to, info);
-          default: {
-            const text = valueText(value).trim().toUpperCase();
-            if (!(info.choices ?? []).includes(text)) throw new RowRejection(to, `\`${to}\` must be one of ${(info.choices ?? []).join(', ')}, found ${shown(value)}`);
-            return text;
-          }
-        }
-      };
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        draft.record[to] = convert(value);
-        return true;
-      };
+      const choices = info.choices ?? [];
+      return [
+        `${target} = ${call((value: Value) => {
+          const choice = valueText(value).trim().toUpperCase();
+          if (!choices.includes(choice)) throw new RowRejection(to, `\`${to}\` must be one of ${choices.join(', ')}, found ${shown(value)}`);
+          return choice;
+        })};`,
+      ];
     }
     case 'amount':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        const amount = toNumber(value, to);
-        if (amount < 0) throw new RowRejection(to, `\`amount\` must be at least 0, found ${shown(value)}`);
-        draft.amount = amount;
-        return true;
-      };
+      return [
+        `draft.amount = ${call((value: Value) => {
+          const amount = toNumber(value, to);
+          if (amount < 0) throw new RowRejection(to, `\`amount\` must be at least 0, found ${shown(value)}`);
+          return amount;
+        })};`,
+      ];
     case 'currency':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        const code = valueText(value).trim().toUpperCase();
-        if (!/^[A-Z]{3}$/.test(code)) throw new RowRejection(to, `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`);
-        draft.currency = code;
-        return true;
-      };
+      return [
+        `draft.currency = ${call((value: Value) => {
+          const currency = valueText(value).trim().toUpperCase();
+          if (!/^[A-Z]{3}$/.test(currency)) throw new RowRejection(to, `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`);
+          return currency;
+        })};`,
+      ];
     case 'pipeline':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        draft.pipeline = valueText(value).trim();
-        return true;
-      };
+      return [`draft.pipeline = ${text}.trim();`];
     case 'organisation':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        draft.record.organisation = typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() };
-        return true;
-      };
+      return [`record.organisation = ${call((value: Value) => (typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() }))};`];
     case 'link':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        const id = toId(value);
-        if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
-        draft.record[to] = { id };
-        return true;
-      };
-    case 'name': {
-      const kind = info.nameKind ?? 'user';
-      // Consecutive rows mostly name the same owner or team: share the (frozen) use.
-      let last: NameUse | null = null;
-      // The service takes most of these as {id}, but activity types and project stages as a bare
-      // integer: the placeholder has the shape the id goes into.
-      const bare = BARE_ID_KINDS.has(kind);
-      const path = bare ? [to] : [to, 'id'];
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        if (typeof value === 'number' && Number.isInteger(value)) {
-          draft.record[to] = bare ? value : { id: value };
-          return true;
-        }
-        const name = valueText(value).trim();
-        draft.record[to] = bare ? null : { id: null };
-        if (kind === 'milestone') {
-          // Its scope is filled in per row when the record is finished, so it cannot be shared.
-          const use: NameUse = { path, kind, name, yamlPath };
-          draft.names.push(use);
-          draft.milestone = use;
-          return true;
-        }
-        if (last === null || last.name !== name) last = frozenUse({ path, kind, name, yamlPath });
-        draft.names.push(last);
-        return true;
-      };
-    }
+      return [
+        `${target} = ${call((value: Value) => {
+          const id = toId(value);
+          if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
+          return { id };
+        })};`,
+      ];
+    case 'name':
+      return nameSink(context, field, info, yamlPath, v, text);
     case 'names': {
       const kind = info.nameKind ?? 'trackDefinition';
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
+      const add = (value: Value, draft: Draft): void => {
         const list = listOf(draft, to);
         for (const name of items(value)) {
           draft.names.push({ path: [to, list.length, 'definition'], kind, name, yamlPath });
           list.push({ definition: null });
         }
-        return true;
       };
+      return [`${code.constant(add)}(${v}, draft);`];
     }
     case 'tags':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        if (typeof value === 'string') {
-          addTag(draft, value.trim());
-          return true;
-        }
-        if (Array.isArray(value)) {
-          // After `split`: walked in place rather than copied through items() first.
-          let added = false;
-          for (const item of value) {
-            const name = item.trim();
-            if (name === '') continue;
-            addTag(draft, name);
-            added = true;
-          }
-          return added;
-        }
-        const list = items(value);
-        for (const name of list) addTag(draft, name);
-        return list.length > 0;
-      };
+      return [`${code.constant(addTags)}(draft, ${v});`];
     case 'custom': {
       const definition = field.definition ?? '';
       const tag = field.tag ?? null;
       const scope = Object.freeze({ entity: ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL], tag });
       // The same for every row but for the position in `fields`: built once per position, frozen
       // and shared. Resolving replaces `definition` in the row's own element, never these objects.
-      const reference = Object.freeze({ name: definition, tag });
+      const reference = code.constant(Object.freeze({ name: definition, tag }));
       const uses: NameUse[] = [];
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        const list = knownList(draft, 'fields');
-        const position = list.length;
-        const use = (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath }));
-        draft.names.push(use);
-        list.push({ definition: reference, value: customValue(value) });
-        return true;
-      };
+      const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath })));
+      const list = lists.use('fields');
+      return [
+        `if (${list} === null) { ${list} = []; record.fields = ${list}; }`,
+        `draft.names.push(${useAt}(${list}.length));`,
+        `${list}.push({ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) });`,
+      ];
     }
-    case 'attachment':
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
+    case 'attachment': {
+      const attach = (value: Value, draft: Draft): void => {
         for (const path of items(value)) draft.attachments.push(isAbsolute(path) ? path : resolve(draft.inputDir, path));
-        return true;
       };
-    case 'address':
-      return compileAddress(compiler, field, yamlPath, owner, read);
+      return [`${code.constant(attach)}(${v}, draft);`];
+    }
     case 'phone':
     case 'email':
-    case 'website': {
-      const typeOf = field.type === undefined ? undefined : await compileValue(compiler, field.type, owner, `${yamlPath}.type`);
-      const listKey: keyof DraftLists = info.kind === 'phone' ? 'phoneNumbers' : info.kind === 'email' ? 'emailAddresses' : 'websites';
-      const valueKey = info.kind === 'phone' ? 'number' : 'address';
-      const service = field.service ?? 'URL';
-      const website = info.kind === 'website';
-      return (values, draft) => {
-        const value = valueOf(values);
-        if (value === undefined || isEmpty(value)) return false;
-        const type = typeOf?.(values);
-        const typeText = type === undefined || isEmpty(type) ? undefined : valueText(type).trim();
-        const list = knownList(draft, listKey);
-        if (typeof value === 'string') list.push(contactEntry(website, service, typeText, valueKey, value.trim()));
-        else for (const item of items(value)) list.push(contactEntry(website, service, typeText, valueKey, item));
-        return true;
-      };
-    }
+    case 'website':
+      return await contactSink(context, field, info, yamlPath, v);
+    case 'address':
+      throw new Error('addresses are written by emitAddress');
   }
 }
 
-async function compileAddress(
-  compiler: ValueCompiler,
-  field: FieldEntry,
-  yamlPath: string,
-  owner: { field: string; yamlPath: string },
-  read: (values: Record<string, CellValue>) => Value | undefined,
-): Promise<Applier> {
-  const keys = ['street', 'city', 'state', 'zip', 'country'] as const;
-  const parts: Array<{ slot: number; fn: ValueFn }> = [];
-  for (const [slot, key] of keys.entries()) {
-    const spec = field.parts?.[key];
-    if (spec !== undefined) parts.push({ slot, fn: await compileValue(compiler, spec, owner, `${yamlPath}.parts.${key}`) });
+/** A user, team, milestone, stage, ... by name: a placeholder in the record and a name to resolve. */
+function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string, text: string): string[] {
+  const { code } = context.compiler;
+  const to = field.to;
+  const target = `record[${literal(to)}]`;
+  const kind = info.nameKind ?? 'user';
+  // The service takes most of these as {id}, but activity types and project stages as a bare
+  // integer: the placeholder has the shape the id goes into.
+  const bare = BARE_ID_KINDS.has(kind);
+  const path = Object.freeze(bare ? [to] : [to, 'id']);
+  let use: (name: string, draft: Draft) => void;
+  if (kind === 'milestone') {
+    // Its scope is filled in per row when the record is finished, so it cannot be shared.
+    use = (name, draft) => {
+      const fresh: NameUse = { path: [...path], kind, name, yamlPath };
+      draft.names.push(fresh);
+      draft.milestone = fresh;
+    };
+  } else {
+    // Consecutive rows mostly name the same owner or team: share the (frozen) use.
+    let last: NameUse | null = null;
+    use = (name, draft) => {
+      if (last === null || last.name !== name) last = frozenUse({ path: [...path], kind, name, yamlPath });
+      draft.names.push(last);
+    };
   }
-  const typeOf = field.type === undefined ? undefined : await compileValue(compiler, field.type, owner, `${yamlPath}.type`);
-  const hasValue = field.value !== undefined;
-  // Part texts by slot, reused row after row (mapping is synchronous): the address object is then
-  // built once, type first, instead of being copied by a spread to put the type in front.
-  const texts: Array<string | undefined> = [undefined, undefined, undefined, undefined, undefined];
-  return (values, draft) => {
-    texts.fill(undefined);
-    let filled = false;
-    if (hasValue) {
-      const street = read(values);
-      if (street !== undefined) {
-        texts[0] = valueText(street);
-        filled = true;
-      }
+  return [
+    `if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`,
+    `else { ${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft); }`,
+  ];
+}
+
+/** Phone numbers, email addresses and websites: one entry per item of the value. */
+async function contactSink(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string): Promise<string[]> {
+  const { compiler, lists } = context;
+  const { code, helpers } = compiler;
+  const listKey = info.kind === 'phone' ? 'phoneNumbers' : info.kind === 'email' ? 'emailAddresses' : 'websites';
+  const valueKey = info.kind === 'phone' ? 'number' : 'address';
+  const lines: string[] = [];
+  // The entry's object literal, with the item's text in `x`; its type known now or read per row.
+  let entry: (x: string) => string;
+  if (info.kind === 'website') {
+    const service = literal(field.service ?? 'URL');
+    entry = (x) => `{ service: ${service}, address: ${x} }`;
+  } else {
+    const fixed = constantType(field.type);
+    if (fixed !== undefined) {
+      const type = fixed.text;
+      entry = (x) => (type === undefined ? `{ ${valueKey}: ${x} }` : `{ type: ${literal(type)}, ${valueKey}: ${x} }`);
+    } else {
+      // A type that depends on the row: read before the value is written, as the value was.
+      const typeValue = code.temp('type');
+      await emitValue(compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
+      const typeText = code.temp('typeText');
+      code.line(`${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`);
+      entry = (x) => `(${typeText} === undefined ? { ${valueKey}: ${x} } : { type: ${typeText}, ${valueKey}: ${x} })`;
     }
-    for (const part of parts) {
-      const value = part.fn(values);
-      if (value === undefined || isEmpty(value)) continue;
-      texts[part.slot] = valueText(value);
-      filled = true;
-    }
-    if (!filled) return false;
-    const type = typeOf?.(values);
-    const out: Record<string, unknown> = {};
-    if (type !== undefined && !isEmpty(type)) out.type = valueText(type).trim();
-    for (let slot = 0; slot < keys.length; slot++) {
-      const text = texts[slot];
-      if (text !== undefined) out[keys[slot] as string] = text;
-    }
-    knownList(draft, 'addresses').push(out);
-    return true;
+  }
+  const list = lists.use(listKey);
+  lines.push(`if (${list} === null) { ${list} = []; record.${listKey} = ${list}; }`);
+  lines.push(`if (typeof ${v} === 'string') ${list}.push(${entry(`${v}.trim()`)});`);
+  lines.push(`else for (const item of ${code.constant(items)}(${v})) ${list}.push(${entry('item')});`);
+  return lines;
+}
+
+/** An address from a value (the street) and parts; written when any of them is not empty. */
+async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: string, required: string | undefined): Promise<void> {
+  const { compiler, lists } = context;
+  const { code, helpers } = compiler;
+  const owner = { field: field.to, yamlPath };
+  const keys = ['street', 'city', 'state', 'zip', 'country'] as const;
+  const slots = new Map<string, string>();
+  const filled = code.temp('filled', 'false');
+  const read = async (spec: ValueSpec, key: (typeof keys)[number], at: string): Promise<void> => {
+    const slot = slots.get(key) ?? code.temp(key);
+    slots.set(key, slot);
+    const value = code.temp('part');
+    await emitValue(compiler, spec, value, owner, at);
+    code.line(`if (${nonEmpty(compiler, value)}) { ${slot} = ${helpers.valueText}(${value}); ${filled} = true; }`);
   };
+  if (field.value !== undefined) await read(field.value, 'street', `${yamlPath}.value`);
+  for (const key of keys) {
+    const spec = field.parts?.[key];
+    if (spec !== undefined) await read(spec, key, `${yamlPath}.parts.${key}`);
+  }
+  const fixed = constantType(field.type);
+  const list = lists.use('addresses');
+  await code.blockAsync(`if (${filled})`, async () => {
+    // Built type first, then the parts in their usual order, whichever were given.
+    const address = code.temp('address', '{}');
+    if (fixed !== undefined) {
+      if (fixed.text !== undefined) code.line(`${address}.type = ${literal(fixed.text)};`);
+    } else {
+      const type = code.temp('type');
+      await emitValue(compiler, field.type ?? null, type, owner, `${yamlPath}.type`);
+      code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
+    }
+    for (const key of keys) {
+      const slot = slots.get(key);
+      if (slot !== undefined) code.line(`if (${slot} !== undefined) ${address}.${key} = ${slot};`);
+    }
+    code.line(`if (${list} === null) { ${list} = []; record.addresses = ${list}; }`);
+    code.line(`${list}.push(${address});`);
+  }, required === undefined ? '}' : `} else throw ${required}();`);
 }

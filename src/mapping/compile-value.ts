@@ -1,7 +1,9 @@
 import type { CellValue } from '../sources/types.ts';
-import { compileCondition } from './compile-condition.ts';
-import { conditionColumns } from './compile-condition.ts';
-import { isEmpty, isTemplate, parseTemplate, renderer } from './compile-template.ts';
+import { conditionColumns, emitCondition } from './compile-condition.ts';
+import { literal } from './codegen.ts';
+import type { CodeWriter } from './codegen.ts';
+import { isEmpty, isTemplate, parseTemplate, renderer, valueText } from './compile-template.ts';
+import type { TemplatePart } from './compile-template.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
 import type { ValueSpec } from './schema.ts';
@@ -23,15 +25,35 @@ export class RowRejection extends Error {
   }
 }
 
-/** A compiled value: what it gives for a row, or undefined when its `when` does not hold. */
-export type ValueFn = (values: Record<string, CellValue>) => Value | undefined;
-
 export interface ValueCompiler {
   transforms: TransformRegistry;
   environment: TransformEnvironment;
   context: TransformContext;
   /** Every column read, collected while compiling. */
   columns: Set<string>;
+  /** The function being written. */
+  code: CodeWriter;
+  /** Names, in the generated code, of the helpers every value uses. */
+  helpers: { isEmpty: string; valueText: string; context: string };
+}
+
+/** Starts a value compiler that writes into `code`. */
+export function valueCompiler(code: CodeWriter, base: Omit<ValueCompiler, 'code' | 'helpers' | 'columns'>): ValueCompiler {
+  return {
+    ...base,
+    columns: new Set(),
+    code,
+    helpers: { isEmpty: code.constant(isEmpty), valueText: code.constant(valueText), context: code.constant(base.context) },
+  };
+}
+
+/**
+ * The expression "the variable holds a value that is not empty". Text starting with a visible
+ * ASCII character, what nearly every cell is, is decided inline; anything else asks isEmpty.
+ */
+export function nonEmpty(compiler: ValueCompiler, variable: string): string {
+  const first = `${variable}.charCodeAt(0)`;
+  return `${variable} !== undefined && (typeof ${variable} === 'string' && ${first} > 32 && ${first} < 127 || !${compiler.helpers.isEmpty}(${variable}))`;
 }
 
 /** The target a value is for, to name it in rejects. */
@@ -40,120 +62,147 @@ export interface ValueOwner {
   yamlPath: string;
 }
 
-async function compileTransforms(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, owner: ValueOwner, yamlPath: string): Promise<((value: Value) => Value) | undefined> {
-  if (specs.length === 0) return undefined;
-  const fns: Array<{ fn: TransformFn; name: string; at: string }> = [];
+interface Step {
+  fn: TransformFn;
+  name: string;
+  at: string;
+}
+
+async function compileSteps(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, yamlPath: string): Promise<Step[]> {
+  const steps: Step[] = [];
   for (const [index, spec] of specs.entries()) {
     const normalized = normalizeTransform(spec, compiler.transforms);
     // parseMapping rejected these already; a caller that skipped it gets a plain error here.
     if (!normalized.ok) throw new Error(`transform ${JSON.stringify(spec)} is not valid: ${normalized.error}`);
     const options = normalized.definition.options.parse(normalized.options);
     const fn = await normalized.definition.create(options, compiler.environment);
-    fns.push({ fn, name: normalized.name, at: `${yamlPath}.transform[${index}]` });
+    steps.push({ fn, name: normalized.name, at: `${yamlPath}.transform[${index}]` });
   }
-  const { context } = compiler;
-  const rejection = (error: unknown, index: number): unknown => {
-    const step = fns[index] as (typeof fns)[number];
+  return steps;
+}
+
+/** What a transform's failure becomes: a reject naming the field and the step, or (a bug) the error itself. */
+function rejecter(steps: Step[], owner: ValueOwner): (error: unknown, index: number) => unknown {
+  return (error, index) => {
+    const step = steps[index] as Step;
     return error instanceof TransformError ? new RowRejection(owner.field, `${step.at} (\`${step.name}\`): ${error.message}`) : error;
-  };
-  // One, two and three steps cover nearly every field: direct calls, with the failing step's
-  // index kept in a local, cost less per row than a loop over step objects.
-  const f0 = (fns[0] as (typeof fns)[number]).fn;
-  if (fns.length === 1) {
-    return (value) => {
-      try {
-        return f0(value, context);
-      } catch (error) {
-        throw rejection(error, 0);
-      }
-    };
-  }
-  const f1 = (fns[1] as (typeof fns)[number]).fn;
-  if (fns.length === 2) {
-    return (value) => {
-      let at = 0;
-      try {
-        const first = f0(value, context);
-        at = 1;
-        return f1(first, context);
-      } catch (error) {
-        throw rejection(error, at);
-      }
-    };
-  }
-  if (fns.length === 3) {
-    const f2 = (fns[2] as (typeof fns)[number]).fn;
-    return (value) => {
-      let at = 0;
-      try {
-        const first = f0(value, context);
-        at = 1;
-        const second = f1(first, context);
-        at = 2;
-        return f2(second, context);
-      } catch (error) {
-        throw rejection(error, at);
-      }
-    };
-  }
-  return (value: Value): Value => {
-    let current = value;
-    let at = 0;
-    try {
-      for (; at < fns.length; at++) current = (fns[at] as (typeof fns)[number]).fn(current, context);
-    } catch (error) {
-      throw rejection(error, at);
-    }
-    return current;
   };
 }
 
-/** Compiles a value spec into a function over a row; columns it reads are added to compiler.columns. */
-export async function compileValue(compiler: ValueCompiler, spec: ValueSpec, owner: ValueOwner, yamlPath: string): Promise<ValueFn> {
-  if (spec === null || typeof spec === 'number' || typeof spec === 'boolean') return () => spec;
-  if (typeof spec === 'string') return compileText(compiler, spec);
-  let base: ValueFn;
-  if (spec.column !== undefined) {
-    const column = spec.column;
-    compiler.columns.add(column);
-    base = (values) => values[column] ?? null;
-  } else if (spec.template !== undefined) {
-    base = compileText(compiler, spec.template, true);
-  } else if (spec.coalesce !== undefined) {
-    const options: ValueFn[] = [];
-    for (const [index, inner] of spec.coalesce.entries()) options.push(await compileValue(compiler, inner, owner, `${yamlPath}.coalesce[${index}]`));
-    base = (values) => {
-      for (const option of options) {
-        const value = option(values);
-        if (!isEmpty(value)) return value;
-      }
-      return null;
-    };
-  } else {
-    const constant = spec.const ?? null;
-    base = () => constant;
+/** Runs the steps on a constant once, while compiling; undefined when a step refuses it (each row is then rejected as it would be). */
+function fold(steps: Step[], value: Value, context: TransformContext): { value: Value } | undefined {
+  let current = value;
+  try {
+    for (const step of steps) current = step.fn(current, context);
+  } catch (error) {
+    if (error instanceof TransformError) return undefined;
+    throw error;
   }
-  const transform = await compileTransforms(compiler, spec.transform ?? [], owner, yamlPath);
-  let withTransforms: ValueFn;
-  if (!transform) withTransforms = base;
-  else if (spec.column !== undefined) {
-    // The usual case, a column through transforms: one call less per row.
-    const column = spec.column;
-    withTransforms = (values) => transform(values[column] ?? null);
-  } else withTransforms = (values) => transform(base(values) ?? null);
-  if (!spec.when) return withTransforms;
+  return { value: current };
+}
+
+/** Writes the calls of the steps on the variable `into`, in place, with a failing step turned into a reject. */
+function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, into: string): void {
+  if (steps.length === 0) return;
+  const { code, helpers } = compiler;
+  const names = steps.map((step) => code.constant(step.fn));
+  const reject = code.constant(rejecter(steps, owner));
+  if (steps.length === 1) {
+    code.line(`try { ${into} = ${names[0]}(${into}, ${helpers.context}); } catch (e) { throw ${reject}(e, 0); }`);
+    return;
+  }
+  // The failing step's index kept in a local: the message names the step.
+  const at = code.temp('at', '0');
+  const calls = names.map((name, index) => `${index === 0 ? '' : `${at} = ${index}; `}${into} = ${name}(${into}, ${helpers.context});`);
+  code.line(`try { ${calls.join(' ')} } catch (e) { throw ${reject}(e, ${at}); }`);
+}
+
+/**
+ * Writes the code of a value spec: statements that leave in the variable `into` what the value
+ * gives for the row in `values`, or undefined when its `when` does not hold. Columns it reads are
+ * added to compiler.columns.
+ */
+export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: string, owner: ValueOwner, yamlPath: string): Promise<void> {
+  const { code, helpers } = compiler;
+  if (spec === null || typeof spec === 'number' || typeof spec === 'boolean') {
+    code.line(`${into} = ${code.constant(spec)};`);
+    return;
+  }
+  if (typeof spec === 'string') {
+    emitText(compiler, spec, into);
+    return;
+  }
+  const steps = await compileSteps(compiler, spec.transform ?? [], yamlPath);
+  const body = async (): Promise<void> => {
+    if (spec.column !== undefined) {
+      compiler.columns.add(spec.column);
+      code.line(`${into} = values[${literal(spec.column)}];`);
+      code.line(`if (${into} === undefined) ${into} = null;`);
+    } else if (spec.template !== undefined) {
+      emitText(compiler, spec.template, into, true);
+    } else if (spec.coalesce !== undefined) {
+      const label = code.name('coalesce');
+      await code.blockAsync(`${label}:`, async () => {
+        for (const [index, inner] of spec.coalesce?.entries() ?? []) {
+          const option = code.temp('option');
+          await emitValue(compiler, inner, option, owner, `${yamlPath}.coalesce[${index}]`);
+          code.line(`if (${nonEmpty(compiler, option)}) { ${into} = ${option}; break ${label}; }`);
+        }
+        code.line(`${into} = null;`);
+      });
+    } else {
+      const constant = spec.const ?? null;
+      // A constant goes through its transforms once, here, rather than once per row.
+      const folded = fold(steps, constant, compiler.context);
+      if (folded !== undefined) {
+        code.line(`${into} = ${code.constant(folded.value)};`);
+        return;
+      }
+      code.line(`${into} = ${code.constant(constant)};`);
+    }
+    emitSteps(compiler, steps, owner, into);
+  };
+  if (!spec.when) {
+    await body();
+    return;
+  }
   for (const column of conditionColumns(spec.when)) compiler.columns.add(column);
-  const test = compileCondition(spec.when);
-  return (values) => (test(values) ? withTransforms(values) : undefined);
+  await code.blockAsync(`if (${emitCondition(code, spec.when)})`, body, `} else ${into} = undefined;`);
+}
+
+/** The expression of a parsed template over `values`. */
+function templateExpression(compiler: ValueCompiler, parts: TemplatePart[]): string {
+  const { helpers } = compiler;
+  if (parts.length === 0) return '""';
+  const pieces = parts.map((part) => (typeof part === 'string' ? literal(part) : `${helpers.valueText}(values[${literal(part.column)}])`));
+  // A lone placeholder is still text: valueText of the cell.
+  return pieces.join(' + ');
 }
 
 /** A plain string: a template when it has placeholders, else a constant. */
-function compileText(compiler: ValueCompiler, text: string, alwaysTemplate = false): ValueFn {
-  if (!alwaysTemplate && !isTemplate(text)) return () => text;
+function emitText(compiler: ValueCompiler, text: string, into: string, alwaysTemplate = false): void {
+  if (!alwaysTemplate && !isTemplate(text)) {
+    compiler.code.line(`${into} = ${literal(text)};`);
+    return;
+  }
   const parsed = parseTemplate(text);
   if (!parsed.ok) throw new Error(`template ${JSON.stringify(text)} is not valid: ${parsed.error}`);
   for (const column of parsed.columns) compiler.columns.add(column);
-  return renderer(parsed.parts);
+  compiler.code.line(`${into} = ${templateExpression(compiler, parsed.parts)};`);
+}
+
+/** Writes a key or link key (see compileKeyTemplate) into `into`, as trimmed text. */
+export function emitKeyTemplate(compiler: ValueCompiler, text: string, into: string): void {
+  const parsed = parseKeyTemplate(text);
+  for (const column of parsed.columns) compiler.columns.add(column);
+  compiler.code.line(`${into} = (${templateExpression(compiler, parsed.parts)}).trim();`);
+}
+
+function parseKeyTemplate(text: string): { parts: TemplatePart[]; columns: string[] } {
+  const template = isTemplate(text) ? text : `{{${text}}}`;
+  const parsed = parseTemplate(template);
+  if (!parsed.ok) throw new Error(`key ${JSON.stringify(text)} is not valid: ${parsed.error}`);
+  return parsed;
 }
 
 /**
@@ -161,9 +210,7 @@ function compileText(compiler: ValueCompiler, text: string, alwaysTemplate = fal
  * `key: Contact ID` and `key: "{{Contact ID}}"` mean the same.
  */
 export function compileKeyTemplate(compiler: ValueCompiler, text: string): (values: Record<string, CellValue>) => string {
-  const template = isTemplate(text) ? text : `{{${text}}}`;
-  const parsed = parseTemplate(template);
-  if (!parsed.ok) throw new Error(`key ${JSON.stringify(text)} is not valid: ${parsed.error}`);
+  const parsed = parseKeyTemplate(text);
   for (const column of parsed.columns) compiler.columns.add(column);
   const render = renderer(parsed.parts);
   return (values) => render(values).trim();

@@ -417,6 +417,69 @@ describe('mapRows', () => {
     expect(out[1]).toEqual({ kind: 'rejected', row: 2, location: { file: '/data/in.csv', row: 3, line: 3 }, key: null, field: '', code: 'SOURCE_COLUMN_COUNT', message: 'expected 2 fields, found 3', values: null, raw: '2,B,extra' });
     expect(out[2]).toMatchObject({ row: 3, key: '3', field: 'lastName' });
   });
+
+  it('closes the source when the consumer stops early, and passes a reader failure on', async () => {
+    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n');
+    let closed = false;
+    async function* items(): AsyncGenerator<SourceItem> {
+      try {
+        for (let n = 1; n <= 5; n++) yield row({ l: `L${n}` }, n);
+      } finally {
+        closed = true;
+      }
+    }
+    for await (const item of mapRows(items(), compiled)) if (item.row === 2) break;
+    expect(closed).toBe(true);
+
+    async function* broken(): AsyncGenerator<SourceItem> {
+      yield row({ l: 'A' }, 1);
+      throw new FerryError('SOURCE_UNREADABLE', 'the disk went away');
+    }
+    const seen: number[] = [];
+    await expect(async () => {
+      for await (const item of mapRows(broken(), compiled)) seen.push(item.row);
+    }).rejects.toThrow('the disk went away');
+    expect(seen).toEqual([1]);
+  });
+});
+
+describe('generated code', () => {
+  it('reads columns and writes text whose names would break out of a string literal', async () => {
+    // Every name and text of the mapping reaches the generated function as a string literal or a
+    // constant; none of these may end it early or run as code.
+    const hostile = ['a"b', "c'd", 'e\\f', 'g`${h}`', 'i\nj', '*/ k /*', '"); throw new Error("boom"); ("', '\u2028line'];
+    const fields = hostile.map((name, i) => `  - {to: custom, definition: ${JSON.stringify(`D${i}`)}, tag: null, value: {column: ${JSON.stringify(name)}}}`).join('\n');
+    const compiled = await compile('party', `fields:\n  - {to: lastName, value: ${JSON.stringify('{{a"b}} & {{*/ k /*}}')}}\n${fields}\n`);
+    expect(compiled.columns).toEqual(expect.arrayContaining(hostile));
+    const values = Object.fromEntries(hostile.map((name, i) => [name, `value ${i}`]));
+    const mapped = record(compiled, values);
+    expect(mapped.record.lastName).toBe('value 0 & value 5');
+    expect((mapped.record.fields as Array<{ value: string }>).map((f) => f.value)).toEqual(hostile.map((_, i) => `value ${i}`));
+  });
+
+  it('runs the transforms of a constant once, and rejects every row when they refuse it', async () => {
+    let calls = 0;
+    const { TRANSFORMS } = await import('./transforms/index.ts');
+    const counting = { ...TRANSFORMS, upper: { ...TRANSFORMS.uppercase, name: 'upper', create: () => (value: unknown) => (calls++, String(value).toUpperCase()) } } as typeof TRANSFORMS;
+    const text = 'version: 1\nentity: party\nkey: id\nfields:\n  - {to: lastName, value: {const: smith, transform: [upper]}}\n  - {to: jobTitle, value: {const: abc, transform: [email]}}\n';
+    const compiled = await compileMapping(parseMapping(text, '/maps/m.yaml', { transforms: counting }), { file: '/maps/m.yaml', transforms: counting });
+    for (let n = 1; n <= 3; n++) expect(compiled.mapRow(row({}, n))).toMatchObject({ kind: 'rejected', field: 'jobTitle', message: expect.stringContaining('fields[1].value.transform[0] (`email`)') });
+    expect(calls).toBe(1);
+  });
+
+  it('reads a row-dependent phone type only for a value that is written', async () => {
+    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: x}\n  - {to: phone, type: {column: k, transform: [{lookup: {table: {m: Mobile}}}]}, value: {column: p}}\n');
+    // An unknown type with no number: nothing to write, so the type is not looked up.
+    expect(record(compiled, { p: '', k: 'zz' }).record.phoneNumbers).toBeUndefined();
+    expect(rejected(compiled, { p: '+44 20 7946 0000', k: 'zz' }).field).toBe('phone');
+    expect(record(compiled, { p: '+44 20 7946 0000', k: 'M' }).record.phoneNumbers).toEqual([{ type: 'Mobile', number: '+44 20 7946 0000' }]);
+  });
+
+  it('keeps its source for reading, naming each field', async () => {
+    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n  - {to: tags, value: VIP}\n');
+    expect(compiled.source).toContain('// fields[0]: lastName');
+    expect(compiled.source).toContain('values["l"]');
+  });
 });
 
 describe('transform chains name the step that failed', () => {

@@ -5,12 +5,12 @@ import type { CellValue, SourceRow } from '../sources/types.ts';
 import { compileCondition } from './compile-condition.ts';
 import type { RowTest } from './compile-condition.ts';
 import { conditionColumns } from './compile-condition.ts';
-import { compileField, emptyLists } from './compile-fields.ts';
-import type { Applier, Draft } from './compile-fields.ts';
+import { CodeWriter } from './codegen.ts';
+import { emitField, RecordLists } from './compile-fields.ts';
+import type { Draft } from './compile-fields.ts';
 import { TARGET_INFO } from './compile-targets.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
-import { compileKeyTemplate, RowRejection } from './compile-value.ts';
-import type { ValueCompiler } from './compile-value.ts';
+import { compileKeyTemplate, RowRejection, valueCompiler } from './compile-value.ts';
 import type { Entity, Mapping } from './schema.ts';
 import { suggest } from './suggest.ts';
 import { TRANSFORMS } from './transforms/index.ts';
@@ -42,7 +42,12 @@ export interface CompiledMapping {
   checkColumns(header: readonly string[]): void;
   /** Maps one row: a record, a reject (with its reason), or a skip. Never throws for bad data. */
   mapRow(row: SourceRow): MappedItem;
+  /** The JavaScript the fields were compiled into (see codegen.ts), for reading when something goes wrong. */
+  source: string;
 }
+
+/** The generated function that writes every field of a row into a draft; throws RowRejection. */
+type FillFn = (values: Record<string, CellValue>, draft: Draft) => void;
 
 const PERSON_ONLY = ['title', 'firstName', 'lastName', 'jobTitle', 'organisation'] as const;
 
@@ -125,12 +130,12 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   const { file } = options;
   const baseDir = options.baseDir ?? dirname(file);
   const readTextFile = options.readTextFile ?? ((path: string) => readFile(path, 'utf8'));
-  const compiler: ValueCompiler = {
+  const code = new CodeWriter();
+  const compiler = valueCompiler(code, {
     transforms: options.transforms ?? TRANSFORMS,
     environment: { baseDir, readTextFile: (path) => readTextFile(isAbsolute(path) ? path : resolve(baseDir, path)) },
     context: { timeZone: mapping.timeZone },
-    columns: new Set(),
-  };
+  });
   const entity = mapping.entity;
   let keyOf: (values: Record<string, CellValue>) => string;
   if (typeof mapping.key === 'string') keyOf = compileKeyTemplate(compiler, mapping.key);
@@ -150,13 +155,15 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     for (const column of conditionColumns(mapping.skip)) compiler.columns.add(column);
     skip = compileCondition(mapping.skip);
   }
-  const appliers: Applier[] = [];
   const targets = TARGET_INFO[entity];
+  const lists = new RecordLists();
+  code.line('const record = draft.record;');
   for (const [index, field] of mapping.fields.entries()) {
     const info = Object.hasOwn(targets, field.to) ? targets[field.to] : undefined;
     if (!info) throw new FerryError('MAPPING_INVALID', `unknown target \`${field.to}\` for entity ${entity}`, { location: { file, yamlPath: `fields[${index}].to` } });
-    appliers.push(await compileField(compiler, entity, field, info, index));
+    await emitField({ compiler, lists, entity }, field, info, index);
   }
+  const { fn: fill, source } = code.build<FillFn>('fillRecord', ['values', 'draft'], lists.declarations());
   const writes = new Set(mapping.fields.map((f) => f.to));
   const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
   const columns = [...compiler.columns];
@@ -167,6 +174,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     entity,
     file,
     columns,
+    source,
     checkColumns(header) {
       const known = new Set(header);
       const missing = columns.filter((c) => !known.has(c));
@@ -202,9 +210,8 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
           amount: null,
           currency: null,
           inputDir: lastDir.dir,
-          lists: emptyLists(),
         };
-        for (const apply of appliers) apply(values, draft);
+        fill(values, draft);
         const record = finishRecord(entity, draft, defaultPartyType);
         const mapped: MappedRecord = { kind: 'record', entity, key, row: row.row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments };
         return mapped;
