@@ -3,7 +3,7 @@ import { literal } from './codegen.ts';
 import { ENTITY_PLURAL } from './compile-targets.ts';
 import type { TargetInfo } from './compile-targets.ts';
 import { dateText, isEmpty, isTemplate, valueText } from './compile-template.ts';
-import { emitKeyTemplate, emitValue, nonEmpty, RowRejection } from './compile-value.ts';
+import { emitKeyTemplate, emitValue, nonEmpty, RowRejection, textOf } from './compile-value.ts';
 import type { ValueCompiler } from './compile-value.ts';
 import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
 import type { Value } from './transforms/types.ts';
@@ -18,8 +18,8 @@ export interface Draft {
   names: NameUse[];
   refs: RefUse[];
   attachments: string[];
-  /** Tag names as first spelled, and the same lower-cased, for merging duplicates; null until a tag is seen. */
-  tags: { names: string[]; lower: string[] } | null;
+  /** Tag names as first spelled, duplicates (in any case) merged; null until a tag is seen. */
+  tags: string[] | null;
   milestone: NameUse | null;
   pipeline: string | null;
   amount: number | null;
@@ -128,14 +128,22 @@ function items(value: Value): string[] {
   return text === '' ? [] : [text];
 }
 
-/** Adds a tag unless the row has it already (in any case). Lists of tags are short: a linear search beats a Map per row. */
+/**
+ * Adds a tag unless the row has it already (in any case). Lists of tags are short: a linear
+ * search beats a Map per row, and only names of the same length are compared without case.
+ */
 function addTag(draft: Draft, name: string): void {
-  const lower = name.toLowerCase();
-  const tags = (draft.tags ??= { names: [], lower: [] });
-  if (!tags.lower.includes(lower)) {
-    tags.lower.push(lower);
-    tags.names.push(name);
+  const tags = draft.tags;
+  if (tags === null) {
+    draft.tags = [name];
+    return;
   }
+  let lower: string | undefined;
+  for (const known of tags) {
+    if (known === name) return;
+    if (known.length === name.length && known.toLowerCase() === (lower ??= name.toLowerCase())) return;
+  }
+  tags.push(name);
 }
 
 /** A name use shared by many records: frozen, so that a consumer that tries to change one fails loudly. */
@@ -236,12 +244,16 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
   const { code, helpers } = compiler;
   const owner = { field: field.to, yamlPath };
   const value = code.temp('v');
-  if (field.value === undefined) code.line(`${value} = null;`);
-  else await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`);
+  const known = field.value === undefined ? { value: null } : await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`);
+  if (known !== undefined && isEmpty(known.value)) {
+    // Nothing to write in any row.
+    if (required !== undefined) code.line(`throw ${required}();`);
+    return;
+  }
   // The sink's own reads (a row-dependent `type`) happen only for a value that is written.
-  await code.blockAsync(`if (${nonEmpty(compiler, value)})`, async () => {
+  await code.blockAsync(known === undefined ? `if (${nonEmpty(compiler, value)})` : '', async () => {
     for (const line of await sinkCode(context, field, info, yamlPath, value)) code.line(line);
-  }, required === undefined ? '}' : `} else throw ${required}();`);
+  }, required === undefined || known !== undefined ? '}' : `} else throw ${required}();`);
 }
 
 /** The statements that write a value (in the variable `v`, not empty) into the record. */
@@ -250,7 +262,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
   const { code, helpers } = compiler;
   const to = field.to;
   const target = `record[${literal(to)}]`;
-  const text = `(typeof ${v} === 'string' ? ${v} : ${helpers.valueText}(${v}))`;
+  const text = textOf(compiler, v);
   const call = (fn: unknown): string => `${code.constant(fn)}(${v})`;
   switch (info.kind) {
     case 'text':
@@ -433,7 +445,7 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
     slots.set(key, slot);
     const value = code.temp('part');
     await emitValue(compiler, spec, value, owner, at);
-    code.line(`if (${nonEmpty(compiler, value)}) { ${slot} = ${helpers.valueText}(${value}); ${filled} = true; }`);
+    code.line(`if (${nonEmpty(compiler, value)}) { ${slot} = ${textOf(compiler, value)}; ${filled} = true; }`);
   };
   if (field.value !== undefined) await read(field.value, 'street', `${yamlPath}.value`);
   for (const key of keys) {
@@ -443,18 +455,30 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
   const fixed = constantType(field.type);
   const list = lists.use('addresses');
   await code.blockAsync(`if (${filled})`, async () => {
-    // Built type first, then the parts in their usual order, whichever were given.
-    const address = code.temp('address', '{}');
+    // Type first, then the parts in their usual order, whichever were given.
+    const address = code.temp('address');
+    const given = keys.flatMap((key) => {
+      const slot = slots.get(key);
+      return slot === undefined ? [] : [{ key, slot }];
+    });
+    const addParts = (): void => {
+      for (const { key, slot } of given) code.line(`if (${slot} !== undefined) ${address}.${key} = ${slot};`);
+    };
     if (fixed !== undefined) {
-      if (fixed.text !== undefined) code.line(`${address}.type = ${literal(fixed.text)};`);
+      // With every part there, as in most rows, the object is built at once, in one shape.
+      const type = fixed.text === undefined ? [] : [`type: ${literal(fixed.text)}`];
+      const whole = [...type, ...given.map(({ key, slot }) => `${key}: ${slot}`)].join(', ');
+      code.line(`if (${given.map(({ slot }) => `${slot} !== undefined`).join(' && ')}) ${address} = { ${whole} };`);
+      code.block('else', () => {
+        code.line(`${address} = { ${type.join('')} };`);
+        addParts();
+      });
     } else {
+      code.line(`${address} = {};`);
       const type = code.temp('type');
       await emitValue(compiler, field.type ?? null, type, owner, `${yamlPath}.type`);
       code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
-    }
-    for (const key of keys) {
-      const slot = slots.get(key);
-      if (slot !== undefined) code.line(`if (${slot} !== undefined) ${address}.${key} = ${slot};`);
+      addParts();
     }
     code.line(`if (${list} === null) { ${list} = []; record.addresses = ${list}; }`);
     code.line(`${list}.push(${address});`);

@@ -7,6 +7,7 @@ import type { TemplatePart } from './compile-template.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
 import type { ValueSpec } from './schema.ts';
+import { TRANSFORMS } from './transforms/index.ts';
 import { TransformError } from './transforms/types.ts';
 import type { TransformContext, TransformEnvironment, TransformFn, Value } from './transforms/types.ts';
 
@@ -66,7 +67,19 @@ interface Step {
   fn: TransformFn;
   name: string;
   at: string;
+  /** For the built-in text-case transforms: the string method that is all they do to text. */
+  method?: 'trim' | 'toLowerCase' | 'toUpperCase';
 }
+
+/**
+ * What trim, lowercase and uppercase do to text, which nearly every value is: the generated code
+ * calls the string method itself there and the transform only for other values.
+ */
+const STRING_METHODS = new Map<unknown, Step['method']>([
+  [TRANSFORMS.trim, 'trim'],
+  [TRANSFORMS.lowercase, 'toLowerCase'],
+  [TRANSFORMS.uppercase, 'toUpperCase'],
+]);
 
 async function compileSteps(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, yamlPath: string): Promise<Step[]> {
   const steps: Step[] = [];
@@ -76,7 +89,10 @@ async function compileSteps(compiler: ValueCompiler, specs: Array<string | Recor
     if (!normalized.ok) throw new Error(`transform ${JSON.stringify(spec)} is not valid: ${normalized.error}`);
     const options = normalized.definition.options.parse(normalized.options);
     const fn = await normalized.definition.create(options, compiler.environment);
-    steps.push({ fn, name: normalized.name, at: `${yamlPath}.transform[${index}]` });
+    const step: Step = { fn, name: normalized.name, at: `${yamlPath}.transform[${index}]` };
+    const method = STRING_METHODS.get(normalized.definition);
+    if (method !== undefined) step.method = method;
+    steps.push(step);
   }
   return steps;
 }
@@ -105,34 +121,51 @@ function fold(steps: Step[], value: Value, context: TransformContext): { value: 
 function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, into: string): void {
   if (steps.length === 0) return;
   const { code, helpers } = compiler;
-  const names = steps.map((step) => code.constant(step.fn));
   const reject = code.constant(rejecter(steps, owner));
+  const call = (step: Step): string => {
+    const general = `${code.constant(step.fn)}(${into}, ${helpers.context})`;
+    return step.method === undefined ? general : `typeof ${into} === 'string' ? ${into}.${step.method}() : ${general}`;
+  };
   if (steps.length === 1) {
-    code.line(`try { ${into} = ${names[0]}(${into}, ${helpers.context}); } catch (e) { throw ${reject}(e, 0); }`);
+    code.line(`try { ${into} = ${call(steps[0] as Step)}; } catch (e) { throw ${reject}(e, 0); }`);
     return;
   }
   // The failing step's index kept in a local: the message names the step.
   const at = code.temp('at', '0');
-  const calls = names.map((name, index) => `${index === 0 ? '' : `${at} = ${index}; `}${into} = ${name}(${into}, ${helpers.context});`);
+  const calls = steps.map((step, index) => `${index === 0 ? '' : `${at} = ${index}; `}${into} = ${call(step)};`);
   code.line(`try { ${calls.join(' ')} } catch (e) { throw ${reject}(e, ${at}); }`);
+}
+
+/** A value that is the same for every row, known while compiling. */
+export interface KnownValue {
+  value: Value;
 }
 
 /**
  * Writes the code of a value spec: statements that leave in the variable `into` what the value
  * gives for the row in `values`, or undefined when its `when` does not hold. Columns it reads are
- * added to compiler.columns.
+ * added to compiler.columns. Returns the value when it is the same for every row (a constant
+ * without `when`, after its transforms), so the caller can decide now what rows would decide.
  */
-export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: string, owner: ValueOwner, yamlPath: string): Promise<void> {
-  const { code, helpers } = compiler;
-  if (spec === null || typeof spec === 'number' || typeof spec === 'boolean') {
-    code.line(`${into} = ${code.constant(spec)};`);
-    return;
-  }
+export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: string, owner: ValueOwner, yamlPath: string): Promise<KnownValue | undefined> {
+  const { code } = compiler;
+  const constant = (value: Value): KnownValue => {
+    code.line(`${into} = ${typeof value === 'string' ? literal(value) : code.constant(value)};`);
+    return { value };
+  };
+  if (spec === null || typeof spec === 'number' || typeof spec === 'boolean') return constant(spec);
   if (typeof spec === 'string') {
+    if (!isTemplate(spec)) return constant(spec);
     emitText(compiler, spec, into);
-    return;
+    return undefined;
   }
   const steps = await compileSteps(compiler, spec.transform ?? [], yamlPath);
+  if (spec.column === undefined && spec.template === undefined && spec.coalesce === undefined && !spec.when) {
+    // A constant goes through its transforms once, here, rather than once per row; one they
+    // refuse is left to the rows, each of which is rejected with the step's message.
+    const folded = fold(steps, spec.const ?? null, compiler.context);
+    if (folded !== undefined) return constant(folded.value);
+  }
   const body = async (): Promise<void> => {
     if (spec.column !== undefined) {
       compiler.columns.add(spec.column);
@@ -151,23 +184,22 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
         code.line(`${into} = null;`);
       });
     } else {
-      const constant = spec.const ?? null;
-      // A constant goes through its transforms once, here, rather than once per row.
-      const folded = fold(steps, constant, compiler.context);
-      if (folded !== undefined) {
-        code.line(`${into} = ${code.constant(folded.value)};`);
-        return;
-      }
-      code.line(`${into} = ${code.constant(constant)};`);
+      code.line(`${into} = ${code.constant(spec.const ?? null)};`);
     }
     emitSteps(compiler, steps, owner, into);
   };
   if (!spec.when) {
     await body();
-    return;
+    return undefined;
   }
   for (const column of conditionColumns(spec.when)) compiler.columns.add(column);
   await code.blockAsync(`if (${emitCondition(code, spec.when)})`, body, `} else ${into} = undefined;`);
+  return undefined;
+}
+
+/** The expression "the value in `variable` as text" (valueText), with text itself inline. */
+export function textOf(compiler: ValueCompiler, variable: string): string {
+  return `(typeof ${variable} === 'string' ? ${variable} : ${compiler.helpers.valueText}(${variable}))`;
 }
 
 /** The expression of a parsed template over `values`. */

@@ -475,6 +475,16 @@ describe('generated code', () => {
     expect(record(compiled, { p: '+44 20 7946 0000', k: 'M' }).record.phoneNumbers).toEqual([{ type: 'Mobile', number: '+44 20 7946 0000' }]);
   });
 
+  it('builds an address from the parts a row has, with a fixed or a row-dependent type', async () => {
+    const compiled = await compile(
+      'party',
+      'fields:\n  - {to: lastName, value: x}\n  - to: address\n    type: Office\n    parts: {street: {column: s}, city: {column: c}}\n  - to: address\n    type: {column: k}\n    parts: {city: {column: c2}}\n',
+    );
+    expect(record(compiled, { s: '', c: 'Oslo', k: '', c2: 'Bergen' }).record.addresses).toEqual([{ type: 'Office', city: 'Oslo' }, { city: 'Bergen' }]);
+    expect(record(compiled, { s: '1 Main', c: 'Oslo', k: 'Home', c2: 'Bergen' }).record.addresses).toEqual([{ type: 'Office', street: '1 Main', city: 'Oslo' }, { type: 'Home', city: 'Bergen' }]);
+    expect(record(compiled, { s: ' ', c: '', k: 'Home', c2: '' }).record.addresses).toBeUndefined();
+  });
+
   it('keeps its source for reading, naming each field', async () => {
     const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n  - {to: tags, value: VIP}\n');
     expect(compiled.source).toContain('// fields[0]: lastName');

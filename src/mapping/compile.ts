@@ -70,7 +70,7 @@ function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' |
   const { record } = draft;
   if (draft.tags !== null) {
     const tags: Array<{ name: string }> = [];
-    for (const name of draft.tags.names) tags.push({ name });
+    for (const name of draft.tags) tags.push({ name });
     record.tags = tags;
   }
   switch (entity) {
