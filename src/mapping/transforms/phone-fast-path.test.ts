@@ -77,9 +77,82 @@ describe('readPhoneFast', () => {
     expect(full(text, country)).toBe(expected);
   });
 
+  it('gives the full parser\'s answer on the benchmark\'s shape, +44 0 and ten random digits', () => {
+    // Most are not valid anywhere, so every plan sharing calling code 44 is consulted.
+    const next = seededRandom(44);
+    const differences: string[] = [];
+    let valid = 0;
+    for (let i = 0; i < 2_000; i++) {
+      let digits = '';
+      for (let j = 0; j < 10; j++) digits += String(Math.floor(next() * 10));
+      const text = `+44 0${digits}`;
+      const fast = readPhoneFast(text, 'GB');
+      if (fast !== null) valid++;
+      if (fast !== full(text, 'GB')) differences.push(`${text}: fast ${fast}, full ${full(text, 'GB')}`);
+    }
+    expect(differences.slice(0, 10)).toEqual([]);
+    // Both outcomes occur, so both branches were compared.
+    expect(valid).toBeGreaterThan(100);
+    expect(valid).toBeLessThan(1_900);
+  });
+
+  it('gives the full parser\'s answer on random digit strings after every calling code, in every separator layout', () => {
+    // Short, long and empty national numbers, and calling codes shared by many countries (1, 7, 44, 262, 590).
+    const next = seededRandom(3);
+    const countries = getCountries();
+    const differences: string[] = [];
+    let answered = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const country = countries[Math.floor(next() * countries.length)] as CountryCode;
+      const code = i % 5 === 0 ? (['1', '7', '44', '262', '590'][i % 25 / 5] as string) : getCountryCallingCode(country);
+      let digits = '';
+      const length = Math.floor(next() * 19);
+      for (let j = 0; j < length; j++) digits += String(Math.floor(next() * 10));
+      const separator = [' ', '-', '.', ''][Math.floor(next() * 4)] as string;
+      const national = digits.replace(/(\d{2,4})(?=\d)/g, `$1${separator}`);
+      const text = next() < 0.7 ? `+${code} ${national}` : `0${national}`;
+      const home = next() < 0.2 ? undefined : country;
+      const fast = readPhoneFast(text.trim(), home);
+      if (fast === undefined) continue;
+      answered++;
+      const expected = full(text.trim(), home);
+      if (fast !== expected) differences.push(`${JSON.stringify(text)} (${home ?? 'no country'}): fast ${fast}, full ${expected}`);
+    }
+    expect(differences.slice(0, 10)).toEqual([]);
+    expect(answered).toBeGreaterThan(2_000);
+  });
+
+  it.each([
+    ['+44 20 7946 0000', 'GB', '+442079460000'],
+    ['+44-20-7946-0000', undefined, '+442079460000'],
+    ['+44.20.7946.0000', 'DE', '+442079460000'],
+    ['07400 123456', 'GB', '+447400123456'],
+    ['+44 1481 256789', 'GB', '+441481256789'],
+    ['+44 7624 123456', 'GB', '+447624123456'],
+    ['030 1234567', 'DE', '+49301234567'],
+    ['+49 30 1234567', 'DE', '+49301234567'],
+    ['(212) 555-0123', 'US', undefined],
+    ['212 555 0123', 'US', '+12125550123'],
+    ['+1 212 555 0123', 'GB', '+12125550123'],
+    ['011 44 20 7946 0000', 'US', '+442079460000'],
+    ['416 555 0123', 'CA', '+14165550123'],
+    ['+1 416 555 0123', undefined, '+14165550123'],
+    ['+1 876 555 0123', 'US', '+18765550123'],
+    ['+1 555 555 0123', 'US', null],
+    ['+44 0', 'GB', undefined],
+    ['+44 00', 'GB', null],
+    ['+44 0 12345678901234567', 'GB', null],
+  ] as Array<[string, CountryCode | undefined, string | null | undefined]>)('reads %s (default %s) as %s, as the full parser does', (text, country, expected) => {
+    expect(readPhoneFast(text, country)).toBe(expected);
+    if (expected !== undefined) expect(full(text, country)).toBe(expected);
+  });
+
   it.each([
     ['(020) 7946 0000', 'GB'],
     ['020/7946 0000', 'GB'],
+    // Global (non-geographic) numbers, which an earlier version called invalid.
+    ['+881 293213581', 'SC'],
+    ['010 88 1293 2135 81', 'SC'],
     ['4420 7946 0000', 'GB'],
     ['020 7946 0000', undefined],
     ['12', 'GB'],
