@@ -59,3 +59,30 @@ describe('boolean', () => {
     expect(optionsError(boolean, options)).toBe(message);
   });
 });
+
+describe('boolean answers a word as written before trimming and lowering', () => {
+  it.each<[options: unknown, input: Value, output: Value]>([
+    [{}, 'yes', true],
+    [{}, 'YES', true],
+    [{}, ' no ', false],
+    [{}, '', false],
+    [{ true: ['Ja', ' J '], false: ['NEIN'] }, 'ja', true],
+    [{ true: ['Ja', ' J '], false: ['NEIN'] }, 'j', true],
+    [{ true: ['Ja', ' J '], false: ['NEIN'] }, 'nein', false],
+    [{ true: ['Ja', ' J '], false: ['NEIN'] }, ' Nein', false],
+    [{ true: [1], false: [0] }, '1', true],
+    [{ true: [1], false: [0] }, 0, false],
+  ])('%j: %j -> %j', async (options, input, output) => {
+    const fn = await build(boolean, options);
+    expect(fn(input, UTC)).toBe(output);
+  });
+
+  it.each<[options: unknown, input: string]>([
+    [{ true: ['Ja'], false: ['Nein'] }, 'Ja '.repeat(2)],
+    [{ true: ['Ja'], false: ['Nein'] }, 'yes'],
+    [{ true: ['Ja'], false: ['Nein'] }, ''],
+  ])('%j rejects %j', async (options, input) => {
+    const fn = await build(boolean, options);
+    expect(transformErrorOf(fn, input).message).toBe(`expected one of "Ja", "Nein", got ${JSON.stringify(input)}`);
+  });
+});

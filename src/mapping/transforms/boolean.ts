@@ -50,6 +50,12 @@ export const boolean: TransformDefinition<z.output<typeof booleanOptions>> = {
     const accepted = [...options.true, ...options.false].map((entry) => quote(String(entry))).join(', ');
     const expected = `one of ${accepted}`;
     return (value) => {
+      // The words are stored trimmed and lower-cased, so text that is one of them as it stands
+      // needs neither step.
+      if (typeof value === 'string') {
+        const exact = words.get(value);
+        if (exact !== undefined) return exact;
+      }
       if (typeof value === 'boolean') return value;
       if (Array.isArray(value)) throw listError('boolean', expected, value);
       // A missing value reads like a blank cell, so the blank-word rule decides it.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EMAIL, email, isSimpleEmail, phone } from './contact.ts';
+import { seededRandom } from '../../util/seeded-random.ts';
+import { EMAIL, email, isSimpleEmail, LOWER_EMAIL, LOWER_EMAIL_MAX, phone } from './contact.ts';
 import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
 import type { Value } from './types.ts';
 
@@ -120,5 +121,92 @@ describe('isSimpleEmail (the cheap check before the full expression)', () => {
     expect(isSimpleEmail('ada.lovelace1@example.com')).toBe(true);
     expect(isSimpleEmail('a..b@example.com')).toBe(false);
     expect(isSimpleEmail(`${'x'.repeat(65)}@example.com`)).toBe(false);
+  });
+});
+
+describe('email answers plain lower-case addresses before the general path', () => {
+  // The general path as written before the shortcut: trim, mailto, the two checks, lower-casing.
+  const reference = (text: string): string | null => {
+    const trimmed = text.trim();
+    if (trimmed === '') return null;
+    const address = /^mailto:/i.test(trimmed) ? trimmed.slice(7).trim() : trimmed;
+    if (!isSimpleEmail(address) && !EMAIL.test(address)) return 'rejected';
+    return address.toLowerCase();
+  };
+  const outcome = (fn: (value: Value, context: typeof UTC) => Value, text: string): Value => {
+    try {
+      return fn(text, UTC);
+    } catch {
+      return 'rejected';
+    }
+  };
+
+  it('LOWER_EMAIL takes only what isSimpleEmail takes, and all its lower-case addresses, up to the length limit', () => {
+    const random = seededRandom(11);
+    const pieces = ['a', 'z', '0', '9', '.', '..', '@', '-', '--', '_', '+', 'A', ' ', 'é', 'ab', 'example', 'com', 'co', '.uk', '.com', 'x'.repeat(30)];
+    let matched = 0;
+    for (let round = 0; round < 6000; round++) {
+      // Half the strings start from a valid address and get changed, so near misses are common.
+      let text = random() < 0.5 ? `${pieces[Math.floor(random() * 14)]}ada@ex${pieces[Math.floor(random() * pieces.length)]}.com` : '';
+      const extra = Math.floor(random() * 8);
+      for (let index = 0; index < extra; index++) {
+        const at = Math.floor(random() * (text.length + 1));
+        text = text.slice(0, at) + pieces[Math.floor(random() * pieces.length)] + text.slice(at);
+      }
+      if (text.length > LOWER_EMAIL_MAX) continue;
+      const fast = LOWER_EMAIL.test(text);
+      if (fast) matched++;
+      const lowerSimple = isSimpleEmail(text) && text === text.toLowerCase();
+      expect([text, fast]).toEqual([text, lowerSimple]);
+    }
+    expect(matched).toBeGreaterThan(200);
+  });
+
+  it('keeps the length limits of isSimpleEmail at the boundary', () => {
+    // 66 characters with a 62-character label: short enough for the shortcut, and valid.
+    const longLabel = `a@${'d'.repeat(60)}.com`;
+    expect(longLabel.length).toBe(66);
+    expect([LOWER_EMAIL.test(longLabel), isSimpleEmail(longLabel)]).toEqual([true, true]);
+    // Longer ones go to the full checks, which refuse a 64-character label or local part of 65.
+    expect(LOWER_EMAIL_MAX).toBeLessThanOrEqual(66);
+  });
+
+  it.each<[input: string, output: string]>([
+    ['ada@example.com', 'ada@example.com'],
+    ['Ada@Example.com', 'ada@example.com'],
+    [' ada@example.com', 'ada@example.com'],
+    ['ada@example.com\u00A0', 'ada@example.com'],
+    ['mailto:ada@example.com', 'ada@example.com'],
+    [`${'x'.repeat(64)}@example.com`, `${'x'.repeat(64)}@example.com`],
+    [`${'x'.repeat(65)}@example.com`, 'rejected'],
+    [`ada@${'d'.repeat(63)}.com`, `ada@${'d'.repeat(63)}.com`],
+    [`ada@${'d'.repeat(64)}.com`, 'rejected'],
+    [`ada@example.${'c'.repeat(64)}`, 'rejected'],
+    ['ada@exa--mple.com', 'ada@exa--mple.com'],
+    ['ada@example.co1', 'rejected'],
+    ["o'neil@example.ie", "o'neil@example.ie"],
+    ['jörg@bücher.de', 'jörg@bücher.de'],
+  ])('%j -> %j as the general path gives it', async (input, output) => {
+    const fn = await build(email, {});
+    expect(outcome(fn, input)).toBe(output);
+    expect(reference(input)).toBe(output);
+  });
+
+  it('agrees with the general path on generated cells', async () => {
+    const fn = await build(email, {});
+    const keep = await build(email, { lowercase: false });
+    const random = seededRandom(5);
+    const pieces = ['a', 'B', '.', '@', '-', '_', ' ', 'example', '.com', 'mailto:', 'ü', "'"];
+    for (let round = 0; round < 3000; round++) {
+      let text = 'ada@example.com';
+      const extra = Math.floor(random() * 4);
+      for (let index = 0; index < extra; index++) {
+        const at = Math.floor(random() * (text.length + 1));
+        text = text.slice(0, at) + pieces[Math.floor(random() * pieces.length)] + text.slice(at);
+      }
+      expect([text, outcome(fn, text)]).toEqual([text, reference(text)]);
+      const kept = reference(text) === 'rejected' ? 'rejected' : (reference(text) === null ? null : text.trim().replace(/^mailto:/i, '').trim());
+      expect([text, outcome(keep, text)]).toEqual([text, kept]);
+    }
   });
 });

@@ -273,3 +273,31 @@ describe('date reads a bare YYYY-MM-DD as the general ISO reading does', () => {
     expect(outcome('2024-02-29')).toBe('2024-02-29');
   });
 });
+
+describe('the bare-date shortcut steps aside', () => {
+  it.each<[options: unknown, input: Value, output: Value]>([
+    [{}, ' 2024-03-01 ', '2024-03-01'],
+    [{}, '2024-03-01T10:00', '2024-03-01'],
+    [{}, '2024-02-28', '2024-02-28'],
+    [{}, '2000-02-29', '2000-02-29'],
+    [{}, ['2024-03-01', ' 2024-03-02'], ['2024-03-01', '2024-03-02']],
+    [{ format: 'yyyy-MM-dd' }, '2024-03-01', '2024-03-01'],
+  ])('%j: %j -> %j', async (options, input, output) => {
+    const fn = await build(date, options);
+    expect(fn(input, UTC)).toEqual(output);
+  });
+
+  it.each<[options: unknown, input: string]>([
+    [{}, '1900-02-29'],
+    [{}, '2024-04-31'],
+    [{}, '2024-00-10'],
+    [{}, '2024-1a-10'],
+    [{}, '2024/03/01'],
+    [{}, '２０２４-03-01'],
+    [{}, '2024-03-0١'],
+    [{ format: 'dd.MM.yyyy' }, '2024-03-01'],
+  ])('%j rejects %j with the usual message', async (options, input) => {
+    const fn = await build(date, options);
+    expect(transformErrorOf(fn, input).message).toMatch(new RegExp(`^expected a date like .*, got "${input}"$`));
+  });
+});

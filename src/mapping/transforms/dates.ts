@@ -210,19 +210,28 @@ function readIsoFast(text: string): Reading | undefined {
  */
 function plainCalendarDay(text: string): string | undefined {
   if (text.length !== 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return undefined;
-  let year = 0;
-  let month = 0;
-  let day = 0;
-  for (let i = 0; i < 10; i++) {
-    if (i === 4 || i === 7) continue;
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return undefined;
-    if (i < 4) year = year * 10 + digit;
-    else if (i < 7) month = month * 10 + digit;
-    else day = day * 10 + digit;
-  }
-  if (year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  // Straight-line digit reads: the loop with its position tests cost about as much as the rest.
+  const y1 = digitAt(text, 0);
+  const y2 = digitAt(text, 1);
+  const y3 = digitAt(text, 2);
+  const y4 = digitAt(text, 3);
+  const m1 = digitAt(text, 5);
+  const m2 = digitAt(text, 6);
+  const d1 = digitAt(text, 8);
+  const d2 = digitAt(text, 9);
+  // Any non-digit gave -1, which the OR keeps negative.
+  if ((y1 | y2 | y3 | y4 | m1 | m2 | d1 | d2) < 0) return undefined;
+  const year = y1 * 1000 + y2 * 100 + y3 * 10 + y4;
+  const month = m1 * 10 + m2;
+  const day = d1 * 10 + d2;
+  if (year < 100 || month < 1 || month > 12 || day < 1 || (day > 28 && day > daysInMonth(year, month))) return undefined;
   return text;
+}
+
+/** The digit at a position, or -1 when the character there is not 0-9. */
+function digitAt(text: string, index: number): number {
+  const digit = text.charCodeAt(index) - 48;
+  return digit >= 0 && digit <= 9 ? digit : -1;
 }
 
 /** A full calendar date first: luxon alone would read "2024" as the first of January. */
@@ -270,7 +279,13 @@ export const date: TransformDefinition<z.output<typeof dateOptions>> = {
       if (day === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'date');
       return day;
     });
+    const isoOnly = formats === undefined;
     const fn: TransformFn = (value, context) => {
+      // A bare YYYY-MM-DD is what most date cells hold: it has no white space to trim and is its own answer.
+      if (isoOnly && typeof value === 'string') {
+        const day = plainCalendarDay(value);
+        if (day !== undefined) return day;
+      }
       if (value instanceof Date) {
         // Spreadsheet dates are read as UTC midnight, so the UTC day is the day in the cell.
         if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'date');

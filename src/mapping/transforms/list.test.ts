@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultTransform, first, join, nth, split } from './list.ts';
 import type { TransformDefinition, Value } from './types.ts';
+import { seededRandom } from '../../util/seeded-random.ts';
 import { build, optionsError, UTC } from './test-support.ts';
 
 type Case = [definition: TransformDefinition<any>, options: unknown, input: Value, output: Value];
@@ -78,5 +79,61 @@ describe('list transforms and default', () => {
   it('fills in defaults', () => {
     expect(split.options.parse({})).toEqual({ separator: ',', trim: true, dropEmpty: true });
     expect(join.options.parse({})).toEqual({ separator: ', ', dropEmpty: true });
+  });
+});
+
+describe('split walks the text as String.split would', () => {
+  // The transform as it was before it walked with indexOf: the reference every case must match.
+  const reference = (text: string, separator: string, trim: boolean, dropEmpty: boolean): string[] => {
+    const out: string[] = [];
+    for (const part of text.split(separator)) {
+      const piece = trim ? part.trim() : part;
+      if (dropEmpty && (trim ? piece === '' : piece.trim() === '')) continue;
+      out.push(piece);
+    }
+    return out;
+  };
+
+  it.each<[input: string, separator: string, output: string[]]>([
+    ['aaa', 'aa', ['a']],
+    [';a;', ';', ['a']],
+    ['a\u00A0;\tb;\u2003c\u2003', ';', ['a', 'b', 'c']],
+    ['a\u0085;b', ';', ['a\u0085', 'b']],
+    ['no separator', ';', ['no separator']],
+    [' padded ', ';', ['padded']],
+    ['a<>b<>', '<>', ['a', 'b']],
+  ])('%j split on %j gives %j', async (input, separator, output) => {
+    const fn = await build(split, { separator });
+    expect(fn(input, UTC)).toEqual(output);
+  });
+
+  it('agrees with String.split on generated text for every option', async () => {
+    const random = seededRandom(7);
+    const alphabet = ['a', 'b', ';', ';;', ' ', '\t', '\u00A0', '\u2028', '\uFEFF', 'é', '\u0085', ',', 'x y'];
+    let pieces = 0;
+    for (const separator of [';', ';;', ', ']) {
+      for (const trim of [true, false]) {
+        for (const dropEmpty of [true, false]) {
+          const fn = await build(split, { separator, trim, dropEmpty });
+          for (let round = 0; round < 300; round++) {
+            let text = '';
+            const length = Math.floor(random() * 12);
+            for (let index = 0; index < length; index++) text += alphabet[Math.floor(random() * alphabet.length)];
+            const expected = reference(text, separator, trim, dropEmpty);
+            pieces += expected.length;
+            expect([text, fn(text, UTC)]).toEqual([text, expected]);
+            expect([text, fn([text, text], UTC)]).toEqual([text, [...expected, ...expected]]);
+          }
+        }
+      }
+    }
+    // Generated text that always split into nothing would prove little.
+    expect(pieces).toBeGreaterThan(3000);
+  });
+
+  it('gives each call its own list', async () => {
+    const fn = await build(split, { separator: ';' });
+    const one = fn('a;b', UTC);
+    expect(fn('a;b', UTC)).not.toBe(one);
   });
 });

@@ -2,6 +2,19 @@ import { z } from 'zod';
 import type { TransformDefinition, TransformFn } from './types.ts';
 import { isEmptyValue, scalarToText } from './values.ts';
 
+/**
+ * Whether trimming could change the text: false when both ends are printable ASCII, the usual
+ * case, so the piece is kept without asking trim() to look. Any other end (control characters,
+ * no-break and other Unicode spaces) is left to trim() to judge.
+ */
+function hasOuterSpace(text: string): boolean {
+  const last = text.length - 1;
+  if (last < 0) return false;
+  const first = text.charCodeAt(0);
+  const end = text.charCodeAt(last);
+  return first <= 32 || first >= 127 || end <= 32 || end >= 127;
+}
+
 const splitOptions = z
   .object({
     separator: z.string().min(1).default(',').describe('Text between the parts.'),
@@ -20,17 +33,25 @@ export const split: TransformDefinition<z.output<typeof splitOptions>> = {
     { yaml: 'split', input: '', output: [] },
   ],
   create({ separator, trim, dropEmpty }) {
+    const step = separator.length;
+    // Walking with indexOf pushes each piece straight into the result, where String.split would
+    // build a second array to copy from; the pieces are the same.
     const splitInto = (text: string, out: string[]): void => {
-      for (const part of text.split(separator)) {
-        const piece = trim ? part.trim() : part;
-        if (dropEmpty && (trim ? piece === '' : piece.trim() === '')) continue;
-        out.push(piece);
+      let start = 0;
+      for (;;) {
+        const end = text.indexOf(separator, start);
+        const part = end === -1 ? (start === 0 ? text : text.slice(start)) : text.slice(start, end);
+        const piece = trim && hasOuterSpace(part) ? part.trim() : part;
+        if (!(dropEmpty && (trim ? piece === '' : piece.trim() === ''))) out.push(piece);
+        if (end === -1) return;
+        start = end + step;
       }
     };
     const fn: TransformFn = (value) => {
       if (value === null) return null;
       const out: string[] = [];
-      if (Array.isArray(value)) for (const element of value) splitInto(element, out);
+      if (typeof value === 'string') splitInto(value, out);
+      else if (Array.isArray(value)) for (let index = 0; index < value.length; index++) splitInto(value[index] as string, out);
       else splitInto(scalarToText(value), out);
       return out;
     };

@@ -103,3 +103,55 @@ describe('lookup from a CSV file', () => {
     });
   });
 });
+
+describe('lookup remembers answers per spelling', () => {
+  const table = { table: { 'United Kingdom': 'GB', ' Germany ': 'DE', Nowhere: null, Same: 'Same' } };
+
+  it.each([
+    [{}, ['United Kingdom', 'united kingdom', ' UNITED KINGDOM ', 'germany', ' Germany ', 'Nowhere', 'Same', 'same', ''], ['GB', 'GB', 'GB', 'DE', 'DE', null, 'Same', 'Same', '']],
+    [{ otherwise: 'keep' }, ['Spain', 'spain', ' Spain'], ['Spain', 'spain', ' Spain']],
+    [{ otherwise: 'empty' }, ['Spain', 'Germany'], [null, 'DE']],
+    [{ caseInsensitive: false }, ['United Kingdom', ' Germany', 'Germany '], ['GB', 'DE', 'DE']],
+  ])('%j gives the same answers the first, second and third time', async (extra, inputs, outputs) => {
+    const fn = await build(lookup, { ...table, ...extra });
+    for (let round = 0; round < 3; round++) expect(inputs.map((input) => fn(input, UTC))).toEqual(outputs);
+  });
+
+  it('remembers long spellings too', async () => {
+    const long = 'United Kingdom of Great Britain and Northern Ireland ';
+    const fn = await build(lookup, { table: { [long]: 'GB' }, otherwise: 'keep' });
+    const unknown = 'x'.repeat(80);
+    for (let round = 0; round < 3; round++) {
+      expect([fn(long, UTC), fn(long.trim().toUpperCase(), UTC), fn(unknown, UTC)]).toEqual(['GB', 'GB', unknown]);
+    }
+  });
+
+  it('tells case apart from a remembered spelling when asked to', async () => {
+    const fn = await build(lookup, { ...table, caseInsensitive: false, otherwise: 'keep' });
+    expect([fn('United Kingdom', UTC), fn('united kingdom', UTC), fn('United Kingdom', UTC), fn('united kingdom', UTC)]).toEqual([
+      'GB',
+      'united kingdom',
+      'GB',
+      'united kingdom',
+    ]);
+  });
+
+  it('rejects an unknown key every time, not only the first', async () => {
+    const fn = await build(lookup, table);
+    const first = transformErrorOf(fn, 'Germny');
+    expect(transformErrorOf(fn, 'Germny').message).toBe(first.message);
+    expect(first.message).toContain('closest keys: " Germany "');
+  });
+
+  it('stays right after more distinct spellings than it keeps', async () => {
+    const fn = await build(lookup, { ...table, otherwise: 'keep' });
+    for (let index = 0; index < 10_050; index++) expect(fn(`city ${index}`, UTC)).toBe(`city ${index}`);
+    expect([fn('UNITED KINGDOM', UTC), fn('city 3', UTC), fn('Nowhere', UTC)]).toEqual(['GB', 'city 3', null]);
+  });
+
+  it('answers a list element by element as before, also after the same texts came alone', async () => {
+    const fn = await build(lookup, { ...table, otherwise: 'empty' });
+    expect([fn('Nowhere', UTC), fn('Spain', UTC)]).toEqual([null, null]);
+    expect(fn(['germany', 'Nowhere', 'Spain', 'united kingdom'], UTC)).toEqual(['DE', 'GB']);
+  });
+});

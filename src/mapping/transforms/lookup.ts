@@ -5,10 +5,40 @@ import { z } from 'zod';
 import { FerryError } from '../../errors/index.ts';
 import { TransformError } from './types.ts';
 import type { TransformDefinition, TransformEnvironment, TransformFn, Value } from './types.ts';
-import { quote, scalarToText } from './values.ts';
+import { FewSpellings, quote, scalarToText } from './values.ts';
 
 const tableValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 type TableValue = z.output<typeof tableValue>;
+
+/** Distinct spellings a lookup remembers the answer for; bounded so a column of unique values cannot grow it without end. */
+const ANSWER_CACHE_SIZE = 10_000;
+/** A remembered answer: the value as written is kept (`otherwise: keep`, or a blank cell). */
+const KEEP = Symbol('keep');
+/** A remembered answer: nothing (`otherwise: empty`). */
+const EMPTY = Symbol('empty');
+/** Table keys answered before the first row: each gives two spellings (as written and normalised). */
+const PRELOADED = 16;
+
+type Answer = TableValue | typeof KEEP | typeof EMPTY;
+
+/** Answers per spelling: the first few in a FewSpellings, later ones in a Map emptied when full. */
+class SpellingMemo {
+  private readonly few = new FewSpellings<Answer>();
+  private readonly others = new Map<string, Answer>();
+
+  get(text: string): Answer | undefined {
+    // Not `??`: null is an answer (a table value of null).
+    const found = this.few.get(text);
+    if (found !== undefined || this.others.size === 0) return found;
+    return this.others.get(text);
+  }
+
+  set(text: string, answer: Answer): void {
+    if (this.few.set(text, answer) || this.get(text) !== undefined) return;
+    if (this.others.size >= ANSWER_CACHE_SIZE) this.others.clear();
+    this.others.set(text, answer);
+  }
+}
 
 /** How many near misses an unknown-key message lists. */
 const SUGGESTIONS = 3;
@@ -158,7 +188,26 @@ async function createLookup(options: LookupOptions, environment: TransformEnviro
     throw new TransformError(`expected a key of the lookup table, got ${quote(text)} (${hint})`, 'lookup');
   };
 
+  // Cells repeat their few spellings ("Germany" thousands of times): the answer for a text as
+  // written is remembered, so trimming, lower-casing and the table search run once per spelling.
+  // The first keys of the table are answered from the start (a long table file would only fill
+  // the Map to be emptied). Errors are never remembered: the message is built when it is needed.
+  const answers = new SpellingMemo();
+  for (const [key] of entries.slice(0, PRELOADED)) {
+    const found = table.get(normalizeKey(key, caseInsensitive));
+    if (found === undefined) continue;
+    answers.set(key, found);
+    answers.set(normalizeKey(key, caseInsensitive), found);
+  }
+
   return (value) => {
+    if (typeof value === 'string') {
+      const known = answers.get(value);
+      if (known !== undefined) return known === KEEP ? value : known === EMPTY ? null : known;
+      const result = one(value, value);
+      answers.set(value, result === undefined ? EMPTY : result === value ? KEEP : result);
+      return result === undefined ? null : result;
+    }
     if (value === null) return null;
     if (Array.isArray(value)) {
       const out: string[] = [];

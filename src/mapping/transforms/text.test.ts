@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../util/seeded-random.ts';
 import type { TransformDefinition, Value } from './types.ts';
 import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
 import { collapse, extract, lowercase, prefix, replace, suffix, titlecase, trim, truncate, uppercase } from './text.ts';
@@ -106,5 +107,72 @@ describe('text transform options', () => {
   it('accepts the defaults', () => {
     expect(replace.options.parse({ pattern: 'a' })).toEqual({ pattern: 'a', with: '', regex: false, flags: 'g' });
     expect(extract.options.parse({ pattern: '(a)' })).toEqual({ pattern: '(a)', flags: '', otherwise: 'error' });
+  });
+});
+
+describe('replace remembers the texts a column repeats', () => {
+  it.each<[options: Record<string, unknown>, input: Value, output: Value]>([
+    [{ pattern: '[^a-z0-9]+', with: '-', regex: true }, 'acme ltd.', 'acme-ltd-'],
+    [{ pattern: '[^a-z0-9]+', with: '-', regex: true }, ['a b', 'c'], ['a-b', 'c']],
+    [{ pattern: '[^a-z0-9]+', with: '-', regex: true }, 12.5, '12-5'],
+    [{ pattern: '[^a-z0-9]+', with: '-', regex: true }, null, null],
+    [{ pattern: '[^a-z0-9]+', with: '-', regex: true, flags: '' }, 'a b c', 'a-b c'],
+    [{ pattern: '[^a-z0-9]+', with: '<$&>', regex: true }, 'a b', 'a< >b'],
+    [{ pattern: '(\\w+) (\\w+)', with: '$2 $1', regex: true }, 'ada king', 'king ada'],
+    [{ pattern: '.', with: '$&' }, 'a.b', 'a$&b'],
+  ])('%j: %j -> %j, the same every time', async (options, input, output) => {
+    const fn = await build(replace, options);
+    for (let round = 0; round < 3; round++) expect(fn(input, UTC)).toEqual(output);
+  });
+
+  it('gives the expression result for repeating and unique texts alike, before and after it stops remembering', async () => {
+    const fn = await build(replace, { pattern: '[^a-z0-9]+', with: '-', regex: true });
+    const random = seededRandom(3);
+    const alphabet = ['a', 'z', '0', '-', ' ', '&', '.', 'é', '\u{1F600}', 'acme'];
+    const repeated = Array.from({ length: 40 }, (_, index) => `company ${index}`);
+    let unique = 0;
+    // Repeating texts first (the memory fills and pays), then unique ones (it stops), then both.
+    for (let round = 0; round < 6000; round++) {
+      let text: string;
+      if (round < 2000 || (round >= 4000 && round % 2 === 0)) text = repeated[Math.floor(random() * repeated.length)] ?? '';
+      else {
+        text = `${unique++}`;
+        for (let index = 0; index < 6; index++) text += alphabet[Math.floor(random() * alphabet.length)];
+      }
+      expect([text, fn(text, UTC)]).toEqual([text, text.replace(/[^a-z0-9]+/g, '-')]);
+    }
+  });
+});
+
+describe('lowercase and uppercase skip text that is already in the case asked for', () => {
+  it.each<[input: string, lower: string, upper: string]>([
+    ['', '', ''],
+    ['ada@example.com', 'ada@example.com', 'ADA@EXAMPLE.COM'],
+    ['SW1A 1AA', 'sw1a 1aa', 'SW1A 1AA'],
+    ['1aB2', '1ab2', '1AB2'],
+    ['1ß1', '1ß1', '1SS1'],
+    ['1İ1', '1i\u03071', '1İ1'],
+    ['1é1', '1é1', '1É1'],
+    ['1É1', '1é1', '1É1'],
+    ['12-34 ', '12-34 ', '12-34 '],
+    ['\u{1F600}a', '\u{1F600}a', '\u{1F600}A'],
+  ])('%j -> %j and %j', async (input, lower, upper) => {
+    const toLower = await build(lowercase);
+    const toUpper = await build(uppercase);
+    expect([toLower(input, UTC), toUpper(input, UTC)]).toEqual([lower, upper]);
+    expect([input.toLowerCase(), input.toUpperCase()]).toEqual([lower, upper]);
+  });
+
+  it('agrees with the string methods on generated text', async () => {
+    const toLower = await build(lowercase);
+    const toUpper = await build(uppercase);
+    const random = seededRandom(9);
+    const alphabet = ['a', 'Z', '0', ' ', '@', '[', '`', '{', 'ß', 'Ä', 'ı', '\u0130', 'ǅ', '\u00A0'];
+    for (let round = 0; round < 2000; round++) {
+      let text = '';
+      const length = Math.floor(random() * 6);
+      for (let index = 0; index < length; index++) text += alphabet[Math.floor(random() * alphabet.length)];
+      expect([text, toLower(text, UTC), toUpper(text, UTC)]).toEqual([text, text.toLowerCase(), text.toUpperCase()]);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TransformError } from './types.ts';
 import type { TransformDefinition, TransformFn, Value } from './types.ts';
-import { escapeRegExp, quote, scalarToText, textTransform } from './values.ts';
+import { escapeRegExp, FewSpellings, quote, scalarToText, textTransform } from './values.ts';
 
 const noOptions = z.object({}).strict();
 type NoOptions = z.output<typeof noOptions>;
@@ -35,6 +35,27 @@ export const trim: TransformDefinition<NoOptions> = {
   },
 };
 
+/**
+ * Characters whose case mapping may differ from themselves: ASCII letters of the other case, and
+ * everything beyond ASCII (left to the full Unicode mapping). Text without any is its own result.
+ */
+const MAY_LOWER = /[A-Z\u0080-\uFFFF]/;
+const MAY_UPPER = /[a-z\u0080-\uFFFF]/;
+
+/**
+ * Whether changing the case of text could change it; `from` is the char code of `A` (lowering)
+ * or `a` (raising). Text that needs the change nearly always shows it at an end ("Acme Ltd",
+ * "London"), and then asking the expression would only add its cost to the case mapping's.
+ */
+function mayChangeCase(text: string, from: number, mayChange: RegExp): boolean {
+  const length = text.length;
+  if (length === 0) return false;
+  const first = text.charCodeAt(0);
+  const last = text.charCodeAt(length - 1);
+  if ((first >= from && first <= from + 25) || first >= 128 || (last >= from && last <= from + 25) || last >= 128) return true;
+  return mayChange.test(text);
+}
+
 export const lowercase: TransformDefinition<NoOptions> = {
   name: 'lowercase',
   summary: 'Turns text into lower case.',
@@ -42,8 +63,10 @@ export const lowercase: TransformDefinition<NoOptions> = {
   examples: [{ yaml: 'lowercase', input: 'Ada@Example.COM', output: 'ada@example.com' }],
   create: () => {
     const general = textTransform((text) => text.toLowerCase());
-    // Text is what nearly every cell is: its own call site, so the engine can inline the string method.
-    const fn: TransformFn = (value, context) => (typeof value === 'string' ? value.toLowerCase() : general(value, context));
+    // Text is what nearly every cell is, and mostly already lower case (emails, keys): asking the
+    // expression engine whether anything could change is cheaper than toLowerCase finding nothing.
+    const fn: TransformFn = (value, context) =>
+      typeof value === 'string' ? (mayChangeCase(value, 65, MAY_LOWER) ? value.toLowerCase() : value) : general(value, context);
     return fn;
   },
 };
@@ -55,8 +78,9 @@ export const uppercase: TransformDefinition<NoOptions> = {
   examples: [{ yaml: 'uppercase', input: 'gb', output: 'GB' }],
   create: () => {
     const general = textTransform((text) => text.toUpperCase());
-    // Text is what nearly every cell is: its own call site, so the engine can inline the string method.
-    const fn: TransformFn = (value, context) => (typeof value === 'string' ? value.toUpperCase() : general(value, context));
+    // As for lowercase: codes and postcodes mostly arrive in capitals already.
+    const fn: TransformFn = (value, context) =>
+      typeof value === 'string' ? (mayChangeCase(value, 97, MAY_UPPER) ? value.toUpperCase() : value) : general(value, context);
     return fn;
   },
 };
@@ -127,8 +151,20 @@ export const replace: TransformDefinition<z.output<typeof replaceOptions>> = {
     const expression = new RegExp(options.regex ? options.pattern : escapeRegExp(options.pattern), options.flags);
     const replacement = options.with;
     // A plain replacement is inserted as written: `$&` in it must not be read as a group reference.
-    if (!options.regex) return textTransform((text) => text.replace(expression, () => replacement));
-    return textTransform((text) => text.replace(expression, replacement));
+    const apply = options.regex ? (text: string) => text.replace(expression, replacement) : (text: string) => text.replace(expression, () => replacement);
+    const general = textTransform(apply);
+    // The same text always gives the same result (no sticky flag, lastIndex is reset by replace),
+    // so the few texts a column repeats are replaced once.
+    const seen = new FewSpellings<string>();
+    const fn: TransformFn = (value, context) => {
+      if (typeof value !== 'string') return general(value, context);
+      const known = seen.get(value);
+      if (known !== undefined) return known;
+      const result = apply(value);
+      seen.set(value, result);
+      return result;
+    };
+    return fn;
   },
 };
 

@@ -94,3 +94,76 @@ export function listError(transform: string, expected: string, value: string[]):
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
+
+/** Spellings a {@link FewSpellings} keeps, and the longest text it keeps. */
+const FEW_SPELLINGS = 32;
+const FEW_SPELLINGS_LENGTH = 48;
+
+/** Lookups a {@link FewSpellings} counts before it judges whether it pays. */
+const FEW_SPELLINGS_ROUND = 1024;
+
+/**
+ * Results remembered for the first few distinct texts a transform sees (country names, company
+ * names, tag sets repeat through a file). They sit in short lists by text length, each with three
+ * of its characters as a fingerprint: a cell fresh from the reader has no hash yet, and comparing
+ * it with another text of the same length is slow when it is a slice of the reader's chunk, so
+ * the fingerprint rules out nearly every other text before any comparison. It keeps no more once
+ * full, and when fewer than a quarter of a round of lookups find something (a column of unique
+ * values) it stops looking for good, so such a column pays for one round only.
+ */
+export class FewSpellings<T> {
+  /** Per length: text, fingerprint, result, text, fingerprint, result, ... */
+  private readonly byLength: Array<Array<string | number | T> | undefined> = Array.from({ length: FEW_SPELLINGS_LENGTH }, () => undefined);
+  private kept = 0;
+  private looked = 0;
+  private found = 0;
+  private off = false;
+
+  /** The result remembered for the text, or undefined. */
+  get(text: string): T | undefined {
+    if (this.off) return undefined;
+    if (++this.looked === FEW_SPELLINGS_ROUND) {
+      if (this.found * 4 < FEW_SPELLINGS_ROUND) this.off = true;
+      this.looked = 0;
+      this.found = 0;
+    }
+    const length = text.length;
+    const bucket = length < FEW_SPELLINGS_LENGTH ? this.byLength[length] : undefined;
+    if (bucket === undefined) return undefined;
+    const print = fingerprint(text);
+    for (let index = 0; index < bucket.length; index += 3) {
+      if (bucket[index + 1] === print && bucket[index] === text) {
+        this.found += 1;
+        return bucket[index + 2] as T;
+      }
+    }
+    return undefined;
+  }
+
+  /** Remembers a result (never undefined) if there is room; false when the text was not kept. */
+  set(text: string, result: T): boolean {
+    if (this.off || this.kept >= FEW_SPELLINGS || text.length >= FEW_SPELLINGS_LENGTH || this.has(text)) return false;
+    const bucket = this.byLength[text.length];
+    if (bucket === undefined) this.byLength[text.length] = [text, fingerprint(text), result];
+    else bucket.push(text, fingerprint(text), result);
+    this.kept += 1;
+    return true;
+  }
+
+  private has(text: string): boolean {
+    const bucket = this.byLength[text.length];
+    if (bucket === undefined) return false;
+    for (let index = 0; index < bucket.length; index += 3) if (bucket[index] === text) return true;
+    return false;
+  }
+}
+
+/**
+ * First, middle and last UTF-16 units of a text mixed into a small integer (the engine keeps those
+ * unboxed); different texts may share one, which the comparison after it settles. 0 for empty text.
+ */
+function fingerprint(text: string): number {
+  const last = text.length - 1;
+  if (last < 0) return 0;
+  return ((text.charCodeAt(0) << 14) ^ (text.charCodeAt(last >> 1) << 7) ^ text.charCodeAt(last)) & 0x3fffffff;
+}
