@@ -32,6 +32,10 @@ function same(cell: CellValue | undefined, text: string | undefined, want: Wante
   return (text ?? cellText(cell)) === want.text;
 }
 
+function visibleAscii(code: number): boolean {
+  return code > 32 && code < 127;
+}
+
 type CellTest = (cell: CellValue | undefined) => boolean;
 
 /**
@@ -47,7 +51,11 @@ function cellTest(condition: Extract<Condition, { column: string }>): CellTest {
   }
   if (condition.in !== undefined) {
     const list = condition.in.map(wanted);
+    const longest = Math.max(...list.map((want) => want.text.length));
     tests.push((cell) => {
+      // Text longer than every wanted one cannot match once its ends are plain (trimming keeps
+      // it) and lower-casing never shortens text: no need to make the lower-cased copy.
+      if (typeof cell === 'string' && cell.length > longest && visibleAscii(cell.charCodeAt(0)) && visibleAscii(cell.charCodeAt(cell.length - 1))) return false;
       const text = cellText(cell);
       for (const want of list) if (same(cell, text, want)) return true;
       return false;

@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { literal } from './codegen.ts';
 import { ENTITY_PLURAL } from './compile-targets.ts';
 import type { TargetInfo } from './compile-targets.ts';
-import { dateText, isEmpty, isTemplate, valueText } from './compile-template.ts';
+import { dateText, isEmpty, isTemplate, trimText, valueText } from './compile-template.ts';
 import { emitKeyTemplate, emitValue, nonEmpty, RowRejection, textOf } from './compile-value.ts';
 import type { ValueCompiler } from './compile-value.ts';
 import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
@@ -18,8 +18,8 @@ export interface Draft {
   names: NameUse[];
   refs: RefUse[];
   attachments: string[];
-  /** Tag names as first spelled, duplicates (in any case) merged; null until a tag is seen. */
-  tags: string[] | null;
+  /** The record's tags, names as first spelled, duplicates (in any case) merged; null until a tag is seen. */
+  tags: Array<{ name: string }> | null;
   milestone: NameUse | null;
   pipeline: string | null;
   amount: number | null;
@@ -128,6 +128,19 @@ function items(value: Value): string[] {
   return text === '' ? [] : [text];
 }
 
+/** Whether two texts of the same length are equal but for case; ASCII is compared without copies. */
+function sameWithoutCase(a: string, b: string): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 128 || y >= 128) return a.toLowerCase() === b.toLowerCase();
+    // ASCII letters differ in case by 32 (the 0x20 bit) and nothing else does.
+    if ((x | 32) !== (y | 32) || (x | 32) < 97 || (x | 32) > 122) return false;
+  }
+  return true;
+}
+
 /**
  * Adds a tag unless the row has it already (in any case). Lists of tags are short: a linear
  * search beats a Map per row, and only names of the same length are compared without case.
@@ -135,15 +148,11 @@ function items(value: Value): string[] {
 function addTag(draft: Draft, name: string): void {
   const tags = draft.tags;
   if (tags === null) {
-    draft.tags = [name];
+    draft.tags = [{ name }];
     return;
   }
-  let lower: string | undefined;
-  for (const known of tags) {
-    if (known === name) return;
-    if (known.length === name.length && known.toLowerCase() === (lower ??= name.toLowerCase())) return;
-  }
-  tags.push(name);
+  for (const { name: known } of tags) if (known.length === name.length && sameWithoutCase(known, name)) return;
+  tags.push({ name });
 }
 
 /** A name use shared by many records: frozen, so that a consumer that tries to change one fails loudly. */
@@ -170,13 +179,13 @@ function listOf(draft: Draft, key: string): Array<Record<string, unknown>> {
 /** Adds every tag a value gives (text, or a list after `split`). */
 function addTags(draft: Draft, value: Value): void {
   if (typeof value === 'string') {
-    addTag(draft, value.trim());
+    addTag(draft, trimText(value));
     return;
   }
   if (Array.isArray(value)) {
     // After `split`: walked in place rather than copied through items() first.
     for (const item of value) {
-      const name = item.trim();
+      const name = trimText(item);
       if (name !== '') addTag(draft, name);
     }
     return;
@@ -241,7 +250,7 @@ function emitRef(context: FieldContext, field: FieldEntry, yamlPath: string, req
 /** Every target but addresses and links: one value, written when it is not empty. */
 async function emitSimple(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
   const { compiler } = context;
-  const { code, helpers } = compiler;
+  const { code } = compiler;
   const owner = { field: field.to, yamlPath };
   const value = code.temp('v');
   const known = field.value === undefined ? { value: null } : await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`);
@@ -259,7 +268,7 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
 /** The statements that write a value (in the variable `v`, not empty) into the record. */
 async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string): Promise<string[]> {
   const { compiler, lists, entity } = context;
-  const { code, helpers } = compiler;
+  const { code } = compiler;
   const to = field.to;
   const target = `record[${literal(to)}]`;
   const text = textOf(compiler, v);
@@ -346,10 +355,10 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       const uses: NameUse[] = [];
       const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath })));
       const list = lists.use('fields');
+      const entry = `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`;
       return [
-        `if (${list} === null) { ${list} = []; record.fields = ${list}; }`,
-        `draft.names.push(${useAt}(${list}.length));`,
-        `${list}.push({ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) });`,
+        `if (${list} === null) { draft.names.push(${useAt}(0)); ${list} = [${entry}]; record.fields = ${list}; }`,
+        `else { draft.names.push(${useAt}(${list}.length)); ${list}.push(${entry}); }`,
       ];
     }
     case 'attachment': {
@@ -426,9 +435,15 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
     }
   }
   const list = lists.use(listKey);
-  lines.push(`if (${list} === null) { ${list} = []; record.${listKey} = ${list}; }`);
-  lines.push(`if (typeof ${v} === 'string') ${list}.push(${entry(`${v}.trim()`)});`);
-  lines.push(`else for (const item of ${code.constant(items)}(${v})) ${list}.push(${entry('item')});`);
+  // A list is made with its first entry: an empty one would be given room for sixteen.
+  const single = code.temp('entry');
+  lines.push(`if (typeof ${v} === 'string') {`);
+  lines.push(`  ${single} = ${entry(`${helpers.trimText}(${v})`)};`);
+  lines.push(`  if (${list} === null) { ${list} = [${single}]; record.${listKey} = ${list}; } else ${list}.push(${single});`);
+  lines.push('} else {');
+  lines.push(`  if (${list} === null) { ${list} = []; record.${listKey} = ${list}; }`);
+  lines.push(`  for (const item of ${code.constant(items)}(${v})) ${list}.push(${entry('item')});`);
+  lines.push('}');
   return lines;
 }
 
@@ -480,7 +495,6 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
       code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
       addParts();
     }
-    code.line(`if (${list} === null) { ${list} = []; record.addresses = ${list}; }`);
-    code.line(`${list}.push(${address});`);
+    code.line(`if (${list} === null) { ${list} = [${address}]; record.addresses = ${list}; } else ${list}.push(${address});`);
   }, required === undefined ? '}' : `} else throw ${required}();`);
 }

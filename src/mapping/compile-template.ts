@@ -80,6 +80,18 @@ export function valueText(value: Value | undefined): string {
   return out;
 }
 
+/**
+ * Text without white space at its ends. Values have mostly been trimmed by a transform already:
+ * looking at the two end characters is cheaper than trim() finding nothing to do.
+ */
+export function trimText(text: string): string {
+  const length = text.length;
+  if (length === 0) return text;
+  const first = text.charCodeAt(0);
+  const last = text.charCodeAt(length - 1);
+  return first > 32 && first < 127 && last > 32 && last < 127 ? text : text.trim();
+}
+
 /** Whether text is only white space; stops at the first other character, without copying the text. */
 function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {

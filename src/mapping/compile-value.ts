@@ -2,7 +2,7 @@ import type { CellValue } from '../sources/types.ts';
 import { conditionColumns, emitCondition } from './compile-condition.ts';
 import { literal } from './codegen.ts';
 import type { CodeWriter } from './codegen.ts';
-import { isEmpty, isTemplate, parseTemplate, renderer, valueText } from './compile-template.ts';
+import { isEmpty, isTemplate, parseTemplate, renderer, trimText, valueText } from './compile-template.ts';
 import type { TemplatePart } from './compile-template.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
@@ -35,7 +35,7 @@ export interface ValueCompiler {
   /** The function being written. */
   code: CodeWriter;
   /** Names, in the generated code, of the helpers every value uses. */
-  helpers: { isEmpty: string; valueText: string; context: string };
+  helpers: { isEmpty: string; valueText: string; trimText: string; context: string };
 }
 
 /** Starts a value compiler that writes into `code`. */
@@ -44,7 +44,7 @@ export function valueCompiler(code: CodeWriter, base: Omit<ValueCompiler, 'code'
     ...base,
     columns: new Set(),
     code,
-    helpers: { isEmpty: code.constant(isEmpty), valueText: code.constant(valueText), context: code.constant(base.context) },
+    helpers: { isEmpty: code.constant(isEmpty), valueText: code.constant(valueText), trimText: code.constant(trimText), context: code.constant(base.context) },
   };
 }
 
@@ -67,19 +67,10 @@ interface Step {
   fn: TransformFn;
   name: string;
   at: string;
-  /** For the built-in text-case transforms: the string method that is all they do to text. */
-  method?: 'trim' | 'toLowerCase' | 'toUpperCase';
+  /** For the built-in `trim`: all it does to text, which the generated code then does itself. */
+  trims?: boolean;
 }
 
-/**
- * What trim, lowercase and uppercase do to text, which nearly every value is: the generated code
- * calls the string method itself there and the transform only for other values.
- */
-const STRING_METHODS = new Map<unknown, Step['method']>([
-  [TRANSFORMS.trim, 'trim'],
-  [TRANSFORMS.lowercase, 'toLowerCase'],
-  [TRANSFORMS.uppercase, 'toUpperCase'],
-]);
 
 async function compileSteps(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, yamlPath: string): Promise<Step[]> {
   const steps: Step[] = [];
@@ -90,8 +81,8 @@ async function compileSteps(compiler: ValueCompiler, specs: Array<string | Recor
     const options = normalized.definition.options.parse(normalized.options);
     const fn = await normalized.definition.create(options, compiler.environment);
     const step: Step = { fn, name: normalized.name, at: `${yamlPath}.transform[${index}]` };
-    const method = STRING_METHODS.get(normalized.definition);
-    if (method !== undefined) step.method = method;
+    // Trimming text, which nearly every value is, is done inline; the transform gets the rest.
+    if (normalized.definition === TRANSFORMS.trim) step.trims = true;
     steps.push(step);
   }
   return steps;
@@ -124,7 +115,7 @@ function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, in
   const reject = code.constant(rejecter(steps, owner));
   const call = (step: Step): string => {
     const general = `${code.constant(step.fn)}(${into}, ${helpers.context})`;
-    return step.method === undefined ? general : `typeof ${into} === 'string' ? ${into}.${step.method}() : ${general}`;
+    return step.trims ? `typeof ${into} === 'string' ? ${helpers.trimText}(${into}) : ${general}` : general;
   };
   if (steps.length === 1) {
     code.line(`try { ${into} = ${call(steps[0] as Step)}; } catch (e) { throw ${reject}(e, 0); }`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
+import { itemsOfBatches, SOURCE_BATCHES } from '../sources/types.ts';
 import type { CellValue, SourceItem, SourceRow } from '../sources/types.ts';
 import { compileMapping } from './compile.ts';
 import type { CompiledMapping } from './compile.ts';
@@ -443,6 +444,39 @@ describe('mapRows', () => {
   });
 });
 
+describe('mapRows over a source read in batches', () => {
+  it('maps each batch at once, keeps the order, and never starts the per-item reading', async () => {
+    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n');
+    let opened = 0;
+    let closed = false;
+    async function* batches(): AsyncGenerator<SourceItem[]> {
+      opened += 1;
+      try {
+        yield [row({ l: 'A' }, 1), row({ l: '' }, 2)];
+        yield [{ kind: 'error', source: 'in.csv', row: 3, error: new FerryError('SOURCE_COLUMN_COUNT', 'expected 2 fields, found 3'), location: { file: '/data/in.csv', row: 4 } }];
+        yield [row({ l: 'D' }, 4), row({ l: 'E' }, 5)];
+      } finally {
+        closed = true;
+      }
+    }
+    // A source whose items must not be read one by one: only its batches work.
+    const source = {
+      [Symbol.asyncIterator](): AsyncIterator<SourceItem> {
+        throw new Error('read item by item');
+      },
+      [SOURCE_BATCHES]: batches,
+    };
+    const out = [];
+    for await (const item of mapRows(source, compiled)) out.push(`${item.row}:${item.kind}`);
+    expect(out).toEqual(['1:record', '2:rejected', '3:rejected', '4:record', '5:record']);
+    expect(opened).toBe(1);
+
+    closed = false;
+    for await (const item of mapRows(itemsOfBatches(batches), compiled)) if (item.row === 2) break;
+    expect(closed).toBe(true);
+  });
+});
+
 describe('generated code', () => {
   it('reads columns and writes text whose names would break out of a string literal', async () => {
     // Every name and text of the mapping reaches the generated function as a string literal or a
@@ -483,6 +517,12 @@ describe('generated code', () => {
     expect(record(compiled, { s: '', c: 'Oslo', k: '', c2: 'Bergen' }).record.addresses).toEqual([{ type: 'Office', city: 'Oslo' }, { city: 'Bergen' }]);
     expect(record(compiled, { s: '1 Main', c: 'Oslo', k: 'Home', c2: 'Bergen' }).record.addresses).toEqual([{ type: 'Office', street: '1 Main', city: 'Oslo' }, { type: 'Home', city: 'Bergen' }]);
     expect(record(compiled, { s: ' ', c: '', k: 'Home', c2: '' }).record.addresses).toBeUndefined();
+  });
+
+  it('compares `in` lists without case or surrounding blanks, whatever the length of the cell', async () => {
+    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: x}\n  - {to: title, value: {column: t, when: {column: t, in: [Dr, Prof]}}}\n');
+    for (const yes of ['Dr', ' dr ', 'PROF', '\tprof        ', 'Prof\u00a0']) expect(record(compiled, { t: yes }).record.title).toBe(yes);
+    for (const no of ['Doctor', 'Drs', 'D', 'Professor', ' Dr. ', '']) expect(record(compiled, { t: no }).record.title).toBeUndefined();
   });
 
   it('keeps its source for reading, naming each field', async () => {

@@ -68,11 +68,7 @@ function filledText(record: Record<string, unknown>, key: string): boolean {
 /** Entity rules a single field cannot check: what makes a record the service accepts. */
 function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' | 'organisation'): Record<string, unknown> {
   const { record } = draft;
-  if (draft.tags !== null) {
-    const tags: Array<{ name: string }> = [];
-    for (const name of draft.tags) tags.push({ name });
-    record.tags = tags;
-  }
+  if (draft.tags !== null) record.tags = draft.tags;
   switch (entity) {
     case 'party': {
       const type = (record.type as 'person' | 'organisation' | undefined) ?? defaultPartyType;
@@ -168,6 +164,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
   const columns = [...compiler.columns];
   let lastDir: { file: string; dir: string } = { file: '', dir: '' };
+  const draft: Draft = { record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '' };
 
   return {
     mapping,
@@ -199,18 +196,17 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
           throw new RowRejection('key', 'the row has no key: the key columns are empty');
         }
         if (lastDir.file !== location.file) lastDir = { file: location.file, dir: dirname(location.file) };
-        const draft: Draft = {
-          record: {},
-          names: [],
-          refs: [],
-          attachments: [],
-          tags: null,
-          milestone: null,
-          pipeline: null,
-          amount: null,
-          currency: null,
-          inputDir: lastDir.dir,
-        };
+        // One draft for every row (mapping a row is synchronous): only what goes into the result is new.
+        draft.record = {};
+        draft.names = [];
+        draft.refs = [];
+        draft.attachments = [];
+        draft.tags = null;
+        draft.milestone = null;
+        draft.pipeline = null;
+        draft.amount = null;
+        draft.currency = null;
+        draft.inputDir = lastDir.dir;
         fill(values, draft);
         const record = finishRecord(entity, draft, defaultPartyType);
         const mapped: MappedRecord = { kind: 'record', entity, key, row: row.row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments };

@@ -1,3 +1,4 @@
+import { sourceBatches } from '../sources/types.ts';
 import type { SourceItem } from '../sources/types.ts';
 import type { CompiledMapping } from './compile.ts';
 import type { MappedItem } from './types.ts';
@@ -23,17 +24,18 @@ function unreadable(item: Exclude<SourceItem, { kind: 'row' }>): MappedItem {
  * not read become rejects carrying the reader's code, message and raw text. Bad data never stops
  * the stream; only bugs throw. The caller checks the header (compiled.checkColumns) first.
  *
- * Written as a plain iterator rather than an async generator: mapping a row is synchronous, and a
- * generator's await and yield cost more per row than mapping most rows does. Each item costs one
- * `then` on the source's own promise.
+ * A source that offers batches (SOURCE_BATCHES) is read a batch at a time and each batch mapped at
+ * once, while its rows are fresh in the cache; its items are then handed out with the single wait
+ * per item that reading the source alone would cost. Other sources are mapped item by item.
  */
 export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapping): AsyncIterableIterator<MappedItem> {
+  const mapItem = (item: SourceItem): MappedItem => (item.kind === 'row' ? compiled.mapRow(item) : unreadable(item));
+  const batches = sourceBatches(items);
+  if (batches !== undefined) return mapBatches(batches(), mapItem);
+  // A plain iterator rather than an async generator: mapping a row is synchronous, and a
+  // generator's await and yield cost more per row than mapping most rows does.
   const source = items[Symbol.asyncIterator]();
-  const step = (result: IteratorResult<SourceItem>): IteratorResult<MappedItem> => {
-    if (result.done) return { done: true, value: undefined };
-    const item = result.value;
-    return { done: false, value: item.kind === 'row' ? compiled.mapRow(item) : unreadable(item) };
-  };
+  const step = (result: IteratorResult<SourceItem>): IteratorResult<MappedItem> => (result.done ? { done: true, value: undefined } : { done: false, value: mapItem(result.value) });
   const iterator: AsyncIterableIterator<MappedItem> = {
     next: () => source.next().then(step),
     // Stopping early (break, an error in the consumer) closes the source, so its file is closed.
@@ -44,4 +46,12 @@ export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapp
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
+}
+
+async function* mapBatches(batches: AsyncGenerator<SourceItem[]>, mapItem: (item: SourceItem) => MappedItem): AsyncGenerator<MappedItem> {
+  for await (const batch of batches) {
+    const mapped: MappedItem[] = new Array(batch.length);
+    for (let i = 0; i < batch.length; i++) mapped[i] = mapItem(batch[i] as SourceItem);
+    yield* mapped;
+  }
 }

@@ -8,6 +8,7 @@ import { FerryError } from '../errors/index.ts';
 import type { ErrorCode } from '../errors/index.ts';
 import { CSV_CHUNK_SIZE, readCsv } from './csv.ts';
 import type { CsvDetection, CsvReadOptions } from './csv.ts';
+import { SOURCE_BATCHES, sourceBatches } from './types.ts';
 import type { SourceItem, SourceWarning } from './types.ts';
 
 const SAMPLES = resolve(dirname(fileURLToPath(import.meta.url)), '../../samples');
@@ -118,6 +119,30 @@ describe('readCsv: rows and locations', () => {
     const { items, detection } = await read(fileWith(text));
     expect(detection?.delimiterBasis).toBe('sniffed');
     expect(Object.keys(rows(items)[0] ?? {})).toEqual(['a', 'b']);
+  });
+});
+
+describe('readCsv: batches', () => {
+  it('gives the same items a chunk at a time, in order, malformed records in place', async () => {
+    // Several chunks' worth, with a broken record in the middle.
+    const lines = ['id,name'];
+    for (let i = 1; i <= 6000; i++) lines.push(i === 3000 ? `${i},"unclosed,x` : `${i},name ${i} ${'x'.repeat(40)}`);
+    const path = fileWith(`${lines.join('\n')}\n`);
+    const items: SourceItem[] = [];
+    for await (const item of readCsv(path)) items.push(item);
+    const source = readCsv(path);
+    const batches = sourceBatches(source);
+    expect(batches).toBeTypeOf('function');
+    const batched: SourceItem[] = [];
+    let count = 0;
+    for await (const batch of (batches as NonNullable<typeof batches>)()) {
+      count += 1;
+      batched.push(...batch);
+    }
+    expect(count).toBeGreaterThan(1);
+    expect(batched).toEqual(items);
+    expect(items.some((item) => item.kind === 'error')).toBe(true);
+    expect(typeof source[SOURCE_BATCHES]).toBe('function');
   });
 });
 

@@ -9,7 +9,8 @@ import { sniffDelimiter } from './csv-delimiter.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer } from './csv-tokenizer.ts';
 import type { TokenizedRecord } from './csv-tokenizer.ts';
-import type { CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceWarning } from './types.ts';
+import { itemsOfBatches } from './types.ts';
+import type { BatchedItems, CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceWarning } from './types.ts';
 
 /** 1 MiB, in characters. */
 export const DEFAULT_MAX_FIELD_SIZE = 1024 * 1024;
@@ -307,7 +308,12 @@ class RecordConverter {
  * Throws FerryError for problems with the whole file: SOURCE_NOT_FOUND, SOURCE_UNREADABLE,
  * SOURCE_FORMAT_UNKNOWN (binary data), SOURCE_ENCODING, SOURCE_HEADER, CONFIG_INVALID (options).
  */
-export async function* readCsv(file: string, options: CsvReadOptions = {}): AsyncGenerator<SourceItem> {
+export function readCsv(file: string, options: CsvReadOptions = {}): AsyncGenerator<SourceItem> & BatchedItems {
+  return itemsOfBatches(() => readCsvBatches(file, options));
+}
+
+/** readCsv's items as they are read: one array per chunk of the file (see SOURCE_BATCHES). */
+async function* readCsvBatches(file: string, options: CsvReadOptions): AsyncGenerator<SourceItem[]> {
   const o = normalizeCsvOptions(options);
   const size = await statSource(file);
   const source = basename(file);
@@ -359,10 +365,7 @@ export async function* readCsv(file: string, options: CsvReadOptions = {}): Asyn
       }
       const conv = converter as RecordConverter;
       (tokenizer as CsvTokenizer).push(text, conv.accept);
-      if (conv.items.length > 0) {
-        const items = conv.items.splice(0);
-        yield* items;
-      }
+      if (conv.items.length > 0) yield conv.items.splice(0);
     }
     if (!decoder || !tokenizer || !converter) {
       // An empty file: nothing was ever decided, and there is no header to find.
@@ -380,7 +383,7 @@ export async function* readCsv(file: string, options: CsvReadOptions = {}): Asyn
     tokenizer.push(decoder.end(where), converter.accept);
     tokenizer.finish(converter.accept);
     converter.finish();
-    yield* converter.items.splice(0);
+    if (converter.items.length > 0) yield converter.items.splice(0);
   } catch (error) {
     if (error instanceof FerryError || o.signal?.aborted) throw error;
     if ((error as NodeJS.ErrnoException).code !== undefined) throw fileError(file, error);

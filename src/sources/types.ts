@@ -43,6 +43,35 @@ export interface SourceRowError {
 
 export type SourceItem = SourceRow | SourceRowError;
 
+/**
+ * Where a reader that reads a chunk of its file at a time offers its items a chunk at a time too:
+ * `items[SOURCE_BATCHES]()` reads the file afresh as arrays of items, in the same order. A consumer
+ * that works through a whole batch at once (mapRows) does so while the rows are still in the
+ * processor's cache, and waits once per batch instead of once per row. Use either the batches or
+ * the items of one source object, not both: each reads the file.
+ */
+export const SOURCE_BATCHES: unique symbol = Symbol('crm-ferry.source-batches');
+
+/** Items that can also be read in batches (see SOURCE_BATCHES). */
+export interface BatchedItems {
+  [SOURCE_BATCHES](): AsyncGenerator<SourceItem[]>;
+}
+
+/** The batches of a source, when its reader offers them. */
+export function sourceBatches(items: AsyncIterable<SourceItem>): (() => AsyncGenerator<SourceItem[]>) | undefined {
+  const batches = (items as Partial<BatchedItems>)[SOURCE_BATCHES];
+  return typeof batches === 'function' ? batches.bind(items) : undefined;
+}
+
+/** Items read from batches, one by one, offering the batches too (see SOURCE_BATCHES). */
+export function itemsOfBatches(batches: () => AsyncGenerator<SourceItem[]>): AsyncGenerator<SourceItem> & BatchedItems {
+  async function* items(): AsyncGenerator<SourceItem> {
+    for await (const batch of batches()) yield* batch;
+  }
+  // The generator's body, and so its read of the file, starts only at the first next().
+  return Object.assign(items(), { [SOURCE_BATCHES]: batches });
+}
+
 /** Something worth telling the user that does not stop reading (renamed duplicate headers). */
 export interface SourceWarning {
   code: 'HEADER_RENAMED' | 'HEADER_BLANK' | 'ENCODING_GUESSED' | 'EMPTY_ROWS_SKIPPED' | 'OTHER';
