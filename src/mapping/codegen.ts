@@ -11,13 +11,26 @@
  * names appear only as JSON string literals (`values["First Name"]`); every other value, function,
  * message or object is passed in as a constant and named `$0`, `$1`, ... The source is kept so a
  * failure inside it can be read (`CompiledMapping.source`).
+ *
+ * A cell of the row is written as a placeholder (`cell`), so one body serves rows of either shape:
+ * named values (`values["Email"]`) or, once a file's header is known, fields by position
+ * (`fields[3]`). The placeholder is a control character, which a JSON string literal never holds
+ * unescaped.
  */
 export class CodeWriter {
   private readonly lines: string[] = [];
   private readonly constants: unknown[] = [];
   private readonly named = new Map<unknown, string>();
+  private readonly cells: string[] = [];
   private depth = 1;
   private temps = 0;
+
+  /** An expression for the row's cell of a column (see the header: filled in when the function is built). */
+  cell(column: string): string {
+    let index = this.cells.indexOf(column);
+    if (index < 0) index = this.cells.push(column) - 1;
+    return `\u0001${index}\u0001`;
+  }
 
   /** Passes a value (a function, an object, text) into the generated code; returns the name it has there. */
   constant(value: unknown): string {
@@ -70,18 +83,32 @@ export class CodeWriter {
    * The source so far, as the body of a function with the given parameters; `prologue` lines go
    * first (declarations that only the finished body shows to be needed).
    */
-  source(name: string, params: readonly string[], prologue: readonly string[] = []): string {
+  source(name: string, params: readonly string[], prologue: readonly string[] = [], cells: CellReader = namedCell): string {
     const header = this.constants.map((_, i) => `const $${i} = constants[${i}];`).join('\n');
-    const body = [...prologue.map((line) => `  ${line}`), ...this.lines].join('\n');
+    const body = [...prologue.map((line) => `  ${line}`), ...this.lines].join('\n').replace(/\u0001(\d+)\u0001/g, (_, index: string) => cells(this.cells[Number(index)] as string));
     return `${header}\nreturn function ${name}(${params.join(', ')}) {\n${body}\n};`;
   }
 
-  /** Builds the function. */
-  build<F>(name: string, params: readonly string[], prologue: readonly string[] = []): { fn: F; source: string } {
-    const source = this.source(name, params, prologue);
+  /** Builds the function; `cells` says how a cell is read (by name from `values`, unless told otherwise). */
+  build<F>(name: string, params: readonly string[], prologue: readonly string[] = [], cells: CellReader = namedCell): { fn: F; source: string } {
+    const source = this.source(name, params, prologue, cells);
     const factory = new Function('constants', source) as (constants: unknown[]) => F;
     return { fn: factory(this.constants), source };
   }
+}
+
+/** The expression that reads a column's cell in generated code. */
+export type CellReader = (column: string) => string;
+
+/** Cells read by name from the parameter `values`. */
+export const namedCell: CellReader = (column) => `values[${literal(column)}]`;
+
+/** Cells read by position from the parameter `fields`, for a file with this header; a column it lacks reads as undefined. */
+export function positionalCells(header: readonly string[]): CellReader {
+  return (column) => {
+    const index = header.indexOf(column);
+    return index < 0 ? 'undefined' : `fields[${index}]`;
+  };
 }
 
 /** A JavaScript string literal for text (JSON's quoting is valid JavaScript). */

@@ -1,10 +1,7 @@
 import type { CellValue } from '../sources/types.ts';
-import { literal } from './codegen.ts';
 import type { CodeWriter } from './codegen.ts';
 import type { Condition } from './schema.ts';
 import { isEmpty, valueText } from './compile-template.ts';
-
-export type RowTest = (values: Record<string, CellValue>) => boolean;
 
 /** Every column a condition reads. */
 export function conditionColumns(condition: Condition, into: Set<string> = new Set()): Set<string> {
@@ -78,38 +75,24 @@ function cellTest(condition: Extract<Condition, { column: string }>): CellTest {
   };
 }
 
-/** Compiles a condition once, so that rows only pay for comparisons (see cellTest). */
-export function compileCondition(condition: Condition): RowTest {
-  if ('all' in condition) {
-    const tests = condition.all.map(compileCondition);
-    return (values) => {
-      for (const test of tests) if (!test(values)) return false;
-      return true;
-    };
-  }
-  if ('any' in condition) {
-    const tests = condition.any.map(compileCondition);
-    return (values) => {
-      for (const test of tests) if (test(values)) return true;
-      return false;
-    };
-  }
-  if ('not' in condition) {
-    const test = compileCondition(condition.not);
-    return (values) => !test(values);
-  }
-  const { column } = condition;
-  const test = cellTest(condition);
-  return (values) => test(values[column]);
-}
-
 /**
  * The condition as an expression of generated code over `values` (see codegen.ts): each column's
  * cell is read at its own site, and `all`, `any` and `not` become the operators they are.
  */
-export function emitCondition(code: CodeWriter, condition: Condition): string {
-  if ('all' in condition) return `(${condition.all.map((c) => emitCondition(code, c)).join(' && ')})`;
-  if ('any' in condition) return `(${condition.any.map((c) => emitCondition(code, c)).join(' || ')})`;
-  if ('not' in condition) return `!${emitCondition(code, condition.not)}`;
-  return `${code.constant(cellTest(condition))}(values[${literal(condition.column)}])`;
+export function emitCondition(code: CodeWriter, condition: Condition, helpers: { isEmpty: string; valueText: string }): string {
+  if ('all' in condition) return `(${condition.all.map((c) => emitCondition(code, c, helpers)).join(' && ')})`;
+  if ('any' in condition) return `(${condition.any.map((c) => emitCondition(code, c, helpers)).join(' || ')})`;
+  if ('not' in condition) return `!${emitCondition(code, condition.not, helpers)}`;
+  const cell = code.cell(condition.column);
+  const { equals, in: list, empty, matches } = condition;
+  // The two commonest tests alone, written out: "has a value" and a pattern on the text.
+  if (equals === undefined && list === undefined && matches === undefined) {
+    const first = `${cell}.charCodeAt(0)`;
+    const filled = `(typeof ${cell} === 'string' ? ${first} > 32 && ${first} < 127 || !${helpers.isEmpty}(${cell}) : !${helpers.isEmpty}(${cell}))`;
+    return empty === true ? `!${filled}` : filled;
+  }
+  if (equals === undefined && list === undefined && empty === undefined && matches !== undefined) {
+    return `${code.constant(new RegExp(matches))}.test(typeof ${cell} === 'string' ? ${cell} : ${helpers.valueText}(${cell}))`;
+  }
+  return `${code.constant(cellTest(condition))}(${cell})`;
 }

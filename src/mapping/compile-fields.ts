@@ -14,6 +14,8 @@ const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 
 
 /** A record being built from one row. */
 export interface Draft {
+  /** The row's key, once made; null before (and for a row without one). */
+  key: string | null;
   record: Record<string, unknown>;
   names: NameUse[];
   refs: RefUse[];

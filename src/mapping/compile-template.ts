@@ -1,4 +1,3 @@
-import type { CellValue } from '../sources/types.ts';
 import type { Value } from './transforms/types.ts';
 
 /** A template split into literal text and column placeholders. */
@@ -109,19 +108,4 @@ export function isEmpty(value: Value | undefined): boolean {
   if (Array.isArray(value)) return value.every(isBlank);
   if (value instanceof Date) return Number.isNaN(value.getTime());
   return false;
-}
-
-/** Builds the function that renders a parsed template over a row. */
-export function renderer(parts: TemplatePart[]): (values: Record<string, CellValue>) => string {
-  if (parts.length === 1) {
-    const only = parts[0] as TemplatePart;
-    if (typeof only === 'string') return () => only;
-    const column = only.column;
-    return (values) => valueText(values[column]);
-  }
-  return (values) => {
-    let out = '';
-    for (const part of parts) out += typeof part === 'string' ? part : valueText(values[part.column]);
-    return out;
-  };
 }

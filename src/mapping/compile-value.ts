@@ -1,8 +1,7 @@
-import type { CellValue } from '../sources/types.ts';
 import { conditionColumns, emitCondition } from './compile-condition.ts';
 import { literal } from './codegen.ts';
 import type { CodeWriter } from './codegen.ts';
-import { isEmpty, isTemplate, parseTemplate, renderer, trimText, valueText } from './compile-template.ts';
+import { isEmpty, isTemplate, parseTemplate, trimText, valueText } from './compile-template.ts';
 import type { TemplatePart } from './compile-template.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
@@ -160,7 +159,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
   const body = async (): Promise<void> => {
     if (spec.column !== undefined) {
       compiler.columns.add(spec.column);
-      code.line(`${into} = values[${literal(spec.column)}];`);
+      code.line(`${into} = ${code.cell(spec.column)};`);
       code.line(`if (${into} === undefined) ${into} = null;`);
     } else if (spec.template !== undefined) {
       emitText(compiler, spec.template, into, true);
@@ -184,7 +183,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
     return undefined;
   }
   for (const column of conditionColumns(spec.when)) compiler.columns.add(column);
-  await code.blockAsync(`if (${emitCondition(code, spec.when)})`, body, `} else ${into} = undefined;`);
+  await code.blockAsync(`if (${emitCondition(code, spec.when, compiler.helpers)})`, body, `} else ${into} = undefined;`);
   return undefined;
 }
 
@@ -195,9 +194,9 @@ export function textOf(compiler: ValueCompiler, variable: string): string {
 
 /** The expression of a parsed template over `values`. */
 function templateExpression(compiler: ValueCompiler, parts: TemplatePart[]): string {
-  const { helpers } = compiler;
+  const { code, helpers } = compiler;
   if (parts.length === 0) return '""';
-  const pieces = parts.map((part) => (typeof part === 'string' ? literal(part) : `${helpers.valueText}(values[${literal(part.column)}])`));
+  const pieces = parts.map((part) => (typeof part === 'string' ? literal(part) : `${helpers.valueText}(${code.cell(part.column)})`));
   // A lone placeholder is still text: valueText of the cell.
   return pieces.join(' + ');
 }
@@ -214,11 +213,15 @@ function emitText(compiler: ValueCompiler, text: string, into: string, alwaysTem
   compiler.code.line(`${into} = ${templateExpression(compiler, parsed.parts)};`);
 }
 
-/** Writes a key or link key (see compileKeyTemplate) into `into`, as trimmed text. */
+/**
+ * Writes a key or link key into `into`, as trimmed text. A key is a template, or (without
+ * placeholders) the name of one column, so that `key: Contact ID` and `key: "{{Contact ID}}"`
+ * mean the same.
+ */
 export function emitKeyTemplate(compiler: ValueCompiler, text: string, into: string): void {
   const parsed = parseKeyTemplate(text);
   for (const column of parsed.columns) compiler.columns.add(column);
-  compiler.code.line(`${into} = (${templateExpression(compiler, parsed.parts)}).trim();`);
+  compiler.code.line(`${into} = ${compiler.helpers.trimText}(${templateExpression(compiler, parsed.parts)});`);
 }
 
 function parseKeyTemplate(text: string): { parts: TemplatePart[]; columns: string[] } {
@@ -226,15 +229,4 @@ function parseKeyTemplate(text: string): { parts: TemplatePart[]; columns: strin
   const parsed = parseTemplate(template);
   if (!parsed.ok) throw new Error(`key ${JSON.stringify(text)} is not valid: ${parsed.error}`);
   return parsed;
-}
-
-/**
- * A key or link key: a template, or (without placeholders) the name of one column, so that
- * `key: Contact ID` and `key: "{{Contact ID}}"` mean the same.
- */
-export function compileKeyTemplate(compiler: ValueCompiler, text: string): (values: Record<string, CellValue>) => string {
-  const parsed = parseKeyTemplate(text);
-  for (const column of parsed.columns) compiler.columns.add(column);
-  const render = renderer(parsed.parts);
-  return (values) => render(values).trim();
 }

@@ -525,6 +525,16 @@ describe('generated code', () => {
     for (const no of ['Doctor', 'Drs', 'D', 'Professor', ' Dr. ', '']) expect(record(compiled, { t: no }).record.title).toBeUndefined();
   });
 
+  it('reads rows given as fields by their position in the header, a column the header lacks as empty', async () => {
+    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n  - {to: jobTitle, value: {column: j}}\n  - {to: about, value: "{{a\\"b}}!"}\n');
+    const header = ['a"b', 'id', 'l'];
+    const item = compiled.mapFields({ kind: 'fields', source: 'in.csv', row: 1, fields: ['quoted', '7', 'Smith'], header, location: { file: '/data/in.csv', row: 2 } });
+    expect(item).toMatchObject({ kind: 'record', key: '7', record: { type: 'person', lastName: 'Smith', about: 'quoted!' } });
+    expect((item as MappedRecord).record.jobTitle).toBeUndefined();
+    const reject = compiled.mapFields({ kind: 'fields', source: 'in.csv', row: 2, fields: ['', '8', ''], header, location: { file: '/data/in.csv', row: 3 } });
+    expect(reject).toMatchObject({ kind: 'rejected', key: '8', field: 'lastName', values: { 'a"b': '', id: '8', l: '' } });
+  });
+
   it('keeps its source for reading, naming each field', async () => {
     const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n  - {to: tags, value: VIP}\n');
     expect(compiled.source).toContain('// fields[0]: lastName');

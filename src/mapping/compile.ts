@@ -1,16 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import type { CellValue, SourceRow } from '../sources/types.ts';
-import { compileCondition } from './compile-condition.ts';
-import type { RowTest } from './compile-condition.ts';
-import { conditionColumns } from './compile-condition.ts';
-import { CodeWriter } from './codegen.ts';
+import type { CellValue, FieldRow, SourceLocation, SourceRow } from '../sources/types.ts';
+import { CodeWriter, positionalCells } from './codegen.ts';
+import { conditionColumns, emitCondition } from './compile-condition.ts';
 import { emitField, RecordLists } from './compile-fields.ts';
 import type { Draft } from './compile-fields.ts';
 import { TARGET_INFO } from './compile-targets.ts';
+import { isEmpty } from './compile-template.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
-import { compileKeyTemplate, RowRejection, valueCompiler } from './compile-value.ts';
+import { emitKeyTemplate, RowRejection, valueCompiler } from './compile-value.ts';
 import type { Entity, Mapping } from './schema.ts';
 import { suggest } from './suggest.ts';
 import { TRANSFORMS } from './transforms/index.ts';
@@ -42,12 +41,38 @@ export interface CompiledMapping {
   checkColumns(header: readonly string[]): void;
   /** Maps one row: a record, a reject (with its reason), or a skip. Never throws for bad data. */
   mapRow(row: SourceRow): MappedItem;
+  /** The same for a row given as fields in header order (see SOURCE_FIELD_BATCHES). */
+  mapFields(row: FieldRow): MappedItem;
   /** The JavaScript the fields were compiled into (see codegen.ts), for reading when something goes wrong. */
   source: string;
 }
 
-/** The generated function that writes every field of a row into a draft; throws RowRejection. */
-type FillFn = (values: Record<string, CellValue>, draft: Draft) => void;
+/**
+ * The generated function: true for a row the mapping skips; else it makes the key and writes every
+ * field into the draft, throwing RowRejection for a row that cannot become a record.
+ */
+type FillFn<Cells> = (cells: Cells, draft: Draft) => true | undefined;
+
+/** Readies the draft for the next row: one draft serves every row (mapping a row is synchronous), only what goes into the result is new. */
+function startDraft(draft: Draft, inputDir: string): void {
+  draft.key = null;
+  draft.record = {};
+  draft.names = [];
+  draft.refs = [];
+  draft.attachments = [];
+  draft.tags = null;
+  draft.milestone = null;
+  draft.pipeline = null;
+  draft.amount = null;
+  draft.currency = null;
+  draft.inputDir = inputDir;
+}
+
+/** A key made of several columns: their texts joined by `|`, or '' when every one is empty. */
+function keyOfParts(cells: ReadonlyArray<CellValue | undefined>): string {
+  const parts = cells.map((value) => (value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value).trim()));
+  return parts.every((part) => part === '') ? '' : parts.join('|');
+}
 
 const PERSON_ONLY = ['title', 'firstName', 'lastName', 'jobTitle', 'organisation'] as const;
 
@@ -62,7 +87,7 @@ function linksOf(record: Record<string, unknown>): string[] {
 
 function filledText(record: Record<string, unknown>, key: string): boolean {
   const value = record[key];
-  return typeof value === 'string' && value.trim() !== '';
+  return typeof value === 'string' && !isEmpty(value);
 }
 
 /** Entity rules a single field cannot check: what makes a record the service accepts. */
@@ -133,24 +158,19 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     context: { timeZone: mapping.timeZone },
   });
   const entity = mapping.entity;
-  let keyOf: (values: Record<string, CellValue>) => string;
-  if (typeof mapping.key === 'string') keyOf = compileKeyTemplate(compiler, mapping.key);
-  else {
-    const keyColumns = mapping.key;
-    for (const column of keyColumns) compiler.columns.add(column);
-    keyOf = (values) => {
-      const parts = keyColumns.map((c) => {
-        const value = values[c];
-        return value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value).trim();
-      });
-      return parts.every((p) => p === '') ? '' : parts.join('|');
-    };
-  }
-  let skip: RowTest | undefined;
+  const { helpers } = compiler;
+  // The generated function first decides whether the row is skipped (it returns true), then makes
+  // its key (kept in the draft, so a reject can name it), then writes the fields.
   if (mapping.skip) {
     for (const column of conditionColumns(mapping.skip)) compiler.columns.add(column);
-    skip = compileCondition(mapping.skip);
+    code.line(`if (${emitCondition(code, mapping.skip, helpers)}) return true;`);
   }
+  if (typeof mapping.key === 'string') emitKeyTemplate(compiler, mapping.key, 'draft.key');
+  else {
+    for (const column of mapping.key) compiler.columns.add(column);
+    code.line(`draft.key = ${code.constant(keyOfParts)}([${mapping.key.map((column) => code.cell(column)).join(', ')}]);`);
+  }
+  code.line(`if (draft.key === '') { draft.key = null; throw ${code.constant(() => new RowRejection('key', 'the row has no key: the key columns are empty'))}(); }`);
   const targets = TARGET_INFO[entity];
   const lists = new RecordLists();
   code.line('const record = draft.record;');
@@ -159,12 +179,34 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     if (!info) throw new FerryError('MAPPING_INVALID', `unknown target \`${field.to}\` for entity ${entity}`, { location: { file, yamlPath: `fields[${index}].to` } });
     await emitField({ compiler, lists, entity }, field, info, index);
   }
-  const { fn: fill, source } = code.build<FillFn>('fillRecord', ['values', 'draft'], lists.declarations());
+  const prologue = lists.declarations();
+  const { fn: fill, source } = code.build<FillFn<Record<string, CellValue>>>('fillRecord', ['values', 'draft'], prologue);
+  // Rows given as fields get the same function reading cells by position, built once per header.
+  let positional: { header: readonly string[]; fill: FillFn<readonly CellValue[]> } | undefined;
+  const fillFields = (header: readonly string[]): FillFn<readonly CellValue[]> => {
+    if (positional?.header !== header) positional = { header, fill: code.build<FillFn<readonly CellValue[]>>('fillRecord', ['fields', 'draft'], prologue, positionalCells(header)).fn };
+    return positional.fill;
+  };
   const writes = new Set(mapping.fields.map((f) => f.to));
   const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
   const columns = [...compiler.columns];
   let lastDir: { file: string; dir: string } = { file: '', dir: '' };
-  const draft: Draft = { record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '' };
+  const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '' };
+
+  /** Maps the cells of one row, by name or by position; `valuesOf` gives the named values for a reject. */
+  function map<Cells>(cells: Cells, run: FillFn<Cells>, row: number, location: SourceLocation, valuesOf: () => Record<string, CellValue>): MappedItem {
+    if (lastDir.file !== location.file) lastDir = { file: location.file, dir: dirname(location.file) };
+    startDraft(draft, lastDir.dir);
+    try {
+      if (run(cells, draft) === true) return { kind: 'skipped', row, location };
+      const record = finishRecord(entity, draft, defaultPartyType);
+      const mapped: MappedRecord = { kind: 'record', entity, key: draft.key as string, row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments };
+      return mapped;
+    } catch (error) {
+      if (!(error instanceof RowRejection)) throw error;
+      return { kind: 'rejected', row, location, key: draft.key, field: error.field, code: error.code, message: error.message, values: valuesOf() };
+    }
+  }
 
   return {
     mapping,
@@ -186,35 +228,16 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
       });
     },
     mapRow(row) {
-      const { values, location } = row;
-      if (skip?.(values)) return { kind: 'skipped', row: row.row, location };
-      let key: string | null = null;
-      try {
-        key = keyOf(values);
-        if (key === '') {
-          key = null;
-          throw new RowRejection('key', 'the row has no key: the key columns are empty');
-        }
-        if (lastDir.file !== location.file) lastDir = { file: location.file, dir: dirname(location.file) };
-        // One draft for every row (mapping a row is synchronous): only what goes into the result is new.
-        draft.record = {};
-        draft.names = [];
-        draft.refs = [];
-        draft.attachments = [];
-        draft.tags = null;
-        draft.milestone = null;
-        draft.pipeline = null;
-        draft.amount = null;
-        draft.currency = null;
-        draft.inputDir = lastDir.dir;
-        fill(values, draft);
-        const record = finishRecord(entity, draft, defaultPartyType);
-        const mapped: MappedRecord = { kind: 'record', entity, key, row: row.row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments };
-        return mapped;
-      } catch (error) {
-        if (!(error instanceof RowRejection)) throw error;
-        return { kind: 'rejected', row: row.row, location, key, field: error.field, code: error.code, message: error.message, values };
-      }
+      const { values } = row;
+      return map(values, fill, row.row, row.location, () => values);
+    },
+    mapFields(row) {
+      const { fields, header } = row;
+      return map(fields, fillFields(header), row.row, row.location, () => {
+        const values: Record<string, CellValue> = {};
+        for (let k = 0; k < header.length; k++) values[header[k] as string] = fields[k] as CellValue;
+        return values;
+      });
     },
   };
 }

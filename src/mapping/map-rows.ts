@@ -1,10 +1,10 @@
-import { sourceBatches } from '../sources/types.ts';
-import type { SourceItem } from '../sources/types.ts';
+import { sourceBatches, sourceFieldBatches } from '../sources/types.ts';
+import type { FieldRow, SourceItem, SourceRowError } from '../sources/types.ts';
 import type { CompiledMapping } from './compile.ts';
 import type { MappedItem } from './types.ts';
 
 /** What a source item that is not a row (the reader could not read it) becomes: a reject with the reader's reason. */
-function unreadable(item: Exclude<SourceItem, { kind: 'row' }>): MappedItem {
+function unreadable(item: SourceRowError): MappedItem {
   const rejected: MappedItem = {
     kind: 'rejected',
     row: item.row,
@@ -24,12 +24,19 @@ function unreadable(item: Exclude<SourceItem, { kind: 'row' }>): MappedItem {
  * not read become rejects carrying the reader's code, message and raw text. Bad data never stops
  * the stream; only bugs throw. The caller checks the header (compiled.checkColumns) first.
  *
- * A source that offers batches (SOURCE_BATCHES) is read a batch at a time and each batch mapped at
- * once, while its rows are fresh in the cache; its items are then handed out with the single wait
- * per item that reading the source alone would cost. Other sources are mapped item by item.
+ * A source that offers batches is read a batch at a time and each batch mapped at once, while its
+ * rows are fresh in the cache; its items are then handed out with the single wait per item that
+ * reading the source alone would cost. Rows given as fields (SOURCE_FIELD_BATCHES) are read by
+ * position, with no object of named values made for them unless a row is rejected. Other sources
+ * are mapped item by item.
  */
 export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapping): AsyncIterableIterator<MappedItem> {
   const mapItem = (item: SourceItem): MappedItem => (item.kind === 'row' ? compiled.mapRow(item) : unreadable(item));
+  const fieldBatches = sourceFieldBatches(items);
+  if (fieldBatches !== undefined) {
+    const mapField = (item: FieldRow | SourceRowError): MappedItem => (item.kind === 'fields' ? compiled.mapFields(item) : unreadable(item));
+    return mapBatches(fieldBatches(), mapField);
+  }
   const batches = sourceBatches(items);
   if (batches !== undefined) return mapBatches(batches(), mapItem);
   // A plain iterator rather than an async generator: mapping a row is synchronous, and a
@@ -48,10 +55,10 @@ export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapp
   return iterator;
 }
 
-async function* mapBatches(batches: AsyncGenerator<SourceItem[]>, mapItem: (item: SourceItem) => MappedItem): AsyncGenerator<MappedItem> {
+async function* mapBatches<Item>(batches: AsyncGenerator<Item[]>, mapItem: (item: Item) => MappedItem): AsyncGenerator<MappedItem> {
   for await (const batch of batches) {
     const mapped: MappedItem[] = new Array(batch.length);
-    for (let i = 0; i < batch.length; i++) mapped[i] = mapItem(batch[i] as SourceItem);
+    for (let i = 0; i < batch.length; i++) mapped[i] = mapItem(batch[i] as Item);
     yield* mapped;
   }
 }

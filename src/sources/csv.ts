@@ -10,7 +10,7 @@ import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer } from './csv-tokenizer.ts';
 import type { TokenizedRecord } from './csv-tokenizer.ts';
 import { itemsOfBatches } from './types.ts';
-import type { BatchedItems, CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceWarning } from './types.ts';
+import type { BatchedItems, CellValue, CommonReadOptions, FieldRow, SourceItem, SourceLocation, SourceRowError, SourceWarning } from './types.ts';
 
 /** 1 MiB, in characters. */
 export const DEFAULT_MAX_FIELD_SIZE = 1024 * 1024;
@@ -142,7 +142,9 @@ function describeDelimiter(delimiter: string): string {
 
 /** Turns tokenized records into rows and row errors: header handling, column counts, empty rows. */
 class RecordConverter {
-  readonly items: SourceItem[] = [];
+  readonly items: Array<SourceItem | FieldRow> = [];
+  /** Rows as fields under the header (FieldRow) rather than named values. */
+  positional = false;
   private recordIndex = 0;
   private itemCount = 0;
   private names: string[] | undefined;
@@ -216,6 +218,10 @@ class RecordConverter {
         );
         return;
       }
+    }
+    if (this.positional) {
+      this.items.push({ kind: 'fields', source: this.source, row: ++this.itemCount, fields, header: names, location });
+      return;
     }
     const values: Record<string, CellValue> = {};
     for (let k = 0; k < names.length; k++) values[names[k] as string] = fields[k] as string;
@@ -309,11 +315,17 @@ class RecordConverter {
  * SOURCE_FORMAT_UNKNOWN (binary data), SOURCE_ENCODING, SOURCE_HEADER, CONFIG_INVALID (options).
  */
 export function readCsv(file: string, options: CsvReadOptions = {}): AsyncGenerator<SourceItem> & BatchedItems {
-  return itemsOfBatches(() => readCsvBatches(file, options));
+  return itemsOfBatches(
+    () => readCsvBatches(file, options, false) as AsyncGenerator<SourceItem[]>,
+    () => readCsvBatches(file, options, true) as AsyncGenerator<Array<FieldRow | SourceRowError>>,
+  );
 }
 
-/** readCsv's items as they are read: one array per chunk of the file (see SOURCE_BATCHES). */
-async function* readCsvBatches(file: string, options: CsvReadOptions): AsyncGenerator<SourceItem[]> {
+/**
+ * readCsv's items as they are read: one array per chunk of the file (see SOURCE_BATCHES), with
+ * rows as FieldRow when `positional`.
+ */
+async function* readCsvBatches(file: string, options: CsvReadOptions, positional: boolean): AsyncGenerator<Array<SourceItem | FieldRow>> {
   const o = normalizeCsvOptions(options);
   const size = await statSource(file);
   const source = basename(file);
@@ -360,6 +372,7 @@ async function* readCsvBatches(file: string, options: CsvReadOptions): AsyncGene
           delimiterBasis: o.delimiter !== undefined ? 'option' : sniffed?.found ? 'sniffed' : 'default',
           headerRow: o.headerRow,
         });
+        converter.positional = positional;
       } else {
         text = (decoder as ChunkDecoder).write(chunk, where);
       }

@@ -44,6 +44,20 @@ export interface SourceRowError {
 export type SourceItem = SourceRow | SourceRowError;
 
 /**
+ * A row as its fields in the order of the file's header, which every row of one file shares (the
+ * same array). For consumers that look columns up once per file rather than once per row: see
+ * SOURCE_FIELD_BATCHES. `SourceRow.values` is the same row by name.
+ */
+export interface FieldRow {
+  kind: 'fields';
+  source: string;
+  row: number;
+  fields: CellValue[];
+  header: readonly string[];
+  location: SourceLocation;
+}
+
+/**
  * Where a reader that reads a chunk of its file at a time offers its items a chunk at a time too:
  * `items[SOURCE_BATCHES]()` reads the file afresh as arrays of items, in the same order. A consumer
  * that works through a whole batch at once (mapRows) does so while the rows are still in the
@@ -52,9 +66,16 @@ export type SourceItem = SourceRow | SourceRowError;
  */
 export const SOURCE_BATCHES: unique symbol = Symbol('crm-ferry.source-batches');
 
-/** Items that can also be read in batches (see SOURCE_BATCHES). */
+/**
+ * Like SOURCE_BATCHES, with each row as a FieldRow: no object of named values is made per row.
+ * Offered by readers whose rows are fields under a header (CSV).
+ */
+export const SOURCE_FIELD_BATCHES: unique symbol = Symbol('crm-ferry.source-field-batches');
+
+/** Items that can also be read in batches (see SOURCE_BATCHES and SOURCE_FIELD_BATCHES). */
 export interface BatchedItems {
   [SOURCE_BATCHES](): AsyncGenerator<SourceItem[]>;
+  [SOURCE_FIELD_BATCHES]?(): AsyncGenerator<Array<FieldRow | SourceRowError>>;
 }
 
 /** The batches of a source, when its reader offers them. */
@@ -63,13 +84,24 @@ export function sourceBatches(items: AsyncIterable<SourceItem>): (() => AsyncGen
   return typeof batches === 'function' ? batches.bind(items) : undefined;
 }
 
+/** The field batches of a source, when its reader offers them. */
+export function sourceFieldBatches(items: AsyncIterable<SourceItem>): (() => AsyncGenerator<Array<FieldRow | SourceRowError>>) | undefined {
+  const batches = (items as Partial<BatchedItems>)[SOURCE_FIELD_BATCHES];
+  return typeof batches === 'function' ? batches.bind(items) : undefined;
+}
+
 /** Items read from batches, one by one, offering the batches too (see SOURCE_BATCHES). */
-export function itemsOfBatches(batches: () => AsyncGenerator<SourceItem[]>): AsyncGenerator<SourceItem> & BatchedItems {
+export function itemsOfBatches(
+  batches: () => AsyncGenerator<SourceItem[]>,
+  fieldBatches?: () => AsyncGenerator<Array<FieldRow | SourceRowError>>,
+): AsyncGenerator<SourceItem> & BatchedItems {
   async function* items(): AsyncGenerator<SourceItem> {
     for await (const batch of batches()) yield* batch;
   }
   // The generator's body, and so its read of the file, starts only at the first next().
-  return Object.assign(items(), { [SOURCE_BATCHES]: batches });
+  const offered: BatchedItems = { [SOURCE_BATCHES]: batches };
+  if (fieldBatches) offered[SOURCE_FIELD_BATCHES] = fieldBatches;
+  return Object.assign(items(), offered);
 }
 
 /** Something worth telling the user that does not stop reading (renamed duplicate headers). */
