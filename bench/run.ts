@@ -1,12 +1,16 @@
 // Runs every benchmark, one after the other, each in a child process of its own so that one
 // benchmark's memory does not count against the next. Not part of `npm test`.
-// Usage: npm run bench [-- NAME ...]   (names: see BENCHES)
+// Usage: npm run bench [-- NAME ...] [--OPTION VALUE ...]   (names: see BENCHES; options from the
+// first one on go to every benchmark run, e.g. `npm run bench -- mapping --runs 5`)
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const BENCHES = ['sandbox-throughput', 'csv-read', 'xlsx-read', 'v1-read', 'mapping'] as const;
 
-const wanted = process.argv.slice(2);
+const args = process.argv.slice(2);
+const firstOption = args.findIndex((arg) => arg.startsWith('-'));
+const wanted = firstOption < 0 ? args : args.slice(0, firstOption);
+const options = firstOption < 0 ? [] : args.slice(firstOption);
 const unknown = wanted.filter((name) => !(BENCHES as readonly string[]).includes(name));
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHES.join(', ')}`);
@@ -17,7 +21,7 @@ let failed = 0;
 for (const name of selected) {
   const script = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
   console.log(`\n== ${name}`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', script], { stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', script, ...options], { stdio: 'inherit' });
   if (result.status !== 0) {
     failed += 1;
     console.error(`${name} exited with ${result.status ?? result.signal}`);

@@ -1,4 +1,5 @@
-export type { CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceRow, SourceRowError, SourceWarning } from './types.ts';
+export type { BatchedItems, CellValue, CommonReadOptions, FieldRow, SourceItem, SourceLocation, SourceRow, SourceRowError, SourceWarning } from './types.ts';
+export { itemsOfBatches, SOURCE_BATCHES, SOURCE_FIELD_BATCHES, sourceBatches, sourceFieldBatches } from './types.ts';
 export { DEFAULT_MAX_FIELD_SIZE, normalizeDelimiter, normalizeHeaderRow, readCsv, type CsvDetection, type CsvReadOptions } from './csv.ts';
 export { detectEncoding, normalizeEncodingName, type EncodingDecision } from './csv-encoding.ts';
 export { sniffDelimiter, SNIFFED_DELIMITERS, type DelimiterGuess } from './csv-delimiter.ts';
