@@ -144,8 +144,9 @@ function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' |
 
 /**
  * Compiles a checked mapping (from parseMapping or loadMapping) into a row mapper: transforms are
- * built once (lookup files read once), templates and conditions precompiled. The result's
- * `columns` and `checkColumns` let the caller check the input's header before mapping any row.
+ * built once (lookup files read once), and the skip condition, the key and every field become one
+ * generated function (see codegen.ts), whose source the result keeps. The result's `columns` and
+ * `checkColumns` let the caller check the input's header before mapping any row.
  */
 export async function compileMapping(mapping: Mapping, options: CompileOptions): Promise<CompiledMapping> {
   const { file } = options;
