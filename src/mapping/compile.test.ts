@@ -481,7 +481,7 @@ describe('generated code', () => {
   it('reads columns and writes text whose names would break out of a string literal', async () => {
     // Every name and text of the mapping reaches the generated function as a string literal or a
     // constant; none of these may end it early or run as code.
-    const hostile = ['a"b', "c'd", 'e\\f', 'g`${h}`', 'i\nj', '*/ k /*', '"); throw new Error("boom"); ("', '\u2028line'];
+    const hostile = ['a"b', "c'd", 'e\\f', 'g`${h}`', 'i\nj', '*/ k /*', '"); throw new Error("boom"); ("', '\u2028line', 'x\u00010\u0001y'];
     const fields = hostile.map((name, i) => `  - {to: custom, definition: ${JSON.stringify(`D${i}`)}, tag: null, value: {column: ${JSON.stringify(name)}}}`).join('\n');
     const compiled = await compile('party', `fields:\n  - {to: lastName, value: ${JSON.stringify('{{a"b}} & {{*/ k /*}}')}}\n${fields}\n`);
     expect(compiled.columns).toEqual(expect.arrayContaining(hostile));
