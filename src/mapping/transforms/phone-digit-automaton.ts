@@ -306,43 +306,34 @@ class DigitAutomaton implements DigitPattern {
   }
 
   matches(digits: Uint8Array, from: number, to: number): boolean {
-    if (this.full) return this.fallbackWhole.test(digitsToText(digits, from, to));
-    // Re-read after a step: building a state may replace the table with a larger one.
-    let next = this.next;
-    let state = 1;
-    for (let i = from; i < to; i++) {
-      const digit = digits[i] as number;
-      let target = next[state * 10 + digit] as number;
-      if (target === UNKNOWN) {
-        target = this.step(state, digit);
-        if (target === UNKNOWN) return this.fallbackWhole.test(digitsToText(digits, from, to));
-        next = this.next;
-      }
-      if (target === DEAD) return false;
-      state = target;
-    }
-    return this.accepts[state] === 1;
+    return this.walk(digits, from, to, false);
   }
 
   matchesStart(digits: Uint8Array, from: number, to: number): boolean {
-    if (this.full) return this.fallbackStart.test(digitsToText(digits, from, to));
+    return this.walk(digits, from, to, true);
+  }
+
+  /** Whole digits (`start` false) or some start of them (`start` true) in the pattern's language. */
+  private walk(digits: Uint8Array, from: number, to: number, start: boolean): boolean {
+    const fallback = start ? this.fallbackStart : this.fallbackWhole;
+    if (this.full) return fallback.test(digitsToText(digits, from, to));
     // Re-read after a step: building a state may replace the table with a larger one.
     let next = this.next;
     let state = 1;
-    if (this.accepts[state] === 1) return true;
+    if (start && this.accepts[state] === 1) return true;
     for (let i = from; i < to; i++) {
       const digit = digits[i] as number;
       let target = next[state * 10 + digit] as number;
       if (target === UNKNOWN) {
         target = this.step(state, digit);
-        if (target === UNKNOWN) return this.fallbackStart.test(digitsToText(digits, from, to));
+        if (target === UNKNOWN) return fallback.test(digitsToText(digits, from, to));
         next = this.next;
       }
       if (target === DEAD) return false;
-      if (this.accepts[target] === 1) return true;
+      if (start && this.accepts[target] === 1) return true;
       state = target;
     }
-    return false;
+    return !start && this.accepts[state] === 1;
   }
 }
 
