@@ -8,6 +8,7 @@
  * Targets: readCsv at >= 80% of csv-parse's rows/s, with peak RSS under 150 MB.
  */
 import { createReadStream, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -47,7 +48,7 @@ async function child(mode: Mode, file: string): Promise<void> {
 async function parent(rows: number, runs: number): Promise<void> {
   const file = await contactsCsv(rows);
   const megabytes = statSync(file).size / 1e6;
-  process.stdout.write(`file: ${file} (${megabytes.toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}\n\n`);
+  process.stdout.write(`file: ${file} (${megabytes.toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, load average ${(loadavg()[0] ?? 0).toFixed(2)}\n\n`);
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both readers alike.
   for (let run = 0; run < runs; run++) {

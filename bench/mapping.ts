@@ -11,6 +11,7 @@
  * position (SOURCE_FIELD_BATCHES), as an import does. Both wait once per item.
  */
 import { statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -90,7 +91,7 @@ async function child(mode: Mode, file: string): Promise<void> {
 
 async function parent(rows: number, runs: number): Promise<void> {
   const file = await contactsCsv(rows);
-  process.stdout.write(`file: ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, 20-field mapping\n\n`);
+  process.stdout.write(`file: ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, 20-field mapping, load average ${(loadavg()[0] ?? 0).toFixed(2)}\n\n`);
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both modes alike.
   for (let run = 0; run < runs; run++) {
