@@ -1,7 +1,7 @@
 import type { CellValue } from '../sources/types.ts';
 import type { CodeWriter } from './codegen.ts';
 import type { Condition } from './schema.ts';
-import { isEmpty, valueText } from './compile-template.ts';
+import { filledExpression, isEmpty, textExpression, valueText } from './compile-template.ts';
 
 /** Every column a condition reads. */
 export function conditionColumns(condition: Condition, into: Set<string> = new Set()): Set<string> {
@@ -87,12 +87,11 @@ export function emitCondition(code: CodeWriter, condition: Condition, helpers: {
   const { equals, in: list, empty, matches } = condition;
   // The two commonest tests alone, written out: "has a value" and a pattern on the text.
   if (equals === undefined && list === undefined && matches === undefined) {
-    const first = `${cell}.charCodeAt(0)`;
-    const filled = `(typeof ${cell} === 'string' ? ${first} > 32 && ${first} < 127 || !${helpers.isEmpty}(${cell}) : !${helpers.isEmpty}(${cell}))`;
+    const filled = filledExpression(cell, helpers.isEmpty);
     return empty === true ? `!${filled}` : filled;
   }
   if (equals === undefined && list === undefined && empty === undefined && matches !== undefined) {
-    return `${code.constant(new RegExp(matches))}.test(typeof ${cell} === 'string' ? ${cell} : ${helpers.valueText}(${cell}))`;
+    return `${code.constant(new RegExp(matches))}.test(${textExpression(cell, helpers.valueText)})`;
   }
   return `${code.constant(cellTest(condition))}(${cell})`;
 }

@@ -40,10 +40,20 @@ type ListKey = 'fields' | 'phoneNumbers' | 'emailAddresses' | 'websites' | 'addr
 export class RecordLists {
   private readonly used = new Set<ListKey>();
 
-  /** The variable of a list, which the caller's code makes (and puts in the record) on first use. */
+  /** The variable of a list: null until `add`'s code first adds to it. */
   use(key: ListKey): string {
     this.used.add(key);
     return `list_${key}`;
+  }
+
+  /**
+   * The statement that adds an entry (an expression, evaluated once) to a list, making the list
+   * with it and putting it in the record on first use: an empty list would be given room for
+   * sixteen entries.
+   */
+  add(key: ListKey, entry: string): string {
+    const list = this.use(key);
+    return `if (${list} === null) { ${list} = [${entry}]; record.${key} = ${list}; } else ${list}.push(${entry});`;
   }
 
   /** Declarations of the lists' variables, for the top of the function. */
@@ -357,10 +367,9 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       const uses: NameUse[] = [];
       const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath })));
       const list = lists.use('fields');
-      const entry = `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`;
       return [
-        `if (${list} === null) { draft.names.push(${useAt}(0)); ${list} = [${entry}]; record.fields = ${list}; }`,
-        `else { draft.names.push(${useAt}(${list}.length)); ${list}.push(${entry}); }`,
+        `draft.names.push(${useAt}(${list} === null ? 0 : ${list}.length));`,
+        lists.add('fields', `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`),
       ];
     }
     case 'attachment': {
@@ -416,7 +425,6 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
   const { code, helpers } = compiler;
   const listKey = info.kind === 'phone' ? 'phoneNumbers' : info.kind === 'email' ? 'emailAddresses' : 'websites';
   const valueKey = info.kind === 'phone' ? 'number' : 'address';
-  const lines: string[] = [];
   // The entry's object literal, with the item's text in `x`; its type known now or read per row.
   let entry: (x: string) => string;
   if (info.kind === 'website') {
@@ -436,17 +444,10 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
       entry = (x) => `(${typeText} === undefined ? { ${valueKey}: ${x} } : { type: ${typeText}, ${valueKey}: ${x} })`;
     }
   }
-  const list = lists.use(listKey);
-  // A list is made with its first entry: an empty one would be given room for sixteen.
-  const single = code.temp('entry');
-  lines.push(`if (typeof ${v} === 'string') {`);
-  lines.push(`  ${single} = ${entry(`${helpers.trimText}(${v})`)};`);
-  lines.push(`  if (${list} === null) { ${list} = [${single}]; record.${listKey} = ${list}; } else ${list}.push(${single});`);
-  lines.push('} else {');
-  lines.push(`  if (${list} === null) { ${list} = []; record.${listKey} = ${list}; }`);
-  lines.push(`  for (const item of ${code.constant(items)}(${v})) ${list}.push(${entry('item')});`);
-  lines.push('}');
-  return lines;
+  return [
+    `if (typeof ${v} === 'string') { ${lists.add(listKey, entry(`${helpers.trimText}(${v})`))} }`,
+    `else for (const item of ${code.constant(items)}(${v})) { ${lists.add(listKey, entry('item'))} }`,
+  ];
 }
 
 /** An address from a value (the street) and parts; written when any of them is not empty. */
@@ -470,7 +471,6 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
     if (spec !== undefined) await read(spec, key, `${yamlPath}.parts.${key}`);
   }
   const fixed = constantType(field.type);
-  const list = lists.use('addresses');
   await code.blockAsync(`if (${filled})`, async () => {
     // Type first, then the parts in their usual order, whichever were given.
     const address = code.temp('address');
@@ -497,6 +497,6 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
       code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
       addParts();
     }
-    code.line(`if (${list} === null) { ${list} = [${address}]; record.addresses = ${list}; } else ${list}.push(${address});`);
+    code.line(lists.add('addresses', address));
   }, required === undefined ? '}' : `} else throw ${required}();`);
 }

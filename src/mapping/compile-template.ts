@@ -80,6 +80,21 @@ export function valueText(value: Value | undefined): string {
 }
 
 /**
+ * Generated code (see codegen.ts): the expression "`value` is not empty", `isEmpty` naming the
+ * isEmpty function there. Text starting with a visible ASCII character, what nearly every cell
+ * is, is decided inline; anything else asks isEmpty.
+ */
+export function filledExpression(value: string, isEmptyName: string): string {
+  const first = `${value}.charCodeAt(0)`;
+  return `(typeof ${value} === 'string' && ${first} > 32 && ${first} < 127 || !${isEmptyName}(${value}))`;
+}
+
+/** Generated code: the expression "`value` as text" (valueText), text itself taken as it is. */
+export function textExpression(value: string, valueTextName: string): string {
+  return `(typeof ${value} === 'string' ? ${value} : ${valueTextName}(${value}))`;
+}
+
+/**
  * Text without white space at its ends. Values have mostly been trimmed by a transform already:
  * looking at the two end characters is cheaper than trim() finding nothing to do.
  */

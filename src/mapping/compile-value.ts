@@ -1,7 +1,7 @@
 import { conditionColumns, emitCondition } from './compile-condition.ts';
 import { literal } from './codegen.ts';
 import type { CodeWriter } from './codegen.ts';
-import { isEmpty, isTemplate, parseTemplate, trimText, valueText } from './compile-template.ts';
+import { filledExpression, isEmpty, isTemplate, parseTemplate, textExpression, trimText, valueText } from './compile-template.ts';
 import type { TemplatePart } from './compile-template.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
@@ -47,13 +47,9 @@ export function valueCompiler(code: CodeWriter, base: Omit<ValueCompiler, 'code'
   };
 }
 
-/**
- * The expression "the variable holds a value that is not empty". Text starting with a visible
- * ASCII character, what nearly every cell is, is decided inline; anything else asks isEmpty.
- */
+/** The expression "the variable holds a value that is not empty" (undefined, a `when` that failed, is empty too). */
 export function nonEmpty(compiler: ValueCompiler, variable: string): string {
-  const first = `${variable}.charCodeAt(0)`;
-  return `${variable} !== undefined && (typeof ${variable} === 'string' && ${first} > 32 && ${first} < 127 || !${compiler.helpers.isEmpty}(${variable}))`;
+  return filledExpression(variable, compiler.helpers.isEmpty);
 }
 
 /** The target a value is for, to name it in rejects. */
@@ -146,7 +142,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
   if (spec === null || typeof spec === 'number' || typeof spec === 'boolean') return constant(spec);
   if (typeof spec === 'string') {
     if (!isTemplate(spec)) return constant(spec);
-    emitText(compiler, spec, into);
+    emitTemplate(compiler, spec, into);
     return undefined;
   }
   const steps = await compileSteps(compiler, spec.transform ?? [], yamlPath);
@@ -162,7 +158,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
       code.line(`${into} = ${code.cell(spec.column)};`);
       code.line(`if (${into} === undefined) ${into} = null;`);
     } else if (spec.template !== undefined) {
-      emitText(compiler, spec.template, into, true);
+      emitTemplate(compiler, spec.template, into);
     } else if (spec.coalesce !== undefined) {
       const label = code.name('coalesce');
       await code.blockAsync(`${label}:`, async () => {
@@ -189,7 +185,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
 
 /** The expression "the value in `variable` as text" (valueText), with text itself inline. */
 export function textOf(compiler: ValueCompiler, variable: string): string {
-  return `(typeof ${variable} === 'string' ? ${variable} : ${compiler.helpers.valueText}(${variable}))`;
+  return textExpression(variable, compiler.helpers.valueText);
 }
 
 /** The expression of a parsed template over `values`. */
@@ -201,12 +197,8 @@ function templateExpression(compiler: ValueCompiler, parts: TemplatePart[]): str
   return pieces.join(' + ');
 }
 
-/** A plain string: a template when it has placeholders, else a constant. */
-function emitText(compiler: ValueCompiler, text: string, into: string, alwaysTemplate = false): void {
-  if (!alwaysTemplate && !isTemplate(text)) {
-    compiler.code.line(`${into} = ${literal(text)};`);
-    return;
-  }
+/** A template (`{{Column}}` placeholders) rendered over the row into `into`. */
+function emitTemplate(compiler: ValueCompiler, text: string, into: string): void {
   const parsed = parseTemplate(text);
   if (!parsed.ok) throw new Error(`template ${JSON.stringify(text)} is not valid: ${parsed.error}`);
   for (const column of parsed.columns) compiler.columns.add(column);

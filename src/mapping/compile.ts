@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
+import { namedValues } from '../sources/types.ts';
 import type { CellValue, FieldRow, SourceLocation, SourceRow } from '../sources/types.ts';
 import { CodeWriter, positionalCells } from './codegen.ts';
 import { conditionColumns, emitCondition } from './compile-condition.ts';
@@ -43,7 +44,7 @@ export interface CompiledMapping {
   mapRow(row: SourceRow): MappedItem;
   /** The same for a row given as fields in header order (see SOURCE_FIELD_BATCHES). */
   mapFields(row: FieldRow): MappedItem;
-  /** The JavaScript the fields were compiled into (see codegen.ts), for reading when something goes wrong. */
+  /** The JavaScript the skip condition, key and fields were compiled into (see codegen.ts), for reading when something goes wrong. */
   source: string;
 }
 
@@ -234,11 +235,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     },
     mapFields(row) {
       const { fields, header } = row;
-      return map(fields, fillFields(header), row.row, row.location, () => {
-        const values: Record<string, CellValue> = {};
-        for (let k = 0; k < header.length; k++) values[header[k] as string] = fields[k] as CellValue;
-        return values;
-      });
+      return map(fields, fillFields(header), row.row, row.location, () => namedValues(header, fields));
     },
   };
 }

@@ -9,8 +9,8 @@ import { sniffDelimiter } from './csv-delimiter.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer } from './csv-tokenizer.ts';
 import type { TokenizedRecord } from './csv-tokenizer.ts';
-import { itemsOfBatches } from './types.ts';
-import type { BatchedItems, CellValue, CommonReadOptions, FieldRow, SourceItem, SourceLocation, SourceRowError, SourceWarning } from './types.ts';
+import { itemsOfBatches, namedValues } from './types.ts';
+import type { BatchedItems, CommonReadOptions, FieldRow, SourceItem, SourceLocation, SourceRowError, SourceWarning } from './types.ts';
 
 /** 1 MiB, in characters. */
 export const DEFAULT_MAX_FIELD_SIZE = 1024 * 1024;
@@ -223,9 +223,7 @@ class RecordConverter {
       this.items.push({ kind: 'fields', source: this.source, row: ++this.itemCount, fields, header: names, location });
       return;
     }
-    const values: Record<string, CellValue> = {};
-    for (let k = 0; k < names.length; k++) values[names[k] as string] = fields[k] as string;
-    this.items.push({ kind: 'row', source: this.source, row: ++this.itemCount, values, location });
+    this.items.push({ kind: 'row', source: this.source, row: ++this.itemCount, values: namedValues(names, fields), location });
   };
 
   private readHeader(record: TokenizedRecord, row: number): void {

@@ -57,6 +57,13 @@ export interface FieldRow {
   location: SourceLocation;
 }
 
+/** A row's values by name, from its fields in header order. */
+export function namedValues(header: readonly string[], fields: readonly CellValue[]): Record<string, CellValue> {
+  const values: Record<string, CellValue> = {};
+  for (let k = 0; k < header.length; k++) values[header[k] as string] = fields[k] as CellValue;
+  return values;
+}
+
 /**
  * Where a reader that reads a chunk of its file at a time offers its items a chunk at a time too:
  * `items[SOURCE_BATCHES]()` reads the file afresh as arrays of items, in the same order. A consumer
