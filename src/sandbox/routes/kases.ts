@@ -4,25 +4,21 @@
  * The interface names project stages but has no endpoint for boards or stages, so the sandbox
  * has one fixed board with the stages in KASE_STAGES; a new project starts on the first stage.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { callerOf, type Caller, type SandboxContext } from '../context.ts';
-import { badRequest, created, isIdList, notFound, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap, validationError } from '../http.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Caller, SandboxContext } from '../context.ts';
+import { notFound, parseId, timestamp, validationError } from '../http.ts';
 import type { KaseRec } from '../model.ts';
 import { partySummary, teamSummary, userSummary, fieldsOf, tagsOf, opportunitySummary } from '../serialize.ts';
-import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { serializeParty } from './parties.ts';
 import { serializeOpportunity } from './opportunities.ts';
 import { deleteKase } from './record-cascade.ts';
 import {
   applyTags,
   type Body,
-  changedSince,
   checkKeys,
-  deletedList,
   dropFieldsOfRemovedTags,
   missingImportantFields,
-  mustFind,
-  mustFindAll,
-  partyMatches,
+  nameOrPartyMatches,
   planFields,
   planTags,
   Problems,
@@ -31,9 +27,9 @@ import {
   readString,
   resolveOwnerTeam,
   today,
-  visibleTo,
 } from './record-common.ts';
-import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
+import { readTracks } from './record-tracks.ts';
+import { registerRecordRoutes } from './record-routes.ts';
 
 export const KASE_EMBEDS = ['tags', 'fields', 'party', 'opportunity', 'missingImportantFields'] as const;
 
@@ -186,89 +182,24 @@ export function blankKase(at: string): Omit<KaseRec, 'id'> {
   };
 }
 
-/** Whether a project matches a search: by its own name, or by its party (name, postcode, phone). */
-function kaseMatches(ctx: SandboxContext, kase: KaseRec, q: string): boolean {
-  if (kase.name.toLowerCase().includes(q.trim().toLowerCase())) return true;
-  const party = ctx.store.parties.get(kase.partyId);
-  return party !== undefined && partyMatches(party, q);
-}
-
 /** Registers the v2 project endpoints (spec 4.1). */
 export function registerKaseRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
-  const list = (request: FastifyRequest, reply: FastifyReply, records: KaseRec[]): { kases: unknown[] } => {
-    const embed = parseEmbed(request, KASE_EMBEDS);
-    const caller = callerOf(request);
-    return { kases: paginate(request, reply, records.filter((r) => visibleTo(r, caller))).map((r) => serializeKase(ctx, r, embed)) };
-  };
-  const findKase = (request: FastifyRequest): KaseRec => {
-    const { kaseId } = request.params as { kaseId: string };
-    return mustFind(store.kases, parseId(kaseId, 'project'), callerOf(request), 'project');
-  };
-
-  app.get('/api/v2/kases', async (request, reply) => list(request, reply, changedSince(request, store.kases.all())));
-
-  app.get('/api/v2/kases/search', async (request, reply) => {
-    const q = queryOf(request).q;
-    if (q === undefined || q.trim() === '') throw badRequest('the search needs a non-empty q parameter');
-    return list(request, reply, store.kases.all().filter((k) => kaseMatches(ctx, k, q)));
-  });
-
-  app.get('/api/v2/kases/deleted', async (request) =>
-    deletedList(request, callerOf(request), store.deleted.kases, store.kases.all(), (k) => k.name, {
-      deleted: 'kases',
-      restricted: 'restrictedKases',
-    }),
-  );
-
-  app.get('/api/v2/kases/:kaseId', async (request) => {
-    const { kaseId } = request.params as { kaseId: string };
-    const embed = parseEmbed(request, KASE_EMBEDS);
-    if (isIdList(kaseId)) {
-      return { kases: mustFindAll(store.kases, kaseId, callerOf(request), 'project').map((r) => serializeKase(ctx, r, embed)) };
-    }
-    return { kase: serializeKase(ctx, findKase(request), embed) };
-  });
-
-  app.post('/api/v2/kases', async (request, reply) => {
-    const embed = parseEmbed(request, KASE_EMBEDS);
-    const caller = callerOf(request);
-    const body = unwrap(request, 'kase');
-    const at = timestamp(ctx.now());
-    const { record: draft, tracks, applyTagChanges } = applyKaseBody(ctx, caller, body, { ...blankKase(at), id: 0 }, 'create');
-    applyTagChanges();
-    const { id: _ignored, ...rest } = draft;
-    const record = store.kases.insert(rest);
-    applyTracksOrUndo(ctx, tracks, { kaseId: record.id }, caller.user.id);
-    return created(request, reply, `/kases/${record.id}`, { kase: serializeKase(ctx, record, new Set([...embed, 'tags', 'fields'])) });
-  });
-
-  app.put('/api/v2/kases/:kaseId', async (request) => {
-    const embed = parseEmbed(request, KASE_EMBEDS);
-    const caller = callerOf(request);
-    const existing = findKase(request);
-    const body = unwrap(request, 'kase');
-    const { record, applyTagChanges } = applyKaseBody(ctx, caller, body, existing, 'update');
-    applyTagChanges();
-    record.updatedAt = timestamp(ctx.now());
-    store.kases.put(record);
-    return { kase: serializeKase(ctx, record, new Set([...embed, 'tags', 'fields'])) };
-  });
-
-  app.delete('/api/v2/kases/:kaseId', async (request, reply) => {
-    deleteKase(ctx, findKase(request).id);
-    return reply.code(204).send();
-  });
-
-  app.get('/api/v2/kases/:kaseId/parties', async (request, reply) => {
-    const kase = findKase(request);
-    const embed = parseEmbed(request, PARTY_EMBEDS);
-    const caller = callerOf(request);
-    const parties = kase.partyIds.flatMap((id) => {
-      const party = store.parties.get(id);
-      return party && visibleTo(party, caller) ? [party] : [];
-    });
-    return { parties: paginate(request, reply, parties).map((p) => serializeParty(ctx, p, embed)) };
+  const findKase = registerRecordRoutes<KaseRec>(app, ctx, {
+    plural: 'kases',
+    singular: 'kase',
+    noun: 'project',
+    param: 'kaseId',
+    restrictedKey: 'restrictedKases',
+    embeds: KASE_EMBEDS,
+    table: () => store.kases,
+    deleted: () => store.deleted.kases,
+    serialize: serializeKase,
+    matches: nameOrPartyMatches,
+    blank: blankKase,
+    applyBody: applyKaseBody,
+    remove: deleteKase,
+    trackTarget: (kaseId) => ({ kaseId }),
   });
 
   const contactTarget = (request: FastifyRequest): { kase: KaseRec; partyId: number } => {

@@ -3,25 +3,20 @@
  * opportunity is closed: moving onto a complete milestone stamps `closedOn`, moving off clears it.
  */
 import { code as currencyByCode } from 'currency-codes';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { callerOf, type Caller, type SandboxContext } from '../context.ts';
-import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
+import type { FastifyInstance } from 'fastify';
+import type { Caller, SandboxContext } from '../context.ts';
 import type { MilestoneRec, OpportunityRec } from '../model.ts';
 import { fieldsOf, partySummary, tagsOf, teamSummary, userSummary } from '../serialize.ts';
-import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { serializeParty } from './parties.ts';
 import { deleteOpportunity } from './record-cascade.ts';
 import {
   applyTags,
   type Body,
-  changedSince,
   checkKeys,
-  deletedList,
   dropFieldsOfRemovedTags,
   isObject,
   missingImportantFields,
-  mustFind,
-  mustFindAll,
-  partyMatches,
+  nameOrPartyMatches,
   planFields,
   planTags,
   Problems,
@@ -31,9 +26,9 @@ import {
   readString,
   resolveOwnerTeam,
   today,
-  visibleTo,
 } from './record-common.ts';
-import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
+import { readTracks } from './record-tracks.ts';
+import { registerRecordRoutes } from './record-routes.ts';
 
 export const OPPORTUNITY_EMBEDS = ['tags', 'fields', 'party', 'milestone', 'missingImportantFields'] as const;
 
@@ -260,90 +255,23 @@ function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {
   };
 }
 
-function opportunityMatches(ctx: SandboxContext, opportunity: OpportunityRec, q: string): boolean {
-  if (opportunity.name.toLowerCase().includes(q.trim().toLowerCase())) return true;
-  const party = ctx.store.parties.get(opportunity.partyId);
-  return party !== undefined && partyMatches(party, q);
-}
-
 /** Registers the v2 opportunity endpoints (spec 4.2). */
 export function registerOpportunityRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
-  const list = (request: FastifyRequest, reply: FastifyReply, records: OpportunityRec[]): { opportunities: unknown[] } => {
-    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
-    const caller = callerOf(request);
-    const page = paginate(request, reply, records.filter((r) => visibleTo(r, caller)));
-    return { opportunities: page.map((r) => serializeOpportunity(ctx, r, embed)) };
-  };
-  const findOpportunity = (request: FastifyRequest): OpportunityRec => {
-    const { opportunityId } = request.params as { opportunityId: string };
-    return mustFind(store.opportunities, parseId(opportunityId, 'opportunity'), callerOf(request), 'opportunity');
-  };
-
-  app.get('/api/v2/opportunities', async (request, reply) => list(request, reply, changedSince(request, store.opportunities.all())));
-
-  app.get('/api/v2/opportunities/search', async (request, reply) => {
-    const q = queryOf(request).q;
-    if (q === undefined || q.trim() === '') throw badRequest('the search needs a non-empty q parameter');
-    return list(request, reply, store.opportunities.all().filter((o) => opportunityMatches(ctx, o, q)));
-  });
-
-  app.get('/api/v2/opportunities/deleted', async (request) =>
-    deletedList(request, callerOf(request), store.deleted.opportunities, store.opportunities.all(), (o) => o.name, {
-      deleted: 'opportunities',
-      restricted: 'restrictedOpportunities',
-    }),
-  );
-
-  app.get('/api/v2/opportunities/:opportunityId', async (request) => {
-    const { opportunityId } = request.params as { opportunityId: string };
-    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
-    if (isIdList(opportunityId)) {
-      const records = mustFindAll(store.opportunities, opportunityId, callerOf(request), 'opportunity');
-      return { opportunities: records.map((r) => serializeOpportunity(ctx, r, embed)) };
-    }
-    return { opportunity: serializeOpportunity(ctx, findOpportunity(request), embed) };
-  });
-
-  app.post('/api/v2/opportunities', async (request, reply) => {
-    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
-    const caller = callerOf(request);
-    const body = unwrap(request, 'opportunity');
-    const at = timestamp(ctx.now());
-    const { record: draft, tracks, applyTagChanges } = applyOpportunityBody(ctx, caller, body, { ...blankOpportunity(at), id: 0 }, 'create');
-    applyTagChanges();
-    const { id: _ignored, ...rest } = draft;
-    const record = store.opportunities.insert(rest);
-    applyTracksOrUndo(ctx, tracks, { opportunityId: record.id }, caller.user.id);
-    const body201 = { opportunity: serializeOpportunity(ctx, record, new Set([...embed, 'tags', 'fields'])) };
-    return created(request, reply, `/opportunities/${record.id}`, body201);
-  });
-
-  app.put('/api/v2/opportunities/:opportunityId', async (request) => {
-    const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
-    const caller = callerOf(request);
-    const existing = findOpportunity(request);
-    const body = unwrap(request, 'opportunity');
-    const { record, applyTagChanges } = applyOpportunityBody(ctx, caller, body, existing, 'update');
-    applyTagChanges();
-    record.updatedAt = timestamp(ctx.now());
-    store.opportunities.put(record);
-    return { opportunity: serializeOpportunity(ctx, record, new Set([...embed, 'tags', 'fields'])) };
-  });
-
-  app.delete('/api/v2/opportunities/:opportunityId', async (request, reply) => {
-    deleteOpportunity(ctx, findOpportunity(request).id);
-    return reply.code(204).send();
-  });
-
-  app.get('/api/v2/opportunities/:opportunityId/parties', async (request, reply) => {
-    const opportunity = findOpportunity(request);
-    const embed = parseEmbed(request, PARTY_EMBEDS);
-    const caller = callerOf(request);
-    const parties = opportunity.partyIds.flatMap((id) => {
-      const party = store.parties.get(id);
-      return party && visibleTo(party, caller) ? [party] : [];
-    });
-    return { parties: paginate(request, reply, parties).map((p) => serializeParty(ctx, p, embed)) };
+  registerRecordRoutes<OpportunityRec>(app, ctx, {
+    plural: 'opportunities',
+    singular: 'opportunity',
+    noun: 'opportunity',
+    param: 'opportunityId',
+    restrictedKey: 'restrictedOpportunities',
+    embeds: OPPORTUNITY_EMBEDS,
+    table: () => store.opportunities,
+    deleted: () => store.deleted.opportunities,
+    serialize: serializeOpportunity,
+    matches: nameOrPartyMatches,
+    blank: blankOpportunity,
+    applyBody: applyOpportunityBody,
+    remove: deleteOpportunity,
+    trackTarget: (opportunityId) => ({ opportunityId }),
   });
 }

@@ -626,3 +626,10 @@ export function partyMatches(party: PartyRec, q: string): boolean {
   }
   return false;
 }
+
+/** Whether a project or opportunity matches a search: by its own name, or by its party (name, postcode, phone). */
+export function nameOrPartyMatches(ctx: SandboxContext, record: { name: string; partyId: number }, q: string): boolean {
+  if (record.name.toLowerCase().includes(q.trim().toLowerCase())) return true;
+  const party = ctx.store.parties.get(record.partyId);
+  return party !== undefined && partyMatches(party, q);
+}

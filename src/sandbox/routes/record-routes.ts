@@ -1,0 +1,121 @@
+/**
+ * The routes projects and opportunities share: list, search, deleted, show (one or several ids),
+ * create, update, delete, and the additional parties. They differ only in names, bodies and
+ * serializers, which a RecordKind gives.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { callerOf, type Caller, type SandboxContext } from '../context.ts';
+import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
+import type { DeletedRec, PartyRec } from '../model.ts';
+import type { Table } from '../store.ts';
+import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { type Body, changedSince, deletedList, mustFind, mustFindAll, visibleTo } from './record-common.ts';
+import { applyTracksOrUndo } from './record-tracks.ts';
+
+/** What the shared routes need of a record kind. */
+export interface RecordKind<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }> {
+  /** The path segment and list key (`kases`), the wrapper of one record (`kase`). */
+  plural: 'kases' | 'opportunities';
+  singular: 'kase' | 'opportunity';
+  /** The record's name in messages (`project`). */
+  noun: string;
+  /** The route parameter of its id (`kaseId`). */
+  param: string;
+  /** The key of restricted records in the `/deleted` answer. */
+  restrictedKey: string;
+  embeds: readonly string[];
+  table(ctx: SandboxContext): Table<R>;
+  deleted(ctx: SandboxContext): readonly DeletedRec[];
+  serialize(ctx: SandboxContext, record: R, embed: ReadonlySet<string>): Record<string, unknown>;
+  matches(ctx: SandboxContext, record: R, q: string): boolean;
+  blank(at: string): Omit<R, 'id'>;
+  applyBody(ctx: SandboxContext, caller: Caller, body: Body, base: R, mode: 'create' | 'update'): { record: R; tracks: number[]; applyTagChanges: () => void };
+  remove(ctx: SandboxContext, id: number): void;
+  /** Where tracks applied on create go. */
+  trackTarget(id: number): { kaseId: number } | { opportunityId: number };
+}
+
+/** Registers the shared routes; returns the lookup of the record a request's path names, for the kind's own routes. */
+export function registerRecordRoutes<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }>(
+  app: FastifyInstance,
+  ctx: SandboxContext,
+  kind: RecordKind<R>,
+): (request: FastifyRequest) => R {
+  const { plural, singular, noun } = kind;
+  const table = kind.table(ctx);
+  const base = `/api/v2/${plural}`;
+  const list = (request: FastifyRequest, reply: FastifyReply, records: R[]): Record<string, unknown> => {
+    const embed = parseEmbed(request, kind.embeds);
+    const caller = callerOf(request);
+    const page = paginate(request, reply, records.filter((r) => visibleTo(r, caller)));
+    return { [plural]: page.map((r) => kind.serialize(ctx, r, embed)) };
+  };
+  const find = (request: FastifyRequest): R => {
+    const id = (request.params as Record<string, string>)[kind.param] as string;
+    return mustFind(table, parseId(id, noun), callerOf(request), noun);
+  };
+  // A written record is answered with its tags and fields whatever was asked to embed.
+  const written = (request: FastifyRequest): Set<string> => new Set([...parseEmbed(request, kind.embeds), 'tags', 'fields']);
+
+  app.get(base, async (request, reply) => list(request, reply, changedSince(request, table.all())));
+
+  app.get(`${base}/search`, async (request, reply) => {
+    const q = queryOf(request).q;
+    if (q === undefined || q.trim() === '') throw badRequest('the search needs a non-empty q parameter');
+    return list(request, reply, table.all().filter((r) => kind.matches(ctx, r, q)));
+  });
+
+  app.get(`${base}/deleted`, async (request) =>
+    deletedList(request, callerOf(request), kind.deleted(ctx), table.all(), (r) => r.name, { deleted: plural, restricted: kind.restrictedKey }),
+  );
+
+  app.get(`${base}/:${kind.param}`, async (request) => {
+    const id = (request.params as Record<string, string>)[kind.param] as string;
+    const embed = parseEmbed(request, kind.embeds);
+    if (isIdList(id)) return { [plural]: mustFindAll(table, id, callerOf(request), noun).map((r) => kind.serialize(ctx, r, embed)) };
+    return { [singular]: kind.serialize(ctx, find(request), embed) };
+  });
+
+  app.post(base, async (request, reply) => {
+    const embed = written(request);
+    const caller = callerOf(request);
+    const body = unwrap(request, singular);
+    const at = timestamp(ctx.now());
+    const { record: draft, tracks, applyTagChanges } = kind.applyBody(ctx, caller, body, { ...kind.blank(at), id: 0 } as R, 'create');
+    applyTagChanges();
+    const { id: _ignored, ...rest } = draft;
+    const record = table.insert(rest as Omit<R, 'id'>);
+    applyTracksOrUndo(ctx, tracks, kind.trackTarget(record.id), caller.user.id);
+    return created(request, reply, `/${plural}/${record.id}`, { [singular]: kind.serialize(ctx, record, embed) });
+  });
+
+  app.put(`${base}/:${kind.param}`, async (request) => {
+    const embed = written(request);
+    const caller = callerOf(request);
+    const existing = find(request);
+    const body = unwrap(request, singular);
+    const { record, applyTagChanges } = kind.applyBody(ctx, caller, body, existing, 'update');
+    applyTagChanges();
+    record.updatedAt = timestamp(ctx.now());
+    table.put(record);
+    return { [singular]: kind.serialize(ctx, record, embed) };
+  });
+
+  app.delete(`${base}/:${kind.param}`, async (request, reply) => {
+    kind.remove(ctx, find(request).id);
+    return reply.code(204).send();
+  });
+
+  app.get(`${base}/:${kind.param}/parties`, async (request, reply) => {
+    const record = find(request);
+    const embed = parseEmbed(request, PARTY_EMBEDS);
+    const caller = callerOf(request);
+    const parties = record.partyIds.flatMap((id) => {
+      const party: PartyRec | undefined = ctx.store.parties.get(id);
+      return party && visibleTo(party, caller) ? [party] : [];
+    });
+    return { parties: paginate(request, reply, parties).map((p) => serializeParty(ctx, p, embed)) };
+  });
+
+  return find;
+}
