@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntryRec, KaseRec, OpportunityRec, PartyRec } from '../../../src/sandbox/index.ts';
 import { contentDisposition } from '../../../src/sandbox/routes/entries.ts';
+import { addEntry, addKase as addStoredKase, addOpportunity as addStoredOpportunity, addParty as addStoredParty } from '../../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 const START = Date.parse('2025-03-01T10:00:00Z');
@@ -14,45 +15,30 @@ async function startClocked(options: Parameters<typeof startTestSandbox>[0] = {}
 
 // Parties, projects and opportunities have their own route modules; these tests put records into
 // the store directly so they depend on nothing but the entry routes.
+// Records put straight into the store: no owner, dated 2025-01-01, which these tests rely on.
+const STORED = { ownerId: null, createdAt: '2025-01-01T00:00:00Z', updatedAt: '2025-01-01T00:00:00Z' };
+
 function addParty(sandbox: TestSandbox, lastName: string): PartyRec {
-  const at = '2025-01-01T00:00:00Z';
-  return sandbox.store.parties.insert({
-    type: 'person', title: null, firstName: 'Pat', lastName, jobTitle: null, name: null, about: null,
-    organisationId: null, ownerId: null, teamId: null, lastContactedAt: null, pictureURL: 'https://example.test/p.png',
-    addresses: [], phoneNumbers: [], emailAddresses: [], websites: [], tagIds: [], fields: [], restrictedFor: [],
-    createdAt: at, updatedAt: at,
-  });
+  return addStoredParty(sandbox.store, { ...STORED, firstName: 'Pat', lastName });
 }
 
 function addKase(sandbox: TestSandbox, partyId: number, name: string): KaseRec {
-  const at = '2025-01-01T00:00:00Z';
-  return sandbox.store.kases.insert({
-    name, description: null, partyId, partyIds: [], ownerId: null, teamId: null, status: 'OPEN', opportunityId: null,
-    stageId: null, startOn: null, expectedCloseOn: null, closedOn: null, lastContactedAt: null, tagIds: [], fields: [],
-    restrictedFor: [], createdAt: at, updatedAt: at,
-  });
+  return addStoredKase(sandbox.store, partyId, { ...STORED, name });
 }
 
 function addOpportunity(sandbox: TestSandbox, partyId: number, name: string): OpportunityRec {
-  const at = '2025-01-01T00:00:00Z';
   const milestone = sandbox.store.milestones.all()[0];
   if (!milestone) throw new Error('the seeded account has no milestone');
-  return sandbox.store.opportunities.insert({
-    name, description: null, partyId, partyIds: [], ownerId: null, teamId: null, milestoneId: milestone.id,
-    lostReason: null, value: null, expectedCloseOn: null, closedOn: null, probability: 10, durationBasis: 'FIXED',
-    duration: null, lastContactedAt: null, tagIds: [], fields: [], restrictedFor: [], createdAt: at, updatedAt: at,
+  return addStoredOpportunity(sandbox.store, partyId, {
+    ...STORED, name, milestoneId: milestone.id, value: null, expectedCloseOn: null, probability: 10,
   });
 }
 
 function addStoredEntry(sandbox: TestSandbox, fields: Partial<EntryRec>): EntryRec {
-  const at = '2025-02-01T00:00:00Z';
   const admin = sandbox.store.users.all()[0];
   if (!admin) throw new Error('the seeded account has no user');
-  return sandbox.store.entries.insert({
-    type: 'note', content: 'stored', subject: null, creatorId: admin.id, activityTypeId: -1, entryAt: at,
-    partyId: null, kaseId: null, opportunityId: null, partyIds: [], attachments: [], participants: [],
-    createdAt: at, updatedAt: at, ...fields,
-  });
+  const at = '2025-02-01T00:00:00Z';
+  return addEntry(sandbox.store, { content: 'stored', creatorId: admin.id, entryAt: at, createdAt: at, updatedAt: at, ...fields });
 }
 
 async function upload(sandbox: TestSandbox, name: string, bytes: Buffer, type = 'application/octet-stream'): Promise<string> {

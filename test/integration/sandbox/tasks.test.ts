@@ -1,37 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KaseRec, PartyRec, TaskRec } from '../../../src/sandbox/index.ts';
+import { addKase as addStoredKase, addParty as addStoredParty, addTask } from '../../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 const START = Date.parse('2025-03-01T10:00:00Z');
 
 // Parties and projects have their own route modules; these tests put records into the store
 // directly so they depend on nothing but the task routes.
+// Records put straight into the store: no owner, dated 2025-01-01, which these tests rely on.
+const STORED = { ownerId: null, createdAt: '2025-01-01T00:00:00Z', updatedAt: '2025-01-01T00:00:00Z' };
+
 function addParty(sandbox: TestSandbox, lastName: string): PartyRec {
-  const at = '2025-01-01T00:00:00Z';
-  return sandbox.store.parties.insert({
-    type: 'person', title: null, firstName: 'Tess', lastName, jobTitle: null, name: null, about: null,
-    organisationId: null, ownerId: null, teamId: null, lastContactedAt: null, pictureURL: 'https://example.test/p.png',
-    addresses: [], phoneNumbers: [], emailAddresses: [], websites: [], tagIds: [], fields: [], restrictedFor: [],
-    createdAt: at, updatedAt: at,
-  });
+  return addStoredParty(sandbox.store, { ...STORED, firstName: 'Tess', lastName });
 }
 
 function addKase(sandbox: TestSandbox, partyId: number, name: string): KaseRec {
-  const at = '2025-01-01T00:00:00Z';
-  return sandbox.store.kases.insert({
-    name, description: null, partyId, partyIds: [], ownerId: null, teamId: null, status: 'OPEN', opportunityId: null,
-    stageId: null, startOn: null, expectedCloseOn: null, closedOn: null, lastContactedAt: null, tagIds: [], fields: [],
-    restrictedFor: [], createdAt: at, updatedAt: at,
-  });
+  return addStoredKase(sandbox.store, partyId, { ...STORED, name });
 }
 
 function addStoredTask(sandbox: TestSandbox, fields: Partial<TaskRec>): TaskRec {
-  const at = '2025-01-01T00:00:00Z';
-  return sandbox.store.tasks.insert({
-    description: 'stored', detail: null, categoryId: null, status: 'OPEN', partyId: null, opportunityId: null,
-    kaseId: null, ownerId: null, dueOn: '2025-04-01', dueTime: null, completedAt: null, trackId: null, repeat: null,
-    createdAt: at, updatedAt: at, ...fields,
-  });
+  return addTask(sandbox.store, { ...STORED, description: 'stored', dueOn: '2025-04-01', ...fields });
 }
 
 function fieldsOf(body: { errors?: Array<{ field: string }> }): string[] {
