@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { KaseRec, OpportunityRec, PartyRec } from '../model.ts';
+import { addKase, addOpportunity, addParty, userId } from '../../../test/helpers/records.ts';
 import { seedAccount } from '../seed.ts';
 import { Store } from '../store.ts';
 import { compileFilter } from './compile.ts';
@@ -15,11 +16,6 @@ const TODAY = '2026-03-15';
 const store = new Store();
 seedAccount(store, new Date('2026-01-01T00:00:00Z'));
 
-const userId = (username: string): number => {
-  const user = store.users.all().find((u) => u.username === username);
-  if (!user) throw new Error(`no seeded user ${username}`);
-  return user.id;
-};
 const tagId = (name: string): number => {
   const tag = store.tags.all().find((t) => t.name === name);
   if (!tag) throw new Error(`no tag ${name}`);
@@ -36,8 +32,8 @@ const milestoneId = (name: string): number => {
   return milestone.id;
 };
 
-const ADMIN = userId('admin');
-const SAM = userId('sam');
+const ADMIN = userId(store, 'admin');
+const SAM = userId(store, 'sam');
 const SALES_TEAM = store.teams.all().find((t) => t.name === 'Sales')?.id ?? -1;
 const CUSTOMER = tagId('Customer');
 const PROSPECT = tagId('Prospect');
@@ -67,31 +63,11 @@ const BOARDS = [
 const oppTag = store.tags.insert({ entity: 'opportunities', name: 'Renewal', dataTag: false });
 const kaseTag = store.tags.insert({ entity: 'kases', name: 'Onsite', dataTag: false });
 
+// Records of these tests: no names or owner unless given, dated the day the account was seeded.
+const STORED = { ownerId: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' };
+
 function party(fields: Partial<PartyRec>): PartyRec {
-  return store.parties.insert({
-    type: 'person',
-    title: null,
-    firstName: null,
-    lastName: null,
-    jobTitle: null,
-    name: null,
-    about: null,
-    organisationId: null,
-    ownerId: null,
-    teamId: null,
-    lastContactedAt: null,
-    pictureURL: 'https://example.test/p.png',
-    addresses: [],
-    phoneNumbers: [],
-    emailAddresses: [],
-    websites: [],
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: '2026-01-01T00:00:00Z',
-    updatedAt: '2026-01-01T00:00:00Z',
-    ...fields,
-  });
+  return addParty(store, { ...STORED, firstName: null, lastName: null, ...fields });
 }
 
 const acme = party({
@@ -144,26 +120,12 @@ const globex = party({
 const carl = party({ firstName: 'carl', lastName: 'Sagan', organisationId: globex.id, createdAt: '2026-03-20T00:00:00Z' });
 
 function opportunity(fields: Partial<OpportunityRec>): OpportunityRec {
-  return store.opportunities.insert({
-    name: 'Deal',
-    description: null,
-    partyId: acme.id,
-    partyIds: [],
-    ownerId: null,
-    teamId: null,
+  return addOpportunity(store, acme.id, {
+    ...STORED,
     milestoneId: milestoneId('New'),
-    lostReason: null,
     value: null,
     expectedCloseOn: null,
-    closedOn: null,
     probability: 10,
-    durationBasis: 'FIXED',
-    duration: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: '2026-01-01T00:00:00Z',
     updatedAt: '2026-03-14T00:00:00Z',
     ...fields,
   });
@@ -193,27 +155,7 @@ const freshDeal = opportunity({ name: 'Training', milestoneId: milestoneId('Prop
 const partnerDeal = opportunity({ name: 'Reseller', milestoneId: intro.id, probability: 5, updatedAt: '2020-01-01T00:00:00Z' });
 
 function kase(fields: Partial<KaseRec>): KaseRec {
-  return store.kases.insert({
-    name: 'Project',
-    description: null,
-    partyId: acme.id,
-    partyIds: [],
-    ownerId: null,
-    teamId: null,
-    status: 'OPEN',
-    opportunityId: null,
-    stageId: null,
-    startOn: null,
-    expectedCloseOn: null,
-    closedOn: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: '2026-01-01T00:00:00Z',
-    updatedAt: '2026-01-01T00:00:00Z',
-    ...fields,
-  });
+  return addKase(store, acme.id, { ...STORED, name: 'Project', ...fields });
 }
 
 const rollout = kase({
