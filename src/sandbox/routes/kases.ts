@@ -13,23 +13,16 @@ import { serializeParty } from './parties.ts';
 import { serializeOpportunity } from './opportunities.ts';
 import { deleteKase } from './record-cascade.ts';
 import {
-  applyTags,
   type Body,
   checkKeys,
-  dropFieldsOfRemovedTags,
   missingImportantFields,
   nameOrPartyMatches,
-  planFields,
-  planTags,
   Problems,
   readDate,
   readIdRef,
-  readString,
-  resolveOwnerTeam,
   today,
 } from './record-common.ts';
-import { readTracks } from './record-tracks.ts';
-import { registerRecordRoutes } from './record-routes.ts';
+import { finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
 export const KASE_EMBEDS = ['tags', 'fields', 'party', 'opportunity', 'missingImportantFields'] as const;
 
@@ -107,17 +100,8 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
   const record: KaseRec = { ...base };
   checkKeys(body, mode === 'create' ? [...KASE_KEYS, 'tracks'] : KASE_KEYS, READ_ONLY_KEYS, problems);
 
-  const name = readString(body, 'name', problems, { required: mode === 'create', max: 255 });
-  if (name) record.name = name;
-  const description = readString(body, 'description', problems, { nullable: true, max: 100_000 });
-  if (description !== undefined) record.description = description;
-
-  if (mode === 'create' && body.party === undefined) problems.add('party', 'is required: {"id": <party id>}');
-  const partyId = readIdRef(body.party, 'party', problems);
-  if (typeof partyId === 'number') {
-    if (!ctx.store.parties.has(partyId)) problems.add('party', `no party with id ${partyId}`);
-    else record.partyId = partyId;
-  }
+  readNameDescription(body, record, mode, problems);
+  readParty(ctx, body, record, mode, problems);
 
   const opportunityId = readIdRef(body.opportunity, 'opportunity', problems, true);
   if (opportunityId === null) record.opportunityId = null;
@@ -141,21 +125,7 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
   if (record.status === 'CLOSED' && base.status !== 'CLOSED' && body.closedOn === undefined) record.closedOn = today(ctx);
   if (record.status === 'OPEN' && base.status === 'CLOSED' && body.closedOn === undefined) record.closedOn = null;
 
-  Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
-  if (record.ownerId === null && record.teamId === null) problems.add('owner', 'a project needs an owner or a team');
-
-  const tagPlan = planTags(ctx, 'kases', base.tagIds, body.tags, mode, problems);
-  const fields = planFields(ctx, 'kases', null, base.fields, body.fields, mode, problems);
-  const tracks = mode === 'create' ? readTracks(ctx, body.tracks, 'KASE', problems) : [];
-  problems.check();
-  record.fields = dropFieldsOfRemovedTags(ctx, fields, tagPlan.removed);
-  return {
-    record,
-    tracks,
-    applyTagChanges: () => {
-      record.tagIds = applyTags(ctx, 'kases', tagPlan, record.fields);
-    },
-  };
+  return finishBody(ctx, caller, body, base, record, mode, problems, { entity: 'kases', tracksFor: 'KASE', aNoun: 'a project' });
 }
 
 /** A new project before the request's fields are applied: open, on the first stage. */

@@ -10,25 +10,19 @@ import { fieldsOf, partySummary, tagsOf, teamSummary, userSummary } from '../ser
 import { serializeParty } from './parties.ts';
 import { deleteOpportunity } from './record-cascade.ts';
 import {
-  applyTags,
   type Body,
   checkKeys,
-  dropFieldsOfRemovedTags,
   isObject,
   missingImportantFields,
   nameOrPartyMatches,
-  planFields,
-  planTags,
   Problems,
   readDate,
   readIdRef,
   readInteger,
   readString,
-  resolveOwnerTeam,
   today,
 } from './record-common.ts';
-import { readTracks } from './record-tracks.ts';
-import { registerRecordRoutes } from './record-routes.ts';
+import { finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
 export const OPPORTUNITY_EMBEDS = ['tags', 'fields', 'party', 'milestone', 'missingImportantFields'] as const;
 
@@ -161,19 +155,10 @@ function applyOpportunityBody(
   const record: OpportunityRec = { ...base };
   checkKeys(body, mode === 'create' ? [...OPPORTUNITY_KEYS, 'tracks'] : OPPORTUNITY_KEYS, READ_ONLY_KEYS, problems);
 
-  const name = readString(body, 'name', problems, { required: mode === 'create', max: 255 });
-  if (name) record.name = name;
-  const description = readString(body, 'description', problems, { nullable: true, max: 100_000 });
-  if (description !== undefined) record.description = description;
+  readNameDescription(body, record, mode, problems);
   const lostReason = readString(body, 'lostReason', problems, { nullable: true, max: 255 });
   if (lostReason !== undefined) record.lostReason = lostReason;
-
-  if (mode === 'create' && body.party === undefined) problems.add('party', 'is required: {"id": <party id>}');
-  const partyId = readIdRef(body.party, 'party', problems);
-  if (typeof partyId === 'number') {
-    if (!ctx.store.parties.has(partyId)) problems.add('party', `no party with id ${partyId}`);
-    else record.partyId = partyId;
-  }
+  readParty(ctx, body, record, mode, problems);
 
   if (mode === 'create' && body.milestone === undefined) problems.add('milestone', 'is required: {"id": <milestone id>} or {"name": "..."}');
   const milestone = readMilestone(ctx, body.milestone, problems);
@@ -213,21 +198,7 @@ function applyOpportunityBody(
     problems.add('duration', `is required with durationBasis ${record.durationBasis}`);
   }
 
-  Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
-  if (record.ownerId === null && record.teamId === null) problems.add('owner', 'an opportunity needs an owner or a team');
-
-  const tagPlan = planTags(ctx, 'opportunities', base.tagIds, body.tags, mode, problems);
-  const fields = planFields(ctx, 'opportunities', null, base.fields, body.fields, mode, problems);
-  const tracks = mode === 'create' ? readTracks(ctx, body.tracks, 'OPPORTUNITY', problems) : [];
-  problems.check();
-  record.fields = dropFieldsOfRemovedTags(ctx, fields, tagPlan.removed);
-  return {
-    record,
-    tracks,
-    applyTagChanges: () => {
-      record.tagIds = applyTags(ctx, 'opportunities', tagPlan, record.fields);
-    },
-  };
+  return finishBody(ctx, caller, body, base, record, mode, problems, { entity: 'opportunities', tracksFor: 'OPPORTUNITY', aNoun: 'an opportunity' });
 }
 
 function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {

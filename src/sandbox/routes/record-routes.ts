@@ -6,11 +6,85 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
-import type { DeletedRec, PartyRec } from '../model.ts';
+import type { DeletedRec, FieldValueRec, PartyRec } from '../model.ts';
 import type { Table } from '../store.ts';
 import { PARTY_EMBEDS, serializeParty } from './parties.ts';
-import { type Body, changedSince, deletedList, mustFind, mustFindAll, visibleTo } from './record-common.ts';
-import { applyTracksOrUndo } from './record-tracks.ts';
+import {
+  applyTags,
+  type Body,
+  changedSince,
+  deletedList,
+  dropFieldsOfRemovedTags,
+  mustFind,
+  mustFindAll,
+  planFields,
+  planTags,
+  type Problems,
+  readIdRef,
+  readString,
+  resolveOwnerTeam,
+  visibleTo,
+} from './record-common.ts';
+import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
+
+/** What the body readers below write into: the fields projects and opportunities share. */
+interface SharedFields {
+  name: string;
+  description: string | null;
+  partyId: number;
+  ownerId: number | null;
+  teamId: number | null;
+  tagIds: number[];
+  fields: FieldValueRec[];
+}
+
+/** Reads the name, the description and the party of a create or update body into `record`. */
+export function readNameDescription(body: Body, record: SharedFields, mode: 'create' | 'update', problems: Problems): void {
+  const name = readString(body, 'name', problems, { required: mode === 'create', max: 255 });
+  if (name) record.name = name;
+  const description = readString(body, 'description', problems, { nullable: true, max: 100_000 });
+  if (description !== undefined) record.description = description;
+}
+
+/** Reads the party a body links to (required on create) into `record`. */
+export function readParty(ctx: SandboxContext, body: Body, record: SharedFields, mode: 'create' | 'update', problems: Problems): void {
+  if (mode === 'create' && body.party === undefined) problems.add('party', 'is required: {"id": <party id>}');
+  const partyId = readIdRef(body.party, 'party', problems);
+  if (typeof partyId === 'number') {
+    if (!ctx.store.parties.has(partyId)) problems.add('party', `no party with id ${partyId}`);
+    else record.partyId = partyId;
+  }
+}
+
+/**
+ * The end of applying a body, the same for both kinds: owner or team (one is needed), tags,
+ * custom fields and, on create, tracks; then every problem found is thrown at once.
+ */
+export function finishBody<R extends SharedFields>(
+  ctx: SandboxContext,
+  caller: Caller,
+  body: Body,
+  base: R,
+  record: R,
+  mode: 'create' | 'update',
+  problems: Problems,
+  kind: { entity: 'kases' | 'opportunities'; tracksFor: 'KASE' | 'OPPORTUNITY'; aNoun: string },
+): { record: R; tracks: number[]; applyTagChanges: () => void } {
+  Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
+  if (record.ownerId === null && record.teamId === null) problems.add('owner', `${kind.aNoun} needs an owner or a team`);
+  const tagPlan = planTags(ctx, kind.entity, base.tagIds, body.tags, mode, problems);
+  const fields = planFields(ctx, kind.entity, null, base.fields, body.fields, mode, problems);
+  const tracks = mode === 'create' ? readTracks(ctx, body.tracks, kind.tracksFor, problems) : [];
+  problems.check();
+  record.fields = dropFieldsOfRemovedTags(ctx, fields, tagPlan.removed);
+  return {
+    record,
+    tracks,
+    applyTagChanges: () => {
+      record.tagIds = applyTags(ctx, kind.entity, tagPlan, record.fields);
+    },
+  };
+}
 
 /** What the shared routes need of a record kind. */
 export interface RecordKind<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }> {
