@@ -7,7 +7,7 @@ import { mapRows } from '../mapping/map-rows.ts';
 import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleRejects } from '../mapping/rejects.ts';
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
+import type { MappedItem, MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { openSource, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
@@ -70,7 +70,7 @@ export interface ValidatePlanOptions extends ValidateCommonOptions {
 }
 
 /** A mapping loaded for a run, with what the run needs to know beside it. */
-interface PreparedStep {
+export interface PreparedStep {
   name: string;
   mappingFile: string;
   inputFile: string;
@@ -117,7 +117,7 @@ async function prepareStep(
 }
 
 /** Names the mapping writes as constants must exist before a single row is read. */
-function assertConstantNames(step: PreparedStep, resolver: NameResolver): void {
+export function assertConstantNames(step: PreparedStep, resolver: NameResolver): void {
   const problems = checkConstantNames(step.mapping, resolver);
   const first = problems[0];
   if (!first) return;
@@ -170,20 +170,18 @@ class ReasonCounter {
   }
 }
 
-async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
-  const report: StepReport & { interrupted: boolean } = {
-    step: step.name,
-    mappingFile: step.mappingFile,
-    inputFile: step.inputFile,
-    rowsRead: 0,
-    ok: 0,
-    skipped: 0,
-    rejected: 0,
-    reasons: [],
-    rejectsFile: null,
-    staleRejects: 'none',
-    interrupted: false,
-  };
+/** A step's rows as the mapping turns them into records, each with the row's values as read (for rejects). */
+export interface OpenedStep {
+  /** The input's columns, plus for v1 exports every column the mapping reads. */
+  header: string[];
+  items: AsyncGenerator<{ item: MappedItem; values: RejectedRow['values'] }>;
+}
+
+/**
+ * Opens a step's input, checks its columns against the mapping and maps its rows. Returns null
+ * when the signal stopped it while opening.
+ */
+export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
   let detected: string[] | undefined;
   const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
   if (signal) options.signal = signal;
@@ -200,8 +198,7 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
   } catch (error) {
     if (!signal?.aborted) throw error;
-    report.interrupted = true;
-    return report;
+    return null;
   }
   if (legacy) {
     // v1 records carry the columns of what they hold (an organisation has no firstName, the
@@ -216,6 +213,40 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
       throw error;
     }
   }
+  // The row as read, for the rejects file; mapped records do not carry it.
+  let lastValues: RejectedRow['values'] = null;
+  async function* remember(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceItem> {
+    for await (const item of items) {
+      lastValues = item.kind === 'row' ? item.values : null;
+      yield item;
+    }
+  }
+  async function* withValues(): AsyncGenerator<{ item: MappedItem; values: RejectedRow['values'] }> {
+    for await (const item of mapRows(remember(prepend(first, iterator)), compiled)) yield { item, values: lastValues };
+  }
+  return { header, items: withValues() };
+}
+
+async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
+  const report: StepReport & { interrupted: boolean } = {
+    step: step.name,
+    mappingFile: step.mappingFile,
+    inputFile: step.inputFile,
+    rowsRead: 0,
+    ok: 0,
+    skipped: 0,
+    rejected: 0,
+    reasons: [],
+    rejectsFile: null,
+    staleRejects: 'none',
+    interrupted: false,
+  };
+  const opened = await openStepItems(step, compiled, signal);
+  if (!opened) {
+    report.interrupted = true;
+    return report;
+  }
+  const { header } = opened;
 
   const reasons = new ReasonCounter();
   let writer: RejectsWriter | undefined;
@@ -226,16 +257,8 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     report.rejected += 1;
     if (rejected.key !== null && rejected.key !== '') book.addRejected(step.name, rejected.key);
   };
-  // The row as read, for the rejects file; mapped records do not carry it.
-  let lastValues: RejectedRow['values'] = null;
-  async function* remember(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceItem> {
-    for await (const item of items) {
-      lastValues = item.kind === 'row' ? item.values : null;
-      yield item;
-    }
-  }
   try {
-    for await (const item of mapRows(remember(prepend(first, iterator)), compiled)) {
+    for await (const { item, values: lastValues } of opened.items) {
       if (signal?.aborted) {
         report.interrupted = true;
         break;
