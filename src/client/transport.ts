@@ -71,6 +71,11 @@ export interface ApiRequest {
   /** Statuses that are answers, not errors (e.g. 404 for "does it exist?"). @default none */
   accept?: number[];
   signal?: AbortSignal;
+  /**
+   * Ends only the waits before sending (pacing, back-off), never a request under way: for writes
+   * whose fate would be unknown if cut off. @default signal
+   */
+  waitSignal?: AbortSignal;
 }
 
 export interface ApiResponse<T = unknown> {
@@ -109,6 +114,12 @@ export class Transport {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly log: ((line: string) => void) | undefined;
+  #sent = 0;
+
+  /** Requests sent so far, retries included: what counts against the service's quota. */
+  get requestsSent(): number {
+    return this.#sent;
+  }
 
   constructor(options: TransportOptions) {
     const { auth, dispatcher, governor, clock, random, log, ...rest } = options;
@@ -194,7 +205,8 @@ export class Transport {
 
     for (;;) {
       attempt += 1;
-      await this.governor.acquire(request.signal);
+      await this.governor.acquire(request.waitSignal ?? request.signal);
+      this.#sent += 1;
       const headers: Record<string, string> = {
         accept: 'application/json',
         'user-agent': this.settings.userAgent,
@@ -234,7 +246,7 @@ export class Transport {
             hint: 'Check the network and the base address; the run can be resumed.',
           });
         }
-        await this.clock.sleep(retryDelay(attempt, retry, this.random), request.signal);
+        await this.clock.sleep(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
         continue;
       }
 
@@ -272,7 +284,7 @@ export class Transport {
         }
         if (attempt <= retry.limit) {
           const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
-          await this.clock.sleep(retryDelay(attempt, retry, this.random, retryAfterMs), request.signal);
+          await this.clock.sleep(retryDelay(attempt, retry, this.random, retryAfterMs), request.waitSignal ?? request.signal);
           continue;
         }
       }

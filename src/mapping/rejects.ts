@@ -7,6 +7,9 @@ import type { RejectedRow } from './types.ts';
 /** Columns the rejects file adds after the input's own, in this order. */
 export const REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_raw'] as const;
 
+/** The importer's rejects carry the service's HTTP status, before the columns above. */
+export const STATUS_COLUMN = '_http_status';
+
 const BOM = '\uFEFF';
 /** Buffered text is written once it passes this size; keeps syscalls few without holding much. */
 const FLUSH_AT = 64 * 1024;
@@ -32,8 +35,8 @@ export function cellText(value: CellValue | undefined): string {
 }
 
 /** The header line this tool writes, used to recognise its own files. */
-function headerLine(columns: readonly string[]): string {
-  return [...columns, ...REJECT_COLUMNS].map(csvField).join(',');
+function headerLine(columns: readonly string[], status: boolean): string {
+  return [...columns, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS].map(csvField).join(',');
 }
 
 /**
@@ -95,10 +98,12 @@ export class RejectsWriter {
   #buffer = '';
   #count = 0;
   #closed = false;
+  readonly #status: boolean;
 
-  private constructor(file: string, columns: readonly string[], handle: FileHandle, temp: string) {
+  private constructor(file: string, columns: readonly string[], handle: FileHandle, temp: string, status: boolean) {
     this.file = file;
     this.columns = columns;
+    this.#status = status;
     this.#handle = handle;
     this.#temp = temp;
   }
@@ -107,7 +112,7 @@ export class RejectsWriter {
    * Opens a writer for `file` with the input's column names. Throws EXPORT_WRITE when `file`
    * exists and is not a rejects file this tool wrote, or when the folder is not writable.
    */
-  static async open(file: string, columns: readonly string[]): Promise<RejectsWriter> {
+  static async open(file: string, columns: readonly string[], options: { status?: boolean } = {}): Promise<RejectsWriter> {
     await assertWritableTarget(file);
     sequence += 1;
     const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
@@ -121,9 +126,10 @@ export class RejectsWriter {
       });
     }
     // A rejects file validated again carries the old reasons; the new ones replace them.
-    const own = columns.filter((column) => !(REJECT_COLUMNS as readonly string[]).includes(column));
-    const writer = new RejectsWriter(file, own, handle, temp);
-    writer.#buffer = `${BOM}${headerLine(own)}\r\n`;
+    const own = columns.filter((column) => column !== STATUS_COLUMN && !(REJECT_COLUMNS as readonly string[]).includes(column));
+    const status = options.status ?? false;
+    const writer = new RejectsWriter(file, own, handle, temp, status);
+    writer.#buffer = `${BOM}${headerLine(own, status)}\r\n`;
     return writer;
   }
 
@@ -137,6 +143,7 @@ export class RejectsWriter {
     if (this.#closed) throw new Error('RejectsWriter.write after commit or abort');
     const values = rejected.values;
     const cells = this.columns.map((column) => csvField(cellText(values?.[column])));
+    if (this.#status) cells.push(rejected.status === undefined ? '' : String(rejected.status));
     cells.push(
       String(rejected.location.row),
       csvField(rejected.field),

@@ -75,6 +75,8 @@ export interface RejectedRow {
   values: Record<string, CellValue> | null;
   /** The raw text of an unreadable record, when the reader had it. */
   raw?: string;
+  /** The HTTP status the service refused the row with (importer only). */
+  status?: number;
 }
 
 /** A row the mapping's `skip` condition left out on purpose. */

@@ -319,6 +319,28 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * header, the rows, duplicate keys and (with an online resolver) names, and writes the rejects
  * file when some rows fail. A mapping with `ref:` links needs a plan: MAPPING_REFERENCE.
  */
+/**
+ * Loads one mapping for a run over one input, as a step named after the mapping. A mapping with
+ * `ref:` links needs a plan: MAPPING_REFERENCE.
+ */
+export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(inputFile), 'rejects.csv')): Promise<PreparedStep> {
+  const step = await prepareStep('', mappingFile, inputFile, rejectsFile, undefined, undefined);
+  step.name = singleStepName(mappingFile, step.mapping);
+  const firstRef = step.refs[0];
+  if (firstRef) {
+    throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, {
+      location: firstRef.location,
+      hint: 'Run the plan that holds both steps (--plan PLAN), or link by id or name instead of ref.',
+    });
+  }
+  return step;
+}
+
+/**
+ * Maps every row of one input through one mapping without writing to the service: checks the
+ * header, the rows, duplicate keys and (with an online resolver) names, and writes the rejects
+ * file when some rows fail. A mapping with `ref:` links needs a plan: MAPPING_REFERENCE.
+ */
 export async function validateMapping(options: ValidateMappingOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
   let rejectsFile = options.rejectsFile ?? join(dirname(options.inputFile), 'rejects.csv');
@@ -327,15 +349,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
     rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
   }
   assertNotInput(rejectsFile, options.inputFile);
-  const step = await prepareStep('', options.mappingFile, options.inputFile, rejectsFile, undefined, undefined);
-  step.name = singleStepName(options.mappingFile, step.mapping);
-  const firstRef = step.refs[0];
-  if (firstRef) {
-    throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, {
-      location: firstRef.location,
-      hint: 'Validate the plan that holds both steps (crm-ferry validate --plan PLAN), or link by id or name instead of ref.',
-    });
-  }
+  const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile);
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
   const compiled = await compileMapping(step.mapping, { file: step.mappingFile });

@@ -1,0 +1,141 @@
+import { relative } from 'node:path';
+import { EXIT, exitCodeFor } from '../errors/index.ts';
+import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts } from '../load/index.ts';
+
+function plural(count: number, word: string): string {
+  return `${count.toLocaleString('en-GB')} ${word}${count === 1 ? '' : 's'}`;
+}
+
+function seconds(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return minutes < 60 ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function shown(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel === '' || rel.startsWith('..') ? path : rel;
+}
+
+const COUNTS: Array<[keyof StepCounts, string]> = [
+  ['rowsRead', 'rows read'],
+  ['created', 'created'],
+  ['updated', 'updated'],
+  ['unchanged', 'unchanged'],
+  ['matched', 'matched'],
+  ['deleted', 'deleted'],
+  ['skipped', 'skipped'],
+  ['rejected', 'rejected'],
+  ['missing', 'gone from input'],
+  ['notReached', 'not reached'],
+];
+
+/** Records written by a run: what requests per record are counted against. */
+function written(summary: ImportSummary): number {
+  return summary.steps.reduce((sum, s) => sum + s.created + s.updated + s.deleted, 0);
+}
+
+/** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */
+export function formatImportSummary(summary: ImportSummary, cwd: string): string {
+  const lines: string[] = [];
+  const dry = summary.dryRun;
+  lines.push(dry ? `Dry run: nothing was written to the account.` : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`);
+  for (const step of summary.steps) {
+    lines.push('', `Step ${step.step}: ${shown(step.inputFile, cwd)} with ${shown(step.mappingFile, cwd)}`);
+    for (const [key, label] of COUNTS) {
+      const value = step[key];
+      if (value === 0 && !['rowsRead', 'created', 'rejected'].includes(key)) continue;
+      const label2 = dry && (key === 'created' || key === 'updated') ? `to ${key === 'created' ? 'create' : 'update'}` : label;
+      const file = key === 'rejected' && step.rejectsFile ? `  -> ${shown(step.rejectsFile, cwd)}` : '';
+      lines.push(`  ${label2.padEnd(16)}${String(value).padStart(9)}${file}`);
+    }
+    if (step.successFile) lines.push(`  ${'results'.padEnd(16)}${''.padStart(9)}  -> ${shown(step.successFile, cwd)}`);
+    if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept; --delete-missing deletes them)`);
+  }
+  lines.push('');
+  if (summary.reconciled.applied + summary.reconciled.notApplied > 0) {
+    lines.push(`Unconfirmed writes of an earlier run: ${summary.reconciled.applied} found applied, ${summary.reconciled.notApplied} not applied (sent again where still needed).`);
+  }
+  if (dry) {
+    lines.push(`Requests needed: ${dry.requests.toLocaleString('en-GB')}.`);
+    if (dry.limitPerHour !== null && dry.estimatedSeconds !== null) {
+      lines.push(`At the account's limit of ${dry.limitPerHour.toLocaleString('en-GB')} requests per hour that takes about ${seconds(dry.estimatedSeconds * 1000)}.`);
+    } else {
+      lines.push('The service did not say its rate limit; the time depends on it.');
+    }
+    for (const sample of dry.samples) lines.push('', `Sample ${sample.action} (step ${sample.step}, key ${sample.key}):`, JSON.stringify(sample.body, null, 2));
+    return `${lines.join('\n')}\n`;
+  }
+  const count = written(summary);
+  const perRecord = count > 0 ? ` (${(summary.requests / count).toFixed(2)} per record written, reads of names included)` : '';
+  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')}${perRecord}; elapsed ${seconds(summary.elapsedMs)}.`);
+  const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
+  if (summary.stopped) lines.push('Stopped before the end. Nothing is lost: run the same command again to go on where it stopped.');
+  else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
+  else if (rejected > 0) lines.push(`${plural(rejected, 'row')} rejected: fix them (see the rejects files), then run again with --retry-rejects.`);
+  else lines.push('Done: every row is in the account.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Exit code of an import: 0 all written, 3 with rejects, 4 service trouble (state kept), 130 interrupted. */
+export function importExitCode(summary: ImportSummary): number {
+  if (summary.stopped) return exitCodeFor(summary.stopped);
+  if (summary.interrupted) return EXIT.INTERRUPTED;
+  return summary.steps.some((s) => s.rejected > 0) ? EXIT.ROWS_REJECTED : EXIT.OK;
+}
+
+/**
+ * Shows a run as it goes: one line rewritten in place on a terminal, a plain line now and then
+ * otherwise (cron, CI), or every event as a JSON line with `json`.
+ */
+export class ImportProgress {
+  #last = '';
+  #started = Date.now();
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly mode: 'tty' | 'lines' | 'json',
+  ) {}
+
+  onEvent = (event: ImportEvent): void => {
+    if (this.mode === 'json') {
+      const { type } = event;
+      const payload = event.type === 'end' ? { type, summary: { ...event.summary, stopped: event.summary.stopped ? { code: event.summary.stopped.code, message: event.summary.stopped.message } : null } } : event;
+      this.out.write(`${JSON.stringify(payload)}\n`);
+      return;
+    }
+    if (event.type === 'start' && !event.dryRun) this.out.write(`Writing ${event.steps.join(', ')} (state: ${event.stateDir})\n`);
+    if (event.type !== 'progress') return;
+    const done = event.steps.reduce((sum, s) => sum + s.created + s.updated + s.unchanged + s.matched, 0);
+    const rejected = event.steps.reduce((sum, s) => sum + s.rejected, 0);
+    const elapsed = (Date.now() - this.#started) / 1000;
+    const rate = elapsed > 0 ? done / elapsed : 0;
+    const g = event.governor;
+    const left = g.remaining !== null ? `, ${g.remaining.toLocaleString('en-GB')} requests left in the window` : '';
+    const paused = g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
+    const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead}`).join(' | ');
+    const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}`;
+    if (this.mode === 'tty') {
+      this.out.write(`\r${line.padEnd(this.#last.length)}`);
+      this.#last = line;
+    } else {
+      this.out.write(`${new Date().toISOString()} ${line}\n`);
+    }
+  };
+
+  /** Ends the line rewritten in place, before the summary. */
+  finish(): void {
+    if (this.mode === 'tty' && this.#last !== '') this.out.write('\n');
+  }
+}
+
+export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean): string {
+  if (summary.runs.length === 0) return 'Nothing to roll back: no run in this state that was not rolled back already.\n';
+  const lines = [`${dryRun ? 'Would roll back' : 'Rolled back'} run${summary.runs.length === 1 ? '' : 's'} ${summary.runs.join(', ')}:`];
+  for (const step of summary.steps) lines.push(`  ${step.step.padEnd(20)} ${plural(step.deleted, 'record')} ${dryRun ? 'to delete' : 'deleted'}, ${step.restored} ${dryRun ? 'to restore' : 'restored'}`);
+  if (summary.alreadyGone > 0) lines.push(`${plural(summary.alreadyGone, 'record')} were already gone from the account.`);
+  if (summary.notRestorable > 0) lines.push(`${plural(summary.notRestorable, 'record')} deleted by --delete-missing cannot be brought back; their last values are in the journal.`);
+  if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
+  if (!dryRun) lines.push(`Requests: ${summary.requests}.`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,17 @@
+export { canonicalJson, fingerprint } from './fingerprint.ts';
+export { beforeImage, ENTITY_API, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
+export { SuccessWriter, type RowAction, type SuccessRow } from './results.ts';
+export { RecordService, type UnconfirmedCreate } from './service.ts';
+export {
+  importOptionsSchema,
+  runImport,
+  type DryRunReport,
+  type ImportDeps,
+  type ImportEvent,
+  type ImportOptions,
+  type ImportOptionsInput,
+  type ImportSummary,
+  type StepCounts,
+  type StepSummary,
+} from './run-import.ts';
+export { readStateSteps, runRollback, writeStateSteps, type RollbackOptions, type RollbackSummary, type StateSteps } from './rollback.ts';

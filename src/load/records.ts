@@ -1,0 +1,129 @@
+import type { Entity } from '../mapping/schema.ts';
+import { canonicalJson } from './fingerprint.ts';
+
+type Body = Record<string, unknown>;
+
+/** How each kind of mapped record travels: its path and the wrapper key of one record. */
+export const ENTITY_API: Record<Entity, { path: string; one: string; many: string; label: string; embed: string }> = {
+  party: { path: '/parties', one: 'party', many: 'parties', label: 'party', embed: 'tags,fields' },
+  kase: { path: '/kases', one: 'kase', many: 'kases', label: 'project', embed: 'tags,fields' },
+  opportunity: { path: '/opportunities', one: 'opportunity', many: 'opportunities', label: 'opportunity', embed: 'tags,fields' },
+  entry: { path: '/entries', one: 'entry', many: 'entries', label: 'note', embed: '' },
+  task: { path: '/tasks', one: 'task', many: 'tasks', label: 'task', embed: 'party,opportunity,kase' },
+};
+
+/**
+ * Lists of a record that an update changes item by item (spec: an element without id adds, one
+ * with id and `_delete` removes), each with what makes two items the same one.
+ */
+const COLLECTIONS: Record<string, (item: Body) => string> = {
+  emailAddresses: (i) => String(i.address ?? '').toLowerCase(),
+  phoneNumbers: (i) => String(i.number ?? '').replace(/[^\d+]/g, ''),
+  addresses: (i) => ['street', 'city', 'state', 'zip', 'country'].map((k) => String(i[k] ?? '').toLowerCase()).join('|'),
+  websites: (i) => `${String(i.service ?? 'URL')}|${String(i.address ?? '').toLowerCase()}`,
+  tags: (i) => (i.name !== undefined ? String(i.name).toLowerCase() : `#${String(i.id)}`),
+  fields: (i) => `def:${definitionId(i.definition)}`,
+};
+
+/** Taken on create only: an update cannot change them. */
+const CREATE_ONLY = new Set(['tracks', 'attachments', 'type']);
+
+function definitionId(definition: unknown): string {
+  if (definition !== null && typeof definition === 'object') {
+    const d = definition as Body;
+    return d.id !== undefined ? String(d.id) : `${String(d.name)}|${String(d.tag)}`;
+  }
+  return String(definition);
+}
+
+function itemsOf(body: Body | null | undefined, key: string): Body[] {
+  const list = body?.[key];
+  return Array.isArray(list) ? (list as Body[]) : [];
+}
+
+/** The change to send to turn what crm-ferry wrote before (`from`) into what the row maps to now (`to`). */
+export interface UpdatePlan {
+  changes: Body;
+  /** True when a list changed: the record must be read first, for the ids of the items to remove. */
+  needsCurrent: boolean;
+}
+
+/**
+ * What to send to bring a record from the body written before to the body of now. Only what
+ * crm-ferry wrote is touched: an e-mail address or tag someone added in the service stays, and
+ * one the row no longer has is removed only if crm-ferry had written it. `current` is the record
+ * as the service has it, needed when lists change (see `needsCurrent`).
+ */
+export function planUpdate(from: Body, to: Body, current?: Body | null): UpdatePlan {
+  const changes: Body = {};
+  let needsCurrent = false;
+  const keys = new Set([...Object.keys(from), ...Object.keys(to)]);
+  for (const key of keys) {
+    if (CREATE_ONLY.has(key)) continue;
+    const before = from[key];
+    const after = to[key];
+    if (canonicalJson(before) === canonicalJson(after)) continue;
+    const identity = COLLECTIONS[key];
+    if (!identity) {
+      changes[key] = after === undefined ? null : after;
+      continue;
+    }
+    needsCurrent = true;
+    const oldItems = new Map(itemsOf(from, key).map((item) => [identity(item), item]));
+    const newItems = new Map(itemsOf(to, key).map((item) => [identity(item), item]));
+    const existing = new Map(itemsOf(current, key).map((item) => [key === 'fields' ? `def:${definitionId(item.definition)}` : identity(item), item]));
+    const delta: Body[] = [];
+    for (const [id, item] of newItems) {
+      const old = oldItems.get(id);
+      if (old && canonicalJson(old) === canonicalJson(item)) continue;
+      const present = existing.get(id);
+      // A changed item that the service has: update it in place (its id plus the new values).
+      if (present && present.id !== undefined && key !== 'tags') delta.push({ ...item, id: present.id });
+      else if (!present) delta.push(item);
+    }
+    for (const [id] of oldItems) {
+      if (newItems.has(id)) continue;
+      const present = existing.get(id);
+      if (present && present.id !== undefined) delta.push({ id: present.id, _delete: true });
+    }
+    if (delta.length > 0) changes[key] = delta;
+  }
+  return { changes, needsCurrent };
+}
+
+/** The earlier values of what `changes` touches, for rollback. */
+export function beforeImage(from: Body, changes: Body): Body {
+  const before: Body = {};
+  for (const key of Object.keys(changes)) before[key] = from[key] === undefined ? null : from[key];
+  return before;
+}
+
+function idOf(link: unknown): string {
+  if (link !== null && typeof link === 'object') return String((link as Body).id ?? '');
+  return link === undefined || link === null ? '' : String(link);
+}
+
+function lower(value: unknown): string {
+  return typeof value === 'string' ? value.trim().toLowerCase() : '';
+}
+
+/**
+ * What a created record and the body that created it have in common, to recognise a record whose
+ * create was applied but whose answer was lost. Deliberately made of what the service keeps as
+ * sent: names, the first e-mail address, links, content, dates.
+ */
+export function signatureOf(entity: Entity, record: Body): string {
+  switch (entity) {
+    case 'party': {
+      const email = lower(itemsOf(record, 'emailAddresses')[0]?.address);
+      return ['party', lower(record.type), lower(record.name), lower(record.firstName), lower(record.lastName), email].join('|');
+    }
+    case 'kase':
+    case 'opportunity':
+      return [entity, lower(record.name), idOf(record.party)].join('|');
+    case 'entry':
+      return ['entry', idOf(record.party), idOf(record.kase), idOf(record.opportunity), String(record.content ?? '')].join('|');
+    case 'task':
+      return ['task', lower(record.description), String(record.dueOn ?? ''), idOf(record.party), idOf(record.kase), idOf(record.opportunity)].join('|');
+  }
+}

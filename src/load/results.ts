@@ -1,0 +1,80 @@
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { FerryError } from '../errors/index.ts';
+import { csvField } from '../mapping/rejects.ts';
+
+/** What a run did with a row. */
+export type RowAction = 'created' | 'updated' | 'unchanged' | 'matched' | 'deleted';
+
+export interface SuccessRow {
+  /** The row as a spreadsheet numbers it (0 for a record whose row left the input). */
+  row: number;
+  key: string;
+  action: RowAction;
+  id: number;
+  /** The record's address in the interface. */
+  url: string;
+}
+
+const COLUMNS = ['_row', 'key', 'action', 'id', 'url'];
+const FLUSH_AT = 64 * 1024;
+let sequence = 0;
+
+/**
+ * The success file of a step: one line per row written, matched or found unchanged. Written
+ * under a temporary name and renamed when the run ends, like the rejects file, in UTF-8 with a
+ * BOM and CRLF so that Excel opens it as it is.
+ */
+export class SuccessWriter {
+  #buffer = `\uFEFF${COLUMNS.join(',')}\r\n`;
+  #closed = false;
+
+  private constructor(
+    readonly file: string,
+    private readonly handle: FileHandle,
+    private readonly temp: string,
+  ) {}
+
+  static async open(file: string): Promise<SuccessWriter> {
+    sequence += 1;
+    const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
+    try {
+      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+      return new SuccessWriter(file, await open(temp, 'wx', 0o600), temp);
+    } catch (error) {
+      throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+    }
+  }
+
+  async write(row: SuccessRow): Promise<void> {
+    if (this.#closed) throw new Error('SuccessWriter.write after commit or abort');
+    this.#buffer += `${[String(row.row), csvField(row.key), row.action, String(row.id), csvField(row.url)].join(',')}\r\n`;
+    if (this.#buffer.length >= FLUSH_AT) {
+      const text = this.#buffer;
+      this.#buffer = '';
+      await this.handle.write(text, null, 'utf8');
+    }
+  }
+
+  async commit(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.handle.write(this.#buffer, null, 'utf8');
+      await this.handle.sync();
+      await this.handle.close();
+      await rename(this.temp, this.file);
+    } catch (error) {
+      await this.handle.close().catch(() => undefined);
+      await rm(this.temp, { force: true });
+      throw new FerryError('EXPORT_WRITE', `cannot write the success file ${this.file}: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
+    }
+  }
+
+  async abort(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.handle.close().catch(() => undefined);
+    await rm(this.temp, { force: true });
+  }
+}

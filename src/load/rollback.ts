@@ -1,0 +1,197 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import type { CrmClient } from '../client/client.ts';
+import { FerryError } from '../errors/index.ts';
+import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
+import { ENTITIES, type Entity } from '../mapping/schema.ts';
+import { fingerprint } from './fingerprint.ts';
+import { planUpdate } from './records.ts';
+import { RecordService } from './service.ts';
+
+type Body = Record<string, unknown>;
+
+/** The file beside the journals that says which steps a state holds, in run order, and their kinds. */
+const STEPS_FILE = 'steps.json';
+/** Runs that a rollback undid, so that the next rollback goes one further back. */
+const ROLLBACKS_FILE = 'rollbacks.json';
+
+export interface StateSteps {
+  steps: Array<{ name: string; entity: Entity }>;
+}
+
+/** Records which steps (and of what kind) a state holds, in the order a run writes them. */
+export async function writeStateSteps(dir: string, steps: StateSteps['steps']): Promise<void> {
+  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
+  const merged = [...steps, ...known.steps.filter((old) => !steps.some((s) => s.name === old.name))];
+  await writeFile(join(dir, STEPS_FILE), `${JSON.stringify({ steps: merged }, null, 2)}\n`, { mode: 0o600 });
+}
+
+export async function readStateSteps(dir: string): Promise<StateSteps> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(join(dir, STEPS_FILE), 'utf8'));
+  } catch (error) {
+    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
+  }
+  const steps = (parsed as StateSteps | null)?.steps;
+  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity))) {
+    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, { location: { file: join(dir, STEPS_FILE) } });
+  }
+  return { steps };
+}
+
+interface Rollbacks {
+  undone: string[];
+}
+
+async function readRollbacks(dir: string): Promise<Rollbacks> {
+  try {
+    const parsed = JSON.parse(await readFile(join(dir, ROLLBACKS_FILE), 'utf8')) as Rollbacks;
+    return { undone: Array.isArray(parsed.undone) ? parsed.undone.filter((r) => typeof r === 'string') : [] };
+  } catch {
+    return { undone: [] };
+  }
+}
+
+export interface RollbackOptions {
+  stateDir: string;
+  /** Undo every run in the state instead of the last one. @default false */
+  all?: boolean;
+  /** Say what would be done, do nothing. @default false */
+  dryRun?: boolean;
+  /** Requests under way at once. @default 8 */
+  concurrency?: number;
+}
+
+export interface RollbackSummary {
+  /** The runs undone (or that would be). */
+  runs: string[];
+  /** Records deleted because those runs created them. */
+  deleted: number;
+  /** Records whose fields were set back to what they held before those runs. */
+  restored: number;
+  /** Records those runs deleted (--delete-missing): not brought back; their last values are in the journal. */
+  notRestorable: number;
+  /** Records already gone from the account. */
+  alreadyGone: number;
+  interrupted: boolean;
+  /** Per step, in the order they were undone. */
+  steps: Array<{ step: string; deleted: number; restored: number }>;
+  requests: number;
+}
+
+interface RowUndo {
+  key: string;
+  /** The run created the record: delete it. */
+  created: boolean;
+  /** Earlier values of the fields the runs changed, earliest first wins. */
+  before: Body | null;
+  deletedByRun: boolean;
+}
+
+/**
+ * Undoes the last import run kept in a state folder (or all of them): deletes what it created,
+ * in the reverse order of the plan's steps, and sets fields it updated back to their earlier
+ * values. Every undo is journalled like an import's writes, so a rollback that is interrupted is
+ * run again to finish, and running it again after it finished goes one run further back.
+ */
+export async function runRollback(options: RollbackOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal }): Promise<RollbackSummary> {
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account });
+  const requestsAtStart = deps.client.transport.requestsSent;
+  try {
+    const { steps } = await readStateSteps(state.dir);
+    const rollbacks = await readRollbacks(state.dir);
+    const runs = new Set<string>();
+    for (const step of steps) for (const run of (await loadJournal(state.journalFile(step.name))).runs) runs.add(run);
+    const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
+    const targets = options.all ? candidates : candidates.slice(-1);
+    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, steps: [], requests: 0 };
+    if (targets.length === 0) return summary;
+    const target = new Set(targets);
+    const rollbackRun = `rollback-${state.newRunId()}`;
+    const service = new RecordService(deps.client, deps.signal);
+    const limit = pLimit(options.concurrency ?? 8);
+
+    for (const step of [...steps].reverse()) {
+      const file = state.journalFile(step.name);
+      const undo = new Map<string, RowUndo>();
+      const updateBefore = new Map<string, Body>();
+      for await (const entry of readJournal(file)) {
+        if (entry.t === 'run' || !target.has(entry.run)) continue;
+        const row = undo.get(entry.k) ?? { key: entry.k, created: false, before: null, deletedByRun: false };
+        if (entry.t === 'intent' && entry.op === 'update' && entry.before) updateBefore.set(entry.k, entry.before);
+        if (entry.t === 'done' && entry.op === 'create') row.created = true;
+        if (entry.t === 'done' && entry.op === 'delete') row.deletedByRun = true;
+        if (entry.t === 'done' && entry.op === 'update') {
+          const before = updateBefore.get(entry.k);
+          if (before) row.before = { ...before, ...(row.before ?? {}) };
+        }
+        undo.set(entry.k, row);
+      }
+      const current = (await loadJournal(file)).rows;
+      const counts = { step: step.name, deleted: 0, restored: 0 };
+      const writer = options.dryRun ? null : await JournalWriter.open(file);
+      try {
+        await Promise.all(
+          [...undo.values()].map((row) =>
+            limit(async () => {
+              if (deps.signal?.aborted) {
+                summary.interrupted = true;
+                return;
+              }
+              const now = current.get(row.key);
+              const id = now?.id ?? null;
+              if (row.deletedByRun && id === null) {
+                summary.notRestorable += 1;
+                return;
+              }
+              if (id === null) return;
+              const at = new Date().toISOString();
+              if (row.created) {
+                counts.deleted += 1;
+                if (!writer) return;
+                await writer.append({ t: 'intent', k: row.key, op: 'delete', run: rollbackRun, at, fp: now?.fp ?? '', id });
+                if (!(await service.remove(step.entity, id))) summary.alreadyGone += 1;
+                await writer.append({ t: 'done', k: row.key, op: 'delete', run: rollbackRun, at: new Date().toISOString(), id, fp: now?.fp ?? '' });
+                return;
+              }
+              if (!row.before) return;
+              counts.restored += 1;
+              if (!writer) return;
+              const from = now?.body ?? {};
+              const to = { ...from, ...row.before };
+              for (const [field, value] of Object.entries(row.before)) if (value === null) delete to[field];
+              let plan = planUpdate(from, to);
+              if (plan.needsCurrent) {
+                const record = await service.read(step.entity, id);
+                if (record === null) {
+                  summary.alreadyGone += 1;
+                  return;
+                }
+                plan = planUpdate(from, to, record);
+              }
+              const fp = fingerprint({ body: to, attachments: [] });
+              await writer.append({ t: 'intent', k: row.key, op: 'update', run: rollbackRun, at, fp, body: to, id, before: row.before });
+              if (Object.keys(plan.changes).length > 0) await service.update(step.entity, id, plan.changes);
+              await writer.append({ t: 'done', k: row.key, op: 'update', run: rollbackRun, at: new Date().toISOString(), id, fp });
+            }),
+          ),
+        );
+      } finally {
+        await writer?.close();
+      }
+      summary.deleted += counts.deleted;
+      summary.restored += counts.restored;
+      summary.steps.push(counts);
+      if (summary.interrupted) break;
+    }
+    if (!options.dryRun && !summary.interrupted) {
+      await writeFile(join(state.dir, ROLLBACKS_FILE), `${JSON.stringify({ undone: [...rollbacks.undone, ...targets] }, null, 2)}\n`, { mode: 0o600 });
+    }
+    summary.requests = deps.client.transport.requestsSent - requestsAtStart;
+    return summary;
+  } finally {
+    await state.close();
+  }
+}

@@ -1,0 +1,655 @@
+import { readdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import pLimit from 'p-limit';
+import { z } from 'zod';
+import type { CrmClient } from '../client/client.ts';
+import { AmbiguousWriteError, ApiError } from '../client/errors.ts';
+import type { GovernorState } from '../client/governor.ts';
+import { FerryError, type ErrorCode } from '../errors/index.ts';
+import { type AccountIdentity, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
+import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
+import { RejectsWriter } from '../mapping/rejects.ts';
+import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
+import { lookUpRef } from '../plan/references.ts';
+import { assertConstantNames, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { fingerprint } from './fingerprint.ts';
+import { beforeImage, planUpdate } from './records.ts';
+import { SuccessWriter, type RowAction } from './results.ts';
+import { writeStateSteps } from './rollback.ts';
+import { RecordService, type UnconfirmedCreate } from './service.ts';
+
+type Body = Record<string, unknown>;
+
+export const importOptionsSchema = z.object({
+  /** One mapping over one input, or a whole plan. */
+  source: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }),
+    z.object({ kind: z.literal('plan'), planFile: z.string().min(1) }),
+  ]),
+  /** Where the journal, the lock and the result files live. */
+  stateDir: z.string().min(1),
+  /** Requests under way at once. @default 8 */
+  concurrency: z.number().int().min(1).max(64).default(8),
+  /** Map and resolve names, count the requests a run needs, write nothing. @default false */
+  dryRun: z.boolean().default(false),
+  /** Only the first N rows of each step: a sample migration. @default null (all) */
+  limit: z.number().int().positive().nullable().default(null),
+  /** Start over: the earlier state is moved aside. @default false */
+  fresh: z.boolean().default(false),
+  /** Write every row again, even when unchanged since the last run. @default false */
+  full: z.boolean().default(false),
+  /** Delete the records of rows that are no longer in the input. @default false */
+  deleteMissing: z.boolean().default(false),
+  /** Only the rows the last runs rejected. @default false */
+  retryRejects: z.boolean().default(false),
+});
+
+export type ImportOptions = z.output<typeof importOptionsSchema>;
+export type ImportOptionsInput = z.input<typeof importOptionsSchema>;
+
+export interface ImportDeps {
+  client: CrmClient;
+  /** The account the state must belong to. */
+  account: AccountIdentity;
+  /** Ctrl-C: stop taking rows, let requests under way finish, flush the journal. */
+  signal?: AbortSignal;
+  onEvent?: (event: ImportEvent) => void;
+  /** Names of the account; read once from the account when absent. */
+  resolver?: NameResolver;
+  now?: () => Date;
+  /** How often progress events are sent, in ms. @default 1000 */
+  progressEveryMs?: number;
+}
+
+/** Counts of one step. */
+export interface StepCounts {
+  rowsRead: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  matched: number;
+  deleted: number;
+  skipped: number;
+  rejected: number;
+  /** Rows the journal knows that this run's input no longer has. */
+  missing: number;
+  /** Rows not reached because the run stopped. */
+  notReached: number;
+}
+
+export interface StepSummary extends StepCounts {
+  step: string;
+  inputFile: string;
+  mappingFile: string;
+  successFile: string | null;
+  rejectsFile: string | null;
+}
+
+export interface DryRunReport {
+  /** Requests the run would send (creates, uploads, updates, reads before list updates). */
+  requests: number;
+  /** Requests per hour the account allows, from the rate-limit headers; null when it never said. */
+  limitPerHour: number | null;
+  /** How long the requests take at that rate, in seconds; null without a limit. */
+  estimatedSeconds: number | null;
+  /** Up to three bodies the run would send, with their step and key. */
+  samples: Array<{ step: string; key: string; action: 'create' | 'update'; body: Body }>;
+}
+
+export interface ImportSummary {
+  run: string;
+  stateDir: string;
+  steps: StepSummary[];
+  /** Requests sent during the run, reads of names included. */
+  requests: number;
+  elapsedMs: number;
+  /** Stopped by the signal. */
+  interrupted: boolean;
+  /** The error that stopped the run (service unreachable, refused), or null. The state is kept: a re-run goes on. */
+  stopped: FerryError | null;
+  /** Writes found applied (or not) while reconciling unconfirmed ones. */
+  reconciled: { applied: number; notApplied: number };
+  dryRun: DryRunReport | null;
+}
+
+export type ImportEvent =
+  | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
+  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped'; id?: number; code?: string; message?: string }
+  | { type: 'progress'; steps: Array<{ step: string } & StepCounts>; requests: number; elapsedMs: number; governor: GovernorState }
+  | { type: 'end'; summary: ImportSummary };
+
+/** Result files of a run that was killed before it could rename or remove them. */
+async function removeStaleTemps(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  await Promise.all(names.filter((name) => name.startsWith('.') && name.endsWith('.tmp')).map((name) => rm(join(dir, name), { force: true })));
+}
+
+/** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
+const WINDOW_PER_SLOT = 4;
+
+const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set(['API_VALIDATION', 'API_BAD_REQUEST', 'API_NOT_FOUND', 'API_CONFLICT']);
+
+/** The service refused this row for what it holds: it goes to the rejects, the run goes on. */
+function isRowLevel(error: unknown): error is ApiError {
+  return error instanceof ApiError && !(error instanceof AmbiguousWriteError) && ROW_LEVEL.has(error.code);
+}
+
+interface Deferred {
+  promise: Promise<number | null>;
+  resolve(id: number | null): void;
+  settled: boolean;
+}
+
+function deferred(): Deferred {
+  let resolve!: (id: number | null) => void;
+  const promise = new Promise<number | null>((r) => (resolve = r));
+  const d: Deferred = {
+    promise,
+    settled: false,
+    resolve(id) {
+      if (d.settled) return;
+      d.settled = true;
+      resolve(id);
+    },
+  };
+  return d;
+}
+
+/** One step while it runs. */
+class StepRun {
+  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, rejected: 0, missing: 0, notReached: 0 };
+  /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
+  readonly ids = new Map<string, Deferred>();
+  readonly seen = new Set<string>();
+  finished = false;
+  /** Opened on first use; held as promises so that concurrent rows share one file. */
+  success: Promise<SuccessWriter> | null = null;
+  rejects: Promise<RejectsWriter> | null = null;
+  header: string[] = [];
+  /** Ids of every record the journal holds for this step, so reconciliation never adopts one twice. */
+  readonly taken = new Set<number>();
+
+  constructor(
+    readonly prepared: PreparedStep,
+    readonly compiled: CompiledMapping,
+    readonly journal: LoadedJournal,
+    readonly writer: JournalWriter | null,
+  ) {
+    for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
+  }
+
+  get name(): string {
+    return this.prepared.name;
+  }
+
+  /** The id of a row of this step, once known; null when the row is not written in the end. */
+  idOf(key: string): number | null | Promise<number | null> {
+    const pending = this.ids.get(key);
+    if (pending) return pending.settled ? pending.promise : pending.promise;
+    const known = this.journal.rows.get(key)?.id;
+    if (known !== undefined && known !== null) return known;
+    if (this.finished) return null;
+    const wait = deferred();
+    this.ids.set(key, wait);
+    return wait.promise;
+  }
+
+  settle(key: string, id: number | null): void {
+    let entry = this.ids.get(key);
+    if (!entry) {
+      entry = deferred();
+      this.ids.set(key, entry);
+    }
+    entry.resolve(id);
+  }
+
+  finish(): void {
+    this.finished = true;
+    for (const [key, entry] of this.ids) if (!entry.settled) entry.resolve(this.journal.rows.get(key)?.id ?? null);
+  }
+}
+
+function stepList(steps: readonly string[]): string {
+  return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
+}
+
+function withType(entity: string, body: Body): Body {
+  return entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body;
+}
+
+/**
+ * Writes the rows of a mapping or a plan into the account, exactly once across interruptions.
+ *
+ * Every write is preceded by a durable intent in the step's journal and followed by its result,
+ * so a re-run knows what was written (skipped without a request when unchanged, updated field by
+ * field when changed) and what may have been (looked up in the account before anything is sent
+ * again). Rows wait only for the records they link to; the steps of a plan run side by side.
+ */
+export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Promise<ImportSummary> {
+  const options = importOptionsSchema.parse(input);
+  const now = deps.now ?? (() => new Date());
+  const started = Date.now();
+  const requestsAtStart = deps.client.transport.requestsSent;
+  const emit = deps.onEvent ?? (() => undefined);
+
+  const prepared =
+    options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  const compiled: CompiledMapping[] = [];
+  for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh });
+  const steps: StepRun[] = [];
+  try {
+    await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
+    const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+    for (const step of prepared) assertConstantNames(step, resolver);
+    const run = state.newRunId();
+    if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
+    for (const [index, step] of prepared.entries()) {
+      const file = state.journalFile(step.name);
+      const journal = await loadJournal(file);
+      const writer = options.dryRun ? null : await JournalWriter.open(file);
+      steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer));
+    }
+    const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
+    emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
+    const summary = await engine.run();
+    summary.elapsedMs = Date.now() - started;
+    summary.requests = deps.client.transport.requestsSent - requestsAtStart;
+    emit({ type: 'end', summary });
+    return summary;
+  } finally {
+    for (const step of steps) {
+      await step.writer?.close().catch(() => undefined);
+      await (await step.success?.catch(() => null))?.abort().catch(() => undefined);
+      await (await step.rejects?.catch(() => null))?.abort().catch(() => undefined);
+    }
+    await state.close();
+  }
+}
+
+class ImportEngine {
+  readonly service: RecordService;
+  readonly limit: ReturnType<typeof pLimit>;
+  /** Stops reading rows and sending: Ctrl-C, or an error that ends the run. */
+  readonly halt = new AbortController();
+  stopped: FerryError | null = null;
+  interrupted = false;
+  readonly reconciled = { applied: 0, notApplied: 0 };
+  readonly dry: DryRunReport = { requests: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
+  readonly byName: Map<string, StepRun>;
+
+  constructor(
+    readonly options: ImportOptions,
+    readonly deps: ImportDeps,
+    readonly state: StateDir,
+    readonly steps: StepRun[],
+    readonly resolver: NameResolver,
+    readonly runId: string,
+    readonly now: () => Date,
+    readonly emit: (event: ImportEvent) => void,
+  ) {
+    this.service = new RecordService(deps.client, this.halt.signal);
+    this.limit = pLimit(options.concurrency);
+    this.byName = new Map(steps.map((s) => [s.name, s]));
+    if (deps.signal) {
+      const onAbort = (): void => {
+        this.interrupted = true;
+        this.halt.abort();
+      };
+      if (deps.signal.aborted) onAbort();
+      else deps.signal.addEventListener('abort', onAbort, { once: true });
+    }
+  }
+
+  at(): string {
+    return this.now().toISOString();
+  }
+
+  /** A journal line that must be on disk before what it announces happens. */
+  async journal(step: StepRun, entry: JournalEntry): Promise<void> {
+    await step.writer?.append(entry);
+  }
+
+  /** Ends the run on an error that is not about one row; the state stays for the re-run. */
+  fail(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped =
+      error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    this.halt.abort();
+  }
+
+  async run(): Promise<ImportSummary> {
+    const timer = setInterval(() => this.progress(), this.deps.progressEveryMs ?? 1000);
+    timer.unref();
+    try {
+      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start' });
+      await this.reconcile();
+      if (!this.halt.signal.aborted) await Promise.all(this.steps.map((step) => this.runStep(step).catch((error) => this.fail(error))));
+      if (!this.halt.signal.aborted) await this.missingRows();
+      await this.finishResults();
+      const event = this.stopped || this.interrupted ? 'interrupted' : 'end';
+      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event }).catch(() => undefined);
+      for (const step of this.steps) await step.writer?.flush();
+    } finally {
+      clearInterval(timer);
+    }
+    if (this.options.dryRun) {
+      const limitPerHour = this.deps.client.transport.governor.state().limitPerHour;
+      this.dry.limitPerHour = limitPerHour;
+      this.dry.estimatedSeconds = limitPerHour ? Math.ceil((this.dry.requests / limitPerHour) * 3600) : null;
+    }
+    return {
+      run: this.runId,
+      stateDir: this.state.dir,
+      steps: this.steps.map((s) => ({
+        step: s.name,
+        inputFile: s.prepared.inputFile,
+        mappingFile: s.prepared.mappingFile,
+        ...s.counts,
+        successFile: s.success ? this.state.resultFile(s.name, 'success') : null,
+        rejectsFile: s.rejects ? this.state.resultFile(s.name, 'rejects') : null,
+      })),
+      requests: 0,
+      elapsedMs: 0,
+      interrupted: this.interrupted,
+      stopped: this.stopped,
+      reconciled: this.reconciled,
+      dryRun: this.options.dryRun ? this.dry : null,
+    };
+  }
+
+  progress(): void {
+    this.emit({
+      type: 'progress',
+      steps: this.steps.map((s) => ({ step: s.name, ...s.counts })),
+      requests: this.deps.client.transport.requestsSent,
+      elapsedMs: 0,
+      governor: this.deps.client.transport.governor.state(),
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Writes whose answer never came, from an earlier run that was cut off.
+
+  async reconcile(): Promise<void> {
+    for (const step of this.steps) {
+      const pending = [...step.journal.rows.values()].filter((row): row is RowState & { pending: NonNullable<RowState['pending']> } => row.pending !== null);
+      if (pending.length === 0 || this.options.dryRun) continue;
+      const creates = pending.filter((row) => row.pending.op === 'create');
+      const entity = step.compiled.entity;
+      const found = await this.service.findCreated(
+        entity,
+        creates.map((row) => ({ key: row.key, body: withType(entity, row.pending.body ?? {}), at: row.pending.at })),
+        (id) => step.taken.has(id),
+      );
+      for (const row of creates) {
+        const id = found.get(row.key);
+        if (id !== undefined) {
+          step.taken.add(id);
+          this.reconciled.applied += 1;
+          await this.journal(step, { t: 'done', k: row.key, op: 'create', run: row.pending.run, at: this.at(), id, fp: row.pending.fp, origin: 'created' });
+          this.fold(step, row.key, { id, fp: row.pending.fp, body: row.pending.body ?? null, origin: 'created', pending: null });
+        } else {
+          this.reconciled.notApplied += 1;
+          await this.journal(step, { t: 'cancel', k: row.key, run: this.runId, at: this.at() });
+          this.fold(step, row.key, { pending: null });
+        }
+      }
+      for (const row of pending) {
+        if (row.pending.op === 'create') continue;
+        if (row.pending.op === 'delete' && row.pending.id !== undefined) {
+          // Deleting again is harmless: gone is gone.
+          await this.service.remove(entity, row.pending.id);
+          await this.journal(step, { t: 'done', k: row.key, op: 'delete', run: row.pending.run, at: this.at(), id: row.pending.id, fp: row.pending.fp });
+          this.fold(step, row.key, { id: null, pending: null });
+          this.reconciled.applied += 1;
+          continue;
+        }
+        // An update may or may not have been applied; the row is compared again and the update
+        // sent again if it still differs (an update is safe to repeat).
+        await this.journal(step, { t: 'cancel', k: row.key, run: this.runId, at: this.at() });
+        this.fold(step, row.key, { pending: null });
+        this.reconciled.notApplied += 1;
+      }
+    }
+  }
+
+  /** Keeps the loaded journal in step with what this run appends. */
+  fold(step: StepRun, key: string, change: Partial<RowState>): void {
+    const row = step.journal.rows.get(key) ?? { key, id: null, fp: null, body: null, origin: null, pending: null, rejected: null, run: null };
+    step.journal.rows.set(key, { ...row, ...change });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rows.
+
+  async runStep(step: StepRun): Promise<void> {
+    const opened = await openStepItems(step.prepared, step.compiled, this.halt.signal);
+    if (!opened) {
+      step.finish();
+      return;
+    }
+    step.header = opened.header;
+    const inFlight = new Set<Promise<void>>();
+    const window = this.options.concurrency * WINDOW_PER_SLOT;
+    try {
+      for await (const { item, values } of opened.items) {
+        if (this.halt.signal.aborted) break;
+        if (this.options.limit !== null && step.counts.rowsRead >= this.options.limit) break;
+        step.counts.rowsRead += 1;
+        if (item.kind === 'skipped') {
+          step.counts.skipped += 1;
+          this.emit({ type: 'row', step: step.name, row: item.location.row, key: null, action: 'skipped' });
+          continue;
+        }
+        if (item.kind === 'rejected') {
+          await this.reject(step, item, null);
+          continue;
+        }
+        if (step.seen.has(item.key)) {
+          await this.reject(step, this.rejection(item, values, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), null);
+          continue;
+        }
+        step.seen.add(item.key);
+        const prior = step.journal.rows.get(item.key);
+        if (this.options.retryRejects && !prior?.rejected && prior?.id !== undefined && prior.id !== null) {
+          // Not a rejected row: left as it is, but rows that link to it still find it.
+          step.settle(item.key, prior.id);
+          continue;
+        }
+        const task = this.processRecord(step, item, values)
+          .catch((error) => {
+            this.fail(error);
+            step.settle(item.key, null);
+          })
+          .finally(() => inFlight.delete(task));
+        inFlight.add(task);
+        if (inFlight.size >= window) await Promise.race(inFlight);
+      }
+    } finally {
+      await Promise.all(inFlight);
+      step.finish();
+    }
+  }
+
+  rejection(mapped: MappedRecord, values: RejectedRow['values'], field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
+    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values };
+    if (status !== undefined) rejected.status = status;
+    return rejected;
+  }
+
+  async reject(step: StepRun, rejected: RejectedRow, journalled: { status?: number } | null): Promise<void> {
+    step.counts.rejected += 1;
+    if (rejected.key) step.settle(rejected.key, null);
+    if (journalled && rejected.key) {
+      const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.runId, at: this.at(), code: rejected.code, message: rejected.message };
+      if (journalled.status !== undefined) entry.status = journalled.status;
+      await this.journal(step, entry);
+    }
+    step.rejects ??= RejectsWriter.open(this.state.resultFile(step.name, 'rejects'), step.header, { status: true });
+    await (await step.rejects).write(rejected);
+    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message });
+  }
+
+  async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
+    step.counts[action] += 1;
+    step.settle(mapped.key, id);
+    if (this.options.dryRun) return;
+    step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
+    await (await step.success).write({ row: mapped.location.row, key: mapped.key, action, id, url: this.service.urlOf(step.compiled.entity, id) });
+    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id });
+  }
+
+  /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
+  async link(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<RejectedRow | null> {
+    for (const ref of mapped.refs) {
+      const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(ref.key) ?? null));
+      const lookup = lookUpRef(ref, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
+      if (lookup.status === 'missing') {
+        const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
+        return this.rejection(mapped, values, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+      }
+      if (lookup.status === 'ambiguous') {
+        return this.rejection(mapped, values, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
+      }
+      setAt(mapped.record, ref.path, lookup.value);
+    }
+    const problems = resolveRecord(mapped, this.resolver);
+    const first = problems[0];
+    if (first) {
+      const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+      return this.rejection(mapped, values, first.field, first.code, message);
+    }
+    return null;
+  }
+
+  async processRecord(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<void> {
+    const problem = await this.link(step, mapped, values);
+    if (problem) return this.reject(step, problem, null);
+    const entity = step.compiled.entity;
+    const body = withType(entity, mapped.record);
+    const fp = fingerprint({ body, attachments: mapped.attachments });
+    const prior = step.journal.rows.get(mapped.key);
+    if (prior?.id !== undefined && prior.id !== null && !this.options.full && prior.fp === fp) {
+      return this.succeed(step, mapped, 'unchanged', prior.id);
+    }
+    if (this.options.dryRun) return this.countDry(step, mapped, body, prior);
+    await this.limit(async () => {
+      if (this.halt.signal.aborted) {
+        step.counts.notReached += 1;
+        step.settle(mapped.key, null);
+        return;
+      }
+      try {
+        if (prior?.id !== undefined && prior.id !== null) await this.update(step, mapped, body, fp, prior as RowState & { id: number });
+        else await this.create(step, mapped, body, fp);
+      } catch (error) {
+        if (!isRowLevel(error)) throw error;
+        await this.reject(step, this.rejection(mapped, values, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status), { ...(error.status !== undefined ? { status: error.status } : {}) });
+      }
+    });
+  }
+
+  countDry(step: StepRun, mapped: MappedRecord, body: Body, prior: RowState | undefined): void {
+    const update = prior?.id !== undefined && prior.id !== null;
+    const requests = update ? (planUpdate(prior.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
+    this.dry.requests += requests;
+    if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: update ? 'update' : 'create', body });
+    step.counts[update ? 'updated' : 'created'] += 1;
+    // Rows that link to this one go on being counted; nothing is sent.
+    step.settle(mapped.key, update ? (prior.id as number) : 0);
+  }
+
+  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<void> {
+    const entity = step.compiled.entity;
+    const sent = mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
+    for (let attempt = 1; ; attempt += 1) {
+      const at = this.at();
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
+      let id: number | undefined;
+      try {
+        id = await this.service.create(entity, sent);
+      } catch (error) {
+        if (!(error instanceof AmbiguousWriteError)) {
+          // Refused or never sent: the intent is void.
+          if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+          throw error;
+        }
+        // Sent, answer lost: look for the record before sending anything again.
+        id = (await this.service.findCreated(entity, [{ key: mapped.key, body, at } satisfies UnconfirmedCreate], (candidate) => step.taken.has(candidate))).get(mapped.key);
+        if (id === undefined) {
+          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+          if (attempt >= 3) throw error;
+          continue;
+        }
+        this.reconciled.applied += 1;
+      }
+      step.taken.add(id);
+      await this.journal(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
+      this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
+      return this.succeed(step, mapped, 'created', id);
+    }
+  }
+
+  async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
+    const entity = step.compiled.entity;
+    const from = prior.body ?? {};
+    let plan = planUpdate(from, body);
+    if (plan.needsCurrent) {
+      const current = await this.service.read(entity, prior.id);
+      if (current === null) {
+        throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
+          method: 'GET',
+          path: `${this.service.urlOf(entity, prior.id)}`,
+          status: 404,
+          hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
+        });
+      }
+      plan = planUpdate(from, body, current);
+    }
+    if (Object.keys(plan.changes).length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: beforeImage(from, plan.changes) });
+      await this.service.update(entity, prior.id, plan.changes);
+    }
+    await this.journal(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
+    this.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.runId });
+    return this.succeed(step, mapped, Object.keys(plan.changes).length > 0 ? 'updated' : 'unchanged', prior.id);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rows gone from the input.
+
+  async missingRows(): Promise<void> {
+    // A partial read says nothing about what is missing.
+    if (this.options.limit !== null || this.options.retryRejects) return;
+    for (const step of [...this.steps].reverse()) {
+      const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
+      step.counts.missing = gone.length;
+      if (!this.options.deleteMissing || this.options.dryRun) continue;
+      const entity = step.compiled.entity;
+      await Promise.all(
+        gone.map((row) =>
+          this.limit(async () => {
+            if (this.halt.signal.aborted || row.id === null) return;
+            await this.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.runId, at: this.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
+            await this.service.remove(entity, row.id);
+            await this.journal(step, { t: 'done', k: row.key, op: 'delete', run: this.runId, at: this.at(), id: row.id, fp: row.fp ?? '' });
+            step.counts.deleted += 1;
+            step.counts.missing -= 1;
+            step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
+            await (await step.success).write({ row: 0, key: row.key, action: 'deleted', id: row.id, url: this.service.urlOf(entity, row.id) });
+          }).catch((error) => this.fail(error)),
+        ),
+      );
+    }
+  }
+
+  async finishResults(): Promise<void> {
+    for (const step of this.steps) {
+      await (await step.success)?.commit();
+      await (await step.rejects)?.commit();
+    }
+  }
+}

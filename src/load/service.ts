@@ -1,0 +1,152 @@
+import { basename } from 'node:path';
+import type { CrmClient } from '../client/client.ts';
+import { ApiError } from '../client/errors.ts';
+import type { ApiRequest } from '../client/transport.ts';
+import type { Entity } from '../mapping/schema.ts';
+import { ENTITY_API, signatureOf } from './records.ts';
+
+type Body = Record<string, unknown>;
+
+/** A create whose answer never came: what was sent, and when. */
+export interface UnconfirmedCreate {
+  key: string;
+  body: Body;
+  /** When the intent was written (ISO time). */
+  at: string;
+}
+
+/** How far before an unconfirmed create to look for it: covers clock differences with the service. */
+const LOOKBACK_MS = 10 * 60_000;
+
+/**
+ * The writes the importer makes, one request each where the interface allows. Requests wait for
+ * the rate governor under `stop` (Ctrl-C ends the wait), but a request that has been sent is
+ * never cut off: its fate would be unknown.
+ */
+export class RecordService {
+  constructor(
+    private readonly client: CrmClient,
+    private readonly stop?: AbortSignal,
+  ) {}
+
+  get origin(): string {
+    return this.client.transport.origin;
+  }
+
+  /** The record's address in the interface, for the success file. */
+  urlOf(entity: Entity, id: number): string {
+    return `${this.origin}/api/v2${ENTITY_API[entity].path}/${id}`;
+  }
+
+  private request(request: ApiRequest) {
+    if (this.stop) request.waitSignal = this.stop;
+    return this.client.transport.request(request);
+  }
+
+  private idFrom(entity: Entity, body: unknown, method: string, path: string): number {
+    const record = (body as Body | null)?.[ENTITY_API[entity].one] as Body | undefined;
+    const id = record?.id;
+    if (typeof id !== 'number') throw new ApiError('API_RESPONSE_INVALID', `the answer has no ${ENTITY_API[entity].one}.id`, { method, path });
+    return id;
+  }
+
+  /** Uploads each file and returns the tokens to attach. */
+  async upload(files: readonly string[]): Promise<Body[]> {
+    const tokens: Body[] = [];
+    for (const file of files) tokens.push({ token: await this.client.upload(file, { filename: basename(file) }) });
+    return tokens;
+  }
+
+  async create(entity: Entity, body: Body): Promise<number> {
+    const { path, one } = ENTITY_API[entity];
+    const answer = await this.request({ method: 'POST', path, json: { [one]: body } });
+    return this.idFrom(entity, answer.body, 'POST', path);
+  }
+
+  async update(entity: Entity, id: number, changes: Body): Promise<void> {
+    const { path, one } = ENTITY_API[entity];
+    await this.request({ method: 'PUT', path: `${path}/${id}`, json: { [one]: changes } });
+  }
+
+  /** The record as the service has it now, or null when it no longer exists. */
+  async read(entity: Entity, id: number): Promise<Body | null> {
+    const { path, one, embed } = ENTITY_API[entity];
+    const answer = await this.request({ method: 'GET', path: `${path}/${id}`, query: embed ? { embed } : {}, accept: [404] });
+    if (answer.status === 404) return null;
+    return ((answer.body as Body | null)?.[one] as Body | undefined) ?? null;
+  }
+
+  /** Deletes a record, following a scheduled delete to its end. False when it was already gone. */
+  async remove(entity: Entity, id: number): Promise<boolean> {
+    const { path } = ENTITY_API[entity];
+    const answer = await this.request({ method: 'DELETE', path: `${path}/${id}`, accept: [404] });
+    if (answer.status === 404) return false;
+    if (answer.status === 202) {
+      const location = answer.headers.location;
+      const jobUrl = Array.isArray(location) ? location[0] : location;
+      if (jobUrl) await this.client.waitForJob(jobUrl, this.stop ? { signal: this.stop } : {});
+    }
+    return true;
+  }
+
+  /**
+   * Looks for the records that unconfirmed creates may have made: records of the same kind
+   * changed since shortly before the earliest of them, compared by what the service keeps as sent
+   * (signatureOf). `taken` says whether an id already belongs to another row. Returns the id found
+   * for each key; a key missing from the answer was certainly not created.
+   */
+  async findCreated(entity: Entity, creates: readonly UnconfirmedCreate[], taken: (id: number) => boolean): Promise<Map<string, number>> {
+    const found = new Map<string, number>();
+    if (creates.length === 0) return found;
+    const wanted = new Map<string, string[]>();
+    for (const create of creates) {
+      const signature = signatureOf(entity, create.body);
+      wanted.set(signature, [...(wanted.get(signature) ?? []), create.key]);
+    }
+    const earliest = Math.min(...creates.map((c) => Date.parse(c.at)));
+    for await (const record of this.candidates(entity, creates, new Date(earliest - LOOKBACK_MS))) {
+      const id = record.id;
+      if (typeof id !== 'number' || taken(id)) continue;
+      const keys = wanted.get(signatureOf(entity, record));
+      const key = keys?.shift();
+      if (key === undefined) continue;
+      found.set(key, id);
+    }
+    return found;
+  }
+
+  /** Records that may be the result of the creates, newest included. */
+  private async *candidates(entity: Entity, creates: readonly UnconfirmedCreate[], since: Date): AsyncGenerator<Body> {
+    const { path, many, embed } = ENTITY_API[entity];
+    if (entity === 'party' || entity === 'kase' || entity === 'opportunity') {
+      yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      return;
+    }
+    if (entity === 'entry') {
+      // Notes are listed per record they are on; read each parent's once.
+      const parents = new Set<string>();
+      for (const create of creates) {
+        for (const kind of ['party', 'kase', 'opportunity'] as const) {
+          const link = create.body[kind] as Body | undefined;
+          if (link && typeof link.id === 'number') parents.add(`${ENTITY_API[kind].path}/${link.id}/entries`);
+        }
+      }
+      for (const parent of parents) yield* this.pages(parent, 'entries', {});
+      return;
+    }
+    yield* this.pages(path, many, { status: 'open,completed,pending', embed });
+  }
+
+  private async *pages(path: string, key: string, query: Record<string, string>): AsyncGenerator<Body> {
+    let page = 1;
+    for (;;) {
+      const answer = await this.request({ method: 'GET', path, query: { ...query, page, perPage: 100 }, accept: [404] });
+      if (answer.status === 404) return;
+      const list = ((answer.body as Body | null)?.[key] as Body[] | undefined) ?? [];
+      yield* list;
+      const link = String(answer.headers.link ?? '');
+      if (list.length < 100 || !link.includes('rel="next"')) return;
+      page += 1;
+    }
+  }
+}

@@ -1,0 +1,357 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CrmClient } from '../../src/client/index.ts';
+import { FerryError } from '../../src/errors/index.ts';
+import { JournalWriter } from '../../src/journal/index.ts';
+import { fingerprint } from '../../src/load/fingerprint.ts';
+import { runImport, runRollback, type ImportOptionsInput, type ImportSummary } from '../../src/load/index.ts';
+import type { SandboxOptions } from '../../src/sandbox/index.ts';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const work = mkdtempSync(join(tmpdir(), 'ferry-import-'));
+const sandboxes: TestSandbox[] = [];
+
+afterEach(async () => {
+  while (sandboxes.length > 0) await sandboxes.pop()?.close();
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+async function sandbox(options: SandboxOptions = {}): Promise<TestSandbox> {
+  const started = await startTestSandbox(options);
+  sandboxes.push(started);
+  return started;
+}
+
+let folders = 0;
+/** A folder holding a plan over copies of the generic mappings, and the contacts sample. */
+function project(csv?: string): { dir: string; plan: string; csv: string } {
+  folders += 1;
+  const dir = join(work, `p${folders}`);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(ROOT, 'mappings/generic-organisations.yaml'), join(dir, 'organisations.yaml'));
+  copyFileSync(join(ROOT, 'mappings/generic-people.yaml'), join(dir, 'people.yaml'));
+  writeFileSync(join(dir, 'contacts.csv'), csv ?? readFileSync(join(ROOT, 'samples/contacts.csv')));
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    ['version: 1', 'steps:', '  - name: organisations', '    mapping: organisations.yaml', '    input: contacts.csv', '  - name: people', '    mapping: people.yaml', '    input: contacts.csv', ''].join('\n'),
+  );
+  return { dir, plan: join(dir, 'plan.yaml'), csv: join(dir, 'contacts.csv') };
+}
+
+function clientFor(box: TestSandbox): CrmClient {
+  return new CrmClient({ baseUrl: box.url, auth: box.token, retry: { limit: 5, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 } });
+}
+
+async function importInto(box: TestSandbox, options: ImportOptionsInput, signal?: AbortSignal): Promise<ImportSummary> {
+  const client = clientFor(box);
+  try {
+    return await runImport(options, { client, account: { baseUrl: box.url, account: box.url }, ...(signal ? { signal } : {}) });
+  } finally {
+    await client.close();
+  }
+}
+
+async function all(box: TestSandbox, path: string, key: string): Promise<any[]> {
+  const out: any[] = [];
+  for (let page = 1; ; page += 1) {
+    const answer = await box.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100&page=${page}`);
+    // A sandbox injecting faults answers some reads with a 5xx too: ask again.
+    if (answer.status >= 500) {
+      page -= 1;
+      continue;
+    }
+    out.push(...answer.body[key]);
+    if (answer.body[key].length < 100) return out;
+  }
+}
+
+function step(summary: ImportSummary, name: string) {
+  const found = summary.steps.find((s) => s.step === name);
+  if (!found) throw new Error(`no step ${name}`);
+  return found;
+}
+
+describe('runImport: a plan into an empty account', () => {
+  it('creates every row once, links people to their organisation, and a re-run sends no write', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    const partiesBefore = (await all(box, '/parties', 'parties')).length;
+
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(first.stopped).toBeNull();
+    const orgs = step(first, 'organisations');
+    const people = step(first, 'people');
+    expect(people.created).toBe(people.rowsRead - people.skipped);
+    expect(people.rejected).toBe(0);
+    expect(orgs.rejected).toBe(0);
+    expect(orgs.created).toBeGreaterThan(0);
+
+    const parties = await all(box, '/parties', 'parties');
+    expect(parties.length).toBe(partiesBefore + orgs.created + people.created);
+    const anna = parties.find((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
+    expect(anna.organisation?.name).toBe('Müller & Söhne GmbH');
+    // Every created record is in the success file with its id.
+    const success = readFileSync(join(stateDir, 'results', 'people.success.csv'), 'utf8');
+    expect(success.split('\r\n').filter((l) => l.includes(',created,')).length).toBe(people.created);
+    expect(success).toContain(`,anna.mueller@beispiel.de,created,${anna.id},`);
+
+    const again = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(again, 'people').unchanged).toBe(people.created);
+    expect(step(again, 'organisations').unchanged).toBe(orgs.created);
+    expect(step(again, 'people').created + step(again, 'people').updated).toBe(0);
+    expect((await all(box, '/parties', 'parties')).length).toBe(parties.length);
+    // Only the reads of the account's names: no write.
+    expect(again.requests).toBeLessThan(first.requests);
+  });
+
+  it('sends one request per person: tags, custom fields and the organisation link go in the create', async () => {
+    const box = await sandbox();
+    const p = project();
+    const client = clientFor(box);
+    const summary = await runImport({ source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') }, { client, account: { baseUrl: box.url, account: box.url } });
+    await client.close();
+    const written = step(summary, 'people').created + step(summary, 'organisations').created;
+    // The reads of names happen once per run, whatever its size.
+    const catalogReads = summary.requests - written;
+    expect(catalogReads).toBeLessThan(20);
+    const parties = await all(box, '/parties?embed=tags,fields', 'parties');
+    const anna = parties.find((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
+    expect(anna.tags.map((t: any) => t.name.toLowerCase()).sort()).toEqual(['customer', 'vip']);
+    expect(anna.fields.map((f: any) => f.definition.name).sort()).toEqual(['Customer since', 'VIP']);
+  });
+});
+
+describe('runImport: re-runs of a changed file', () => {
+  it('updates a changed row with its changed fields only, creates a new row, lists and deletes a removed one', async () => {
+    const box = await sandbox();
+    const original = readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8');
+    const p = project(original);
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+
+    const lines = original.split('\n');
+    const changed = original
+      .replace('Anna,Müller,anna.mueller@beispiel.de,+49 30 1234567,Müller & Söhne GmbH,Geschäftsführerin', 'Anna,Müller,anna.mueller@beispiel.de,+49 30 1234567,Müller & Söhne GmbH,Inhaberin')
+      .replace(lines.find((l) => l.startsWith('Yuki,')) ?? 'no such line', '')
+      .concat('Zoe,Zeta,zoe.zeta@example.org,,,Analyst,,,,,,,2024-02-02\n');
+    expect(changed).not.toBe(original);
+    writeFileSync(p.csv, changed);
+
+    const rerun = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    const people = step(rerun, 'people');
+    expect(people.updated).toBe(1);
+    expect(people.created).toBe(1);
+    expect(people.missing).toBe(lines.some((l) => l.startsWith('Yuki,')) ? 1 : 0);
+    const parties = await all(box, '/parties', 'parties');
+    const anna = parties.filter((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
+    expect(anna).toHaveLength(1);
+    expect(anna[0].jobTitle).toBe('Inhaberin');
+    expect(parties.filter((party) => party.lastName === 'Zeta')).toHaveLength(1);
+
+    if (people.missing > 0) {
+      const removed = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, deleteMissing: true });
+      expect(step(removed, 'people').deleted).toBe(1);
+      expect(step(removed, 'people').updated + step(removed, 'people').created).toBe(0);
+      const after = await all(box, '/parties', 'parties');
+      expect(after.length).toBe(parties.length - 1);
+    }
+  });
+});
+
+describe('runImport: rejects', () => {
+  it('writes rows the service refuses to the rejects file with the HTTP status, and --retry-rejects takes only those again', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'rejects');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: firstName, value: { column: first } }', '  - { to: lastName, value: { column: last } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'),
+    );
+    // The account's field takes two letters, a dash and digits; only the service knows that.
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,wrong\nP3,Alan,Turing,CD-5678\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const first = await importInto(box, options);
+    const s = first.steps[0];
+    expect(s?.created).toBe(2);
+    expect(s?.rejected).toBe(1);
+    const rejects = readFileSync(s?.rejectsFile ?? '', 'utf8');
+    expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_raw');
+    expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
+
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\n');
+    const retry = await importInto(box, { ...options, retryRejects: true });
+    expect(retry.steps[0]?.created).toBe(1);
+    expect(retry.steps[0]?.unchanged).toBe(0);
+    const parties = await all(box, '/parties', 'parties');
+    expect(parties.filter((party) => ['Lovelace', 'Hopper', 'Turing'].includes(party.lastName))).toHaveLength(3);
+  });
+});
+
+describe('runImport: the state belongs to one account', () => {
+  it('refuses to go on with a state written against another account', async () => {
+    const a = await sandbox();
+    const b = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(a, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 2 });
+    const before = (await all(b, '/parties', 'parties')).length;
+    const error = await importInto(b, { source: { kind: 'plan', planFile: p.plan }, stateDir }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('JOURNAL_ACCOUNT');
+    expect((error as FerryError).message).toContain(a.url);
+    expect((await all(b, '/parties', 'parties')).length).toBe(before);
+  });
+});
+
+describe('runImport --dry-run', () => {
+  it('counts what a run would send and writes nothing to the account', async () => {
+    const box = await sandbox({ rateLimit: { limit: 4000, windowSeconds: 3600 } });
+    const p = project();
+    const before = (await all(box, '/parties', 'parties')).length;
+    const summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), dryRun: true });
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    const creates = step(summary, 'people').created + step(summary, 'organisations').created;
+    expect(creates).toBeGreaterThan(30);
+    expect(summary.dryRun?.requests).toBe(creates);
+    expect(summary.dryRun?.limitPerHour).toBe(4000);
+    expect(summary.dryRun?.estimatedSeconds).toBe(Math.ceil((creates / 4000) * 3600));
+    expect(summary.dryRun?.samples).toHaveLength(3);
+  });
+});
+
+describe('runImport: exactly once when answers are lost', () => {
+  it('with dropped connections after writes and 5xx answers, every row exists once', async () => {
+    const box = await sandbox({ faults: { errorRate: 0.1, dropAfterWriteRate: 0.15, latencyMs: 0, latencyJitterMs: 0 }, seed: 7 });
+    const p = project();
+    const before = await all(box, '/parties', 'parties');
+    let summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') });
+    // A run stopped by a fault that outlasts the retries is simply run again.
+    for (let i = 0; i < 5 && summary.stopped; i += 1) summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') });
+    expect(summary.stopped).toBeNull();
+    const after = await all(box, '/parties', 'parties');
+    const added = after.filter((party) => !before.some((b) => b.id === party.id));
+    const people = added.filter((party) => party.type === 'person');
+    const emails = people.map((party) => party.emailAddresses?.[0]?.address);
+    expect(new Set(emails).size).toBe(emails.length);
+    expect(people.length).toBe(30);
+    const names = added.filter((party) => party.type === 'organisation').map((o) => o.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('a create whose result was never journalled is found in the account, not sent again', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'pending');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - to: type', '    value: organisation', '  - to: name', '    value: { column: name }', ''].join('\n'));
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Applied Before Crash Ltd\nO2,Never Sent Ltd\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir };
+    // A first run with no rows creates the state for this account.
+    await importInto(box, { ...options, limit: 1, dryRun: true });
+    // What a crash leaves: two intents, one of which the service applied.
+    const created = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Applied Before Crash Ltd' } });
+    expect(created.status).toBe(201);
+    const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
+    const at = new Date(Date.now() - 1000).toISOString();
+    for (const [k, name] of [['O1', 'Applied Before Crash Ltd'], ['O2', 'Never Sent Ltd']] as const) {
+      const body = { type: 'organisation', name };
+      await journal.append({ t: 'intent', k, op: 'create', run: 'crashed', at, fp: fingerprint({ body, attachments: [] }), body });
+    }
+    await journal.close();
+
+    const summary = await importInto(box, options);
+    expect(summary.reconciled).toEqual({ applied: 1, notApplied: 1 });
+    expect(summary.steps[0]?.unchanged).toBe(1);
+    expect(summary.steps[0]?.created).toBe(1);
+    const parties = await all(box, '/parties', 'parties');
+    expect(parties.filter((party) => party.name === 'Applied Before Crash Ltd')).toHaveLength(1);
+    expect(parties.filter((party) => party.name === 'Never Sent Ltd')).toHaveLength(1);
+  });
+});
+
+describe('runImport: interrupted', () => {
+  it('stops taking rows on the signal, and the re-run finishes without duplicates', async () => {
+    const box = await sandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 20, latencyJitterMs: 0 } });
+    const p = project();
+    const before = (await all(box, '/parties', 'parties')).length;
+    const controller = new AbortController();
+    const client = clientFor(box);
+    let rows = 0;
+    const first = await runImport(
+      { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), concurrency: 2 },
+      {
+        client,
+        account: { baseUrl: box.url, account: box.url },
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === 'row' && ++rows === 10) controller.abort();
+        },
+      },
+    );
+    await client.close();
+    expect(first.interrupted).toBe(true);
+    const written = (await all(box, '/parties', 'parties')).length - before;
+    expect(written).toBeGreaterThanOrEqual(10);
+    expect(written).toBeLessThan(56);
+    const second = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') });
+    expect(second.interrupted).toBe(false);
+    const total = step(second, 'people').created + step(second, 'people').unchanged;
+    expect(total).toBe(30);
+    const parties = await all(box, '/parties', 'parties');
+    const emails = parties.filter((x) => x.type === 'person').map((x) => x.emailAddresses?.[0]?.address).filter(Boolean);
+    expect(new Set(emails).size).toBe(emails.length);
+  });
+});
+
+describe('runRollback', () => {
+  it('undoes the last run (an update set back), then the one before (its creates deleted), resumably', async () => {
+    const box = await sandbox();
+    const original = readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8');
+    const p = project(original);
+    const stateDir = join(p.dir, '.crm-ferry');
+    const before = (await all(box, '/parties', 'parties')).length;
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    const createdCount = step(first, 'people').created + step(first, 'organisations').created;
+    writeFileSync(p.csv, original.replace(',Geschäftsführerin,', ',Inhaberin,'));
+    const second = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(second, 'people').updated).toBe(1);
+    const annaOf = async () => (await all(box, '/parties', 'parties')).find((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
+    expect((await annaOf()).jobTitle).toBe('Inhaberin');
+
+    const client = clientFor(box);
+    const account = { baseUrl: box.url, account: box.url };
+    try {
+      const preview = await runRollback({ stateDir, dryRun: true }, { client, account });
+      expect(preview.restored).toBe(1);
+      expect(preview.deleted).toBe(0);
+      expect((await annaOf()).jobTitle).toBe('Inhaberin');
+
+      const undoUpdate = await runRollback({ stateDir }, { client, account });
+      expect(undoUpdate.runs).toEqual([second.run]);
+      expect(undoUpdate.restored).toBe(1);
+      expect((await annaOf()).jobTitle).toBe('Geschäftsführerin');
+
+      const undoCreates = await runRollback({ stateDir }, { client, account });
+      expect(undoCreates.runs).toEqual([first.run]);
+      expect(undoCreates.deleted).toBe(createdCount);
+      // People go before their organisations.
+      expect(undoCreates.steps.map((s) => s.step)).toEqual(['people', 'organisations']);
+      // Scheduled deletes (202) are followed to their end.
+      expect((await all(box, '/parties', 'parties')).length).toBe(before);
+
+      const nothing = await runRollback({ stateDir }, { client, account });
+      expect(nothing.runs).toEqual([]);
+    } finally {
+      await client.close();
+    }
+    // The journal knows the records are gone: importing again creates them again.
+    const again = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(again, 'people').created + step(again, 'organisations').created).toBe(createdCount);
+  });
+});
