@@ -25,6 +25,9 @@ const COLLECTIONS: Record<string, (item: Body) => string> = {
   fields: (i) => `def:${definitionId(i.definition)}`,
 };
 
+/** The keys of a body that hold lists of items. */
+export const COLLECTION_KEYS: ReadonlySet<string> = new Set(Object.keys(COLLECTIONS));
+
 /** Taken on create only: an update cannot change them. */
 const CREATE_ONLY = new Set(['tracks', 'attachments', 'type']);
 

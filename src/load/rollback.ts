@@ -102,8 +102,11 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
   try {
     const { steps } = await readStateSteps(state.dir);
     const rollbacks = await readRollbacks(state.dir);
+    // Runs that changed the account; a re-run that found everything unchanged is nothing to undo.
     const runs = new Set<string>();
-    for (const step of steps) for (const run of (await loadJournal(state.journalFile(step.name))).runs) runs.add(run);
+    for (const step of steps) {
+      for await (const entry of readJournal(state.journalFile(step.name))) if (entry.t === 'done') runs.add(entry.run);
+    }
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     const targets = options.all ? candidates : candidates.slice(-1);
     const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, steps: [], requests: 0 };
@@ -123,7 +126,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
         if (entry.t === 'intent' && entry.op === 'update' && entry.before) updateBefore.set(entry.k, entry.before);
         if (entry.t === 'done' && entry.op === 'create') row.created = true;
         if (entry.t === 'done' && entry.op === 'delete') row.deletedByRun = true;
-        if (entry.t === 'done' && entry.op === 'update') {
+        if (entry.t === 'done' && (entry.op === 'update' || entry.op === 'match')) {
           const before = updateBefore.get(entry.k);
           if (before) row.before = { ...before, ...(row.before ?? {}) };
         }

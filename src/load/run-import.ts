@@ -10,11 +10,13 @@ import { type AccountIdentity, type JournalEntry, JournalWriter, loadJournal, ty
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
 import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { lookUpRef } from '../plan/references.ts';
 import { assertConstantNames, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
-import { beforeImage, planUpdate } from './records.ts';
+import { Matcher } from './matching.ts';
+import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
 import { RecordService, type UnconfirmedCreate } from './service.ts';
@@ -125,6 +127,29 @@ async function removeStaleTemps(dir: string): Promise<void> {
   await Promise.all(names.filter((name) => name.startsWith('.') && name.endsWith('.tmp')).map((name) => rm(join(dir, name), { force: true })));
 }
 
+/** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
+function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
+  const spec = step.match;
+  const entity = step.compiled.entity;
+  if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
+  let definitionId: number | undefined;
+  if (spec.by === 'custom') {
+    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_API[entity].many as 'parties' | 'kases' | 'opportunities', tag: null });
+    if (definitionId === undefined && (resolver as { online?: boolean }).online !== false) {
+      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_API[entity].many}`, {
+        location: { file: step.prepared.mappingFile, yamlPath: 'match.definition' },
+      });
+    }
+  }
+  return new Matcher(service, entity, spec, definitionId);
+}
+
+/** Link objects as a write takes them back: `{id}` only. */
+function slim(value: unknown): unknown {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') return { id: (value as Body).id };
+  return value === undefined ? null : value;
+}
+
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
 
@@ -169,6 +194,10 @@ class StepRun {
   header: string[] = [];
   /** Ids of every record the journal holds for this step, so reconciliation never adopts one twice. */
   readonly taken = new Set<number>();
+  /** Finds records the account has already, when the mapping says `match:`. */
+  matcher: Matcher | null = null;
+  /** Match values of this run's rows, and the key of the first row with each. */
+  readonly matchedBy = new Map<string, string>();
 
   constructor(
     readonly prepared: PreparedStep,
@@ -181,6 +210,10 @@ class StepRun {
 
   get name(): string {
     return this.prepared.name;
+  }
+
+  get match(): MatchSpec | undefined {
+    return this.prepared.mapping.match;
   }
 
   /** The id of a row of this step, once known; null when the row is not written in the end. */
@@ -253,6 +286,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
+    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const summary = await engine.run();
     summary.elapsedMs = Date.now() - started;
@@ -532,10 +566,17 @@ class ImportEngine {
     const body = withType(entity, mapped.record);
     const fp = fingerprint({ body, attachments: mapped.attachments });
     const prior = step.journal.rows.get(mapped.key);
-    if (prior?.id !== undefined && prior.id !== null && !this.options.full && prior.fp === fp) {
-      return this.succeed(step, mapped, 'unchanged', prior.id);
+    const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
+    // A record matched under `onMatch: skip` is the account's, not the input's: left alone.
+    if (known && known.origin === 'matched' && step.match?.onMatch === 'skip') return this.succeed(step, mapped, 'matched', known.id);
+    if (known && !this.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
+    let found: Body | null = null;
+    if (!known && step.matcher) {
+      const match = await this.lookUp(step, mapped, body, values);
+      if (match === 'rejected') return;
+      found = match;
     }
-    if (this.options.dryRun) return this.countDry(step, mapped, body, prior);
+    if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
     await this.limit(async () => {
       if (this.halt.signal.aborted) {
         step.counts.notReached += 1;
@@ -543,7 +584,8 @@ class ImportEngine {
         return;
       }
       try {
-        if (prior?.id !== undefined && prior.id !== null) await this.update(step, mapped, body, fp, prior as RowState & { id: number });
+        if (known) await this.update(step, mapped, body, fp, known);
+        else if (found) await this.adopt(step, mapped, body, fp, found, values);
         else await this.create(step, mapped, body, fp);
       } catch (error) {
         if (!isRowLevel(error)) throw error;
@@ -552,14 +594,70 @@ class ImportEngine {
     });
   }
 
-  countDry(step: StepRun, mapped: MappedRecord, body: Body, prior: RowState | undefined): void {
-    const update = prior?.id !== undefined && prior.id !== null;
-    const requests = update ? (planUpdate(prior.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
+  /**
+   * The account's record for a new row under `match:`, null when it has none, or 'rejected' when
+   * the row cannot be matched safely (it shares its value with another row, or several records
+   * match).
+   */
+  async lookUp(step: StepRun, mapped: MappedRecord, body: Body, values: RejectedRow['values']): Promise<Body | null | 'rejected'> {
+    const matcher = step.matcher as Matcher;
+    const spec = step.match as MatchSpec;
+    const value = matcher.valueOf(body);
+    if (value === null) return null;
+    const first = step.matchedBy.get(value);
+    if (first !== undefined) {
+      await this.reject(step, this.rejection(mapped, values, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`), null);
+      return 'rejected';
+    }
+    step.matchedBy.set(value, mapped.key);
+    const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
+    if (records.length > 1) {
+      const ids = records.map((r) => r.id).join(', ');
+      await this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`), null);
+      return 'rejected';
+    }
+    return records[0] ?? null;
+  }
+
+  /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
+  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body, values: RejectedRow['values']): Promise<void> {
+    const spec = step.match as MatchSpec;
+    const id = record.id as number;
+    if (spec.onMatch === 'reject') {
+      return this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409), null);
+    }
+    step.taken.add(id);
+    if (spec.onMatch === 'update') {
+      const from: Body = {};
+      for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
+      const plan = planUpdate(from, body, record);
+      if (Object.keys(plan.changes).length > 0) {
+        const before = beforeImage(from, plan.changes);
+        for (const key of Object.keys(plan.changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+        await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
+        await this.service.update(step.compiled.entity, id, plan.changes);
+      }
+    }
+    // With skip nothing of the row was written: the next run must not take the record for the row's.
+    const written = spec.onMatch === 'update' ? body : {};
+    await this.journal(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
+    this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    return this.succeed(step, mapped, 'matched', id);
+  }
+
+  countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
+    if (found) {
+      this.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
+      step.counts.matched += 1;
+      step.settle(mapped.key, found.id as number);
+      return;
+    }
+    const requests = known ? (planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
     this.dry.requests += requests;
-    if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: update ? 'update' : 'create', body });
-    step.counts[update ? 'updated' : 'created'] += 1;
+    if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
+    step.counts[known ? 'updated' : 'created'] += 1;
     // Rows that link to this one go on being counted; nothing is sent.
-    step.settle(mapped.key, update ? (prior.id as number) : 0);
+    step.settle(mapped.key, known ? known.id : 0);
   }
 
   async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<void> {

@@ -159,6 +159,15 @@ export const sourceSchema = z
   })
   .strict();
 
+/** How the importer finds a record the account already has for a row, and what it does then. */
+export const matchSchema = z
+  .object({
+    by: z.enum(['email', 'name', 'custom']).describe('What a row and a record must share: the first e-mail address (parties), the name (a person\'s first and last name, an organisation\'s, project\'s or opportunity\'s name), or a custom field\'s value'),
+    definition: z.string().min(1).optional().describe('With `by: custom`: the custom field\'s name'),
+    onMatch: z.enum(['update', 'skip', 'reject']).default('update').describe('update: write the row\'s fields into the record found; skip: leave it as it is (rows that link to the row still link to it); reject: the row goes to the rejects file'),
+  })
+  .strict();
+
 export const mappingSchema = z
   .object({
     version: z.literal(1).describe('Version of the mapping language'),
@@ -171,9 +180,26 @@ export const mappingSchema = z
     timeZone: z.string().default('UTC').describe('IANA time zone of dates and times without one'),
     skip: conditionSchema.optional().describe('Rows for which this holds are skipped (counted, not rejected)'),
     fields: z.array(fieldEntrySchema).min(1).describe('The target fields and where their values come from'),
+    match: matchSchema
+      .optional()
+      .describe('Importing: find a record the account already has for a row (parties, projects, opportunities) instead of creating one. Without it every new row is created'),
   })
-  .strict();
+  .strict()
+  .superRefine((mapping, context) => {
+    const match = mapping.match;
+    if (!match) return;
+    if (mapping.entity === 'entry' || mapping.entity === 'task') {
+      context.addIssue({ code: 'custom', path: ['match'], message: `\`match\` works for parties, projects and opportunities, not for entity ${mapping.entity}` });
+    }
+    if (match.by === 'email' && mapping.entity !== 'party') {
+      context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
+    }
+    if ((match.by === 'custom') !== (match.definition !== undefined)) {
+      context.addIssue({ code: 'custom', path: ['match', 'definition'], message: match.by === 'custom' ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
+    }
+  });
 
+export type MatchSpec = z.output<typeof matchSchema>;
 export type Mapping = z.output<typeof mappingSchema>;
 export type FieldEntry = z.output<typeof fieldEntrySchema>;
 export type SourceOptions = z.output<typeof sourceSchema>;

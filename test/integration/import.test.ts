@@ -355,3 +355,93 @@ describe('runRollback', () => {
     expect(step(again, 'people').created + step(again, 'organisations').created).toBe(createdCount);
   });
 });
+
+describe('runImport: match:', () => {
+  const MATCH_MAPPING = (onMatch: string) =>
+    [
+      'version: 1',
+      'entity: party',
+      'key: "{{id}}"',
+      `match: { by: email, onMatch: ${onMatch} }`,
+      'fields:',
+      '  - { to: type, value: person }',
+      '  - { to: firstName, value: { column: first } }',
+      '  - { to: lastName, value: { column: last } }',
+      '  - { to: jobTitle, value: { column: title } }',
+      '  - { to: email, type: Work, value: { column: email } }',
+      '  - { to: tags, value: { column: tags, transform: [{ split: ";" }] } }',
+      '',
+    ].join('\n');
+
+  async function setUp(onMatch: string, csv: string) {
+    const box = await sandbox();
+    const existing = await box.v2('POST', '/parties', {
+      party: { type: 'person', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'Countess', emailAddresses: [{ type: 'Home', address: 'Ada@Example.org' }], tags: [{ name: 'legacy' }] },
+    });
+    expect(existing.status).toBe(201);
+    folders += 1;
+    const dir = join(work, `match${folders}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'people.yaml'), MATCH_MAPPING(onMatch));
+    writeFileSync(join(dir, 'people.csv'), csv);
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry') };
+    return { box, id: existing.body.party.id as number, options };
+  }
+
+  const CSV = 'id,first,last,title,email,tags\nA,Ada,Lovelace,Analyst,ada@example.org,imported\nB,Alan,Turing,Codebreaker,alan@example.org,imported\n';
+
+  it('update: writes the row into the record found by e-mail, keeps what the account had, and rollback sets it back', async () => {
+    const { box, id, options } = await setUp('update', CSV);
+    const summary = await importInto(box, options);
+    expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1, rejected: 0 });
+    const ada = (await box.v2('GET', `/parties/${id}?embed=tags`)).body.party;
+    expect(ada.jobTitle).toBe('Analyst');
+    expect(ada.tags.map((t: any) => t.name).sort()).toEqual(['imported', 'legacy']);
+    // The existing address is kept; the row's (same address) is not added twice.
+    expect(ada.emailAddresses).toHaveLength(1);
+    expect((await all(box, '/parties', 'parties')).filter((p) => p.lastName === 'Lovelace')).toHaveLength(1);
+
+    const again = await importInto(box, options);
+    expect(again.steps[0]).toMatchObject({ unchanged: 2, matched: 0, created: 0 });
+
+    const client = clientFor(box);
+    const undone = await runRollback({ stateDir: options.stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
+    await client.close();
+    expect(undone).toMatchObject({ deleted: 1, restored: 1 });
+    const back = (await box.v2('GET', `/parties/${id}?embed=tags`)).body.party;
+    expect(back.jobTitle).toBe('Countess');
+    expect(back.tags.map((t: any) => t.name)).toEqual(['legacy']);
+  });
+
+  it('looks rows up in batches: one filter query for many rows', async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => `R${i},First${i},Last${i},,r${i}@example.org,`);
+    const { box, options } = await setUp('update', `id,first,last,title,email,tags\n${rows.join('\n')}\n`);
+    const client = clientFor(box);
+    const log: string[] = [];
+    const traced = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => log.push(line) });
+    await runImport(options, { client: traced, account: { baseUrl: box.url, account: box.url } });
+    await traced.close();
+    await client.close();
+    const filters = log.filter((line) => line.includes('/filters/results') && line.includes('->'));
+    expect(filters.length).toBeGreaterThanOrEqual(1);
+    expect(filters.length).toBeLessThanOrEqual(2);
+  });
+
+  it('skip: leaves the record as it is, and a re-run sends nothing for it', async () => {
+    const { box, id, options } = await setUp('skip', CSV);
+    const summary = await importInto(box, options);
+    expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1 });
+    expect((await box.v2('GET', `/parties/${id}`)).body.party.jobTitle).toBe('Countess');
+    const again = await importInto(box, options);
+    expect(again.steps[0]).toMatchObject({ matched: 1, unchanged: 1, updated: 0 });
+  });
+
+  it('reject: the row goes to the rejects file; two rows with one e-mail are reported, not merged', async () => {
+    const { box, options } = await setUp('reject', `${CSV}C,Alan,Turing2,Again,ALAN@example.org,\n`);
+    const summary = await importInto(box, options);
+    expect(summary.steps[0]).toMatchObject({ created: 1, rejected: 2, matched: 0 });
+    const rejects = readFileSync(summary.steps[0]?.rejectsFile ?? '', 'utf8');
+    expect(rejects).toMatch(/A,Ada,Lovelace,.*409,2,match,API_CONFLICT,"?the account has this record already/);
+    expect(rejects).toMatch(/C,Alan,Turing2,.*,4,match,MAPPING_VALUE,the row with key 'B' has the same email/);
+  });
+});

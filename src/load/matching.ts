@@ -1,0 +1,117 @@
+import type { Entity, MatchSpec } from '../mapping/schema.ts';
+import type { RecordService } from './service.ts';
+
+type Body = Record<string, unknown>;
+
+/** How many values one filter query asks for at most. */
+const BATCH = 50;
+/** How long a lookup waits for others to share its query, in milliseconds. */
+const GATHER_MS = 15;
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value.trim().replace(/\s+/g, ' ').toLowerCase() : value === undefined || value === null ? '' : String(value).toLowerCase();
+}
+
+function definitionIdOf(definition: unknown): number | undefined {
+  if (typeof definition === 'number') return definition;
+  if (definition !== null && typeof definition === 'object' && typeof (definition as Body).id === 'number') return (definition as Body).id as number;
+  return undefined;
+}
+
+/**
+ * The values a record can be matched by under `spec`: what a row's body holds, or what a record
+ * in the account holds (a party may have several e-mail addresses: any of them matches).
+ * Compared without regard to case or repeated spaces.
+ */
+export function matchValues(entity: Entity, spec: MatchSpec, record: Body, definitionId: number | undefined): string[] {
+  switch (spec.by) {
+    case 'email': {
+      const list = Array.isArray(record.emailAddresses) ? (record.emailAddresses as Body[]) : [];
+      return list.map((e) => text(e.address)).filter((v) => v !== '');
+    }
+    case 'name': {
+      const name = entity === 'party' && record.type !== 'organisation' && record.name === undefined ? `${text(record.firstName)} ${text(record.lastName)}`.trim() : text(record.name);
+      return name === '' ? [] : [name];
+    }
+    case 'custom': {
+      const fields = Array.isArray(record.fields) ? (record.fields as Body[]) : [];
+      const field = fields.find((f) => definitionId !== undefined && definitionIdOf(f.definition) === definitionId);
+      const value = field === undefined ? '' : text(field.value);
+      return value === '' ? [] : [value];
+    }
+  }
+}
+
+/** The filter field a match compares, as the service names it. */
+function filterField(spec: MatchSpec, definitionId: number | undefined): string {
+  return spec.by === 'custom' ? `custom:${definitionId}` : spec.by;
+}
+
+interface Waiting {
+  value: string;
+  resolve(records: Body[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Finds the account's records for rows' match values, many rows to one filter query (an
+ * `orGroup` of up to 50 values), and remembers every answer for the run: a lookup costs a
+ * fraction of a request, not one search per row.
+ */
+export class Matcher {
+  readonly #cache = new Map<string, Promise<Body[]>>();
+  #waiting: Waiting[] = [];
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly service: RecordService,
+    private readonly entity: 'party' | 'kase' | 'opportunity',
+    private readonly spec: MatchSpec,
+    /** The custom field's id, with `by: custom`. */
+    private readonly definitionId: number | undefined,
+  ) {}
+
+  /** The value of a row's body that is looked up, or null when it has none. */
+  valueOf(body: Body): string | null {
+    return matchValues(this.entity, this.spec, body, this.definitionId)[0] ?? null;
+  }
+
+  /** The account's records that match `value` (already lower-cased by valueOf). */
+  find(value: string): Promise<Body[]> {
+    const cached = this.#cache.get(value);
+    if (cached) return cached;
+    const promise = new Promise<Body[]>((resolve, reject) => {
+      this.#waiting.push({ value, resolve, reject });
+      if (this.#waiting.length >= BATCH) this.#flush();
+      else this.#timer ??= setTimeout(() => this.#flush(), GATHER_MS);
+    });
+    this.#cache.set(value, promise);
+    return promise;
+  }
+
+  #flush(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const batch = this.#waiting;
+    this.#waiting = [];
+    if (batch.length === 0) return;
+    void this.#query(batch);
+  }
+
+  async #query(batch: Waiting[]): Promise<void> {
+    const field = filterField(this.spec, this.definitionId);
+    const found = new Map<string, Body[]>(batch.map((w) => [w.value, []]));
+    try {
+      const conditions = [{ orGroup: batch.map((w) => ({ field, operator: 'is', value: w.value })) }];
+      for await (const record of this.service.filter(this.entity, conditions)) {
+        for (const value of new Set(matchValues(this.entity, this.spec, record, this.definitionId))) found.get(value)?.push(record);
+      }
+      for (const w of batch) w.resolve(found.get(w.value) ?? []);
+    } catch (error) {
+      for (const w of batch) {
+        this.#cache.delete(w.value);
+        w.reject(error);
+      }
+    }
+  }
+}
