@@ -67,8 +67,11 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
     return `${lines.join('\n')}\n`;
   }
   const count = written(summary);
-  const perRecord = count > 0 ? ` (${(summary.requests / count).toFixed(2)} per record written, reads of names included)` : '';
-  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')}${perRecord}; elapsed ${seconds(summary.elapsedMs)}.`);
+  const writing = summary.requests - summary.requestsForNames;
+  const perRecord = count > 0 ? `, ${(writing / count).toFixed(2)} per record written` : '';
+  lines.push(
+    `Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names once, ${writing.toLocaleString('en-GB')} for the rows${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`,
+  );
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   if (summary.stopped) lines.push('Stopped before the end. Nothing is lost: run the same command again to go on where it stopped.');
   else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');

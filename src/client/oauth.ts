@@ -134,6 +134,11 @@ export class OAuthSession implements TokenSource {
     return this.options.now?.() ?? Date.now();
   }
 
+  /** The account the login belongs to, as the service named it at the token exchange. */
+  get subdomain(): string | undefined {
+    return this.profile.subdomain;
+  }
+
   async token(): Promise<string> {
     if (this.profile.expiresAt - this.marginMs() <= this.now()) await this.refresh();
     return this.profile.accessToken;

@@ -105,6 +105,8 @@ export interface ImportSummary {
   steps: StepSummary[];
   /** Requests sent during the run, reads of names included. */
   requests: number;
+  /** Of those, the reads of the account's names (users, pipelines, fields, ...) at the start. */
+  requestsForNames: number;
   elapsedMs: number;
   /** Stopped by the signal. */
   interrupted: boolean;
@@ -275,7 +277,9 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const steps: StepRun[] = [];
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
+    const beforeNames = deps.client.transport.requestsSent;
     const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+    const requestsForNames = deps.client.transport.requestsSent - beforeNames;
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
@@ -291,6 +295,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const summary = await engine.run();
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
+    summary.requestsForNames = requestsForNames;
     emit({ type: 'end', summary });
     return summary;
   } finally {
@@ -386,6 +391,7 @@ class ImportEngine {
         rejectsFile: s.rejects ? this.state.resultFile(s.name, 'rejects') : null,
       })),
       requests: 0,
+      requestsForNames: 0,
       elapsedMs: 0,
       interrupted: this.interrupted,
       stopped: this.stopped,

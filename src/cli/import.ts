@@ -1,0 +1,222 @@
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { CrmClient } from '../client/client.ts';
+import { connect } from '../client/connect.ts';
+import { EXIT, FerryError } from '../errors/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
+import { runImport, runRollback, type ImportOptionsInput } from '../load/index.ts';
+import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
+import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
+
+/** The folder a run keeps its state in unless told: `.crm-ferry` beside the mapping or plan. */
+export function defaultStateDir(file: string): string {
+  return join(dirname(file), '.crm-ferry');
+}
+
+function path(value: unknown, cwd: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', 'a file or folder option needs a value');
+  return isAbsolute(value) ? value : resolve(cwd, value);
+}
+
+function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new FerryError('USAGE', `--${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+export interface ImportCommandOptions {
+  run: ImportOptionsInput;
+  json: boolean;
+  yes: boolean;
+}
+
+/** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
+export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'mapping' | 'plan'): ImportCommandOptions {
+  const v = args.values;
+  let source: ImportOptionsInput['source'];
+  let anchor: string;
+  if (kind === 'plan') {
+    if (args.positionals.length !== 1) throw new FerryError('USAGE', `run takes one PLAN file, got ${args.positionals.length === 0 ? 'none' : args.positionals.map((p) => JSON.stringify(p)).join(' ')}`);
+    anchor = path(args.positionals[0], cwd) as string;
+    source = { kind: 'plan', planFile: anchor };
+  } else {
+    if (args.positionals.length > 0) throw new FerryError('USAGE', `import takes no positional arguments (got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}); for a plan use \`crm-ferry run PLAN\``);
+    const mapping = path(v.mapping, cwd);
+    const input = path(v.input, cwd);
+    if (mapping === undefined || input === undefined) throw new FerryError('USAGE', 'import needs --mapping M and --input F');
+    anchor = mapping;
+    source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
+  }
+  if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
+  if (v['retry-rejects'] && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
+  const run: ImportOptionsInput = {
+    source,
+    stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor),
+    dryRun: Boolean(v['dry-run']),
+    fresh: Boolean(v.fresh),
+    full: Boolean(v.full),
+    deleteMissing: Boolean(v['delete-missing']),
+    retryRejects: Boolean(v['retry-rejects']),
+  };
+  const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
+  if (concurrency !== undefined) run.concurrency = concurrency;
+  const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
+  if (limit !== undefined) run.limit = limit;
+  return { run, json: Boolean(v.json), yes: Boolean(v.yes) };
+}
+
+/** The account a state belongs to: the service's address, and the account behind a stored login. */
+export function accountOf(client: CrmClient, subdomain?: string): AccountIdentity {
+  const origin = client.transport.origin;
+  return { baseUrl: origin, account: subdomain ? `${subdomain}@${origin}` : origin };
+}
+
+async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<boolean> {
+  if (yes) return true;
+  const stdin = process.stdin;
+  if (io.stdout !== process.stdout || !stdin.isTTY) {
+    throw new FerryError('USAGE', '--fresh starts over and sets the earlier state aside; add --yes to confirm it in a script');
+  }
+  const rl = createInterface({ input: stdin, output: process.stdout });
+  try {
+    const answer = await rl.question(`Start over? The state in ${stateDir} is moved aside (records already written stay in the account). [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClient, account: AccountIdentity) => Promise<T>): Promise<T> {
+  const flags = connectionOptions(args);
+  const { client, session } = await connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+  try {
+    return await work(client, accountOf(client, session?.subdomain));
+  } finally {
+    await client.close();
+  }
+}
+
+async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io: CliIo): Promise<number> {
+  if (options.run.fresh && !(await confirmFresh(options.run.stateDir, io, options.yes))) {
+    io.stderr.write('Nothing done.\n');
+    return EXIT.OK;
+  }
+  const tty = !options.json && io.stderr === process.stderr && Boolean(process.stderr.isTTY);
+  const progress = new ImportProgress(options.json ? io.stdout : io.stderr, options.json ? 'json' : tty ? 'tty' : 'lines');
+  const summary = await withClient(args, io, (client, account) =>
+    runImport(options.run, { client, account, signal: io.signal, onEvent: progress.onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 }),
+  );
+  progress.finish();
+  if (!options.json) io.stdout.write(formatImportSummary(summary, io.cwd));
+  // The summary says how far it got; the error (printed and mapped to its exit code in one
+  // place, like every other) says why it stopped.
+  if (summary.stopped) throw summary.stopped;
+  return importExitCode(summary);
+}
+
+const RUN_FLAGS: OptionSpec = {
+  'state-dir': { type: 'string' },
+  concurrency: { type: 'string' },
+  limit: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  full: { type: 'boolean' },
+  'delete-missing': { type: 'boolean' },
+  'retry-rejects': { type: 'boolean' },
+  fresh: { type: 'boolean' },
+  yes: { type: 'boolean' },
+  json: { type: 'boolean' },
+  ...connectionFlags,
+};
+
+const RUN_USAGE = `Options:
+  --state-dir DIR     journal, lock and results (default: .crm-ferry beside the mapping or plan)
+  --concurrency N     requests under way at once, 1 to 64 (default 8)
+  --limit N           only the first N rows of each step: a sample migration
+  --dry-run           map, resolve names, count the requests and the time; write nothing
+  --full              write every row again, even those unchanged since the last run
+  --delete-missing    delete the records of rows no longer in the input (listed otherwise)
+  --retry-rejects     only the rows earlier runs rejected
+  --fresh             start over; the earlier state is moved aside (asks; --yes in scripts)
+  --yes               answer yes to --fresh's question
+  --json              one JSON event per line on stdout
+
+Running the same command again goes on where a run stopped, and syncs a changed file: unchanged
+rows cost no request, changed rows are updated, new rows created.
+
+Exit code 0 when every row was written, 3 with rejects (see the rejects file), 4 when the
+service refused or could not be reached (run again to go on), 2 for bad usage or input,
+130 when interrupted.
+
+${connectionUsage}`;
+
+export const importCommand: Command = {
+  name: 'import',
+  summary: 'write the rows of one file into the account, exactly once, resumable',
+  usage: `Usage: crm-ferry import --mapping M --input F [options] [connection]
+
+Maps every row of F with M and writes it into the account.
+
+  --mapping M         the mapping file
+  --input F           the file to import
+${RUN_USAGE}
+`,
+  options: { mapping: { type: 'string' }, input: { type: 'string' }, ...RUN_FLAGS },
+  async run(args, io) {
+    return executeImport(toImportCommandOptions(args, io.cwd, 'mapping'), args, io);
+  },
+};
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'write every step of a migration plan into the account, exactly once, resumable',
+  usage: `Usage: crm-ferry run PLAN [options] [connection]
+
+Writes every step of the plan; a row starts as soon as the records it links to exist.
+
+${RUN_USAGE}
+`,
+  options: RUN_FLAGS,
+  async run(args, io) {
+    return executeImport(toImportCommandOptions(args, io.cwd, 'plan'), args, io);
+  },
+};
+
+export const rollbackCommand: Command = {
+  name: 'rollback',
+  summary: 'undo the last import run kept in a state folder',
+  usage: `Usage: crm-ferry rollback [PLAN_OR_MAPPING | --state-dir DIR] [--all] [--dry-run] [connection]
+
+Deletes the records the last run created (people before their organisations) and sets fields it
+updated back to their earlier values. Run it again to go one run further back; an interrupted
+rollback is finished by running it again.
+
+  --state-dir DIR     the state folder (default: .crm-ferry beside the plan or mapping named)
+  --all               undo every run kept in the state
+  --dry-run           say what would be done, do nothing
+  --concurrency N     requests under way at once, 1 to 64 (default 8)
+
+${connectionUsage}
+`,
+  options: { 'state-dir': { type: 'string' }, all: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, concurrency: { type: 'string' }, ...connectionFlags },
+  async run(args, io) {
+    const v = args.values;
+    if (args.positionals.length > 1) throw new FerryError('USAGE', 'rollback takes at most one PLAN or mapping file');
+    const named = path(args.positionals[0], io.cwd);
+    const given = path(v['state-dir'], io.cwd);
+    if (named !== undefined && given !== undefined) throw new FerryError('USAGE', 'give a PLAN (or mapping) or --state-dir, not both');
+    const stateDir = given ?? (named !== undefined ? defaultStateDir(named) : undefined);
+    if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
+    const dryRun = Boolean(v['dry-run']);
+    const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
+    const summary = await withClient(args, io, (client, account) =>
+      runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
+    );
+    io.stdout.write(formatRollbackSummary(summary, dryRun));
+    return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
+  },
+};
