@@ -49,6 +49,8 @@ export const ERROR_CODES = [
   // Journal and export
   'JOURNAL_CORRUPT',
   'JOURNAL_LOCKED',
+  'JOURNAL_ACCOUNT',
+  'JOURNAL_WRITE',
   'EXPORT_WRITE',
   // Sandbox
   'SANDBOX_STATE',

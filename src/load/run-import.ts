@@ -286,7 +286,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
       const journal = await loadJournal(file);
-      const writer = options.dryRun ? null : await JournalWriter.open(file);
+      const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);

@@ -1,0 +1,188 @@
+import { hostname } from 'node:os';
+import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FerryError } from '../errors/index.ts';
+
+/** What a state belongs to. Compared as a whole: another address or another account is another account. */
+export interface AccountIdentity {
+  /** The service's address (origin). */
+  baseUrl: string;
+  /** What identifies the account behind it: the login's account name, or the address for a personal token. */
+  account: string;
+}
+
+export interface OpenStateOptions {
+  dir: string;
+  account: AccountIdentity;
+  /** Start over: the earlier state is moved aside into DIR/previous-<time>/, never deleted. @default false */
+  fresh?: boolean;
+}
+
+const FORMAT = 1;
+const STATE_FILE = 'state.json';
+const LOCK_FILE = 'lock';
+
+interface StateFile {
+  format: number;
+  account: AccountIdentity;
+  created: string;
+}
+
+function compactTime(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
+}
+
+/** Folders that only the kernel or a device stands behind: a state there would never be a file. */
+function specialPath(path: string): boolean {
+  return /^\/(proc|sys|dev)(\/|$)/.test(path);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The folder a run keeps its state in: the journals of its steps, the result files, the account
+ * it was written against, and a lock so that two runs never write one state at once. It holds no
+ * token or secret; its files are readable by their owner only.
+ */
+export class StateDir {
+  #sequence = 0;
+  #closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly lockFile: string,
+  ) {}
+
+  static async open(options: OpenStateOptions): Promise<StateDir> {
+    const { dir } = options;
+    if (specialPath(dir)) throw new FerryError('USAGE', `${dir} is not a place for a state folder; give a folder on a disk (--state-dir)`, { location: { file: dir } });
+    const existing = await lstat(dir).catch(() => null);
+    if (existing && !existing.isDirectory()) {
+      throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, { location: { file: dir }, hint: 'Give another --state-dir.' });
+    }
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new FerryError('JOURNAL_WRITE', `cannot create the state folder ${dir}: ${(error as Error).message}`, { location: { file: dir }, cause: error });
+    }
+    const lockFile = join(dir, LOCK_FILE);
+    await takeLock(lockFile);
+    const state = new StateDir(dir, lockFile);
+    try {
+      if (options.fresh) await state.#moveAside();
+      await state.#bind(options.account);
+      await mkdir(join(dir, 'journal'), { recursive: true, mode: 0o700 });
+      await mkdir(join(dir, 'results'), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      await state.close();
+      throw error;
+    }
+    return state;
+  }
+
+  async #bind(account: AccountIdentity): Promise<void> {
+    const file = join(this.dir, STATE_FILE);
+    let text: string | null = null;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new FerryError('JOURNAL_CORRUPT', `cannot read ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+    }
+    if (text === null) {
+      const state: StateFile = { format: FORMAT, account, created: new Date().toISOString() };
+      await writeFile(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+      return;
+    }
+    let state: StateFile;
+    try {
+      state = JSON.parse(text) as StateFile;
+      if (typeof state.format !== 'number' || typeof state.account?.baseUrl !== 'string' || typeof state.account?.account !== 'string') throw new Error('fields missing');
+    } catch (error) {
+      throw new FerryError('JOURNAL_CORRUPT', `${file} is damaged (${(error as Error).message})`, { location: { file }, cause: error, hint: 'Restore it from a copy, or start over with --fresh.' });
+    }
+    if (state.format > FORMAT) {
+      throw new FerryError('JOURNAL_CORRUPT', `${file} was written by a newer crm-ferry (format ${state.format}); this one reads format ${FORMAT}`, { location: { file }, hint: 'Update crm-ferry.' });
+    }
+    if (state.account.baseUrl !== account.baseUrl || state.account.account !== account.account) {
+      const of = (a: AccountIdentity): string => (a.account === a.baseUrl ? a.baseUrl : `${a.account} (${a.baseUrl})`);
+      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to ${of(state.account)}, and this run is connected to ${of(account)}`, {
+        location: { file },
+        hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
+      });
+    }
+  }
+
+  async #moveAside(): Promise<void> {
+    const names = (await readdir(this.dir)).filter((name) => name !== LOCK_FILE && !name.startsWith('previous-'));
+    if (names.length === 0) return;
+    const aside = join(this.dir, `previous-${compactTime(new Date())}`);
+    await mkdir(aside, { mode: 0o700 });
+    for (const name of names) await rename(join(this.dir, name), join(aside, name));
+  }
+
+  journalFile(step: string): string {
+    return join(this.dir, 'journal', `${safeName(step)}.jsonl`);
+  }
+
+  resultFile(step: string, kind: 'success' | 'rejects'): string {
+    return join(this.dir, 'results', `${safeName(step)}.${kind}.csv`);
+  }
+
+  /** Sortable by time, unique within the folder. */
+  newRunId(): string {
+    this.#sequence += 1;
+    return `${compactTime(new Date())}-${process.pid}-${this.#sequence}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await rm(this.lockFile, { force: true });
+  }
+}
+
+/** A step name as a file name: letters, digits, dot, dash and underscore; anything else hex-escaped. */
+function safeName(step: string): string {
+  return step.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.codePointAt(0)?.toString(16)}`);
+}
+
+async function takeLock(file: string): Promise<void> {
+  const mine = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      const handle = await open(file, 'wx', 0o600);
+      await handle.writeFile(mine);
+      await handle.close();
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new FerryError('JOURNAL_WRITE', `cannot create the lock ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+      }
+    }
+    let holder: { pid?: unknown; host?: unknown; since?: unknown } = {};
+    try {
+      holder = JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      // Written by a process killed between creating and filling it: as good as stale.
+    }
+    const pid = typeof holder.pid === 'number' ? holder.pid : null;
+    const sameHost = holder.host === hostname();
+    if (pid !== null && (!sameHost || alive(pid))) {
+      throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${String(holder.host)}`}, since ${String(holder.since)}) is using the state in ${file.slice(0, -LOCK_FILE.length - 1)}`, {
+        location: { file },
+        hint: sameHost ? 'Wait for it to finish, or stop it; the next run goes on from where it got.' : `If that machine no longer runs it, remove ${file}.`,
+      });
+    }
+    // The process that held it is gone (crashed or killed): take the lock over.
+    const age = await stat(file).catch(() => null);
+    if (age) await rm(file, { force: true });
+  }
+  throw new FerryError('JOURNAL_LOCKED', `cannot take the lock ${file}: it keeps being taken`, { location: { file } });
+}

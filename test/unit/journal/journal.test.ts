@@ -1,0 +1,235 @@
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { open } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FerryError } from '../../../src/errors/index.ts';
+import { journalLine, JournalWriter, loadJournal, readJournal, StateDir, type JournalEntry } from '../../../src/journal/index.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-journal-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const fresh = (): string => join(dir, `j${++files}.jsonl`);
+const at = '2026-01-01T00:00:00.000Z';
+
+async function write(file: string, entries: JournalEntry[]): Promise<void> {
+  const writer = await JournalWriter.open(file);
+  await Promise.all(entries.map((e) => writer.append(e)));
+  await writer.close();
+}
+
+async function caught(promise: Promise<unknown>): Promise<FerryError> {
+  const error = await promise.then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(FerryError);
+  return error as FerryError;
+}
+
+describe('loadJournal folds the lines of each row', () => {
+  it.each([
+    ['intent then done: the record and the body', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } }, { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 7, fp: 'f1' }], { id: 7, fp: 'f1', body: { name: 'A' }, origin: 'created', pending: null }],
+    ['intent alone: pending', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } }], { id: null, pending: { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } } }],
+    ['intent then cancel: free again', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1' }, { t: 'cancel', k: 'a', run: 'r1', at }], { id: null, pending: null }],
+    ['reject then done: the reject is cleared', [{ t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 }, { t: 'intent', k: 'a', op: 'create', run: 'r2', at, fp: 'f2' }, { t: 'done', k: 'a', op: 'create', run: 'r2', at, id: 3, fp: 'f2' }], { id: 3, rejected: null, run: 'r2' }],
+    ['reject stays until then', [{ t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 }], { id: null, rejected: { code: 'API_VALIDATION', message: 'no', status: 422, run: 'r1' } }],
+    ['match: the done carries the body', [{ t: 'done', k: 'a', op: 'match', run: 'r1', at, id: 9, fp: 'f', body: {}, origin: 'matched' }], { id: 9, body: {}, origin: 'matched' }],
+    ['update keeps the id, takes the new body', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { n: 1 } }, { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 4, fp: 'f1' }, { t: 'intent', k: 'a', op: 'update', run: 'r2', at, fp: 'f2', body: { n: 2 }, id: 4 }, { t: 'done', k: 'a', op: 'update', run: 'r2', at, id: 4, fp: 'f2' }], { id: 4, fp: 'f2', body: { n: 2 }, origin: 'created' }],
+    ['delete forgets the record', [{ t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 4, fp: 'f1' }, { t: 'intent', k: 'a', op: 'delete', run: 'r2', at, fp: 'f1', id: 4 }, { t: 'done', k: 'a', op: 'delete', run: 'r2', at, id: 4, fp: 'f1' }], { id: null, fp: null, body: null, pending: null }],
+  ] as Array<[string, JournalEntry[], object]>)('%s', async (_name, entries, expected) => {
+    const file = fresh();
+    await write(file, entries);
+    const loaded = await loadJournal(file);
+    expect(loaded.rows.get('a')).toMatchObject(expected);
+    expect(loaded.tornTail).toBe(false);
+  });
+
+  it('a missing file is an empty journal; runs are listed in order', async () => {
+    expect((await loadJournal(join(dir, 'none.jsonl'))).rows.size).toBe(0);
+    const file = fresh();
+    await write(file, [{ t: 'run', run: 'r1', at, event: 'start' }, { t: 'cancel', k: 'x', run: 'r2', at }]);
+    expect((await loadJournal(file)).runs).toEqual(['r1', 'r2']);
+  });
+});
+
+describe('torn and damaged lines', () => {
+  const entries: JournalEntry[] = [
+    { t: 'done', k: 'a', op: 'create', run: 'r', at, id: 1, fp: 'x' },
+    { t: 'done', k: 'b', op: 'create', run: 'r', at, id: 2, fp: 'y' },
+  ];
+
+  it('drops a last line cut short, and the writer cuts it off before appending', async () => {
+    const file = fresh();
+    await write(file, entries);
+    const whole = statSync(file).size;
+    appendFileSync(file, journalLine({ t: 'done', k: 'c', op: 'create', run: 'r', at, id: 3, fp: 'z' }).slice(0, 20));
+    const loaded = await loadJournal(file);
+    expect(loaded.tornTail).toBe(true);
+    expect([...loaded.rows.keys()]).toEqual(['a', 'b']);
+    expect(loaded.validLength).toBe(whole);
+    await write(file, [{ t: 'done', k: 'd', op: 'create', run: 'r', at, id: 4, fp: 'w' }]);
+    const again = await loadJournal(file);
+    expect(again.tornTail).toBe(false);
+    expect([...again.rows.keys()]).toEqual(['a', 'b', 'd']);
+  });
+
+  it('drops a garbled last line (its checksum does not match)', async () => {
+    const file = fresh();
+    await write(file, entries);
+    appendFileSync(file, journalLine({ t: 'done', k: 'c', op: 'create', run: 'r', at, id: 3, fp: 'z' }).replace('"id":3', '"id":8'));
+    const loaded = await loadJournal(file);
+    expect(loaded.tornTail).toBe(true);
+    expect(loaded.rows.has('c')).toBe(false);
+  });
+
+  it('a damaged line with lines after it is JOURNAL_CORRUPT, with its line number', async () => {
+    const file = fresh();
+    await write(file, entries);
+    const text = readFileSync(file, 'utf8').replace('"id":1', '"id":5');
+    writeFileSync(file, text);
+    const error = await caught(loadJournal(file));
+    expect(error.code).toBe('JOURNAL_CORRUPT');
+    expect(error.location).toMatchObject({ file, line: 1 });
+  });
+
+  it('readJournal gives the entries in order', async () => {
+    const file = fresh();
+    await write(file, entries);
+    const read: JournalEntry[] = [];
+    for await (const entry of readJournal(file)) read.push(entry);
+    expect(read).toEqual(entries);
+  });
+});
+
+describe('JournalWriter', () => {
+  it('group commit: concurrent appends share fsyncs', async () => {
+    const file = fresh();
+    const writer = await JournalWriter.open(file);
+    await Promise.all(Array.from({ length: 200 }, (_, i) => writer.append({ t: 'cancel', k: `k${i}`, run: 'r', at })));
+    expect(writer.syncs).toBeGreaterThan(0);
+    expect(writer.syncs).toBeLessThan(20);
+    await writer.close();
+    expect((await loadJournal(file)).rows.size).toBe(200);
+  });
+
+  it('a failed write rejects the waiting appends and every later one', async () => {
+    const writer = await JournalWriter.open(fresh(), {
+      openFile: async (file, flags, mode) => {
+        const handle = await open(file, flags, mode);
+        handle.write = (async () => {
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        }) as typeof handle.write;
+        return handle;
+      },
+    });
+    const results = await Promise.allSettled([writer.append({ t: 'cancel', k: 'a', run: 'r', at }), writer.append({ t: 'cancel', k: 'b', run: 'r', at })]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    const later = await caught(writer.append({ t: 'cancel', k: 'c', run: 'r', at }));
+    expect(later.code).toBe('JOURNAL_WRITE');
+    expect(later.message).toContain('ENOSPC');
+    await writer.close();
+  });
+
+  it('every append that resolved is in the file after the process is killed with SIGKILL', async () => {
+    const file = fresh();
+    const script = join(dir, 'append-child.mts');
+    writeFileSync(
+      script,
+      `import { JournalWriter } from ${JSON.stringify(join(ROOT, 'src/journal/index.ts'))};
+const writer = await JournalWriter.open(process.argv[2]);
+let i = 0;
+for (;;) {
+  const batch = Array.from({ length: 8 }, () => writer.append({ t: 'cancel', k: 'k' + i++, run: 'r', at: 'x' }));
+  await Promise.all(batch);
+  process.stdout.write(i + '\\n');
+}
+`,
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', script, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let confirmed = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      const last = chunk.toString().trim().split('\n').at(-1);
+      if (last) confirmed = Number(last);
+    });
+    await new Promise<void>((done) => {
+      const check = setInterval(() => {
+        if (confirmed >= 400) {
+          clearInterval(check);
+          child.kill('SIGKILL');
+          done();
+        }
+      }, 5);
+    });
+    await new Promise((done) => child.on('exit', done));
+    const loaded = await loadJournal(file);
+    expect(loaded.rows.size).toBeGreaterThanOrEqual(confirmed);
+    for (let i = 0; i < confirmed; i += 1) expect(loaded.rows.has(`k${i}`)).toBe(true);
+  }, 30_000);
+});
+
+describe('StateDir', () => {
+  const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
+
+  it('creates its folders 0700 and files 0600, names journals and results', async () => {
+    const stateDir = join(dir, 'modes');
+    const state = await StateDir.open({ dir: stateDir, account });
+    expect(statSync(stateDir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(stateDir, 'state.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(stateDir, 'lock')).mode & 0o777).toBe(0o600);
+    expect(state.journalFile('people')).toBe(join(stateDir, 'journal', 'people.jsonl'));
+    expect(state.journalFile('a/b')).toBe(join(stateDir, 'journal', 'a%2fb.jsonl'));
+    expect(state.resultFile('people', 'rejects')).toBe(join(stateDir, 'results', 'people.rejects.csv'));
+    const [one, two] = [state.newRunId(), state.newRunId()];
+    expect(one < two).toBe(true);
+    await state.close();
+    expect(existsSync(join(stateDir, 'lock'))).toBe(false);
+    expect(readFileSync(join(stateDir, 'state.json'), 'utf8')).not.toMatch(/token|secret/i);
+  });
+
+  it('refuses a second run while the first holds the lock, and takes over a dead process\'s lock', async () => {
+    const stateDir = join(dir, 'lock');
+    const first = await StateDir.open({ dir: stateDir, account });
+    const error = await caught(StateDir.open({ dir: stateDir, account }));
+    expect(error.code).toBe('JOURNAL_LOCKED');
+    expect(error.message).toContain(`process ${process.pid}`);
+    await first.close();
+    // A lock left by a process that no longer exists.
+    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: 2 ** 22 + 17, host: hostname(), since: at }));
+    const second = await StateDir.open({ dir: stateDir, account });
+    await second.close();
+  });
+
+  it('refuses a state written against another account, naming both', async () => {
+    const stateDir = join(dir, 'account');
+    await (await StateDir.open({ dir: stateDir, account })).close();
+    const error = await caught(StateDir.open({ dir: stateDir, account: { baseUrl: 'https://b.example', account: 'https://b.example' } }));
+    expect(error.code).toBe('JOURNAL_ACCOUNT');
+    expect(error.message).toContain('https://a.example');
+    expect(error.message).toContain('https://b.example');
+    expect(existsSync(join(stateDir, 'lock'))).toBe(false);
+  });
+
+  it('--fresh moves the earlier state aside instead of deleting it', async () => {
+    const stateDir = join(dir, 'fresh');
+    const first = await StateDir.open({ dir: stateDir, account });
+    writeFileSync(first.journalFile('people'), journalLine({ t: 'cancel', k: 'a', run: 'r', at }));
+    await first.close();
+    const other = { baseUrl: 'https://b.example', account: 'https://b.example' };
+    const second = await StateDir.open({ dir: stateDir, account: other, fresh: true });
+    await second.close();
+    const aside = readdirSync(stateDir).filter((name) => name.startsWith('previous-'));
+    expect(aside).toHaveLength(1);
+    expect(existsSync(join(stateDir, aside[0] as string, 'journal', 'people.jsonl'))).toBe(true);
+    expect(existsSync(join(stateDir, 'journal', 'people.jsonl'))).toBe(false);
+  });
+
+  it('refuses special places and files', async () => {
+    expect((await caught(StateDir.open({ dir: '/proc/self/x', account }))).code).toBe('USAGE');
+    const file = join(dir, 'a-file');
+    writeFileSync(file, '');
+    expect((await caught(StateDir.open({ dir: file, account }))).code).toBe('USAGE');
+    expect((await caught(loadJournal('/dev/zero'))).code).toBe('JOURNAL_CORRUPT');
+  });
+});
+
