@@ -1,2 +1,2 @@
-export { journalLine, JournalWriter, loadJournal, readJournal, type JournalEntry, type JournalWriterOptions, type LoadedJournal, type RowState } from './journal.ts';
+export { blankRow, journalLine, JournalWriter, loadJournal, readJournal, type JournalEntry, type JournalWriterOptions, type LoadedJournal, type RowState } from './journal.ts';
 export { StateDir, type AccountIdentity, type OpenStateOptions } from './state-dir.ts';

@@ -56,9 +56,31 @@ function checksum(bytes: Buffer): string {
 
 /** A journal line: the entry as JSON, a tab, and the CRC-32 of the JSON, so a torn or garbled line shows. */
 export function journalLine(entry: JournalEntry): string {
-  const json = JSON.stringify(entry);
+  let json: string;
+  if ((entry.t === 'intent' || entry.t === 'done') && entry.body !== undefined) {
+    // The body goes last, so that loading can keep it as text (see parseLine).
+    const { body, ...head } = entry;
+    json = `${JSON.stringify(head).slice(0, -1)}${BODY_MARK}${JSON.stringify(body)}}`;
+  } else {
+    json = JSON.stringify(entry);
+  }
   return `${json}\t${checksum(Buffer.from(json, 'utf8'))}\n`;
 }
+
+/**
+ * Where a line's body starts. Every property before it is a plain value or \`before\` (whose keys
+ * are a record's top-level fields, none named body), and a quote inside a string is escaped, so
+ * the first occurrence is the body's.
+ */
+const BODY_MARK = ',"body":';
+
+/**
+ * Where an entry read from disk keeps its body as the JSON text it was read as: a journal of a
+ * million rows holds a million bodies, and parsed into objects they would take gigabytes and most
+ * of the loading time. Rows parse theirs when asked (Row.body); pending intents and the entries
+ * readJournal hands out are parsed.
+ */
+const BODY_TEXT = Symbol('bodyText');
 
 /** The entry of a line without its newline, or null when the line is damaged. */
 function parseLine(line: Buffer): JournalEntry | null {
@@ -67,8 +89,15 @@ function parseLine(line: Buffer): JournalEntry | null {
   const json = line.subarray(0, tab);
   if (checksum(json) !== line.subarray(tab + 1).toString('latin1')) return null;
   try {
-    const entry = JSON.parse(json.toString('utf8')) as JournalEntry;
-    return entry && typeof entry === 'object' && typeof entry.t === 'string' ? entry : null;
+    const text = json.toString('utf8');
+    const mark = text.indexOf(BODY_MARK);
+    if (mark < 0) {
+      const entry = JSON.parse(text) as JournalEntry;
+      return entry && typeof entry === 'object' && typeof entry.t === 'string' ? entry : null;
+    }
+    const entry = JSON.parse(`${text.slice(0, mark)}}`) as JournalEntry & { [BODY_TEXT]?: string };
+    entry[BODY_TEXT] = text.slice(mark + BODY_MARK.length, -1);
+    return typeof entry.t === 'string' ? entry : null;
   } catch {
     return null;
   }
@@ -144,15 +173,66 @@ async function scanAll(file: string, onEntry: (entry: JournalEntry) => void): Pr
   }
 }
 
-function blankRow(key: string): RowState {
-  return { key, id: null, fp: null, body: null, origin: null, pending: null, rejected: null, run: null };
+/** A row's state; its body stays the JSON text it was read as until someone asks for it. */
+class Row implements RowState {
+  id: number | null = null;
+  fp: string | null = null;
+  origin: 'created' | 'matched' | null = null;
+  pending: Extract<JournalEntry, { t: 'intent' }> | null = null;
+  rejected: RowState['rejected'] = null;
+  run: string | null = null;
+  #text: string | null = null;
+  #body: Body | null = null;
+
+  constructor(readonly key: string) {}
+
+  get body(): Body | null {
+    if (this.#body === null && this.#text !== null) this.#body = JSON.parse(this.#text) as Body;
+    return this.#body;
+  }
+
+  set body(value: Body | null) {
+    this.#body = value;
+    this.#text = null;
+  }
+
+  /** Takes the body of a line, as text when it was read from disk. */
+  takeBody(entry: { body?: Body; [BODY_TEXT]?: string }): void {
+    const text = entry[BODY_TEXT];
+    if (text !== undefined) {
+      this.#body = null;
+      this.#text = text;
+      return;
+    }
+    this.body = entry.body ?? null;
+  }
+}
+
+function hasBody(entry: { body?: Body; [BODY_TEXT]?: string }): boolean {
+  return entry.body !== undefined || entry[BODY_TEXT] !== undefined;
+}
+
+/** Gives an entry read from disk its body as an object. */
+function hydrate<T extends JournalEntry>(entry: T): T {
+  const holder = entry as T & { body?: Body; [BODY_TEXT]?: string };
+  const text = holder[BODY_TEXT];
+  if (text !== undefined) {
+    holder.body = JSON.parse(text) as Body;
+    delete holder[BODY_TEXT];
+  }
+  return entry;
+}
+
+/** A blank state, for rows a run meets for the first time. */
+export function blankRow(key: string): RowState {
+  return new Row(key);
 }
 
 /** Applies one line to the rows. */
 function fold(rows: Map<string, RowState>, entry: Exclude<JournalEntry, { t: 'run' }>): void {
-  let row = rows.get(entry.k);
+  let row = rows.get(entry.k) as Row | undefined;
   if (!row) {
-    row = blankRow(entry.k);
+    row = new Row(entry.k);
     rows.set(entry.k, row);
   }
   switch (entry.t) {
@@ -180,8 +260,8 @@ function fold(rows: Map<string, RowState>, entry: Exclude<JournalEntry, { t: 'ru
       }
       row.id = entry.id;
       row.fp = entry.fp;
-      if (entry.op === 'match') row.body = entry.body ?? {};
-      else if (intent?.body) row.body = intent.body;
+      if (entry.op === 'match') row.takeBody(hasBody(entry) ? entry : { body: {} });
+      else if (intent && hasBody(intent)) row.takeBody(intent);
       if (entry.origin) row.origin = entry.origin;
       else if (entry.op === 'create') row.origin = 'created';
     }
@@ -200,12 +280,13 @@ export async function loadJournal(file: string): Promise<LoadedJournal> {
     }
     if (entry.t !== 'run') fold(rows, entry);
   });
+  for (const row of rows.values()) if (row.pending) hydrate(row.pending);
   return { rows, runs, ...result };
 }
 
 /** The entries in order (same rule for a torn last line), for rollback and reports. */
 export async function* readJournal(file: string): AsyncGenerator<JournalEntry> {
-  for await (const entries of scan(file)) yield* entries;
+  for await (const entries of scan(file)) for (const entry of entries) yield hydrate(entry);
 }
 
 export interface JournalWriterOptions {

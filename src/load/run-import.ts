@@ -6,7 +6,7 @@ import type { CrmClient } from '../client/client.ts';
 import { AmbiguousWriteError, ApiError } from '../client/errors.ts';
 import type { GovernorState } from '../client/governor.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { type AccountIdentity, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
+import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
 import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
@@ -351,6 +351,15 @@ class ImportEngine {
     await step.writer?.append(entry);
   }
 
+  /**
+   * A result line. The row goes on without waiting for it to reach the disk: its intent is there
+   * already, so a crash before the result is written leaves an intent that the next run settles
+   * by looking the record up. A failed write stops the run.
+   */
+  record(step: StepRun, entry: JournalEntry): void {
+    step.writer?.append(entry).catch((error: unknown) => this.fail(error));
+  }
+
   /** Ends the run on an error that is not about one row; the state stays for the re-run. */
   fail(error: unknown): void {
     if (this.stopped) return;
@@ -415,42 +424,43 @@ class ImportEngine {
 
   async reconcile(): Promise<void> {
     for (const step of this.steps) {
-      const pending = [...step.journal.rows.values()].filter((row): row is RowState & { pending: NonNullable<RowState['pending']> } => row.pending !== null);
+      // Taken out first: settling a row clears its pending intent in place.
+      const pending = [...step.journal.rows.values()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
       if (pending.length === 0 || this.options.dryRun) continue;
-      const creates = pending.filter((row) => row.pending.op === 'create');
+      const creates = pending.filter((p) => p.intent.op === 'create');
       const entity = step.compiled.entity;
       const found = await this.service.findCreated(
         entity,
-        creates.map((row) => ({ key: row.key, body: withType(entity, row.pending.body ?? {}), at: row.pending.at })),
+        creates.map((p) => ({ key: p.key, body: withType(entity, p.intent.body ?? {}), at: p.intent.at })),
         (id) => step.taken.has(id),
       );
-      for (const row of creates) {
-        const id = found.get(row.key);
-        if (id !== undefined) {
-          step.taken.add(id);
-          this.reconciled.applied += 1;
-          await this.journal(step, { t: 'done', k: row.key, op: 'create', run: row.pending.run, at: this.at(), id, fp: row.pending.fp, origin: 'created' });
-          this.fold(step, row.key, { id, fp: row.pending.fp, body: row.pending.body ?? null, origin: 'created', pending: null });
-        } else {
-          this.reconciled.notApplied += 1;
-          await this.journal(step, { t: 'cancel', k: row.key, run: this.runId, at: this.at() });
-          this.fold(step, row.key, { pending: null });
+      for (const { key, intent } of pending) {
+        if (intent.op === 'create') {
+          const id = found.get(key);
+          if (id !== undefined) {
+            step.taken.add(id);
+            this.reconciled.applied += 1;
+            await this.journal(step, { t: 'done', k: key, op: 'create', run: intent.run, at: this.at(), id, fp: intent.fp, origin: 'created' });
+            this.fold(step, key, { id, fp: intent.fp, body: intent.body ?? null, origin: 'created', pending: null });
+          } else {
+            this.reconciled.notApplied += 1;
+            await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
+            this.fold(step, key, { pending: null });
+          }
+          continue;
         }
-      }
-      for (const row of pending) {
-        if (row.pending.op === 'create') continue;
-        if (row.pending.op === 'delete' && row.pending.id !== undefined) {
+        if (intent.op === 'delete' && intent.id !== undefined) {
           // Deleting again is harmless: gone is gone.
-          await this.service.remove(entity, row.pending.id);
-          await this.journal(step, { t: 'done', k: row.key, op: 'delete', run: row.pending.run, at: this.at(), id: row.pending.id, fp: row.pending.fp });
-          this.fold(step, row.key, { id: null, pending: null });
+          await this.service.remove(entity, intent.id);
+          await this.journal(step, { t: 'done', k: key, op: 'delete', run: intent.run, at: this.at(), id: intent.id, fp: intent.fp });
+          this.fold(step, key, { id: null, pending: null });
           this.reconciled.applied += 1;
           continue;
         }
         // An update may or may not have been applied; the row is compared again and the update
         // sent again if it still differs (an update is safe to repeat).
-        await this.journal(step, { t: 'cancel', k: row.key, run: this.runId, at: this.at() });
-        this.fold(step, row.key, { pending: null });
+        await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
+        this.fold(step, key, { pending: null });
         this.reconciled.notApplied += 1;
       }
     }
@@ -458,8 +468,13 @@ class ImportEngine {
 
   /** Keeps the loaded journal in step with what this run appends. */
   fold(step: StepRun, key: string, change: Partial<RowState>): void {
-    const row = step.journal.rows.get(key) ?? { key, id: null, fp: null, body: null, origin: null, pending: null, rejected: null, run: null };
-    step.journal.rows.set(key, { ...row, ...change });
+    let row = step.journal.rows.get(key);
+    if (!row) {
+      row = blankRow(key);
+      step.journal.rows.set(key, row);
+    }
+    // In place: a row read from disk keeps its body as text until asked for (see the journal).
+    Object.assign(row, change);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -646,7 +661,7 @@ class ImportEngine {
     }
     // With skip nothing of the row was written: the next run must not take the record for the row's.
     const written = spec.onMatch === 'update' ? body : {};
-    await this.journal(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
+    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
     this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
     return this.succeed(step, mapped, 'matched', id);
   }
@@ -691,7 +706,7 @@ class ImportEngine {
         this.reconciled.applied += 1;
       }
       step.taken.add(id);
-      await this.journal(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
+      this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
       this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
       return this.succeed(step, mapped, 'created', id);
     }
@@ -717,7 +732,7 @@ class ImportEngine {
       await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: beforeImage(from, plan.changes) });
       await this.service.update(entity, prior.id, plan.changes);
     }
-    await this.journal(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
+    this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
     this.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.runId });
     return this.succeed(step, mapped, Object.keys(plan.changes).length > 0 ? 'updated' : 'unchanged', prior.id);
   }
@@ -739,7 +754,7 @@ class ImportEngine {
             if (this.halt.signal.aborted || row.id === null) return;
             await this.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.runId, at: this.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
             await this.service.remove(entity, row.id);
-            await this.journal(step, { t: 'done', k: row.key, op: 'delete', run: this.runId, at: this.at(), id: row.id, fp: row.fp ?? '' });
+            this.record(step, { t: 'done', k: row.key, op: 'delete', run: this.runId, at: this.at(), id: row.id, fp: row.fp ?? '' });
             step.counts.deleted += 1;
             step.counts.missing -= 1;
             step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));

@@ -1,0 +1,177 @@
+// The importer against the sandbox: how close it comes to a bare concurrent POST loop, how many
+// requests a record costs, and how much of a rate limit it uses. Not a test; run it with
+// `npm run bench -- import [--rows N] [--concurrency N] [--latency MS] [--quota-seconds S]`.
+//
+// Speed: the sandbox runs in a child process with 20 ms added to every answer (a service far
+// away) and no rate limit. The importer writes a plan (organisations, then people linked to them
+// with tags and custom fields) with `--concurrency` requests under way; then the same people
+// bodies, read back from the importer's journal, are POSTed by a bare undici loop at the same
+// concurrency. The figure is the importer's records/s over the loop's.
+// Quota: a sandbox allowing 10 requests a second in 20-second windows; the importer runs for a
+// few windows, and the requests answered in full windows are set against what they allowed.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { CrmClient } from '../src/client/index.ts';
+import { readJournal } from '../src/journal/index.ts';
+import { runImport } from '../src/load/index.ts';
+import { startSandbox, type SandboxOptions } from '../src/sandbox/index.ts';
+
+const TOKEN = 'bench-import-token-0123';
+
+if (process.argv[2] === '--serve') {
+  const options = JSON.parse(process.argv[3] ?? '{}') as SandboxOptions;
+  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], ...options });
+  process.send?.({ url: sandbox.url });
+  process.on('message', () => void sandbox.close().then(() => process.exit(0)));
+} else {
+  await main();
+}
+
+async function serve(options: SandboxOptions): Promise<{ url: string; stop(): Promise<void> }> {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', JSON.stringify(options)], { stdio: 'inherit', execArgv: ['--import', 'tsx'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m: { url: string }) => resolve(m.url));
+    child.once('exit', (code) => reject(new Error(`sandbox exited (${code})`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  };
+}
+
+function writePlan(dir: string, people: number, organisations: number): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'orgs.csv'), `id,name\n${Array.from({ length: organisations }, (_, i) => `O${i},Bench Org ${i}`).join('\n')}\n`);
+  const rows = Array.from({ length: people }, (_, i) => `P${i},First${i},Last${i},p${i}@bench.example,O${i % organisations},${i % 3 === 0 ? 'vip;customer' : 'lead'},${i % 2 === 0 ? 'true' : 'false'}`);
+  writeFileSync(join(dir, 'people.csv'), `id,first,last,email,org,tags,vip\n${rows.join('\n')}\n`);
+  writeFileSync(join(dir, 'orgs.yaml'), 'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: organisation }\n  - { to: name, value: { column: name } }\n');
+  writeFileSync(
+    join(dir, 'people.yaml'),
+    [
+      'version: 1',
+      'entity: party',
+      'key: "{{id}}"',
+      'fields:',
+      '  - { to: type, value: person }',
+      '  - { to: firstName, value: { column: first } }',
+      '  - { to: lastName, value: { column: last } }',
+      '  - { to: email, type: Work, value: { column: email } }',
+      '  - { to: organisation, ref: organisations, key: "{{org}}" }',
+      '  - { to: tags, value: { column: tags, transform: [{ split: ";" }] } }',
+      '  - { to: custom, definition: VIP, tag: null, value: { column: vip, transform: [boolean] } }',
+      '',
+    ].join('\n'),
+  );
+  const plan = join(dir, 'plan.yaml');
+  writeFileSync(plan, 'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  return plan;
+}
+
+async function bareLoop(url: string, bodies: unknown[], concurrency: number): Promise<number> {
+  const pool = new Pool(url, { connections: concurrency });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < bodies.length) {
+        const body = JSON.stringify({ party: bodies[next++] });
+        const answer = await pool.request({ path: '/api/v2/parties', method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+        await answer.body.text();
+        if (answer.statusCode !== 201) throw new Error(`bare loop: ${answer.statusCode}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  return bodies.length / seconds;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, 'quota-seconds': { type: 'string' }, runs: { type: 'string' } }, strict: false });
+  const people = Number(values.rows ?? 2000);
+  const concurrency = Number(values.concurrency ?? 16);
+  const latencyMs = Number(values.latency ?? 20);
+  const quotaSeconds = Number(values['quota-seconds'] ?? 70);
+  const work = join(tmpdir(), `crm-ferry-bench-import-${process.pid}`);
+  try {
+    // Speed against the bare loop.
+    const server = await serve({ faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } });
+    const plan = writePlan(join(work, 'speed'), people, Math.max(1, Math.floor(people / 40)));
+    const client = new CrmClient({ baseUrl: server.url, auth: TOKEN, connections: concurrency });
+    const stateDir = join(work, 'speed', '.crm-ferry');
+    const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    let peopleStarted = 0;
+    let peopleEnded = 0;
+    const summary = await runImport(
+      { source: { kind: 'plan', planFile: plan }, stateDir, concurrency },
+      {
+        client,
+        account: { baseUrl: server.url, account: server.url },
+        onEvent: (event) => {
+          if (event.type === 'row' && event.step === 'people') {
+            if (peopleStarted === 0) peopleStarted = performance.now();
+            peopleEnded = performance.now();
+          }
+        },
+      },
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuShare = (cpu.user + cpu.system) / 1e6 / elapsed;
+    await client.close();
+    const written = summary.steps.reduce((sum, s) => sum + s.created, 0);
+    const peopleStep = summary.steps.find((s) => s.step === 'people');
+    const importerRate = (peopleStep?.created ?? 0) / ((peopleEnded - peopleStarted) / 1000);
+    const bodies: unknown[] = [];
+    for await (const entry of readJournal(join(stateDir, 'journal', 'people.jsonl'))) if (entry.t === 'intent' && entry.body) bodies.push(entry.body);
+    const loopRate = await bareLoop(server.url, bodies, concurrency);
+    await server.stop();
+    const perRecord = (summary.requests - summary.requestsForNames) / written;
+    console.log(
+      JSON.stringify({ bench: 'import-speed', people, concurrency, latencyMs, importerRecordsPerSecond: Math.round(importerRate), bareLoopRecordsPerSecond: Math.round(loopRate), ratio: Number((importerRate / loopRate).toFixed(3)), requestsPerRecord: Number(perRecord.toFixed(3)), wholeRunSeconds: Number(elapsed.toFixed(1)), importerCpuShare: Number(cpuShare.toFixed(2)) }),
+    );
+    console.log(`importer ${importerRate.toFixed(0)} records/s vs bare POST loop ${loopRate.toFixed(0)}/s: ratio ${(importerRate / loopRate).toFixed(2)} (target >= 0.9); ${perRecord.toFixed(3)} requests per record (target <= 1.02)`);
+
+    // Share of a rate limit used.
+    const windowSeconds = 20;
+    const limit = 200;
+    const limited = await serve({ rateLimit: { limit, windowSeconds } });
+    const quotaPlan = writePlan(join(work, 'quota'), 100_000, 100);
+    const times: number[] = [];
+    let rejected429 = 0;
+    const quotaClient = new CrmClient({
+      baseUrl: limited.url,
+      auth: TOKEN,
+      log: (line) => {
+        if (line.endsWith('-> 429')) rejected429 += 1;
+        else if (/-> \d{3}$/.test(line)) times.push(Date.now());
+      },
+    });
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), quotaSeconds * 1000);
+    await runImport({ source: { kind: 'plan', planFile: quotaPlan }, stateDir: join(work, 'quota', '.crm-ferry'), concurrency: 8 }, { client: quotaClient, account: { baseUrl: limited.url, account: limited.url }, signal: stop.signal });
+    clearTimeout(timer);
+    await quotaClient.close();
+    await limited.stop();
+    // Whole windows after the first (the first holds the reads of names and the start-up burst).
+    const first = times[0] ?? 0;
+    const windows = Math.floor((quotaSeconds - windowSeconds) / windowSeconds);
+    const steady = times.filter((t) => t >= first + windowSeconds * 1000 && t < first + (windowSeconds + windows * windowSeconds) * 1000).length;
+    const share = windows > 0 ? steady / (windows * limit) : 0;
+    console.log(JSON.stringify({ bench: 'import-quota', limitPerWindow: limit, windowSeconds, windows, answered: steady, share: Number(share.toFixed(3)), answered429: rejected429 }));
+    console.log(`quota: ${steady} requests answered in ${windows} full windows of ${limit}: ${(share * 100).toFixed(1)}% used (target >= 97%), ${rejected429} answered 429`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
