@@ -1,77 +1,32 @@
-// `npm run demo`: starts the sandbox in-process and walks through what crm-ferry does with it
-// today: writes a small account through the client (organisation, people, project with a track,
-// opportunity, note with an attachment), reads it back with a filter and a search, and shows the
-// rate-limit governor's view. Replaced by an import demo once the importer exists.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+// `npm run demo`: a real migration into the sandbox. Starts the sandbox in-process (with the
+// service's rate limit of 4,000 requests an hour), runs the bundled legacy-account plan
+// (organisations, people, opportunities, projects, notes, tasks from samples/v1) through
+// `crm-ferry run`, shows that running it again sends no write, and where the results are.
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CrmClient } from './client/index.ts';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { main } from './cli/main.ts';
 import { startSandbox } from './sandbox/index.ts';
 
+const root = resolve(fileURLToPath(import.meta.url), '../..');
+const plan = join(root, 'mappings/plans/v1-migration.yaml');
 const sandbox = await startSandbox({ port: 0, rateLimit: { limit: 4000, windowSeconds: 3600 } });
-const client = new CrmClient({ baseUrl: sandbox.url, auth: sandbox.token });
 const dir = await mkdtemp(join(tmpdir(), 'crm-ferry-demo-'));
-const say = (text: string): void => {
-  process.stdout.write(`${text}\n`);
-};
+const env = { ...process.env, CRM_FERRY_BASE_URL: sandbox.url, CRM_FERRY_TOKEN: sandbox.token };
+const say = (text: string): void => void process.stdout.write(`${text}\n`);
 
 try {
-  say(`sandbox listening on ${sandbox.url}`);
-  const org = await client.parties.create({
-    type: 'organisation',
-    name: 'Acme Widgets Ltd',
-    addresses: [{ type: 'Office', street: '1 Market Street', city: 'Leeds', zip: 'LS1 6DT', country: 'United Kingdom' }],
-  });
-  const people = [];
-  for (const [firstName, lastName, jobTitle] of [
-    ['Ada', 'Lovelace', 'Head of Engineering'],
-    ['Grace', 'Hopper', 'Purchasing'],
-  ] as const) {
-    people.push(
-      await client.parties.create({
-        type: 'person',
-        firstName,
-        lastName,
-        jobTitle,
-        organisation: { id: org.id },
-        emailAddresses: [{ type: 'Work', address: `${firstName.toLowerCase()}@acme.example` }],
-      }),
-    );
-  }
-  say(`created organisation #${org.id} with ${people.length} people`);
-
-  const milestones = await client.milestones.list().next();
-  const opportunity = await client.opportunities.create({
-    name: 'Widget framework licence',
-    party: { id: org.id },
-    milestone: { id: (milestones.value as { id: number }).id },
-    value: { amount: 12500, currency: 'GBP' },
-  });
-  say(`created opportunity #${opportunity.id} "${opportunity.name}" worth ${opportunity.value?.amount} ${opportunity.value?.currency}`);
-
-  const definitions = await client.trackDefinitions.list().next();
-  const kase = await client.kases.create({ name: 'Onboarding Acme', party: { id: org.id }, tracks: [{ definition: (definitions.value as { id: number }).id }] });
-  const tasks = [];
-  for await (const task of client.tasks.list({ query: { status: 'open,pending' } })) tasks.push(task.description);
-  say(`created project #${kase.id} "${kase.name}"; its onboarding track made the tasks: ${tasks.join(', ')}`);
-
-  const file = join(dir, 'minutes.txt');
-  await writeFile(file, 'Kick-off meeting minutes\n');
-  const token = await client.upload(file, { contentType: 'text/plain' });
-  const note = await client.entries.create({ type: 'note', party: { id: org.id }, content: 'Kick-off held; minutes attached.', attachments: [{ token }] });
-  say(`filed note #${note.id} with attachment "${note.attachments?.[0]?.filename}"`);
-
-  const found = [];
-  for await (const party of client.filter('parties', { conditions: [{ field: 'org.name', operator: 'is', value: 'Acme Widgets Ltd' }] })) found.push(party);
-  say(`filter "org.name is Acme Widgets Ltd" finds: ${found.map((p) => `${p.firstName} ${p.lastName}`).join(', ')}`);
-  const searched = [];
-  for await (const party of client.parties.search('LS1 6DT')) searched.push(party);
-  say(`search "LS1 6DT" finds: ${searched.map((p) => p.name ?? `${p.firstName} ${p.lastName}`).join(', ')}`);
-
-  const state = client.transport.governor.state();
-  say(`rate limit: ${state.remaining} of ${state.limitPerHour} requests left this hour`);
+  say(`sandbox listening on ${sandbox.url}\n`);
+  say(`$ crm-ferry run mappings/plans/v1-migration.yaml --state-dir ${join(dir, 'state')}`);
+  const first = await main(['run', plan, '--state-dir', join(dir, 'state')], { env, cwd: root });
+  say(`(exit code ${first})\n`);
+  say('$ crm-ferry run mappings/plans/v1-migration.yaml   # again: nothing changed, so nothing is sent');
+  const second = await main(['run', plan, '--state-dir', join(dir, 'state')], { env, cwd: root });
+  say(`(exit code ${second})\n`);
+  say(`The journal and the result files stay in ${join(dir, 'state')} until this demo ends; in a real`);
+  say('migration they live in .crm-ferry/ beside the plan, and `crm-ferry rollback PLAN` undoes a run.');
 } finally {
-  await client.close();
   await sandbox.close();
   await rm(dir, { recursive: true, force: true });
 }
