@@ -22,6 +22,8 @@ export interface CatalogMilestone extends NamedItem {
 export interface CatalogFieldDefinition extends NamedItem {
   /** Name of the data tag the field belongs to; null for a field without one. */
   tag: string | null;
+  /** Text, List, Date, Boolean, Number, ... when the service says. */
+  type?: string;
 }
 
 export type FieldEntity = 'parties' | 'kases' | 'opportunities';
@@ -97,7 +99,7 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
     (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })),
   );
   const definitions = (list: ReadonlyArray<{ id: number; name: string } & Record<string, unknown>>): CatalogFieldDefinition[] =>
-    list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d) }));
+    list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
   return {
     users: users.map((u) => ({ id: u.id, username: u.username, email: emailOf(u) })),
     teams: teams === null ? null : teams.map((t) => ({ id: t.id, name: t.name })),

@@ -1,0 +1,101 @@
+import { connect } from '../client/connect.ts';
+import { EXIT } from '../errors/index.ts';
+import { normaliseExportOptions, runExport, type ExportSummary } from '../export/index.ts';
+import type { Command } from './command.ts';
+import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+import { accountOf } from './import.ts';
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function formatExportSummary(summary: ExportSummary): string {
+  const lines = [`Exported ${summary.records.toLocaleString('en-GB')} record${summary.records === 1 ? '' : 's'}${summary.since ? ` changed since ${summary.since}` : ''}, ${summary.requests} requests, ${seconds(summary.elapsedMs)}.`];
+  if (summary.since) lines.push(`${summary.deleted} deleted since then.`);
+  for (const file of summary.files) lines.push(`  -> ${file}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'export records (all, or a filter\'s result) to CSV, XLSX or JSON Lines; nightly incremental exports',
+  usage: `Usage: crm-ferry export ENTITY --out FILE [options] [connection]
+
+ENTITY is parties, opportunities, kases, entries or tasks. The format follows the extension of
+--out (.csv, .xlsx, .jsonl) or --format; --out - writes CSV or JSON Lines to standard output.
+The file appears under its name only when the export is complete.
+
+Filters (parties, opportunities, kases):
+  --where 'FIELD OPERATOR VALUE'  a condition (repeatable; all must hold), e.g. 'tag is VIP',
+                                  'addedOn is within last 30', '"custom:Customer since" is after 2021-01-01'
+  --any                           one of the conditions is enough
+  --order-by FIELD[:desc]         the order of the records
+  --filter FILE                   a filter in the service's shape (YAML or JSON) instead
+
+Output:
+  --columns a,b,c                 these columns, in this order (default: every column)
+  --format csv|xlsx|jsonl         when the extension does not say
+  --plain                         CSV without the BOM and with LF line ends
+  --raw                           texts that look like formulas (=, +, -, @) are written as they are
+
+Incremental (parties, opportunities, kases):
+  --since auto --state FILE       only what changed since the last complete export (the first run
+                                  exports everything); deleted ids go to OUT.deleted.csv (or a
+                                  Deleted sheet)
+  --since DATE                    only what changed since DATE
+
+Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be reached,
+130 interrupted (no file is left and the state is unchanged).
+
+${connectionUsage}
+`,
+  options: {
+    out: { type: 'string' },
+    format: { type: 'string' },
+    where: { type: 'string', multiple: true },
+    any: { type: 'boolean' },
+    'order-by': { type: 'string' },
+    filter: { type: 'string' },
+    columns: { type: 'string' },
+    plain: { type: 'boolean' },
+    raw: { type: 'boolean' },
+    since: { type: 'string' },
+    state: { type: 'string' },
+    ...connectionFlags,
+  },
+  async run(args, io) {
+    const v = args.values;
+    const str = (name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
+    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as Parameters<typeof normaliseExportOptions>[0];
+    if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
+    for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state']] as const) {
+      const value = str(flag);
+      if (value !== undefined) flags[key] = value;
+    }
+    const options = normaliseExportOptions(flags);
+    const connection = connectionOptions(args);
+    const { client, session } = await connect({ ...connection, env: io.env, ...(connection.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+    try {
+      const account = accountOf(client, session?.subdomain);
+      const toStdout = options.out === null;
+      const summary = await runExport(options, {
+        client,
+        account: account.account,
+        signal: io.signal,
+        stdout: io.stdout,
+        onProgress: (p) => {
+          if (!toStdout) io.stderr.write(`\r${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`);
+        },
+      });
+      if (!toStdout) io.stderr.write('\r');
+      if (summary.interrupted) {
+        io.stderr.write('Interrupted: no file was written and the state is unchanged.\n');
+        return EXIT.INTERRUPTED;
+      }
+      (toStdout ? io.stderr : io.stdout).write(formatExportSummary(summary));
+      return EXIT.OK;
+    } finally {
+      await client.close();
+    }
+  },
+};

@@ -1,0 +1,200 @@
+import { FerryError } from '../errors/index.ts';
+import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import type { ExportEntity } from './filter.ts';
+
+type Body = Record<string, unknown>;
+
+/** A cell as the writers take it: text, a number, a yes/no, a date (YYYY-MM-DD), a timestamp, or empty. */
+export type Cell = string | number | boolean | { date: string } | { timestamp: string } | null;
+
+export interface Column {
+  name: string;
+  value(record: Body): Cell;
+}
+
+function list(record: Body, key: string): Body[] {
+  const value = record[key];
+  return Array.isArray(value) ? (value as Body[]) : [];
+}
+
+function text(value: unknown): Cell {
+  if (value === undefined || value === null || value === '') return null;
+  return typeof value === 'string' ? value : String(value);
+}
+
+function date(value: unknown): Cell {
+  return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? { date: value } : text(value);
+}
+
+function timestamp(value: unknown): Cell {
+  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? { timestamp: value } : text(value);
+}
+
+/** A linked party's display name: an organisation's name, or a person's first and last name. */
+function partyName(party: unknown): Cell {
+  if (party === null || typeof party !== 'object') return null;
+  const p = party as Body;
+  if (typeof p.name === 'string' && p.name !== '') return p.name;
+  return text([p.firstName, p.lastName].filter((v) => typeof v === 'string' && v !== '').join(' '));
+}
+
+function nameOf(value: unknown): Cell {
+  if (value === null || typeof value !== 'object') return null;
+  return text((value as Body).name ?? (value as Body).username);
+}
+
+function first(record: Body, key: string, field: string): Cell {
+  return text(list(record, key)[0]?.[field]);
+}
+
+/** The items after the first, joined: a spreadsheet has one cell for "the others". */
+function others(record: Body, key: string, field: string): Cell {
+  return text(list(record, key).slice(1).map((item) => item[field]).filter((v) => v !== undefined && v !== null && v !== '').join('; '));
+}
+
+function column(name: string, value: (record: Body) => Cell): Column {
+  return { name, value };
+}
+
+const address = (part: string) => (r: Body) => first(r, 'addresses', part);
+
+const COMMON_TAIL = (): Column[] => [
+  column('tags', (r) => text(list(r, 'tags').map((t) => t.name).join(';'))),
+  column('owner', (r) => nameOf(r.owner)),
+  column('team', (r) => nameOf(r.team)),
+];
+
+const STAMPS = (): Column[] => [column('createdAt', (r) => timestamp(r.createdAt)), column('updatedAt', (r) => timestamp(r.updatedAt))];
+
+/** The columns a person reads, per entity, before the custom fields. */
+const DEFAULTS: Record<ExportEntity, () => Column[]> = {
+  parties: () => [
+    column('id', (r) => (r.id as number) ?? null),
+    column('type', (r) => text(r.type)),
+    column('name', (r) => partyName(r)),
+    column('title', (r) => text(r.title)),
+    column('firstName', (r) => text(r.firstName)),
+    column('lastName', (r) => text(r.lastName)),
+    column('jobTitle', (r) => text(r.jobTitle)),
+    column('organisation', (r) => partyName(r.organisation)),
+    column('email', (r) => first(r, 'emailAddresses', 'address')),
+    column('otherEmails', (r) => others(r, 'emailAddresses', 'address')),
+    column('phone', (r) => first(r, 'phoneNumbers', 'number')),
+    column('otherPhones', (r) => others(r, 'phoneNumbers', 'number')),
+    column('website', (r) => first(r, 'websites', 'address')),
+    column('otherWebsites', (r) => others(r, 'websites', 'address')),
+    column('street', address('street')),
+    column('city', address('city')),
+    column('state', address('state')),
+    column('zip', address('zip')),
+    column('country', address('country')),
+    column('about', (r) => text(r.about)),
+    ...COMMON_TAIL(),
+    ...STAMPS(),
+  ],
+  opportunities: () => [
+    column('id', (r) => (r.id as number) ?? null),
+    column('name', (r) => text(r.name)),
+    column('description', (r) => text(r.description)),
+    column('party', (r) => partyName(r.party)),
+    column('milestone', (r) => nameOf(r.milestone)),
+    column('amount', (r) => {
+      const amount = (r.value as Body | null | undefined)?.amount;
+      return typeof amount === 'number' ? amount : null;
+    }),
+    column('currency', (r) => text((r.value as Body | null | undefined)?.currency)),
+    column('probability', (r) => (typeof r.probability === 'number' ? r.probability : null)),
+    column('expectedCloseOn', (r) => date(r.expectedCloseOn)),
+    column('closedOn', (r) => date(r.closedOn)),
+    column('lostReason', (r) => text(r.lostReason)),
+    ...COMMON_TAIL(),
+    ...STAMPS(),
+  ],
+  kases: () => [
+    column('id', (r) => (r.id as number) ?? null),
+    column('name', (r) => text(r.name)),
+    column('description', (r) => text(r.description)),
+    column('party', (r) => partyName(r.party)),
+    column('status', (r) => text(r.status)),
+    column('stage', (r) => nameOf(r.stage)),
+    column('opportunity', (r) => nameOf(r.opportunity)),
+    column('startOn', (r) => date(r.startOn)),
+    column('expectedCloseOn', (r) => date(r.expectedCloseOn)),
+    column('closedOn', (r) => date(r.closedOn)),
+    ...COMMON_TAIL(),
+    ...STAMPS(),
+  ],
+  entries: () => [
+    column('id', (r) => (r.id as number) ?? null),
+    column('type', (r) => text(r.type)),
+    column('subject', (r) => text(r.subject)),
+    column('content', (r) => text(r.content)),
+    column('party', (r) => partyName(r.party)),
+    column('kase', (r) => nameOf(r.kase)),
+    column('opportunity', (r) => nameOf(r.opportunity)),
+    column('creator', (r) => nameOf(r.creator)),
+    column('activityType', (r) => nameOf(r.activityType)),
+    column('attachments', (r) => text(list(r, 'attachments').map((a) => a.filename).join('; '))),
+    column('entryAt', (r) => timestamp(r.entryAt)),
+    ...STAMPS(),
+  ],
+  tasks: () => [
+    column('id', (r) => (r.id as number) ?? null),
+    column('description', (r) => text(r.description)),
+    column('detail', (r) => text(r.detail)),
+    column('category', (r) => nameOf(r.category)),
+    column('status', (r) => text(r.status)),
+    column('dueOn', (r) => date(r.dueOn)),
+    column('dueTime', (r) => text(r.dueTime)),
+    column('owner', (r) => nameOf(r.owner)),
+    column('party', (r) => partyName(r.party)),
+    column('opportunity', (r) => nameOf(r.opportunity)),
+    column('kase', (r) => nameOf(r.kase)),
+    ...STAMPS(),
+  ],
+};
+
+/** A custom field's value in its type: a checkbox as yes/no, a date as a date, a number as a number. */
+function customValue(type: string | undefined, value: unknown): Cell {
+  if (value === undefined || value === null || value === '') return null;
+  if (type === 'Boolean' || typeof value === 'boolean') return value === true || value === 'true';
+  if (type === 'Date') return date(value);
+  if (type === 'Number' && typeof value === 'number') return value;
+  return text(value);
+}
+
+/** One column per custom field definition of the entity, named after it. */
+function customColumns(entity: ExportEntity, catalog: AccountCatalog | null): Column[] {
+  if (entity !== 'parties' && entity !== 'opportunities' && entity !== 'kases') return [];
+  return (catalog?.fieldDefinitions[entity] ?? []).map((definition) =>
+    column(definition.tag ? `${definition.name} (${definition.tag})` : definition.name, (r) => {
+      const field = list(r, 'fields').find((f) => (f.definition as Body | undefined)?.id === definition.id);
+      return customValue(definition.type, field?.value);
+    }),
+  );
+}
+
+/** Every column an export of `entity` can have, in their default order. */
+export function availableColumns(entity: ExportEntity, catalog: AccountCatalog | null): Column[] {
+  return [...DEFAULTS[entity](), ...customColumns(entity, catalog)];
+}
+
+/** The columns asked for with `--columns` (by name, in that order), or all of them. */
+export function chooseColumns(entity: ExportEntity, catalog: AccountCatalog | null, names: readonly string[] | null): Column[] {
+  const all = availableColumns(entity, catalog);
+  if (names === null) return all;
+  return names.map((name) => {
+    const found = all.find((c) => c.name === name) ?? all.find((c) => c.name.toLowerCase() === name.toLowerCase());
+    if (!found) throw new FerryError('USAGE', `--columns: ${entity} have no column ${JSON.stringify(name)}`, { hint: `Columns: ${all.map((c) => c.name).join(', ')}.` });
+    return found;
+  });
+}
+
+/** The embeds that fill the default columns. */
+export function embedFor(entity: ExportEntity): string[] {
+  if (entity === 'parties') return ['tags', 'fields', 'organisation'];
+  if (entity === 'opportunities') return ['tags', 'fields', 'milestone', 'party'];
+  if (entity === 'kases') return ['tags', 'fields', 'party', 'opportunity'];
+  if (entity === 'entries') return ['party', 'kase', 'opportunity', 'creator', 'activityType'];
+  return ['party', 'opportunity', 'kase', 'owner'];
+}

@@ -1,0 +1,199 @@
+import type { Filter } from '../client/client.ts';
+import { FerryError } from '../errors/index.ts';
+import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+
+/** What can be exported, as the service names the lists. */
+export const EXPORT_ENTITIES = ['parties', 'opportunities', 'kases', 'entries', 'tasks'] as const;
+export type ExportEntity = (typeof EXPORT_ENTITIES)[number];
+/** The entities with structured filters (spec 4.12). */
+export type FilterEntity = 'parties' | 'opportunities' | 'kases';
+
+export function isFilterEntity(entity: ExportEntity): entity is FilterEntity {
+  return entity === 'parties' || entity === 'opportunities' || entity === 'kases';
+}
+
+type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'tag' | 'user' | 'team' | 'numberOrString';
+
+/** The fields a filter may name, per entity, with their types (spec 4.12). */
+const FIELDS: Record<FilterEntity, Record<string, FieldType>> = {
+  parties: {
+    id: 'number', name: 'string', jobTitle: 'string', email: 'string', phone: 'string', city: 'string', zip: 'string', state: 'string', country: 'string', type: 'string',
+    tag: 'tag', owner: 'user', team: 'team', hasEmailAddress: 'boolean', hasPhoneNumber: 'boolean', hasAddress: 'boolean', hasPeople: 'boolean', hasTags: 'boolean',
+    addedOn: 'date', updatedOn: 'date', lastContactedOn: 'date', 'org.name': 'string', 'org.tag': 'tag',
+  },
+  opportunities: {
+    id: 'number', name: 'string', status: 'string', milestone: 'string', lostReason: 'string', currency: 'string', expectedValue: 'string', pipeline: 'numberOrString',
+    probability: 'number', tag: 'tag', owner: 'user', team: 'team', isOpen: 'boolean', isStale: 'boolean', isOwnedByMe: 'boolean', hasTags: 'boolean',
+    addedOn: 'date', updatedOn: 'date', closedOn: 'date', expectedCloseOn: 'date',
+  },
+  kases: {
+    id: 'number', name: 'string', status: 'string', board: 'numberOrString', stage: 'numberOrString', tag: 'tag', owner: 'user', team: 'team',
+    isOpen: 'boolean', isOwnedByMe: 'boolean', hasTags: 'boolean', addedOn: 'date', updatedOn: 'date', startOn: 'date', closedOn: 'date', expectedCloseOn: 'date',
+  },
+};
+
+/** Operators and the field types they take; the value they want follows from the type. */
+const OPERATORS: Record<string, { types: ReadonlySet<string>; days?: true }> = {
+  is: { types: new Set(['string', 'number', 'boolean', 'date', 'tag', 'user', 'team', 'numberOrString', 'custom']) },
+  'is not': { types: new Set(['string', 'number', 'boolean', 'date', 'tag', 'user', 'team', 'numberOrString', 'custom']) },
+  'starts with': { types: new Set(['string', 'custom:Text', 'custom:List']) },
+  'ends with': { types: new Set(['string', 'custom:Text', 'custom:List']) },
+  contains: { types: new Set(['string', 'custom:Text', 'custom:List']) },
+  'is greater than': { types: new Set(['number']) },
+  'is less than': { types: new Set(['number']) },
+  'is after': { types: new Set(['date', 'custom:Date']) },
+  'is before': { types: new Set(['date', 'custom:Date']) },
+  'is older than': { types: new Set(['date', 'custom:Date']), days: true },
+  'is within last': { types: new Set(['date', 'custom:Date']), days: true },
+  'is within next': { types: new Set(['date', 'custom:Date']), days: true },
+};
+
+/** Longest first, so that `is not` is not read as `is` followed by a value starting with "not". */
+const OPERATOR_NAMES = Object.keys(OPERATORS).sort((a, b) => b.length - a.length);
+
+export type Condition = { field: string; operator: string; value?: unknown };
+
+function usage(message: string, hint?: string): never {
+  throw new FerryError('USAGE', message, hint ? { hint } : {});
+}
+
+/** Splits `FIELD OPERATOR VALUE`; the field may be quoted when it holds spaces (`"custom:Customer since" is after 2021-01-01`). */
+export function splitWhere(text: string): { field: string; operator: string; value: string } {
+  const trimmed = text.trim();
+  let field: string;
+  let rest: string;
+  const quoted = /^(["'])(.+?)\1\s+(.*)$/s.exec(trimmed);
+  if (quoted) {
+    field = quoted[2] as string;
+    rest = ` ${quoted[3] as string}`;
+  } else {
+    // The leftmost operator surrounded by spaces ends the field name.
+    let best: { at: number; op: string } | null = null;
+    for (const op of OPERATOR_NAMES) {
+      const at = trimmed.indexOf(` ${op} `);
+      const atEnd = trimmed.endsWith(` ${op}`) ? trimmed.length - op.length - 1 : -1;
+      const found = at >= 0 ? at : atEnd;
+      if (found > 0 && (best === null || found < best.at)) best = { at: found, op };
+    }
+    if (!best) usage(`--where ${JSON.stringify(text)}: expected FIELD OPERATOR VALUE, e.g. 'tag is VIP'`, `Operators: ${OPERATOR_NAMES.join(', ')}.`);
+    field = trimmed.slice(0, best.at);
+    rest = trimmed.slice(best.at);
+  }
+  const op = OPERATOR_NAMES.find((name) => rest.startsWith(` ${name} `) || rest === ` ${name}`);
+  if (!op) usage(`--where ${JSON.stringify(text)}: no operator after ${JSON.stringify(field)}`, `Operators: ${OPERATOR_NAMES.join(', ')}.`);
+  return { field: field.trim(), operator: op, value: rest.slice(op.length + 2).trim() };
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function typed(where: string, type: string, operator: string, raw: string, catalog: AccountCatalog | null): unknown {
+  if (OPERATORS[operator]?.days) {
+    if (!/^\d+$/.test(raw)) usage(`--where ${where}: \`${operator}\` takes a number of days, got ${JSON.stringify(raw)}`);
+    return Number(raw);
+  }
+  const base = type.startsWith('custom:') ? type.slice('custom:'.length) : type;
+  switch (base) {
+    case 'number':
+      if (!/^-?\d+(\.\d+)?$/.test(raw)) usage(`--where ${where}: the field takes a number, got ${JSON.stringify(raw)}`);
+      return Number(raw);
+    case 'boolean':
+    case 'Boolean':
+      if (raw !== 'true' && raw !== 'false') usage(`--where ${where}: the field takes true or false, got ${JSON.stringify(raw)}`);
+      return raw === 'true';
+    case 'date':
+    case 'Date':
+      if (!DATE.test(raw) || Number.isNaN(Date.parse(raw))) usage(`--where ${where}: the field takes a date as YYYY-MM-DD, got ${JSON.stringify(raw)}`);
+      return raw;
+    case 'tag':
+    case 'numberOrString':
+      return /^\d+$/.test(raw) ? Number(raw) : raw;
+    case 'user': {
+      if (/^\d+$/.test(raw)) return Number(raw);
+      const user = catalog?.users.find((u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase());
+      if (!user) usage(`--where ${where}: no user ${JSON.stringify(raw)} in the account`, catalog ? `Users: ${catalog.users.map((u) => u.username).join(', ')}.` : undefined);
+      return user.id;
+    }
+    case 'team': {
+      if (/^\d+$/.test(raw)) return Number(raw);
+      const teams = catalog?.teams ?? [];
+      const team = teams.find((t) => t.name.toLowerCase() === raw.toLowerCase());
+      if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : 'Give the team\'s id.');
+      return team.id;
+    }
+    default:
+      return raw;
+  }
+}
+
+/**
+ * Turns `--where` texts into the service's filter conditions for `entity`: field and operator
+ * names checked against the spec's table, values typed, custom fields named by their definition
+ * (`custom:Customer since`) turned into `custom:{id}`, users and teams named turned into ids.
+ * Every mistake is a USAGE error naming the valid choices, before any request.
+ */
+export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: AccountCatalog | null): Condition[] {
+  return wheres.map((text) => {
+    const where = JSON.stringify(text);
+    const { field, operator, value } = splitWhere(text);
+    let name = field;
+    let type: string | undefined = FIELDS[entity][field];
+    const custom = /^(org\.)?custom:(.+)$/.exec(field);
+    if (custom) {
+      const scope = custom[1] ? 'parties' : entity;
+      const wanted = custom[2] as string;
+      const definitions = catalog?.fieldDefinitions[scope] ?? [];
+      const definition = /^\d+$/.test(wanted) ? definitions.find((d) => d.id === Number(wanted)) : definitions.find((d) => d.name.toLowerCase() === wanted.toLowerCase());
+      if (!definition && !(/^\d+$/.test(wanted) && catalog === null)) {
+        usage(`--where ${where}: no custom field ${JSON.stringify(wanted)} for ${scope}`, definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined);
+      }
+      name = `${custom[1] ?? ''}custom:${definition?.id ?? wanted}`;
+      type = `custom:${definition?.type ?? 'Text'}`;
+    }
+    if (type === undefined) usage(`--where ${where}: ${entity} have no field ${JSON.stringify(field)}`, `Fields: ${Object.keys(FIELDS[entity]).join(', ')}, custom:NAME.`);
+    const spec = OPERATORS[operator];
+    const accepts = spec?.types.has(type) || (type.startsWith('custom:') && (operator === 'is' || operator === 'is not'));
+    if (!accepts) {
+      const fits = OPERATOR_NAMES.filter((op) => OPERATORS[op]?.types.has(type as string) || (type?.startsWith('custom:') && (op === 'is' || op === 'is not')));
+      usage(`--where ${where}: \`${operator}\` does not apply to ${field}`, `${field} takes: ${fits.join(', ')}.`);
+    }
+    return { field: name, operator, value: typed(where, type, operator, value, catalog) };
+  });
+}
+
+/** `--order-by FIELD[:desc]` as the service's orderBy. */
+export function parseOrderBy(entity: FilterEntity, text: string): NonNullable<Filter['orderBy']> {
+  return text.split(',').map((part) => {
+    const [field = '', direction = 'asc'] = part.trim().split(':');
+    if (!(field in FIELDS[entity]) && !field.startsWith('custom:')) usage(`--order-by: ${entity} have no field ${JSON.stringify(field)}`, `Fields: ${Object.keys(FIELDS[entity]).join(', ')}.`);
+    if (!['asc', 'desc', 'ascending', 'descending'].includes(direction)) usage(`--order-by ${JSON.stringify(part)}: the direction is asc or desc`);
+    return { field, direction: direction.startsWith('desc') ? 'descending' : 'ascending' };
+  });
+}
+
+/** Builds the filter from its parts: all conditions hold, or with `any` one of them. */
+export function buildFilter(conditions: Condition[], any: boolean, orderBy: Filter['orderBy']): Filter {
+  const filter: Filter = { conditions: any && conditions.length > 1 ? [{ orGroup: conditions }] : conditions };
+  if (orderBy && orderBy.length > 0) filter.orderBy = orderBy;
+  return filter;
+}
+
+/** A filter file (YAML or JSON) in the service's shape, checked as --where is. */
+export function checkFilterFile(entity: FilterEntity, value: unknown, file: string): Filter {
+  const root = (value as { filter?: unknown } | null)?.filter ?? value;
+  const conditions = (root as { conditions?: unknown } | null)?.conditions;
+  if (!Array.isArray(conditions)) throw new FerryError('USAGE', `${file}: a filter has \`conditions\`: a list of {field, operator, value} or {orGroup: [...]}`, { location: { file } });
+  const check = (c: unknown, path: string): void => {
+    if (c && typeof c === 'object' && Array.isArray((c as { orGroup?: unknown }).orGroup)) {
+      (c as { orGroup: unknown[] }).orGroup.forEach((inner, i) => check(inner, `${path}.orGroup[${i}]`));
+      return;
+    }
+    const { field, operator } = (c ?? {}) as { field?: unknown; operator?: unknown };
+    if (typeof field !== 'string' || typeof operator !== 'string') throw new FerryError('USAGE', `${file}: ${path} needs field and operator`, { location: { file, yamlPath: path } });
+    if (!(field in FIELDS[entity]) && !/^(org\.)?custom:\d+$/.test(field)) {
+      throw new FerryError('USAGE', `${file}: ${path}: ${entity} have no field ${JSON.stringify(field)}`, { location: { file, yamlPath: path }, hint: `Fields: ${Object.keys(FIELDS[entity]).join(', ')}, custom:ID.` });
+    }
+    if (!(operator in OPERATORS)) throw new FerryError('USAGE', `${file}: ${path}: unknown operator ${JSON.stringify(operator)}`, { location: { file, yamlPath: path }, hint: `Operators: ${OPERATOR_NAMES.join(', ')}.` });
+  };
+  conditions.forEach((c, i) => check(c, `conditions[${i}]`));
+  return root as Filter;
+}

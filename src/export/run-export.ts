@@ -1,0 +1,262 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { extname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { CrmClient, Filter } from '../client/client.ts';
+import { FerryError } from '../errors/index.ts';
+import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
+import { chooseColumns, embedFor } from './columns.ts';
+import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
+import { openWriter, type DeletedRecord, type ExportFormat } from './writers.ts';
+
+type Body = Record<string, unknown>;
+
+const FORMATS: Record<string, ExportFormat> = { '.csv': 'csv', '.xlsx': 'xlsx', '.jsonl': 'jsonl', '.ndjson': 'jsonl' };
+
+/** Clock differences with the service that an incremental export absorbs by overlapping. */
+const OVERLAP_MS = 5 * 60_000;
+
+export const exportOptionsSchema = z.object({
+  entity: z.enum(EXPORT_ENTITIES),
+  /** The file to write; null for standard output (CSV, JSON Lines). */
+  out: z.string().nullable(),
+  format: z.enum(['csv', 'xlsx', 'jsonl']),
+  where: z.array(z.string()).default([]),
+  /** Any one condition instead of all of them. @default false */
+  any: z.boolean().default(false),
+  orderBy: z.string().nullable().default(null),
+  /** A filter file (YAML or JSON) instead of --where. */
+  filterFile: z.string().nullable().default(null),
+  columns: z.array(z.string()).nullable().default(null),
+  /** CSV without BOM and with LF. @default false */
+  plain: z.boolean().default(false),
+  /** No protection of texts that look like formulas. @default false */
+  raw: z.boolean().default(false),
+  /** 'auto' (with a state file), a date or a timestamp; null exports everything. */
+  since: z.string().nullable().default(null),
+  stateFile: z.string().nullable().default(null),
+});
+
+export type ExportOptions = z.output<typeof exportOptionsSchema>;
+
+function usage(message: string, hint?: string): never {
+  throw new FerryError('USAGE', message, hint ? { hint } : {});
+}
+
+/** Flag values as a command line gives them. */
+export interface ExportFlags {
+  entity?: string;
+  out?: string;
+  format?: string;
+  where?: string[];
+  any?: boolean;
+  orderBy?: string;
+  filter?: string;
+  columns?: string;
+  plain?: boolean;
+  raw?: boolean;
+  since?: string;
+  state?: string;
+  cwd: string;
+}
+
+/** Checks and completes the flags of `crm-ferry export`; every mistake is one USAGE line. */
+export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
+  const entity = flags.entity;
+  if (!entity || !(EXPORT_ENTITIES as readonly string[]).includes(entity)) usage(`export needs an ENTITY: ${EXPORT_ENTITIES.join(', ')}${entity ? ` (got ${JSON.stringify(entity)})` : ''}`);
+  const path = (p: string): string => (isAbsolute(p) ? p : resolve(flags.cwd, p));
+  if (flags.out === undefined || flags.out === '') usage('export needs --out FILE (.csv, .xlsx, .jsonl), or --out - for standard output');
+  const out = flags.out === '-' ? null : path(flags.out);
+  let format = flags.format as ExportFormat | undefined;
+  if (format !== undefined && !['csv', 'xlsx', 'jsonl'].includes(format)) usage(`--format takes csv, xlsx or jsonl, got ${JSON.stringify(format)}`);
+  format ??= out === null ? 'csv' : FORMATS[extname(out).toLowerCase()];
+  if (!format) usage(`cannot tell the format of ${flags.out} from its extension`, 'Name it .csv, .xlsx or .jsonl, or give --format.');
+  if (format === 'xlsx' && out === null) usage('XLSX cannot go to standard output; give --out FILE.xlsx');
+  const filterable = isFilterEntity(entity as ExportEntity);
+  const where = flags.where ?? [];
+  if (!filterable && (where.length > 0 || flags.filter || flags.orderBy || flags.any)) usage(`${entity} cannot be filtered: --where, --any, --order-by and --filter work for parties, opportunities and kases`);
+  if (flags.filter && where.length > 0) usage('give --where or --filter, not both');
+  if (flags.any && where.length < 2) usage('--any combines two or more --where conditions');
+  const since = flags.since ?? null;
+  if (since !== null) {
+    if (entity === 'entries' || entity === 'tasks') usage(`--since works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`);
+    if (since === 'auto' && !flags.state) usage('--since auto needs --state FILE, where the time of the last export is kept');
+    if (since !== 'auto' && Number.isNaN(Date.parse(since))) usage(`--since takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
+    if (out === null) usage('an incremental export writes its deleted ids beside the output: give --out FILE');
+  }
+  if (flags.state && since === null) usage('--state goes with --since auto');
+  const columns = flags.columns === undefined ? null : flags.columns.split(',').map((c) => c.trim()).filter(Boolean);
+  if (columns !== null && columns.length === 0) usage('--columns needs at least one column name');
+  return exportOptionsSchema.parse({
+    entity,
+    out,
+    format,
+    where,
+    any: flags.any ?? false,
+    orderBy: flags.orderBy ?? null,
+    filterFile: flags.filter ? path(flags.filter) : null,
+    columns,
+    plain: flags.plain ?? false,
+    raw: flags.raw ?? false,
+    since,
+    stateFile: flags.state ? path(flags.state) : null,
+  });
+}
+
+/** What an incremental export remembers between runs. */
+interface ExportState {
+  format: 1;
+  account: string;
+  entity: ExportEntity;
+  /** The filter and columns the state was made for: another query starts again from everything. */
+  query: string;
+  /** When the last complete export started, minus the overlap: the next one asks for changes since. */
+  since: string;
+}
+
+async function readState(file: string): Promise<ExportState | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new FerryError('EXPORT_WRITE', `cannot read the export state ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+  }
+  try {
+    const state = JSON.parse(text) as ExportState;
+    if (state.format !== 1 || typeof state.since !== 'string' || typeof state.account !== 'string') throw new Error('unexpected content');
+    return state;
+  } catch (error) {
+    throw new FerryError('EXPORT_WRITE', `the export state ${file} is damaged (${(error as Error).message})`, { location: { file }, hint: 'Remove it to export everything again.' });
+  }
+}
+
+export interface ExportDeps {
+  client: CrmClient;
+  /** What identifies the account; an incremental state is never applied to another one. */
+  account: string;
+  signal?: AbortSignal;
+  stdout?: NodeJS.WritableStream;
+  onProgress?: (progress: { records: number; requests: number }) => void;
+  now?: () => Date;
+}
+
+export interface ExportSummary {
+  records: number;
+  deleted: number;
+  requests: number;
+  elapsedMs: number;
+  files: string[];
+  /** The instant changes were exported from, or null for everything. */
+  since: string | null;
+  interrupted: boolean;
+}
+
+async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: AccountCatalog | null): Promise<Filter | null> {
+  if (options.filterFile) {
+    let text: string;
+    try {
+      text = await readFile(options.filterFile, 'utf8');
+    } catch (error) {
+      throw new FerryError('USAGE', `cannot read the filter file ${options.filterFile}: ${(error as Error).message}`, { location: { file: options.filterFile } });
+    }
+    let value: unknown;
+    try {
+      value = options.filterFile.endsWith('.json') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
+    } catch (error) {
+      throw new FerryError('USAGE', `the filter file ${options.filterFile} does not parse: ${(error as Error).message}`, { location: { file: options.filterFile } });
+    }
+    return checkFilterFile(entity, value, options.filterFile);
+  }
+  const conditions = parseWhere(entity, options.where, catalog);
+  const orderBy = options.orderBy ? parseOrderBy(entity, options.orderBy) : undefined;
+  return conditions.length > 0 || orderBy ? buildFilter(conditions, options.any, orderBy) : null;
+}
+
+function dayBefore(instant: string): string {
+  return new Date(Date.parse(instant) - 86_400_000).toISOString().slice(0, 10);
+}
+
+/**
+ * Exports every record of an entity (or a filter's result) to CSV, XLSX or JSON Lines,
+ * streaming: the next page is on its way while the current one is written. The file appears under
+ * its name only when complete. With `since`, only what changed (and the ids deleted) since then;
+ * with `since: 'auto'` and a state file, since the last complete export.
+ */
+export async function runExport(options: ExportOptions, deps: ExportDeps): Promise<ExportSummary> {
+  const now = deps.now ?? (() => new Date());
+  const started = Date.now();
+  const requestsAtStart = deps.client.transport.requestsSent;
+  const entity = options.entity;
+  const catalog = entity === 'entries' || entity === 'tasks' ? null : await readAccountCatalog(deps.client);
+  const columns = chooseColumns(entity, catalog, options.columns);
+  const filter = isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : null;
+  const query = JSON.stringify({ entity, filter, columns: options.columns });
+
+  const state = options.stateFile ? await readState(options.stateFile) : null;
+  if (state && state.account !== deps.account) {
+    throw new FerryError('EXPORT_WRITE', `the export state ${options.stateFile} belongs to ${state.account}, and this export is connected to ${deps.account}`, {
+      location: { file: options.stateFile ?? '' },
+      hint: 'Give each account its own --state file.',
+    });
+  }
+  // Taken before the first request, less the overlap: whatever changes from here on is exported
+  // again next time, never missed.
+  const nextSince = new Date(now().getTime() - OVERLAP_MS).toISOString();
+  let since: string | null = null;
+  if (options.since === 'auto') since = state && state.query === query && state.entity === entity ? state.since : null;
+  else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
+
+  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout });
+  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, files: [], since, interrupted: false };
+  try {
+    const embed = embedFor(entity).join(',');
+    const params: Record<string, string> = { embed };
+    if (entity === 'tasks') params.status = 'open,completed,pending';
+    let records: AsyncGenerator<unknown>;
+    if (filter !== null) {
+      const conditions = [...filter.conditions, ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : [])];
+      records = deps.client.paginate(`/${entity}/filters/results`, entity, z.looseObject({}), { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
+    } else {
+      if (since) params.since = since;
+      records = deps.client.paginate(`/${entity}`, entity, z.looseObject({}), { query: params, signal: deps.signal });
+    }
+    for await (const item of records) {
+      const record = item as Body;
+      // A filter asks by day; the instant decides.
+      if (since && filter !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < Date.parse(since)) continue;
+      await writer.write(columns.map((c) => c.value(record)), record);
+      summary.records += 1;
+      if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
+    }
+    if (since !== null && isFilterEntity(entity)) {
+      const resource = entity === 'parties' ? deps.client.parties : entity === 'opportunities' ? deps.client.opportunities : deps.client.kases;
+      const gone: DeletedRecord[] = (await resource.deleted(since)).map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
+      summary.deleted = gone.length;
+      await writer.deleted(gone);
+    } else if (options.since === 'auto') {
+      // The first run of a nightly export: nothing deleted yet, but the file is there every night.
+      await writer.deleted([]);
+    }
+    if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted');
+    summary.files = await writer.commit();
+  } catch (error) {
+    await writer.abort();
+    if (deps.signal?.aborted) {
+      summary.interrupted = true;
+      summary.elapsedMs = Date.now() - started;
+      summary.requests = deps.client.transport.requestsSent - requestsAtStart;
+      return summary;
+    }
+    throw error;
+  }
+  if (options.stateFile) {
+    const next: ExportState = { format: 1, account: deps.account, entity, query, since: nextSince };
+    const temp = `${options.stateFile}.${process.pid}.tmp`;
+    await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+    await rename(temp, options.stateFile);
+  }
+  summary.elapsedMs = Date.now() - started;
+  summary.requests = deps.client.transport.requestsSent - requestsAtStart;
+  return summary;
+}

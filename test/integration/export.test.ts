@@ -1,0 +1,282 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import yauzl from 'yauzl';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CrmClient } from '../../src/client/index.ts';
+import { FerryError } from '../../src/errors/index.ts';
+import { normaliseExportOptions, runExport, splitWhere, type ExportFlags, type ExportSummary } from '../../src/export/index.ts';
+import { listXlsxSheets, readXlsx } from '../../src/sources/xlsx.ts';
+import { runCli } from '../helpers/fake-io.ts';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ferry-export-'));
+let box: TestSandbox;
+let client: CrmClient;
+const ids: Record<string, number> = {};
+
+beforeAll(async () => {
+  box = await startTestSandbox();
+  client = new CrmClient({ baseUrl: box.url, auth: box.token });
+  const party = async (name: string, body: Record<string, unknown>): Promise<void> => {
+    const answer = await box.v2('POST', '/parties', { party: body });
+    expect(answer.status).toBe(201);
+    ids[name] = answer.body.party.id;
+  };
+  await party('acme', { type: 'organisation', name: 'Acme Ltd', addresses: [{ type: 'Office', city: 'London', country: 'United Kingdom' }], tags: [{ name: 'VIP' }] });
+  await party('globex', { type: 'organisation', name: 'Globex', addresses: [{ type: 'Office', city: 'Paris', country: 'France' }] });
+  await party('ada', {
+    type: 'person',
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    organisation: { id: ids.acme },
+    emailAddresses: [{ type: 'Work', address: 'ada@acme.example' }, { type: 'Home', address: 'ada@home.example' }],
+    tags: [{ name: 'VIP' }, { name: 'Newsletter' }],
+    fields: [{ definition: { name: 'Customer since', tag: null }, value: '2021-06-01' }, { definition: { name: 'VIP', tag: null }, value: true }],
+  });
+  await party('evil', { type: 'person', firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd', jobTitle: '@SUM(A1)', about: '-2+3' });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await box?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function exportWith(flags: Omit<ExportFlags, 'cwd'>, account = box.url, signal?: AbortSignal): Promise<ExportSummary> {
+  const options = normaliseExportOptions({ ...flags, cwd: dir });
+  return runExport(options, { client, account, ...(signal ? { signal } : {}) });
+}
+
+function csvRows(file: string): string[][] {
+  return parse(readFileSync(file, 'utf8'), { bom: true, relax_column_count: true }) as string[][];
+}
+
+function names(file: string): string[] {
+  const rows = csvRows(file);
+  const at = (rows[0] ?? []).indexOf('name');
+  return rows.slice(1).map((r) => r[at] ?? '').sort();
+}
+
+/** The text of one file inside an XLSX. */
+function zipEntry(file: string, name: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (error, zip) => {
+      if (error || !zip) return reject(error);
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName !== name) return zip.readEntry();
+        zip.openReadStream(entry, (err, stream) => {
+          if (err || !stream) return reject(err);
+          let text = '';
+          stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          stream.on('end', () => {
+            zip.close();
+            resolve(text);
+          });
+        });
+      });
+      zip.on('end', () => reject(new Error(`no ${name} in ${file}`)));
+      zip.readEntry();
+    });
+  });
+}
+
+describe('splitWhere', () => {
+  it.each([
+    ['tag is VIP', { field: 'tag', operator: 'is', value: 'VIP' }],
+    ['name is not Acme Ltd', { field: 'name', operator: 'is not', value: 'Acme Ltd' }],
+    ['addedOn is within last 30', { field: 'addedOn', operator: 'is within last', value: '30' }],
+    ['"custom:Customer since" is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
+    ['custom:Customer since is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
+    ['probability is greater than 50', { field: 'probability', operator: 'is greater than', value: '50' }],
+  ])('%s', (text, expected) => expect(splitWhere(text)).toEqual(expected));
+});
+
+describe('export: filters', () => {
+  it.each([
+    [['city is London'], ['Acme Ltd']],
+    [['name starts with Glo'], ['Globex']],
+    [['name ends with Ltd'], ['Acme Ltd']],
+    [['name contains cme'], ['Acme Ltd']],
+    [['tag is VIP', 'type is organisation'], ['Acme Ltd']],
+    [['email is ada@home.example'], ['Ada Lovelace']],
+    [['"custom:Customer since" is after 2021-01-01'], ['Ada Lovelace']],
+    [['"custom:Customer since" is before 2021-01-01'], []],
+    [['addedOn is within last 1', 'type is organisation'], ['Acme Ltd', 'Globex']],
+    [['id is greater than 0', 'country is France'], ['Globex']],
+  ])('--where %j', async (where, expected) => {
+    const out = join(dir, 'w.csv');
+    await exportWith({ entity: 'parties', out, where });
+    expect(names(out)).toEqual([...expected].sort());
+  });
+
+  it('--any combines the conditions as an orGroup; --order-by sorts', async () => {
+    const out = join(dir, 'any.csv');
+    await exportWith({ entity: 'parties', out, where: ['city is London', 'city is Paris'], any: true, orderBy: 'name:desc' });
+    const rows = csvRows(out);
+    const at = (rows[0] ?? []).indexOf('name');
+    expect(rows.slice(1).map((r) => r[at])).toEqual(['Globex', 'Acme Ltd']);
+  });
+
+  it('a filter file in the service\'s shape', async () => {
+    const file = join(dir, 'filter.yaml');
+    writeFileSync(file, `conditions:\n  - field: type\n    operator: is\n    value: organisation\norderBy:\n  - { field: name, direction: ascending }\n`);
+    const out = join(dir, 'file.csv');
+    await exportWith({ entity: 'parties', out, filter: file });
+    expect(names(out)).toEqual(['Acme Ltd', 'Globex']);
+  });
+
+  it.each([
+    [{ entity: 'parties', out: 'x.csv', where: ['citty is London'] }, /parties have no field "citty"/],
+    [{ entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] }, /`is greater than` does not apply to name/],
+    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] }, /takes a date as YYYY-MM-DD/],
+    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope"/],
+    [{ entity: 'parties', out: 'x.csv', where: ['owner is nobody'] }, /no user "nobody"/],
+    [{ entity: 'tasks', out: 'x.csv', where: ['name is x'] }, /tasks cannot be filtered/],
+    [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/],
+    [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY/],
+    [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/],
+  ])('refuses %j before any request', async (flags, message) => {
+    const before = client.transport.requestsSent;
+    const error = await exportWith(flags as Omit<ExportFlags, 'cwd'>).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
+    // Name lookups only: the catalog, never the records.
+    expect(client.transport.requestsSent - before).toBeLessThan(15);
+  });
+});
+
+describe('export: columns and formats', () => {
+  it('CSV: BOM, CRLF, flattened contacts, tags, custom fields as columns; --plain drops BOM and CR', async () => {
+    const out = join(dir, 'all.csv');
+    const summary = await exportWith({ entity: 'parties', out, where: ['email is ada@acme.example'] });
+    expect(summary.records).toBe(1);
+    const text = readFileSync(out, 'utf8');
+    expect(text.startsWith('\uFEFFid,type,name,')).toBe(true);
+    expect(text).toContain('\r\n');
+    const [header, row] = csvRows(out) as [string[], string[]];
+    const cell = (name: string): string | undefined => row[header.indexOf(name)];
+    expect(cell('email')).toBe('ada@acme.example');
+    expect(cell('otherEmails')).toBe('ada@home.example');
+    expect(cell('organisation')).toBe('Acme Ltd');
+    expect(cell('tags')?.split(';').sort()).toEqual(['Newsletter', 'VIP']);
+    expect(cell('Customer since')).toBe('2021-06-01');
+    expect(cell('VIP')).toBe('true');
+    const plain = join(dir, 'plain.csv');
+    await exportWith({ entity: 'parties', out: plain, plain: true, columns: 'id,name' });
+    const plainText = readFileSync(plain, 'utf8');
+    expect(plainText.startsWith('id,name\n')).toBe(true);
+    expect(plainText).not.toContain('\r');
+  });
+
+  it('formula-looking texts are written as text in CSV and XLSX, and as they are with --raw', async () => {
+    const csv = join(dir, 'evil.csv');
+    await exportWith({ entity: 'parties', out: csv, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName,jobTitle,about' });
+    const [, row] = csvRows(csv) as [string[], string[]];
+    expect(row).toEqual(['\'=HYPERLINK("http://x","click")', "'+cmd", "'@SUM(A1)", "'-2+3"]);
+    const raw = join(dir, 'raw.csv');
+    await exportWith({ entity: 'parties', out: raw, where: ['jobTitle is @SUM(A1)'], columns: 'lastName', raw: true });
+    expect(csvRows(raw)[1]).toEqual(['+cmd']);
+
+    const xlsx = join(dir, 'evil.xlsx');
+    await exportWith({ entity: 'parties', out: xlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName' });
+    const rows = [];
+    for await (const item of readXlsx(xlsx)) rows.push(item);
+    // The visible text is unchanged; the cells are text (inline strings with the quote-prefix style).
+    expect(rows[0]).toMatchObject({ kind: 'row', values: { firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd' } });
+  });
+
+  it('XLSX reads back with typed cells: numbers, dates, booleans, a bold frozen header and an auto-filter', async () => {
+    const out = join(dir, 'typed.xlsx');
+    await exportWith({ entity: 'parties', out, where: ['email is ada@acme.example'] });
+    expect(await listXlsxSheets(out)).toEqual(['Export']);
+    const rows = [];
+    for await (const item of readXlsx(out)) rows.push(item);
+    const values = (rows[0] as { values: Record<string, unknown> }).values;
+    expect(values.id).toBe(ids.ada);
+    expect(values.VIP).toBe(true);
+    expect(values['Customer since']).toBeInstanceOf(Date);
+    expect((values['Customer since'] as Date).toISOString().slice(0, 10)).toBe('2021-06-01');
+    expect(values.createdAt).toBeInstanceOf(Date);
+    expect(values.email).toBe('ada@acme.example');
+    const sheet = await zipEntry(out, 'xl/worksheets/sheet1.xml');
+    expect(sheet).toContain('<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>');
+    expect(sheet).toMatch(/<autoFilter ref="A1:[A-Z]+2"\/>/);
+    expect(sheet).toMatch(/<c r="A1" t="inlineStr" s="1">/);
+    expect(await zipEntry(out, 'xl/styles.xml')).toContain('<font><b/>');
+  });
+
+  it('JSON Lines hold the records as the service returns them; --out - writes to standard output', async () => {
+    const { code, stdout } = await runCli(['export', 'parties', '--out', '-', '--format', 'jsonl', '--where', 'city is Paris', '--base-url', box.url, '--token', box.token]);
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ id: ids.globex, name: 'Globex', type: 'organisation' });
+  });
+
+  it('entries and tasks export through their lists', async () => {
+    await box.v2('POST', '/entries', { entry: { type: 'note', party: { id: ids.ada }, content: 'Met at the fair' } });
+    await box.v2('POST', '/tasks', { task: { description: 'Call Ada', party: { id: ids.ada }, dueOn: '2031-01-01' } });
+    const notes = join(dir, 'entries.csv');
+    await exportWith({ entity: 'entries', out: notes });
+    expect(readFileSync(notes, 'utf8')).toContain('Met at the fair');
+    const tasks = join(dir, 'tasks.csv');
+    await exportWith({ entity: 'tasks', out: tasks });
+    const [header, row] = csvRows(tasks) as [string[], string[]];
+    expect(row[header.indexOf('description')]).toBe('Call Ada');
+    expect(row[header.indexOf('party')]).toBe('Ada Lovelace');
+  });
+});
+
+describe('export: nightly incremental exports', () => {
+  it('--since auto across three runs: everything, then the changes and the deletions, never another account', async () => {
+    const out = join(dir, 'nightly.csv');
+    const state = join(dir, 'nightly.state.json');
+    const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
+    expect(first.since).toBeNull();
+    expect(csvRows(out).length - 1).toBe(first.records);
+    expect(csvRows(join(dir, 'nightly.deleted.csv'))).toEqual([['id', 'deletedAt']]);
+
+    // The state overlaps by a few minutes (clock differences): move it back so that the second
+    // run sees only what changes now.
+    const saved = JSON.parse(readFileSync(state, 'utf8'));
+    // The service's times have whole seconds: start the window at the next one.
+    const next = Math.floor(Date.now() / 1000) * 1000 + 1000;
+    saved.since = new Date(next).toISOString();
+    writeFileSync(state, JSON.stringify(saved));
+    await new Promise((r) => setTimeout(r, next - Date.now() + 50));
+    await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: 'changed tonight' } });
+    const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Short-lived Ltd' } });
+    await box.v2('DELETE', `/parties/${gone.body.party.id}`);
+    const second = await exportWith({ entity: 'parties', out, since: 'auto', state });
+    expect(second.since).not.toBeNull();
+    expect(names(out)).toEqual(['Globex']);
+    expect(csvRows(join(dir, 'nightly.deleted.csv')).slice(1).map((r) => Number(r[0]))).toEqual([gone.body.party.id]);
+
+    const third = await exportWith({ entity: 'parties', out, since: 'auto', state });
+    expect(third.records).toBeGreaterThanOrEqual(1);
+    const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(() => null, (e: unknown) => e);
+    expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
+  });
+
+  it('an export interrupted half-way leaves no file, keeps the earlier one and the state', async () => {
+    for (let i = 0; i < 250; i += 1) await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Filler ${i}` } });
+    const out = join(dir, 'kept.csv');
+    const state = join(dir, 'kept.state.json');
+    await exportWith({ entity: 'parties', out, since: 'auto', state });
+    const before = readFileSync(out, 'utf8');
+    const stateBefore = readFileSync(state, 'utf8');
+    const controller = new AbortController();
+    const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir });
+    writeFileSync(state, JSON.stringify({ ...JSON.parse(stateBefore), since: '2000-01-01T00:00:00.000Z' }));
+    const stateMid = readFileSync(state, 'utf8');
+    const summary = await runExport(options, { client, account: box.url, signal: controller.signal, onProgress: () => controller.abort() });
+    expect(summary.interrupted).toBe(true);
+    expect(readFileSync(out, 'utf8')).toBe(before);
+    expect(readFileSync(state, 'utf8')).toBe(stateMid);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(existsSync(out)).toBe(true);
+  });
+});
