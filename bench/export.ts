@@ -10,13 +10,50 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CrmClient } from '../src/client/index.ts';
-import { normaliseExportOptions, runExport } from '../src/export/index.ts';
+import { normaliseExportOptions, openWriter, runExport, type Cell } from '../src/export/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { addParty } from '../test/helpers/records.ts';
 import { formatCount, spawnTsx } from './harness.ts';
 
 const TOKEN = 'bench-export-token-0123';
-const { values } = parseArgs({ options: { rows: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' } }, strict: false });
+const { values } = parseArgs({ options: { rows: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' } }, strict: false });
+
+/** Rows of the shape a party export has: text, a number, a date, a timestamp, a yes/no. */
+function sampleRow(i: number): Cell[] {
+  return [i, 'person', `First${i} Last${i}`, `First${i}`, `Last${i}`, 'Buyer', `p${i}@example.org`, '+44 20 7123 4567', 'London', 'United Kingdom', 'customer;vip', 'Alex Admin', { date: '2021-06-01' }, { timestamp: '2026-11-24T03:30:34Z' }, i % 2 === 0];
+}
+const SAMPLE_HEADER = ['id', 'type', 'name', 'firstName', 'lastName', 'jobTitle', 'email', 'phone', 'city', 'country', 'tags', 'owner', 'Customer since', 'createdAt', 'VIP'];
+
+/** The XLSX writers alone, without the service: this project's against exceljs's streaming writer. */
+async function compareWriter(which: string, rows: number): Promise<void> {
+  const out = join(tmpdir(), `crm-ferry-bench-writer-${process.pid}.xlsx`);
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const started = performance.now();
+  if (which === 'own') {
+    const writer = openWriter('xlsx', out, SAMPLE_HEADER, { plain: false, raw: false, stdout: process.stdout });
+    for (let i = 0; i < rows; i += 1) await writer.write(sampleRow(i), {});
+    await writer.commit();
+  } else {
+    const { default: ExcelJS } = await import('exceljs');
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: out, useSharedStrings: false, useStyles: true });
+    const sheet = workbook.addWorksheet('Export', { views: [{ state: 'frozen', ySplit: 1 }] });
+    sheet.columns = SAMPLE_HEADER.map((header) => ({ header, key: header, width: 16 }));
+    sheet.getRow(1).font = { bold: true };
+    sheet.autoFilter = { from: 'A1', to: { row: rows + 1, column: SAMPLE_HEADER.length } };
+    for (let i = 0; i < rows; i += 1) {
+      const cells = sampleRow(i).map((c) => (c !== null && typeof c === 'object' ? new Date('date' in c ? `${c.date}T00:00:00Z` : c.timestamp) : c));
+      sheet.addRow(cells).commit();
+    }
+    sheet.commit();
+    await workbook.commit();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  const bytes = statSync(out).size;
+  rmSync(out, { force: true });
+  console.log(JSON.stringify({ writer: which, rows, seconds, peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20), bytes }));
+}
 
 async function serve(rows: number): Promise<void> {
   const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN] });
@@ -68,8 +105,15 @@ async function main(): Promise<void> {
   } finally {
     server.send('stop');
   }
+  for (const writer of ['own', 'exceljs']) {
+    const line = spawnTsx(import.meta.url, ['--writer', writer, '--rows', String(rows)]).trim().split('\n').pop() ?? '{}';
+    const r = JSON.parse(line) as { writer: string; rows: number; seconds: number; peakRssMb: number; bytes: number };
+    console.log(JSON.stringify({ bench: 'xlsx-writer', ...r, rowsPerSecond: Math.round(r.rows / r.seconds) }));
+    console.log(`XLSX writer ${r.writer}: ${formatCount(r.rows)} rows in ${r.seconds.toFixed(1)} s (${formatCount(r.rows / r.seconds)}/s), peak RSS ${r.peakRssMb} MB, ${formatCount(r.bytes / 1024)} KiB`);
+  }
 }
 
-if (typeof values.serve === 'string') await serve(Number(values.serve));
+if (typeof values.writer === 'string') await compareWriter(values.writer, Number(values.rows ?? 100_000));
+else if (typeof values.serve === 'string') await serve(Number(values.serve));
 else if (typeof values.child === 'string') await child(values.child, String(values.url));
 else await main();

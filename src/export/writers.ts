@@ -209,7 +209,12 @@ class JsonlWriter implements ExportWriter {
 // eslint-disable-next-line no-control-regex
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
+/** Anything xml() changes; most texts have none of it. */
+// eslint-disable-next-line no-control-regex
+const XML_SPECIAL = /[&<>"\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+
 function xml(text: string): string {
+  if (!XML_SPECIAL.test(text)) return text;
   return text.replace(NOT_XML, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
@@ -312,9 +317,16 @@ class XlsxWriter implements ExportWriter {
     this.#zip.addReadStream(this.#sheet, 'xl/worksheets/sheet1.xml');
   }
 
-  async #emit(text: string): Promise<void> {
+  #pending = '';
+
+  /** Sheet XML goes to the zip in pieces of about 64 KiB: one stream write per row costs more than the row. */
+  async #emit(text: string, flush = false): Promise<void> {
+    this.#pending += text;
+    if (this.#pending.length < 65_536 && !flush) return;
     this.#file.check();
-    if (!this.#sheet.write(text)) await once(this.#sheet, 'drain');
+    const chunk = this.#pending;
+    this.#pending = '';
+    if (!this.#sheet.write(chunk)) await once(this.#sheet, 'drain');
   }
 
   #rowXml(cells: Cell[], index: number): string {
@@ -362,7 +374,7 @@ class XlsxWriter implements ExportWriter {
   async commit(): Promise<string[]> {
     if (this.#sample) await this.#start();
     const last = `${letters(Math.max(0, this.header.length - 1))}${this.#rows}`;
-    await this.#emit(`</sheetData><autoFilter ref="A1:${last}"/></worksheet>`);
+    await this.#emit(`</sheetData><autoFilter ref="A1:${last}"/></worksheet>`, true);
     this.#sheet.end();
     const sheets = ['Export'];
     if (this.#deleted !== null) {
