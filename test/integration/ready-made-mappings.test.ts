@@ -108,6 +108,8 @@ const CASES: SampleCase[] = [
   { mapping: 'v1-kase-notes.yaml', input: 'samples/v1-migration/kases.xml', records: 2, rejects: [] },
   { mapping: 'v1-notes.yaml', input: 'samples/v1/parties.xml', records: 2, rejects: [] },
   { mapping: 'v1-tasks.yaml', input: 'samples/v1/tasks.xml', records: 3, rejects: [] },
+  { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/parties.csv', records: 2, rejects: [], skipped: 2 },
+  { mapping: 'roundtrip-people.yaml', input: 'samples/export/parties.csv', records: 2, rejects: [], skipped: 2 },
 ];
 
 describe('ready-made mappings over their samples', () => {
@@ -491,6 +493,7 @@ describe('dates do not move with the time zone', () => {
 /** Each plan's steps in the order they run. */
 const PLAN_STEPS: Record<string, string[]> = {
   generic: ['organisations', 'people'],
+  roundtrip: ['organisations', 'people'],
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
@@ -551,6 +554,7 @@ describe('plans', () => {
       ['salesforce', ['accounts 8/0', 'contacts 9/1', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
       ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 2/0', 'kase-notes 2/0', 'tasks 3/0']],
+      ['roundtrip', ['organisations 2/0', 'people 2/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);
       await mkdir(rejectsDir);
