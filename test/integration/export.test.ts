@@ -105,6 +105,14 @@ describe('export: filters', () => {
     [['"custom:Customer since" is before 2021-01-01'], []],
     [['addedOn is within last 1', 'type is organisation'], ['Acme Ltd', 'Globex']],
     [['id is greater than 0', 'country is France'], ['Globex']],
+    [['type is organisation', 'name is not Globex'], ['Acme Ltd']],
+    [['type is organisation', `id is less than ${Number.MAX_SAFE_INTEGER}`, 'city is not Paris'], ['Acme Ltd']],
+    [['type is organisation', 'addedOn is older than 1'], []],
+    // The next day counts from today, so a record added today is within it.
+    [['type is organisation', 'addedOn is within next 1'], ['Acme Ltd', 'Globex']],
+    [['hasTags is true', 'type is organisation'], ['Acme Ltd']],
+    [['"custom:VIP" is true'], ['Ada Lovelace']],
+    [['org.name is Acme Ltd'], ['Ada Lovelace']],
   ])('--where %j', async (where, expected) => {
     const out = join(dir, 'w.csv');
     await exportWith({ entity: 'parties', out, where });
