@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { connect } from '../client/connect.ts';
 import { parseLinkHeader } from '../client/pagination.ts';
 import type { ApiRequest, ApiResponse, HttpMethod } from '../client/transport.ts';
 import { FerryError } from '../errors/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
-import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'HEAD']);
 
@@ -58,8 +57,7 @@ function listOf(body: unknown): unknown[] | undefined {
 }
 
 async function runApi(options: ApiCommandOptions, io: CliIo, args: ParsedArgs): Promise<number> {
-  const flags = connectionOptions(args);
-  const { client } = await connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+  const { client } = await connectWith(args, io);
   try {
     const base: ApiRequest = { method: options.method, path: options.path, query: options.query, signal: io.signal };
     if (options.data !== undefined) base.json = options.data;
@@ -87,7 +85,6 @@ async function runApi(options: ApiCommandOptions, io: CliIo, args: ParsedArgs): 
 
 export const apiCommand: Command = {
   name: 'api',
-  summary: 'send an authenticated request to the service (like `gh api`)',
   usage: `Usage: crm-ferry api [METHOD] PATH [options]
 
 Sends one request with your credentials and prints the JSON answer. PATH is under /api/v2

@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
-import { connect } from '../client/connect.ts';
-import { CredentialStore, defaultCredentialsPath } from '../client/credentials.ts';
-import { loginWithBrowser, profileFromAnswer, revokeToken } from '../client/oauth.ts';
+import type { CredentialStore } from '../client/credentials.ts';
 import { FerryError } from '../errors/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 
@@ -11,7 +9,9 @@ function profileOf(args: ParsedArgs): string {
   return typeof args.values.profile === 'string' ? args.values.profile : 'default';
 }
 
-function storeOf(io: CliIo): CredentialStore {
+/** The credentials file; the client's code is loaded only when a command needs it. */
+async function storeOf(io: CliIo): Promise<CredentialStore> {
+  const { CredentialStore, defaultCredentialsPath } = await import('../client/credentials.ts');
   return new CredentialStore(defaultCredentialsPath(io.env));
 }
 
@@ -29,7 +29,6 @@ function openBrowser(url: string): void {
 
 export const authLoginCommand: Command = {
   name: 'auth login',
-  summary: 'log in with OAuth and store the tokens',
   usage: `Usage: crm-ferry auth login --client-id ID [options]
 
 Runs the OAuth authorisation code flow: prints (and opens) the approval page, waits for the
@@ -62,6 +61,7 @@ Options:
     const scope = (v.scope as string | undefined) ?? 'read write';
     if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
     const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
+    const { loginWithBrowser, profileFromAnswer } = await import('../client/oauth.ts');
     const answer = await loginWithBrowser({
       ...config,
       scope,
@@ -73,7 +73,7 @@ Options:
       },
     });
     const profile = profileOf(args);
-    const store = storeOf(io);
+    const store = await storeOf(io);
     await store.put(profile, profileFromAnswer(config, answer, Date.now()));
     io.stdout.write(`Logged in to ${baseUrl} with scope "${answer.scope}"; tokens stored in ${store.file} (profile "${profile}").\n`);
     return 0;
@@ -82,7 +82,6 @@ Options:
 
 export const authStatusCommand: Command = {
   name: 'auth status',
-  summary: 'show which account and scope the stored login has',
   usage: `Usage: crm-ferry auth status [--profile NAME]
 
 Shows the stored login of the profile, refreshing the access token if needed, and who it is.
@@ -90,6 +89,7 @@ Shows the stored login of the profile, refreshing the access token if needed, an
   options: { profile: { type: 'string' } },
   async run(args, io) {
     const profile = profileOf(args);
+    const { connect } = await import('../client/connect.ts');
     const { client, session } = await connect({ profile, env: { ...io.env, CRM_FERRY_TOKEN: '' } });
     try {
       if (!session) throw new FerryError('INTERNAL', 'a stored login was expected');
@@ -115,7 +115,6 @@ Shows the stored login of the profile, refreshing the access token if needed, an
 
 export const authLogoutCommand: Command = {
   name: 'auth logout',
-  summary: 'revoke the stored login and delete its tokens',
   usage: `Usage: crm-ferry auth logout [--profile NAME]
 
 Revokes the stored refresh token at the service (which also ends its access tokens) and removes
@@ -124,12 +123,13 @@ the profile from the credentials file.
   options: { profile: { type: 'string' } },
   async run(args, io) {
     const profile = profileOf(args);
-    const store = storeOf(io);
+    const store = await storeOf(io);
     const stored = await store.get(profile);
     if (!stored) {
       io.stdout.write(`No stored login under profile "${profile}".\n`);
       return 0;
     }
+    const { revokeToken } = await import('../client/oauth.ts');
     await revokeToken({ baseUrl: stored.baseUrl, clientId: stored.clientId, clientSecret: stored.clientSecret }, stored.refreshToken);
     await store.remove(profile);
     io.stdout.write(`Revoked and removed the login of profile "${profile}".\n`);

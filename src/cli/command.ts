@@ -21,7 +21,6 @@ export interface ParsedArgs {
 export interface Command {
   /** Words that select the command, e.g. `sandbox` or `auth login`. */
   name: string;
-  summary: string;
   /** Usage line and option help, printed by `--help`. */
   usage: string;
   options: OptionSpec;

@@ -1,12 +1,32 @@
 import type { Command } from './command.ts';
-import { apiCommand } from './api.ts';
-import { authLoginCommand, authLogoutCommand, authStatusCommand } from './auth.ts';
-import { exportCommand } from './export.ts';
-import { importCommand, rollbackCommand, runCommand } from './import.ts';
-import { inspectCommand } from './inspect.ts';
-import { mappingInitCommand, mappingSchemaCommand } from './mapping.ts';
-import { sandboxCommand } from './sandbox.ts';
-import { validateCommand } from './validate.ts';
+
+/**
+ * One line of the command table: what `--help` lists, and how to load the command. A command's
+ * code (and the library it calls: the sandbox, the mapping compiler, the importer ...) is imported
+ * only when that command runs, so that `--help` and `--version` start at once.
+ *
+ * Adding a command: a module exporting a `Command` (see command.ts), and one entry here.
+ */
+export interface CommandEntry {
+  /** Words that select the command, e.g. `sandbox` or `auth login`. */
+  name: string;
+  summary: string;
+  load(): Promise<Command>;
+}
 
 /** The command table: every command crm-ferry knows, in the order `--help` lists them. */
-export const commands: Command[] = [sandboxCommand, inspectCommand, mappingInitCommand, mappingSchemaCommand, validateCommand, importCommand, runCommand, rollbackCommand, exportCommand, apiCommand, authLoginCommand, authStatusCommand, authLogoutCommand];
+export const commands: CommandEntry[] = [
+  { name: 'sandbox', summary: 'run the local copy of the CRM service', load: async () => (await import('./sandbox.ts')).sandboxCommand },
+  { name: 'inspect', summary: 'show the format, columns, samples and errors of a source file', load: async () => (await import('./inspect.ts')).inspectCommand },
+  { name: 'mapping init', summary: "draft a mapping file from a source file's columns", load: async () => (await import('./mapping.ts')).mappingInitCommand },
+  { name: 'mapping schema', summary: 'write the JSON Schema of mapping files, for editors', load: async () => (await import('./mapping.ts')).mappingSchemaCommand },
+  { name: 'validate', summary: 'map every row of an input (or of a whole plan) without writing, and write the rejects', load: async () => (await import('./validate.ts')).validateCommand },
+  { name: 'import', summary: 'write the rows of one file into the account, exactly once, resumable', load: async () => (await import('./import.ts')).importCommand },
+  { name: 'run', summary: 'write every step of a migration plan into the account, exactly once, resumable', load: async () => (await import('./import.ts')).runCommand },
+  { name: 'rollback', summary: 'undo the last import run kept in a state folder', load: async () => (await import('./import.ts')).rollbackCommand },
+  { name: 'export', summary: "export records (all, or a filter's result) to CSV, XLSX or JSON Lines; nightly incremental exports", load: async () => (await import('./export.ts')).exportCommand },
+  { name: 'api', summary: 'send an authenticated request to the service (like `gh api`)', load: async () => (await import('./api.ts')).apiCommand },
+  { name: 'auth login', summary: 'log in with OAuth and store the tokens', load: async () => (await import('./auth.ts')).authLoginCommand },
+  { name: 'auth status', summary: 'show which account and scope the stored login has', load: async () => (await import('./auth.ts')).authStatusCommand },
+  { name: 'auth logout', summary: 'revoke the stored login and delete its tokens', load: async () => (await import('./auth.ts')).authLogoutCommand },
+];

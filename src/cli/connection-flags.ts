@@ -1,4 +1,6 @@
-import type { OptionSpec, ParsedArgs } from './command.ts';
+import type { CrmClient } from '../client/client.ts';
+import type { OAuthSession } from '../client/oauth.ts';
+import type { CliIo, OptionSpec, ParsedArgs } from './command.ts';
 
 /** The flags every command that talks to the service takes. */
 export const connectionFlags: OptionSpec = {
@@ -21,4 +23,14 @@ export function connectionOptions(args: ParsedArgs): { token?: string; baseUrl?:
   if (typeof v['base-url'] === 'string') result.baseUrl = v['base-url'];
   if (typeof v.profile === 'string') result.profile = v.profile;
   return result;
+}
+
+/**
+ * Connects with the connection flags (and CRM_FERRY_* from the environment). The client's code is
+ * loaded only here, so that a command's --help does not wait for it.
+ */
+export async function connectWith(args: ParsedArgs, io: CliIo): Promise<{ client: CrmClient; session: OAuthSession | null }> {
+  const flags = connectionOptions(args);
+  const { connect } = await import('../client/connect.ts');
+  return connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
 }

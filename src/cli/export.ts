@@ -1,8 +1,7 @@
-import { connect } from '../client/connect.ts';
 import { EXIT } from '../errors/index.ts';
-import { normaliseExportOptions, runExport, type ExportSummary } from '../export/index.ts';
+import type { ExportFlags, ExportSummary } from '../export/index.ts';
 import type { Command } from './command.ts';
-import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
 
 function seconds(ms: number): string {
@@ -18,7 +17,6 @@ export function formatExportSummary(summary: ExportSummary): string {
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'export records (all, or a filter\'s result) to CSV, XLSX or JSON Lines; nightly incremental exports',
   usage: `Usage: crm-ferry export ENTITY --out FILE [options] [connection]
 
 ENTITY is parties, opportunities, kases, entries or tasks. The format follows the extension of
@@ -66,15 +64,15 @@ ${connectionUsage}
   async run(args, io) {
     const v = args.values;
     const str = (name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
-    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as Parameters<typeof normaliseExportOptions>[0];
+    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
     for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state']] as const) {
       const value = str(flag);
       if (value !== undefined) flags[key] = value;
     }
+    const { normaliseExportOptions, runExport } = await import('../export/index.ts');
     const options = normaliseExportOptions(flags);
-    const connection = connectionOptions(args);
-    const { client, session } = await connect({ ...connection, env: io.env, ...(connection.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+    const { client, session } = await connectWith(args, io);
     try {
       const account = accountOf(client, session?.subdomain);
       const toStdout = options.out === null;

@@ -1,12 +1,11 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { CrmClient } from '../client/client.ts';
-import { connect } from '../client/connect.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import { runImport, runRollback, type ImportOptionsInput } from '../load/index.ts';
+import type { ImportOptionsInput } from '../load/index.ts';
 import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
-import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
 
 /** The folder a run keeps its state in unless told: `.crm-ferry` beside the mapping or plan. */
@@ -92,8 +91,7 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
 }
 
 async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClient, account: AccountIdentity) => Promise<T>): Promise<T> {
-  const flags = connectionOptions(args);
-  const { client, session } = await connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+  const { client, session } = await connectWith(args, io);
   try {
     return await work(client, accountOf(client, session?.subdomain));
   } finally {
@@ -108,6 +106,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
   }
   const tty = !options.json && io.stderr === process.stderr && Boolean(process.stderr.isTTY);
   const progress = new ImportProgress(options.json ? io.stdout : io.stderr, options.json ? 'json' : tty ? 'tty' : 'lines');
+  const { runImport } = await import('../load/index.ts');
   const summary = await withClient(args, io, (client, account) =>
     runImport(options.run, { client, account, signal: io.signal, onEvent: progress.onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 }),
   );
@@ -156,7 +155,6 @@ ${connectionUsage}`;
 
 export const importCommand: Command = {
   name: 'import',
-  summary: 'write the rows of one file into the account, exactly once, resumable',
   usage: `Usage: crm-ferry import --mapping M --input F [options] [connection]
 
 Maps every row of F with M and writes it into the account.
@@ -173,7 +171,6 @@ ${RUN_USAGE}
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'write every step of a migration plan into the account, exactly once, resumable',
   usage: `Usage: crm-ferry run PLAN [options] [connection]
 
 Writes every step of the plan; a row starts as soon as the records it links to exist.
@@ -188,7 +185,6 @@ ${RUN_USAGE}
 
 export const rollbackCommand: Command = {
   name: 'rollback',
-  summary: 'undo the last import run kept in a state folder',
   usage: `Usage: crm-ferry rollback [PLAN_OR_MAPPING | --state-dir DIR] [--all] [--dry-run] [connection]
 
 Deletes the records the last run created (people before their organisations) and sets fields it
@@ -213,6 +209,7 @@ ${connectionUsage}
     if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
     const dryRun = Boolean(v['dry-run']);
     const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
+    const { runRollback } = await import('../load/index.ts');
     const summary = await withClient(args, io, (client, account) =>
       runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
     );

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
-import { inspectSource, normalizeDelimiter, normalizeHeaderRow } from '../sources/index.ts';
+import { normalizeDelimiter, normalizeHeaderRow } from '../sources/csv.ts';
 import type { InspectOptions, InspectReport } from '../sources/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 
@@ -96,7 +96,6 @@ export function formatInspectReport(report: InspectReport): string {
 
 export const inspectCommand: Command = {
   name: 'inspect',
-  summary: 'show the format, columns, samples and errors of a source file',
   usage: `Usage: crm-ferry inspect FILE [options]
 
 Reads the whole file (CSV, XLSX, or a legacy v1 XML/JSON export) and shows what a mapping needs:
@@ -122,6 +121,7 @@ Options:
     const path = isAbsolute(file) ? file : resolve(io.cwd, file);
     let report: InspectReport;
     try {
+      const { inspectSource } = await import('../sources/index.ts');
       report = await inspectSource(path, { ...options, signal: io.signal });
     } catch (error) {
       if (io.signal.aborted) {

@@ -1,14 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
-import { compileMapping } from '../mapping/compile.ts';
-import { draftMapping } from '../mapping/init.ts';
 import type { DraftOptions } from '../mapping/init.ts';
-import { parseMapping } from '../mapping/load.ts';
-import { mappingJsonSchema } from '../mapping/reference.ts';
-import { ENTITIES } from '../mapping/schema.ts';
-import type { Entity } from '../mapping/schema.ts';
-import { normalizeHeaderRow } from '../sources/index.ts';
+import { ENTITIES, type Entity } from '../mapping/schema.ts';
+import { normalizeHeaderRow } from '../sources/csv.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 
 function pathIn(io: CliIo, file: string): string {
@@ -30,7 +25,6 @@ async function writeOut(io: CliIo, out: string | undefined, text: string): Promi
 
 export const mappingSchemaCommand: Command = {
   name: 'mapping schema',
-  summary: 'write the JSON Schema of mapping files, for editors',
   usage: `Usage: crm-ferry mapping schema [--out FILE]
 
 Writes the JSON Schema of mapping files (from the same schema crm-ferry validates them with), so
@@ -43,6 +37,7 @@ Options:
   options: { out: { type: 'string' } },
   async run(args, io) {
     if (args.positionals.length > 0) throw new FerryError('USAGE', `mapping schema takes no arguments, got ${args.positionals.join(' ')}`);
+    const { mappingJsonSchema } = await import('../mapping/reference.ts');
     await writeOut(io, args.values.out as string | undefined, `${JSON.stringify(mappingJsonSchema(), null, 2)}\n`);
     return EXIT.OK;
   },
@@ -74,7 +69,6 @@ export function toInitOptions(args: ParsedArgs): { file: string; out: string | u
 
 export const mappingInitCommand: Command = {
   name: 'mapping init',
-  summary: 'draft a mapping file from a source file\'s columns',
   usage: `Usage: crm-ferry mapping init FILE [options]
 
 Reads the header and a few rows of FILE (CSV, XLSX or a legacy export) and drafts a mapping: common
@@ -90,6 +84,9 @@ Options:
   options: { entity: { type: 'string' }, out: { type: 'string' }, sheet: { type: 'string' }, 'header-row': { type: 'string' } },
   async run(args, io) {
     const { file, out, options } = toInitOptions(args);
+    const { draftMapping } = await import('../mapping/init.ts');
+    const { parseMapping } = await import('../mapping/load.ts');
+    const { compileMapping } = await import('../mapping/compile.ts');
     const draft = await draftMapping(pathIn(io, file), { ...options, signal: io.signal });
     // A draft that does not load is a bug here, not the user's problem: check before handing it out.
     const mapping = parseMapping(draft.yaml, out ?? 'draft.yaml');

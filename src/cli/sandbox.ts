@@ -1,4 +1,3 @@
-import { startSandbox } from '../sandbox/index.ts';
 import type { SandboxOptions } from '../sandbox/index.ts';
 import { FerryError } from '../errors/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
@@ -71,7 +70,6 @@ function toOptions(args: ParsedArgs): SandboxOptions {
 
 export const sandboxCommand: Command = {
   name: 'sandbox',
-  summary: 'run the local copy of the CRM service',
   usage: `Usage: crm-ferry sandbox [options]
 
 Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals and tests.
@@ -104,6 +102,7 @@ Options:
     log: { type: 'boolean' },
   },
   async run(args, io) {
+    const { startSandbox } = await import('../sandbox/index.ts');
     const sandbox = await startSandbox(toOptions(args));
     io.stdout.write(`sandbox listening on ${sandbox.url}\n`);
     io.stdout.write(`token: ${sandbox.token}\n`);

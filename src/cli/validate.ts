@@ -1,11 +1,9 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import { connect } from '../client/connect.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
-import { loadCatalog, offlineResolver } from '../mapping/resolve.ts';
 import type { NameResolver } from '../mapping/types.ts';
-import { validateMapping, validatePlan, type StepReport, type ValidateReport } from '../plan/validate.ts';
+import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
-import { connectionFlags, connectionOptions, connectionUsage } from './connection-flags.ts';
+import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
 export type ValidateCommandOptions =
@@ -99,9 +97,9 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
 }
 
 async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: NameResolver; close: () => Promise<void> }> {
-  const flags = connectionOptions(args);
-  const { client } = await connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
+  const { client } = await connectWith(args, io);
   try {
+    const { loadCatalog } = await import('../mapping/resolve.ts');
     return { resolver: await loadCatalog(client), close: () => client.close() };
   } catch (error) {
     await client.close();
@@ -111,7 +109,6 @@ async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: 
 
 export const validateCommand: Command = {
   name: 'validate',
-  summary: 'map every row of an input (or of a whole plan) without writing, and write the rejects',
   usage: `Usage: crm-ferry validate --mapping M --input F [--rejects FILE] [--online] [connection]
        crm-ferry validate --plan P [--rejects-dir DIR] [--online] [connection]
 
@@ -151,6 +148,8 @@ ${connectionUsage}
   },
   async run(args, io) {
     const options = toValidateOptions(args, io.cwd);
+    const { offlineResolver } = await import('../mapping/resolve.ts');
+    const { validateMapping, validatePlan } = await import('../plan/validate.ts');
     let resolver: NameResolver = offlineResolver;
     let close = async (): Promise<void> => undefined;
     if (options.online) ({ resolver, close } = await onlineResolver(args, io));

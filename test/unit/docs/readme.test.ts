@@ -16,7 +16,7 @@ describe('README stays true to the code', () => {
   });
 
   it('documents every sandbox flag', async () => {
-    const sandbox = commands.find((c) => c.name === 'sandbox');
+    const sandbox = await commands.find((c) => c.name === 'sandbox')?.load();
     for (const flag of Object.keys(sandbox?.options ?? {})) expect(readme).toContain(`\`--${flag}`);
   });
 });
