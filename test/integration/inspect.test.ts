@@ -67,7 +67,7 @@ describe('crm-ferry inspect', () => {
     ['a bad delimiter', ['samples/contacts.csv', '--delimiter', '::'], 2, /error \[USAGE\].*delimiter/],
     ['an unknown encoding', ['samples/contacts.csv', '--encoding', 'nope-8'], 2, /error \[CONFIG_INVALID\].*unknown encoding/],
     ['a missing file', ['samples/nope.csv'], 2, /error \[SOURCE_NOT_FOUND\] at .*samples\/nope\.csv: no such file/],
-    ['an unknown flag', ['samples/contacts.csv', '--colour'], 2, /Unknown option/],
+    ['an unknown flag', ['samples/contacts.csv', '--colour'], 2, /^crm-ferry inspect: unknown option --colour\n/],
   ];
   it.each(usageCases)('fails with %s', async (_name, args, exitCode, message) => {
     const { code, stderr, stdout } = await run(args);
