@@ -363,6 +363,8 @@ class ImportEngine {
   /** Ends the run on an error that is not about one row; the state stays for the re-run. */
   fail(error: unknown): void {
     if (this.stopped) return;
+    // Stopping already (Ctrl-C): a wait cut short by it is how a row stops, not a failure.
+    if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
     this.stopped =
       error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     this.halt.abort();
@@ -516,6 +518,7 @@ class ImportEngine {
         }
         const task = this.processRecord(step, item, values)
           .catch((error) => {
+            if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.fail(error);
             step.settle(item.key, null);
           })

@@ -296,6 +296,8 @@ describe('runImport: interrupted', () => {
     );
     await client.close();
     expect(first.interrupted).toBe(true);
+    // Rows cut short while waiting to be sent are not reached, not an error.
+    expect(first.stopped).toBeNull();
     const written = (await all(box, '/parties', 'parties')).length - before;
     expect(written).toBeGreaterThanOrEqual(10);
     expect(written).toBeLessThan(56);
@@ -307,6 +309,32 @@ describe('runImport: interrupted', () => {
     const emails = parties.filter((x) => x.type === 'person').map((x) => x.emailAddresses?.[0]?.address).filter(Boolean);
     expect(new Set(emails).size).toBe(emails.length);
   });
+});
+
+describe('runImport: interrupted while rows wait for the rate limit', () => {
+  it('rows waiting to be sent stop quietly: interrupted, not reached, no error', async () => {
+    // 4 requests a second: a few rows go out, the others wait in the rate governor when Ctrl-C comes.
+    const box = await sandbox({ rateLimit: { limit: 4, windowSeconds: 1 } });
+    const p = project();
+    const controller = new AbortController();
+    const client = clientFor(box);
+    let rows = 0;
+    const first = await runImport(
+      { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), concurrency: 8 },
+      {
+        client,
+        account: { baseUrl: box.url, account: box.url },
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === 'row' && ++rows === 2) controller.abort();
+        },
+      },
+    );
+    await client.close();
+    expect(first.interrupted).toBe(true);
+    expect(first.stopped).toBeNull();
+    expect(first.steps.reduce((sum, s) => sum + s.notReached, 0)).toBeGreaterThan(0);
+  }, 30_000);
 });
 
 describe('runRollback', () => {
