@@ -62,7 +62,7 @@ describe('crm-ferry run: a real process interrupted with Ctrl-C', () => {
       if (stderr.includes('Writing') && !child.killed) setTimeout(() => child.kill('SIGINT'), 400);
     });
     const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
-    expect(code).toBe(130);
+    expect(code, stderr).toBe(130);
     expect(stdout).toContain('Interrupted. Run the same command again to go on where it stopped.');
 
     const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', stateDir], { cwd: dir, env: env() });
