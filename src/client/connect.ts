@@ -20,6 +20,28 @@ export interface ConnectOptions {
   transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs'>>;
 }
 
+/** A base address must be an http(s) URL; anything else is a configuration mistake, not a network problem. */
+function checkBaseUrl(baseUrl: string): void {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(baseUrl)} is not a URL`, { hint: 'Give it as https://YOUR-ACCOUNT.example.com (--base-url or CRM_FERRY_BASE_URL).' });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(baseUrl)} is not an http(s) address`, { hint: 'The service answers over https://.' });
+  }
+}
+
+/** A token travels in a header: a line break or a space in it is a pasting mistake, said before any request. */
+function checkToken(token: string): void {
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new FerryError('CONFIG_INVALID', 'the token holds a character a token cannot have (a space, a line break or a non-ASCII character)', {
+      hint: 'Copy the token again, without the line break at its end (--token or CRM_FERRY_TOKEN).',
+    });
+  }
+}
+
 /**
  * Builds a client from the sources a person can give credentials in, strongest first: `--token`,
  * `CRM_FERRY_TOKEN`, then the stored OAuth login of `--profile`. The base address comes from
@@ -50,6 +72,8 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
       hint: 'Pass --base-url https://YOUR-ACCOUNT.example.com or set CRM_FERRY_BASE_URL (the sandbox prints its own).',
     });
   }
+  checkBaseUrl(baseUrl);
+  if (token) checkToken(token);
   const transportOptions: TransportOptions = { baseUrl, auth, ...(options.transport ?? {}) };
   if (options.dispatcher) transportOptions.dispatcher = options.dispatcher;
   if (options.log) transportOptions.log = options.log;

@@ -213,7 +213,7 @@ describe('loadMapping', () => {
   });
 
   it('says when the file cannot be read', async () => {
-    await expect(loadMapping(join(dir, 'missing.yaml'))).rejects.toMatchObject({ code: 'CONFIG_MISSING', message: 'cannot read the mapping file: ENOENT' });
+    await expect(loadMapping(join(dir, 'missing.yaml'))).rejects.toMatchObject({ code: 'MAPPING_NOT_FOUND', message: 'the mapping file does not exist' });
   });
 });
 

@@ -4,6 +4,7 @@ import type { Document } from 'yaml';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import type { ErrorLocation } from '../errors/index.ts';
+import { yamlValue } from '../util/yaml-value.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
 import { LINK_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { normalizeTransform } from './compile-transforms.ts';
@@ -424,7 +425,7 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
     });
     throw new MappingErrors(file, errors);
   }
-  const data: unknown = doc.toJS();
+  const data: unknown = yamlValue(doc, file, 'MAPPING_INVALID');
   const parsed = mappingSchema.safeParse(data);
   const transforms = options.transforms ?? TRANSFORMS;
   const problems: Problem[] = [];
@@ -442,13 +443,18 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
   return parsed.data as Mapping;
 }
 
-/** Reads and checks a mapping file; see parseMapping. A file that cannot be read is CONFIG_MISSING. */
+/** Reads and checks a mapping file; see parseMapping. A file that cannot be read is MAPPING_NOT_FOUND. */
 export async function loadMapping(file: string, options: LoadOptions = {}): Promise<Mapping> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new FerryError('CONFIG_MISSING', `cannot read the mapping file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { location: { file }, cause: error });
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new FerryError('MAPPING_NOT_FOUND', missing ? 'the mapping file does not exist' : `cannot read the mapping file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      location: { file },
+      cause: error,
+      hint: 'Check the path (relative paths start from the current folder, or from the plan file in a plan).',
+    });
   }
   return parseMapping(text, file, options);
 }

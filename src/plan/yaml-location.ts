@@ -1,4 +1,5 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { yamlValue } from '../util/yaml-value.ts';
 import type { z } from 'zod';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { didYouMean } from './order.ts';
@@ -63,7 +64,7 @@ export function parseLocatedYaml(text: string, file: string, code: ErrorCode): L
     }
     return offset === undefined ? undefined : lineCounter.linePos(offset).line;
   };
-  return { file, value: document.toJS({ maxAliasCount: 100 }) as unknown, lineOf };
+  return { file, value: yamlValue(document, file, code), lineOf };
 }
 
 function describeReceived(value: unknown): string {

@@ -116,6 +116,13 @@ export async function statSource(file: string): Promise<number> {
         hint: 'Name the file to read inside it.',
       });
     }
+    if (!info.isFile()) {
+      // A FIFO or a device would block or never end; an input is a file on a disk.
+      throw new FerryError('SOURCE_UNREADABLE', 'this is not a regular file (a pipe, a socket or a device)', {
+        location: { file },
+        hint: 'Save the data to a file and read that.',
+      });
+    }
     return info.size;
   } catch (error) {
     if (error instanceof FerryError) throw error;

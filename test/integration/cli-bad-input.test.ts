@@ -1,6 +1,21 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ferry-bad-input-'));
+const FIFO = join(dir, 'pipe.csv');
+const BOMB = join(dir, 'bomb.yaml');
+execFileSync('mkfifo', [FIFO]);
+// Each line repeats the one before ten times: nine lines are a billion values once expanded.
+writeFileSync(
+  BOMB,
+  ['version: 1', 'entity: party', 'key: "{{id}}"', 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`), 'fields: [{ to: firstName, value: { column: a } }]', ''].join('\n'),
+);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A port that is taken for the length of the test. */
 let busy: Server;
@@ -39,6 +54,14 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['export to a format it cannot tell', ['export', 'parties', '--out', 'x.txt'], /cannot tell the format of x.txt/],
   ['XLSX to standard output', ['export', 'parties', '--out', '-', '--format', 'xlsx'], /XLSX cannot go to standard output/],
   ['an api path without a slash', ['api', 'parties'], /PATH must start with \//],
+  ['a base address that is no URL', ['api', '/parties', '--base-url', 'not a url', '--token', 'abcdefgh'], /the base address "not a url" is not a URL/],
+  ['a base address that is not http(s)', ['api', '/parties', '--base-url', 'ftp://crm.example', '--token', 'abcdefgh'], /"ftp:\/\/crm.example" is not an http\(s\) address/],
+  ['a token with a line break', ['api', '/parties', '--base-url', 'http://127.0.0.1:9', '--token', 'abc\r\ndef'], /the token holds a character a token cannot have/],
+  ['a missing mapping file', ['validate', '--mapping', 'no-such-mapping.yaml', '--input', 'x.csv'], /MAPPING_NOT_FOUND.*the mapping file does not exist/],
+  ['a missing plan file', ['validate', '--plan', 'no-such-plan.yaml'], /the plan file .*no-such-plan.yaml does not exist/],
+  ['a folder for a file', ['inspect', '.'], /this is a folder, not a file/],
+  ['a FIFO for a file', ['inspect', FIFO], /this is not a regular file/],
+  ['a YAML alias bomb in a mapping', ['validate', '--mapping', BOMB, '--input', 'x.csv'], /more than 100 times over/],
 ];
 
 describe('bad input on the command line', () => {
