@@ -164,7 +164,11 @@ export function deleteEntry(ctx: SandboxContext, id: number): boolean {
 export function findAttachment(ctx: SandboxContext, id: number): { entry: EntryRec; attachment: AttachmentRec } | null {
   for (const entry of ctx.store.entries.all()) {
     const attachment = entry.attachments.find((a) => a.id === id);
-    if (attachment) return { entry, attachment };
+    if (attachment) {
+      // Callers may change the entry (an attachment removed or renamed).
+      ctx.store.entries.touch(entry);
+      return { entry, attachment };
+    }
   }
   return null;
 }
