@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['sandbox-throughput', 'csv-read', 'xlsx-read', 'v1-read', 'mapping'] as const;
+const BENCHES = ['sandbox-throughput', 'sandbox-chaos', 'csv-read', 'xlsx-read', 'v1-read', 'mapping'] as const;
 
 const args = process.argv.slice(2);
 const firstOption = args.findIndex((arg) => arg.startsWith('-'));

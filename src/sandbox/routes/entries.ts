@@ -164,11 +164,8 @@ export function deleteEntry(ctx: SandboxContext, id: number): boolean {
 export function findAttachment(ctx: SandboxContext, id: number): { entry: EntryRec; attachment: AttachmentRec } | null {
   for (const entry of ctx.store.entries.all()) {
     const attachment = entry.attachments.find((a) => a.id === id);
-    if (attachment) {
-      // Callers may change the entry (an attachment removed or renamed).
-      ctx.store.entries.touch(entry);
-      return { entry, attachment };
-    }
+    // Fetched again by id so that a write changing the entry has it noted for the change log.
+    if (attachment) return { entry: ctx.store.entries.get(entry.id) ?? entry, attachment };
   }
   return null;
 }
