@@ -175,6 +175,8 @@ export class DurableState {
     const paths = await prepareDataPath(file);
     const durable = new DurableState(store, paths, options);
     await durable.removeTemporaryFiles();
+    // A reset must not replay the old log onto the new account, even after a crash mid-start.
+    if (options.reset) await rm(paths.log, { force: true });
     const loaded = options.reset ? false : await durable.load();
     await mkdir(paths.blobs, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw stateError(paths.blobs, `cannot create the blob folder: ${error.message}`, error);
@@ -264,7 +266,8 @@ export class DurableState {
    * commits of every request in the same batch). `onlyIfChanged`: resolve at once when nothing did.
    */
   commit(onlyIfChanged = false): Promise<void> {
-    if (this.failed) return Promise.reject(this.failed);
+    // After a failure, reads are still answered (they acknowledge nothing); writes are not.
+    if (this.failed) return onlyIfChanged ? Promise.resolve() : Promise.reject(this.failed);
     const record = this.store.takeChanges();
     if (record) this.queue.push(logLine(record));
     else if (onlyIfChanged) return Promise.resolve();
