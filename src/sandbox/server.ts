@@ -98,7 +98,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     reply.code(404).send({ message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
-  if (durable) installDurability(app, durable, store);
+  installWriteTracking(app, durable, store);
   installFaults(app, context);
   installBearerAuth(app, context);
   installRateLimit(app, context);
@@ -126,24 +126,30 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Makes acknowledgement durable: a write's changes are in the synced change log before its answer
- * leaves (the onSend hook runs before any other, fault injection included). Once saving has
- * failed, writes are refused with 503 rather than acknowledged and lost.
+ * Counts writes under way (records fetched during one may be changed in place, which the change
+ * log and the list caches must know) and, with a data file, makes acknowledgement durable: a
+ * write's changes are in the synced change log before its answer leaves (this onSend hook runs
+ * before any other, fault injection included). Once saving has failed, writes are refused with
+ * 503 rather than acknowledged and lost.
  */
-function installDurability(app: FastifyInstance, durable: DurableState, store: Store): void {
+function installWriteTracking(app: FastifyInstance, durable: DurableState | null, store: Store): void {
   const counted = new WeakSet<object>();
   const release = (request: object): void => {
     if (counted.delete(request)) store.tracker.writes -= 1;
   };
   app.addHook('onRequest', async (request, reply) => {
     if (!WRITE_METHODS.has(request.method)) return undefined;
-    if (durable.failed) return reply.code(503).send({ message: refusal(durable) });
+    if (durable?.failed) return reply.code(503).send({ message: refusal(durable) });
     counted.add(request);
     store.tracker.writes += 1;
     return undefined;
   });
   app.addHook('onSend', async (request, reply, payload) => {
     const write = WRITE_METHODS.has(request.method);
+    if (!durable) {
+      release(request);
+      return payload;
+    }
     try {
       // Reads change nothing, except a job that came due at their start.
       await durable.commit(!write);

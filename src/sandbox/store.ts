@@ -54,6 +54,8 @@ export class ChangeTracker {
   enabled = false;
   /** Writes (requests, job completions) under way; while above 0, fetched records count as changed. */
   writes = 0;
+  /** Goes up with every change (or possible change) to any table: cached list results are keyed by it. */
+  version = 0;
 }
 
 /** A table of records with integer ids, in insertion order (ids ascending). */
@@ -68,7 +70,10 @@ export class Table<T extends { id: number }> {
 
   get(id: number): T | undefined {
     const row = this.rows.get(id);
-    if (row !== undefined && this.tracker.enabled && this.tracker.writes > 0) this.changed.add(id);
+    if (row !== undefined && this.tracker.writes > 0) {
+      this.tracker.version += 1;
+      if (this.tracker.enabled) this.changed.add(id);
+    }
     return row;
   }
 
@@ -134,6 +139,7 @@ export class Table<T extends { id: number }> {
   }
 
   private note(id: number): void {
+    this.tracker.version += 1;
     if (this.tracker.enabled) this.changed.add(id);
   }
 }
