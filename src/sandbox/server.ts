@@ -1,5 +1,5 @@
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { addPersonalToken, installBearerAuth, newTokenValue } from './auth.ts';
 import type { SandboxContext } from './context.ts';
 import { installFaults } from './faults.ts';
@@ -125,6 +125,11 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Whether a request may change the state: a write method, except the filter queries sent by POST. */
+function writes(request: FastifyRequest): boolean {
+  return WRITE_METHODS.has(request.method) && !(request.url.split('?')[0] ?? '').endsWith('/filters/results');
+}
+
 /**
  * Counts writes under way (records fetched during one may be changed in place, which the change
  * log and the list caches must know) and, with a data file, makes acknowledgement durable: a
@@ -138,14 +143,14 @@ function installWriteTracking(app: FastifyInstance, durable: DurableState | null
     if (counted.delete(request)) store.tracker.writes -= 1;
   };
   app.addHook('onRequest', async (request, reply) => {
-    if (!WRITE_METHODS.has(request.method)) return undefined;
+    if (!writes(request)) return undefined;
     if (durable?.failed) return reply.code(503).send({ message: refusal(durable) });
     counted.add(request);
     store.tracker.writes += 1;
     return undefined;
   });
   app.addHook('onSend', async (request, reply, payload) => {
-    const write = WRITE_METHODS.has(request.method);
+    const write = writes(request);
     if (!durable) {
       release(request);
       return payload;
