@@ -1,19 +1,29 @@
-// Throughput of the sandbox for simple requests: reads of one party by id with a share of party
-// creates, fired at a fixed concurrency over keep-alive connections. Not a test; run it with
-// `npx tsx bench/sandbox-throughput.ts [--duration S] [--concurrency N] [--write-share F] [--in-process]`.
+// Throughput of the sandbox, one workload at a time, fired at a fixed concurrency over keep-alive
+// connections. Not a test; run it with `npm run bench -- sandbox-throughput [--duration S]
+// [--concurrency N] [--workloads a,b] [--in-process]`. Workloads:
+//   reads            GET /parties/{id} with 10% POST /parties (200 parties stored)
+//   creates          POST /parties, state in memory
+//   durable-creates  POST /parties with --data: each 201 waits for its change to be synced (group commit)
+//   list-10k         GET /parties?perPage=100 with 10,000 parties stored
+//   list-300k        the same with 300,000 parties stored
+//   pages-300k       GET /parties?perPage=100&page=N, N at random over all 3,000 pages
+//   filter-10k       POST /parties/filters/results?perPage=100 (name contains), 10,000 parties
+//   filter-300k      the same with 300,000 parties
 //
 // The sandbox runs in a child process by default, so the load generator has an event loop of its
 // own and the figure is the server's, not the server's minus the client's share of one thread.
 // Both processes still share the machine's cores, as they would on a developer's laptop.
-// Prints one JSON line (for the bench runner and the README) and one line for people.
+// Prints one JSON line per workload (for the bench runner and the docs) and one line for people.
 import { fork, type ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { seededRandom, startSandbox, type RunningSandbox } from '../src/sandbox/index.ts';
-
+import { addParty } from '../test/helpers/records.ts';
 const SERVER_FLAG = '--serve-sandbox';
 const BENCH_TOKEN = 'bench-token-0123456789';
 
@@ -25,9 +35,26 @@ interface ServerHandle {
 
 type ServerMessage = { kind: 'ready'; url: string } | { kind: 'rss'; bytes: number };
 
+interface ServerSetup {
+  /** Parties put straight into the store before listening. */
+  parties: number;
+  /** Data file, for durable writes; null keeps the state in memory. */
+  dataFile: string | null;
+}
+
+async function startBenchSandbox(setup: ServerSetup): Promise<RunningSandbox> {
+  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [BENCH_TOKEN], dataFile: setup.dataFile });
+  for (let i = 0; i < setup.parties; i += 1) {
+    addParty(sandbox.store, i % 2 === 0 ? { lastName: `Person ${i}` } : { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}` });
+  }
+  sandbox.store.forgetChanges();
+  return sandbox;
+}
+
 /** The child side: start the sandbox, report the address, answer memory questions, stop on request. */
 async function serveInChild(): Promise<void> {
-  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [BENCH_TOKEN] });
+  const setup = JSON.parse(process.argv[process.argv.indexOf(SERVER_FLAG) + 1] as string) as ServerSetup;
+  const sandbox = await startBenchSandbox(setup);
   const send = (message: ServerMessage): void => void process.send?.(message);
   process.on('message', (message: { kind: string }) => {
     if (message.kind === 'rss') send({ kind: 'rss', bytes: process.memoryUsage().rss });
@@ -36,8 +63,11 @@ async function serveInChild(): Promise<void> {
   send({ kind: 'ready', url: sandbox.url });
 }
 
-async function startChildServer(): Promise<ServerHandle> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [SERVER_FLAG], { stdio: 'inherit' });
+async function startChildServer(setup: ServerSetup): Promise<ServerHandle> {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [SERVER_FLAG, JSON.stringify(setup)], {
+    stdio: 'inherit',
+    execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
+  });
   const next = (kind: ServerMessage['kind']): Promise<ServerMessage> =>
     new Promise((resolve, reject) => {
       const onMessage = (message: ServerMessage): void => {
@@ -68,8 +98,8 @@ async function startChildServer(): Promise<ServerHandle> {
   };
 }
 
-async function startInProcessServer(): Promise<ServerHandle> {
-  const sandbox: RunningSandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [BENCH_TOKEN] });
+async function startInProcessServer(setup: ServerSetup): Promise<ServerHandle> {
+  const sandbox = await startBenchSandbox(setup);
   return { url: sandbox.url, rssBytes: async () => process.memoryUsage().rss, stop: () => sandbox.close() };
 }
 
@@ -81,60 +111,84 @@ function percentile(sorted: Float64Array, share: number): number {
 
 const round = (value: number, digits = 2): number => Number(value.toFixed(digits));
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '1' },
-      concurrency: { type: 'string', default: '32' },
-      'write-share': { type: 'string', default: '0.1' },
-      parties: { type: 'string', default: '200' },
-      'in-process': { type: 'boolean', default: false },
-    },
-  });
-  const durationMs = Number(values.duration) * 1000;
-  const warmupMs = Number(values.warmup) * 1000;
-  const concurrency = Number(values.concurrency);
-  const writeShare = Number(values['write-share']);
-  const partyCount = Number(values.parties);
-  if (![durationMs, warmupMs, concurrency, writeShare, partyCount].every(Number.isFinite) || concurrency < 1) {
-    throw new Error('--duration, --warmup, --concurrency, --write-share and --parties take numbers');
-  }
+interface Request {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  expect: number;
+}
 
-  const server = values['in-process'] ? await startInProcessServer() : await startChildServer();
+interface Workload {
+  name: string;
+  describe: string;
+  parties: number;
+  durable?: boolean;
+  /** Parties created through the interface first, to read back (reads). */
+  created?: number;
+  next(ids: number[], random: () => number, n: number): Request;
+}
+
+const createBody = (n: number): string => JSON.stringify({ party: { type: 'person', firstName: 'Bench', lastName: `Person ${n}` } });
+const create = (n: number): Request => ({ method: 'POST', path: '/api/v2/parties', body: createBody(n), expect: 201 });
+const filterBody = JSON.stringify({ filter: { conditions: [{ field: 'name', operator: 'contains', value: 'Company 1' }] } });
+
+const WORKLOADS: Workload[] = [
+  {
+    name: 'reads',
+    describe: 'GET /api/v2/parties/{id}, 10% POST /api/v2/parties',
+    parties: 0,
+    created: 200,
+    next: (ids, random, n) =>
+      random() < 0.1 ? create(n) : { method: 'GET', path: `/api/v2/parties/${ids[Math.floor(random() * ids.length)]}`, expect: 200 },
+  },
+  { name: 'creates', describe: 'POST /api/v2/parties, in memory', parties: 0, next: (_ids, _random, n) => create(n) },
+  { name: 'durable-creates', describe: 'POST /api/v2/parties with --data (synced before the 201)', parties: 0, durable: true, next: (_ids, _random, n) => create(n) },
+  { name: 'list-10k', describe: 'GET /api/v2/parties?perPage=100, 10,000 parties', parties: 10_000, next: () => ({ method: 'GET', path: '/api/v2/parties?perPage=100', expect: 200 }) },
+  { name: 'list-300k', describe: 'GET /api/v2/parties?perPage=100, 300,000 parties', parties: 300_000, next: () => ({ method: 'GET', path: '/api/v2/parties?perPage=100', expect: 200 }) },
+  {
+    name: 'pages-300k',
+    describe: 'GET /api/v2/parties?perPage=100&page={random}, 300,000 parties',
+    parties: 300_000,
+    next: (_ids, random) => ({ method: 'GET', path: `/api/v2/parties?perPage=100&page=${1 + Math.floor(random() * 3000)}`, expect: 200 }),
+  },
+  {
+    name: 'filter-10k',
+    describe: 'POST /api/v2/parties/filters/results?perPage=100 (name contains), 10,000 parties',
+    parties: 10_000,
+    next: () => ({ method: 'POST', path: '/api/v2/parties/filters/results?perPage=100', body: filterBody, expect: 200 }),
+  },
+  {
+    name: 'filter-300k',
+    describe: 'POST /api/v2/parties/filters/results?perPage=100 (name contains), 300,000 parties',
+    parties: 300_000,
+    next: () => ({ method: 'POST', path: '/api/v2/parties/filters/results?perPage=100', body: filterBody, expect: 200 }),
+  },
+];
+
+async function measure(workload: Workload, options: { durationMs: number; warmupMs: number; concurrency: number; inProcess: boolean }): Promise<boolean> {
+  const { durationMs, warmupMs, concurrency } = options;
+  const dir = workload.durable ? await mkdtemp(join(tmpdir(), 'ferry-bench-')) : null;
+  const setup: ServerSetup = { parties: workload.parties, dataFile: dir ? join(dir, 'state.json') : null };
+  const server = options.inProcess ? await startInProcessServer(setup) : await startChildServer(setup);
   const pool = new Pool(server.url, { connections: concurrency, pipelining: 1 });
   const headers = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
-  const createBody = (n: number): string => JSON.stringify({ party: { type: 'person', firstName: 'Bench', lastName: `Person ${n}` } });
-
   try {
-    // Seed parties to read; when the party routes are missing, fall back to a 404 read of a job.
     const ids: number[] = [];
-    for (let i = 0; i < partyCount; i += 1) {
+    for (let i = 0; i < (workload.created ?? 0); i += 1) {
       const answer = await pool.request({ method: 'POST', path: '/api/v2/parties', headers, body: createBody(i) });
-      const body = (await answer.body.json().catch(() => null)) as { party?: { id?: number } } | null;
-      if (answer.statusCode !== 201 || typeof body?.party?.id !== 'number') break;
+      const body = (await answer.body.json()) as { party: { id: number } };
       ids.push(body.party.id);
     }
-    const partiesWork = ids.length === partyCount && partyCount > 0;
     const random = seededRandom(7);
-    let created = 0;
-    const pick = (): { method: 'GET' | 'POST'; path: string; body?: string; expect: number } => {
-      if (!partiesWork) return { method: 'GET', path: '/api/v2/jobs/00000000-0000-0000-0000-000000000000', expect: 404 };
-      if (random() < writeShare) {
-        created += 1;
-        return { method: 'POST', path: '/api/v2/parties', body: createBody(partyCount + created), expect: 201 };
-      }
-      const id = ids[Math.floor(random() * ids.length)] as number;
-      return { method: 'GET', path: `/api/v2/parties/${id}`, expect: 200 };
-    };
-
+    let n = 0;
     const run = async (ms: number, record: boolean) => {
       const latencies: number[] = [];
       let unexpected = 0;
       const deadline = performance.now() + ms;
       const loop = async (): Promise<void> => {
         while (performance.now() < deadline) {
-          const next = pick();
+          n += 1;
+          const next = workload.next(ids, random, n);
           const started = performance.now();
           const answer = await pool.request({ method: next.method, path: next.path, headers, body: next.body ?? null });
           await answer.body.dump();
@@ -154,10 +208,9 @@ async function main(): Promise<void> {
     const rssBytes = await server.rssBytes();
     const result = {
       bench: 'sandbox-throughput',
-      server: values['in-process'] ? 'in-process' : 'child-process',
-      workload: partiesWork
-        ? `GET /api/v2/parties/{id}, ${Math.round(writeShare * 100)}% POST /api/v2/parties`
-        : 'GET /api/v2/jobs/{unknown} (404): the party routes were not available',
+      workload: workload.name,
+      server: options.inProcess ? 'in-process' : 'child-process',
+      describe: workload.describe,
       concurrency,
       durationS: round(elapsedMs / 1000),
       requests: latencies.length,
@@ -171,15 +224,42 @@ async function main(): Promise<void> {
     };
     console.log(JSON.stringify(result));
     console.log(
-      `sandbox (${result.server}): ${result.requestsPerSecond} requests/s at concurrency ${concurrency}, ` +
-        `p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, server RSS ${result.serverRssMb} MB, ` +
-        `${result.requests} requests in ${result.durationS} s (${result.workload}; load average ${result.loadAverage1m})`,
+      `${workload.name}: ${result.requestsPerSecond} requests/s at concurrency ${concurrency}, ` +
+        `p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, server RSS ${result.serverRssMb} MB ` +
+        `(${workload.describe}; load average ${result.loadAverage1m})`,
     );
-    if (unexpected > 0) process.exitCode = 1;
+    return unexpected === 0;
   } finally {
     await pool.close();
     await server.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '1' },
+      concurrency: { type: 'string', default: '32' },
+      workloads: { type: 'string', default: WORKLOADS.map((w) => w.name).join(',') },
+      'in-process': { type: 'boolean', default: false },
+    },
+  });
+  const durationMs = Number(values.duration) * 1000;
+  const warmupMs = Number(values.warmup) * 1000;
+  const concurrency = Number(values.concurrency);
+  if (![durationMs, warmupMs, concurrency].every(Number.isFinite) || concurrency < 1) {
+    throw new Error('--duration, --warmup and --concurrency take numbers');
+  }
+  const names = values.workloads.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !WORKLOADS.some((w) => w.name === name));
+  if (unknown.length > 0) throw new Error(`unknown workload(s) ${unknown.join(', ')}; known: ${WORKLOADS.map((w) => w.name).join(', ')}`);
+  let ok = true;
+  for (const workload of WORKLOADS.filter((w) => names.includes(w.name))) {
+    ok = (await measure(workload, { durationMs, warmupMs, concurrency, inProcess: values['in-process'] })) && ok;
+  }
+  if (!ok) process.exitCode = 1;
 }
 
 if (process.argv.includes(SERVER_FLAG)) await serveInChild();

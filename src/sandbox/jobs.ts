@@ -42,9 +42,11 @@ export function completeDueJobs(ctx: SandboxContext): void {
   const now = ctx.now().getTime();
   for (const job of ctx.store.jobs.values()) {
     if (job.status !== 'completed' && Date.parse(job.dueAt) <= now) {
-      handlers.get(job.target.table)?.(ctx, job.target.id);
+      // The job's changes are saved with the request that found it due, read or write.
+      ctx.store.writing(() => handlers.get(job.target.table)?.(ctx, job.target.id));
       job.status = 'completed';
       job.progress = 100;
+      ctx.store.jobs.touch(job.id);
       ctx.store.completedJobs += 1;
     }
   }

@@ -137,7 +137,9 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
   /** Revokes every token the client holds for the user: the application loses its access. */
   const revokeGrant = (clientId: string, userId: number): void => {
     for (const refresh of ctx.store.refreshTokens.values()) {
-      if (refresh.clientId === clientId && refresh.userId === userId) refresh.revoked = true;
+      if (refresh.clientId !== clientId || refresh.userId !== userId) continue;
+      refresh.revoked = true;
+      ctx.store.refreshTokens.touch(refresh.token);
     }
     for (const [value, access] of ctx.store.accessTokens) {
       if (access.kind === 'oauth' && access.clientId === clientId && access.userId === userId) ctx.store.accessTokens.delete(value);

@@ -1,5 +1,5 @@
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { addPersonalToken, installBearerAuth, newTokenValue } from './auth.ts';
 import type { SandboxContext } from './context.ts';
 import { installFaults } from './faults.ts';
@@ -20,7 +20,8 @@ import { registerTaskRoutes } from './routes/tasks.ts';
 import { registerTrackRoutes } from './routes/tracks.ts';
 import { ADMIN_USERNAME, seedAccount } from './seed.ts';
 import { type SandboxOptions, type SandboxSettings, sandboxOptionsSchema } from './settings.ts';
-import { loadStore, saveStore, Store } from './store.ts';
+import { DurableState } from './storage/journal.ts';
+import { Store } from './store.ts';
 import { seededRandom } from '../util/seeded-random.ts';
 
 export { seededRandom };
@@ -36,7 +37,13 @@ export interface RunningSandbox {
   store: Store;
   context: SandboxContext;
   app: FastifyInstance;
-  /** Writes the state (when a data file is set) and stops listening. */
+  /** The durable files behind the state; null without a data file. */
+  durable: DurableState | null;
+  /**
+   * Stops accepting connections, waits up to `closeGraceMs` for requests in flight (then cuts
+   * them), writes the final snapshot when a data file is set, and resolves. Rejects with a
+   * `SANDBOX_STATE` error when saving had failed (the files then hold every acknowledged write).
+   */
   close(): Promise<void>;
 }
 
@@ -45,14 +52,16 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   app: FastifyInstance;
   context: SandboxContext;
   tokens: string[];
-  flush: () => Promise<void>;
+  durable: DurableState | null;
 }> {
-  const { now = () => new Date(), ...rest } = options;
+  const { now = () => new Date(), report = (message: string) => console.error(message), ...rest } = options;
   const settings: SandboxSettings = sandboxOptionsSchema.parse(rest);
   const store = new Store();
   const context: SandboxContext = { store, settings, now, random: seededRandom(settings.seed) };
 
-  const loaded = settings.dataFile && !settings.reset ? await loadStore(store, settings.dataFile) : false;
+  let durable: DurableState | null = null;
+  let loaded = false;
+  if (settings.dataFile) ({ durable, loaded } = await DurableState.open(store, settings.dataFile, { reset: settings.reset, report }));
   if (!loaded) seedAccount(store, now());
   store.teamsEdition = settings.teamsEdition;
 
@@ -89,6 +98,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     reply.code(404).send({ message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  installWriteTracking(app, durable, store);
   installFaults(app, context);
   installBearerAuth(app, context);
   installRateLimit(app, context);
@@ -108,39 +118,64 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   registerReferenceRoutes(app, context);
   registerLegacyRoutes(app, context);
 
-  // Persist after every change. Saves are serialised; a burst of writes coalesces into one save.
-  let saving: Promise<void> = Promise.resolve();
-  let dirty = false;
-  const flush = async (): Promise<void> => {
-    if (!settings.dataFile) return;
-    const file = settings.dataFile;
-    saving = saving.then(async () => {
-      if (!dirty) return;
-      dirty = false;
-      await saveStore(store, file);
-    });
-    await saving;
+  // The seeded or loaded account, with this run's tokens and clients, becomes the new snapshot.
+  await durable?.compact();
+  return { app, context, tokens, durable };
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Whether a request may change the state: a write method, except the filter queries sent by POST. */
+function writes(request: FastifyRequest): boolean {
+  return WRITE_METHODS.has(request.method) && !(request.url.split('?')[0] ?? '').endsWith('/filters/results');
+}
+
+/**
+ * Counts writes under way (records fetched during one may be changed in place, which the change
+ * log and the list caches must know) and, with a data file, makes acknowledgement durable: a
+ * write's changes are in the synced change log before its answer leaves (this onSend hook runs
+ * before any other, fault injection included). Once saving has failed, writes are refused with
+ * 503 rather than acknowledged and lost.
+ */
+function installWriteTracking(app: FastifyInstance, durable: DurableState | null, store: Store): void {
+  const counted = new WeakSet<object>();
+  const release = (request: object): void => {
+    if (counted.delete(request)) store.tracker.writes -= 1;
   };
-  if (settings.dataFile) {
-    let savedJobs = context.store.completedJobs;
-    app.addHook('onResponse', async (request) => {
-      // Reads change nothing, except when they were the first request after a scheduled job
-      // came due (jobs complete at the start of any request).
-      const jobsDone = context.store.completedJobs !== savedJobs;
-      if ((request.method === 'GET' || request.method === 'HEAD') && !jobsDone) return;
-      savedJobs = context.store.completedJobs;
-      dirty = true;
-      void flush().catch((error: unknown) => request.log.error(error));
-    });
-    dirty = true;
-    await flush();
-  }
-  return { app, context, tokens, flush };
+  app.addHook('onRequest', async (request, reply) => {
+    if (!writes(request)) return undefined;
+    if (durable?.failed) return reply.code(503).send({ message: refusal(durable) });
+    counted.add(request);
+    store.tracker.writes += 1;
+    return undefined;
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    const write = writes(request);
+    if (!durable) {
+      release(request);
+      return payload;
+    }
+    try {
+      // Reads change nothing, except a job that came due at their start.
+      await durable.commit(!write);
+    } catch {
+      reply.code(503).header('content-type', 'application/json; charset=utf-8').removeHeader('location');
+      return JSON.stringify({ message: refusal(durable) });
+    } finally {
+      release(request);
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (request) => release(request));
+}
+
+function refusal(durable: DurableState): string {
+  return `the sandbox cannot save its state (${durable.failed?.message ?? 'unknown failure'}), so it refuses writes until it is restarted`;
 }
 
 /** Starts the sandbox on `host:port` (port 0 picks a free one). */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
-  const { app, context, tokens, flush } = await buildSandbox(options);
+  const { app, context, tokens, durable } = await buildSandbox(options);
   await app.listen({ port: context.settings.port, host: context.settings.host });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('the sandbox did not get a TCP address');
@@ -153,9 +188,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     store: context.store,
     context,
     app,
+    durable,
     close: async () => {
-      await app.close();
-      await flush();
+      // Requests still running after the grace period are cut off, so a slow client cannot hold
+      // shutdown; their changes are in memory and go into the final snapshot.
+      const cut = setTimeout(() => app.server.closeAllConnections(), context.settings.closeGraceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cut);
+      }
+      await durable?.close();
     },
   };
 }

@@ -57,6 +57,8 @@ export const sandboxOptionsSchema = z.object({
   jobDurationMs: z.number().int().min(0).default(300),
   /** Whether the account is a teams edition (activity types can be created). @default true */
   teamsEdition: z.boolean().default(true),
+  /** How long close() waits for requests in flight before cutting them off, in milliseconds. @default 3000 */
+  closeGraceMs: z.number().int().min(0).default(3000),
   /** Log each request to stderr. @default false */
   log: z.boolean().default(false),
 });
@@ -64,5 +66,7 @@ export const sandboxOptionsSchema = z.object({
 export type SandboxOptions = z.input<typeof sandboxOptionsSchema> & {
   /** Clock for timestamps and token expiry. @default () => new Date() */
   now?: () => Date;
+  /** Where a failure to save the data file is reported, with or without `log`. @default console.error */
+  report?: (message: string) => void;
 };
 export type SandboxSettings = z.output<typeof sandboxOptionsSchema>;

@@ -49,7 +49,9 @@ describe('chaos: the importer killed at random moments, against a faulty service
   it('every source row ends in the account exactly once, with its fields and links', async () => {
     const kills = Number(process.env.CHAOS_KILLS ?? 8);
     box = await startTestSandbox({ faults: { errorRate: 0.05, dropAfterWriteRate: 0.03, latencyMs: 5, latencyJitterMs: 10 }, seed: 3 });
-    const plan = writeChaosPlan(join(work, 'plan'), SMALL, 11);
+    const scale = Number(process.env.CHAOS_SCALE ?? 1);
+    const sizes = Object.fromEntries(Object.entries(SMALL).map(([step, n]) => [step, n * scale])) as unknown as typeof SMALL;
+    const plan = writeChaosPlan(join(work, 'plan'), sizes, 11);
     const stateDir = join(work, 'state');
     const args = [plan.plan, stateDir, box.url, box.token];
     const random = seededRandom(5);
@@ -69,5 +71,5 @@ describe('chaos: the importer killed at random moments, against a faulty service
     expect(figures.rows).toBe(Object.values(plan.sizes).reduce((a, b) => a + b, 0));
     expect(killed).toBeGreaterThan(0);
     expect(leftovers).toEqual([]);
-  }, 240_000);
+  }, Number(process.env.CHAOS_TIMEOUT_MS ?? 240_000));
 });

@@ -177,7 +177,9 @@ export function registerActivityTypeRoutes(app: FastifyInstance, ctx: SandboxCon
       throw validationError('activityType', [{ field: 'id', message: `${type.name} is a built-in activity type and cannot be deleted` }]);
     }
     for (const entry of store.entries.all()) {
-      if (entry.activityTypeId === type.id) entry.activityTypeId = null;
+      if (entry.activityTypeId !== type.id) continue;
+      entry.activityTypeId = null;
+      store.entries.touch(entry);
     }
     store.activityTypes.delete(type.id);
     return reply.code(204).send();

@@ -10,7 +10,6 @@ import {
   created,
   type FieldProblem,
   notFound,
-  paginate,
   parseEmbed,
   parseId,
   timestamp,
@@ -18,6 +17,7 @@ import {
   validationError,
 } from '../http.ts';
 import { answerScheduled, registerJobHandler } from '../jobs.ts';
+import { pageOf } from '../paging.ts';
 import type { AttachmentRec, EntityKind, EntryRec } from '../model.ts';
 import { kaseSummary, opportunitySummary, partySummary, userSummary } from '../serialize.ts';
 
@@ -164,7 +164,8 @@ export function deleteEntry(ctx: SandboxContext, id: number): boolean {
 export function findAttachment(ctx: SandboxContext, id: number): { entry: EntryRec; attachment: AttachmentRec } | null {
   for (const entry of ctx.store.entries.all()) {
     const attachment = entry.attachments.find((a) => a.id === id);
-    if (attachment) return { entry, attachment };
+    // Fetched again by id so that a write changing the entry has it noted for the change log.
+    if (attachment) return { entry: ctx.store.entries.get(entry.id) ?? entry, attachment };
   }
   return null;
 }
@@ -500,9 +501,10 @@ function entryOr404(ctx: SandboxContext, raw: string | undefined): EntryRec {
   return entry;
 }
 
-function listOf(request: FastifyRequest, reply: FastifyReply, ctx: SandboxContext, entries: EntryRec[]): { entries: unknown[] } {
+function listOf(request: FastifyRequest, reply: FastifyReply, ctx: SandboxContext, matches: (entry: EntryRec) => boolean): { entries: unknown[] } {
   const embed = parseEmbed(request, ENTRY_EMBEDS);
-  const page = paginate(request, reply, entries.sort(byNewest));
+  // Newest first is not table order: the sorted list is built once per query and paged from.
+  const page = pageOf(ctx.store, request, reply, { records: () => ctx.store.entries.values(), matches, sort: (rows) => rows.sort(byNewest), key: '' });
   return { entries: page.map((entry) => serializeEntry(ctx, entry, embed)) };
 }
 
@@ -521,11 +523,11 @@ export function registerEntryRoutes(app: FastifyInstance, ctx: SandboxContext): 
     app.get(`/api/v2/${entity}/:recordId/entries`, async (request, reply) => {
       const id = parseId((request.params as { recordId?: string }).recordId, key);
       if (!linkedRecordExists(ctx, key, id)) throw notFound(`no ${key} with id ${id}`);
-      return listOf(request, reply, ctx, ctx.store.entries.all().filter((entry) => filedOn[key](entry, id)));
+      return listOf(request, reply, ctx, (entry) => filedOn[key](entry, id));
     });
   }
 
-  app.get('/api/v2/entries', async (request, reply) => listOf(request, reply, ctx, ctx.store.entries.all()));
+  app.get('/api/v2/entries', async (request, reply) => listOf(request, reply, ctx, () => true));
 
   app.get('/api/v2/entries/:entryId', async (request) => {
     const embed = parseEmbed(request, ENTRY_EMBEDS);

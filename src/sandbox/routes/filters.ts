@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
 import { compileFilter, FilterError, parseFilterBody, utcDate } from '../filters/index.ts';
 import type { EntityRecords, FilterEntity } from '../filters/index.ts';
-import { badRequest, paginate, parseEmbed, parsePage } from '../http.ts';
+import { badRequest, parseEmbed, parsePage } from '../http.ts';
+import { pageOf } from '../paging.ts';
 import { KASE_BOARD, KASE_EMBEDS, KASE_STAGES, serializeKase } from './kases.ts';
 import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './opportunities.ts';
 import { PARTY_EMBEDS, serializeParty } from './parties.ts';
@@ -10,26 +11,26 @@ import { PARTY_EMBEDS, serializeParty } from './parties.ts';
 interface Endpoint<E extends FilterEntity> {
   entity: E;
   embeds: readonly string[];
-  records(ctx: SandboxContext): EntityRecords[E][];
+  records(ctx: SandboxContext): Iterable<EntityRecords[E]>;
   serialize(ctx: SandboxContext, record: EntityRecords[E], embed: ReadonlySet<string>): Record<string, unknown>;
 }
 
 const ENDPOINTS: { [E in FilterEntity]: Endpoint<E> } = {
-  parties: { entity: 'parties', embeds: PARTY_EMBEDS, records: (ctx) => ctx.store.parties.all(), serialize: serializeParty },
+  parties: { entity: 'parties', embeds: PARTY_EMBEDS, records: (ctx) => ctx.store.parties.values(), serialize: serializeParty },
   opportunities: {
     entity: 'opportunities',
     embeds: OPPORTUNITY_EMBEDS,
-    records: (ctx) => ctx.store.opportunities.all(),
+    records: (ctx) => ctx.store.opportunities.values(),
     serialize: serializeOpportunity,
   },
-  kases: { entity: 'kases', embeds: KASE_EMBEDS, records: (ctx) => ctx.store.kases.all(), serialize: serializeKase },
+  kases: { entity: 'kases', embeds: KASE_EMBEDS, records: (ctx) => ctx.store.kases.values(), serialize: serializeKase },
 };
 
 function runFilter<E extends FilterEntity>(
   ctx: SandboxContext,
   endpoint: Endpoint<E>,
   request: FastifyRequest,
-): { embed: Set<string>; records: EntityRecords[E][] } {
+): { embed: Set<string>; filter: ReturnType<typeof compileFilter>; userId: number } {
   // Every input is checked before any record is read, so a bad page or embed fails fast too.
   const embed = parseEmbed(request, endpoint.embeds);
   parsePage(request);
@@ -46,11 +47,7 @@ function runFilter<E extends FilterEntity>(
     if (error instanceof FilterError) throw badRequest(`invalid filter: ${error.message}`);
     throw error;
   }
-  const userId = caller.user.id;
-  const visible = endpoint
-    .records(ctx)
-    .filter((record) => !record.restrictedFor.includes(userId) && filter.matches(record));
-  return { embed, records: filter.sort(visible) };
+  return { embed, filter, userId: caller.user.id };
 }
 
 /**
@@ -60,8 +57,14 @@ function runFilter<E extends FilterEntity>(
 export function registerFilterRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   for (const endpoint of Object.values(ENDPOINTS) as Endpoint<FilterEntity>[]) {
     app.post(`/api/v2/${endpoint.entity}/filters/results`, async (request, reply) => {
-      const { embed, records } = runFilter(ctx, endpoint, request);
-      const page = paginate(request, reply, records);
+      const { embed, filter, userId } = runFilter(ctx, endpoint, request);
+      // The filter is run over the records once per query; its pages come from that result.
+      const page = pageOf(ctx.store, request, reply, {
+        records: () => endpoint.records(ctx),
+        matches: (record) => !record.restrictedFor.includes(userId) && filter.matches(record),
+        sort: (records) => filter.sort(records),
+        key: `caller ${userId} ${JSON.stringify(request.body)}`,
+      });
       return { [endpoint.entity]: page.map((record) => endpoint.serialize(ctx, record, embed)) };
     });
   }

@@ -3,6 +3,7 @@
  * websites and email addresses. A delete that drags entries or employees along is scheduled as a
  * job when the settings say so, as the service does; otherwise it happens at once.
  */
+import { pageOf } from '../paging.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
@@ -321,19 +322,23 @@ function searchQuery(request: FastifyRequest): string {
 /** Registers the v2 party endpoints (spec 4.3) and the per-party lists of projects and opportunities. */
 export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
-  const list = (request: FastifyRequest, reply: FastifyReply, records: PartyRec[]): { parties: unknown[] } => {
+  const list = (request: FastifyRequest, reply: FastifyReply, matches: (party: PartyRec) => boolean): { parties: unknown[] } => {
     const embed = parseEmbed(request, PARTY_EMBEDS);
     const caller = callerOf(request);
-    const page = paginate(request, reply, records.filter((r) => visibleTo(r, caller)));
+    const page = pageOf(store, request, reply, {
+      records: () => store.parties.values(),
+      matches: (r) => visibleTo(r, caller) && matches(r),
+      key: `caller ${caller.user.id}`,
+    });
     return { parties: page.map((r) => serializeParty(ctx, r, embed)) };
   };
   const withTagsAndFields = (embed: Set<string>): Set<string> => new Set([...embed, 'tags', 'fields']);
 
-  app.get('/api/v2/parties', async (request, reply) => list(request, reply, changedSince(request, store.parties.all())));
+  app.get('/api/v2/parties', async (request, reply) => list(request, reply, changedSince(request)));
 
   app.get('/api/v2/parties/search', async (request, reply) => {
     const q = searchQuery(request);
-    return list(request, reply, store.parties.all().filter((p) => partyMatches(p, q)));
+    return list(request, reply, (p) => partyMatches(p, q));
   });
 
   app.get('/api/v2/parties/deleted', async (request) =>
@@ -389,7 +394,7 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
   app.get('/api/v2/parties/:partyId/people', async (request, reply) => {
     const { partyId } = request.params as { partyId: string };
     const party = mustFind(store.parties, parseId(partyId, 'party'), callerOf(request), 'party');
-    return list(request, reply, store.parties.all().filter((p) => p.type === 'person' && p.organisationId === party.id));
+    return list(request, reply, (p) => p.type === 'person' && p.organisationId === party.id);
   });
 
   app.get('/api/v2/parties/:partyId/kases', async (request, reply) => {

@@ -27,6 +27,7 @@ function deleteAttached(ctx: SandboxContext, key: 'partyId' | 'kaseId' | 'opport
     } else if (key === 'partyId' && entry.partyIds.includes(id)) {
       // An email filed on several parties stays with the others.
       entry.partyIds = entry.partyIds.filter((p) => p !== id);
+      store.entries.touch(entry);
       if (entry.partyIds.length === 0 && entry.kaseId === null && entry.opportunityId === null) store.entries.delete(entry.id);
     }
   }
@@ -44,7 +45,11 @@ export function deleteKase(ctx: SandboxContext, id: number): void {
 /** Deletes an opportunity and what is filed on it; projects linked to it lose the link. */
 export function deleteOpportunity(ctx: SandboxContext, id: number): void {
   if (!ctx.store.opportunities.delete(id)) return;
-  for (const kase of ctx.store.kases.all()) if (kase.opportunityId === id) kase.opportunityId = null;
+  for (const kase of ctx.store.kases.all()) {
+    if (kase.opportunityId !== id) continue;
+    kase.opportunityId = null;
+    ctx.store.kases.touch(kase);
+  }
   deleteAttached(ctx, 'opportunityId', id);
   logDeleted(ctx, 'opportunities', id);
 }
@@ -58,13 +63,23 @@ export function deleteParty(ctx: SandboxContext, id: number): void {
   if (!store.parties.delete(id)) return;
   for (const kase of store.kases.all()) {
     if (kase.partyId === id) deleteKase(ctx, kase.id);
-    else if (kase.partyIds.includes(id)) kase.partyIds = kase.partyIds.filter((p) => p !== id);
+    else if (kase.partyIds.includes(id)) {
+      kase.partyIds = kase.partyIds.filter((p) => p !== id);
+      store.kases.touch(kase);
+    }
   }
   for (const opportunity of store.opportunities.all()) {
     if (opportunity.partyId === id) deleteOpportunity(ctx, opportunity.id);
-    else if (opportunity.partyIds.includes(id)) opportunity.partyIds = opportunity.partyIds.filter((p) => p !== id);
+    else if (opportunity.partyIds.includes(id)) {
+      opportunity.partyIds = opportunity.partyIds.filter((p) => p !== id);
+      store.opportunities.touch(opportunity);
+    }
   }
-  for (const person of store.parties.all()) if (person.organisationId === id) person.organisationId = null;
+  for (const person of store.parties.all()) {
+    if (person.organisationId !== id) continue;
+    person.organisationId = null;
+    store.parties.touch(person);
+  }
   deleteAttached(ctx, 'partyId', id);
   logDeleted(ctx, 'parties', id);
 }

@@ -576,10 +576,11 @@ export function mustFindAll<T extends { id: number; restrictedFor: number[] }>(t
  * Keeps records changed at or after `since`. Inclusive, so that a client passing the time of its
  * last run never misses a change made in the same second.
  */
-export function changedSince<T extends { updatedAt: string }>(request: FastifyRequest, records: T[]): T[] {
+export function changedSince(request: FastifyRequest): (record: { updatedAt: string }) => boolean {
   const since = parseSince(request);
-  if (!since) return records;
-  return records.filter((r) => Date.parse(r.updatedAt) >= since.getTime());
+  if (!since) return () => true;
+  const from = since.getTime();
+  return (record) => Date.parse(record.updatedAt) >= from;
 }
 
 /** The `/deleted` answer: deleted records since the date, and records restricted for the caller. */

@@ -3,6 +3,7 @@
  * create, update, delete, and the additional parties. They differ only in names, bodies and
  * serializers, which a RecordKind gives.
  */
+import { pageOf } from '../paging.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
@@ -118,10 +119,14 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
   const { plural, singular, noun } = kind;
   const table = kind.table(ctx);
   const base = `/api/v2/${plural}`;
-  const list = (request: FastifyRequest, reply: FastifyReply, records: R[]): Record<string, unknown> => {
+  const list = (request: FastifyRequest, reply: FastifyReply, matches: (record: R) => boolean): Record<string, unknown> => {
     const embed = parseEmbed(request, kind.embeds);
     const caller = callerOf(request);
-    const page = paginate(request, reply, records.filter((r) => visibleTo(r, caller)));
+    const page = pageOf(ctx.store, request, reply, {
+      records: () => table.values(),
+      matches: (r) => visibleTo(r, caller) && matches(r),
+      key: `caller ${caller.user.id}`,
+    });
     return { [plural]: page.map((r) => kind.serialize(ctx, r, embed)) };
   };
   const find = (request: FastifyRequest): R => {
@@ -131,12 +136,12 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
   // A written record is answered with its tags and fields whatever was asked to embed.
   const written = (request: FastifyRequest): Set<string> => new Set([...parseEmbed(request, kind.embeds), 'tags', 'fields']);
 
-  app.get(base, async (request, reply) => list(request, reply, changedSince(request, table.all())));
+  app.get(base, async (request, reply) => list(request, reply, changedSince(request)));
 
   app.get(`${base}/search`, async (request, reply) => {
     const q = queryOf(request).q;
     if (q === undefined || q.trim() === '') throw badRequest('the search needs a non-empty q parameter');
-    return list(request, reply, table.all().filter((r) => kind.matches(ctx, r, q)));
+    return list(request, reply, (r) => kind.matches(ctx, r, q));
   });
 
   app.get(`${base}/deleted`, async (request) =>

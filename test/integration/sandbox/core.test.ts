@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSavedState } from '../../../src/sandbox/storage/journal.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 describe('sandbox core: authentication (spec 5) and error bodies', () => {
@@ -50,13 +51,12 @@ describe('sandbox core: state in a data file', () => {
     first.store.taskCategories.insert({ name: 'Remembered', colour: '#000000' });
     await first.close();
     const saved = JSON.parse(await readFile(file, 'utf8'));
-    expect(saved.format).toBe('crm-ferry-sandbox/1');
+    expect(saved.format).toBe('crm-ferry-sandbox/2');
 
     const second = await startTestSandbox({ dataFile: file, tokens: ['persist-token-1'] });
     expect(second.store.users.all().map((u) => u.username)).toEqual(users);
-    // The insert above happened without a request, so it was not saved: only writes through the
-    // interface are persisted.
-    expect(second.store.taskCategories.all().some((c) => c.name === 'Remembered')).toBe(false);
+    // close() writes the whole state, changes made without a request included.
+    expect(second.store.taskCategories.all().some((c) => c.name === 'Remembered')).toBe(true);
     await second.close();
 
     const reset = await startTestSandbox({ dataFile: file, reset: true });
@@ -108,16 +108,16 @@ describe('sandbox core: scheduled jobs and the data file', () => {
       await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id }, content: 'history' } });
       const deleted = await sandbox.v2('DELETE', `/parties/${id}`);
       expect(deleted.status).toBe(202);
-      const state = async () => JSON.parse(await readFile(file, 'utf8'));
-      // Let the save after the DELETE land first: it holds the party and the job in progress.
-      for (let i = 0; i < 100 && (await state()).jobs.length === 0; i += 1) await new Promise((r) => setTimeout(r, 20));
-      expect((await state()).tables.parties.some((p: { id: number }) => p.id === id)).toBe(true);
+      // The answer to the DELETE left after its change was on disk: the party and the job in progress.
+      const before = await readSavedState(file);
+      expect(before.parties.has(id)).toBe(true);
+      expect([...before.jobs.values()].map((j) => j.status)).toEqual(['in_progress']);
       now = new Date(now.getTime() + 5000);
       const job = await sandbox.call('GET', new URL(String(deleted.headers.location)).pathname);
       expect(job.body.job.status).toBe('completed');
-      const saved = async (): Promise<boolean> => !(await state()).tables.parties.some((p: { id: number }) => p.id === id);
-      for (let i = 0; i < 100 && !(await saved()); i += 1) await new Promise((r) => setTimeout(r, 20));
-      expect(await saved()).toBe(true);
+      const after = await readSavedState(file);
+      expect(after.parties.has(id)).toBe(false);
+      expect([...after.jobs.values()].map((j) => j.status)).toEqual(['completed']);
     } finally {
       await sandbox.close();
       await rm(dir, { recursive: true, force: true });
