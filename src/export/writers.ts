@@ -3,7 +3,7 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { stringify as stringifySync } from 'csv-stringify/sync';
 import yazl from 'yazl';
 import { FerryError } from '../errors/index.ts';
 import type { Cell } from './columns.ts';
@@ -39,6 +39,21 @@ export function looksLikeFormula(text: string): boolean {
 
 let sequence = 0;
 
+/** Waits until a stream takes more, or fails; no listener is left behind either way. */
+function drained(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error): void => {
+      stream.off('drain', onDrain);
+      stream.off('error', done);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = (): void => done();
+    stream.on('drain', onDrain);
+    stream.on('error', done);
+  });
+}
+
 /** A file written under a temporary name beside its target and renamed into place when complete. */
 class AtomicFile {
   readonly temp: string;
@@ -58,7 +73,7 @@ class AtomicFile {
 
   async write(text: string | Buffer): Promise<void> {
     this.check();
-    if (!this.stream.write(text)) await Promise.race([once(this.stream, 'drain'), once(this.stream, 'error')]);
+    if (!this.stream.write(text)) await drained(this.stream).catch(() => undefined);
     this.check();
   }
 
@@ -102,13 +117,17 @@ function csvText(cell: Cell, raw: boolean): string {
   return !raw && looksLikeFormula(cell) ? `'${cell}` : cell;
 }
 
+/** Rows turned into CSV text at once: one stringify call and one write per batch, not per row. */
+const CSV_BATCH = 500;
+
 /** CSV through csv-stringify: UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
 class CsvWriter implements ExportWriter {
   readonly #file: AtomicFile | null;
   readonly #out: NodeJS.WritableStream;
-  readonly #csv;
+  #rows: string[][] = [];
+  /** The first batch (with the header) starts with the BOM, unless plain or on standard output. */
+  #bom: boolean;
   #deleted: DeletedRecord[] | null = null;
-  readonly #done: Promise<void>;
 
   constructor(
     private readonly target: string | null,
@@ -117,18 +136,22 @@ class CsvWriter implements ExportWriter {
   ) {
     this.#file = target === null ? null : new AtomicFile(target);
     this.#out = this.#file ? this.#file.stream : options.stdout;
-    this.#csv = stringify({ bom: !options.plain && target !== null, record_delimiter: options.plain ? 'unix' : 'windows' });
-    this.#csv.pipe(this.#out, { end: false });
-    this.#done = new Promise((resolve, reject) => {
-      this.#csv.on('end', () => resolve());
-      this.#csv.on('error', reject);
-    });
-    this.#csv.write(header);
+    this.#bom = !options.plain && target !== null;
+    this.#rows.push(header);
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#rows.length === 0) return;
+    const text = stringifySync(this.#rows, { bom: this.#bom, record_delimiter: this.options.plain ? 'unix' : 'windows' });
+    this.#bom = false;
+    this.#rows = [];
+    if (this.#file) await this.#file.write(text);
+    else if (!this.#out.write(text)) await drained(this.#out);
   }
 
   async write(cells: Cell[]): Promise<void> {
-    this.#file?.check();
-    if (!this.#csv.write(cells.map((c) => csvText(c, this.options.raw)))) await once(this.#csv, 'drain');
+    this.#rows.push(cells.map((c) => csvText(c, this.options.raw)));
+    if (this.#rows.length >= CSV_BATCH) await this.#flush();
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -136,8 +159,7 @@ class CsvWriter implements ExportWriter {
   }
 
   async commit(): Promise<string[]> {
-    this.#csv.end();
-    await this.#done;
+    await this.#flush();
     const files: string[] = [];
     if (this.#file) {
       await this.#file.commit();
@@ -155,7 +177,6 @@ class CsvWriter implements ExportWriter {
   }
 
   async abort(): Promise<void> {
-    this.#csv.destroy();
     await this.#file?.abort();
   }
 }
@@ -175,7 +196,7 @@ class JsonlWriter implements ExportWriter {
   async write(_cells: Cell[], record: Body): Promise<void> {
     const line = `${JSON.stringify(record)}\n`;
     if (this.#file) await this.#file.write(line);
-    else if (!this.stdout.write(line)) await once(this.stdout, 'drain');
+    else if (!this.stdout.write(line)) await drained(this.stdout);
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -326,7 +347,7 @@ class XlsxWriter implements ExportWriter {
     this.#file.check();
     const chunk = this.#pending;
     this.#pending = '';
-    if (!this.#sheet.write(chunk)) await once(this.#sheet, 'drain');
+    if (!this.#sheet.write(chunk)) await drained(this.#sheet);
   }
 
   #rowXml(cells: Cell[], index: number): string {
