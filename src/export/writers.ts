@@ -109,6 +109,22 @@ export function deletedFileOf(target: string, extension: string): string {
   return join(dirname(target), `${stem}.deleted.${extension}`);
 }
 
+/** Commits the export's file, then the ids deleted since the last export beside it, when there are any to say. */
+async function commitWithDeleted(file: AtomicFile | null, target: string | null, deleted: string | null, extension: string): Promise<string[]> {
+  const files: string[] = [];
+  if (file) {
+    await file.commit();
+    files.push(file.target);
+  }
+  if (deleted !== null && target !== null) {
+    const side = new AtomicFile(deletedFileOf(target, extension));
+    await side.write(deleted);
+    await side.commit();
+    files.push(side.target);
+  }
+  return files;
+}
+
 function csvText(cell: Cell, raw: boolean): string {
   if (cell === null) return '';
   if (typeof cell === 'object') return 'date' in cell ? cell.date : cell.timestamp;
@@ -160,20 +176,10 @@ class CsvWriter implements ExportWriter {
 
   async commit(): Promise<string[]> {
     await this.#flush();
-    const files: string[] = [];
-    if (this.#file) {
-      await this.#file.commit();
-      files.push(this.#file.target);
-    }
-    if (this.#deleted !== null && this.target !== null) {
-      const file = new AtomicFile(deletedFileOf(this.target, 'csv'));
-      const bom = this.options.plain ? '' : '\uFEFF';
-      const eol = this.options.plain ? '\n' : '\r\n';
-      await file.write(`${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`);
-      await file.commit();
-      files.push(file.target);
-    }
-    return files;
+    const bom = this.options.plain ? '' : '\uFEFF';
+    const eol = this.options.plain ? '\n' : '\r\n';
+    const deleted = this.#deleted && `${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`;
+    return commitWithDeleted(this.#file, this.target, deleted, 'csv');
   }
 
   async abort(): Promise<void> {
@@ -204,18 +210,8 @@ class JsonlWriter implements ExportWriter {
   }
 
   async commit(): Promise<string[]> {
-    const files: string[] = [];
-    if (this.#file) {
-      await this.#file.commit();
-      files.push(this.#file.target);
-    }
-    if (this.#deleted !== null && this.target !== null) {
-      const file = new AtomicFile(deletedFileOf(this.target, 'jsonl'));
-      await file.write(this.#deleted.map((d) => `${JSON.stringify(d)}\n`).join(''));
-      await file.commit();
-      files.push(file.target);
-    }
-    return files;
+    const deleted = this.#deleted && this.#deleted.map((d) => `${JSON.stringify(d)}\n`).join('');
+    return commitWithDeleted(this.#file, this.target, deleted, 'jsonl');
   }
 
   async abort(): Promise<void> {

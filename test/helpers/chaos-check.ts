@@ -1,5 +1,5 @@
 import type { ChaosPlan } from './chaos-plan.ts';
-import type { TestSandbox } from './sandbox.ts';
+import { allPages as all, type TestSandbox } from './sandbox.ts';
 
 export interface ChaosFigures {
   rows: number;
@@ -8,21 +8,6 @@ export interface ChaosFigures {
   differing: number;
   /** What differed, for the test's message. */
   problems: string[];
-}
-
-async function all(box: TestSandbox, path: string, key: string): Promise<any[]> {
-  const out: any[] = [];
-  for (let page = 1; ; page += 1) {
-    const answer = await box.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100&page=${page}`);
-    // The sandbox injects its faults into these reads too: ask again.
-    if (answer.status >= 500) {
-      page -= 1;
-      continue;
-    }
-    const list = answer.body[key] as any[];
-    out.push(...list);
-    if (list.length < 100) return out;
-  }
 }
 
 /**

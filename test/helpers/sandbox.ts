@@ -48,3 +48,21 @@ export async function startTestSandbox(options: SandboxOptions = {}): Promise<Te
     v2: (method, path, body) => call(method, `/api/v2${path}`, body === undefined ? {} : { body }),
   };
 }
+
+/**
+ * Every record of a list, page after page. A sandbox injecting faults answers some of these reads
+ * with a 5xx too: they are asked again.
+ */
+export async function allPages(box: TestSandbox, path: string, key: string): Promise<any[]> {
+  const out: any[] = [];
+  for (let page = 1; ; page += 1) {
+    const answer = await box.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100&page=${page}`);
+    if (answer.status >= 500) {
+      page -= 1;
+      continue;
+    }
+    const list = answer.body[key] as any[];
+    out.push(...list);
+    if (list.length < 100) return out;
+  }
+}

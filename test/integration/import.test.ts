@@ -9,7 +9,7 @@ import { JournalWriter } from '../../src/journal/index.ts';
 import { fingerprint } from '../../src/load/fingerprint.ts';
 import { runImport, runRollback, type ImportOptionsInput, type ImportSummary } from '../../src/load/index.ts';
 import type { SandboxOptions } from '../../src/sandbox/index.ts';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(join(tmpdir(), 'ferry-import-'));
@@ -55,19 +55,6 @@ async function importInto(box: TestSandbox, options: ImportOptionsInput, signal?
   }
 }
 
-async function all(box: TestSandbox, path: string, key: string): Promise<any[]> {
-  const out: any[] = [];
-  for (let page = 1; ; page += 1) {
-    const answer = await box.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100&page=${page}`);
-    // A sandbox injecting faults answers some reads with a 5xx too: ask again.
-    if (answer.status >= 500) {
-      page -= 1;
-      continue;
-    }
-    out.push(...answer.body[key]);
-    if (answer.body[key].length < 100) return out;
-  }
-}
 
 function step(summary: ImportSummary, name: string) {
   const found = summary.steps.find((s) => s.step === name);
