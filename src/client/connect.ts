@@ -60,7 +60,7 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
     const stored = await store.get(profileName);
     if (!stored) {
       throw new FerryError('CONFIG_MISSING', 'no credentials: give --token, set CRM_FERRY_TOKEN, or log in', {
-        hint: `Run \`crm-ferry auth login --client-id ID\`${profileName === 'default' ? '' : ` --profile ${profileName}`}, or pass a personal token.`,
+        hint: `Run \`crm-ferry auth login --client-id ID${profileName === 'default' ? '' : ` --profile ${profileName}`}\`, or pass a personal token.`,
       });
     }
     baseUrl ??= stored.baseUrl;

@@ -7,7 +7,7 @@ import { FerryError } from '../errors/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
 import { chooseColumns, embedFor } from './columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
-import { openWriter, type DeletedRecord, type ExportFormat } from './writers.ts';
+import { deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
 
@@ -207,6 +207,10 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
   if (options.since === 'auto') since = state && state.query === query && state.entity === entity ? state.since : null;
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
+  if (options.out !== null) {
+    await removeStaleTemps(options.out);
+    await removeStaleTemps(deletedFileOf(options.out, options.format));
+  }
   const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout });
   const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, files: [], since, interrupted: false };
   try {

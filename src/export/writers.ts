@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
@@ -98,6 +98,28 @@ class AtomicFile {
     this.stream.destroy();
     await once(this.stream, 'close').catch(() => undefined);
     await rm(this.temp, { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temporary files an export of `target` left when its process was killed (they are
+ * named after the target and the process; a live process's file is left alone).
+ */
+export async function removeStaleTemps(target: string): Promise<void> {
+  const prefix = `.${basename(target)}.`;
+  const names = await readdir(dirname(target)).catch(() => [] as string[]);
+  for (const name of names) {
+    const match = name.startsWith(prefix) ? /^(\d+)\.\d+\.tmp$/.exec(name.slice(prefix.length)) : null;
+    if (match && !alive(Number(match[1]))) await rm(join(dirname(target), name), { force: true });
   }
 }
 

@@ -269,6 +269,19 @@ describe('export: nightly incremental exports', () => {
     expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
   });
 
+  it('the temporary file of an export whose process was killed is removed by the next export', async () => {
+    const out = join(dir, 'killed.csv');
+    // What a process killed with SIGKILL leaves: its temporary file, named after it (no such pid lives).
+    const stale = join(dir, `.killed.csv.${2 ** 22 + 11}.1.tmp`);
+    const live = join(dir, `.killed.csv.${process.pid}.999.tmp`);
+    writeFileSync(stale, 'id,name\r\n1,half');
+    writeFileSync(live, 'someone is writing this');
+    await exportWith({ entity: 'parties', out, columns: 'id' });
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    rmSync(live);
+  });
+
   it('an export interrupted half-way leaves no file, keeps the earlier one and the state', async () => {
     for (let i = 0; i < 250; i += 1) await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Filler ${i}` } });
     const out = join(dir, 'kept.csv');
