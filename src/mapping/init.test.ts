@@ -25,6 +25,39 @@ async function mapAll(file: string, yaml: string): Promise<{ records: number; re
 }
 
 describe('draftMapping', () => {
+  it('places the columns of a French export: the company, the tags, and the customer reference as the key', async () => {
+    const file = join(dir, 'clients-fr.csv');
+    writeFileSync(
+      file,
+      "Prénom;Nom;Société;E-mail;Téléphone;Date de naissance;Étiquettes;Chiffre d'affaires;Notes;Réf client\nMarie;Dupont;Bœuf & Cie;marie.dupont@exemple.fr;06 12 34 56 78;21/07/1951;client,vip;448.609,91;Appeler le lundi;C-1001\n",
+    );
+    const draft = await draftMapping(file);
+    expect(draft.key).toBe('{{Réf client}}');
+    expect(draft.matched).toEqual([
+      { column: 'Prénom', to: 'firstName' },
+      { column: 'Nom', to: 'lastName' },
+      { column: 'Société', to: 'organisation' },
+      { column: 'E-mail', to: 'email' },
+      { column: 'Téléphone', to: 'phone' },
+      { column: 'Étiquettes', to: 'tags' },
+      { column: 'Notes', to: 'about' },
+    ]);
+    expect(await mapAll(file, draft.yaml)).toEqual({ records: 1, rejected: [] });
+  });
+
+  it.each([
+    ['Kundennummer;Vorname;Nachname;Firma;Schlagwörter\n4711;Hans;Meier;Meier GmbH;kunde\n', 'Kundennummer', ['firstName', 'lastName', 'organisation', 'tags']],
+    ['Número de cliente;Nombre;Apellidos;Empresa;Etiquetas\nE-7;Ana;García;Acme SL;cliente\n', 'Número de cliente', ['firstName', 'lastName', 'organisation', 'tags']],
+    ['Klantnummer;Voornaam;Achternaam;Bedrijf;Etiketten\nK-1;Jan;Jansen;Acme BV;klant\n', 'Klantnummer', ['firstName', 'lastName', 'organisation', 'tags']],
+    ['Codice cliente;Nome;Cognome;Azienda;Etichette\nI-1;Luca;Rossi;Acme SRL;cliente\n', 'Codice cliente', ['firstName', 'lastName', 'organisation', 'tags']],
+  ])('places a German, Spanish, Dutch and Italian header (%#)', async (text, key, targets) => {
+    const file = join(dir, `lang-${key.replace(/\W/g, '')}.csv`);
+    writeFileSync(file, text);
+    const draft = await draftMapping(file);
+    expect(draft.key).toBe(`{{${key}}}`);
+    expect(draft.matched.map((m) => m.to)).toEqual(targets);
+  });
+
   it('drafts a party mapping from samples/contacts.csv that maps its rows', async () => {
     const file = join(ROOT, 'samples/contacts.csv');
     const draft = await draftMapping(file);

@@ -37,35 +37,36 @@ interface Rule {
 
 const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((n) => [normalizeWord(n), rule]);
 
-// Header names seen in exports of spreadsheets and CRMs, in English and German, compared without
-// case, spaces or punctuation ("E-Mail Address" = "emailaddress").
+// Header names seen in exports of spreadsheets and CRMs, in English, French, German, Spanish,
+// Dutch and Italian, compared without case, accents, spaces or punctuation ("E-Mail Address" =
+// "emailaddress", "Société" = "societe").
 const PARTY_RULES = new Map<string, Rule>([
-  ...word(['First Name', 'Firstname', 'Given name', 'Forename', 'Vorname', 'Prénom', 'First'], { to: 'firstName', transform: '[trim]' }),
-  ...word(['Last Name', 'Lastname', 'Surname', 'Family name', 'Nachname', 'Nom', 'Last'], { to: 'lastName', transform: '[trim]' }),
+  ...word(['First Name', 'Firstname', 'Given name', 'Forename', 'Vorname', 'Prénom', 'First', 'Nombre', 'Voornaam', 'Nome'], { to: 'firstName', transform: '[trim]' }),
+  ...word(['Last Name', 'Lastname', 'Surname', 'Family name', 'Nachname', 'Familienname', 'Nom', 'Nom de famille', 'Last', 'Apellido', 'Apellidos', 'Achternaam', 'Cognome'], { to: 'lastName', transform: '[trim]' }),
   ...word(['Name', 'Full Name', 'Contact Name', 'Contact', 'Person'], {
     to: 'lastName',
     extra: ['# the whole name goes to lastName: split it into firstName and lastName if the file allows'],
     transform: '[trim]',
   }),
-  ...word(['Title', 'Salutation', 'Anrede'], { to: 'title', transform: '[trim]' }),
-  ...word(['Job Title', 'Jobtitle', 'Position', 'Role', 'Berufsbezeichnung', 'Funktion'], { to: 'jobTitle', transform: '[trim]' }),
-  ...word(['Company', 'Company Name', 'Organisation', 'Organization', 'Organisation Name', 'Organization Name', 'Account Name', 'Account', 'Firma', 'Unternehmen', 'Employer'], {
+  ...word(['Title', 'Salutation', 'Anrede', 'Civilité', 'Titre', 'Tratamiento', 'Aanhef', 'Titolo'], { to: 'title', transform: '[trim]' }),
+  ...word(['Job Title', 'Jobtitle', 'Position', 'Role', 'Berufsbezeichnung', 'Funktion', 'Fonction', 'Poste', 'Cargo', 'Puesto', 'Functie', 'Ruolo', 'Qualifica'], { to: 'jobTitle', transform: '[trim]' }),
+  ...word(['Company', 'Company Name', 'Organisation', 'Organization', 'Organisation Name', 'Organization Name', 'Account Name', 'Account', 'Firma', 'Unternehmen', 'Employer', 'Société', 'Entreprise', 'Empresa', 'Compañía', 'Bedrijf', 'Organisatie', 'Azienda', 'Società', 'Ditta'], {
     to: 'organisation',
     transform: '[trim]',
   }),
-  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'E-Mail-Adresse', 'Emailaddress'], { to: 'email', extra: ['type: Work'], transform: '[trim, lowercase]' }),
-  ...word(['Mobile', 'Mobile Phone', 'Mobile Number', 'Cell', 'Cell Phone', 'Handy', 'Mobiltelefon'], { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' }),
-  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Work Phone', 'Business Phone'], { to: 'phone', extra: ['type: Work'], transform: '[trim]' }),
+  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], { to: 'email', extra: ['type: Work'], transform: '[trim, lowercase]' }),
+  ...word(['Mobile', 'Mobile Phone', 'Mobile Number', 'Cell', 'Cell Phone', 'Handy', 'Mobiltelefon', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'], { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' }),
+  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Telefonnummer', 'Work Phone', 'Business Phone', 'Téléphone', 'Teléfono', 'Telefoon', 'Telefoonnummer', 'Telefono'], { to: 'phone', extra: ['type: Work'], transform: '[trim]' }),
   ...word(['Fax', 'Fax Number'], { to: 'phone', extra: ['type: Fax'], transform: '[trim]' }),
-  ...word(['Street', 'Address', 'Street Address', 'Address Line 1', 'Address 1', 'Strasse', 'Straße', 'Mailing Street'], { to: 'address', part: 'street' }),
-  ...word(['City', 'Town', 'Ort', 'Stadt', 'Mailing City'], { to: 'address', part: 'city' }),
-  ...word(['State', 'Region', 'County', 'Province', 'Bundesland', 'Mailing State'], { to: 'address', part: 'state' }),
-  ...word(['Postcode', 'Post Code', 'Zip', 'Zip Code', 'Postal Code', 'PLZ', 'Postleitzahl', 'Mailing Zip'], { to: 'address', part: 'zip' }),
-  ...word(['Country', 'Land', 'Mailing Country'], { to: 'address', part: 'country' }),
-  ...word(['Website', 'Web Site', 'URL', 'Homepage', 'Web', 'Webseite'], { to: 'website', transform: '[trim]' }),
-  ...word(['Tags', 'Tag', 'Labels', 'Label', 'Schlagworte'], { to: 'tags' }),
-  ...word(['Notes', 'Note', 'About', 'Description', 'Comments', 'Comment', 'Bemerkung', 'Notizen'], { to: 'about' }),
-  ...word(['Owner', 'Contact Owner', 'Account Manager', 'Account Owner', 'Betreuer'], { to: 'owner', transform: '[trim]' }),
+  ...word(['Street', 'Address', 'Street Address', 'Address Line 1', 'Address 1', 'Strasse', 'Straße', 'Mailing Street', 'Adresse', 'Rue', 'Dirección', 'Calle', 'Adres', 'Straat', 'Indirizzo'], { to: 'address', part: 'street' }),
+  ...word(['City', 'Town', 'Ort', 'Stadt', 'Mailing City', 'Ville', 'Ciudad', 'Localidad', 'Plaats', 'Woonplaats', 'Città', 'Comune'], { to: 'address', part: 'city' }),
+  ...word(['State', 'Region', 'County', 'Province', 'Bundesland', 'Mailing State', 'Département', 'Provincia', 'Estado', 'Provincie', 'Regione'], { to: 'address', part: 'state' }),
+  ...word(['Postcode', 'Post Code', 'Zip', 'Zip Code', 'Postal Code', 'PLZ', 'Postleitzahl', 'Mailing Zip', 'Code postal', 'CP', 'Código postal', 'CAP'], { to: 'address', part: 'zip' }),
+  ...word(['Country', 'Land', 'Mailing Country', 'Pays', 'País', 'Paese', 'Nazione'], { to: 'address', part: 'country' }),
+  ...word(['Website', 'Web Site', 'URL', 'Homepage', 'Web', 'Webseite', 'Site web', 'Site internet', 'Sitio web', 'Página web', 'Sito web'], { to: 'website', transform: '[trim]' }),
+  ...word(['Tags', 'Tag', 'Labels', 'Label', 'Schlagworte', 'Schlagwörter', 'Étiquettes', 'Étiquette', 'Mots-clés', 'Etiquetas', 'Etiketten', 'Etichette'], { to: 'tags' }),
+  ...word(['Notes', 'Note', 'About', 'Description', 'Comments', 'Comment', 'Bemerkung', 'Bemerkungen', 'Notizen', 'Anmerkungen', 'Remarques', 'Commentaires', 'Notas', 'Observaciones', 'Opmerkingen', 'Notities', 'Commenti'], { to: 'about' }),
+  ...word(['Owner', 'Contact Owner', 'Account Manager', 'Account Owner', 'Betreuer', 'Propriétaire', 'Responsable', 'Propietario', 'Eigenaar', 'Proprietario', 'Responsabile'], { to: 'owner', transform: '[trim]' }),
 ]);
 
 const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
@@ -108,9 +109,20 @@ const REPEATABLE = new Set(['phone', 'email', 'website', 'tags']);
 
 const q = (text: string): string => JSON.stringify(text);
 
+/**
+ * Whether a column holds ids: "ID", "Customer ID", "Kundennummer", "Réf client", "Référence",
+ * "Nr", "Número de cliente", "Codice cliente", "Klantnummer". Phone, tax and postal numbers are not.
+ */
 function isIdColumn(column: string): boolean {
   const plain = normalizeWord(column);
-  return plain === 'id' || plain === 'key' || /(^|[a-z])(id|nr|no|number|nummer)$/.test(plain) && !/phone|fax|mobile|tel|vat|tax|zip|post/.test(plain);
+  if (/phone|fax|mobile|tel|vat|tax|zip|post|iban|siret|siren|currency/.test(plain)) return false;
+  return (
+    plain === 'id' ||
+    plain === 'key' ||
+    /(^|[a-z])(id|nr|no|number|nummer)$/.test(plain) ||
+    /^(ref|reference|referenz|referencia|riferimento)/.test(plain) ||
+    /^(kundennummer|klantnummer|numero|codice|code)/.test(plain)
+  );
 }
 
 function tagSeparator(samples: CellValue[]): string {
@@ -171,7 +183,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
 
   const lines: string[] = [
     `# Drafted by crm-ferry mapping init from ${basename(file)} (${opened.format}). Check every entry before use;`,
-    '# the mapping reference in the README lists every target and transform.',
+    '# docs/mapping.md lists every target and transform.',
     'version: 1',
     `entity: ${entity}`,
     `key: ${q(key)}${idColumn ? '' : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,

@@ -61,7 +61,7 @@ export function mappingJsonSchema(): Json {
     $schema: schema.$schema,
     $id: 'https://crm-ferry.dev/schemas/mapping-v1.json',
     title: 'crm-ferry mapping file',
-    description: 'How rows of a source file become records of the CRM service. See the mapping reference in the README.',
+    description: 'How rows of a source file become records of the CRM service. See docs/mapping.md.',
     ...schema,
   };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The mapping language, as a zod schema: the single source of truth for validation, the JSON
- * Schema that editors use (`crm-ferry mapping schema`) and the mapping reference in the README.
+ * Schema that editors use (`crm-ferry mapping schema`) and the mapping reference in docs/mapping.md.
  * Runtime code never reads raw YAML: it reads what this schema parsed.
  */
 
