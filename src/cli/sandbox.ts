@@ -124,7 +124,8 @@ Options:
   --rate-limit N/h|N/min|N/s  limit requests per user, like the service (default off)
   --faults SPEC               inject faults: 5xx=RATE,latency=MS,jitter=MS,drop=RATE
   --seed N                    seed for fault injection, so runs repeat (default 1)
-  --data FILE                 keep the state in FILE between runs (written atomically)
+  --data FILE                 keep the state in FILE between runs (every acknowledged write is
+                              synced to FILE.log first; uploads in FILE.blobs/)
   --reset                     start from the seeded account even if FILE exists
   --log                       log every request to stderr
 `,
