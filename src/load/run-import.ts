@@ -221,7 +221,7 @@ class StepRun {
   /** The id of a row of this step, once known; null when the row is not written in the end. */
   idOf(key: string): number | null | Promise<number | null> {
     const pending = this.ids.get(key);
-    if (pending) return pending.settled ? pending.promise : pending.promise;
+    if (pending) return pending.promise;
     const known = this.journal.rows.get(key)?.id;
     if (known !== undefined && known !== null) return known;
     if (this.finished) return null;
@@ -318,6 +318,8 @@ class ImportEngine {
   readonly reconciled = { applied: 0, notApplied: 0 };
   readonly dry: DryRunReport = { requests: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
   readonly byName: Map<string, StepRun>;
+  readonly started = Date.now();
+  readonly requestsAtStart: number;
 
   constructor(
     readonly options: ImportOptions,
@@ -330,6 +332,7 @@ class ImportEngine {
     readonly emit: (event: ImportEvent) => void,
   ) {
     this.service = new RecordService(deps.client, this.halt.signal);
+    this.requestsAtStart = deps.client.transport.requestsSent;
     this.limit = pLimit(options.concurrency);
     this.byName = new Map(steps.map((s) => [s.name, s]));
     if (deps.signal) {
@@ -415,8 +418,8 @@ class ImportEngine {
     this.emit({
       type: 'progress',
       steps: this.steps.map((s) => ({ step: s.name, ...s.counts })),
-      requests: this.deps.client.transport.requestsSent,
-      elapsedMs: 0,
+      requests: this.deps.client.transport.requestsSent - this.requestsAtStart,
+      elapsedMs: Date.now() - this.started,
       governor: this.deps.client.transport.governor.state(),
     });
   }
