@@ -239,6 +239,14 @@ class StepRun {
     entry.resolve(id);
   }
 
+  /**
+   * The row was not written in this run (rejected, stopped): rows that link to it get the record
+   * an earlier run wrote for it, if any.
+   */
+  settleUnwritten(key: string): void {
+    this.settle(key, this.journal.rows.get(key)?.id ?? null);
+  }
+
   finish(): void {
     this.finished = true;
     for (const [key, entry] of this.ids) if (!entry.settled) entry.resolve(this.journal.rows.get(key)?.id ?? null);
@@ -523,7 +531,7 @@ class ImportEngine {
           .catch((error) => {
             if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.fail(error);
-            step.settle(item.key, null);
+            step.settleUnwritten(item.key);
           })
           .finally(() => inFlight.delete(task));
         inFlight.add(task);
@@ -543,7 +551,7 @@ class ImportEngine {
 
   async reject(step: StepRun, rejected: RejectedRow, journalled: { status?: number } | null): Promise<void> {
     step.counts.rejected += 1;
-    if (rejected.key) step.settle(rejected.key, null);
+    if (rejected.key) step.settleUnwritten(rejected.key);
     if (journalled && rejected.key) {
       const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.runId, at: this.at(), code: rejected.code, message: rejected.message };
       if (journalled.status !== undefined) entry.status = journalled.status;
@@ -607,7 +615,7 @@ class ImportEngine {
     await this.limit(async () => {
       if (this.halt.signal.aborted) {
         step.counts.notReached += 1;
-        step.settle(mapped.key, null);
+        step.settleUnwritten(mapped.key);
         return;
       }
       try {

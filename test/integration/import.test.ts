@@ -180,6 +180,32 @@ describe('runImport: rejects', () => {
   });
 });
 
+describe('runImport: a linked row refused on a re-run', () => {
+  it('rows that link to it keep linking to the record an earlier run wrote for it', async () => {
+    // Answers take a while, so that most people are linked after the organisation was refused.
+    const box = await sandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 10, latencyJitterMs: 0 } });
+    folders += 1;
+    const dir = join(work, `linked${folders}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'));
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: jobTitle, value: { column: title } }', '  - { to: organisation, ref: orgs, key: "{{org}}" }', ''].join('\n'));
+    writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,Acme Ltd,AB-1234\n');
+    const people = (title: string): string => `id,last,title,org\n${Array.from({ length: 12 }, (_, i) => `P${i},Lovelace${i},${title},O1`).join('\n')}\n`;
+    writeFileSync(join(dir, 'people.csv'), people('Engineer'));
+    const options: ImportOptionsInput = { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 's'), concurrency: 2 };
+    await importInto(box, options);
+    // The organisation's row now holds a value the account refuses; the person's row changed too.
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,Acme Ltd,not-an-account-number\n');
+    writeFileSync(join(dir, 'people.csv'), people('Countess'));
+    const rerun = await importInto(box, options);
+    expect(step(rerun, 'orgs').rejected).toBe(1);
+    expect(step(rerun, 'people')).toMatchObject({ updated: 12, rejected: 0 });
+    const linked = (await all(box, '/parties', 'parties')).filter((party) => String(party.lastName).startsWith('Lovelace'));
+    expect(linked.map((p) => `${p.jobTitle} at ${p.organisation?.name}`)).toEqual(Array(12).fill('Countess at Acme Ltd'));
+  });
+});
+
 describe('runImport: the state belongs to one account', () => {
   it('refuses to go on with a state written against another account', async () => {
     const a = await sandbox();
