@@ -513,18 +513,20 @@ class ImportEngine {
           continue;
         }
         if (item.kind === 'rejected') {
-          await this.reject(step, item, null);
+          // Still in the input, though refused: its record (if an earlier run wrote one) is not "missing".
+          if (item.key) step.seen.add(item.key);
+          await this.reject(step, item);
           continue;
         }
         if (step.seen.has(item.key)) {
-          await this.reject(step, this.rejection(item, values, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), null);
+          await this.reject(step, this.rejection(item, values, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), false);
           continue;
         }
         step.seen.add(item.key);
         const prior = step.journal.rows.get(item.key);
-        if (this.options.retryRejects && !prior?.rejected && prior?.id !== undefined && prior.id !== null) {
-          // Not a rejected row: left as it is, but rows that link to it still find it.
-          step.settle(item.key, prior.id);
+        if (this.options.retryRejects && !prior?.rejected) {
+          // Not a rejected row: left as it is, but rows that link to it still find its record.
+          step.settleUnwritten(item.key);
           continue;
         }
         const task = this.processRecord(step, item, values)
@@ -549,12 +551,17 @@ class ImportEngine {
     return rejected;
   }
 
-  async reject(step: StepRun, rejected: RejectedRow, journalled: { status?: number } | null): Promise<void> {
+  /**
+   * A row that goes to the rejects file. Its reject is journalled (so that --retry-rejects finds
+   * it) and rows that link to it learn it was not written, unless `own` is false: a duplicate key
+   * belongs to the row that had it first.
+   */
+  async reject(step: StepRun, rejected: RejectedRow, own = true): Promise<void> {
     step.counts.rejected += 1;
-    if (rejected.key) step.settleUnwritten(rejected.key);
-    if (journalled && rejected.key) {
+    if (own && rejected.key) {
+      step.settleUnwritten(rejected.key);
       const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.runId, at: this.at(), code: rejected.code, message: rejected.message };
-      if (journalled.status !== undefined) entry.status = journalled.status;
+      if (rejected.status !== undefined) entry.status = rejected.status;
       await this.journal(step, entry);
     }
     step.rejects ??= RejectsWriter.open(this.state.resultFile(step.name, 'rejects'), step.header, { status: true });
@@ -596,7 +603,7 @@ class ImportEngine {
 
   async processRecord(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<void> {
     const problem = await this.link(step, mapped, values);
-    if (problem) return this.reject(step, problem, null);
+    if (problem) return this.reject(step, problem);
     const entity = step.compiled.entity;
     const body = withType(entity, mapped.record);
     const fp = fingerprint({ body, attachments: mapped.attachments });
@@ -624,7 +631,7 @@ class ImportEngine {
         else await this.create(step, mapped, body, fp);
       } catch (error) {
         if (!isRowLevel(error)) throw error;
-        await this.reject(step, this.rejection(mapped, values, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status), { ...(error.status !== undefined ? { status: error.status } : {}) });
+        await this.reject(step, this.rejection(mapped, values, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
       }
     });
   }
@@ -641,14 +648,14 @@ class ImportEngine {
     if (value === null) return null;
     const first = step.matchedBy.get(value);
     if (first !== undefined) {
-      await this.reject(step, this.rejection(mapped, values, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`), null);
+      await this.reject(step, this.rejection(mapped, values, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
       return 'rejected';
     }
     step.matchedBy.set(value, mapped.key);
     const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
     if (records.length > 1) {
       const ids = records.map((r) => r.id).join(', ');
-      await this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`), null);
+      await this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
       return 'rejected';
     }
     return records[0] ?? null;
@@ -659,7 +666,7 @@ class ImportEngine {
     const spec = step.match as MatchSpec;
     const id = record.id as number;
     if (spec.onMatch === 'reject') {
-      return this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409), null);
+      return this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
     }
     step.taken.add(id);
     if (spec.onMatch === 'update') {

@@ -171,12 +171,22 @@ describe('runImport: rejects', () => {
     expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_raw');
     expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
 
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\n');
+    // Fixed, and a row added since: --retry-rejects takes the fixed row only.
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP4,Barbara,Liskov,GH-1111\n');
     const retry = await importInto(box, { ...options, retryRejects: true });
     expect(retry.steps[0]?.created).toBe(1);
     expect(retry.steps[0]?.unchanged).toBe(0);
     const parties = await all(box, '/parties', 'parties');
-    expect(parties.filter((party) => ['Lovelace', 'Hopper', 'Turing'].includes(party.lastName))).toHaveLength(3);
+    expect(parties.filter((party) => ['Lovelace', 'Hopper', 'Turing', 'Liskov'].includes(party.lastName)).map((p) => p.lastName).sort()).toEqual(['Hopper', 'Lovelace', 'Turing']);
+
+    // A row the mapping refuses (no last name) is journalled too, so --retry-rejects finds it once fixed.
+    writeFileSync(join(dir, 'people.yaml'), readFileSync(join(dir, 'people.yaml'), 'utf8').replace('{ to: lastName, value: { column: last } }', '{ to: lastName, value: { column: last }, required: true }'));
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP5,Edsger,,IJ-2222\n');
+    const mapped = await importInto(box, options);
+    expect(mapped.steps[0]).toMatchObject({ rejected: 1, unchanged: 3, missing: 0 });
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP5,Edsger,Dijkstra,IJ-2222\n');
+    const fixed = await importInto(box, { ...options, retryRejects: true });
+    expect(fixed.steps[0]).toMatchObject({ created: 1, rejected: 0 });
   });
 });
 
