@@ -10,18 +10,31 @@ export const connectionFlags: OptionSpec = {
   verbose: { type: 'boolean' },
 };
 
-export const connectionUsage = `Connection:
-  --base-url URL    the service's address (or CRM_FERRY_BASE_URL)
-  --token TOKEN     a personal API token (or CRM_FERRY_TOKEN); without it the stored OAuth login is used
-  --profile NAME    which stored OAuth login to use (default "default")
-  --verbose         log every request to stderr (tokens are never shown)`;
+export const connectionUsage = `Connection (each also read from the environment variable named):
+  --base-url URL    the service's address (CRM_FERRY_BASE_URL)
+  --token TOKEN     a personal API token (CRM_FERRY_TOKEN); without it the stored OAuth login is used
+  --profile NAME    which stored OAuth login to use (CRM_FERRY_PROFILE; default "default")
+  --verbose         log every request to stderr, tokens never shown (CRM_FERRY_VERBOSE=1)`;
 
-export function connectionOptions(args: ParsedArgs): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
-  const v = args.values;
-  const result: { token?: string; baseUrl?: string; profile?: string; verbose: boolean } = { verbose: Boolean(v.verbose) };
-  if (typeof v.token === 'string') result.token = v.token;
-  if (typeof v['base-url'] === 'string') result.baseUrl = v['base-url'];
-  if (typeof v.profile === 'string') result.profile = v.profile;
+/** Each connection flag and the environment variable that stands in for it when the flag is not given. */
+const FROM_ENVIRONMENT = { 'base-url': 'CRM_FERRY_BASE_URL', token: 'CRM_FERRY_TOKEN', profile: 'CRM_FERRY_PROFILE', verbose: 'CRM_FERRY_VERBOSE' } as const;
+
+/** The connection settings from the flags, or else from CRM_FERRY_* in the environment: one rule for every command. */
+export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {}): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
+  const value = (flag: keyof typeof FROM_ENVIRONMENT): string | boolean | undefined => {
+    const given = args.values[flag];
+    if (typeof given === 'string' || typeof given === 'boolean') return given;
+    const fromEnv = env[FROM_ENVIRONMENT[flag]];
+    return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
+  };
+  const verbose = value('verbose');
+  const result: { token?: string; baseUrl?: string; profile?: string; verbose: boolean } = { verbose: verbose === true || verbose === '1' || verbose === 'true' };
+  const token = value('token');
+  const baseUrl = value('base-url');
+  const profile = value('profile');
+  if (typeof token === 'string') result.token = token;
+  if (typeof baseUrl === 'string') result.baseUrl = baseUrl;
+  if (typeof profile === 'string') result.profile = profile;
   return result;
 }
 
@@ -30,7 +43,7 @@ export function connectionOptions(args: ParsedArgs): { token?: string; baseUrl?:
  * loaded only here, so that a command's --help does not wait for it.
  */
 export async function connectWith(args: ParsedArgs, io: CliIo): Promise<{ client: CrmClient; session: OAuthSession | null }> {
-  const flags = connectionOptions(args);
+  const flags = connectionOptions(args, io.env);
   const { connect } = await import('../client/connect.ts');
   return connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) });
 }
