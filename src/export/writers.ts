@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { stringify as stringifySync } from 'csv-stringify/sync';
 import yazl from 'yazl';
 import { FerryError } from '../errors/index.ts';
+import { processAlive } from '../util/alive.ts';
 import type { Cell } from './columns.ts';
 
 type Body = Record<string, unknown>;
@@ -101,15 +102,6 @@ class AtomicFile {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the temporary files an export of `target` left when its process was killed (they are
  * named after the target and the process; a live process's file is left alone).
@@ -119,7 +111,7 @@ export async function removeStaleTemps(target: string): Promise<void> {
   const names = await readdir(dirname(target)).catch(() => [] as string[]);
   for (const name of names) {
     const match = name.startsWith(prefix) ? /^(\d+)\.\d+\.tmp$/.exec(name.slice(prefix.length)) : null;
-    if (match && !alive(Number(match[1]))) await rm(join(dirname(target), name), { force: true });
+    if (match && !processAlive(Number(match[1]))) await rm(join(dirname(target), name), { force: true });
   }
 }
 

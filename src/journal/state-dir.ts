@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
+import { processAlive } from '../util/alive.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
 export interface AccountIdentity {
@@ -35,15 +36,6 @@ function compactTime(date: Date): string {
 /** Folders that only the kernel or a device stands behind: a state there would never be a file. */
 function specialPath(path: string): boolean {
   return /^\/(proc|sys|dev)(\/|$)/.test(path);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -174,7 +166,7 @@ async function takeLock(file: string): Promise<void> {
     }
     const pid = typeof holder.pid === 'number' ? holder.pid : null;
     const sameHost = holder.host === hostname();
-    if (pid !== null && (!sameHost || alive(pid))) {
+    if (pid !== null && (!sameHost || processAlive(pid))) {
       throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${String(holder.host)}`}, since ${String(holder.since)}) is using the state in ${file.slice(0, -LOCK_FILE.length - 1)}`, {
         location: { file },
         hint: sameHost ? 'Wait for it to finish, or stop it; the next run goes on from where it got.' : `If that machine no longer runs it, remove ${file}.`,
