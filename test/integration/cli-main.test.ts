@@ -60,17 +60,23 @@ describe('piped into head', () => {
 
   it('api --paginate stops quietly when the reader goes away (EPIPE), exit 0', async () => {
     const child = spawn(process.execPath, [BIN, 'api', '/parties', '--paginate', '--base-url', box.url, '--token', box.token], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Listen for the end from the start: a child that is quick can exit before its first line is read.
+    const exited = new Promise<number | null>((done) => child.on('close', (c) => done(c)));
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     // Read the first line, then close the pipe, as `| head -1` does.
+    let lines = 0;
     await new Promise<void>((done) => {
-      child.stdout.once('data', () => {
+      child.stdout.once('data', (chunk: Buffer) => {
+        lines = chunk.toString('utf8').split('\n').length;
         child.stdout.destroy();
         done();
       });
+      child.stdout.once('end', () => done());
     });
-    const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
-    expect(code).toBe(0);
+    const code = await exited;
+    expect(lines, stderr).toBeGreaterThan(0);
+    expect(code, stderr).toBe(0);
     expect(stderr).toBe('');
   }, 30_000);
 });
