@@ -32,25 +32,15 @@ export const authLoginCommand: Command = {
   usage: `Usage: crm-ferry auth login --client-id ID [options]
 
 Runs the OAuth authorisation code flow: prints (and opens) the approval page, waits for the
-redirect on a loopback address, and stores the tokens in the credentials file (mode 0600).
-
-Options:
-  --client-id ID          the registered application's client id (required)
-  --client-secret SECRET  the client secret (web applications; installed ones have none)
-  --scope SCOPE           "read", "read write" (default) or "read write user_preference"
-  --redirect-uri URI      the registered loopback redirect URI (default http://127.0.0.1:8976/callback)
-  --base-url URL          the service's address (or CRM_FERRY_BASE_URL)
-  --profile NAME          store the login under this name (default "default")
-  --no-browser            only print the URL (for a machine without a browser)
-`,
+redirect on a loopback address, and stores the tokens in the credentials file (mode 0600).`,
   options: {
-    'client-id': { type: 'string' },
-    'client-secret': { type: 'string' },
-    scope: { type: 'string' },
-    'redirect-uri': { type: 'string' },
-    'base-url': { type: 'string' },
-    profile: { type: 'string' },
-    'no-browser': { type: 'boolean' },
+    'client-id': { type: 'string', value: 'ID', describe: "the registered application's client id (required)" },
+    'client-secret': { type: 'string', value: 'SECRET', describe: 'the client secret (web applications; installed ones have none)' },
+    scope: { type: 'string', value: 'SCOPE', describe: '"read", "read write" (default) or "read write user_preference"' },
+    'redirect-uri': { type: 'string', value: 'URI', describe: 'the registered loopback redirect URI (default http://127.0.0.1:8976/callback)' },
+    'base-url': { type: 'string', value: 'URL', describe: "the service's address (or CRM_FERRY_BASE_URL)" },
+    profile: { type: 'string', value: 'NAME', describe: 'store the login under this name (default "default")' },
+    'no-browser': { type: 'boolean', describe: 'only print the URL (for a machine without a browser)' },
   },
   async run(args, io) {
     const v = args.values;
@@ -84,9 +74,8 @@ export const authStatusCommand: Command = {
   name: 'auth status',
   usage: `Usage: crm-ferry auth status [--profile NAME]
 
-Shows the stored login of the profile, refreshing the access token if needed, and who it is.
-`,
-  options: { profile: { type: 'string' } },
+Shows the stored login of the profile, refreshing the access token if needed, and who it is.`,
+  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to show (default "default")' } },
   async run(args, io) {
     const profile = profileOf(args);
     const { connect } = await import('../client/connect.ts');
@@ -118,9 +107,8 @@ export const authLogoutCommand: Command = {
   usage: `Usage: crm-ferry auth logout [--profile NAME]
 
 Revokes the stored refresh token at the service (which also ends its access tokens) and removes
-the profile from the credentials file.
-`,
-  options: { profile: { type: 'string' } },
+the profile from the credentials file.`,
+  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to end (default "default")' } },
   async run(args, io) {
     const profile = profileOf(args);
     const store = await storeOf(io);
