@@ -69,8 +69,10 @@ export const mappingInitCommand: Command = {
 
 Reads the header and a few rows of FILE (CSV, XLSX or a legacy export) and drafts a mapping: column
 names in English, French, German, Spanish, Dutch and Italian (First Name, Prénom, Firma, Empresa ...)
-become targets, an id-like column (else the email) becomes the key, and columns it could not place
-are listed as comments.`,
+become targets, an id-like column (else the email) becomes the key, and transforms are proposed from
+the values (date formats, number locales, phone countries, list separators, yes/no), each with a
+comment saying why. Other columns with values become custom fields; links to other files and empty
+columns are listed as comments.`,
   options: {
     entity: { type: 'string', value: 'E', describe: 'party (default), kase, opportunity, entry or task' },
     out: { type: 'string', value: 'FILE', describe: 'write the draft to FILE instead of standard output' },
