@@ -27,6 +27,19 @@ function openBrowser(url: string): void {
   }
 }
 
+/** An address flag checked before anything starts: a URL, of the protocol (and host) it needs. */
+function checkAddress(flag: string, text: string, protocol: RegExp, expected: string, host?: RegExp): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    // said below
+  }
+  if (!url || !protocol.test(url.protocol) || (host && !host.test(url.hostname))) {
+    throw new FerryError('USAGE', `${flag} takes ${expected}, got ${JSON.stringify(text)}`);
+  }
+}
+
 export const authLoginCommand: Command = {
   name: 'auth login',
   usage: `Usage: crm-ferry auth login --client-id ID [options]
@@ -48,6 +61,9 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
     const baseUrl = (v['base-url'] as string | undefined) ?? (io.env.CRM_FERRY_BASE_URL || undefined);
     if (!baseUrl) throw new FerryError('CONFIG_MISSING', 'no base address of the service', { hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.' });
+    checkAddress('--base-url', baseUrl, /^https?:$/, 'an http(s) address, e.g. https://crm.example.com');
+    const redirectUri = (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback';
+    checkAddress('--redirect-uri', redirectUri, /^http:$/, 'a loopback http address, e.g. http://127.0.0.1:8976/callback', /^(127\.0\.0\.1|localhost|\[::1\])$/);
     const scope = (v.scope as string | undefined) ?? 'read write';
     if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
     const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
@@ -55,7 +71,7 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     const answer = await loginWithBrowser({
       ...config,
       scope,
-      redirectUri: (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback',
+      redirectUri,
       signal: io.signal,
       showUrl: (url) => {
         io.stdout.write(`Open this address in a browser and approve access:\n  ${url}\n`);
