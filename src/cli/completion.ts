@@ -22,7 +22,7 @@ complete -o bashdefault -o default -F _crm_ferry_completions crm-ferry
 # crm-ferry completion for zsh. Install: crm-ferry completion zsh >> ~/.zshrc
 _crm_ferry_completions() {
   local -a reply
-  reply=(\${(f)"$(SHELL=/bin/zsh crm-ferry --get-yargs-completions "\${words[@]:0:CURRENT}" 2>/dev/null)"})
+  reply=(\${(f)"$(SHELL=/bin/zsh crm-ferry --get-yargs-completions "\${(@)words[1,CURRENT]}" 2>/dev/null)"})
   _describe 'crm-ferry' reply
 }
 compdef _crm_ferry_completions crm-ferry

@@ -54,6 +54,25 @@ describe('crm-ferry completion', () => {
     expect(ask('crm-ferry sandbox --rate')).toEqual(['--rate-limit']);
   }, 30_000);
 
+  // zsh's completion system needs a terminal; _describe and compdef stand in for it, so the test
+  // checks what the script hands over and reads back. Machines without zsh skip it.
+  it.skipIf(spawnSync('zsh', ['-c', 'true']).status !== 0)('zsh, with the script sourced, offers a command and an option with their descriptions', () => {
+    const script = spawnSync(process.execPath, [BIN, 'completion', 'zsh'], { encoding: 'utf8' }).stdout;
+    writeFileSync(join(dir, 'completion.zsh'), script);
+    const ask = (line: string): string[] => {
+      const words = line.split(' ');
+      const run = spawnSync(
+        'zsh',
+        ['-c', `compdef() { :; }; _describe() { print -l -- "\${(@P)2}"; }; source "${join(dir, 'completion.zsh')}"; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _crm_ferry_completions`],
+        { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } },
+      );
+      expect(run.stderr).toBe('');
+      return run.stdout.trim().split('\n');
+    };
+    expect(ask('crm-ferry insp')).toContain('inspect:show the format, columns, samples and errors of a source file');
+    expect(ask('crm-ferry sandbox --ra')).toContain('--rate-limit:<N/h|N/min|N/s> limit requests per user, like the service (default off)');
+  }, 30_000);
+
   it('zsh gets each command with its summary', () => {
     const run = spawnSync(process.execPath, [BIN, '--get-yargs-completions', 'crm-ferry', 'insp'], { encoding: 'utf8', env: { ...process.env, SHELL: '/bin/zsh' } });
     expect(run.stdout).toMatch(/^inspect:show the format, columns, samples and errors of a source file$/m);
