@@ -32,6 +32,8 @@ const results = [
   measure('crm-ferry --help', [bin, '--help']),
   measure('crm-ferry --version', [bin, '--version']),
   measure('crm-ferry validate --help', [bin, 'validate', '--help']),
+  measure('crm-ferry export --help', [bin, 'export', '--help']),
+  measure('crm-ferry completion (one word)', [bin, '--get-yargs-completions', 'crm-ferry', 'insp']),
   measure('crm-ferry inspect samples/contacts.csv', [bin, 'inspect', 'samples/contacts.csv']),
 ];
 for (const r of results) console.log(JSON.stringify({ bench: 'startup', ...r }));

@@ -4,7 +4,7 @@ import { parseLinkHeader } from '../client/pagination.ts';
 import type { ApiRequest, ApiResponse, HttpMethod } from '../client/transport.ts';
 import { FerryError } from '../errors/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
-import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectWith } from './connection-flags.ts';
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'HEAD']);
 
@@ -88,23 +88,15 @@ export const apiCommand: Command = {
   usage: `Usage: crm-ferry api [METHOD] PATH [options]
 
 Sends one request with your credentials and prints the JSON answer. PATH is under /api/v2
-unless it starts with /api/ (legacy) or /oauth/. METHOD defaults to GET, or POST with --data.
-
-Options:
-  --data JSON|@FILE   request body (JSON text, or @ and a file name)
-  --query KEY=VALUE   query parameter (repeatable)
-  --paginate          follow the Link header and print every record as one JSON line
-${connectionUsage}
-
-Examples:
+unless it starts with /api/ (legacy) or /oauth/. METHOD defaults to GET, or POST with --data.`,
+  epilog: `Examples:
   crm-ferry api /parties --query embed=tags --paginate
-  crm-ferry api PUT /parties/12 --data '{"party": {"jobTitle": "CEO"}}'
-`,
+  crm-ferry api PUT /parties/12 --data '{"party": {"jobTitle": "CEO"}}'`,
   options: {
+    data: { type: 'string', value: 'JSON|@FILE', describe: 'request body (JSON text, or @ and a file name)' },
+    query: { type: 'string', multiple: true, value: 'KEY=VALUE', describe: 'query parameter (repeatable)' },
+    paginate: { type: 'boolean', describe: 'follow the Link header and print every record as one JSON line' },
     ...connectionFlags,
-    data: { type: 'string' },
-    query: { type: 'string', multiple: true },
-    paginate: { type: 'boolean' },
   },
   async run(args, io) {
     return runApi(await apiOptions(args, io.cwd), io, args);

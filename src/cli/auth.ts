@@ -27,30 +27,33 @@ function openBrowser(url: string): void {
   }
 }
 
+/** An address flag checked before anything starts: a URL, of the protocol (and host) it needs. */
+function checkAddress(flag: string, text: string, protocol: RegExp, expected: string, host?: RegExp): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    // said below
+  }
+  if (!url || !protocol.test(url.protocol) || (host && !host.test(url.hostname))) {
+    throw new FerryError('USAGE', `${flag} takes ${expected}, got ${JSON.stringify(text)}`);
+  }
+}
+
 export const authLoginCommand: Command = {
   name: 'auth login',
   usage: `Usage: crm-ferry auth login --client-id ID [options]
 
 Runs the OAuth authorisation code flow: prints (and opens) the approval page, waits for the
-redirect on a loopback address, and stores the tokens in the credentials file (mode 0600).
-
-Options:
-  --client-id ID          the registered application's client id (required)
-  --client-secret SECRET  the client secret (web applications; installed ones have none)
-  --scope SCOPE           "read", "read write" (default) or "read write user_preference"
-  --redirect-uri URI      the registered loopback redirect URI (default http://127.0.0.1:8976/callback)
-  --base-url URL          the service's address (or CRM_FERRY_BASE_URL)
-  --profile NAME          store the login under this name (default "default")
-  --no-browser            only print the URL (for a machine without a browser)
-`,
+redirect on a loopback address, and stores the tokens in the credentials file (mode 0600).`,
   options: {
-    'client-id': { type: 'string' },
-    'client-secret': { type: 'string' },
-    scope: { type: 'string' },
-    'redirect-uri': { type: 'string' },
-    'base-url': { type: 'string' },
-    profile: { type: 'string' },
-    'no-browser': { type: 'boolean' },
+    'client-id': { type: 'string', value: 'ID', describe: "the registered application's client id (required)" },
+    'client-secret': { type: 'string', value: 'SECRET', describe: 'the client secret (web applications; installed ones have none)' },
+    scope: { type: 'string', value: 'SCOPE', describe: '"read", "read write" (default) or "read write user_preference"' },
+    'redirect-uri': { type: 'string', value: 'URI', describe: 'the registered loopback redirect URI (default http://127.0.0.1:8976/callback)' },
+    'base-url': { type: 'string', value: 'URL', describe: "the service's address (or CRM_FERRY_BASE_URL)" },
+    profile: { type: 'string', value: 'NAME', describe: 'store the login under this name (default "default")' },
+    'no-browser': { type: 'boolean', describe: 'only print the URL (for a machine without a browser)' },
   },
   async run(args, io) {
     const v = args.values;
@@ -58,6 +61,9 @@ Options:
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
     const baseUrl = (v['base-url'] as string | undefined) ?? (io.env.CRM_FERRY_BASE_URL || undefined);
     if (!baseUrl) throw new FerryError('CONFIG_MISSING', 'no base address of the service', { hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.' });
+    checkAddress('--base-url', baseUrl, /^https?:$/, 'an http(s) address, e.g. https://crm.example.com');
+    const redirectUri = (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback';
+    checkAddress('--redirect-uri', redirectUri, /^http:$/, 'a loopback http address, e.g. http://127.0.0.1:8976/callback', /^(127\.0\.0\.1|localhost|\[::1\])$/);
     const scope = (v.scope as string | undefined) ?? 'read write';
     if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
     const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
@@ -65,7 +71,7 @@ Options:
     const answer = await loginWithBrowser({
       ...config,
       scope,
-      redirectUri: (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback',
+      redirectUri,
       signal: io.signal,
       showUrl: (url) => {
         io.stdout.write(`Open this address in a browser and approve access:\n  ${url}\n`);
@@ -84,9 +90,8 @@ export const authStatusCommand: Command = {
   name: 'auth status',
   usage: `Usage: crm-ferry auth status [--profile NAME]
 
-Shows the stored login of the profile, refreshing the access token if needed, and who it is.
-`,
-  options: { profile: { type: 'string' } },
+Shows the stored login of the profile, refreshing the access token if needed, and who it is.`,
+  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to show (default "default")' } },
   async run(args, io) {
     const profile = profileOf(args);
     const { connect } = await import('../client/connect.ts');
@@ -118,9 +123,8 @@ export const authLogoutCommand: Command = {
   usage: `Usage: crm-ferry auth logout [--profile NAME]
 
 Revokes the stored refresh token at the service (which also ends its access tokens) and removes
-the profile from the credentials file.
-`,
-  options: { profile: { type: 'string' } },
+the profile from the credentials file.`,
+  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to end (default "default")' } },
   async run(args, io) {
     const profile = profileOf(args);
     const store = await storeOf(io);

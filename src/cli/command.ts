@@ -1,5 +1,3 @@
-import type { ParseArgsConfig } from 'node:util';
-
 /** What a command gets from the outside world. Library code never touches `process`; commands use this. */
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -10,10 +8,24 @@ export interface CliIo {
   signal: AbortSignal;
 }
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+/** One option of a command, as the parser (yargs) takes it and `--help` shows it. */
+export interface OptionDef {
+  /** A string option always needs a value (`--out` alone is an error); a boolean takes none. */
+  type: 'string' | 'boolean';
+  /** Given more than once, every value is kept (an array). Otherwise the last one wins. @default false */
+  multiple?: boolean;
+  /** The shape of the value in `--help`, e.g. `N`, `FILE` or `N/h|N/min|N/s`. */
+  value?: string;
+  /** One sentence for `--help`: what it does, what it takes, its default. */
+  describe: string;
+  /** The heading `--help` lists the option under. @default "Options:" */
+  group?: string;
+}
+
+export type OptionSpec = Record<string, OptionDef>;
 
 export interface ParsedArgs {
-  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
 
@@ -21,8 +33,10 @@ export interface ParsedArgs {
 export interface Command {
   /** Words that select the command, e.g. `sandbox` or `auth login`. */
   name: string;
-  /** Usage line and option help, printed by `--help`. */
+  /** The usage line(s) and what the command does: the top of its `--help`. */
   usage: string;
+  /** The end of its `--help`: exit codes, examples. */
+  epilog?: string;
   options: OptionSpec;
   /** Parses nothing itself: gets parsed flags, builds an options object, calls the library. Returns the exit code. */
   run(args: ParsedArgs, io: CliIo): Promise<number>;

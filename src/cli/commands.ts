@@ -29,4 +29,11 @@ export const commands: CommandEntry[] = [
   { name: 'auth login', summary: 'log in with OAuth and store the tokens', load: async () => (await import('./auth.ts')).authLoginCommand },
   { name: 'auth status', summary: 'show which account and scope the stored login has', load: async () => (await import('./auth.ts')).authStatusCommand },
   { name: 'auth logout', summary: 'revoke the stored login and delete its tokens', load: async () => (await import('./auth.ts')).authLogoutCommand },
+  { name: 'completion', summary: 'print the bash or zsh script that completes commands and options', load: async () => (await import('./completion.ts')).completionCommand },
 ];
+
+/** What the first word of two-word commands stands for, in the command list of `--help`. */
+export const commandGroups: Record<string, string> = {
+  mapping: 'draft a mapping file (init), or write the JSON Schema of mapping files (schema)',
+  auth: 'log in with OAuth (login), show the stored login (status), end it (logout)',
+};

@@ -2,24 +2,24 @@ import type { CrmClient } from '../client/client.ts';
 import type { OAuthSession } from '../client/oauth.ts';
 import type { CliIo, OptionSpec, ParsedArgs } from './command.ts';
 
-/** The flags every command that talks to the service takes. */
-export const connectionFlags: OptionSpec = {
-  'base-url': { type: 'string' },
-  token: { type: 'string' },
-  profile: { type: 'string' },
-  verbose: { type: 'boolean' },
-};
+const CONNECTION = 'Connection (each flag, else the CRM_FERRY_* variable named):';
 
-export const connectionUsage = `Connection (each also read from the environment variable named):
-  --base-url URL    the service's address (CRM_FERRY_BASE_URL)
-  --token TOKEN     a personal API token (CRM_FERRY_TOKEN); without it the stored OAuth login is used
-  --profile NAME    which stored OAuth login to use (CRM_FERRY_PROFILE; default "default")
-  --verbose         log every request to stderr, tokens never shown (CRM_FERRY_VERBOSE=1)`;
+/** The flags every command that talks to the service takes, in their own group of `--help`. */
+export const connectionFlags: OptionSpec = {
+  'base-url': { type: 'string', value: 'URL', describe: "the service's address (CRM_FERRY_BASE_URL)", group: CONNECTION },
+  token: { type: 'string', value: 'TOKEN', describe: 'a personal API token (CRM_FERRY_TOKEN); without it the stored OAuth login is used', group: CONNECTION },
+  profile: { type: 'string', value: 'NAME', describe: 'which stored OAuth login to use (CRM_FERRY_PROFILE; default "default")', group: CONNECTION },
+  verbose: { type: 'boolean', describe: 'log every request to stderr, tokens never shown (CRM_FERRY_VERBOSE=1)', group: CONNECTION },
+};
 
 /** Each connection flag and the environment variable that stands in for it when the flag is not given. */
 const FROM_ENVIRONMENT = { 'base-url': 'CRM_FERRY_BASE_URL', token: 'CRM_FERRY_TOKEN', profile: 'CRM_FERRY_PROFILE', verbose: 'CRM_FERRY_VERBOSE' } as const;
 
-/** The connection settings from the flags, or else from CRM_FERRY_* in the environment: one rule for every command. */
+/**
+ * The connection settings from the flags, or else from CRM_FERRY_* in the environment: one rule for
+ * every command. (Not yargs's `.env()`: that would let any CRM_FERRY_* variable set any option of
+ * any command, `CRM_FERRY_YES=1` confirming a --fresh start, and it reads only process.env.)
+ */
 export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {}): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
   const value = (flag: keyof typeof FROM_ENVIRONMENT): string | boolean | undefined => {
     const given = args.values[flag];

@@ -1,7 +1,7 @@
 import { EXIT } from '../errors/index.ts';
 import type { ExportFlags, ExportSummary } from '../export/index.ts';
 import type { Command } from './command.ts';
-import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
 
 function seconds(ms: number): string {
@@ -21,44 +21,24 @@ export const exportCommand: Command = {
 
 ENTITY is parties, opportunities, kases, entries or tasks. The format follows the extension of
 --out (.csv, .xlsx, .jsonl) or --format; --out - writes CSV or JSON Lines to standard output.
-The file appears under its name only when the export is complete.
-
-Filters (parties, opportunities, kases):
-  --where 'FIELD OPERATOR VALUE'  a condition (repeatable; all must hold), e.g. 'tag is VIP',
-                                  'addedOn is within last 30', '"custom:Customer since" is after 2021-01-01'
-  --any                           one of the conditions is enough
-  --order-by FIELD[:desc]         the order of the records
-  --filter FILE                   a filter in the service's shape (YAML or JSON) instead
-
-Output:
-  --columns a,b,c                 these columns, in this order (default: every column)
-  --format csv|xlsx|jsonl         when the extension does not say
-  --plain                         CSV without the BOM and with LF line ends
-  --raw                           texts that look like formulas (=, +, -, @) are written as they are
-
-Incremental (parties, opportunities, kases):
-  --since auto --state FILE       only what changed since the last complete export (the first run
-                                  exports everything); deleted ids go to OUT.deleted.csv (or a
-                                  Deleted sheet)
-  --since DATE                    only what changed since DATE
+The file appears under its name only when the export is complete.`,
+  epilog: `Examples: --where 'tag is VIP', --where 'addedOn is within last 30',
+  --where '"custom:Customer since" is after 2021-01-01'
 
 Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be reached,
-130 interrupted (no file is left and the state is unchanged).
-
-${connectionUsage}
-`,
+130 interrupted (no file is left and the state is unchanged).`,
   options: {
-    out: { type: 'string' },
-    format: { type: 'string' },
-    where: { type: 'string', multiple: true },
-    any: { type: 'boolean' },
-    'order-by': { type: 'string' },
-    filter: { type: 'string' },
-    columns: { type: 'string' },
-    plain: { type: 'boolean' },
-    raw: { type: 'boolean' },
-    since: { type: 'string' },
-    state: { type: 'string' },
+    out: { type: 'string', value: 'FILE', describe: 'the file to write; - for standard output', group: 'Output:' },
+    format: { type: 'string', value: 'csv|xlsx|jsonl', describe: 'when the extension does not say', group: 'Output:' },
+    columns: { type: 'string', value: 'a,b,c', describe: 'these columns, in this order (default: every column)', group: 'Output:' },
+    plain: { type: 'boolean', describe: 'CSV without the BOM and with LF line ends', group: 'Output:' },
+    raw: { type: 'boolean', describe: 'texts that look like formulas (=, +, -, @) are written as they are', group: 'Output:' },
+    where: { type: 'string', multiple: true, value: 'FIELD OPERATOR VALUE', describe: 'a condition (repeatable; all must hold)', group: 'Filters (parties, opportunities, kases):' },
+    any: { type: 'boolean', describe: 'one of the conditions is enough', group: 'Filters (parties, opportunities, kases):' },
+    'order-by': { type: 'string', value: 'FIELD[:desc]', describe: 'the order of the records', group: 'Filters (parties, opportunities, kases):' },
+    filter: { type: 'string', value: 'FILE', describe: "a filter in the service's shape (YAML or JSON) instead", group: 'Filters (parties, opportunities, kases):' },
+    since: { type: 'string', value: 'auto|DATE', describe: 'auto (with --state): only what changed since the last complete export, the first run exports everything, deleted ids go to OUT.deleted.csv (or a Deleted sheet); DATE: only what changed since DATE', group: 'Incremental (parties, opportunities, kases):' },
+    state: { type: 'string', value: 'FILE', describe: 'where --since auto keeps the time of the last complete export', group: 'Incremental (parties, opportunities, kases):' },
     ...connectionFlags,
   },
   async run(args, io) {

@@ -5,7 +5,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportOptionsInput } from '../load/index.ts';
 import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
-import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
 
 /** The folder a run keeps its state in unless told: `.crm-ferry` beside the mapping or plan. */
@@ -119,51 +119,37 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
 }
 
 const RUN_FLAGS: OptionSpec = {
-  'state-dir': { type: 'string' },
-  concurrency: { type: 'string' },
-  limit: { type: 'string' },
-  'dry-run': { type: 'boolean' },
-  full: { type: 'boolean' },
-  'delete-missing': { type: 'boolean' },
-  'retry-rejects': { type: 'boolean' },
-  fresh: { type: 'boolean' },
-  yes: { type: 'boolean' },
-  json: { type: 'boolean' },
+  'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan)' },
+  concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+  limit: { type: 'string', value: 'N', describe: 'only the first N rows of each step: a sample migration' },
+  'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
+  full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
+  'delete-missing': { type: 'boolean', describe: 'delete the records of rows no longer in the input (listed otherwise)' },
+  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected' },
+  fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
+  yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
+  json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
   ...connectionFlags,
 };
 
-const RUN_USAGE = `Options:
-  --state-dir DIR     journal, lock and results (default: .crm-ferry beside the mapping or plan)
-  --concurrency N     requests under way at once, 1 to 64 (default 8)
-  --limit N           only the first N rows of each step: a sample migration
-  --dry-run           map, resolve names, count the requests and the time; write nothing
-  --full              write every row again, even those unchanged since the last run
-  --delete-missing    delete the records of rows no longer in the input (listed otherwise)
-  --retry-rejects     only the rows earlier runs rejected
-  --fresh             start over; the earlier state is moved aside (asks; --yes in scripts)
-  --yes               answer yes to --fresh's question
-  --json              one JSON event per line on stdout
-
-Running the same command again goes on where a run stopped, and syncs a changed file: unchanged
+const RUN_EPILOG = `Running the same command again goes on where a run stopped, and syncs a changed file: unchanged
 rows cost no request, changed rows are updated, new rows created.
 
 Exit code 0 when every row was written, 3 with rejects (see the rejects file), 4 when the
 service refused or could not be reached (run again to go on), 2 for bad usage or input,
-130 when interrupted.
-
-${connectionUsage}`;
+130 when interrupted.`;
 
 export const importCommand: Command = {
   name: 'import',
   usage: `Usage: crm-ferry import --mapping M --input F [options] [connection]
 
-Maps every row of F with M and writes it into the account.
-
-  --mapping M         the mapping file
-  --input F           the file to import
-${RUN_USAGE}
-`,
-  options: { mapping: { type: 'string' }, input: { type: 'string' }, ...RUN_FLAGS },
+Maps every row of F with M and writes it into the account.`,
+  epilog: RUN_EPILOG,
+  options: {
+    mapping: { type: 'string', value: 'M', describe: 'the mapping file', group: 'Input:' },
+    input: { type: 'string', value: 'F', describe: 'the file to import', group: 'Input:' },
+    ...RUN_FLAGS,
+  },
   async run(args, io) {
     return executeImport(toImportCommandOptions(args, io.cwd, 'mapping'), args, io);
   },
@@ -173,10 +159,8 @@ export const runCommand: Command = {
   name: 'run',
   usage: `Usage: crm-ferry run PLAN [options] [connection]
 
-Writes every step of the plan; a row starts as soon as the records it links to exist.
-
-${RUN_USAGE}
-`,
+Writes every step of the plan; a row starts as soon as the records it links to exist.`,
+  epilog: RUN_EPILOG,
   options: RUN_FLAGS,
   async run(args, io) {
     return executeImport(toImportCommandOptions(args, io.cwd, 'plan'), args, io);
@@ -189,16 +173,14 @@ export const rollbackCommand: Command = {
 
 Deletes the records the last run created (people before their organisations) and sets fields it
 updated back to their earlier values. Run it again to go one run further back; an interrupted
-rollback is finished by running it again.
-
-  --state-dir DIR     the state folder (default: .crm-ferry beside the plan or mapping named)
-  --all               undo every run kept in the state
-  --dry-run           say what would be done, do nothing
-  --concurrency N     requests under way at once, 1 to 64 (default 8)
-
-${connectionUsage}
-`,
-  options: { 'state-dir': { type: 'string' }, all: { type: 'boolean' }, 'dry-run': { type: 'boolean' }, concurrency: { type: 'string' }, ...connectionFlags },
+rollback is finished by running it again.`,
+  options: {
+    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder (default: .crm-ferry beside the plan or mapping named)' },
+    all: { type: 'boolean', describe: 'undo every run kept in the state' },
+    'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
+    concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+    ...connectionFlags,
+  },
   async run(args, io) {
     const v = args.values;
     if (args.positionals.length > 1) throw new FerryError('USAGE', 'rollback takes at most one PLAN or mapping file');

@@ -100,21 +100,14 @@ export const inspectCommand: Command = {
 
 Reads the whole file (CSV, XLSX, or a legacy v1 XML/JSON export) and shows what a mapping needs:
 format, encoding, delimiter, sheets, columns with fill rate and sample values, row count and the
-first row errors. Exit code 0, or 3 when some rows cannot be read.
-
-Options:
-  --sheet S              XLSX: sheet name or 1-based number (default: the first sheet)
-  --encoding E           CSV: utf-8, utf-16le, utf-16be, windows-1252, latin1 ... (default: detected)
-  --delimiter D          CSV: one character, or tab, comma, semicolon, pipe (default: detected)
-  --header-row N|none    row holding the column names (default 1); none names them column1, column2 ...
-  --json                 print the report as JSON
-`,
+first row errors.`,
+  epilog: 'Exit code 0, or 3 when some rows cannot be read.',
   options: {
-    sheet: { type: 'string' },
-    encoding: { type: 'string' },
-    delimiter: { type: 'string' },
-    'header-row': { type: 'string' },
-    json: { type: 'boolean' },
+    sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number (default: the first sheet)' },
+    encoding: { type: 'string', value: 'E', describe: 'CSV: utf-8, utf-16le, utf-16be, windows-1252, latin1 ... (default: detected)' },
+    delimiter: { type: 'string', value: 'D', describe: 'CSV: one character, or tab, comma, semicolon, pipe (default: detected)' },
+    'header-row': { type: 'string', value: 'N|none', describe: 'row holding the column names (default 1); none names them column1, column2 ...' },
+    json: { type: 'boolean', describe: 'print the report as JSON' },
   },
   async run(args, io) {
     const { file, json, options } = toInspectOptions(args);

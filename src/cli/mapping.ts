@@ -29,12 +29,8 @@ export const mappingSchemaCommand: Command = {
 
 Writes the JSON Schema of mapping files (from the same schema crm-ferry validates them with), so
 that editors complete and check them. Point the YAML language server at it with a first line
-  # yaml-language-server: $schema=./mapping.schema.json
-
-Options:
-  --out FILE   write to FILE instead of standard output
-`,
-  options: { out: { type: 'string' } },
+  # yaml-language-server: $schema=./mapping.schema.json`,
+  options: { out: { type: 'string', value: 'FILE', describe: 'write to FILE instead of standard output' } },
   async run(args, io) {
     if (args.positionals.length > 0) throw new FerryError('USAGE', `mapping schema takes no arguments, got ${args.positionals.join(' ')}`);
     const { mappingJsonSchema } = await import('../mapping/reference.ts');
@@ -71,17 +67,18 @@ export const mappingInitCommand: Command = {
   name: 'mapping init',
   usage: `Usage: crm-ferry mapping init FILE [options]
 
-Reads the header and a few rows of FILE (CSV, XLSX or a legacy export) and drafts a mapping: common
-column names (First Name, Surname, E-mail, Company, Mobile, Postcode, ...) become targets, an id-like
-column (else the email) becomes the key, and columns it could not place are listed as comments.
-
-Options:
-  --entity E           party (default), kase, opportunity, entry or task
-  --out FILE           write the draft to FILE instead of standard output
-  --sheet S            XLSX: sheet name or 1-based number
-  --header-row N|none  row holding the column names (default 1)
-`,
-  options: { entity: { type: 'string' }, out: { type: 'string' }, sheet: { type: 'string' }, 'header-row': { type: 'string' } },
+Reads the header and a few rows of FILE (CSV, XLSX or a legacy export) and drafts a mapping: column
+names in English, French, German, Spanish, Dutch and Italian (First Name, Prénom, Firma, Empresa ...)
+become targets, an id-like column (else the email) becomes the key, and transforms are proposed from
+the values (date formats, number locales, phone countries, list separators, yes/no), each with a
+comment saying why. Other columns with values become custom fields; links to other files and empty
+columns are listed as comments.`,
+  options: {
+    entity: { type: 'string', value: 'E', describe: 'party (default), kase, opportunity, entry or task' },
+    out: { type: 'string', value: 'FILE', describe: 'write the draft to FILE instead of standard output' },
+    sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number' },
+    'header-row': { type: 'string', value: 'N|none', describe: 'row holding the column names (default 1)' },
+  },
   async run(args, io) {
     const { file, out, options } = toInitOptions(args);
     const { draftMapping } = await import('../mapping/init.ts');

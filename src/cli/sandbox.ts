@@ -112,35 +112,19 @@ export const sandboxCommand: Command = {
   name: 'sandbox',
   usage: `Usage: crm-ferry sandbox [options]
 
-Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals and tests.
-
-Options:
-  --port N                    port to listen on (default 8787; 0 picks a free one)
-  --host ADDRESS              address to listen on (default 127.0.0.1)
-  --token VALUE               accept VALUE as a personal token of the Administrator (repeatable);
-                              without it a token is generated and printed
-  --client ID:SECRET:URI      register an OAuth client (repeatable; empty SECRET for an installed app)
-  --token-ttl SECONDS         lifetime of OAuth access tokens (default 7200)
-  --rate-limit N/h|N/min|N/s  limit requests per user, like the service (default off)
-  --faults SPEC               inject faults: 5xx=RATE,latency=MS,jitter=MS,drop=RATE
-  --seed N                    seed for fault injection, so runs repeat (default 1)
-  --data FILE                 keep the state in FILE between runs (every acknowledged write is
-                              synced to FILE.log first; uploads in FILE.blobs/)
-  --reset                     start from the seeded account even if FILE exists
-  --log                       log every request to stderr
-`,
+Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals and tests.`,
   options: {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    token: { type: 'string', multiple: true },
-    client: { type: 'string', multiple: true },
-    'token-ttl': { type: 'string' },
-    'rate-limit': { type: 'string' },
-    faults: { type: 'string' },
-    seed: { type: 'string' },
-    data: { type: 'string' },
-    reset: { type: 'boolean' },
-    log: { type: 'boolean' },
+    port: { type: 'string', value: 'N', describe: 'port to listen on (default 8787; 0 picks a free one)' },
+    host: { type: 'string', value: 'ADDRESS', describe: 'address to listen on (default 127.0.0.1)' },
+    token: { type: 'string', multiple: true, value: 'VALUE', describe: 'accept VALUE as a personal token of the Administrator (repeatable); without it a token is generated and printed' },
+    client: { type: 'string', multiple: true, value: 'ID:SECRET:URI', describe: 'register an OAuth client (repeatable; empty SECRET for an installed app)' },
+    'token-ttl': { type: 'string', value: 'SECONDS', describe: 'lifetime of OAuth access tokens (default 7200)' },
+    'rate-limit': { type: 'string', value: 'N/h|N/min|N/s', describe: 'limit requests per user, like the service (default off)', group: 'Rehearsing trouble:' },
+    faults: { type: 'string', value: 'SPEC', describe: 'inject faults: 5xx=RATE,latency=MS,jitter=MS,drop=RATE', group: 'Rehearsing trouble:' },
+    seed: { type: 'string', value: 'N', describe: 'seed for fault injection, so runs repeat (default 1)', group: 'Rehearsing trouble:' },
+    data: { type: 'string', value: 'FILE', describe: 'keep the state in FILE between runs (every acknowledged write is synced to FILE.log first; uploads in FILE.blobs/)', group: 'State:' },
+    reset: { type: 'boolean', describe: 'start from the seeded account even if FILE exists', group: 'State:' },
+    log: { type: 'boolean', describe: 'log every request to stderr' },
   },
   async run(args, io) {
     const options = toOptions(args);

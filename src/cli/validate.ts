@@ -3,7 +3,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
-import { connectionFlags, connectionUsage, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectWith } from './connection-flags.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
 export type ValidateCommandOptions =
@@ -119,31 +119,17 @@ as constants in a mapping are checked before any row is read.
 
 Rejected rows go to a CSV file (UTF-8 with BOM, for Excel) holding the input's columns plus _row,
 _field, _code, _message and _raw. Without rejects no file is written, and a rejects file of an
-earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.
-
-Exit code 0 when every row is valid, 3 when some are rejected, 2 for a broken mapping, plan or
-unreadable input, 4 when the service cannot be reached with --online.
-
-Options:
-  --mapping M         the mapping file
-  --input F           the file to validate
-  --rejects FILE      where rejected rows go (default: rejects.csv beside the input; when the
-                      input is that file, rejects.rejects.csv)
-  --plan P            validate every step of a plan instead
-  --rejects-dir DIR   plans: folder of the <step>.rejects.csv files (default: the plan's folder)
-  --online            also check names against the account (needs a connection)
-  --json              print the report as JSON
-
-${connectionUsage}
-`,
+earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.`,
+  epilog: `Exit code 0 when every row is valid, 3 when some are rejected, 2 for a broken mapping, plan or
+unreadable input, 4 when the service cannot be reached with --online.`,
   options: {
-    mapping: { type: 'string' },
-    input: { type: 'string' },
-    rejects: { type: 'string' },
-    plan: { type: 'string' },
-    'rejects-dir': { type: 'string' },
-    online: { type: 'boolean' },
-    json: { type: 'boolean' },
+    mapping: { type: 'string', value: 'M', describe: 'the mapping file', group: 'One mapping:' },
+    input: { type: 'string', value: 'F', describe: 'the file to validate', group: 'One mapping:' },
+    rejects: { type: 'string', value: 'FILE', describe: 'where rejected rows go (default: rejects.csv beside the input; when the input is that file, rejects.rejects.csv)', group: 'One mapping:' },
+    plan: { type: 'string', value: 'P', describe: 'validate every step of a plan instead', group: 'A plan:' },
+    'rejects-dir': { type: 'string', value: 'DIR', describe: "folder of the <step>.rejects.csv files (default: the plan's folder)", group: 'A plan:' },
+    online: { type: 'boolean', describe: 'also check names against the account (needs a connection)' },
+    json: { type: 'boolean', describe: 'print the report as JSON' },
     ...connectionFlags,
   },
   async run(args, io) {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
+import { FerryError } from '../errors/index.ts';
 import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor } from './governor.ts';
@@ -126,9 +127,8 @@ export class Transport {
     this.settings = transportOptionsSchema.parse(rest);
     const url = new URL(this.settings.baseUrl);
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.test(url.hostname))) {
-      throw new ApiError('API_INSECURE_TRANSPORT', `refusing to send a token over ${url.protocol}// to ${url.hostname}`, {
-        method: '-',
-        path: '-',
+      // Refused before any request: no method or path to show.
+      throw new FerryError('API_INSECURE_TRANSPORT', `refusing to send a token over ${url.protocol}// to ${url.hostname}`, {
         hint: 'Use an https:// base address; plain http is allowed only for the sandbox on a loopback address.',
       });
     }

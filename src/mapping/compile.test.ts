@@ -375,7 +375,7 @@ describe('checkColumns', () => {
       code: 'MAPPING_INVALID',
       message: 'the input has no columns `First Name` (did you mean `Firstname`?), `Surname`, which the mapping reads',
       location: { file: '/maps/m.yaml' },
-      hint: 'The input\'s columns are: "id", "Firstname", "Last", "Email"',
+      hint: 'The input\'s 4 columns are: "id", "Firstname", "Last", "Email"',
     });
   });
 });

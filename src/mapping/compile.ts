@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { listSome, MAX_NAMES_SHOWN } from '../util/limits.ts';
 import { FerryError } from '../errors/index.ts';
 import { namedValues } from '../sources/types.ts';
 import type { CellValue, FieldRow, SourceLocation, SourceRow } from '../sources/types.ts';
@@ -220,13 +221,15 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
       const known = new Set(header);
       const missing = columns.filter((c) => !known.has(c));
       if (missing.length === 0) return;
-      const described = missing.map((c) => {
+      // Suggestions for the first few only: each compares a name with every column of the input.
+      const described = missing.slice(0, MAX_NAMES_SHOWN).map((c) => {
         const close = suggest(c, header, 1);
         return `\`${c}\`${close[0] === undefined ? '' : ` (did you mean \`${close[0]}\`?)`}`;
       });
-      throw new FerryError('MAPPING_INVALID', `the input has no column${missing.length === 1 ? '' : 's'} ${described.join(', ')}, which the mapping reads`, {
+      const more = missing.length > MAX_NAMES_SHOWN ? ` and ${(missing.length - MAX_NAMES_SHOWN).toLocaleString('en-GB')} more` : '';
+      throw new FerryError('MAPPING_INVALID', `the input has no column${missing.length === 1 ? '' : 's'} ${described.join(', ')}${more}, which the mapping reads`, {
         location: { file },
-        hint: `The input's columns are: ${header.map((h) => JSON.stringify(h)).join(', ')}`,
+        hint: `The input's ${header.length.toLocaleString('en-GB')} columns are: ${listSome(header.map((h) => JSON.stringify(h)))}`,
       });
     },
     mapRow(row) {

@@ -34,6 +34,7 @@ describe('draftMapping', () => {
     const draft = await draftMapping(file);
     expect(draft.key).toBe('{{Réf client}}');
     expect(draft.matched).toEqual([
+      { column: 'Réf client', to: 'key' },
       { column: 'Prénom', to: 'firstName' },
       { column: 'Nom', to: 'lastName' },
       { column: 'Société', to: 'organisation' },
@@ -41,7 +42,10 @@ describe('draftMapping', () => {
       { column: 'Téléphone', to: 'phone' },
       { column: 'Étiquettes', to: 'tags' },
       { column: 'Notes', to: 'about' },
+      { column: 'Date de naissance', to: 'custom' },
+      { column: "Chiffre d'affaires", to: 'custom' },
     ]);
+    expect(draft.unmatched).toEqual([]);
     expect(await mapAll(file, draft.yaml)).toEqual({ records: 1, rejected: [] });
   });
 
@@ -55,7 +59,7 @@ describe('draftMapping', () => {
     writeFileSync(file, text);
     const draft = await draftMapping(file);
     expect(draft.key).toBe(`{{${key}}}`);
-    expect(draft.matched.map((m) => m.to)).toEqual(targets);
+    expect(draft.matched.map((m) => m.to)).toEqual(['key', ...targets]);
   });
 
   it('drafts a party mapping from samples/contacts.csv that maps its rows', async () => {
@@ -75,10 +79,11 @@ describe('draftMapping', () => {
       { column: 'country', to: 'address' },
       { column: 'tags', to: 'tags' },
       { column: 'notes', to: 'about' },
+      { column: 'date_added', to: 'custom' },
     ]);
-    expect(draft.unmatched).toEqual(['date_added']);
+    expect(draft.unmatched).toEqual([]);
     expect(draft.yaml).toContain('value: {column: "tags", transform: [{split: ";"}]}');
-    expect(draft.yaml).toContain('#   "date_added"');
+    expect(draft.yaml).toContain('value: {column: "date_added", transform: [date]}');
     const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
     compiled.checkColumns(draft.header);
     const { records, rejected } = await mapAll(file, draft.yaml);
@@ -89,9 +94,9 @@ describe('draftMapping', () => {
   it('drafts from samples/contacts.xlsx', async () => {
     const file = join(ROOT, 'samples/contacts.xlsx');
     const draft = await draftMapping(file);
-    expect(draft.matched.map((m) => m.to)).toEqual(['lastName', 'email', 'phone', 'website', 'about']);
+    expect(draft.matched.map((m) => m.to)).toEqual(['lastName', 'email', 'phone', 'website', 'about', 'email', 'custom', 'custom', 'custom', 'custom']);
     expect(draft.key).toBe('{{Email}}');
-    expect(draft.unmatched).toContain('Born');
+    expect(draft.yaml).toContain('value: {column: "Born", transform: [date]}');
     const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
     expect(() => compiled.checkColumns(draft.header)).not.toThrow();
   });
@@ -102,12 +107,16 @@ describe('draftMapping', () => {
     const draft = await draftMapping(file);
     expect(draft.key).toBe('{{Account ID}}');
     expect(draft.matched).toEqual([
+      { column: 'Account ID', to: 'key' },
       { column: 'ACCOUNT NAME', to: 'name' },
       { column: 'E-Mail Address', to: 'email' },
       { column: 'Post-code', to: 'address' },
       { column: 'Telephone', to: 'phone' },
+      { column: 'Mystery', to: 'custom' },
     ]);
-    expect(draft.unmatched).toEqual(['Account ID', 'Mystery']);
+    expect(draft.unmatched).toEqual([]);
+    // "020 1" is no number of any country: the draft says so instead of guessing one.
+    expect(draft.yaml).toContain('# the country of these numbers could not be told');
     const { records, rejected } = await mapAll(file, draft.yaml);
     expect({ records, rejected }).toEqual({ records: 1, rejected: [] });
   });

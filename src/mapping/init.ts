@@ -4,6 +4,7 @@ import { openSource } from '../sources/index.ts';
 import type { OpenSourceOptions } from '../sources/index.ts';
 import type { CellValue } from '../sources/types.ts';
 import type { Entity } from './schema.ts';
+import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
 import { normalizeWord } from './suggest.ts';
 
 /** Options of draftMapping. */
@@ -32,7 +33,13 @@ interface Rule {
   extra?: string[];
   transform?: string;
   /** Address part, when `to` is address. */
-  part?: 'street' | 'city' | 'state' | 'zip' | 'country';
+  part?: 'street' | 'houseNumber' | 'city' | 'state' | 'zip' | 'country';
+  /** What the column is when `to` is taken already: Salesforce's "Title" after its "Salutation" is the job title. */
+  alt?: Rule;
+  /** The record this one belongs to: placed by a plan's `ref`, not by this draft alone. */
+  link?: boolean;
+  /** A whole name: placed only when the file has no first and last name columns. */
+  wholeName?: boolean;
 }
 
 const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((n) => [normalizeWord(n), rule]);
@@ -45,28 +52,34 @@ const PARTY_RULES = new Map<string, Rule>([
   ...word(['Last Name', 'Lastname', 'Surname', 'Family name', 'Nachname', 'Familienname', 'Nom', 'Nom de famille', 'Last', 'Apellido', 'Apellidos', 'Achternaam', 'Cognome'], { to: 'lastName', transform: '[trim]' }),
   ...word(['Name', 'Full Name', 'Contact Name', 'Contact', 'Person'], {
     to: 'lastName',
+    wholeName: true,
     extra: ['# the whole name goes to lastName: split it into firstName and lastName if the file allows'],
     transform: '[trim]',
   }),
-  ...word(['Title', 'Salutation', 'Anrede', 'Civilité', 'Titre', 'Tratamiento', 'Aanhef', 'Titolo'], { to: 'title', transform: '[trim]' }),
+  ...word(['Salutation', 'Anrede', 'Civilité', 'Tratamiento', 'Aanhef'], { to: 'title', transform: '[trim]' }),
+  ...word(['Title', 'Titre', 'Titolo'], { to: 'title', transform: '[trim]', alt: { to: 'jobTitle', transform: '[trim]' } }),
   ...word(['Job Title', 'Jobtitle', 'Position', 'Role', 'Berufsbezeichnung', 'Funktion', 'Fonction', 'Poste', 'Cargo', 'Puesto', 'Functie', 'Ruolo', 'Qualifica'], { to: 'jobTitle', transform: '[trim]' }),
   ...word(['Company', 'Company Name', 'Organisation', 'Organization', 'Organisation Name', 'Organization Name', 'Account Name', 'Account', 'Firma', 'Unternehmen', 'Employer', 'Société', 'Entreprise', 'Empresa', 'Compañía', 'Bedrijf', 'Organisatie', 'Azienda', 'Società', 'Ditta'], {
     to: 'organisation',
     transform: '[trim]',
   }),
-  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], { to: 'email', extra: ['type: Work'], transform: '[trim, lowercase]' }),
-  ...word(['Mobile', 'Mobile Phone', 'Mobile Number', 'Cell', 'Cell Phone', 'Handy', 'Mobiltelefon', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'], { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' }),
-  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Telefonnummer', 'Work Phone', 'Business Phone', 'Téléphone', 'Teléfono', 'Telefoon', 'Telefoonnummer', 'Telefono'], { to: 'phone', extra: ['type: Work'], transform: '[trim]' }),
+  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'Email Work', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], { to: 'email', extra: ['type: Work'], transform: '[trim, lowercase]' }),
+  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], { to: 'email', extra: ['type: Home'], transform: '[trim, lowercase]' }),
+  ...word(['Mobile', 'Mobile Phone', 'Mobile Number', 'Mobile Phone Number', 'Phone Mobile', 'Cell', 'Cell Phone', 'Handy', 'Mobil', 'Mobiltelefon', 'Mobilnummer', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'], { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' }),
+  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Telefonnummer', 'Work Phone', 'Phone Work', 'Business Phone', 'Téléphone', 'Teléfono', 'Telefoon', 'Telefoonnummer', 'Telefono'], { to: 'phone', extra: ['type: Work'], transform: '[trim]' }),
   ...word(['Fax', 'Fax Number'], { to: 'phone', extra: ['type: Fax'], transform: '[trim]' }),
   ...word(['Street', 'Address', 'Street Address', 'Address Line 1', 'Address 1', 'Strasse', 'Straße', 'Mailing Street', 'Adresse', 'Rue', 'Dirección', 'Calle', 'Adres', 'Straat', 'Indirizzo'], { to: 'address', part: 'street' }),
+  ...word(['House number', 'House No', 'Hausnummer', 'Hausnr', 'Numéro de rue', 'Número', 'Huisnummer', 'Numero civico'], { to: 'address', part: 'houseNumber' }),
   ...word(['City', 'Town', 'Ort', 'Stadt', 'Mailing City', 'Ville', 'Ciudad', 'Localidad', 'Plaats', 'Woonplaats', 'Città', 'Comune'], { to: 'address', part: 'city' }),
   ...word(['State', 'Region', 'County', 'Province', 'Bundesland', 'Mailing State', 'Département', 'Provincia', 'Estado', 'Provincie', 'Regione'], { to: 'address', part: 'state' }),
   ...word(['Postcode', 'Post Code', 'Zip', 'Zip Code', 'Postal Code', 'PLZ', 'Postleitzahl', 'Mailing Zip', 'Code postal', 'CP', 'Código postal', 'CAP'], { to: 'address', part: 'zip' }),
   ...word(['Country', 'Land', 'Mailing Country', 'Pays', 'País', 'Paese', 'Nazione'], { to: 'address', part: 'country' }),
-  ...word(['Website', 'Web Site', 'URL', 'Homepage', 'Web', 'Webseite', 'Site web', 'Site internet', 'Sitio web', 'Página web', 'Sito web'], { to: 'website', transform: '[trim]' }),
+  ...word(['Website', 'Web Site', 'Website URL', 'URL', 'Homepage', 'Web', 'Webseite', 'Site web', 'Site internet', 'Sitio web', 'Página web', 'Sito web'], { to: 'website', transform: '[trim]' }),
+  ...word(['LinkedIn', 'LinkedIn Company Page', 'LinkedIn URL', 'LinkedIn Profile'], { to: 'website', extra: ['service: LINKED_IN'], transform: '[trim]' }),
+  ...word(['Twitter', 'X (Twitter)'], { to: 'website', extra: ['service: TWITTER'], transform: '[trim]' }),
   ...word(['Tags', 'Tag', 'Labels', 'Label', 'Schlagworte', 'Schlagwörter', 'Étiquettes', 'Étiquette', 'Mots-clés', 'Etiquetas', 'Etiketten', 'Etichette'], { to: 'tags' }),
   ...word(['Notes', 'Note', 'About', 'Description', 'Comments', 'Comment', 'Bemerkung', 'Bemerkungen', 'Notizen', 'Anmerkungen', 'Remarques', 'Commentaires', 'Notas', 'Observaciones', 'Opmerkingen', 'Notities', 'Commenti'], { to: 'about' }),
-  ...word(['Owner', 'Contact Owner', 'Account Manager', 'Account Owner', 'Betreuer', 'Propriétaire', 'Responsable', 'Propietario', 'Eigenaar', 'Proprietario', 'Responsabile'], { to: 'owner', transform: '[trim]' }),
+  ...word(['Owner', 'Contact Owner', 'Company Owner', 'Account Manager', 'Account Owner', 'Betreuer', 'Propriétaire', 'Responsable', 'Propietario', 'Eigenaar', 'Proprietario', 'Responsabile'], { to: 'owner', transform: '[trim]' }),
 ]);
 
 const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
@@ -84,7 +97,10 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
     ...word(['Pipeline'], { to: 'pipeline', transform: '[trim]' }),
     ...word(['Milestone', 'Stage', 'Deal Stage'], { to: 'milestone', transform: '[trim]' }),
     ...word(['Amount', 'Value', 'Deal Value'], { to: 'amount', transform: '[number]' }),
-    ...word(['Currency', 'Currency Code'], { to: 'currency', transform: '[trim, uppercase]' }),
+    ...word(['Currency', 'Currency Code', 'Opportunity Currency', 'Deal Currency'], { to: 'currency', transform: '[trim, uppercase]' }),
+    ...word(['Close Date', 'Expected Close Date', 'Expected Close', 'Closing Date'], { to: 'expectedCloseOn' }),
+    ...word(['Won Time', 'Closed On', 'Won Date', 'Date Won'], { to: 'closedOn' }),
+    ...word(['Organization', 'Organisation', 'Account', 'Account Name', 'Company', 'Contact Person', 'Person', 'Contact'], { to: 'party', link: true }),
     ...word(['Probability', 'Probability (%)'], { to: 'probability', transform: '[integer]' }),
     ...word(['Lost Reason', 'Reason Lost'], { to: 'lostReason' }),
     ...word(['Owner', 'Deal Owner', 'Opportunity Owner'], { to: 'owner', transform: '[trim]' }),
@@ -101,6 +117,7 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
     ...word(['Category', 'Task Type', 'Type'], { to: 'category', transform: '[trim]' }),
     ...word(['Owner', 'Assigned To', 'Assignee'], { to: 'owner', transform: '[trim]' }),
     ...word(['Status'], { to: 'status', transform: '[trim]' }),
+    ...word(['Due', 'Due Date', 'Due On', 'Fällig', 'Fällig am', 'Fälligkeit', 'Échéance', "Date d'échéance", 'Vencimiento', 'Vervaldatum', 'Scadenza'], { to: 'dueOn' }),
   ]),
 };
 
@@ -108,6 +125,26 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
 const REPEATABLE = new Set(['phone', 'email', 'website', 'tags']);
 
 const q = (text: string): string => JSON.stringify(text);
+
+/** Pipedrive's "Person - ", "Deal - " before every column name. */
+const RECORD_PREFIX = /^(person|organi[sz]ation|contact|company|account|deal|lead)\s+-\s+/i;
+
+/**
+ * The names a column may be known by, tried in order: as written; without a CRM's record prefix
+ * ("Person - Email - Work"), an address qualifier ("Mailing City", "... of Address") or the
+ * parts of a compound name ("State/Region", "Email - Work" read as "Work Email").
+ */
+function columnNames(column: string): string[] {
+  // "Email_2": the reader's name for a second "Email" column.
+  const names = [column, column.replace(/_\d+$/, '')];
+  let plain = column.replace(/_\d+$/, '').replace(RECORD_PREFIX, '');
+  plain = plain.replace(/\s+of address$/i, '').replace(/^(mailing|billing|shipping|primary|main)\s+/i, '');
+  names.push(plain);
+  const dashed = /^(.+?)\s+-\s+(.+)$/.exec(plain);
+  if (dashed) names.push(`${dashed[2]} ${dashed[1]}`, dashed[1] as string);
+  if (plain.includes('/')) names.push(...plain.split('/').map((part) => part.trim()));
+  return names;
+}
 
 /**
  * Whether a column holds ids: "ID", "Customer ID", "Kundennummer", "Réf client", "Référence",
@@ -119,22 +156,46 @@ function isIdColumn(column: string): boolean {
   return (
     plain === 'id' ||
     plain === 'key' ||
+    /(^|[a-z])ids(primary|secondary)?$/.test(plain) ||
     /(^|[a-z])(id|nr|no|number|nummer)$/.test(plain) ||
     /^(ref|reference|referenz|referencia|riferimento)/.test(plain) ||
     /^(kundennummer|klantnummer|numero|codice|code)/.test(plain)
   );
 }
 
-function tagSeparator(samples: CellValue[]): string {
-  const texts = samples.filter((s): s is string => typeof s === 'string');
-  if (texts.some((t) => t.includes(';'))) return ';';
-  if (texts.some((t) => t.includes('|'))) return '|';
-  return ',';
+/** The entities whose records have custom fields. */
+const CUSTOM_ENTITIES = new Set<Entity>(['party', 'kase', 'opportunity']);
+
+/** An id column other than the key ("Account ID", "Associated Company IDs"): a link to records of another file. */
+function isLinkColumn(column: string): boolean {
+  return /(^|[a-z])ids?(primary|secondary)?$/.test(normalizeWord(column));
+}
+
+const DATE_TARGETS = new Set(['startOn', 'expectedCloseOn', 'closedOn', 'dueOn']);
+
+/** The transforms of a matched column: the rule's own, or the ones its sample values call for. */
+function transformsFor(to: string, rule: Rule, samples: CellValue[], hint: { monthFirst?: string }): { transforms: string[]; why: string[] } {
+  const base = rule.transform ? rule.transform.slice(1, -1).split(', ') : [];
+  const from = (proposal: Proposal | undefined, fallback: string[], missing?: string): { transforms: string[]; why: string[] } =>
+    proposal ? { transforms: [proposal.transform], why: [proposal.why] } : { transforms: fallback, why: missing ? [missing] : [] };
+  if (to === 'tags') return from(proposeSplit(samples), []);
+  if (to === 'phone') {
+    const national = sampleTexts(samples).some((t) => !t.startsWith('+'));
+    return from(proposePhone(samples), base, national ? 'the country of these numbers could not be told: add {phone: XX} (an ISO country) to normalise them' : undefined);
+  }
+  if (to === 'email' && sampleTexts(samples).some((t) => /[;,]/.test(t))) {
+    const split = proposeSplit(samples);
+    return { transforms: [split.transform, 'email'], why: [split.why] };
+  }
+  if (DATE_TARGETS.has(to)) return from(proposeDate(samples, hint), base);
+  if (to === 'amount') return from(proposeNumber(samples), base);
+  return { transforms: base, why: [] };
 }
 
 /**
  * Drafts a mapping from a file's header: reads the header and a few rows through openSource,
- * matches common column names to targets, and lists the columns it could not place as comments.
+ * matches common column names to targets, proposes transforms from the sample values (init-values.ts),
+ * places dates, yes/no and numbers of other columns in custom fields, and lists the rest as comments.
  * The key is an id-like column when there is one, else the email column, else the first column.
  */
 export async function draftMapping(file: string, options: DraftOptions = {}): Promise<DraftResult> {
@@ -165,14 +226,36 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const matched: Array<{ column: string; rule: Rule }> = [];
   const unmatched: string[] = [];
   const taken = new Set<string>();
+  const ruleOf = (column: string): Rule | undefined => {
+    for (const name of columnNames(column)) {
+      const rule = rules.get(normalizeWord(name));
+      if (rule) return rule;
+    }
+    return undefined;
+  };
+  // A whole-name column is left out when first and last names have columns of their own.
+  const namesApart = header.some((column) => {
+    const rule = ruleOf(column);
+    return rule !== undefined && !rule.wholeName && (rule.to === 'firstName' || rule.to === 'lastName');
+  });
+  const reasons = new Map<string, string>();
   for (const column of header) {
-    const rule = rules.get(normalizeWord(column));
-    const slot = rule ? (rule.part ? `address.${rule.part}` : rule.to) : '';
-    if (!rule || (taken.has(slot) && !REPEATABLE.has(rule.to))) {
+    let rule = ruleOf(column);
+    if (rule?.wholeName && namesApart) {
+      reasons.set(column, 'the whole name; first and last names come from their own columns');
+      rule = undefined;
+    }
+    if (rule?.link) {
+      reasons.set(column, `names the ${rule.to} of the record: link it with ref to a step of a plan (docs/plans.md)`);
+      rule = undefined;
+    }
+    const slotOf = (r: Rule): string => (r.part ? `address.${r.part}` : r.to);
+    if (rule && taken.has(slotOf(rule)) && !REPEATABLE.has(rule.to) && rule.alt) rule = rule.alt;
+    if (!rule || (taken.has(slotOf(rule)) && !REPEATABLE.has(rule.to))) {
       unmatched.push(column);
       continue;
     }
-    taken.add(slot);
+    taken.add(slotOf(rule));
     matched.push({ column, rule });
   }
   const person = matched.some((m) => m.rule.to === 'firstName' || m.rule.to === 'lastName');
@@ -180,41 +263,84 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const emailColumn = matched.find((m) => m.rule.to === 'email')?.column;
   const keyColumn = idColumn ?? emailColumn ?? (header[0] as string);
   const key = `{{${keyColumn}}}`;
+  // The key column is placed: it identifies the row (and links other steps to it).
+  if (idColumn !== undefined && unmatched.includes(idColumn)) unmatched.splice(unmatched.indexOf(idColumn), 1);
+
+  // Dates like 3/2/2019 say nothing of their order; numbers of the United States or Canada, or
+  // amounts written 1,234.56, tell that the file writes the month first.
+  const usPhones = matched.some((m) => m.rule.to === 'phone' && /\{phone: (US|CA)\}/.test(proposePhone(samples.get(m.column) ?? [])?.transform ?? ''));
+  const hint = usPhones ? { monthFirst: 'the phone numbers are North American' } : {};
 
   const lines: string[] = [
     `# Drafted by crm-ferry mapping init from ${basename(file)} (${opened.format}). Check every entry before use;`,
-    '# docs/mapping.md lists every target and transform.',
+    '# docs/mapping.md lists every target and transform. The comments say why a transform was chosen.',
     'version: 1',
     `entity: ${entity}`,
-    `key: ${q(key)}${idColumn ? '' : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,
+    `key: ${q(key)}${idColumn ? `  # ${q(idColumn)} holds an id for each row` : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,
     'fields:',
   ];
   const entries: Array<{ column: string; to: string }> = [];
-  const addressParts: string[] = [];
+  if (idColumn !== undefined) entries.push({ column: idColumn, to: 'key' });
+  const addressParts: Array<{ part: string; column: string }> = [];
+  let houseNumber: string | undefined;
+  const valueLine = (column: string, transforms: string[], why: string[], indent = '    '): string[] => [
+    ...why.map((w) => `${indent}# ${w}`),
+    `${indent}value: {column: ${q(column)}${transforms.length > 0 ? `, transform: [${transforms.join(', ')}]` : ''}}`,
+  ];
   for (const { column, rule } of matched) {
-    const value = `{column: ${q(column)}${rule.transform ? `, transform: ${rule.transform}` : ''}}`;
+    const columnSamples = samples.get(column) ?? [];
     if (rule.to === 'address' && rule.part) {
-      addressParts.push(`      ${rule.part}: {column: ${q(column)}, transform: [trim]}`);
+      if (rule.part === 'houseNumber') houseNumber = column;
+      else addressParts.push({ part: rule.part, column });
       entries.push({ column, to: 'address' });
       continue;
     }
     let to = rule.to;
     // Without person columns the company column names the organisation itself.
     if (to === 'organisation' && !person) to = 'name';
-    if (to === 'tags') {
-      lines.push(`  - to: tags`, `    value: {column: ${q(column)}, transform: [{split: ${q(tagSeparator(samples.get(column) ?? []))}}]}`);
-    } else {
-      lines.push(`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), `    value: ${value}`);
-    }
+    const { transforms, why } = transformsFor(to, rule, columnSamples, hint);
+    lines.push(`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), ...valueLine(column, transforms, why));
     entries.push({ column, to });
   }
-  if (addressParts.length > 0) lines.push('  - to: address', '    type: Work', '    parts:', ...addressParts);
-  if (entries.length === 0) {
+  // Columns no standard field takes: custom fields, typed from their values (dates, yes/no,
+  // numbers) or text. Ids of other records (links for a plan) and empty columns stay listed.
+  for (const column of CUSTOM_ENTITIES.has(entity) ? [...unmatched] : []) {
+    if (reasons.has(column)) continue;
+    const columnSamples = samples.get(column) ?? [];
+    if (isLinkColumn(column)) {
+      reasons.set(column, 'ids of records in another file: link them with ref in a plan (docs/plans.md)');
+      continue;
+    }
+    if (columnSamples.every((v) => v === null || (typeof v === 'string' && v.trim() === ''))) {
+      reasons.set(column, `empty in the first ${read} rows`);
+      continue;
+    }
+    const proposal = proposeTyped(columnSamples, hint);
+    lines.push(
+      '  - to: custom',
+      `    definition: ${q(column.replace(RECORD_PREFIX, ''))}  # no standard field: a custom field of this name (create it, or rename)`,
+      '    tag: null',
+      ...valueLine(column, proposal ? [proposal.transform] : ['trim'], proposal ? [proposal.why] : []),
+    );
+    entries.push({ column, to: 'custom' });
+    unmatched.splice(unmatched.indexOf(column), 1);
+  }
+  if (addressParts.length > 0 || houseNumber !== undefined) {
+    const street = addressParts.find((p) => p.part === 'street');
+    if (houseNumber !== undefined && street === undefined) addressParts.unshift({ part: 'street', column: houseNumber });
+    lines.push('  - to: address', '    type: Work', '    parts:');
+    for (const { part, column } of addressParts) {
+      // The street and its house number make one street line, as the service keeps it.
+      if (part === 'street' && houseNumber !== undefined && column !== houseNumber) lines.push(`      street: {template: ${q(`{{${column}}} {{${houseNumber}}}`)}, transform: [trim]}`);
+      else lines.push(`      ${part}: {column: ${q(column)}, transform: [trim]}`);
+    }
+  }
+  if (entries.every((e) => e.to === 'key')) {
     const fallback = entity === 'party' ? 'name' : entity === 'entry' ? 'content' : entity === 'task' ? 'description' : 'name';
-    const column = header[0] as string;
+    const column = unmatched[0] ?? (header[0] as string);
     lines.push(`  - to: ${fallback}  # no column name was recognised: a guess`, `    value: {column: ${q(column)}}`);
     entries.push({ column, to: fallback });
-    unmatched.splice(unmatched.indexOf(column), 1);
+    if (unmatched.includes(column)) unmatched.splice(unmatched.indexOf(column), 1);
   }
   if (entity !== 'party') {
     lines.push(
@@ -224,11 +350,11 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
       `  #   key: ${q(key)}`,
     );
   }
-  if (entity === 'task') lines.push('  # A task needs a due date:', '  # - to: dueOn', '  #   value: {column: "Due", transform: [{date: "dd.MM.yyyy"}]}');
+  if (entity === 'task' && !entries.some((e) => e.to === 'dueOn')) lines.push('  # A task needs a due date:', '  # - to: dueOn', '  #   value: {column: "Due", transform: [{date: "dd.MM.yyyy"}]}');
   if (entity === 'opportunity') lines.push('  # An opportunity needs a milestone (and a pipeline when names repeat across pipelines).');
   if (unmatched.length > 0) {
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
-    for (const column of unmatched) lines.push(`#   ${q(column)}`);
+    for (const column of unmatched) lines.push(`#   ${q(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
   }
   return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, key };
 }

@@ -1,9 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { Document } from 'yaml';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import type { ErrorLocation } from '../errors/index.ts';
+import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN } from '../util/limits.ts';
 import { yamlValue } from '../util/yaml-value.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
 import { LINK_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
@@ -24,14 +25,16 @@ export class MappingErrors extends FerryError {
   readonly errors: FerryError[];
 
   constructor(file: string, errors: FerryError[]) {
-    const lines = errors.map((e) => {
+    const lines = errors.slice(0, MAX_PROBLEMS_SHOWN).map((e) => {
       const where = [e.location?.line === undefined ? '' : `line ${e.location.line}`, e.location?.yamlPath ?? ''].filter(Boolean).join(', ');
       return `  ${where ? `${where}: ` : ''}${e.message}`;
     });
     const first = errors[0];
     super(
       'MAPPING_INVALID',
-      errors.length === 1 && first ? first.message : `${errors.length} problems in the mapping:\n${lines.join('\n')}`,
+      errors.length === 1 && first
+        ? first.message
+        : `${errors.length.toLocaleString('en-GB')} problems in the mapping${errors.length > MAX_PROBLEMS_SHOWN ? ` (the first ${MAX_PROBLEMS_SHOWN} here; fix them and validate again to see the rest)` : ''}:\n${lines.join('\n')}`,
       { location: errors.length === 1 && first?.location ? first.location : { file } },
     );
     this.errors = errors;
@@ -408,6 +411,7 @@ function lineOf(doc: Document, counter: LineCounter, path: Path, atKey: boolean)
  * templates and regular expressions that do not compile.
  */
 export function parseMapping(text: string, file: string, options: LoadOptions = {}): Mapping {
+  if (text.length > MAX_MAPPING_BYTES) throw mappingTooLarge(file, text.length);
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: false });
   const located = (line: number | undefined, path: Path | undefined, message: string): FerryError => {
@@ -426,6 +430,13 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
     throw new MappingErrors(file, errors);
   }
   const data: unknown = yamlValue(doc, file, 'MAPPING_INVALID');
+  const fields = (data as { fields?: unknown } | null)?.fields;
+  if (Array.isArray(fields) && fields.length > MAX_MAPPING_FIELDS) {
+    throw new FerryError('MAPPING_INVALID', `the mapping has ${fields.length.toLocaleString('en-GB')} field entries; a mapping takes at most ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')}`, {
+      location: { file, yamlPath: 'fields' },
+      hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
+    });
+  }
   const parsed = mappingSchema.safeParse(data);
   const transforms = options.transforms ?? TRANSFORMS;
   const problems: Problem[] = [];
@@ -444,11 +455,22 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
 }
 
 /** Reads and checks a mapping file; see parseMapping. A file that cannot be read is MAPPING_NOT_FOUND. */
+/** A mapping file past MAX_MAPPING_BYTES, refused before it is read. */
+function mappingTooLarge(file: string, bytes: number): FerryError {
+  return new FerryError('MAPPING_INVALID', `the mapping file is ${(bytes / 1024 / 1024).toFixed(1)} MB; a mapping file is at most ${MAX_MAPPING_BYTES / 1024 / 1024} MB`, {
+    location: { file },
+    hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
+  });
+}
+
 export async function loadMapping(file: string, options: LoadOptions = {}): Promise<Mapping> {
   let text: string;
   try {
+    const { size } = await stat(file);
+    if (size > MAX_MAPPING_BYTES) throw mappingTooLarge(file, size);
     text = await readFile(file, 'utf8');
   } catch (error) {
+    if (error instanceof FerryError) throw error;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new FerryError('MAPPING_NOT_FOUND', missing ? 'the mapping file does not exist' : `cannot read the mapping file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
       location: { file },

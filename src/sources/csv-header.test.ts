@@ -26,3 +26,17 @@ describe('nameColumns', () => {
     expect(numberedColumns(3)).toEqual(['column1', 'column2', 'column3']);
   });
 });
+
+describe('many repeats of one name', () => {
+  it('16,000 columns named alike become a, a_2 ... a_16000, each suffix found where the last one stopped', () => {
+    const { names, renames } = nameColumns(Array(16_000).fill('a'));
+    expect(names.slice(0, 3)).toEqual(['a', 'a_2', 'a_3']);
+    expect(names.at(-1)).toBe('a_16000');
+    expect(new Set(names).size).toBe(16_000);
+    expect(renames).toHaveLength(15_999);
+  });
+
+  it('a literal a_3 further on is still skipped by the repeats', () => {
+    expect(nameColumns(['a', 'a', 'a', 'a_3', 'a']).names).toEqual(['a', 'a_2', 'a_4', 'a_3', 'a_5']);
+  });
+});

@@ -26,10 +26,16 @@ export function nameColumns(header: readonly string[]): NamedColumns {
   const used = new Set<string>();
   const names: string[] = [];
   const renames: HeaderRename[] = [];
+  // Where the search for a free `base_N` goes on: starting again from 2 for every repeat made
+  // 20,000 identical names take 2 * 10^8 look-ups.
+  const nextSuffix = new Map<string, number>();
   const free = (base: string, first: number): string => {
-    for (let n = first; ; n++) {
+    for (let n = Math.max(first, nextSuffix.get(base) ?? first); ; n++) {
       const candidate = n === 1 ? base : `${base}_${n}`;
-      if (!used.has(candidate) && !literal.has(candidate)) return candidate;
+      if (!used.has(candidate) && !literal.has(candidate)) {
+        nextSuffix.set(base, n + 1);
+        return candidate;
+      }
     }
   };
   trimmed.forEach((name, index) => {

@@ -6,11 +6,20 @@ import type { ErrorCode } from '../errors/index.ts';
 import { ChunkDecoder, detectEncoding } from './csv-encoding.ts';
 import type { EncodingDecision } from './csv-encoding.ts';
 import { sniffDelimiter } from './csv-delimiter.ts';
+import { MAX_COLUMNS } from '../util/limits.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer } from './csv-tokenizer.ts';
 import type { TokenizedRecord } from './csv-tokenizer.ts';
 import { itemsOfBatches, namedValues } from './types.ts';
 import type { BatchedItems, CommonReadOptions, FieldRow, SourceItem, SourceLocation, SourceRowError, SourceWarning } from './types.ts';
+
+/** A row wider than any spreadsheet: refused before its columns are named or read. */
+function tooManyColumns(count: number, location: SourceLocation): FerryError {
+  return new FerryError('SOURCE_HEADER', `the file has ${count.toLocaleString('en-GB')} columns; crm-ferry reads at most ${MAX_COLUMNS.toLocaleString('en-GB')} (as many as a spreadsheet holds)`, {
+    location,
+    hint: 'Check the delimiter (--delimiter), or cut the columns nobody needs before reading the file.',
+  });
+}
 
 /** 1 MiB, in characters. */
 export const DEFAULT_MAX_FIELD_SIZE = 1024 * 1024;
@@ -204,6 +213,7 @@ class RecordConverter {
     this.flushEmpty();
     let names = this.names;
     if (names === undefined) {
+      if (record.fields.length > MAX_COLUMNS) throw tooManyColumns(record.fields.length, location);
       names = numberedColumns(record.fields.length);
       this.names = names;
       this.announce();
@@ -247,6 +257,7 @@ class RecordConverter {
         hint: `Pass --header-row with the row that holds the column names (e.g. --header-row ${row + 1}), or --header-row none.`,
       });
     }
+    if (record.fields.length > MAX_COLUMNS) throw tooManyColumns(record.fields.length, location);
     const { names, renames } = nameColumns(record.fields);
     this.names = names;
     for (const rename of renames) {

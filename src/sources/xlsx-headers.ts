@@ -29,14 +29,17 @@ export function uniqueHeaderNames(headers: ReadonlyArray<string | undefined>, wi
   }
   for (let column = 1; column <= width; column++) taken.add(proposed[column] ?? '');
   const used = new Set<string>();
+  const nextSuffix = new Map<string, number>();
   const names: string[] = [];
   for (let column = 1; column <= width; column++) {
     const base = proposed[column] ?? `column${column}`;
     let name = base;
     if (used.has(name)) {
-      let suffix = 2;
+      // Go on from the last suffix of this name: 20,000 repeats would otherwise search 2 * 10^8 times.
+      let suffix = nextSuffix.get(base) ?? 2;
       while (used.has(`${base}_${suffix}`) || taken.has(`${base}_${suffix}`)) suffix++;
       name = `${base}_${suffix}`;
+      nextSuffix.set(base, suffix + 1);
       fixes.push({ kind: 'renamed', column, original: base, name });
     }
     used.add(name);

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/fake-io.ts';
+import { fakeIo, runCli } from '../helpers/fake-io.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-bad-input-'));
 const FIFO = join(dir, 'pipe.csv');
@@ -16,6 +16,19 @@ writeFileSync(
   ['version: 1', 'entity: party', 'key: "{{id}}"', 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`), 'fields: [{ to: firstName, value: { column: a } }]', ''].join('\n'),
 );
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// Past the limits of docs/errors.md: each is refused before the work starts.
+const WIDE = join(dir, 'wide.csv');
+writeFileSync(WIDE, `${Array.from({ length: 300_000 }, (_, i) => `c${i}`).join(',')}\n${'1,'.repeat(299_999)}1\n`);
+const SMALL = join(dir, 'small.csv');
+writeFileSync(SMALL, 'c0,c1\n1,2\n');
+const mappingOf = (entries: string[]): string => ['version: 1', 'entity: party', 'key: "{{c0}}"', 'fields:', ...entries, ''].join('\n');
+const HEAVY = join(dir, 'heavy.yaml');
+writeFileSync(HEAVY, mappingOf(Array.from({ length: 30_000 }, (_, i) => `  - {to: custom, definition: "Field number ${i}", tag: null, value: {column: c0}}`)));
+const MANY = join(dir, 'many.yaml');
+writeFileSync(MANY, mappingOf(Array.from({ length: 6_000 }, () => '  - {to: about, value: {column: c0}}')));
+const PLAN_BOMB = join(dir, 'bomb.plan.yaml');
+writeFileSync(PLAN_BOMB, readFileSync(BOMB, 'utf8').replace('entity: party', 'steps: []'));
 
 /** A port that is taken for the length of the test. */
 let busy: Server;
@@ -62,6 +75,17 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['a folder for a file', ['inspect', '.'], /this is a folder, not a file/],
   ['a FIFO for a file', ['inspect', FIFO], /this is not a regular file/],
   ['a YAML alias bomb in a mapping', ['validate', '--mapping', BOMB, '--input', 'x.csv'], /more than 100 times over/],
+  ['a YAML alias bomb in a plan', ['validate', '--plan', PLAN_BOMB], /more than 100 times over/],
+  ['a CSV of 300,000 columns', ['inspect', WIDE], /SOURCE_HEADER.*the file has 300,000 columns; crm-ferry reads at most 16,384/],
+  ['300,000 columns without a header', ['inspect', WIDE, '--header-row', 'none'], /the file has 300,000 columns/],
+  ['a draft of 300,000 columns', ['mapping', 'init', WIDE], /the file has 300,000 columns/],
+  ['a mapping file over 1 MB', ['validate', '--mapping', HEAVY, '--input', SMALL], /MAPPING_INVALID.*the mapping file is 2\.\d MB; a mapping file is at most 1 MB/],
+  ['a mapping of 6,000 fields', ['validate', '--mapping', MANY, '--input', SMALL], /MAPPING_INVALID.*fields: the mapping has 6,000 field entries; a mapping takes at most 5,000/],
+  ['a login base address that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'garbage'], /--base-url takes an http\(s\) address, e\.g\. https:\/\/crm\.example\.com, got "garbage"/],
+  ['a redirect URI that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'garbage'], /--redirect-uri takes a loopback http address/],
+  ['a redirect URI that is not loopback', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'http://example.com/cb'], /--redirect-uri takes a loopback http address/],
+  ['a profile with no stored login', ['api', '/parties', '--profile', 'nope', '--base-url', 'http://127.0.0.1:9'], /CONFIG_MISSING[\s\S]*Run `crm-ferry auth login --client-id ID --profile nope`, or pass a personal token/],
+  ['a token over plain http', ['api', '/parties', '--base-url', 'http://crm.example.com', '--token', 'abcdefgh'], /^error \[API_INSECURE_TRANSPORT\]: refusing to send a token over http:\/\/ to crm\.example\.com\n/],
 ];
 
 describe('bad input on the command line', () => {
@@ -71,6 +95,45 @@ describe('bad input on the command line', () => {
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/internal error|\n\s+at [\w.<]+ \(|node:internal/);
     expect(stdout).toBe('');
+  });
+
+  it('a mapping with thousands of problems prints the first 50 and the count', async () => {
+    const file = join(dir, 'problems.yaml');
+    writeFileSync(file, mappingOf(Array.from({ length: 4_000 }, (_, i) => `  - {to: nosuchtarget${i}, value: {column: c0}}`)));
+    const { code, stderr } = await runCli(['validate', '--mapping', file, '--input', SMALL], { env: {} });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^error \[MAPPING_INVALID\] at .*problems\.yaml: 4,000 problems in the mapping \(the first 50 here; fix them and validate again to see the rest\):\n/);
+    expect(stderr.trim().split('\n').length).toBeLessThanOrEqual(52);
+    expect(stderr).toContain('fields[49].to: unknown target `nosuchtarget49`');
+    expect(stderr).not.toContain('nosuchtarget50`');
+  });
+
+  it('an input of 16,000 columns is named in one pass, and a message lists 50 of them', async () => {
+    const file = join(dir, 'same-name.csv');
+    writeFileSync(file, `${Array(16_000).fill('a').join(',')}\n${Array(16_000).fill('1').join(',')}\n`);
+    const mapping = join(dir, 'reads-b.yaml');
+    writeFileSync(mapping, mappingOf(['  - {to: about, value: {column: b}}']));
+    const { code, stderr } = await runCli(['validate', '--mapping', mapping, '--input', file], { env: {} });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/the input has no columns `c0`, `b` \(did you mean `a`\?\), which the mapping reads\n  The input's 16,000 columns are: "a", "a_2", .*"a_50" and 15,950 more\n$/);
+  });
+
+  it('Ctrl-C while a login waits for the browser: exit 130, nothing else said', async () => {
+    const f = fakeIo({ XDG_CONFIG_HOME: dir });
+    const controller = new AbortController();
+    const io = { ...f.io, signal: controller.signal };
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as { port: number };
+        probe.close(() => resolve(free));
+      });
+    });
+    const { main } = await import('../../src/cli/main.ts');
+    const running = main(['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', `http://127.0.0.1:${port}/callback`, '--no-browser'], io);
+    for (let i = 0; i < 200 && !f.out().includes('/oauth/authorise'); i += 1) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    expect(await running).toBe(130);
+    expect(f.err()).toBe('');
   });
 
   it('a port already in use', async () => {

@@ -46,7 +46,7 @@ describe('crm-ferry mapping init', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^# Drafted by crm-ferry mapping init from contacts.csv \(csv\)/);
     expect(stdout).toContain('entity: party');
-    expect(stderr).toBe('mapped 12 of 13 columns; key {{email}}; not mapped: date_added\n');
+    expect(stderr).toBe('mapped 13 of 13 columns; key {{email}}\n');
   });
 
   it('writes a draft of samples/contacts.xlsx that loads and compiles', async () => {

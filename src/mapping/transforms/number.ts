@@ -126,6 +126,26 @@ function createParser(options: NumberOptions): NumberParser {
   return { parse, example: `${example}${described}` };
 }
 
+/** Locales whose separators differ, tried in turn to say which one reads a value that failed. */
+const OTHER_LOCALES = ['en-US', 'de-DE', 'fr-FR', 'de-CH'];
+let otherParsers: Array<{ locale: string; parser: NumberParser }> | undefined;
+
+/**
+ * `; de-DE reads it as 448609.91`: the locale a value that failed was written in, when one of
+ * the common ones reads it (only on the error path, so a run that reads its values pays nothing).
+ */
+function readerHint(value: string, options: NumberOptions): string {
+  otherParsers ??= OTHER_LOCALES.map((locale) => ({ locale, parser: createParser({ locale }) }));
+  const current = resolveSeparators(options);
+  for (const { locale, parser } of otherParsers) {
+    const other = resolveSeparators({ locale });
+    if (other.decimal === current.decimal && (other.thousands === current.thousands || (SPACES.has(other.thousands) && SPACES.has(current.thousands)))) continue;
+    const read = parser.parse(value);
+    if (read !== undefined) return `; ${locale} reads it as ${read} (write {number: ${locale}})`;
+  }
+  return '';
+}
+
 /** Builds `number` or `integer`; they differ only in the whole-number check. */
 function createNumberTransform(name: 'number' | 'integer', options: NumberOptions): TransformFn {
   const parser = createParser(options);
@@ -147,7 +167,7 @@ function createNumberTransform(name: 'number' | 'integer', options: NumberOption
       // An empty cell is no amount, not a broken one.
       if (value.trim() === '') return null;
       const result = parser.parse(value);
-      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}`, name);
+      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}${readerHint(value, options)}`, name);
       return check(result, quote(value));
     }
     if (Array.isArray(value)) throw listError(name, expected, value);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { commands } from '../../../src/cli/commands.ts';
 import { main, reportError } from '../../../src/cli/main.ts';
 import { FerryError } from '../../../src/errors/index.ts';
 import { fakeIo } from '../../helpers/fake-io.ts';
@@ -25,10 +26,53 @@ describe('command line entry', () => {
     expect(f.err()).toBe("crm-ferry sandbox: unknown option --colour\nRun 'crm-ferry sandbox --help' for its options.\n");
   });
 
-  it('prints a command usage with --help', async () => {
+  it('prints a command usage with --help, its options in groups', async () => {
     const f = fakeIo();
     expect(await main(['sandbox', '--help'], f.io)).toBe(0);
-    expect(f.out()).toMatch(/--rate-limit N\/h\|N\/min\|N\/s/);
+    expect(f.out()).toMatch(/^Usage: crm-ferry sandbox \[options\]/);
+    expect(f.out()).toMatch(/Rehearsing trouble:\n\s+--rate-limit\s+<N\/h\|N\/min\|N\/s> limit requests per user/);
+  });
+
+  it.each(commands.map((c) => c.name))('crm-ferry %s --help: its usage, every option, exit 0', async (name) => {
+    const command = await (commands.find((c) => c.name === name) as (typeof commands)[number]).load();
+    const f = fakeIo();
+    expect(await main([...name.split(' '), '--help'], f.io)).toBe(0);
+    expect(f.out()).toMatch(new RegExp(`^Usage: crm-ferry ${name}`));
+    for (const option of Object.keys(command.options)) expect(f.out()).toContain(`--${option}`);
+    // The connection options have a group of their own wherever they appear.
+    if ('token' in command.options && 'base-url' in command.options) expect(f.out()).toMatch(/Connection \(each flag, else the CRM_FERRY_\* variable named\):\n\s+--base-url/);
+    expect(f.err()).toBe('');
+  });
+
+  it.each([
+    [['help', 'inspect'], /^Usage: crm-ferry inspect FILE/],
+    [['version'], /^\d+\.\d+\.\d+\n$/],
+    [['-V'], /^\d+\.\d+\.\d+\n$/],
+  ])('crm-ferry %j as people type it', async (argv, text) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(0);
+    expect(f.out()).toMatch(text);
+  });
+
+  it('a group word alone names its commands, exit 2', async () => {
+    const f = fakeIo();
+    expect(await main(['auth'], f.io)).toBe(2);
+    expect(f.err()).toBe("crm-ferry auth needs a command: login, status or logout\nRun 'crm-ferry auth --help' for its options.\n");
+  });
+
+  it('a repeatable option keeps every value; any other option keeps the last one', async () => {
+    const { parseCommandLine } = await import('../../../src/cli/parse.ts');
+    const outcome = await parseCommandLine(['export', 'parties', '--where', 'tag is VIP', '--where', 'name is Acme', '--out', 'a.csv', '--out', 'b.csv', '--any', '--', '--odd']);
+    expect(outcome.kind).toBe('run');
+    if (outcome.kind !== 'run') return;
+    expect(outcome.args).toEqual({ values: { where: ['tag is VIP', 'name is Acme'], out: 'b.csv', any: true }, positionals: ['parties', '--odd'] });
+  });
+
+  it('values stay the text typed: no numbers, no negation, no camelCase copies', async () => {
+    const { parseCommandLine } = await import('../../../src/cli/parse.ts');
+    const outcome = await parseCommandLine(['auth', 'login', '--client-id', '0012', '--no-browser']);
+    if (outcome.kind !== 'run') throw new Error(`expected a run, got ${outcome.kind}`);
+    expect(outcome.args.values).toEqual({ 'client-id': '0012', 'no-browser': true });
   });
 
   it('reports a FerryError with code, location and hint', () => {

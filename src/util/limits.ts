@@ -1,0 +1,26 @@
+/**
+ * The limits on what crm-ferry takes in, checked before any work starts, so that a file far
+ * outside them gets one clear message instead of minutes of work, gigabytes or a stack overflow.
+ * docs/errors.md lists them.
+ */
+
+/** Columns of a source: as many as a spreadsheet holds (XFD, the last column of Excel). */
+export const MAX_COLUMNS = 16_384;
+
+/** Size of a mapping file: a hand-written mapping of every column of the widest source is far smaller. */
+export const MAX_MAPPING_BYTES = 1024 * 1024;
+
+/** Field entries of one mapping. */
+export const MAX_MAPPING_FIELDS = 5_000;
+
+/** Problems of a mapping listed in full; the rest are counted. Fixing the first ones usually fixes many more. */
+export const MAX_PROBLEMS_SHOWN = 50;
+
+/** Names listed in one message (the input's columns, the columns a mapping misses); the rest are counted. */
+export const MAX_NAMES_SHOWN = 50;
+
+/** `a, b, c and 120 more`: the first `max` of a list, and how many were left out. */
+export function listSome(items: readonly string[], max: number = MAX_NAMES_SHOWN): string {
+  if (items.length <= max) return items.join(', ');
+  return `${items.slice(0, max).join(', ')} and ${(items.length - max).toLocaleString('en-GB')} more`;
+}
