@@ -342,7 +342,7 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
   });
 
   app.get('/api/v2/parties/deleted', async (request) =>
-    deletedList(request, callerOf(request), store.deleted.parties, store.parties.all(), partyName, {
+    deletedList(request, store, callerOf(request), store.deleted.parties, () => store.parties.values(), partyName, {
       deleted: 'parties',
       restricted: 'restrictedParties',
     }),

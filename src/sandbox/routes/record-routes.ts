@@ -145,7 +145,7 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
   });
 
   app.get(`${base}/deleted`, async (request) =>
-    deletedList(request, callerOf(request), kind.deleted(ctx), table.all(), (r) => r.name, { deleted: plural, restricted: kind.restrictedKey }),
+    deletedList(request, ctx.store, callerOf(request), kind.deleted(ctx), () => table.values(), (r) => r.name, { deleted: plural, restricted: kind.restrictedKey }),
   );
 
   app.get(`${base}/:${kind.param}`, async (request) => {
