@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSavedState } from '../../../src/sandbox/storage/journal.ts';
+import { fillWithAttachments } from '../../helpers/attachment-fill.ts';
 import { startTestSandbox } from '../../helpers/sandbox.ts';
 
 let dir: string;
@@ -55,6 +56,20 @@ describe('sandbox storage: files and modes', () => {
     expect(saved.parties.get(created.body.party.id)?.name).toBe('Logged Ltd');
     await sandbox.close();
   });
+});
+
+describe('sandbox storage: attachments beyond any one document', () => {
+  // The same run at 2 GiB is `npm run bench -- sandbox-attachments` (figures in docs/benchmarks.md).
+  it('saves and reloads a state holding 48 MiB of attachments, each file beside the state', async () => {
+    const file = join(dir, 'many-files', 'state.json');
+    const figures = await fillWithAttachments({ file, totalBytes: 48 * 2 ** 20, eachBytes: 8 * 2 ** 20 });
+    expect(figures.problems).toEqual([]);
+    expect(figures.attachments).toBe(6);
+    expect(figures.blobFiles).toBe(6);
+    // Records only: the bytes never enter the snapshot.
+    expect(figures.snapshotBytes).toBeLessThan(2 ** 20);
+    expect((await readdir(join(dir, 'many-files'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 60_000);
 });
 
 describe('sandbox storage: a failed save', () => {
