@@ -9,7 +9,7 @@ import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
 import type { DeletedRec, FieldValueRec, PartyRec } from '../model.ts';
 import type { Table } from '../store.ts';
-import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { PARTY_EMBEDS, serializeParty } from './record-serializers.ts';
 import {
   applyTags,
   type Body,
