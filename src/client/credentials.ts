@@ -79,10 +79,18 @@ export class CredentialStore {
   }
 
   private async write(all: z.infer<typeof fileSchema>): Promise<void> {
-    await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
+    const folder = dirname(this.file);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    // The folder holds nothing but secrets: closed to others even if it was made before.
+    await chmod(folder, 0o700);
     const temp = `${this.file}.${randomUUID()}.tmp`;
-    await writeFile(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-    await chmod(temp, 0o600);
-    await rename(temp, this.file);
+    try {
+      await writeFile(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+      await chmod(temp, 0o600);
+      await rename(temp, this.file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw new FerryError('CONFIG_INVALID', `cannot write the credentials file: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockAgent } from 'undici';
@@ -30,6 +30,19 @@ describe('credentials file', () => {
     expect(await store.remove('acme')).toBe(true);
     expect(await store.get('acme')).toBeUndefined();
     expect((await store.get('globex'))?.refreshToken).toBe('r2');
+  });
+
+  it('keeps its folder 0700, even one that existed before, and leaves no temporary file', async () => {
+    const folder = join(dir, 'crm-ferry');
+    await mkdir(folder, { mode: 0o755 });
+    await chmod(folder, 0o755);
+    const store = new CredentialStore(join(folder, 'credentials.json'));
+    await store.put('acme', profile('a1', 'r1'));
+    await store.put('globex', profile('a2', 'r2'));
+    await store.remove('acme');
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+    expect((await stat(store.file)).mode & 0o777).toBe(0o600);
+    expect(await readdir(folder)).toEqual(['credentials.json']);
   });
 
   it('reports a damaged file with what to do', async () => {
