@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
+import { makeFolders } from '../util/make-folders.ts';
 
 export const storedProfileSchema = z.object({
   baseUrl: z.string().url(),
@@ -80,7 +81,7 @@ export class CredentialStore {
 
   private async write(all: z.infer<typeof fileSchema>): Promise<void> {
     const folder = dirname(this.file);
-    await mkdir(folder, { recursive: true, mode: 0o700 });
+    await makeFolders(folder, { mode: 0o700, what: 'the credentials folder', hint: 'Set XDG_CONFIG_HOME (or HOME) to an ordinary folder of yours.' });
     // The folder holds nothing but secrets: closed to others even if it was made before.
     await chmod(folder, 0o700);
     const temp = `${this.file}.${randomUUID()}.tmp`;
