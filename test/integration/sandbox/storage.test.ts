@@ -111,6 +111,8 @@ describe('sandbox storage: damaged state', () => {
     ['tables that are a list', (s: any) => (s.tables = []), /tables is a list, not an object/],
     ['blobs that are not ids', (s: any) => (s.blobs = ['../../etc/passwd']), /blobs\[0\] is not a blob id/],
     ['a deleted list that is a number', (s: any) => (s.deleted.parties = 3), /deleted\.parties is a number, not a list/],
+    ['a record id given twice', (s: any) => s.tables.users.push({ ...s.tables.users[0] }), /tables\.users\[\d+\]\.id repeats the id \d+ of tables\.users\[0\]/],
+    ['a record past the id sequence', (s: any) => (s.seq = 5), /tables\.\w+\[\d+\]\.id is \d+, past the id sequence \(seq 5\)/],
   ])('refuses %s with SANDBOX_STATE saying where', async (_what, damage, message) => {
     const file = join(dir, `damaged-${Math.random().toString(36).slice(2)}.json`);
     const sandbox = await startTestSandbox({ dataFile: file });
