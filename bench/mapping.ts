@@ -6,9 +6,10 @@
  *
  *   npx tsx bench/mapping.ts [--rows 1000000] [--runs 3]
  *
- * Target: mapping runs at >= 50% of the bare reader's rows/s. The reader alone is read item by item,
- * as a simple consumer would; mapRows takes the same reader's rows a chunk at a time and by
- * position (SOURCE_FIELD_BATCHES), as an import does. Both wait once per item.
+ * Target: mapping runs at >= 50% of the bare reader's rows/s. The baseline is the reader on the
+ * same path mapRows takes: rows a chunk at a time and by position (SOURCE_FIELD_BATCHES), handed
+ * out with one wait per item; so the ratio is the mapping's own cost and nothing else. readCsv read
+ * item by item (an object of named values per row, as a simple consumer reads it) is printed too.
  */
 import { statSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -19,9 +20,11 @@ import { compileMapping } from '../src/mapping/compile.ts';
 import { parseMapping } from '../src/mapping/load.ts';
 import { mapRows } from '../src/mapping/map-rows.ts';
 import { readCsv } from '../src/sources/csv.ts';
+import { sourceFieldBatches } from '../src/sources/types.ts';
 import { contactsCsv, formatCount, runChild } from './harness.ts';
 
-type Mode = 'read' | 'map' | 'map-no-phone';
+type Mode = 'read' | 'read-fields' | 'map' | 'map-no-phone';
+const MODES: Mode[] = ['read', 'read-fields', 'map', 'map-no-phone'];
 
 interface Measure {
   mode: Mode;
@@ -73,6 +76,15 @@ async function child(mode: Mode, file: string): Promise<void> {
   if (mode === 'read') {
     for await (const item of readCsv(file)) if (item.kind === 'row') rows++;
     records = rows;
+  } else if (mode === 'read-fields') {
+    const batches = sourceFieldBatches(readCsv(file));
+    if (!batches) throw new Error('readCsv no longer offers rows by position: the baseline must follow mapRows');
+    // One wait per item, as mapRows hands its records out.
+    const items = async function* () {
+      for await (const batch of batches()) yield* batch;
+    };
+    for await (const item of items()) if (item.kind === 'fields') rows++;
+    records = rows;
   } else {
     // The phone transform (libphonenumber) costs far more per value than everything else; the
     // second mapping swaps it for `collapse` to show what the rest of the mapping costs.
@@ -95,7 +107,7 @@ async function parent(rows: number, runs: number): Promise<void> {
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both modes alike.
   for (let run = 0; run < runs; run++) {
-    for (const mode of ['read', 'map', 'map-no-phone'] as Mode[]) {
+    for (const mode of MODES) {
       const measure = runChild<Measure>(import.meta.url, mode, file);
       if (measure.rows !== rows) throw new Error(`${mode} saw ${measure.rows} rows, expected ${rows}`);
       const previous = best.get(mode);
@@ -103,19 +115,25 @@ async function parent(rows: number, runs: number): Promise<void> {
     }
   }
   process.stdout.write(`${'mode'.padEnd(26)}${'rows/s'.padStart(10)}${'time'.padStart(10)}${'peak RSS'.padStart(11)}\n`);
-  const labels: Record<Mode, string> = { read: 'readCsv', map: 'readCsv + mapRows', 'map-no-phone': '  same, phone -> collapse' };
-  for (const mode of ['read', 'map', 'map-no-phone'] as Mode[]) {
+  const labels: Record<Mode, string> = {
+    read: 'readCsv, item by item',
+    'read-fields': 'readCsv, by position',
+    map: 'readCsv + mapRows',
+    'map-no-phone': '  same, phone -> collapse',
+  };
+  for (const mode of MODES) {
     const m = best.get(mode) as Measure;
     const seconds = m.ms / 1000;
     process.stdout.write(`${labels[mode].padEnd(26)}${formatCount(m.rows / seconds).padStart(10)}${`${seconds.toFixed(2)} s`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`);
   }
-  const read = best.get('read') as Measure;
+  // The baseline: the same positional read path the mapping takes.
+  const read = best.get('read-fields') as Measure;
   const map = best.get('map') as Measure;
   const noPhone = best.get('map-no-phone') as Measure;
   const ratio = read.ms / map.ms;
   process.stdout.write(
     `\nmapped ${formatCount(map.records)} records, rejected ${formatCount(map.rejected)}\n` +
-      `mapping rows/s / reader rows/s = ${ratio.toFixed(2)} (target >= 0.50: ${ratio >= 0.5 ? 'met' : 'MISSED'}); ` +
+      `mapping rows/s / positional reader rows/s = ${ratio.toFixed(2)} (target >= 0.50: ${ratio >= 0.5 ? 'met' : 'MISSED'}); ` +
       `without the phone transform ${(read.ms / noPhone.ms).toFixed(2)}\n`,
   );
 }

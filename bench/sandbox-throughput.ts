@@ -13,6 +13,9 @@
 // The sandbox runs in a child process by default, so the load generator has an event loop of its
 // own and the figure is the server's, not the server's minus the client's share of one thread.
 // Both processes still share the machine's cores, as they would on a developer's laptop.
+// The same workload on the small and the large store (list-10k and list-300k, filter-10k and
+// filter-300k) is measured in turns of one second, both servers running, so that the two figures
+// see the same moments of a machine shared with other work and can be compared.
 // Prints one JSON line per workload (for the bench runner and the docs) and one line for people.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -165,13 +168,33 @@ const WORKLOADS: Workload[] = [
   },
 ];
 
-async function measure(workload: Workload, options: { durationMs: number; warmupMs: number; concurrency: number; inProcess: boolean }): Promise<boolean> {
-  const { durationMs, warmupMs, concurrency } = options;
+interface MeasureOptions {
+  durationMs: number;
+  warmupMs: number;
+  concurrency: number;
+  inProcess: boolean;
+}
+
+/** A workload's server, pool and request stream, driven in slices. */
+interface Session {
+  workload: Workload;
+  drive(ms: number, record: boolean): Promise<{ latencies: number[]; unexpected: number; elapsedMs: number }>;
+  rssBytes(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function openSession(workload: Workload, options: MeasureOptions): Promise<Session> {
+  const { concurrency } = options;
   const dir = workload.durable ? await mkdtemp(join(tmpdir(), 'ferry-bench-')) : null;
   const setup: ServerSetup = { parties: workload.parties, dataFile: dir ? join(dir, 'state.json') : null };
   const server = options.inProcess ? await startInProcessServer(setup) : await startChildServer(setup);
   const pool = new Pool(server.url, { connections: concurrency, pipelining: 1 });
   const headers = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+  const close = async (): Promise<void> => {
+    await pool.close();
+    await server.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  };
   try {
     const ids: number[] = [];
     for (let i = 0; i < (workload.created ?? 0); i += 1) {
@@ -181,7 +204,7 @@ async function measure(workload: Workload, options: { durationMs: number; warmup
     }
     const random = seededRandom(7);
     let n = 0;
-    const run = async (ms: number, record: boolean) => {
+    const drive = async (ms: number, record: boolean) => {
       const latencies: number[] = [];
       let unexpected = 0;
       const deadline = performance.now() + ms;
@@ -200,39 +223,73 @@ async function measure(workload: Workload, options: { durationMs: number; warmup
       await Promise.all(Array.from({ length: concurrency }, loop));
       return { latencies, unexpected, elapsedMs: performance.now() - began };
     };
+    return { workload, drive, rssBytes: () => server.rssBytes(), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
-    if (warmupMs > 0) await run(warmupMs, false);
-    const load = loadavg()[0] ?? Number.NaN;
-    const { latencies, unexpected, elapsedMs } = await run(durationMs, true);
-    const sorted = Float64Array.from(latencies).sort();
-    const rssBytes = await server.rssBytes();
-    const result = {
-      bench: 'sandbox-throughput',
-      workload: workload.name,
-      server: options.inProcess ? 'in-process' : 'child-process',
-      describe: workload.describe,
-      concurrency,
-      durationS: round(elapsedMs / 1000),
-      requests: latencies.length,
-      unexpectedStatuses: unexpected,
-      requestsPerSecond: Math.round(latencies.length / (elapsedMs / 1000)),
-      p50Ms: round(percentile(sorted, 0.5)),
-      p99Ms: round(percentile(sorted, 0.99)),
-      serverRssMb: round(rssBytes / 1024 / 1024, 1),
-      loadAverage1m: round(load),
-      node: process.version,
-    };
-    console.log(JSON.stringify(result));
-    console.log(
-      `${workload.name}: ${result.requestsPerSecond} requests/s at concurrency ${concurrency}, ` +
-        `p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, server RSS ${result.serverRssMb} MB ` +
-        `(${workload.describe}; load average ${result.loadAverage1m})`,
-    );
-    return unexpected === 0;
+/**
+ * Measures workloads side by side: every server is started first, then each gets the load in
+ * turn, one slice of a second at a time, until each has had `durationMs`. Workloads meant to be
+ * compared (a list page on a small and on a large store) then see the same moments of a shared
+ * machine, so a neighbour's burst of work does not land on one of them only.
+ */
+async function measureTogether(workloads: Workload[], options: MeasureOptions): Promise<boolean> {
+  const { durationMs, warmupMs, concurrency } = options;
+  const sessions: Session[] = [];
+  try {
+    for (const workload of workloads) sessions.push(await openSession(workload, options));
+    for (const session of sessions) if (warmupMs > 0) await session.drive(warmupMs, false);
+    const loads: number[] = [];
+    const totals = sessions.map(() => ({ latencies: [] as number[], unexpected: 0, elapsedMs: 0 }));
+    const sliceMs = workloads.length > 1 ? Math.min(1000, durationMs) : durationMs;
+    for (let done = 0; done < durationMs; done += sliceMs) {
+      loads.push(loadavg()[0] ?? Number.NaN);
+      for (const [i, session] of sessions.entries()) {
+        const slice = await session.drive(Math.min(sliceMs, durationMs - done), true);
+        const total = totals[i] as (typeof totals)[number];
+        for (const latency of slice.latencies) total.latencies.push(latency);
+        total.unexpected += slice.unexpected;
+        total.elapsedMs += slice.elapsedMs;
+      }
+    }
+    const load = loads.reduce((a, b) => a + b, 0) / loads.length;
+    let ok = true;
+    for (const [i, session] of sessions.entries()) {
+      const { latencies, unexpected, elapsedMs } = totals[i] as (typeof totals)[number];
+      const workload = session.workload;
+      const sorted = Float64Array.from(latencies).sort();
+      const rssBytes = await session.rssBytes();
+      const result = {
+        bench: 'sandbox-throughput',
+        workload: workload.name,
+        server: options.inProcess ? 'in-process' : 'child-process',
+        describe: workload.describe,
+        ...(sessions.length > 1 ? { interleavedWith: sessions.filter((s) => s !== session).map((s) => s.workload.name) } : {}),
+        concurrency,
+        durationS: round(elapsedMs / 1000),
+        requests: latencies.length,
+        unexpectedStatuses: unexpected,
+        requestsPerSecond: Math.round(latencies.length / (elapsedMs / 1000)),
+        p50Ms: round(percentile(sorted, 0.5)),
+        p99Ms: round(percentile(sorted, 0.99)),
+        serverRssMb: round(rssBytes / 1024 / 1024, 1),
+        loadAverage1m: round(load),
+        node: process.version,
+      };
+      console.log(JSON.stringify(result));
+      console.log(
+        `${workload.name}: ${result.requestsPerSecond} requests/s at concurrency ${concurrency}, ` +
+          `p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, server RSS ${result.serverRssMb} MB ` +
+          `(${workload.describe}${sessions.length > 1 ? `; in turns with ${result.interleavedWith?.join(', ')}` : ''}; load average ${result.loadAverage1m})`,
+      );
+      ok = ok && unexpected === 0;
+    }
+    return ok;
   } finally {
-    await pool.close();
-    await server.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    for (const session of sessions) await session.close();
   }
 }
 
@@ -255,10 +312,16 @@ async function main(): Promise<void> {
   const names = values.workloads.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !WORKLOADS.some((w) => w.name === name));
   if (unknown.length > 0) throw new Error(`unknown workload(s) ${unknown.join(', ')}; known: ${WORKLOADS.map((w) => w.name).join(', ')}`);
+  const options = { durationMs, warmupMs, concurrency, inProcess: values['in-process'] };
   let ok = true;
-  for (const workload of WORKLOADS.filter((w) => names.includes(w.name))) {
-    ok = (await measure(workload, { durationMs, warmupMs, concurrency, inProcess: values['in-process'] })) && ok;
+  // Workloads that differ only in the store's size are measured in turns, to be compared.
+  const chosen = WORKLOADS.filter((w) => names.includes(w.name));
+  const groups = new Map<string, Workload[]>();
+  for (const workload of chosen) {
+    const family = workload.name.replace(/-(10k|300k)$/, '');
+    groups.set(family, [...(groups.get(family) ?? []), workload]);
   }
+  for (const group of groups.values()) ok = (await measureTogether(group, options)) && ok;
   if (!ok) process.exitCode = 1;
 }
 

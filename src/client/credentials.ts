@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
+import { makeFolders } from '../util/make-folders.ts';
 
 export const storedProfileSchema = z.object({
   baseUrl: z.string().url(),
@@ -79,10 +80,18 @@ export class CredentialStore {
   }
 
   private async write(all: z.infer<typeof fileSchema>): Promise<void> {
-    await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
+    const folder = dirname(this.file);
+    await makeFolders(folder, { mode: 0o700, what: 'the credentials folder', hint: 'Set XDG_CONFIG_HOME (or HOME) to an ordinary folder of yours.' });
+    // The folder holds nothing but secrets: closed to others even if it was made before.
+    await chmod(folder, 0o700);
     const temp = `${this.file}.${randomUUID()}.tmp`;
-    await writeFile(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-    await chmod(temp, 0o600);
-    await rename(temp, this.file);
+    try {
+      await writeFile(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+      await chmod(temp, 0o600);
+      await rename(temp, this.file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw new FerryError('CONFIG_INVALID', `cannot write the credentials file: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
+    }
   }
 }

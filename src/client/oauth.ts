@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { ApiError } from './errors.ts';
 import type { CredentialStore, StoredProfile } from './credentials.ts';
+import { checkSecureTransport } from './secure-transport.ts';
 import type { TokenSource } from './transport.ts';
 
 /** What a person should do about each OAuth error the service can answer. */
@@ -48,7 +49,8 @@ function oauthError(path: string, status: number, body: Record<string, unknown>)
 
 /** POSTs a form to an OAuth endpoint and reads the JSON answer. */
 async function postForm(config: OAuthClientConfig, path: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const url = new URL(path, config.baseUrl);
+  // Every form here carries a secret: the client secret, a code, a refresh token or a token.
+  const url = new URL(path, checkSecureTransport(config.baseUrl));
   let answer: Dispatcher.ResponseData;
   try {
     answer = await undiciRequest(url, {
@@ -201,6 +203,8 @@ export interface LoginOptions extends OAuthClientConfig {
  * URI, sends the person to the approval page, checks `state`, exchanges the code.
  */
 export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnswer> {
+  // Said before the person approves anything: the code exchange would be refused afterwards.
+  checkSecureTransport(options.baseUrl);
   const redirect = new URL(options.redirectUri);
   if (redirect.protocol !== 'http:' || !/^(127\.0\.0\.1|localhost|\[::1\])$/.test(redirect.hostname)) {
     throw new ApiError('API_OAUTH', `the redirect URI must be a loopback http address, got ${options.redirectUri}`, {

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { FerryError } from '../errors/index.ts';
 import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor } from './governor.ts';
+import { checkSecureTransport } from './secure-transport.ts';
 import { Redactor } from './redact.ts';
 import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
 
@@ -86,7 +86,6 @@ export interface ApiResponse<T = unknown> {
   body: T;
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]|::1)$/i;
 /** Network errors raised before anything reached the service: always safe to try again. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CONNECT']);
 
@@ -125,13 +124,7 @@ export class Transport {
   constructor(options: TransportOptions) {
     const { auth, dispatcher, governor, clock, random, log, ...rest } = options;
     this.settings = transportOptionsSchema.parse(rest);
-    const url = new URL(this.settings.baseUrl);
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.test(url.hostname))) {
-      // Refused before any request: no method or path to show.
-      throw new FerryError('API_INSECURE_TRANSPORT', `refusing to send a token over ${url.protocol}// to ${url.hostname}`, {
-        hint: 'Use an https:// base address; plain http is allowed only for the sandbox on a loopback address.',
-      });
-    }
+    const url = checkSecureTransport(this.settings.baseUrl);
     this.origin = url.origin;
     this.auth = typeof auth === 'string' ? staticToken(auth) : auth;
     this.clock = clock ?? systemClock;

@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   // Configuration and command line
   'CONFIG_INVALID',
   'CONFIG_MISSING',
+  'CONFIG_INSECURE_TRANSPORT',
   'USAGE',
   // Sources
   'SOURCE_NOT_FOUND',
@@ -45,7 +46,6 @@ export const ERROR_CODES = [
   'API_TIMEOUT',
   'API_SERVER',
   'API_RESPONSE_INVALID',
-  'API_INSECURE_TRANSPORT',
   'API_OAUTH',
   // Journal and export
   'JOURNAL_CORRUPT',

@@ -23,8 +23,6 @@ export function exitCodeFor(error: unknown): number {
 
 export function exitCodeForCode(code: ErrorCode): number {
   if (code === 'INTERNAL') return EXIT.BUG;
-  // A token refused to a plain http address is a setting to fix, not the service's answer.
-  if (code === 'API_INSECURE_TRANSPORT') return EXIT.INVALID_INPUT;
   if (code.startsWith('API_')) return EXIT.SERVICE;
   return EXIT.INVALID_INPUT;
 }

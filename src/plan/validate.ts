@@ -1,4 +1,4 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
@@ -13,6 +13,7 @@ import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ReferenceBook } from './references.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
+import { makeFolders } from '../util/make-folders.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -377,11 +378,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   const resolver = options.resolver ?? offlineResolver;
   const { steps } = await preparePlan(options.planFile, options.rejectsDir);
   if (options.rejectsDir !== undefined) {
-    try {
-      await mkdir(options.rejectsDir, { recursive: true });
-    } catch (error) {
-      throw new FerryError('EXPORT_WRITE', `cannot create the rejects folder ${options.rejectsDir}: ${(error as Error).message}`, { location: { file: options.rejectsDir }, cause: error });
-    }
+    await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
   for (const step of steps) assertConstantNames(step, resolver);
   for (const step of steps) {

@@ -4,6 +4,12 @@ import type { Store } from './store.ts';
 
 /** Pages starting before this many matches are found by walking the table and stopping after the page. */
 const WALK_LIMIT = 1000;
+/**
+ * Most records a walk looks at. A query that matches too few records to fill its page within
+ * them (a rare search term, a recent `since`, a narrow filter) is computed once instead and
+ * cached, so its later pages do not scan the table again.
+ */
+const WALK_BUDGET = 5000;
 /** Result lists kept per store (least recently used dropped first). */
 const CACHE_SIZE = 16;
 
@@ -12,6 +18,13 @@ interface Cached {
   records: unknown[];
 }
 const caches = new WeakMap<Store, Map<string, Cached>>();
+/** Records looked at by list reads, per store: what a page costs, for tests and the docs. */
+const visited = new WeakMap<Store, number>();
+
+/** How many records the list reads of `store` have looked at so far. */
+export function recordsVisited(store: Store): number {
+  return visited.get(store) ?? 0;
+}
 
 /** What one list read pages through. */
 export interface ListSource<T> {
@@ -27,23 +40,36 @@ export interface ListSource<T> {
 
 /**
  * One page of a list, costing about a page: early pages walk the records and stop after the page
- * (plus one record to know whether a next page exists); deeper pages and sorted lists use the
- * whole result, computed once per query and reused for every page until the store changes.
+ * (plus one record to know whether a next page exists); deeper pages, sorted lists and queries
+ * too selective to fill a page within the walk's budget use the whole result, computed once per
+ * query and reused for every page until the store changes.
  * Sets the `Link` header like paginate().
  */
 export function pageOf<T>(store: Store, request: FastifyRequest, reply: FastifyReply, source: ListSource<T>): T[] {
   const { page, perPage } = parsePage(request);
   const start = (page - 1) * perPage;
-  if (!source.sort && start < WALK_LIMIT) return walkPage(request, reply, source, page, perPage);
-  return paginate(request, reply, cachedMatches(store, request, source));
+  const key = queryKey(request, source);
+  // A query whose result is already at hand (its earlier pages needed a scan) is not walked again.
+  if (!source.sort && start < WALK_LIMIT && !cached(store, key)) {
+    const walked = walkPage(store, request, reply, source, page, perPage);
+    if (walked) return walked;
+  }
+  return paginate(request, reply, matchingOnce(store, key, source));
 }
 
-function walkPage<T>(request: FastifyRequest, reply: FastifyReply, source: ListSource<T>, page: number, perPage: number): T[] {
+/** The page found by walking, or null when the walk ran out of budget before it was complete. */
+function walkPage<T>(store: Store, request: FastifyRequest, reply: FastifyReply, source: ListSource<T>, page: number, perPage: number): T[] | null {
   const start = (page - 1) * perPage;
   const out: T[] = [];
   let seen = 0;
   let more = false;
+  let looked = 0;
   for (const record of source.records()) {
+    looked += 1;
+    if (looked > WALK_BUDGET) {
+      visited.set(store, recordsVisited(store) + looked - 1);
+      return null;
+    }
     if (!source.matches(record)) continue;
     if (seen >= start + perPage) {
       more = true;
@@ -52,6 +78,7 @@ function walkPage<T>(request: FastifyRequest, reply: FastifyReply, source: ListS
     if (seen >= start) out.push(record);
     seen += 1;
   }
+  visited.set(store, recordsVisited(store) + looked);
   // `seen` is the total only when the walk ran out before the page was full.
   const links: string[] = [];
   const link = (target: number): string => {
@@ -66,13 +93,25 @@ function walkPage<T>(request: FastifyRequest, reply: FastifyReply, source: ListS
   return out;
 }
 
-function cachedMatches<T>(store: Store, request: FastifyRequest, source: ListSource<T>): T[] {
-  let cache = caches.get(store);
-  if (!cache) caches.set(store, (cache = new Map()));
+/** What makes two requests the same query, apart from the page asked for. */
+function queryKey(request: FastifyRequest, source: { key: string }): string {
   const url = new URL(request.url, 'http://x');
   url.searchParams.delete('page');
   url.searchParams.delete('perPage');
-  const key = `${request.method} ${url.pathname}?${url.searchParams.toString()} ${source.key}`;
+  return `${request.method} ${url.pathname}?${url.searchParams.toString()} ${source.key}`;
+}
+
+function cached(store: Store, key: string): boolean {
+  return caches.get(store)?.get(key)?.version === store.tracker.version;
+}
+
+/**
+ * The records of `source` that match, sorted when it says how: computed once per `key` and
+ * reused until the store changes (the 16 most recently used keys are kept per store).
+ */
+export function matchingOnce<T>(store: Store, key: string, source: Omit<ListSource<T>, 'key'>): T[] {
+  let cache = caches.get(store);
+  if (!cache) caches.set(store, (cache = new Map()));
   const version = store.tracker.version;
   const hit = cache.get(key);
   if (hit && hit.version === version) {
@@ -82,7 +121,12 @@ function cachedMatches<T>(store: Store, request: FastifyRequest, source: ListSou
     return hit.records as T[];
   }
   const matches: T[] = [];
-  for (const record of source.records()) if (source.matches(record)) matches.push(record);
+  let looked = 0;
+  for (const record of source.records()) {
+    looked += 1;
+    if (source.matches(record)) matches.push(record);
+  }
+  visited.set(store, recordsVisited(store) + looked);
   const records = source.sort ? source.sort(matches) : matches;
   cache.delete(key);
   cache.set(key, { version, records });

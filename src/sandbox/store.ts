@@ -484,7 +484,19 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
     return value as Record<string, unknown>;
   };
   const tables = object(state.tables, 'tables');
-  for (const [name, rows] of Object.entries(tables)) list(rows, `tables.${name}`, withId);
+  const seq = state.seq;
+  for (const [name, rows] of Object.entries(tables)) {
+    const seen = new Map<number, number>();
+    list(rows, `tables.${name}`, (row, at) => {
+      withId(row, at);
+      const id = row.id as number;
+      // A record past the sequence would have its id given again to a new record.
+      if (id > seq) throw damaged(`${at}.id`, `is ${id}, past the id sequence (seq ${seq}): a new record would get the same id`);
+      const first = seen.get(id);
+      if (first !== undefined) throw damaged(`${at}.id`, `repeats the id ${id} of tables.${name}[${first}]`);
+      seen.set(id, seen.size);
+    });
+  }
   const deleted = object(state.deleted, 'deleted');
   for (const name of DELETED_TABLES) if (deleted[name] !== undefined) list(deleted[name], `deleted.${name}`, withId);
   const keys: Record<MapName, string> = { jobs: 'id', uploads: 'token', accessTokens: 'token', refreshTokens: 'token', authCodes: 'code', oauthClients: 'clientId' };

@@ -85,7 +85,7 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['a redirect URI that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'garbage'], /--redirect-uri takes a loopback http address/],
   ['a redirect URI that is not loopback', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'http://example.com/cb'], /--redirect-uri takes a loopback http address/],
   ['a profile with no stored login', ['api', '/parties', '--profile', 'nope', '--base-url', 'http://127.0.0.1:9'], /CONFIG_MISSING[\s\S]*Run `crm-ferry auth login --client-id ID --profile nope`, or pass a personal token/],
-  ['a token over plain http', ['api', '/parties', '--base-url', 'http://crm.example.com', '--token', 'abcdefgh'], /^error \[API_INSECURE_TRANSPORT\]: refusing to send a token over http:\/\/ to crm\.example\.com\n/],
+  ['a token over plain http', ['api', '/parties', '--base-url', 'http://crm.example.com', '--token', 'abcdefgh'], /^error \[CONFIG_INSECURE_TRANSPORT\]: refusing to send credentials over http:\/\/ to crm\.example\.com: they would travel in clear\n/],
 ];
 
 describe('bad input on the command line', () => {

@@ -1,36 +1,6 @@
 import { addDays, isIsoDate } from './dates.ts';
 import { describeValue, FilterError } from './filter-error.ts';
-import type { FieldKind, FieldSpec, FilterEnv, RefField, StringField } from './types.ts';
-
-export const OPERATORS = [
-  'is',
-  'is not',
-  'starts with',
-  'ends with',
-  'contains',
-  'is greater than',
-  'is less than',
-  'is after',
-  'is before',
-  'is older than',
-  'is within last',
-  'is within next',
-] as const;
-
-export type Operator = (typeof OPERATORS)[number];
-
-/**
- * Which operators each kind of field takes. Reference fields (tag, pipeline, stage) take the
- * equality and text operators (text ones match names); ordering ids makes no sense, so no
- * `is greater than` there.
- */
-export const OPERATORS_BY_KIND: Record<FieldKind, readonly Operator[]> = {
-  string: ['is', 'is not', 'starts with', 'ends with', 'contains'],
-  number: ['is', 'is not', 'is greater than', 'is less than'],
-  boolean: ['is', 'is not'],
-  date: ['is', 'is not', 'is after', 'is before', 'is older than', 'is within last', 'is within next'],
-  ref: ['is', 'is not', 'starts with', 'ends with', 'contains'],
-};
+import { type FieldKind, type FieldSpec, type FilterEnv, type Operator, OPERATORS, OPERATORS_BY_KIND, type RefField, type StringField } from './types.ts';
 
 const KIND_NAMES: Record<FieldKind, string> = {
   string: 'a string field',

@@ -1,6 +1,5 @@
 import type { KaseRec, OpportunityRec, PartyRec } from '../model.ts';
 import type { Store } from '../store.ts';
-import type { Operator } from './operators.ts';
 
 /** The entities the filter endpoint serves, with the record type each holds. */
 export interface EntityRecords {
@@ -37,6 +36,37 @@ export interface ProjectBoard {
  * and take either its id (number) or its name (string).
  */
 export type FieldKind = 'string' | 'number' | 'boolean' | 'date' | 'ref';
+
+/** The operators of a filter condition, as the service names them. */
+export const OPERATORS = [
+  'is',
+  'is not',
+  'starts with',
+  'ends with',
+  'contains',
+  'is greater than',
+  'is less than',
+  'is after',
+  'is before',
+  'is older than',
+  'is within last',
+  'is within next',
+] as const;
+
+export type Operator = (typeof OPERATORS)[number];
+
+/**
+ * Which operators each kind of field takes. Reference fields (tag, pipeline, stage) take the
+ * equality and text operators (text ones match names); ordering ids makes no sense, so no
+ * `is greater than` there.
+ */
+export const OPERATORS_BY_KIND: Record<FieldKind, readonly Operator[]> = {
+  string: ['is', 'is not', 'starts with', 'ends with', 'contains'],
+  number: ['is', 'is not', 'is greater than', 'is less than'],
+  boolean: ['is', 'is not'],
+  date: ['is', 'is not', 'is after', 'is before', 'is older than', 'is within last', 'is within next'],
+  ref: ['is', 'is not', 'starts with', 'ends with', 'contains'],
+};
 
 /** A value records are ordered by; null (no value) sorts last in either direction. */
 export type SortKey = string | number | boolean | null;

@@ -4,9 +4,16 @@ import { compileFilter, FilterError, parseFilterBody, utcDate } from '../filters
 import type { EntityRecords, FilterEntity } from '../filters/index.ts';
 import { badRequest, parseEmbed, parsePage } from '../http.ts';
 import { pageOf } from '../paging.ts';
-import { KASE_BOARD, KASE_EMBEDS, KASE_STAGES, serializeKase } from './kases.ts';
-import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './opportunities.ts';
-import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import {
+  KASE_BOARD,
+  KASE_EMBEDS,
+  KASE_STAGES,
+  OPPORTUNITY_EMBEDS,
+  PARTY_EMBEDS,
+  serializeKase,
+  serializeOpportunity,
+  serializeParty,
+} from './record-serializers.ts';
 
 interface Endpoint<E extends FilterEntity> {
   entity: E;

@@ -8,14 +8,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller, SandboxContext } from '../context.ts';
 import { notFound, parseId, timestamp, validationError } from '../http.ts';
 import type { KaseRec } from '../model.ts';
-import { partySummary, teamSummary, userSummary, fieldsOf, tagsOf, opportunitySummary } from '../serialize.ts';
-import { serializeParty } from './parties.ts';
-import { serializeOpportunity } from './opportunities.ts';
+import { KASE_EMBEDS, KASE_STAGES, serializeKase } from './record-serializers.ts';
 import { deleteKase } from './record-cascade.ts';
 import {
   type Body,
   checkKeys,
-  missingImportantFields,
   nameOrPartyMatches,
   Problems,
   readDate,
@@ -23,19 +20,6 @@ import {
   today,
 } from './record-common.ts';
 import { finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
-
-export const KASE_EMBEDS = ['tags', 'fields', 'party', 'opportunity', 'missingImportantFields'] as const;
-
-/** The one project board of the sandbox account. Ids lie below the store's sequence (1001 up). */
-export const KASE_BOARD = { id: 100, name: 'Projects' } as const;
-
-/** Stages of KASE_BOARD in board order; a project's `stage` on create is one of these ids. */
-export const KASE_STAGES: ReadonlyArray<{ id: number; name: string }> = [
-  { id: 101, name: 'Planned' },
-  { id: 102, name: 'In progress' },
-  { id: 103, name: 'Review' },
-  { id: 104, name: 'Done' },
-];
 
 const KASE_KEYS = [
   'name',
@@ -53,35 +37,6 @@ const KASE_KEYS = [
   'fields',
 ];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
-
-/** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeKase(ctx: SandboxContext, record: KaseRec, embed: ReadonlySet<string>): Record<string, unknown> {
-  const party = ctx.store.parties.get(record.partyId);
-  const stage = KASE_STAGES.find((s) => s.id === record.stageId) ?? null;
-  const out: Record<string, unknown> = {
-    id: record.id,
-    name: record.name,
-    description: record.description,
-    party: party && embed.has('party') ? serializeParty(ctx, party, new Set()) : partySummary(ctx, record.partyId),
-    owner: userSummary(ctx, record.ownerId),
-    team: teamSummary(ctx, record.teamId),
-    status: record.status,
-    stage: stage ? { id: stage.id, name: stage.name } : null,
-    startOn: record.startOn,
-    expectedCloseOn: record.expectedCloseOn,
-    closedOn: record.closedOn,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
-    lastContactedAt: record.lastContactedAt,
-  };
-  const opportunity = record.opportunityId === null ? undefined : ctx.store.opportunities.get(record.opportunityId);
-  if (embed.has('opportunity')) out.opportunity = opportunity ? serializeOpportunity(ctx, opportunity, new Set()) : null;
-  else if (opportunity) out.opportunity = opportunitySummary(ctx, opportunity.id);
-  if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
-  if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
-  if (embed.has('missingImportantFields')) out.missingImportantFields = missingImportantFields(ctx, 'kases', record, null);
-  return out;
-}
 
 function readStage(value: unknown, problems: Problems): number | undefined {
   if (value === undefined) return undefined;

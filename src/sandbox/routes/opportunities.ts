@@ -6,14 +6,12 @@ import { code as currencyByCode } from 'currency-codes';
 import type { FastifyInstance } from 'fastify';
 import type { Caller, SandboxContext } from '../context.ts';
 import type { MilestoneRec, OpportunityRec } from '../model.ts';
-import { fieldsOf, partySummary, tagsOf, teamSummary, userSummary } from '../serialize.ts';
-import { serializeParty } from './parties.ts';
+import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './record-serializers.ts';
 import { deleteOpportunity } from './record-cascade.ts';
 import {
   type Body,
   checkKeys,
   isObject,
-  missingImportantFields,
   nameOrPartyMatches,
   Problems,
   readDate,
@@ -23,8 +21,6 @@ import {
   today,
 } from './record-common.ts';
 import { finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
-
-export const OPPORTUNITY_EMBEDS = ['tags', 'fields', 'party', 'milestone', 'missingImportantFields'] as const;
 
 /** Bases of an opportunity's duration; only FIXED has no duration. */
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
@@ -47,52 +43,6 @@ const OPPORTUNITY_KEYS = [
   'fields',
 ];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
-
-/** The milestone as the milestone endpoints show it (spec 2.7), for `embed=milestone`. */
-function serializeMilestone(ctx: SandboxContext, milestone: MilestoneRec): Record<string, unknown> {
-  const pipeline = ctx.store.pipelines.get(milestone.pipelineId);
-  const out: Record<string, unknown> = {
-    id: milestone.id,
-    name: milestone.name,
-    ...(milestone.description === null ? {} : { description: milestone.description }),
-    complete: milestone.complete,
-    probability: milestone.probability,
-  };
-  if (!milestone.complete && milestone.daysUntilStale !== null) out.daysUntilStale = milestone.daysUntilStale;
-  out.pipeline = pipeline ? { id: pipeline.id, name: pipeline.name } : null;
-  out.createdAt = milestone.createdAt;
-  out.updatedAt = milestone.updatedAt;
-  return out;
-}
-
-/** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec, embed: ReadonlySet<string>): Record<string, unknown> {
-  const party = ctx.store.parties.get(record.partyId);
-  const milestone = ctx.store.milestones.get(record.milestoneId);
-  const out: Record<string, unknown> = {
-    id: record.id,
-    name: record.name,
-    description: record.description,
-    owner: userSummary(ctx, record.ownerId),
-    team: teamSummary(ctx, record.teamId),
-    party: party && embed.has('party') ? serializeParty(ctx, party, new Set()) : partySummary(ctx, record.partyId),
-    milestone: milestone ? (embed.has('milestone') ? serializeMilestone(ctx, milestone) : { id: milestone.id, name: milestone.name }) : null,
-    lostReason: record.lostReason,
-    value: record.value ? { amount: record.value.amount, currency: record.value.currency } : null,
-    expectedCloseOn: record.expectedCloseOn,
-    closedOn: record.closedOn,
-    probability: record.probability,
-    durationBasis: record.durationBasis,
-    duration: record.duration,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
-    lastContactedAt: record.lastContactedAt,
-  };
-  if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
-  if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
-  if (embed.has('missingImportantFields')) out.missingImportantFields = missingImportantFields(ctx, 'opportunities', record, null);
-  return out;
-}
 
 /** A milestone by `{id}`, id, or `{name}` (unique among the milestones of active pipelines). */
 function readMilestone(ctx: SandboxContext, value: unknown, problems: Problems): MilestoneRec | undefined {

@@ -9,9 +9,16 @@ import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
 import { answerScheduled, registerJobHandler } from '../jobs.ts';
 import type { AddressRec, EmailRec, PartyRec, PhoneRec, WebsiteRec } from '../model.ts';
-import { fieldsOf, tagsOf, teamSummary, userSummary } from '../serialize.ts';
-import { serializeKase, KASE_EMBEDS } from './kases.ts';
-import { serializeOpportunity, OPPORTUNITY_EMBEDS } from './opportunities.ts';
+import {
+  forClassOf,
+  KASE_EMBEDS,
+  OPPORTUNITY_EMBEDS,
+  PARTY_EMBEDS,
+  serializeKase,
+  serializeOpportunity,
+  serializeParty,
+  WEBSITE_SERVICES,
+} from './record-serializers.ts';
 import { deleteParty, partyDeleteIsScheduled } from './record-cascade.ts';
 import {
   applyCollection,
@@ -22,7 +29,6 @@ import {
   deletedList,
   dropFieldsOfRemovedTags,
   isObject,
-  missingImportantFields,
   mustFind,
   mustFindAll,
   partyMatches,
@@ -36,40 +42,11 @@ import {
   visibleTo,
 } from './record-common.ts';
 
-export const PARTY_EMBEDS = ['tags', 'fields', 'organisation', 'missingImportantFields'] as const;
-
 /** Avatars the sandbox gives new parties; the service shows a generic picture until one is uploaded. */
 export const DEFAULT_PICTURE_URLS = {
   person: 'https://sandbox.crm-ferry.invalid/avatars/person.png',
   organisation: 'https://sandbox.crm-ferry.invalid/avatars/organisation.png',
 } as const;
-
-/**
- * Web services a website may name, as the legacy exports list them, with how the link is made
- * from a handle. A full `http(s)://` address is used as it is.
- */
-export const WEBSITE_SERVICES: Record<string, ((address: string) => string) | null> = {
-  URL: null,
-  FEED: null,
-  SKYPE: (a) => `skype:${a}?call`,
-  TWITTER: (a) => `https://twitter.com/${a.replace(/^@/, '')}`,
-  LINKED_IN: (a) => `https://www.linkedin.com/in/${a}`,
-  FACEBOOK: (a) => `https://www.facebook.com/${a}`,
-  XING: (a) => `https://www.xing.com/profile/${a}`,
-  GOOGLE_PLUS: (a) => `https://plus.google.com/${a}`,
-  FLICKR: (a) => `https://www.flickr.com/photos/${a}`,
-  GITHUB: (a) => `https://github.com/${a}`,
-  YOUTUBE: (a) => `https://www.youtube.com/${a}`,
-  INSTAGRAM: (a) => `https://www.instagram.com/${a}`,
-  PINTEREST: (a) => `https://www.pinterest.com/${a}`,
-};
-
-/** The link a website entry opens, derived from its service and address. */
-export function websiteUrl(website: Pick<WebsiteRec, 'service' | 'address'>): string {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(website.address)) return website.address;
-  const make = WEBSITE_SERVICES[website.service];
-  return make ? make(website.address) : `http://${website.address}`;
-}
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -77,45 +54,6 @@ const PERSON_KEYS = ['type', 'title', 'firstName', 'lastName', 'jobTitle', 'orga
 const ORGANISATION_KEYS = ['type', 'name'];
 const COMMON_KEYS = ['about', 'owner', 'team', 'addresses', 'phoneNumbers', 'websites', 'emailAddresses', 'tags', 'fields'];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'pictureURL', 'missingImportantFields'];
-
-function forClassOf(type: PartyRec['type']): 'PERSON' | 'ORGANISATION' {
-  return type === 'person' ? 'PERSON' : 'ORGANISATION';
-}
-
-/** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: ReadonlySet<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: record.id, type: record.type, about: record.about };
-  if (record.type === 'person') {
-    out.title = record.title;
-    out.firstName = record.firstName;
-    out.lastName = record.lastName;
-    out.jobTitle = record.jobTitle;
-    const organisation = record.organisationId === null ? undefined : ctx.store.parties.get(record.organisationId);
-    if (!organisation) out.organisation = null;
-    else if (embed.has('organisation')) out.organisation = serializeParty(ctx, organisation, new Set(['tags', 'fields']));
-    else out.organisation = { id: organisation.id, name: organisation.name, pictureURL: organisation.pictureURL };
-  } else {
-    out.name = record.name;
-  }
-  Object.assign(out, {
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
-    lastContactedAt: record.lastContactedAt,
-    owner: userSummary(ctx, record.ownerId),
-    team: teamSummary(ctx, record.teamId),
-    pictureURL: record.pictureURL,
-    addresses: record.addresses.map((a) => ({ ...a })),
-    phoneNumbers: record.phoneNumbers.map((p) => ({ ...p })),
-    websites: record.websites.map((w) => ({ id: w.id, type: w.type, service: w.service, address: w.address, url: websiteUrl(w) })),
-    emailAddresses: record.emailAddresses.map((e) => ({ ...e })),
-  });
-  if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
-  if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
-  if (embed.has('missingImportantFields')) {
-    out.missingImportantFields = missingImportantFields(ctx, 'parties', record, forClassOf(record.type));
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Nested collection elements
@@ -342,7 +280,7 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
   });
 
   app.get('/api/v2/parties/deleted', async (request) =>
-    deletedList(request, callerOf(request), store.deleted.parties, store.parties.all(), partyName, {
+    deletedList(request, store, callerOf(request), store.deleted.parties, () => store.parties.values(), partyName, {
       deleted: 'parties',
       restricted: 'restrictedParties',
     }),

@@ -10,7 +10,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Caller, SandboxContext } from '../context.ts';
 import { forbidden, notFound, parseIdList, parseSince, validationError } from '../http.ts';
 import type { DeletedRec, EntityKind, FieldDefinitionRec, FieldValueRec, PartyRec, UserRec } from '../model.ts';
-import type { Table } from '../store.ts';
+import { matchingOnce } from '../paging.ts';
+import type { Store, Table } from '../store.ts';
 
 /** The problems found in one request body, answered together as one 422. */
 export class Problems {
@@ -586,15 +587,18 @@ export function changedSince(request: FastifyRequest): (record: { updatedAt: str
 /** The `/deleted` answer: deleted records since the date, and records restricted for the caller. */
 export function deletedList<T extends { id: number; restrictedFor: number[] }>(
   request: FastifyRequest,
+  store: Store,
   caller: Caller,
   deleted: readonly DeletedRec[],
-  records: readonly T[],
+  records: () => Iterable<T>,
   nameOf: (record: T) => string,
   keys: { deleted: string; restricted: string },
 ): Record<string, unknown> {
   const since = parseSince(request);
   const list = deleted.filter((d) => !since || Date.parse(d.deletedAt) >= since.getTime()).map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
-  const restricted = records.filter((r) => !visibleTo(r, caller)).map((r) => ({ id: r.id, name: nameOf(r), isRestricted: true }));
+  // The records hidden from the caller need a scan of the table: once per caller until it changes.
+  const hidden = matchingOnce(store, `restricted ${keys.restricted} for ${caller.user.id}`, { records, matches: (r: T) => !visibleTo(r, caller) });
+  const restricted = hidden.map((r) => ({ id: r.id, name: nameOf(r), isRestricted: true }));
   return restricted.length > 0 ? { [keys.deleted]: list, [keys.restricted]: restricted } : { [keys.deleted]: list };
 }
 

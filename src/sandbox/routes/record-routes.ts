@@ -9,7 +9,7 @@ import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
 import type { DeletedRec, FieldValueRec, PartyRec } from '../model.ts';
 import type { Table } from '../store.ts';
-import { PARTY_EMBEDS, serializeParty } from './parties.ts';
+import { PARTY_EMBEDS, serializeParty } from './record-serializers.ts';
 import {
   applyTags,
   type Body,
@@ -145,7 +145,7 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
   });
 
   app.get(`${base}/deleted`, async (request) =>
-    deletedList(request, callerOf(request), kind.deleted(ctx), table.all(), (r) => r.name, { deleted: plural, restricted: kind.restrictedKey }),
+    deletedList(request, ctx.store, callerOf(request), kind.deleted(ctx), () => table.values(), (r) => r.name, { deleted: plural, restricted: kind.restrictedKey }),
   );
 
   app.get(`${base}/:${kind.param}`, async (request) => {

@@ -18,6 +18,7 @@ import {
   validationError,
 } from '../http.ts';
 import type { TaskCategoryRec, TaskRec } from '../model.ts';
+import { pageOf } from '../paging.ts';
 import { kaseSummary, opportunitySummary, partySummary, userSummary } from '../serialize.ts';
 import { describeValue, LINK_KEYS, type LinkKey, linkedRecordExists, readIdRef, unknownKeyProblems } from './entries.ts';
 
@@ -346,8 +347,13 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: SandboxContext): v
   app.get('/api/v2/tasks', async (request, reply) => {
     const embed = parseEmbed(request, TASK_EMBEDS);
     const statuses = parseStatusFilter(request);
-    const tasks = ctx.store.tasks.all().filter((task) => statuses.has(task.status)).sort(byDue);
-    return { tasks: paginate(request, reply, tasks).map((task) => serializeTask(ctx, task, embed)) };
+    const tasks = pageOf(ctx.store, request, reply, {
+      records: () => ctx.store.tasks.values(),
+      matches: (task) => statuses.has(task.status),
+      sort: (rows) => rows.sort(byDue),
+      key: '',
+    });
+    return { tasks: tasks.map((task) => serializeTask(ctx, task, embed)) };
   });
 
   app.get('/api/v2/tasks/:taskId', async (request) => {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { lstat, mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { FerryError } from '../../errors/index.ts';
+import { checkNotSpecial, makeFolders } from '../../util/make-folders.ts';
 import { BLOB_ID, type ChangeRecord, Store } from '../store.ts';
 
 /** Log size past which the log is folded into the snapshot in the background. */
@@ -12,9 +13,6 @@ const COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
  * may have been seen in reads, so they are not given again.
  */
 const ID_GAP_AFTER_CRASH = 10_000;
-/** Folders no data file may live in: their files are not storage. */
-const SPECIAL_ROOTS = ['/proc', '/sys', '/dev'];
-
 /** The files that make up a sandbox's durable state, all derived from the `--data` path. */
 export interface DataPaths {
   /** The snapshot: the whole state as one JSON document, replaced by rename. */
@@ -34,57 +32,21 @@ function badPath(file: string, message: string, hint: string): FerryError {
   return new FerryError('CONFIG_INVALID', message, { location: { file }, hint });
 }
 
-function under(path: string, root: string): boolean {
-  return path === root || path.startsWith(root + sep);
-}
-
 /**
  * Checks a `--data` path before anything is read or created, and creates its missing folders
- * (0700) one level at a time: special file systems, FIFOs, devices and folders are refused with a
- * clear message instead of blocking or recursing forever.
+ * (0700): special file systems, FIFOs, devices and folders are refused with a clear message
+ * instead of blocking or recursing forever.
  */
 export async function prepareDataPath(file: string): Promise<DataPaths> {
   const paths = dataPaths(file);
   const hint = 'Give --data a path to a regular file in an ordinary folder, e.g. ./sandbox-state.json.';
-  for (const root of SPECIAL_ROOTS) {
-    if (under(paths.snapshot, root)) throw badPath(file, `the sandbox data file cannot live under ${root}`, hint);
-  }
+  checkNotSpecial(paths.snapshot, 'the sandbox data file', (message) => badPath(file, message, hint));
   const existing = await lstat(paths.snapshot).catch(() => null);
   if (existing && !existing.isFile()) {
     const kind = existing.isDirectory() ? 'a folder' : existing.isFIFO() ? 'a FIFO' : existing.isSymbolicLink() ? 'a symbolic link' : 'a special file';
     throw badPath(file, `the sandbox data file is ${kind}, not a regular file`, hint);
   }
-  // Find the nearest folder that exists, then create the rest below it.
-  const missing: string[] = [];
-  let folder = dirname(paths.snapshot);
-  for (;;) {
-    const info = await lstat(folder).catch(() => null);
-    if (info) {
-      if (!info.isDirectory()) {
-        const real = await realpath(folder).catch(() => folder);
-        const target = await lstat(real).catch(() => null);
-        if (!target?.isDirectory()) throw badPath(file, `${folder} is not a folder`, hint);
-      }
-      break;
-    }
-    missing.unshift(folder);
-    const parent = dirname(folder);
-    if (parent === folder) break;
-    folder = parent;
-  }
-  const real = await realpath(folder).catch(() => folder);
-  for (const root of SPECIAL_ROOTS) {
-    if (under(real, root)) throw badPath(file, `the sandbox data file cannot live under ${root}`, hint);
-  }
-  for (const level of missing) {
-    try {
-      await mkdir(level, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw badPath(file, `cannot create the folder ${level}: ${(error as Error).message}`, hint);
-      }
-    }
-  }
+  await makeFolders(dirname(paths.snapshot), { mode: 0o700, what: 'the folder of the sandbox data file', hint });
   return paths;
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordsVisited } from '../../../src/sandbox/paging.ts';
 import { addParty } from '../../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
@@ -48,5 +49,63 @@ describe('sandbox paging: walked and cached pages agree', () => {
     expect(answer.body.parties).toEqual([]);
     const lastPage = Math.ceil(sandbox.store.parties.size / 100);
     expect(String(answer.headers.link)).toMatch(new RegExp(`[?&]page=${lastPage}[&>][^,]*rel="prev"`));
+  });
+});
+
+// What a page costs, counted in records looked at: never the whole store per page.
+describe('sandbox paging: a page costs a page', () => {
+  const PARTIES = 20_000;
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox();
+    for (let i = 0; i < PARTIES; i += 1) addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: i === PARTIES - 7 ? 'Rare Find Ltd' : `Company ${i}` });
+    const late = sandbox.store.parties.all().at(-3);
+    if (late) late.updatedAt = '2030-01-01T00:00:00Z';
+  });
+  afterAll(() => sandbox.close());
+
+  /** Records the request made the sandbox look at. */
+  async function cost(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ visited: number; ids: number[] }> {
+    const before = recordsVisited(sandbox.store);
+    const answer = await sandbox.v2(method, path, body);
+    expect(answer.status).toBe(200);
+    return { visited: recordsVisited(sandbox.store) - before, ids: (answer.body.parties ?? []).map((p: { id: number }) => p.id) };
+  }
+
+  it('reads the first pages of a list by walking only as far as the page', async () => {
+    expect((await cost('GET', '/parties?perPage=100')).visited).toBeLessThanOrEqual(101 + 10);
+    expect((await cost('GET', '/parties?perPage=100&page=5')).visited).toBeLessThanOrEqual(501 + 10);
+  });
+
+  it.each([
+    ['a deep page of a list', 'GET', '/parties?perPage=100&page=150', undefined, '/parties?perPage=100&page=151'],
+    ['a rare search', 'GET', '/parties/search?q=rare+find&perPage=100', undefined, '/parties/search?q=rare+find&perPage=100&page=2'],
+    ['a recent since', 'GET', '/parties?since=2029-06-01T00:00:00Z&perPage=100', undefined, '/parties?since=2029-06-01T00:00:00Z&perPage=100&page=2'],
+    [
+      'a narrow filter',
+      'POST',
+      '/parties/filters/results?perPage=100',
+      { filter: { conditions: [{ field: 'name', operator: 'is', value: 'Rare Find Ltd' }] } },
+      '/parties/filters/results?perPage=100&page=2',
+    ],
+  ] as const)('scans the store at most once for %s, and not again for its next page', async (_what, method, first, body, next) => {
+    const one = await cost(method, first, body);
+    expect(one.visited).toBeGreaterThan(0);
+    expect(one.visited).toBeLessThanOrEqual(PARTIES + 5000 + 100);
+    expect((await cost(method, next, body)).visited).toBe(0);
+    expect((await cost(method, first, body)).ids).toEqual(one.ids);
+  });
+
+  it('finds the rare records a scan is for', async () => {
+    expect((await cost('GET', '/parties/search?q=rare+find')).ids).toHaveLength(1);
+    expect((await cost('GET', '/parties?since=2029-06-01T00:00:00Z')).ids).toHaveLength(1);
+  });
+
+  it('lists the records hidden from the caller with the deleted ones, scanning once per change', async () => {
+    const first = await sandbox.v2('GET', '/parties/deleted');
+    expect(first.status).toBe(200);
+    const before = recordsVisited(sandbox.store);
+    expect((await sandbox.v2('GET', '/parties/deleted')).status).toBe(200);
+    expect(recordsVisited(sandbox.store) - before).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSavedState } from '../../../src/sandbox/storage/journal.ts';
+import { fillWithAttachments } from '../../helpers/attachment-fill.ts';
 import { startTestSandbox } from '../../helpers/sandbox.ts';
 
 let dir: string;
@@ -57,6 +58,20 @@ describe('sandbox storage: files and modes', () => {
   });
 });
 
+describe('sandbox storage: attachments beyond any one document', () => {
+  // The same run at 2 GiB is `npm run bench -- sandbox-attachments` (figures in docs/benchmarks.md).
+  it('saves and reloads a state holding 48 MiB of attachments, each file beside the state', async () => {
+    const file = join(dir, 'many-files', 'state.json');
+    const figures = await fillWithAttachments({ file, totalBytes: 48 * 2 ** 20, eachBytes: 8 * 2 ** 20 });
+    expect(figures.problems).toEqual([]);
+    expect(figures.attachments).toBe(6);
+    expect(figures.blobFiles).toBe(6);
+    // Records only: the bytes never enter the snapshot.
+    expect(figures.snapshotBytes).toBeLessThan(2 ** 20);
+    expect((await readdir(join(dir, 'many-files'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 60_000);
+});
+
 describe('sandbox storage: a failed save', () => {
   it('answers 503 with the reason, refuses later writes, reports on its own and rejects close()', async () => {
     const file = join(dir, 'failing.json');
@@ -96,6 +111,8 @@ describe('sandbox storage: damaged state', () => {
     ['tables that are a list', (s: any) => (s.tables = []), /tables is a list, not an object/],
     ['blobs that are not ids', (s: any) => (s.blobs = ['../../etc/passwd']), /blobs\[0\] is not a blob id/],
     ['a deleted list that is a number', (s: any) => (s.deleted.parties = 3), /deleted\.parties is a number, not a list/],
+    ['a record id given twice', (s: any) => s.tables.users.push({ ...s.tables.users[0] }), /tables\.users\[\d+\]\.id repeats the id \d+ of tables\.users\[0\]/],
+    ['a record past the id sequence', (s: any) => (s.seq = 5), /tables\.\w+\[\d+\]\.id is \d+, past the id sequence \(seq 5\)/],
   ])('refuses %s with SANDBOX_STATE saying where', async (_what, damage, message) => {
     const file = join(dir, `damaged-${Math.random().toString(36).slice(2)}.json`);
     const sandbox = await startTestSandbox({ dataFile: file });

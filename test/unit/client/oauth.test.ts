@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CredentialStore, defaultCredentialsPath, type StoredProfile } from '../../../src/client/credentials.ts';
-import { exchangeCode, OAuthSession } from '../../../src/client/oauth.ts';
+import { exchangeCode, loginWithBrowser, OAuthSession, refreshTokens, revokeToken } from '../../../src/client/oauth.ts';
 
 const ORIGIN = 'https://acme.crm.example';
 const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
@@ -30,6 +30,19 @@ describe('credentials file', () => {
     expect(await store.remove('acme')).toBe(true);
     expect(await store.get('acme')).toBeUndefined();
     expect((await store.get('globex'))?.refreshToken).toBe('r2');
+  });
+
+  it('keeps its folder 0700, even one that existed before, and leaves no temporary file', async () => {
+    const folder = join(dir, 'crm-ferry');
+    await mkdir(folder, { mode: 0o755 });
+    await chmod(folder, 0o755);
+    const store = new CredentialStore(join(folder, 'credentials.json'));
+    await store.put('acme', profile('a1', 'r1'));
+    await store.put('globex', profile('a2', 'r2'));
+    await store.remove('acme');
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+    expect((await stat(store.file)).mode & 0o777).toBe(0o600);
+    expect(await readdir(folder)).toEqual(['credentials.json']);
   });
 
   it('reports a damaged file with what to do', async () => {
@@ -124,6 +137,28 @@ describe('OAuthSession with short-lived tokens', () => {
     } finally {
       await agent.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('OAuth calls and the transport rule', () => {
+  const insecure = { baseUrl: 'http://crm.example.com', clientId: 'cli', clientSecret: 'client-secret' };
+  it.each([
+    ['the code exchange', (dispatcher: MockAgent) => exchangeCode({ ...insecure, dispatcher }, 'the-code', 'http://127.0.0.1:8976/callback')],
+    ['a refresh', (dispatcher: MockAgent) => refreshTokens({ ...insecure, dispatcher }, 'refresh-token')],
+    ['a revocation', (dispatcher: MockAgent) => revokeToken({ ...insecure, dispatcher }, 'refresh-token')],
+    ['a login', () => loginWithBrowser({ ...insecure, scope: 'read', redirectUri: 'http://127.0.0.1:0/callback', showUrl: () => undefined })],
+  ])('refuses %s over plain http off loopback before sending anything', async (_what, call) => {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    // An interceptor that must stay unused: a request reaching the agent would consume it.
+    agent.get('http://crm.example.com').intercept({ path: /.*/, method: 'POST' }).reply(200, {}).persist();
+    try {
+      await expect(call(agent)).rejects.toMatchObject({ code: 'CONFIG_INSECURE_TRANSPORT' });
+      // A persistent interceptor stays pending only while nothing has used it.
+      expect(agent.pendingInterceptors()).toHaveLength(1);
+    } finally {
+      await agent.close();
     }
   });
 });

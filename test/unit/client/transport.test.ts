@@ -167,7 +167,9 @@ describe('Transport', () => {
   });
 
   it('refuses to send a token over plain http to a non-loopback host', () => {
-    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(/refusing to send a token over http:\/\/ to crm.example.com/);
+    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(/refusing to send credentials over http:\/\/ to crm.example.com/);
+    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(expect.objectContaining({ code: 'CONFIG_INSECURE_TRANSPORT' }));
+    expect(() => transport({ baseUrl: 'http://[::1]:8787' })).not.toThrow();
     expect(() => transport({ baseUrl: 'http://127.0.0.1:8787' })).not.toThrow();
     expect(() => transport({ baseUrl: 'http://localhost:8787' })).not.toThrow();
   });

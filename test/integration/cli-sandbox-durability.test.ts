@@ -1,0 +1,157 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSavedState } from '../../src/sandbox/storage/journal.ts';
+
+const bin = fileURLToPath(new URL('../../bin/crm-ferry.js', import.meta.url));
+const TOKEN = 'durability-cli-token';
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `crm-ferry sandbox --data FILE` in a process of its own, as a person runs it. */
+function startCli(file: string, extra: string[] = []): Promise<Running> {
+  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--token', TOKEN, '--data', file, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the sandbox did not start: ${err}`)), 20_000);
+    const check = (): void => {
+      const match = /sandbox listening on (http:\/\/\S+)/.exec(out);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stdout.off('data', check);
+      resolve({ child, url: match[1] as string, stderr: () => err, stdout: () => out, exited });
+    };
+    child.stdout.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`the sandbox exited with ${code}: ${err}`));
+    });
+  });
+}
+
+async function create(url: string, name: string): Promise<{ status: number; id?: number }> {
+  const answer = await request(`${url}/api/v2/parties`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ party: { type: 'organisation', name } }),
+  });
+  const body = (await answer.body.json()) as { party?: { id: number } };
+  return { status: answer.statusCode, ...(body.party ? { id: body.party.id } : {}) };
+}
+
+/** A request whose body never ends: a slow client holding the sandbox's shutdown. */
+function holdRequestOpen(url: string, agent: Agent): Promise<unknown> {
+  return request(`${url}/api/v2/parties`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': '1000' },
+    body: Readable.from(
+      (async function* () {
+        yield '{"party":';
+        await new Promise(() => undefined);
+      })(),
+    ),
+  }).catch((error: unknown) => error);
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ferry-cli-durable-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
+  it.each([
+    ['without --log', []],
+    ['with --log', ['--log']],
+  ])('a save that fails answers 503 and says why on stderr, %s', async (_what, extra) => {
+    const file = join(dir, `fails-${extra.length}`, 'sb.json');
+    const sandbox = await startCli(file, extra);
+    expect((await create(sandbox.url, 'Kept Ltd')).status).toBe(201);
+    // The blob folder vanishing makes the next upload's save fail.
+    await rm(`${file}.blobs`, { recursive: true });
+    const upload = await request(`${sandbox.url}/api/v2/attachments/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/octet-stream', 'x-attachment-filename': 'lost.bin' },
+      body: Buffer.from('lost'),
+    });
+    expect(upload.statusCode).toBe(503);
+    expect(((await upload.body.json()) as { message: string }).message).toMatch(/cannot save its state .* refuses writes until it is restarted/);
+    expect((await create(sandbox.url, 'Refused Ltd')).status).toBe(503);
+    expect(sandbox.stderr()).toMatch(/crm-ferry sandbox: cannot save the state to .*sb\.json: .*ENOENT.*Writes are refused \(503\)/);
+    sandbox.child.kill('SIGINT');
+    expect(await sandbox.exited).toBe(2);
+    expect(sandbox.stderr()).toMatch(/SANDBOX_STATE/);
+    const names = (await readSavedState(file)).parties.all().map((p) => p.name);
+    expect(names).toContain('Kept Ltd');
+    expect(names).not.toContain('Refused Ltd');
+  }, 60_000);
+
+  it('Ctrl-C waits a few seconds at most for a slow client, then saves and exits 0', async () => {
+    const file = join(dir, 'slow', 'sb.json');
+    const sandbox = await startCli(file);
+    const kept = await create(sandbox.url, 'Before Ctrl-C Ltd');
+    const agent = new Agent();
+    const held = holdRequestOpen(sandbox.url, agent);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    sandbox.child.kill('SIGINT');
+    expect(await sandbox.exited).toBe(0);
+    expect(sandbox.stdout()).toContain('sandbox stopped');
+    expect(await held).toBeInstanceOf(Error);
+    await agent.destroy();
+    const saved = await readSavedState(file);
+    expect(saved.parties.get(kept.id as number)?.name).toBe('Before Ctrl-C Ltd');
+    expect((await readdir(join(dir, 'slow'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 60_000);
+
+  it('a second Ctrl-C exits at once, and the state still loads with every acknowledged write', async () => {
+    const file = join(dir, 'twice', 'sb.json');
+    let sandbox = await startCli(file);
+    const acknowledged: number[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      const answer = await create(sandbox.url, `Twice ${i}`);
+      expect(answer.status).toBe(201);
+      acknowledged.push(answer.id as number);
+    }
+    const agent = new Agent();
+    const held = holdRequestOpen(sandbox.url, agent);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    sandbox.child.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    sandbox.child.kill('SIGINT');
+    expect(await sandbox.exited).toBe(130);
+    await held;
+    await agent.destroy();
+    sandbox = await startCli(file);
+    try {
+      for (const id of acknowledged) {
+        const answer = await request(`${sandbox.url}/api/v2/parties/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        expect(answer.statusCode).toBe(200);
+        await answer.body.dump();
+      }
+      // Ids handed out before the second signal are never given again.
+      const next = await create(sandbox.url, 'After restart Ltd');
+      expect(acknowledged).not.toContain(next.id);
+      expect(next.id).toBeGreaterThan(Math.max(...acknowledged));
+    } finally {
+      sandbox.child.kill('SIGINT');
+      await sandbox.exited;
+    }
+    expect((await readdir(join(dir, 'twice'))).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 60_000);
+});

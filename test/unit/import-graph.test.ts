@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+/** Every .ts file under src/ (tests beside the code are not part of the graph). */
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/**
+ * The relative imports of a file, static and dynamic, types included: a circle through a type
+ * import still ties two modules together. Comments are dropped first, so an example in a doc
+ * comment is not an import.
+ */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const found = new Set<string>();
+  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+    found.add(resolve(dirname(file), match[1] as string));
+  }
+  return [...found];
+}
+
+/** Strongly connected components with more than one module, or a module importing itself (Tarjan). */
+function circles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node) as number, index.get(next) as number));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop() as string;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1 || (graph.get(node) ?? []).includes(node)) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+describe('the import graph of src/', () => {
+  const graph = new Map(sourceFiles(SRC).map((file) => [file, importsOf(file)]));
+
+  it('reads the imports it is meant to (a check on the reader itself)', () => {
+    expect(graph.size).toBeGreaterThan(100);
+    const main = graph.get(join(SRC, 'cli/main.ts')) ?? [];
+    expect(main.length).toBeGreaterThan(0);
+    for (const imports of graph.values()) for (const target of imports) expect(graph.has(target), `${target} exists`).toBe(true);
+  });
+
+  it('has no circles: every module can be understood (and loaded) before the ones that use it', () => {
+    const named = circles(graph).map((component) => component.map((file) => relative(SRC, file)));
+    expect(named).toEqual([]);
+  });
+});
