@@ -5,13 +5,21 @@ import { z } from 'zod';
 import type { CrmClient, Filter } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
-import { chooseColumns, embedFor } from './columns.ts';
+import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
 import { deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
 
 const FORMATS: Record<string, ExportFormat> = { '.csv': 'csv', '.xlsx': 'xlsx', '.jsonl': 'jsonl', '.ndjson': 'jsonl' };
+
+/**
+ * A listed record is an object; its fields are read as they come. z.looseObject would copy every
+ * record, which cost 1.4 µs a record (more than a CSV row takes to write).
+ */
+const RECORD = z.custom<Body>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), { message: 'expected a record (an object)' });
+
+const NO_CELLS: Cell[] = [];
 
 /** Clock differences with the service that an incremental export absorbs by overlapping. */
 const OVERLAP_MS = 5 * 60_000;
@@ -146,6 +154,11 @@ export interface ExportSummary {
   deleted: number;
   requests: number;
   elapsedMs: number;
+  /**
+   * Of elapsedMs, the time spent turning records into rows and handing them to the file
+   * (including waits for the disk); the rest went to asking for pages and reading them.
+   */
+  writingMs: number;
   files: string[];
   /** The instant changes were exported from, or null for everything. */
   since: string | null;
@@ -211,25 +224,29 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
     await removeStaleTemps(options.out);
     await removeStaleTemps(deletedFileOf(options.out, options.format));
   }
-  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout });
-  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, files: [], since, interrupted: false };
+  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
+  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, files: [], since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
     if (entity === 'tasks') params.status = 'open,completed,pending';
-    let records: AsyncGenerator<unknown>;
+    let records: AsyncGenerator<Body>;
     if (filter !== null) {
       const conditions = [...filter.conditions, ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : [])];
-      records = deps.client.paginate(`/${entity}/filters/results`, entity, z.looseObject({}), { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
+      records = deps.client.paginate(`/${entity}/filters/results`, entity, RECORD, { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
     } else {
       if (since) params.since = since;
-      records = deps.client.paginate(`/${entity}`, entity, z.looseObject({}), { query: params, signal: deps.signal });
+      records = deps.client.paginate(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
     }
-    for await (const item of records) {
-      const record = item as Body;
+    const sinceMs = since === null ? Number.NaN : Date.parse(since);
+    let writing = 0;
+    for await (const record of records) {
       // A filter asks by day; the instant decides.
-      if (since && filter !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < Date.parse(since)) continue;
-      await writer.write(columns.map((c) => c.value(record)), record);
+      if (filter !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
+      const at = performance.now();
+      const handing = writer.write(writer.usesCells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
+      if (handing) await handing;
+      writing += performance.now() - at;
       summary.records += 1;
       if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
     }
@@ -243,7 +260,9 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
       await writer.deleted([]);
     }
     if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted');
+    const committing = performance.now();
     summary.files = await writer.commit();
+    summary.writingMs = writing + (performance.now() - committing);
   } catch (error) {
     await writer.abort();
     if (deps.signal?.aborted) {
