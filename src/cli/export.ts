@@ -76,16 +76,27 @@ ${connectionUsage}
     try {
       const account = accountOf(client, session?.subdomain);
       const toStdout = options.out === null;
+      // A line rewritten in place on a terminal; in a log (cron), a dated line every 30 s at most.
+      const tty = io.stderr === process.stderr && Boolean(process.stderr.isTTY);
+      let lastLine = Date.now();
+      let shown = false;
       const summary = await runExport(options, {
         client,
         account: account.account,
         signal: io.signal,
         stdout: io.stdout,
         onProgress: (p) => {
-          if (!toStdout) io.stderr.write(`\r${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`);
+          const line = `${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`;
+          if (tty) {
+            io.stderr.write(`\r${line}`);
+            shown = true;
+          } else if (Date.now() - lastLine >= 30_000) {
+            io.stderr.write(`${new Date().toISOString()} ${line}\n`);
+            lastLine = Date.now();
+          }
         },
       });
-      if (!toStdout) io.stderr.write('\r');
+      if (shown) io.stderr.write('\n');
       if (summary.interrupted) {
         io.stderr.write('Interrupted: no file was written and the state is unchanged.\n');
         return EXIT.INTERRUPTED;
