@@ -93,6 +93,8 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
     if (out === null) usage('an incremental export writes its deleted ids beside the output: give --out FILE');
   }
   if (flags.state && since === null) usage('--state goes with --since auto');
+  if (filterable && where.length > 0) parseWhere(entity as FilterEntity, where, undefined);
+  if (filterable && flags.orderBy) parseOrderBy(entity as FilterEntity, flags.orderBy);
   const columns = flags.columns === undefined ? null : flags.columns.split(',').map((c) => c.trim()).filter(Boolean);
   if (columns !== null && columns.length === 0) usage('--columns needs at least one column name');
   return exportOptionsSchema.parse({
@@ -201,9 +203,11 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const entity = options.entity;
+  // A filter file needs no names from the account: a mistake in it is found before any request.
+  const fromFile = isFilterEntity(entity) && options.filterFile ? await loadFilter(options, entity, null) : null;
   const catalog = entity === 'entries' || entity === 'tasks' ? null : await readAccountCatalog(deps.client);
   const columns = chooseColumns(entity, catalog, options.columns);
-  const filter = isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : null;
+  const filter = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : null);
   const query = JSON.stringify({ entity, filter, columns: options.columns });
 
   const state = options.stateFile ? await readState(options.stateFile) : null;

@@ -137,11 +137,17 @@ describe('export exit codes and what it prints for a log', () => {
     ['an operator that does not fit the field', ['--where', 'name is within last 3'], /`is within last` does not apply to name/],
     ['--any with one condition', ['--where', 'name is x', '--any'], /--any combines two or more --where conditions/],
     ['an unknown --order-by field', ['--order-by', 'colour:desc'], /--order-by: parties have no field "colour"/],
+    ['a value of the wrong kind', ['--where', 'addedOn is after last week'], /takes a date as YYYY-MM-DD/],
+    ['--since without a date', ['--since', 'recently'], /--since takes auto, a date/],
     ['a filter file that is not there', ['--filter', 'nowhere.yaml'], /cannot read the filter file/],
-    ['an unknown column', ['--columns', 'id,colour'], /no column "colour"/],
-  ])('%s: exit 2, nothing written', async (_, flags, message) => {
+    ['a filter file naming a field parties do not have', ['--filter', 'bad-filter.json'], /conditions\[0\]: parties have no field "colour"/],
+  ])('%s: exit 2 before any request, nothing written', async (_, flags, message) => {
     const out = join(dir, 'bad.csv');
-    const { code, stderr } = await runCli(['export', 'parties', '--out', out, ...flags, ...connection()], { cwd: dir });
+    writeFileSync(join(dir, 'bad-filter.json'), JSON.stringify({ conditions: [{ field: 'colour', operator: 'is', value: 'red' }] }));
+    // Nothing listens there: had a request been made, the exit code would be 4.
+    const closed = await startTestSandbox();
+    await closed.close();
+    const { code, stderr } = await runCli(['export', 'parties', '--out', out, ...flags, '--base-url', closed.url, '--token', box.token], { cwd: dir });
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(existsSync(out)).toBe(false);

@@ -136,23 +136,41 @@ describe('export: filters', () => {
   });
 
   it.each([
-    [{ entity: 'parties', out: 'x.csv', where: ['citty is London'] }, /parties have no field "citty"/],
-    [{ entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] }, /`is greater than` does not apply to name/],
-    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] }, /takes a date as YYYY-MM-DD/],
-    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope"/],
-    [{ entity: 'parties', out: 'x.csv', where: ['owner is nobody'] }, /no user "nobody"/],
-    [{ entity: 'tasks', out: 'x.csv', where: ['name is x'] }, /tasks cannot be filtered/],
-    [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/],
-    [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY/],
-    [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/],
-  ])('refuses %j before any request', async (flags, message) => {
+    [{ entity: 'parties', out: 'x.csv', where: ['citty is London'] }, /parties have no field "citty".*Fields: id, name, jobTitle, email/s, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] }, /`is greater than` does not apply to name.*name takes: starts with, ends with, contains, is not, is\./s, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] }, /takes a date as YYYY-MM-DD, got "yesterday"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['hasTags is yes'] }, /takes true or false, got "yes"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['id is greater than ten'] }, /takes a number, got "ten"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is within last a week'] }, /takes a number of days/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['name equals Acme'] }, /expected FIELD OPERATOR VALUE.*Operators: /s, 'none'],
+    [{ entity: 'opportunities', out: 'x.csv', where: ['city is London'] }, /opportunities have no field "city"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', orderBy: 'colour' }, /--order-by: parties have no field "colour"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', orderBy: 'name:sideways' }, /the direction is asc or desc/, 'none'],
+    [{ entity: 'tasks', out: 'x.csv', where: ['name is x'] }, /tasks cannot be filtered/, 'none'],
+    [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', format: 'xml' }, /--format takes csv, xlsx or jsonl/, 'none'],
+    [{ entity: 'parties', out: '-', format: 'xlsx' }, /XLSX cannot go to standard output/, 'none'],
+    [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY: parties, opportunities, kases, entries, tasks/, 'none'],
+    [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: 'last tuesday' }, /--since takes auto, a date/, 'none'],
+    // These need the account's names: the catalog is read, never a record.
+    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope".*Custom fields: .*Customer since/s, 'names'],
+    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Customer since" is greater than 3'] }, /`is greater than` does not apply to custom:Customer since/, 'names'],
+    [{ entity: 'parties', out: 'x.csv', where: ['owner is nobody'] }, /no user "nobody" in the account.*Users: admin/s, 'names'],
+    [{ entity: 'parties', out: 'x.csv', where: ['team is Nobody'] }, /no team "Nobody" in the account.*Teams: Sales, Support/s, 'names'],
+    [{ entity: 'parties', out: 'x.csv', columns: 'id,colour' }, /parties have no column "colour".*Columns: id, type, name/s, 'names'],
+  ])('refuses %j, naming the valid choices', async (flags, message, requests) => {
     const before = client.transport.requestsSent;
     const error = await exportWith(flags as Omit<ExportFlags, 'cwd'>).then(() => null, (e: unknown) => e);
     expect(error).toBeInstanceOf(FerryError);
     expect((error as FerryError).code).toBe('USAGE');
     expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
-    // Name lookups only: the catalog, never the records.
-    expect(client.transport.requestsSent - before).toBeLessThan(15);
+    const sent = client.transport.requestsSent - before;
+    if (requests === 'none') expect(sent).toBe(0);
+    // The catalog's lists (users, teams, field definitions, ...), a page each here; no record list.
+    else expect(sent).toBeLessThan(15);
+    expect(existsSync(join(dir, 'x.csv'))).toBe(false);
   });
 });
 
@@ -235,6 +253,90 @@ describe('export: columns and formats', () => {
     const [header, row] = csvRows(tasks) as [string[], string[]];
     expect(row[header.indexOf('description')]).toBe('Call Ada');
     expect(row[header.indexOf('party')]).toBe('Ada Lovelace');
+  });
+});
+
+describe('export: filter files', () => {
+  it('JSON, with an orGroup and a descending order', async () => {
+    const file = join(dir, 'filter.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ filter: { conditions: [{ field: 'type', operator: 'is', value: 'organisation' }, { orGroup: [{ field: 'city', operator: 'is', value: 'London' }, { field: 'city', operator: 'is', value: 'Paris' }] }], orderBy: [{ field: 'name', direction: 'descending' }] } }),
+    );
+    const out = join(dir, 'file-json.csv');
+    await exportWith({ entity: 'parties', out, filter: file });
+    const rows = csvRows(out);
+    expect(rows.slice(1).map((r) => r[(rows[0] ?? []).indexOf('name')])).toEqual(['Globex', 'Acme Ltd']);
+  });
+
+  it.each([
+    ['conditions: nope\n', /a filter has `conditions`/],
+    ['conditions:\n  - { field: colour, operator: is, value: red }\n', /conditions\[0\]: parties have no field "colour"/],
+    ['conditions:\n  - { field: name, operator: equals, value: x }\n', /conditions\[0\]: unknown operator "equals"/],
+    ['conditions:\n  - orGroup:\n      - { field: name, operator: is after, value: 2021-01-01 }\n', /conditions\[0\]\.orGroup\[0\]: `is after` does not apply to name/],
+    ['conditions:\n  - { field: addedOn, operator: is within last, value: a week }\n', /addedOn `is within last` takes a number of days, got "a week"/],
+    ['conditions:\n  - { field: hasTags, operator: is, value: yes }\n', /hasTags `is` takes true or false, got "yes"/],
+    ['conditions:\n  - { field: addedOn, operator: is after, value: 1/2/2021 }\n', /addedOn `is after` takes a date as YYYY-MM-DD/],
+    ['conditions: [\n', /does not parse/],
+  ])('refuses %j before any request', async (text, message) => {
+    const file = join(dir, 'bad-filter.yaml');
+    writeFileSync(file, text);
+    const before = client.transport.requestsSent;
+    const error = await exportWith({ entity: 'parties', out: join(dir, 'x.csv'), filter: file }).then(() => null, (e: unknown) => e);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
+    expect(client.transport.requestsSent - before).toBe(0);
+  });
+});
+
+describe('export: opportunities and projects', () => {
+  let proposal: number;
+  beforeAll(async () => {
+    const milestones = (await box.v2('GET', '/milestones')).body.milestones as Array<{ id: number; name: string }>;
+    proposal = milestones.find((m) => m.name === 'Proposal')?.id as number;
+    const newOne = milestones.find((m) => m.name === 'New')?.id as number;
+    const post = async (opportunity: Record<string, unknown>): Promise<void> => {
+      const answer = await box.v2('POST', '/opportunities', { opportunity });
+      expect(answer.status, answer.text).toBe(201);
+    };
+    await post({ name: 'Big deal', party: { id: ids.acme }, milestone: { id: proposal }, value: { amount: 25000.5, currency: 'GBP' }, expectedCloseOn: '2031-03-31', tags: [{ name: 'VIP' }] });
+    await post({ name: 'Small deal', party: { id: ids.ada }, milestone: { id: newOne }, value: { amount: 500, currency: 'EUR' } });
+    const kase = await box.v2('POST', '/kases', { kase: { name: 'Onboarding Acme', party: { id: ids.acme }, description: 'Set them up' } });
+    expect(kase.status, kase.text).toBe(201);
+  });
+
+  it('opportunities: party and milestone by name, the amount a number and its currency, dates as dates', async () => {
+    const out = join(dir, 'opportunities.xlsx');
+    await exportWith({ entity: 'opportunities', out, where: ['milestone is Proposal'] });
+    const rows = [];
+    for await (const item of readXlsx(out)) rows.push(item);
+    expect(rows).toHaveLength(1);
+    const values = (rows[0] as { values: Record<string, unknown> }).values;
+    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
+    expect(values.expectedCloseOn).toBeInstanceOf(Date);
+    expect((values.expectedCloseOn as Date).toISOString().slice(0, 10)).toBe('2031-03-31');
+  });
+
+  it.each([
+    [['pipeline is Sales'], ['Big deal', 'Small deal']],
+    [['probability is greater than 30'], ['Big deal']],
+    [['currency is EUR'], ['Small deal']],
+    [['tag is VIP'], ['Big deal']],
+    [['owner is admin', 'name ends with deal'], ['Big deal', 'Small deal']],
+    [['isOpen is true', 'name starts with Small'], ['Small deal']],
+  ])('opportunities --where %j', async (where, expected) => {
+    const out = join(dir, 'opportunities.csv');
+    await exportWith({ entity: 'opportunities', out, where });
+    expect(names(out)).toEqual(expected);
+  });
+
+  it('projects (kases): party by name, a filter on them', async () => {
+    const out = join(dir, 'kases.csv');
+    await exportWith({ entity: 'kases', out, where: ['name contains Onboarding', 'isOpen is true'] });
+    const [header, row, more] = csvRows(out) as [string[], string[], string[] | undefined];
+    expect(more).toBeUndefined();
+    expect(row[header.indexOf('party')]).toBe('Acme Ltd');
+    expect(row[header.indexOf('description')]).toBe('Set them up');
   });
 });
 
