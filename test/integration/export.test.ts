@@ -207,11 +207,80 @@ describe('export: columns and formats', () => {
     expect(csvRows(raw)[1]).toEqual(['+cmd']);
 
     const xlsx = join(dir, 'evil.xlsx');
-    await exportWith({ entity: 'parties', out: xlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName' });
+    await exportWith({ entity: 'parties', out: xlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName,jobTitle,about,id' });
     const rows = [];
     for await (const item of readXlsx(xlsx)) rows.push(item);
     // The visible text is unchanged; the cells are text (inline strings with the quote-prefix style).
-    expect(rows[0]).toMatchObject({ kind: 'row', values: { firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd' } });
+    expect(rows[0]).toMatchObject({ kind: 'row', values: { firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd', jobTitle: '@SUM(A1)', about: '-2+3', id: ids.evil } });
+    const sheet = await zipEntry(xlsx, 'xl/worksheets/sheet1.xml');
+    expect(sheet).not.toContain('<f>');
+    for (const column of ['A', 'B', 'C', 'D']) expect(sheet).toMatch(new RegExp(`<c r="${column}2" t="inlineStr" s="4">`));
+    // The id is a number, not a text that looks like one.
+    expect(sheet).toMatch(/<c r="E2"><v>\d+<\/v><\/c>/);
+    expect(await zipEntry(xlsx, 'xl/styles.xml')).toMatch(/<xf numFmtId="49"[^>]*quotePrefix="1"\/><\/cellXfs>/);
+    const rawXlsx = join(dir, 'raw.xlsx');
+    await exportWith({ entity: 'parties', out: rawXlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName', raw: true });
+    expect(await zipEntry(rawXlsx, 'xl/worksheets/sheet1.xml')).toContain('<c r="A2" t="inlineStr"><is><t xml:space="preserve">=HYPERLINK(&quot;http://x&quot;,&quot;click&quot;)</t></is></c>');
+  });
+
+  it.each([
+    ['\tTabbed', "'\tTabbed"],
+    ['\rReturned', "'\rReturned"],
+    ['\uFF1D1+1 (full-width =)', "'\uFF1D1+1 (full-width =)"],
+    ['-', "'-"],
+    ['a - b = c', 'a - b = c'],
+    [' =1+1 (a space first)', ' =1+1 (a space first)'],
+  ])('CSV: %j is written as %j', async (about, written) => {
+    const party = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Formula Test Ltd', about } });
+    expect(party.status).toBe(201);
+    try {
+      const out = join(dir, 'formula.csv');
+      await exportWith({ entity: 'parties', out, where: [`id is ${party.body.party.id}`], columns: 'about' });
+      expect(csvRows(out)[1]).toEqual([written]);
+    } finally {
+      await box.v2('DELETE', `/parties/${party.body.party.id}`);
+    }
+  });
+
+  it('CSV: a text of several lines stays one row (quoted), in CRLF and in --plain files', async () => {
+    const party = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Multi Line Ltd', about: 'first line\nsecond line\rthird' } });
+    try {
+      for (const plain of [false, true]) {
+        const out = join(dir, `lines-${plain}.csv`);
+        await exportWith({ entity: 'parties', out, where: [`id is ${party.body.party.id}`], columns: 'name,about', plain });
+        expect(csvRows(out)).toEqual([['name', 'about'], ['Multi Line Ltd', 'first line\nsecond line\rthird']]);
+      }
+    } finally {
+      await box.v2('DELETE', `/parties/${party.body.party.id}`);
+    }
+  });
+
+  it('XLSX as exceljs reads it: typed cells, a bold frozen header, an auto-filter over the rows, widths from the contents', async () => {
+    const out = join(dir, 'exceljs.xlsx');
+    await exportWith({ entity: 'parties', out, where: ['email is ada@acme.example'], columns: 'id,name,email,about,VIP,Customer since,createdAt' });
+    const { default: ExcelJS } = await import('exceljs');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(out);
+    const sheet = workbook.getWorksheet('Export');
+    expect(sheet).toBeDefined();
+    if (!sheet) return;
+    expect(sheet.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
+    expect(sheet.autoFilter).toBe('A1:G2');
+    const header = sheet.getRow(1);
+    expect(header.values).toEqual([undefined, 'id', 'name', 'email', 'about', 'VIP', 'Customer since', 'createdAt']);
+    expect(header.getCell(1).font?.bold).toBe(true);
+    const row = sheet.getRow(2);
+    expect(row.getCell(1).value).toBe(ids.ada);
+    expect(row.getCell(2).value).toBe('Ada Lovelace');
+    expect(row.getCell(5).value).toBe(true);
+    expect(row.getCell(6).value).toEqual(new Date('2021-06-01T00:00:00Z'));
+    expect(row.getCell(6).numFmt).toBe('yyyy-mm-dd');
+    expect(row.getCell(7).value).toBeInstanceOf(Date);
+    expect(row.getCell(7).numFmt).toBe('yyyy-mm-dd hh:mm:ss');
+    // Sized from the header and the rows: the e-mail column is wider than the id column.
+    const width = (i: number): number => sheet.getColumn(i).width ?? 0;
+    expect(width(1)).toBe(Math.max('id'.length, String(ids.ada).length) + 2);
+    expect(width(3)).toBe('ada@acme.example'.length + 2);
   });
 
   it('XLSX reads back with typed cells: numbers, dates, booleans, a bold frozen header and an auto-filter', async () => {
@@ -370,6 +439,48 @@ describe('export: nightly incremental exports', () => {
     const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(() => null, (e: unknown) => e);
     expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
   });
+
+  it.each([
+    ['the list', []],
+    ['a filter', ['name starts with Boundary']],
+  ])('through %s: a record changed while an export runs is exported again by the next one, the others not', async (_, where) => {
+    // An account of its own, so that the first page holds the record that changes.
+    const own = await startTestSandbox();
+    const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
+    try {
+      const created: number[] = [];
+      for (let i = 0; i < 150; i += 1) created.push((await own.v2('POST', '/parties', { party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' } })).body.party.id);
+      const first = created[0] as number;
+      // The service stamps changes to the second: let the records above fall out of the next window.
+      await new Promise((r) => setTimeout(r, 2_100));
+      const out = join(dir, 'boundary.csv');
+      const state = join(dir, `boundary-${where.length}.state.json`);
+      const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, where, columns: 'id,about', cwd: dir });
+      let change: Promise<unknown> | null = null;
+      let readings = 0;
+      await runExport(options, {
+        client: ownClient,
+        account: own.url,
+        // The window overlaps by one second instead of five minutes (clocks that agree), so that
+        // the next run can tell the records apart; and the export takes ten minutes: any reading
+        // of the clock after the first is that much later.
+        now: () => new Date(Date.now() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
+        // After the first 100 records are written (the first among them), it changes.
+        onProgress: () => {
+          change ??= own.v2('PUT', `/parties/${first}`, { party: { about: 'changed during the export' } });
+        },
+      });
+      await change;
+      const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
+      expect(aboutOf(first)).toBe('as created');
+      expect(csvRows(out)).toHaveLength(151);
+      await runExport(options, { client: ownClient, account: own.url });
+      expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
+    } finally {
+      await ownClient.close();
+      await own.close();
+    }
+  }, 30_000);
 
   it('the temporary file of an export whose process was killed is removed by the next export', async () => {
     const out = join(dir, 'killed.csv');
