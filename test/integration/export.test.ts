@@ -410,34 +410,68 @@ describe('export: opportunities and projects', () => {
 });
 
 describe('export: nightly incremental exports', () => {
-  it('--since auto across three runs: everything, then the changes and the deletions, never another account', async () => {
-    const out = join(dir, 'nightly.csv');
-    const state = join(dir, 'nightly.state.json');
-    const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(first.since).toBeNull();
-    expect(csvRows(out).length - 1).toBe(first.records);
-    expect(csvRows(join(dir, 'nightly.deleted.csv'))).toEqual([['id', 'deletedAt']]);
+  /** What one night's export holds: the names exported and the ids said deleted, whatever the format. */
+  async function night(format: 'csv' | 'xlsx' | 'jsonl', out: string): Promise<{ names: string[]; deleted: number[] }> {
+    if (format === 'csv') return { names: names(out), deleted: csvRows(out.replace(/\.csv$/, '.deleted.csv')).slice(1).map((r) => Number(r[0])) };
+    if (format === 'jsonl') {
+      const lines = (file: string): Array<Record<string, unknown>> => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      return { names: lines(out).map((r) => String(r.name ?? `${r.firstName} ${r.lastName}`)).sort(), deleted: lines(out.replace(/\.jsonl$/, '.deleted.jsonl')).map((r) => r.id as number) };
+    }
+    expect(await listXlsxSheets(out)).toEqual(['Export', 'Deleted']);
+    const rows = async (sheet: string): Promise<Array<Record<string, unknown>>> => {
+      const found: Array<Record<string, unknown>> = [];
+      for await (const item of readXlsx(out, { sheet })) if (item.kind === 'row') found.push(item.values);
+      return found;
+    };
+    const deleted = await rows('Deleted');
+    for (const row of deleted) expect(row.deletedAt).toBeInstanceOf(Date);
+    return { names: (await rows('Export')).map((r) => String(r.name)).sort(), deleted: deleted.map((r) => r.id as number) };
+  }
 
-    // The state overlaps by a few minutes (clock differences): move it back so that the second
-    // run sees only what changes now.
+  /**
+   * The state overlaps by five minutes (clock differences): move its window to the next whole
+   * second (the service stamps changes to the second), so that the next run sees only what
+   * changes from now on.
+   */
+  async function closeTheWindow(state: string): Promise<void> {
     const saved = JSON.parse(readFileSync(state, 'utf8'));
-    // The service's times have whole seconds: start the window at the next one.
     const next = Math.floor(Date.now() / 1000) * 1000 + 1000;
     saved.since = new Date(next).toISOString();
     writeFileSync(state, JSON.stringify(saved));
     await new Promise((r) => setTimeout(r, next - Date.now() + 50));
-    await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: 'changed tonight' } });
+  }
+
+  it.each(['csv', 'xlsx', 'jsonl'] as const)('--since auto across three runs (%s): everything, then the changes and the deletions of each day, never another account', async (format) => {
+    const out = join(dir, `nightly.${format}`);
+    const state = join(dir, `nightly-${format}.state.json`);
+    const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
+    expect(first.since).toBeNull();
+    const firstNight = await night(format, out);
+    expect(firstNight.names.length).toBe(first.records);
+    expect(firstNight.names).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
+    expect(firstNight.deleted).toEqual([]);
+
+    const kept = await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Kept ${format} Ltd` } });
+    await closeTheWindow(state);
+    await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: `changed tonight (${format})` } });
     const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Short-lived Ltd' } });
     await box.v2('DELETE', `/parties/${gone.body.party.id}`);
     const second = await exportWith({ entity: 'parties', out, since: 'auto', state });
     expect(second.since).not.toBeNull();
-    expect(names(out)).toEqual(['Globex']);
-    expect(csvRows(join(dir, 'nightly.deleted.csv')).slice(1).map((r) => Number(r[0]))).toEqual([gone.body.party.id]);
+    expect(await night(format, out)).toEqual({ names: ['Globex'], deleted: [gone.body.party.id] });
 
+    await closeTheWindow(state);
+    await box.v2('PUT', `/parties/${kept.body.party.id}`, { party: { about: 'changed the next day' } });
+    await box.v2('DELETE', `/parties/${kept.body.party.id}`);
+    await box.v2('PUT', `/parties/${ids.acme}`, { party: { about: `changed on the third day (${format})` } });
     const third = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(third.records).toBeGreaterThanOrEqual(1);
+    expect(third.records).toBe(1);
+    expect(await night(format, out)).toEqual({ names: ['Acme Ltd'], deleted: [kept.body.party.id] });
+
+    const stateBefore = readFileSync(state, 'utf8');
     const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(() => null, (e: unknown) => e);
     expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
+    expect(readFileSync(state, 'utf8')).toBe(stateBefore);
   });
 
   it.each([
