@@ -32,6 +32,8 @@ Filters (parties, opportunities, kases):
 
 Output:
   --columns a,b,c                 these columns, in this order (default: every column)
+  --mapping FILE                  the columns an import mapping reads, filled so that importing the
+                                  file with it makes the same records (repeatable)
   --format csv|xlsx|jsonl         when the extension does not say
   --plain                         CSV without the BOM and with LF line ends
   --raw                           texts that look like formulas (=, +, -, @) are written as they are
@@ -55,6 +57,7 @@ ${connectionUsage}
     'order-by': { type: 'string' },
     filter: { type: 'string' },
     columns: { type: 'string' },
+    mapping: { type: 'string', multiple: true },
     plain: { type: 'boolean' },
     raw: { type: 'boolean' },
     since: { type: 'string' },
@@ -64,7 +67,7 @@ ${connectionUsage}
   async run(args, io) {
     const v = args.values;
     const str = (name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
-    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
+    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], mapping: (v.mapping as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
     for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state']] as const) {
       const value = str(flag);

@@ -154,6 +154,8 @@ describe('export: filters', () => {
     [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'last tuesday' }, /--since takes auto, a date/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] }, /give --columns or --mapping, not both/, 'none'],
+    [{ entity: 'parties', out: 'x.jsonl', mapping: ['m.yaml'] }, /JSON Lines holds whole records/, 'none'],
     // These need the account's names: the catalog is read, never a record.
     [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope".*Custom fields: .*Customer since/s, 'names'],
     [{ entity: 'parties', out: 'x.csv', where: ['"custom:Customer since" is greater than 3'] }, /`is greater than` does not apply to custom:Customer since/, 'names'],
