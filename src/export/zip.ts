@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
+import { crc32, createDeflateRaw, deflateRawSync, type ZlibOptions } from 'node:zlib';
 import { FerryError } from '../errors/index.ts';
 
 /**
@@ -44,6 +44,8 @@ function dosTime(date: Date): { time: number; date: number } {
 export interface ZipEntrySink {
   write(chunk: string): Promise<void>;
   end(): Promise<void>;
+  /** Gives up the entry (the archive is abandoned): zlib's stream is closed. */
+  destroy(): void;
 }
 
 export class ZipWriter {
@@ -113,7 +115,9 @@ export class ZipWriter {
     const entry = this.#start(name, UTF8_NAMES | DATA_DESCRIPTOR);
     await this.#put(this.#localHeader(entry));
     this.#busy = true;
-    const deflate = createDeflateRaw({ level: XLSX_LEVEL });
+    // Room for a few pieces, so that zlib's thread compresses one while the next is built (zlib's
+    // streams pass stream options on; its option type does not list them).
+    const deflate = createDeflateRaw({ level: XLSX_LEVEL, writableHighWaterMark: 1 << 20 } as ZlibOptions);
     let failed: Error | null = null;
     deflate.on('error', (error) => (failed ??= error));
     // Compressed pieces go to the archive in order, as zlib hands them back.
@@ -149,6 +153,9 @@ export class ZipWriter {
         await this.#put(descriptor);
         this.#entries.push(entry);
         this.#busy = false;
+      },
+      destroy: (): void => {
+        deflate.destroy();
       },
     };
   }
