@@ -18,7 +18,7 @@ import { addParty } from '../test/helpers/records.ts';
 import { formatCount, spawnTsx } from './harness.ts';
 
 const TOKEN = 'bench-export-token-0123';
-const { values } = parseArgs({ options: { rows: { type: 'string' }, runs: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' } }, strict: false });
+const { values } = parseArgs({ options: { rows: { type: 'string' }, runs: { type: 'string' }, memory: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' } }, strict: false });
 
 /** Rows of the shape a party export has: text, a number, a date, a timestamp, a yes/no. */
 function sampleRow(i: number): Cell[] {
@@ -87,33 +87,64 @@ interface ChildResult {
   fileWaitSeconds: number;
   readBefore: number;
   readAfter: number;
-  peakRssMb: number;
+  /** A second export in the same process, its code compiled by then. */
+  warmSeconds: number;
+  warmWritingSeconds: number;
   bytes: number;
 }
 
 /**
- * One export in this process, between two reads of the same pages without writing; prints one
- * JSON line. The read before also warms up the client and the sandbox, so that the export does
- * not pay for the first requests' compiling alone (it did when it ran first: 0.3-0.4 s of its time).
+ * One export in this process, between two reads of the same pages without writing, then a second
+ * export; prints one JSON line. The read before also warms up the client and the sandbox, so that
+ * the export does not pay for the first requests' compiling alone (it did when it ran first:
+ * 0.3-0.4 s of its time); the second export shows what is left once the writer's code is compiled.
  */
 async function child(format: string, url: string): Promise<void> {
   const out = join(tmpdir(), `crm-ferry-bench-export-${process.pid}.${format}`);
   const client = new CrmClient({ baseUrl: url, auth: TOKEN });
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+  const options = normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() });
   const before = await readAll(client);
-  const started = performance.now();
-  const summary = await runExport(normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() }), { client, account: url });
+  let started = performance.now();
+  const summary = await runExport(options, { client, account: url });
   const seconds = (performance.now() - started) / 1000;
   const after = await readAll(client);
-  clearInterval(sampler);
-  peak = Math.max(peak, process.memoryUsage().rss);
+  started = performance.now();
+  const warm = await runExport(options, { client, account: url });
+  const warmSeconds = (performance.now() - started) / 1000;
   const bytes = statSync(out).size;
   rmSync(out, { force: true });
   await client.close();
   if (before.records !== summary.records || after.records !== summary.records) throw new Error(`read ${before.records} and ${after.records} records, exported ${summary.records}`);
-  const result: ChildResult = { format, records: summary.records, seconds, writingSeconds: summary.writingMs / 1000, fileWaitSeconds: summary.fileWaitMs / 1000, readBefore: before.seconds, readAfter: after.seconds, peakRssMb: Math.round(peak / 2 ** 20), bytes };
+  const result: ChildResult = {
+    format,
+    records: summary.records,
+    seconds,
+    writingSeconds: summary.writingMs / 1000,
+    fileWaitSeconds: summary.fileWaitMs / 1000,
+    readBefore: before.seconds,
+    readAfter: after.seconds,
+    warmSeconds,
+    warmWritingSeconds: warm.writingMs / 1000,
+    bytes,
+  };
   console.log(JSON.stringify(result));
+}
+
+/**
+ * The memory an export takes, as a person runs it: a process that only exports. Prints its peak
+ * RSS, sampled every 20 ms.
+ */
+async function memoryChild(format: string, url: string): Promise<void> {
+  const out = join(tmpdir(), `crm-ferry-bench-export-${process.pid}.${format}`);
+  const client = new CrmClient({ baseUrl: url, auth: TOKEN });
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const summary = await runExport(normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() }), { client, account: url });
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  rmSync(out, { force: true });
+  await client.close();
+  console.log(JSON.stringify({ format, records: summary.records, peakRssMb: Math.round(peak / 2 ** 20) }));
 }
 
 function median(values: number[]): number {
@@ -140,7 +171,14 @@ async function main(): Promise<void> {
     server.once('exit', (code) => reject(new Error(`sandbox exited (${code})`)));
   });
   const results: Record<string, ChildResult[]> = { csv: [], xlsx: [] };
+  const memory: Record<string, number> = {};
   try {
+    for (const format of ['csv', 'xlsx']) {
+      const line = spawnTsx(import.meta.url, ['--memory', format, '--url', url]).trim().split('\n').pop() ?? '{}';
+      const r = JSON.parse(line) as { records: number; peakRssMb: number };
+      memory[format] = r.peakRssMb;
+      console.log(`${format}: a process that only exports ${formatCount(r.records)} parties peaks at ${r.peakRssMb} MB RSS`);
+    }
     // Formats take turns, so that a busier moment of the machine does not fall on one alone.
     for (let run = 0; run < runs; run += 1) {
       for (const format of ['csv', 'xlsx']) {
@@ -148,7 +186,7 @@ async function main(): Promise<void> {
         const r = JSON.parse(line) as ChildResult;
         results[format]?.push(r);
         console.log(
-          `${format} run ${run + 1}: ${formatCount(r.records)} parties in ${r.seconds.toFixed(2)} s (${formatCount(r.records / r.seconds)}/s), of which writing ${r.writingSeconds.toFixed(2)} s (${percent(r.writingSeconds / r.seconds)}) and waiting for the file ${r.fileWaitSeconds.toFixed(2)} s; reading alone ${r.readBefore.toFixed(2)} s before (cold) and ${r.readAfter.toFixed(2)} s after, so the export took ${percent(overReading(r))} longer than reading; peak RSS ${r.peakRssMb} MB; ${formatCount(r.bytes / 1024)} KiB; load ${loadavg()[0]?.toFixed(2)}`,
+          `${format} run ${run + 1}: ${formatCount(r.records)} parties in ${r.seconds.toFixed(2)} s (${formatCount(r.records / r.seconds)}/s), of which writing ${r.writingSeconds.toFixed(2)} s (${percent(r.writingSeconds / r.seconds)}) and waiting for the file ${r.fileWaitSeconds.toFixed(2)} s; reading alone ${r.readBefore.toFixed(2)} s before (cold) and ${r.readAfter.toFixed(2)} s after, so the export took ${percent(overReading(r))} longer than reading; again in the same process ${r.warmSeconds.toFixed(2)} s, writing ${percent(r.warmWritingSeconds / r.warmSeconds)}; ${formatCount(r.bytes / 1024)} KiB; load ${loadavg()[0]?.toFixed(2)}`,
         );
       }
     }
@@ -171,7 +209,11 @@ async function main(): Promise<void> {
       /** How much longer the export took than reading the same pages (warm) without writing. */
       overReading: Number(median(list.map(overReading)).toFixed(3)),
       bestRecordsPerSecond: Math.round(Math.max(...list.map((r) => r.records / r.seconds))),
-      peakRssMb: Math.max(...list.map((r) => r.peakRssMb)),
+      /** The second export in the same process: the writer's code compiled. */
+      warmRecordsPerSecond: Math.round((list[0]?.records ?? 0) / median(list.map((r) => r.warmSeconds))),
+      warmWritingShare: Number(median(list.map((r) => r.warmWritingSeconds / r.warmSeconds)).toFixed(3)),
+      warmOverReading: Number(median(list.map((r) => Math.max(0, r.warmSeconds - r.readAfter) / r.warmSeconds)).toFixed(3)),
+      peakRssMb: memory[format],
       bytes: list[0]?.bytes ?? 0,
       loadavg: loadavg().map((n) => n.toFixed(2)).join(' '),
     };
@@ -188,4 +230,5 @@ async function main(): Promise<void> {
 if (typeof values.writer === 'string') await compareWriter(values.writer, Number(values.rows ?? 100_000));
 else if (typeof values.serve === 'string') await serve(Number(values.serve));
 else if (typeof values.child === 'string') await child(values.child, String(values.url));
+else if (typeof values.memory === 'string') await memoryChild(values.memory, String(values.url));
 else await main();
