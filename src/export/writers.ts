@@ -401,6 +401,7 @@ class XlsxWriter implements ExportWriter {
     private readonly header: string[],
     private readonly raw: boolean,
     modified: Date,
+    private readonly maxRows: number,
   ) {
     this.#letters = header.map((_, i) => letters(i));
     this.#file = new AtomicFile(target);
@@ -459,8 +460,8 @@ class XlsxWriter implements ExportWriter {
       this.#sample.push(cells);
       return this.#sample.length >= SAMPLE_ROWS ? this.#start() : undefined;
     }
-    if (this.#rows >= XLSX_MAX_ROWS) {
-      throw new FerryError('EXPORT_WRITE', `an XLSX sheet holds at most ${XLSX_MAX_ROWS.toLocaleString('en-GB')} rows (the header included), and this export has more records`, {
+    if (this.#rows >= this.maxRows) {
+      throw new FerryError('EXPORT_WRITE', `an XLSX sheet holds at most ${this.maxRows.toLocaleString('en-GB')} rows (the header included), and this export has more records`, {
         location: { file: this.#file.target },
         hint: 'Export to CSV or JSON Lines, or narrow the export with --where.',
       });
@@ -506,9 +507,9 @@ class XlsxWriter implements ExportWriter {
 }
 
 /** The writer for a format; `target` null writes to standard output (CSV and JSON Lines only). */
-export function openWriter(format: ExportFormat, target: string | null, header: string[], options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream; now?: () => Date }): ExportWriter {
+export function openWriter(format: ExportFormat, target: string | null, header: string[], options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream; now?: () => Date; /** @default XLSX_MAX_ROWS */ xlsxMaxRows?: number }): ExportWriter {
   if (format === 'jsonl') return new JsonlWriter(target, options.stdout);
   if (format === 'csv') return new CsvWriter(target, header, options);
   if (target === null) throw new FerryError('USAGE', 'XLSX cannot go to standard output; give --out FILE.xlsx');
-  return new XlsxWriter(target, header, options.raw, options.now?.() ?? new Date());
+  return new XlsxWriter(target, header, options.raw, options.now?.() ?? new Date(), options.xlsxMaxRows ?? XLSX_MAX_ROWS);
 }

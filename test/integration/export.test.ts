@@ -313,6 +313,27 @@ describe('export: columns and formats', () => {
     expect(lines[0]).toMatchObject({ id: ids.globex, name: 'Globex', type: 'organisation' });
   });
 
+  it('--out - writes CSV to standard output: no BOM, the summary on standard error', async () => {
+    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', '-', '--columns', 'id,name', '--where', 'city is Paris', '--base-url', box.url, '--token', box.token]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe(`id,name\r\n${ids.globex},Globex\r\n`);
+    expect(stderr).toMatch(/^Exported 1 record, \d+ requests, /);
+  });
+
+  it('--since DATE: what changed since then, and the ids deleted since then beside it', async () => {
+    const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Gone Tomorrow Ltd' } });
+    await box.v2('DELETE', `/parties/${gone.body.party.id}`);
+    const out = join(dir, 'since-date.csv');
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const summary = await exportWith({ entity: 'parties', out, since: yesterday, columns: 'id,name' });
+    expect(summary.since).toBe(`${yesterday}T00:00:00.000Z`);
+    expect(names(out)).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
+    expect(csvRows(join(dir, 'since-date.deleted.csv')).slice(1).map((r) => Number(r[0]))).toContain(gone.body.party.id);
+    const future = await exportWith({ entity: 'parties', out, since: '2099-01-01', columns: 'id,name' });
+    expect(future.records).toBe(0);
+    expect(csvRows(out)).toEqual([['id', 'name']]);
+  });
+
   it('entries and tasks export through their lists', async () => {
     await box.v2('POST', '/entries', { entry: { type: 'note', party: { id: ids.ada }, content: 'Met at the fair' } });
     await box.v2('POST', '/tasks', { task: { description: 'Call Ada', party: { id: ids.ada }, dueOn: '2031-01-01' } });
