@@ -9,6 +9,7 @@ import { FerryError } from '../../src/errors/index.ts';
 import { normaliseExportOptions, runExport, splitWhere, type ExportFlags, type ExportSummary } from '../../src/export/index.ts';
 import { listXlsxSheets, readXlsx } from '../../src/sources/xlsx.ts';
 import { runCli } from '../helpers/fake-io.ts';
+import { addParty } from '../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-export-'));
@@ -332,6 +333,28 @@ describe('export: columns and formats', () => {
     const future = await exportWith({ entity: 'parties', out, since: '2099-01-01', columns: 'id,name' });
     expect(future.records).toBe(0);
     expect(csvRows(out)).toEqual([['id', 'name']]);
+  });
+
+  it('the next page is asked for before the current one is written', async () => {
+    const own = await startTestSandbox();
+    const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
+    try {
+      for (let i = 0; i < 250; i += 1) addParty(own.store, { type: 'organisation', firstName: null, lastName: null, name: `Paged ${i}` });
+      const requestsAt: Record<number, number> = {};
+      const summary = await runExport(normaliseExportOptions({ entity: 'parties', out: join(dir, 'paged.csv'), columns: 'id', cwd: dir }), {
+        client: ownClient,
+        account: own.url,
+        onProgress: (p) => (requestsAt[p.records] = p.requests),
+      });
+      expect(summary.records).toBe(250);
+      // Three pages: when the first page's last record is written, the second page has been asked
+      // for, and when the second's is, the third (the last request of the export).
+      expect(requestsAt[100]).toBe(summary.requests - 1);
+      expect(requestsAt[200]).toBe(summary.requests);
+    } finally {
+      await ownClient.close();
+      await own.close();
+    }
   });
 
   it('entries and tasks export through their lists', async () => {
