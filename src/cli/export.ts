@@ -31,6 +31,7 @@ Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be r
     out: { type: 'string', value: 'FILE', describe: 'the file to write; - for standard output', group: 'Output:' },
     format: { type: 'string', value: 'csv|xlsx|jsonl', describe: 'when the extension does not say', group: 'Output:' },
     columns: { type: 'string', value: 'a,b,c', describe: 'these columns, in this order (default: every column)', group: 'Output:' },
+    mapping: { type: 'string', multiple: true, value: 'FILE', describe: 'the columns an import mapping reads, filled so that importing the file with it makes the same records (repeatable)', group: 'Output:' },
     plain: { type: 'boolean', describe: 'CSV without the BOM and with LF line ends', group: 'Output:' },
     raw: { type: 'boolean', describe: 'texts that look like formulas (=, +, -, @) are written as they are', group: 'Output:' },
     where: { type: 'string', multiple: true, value: 'FIELD OPERATOR VALUE', describe: 'a condition (repeatable; all must hold)', group: 'Filters (parties, opportunities, kases):' },
@@ -44,7 +45,7 @@ Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be r
   async run(args, io) {
     const v = args.values;
     const str = (name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
-    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
+    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], mapping: (v.mapping as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
     for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state']] as const) {
       const value = str(flag);
@@ -56,16 +57,27 @@ Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be r
     try {
       const account = accountOf(client, session?.subdomain);
       const toStdout = options.out === null;
+      // A line rewritten in place on a terminal; in a log (cron), a dated line every 30 s at most.
+      const tty = io.stderr === process.stderr && Boolean(process.stderr.isTTY);
+      let lastLine = Date.now();
+      let shown = false;
       const summary = await runExport(options, {
         client,
         account: account.account,
         signal: io.signal,
         stdout: io.stdout,
         onProgress: (p) => {
-          if (!toStdout) io.stderr.write(`\r${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`);
+          const line = `${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`;
+          if (tty) {
+            io.stderr.write(`\r${line}`);
+            shown = true;
+          } else if (Date.now() - lastLine >= 30_000) {
+            io.stderr.write(`${new Date().toISOString()} ${line}\n`);
+            lastLine = Date.now();
+          }
         },
       });
-      if (!toStdout) io.stderr.write('\r');
+      if (shown) io.stderr.write('\n');
       if (summary.interrupted) {
         io.stderr.write('Interrupted: no file was written and the state is unchanged.\n');
         return EXIT.INTERRUPTED;

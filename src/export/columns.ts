@@ -26,8 +26,11 @@ function date(value: unknown): Cell {
   return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value) ? { date: value } : text(value);
 }
 
+/** An ISO 8601 instant as the service writes them; checked by shape, as Date.parse costs more than the rest of a row. */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+
 function timestamp(value: unknown): Cell {
-  return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? { timestamp: value } : text(value);
+  return typeof value === 'string' && INSTANT.test(value) ? { timestamp: value } : text(value);
 }
 
 /** A linked party's display name: an organisation's name, or a person's first and last name. */
@@ -44,12 +47,25 @@ function nameOf(value: unknown): Cell {
 }
 
 function first(record: Body, key: string, field: string): Cell {
-  return text(list(record, key)[0]?.[field]);
+  const items = record[key];
+  return Array.isArray(items) && items.length > 0 ? text((items[0] as Body)?.[field]) : null;
+}
+
+/** The values of `field` in `items` from `start` on, joined; null when there are none. */
+function joined(items: unknown, start: number, field: string, separator: string): Cell {
+  if (!Array.isArray(items) || items.length <= start) return null;
+  let out = '';
+  for (let i = start; i < items.length; i += 1) {
+    const value = (items[i] as Body | null)?.[field];
+    if (value === undefined || value === null || value === '') continue;
+    out = out === '' ? String(value) : `${out}${separator}${String(value)}`;
+  }
+  return out === '' ? null : out;
 }
 
 /** The items after the first, joined: a spreadsheet has one cell for "the others". */
 function others(record: Body, key: string, field: string): Cell {
-  return text(list(record, key).slice(1).map((item) => item[field]).filter((v) => v !== undefined && v !== null && v !== '').join('; '));
+  return joined(record[key], 1, field, '; ');
 }
 
 function column(name: string, value: (record: Body) => Cell): Column {
@@ -59,7 +75,7 @@ function column(name: string, value: (record: Body) => Cell): Column {
 const address = (part: string) => (r: Body) => first(r, 'addresses', part);
 
 const COMMON_TAIL = (): Column[] => [
-  column('tags', (r) => text(list(r, 'tags').map((t) => t.name).join(';'))),
+  column('tags', (r) => joined(r.tags, 0, 'name', ';')),
   column('owner', (r) => nameOf(r.owner)),
   column('team', (r) => nameOf(r.team)),
 ];
@@ -134,7 +150,7 @@ const DEFAULTS: Record<ExportEntity, () => Column[]> = {
     column('opportunity', (r) => nameOf(r.opportunity)),
     column('creator', (r) => nameOf(r.creator)),
     column('activityType', (r) => nameOf(r.activityType)),
-    column('attachments', (r) => text(list(r, 'attachments').map((a) => a.filename).join('; '))),
+    column('attachments', (r) => joined(r.attachments, 0, 'filename', '; ')),
     column('entryAt', (r) => timestamp(r.entryAt)),
     ...STAMPS(),
   ],
@@ -163,14 +179,28 @@ function customValue(type: string | undefined, value: unknown): Cell {
   return text(value);
 }
 
-/** One column per custom field definition of the entity, named after it. */
+/**
+ * One column per custom field definition of the entity, named after it. The record's values are
+ * indexed by definition once per record, not searched once per column.
+ */
 function customColumns(entity: ExportEntity, catalog: AccountCatalog | null): Column[] {
   if (entity !== 'parties' && entity !== 'opportunities' && entity !== 'kases') return [];
+  let indexed: Body | null = null;
+  let byDefinition = new Map<unknown, unknown>();
+  const valueOf = (r: Body, id: number): unknown => {
+    if (r !== indexed) {
+      indexed = r;
+      byDefinition = new Map();
+      for (const field of list(r, 'fields')) {
+        const key = (field.definition as Body | undefined)?.id;
+        // The first value of a definition counts, as it did when each column searched the list.
+        if (!byDefinition.has(key)) byDefinition.set(key, field.value);
+      }
+    }
+    return byDefinition.get(id);
+  };
   return (catalog?.fieldDefinitions[entity] ?? []).map((definition) =>
-    column(definition.tag ? `${definition.name} (${definition.tag})` : definition.name, (r) => {
-      const field = list(r, 'fields').find((f) => (f.definition as Body | undefined)?.id === definition.id);
-      return customValue(definition.type, field?.value);
-    }),
+    column(definition.tag ? `${definition.name} (${definition.tag})` : definition.name, (r) => customValue(definition.type, valueOf(r, definition.id))),
   );
 }
 

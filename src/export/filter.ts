@@ -86,7 +86,7 @@ export function splitWhere(text: string): { field: string; operator: string; val
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-function typed(where: string, type: string, operator: string, raw: string, catalog: AccountCatalog | null): unknown {
+function typed(where: string, type: string, operator: string, raw: string, catalog: AccountCatalog | null | undefined): unknown {
   if (OPERATORS[operator]?.days) {
     if (!/^\d+$/.test(raw)) usage(`--where ${where}: \`${operator}\` takes a number of days, got ${JSON.stringify(raw)}`);
     return Number(raw);
@@ -108,13 +108,13 @@ function typed(where: string, type: string, operator: string, raw: string, catal
     case 'numberOrString':
       return /^\d+$/.test(raw) ? Number(raw) : raw;
     case 'user': {
-      if (/^\d+$/.test(raw)) return Number(raw);
+      if (/^\d+$/.test(raw) || catalog === undefined) return /^\d+$/.test(raw) ? Number(raw) : raw;
       const user = catalog?.users.find((u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase());
       if (!user) usage(`--where ${where}: no user ${JSON.stringify(raw)} in the account`, catalog ? `Users: ${catalog.users.map((u) => u.username).join(', ')}.` : undefined);
       return user.id;
     }
     case 'team': {
-      if (/^\d+$/.test(raw)) return Number(raw);
+      if (/^\d+$/.test(raw) || catalog === undefined) return /^\d+$/.test(raw) ? Number(raw) : raw;
       const teams = catalog?.teams ?? [];
       const team = teams.find((t) => t.name.toLowerCase() === raw.toLowerCase());
       if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : 'Give the team\'s id.');
@@ -129,15 +129,19 @@ function typed(where: string, type: string, operator: string, raw: string, catal
  * Turns `--where` texts into the service's filter conditions for `entity`: field and operator
  * names checked against the spec's table, values typed, custom fields named by their definition
  * (`custom:Customer since`) turned into `custom:{id}`, users and teams named turned into ids.
- * Every mistake is a USAGE error naming the valid choices, before any request.
+ * Every mistake is a USAGE error naming the valid choices. With `catalog` undefined (the account's
+ * names not read yet) everything but the names is checked, so that most mistakes are found
+ * before any request.
  */
-export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: AccountCatalog | null): Condition[] {
+export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: AccountCatalog | null | undefined): Condition[] {
   return wheres.map((text) => {
     const where = JSON.stringify(text);
     const { field, operator, value } = splitWhere(text);
     let name = field;
     let type: string | undefined = FIELDS[entity][field];
     const custom = /^(org\.)?custom:(.+)$/.exec(field);
+    // Which operators and values fit a custom field depends on its type, known with the catalog.
+    if (custom && catalog === undefined) return { field, operator, value };
     if (custom) {
       const scope = custom[1] ? 'parties' : entity;
       const wanted = custom[2] as string;
@@ -193,6 +197,15 @@ export function checkFilterFile(entity: FilterEntity, value: unknown, file: stri
       throw new FerryError('USAGE', `${file}: ${path}: ${entity} have no field ${JSON.stringify(field)}`, { location: { file, yamlPath: path }, hint: `Fields: ${Object.keys(FIELDS[entity]).join(', ')}, custom:ID.` });
     }
     if (!(operator in OPERATORS)) throw new FerryError('USAGE', `${file}: ${path}: unknown operator ${JSON.stringify(operator)}`, { location: { file, yamlPath: path }, hint: `Operators: ${OPERATOR_NAMES.join(', ')}.` });
+    const type = FIELDS[entity][field];
+    // Custom fields' types are the account's; the service judges those.
+    if (type === undefined) return;
+    const fits = OPERATOR_NAMES.filter((op) => OPERATORS[op]?.types.has(type));
+    if (!fits.includes(operator)) throw new FerryError('USAGE', `${file}: ${path}: \`${operator}\` does not apply to ${field}`, { location: { file, yamlPath: path }, hint: `${field} takes: ${fits.join(', ')}.` });
+    const value = (c as { value?: unknown }).value;
+    const wanted = OPERATORS[operator]?.days ? 'a number of days' : type === 'number' ? 'a number' : type === 'boolean' ? 'true or false' : type === 'date' ? 'a date as YYYY-MM-DD' : null;
+    const ok = OPERATORS[operator]?.days || type === 'number' ? typeof value === 'number' : type === 'boolean' ? typeof value === 'boolean' : type === 'date' ? typeof value === 'string' && DATE.test(value) : true;
+    if (!ok) throw new FerryError('USAGE', `${file}: ${path}: ${field} \`${operator}\` takes ${wanted}, got ${JSON.stringify(value)}`, { location: { file, yamlPath: path } });
   };
   conditions.forEach((c, i) => check(c, `conditions[${i}]`));
   return root as Filter;

@@ -2,12 +2,10 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
-import { stringify as stringifySync } from 'csv-stringify/sync';
-import yazl from 'yazl';
 import { FerryError } from '../errors/index.ts';
 import { processAlive } from '../util/alive.ts';
 import type { Cell } from './columns.ts';
+import { ZipWriter, type ZipEntrySink } from './zip.ts';
 
 type Body = Record<string, unknown>;
 
@@ -21,8 +19,14 @@ export interface DeletedRecord {
 
 /** Takes the rows of one export and, at the end, commits them to the target or leaves no trace. */
 export interface ExportWriter {
-  /** `cells` in the chosen columns; `record` as the service returned it (JSON Lines). */
-  write(cells: Cell[], record: Body): Promise<void>;
+  /**
+   * `cells` in the chosen columns; `record` as the service returned it (JSON Lines). Rows are
+   * gathered into larger pieces: a promise comes back only when a piece goes to the file, and the
+   * next row waits for it.
+   */
+  write(cells: Cell[], record: Body): Promise<void> | undefined;
+  /** Whether write() reads the cells (CSV, XLSX) or only the record (JSON Lines). */
+  readonly usesCells: boolean;
   /** Records deleted since the last export (incremental exports). */
   deleted(records: DeletedRecord[]): Promise<void>;
   /** Finishes the file and moves it to its name. */
@@ -31,8 +35,11 @@ export interface ExportWriter {
   abort(): Promise<void>;
 }
 
-/** Texts a spreadsheet would take for a formula (OWASP "CSV injection"). */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * Texts a spreadsheet would take for a formula (OWASP "CSV injection"), and the full-width forms
+ * of = + - @ that Apple Numbers folds into them.
+ */
+const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 
 export function looksLikeFormula(text: string): boolean {
   return FORMULA_START.test(text);
@@ -55,6 +62,12 @@ function drained(stream: NodeJS.WritableStream): Promise<void> {
   });
 }
 
+/**
+ * How much a file stream holds before the writer waits for the disk. Node's 16 KiB made every 64 KiB
+ * piece wait for its write to finish, so that building rows and writing them took turns.
+ */
+const FILE_BUFFER = 1 << 20;
+
 /** A file written under a temporary name beside its target and renamed into place when complete. */
 class AtomicFile {
   readonly temp: string;
@@ -64,7 +77,7 @@ class AtomicFile {
   constructor(readonly target: string) {
     sequence += 1;
     this.temp = join(dirname(target), `.${basename(target)}.${process.pid}.${sequence}.tmp`);
-    this.stream = createWriteStream(this.temp, { flags: 'wx', mode: 0o644 });
+    this.stream = createWriteStream(this.temp, { flags: 'wx', mode: 0o644, highWaterMark: FILE_BUFFER });
     this.stream.on('error', (error) => (this.#failed ??= error));
   }
 
@@ -147,16 +160,55 @@ function csvText(cell: Cell, raw: boolean): string {
   return !raw && looksLikeFormula(cell) ? `'${cell}` : cell;
 }
 
-/** Rows turned into CSV text at once: one stringify call and one write per batch, not per row. */
-const CSV_BATCH = 500;
+/** What makes csv-stringify quote a field with its defaults: the delimiter, a quote, a line break. */
+const CSV_QUOTE = /[",\r\n]/;
+const QUOTES = /"/g;
 
-/** CSV through csv-stringify: UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
+/**
+ * One CSV field, as csv-stringify 6 writes it with its defaults (`csv-stringify-behaviour.test.ts`
+ * holds the two to the same output). csv-stringify's per-field casting and option checks cost
+ * 4 µs a row of 24 columns, more than the rest of the export's own work together; this costs 0.3.
+ */
+export function csvField(text: string): string {
+  return CSV_QUOTE.test(text) ? `"${text.replace(QUOTES, '""')}"` : text;
+}
+
+/** Text is handed to the file in pieces of about this many characters: a write per row costs more than the row. */
+const TEXT_CHUNK = 65_536;
+
+/** Text gathered into pieces for a file written atomically, or for standard output. */
+class ChunkedText {
+  #pending: string;
+
+  /** `start`: the text the output begins with (a header). */
+  constructor(
+    readonly file: AtomicFile | null,
+    private readonly stdout: NodeJS.WritableStream,
+    start = '',
+  ) {
+    this.#pending = start;
+  }
+
+  /** Adds text; a promise when a piece went out and the caller must wait for it. */
+  add(text: string): Promise<void> | undefined {
+    this.#pending += text;
+    return this.#pending.length >= TEXT_CHUNK ? this.flush() : undefined;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#pending === '') return;
+    const text = this.#pending;
+    this.#pending = '';
+    if (this.file) await this.file.write(text);
+    else if (!this.stdout.write(text)) await drained(this.stdout);
+  }
+}
+
+/** CSV in UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
 class CsvWriter implements ExportWriter {
-  readonly #file: AtomicFile | null;
-  readonly #out: NodeJS.WritableStream;
-  #rows: string[][] = [];
-  /** The first batch (with the header) starts with the BOM, unless plain or on standard output. */
-  #bom: boolean;
+  readonly usesCells = true;
+  readonly #text: ChunkedText;
+  readonly #eol: string;
   #deleted: DeletedRecord[] | null = null;
 
   constructor(
@@ -164,24 +216,20 @@ class CsvWriter implements ExportWriter {
     header: string[],
     private readonly options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream },
   ) {
-    this.#file = target === null ? null : new AtomicFile(target);
-    this.#out = this.#file ? this.#file.stream : options.stdout;
-    this.#bom = !options.plain && target !== null;
-    this.#rows.push(header);
+    this.#eol = options.plain ? '\n' : '\r\n';
+    // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
+    const bom = !options.plain && target !== null ? '\uFEFF' : '';
+    this.#text = new ChunkedText(target === null ? null : new AtomicFile(target), options.stdout, `${bom}${header.map(csvField).join(',')}${this.#eol}`);
   }
 
-  async #flush(): Promise<void> {
-    if (this.#rows.length === 0) return;
-    const text = stringifySync(this.#rows, { bom: this.#bom, record_delimiter: this.options.plain ? 'unix' : 'windows' });
-    this.#bom = false;
-    this.#rows = [];
-    if (this.#file) await this.#file.write(text);
-    else if (!this.#out.write(text)) await drained(this.#out);
-  }
-
-  async write(cells: Cell[]): Promise<void> {
-    this.#rows.push(cells.map((c) => csvText(c, this.options.raw)));
-    if (this.#rows.length >= CSV_BATCH) await this.#flush();
+  write(cells: Cell[]): Promise<void> | undefined {
+    const raw = this.options.raw;
+    let line = '';
+    for (let i = 0; i < cells.length; i += 1) {
+      const text = csvField(csvText(cells[i] as Cell, raw));
+      line = i === 0 ? text : `${line},${text}`;
+    }
+    return this.#text.add(line + this.#eol);
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -189,34 +237,33 @@ class CsvWriter implements ExportWriter {
   }
 
   async commit(): Promise<string[]> {
-    await this.#flush();
+    await this.#text.flush();
     const bom = this.options.plain ? '' : '\uFEFF';
     const eol = this.options.plain ? '\n' : '\r\n';
     const deleted = this.#deleted && `${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`;
-    return commitWithDeleted(this.#file, this.target, deleted, 'csv');
+    return commitWithDeleted(this.#text.file, this.target, deleted, 'csv');
   }
 
   async abort(): Promise<void> {
-    await this.#file?.abort();
+    await this.#text.file?.abort();
   }
 }
 
 /** JSON Lines: each record as the service returned it, one per line. */
 class JsonlWriter implements ExportWriter {
-  readonly #file: AtomicFile | null;
+  readonly usesCells = false;
+  readonly #text: ChunkedText;
   #deleted: DeletedRecord[] | null = null;
 
   constructor(
     private readonly target: string | null,
-    private readonly stdout: NodeJS.WritableStream,
+    stdout: NodeJS.WritableStream,
   ) {
-    this.#file = target === null ? null : new AtomicFile(target);
+    this.#text = new ChunkedText(target === null ? null : new AtomicFile(target), stdout);
   }
 
-  async write(_cells: Cell[], record: Body): Promise<void> {
-    const line = `${JSON.stringify(record)}\n`;
-    if (this.#file) await this.#file.write(line);
-    else if (!this.stdout.write(line)) await drained(this.stdout);
+  write(_cells: Cell[], record: Body): Promise<void> | undefined {
+    return this.#text.add(`${JSON.stringify(record)}\n`);
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -224,12 +271,13 @@ class JsonlWriter implements ExportWriter {
   }
 
   async commit(): Promise<string[]> {
+    await this.#text.flush();
     const deleted = this.#deleted && this.#deleted.map((d) => `${JSON.stringify(d)}\n`).join('');
-    return commitWithDeleted(this.#file, this.target, deleted, 'jsonl');
+    return commitWithDeleted(this.#text.file, this.target, deleted, 'jsonl');
   }
 
   async abort(): Promise<void> {
-    await this.#file?.abort();
+    await this.#text.file?.abort();
   }
 }
 
@@ -307,14 +355,19 @@ const ROOT_RELS = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 
 const SHEET_OPEN = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">';
 
+/** A date cell's value: days since the spreadsheet epoch, as a number. */
+function dateSerial(cell: { date: string } | { timestamp: string }): number {
+  return serial('date' in cell ? Date.parse(`${cell.date}T00:00:00Z`) : Date.parse(cell.timestamp));
+}
+
 function cellXml(ref: string, cell: Cell, raw: boolean): string {
   if (cell === null) return '';
   if (typeof cell === 'number') return Number.isFinite(cell) ? `<c r="${ref}"><v>${cell}</v></c>` : '';
   if (typeof cell === 'boolean') return `<c r="${ref}" t="b"><v>${cell ? 1 : 0}</v></c>`;
   if (typeof cell === 'object') {
-    const ms = 'date' in cell ? Date.parse(`${cell.date}T00:00:00Z`) : Date.parse(cell.timestamp);
-    if (Number.isNaN(ms)) return cellXml(ref, 'date' in cell ? cell.date : cell.timestamp, raw);
-    return `<c r="${ref}" s="${'date' in cell ? STYLE.date : STYLE.timestamp}"><v>${serial(ms)}</v></c>`;
+    const value = dateSerial(cell);
+    if (Number.isNaN(value)) return cellXml(ref, 'date' in cell ? cell.date : cell.timestamp, raw);
+    return `<c r="${ref}" s="${'date' in cell ? STYLE.date : STYLE.timestamp}"><v>${value}</v></c>`;
   }
   // Inline strings are text; a text that looks like a formula also gets the quote-prefix style,
   // so that editing the cell in a spreadsheet does not turn it into one.
@@ -325,43 +378,56 @@ function cellXml(ref: string, cell: Cell, raw: boolean): string {
 /** Rows kept before the sheet starts, to size the columns from what they hold. */
 const SAMPLE_ROWS = 200;
 
+/** The most rows a spreadsheet program shows in one sheet, the header included. */
+export const XLSX_MAX_ROWS = 1_048_576;
+
+/** Sheet XML goes to the zip in pieces of about this many characters: one write per row costs more than the row. */
+const XLSX_CHUNK = TEXT_CHUNK;
+
 class XlsxWriter implements ExportWriter {
-  readonly #zip = new yazl.ZipFile();
+  readonly usesCells = true;
   readonly #file: AtomicFile;
-  readonly #sheet = new PassThrough();
+  readonly #zip: ZipWriter;
+  /** The columns' letters, worked out once. */
+  readonly #letters: string[];
+  #sheet: ZipEntrySink | null = null;
+  #pending = '';
   #sample: Cell[][] | null = [];
   #rows = 1;
   #deleted: DeletedRecord[] | null = null;
-  readonly #piped: Promise<void>;
 
   constructor(
     target: string,
     private readonly header: string[],
     private readonly raw: boolean,
+    modified: Date,
+    private readonly maxRows: number,
   ) {
+    this.#letters = header.map((_, i) => letters(i));
     this.#file = new AtomicFile(target);
-    this.#zip.outputStream.pipe(this.#file.stream);
-    this.#piped = new Promise((resolve, reject) => {
-      this.#file.stream.on('close', () => resolve());
-      this.#file.stream.on('error', reject);
-    });
-    this.#zip.addReadStream(this.#sheet, 'xl/worksheets/sheet1.xml');
+    this.#zip = new ZipWriter(this.#file.stream, modified);
   }
 
-  #pending = '';
-
-  /** Sheet XML goes to the zip in pieces of about 64 KiB: one stream write per row costs more than the row. */
-  async #emit(text: string, flush = false): Promise<void> {
+  #emit(text: string): Promise<void> | undefined {
     this.#pending += text;
-    if (this.#pending.length < 65_536 && !flush) return;
+    return this.#pending.length < XLSX_CHUNK ? undefined : this.#flush();
+  }
+
+  async #flush(): Promise<void> {
     this.#file.check();
     const chunk = this.#pending;
     this.#pending = '';
-    if (!this.#sheet.write(chunk)) await drained(this.#sheet);
+    await this.#sheet?.write(chunk);
+    this.#file.check();
   }
 
   #rowXml(cells: Cell[], index: number): string {
-    return `<row r="${index}">${cells.map((cell, i) => cellXml(`${letters(i)}${index}`, cell, this.raw)).join('')}</row>`;
+    let out = `<row r="${index}">`;
+    for (let i = 0; i < cells.length; i += 1) {
+      const cell = cells[i] as Cell;
+      if (cell !== null) out += cellXml(`${this.#letters[i] ?? letters(i)}${index}`, cell, this.raw);
+    }
+    return `${out}</row>`;
   }
 
   /** Widths from the header and the sampled rows, within reason. */
@@ -377,6 +443,7 @@ class XlsxWriter implements ExportWriter {
       }
       return Math.min(width, 62);
     });
+    this.#sheet = await this.#zip.addStream('xl/worksheets/sheet1.xml');
     await this.#emit(
       `${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/><cols>${widths
         .map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`)
@@ -388,14 +455,19 @@ class XlsxWriter implements ExportWriter {
     }
   }
 
-  async write(cells: Cell[]): Promise<void> {
+  write(cells: Cell[]): Promise<void> | undefined {
     if (this.#sample) {
       this.#sample.push(cells);
-      if (this.#sample.length >= SAMPLE_ROWS) await this.#start();
-      return;
+      return this.#sample.length >= SAMPLE_ROWS ? this.#start() : undefined;
+    }
+    if (this.#rows >= this.maxRows) {
+      throw new FerryError('EXPORT_WRITE', `an XLSX sheet holds at most ${this.maxRows.toLocaleString('en-GB')} rows (the header included), and this export has more records`, {
+        location: { file: this.#file.target },
+        hint: 'Export to CSV or JSON Lines, or narrow the export with --where.',
+      });
     }
     this.#rows += 1;
-    await this.#emit(this.#rowXml(cells, this.#rows));
+    return this.#emit(this.#rowXml(cells, this.#rows));
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -405,44 +477,39 @@ class XlsxWriter implements ExportWriter {
   async commit(): Promise<string[]> {
     if (this.#sample) await this.#start();
     const last = `${letters(Math.max(0, this.header.length - 1))}${this.#rows}`;
-    await this.#emit(`</sheetData><autoFilter ref="A1:${last}"/></worksheet>`, true);
-    this.#sheet.end();
+    this.#pending += `</sheetData><autoFilter ref="A1:${last}"/></worksheet>`;
+    await this.#flush();
+    await this.#sheet?.end();
     const sheets = ['Export'];
     if (this.#deleted !== null) {
       sheets.push('Deleted');
       const rows = this.#deleted.map((d, i) => `<row r="${i + 2}"><c r="A${i + 2}"><v>${d.id}</v></c>${cellXml(`B${i + 2}`, { timestamp: d.deletedAt }, true)}</row>`).join('');
-      this.#zip.addBuffer(
-        Buffer.from(`${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"/></sheetViews><cols><col min="1" max="2" width="22" customWidth="1"/></cols><sheetData><row r="1"><c r="A1" t="inlineStr" s="${STYLE.header}"><is><t>id</t></is></c><c r="B1" t="inlineStr" s="${STYLE.header}"><is><t>deletedAt</t></is></c></row>${rows}</sheetData></worksheet>`),
+      await this.#zip.addBuffer(
         'xl/worksheets/sheet2.xml',
+        Buffer.from(`${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"/></sheetViews><cols><col min="1" max="2" width="22" customWidth="1"/></cols><sheetData><row r="1"><c r="A1" t="inlineStr" s="${STYLE.header}"><is><t>id</t></is></c><c r="B1" t="inlineStr" s="${STYLE.header}"><is><t>deletedAt</t></is></c></row>${rows}</sheetData></worksheet>`),
       );
     }
     const filterRange = `'Export'!$A$1:$${letters(Math.max(0, this.header.length - 1))}$${this.#rows}`;
-    this.#zip.addBuffer(Buffer.from(workbookXml(sheets, filterRange)), 'xl/workbook.xml');
-    this.#zip.addBuffer(Buffer.from(workbookRels(sheets.length)), 'xl/_rels/workbook.xml.rels');
-    this.#zip.addBuffer(Buffer.from(STYLES), 'xl/styles.xml');
-    this.#zip.addBuffer(Buffer.from(contentTypes(sheets.length)), '[Content_Types].xml');
-    this.#zip.addBuffer(Buffer.from(ROOT_RELS), '_rels/.rels');
-    this.#zip.end();
-    await this.#piped;
-    // The stream has closed: AtomicFile.commit only renames.
-    this.#file.check();
-    await rename(this.#file.temp, this.#file.target).catch(async (error: Error) => {
-      await rm(this.#file.temp, { force: true });
-      throw new FerryError('EXPORT_WRITE', `cannot move the export to ${this.#file.target}: ${error.message}`, { location: { file: this.#file.target }, cause: error });
-    });
+    await this.#zip.addBuffer('xl/workbook.xml', Buffer.from(workbookXml(sheets, filterRange)));
+    await this.#zip.addBuffer('xl/_rels/workbook.xml.rels', Buffer.from(workbookRels(sheets.length)));
+    await this.#zip.addBuffer('xl/styles.xml', Buffer.from(STYLES));
+    await this.#zip.addBuffer('[Content_Types].xml', Buffer.from(contentTypes(sheets.length)));
+    await this.#zip.addBuffer('_rels/.rels', Buffer.from(ROOT_RELS));
+    await this.#zip.finish();
+    await this.#file.commit();
     return [this.#file.target];
   }
 
   async abort(): Promise<void> {
-    this.#sheet.destroy();
+    this.#sheet?.destroy();
     await this.#file.abort();
   }
 }
 
 /** The writer for a format; `target` null writes to standard output (CSV and JSON Lines only). */
-export function openWriter(format: ExportFormat, target: string | null, header: string[], options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream }): ExportWriter {
+export function openWriter(format: ExportFormat, target: string | null, header: string[], options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream; now?: () => Date; /** @default XLSX_MAX_ROWS */ xlsxMaxRows?: number }): ExportWriter {
   if (format === 'jsonl') return new JsonlWriter(target, options.stdout);
   if (format === 'csv') return new CsvWriter(target, header, options);
   if (target === null) throw new FerryError('USAGE', 'XLSX cannot go to standard output; give --out FILE.xlsx');
-  return new XlsxWriter(target, header, options.raw);
+  return new XlsxWriter(target, header, options.raw, options.now?.() ?? new Date(), options.xlsxMaxRows ?? XLSX_MAX_ROWS);
 }

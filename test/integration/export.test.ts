@@ -9,6 +9,7 @@ import { FerryError } from '../../src/errors/index.ts';
 import { normaliseExportOptions, runExport, splitWhere, type ExportFlags, type ExportSummary } from '../../src/export/index.ts';
 import { listXlsxSheets, readXlsx } from '../../src/sources/xlsx.ts';
 import { runCli } from '../helpers/fake-io.ts';
+import { addParty } from '../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-export-'));
@@ -136,23 +137,43 @@ describe('export: filters', () => {
   });
 
   it.each([
-    [{ entity: 'parties', out: 'x.csv', where: ['citty is London'] }, /parties have no field "citty"/],
-    [{ entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] }, /`is greater than` does not apply to name/],
-    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] }, /takes a date as YYYY-MM-DD/],
-    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope"/],
-    [{ entity: 'parties', out: 'x.csv', where: ['owner is nobody'] }, /no user "nobody"/],
-    [{ entity: 'tasks', out: 'x.csv', where: ['name is x'] }, /tasks cannot be filtered/],
-    [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/],
-    [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY/],
-    [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/],
-  ])('refuses %j before any request', async (flags, message) => {
+    [{ entity: 'parties', out: 'x.csv', where: ['citty is London'] }, /parties have no field "citty".*Fields: id, name, jobTitle, email/s, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] }, /`is greater than` does not apply to name.*name takes: starts with, ends with, contains, is not, is\./s, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] }, /takes a date as YYYY-MM-DD, got "yesterday"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['hasTags is yes'] }, /takes true or false, got "yes"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['id is greater than ten'] }, /takes a number, got "ten"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is within last a week'] }, /takes a number of days/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', where: ['name equals Acme'] }, /expected FIELD OPERATOR VALUE.*Operators: /s, 'none'],
+    [{ entity: 'opportunities', out: 'x.csv', where: ['city is London'] }, /opportunities have no field "city"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', orderBy: 'colour' }, /--order-by: parties have no field "colour"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', orderBy: 'name:sideways' }, /the direction is asc or desc/, 'none'],
+    [{ entity: 'tasks', out: 'x.csv', where: ['name is x'] }, /tasks cannot be filtered/, 'none'],
+    [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', format: 'xml' }, /--format takes csv, xlsx or jsonl/, 'none'],
+    [{ entity: 'parties', out: '-', format: 'xlsx' }, /XLSX cannot go to standard output/, 'none'],
+    [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY: parties, opportunities, kases, entries, tasks/, 'none'],
+    [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: 'last tuesday' }, /--since takes auto, a date/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] }, /give --columns or --mapping, not both/, 'none'],
+    [{ entity: 'parties', out: 'x.jsonl', mapping: ['m.yaml'] }, /JSON Lines holds whole records/, 'none'],
+    // These need the account's names: the catalog is read, never a record.
+    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope".*Custom fields: .*Customer since/s, 'names'],
+    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Customer since" is greater than 3'] }, /`is greater than` does not apply to custom:Customer since/, 'names'],
+    [{ entity: 'parties', out: 'x.csv', where: ['owner is nobody'] }, /no user "nobody" in the account.*Users: admin/s, 'names'],
+    [{ entity: 'parties', out: 'x.csv', where: ['team is Nobody'] }, /no team "Nobody" in the account.*Teams: Sales, Support/s, 'names'],
+    [{ entity: 'parties', out: 'x.csv', columns: 'id,colour' }, /parties have no column "colour".*Columns: id, type, name/s, 'names'],
+  ])('refuses %j, naming the valid choices', async (flags, message, requests) => {
     const before = client.transport.requestsSent;
     const error = await exportWith(flags as Omit<ExportFlags, 'cwd'>).then(() => null, (e: unknown) => e);
     expect(error).toBeInstanceOf(FerryError);
     expect((error as FerryError).code).toBe('USAGE');
     expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
-    // Name lookups only: the catalog, never the records.
-    expect(client.transport.requestsSent - before).toBeLessThan(15);
+    const sent = client.transport.requestsSent - before;
+    if (requests === 'none') expect(sent).toBe(0);
+    // The catalog's lists (users, teams, field definitions, ...), a page each here; no record list.
+    else expect(sent).toBeLessThan(15);
+    expect(existsSync(join(dir, 'x.csv'))).toBe(false);
   });
 });
 
@@ -189,11 +210,80 @@ describe('export: columns and formats', () => {
     expect(csvRows(raw)[1]).toEqual(['+cmd']);
 
     const xlsx = join(dir, 'evil.xlsx');
-    await exportWith({ entity: 'parties', out: xlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName' });
+    await exportWith({ entity: 'parties', out: xlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName,jobTitle,about,id' });
     const rows = [];
     for await (const item of readXlsx(xlsx)) rows.push(item);
     // The visible text is unchanged; the cells are text (inline strings with the quote-prefix style).
-    expect(rows[0]).toMatchObject({ kind: 'row', values: { firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd' } });
+    expect(rows[0]).toMatchObject({ kind: 'row', values: { firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd', jobTitle: '@SUM(A1)', about: '-2+3', id: ids.evil } });
+    const sheet = await zipEntry(xlsx, 'xl/worksheets/sheet1.xml');
+    expect(sheet).not.toContain('<f>');
+    for (const column of ['A', 'B', 'C', 'D']) expect(sheet).toMatch(new RegExp(`<c r="${column}2" t="inlineStr" s="4">`));
+    // The id is a number, not a text that looks like one.
+    expect(sheet).toMatch(/<c r="E2"><v>\d+<\/v><\/c>/);
+    expect(await zipEntry(xlsx, 'xl/styles.xml')).toMatch(/<xf numFmtId="49"[^>]*quotePrefix="1"\/><\/cellXfs>/);
+    const rawXlsx = join(dir, 'raw.xlsx');
+    await exportWith({ entity: 'parties', out: rawXlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName', raw: true });
+    expect(await zipEntry(rawXlsx, 'xl/worksheets/sheet1.xml')).toContain('<c r="A2" t="inlineStr"><is><t xml:space="preserve">=HYPERLINK(&quot;http://x&quot;,&quot;click&quot;)</t></is></c>');
+  });
+
+  it.each([
+    ['\tTabbed', "'\tTabbed"],
+    ['\rReturned', "'\rReturned"],
+    ['\uFF1D1+1 (full-width =)', "'\uFF1D1+1 (full-width =)"],
+    ['-', "'-"],
+    ['a - b = c', 'a - b = c'],
+    [' =1+1 (a space first)', ' =1+1 (a space first)'],
+  ])('CSV: %j is written as %j', async (about, written) => {
+    const party = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Formula Test Ltd', about } });
+    expect(party.status).toBe(201);
+    try {
+      const out = join(dir, 'formula.csv');
+      await exportWith({ entity: 'parties', out, where: [`id is ${party.body.party.id}`], columns: 'about' });
+      expect(csvRows(out)[1]).toEqual([written]);
+    } finally {
+      await box.v2('DELETE', `/parties/${party.body.party.id}`);
+    }
+  });
+
+  it('CSV: a text of several lines stays one row (quoted), in CRLF and in --plain files', async () => {
+    const party = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Multi Line Ltd', about: 'first line\nsecond line\rthird' } });
+    try {
+      for (const plain of [false, true]) {
+        const out = join(dir, `lines-${plain}.csv`);
+        await exportWith({ entity: 'parties', out, where: [`id is ${party.body.party.id}`], columns: 'name,about', plain });
+        expect(csvRows(out)).toEqual([['name', 'about'], ['Multi Line Ltd', 'first line\nsecond line\rthird']]);
+      }
+    } finally {
+      await box.v2('DELETE', `/parties/${party.body.party.id}`);
+    }
+  });
+
+  it('XLSX as exceljs reads it: typed cells, a bold frozen header, an auto-filter over the rows, widths from the contents', async () => {
+    const out = join(dir, 'exceljs.xlsx');
+    await exportWith({ entity: 'parties', out, where: ['email is ada@acme.example'], columns: 'id,name,email,about,VIP,Customer since,createdAt' });
+    const { default: ExcelJS } = await import('exceljs');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(out);
+    const sheet = workbook.getWorksheet('Export');
+    expect(sheet).toBeDefined();
+    if (!sheet) return;
+    expect(sheet.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
+    expect(sheet.autoFilter).toBe('A1:G2');
+    const header = sheet.getRow(1);
+    expect(header.values).toEqual([undefined, 'id', 'name', 'email', 'about', 'VIP', 'Customer since', 'createdAt']);
+    expect(header.getCell(1).font?.bold).toBe(true);
+    const row = sheet.getRow(2);
+    expect(row.getCell(1).value).toBe(ids.ada);
+    expect(row.getCell(2).value).toBe('Ada Lovelace');
+    expect(row.getCell(5).value).toBe(true);
+    expect(row.getCell(6).value).toEqual(new Date('2021-06-01T00:00:00Z'));
+    expect(row.getCell(6).numFmt).toBe('yyyy-mm-dd');
+    expect(row.getCell(7).value).toBeInstanceOf(Date);
+    expect(row.getCell(7).numFmt).toBe('yyyy-mm-dd hh:mm:ss');
+    // Sized from the header and the rows: the e-mail column is wider than the id column.
+    const width = (i: number): number => sheet.getColumn(i).width ?? 0;
+    expect(width(1)).toBe(Math.max('id'.length, String(ids.ada).length) + 2);
+    expect(width(3)).toBe('ada@acme.example'.length + 2);
   });
 
   it('XLSX reads back with typed cells: numbers, dates, booleans, a bold frozen header and an auto-filter', async () => {
@@ -224,6 +314,49 @@ describe('export: columns and formats', () => {
     expect(lines[0]).toMatchObject({ id: ids.globex, name: 'Globex', type: 'organisation' });
   });
 
+  it('--out - writes CSV to standard output: no BOM, the summary on standard error', async () => {
+    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', '-', '--columns', 'id,name', '--where', 'city is Paris', '--base-url', box.url, '--token', box.token]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe(`id,name\r\n${ids.globex},Globex\r\n`);
+    expect(stderr).toMatch(/^Exported 1 record, \d+ requests, /);
+  });
+
+  it('--since DATE: what changed since then, and the ids deleted since then beside it', async () => {
+    const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Gone Tomorrow Ltd' } });
+    await box.v2('DELETE', `/parties/${gone.body.party.id}`);
+    const out = join(dir, 'since-date.csv');
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const summary = await exportWith({ entity: 'parties', out, since: yesterday, columns: 'id,name' });
+    expect(summary.since).toBe(`${yesterday}T00:00:00.000Z`);
+    expect(names(out)).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
+    expect(csvRows(join(dir, 'since-date.deleted.csv')).slice(1).map((r) => Number(r[0]))).toContain(gone.body.party.id);
+    const future = await exportWith({ entity: 'parties', out, since: '2099-01-01', columns: 'id,name' });
+    expect(future.records).toBe(0);
+    expect(csvRows(out)).toEqual([['id', 'name']]);
+  });
+
+  it('the next page is asked for before the current one is written', async () => {
+    const own = await startTestSandbox();
+    const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
+    try {
+      for (let i = 0; i < 250; i += 1) addParty(own.store, { type: 'organisation', firstName: null, lastName: null, name: `Paged ${i}` });
+      const requestsAt: Record<number, number> = {};
+      const summary = await runExport(normaliseExportOptions({ entity: 'parties', out: join(dir, 'paged.csv'), columns: 'id', cwd: dir }), {
+        client: ownClient,
+        account: own.url,
+        onProgress: (p) => (requestsAt[p.records] = p.requests),
+      });
+      expect(summary.records).toBe(250);
+      // Three pages: when the first page's last record is written, the second page has been asked
+      // for, and when the second's is, the third (the last request of the export).
+      expect(requestsAt[100]).toBe(summary.requests - 1);
+      expect(requestsAt[200]).toBe(summary.requests);
+    } finally {
+      await ownClient.close();
+      await own.close();
+    }
+  });
+
   it('entries and tasks export through their lists', async () => {
     await box.v2('POST', '/entries', { entry: { type: 'note', party: { id: ids.ada }, content: 'Met at the fair' } });
     await box.v2('POST', '/tasks', { task: { description: 'Call Ada', party: { id: ids.ada }, dueOn: '2031-01-01' } });
@@ -238,36 +371,196 @@ describe('export: columns and formats', () => {
   });
 });
 
-describe('export: nightly incremental exports', () => {
-  it('--since auto across three runs: everything, then the changes and the deletions, never another account', async () => {
-    const out = join(dir, 'nightly.csv');
-    const state = join(dir, 'nightly.state.json');
-    const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(first.since).toBeNull();
-    expect(csvRows(out).length - 1).toBe(first.records);
-    expect(csvRows(join(dir, 'nightly.deleted.csv'))).toEqual([['id', 'deletedAt']]);
+describe('export: filter files', () => {
+  it('JSON, with an orGroup and a descending order', async () => {
+    const file = join(dir, 'filter.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ filter: { conditions: [{ field: 'type', operator: 'is', value: 'organisation' }, { orGroup: [{ field: 'city', operator: 'is', value: 'London' }, { field: 'city', operator: 'is', value: 'Paris' }] }], orderBy: [{ field: 'name', direction: 'descending' }] } }),
+    );
+    const out = join(dir, 'file-json.csv');
+    await exportWith({ entity: 'parties', out, filter: file });
+    const rows = csvRows(out);
+    expect(rows.slice(1).map((r) => r[(rows[0] ?? []).indexOf('name')])).toEqual(['Globex', 'Acme Ltd']);
+  });
 
-    // The state overlaps by a few minutes (clock differences): move it back so that the second
-    // run sees only what changes now.
+  it.each([
+    ['conditions: nope\n', /a filter has `conditions`/],
+    ['conditions:\n  - { field: colour, operator: is, value: red }\n', /conditions\[0\]: parties have no field "colour"/],
+    ['conditions:\n  - { field: name, operator: equals, value: x }\n', /conditions\[0\]: unknown operator "equals"/],
+    ['conditions:\n  - orGroup:\n      - { field: name, operator: is after, value: 2021-01-01 }\n', /conditions\[0\]\.orGroup\[0\]: `is after` does not apply to name/],
+    ['conditions:\n  - { field: addedOn, operator: is within last, value: a week }\n', /addedOn `is within last` takes a number of days, got "a week"/],
+    ['conditions:\n  - { field: hasTags, operator: is, value: yes }\n', /hasTags `is` takes true or false, got "yes"/],
+    ['conditions:\n  - { field: addedOn, operator: is after, value: 1/2/2021 }\n', /addedOn `is after` takes a date as YYYY-MM-DD/],
+    ['conditions: [\n', /does not parse/],
+  ])('refuses %j before any request', async (text, message) => {
+    const file = join(dir, 'bad-filter.yaml');
+    writeFileSync(file, text);
+    const before = client.transport.requestsSent;
+    const error = await exportWith({ entity: 'parties', out: join(dir, 'x.csv'), filter: file }).then(() => null, (e: unknown) => e);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
+    expect(client.transport.requestsSent - before).toBe(0);
+  });
+});
+
+describe('export: opportunities and projects', () => {
+  let proposal: number;
+  beforeAll(async () => {
+    const milestones = (await box.v2('GET', '/milestones')).body.milestones as Array<{ id: number; name: string }>;
+    proposal = milestones.find((m) => m.name === 'Proposal')?.id as number;
+    const newOne = milestones.find((m) => m.name === 'New')?.id as number;
+    const post = async (opportunity: Record<string, unknown>): Promise<void> => {
+      const answer = await box.v2('POST', '/opportunities', { opportunity });
+      expect(answer.status, answer.text).toBe(201);
+    };
+    await post({ name: 'Big deal', party: { id: ids.acme }, milestone: { id: proposal }, value: { amount: 25000.5, currency: 'GBP' }, expectedCloseOn: '2031-03-31', tags: [{ name: 'VIP' }] });
+    await post({ name: 'Small deal', party: { id: ids.ada }, milestone: { id: newOne }, value: { amount: 500, currency: 'EUR' } });
+    const kase = await box.v2('POST', '/kases', { kase: { name: 'Onboarding Acme', party: { id: ids.acme }, description: 'Set them up' } });
+    expect(kase.status, kase.text).toBe(201);
+  });
+
+  it('opportunities: party and milestone by name, the amount a number and its currency, dates as dates', async () => {
+    const out = join(dir, 'opportunities.xlsx');
+    await exportWith({ entity: 'opportunities', out, where: ['milestone is Proposal'] });
+    const rows = [];
+    for await (const item of readXlsx(out)) rows.push(item);
+    expect(rows).toHaveLength(1);
+    const values = (rows[0] as { values: Record<string, unknown> }).values;
+    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
+    expect(values.expectedCloseOn).toBeInstanceOf(Date);
+    expect((values.expectedCloseOn as Date).toISOString().slice(0, 10)).toBe('2031-03-31');
+  });
+
+  it.each([
+    [['pipeline is Sales'], ['Big deal', 'Small deal']],
+    [['probability is greater than 30'], ['Big deal']],
+    [['currency is EUR'], ['Small deal']],
+    [['tag is VIP'], ['Big deal']],
+    [['owner is admin', 'name ends with deal'], ['Big deal', 'Small deal']],
+    [['isOpen is true', 'name starts with Small'], ['Small deal']],
+  ])('opportunities --where %j', async (where, expected) => {
+    const out = join(dir, 'opportunities.csv');
+    await exportWith({ entity: 'opportunities', out, where });
+    expect(names(out)).toEqual(expected);
+  });
+
+  it('projects (kases): party by name, a filter on them', async () => {
+    const out = join(dir, 'kases.csv');
+    await exportWith({ entity: 'kases', out, where: ['name contains Onboarding', 'isOpen is true'] });
+    const [header, row, more] = csvRows(out) as [string[], string[], string[] | undefined];
+    expect(more).toBeUndefined();
+    expect(row[header.indexOf('party')]).toBe('Acme Ltd');
+    expect(row[header.indexOf('description')]).toBe('Set them up');
+  });
+});
+
+describe('export: nightly incremental exports', () => {
+  /** What one night's export holds: the names exported and the ids said deleted, whatever the format. */
+  async function night(format: 'csv' | 'xlsx' | 'jsonl', out: string): Promise<{ names: string[]; deleted: number[] }> {
+    if (format === 'csv') return { names: names(out), deleted: csvRows(out.replace(/\.csv$/, '.deleted.csv')).slice(1).map((r) => Number(r[0])) };
+    if (format === 'jsonl') {
+      const lines = (file: string): Array<Record<string, unknown>> => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      return { names: lines(out).map((r) => String(r.name ?? `${r.firstName} ${r.lastName}`)).sort(), deleted: lines(out.replace(/\.jsonl$/, '.deleted.jsonl')).map((r) => r.id as number) };
+    }
+    expect(await listXlsxSheets(out)).toEqual(['Export', 'Deleted']);
+    const rows = async (sheet: string): Promise<Array<Record<string, unknown>>> => {
+      const found: Array<Record<string, unknown>> = [];
+      for await (const item of readXlsx(out, { sheet })) if (item.kind === 'row') found.push(item.values);
+      return found;
+    };
+    const deleted = await rows('Deleted');
+    for (const row of deleted) expect(row.deletedAt).toBeInstanceOf(Date);
+    return { names: (await rows('Export')).map((r) => String(r.name)).sort(), deleted: deleted.map((r) => r.id as number) };
+  }
+
+  /**
+   * The state overlaps by five minutes (clock differences): move its window to the next whole
+   * second (the service stamps changes to the second), so that the next run sees only what
+   * changes from now on.
+   */
+  async function closeTheWindow(state: string): Promise<void> {
     const saved = JSON.parse(readFileSync(state, 'utf8'));
-    // The service's times have whole seconds: start the window at the next one.
     const next = Math.floor(Date.now() / 1000) * 1000 + 1000;
     saved.since = new Date(next).toISOString();
     writeFileSync(state, JSON.stringify(saved));
     await new Promise((r) => setTimeout(r, next - Date.now() + 50));
-    await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: 'changed tonight' } });
+  }
+
+  it.each(['csv', 'xlsx', 'jsonl'] as const)('--since auto across three runs (%s): everything, then the changes and the deletions of each day, never another account', async (format) => {
+    const out = join(dir, `nightly.${format}`);
+    const state = join(dir, `nightly-${format}.state.json`);
+    const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
+    expect(first.since).toBeNull();
+    const firstNight = await night(format, out);
+    expect(firstNight.names.length).toBe(first.records);
+    expect(firstNight.names).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
+    expect(firstNight.deleted).toEqual([]);
+
+    const kept = await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Kept ${format} Ltd` } });
+    await closeTheWindow(state);
+    await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: `changed tonight (${format})` } });
     const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Short-lived Ltd' } });
     await box.v2('DELETE', `/parties/${gone.body.party.id}`);
     const second = await exportWith({ entity: 'parties', out, since: 'auto', state });
     expect(second.since).not.toBeNull();
-    expect(names(out)).toEqual(['Globex']);
-    expect(csvRows(join(dir, 'nightly.deleted.csv')).slice(1).map((r) => Number(r[0]))).toEqual([gone.body.party.id]);
+    expect(await night(format, out)).toEqual({ names: ['Globex'], deleted: [gone.body.party.id] });
 
+    await closeTheWindow(state);
+    await box.v2('PUT', `/parties/${kept.body.party.id}`, { party: { about: 'changed the next day' } });
+    await box.v2('DELETE', `/parties/${kept.body.party.id}`);
+    await box.v2('PUT', `/parties/${ids.acme}`, { party: { about: `changed on the third day (${format})` } });
     const third = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(third.records).toBeGreaterThanOrEqual(1);
+    expect(third.records).toBe(1);
+    expect(await night(format, out)).toEqual({ names: ['Acme Ltd'], deleted: [kept.body.party.id] });
+
+    const stateBefore = readFileSync(state, 'utf8');
     const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(() => null, (e: unknown) => e);
     expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
+    expect(readFileSync(state, 'utf8')).toBe(stateBefore);
   });
+
+  it.each([
+    ['the list', []],
+    ['a filter', ['name starts with Boundary']],
+  ])('through %s: a record changed while an export runs is exported again by the next one, the others not', async (_, where) => {
+    // An account of its own, so that the first page holds the record that changes.
+    const own = await startTestSandbox();
+    const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
+    try {
+      const created: number[] = [];
+      for (let i = 0; i < 150; i += 1) created.push((await own.v2('POST', '/parties', { party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' } })).body.party.id);
+      const first = created[0] as number;
+      // The service stamps changes to the second: let the records above fall out of the next window.
+      await new Promise((r) => setTimeout(r, 2_100));
+      const out = join(dir, 'boundary.csv');
+      const state = join(dir, `boundary-${where.length}.state.json`);
+      const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, where, columns: 'id,about', cwd: dir });
+      let change: Promise<unknown> | null = null;
+      let readings = 0;
+      await runExport(options, {
+        client: ownClient,
+        account: own.url,
+        // The window overlaps by one second instead of five minutes (clocks that agree), so that
+        // the next run can tell the records apart; and the export takes ten minutes: any reading
+        // of the clock after the first is that much later.
+        now: () => new Date(Date.now() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
+        // After the first 100 records are written (the first among them), it changes.
+        onProgress: () => {
+          change ??= own.v2('PUT', `/parties/${first}`, { party: { about: 'changed during the export' } });
+        },
+      });
+      await change;
+      const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
+      expect(aboutOf(first)).toBe('as created');
+      expect(csvRows(out)).toHaveLength(151);
+      await runExport(options, { client: ownClient, account: own.url });
+      expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
+    } finally {
+      await ownClient.close();
+      await own.close();
+    }
+  }, 30_000);
 
   it('the temporary file of an export whose process was killed is removed by the next export', async () => {
     const out = join(dir, 'killed.csv');

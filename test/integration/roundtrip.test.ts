@@ -11,6 +11,8 @@ import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-roundtrip-'));
+/** The bundled round-trip mappings: the export writes the columns they read. */
+const MAPPINGS = [join(ROOT, 'mappings/roundtrip-organisations.yaml'), join(ROOT, 'mappings/roundtrip-people.yaml')];
 const boxes: TestSandbox[] = [];
 afterAll(async () => {
   for (const box of boxes) await box.close();
@@ -21,7 +23,7 @@ async function exportParties(box: TestSandbox, out: string): Promise<Array<Recor
   const client = new CrmClient({ baseUrl: box.url, auth: box.token });
   try {
     // --raw: the file is for the importer, not a spreadsheet, so texts stay exactly as they are.
-    await runExport(normaliseExportOptions({ entity: 'parties', out, raw: true, cwd: dir }), { client, account: box.url });
+    await runExport(normaliseExportOptions({ entity: 'parties', out, raw: true, mapping: MAPPINGS, cwd: dir }), { client, account: box.url });
   } finally {
     await client.close();
   }

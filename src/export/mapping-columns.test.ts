@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { FerryError } from '../errors/index.ts';
+import { parseMapping } from '../mapping/index.ts';
+import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import { columnsFromMappings } from './mapping-columns.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+const CATALOG = {
+  users: [],
+  teams: [],
+  pipelines: [],
+  milestones: [],
+  activityTypes: [],
+  taskCategories: [],
+  trackDefinitions: [],
+  fieldDefinitions: {
+    parties: [
+      { id: 1, name: 'Customer since', tag: null, type: 'Date' },
+      { id: 2, name: 'VIP', tag: null, type: 'Boolean' },
+      { id: 3, name: 'Industry', tag: null, type: 'Text' },
+    ],
+    kases: [],
+    opportunities: [],
+  },
+} as AccountCatalog;
+
+function bundled(name: string): { file: string; mapping: ReturnType<typeof parseMapping> } {
+  const file = join(ROOT, 'mappings', name);
+  return { file, mapping: parseMapping(readFileSync(file, 'utf8'), file) };
+}
+
+function inline(yaml: string): { file: string; mapping: ReturnType<typeof parseMapping> } {
+  return { file: 'export.yaml', mapping: parseMapping(yaml, 'export.yaml') };
+}
+
+const PERSON = {
+  id: 7,
+  type: 'person',
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  organisation: { id: 3, name: 'Acme Ltd' },
+  emailAddresses: [{ address: 'ada@acme.example' }, { address: 'ada@home.example' }],
+  addresses: [{ city: 'London', country: 'United Kingdom' }],
+  tags: [{ name: 'vip' }, { name: 'newsletter' }],
+  fields: [{ definition: { id: 1 }, value: '2021-06-01' }],
+};
+
+describe('columnsFromMappings', () => {
+  it('the round-trip mappings: every column they read, once, in their order, with the key and the skip column', () => {
+    const columns = columnsFromMappings('parties', [bundled('roundtrip-organisations.yaml'), bundled('roundtrip-people.yaml')], CATALOG);
+    expect(columns.map((c) => c.name)).toEqual([
+      'name', 'email', 'phone', 'website', 'street', 'city', 'state', 'zip', 'country', 'about', 'tags',
+      'Industry', 'Customer since', 'VIP', 'Account number', 'type',
+      'title', 'firstName', 'lastName', 'jobTitle', 'organisation', 'Preferred language', 'id',
+    ]);
+    const row = Object.fromEntries(columns.map((c) => [c.name, c.value(PERSON)]));
+    expect(row).toMatchObject({ name: 'Ada Lovelace', email: 'ada@acme.example', city: 'London', tags: 'vip;newsletter', 'Customer since': { date: '2021-06-01' }, organisation: 'Acme Ltd', type: 'person', id: 7 });
+    // Fields the account does not have: the column is there, empty.
+    expect(row['Account number']).toBeNull();
+  });
+
+  it('columns named as another tool has them: the mapping decides the names', () => {
+    const columns = columnsFromMappings(
+      'parties',
+      [inline('version: 1\nentity: party\nkey: "{{Contact ID}}"\nfields:\n  - { to: firstName, value: { column: First Name } }\n  - { to: email, type: Work, value: { column: E-mail } }\n  - to: address\n    parts: { city: { column: Town } }\n')],
+      CATALOG,
+    );
+    expect(columns.map((c) => [c.name, c.value(PERSON)])).toEqual([
+      ['First Name', 'Ada'],
+      ['E-mail', 'ada@acme.example'],
+      ['Town', 'London'],
+      ['Contact ID', 7],
+    ]);
+  });
+
+  it.each([
+    ['version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - { to: name, value: { column: name } }\n', /entity: the mapping makes kases, and this export is of parties/],
+    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: "{{First}} {{Last}}" }\n', /fields\[0\]\.value: a template cannot be split back/],
+    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: { coalesce: [{ column: A }, { column: B }] } }\n', /fields\[0\]\.value: a template or a coalesce cannot be split back/],
+    ['version: 1\nentity: party\nkey: "{{First}}-{{Last}}"\nfields:\n  - { to: firstName, value: { column: First } }\n', /key: the key "\{\{First\}\}-\{\{Last\}\}" is not one column/],
+    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: email, type: { column: Kind }, value: { column: E-mail } }\n', /fields\[0\]\.type: a type read from a column cannot be written back/],
+    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: firstName, value: { column: Name } }\n  - { to: lastName, value: { column: Name } }\n', /fields\[1\]\.value: column "Name" would hold two different fields/],
+    ['version: 1\nentity: party\nkey: "{{id}}"\nskip: { column: Status, equals: gone }\nfields:\n  - { to: firstName, value: { column: First } }\n', /skip: the export has nothing to write into column "Status"/],
+  ])('refuses %j, saying where', (yaml, message) => {
+    const error = (() => {
+      try {
+        columnsFromMappings('parties', [inline(yaml)], CATALOG);
+        return null;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect((error as FerryError).message).toMatch(message);
+    expect((error as FerryError).message.startsWith('export.yaml: ')).toBe(true);
+  });
+});

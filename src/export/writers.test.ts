@@ -1,0 +1,43 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FerryError } from '../errors/index.ts';
+import { readXlsx } from '../sources/xlsx.ts';
+import { openWriter } from './writers.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'ferry-writers-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const options = { plain: false, raw: false, stdout: process.stdout };
+
+describe('the XLSX writer', () => {
+  it('refuses a row past what a sheet holds, and leaves no file', async () => {
+    const out = join(dir, 'big.xlsx');
+    // 300 rows a sheet, the header included (the first 200 rows wait for the column widths: go past them).
+    const writer = openWriter('xlsx', out, ['id'], { ...options, xlsxMaxRows: 300 });
+    let error: unknown = null;
+    try {
+      for (let i = 0; i < 400; i += 1) await writer.write([i], {});
+    } catch (e) {
+      error = e;
+      await writer.abort();
+    }
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    expect((error as FerryError).message).toMatch(/an XLSX sheet holds at most 300 rows \(the header included\)/);
+    expect((error as FerryError).hint).toMatch(/CSV or JSON Lines/);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('holds exactly as many rows as the limit', async () => {
+    const out = join(dir, 'full.xlsx');
+    const writer = openWriter('xlsx', out, ['id'], { ...options, xlsxMaxRows: 300 });
+    for (let i = 0; i < 299; i += 1) await writer.write([i], {});
+    await writer.commit();
+    let rows = 0;
+    for await (const item of readXlsx(out)) if (item.kind === 'row') rows += 1;
+    expect(rows).toBe(299);
+  });
+});
