@@ -619,16 +619,26 @@ class ImportEngine {
       found = match;
     }
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
+    // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
+    // is not on the request's path (a row sent at once waits for it all the same).
+    const announced = !known && !found && mapped.attachments.length === 0 ? this.announce(step, mapped, body, fp) : null;
+    // Awaited below; until then a failed write must not count as unhandled.
+    announced?.catch(() => undefined);
     await this.limit(async () => {
       if (this.halt.signal.aborted) {
         step.counts.notReached += 1;
         step.settleUnwritten(mapped.key);
+        // Never sent: the next run need not look for it.
+        if (announced) {
+          await announced;
+          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+        }
         return;
       }
       try {
         if (known) await this.update(step, mapped, body, fp, known);
         else if (found) await this.adopt(step, mapped, body, fp, found, values);
-        else await this.create(step, mapped, body, fp);
+        else await this.create(step, mapped, body, fp, announced);
       } catch (error) {
         if (!isRowLevel(error)) throw error;
         await this.reject(step, this.rejection(mapped, values, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
@@ -702,12 +712,19 @@ class ImportEngine {
     step.settle(mapped.key, known ? known.id : 0);
   }
 
-  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<void> {
+  /** Writes the intent of a create; resolves with its time once it is on disk. */
+  async announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<string> {
+    const at = this.at();
+    await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
+    return at;
+  }
+
+  /** `announced`: the intent of the first attempt, written already. */
+  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, announced: Promise<string> | null = null): Promise<void> {
     const entity = step.compiled.entity;
     const sent = mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
     for (let attempt = 1; ; attempt += 1) {
-      const at = this.at();
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
+      const at = await (attempt === 1 && announced ? announced : this.announce(step, mapped, body, fp));
       let id: number | undefined;
       try {
         id = await this.service.create(entity, sent);
