@@ -503,7 +503,7 @@ class ImportEngine {
     const inFlight = new Set<Promise<void>>();
     const window = this.options.concurrency * WINDOW_PER_SLOT;
     try {
-      for await (const { item, values } of opened.items) {
+      for await (const item of opened.items) {
         if (this.halt.signal.aborted) break;
         if (this.options.limit !== null && step.counts.rowsRead >= this.options.limit) break;
         step.counts.rowsRead += 1;
@@ -519,7 +519,7 @@ class ImportEngine {
           continue;
         }
         if (step.seen.has(item.key)) {
-          await this.reject(step, this.rejection(item, values, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), false);
+          await this.reject(step, this.rejection(item, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), false);
           continue;
         }
         step.seen.add(item.key);
@@ -529,7 +529,7 @@ class ImportEngine {
           step.settleUnwritten(item.key);
           continue;
         }
-        const task = this.processRecord(step, item, values)
+        const task = this.processRecord(step, item)
           .catch((error) => {
             if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.fail(error);
@@ -545,8 +545,8 @@ class ImportEngine {
     }
   }
 
-  rejection(mapped: MappedRecord, values: RejectedRow['values'], field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
-    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values };
+  rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
+    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
     if (status !== undefined) rejected.status = status;
     return rejected;
   }
@@ -579,16 +579,16 @@ class ImportEngine {
   }
 
   /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
-  async link(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<RejectedRow | null> {
+  async link(step: StepRun, mapped: MappedRecord): Promise<RejectedRow | null> {
     for (const ref of mapped.refs) {
       const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(ref.key) ?? null));
       const lookup = lookUpRef(ref, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
       if (lookup.status === 'missing') {
         const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
-        return this.rejection(mapped, values, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
       }
       if (lookup.status === 'ambiguous') {
-        return this.rejection(mapped, values, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
+        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
       }
       setAt(mapped.record, ref.path, lookup.value);
     }
@@ -596,13 +596,13 @@ class ImportEngine {
     const first = problems[0];
     if (first) {
       const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-      return this.rejection(mapped, values, first.field, first.code, message);
+      return this.rejection(mapped, first.field, first.code, message);
     }
     return null;
   }
 
-  async processRecord(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<void> {
-    const problem = await this.link(step, mapped, values);
+  async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
+    const problem = await this.link(step, mapped);
     if (problem) return this.reject(step, problem);
     const entity = step.compiled.entity;
     const body = withType(entity, mapped.record);
@@ -614,7 +614,7 @@ class ImportEngine {
     if (known && !this.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
     let found: Body | null = null;
     if (!known && step.matcher) {
-      const match = await this.lookUp(step, mapped, body, values);
+      const match = await this.lookUp(step, mapped, body);
       if (match === 'rejected') return;
       found = match;
     }
@@ -637,11 +637,11 @@ class ImportEngine {
       }
       try {
         if (known) await this.update(step, mapped, body, fp, known);
-        else if (found) await this.adopt(step, mapped, body, fp, found, values);
+        else if (found) await this.adopt(step, mapped, body, fp, found);
         else await this.create(step, mapped, body, fp, announced);
       } catch (error) {
         if (!isRowLevel(error)) throw error;
-        await this.reject(step, this.rejection(mapped, values, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
+        await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
       }
     });
   }
@@ -651,32 +651,32 @@ class ImportEngine {
    * the row cannot be matched safely (it shares its value with another row, or several records
    * match).
    */
-  async lookUp(step: StepRun, mapped: MappedRecord, body: Body, values: RejectedRow['values']): Promise<Body | null | 'rejected'> {
+  async lookUp(step: StepRun, mapped: MappedRecord, body: Body): Promise<Body | null | 'rejected'> {
     const matcher = step.matcher as Matcher;
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
     const first = step.matchedBy.get(value);
     if (first !== undefined) {
-      await this.reject(step, this.rejection(mapped, values, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
+      await this.reject(step, this.rejection(mapped, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
       return 'rejected';
     }
     step.matchedBy.set(value, mapped.key);
     const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
     if (records.length > 1) {
       const ids = records.map((r) => r.id).join(', ');
-      await this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
+      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
       return 'rejected';
     }
     return records[0] ?? null;
   }
 
   /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
-  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body, values: RejectedRow['values']): Promise<void> {
+  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
     const spec = step.match as MatchSpec;
     const id = record.id as number;
     if (spec.onMatch === 'reject') {
-      return this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
+      return this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
     }
     step.taken.add(id);
     if (spec.onMatch === 'update') {

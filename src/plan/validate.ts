@@ -3,12 +3,12 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { loadMapping } from '../mapping/load.ts';
-import { mapRows } from '../mapping/map-rows.ts';
+import { mapFieldBatches, mapRows } from '../mapping/map-rows.ts';
 import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleRejects } from '../mapping/rejects.ts';
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
 import type { MappedItem, MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { openSource, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
+import { openSource, sourceFieldBatches, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ReferenceBook } from './references.ts';
@@ -148,11 +148,18 @@ async function* prepend(first: IteratorResult<SourceItem>, iterator: AsyncIterat
   }
 }
 
+/** Yields the first batch (already read) and then the rest; stopping early closes `rest` (and its file). */
+async function* prependBatch<Batch>(first: IteratorResult<Batch>, rest: AsyncGenerator<Batch>): AsyncGenerator<Batch> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
+}
+
 /** One rejects row for a record with several problems: the first decides code and field. */
-function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[], values: RejectedRow['values']): RejectedRow {
+function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[]): RejectedRow {
   const [first] = problems as [RecordProblem];
   const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values };
+  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values: mapped.valuesOf() };
 }
 
 class ReasonCounter {
@@ -170,11 +177,11 @@ class ReasonCounter {
   }
 }
 
-/** A step's rows as the mapping turns them into records, each with the row's values as read (for rejects). */
+/** A step's rows as the mapping turns them into records (a record gives back its row's values for rejects: valuesOf). */
 export interface OpenedStep {
   /** The input's columns, plus for v1 exports every column the mapping reads. */
   header: string[];
-  items: AsyncGenerator<{ item: MappedItem; values: RejectedRow['values'] }>;
+  items: AsyncIterableIterator<MappedItem>;
 }
 
 /**
@@ -185,17 +192,27 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
   let detected: string[] | undefined;
   const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
   if (signal) options.signal = signal;
-  let iterator: AsyncIterator<SourceItem>;
-  let first: IteratorResult<SourceItem>;
+  let items: AsyncIterableIterator<MappedItem>;
   let header: string[];
   let legacy = false;
   try {
     const opened = await openSource(step.inputFile, options);
     legacy = opened.format === 'v1-xml' || opened.format === 'v1-json';
-    iterator = opened.items[Symbol.asyncIterator]();
-    first = await iterator.next();
-    // CSV says its header before the first row; other readers only through the rows' keys.
-    header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
+    const fieldBatches = sourceFieldBatches(opened.items);
+    if (fieldBatches) {
+      // Rows by position (CSV): read the first batch for the header, then map them all a batch at a time.
+      const batches = fieldBatches();
+      const first = await batches.next();
+      const firstRow = first.done ? undefined : first.value.find((item) => item.kind === 'fields');
+      header = detected ?? (firstRow ? [...firstRow.header] : []);
+      items = mapFieldBatches(prependBatch(first, batches), compiled);
+    } else {
+      const iterator = opened.items[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      // Other readers say their columns only through the rows' keys.
+      header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
+      items = mapRows(prepend(first, iterator), compiled);
+    }
   } catch (error) {
     if (!signal?.aborted) throw error;
     return null;
@@ -209,22 +226,11 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
     try {
       compiled.checkColumns(header);
     } catch (error) {
-      await iterator.return?.(undefined);
+      await items.return?.(undefined);
       throw error;
     }
   }
-  // The row as read, for the rejects file; mapped records do not carry it.
-  let lastValues: RejectedRow['values'] = null;
-  async function* remember(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceItem> {
-    for await (const item of items) {
-      lastValues = item.kind === 'row' ? item.values : null;
-      yield item;
-    }
-  }
-  async function* withValues(): AsyncGenerator<{ item: MappedItem; values: RejectedRow['values'] }> {
-    for await (const item of mapRows(remember(prepend(first, iterator)), compiled)) yield { item, values: lastValues };
-  }
-  return { header, items: withValues() };
+  return { header, items };
 }
 
 async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
@@ -258,7 +264,7 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     if (rejected.key !== null && rejected.key !== '') book.addRejected(step.name, rejected.key);
   };
   try {
-    for await (const { item, values: lastValues } of opened.items) {
+    for await (const item of opened.items) {
       if (signal?.aborted) {
         report.interrupted = true;
         break;
@@ -276,7 +282,7 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
       const problems: RecordProblem[] = duplicate ? [duplicate] : [...book.checkRefs(item.refs), ...resolveRecord(item, resolver)];
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
-        await reject(rejectionOf(item, problems, lastValues));
+        await reject(rejectionOf(item, problems));
         continue;
       }
       book.addValid(step.name, item.key);
