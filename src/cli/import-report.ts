@@ -25,6 +25,7 @@ const COUNTS: Array<[keyof StepCounts, string]> = [
   ['matched', 'matched'],
   ['deleted', 'deleted'],
   ['skipped', 'skipped'],
+  ['repeated', 'same record again'],
   ['rejected', 'rejected'],
   ['missing', 'gone from input'],
   ['notReached', 'not reached'],

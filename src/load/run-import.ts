@@ -12,7 +12,7 @@ import { RejectsWriter } from '../mapping/rejects.ts';
 import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { lookUpRef } from '../plan/references.ts';
+import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
 import { assertConstantNames, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
@@ -73,6 +73,8 @@ export interface StepCounts {
   matched: number;
   deleted: number;
   skipped: number;
+  /** Rows of a step others link to that name the record of an earlier row again, with the same values. */
+  repeated: number;
   rejected: number;
   /** Rows the journal knows that this run's input no longer has. */
   missing: number;
@@ -119,7 +121,7 @@ export interface ImportSummary {
 
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
-  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped'; id?: number; code?: string; message?: string }
+  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
   | { type: 'progress'; steps: Array<{ step: string } & StepCounts>; requests: number; elapsedMs: number; governor: GovernorState }
   | { type: 'end'; summary: ImportSummary };
 
@@ -185,10 +187,12 @@ function deferred(): Deferred {
 
 /** One step while it runs. */
 class StepRun {
-  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, rejected: 0, missing: 0, notReached: 0 };
+  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
   /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
   readonly ids = new Map<string, Deferred>();
   readonly seen = new Set<string>();
+  /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
+  readonly digests: Map<string, number> | null;
   finished = false;
   /** Opened on first use; held as promises so that concurrent rows share one file. */
   success: Promise<SuccessWriter> | null = null;
@@ -206,8 +210,10 @@ class StepRun {
     readonly compiled: CompiledMapping,
     readonly journal: LoadedJournal,
     readonly writer: JournalWriter | null,
+    linked: boolean,
   ) {
     for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
+    this.digests = linked ? new Map() : null;
   }
 
   get name(): string {
@@ -291,11 +297,12 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
+    const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
       const journal = await loadJournal(file);
       const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
-      steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer));
+      steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
@@ -518,11 +525,21 @@ class ImportEngine {
           await this.reject(step, item);
           continue;
         }
+        const digest = step.digests ? recordDigest(item) : undefined;
         if (step.seen.has(item.key)) {
-          await this.reject(step, this.rejection(item, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), false);
+          const first = step.digests?.get(item.key);
+          if (first !== undefined && first === digest) {
+            // The record of an earlier row, named again: written once, by that row.
+            step.counts.repeated += 1;
+            this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
+            continue;
+          }
+          const problem = duplicateKeyProblem(step.name, item.key, first !== undefined);
+          await this.reject(step, this.rejection(item, problem.field, problem.code, problem.message), false);
           continue;
         }
         step.seen.add(item.key);
+        if (digest !== undefined) step.digests?.set(item.key, digest);
         const prior = step.journal.rows.get(item.key);
         if (this.options.retryRejects && !prior?.rejected) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.

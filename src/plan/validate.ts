@@ -11,7 +11,7 @@ import type { MappedItem, MappedRecord, NameResolver, RejectedRow } from '../map
 import { openSource, sourceFieldBatches, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
-import { ReferenceBook } from './references.ts';
+import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 
 /** One reason rows were rejected, with how often. */
@@ -278,14 +278,20 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
         await reject(item);
         continue;
       }
-      const duplicate = book.checkKey(step.name, item.key);
+      const digest = book.linked.has(step.name) ? recordDigest(item) : undefined;
+      const duplicate = book.checkKey(step.name, item.key, digest);
+      if (duplicate === 'repeat') {
+        // The record of an earlier row, named again: nothing more to check.
+        report.ok += 1;
+        continue;
+      }
       const problems: RecordProblem[] = duplicate ? [duplicate] : [...book.checkRefs(item.refs), ...resolveRecord(item, resolver)];
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
         await reject(rejectionOf(item, problems));
         continue;
       }
-      book.addValid(step.name, item.key);
+      book.addValid(step.name, item.key, digest);
       report.ok += 1;
     }
   } catch (error) {
@@ -396,7 +402,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   }
   const compiled: CompiledMapping[] = [];
   for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
-  const book = new ReferenceBook();
+  const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {
     const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal);

@@ -8,6 +8,7 @@ import { FerryError } from '../../src/errors/index.ts';
 import { JournalWriter } from '../../src/journal/index.ts';
 import { fingerprint } from '../../src/load/fingerprint.ts';
 import { runImport, runRollback, type ImportOptionsInput, type ImportSummary } from '../../src/load/index.ts';
+import { validatePlan } from '../../src/plan/validate.ts';
 import type { SandboxOptions } from '../../src/sandbox/index.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -497,5 +498,44 @@ describe('runImport: match:', () => {
     const rejects = readFileSync(summary.steps[0]?.rejectsFile ?? '', 'utf8');
     expect(rejects).toMatch(/A,Ada,Lovelace,.*409,2,match,API_CONFLICT,"?the account has this record already/);
     expect(rejects).toMatch(/C,Alan,Turing2,.*,4,match,MAPPING_VALUE,the row with key 'B' has the same email/);
+  });
+});
+
+describe('runImport: organisations named by many rows', () => {
+  it('creates each organisation once, whatever the concurrency; a row giving it other values is rejected, and validate says the same', async () => {
+    const box = await sandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 10, latencyJitterMs: 0 } });
+    folders += 1;
+    const dir = join(work, `named${folders}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{company}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: company } }', '  - { to: phone, type: Work, value: { column: switchboard } }', ''].join('\n'));
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{email}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: email, type: Work, value: { column: email } }', '  - { to: organisation, ref: orgs, key: "{{company}}" }', ''].join('\n'));
+    writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
+    const rows = Array.from({ length: 24 }, (_, i) => `Person${i},p${i}@example.org,${i % 3 === 0 ? 'Globex' : 'Acme Ltd'},${i % 3 === 0 ? '+44 20 7946 0001' : '+44 20 7946 0000'}`);
+    // One Acme row gives the organisation another switchboard: which one is meant, only the user knows.
+    rows.push('Odd,odd@example.org,Acme Ltd,+44 20 7946 0999');
+    writeFileSync(join(dir, 'contacts.csv'), `last,email,company,switchboard\n${rows.join('\n')}\n`);
+    const plan = join(dir, 'plan.yaml');
+
+    const checked = await validatePlan({ planFile: plan, rejectsDir: join(dir, 'validate') });
+    expect(checked.steps.map((s) => [s.step, s.ok, s.rejected])).toEqual([
+      ['orgs', 24, 1],
+      ['people', 25, 0],
+    ]);
+
+    const summary = await importInto(box, { source: { kind: 'plan', planFile: plan }, stateDir: join(dir, 's'), concurrency: 16 });
+    expect(step(summary, 'orgs')).toMatchObject({ created: 2, repeated: 22, rejected: 1 });
+    expect(step(summary, 'people')).toMatchObject({ created: 25, rejected: 0 });
+    const rejects = readFileSync(step(summary, 'orgs').rejectsFile ?? '', 'utf8');
+    expect(rejects).toContain("Odd,odd@example.org,Acme Ltd,+44 20 7946 0999,,26,key,MAPPING_VALUE,duplicate key 'Acme Ltd': an earlier row of step orgs has the same key with other values");
+    const parties = await all(box, '/parties', 'parties');
+    expect(parties.filter((p) => p.name === 'Acme Ltd')).toHaveLength(1);
+    expect(parties.filter((p) => p.name === 'Globex')).toHaveLength(1);
+    const acme = parties.find((p) => p.name === 'Acme Ltd');
+    expect(parties.filter((p) => p.type === 'person' && p.organisation?.id === acme.id)).toHaveLength(17);
+
+    // A re-run: the repeated rows again send nothing.
+    const again = await importInto(box, { source: { kind: 'plan', planFile: plan }, stateDir: join(dir, 's'), concurrency: 16 });
+    expect(step(again, 'orgs')).toMatchObject({ created: 0, unchanged: 2, repeated: 22 });
+    expect(step(again, 'people')).toMatchObject({ created: 0, unchanged: 25 });
   });
 });
