@@ -154,6 +154,23 @@ function slim(value: unknown): unknown {
   return value === undefined ? null : value;
 }
 
+/**
+ * The account's record as the starting point of an update: its values of the body's plain fields
+ * (lists are compared item by item with the record itself, see planUpdate).
+ */
+function fromRecord(record: Body, body: Body): Body {
+  const from: Body = {};
+  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
+  return from;
+}
+
+/** What an update of the account's record changes, as it was: the plain values, and whole lists. */
+function imageOfRecord(from: Body, changes: Body, record: Body): Body {
+  const before = beforeImage(from, changes);
+  for (const key of Object.keys(changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+  return before;
+}
+
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
 
@@ -697,12 +714,10 @@ class ImportEngine {
     }
     step.taken.add(id);
     if (spec.onMatch === 'update') {
-      const from: Body = {};
-      for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
+      const from = fromRecord(record, body);
       const plan = planUpdate(from, body, record);
       if (Object.keys(plan.changes).length > 0) {
-        const before = beforeImage(from, plan.changes);
-        for (const key of Object.keys(plan.changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+        const before = imageOfRecord(from, plan.changes, record);
         await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
@@ -721,7 +736,7 @@ class ImportEngine {
       step.settle(mapped.key, found.id as number);
       return;
     }
-    const requests = known ? (planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
+    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
     this.dry.requests += requests;
     if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
     step.counts[known ? 'updated' : 'created'] += 1;
@@ -769,9 +784,11 @@ class ImportEngine {
 
   async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
     const entity = step.compiled.entity;
-    const from = prior.body ?? {};
+    let from = prior.body ?? {};
     let plan = planUpdate(from, body);
-    if (plan.needsCurrent) {
+    let before: Body | null = null;
+    // --full compares with the record as the account has it now: values changed in the service are written again.
+    if (plan.needsCurrent || this.options.full) {
       const current = await this.service.read(entity, prior.id);
       if (current === null) {
         throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
@@ -781,10 +798,12 @@ class ImportEngine {
           hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
         });
       }
+      if (this.options.full) from = fromRecord(current, body);
       plan = planUpdate(from, body, current);
+      if (this.options.full) before = imageOfRecord(from, plan.changes, current);
     }
     if (Object.keys(plan.changes).length > 0) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: beforeImage(from, plan.changes) });
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
       await this.service.update(entity, prior.id, plan.changes);
     }
     this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });

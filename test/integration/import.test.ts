@@ -539,3 +539,90 @@ describe('runImport: organisations named by many rows', () => {
     expect(step(again, 'people')).toMatchObject({ created: 0, unchanged: 25 });
   });
 });
+
+describe('runImport --full and --limit', () => {
+  it('--limit takes the first rows of each step; --full writes values changed in the service back, one read per row', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    const before = (await all(box, '/parties', 'parties')).length;
+    const sample = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 3 });
+    expect(sample.steps.map((s) => s.rowsRead)).toEqual([3, 3]);
+    expect(sample.steps.map((s) => s.missing)).toEqual([0, 0]);
+    const afterSample = await all(box, '/parties', 'parties');
+    expect(afterSample.length - before).toBe(step(sample, 'organisations').created + step(sample, 'people').created);
+    expect(step(sample, 'people').created).toBe(3);
+
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(first, 'people').unchanged).toBe(3);
+    // Someone changes a record in the service; the file does not change.
+    const anna = (await all(box, '/parties', 'parties')).find((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
+    expect((await box.v2('PUT', `/parties/${anna.id}`, { party: { jobTitle: 'Changed in the service' } })).status).toBe(200);
+
+    const plain = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(plain, 'people').updated).toBe(0);
+    expect((await box.v2('GET', `/parties/${anna.id}`)).body.party.jobTitle).toBe('Changed in the service');
+
+    const full = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, full: true });
+    expect(step(full, 'people').updated).toBe(1);
+    expect((await box.v2('GET', `/parties/${anna.id}`)).body.party.jobTitle).toBe('Geschäftsführerin');
+    // Nothing else differed: one read per row, one write.
+    const rows = step(full, 'people').unchanged + step(full, 'people').updated + step(full, 'organisations').unchanged + step(full, 'organisations').updated;
+    expect(full.requests - full.requestsForNames).toBe(rows + 1);
+
+    // Rollback of that run sets the service's value back.
+    const client = clientFor(box);
+    await runRollback({ stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
+    await client.close();
+    expect((await box.v2('GET', `/parties/${anna.id}`)).body.party.jobTitle).toBe('Changed in the service');
+  });
+});
+
+describe('runImport: match by a custom field', () => {
+  it('finds the record by the field value and updates it; rows without a record are created', async () => {
+    const box = await sandbox();
+    const definitions = (await box.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
+    const accountNumber = definitions.find((d) => d.name === 'Account number');
+    expect(accountNumber).toBeDefined();
+    const existing = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Old Name Ltd', fields: [{ definition: { id: accountNumber?.id }, value: 'AB-1234' }] } });
+    expect(existing.status).toBe(201);
+    folders += 1;
+    const dir = join(work, `custom${folders}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'orgs.yaml'),
+      ['version: 1', 'entity: party', 'key: "{{id}}"', 'match: { by: custom, definition: Account number, onMatch: update }', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'),
+    );
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,New Name Ltd,AB-1234\nO2,Other Ltd,CD-5678\n');
+    const summary = await importInto(box, { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir: join(dir, 's') });
+    expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1, rejected: 0 });
+    expect((await box.v2('GET', `/parties/${existing.body.party.id}`)).body.party.name).toBe('New Name Ltd');
+    expect((await all(box, '/parties', 'parties')).filter((party) => ['New Name Ltd', 'Old Name Ltd'].includes(party.name))).toHaveLength(1);
+  });
+});
+
+describe('runRollback --all', () => {
+  it('undoes every run of the state at once', async () => {
+    const box = await sandbox();
+    const original = readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8');
+    const p = project(original);
+    const stateDir = join(p.dir, '.crm-ferry');
+    const before = (await all(box, '/parties', 'parties')).length;
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 5 });
+    const second = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(second, 'people').created).toBeGreaterThan(0);
+    const client = clientFor(box);
+    const account = { baseUrl: box.url, account: box.url };
+    try {
+      const preview = await runRollback({ stateDir, all: true, dryRun: true }, { client, account });
+      expect([...preview.runs].sort()).toEqual([first.run, second.run].sort());
+      expect((await all(box, '/parties', 'parties')).length).toBeGreaterThan(before);
+      const undone = await runRollback({ stateDir, all: true }, { client, account });
+      expect(undone.deleted).toBe(preview.deleted);
+      expect((await all(box, '/parties', 'parties')).length).toBe(before);
+      expect((await runRollback({ stateDir, all: true }, { client, account })).runs).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+});
