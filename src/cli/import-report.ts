@@ -81,6 +81,23 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Time left, once every step's rows are counted: the rows still to read at the slower of the pace
+ * so far and the account's rate limit (requests per row as so far). Empty when it cannot be told.
+ */
+function timeLeft(event: Extract<ImportEvent, { type: 'progress' }>, done: number): string {
+  let left = 0;
+  for (const s of event.steps) {
+    if (s.total === null) return '';
+    left += Math.max(0, s.total - s.rowsRead);
+  }
+  if (left === 0 || done === 0) return '';
+  const perRow = Math.max(1, event.requests / done);
+  const observed = event.elapsedMs / 1000 / done;
+  const budget = event.governor.limitPerHour ? (perRow * 3600) / event.governor.limitPerHour : 0;
+  return `, about ${seconds(left * Math.max(observed, budget) * 1000)} left`;
+}
+
 /** Exit code of an import: 0 all written, 3 with rejects, 4 service trouble (state kept), 130 interrupted. */
 export function importExitCode(summary: ImportSummary): number {
   if (summary.stopped) return exitCodeFor(summary.stopped);
@@ -117,8 +134,8 @@ export class ImportProgress {
     const g = event.governor;
     const left = g.remaining !== null ? `, ${g.remaining.toLocaleString('en-GB')} requests left in the window` : '';
     const paused = g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
-    const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead}`).join(' | ');
-    const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}`;
+    const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead.toLocaleString('en-GB')}${s.total === null ? '' : `/${s.total.toLocaleString('en-GB')}`}`).join(' | ');
+    const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}${timeLeft(event, done)}`;
     if (this.mode === 'tty') {
       this.out.write(`\r${line.padEnd(this.#last.length)}`);
       this.#last = line;

@@ -13,7 +13,7 @@ import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
-import { assertConstantNames, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
@@ -122,7 +122,14 @@ export interface ImportSummary {
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
   | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
-  | { type: 'progress'; steps: Array<{ step: string } & StepCounts>; requests: number; elapsedMs: number; governor: GovernorState }
+  | {
+      type: 'progress';
+      /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
+      steps: Array<{ step: string; total: number | null } & StepCounts>;
+      requests: number;
+      elapsedMs: number;
+      governor: GovernorState;
+    }
   | { type: 'end'; summary: ImportSummary };
 
 /** Result files of a run that was killed before it could rename or remove them. */
@@ -221,6 +228,8 @@ class StepRun {
   matcher: Matcher | null = null;
   /** Match values of this run's rows, and the key of the first row with each. */
   readonly matchedBy = new Map<string, string>();
+  /** Rows the step reads in all, once counted (for progress). */
+  total: number | null = null;
 
   constructor(
     readonly prepared: PreparedStep,
@@ -352,6 +361,8 @@ class ImportEngine {
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;
+  /** Ends the counting of rows (countRows) with the run. */
+  readonly counting = new AbortController();
 
   constructor(
     readonly options: ImportOptions,
@@ -408,6 +419,7 @@ class ImportEngine {
   async run(): Promise<ImportSummary> {
     const timer = setInterval(() => this.progress(), this.deps.progressEveryMs ?? 1000);
     timer.unref();
+    if (this.deps.onEvent) this.countRows();
     try {
       for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start' });
       await this.reconcile();
@@ -419,6 +431,7 @@ class ImportEngine {
       for (const step of this.steps) await step.writer?.flush();
     } finally {
       clearInterval(timer);
+      this.counting.abort();
     }
     if (this.options.dryRun) {
       const limitPerHour = this.deps.client.transport.governor.state().limitPerHour;
@@ -446,10 +459,19 @@ class ImportEngine {
     };
   }
 
+  /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
+  countRows(): void {
+    for (const step of this.steps) {
+      countStepItems(step.prepared, this.counting.signal)
+        .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
+        .catch(() => undefined);
+    }
+  }
+
   progress(): void {
     this.emit({
       type: 'progress',
-      steps: this.steps.map((s) => ({ step: s.name, ...s.counts })),
+      steps: this.steps.map((s) => ({ step: s.name, total: s.total, ...s.counts })),
       requests: this.deps.client.transport.requestsSent - this.requestsAtStart,
       elapsedMs: Date.now() - this.started,
       governor: this.deps.client.transport.governor.state(),

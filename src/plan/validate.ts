@@ -8,7 +8,7 @@ import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleReje
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
 import type { MappedItem, MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { openSource, sourceFieldBatches, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
+import { openSource, sourceBatches, sourceFieldBatches, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
@@ -231,6 +231,21 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
     }
   }
   return { header, items };
+}
+
+/**
+ * How many rows (and unreadable records) a step's input holds, counted by a read of its own
+ * (CSV a batch at a time, without mapping): the total a progress display shows.
+ */
+export async function countStepItems(step: PreparedStep, signal?: AbortSignal): Promise<number> {
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report' };
+  if (signal) options.signal = signal;
+  const opened = await openSource(step.inputFile, options);
+  const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);
+  let count = 0;
+  if (batches) for await (const batch of batches()) count += batch.length;
+  else for await (const _item of opened.items) count += 1;
+  return count;
 }
 
 async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {

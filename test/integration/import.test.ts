@@ -7,7 +7,7 @@ import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { JournalWriter } from '../../src/journal/index.ts';
 import { fingerprint } from '../../src/load/fingerprint.ts';
-import { runImport, runRollback, type ImportOptionsInput, type ImportSummary } from '../../src/load/index.ts';
+import { runImport, runRollback, type ImportEvent, type ImportOptionsInput, type ImportSummary } from '../../src/load/index.ts';
 import { validatePlan } from '../../src/plan/validate.ts';
 import type { SandboxOptions } from '../../src/sandbox/index.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -624,5 +624,28 @@ describe('runRollback --all', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('runImport: progress', () => {
+  it('progress events carry each step rows read and, once counted, its total', async () => {
+    const box = await sandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 10, latencyJitterMs: 0 } });
+    const p = project();
+    const client = clientFor(box);
+    const progress: Array<Extract<ImportEvent, { type: 'progress' }>> = [];
+    const summary = await runImport(
+      { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), concurrency: 2, limit: 20 },
+      { client, account: { baseUrl: box.url, account: box.url }, progressEveryMs: 20, onEvent: (event) => event.type === 'progress' && progress.push(event) },
+    );
+    await client.close();
+    expect(progress.length).toBeGreaterThan(2);
+    const last = progress.at(-1);
+    // --limit 20 caps the total of each step.
+    expect(last?.steps.map((s) => [s.step, s.total])).toEqual([
+      ['organisations', 20],
+      ['people', 20],
+    ]);
+    expect(last?.requests).toBeGreaterThan(0);
+    expect(step(summary, 'people').rowsRead).toBe(20);
   });
 });
