@@ -51,7 +51,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
       lines.push(`  ${label2.padEnd(16)}${String(value).padStart(9)}${file}`);
     }
     if (step.successFile) lines.push(`  ${'results'.padEnd(16)}${''.padStart(9)}  -> ${shown(step.successFile, cwd)}`);
-    if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept; --delete-missing deletes them)`);
+    if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept, listed in the results as missing; --delete-missing deletes them)`);
   }
   lines.push('');
   if (summary.reconciled.applied + summary.reconciled.notApplied > 0) {

@@ -842,8 +842,14 @@ class ImportEngine {
     for (const step of [...this.steps].reverse()) {
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
-      if (!this.options.deleteMissing || this.options.dryRun) continue;
+      if (this.options.dryRun) continue;
       const entity = step.compiled.entity;
+      if (!this.options.deleteMissing) {
+        // Kept, and listed in the success file so that a person can see which.
+        if (gone.length > 0) step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
+        for (const row of gone) await (await (step.success as Promise<SuccessWriter>)).write({ row: 0, key: row.key, action: 'missing', id: row.id as number, url: this.service.urlOf(entity, row.id as number) });
+        continue;
+      }
       await Promise.all(
         gone.map((row) =>
           this.limit(async () => {
