@@ -681,3 +681,36 @@ describe('runRollback: scheduled deletes', () => {
     expect((await box.v2('GET', `/parties/${id}`)).status).toBe(404);
   });
 });
+
+describe('runRollback: interrupted', () => {
+  it('stops on the signal; run again, it finishes what is left, and then there is nothing more to undo', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    const before = (await all(box, '/parties', 'parties')).length;
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    const created = step(first, 'people').created + step(first, 'organisations').created;
+    const account = { baseUrl: box.url, account: box.url };
+    const controller = new AbortController();
+    let deletes = 0;
+    const client = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => line.startsWith('DELETE') && line.includes('->') && ++deletes === 5 && controller.abort() });
+    const cut = await runRollback({ stateDir, concurrency: 1 }, { client, account, signal: controller.signal });
+    await client.close();
+    expect(cut.interrupted).toBe(true);
+    const left = (await all(box, '/parties', 'parties')).length - before;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(created);
+
+    const again = clientFor(box);
+    try {
+      const rest = await runRollback({ stateDir }, { client: again, account });
+      expect(rest.runs).toEqual([first.run]);
+      expect(rest.interrupted).toBe(false);
+      expect(rest.deleted).toBe(left);
+      expect((await all(box, '/parties', 'parties')).length).toBe(before);
+      expect((await runRollback({ stateDir }, { client: again, account })).runs).toEqual([]);
+    } finally {
+      await again.close();
+    }
+  });
+});
