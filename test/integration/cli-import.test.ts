@@ -106,6 +106,9 @@ describe('crm-ferry run: results, events and the exit codes', () => {
   it('exit 4 when the service refuses the run, state kept; the same command goes on once it is fixed', async () => {
     const limited = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state', '--limit', '2'], { cwd: dir, env: env() });
     expect(limited.code).toBe(0);
+    // The summary: what was done per step, requests and requests per record written.
+    expect(limited.stdout).toMatch(/Step people: contacts\.csv with people\.yaml\n  rows read\s+2\n  created\s+2\n/);
+    expect(limited.stdout).toMatch(/Requests: \d+ \(\d+ to read the account's names once, 4 for the rows, 1\.00 per record written\); elapsed \d+\.\d s\./);
     const refused = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: { ...env(), CRM_FERRY_TOKEN: 'not-the-right-token-0000' } });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/^error \[API_/);
