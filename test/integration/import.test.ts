@@ -714,3 +714,23 @@ describe('runRollback: interrupted', () => {
     }
   });
 });
+
+describe('runImport: match by name', () => {
+  it("finds a person by first and last name (case and spaces aside) and leaves it as it is under onMatch: skip", async () => {
+    const box = await sandbox();
+    const existing = await box.v2('POST', '/parties', { party: { type: 'person', firstName: 'Grace', lastName: 'Hopper', jobTitle: 'Rear Admiral' } });
+    expect(existing.status).toBe(201);
+    folders += 1;
+    const dir = join(work, `byname${folders}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'match: { by: name, onMatch: skip }', 'fields:', '  - { to: type, value: person }', '  - { to: firstName, value: { column: first } }', '  - { to: lastName, value: { column: last } }', '  - { to: jobTitle, value: { column: title } }', ''].join('\n'));
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,title\nP1,grace,HOPPER ,Programmer\nP2,Katherine,Johnson,Mathematician\n');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, 's') };
+    const summary = await importInto(box, options);
+    expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1, rejected: 0 });
+    expect((await box.v2('GET', `/parties/${existing.body.party.id}`)).body.party.jobTitle).toBe('Rear Admiral');
+    expect((await all(box, '/parties', 'parties')).filter((party) => String(party.lastName).toLowerCase().startsWith('hopper'))).toHaveLength(1);
+    const success = readFileSync(summary.steps[0]?.successFile ?? '', 'utf8');
+    expect(success).toContain(`,P1,matched,${existing.body.party.id},`);
+  });
+});
