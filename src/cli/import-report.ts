@@ -25,6 +25,7 @@ const COUNTS: Array<[keyof StepCounts, string]> = [
   ['matched', 'matched'],
   ['deleted', 'deleted'],
   ['skipped', 'skipped'],
+  ['repeated', 'same record again'],
   ['rejected', 'rejected'],
   ['missing', 'gone from input'],
   ['notReached', 'not reached'],
@@ -50,7 +51,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
       lines.push(`  ${label2.padEnd(16)}${String(value).padStart(9)}${file}`);
     }
     if (step.successFile) lines.push(`  ${'results'.padEnd(16)}${''.padStart(9)}  -> ${shown(step.successFile, cwd)}`);
-    if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept; --delete-missing deletes them)`);
+    if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept, listed in the results as missing; --delete-missing deletes them)`);
   }
   lines.push('');
   if (summary.reconciled.applied + summary.reconciled.notApplied > 0) {
@@ -78,6 +79,23 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
   else if (rejected > 0) lines.push(`${plural(rejected, 'row')} rejected: fix them (see the rejects files), then run again with --retry-rejects.`);
   else lines.push('Done: every row is in the account.');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Time left, once every step's rows are counted: the rows still to read at the slower of the pace
+ * so far and the account's rate limit (requests per row as so far). Empty when it cannot be told.
+ */
+function timeLeft(event: Extract<ImportEvent, { type: 'progress' }>, done: number): string {
+  let left = 0;
+  for (const s of event.steps) {
+    if (s.total === null) return '';
+    left += Math.max(0, s.total - s.rowsRead);
+  }
+  if (left === 0 || done === 0) return '';
+  const perRow = Math.max(1, event.requests / done);
+  const observed = event.elapsedMs / 1000 / done;
+  const budget = event.governor.limitPerHour ? (perRow * 3600) / event.governor.limitPerHour : 0;
+  return `, about ${seconds(left * Math.max(observed, budget) * 1000)} left`;
 }
 
 /** Exit code of an import: 0 all written, 3 with rejects, 4 service trouble (state kept), 130 interrupted. */
@@ -116,8 +134,8 @@ export class ImportProgress {
     const g = event.governor;
     const left = g.remaining !== null ? `, ${g.remaining.toLocaleString('en-GB')} requests left in the window` : '';
     const paused = g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
-    const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead}`).join(' | ');
-    const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}`;
+    const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead.toLocaleString('en-GB')}${s.total === null ? '' : `/${s.total.toLocaleString('en-GB')}`}`).join(' | ');
+    const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}${timeLeft(event, done)}`;
     if (this.mode === 'tty') {
       this.out.write(`\r${line.padEnd(this.#last.length)}`);
       this.#last = line;

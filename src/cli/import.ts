@@ -137,7 +137,7 @@ rows cost no request, changed rows are updated, new rows created.
 
 Exit code 0 when every row was written, 3 with rejects (see the rejects file), 4 when the
 service refused or could not be reached (run again to go on), 2 for bad usage or input,
-130 when interrupted.`;
+130 when interrupted (143 when stopped by SIGTERM).`;
 
 export const importCommand: Command = {
   name: 'import',

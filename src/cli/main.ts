@@ -41,8 +41,12 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
     ...partialIo,
   };
   // The first Ctrl-C asks the command to stop cleanly; a second one ends the process at once.
-  const onSignal = (): void => {
-    if (controller.signal.aborted) process.exit(EXIT.INTERRUPTED);
+  // Stopped by SIGTERM, the interrupted exit code says so (143).
+  let stoppedBy: NodeJS.Signals | null = null;
+  const interrupted = (code: number): number => (code === EXIT.INTERRUPTED && stoppedBy === 'SIGTERM' ? EXIT.TERMINATED : code);
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (controller.signal.aborted) process.exit(interrupted(EXIT.INTERRUPTED));
+    stoppedBy = signal;
     controller.abort();
   };
   if (!partialIo.signal) {
@@ -65,11 +69,11 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
         io.stderr.write(`${outcome.message}\n${outcome.after.startsWith('Run ') ? '' : '\n'}${outcome.after}\n`);
         return EXIT.INVALID_INPUT;
       case 'run':
-        return await outcome.command.run(outcome.args, io);
+        return interrupted(await outcome.command.run(outcome.args, io));
     }
   } catch (error) {
     // Interrupted while waiting (a login's browser step, a pause): not a bug, and nothing to show.
-    if (io.signal.aborted && error instanceof Error && error.name === 'AbortError') return EXIT.INTERRUPTED;
+    if (io.signal.aborted && error instanceof Error && error.name === 'AbortError') return interrupted(EXIT.INTERRUPTED);
     return reportError(error, io);
   } finally {
     process.off('SIGINT', onSignal);

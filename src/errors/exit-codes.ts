@@ -12,8 +12,10 @@ export const EXIT = {
   ROWS_REJECTED: 3,
   /** The service refused or could not be reached. */
   SERVICE: 4,
-  /** Interrupted by a signal; the run can be resumed. */
+  /** Interrupted by Ctrl-C (SIGINT); the run can be resumed. */
   INTERRUPTED: 130,
+  /** Stopped by SIGTERM (a service manager, `kill`), 128 + 15; the run can be resumed. */
+  TERMINATED: 143,
 } as const;
 
 export function exitCodeFor(error: unknown): number {

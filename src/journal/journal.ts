@@ -50,7 +50,8 @@ export interface LoadedJournal {
 const NEWLINE = 0x0a;
 const TAB = 0x09;
 
-function checksum(bytes: Buffer): string {
+/** CRC-32 of the UTF-8 bytes (a string is encoded by crc32 itself, with no Buffer made for it). */
+function checksum(bytes: Buffer | string): string {
   return crc32(bytes).toString(16).padStart(8, '0');
 }
 
@@ -64,7 +65,7 @@ export function journalLine(entry: JournalEntry): string {
   } else {
     json = JSON.stringify(entry);
   }
-  return `${json}\t${checksum(Buffer.from(json, 'utf8'))}\n`;
+  return `${json}\t${checksum(json)}\n`;
 }
 
 /**

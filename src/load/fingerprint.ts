@@ -3,11 +3,22 @@ import { createHash } from 'node:crypto';
 /** JSON with object keys sorted, so that equal values give equal text whatever order they were built in. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  // Plain loops: this runs for every row of every run (fingerprints, update plans).
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  // The default sort orders by UTF-16 code units, as < does.
+  const keys = Object.keys(record).sort();
+  let out = '{';
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(item)}`;
+  }
+  return `${out}}`;
 }
 
 /**

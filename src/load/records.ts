@@ -80,6 +80,8 @@ export function planUpdate(from: Body, to: Body, current?: Body | null): UpdateP
       const old = oldItems.get(id);
       if (old && canonicalJson(old) === canonicalJson(item)) continue;
       const present = existing.get(id);
+      // The service has it as the row says: nothing to send.
+      if (present && holds(present, item)) continue;
       // A changed item that the service has: update it in place (its id plus the new values).
       if (present && present.id !== undefined && key !== 'tags') delta.push({ ...item, id: present.id });
       else if (!present) delta.push(item);
@@ -92,6 +94,20 @@ export function planUpdate(from: Body, to: Body, current?: Body | null): UpdateP
     if (delta.length > 0) changes[key] = delta;
   }
   return { changes, needsCurrent };
+}
+
+function isLink(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && 'id' in value;
+}
+
+/** Whether the service's list item has every value of the row's item (a link, or an id for one, compared by its id). */
+function holds(present: Body, item: Body): boolean {
+  for (const [field, value] of Object.entries(item)) {
+    const had = present[field];
+    const same = isLink(had) || isLink(value) ? idOf(had) === idOf(value) : canonicalJson(had) === canonicalJson(value);
+    if (!same) return false;
+  }
+  return true;
 }
 
 /** The earlier values of what `changes` touches, for rollback. */

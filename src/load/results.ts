@@ -3,8 +3,11 @@ import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { csvField } from '../mapping/rejects.ts';
 
-/** What a run did with a row. */
-export type RowAction = 'created' | 'updated' | 'unchanged' | 'matched' | 'deleted';
+/**
+ * What a run did with a row. `missing`: the record of a row an earlier run wrote, which the input
+ * no longer has; kept (and listed) unless --delete-missing deletes it.
+ */
+export type RowAction = 'created' | 'updated' | 'unchanged' | 'matched' | 'deleted' | 'missing';
 
 export interface SuccessRow {
   /** The row as a spreadsheet numbers it (0 for a record whose row left the input). */
@@ -21,7 +24,8 @@ const FLUSH_AT = 64 * 1024;
 let sequence = 0;
 
 /**
- * The success file of a step: one line per row written, matched or found unchanged. Written
+ * The success file of a step: one line per row written, matched or found unchanged, and per
+ * record whose row left the input (missing or deleted). Written
  * under a temporary name and renamed when the run ends, like the rejects file, in UTF-8 with a
  * BOM and CRLF so that Excel opens it as it is.
  */

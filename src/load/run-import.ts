@@ -12,8 +12,8 @@ import { RejectsWriter } from '../mapping/rejects.ts';
 import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { lookUpRef } from '../plan/references.ts';
-import { assertConstantNames, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
+import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
@@ -73,6 +73,8 @@ export interface StepCounts {
   matched: number;
   deleted: number;
   skipped: number;
+  /** Rows of a step others link to that name the record of an earlier row again, with the same values. */
+  repeated: number;
   rejected: number;
   /** Rows the journal knows that this run's input no longer has. */
   missing: number;
@@ -119,8 +121,15 @@ export interface ImportSummary {
 
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
-  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped'; id?: number; code?: string; message?: string }
-  | { type: 'progress'; steps: Array<{ step: string } & StepCounts>; requests: number; elapsedMs: number; governor: GovernorState }
+  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
+  | {
+      type: 'progress';
+      /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
+      steps: Array<{ step: string; total: number | null } & StepCounts>;
+      requests: number;
+      elapsedMs: number;
+      governor: GovernorState;
+    }
   | { type: 'end'; summary: ImportSummary };
 
 /** Result files of a run that was killed before it could rename or remove them. */
@@ -150,6 +159,23 @@ function matcherFor(step: StepRun, service: RecordService, resolver: NameResolve
 function slim(value: unknown): unknown {
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') return { id: (value as Body).id };
   return value === undefined ? null : value;
+}
+
+/**
+ * The account's record as the starting point of an update: its values of the body's plain fields
+ * (lists are compared item by item with the record itself, see planUpdate).
+ */
+function fromRecord(record: Body, body: Body): Body {
+  const from: Body = {};
+  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
+  return from;
+}
+
+/** What an update of the account's record changes, as it was: the plain values, and whole lists. */
+function imageOfRecord(from: Body, changes: Body, record: Body): Body {
+  const before = beforeImage(from, changes);
+  for (const key of Object.keys(changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+  return before;
 }
 
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
@@ -185,10 +211,12 @@ function deferred(): Deferred {
 
 /** One step while it runs. */
 class StepRun {
-  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, rejected: 0, missing: 0, notReached: 0 };
+  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
   /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
   readonly ids = new Map<string, Deferred>();
   readonly seen = new Set<string>();
+  /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
+  readonly digests: Map<string, number> | null;
   finished = false;
   /** Opened on first use; held as promises so that concurrent rows share one file. */
   success: Promise<SuccessWriter> | null = null;
@@ -200,14 +228,18 @@ class StepRun {
   matcher: Matcher | null = null;
   /** Match values of this run's rows, and the key of the first row with each. */
   readonly matchedBy = new Map<string, string>();
+  /** Rows the step reads in all, once counted (for progress). */
+  total: number | null = null;
 
   constructor(
     readonly prepared: PreparedStep,
     readonly compiled: CompiledMapping,
     readonly journal: LoadedJournal,
     readonly writer: JournalWriter | null,
+    linked: boolean,
   ) {
     for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
+    this.digests = linked ? new Map() : null;
   }
 
   get name(): string {
@@ -291,11 +323,12 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
+    const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
       const journal = await loadJournal(file);
       const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
-      steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer));
+      steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
@@ -328,6 +361,8 @@ class ImportEngine {
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;
+  /** Ends the counting of rows (countRows) with the run. */
+  readonly counting = new AbortController();
 
   constructor(
     readonly options: ImportOptions,
@@ -384,6 +419,7 @@ class ImportEngine {
   async run(): Promise<ImportSummary> {
     const timer = setInterval(() => this.progress(), this.deps.progressEveryMs ?? 1000);
     timer.unref();
+    if (this.deps.onEvent) this.countRows();
     try {
       for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start' });
       await this.reconcile();
@@ -395,6 +431,7 @@ class ImportEngine {
       for (const step of this.steps) await step.writer?.flush();
     } finally {
       clearInterval(timer);
+      this.counting.abort();
     }
     if (this.options.dryRun) {
       const limitPerHour = this.deps.client.transport.governor.state().limitPerHour;
@@ -422,10 +459,19 @@ class ImportEngine {
     };
   }
 
+  /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
+  countRows(): void {
+    for (const step of this.steps) {
+      countStepItems(step.prepared, this.counting.signal)
+        .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
+        .catch(() => undefined);
+    }
+  }
+
   progress(): void {
     this.emit({
       type: 'progress',
-      steps: this.steps.map((s) => ({ step: s.name, ...s.counts })),
+      steps: this.steps.map((s) => ({ step: s.name, total: s.total, ...s.counts })),
       requests: this.deps.client.transport.requestsSent - this.requestsAtStart,
       elapsedMs: Date.now() - this.started,
       governor: this.deps.client.transport.governor.state(),
@@ -503,7 +549,7 @@ class ImportEngine {
     const inFlight = new Set<Promise<void>>();
     const window = this.options.concurrency * WINDOW_PER_SLOT;
     try {
-      for await (const { item, values } of opened.items) {
+      for await (const item of opened.items) {
         if (this.halt.signal.aborted) break;
         if (this.options.limit !== null && step.counts.rowsRead >= this.options.limit) break;
         step.counts.rowsRead += 1;
@@ -518,18 +564,28 @@ class ImportEngine {
           await this.reject(step, item);
           continue;
         }
+        const digest = step.digests ? recordDigest(item) : undefined;
         if (step.seen.has(item.key)) {
-          await this.reject(step, this.rejection(item, values, 'key', 'MAPPING_VALUE', `duplicate key '${item.key}': an earlier row of step ${step.name} has the same key; keys must be unique within a step`), false);
+          const first = step.digests?.get(item.key);
+          if (first !== undefined && first === digest) {
+            // The record of an earlier row, named again: written once, by that row.
+            step.counts.repeated += 1;
+            this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
+            continue;
+          }
+          const problem = duplicateKeyProblem(step.name, item.key, first !== undefined);
+          await this.reject(step, this.rejection(item, problem.field, problem.code, problem.message), false);
           continue;
         }
         step.seen.add(item.key);
+        if (digest !== undefined) step.digests?.set(item.key, digest);
         const prior = step.journal.rows.get(item.key);
         if (this.options.retryRejects && !prior?.rejected) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
         }
-        const task = this.processRecord(step, item, values)
+        const task = this.processRecord(step, item)
           .catch((error) => {
             if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.fail(error);
@@ -545,8 +601,8 @@ class ImportEngine {
     }
   }
 
-  rejection(mapped: MappedRecord, values: RejectedRow['values'], field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
-    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values };
+  rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
+    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
     if (status !== undefined) rejected.status = status;
     return rejected;
   }
@@ -579,16 +635,16 @@ class ImportEngine {
   }
 
   /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
-  async link(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<RejectedRow | null> {
+  async link(step: StepRun, mapped: MappedRecord): Promise<RejectedRow | null> {
     for (const ref of mapped.refs) {
       const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(ref.key) ?? null));
       const lookup = lookUpRef(ref, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
       if (lookup.status === 'missing') {
         const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
-        return this.rejection(mapped, values, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
       }
       if (lookup.status === 'ambiguous') {
-        return this.rejection(mapped, values, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
+        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
       }
       setAt(mapped.record, ref.path, lookup.value);
     }
@@ -596,13 +652,13 @@ class ImportEngine {
     const first = problems[0];
     if (first) {
       const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-      return this.rejection(mapped, values, first.field, first.code, message);
+      return this.rejection(mapped, first.field, first.code, message);
     }
     return null;
   }
 
-  async processRecord(step: StepRun, mapped: MappedRecord, values: RejectedRow['values']): Promise<void> {
-    const problem = await this.link(step, mapped, values);
+  async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
+    const problem = await this.link(step, mapped);
     if (problem) return this.reject(step, problem);
     const entity = step.compiled.entity;
     const body = withType(entity, mapped.record);
@@ -614,24 +670,34 @@ class ImportEngine {
     if (known && !this.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
     let found: Body | null = null;
     if (!known && step.matcher) {
-      const match = await this.lookUp(step, mapped, body, values);
+      const match = await this.lookUp(step, mapped, body);
       if (match === 'rejected') return;
       found = match;
     }
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
+    // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
+    // is not on the request's path (a row sent at once waits for it all the same).
+    const announced = !known && !found && mapped.attachments.length === 0 ? this.announce(step, mapped, body, fp) : null;
+    // Awaited below; until then a failed write must not count as unhandled.
+    announced?.catch(() => undefined);
     await this.limit(async () => {
       if (this.halt.signal.aborted) {
         step.counts.notReached += 1;
         step.settleUnwritten(mapped.key);
+        // Never sent: the next run need not look for it.
+        if (announced) {
+          await announced;
+          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+        }
         return;
       }
       try {
         if (known) await this.update(step, mapped, body, fp, known);
-        else if (found) await this.adopt(step, mapped, body, fp, found, values);
-        else await this.create(step, mapped, body, fp);
+        else if (found) await this.adopt(step, mapped, body, fp, found);
+        else await this.create(step, mapped, body, fp, announced);
       } catch (error) {
         if (!isRowLevel(error)) throw error;
-        await this.reject(step, this.rejection(mapped, values, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
+        await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
       }
     });
   }
@@ -641,41 +707,39 @@ class ImportEngine {
    * the row cannot be matched safely (it shares its value with another row, or several records
    * match).
    */
-  async lookUp(step: StepRun, mapped: MappedRecord, body: Body, values: RejectedRow['values']): Promise<Body | null | 'rejected'> {
+  async lookUp(step: StepRun, mapped: MappedRecord, body: Body): Promise<Body | null | 'rejected'> {
     const matcher = step.matcher as Matcher;
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
     const first = step.matchedBy.get(value);
     if (first !== undefined) {
-      await this.reject(step, this.rejection(mapped, values, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
+      await this.reject(step, this.rejection(mapped, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
       return 'rejected';
     }
     step.matchedBy.set(value, mapped.key);
     const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
     if (records.length > 1) {
       const ids = records.map((r) => r.id).join(', ');
-      await this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
+      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
       return 'rejected';
     }
     return records[0] ?? null;
   }
 
   /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
-  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body, values: RejectedRow['values']): Promise<void> {
+  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
     const spec = step.match as MatchSpec;
     const id = record.id as number;
     if (spec.onMatch === 'reject') {
-      return this.reject(step, this.rejection(mapped, values, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
+      return this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
     }
     step.taken.add(id);
     if (spec.onMatch === 'update') {
-      const from: Body = {};
-      for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
+      const from = fromRecord(record, body);
       const plan = planUpdate(from, body, record);
       if (Object.keys(plan.changes).length > 0) {
-        const before = beforeImage(from, plan.changes);
-        for (const key of Object.keys(plan.changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+        const before = imageOfRecord(from, plan.changes, record);
         await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
@@ -694,7 +758,7 @@ class ImportEngine {
       step.settle(mapped.key, found.id as number);
       return;
     }
-    const requests = known ? (planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
+    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
     this.dry.requests += requests;
     if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
     step.counts[known ? 'updated' : 'created'] += 1;
@@ -702,12 +766,19 @@ class ImportEngine {
     step.settle(mapped.key, known ? known.id : 0);
   }
 
-  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<void> {
+  /** Writes the intent of a create; resolves with its time once it is on disk. */
+  async announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<string> {
+    const at = this.at();
+    await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
+    return at;
+  }
+
+  /** `announced`: the intent of the first attempt, written already. */
+  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, announced: Promise<string> | null = null): Promise<void> {
     const entity = step.compiled.entity;
     const sent = mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
     for (let attempt = 1; ; attempt += 1) {
-      const at = this.at();
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
+      const at = await (attempt === 1 && announced ? announced : this.announce(step, mapped, body, fp));
       let id: number | undefined;
       try {
         id = await this.service.create(entity, sent);
@@ -735,9 +806,11 @@ class ImportEngine {
 
   async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
     const entity = step.compiled.entity;
-    const from = prior.body ?? {};
+    let from = prior.body ?? {};
     let plan = planUpdate(from, body);
-    if (plan.needsCurrent) {
+    let before: Body | null = null;
+    // --full compares with the record as the account has it now: values changed in the service are written again.
+    if (plan.needsCurrent || this.options.full) {
       const current = await this.service.read(entity, prior.id);
       if (current === null) {
         throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
@@ -747,10 +820,12 @@ class ImportEngine {
           hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
         });
       }
+      if (this.options.full) from = fromRecord(current, body);
       plan = planUpdate(from, body, current);
+      if (this.options.full) before = imageOfRecord(from, plan.changes, current);
     }
     if (Object.keys(plan.changes).length > 0) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: beforeImage(from, plan.changes) });
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
       await this.service.update(entity, prior.id, plan.changes);
     }
     this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
@@ -767,8 +842,14 @@ class ImportEngine {
     for (const step of [...this.steps].reverse()) {
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
-      if (!this.options.deleteMissing || this.options.dryRun) continue;
+      if (this.options.dryRun) continue;
       const entity = step.compiled.entity;
+      if (!this.options.deleteMissing) {
+        // Kept, and listed in the success file so that a person can see which.
+        if (gone.length > 0) step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
+        for (const row of gone) await (await (step.success as Promise<SuccessWriter>)).write({ row: 0, key: row.key, action: 'missing', id: row.id as number, url: this.service.urlOf(entity, row.id as number) });
+        continue;
+      }
       await Promise.all(
         gone.map((row) =>
           this.limit(async () => {

@@ -203,7 +203,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     try {
       if (run(cells, draft) === true) return { kind: 'skipped', row, location };
       const record = finishRecord(entity, draft, defaultPartyType);
-      const mapped: MappedRecord = { kind: 'record', entity, key: draft.key as string, row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments };
+      const mapped: MappedRecord = { kind: 'record', entity, key: draft.key as string, row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments, valuesOf };
       return mapped;
     } catch (error) {
       if (!(error instanceof RowRejection)) throw error;

@@ -33,10 +33,7 @@ function unreadable(item: SourceRowError): MappedItem {
 export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapping): AsyncIterableIterator<MappedItem> {
   const mapItem = (item: SourceItem): MappedItem => (item.kind === 'row' ? compiled.mapRow(item) : unreadable(item));
   const fieldBatches = sourceFieldBatches(items);
-  if (fieldBatches !== undefined) {
-    const mapField = (item: FieldRow | SourceRowError): MappedItem => (item.kind === 'fields' ? compiled.mapFields(item) : unreadable(item));
-    return mapBatches(fieldBatches(), mapField);
-  }
+  if (fieldBatches !== undefined) return mapFieldBatches(fieldBatches(), compiled);
   const batches = sourceBatches(items);
   if (batches !== undefined) return mapBatches(batches(), mapItem);
   // A plain iterator rather than an async generator: mapping a row is synchronous, and a
@@ -53,6 +50,11 @@ export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapp
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
+}
+
+/** Maps rows given as fields (SOURCE_FIELD_BATCHES), a batch at a time; see mapRows. */
+export function mapFieldBatches(batches: AsyncGenerator<Array<FieldRow | SourceRowError>>, compiled: CompiledMapping): AsyncGenerator<MappedItem> {
+  return mapBatches(batches, (item) => (item.kind === 'fields' ? compiled.mapFields(item) : unreadable(item)));
 }
 
 async function* mapBatches<Item>(batches: AsyncGenerator<Item[]>, mapItem: (item: Item) => MappedItem): AsyncGenerator<MappedItem> {

@@ -35,7 +35,7 @@ const catalog: AccountCatalog = {
 const resolver = createResolver(catalog);
 
 function record(names: MappedRecord['names'], body: Record<string, unknown>): MappedRecord {
-  return { kind: 'record', entity: 'party', key: 'k', row: 2, location: { file: 'x.csv', row: 2 }, record: body, names, refs: [], attachments: [] };
+  return { kind: 'record', entity: 'party', key: 'k', row: 2, location: { file: 'x.csv', row: 2 }, record: body, names, refs: [], attachments: [], valuesOf: () => ({}) };
 }
 
 describe('CatalogResolver (by hand)', () => {

@@ -125,6 +125,7 @@ describe('CatalogResolver (sandbox)', () => {
       names,
       refs: [],
       attachments: [],
+      valuesOf: () => ({}),
     };
     expect(resolveRecord(mapped, resolver)).toEqual([]);
     const created = await sandbox.v2('POST', '/opportunities?embed=fields', { opportunity: mapped.record });

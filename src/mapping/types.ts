@@ -58,6 +58,11 @@ export interface MappedRecord {
   refs: RefUse[];
   /** Entries: files to upload and attach, as paths resolved against the input's folder. */
   attachments: string[];
+  /**
+   * The row as read, by column name, made when asked (a row mapped by position has no such object
+   * until then): for the rejects file, when linking or the service refuses the record.
+   */
+  valuesOf: () => Record<string, CellValue>;
 }
 
 /** A row that cannot become a record; it goes to the rejects file with this reason. */

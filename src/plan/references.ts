@@ -1,5 +1,6 @@
+import { crc32 } from 'node:zlib';
 import type { ErrorCode } from '../errors/index.ts';
-import type { RefUse } from '../mapping/types.ts';
+import type { MappedRecord, RefUse } from '../mapping/types.ts';
 
 /** Why one record cannot be linked or kept. */
 export interface ReferenceProblem {
@@ -38,6 +39,35 @@ export function lookUpRef<T>(ref: Pick<RefUse, 'steps' | 'key'>, find: (step: st
   return steps ? { status: 'ambiguous', steps, value: first.value } : { status: 'found', step: first.step, value: first.value };
 }
 
+/**
+ * Steps that other steps link to (`ref:`). Their rows may name one record many times: an
+ * organisation step read from a contacts sheet meets each company once per person. Such a row is
+ * the same record again when it gives the same values, and written once.
+ */
+export function linkedSteps(steps: ReadonlyArray<{ refs: ReadonlyArray<{ step: string }> }>): Set<string> {
+  return new Set(steps.flatMap((step) => step.refs.map((ref) => ref.step)));
+}
+
+/**
+ * A digest of what a mapped row gives its record (body, links, files), taken before links and
+ * names are filled in: equal digests, the same record. CRC-32 of the JSON: two different rows of
+ * one key pass for the same once in four billion.
+ */
+export function recordDigest(mapped: MappedRecord): number {
+  return crc32(JSON.stringify([mapped.record, mapped.refs.map((ref) => [ref.steps, ref.key]), mapped.attachments]));
+}
+
+/** The problem of a row whose key an earlier row of its step has; `differs`: that row gave its record other values. */
+export function duplicateKeyProblem(step: string, key: string, differs: boolean): ReferenceProblem {
+  return {
+    field: 'key',
+    code: 'MAPPING_VALUE',
+    message: differs
+      ? `duplicate key '${key}': an earlier row of step ${step} has the same key with other values; rows naming one record must agree on its values (or give the rows different keys)`
+      : `duplicate key '${key}': an earlier row of step ${step} has the same key; keys must be unique within a step`,
+  };
+}
+
 /** `people`, `people or organisations`, `people, organisations or leads` */
 function stepList(steps: readonly string[], word: 'or' | 'and'): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.slice(0, -1).join(', ')} ${word} ${steps.at(-1)}`;
@@ -55,6 +85,11 @@ function stepList(steps: readonly string[], word: 'or' | 'and'): string {
 export class ReferenceBook {
   readonly #valid = new Map<string, Set<string>>();
   readonly #rejected = new Map<string, Set<string>>();
+  /** Digests of the valid rows of linked steps (see linkedSteps). */
+  readonly #digests = new Map<string, Map<string, number>>();
+
+  /** `linked`: the steps whose rows may repeat a key with the same values. */
+  constructor(readonly linked: ReadonlySet<string> = new Set()) {}
 
   #set(map: Map<string, Set<string>>, step: string): Set<string> {
     let set = map.get(step);
@@ -67,16 +102,15 @@ export class ReferenceBook {
 
   /**
    * Checks a record's key against the step's earlier rows. The second row with a key is a
-   * problem: re-runs and links find a row by its key, so two rows with one key would make one
-   * of them unreachable.
+   * problem (re-runs and links find a row by its key, so two rows with one key would make one of
+   * them unreachable), unless the step is linked and the row gives the same values as the valid
+   * row before it (`digest`, recordDigest): then it is that record named again, 'repeat'.
    */
-  checkKey(step: string, key: string): ReferenceProblem | undefined {
-    if (!this.#set(this.#valid, step).has(key) && !this.#set(this.#rejected, step).has(key)) return undefined;
-    return {
-      field: 'key',
-      code: 'MAPPING_VALUE',
-      message: `duplicate key '${key}': an earlier row of step ${step} has the same key; keys must be unique within a step`,
-    };
+  checkKey(step: string, key: string, digest?: number): ReferenceProblem | 'repeat' | undefined {
+    const valid = this.#set(this.#valid, step).has(key);
+    if (!valid && !this.#set(this.#rejected, step).has(key)) return undefined;
+    if (digest === undefined || !valid) return duplicateKeyProblem(step, key, false);
+    return this.#digests.get(step)?.get(key) === digest ? 'repeat' : duplicateKeyProblem(step, key, true);
   }
 
   /** What a step has recorded for a key: a valid row wins over a rejected duplicate of it. */
@@ -108,9 +142,13 @@ export class ReferenceBook {
     return problems;
   }
 
-  /** Records the key of a row that became a valid record. */
-  addValid(step: string, key: string): void {
+  /** Records the key of a row that became a valid record, with its digest in a linked step. */
+  addValid(step: string, key: string, digest?: number): void {
     this.#set(this.#valid, step).add(key);
+    if (digest === undefined) return;
+    let digests = this.#digests.get(step);
+    if (!digests) this.#digests.set(step, (digests = new Map()));
+    digests.set(key, digest);
   }
 
   /** Records the key of a rejected row (when it had one). */

@@ -3,15 +3,15 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { loadMapping } from '../mapping/load.ts';
-import { mapRows } from '../mapping/map-rows.ts';
+import { mapFieldBatches, mapRows } from '../mapping/map-rows.ts';
 import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleRejects } from '../mapping/rejects.ts';
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
 import type { MappedItem, MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { openSource, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
+import { openSource, sourceBatches, sourceFieldBatches, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
-import { ReferenceBook } from './references.ts';
+import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 import { makeFolders } from '../util/make-folders.ts';
 
@@ -149,11 +149,18 @@ async function* prepend(first: IteratorResult<SourceItem>, iterator: AsyncIterat
   }
 }
 
+/** Yields the first batch (already read) and then the rest; stopping early closes `rest` (and its file). */
+async function* prependBatch<Batch>(first: IteratorResult<Batch>, rest: AsyncGenerator<Batch>): AsyncGenerator<Batch> {
+  if (first.done) return;
+  yield first.value;
+  yield* rest;
+}
+
 /** One rejects row for a record with several problems: the first decides code and field. */
-function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[], values: RejectedRow['values']): RejectedRow {
+function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[]): RejectedRow {
   const [first] = problems as [RecordProblem];
   const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values };
+  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values: mapped.valuesOf() };
 }
 
 class ReasonCounter {
@@ -171,11 +178,11 @@ class ReasonCounter {
   }
 }
 
-/** A step's rows as the mapping turns them into records, each with the row's values as read (for rejects). */
+/** A step's rows as the mapping turns them into records (a record gives back its row's values for rejects: valuesOf). */
 export interface OpenedStep {
   /** The input's columns, plus for v1 exports every column the mapping reads. */
   header: string[];
-  items: AsyncGenerator<{ item: MappedItem; values: RejectedRow['values'] }>;
+  items: AsyncIterableIterator<MappedItem>;
 }
 
 /**
@@ -186,17 +193,27 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
   let detected: string[] | undefined;
   const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
   if (signal) options.signal = signal;
-  let iterator: AsyncIterator<SourceItem>;
-  let first: IteratorResult<SourceItem>;
+  let items: AsyncIterableIterator<MappedItem>;
   let header: string[];
   let legacy = false;
   try {
     const opened = await openSource(step.inputFile, options);
     legacy = opened.format === 'v1-xml' || opened.format === 'v1-json';
-    iterator = opened.items[Symbol.asyncIterator]();
-    first = await iterator.next();
-    // CSV says its header before the first row; other readers only through the rows' keys.
-    header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
+    const fieldBatches = sourceFieldBatches(opened.items);
+    if (fieldBatches) {
+      // Rows by position (CSV): read the first batch for the header, then map them all a batch at a time.
+      const batches = fieldBatches();
+      const first = await batches.next();
+      const firstRow = first.done ? undefined : first.value.find((item) => item.kind === 'fields');
+      header = detected ?? (firstRow ? [...firstRow.header] : []);
+      items = mapFieldBatches(prependBatch(first, batches), compiled);
+    } else {
+      const iterator = opened.items[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      // Other readers say their columns only through the rows' keys.
+      header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
+      items = mapRows(prepend(first, iterator), compiled);
+    }
   } catch (error) {
     if (!signal?.aborted) throw error;
     return null;
@@ -210,22 +227,26 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
     try {
       compiled.checkColumns(header);
     } catch (error) {
-      await iterator.return?.(undefined);
+      await items.return?.(undefined);
       throw error;
     }
   }
-  // The row as read, for the rejects file; mapped records do not carry it.
-  let lastValues: RejectedRow['values'] = null;
-  async function* remember(items: AsyncIterable<SourceItem>): AsyncGenerator<SourceItem> {
-    for await (const item of items) {
-      lastValues = item.kind === 'row' ? item.values : null;
-      yield item;
-    }
-  }
-  async function* withValues(): AsyncGenerator<{ item: MappedItem; values: RejectedRow['values'] }> {
-    for await (const item of mapRows(remember(prepend(first, iterator)), compiled)) yield { item, values: lastValues };
-  }
-  return { header, items: withValues() };
+  return { header, items };
+}
+
+/**
+ * How many rows (and unreadable records) a step's input holds, counted by a read of its own
+ * (CSV a batch at a time, without mapping): the total a progress display shows.
+ */
+export async function countStepItems(step: PreparedStep, signal?: AbortSignal): Promise<number> {
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report' };
+  if (signal) options.signal = signal;
+  const opened = await openSource(step.inputFile, options);
+  const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);
+  let count = 0;
+  if (batches) for await (const batch of batches()) count += batch.length;
+  else for await (const _item of opened.items) count += 1;
+  return count;
 }
 
 async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
@@ -259,7 +280,7 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     if (rejected.key !== null && rejected.key !== '') book.addRejected(step.name, rejected.key);
   };
   try {
-    for await (const { item, values: lastValues } of opened.items) {
+    for await (const item of opened.items) {
       if (signal?.aborted) {
         report.interrupted = true;
         break;
@@ -273,14 +294,20 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
         await reject(item);
         continue;
       }
-      const duplicate = book.checkKey(step.name, item.key);
+      const digest = book.linked.has(step.name) ? recordDigest(item) : undefined;
+      const duplicate = book.checkKey(step.name, item.key, digest);
+      if (duplicate === 'repeat') {
+        // The record of an earlier row, named again: nothing more to check.
+        report.ok += 1;
+        continue;
+      }
       const problems: RecordProblem[] = duplicate ? [duplicate] : [...book.checkRefs(item.refs), ...resolveRecord(item, resolver)];
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
-        await reject(rejectionOf(item, problems, lastValues));
+        await reject(rejectionOf(item, problems));
         continue;
       }
-      book.addValid(step.name, item.key);
+      book.addValid(step.name, item.key, digest);
       report.ok += 1;
     }
   } catch (error) {
@@ -387,7 +414,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   }
   const compiled: CompiledMapping[] = [];
   for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
-  const book = new ReferenceBook();
+  const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {
     const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,9 +45,12 @@ describe('crm-ferry import / run / rollback: usage', () => {
   });
 });
 
-describe('crm-ferry run: a real process interrupted with Ctrl-C', () => {
-  it('stops on SIGINT with exit 130 and says how to go on; the same command then finishes', async () => {
-    const stateDir = join(dir, 'sigint-state');
+describe('crm-ferry run: a real process interrupted', () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('stops on %s with exit %i and says how to go on; the same command then finishes', async (signal, exitCode) => {
+    const stateDir = join(dir, `${signal}-state`);
     const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--concurrency', '1'], {
       cwd: dir,
       env: { ...process.env, ...env() },
@@ -59,11 +62,12 @@ describe('crm-ferry run: a real process interrupted with Ctrl-C', () => {
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
       // Writing has begun: interrupt a little later, in the middle of the rows.
-      if (stderr.includes('Writing') && !child.killed) setTimeout(() => child.kill('SIGINT'), 400);
+      if (stderr.includes('Writing') && !child.killed) setTimeout(() => child.kill(signal), 400);
     });
     const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
-    expect(code, stderr).toBe(130);
+    expect(code, stderr).toBe(exitCode);
     expect(stdout).toContain('Interrupted. Run the same command again to go on where it stopped.');
+    expect(stdout).toMatch(/not reached\s+\d+/);
 
     const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', stateDir], { cwd: dir, env: env() });
     expect(again.code).toBe(0);
@@ -80,3 +84,47 @@ describe('crm-ferry run: a real process interrupted with Ctrl-C', () => {
     expect(stdout).toContain('--retry-rejects');
   });
 });
+
+describe('crm-ferry run: results, events and the exit codes', () => {
+  it('--json prints one event per line: start, a row event per row, the summary at the end', async () => {
+    const { code, stdout } = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'json-state', '--json', '--concurrency', '8'], { cwd: dir, env: env() });
+    expect(code).toBe(0);
+    const events = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events[0]).toMatchObject({ type: 'start', steps: ['organisations', 'people'], dryRun: false });
+    const end = events.at(-1);
+    expect(end.type).toBe('end');
+    const rows = events.filter((e) => e.type === 'row' && e.action === 'created');
+    expect(rows.length).toBe(end.summary.steps.reduce((sum: number, s: { created: number }) => sum + s.created, 0));
+    expect(rows[0]).toMatchObject({ step: expect.any(String), row: expect.any(Number), key: expect.any(String), id: expect.any(Number) });
+    expect(end.summary).toMatchObject({ interrupted: false, stopped: null });
+    // The success file: one line per row with its action, id and address.
+    const success = readFileSync(join(dir, 'json-state', 'results', 'people.success.csv'), 'utf8').split('\r\n');
+    expect(success[0]).toBe('\uFEFF_row,key,action,id,url');
+    expect(success[1]).toMatch(new RegExp(`^2,anna\\.mueller@beispiel\\.de,created,(\\d+),${box.url.replace(/[.]/g, '\\.')}/api/v2/parties/\\1$`));
+  });
+
+  it('exit 4 when the service refuses the run, state kept; the same command goes on once it is fixed', async () => {
+    const limited = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state', '--limit', '2'], { cwd: dir, env: env() });
+    expect(limited.code).toBe(0);
+    // The summary: what was done per step, requests and requests per record written.
+    expect(limited.stdout).toMatch(/Step people: contacts\.csv with people\.yaml\n  rows read\s+2\n  created\s+2\n/);
+    expect(limited.stdout).toMatch(/Requests: \d+ \(\d+ to read the account's names once, 4 for the rows, 1\.00 per record written\); elapsed \d+\.\d s\./);
+    const refused = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: { ...env(), CRM_FERRY_TOKEN: 'not-the-right-token-0000' } });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/^error \[API_/);
+    expect(refused.stderr).not.toContain('not-the-right-token-0000');
+    const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: env() });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/unchanged\s+2/);
+  });
+
+  it('--dry-run prints the requests, the time at the rate limit and three sample bodies', async () => {
+    const { code, stdout } = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'dry-state', '--dry-run'], { cwd: dir, env: env() });
+    expect(code).toBe(0);
+    expect(stdout).toContain('Dry run: nothing was written to the account.');
+    expect(stdout).toMatch(/Requests needed: \d+\./);
+    expect(stdout).toMatch(/At the account's limit of [\d,]+ requests per hour that takes about|The service did not say its rate limit/);
+    expect(stdout.match(/^Sample create \(step \w+, key [^)]+\):$/gm)).toHaveLength(3);
+  });
+});
+
