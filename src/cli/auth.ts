@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { CredentialStore } from '../client/credentials.ts';
 import { FerryError } from '../errors/index.ts';
-import type { CliIo, Command, ParsedArgs } from './command.ts';
+import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
 
 const SCOPES = new Set(['read', 'read write', 'read write user_preference']);
 
@@ -56,6 +56,7 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     'no-browser': { type: 'boolean', describe: 'only print the URL (for a machine without a browser)' },
   },
   async run(args, io) {
+    refuseArguments('auth login', args);
     const v = args.values;
     const clientId = v['client-id'];
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
@@ -93,6 +94,7 @@ export const authStatusCommand: Command = {
 Shows the stored login of the profile, refreshing the access token if needed, and who it is.`,
   options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to show (default "default")' } },
   async run(args, io) {
+    refuseArguments('auth status', args);
     const profile = profileOf(args);
     const { connect } = await import('../client/connect.ts');
     const { client, session } = await connect({ profile, env: { ...io.env, CRM_FERRY_TOKEN: '' } });
@@ -126,6 +128,7 @@ Revokes the stored refresh token at the service (which also ends its access toke
 the profile from the credentials file.`,
   options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to end (default "default")' } },
   async run(args, io) {
+    refuseArguments('auth logout', args);
     const profile = profileOf(args);
     const store = await storeOf(io);
     const stored = await store.get(profile);

@@ -76,9 +76,25 @@ interface ParserState {
   chosen?: { entry: CommandEntry; argv: Arguments };
 }
 
+/**
+ * Joins the lines of each paragraph into one, so that yargs wraps it to the terminal's width
+ * instead of breaking the lines written for 100 columns a second time (ragged at 80). The usage
+ * line and indented lines (examples, a second usage line) stay lines of their own.
+ */
+export function reflow(text: string): string {
+  const lines: string[] = [];
+  for (const line of text.trimEnd().split('\n')) {
+    const last = lines.at(-1);
+    const joins = last !== undefined && last !== '' && line !== '' && !/^\s/.test(last) && !/^\s/.test(line) && !last.startsWith('Usage:');
+    if (joins) lines[lines.length - 1] = `${last} ${line}`;
+    else lines.push(line);
+  }
+  return lines.join('\n');
+}
+
 function configure(y: Argv, command: Command): Argv {
-  y.usage(command.usage.trimEnd());
-  if (command.epilog) y.epilog(command.epilog);
+  y.usage(reflow(command.usage));
+  if (command.epilog) y.epilog(reflow(command.epilog));
   for (const [key, def] of Object.entries(command.options)) {
     y.option(key, { type: def.type, requiresArg: def.type === 'string', describe: describe(def), group: def.group ?? 'Options:' });
   }
@@ -121,7 +137,7 @@ function addCommands(y: Argv, loaded: Map<string, Command>, state: ParserState):
   }
 }
 
-async function buildParser(words: string[], state: ParserState): Promise<Argv> {
+async function buildParser(words: string[], state: ParserState, width?: number): Promise<Argv> {
   const { default: yargs } = await import('yargs/yargs');
   const loaded = await loadNamed(words);
   const y = yargs()
@@ -139,7 +155,7 @@ async function buildParser(words: string[], state: ParserState): Promise<Argv> {
     .alias('help', 'h');
   // The value's shape (`<N>`) says more than yargs's [string]; usageConfiguration is newer than @types/yargs 17.0.
   (y as Argv & { usageConfiguration(config: { 'hide-types': boolean }): Argv }).usageConfiguration({ 'hide-types': true });
-  y.wrap(Math.min(HELP_WIDTH, y.terminalWidth() ?? HELP_WIDTH));
+  y.wrap(Math.min(HELP_WIDTH, width ?? HELP_WIDTH));
   addCommands(y, loaded, state);
   return y;
 }
@@ -177,7 +193,13 @@ function usageError(message: string, argv: string[], state: ParserState, loaded:
     return { kind: 'usage-error', message: `${where}: unknown option ${typed}${best ? `; did you mean --${best}?` : ''}`, after };
   }
   const missing = /^Not enough arguments following: (.+)$/.exec(message);
-  if (missing) return { kind: 'usage-error', message: `${where}: --${missing[1]} needs a value`, after };
+  if (missing) {
+    // `--where '-x'`: yargs takes a word starting with '-' for an option; the `=` form is read as a value.
+    const flag = `--${missing[1]}`;
+    const next = argv[argv.indexOf(flag) + 1];
+    const dashed = next !== undefined && next.startsWith('-') && next !== '--' ? `; for a value starting with '-', write ${flag}=${next}` : '';
+    return { kind: 'usage-error', message: `${where}: ${flag} needs a value${dashed}`, after };
+  }
   const recommended = /^Did you mean (.+)\?$/.exec(message);
   if (recommended) {
     const meant = state.context ? `${state.context} ${recommended[1]}` : recommended[1];
@@ -198,7 +220,16 @@ async function parseWith(y: Argv, argv: string[]): Promise<{ error: Error | null
  * console.log, so the answer is collected from there for the length of this call.
  */
 async function complete(rawArgv: string[]): Promise<string> {
-  const y = await buildParser(rawArgv.slice(2), {});
+  const typed = rawArgv.slice(2);
+  const current = typed.at(-1) ?? '';
+  const previous = typed.at(-2) ?? '';
+  // The value of an option (`--out <TAB>`) is up to the shell (file names): nothing from here.
+  if (previous.startsWith('--') && !previous.includes('=')) {
+    const loaded = await loadNamed(typed);
+    const name = previous.slice(2);
+    if ([...loaded.values()].some((command) => command.options[name]?.type === 'string')) return '';
+  }
+  const y = await buildParser(typed, {});
   const lines: string[] = [];
   const log = console.log;
   console.log = (...parts: unknown[]) => lines.push(parts.join(' '));
@@ -207,16 +238,20 @@ async function complete(rawArgv: string[]): Promise<string> {
   } finally {
     console.log = log;
   }
-  return lines.join('\n');
+  // A word not starting with '-' is a command or a command's argument (a file): options only for '-'.
+  return (current.startsWith('-') ? lines : lines.filter((line) => !line.startsWith('-'))).join('\n');
 }
 
-/** Reads the command line with yargs: help, version, completions, usage errors, or the command to run. */
-export async function parseCommandLine(rawArgv: string[]): Promise<ParseOutcome> {
+/**
+ * Reads the command line with yargs: help, version, completions, usage errors, or the command to
+ * run. `width` is the terminal's (help is wrapped to it, at most 100 columns).
+ */
+export async function parseCommandLine(rawArgv: string[], width?: number): Promise<ParseOutcome> {
   const state: ParserState = {};
   if (rawArgv[0] === COMPLETION_KEY) return { kind: 'output', text: await complete(rawArgv) };
   const argv = normalise(rawArgv);
-  const y = await buildParser(argv, state);
-  const overview = async (): Promise<string> => (await parseWith(await buildParser([], {}), ['--help'])).output;
+  const y = await buildParser(argv, state, width);
+  const overview = async (): Promise<string> => (await parseWith(await buildParser([], {}, width), ['--help'])).output;
   if (argv.length === 0) return { kind: 'nothing', overview: await overview() };
   const { error, output } = await parseWith(y, argv);
   const chosen = state.chosen;
