@@ -174,6 +174,18 @@ function toParsedArgs(command: Command, entry: CommandEntry, argv: Arguments): P
   return { values, positionals: argv._.slice(entry.name.split(' ').length).map(String) };
 }
 
+/**
+ * A switch given a value other than true or false (`--dry-run=yes`, `--json=1`): yargs reads
+ * that as false, so `import --dry-run=1` would write. Said instead, before anything runs.
+ */
+function booleanWithValue(command: Command, argv: string[]): string | undefined {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).find((word) => {
+    const match = /^--([^=]+)=(.*)$/s.exec(word);
+    return match !== null && command.options[match[1] as string]?.type === 'boolean' && !['true', 'false'].includes(match[2] as string);
+  });
+}
+
 /** The closest of `names` to `typed`, when it is close enough to be a typo. */
 function nearest(typed: string, names: string[]): string | undefined {
   if (names.length === 0) return undefined;
@@ -265,5 +277,7 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
     return { kind: 'usage-error', message: `unknown command: ${typed}`, after: await overview() };
   }
   const command = (await chosen.entry.load()) as Command;
+  const valued = booleanWithValue(command, argv);
+  if (valued) return { kind: 'usage-error', message: `crm-ferry ${command.name}: ${valued.split('=')[0]} takes no value, got ${valued}; write ${valued.split('=')[0]} alone, or leave it out`, after: `Run 'crm-ferry ${command.name} --help' for its options.` };
   return { kind: 'run', command, args: toParsedArgs(command, chosen.entry, chosen.argv) };
 }

@@ -119,6 +119,23 @@ describe('command line entry', () => {
     expect(f.err().split('\n')[0]).toBe(message);
   });
 
+  it.each([
+    [['import', '--mapping', 'm.yaml', '--input', 'f.csv', '--dry-run=1'], 'crm-ferry import: --dry-run takes no value, got --dry-run=1; write --dry-run alone, or leave it out'],
+    [['inspect', 'f.csv', '--json=yes'], 'crm-ferry inspect: --json takes no value, got --json=yes; write --json alone, or leave it out'],
+    [['api', '/parties', '--verbose=1'], 'crm-ferry api: --verbose takes no value, got --verbose=1; write --verbose alone, or leave it out'],
+  ])('crm-ferry %j: a switch with a value is refused (yargs would read it as false, and import would write)', async (argv, message) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(2);
+    expect(f.err().split('\n')[0]).toBe(message);
+  });
+
+  it('a switch may still say true or false, and after -- the word is an argument', async () => {
+    const { parseCommandLine } = await import('../../../src/cli/parse.ts');
+    const outcome = await parseCommandLine(['inspect', '--json=false', '--', '--json=1']);
+    if (outcome.kind !== 'run') throw new Error(`expected a run, got ${outcome.kind}`);
+    expect(outcome.args).toEqual({ values: { json: false }, positionals: ['--json=1'] });
+  });
+
   it('reports a FerryError with code, location and hint', () => {
     const f = fakeIo();
     const error = new FerryError('SOURCE_MALFORMED_RECORD', 'unclosed quote', {
