@@ -25,6 +25,15 @@ async function mapAll(file: string, yaml: string): Promise<{ records: number; re
 }
 
 describe('draftMapping', () => {
+  it('a file whose rows cannot be read says why, with the first row error, not that it has no rows', async () => {
+    const file = join(dir, 'truncated.csv');
+    writeFileSync(file, 'name;email\n"unterminated;x@y.z\n');
+    const error = await draftMapping(file).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'SOURCE_MALFORMED_RECORD', location: { file, row: 2, line: 2 } });
+    expect((error as Error).message).toMatch(/^no row could be read to draft a mapping from; the first: a quote opened in field 1 on line 2 is never closed/);
+    expect((error as { hint: string }).hint).toBe(`Run 'crm-ferry inspect ${file}' to see every row error.`);
+  });
+
   it('places the columns of a French export: the company, the tags, and the customer reference as the key', async () => {
     const file = join(dir, 'clients-fr.csv');
     writeFileSync(

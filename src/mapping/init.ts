@@ -205,8 +205,10 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   let header: string[] | undefined;
   const samples = new Map<string, CellValue[]>();
   let read = 0;
+  let firstError: FerryError | undefined;
   try {
     for await (const item of opened.items) {
+      if (item.kind === 'error') firstError ??= item.error;
       if (item.kind !== 'row') continue;
       header ??= Object.keys(item.values);
       for (const [column, value] of Object.entries(item.values)) {
@@ -218,6 +220,14 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     }
   } finally {
     await opened.items.return(undefined);
+  }
+  if ((!header || header.length === 0) && firstError) {
+    // Rows there were, but none could be read (an unclosed quote on the first one): say which and why.
+    throw new FerryError(firstError.code, `no row could be read to draft a mapping from; the first: ${firstError.message}`, {
+      location: { file, ...firstError.location },
+      cause: firstError,
+      hint: `Run 'crm-ferry inspect ${file}' to see every row error.`,
+    });
   }
   if (!header || header.length === 0) {
     throw new FerryError('SOURCE_HEADER', 'the file has no rows to draft a mapping from: a draft needs the header and at least one row', { location: { file } });
