@@ -19,6 +19,7 @@ describe('the command line itself', () => {
 
   it.each([
     [['inpsect', 'x'], /unknown command: inpsect x; did you mean `crm-ferry inspect`\?/],
+    [['-V', 'inpsect'], /^unknown command: inpsect; did you mean `crm-ferry inspect`\?/],
     [['auth', 'logni'], /did you mean `crm-ferry auth login`\?/],
     [['exprot', 'parties'], /did you mean `crm-ferry export`\?/],
   ])('%j suggests the command meant, exit 2', async (args, message) => {
