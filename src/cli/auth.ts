@@ -7,6 +7,7 @@ const SCOPES = new Set(['read', 'read write', 'read write user_preference']);
 
 /** --profile, else CRM_FERRY_PROFILE (as for every other command), else "default": logout must end the login the others use. */
 function profileOf(args: ParsedArgs, env: NodeJS.ProcessEnv): string {
+  if (args.values.profile === '') throw new FerryError('USAGE', '--profile is empty', { hint: 'Give --profile a name, or leave it out (then CRM_FERRY_PROFILE, else "default").' });
   if (typeof args.values.profile === 'string') return args.values.profile;
   return env.CRM_FERRY_PROFILE || 'default';
 }
