@@ -200,7 +200,8 @@ function usageError(message: string, argv: string[], state: ParserState, loaded:
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown) {
     const key = (unknown[1] as string).split(', ')[0] as string;
-    const typed = argv.find((word) => /^-{1,2}[^-]/.test(word) && word.replace(/^-+/, '').split('=')[0] === key) ?? `--${key}`;
+    // The option as typed, without its value: `--tokn=SECRET` must not print the secret.
+    const typed = argv.find((word) => /^-{1,2}[^-]/.test(word) && word.replace(/^-+/, '').split('=')[0] === key)?.split('=')[0] ?? `--${key}`;
     const best = nearest(key, [...Object.keys(loaded?.options ?? {}), 'help', 'version']);
     return { kind: 'usage-error', message: `${where}: unknown option ${typed}${best ? `; did you mean --${best}?` : ''}`, after };
   }

@@ -136,6 +136,16 @@ describe('command line entry', () => {
     expect(outcome.args).toEqual({ values: { json: false }, positionals: ['--json=1'] });
   });
 
+  it.each([
+    [['api', '/parties', '--tokn=s3cret-value-1'], "crm-ferry api: unknown option --tokn; did you mean --token?"],
+    [['inspect', 'f.csv', '--token=s3cret-value-1'], 'crm-ferry inspect: unknown option --token'],
+  ])('crm-ferry %j: an unknown option is named without its value (it may be a secret)', async (argv, message) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(2);
+    expect(f.err().split('\n')[0]).toBe(message);
+    expect(f.err()).not.toContain('s3cret');
+  });
+
   it('reports a FerryError with code, location and hint', () => {
     const f = fakeIo();
     const error = new FerryError('SOURCE_MALFORMED_RECORD', 'unclosed quote', {
