@@ -186,6 +186,16 @@ function booleanWithValue(command: Command, argv: string[]): string | undefined 
   });
 }
 
+/**
+ * The words of an unknown command as typed: the first word not an option, and the second in a
+ * group (`auth logni`). Never more: the next word may be an option's value (`exprot --token T`).
+ */
+function commandWords(argv: string[], state: ParserState): string {
+  const first = argv.findIndex((word) => !word.startsWith('-'));
+  if (first < 0) return '';
+  return argv.slice(first, state.context ? first + 2 : first + 1).join(' ');
+}
+
 /** The closest of `names` to `typed`, when it is close enough to be a typo. */
 function nearest(typed: string, names: string[]): string | undefined {
   if (names.length === 0) return undefined;
@@ -216,7 +226,7 @@ function usageError(message: string, argv: string[], state: ParserState, loaded:
   const recommended = /^Did you mean (.+)\?$/.exec(message);
   if (recommended) {
     const meant = state.context ? `${state.context} ${recommended[1]}` : recommended[1];
-    return { kind: 'usage-error', message: `unknown command: ${argv.slice(0, 2).join(' ')}; did you mean \`crm-ferry ${meant}\`?`, after: overview };
+    return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}; did you mean \`crm-ferry ${meant}\`?`, after: overview };
   }
   return { kind: 'usage-error', message: message.startsWith('crm-ferry') ? message : `${where}: ${message}`, after };
 }
@@ -274,8 +284,7 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
   }
   if (output !== '') return { kind: 'output', text: output };
   if (!chosen) {
-    const typed = argv.filter((word) => !word.startsWith('-')).slice(0, 2).join(' ');
-    return { kind: 'usage-error', message: `unknown command: ${typed}`, after: await overview() };
+    return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}`, after: await overview() };
   }
   const command = (await chosen.entry.load()) as Command;
   const valued = booleanWithValue(command, argv);
