@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
 import type { CredentialStore } from '../client/credentials.ts';
 import { FerryError } from '../errors/index.ts';
-import type { CliIo, Command, ParsedArgs } from './command.ts';
+import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
 
 const SCOPES = new Set(['read', 'read write', 'read write user_preference']);
 
-function profileOf(args: ParsedArgs): string {
-  return typeof args.values.profile === 'string' ? args.values.profile : 'default';
+/** --profile, else CRM_FERRY_PROFILE (as for every other command), else "default": logout must end the login the others use. */
+function profileOf(args: ParsedArgs, env: NodeJS.ProcessEnv): string {
+  if (args.values.profile === '') throw new FerryError('USAGE', '--profile is empty', { hint: 'Give --profile a name, or leave it out (then CRM_FERRY_PROFILE, else "default").' });
+  if (typeof args.values.profile === 'string') return args.values.profile;
+  return env.CRM_FERRY_PROFILE || 'default';
 }
 
 /** The credentials file; the client's code is loaded only when a command needs it. */
@@ -52,10 +55,11 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     scope: { type: 'string', value: 'SCOPE', describe: '"read", "read write" (default) or "read write user_preference"' },
     'redirect-uri': { type: 'string', value: 'URI', describe: 'the registered loopback redirect URI (default http://127.0.0.1:8976/callback)' },
     'base-url': { type: 'string', value: 'URL', describe: "the service's address (or CRM_FERRY_BASE_URL)" },
-    profile: { type: 'string', value: 'NAME', describe: 'store the login under this name (default "default")' },
+    profile: { type: 'string', value: 'NAME', describe: 'store the login under this name (CRM_FERRY_PROFILE; default "default")' },
     'no-browser': { type: 'boolean', describe: 'only print the URL (for a machine without a browser)' },
   },
   async run(args, io) {
+    refuseArguments('auth login', args);
     const v = args.values;
     const clientId = v['client-id'];
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
@@ -78,7 +82,7 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
         if (!v['no-browser']) openBrowser(url);
       },
     });
-    const profile = profileOf(args);
+    const profile = profileOf(args, io.env);
     const store = await storeOf(io);
     await store.put(profile, profileFromAnswer(config, answer, Date.now()));
     io.stdout.write(`Logged in to ${baseUrl} with scope "${answer.scope}"; tokens stored in ${store.file} (profile "${profile}").\n`);
@@ -91,9 +95,10 @@ export const authStatusCommand: Command = {
   usage: `Usage: crm-ferry auth status [--profile NAME]
 
 Shows the stored login of the profile, refreshing the access token if needed, and who it is.`,
-  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to show (default "default")' } },
+  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to show (CRM_FERRY_PROFILE; default "default")' } },
   async run(args, io) {
-    const profile = profileOf(args);
+    refuseArguments('auth status', args);
+    const profile = profileOf(args, io.env);
     const { connect } = await import('../client/connect.ts');
     const { client, session } = await connect({ profile, env: { ...io.env, CRM_FERRY_TOKEN: '' } });
     try {
@@ -124,9 +129,10 @@ export const authLogoutCommand: Command = {
 
 Revokes the stored refresh token at the service (which also ends its access tokens) and removes
 the profile from the credentials file.`,
-  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to end (default "default")' } },
+  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to end (CRM_FERRY_PROFILE; default "default")' } },
   async run(args, io) {
-    const profile = profileOf(args);
+    refuseArguments('auth logout', args);
+    const profile = profileOf(args, io.env);
     const store = await storeOf(io);
     const stored = await store.get(profile);
     if (!stored) {

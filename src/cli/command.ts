@@ -1,3 +1,5 @@
+import { FerryError } from '../errors/index.ts';
+
 /** What a command gets from the outside world. Library code never touches `process`; commands use this. */
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -40,4 +42,17 @@ export interface Command {
   options: OptionSpec;
   /** Parses nothing itself: gets parsed flags, builds an options object, calls the library. Returns the exit code. */
   run(args: ParsedArgs, io: CliIo): Promise<number>;
+}
+
+/**
+ * Refuses words beyond the ones a command takes (`takes`, e.g. `['ENTITY']`): a stray word
+ * (`sandbox 8080`, `export parties tasks`) is a mistake to say, not to ignore.
+ */
+export function refuseArguments(command: string, args: ParsedArgs, takes: string[] = []): void {
+  const extra = args.positionals.slice(takes.length);
+  if (extra.length === 0) return;
+  const got = extra.map((p) => JSON.stringify(p)).join(' ');
+  throw new FerryError('USAGE', takes.length === 0 ? `${command} takes no arguments, got ${got}` : `${command} takes ${takes.join(' ')} only, got also ${got}`, {
+    hint: `Run 'crm-ferry ${command} --help' for its options.`,
+  });
 }

@@ -6,7 +6,8 @@ import type { Command } from './command.ts';
  * The shell side of completion: it hands the words typed so far to `crm-ferry
  * --get-yargs-completions`, where yargs answers from the command table and the options of the
  * command typed. yargs writes `name:description` pairs when SHELL names zsh and bare names
- * otherwise, so each script says which shell it is.
+ * otherwise, so each script says which shell it is. Where it answers nothing (a FILE argument, the
+ * value of an option) the shell completes file names.
  */
 const SCRIPTS = {
   bash: `# crm-ferry completion for bash. Install: crm-ferry completion bash >> ~/.bashrc
@@ -23,7 +24,8 @@ complete -o bashdefault -o default -F _crm_ferry_completions crm-ferry
 _crm_ferry_completions() {
   local -a reply
   reply=(\${(f)"$(SHELL=/bin/zsh crm-ferry --get-yargs-completions "\${(@)words[1,CURRENT]}" 2>/dev/null)"})
-  _describe 'crm-ferry' reply
+  # Nothing from crm-ferry (a FILE argument, the value of --out): file names.
+  if (( \${#reply} )); then _describe 'crm-ferry' reply; else _files; fi
 }
 compdef _crm_ferry_completions crm-ferry
 `,
@@ -34,7 +36,8 @@ export const completionCommand: Command = {
   usage: `Usage: crm-ferry completion [bash|zsh]
 
 Prints the script that completes crm-ferry's commands and options in the shell (default: the one
-SHELL names). Add it to the shell's start-up file:
+SHELL names); file names where a file goes.`,
+  epilog: `Add it to the shell's start-up file:
   crm-ferry completion bash >> ~/.bashrc
   crm-ferry completion zsh >> ~/.zshrc`,
   options: {},

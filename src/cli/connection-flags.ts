@@ -1,4 +1,5 @@
 import type { CrmClient } from '../client/client.ts';
+import { FerryError } from '../errors/index.ts';
 import type { OAuthSession } from '../client/oauth.ts';
 import type { CliIo, OptionSpec, ParsedArgs } from './command.ts';
 
@@ -23,6 +24,8 @@ const FROM_ENVIRONMENT = { 'base-url': 'CRM_FERRY_BASE_URL', token: 'CRM_FERRY_T
 export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {}): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
   const value = (flag: keyof typeof FROM_ENVIRONMENT): string | boolean | undefined => {
     const given = args.values[flag];
+    // `--token ''` (a variable that expanded to nothing): said, rather than falling back to a stored login.
+    if (given === '') throw new FerryError('USAGE', `--${flag} is empty`, { hint: `Give --${flag} a value, or leave it out (then ${FROM_ENVIRONMENT[flag]} is read).` });
     if (typeof given === 'string' || typeof given === 'boolean') return given;
     const fromEnv = env[FROM_ENVIRONMENT[flag]];
     return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;

@@ -1,6 +1,6 @@
 import { EXIT } from '../errors/index.ts';
 import type { ExportFlags, ExportSummary } from '../export/index.ts';
-import type { Command } from './command.ts';
+import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
 
@@ -46,6 +46,7 @@ Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be r
     const v = args.values;
     const str = (name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
     const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], mapping: (v.mapping as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
+    refuseArguments('export', args, ['ENTITY']);
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
     for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state']] as const) {
       const value = str(flag);

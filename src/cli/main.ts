@@ -57,7 +57,8 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
   try {
     // yargs reads the command line (parse.ts); the command's own code loads only when it runs.
     const { parseCommandLine } = await import('./parse.ts');
-    const outcome = await parseCommandLine(argv);
+    // Help is wrapped to the terminal's width (undefined when stdout is not a terminal).
+    const outcome = await parseCommandLine(argv, (io.stdout as { columns?: number }).columns);
     switch (outcome.kind) {
       case 'output':
         io.stdout.write(`${outcome.text}\n`);

@@ -4,21 +4,25 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { DraftOptions } from '../mapping/init.ts';
 import { ENTITIES, type Entity } from '../mapping/schema.ts';
 import { normalizeHeaderRow } from '../sources/csv.ts';
-import type { CliIo, Command, ParsedArgs } from './command.ts';
+import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
 
 function pathIn(io: CliIo, file: string): string {
   return isAbsolute(file) ? file : resolve(io.cwd, file);
 }
 
-async function writeOut(io: CliIo, out: string | undefined, text: string): Promise<void> {
+/** Writes to --out, or stdout. `replace: false` never writes over a file (a mapping someone edited, the input itself). */
+async function writeOut(io: CliIo, out: string | undefined, text: string, replace = true): Promise<void> {
   if (out === undefined) {
     io.stdout.write(text);
     return;
   }
   try {
-    await writeFile(pathIn(io, out), text);
+    await writeFile(pathIn(io, out), text, { flag: replace ? 'w' : 'wx' });
   } catch (error) {
-    throw new FerryError('USAGE', `cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new FerryError('USAGE', `${out} already exists; nothing was written`, { cause: error, hint: 'Give another --out, or --force to replace the file.' });
+    const why = code === 'ENOENT' ? 'its folder does not exist' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
+    throw new FerryError('USAGE', `cannot write ${out}: ${why}`, { cause: error, hint: 'Give --out a file in a folder you can write to.' });
   }
   io.stderr.write(`wrote ${out}\n`);
 }
@@ -28,11 +32,12 @@ export const mappingSchemaCommand: Command = {
   usage: `Usage: crm-ferry mapping schema [--out FILE]
 
 Writes the JSON Schema of mapping files (from the same schema crm-ferry validates them with), so
-that editors complete and check them. Point the YAML language server at it with a first line
+that editors complete and check them.`,
+  epilog: `Point the YAML language server at it with a first line:
   # yaml-language-server: $schema=./mapping.schema.json`,
   options: { out: { type: 'string', value: 'FILE', describe: 'write to FILE instead of standard output' } },
   async run(args, io) {
-    if (args.positionals.length > 0) throw new FerryError('USAGE', `mapping schema takes no arguments, got ${args.positionals.join(' ')}`);
+    refuseArguments('mapping schema', args);
     const { mappingJsonSchema } = await import('../mapping/reference.ts');
     await writeOut(io, args.values.out as string | undefined, `${JSON.stringify(mappingJsonSchema(), null, 2)}\n`);
     return EXIT.OK;
@@ -78,6 +83,7 @@ columns are listed as comments.`,
     out: { type: 'string', value: 'FILE', describe: 'write the draft to FILE instead of standard output' },
     sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number' },
     'header-row': { type: 'string', value: 'N|none', describe: 'row holding the column names (default 1)' },
+    force: { type: 'boolean', describe: 'replace the --out file if it exists (otherwise it is left alone)' },
   },
   async run(args, io) {
     const { file, out, options } = toInitOptions(args);
@@ -88,7 +94,7 @@ columns are listed as comments.`,
     // A draft that does not load is a bug here, not the user's problem: check before handing it out.
     const mapping = parseMapping(draft.yaml, out ?? 'draft.yaml');
     await compileMapping(mapping, { file: out ?? 'draft.yaml', baseDir: io.cwd });
-    await writeOut(io, out, draft.yaml);
+    await writeOut(io, out, draft.yaml, Boolean(args.values.force));
     io.stderr.write(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`);
     return EXIT.OK;
   },

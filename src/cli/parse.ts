@@ -76,9 +76,25 @@ interface ParserState {
   chosen?: { entry: CommandEntry; argv: Arguments };
 }
 
+/**
+ * Joins the lines of each paragraph into one, so that yargs wraps it to the terminal's width
+ * instead of breaking the lines written for 100 columns a second time (ragged at 80). The usage
+ * line and indented lines (examples, a second usage line) stay lines of their own.
+ */
+export function reflow(text: string): string {
+  const lines: string[] = [];
+  for (const line of text.trimEnd().split('\n')) {
+    const last = lines.at(-1);
+    const joins = last !== undefined && last !== '' && line !== '' && !/^\s/.test(last) && !/^\s/.test(line) && !last.startsWith('Usage:');
+    if (joins) lines[lines.length - 1] = `${last} ${line}`;
+    else lines.push(line);
+  }
+  return lines.join('\n');
+}
+
 function configure(y: Argv, command: Command): Argv {
-  y.usage(command.usage.trimEnd());
-  if (command.epilog) y.epilog(command.epilog);
+  y.usage(reflow(command.usage));
+  if (command.epilog) y.epilog(reflow(command.epilog));
   for (const [key, def] of Object.entries(command.options)) {
     y.option(key, { type: def.type, requiresArg: def.type === 'string', describe: describe(def), group: def.group ?? 'Options:' });
   }
@@ -121,7 +137,7 @@ function addCommands(y: Argv, loaded: Map<string, Command>, state: ParserState):
   }
 }
 
-async function buildParser(words: string[], state: ParserState): Promise<Argv> {
+async function buildParser(words: string[], state: ParserState, width?: number): Promise<Argv> {
   const { default: yargs } = await import('yargs/yargs');
   const loaded = await loadNamed(words);
   const y = yargs()
@@ -139,7 +155,7 @@ async function buildParser(words: string[], state: ParserState): Promise<Argv> {
     .alias('help', 'h');
   // The value's shape (`<N>`) says more than yargs's [string]; usageConfiguration is newer than @types/yargs 17.0.
   (y as Argv & { usageConfiguration(config: { 'hide-types': boolean }): Argv }).usageConfiguration({ 'hide-types': true });
-  y.wrap(Math.min(HELP_WIDTH, y.terminalWidth() ?? HELP_WIDTH));
+  y.wrap(Math.min(HELP_WIDTH, width ?? HELP_WIDTH));
   addCommands(y, loaded, state);
   return y;
 }
@@ -158,6 +174,28 @@ function toParsedArgs(command: Command, entry: CommandEntry, argv: Arguments): P
   return { values, positionals: argv._.slice(entry.name.split(' ').length).map(String) };
 }
 
+/**
+ * A switch given a value other than true or false (`--dry-run=yes`, `--json=1`): yargs reads
+ * that as false, so `import --dry-run=1` would write. Said instead, before anything runs.
+ */
+function booleanWithValue(command: Command, argv: string[]): string | undefined {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).find((word) => {
+    const match = /^--([^=]+)=(.*)$/s.exec(word);
+    return match !== null && command.options[match[1] as string]?.type === 'boolean' && !['true', 'false'].includes(match[2] as string);
+  });
+}
+
+/**
+ * The words of an unknown command as typed: the first word not an option, and the second in a
+ * group (`auth logni`). Never more: the next word may be an option's value (`exprot --token T`).
+ */
+function commandWords(argv: string[], state: ParserState): string {
+  const first = argv.findIndex((word) => !word.startsWith('-'));
+  if (first < 0) return '';
+  return argv.slice(first, state.context ? first + 2 : first + 1).join(' ');
+}
+
 /** The closest of `names` to `typed`, when it is close enough to be a typo. */
 function nearest(typed: string, names: string[]): string | undefined {
   if (names.length === 0) return undefined;
@@ -172,16 +210,23 @@ function usageError(message: string, argv: string[], state: ParserState, loaded:
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown) {
     const key = (unknown[1] as string).split(', ')[0] as string;
-    const typed = argv.find((word) => /^-{1,2}[^-]/.test(word) && word.replace(/^-+/, '').split('=')[0] === key) ?? `--${key}`;
+    // The option as typed, without its value: `--tokn=SECRET` must not print the secret.
+    const typed = argv.find((word) => /^-{1,2}[^-]/.test(word) && word.replace(/^-+/, '').split('=')[0] === key)?.split('=')[0] ?? `--${key}`;
     const best = nearest(key, [...Object.keys(loaded?.options ?? {}), 'help', 'version']);
     return { kind: 'usage-error', message: `${where}: unknown option ${typed}${best ? `; did you mean --${best}?` : ''}`, after };
   }
   const missing = /^Not enough arguments following: (.+)$/.exec(message);
-  if (missing) return { kind: 'usage-error', message: `${where}: --${missing[1]} needs a value`, after };
+  if (missing) {
+    // `--where '-x'`: yargs takes a word starting with '-' for an option; the `=` form is read as a value.
+    const flag = `--${missing[1]}`;
+    const next = argv[argv.indexOf(flag) + 1];
+    const dashed = next !== undefined && next.startsWith('-') && next !== '--' ? `; for a value starting with '-', write ${flag}=${next}` : '';
+    return { kind: 'usage-error', message: `${where}: ${flag} needs a value${dashed}`, after };
+  }
   const recommended = /^Did you mean (.+)\?$/.exec(message);
   if (recommended) {
     const meant = state.context ? `${state.context} ${recommended[1]}` : recommended[1];
-    return { kind: 'usage-error', message: `unknown command: ${argv.slice(0, 2).join(' ')}; did you mean \`crm-ferry ${meant}\`?`, after: overview };
+    return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}; did you mean \`crm-ferry ${meant}\`?`, after: overview };
   }
   return { kind: 'usage-error', message: message.startsWith('crm-ferry') ? message : `${where}: ${message}`, after };
 }
@@ -198,7 +243,16 @@ async function parseWith(y: Argv, argv: string[]): Promise<{ error: Error | null
  * console.log, so the answer is collected from there for the length of this call.
  */
 async function complete(rawArgv: string[]): Promise<string> {
-  const y = await buildParser(rawArgv.slice(2), {});
+  const typed = rawArgv.slice(2);
+  const current = typed.at(-1) ?? '';
+  const previous = typed.at(-2) ?? '';
+  // The value of an option (`--out <TAB>`) is up to the shell (file names): nothing from here.
+  if (previous.startsWith('--') && !previous.includes('=')) {
+    const loaded = await loadNamed(typed);
+    const name = previous.slice(2);
+    if ([...loaded.values()].some((command) => command.options[name]?.type === 'string')) return '';
+  }
+  const y = await buildParser(typed, {});
   const lines: string[] = [];
   const log = console.log;
   console.log = (...parts: unknown[]) => lines.push(parts.join(' '));
@@ -207,16 +261,20 @@ async function complete(rawArgv: string[]): Promise<string> {
   } finally {
     console.log = log;
   }
-  return lines.join('\n');
+  // A word not starting with '-' is a command or a command's argument (a file): options only for '-'.
+  return (current.startsWith('-') ? lines : lines.filter((line) => !line.startsWith('-'))).join('\n');
 }
 
-/** Reads the command line with yargs: help, version, completions, usage errors, or the command to run. */
-export async function parseCommandLine(rawArgv: string[]): Promise<ParseOutcome> {
+/**
+ * Reads the command line with yargs: help, version, completions, usage errors, or the command to
+ * run. `width` is the terminal's (help is wrapped to it, at most 100 columns).
+ */
+export async function parseCommandLine(rawArgv: string[], width?: number): Promise<ParseOutcome> {
   const state: ParserState = {};
   if (rawArgv[0] === COMPLETION_KEY) return { kind: 'output', text: await complete(rawArgv) };
   const argv = normalise(rawArgv);
-  const y = await buildParser(argv, state);
-  const overview = async (): Promise<string> => (await parseWith(await buildParser([], {}), ['--help'])).output;
+  const y = await buildParser(argv, state, width);
+  const overview = async (): Promise<string> => (await parseWith(await buildParser([], {}, width), ['--help'])).output;
   if (argv.length === 0) return { kind: 'nothing', overview: await overview() };
   const { error, output } = await parseWith(y, argv);
   const chosen = state.chosen;
@@ -226,9 +284,10 @@ export async function parseCommandLine(rawArgv: string[]): Promise<ParseOutcome>
   }
   if (output !== '') return { kind: 'output', text: output };
   if (!chosen) {
-    const typed = argv.filter((word) => !word.startsWith('-')).slice(0, 2).join(' ');
-    return { kind: 'usage-error', message: `unknown command: ${typed}`, after: await overview() };
+    return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}`, after: await overview() };
   }
   const command = (await chosen.entry.load()) as Command;
+  const valued = booleanWithValue(command, argv);
+  if (valued) return { kind: 'usage-error', message: `crm-ferry ${command.name}: ${valued.split('=')[0]} takes no value, got ${valued}; write ${valued.split('=')[0]} alone, or leave it out`, after: `Run 'crm-ferry ${command.name} --help' for its options.` };
   return { kind: 'run', command, args: toParsedArgs(command, chosen.entry, chosen.argv) };
 }

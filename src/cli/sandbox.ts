@@ -1,6 +1,6 @@
 import type { SandboxOptions } from '../sandbox/index.ts';
 import { FerryError } from '../errors/index.ts';
-import type { Command, ParsedArgs } from './command.ts';
+import { refuseArguments, type Command, type ParsedArgs } from './command.ts';
 
 function usage(message: string): never {
   throw new FerryError('USAGE', message);
@@ -73,6 +73,7 @@ function wholeNumber(raw: unknown, flag: string, min: number, max: number): numb
 const MIN_TOKEN = 8;
 
 function toOptions(args: ParsedArgs): SandboxOptions {
+  refuseArguments('sandbox', args);
   const v = args.values;
   const tokens = (v.token as string[] | undefined) ?? [];
   for (const token of tokens) {

@@ -9,6 +9,9 @@ describe('what mapping init reads from sample values', () => {
     [['3/2/2019', '4/5/2020'], '{date: "d/M/yyyy"}', /cannot be told apart: day first assumed, check/],
     [['2023-01-15', ''], 'date', /YYYY-MM-DD/],
     [['2020-11-03 14:30'], '{date: "yyyy-MM-dd HH:mm"}', /a date and a time/],
+    // The legacy v1 export and APIs: a `T`, a zone. `yyyy-MM-dd HH:mm` would reject every one.
+    [['2012-03-01T00:00:00Z', '2012-03-31T00:00:00Z'], 'date', /ISO 8601 dates with a time \("2012-03-01T00:00:00Z"\)/],
+    [['2020-11-03T14:30', '2020-11-04T09:15:00.123+02:00'], 'date', /ISO 8601/],
   ])('dates %j: %s', (values, transform, why) => {
     const proposal = proposeDate(values);
     expect(proposal?.transform).toBe(transform);

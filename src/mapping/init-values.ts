@@ -23,7 +23,9 @@ export function sampleTexts(samples: CellValue[]): string[] {
 
 const NUMERIC_DATE = /^(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?$/;
+/** ISO 8601 with a `T` (and a fraction, a zone): what APIs and the legacy v1 export write; `date` reads it as it is. */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
  * A date format from the values: `21/07/1951` has a first number over 12, so the day comes first
@@ -37,6 +39,7 @@ export function proposeDate(samples: CellValue[], hint: { monthFirst?: string } 
   const texts = sampleTexts(samples);
   if (texts.length !== nonBlank.length) return undefined;
   if (texts.every((t) => ISO_DATE.test(t))) return { transform: 'date', why: `dates written as YYYY-MM-DD (${q(texts[0] as string)})` };
+  if (texts.every((t) => ISO_TIMESTAMP.test(t))) return { transform: 'date', why: `ISO 8601 dates with a time (${q(texts[0] as string)}): the date as written is kept` };
   const withTime = texts.map((t) => ISO_DATE_TIME.exec(t));
   if (withTime.every((m) => m !== null)) {
     const seconds = withTime.every((m) => m[1] !== undefined);

@@ -25,6 +25,33 @@ async function mapAll(file: string, yaml: string): Promise<{ records: number; re
 }
 
 describe('draftMapping', () => {
+  it('a type column of person and organisation gives the type, and the whole name names the organisations', async () => {
+    const file = join(dir, 'parties-export.csv');
+    writeFileSync(file, 'id,type,name,firstName,lastName,email\n1,organisation,Acme Ltd,,,info@acme.example\n2,person,Ada Lovelace,Ada,Lovelace,ada@acme.example\n');
+    const draft = await draftMapping(file);
+    expect(draft.yaml).toContain('  - to: type\n    # "type" says person or organisation for each row\n    value: {column: "type", transform: [trim]}\n');
+    expect(draft.yaml).toContain('    value: {column: "name", transform: [trim], when: {column: "type", equals: organisation}}\n');
+    expect(draft.unmatched).toEqual([]);
+    expect(await mapAll(file, draft.yaml)).toEqual({ records: 2, rejected: [] });
+  });
+
+  it('a legacy v1 export: columns only later rows hold (an organisation\'s name) are drafted too, and every row maps', async () => {
+    const file = join(ROOT, 'samples/v1/parties.xml');
+    const draft = await draftMapping(file);
+    expect(draft.header).toContain('name');
+    expect(draft.matched).toContainEqual({ column: 'name', to: 'name' });
+    expect((await mapAll(file, draft.yaml)).rejected).toEqual([]);
+  });
+
+  it('a file whose rows cannot be read says why, with the first row error, not that it has no rows', async () => {
+    const file = join(dir, 'truncated.csv');
+    writeFileSync(file, 'name;email\n"unterminated;x@y.z\n');
+    const error = await draftMapping(file).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'SOURCE_MALFORMED_RECORD', location: { file, row: 2, line: 2 } });
+    expect((error as Error).message).toMatch(/^no row could be read to draft a mapping from; the first: a quote opened in field 1 on line 2 is never closed/);
+    expect((error as { hint: string }).hint).toBe(`Run 'crm-ferry inspect ${file}' to see every row error.`);
+  });
+
   it('places the columns of a French export: the company, the tags, and the customer reference as the key', async () => {
     const file = join(dir, 'clients-fr.csv');
     writeFileSync(

@@ -192,6 +192,13 @@ function transformsFor(to: string, rule: Rule, samples: CellValue[], hint: { mon
   return { transforms: base, why: [] };
 }
 
+/** `type` (or `Kind`, `Party type` ...) holding only `person` and `organisation`, as the service writes them. */
+function isKindColumn(column: string, samples: CellValue[]): boolean {
+  if (!['type', 'kind', 'partytype', 'recordtype'].includes(normalizeWord(column))) return false;
+  const texts = sampleTexts(samples);
+  return texts.length > 0 && texts.every((t) => t === 'person' || t === 'organisation');
+}
+
 /**
  * Drafts a mapping from a file's header: reads the header and a few rows through openSource,
  * matches common column names to targets, proposes transforms from the sample values (init-values.ts),
@@ -202,13 +209,13 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const entity = options.entity ?? 'party';
   const sampleRows = options.sampleRows ?? 20;
   const opened = await openSource(file, options);
-  let header: string[] | undefined;
   const samples = new Map<string, CellValue[]>();
   let read = 0;
+  let firstError: FerryError | undefined;
   try {
     for await (const item of opened.items) {
+      if (item.kind === 'error') firstError ??= item.error;
       if (item.kind !== 'row') continue;
-      header ??= Object.keys(item.values);
       for (const [column, value] of Object.entries(item.values)) {
         const list = samples.get(column) ?? [];
         list.push(value);
@@ -219,7 +226,18 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   } finally {
     await opened.items.return(undefined);
   }
-  if (!header || header.length === 0) {
+  // Every column of the rows read, in the order they first appear: rows of a legacy v1 export
+  // each hold only their own fields (an organisation's name is on no person's row).
+  const header = [...samples.keys()];
+  if (header.length === 0 && firstError) {
+    // Rows there were, but none could be read (an unclosed quote on the first one): say which and why.
+    throw new FerryError(firstError.code, `no row could be read to draft a mapping from; the first: ${firstError.message}`, {
+      location: { file, ...firstError.location },
+      cause: firstError,
+      hint: `Run 'crm-ferry inspect ${file}' to see every row error.`,
+    });
+  }
+  if (header.length === 0) {
     throw new FerryError('SOURCE_HEADER', 'the file has no rows to draft a mapping from: a draft needs the header and at least one row', { location: { file } });
   }
   const rules = entity === 'party' ? PARTY_RULES : GENERIC_RULES[entity];
@@ -239,9 +257,18 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     return rule !== undefined && !rule.wholeName && (rule.to === 'firstName' || rule.to === 'lastName');
   });
   const reasons = new Map<string, string>();
+  // A column saying person or organisation on each row (the service's own export, the legacy v1
+  // one): it gives the type, and the whole-name column then names the organisations.
+  const kindColumn = entity === 'party' ? header.find((column) => isKindColumn(column, samples.get(column) ?? [])) : undefined;
+  let wholeNameColumn: string | undefined;
   for (const column of header) {
+    if (column === kindColumn) continue;
     let rule = ruleOf(column);
     if (rule?.wholeName && namesApart) {
+      if (kindColumn !== undefined && wholeNameColumn === undefined) {
+        wholeNameColumn = column;
+        continue;
+      }
       reasons.set(column, 'the whole name; first and last names come from their own columns');
       rule = undefined;
     }
@@ -287,6 +314,15 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     ...why.map((w) => `${indent}# ${w}`),
     `${indent}value: {column: ${q(column)}${transforms.length > 0 ? `, transform: [${transforms.join(', ')}]` : ''}}`,
   ];
+  if (kindColumn !== undefined) {
+    lines.push('  - to: type', `    # ${q(kindColumn)} says person or organisation for each row`, `    value: {column: ${q(kindColumn)}, transform: [trim]}`);
+    entries.push({ column: kindColumn, to: 'type' });
+    if (wholeNameColumn !== undefined) {
+      const when = `{column: ${q(kindColumn)}, equals: organisation}`;
+      lines.push('  - to: name', `    # the name of the rows that are organisations (people have first and last names)`, `    value: {column: ${q(wholeNameColumn)}, transform: [trim], when: ${when}}`);
+      entries.push({ column: wholeNameColumn, to: 'name' });
+    }
+  }
   for (const { column, rule } of matched) {
     const columnSamples = samples.get(column) ?? [];
     if (rule.to === 'address' && rule.part) {

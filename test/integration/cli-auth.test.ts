@@ -125,6 +125,18 @@ describe('crm-ferry auth, as a new user would use it against the sandbox', () =>
     expect(f.out()).toMatch(/users:\s+3 in the account/);
   });
 
+  it('auth logout and status follow CRM_FERRY_PROFILE, as every other command does', async () => {
+    const file = join(dir, 'crm-ferry', 'credentials.json');
+    const f = fakeIo({ ...env(), CRM_FERRY_PROFILE: 'acme' });
+    expect(await main(['auth', 'logout'], f.io)).toBe(0);
+    expect(f.out()).toBe('No stored login under profile "acme".\n');
+    // The default login, which CRM_FERRY_PROFILE did not name, is still there.
+    expect(JSON.parse(await readFile(file, 'utf8')).profiles).toHaveProperty('default');
+    const status = fakeIo({ ...env(), CRM_FERRY_PROFILE: 'default' });
+    expect(await main(['auth', 'status', '--profile', 'default'], status.io)).toBe(0);
+    expect(status.out()).toMatch(/^profile:\s+default$/m);
+  });
+
   it('logs out: revokes at the service and forgets the tokens', async () => {
     const file = join(dir, 'crm-ferry', 'credentials.json');
     const stored = JSON.parse(await readFile(file, 'utf8')).profiles.default;

@@ -28,6 +28,22 @@ describe('crm-ferry completion', () => {
     expect(stdout.split('\n')).toContain(expected);
   });
 
+  it.each([
+    [['crm-ferry', 'export', '--out', '']],
+    [['crm-ferry', 'inspect', '']],
+    [['crm-ferry', 'mapping', 'init', 'samples/con']],
+    [['crm-ferry', 'api', '/parties', '--token', '']],
+  ])('the words %j are for the shell to complete (file names): nothing from crm-ferry', async (words) => {
+    const { code, stdout } = await runCli(['--get-yargs-completions', ...words], { env: {} });
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe('');
+  });
+
+  it('options are offered for a word starting with -, and after a boolean option', async () => {
+    expect((await runCli(['--get-yargs-completions', 'crm-ferry', 'inspect', '-'], { env: {} })).stdout.split('\n')).toContain('--sheet');
+    expect((await runCli(['--get-yargs-completions', 'crm-ferry', 'export', '--plain', '--'], { env: {} })).stdout.split('\n')).toContain('--out');
+  });
+
   it('prints the script of the shell asked for, or of SHELL', async () => {
     expect((await runCli(['completion', 'bash'])).stdout).toMatch(/complete -o bashdefault -o default -F _crm_ferry_completions crm-ferry/);
     expect((await runCli(['completion', 'zsh'])).stdout).toMatch(/^#compdef crm-ferry\n[\s\S]*compdef _crm_ferry_completions crm-ferry/);
@@ -52,6 +68,8 @@ describe('crm-ferry completion', () => {
     };
     expect(ask('crm-ferry insp')).toEqual(['inspect']);
     expect(ask('crm-ferry sandbox --rate')).toEqual(['--rate-limit']);
+    // Nothing from crm-ferry: bash's own file names (-o default), not the options.
+    expect(ask('crm-ferry inspect ')).toEqual(['']);
   }, 30_000);
 
   // zsh's completion system needs a terminal; _describe and compdef stand in for it, so the test
@@ -63,7 +81,7 @@ describe('crm-ferry completion', () => {
       const words = line.split(' ');
       const run = spawnSync(
         'zsh',
-        ['-c', `compdef() { :; }; _describe() { print -l -- "\${(@P)2}"; }; source "${join(dir, 'completion.zsh')}"; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _crm_ferry_completions`],
+        ['-c', `compdef() { :; }; _describe() { print -l -- "\${(@P)2}"; }; _files() { print -- FILES; }; source "${join(dir, 'completion.zsh')}"; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _crm_ferry_completions`],
         { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } },
       );
       expect(run.stderr).toBe('');
@@ -71,6 +89,7 @@ describe('crm-ferry completion', () => {
     };
     expect(ask('crm-ferry insp')).toContain('inspect:show the format, columns, samples and errors of a source file');
     expect(ask('crm-ferry sandbox --ra')).toContain('--rate-limit:<N/h|N/min|N/s> limit requests per user, like the service (default off)');
+    expect(ask('crm-ferry export --out ')).toEqual(['FILES']);
   }, 30_000);
 
   it('zsh gets each command with its summary', () => {

@@ -18,7 +18,11 @@ describe('the command line itself', () => {
   });
 
   it.each([
-    [['inpsect', 'x'], /unknown command: inpsect x; did you mean `crm-ferry inspect`\?/],
+    [['inpsect', 'x'], /unknown command: inpsect; did you mean `crm-ferry inspect`\?/],
+    [['-V', 'inpsect'], /^unknown command: inpsect; did you mean `crm-ferry inspect`\?/],
+    // The word after may be an option's value, a secret: never shown.
+    [['exprot', 's3cret-value-1'], /^unknown command: exprot; did you mean `crm-ferry export`\?\n(?![\s\S]*s3cret)/],
+    [['frobnicate', 's3cret-value-1'], /^unknown command: frobnicate\n(?![\s\S]*s3cret)/],
     [['auth', 'logni'], /did you mean `crm-ferry auth login`\?/],
     [['exprot', 'parties'], /did you mean `crm-ferry export`\?/],
   ])('%j suggests the command meant, exit 2', async (args, message) => {

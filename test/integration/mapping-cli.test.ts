@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +36,7 @@ describe('crm-ferry mapping schema', () => {
   it('refuses arguments', async () => {
     const { code, stderr } = await run(['mapping', 'schema', 'extra']);
     expect(code).toBe(2);
-    expect(stderr).toContain('error [USAGE]: mapping schema takes no arguments, got extra');
+    expect(stderr).toContain('error [USAGE]: mapping schema takes no arguments, got "extra"');
   });
 });
 
@@ -56,6 +56,28 @@ describe('crm-ferry mapping init', () => {
     const mapping = await loadMapping(out);
     const compiled = await compileMapping(mapping, { file: out });
     expect(compiled.columns).toContain('Email');
+  });
+
+  it('never writes over an existing file (an edited mapping, the input itself) unless --force', async () => {
+    const edited = join(dir, 'edited.yaml');
+    writeFileSync(edited, '# my hand-made mapping\n');
+    const refused = await run(['mapping', 'init', 'samples/contacts.csv', '--out', edited]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(`error [USAGE]: ${edited} already exists; nothing was written\n  Give another --out, or --force to replace the file.\n`);
+    expect(readFileSync(edited, 'utf8')).toBe('# my hand-made mapping\n');
+    const input = join(dir, 'input.csv');
+    writeFileSync(input, readFileSync(join(ROOT, 'samples/contacts.csv')));
+    expect((await run(['mapping', 'init', input, '--out', input])).code).toBe(2);
+    expect(readFileSync(input)).toEqual(readFileSync(join(ROOT, 'samples/contacts.csv')));
+    const forced = await run(['mapping', 'init', 'samples/contacts.csv', '--out', edited, '--force']);
+    expect(forced.code).toBe(0);
+    expect(readFileSync(edited, 'utf8')).toMatch(/^# Drafted by crm-ferry mapping init/);
+  });
+
+  it('says why --out cannot be written', async () => {
+    const missing = await run(['mapping', 'init', 'samples/contacts.csv', '--out', join(dir, 'no-such-folder', 'm.yaml')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^error \[USAGE\]: cannot write .*m\.yaml: its folder does not exist\n/);
   });
 
   it.each([

@@ -16,4 +16,8 @@ describe('connection settings: flags, else CRM_FERRY_* from the environment', ()
   it('an empty variable counts as not set', () => {
     expect(connectionOptions({ values: {}, positionals: [] }, { CRM_FERRY_TOKEN: '', CRM_FERRY_VERBOSE: '0' })).toEqual({ verbose: false });
   });
+
+  it.each(['token', 'base-url', 'profile'])('an empty --%s is refused, not read as absent (a stored login would be used instead)', (flag) => {
+    expect(() => connectionOptions({ values: { [flag]: '' }, positionals: [] }, env)).toThrow(expect.objectContaining({ code: 'USAGE', message: `--${flag} is empty` }));
+  });
 });

@@ -75,6 +75,77 @@ describe('command line entry', () => {
     expect(outcome.args.values).toEqual({ 'client-id': '0012', 'no-browser': true });
   });
 
+  it.each(['', ...commands.map((c) => c.name)])('crm-ferry %s --help reads well in an 80-column terminal', async (name) => {
+    const f = fakeIo();
+    (f.io.stdout as NodeJS.WritableStream & { columns: number }).columns = 80;
+    expect(await main([...(name ? name.split(' ') : []), '--help'], f.io)).toBe(0);
+    const lines = f.out().split('\n');
+    const usageEnds = lines.indexOf('');
+    for (const [i, line] of lines.entries()) {
+      expect(line.length, line).toBeLessThanOrEqual(80);
+      // Prose is filled to the width: a short line followed by more of its paragraph is a line
+      // broken for 100 columns and broken again at 80.
+      const next = lines[i + 1] ?? '';
+      if (i > usageEnds && /^[^\s-]/.test(line) && /^[^\s-]/.test(next) && !/:$/.test(line)) {
+        expect(line.length + 1 + (next.split(' ')[0] as string).length, `${line}\n${next}`).toBeGreaterThan(80);
+      }
+    }
+  });
+
+  it('help is filled to the width asked, as one paragraph', async () => {
+    const { reflow } = await import('../../../src/cli/parse.ts');
+    expect(reflow('Usage: x [options]\n  x --other\n\nOne line\nand two.\n\nExamples:\n  x --a\n  x --b\n')).toBe('Usage: x [options]\n  x --other\n\nOne line and two.\n\nExamples:\n  x --a\n  x --b');
+  });
+
+  it.each([
+    [['sandbox', '8080'], 'error [USAGE]: sandbox takes no arguments, got "8080"'],
+    [['auth', 'logout', 'work'], 'error [USAGE]: auth logout takes no arguments, got "work"'],
+    [['auth', 'status', 'work'], 'error [USAGE]: auth status takes no arguments, got "work"'],
+    [['auth', 'login', '--client-id', 'x', 'now'], 'error [USAGE]: auth login takes no arguments, got "now"'],
+    [['export', 'parties', 'tasks', '--out', 'x.csv'], 'error [USAGE]: export takes ENTITY only, got also "tasks"'],
+  ])('crm-ferry %j: a stray word is refused, not ignored', async (argv, message) => {
+    const f = fakeIo({ CRM_FERRY_TOKEN: 'never-used-1', CRM_FERRY_BASE_URL: 'http://127.0.0.1:9' });
+    expect(await main(argv, f.io)).toBe(2);
+    expect(f.err()).toBe(`${message}\n  Run 'crm-ferry ${argv[0] === 'auth' ? `auth ${argv[1]}` : argv[0]} --help' for its options.\n`);
+  });
+
+  it.each([
+    [['export', 'parties', '--where', '-x'], "crm-ferry export: --where needs a value; for a value starting with '-', write --where=-x"],
+    [['api', '/parties', '--token', '--verbose'], "crm-ferry api: --token needs a value; for a value starting with '-', write --token=--verbose"],
+    [['api', '/parties', '--token'], 'crm-ferry api: --token needs a value'],
+  ])('crm-ferry %j: a value starting with - is read as an option, and the line says how to give it', async (argv, message) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(2);
+    expect(f.err().split('\n')[0]).toBe(message);
+  });
+
+  it.each([
+    [['import', '--mapping', 'm.yaml', '--input', 'f.csv', '--dry-run=1'], 'crm-ferry import: --dry-run takes no value, got --dry-run=1; write --dry-run alone, or leave it out'],
+    [['inspect', 'f.csv', '--json=yes'], 'crm-ferry inspect: --json takes no value, got --json=yes; write --json alone, or leave it out'],
+    [['api', '/parties', '--verbose=1'], 'crm-ferry api: --verbose takes no value, got --verbose=1; write --verbose alone, or leave it out'],
+  ])('crm-ferry %j: a switch with a value is refused (yargs would read it as false, and import would write)', async (argv, message) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(2);
+    expect(f.err().split('\n')[0]).toBe(message);
+  });
+
+  it('a switch may still say true or false, and after -- the word is an argument', async () => {
+    const { parseCommandLine } = await import('../../../src/cli/parse.ts');
+    const outcome = await parseCommandLine(['inspect', '--json=false', '--', '--json=1']);
+    if (outcome.kind !== 'run') throw new Error(`expected a run, got ${outcome.kind}`);
+    expect(outcome.args).toEqual({ values: { json: false }, positionals: ['--json=1'] });
+  });
+
+  it.each([
+    [['api', '/parties', '--tokn=s3cret-value-1'], "crm-ferry api: unknown option --tokn; did you mean --token?"],
+    [['inspect', 'f.csv', '--token=s3cret-value-1'], 'crm-ferry inspect: unknown option --token'],
+  ])('crm-ferry %j: an unknown option is named without its value (it may be a secret)', async (argv, message) => {
+    const f = fakeIo();
+    expect(await main(argv, f.io)).toBe(2);
+    expect(f.err().split('\n')[0]).toBe(message);
+    expect(f.err()).not.toContain('s3cret');
+  });
+
   it('reports a FerryError with code, location and hint', () => {
     const f = fakeIo();
     const error = new FerryError('SOURCE_MALFORMED_RECORD', 'unclosed quote', {
