@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { extname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -9,7 +9,7 @@ import { loadMapping } from '../mapping/index.ts';
 import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
-import { deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
+import { checkTarget, deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
 
@@ -212,11 +212,15 @@ function dayBefore(instant: string): string {
  * its name only when complete. With `since`, only what changed (and the ids deleted) since then;
  * with `since: 'auto'` and a state file, since the last complete export.
  */
-export async function runExport(options: ExportOptions, deps: ExportDeps): Promise<ExportSummary> {
+export async function runExport(given: ExportOptions, deps: ExportDeps): Promise<ExportSummary> {
+  let options = given;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const entity = options.entity;
+  // A place the file (or the state) could never be written is found before any request.
+  if (options.out !== null) options = { ...options, out: await checkTarget(options.out) };
+  if (options.stateFile !== null) options = { ...options, stateFile: await checkTarget(options.stateFile, '--state') };
   // A filter file needs no names from the account: a mistake in it is found before any request.
   const fromFile = isFilterEntity(entity) && options.filterFile ? await loadFilter(options, entity, null) : null;
   const mappings = await Promise.all(options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })));
@@ -301,8 +305,19 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
   if (options.stateFile) {
     const next: ExportState = { format: 1, account: deps.account, entity, query, since: nextSince };
     const temp = `${options.stateFile}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-    await rename(temp, options.stateFile);
+    try {
+      await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+      await rename(temp, options.stateFile);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      // The export's files are in place; the next run starts from the previous state and exports
+      // this window again, so nothing is missed.
+      throw new FerryError('EXPORT_WRITE', `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`, {
+        location: { file: options.stateFile },
+        hint: 'The next run exports these changes again. Make the state file writable.',
+        cause: error,
+      });
+    }
   }
   summary.elapsedMs = Date.now() - started;
   summary.requests = deps.client.transport.requestsSent - requestsAtStart;

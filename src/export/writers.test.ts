@@ -41,3 +41,17 @@ describe('the XLSX writer', () => {
     expect(rows).toBe(299);
   });
 });
+
+describe('a file that cannot be written', () => {
+  it('fails with EXPORT_WRITE, and abort() returns (it waited for ever for a close that had happened)', async () => {
+    const writer = openWriter('csv', join(dir, 'gone', 'x.csv'), ['id'], options);
+    await writer.write([1], {});
+    const error = await writer.commit().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    await writer.abort();
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 5_000);
+});

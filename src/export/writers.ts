@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { readdir, rename, rm } from 'node:fs/promises';
+import { access, constants, lstat, readdir, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { FerryError } from '../errors/index.ts';
@@ -109,8 +109,13 @@ class AtomicFile {
   }
 
   async abort(): Promise<void> {
-    this.stream.destroy();
-    await once(this.stream, 'close').catch(() => undefined);
+    // A stream that failed to open or write has closed already: waiting for its 'close' would wait
+    // for ever (node then exits with 13 and no word).
+    if (!this.stream.closed) {
+      const closed = once(this.stream, 'close').catch(() => undefined);
+      this.stream.destroy();
+      await closed;
+    }
     await rm(this.temp, { force: true });
   }
 }
@@ -126,6 +131,41 @@ export async function removeStaleTemps(target: string): Promise<void> {
     const match = name.startsWith(prefix) ? /^(\d+)\.\d+\.tmp$/.exec(name.slice(prefix.length)) : null;
     if (match && !processAlive(Number(match[1]))) await rm(join(dirname(target), name), { force: true });
   }
+}
+
+/**
+ * Refuses, before any request, a place the export could never put its file: a folder that does
+ * not exist or cannot be written, or a target that is a folder, a device or a link into /dev or
+ * /proc (the file is renamed onto its target, which would replace /dev/full or /dev/stdout with a
+ * plain file). A link to a file is followed: the file it names is replaced and the link stays.
+ * Returns the path to write.
+ */
+export async function checkTarget(target: string, what = '--out'): Promise<string> {
+  const hint = `Give ${what} the path of a file in a folder you can write.`;
+  const special = (): never => {
+    throw new FerryError('USAGE', `cannot write ${target}: it is not a regular file (a device, a pipe, a socket or a link to one)`, {
+      location: { file: target },
+      hint: what === '--out' ? `${hint} For standard output, give --out -.` : hint,
+    });
+  };
+  let path = target;
+  const link = await lstat(target).catch(() => null);
+  if (link?.isSymbolicLink()) {
+    if (/^\/(dev|proc)\//.test(target) || /^\/(dev|proc)\//.test(await readlink(target))) special();
+    path = await realpath(target).catch(() => special());
+  }
+  const folder = dirname(path);
+  const folderStat = await stat(folder).catch(() => null);
+  if (!folderStat?.isDirectory()) throw new FerryError('USAGE', `cannot write ${target}: the folder ${folder} does not exist`, { location: { file: target }, hint });
+  const existing = await stat(path).catch(() => null);
+  if (existing?.isDirectory()) throw new FerryError('USAGE', `cannot write ${target}: it is a folder`, { location: { file: target }, hint });
+  if (existing && !existing.isFile()) special();
+  try {
+    await access(folder, constants.W_OK);
+  } catch (error) {
+    throw new FerryError('EXPORT_WRITE', `cannot write ${target}: the folder ${folder} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { location: { file: target }, hint, cause: error });
+  }
+  return path;
 }
 
 /** `out.csv` -> `out.deleted.csv` */

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -592,5 +593,75 @@ describe('export: nightly incremental exports', () => {
     expect(readFileSync(state, 'utf8')).toBe(stateMid);
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(existsSync(out)).toBe(true);
+  });
+});
+
+describe('export: where the file goes', () => {
+  async function refusal(flags: Omit<ExportFlags, 'cwd'>): Promise<FerryError> {
+    const requests = client.transport.requestsSent;
+    const error = await exportWith(flags).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    // Found before any request.
+    expect(client.transport.requestsSent).toBe(requests);
+    return error as FerryError;
+  }
+
+  it('a folder that does not exist is a usage error naming it, before any request', async () => {
+    const error = await refusal({ entity: 'parties', out: 'no-such-folder/parties.csv' });
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toContain(`the folder ${join(dir, 'no-such-folder')} does not exist`);
+  });
+
+  it('a folder given as --out is refused, and the folder stays as it was', async () => {
+    const folder = join(dir, 'a-folder');
+    mkdirSync(folder);
+    const error = await refusal({ entity: 'parties', out: folder, format: 'csv' });
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toContain('it is a folder');
+    expect(statSync(folder).isDirectory()).toBe(true);
+  });
+
+  it('a pipe, or a link to a device, is refused and stays what it was (renaming onto /dev/full replaced the device)', async () => {
+    const fifo = join(dir, 'a-pipe.csv');
+    execFileSync('mkfifo', [fifo]);
+    const error = await refusal({ entity: 'parties', out: fifo });
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toContain('not a regular file');
+    expect(error.hint).toContain('--out -');
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    const link = join(dir, 'to-null.csv');
+    symlinkSync('/dev/null', link);
+    await refusal({ entity: 'parties', out: link });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+
+  it('a link to a file: the file it names is replaced, and the link stays', async () => {
+    const real = join(dir, 'linked-real.csv');
+    const link = join(dir, 'linked.csv');
+    writeFileSync(real, 'old');
+    symlinkSync(real, link);
+    const summary = await exportWith({ entity: 'parties', out: link, columns: 'id' });
+    expect(summary.files).toEqual([real]);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).toMatch(/^\uFEFFid\r\n/);
+  });
+
+  it('a state that cannot be saved is an EXPORT_WRITE error saying the export is written and the next run repeats it', async () => {
+    const out = join(dir, 'unsaved.csv');
+    const state = join(dir, 'unsaved.state.json');
+    // The state's temporary file cannot be created: a folder holds its name.
+    mkdirSync(`${state}.${process.pid}.tmp`);
+    const error = await exportWith({ entity: 'parties', out, columns: 'id', since: 'auto', state }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    expect((error as FerryError).message).toContain(`the export is written, but its state ${state} could not be saved`);
+    expect(existsSync(out)).toBe(true);
+    expect(existsSync(state)).toBe(false);
   });
 });
