@@ -143,7 +143,9 @@ async function readState(file: string): Promise<ExportState | null> {
   }
   try {
     const state = JSON.parse(text) as ExportState;
-    if (state.format !== 1 || typeof state.since !== 'string' || typeof state.account !== 'string') throw new Error('unexpected content');
+    if (state === null || typeof state !== 'object' || state.format !== 1 || typeof state.account !== 'string' || typeof state.query !== 'string') throw new Error('unexpected content');
+    // Sent to the service as it is: a time it refuses would read as the service's fault (exit 4).
+    if (typeof state.since !== 'string' || Number.isNaN(Date.parse(state.since))) throw new Error(`its time ${JSON.stringify(state.since)} is not a timestamp`);
     return state;
   } catch (error) {
     throw new FerryError('EXPORT_WRITE', `the export state ${file} is damaged (${(error as Error).message})`, { location: { file }, hint: 'Remove it to export everything again.' });

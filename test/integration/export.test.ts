@@ -665,3 +665,23 @@ describe('export: where the file goes', () => {
     expect(existsSync(state)).toBe(false);
   });
 });
+
+describe('export: a damaged state', () => {
+  it.each([
+    ['not JSON', '{"format":1,', /is damaged \(/],
+    ['a list', '[]', /is damaged \(unexpected content\)/],
+    ['a time that is not one', JSON.stringify({ format: 1, account: 'ACCOUNT', entity: 'parties', query: '{"entity":"parties","filter":null,"columns":null}', since: 'garbage' }), /is damaged \(its time "garbage" is not a timestamp\)/],
+  ])('%s is refused before any record is read (exit 2), not sent to the service', async (_what, text, message) => {
+    const state = join(dir, 'damaged.state.json');
+    writeFileSync(state, text.replace('ACCOUNT', box.url));
+    const error = await exportWith({ entity: 'parties', out: 'damaged.csv', since: 'auto', state }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    expect((error as FerryError).message).toMatch(message);
+    expect((error as FerryError).hint).toMatch(/Remove it/);
+    expect(existsSync(join(dir, 'damaged.csv'))).toBe(false);
+  });
+});
