@@ -83,6 +83,9 @@ Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be r
         return EXIT.INTERRUPTED;
       }
       (toStdout ? io.stderr : io.stdout).write(formatExportSummary(summary));
+      if (summary.textsCut > 0) {
+        io.stderr.write(`Warning: ${summary.textsCut.toLocaleString('en-GB')} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`);
+      }
       return EXIT.OK;
     } finally {
       await client.close();

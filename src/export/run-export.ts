@@ -178,6 +178,8 @@ export interface ExportSummary {
    */
   fileWaitMs: number;
   files: string[];
+  /** Texts cut to the 32,767 characters a spreadsheet cell holds (XLSX only). */
+  textsCut: number;
   /** The instant changes were exported from, or null for everything. */
   since: string | null;
   interrupted: boolean;
@@ -250,7 +252,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     await removeStaleTemps(deletedFileOf(options.out, options.format));
   }
   const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
-  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], since, interrupted: false };
+  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
@@ -292,6 +294,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted');
     const committing = performance.now();
     summary.files = await writer.commit();
+    summary.textsCut = writer.textsCut;
     summary.writingMs = writing + (performance.now() - committing);
     summary.fileWaitMs = waiting;
   } catch (error) {

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
 import { readXlsx } from '../sources/xlsx.ts';
-import { openWriter } from './writers.ts';
+import { openWriter, XLSX_MAX_TEXT } from './writers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-writers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,4 +54,30 @@ describe('a file that cannot be written', () => {
     await writer.abort();
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   }, 5_000);
+});
+
+describe('XLSX texts longer than a cell holds', () => {
+  it('are cut to 32,767 characters (never half a surrogate pair) and counted; CSV keeps them whole', async () => {
+    const long = 'a'.repeat(40_000);
+    // The 32,767th character is the first half of an emoji: the cut leaves the pair out whole.
+    const split = `${'b'.repeat(XLSX_MAX_TEXT - 1)}🎉${'c'.repeat(10)}`;
+    const out = join(dir, 'long.xlsx');
+    const writer = openWriter('xlsx', out, ['id', 'text'], options);
+    await writer.write([1, long], {});
+    await writer.write([2, split], {});
+    await writer.write([3, 'short'], {});
+    await writer.commit();
+    expect(writer.textsCut).toBe(2);
+    const texts: unknown[] = [];
+    for await (const item of readXlsx(out)) if (item.kind === 'row') texts.push(item.values.text);
+    expect(texts).toEqual(['a'.repeat(XLSX_MAX_TEXT), 'b'.repeat(XLSX_MAX_TEXT - 1), 'short']);
+    rmSync(out);
+
+    const csv = openWriter('csv', join(dir, 'long.csv'), ['text'], options);
+    await csv.write([long], {});
+    await csv.commit();
+    expect(csv.textsCut).toBe(0);
+    expect(readFileSync(join(dir, 'long.csv'), 'utf8')).toContain(long);
+    rmSync(join(dir, 'long.csv'));
+  });
 });

@@ -33,6 +33,8 @@ export interface ExportWriter {
   commit(): Promise<string[]>;
   /** Removes what was written; the target, if it exists, stays as it was. */
   abort(): Promise<void>;
+  /** Texts cut to what a spreadsheet cell holds (XLSX); 0 for the other formats. */
+  readonly textsCut: number;
 }
 
 /**
@@ -247,6 +249,7 @@ class ChunkedText {
 /** CSV in UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
 class CsvWriter implements ExportWriter {
   readonly usesCells = true;
+  readonly textsCut = 0;
   readonly #text: ChunkedText;
   readonly #eol: string;
   #deleted: DeletedRecord[] | null = null;
@@ -292,6 +295,7 @@ class CsvWriter implements ExportWriter {
 /** JSON Lines: each record as the service returned it, one per line. */
 class JsonlWriter implements ExportWriter {
   readonly usesCells = false;
+  readonly textsCut = 0;
   readonly #text: ChunkedText;
   #deleted: DeletedRecord[] | null = null;
 
@@ -415,6 +419,18 @@ function cellXml(ref: string, cell: Cell, raw: boolean): string {
   return `<c r="${ref}" t="inlineStr"${style}><is><t xml:space="preserve">${xml(cell)}</t></is></c>`;
 }
 
+/**
+ * The most characters a spreadsheet cell holds (Excel counts UTF-16 units). A longer text makes
+ * Excel call the file damaged and offer to repair it; the writer cuts it there and counts it.
+ */
+export const XLSX_MAX_TEXT = 32_767;
+
+/** A text cut to what a cell holds, never half of a surrogate pair. */
+function cutText(text: string): string {
+  const code = text.charCodeAt(XLSX_MAX_TEXT - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? XLSX_MAX_TEXT - 1 : XLSX_MAX_TEXT);
+}
+
 /** Rows kept before the sheet starts, to size the columns from what they hold. */
 const SAMPLE_ROWS = 200;
 
@@ -435,6 +451,11 @@ class XlsxWriter implements ExportWriter {
   #sample: Cell[][] | null = [];
   #rows = 1;
   #deleted: DeletedRecord[] | null = null;
+  #cut = 0;
+
+  get textsCut(): number {
+    return this.#cut;
+  }
 
   constructor(
     target: string,
@@ -464,7 +485,11 @@ class XlsxWriter implements ExportWriter {
   #rowXml(cells: Cell[], index: number): string {
     let out = `<row r="${index}">`;
     for (let i = 0; i < cells.length; i += 1) {
-      const cell = cells[i] as Cell;
+      let cell = cells[i] as Cell;
+      if (typeof cell === 'string' && cell.length > XLSX_MAX_TEXT) {
+        cell = cutText(cell);
+        this.#cut += 1;
+      }
       if (cell !== null) out += cellXml(`${this.#letters[i] ?? letters(i)}${index}`, cell, this.raw);
     }
     return `${out}</row>`;

@@ -685,3 +685,16 @@ describe('export: a damaged state', () => {
     expect(existsSync(join(dir, 'damaged.csv'))).toBe(false);
   });
 });
+
+describe('export: a text longer than a spreadsheet cell', () => {
+  it('XLSX: the summary warns that it was cut, and names the formats that keep it whole', async () => {
+    await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Long About', about: 'z'.repeat(40_000) } });
+    const out = join(dir, 'long-about.xlsx');
+    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', out, '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^Exported 1 record,/);
+    expect(stderr).toContain("Warning: 1 text was longer than the 32,767 characters a spreadsheet cell holds and was cut in the XLSX file; export to CSV or JSON Lines for the whole texts.");
+    const csv = await runCli(['export', 'parties', '--out', join(dir, 'long-about.csv'), '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
+    expect(csv.stderr).not.toContain('Warning');
+  });
+});
