@@ -82,7 +82,10 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const out = flags.out === '-' ? null : path(flags.out);
   let format = flags.format as ExportFormat | undefined;
   if (format !== undefined && !['csv', 'xlsx', 'jsonl'].includes(format)) usage(`--format takes csv, xlsx or jsonl, got ${JSON.stringify(format)}`);
-  format ??= out === null ? 'csv' : FORMATS[extname(out).toLowerCase()];
+  const named = out === null ? undefined : FORMATS[extname(out).toLowerCase()];
+  // An XLSX file named .csv opens as garbage, and the next tool that trusts the name fails.
+  if (format !== undefined && named !== undefined && format !== named) usage(`--format ${format} disagrees with the extension of ${flags.out} (${named})`, `Name the file .${format}, or leave --format out.`);
+  format ??= out === null ? 'csv' : named;
   if (!format) usage(`cannot tell the format of ${flags.out} from its extension`, 'Name it .csv, .xlsx or .jsonl, or give --format.');
   if (format === 'xlsx' && out === null) usage('XLSX cannot go to standard output; give --out FILE.xlsx');
   const filterable = isFilterEntity(entity as ExportEntity);

@@ -152,6 +152,8 @@ describe('export: filters', () => {
     [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/, 'none'],
     [{ entity: 'parties', out: 'x.csv', format: 'xml' }, /--format takes csv, xlsx or jsonl/, 'none'],
     [{ entity: 'parties', out: '-', format: 'xlsx' }, /XLSX cannot go to standard output/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', format: 'xlsx' }, /--format xlsx disagrees with the extension of x.csv \(csv\).*Name the file .xlsx, or leave --format out/s, 'none'],
+    [{ entity: 'parties', out: 'x.xlsx', format: 'jsonl' }, /--format jsonl disagrees with the extension of x.xlsx \(xlsx\)/, 'none'],
     [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY: parties, opportunities, kases, entries, tasks/, 'none'],
     [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
