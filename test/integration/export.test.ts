@@ -92,7 +92,24 @@ describe('splitWhere', () => {
     ['"custom:Customer since" is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
     ['custom:Customer since is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
     ['probability is greater than 50', { field: 'probability', operator: 'is greater than', value: '50' }],
+    // A value in quotes loses them, as a field does; "" is the empty text.
+    ['name is "Acme Ltd"', { field: 'name', operator: 'is', value: 'Acme Ltd' }],
+    ["name is 'Acme Ltd'", { field: 'name', operator: 'is', value: 'Acme Ltd' }],
+    ['jobTitle is ""', { field: 'jobTitle', operator: 'is', value: '' }],
+    ['name is ""quoted""', { field: 'name', operator: 'is', value: '"quoted"' }],
+    ['name is O\'Brien', { field: 'name', operator: 'is', value: "O'Brien" }],
+    ['name is "Acme', { field: 'name', operator: 'is', value: '"Acme' }],
   ])('%s', (text, expected) => expect(splitWhere(text)).toEqual(expected));
+
+  it.each(['name is', 'name is   ', 'addedOn is within last'])('%j without a value is a usage error saying how to ask for an empty one', (text) => {
+    expect(() => splitWhere(text)).toThrow(/no value after `is( within last)?`/);
+    try {
+      splitWhere(text);
+    } catch (error) {
+      expect((error as FerryError).code).toBe('USAGE');
+      expect((error as FerryError).hint).toContain('"" for an empty value');
+    }
+  });
 });
 
 describe('export: filters', () => {
