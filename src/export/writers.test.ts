@@ -81,3 +81,17 @@ describe('XLSX texts longer than a cell holds', () => {
     rmSync(join(dir, 'long.csv'));
   });
 });
+
+describe('XLSX texts XML cannot carry as they are', () => {
+  it('come back whole through our reader (as through Excel): control characters, CR, lone surrogates, a literal _xHHHH_', async () => {
+    const texts = ['a\u0001b\u0008c\u000Bd\u000Ce\u001Ff', 'line 1\r\nline 2\rline 3', '_x0041_ is not A', '__x0041__x005F_', 'lone \uD800 high, lone \uDC00 low', 'pair 🎉 whole', 'tab\tand\nnewline', 'not\uFFFEchar', 'x_x00 _x12345_ plain_x', '<&"\'>'];
+    const out = join(dir, 'escapes.xlsx');
+    const writer = openWriter('xlsx', out, ['id', 'text\u0001'], options);
+    for (const [i, text] of texts.entries()) await writer.write([i, text], {});
+    await writer.commit();
+    const back: unknown[] = [];
+    for await (const item of readXlsx(out)) if (item.kind === 'row') back.push(item.values['text\u0001']);
+    expect(back).toEqual(texts);
+    rmSync(out);
+  });
+});

@@ -328,17 +328,27 @@ class JsonlWriter implements ExportWriter {
 // ---------------------------------------------------------------------------------------------
 // XLSX, written as sheet XML streamed into a zip.
 
-/** Characters XML 1.0 cannot hold at all. */
+/**
+ * What a cell's XML cannot carry as it is: characters XML 1.0 forbids (control characters, lone
+ * surrogates, U+FFFE/U+FFFF), a carriage return (XML reads it as a line feed), and a literal
+ * `_xHHHH_`, which Excel and our own reader take for an escaped character. Each is written as
+ * Excel writes it: `_xHHHH_`, and `_x005F_` for the underscore of a literal one. Dropping them
+ * lost the characters, and a text holding `_x0041_` came back as `A`.
+ */
 // eslint-disable-next-line no-control-regex
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+const OOXML_ESCAPE = /_(?=x[0-9A-Fa-f]{4}_)|[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Anything xml() changes; most texts have none of it. */
 // eslint-disable-next-line no-control-regex
-const XML_SPECIAL = /[&<>"\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
+const XML_SPECIAL = /[&<>"\u0000-\u0008\u000B-\u001F\uD800-\uDFFF\uFFFE\uFFFF]|_x[0-9A-Fa-f]{4}_/;
+
+function ooxmlEscape(match: string): string {
+  return `_x${(match === '_' ? 0x5f : match.charCodeAt(0)).toString(16).toUpperCase().padStart(4, '0')}_`;
+}
 
 function xml(text: string): string {
   if (!XML_SPECIAL.test(text)) return text;
-  return text.replace(NOT_XML, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return text.replace(OOXML_ESCAPE, ooxmlEscape).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 /** Column letters: 0 -> A, 26 -> AA. */
