@@ -338,16 +338,20 @@ class JsonlWriter implements ExportWriter {
 // eslint-disable-next-line no-control-regex
 const OOXML_ESCAPE = /_(?=x[0-9A-Fa-f]{4}_)|[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** Anything xml() changes; most texts have none of it. */
+/**
+ * Anything xml() changes; most texts have none of it. Two tests, the second only for a text
+ * holding `_x`: one pattern with both took 25 ns a text more, half a microsecond a row.
+ */
 // eslint-disable-next-line no-control-regex
-const XML_SPECIAL = /[&<>"\u0000-\u0008\u000B-\u001F\uD800-\uDFFF\uFFFE\uFFFF]|_x[0-9A-Fa-f]{4}_/;
+const XML_SPECIAL = /[&<>"\u0000-\u0008\u000B-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+const OOXML_LITERAL = /_x[0-9A-Fa-f]{4}_/;
 
 function ooxmlEscape(match: string): string {
   return `_x${(match === '_' ? 0x5f : match.charCodeAt(0)).toString(16).toUpperCase().padStart(4, '0')}_`;
 }
 
 function xml(text: string): string {
-  if (!XML_SPECIAL.test(text)) return text;
+  if (!XML_SPECIAL.test(text) && !(text.includes('_x') && OOXML_LITERAL.test(text))) return text;
   return text.replace(OOXML_ESCAPE, ooxmlEscape).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
