@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { FerryError } from '../errors/index.ts';
 import { processAlive } from '../util/alive.ts';
 import type { Cell } from './columns.ts';
-import { ZipWriter, type ZipEntrySink } from './zip.ts';
+import { drained, ZipWriter, type ZipEntrySink } from './zip.ts';
 
 type Body = Record<string, unknown>;
 
@@ -48,21 +48,6 @@ export function looksLikeFormula(text: string): boolean {
 }
 
 let sequence = 0;
-
-/** Waits until a stream takes more, or fails; no listener is left behind either way. */
-function drained(stream: NodeJS.WritableStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error): void => {
-      stream.off('drain', onDrain);
-      stream.off('error', done);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onDrain = (): void => done();
-    stream.on('drain', onDrain);
-    stream.on('error', done);
-  });
-}
 
 /**
  * How much a file stream holds before the writer waits for the disk. Node's 16 KiB made every 64 KiB
@@ -492,8 +477,14 @@ class XlsxWriter implements ExportWriter {
     this.#file.check();
     const chunk = this.#pending;
     this.#pending = '';
-    await this.#sheet?.write(chunk);
+    await this.#sheet?.write(chunk).catch((error: unknown) => this.#failed(error));
     this.#file.check();
+  }
+
+  /** The file's own error (a full disk) says more than the zip's "closed before it took everything". */
+  #failed(error: unknown): never {
+    this.#file.check();
+    throw error;
   }
 
   #rowXml(cells: Cell[], index: number): string {
@@ -554,6 +545,14 @@ class XlsxWriter implements ExportWriter {
   }
 
   async commit(): Promise<string[]> {
+    try {
+      return await this.#commit();
+    } catch (error) {
+      this.#failed(error);
+    }
+  }
+
+  async #commit(): Promise<string[]> {
     if (this.#sample) await this.#start();
     const last = `${letters(Math.max(0, this.header.length - 1))}${this.#rows}`;
     this.#pending += `</sheetData><autoFilter ref="A1:${last}"/></worksheet>`;
