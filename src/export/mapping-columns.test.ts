@@ -77,6 +77,21 @@ describe('columnsFromMappings', () => {
     ]);
   });
 
+  it('a custom field named like another column is filled from the field, not from that column', () => {
+    const catalog = { ...CATALOG, fieldDefinitions: { ...CATALOG.fieldDefinitions, parties: [...CATALOG.fieldDefinitions.parties, { id: 4, name: 'tags', tag: null, type: 'Text' }] } } as AccountCatalog;
+    const columns = columnsFromMappings(
+      'parties',
+      [inline('version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: tags, value: { column: Tags } }\n  - { to: custom, definition: tags, tag: null, value: { column: Labels } }\n')],
+      catalog,
+    );
+    const person = { ...PERSON, fields: [{ definition: { id: 4 }, value: 'from the field' }] };
+    expect(columns.map((c) => [c.name, c.value(person)])).toEqual([
+      ['Tags', 'vip;newsletter'],
+      ['Labels', 'from the field'],
+      ['id', 7],
+    ]);
+  });
+
   it.each([
     ['version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - { to: name, value: { column: name } }\n', /entity: the mapping makes kases, and this export is of parties/],
     ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: "{{First}} {{Last}}" }\n', /fields\[0\]\.value: a template cannot be split back/],
