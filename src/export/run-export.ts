@@ -73,6 +73,20 @@ export interface ExportFlags {
   cwd: string;
 }
 
+const SINCE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * A date (YYYY-MM-DD) or an ISO 8601 timestamp that names a real day. Date.parse alone took
+ * `--since 1` and `--since "Nov 24"` for 2001 and `2026-02-30` for 2 March, and exported from then.
+ */
+function isSinceDate(text: string): boolean {
+  const match = SINCE.exec(text);
+  if (!match || Number.isNaN(Date.parse(text))) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const check = new Date(Date.UTC(year, month - 1, day));
+  return check.getUTCFullYear() === year && check.getUTCMonth() === month - 1 && check.getUTCDate() === day;
+}
+
 /** Checks and completes the flags of `crm-ferry export`; every mistake is one USAGE line. */
 export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const entity = flags.entity;
@@ -97,7 +111,7 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   if (since !== null) {
     if (entity === 'entries' || entity === 'tasks') usage(`--since works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`);
     if (since === 'auto' && !flags.state) usage('--since auto needs --state FILE, where the time of the last export is kept');
-    if (since !== 'auto' && Number.isNaN(Date.parse(since))) usage(`--since takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
+    if (since !== 'auto' && !isSinceDate(since)) usage(`--since takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
     if (out === null) usage('an incremental export writes its deleted ids beside the output: give --out FILE');
   }
   if (flags.state && since === null) usage('--state goes with --since auto');

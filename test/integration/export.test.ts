@@ -175,6 +175,10 @@ describe('export: filters', () => {
     [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'last tuesday' }, /--since takes auto, a date/, 'none'],
+    // Date.parse takes these for 2001, 2001 and 2 March.
+    [{ entity: 'parties', out: 'x.csv', since: '1' }, /--since takes auto, a date \(YYYY-MM-DD\) or a timestamp, got "1"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: 'Nov 24' }, /--since takes auto, a date/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: '2026-02-30' }, /--since takes auto, a date/, 'none'],
     [{ entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] }, /give --columns or --mapping, not both/, 'none'],
     [{ entity: 'parties', out: 'x.jsonl', mapping: ['m.yaml'] }, /JSON Lines holds whole records/, 'none'],
     // These need the account's names: the catalog is read, never a record.
