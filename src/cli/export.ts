@@ -25,8 +25,9 @@ The file appears under its name only when the export is complete.`,
   epilog: `Examples: --where 'tag is VIP', --where 'addedOn is within last 30',
   --where '"custom:Customer since" is after 2021-01-01'
 
-Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be reached,
-130 interrupted (no file is left and the state is unchanged).`,
+Exit code 0 done, 2 bad usage or filter or a file that cannot be written, 4 the service refused
+or could not be reached, 130 interrupted, 143 stopped by SIGTERM (no file is left and the state
+is unchanged).`,
   options: {
     out: { type: 'string', value: 'FILE', describe: 'the file to write; - for standard output', group: 'Output:' },
     format: { type: 'string', value: 'csv|xlsx|jsonl', describe: 'when the extension does not say', group: 'Output:' },
@@ -84,6 +85,9 @@ Exit code 0 done, 2 bad usage or filter, 4 the service refused or could not be r
         return EXIT.INTERRUPTED;
       }
       (toStdout ? io.stderr : io.stdout).write(formatExportSummary(summary));
+      if (summary.textsCut > 0) {
+        io.stderr.write(`Warning: ${summary.textsCut.toLocaleString('en-GB')} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`);
+      }
       return EXIT.OK;
     } finally {
       await client.close();

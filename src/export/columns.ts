@@ -10,6 +10,8 @@ export type Cell = string | number | boolean | { date: string } | { timestamp: s
 export interface Column {
   name: string;
   value(record: Body): Cell;
+  /** A custom field's column: the field's name, with its data tag's in brackets (`Contract end (Customer)`). */
+  customField?: string;
 }
 
 function list(record: Body, key: string): Body[] {
@@ -199,14 +201,29 @@ function customColumns(entity: ExportEntity, catalog: AccountCatalog | null): Co
     }
     return byDefinition.get(id);
   };
-  return (catalog?.fieldDefinitions[entity] ?? []).map((definition) =>
-    column(definition.tag ? `${definition.name} (${definition.tag})` : definition.name, (r) => customValue(definition.type, valueOf(r, definition.id))),
-  );
+  return (catalog?.fieldDefinitions[entity] ?? []).map((definition) => {
+    const name = definition.tag ? `${definition.name} (${definition.tag})` : definition.name;
+    return { name, customField: name, value: (r: Body) => customValue(definition.type, valueOf(r, definition.id)) };
+  });
 }
 
-/** Every column an export of `entity` can have, in their default order. */
+/**
+ * Every column an export of `entity` can have, in their default order. A custom field named like
+ * another column (a project's `Status`, a second `Region`) gets ` (custom field)`, then its id:
+ * two columns of one name made the file ambiguous to read and --columns pick the first.
+ */
 export function availableColumns(entity: ExportEntity, catalog: AccountCatalog | null): Column[] {
-  return [...DEFAULTS[entity](), ...customColumns(entity, catalog)];
+  const columns = DEFAULTS[entity]();
+  const taken = new Set(columns.map((c) => c.name.toLowerCase()));
+  const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
+  customColumns(entity, catalog).forEach((custom, i) => {
+    let name = custom.name;
+    if (taken.has(name.toLowerCase())) name = `${custom.name} (custom field)`;
+    if (taken.has(name.toLowerCase())) name = `${custom.name} (custom field ${definitions[i]?.id ?? i + 1})`;
+    taken.add(name.toLowerCase());
+    columns.push(name === custom.name ? custom : { ...custom, name });
+  });
+  return columns;
 }
 
 /** The columns asked for with `--columns` (by name, in that order), or all of them. */

@@ -81,7 +81,11 @@ export function splitWhere(text: string): { field: string; operator: string; val
   }
   const op = OPERATOR_NAMES.find((name) => rest.startsWith(` ${name} `) || rest === ` ${name}`);
   if (!op) usage(`--where ${JSON.stringify(text)}: no operator after ${JSON.stringify(field)}`, `Operators: ${OPERATOR_NAMES.join(', ')}.`);
-  return { field: field.trim(), operator: op, value: rest.slice(op.length + 2).trim() };
+  const value = rest.slice(op.length + 2).trim();
+  if (value === '') usage(`--where ${JSON.stringify(text)}: no value after \`${op}\``, `Give one, or "" for an empty value: '${field.trim()} ${op} ""'.`);
+  // A value in quotes, as the field may be: "Acme Ltd" means Acme Ltd (it found nothing before).
+  const quotedValue = /^(["'])(.*)\1$/s.exec(value);
+  return { field: field.trim(), operator: op, value: quotedValue ? (quotedValue[2] as string) : value };
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

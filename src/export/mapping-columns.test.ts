@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
 import { parseMapping } from '../mapping/index.ts';
 import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import { availableColumns, chooseColumns } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -77,6 +78,21 @@ describe('columnsFromMappings', () => {
     ]);
   });
 
+  it('a custom field named like another column is filled from the field, not from that column', () => {
+    const catalog = { ...CATALOG, fieldDefinitions: { ...CATALOG.fieldDefinitions, parties: [...CATALOG.fieldDefinitions.parties, { id: 4, name: 'tags', tag: null, type: 'Text' }] } } as AccountCatalog;
+    const columns = columnsFromMappings(
+      'parties',
+      [inline('version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: tags, value: { column: Tags } }\n  - { to: custom, definition: tags, tag: null, value: { column: Labels } }\n')],
+      catalog,
+    );
+    const person = { ...PERSON, fields: [{ definition: { id: 4 }, value: 'from the field' }] };
+    expect(columns.map((c) => [c.name, c.value(person)])).toEqual([
+      ['Tags', 'vip;newsletter'],
+      ['Labels', 'from the field'],
+      ['id', 7],
+    ]);
+  });
+
   it.each([
     ['version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - { to: name, value: { column: name } }\n', /entity: the mapping makes kases, and this export is of parties/],
     ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: "{{First}} {{Last}}" }\n', /fields\[0\]\.value: a template cannot be split back/],
@@ -98,5 +114,34 @@ describe('columnsFromMappings', () => {
     expect((error as FerryError).code).toBe('USAGE');
     expect((error as FerryError).message).toMatch(message);
     expect((error as FerryError).message.startsWith('export.yaml: ')).toBe(true);
+  });
+});
+
+function catalogWith(kases: Array<{ id: number; name: string }>): AccountCatalog {
+  return { ...CATALOG, fieldDefinitions: { ...CATALOG.fieldDefinitions, kases: kases.map((d) => ({ id: d.id, name: d.name, tag: null, type: 'Text' })) } };
+}
+
+describe('custom field columns', () => {
+  it('a custom field named like another column gets its own name, and each column its own value', () => {
+    const catalog = catalogWith([
+      { id: 7, name: 'Status' },
+      { id: 8, name: 'Region' },
+      { id: 9, name: 'region' },
+      { id: 10, name: 'Status (custom field)' },
+    ]);
+    const columns = availableColumns('kases', catalog);
+    const names = columns.map((c) => c.name);
+    expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(names.length);
+    expect(names.slice(-4)).toEqual(['Status (custom field)', 'Region', 'region (custom field)', 'Status (custom field) (custom field)']);
+    const record = { status: 'OPEN', fields: [{ definition: { id: 7 }, value: 'Blocked' }, { definition: { id: 9 }, value: 'North' }] };
+    const [status, custom, region] = chooseColumns('kases', catalog, ['status', 'Status (custom field)', 'region (custom field)']);
+    expect(status?.value(record)).toBe('OPEN');
+    expect(custom?.value(record)).toBe('Blocked');
+    expect(region?.value(record)).toBe('North');
+  });
+
+  it('a third field of one name is told apart by its id', () => {
+    const names = availableColumns('kases', catalogWith([{ id: 7, name: 'Status' }, { id: 8, name: 'Status' }])).map((c) => c.name);
+    expect(names.slice(-2)).toEqual(['Status (custom field)', 'Status (custom field 8)']);
   });
 });

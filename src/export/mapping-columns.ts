@@ -84,8 +84,10 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
       if (field.to === 'custom') {
         const definition = field.definition ?? '';
         const name = field.tag ? `${definition} (${field.tag})` : definition;
-        // An account without the field has no value for it: the column is there, empty.
-        if (byName.has(name)) add(column, name, `${at}.value`);
+        // An account without the field has no value for it: the column is there, empty. Found by
+        // the field, not the column's name: a field named like another column has its own name.
+        const custom = all.find((c) => c.customField === name);
+        if (custom) add(column, custom.name, `${at}.value`);
         else if (!out.has(column)) out.set(column, { name: column, value: () => null });
         return;
       }

@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { extname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -9,7 +9,7 @@ import { loadMapping } from '../mapping/index.ts';
 import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
-import { deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
+import { checkTarget, deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
 
@@ -73,6 +73,20 @@ export interface ExportFlags {
   cwd: string;
 }
 
+const SINCE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * A date (YYYY-MM-DD) or an ISO 8601 timestamp that names a real day. Date.parse alone took
+ * `--since 1` and `--since "Nov 24"` for 2001 and `2026-02-30` for 2 March, and exported from then.
+ */
+function isSinceDate(text: string): boolean {
+  const match = SINCE.exec(text);
+  if (!match || Number.isNaN(Date.parse(text))) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const check = new Date(Date.UTC(year, month - 1, day));
+  return check.getUTCFullYear() === year && check.getUTCMonth() === month - 1 && check.getUTCDate() === day;
+}
+
 /** Checks and completes the flags of `crm-ferry export`; every mistake is one USAGE line. */
 export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const entity = flags.entity;
@@ -82,7 +96,10 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const out = flags.out === '-' ? null : path(flags.out);
   let format = flags.format as ExportFormat | undefined;
   if (format !== undefined && !['csv', 'xlsx', 'jsonl'].includes(format)) usage(`--format takes csv, xlsx or jsonl, got ${JSON.stringify(format)}`);
-  format ??= out === null ? 'csv' : FORMATS[extname(out).toLowerCase()];
+  const named = out === null ? undefined : FORMATS[extname(out).toLowerCase()];
+  // An XLSX file named .csv opens as garbage, and the next tool that trusts the name fails.
+  if (format !== undefined && named !== undefined && format !== named) usage(`--format ${format} disagrees with the extension of ${flags.out} (${named})`, `Name the file .${format}, or leave --format out.`);
+  format ??= out === null ? 'csv' : named;
   if (!format) usage(`cannot tell the format of ${flags.out} from its extension`, 'Name it .csv, .xlsx or .jsonl, or give --format.');
   if (format === 'xlsx' && out === null) usage('XLSX cannot go to standard output; give --out FILE.xlsx');
   const filterable = isFilterEntity(entity as ExportEntity);
@@ -94,7 +111,7 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   if (since !== null) {
     if (entity === 'entries' || entity === 'tasks') usage(`--since works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`);
     if (since === 'auto' && !flags.state) usage('--since auto needs --state FILE, where the time of the last export is kept');
-    if (since !== 'auto' && Number.isNaN(Date.parse(since))) usage(`--since takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
+    if (since !== 'auto' && !isSinceDate(since)) usage(`--since takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
     if (out === null) usage('an incremental export writes its deleted ids beside the output: give --out FILE');
   }
   if (flags.state && since === null) usage('--state goes with --since auto');
@@ -143,7 +160,9 @@ async function readState(file: string): Promise<ExportState | null> {
   }
   try {
     const state = JSON.parse(text) as ExportState;
-    if (state.format !== 1 || typeof state.since !== 'string' || typeof state.account !== 'string') throw new Error('unexpected content');
+    if (state === null || typeof state !== 'object' || state.format !== 1 || typeof state.account !== 'string' || typeof state.query !== 'string') throw new Error('unexpected content');
+    // Sent to the service as it is: a time it refuses would read as the service's fault (exit 4).
+    if (typeof state.since !== 'string' || Number.isNaN(Date.parse(state.since))) throw new Error(`its time ${JSON.stringify(state.since)} is not a timestamp`);
     return state;
   } catch (error) {
     throw new FerryError('EXPORT_WRITE', `the export state ${file} is damaged (${(error as Error).message})`, { location: { file }, hint: 'Remove it to export everything again.' });
@@ -176,6 +195,8 @@ export interface ExportSummary {
    */
   fileWaitMs: number;
   files: string[];
+  /** Texts cut to the 32,767 characters a spreadsheet cell holds (XLSX only). */
+  textsCut: number;
   /** The instant changes were exported from, or null for everything. */
   since: string | null;
   interrupted: boolean;
@@ -212,11 +233,15 @@ function dayBefore(instant: string): string {
  * its name only when complete. With `since`, only what changed (and the ids deleted) since then;
  * with `since: 'auto'` and a state file, since the last complete export.
  */
-export async function runExport(options: ExportOptions, deps: ExportDeps): Promise<ExportSummary> {
+export async function runExport(given: ExportOptions, deps: ExportDeps): Promise<ExportSummary> {
+  let options = given;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const entity = options.entity;
+  // A place the file (or the state) could never be written is found before any request.
+  if (options.out !== null) options = { ...options, out: await checkTarget(options.out) };
+  if (options.stateFile !== null) options = { ...options, stateFile: await checkTarget(options.stateFile, '--state') };
   // A filter file needs no names from the account: a mistake in it is found before any request.
   const fromFile = isFilterEntity(entity) && options.filterFile ? await loadFilter(options, entity, null) : null;
   const mappings = await Promise.all(options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })));
@@ -244,7 +269,7 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
     await removeStaleTemps(deletedFileOf(options.out, options.format));
   }
   const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
-  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], since, interrupted: false };
+  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
@@ -286,6 +311,7 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
     if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted');
     const committing = performance.now();
     summary.files = await writer.commit();
+    summary.textsCut = writer.textsCut;
     summary.writingMs = writing + (performance.now() - committing);
     summary.fileWaitMs = waiting;
   } catch (error) {
@@ -301,8 +327,19 @@ export async function runExport(options: ExportOptions, deps: ExportDeps): Promi
   if (options.stateFile) {
     const next: ExportState = { format: 1, account: deps.account, entity, query, since: nextSince };
     const temp = `${options.stateFile}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-    await rename(temp, options.stateFile);
+    try {
+      await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+      await rename(temp, options.stateFile);
+    } catch (error) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      // The export's files are in place; the next run starts from the previous state and exports
+      // this window again, so nothing is missed.
+      throw new FerryError('EXPORT_WRITE', `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`, {
+        location: { file: options.stateFile },
+        hint: 'The next run exports these changes again. Make the state file writable.',
+        cause: error,
+      });
+    }
   }
   summary.elapsedMs = Date.now() - started;
   summary.requests = deps.client.transport.requestsSent - requestsAtStart;

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
 import { readXlsx } from '../sources/xlsx.ts';
-import { openWriter } from './writers.ts';
+import { openWriter, XLSX_MAX_TEXT } from './writers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-writers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,5 +39,59 @@ describe('the XLSX writer', () => {
     let rows = 0;
     for await (const item of readXlsx(out)) if (item.kind === 'row') rows += 1;
     expect(rows).toBe(299);
+  });
+});
+
+describe('a file that cannot be written', () => {
+  it('fails with EXPORT_WRITE, and abort() returns (it waited for ever for a close that had happened)', async () => {
+    const writer = openWriter('csv', join(dir, 'gone', 'x.csv'), ['id'], options);
+    await writer.write([1], {});
+    const error = await writer.commit().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    await writer.abort();
+    expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  }, 5_000);
+});
+
+describe('XLSX texts longer than a cell holds', () => {
+  it('are cut to 32,767 characters (never half a surrogate pair) and counted; CSV keeps them whole', async () => {
+    const long = 'a'.repeat(40_000);
+    // The 32,767th character is the first half of an emoji: the cut leaves the pair out whole.
+    const split = `${'b'.repeat(XLSX_MAX_TEXT - 1)}🎉${'c'.repeat(10)}`;
+    const out = join(dir, 'long.xlsx');
+    const writer = openWriter('xlsx', out, ['id', 'text'], options);
+    await writer.write([1, long], {});
+    await writer.write([2, split], {});
+    await writer.write([3, 'short'], {});
+    await writer.commit();
+    expect(writer.textsCut).toBe(2);
+    const texts: unknown[] = [];
+    for await (const item of readXlsx(out)) if (item.kind === 'row') texts.push(item.values.text);
+    expect(texts).toEqual(['a'.repeat(XLSX_MAX_TEXT), 'b'.repeat(XLSX_MAX_TEXT - 1), 'short']);
+    rmSync(out);
+
+    const csv = openWriter('csv', join(dir, 'long.csv'), ['text'], options);
+    await csv.write([long], {});
+    await csv.commit();
+    expect(csv.textsCut).toBe(0);
+    expect(readFileSync(join(dir, 'long.csv'), 'utf8')).toContain(long);
+    rmSync(join(dir, 'long.csv'));
+  });
+});
+
+describe('XLSX texts XML cannot carry as they are', () => {
+  it('come back whole through our reader (as through Excel): control characters, CR, lone surrogates, a literal _xHHHH_', async () => {
+    const texts = ['a\u0001b\u0008c\u000Bd\u000Ce\u001Ff', 'line 1\r\nline 2\rline 3', '_x0041_ is not A', '__x0041__x005F_', 'lone \uD800 high, lone \uDC00 low', 'pair 🎉 whole', 'tab\tand\nnewline', 'not\uFFFEchar', 'x_x00 _x12345_ plain_x', '<&"\'>'];
+    const out = join(dir, 'escapes.xlsx');
+    const writer = openWriter('xlsx', out, ['id', 'text\u0001'], options);
+    for (const [i, text] of texts.entries()) await writer.write([i, text], {});
+    await writer.commit();
+    const back: unknown[] = [];
+    for await (const item of readXlsx(out)) if (item.kind === 'row') back.push(item.values['text\u0001']);
+    expect(back).toEqual(texts);
+    rmSync(out);
   });
 });

@@ -2,7 +2,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
@@ -77,6 +77,24 @@ describe('ZipWriter', () => {
     // Zip times have two-second steps, in local time.
     expect(entries[0]?.modified.getTime()).toBe(new Date(2026, 10, 24, 13, 45, 30).getTime());
   });
+
+  it('fails, instead of waiting for ever, when its output was destroyed by an earlier error (a full disk)', async () => {
+    const out = new Writable({ highWaterMark: 16, write: (_chunk, _encoding, done) => done() });
+    out.on('error', () => undefined);
+    const closed = new Promise((resolve) => out.on('close', resolve));
+    out.destroy(new Error('ENOSPC: no space left on device'));
+    await closed;
+    const zip = new ZipWriter(out, new Date());
+    await expect(zip.addBuffer('a.xml', Buffer.from('x'.repeat(100)))).rejects.toThrow(/closed before it took everything/);
+  }, 5_000);
+
+  it('fails when its output closes while it waits for it to drain', async () => {
+    const out = new Writable({ highWaterMark: 16, write: () => undefined });
+    const zip = new ZipWriter(out, new Date());
+    const adding = zip.addBuffer('a.xml', Buffer.from('y'.repeat(100)));
+    out.destroy();
+    await expect(adding).rejects.toThrow(/closed before it took everything/);
+  }, 5_000);
 
   it('refuses a second entry while a streamed one is open', async () => {
     const out = new PassThrough();

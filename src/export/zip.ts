@@ -40,6 +40,29 @@ function dosTime(date: Date): { time: number; date: number } {
   };
 }
 
+/**
+ * Waits until a stream takes more; fails when it fails or closes first. A stream destroyed by an
+ * earlier error (a full disk) never drains and emits nothing more: waiting for 'drain' alone
+ * waited for ever, and node exited with 13 and no word. No listener is left behind.
+ */
+export function drained(stream: NodeJS.WritableStream): Promise<void> {
+  if ((stream as { destroyed?: boolean }).destroyed) return Promise.reject(new Error('the output was closed before it took everything'));
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error): void => {
+      stream.off('drain', onDrain);
+      stream.off('error', done);
+      stream.off('close', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = (): void => done();
+    const onClose = (): void => done(new Error('the output was closed before it took everything'));
+    stream.on('drain', onDrain);
+    stream.on('error', done);
+    stream.on('close', onClose);
+  });
+}
+
 /** Hands text to a streamed entry; `end` finishes the entry. */
 export interface ZipEntrySink {
   write(chunk: string): Promise<void>;
@@ -63,7 +86,7 @@ export class ZipWriter {
 
   async #put(bytes: Buffer): Promise<void> {
     this.#offset += bytes.length;
-    if (!this.#out.write(bytes)) await once(this.#out, 'drain');
+    if (!this.#out.write(bytes)) await drained(this.#out);
   }
 
   #tooLarge(what: string): never {

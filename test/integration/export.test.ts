@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -91,7 +92,24 @@ describe('splitWhere', () => {
     ['"custom:Customer since" is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
     ['custom:Customer since is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
     ['probability is greater than 50', { field: 'probability', operator: 'is greater than', value: '50' }],
+    // A value in quotes loses them, as a field does; "" is the empty text.
+    ['name is "Acme Ltd"', { field: 'name', operator: 'is', value: 'Acme Ltd' }],
+    ["name is 'Acme Ltd'", { field: 'name', operator: 'is', value: 'Acme Ltd' }],
+    ['jobTitle is ""', { field: 'jobTitle', operator: 'is', value: '' }],
+    ['name is ""quoted""', { field: 'name', operator: 'is', value: '"quoted"' }],
+    ['name is O\'Brien', { field: 'name', operator: 'is', value: "O'Brien" }],
+    ['name is "Acme', { field: 'name', operator: 'is', value: '"Acme' }],
   ])('%s', (text, expected) => expect(splitWhere(text)).toEqual(expected));
+
+  it.each(['name is', 'name is   ', 'addedOn is within last'])('%j without a value is a usage error saying how to ask for an empty one', (text) => {
+    expect(() => splitWhere(text)).toThrow(/no value after `is( within last)?`/);
+    try {
+      splitWhere(text);
+    } catch (error) {
+      expect((error as FerryError).code).toBe('USAGE');
+      expect((error as FerryError).hint).toContain('"" for an empty value');
+    }
+  });
 });
 
 describe('export: filters', () => {
@@ -151,10 +169,16 @@ describe('export: filters', () => {
     [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/, 'none'],
     [{ entity: 'parties', out: 'x.csv', format: 'xml' }, /--format takes csv, xlsx or jsonl/, 'none'],
     [{ entity: 'parties', out: '-', format: 'xlsx' }, /XLSX cannot go to standard output/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', format: 'xlsx' }, /--format xlsx disagrees with the extension of x.csv \(csv\).*Name the file .xlsx, or leave --format out/s, 'none'],
+    [{ entity: 'parties', out: 'x.xlsx', format: 'jsonl' }, /--format jsonl disagrees with the extension of x.xlsx \(xlsx\)/, 'none'],
     [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY: parties, opportunities, kases, entries, tasks/, 'none'],
     [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'last tuesday' }, /--since takes auto, a date/, 'none'],
+    // Date.parse takes these for 2001, 2001 and 2 March.
+    [{ entity: 'parties', out: 'x.csv', since: '1' }, /--since takes auto, a date \(YYYY-MM-DD\) or a timestamp, got "1"/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: 'Nov 24' }, /--since takes auto, a date/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', since: '2026-02-30' }, /--since takes auto, a date/, 'none'],
     [{ entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] }, /give --columns or --mapping, not both/, 'none'],
     [{ entity: 'parties', out: 'x.jsonl', mapping: ['m.yaml'] }, /JSON Lines holds whole records/, 'none'],
     // These need the account's names: the catalog is read, never a record.
@@ -592,5 +616,108 @@ describe('export: nightly incremental exports', () => {
     expect(readFileSync(state, 'utf8')).toBe(stateMid);
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(existsSync(out)).toBe(true);
+  });
+});
+
+describe('export: where the file goes', () => {
+  async function refusal(flags: Omit<ExportFlags, 'cwd'>): Promise<FerryError> {
+    const requests = client.transport.requestsSent;
+    const error = await exportWith(flags).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    // Found before any request.
+    expect(client.transport.requestsSent).toBe(requests);
+    return error as FerryError;
+  }
+
+  it('a folder that does not exist is a usage error naming it, before any request', async () => {
+    const error = await refusal({ entity: 'parties', out: 'no-such-folder/parties.csv' });
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toContain(`the folder ${join(dir, 'no-such-folder')} does not exist`);
+  });
+
+  it('a folder given as --out is refused, and the folder stays as it was', async () => {
+    const folder = join(dir, 'a-folder');
+    mkdirSync(folder);
+    const error = await refusal({ entity: 'parties', out: folder, format: 'csv' });
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toContain('it is a folder');
+    expect(statSync(folder).isDirectory()).toBe(true);
+  });
+
+  it('a pipe, or a link to a device, is refused and stays what it was (renaming onto /dev/full replaced the device)', async () => {
+    const fifo = join(dir, 'a-pipe.csv');
+    execFileSync('mkfifo', [fifo]);
+    const error = await refusal({ entity: 'parties', out: fifo });
+    expect(error.code).toBe('USAGE');
+    expect(error.message).toContain('not a regular file');
+    expect(error.hint).toContain('--out -');
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    const link = join(dir, 'to-null.csv');
+    symlinkSync('/dev/null', link);
+    await refusal({ entity: 'parties', out: link });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+
+  it('a link to a file: the file it names is replaced, and the link stays', async () => {
+    const real = join(dir, 'linked-real.csv');
+    const link = join(dir, 'linked.csv');
+    writeFileSync(real, 'old');
+    symlinkSync(real, link);
+    const summary = await exportWith({ entity: 'parties', out: link, columns: 'id' });
+    expect(summary.files).toEqual([real]);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).toMatch(/^\uFEFFid\r\n/);
+  });
+
+  it('a state that cannot be saved is an EXPORT_WRITE error saying the export is written and the next run repeats it', async () => {
+    const out = join(dir, 'unsaved.csv');
+    const state = join(dir, 'unsaved.state.json');
+    // The state's temporary file cannot be created: a folder holds its name.
+    mkdirSync(`${state}.${process.pid}.tmp`);
+    const error = await exportWith({ entity: 'parties', out, columns: 'id', since: 'auto', state }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    expect((error as FerryError).message).toContain(`the export is written, but its state ${state} could not be saved`);
+    expect(existsSync(out)).toBe(true);
+    expect(existsSync(state)).toBe(false);
+  });
+});
+
+describe('export: a damaged state', () => {
+  it.each([
+    ['not JSON', '{"format":1,', /is damaged \(/],
+    ['a list', '[]', /is damaged \(unexpected content\)/],
+    ['a time that is not one', JSON.stringify({ format: 1, account: 'ACCOUNT', entity: 'parties', query: '{"entity":"parties","filter":null,"columns":null}', since: 'garbage' }), /is damaged \(its time "garbage" is not a timestamp\)/],
+  ])('%s is refused before any record is read (exit 2), not sent to the service', async (_what, text, message) => {
+    const state = join(dir, 'damaged.state.json');
+    writeFileSync(state, text.replace('ACCOUNT', box.url));
+    const error = await exportWith({ entity: 'parties', out: 'damaged.csv', since: 'auto', state }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('EXPORT_WRITE');
+    expect((error as FerryError).message).toMatch(message);
+    expect((error as FerryError).hint).toMatch(/Remove it/);
+    expect(existsSync(join(dir, 'damaged.csv'))).toBe(false);
+  });
+});
+
+describe('export: a text longer than a spreadsheet cell', () => {
+  it('XLSX: the summary warns that it was cut, and names the formats that keep it whole', async () => {
+    await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Long About', about: 'z'.repeat(40_000) } });
+    const out = join(dir, 'long-about.xlsx');
+    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', out, '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^Exported 1 record,/);
+    expect(stderr).toContain("Warning: 1 text was longer than the 32,767 characters a spreadsheet cell holds and was cut in the XLSX file; export to CSV or JSON Lines for the whole texts.");
+    const csv = await runCli(['export', 'parties', '--out', join(dir, 'long-about.csv'), '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
+    expect(csv.stderr).not.toContain('Warning');
   });
 });
