@@ -304,6 +304,37 @@ describe('runImport: exactly once when answers are lost', () => {
     expect(parties.filter((party) => party.name === 'Applied Before Crash Ltd')).toHaveLength(1);
     expect(parties.filter((party) => party.name === 'Never Sent Ltd')).toHaveLength(1);
   });
+
+  it('an unconfirmed create takes the newest record with its values, so a rollback never deletes an older twin', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'twin');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', ''].join('\n'));
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Twin Trading Ltd\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir };
+    await importInto(box, { ...options, dryRun: true });
+    // The account had a record with the same values before (imported earlier by someone else).
+    const older = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Twin Trading Ltd' } });
+    // The service's times have whole seconds: the run's own create comes a second later.
+    await new Promise((r) => setTimeout(r, 1100));
+    const body = { type: 'organisation', name: 'Twin Trading Ltd' };
+    const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
+    await journal.append({ t: 'intent', k: 'O1', op: 'create', run: 'crashed', at: new Date().toISOString(), fp: fingerprint({ body, attachments: [] }), body });
+    await journal.close();
+    const mine = await box.v2('POST', '/parties', { party: body });
+
+    const summary = await importInto(box, options);
+    expect(summary.reconciled).toEqual({ applied: 1, notApplied: 0 });
+    const success = readFileSync(join(stateDir, 'results', 'orgs.success.csv'), 'utf8');
+    expect(success).toContain(`,O1,unchanged,${mine.body.party.id},`);
+
+    const client = clientFor(box);
+    await runRollback({ stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
+    await client.close();
+    const left = (await all(box, '/parties', 'parties')).filter((party) => party.name === 'Twin Trading Ltd').map((party) => party.id);
+    expect(left).toEqual([older.body.party.id]);
+  });
 });
 
 describe('runImport: interrupted', () => {
