@@ -116,6 +116,10 @@ export interface ImportSummary {
   stopped: FerryError | null;
   /** Writes found applied (or not) while reconciling unconfirmed ones. */
   reconciled: { applied: number; notApplied: number };
+  /** Some step had more rows than --limit: the rest were not read. */
+  limited: boolean;
+  /** Only rows earlier runs rejected were taken (--retry-rejects). */
+  retryRejects: boolean;
   dryRun: DryRunReport | null;
 }
 
@@ -230,6 +234,10 @@ class StepRun {
   readonly matchedBy = new Map<string, string>();
   /** Rows the step reads in all, once counted (for progress). */
   total: number | null = null;
+  /** Rows of the input that could not be read at all (no key): counted for the journal's run end. */
+  unread = 0;
+  /** The whole input was read (no --limit cut, no stop). */
+  readAll = false;
 
   constructor(
     readonly prepared: PreparedStep,
@@ -427,7 +435,11 @@ class ImportEngine {
       if (!this.halt.signal.aborted) await this.missingRows();
       await this.finishResults();
       const event = this.stopped || this.interrupted ? 'interrupted' : 'end';
-      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event }).catch(() => undefined);
+      for (const step of this.steps) {
+        const end: JournalEntry = { t: 'run', run: this.runId, at: this.at(), event };
+        if (step.readAll && !this.halt.signal.aborted) end.unread = step.unread;
+        await this.journal(step, end).catch(() => undefined);
+      }
       for (const step of this.steps) await step.writer?.flush();
     } finally {
       clearInterval(timer);
@@ -455,6 +467,8 @@ class ImportEngine {
       interrupted: this.interrupted,
       stopped: this.stopped,
       reconciled: this.reconciled,
+      limited: this.options.limit !== null && this.steps.some((s) => s.counts.rowsRead >= (this.options.limit as number) && !s.readAll),
+      retryRejects: this.options.retryRejects,
       dryRun: this.options.dryRun ? this.dry : null,
     };
   }
@@ -549,9 +563,12 @@ class ImportEngine {
     const inFlight = new Set<Promise<void>>();
     const window = this.options.concurrency * WINDOW_PER_SLOT;
     try {
+      let cut = false;
       for await (const item of opened.items) {
-        if (this.halt.signal.aborted) break;
-        if (this.options.limit !== null && step.counts.rowsRead >= this.options.limit) break;
+        if (this.halt.signal.aborted || (this.options.limit !== null && step.counts.rowsRead >= this.options.limit)) {
+          cut = true;
+          break;
+        }
         step.counts.rowsRead += 1;
         if (item.kind === 'skipped') {
           step.counts.skipped += 1;
@@ -561,6 +578,7 @@ class ImportEngine {
         if (item.kind === 'rejected') {
           // Still in the input, though refused: its record (if an earlier run wrote one) is not "missing".
           if (item.key) step.seen.add(item.key);
+          else step.unread += 1;
           await this.reject(step, item);
           continue;
         }
@@ -580,7 +598,10 @@ class ImportEngine {
         step.seen.add(item.key);
         if (digest !== undefined) step.digests?.set(item.key, digest);
         const prior = step.journal.rows.get(item.key);
-        if (this.options.retryRejects && !prior?.rejected) {
+        // A row that could not be read had no key to journal its reject under: once it can be
+        // read, it is a row the journal has never seen.
+        const fixedUnread = prior === undefined && step.journal.unread > 0;
+        if (this.options.retryRejects && !prior?.rejected && !fixedUnread) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
@@ -595,6 +616,7 @@ class ImportEngine {
         inFlight.add(task);
         if (inFlight.size >= window) await Promise.race(inFlight);
       }
+      step.readAll = !cut && !this.halt.signal.aborted;
     } finally {
       await Promise.all(inFlight);
       step.finish();
@@ -867,10 +889,13 @@ class ImportEngine {
     }
   }
 
+  /** The result files are the last run's: a file this run did not write is an earlier run's, and goes. */
   async finishResults(): Promise<void> {
     for (const step of this.steps) {
-      await (await step.success)?.commit();
-      await (await step.rejects)?.commit();
+      if (step.success) await (await step.success).commit();
+      else if (!this.options.dryRun) await rm(this.state.resultFile(step.name, 'success'), { force: true });
+      if (step.rejects) await (await step.rejects).commit();
+      else if (!this.options.dryRun) await rm(this.state.resultFile(step.name, 'rejects'), { force: true });
     }
   }
 }

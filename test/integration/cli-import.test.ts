@@ -109,6 +109,9 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     // The summary: what was done per step, requests and requests per record written.
     expect(limited.stdout).toMatch(/Step people: contacts\.csv with people\.yaml\n  rows read\s+2\n  created\s+2\n/);
     expect(limited.stdout).toMatch(/Requests: \d+ \(\d+ to read the account's names once, 4 for the rows, 1\.00 per record written\); elapsed \d+\.\d s\./);
+    // A sample is not the whole migration, and the summary does not say it is.
+    expect(limited.stdout).not.toContain('every row is in the account');
+    expect(limited.stdout).toContain('Run the same command without --limit for the rest.');
     const refused = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: { ...env(), CRM_FERRY_TOKEN: 'not-the-right-token-0000' } });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/^error \[API_/);
@@ -116,6 +119,7 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: env() });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/unchanged\s+2/);
+    expect(again.stdout).toContain('Done: every row is in the account.');
   });
 
   it('--dry-run prints the requests, the time at the rate limit and three sample bodies', async () => {

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -195,6 +195,32 @@ describe('runImport: rejects', () => {
     writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP5,Edsger,Dijkstra,IJ-2222\n');
     const fixed = await importInto(box, { ...options, retryRejects: true });
     expect(fixed.steps[0]).toMatchObject({ created: 1, rejected: 0 });
+  });
+});
+
+describe('runImport: a row that could not be read', () => {
+  it('is taken by --retry-rejects once the file is fixed, though it had no key to journal', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'unread');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', ''].join('\n'));
+    // An unclosed quote: that row cannot be read, the rows after it can.
+    writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,"Hopper\nP3,Turing\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const first = await importInto(box, options);
+    expect(first.steps[0]).toMatchObject({ created: 2, rejected: 1 });
+    expect(readFileSync(first.steps[0]?.rejectsFile ?? '', 'utf8')).toContain('SOURCE_MALFORMED_RECORD');
+
+    writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,Hopper\nP3,Turing\n');
+    const retry = await importInto(box, { ...options, retryRejects: true });
+    expect(retry.steps[0]).toMatchObject({ created: 1, rejected: 0 });
+    expect((await all(box, '/parties', 'parties')).filter((p) => ['Lovelace', 'Hopper', 'Turing'].includes(p.lastName))).toHaveLength(3);
+    // The input reads whole now: a row added later is for a plain run, not for --retry-rejects.
+    writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,Hopper\nP3,Turing\nP4,Liskov\n');
+    expect((await importInto(box, { ...options, retryRejects: true })).steps[0]).toMatchObject({ created: 0, rejected: 0 });
+    // And the rejects file of the first run is gone: this run rejected nothing.
+    expect(existsSync(join(stateDir, 'results', 'people.rejects.csv'))).toBe(false);
   });
 });
 
