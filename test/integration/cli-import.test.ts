@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -132,3 +132,75 @@ describe('crm-ferry run: results, events and the exit codes', () => {
   });
 });
 
+
+/** `script` (util-linux) runs a command on a pseudo-terminal, as a person at a terminal would. */
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+/** Runs the command line on a terminal, typing `keys` once the question shows; the exit code and what the terminal showed. */
+function onTerminal(args: string[], keys: string): Promise<{ code: number | null; shown: string }> {
+  const command = [process.execPath, join(ROOT, 'bin/crm-ferry.js'), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let shown = '';
+  let typed = false;
+  child.stdout.on('data', (chunk) => {
+    shown += chunk;
+    if (!typed && shown.includes('[y/N]')) {
+      typed = true;
+      child.stdin.write(keys);
+    }
+  });
+  // A question never shown must not leave the process behind.
+  const guard = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((done) =>
+    child.on('exit', (code) => {
+      clearTimeout(guard);
+      child.stdin.end();
+      done({ code, shown });
+    }),
+  );
+}
+
+describe.skipIf(!hasScript)('crm-ferry run --fresh on a terminal', () => {
+  it('asks; Ctrl-C stops (130), Ctrl-D and "n" change nothing, "y" sets the state aside', async () => {
+    const stateDir = join(dir, 'fresh-state');
+    const first = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--limit', '1'], { cwd: dir, env: env() });
+    expect(first.code).toBe(0);
+    const args = ['run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--limit', '1', '--fresh'];
+    const asideNow = (): string[] => readdirSync(stateDir).filter((name) => name.startsWith('previous-'));
+
+    const ctrlC = await onTerminal(args, '\x03');
+    expect(ctrlC.code, ctrlC.shown).toBe(130);
+    expect(ctrlC.shown).toContain('Nothing done.');
+    expect(ctrlC.shown).not.toMatch(/internal error|\n\s+at /);
+    for (const keys of ['\x04', 'n\r']) {
+      const no = await onTerminal(args, keys);
+      expect(no.code, no.shown).toBe(0);
+      expect(no.shown).toContain('Nothing done.');
+    }
+    expect(asideNow()).toEqual([]);
+
+    const yes = await onTerminal(args, 'y\r');
+    expect(yes.code, yes.shown).toBe(0);
+    expect(asideNow()).toHaveLength(1);
+    expect(yes.shown).toMatch(/created\s+1/);
+  }, 60_000);
+
+  it('shows the question on the terminal when standard output goes to a file', async () => {
+    const stateDir = join(dir, 'fresh-redirected');
+    const out = join(dir, 'fresh-out.txt');
+    const args = ['run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--limit', '1', '--fresh'];
+    const command = `${[process.execPath, join(ROOT, 'bin/crm-ferry.js'), ...args].map((a) => `'${a}'`).join(' ')} > '${out}'`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let shown = '';
+    child.stdout.on('data', (chunk) => {
+      shown += chunk;
+      if (shown.includes('[y/N]')) child.stdin.write('n\r');
+    });
+    const guard = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((done) => child.on('exit', done));
+    clearTimeout(guard);
+    expect(code).toBe(0);
+    expect(shown).toContain('Start over?');
+    expect(readFileSync(out, 'utf8')).not.toContain('Start over?');
+  }, 30_000);
+});
