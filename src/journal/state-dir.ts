@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { processAlive } from '../util/alive.ts';
 
@@ -20,6 +20,13 @@ export interface OpenStateOptions {
 }
 
 const FORMAT = 1;
+
+/**
+ * Lock files this process holds. A lock naming this process's id that is not among them was left
+ * by an earlier process that had the same id (in a container, a restart hands out the same small
+ * ids again): stale, not ours.
+ */
+const held = new Set<string>();
 const STATE_FILE = 'state.json';
 const LOCK_FILE = 'lock';
 
@@ -137,6 +144,7 @@ export class StateDir {
     if (this.#closed) return;
     this.#closed = true;
     await rm(this.lockFile, { force: true });
+    held.delete(resolve(this.lockFile));
   }
 }
 
@@ -152,6 +160,7 @@ async function takeLock(file: string): Promise<void> {
       const handle = await open(file, 'wx', 0o600);
       await handle.writeFile(mine);
       await handle.close();
+      held.add(resolve(file));
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
@@ -166,7 +175,8 @@ async function takeLock(file: string): Promise<void> {
     }
     const pid = typeof holder.pid === 'number' ? holder.pid : null;
     const sameHost = holder.host === hostname();
-    if (pid !== null && (!sameHost || processAlive(pid))) {
+    const alive = pid === process.pid ? held.has(resolve(file)) : processAlive(pid ?? 0);
+    if (pid !== null && (!sameHost || alive)) {
       throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${String(holder.host)}`}, since ${String(holder.since)}) is using the state in ${file.slice(0, -LOCK_FILE.length - 1)}`, {
         location: { file },
         hint: sameHost ? 'Wait for it to finish, or stop it; the next run goes on from where it got.' : `If that machine no longer runs it, remove ${file}.`,
