@@ -211,8 +211,9 @@ describe('StateDir', () => {
   it.skipIf(process.platform !== 'linux')('takes over the lock of a killed process that was never reaped (a zombie)', async () => {
     const stateDir = join(dir, 'lock-zombie');
     await (await StateDir.open({ dir: stateDir, account })).close();
-    // The shell starts `true` and becomes `sleep`, which never reaps it: `true` stays a zombie.
-    const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell starts a short sleep and becomes a long one, which never reaps the short one: once
+    // that ends, it stays a zombie. (Still running when the shell execs, so the shell cannot reap it.)
+    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const pid = Number(await new Promise<string>((done) => parent.stdout.once('data', (chunk) => done(String(chunk).trim()))));
       for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'); i += 1) await new Promise((r) => setTimeout(r, 20));
