@@ -30,6 +30,8 @@ describe('crm-ferry import / run / rollback: usage', () => {
   it.each([
     [['import', '--mapping', 'people.yaml'], /import needs --mapping M and --input F/],
     [['import', 'people.yaml'], /import takes no positional arguments/],
+    // A mapping with `ref:` needs its plan: the hint names the command that takes one.
+    [['import', '--mapping', 'people.yaml', '--input', 'contacts.csv'], /only a plan can provide\n  Use the plan that holds both steps \(`crm-ferry run PLAN`/],
     [['run'], /run takes one PLAN file/],
     [['run', 'plan.yaml', '--limit', '0'], /--limit takes a whole number from 1/],
     [['run', 'plan.yaml', '--concurrency', '500'], /--concurrency takes a whole number from 1 to 64/],
@@ -120,6 +122,16 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/unchanged\s+2/);
     expect(again.stdout).toContain('Done: every row is in the account.');
+  });
+
+  it('a step whose input lacks a column the mapping reads stops the run with exit 2, and says to fix it, not just to run again', async () => {
+    writeFileSync(join(dir, 'no-company.csv'), 'first_name,last_name,email\nAda,Lovelace,ada@example.org\n');
+    writeFileSync(join(dir, 'broken-plan.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: no-company.csv }\n');
+    const { code, stdout, stderr } = await runCli(['run', 'broken-plan.yaml', '--state-dir', 'broken-plan-state'], { cwd: dir, env: env() });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/error \[MAPPING_INVALID\] at .*people\.yaml: the input has no columns/);
+    expect(stdout).toContain('fix what the error below says');
+    expect(stdout).not.toContain('Nothing is lost: run the same command again');
   });
 
   it('--dry-run prints the requests, the time at the rate limit and three sample bodies', async () => {
