@@ -293,6 +293,19 @@ class StepRun {
   }
 }
 
+/**
+ * A row is known to the journal by its key. With the mapping's key changed, no row would find the
+ * record an earlier run wrote for it: every row would be created again, beside its record.
+ */
+function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
+  const key = JSON.stringify(step.mapping.key);
+  if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
+  throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
+    location: { file: step.mappingFile, yamlPath: 'key' },
+    hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
+  });
+}
+
 function stepList(steps: readonly string[]): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
 }
@@ -335,6 +348,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
       const journal = await loadJournal(file);
+      assertSameKey(step, journal);
       const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
@@ -429,7 +443,7 @@ class ImportEngine {
     timer.unref();
     if (this.deps.onEvent) this.countRows();
     try {
-      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start' });
+      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start', key: JSON.stringify(step.prepared.mapping.key) });
       await this.reconcile();
       if (!this.halt.signal.aborted) await Promise.all(this.steps.map((step) => this.runStep(step).catch((error) => this.fail(error))));
       if (!this.halt.signal.aborted) await this.missingRows();

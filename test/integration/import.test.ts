@@ -158,6 +158,30 @@ describe('runImport: re-runs of a changed file', () => {
   });
 });
 
+describe('runImport: the mapping changed between runs', () => {
+  it('a changed key is refused before anything is written: every row would be created again', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    const before = (await all(box, '/parties', 'parties')).length;
+    const people = join(p.dir, 'people.yaml');
+    writeFileSync(people, readFileSync(people, 'utf8').replace('key: "{{email}}"', 'key: "{{first_name}} {{last_name}}"'));
+    const error = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    expect(error).toMatchObject({ code: 'MAPPING_INVALID', location: { file: people, yamlPath: 'key' } });
+    expect((error as FerryError).message).toContain('every row would be created again');
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    // Other changes to the mapping are what re-runs are for.
+    writeFileSync(people, readFileSync(people, 'utf8').replace('key: "{{first_name}} {{last_name}}"', 'key: "{{email}}"').replace('{ column: job_title, transform: [trim] }', '{ const: Staff }'));
+    const rerun = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(rerun, 'people')).toMatchObject({ created: 0, updated: 30 });
+  });
+});
+
 describe('runImport: rejects', () => {
   it('writes rows the service refuses to the rejects file with the HTTP status, and --retry-rejects takes only those again', async () => {
     const box = await sandbox();
