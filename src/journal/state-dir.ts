@@ -17,6 +17,8 @@ export interface OpenStateOptions {
   account: AccountIdentity;
   /** Start over: the earlier state is moved aside into DIR/previous-<time>/, never deleted. @default false */
   fresh?: boolean;
+  /** Only open a state a run wrote (rollback): a missing one is an error, and nothing is created. @default false */
+  existing?: boolean;
 }
 
 const FORMAT = 1;
@@ -65,6 +67,12 @@ export class StateDir {
     const existing = await lstat(dir).catch(() => null);
     if (existing && !existing.isDirectory()) {
       throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, { location: { file: dir }, hint: 'Give another --state-dir.' });
+    }
+    if (options.existing && !(await stat(join(dir, STATE_FILE)).catch(() => null))) {
+      throw new FerryError('USAGE', `there is no import state in ${dir}: no run kept one there`, {
+        location: { file: dir },
+        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it), or the --state-dir it was given.',
+      });
     }
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,12 +38,16 @@ describe('crm-ferry import / run / rollback: usage', () => {
     [['run', 'plan.yaml', '--limit', '5', '--delete-missing'], /--delete-missing does not go with --limit/],
     [['run', 'plan.yaml', '--fresh'], /add --yes to confirm it in a script/],
     [['rollback'], /rollback needs the PLAN/],
+    // A mistyped state folder is said so, and not created.
+    [['rollback', '--state-dir', 'no-such-state'], /error \[USAGE\] at .*no-such-state: there is no import state in/],
+    [['rollback', 'elsewhere/plan.yaml'], /there is no import state in .*elsewhere\/\.crm-ferry/],
     [['export', 'parties', '--out', 'x.csv', '--where', 'nope is 1'], /parties have no field "nope"/],
   ])('%j exits 2 with one clear line', async (args, message) => {
     const { code, stderr } = await runCli(args, { cwd: dir, env: env() });
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(existsSync(join(dir, 'no-such-state')) || existsSync(join(dir, 'elsewhere'))).toBe(false);
   });
 });
 
