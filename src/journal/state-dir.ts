@@ -36,6 +36,8 @@ interface StateFile {
   format: number;
   account: AccountIdentity;
   created: string;
+  /** Ids of the account's users seen by the runs: accounts share no user, so a state whose users are all unknown is another account's. */
+  users?: number[];
 }
 
 function compactTime(date: Date): string {
@@ -132,6 +134,29 @@ export class StateDir {
     const aside = join(this.dir, `previous-${compactTime(new Date())}`);
     await mkdir(aside, { mode: 0o700 });
     for (const name of names) await rename(join(this.dir, name), join(aside, name));
+  }
+
+  /**
+   * Checks the account's users against those the state's runs saw. A personal token says only
+   * the service's address, and accounts may share one: another account shows as users with none
+   * in common. The users seen are kept (people join and leave an account).
+   */
+  async checkUsers(ids: readonly number[], account: AccountIdentity, keep = true): Promise<void> {
+    if (ids.length === 0) return;
+    const file = join(this.dir, STATE_FILE);
+    const state = JSON.parse(await readFile(file, 'utf8')) as StateFile;
+    const known = Array.isArray(state.users) ? state.users : [];
+    if (known.length > 0 && !ids.some((id) => known.includes(id))) {
+      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to another account at ${account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`, {
+        location: { file },
+        hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
+      });
+    }
+    const users = [...new Set([...known, ...ids])].sort((a, b) => a - b);
+    if (!keep || users.length === known.length) return;
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, `${JSON.stringify({ ...state, users }, null, 2)}\n`, { mode: 0o600 });
+    await rename(temp, file);
   }
 
   journalFile(step: string): string {

@@ -9,7 +9,7 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
-import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
@@ -341,6 +341,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const beforeNames = deps.client.transport.requestsSent;
     const resolver = deps.resolver ?? (await loadCatalog(deps.client));
     const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+    // A dry run checks, but leaves the state as it was.
+    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), deps.account, !options.dryRun);
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));

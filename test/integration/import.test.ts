@@ -158,6 +158,33 @@ describe('runImport: re-runs of a changed file', () => {
   });
 });
 
+describe('runImport: another account behind the same address', () => {
+  it('a state whose account had none of these users is refused before anything is written', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 });
+    const stateFile = join(stateDir, 'state.json');
+    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+    const users = (await box.v2('GET', '/users')).body.users.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b);
+    expect(state.users).toEqual(users);
+    // What a state written with another account's personal token, at the same address, holds.
+    writeFileSync(stateFile, JSON.stringify({ ...state, users: [987654, 987655] }));
+    const before = (await all(box, '/parties', 'parties')).length;
+    const error = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'JOURNAL_ACCOUNT' });
+    expect((error as FerryError).message).toContain('none of this account\'s users');
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    // One user in common is the same account (people join and leave): accepted, and remembered.
+    writeFileSync(stateFile, JSON.stringify({ ...state, users: [users[0], 987654] }));
+    expect((await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 })).stopped).toBeNull();
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).users).toEqual([...users, 987654]);
+  });
+});
+
 describe('runImport: the mapping changed between runs', () => {
   it('a changed key is refused before anything is written: every row would be created again', async () => {
     const box = await sandbox();
