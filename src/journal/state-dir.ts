@@ -163,7 +163,8 @@ export class StateDir {
     return join(this.dir, 'journal', `${safeName(step)}.jsonl`);
   }
 
-  resultFile(step: string, kind: 'success' | 'rejects'): string {
+  /** `dry-run.rejects`: a dry run's rejects, kept apart so that the last real run's stay. */
+  resultFile(step: string, kind: 'success' | 'rejects' | 'dry-run.rejects'): string {
     return join(this.dir, 'results', `${safeName(step)}.${kind}.csv`);
   }
 

@@ -475,7 +475,7 @@ class ImportEngine {
         mappingFile: s.prepared.mappingFile,
         ...s.counts,
         successFile: s.success ? this.state.resultFile(s.name, 'success') : null,
-        rejectsFile: s.rejects ? this.state.resultFile(s.name, 'rejects') : null,
+        rejectsFile: s.rejects ? this.rejectsFile(s) : null,
       })),
       requests: 0,
       requestsForNames: 0,
@@ -639,6 +639,11 @@ class ImportEngine {
     }
   }
 
+  /** A dry run sends nothing, so it cannot know what the service would refuse: its rejects are not the last run's. */
+  rejectsFile(step: StepRun): string {
+    return this.state.resultFile(step.name, this.options.dryRun ? 'dry-run.rejects' : 'rejects');
+  }
+
   rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
     const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
     if (status !== undefined) rejected.status = status;
@@ -658,7 +663,7 @@ class ImportEngine {
       if (rejected.status !== undefined) entry.status = rejected.status;
       await this.journal(step, entry);
     }
-    step.rejects ??= RejectsWriter.open(this.state.resultFile(step.name, 'rejects'), step.header, { status: true });
+    step.rejects ??= RejectsWriter.open(this.rejectsFile(step), step.header, { status: true });
     await (await step.rejects).write(rejected);
     this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message });
   }
@@ -911,7 +916,7 @@ class ImportEngine {
       if (step.success) await (await step.success).commit();
       else if (!this.options.dryRun) await rm(this.state.resultFile(step.name, 'success'), { force: true });
       if (step.rejects) await (await step.rejects).commit();
-      else if (!this.options.dryRun) await rm(this.state.resultFile(step.name, 'rejects'), { force: true });
+      else await rm(this.rejectsFile(step), { force: true });
     }
   }
 }

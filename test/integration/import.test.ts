@@ -275,6 +275,27 @@ describe('runImport: a row that could not be read', () => {
   });
 });
 
+describe('runImport --dry-run after a run with rejects', () => {
+  it('keeps the last run\'s rejects file: a dry run cannot know what the service refuses', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'dry-rejects');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'));
+    // P2: only the service refuses its account number. P3: cannot be read (an unclosed quote).
+    writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,AB-1234\nP2,Hopper,wrong\nP3,"Turing,CD-5678\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const real = await importInto(box, options);
+    expect(real.steps[0]).toMatchObject({ created: 1, rejected: 2 });
+    const dry = await importInto(box, { ...options, dryRun: true });
+    expect(dry.steps[0]?.rejected).toBe(1);
+    expect(dry.steps[0]?.rejectsFile).toBe(join(stateDir, 'results', 'people.dry-run.rejects.csv'));
+    const rejects = readFileSync(join(stateDir, 'results', 'people.rejects.csv'), 'utf8');
+    expect(rejects).toContain('API_VALIDATION');
+    expect(rejects).toContain('SOURCE_MALFORMED_RECORD');
+  });
+});
+
 describe('runImport: a linked row refused on a re-run', () => {
   it('rows that link to it keep linking to the record an earlier run wrote for it', async () => {
     // Answers take a while, so that most people are linked after the organisation was refused.
