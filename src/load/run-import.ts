@@ -449,14 +449,16 @@ class ImportEngine {
       await this.reconcile();
       if (!this.halt.signal.aborted) await Promise.all(this.steps.map((step) => this.runStep(step).catch((error) => this.fail(error))));
       if (!this.halt.signal.aborted) await this.missingRows();
-      await this.finishResults();
+      // A result file that cannot be written (a full disk) stops the run like any failure: the
+      // summary still says how far it got, and the journal holds what was written.
+      await this.finishResults().catch((error) => this.fail(error));
       const event = this.stopped || this.interrupted ? 'interrupted' : 'end';
       for (const step of this.steps) {
         const end: JournalEntry = { t: 'run', run: this.runId, at: this.at(), event };
         if (step.readAll && !this.halt.signal.aborted) end.unread = step.unread;
         await this.journal(step, end).catch(() => undefined);
       }
-      for (const step of this.steps) await step.writer?.flush();
+      for (const step of this.steps) await step.writer?.flush().catch((error: unknown) => this.fail(error));
     } finally {
       clearInterval(timer);
       this.counting.abort();

@@ -275,6 +275,26 @@ describe('runImport: a row that could not be read', () => {
   });
 });
 
+describe('runImport: a result file that cannot be written', () => {
+  it('stops the run with the error and still returns the summary; the next run goes on', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 2 });
+    // Something in the way of the file's last step (its rename), as a full disk would be.
+    rmSync(join(stateDir, 'results', 'people.success.csv'));
+    mkdirSync(join(stateDir, 'results', 'people.success.csv', 'x'), { recursive: true });
+    const summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(summary.stopped).toMatchObject({ code: 'EXPORT_WRITE' });
+    expect(summary.stopped?.hint).toContain('run the same command again');
+    rmSync(join(stateDir, 'results', 'people.success.csv'), { recursive: true });
+    const again = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(again.stopped).toBeNull();
+    expect(step(again, 'people').created).toBe(0);
+    expect(step(again, 'people').unchanged).toBe(30);
+  });
+});
+
 describe('runImport --dry-run after a run with rejects', () => {
   it('keeps the last run\'s rejects file: a dry run cannot know what the service refuses', async () => {
     const box = await sandbox();
