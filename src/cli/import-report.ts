@@ -74,9 +74,18 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
     `Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names once, ${writing.toLocaleString('en-GB')} for the rows${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`,
   );
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
-  if (summary.stopped) lines.push('Stopped before the end. Nothing is lost: run the same command again to go on where it stopped.');
+  if (summary.stopped) {
+    // Running the same command again helps when the service was the trouble, not when the input or the disk was.
+    lines.push(
+      exitCodeFor(summary.stopped) === EXIT.SERVICE
+        ? 'Stopped before the end. Nothing is lost: run the same command again to go on where it stopped.'
+        : 'Stopped before the end: fix what the error below says, then run the same command again (what was written so far is kept, and not written twice).',
+    );
+  }
   else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
-  else if (rejected > 0) lines.push(`${plural(rejected, 'row')} rejected: fix them (see the rejects files), then run again with --retry-rejects.`);
+  else if (rejected > 0) lines.push(`${plural(rejected, 'row')} rejected: fix ${rejected === 1 ? 'it' : 'them'} (see the rejects files), then run again with --retry-rejects.`);
+  else if (summary.limited) lines.push('Sample done: the first rows of each step are in the account (--limit). Run the same command without --limit for the rest.');
+  else if (summary.retryRejects) lines.push('Done: the rows earlier runs rejected are in the account.');
   else lines.push('Done: every row is in the account.');
   return `${lines.join('\n')}\n`;
 }

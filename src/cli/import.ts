@@ -75,17 +75,36 @@ export function accountOf(client: CrmClient, subdomain?: string): AccountIdentit
   return { baseUrl: origin, account: subdomain ? `${subdomain}@${origin}` : origin };
 }
 
-async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<boolean> {
-  if (yes) return true;
+/**
+ * Asks before --fresh sets the state aside. The question goes to standard error, so that it is
+ * seen when standard output is redirected. Ctrl-D (no answer) is a no; Ctrl-C at the question
+ * (the terminal is in raw mode, so no SIGINT comes) or a signal stops the command.
+ */
+async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<'yes' | 'no' | 'interrupted'> {
+  if (yes) return 'yes';
   const stdin = process.stdin;
-  if (io.stdout !== process.stdout || !stdin.isTTY) {
+  if (io.stderr !== process.stderr || !stdin.isTTY || !process.stderr.isTTY) {
     throw new FerryError('USAGE', '--fresh starts over and sets the earlier state aside; add --yes to confirm it in a script');
   }
-  const rl = createInterface({ input: stdin, output: process.stdout });
+  const rl = createInterface({ input: stdin, output: process.stderr });
+  const stop = new AbortController();
+  let ctrlC = false;
+  rl.on('SIGINT', () => {
+    ctrlC = true;
+    stop.abort();
+  });
+  const onSignal = (): void => stop.abort();
+  io.signal.addEventListener('abort', onSignal, { once: true });
   try {
-    const answer = await rl.question(`Start over? The state in ${stateDir} is moved aside (records already written stay in the account). [y/N] `);
-    return /^y(es)?$/i.test(answer.trim());
+    const answer = await rl.question(`Start over? The state in ${stateDir} is moved aside (records already written stay in the account). [y/N] `, { signal: stop.signal });
+    return /^y(es)?$/i.test(answer.trim()) ? 'yes' : 'no';
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'AbortError')) throw error;
+    // Ctrl-D leaves the cursor after the question.
+    if (!ctrlC) process.stderr.write('\n');
+    return ctrlC || io.signal.aborted ? 'interrupted' : 'no';
   } finally {
+    io.signal.removeEventListener('abort', onSignal);
     rl.close();
   }
 }
@@ -100,9 +119,12 @@ async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClie
 }
 
 async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io: CliIo): Promise<number> {
-  if (options.run.fresh && !(await confirmFresh(options.run.stateDir, io, options.yes))) {
-    io.stderr.write('Nothing done.\n');
-    return EXIT.OK;
+  if (options.run.fresh) {
+    const answer = await confirmFresh(options.run.stateDir, io, options.yes);
+    if (answer !== 'yes') {
+      io.stderr.write('Nothing done.\n');
+      return answer === 'interrupted' ? EXIT.INTERRUPTED : EXIT.OK;
+    }
   }
   const tty = !options.json && io.stderr === process.stderr && Boolean(process.stderr.isTTY);
   const progress = new ImportProgress(options.json ? io.stdout : io.stderr, options.json ? 'json' : tty ? 'tty' : 'lines');

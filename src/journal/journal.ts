@@ -15,8 +15,12 @@ export type JournalEntry =
   | { t: 'cancel'; k: string; run: string; at: string }
   /** The service (or the importer) refused the row; a later run tries again. */
   | { t: 'reject'; k: string; run: string; at: string; code: string; message: string; status?: number }
-  /** A run started or ended. */
-  | { t: 'run'; run: string; at: string; event: 'start' | 'end' | 'interrupted' };
+  /**
+   * A run started or ended. `unread`: at the end of a run that read the whole input, how many of
+   * its rows could not be read at all (they have no key, so no reject line of their own). `key`:
+   * at the start, the mapping's key as JSON (what the rows' keys were made with).
+   */
+  | { t: 'run'; run: string; at: string; event: 'start' | 'end' | 'interrupted'; unread?: number; key?: string };
 
 /** What the journal says of one row, folded from all its lines in order. */
 export interface RowState {
@@ -45,6 +49,10 @@ export interface LoadedJournal {
   tornTail: boolean;
   /** Bytes of whole, checked lines: where the next line goes. */
   validLength: number;
+  /** Rows that could not be read in the last run that read the whole input (0 when none did). */
+  unread: number;
+  /** The mapping's key (as JSON) of the last run that said it, or null. */
+  key: string | null;
 }
 
 const NEWLINE = 0x0a;
@@ -274,15 +282,21 @@ export async function loadJournal(file: string): Promise<LoadedJournal> {
   const rows = new Map<string, RowState>();
   const runs: string[] = [];
   const seen = new Set<string>();
+  let unread = 0;
+  let key: string | null = null;
   const result = await scanAll(file, (entry) => {
     if (!seen.has(entry.run)) {
       seen.add(entry.run);
       runs.push(entry.run);
     }
     if (entry.t !== 'run') fold(rows, entry);
+    else {
+      if (entry.unread !== undefined) unread = entry.unread;
+      if (entry.key !== undefined) key = entry.key;
+    }
   });
   for (const row of rows.values()) if (row.pending) hydrate(row.pending);
-  return { rows, runs, ...result };
+  return { rows, runs, unread, key, ...result };
 }
 
 /** The entries in order (same rule for a torn last line), for rollback and reports. */

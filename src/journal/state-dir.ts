@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { processAlive } from '../util/alive.ts';
 
@@ -17,9 +17,18 @@ export interface OpenStateOptions {
   account: AccountIdentity;
   /** Start over: the earlier state is moved aside into DIR/previous-<time>/, never deleted. @default false */
   fresh?: boolean;
+  /** Only open a state a run wrote (rollback): a missing one is an error, and nothing is created. @default false */
+  existing?: boolean;
 }
 
 const FORMAT = 1;
+
+/**
+ * Lock files this process holds. A lock naming this process's id that is not among them was left
+ * by an earlier process that had the same id (in a container, a restart hands out the same small
+ * ids again): stale, not ours.
+ */
+const held = new Set<string>();
 const STATE_FILE = 'state.json';
 const LOCK_FILE = 'lock';
 
@@ -27,6 +36,8 @@ interface StateFile {
   format: number;
   account: AccountIdentity;
   created: string;
+  /** Ids of the account's users seen by the runs: accounts share no user, so a state whose users are all unknown is another account's. */
+  users?: number[];
 }
 
 function compactTime(date: Date): string {
@@ -58,6 +69,12 @@ export class StateDir {
     const existing = await lstat(dir).catch(() => null);
     if (existing && !existing.isDirectory()) {
       throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, { location: { file: dir }, hint: 'Give another --state-dir.' });
+    }
+    if (options.existing && !(await stat(join(dir, STATE_FILE)).catch(() => null))) {
+      throw new FerryError('USAGE', `there is no import state in ${dir}: no run kept one there`, {
+        location: { file: dir },
+        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it), or the --state-dir it was given.',
+      });
     }
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -119,11 +136,35 @@ export class StateDir {
     for (const name of names) await rename(join(this.dir, name), join(aside, name));
   }
 
+  /**
+   * Checks the account's users against those the state's runs saw. A personal token says only
+   * the service's address, and accounts may share one: another account shows as users with none
+   * in common. The users seen are kept (people join and leave an account).
+   */
+  async checkUsers(ids: readonly number[], account: AccountIdentity, keep = true): Promise<void> {
+    if (ids.length === 0) return;
+    const file = join(this.dir, STATE_FILE);
+    const state = JSON.parse(await readFile(file, 'utf8')) as StateFile;
+    const known = Array.isArray(state.users) ? state.users : [];
+    if (known.length > 0 && !ids.some((id) => known.includes(id))) {
+      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to another account at ${account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`, {
+        location: { file },
+        hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
+      });
+    }
+    const users = [...new Set([...known, ...ids])].sort((a, b) => a - b);
+    if (!keep || users.length === known.length) return;
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, `${JSON.stringify({ ...state, users }, null, 2)}\n`, { mode: 0o600 });
+    await rename(temp, file);
+  }
+
   journalFile(step: string): string {
     return join(this.dir, 'journal', `${safeName(step)}.jsonl`);
   }
 
-  resultFile(step: string, kind: 'success' | 'rejects'): string {
+  /** `dry-run.rejects`: a dry run's rejects, kept apart so that the last real run's stay. */
+  resultFile(step: string, kind: 'success' | 'rejects' | 'dry-run.rejects'): string {
     return join(this.dir, 'results', `${safeName(step)}.${kind}.csv`);
   }
 
@@ -137,6 +178,7 @@ export class StateDir {
     if (this.#closed) return;
     this.#closed = true;
     await rm(this.lockFile, { force: true });
+    held.delete(resolve(this.lockFile));
   }
 }
 
@@ -152,6 +194,7 @@ async function takeLock(file: string): Promise<void> {
       const handle = await open(file, 'wx', 0o600);
       await handle.writeFile(mine);
       await handle.close();
+      held.add(resolve(file));
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
@@ -166,7 +209,8 @@ async function takeLock(file: string): Promise<void> {
     }
     const pid = typeof holder.pid === 'number' ? holder.pid : null;
     const sameHost = holder.host === hostname();
-    if (pid !== null && (!sameHost || processAlive(pid))) {
+    const alive = pid === process.pid ? held.has(resolve(file)) : processAlive(pid ?? 0);
+    if (pid !== null && (!sameHost || alive)) {
       throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${String(holder.host)}`}, since ${String(holder.since)}) is using the state in ${file.slice(0, -LOCK_FILE.length - 1)}`, {
         location: { file },
         hint: sameHost ? 'Wait for it to finish, or stop it; the next run goes on from where it got.' : `If that machine no longer runs it, remove ${file}.`,

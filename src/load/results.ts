@@ -20,6 +20,7 @@ export interface SuccessRow {
 }
 
 const COLUMNS = ['_row', 'key', 'action', 'id', 'url'];
+const HINT = 'Free the disk (or fix the folder) and run the same command again: what was written is in the journal, and is not written twice.';
 const FLUSH_AT = 64 * 1024;
 let sequence = 0;
 
@@ -46,7 +47,7 @@ export class SuccessWriter {
       await mkdir(dirname(file), { recursive: true, mode: 0o700 });
       return new SuccessWriter(file, await open(temp, 'wx', 0o600), temp);
     } catch (error) {
-      throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+      throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: HINT });
     }
   }
 
@@ -56,7 +57,11 @@ export class SuccessWriter {
     if (this.#buffer.length >= FLUSH_AT) {
       const text = this.#buffer;
       this.#buffer = '';
-      await this.handle.write(text, null, 'utf8');
+      try {
+        await this.handle.write(text, null, 'utf8');
+      } catch (error) {
+        throw new FerryError('EXPORT_WRITE', `cannot write the success file ${this.file}: ${(error as Error).message}`, { location: { file: this.file }, cause: error, hint: HINT });
+      }
     }
   }
 
@@ -71,7 +76,7 @@ export class SuccessWriter {
     } catch (error) {
       await this.handle.close().catch(() => undefined);
       await rm(this.temp, { force: true });
-      throw new FerryError('EXPORT_WRITE', `cannot write the success file ${this.file}: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
+      throw new FerryError('EXPORT_WRITE', `cannot write the success file ${this.file}: ${(error as Error).message}`, { location: { file: this.file }, cause: error, hint: HINT });
     }
   }
 

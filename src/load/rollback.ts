@@ -97,7 +97,7 @@ interface RowUndo {
  * run again to finish, and running it again after it finished goes one run further back.
  */
 export async function runRollback(options: RollbackOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal }): Promise<RollbackSummary> {
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account });
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true });
   const requestsAtStart = deps.client.transport.requestsSent;
   try {
     const { steps } = await readStateSteps(state.dir);

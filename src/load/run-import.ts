@@ -9,7 +9,7 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
-import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
@@ -116,6 +116,10 @@ export interface ImportSummary {
   stopped: FerryError | null;
   /** Writes found applied (or not) while reconciling unconfirmed ones. */
   reconciled: { applied: number; notApplied: number };
+  /** Some step had more rows than --limit: the rest were not read. */
+  limited: boolean;
+  /** Only rows earlier runs rejected were taken (--retry-rejects). */
+  retryRejects: boolean;
   dryRun: DryRunReport | null;
 }
 
@@ -230,6 +234,10 @@ class StepRun {
   readonly matchedBy = new Map<string, string>();
   /** Rows the step reads in all, once counted (for progress). */
   total: number | null = null;
+  /** Rows of the input that could not be read at all (no key): counted for the journal's run end. */
+  unread = 0;
+  /** The whole input was read (no --limit cut, no stop). */
+  readAll = false;
 
   constructor(
     readonly prepared: PreparedStep,
@@ -285,6 +293,19 @@ class StepRun {
   }
 }
 
+/**
+ * A row is known to the journal by its key. With the mapping's key changed, no row would find the
+ * record an earlier run wrote for it: every row would be created again, beside its record.
+ */
+function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
+  const key = JSON.stringify(step.mapping.key);
+  if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
+  throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
+    location: { file: step.mappingFile, yamlPath: 'key' },
+    hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
+  });
+}
+
 function stepList(steps: readonly string[]): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
 }
@@ -320,6 +341,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const beforeNames = deps.client.transport.requestsSent;
     const resolver = deps.resolver ?? (await loadCatalog(deps.client));
     const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+    // A dry run checks, but leaves the state as it was.
+    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), deps.account, !options.dryRun);
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
@@ -327,6 +350,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
       const journal = await loadJournal(file);
+      assertSameKey(step, journal);
       const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
@@ -421,14 +445,20 @@ class ImportEngine {
     timer.unref();
     if (this.deps.onEvent) this.countRows();
     try {
-      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start' });
+      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start', key: JSON.stringify(step.prepared.mapping.key) });
       await this.reconcile();
       if (!this.halt.signal.aborted) await Promise.all(this.steps.map((step) => this.runStep(step).catch((error) => this.fail(error))));
       if (!this.halt.signal.aborted) await this.missingRows();
-      await this.finishResults();
+      // A result file that cannot be written (a full disk) stops the run like any failure: the
+      // summary still says how far it got, and the journal holds what was written.
+      await this.finishResults().catch((error) => this.fail(error));
       const event = this.stopped || this.interrupted ? 'interrupted' : 'end';
-      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event }).catch(() => undefined);
-      for (const step of this.steps) await step.writer?.flush();
+      for (const step of this.steps) {
+        const end: JournalEntry = { t: 'run', run: this.runId, at: this.at(), event };
+        if (step.readAll && !this.halt.signal.aborted) end.unread = step.unread;
+        await this.journal(step, end).catch(() => undefined);
+      }
+      for (const step of this.steps) await step.writer?.flush().catch((error: unknown) => this.fail(error));
     } finally {
       clearInterval(timer);
       this.counting.abort();
@@ -447,7 +477,7 @@ class ImportEngine {
         mappingFile: s.prepared.mappingFile,
         ...s.counts,
         successFile: s.success ? this.state.resultFile(s.name, 'success') : null,
-        rejectsFile: s.rejects ? this.state.resultFile(s.name, 'rejects') : null,
+        rejectsFile: s.rejects ? this.rejectsFile(s) : null,
       })),
       requests: 0,
       requestsForNames: 0,
@@ -455,6 +485,8 @@ class ImportEngine {
       interrupted: this.interrupted,
       stopped: this.stopped,
       reconciled: this.reconciled,
+      limited: this.options.limit !== null && this.steps.some((s) => s.counts.rowsRead >= (this.options.limit as number) && !s.readAll),
+      retryRejects: this.options.retryRejects,
       dryRun: this.options.dryRun ? this.dry : null,
     };
   }
@@ -549,9 +581,12 @@ class ImportEngine {
     const inFlight = new Set<Promise<void>>();
     const window = this.options.concurrency * WINDOW_PER_SLOT;
     try {
+      let cut = false;
       for await (const item of opened.items) {
-        if (this.halt.signal.aborted) break;
-        if (this.options.limit !== null && step.counts.rowsRead >= this.options.limit) break;
+        if (this.halt.signal.aborted || (this.options.limit !== null && step.counts.rowsRead >= this.options.limit)) {
+          cut = true;
+          break;
+        }
         step.counts.rowsRead += 1;
         if (item.kind === 'skipped') {
           step.counts.skipped += 1;
@@ -561,6 +596,7 @@ class ImportEngine {
         if (item.kind === 'rejected') {
           // Still in the input, though refused: its record (if an earlier run wrote one) is not "missing".
           if (item.key) step.seen.add(item.key);
+          else step.unread += 1;
           await this.reject(step, item);
           continue;
         }
@@ -580,7 +616,10 @@ class ImportEngine {
         step.seen.add(item.key);
         if (digest !== undefined) step.digests?.set(item.key, digest);
         const prior = step.journal.rows.get(item.key);
-        if (this.options.retryRejects && !prior?.rejected) {
+        // A row that could not be read had no key to journal its reject under: once it can be
+        // read, it is a row the journal has never seen.
+        const fixedUnread = prior === undefined && step.journal.unread > 0;
+        if (this.options.retryRejects && !prior?.rejected && !fixedUnread) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
@@ -595,10 +634,16 @@ class ImportEngine {
         inFlight.add(task);
         if (inFlight.size >= window) await Promise.race(inFlight);
       }
+      step.readAll = !cut && !this.halt.signal.aborted;
     } finally {
       await Promise.all(inFlight);
       step.finish();
     }
+  }
+
+  /** A dry run sends nothing, so it cannot know what the service would refuse: its rejects are not the last run's. */
+  rejectsFile(step: StepRun): string {
+    return this.state.resultFile(step.name, this.options.dryRun ? 'dry-run.rejects' : 'rejects');
   }
 
   rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
@@ -620,7 +665,7 @@ class ImportEngine {
       if (rejected.status !== undefined) entry.status = rejected.status;
       await this.journal(step, entry);
     }
-    step.rejects ??= RejectsWriter.open(this.state.resultFile(step.name, 'rejects'), step.header, { status: true });
+    step.rejects ??= RejectsWriter.open(this.rejectsFile(step), step.header, { status: true });
     await (await step.rejects).write(rejected);
     this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message });
   }
@@ -867,10 +912,13 @@ class ImportEngine {
     }
   }
 
+  /** The result files are the last run's: a file this run did not write is an earlier run's, and goes. */
   async finishResults(): Promise<void> {
     for (const step of this.steps) {
-      await (await step.success)?.commit();
-      await (await step.rejects)?.commit();
+      if (step.success) await (await step.success).commit();
+      else if (!this.options.dryRun) await rm(this.state.resultFile(step.name, 'success'), { force: true });
+      if (step.rejects) await (await step.rejects).commit();
+      else await rm(this.rejectsFile(step), { force: true });
     }
   }
 }

@@ -18,6 +18,11 @@ export interface UnconfirmedCreate {
 /** How far before an unconfirmed create to look for it: covers clock differences with the service. */
 const LOOKBACK_MS = 10 * 60_000;
 
+/** When the service says a record was created (ms), NaN when it does not say. */
+function createdTime(record: Body): number {
+  return typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
+}
+
 /**
  * The writes the importer makes, one request each where the interface allows. Requests wait for
  * the rate governor under `stop` (Ctrl-C ends the wait), but a request that has been sent is
@@ -98,19 +103,28 @@ export class RecordService {
   async findCreated(entity: Entity, creates: readonly UnconfirmedCreate[], taken: (id: number) => boolean): Promise<Map<string, number>> {
     const found = new Map<string, number>();
     if (creates.length === 0) return found;
-    const wanted = new Map<string, string[]>();
+    const wanted = new Map<string, UnconfirmedCreate[]>();
     for (const create of creates) {
       const signature = signatureOf(entity, create.body);
-      wanted.set(signature, [...(wanted.get(signature) ?? []), create.key]);
+      wanted.set(signature, [...(wanted.get(signature) ?? []), create]);
     }
     const earliest = Math.min(...creates.map((c) => Date.parse(c.at)));
+    const matching = new Map<string, Body[]>();
     for await (const record of this.candidates(entity, creates, new Date(earliest - LOOKBACK_MS))) {
-      const id = record.id;
-      if (typeof id !== 'number' || taken(id)) continue;
-      const keys = wanted.get(signatureOf(entity, record));
-      const key = keys?.shift();
-      if (key === undefined) continue;
-      found.set(key, id);
+      if (typeof record.id !== 'number' || taken(record.id)) continue;
+      const signature = signatureOf(entity, record);
+      if (wanted.has(signature)) matching.set(signature, [...(matching.get(signature) ?? []), record]);
+    }
+    // The account may hold an older record with the same values (the same contacts imported
+    // before, by another state or by hand). The create's own record is the newest of them: taking
+    // an older one would make a rollback delete a record this run never wrote.
+    for (const [signature, records] of matching) {
+      records.sort((a, b) => createdTime(b) - createdTime(a) || (b.id as number) - (a.id as number));
+      for (const create of wanted.get(signature) ?? []) {
+        const index = records.findIndex((record) => Number.isNaN(createdTime(record)) || createdTime(record) >= Date.parse(create.at) - LOOKBACK_MS);
+        if (index < 0) continue;
+        found.set(create.key, records.splice(index, 1)[0]?.id as number);
+      }
     }
     return found;
   }

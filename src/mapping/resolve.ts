@@ -104,6 +104,11 @@ export class CatalogResolver implements ExplainingResolver {
     }
   }
 
+  /** The ids of the account's users: what tells one account from another behind the same address. */
+  userIds(): number[] {
+    return this.#catalog.users.map((user) => user.id);
+  }
+
   #pipeline(name: string): NamedItem[] {
     const found = byName(this.#catalog.pipelines, name);
     if (found.length > 0) return found;

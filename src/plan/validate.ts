@@ -343,11 +343,6 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
 }
 
 /**
- * Maps every row of one input through one mapping without writing to the service: checks the
- * header, the rows, duplicate keys and (with an online resolver) names, and writes the rejects
- * file when some rows fail. A mapping with `ref:` links needs a plan: MAPPING_REFERENCE.
- */
-/**
  * Loads one mapping for a run over one input, as a step named after the mapping. A mapping with
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
@@ -358,7 +353,7 @@ export async function prepareSingleStep(mappingFile: string, inputFile: string, 
   if (firstRef) {
     throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, {
       location: firstRef.location,
-      hint: 'Run the plan that holds both steps (--plan PLAN), or link by id or name instead of ref.',
+      hint: 'Use the plan that holds both steps (`crm-ferry run PLAN`, `crm-ferry validate --plan PLAN`), or link by id or name instead of ref.',
     });
   }
   return step;

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,18 +30,24 @@ describe('crm-ferry import / run / rollback: usage', () => {
   it.each([
     [['import', '--mapping', 'people.yaml'], /import needs --mapping M and --input F/],
     [['import', 'people.yaml'], /import takes no positional arguments/],
+    // A mapping with `ref:` needs its plan: the hint names the command that takes one.
+    [['import', '--mapping', 'people.yaml', '--input', 'contacts.csv'], /only a plan can provide\n  Use the plan that holds both steps \(`crm-ferry run PLAN`/],
     [['run'], /run takes one PLAN file/],
     [['run', 'plan.yaml', '--limit', '0'], /--limit takes a whole number from 1/],
     [['run', 'plan.yaml', '--concurrency', '500'], /--concurrency takes a whole number from 1 to 64/],
     [['run', 'plan.yaml', '--limit', '5', '--delete-missing'], /--delete-missing does not go with --limit/],
     [['run', 'plan.yaml', '--fresh'], /add --yes to confirm it in a script/],
     [['rollback'], /rollback needs the PLAN/],
+    // A mistyped state folder is said so, and not created.
+    [['rollback', '--state-dir', 'no-such-state'], /error \[USAGE\] at .*no-such-state: there is no import state in/],
+    [['rollback', 'elsewhere/plan.yaml'], /there is no import state in .*elsewhere\/\.crm-ferry/],
     [['export', 'parties', '--out', 'x.csv', '--where', 'nope is 1'], /parties have no field "nope"/],
   ])('%j exits 2 with one clear line', async (args, message) => {
     const { code, stderr } = await runCli(args, { cwd: dir, env: env() });
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(existsSync(join(dir, 'no-such-state')) || existsSync(join(dir, 'elsewhere'))).toBe(false);
   });
 });
 
@@ -109,6 +115,9 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     // The summary: what was done per step, requests and requests per record written.
     expect(limited.stdout).toMatch(/Step people: contacts\.csv with people\.yaml\n  rows read\s+2\n  created\s+2\n/);
     expect(limited.stdout).toMatch(/Requests: \d+ \(\d+ to read the account's names once, 4 for the rows, 1\.00 per record written\); elapsed \d+\.\d s\./);
+    // A sample is not the whole migration, and the summary does not say it is.
+    expect(limited.stdout).not.toContain('every row is in the account');
+    expect(limited.stdout).toContain('Run the same command without --limit for the rest.');
     const refused = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: { ...env(), CRM_FERRY_TOKEN: 'not-the-right-token-0000' } });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/^error \[API_/);
@@ -116,6 +125,17 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'refused-state'], { cwd: dir, env: env() });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/unchanged\s+2/);
+    expect(again.stdout).toContain('Done: every row is in the account.');
+  });
+
+  it('a step whose input lacks a column the mapping reads stops the run with exit 2, and says to fix it, not just to run again', async () => {
+    writeFileSync(join(dir, 'no-company.csv'), 'first_name,last_name,email\nAda,Lovelace,ada@example.org\n');
+    writeFileSync(join(dir, 'broken-plan.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: no-company.csv }\n');
+    const { code, stdout, stderr } = await runCli(['run', 'broken-plan.yaml', '--state-dir', 'broken-plan-state'], { cwd: dir, env: env() });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/error \[MAPPING_INVALID\] at .*people\.yaml: the input has no columns/);
+    expect(stdout).toContain('fix what the error below says');
+    expect(stdout).not.toContain('Nothing is lost: run the same command again');
   });
 
   it('--dry-run prints the requests, the time at the rate limit and three sample bodies', async () => {
@@ -128,3 +148,75 @@ describe('crm-ferry run: results, events and the exit codes', () => {
   });
 });
 
+
+/** `script` (util-linux) runs a command on a pseudo-terminal, as a person at a terminal would. */
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+/** Runs the command line on a terminal, typing `keys` once the question shows; the exit code and what the terminal showed. */
+function onTerminal(args: string[], keys: string): Promise<{ code: number | null; shown: string }> {
+  const command = [process.execPath, join(ROOT, 'bin/crm-ferry.js'), ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let shown = '';
+  let typed = false;
+  child.stdout.on('data', (chunk) => {
+    shown += chunk;
+    if (!typed && shown.includes('[y/N]')) {
+      typed = true;
+      child.stdin.write(keys);
+    }
+  });
+  // A question never shown must not leave the process behind.
+  const guard = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((done) =>
+    child.on('exit', (code) => {
+      clearTimeout(guard);
+      child.stdin.end();
+      done({ code, shown });
+    }),
+  );
+}
+
+describe.skipIf(!hasScript)('crm-ferry run --fresh on a terminal', () => {
+  it('asks; Ctrl-C stops (130), Ctrl-D and "n" change nothing, "y" sets the state aside', async () => {
+    const stateDir = join(dir, 'fresh-state');
+    const first = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--limit', '1'], { cwd: dir, env: env() });
+    expect(first.code).toBe(0);
+    const args = ['run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--limit', '1', '--fresh'];
+    const asideNow = (): string[] => readdirSync(stateDir).filter((name) => name.startsWith('previous-'));
+
+    const ctrlC = await onTerminal(args, '\x03');
+    expect(ctrlC.code, ctrlC.shown).toBe(130);
+    expect(ctrlC.shown).toContain('Nothing done.');
+    expect(ctrlC.shown).not.toMatch(/internal error|\n\s+at /);
+    for (const keys of ['\x04', 'n\r']) {
+      const no = await onTerminal(args, keys);
+      expect(no.code, no.shown).toBe(0);
+      expect(no.shown).toContain('Nothing done.');
+    }
+    expect(asideNow()).toEqual([]);
+
+    const yes = await onTerminal(args, 'y\r');
+    expect(yes.code, yes.shown).toBe(0);
+    expect(asideNow()).toHaveLength(1);
+    expect(yes.shown).toMatch(/created\s+1/);
+  }, 60_000);
+
+  it('shows the question on the terminal when standard output goes to a file', async () => {
+    const stateDir = join(dir, 'fresh-redirected');
+    const out = join(dir, 'fresh-out.txt');
+    const args = ['run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--limit', '1', '--fresh'];
+    const command = `${[process.execPath, join(ROOT, 'bin/crm-ferry.js'), ...args].map((a) => `'${a}'`).join(' ')} > '${out}'`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let shown = '';
+    child.stdout.on('data', (chunk) => {
+      shown += chunk;
+      if (shown.includes('[y/N]')) child.stdin.write('n\r');
+    });
+    const guard = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await new Promise<number | null>((done) => child.on('exit', done));
+    clearTimeout(guard);
+    expect(code).toBe(0);
+    expect(shown).toContain('Start over?');
+    expect(readFileSync(out, 'utf8')).not.toContain('Start over?');
+  }, 30_000);
+});

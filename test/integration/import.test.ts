@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,6 +158,57 @@ describe('runImport: re-runs of a changed file', () => {
   });
 });
 
+describe('runImport: another account behind the same address', () => {
+  it('a state whose account had none of these users is refused before anything is written', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 });
+    const stateFile = join(stateDir, 'state.json');
+    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+    const users = (await box.v2('GET', '/users')).body.users.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b);
+    expect(state.users).toEqual(users);
+    // What a state written with another account's personal token, at the same address, holds.
+    writeFileSync(stateFile, JSON.stringify({ ...state, users: [987654, 987655] }));
+    const before = (await all(box, '/parties', 'parties')).length;
+    const error = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'JOURNAL_ACCOUNT' });
+    expect((error as FerryError).message).toContain('none of this account\'s users');
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    // One user in common is the same account (people join and leave): accepted, and remembered.
+    writeFileSync(stateFile, JSON.stringify({ ...state, users: [users[0], 987654] }));
+    expect((await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 })).stopped).toBeNull();
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).users).toEqual([...users, 987654]);
+  });
+});
+
+describe('runImport: the mapping changed between runs', () => {
+  it('a changed key is refused before anything is written: every row would be created again', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    const before = (await all(box, '/parties', 'parties')).length;
+    const people = join(p.dir, 'people.yaml');
+    writeFileSync(people, readFileSync(people, 'utf8').replace('key: "{{email}}"', 'key: "{{first_name}} {{last_name}}"'));
+    const error = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FerryError);
+    expect(error).toMatchObject({ code: 'MAPPING_INVALID', location: { file: people, yamlPath: 'key' } });
+    expect((error as FerryError).message).toContain('every row would be created again');
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    // Other changes to the mapping are what re-runs are for.
+    writeFileSync(people, readFileSync(people, 'utf8').replace('key: "{{first_name}} {{last_name}}"', 'key: "{{email}}"').replace('{ column: job_title, transform: [trim] }', '{ const: Staff }'));
+    const rerun = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(rerun, 'people')).toMatchObject({ created: 0, updated: 30 });
+  });
+});
+
 describe('runImport: rejects', () => {
   it('writes rows the service refuses to the rejects file with the HTTP status, and --retry-rejects takes only those again', async () => {
     const box = await sandbox();
@@ -195,6 +246,73 @@ describe('runImport: rejects', () => {
     writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP5,Edsger,Dijkstra,IJ-2222\n');
     const fixed = await importInto(box, { ...options, retryRejects: true });
     expect(fixed.steps[0]).toMatchObject({ created: 1, rejected: 0 });
+  });
+});
+
+describe('runImport: a row that could not be read', () => {
+  it('is taken by --retry-rejects once the file is fixed, though it had no key to journal', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'unread');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', ''].join('\n'));
+    // An unclosed quote: that row cannot be read, the rows after it can.
+    writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,"Hopper\nP3,Turing\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const first = await importInto(box, options);
+    expect(first.steps[0]).toMatchObject({ created: 2, rejected: 1 });
+    expect(readFileSync(first.steps[0]?.rejectsFile ?? '', 'utf8')).toContain('SOURCE_MALFORMED_RECORD');
+
+    writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,Hopper\nP3,Turing\n');
+    const retry = await importInto(box, { ...options, retryRejects: true });
+    expect(retry.steps[0]).toMatchObject({ created: 1, rejected: 0 });
+    expect((await all(box, '/parties', 'parties')).filter((p) => ['Lovelace', 'Hopper', 'Turing'].includes(p.lastName))).toHaveLength(3);
+    // The input reads whole now: a row added later is for a plain run, not for --retry-rejects.
+    writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,Hopper\nP3,Turing\nP4,Liskov\n');
+    expect((await importInto(box, { ...options, retryRejects: true })).steps[0]).toMatchObject({ created: 0, rejected: 0 });
+    // And the rejects file of the first run is gone: this run rejected nothing.
+    expect(existsSync(join(stateDir, 'results', 'people.rejects.csv'))).toBe(false);
+  });
+});
+
+describe('runImport: a result file that cannot be written', () => {
+  it('stops the run with the error and still returns the summary; the next run goes on', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 2 });
+    // Something in the way of the file's last step (its rename), as a full disk would be.
+    rmSync(join(stateDir, 'results', 'people.success.csv'));
+    mkdirSync(join(stateDir, 'results', 'people.success.csv', 'x'), { recursive: true });
+    const summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(summary.stopped).toMatchObject({ code: 'EXPORT_WRITE' });
+    expect(summary.stopped?.hint).toContain('run the same command again');
+    rmSync(join(stateDir, 'results', 'people.success.csv'), { recursive: true });
+    const again = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(again.stopped).toBeNull();
+    expect(step(again, 'people').created).toBe(0);
+    expect(step(again, 'people').unchanged).toBe(30);
+  });
+});
+
+describe('runImport --dry-run after a run with rejects', () => {
+  it('keeps the last run\'s rejects file: a dry run cannot know what the service refuses', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'dry-rejects');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'));
+    // P2: only the service refuses its account number. P3: cannot be read (an unclosed quote).
+    writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,AB-1234\nP2,Hopper,wrong\nP3,"Turing,CD-5678\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const real = await importInto(box, options);
+    expect(real.steps[0]).toMatchObject({ created: 1, rejected: 2 });
+    const dry = await importInto(box, { ...options, dryRun: true });
+    expect(dry.steps[0]?.rejected).toBe(1);
+    expect(dry.steps[0]?.rejectsFile).toBe(join(stateDir, 'results', 'people.dry-run.rejects.csv'));
+    const rejects = readFileSync(join(stateDir, 'results', 'people.rejects.csv'), 'utf8');
+    expect(rejects).toContain('API_VALIDATION');
+    expect(rejects).toContain('SOURCE_MALFORMED_RECORD');
   });
 });
 
@@ -303,6 +421,37 @@ describe('runImport: exactly once when answers are lost', () => {
     const parties = await all(box, '/parties', 'parties');
     expect(parties.filter((party) => party.name === 'Applied Before Crash Ltd')).toHaveLength(1);
     expect(parties.filter((party) => party.name === 'Never Sent Ltd')).toHaveLength(1);
+  });
+
+  it('an unconfirmed create takes the newest record with its values, so a rollback never deletes an older twin', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'twin');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', ''].join('\n'));
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Twin Trading Ltd\n');
+    const stateDir = join(dir, '.crm-ferry');
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir };
+    await importInto(box, { ...options, dryRun: true });
+    // The account had a record with the same values before (imported earlier by someone else).
+    const older = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Twin Trading Ltd' } });
+    // The service's times have whole seconds: the run's own create comes a second later.
+    await new Promise((r) => setTimeout(r, 1100));
+    const body = { type: 'organisation', name: 'Twin Trading Ltd' };
+    const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
+    await journal.append({ t: 'intent', k: 'O1', op: 'create', run: 'crashed', at: new Date().toISOString(), fp: fingerprint({ body, attachments: [] }), body });
+    await journal.close();
+    const mine = await box.v2('POST', '/parties', { party: body });
+
+    const summary = await importInto(box, options);
+    expect(summary.reconciled).toEqual({ applied: 1, notApplied: 0 });
+    const success = readFileSync(join(stateDir, 'results', 'orgs.success.csv'), 'utf8');
+    expect(success).toContain(`,O1,unchanged,${mine.body.party.id},`);
+
+    const client = clientFor(box);
+    await runRollback({ stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
+    await client.close();
+    const left = (await all(box, '/parties', 'parties')).filter((party) => party.name === 'Twin Trading Ltd').map((party) => party.id);
+    expect(left).toEqual([older.body.party.id]);
   });
 });
 

@@ -200,6 +200,32 @@ describe('StateDir', () => {
     await second.close();
   });
 
+  it('takes over a lock naming this process\'s id that this process does not hold (a container restarted)', async () => {
+    const stateDir = join(dir, 'lock-same-pid');
+    await (await StateDir.open({ dir: stateDir, account })).close();
+    writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), since: at }));
+    const state = await StateDir.open({ dir: stateDir, account });
+    await state.close();
+  });
+
+  it.skipIf(process.platform !== 'linux')('takes over the lock of a killed process that was never reaped (a zombie)', async () => {
+    const stateDir = join(dir, 'lock-zombie');
+    await (await StateDir.open({ dir: stateDir, account })).close();
+    // The shell starts a short sleep and becomes a long one, which never reaps the short one: once
+    // that ends, it stays a zombie. (Still running when the shell execs, so the shell cannot reap it.)
+    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const pid = Number(await new Promise<string>((done) => parent.stdout.once('data', (chunk) => done(String(chunk).trim()))));
+      for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'); i += 1) await new Promise((r) => setTimeout(r, 20));
+      expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toContain(') Z');
+      writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid, host: hostname(), since: at }));
+      const state = await StateDir.open({ dir: stateDir, account });
+      await state.close();
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
   it('refuses a state written against another account, naming both', async () => {
     const stateDir = join(dir, 'account');
     await (await StateDir.open({ dir: stateDir, account })).close();
