@@ -282,7 +282,18 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
     const command = state.context ? await commands.find((c) => c.name === state.context)?.load() : undefined;
     return usageError(error.message, argv, state, command, await overview());
   }
-  if (output !== '') return { kind: 'output', text: output };
+  if (output !== '') {
+    // yargs shows the overview for `nonsense --help` (and `help nonsense`): a word that names no
+    // command is a mistake to say, not a help request to answer with exit 0.
+    const word = commandWords(argv, state);
+    const inGroup = state.context !== undefined && !commands.some((c) => c.name === state.context);
+    if ((word !== '' && !state.context) || (inGroup && word.includes(' ') && !word.split(' ')[1]?.startsWith('-'))) {
+      const names = inGroup ? commands.map((c) => c.name) : [...new Set(commands.map((c) => c.name.split(' ')[0] as string))];
+      const meant = nearest(word, names);
+      return { kind: 'usage-error', message: `unknown command: ${word}${meant ? `; did you mean \`crm-ferry ${meant}\`?` : ''}`, after: await overview() };
+    }
+    return { kind: 'output', text: output };
+  }
   if (!chosen) {
     return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}`, after: await overview() };
   }

@@ -25,10 +25,21 @@ describe('the command line itself', () => {
     [['frobnicate', 's3cret-value-1'], /^unknown command: frobnicate\n(?![\s\S]*s3cret)/],
     [['auth', 'logni'], /did you mean `crm-ferry auth login`\?/],
     [['exprot', 'parties'], /did you mean `crm-ferry export`\?/],
+    // Help asked for a command that does not exist is a mistake, not the overview with exit 0.
+    [['help', 'exprot'], /^unknown command: exprot; did you mean `crm-ferry export`\?/],
+    [['nonsense', '--help'], /^unknown command: nonsense\n/],
+    [['auth', 'logni', '--help'], /^unknown command: auth logni; did you mean `crm-ferry auth login`\?/],
   ])('%j suggests the command meant, exit 2', async (args, message) => {
     const { code, stderr } = await runCli(args);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
+  });
+
+  it.each([[['help']], [['--help']], [['help', 'export']], [['auth', '--help']], [['mapping', '-h']], [['auth', 'login', '--help']]])('%j shows help, exit 0', async (args) => {
+    const { code, stdout, stderr } = await runCli(args);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: crm-ferry /);
   });
 
   it('an unknown option names the closest one, in one line, exit 2', async () => {
