@@ -119,6 +119,8 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   if (filterable && flags.orderBy) parseOrderBy(entity as FilterEntity, flags.orderBy);
   const columns = flags.columns === undefined ? null : flags.columns.split(',').map((c) => c.trim()).filter(Boolean);
   if (columns !== null && columns.length === 0) usage('--columns needs at least one column name');
+  const twice = columns?.find((name, i) => columns.findIndex((other) => other.toLowerCase() === name.toLowerCase()) !== i);
+  if (twice !== undefined) usage(`--columns names ${JSON.stringify(twice)} twice: a column is written once; name each column once`);
   const mappings = (flags.mapping ?? []).map(path);
   if (mappings.length > 0 && columns !== null) usage('give --columns or --mapping, not both');
   if (mappings.length > 0 && format === 'jsonl') usage('--mapping chooses columns, and JSON Lines holds whole records: export to CSV or XLSX');

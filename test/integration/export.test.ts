@@ -181,6 +181,7 @@ describe('export: filters', () => {
     [{ entity: 'parties', out: 'x.csv', since: '2026-02-30' }, /--since takes auto, a date/, 'none'],
     [{ entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] }, /give --columns or --mapping, not both/, 'none'],
     [{ entity: 'parties', out: 'x.jsonl', mapping: ['m.yaml'] }, /JSON Lines holds whole records/, 'none'],
+    [{ entity: 'parties', out: 'x.csv', columns: 'id,name,ID' }, /--columns names "ID" twice/, 'none'],
     // These need the account's names: the catalog is read, never a record.
     [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope".*Custom fields: .*Customer since/s, 'names'],
     [{ entity: 'parties', out: 'x.csv', where: ['"custom:Customer since" is greater than 3'] }, /`is greater than` does not apply to custom:Customer since/, 'names'],
