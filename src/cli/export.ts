@@ -85,6 +85,12 @@ is unchanged).`,
         return EXIT.INTERRUPTED;
       }
       (toStdout ? io.stderr : io.stdout).write(formatExportSummary(summary));
+      if (summary.records === 0 && summary.since === null && (options.where.length > 0 || options.filterFile !== null)) {
+        // Users, teams and custom fields named in a condition are checked against the account;
+        // tags cannot be (the service lists no tags), so a misspelt tag is an empty result.
+        const tagged = options.where.some((condition) => /^"?(org\.)?tag"?\s/i.test(condition.trim()));
+        io.stderr.write(`No record matched the filter.${tagged ? ' Tag names are not checked before the export (the service lists no tags): check the spelling of the tag, as the account writes it.' : ''}\n`);
+      }
       if (summary.textsCut > 0) {
         io.stderr.write(`Warning: ${summary.textsCut.toLocaleString('en-GB')} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`);
       }

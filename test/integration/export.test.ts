@@ -346,6 +346,17 @@ describe('export: columns and formats', () => {
     expect(stderr).toMatch(/^Exported 1 record, \d+ requests, /);
   });
 
+  it.each([
+    [['--where', 'tag is Nope'], /^No record matched the filter\. Tag names are not checked before the export/m],
+    [['--where', 'city is Atlantis'], /^No record matched the filter\.$/m],
+  ])('an empty result of %j says that no record matched', async (filter, note) => {
+    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', '-', '--columns', 'id,name', ...filter, '--base-url', box.url, '--token', box.token]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe('id,name\r\n');
+    expect(stderr).toMatch(/^Exported 0 records, /);
+    expect(stderr).toMatch(note);
+  });
+
   it('--since DATE: what changed since then, and the ids deleted since then beside it', async () => {
     const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Gone Tomorrow Ltd' } });
     await box.v2('DELETE', `/parties/${gone.body.party.id}`);
