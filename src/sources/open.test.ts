@@ -71,6 +71,19 @@ describe('openSource', () => {
     expect(items).toMatchObject([{ kind: 'row', values: { '1': '3', '2': '4' } }]);
   });
 
+  it.each([
+    ['a sheet for a CSV', 'sheet.csv', 'name\nAnn\n', { sheet: 2 }, /sheet 2 was given, but this file is read as csv .*no sheets/],
+    ['a delimiter for a legacy XML export', 'parties.xml', '<parties><person><id>1</id></person></parties>', { delimiter: ';' }, /delimiter ";" was given, but this file is read as v1-xml/],
+    ['an encoding for a legacy JSON export', 'parties.json', '{"parties":[]}', { encoding: 'latin1' }, /encoding "latin1" was given, but this file is read as v1-json/],
+    ['a legacy record kind for a CSV', 'rec.csv', 'name\nAnn\n', { record: 'person' as const }, /record "person" was given, but this file is read as csv .*no legacy records/],
+  ])('refuses %s before reading it (USAGE, with the file)', async (_what, name, content, options, message) => {
+    const error = await openSource(fileWith(name, content), options).then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(FerryError);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect((error as FerryError).message).toMatch(message);
+    expect((error as FerryError).location?.file).toContain(name);
+  });
+
   it('takes a given format without looking at the file', async () => {
     const opened = await openSource(fileWith('data.bin', 'PK\x03\x04'), { format: 'csv' });
     expect(opened.format).toBe('csv');

@@ -36,6 +36,28 @@ export interface OpenedSource {
   items: AsyncGenerator<SourceItem>;
 }
 
+/** The settings that only one kind of file reads, and the formats that read each. */
+const FORMAT_SETTINGS: ReadonlyArray<{ key: 'sheet' | 'delimiter' | 'encoding' | 'record'; none: string; formats: readonly SourceFormat[] }> = [
+  { key: 'sheet', none: 'no sheets', formats: ['xlsx'] },
+  { key: 'delimiter', none: 'no delimiter to choose', formats: ['csv'] },
+  { key: 'encoding', none: 'no text encoding to choose', formats: ['csv'] },
+  { key: 'record', none: 'no legacy records', formats: ['v1-xml', 'v1-json'] },
+];
+
+/**
+ * A setting for another kind of file (`--sheet 2` on a CSV, `--delimiter ';'` on a workbook) is
+ * a mistake about the file, not something to pass over: said before anything is read.
+ */
+function refuseSettingsOfOtherFormats(file: string, decision: FormatDecision, options: OpenSourceOptions): void {
+  for (const setting of FORMAT_SETTINGS) {
+    if (options[setting.key] === undefined || setting.formats.includes(decision.format)) continue;
+    throw new FerryError('USAGE', `${setting.key} ${JSON.stringify(options[setting.key])} was given, but this file is read as ${decision.format} (${decision.reason}), which has ${setting.none}`, {
+      location: { file },
+      hint: `Leave the ${setting.key} setting out for this file, or check that it is the file you meant (\`crm-ferry inspect\` shows what it holds).`,
+    });
+  }
+}
+
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
 const ZIP_EMPTY = [0x50, 0x4b, 0x05, 0x06];
 /** Compound File Binary: old .xls workbooks, and password-protected .xlsx ones. */
@@ -132,6 +154,7 @@ export async function openSource(file: string, options: OpenSourceOptions = {}):
     };
     options.onWarning(warning);
   }
+  refuseSettingsOfOtherFormats(file, decision, options);
   const { sheet, record, headerRow } = options;
   // Only the options every reader shares are passed on; CSV settings mean nothing to the others.
   const common = { onMalformed: options.onMalformed, onWarning: options.onWarning, signal: options.signal };
