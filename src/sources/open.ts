@@ -53,7 +53,7 @@ function refuseSettingsOfOtherFormats(file: string, decision: FormatDecision, op
     if (options[setting.key] === undefined || setting.formats.includes(decision.format)) continue;
     throw new FerryError('USAGE', `${setting.key} ${JSON.stringify(options[setting.key])} was given, but this file is read as ${decision.format} (${decision.reason}), which has ${setting.none}`, {
       location: { file },
-      hint: `Leave the ${setting.key} setting out for this file, or check that it is the file you meant (\`crm-ferry inspect\` shows what it holds).`,
+      hint: `Leave \`${setting.key}\` out for this file (from the mapping's \`source:\` or the command line), or check that the file and the mapping are the ones you meant (\`crm-ferry inspect\` shows what the file holds).`,
     });
   }
 }
