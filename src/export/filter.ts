@@ -112,13 +112,15 @@ function typed(where: string, type: string, operator: string, raw: string, catal
     case 'numberOrString':
       return /^\d+$/.test(raw) ? Number(raw) : raw;
     case 'user': {
-      if (/^\d+$/.test(raw) || catalog === undefined) return /^\d+$/.test(raw) ? Number(raw) : raw;
+      if (/^\d+$/.test(raw)) return Number(raw);
+      if (catalog === undefined) return raw;
       const user = catalog?.users.find((u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase());
       if (!user) usage(`--where ${where}: no user ${JSON.stringify(raw)} in the account`, catalog ? `Users: ${catalog.users.map((u) => u.username).join(', ')}.` : undefined);
       return user.id;
     }
     case 'team': {
-      if (/^\d+$/.test(raw) || catalog === undefined) return /^\d+$/.test(raw) ? Number(raw) : raw;
+      if (/^\d+$/.test(raw)) return Number(raw);
+      if (catalog === undefined) return raw;
       const teams = catalog?.teams ?? [];
       const team = teams.find((t) => t.name.toLowerCase() === raw.toLowerCase());
       if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : 'Give the team\'s id.');

@@ -1,15 +1,12 @@
 import { FerryError } from '../errors/index.ts';
-import { isTemplate, parseTemplate, type Mapping } from '../mapping/index.ts';
-import type { Condition, FieldEntry, ValueSpec } from '../mapping/index.ts';
+import { conditionColumns, isTemplate, parseTemplate, type Mapping } from '../mapping/index.ts';
+import type { FieldEntry, ValueSpec } from '../mapping/index.ts';
 import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
 import { availableColumns, type Column } from './columns.ts';
 import type { ExportEntity } from './filter.ts';
 
 /** The export entity each mapping entity reads back. */
 const ENTITY_OF: Record<Mapping['entity'], ExportEntity> = { party: 'parties', kase: 'kases', opportunity: 'opportunities', entry: 'entries', task: 'tasks' };
-
-/** Mapping targets whose export column has another name. */
-const COLUMN_OF_TARGET: Record<string, string> = { category: 'category', content: 'content' };
 
 const ADDRESS_PARTS = ['street', 'city', 'state', 'zip', 'country'] as const;
 
@@ -55,13 +52,6 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
       if (!parsed.ok || parsed.parts.length !== 1 || parsed.columns.length !== 1) refuse(yamlPath, `the key ${JSON.stringify(key)} is not one column ("{{Column}}")`);
       return parsed.ok ? parsed.columns : [];
     };
-    const conditionColumns = (condition: Condition | undefined): string[] => {
-      if (!condition) return [];
-      if ('all' in condition) return condition.all.flatMap(conditionColumns);
-      if ('any' in condition) return condition.any.flatMap(conditionColumns);
-      if ('not' in condition) return conditionColumns(condition.not);
-      return [condition.column];
-    };
 
     mapping.fields.forEach((field: FieldEntry, i) => {
       const at = `fields[${i}]`;
@@ -91,12 +81,12 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
         else if (!out.has(column)) out.set(column, { name: column, value: () => null });
         return;
       }
-      add(column, COLUMN_OF_TARGET[field.to] ?? field.to, `${at}.value`);
+      add(column, field.to, `${at}.value`);
     });
     // The row's key and what decides a skip must be there too; a key column no field fills is
     // the record's id, which identifies the row as well as any.
     for (const column of keyColumns(mapping.key, 'key')) if (!out.has(column)) add(column, byName.has(column) ? column : 'id', 'key');
-    for (const column of conditionColumns(mapping.skip)) if (!out.has(column)) add(column, column, 'skip');
+    if (mapping.skip) for (const column of conditionColumns(mapping.skip)) if (!out.has(column)) add(column, column, 'skip');
   }
   return [...out.values()];
 }

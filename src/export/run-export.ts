@@ -284,12 +284,12 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
       if (since) params.since = since;
       records = deps.client.paginate(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
     }
-    const sinceMs = since === null ? Number.NaN : Date.parse(since);
+    // A filter asks by day; the instant decides (only for an incremental filter export).
+    const sinceMs = since !== null && filter !== null ? Date.parse(since) : null;
     let writing = 0;
     let waiting = 0;
     for await (const record of records) {
-      // A filter asks by day; the instant decides.
-      if (filter !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
+      if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
       const at = performance.now();
       const handing = writer.write(writer.usesCells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
       const handed = performance.now();

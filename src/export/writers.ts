@@ -3,6 +3,7 @@ import { access, constants, lstat, readdir, readlink, realpath, rename, rm, stat
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { FerryError } from '../errors/index.ts';
+import { csvField } from '../mapping/rejects.ts';
 import { processAlive } from '../util/alive.ts';
 import type { Cell } from './columns.ts';
 import { drained, ZipWriter, type ZipEntrySink } from './zip.ts';
@@ -187,19 +188,6 @@ function csvText(cell: Cell, raw: boolean): string {
   return !raw && looksLikeFormula(cell) ? `'${cell}` : cell;
 }
 
-/** What makes csv-stringify quote a field with its defaults: the delimiter, a quote, a line break. */
-const CSV_QUOTE = /[",\r\n]/;
-const QUOTES = /"/g;
-
-/**
- * One CSV field, as csv-stringify 6 writes it with its defaults (`csv-stringify-behaviour.test.ts`
- * holds the two to the same output). csv-stringify's per-field casting and option checks cost
- * 4 µs a row of 24 columns, more than the rest of the export's own work together; this costs 0.3.
- */
-export function csvField(text: string): string {
-  return CSV_QUOTE.test(text) ? `"${text.replace(QUOTES, '""')}"` : text;
-}
-
 /** Text is handed to the file in pieces of about this many characters: a write per row costs more than the row. */
 const TEXT_CHUNK = 65_536;
 
@@ -266,8 +254,9 @@ class CsvWriter implements ExportWriter {
 
   async commit(): Promise<string[]> {
     await this.#text.flush();
+    // The deleted-ids file always has its BOM unless --plain, even when the export went to standard output.
     const bom = this.options.plain ? '' : '\uFEFF';
-    const eol = this.options.plain ? '\n' : '\r\n';
+    const eol = this.#eol;
     const deleted = this.#deleted && `${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`;
     return commitWithDeleted(this.#text.file, this.target, deleted, 'csv');
   }

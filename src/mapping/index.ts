@@ -5,6 +5,7 @@ export { suggest, didYouMean, normalizeWord } from './suggest.ts';
 export { TARGET_INFO, type TargetInfo, type TargetKind } from './compile-targets.ts';
 export type { TransformRegistry } from './compile-transforms.ts';
 export { isTemplate, parseTemplate } from './compile-template.ts';
+export { conditionColumns } from './compile-condition.ts';
 export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_END, REFERENCE_START, withReference } from './reference.ts';
 export { draftMapping, type DraftOptions, type DraftResult } from './init.ts';
 export * from './schema.ts';
