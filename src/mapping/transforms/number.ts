@@ -128,17 +128,17 @@ function createParser(options: NumberOptions): NumberParser {
 
 /** Locales whose separators differ, tried in turn to say which one reads a value that failed. */
 const OTHER_LOCALES = ['en-US', 'de-DE', 'fr-FR', 'de-CH'];
-let otherParsers: Array<{ locale: string; parser: NumberParser }> | undefined;
+type Separators = ReturnType<typeof resolveSeparators>;
+let otherParsers: Array<{ locale: string; parser: NumberParser; separators: Separators }> | undefined;
 
 /**
  * `; de-DE reads it as 448609.91`: the locale a value that failed was written in, when one of
- * the common ones reads it (only on the error path, so a run that reads its values pays nothing).
+ * the common ones reads it (only on the error path, so a run that reads its values pays nothing;
+ * the other locales' parsers and separators are worked out once, as they cost tens of µs each).
  */
-function readerHint(value: string, options: NumberOptions): string {
-  otherParsers ??= OTHER_LOCALES.map((locale) => ({ locale, parser: createParser({ locale }) }));
-  const current = resolveSeparators(options);
-  for (const { locale, parser } of otherParsers) {
-    const other = resolveSeparators({ locale });
+function readerHint(value: string, current: Separators): string {
+  otherParsers ??= OTHER_LOCALES.map((locale) => ({ locale, parser: createParser({ locale }), separators: resolveSeparators({ locale }) }));
+  for (const { locale, parser, separators: other } of otherParsers) {
     if (other.decimal === current.decimal && (other.thousands === current.thousands || (SPACES.has(other.thousands) && SPACES.has(current.thousands)))) continue;
     const read = parser.parse(value);
     if (read !== undefined) return `; ${locale} reads it as ${read} (write {number: ${locale}})`;
@@ -149,6 +149,7 @@ function readerHint(value: string, options: NumberOptions): string {
 /** Builds `number` or `integer`; they differ only in the whole-number check. */
 function createNumberTransform(name: 'number' | 'integer', options: NumberOptions): TransformFn {
   const parser = createParser(options);
+  const separators = resolveSeparators(options);
   const expected = name === 'integer' ? `a whole number like ${parser.example.replace(/[.,]56(?= |$)/, '')}` : `a number like ${parser.example}`;
   const check = (result: number, found: string): number => {
     if (name === 'integer' && !Number.isSafeInteger(result)) {
@@ -167,7 +168,7 @@ function createNumberTransform(name: 'number' | 'integer', options: NumberOption
       // An empty cell is no amount, not a broken one.
       if (value.trim() === '') return null;
       const result = parser.parse(value);
-      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}${readerHint(value, options)}`, name);
+      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}${readerHint(value, separators)}`, name);
       return check(result, quote(value));
     }
     if (Array.isArray(value)) throw listError(name, expected, value);
