@@ -2,14 +2,13 @@ import { spawn } from 'node:child_process';
 import type { CredentialStore } from '../client/credentials.ts';
 import { FerryError } from '../errors/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
+import { connectionOptions } from './connection-flags.ts';
 
 const SCOPES = new Set(['read', 'read write', 'read write user_preference']);
 
 /** --profile, else CRM_FERRY_PROFILE (as for every other command), else "default": logout must end the login the others use. */
 function profileOf(args: ParsedArgs, env: NodeJS.ProcessEnv): string {
-  if (args.values.profile === '') throw new FerryError('USAGE', '--profile is empty', { hint: 'Give --profile a name, or leave it out (then CRM_FERRY_PROFILE, else "default").' });
-  if (typeof args.values.profile === 'string') return args.values.profile;
-  return env.CRM_FERRY_PROFILE || 'default';
+  return connectionOptions(args, env).profile ?? 'default';
 }
 
 /** The credentials file; the client's code is loaded only when a command needs it. */

@@ -40,9 +40,10 @@ const PARSER_CONFIGURATION = {
 const HELP_WIDTH = 100;
 
 /** The version in package.json, two folders up from this file whether it runs from src/ or dist/. */
+let knownVersion: string | undefined;
 function version(): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
+  knownVersion ??= (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return knownVersion;
 }
 
 /** `help`, `version` and `-V` as words, as people type them. */
@@ -273,9 +274,9 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
   const state: ParserState = {};
   if (rawArgv[0] === COMPLETION_KEY) return { kind: 'output', text: await complete(rawArgv) };
   const argv = normalise(rawArgv);
-  const y = await buildParser(argv, state, width);
   const overview = async (): Promise<string> => (await parseWith(await buildParser([], {}, width), ['--help'])).output;
   if (argv.length === 0) return { kind: 'nothing', overview: await overview() };
+  const y = await buildParser(argv, state, width);
   const { error, output } = await parseWith(y, argv);
   const chosen = state.chosen;
   if (error) {
