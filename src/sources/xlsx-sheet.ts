@@ -1,4 +1,5 @@
 import { FerryError } from '../errors/index.ts';
+import { MAX_COLUMNS } from '../util/limits.ts';
 import type { CellValue } from './types.ts';
 import { convertRawCell } from './xlsx-cells.ts';
 import type { RawCell } from './xlsx-cells.ts';
@@ -35,8 +36,8 @@ export interface SheetContext {
   signal: AbortSignal | undefined;
 }
 
-/** XFD, Excel's last column: a reference beyond it is damage, and would make rows absurdly wide. */
-export const MAX_COLUMN = 16_384;
+/** XFD, Excel's last column (the source column limit): a reference beyond it is damage, and would make rows absurdly wide. */
+const MAX_COLUMN = MAX_COLUMNS;
 
 const NONE = 0;
 const VALUE = 1;
