@@ -674,9 +674,14 @@ class ImportEngine {
     step.counts[action] += 1;
     step.settle(mapped.key, id);
     if (this.options.dryRun) return;
-    step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-    await (await step.success).write({ row: mapped.location.row, key: mapped.key, action, id, url: this.service.urlOf(step.compiled.entity, id) });
+    await this.writeSuccess(step, mapped.location.row, mapped.key, action, id);
     this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id });
+  }
+
+  /** A line of the step's success file, which is opened at its first line. */
+  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number): Promise<void> {
+    step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
+    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id) });
   }
 
   /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
@@ -891,8 +896,7 @@ class ImportEngine {
       const entity = step.compiled.entity;
       if (!this.options.deleteMissing) {
         // Kept, and listed in the success file so that a person can see which.
-        if (gone.length > 0) step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-        for (const row of gone) await (await (step.success as Promise<SuccessWriter>)).write({ row: 0, key: row.key, action: 'missing', id: row.id as number, url: this.service.urlOf(entity, row.id as number) });
+        for (const row of gone) await this.writeSuccess(step, 0, row.key, 'missing', row.id as number);
         continue;
       }
       await Promise.all(
@@ -904,8 +908,7 @@ class ImportEngine {
             this.record(step, { t: 'done', k: row.key, op: 'delete', run: this.runId, at: this.at(), id: row.id, fp: row.fp ?? '' });
             step.counts.deleted += 1;
             step.counts.missing -= 1;
-            step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-            await (await step.success).write({ row: 0, key: row.key, action: 'deleted', id: row.id, url: this.service.urlOf(entity, row.id) });
+            await this.writeSuccess(step, 0, row.key, 'deleted', row.id);
           }).catch((error) => this.fail(error)),
         ),
       );
