@@ -57,6 +57,8 @@ function specialPath(path: string): boolean {
 export class StateDir {
   #sequence = 0;
   #closed = false;
+  /** state.json as bound at open and saved since. */
+  #state: StateFile | undefined;
 
   private constructor(
     readonly dir: string,
@@ -105,8 +107,7 @@ export class StateDir {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new FerryError('JOURNAL_CORRUPT', `cannot read ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
     }
     if (text === null) {
-      const state: StateFile = { format: FORMAT, account, created: new Date().toISOString() };
-      await writeFile(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+      await this.#save({ format: FORMAT, account, created: new Date().toISOString() });
       return;
     }
     let state: StateFile;
@@ -126,6 +127,16 @@ export class StateDir {
         hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
       });
     }
+    this.#state = state;
+  }
+
+  /** Writes state.json whole, under a temporary name renamed over it: never half a file. */
+  async #save(state: StateFile): Promise<void> {
+    const file = join(this.dir, STATE_FILE);
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+    await rename(temp, file);
+    this.#state = state;
   }
 
   async #moveAside(): Promise<void> {
@@ -141,22 +152,20 @@ export class StateDir {
    * the service's address, and accounts may share one: another account shows as users with none
    * in common. The users seen are kept (people join and leave an account).
    */
-  async checkUsers(ids: readonly number[], account: AccountIdentity, keep = true): Promise<void> {
-    if (ids.length === 0) return;
+  async checkUsers(ids: readonly number[], keep = true): Promise<void> {
+    const state = this.#state;
+    if (ids.length === 0 || state === undefined) return;
     const file = join(this.dir, STATE_FILE);
-    const state = JSON.parse(await readFile(file, 'utf8')) as StateFile;
     const known = Array.isArray(state.users) ? state.users : [];
     if (known.length > 0 && !ids.some((id) => known.includes(id))) {
-      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to another account at ${account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`, {
+      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to another account at ${state.account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`, {
         location: { file },
         hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
       });
     }
     const users = [...new Set([...known, ...ids])].sort((a, b) => a - b);
     if (!keep || users.length === known.length) return;
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify({ ...state, users }, null, 2)}\n`, { mode: 0o600 });
-    await rename(temp, file);
+    await this.#save({ ...state, users });
   }
 
   journalFile(step: string): string {

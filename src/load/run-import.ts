@@ -342,7 +342,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const resolver = deps.resolver ?? (await loadCatalog(deps.client));
     const requestsForNames = deps.client.transport.requestsSent - beforeNames;
     // A dry run checks, but leaves the state as it was.
-    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), deps.account, !options.dryRun);
+    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), !options.dryRun);
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
