@@ -1,10 +1,11 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { access, constants, lstat, readdir, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { FerryError } from '../errors/index.ts';
 import { csvField } from '../mapping/rejects.ts';
 import { processAlive } from '../util/alive.ts';
+import { checkNotSpecial } from '../util/make-folders.ts';
 import type { Cell } from './columns.ts';
 import { drained, ZipWriter, type ZipEntrySink } from './zip.ts';
 
@@ -123,8 +124,8 @@ export async function removeStaleTemps(target: string): Promise<void> {
 
 /**
  * Refuses, before any request, a place the export could never put its file: a folder that does
- * not exist or cannot be written, or a target that is a folder, a device or a link into /dev or
- * /proc (the file is renamed onto its target, which would replace /dev/full or /dev/stdout with a
+ * not exist or cannot be written, or a target that is a folder, a device or a link into /dev,
+ * /proc or /sys (the file is renamed onto its target, which would replace /dev/full or /dev/stdout with a
  * plain file). A link to a file is followed: the file it names is replaced and the link stays.
  * Returns the path to write.
  */
@@ -139,7 +140,9 @@ export async function checkTarget(target: string, what = '--out'): Promise<strin
   let path = target;
   const link = await lstat(target).catch(() => null);
   if (link?.isSymbolicLink()) {
-    if (/^\/(dev|proc)\//.test(target) || /^\/(dev|proc)\//.test(await readlink(target))) special();
+    // A link in, or into, /dev, /proc or /sys: its target is no file to replace.
+    checkNotSpecial(target, what, special);
+    checkNotSpecial(resolve(dirname(target), await readlink(target)), what, special);
     path = await realpath(target).catch(() => special());
   }
   const folder = dirname(path);
