@@ -3,6 +3,7 @@ import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } fr
 import { join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { processAlive } from '../util/alive.ts';
+import { checkNotSpecial } from '../util/make-folders.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
 export interface AccountIdentity {
@@ -44,11 +45,6 @@ function compactTime(date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
 }
 
-/** Folders that only the kernel or a device stands behind: a state there would never be a file. */
-function specialPath(path: string): boolean {
-  return /^\/(proc|sys|dev)(\/|$)/.test(path);
-}
-
 /**
  * The folder a run keeps its state in: the journals of its steps, the result files, the account
  * it was written against, and a lock so that two runs never write one state at once. It holds no
@@ -67,7 +63,7 @@ export class StateDir {
 
   static async open(options: OpenStateOptions): Promise<StateDir> {
     const { dir } = options;
-    if (specialPath(dir)) throw new FerryError('USAGE', `${dir} is not a place for a state folder; give a folder on a disk (--state-dir)`, { location: { file: dir } });
+    checkNotSpecial(dir, `the state folder ${dir}`, (message) => new FerryError('USAGE', `${message}; give a folder on a disk (--state-dir)`, { location: { file: dir } }));
     const existing = await lstat(dir).catch(() => null);
     if (existing && !existing.isDirectory()) {
       throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, { location: { file: dir }, hint: 'Give another --state-dir.' });
