@@ -9,4 +9,4 @@ export { conditionColumns } from './compile-condition.ts';
 export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_END, REFERENCE_START, withReference } from './reference.ts';
 export { draftMapping, type DraftOptions, type DraftResult } from './init.ts';
 export * from './schema.ts';
-export type { MappedItem, MappedRecord, NameKind, NameResolver, NameUse, RefUse, RejectedRow, SkippedRow } from './types.ts';
+export type { MappedItem, MappedRecord, NameKind, NameResolver, NameUse, RefUse, RejectedRow, RowWarning, SkippedRow, WarningCode } from './types.ts';

@@ -63,6 +63,32 @@ export interface MappedRecord {
    * until then): for the rejects file, when linking or the service refuses the record.
    */
   valuesOf: () => Record<string, CellValue>;
+  /**
+   * What the record goes without, or carries in another form, while still being written: a value
+   * dropped or kept as typed by `onInvalid`, a link whose column was filled but that could not be
+   * made, an owner the account does not know. The importer writes them into the success file's
+   * row and counts them by code in the summary; `validate` counts them the same way.
+   */
+  warnings?: RowWarning[];
+}
+
+/** Why a row's record is written with something left out or changed. */
+export type WarningCode =
+  | 'VALUE_DROPPED' // onInvalid: drop: the value could not be read and the field is left out
+  | 'VALUE_KEPT' // onInvalid: keep: the value could not be read and is written as it was typed
+  | 'LINK_UNRESOLVED' // a link column held a value but no linked record was found
+  | 'USER_UNKNOWN' // an owner the account does not know; the record goes to the token's user
+  | 'DUPLICATE_MERGED' // onDuplicate: merge folded this row into an earlier row of the same key
+  | 'NOT_CARRIED'; // a source value the interface cannot hold (said with the reason)
+
+export interface RowWarning {
+  code: WarningCode;
+  /** The target or mapping place (`email`, `fields[3]`). */
+  field: string;
+  /** What happened and why, in one line. */
+  message: string;
+  /** The value as it was in the source, when there was one. */
+  value?: string;
 }
 
 /** A row that cannot become a record; it goes to the rejects file with this reason. */
