@@ -416,12 +416,14 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
   if (known !== undefined && isEmpty(known.value)) {
     // Nothing to write in any row.
     if (required !== undefined) code.line(`throw ${required}();`);
+    else if (field.ifEmpty === 'clear') code.line(`record[${literal(field.to)}] = null;`);
     return;
   }
   // The sink's own reads (a row-dependent `type`) happen only for a value that is written.
+  const otherwise = required !== undefined ? `} else throw ${required}();` : field.ifEmpty === 'clear' ? `} else record[${literal(field.to)}] = null;` : '}';
   await code.blockAsync(known === undefined ? `if (${nonEmpty(compiler, value)})` : '', async () => {
     for (const line of await sinkCode(context, field, info, yamlPath, value)) code.line(line);
-  }, required === undefined || known !== undefined ? '}' : `} else throw ${required}();`);
+  }, known !== undefined ? '}' : otherwise);
 }
 
 /** The statements that write a value (in the variable `v`, not empty) into the record. */

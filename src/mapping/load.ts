@@ -308,6 +308,8 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
         problem('service', `expected one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(service)}${didYouMean(service, WEBSITE_SERVICES)}`);
       }
     }
+    if (field.ifEmpty !== undefined && field.to !== 'team') problem('ifEmpty', `\`ifEmpty\` goes with team, not \`${field.to}\``);
+    else if (field.ifEmpty === 'clear' && field.required) problem('ifEmpty', '`ifEmpty: clear` writes no team for an empty value, and `required` rejects the row: choose one');
     if (field.onUnknown !== undefined && !(info.kind === 'name' && (info.nameKind === 'user' || info.nameKind === 'team'))) problem('onUnknown', `\`onUnknown\` goes with owner and team, not \`${field.to}\``);
     if (info.kind === 'custom' && !usesItems) {
       if (field.definition === undefined) problem(null, 'a custom field needs `definition`: the name of its custom field definition');

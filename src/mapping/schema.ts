@@ -161,6 +161,10 @@ export const fieldEntrySchema = z
     items: itemsSchema
       .optional()
       .describe('Several items from one entry. `numbered` (email, phone, website, address): a `*` in the column names stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
+    ifEmpty: z
+      .enum(['leave', 'clear'])
+      .optional()
+      .describe('Team: what an empty value does. leave (default): the field is not written, and the service gives a new record the owner\'s default team; clear: the record is written with no team (an export says "no team" with an empty cell)'),
     onUnknown: z
       .enum(['reject', 'drop'])
       .optional()
