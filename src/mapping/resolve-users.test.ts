@@ -67,3 +67,12 @@ describe('onUnknown', () => {
     expect(record.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([['NOT_CARRIED', 'team', 'Marketing']]);
   });
 });
+
+describe('constant names with onUnknown: drop', () => {
+  it('are not checked before the run: each row warns instead', async () => {
+    const { checkConstantNames } = await import('./resolve.ts');
+    const fields = [{ to: 'owner', value: 'nobody' }];
+    expect(checkConstantNames({ entity: 'party', fields }, resolver)).toHaveLength(1);
+    expect(checkConstantNames({ entity: 'party', fields: [{ ...fields[0], onUnknown: 'drop' as const }] as never }, resolver)).toEqual([]);
+  });
+});

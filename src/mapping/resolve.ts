@@ -389,7 +389,8 @@ export function constantNames(mapping: Pick<Mapping, 'entity' | 'fields'>): Cons
       return;
     }
     const kind = nameKindOf(mapping.entity, field.to);
-    if (!kind || field.ref !== undefined) return;
+    // A name the entry lets go (`onUnknown: drop`) is no reason to stop the run: rows warn of it.
+    if (!kind || field.ref !== undefined || field.onUnknown === 'drop') return;
     const name = constantOf(field.value);
     if (name === undefined) return;
     if (kind === 'milestone') {
