@@ -126,11 +126,15 @@ describe('round trip: export from one account, import into another', () => {
       ].join('\n'),
     );
     const client = new CrmClient({ baseUrl: b.url, auth: b.token });
-    const summary = await runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state') }, { client, account: { baseUrl: b.url, account: b.url } });
-    await client.close();
+    const run = () => runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state') }, { client, account: { baseUrl: b.url, account: b.url } });
+    const summary = await run();
     expect(summary.stopped).toBeNull();
     expect(summary.steps.map((s) => s.rejected)).toEqual([0, 0, 0]);
     expect(summary.steps.map((s) => s.created)).toEqual([3, 2, 3]);
+    // Run again: every row is as it was written, lists and "no team" included, so nothing is sent.
+    const again = await run();
+    await client.close();
+    expect(again.steps.map((s) => [s.created, s.updated, s.unchanged])).toEqual([[0, 0, 3], [0, 0, 2], [0, 0, 3]]);
 
     const before = await snapshot(a);
     const after = await snapshot(b);
@@ -141,11 +145,31 @@ describe('round trip: export from one account, import into another', () => {
     expect(grace?.organisation).toMatch(/\(north\)$/);
 
     // And the second account exports the same file, but for its own ids and times.
-    const again = await exportTo(b, 'parties', join(dir, 'parties-b.csv'));
+    const exportedAgain = await exportTo(b, 'parties', join(dir, 'parties-b.csv'));
     // Tags come back in any order (a data tag is added with its first field).
     const strip = (rows: Row[]): Row[] =>
       rows.map(({ id: _id, organisationId: _org, ...rest }) => ({ ...rest, tags: (rest.tags ?? '').split(';').sort().join(';') })).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
-    expect(strip(again)).toEqual(strip(parties));
-    expect(again.find((r) => r.lastName === 'Hopper')?.about).toBe('=1+1 is not a formula here');
+    expect(strip(exportedAgain)).toEqual(strip(parties));
+    expect(exportedAgain.find((r) => r.lastName === 'Hopper')?.about).toBe('=1+1 is not a formula here');
+  });
+});
+
+describe('round-trip mappings into an account that lacks a user or a team', () => {
+  it('write the record for the importing user and without the team, and do not reject it', async () => {
+    const c = await startTestSandbox();
+    boxes.push(c);
+    const header = 'id,type,name,title,firstName,lastName,jobTitle,about,organisationId,owner,team,emailAddresses,phoneNumbers,websites,addresses,tags,customFields';
+    writeFileSync(join(dir, 'strangers.csv'), `${header}\n7,person,,,Ada,Lovelace,,,,Jo Smith,Marketing,,,,,,\n8,person,,,Alan,Turing,,,,kim@sandbox.example,Support,,,,,,\n`);
+    writeFileSync(join(dir, 'strangers.yaml'), `version: 1\nsteps:\n  - { name: organisations, mapping: ${PARTY_MAPPINGS[0]}, input: strangers.csv }\n  - { name: people, mapping: ${PARTY_MAPPINGS[1]}, input: strangers.csv }\n`);
+    const client = new CrmClient({ baseUrl: c.url, auth: c.token });
+    const summary = await runImport({ source: { kind: 'plan', planFile: join(dir, 'strangers.yaml') }, stateDir: join(dir, 'strangers-state') }, { client, account: { baseUrl: c.url, account: c.url } });
+    await client.close();
+    expect(summary.steps.map((s) => [s.step, s.created, s.rejected])).toEqual([['organisations', 0, 0], ['people', 2, 0]]);
+    const people = (await allPages(c, '/parties', 'parties')) as Array<Record<string, any>>;
+    const ada = people.find((p) => p.lastName === 'Lovelace');
+    expect([ada?.owner?.username, ada?.team]).toEqual(['admin', null]);
+    // An owner named by email address is found.
+    const alan = people.find((p) => p.lastName === 'Turing');
+    expect([alan?.owner?.username, alan?.team?.name]).toEqual(['kim', 'Support']);
   });
 });
