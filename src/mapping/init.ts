@@ -192,6 +192,72 @@ function transformsFor(to: string, rule: Rule, samples: CellValue[], hint: { mon
   return { transforms: base, why: [] };
 }
 
+/** A numbered column of a contact list, as the v1 reader flattens them: `phone.2.phoneNumber`. */
+const NUMBERED = /^(email|phone|address|website)\.(\d+)\.(\w+)$/;
+
+/** What each part of a numbered v1 contact item is in an `items: numbered` entry; parts not named are not carried. */
+const NUMBERED_PARTS: Record<string, Record<string, string>> = {
+  email: { type: 'type', emailAddress: 'value' },
+  phone: { type: 'type', phoneNumber: 'value' },
+  address: { type: 'type', street: 'parts.street', city: 'parts.city', state: 'parts.state', zip: 'parts.zip', country: 'parts.country' },
+  website: { type: 'type', webService: 'service', webAddress: 'value' },
+};
+
+/** Why a numbered part is left out of the draft. */
+const NUMBERED_LEFT_OUT: Record<string, string> = {
+  id: "the legacy item's id: the service gives each item its own",
+  url: 'made from the service and the address, which are carried',
+};
+
+/**
+ * The `items: numbered` entries for a party file's numbered contact columns (a legacy v1 export's
+ * `email.1.emailAddress`, `email.2.type`, ...): every item of each list, with its type. Returns
+ * the lines, the columns they read and the columns of those lists they leave out, with why.
+ */
+function numberedEntries(header: readonly string[], samples: ReadonlyMap<string, CellValue[]>): { lines: string[]; used: string[]; leftOut: Map<string, string> } {
+  const lists = new Map<string, Set<string>>();
+  for (const column of header) {
+    const m = NUMBERED.exec(column);
+    if (!m) continue;
+    const parts = lists.get(m[1] as string) ?? new Set<string>();
+    parts.add(m[3] as string);
+    lists.set(m[1] as string, parts);
+  }
+  const lines: string[] = [];
+  const used: string[] = [];
+  const leftOut = new Map<string, string>();
+  for (const [list, parts] of lists) {
+    const roles = NUMBERED_PARTS[list] as Record<string, string>;
+    const pattern = (part: string): string => `${list}.*.${part}`;
+    if (![...parts].some((part) => roles[part] === 'value' || roles[part]?.startsWith('parts.'))) continue;
+    lines.push(`  - to: ${list}`, `    # every ${list} of a record (${list}.1, ${list}.2, ...), each with its own type`, '    items: numbered');
+    const partLines: string[] = [];
+    for (const part of parts) {
+      const role = roles[part];
+      if (role === undefined) continue;
+      const transforms = role === 'value' && list === 'email' ? ['trim', 'lowercase'] : role === 'value' && list === 'phone' ? phoneTransforms(header, samples, list, part) : ['trim'];
+      const spec = `{column: ${q(pattern(part))}, transform: [${transforms.join(', ')}]}`;
+      if (role.startsWith('parts.')) partLines.push(`      ${role.slice(6)}: ${spec}`);
+      else lines.push(`    ${role}: ${spec}`);
+    }
+    if (partLines.length > 0) lines.push('    parts:', ...partLines);
+    for (const column of header) {
+      const m = NUMBERED.exec(column);
+      if (m?.[1] !== list) continue;
+      if (roles[m[3] as string] !== undefined) used.push(column);
+      else leftOut.set(column, NUMBERED_LEFT_OUT[m[3] as string] ?? `no part of a ${list} in the service`);
+    }
+  }
+  return { lines, used, leftOut };
+}
+
+/** A phone list's transforms, proposed from the numbers of every item. */
+function phoneTransforms(header: readonly string[], samples: ReadonlyMap<string, CellValue[]>, list: string, part: string): string[] {
+  const values = header.filter((column) => NUMBERED.exec(column)?.[1] === list && column.endsWith(`.${part}`)).flatMap((column) => samples.get(column) ?? []);
+  const proposal = proposePhone(values);
+  return proposal ? [proposal.transform] : ['trim'];
+}
+
 /** `type` (or `Kind`, `Party type` ...) holding only `person` and `organisation`, as the service writes them. */
 function isKindColumn(column: string, samples: CellValue[]): boolean {
   if (!['type', 'kind', 'partytype', 'recordtype'].includes(normalizeWord(column))) return false;
@@ -261,8 +327,14 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   // one): it gives the type, and the whole-name column then names the organisations.
   const kindColumn = entity === 'party' ? header.find((column) => isKindColumn(column, samples.get(column) ?? [])) : undefined;
   let wholeNameColumn: string | undefined;
+  const numbered = entity === 'party' ? numberedEntries(header, samples) : { lines: [], used: [], leftOut: new Map<string, string>() };
+  for (const [column, why] of numbered.leftOut) reasons.set(column, why);
   for (const column of header) {
-    if (column === kindColumn) continue;
+    if (column === kindColumn || numbered.used.includes(column)) continue;
+    if (numbered.leftOut.has(column)) {
+      unmatched.push(column);
+      continue;
+    }
     let rule = ruleOf(column);
     if (rule?.wholeName && namesApart) {
       if (kindColumn !== undefined && wholeNameColumn === undefined) {
@@ -338,6 +410,8 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     lines.push(`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), ...valueLine(column, transforms, why));
     entries.push({ column, to });
   }
+  lines.push(...numbered.lines);
+  for (const column of numbered.used) entries.push({ column, to: NUMBERED.exec(column)?.[1] as string });
   // Columns no standard field takes: custom fields, typed from their values (dates, yes/no,
   // numbers) or text. Ids of other records (links for a plan) and empty columns stay listed.
   for (const column of CUSTOM_ENTITIES.has(entity) ? [...unmatched] : []) {
