@@ -91,6 +91,20 @@ describe('crm-ferry run: a real process interrupted', () => {
   });
 });
 
+describe('crm-ferry rollback: finding the state', () => {
+  it('takes the plan and --state-dir together, as run does: --state-dir names the state', async () => {
+    const ran = await runCli(['run', 'plan.yaml', '--state-dir', 'both-state', '--limit', '1'], { cwd: dir, env: env() });
+    expect(ran.code, ran.stderr).toBe(0);
+    const back = await runCli(['rollback', 'plan.yaml', '--state-dir', 'both-state'], { cwd: dir, env: env() });
+    expect(back.stderr).toBe('');
+    expect(back.code).toBe(0);
+    expect(back.stdout).toMatch(/Rolled back run /);
+    expect(back.stdout).toMatch(/people\s+1 record deleted/);
+    // The folder beside the plan was not the one used.
+    expect(existsSync(join(dir, '.crm-ferry'))).toBe(false);
+  });
+});
+
 describe('crm-ferry run: results, events and the exit codes', () => {
   it('--json prints one event per line: start, a row event per row, the summary at the end', async () => {
     const { code, stdout } = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'json-state', '--json', '--concurrency', '8'], { cwd: dir, env: env() });
