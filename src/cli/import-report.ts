@@ -36,6 +36,16 @@ function written(summary: ImportSummary): number {
   return summary.steps.reduce((sum, s) => sum + s.created + s.updated + s.deleted, 0);
 }
 
+/**
+ * What to do about rejected rows. Every run takes the rows the journal holds as rejected again
+ * (they have no record to be unchanged against), so the same command, run again once the input
+ * or the mapping is fixed, writes them; --retry-rejects only narrows a run to them.
+ */
+function rejectedHint(rejected: number, retryRejects: boolean): string {
+  const fix = `${plural(rejected, 'row')} rejected: fix ${rejected === 1 ? 'it' : 'them'} in the input or the mapping (the rejects files say why), then run the same command again`;
+  return retryRejects ? `${fix}.` : `${fix}: rejected rows are taken again, rows already written cost no request (add --retry-rejects to take only the rejected rows).`;
+}
+
 /** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */
 export function formatImportSummary(summary: ImportSummary, cwd: string): string {
   const lines: string[] = [];
@@ -83,7 +93,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
     );
   }
   else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
-  else if (rejected > 0) lines.push(`${plural(rejected, 'row')} rejected: fix ${rejected === 1 ? 'it' : 'them'} (see the rejects files), then run again with --retry-rejects.`);
+  else if (rejected > 0) lines.push(rejectedHint(rejected, summary.retryRejects));
   else if (summary.limited) lines.push('Sample done: the first rows of each step are in the account (--limit). Run the same command without --limit for the rest.');
   else if (summary.retryRejects) lines.push('Done: the rows earlier runs rejected are in the account.');
   else lines.push('Done: every row is in the account.');

@@ -147,7 +147,7 @@ const RUN_FLAGS: OptionSpec = {
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
   'delete-missing': { type: 'boolean', describe: 'delete the records of rows no longer in the input (listed otherwise)' },
-  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected' },
+  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected (a plain run takes them again too, with every other change)' },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },

@@ -87,7 +87,14 @@ describe('crm-ferry run: a real process interrupted', () => {
     const { code, stdout } = await runCli(['import', '--mapping', 'bad.yaml', '--input', 'bad.csv', '--state-dir', 'bad-state'], { cwd: dir, env: env() });
     expect(code).toBe(3);
     expect(stdout).toMatch(/rejected\s+1\s+-> bad-state\/results\/bad\.rejects\.csv/);
-    expect(stdout).toContain('--retry-rejects');
+    // A plain re-run takes the fixed row, and the hint says so (not that --retry-rejects is needed).
+    expect(stdout).toContain('then run the same command again: rejected rows are taken again');
+    expect(stdout).not.toMatch(/run again with --retry-rejects/);
+    writeFileSync(join(dir, 'bad.csv'), 'id,last,account\n1,Good,AB-1234\n2,Bad,CD-5678\n');
+    const again = await runCli(['import', '--mapping', 'bad.yaml', '--input', 'bad.csv', '--state-dir', 'bad-state'], { cwd: dir, env: env() });
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/created\s+1\n\s+unchanged\s+1\n/);
+    expect(again.stdout).toContain('Done: every row is in the account.');
   });
 });
 
