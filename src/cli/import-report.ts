@@ -169,12 +169,22 @@ export class ImportProgress {
   }
 }
 
+const TAG_LISTS: Record<RollbackSummary['tagsLeft'][number]['entity'], string> = { party: 'parties', kase: 'projects', opportunity: 'opportunities' };
+
 export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean): string {
   if (summary.runs.length === 0) return 'Nothing to roll back: no run in this state that was not rolled back already.\n';
   const lines = [`${dryRun ? 'Would roll back' : 'Rolled back'} run${summary.runs.length === 1 ? '' : 's'} ${summary.runs.join(', ')}:`];
   for (const step of summary.steps) lines.push(`  ${step.step.padEnd(20)} ${plural(step.deleted, 'record')} ${dryRun ? 'to delete' : 'deleted'}, ${step.restored} ${dryRun ? 'to restore' : 'restored'}`);
   if (summary.alreadyGone > 0) lines.push(`${plural(summary.alreadyGone, 'record')} were already gone from the account.`);
   if (summary.notRestorable > 0) lines.push(`${plural(summary.notRestorable, 'record')} deleted by --delete-missing cannot be brought back; their last values are in the journal.`);
+  if (summary.tagsLeft.length > 0) {
+    const lists = summary.tagsLeft.map((t) => `${t.names.join(', ')} (${TAG_LISTS[t.entity]})`).join('; ');
+    lines.push(
+      dryRun
+        ? `Tags stay in the account: the interface has no request to delete a tag. The records to undo carry ${lists}.`
+        : `Tags stay in the account: the interface has no request to delete a tag, only to take it off a record. No record carries these any more: ${lists}; remove them in the account's settings if they are not wanted.`,
+    );
+  }
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
   if (!dryRun) lines.push(`Requests: ${summary.requests}.`);
   return `${lines.join('\n')}\n`;
