@@ -81,6 +81,20 @@ describe('the XLSX styles part', () => {
   });
 });
 
+describe('XLSX date-times', () => {
+  it('are written in UTC (a spreadsheet cell holds no zone), whatever offset the value carried; dates stay the day', async () => {
+    const out = join(dir, 'zone.xlsx');
+    const writer = openWriter('xlsx', out, ['at', 'day'], options);
+    await writer.write([{ timestamp: '2024-04-03T12:20:30+02:00' }, { date: '2024-04-03' }], {});
+    await writer.commit();
+    const rows: Array<Record<string, unknown>> = [];
+    for await (const item of readXlsx(out)) if (item.kind === 'row') rows.push(item.values);
+    // The reader takes a serial as UTC: what it reads is what a person sees in the cell.
+    expect((rows[0]?.at as Date).toISOString()).toBe('2024-04-03T10:20:30.000Z');
+    expect((rows[0]?.day as Date).toISOString()).toBe('2024-04-03T00:00:00.000Z');
+  });
+});
+
 describe('a file that cannot be written', () => {
   it('fails with EXPORT_WRITE, and abort() returns (it waited for ever for a close that had happened)', async () => {
     const writer = openWriter('csv', join(dir, 'gone', 'x.csv'), ['id'], options);

@@ -324,6 +324,7 @@ describe('export: columns and formats', () => {
     expect((values['Customer since'] as Date).toISOString().slice(0, 10)).toBe('2021-06-01');
     expect(values.createdAt).toBeInstanceOf(Date);
     expect(values.email).toBe('ada@acme.example');
+    expect(values).toMatchObject({ organisation: 'Acme Ltd', 'organisation.id': ids.acme });
     const sheet = await zipEntry(out, 'xl/worksheets/sheet1.xml');
     expect(sheet).toContain('<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>');
     expect(sheet).toMatch(/<autoFilter ref="A1:[A-Z]+2"\/>/);
@@ -463,7 +464,7 @@ describe('export: opportunities and projects', () => {
     for await (const item of readXlsx(out)) rows.push(item);
     expect(rows).toHaveLength(1);
     const values = (rows[0] as { values: Record<string, unknown> }).values;
-    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
+    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', 'party.id': ids.acme, milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
     expect(values.expectedCloseOn).toBeInstanceOf(Date);
     expect((values.expectedCloseOn as Date).toISOString().slice(0, 10)).toBe('2031-03-31');
   });
@@ -487,6 +488,9 @@ describe('export: opportunities and projects', () => {
     const [header, row, more] = csvRows(out) as [string[], string[], string[] | undefined];
     expect(more).toBeUndefined();
     expect(row[header.indexOf('party')]).toBe('Acme Ltd');
+    // The id beside the name: two parties of one name are told apart, and a lookup joins on it.
+    expect(header.indexOf('party.id')).toBe(header.indexOf('party') + 1);
+    expect(row[header.indexOf('party.id')]).toBe(String(ids.acme));
     expect(row[header.indexOf('description')]).toBe('Set them up');
   });
 });
