@@ -476,10 +476,41 @@ describe('export: opportunities and projects', () => {
     [['tag is VIP'], ['Big deal']],
     [['owner is admin', 'name ends with deal'], ['Big deal', 'Small deal']],
     [['isOpen is true', 'name starts with Small'], ['Small deal']],
+    // The service's filter cannot compare amounts: checked here, on what the other conditions let through.
+    [['value is greater than 1000'], ['Big deal']],
+    [['amount is less than 1000'], ['Small deal']],
+    [['value is greater than 100', 'currency is EUR'], ['Small deal']],
+    [['value is greater than 250000'], []],
+    // Equality the service can check, as its expectedValue.
+    [['value is 500'], ['Small deal']],
   ])('opportunities --where %j', async (where, expected) => {
     const out = join(dir, 'opportunities.csv');
     await exportWith({ entity: 'opportunities', out, where });
     expect(names(out)).toEqual(expected);
+  });
+
+  it('amounts compared here: the summary says how many records were read for it; --any joins such conditions', async () => {
+    const { code, stdout } = await runCli(['export', 'opportunities', '--out', join(dir, 'big.csv'), '--where', 'value is greater than 20000', '--where', 'currency is GBP', '--base-url', box.url, '--token', box.token]);
+    expect(code).toBe(0);
+    // Only the GBP deal came from the service; its amount was compared here.
+    expect(stdout).toContain('Exported 1 record,');
+    expect(stdout).toContain('Read 1 record to check "value is greater than 20000" here: the service\'s filter cannot compare amounts.');
+    const out = join(dir, 'either.csv');
+    const either = await exportWith({ entity: 'opportunities', out, where: ['value is greater than 20000', 'value is less than 600'], any: true });
+    expect(names(out)).toEqual(['Big deal', 'Small deal']);
+    expect(either.checkedHere).toEqual(['value is greater than 20000', 'value is less than 600']);
+  });
+
+  it.each([
+    [{ where: ['value is greater than 20000', 'currency is GBP'], any: true }, /--any cannot join "value is greater than 20000" \(checked here/],
+    [{ where: ['value contains 5'] }, /`contains` does not apply to value/],
+    [{ where: ['value is greater than lots'] }, /the field takes a number, got "lots"/],
+  ])('amount conditions that cannot be checked are refused before any request: %j', async (flags, message) => {
+    const before = client.transport.requestsSent;
+    const error = await exportWith({ entity: 'opportunities', out: join(dir, 'x.csv'), ...flags }).then(() => null, (e: unknown) => e);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect((error as FerryError).message).toMatch(message);
+    expect(client.transport.requestsSent - before).toBe(0);
   });
 
   it('projects (kases): party by name, a filter on them', async () => {

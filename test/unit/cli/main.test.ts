@@ -35,6 +35,14 @@ describe('command line entry', () => {
     expect(f.out()).toMatch(/Rehearsing trouble:\n\s+--rate-limit\s+<N\/h\|N\/min\|N\/s> limit requests per user/);
   });
 
+  it('says in export --help which --where conditions are checked here and cost a full read', async () => {
+    const f = fakeIo();
+    expect(await main(['export', '--help'], f.io)).toBe(0);
+    const help = f.out().replace(/\s+/g, ' ');
+    expect(help).toContain("an opportunity's value (or amount) `is greater than` / `is less than` N is checked here");
+    expect(help).toContain('with no other condition, a full read of the list');
+  });
+
   it('says in sandbox --help and docs/sandbox.md how long a --token must be, the rule it is refused by', async () => {
     const f = fakeIo();
     expect(await main(['sandbox', '--help'], f.io)).toBe(0);
