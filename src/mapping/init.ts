@@ -5,7 +5,7 @@ import type { OpenSourceOptions } from '../sources/index.ts';
 import type { CellValue } from '../sources/types.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
-import { normalizeWord } from './suggest.ts';
+import { isIdColumn, normalizeWord } from '../sources/column-kinds.ts';
 
 /** Options of draftMapping. */
 export interface DraftOptions extends OpenSourceOptions {
@@ -150,23 +150,6 @@ function columnNames(column: string): string[] {
   if (dashed) names.push(`${dashed[2]} ${dashed[1]}`, dashed[1] as string);
   if (plain.includes('/')) names.push(...plain.split('/').map((part) => part.trim()));
   return names;
-}
-
-/**
- * Whether a column holds ids: "ID", "Customer ID", "Kundennummer", "Réf client", "Référence",
- * "Nr", "Número de cliente", "Codice cliente", "Klantnummer". Phone, tax and postal numbers are not.
- */
-function isIdColumn(column: string): boolean {
-  const plain = normalizeWord(column);
-  if (/phone|fax|mobile|tel|vat|tax|zip|post|iban|siret|siren|currency/.test(plain)) return false;
-  return (
-    plain === 'id' ||
-    plain === 'key' ||
-    /(^|[a-z])ids(primary|secondary)?$/.test(plain) ||
-    /(^|[a-z])(id|nr|no|number|nummer)$/.test(plain) ||
-    /^(ref|reference|referenz|referencia|riferimento)/.test(plain) ||
-    /^(kundennummer|klantnummer|numero|codice|code)/.test(plain)
-  );
 }
 
 /** The entities whose records have custom fields. */
