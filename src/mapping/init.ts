@@ -5,11 +5,11 @@ import type { OpenSourceOptions } from '../sources/index.ts';
 import type { CellValue } from '../sources/types.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
-import { normalizeWord } from './suggest.ts';
+import { isIdColumn, normalizeWord } from '../sources/column-kinds.ts';
 
 /** Options of draftMapping. */
 export interface DraftOptions extends OpenSourceOptions {
-  /** What each row becomes. @default 'party' */
+  /** What each row becomes. @default the kind of a legacy v1 export's records, else 'party' */
   entity?: Entity;
   /** Rows read for samples (tag separators, whether a column holds ids). @default 20 */
   sampleRows?: number;
@@ -24,7 +24,13 @@ export interface DraftResult {
   unmatched: string[];
   /** The column or template chosen as the key. */
   key: string;
+  /** What each row becomes, and why when it was not asked for: `the file holds v1 opportunity records`. */
+  entity: Entity;
+  entityReason: string | null;
 }
+
+/** What the records of a legacy v1 export become. */
+const V1_ENTITIES: Readonly<Record<string, Entity>> = { person: 'party', organisation: 'party', opportunity: 'opportunity', kase: 'kase', task: 'task', historyItem: 'entry' };
 
 /** What a draft entry writes for a matched column. */
 interface Rule {
@@ -146,23 +152,6 @@ function columnNames(column: string): string[] {
   return names;
 }
 
-/**
- * Whether a column holds ids: "ID", "Customer ID", "Kundennummer", "Réf client", "Référence",
- * "Nr", "Número de cliente", "Codice cliente", "Klantnummer". Phone, tax and postal numbers are not.
- */
-function isIdColumn(column: string): boolean {
-  const plain = normalizeWord(column);
-  if (/phone|fax|mobile|tel|vat|tax|zip|post|iban|siret|siren|currency/.test(plain)) return false;
-  return (
-    plain === 'id' ||
-    plain === 'key' ||
-    /(^|[a-z])ids(primary|secondary)?$/.test(plain) ||
-    /(^|[a-z])(id|nr|no|number|nummer)$/.test(plain) ||
-    /^(ref|reference|referenz|referencia|riferimento)/.test(plain) ||
-    /^(kundennummer|klantnummer|numero|codice|code)/.test(plain)
-  );
-}
-
 /** The entities whose records have custom fields. */
 const CUSTOM_ENTITIES = new Set<Entity>(['party', 'kase', 'opportunity']);
 
@@ -272,16 +261,17 @@ function isKindColumn(column: string, samples: CellValue[]): boolean {
  * The key is an id-like column when there is one, else the email column, else the first column.
  */
 export async function draftMapping(file: string, options: DraftOptions = {}): Promise<DraftResult> {
-  const entity = options.entity ?? 'party';
   const sampleRows = options.sampleRows ?? 20;
   const opened = await openSource(file, options);
   const samples = new Map<string, CellValue[]>();
   let read = 0;
   let firstError: FerryError | undefined;
+  let recordKind: string | undefined;
   try {
     for await (const item of opened.items) {
       if (item.kind === 'error') firstError ??= item.error;
       if (item.kind !== 'row') continue;
+      recordKind ??= item.recordKind;
       for (const [column, value] of Object.entries(item.values)) {
         const list = samples.get(column) ?? [];
         list.push(value);
@@ -306,6 +296,10 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   if (header.length === 0) {
     throw new FerryError('SOURCE_HEADER', 'the file has no rows to draft a mapping from: a draft needs the header and at least one row', { location: { file } });
   }
+  // A legacy export says what its records are: its opportunities are drafted as opportunities.
+  const fromFile = recordKind === undefined ? undefined : V1_ENTITIES[recordKind];
+  const entity = options.entity ?? fromFile ?? 'party';
+  const entityReason = options.entity === undefined && fromFile !== undefined ? `the file holds v1 ${recordKind} records` : null;
   const rules = entity === 'party' ? PARTY_RULES : GENERIC_RULES[entity];
   const matched: Array<{ column: string; rule: Rule }> = [];
   const unmatched: string[] = [];
@@ -374,7 +368,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     `# Drafted by crm-ferry mapping init from ${basename(file)} (${opened.format}). Check every entry before use;`,
     '# docs/mapping.md lists every target and transform. The comments say why a transform was chosen.',
     'version: 1',
-    `entity: ${entity}`,
+    `entity: ${entity}${entityReason ? `  # ${entityReason}` : ''}`,
     `key: ${q(key)}${idColumn ? `  # ${q(idColumn)} holds an id for each row` : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,
     'fields:',
   ];
@@ -466,5 +460,5 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
     for (const column of unmatched) lines.push(`#   ${q(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
   }
-  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, key };
+  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, key, entity, entityReason };
 }
