@@ -110,9 +110,14 @@ function holds(present: Body, item: Body): boolean {
   return true;
 }
 
-/** Link objects as a write takes them back: `{id}` only. */
-function slim(value: unknown): unknown {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') return { id: (value as Body).id };
+/**
+ * Link objects as a write takes them back: `{id}` only, or the bare id where the body gives one
+ * (`activityType: 3` is read back as `activityType: {id: 3, ...}`).
+ */
+function slim(value: unknown, written: unknown): unknown {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') {
+    return typeof written === 'number' ? (value as Body).id : { id: (value as Body).id };
+  }
   return value === undefined ? null : value;
 }
 
@@ -124,7 +129,7 @@ function slim(value: unknown): unknown {
  */
 export function fromRecord(record: Body, body: Body): Body {
   const from: Body = {};
-  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
+  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key], body[key]);
   return from;
 }
 

@@ -281,7 +281,7 @@ class StepRun {
  * A row is known to the journal by its key. With the mapping's key changed, no row would find the
  * record an earlier run wrote for it: every row would be created again, beside its record.
  */
-function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
+export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
   const key = JSON.stringify(step.mapping.key);
   if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
   throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {

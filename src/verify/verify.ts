@@ -6,6 +6,7 @@ import type { CrmClient } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { fromRecord, planUpdate } from '../load/records.ts';
+import { assertSameKey } from '../load/run-import.ts';
 import { RecordService } from '../load/service.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { csvField } from '../mapping/rejects.ts';
@@ -212,6 +213,8 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const checks: StepCheck[] = [];
     for (const [index, step] of prepared.entries()) {
       const journal = await loadJournal(state.journalFile(step.name));
+      // Rows keyed otherwise than the run keyed them would find none of its records.
+      assertSameKey(step, journal);
       const entity = (compiled[index] as (typeof compiled)[number]).entity;
       checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map() });
     }
