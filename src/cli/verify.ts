@@ -44,7 +44,7 @@ const COUNTS: Array<[keyof VerifySummary['steps'][number], string]> = [
 export function formatVerifyPlan(event: Extract<VerifyEvent, { type: 'plan' }>): string {
   const records = event.steps.reduce((sum, s) => sum + s.records, 0);
   const perStep = event.steps.map((s) => `${s.step} ${s.records.toLocaleString('en-GB')}`).join(', ');
-  return `Reading ${records.toLocaleString('en-GB')} records of the account (${perStep}): ${event.requests.toLocaleString('en-GB')} requests, after ${event.requestsForNames} to read the account's names.\n`;
+  return `Reading ${records.toLocaleString('en-GB')} records of the account (${perStep}): ${event.requests.toLocaleString('en-GB')} requests, after ${event.requestsForNames} to read the account's names and ${event.requestsForAdded} to list what was created since the first run.\n`;
 }
 
 /** The closing line: whether the account holds what the source holds. */

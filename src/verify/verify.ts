@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { CrmClient } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
-import { type AccountIdentity, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
+import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
 import { fromRecord, planUpdate } from '../load/records.ts';
 import { assertSameKey } from '../load/run-import.ts';
 import { RecordService } from '../load/service.ts';
@@ -44,7 +44,8 @@ const FILTERABLE: ReadonlySet<Entity> = new Set(['party', 'kase', 'opportunity']
 /**
  * What differs between a row and the account:
  * - `missing`: the row has no record in the account (never written, rejected, or deleted there);
- * - `extra`: a record a run created whose row the source no longer has;
+ * - `extra`: a record a run created whose row the source no longer has, or a party, project or
+ *   opportunity created in the account since the first run that no run wrote (added by hand);
  * - `differs`: a field the account holds otherwise than the row maps to;
  * - `unresolved`: a link (or a name) of the row that did not resolve.
  */
@@ -90,14 +91,16 @@ export interface VerifyStepSummary {
 export interface VerifySummary {
   stateDir: string;
   steps: VerifyStepSummary[];
-  /** Every difference, in step order, then row order. */
+  /** Every difference, in step order, then row order; records added in the account last. */
   differences: VerifyDifference[];
   differencesFile: string;
   /** Requests sent, reads of names included. */
   requests: number;
   /** Of those, the reads of the account's names at the start. */
   requestsForNames: number;
-  /** The requests announced before the records were read (the `plan` event). */
+  /** Of those, the listing of records created in the account since the first run. */
+  requestsForAdded: number;
+  /** The requests announced before the records were read by id (the `plan` event). */
   plannedRequests: number;
   elapsedMs: number;
   /** True when nothing differs. */
@@ -106,7 +109,17 @@ export interface VerifySummary {
 
 export type VerifyEvent =
   /** Sent before the records are read: how many requests that takes. */
-  | { type: 'plan'; steps: Array<{ step: string; records: number; requests: number }>; requests: number; requestsForNames: number }
+  | {
+      type: 'plan';
+      /** Per step: the records the journal holds ids for, and the requests reading them takes. */
+      steps: Array<{ step: string; records: number; requests: number }>;
+      /** The requests still to come: reading the records by id. */
+      requests: number;
+      /** Spent already: reading the account's names. */
+      requestsForNames: number;
+      /** Spent already: listing the records created in the account since the first run. */
+      requestsForAdded: number;
+    }
   | { type: 'end'; summary: VerifySummary };
 
 export interface VerifyDeps {
@@ -163,6 +176,63 @@ interface StepCheck {
   ids: Map<string, RowState & { id: number }>;
   /** The account's records by id, once read; an id absent here is not in the account. */
   records: Map<number, Body>;
+  /** When the step's first run began (its journal's first line), or null for a step never run. */
+  began: Date | null;
+  /** The party types (person, organisation) the step's rows map to: where a record added by hand belongs. */
+  types: Set<string>;
+}
+
+/** When a journal's first run began: its first line's time. */
+async function firstRunTime(file: string): Promise<Date | null> {
+  for await (const entry of readJournal(file)) {
+    const at = Date.parse(entry.at);
+    return Number.isNaN(at) ? null : new Date(at);
+  }
+  return null;
+}
+
+/**
+ * Records of the kinds the steps write (parties, projects, opportunities) that the account
+ * created since the first run began and that no run wrote: added by hand, or by something else,
+ * while the migration was under way or after it. Read with \`since\`, 100 a request.
+ */
+async function readAdded(service: RecordService, checks: readonly StepCheck[]): Promise<Map<Entity, Body[]>> {
+  const added = new Map<Entity, Body[]>();
+  for (const entity of ['party', 'kase', 'opportunity'] as const) {
+    const mine = checks.filter((check) => check.entity === entity);
+    const began = mine.map((check) => check.began?.getTime() ?? Number.POSITIVE_INFINITY).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+    if (mine.length === 0 || !Number.isFinite(began)) continue;
+    const known = new Set(mine.flatMap((check) => [...check.ids.values()].map((row) => row.id)));
+    const found: Body[] = [];
+    for await (const record of service.changedSince(entity, new Date(began))) {
+      if (typeof record.id !== 'number' || known.has(record.id)) continue;
+      const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
+      // Changed since, but there before: an edit of the account's own record is not for verify
+      // to judge. Compared in whole seconds, as the service gives its times: a record made in the
+      // second the run began is reported rather than passed over.
+      if (Number.isNaN(created) || created < Math.floor(began / 1000) * 1000) continue;
+      found.push(record);
+    }
+    added.set(entity, found);
+  }
+  return added;
+}
+
+/**
+ * The step a record added by hand is listed under: the step of its kind whose rows have its party
+ * type (a person added by hand is no business of a plan that writes only organisations), else,
+ * for kinds without a type, the first step of its kind.
+ */
+function stepFor(record: Body, checks: readonly StepCheck[], entity: Entity): StepCheck | undefined {
+  const mine = checks.filter((check) => check.entity === entity);
+  if (typeof record.type === 'string') return mine.find((check) => check.types.has(record.type as string));
+  return mine[0];
+}
+
+/** A record's name, as a person would look for it in the account. */
+function nameOf(record: Body): string {
+  const name = typeof record.name === 'string' ? record.name : [record.firstName, record.lastName].filter((part) => typeof part === 'string' && part !== '').join(' ');
+  return name === '' ? `record ${String(record.id)}` : name;
 }
 
 /** Reads the records of the ids, a filter page of 100 at a time where the entity has a filter, else one GET each. */
@@ -216,7 +286,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       // Rows keyed otherwise than the run keyed them would find none of its records.
       assertSameKey(step, journal);
       const entity = (compiled[index] as (typeof compiled)[number]).entity;
-      checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map() });
+      checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map(), began: await firstRunTime(state.journalFile(step.name)), types: new Set() });
     }
     if (checks.every((check) => check.ids.size === 0 && check.journal.lines === 0)) {
       throw new FerryError('USAGE', `the state in ${state.dir} holds no run of ${prepared.map((s) => s.name).join(', ')}: nothing to verify`, {
@@ -227,11 +297,14 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const beforeNames = deps.client.transport.requestsSent;
     const resolver = deps.resolver ?? (await loadCatalog(deps.client));
     const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+    const service = new RecordService(deps.client, deps.signal);
+    const beforeAdded = deps.client.transport.requestsSent;
+    const added = await readAdded(service, checks);
+    const requestsForAdded = deps.client.transport.requestsSent - beforeAdded;
     const planned = checks.map((check) => ({ step: check.prepared.name, records: check.ids.size, requests: requestsToRead(check.entity, check.ids.size) }));
     const plannedRequests = planned.reduce((sum, s) => sum + s.requests, 0);
-    emit({ type: 'plan', steps: planned, requests: plannedRequests, requestsForNames });
+    emit({ type: 'plan', steps: planned, requests: plannedRequests, requestsForNames, requestsForAdded });
 
-    const service = new RecordService(deps.client, deps.signal);
     const limit = pLimit(options.concurrency);
     for (const check of checks) {
       check.records = await readRecords(service, check.entity, [...check.ids.values()].map((row) => row.id), limit);
@@ -243,6 +316,15 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     for (const [index, check] of checks.entries()) {
       steps.push(await compareStep(check, compiled[index] as (typeof compiled)[number], byName, resolver, differences, deps.signal));
     }
+    for (const [entity, records] of added) {
+      for (const record of records) {
+        const check = stepFor(record, checks, entity);
+        const counts = steps.find((s) => s.step === check?.prepared.name);
+        if (!check || !counts) continue;
+        counts.extra += 1;
+        differences.push({ step: check.prepared.name, kind: 'extra', row: null, key: '', field: '', inFile: 'no row: not written by crm-ferry', inAccount: `${nameOf(record)} (record ${String(record.id)}), added to the account on ${String(record.createdAt)}`, id: record.id as number });
+      }
+    }
     const differencesFile = options.differencesFile ?? join(state.dir, 'results', 'verify.differences.csv');
     await writeDifferences(differencesFile, differences);
     const summary: VerifySummary = {
@@ -252,6 +334,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       differencesFile,
       requests: deps.client.transport.requestsSent - requestsAtStart,
       requestsForNames,
+      requestsForAdded,
       plannedRequests,
       elapsedMs: Date.now() - started,
       matches: differences.length === 0,
@@ -310,6 +393,7 @@ async function compareStep(
         add({ kind: 'missing', row: item.row, key: key ?? '', field: item.field, inFile: `the row does not map: ${item.message}`, inAccount: earlier ? `record ${earlier.id}, written by an earlier run` : '', id: earlier?.id ?? null });
         continue;
       }
+      if (typeof item.record.type === 'string') check.types.add(item.record.type);
       const known = check.ids.get(item.key);
       if (!known) {
         counts.missing += 1;
