@@ -196,26 +196,42 @@ const W = 720;
 const H = 240;
 const PAD = { left: 56, right: 56, top: 16, bottom: 34 };
 
-/** Requests sent over time (and, when the service said its quota, the share of the window used) as an inline SVG. */
+/**
+ * Requests sent over time and, when the service said its quota, the requests left in its
+ * rate-limit window, as an inline SVG (two lines, each on its own scale).
+ */
 export function usageChart(samples: readonly UsageSample[]): string {
   if (samples.length === 0) return '<p class="muted">No requests were recorded.</p>';
-  const points = samples.length === 1 ? [samples[0] as UsageSample, { ...(samples[0] as UsageSample), atMs: (samples[0] as UsageSample).atMs + 1 }] : samples;
+  const first = samples[0] as UsageSample;
+  const points = samples.length === 1 ? [first, { ...first, atMs: first.atMs + 1 }] : samples;
   const endMs = Math.max(1, (points[points.length - 1] as UsageSample).atMs);
   const maxRequests = Math.max(1, ...points.map((p) => p.requests));
+  const withQuota = points.filter((p) => p.remaining !== null);
+  const maxLeft = Math.max(1, ...withQuota.map((p) => p.remaining as number));
   const x = (ms: number): number => PAD.left + (ms / endMs) * (W - PAD.left - PAD.right);
   const y = (share: number): number => H - PAD.bottom - share * (H - PAD.top - PAD.bottom);
   const line = (values: Array<[number, number]>): string => values.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ');
   const requests = line(points.map((p) => [x(p.atMs), y(p.requests / maxRequests)]));
-  const withQuota = points.filter((p) => p.limit !== null && p.limit > 0 && p.remaining !== null);
-  const quota = withQuota.length > 0 ? line(withQuota.map((p) => [x(p.atMs), y(Math.min(1, Math.max(0, 1 - (p.remaining as number) / (p.limit as number))))])) : null;
+  const quota = withQuota.length > 0 ? line(withQuota.map((p) => [x(p.atMs), y((p.remaining as number) / maxLeft)])) : null;
   const grid = [0, 0.5, 1]
-    .map((share) => `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(share).toFixed(1)}" y2="${y(share).toFixed(1)}" stroke="#e3e7ec"/><text x="${PAD.left - 6}" y="${(y(share) + 4).toFixed(1)}" text-anchor="end">${esc(number(Math.round(maxRequests * share)))}</text>${quota ? `<text x="${W - PAD.right + 6}" y="${(y(share) + 4).toFixed(1)}">${share * 100}%</text>` : ''}`)
+    .map(
+      (share) =>
+        `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(share).toFixed(1)}" y2="${y(share).toFixed(1)}" stroke="#e3e7ec"/><text x="${PAD.left - 6}" y="${(y(share) + 4).toFixed(1)}" text-anchor="end">${esc(number(Math.round(maxRequests * share)))}</text>${
+          quota ? `<text x="${W - PAD.right + 6}" y="${(y(share) + 4).toFixed(1)}">${esc(number(Math.round(maxLeft * share)))}</text>` : ''
+        }`,
+    )
     .join('');
   const axis = `<text x="${PAD.left}" y="${H - 10}">0</text><text x="${W - PAD.right}" y="${H - 10}" text-anchor="end">${esc(duration(endMs))}</text><text x="${W / 2}" y="${H - 10}" text-anchor="middle">time since the start</text>`;
-  const label = `Requests sent over ${duration(endMs)}: ${number(maxRequests)} in all${quota ? `; share of the rate-limit window used, up to ${Math.round(Math.max(...withQuota.map((p) => 1 - (p.remaining as number) / (p.limit as number))) * 100)}%` : ''}.`;
+  const perHour = withQuota.find((p) => p.limit !== null)?.limit ?? null;
+  const fewest = withQuota.length > 0 ? Math.min(...withQuota.map((p) => p.remaining as number)) : null;
+  const label = `Requests sent over ${duration(endMs)}: ${number(maxRequests)} in all${
+    fewest !== null ? `; the fewest requests left in a rate-limit window: ${number(fewest)}${perHour !== null ? ` (the account allows ${number(perHour)} an hour)` : ''}` : ''
+  }.`;
   return `<figure><svg class="usage-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}" xmlns="http://www.w3.org/2000/svg"><title>${esc(label)}</title>${grid}${axis}<polyline class="requests" fill="none" stroke="#2457a6" stroke-width="2" points="${requests}"/>${
     quota ? `<polyline class="quota" fill="none" stroke="#9a5b00" stroke-width="1.5" stroke-dasharray="5 3" points="${quota}"/>` : ''
-  }</svg><figcaption><span class="legend-requests">━ requests sent so far</span> (left scale)${quota ? ' · <span class="legend-quota">╌ share of the rate-limit window used</span> (right scale)' : ' · the service did not say its rate limit'}. ${esc(label)}</figcaption></figure>`;
+  }</svg><figcaption><span class="legend-requests">━ requests sent so far</span> (left scale)${
+    quota ? ' · <span class="legend-quota">╌ requests left in the rate-limit window</span> (right scale)' : ' · the service did not say its rate limit'
+  }. ${esc(label)}</figcaption></figure>`;
 }
 
 function differencesTable(input: ReportInput): string {
@@ -241,8 +257,8 @@ export function renderReport(input: ReportInput): string {
   const sections: string[] = [];
   sections.push(`<section id="counts"><h2>Counts per step</h2>${countsTable(input.steps)}</section>`);
   if (input.command === 'verify') sections.push(`<section id="differences"><h2>Differences</h2>${differencesTable(input)}</section>`);
+  if (input.command === 'run' || input.command === 'import') sections.push(`<section id="reasons"><h2>Rejected rows and warnings, by reason</h2>${reasonsTable(input)}</section>`);
   if (input.command !== 'rollback') {
-    sections.push(`<section id="reasons"><h2>Rejected rows and warnings, by reason</h2>${reasonsTable(input)}</section>`);
     sections.push(`<section id="not-carried"><h2>What was not carried</h2>${notCarriedList(input.notCarried)}</section>`);
   }
   sections.push(`<section id="usage"><h2>Requests and quota over time</h2>${usageChart(input.usage)}</section>`);
