@@ -4,6 +4,7 @@ import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf, defaultStateDir, path, wholeNumber } from './import.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
+import { VERIFY_COUNTS } from '../report/build.ts';
 import { version } from './version.ts';
 
 /** Builds verify's options from its flags: a PLAN, or --mapping and --input, and the state folder rules of `run` and `import`. */
@@ -29,16 +30,6 @@ export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInp
   return options;
 }
 
-const COUNTS: Array<[keyof VerifySummary['steps'][number], string]> = [
-  ['rows', 'rows in the source'],
-  ['skipped', 'skipped'],
-  ['found', 'found'],
-  ['missing', 'missing'],
-  ['extra', 'extra'],
-  ['differing', 'differing'],
-  ['unresolved', 'links unresolved'],
-  ['notCompared', 'left alone'],
-];
 
 /** What verify says before it reads the records: how many requests that takes. */
 export function formatVerifyPlan(event: Extract<VerifyEvent, { type: 'plan' }>): string {
@@ -58,10 +49,10 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string): string
   const lines: string[] = [];
   for (const step of summary.steps) {
     lines.push(`Step ${step.step}: ${shownPath(step.inputFile, cwd)} with ${shownPath(step.mappingFile, cwd)}`);
-    for (const [key, label] of COUNTS) {
+    for (const [key, label] of VERIFY_COUNTS) {
       const value = step[key] as number;
       if (value === 0 && (key === 'skipped' || key === 'notCompared')) continue;
-      lines.push(`  ${label.padEnd(20)}${String(value).padStart(9)}`);
+      lines.push(`  ${label.padEnd(26)}${String(value).padStart(9)}`);
     }
     lines.push('');
   }

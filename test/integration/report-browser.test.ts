@@ -60,6 +60,15 @@ async function open(file: string): Promise<{ page: Page; problems: string[]; req
   return { page, problems, requests: requests.filter((r) => r !== url) };
 }
 
+/** The `end` event of a command's --json output. */
+function endOf(stdout: string): { summary: any } {
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .find((event) => event.type === 'end');
+}
+
 async function countOf(page: Page, step: string, key: string): Promise<number> {
   const text = await page.locator(`td[data-step="${step}"][data-count="${key}"]`).textContent();
   return Number(String(text).replace(/,/g, ''));
@@ -69,11 +78,7 @@ describe('the HTML report in headless Chromium', () => {
   it('of a run: loads with no console error and nothing fetched, its counts are the --json summary, the chart is drawn, no token', async () => {
     const { code, stdout, stderr } = await runCli(['run', 'plan.yaml', '--json', '--report', 'run.html'], { cwd: dir, env: env() });
     expect(code, stderr).toBe(3);
-    const end = stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line))
-      .find((event) => event.type === 'end');
+    const end = endOf(stdout);
     expect(stderr).toContain('Report: run.html');
     const file = join(dir, 'run.html');
     const html = readFileSync(file, 'utf8');
@@ -121,11 +126,7 @@ describe('the HTML report in headless Chromium', () => {
     expect((await box.v2('PUT', `/parties/${id}`, { party: { jobTitle: '<img src=x onerror=alert(1)>' } })).status).toBe(200);
     const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--json', '--report', 'verify.html'], { cwd: dir, env: env() });
     expect(code, stderr).toBe(3);
-    const end = stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line))
-      .find((event) => event.type === 'end');
+    const end = endOf(stdout);
     const { page, problems, requests } = await open(join(dir, 'verify.html'));
     expect(problems).toEqual([]);
     expect(requests).toEqual([]);
