@@ -143,4 +143,19 @@ describe('the HTML report in headless Chromium', () => {
     expect(readFileSync(join(dir, 'verify.html'), 'utf8')).not.toContain(box.token);
     await page.close();
   });
+
+  it('of rollback: the records deleted per step are the summary', async () => {
+    const { code, stdout, stderr } = await runCli(['rollback', 'plan.yaml', '--report', 'rollback.html'], { cwd: dir, env: env() });
+    expect(code, stderr).toBe(0);
+    const deleted = Object.fromEntries([...stdout.matchAll(/^  (\S+)\s+(\d+) records? deleted/gm)].map((m) => [m[1], Number(m[2])]));
+    expect(deleted).toEqual({ people: 30, organisations: 31 });
+    const { page, problems, requests } = await open(join(dir, 'rollback.html'));
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([]);
+    expect(await countOf(page, 'people', 'deleted')).toBe(30);
+    expect(await countOf(page, 'organisations', 'deleted')).toBe(31);
+    expect(await page.locator('svg.usage-chart polyline.requests').count()).toBe(1);
+    expect(readFileSync(join(dir, 'rollback.html'), 'utf8')).not.toContain(box.token);
+    await page.close();
+  });
 });

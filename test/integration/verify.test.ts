@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,6 +126,31 @@ describe('crm-ferry verify', () => {
     expect(code, stdout + stderr).toBe(0);
     expect(stdout).toMatch(/Step generic-organisations: contacts.csv with organisations.yaml\n  rows in the source\s+30\n/);
     expect(stdout).toContain('The account holds what the source holds.');
+  });
+
+  it('verifies every kind of record clean: a whole v1 migration (parties, opportunities, projects, notes, tasks)', async () => {
+    const v1 = mkdtempSync(join(tmpdir(), 'ferry-verify-v1-'));
+    // An account of its own: records another test made in the second this run began would be extra.
+    const own = await startTestSandbox();
+    const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: own.url, CRM_FERRY_TOKEN: own.token });
+    try {
+      cpSync(join(ROOT, 'mappings'), join(v1, 'mappings'), { recursive: true });
+      cpSync(join(ROOT, 'samples'), join(v1, 'samples'), { recursive: true });
+      const plan = 'mappings/plans/v1-migration.yaml';
+      const run = await runCli(['run', plan], { cwd: v1, env: env() });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const { code, stdout, stderr } = await runCli(['verify', plan, '--json'], { cwd: v1, env: env() });
+      expect(code, stdout + stderr).toBe(0);
+      const [planned, end] = stdout.trim().split('\n').map((line) => JSON.parse(line));
+      // A filter page for each step of parties, projects or opportunities; a GET per note and per task.
+      const requests = Object.fromEntries(planned.steps.map((s: { step: string; records: number; requests: number }) => [s.step, [s.records, s.requests]]));
+      expect(requests).toEqual({ organisations: [1, 1], people: [2, 1], opportunities: [2, 1], kases: [2, 1], notes: [2, 2], 'kase-notes': [2, 2], tasks: [3, 3] });
+      expect(end.summary.requests).toBe(planned.requestsForNames + planned.requestsForAdded + planned.requests);
+      expect(end.summary.steps.map((s: { found: number }) => s.found)).toEqual([1, 2, 2, 2, 2, 2, 3]);
+    } finally {
+      await own.close();
+      rmSync(v1, { recursive: true, force: true });
+    }
   });
 
   it.each([
