@@ -65,7 +65,7 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string): string
 export const verifyCommand: Command = {
   name: 'verify',
   usage: `Usage: crm-ferry verify PLAN [options] [connection]
-       crm-ferry verify --mapping M --input F [options] [connection]
+   or: crm-ferry verify --mapping M --input F [options] [connection]
 
 Reads the source again and the account's records (by the ids in the state's journal), and says per
 step what is missing, extra, differs, or links nowhere. Writes nothing to the account.`,
