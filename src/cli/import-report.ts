@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
-import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts } from '../load/index.ts';
+import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
+import { IMPORT_COUNTS as COUNTS } from '../report/build.ts';
 
 function plural(count: number, word: string): string {
   return `${count.toLocaleString('en-GB')} ${word}${count === 1 ? '' : 's'}`;
@@ -17,19 +18,6 @@ function shown(path: string, cwd: string): string {
   return rel === '' || rel.startsWith('..') ? path : rel;
 }
 
-const COUNTS: Array<[keyof StepCounts, string]> = [
-  ['rowsRead', 'rows read'],
-  ['created', 'created'],
-  ['updated', 'updated'],
-  ['unchanged', 'unchanged'],
-  ['matched', 'matched'],
-  ['deleted', 'deleted'],
-  ['skipped', 'skipped'],
-  ['repeated', 'same record again'],
-  ['rejected', 'rejected'],
-  ['missing', 'gone from input'],
-  ['notReached', 'not reached'],
-];
 
 /** Records written by a run: what requests per record are counted against. */
 function written(summary: ImportSummary): number {

@@ -151,6 +151,12 @@ export class RecordService {
     yield* this.pages(path, many, { status: 'open,completed,pending', embed });
   }
 
+  /** Records of a kind changed since a time (spec: `since`), with their tags and custom fields. */
+  async *changedSince(entity: 'party' | 'kase' | 'opportunity', since: Date): AsyncGenerator<Body> {
+    const { path, many, embed } = ENTITY_API[entity];
+    yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), embed });
+  }
+
   /** Records passing a structured filter (spec 4.12), with their tags and custom fields. */
   async *filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
