@@ -19,7 +19,7 @@ import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
-import { RecordService, type UnconfirmedCreate } from './service.ts';
+import { LostCreates, RecordService } from './service.ts';
 
 type Body = Record<string, unknown>;
 
@@ -185,6 +185,13 @@ function imageOfRecord(from: Body, changes: Body, record: Body): Body {
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
 
+/**
+ * How many times a row's create may be lost (sent, no answer, then found not applied) before the
+ * row is rejected: the service failing one write that often while it answers the lookups is a
+ * fault of that write, not an outage; --retry-rejects sends it again.
+ */
+const MAX_LOST_CREATES = 10;
+
 const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set(['API_VALIDATION', 'API_BAD_REQUEST', 'API_NOT_FOUND', 'API_CONFLICT']);
 
 /** The service refused this row for what it holds: it goes to the rejects, the run goes on. */
@@ -230,6 +237,8 @@ class StepRun {
   readonly taken = new Set<number>();
   /** Finds records the account has already, when the mapping says `match:`. */
   matcher: Matcher | null = null;
+  /** Settles the creates whose answers were lost, made on the first. */
+  lost: LostCreates | null = null;
   /** Match values of this run's rows, and the key of the first row with each. */
   readonly matchedBy = new Map<string, string>();
   /** Rows the step reads in all, once counted (for progress). */
@@ -838,12 +847,16 @@ class ImportEngine {
           if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
           throw error;
         }
-        // Sent, answer lost: look for the record before sending anything again.
-        id = (await this.service.findCreated(entity, [{ key: mapped.key, body, at } satisfies UnconfirmedCreate], (candidate) => step.taken.has(candidate))).get(mapped.key);
+        // Sent, answer lost: after a pause, look for the record the way a resumed run does, and
+        // send it again only when it is not there.
+        step.lost ??= new LostCreates(this.service, entity, (candidate) => step.taken.has(candidate));
+        id = await step.lost.find({ key: mapped.key, body, at }, attempt);
         if (id === undefined) {
+          this.reconciled.notApplied += 1;
           await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-          if (attempt >= 3) throw error;
-          continue;
+          if (attempt < MAX_LOST_CREATES) continue;
+          const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${error.message}); --retry-rejects sends it again`;
+          return this.reject(step, this.rejection(mapped, '', 'API_AMBIGUOUS_WRITE', message, error.status));
         }
         this.reconciled.applied += 1;
       }
