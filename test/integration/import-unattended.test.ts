@@ -25,7 +25,7 @@ describe('an unattended run: one invocation to the end through faults, token exp
     });
     const message = `exit ${result.code}\n${result.stderr}\n${result.tail.join('\n')}`;
     console.log(
-      `unattended: ${result.figures.rows} rows in ${(result.elapsedMs / 1000).toFixed(1)} s, ${result.kills} kills, ${result.requests} requests, ` +
+      `unattended: exit ${result.code}, ${result.figures.rows} rows in ${(result.elapsedMs / 1000).toFixed(1)} s, ${result.kills} kills, ${result.requests} requests, ` +
         `lost answers found applied ${result.reconciled?.applied}, not applied ${result.reconciled?.notApplied}, ${result.rejected} rejected`,
     );
     expect([0, 3], message).toContain(result.code);
