@@ -248,8 +248,11 @@ rollback is finished by running it again.`,
     const dryRun = Boolean(v['dry-run']);
     const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
     const { runRollback } = await import('../load/index.ts');
-    const summary = await withClient(args, io, (client, account) =>
-      runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
+    const summary = await withClient(
+      args,
+      io,
+      (client, account) => runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
+      { connections: concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS },
     );
     io.stdout.write(formatRollbackSummary(summary, dryRun));
     return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
