@@ -1,17 +1,26 @@
 import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MockAgent } from 'undici';
+import { describe, expect, it } from 'vitest';
 import { AmbiguousWriteError } from '../../../src/client/errors.ts';
 import { Transport } from '../../../src/client/transport.ts';
-import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
+import { seededRandom } from '../../../src/util/seeded-random.ts';
 
-let box: TestSandbox;
-beforeAll(async () => {
-  // Half the answers fail: many requests wait out a backoff at once, all under one signal.
-  box = await startTestSandbox({ faults: { errorRate: 0.5, dropAfterWriteRate: 0.05, latencyMs: 0, latencyJitterMs: 2 }, seed: 4 });
-});
-afterAll(() => box.close());
+const ORIGIN = 'http://127.0.0.1:9';
+const JSON_HEADERS = { headers: { 'content-type': 'application/json' } };
+
+/** A service failing half its answers with a 503 (undici MockAgent), so that many requests wait out a backoff at once, all under one signal. */
+function faultyService(): MockAgent {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const random = seededRandom(4);
+  const pool = agent.get(ORIGIN);
+  const answer = (ok: object) => () => (random() < 0.5 ? { statusCode: 503, data: { message: 'busy' }, responseOptions: JSON_HEADERS } : { statusCode: 200, data: ok, responseOptions: JSON_HEADERS });
+  pool.intercept({ path: '/api/v2/users', method: 'GET' }).reply(answer({ users: [] })).persist();
+  pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(answer({ party: { id: 1 } })).persist();
+  return agent;
+}
 
 setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;
@@ -24,7 +33,8 @@ function heapAfterGc(): number {
 
 describe('a long run under faults', () => {
   it('keeps the abort listeners on the run signal and the heap flat over 20,000 requests at 16 under way', async () => {
-    const transport = new Transport({ baseUrl: box.url, auth: box.token, connections: 16, retry: { limit: 30, baseDelayMs: 1, maxDelayMs: 2 } });
+    const agent = faultyService();
+    const transport = new Transport({ baseUrl: ORIGIN, auth: 'long-run-token-0123', dispatcher: agent, retry: { limit: 30, baseDelayMs: 1, maxDelayMs: 2 } });
     const stop = new AbortController();
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => {
@@ -54,7 +64,7 @@ describe('a long run under faults', () => {
       await Promise.all(Array.from({ length: 16 }, worker));
     } finally {
       process.off('warning', onWarning);
-      await transport.close();
+      await agent.close();
     }
     expect(sent).toBeGreaterThanOrEqual(20_000);
     expect(ambiguous).toBeGreaterThan(0);
