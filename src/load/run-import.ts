@@ -408,6 +408,7 @@ class ImportEngine {
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;
+  unlisten: () => void = () => undefined;
   /** Ends the counting of rows (countRows) with the run. */
   readonly counting = new AbortController();
 
@@ -432,6 +433,8 @@ class ImportEngine {
       };
       if (deps.signal.aborted) onAbort();
       else deps.signal.addEventListener('abort', onAbort, { once: true });
+      // A caller running import after import under one signal keeps no listener per run.
+      this.unlisten = () => deps.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -484,6 +487,7 @@ class ImportEngine {
       for (const step of this.steps) await step.writer?.flush().catch((error: unknown) => this.fail(error));
     } finally {
       clearInterval(timer);
+      this.unlisten();
       this.counting.abort();
     }
     if (this.options.dryRun) {
