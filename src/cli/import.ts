@@ -30,10 +30,34 @@ export function wholeNumber(value: unknown, flag: string, min: number, max: numb
   return Number(text);
 }
 
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/**
+ * A duration as a person writes it: `30m`, `90s`, `1h30m`, `500ms` (whole numbers, units ms, s,
+ * m or min, h, largest first or in any order). Returns milliseconds.
+ */
+export function parseDuration(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value).trim().toLowerCase();
+  const parts = [...text.matchAll(/(\d+)\s*(ms|min|s|m|h)/g)];
+  const rebuilt = parts.map((p) => p[0]).join('');
+  if (parts.length === 0 || rebuilt.replace(/\s/g, '') !== text.replace(/\s/g, '')) {
+    throw new FerryError('USAGE', `--${flag} takes a duration such as 30m, 90s or 1h30m, got ${JSON.stringify(String(value))}`);
+  }
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
+  if (ms < 1000) throw new FerryError('USAGE', `--${flag} must be at least 1s, got ${JSON.stringify(String(value))}`);
+  return ms;
+}
+
+/** How long a run waits for a service that is down before it stops (exit 4): a night's outage. */
+export const DEFAULT_GIVE_UP_AFTER_MS = 30 * 60_000;
+
 export interface ImportCommandOptions {
   run: ImportOptionsInput;
   json: boolean;
   yes: boolean;
+  /** The transport's settings for the run: a pool of `concurrency` connections, the outage budget. */
+  transport: { connections: number; giveUpAfterMs: number };
 }
 
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
@@ -68,7 +92,8 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   if (concurrency !== undefined) run.concurrency = concurrency;
   const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   if (limit !== undefined) run.limit = limit;
-  return { run, json: Boolean(v.json), yes: Boolean(v.yes) };
+  const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
+  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport };
 }
 
 /** The account a state belongs to: the service's address, and the account behind a stored login. */
@@ -111,8 +136,13 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
   }
 }
 
-async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClient, account: AccountIdentity) => Promise<T>): Promise<T> {
-  const { client, session } = await connectWith(args, io);
+async function withClient<T>(
+  args: ParsedArgs,
+  io: CliIo,
+  work: (client: CrmClient, account: AccountIdentity) => Promise<T>,
+  transport?: ImportCommandOptions['transport'],
+): Promise<T> {
+  const { client, session } = await connectWith(args, io, transport);
   try {
     return await work(client, accountOf(client, session?.subdomain));
   } finally {
@@ -134,11 +164,16 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
   const tally = reportFile ? new (await import('../report/index.ts')).ReasonTally() : null;
   const onEvent = tally ? (event: ImportEvent): void => (tally.onImportEvent(event), progress.onEvent(event)) : progress.onEvent;
   const { runImport } = await import('../load/index.ts');
-  const { summary, report } = await withClient(args, io, async (client, account) => {
-    const usage = reportFile ? await recordUsage(client) : null;
-    const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 });
-    return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
-  });
+  const { summary, report } = await withClient(
+    args,
+    io,
+    async (client, account) => {
+      const usage = reportFile ? await recordUsage(client) : null;
+      const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 });
+      return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+    },
+    options.transport,
+  );
   progress.finish();
   if (!options.json) io.stdout.write(formatImportSummary(summary, io.cwd));
   if (reportFile && report && tally) {
@@ -157,7 +192,8 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
 
 const RUN_FLAGS: OptionSpec = {
   'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan)' },
-  concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+  concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64, each with its connection (default 8)' },
+  'give-up-after': { type: 'string', value: 'TIME', describe: 'how long a service that is down is waited for, e.g. 30m, 90s, 2h (default 30m)' },
   limit: { type: 'string', value: 'N', describe: 'only the first N rows of each step: a sample migration' },
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
@@ -173,9 +209,12 @@ const RUN_FLAGS: OptionSpec = {
 const RUN_EPILOG = `Running the same command again goes on where a run stopped, and syncs a changed file: unchanged
 rows cost no request, changed rows are updated, new rows created.
 
+A run goes on by itself through a service that fails, drops answers, limits the rate, restarts
+or expires the login; a write whose answer was lost is looked up before anything is sent again.
+
 Exit code 0 when every row was written, 3 with rejects (see the rejects file), 4 when the
-service refused or could not be reached (run again to go on), 2 for bad usage or input,
-130 when interrupted (143 when stopped by SIGTERM).`;
+service was out of reach for longer than --give-up-after or refused the run (run again to go
+on), 2 for bad usage or input, 130 when interrupted (143 when stopped by SIGTERM).`;
 
 export const importCommand: Command = {
   name: 'import',
@@ -234,11 +273,16 @@ rollback is finished by running it again.`,
     const reportFile = reportPath(args, io.cwd);
     const { runRollback } = await import('../load/index.ts');
     const started = Date.now();
-    const { summary, report } = await withClient(args, io, async (client, account) => {
-      const usage = reportFile ? await recordUsage(client) : null;
-      const summary = await runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal });
-      return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
-    });
+    const { summary, report } = await withClient(
+      args,
+      io,
+      async (client, account) => {
+        const usage = reportFile ? await recordUsage(client) : null;
+        const summary = await runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal });
+        return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+      },
+      { connections: concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS },
+    );
     const text = formatRollbackSummary(summary, dryRun);
     io.stdout.write(text);
     if (reportFile && report) {

@@ -19,7 +19,7 @@ import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
-import { RecordService, type UnconfirmedCreate } from './service.ts';
+import { LostCreates, RecordService } from './service.ts';
 
 type Body = Record<string, unknown>;
 
@@ -169,11 +169,32 @@ function imageOfRecord(from: Body, changes: Body, record: Body): Body {
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
 
+/**
+ * How many times a row's create may be lost (sent, no answer, then found not applied) before the
+ * row is rejected: the service failing one write that often while it answers the lookups is a
+ * fault of that write, not an outage; --retry-rejects sends it again.
+ */
+const MAX_LOST_CREATES = 10;
+
 const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set(['API_VALIDATION', 'API_BAD_REQUEST', 'API_NOT_FOUND', 'API_CONFLICT']);
 
 /** The service refused this row for what it holds: it goes to the rejects, the run goes on. */
 function isRowLevel(error: unknown): error is ApiError {
   return error instanceof ApiError && !(error instanceof AmbiguousWriteError) && ROW_LEVEL.has(error.code);
+}
+
+/** A create under way: its number, its intent when written ahead, and what it sends (with uploads made once). */
+interface CreateAttempt {
+  number: number;
+  announced: Promise<string> | null;
+  sent: Body | null;
+}
+
+/** A create that was sent and whose answer never came. */
+interface LostAnswer {
+  /** When its intent was written. */
+  at: string;
+  error: AmbiguousWriteError;
 }
 
 interface Deferred {
@@ -214,6 +235,8 @@ class StepRun {
   readonly taken = new Set<number>();
   /** Finds records the account has already, when the mapping says `match:`. */
   matcher: Matcher | null = null;
+  /** Settles the creates whose answers were lost, made on the first. */
+  lost: LostCreates | null = null;
   /** Match values of this run's rows, and the key of the first row with each. */
   readonly matchedBy = new Map<string, string>();
   /** Rows the step reads in all, once counted (for progress). */
@@ -369,6 +392,7 @@ class ImportEngine {
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;
+  unlisten: () => void = () => undefined;
   /** Ends the counting of rows (countRows) with the run. */
   readonly counting = new AbortController();
 
@@ -393,6 +417,8 @@ class ImportEngine {
       };
       if (deps.signal.aborted) onAbort();
       else deps.signal.addEventListener('abort', onAbort, { once: true });
+      // A caller running import after import under one signal keeps no listener per run.
+      this.unlisten = () => deps.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -445,6 +471,7 @@ class ImportEngine {
       for (const step of this.steps) await step.writer?.flush().catch((error: unknown) => this.fail(error));
     } finally {
       clearInterval(timer);
+      this.unlisten();
       this.counting.abort();
     }
     if (this.options.dryRun) {
@@ -714,26 +741,33 @@ class ImportEngine {
     const announced = !known && !found && mapped.attachments.length === 0 ? this.announce(step, mapped, body, fp) : null;
     // Awaited below; until then a failed write must not count as unhandled.
     announced?.catch(() => undefined);
-    await this.limit(async () => {
-      if (this.halt.signal.aborted) {
-        step.counts.notReached += 1;
-        step.settleUnwritten(mapped.key);
-        // Never sent: the next run need not look for it.
-        if (announced) {
-          await announced;
-          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+    const attempt: CreateAttempt = { number: 1, announced, sent: null };
+    for (;;) {
+      const lost = await this.limit(async (): Promise<LostAnswer | null> => {
+        if (this.halt.signal.aborted) {
+          step.counts.notReached += 1;
+          step.settleUnwritten(mapped.key);
+          // Never sent: the next run need not look for it.
+          if (attempt.announced) {
+            await attempt.announced;
+            await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+          }
+          return null;
         }
-        return;
-      }
-      try {
-        if (known) await this.update(step, mapped, body, fp, known);
-        else if (found) await this.adopt(step, mapped, body, fp, found);
-        else await this.create(step, mapped, body, fp, announced);
-      } catch (error) {
-        if (!isRowLevel(error)) throw error;
-        await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
-      }
-    });
+        try {
+          if (known) await this.update(step, mapped, body, fp, known);
+          else if (found) await this.adopt(step, mapped, body, fp, found);
+          else return await this.create(step, mapped, body, fp, attempt);
+        } catch (error) {
+          if (!isRowLevel(error)) throw error;
+          await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
+        }
+        return null;
+      });
+      // Looked up outside the slot: the pause and the lookup hold up no other row's request.
+      if (!lost || !(await this.settleLost(step, mapped, body, fp, lost, attempt.number))) return;
+      attempt.number += 1;
+    }
   }
 
   /**
@@ -807,35 +841,53 @@ class ImportEngine {
     return at;
   }
 
-  /** `announced`: the intent of the first attempt, written already. */
-  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, announced: Promise<string> | null = null): Promise<void> {
+  /**
+   * One attempt at a create. Returns what is needed to look the record up when the answer was
+   * lost (the request was sent: it may have been applied), null when the row is settled.
+   */
+  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, attempt: CreateAttempt): Promise<LostAnswer | null> {
     const entity = step.compiled.entity;
-    const sent = mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
-    for (let attempt = 1; ; attempt += 1) {
-      const at = await (attempt === 1 && announced ? announced : this.announce(step, mapped, body, fp));
-      let id: number | undefined;
-      try {
-        id = await this.service.create(entity, sent);
-      } catch (error) {
-        if (!(error instanceof AmbiguousWriteError)) {
-          // Refused or never sent: the intent is void.
-          if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-          throw error;
-        }
-        // Sent, answer lost: look for the record before sending anything again.
-        id = (await this.service.findCreated(entity, [{ key: mapped.key, body, at } satisfies UnconfirmedCreate], (candidate) => step.taken.has(candidate))).get(mapped.key);
-        if (id === undefined) {
-          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-          if (attempt >= 3) throw error;
-          continue;
-        }
-        this.reconciled.applied += 1;
-      }
-      step.taken.add(id);
-      this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
-      this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
-      return this.succeed(step, mapped, 'created', id);
+    attempt.sent ??= mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
+    const at = await (attempt.announced ?? this.announce(step, mapped, body, fp));
+    attempt.announced = null;
+    let id: number;
+    try {
+      id = await this.service.create(entity, attempt.sent);
+    } catch (error) {
+      if (error instanceof AmbiguousWriteError) return { at, error };
+      // Refused or never sent: the intent is void.
+      if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+      throw error;
     }
+    await this.created(step, mapped, body, fp, id);
+    return null;
+  }
+
+  async created(step: StepRun, mapped: MappedRecord, body: Body, fp: string, id: number): Promise<void> {
+    step.taken.add(id);
+    this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
+    this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
+    return this.succeed(step, mapped, 'created', id);
+  }
+
+  /**
+   * A create whose answer was lost: after a pause, the record is looked up the way a resumed run
+   * looks it up. Returns true when it was not applied and is to be sent again.
+   */
+  async settleLost(step: StepRun, mapped: MappedRecord, body: Body, fp: string, lost: LostAnswer, attempt: number): Promise<boolean> {
+    step.lost ??= new LostCreates(this.service, step.compiled.entity, (candidate) => step.taken.has(candidate));
+    const id = await step.lost.find({ key: mapped.key, body, at: lost.at }, attempt);
+    if (id !== undefined) {
+      this.reconciled.applied += 1;
+      await this.created(step, mapped, body, fp, id);
+      return false;
+    }
+    this.reconciled.notApplied += 1;
+    await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+    if (attempt < MAX_LOST_CREATES) return true;
+    const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
+    await this.reject(step, this.rejection(mapped, '', 'API_AMBIGUOUS_WRITE', message, lost.error.status));
+    return false;
   }
 
   async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
