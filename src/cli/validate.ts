@@ -4,6 +4,8 @@ import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
+import { warningAndColumnLines } from './import-report.ts';
+import { totalWarnings } from '../mapping/warnings.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
 export type ValidateCommandOptions =
@@ -58,6 +60,7 @@ function formatStep(step: StepReport, show: (path: string) => string, lines: str
   count('rejected', step.rejected, step.rejectsFile ? `  -> ${show(step.rejectsFile)}` : '');
   if (step.staleRejects === 'removed') lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
   if (step.staleRejects === 'kept-not-ours') lines.push('  (a file with the rejects file\'s name exists and was not written by crm-ferry; left as it is)');
+  lines.push(...warningAndColumnLines(step.warnings, step.notCarried, '  ', step.warningsFile === null ? null : show(step.warningsFile)));
   if (step.reasons.length === 0) return;
   lines.push(step.reasons.length > TOP_REASONS ? `  top reasons (${TOP_REASONS} of ${step.reasons.length}):` : '  reasons:');
   const width = Math.max(...step.reasons.map((r) => String(r.count).length));
@@ -93,6 +96,8 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   lines.push('');
   if (report.interrupted) lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
   else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected; fix them in the rejects file and validate it again.`);
+  const warned = report.steps.reduce((sum, s) => sum + totalWarnings(s.warnings), 0);
+  if (!report.interrupted && warned > 0) lines.push(`${warned} warning${warned === 1 ? '' : 's'}: values left out or kept as typed, links not made, rows merged; each is in the warnings file with its row.`);
   return `${lines.join('\n')}\n`;
 }
 

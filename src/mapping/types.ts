@@ -125,8 +125,11 @@ export interface SkippedRow {
   kind: 'skipped';
   row: number;
   location: SourceLocation;
-  /** onDuplicate first or merge: the row was folded into the earlier row of this row number (counted as repeated, not skipped). */
-  foldedInto?: number;
+  /**
+   * onDuplicate first or merge: the row was folded into an earlier row of its record (counted as
+   * repeated, not skipped). Its key links to that row's record.
+   */
+  folded?: { key: string; into: string };
 }
 
 export type MappedItem = MappedRecord | RejectedRow | SkippedRow;
