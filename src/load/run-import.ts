@@ -621,8 +621,10 @@ class ImportEngine {
           if (item.folded) {
             // Folded into an earlier row of its record (onDuplicate): its key is that record's.
             step.counts.repeated += 1;
-            step.seen.add(item.folded.key);
-            step.alias(item.folded.key, item.folded.into);
+            if (item.folded.key !== item.folded.into) {
+              step.seen.add(item.folded.key);
+              step.alias(item.folded.key, item.folded.into);
+            }
             this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.folded.key, action: 'repeated' });
             continue;
           }

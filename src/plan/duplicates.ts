@@ -189,9 +189,12 @@ export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: D
       yield item;
       continue;
     }
-    yield { kind: 'skipped', row: item.row, location: item.location, folded: { key: item.key, into: keyOf.get(leaderRow) ?? item.key } };
+    const folded: MappedItem = { kind: 'skipped', row: item.row, location: item.location, folded: { key: item.key, into: keyOf.get(leaderRow) ?? item.key } };
     const state = held.get(leaderRow);
-    if (state === undefined) continue;
+    if (state === undefined) {
+      yield folded;
+      continue;
+    }
     const follower = index.followers.get(leaderRow)?.find((f) => f.row === item.row);
     if (follower && !follower.same) {
       const taken = mergeRecord(state.leader, item);
@@ -205,8 +208,10 @@ export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: D
     state.remaining -= 1;
     if (state.remaining === 0) {
       held.delete(leaderRow);
+      // The first row before its last later row: the later row's key then names a row already met.
       yield state.leader;
     }
+    yield folded;
   }
   // Later rows the second reading did not meet (the input changed in between): the first rows go out as they are.
   for (const { leader } of held.values()) yield leader;

@@ -195,6 +195,7 @@ export class ReferenceBook {
 
   /** A key of a step that stands for another row's record (onDuplicate folded its row into that one). */
   addAlias(step: string, key: string, into: string): void {
+    if (key === into) return;
     if (this.#state(step, into) === 'valid') this.#set(this.#valid, step).add(key);
     else this.#aliases.set(`${step}\u0000${key}`, into);
   }
