@@ -124,7 +124,10 @@ as constants in a mapping are checked before any row is read.
 
 Rejected rows go to a CSV file (UTF-8 with BOM, for Excel) holding the input's columns plus _row,
 _field, _code, _message and _raw. Without rejects no file is written, and a rejects file of an
-earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.`,
+earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.
+Warnings (values dropped or kept by onInvalid, links not made, rows merged by onDuplicate) go to
+a warnings file beside it with the same columns; the summary counts them by code and names every
+column no field reads that holds values.`,
   epilog: `Exit code 0 when every row is valid, 3 when some are rejected, 2 for a broken mapping, plan or
 unreadable input, 4 when the service cannot be reached with --online.`,
   options: {
