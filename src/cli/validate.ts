@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
+import type { RecordService } from '../load/service.ts';
 import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
@@ -101,11 +102,13 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   return `${lines.join('\n')}\n`;
 }
 
-async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: NameResolver; close: () => Promise<void> }> {
+/** The account's names, and its records for `match:` lookups, read through one connection. */
+async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: NameResolver; service: RecordService; close: () => Promise<void> }> {
   const { client } = await connectWith(args, io);
   try {
     const { loadCatalog } = await import('../mapping/resolve.ts');
-    return { resolver: await loadCatalog(client), close: () => client.close() };
+    const { RecordService } = await import('../load/service.ts');
+    return { resolver: await loadCatalog(client), service: new RecordService(client, io.signal), close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;
@@ -145,14 +148,16 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     const { offlineResolver } = await import('../mapping/resolve.ts');
     const { validateMapping, validatePlan } = await import('../plan/validate.ts');
     let resolver: NameResolver = offlineResolver;
+    let service: RecordService | undefined;
     let close = async (): Promise<void> => undefined;
-    if (options.online) ({ resolver, close } = await onlineResolver(args, io));
+    if (options.online) ({ resolver, service, close } = await onlineResolver(args, io));
+    const online = service === undefined ? {} : { service };
     let report: ValidateReport;
     try {
       report =
         options.kind === 'plan'
-          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...(options.rejectsDir ? { rejectsDir: options.rejectsDir } : {}) })
-          : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
+          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...online, ...(options.rejectsDir ? { rejectsDir: options.rejectsDir } : {}) })
+          : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...online, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
     } finally {
       await close();
     }

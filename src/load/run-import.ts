@@ -18,7 +18,7 @@ import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
 import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
-import { Matcher } from './matching.ts';
+import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
@@ -154,19 +154,7 @@ async function removeStaleTemps(dir: string): Promise<void> {
 
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
 function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
-  const spec = step.match;
-  const entity = step.compiled.entity;
-  if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
-  let definitionId: number | undefined;
-  if (spec.by === 'custom') {
-    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_API[entity].many as 'parties' | 'kases' | 'opportunities', tag: null });
-    if (definitionId === undefined && (resolver as { online?: boolean }).online !== false) {
-      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_API[entity].many}`, {
-        location: { file: step.prepared.mappingFile, yamlPath: 'match.definition' },
-      });
-    }
-  }
-  return new Matcher(service, entity, spec, definitionId);
+  return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile);
 }
 
 /** Link objects as a write takes them back: `{id}` only. */
@@ -817,22 +805,18 @@ class ImportEngine {
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
-    const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
-    if (records.length > 1) {
-      const ids = records.map((r) => r.id).join(', ');
-      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
+    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken);
+    if (outcome.kind === 'conflict') {
+      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
       return 'rejected';
     }
-    return records[0] ?? null;
+    return outcome.kind === 'found' ? outcome.record : null;
   }
 
   /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
   async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
     const spec = step.match as MatchSpec;
     const id = record.id as number;
-    if (spec.onMatch === 'reject') {
-      return this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
-    }
     step.taken.add(id);
     if (spec.onMatch === 'update') {
       const from = fromRecord(record, body);

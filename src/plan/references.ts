@@ -209,6 +209,13 @@ export class ReferenceBook {
     digests.set(key, digest);
   }
 
+  /** A row recorded as valid that turns out rejected after all (the account's lookup under `match:`). */
+  demote(step: string, key: string): void {
+    this.#valid.get(step)?.delete(key);
+    this.#digests.get(step)?.delete(key);
+    this.addRejected(step, key);
+  }
+
   /** Records the key of a rejected row (when it had one). */
   addRejected(step: string, key: string): void {
     this.#set(this.#rejected, step).add(key);

@@ -13,6 +13,8 @@ import { openSource, sourceBatches, sourceFieldBatches, type FieldRow, type Open
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
+import { createMatcher, judgeMatch } from '../load/matching.ts';
+import type { RecordService } from '../load/service.ts';
 import { ColumnCensus, type NotCarried } from './census.ts';
 import { foldDuplicates, indexDuplicates, MatchValueCheck } from './duplicates.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
@@ -63,6 +65,12 @@ export interface ValidateReport {
 export interface ValidateCommonOptions {
   /** Resolves names; the offline resolver (the default) checks none. @default offlineResolver */
   resolver?: NameResolver & { online?: boolean };
+  /**
+   * Reads the account (`--online`): rows of a mapping with `match:` are looked up as the importer
+   * looks them up, so that `onMatch: reject` and a value several records share are rejected here
+   * too. Without it no lookup is made. @default none
+   */
+  service?: RecordService;
   signal?: AbortSignal;
 }
 
@@ -292,7 +300,17 @@ export async function countStepItems(step: PreparedStep, signal?: AbortSignal): 
   return count;
 }
 
-async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
+/** Rows waiting for their lookup in the account before they count as valid, at most this many at once. */
+const LOOKUPS_AHEAD = 500;
+
+async function runStep(
+  step: PreparedStep,
+  compiled: CompiledMapping,
+  book: ReferenceBook,
+  resolver: NameResolver & { online?: boolean },
+  signal: AbortSignal | undefined,
+  service?: RecordService,
+): Promise<StepReport & { interrupted: boolean }> {
   const report: StepReport & { interrupted: boolean } = {
     step: step.name,
     mappingFile: step.mappingFile,
@@ -335,6 +353,25 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     for (const warning of mapped.warnings) await warningsWriter.write(warningRow(mapped, warning));
   };
   const matches = new MatchValueCheck(step.mapping.match);
+  // With the account at hand, rows are looked up as the importer does; their answers are awaited
+  // in the order of the rows, a few hundred behind the reading, so that lookups share queries.
+  const matcher = service === undefined ? null : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
+  const spec = step.mapping.match;
+  const taken = new Set<number>();
+  const waiting: Array<{ mapped: MappedRecord; value: string; found: Promise<Array<Record<string, unknown>>> }> = [];
+  const settleLookup = async (): Promise<void> => {
+    const next = waiting.shift();
+    if (next === undefined || spec === undefined) return;
+    const outcome = judgeMatch(spec, next.value, await next.found, taken);
+    if (outcome.kind === 'conflict') {
+      book.demote(step.name, next.mapped.key);
+      const rejected: RejectedRow = { kind: 'rejected', row: next.mapped.row, location: next.mapped.location, key: next.mapped.key, field: 'match', code: 'API_CONFLICT', message: outcome.message, values: next.mapped.valuesOf() };
+      await reject(rejected);
+      return;
+    }
+    if (outcome.kind === 'found') taken.add(outcome.record.id as number);
+    await accept(next.mapped);
+  };
   try {
     for await (const item of opened.items) {
       if (signal?.aborted) {
@@ -370,8 +407,17 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
         continue;
       }
       book.addValid(step.name, item.key, digest);
-      await accept(item);
+      const value = matcher?.valueOf(item.record) ?? null;
+      if (matcher === null || value === null) {
+        await accept(item);
+        continue;
+      }
+      waiting.push({ mapped: item, value, found: matcher.find(value) });
+      // Handled when settled; until then a failure must not count as unhandled.
+      waiting.at(-1)?.found.catch(() => undefined);
+      if (waiting.length > LOOKUPS_AHEAD) await settleLookup();
     }
+    while (waiting.length > 0 && !report.interrupted) await settleLookup();
   } catch (error) {
     await writer?.abort();
     await warningsWriter?.abort();
@@ -457,7 +503,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
   const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
-  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal);
+  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal, options.service);
   const { interrupted, ...stepReport } = report;
   return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
 }
@@ -493,7 +539,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {
-    const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal);
+    const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal, options.service);
     reports.push(report);
     if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
   }

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
-import { runImport, type ImportSummary } from '../../src/load/index.ts';
+import { RecordService, runImport, type ImportSummary } from '../../src/load/index.ts';
 import { loadCatalog } from '../../src/mapping/resolve.ts';
 import { validatePlan, type ValidateReport } from '../../src/plan/validate.ts';
 import { openSource } from '../../src/sources/index.ts';
@@ -98,52 +98,74 @@ describe('validate --online and run agree on dirty files', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function both(onDuplicate: string): Promise<{ validated: ValidateReport; summary: ImportSummary; work: string }> {
-    const work = await mkdtemp(join(dir, `${onDuplicate}-`));
-    for (const name of ['hubspot-companies', 'hubspot-contacts']) {
-      const text = await readFile(join(ROOT, 'mappings', `${name}.yaml`), 'utf8');
-      await writeFile(join(work, `${name}.yaml`), text.replace(/^onDuplicate: merge$/m, `onDuplicate: ${onDuplicate}`));
+  /** Writes the plan and its mappings (changed by `edit`) into a folder of their own. */
+  async function planIn(name: string, edit: (text: string) => string, inputs = { companies: '../companies.csv', contacts: '../contacts.csv' }): Promise<string> {
+    const work = await mkdtemp(join(dir, `${name}-`));
+    for (const mapping of ['hubspot-companies', 'hubspot-contacts']) {
+      await writeFile(join(work, `${mapping}.yaml`), edit(await readFile(join(ROOT, 'mappings', `${mapping}.yaml`), 'utf8')));
     }
     await writeFile(
       join(work, 'plan.yaml'),
-      ['version: 1', 'steps:', '  - name: companies', '    mapping: hubspot-companies.yaml', '    input: ../companies.csv', '  - name: people', '    mapping: hubspot-contacts.yaml', '    input: ../contacts.csv', ''].join('\n'),
+      ['version: 1', 'steps:', '  - name: companies', '    mapping: hubspot-companies.yaml', `    input: ${inputs.companies}`, '  - name: people', '    mapping: hubspot-contacts.yaml', `    input: ${inputs.contacts}`, ''].join('\n'),
     );
-    // An account of its own each time: the runs must not match each other's records.
-    const box: TestSandbox = await startTestSandbox();
-    const client = new CrmClient({ baseUrl: box.url, auth: box.token, retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 } });
+    return join(work, 'plan.yaml');
+  }
+
+  function clientOf(box: TestSandbox): CrmClient {
+    return new CrmClient({ baseUrl: box.url, auth: box.token, retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 } });
+  }
+
+  /** `validate --online` of a plan, then a run of it into the same account (a fresh state). */
+  async function validateThenRun(box: TestSandbox, plan: string): Promise<{ validated: ValidateReport; summary: ImportSummary }> {
+    const client = clientOf(box);
     try {
       const resolver = await loadCatalog(client);
-      const validated = await validatePlan({ planFile: join(work, 'plan.yaml'), rejectsDir: join(work, 'validate'), resolver });
-      const summary = await runImport({ source: { kind: 'plan', planFile: join(work, 'plan.yaml') }, stateDir: join(work, 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
-      return { validated, summary, work };
+      const validated = await validatePlan({ planFile: plan, rejectsDir: join(dirname(plan), 'validate'), resolver, service: new RecordService(client) });
+      const summary = await runImport({ source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
+      return { validated, summary };
     } finally {
       await client.close();
+    }
+  }
+
+  async function both(onDuplicate: string): Promise<{ validated: ValidateReport; summary: ImportSummary }> {
+    const plan = await planIn(onDuplicate, (text) => text.replace(/^onDuplicate: merge$/m, `onDuplicate: ${onDuplicate}`));
+    // An account of its own each time: the runs must not match each other's records.
+    const box = await startTestSandbox();
+    try {
+      return await validateThenRun(box, plan);
+    } finally {
       await box.close();
     }
   }
 
-  it.each(['merge', 'first', 'reject'])('onDuplicate: %s — the same counts and the same rows', async (onDuplicate) => {
-    const { validated, summary } = await both(onDuplicate);
+  /** Every reject and warning of the run is validate's, row for row; returns the rejects as `step row code field`. */
+  async function expectAgreement(validated: ValidateReport, summary: ImportSummary): Promise<string[]> {
     expect(summary.stopped).toBeNull();
-    const expectedRejects: Record<string, string[]> = {
-      merge: ['companies 8 MAPPING_VALUE name', 'people 16 MAPPING_VALUE lastName'],
-      first: ['companies 8 MAPPING_VALUE name', 'people 16 MAPPING_VALUE lastName'],
-      reject: ['companies 8 MAPPING_VALUE name', 'companies 9 MAPPING_VALUE match', 'people 10 MAPPING_VALUE key', 'people 11 MAPPING_VALUE match', 'people 16 MAPPING_VALUE lastName'],
-    };
     const rejects: string[] = [];
     for (const [index, step] of summary.steps.entries()) {
       const report = validated.steps[index];
       expect(report?.step).toBe(step.step);
       const fromRun = sorted(await runRejects(step.rejectsFile));
-      const fromValidate = sorted(await validateLines(report?.rejectsFile ?? null));
-      expect(fromRun, `${step.step}: rejects`).toEqual(fromValidate);
+      expect(fromRun, `${step.step}: rejects`).toEqual(sorted(await validateLines(report?.rejectsFile ?? null)));
       expect(step.rejected).toBe(report?.rejected);
       rejects.push(...fromRun.map((line) => `${step.step} ${line}`));
       expect(sorted(await runWarnings(step.successFile)), `${step.step}: warnings`).toEqual(sorted(await validateLines(report?.warningsFile ?? null)));
       expect(step.warnings).toEqual(report?.warnings);
       expect(step.notCarried).toEqual(report?.notCarried);
     }
-    expect(rejects.sort()).toEqual(expectedRejects[onDuplicate]);
+    return rejects.sort();
+  }
+
+  it.each(['merge', 'first', 'reject'])('onDuplicate: %s — the same counts and the same rows', async (onDuplicate) => {
+    const { validated, summary } = await both(onDuplicate);
+    const expectedRejects: Record<string, string[]> = {
+      merge: ['companies 8 MAPPING_VALUE name', 'people 16 MAPPING_VALUE lastName'],
+      first: ['companies 8 MAPPING_VALUE name', 'people 16 MAPPING_VALUE lastName'],
+      reject: ['companies 8 MAPPING_VALUE name', 'companies 9 MAPPING_VALUE match', 'people 10 MAPPING_VALUE key', 'people 11 MAPPING_VALUE match', 'people 16 MAPPING_VALUE lastName'],
+    };
+    const rejects = await expectAgreement(validated, summary);
+    expect(rejects).toEqual(expectedRejects[onDuplicate]);
     const people = summary.steps[1];
     // The malformed e-mail is dropped, the orphan link said, whatever the duplicates do.
     expect(people?.warnings.VALUE_DROPPED).toBe(1);
@@ -151,5 +173,33 @@ describe('validate --online and run agree on dirty files', () => {
     if (onDuplicate === 'merge') expect(people?.warnings.DUPLICATE_MERGED).toBe(2);
     if (onDuplicate === 'first') expect(people?.warnings.DUPLICATE_DROPPED).toBe(2);
     expect(people?.notCarried.map((n) => n.column)).toEqual(expect.arrayContaining(['Create Date']));
+  });
+
+  it('in an account that has the records: onMatch reject and a value several records share are rejected by both', async () => {
+    const box = await startTestSandbox();
+    try {
+      // The clean samples, imported without `match:`: the companies twice (two records of each name), the people once.
+      const plain = (text: string): string => text.replace(/^(match|onDuplicate): .*\n/gm, '');
+      const samples = { companies: join(ROOT, 'samples/crm/hubspot-companies.csv'), contacts: join(ROOT, 'samples/crm/hubspot-contacts.csv') };
+      const client = clientOf(box);
+      try {
+        for (const seed of ['seed-a', 'seed-b']) {
+          const plan = await planIn(seed, plain, samples);
+          const seeded = await runImport({ source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
+          expect(seeded.stopped).toBeNull();
+        }
+      } finally {
+        await client.close();
+      }
+      // People: onMatch reject; companies: update, but every name is there twice now.
+      const plan = await planIn('existing', (text) => text.replace('match: { by: email, onMatch: update }', 'match: { by: email, onMatch: reject }').replace(/^onDuplicate: merge$/m, 'onDuplicate: first'));
+      const { validated, summary } = await validateThenRun(box, plan);
+      const rejects = await expectAgreement(validated, summary);
+      expect(rejects.filter((r) => r.startsWith('companies') && r.endsWith('API_CONFLICT match'))).toHaveLength(6);
+      // Two copies of every person exist after two seeds: matched by e-mail, several records.
+      expect(rejects.filter((r) => r.startsWith('people') && r.endsWith('API_CONFLICT match')).length).toBeGreaterThan(0);
+    } finally {
+      await box.close();
+    }
   });
 });
