@@ -98,8 +98,9 @@ export async function indexDuplicates(items: AsyncIterable<MappedItem>, spec: Ma
 
 const LIST_KEYS = new Set(['emailAddresses', 'phoneNumbers', 'websites', 'addresses', 'tags', 'fields', 'tracks']);
 
+/** Items are the same without regard to case: `ADA@x.example` is the address the first row has. */
 function sameItem(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return JSON.stringify(a).toLowerCase() === JSON.stringify(b).toLowerCase();
 }
 
 /** Names and links of `from` under `key` (at `index` in a list, when given), moved to their place in the merged record. */

@@ -4,7 +4,7 @@ import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { loadMapping } from '../mapping/load.ts';
 import { mapFieldBatches, mapRows } from '../mapping/map-rows.ts';
-import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleRejects } from '../mapping/rejects.ts';
+import { assertWritableTarget, RejectsWriter, removeStaleRejects, type RejectsLine, type StaleRejects } from '../mapping/rejects.ts';
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
 import type { MappedItem, MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
@@ -221,7 +221,7 @@ async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(ba
 }
 
 /** Opens, checks and maps one reading of a step's input; see openStepItems. */
-async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus): Promise<OpenedStep | null> {
+async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus | null): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
   let detected: string[] | undefined;
   const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
   if (signal) options.signal = signal;
@@ -238,13 +238,15 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
       const first = await batches.next();
       const firstRow = first.done ? undefined : first.value.find((item) => item.kind === 'fields');
       header = detected ?? (firstRow ? [...firstRow.header] : []);
-      items = mapFieldBatches(countedBatches(prependBatch(first, batches), census), compiled);
+      const all = prependBatch(first, batches);
+      items = mapFieldBatches(census === null ? all : countedBatches(all, census), compiled);
     } else {
       const iterator = opened.items[Symbol.asyncIterator]();
       const first = await iterator.next();
       // Other readers say their columns only through the rows' keys.
       header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
-      items = mapRows(counted(prepend(first, iterator), census), compiled);
+      const all = prepend(first, iterator);
+      items = mapRows(census === null ? all : counted(all, census), compiled);
     }
   } catch (error) {
     if (!signal?.aborted) throw error;
@@ -275,14 +277,17 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
 export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
   const census = new ColumnCensus(new Set(compiled.columns));
   const policy = step.mapping.onDuplicate;
-  if (policy === 'reject') return openMapped(step, compiled, signal, census);
-  const first = await openMapped(step, compiled, signal, new ColumnCensus(new Set()));
+  if (policy === 'reject') {
+    const opened = await openMapped(step, compiled, signal, census);
+    return opened && { ...opened, census };
+  }
+  // The reading beforehand only finds the duplicates; the columns are counted in the second.
+  const first = await openMapped(step, compiled, signal, null);
   if (!first) return null;
   const index = await indexDuplicates(first.items, step.mapping.match);
   const opened = await openMapped(step, compiled, signal, census);
   if (!opened) return null;
-  const folded = foldDuplicates(opened.items, index, policy);
-  return { ...opened, items: folded };
+  return { header: opened.header, items: foldDuplicates(opened.items, index, policy), census };
 }
 
 /**
@@ -456,8 +461,8 @@ export function warningsFileOf(rejectsFile: string): string {
 }
 
 /** A warning as a line of the warnings file, which has the rejects file's columns. */
-function warningRow(mapped: MappedRecord, warning: RowWarning): RejectedRow {
-  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: warning.field, code: warning.code as unknown as ErrorCode, message: warning.value === undefined ? warning.message : `${warning.message} (value: ${warning.value})`, values: mapped.valuesOf() };
+function warningRow(mapped: MappedRecord, warning: RowWarning): RejectsLine {
+  return { row: mapped.row, location: mapped.location, key: mapped.key, field: warning.field, code: warning.code, message: warning.value === undefined ? warning.message : `${warning.message} (value: ${warning.value})`, values: mapped.valuesOf() };
 }
 
 function assertNotInput(rejectsFile: string, inputFile: string): void {
