@@ -56,8 +56,10 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
     mapping.fields.forEach((field: FieldEntry, i) => {
       const at = `fields[${i}]`;
       if (field.ref !== undefined) {
-        // A link: the key names the linked record; the export writes its name.
-        const [column] = keyColumns(field.key ?? '', `${at}.key`);
+        // A link: the key names the linked record; the export writes its name. Of a list of keys
+        // tried in order, the first (a template, not a column list) is the one written back.
+        const key = Array.isArray(field.key) ? (field.key[0] ?? '') : (field.key ?? '');
+        const [column] = keyColumns(key, `${at}.key`);
         if (column) add(column, field.to, `${at}.key`);
         return;
       }
