@@ -11,7 +11,7 @@ import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
 import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
+import type { MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, unresolvedLink } from '../plan/references.ts';
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
@@ -135,7 +135,18 @@ export interface ImportSummary {
 
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
-  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
+  | {
+      type: 'row';
+      step: string;
+      row: number;
+      key: string | null;
+      action: RowAction | 'rejected' | 'skipped' | 'repeated';
+      id?: number;
+      code?: string;
+      message?: string;
+      /** What the written record goes without or carries as typed (see MappedRecord.warnings). */
+      warnings?: RowWarning[];
+    }
   | {
       type: 'progress';
       /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
@@ -711,7 +722,7 @@ class ImportEngine {
     step.settle(mapped.key, id);
     if (this.options.dryRun) return;
     await this.writeSuccess(step, mapped.location.row, mapped.key, action, id, warningsText(mapped.warnings));
-    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id });
+    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
   }
 
   /** A line of the step's success file, which is opened at its first line. */
