@@ -466,8 +466,13 @@ function warningRow(mapped: MappedRecord, warning: RowWarning): RejectsLine {
 }
 
 function assertNotInput(rejectsFile: string, inputFile: string): void {
-  if (resolve(rejectsFile) !== resolve(inputFile)) return;
-  throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, { location: { file: rejectsFile } });
+  if (resolve(rejectsFile) === resolve(inputFile)) {
+    throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, { location: { file: rejectsFile } });
+  }
+  const warningsFile = warningsFileOf(rejectsFile);
+  if (resolve(warningsFile) === resolve(inputFile)) {
+    throw new FerryError('USAGE', `the warnings file ${warningsFile} (beside the rejects file ${basename(rejectsFile)}) is the input itself; choose another rejects file name`, { location: { file: warningsFile } });
+  }
 }
 
 function singleStepName(mappingFile: string, mapping: Mapping): string {
@@ -507,6 +512,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
   const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile);
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
+  await assertWritableTarget(warningsFileOf(rejectsFile));
   const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
   const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal, options.service);
   const { interrupted, ...stepReport } = report;
@@ -538,6 +544,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   for (const step of steps) {
     assertNotInput(step.rejectsFile, step.inputFile);
     await assertWritableTarget(step.rejectsFile);
+    await assertWritableTarget(warningsFileOf(step.rejectsFile));
   }
   const compiled: CompiledMapping[] = [];
   for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
