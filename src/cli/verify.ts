@@ -2,7 +2,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { VerifyEvent, VerifyOptionsInput, VerifySummary } from '../verify/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { accountOf, defaultStateDir, path, wholeNumber } from './import.ts';
+import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, path, wholeNumber } from './import.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 import { VERIFY_COUNTS } from '../report/build.ts';
 import { version } from './version.ts';
@@ -93,7 +93,8 @@ Exit code 0 when the account matches the source, 3 when it differs (see the diff
       else if (event.type === 'plan') io.stderr.write(formatVerifyPlan(event));
     };
     const { runVerify } = await import('../verify/index.ts');
-    const { client, session } = await connectWith(args, io);
+    // Reads wait out an outage like an import does, on as many connections as requests under way.
+    const { client, session } = await connectWith(args, io, { connections: options.concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS });
     let summary: VerifySummary;
     let report: { usage: import('../report/index.ts').UsageSample[]; account: string } | null = null;
     try {

@@ -11,11 +11,14 @@ import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
 import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
+import type { MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
+import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, unresolvedLink } from '../plan/references.ts';
+import type { NotCarried } from '../plan/census.ts';
+import { MatchValueCheck } from '../plan/duplicates.ts';
+import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
 import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
-import { Matcher } from './matching.ts';
+import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
@@ -73,7 +76,10 @@ export interface StepCounts {
   matched: number;
   deleted: number;
   skipped: number;
-  /** Rows of a step others link to that name the record of an earlier row again, with the same values. */
+  /**
+   * Rows that name the record of an earlier row again: with the same values in a step others link
+   * to, or folded into that row by `onDuplicate: first | merge`.
+   */
   repeated: number;
   rejected: number;
   /** Rows the journal knows that this run's input no longer has. */
@@ -88,6 +94,10 @@ export interface StepSummary extends StepCounts {
   mappingFile: string;
   successFile: string | null;
   rejectsFile: string | null;
+  /** Warnings of the rows written (or found unchanged or matched), by code; each row's are in its success file line. */
+  warnings: WarningCounts;
+  /** Source columns no field reads that hold values, with how many rows have one; empty when the input was not read to the end. */
+  notCarried: NotCarried[];
 }
 
 export interface DryRunReport {
@@ -125,7 +135,18 @@ export interface ImportSummary {
 
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
-  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
+  | {
+      type: 'row';
+      step: string;
+      row: number;
+      key: string | null;
+      action: RowAction | 'rejected' | 'skipped' | 'repeated';
+      id?: number;
+      code?: string;
+      message?: string;
+      /** What the written record goes without or carries as typed (see MappedRecord.warnings). */
+      warnings?: RowWarning[];
+    }
   | {
       type: 'progress';
       /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
@@ -144,19 +165,7 @@ async function removeStaleTemps(dir: string): Promise<void> {
 
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
 function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
-  const spec = step.match;
-  const entity = step.compiled.entity;
-  if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
-  let definitionId: number | undefined;
-  if (spec.by === 'custom') {
-    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_API[entity].many as 'parties' | 'kases' | 'opportunities', tag: null });
-    if (definitionId === undefined && (resolver as { online?: boolean }).online !== false) {
-      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_API[entity].many}`, {
-        location: { file: step.prepared.mappingFile, yamlPath: 'match.definition' },
-      });
-    }
-  }
-  return new Matcher(service, entity, spec, definitionId);
+  return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile);
 }
 
 /** What an update of the account's record changes, as it was: the plain values, and whole lists. */
@@ -237,8 +246,14 @@ class StepRun {
   matcher: Matcher | null = null;
   /** Settles the creates whose answers were lost, made on the first. */
   lost: LostCreates | null = null;
-  /** Match values of this run's rows, and the key of the first row with each. */
-  readonly matchedBy = new Map<string, string>();
+  /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
+  readonly matches: MatchValueCheck;
+  /** Warnings of the rows written, by code. */
+  readonly warnings = emptyWarningCounts();
+  /** Keys of rows folded into another row's record (onDuplicate) -> that row's key. */
+  readonly aliases = new Map<string, string>();
+  /** Unread columns with values, once the input was read. */
+  notCarried: NotCarried[] = [];
   /** Rows the step reads in all, once counted (for progress). */
   total: number | null = null;
   /** Rows of the input that could not be read at all (no key): counted for the journal's run end. */
@@ -255,6 +270,7 @@ class StepRun {
   ) {
     for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
     this.digests = linked ? new Map() : null;
+    this.matches = new MatchValueCheck(prepared.mapping.match);
   }
 
   get name(): string {
@@ -267,6 +283,8 @@ class StepRun {
 
   /** The id of a row of this step, once known; null when the row is not written in the end. */
   idOf(key: string): number | null | Promise<number | null> {
+    const alias = this.aliases.get(key);
+    if (alias !== undefined) return this.idOf(alias);
     const pending = this.ids.get(key);
     if (pending) return pending.promise;
     const known = this.journal.rows.get(key)?.id;
@@ -292,6 +310,14 @@ class StepRun {
    */
   settleUnwritten(key: string): void {
     this.settle(key, this.journal.rows.get(key)?.id ?? null);
+  }
+
+  /** A row folded into the row of `into` (onDuplicate): rows that link to its key get that row's record. */
+  alias(key: string, into: string): void {
+    if (key === into) return;
+    this.aliases.set(key, into);
+    const waiting = this.ids.get(key);
+    if (waiting && !waiting.settled) void Promise.resolve(this.idOf(into)).then((id) => waiting.resolve(id));
   }
 
   finish(): void {
@@ -489,6 +515,8 @@ class ImportEngine {
         ...s.counts,
         successFile: s.success ? this.state.resultFile(s.name, 'success') : null,
         rejectsFile: s.rejects ? this.rejectsFile(s) : null,
+        warnings: s.warnings,
+        notCarried: s.notCarried,
       })),
       requests: 0,
       requestsForNames: 0,
@@ -600,6 +628,16 @@ class ImportEngine {
         }
         step.counts.rowsRead += 1;
         if (item.kind === 'skipped') {
+          if (item.folded) {
+            // Folded into an earlier row of its record (onDuplicate): its key is that record's.
+            step.counts.repeated += 1;
+            if (item.folded.key !== item.folded.into) {
+              step.seen.add(item.folded.key);
+              step.alias(item.folded.key, item.folded.into);
+            }
+            this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.folded.key, action: 'repeated' });
+            continue;
+          }
           step.counts.skipped += 1;
           this.emit({ type: 'row', step: step.name, row: item.location.row, key: null, action: 'skipped' });
           continue;
@@ -625,6 +663,13 @@ class ImportEngine {
           continue;
         }
         step.seen.add(item.key);
+        // A second row for one record by its match value: rejected here, in the order rows are
+        // read (as validate does), not when its lookup happens to run.
+        const sameRecord = step.matches.check(item);
+        if (sameRecord) {
+          await this.reject(step, this.rejection(item, sameRecord.field, sameRecord.code, sameRecord.message));
+          continue;
+        }
         if (digest !== undefined) step.digests?.set(item.key, digest);
         const prior = step.journal.rows.get(item.key);
         // A row that could not be read had no key to journal its reject under: once it can be
@@ -646,6 +691,7 @@ class ImportEngine {
         if (inFlight.size >= window) await Promise.race(inFlight);
       }
       step.readAll = !cut && !this.halt.signal.aborted;
+      if (step.readAll) step.notCarried = opened.census.result();
     } finally {
       await Promise.all(inFlight);
       step.finish();
@@ -683,31 +729,40 @@ class ImportEngine {
 
   async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
     step.counts[action] += 1;
+    countWarnings(step.warnings, mapped.warnings);
     step.settle(mapped.key, id);
     if (this.options.dryRun) return;
-    await this.writeSuccess(step, mapped.location.row, mapped.key, action, id);
-    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id });
+    await this.writeSuccess(step, mapped.location.row, mapped.key, action, id, warningsText(mapped.warnings));
+    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
   }
 
   /** A line of the step's success file, which is opened at its first line. */
-  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number): Promise<void> {
+  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number, warnings = ''): Promise<void> {
     step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id) });
+    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id), warnings });
   }
 
   /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
   async link(step: StepRun, mapped: MappedRecord): Promise<RejectedRow | null> {
-    for (const ref of mapped.refs) {
-      const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(ref.key) ?? null));
-      const lookup = lookUpRef(ref, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
-      if (lookup.status === 'missing') {
-        const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
-        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+    // Refs are taken out first: an unresolved link may take its fallback's refs' place.
+    for (const ref of [...mapped.refs]) {
+      let linked = false;
+      for (const key of linkKeys(ref)) {
+        const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(key) ?? null));
+        const lookup = lookUpRef({ steps: ref.steps, key }, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
+        if (lookup.status === 'missing') continue;
+        if (lookup.status === 'ambiguous') {
+          return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
+        }
+        setAt(mapped.record, ref.path, lookup.value);
+        linked = true;
+        break;
       }
-      if (lookup.status === 'ambiguous') {
-        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
-      }
-      setAt(mapped.record, ref.path, lookup.value);
+      if (linked) continue;
+      const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
+      const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
+      const problem = unresolvedLink(mapped, ref, `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+      if (problem) return this.rejection(mapped, problem.field, problem.code, problem.message);
     }
     const problems = resolveRecord(mapped, this.resolver);
     const first = problems[0];
@@ -772,36 +827,25 @@ class ImportEngine {
 
   /**
    * The account's record for a new row under `match:`, null when it has none, or 'rejected' when
-   * the row cannot be matched safely (it shares its value with another row, or several records
-   * match).
+   * several records match. Rows sharing a match value were rejected (or folded) as they were read.
    */
   async lookUp(step: StepRun, mapped: MappedRecord, body: Body): Promise<Body | null | 'rejected'> {
     const matcher = step.matcher as Matcher;
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
-    const first = step.matchedBy.get(value);
-    if (first !== undefined) {
-      await this.reject(step, this.rejection(mapped, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
+    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken);
+    if (outcome.kind === 'conflict') {
+      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
       return 'rejected';
     }
-    step.matchedBy.set(value, mapped.key);
-    const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
-    if (records.length > 1) {
-      const ids = records.map((r) => r.id).join(', ');
-      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
-      return 'rejected';
-    }
-    return records[0] ?? null;
+    return outcome.kind === 'found' ? outcome.record : null;
   }
 
   /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
   async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
     const spec = step.match as MatchSpec;
     const id = record.id as number;
-    if (spec.onMatch === 'reject') {
-      return this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
-    }
     step.taken.add(id);
     if (spec.onMatch === 'update') {
       const from = fromRecord(record, body);
@@ -820,6 +864,7 @@ class ImportEngine {
   }
 
   countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
+    countWarnings(step.warnings, mapped.warnings);
     if (found) {
       this.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
       step.counts.matched += 1;

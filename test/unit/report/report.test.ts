@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ImportSummary } from '../../../src/load/index.ts';
 import { fromRecord, planUpdate } from '../../../src/load/index.ts';
+import { emptyWarningCounts } from '../../../src/mapping/warnings.ts';
 import {
   DIFFERENCES_SHOWN,
   EXAMPLES_PER_REASON,
@@ -31,6 +32,8 @@ const step = {
   rejected: 2,
   missing: 0,
   notReached: 0,
+  warnings: emptyWarningCounts(),
+  notCarried: [{ column: 'Fax', rows: 4 }],
 };
 
 function summary(extra: object = {}): ImportSummary {
@@ -104,6 +107,7 @@ describe('renderReport', () => {
     expect(html).toMatch(/<tr data-kind="warning" data-step="people" data-code="VALUE_DROPPED">.*<td class="n">3<\/td>/);
     expect(html).toContain('data-code="USER_UNKNOWN"');
     expect(html).toContain('people</strong>: 4 warnings on rows written with something left out or changed');
+    expect(html).toContain('people</strong>: 4 column &quot;Fax&quot;: no field reads it');
   });
 
   it('says no warning when the summary has none, and escapes what comes from the input', () => {
