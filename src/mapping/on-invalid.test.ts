@@ -49,6 +49,24 @@ describe('onInvalid', () => {
     }
   });
 
+  it.each([
+    ['drop', [{ type: 'Work', address: 'ada@example.com' }, { type: 'Other', address: 'a.l@example.org' }], 'VALUE_DROPPED'],
+    ['keep', [{ type: 'Work', address: 'ada@example.com' }, { type: 'Home', address: 'ada at home' }, { type: 'Other', address: 'a.l@example.org' }], 'VALUE_KEPT'],
+  ])('with numbered items, %s holds for each item: the bad second email leaves the first and third', async (policy, emails, code) => {
+    const compiled = await compile('party', `fields:
+  - {to: lastName, value: {column: l}}
+  - {to: email, items: numbered, type: {column: 'email.*.type'}, value: {column: 'email.*.emailAddress', transform: [email]}, onInvalid: ${policy}}
+`);
+    const mapped = record(map(compiled, {
+      l: 'Lovelace',
+      'email.1.type': 'Work', 'email.1.emailAddress': 'ada@example.com',
+      'email.2.type': 'Home', 'email.2.emailAddress': 'ada at home',
+      'email.3.type': 'Other', 'email.3.emailAddress': 'a.l@example.org',
+    }));
+    expect(mapped.record.emailAddresses).toEqual(emails);
+    expect(mapped.warnings).toEqual([expect.objectContaining({ code, field: 'email', value: 'ada at home' })]);
+  });
+
   it('a good value carries no warning', async () => {
     const mapped = record(map(await compile('party', person(', onInvalid: drop')), { l: 'L', e: 'ada@example.com' }));
     expect(mapped.warnings).toBeUndefined();
