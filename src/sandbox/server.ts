@@ -79,6 +79,15 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     return503OnClosing: false,
   });
   await app.register(formbody);
+  // Many clients send `Content-Type: application/json` on every request, a DELETE included; the
+  // service takes an empty body as no body whatever the method, so the sandbox does too (fastify
+  // answers 400 to it). Anything else goes through fastify's own parser, poisoning checks included.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, String(body), done);
+  });
   // Uploads carry any content type: keep the raw bytes.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 

@@ -94,6 +94,22 @@ describe('sandbox core: request bodies', () => {
     expect(answer.status).toBe(status);
     expect(typeof answer.body.message).toBe('string');
   });
+
+  // Many clients send Content-Type: application/json on every request; the service ignores it
+  // when there is no body, and so does the sandbox.
+  it.each([
+    ['GET', 200, undefined],
+    ['DELETE', 204, undefined],
+    // A write that needs a body says which one it needs.
+    ['POST', 400, 'the request body must be a JSON object like {"party": {...}}'],
+    ['PUT', 400, 'the request body must be a JSON object like {"party": {...}}'],
+  ])('takes %s with Content-Type: application/json and an empty body as no body', async (method, status, message) => {
+    const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: `Empty ${method} Ltd` } });
+    const path = method === 'POST' ? '/api/v2/parties' : `/api/v2/parties/${party.body.party.id}`;
+    const answer = await sandbox.call(method, path, { rawBody: '', headers: { 'content-type': 'application/json; charset=utf-8' } });
+    expect(answer.status).toBe(status);
+    if (message !== undefined) expect(answer.body.message).toBe(message);
+  });
 });
 
 describe('sandbox core: scheduled jobs and the data file', () => {
