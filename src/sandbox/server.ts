@@ -76,6 +76,10 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     bodyLimit: settings.bodyLimitBytes,
     // Ids and paths are matched exactly; `/parties/` and `/parties` are the same list.
     routerOptions: { ignoreTrailingSlash: true },
+    // The web servers in front of the service merge repeated slashes (`/api/v2//parties`, as a
+    // client joining `.../api/v2/` and `/parties` sends): the path is rewritten before any hook
+    // sees it, so authentication and routing both see the merged path.
+    rewriteUrl: (request) => mergeSlashes(request.url ?? '/'),
     return503OnClosing: false,
   });
   await app.register(formbody);
@@ -130,6 +134,13 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   // The seeded or loaded account, with this run's tokens and clients, becomes the new snapshot.
   await durable?.compact();
   return { app, context, tokens, durable };
+}
+
+/** `url` with runs of `/` in its path made one; the query is left as it is. */
+export function mergeSlashes(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return path.replace(/\/{2,}/g, '/') + (query === -1 ? '' : url.slice(query));
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

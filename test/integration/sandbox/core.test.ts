@@ -30,6 +30,16 @@ describe('sandbox core: authentication (spec 5) and error bodies', () => {
     expect(answer.headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
 
+  it('merges repeated slashes in the path, as the web servers in front of the service do', async () => {
+    const created = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Slash//Ltd' } });
+    const list = await sandbox.call('GET', '/api/v2//parties?q=Slash//Ltd');
+    expect(list.status).toBe(200);
+    expect(list.body.parties.map((p: any) => p.id)).toEqual([created.body.party.id]);
+    expect((await sandbox.call('GET', `//api///v2/parties/${created.body.party.id}`)).body.party.name).toBe('Slash//Ltd');
+    // The merged path is the one authentication sees.
+    expect((await sandbox.call('GET', '//api/v2/parties', { token: null })).status).toBe(401);
+  });
+
   it('answers 404 with a JSON body for an unknown endpoint', async () => {
     const answer = await sandbox.v2('GET', '/no-such-thing');
     expect(answer.status).toBe(404);
