@@ -1,4 +1,4 @@
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { extname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -6,6 +6,7 @@ import type { CrmClient, Filter } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
 import { loadMapping } from '../mapping/index.ts';
+import { readTextInput } from '../util/input-file.ts';
 import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
@@ -155,8 +156,9 @@ interface ExportState {
 async function readState(file: string): Promise<ExportState | null> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextInput(file, 'the export state', (message) => new FerryError('USAGE', message, { location: { file }, hint: 'Give --state a file on a disk.' }));
   } catch (error) {
+    if (error instanceof FerryError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new FerryError('EXPORT_WRITE', `cannot read the export state ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
   }
@@ -205,20 +207,22 @@ export interface ExportSummary {
 }
 
 async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: AccountCatalog | null): Promise<Filter | null> {
-  if (options.filterFile) {
+  const file = options.filterFile;
+  if (file) {
     let text: string;
     try {
-      text = await readFile(options.filterFile, 'utf8');
+      text = await readTextInput(file, 'the filter file', (message) => new FerryError('USAGE', message, { location: { file } }));
     } catch (error) {
-      throw new FerryError('USAGE', `cannot read the filter file ${options.filterFile}: ${(error as Error).message}`, { location: { file: options.filterFile } });
+      if (error instanceof FerryError) throw error;
+      throw new FerryError('USAGE', `cannot read the filter file ${file}: ${(error as Error).message}`, { location: { file } });
     }
     let value: unknown;
     try {
-      value = options.filterFile.endsWith('.json') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
+      value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
     } catch (error) {
-      throw new FerryError('USAGE', `the filter file ${options.filterFile} does not parse: ${(error as Error).message}`, { location: { file: options.filterFile } });
+      throw new FerryError('USAGE', `the filter file ${file} does not parse: ${(error as Error).message}`, { location: { file } });
     }
-    return checkFilterFile(entity, value, options.filterFile);
+    return checkFilterFile(entity, value, file);
   }
   const conditions = parseWhere(entity, options.where, catalog);
   const orderBy = options.orderBy ? parseOrderBy(entity, options.orderBy) : undefined;

@@ -138,10 +138,10 @@ export async function checkTarget(target: string, what = '--out'): Promise<strin
     });
   };
   let path = target;
+  // A file in /dev, /proc or /sys (or a link in, or into, them) is no file to replace.
+  checkNotSpecial(target, what, special);
   const link = await lstat(target).catch(() => null);
   if (link?.isSymbolicLink()) {
-    // A link in, or into, /dev, /proc or /sys: its target is no file to replace.
-    checkNotSpecial(target, what, special);
     checkNotSpecial(resolve(dirname(target), await readlink(target)), what, special);
     path = await realpath(target).catch(() => special());
   }
