@@ -5,6 +5,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportOptionsInput } from '../load/index.ts';
 import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
+import { printableLines } from '../util/printable.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
 
@@ -133,7 +134,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     runImport(options.run, { client, account, signal: io.signal, onEvent: progress.onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 }),
   );
   progress.finish();
-  if (!options.json) io.stdout.write(formatImportSummary(summary, io.cwd));
+  if (!options.json) io.stdout.write(printableLines(formatImportSummary(summary, io.cwd)));
   // The summary says how far it got; the error (printed and mapped to its exit code in one
   // place, like every other) says why it stopped.
   if (summary.stopped) throw summary.stopped;
@@ -217,7 +218,7 @@ rollback is finished by running it again.`,
     const summary = await withClient(args, io, (client, account) =>
       runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
     );
-    io.stdout.write(formatRollbackSummary(summary, dryRun));
+    io.stdout.write(printableLines(formatRollbackSummary(summary, dryRun)));
     return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   },
 };

@@ -5,6 +5,7 @@ import type { DraftOptions } from '../mapping/init.ts';
 import { ENTITIES, type Entity } from '../mapping/schema.ts';
 import { normalizeHeaderRow } from '../sources/csv.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
+import { printableLines } from '../util/printable.ts';
 
 function pathIn(io: CliIo, file: string): string {
   return isAbsolute(file) ? file : resolve(io.cwd, file);
@@ -95,7 +96,7 @@ columns are listed as comments.`,
     const mapping = parseMapping(draft.yaml, out ?? 'draft.yaml');
     await compileMapping(mapping, { file: out ?? 'draft.yaml', baseDir: io.cwd });
     await writeOut(io, out, draft.yaml, Boolean(args.values.force));
-    io.stderr.write(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`);
+    io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`));
     return EXIT.OK;
   },
 };

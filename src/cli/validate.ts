@@ -3,6 +3,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
+import { printableLines } from '../util/printable.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
@@ -149,7 +150,7 @@ unreadable input, 4 when the service cannot be reached with --online.`,
       await close();
     }
     if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else io.stdout.write(formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd }));
+    else io.stdout.write(printableLines(formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd })));
     if (report.interrupted) return EXIT.INTERRUPTED;
     return report.steps.some((s) => s.rejected > 0) ? EXIT.ROWS_REJECTED : EXIT.OK;
   },

@@ -156,7 +156,7 @@ interface ExportState {
 async function readState(file: string): Promise<ExportState | null> {
   let text: string;
   try {
-    text = await readTextInput(file, 'the export state', (message) => new FerryError('USAGE', message, { location: { file }, hint: 'Give --state a file on a disk.' }));
+    text = await readTextInput(file, 'the export state', (message) => new FerryError('USAGE', message, { location: { file } }));
   } catch (error) {
     if (error instanceof FerryError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -220,7 +220,10 @@ async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog:
     try {
       value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
     } catch (error) {
-      throw new FerryError('USAGE', `the filter file ${file} does not parse: ${(error as Error).message}`, { location: { file } });
+      // The YAML parser's message goes on with a code frame of the file; its first line says what is wrong.
+      const message = ((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '');
+      const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+      throw new FerryError('USAGE', `the filter file ${file} does not parse: ${message}`, { location: line === undefined ? { file } : { file, line } });
     }
     return checkFilterFile(entity, value, file);
   }

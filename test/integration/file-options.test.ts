@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,5 +55,60 @@ describe('every file option refuses a path under /proc, /sys or /dev (one checkN
     const { code, stderr } = await runCli(['inspect', link], { env: {}, cwd: dir });
     expect(stderr).toMatch(/the input file cannot live under \/proc/);
     expect(code).toBe(2);
+  });
+});
+
+/** Bytes no text file holds: every byte value, terminal escapes (clear screen, red) among them. */
+const BINARY = join(dir, 'garbage.csv');
+writeFileSync(BINARY, Buffer.concat([Buffer.from('name,\x1b[2J\x1b[31mred\r\n'), Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256))]));
+/** Valid UTF-8 without a zero byte, but with control characters: in names, values and lines. */
+const CONTROL_TEXT = join(dir, 'control.csv');
+writeFileSync(CONTROL_TEXT, 'name\x1b[2J,\x07bell\u202eevil\n"a\x01b",\x1b[31mred\u2028x\n');
+/** A control character other than tab and the line ends, raw, anywhere in what was printed. */
+const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+describe('every message that quotes input is one line, with control characters escaped', () => {
+  it.each(FILE_OPTIONS)('%s with a binary file', async (_name, args) => {
+    const { code, stdout, stderr } = await runCli(args(BINARY), { env: {}, cwd: dir });
+    expect(code).toBe(2);
+    expect(stdout + stderr).not.toMatch(RAW_CONTROL);
+    // One line for what is wrong, at most one more (indented) for what to do.
+    const lines = stderr.trimEnd().split('\n');
+    // `import` says which step it writes before it reads the file.
+    lines.splice(0, lines.findIndex((line) => line.startsWith('error [')));
+    expect(lines[0]).toMatch(/^error \[[A-Z_]+\] at .*garbage\.csv.*: /);
+    expect(lines.length).toBeLessThanOrEqual(2);
+    expect(lines.slice(1).every((line) => line.startsWith('  '))).toBe(true);
+    expect(stderr).not.toMatch(/internal error/);
+  });
+
+  it.each(FILE_OPTIONS)('%s with text holding control characters', async (_name, args) => {
+    const { stdout, stderr } = await runCli(args(CONTROL_TEXT), { env: {}, cwd: dir });
+    expect(stdout + stderr).not.toMatch(RAW_CONTROL);
+    expect(stderr).not.toMatch(/internal error/);
+  });
+
+  it('names a control character of a mapping by code and place', async () => {
+    const { code, stderr } = await runCli(['validate', '--mapping', CONTROL_TEXT, '--input', INPUT], { env: {}, cwd: dir });
+    expect(code).toBe(2);
+    expect(stderr).toBe(`error [MAPPING_INVALID] at ${CONTROL_TEXT}: the mapping file holds the control character 0x1B on line 1, column 5, which a text file does not\n`);
+  });
+
+  it('says where a filter file does not parse, in one line without the YAML code frame', async () => {
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, 'conditions: [\n  b: {: "\n  c\n');
+    const { code, stderr } = await runCli(['export', 'parties', '--out', join(dir, 'out.csv'), '--filter', file, ...connection()], { env: {}, cwd: dir });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(new RegExp(`^error \\[USAGE\\] at ${file}, line \\d: the filter file ${file} does not parse: [^\\n]+[^:]\\n$`));
+  });
+
+  it('inspect and mapping init print the names and values they quote with escapes', async () => {
+    const inspect = await runCli(['inspect', CONTROL_TEXT], { env: {}, cwd: dir });
+    expect(inspect.code).toBe(0);
+    expect(inspect.stdout).toContain('name\\u001b[2J');
+    const init = await runCli(['mapping', 'init', CONTROL_TEXT], { env: {}, cwd: dir });
+    expect(init.code).toBe(0);
+    expect(init.stderr).toBe('mapped 2 of 2 columns; key {{name\\u001b[2J}}\n');
+    expect(init.stdout).toContain('definition: "\\u0007bell\\u202eevil"');
   });
 });
