@@ -1,5 +1,5 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { extname, isAbsolute, resolve } from 'node:path';
+import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { CrmClient, Filter } from '../client/client.ts';
@@ -10,7 +10,7 @@ import { readTextInput } from '../util/input-file.ts';
 import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
-import { checkTarget, deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
+import { checkTarget, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
 
@@ -273,10 +273,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   if (options.since === 'auto') since = state && state.query === query && state.entity === entity ? state.since : null;
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
-  if (options.out !== null) {
-    await removeStaleTemps(options.out);
-    await removeStaleTemps(deletedFileOf(options.out, options.format));
-  }
+  if (options.out !== null) await removeStaleTemps(dirname(options.out));
   const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
   const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
