@@ -20,6 +20,14 @@ export interface OpenStateOptions {
   fresh?: boolean;
   /** Only open a state a run wrote (rollback): a missing one is an error, and nothing is created. @default false */
   existing?: boolean;
+  /**
+   * The ids of the account's users, asked once the state is bound: every command that binds a
+   * state checks them against the users its runs saw (see checkUsers), so none can act on a state
+   * of another account behind the same address. An empty list checks nothing.
+   */
+  users: () => Promise<readonly number[]>;
+  /** Remember the users seen in state.json (a dry run leaves the state as it was). @default true */
+  keepUsers?: boolean;
 }
 
 const FORMAT = 1;
@@ -85,6 +93,7 @@ export class StateDir {
     try {
       if (options.fresh) await state.#moveAside();
       await state.#bind(options.account);
+      await state.#checkUsers(await options.users(), options.keepUsers ?? true);
       await mkdir(join(dir, 'journal'), { recursive: true, mode: 0o700 });
       await mkdir(join(dir, 'results'), { recursive: true, mode: 0o700 });
     } catch (error) {
@@ -148,7 +157,7 @@ export class StateDir {
    * the service's address, and accounts may share one: another account shows as users with none
    * in common. The users seen are kept (people join and leave an account).
    */
-  async checkUsers(ids: readonly number[], keep = true): Promise<void> {
+  async #checkUsers(ids: readonly number[], keep: boolean): Promise<void> {
     const state = this.#state;
     if (ids.length === 0 || state === undefined) return;
     const file = join(this.dir, STATE_FILE);

@@ -97,7 +97,9 @@ interface RowUndo {
  * run again to finish, and running it again after it finished goes one run further back.
  */
 export async function runRollback(options: RollbackOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal }): Promise<RollbackSummary> {
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true });
+  // The same user check as an import's: a rollback deletes records, in the account it is pointed at.
+  const users = async (): Promise<number[]> => (await deps.client.users()).map((user) => user.id);
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: !options.dryRun });
   const requestsAtStart = deps.client.transport.requestsSent;
   try {
     const { steps } = await readStateSteps(state.dir);

@@ -334,15 +334,15 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh });
+  const beforeNames = deps.client.transport.requestsSent;
+  const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  // The account's users are checked as the state is bound; a dry run leaves the state as it was.
+  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh, users, keepUsers: !options.dryRun });
   const steps: StepRun[] = [];
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
-    const beforeNames = deps.client.transport.requestsSent;
-    const resolver = deps.resolver ?? (await loadCatalog(deps.client));
-    const requestsForNames = deps.client.transport.requestsSent - beforeNames;
-    // A dry run checks, but leaves the state as it was.
-    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), !options.dryRun);
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));

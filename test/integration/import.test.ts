@@ -183,6 +183,34 @@ describe('runImport: another account behind the same address', () => {
     expect((await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 })).stopped).toBeNull();
     expect(JSON.parse(readFileSync(stateFile, 'utf8')).users).toEqual([...users, 987654]);
   });
+
+  it('a rollback runs the same check: it deletes nothing in an account none of whose users the state knows', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 2 });
+    const stateFile = join(stateDir, 'state.json');
+    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+    writeFileSync(stateFile, JSON.stringify({ ...state, users: [987654, 987655] }));
+    const before = (await all(box, '/parties', 'parties')).length;
+    const client = clientFor(box);
+    try {
+      const account = { baseUrl: box.url, account: box.url };
+      for (const dryRun of [true, false]) {
+        const error = await runRollback({ stateDir, dryRun }, { client, account }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).toMatchObject({ code: 'JOURNAL_ACCOUNT', message: expect.stringContaining("none of this account's users") });
+      }
+      expect((await all(box, '/parties', 'parties')).length).toBe(before);
+      // The state's own account: the rollback goes ahead.
+      writeFileSync(stateFile, JSON.stringify(state));
+      expect((await runRollback({ stateDir }, { client, account })).deleted).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('runImport: the mapping changed between runs', () => {
