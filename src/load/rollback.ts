@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import type { CrmClient } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
@@ -16,15 +16,45 @@ const STEPS_FILE = 'steps.json';
 /** Runs that a rollback undid, so that the next rollback goes one further back. */
 const ROLLBACKS_FILE = 'rollbacks.json';
 
+export interface StateStep {
+  name: string;
+  entity: Entity;
+  /** The plan, or the mapping of a one-file import, whose runs write the step's journal (absolute). */
+  source?: string;
+}
+
 export interface StateSteps {
-  steps: Array<{ name: string; entity: Entity }>;
+  steps: StateStep[];
 }
 
 /** Records which steps (and of what kind) a state holds, in the order a run writes them. */
-export async function writeStateSteps(dir: string, steps: StateSteps['steps']): Promise<void> {
+export async function writeStateSteps(dir: string, steps: StateStep[]): Promise<void> {
   const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
   const merged = [...steps, ...known.steps.filter((old) => !steps.some((s) => s.name === old.name))];
   await writeFile(join(dir, STEPS_FILE), `${JSON.stringify({ steps: merged }, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
+ * Binds a run's steps to the state: refuses a step whose journal another plan or mapping wrote,
+ * then (unless `write` is false: a dry run) records the steps. A journal is named after its step,
+ * and a one-file import's step after the mapping's `name:`: two mappings of one name in one folder
+ * (or two plans there with a step of one name) would share the folder's state, each run taking the
+ * other's records for its own rows (updating them, or deleting them as missing). Refused rather
+ * than keyed by the mapping's path: a journal keyed by path would be lost, silently, when the file
+ * is renamed, and every row created again. A state written before sources were kept takes the
+ * run's.
+ */
+export async function bindStateSteps(dir: string, steps: StateStep[], write: boolean): Promise<void> {
+  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
+  for (const step of steps) {
+    const other = known.steps.find((s) => s.name === step.name)?.source;
+    if (other === undefined || step.source === undefined || resolve(other) === resolve(step.source)) continue;
+    throw new FerryError('USAGE', `step \`${step.name}\` of the state in ${dir} was written by runs of ${other}; ${step.source} has a step of the same name, and the two would share its journal, each taking the other's records for its own rows`, {
+      location: { file: step.source },
+      hint: `Give one of them another name (\`name:\` in a mapping, the step's name in a plan) or its own --state-dir. If ${basename(step.source)} is ${basename(other)} renamed or moved, give it its old name back, or start over with --fresh.`,
+    });
+  }
+  if (write) await writeStateSteps(dir, steps);
 }
 
 export async function readStateSteps(dir: string): Promise<StateSteps> {
@@ -35,7 +65,7 @@ export async function readStateSteps(dir: string): Promise<StateSteps> {
     throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
   }
   const steps = (parsed as StateSteps | null)?.steps;
-  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity))) {
+  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity) && (s.source === undefined || typeof s.source === 'string'))) {
     throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, { location: { file: join(dir, STEPS_FILE) } });
   }
   return { steps };

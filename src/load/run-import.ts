@@ -1,5 +1,5 @@
 import { readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { CrmClient } from '../client/client.ts';
@@ -18,7 +18,7 @@ import { fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
-import { writeStateSteps } from './rollback.ts';
+import { bindStateSteps } from './rollback.ts';
 import { RecordService, type UnconfirmedCreate } from './service.ts';
 
 type Body = Record<string, unknown>;
@@ -345,7 +345,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
-    if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
+    const source = resolve(options.source.kind === 'plan' ? options.source.planFile : options.source.mappingFile);
+    await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source })), !options.dryRun);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);

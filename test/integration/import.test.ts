@@ -386,6 +386,34 @@ describe('runImport: the state belongs to one account', () => {
   });
 });
 
+describe('runImport: two mappings of one name in one folder', () => {
+  it('the second is refused before it writes: the two would share one journal', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    // A copy of the mapping for another file, its `name:` left as it was.
+    copyFileSync(join(p.dir, 'organisations.yaml'), join(p.dir, 'suppliers.yaml'));
+    const header = readFileSync(p.csv, 'utf8').split('\n')[0];
+    writeFileSync(join(p.dir, 'suppliers.csv'), `${header}\nSam,Supply,sam@supplier.example,,Supplier One Ltd,Buyer,Main St 1,Leeds,LS1,United Kingdom,,,2024-01-01\n`);
+    const first = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv }, stateDir });
+    expect(first.steps[0]?.created).toBeGreaterThan(0);
+    const before = (await all(box, '/parties', 'parties')).length;
+    for (const dryRun of [true, false]) {
+      const error = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') }, stateDir, dryRun, deleteMissing: true }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: 'USAGE', message: expect.stringContaining(`was written by runs of ${join(p.dir, 'organisations.yaml')}; ${join(p.dir, 'suppliers.yaml')} has a step of the same name`) });
+    }
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    // The first mapping goes on as before; so does the second once it has a name of its own.
+    expect((await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv }, stateDir })).steps[0]?.created).toBe(0);
+    writeFileSync(join(p.dir, 'suppliers.yaml'), readFileSync(join(p.dir, 'suppliers.yaml'), 'utf8').replace(/^name: .*$/m, 'name: suppliers'));
+    const own = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') }, stateDir });
+    expect(own.steps[0]).toMatchObject({ step: 'suppliers', created: 1 });
+  });
+});
+
 describe('runImport --dry-run', () => {
   it('counts what a run would send and writes nothing to the account', async () => {
     const box = await sandbox({ rateLimit: { limit: 4000, windowSeconds: 3600 } });
