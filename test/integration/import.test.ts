@@ -920,6 +920,56 @@ describe('runRollback: interrupted', () => {
   });
 });
 
+describe('runImport after an interrupted rollback', () => {
+  it('is refused, saying which rollback and why, and goes ahead once the rollback is finished', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    const plan: ImportOptionsInput = { source: { kind: 'plan', planFile: p.plan }, stateDir };
+    await importInto(box, plan);
+    // A second run updates every person; its rollback sets them back, and is cut off after three.
+    const people = join(p.dir, 'people.yaml');
+    writeFileSync(people, readFileSync(people, 'utf8').replace('value: { column: job_title, transform: [trim] }', 'value: Interim Title'));
+    const second = await importInto(box, plan);
+    expect(step(second, 'people').updated).toBeGreaterThan(0);
+    const account = { baseUrl: box.url, account: box.url };
+    const controller = new AbortController();
+    let updates = 0;
+    const cutClient = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => line.startsWith('PUT') && line.includes('->') && ++updates === 1 && controller.abort() });
+    const cut = await runRollback({ stateDir, concurrency: 1 }, { client: cutClient, account, signal: controller.signal });
+    await cutClient.close();
+    expect(cut.interrupted).toBe(true);
+    const snapshot = JSON.stringify(await all(box, '/parties', 'parties'));
+
+    for (const dryRun of [false, true]) {
+      const error = await importInto(box, { ...plan, dryRun }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: 'USAGE', message: expect.stringContaining(`a rollback of run ${second.run} in ${stateDir}`) });
+      expect((error as FerryError).message).toContain('did not finish');
+      expect((error as FerryError).hint).toMatch(/Finish the rollback first/);
+    }
+    expect(JSON.stringify(await all(box, '/parties', 'parties'))).toBe(snapshot);
+
+    // The rollback goes on where it stopped (the same run undone), and then the run goes ahead.
+    const client = clientFor(box);
+    try {
+      const rest = await runRollback({ stateDir, all: true }, { client, account });
+      expect(rest.runs).toEqual([second.run]);
+      expect(rest.interrupted).toBe(false);
+    } finally {
+      await client.close();
+    }
+    const titles = (await all(box, '/parties', 'parties')).map((party) => party.jobTitle);
+    expect(titles).toContain('Geschäftsführerin');
+    expect(titles).not.toContain('Interim Title');
+    const third = await importInto(box, plan);
+    expect(step(third, 'people').updated).toBeGreaterThan(0);
+    expect((await all(box, '/parties', 'parties')).map((party) => party.jobTitle)).toContain('Interim Title');
+  });
+});
+
 describe('runImport: match by name', () => {
   it("finds a person by first and last name (case and spaces aside) and leaves it as it is under onMatch: skip", async () => {
     const box = await sandbox();
