@@ -3,24 +3,26 @@ import { createInterface } from 'node:readline/promises';
 import type { CrmClient } from '../client/client.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import type { ImportOptionsInput } from '../load/index.ts';
+import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
 import { printableLines } from '../util/printable.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
+import { version } from './version.ts';
+import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 
 /** The folder a run keeps its state in unless told: `.crm-ferry` beside the mapping or plan. */
 export function defaultStateDir(file: string): string {
   return join(dirname(file), '.crm-ferry');
 }
 
-function path(value: unknown, cwd: string): string | undefined {
+export function path(value: unknown, cwd: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', 'a file or folder option needs a value');
   return isAbsolute(value) ? value : resolve(cwd, value);
 }
 
-function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
+export function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -129,12 +131,25 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
   }
   const tty = !options.json && io.stderr === process.stderr && Boolean(process.stderr.isTTY);
   const progress = new ImportProgress(options.json ? io.stdout : io.stderr, options.json ? 'json' : tty ? 'tty' : 'lines');
+  const reportFile = reportPath(args, io.cwd);
+  const tally = reportFile ? new (await import('../report/index.ts')).ReasonTally() : null;
+  const onEvent = tally ? (event: ImportEvent): void => (tally.onImportEvent(event), progress.onEvent(event)) : progress.onEvent;
   const { runImport } = await import('../load/index.ts');
-  const summary = await withClient(args, io, (client, account) =>
-    runImport(options.run, { client, account, signal: io.signal, onEvent: progress.onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 }),
-  );
+  const { summary, report } = await withClient(args, io, async (client, account) => {
+    const usage = reportFile ? await recordUsage(client) : null;
+    const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 });
+    return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+  });
   progress.finish();
   if (!options.json) io.stdout.write(printableLines(formatImportSummary(summary, io.cwd)));
+  if (reportFile && report && tally) {
+    const { importReport } = await import('../report/index.ts');
+    const source = options.run.source;
+    const plan = source.kind === 'plan' ? shownPath(source.planFile, io.cwd) : `${shownPath(source.inputFile, io.cwd)} with ${shownPath(source.mappingFile, io.cwd)}`;
+    const outcome = formatImportSummary(summary, io.cwd).trimEnd().split('\n').at(-1) ?? '';
+    const input = importReport(summary, { command: source.kind === 'plan' ? 'run' : 'import', version: version(), plan, account: report.account, usage: report.usage, outcome, reasons: tally.groups(), shown: (p) => shownPath(p, io.cwd) });
+    await writeCommandReport(reportFile, input, options.json ? io.stderr : io.stdout, io.cwd);
+  }
   // The summary says how far it got; the error (printed and mapped to its exit code in one
   // place, like every other) says why it stopped.
   if (summary.stopped) throw summary.stopped;
@@ -148,10 +163,11 @@ const RUN_FLAGS: OptionSpec = {
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
   'delete-missing': { type: 'boolean', describe: 'delete the records of rows no longer in the input (listed otherwise)' },
-  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected' },
+  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected (a plain run takes them again too, with every other change)' },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
+  ...reportFlag,
   ...connectionFlags,
 };
 
@@ -192,16 +208,17 @@ Writes every step of the plan; a row starts as soon as the records it links to e
 
 export const rollbackCommand: Command = {
   name: 'rollback',
-  usage: `Usage: crm-ferry rollback [PLAN_OR_MAPPING | --state-dir DIR] [--all] [--dry-run] [connection]
+  usage: `Usage: crm-ferry rollback [PLAN_OR_MAPPING] [--state-dir DIR] [--all] [--dry-run] [connection]
 
 Deletes the records the last run created (people before their organisations) and sets fields it
 updated back to their earlier values. Run it again to go one run further back; an interrupted
 rollback is finished by running it again.`,
   options: {
-    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder (default: .crm-ferry beside the plan or mapping named)' },
+    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder, as given to run or import (default: .crm-ferry beside the plan or mapping named)' },
     all: { type: 'boolean', describe: 'undo every run kept in the state' },
     'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+    ...reportFlag,
     ...connectionFlags,
   },
   async run(args, io) {
@@ -209,16 +226,28 @@ rollback is finished by running it again.`,
     if (args.positionals.length > 1) throw new FerryError('USAGE', 'rollback takes at most one PLAN or mapping file');
     const named = path(args.positionals[0], io.cwd);
     const given = path(v['state-dir'], io.cwd);
-    if (named !== undefined && given !== undefined) throw new FerryError('USAGE', 'give a PLAN (or mapping) or --state-dir, not both');
+    // As with `run`: --state-dir, when given, names the state; the plan or mapping only says where
+    // its default folder is.
     const stateDir = given ?? (named !== undefined ? defaultStateDir(named) : undefined);
     if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
     const dryRun = Boolean(v['dry-run']);
     const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
+    const reportFile = reportPath(args, io.cwd);
     const { runRollback } = await import('../load/index.ts');
-    const summary = await withClient(args, io, (client, account) =>
-      runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
-    );
-    io.stdout.write(printableLines(formatRollbackSummary(summary, dryRun)));
+    const started = Date.now();
+    const { summary, report } = await withClient(args, io, async (client, account) => {
+      const usage = reportFile ? await recordUsage(client) : null;
+      const summary = await runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal });
+      return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+    });
+    const text = formatRollbackSummary(summary, dryRun);
+    io.stdout.write(printableLines(text));
+    if (reportFile && report) {
+      const { rollbackReport } = await import('../report/index.ts');
+      const outcome = text.trimEnd().split('\n').filter((line) => !line.startsWith('Requests:')).join(' ');
+      const input = rollbackReport(summary, { version: version(), plan: shownPath(stateDir, io.cwd), account: report.account, usage: report.usage, outcome, elapsedMs: Date.now() - started });
+      await writeCommandReport(reportFile, input, io.stdout, io.cwd);
+    }
     return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   },
 };

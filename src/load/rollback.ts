@@ -10,6 +10,16 @@ import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
 
 type Body = Record<string, unknown>;
+/** The records that carry tags. */
+type TaggedEntity = 'party' | 'kase' | 'opportunity';
+const TAGGED: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'opportunity']);
+
+/** The tag names a written body gave its record. */
+function tagNames(body: Body | null | undefined): string[] {
+  const tags = body?.tags;
+  if (!Array.isArray(tags)) return [];
+  return tags.map((tag) => (tag as Body | null)?.name).filter((name): name is string => typeof name === 'string' && name !== '');
+}
 
 /** The file beside the journals that says which steps a state holds, in run order, and their kinds. */
 const STEPS_FILE = 'steps.json';
@@ -146,6 +156,12 @@ export interface RollbackSummary {
   /** Records already gone from the account. */
   alreadyGone: number;
   interrupted: boolean;
+  /**
+   * Tags stay: the interface can take a tag off a record but has no request to delete a tag from
+   * the account. These are the tags the undone records carried that no record carries after the
+   * rollback (on a dry run: every tag the undone records carry), per list.
+   */
+  tagsLeft: Array<{ entity: TaggedEntity; names: string[] }>;
   /** Per step, in the order they were undone. */
   steps: Array<{ step: string; deleted: number; restored: number }>;
   requests: number;
@@ -182,7 +198,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     // An interrupted rollback is finished first, under its own run id, whatever this one asks.
     const targets = rollbacks.pending?.targets ?? (options.all ? candidates : candidates.slice(-1));
-    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, steps: [], requests: 0 };
+    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], steps: [], requests: 0 };
     if (targets.length === 0) return summary;
     const target = new Set(targets);
     const rollbackRun = rollbacks.pending?.run ?? `rollback-${state.newRunId()}`;
@@ -190,6 +206,8 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     if (!options.dryRun && !rollbacks.pending) await writeRollbacks(state.dir, { ...rollbacks, pending: { run: rollbackRun, targets, started: new Date().toISOString() } });
     const service = new RecordService(deps.client, deps.signal);
     const limit = pLimit(options.concurrency ?? 8);
+    // Per tagged list, the tags the undone records carried (lower case -> as first spelled).
+    const tagged = new Map<TaggedEntity, Map<string, string>>();
 
     for (const step of [...steps].reverse()) {
       const file = state.journalFile(step.name);
@@ -225,6 +243,11 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
                 return;
               }
               if (id === null) return;
+              if (TAGGED.has(step.entity) && (row.created || row.before)) {
+                const names = tagged.get(step.entity as TaggedEntity) ?? new Map<string, string>();
+                for (const name of tagNames(now?.body)) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+                tagged.set(step.entity as TaggedEntity, names);
+              }
               const at = new Date().toISOString();
               if (row.created) {
                 counts.deleted += 1;
@@ -264,6 +287,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       summary.steps.push(counts);
       if (summary.interrupted) break;
     }
+    if (!summary.interrupted) summary.tagsLeft = await tagsLeft(tagged, options.dryRun ? null : service);
     if (!options.dryRun && !summary.interrupted) {
       await writeRollbacks(state.dir, { undone: [...rollbacks.undone, ...targets] });
     }
@@ -272,4 +296,20 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
   } finally {
     await state.close();
   }
+}
+
+/**
+ * The tags of `tagged` that no record carries now, asked with one filter request per tag; without
+ * a service (a dry run, which deletes nothing) every tag is listed.
+ */
+async function tagsLeft(tagged: Map<TaggedEntity, Map<string, string>>, service: RecordService | null): Promise<RollbackSummary['tagsLeft']> {
+  const left: RollbackSummary['tagsLeft'] = [];
+  for (const [entity, byLower] of tagged) {
+    const names: string[] = [];
+    for (const name of byLower.values()) {
+      if (service === null || !(await service.anyPasses(entity, [{ field: 'tag', operator: 'is', value: name }]))) names.push(name);
+    }
+    if (names.length > 0) left.push({ entity, names: names.sort((a, b) => a.localeCompare(b)) });
+  }
+  return left;
 }

@@ -16,7 +16,7 @@ import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../pl
 import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
-import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
+import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { bindStateSteps } from './rollback.ts';
 import { RecordService, type UnconfirmedCreate } from './service.ts';
@@ -159,22 +159,6 @@ function matcherFor(step: StepRun, service: RecordService, resolver: NameResolve
   return new Matcher(service, entity, spec, definitionId);
 }
 
-/** Link objects as a write takes them back: `{id}` only. */
-function slim(value: unknown): unknown {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') return { id: (value as Body).id };
-  return value === undefined ? null : value;
-}
-
-/**
- * The account's record as the starting point of an update: its values of the body's plain fields
- * (lists are compared item by item with the record itself, see planUpdate).
- */
-function fromRecord(record: Body, body: Body): Body {
-  const from: Body = {};
-  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
-  return from;
-}
-
 /** What an update of the account's record changes, as it was: the plain values, and whole lists. */
 function imageOfRecord(from: Body, changes: Body, record: Body): Body {
   const before = beforeImage(from, changes);
@@ -297,7 +281,7 @@ class StepRun {
  * A row is known to the journal by its key. With the mapping's key changed, no row would find the
  * record an earlier run wrote for it: every row would be created again, beside its record.
  */
-function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
+export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
   const key = JSON.stringify(step.mapping.key);
   if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
   throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {

@@ -151,10 +151,24 @@ export class RecordService {
     yield* this.pages(path, many, { status: 'open,completed,pending', embed });
   }
 
+  /** Records of a kind changed since a time (spec: `since`), with their tags and custom fields. */
+  async *changedSince(entity: 'party' | 'kase' | 'opportunity', since: Date): AsyncGenerator<Body> {
+    const { path, many, embed } = ENTITY_API[entity];
+    yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), embed });
+  }
+
   /** Records passing a structured filter (spec 4.12), with their tags and custom fields. */
   async *filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
     yield* this.pages(`${path}/filters/results`, many, { embed }, { filter: { conditions } });
+  }
+
+  /** Whether any record passes a structured filter: one request for the first page of one. */
+  async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {
+    const { path, many } = ENTITY_API[entity];
+    const answer = await this.request({ method: 'POST', path: `${path}/filters/results`, query: { page: 1, perPage: 1 }, json: { filter: { conditions } }, idempotent: true });
+    const list = (answer.body as Body | null)?.[many];
+    return Array.isArray(list) && list.length > 0;
   }
 
   private async *pages(path: string, key: string, query: Record<string, string>, filter?: unknown): AsyncGenerator<Body> {
