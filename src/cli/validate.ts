@@ -4,6 +4,7 @@ import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { printableLines } from '../util/printable.ts';
+import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
@@ -93,7 +94,7 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   const rejected = report.steps.reduce((sum, s) => sum + s.rejected, 0);
   lines.push('');
   if (report.interrupted) lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
-  else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected; fix them in the rejects file and validate it again.`);
+  else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected: ${fixInInput(rejected)}; ${fixInRejectsFile(rejected)}.`);
   return `${lines.join('\n')}\n`;
 }
 

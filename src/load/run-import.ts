@@ -13,7 +13,7 @@ import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/r
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
-import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
@@ -45,6 +45,8 @@ export const importOptionsSchema = z.object({
   deleteMissing: z.boolean().default(false),
   /** Only the rows the last runs rejected. @default false */
   retryRejects: z.boolean().default(false),
+  /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
+  retryFile: z.string().nullable().default(null),
 });
 
 export type ImportOptions = z.output<typeof importOptionsSchema>;
@@ -308,6 +310,8 @@ function withType(entity: string, body: Body): Body {
  */
 export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Promise<ImportSummary> {
   const options = importOptionsSchema.parse(input);
+  // The rows of a rejects file are rejected rows: the plan's other steps take theirs too.
+  if (options.retryFile !== null) options.retryRejects = true;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
@@ -315,6 +319,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
 
   const prepared =
     options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
@@ -604,7 +609,7 @@ class ImportEngine {
         // A row that could not be read had no key to journal its reject under: once it can be
         // read, it is a row the journal has never seen.
         const fixedUnread = prior === undefined && step.journal.unread > 0;
-        if (this.options.retryRejects && !prior?.rejected && !fixedUnread) {
+        if (this.options.retryRejects && !prior?.rejected && !fixedUnread && !step.prepared.fromRejects) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
@@ -875,6 +880,8 @@ class ImportEngine {
     // A partial read says nothing about what is missing.
     if (this.options.limit !== null || this.options.retryRejects) return;
     for (const step of [...this.steps].reverse()) {
+      // A rejects file fed back holds the rows to fix, not the whole input.
+      if (step.prepared.fromRejects) continue;
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
       if (this.options.dryRun) continue;

@@ -1002,6 +1002,25 @@ describe('runImport after an interrupted rollback', () => {
   });
 });
 
+describe('runImport --retry-rejects FILE in a plan', () => {
+  it('writes the fixed rows of <step>.rejects.csv into that step, and leaves the input as the source of the others', async () => {
+    const box = await sandbox();
+    const p = project(readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8').replace('Kari,Ødegård,', 'Kari,,'));
+    const stateDir = join(p.dir, '.crm-ferry');
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(first, 'people').rejected).toBe(1);
+    const rejects = join(stateDir, 'results', 'people.rejects.csv');
+    const fixed = join(p.dir, 'people.rejects.csv');
+    writeFileSync(fixed, readFileSync(rejects, 'utf8').replace('Kari,,', 'Kari,Ødegård,'));
+    const retry = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, retryFile: fixed });
+    expect(step(retry, 'people')).toMatchObject({ rowsRead: 1, created: 1, rejected: 0, missing: 0 });
+    expect(step(retry, 'organisations')).toMatchObject({ created: 0, updated: 0, missing: 0 });
+    const kari = (await all(box, '/parties', 'parties')).filter((party) => party.lastName === 'Ødegård');
+    expect(kari).toHaveLength(1);
+    expect(kari[0]?.organisation?.name).toBe('Fjord Fisk AS');
+  });
+});
+
 describe('runImport: match by name', () => {
   it("finds a person by first and last name (case and spaces aside) and leaves it as it is under onMatch: skip", async () => {
     const box = await sandbox();
