@@ -46,10 +46,11 @@ function headerLine(columns: readonly string[], status: boolean): string {
   return [...columns, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS].map(csvField).join(',');
 }
 
-/** The first 64 KiB of `file` as text, or null when it cannot be read. */
+/** The first 64 KiB of `file` as text, or null when it cannot be read or is no regular file (a FIFO would block the open). */
 async function headOf(file: string): Promise<string | null> {
   let handle: FileHandle | undefined;
   try {
+    if (!(await stat(file)).isFile()) return null;
     handle = await open(file, 'r');
     const buffer = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
