@@ -2,6 +2,7 @@ import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { CellValue } from '../sources/types.ts';
+import { checkInputPath } from '../util/input-file.ts';
 import type { RejectedRow } from './types.ts';
 
 /** Columns the rejects file adds after the input's own, in this order. */
@@ -50,6 +51,8 @@ function headerLine(columns: readonly string[], status: boolean): string {
 async function headOf(file: string): Promise<string | null> {
   let handle: FileHandle | undefined;
   try {
+    // Nothing under /proc, /sys or /dev is read, not even to look (the reader refuses it after).
+    await checkInputPath(file, 'the file', (message) => new Error(message));
     if (!(await stat(file)).isFile()) return null;
     handle = await open(file, 'r');
     const buffer = Buffer.alloc(64 * 1024);

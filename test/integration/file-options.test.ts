@@ -30,6 +30,8 @@ const FILE_OPTIONS: Array<[string, (file: string) => string[]]> = [
   ['import --mapping', (f) => ['import', '--mapping', f, '--input', INPUT, '--state-dir', join(dir, 'state-1'), ...connection()]],
   ['import --input', (f) => ['import', '--mapping', MAPPING, '--input', f, '--state-dir', join(dir, 'state-2'), ...connection()]],
   ['run PLAN', (f) => ['run', f, '--state-dir', join(dir, 'state-3'), ...connection()]],
+  ['run --retry-rejects FILE', (f) => ['run', join(ROOT, 'samples/plans/contacts.plan.yaml'), '--retry-rejects', f, '--state-dir', join(dir, 'state-4'), ...connection()]],
+  ['verify PLAN', (f) => ['verify', f, '--state-dir', join(dir, 'state-3'), ...connection()]],
   ['export --filter', (f) => ['export', 'parties', '--out', join(dir, 'out.csv'), '--filter', f, ...connection()]],
   ['export --mapping', (f) => ['export', 'parties', '--out', join(dir, 'out.csv'), '--mapping', f, ...connection()]],
   ['export --state', (f) => ['export', 'parties', '--out', join(dir, 'out.csv'), '--since', 'auto', '--state', f, ...connection()]],
