@@ -1,5 +1,5 @@
 import { readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { CrmClient } from '../client/client.ts';
@@ -16,12 +16,12 @@ import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, un
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
-import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
 import { fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
-import { writeStateSteps } from './rollback.ts';
+import { bindStateSteps } from './rollback.ts';
 import { LostCreates, RecordService } from './service.ts';
 
 type Body = Record<string, unknown>;
@@ -48,6 +48,8 @@ export const importOptionsSchema = z.object({
   deleteMissing: z.boolean().default(false),
   /** Only the rows the last runs rejected. @default false */
   retryRejects: z.boolean().default(false),
+  /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
+  retryFile: z.string().nullable().default(null),
 });
 
 export type ImportOptions = z.output<typeof importOptionsSchema>;
@@ -357,6 +359,8 @@ function withType(entity: string, body: Body): Body {
  */
 export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Promise<ImportSummary> {
   const options = importOptionsSchema.parse(input);
+  // The rows of a rejects file are rejected rows: the plan's other steps take theirs too.
+  if (options.retryFile !== null) options.retryRejects = true;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
@@ -364,21 +368,23 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
 
   const prepared =
     options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh });
+  const beforeNames = deps.client.transport.requestsSent;
+  const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  // The account's users are checked as the state is bound; a dry run leaves the state as it was.
+  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh, users, keepUsers: !options.dryRun });
   const steps: StepRun[] = [];
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
-    const beforeNames = deps.client.transport.requestsSent;
-    const resolver = deps.resolver ?? (await loadCatalog(deps.client));
-    const requestsForNames = deps.client.transport.requestsSent - beforeNames;
-    // A dry run checks, but leaves the state as it was.
-    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), !options.dryRun);
     for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
-    if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
+    const source = resolve(options.source.kind === 'plan' ? options.source.planFile : options.source.mappingFile);
+    await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source })), !options.dryRun);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
@@ -675,7 +681,7 @@ class ImportEngine {
         // A row that could not be read had no key to journal its reject under: once it can be
         // read, it is a row the journal has never seen.
         const fixedUnread = prior === undefined && step.journal.unread > 0;
-        if (this.options.retryRejects && !prior?.rejected && !fixedUnread) {
+        if (this.options.retryRejects && !prior?.rejected && !fixedUnread && !step.prepared.fromRejects) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
@@ -971,6 +977,8 @@ class ImportEngine {
     // A partial read says nothing about what is missing.
     if (this.options.limit !== null || this.options.retryRejects) return;
     for (const step of [...this.steps].reverse()) {
+      // A rejects file fed back holds the rows to fix, not the whole input.
+      if (step.prepared.fromRejects) continue;
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
       if (this.options.dryRun) continue;
