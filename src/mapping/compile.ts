@@ -44,6 +44,8 @@ export interface CompiledMapping {
   columnPatterns: string[];
   /** Whether the mapping reads this column: one of `columns`, or a number of a `columnPatterns` entry. */
   readsColumn(column: string): boolean;
+  /** The mapping's reason for leaving this column out (`leaveOut`), or undefined when it does not say. */
+  leftOutBecause(column: string): string | undefined;
   /**
    * Throws MAPPING_INVALID naming every column the mapping reads that the header lacks, each with
    * the closest header names. Call it once, before the first row is mapped.
@@ -204,7 +206,14 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   const columns = [...compiler.columns];
   const columnPatterns = [...compiler.patterns];
   const known = new Set(columns);
-  const numbered = columnPatterns.map((pattern) => new RegExp(`^${pattern.split('*').map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[1-9][0-9]*')}$`));
+  const numbered = columnPatterns.map(numberedPattern);
+  const leftOut = Object.entries(mapping.leaveOut ?? {}).map(([pattern, reason]) => ({ test: numberedPattern(pattern), reason }));
+  // A column both read and left out is a mapping that contradicts itself.
+  for (const pattern of Object.keys(mapping.leaveOut ?? {})) {
+    if (known.has(pattern) || columnPatterns.includes(pattern) || (!pattern.includes('*') && numbered.some((test) => test.test(pattern)))) {
+      throw new FerryError('MAPPING_INVALID', `\`leaveOut\` names column ${JSON.stringify(pattern)}, which the fields read: take it out of one of them`, { location: { file, yamlPath: `leaveOut.${pattern}` } });
+    }
+  }
   let lastDir: { file: string; dir: string } = { file: '', dir: '' };
   const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '', warnings: null };
 
@@ -231,6 +240,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     columns,
     columnPatterns,
     readsColumn: (column) => known.has(column) || numbered.some((pattern) => pattern.test(column)),
+    leftOutBecause: (column) => leftOut.find((entry) => entry.test.test(column))?.reason,
     source,
     checkColumns(header) {
       const known = new Set(header);
@@ -256,4 +266,9 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
       return map(fields, fillFields(header), row.row, row.location, () => namedValues(header, fields));
     },
   };
+}
+
+/** A column name in which a `*` stands for an item's number (1, 2, 3, ...), as a pattern. */
+export function numberedPattern(column: string): RegExp {
+  return new RegExp(`^${column.split('*').map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[1-9][0-9]*')}$`);
 }

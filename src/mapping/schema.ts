@@ -236,6 +236,10 @@ export const mappingSchema = z
       .describe('Importing: find a record the account already has for a row (parties, projects, opportunities) instead of creating one. Without it every new row is created'),
     onInvalid: onInvalidSchema.default('reject').describe('The default of every field\'s `onInvalid`; `keep` applies to text-like targets, others drop'),
     onDuplicate: onDuplicateSchema.default('reject').describe('Rows of the input with the same key (or, with `match`, the same match value) as an earlier row'),
+    leaveOut: z
+      .record(z.string().min(1), z.string().min(1))
+      .optional()
+      .describe('Columns the mapping leaves out on purpose, each with the reason (`createdOn: "the service sets it"`); a `*` stands for a number (`email.*.id`). The summary still counts their values as not carried, with the reason, apart from the columns left out by accident'),
   })
   .strict()
   .superRefine((mapping, context) => {

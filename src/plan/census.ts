@@ -6,6 +6,14 @@ export interface NotCarried {
   column: string;
   /** Rows with a value in it. */
   rows: number;
+  /** Why the mapping leaves it out (its `leaveOut`), when it says so. */
+  reason?: string;
+}
+
+/** What the census needs of a compiled mapping: which columns it reads, and which it leaves out on purpose. */
+export interface ColumnUse {
+  readsColumn(column: string): boolean;
+  leftOutBecause(column: string): string | undefined;
 }
 
 /**
@@ -16,10 +24,21 @@ export interface NotCarried {
  */
 export class ColumnCensus {
   readonly #counts = new Map<string, number>();
+  /** Whether each column seen is read: decided once per name (numbered columns take a pattern test). */
+  readonly #reads = new Map<string, boolean>();
   /** Positions of the unread columns, per header (CSV rows share one header object). */
   #positions: { header: readonly string[]; unread: number[] } | null = null;
 
-  constructor(private readonly read: ReadonlySet<string>) {}
+  constructor(private readonly use: ColumnUse) {}
+
+  #isRead(column: string): boolean {
+    let read = this.#reads.get(column);
+    if (read === undefined) {
+      read = column === '' || this.use.readsColumn(column);
+      this.#reads.set(column, read);
+    }
+    return read;
+  }
 
   #add(column: string): void {
     this.#counts.set(column, (this.#counts.get(column) ?? 0) + 1);
@@ -30,7 +49,7 @@ export class ColumnCensus {
     if (this.#positions?.header !== header) {
       const unread: number[] = [];
       header.forEach((column, i) => {
-        if (!this.read.has(column) && column !== '') unread.push(i);
+        if (!this.#isRead(column)) unread.push(i);
       });
       this.#positions = { header, unread };
     }
@@ -39,16 +58,21 @@ export class ColumnCensus {
 
   /** A row given by name. */
   countValues(values: Readonly<Record<string, CellValue>>): void {
-    for (const column in values) if (!this.read.has(column) && !isEmpty(values[column])) this.#add(column);
+    for (const column in values) if (!isEmpty(values[column]) && !this.#isRead(column)) this.#add(column);
   }
 
   /** The unread columns that held a value, most rows first. */
   result(): NotCarried[] {
-    return [...this.#counts].map(([column, rows]) => ({ column, rows })).sort((a, b) => b.rows - a.rows || a.column.localeCompare(b.column));
+    return [...this.#counts]
+      .map(([column, rows]): NotCarried => {
+        const reason = this.use.leftOutBecause(column);
+        return reason === undefined ? { column, rows } : { column, rows, reason };
+      })
+      .sort((a, b) => Number(a.reason !== undefined) - Number(b.reason !== undefined) || b.rows - a.rows || a.column.localeCompare(b.column));
   }
 }
 
 /** One line of a summary for a step's not-carried columns, or none. */
 export function notCarriedLines(list: readonly NotCarried[], indent: string): string[] {
-  return list.map((n) => `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value`);
+  return list.map((n) => `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value${n.reason === undefined ? '' : ` (left out: ${n.reason})`}`);
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { MappedItem, MappedRecord } from '../mapping/types.ts';
-import { ColumnCensus } from './census.ts';
+import { compileMapping } from '../mapping/compile.ts';
+import { parseMapping } from '../mapping/load.ts';
+import { ColumnCensus, notCarriedLines } from './census.ts';
 import { foldDuplicates, indexDuplicates, MatchValueCheck, mergeRecord } from './duplicates.ts';
 
 function person(row: number, key: string, record: Record<string, unknown>, extra: Partial<MappedRecord> = {}): MappedRecord {
@@ -94,7 +96,7 @@ describe('onDuplicate', () => {
 
 describe('ColumnCensus', () => {
   it('counts the rows with a value in each column no field reads, by position and by name', () => {
-    const census = new ColumnCensus(new Set(['id', 'name']));
+    const census = new ColumnCensus({ readsColumn: (column) => column === 'id' || column === 'name', leftOutBecause: () => undefined });
     const header = ['id', 'name', 'notes', 'created', ''];
     census.countFields(['1', 'A', 'x', ' ', 'stray'], header);
     census.countFields(['2', 'B', 'y', '2020-01-01', null], header);
@@ -104,5 +106,36 @@ describe('ColumnCensus', () => {
       { column: 'notes', rows: 2 },
       { column: 'phone.3.phoneNumber', rows: 1 },
     ]);
+  });
+
+  it('takes numbered columns the mapping reads as read, and lists the columns it leaves out on purpose last, with the reason', async () => {
+    const mapping = parseMapping(
+      `version: 1
+entity: party
+key: "{{id}}"
+leaveOut: { createdOn: the service sets it, "email.*.id": ids are the old system's }
+fields:
+  - {to: lastName, value: {column: name}}
+  - {to: email, items: numbered, type: {column: 'email.*.type'}, value: {column: 'email.*.emailAddress'}}
+`,
+      '/maps/m.yaml',
+    );
+    const census = new ColumnCensus(await compileMapping(mapping, { file: '/maps/m.yaml' }));
+    census.countValues({ id: '1', name: 'A', 'email.1.type': 'Work', 'email.1.emailAddress': 'a@example.com', 'email.1.id': '7', 'email.2.id': '8', createdOn: '2020-01-01', fax: '1' });
+    census.countValues({ id: '2', name: 'B', 'email.12.emailAddress': 'b@example.com', 'email.12.id': '9', createdOn: '2020-01-02' });
+    const result = census.result();
+    expect(result).toEqual([
+      { column: 'fax', rows: 1 },
+      { column: 'createdOn', rows: 2, reason: 'the service sets it' },
+      { column: 'email.1.id', rows: 1, reason: "ids are the old system's" },
+      { column: 'email.12.id', rows: 1, reason: "ids are the old system's" },
+      { column: 'email.2.id', rows: 1, reason: "ids are the old system's" },
+    ]);
+    expect(notCarriedLines(result.slice(0, 2), '')).toEqual(['not carried: column "fax", 1 row with a value', 'not carried: column "createdOn", 2 rows with a value (left out: the service sets it)']);
+  });
+
+  it('refuses a mapping that leaves out a column its fields read', async () => {
+    const mapping = parseMapping('version: 1\nentity: party\nkey: "{{id}}"\nleaveOut: { "email.*.type": no }\nfields:\n  - {to: email, items: numbered, type: {column: "email.*.type"}, value: {column: "email.*.emailAddress"}}\n', '/maps/m.yaml');
+    await expect(compileMapping(mapping, { file: '/maps/m.yaml' })).rejects.toMatchObject({ code: 'MAPPING_INVALID', location: { yamlPath: 'leaveOut.email.*.type' } });
   });
 });

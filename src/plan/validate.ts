@@ -312,7 +312,7 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
  * (see duplicates.ts); the importer and validate both read a step through here, so they agree.
  */
 export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
-  const census = new ColumnCensus(new Set(compiled.columns));
+  const census = new ColumnCensus(compiled);
   const policy = step.mapping.onDuplicate;
   if (policy === 'reject') {
     const opened = await openMapped(step, compiled, signal, census);

@@ -107,7 +107,9 @@ export function importReport(summary: ImportSummary, context: ReportContext & { 
     const warned = Object.values(warningsOf(step) ?? {}).reduce((sum, n) => sum + n, 0);
     notCarried.push({ step: step.step, what: 'warnings on rows written with something left out or changed', count: warned, ...success });
     // Columns no field of the mapping reads, though rows hold values there.
-    for (const column of step.notCarried) notCarried.push({ step: step.step, what: `column "${column.column}": no field reads it`, count: column.rows });
+    for (const column of step.notCarried) {
+      notCarried.push({ step: step.step, what: `column "${column.column}": ${column.reason === undefined ? 'no field reads it' : `left out: ${column.reason}`}`, count: column.rows });
+    }
   }
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   const files = summary.steps.flatMap((s) => [
