@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
-import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts } from '../load/index.ts';
+import type { ChecklistItem, ImportEvent, ImportSummary, RollbackSummary, SetupPlan, SetupReport, StepCounts } from '../load/index.ts';
+import { KIND_WORDS } from '../load/setup-kinds.ts';
 
 function plural(count: number, word: string): string {
   return `${count.toLocaleString('en-GB')} ${word}${count === 1 ? '' : 's'}`;
@@ -36,11 +37,43 @@ function written(summary: ImportSummary): number {
   return summary.steps.reduce((sum, s) => sum + s.created + s.updated + s.deleted, 0);
 }
 
+
+/** The checklist as lines for a person: what to make in the account by hand, and why. */
+function formatChecklist(checklist: readonly ChecklistItem[]): string {
+  if (checklist.length === 0) return '';
+  const lines = checklist.map(
+    (item) => `  [ ] ${KIND_WORDS[item.kind]} \`${item.name}\`${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`,
+  );
+  return `The account lacks ${checklist.length} thing${checklist.length === 1 ? '' : 's'} the interface cannot create; make ${checklist.length === 1 ? 'it' : 'them'} in the service before the run, or the rows that name ${checklist.length === 1 ? 'it' : 'them'} are rejected:\n${lines.join('\n')}\n`;
+}
+
+/** A set-up's plan, told before anything is written: what it creates (or found), and the checklist. */
+export function formatSetupPlan(plan: SetupPlan): string {
+  const lines: string[] = [];
+  if (plan.create.length === 0) lines.push(`Set-up: the account has everything the interface can create (${plural(plan.present, 'name')} found).`);
+  else {
+    lines.push(`Set-up: ${plural(plan.create.length, 'thing')} to create${plan.present > 0 ? ` (${plan.present} found already)` : ''}:`);
+    for (const item of plan.create) {
+      const where = item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : '';
+      lines.push(`  ${KIND_WORDS[item.kind]} \`${item.name}\`${where} (${item.origin === 'plan' ? 'listed in the plan' : 'named by the rows'})`);
+    }
+  }
+  return `${lines.join('\n')}\n${formatChecklist(plan.checklist)}`;
+}
+
+/** What a set-up did, after it. */
+export function formatSetupReport(report: SetupReport): string {
+  if (report.dryRun) return `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
+  if (report.created.length === 0) return 'Set-up: nothing to create.\n';
+  return `Set-up: created ${report.created.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\` (id ${c.id})`).join(', ')}.\n`;
+}
+
 /** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */
 export function formatImportSummary(summary: ImportSummary, cwd: string): string {
   const lines: string[] = [];
   const dry = summary.dryRun;
   lines.push(dry ? `Dry run: nothing was written to the account.` : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`);
+  if (summary.setup) lines.push(formatSetupReport(summary.setup).trimEnd());
   for (const step of summary.steps) {
     lines.push('', `Step ${step.step}: ${shown(step.inputFile, cwd)} with ${shown(step.mappingFile, cwd)}`);
     for (const [key, label] of COUNTS) {
@@ -134,6 +167,8 @@ export class ImportProgress {
       this.out.write(`${JSON.stringify(payload)}\n`);
       return;
     }
+    // Before any write, so that the checklist is read while there is time to act on it.
+    if (event.type === 'setup') this.out.write(formatSetupPlan(event.plan));
     if (event.type === 'start' && !event.dryRun) this.out.write(`Writing ${event.steps.join(', ')} (state: ${event.stateDir})\n`);
     if (event.type !== 'progress') return;
     const done = event.steps.reduce((sum, s) => sum + s.created + s.updated + s.unchanged + s.matched, 0);

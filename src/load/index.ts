@@ -15,3 +15,20 @@ export {
   type StepSummary,
 } from './run-import.ts';
 export { readStateSteps, runRollback, writeStateSteps, type RollbackOptions, type RollbackSummary, type StateSteps } from './rollback.ts';
+export {
+  applySetup,
+  assertNothingMissing,
+  collectNames,
+  KIND_WORDS,
+  planSetup,
+  runSetup,
+  setupForRun,
+  undoSetup,
+  type ChecklistItem,
+  type ChecklistKind,
+  type SetupKind,
+  type SetupCommandOptions,
+  type SetupItem,
+  type SetupPlan,
+  type SetupReport,
+} from './setup.ts';

@@ -2,44 +2,19 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { CrmClient } from '../client/client.ts';
-import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
-import { ENTITIES, type Entity } from '../mapping/schema.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
+import { readStateSteps } from './state-steps.ts';
+import { setupRuns, undoSetup } from './setup.ts';
+
+export { readStateSteps, writeStateSteps, type StateSteps } from './state-steps.ts';
 
 type Body = Record<string, unknown>;
 
-/** The file beside the journals that says which steps a state holds, in run order, and their kinds. */
-const STEPS_FILE = 'steps.json';
 /** Runs that a rollback undid, so that the next rollback goes one further back. */
 const ROLLBACKS_FILE = 'rollbacks.json';
-
-export interface StateSteps {
-  steps: Array<{ name: string; entity: Entity }>;
-}
-
-/** Records which steps (and of what kind) a state holds, in the order a run writes them. */
-export async function writeStateSteps(dir: string, steps: StateSteps['steps']): Promise<void> {
-  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
-  const merged = [...steps, ...known.steps.filter((old) => !steps.some((s) => s.name === old.name))];
-  await writeFile(join(dir, STEPS_FILE), `${JSON.stringify({ steps: merged }, null, 2)}\n`, { mode: 0o600 });
-}
-
-export async function readStateSteps(dir: string): Promise<StateSteps> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(join(dir, STEPS_FILE), 'utf8'));
-  } catch (error) {
-    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
-  }
-  const steps = (parsed as StateSteps | null)?.steps;
-  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity))) {
-    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, { location: { file: join(dir, STEPS_FILE) } });
-  }
-  return { steps };
-}
 
 interface Rollbacks {
   undone: string[];
@@ -107,6 +82,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     for (const step of steps) {
       for await (const entry of readJournal(state.journalFile(step.name))) if (entry.t === 'done') runs.add(entry.run);
     }
+    for (const run of await setupRuns(state)) runs.add(run);
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     const targets = options.all ? candidates : candidates.slice(-1);
     const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, steps: [], requests: 0 };
@@ -188,6 +164,17 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       summary.restored += counts.restored;
       summary.steps.push(counts);
       if (summary.interrupted) break;
+    }
+    // The plan's set-up ran before the rows, so it is undone after them: a milestone still used by
+    // an opportunity could not go.
+    if (!summary.interrupted) {
+      const undone = await undoSetup(state, target, { client: deps.client, rollbackRun, dryRun: options.dryRun ?? false, ...(deps.signal ? { signal: deps.signal } : {}) });
+      if (deps.signal?.aborted) summary.interrupted = true;
+      if (undone.deleted + undone.alreadyGone > 0) {
+        summary.steps.push({ step: 'setup', deleted: undone.deleted, restored: 0 });
+        summary.deleted += undone.deleted;
+        summary.alreadyGone += undone.alreadyGone;
+      }
     }
     if (!options.dryRun && !summary.interrupted) {
       await writeFile(join(state.dir, ROLLBACKS_FILE), `${JSON.stringify({ undone: [...rollbacks.undone, ...targets] }, null, 2)}\n`, { mode: 0o600 });

@@ -20,6 +20,7 @@ import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
 import { RecordService, type UnconfirmedCreate } from './service.ts';
+import { setupForRun, type SetupPlan, type SetupReport } from './setup.ts';
 
 type Body = Record<string, unknown>;
 
@@ -45,6 +46,8 @@ export const importOptionsSchema = z.object({
   deleteMissing: z.boolean().default(false),
   /** Only the rows the last runs rejected. @default false */
   retryRejects: z.boolean().default(false),
+  /** With a plan's `setup:`: stop before any write when the account lacks what the interface cannot create. @default false */
+  strict: z.boolean().default(false),
 });
 
 export type ImportOptions = z.output<typeof importOptionsSchema>;
@@ -121,10 +124,14 @@ export interface ImportSummary {
   /** Only rows earlier runs rejected were taken (--retry-rejects). */
   retryRejects: boolean;
   dryRun: DryRunReport | null;
+  /** What the plan's `setup:` created and listed; null without one. */
+  setup: SetupReport | null;
 }
 
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
+  /** The plan's set-up, before anything is written: what it creates, and the checklist of what it cannot. */
+  | { type: 'setup'; plan: SetupPlan }
   | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
   | {
       type: 'progress';
@@ -329,8 +336,12 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
 
-  const prepared =
-    options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  const source = options.source;
+  const plan = source.kind === 'plan' ? await preparePlan(source.planFile) : null;
+  const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile)];
+  if (options.strict && !plan?.plan.setup) {
+    throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+  }
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
@@ -339,12 +350,22 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
     const beforeNames = deps.client.transport.requestsSent;
-    const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+    let resolver = deps.resolver ?? (await loadCatalog(deps.client));
     const requestsForNames = deps.client.transport.requestsSent - beforeNames;
     // A dry run checks, but leaves the state as it was.
     if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), !options.dryRun);
-    for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
+    // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
+    let setup: SetupReport | null = null;
+    if (plan?.plan.setup) {
+      const done = await setupForRun(
+        { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
+        { client: deps.client, state, run, now },
+      );
+      setup = done.report;
+      if (done.resolver && !deps.resolver) resolver = done.resolver;
+    }
+    for (const step of prepared) assertConstantNames(step, resolver);
     if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
@@ -358,6 +379,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const summary = await engine.run();
+    summary.setup = setup;
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
     summary.requestsForNames = requestsForNames;
@@ -488,6 +510,7 @@ class ImportEngine {
       limited: this.options.limit !== null && this.steps.some((s) => s.counts.rowsRead >= (this.options.limit as number) && !s.readAll),
       retryRejects: this.options.retryRejects,
       dryRun: this.options.dryRun ? this.dry : null,
+      setup: null,
     };
   }
 
