@@ -14,7 +14,8 @@ import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
 import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
-import { fingerprint } from './fingerprint.ts';
+import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
+import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
@@ -735,6 +736,13 @@ class ImportEngine {
     if (problem) return this.reject(step, problem);
     const entity = step.compiled.entity;
     const body = withType(entity, mapped.record);
+    // A note's files go into its body by content hash: a file changed or added is a change.
+    if (mapped.attachments.length > 0) {
+      const read = await readAttachments(mapped.attachments);
+      if (read.problem) return this.reject(step, this.rejection(mapped, 'attachment', 'SOURCE_UNREADABLE', read.problem));
+      if (read.warnings.length > 0) (mapped.warnings ??= []).push(...read.warnings);
+      if (read.files.length > 0) body.attachments = read.files;
+    }
     const fp = fingerprint({ body, attachments: mapped.attachments });
     const prior = step.journal.rows.get(mapped.key);
     const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
@@ -849,7 +857,8 @@ class ImportEngine {
   /** `announced`: the intent of the first attempt, written already. */
   async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, announced: Promise<string> | null = null): Promise<void> {
     const entity = step.compiled.entity;
-    const sent = mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
+    const files = attachmentFilesOf(body);
+    const sent = files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
     for (let attempt = 1; ; attempt += 1) {
       const at = await (attempt === 1 && announced ? announced : this.announce(step, mapped, body, fp));
       let id: number | undefined;
@@ -882,9 +891,13 @@ class ImportEngine {
     let from = prior.body ?? {};
     let plan = planUpdate(from, body);
     let before: Body | null = null;
+    const previous = attachmentFilesOf(prior.body);
+    const files = attachmentFilesOf(body);
+    const attachmentsChanged = canonicalJson(previous) !== canonicalJson(files);
+    let current: Body | null = null;
     // --full compares with the record as the account has it now: values changed in the service are written again.
-    if (plan.needsCurrent || this.options.full) {
-      const current = await this.service.read(entity, prior.id);
+    if (plan.needsCurrent || this.options.full || attachmentsChanged) {
+      current = await this.service.read(entity, prior.id);
       if (current === null) {
         throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
           method: 'GET',
@@ -896,6 +909,10 @@ class ImportEngine {
       if (this.options.full) from = fromRecord(current, body);
       plan = planUpdate(from, body, current);
       if (this.options.full) before = imageOfRecord(from, plan.changes, current);
+    }
+    if (attachmentsChanged) {
+      const delta = planAttachments(previous, files, current);
+      if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
     }
     if (Object.keys(plan.changes).length > 0) {
       await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });

@@ -1,8 +1,8 @@
-import { basename } from 'node:path';
 import type { CrmClient } from '../client/client.ts';
 import { ApiError } from '../client/errors.ts';
 import type { ApiRequest } from '../client/transport.ts';
 import type { Entity } from '../mapping/schema.ts';
+import type { AttachmentFile } from './attachments.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
 
 type Body = Record<string, unknown>;
@@ -55,10 +55,10 @@ export class RecordService {
     return id;
   }
 
-  /** Uploads each file and returns the tokens to attach. */
-  async upload(files: readonly string[]): Promise<Body[]> {
+  /** Uploads each file with its name and content type, and returns the tokens to attach. */
+  async upload(files: readonly AttachmentFile[]): Promise<Body[]> {
     const tokens: Body[] = [];
-    for (const file of files) tokens.push({ token: await this.client.upload(file, { filename: basename(file) }) });
+    for (const file of files) tokens.push({ token: await this.client.upload(file.path, { filename: file.filename, contentType: file.contentType }) });
     return tokens;
   }
 

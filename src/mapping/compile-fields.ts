@@ -7,7 +7,7 @@ import { emitKeyTemplate, emitValue, nonEmpty, RowRejection, textOf } from './co
 import type { ValueCompiler } from './compile-value.ts';
 import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
 import type { Value } from './transforms/types.ts';
-import type { NameKind, NameUse, RefUse } from './types.ts';
+import type { AttachmentUse, NameKind, NameUse, RefUse } from './types.ts';
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
@@ -19,7 +19,7 @@ export interface Draft {
   record: Record<string, unknown>;
   names: NameUse[];
   refs: RefUse[];
-  attachments: string[];
+  attachments: AttachmentUse[];
   /** The record's tags, names as first spelled, duplicates (in any case) merged; null until a tag is seen. */
   tags: Array<{ name: string }> | null;
   milestone: NameUse | null;
@@ -373,10 +373,12 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       ];
     }
     case 'attachment': {
-      const attach = (value: Value, draft: Draft): void => {
-        for (const path of items(value)) draft.attachments.push(isAbsolute(path) ? path : resolve(draft.inputDir, path));
+      // `type` is the file's content type (a v1 export lists it beside the file name); the
+      // importer takes it from the file's extension where none is given.
+      const attach = (value: Value, contentType: string | undefined, draft: Draft): void => {
+        for (const path of items(value)) draft.attachments.push({ path: isAbsolute(path) ? path : resolve(draft.inputDir, path), contentType: contentType ?? null });
       };
-      return [`${code.constant(attach)}(${v}, draft);`];
+      return [`${code.constant(attach)}(${v}, ${await typeTextOf(context, field, yamlPath)}, draft);`];
     }
     case 'phone':
     case 'email':
@@ -417,6 +419,21 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
     `if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`,
     `else { ${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft); }`,
   ];
+}
+
+/**
+ * An expression for the text of the entry's `type` (undefined when empty or not given): a literal
+ * when it is the same for every row, else read per row, before the value is written.
+ */
+async function typeTextOf(context: FieldContext, field: FieldEntry, yamlPath: string): Promise<string> {
+  const { code, helpers } = context.compiler;
+  const fixed = constantType(field.type);
+  if (fixed !== undefined) return fixed.text === undefined ? 'undefined' : literal(fixed.text);
+  const typeValue = code.temp('type');
+  await emitValue(context.compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
+  const typeText = code.temp('typeText');
+  code.line(`${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`);
+  return typeText;
 }
 
 /** Phone numbers, email addresses and websites: one entry per item of the value. */

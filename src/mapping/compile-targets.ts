@@ -44,8 +44,8 @@ export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custo
 /** Targets that take `ref` + `key` (a link to a record of another plan step). */
 export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link']);
 
-/** Targets that take `type` (Home, Work, ...). */
-export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email']);
+/** Targets that take `type` (Home, Work, ...; an attachment's content type). */
+export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'attachment']);
 
 /** Website services the service knows; `URL` when left out. */
 export const WEBSITE_SERVICES = [
@@ -132,7 +132,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     content: text('the note\'s text (required unless there is an attachment)'),
     activityType: { kind: 'name', nameKind: 'activityType', takes: 'an activity type name (Note, Meeting, Call, ...) or its id' },
     entryAt: { kind: 'timestamp', takes: 'when it happened, an ISO 8601 timestamp (use the `timestamp` transform for other formats)' },
-    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder' },
+    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension)' },
   },
   task: {
     description: text('the task\'s description (required)'),

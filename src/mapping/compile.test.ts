@@ -254,12 +254,19 @@ describe('project, opportunity, entry and task targets', () => {
   - {to: activityType, value: {column: at}}
   - {to: entryAt, value: {column: when}}
   - {to: attachment, value: {column: file, transform: [{split: ";"}]}}
+  - {to: attachment, value: {column: other}, type: {column: otherType}}
 `,
     );
     const mapped = record(compiled, { pid: 'P1', kid: '', text: 'Called', at: 'Call', when: '2024-03-01T14:30:00+01:00', file: 'docs/a.pdf;/abs/b.txt' });
     expect(mapped.record).toEqual({ type: 'note', party: { id: null }, content: 'Called', activityType: null, entryAt: '2024-03-01T13:30:00Z' });
     expect(mapped.names).toEqual([{ path: ['activityType'], kind: 'activityType', name: 'Call', yamlPath: 'fields[3]' }]);
-    expect(mapped.attachments).toEqual(['/data/docs/a.pdf', '/abs/b.txt']);
+    expect(mapped.attachments).toEqual([
+      { path: '/data/docs/a.pdf', contentType: null },
+      { path: '/abs/b.txt', contentType: null },
+    ]);
+    // The content type a source names (a v1 export lists it beside the file name) goes with its file.
+    const typed = record(compiled, { pid: 'P1', kid: '', text: 'x', at: 'Call', when: '', file: '', other: 'scan.bin', otherType: ' image/png ' });
+    expect(typed.attachments).toEqual([{ path: '/data/scan.bin', contentType: 'image/png' }]);
     expect(record(compiled, { pid: 'P1', kid: '', text: '', at: -2, when: '', file: 'x.pdf' }).record).toEqual({ type: 'note', party: { id: null }, activityType: -2 });
     expect(rejected(compiled, { pid: 'P1', kid: '3', text: 'x' })).toMatchObject({ field: 'party', message: 'a note goes on exactly one record, found party and kase' });
     expect(rejected(compiled, { pid: '', kid: '', text: 'x' })).toMatchObject({ field: 'party', message: 'a note needs one of `party`, `kase` or `opportunity`' });

@@ -289,7 +289,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const usesParts = info.kind === 'address' && field.parts !== undefined;
     if (field.value === undefined && !hasRef && !hasKey && !usesParts) problem(null, info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}`);
     if (field.parts !== undefined && info.kind !== 'address') problem('parts', `\`parts\` only go with an address, not \`${field.to}\``);
-    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone and email, not \`${field.to}\``);
+    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email and attachment (its content type), not \`${field.to}\``);
     if (field.service !== undefined) {
       if (info.kind !== 'website') problem('service', `\`service\` only goes with website, not \`${field.to}\``);
       else if (!(WEBSITE_SERVICES as readonly string[]).includes(field.service)) {

@@ -139,7 +139,7 @@ export const fieldEntrySchema = z
       .optional()
       .describe('Link to a record of another plan step (with key): the step\'s name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)'),
     key: z.string().min(1).optional().describe('Key of the linked record in that step, as a template'),
-    type: valueSpecSchema.optional().describe('Address, phone and email: the type (Home, Work, Mobile, ...)'),
+    type: valueSpecSchema.optional().describe('Address, phone and email: the type (Home, Work, Mobile, ...); attachment: its content type (application/pdf, ...)'),
     service: z.string().optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL)'),
     definition: z.string().min(1).optional().describe('Custom field: the definition name'),
     tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
