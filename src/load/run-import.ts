@@ -17,7 +17,7 @@ import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepar
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { Matcher } from './matching.ts';
-import { beforeImage, COLLECTION_KEYS, ENTITY_API, planUpdate } from './records.ts';
+import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, planContacts, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
 import { RecordService, type UnconfirmedCreate } from './service.ts';
@@ -758,7 +758,7 @@ class ImportEngine {
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
     // is not on the request's path (a row sent at once waits for it all the same).
-    const announced = !known && !found && mapped.attachments.length === 0 ? this.announce(step, mapped, body, fp) : null;
+    const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
     // Awaited below; until then a failed write must not count as unhandled.
     announced?.catch(() => undefined);
     await this.limit(async () => {
@@ -839,7 +839,7 @@ class ImportEngine {
       step.settle(mapped.key, found.id as number);
       return;
     }
-    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
+    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length + contactIdsOf(body).length;
     this.dry.requests += requests;
     if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
     step.counts[known ? 'updated' : 'created'] += 1;
@@ -855,8 +855,13 @@ class ImportEngine {
   }
 
   /** `announced`: the intent of the first attempt, written already. */
-  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, announced: Promise<string> | null = null): Promise<void> {
+  async create(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, announced: Promise<string> | null = null): Promise<void> {
     const entity = step.compiled.entity;
+    // A project's additional contacts are added by requests of their own, after it: until then
+    // the journal holds the record without them, so that a run cut off in between adds them next time.
+    const contacts = contactIdsOf(whole);
+    const body = withoutApart(whole);
+    const fp = contacts.length > 0 ? fingerprint({ body, attachments: mapped.attachments }) : wholeFp;
     const files = attachmentFilesOf(body);
     const sent = files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
     for (let attempt = 1; ; attempt += 1) {
@@ -882,6 +887,12 @@ class ImportEngine {
       step.taken.add(id);
       this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
       this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
+      if (contacts.length > 0) {
+        await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
+        await this.service.setContacts(id, contacts, []);
+        this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp: wholeFp });
+        this.fold(step, mapped.key, { fp: wholeFp, body: whole });
+      }
       return this.succeed(step, mapped, 'created', id);
     }
   }
@@ -914,13 +925,16 @@ class ImportEngine {
       const delta = planAttachments(previous, files, current);
       if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
     }
-    if (Object.keys(plan.changes).length > 0) {
+    const contacts = planContacts(prior.body, body);
+    const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
+    if (changed) {
       await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
-      await this.service.update(entity, prior.id, plan.changes);
+      if (Object.keys(plan.changes).length > 0) await this.service.update(entity, prior.id, plan.changes);
+      if (contacts.add.length + contacts.remove.length > 0) await this.service.setContacts(prior.id, contacts.add, contacts.remove);
     }
     this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
     this.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.runId });
-    return this.succeed(step, mapped, Object.keys(plan.changes).length > 0 ? 'updated' : 'unchanged', prior.id);
+    return this.succeed(step, mapped, changed ? 'updated' : 'unchanged', prior.id);
   }
 
   // -------------------------------------------------------------------------------------------

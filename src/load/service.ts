@@ -68,6 +68,12 @@ export class RecordService {
     return this.idFrom(entity, answer.body, 'POST', path);
   }
 
+  /** Adds and removes a project's additional contacts (adding one it has, or removing one it lacks, is no error). */
+  async setContacts(kaseId: number, add: readonly number[], remove: readonly number[]): Promise<void> {
+    for (const partyId of add) await this.request({ method: 'POST', path: `/kases/${kaseId}/parties/${partyId}`, idempotent: true });
+    for (const partyId of remove) await this.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}`, accept: [404] });
+  }
+
   async update(entity: Entity, id: number, changes: Body): Promise<void> {
     const { path, one } = ENTITY_API[entity];
     await this.request({ method: 'PUT', path: `${path}/${id}`, json: { [one]: changes } });

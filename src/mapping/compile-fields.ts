@@ -238,14 +238,17 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
   const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`)) : undefined;
   code.line(`// ${yamlPath}: ${field.to}`);
   await code.blockAsync('', async () => {
-    if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, yamlPath, required);
+    if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, required);
     else if (info.kind === 'address') await emitAddress(context, field, yamlPath, required);
     else await emitSimple(context, field, info, yamlPath, required);
   });
 }
 
+/** Where a repeatable link target's elements go in the record: the name the service gives the list. */
+const LINK_LISTS: Readonly<Record<string, string>> = { additionalContact: 'parties' };
+
 /** A link to a record of another step, by that step's key. */
-function emitRef(context: FieldContext, field: FieldEntry, yamlPath: string, required: string | undefined): void {
+function emitRef(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): void {
   const { code } = context.compiler;
   const to = field.to;
   // One frozen list for every record of the mapping: the hot path makes no copy per row.
@@ -254,6 +257,14 @@ function emitRef(context: FieldContext, field: FieldEntry, yamlPath: string, req
   emitKeyTemplate(context.compiler, field.key ?? '', key);
   // Links travel as {id}; the plan fills in the id of the record the other step created.
   code.block(`if (${key} !== '')`, () => {
+    if (info.kind === 'links') {
+      // One more element of a list (a project's additional contacts), each linked on its own.
+      const list = LINK_LISTS[to] ?? to;
+      code.line(`const list = (record[${literal(list)}] ??= []);`);
+      code.line('list.push({ id: null });');
+      code.line(`draft.refs.push({ path: [${literal(list)}, list.length - 1, 'id'], steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)} });`);
+      return;
+    }
     code.line(`record[${literal(to)}] = { id: null };`);
     code.line(`draft.refs.push({ path: [${literal(to)}, 'id'], steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)} });`);
   }, required === undefined ? '}' : `} else throw ${required}();`);
@@ -342,6 +353,15 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
           return { id };
         })};`,
       ];
+    case 'links': {
+      const list = LINK_LISTS[to] ?? to;
+      const add = (value: Value, draft: Draft): void => {
+        const id = toId(value);
+        if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
+        ((draft.record[list] ??= []) as unknown[]).push({ id });
+      };
+      return [`${code.constant(add)}(${v}, draft);`];
+    }
     case 'name':
       return nameSink(context, field, info, yamlPath, v, text);
     case 'names': {

@@ -14,6 +14,7 @@ export type TargetKind =
   | 'choice'
   | 'organisation'
   | 'link'
+  | 'links'
   | 'name'
   | 'names'
   | 'pipeline'
@@ -39,10 +40,10 @@ export interface TargetInfo {
 }
 
 /** Targets that may appear in several entries of one mapping; every other target at most once. */
-export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custom', 'address', 'phone', 'email', 'website', 'attachment', 'names']);
+export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custom', 'address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
 
 /** Targets that take `ref` + `key` (a link to a record of another plan step). */
-export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link']);
+export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link', 'links']);
 
 /** Targets that take `type` (Home, Work, ...; an attachment's content type). */
 export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'attachment']);
@@ -104,6 +105,10 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     tags,
     custom,
     tracks,
+    additionalContact: {
+      kind: 'links',
+      takes: 'a further party of the project (an additional contact): `ref` + `key` to a party of another step, or its id; one per entry',
+    },
   },
   opportunity: {
     name: text('the opportunity\'s name (required)'),

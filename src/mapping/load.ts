@@ -278,12 +278,12 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
   } else {
     if (!REPEATABLE_KINDS.has(info.kind)) {
       const before = seen.get(field.to);
-      if (before !== undefined) problem('to', `\`${field.to}\` is already written by fields[${before}]; only tags, custom, address, phone, email, website, tracks and attachment may repeat`);
+      if (before !== undefined) problem('to', `\`${field.to}\` is already written by fields[${before}]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat`);
       else seen.set(field.to, index);
     }
     const hasRef = field.ref !== undefined;
     const hasKey = field.key !== undefined;
-    if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase or opportunity, not \`${field.to}\``);
+    if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not \`${field.to}\``);
     else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
     if (hasRef && field.value !== undefined) problem('value', 'a link takes either `value` (an id or name) or `ref` + `key`, not both');
     const usesParts = info.kind === 'address' && field.parts !== undefined;

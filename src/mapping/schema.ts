@@ -93,7 +93,7 @@ export const PARTY_TARGETS = [
 ] as const;
 export const KASE_TARGETS = [
   'name', 'description', 'party', 'opportunity', 'owner', 'team', 'status', 'stage', 'startOn', 'expectedCloseOn',
-  'closedOn', 'tags', 'custom', 'tracks',
+  'closedOn', 'tags', 'custom', 'tracks', 'additionalContact',
 ] as const;
 export const OPPORTUNITY_TARGETS = [
   'name', 'description', 'party', 'owner', 'team', 'pipeline', 'milestone', 'amount', 'currency', 'probability',
