@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
+import { JournalWriter, StateDir } from '../../src/journal/index.ts';
 import { runImport, runRollback, runSetup, type ImportEvent, type ImportSummary, type SetupPlan } from '../../src/load/index.ts';
+import { runCli } from '../helpers/fake-io.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'ferry-setup-'));
@@ -199,7 +201,7 @@ describe('setup: the account configuration the rows need', () => {
     expect(await configuration(box)).toEqual(before);
   });
 
-  it('`crm-ferry setup` alone: derived from the rows, idempotent, and a later run of the plan goes on from it', async () => {
+  it('`crm-ferry setup` alone: derived from the rows, idempotent, and undone by rollback', async () => {
     const box = await sandbox();
     const p = project('');
     const before = await configuration(box);
@@ -212,5 +214,44 @@ describe('setup: the account configuration the rows need', () => {
     expect((strict as FerryError).code).toBe('MAPPING_UNKNOWN_NAME');
     await withClient(box, (client) => runRollback({ stateDir: p.stateDir }, { client, account: account(box) }));
     expect(await configuration(box)).toEqual(before);
+  });
+
+  it('a set-up cut off after its intent is settled by name on the next: the item is that run\'s, created once, and rolled back', async () => {
+    const box = await sandbox();
+    const p = project('setup:');
+    const before = await configuration(box);
+    // The first set-up sent POST /pipelines and was killed before it journalled the answer.
+    const made = await box.v2('POST', '/pipelines', { pipeline: { name: 'Partners' } });
+    const state = await StateDir.open({ dir: p.stateDir, account: account(box) });
+    const journal = await JournalWriter.open(state.journalFile('_setup'));
+    await journal.append({ t: 'intent', k: 'pipeline:partners', op: 'create', run: '20240101T000000Z-1-1', at: new Date().toISOString(), fp: '', body: { kind: 'pipeline', name: 'Partners', pipeline: null, request: { name: 'Partners' } } });
+    await journal.close();
+    await state.close();
+    const report = await withClient(box, (client) => runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }));
+    expect(report.created[0]).toEqual({ kind: 'pipeline', name: 'Partners', id: made.body.pipeline.id });
+    expect(report.created.filter((c) => c.kind === 'pipeline')).toHaveLength(1);
+    expect((await all(box, '/pipelines', 'pipelines')).filter((x) => x.name === 'Partners')).toHaveLength(1);
+    await withClient(box, (client) => runRollback({ stateDir: p.stateDir, all: true }, { client, account: account(box) }));
+    expect(await configuration(box)).toEqual(before);
+  });
+
+  it('crm-ferry setup on the command line: the checklist on stderr before anything, --strict exits 2, then creates', async () => {
+    const box = await sandbox();
+    const p = project(SETUP, { shoeSize: true });
+    const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
+    const strict = await runCli(['setup', 'plan.yaml', '--strict'], { cwd: p.dir, env });
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain('[ ] custom field `Shoe size` (parties): named by 1 row of orgs');
+    expect(strict.stderr).toContain('[ ] task category `Paperwork`: named by 1 row of tasks');
+    expect(strict.stderr).toMatch(/error \[MAPPING_UNKNOWN_NAME\]: --strict: the account lacks/);
+    expect((await all(box, '/pipelines', 'pipelines')).map((x) => x.name)).not.toContain('Partners');
+    const done = await runCli(['setup', 'plan.yaml'], { cwd: p.dir, env });
+    expect(done.code).toBe(0);
+    expect(done.stderr).toContain('milestone `Pilot` in pipeline Partners (listed in the plan)');
+    expect(done.stdout).toMatch(/^Set-up: created pipeline `Partners` \(id \d+\), milestone `Pilot`/);
+    const none = project('');
+    const usage = await runCli(['run', 'plan.yaml', '--strict'], { cwd: none.dir, env });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("--strict checks the account against a plan's `setup:`");
   });
 });
