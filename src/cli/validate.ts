@@ -96,9 +96,20 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   return `${lines.join('\n')}\n`;
 }
 
-async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: NameResolver; close: () => Promise<void> }> {
+async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | null): Promise<{ resolver: NameResolver; close: () => Promise<void> }> {
   const { client } = await connectWith(args, io);
   try {
+    // A plan's `setup:` runs before its rows: names it would create are no rejects, and its
+    // checklist (what only a person can make) is told as `run` tells it.
+    if (planFile !== null) {
+      const { plannedSetup } = await import('../load/setup.ts');
+      const setup = await plannedSetup(planFile, client, io.signal);
+      if (setup) {
+        const { formatSetupPlan } = await import('./import-report.ts');
+        io.stderr.write(formatSetupPlan(setup.plan));
+        return { resolver: setup.resolver, close: () => client.close() };
+      }
+    }
     const { loadCatalog } = await import('../mapping/resolve.ts');
     return { resolver: await loadCatalog(client), close: () => client.close() };
   } catch (error) {
@@ -138,7 +149,7 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     const { validateMapping, validatePlan } = await import('../plan/validate.ts');
     let resolver: NameResolver = offlineResolver;
     let close = async (): Promise<void> => undefined;
-    if (options.online) ({ resolver, close } = await onlineResolver(args, io));
+    if (options.online) ({ resolver, close } = await onlineResolver(args, io, options.kind === 'plan' ? options.plan : null));
     let report: ValidateReport;
     try {
       report =

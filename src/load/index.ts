@@ -21,6 +21,7 @@ export {
   collectNames,
   KIND_WORDS,
   planSetup,
+  plannedSetup,
   runSetup,
   setupForRun,
   undoSetup,

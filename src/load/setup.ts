@@ -437,6 +437,21 @@ export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupD
   return { report: { ...plan, created, dryRun: false }, resolver };
 }
 
+/**
+ * `validate --online` of a plan with `setup:`: the account as the set-up would leave it (what it
+ * would create resolves), so that validate rejects what the run would, and the set-up's plan for
+ * its checklist. Null for a plan without `setup:`.
+ */
+export async function plannedSetup(planFile: string, client: CrmClient, signal?: AbortSignal): Promise<{ resolver: CatalogResolver; plan: SetupPlan } | null> {
+  const { plan: loaded, steps } = await preparePlan(planFile);
+  if (!loaded.setup) return null;
+  const compiled: CompiledMapping[] = [];
+  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  const catalog = await readAccountCatalog(client);
+  const plan = planSetup(loaded.setup, await collectNames(steps, compiled, signal), catalog);
+  return { resolver: createResolver(withPlanned(catalog, plan)), plan };
+}
+
 export interface SetupCommandOptions {
   planFile: string;
   stateDir: string;

@@ -254,4 +254,16 @@ describe('setup: the account configuration the rows need', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("--strict checks the account against a plan's `setup:`");
   });
+
+  it('validate --online of a plan with setup: rejects what run would, not what set-up creates, and tells the checklist', async () => {
+    const box = await sandbox();
+    const p = project(SETUP);
+    const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
+    const validated = await runCli(['validate', '--plan', 'plan.yaml', '--online', '--json'], { cwd: p.dir, env });
+    expect(validated.code).toBe(3);
+    expect(validated.stderr).toContain('[ ] task category `Paperwork`');
+    const report = JSON.parse(validated.stdout) as { steps: Array<{ step: string; ok: number; rejected: number }> };
+    const ran = await run(box, p);
+    expect(report.steps.map((s) => `${s.step} ${s.ok}/${s.rejected}`)).toEqual(ran.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`));
+  });
 });
