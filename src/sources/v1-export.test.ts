@@ -97,11 +97,11 @@ describe('readV1Export on the samples', () => {
     expect(xml.items[1]?.location.elementPath).toBe('/parties/person[1]/history[1]/historyItem[2]');
   });
 
-  it("gives a case's additional contacts (whole parties nested in it) as party.<n>.id and .type", async () => {
+  it("gives a case's additional contacts (whole parties nested in it) as party.<n>.id", async () => {
     const { items } = await read(fileURLToPath(new URL('../../samples/v1-migration/kases.xml', import.meta.url)));
     const [installation, claim] = rowValues(items);
-    expect(installation).toMatchObject({ 'party.1.id': '102', 'party.1.type': 'person', 'parties.count': 1, 'track.1.description': 'Installation checklist' });
-    expect(Object.keys(installation ?? {}).filter((key) => key.startsWith('party.'))).toEqual(['party.1.id', 'party.1.type']);
+    expect(installation).toMatchObject({ 'party.1.id': '102', 'parties.count': 1, 'track.1.description': 'Installation checklist' });
+    expect(Object.keys(installation ?? {}).filter((key) => key.startsWith('party.'))).toEqual(['party.1.id']);
     expect(claim).not.toHaveProperty('party.1.id');
   });
 

@@ -145,7 +145,8 @@ function walk(out: Record<string, CellValue>, prefix: string, node: V1Node, top:
 
 /**
  * A case's additional contacts (GET /api/kase/:id/party, nested in the case by the script that
- * saved it) are whole parties; the case needs only which ones: `party.<n>.id` and `party.<n>.type`.
+ * saved it) are whole parties; the case needs only which ones: `party.<n>.id` (v1 ids are unique
+ * across people and organisations).
  */
 function readAdditionalContacts(out: Record<string, CellValue>, node: V1Node): void {
   let n = 0;
@@ -153,7 +154,6 @@ function readAdditionalContacts(out: Record<string, CellValue>, node: V1Node): v
     if (isLeaf(party)) continue;
     n += 1;
     out[`party.${n}.id`] = childText(party, 'id');
-    out[`party.${n}.type`] = party.name === 'person' || party.name === 'organisation' ? party.name : childText(party, 'type');
   }
 }
 
