@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { CrmClient } from '../client/client.ts';
 import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
+import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
@@ -142,13 +143,18 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
               const to = { ...from, ...row.before };
               for (const [field, value] of Object.entries(row.before)) if (value === null) delete to[field];
               let plan = planUpdate(from, to);
-              if (plan.needsCurrent) {
+              // Files the runs added to a note go again (a file they replaced cannot come back:
+              // its old content is no longer at hand).
+              const files = step.entity === 'entry' && 'attachments' in row.before;
+              if (plan.needsCurrent || files) {
                 const record = await service.read(step.entity, id);
                 if (record === null) {
                   summary.alreadyGone += 1;
                   return;
                 }
                 plan = planUpdate(from, to, record);
+                const added = files ? planAttachments(attachmentFilesOf(from), attachmentFilesOf(row.before), record).remove : [];
+                if (added.length > 0) plan.changes.attachments = added.map((attachment) => ({ id: attachment, _delete: true }));
               }
               const fp = fingerprint({ body: to, attachments: [] });
               await writer.append({ t: 'intent', k: row.key, op: 'update', run: rollbackRun, at, fp, body: to, id, before: row.before });
