@@ -108,6 +108,7 @@ const CASES: SampleCase[] = [
   { mapping: 'v1-kases.yaml', input: 'samples/v1-migration/kases.xml', records: 2, rejects: [] },
   { mapping: 'v1-kase-notes.yaml', input: 'samples/v1-migration/kases.xml', records: 3, rejects: [] },
   { mapping: 'v1-notes.yaml', input: 'samples/v1/parties.xml', records: 3, rejects: [] },
+  { mapping: 'v1-opportunity-notes.yaml', input: 'samples/v1/opportunities.xml', records: 1, rejects: [] },
   { mapping: 'v1-history.yaml', input: 'samples/v1/history.xml', records: 3, rejects: [] },
   { mapping: 'v1-tasks.yaml', input: 'samples/v1/tasks.xml', records: 4, rejects: [] },
   { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/parties.csv', records: 2, rejects: [], skipped: 2 },
@@ -532,7 +533,7 @@ const PLAN_STEPS: Record<string, string[]> = {
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
-  'v1-migration': ['organisations', 'people', 'opportunities', 'kases', 'notes', 'kase-notes', 'history', 'tasks'],
+  'v1-migration': ['organisations', 'people', 'opportunities', 'kases', 'notes', 'kase-notes', 'opportunity-notes', 'history', 'tasks'],
 };
 
 interface PlannedStep {
@@ -588,7 +589,7 @@ describe('plans', () => {
       ['hubspot', ['companies 6/0', 'people 8/0']],
       ['salesforce', ['accounts 8/0', 'contacts 9/1', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
-      ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'history 3/0', 'tasks 4/0']],
+      ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']],
       ['roundtrip', ['organisations 2/0', 'people 2/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);

@@ -16,7 +16,7 @@ const STATE = join(work, 'state');
 
 /** Every history item of the export files, as v1 wrote it: id, kind, date. */
 function historyItems(): Array<{ id: string; type: string; entryDate: string; attachments: string[] }> {
-  const files = ['samples/v1/parties.xml', 'samples/v1/history.xml', 'samples/v1-migration/kases.xml'];
+  const files = ['samples/v1/parties.xml', 'samples/v1/history.xml', 'samples/v1-migration/kases.xml', 'samples/v1/opportunities.xml'];
   return files.flatMap((file) =>
     [...readFileSync(join(work, file), 'utf8').matchAll(/<historyItem>([\s\S]*?)<\/historyItem>/g)].map((m) => {
       const text = m[1] as string;
@@ -66,6 +66,7 @@ describe('the bundled v1 account into an empty account', () => {
       'kases 2/0',
       'notes 3/0',
       'kase-notes 3/0',
+      'opportunity-notes 1/0',
       'history 3/0',
       'tasks 4/0',
     ]);
@@ -75,10 +76,11 @@ describe('the bundled v1 account into an empty account', () => {
 
   it('carries every history item as an entry with its v1 date, an activity type for its kind, its author and its attachments', async () => {
     const items = historyItems();
-    expect(items.map((i) => i.id).sort()).toEqual(['701', '702', '703', '704', '705', '706', '707', '708', '709']);
-    const KIND: Record<string, string> = { Note: 'Note', Email: 'Email', Task: 'Task completed', Call: 'Call' };
+    expect(items.map((i) => i.id).sort()).toEqual(['701', '702', '703', '704', '705', '706', '707', '708', '709', '710']);
+    const KIND: Record<string, string> = { Note: 'Note', Email: 'Email', Task: 'Task completed', Call: 'Call', Meeting: 'Meeting' };
+    const STEP: Record<string, string> = { 705: 'kase-notes', 706: 'kase-notes', 709: 'kase-notes', 703: 'history', 704: 'history', 708: 'history', 710: 'opportunity-notes' };
     for (const item of items) {
-      const step = ['705', '706', '709'].includes(item.id) ? 'kase-notes' : ['703', '704', '708'].includes(item.id) ? 'history' : 'notes';
+      const step = STEP[item.id] ?? 'notes';
       const entry = (await box.v2('GET', `/entries/${idOf(step, item.id)}?embed=activityType`)).body.entry;
       expect(entry.entryAt, item.id).toBe(item.entryDate);
       expect(entry.activityType.name, item.id).toBe(KIND[item.type]);
@@ -93,6 +95,8 @@ describe('the bundled v1 account into an empty account', () => {
     ]);
     const opportunity = idOf('opportunities', '301');
     expect((await box.v2('GET', `/opportunities/${opportunity}/entries`)).body.entries.map((e: { id: number }) => e.id)).toEqual([offer.id]);
+    const signing = (await box.v2('GET', `/opportunities/${idOf('opportunities', '302')}/entries`)).body.entries;
+    expect(signing.map((e: { id: number }) => e.id)).toEqual([idOf('opportunity-notes', '710')]);
   });
 
   it('ends a completed v1 task completed, with its completion date in the detail', async () => {
