@@ -81,27 +81,41 @@ async function sha256Of(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** A file a note names, found on disk (or not). */
+interface FoundFile {
+  use: AttachmentUse;
+  size: number;
+}
+
 /**
- * Reads the note's files: size, content hash and content type of each. A file that is not there
- * is left out with a NOT_CARRIED warning (the note is written without it, and a re-run once the
- * file is in place adds it). A path that is there but cannot be read as a file is the row's
- * problem (`problem`): the row is rejected, the run goes on.
+ * Looks for the note's files without reading them: what `validate` needs to say beforehand what a
+ * run will warn about or reject. A file that is not there is a NOT_CARRIED warning (the note is
+ * written without it, and a re-run once the file is in place adds it). A path that is there but is
+ * no readable file is the row's `problem`: the row is rejected, the run goes on.
  */
-export async function readAttachments(uses: readonly AttachmentUse[], field = 'attachment'): Promise<{ files: AttachmentFile[]; warnings: RowWarning[]; problem: string | null }> {
-  const files: AttachmentFile[] = [];
+export async function findAttachments(uses: readonly AttachmentUse[], field = 'attachment'): Promise<{ found: FoundFile[]; warnings: RowWarning[]; problem: string | null }> {
+  const found: FoundFile[] = [];
   const warnings: RowWarning[] = [];
   for (const use of uses) {
-    let size: number;
     try {
       const info = await stat(use.path);
-      if (!info.isFile()) return { files, warnings, problem: `the attachment ${use.path} is not a file` };
-      size = info.size;
+      if (!info.isFile()) return { found, warnings, problem: `the attachment ${use.path} is not a file` };
+      found.push({ use, size: info.size });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') return { files, warnings, problem: `cannot read the attachment ${use.path}: ${(error as Error).message}` };
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return { found, warnings, problem: `cannot read the attachment ${use.path}: ${(error as Error).message}` };
       warnings.push({ code: 'NOT_CARRIED', field, message: `the attachment file ${use.path} is not there: the note is written without it (put the file there and run again to add it)`, value: basename(use.path) });
-      continue;
     }
+  }
+  return { found, warnings, problem: null };
+}
+
+/** The note's files as findAttachments finds them, each read for its content hash, with its content type. */
+export async function readAttachments(uses: readonly AttachmentUse[], field = 'attachment'): Promise<{ files: AttachmentFile[]; warnings: RowWarning[]; problem: string | null }> {
+  const { found, warnings, problem } = await findAttachments(uses, field);
+  const files: AttachmentFile[] = [];
+  if (problem) return { files, warnings, problem };
+  for (const { use, size } of found) {
     try {
       files.push({ path: use.path, filename: basename(use.path), contentType: contentTypeOf(use.path, use.contentType), size, sha256: await sha256Of(use.path) });
     } catch (error) {
