@@ -14,6 +14,7 @@ import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 import { makeFolders } from '../util/make-folders.ts';
+import { findAttachments } from '../load/attachments.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -302,6 +303,12 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
         continue;
       }
       const problems: RecordProblem[] = duplicate ? [duplicate] : [...book.checkRefs(item.refs), ...resolveRecord(item, resolver)];
+      // A note's files, as the run finds them: one not there is a NOT_CARRIED warning, one that is no file a reject.
+      if (problems.length === 0 && item.attachments.length > 0) {
+        const files = await findAttachments(item.attachments);
+        if (files.problem) problems.push({ field: 'attachment', code: 'SOURCE_UNREADABLE', message: files.problem });
+        else if (files.warnings.length > 0) (item.warnings ??= []).push(...files.warnings);
+      }
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
         await reject(rejectionOf(item, problems));

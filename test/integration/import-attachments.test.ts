@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { readAttachments } from '../../src/load/attachments.ts';
 import { runImport, runRollback, type ImportSummary } from '../../src/load/index.ts';
+import { validatePlan } from '../../src/plan/validate.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'ferry-attach-'));
@@ -126,5 +127,23 @@ describe('attachments of imported notes', () => {
     expect(read.files.map((f) => [f.filename, f.contentType, f.size])).toEqual([['a.txt', 'text/plain', 4]]);
     expect(read.warnings).toEqual([expect.objectContaining({ code: 'NOT_CARRIED', field: 'attachment', value: 'gone.docx' })]);
     expect((await readAttachments([{ path: join(dir, 'folder.pdf'), contentType: null }])).problem).toContain('is not a file');
+  });
+
+  it('validate rejects what the run rejects for a file that is no file, and lets a missing one through', async () => {
+    const box = await startTestSandbox();
+    sandboxes.push(box);
+    const dir = join(work, 'p3');
+    mkdirSync(join(dir, 'files/folder.pdf'), { recursive: true });
+    writeFileSync(join(dir, 'plan.yaml'), PLAN);
+    writeFileSync(join(dir, 'orgs.yaml'), ORGS);
+    writeFileSync(join(dir, 'notes.yaml'), NOTES);
+    writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Acme\n');
+    writeFileSync(join(dir, 'notes.csv'), 'id,org,text,file,fileType,extra\nN1,O1,One,files/folder.pdf,,\nN2,O1,Two,files/gone.pdf,,\n');
+    const report = await validatePlan({ planFile: join(dir, 'plan.yaml'), rejectsDir: join(dir, 'rejects') });
+    const validated = report.steps.find((s) => s.step === 'notes');
+    expect([validated?.ok, validated?.rejected, validated?.reasons.map((r) => `${r.code} ${r.field}`)]).toEqual([1, 1, ['SOURCE_UNREADABLE attachment']]);
+    const ran = notes(await importInto(box, dir));
+    expect([ran?.created, ran?.rejected]).toEqual([1, 1]);
+    expect(readFileSync(ran?.rejectsFile as string, 'utf8')).toContain('SOURCE_UNREADABLE');
   });
 });
