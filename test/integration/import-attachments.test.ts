@@ -50,17 +50,23 @@ function notes(summary: ImportSummary) {
   return summary.steps.find((s) => s.step === 'notes');
 }
 
+/** A folder with the plan, its mappings, one organisation and these notes (a `files/` folder in it). */
+function project(name: string, notesCsv: string): string {
+  const dir = join(work, name);
+  mkdirSync(join(dir, 'files'), { recursive: true });
+  writeFileSync(join(dir, 'plan.yaml'), PLAN);
+  writeFileSync(join(dir, 'orgs.yaml'), ORGS);
+  writeFileSync(join(dir, 'notes.yaml'), NOTES);
+  writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Acme\n');
+  writeFileSync(join(dir, 'notes.csv'), `id,org,text,file,fileType,extra\n${notesCsv}`);
+  return dir;
+}
+
 describe('attachments of imported notes', () => {
   it('are uploaded with their content type, and a file added or changed later is a change on the re-run', async () => {
     const box = await startTestSandbox();
     sandboxes.push(box);
-    const dir = join(work, 'p1');
-    mkdirSync(join(dir, 'files'), { recursive: true });
-    writeFileSync(join(dir, 'plan.yaml'), PLAN);
-    writeFileSync(join(dir, 'orgs.yaml'), ORGS);
-    writeFileSync(join(dir, 'notes.yaml'), NOTES);
-    writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Acme\n');
-    writeFileSync(join(dir, 'notes.csv'), 'id,org,text,file,fileType,extra\nN1,O1,Scanned the contract,files/contract.scan,image/tiff,files/offer.pdf\n');
+    const dir = project('p1', 'N1,O1,Scanned the contract,files/contract.scan,image/tiff,files/offer.pdf\n');
     writeFileSync(join(dir, 'files/contract.scan'), 'II*\u0000 pretend tiff');
     // offer.pdf is not there yet.
 
@@ -132,13 +138,8 @@ describe('attachments of imported notes', () => {
   it('validate rejects what the run rejects for a file that is no file, and lets a missing one through', async () => {
     const box = await startTestSandbox();
     sandboxes.push(box);
-    const dir = join(work, 'p3');
-    mkdirSync(join(dir, 'files/folder.pdf'), { recursive: true });
-    writeFileSync(join(dir, 'plan.yaml'), PLAN);
-    writeFileSync(join(dir, 'orgs.yaml'), ORGS);
-    writeFileSync(join(dir, 'notes.yaml'), NOTES);
-    writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Acme\n');
-    writeFileSync(join(dir, 'notes.csv'), 'id,org,text,file,fileType,extra\nN1,O1,One,files/folder.pdf,,\nN2,O1,Two,files/gone.pdf,,\n');
+    const dir = project('p3', 'N1,O1,One,files/folder.pdf,,\nN2,O1,Two,files/gone.pdf,,\n');
+    mkdirSync(join(dir, 'files/folder.pdf'));
     const report = await validatePlan({ planFile: join(dir, 'plan.yaml'), rejectsDir: join(dir, 'rejects') });
     const validated = report.steps.find((s) => s.step === 'notes');
     expect([validated?.ok, validated?.rejected, validated?.reasons.map((r) => `${r.code} ${r.field}`)]).toEqual([1, 1, ['SOURCE_UNREADABLE attachment']]);
