@@ -9,7 +9,7 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
-import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import { CatalogResolver, createResolver, readAccountCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
@@ -351,7 +351,9 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
     const beforeNames = deps.client.transport.requestsSent;
-    let resolver = deps.resolver ?? (await loadCatalog(deps.client));
+    // Kept for the set-up, which starts from the same names.
+    const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
+    let resolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
     const requestsForNames = deps.client.transport.requestsSent - beforeNames;
     // A dry run checks, but leaves the state as it was.
     if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), !options.dryRun);
@@ -360,7 +362,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     let setup: SetupReport | null = null;
     if (plan?.plan.setup) {
       const done = await setupForRun(
-        { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
+        { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
         { client: deps.client, state, run, now },
       );
       setup = done.report;

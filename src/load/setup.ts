@@ -415,6 +415,8 @@ export interface SetupForRunOptions {
   signal?: AbortSignal;
   /** Told the plan (what to create, the checklist) before anything is written. */
   onPlan?: (plan: SetupPlan) => void;
+  /** The account's names, when the caller has just read them. @default read here */
+  catalog?: AccountCatalog | null;
 }
 
 /**
@@ -423,7 +425,7 @@ export interface SetupForRunOptions {
  * create what is missing, and give back a resolver that knows what was created.
  */
 export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupDeps): Promise<{ report: SetupReport; resolver: CatalogResolver | null }> {
-  const catalog = await readAccountCatalog(deps.client);
+  const catalog = options.catalog ?? (await readAccountCatalog(deps.client));
   const needs = await collectNames(options.steps, options.compiled, options.signal);
   const plan = planSetup(options.spec, needs, catalog);
   options.onPlan?.(plan);
