@@ -1,5 +1,6 @@
 import { EXIT } from '../errors/index.ts';
 import type { ExportFlags, ExportSummary } from '../export/index.ts';
+import { LOCAL_WHERE_HELP } from '../export/filter.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
@@ -10,6 +11,9 @@ function seconds(ms: number): string {
 
 export function formatExportSummary(summary: ExportSummary): string {
   const lines = [`Exported ${summary.records.toLocaleString('en-GB')} record${summary.records === 1 ? '' : 's'}${summary.since ? ` changed since ${summary.since}` : ''}, ${summary.requests} requests, ${seconds(summary.elapsedMs)}.`];
+  if (summary.checkedHere.length > 0) {
+    lines.push(`Read ${summary.read.toLocaleString('en-GB')} record${summary.read === 1 ? '' : 's'} to check ${summary.checkedHere.map((c) => JSON.stringify(c)).join(', ')} here: the service's filter cannot compare amounts.`);
+  }
   if (summary.since) lines.push(`${summary.deleted} deleted since then.`);
   for (const file of summary.files) lines.push(`  -> ${file}`);
   return `${lines.join('\n')}\n`;
@@ -23,7 +27,12 @@ ENTITY is parties, opportunities, kases, entries or tasks. The format follows th
 --out (.csv, .xlsx, .jsonl) or --format; --out - writes CSV or JSON Lines to standard output.
 The file appears under its name only when the export is complete.`,
   epilog: `Examples: --where 'tag is VIP', --where 'addedOn is within last 30',
-  --where '"custom:Customer since" is after 2021-01-01'
+  --where '"custom:Customer since" is after 2021-01-01', --where 'value is greater than 250000'
+
+The service's filter checks every condition but one kind: ${LOCAL_WHERE_HELP} is checked
+here, on every record the other conditions let through (with no other condition, a full read of
+the list: one request per 100 records). Amounts are compared as numbers, whatever their currency:
+add --where 'currency is EUR' to compare like with like.
 
 Exit code 0 done, 2 bad usage or filter or a file that cannot be written, 4 the service refused
 or could not be reached, 130 interrupted, 143 stopped by SIGTERM (no file is left and the state
@@ -35,7 +44,7 @@ is unchanged).`,
     mapping: { type: 'string', multiple: true, value: 'FILE', describe: 'the columns an import mapping reads, filled so that importing the file with it makes the same records (repeatable)', group: 'Output:' },
     plain: { type: 'boolean', describe: 'CSV without the BOM and with LF line ends', group: 'Output:' },
     raw: { type: 'boolean', describe: 'texts that look like formulas (=, +, -, @) are written as they are', group: 'Output:' },
-    where: { type: 'string', multiple: true, value: 'FIELD OPERATOR VALUE', describe: 'a condition (repeatable; all must hold)', group: 'Filters (parties, opportunities, kases):' },
+    where: { type: 'string', multiple: true, value: 'FIELD OPERATOR VALUE', describe: 'a condition (repeatable; all must hold); amounts compared here cost a read of what the others let through (below)', group: 'Filters (parties, opportunities, kases):' },
     any: { type: 'boolean', describe: 'one of the conditions is enough', group: 'Filters (parties, opportunities, kases):' },
     'order-by': { type: 'string', value: 'FIELD[:desc]', describe: 'the order of the records', group: 'Filters (parties, opportunities, kases):' },
     filter: { type: 'string', value: 'FILE', describe: "a filter in the service's shape (YAML or JSON) instead", group: 'Filters (parties, opportunities, kases):' },

@@ -37,7 +37,6 @@ function written(summary: ImportSummary): number {
   return summary.steps.reduce((sum, s) => sum + s.created + s.updated + s.deleted, 0);
 }
 
-
 /** The checklist as lines for a person: what to make in the account by hand, and why. */
 function formatChecklist(checklist: readonly ChecklistItem[]): string {
   if (checklist.length === 0) return '';
@@ -66,6 +65,16 @@ export function formatSetupReport(report: SetupReport): string {
   if (report.dryRun) return `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
   if (report.created.length === 0) return 'Set-up: nothing to create.\n';
   return `Set-up: created ${report.created.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\` (id ${c.id})`).join(', ')}.\n`;
+}
+
+/**
+ * What to do about rejected rows. Every run takes the rows the journal holds as rejected again
+ * (they have no record to be unchanged against), so the same command, run again once the input
+ * or the mapping is fixed, writes them; --retry-rejects only narrows a run to them.
+ */
+function rejectedHint(rejected: number, retryRejects: boolean): string {
+  const fix = `${plural(rejected, 'row')} rejected: fix ${rejected === 1 ? 'it' : 'them'} in the input or the mapping (the rejects files say why), then run the same command again`;
+  return retryRejects ? `${fix}.` : `${fix}: rejected rows are taken again, rows already written cost no request (add --retry-rejects to take only the rejected rows).`;
 }
 
 /** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */
@@ -116,7 +125,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
     );
   }
   else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
-  else if (rejected > 0) lines.push(`${plural(rejected, 'row')} rejected: fix ${rejected === 1 ? 'it' : 'them'} (see the rejects files), then run again with --retry-rejects.`);
+  else if (rejected > 0) lines.push(rejectedHint(rejected, summary.retryRejects));
   else if (summary.limited) lines.push('Sample done: the first rows of each step are in the account (--limit). Run the same command without --limit for the rest.');
   else if (summary.retryRejects) lines.push('Done: the rows earlier runs rejected are in the account.');
   else lines.push('Done: every row is in the account.');
@@ -194,12 +203,22 @@ export class ImportProgress {
   }
 }
 
+const TAG_LISTS: Record<RollbackSummary['tagsLeft'][number]['entity'], string> = { party: 'parties', kase: 'projects', opportunity: 'opportunities' };
+
 export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean): string {
   if (summary.runs.length === 0) return 'Nothing to roll back: no run in this state that was not rolled back already.\n';
   const lines = [`${dryRun ? 'Would roll back' : 'Rolled back'} run${summary.runs.length === 1 ? '' : 's'} ${summary.runs.join(', ')}:`];
   for (const step of summary.steps) lines.push(`  ${step.step.padEnd(20)} ${plural(step.deleted, 'record')} ${dryRun ? 'to delete' : 'deleted'}, ${step.restored} ${dryRun ? 'to restore' : 'restored'}`);
   if (summary.alreadyGone > 0) lines.push(`${plural(summary.alreadyGone, 'record')} were already gone from the account.`);
   if (summary.notRestorable > 0) lines.push(`${plural(summary.notRestorable, 'record')} deleted by --delete-missing cannot be brought back; their last values are in the journal.`);
+  if (summary.tagsLeft.length > 0) {
+    const lists = summary.tagsLeft.map((t) => `${t.names.join(', ')} (${TAG_LISTS[t.entity]})`).join('; ');
+    lines.push(
+      dryRun
+        ? `Tags stay in the account: the interface has no request to delete a tag. The records to undo carry ${lists}.`
+        : `Tags stay in the account: the interface has no request to delete a tag, only to take it off a record. No record carries these any more: ${lists}; remove them in the account's settings if they are not wanted.`,
+    );
+  }
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
   if (!dryRun) lines.push(`Requests: ${summary.requests}.`);
   return `${lines.join('\n')}\n`;

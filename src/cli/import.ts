@@ -148,7 +148,7 @@ const RUN_FLAGS: OptionSpec = {
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
   'delete-missing': { type: 'boolean', describe: 'delete the records of rows no longer in the input (listed otherwise)' },
-  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected' },
+  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected (a plain run takes them again too, with every other change)' },
   strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users or teams the rows name" },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
@@ -193,13 +193,13 @@ Writes every step of the plan; a row starts as soon as the records it links to e
 
 export const rollbackCommand: Command = {
   name: 'rollback',
-  usage: `Usage: crm-ferry rollback [PLAN_OR_MAPPING | --state-dir DIR] [--all] [--dry-run] [connection]
+  usage: `Usage: crm-ferry rollback [PLAN_OR_MAPPING] [--state-dir DIR] [--all] [--dry-run] [connection]
 
 Deletes the records the last run created (people before their organisations) and sets fields it
 updated back to their earlier values. Run it again to go one run further back; an interrupted
 rollback is finished by running it again.`,
   options: {
-    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder (default: .crm-ferry beside the plan or mapping named)' },
+    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder, as given to run or import (default: .crm-ferry beside the plan or mapping named)' },
     all: { type: 'boolean', describe: 'undo every run kept in the state' },
     'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
@@ -210,7 +210,8 @@ rollback is finished by running it again.`,
     if (args.positionals.length > 1) throw new FerryError('USAGE', 'rollback takes at most one PLAN or mapping file');
     const named = path(args.positionals[0], io.cwd);
     const given = path(v['state-dir'], io.cwd);
-    if (named !== undefined && given !== undefined) throw new FerryError('USAGE', 'give a PLAN (or mapping) or --state-dir, not both');
+    // As with `run`: --state-dir, when given, names the state; the plan or mapping only says where
+    // its default folder is.
     const stateDir = given ?? (named !== undefined ? defaultStateDir(named) : undefined);
     if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
     const dryRun = Boolean(v['dry-run']);

@@ -78,6 +78,11 @@ export function formatInspectReport(report: InspectReport): string {
     const samples = column.samples.map((s) => JSON.stringify(s)).join(', ');
     lines.push(`  ${pad(String(index + 1), numberWidth)}  ${pad(column.name, nameWidth)}  ${pad(`${column.fillRate.toFixed(1)}%`, 7)}  ${samples}`);
   });
+  if (report.findings.length > 0) {
+    lines.push('');
+    lines.push(`Check before importing (${report.findings.length}):`);
+    for (const f of report.findings) lines.push(`  [${f.code}] ${f.message}`);
+  }
   if (report.warningCount > 0) {
     lines.push('');
     lines.push(report.warningCount > report.warnings.length ? `Warnings (first ${report.warnings.length} of ${report.warningCount}):` : `Warnings (${report.warningCount}):`);
@@ -100,7 +105,9 @@ export const inspectCommand: Command = {
 
 Reads the whole file (CSV, XLSX, or a legacy v1 XML/JSON export) and shows what a mapping needs:
 format, encoding, delimiter, sheets, columns with fill rate and sample values, row count and the
-first row errors.`,
+first row errors. It also flags what ruins an import later: a value on more than one row in the
+column that looks like the key (the first id column) or in an e-mail column, and a date column
+whose dates read in two orders (03/04/2024 beside 25/04/2024, or 25/04/2024 beside 04/25/2024).`,
   epilog: 'Exit code 0, or 3 when some rows cannot be read.',
   options: {
     sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number (default: the first sheet)' },

@@ -52,11 +52,12 @@ export function toInitOptions(args: ParsedArgs): { file: string; out: string | u
     });
   }
   const v = args.values;
-  const entity = (v.entity as string | undefined) ?? 'party';
-  if (!(ENTITIES as readonly string[]).includes(entity)) {
+  const entity = v.entity as string | undefined;
+  if (entity !== undefined && !(ENTITIES as readonly string[]).includes(entity)) {
     throw new FerryError('USAGE', `--entity must be one of ${ENTITIES.join(', ')}, got ${JSON.stringify(entity)}`);
   }
-  const options: DraftOptions = { entity: entity as Entity };
+  const options: DraftOptions = {};
+  if (entity !== undefined) options.entity = entity as Entity;
   if (v.sheet !== undefined) options.sheet = v.sheet as string;
   if (v['header-row'] !== undefined) {
     try {
@@ -77,13 +78,17 @@ names in English, French, German, Spanish, Dutch and Italian (First Name, Préno
 become targets, an id-like column (else the email) becomes the key, and transforms are proposed from
 the values (date formats, number locales, phone countries, list separators, yes/no), each with a
 comment saying why. Other columns with values become custom fields; links to other files and empty
-columns are listed as comments.`,
+columns are listed as comments. A legacy v1 export is drafted as the records it holds (its
+opportunities as opportunities). A file that has every column of a ready-made mapping (the
+HubSpot, Salesforce and Pipedrive exports in mappings/) starts from that mapping instead, and
+says so.`,
   options: {
-    entity: { type: 'string', value: 'E', describe: 'party (default), kase, opportunity, entry or task' },
+    entity: { type: 'string', value: 'E', describe: "party, kase, opportunity, entry or task (default: a legacy export's own kind of records, else party)" },
     out: { type: 'string', value: 'FILE', describe: 'write the draft to FILE instead of standard output' },
     sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number' },
     'header-row': { type: 'string', value: 'N|none', describe: 'row holding the column names (default 1)' },
     force: { type: 'boolean', describe: 'replace the --out file if it exists (otherwise it is left alone)' },
+    draft: { type: 'boolean', describe: 'draft from the columns even when a ready-made mapping (HubSpot, Salesforce, Pipedrive) reads the file' },
   },
   async run(args, io) {
     const { file, out, options } = toInitOptions(args);
@@ -91,10 +96,20 @@ columns are listed as comments.`,
     const { parseMapping } = await import('../mapping/load.ts');
     const { compileMapping } = await import('../mapping/compile.ts');
     const draft = await draftMapping(pathIn(io, file), { ...options, signal: io.signal });
+    // Another CRM's export that a ready-made mapping reads: start from that, not from a guess.
+    const { findReadyMapping } = await import('../mapping/init-ready.ts');
+    const ready = args.values.draft ? null : await findReadyMapping(draft.header, file);
+    const fits = ready !== null && (options.entity === undefined || options.entity === ready.entity);
+    const yaml = ready && fits ? ready.yaml : draft.yaml;
     // A draft that does not load is a bug here, not the user's problem: check before handing it out.
-    const mapping = parseMapping(draft.yaml, out ?? 'draft.yaml');
+    const mapping = parseMapping(yaml, out ?? 'draft.yaml');
     await compileMapping(mapping, { file: out ?? 'draft.yaml', baseDir: io.cwd });
-    await writeOut(io, out, draft.yaml, Boolean(args.values.force));
+    await writeOut(io, out, yaml, Boolean(args.values.force));
+    if (ready && fits) {
+      io.stderr.write(`the columns match the ready-made ${ready.name} (it reads ${ready.reads} of the ${draft.header.length} columns): started from it; --draft drafts from the columns instead\n`);
+      return EXIT.OK;
+    }
+    if (draft.entityReason) io.stderr.write(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`);
     io.stderr.write(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`);
     return EXIT.OK;
   },

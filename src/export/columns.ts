@@ -43,6 +43,13 @@ function partyName(party: unknown): Cell {
   return text([p.firstName, p.lastName].filter((v) => typeof v === 'string' && v !== '').join(' '));
 }
 
+/** A linked record's id: the column that tells two records of one name apart, and that a lookup joins on. */
+function idOf(value: unknown): Cell {
+  if (value === null || typeof value !== 'object') return null;
+  const id = (value as Body).id;
+  return typeof id === 'number' ? id : text(id);
+}
+
 function nameOf(value: unknown): Cell {
   if (value === null || typeof value !== 'object') return null;
   return text((value as Body).name ?? (value as Body).username);
@@ -95,6 +102,7 @@ const DEFAULTS: Record<ExportEntity, () => Column[]> = {
     column('lastName', (r) => text(r.lastName)),
     column('jobTitle', (r) => text(r.jobTitle)),
     column('organisation', (r) => partyName(r.organisation)),
+    column('organisation.id', (r) => idOf(r.organisation)),
     column('email', (r) => first(r, 'emailAddresses', 'address')),
     column('otherEmails', (r) => others(r, 'emailAddresses', 'address')),
     column('phone', (r) => first(r, 'phoneNumbers', 'number')),
@@ -115,6 +123,7 @@ const DEFAULTS: Record<ExportEntity, () => Column[]> = {
     column('name', (r) => text(r.name)),
     column('description', (r) => text(r.description)),
     column('party', (r) => partyName(r.party)),
+    column('party.id', (r) => idOf(r.party)),
     column('milestone', (r) => nameOf(r.milestone)),
     column('amount', (r) => {
       const amount = (r.value as Body | null | undefined)?.amount;
@@ -133,6 +142,7 @@ const DEFAULTS: Record<ExportEntity, () => Column[]> = {
     column('name', (r) => text(r.name)),
     column('description', (r) => text(r.description)),
     column('party', (r) => partyName(r.party)),
+    column('party.id', (r) => idOf(r.party)),
     column('status', (r) => text(r.status)),
     column('stage', (r) => nameOf(r.stage)),
     column('opportunity', (r) => nameOf(r.opportunity)),

@@ -53,6 +53,53 @@ const OPERATOR_NAMES = Object.keys(OPERATORS).sort((a, b) => b.length - a.length
 
 export type Condition = { field: string; operator: string; value?: unknown };
 
+/** A `--where` the service's filter cannot express: checked on each record as it is read. */
+export interface LocalCondition {
+  /** The condition as given, for the summary. */
+  text: string;
+  test(record: Record<string, unknown>): boolean;
+}
+
+/** The `--where` conditions: those the service checks, and those checked here (which cost a read of what the others let through). */
+export interface ParsedWhere {
+  conditions: Condition[];
+  local: LocalCondition[];
+}
+
+/**
+ * Fields the service's filter cannot compare, read from the record instead. An opportunity's
+ * amount (`value`, or `amount` as the export's column is named) is a number in the record but
+ * only a text (`expectedValue`) in the filter: equality goes to the service as `expectedValue`,
+ * `is greater than` and `is less than` are compared here. Amounts are compared as numbers,
+ * whatever their currency.
+ */
+const LOCAL_NUMBERS: Partial<Record<FilterEntity, Record<string, (record: Record<string, unknown>) => unknown>>> = {
+  opportunities: {
+    value: (r) => (r.value as Record<string, unknown> | null | undefined)?.amount,
+    amount: (r) => (r.value as Record<string, unknown> | null | undefined)?.amount,
+  },
+};
+
+/** The fields and operators a `--where` checks here rather than in the service, for help texts. */
+export const LOCAL_WHERE_HELP = "an opportunity's value (or amount) `is greater than` / `is less than` N";
+
+function localCondition(entity: FilterEntity, text: string, field: string, operator: string, raw: string): Condition | LocalCondition | null {
+  const read = LOCAL_NUMBERS[entity]?.[field];
+  if (!read) return null;
+  const where = JSON.stringify(text);
+  if (!['is', 'is not', 'is greater than', 'is less than'].includes(operator)) usage(`--where ${where}: \`${operator}\` does not apply to ${field}`, `${field} takes: is, is not, is greater than, is less than (a number).`);
+  const wanted = typed(where, 'number', operator, raw, null) as number;
+  if (operator === 'is' || operator === 'is not') return { field: 'expectedValue', operator, value: String(wanted) };
+  const above = operator === 'is greater than';
+  return {
+    text,
+    test: (record) => {
+      const amount = read(record);
+      return typeof amount === 'number' && (above ? amount > wanted : amount < wanted);
+    },
+  };
+}
+
 function usage(message: string, hint?: string): never {
   throw new FerryError('USAGE', message, hint ? { hint } : {});
 }
@@ -139,35 +186,56 @@ function typed(where: string, type: string, operator: string, raw: string, catal
  * names not read yet) everything but the names is checked, so that most mistakes are found
  * before any request.
  */
-export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: AccountCatalog | null | undefined): Condition[] {
-  return wheres.map((text) => {
-    const where = JSON.stringify(text);
-    const { field, operator, value } = splitWhere(text);
-    let name = field;
-    let type: string | undefined = FIELDS[entity][field];
-    const custom = /^(org\.)?custom:(.+)$/.exec(field);
-    // Which operators and values fit a custom field depends on its type, known with the catalog.
-    if (custom && catalog === undefined) return { field, operator, value };
-    if (custom) {
-      const scope = custom[1] ? 'parties' : entity;
-      const wanted = custom[2] as string;
-      const definitions = catalog?.fieldDefinitions[scope] ?? [];
-      const definition = /^\d+$/.test(wanted) ? definitions.find((d) => d.id === Number(wanted)) : definitions.find((d) => d.name.toLowerCase() === wanted.toLowerCase());
-      if (!definition && !(/^\d+$/.test(wanted) && catalog === null)) {
-        usage(`--where ${where}: no custom field ${JSON.stringify(wanted)} for ${scope}`, definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined);
-      }
-      name = `${custom[1] ?? ''}custom:${definition?.id ?? wanted}`;
-      type = `custom:${definition?.type ?? 'Text'}`;
+export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: AccountCatalog | null | undefined, any = false): ParsedWhere {
+  const parsed: ParsedWhere = { conditions: [], local: [] };
+  for (const text of wheres) {
+    const condition = parseCondition(entity, text, catalog);
+    if ('test' in condition) parsed.local.push(condition);
+    else parsed.conditions.push(condition);
+  }
+  if (any && parsed.local.length > 0 && parsed.conditions.length > 0) {
+    usage(
+      `--any cannot join ${parsed.local.map((l) => JSON.stringify(l.text)).join(', ')} (checked here, on the records the service sends) with conditions the service checks`,
+      'Give the conditions without --any, or export once per condition.',
+    );
+  }
+  return parsed;
+}
+
+/** Whether a record passes the conditions checked here: all of them, or with `any` one. */
+export function passesLocal(local: readonly LocalCondition[], any: boolean, record: Record<string, unknown>): boolean {
+  return any ? local.some((l) => l.test(record)) : local.every((l) => l.test(record));
+}
+
+function parseCondition(entity: FilterEntity, text: string, catalog: AccountCatalog | null | undefined): Condition | LocalCondition {
+  const where = JSON.stringify(text);
+  const { field, operator, value } = splitWhere(text);
+  const local = localCondition(entity, text, field, operator, value);
+  if (local) return local;
+  let name = field;
+  let type: string | undefined = FIELDS[entity][field];
+  const custom = /^(org\.)?custom:(.+)$/.exec(field);
+  // Which operators and values fit a custom field depends on its type, known with the catalog.
+  if (custom && catalog === undefined) return { field, operator, value };
+  if (custom) {
+    const scope = custom[1] ? 'parties' : entity;
+    const wanted = custom[2] as string;
+    const definitions = catalog?.fieldDefinitions[scope] ?? [];
+    const definition = /^\d+$/.test(wanted) ? definitions.find((d) => d.id === Number(wanted)) : definitions.find((d) => d.name.toLowerCase() === wanted.toLowerCase());
+    if (!definition && !(/^\d+$/.test(wanted) && catalog === null)) {
+      usage(`--where ${where}: no custom field ${JSON.stringify(wanted)} for ${scope}`, definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined);
     }
-    if (type === undefined) usage(`--where ${where}: ${entity} have no field ${JSON.stringify(field)}`, `Fields: ${Object.keys(FIELDS[entity]).join(', ')}, custom:NAME.`);
-    const spec = OPERATORS[operator];
-    const accepts = spec?.types.has(type) || (type.startsWith('custom:') && (operator === 'is' || operator === 'is not'));
-    if (!accepts) {
-      const fits = OPERATOR_NAMES.filter((op) => OPERATORS[op]?.types.has(type as string) || (type?.startsWith('custom:') && (op === 'is' || op === 'is not')));
-      usage(`--where ${where}: \`${operator}\` does not apply to ${field}`, `${field} takes: ${fits.join(', ')}.`);
-    }
-    return { field: name, operator, value: typed(where, type, operator, value, catalog) };
-  });
+    name = `${custom[1] ?? ''}custom:${definition?.id ?? wanted}`;
+    type = `custom:${definition?.type ?? 'Text'}`;
+  }
+  if (type === undefined) usage(`--where ${where}: ${entity} have no field ${JSON.stringify(field)}`, `Fields: ${[...Object.keys(FIELDS[entity]), ...Object.keys(LOCAL_NUMBERS[entity] ?? {})].join(', ')}, custom:NAME.`);
+  const spec = OPERATORS[operator];
+  const accepts = spec?.types.has(type) || (type.startsWith('custom:') && (operator === 'is' || operator === 'is not'));
+  if (!accepts) {
+    const fits = OPERATOR_NAMES.filter((op) => OPERATORS[op]?.types.has(type as string) || (type?.startsWith('custom:') && (op === 'is' || op === 'is not')));
+    usage(`--where ${where}: \`${operator}\` does not apply to ${field}`, `${field} takes: ${fits.join(', ')}.`);
+  }
+  return { field: name, operator, value: typed(where, type, operator, value, catalog) };
 }
 
 /** `--order-by FIELD[:desc]` as the service's orderBy. */

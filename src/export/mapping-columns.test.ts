@@ -23,6 +23,7 @@ const CATALOG = {
       { id: 1, name: 'Customer since', tag: null, type: 'Date' },
       { id: 2, name: 'VIP', tag: null, type: 'Boolean' },
       { id: 3, name: 'Industry', tag: null, type: 'Text' },
+      { id: 5, name: 'Contract end', tag: 'Customer', type: 'Date' },
     ],
     kases: [],
     opportunities: [],
@@ -44,24 +45,36 @@ const PERSON = {
   firstName: 'Ada',
   lastName: 'Lovelace',
   organisation: { id: 3, name: 'Acme Ltd' },
-  emailAddresses: [{ address: 'ada@acme.example' }, { address: 'ada@home.example' }],
+  emailAddresses: [{ id: 11, type: 'Work', address: 'ada@acme.example' }, { id: 12, address: 'ada@home.example' }],
   addresses: [{ city: 'London', country: 'United Kingdom' }],
   tags: [{ name: 'vip' }, { name: 'newsletter' }],
-  fields: [{ definition: { id: 1 }, value: '2021-06-01' }],
+  fields: [{ definition: { id: 1 }, value: '2021-06-01' }, { definition: { id: 5, name: 'Contract end' }, value: '2027-01-31' }],
 };
 
 describe('columnsFromMappings', () => {
   it('the round-trip mappings: every column they read, once, in their order, with the key and the skip column', () => {
     const columns = columnsFromMappings('parties', [bundled('roundtrip-organisations.yaml'), bundled('roundtrip-people.yaml')], CATALOG);
     expect(columns.map((c) => c.name)).toEqual([
-      'name', 'email', 'phone', 'website', 'street', 'city', 'state', 'zip', 'country', 'about', 'tags',
-      'Industry', 'Customer since', 'VIP', 'Account number', 'type',
-      'title', 'firstName', 'lastName', 'jobTitle', 'organisation', 'Preferred language', 'id',
+      'name', 'about', 'owner', 'team', 'emailAddresses', 'phoneNumbers', 'websites', 'addresses', 'tags', 'customFields', 'id', 'type',
+      'title', 'firstName', 'lastName', 'jobTitle', 'organisationId',
     ]);
     const row = Object.fromEntries(columns.map((c) => [c.name, c.value(PERSON)]));
-    expect(row).toMatchObject({ name: 'Ada Lovelace', email: 'ada@acme.example', city: 'London', tags: 'vip;newsletter', 'Customer since': { date: '2021-06-01' }, organisation: 'Acme Ltd', type: 'person', id: 7 });
-    // Fields the account does not have: the column is there, empty.
-    expect(row['Account number']).toBeNull();
+    expect(row).toMatchObject({ name: 'Ada Lovelace', tags: 'vip;newsletter', organisationId: 3, type: 'person', id: 7 });
+    // Every item, with its type; ids left out.
+    expect(JSON.parse(row.emailAddresses as string)).toEqual([{ type: 'Work', address: 'ada@acme.example' }, { address: 'ada@home.example' }]);
+    expect(JSON.parse(row.addresses as string)).toEqual([{ city: 'London', country: 'United Kingdom' }]);
+    // Custom fields by name and data tag, whatever fields the account has.
+    expect(JSON.parse(row.customFields as string)).toEqual([{ definition: 'Customer since', tag: null, value: '2021-06-01' }, { definition: 'Contract end', tag: 'Customer', value: '2027-01-31' }]);
+    expect(row.phoneNumbers).toBeNull();
+  });
+
+  it('numbered columns cannot be written back; a link by an id column writes the id', () => {
+    expect(() =>
+      columnsFromMappings('parties', [inline("version: 1\nentity: party\nkey: id\nfields:\n  - { to: phone, items: numbered, value: { column: 'phone.*.number' } }\n")], CATALOG),
+    ).toThrow(/fields\[0\]\.items: numbered columns cannot be written back/);
+    const columns = columnsFromMappings('opportunities', [bundled('roundtrip-opportunities.yaml')], CATALOG);
+    const opportunity = { id: 5, name: 'Deal', party: { id: 3, name: 'Acme Ltd' }, milestone: { id: 2, name: 'Won', pipeline: { id: 1, name: 'Sales' } }, durationBasis: 'FIXED', value: { amount: 10, currency: 'EUR' } };
+    expect(Object.fromEntries(columns.map((c) => [c.name, c.value(opportunity)]))).toMatchObject({ partyId: 3, pipeline: 'Sales', milestone: 'Won', amount: 10, currency: 'EUR', durationBasis: 'FIXED', duration: null });
   });
 
   it('columns named as another tool has them: the mapping decides the names', () => {

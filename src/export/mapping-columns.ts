@@ -10,6 +10,86 @@ const ENTITY_OF: Record<Mapping['entity'], ExportEntity> = { party: 'parties', k
 
 const ADDRESS_PARTS = ['street', 'city', 'state', 'zip', 'country'] as const;
 
+type Body = Record<string, unknown>;
+
+function idOf(value: unknown): number | null {
+  const id = value !== null && typeof value === 'object' ? (value as Body).id : undefined;
+  return typeof id === 'number' ? id : null;
+}
+
+function textOrNull(value: unknown): string | null {
+  return value === undefined || value === null || value === '' ? null : String(value);
+}
+
+/**
+ * Columns only an export through a mapping writes: the ids of linked records, so that a link is
+ * made by id (two organisations of one name are still two), and what an opportunity's default
+ * columns leave out. A link whose key reads one of these is written as the id; any other key
+ * column of a link gets the linked record's name, as before.
+ */
+const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
+  parties: [{ name: 'organisationId', value: (r) => idOf(r.organisation) }],
+  opportunities: [
+    { name: 'partyId', value: (r) => idOf(r.party) },
+    { name: 'pipeline', value: (r) => textOrNull(((r.milestone as Body | null | undefined)?.pipeline as Body | null | undefined)?.name) },
+    { name: 'durationBasis', value: (r) => textOrNull(r.durationBasis) },
+    { name: 'duration', value: (r) => (typeof r.duration === 'number' ? r.duration : null) },
+  ],
+  kases: [
+    { name: 'partyId', value: (r) => idOf(r.party) },
+    { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
+  ],
+  entries: [],
+  tasks: [],
+};
+
+/** The record's list each `items` target reads back, and the keys an item keeps (ids and derived links left out). */
+const ITEM_LISTS: Record<string, { list: string; keys: readonly string[] }> = {
+  email: { list: 'emailAddresses', keys: ['type', 'address'] },
+  phone: { list: 'phoneNumbers', keys: ['type', 'number'] },
+  website: { list: 'websites', keys: ['type', 'service', 'address'] },
+  address: { list: 'addresses', keys: ['type', 'street', 'city', 'state', 'zip', 'country'] },
+};
+
+/**
+ * The column of an `items: {column}` entry: the record's whole list as JSON, every item with its
+ * type, as the importer reads it back. Custom fields go by definition name and data tag (the
+ * account's catalog says which tag a definition has), with the value as the service gives it.
+ */
+function itemsColumn(name: string, to: string, catalog: AccountCatalog | null, entity: ExportEntity): Column {
+  if (to === 'custom') {
+    const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
+    const byId = new Map(definitions.map((d) => [d.id, d]));
+    return {
+      name,
+      value: (r) => {
+        const fields = Array.isArray(r.fields) ? (r.fields as Body[]) : [];
+        const items = fields.flatMap((field) => {
+          const id = idOf(field.definition);
+          const known = id === null ? undefined : byId.get(id);
+          const definition = known?.name ?? (field.definition as Body | undefined)?.name;
+          if (typeof definition !== 'string' || field.value === undefined || field.value === null || field.value === '') return [];
+          return [{ definition, tag: known?.tag ?? null, value: field.value }];
+        });
+        return items.length === 0 ? null : JSON.stringify(items);
+      },
+    };
+  }
+  const { list, keys } = ITEM_LISTS[to] as { list: string; keys: readonly string[] };
+  return {
+    name,
+    value: (r) => {
+      const items = Array.isArray(r[list]) ? (r[list] as Body[]) : [];
+      const out = items.map((item) => {
+        const kept: Body = {};
+        for (const key of keys) if (item[key] !== undefined && item[key] !== null && item[key] !== '') kept[key] = item[key];
+        return kept;
+      });
+      return out.length === 0 ? null : JSON.stringify(out);
+    },
+  };
+}
+
 /**
  * The columns an export writes so that importing the file with the same mapping makes the same
  * records: each source column the mapping reads is filled from the record field it writes. A
@@ -20,9 +100,11 @@ const ADDRESS_PARTS = ['street', 'city', 'state', 'zip', 'country'] as const;
  * several columns cannot be split again, and is refused with its place in the mapping.
  */
 export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file: string; mapping: Mapping }>, catalog: AccountCatalog | null): Column[] {
-  const all = availableColumns(entity, catalog);
+  const all = [...availableColumns(entity, catalog), ...MAPPING_ONLY[entity]];
   const byName = new Map(all.map((c) => [c.name, c]));
   const out = new Map<string, Column>();
+  /** The target each `items` column holds the list of. */
+  const itemColumns = new Map<string, string>();
   for (const { file, mapping } of mappings) {
     const refuse = (yamlPath: string, message: string): never => {
       throw new FerryError('USAGE', `${file}: ${yamlPath}: ${message}`, { location: { file, yamlPath }, hint: `An export mapping copies columns to fields; the export fills these columns: ${all.map((c) => c.name).join(', ')}.` });
@@ -56,9 +138,22 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
     mapping.fields.forEach((field: FieldEntry, i) => {
       const at = `fields[${i}]`;
       if (field.ref !== undefined) {
-        // A link: the key names the linked record; the export writes its name.
+        // A link: the key names the linked record; the export writes its id when the key reads
+        // an id column (`organisationId`, `partyId`), else its name.
         const [column] = keyColumns(field.key ?? '', `${at}.key`);
-        if (column) add(column, field.to, `${at}.key`);
+        if (column) add(column, column.endsWith('Id') && byName.has(column) ? column : field.to, `${at}.key`);
+        return;
+      }
+      if (field.items === 'numbered') {
+        return refuse(`${at}.items`, 'numbered columns cannot be written back: a file has one header for every record, however many items each has; use `items: {column: ...}`, which writes the whole list as JSON');
+      }
+      if (field.items !== undefined) {
+        const column = field.items.column;
+        const seen = out.get(column);
+        // Two mappings of one export (organisations and people) read the same list: one column.
+        if (seen && itemColumns.get(column) !== field.to) refuse(`${at}.items`, `column ${JSON.stringify(column)} would hold two different fields`);
+        if (!seen) out.set(column, itemsColumn(column, field.to, catalog, entity));
+        itemColumns.set(column, field.to);
         return;
       }
       if (field.to === 'address') {
@@ -68,6 +163,7 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
         }
         return;
       }
+      if (field.service !== undefined && columnOf(field.service, `${at}.service`) !== null) refuse(`${at}.service`, 'a website service read from a column cannot be written back (the export writes the first website of any service); use `items: {column: ...}`');
       if (field.type !== undefined && columnOf(field.type, `${at}.type`) !== null) refuse(`${at}.type`, 'a type read from a column cannot be written back (the export writes the first address, phone or e-mail of any type)');
       const column = columnOf(field.value, `${at}.value`);
       if (column === null) return;

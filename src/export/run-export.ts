@@ -8,7 +8,7 @@ import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-cata
 import { loadMapping } from '../mapping/index.ts';
 import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
-import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, type ExportEntity, type FilterEntity } from './filter.ts';
+import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
 import { checkTarget, deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
@@ -115,7 +115,7 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
     if (out === null) usage('an incremental export writes its deleted ids beside the output: give --out FILE');
   }
   if (flags.state && since === null) usage('--state goes with --since auto');
-  if (filterable && where.length > 0) parseWhere(entity as FilterEntity, where, undefined);
+  if (filterable && where.length > 0) parseWhere(entity as FilterEntity, where, undefined, flags.any ?? false);
   if (filterable && flags.orderBy) parseOrderBy(entity as FilterEntity, flags.orderBy);
   const columns = flags.columns === undefined ? null : flags.columns.split(',').map((c) => c.trim()).filter(Boolean);
   if (columns !== null && columns.length === 0) usage('--columns needs at least one column name');
@@ -183,6 +183,10 @@ export interface ExportDeps {
 
 export interface ExportSummary {
   records: number;
+  /** Records the service sent: more than `records` when conditions were checked here (or an incremental filter export asked by the day). */
+  read: number;
+  /** The `--where` conditions the service's filter cannot express, checked here on every record read. */
+  checkedHere: string[];
   deleted: number;
   requests: number;
   elapsedMs: number;
@@ -204,7 +208,13 @@ export interface ExportSummary {
   interrupted: boolean;
 }
 
-async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: AccountCatalog | null): Promise<Filter | null> {
+/** The service's filter (null: none, every record is listed), and the conditions checked here on what it sends. */
+interface LoadedFilter {
+  filter: Filter | null;
+  local: LocalCondition[];
+}
+
+async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: AccountCatalog | null): Promise<LoadedFilter> {
   if (options.filterFile) {
     let text: string;
     try {
@@ -218,11 +228,11 @@ async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog:
     } catch (error) {
       throw new FerryError('USAGE', `the filter file ${options.filterFile} does not parse: ${(error as Error).message}`, { location: { file: options.filterFile } });
     }
-    return checkFilterFile(entity, value, options.filterFile);
+    return { filter: checkFilterFile(entity, value, options.filterFile), local: [] };
   }
-  const conditions = parseWhere(entity, options.where, catalog);
+  const { conditions, local } = parseWhere(entity, options.where, catalog, options.any);
   const orderBy = options.orderBy ? parseOrderBy(entity, options.orderBy) : undefined;
-  return conditions.length > 0 || orderBy ? buildFilter(conditions, options.any, orderBy) : null;
+  return { filter: conditions.length > 0 || orderBy ? buildFilter(conditions, options.any, orderBy) : null, local };
 }
 
 function dayBefore(instant: string): string {
@@ -249,8 +259,9 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   const mappings = await Promise.all(options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })));
   const catalog = entity === 'entries' || entity === 'tasks' ? null : await readAccountCatalog(deps.client);
   const columns = mappings.length > 0 ? columnsFromMappings(entity, mappings, catalog) : chooseColumns(entity, catalog, options.columns);
-  const filter = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : null);
-  const query = JSON.stringify({ entity, filter, columns: options.columns, ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}) });
+  const { filter, local } = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
+  const checkedHere = local.map((l) => l.text);
+  const query = JSON.stringify({ entity, filter, ...(checkedHere.length > 0 ? { checkedHere, any: options.any } : {}), columns: options.columns, ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}) });
 
   const state = options.stateFile ? await readState(options.stateFile) : null;
   if (state && state.account !== deps.account) {
@@ -271,7 +282,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     await removeStaleTemps(deletedFileOf(options.out, options.format));
   }
   const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
-  const summary: ExportSummary = { records: 0, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
+  const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
@@ -289,7 +300,9 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     let writing = 0;
     let waiting = 0;
     for await (const record of records) {
+      summary.read += 1;
       if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
+      if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
       const at = performance.now();
       const handing = writer.write(writer.usesCells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
       const handed = performance.now();

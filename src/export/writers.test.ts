@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
 import { readXlsx } from '../sources/xlsx.ts';
+import { openXlsxParts } from '../sources/xlsx-container.ts';
 import { openWriter, XLSX_MAX_TEXT } from './writers.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-writers-'));
@@ -39,6 +40,58 @@ describe('the XLSX writer', () => {
     let rows = 0;
     for await (const item of readXlsx(out)) if (item.kind === 'row') rows += 1;
     expect(rows).toBe(299);
+  });
+});
+
+async function partText(file: string, name: string): Promise<string> {
+  const parts = await openXlsxParts(file);
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of parts.read(name)) chunks.push(chunk);
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    parts.close();
+  }
+}
+
+/** The order of the children of styleSheet (CT_Stylesheet in ECMA-376 part 1). */
+const STYLESHEET_ORDER = ['numFmts', 'fonts', 'fills', 'borders', 'cellStyleXfs', 'cellXfs', 'cellStyles', 'dxfs', 'tableStyles', 'colors', 'extLst'];
+
+describe('the XLSX styles part', () => {
+  it('holds the default cell style Excel writes ("Normal", builtinId 0, over cellStyleXfs 0), its lists counted and in schema order', async () => {
+    const out = join(dir, 'styles.xlsx');
+    const writer = openWriter('xlsx', out, ['id', 'when'], options);
+    await writer.write([1, { timestamp: '2024-04-03T10:20:30Z' }], {});
+    await writer.commit();
+    const styles = await partText(out, 'xl/styles.xml');
+    const lists = [...styles.matchAll(/<(\w+) count="(\d+)"[^>]*?(?:\/>|>([\s\S]*?)<\/\1>)/g)].map((m) => ({ name: m[1] as string, count: Number(m[2]), body: m[3] ?? '' }));
+    const names = lists.map((l) => l.name);
+    expect(names).toEqual(STYLESHEET_ORDER.filter((n) => names.includes(n)));
+    for (const required of ['fonts', 'fills', 'borders', 'cellStyleXfs', 'cellXfs', 'cellStyles']) expect(names).toContain(required);
+    const of = (name: string) => lists.find((l) => l.name === name) as (typeof lists)[number];
+    const item: Record<string, string> = { numFmts: 'numFmt', fonts: 'font', fills: 'fill', borders: 'border', cellStyleXfs: 'xf', cellXfs: 'xf', cellStyles: 'cellStyle', dxfs: 'dxf' };
+    for (const list of lists) if (item[list.name]) expect(list.body.match(new RegExp(`<${item[list.name]}[ >/]`, 'g'))?.length ?? 0, list.name).toBe(list.count);
+    expect(of('cellStyles').body).toMatch(/<cellStyle name="Normal" xfId="0" builtinId="0"\/>/);
+    // Every cell format points at a font, fill, border and cell style that exist.
+    for (const xf of of('cellXfs').body.match(/<xf [^>]*>/g) ?? []) {
+      for (const [attribute, list] of [['fontId', 'fonts'], ['fillId', 'fills'], ['borderId', 'borders'], ['xfId', 'cellStyleXfs']] as const) {
+        expect(Number(new RegExp(`${attribute}="(\\d+)"`).exec(xf)?.[1]), `${xf} ${attribute}`).toBeLessThan(of(list).count);
+      }
+    }
+  });
+});
+
+describe('XLSX date-times', () => {
+  it('are written in UTC (a spreadsheet cell holds no zone), whatever offset the value carried; dates stay the day', async () => {
+    const out = join(dir, 'zone.xlsx');
+    const writer = openWriter('xlsx', out, ['at', 'day'], options);
+    await writer.write([{ timestamp: '2024-04-03T12:20:30+02:00' }, { date: '2024-04-03' }], {});
+    await writer.commit();
+    const rows: Array<Record<string, unknown>> = [];
+    for await (const item of readXlsx(out)) if (item.kind === 'row') rows.push(item.values);
+    // The reader takes a serial as UTC: what it reads is what a person sees in the cell.
+    expect((rows[0]?.at as Date).toISOString()).toBe('2024-04-03T10:20:30.000Z');
+    expect((rows[0]?.day as Date).toISOString()).toBe('2024-04-03T00:00:00.000Z');
   });
 });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import type { CrmClient } from '../client/client.ts';
 import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
+import type { Entity } from '../mapping/schema.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate } from './records.ts';
@@ -13,6 +14,16 @@ import { setupRuns, undoSetup } from './setup.ts';
 export { readStateSteps, writeStateSteps, type StateSteps } from './state-steps.ts';
 
 type Body = Record<string, unknown>;
+/** The records that carry tags. */
+type TaggedEntity = 'party' | 'kase' | 'opportunity';
+const TAGGED: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'opportunity']);
+
+/** The tag names a written body gave its record. */
+function tagNames(body: Body | null | undefined): string[] {
+  const tags = body?.tags;
+  if (!Array.isArray(tags)) return [];
+  return tags.map((tag) => (tag as Body | null)?.name).filter((name): name is string => typeof name === 'string' && name !== '');
+}
 
 /** Runs that a rollback undid, so that the next rollback goes one further back. */
 const ROLLBACKS_FILE = 'rollbacks.json';
@@ -52,6 +63,12 @@ export interface RollbackSummary {
   /** Records already gone from the account. */
   alreadyGone: number;
   interrupted: boolean;
+  /**
+   * Tags stay: the interface can take a tag off a record but has no request to delete a tag from
+   * the account. These are the tags the undone records carried that no record carries after the
+   * rollback (on a dry run: every tag the undone records carry), per list.
+   */
+  tagsLeft: Array<{ entity: TaggedEntity; names: string[] }>;
   /** Per step, in the order they were undone. */
   steps: Array<{ step: string; deleted: number; restored: number }>;
   requests: number;
@@ -86,12 +103,14 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     for (const run of await setupRuns(state)) runs.add(run);
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     const targets = options.all ? candidates : candidates.slice(-1);
-    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, steps: [], requests: 0 };
+    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], steps: [], requests: 0 };
     if (targets.length === 0) return summary;
     const target = new Set(targets);
     const rollbackRun = `rollback-${state.newRunId()}`;
     const service = new RecordService(deps.client, deps.signal);
     const limit = pLimit(options.concurrency ?? 8);
+    // Per tagged list, the tags the undone records carried (lower case -> as first spelled).
+    const tagged = new Map<TaggedEntity, Map<string, string>>();
 
     for (const step of [...steps].reverse()) {
       const file = state.journalFile(step.name);
@@ -127,6 +146,11 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
                 return;
               }
               if (id === null) return;
+              if (TAGGED.has(step.entity) && (row.created || row.before)) {
+                const names = tagged.get(step.entity as TaggedEntity) ?? new Map<string, string>();
+                for (const name of tagNames(now?.body)) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+                tagged.set(step.entity as TaggedEntity, names);
+              }
               const at = new Date().toISOString();
               if (row.created) {
                 counts.deleted += 1;
@@ -182,6 +206,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
         summary.alreadyGone += undone.alreadyGone;
       }
     }
+    if (!summary.interrupted) summary.tagsLeft = await tagsLeft(tagged, options.dryRun ? null : service);
     if (!options.dryRun && !summary.interrupted) {
       await writeFile(join(state.dir, ROLLBACKS_FILE), `${JSON.stringify({ undone: [...rollbacks.undone, ...targets] }, null, 2)}\n`, { mode: 0o600 });
     }
@@ -190,4 +215,20 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
   } finally {
     await state.close();
   }
+}
+
+/**
+ * The tags of `tagged` that no record carries now, asked with one filter request per tag; without
+ * a service (a dry run, which deletes nothing) every tag is listed.
+ */
+async function tagsLeft(tagged: Map<TaggedEntity, Map<string, string>>, service: RecordService | null): Promise<RollbackSummary['tagsLeft']> {
+  const left: RollbackSummary['tagsLeft'] = [];
+  for (const [entity, byLower] of tagged) {
+    const names: string[] = [];
+    for (const name of byLower.values()) {
+      if (service === null || !(await service.anyPasses(entity, [{ field: 'tag', operator: 'is', value: name }]))) names.push(name);
+    }
+    if (names.length > 0) left.push({ entity, names: names.sort((a, b) => a.localeCompare(b)) });
+  }
+  return left;
 }

@@ -163,6 +163,14 @@ export class RecordService {
     yield* this.pages(`${path}/filters/results`, many, { embed }, { filter: { conditions } });
   }
 
+  /** Whether any record passes a structured filter: one request for the first page of one. */
+  async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {
+    const { path, many } = ENTITY_API[entity];
+    const answer = await this.request({ method: 'POST', path: `${path}/filters/results`, query: { page: 1, perPage: 1 }, json: { filter: { conditions } }, idempotent: true });
+    const list = (answer.body as Body | null)?.[many];
+    return Array.isArray(list) && list.length > 0;
+  }
+
   private async *pages(path: string, key: string, query: Record<string, string>, filter?: unknown): AsyncGenerator<Body> {
     let page = 1;
     for (;;) {

@@ -24,12 +24,23 @@ export class CodeWriter {
   private readonly cells: string[] = [];
   private depth = 1;
   private temps = 0;
+  private dynamic = false;
 
   /** An expression for the row's cell of a column (see the header: filled in when the function is built). */
   cell(column: string): string {
     let index = this.cells.indexOf(column);
     if (index < 0) index = this.cells.push(column) - 1;
     return `\u0001${index}\u0001`;
+  }
+
+  /**
+   * An expression for the row's cell of a column whose name is only known per row: `name` is an
+   * expression of the generated code (built from literals and loop counters, never mapping text).
+   * It reads as undefined when the row has no such column.
+   */
+  dynamicCell(name: string): string {
+    this.dynamic = true;
+    return `\u0002${name}\u0002`;
   }
 
   /** Passes a value (a function, an object, text) into the generated code; returns the name it has there. */
@@ -84,9 +95,13 @@ export class CodeWriter {
    * first (declarations that only the finished body shows to be needed).
    */
   source(name: string, params: readonly string[], prologue: readonly string[] = [], cells: CellReader = namedCell): string {
-    const header = this.constants.map((_, i) => `const $${i} = constants[${i}];`).join('\n');
-    const body = [...prologue.map((line) => `  ${line}`), ...this.lines].join('\n').replace(/\u0001(\d+)\u0001/g, (_, index: string) => cells(this.cells[Number(index)] as string));
-    return `${header}\nreturn function ${name}(${params.join(', ')}) {\n${body}\n};`;
+    const constants = this.constants.map((_, i) => `const $${i} = constants[${i}];`);
+    if (this.dynamic && cells.header !== undefined) constants.push(`const columnIndex = new Map(${JSON.stringify(cells.header.map((column, index) => [column, index]))});`);
+    const body = [...prologue.map((line) => `  ${line}`), ...this.lines]
+      .join('\n')
+      .replace(/\u0001(\d+)\u0001/g, (_, index: string) => cells(this.cells[Number(index)] as string))
+      .replace(/\u0002([^\u0002]*)\u0002/g, (_, expression: string) => (cells.header === undefined ? `values[${expression}]` : `fields[columnIndex.get(${expression}) ?? -1]`));
+    return `${constants.join('\n')}\nreturn function ${name}(${params.join(', ')}) {\n${body}\n};`;
   }
 
   /** Builds the function; `cells` says how a cell is read (by name from `values`, unless told otherwise). */
@@ -97,18 +112,23 @@ export class CodeWriter {
   }
 }
 
-/** The expression that reads a column's cell in generated code. */
-export type CellReader = (column: string) => string;
+/**
+ * The expression that reads a column's cell in generated code. A reader by position carries the
+ * header, for cells whose column is only known per row (numbered columns, `dynamicCell`).
+ */
+export type CellReader = ((column: string) => string) & { header?: readonly string[] };
 
 /** Cells read by name from the parameter `values`. */
 export const namedCell: CellReader = (column) => `values[${literal(column)}]`;
 
 /** Cells read by position from the parameter `fields`, for a file with this header; a column it lacks reads as undefined. */
 export function positionalCells(header: readonly string[]): CellReader {
-  return (column) => {
+  const reader: CellReader = (column) => {
     const index = header.indexOf(column);
     return index < 0 ? 'undefined' : `fields[${index}]`;
   };
+  reader.header = header;
+  return reader;
 }
 
 /** A JavaScript string literal for text (JSON's quoting is valid JavaScript). */

@@ -1,9 +1,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { literal } from './codegen.ts';
-import { ENTITY_PLURAL } from './compile-targets.ts';
+import { ENTITY_PLURAL, WEBSITE_SERVICES } from './compile-targets.ts';
 import type { TargetInfo } from './compile-targets.ts';
 import { dateText, isEmpty, isTemplate, trimText, valueText } from './compile-template.ts';
-import { emitKeyTemplate, emitValue, nonEmpty, RowRejection, textOf } from './compile-value.ts';
+import { emitKeyTemplate, emitValue, nonEmpty, numberedColumn, RowRejection, textOf } from './compile-value.ts';
 import type { ValueCompiler } from './compile-value.ts';
 import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
 import type { Value } from './transforms/types.ts';
@@ -239,9 +239,156 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
   code.line(`// ${yamlPath}: ${field.to}`);
   await code.blockAsync('', async () => {
     if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, required);
+    else if (field.items === 'numbered') await emitNumbered(context, field, info, yamlPath, required);
+    else if (field.items !== undefined) await emitItems(context, field, info, yamlPath, required);
     else if (info.kind === 'address') await emitAddress(context, field, yamlPath, required);
     else await emitSimple(context, field, info, yamlPath, required);
   });
+}
+
+/** The column of a value spec written as `{column: ...}`, else undefined. */
+function columnOfSpec(spec: ValueSpec | undefined): string | undefined {
+  return spec !== null && typeof spec === 'object' ? spec.column : undefined;
+}
+
+/**
+ * The numbered columns (`phone.*.phoneNumber`) an `items: numbered` entry reads in its value,
+ * type, service or address parts: a `*` stands for the item's number. Empty for other entries,
+ * in which a `*` is part of the column's name.
+ */
+export function numberedColumns(field: FieldEntry): string[] {
+  if (field.items !== 'numbered') return [];
+  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {})];
+  const out: string[] = [];
+  for (const spec of specs) {
+    const column = columnOfSpec(spec);
+    if (column !== undefined && column.includes('*') && !out.includes(column)) out.push(column);
+  }
+  return out;
+}
+
+/**
+ * An entry over numbered columns: one item per number 1, 2, 3, ... until the row has none of
+ * the entry's columns for the number (a legacy record holds as many as it has; a file's header
+ * as many as its widest row). An item whose columns are all empty is no item.
+ */
+async function emitNumbered(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
+  const { compiler } = context;
+  const { code } = compiler;
+  const columns = numberedColumns(field);
+  const star = code.name('n');
+  // Required: at least one item is written, counted in the list the items go to.
+  const list = context.lists.use(ITEM_LISTS[info.kind] ?? 'fields');
+  const before = required === undefined ? undefined : code.temp('before', `${list} === null ? 0 : ${list}.length`);
+  await code.blockAsync(`for (let ${star} = 1; ; ${star}++)`, async () => {
+    code.line(`if (${columns.map((column) => `${code.dynamicCell(numberedColumn(column, star))} === undefined`).join(' && ')}) break;`);
+    compiler.star = star;
+    try {
+      if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
+      else await emitSimple(context, field, info, yamlPath, undefined);
+    } finally {
+      compiler.star = undefined;
+    }
+  });
+  if (required !== undefined) code.line(`if ((${list} === null ? 0 : ${list}.length) === ${before}) throw ${required}();`);
+}
+
+const ITEM_LISTS: Partial<Record<TargetInfo['kind'], ListKey>> = { email: 'emailAddresses', phone: 'phoneNumbers', website: 'websites', address: 'addresses', custom: 'fields' };
+
+/** A cell of JSON items as a list of objects, or a reject that says what the cell should hold. */
+function parseItemList(value: Value, to: string, column: string): Array<Record<string, unknown>> {
+  const text = valueText(value).trim();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new RowRejection(to, `column \`${column}\` must hold a JSON list of ${to} items (as \`export --mapping\` writes it), found ${shown(value)}`);
+  }
+  if (!Array.isArray(parsed) || parsed.some((item) => item === null || typeof item !== 'object' || Array.isArray(item))) {
+    throw new RowRejection(to, `column \`${column}\` must hold a JSON list of objects, found ${shown(value)}`);
+  }
+  return parsed as Array<Record<string, unknown>>;
+}
+
+/** A text property of an item: trimmed, undefined when missing or blank; a reject when not text. */
+function itemText(item: Record<string, unknown>, key: string, to: string, column: string): string | undefined {
+  const value = item[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new RowRejection(to, `column \`${column}\`: an item's \`${key}\` must be text, found ${JSON.stringify(value)}`);
+  const text = value.trim();
+  return text === '' ? undefined : text;
+}
+
+/** The keys an item of each list may carry, the service's own; the first of `needs` must be there. */
+const ITEM_SHAPES: Record<'email' | 'phone' | 'website' | 'address', { keys: readonly string[]; needs: readonly string[] }> = {
+  email: { keys: ['type', 'address'], needs: ['address'] },
+  phone: { keys: ['type', 'number'], needs: ['number'] },
+  website: { keys: ['type', 'service', 'address'], needs: ['address'] },
+  address: { keys: ['type', 'street', 'city', 'state', 'zip', 'country'], needs: ['street', 'city', 'state', 'zip', 'country'] },
+};
+
+/** The contact items of a JSON cell in the service's shapes (unknown keys such as `id` left out). */
+function contactItems(kind: keyof typeof ITEM_SHAPES, value: Value, to: string, column: string): Array<Record<string, string>> {
+  const shape = ITEM_SHAPES[kind];
+  const out: Array<Record<string, string>> = [];
+  for (const item of parseItemList(value, to, column)) {
+    const entry: Record<string, string> = {};
+    for (const key of shape.keys) {
+      const text = itemText(item, key, to, column);
+      if (text !== undefined) entry[key] = text;
+    }
+    if (!shape.needs.some((key) => entry[key] !== undefined)) {
+      throw new RowRejection(to, `column \`${column}\`: an item needs ${shape.needs.length === 1 ? `\`${shape.needs[0]}\`` : `one of ${shape.needs.join(', ')}`}, found ${JSON.stringify(item)}`);
+    }
+    if (kind === 'website') {
+      const service = (entry.service ?? 'URL').toUpperCase();
+      if (!(WEBSITE_SERVICES as readonly string[]).includes(service)) throw new RowRejection(to, `column \`${column}\`: website service must be one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(entry.service)}`);
+      entry.service = service;
+    }
+    out.push(entry);
+  }
+  return out;
+}
+
+/** Custom field values of a JSON cell: `{definition, tag, value}` each. */
+function customItems(value: Value, to: string, column: string): Array<{ definition: string; tag: string | null; value: string | boolean | number }> {
+  return parseItemList(value, to, column).map((item) => {
+    const definition = itemText(item, 'definition', to, column);
+    if (definition === undefined) throw new RowRejection(to, `column \`${column}\`: a custom field item needs \`definition\` (the field's name), found ${JSON.stringify(item)}`);
+    const tag = itemText(item, 'tag', to, column) ?? null;
+    const v = item.value;
+    if (typeof v !== 'string' && typeof v !== 'boolean' && typeof v !== 'number') throw new RowRejection(to, `column \`${column}\`: custom field \`${definition}\` needs a \`value\` (text, a number or true/false), found ${JSON.stringify(v)}`);
+    return { definition, tag, value: v };
+  });
+}
+
+/**
+ * An entry over a column holding a JSON list of items: every item, each with its own type (and a
+ * website's service; a custom field's definition and data tag), in the service's shapes.
+ */
+async function emitItems(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
+  const { compiler, lists, entity } = context;
+  const { code } = compiler;
+  const column = typeof field.items === 'object' ? field.items.column : '';
+  const listKey = ITEM_LISTS[info.kind];
+  if (listKey === undefined) throw new Error(`\`items\` is not for ${field.to}; the mapping's checks let it through`);
+  const v = code.temp('v');
+  await emitValue(compiler, { column }, v, { field: field.to, yamlPath }, `${yamlPath}.items`);
+  const to = field.to;
+  await code.blockAsync(`if (${nonEmpty(compiler, v)})`, async () => {
+    if (info.kind === 'custom') {
+      const scopeEntity = ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL];
+      const list = lists.use('fields');
+      const use = (item: { definition: string; tag: string | null }, position: number, draft: Draft): { name: string; tag: string | null } => {
+        draft.names.push({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: item.definition, scope: { entity: scopeEntity, tag: item.tag }, yamlPath });
+        return { name: item.definition, tag: item.tag };
+      };
+      code.line(`for (const item of ${code.constant(customItems)}(${v}, ${literal(to)}, ${literal(column)})) { ${lists.add('fields', `{ definition: ${code.constant(use)}(item, ${list} === null ? 0 : ${list}.length, draft), value: item.value }`)} }`);
+    } else {
+      const kind = info.kind as keyof typeof ITEM_SHAPES;
+      code.line(`for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey, 'item')} }`);
+    }
+  }, required === undefined ? '}' : `} else throw ${required}();`);
 }
 
 /** Where a repeatable link target's elements go in the record: the name the service gives the list. */
@@ -280,12 +427,14 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
   if (known !== undefined && isEmpty(known.value)) {
     // Nothing to write in any row.
     if (required !== undefined) code.line(`throw ${required}();`);
+    else if (field.ifEmpty === 'clear') code.line(`record[${literal(field.to)}] = null;`);
     return;
   }
   // The sink's own reads (a row-dependent `type`) happen only for a value that is written.
+  const otherwise = required !== undefined ? `} else throw ${required}();` : field.ifEmpty === 'clear' ? `} else record[${literal(field.to)}] = null;` : '}';
   await code.blockAsync(known === undefined ? `if (${nonEmpty(compiler, value)})` : '', async () => {
     for (const line of await sinkCode(context, field, info, yamlPath, value)) code.line(line);
-  }, required === undefined || known !== undefined ? '}' : `} else throw ${required}();`);
+  }, known !== undefined ? '}' : otherwise);
 }
 
 /** The statements that write a value (in the variable `v`, not empty) into the record. */
@@ -419,11 +568,12 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
   // integer: the placeholder has the shape the id goes into.
   const bare = BARE_ID_KINDS.has(kind);
   const path = Object.freeze(bare ? [to] : [to, 'id']);
+  const onUnknown = field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown };
   let use: (name: string, draft: Draft) => void;
   if (kind === 'milestone') {
     // Its scope is filled in per row when the record is finished, so it cannot be shared.
     use = (name, draft) => {
-      const fresh: NameUse = { path: [...path], kind, name, yamlPath };
+      const fresh: NameUse = { path: [...path], kind, name, yamlPath, ...onUnknown };
       draft.names.push(fresh);
       draft.milestone = fresh;
     };
@@ -431,7 +581,7 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
     // Consecutive rows mostly name the same owner or team: share the (frozen) use.
     let last: NameUse | null = null;
     use = (name, draft) => {
-      if (last === null || last.name !== name) last = frozenUse({ path: [...path], kind, name, yamlPath });
+      if (last === null || last.name !== name) last = frozenUse({ path: [...path], kind, name, yamlPath, ...onUnknown });
       draft.names.push(last);
     };
   }
@@ -465,8 +615,13 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
   // The entry's object literal, with the item's text in `x`; its type known now or read per row.
   let entry: (x: string) => string;
   if (info.kind === 'website') {
-    const service = literal(field.service ?? 'URL');
-    entry = (x) => `{ service: ${service}, address: ${x} }`;
+    // A website's type and service: constants, or read per row (a legacy export says each item's).
+    const typeValue = code.temp('type');
+    await emitValue(compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
+    const serviceValue = code.temp('service');
+    await emitValue(compiler, field.service ?? 'URL', serviceValue, { field: field.to, yamlPath }, `${yamlPath}.service`);
+    const site = code.constant(website);
+    entry = (x) => `${site}(${typeValue}, ${serviceValue}, ${x})`;
   } else {
     const fixed = constantType(field.type);
     if (fixed !== undefined) {
@@ -485,6 +640,15 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
     `if (typeof ${v} === 'string') { ${lists.add(listKey, entry(`${helpers.trimText}(${v})`))} }`,
     `else for (const item of ${code.constant(items)}(${v})) { ${lists.add(listKey, entry('item'))} }`,
   ];
+}
+
+/** A website item: its service checked (upper case; URL when empty), its type when given. */
+function website(type: Value | undefined, service: Value | undefined, address: string): Record<string, string> {
+  const named = service === undefined || isEmpty(service) ? 'URL' : valueText(service).trim().toUpperCase();
+  if (!(WEBSITE_SERVICES as readonly string[]).includes(named)) {
+    throw new RowRejection('website', `a website's \`service\` must be one of ${WEBSITE_SERVICES.join(', ')}, found ${shown(service ?? null)}; a \`lookup\` transform can translate other words`);
+  }
+  return type === undefined || isEmpty(type) ? { service: named, address } : { type: valueText(type).trim(), service: named, address };
 }
 
 /** An address from a value (the street) and parts; written when any of them is not empty. */

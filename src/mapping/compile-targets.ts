@@ -46,7 +46,13 @@ export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custo
 export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link', 'links']);
 
 /** Targets that take `type` (Home, Work, ...; an attachment's content type). */
-export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'attachment']);
+export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment']);
+
+/** Targets that take `items`: a JSON list of whole items in one column. */
+export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom']);
+
+/** Targets whose columns may be numbered (`phone.*.phoneNumber`): one item per number. */
+export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website']);
 
 /** Website services the service knows; `URL` when left out. */
 export const WEBSITE_SERVICES = [
@@ -55,8 +61,8 @@ export const WEBSITE_SERVICES = [
 
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
 
-const owner: TargetInfo = { kind: 'name', nameKind: 'user', takes: 'a username or an email address of a user of the account' };
-const team: TargetInfo = { kind: 'name', nameKind: 'team', takes: 'a team name' };
+const owner: TargetInfo = { kind: 'name', nameKind: 'user', takes: 'a user of the account: username, email address or full name (see `onUnknown`)' };
+const team: TargetInfo = { kind: 'name', nameKind: 'team', takes: 'a team name (see `onUnknown`)' };
 const tags: TargetInfo = { kind: 'tags', takes: 'a tag name, or a list of them (after `split`); empty names are dropped, duplicates merged' };
 const custom: TargetInfo = {
   kind: 'custom',
@@ -86,7 +92,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     address: { kind: 'address', takes: '`parts` (street, city, state, zip, country) and an optional `type`; a plain `value` is the street' },
     phone: { kind: 'phone', takes: 'a phone number, with an optional `type`' },
     email: { kind: 'email', takes: 'an email address, with an optional `type`' },
-    website: { kind: 'website', takes: 'a web address or handle, with `service` (default URL)' },
+    website: { kind: 'website', takes: 'a web address or handle, with `service` (default URL) and an optional `type`' },
     tags,
     custom,
   },

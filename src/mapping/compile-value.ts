@@ -31,6 +31,13 @@ export interface ValueCompiler {
   context: TransformContext;
   /** Every column read, collected while compiling. */
   columns: Set<string>;
+  /** Numbered columns read (`phone.*.type`), collected while compiling: the row may have any number of them. */
+  patterns: Set<string>;
+  /**
+   * While a numbered entry is written: the variable of the generated code that holds the item's
+   * number, which a `*` in a column name stands for. Undefined elsewhere.
+   */
+  star?: string | undefined;
   /** The function being written. */
   code: CodeWriter;
   /** Names, in the generated code, of the helpers every value uses. */
@@ -38,10 +45,11 @@ export interface ValueCompiler {
 }
 
 /** Starts a value compiler that writes into `code`. */
-export function valueCompiler(code: CodeWriter, base: Omit<ValueCompiler, 'code' | 'helpers' | 'columns'>): ValueCompiler {
+export function valueCompiler(code: CodeWriter, base: Omit<ValueCompiler, 'code' | 'helpers' | 'columns' | 'patterns' | 'star'>): ValueCompiler {
   return {
     ...base,
     columns: new Set(),
+    patterns: new Set(),
     code,
     helpers: { isEmpty: code.constant(isEmpty), valueText: code.constant(valueText), trimText: code.constant(trimText), context: code.constant(base.context) },
   };
@@ -153,7 +161,11 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
     if (folded !== undefined) return constant(folded.value);
   }
   const body = async (): Promise<void> => {
-    if (spec.column !== undefined) {
+    if (spec.column !== undefined && compiler.star !== undefined && spec.column.includes('*')) {
+      compiler.patterns.add(spec.column);
+      code.line(`${into} = ${code.dynamicCell(numberedColumn(spec.column, compiler.star))};`);
+      code.line(`if (${into} === undefined) ${into} = null;`);
+    } else if (spec.column !== undefined) {
       compiler.columns.add(spec.column);
       code.line(`${into} = ${code.cell(spec.column)};`);
       code.line(`if (${into} === undefined) ${into} = null;`);
@@ -181,6 +193,17 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
   for (const column of conditionColumns(spec.when)) compiler.columns.add(column);
   await code.blockAsync(`if (${emitCondition(code, spec.when, compiler.helpers)})`, body, `} else ${into} = undefined;`);
   return undefined;
+}
+
+/**
+ * The expression of a numbered column's name for the item number in the variable `star`:
+ * `phone.*.type` becomes `"phone." + n + ".type"`. Every `*` stands for the number.
+ */
+export function numberedColumn(pattern: string, star: string): string {
+  return pattern
+    .split('*')
+    .map((piece) => literal(piece))
+    .join(` + ${star} + `);
 }
 
 /** The expression "the value in `variable` as text" (valueText), with text itself inline. */

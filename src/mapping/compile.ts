@@ -37,6 +37,14 @@ export interface CompiledMapping {
   /** Every source column the mapping reads, in the order first met. */
   columns: string[];
   /**
+   * Numbered columns the mapping reads, with `*` for the number (`phone.*.type`): a row may have
+   * any number of them, none included, so they are not in `columns` and not checked against the
+   * header. `readsColumn` tells whether a column is read either way.
+   */
+  columnPatterns: string[];
+  /** Whether the mapping reads this column: one of `columns`, or a number of a `columnPatterns` entry. */
+  readsColumn(column: string): boolean;
+  /**
    * Throws MAPPING_INVALID naming every column the mapping reads that the header lacks, each with
    * the closest header names. Call it once, before the first row is mapped.
    */
@@ -193,6 +201,9 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   const writes = new Set(mapping.fields.map((f) => f.to));
   const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
   const columns = [...compiler.columns];
+  const columnPatterns = [...compiler.patterns];
+  const known = new Set(columns);
+  const numbered = columnPatterns.map((pattern) => new RegExp(`^${pattern.split('*').map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[1-9][0-9]*')}$`));
   let lastDir: { file: string; dir: string } = { file: '', dir: '' };
   const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '' };
 
@@ -216,6 +227,8 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     entity,
     file,
     columns,
+    columnPatterns,
+    readsColumn: (column) => known.has(column) || numbered.some((pattern) => pattern.test(column)),
     source,
     checkColumns(header) {
       const known = new Set(header);

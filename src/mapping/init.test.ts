@@ -43,6 +43,23 @@ describe('draftMapping', () => {
     expect((await mapAll(file, draft.yaml)).rejected).toEqual([]);
   });
 
+  it('a legacy v1 export: every numbered email, phone, address and website becomes one `items: numbered` entry', async () => {
+    const file = join(ROOT, 'samples/v1/parties.xml');
+    const draft = await draftMapping(file);
+    expect(draft.yaml).toContain('  - to: phone\n    # every phone of a record (phone.1, phone.2, ...), each with its own type\n    items: numbered\n    type: {column: "phone.*.type", transform: [trim]}\n');
+    expect(draft.yaml).toContain('    service: {column: "website.*.webService", transform: [trim]}\n');
+    expect(draft.matched).toContainEqual({ column: 'phone.3.phoneNumber', to: 'phone' });
+    expect(draft.unmatched).toContain('phone.3.id');
+    expect(draft.yaml).not.toContain('definition: "phone.');
+    const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
+    for await (const item of mapRows((await openSource(file)).items, compiled)) {
+      if (item.kind === 'record' && item.key === '101') {
+        expect(item.record.phoneNumbers).toEqual([{ type: 'Mobile', number: '07700 900123' }, { type: 'Work', number: '0117 496 0000' }, { type: 'Home', number: '020 7946 0018' }]);
+        expect(item.record.addresses).toHaveLength(2);
+      }
+    }
+  });
+
   it('a file whose rows cannot be read says why, with the first row error, not that it has no rows', async () => {
     const file = join(dir, 'truncated.csv');
     writeFileSync(file, 'name;email\n"unterminated;x@y.z\n');

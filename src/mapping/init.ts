@@ -5,11 +5,11 @@ import type { OpenSourceOptions } from '../sources/index.ts';
 import type { CellValue } from '../sources/types.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
-import { normalizeWord } from './suggest.ts';
+import { isIdColumn, normalizeWord } from '../sources/column-kinds.ts';
 
 /** Options of draftMapping. */
 export interface DraftOptions extends OpenSourceOptions {
-  /** What each row becomes. @default 'party' */
+  /** What each row becomes. @default the kind of a legacy v1 export's records, else 'party' */
   entity?: Entity;
   /** Rows read for samples (tag separators, whether a column holds ids). @default 20 */
   sampleRows?: number;
@@ -24,7 +24,13 @@ export interface DraftResult {
   unmatched: string[];
   /** The column or template chosen as the key. */
   key: string;
+  /** What each row becomes, and why when it was not asked for: `the file holds v1 opportunity records`. */
+  entity: Entity;
+  entityReason: string | null;
 }
+
+/** What the records of a legacy v1 export become. */
+const V1_ENTITIES: Readonly<Record<string, Entity>> = { person: 'party', organisation: 'party', opportunity: 'opportunity', kase: 'kase', task: 'task', historyItem: 'entry' };
 
 /** What a draft entry writes for a matched column. */
 interface Rule {
@@ -146,23 +152,6 @@ function columnNames(column: string): string[] {
   return names;
 }
 
-/**
- * Whether a column holds ids: "ID", "Customer ID", "Kundennummer", "Réf client", "Référence",
- * "Nr", "Número de cliente", "Codice cliente", "Klantnummer". Phone, tax and postal numbers are not.
- */
-function isIdColumn(column: string): boolean {
-  const plain = normalizeWord(column);
-  if (/phone|fax|mobile|tel|vat|tax|zip|post|iban|siret|siren|currency/.test(plain)) return false;
-  return (
-    plain === 'id' ||
-    plain === 'key' ||
-    /(^|[a-z])ids(primary|secondary)?$/.test(plain) ||
-    /(^|[a-z])(id|nr|no|number|nummer)$/.test(plain) ||
-    /^(ref|reference|referenz|referencia|riferimento)/.test(plain) ||
-    /^(kundennummer|klantnummer|numero|codice|code)/.test(plain)
-  );
-}
-
 /** The entities whose records have custom fields. */
 const CUSTOM_ENTITIES = new Set<Entity>(['party', 'kase', 'opportunity']);
 
@@ -192,6 +181,72 @@ function transformsFor(to: string, rule: Rule, samples: CellValue[], hint: { mon
   return { transforms: base, why: [] };
 }
 
+/** A numbered column of a contact list, as the v1 reader flattens them: `phone.2.phoneNumber`. */
+const NUMBERED = /^(email|phone|address|website)\.(\d+)\.(\w+)$/;
+
+/** What each part of a numbered v1 contact item is in an `items: numbered` entry; parts not named are not carried. */
+const NUMBERED_PARTS: Record<string, Record<string, string>> = {
+  email: { type: 'type', emailAddress: 'value' },
+  phone: { type: 'type', phoneNumber: 'value' },
+  address: { type: 'type', street: 'parts.street', city: 'parts.city', state: 'parts.state', zip: 'parts.zip', country: 'parts.country' },
+  website: { type: 'type', webService: 'service', webAddress: 'value' },
+};
+
+/** Why a numbered part is left out of the draft. */
+const NUMBERED_LEFT_OUT: Record<string, string> = {
+  id: "the legacy item's id: the service gives each item its own",
+  url: 'made from the service and the address, which are carried',
+};
+
+/**
+ * The `items: numbered` entries for a party file's numbered contact columns (a legacy v1 export's
+ * `email.1.emailAddress`, `email.2.type`, ...): every item of each list, with its type. Returns
+ * the lines, the columns they read and the columns of those lists they leave out, with why.
+ */
+function numberedEntries(header: readonly string[], samples: ReadonlyMap<string, CellValue[]>): { lines: string[]; used: string[]; leftOut: Map<string, string> } {
+  const lists = new Map<string, Set<string>>();
+  for (const column of header) {
+    const m = NUMBERED.exec(column);
+    if (!m) continue;
+    const parts = lists.get(m[1] as string) ?? new Set<string>();
+    parts.add(m[3] as string);
+    lists.set(m[1] as string, parts);
+  }
+  const lines: string[] = [];
+  const used: string[] = [];
+  const leftOut = new Map<string, string>();
+  for (const [list, parts] of lists) {
+    const roles = NUMBERED_PARTS[list] as Record<string, string>;
+    const pattern = (part: string): string => `${list}.*.${part}`;
+    if (![...parts].some((part) => roles[part] === 'value' || roles[part]?.startsWith('parts.'))) continue;
+    lines.push(`  - to: ${list}`, `    # every ${list} of a record (${list}.1, ${list}.2, ...), each with its own type`, '    items: numbered');
+    const partLines: string[] = [];
+    for (const part of parts) {
+      const role = roles[part];
+      if (role === undefined) continue;
+      const transforms = role === 'value' && list === 'email' ? ['trim', 'lowercase'] : role === 'value' && list === 'phone' ? phoneTransforms(header, samples, list, part) : ['trim'];
+      const spec = `{column: ${q(pattern(part))}, transform: [${transforms.join(', ')}]}`;
+      if (role.startsWith('parts.')) partLines.push(`      ${role.slice(6)}: ${spec}`);
+      else lines.push(`    ${role}: ${spec}`);
+    }
+    if (partLines.length > 0) lines.push('    parts:', ...partLines);
+    for (const column of header) {
+      const m = NUMBERED.exec(column);
+      if (m?.[1] !== list) continue;
+      if (roles[m[3] as string] !== undefined) used.push(column);
+      else leftOut.set(column, NUMBERED_LEFT_OUT[m[3] as string] ?? `no part of a ${list} in the service`);
+    }
+  }
+  return { lines, used, leftOut };
+}
+
+/** A phone list's transforms, proposed from the numbers of every item. */
+function phoneTransforms(header: readonly string[], samples: ReadonlyMap<string, CellValue[]>, list: string, part: string): string[] {
+  const values = header.filter((column) => NUMBERED.exec(column)?.[1] === list && column.endsWith(`.${part}`)).flatMap((column) => samples.get(column) ?? []);
+  const proposal = proposePhone(values);
+  return proposal ? [proposal.transform] : ['trim'];
+}
+
 /** `type` (or `Kind`, `Party type` ...) holding only `person` and `organisation`, as the service writes them. */
 function isKindColumn(column: string, samples: CellValue[]): boolean {
   if (!['type', 'kind', 'partytype', 'recordtype'].includes(normalizeWord(column))) return false;
@@ -206,16 +261,17 @@ function isKindColumn(column: string, samples: CellValue[]): boolean {
  * The key is an id-like column when there is one, else the email column, else the first column.
  */
 export async function draftMapping(file: string, options: DraftOptions = {}): Promise<DraftResult> {
-  const entity = options.entity ?? 'party';
   const sampleRows = options.sampleRows ?? 20;
   const opened = await openSource(file, options);
   const samples = new Map<string, CellValue[]>();
   let read = 0;
   let firstError: FerryError | undefined;
+  let recordKind: string | undefined;
   try {
     for await (const item of opened.items) {
       if (item.kind === 'error') firstError ??= item.error;
       if (item.kind !== 'row') continue;
+      recordKind ??= item.recordKind;
       for (const [column, value] of Object.entries(item.values)) {
         const list = samples.get(column) ?? [];
         list.push(value);
@@ -240,6 +296,10 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   if (header.length === 0) {
     throw new FerryError('SOURCE_HEADER', 'the file has no rows to draft a mapping from: a draft needs the header and at least one row', { location: { file } });
   }
+  // A legacy export says what its records are: its opportunities are drafted as opportunities.
+  const fromFile = recordKind === undefined ? undefined : V1_ENTITIES[recordKind];
+  const entity = options.entity ?? fromFile ?? 'party';
+  const entityReason = options.entity === undefined && fromFile !== undefined ? `the file holds v1 ${recordKind} records` : null;
   const rules = entity === 'party' ? PARTY_RULES : GENERIC_RULES[entity];
   const matched: Array<{ column: string; rule: Rule }> = [];
   const unmatched: string[] = [];
@@ -261,8 +321,14 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   // one): it gives the type, and the whole-name column then names the organisations.
   const kindColumn = entity === 'party' ? header.find((column) => isKindColumn(column, samples.get(column) ?? [])) : undefined;
   let wholeNameColumn: string | undefined;
+  const numbered = entity === 'party' ? numberedEntries(header, samples) : { lines: [], used: [], leftOut: new Map<string, string>() };
+  for (const [column, why] of numbered.leftOut) reasons.set(column, why);
   for (const column of header) {
-    if (column === kindColumn) continue;
+    if (column === kindColumn || numbered.used.includes(column)) continue;
+    if (numbered.leftOut.has(column)) {
+      unmatched.push(column);
+      continue;
+    }
     let rule = ruleOf(column);
     if (rule?.wholeName && namesApart) {
       if (kindColumn !== undefined && wholeNameColumn === undefined) {
@@ -302,7 +368,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     `# Drafted by crm-ferry mapping init from ${basename(file)} (${opened.format}). Check every entry before use;`,
     '# docs/mapping.md lists every target and transform. The comments say why a transform was chosen.',
     'version: 1',
-    `entity: ${entity}`,
+    `entity: ${entity}${entityReason ? `  # ${entityReason}` : ''}`,
     `key: ${q(key)}${idColumn ? `  # ${q(idColumn)} holds an id for each row` : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,
     'fields:',
   ];
@@ -338,6 +404,8 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     lines.push(`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), ...valueLine(column, transforms, why));
     entries.push({ column, to });
   }
+  lines.push(...numbered.lines);
+  for (const column of numbered.used) entries.push({ column, to: NUMBERED.exec(column)?.[1] as string });
   // Columns no standard field takes: custom fields, typed from their values (dates, yes/no,
   // numbers) or text. Ids of other records (links for a plan) and empty columns stay listed.
   for (const column of CUSTOM_ENTITIES.has(entity) ? [...unmatched] : []) {
@@ -392,5 +460,5 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
     for (const column of unmatched) lines.push(`#   ${q(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
   }
-  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, key };
+  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, key, entity, entityReason };
 }

@@ -124,7 +124,7 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       expected: [
         [7, 'fields[0].parts', '`parts` only go with an address, not `lastName`'],
         [10, 'fields[1].service', 'expected one of URL, FEED, SKYPE, TWITTER, LINKED_IN, FACEBOOK, XING, GOOGLE_PLUS, FLICKR, GITHUB, YOUTUBE, INSTAGRAM, PINTEREST, found "LINKEDIN", did you mean `LINKED_IN`?'],
-        [13, 'fields[2].type', '`type` only goes with address, phone, email and attachment (its content type), not `firstName`'],
+        [13, 'fields[2].type', '`type` only goes with address, phone, email, website and attachment (its content type), not `firstName`'],
         [14, 'fields[2].tag', '`tag` only goes with custom, not `firstName`'],
       ],
     },

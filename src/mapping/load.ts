@@ -7,7 +7,8 @@ import type { ErrorLocation } from '../errors/index.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN } from '../util/limits.ts';
 import { yamlValue } from '../util/yaml-value.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
-import { LINK_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
+import { ITEM_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
+import { numberedColumns } from './compile-fields.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
 import { addressPartsSchema, conditionSchema, fieldEntrySchema, mappingSchema, sourceSchema } from './schema.ts';
@@ -287,19 +288,33 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
     if (hasRef && field.value !== undefined) problem('value', 'a link takes either `value` (an id or name) or `ref` + `key`, not both');
     const usesParts = info.kind === 'address' && field.parts !== undefined;
-    if (field.value === undefined && !hasRef && !hasKey && !usesParts) problem(null, info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}`);
+    const usesItems = field.items !== undefined && field.items !== 'numbered';
+    if (field.items === 'numbered') {
+      if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website and address, not \`${field.to}\``);
+      else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service` or `parts`, which stands for the item\'s number (`phone.*.phoneNumber`)');
+    }
+    if (usesItems) {
+      if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address and custom, not \`${field.to}\``);
+      for (const key of ['value', 'type', 'service', 'parts', 'definition', 'tag'] as const) {
+        if (field[key] !== undefined) problem(key, `\`items\` gives each item's ${key === 'value' || key === 'parts' ? 'value' : key} itself: leave \`${key}\` out`);
+      }
+    } else if (field.value === undefined && !hasRef && !hasKey && !usesParts) problem(null, info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}${ITEM_KINDS.has(info.kind) ? ' or `items`' : ''}`);
     if (field.parts !== undefined && info.kind !== 'address') problem('parts', `\`parts\` only go with an address, not \`${field.to}\``);
-    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email and attachment (its content type), not \`${field.to}\``);
+    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email, website and attachment (its content type), not \`${field.to}\``);
     if (field.service !== undefined) {
+      const service = typeof field.service === 'string' && !isTemplate(field.service) ? field.service : undefined;
       if (info.kind !== 'website') problem('service', `\`service\` only goes with website, not \`${field.to}\``);
-      else if (!(WEBSITE_SERVICES as readonly string[]).includes(field.service)) {
-        problem('service', `expected one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(field.service)}${didYouMean(field.service, WEBSITE_SERVICES)}`);
+      else if (service !== undefined && !(WEBSITE_SERVICES as readonly string[]).includes(service)) {
+        problem('service', `expected one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(service)}${didYouMean(service, WEBSITE_SERVICES)}`);
       }
     }
-    if (info.kind === 'custom') {
+    if (field.ifEmpty !== undefined && field.to !== 'team') problem('ifEmpty', `\`ifEmpty\` goes with team, not \`${field.to}\``);
+    else if (field.ifEmpty === 'clear' && field.required) problem('ifEmpty', '`ifEmpty: clear` writes no team for an empty value, and `required` rejects the row: choose one');
+    if (field.onUnknown !== undefined && !(info.kind === 'name' && (info.nameKind === 'user' || info.nameKind === 'team'))) problem('onUnknown', `\`onUnknown\` goes with owner and team, not \`${field.to}\``);
+    if (info.kind === 'custom' && !usesItems) {
       if (field.definition === undefined) problem(null, 'a custom field needs `definition`: the name of its custom field definition');
       if (field.tag === undefined) problem(null, 'a custom field needs `tag`: the name of its data tag, or null for a field outside data tags');
-    } else {
+    } else if (info.kind !== 'custom') {
       if (field.definition !== undefined) problem('definition', `\`definition\` only goes with custom, not \`${field.to}\``);
       if (field.tag !== undefined) problem('tag', `\`tag\` only goes with custom, not \`${field.to}\``);
     }
@@ -308,6 +323,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
   if (field.key !== undefined) checkTemplateOrColumn(checker, field.key, [...path, 'key']);
   if (field.value !== undefined) checkValue(checker, field.value, [...path, 'value']);
   if (field.type !== undefined) checkValue(checker, field.type, [...path, 'type']);
+  if (field.service !== undefined) checkValue(checker, field.service, [...path, 'service']);
   for (const part of ['street', 'city', 'state', 'zip', 'country'] as const) {
     const spec = field.parts?.[part];
     if (spec !== undefined) checkValue(checker, spec, [...path, 'parts', part]);

@@ -10,7 +10,9 @@ export interface NamedItem {
 export interface CatalogUser {
   id: number;
   username: string;
-  /** Only when the service lists it (the sandbox's user list does not). */
+  /** The user's full name, when the service says (an export of records names owners so). */
+  name?: string | undefined;
+  /** Only when the service lists it. */
   email: string | undefined;
 }
 
@@ -101,7 +103,7 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
   const definitions = (list: ReadonlyArray<{ id: number; name: string } & Record<string, unknown>>): CatalogFieldDefinition[] =>
     list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
   return {
-    users: users.map((u) => ({ id: u.id, username: u.username, email: emailOf(u) })),
+    users: users.map((u) => ({ id: u.id, username: u.username, name: typeof u.name === 'string' && u.name.trim() !== '' ? u.name : undefined, email: emailOf(u) })),
     teams: teams === null ? null : teams.map((t) => ({ id: t.id, name: t.name })),
     pipelines: pipelines.map((p) => ({ id: p.id, name: p.name })),
     milestones,

@@ -94,6 +94,8 @@ export class CatalogResolver implements ExplainingResolver {
   readonly online = true;
   readonly #catalog: AccountCatalog;
   readonly #users = new Map<string, number>();
+  /** Users by full name; null for a name two users share (it names neither). */
+  readonly #userNames = new Map<string, number | null>();
 
   constructor(catalog: AccountCatalog) {
     this.#catalog = catalog;
@@ -101,6 +103,10 @@ export class CatalogResolver implements ExplainingResolver {
       this.#users.set(norm(user.username), user.id);
       // A username wins over someone else's identical email address.
       if (user.email !== undefined && !this.#users.has(norm(user.email))) this.#users.set(norm(user.email), user.id);
+      if (user.name !== undefined) {
+        const key = norm(user.name);
+        this.#userNames.set(key, this.#userNames.has(key) ? null : user.id);
+      }
     }
   }
 
@@ -166,8 +172,11 @@ export class CatalogResolver implements ExplainingResolver {
   resolve(kind: NameKind, name: string, scope?: Scope): number | undefined {
     switch (kind) {
       case 'user': {
-        const id = this.#users.get(norm(name));
-        if (id !== undefined) return id;
+        // A username or an email address first: each names one user. A full name last, and only
+        // when no other user has it.
+        const id = this.#users.get(norm(name)) ?? this.#userNames.get(norm(name));
+        if (id !== undefined && id !== null) return id;
+        if (id === null) return undefined;
         return byId(this.#catalog.users.map((u) => ({ id: u.id, name: u.username })), name)?.id;
       }
       case 'stage':
@@ -195,7 +204,7 @@ export class CatalogResolver implements ExplainingResolver {
   suggest(kind: NameKind, name: string, scope?: Scope): string[] {
     switch (kind) {
       case 'user':
-        return closestNames(name, this.#catalog.users.flatMap((u) => (u.email === undefined ? [u.username] : [u.username, u.email])));
+        return closestNames(name, this.#catalog.users.flatMap((u) => [u.username, ...(u.email === undefined ? [] : [u.email]), ...(u.name === undefined ? [] : [u.name])]));
       case 'stage':
         return [];
       case 'milestone': {
@@ -251,6 +260,9 @@ export class CatalogResolver implements ExplainingResolver {
       default:
         break;
     }
+    if (kind === 'user' && this.#userNames.get(norm(name)) === null) {
+      return `user \`${name}\` is ambiguous: several users of the account have that name; give a username or an email address`;
+    }
     if (kind !== 'user') {
       const items = this.#simple(kind) ?? [];
       if (byName(items, name).length > 1) return `${label} \`${name}\` is ambiguous: the account has several with that name; give its id`;
@@ -299,8 +311,10 @@ export function setAt(target: Record<string, unknown>, path: ReadonlyArray<strin
 
 /**
  * Puts the account's id for each name of `mapped` into its record (at the name's `path`) and
- * returns the names that did not resolve, as MAPPING_UNKNOWN_NAME problems. With the offline
- * resolver nothing is checked and nothing is filled in.
+ * returns the names that did not resolve, as MAPPING_UNKNOWN_NAME problems. A name whose entry
+ * says `onUnknown: drop` is no problem: its field is left out of the record and the record gets
+ * a warning (USER_UNKNOWN for an owner, whom the service then makes the token's user;
+ * NOT_CARRIED for a team). With the offline resolver nothing is checked and nothing is filled in.
  */
 export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): RecordProblem[] {
   if (isExplaining(resolver) && !resolver.online) return [];
@@ -316,6 +330,13 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
     const message = isExplaining(resolver)
       ? resolver.explain(use.kind, use.name, use.scope)
       : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
+    if (use.onUnknown === 'drop') {
+      const field = String(use.path[0]);
+      delete mapped.record[field];
+      const outcome = use.kind === 'user' ? 'the record goes to the token\'s user' : `the record is written without a ${field}`;
+      (mapped.warnings ??= []).push({ code: use.kind === 'user' ? 'USER_UNKNOWN' : 'NOT_CARRIED', field, message: `${message}; ${outcome} (onUnknown: drop)`, value: use.name });
+      continue;
+    }
     problems.push({ field: use.yamlPath, code: 'MAPPING_UNKNOWN_NAME', message });
   }
   return problems;
@@ -368,7 +389,8 @@ export function constantNames(mapping: Pick<Mapping, 'entity' | 'fields'>): Cons
       return;
     }
     const kind = nameKindOf(mapping.entity, field.to);
-    if (!kind || field.ref !== undefined) return;
+    // A name the entry lets go (`onUnknown: drop`) is no reason to stop the run: rows warn of it.
+    if (!kind || field.ref !== undefined || field.onUnknown === 'drop') return;
     const name = constantOf(field.value);
     if (name === undefined) return;
     if (kind === 'milestone') {

@@ -127,9 +127,26 @@ export const addressPartsSchema = z
   .strict();
 
 /**
+ * Several items from one entry. `numbered`: columns numbered per item, as legacy exports flatten
+ * their lists (`email.1.type`, `email.2.type`, ...); `{column}`: a list of whole items in one
+ * cell, as JSON, which an export through a mapping writes, so that every item comes back with
+ * its type, not only the first.
+ */
+export const itemsSchema = z.union([
+  z.literal('numbered').describe('The entry\'s column names hold a `*`, which stands for 1, 2, 3, ...: one item per number the row has (`phone.*.phoneNumber`, `phone.*.type`)'),
+  z
+    .object({
+      column: z.string().min(1).describe('The column whose cell holds the JSON list, e.g. [{"type": "Work", "address": "a@example.com"}]'),
+    })
+    .strict(),
+]);
+
+/**
  * One entry of `fields`: which target it writes, and the value. Some targets take more:
- * `type` for address, phone and email; `service` for website; `definition` and `tag` for
- * custom fields; `parts` for an address; `ref` and `key` (instead of `value`) for links.
+ * `type` for address, phone, email and website; `service` for website; `definition` and `tag`
+ * for custom fields; `parts` for an address; `ref` and `key` (instead of `value`) for links;
+ * `items` for several items (numbered columns, or a JSON list instead of `value`); `onUnknown`
+ * for owner and team.
  */
 export const fieldEntrySchema = z
   .object({
@@ -139,8 +156,19 @@ export const fieldEntrySchema = z
       .optional()
       .describe('Link to a record of another plan step (with key): the step\'s name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)'),
     key: z.string().min(1).optional().describe('Key of the linked record in that step, as a template'),
-    type: valueSpecSchema.optional().describe('Address, phone and email: the type (Home, Work, Mobile, ...); attachment: its content type (application/pdf, ...)'),
-    service: z.string().optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL)'),
+    type: valueSpecSchema.optional().describe('Address, phone, email and website: the type (Home, Work, Mobile, ...), a constant or read from a column; attachment: its content type (application/pdf, ...)'),
+    service: valueSpecSchema.optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
+    items: itemsSchema
+      .optional()
+      .describe('Several items from one entry. `numbered` (email, phone, website, address): a `*` in the column names stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
+    ifEmpty: z
+      .enum(['leave', 'clear'])
+      .optional()
+      .describe('Team: what an empty value does. leave (default): the field is not written, and the service gives a new record the owner\'s default team; clear: the record is written with no team (an export says "no team" with an empty cell)'),
+    onUnknown: z
+      .enum(['reject', 'drop'])
+      .optional()
+      .describe('Owner and team: what a name the account does not know does. reject (default): the row goes to the rejects file; drop: the record is written without it (an owner then is the token\'s user) and the row gets a warning'),
     definition: z.string().min(1).optional().describe('Custom field: the definition name'),
     tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
     parts: addressPartsSchema.optional().describe('Address: street, city, state, zip, country'),

@@ -1,4 +1,5 @@
 import { distance } from 'fastest-levenshtein';
+import { normalizeWord } from '../sources/column-kinds.ts';
 
 /**
  * Up to `max` candidates close to `word`, closest first. Comparison ignores case, spaces and
@@ -33,11 +34,4 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
   return best === undefined ? '' : `, did you mean \`${best}\`?`;
 }
 
-/** Lower case without anything but letters and digits: "E-Mail Address" -> "emailaddress". */
-export function normalizeWord(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]/gu, '');
-}
+export { normalizeWord } from '../sources/column-kinds.ts';

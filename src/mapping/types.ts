@@ -4,7 +4,7 @@ import type { Entity } from './schema.ts';
 
 /** Kinds of names a mapping may use that only the account can turn into ids. */
 export type NameKind =
-  | 'user' // owner: a username or an email address
+  | 'user' // owner: a username, an email address or a user's name
   | 'team'
   | 'pipeline'
   | 'milestone' // scope: the pipeline's name, or null for "the only match in any active pipeline"
@@ -24,6 +24,11 @@ export interface NameUse {
   scope?: { pipeline?: string | null; entity?: 'parties' | 'kases' | 'opportunities'; tag?: string | null };
   /** The mapping entry the name came from, for messages (`fields[4]`). */
   yamlPath: string;
+  /**
+   * What a name the account lacks does (owner and team, `onUnknown`): `drop` writes the record
+   * without the field (`path[0]`) and a warning; otherwise the row is rejected.
+   */
+  onUnknown?: 'reject' | 'drop';
 }
 
 /**

@@ -6,5 +6,6 @@ export { sniffDelimiter, SNIFFED_DELIMITERS, type DelimiterGuess } from './csv-d
 export { nameColumns, numberedColumns, type HeaderRename, type NamedColumns } from './csv-header.ts';
 export { detectFormat, openSource, SOURCE_FORMATS, type FormatDecision, type OpenedSource, type OpenSourceOptions, type SourceFormat } from './open.ts';
 export { inspectSource, type ColumnReport, type InspectOptions, type InspectReport, type ReportedError, type ReportedWarning } from './inspect.ts';
+export type { ColumnFinding } from './inspect-checks.ts';
 export { listXlsxSheets, readXlsx, type XlsxReadOptions } from './xlsx.ts';
 export { readV1Export, type V1ReadOptions } from './v1-export.ts';

@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../errors/index.ts';
 import type { CsvDetection } from './csv.ts';
+import { ColumnChecks, type ColumnFinding } from './inspect-checks.ts';
 import { detectFormat, openSource } from './open.ts';
 import type { SourceFormat } from './open.ts';
 import type { CellValue, SourceWarning } from './types.ts';
@@ -71,6 +72,8 @@ export interface InspectReport {
   errors: ReportedError[];
   warningCount: number;
   warnings: ReportedWarning[];
+  /** What would ruin an import later: repeated keys or e-mail addresses, dates of unclear order. */
+  findings: ColumnFinding[];
 }
 
 const SAMPLE_LENGTH = 60;
@@ -108,8 +111,9 @@ async function resolveSheet(file: string, options: InspectOptions): Promise<stri
 
 /**
  * Reads a whole source (streaming) and reports its format, encoding, delimiter, columns with fill
- * rates and sample values, row count and the first row errors. Memory depends on the number of
- * columns, not rows.
+ * rates and sample values, row count, the first row errors, and what would ruin an import later
+ * (inspect-checks.ts). Memory depends on the number of columns, and on the rows only through a
+ * short digest of each value of the key-like and e-mail columns.
  */
 export async function inspectSource(file: string, options: InspectOptions = {}): Promise<InspectReport> {
   const maxErrors = options.maxErrors ?? 5;
@@ -145,11 +149,13 @@ export async function inspectSource(file: string, options: InspectOptions = {}):
   const errors: ReportedError[] = [];
   // Insertion order of the map is the column order: header order for CSV, first-seen order otherwise.
   const tallies = new Map<string, ColumnTally>();
+  const checks = new ColumnChecks();
   const tally = (name: string): ColumnTally => {
     let t = tallies.get(name);
     if (!t) {
       t = { filled: 0, samples: [] };
       tallies.set(name, t);
+      checks.addColumn(name);
     }
     return t;
   };
@@ -172,9 +178,11 @@ export async function inspectSource(file: string, options: InspectOptions = {}):
     rowCount++;
     for (const name in item.values) {
       const t = tally(name);
-      const text = display(item.values[name] ?? null).trim();
+      const value = item.values[name] ?? null;
+      const text = display(value).trim();
       if (text === '') continue;
       t.filled++;
+      checks.add(name, text, item.location.row, typeof value === 'string');
       if (t.samples.length < maxSamples) {
         const sample = shorten(text);
         if (!t.samples.includes(sample)) t.samples.push(sample);
@@ -207,6 +215,7 @@ export async function inspectSource(file: string, options: InspectOptions = {}):
     errors,
     warningCount,
     warnings,
+    findings: checks.findings(),
   };
   return report;
 }

@@ -25,6 +25,8 @@ export interface SourceRow {
   row: number;
   values: Record<string, CellValue>;
   location: SourceLocation;
+  /** Legacy v1 exports: the element the row was read from (person, organisation, opportunity, kase, task, historyItem). */
+  recordKind?: string;
 }
 
 /**

@@ -31,8 +31,8 @@ describe('readV1Export on the samples', () => {
     expect(items.map((item) => item.location.elementPath)).toEqual(['/parties/person[1]', '/parties/person[2]', '/parties/organisation[1]']);
     expect(items.map((item) => [item.row, item.location.row, item.location.line])).toEqual([
       [1, 1, 3],
-      [2, 2, 109],
-      [3, 3, 124],
+      [2, 2, 122],
+      [3, 3, 137],
     ]);
     expect(ada).toMatchObject({
       id: '101',

@@ -121,7 +121,7 @@ export async function* readV1Export(file: string, options: V1ReadOptions = {}): 
     wanted ??= kindsFor(kind === 'person' || kind === 'organisation' ? 'party' : kind);
     if (wanted.has(kind)) {
       count++;
-      yield { kind: 'row', source, row: count, values: flattenRecord(record.node, kind), location: location(record) };
+      yield { kind: 'row', source, row: count, values: flattenRecord(record.node, kind), location: location(record), recordKind: kind };
       continue;
     }
     const nested = findNested(record, wanted, format);
@@ -135,7 +135,7 @@ export async function* readV1Export(file: string, options: V1ReadOptions = {}): 
       const values = flattenRecord(inner.node, inner.node.name as V1RecordKind);
       values['parent.type'] = kind;
       values['parent.id'] = parentId;
-      yield { kind: 'row', source, row: count, values, location: location(inner) };
+      yield { kind: 'row', source, row: count, values, location: location(inner), recordKind: inner.node.name };
     }
   }
   if (count === 0 && skipped.size === 0) {

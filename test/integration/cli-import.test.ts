@@ -87,7 +87,28 @@ describe('crm-ferry run: a real process interrupted', () => {
     const { code, stdout } = await runCli(['import', '--mapping', 'bad.yaml', '--input', 'bad.csv', '--state-dir', 'bad-state'], { cwd: dir, env: env() });
     expect(code).toBe(3);
     expect(stdout).toMatch(/rejected\s+1\s+-> bad-state\/results\/bad\.rejects\.csv/);
-    expect(stdout).toContain('--retry-rejects');
+    // A plain re-run takes the fixed row, and the hint says so (not that --retry-rejects is needed).
+    expect(stdout).toContain('then run the same command again: rejected rows are taken again');
+    expect(stdout).not.toMatch(/run again with --retry-rejects/);
+    writeFileSync(join(dir, 'bad.csv'), 'id,last,account\n1,Good,AB-1234\n2,Bad,CD-5678\n');
+    const again = await runCli(['import', '--mapping', 'bad.yaml', '--input', 'bad.csv', '--state-dir', 'bad-state'], { cwd: dir, env: env() });
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/created\s+1\n\s+unchanged\s+1\n/);
+    expect(again.stdout).toContain('Done: every row is in the account.');
+  });
+});
+
+describe('crm-ferry rollback: finding the state', () => {
+  it('takes the plan and --state-dir together, as run does: --state-dir names the state', async () => {
+    const ran = await runCli(['run', 'plan.yaml', '--state-dir', 'both-state', '--limit', '1'], { cwd: dir, env: env() });
+    expect(ran.code, ran.stderr).toBe(0);
+    const back = await runCli(['rollback', 'plan.yaml', '--state-dir', 'both-state'], { cwd: dir, env: env() });
+    expect(back.stderr).toBe('');
+    expect(back.code).toBe(0);
+    expect(back.stdout).toMatch(/Rolled back run /);
+    expect(back.stdout).toMatch(/people\s+1 record deleted/);
+    // The folder beside the plan was not the one used.
+    expect(existsSync(join(dir, '.crm-ferry'))).toBe(false);
   });
 });
 

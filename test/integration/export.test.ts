@@ -324,6 +324,7 @@ describe('export: columns and formats', () => {
     expect((values['Customer since'] as Date).toISOString().slice(0, 10)).toBe('2021-06-01');
     expect(values.createdAt).toBeInstanceOf(Date);
     expect(values.email).toBe('ada@acme.example');
+    expect(values).toMatchObject({ organisation: 'Acme Ltd', 'organisation.id': ids.acme });
     const sheet = await zipEntry(out, 'xl/worksheets/sheet1.xml');
     expect(sheet).toContain('<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>');
     expect(sheet).toMatch(/<autoFilter ref="A1:[A-Z]+2"\/>/);
@@ -463,7 +464,7 @@ describe('export: opportunities and projects', () => {
     for await (const item of readXlsx(out)) rows.push(item);
     expect(rows).toHaveLength(1);
     const values = (rows[0] as { values: Record<string, unknown> }).values;
-    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
+    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', 'party.id': ids.acme, milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
     expect(values.expectedCloseOn).toBeInstanceOf(Date);
     expect((values.expectedCloseOn as Date).toISOString().slice(0, 10)).toBe('2031-03-31');
   });
@@ -475,10 +476,41 @@ describe('export: opportunities and projects', () => {
     [['tag is VIP'], ['Big deal']],
     [['owner is admin', 'name ends with deal'], ['Big deal', 'Small deal']],
     [['isOpen is true', 'name starts with Small'], ['Small deal']],
+    // The service's filter cannot compare amounts: checked here, on what the other conditions let through.
+    [['value is greater than 1000'], ['Big deal']],
+    [['amount is less than 1000'], ['Small deal']],
+    [['value is greater than 100', 'currency is EUR'], ['Small deal']],
+    [['value is greater than 250000'], []],
+    // Equality the service can check, as its expectedValue.
+    [['value is 500'], ['Small deal']],
   ])('opportunities --where %j', async (where, expected) => {
     const out = join(dir, 'opportunities.csv');
     await exportWith({ entity: 'opportunities', out, where });
     expect(names(out)).toEqual(expected);
+  });
+
+  it('amounts compared here: the summary says how many records were read for it; --any joins such conditions', async () => {
+    const { code, stdout } = await runCli(['export', 'opportunities', '--out', join(dir, 'big.csv'), '--where', 'value is greater than 20000', '--where', 'currency is GBP', '--base-url', box.url, '--token', box.token]);
+    expect(code).toBe(0);
+    // Only the GBP deal came from the service; its amount was compared here.
+    expect(stdout).toContain('Exported 1 record,');
+    expect(stdout).toContain('Read 1 record to check "value is greater than 20000" here: the service\'s filter cannot compare amounts.');
+    const out = join(dir, 'either.csv');
+    const either = await exportWith({ entity: 'opportunities', out, where: ['value is greater than 20000', 'value is less than 600'], any: true });
+    expect(names(out)).toEqual(['Big deal', 'Small deal']);
+    expect(either.checkedHere).toEqual(['value is greater than 20000', 'value is less than 600']);
+  });
+
+  it.each([
+    [{ where: ['value is greater than 20000', 'currency is GBP'], any: true }, /--any cannot join "value is greater than 20000" \(checked here/],
+    [{ where: ['value contains 5'] }, /`contains` does not apply to value/],
+    [{ where: ['value is greater than lots'] }, /the field takes a number, got "lots"/],
+  ])('amount conditions that cannot be checked are refused before any request: %j', async (flags, message) => {
+    const before = client.transport.requestsSent;
+    const error = await exportWith({ entity: 'opportunities', out: join(dir, 'x.csv'), ...flags }).then(() => null, (e: unknown) => e);
+    expect((error as FerryError).code).toBe('USAGE');
+    expect((error as FerryError).message).toMatch(message);
+    expect(client.transport.requestsSent - before).toBe(0);
   });
 
   it('projects (kases): party by name, a filter on them', async () => {
@@ -487,6 +519,9 @@ describe('export: opportunities and projects', () => {
     const [header, row, more] = csvRows(out) as [string[], string[], string[] | undefined];
     expect(more).toBeUndefined();
     expect(row[header.indexOf('party')]).toBe('Acme Ltd');
+    // The id beside the name: two parties of one name are told apart, and a lookup joins on it.
+    expect(header.indexOf('party.id')).toBe(header.indexOf('party') + 1);
+    expect(row[header.indexOf('party.id')]).toBe(String(ids.acme));
     expect(row[header.indexOf('description')]).toBe('Set them up');
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { formatRollbackSummary } from '../../src/cli/import-report.ts';
 import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { JournalWriter } from '../../src/journal/index.ts';
@@ -754,6 +755,37 @@ describe('runImport: match by a custom field', () => {
     expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1, rejected: 0 });
     expect((await box.v2('GET', `/parties/${existing.body.party.id}`)).body.party.name).toBe('New Name Ltd');
     expect((await all(box, '/parties', 'parties')).filter((party) => ['New Name Ltd', 'Old Name Ltd'].includes(party.name))).toHaveLength(1);
+  });
+});
+
+describe('runRollback: tags', () => {
+  it('says which tags the undone records carried that no record carries now: the interface cannot delete a tag', async () => {
+    const box = await sandbox();
+    const dir = join(work, 'rollback-tags');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: tags, value: { column: tag1 } }', '  - { to: tags, value: { column: tag2 } }', ''].join('\n'),
+    );
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry') };
+    writeFileSync(join(dir, 'people.csv'), 'id,last,tag1,tag2\nP1,Lovelace,Shared-Tag,\n');
+    await importInto(box, options);
+    writeFileSync(join(dir, 'people.csv'), 'id,last,tag1,tag2\nP1,Lovelace,Shared-Tag,\nP2,Hopper,shared-tag,Fresh-Tag\n');
+    expect((await importInto(box, options)).steps[0]).toMatchObject({ created: 1, unchanged: 1 });
+    const client = clientFor(box);
+    const account = { baseUrl: box.url, account: box.url };
+    try {
+      const preview = await runRollback({ stateDir: options.stateDir, dryRun: true }, { client, account });
+      expect(preview.tagsLeft).toEqual([{ entity: 'party', names: ['Fresh-Tag', 'shared-tag'] }]);
+      const undone = await runRollback({ stateDir: options.stateDir }, { client, account });
+      expect(undone.deleted).toBe(1);
+      // Lovelace still carries Shared-Tag; Fresh-Tag is on no record, and stays in the account's list.
+      expect(undone.tagsLeft).toEqual([{ entity: 'party', names: ['Fresh-Tag'] }]);
+      expect((await all(box, '/parties/tags', 'tags')).map((t) => t.name)).toContain('Fresh-Tag');
+      expect(formatRollbackSummary(undone, false)).toContain("the interface has no request to delete a tag, only to take it off a record. No record carries these any more: Fresh-Tag (parties); remove them in the account's settings");
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -27,6 +27,15 @@ describe('crm-ferry inspect', () => {
     expect(stdout).toContain('[ENCODING_GUESSED]');
   });
 
+  it('lists what would ruin an import under "Check before importing", exit 0 (the rows read)', async () => {
+    writeFileSync(join(dir, 'checks.csv'), 'Customer ID,Email,Signed\nC1,ada@x.org,03/04/2024\nC1,bob@x.org,25/04/2024\n');
+    const { code, stdout } = await run([join(dir, 'checks.csv')]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\nCheck before importing \(2\):\n  \[DUPLICATE_KEYS\] "Customer ID" looks like the key[^\n]*\n  \[DATE_ORDER_AMBIGUOUS\] 1 date in "Signed" reads either way/);
+    const json = JSON.parse((await run([join(dir, 'checks.csv'), '--json'])).stdout);
+    expect(json.findings.map((f: { code: string }) => f.code)).toEqual(['DUPLICATE_KEYS', 'DATE_ORDER_AMBIGUOUS']);
+  });
+
   it('prints JSON with --json', async () => {
     const { code, stdout } = await run(['samples/contacts.csv', '--json']);
     expect(code).toBe(0);

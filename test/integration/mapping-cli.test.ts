@@ -81,6 +81,39 @@ describe('crm-ferry mapping init', () => {
   });
 
   it.each([
+    ['v1/opportunities.xml', 'opportunity'],
+    ['v1/kases.xml', 'kase'],
+    ['v1/tasks.xml', 'task'],
+    ['v1/history.xml', 'entry'],
+  ])("drafts a legacy export's own records: samples/%s as %s", async (sample, entity) => {
+    const { code, stdout, stderr } = await run(['mapping', 'init', `samples/${sample}`]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^entity: ${entity}  # the file holds v1 \\w+ records$`, 'm'));
+    expect(stderr).toMatch(new RegExp(`^drafted as ${entity}: the file holds v1 \\w+ records \\(--entity to choose another\\)$`, 'm'));
+    // --entity still decides when given.
+    const asked = await run(['mapping', 'init', `samples/${sample}`, '--entity', 'party']);
+    expect(asked.stdout).toMatch(/^entity: party$/m);
+    expect(asked.stderr).not.toContain('drafted as');
+  });
+
+  it('starts from the ready-made mapping whose every column the file has, and says so; --draft drafts instead', async () => {
+    const { code, stdout, stderr } = await run(['mapping', 'init', 'samples/crm/salesforce-opportunities.csv']);
+    expect(code, stderr).toBe(0);
+    expect(stderr).toMatch(/^the columns match the ready-made mappings\/salesforce-opportunities\.yaml \(it reads \d+ of the 15 columns\): started from it/);
+    expect(stdout).toMatch(/^# Started by crm-ferry mapping init from the ready-made mappings\/salesforce-opportunities\.yaml:\n/);
+    expect(stdout.endsWith(readFileSync(join(ROOT, 'mappings/salesforce-opportunities.yaml'), 'utf8'))).toBe(true);
+    const drafted = await run(['mapping', 'init', 'samples/crm/salesforce-opportunities.csv', '--draft', '--entity', 'opportunity']);
+    expect(drafted.stdout).toMatch(/^# Drafted by crm-ferry mapping init/);
+    // A file lacking one of the mapping's columns is drafted from its columns.
+    const fewer = join(dir, 'hubspot-fewer.csv');
+    const [head = '', ...rows] = readFileSync(join(ROOT, 'samples/crm/hubspot-contacts.csv'), 'utf8').split('\n');
+    writeFileSync(fewer, [head.replace('Job Title', 'Role'), ...rows].join('\n'));
+    const partial = await run(['mapping', 'init', fewer]);
+    expect(partial.stdout).toMatch(/^# Drafted by crm-ferry mapping init/);
+    expect(partial.stderr).not.toContain('ready-made');
+  });
+
+  it.each([
     [['mapping', 'init'], 'error [USAGE]: mapping init takes exactly one FILE, got 0'],
     [['mapping', 'init', 'samples/contacts.csv', '--entity', 'person'], 'error [USAGE]: --entity must be one of party, kase, opportunity, entry, task, got "person"'],
     [['mapping', 'init', 'samples/contacts.csv', '--header-row', 'x'], 'error [USAGE]: '],

@@ -111,8 +111,9 @@ const CASES: SampleCase[] = [
   { mapping: 'v1-opportunity-notes.yaml', input: 'samples/v1/opportunities.xml', records: 1, rejects: [] },
   { mapping: 'v1-history.yaml', input: 'samples/v1/history.xml', records: 3, rejects: [] },
   { mapping: 'v1-tasks.yaml', input: 'samples/v1/tasks.xml', records: 4, rejects: [] },
-  { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/parties.csv', records: 2, rejects: [], skipped: 2 },
-  { mapping: 'roundtrip-people.yaml', input: 'samples/export/parties.csv', records: 2, rejects: [], skipped: 2 },
+  { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/roundtrip/parties.csv', records: 3, rejects: [], skipped: 2 },
+  { mapping: 'roundtrip-people.yaml', input: 'samples/export/roundtrip/parties.csv', records: 2, rejects: [], skipped: 3 },
+  { mapping: 'roundtrip-opportunities.yaml', input: 'samples/export/roundtrip/opportunities.csv', records: 3, rejects: [] },
 ];
 
 describe('ready-made mappings over their samples', () => {
@@ -206,7 +207,8 @@ describe('HubSpot', () => {
       fields: [{ definition: { name: 'Preferred language', tag: null }, value: 'English' }],
       organisation: { id: null },
     });
-    expect(namesOf(nancy)).toEqual(['user:sam', 'fieldDefinition:Preferred language']);
+    // The owner by the full name HubSpot shows, found among the account's users when resolved.
+    expect(namesOf(nancy)).toEqual(['user:Sam Seller', 'fieldDefinition:Preferred language']);
     expect(refsOf(nancy)).toEqual(['companies:5240117401']);
   });
 
@@ -371,12 +373,17 @@ describe('legacy v1 exports', () => {
         { type: 'Work', address: 'ada@example.com' },
         { type: 'Home', address: 'ada.home@example.com' },
       ],
+      // Every item of the v1 record, each with its own type.
       phoneNumbers: [
         { type: 'Mobile', number: '07700 900123' },
         { type: 'Work', number: '+441174960000' },
+        { type: 'Home', number: '+442079460018' },
       ],
-      addresses: [{ type: 'Office', street: '1 Main Street', city: 'Bristol', zip: 'BS1 4DJ', country: 'United Kingdom' }],
-      websites: [{ service: 'URL', address: 'https://ada.example.com' }],
+      addresses: [
+        { type: 'Office', street: '1 Main Street', city: 'Bristol', zip: 'BS1 4DJ', country: 'United Kingdom' },
+        { type: 'Home', street: "12 St James's Square", city: 'London', zip: 'SW1Y 4JH', country: 'United Kingdom' },
+      ],
+      websites: [{ type: 'Work', service: 'URL', address: 'https://ada.example.com' }],
       fields: [{ definition: { name: 'Industry', tag: null }, value: 'Software' }],
       tags: [{ name: 'VIP' }, { name: 'Café owner' }, { name: 'Newsletter' }, { name: 'Supplier rating A' }],
     });
@@ -402,12 +409,12 @@ describe('legacy v1 exports', () => {
     expect(json.records.map((r) => r.refs)).toEqual(xml.records.map((r) => r.refs));
   });
 
-  it('maps an organisation with its twitter link as a URL', async () => {
+  it('maps an organisation with its twitter handle as a TWITTER website', async () => {
     const org = await recordOf('v1-organisations.yaml', 'samples/v1/parties.xml', '201');
     expect(org.record).toMatchObject({
       type: 'organisation',
       name: 'Analytical Engines & Co',
-      websites: [{ service: 'URL', address: 'https://twitter.com/analytical' }],
+      websites: [{ type: 'Work', service: 'TWITTER', address: 'analytical' }],
       fields: [{ definition: { name: 'Industry', tag: null }, value: 'Manufacturing' }],
       tags: [{ name: 'Customer' }],
     });
@@ -529,7 +536,7 @@ describe('dates do not move with the time zone', () => {
 /** Each plan's steps in the order they run. */
 const PLAN_STEPS: Record<string, string[]> = {
   generic: ['organisations', 'people'],
-  roundtrip: ['organisations', 'people'],
+  roundtrip: ['organisations', 'people', 'opportunities'],
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
@@ -590,7 +597,7 @@ describe('plans', () => {
       ['salesforce', ['accounts 8/0', 'contacts 9/1', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
       ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']],
-      ['roundtrip', ['organisations 2/0', 'people 2/0']],
+      ['roundtrip', ['organisations 3/0', 'people 2/0', 'opportunities 3/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);
       await mkdir(rejectsDir);

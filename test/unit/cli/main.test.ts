@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { commands } from '../../../src/cli/commands.ts';
 import { main, reportError } from '../../../src/cli/main.ts';
+import { MIN_TOKEN } from '../../../src/cli/sandbox.ts';
 import { FerryError } from '../../../src/errors/index.ts';
 import { fakeIo } from '../../helpers/fake-io.ts';
 
@@ -31,6 +33,26 @@ describe('command line entry', () => {
     expect(await main(['sandbox', '--help'], f.io)).toBe(0);
     expect(f.out()).toMatch(/^Usage: crm-ferry sandbox \[options\]/);
     expect(f.out()).toMatch(/Rehearsing trouble:\n\s+--rate-limit\s+<N\/h\|N\/min\|N\/s> limit requests per user/);
+  });
+
+  it('says in export --help which --where conditions are checked here and cost a full read', async () => {
+    const f = fakeIo();
+    expect(await main(['export', '--help'], f.io)).toBe(0);
+    const help = f.out().replace(/\s+/g, ' ');
+    expect(help).toContain("an opportunity's value (or amount) `is greater than` / `is less than` N is checked here");
+    expect(help).toContain('with no other condition, a full read of the list');
+  });
+
+  it('says in sandbox --help and docs/sandbox.md how long a --token must be, the rule it is refused by', async () => {
+    const f = fakeIo();
+    expect(await main(['sandbox', '--help'], f.io)).toBe(0);
+    const rule = `at least ${MIN_TOKEN} visible characters`;
+    expect(f.out().replace(/\s+/g, ' ')).toMatch(new RegExp(`--token <VALUE> accept VALUE \\(${rule}, no spaces\\)`));
+    const docs = await readFile(new URL('../../../docs/sandbox.md', import.meta.url), 'utf8');
+    expect(docs).toMatch(new RegExp(`^\\| \`--token VALUE\` \\|.*${rule}`, 'm'));
+    const short = fakeIo();
+    expect(await main(['sandbox', '--token', 't'.repeat(MIN_TOKEN - 1)], short.io)).toBe(2);
+    expect(short.err()).toContain(rule);
   });
 
   it.each(commands.map((c) => c.name))('crm-ferry %s --help: its usage, every option, exit 0', async (name) => {
