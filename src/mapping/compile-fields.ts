@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { literal } from './codegen.ts';
 import { ENTITY_PLURAL, WEBSITE_SERVICES } from './compile-targets.ts';
 import type { TargetInfo } from './compile-targets.ts';
-import { dateText, isEmpty, isTemplate, trimText, valueText } from './compile-template.ts';
+import { dateText, isEmpty, isTemplate, parseTemplate, trimText, valueText } from './compile-template.ts';
 import { emitKeyTemplate, emitValue, nonEmpty, numberedColumn, RowRejection, textOf } from './compile-value.ts';
 import type { ValueCompiler } from './compile-value.ts';
 import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
@@ -246,9 +246,15 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
   });
 }
 
-/** The column of a value spec written as `{column: ...}`, else undefined. */
-function columnOfSpec(spec: ValueSpec | undefined): string | undefined {
-  return spec !== null && typeof spec === 'object' ? spec.column : undefined;
+/** The columns a value spec reads by name: `{column: ...}`, or the placeholders of a template. */
+function columnsOfSpec(spec: ValueSpec | undefined): string[] {
+  const template = typeof spec === 'string' ? spec : spec !== null && typeof spec === 'object' ? spec.template : undefined;
+  if (template !== undefined && isTemplate(template)) {
+    const parsed = parseTemplate(template);
+    return parsed.ok ? parsed.columns : [];
+  }
+  const column = spec !== null && typeof spec === 'object' ? spec.column : undefined;
+  return column === undefined ? [] : [column];
 }
 
 /**
@@ -261,8 +267,7 @@ export function numberedColumns(field: FieldEntry): string[] {
   const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {})];
   const out: string[] = [];
   for (const spec of specs) {
-    const column = columnOfSpec(spec);
-    if (column !== undefined && column.includes('*') && !out.includes(column)) out.push(column);
+    for (const column of columnsOfSpec(spec)) if (column.includes('*') && !out.includes(column)) out.push(column);
   }
   return out;
 }

@@ -267,6 +267,28 @@ describe('project, opportunity, entry and task targets', () => {
     // The content type a source names (a v1 export lists it beside the file name) goes with its file.
     const typed = record(compiled, { pid: 'P1', kid: '', text: 'x', at: 'Call', when: '', file: '', other: 'scan.bin', otherType: ' image/png ' });
     expect(typed.attachments).toEqual([{ path: '/data/scan.bin', contentType: 'image/png' }]);
+    // Every numbered file of a record (a v1 history item's attachment.1.*, attachment.2.*, ...),
+    // a `*` in a template placeholder standing for the number as in a column.
+    const numbered = await compile(
+      'entry',
+      `fields:
+  - {to: party, value: {column: pid}}
+  - {to: content, value: {column: text}}
+  - {to: attachment, items: numbered, value: "files/{{attachment.*.id}}/{{attachment.*.filename}}", type: {column: attachment.*.contentType}}
+`,
+    );
+    const three = record(numbered, {
+      pid: 5, text: 'x',
+      'attachment.1.id': '801', 'attachment.1.filename': 'a.pdf', 'attachment.1.contentType': 'application/pdf',
+      'attachment.2.id': '802', 'attachment.2.filename': 'b',
+      'attachment.3.id': '803', 'attachment.3.filename': 'c.png', 'attachment.3.contentType': 'image/png',
+    });
+    expect(three.attachments).toEqual([
+      { path: '/data/files/801/a.pdf', contentType: 'application/pdf' },
+      { path: '/data/files/802/b', contentType: null },
+      { path: '/data/files/803/c.png', contentType: 'image/png' },
+    ]);
+    expect(record(numbered, { pid: 5, text: 'x' }).attachments).toEqual([]);
     expect(record(compiled, { pid: 'P1', kid: '', text: '', at: -2, when: '', file: 'x.pdf' }).record).toEqual({ type: 'note', party: { id: null }, activityType: -2 });
     expect(rejected(compiled, { pid: 'P1', kid: '3', text: 'x' })).toMatchObject({ field: 'party', message: 'a note goes on exactly one record, found party and kase' });
     expect(rejected(compiled, { pid: '', kid: '', text: 'x' })).toMatchObject({ field: 'party', message: 'a note needs one of `party`, `kase` or `opportunity`' });
