@@ -238,8 +238,8 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
   const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`)) : undefined;
   code.line(`// ${yamlPath}: ${field.to}`);
   await code.blockAsync('', async () => {
-    if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, required);
-    else if (field.items === 'numbered') await emitNumbered(context, field, info, yamlPath, required);
+    if (field.items === 'numbered') await emitNumbered(context, field, info, yamlPath, required);
+    else if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, required);
     else if (field.items !== undefined) await emitItems(context, field, info, yamlPath, required);
     else if (info.kind === 'address') await emitAddress(context, field, yamlPath, required);
     else await emitSimple(context, field, info, yamlPath, required);
@@ -264,7 +264,9 @@ function columnsOfSpec(spec: ValueSpec | undefined): string[] {
  */
 export function numberedColumns(field: FieldEntry): string[] {
   if (field.items !== 'numbered') return [];
-  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {})];
+  // A link's key is a template, or the name of one column.
+  const key = field.key === undefined ? undefined : isTemplate(field.key) ? field.key : `{{${field.key}}}`;
+  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {}), key];
   const out: string[] = [];
   for (const spec of specs) {
     for (const column of columnsOfSpec(spec)) if (column.includes('*') && !out.includes(column)) out.push(column);
@@ -289,7 +291,8 @@ async function emitNumbered(context: FieldContext, field: FieldEntry, info: Targ
     code.line(`if (${columns.map((column) => `${code.dynamicCell(numberedColumn(column, star))} === undefined`).join(' && ')}) break;`);
     compiler.star = star;
     try {
-      if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
+      if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, undefined);
+      else if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
       else await emitSimple(context, field, info, yamlPath, undefined);
     } finally {
       compiler.star = undefined;

@@ -52,7 +52,7 @@ export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone',
 export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom']);
 
 /** Targets whose columns may be numbered (`phone.*.phoneNumber`): one item per number. */
-export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment']);
+export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
 
 /** Website services the service knows; `URL` when left out. */
 export const WEBSITE_SERVICES = [

@@ -243,7 +243,10 @@ function emitTemplate(compiler: ValueCompiler, text: string, into: string): void
  */
 export function emitKeyTemplate(compiler: ValueCompiler, text: string, into: string): void {
   const parsed = parseKeyTemplate(text);
-  for (const column of parsed.columns) compiler.columns.add(column);
+  for (const column of parsed.columns) {
+    if (compiler.star !== undefined && column.includes('*')) compiler.patterns.add(column);
+    else compiler.columns.add(column);
+  }
   compiler.code.line(`${into} = ${compiler.helpers.trimText}(${templateExpression(compiler, parsed.parts)});`);
 }
 

@@ -296,6 +296,29 @@ describe('project, opportunity, entry and task targets', () => {
     expect(rejected(compiled, { pid: 'P', text: 'x', when: '01.03.2024' })).toMatchObject({ field: 'entryAt', message: expect.stringContaining('add a `timestamp` transform') });
   });
 
+  it("links every numbered additional contact of a project, and applies every numbered track", async () => {
+    const compiled = await compile(
+      'kase',
+      `fields:
+  - {to: name, value: {column: name}}
+  - {to: party, value: {column: pid}}
+  - {to: additionalContact, items: numbered, ref: [people, organisations], key: "{{party.*.id}}"}
+  - {to: tracks, items: numbered, value: {column: track.*.description}}
+`,
+    );
+    const kase = record(compiled, { name: 'Rollout', pid: 7, 'party.1.id': '102', 'party.2.id': '201', 'track.1.description': 'Onboarding', 'track.2.description': 'Review' });
+    expect(kase.record).toEqual({ name: 'Rollout', party: { id: 7 }, parties: [{ id: null }, { id: null }], tracks: [{ definition: null }, { definition: null }] });
+    expect(kase.refs.map((r) => [r.path, r.steps, r.key])).toEqual([
+      [['parties', 0, 'id'], ['people', 'organisations'], '102'],
+      [['parties', 1, 'id'], ['people', 'organisations'], '201'],
+    ]);
+    expect(kase.names.map((n) => [n.path, n.name])).toEqual([
+      [['tracks', 0, 'definition'], 'Onboarding'],
+      [['tracks', 1, 'definition'], 'Review'],
+    ]);
+    expect(record(compiled, { name: 'Bare', pid: 7 }).record).toEqual({ name: 'Bare', party: { id: 7 } });
+  });
+
   it('builds a task', async () => {
     const compiled = await compile(
       'task',

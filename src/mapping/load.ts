@@ -290,8 +290,8 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const usesParts = info.kind === 'address' && field.parts !== undefined;
     const usesItems = field.items !== undefined && field.items !== 'numbered';
     if (field.items === 'numbered') {
-      if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website, address and attachment, not \`${field.to}\``);
-      else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service` or `parts`, which stands for the item\'s number (`phone.*.phoneNumber`)');
+      if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website, address, attachment, tracks and additionalContact, not \`${field.to}\``);
+      else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item\'s number (`phone.*.phoneNumber`)');
     }
     if (usesItems) {
       if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address and custom, not \`${field.to}\``);

@@ -160,7 +160,7 @@ export const fieldEntrySchema = z
     service: valueSpecSchema.optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
     items: itemsSchema
       .optional()
-      .describe('Several items from one entry. `numbered` (email, phone, website, address, attachment): a `*` in the column names (and template placeholders) stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
+      .describe('Several items from one entry. `numbered` (email, phone, website, address, attachment, tracks, additionalContact): a `*` in the column names (and template placeholders, and a link\'s `key`) stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
     ifEmpty: z
       .enum(['leave', 'clear'])
       .optional()
