@@ -219,6 +219,7 @@ export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean)
         : `Tags stay in the account: the interface has no request to delete a tag, only to take it off a record. No record carries these any more: ${lists}; remove them in the account's settings if they are not wanted.`,
     );
   }
+  for (const kept of summary.setupKept) lines.push(`Kept ${kept.kind} ${kept.id}, which the set-up created: ${kept.reason}; delete it in the account once nothing uses it.`);
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
   if (!dryRun) lines.push(`Requests: ${summary.requests}.`);
   return `${lines.join('\n')}\n`;

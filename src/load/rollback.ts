@@ -69,6 +69,8 @@ export interface RollbackSummary {
    * rollback (on a dry run: every tag the undone records carry), per list.
    */
   tagsLeft: Array<{ entity: TaggedEntity; names: string[] }>;
+  /** What the runs' set-up created that the service would not delete (in use by records of other runs). */
+  setupKept: Array<{ kind: string; id: number; reason: string }>;
   /** Per step, in the order they were undone. */
   steps: Array<{ step: string; deleted: number; restored: number }>;
   requests: number;
@@ -103,7 +105,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     for (const run of await setupRuns(state)) runs.add(run);
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     const targets = options.all ? candidates : candidates.slice(-1);
-    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], steps: [], requests: 0 };
+    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], setupKept: [], steps: [], requests: 0 };
     if (targets.length === 0) return summary;
     const target = new Set(targets);
     const rollbackRun = `rollback-${state.newRunId()}`;
@@ -200,6 +202,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     if (!summary.interrupted) {
       const undone = await undoSetup(state, target, { client: deps.client, rollbackRun, dryRun: options.dryRun ?? false, ...(deps.signal ? { signal: deps.signal } : {}) });
       if (deps.signal?.aborted) summary.interrupted = true;
+      summary.setupKept = undone.kept;
       if (undone.deleted + undone.alreadyGone > 0) {
         summary.steps.push({ step: 'setup', deleted: undone.deleted, restored: 0 });
         summary.deleted += undone.deleted;

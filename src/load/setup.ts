@@ -331,6 +331,8 @@ export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps:
 export interface UndoSetupResult {
   deleted: number;
   alreadyGone: number;
+  /** What the service would not delete (a milestone an opportunity of another run still uses), with its answer. */
+  kept: Array<{ kind: SetupKind; id: number; reason: string }>;
 }
 
 /**
@@ -343,7 +345,7 @@ export async function undoSetup(
   deps: { client: CrmClient; rollbackRun: string; dryRun: boolean; signal?: AbortSignal },
 ): Promise<UndoSetupResult> {
   const file = setupJournalFile(state);
-  const result: UndoSetupResult = { deleted: 0, alreadyGone: 0 };
+  const result: UndoSetupResult = { deleted: 0, alreadyGone: 0, kept: [] };
   const made = new Map<string, { kind: SetupKind; id: number }>();
   const kinds = new Map<string, SetupKind>();
   for await (const entry of readJournal(file)) {
@@ -358,7 +360,7 @@ export async function undoSetup(
     .filter(([key, item]) => current.get(key)?.id === item.id)
     .sort((a, b) => SETUP_KINDS.indexOf(b[1].kind) - SETUP_KINDS.indexOf(a[1].kind));
   if (order.length === 0) return result;
-  if (deps.dryRun) return { deleted: order.length, alreadyGone: 0 };
+  if (deps.dryRun) return { deleted: order.length, alreadyGone: 0, kept: [] };
   const writer = await JournalWriter.open(file);
   try {
     for (const [key, { kind, id }] of order) {
@@ -366,7 +368,15 @@ export async function undoSetup(
       const at = new Date().toISOString();
       const entry: JournalEntry = { t: 'intent', k: key, op: 'delete', run: deps.rollbackRun, at, fp: '', id };
       await writer.append(entry);
-      const answer = await deps.client.transport.request({ method: 'DELETE', path: `${SETUP_API[kind].path}/${id}`, accept: [404] });
+      // Refused (still in use by records no rollback removed): kept and said; the records it holds are not this rollback's to remove.
+      const answer = await deps.client.transport.request({ method: 'DELETE', path: `${SETUP_API[kind].path}/${id}`, accept: [404, 400, 409, 422] });
+      if (answer.status !== 404 && answer.status >= 400) {
+        const body = answer.body as { message?: unknown; errors?: Array<{ message?: unknown }> } | null;
+        const said = body?.errors?.[0]?.message ?? body?.message;
+        result.kept.push({ kind, id, reason: typeof said === 'string' ? said : `the service answered ${answer.status}` });
+        await writer.append({ t: 'cancel', k: key, run: deps.rollbackRun, at: new Date().toISOString() });
+        continue;
+      }
       if (answer.status === 404) result.alreadyGone += 1;
       else result.deleted += 1;
       await writer.append({ t: 'done', k: key, op: 'delete', run: deps.rollbackRun, at: new Date().toISOString(), id, fp: '' });

@@ -266,4 +266,18 @@ describe('setup: the account configuration the rows need', () => {
     const ran = await run(box, p);
     expect(report.steps.map((s) => `${s.step} ${s.ok}/${s.rejected}`)).toEqual(ran.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`));
   });
+
+  it('rollback keeps, and says, what the set-up created that records of other runs still use', async () => {
+    const box = await sandbox();
+    const p = project(SETUP);
+    await run(box, p);
+    const pilot = (await all(box, '/opportunities?embed=milestone', 'opportunities')).find((d) => d.name === 'Big deal').milestone.id;
+    const someone = (await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Initech' } })).body.party.id;
+    // Someone else's opportunity in the new milestone, written by hand, not by the run.
+    expect((await box.v2('POST', '/opportunities', { opportunity: { name: 'By hand', party: { id: someone }, milestone: { id: pilot } } })).status).toBe(201);
+    const rolled = await withClient(box, (client) => runRollback({ stateDir: p.stateDir }, { client, account: account(box) }));
+    expect(rolled.setupKept).toEqual([{ kind: 'milestone', id: pilot, reason: expect.stringContaining('is used by 1 opportunity') }]);
+    expect((await box.v2('GET', `/milestones/${pilot}`)).status).toBe(200);
+    expect((await all(box, '/activitytypes', 'activityTypes')).map((t) => t.name)).not.toContain('Site visit');
+  });
 });
