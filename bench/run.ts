@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['sandbox-throughput', 'sandbox-chaos', 'sandbox-attachments', 'csv-read', 'xlsx-read', 'v1-read', 'mapping', 'import', 'import-chaos', 'journal', 'export', 'startup'] as const;
+const BENCHES = ['sandbox-throughput', 'sandbox-chaos', 'sandbox-attachments', 'csv-read', 'xlsx-read', 'v1-read', 'mapping', 'import', 'import-chaos', 'import-unattended', 'journal', 'export', 'startup'] as const;
 
 const args = process.argv.slice(2);
 const firstOption = args.findIndex((arg) => arg.startsWith('-'));
@@ -16,8 +16,8 @@ if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${BENCHES.join(', ')}`);
   process.exit(2);
 }
-// The chaos run takes minutes and the attachments run writes 2 GiB: only when named.
-const selected = wanted.length > 0 ? wanted : BENCHES.filter((name) => name !== 'sandbox-chaos' && name !== 'sandbox-attachments');
+// The chaos runs take minutes and the attachments run writes 2 GiB: only when named.
+const selected = wanted.length > 0 ? wanted : BENCHES.filter((name) => name !== 'sandbox-chaos' && name !== 'sandbox-attachments' && name !== 'import-unattended');
 let failed = 0;
 for (const name of selected) {
   const script = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

@@ -25,6 +25,7 @@ export const commands: CommandEntry[] = [
   { name: 'run', summary: 'write every step of a migration plan into the account, exactly once, resumable', load: async () => (await import('./import.ts')).runCommand },
   { name: 'setup', summary: "create the pipelines, milestones, activity types and track definitions a plan needs; list what cannot be created", load: async () => (await import('./import.ts')).setupCommand },
   { name: 'rollback', summary: 'undo the last import run kept in a state folder', load: async () => (await import('./import.ts')).rollbackCommand },
+  { name: 'verify', summary: 'compare the account with the source of a run: missing, extra, differing records, links unresolved', load: async () => (await import('./verify.ts')).verifyCommand },
   { name: 'export', summary: "export records (all, or a filter's result) to CSV, XLSX or JSON Lines; nightly incremental exports", load: async () => (await import('./export.ts')).exportCommand },
   { name: 'api', summary: 'send an authenticated request to the service (like `gh api`)', load: async () => (await import('./api.ts')).apiCommand },
   { name: 'auth login', summary: 'log in with OAuth and store the tokens', load: async () => (await import('./auth.ts')).authLoginCommand },

@@ -2,6 +2,24 @@ import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import type { ChecklistItem, ImportEvent, ImportSummary, RollbackSummary, SetupPlan, SetupReport, StepCounts } from '../load/index.ts';
 import { KIND_WORDS } from '../load/setup-kinds.ts';
+import { IMPORT_COUNTS as COUNTS } from '../report/build.ts';
+import { WARNING_CODES, type WarningCounts } from '../mapping/warnings.ts';
+import { notCarriedLines, type NotCarried } from '../plan/census.ts';
+
+/**
+ * What a step's records go without or carry in another form, and the columns no field reads:
+ * lines shared by the summaries of run and validate, so that both say it the same way.
+ */
+export function warningAndColumnLines(warnings: WarningCounts, notCarried: readonly NotCarried[], indent = '  ', file: string | null = null): string[] {
+  const lines: string[] = [];
+  const codes = WARNING_CODES.filter((code) => warnings[code] > 0);
+  if (codes.length > 0) {
+    lines.push(`${indent}warnings:${file === null ? '' : `  -> ${file}`}`);
+    for (const code of codes) lines.push(`${indent}  ${String(warnings[code]).padStart(7)}  ${code}`);
+  }
+  lines.push(...notCarriedLines(notCarried, indent));
+  return lines;
+}
 
 function plural(count: number, word: string): string {
   return `${count.toLocaleString('en-GB')} ${word}${count === 1 ? '' : 's'}`;
@@ -18,19 +36,6 @@ function shown(path: string, cwd: string): string {
   return rel === '' || rel.startsWith('..') ? path : rel;
 }
 
-const COUNTS: Array<[keyof StepCounts, string]> = [
-  ['rowsRead', 'rows read'],
-  ['created', 'created'],
-  ['updated', 'updated'],
-  ['unchanged', 'unchanged'],
-  ['matched', 'matched'],
-  ['deleted', 'deleted'],
-  ['skipped', 'skipped'],
-  ['repeated', 'same record again'],
-  ['rejected', 'rejected'],
-  ['missing', 'gone from input'],
-  ['notReached', 'not reached'],
-];
 
 /** Records written by a run: what requests per record are counted against. */
 function written(summary: ImportSummary): number {
@@ -94,6 +99,8 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
     }
     if (step.successFile) lines.push(`  ${'results'.padEnd(16)}${''.padStart(9)}  -> ${shown(step.successFile, cwd)}`);
     if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept, listed in the results as missing; --delete-missing deletes them)`);
+    // Each row's warnings are in its line of the results file.
+    lines.push(...warningAndColumnLines(step.warnings, step.notCarried));
   }
   lines.push('');
   if (summary.reconciled.applied + summary.reconciled.notApplied > 0) {

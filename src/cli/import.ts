@@ -3,23 +3,25 @@ import { createInterface } from 'node:readline/promises';
 import type { CrmClient } from '../client/client.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import type { ImportOptionsInput } from '../load/index.ts';
+import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
+import { version } from './version.ts';
+import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 
 /** The folder a run keeps its state in unless told: `.crm-ferry` beside the mapping or plan. */
 export function defaultStateDir(file: string): string {
   return join(dirname(file), '.crm-ferry');
 }
 
-function path(value: unknown, cwd: string): string | undefined {
+export function path(value: unknown, cwd: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', 'a file or folder option needs a value');
   return isAbsolute(value) ? value : resolve(cwd, value);
 }
 
-function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
+export function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -28,10 +30,34 @@ function wholeNumber(value: unknown, flag: string, min: number, max: number): nu
   return Number(text);
 }
 
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/**
+ * A duration as a person writes it: `30m`, `90s`, `1h30m`, `500ms` (whole numbers, units ms, s,
+ * m or min, h, largest first or in any order). Returns milliseconds.
+ */
+export function parseDuration(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value).trim().toLowerCase();
+  const parts = [...text.matchAll(/(\d+)\s*(ms|min|s|m|h)/g)];
+  const rebuilt = parts.map((p) => p[0]).join('');
+  if (parts.length === 0 || rebuilt.replace(/\s/g, '') !== text.replace(/\s/g, '')) {
+    throw new FerryError('USAGE', `--${flag} takes a duration such as 30m, 90s or 1h30m, got ${JSON.stringify(String(value))}`);
+  }
+  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
+  if (ms < 1000) throw new FerryError('USAGE', `--${flag} must be at least 1s, got ${JSON.stringify(String(value))}`);
+  return ms;
+}
+
+/** How long a run waits for a service that is down before it stops (exit 4): a night's outage. */
+export const DEFAULT_GIVE_UP_AFTER_MS = 30 * 60_000;
+
 export interface ImportCommandOptions {
   run: ImportOptionsInput;
   json: boolean;
   yes: boolean;
+  /** The transport's settings for the run: a pool of `concurrency` connections, the outage budget. */
+  transport: { connections: number; giveUpAfterMs: number };
 }
 
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
@@ -67,7 +93,8 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   if (concurrency !== undefined) run.concurrency = concurrency;
   const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   if (limit !== undefined) run.limit = limit;
-  return { run, json: Boolean(v.json), yes: Boolean(v.yes) };
+  const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
+  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport };
 }
 
 /** The account a state belongs to: the service's address, and the account behind a stored login. */
@@ -110,8 +137,13 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
   }
 }
 
-async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClient, account: AccountIdentity) => Promise<T>): Promise<T> {
-  const { client, session } = await connectWith(args, io);
+async function withClient<T>(
+  args: ParsedArgs,
+  io: CliIo,
+  work: (client: CrmClient, account: AccountIdentity) => Promise<T>,
+  transport?: ImportCommandOptions['transport'],
+): Promise<T> {
+  const { client, session } = await connectWith(args, io, transport);
   try {
     return await work(client, accountOf(client, session?.subdomain));
   } finally {
@@ -129,12 +161,30 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
   }
   const tty = !options.json && io.stderr === process.stderr && Boolean(process.stderr.isTTY);
   const progress = new ImportProgress(options.json ? io.stdout : io.stderr, options.json ? 'json' : tty ? 'tty' : 'lines');
+  const reportFile = reportPath(args, io.cwd);
+  const tally = reportFile ? new (await import('../report/index.ts')).ReasonTally() : null;
+  const onEvent = tally ? (event: ImportEvent): void => (tally.onImportEvent(event), progress.onEvent(event)) : progress.onEvent;
   const { runImport } = await import('../load/index.ts');
-  const summary = await withClient(args, io, (client, account) =>
-    runImport(options.run, { client, account, signal: io.signal, onEvent: progress.onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 }),
+  const { summary, report } = await withClient(
+    args,
+    io,
+    async (client, account) => {
+      const usage = reportFile ? await recordUsage(client) : null;
+      const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 });
+      return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+    },
+    options.transport,
   );
   progress.finish();
   if (!options.json) io.stdout.write(formatImportSummary(summary, io.cwd));
+  if (reportFile && report && tally) {
+    const { importReport } = await import('../report/index.ts');
+    const source = options.run.source;
+    const plan = source.kind === 'plan' ? shownPath(source.planFile, io.cwd) : `${shownPath(source.inputFile, io.cwd)} with ${shownPath(source.mappingFile, io.cwd)}`;
+    const outcome = formatImportSummary(summary, io.cwd).trimEnd().split('\n').at(-1) ?? '';
+    const input = importReport(summary, { command: source.kind === 'plan' ? 'run' : 'import', version: version(), plan, account: report.account, usage: report.usage, outcome, reasons: tally.groups(), shown: (p) => shownPath(p, io.cwd) });
+    await writeCommandReport(reportFile, input, options.json ? io.stderr : io.stdout, io.cwd);
+  }
   // The summary says how far it got; the error (printed and mapped to its exit code in one
   // place, like every other) says why it stopped.
   if (summary.stopped) throw summary.stopped;
@@ -143,7 +193,8 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
 
 const RUN_FLAGS: OptionSpec = {
   'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan)' },
-  concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+  concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64, each with its connection (default 8)' },
+  'give-up-after': { type: 'string', value: 'TIME', describe: 'how long a service that is down is waited for, e.g. 30m, 90s, 2h (default 30m)' },
   limit: { type: 'string', value: 'N', describe: 'only the first N rows of each step: a sample migration' },
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
@@ -153,15 +204,19 @@ const RUN_FLAGS: OptionSpec = {
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
+  ...reportFlag,
   ...connectionFlags,
 };
 
 const RUN_EPILOG = `Running the same command again goes on where a run stopped, and syncs a changed file: unchanged
 rows cost no request, changed rows are updated, new rows created.
 
+A run goes on by itself through a service that fails, drops answers, limits the rate, restarts
+or expires the login; a write whose answer was lost is looked up before anything is sent again.
+
 Exit code 0 when every row was written, 3 with rejects (see the rejects file), 4 when the
-service refused or could not be reached (run again to go on), 2 for bad usage or input,
-130 when interrupted (143 when stopped by SIGTERM).`;
+service was out of reach for longer than --give-up-after or refused the run (run again to go
+on), 2 for bad usage or input, 130 when interrupted (143 when stopped by SIGTERM).`;
 
 export const importCommand: Command = {
   name: 'import',
@@ -203,6 +258,7 @@ rollback is finished by running it again.`,
     all: { type: 'boolean', describe: 'undo every run kept in the state' },
     'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+    ...reportFlag,
     ...connectionFlags,
   },
   async run(args, io) {
@@ -216,11 +272,27 @@ rollback is finished by running it again.`,
     if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
     const dryRun = Boolean(v['dry-run']);
     const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
+    const reportFile = reportPath(args, io.cwd);
     const { runRollback } = await import('../load/index.ts');
-    const summary = await withClient(args, io, (client, account) =>
-      runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal }),
+    const started = Date.now();
+    const { summary, report } = await withClient(
+      args,
+      io,
+      async (client, account) => {
+        const usage = reportFile ? await recordUsage(client) : null;
+        const summary = await runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal });
+        return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+      },
+      { connections: concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS },
     );
-    io.stdout.write(formatRollbackSummary(summary, dryRun));
+    const text = formatRollbackSummary(summary, dryRun);
+    io.stdout.write(text);
+    if (reportFile && report) {
+      const { rollbackReport } = await import('../report/index.ts');
+      const outcome = text.trimEnd().split('\n').filter((line) => !line.startsWith('Requests:')).join(' ');
+      const input = rollbackReport(summary, { version: version(), plan: shownPath(stateDir, io.cwd), account: report.account, usage: report.usage, outcome, elapsedMs: Date.now() - started });
+      await writeCommandReport(reportFile, input, io.stdout, io.cwd);
+    }
     return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
   },
 };

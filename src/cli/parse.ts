@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { closest, distance } from 'fastest-levenshtein';
 import type { Arguments, Argv } from 'yargs';
 import type { Command, OptionDef, ParsedArgs } from './command.ts';
 import { commandGroups, commands, type CommandEntry } from './commands.ts';
+import { version } from './version.ts';
 
 /**
  * What the command line asks for, once yargs has read it:
@@ -39,12 +39,6 @@ const PARSER_CONFIGURATION = {
 /** The widest `--help` gets: longer lines are hard to read even on a wide terminal. */
 const HELP_WIDTH = 100;
 
-/** The version in package.json, two folders up from this file whether it runs from src/ or dist/. */
-let knownVersion: string | undefined;
-function version(): string {
-  knownVersion ??= (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  return knownVersion;
-}
 
 /** `help`, `version` and `-V` as words, as people type them. */
 function normalise(argv: string[]): string[] {

@@ -1,9 +1,12 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
+import type { RecordService } from '../load/service.ts';
 import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
+import { warningAndColumnLines } from './import-report.ts';
+import { totalWarnings } from '../mapping/warnings.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
 export type ValidateCommandOptions =
@@ -58,6 +61,7 @@ function formatStep(step: StepReport, show: (path: string) => string, lines: str
   count('rejected', step.rejected, step.rejectsFile ? `  -> ${show(step.rejectsFile)}` : '');
   if (step.staleRejects === 'removed') lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
   if (step.staleRejects === 'kept-not-ours') lines.push('  (a file with the rejects file\'s name exists and was not written by crm-ferry; left as it is)');
+  lines.push(...warningAndColumnLines(step.warnings, step.notCarried, '  ', step.warningsFile === null ? null : show(step.warningsFile)));
   if (step.reasons.length === 0) return;
   lines.push(step.reasons.length > TOP_REASONS ? `  top reasons (${TOP_REASONS} of ${step.reasons.length}):` : '  reasons:');
   const width = Math.max(...step.reasons.map((r) => String(r.count).length));
@@ -93,25 +97,30 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   lines.push('');
   if (report.interrupted) lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
   else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected; fix them in the rejects file and validate it again.`);
+  const warned = report.steps.reduce((sum, s) => sum + totalWarnings(s.warnings), 0);
+  if (!report.interrupted && warned > 0) lines.push(`${warned} warning${warned === 1 ? '' : 's'}: values left out or kept as typed, links not made, rows merged; each is in the warnings file with its row.`);
   return `${lines.join('\n')}\n`;
 }
 
-async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | null): Promise<{ resolver: NameResolver; close: () => Promise<void> }> {
+/** The account's names (as the plan's set-up would leave them), and its records for `match:` lookups, read through one connection. */
+async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | null): Promise<{ resolver: NameResolver; service: RecordService; close: () => Promise<void> }> {
   const { client } = await connectWith(args, io);
   try {
     // A plan's `setup:` runs before its rows: names it would create are no rejects, and its
     // checklist (what only a person can make) is told as `run` tells it.
+    const { RecordService } = await import('../load/service.ts');
+    const service = new RecordService(client, io.signal);
     if (planFile !== null) {
       const { plannedSetup } = await import('../load/setup.ts');
       const setup = await plannedSetup(planFile, client, io.signal);
       if (setup) {
         const { formatSetupPlan } = await import('./import-report.ts');
         io.stderr.write(formatSetupPlan(setup.plan));
-        return { resolver: setup.resolver, close: () => client.close() };
+        return { resolver: setup.resolver, service, close: () => client.close() };
       }
     }
     const { loadCatalog } = await import('../mapping/resolve.ts');
-    return { resolver: await loadCatalog(client), close: () => client.close() };
+    return { resolver: await loadCatalog(client), service, close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;
@@ -130,7 +139,10 @@ as constants in a mapping are checked before any row is read.
 
 Rejected rows go to a CSV file (UTF-8 with BOM, for Excel) holding the input's columns plus _row,
 _field, _code, _message and _raw. Without rejects no file is written, and a rejects file of an
-earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.`,
+earlier run is removed. A file of the same name that crm-ferry did not write is never replaced.
+Warnings (values dropped or kept by onInvalid, links not made, rows merged by onDuplicate) go to
+a warnings file beside it with the same columns; the summary counts them by code and names every
+column no field reads that holds values.`,
   epilog: `Exit code 0 when every row is valid, 3 when some are rejected, 2 for a broken mapping, plan or
 unreadable input, 4 when the service cannot be reached with --online.`,
   options: {
@@ -148,14 +160,16 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     const { offlineResolver } = await import('../mapping/resolve.ts');
     const { validateMapping, validatePlan } = await import('../plan/validate.ts');
     let resolver: NameResolver = offlineResolver;
+    let service: RecordService | undefined;
     let close = async (): Promise<void> => undefined;
-    if (options.online) ({ resolver, close } = await onlineResolver(args, io, options.kind === 'plan' ? options.plan : null));
+    if (options.online) ({ resolver, service, close } = await onlineResolver(args, io, options.kind === 'plan' ? options.plan : null));
+    const online = service === undefined ? {} : { service };
     let report: ValidateReport;
     try {
       report =
         options.kind === 'plan'
-          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...(options.rejectsDir ? { rejectsDir: options.rejectsDir } : {}) })
-          : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
+          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...online, ...(options.rejectsDir ? { rejectsDir: options.rejectsDir } : {}) })
+          : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...online, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
     } finally {
       await close();
     }

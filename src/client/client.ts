@@ -273,6 +273,9 @@ export class CrmClient {
     const answer = await this.transport.request({
       method: 'POST',
       path: '/attachments/upload',
+      // Sent again when its answer is lost: an upload nothing is attached to is discarded by the
+      // service, and only the token answered is ever attached.
+      idempotent: true,
       body: () => createReadStream(file),
       headers: {
         'content-type': options.contentType ?? 'application/octet-stream',

@@ -17,7 +17,7 @@ export interface ConnectOptions {
   credentialsFile?: string;
   dispatcher?: Dispatcher;
   log?: (line: string) => void;
-  transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs'>>;
+  transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs' | 'giveUpAfterMs'>>;
 }
 
 /** A base address must be an http(s) URL; anything else is a configuration mistake, not a network problem. */

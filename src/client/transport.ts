@@ -30,6 +30,13 @@ export const transportOptionsSchema = z.object({
   retry: retryOptionsSchema.default({ limit: 5, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 3_900_000 }),
   /** Connections kept open to the service. @default 8 */
   connections: z.number().int().positive().default(8),
+  /**
+   * How long the service may go without a useful answer (only network failures, 5xx or 408)
+   * before a request stops being tried again, in milliseconds: a service that is down or
+   * restarting is waited for, with backoff, this long. 0 keeps to `retry.limit` attempts.
+   * A request is tried again while either allows it. @default 0
+   */
+  giveUpAfterMs: z.number().int().min(0).default(0),
   /** Time allowed for the answer's headers and between body chunks, in milliseconds. @default 60000 */
   timeoutMs: z.number().int().positive().default(60_000),
   /** @default 'crm-ferry' */
@@ -115,6 +122,8 @@ export class Transport {
   private readonly random: () => number;
   private readonly log: ((line: string) => void) | undefined;
   #sent = 0;
+  /** When the service last gave an answer that was not a failure of its own (ms since the epoch). */
+  #heardAt: number;
 
   /** Requests sent so far, retries included: what counts against the service's quota. */
   get requestsSent(): number {
@@ -131,6 +140,7 @@ export class Transport {
     this.random = random ?? Math.random;
     this.log = log;
     this.governor = governor ?? new RateGovernor(this.clock);
+    this.#heardAt = this.clock.now();
     this.ownsDispatcher = dispatcher === undefined;
     this.dispatcher =
       dispatcher ??
@@ -157,6 +167,26 @@ export class Transport {
     if (!this.log) return;
     for (const secret of this.auth.secrets()) this.redactor.add(secret);
     this.log(this.redactor.redact(line));
+  }
+
+  /** Whether a request that failed `attempt` times in a row may be tried again (see giveUpAfterMs). */
+  private mayRetry(attempt: number): boolean {
+    if (attempt <= this.settings.retry.limit) return true;
+    return this.settings.giveUpAfterMs > 0 && this.clock.now() - this.#heardAt < this.settings.giveUpAfterMs;
+  }
+
+  /** How long the service has been failing or out of reach, for messages. */
+  private silentFor(): string {
+    return formatDuration(this.clock.now() - this.#heardAt);
+  }
+
+  /**
+   * Waits before try number `attempt + 1` of something that failed `attempt` times: the same
+   * capped, jittered backoff as the transport's own retries. For callers that reconcile a write
+   * whose answer was lost before they look it up.
+   */
+  backoff(attempt: number, signal?: AbortSignal): Promise<void> {
+    return this.clock.sleep(retryDelay(attempt, this.settings.retry, this.random), signal);
   }
 
   /** Sends a request and reads the JSON answer. Throws an ApiError for any failure. */
@@ -199,12 +229,21 @@ export class Transport {
     for (;;) {
       attempt += 1;
       await this.governor.acquire(request.waitSignal ?? request.signal);
+      let token: string;
+      try {
+        token = await this.auth.token();
+      } catch (error) {
+        // A refresh that could not reach the service (down, restarting) waits like a request.
+        if (!isOutage(error) || !this.mayRetry(attempt)) throw error;
+        await this.clock.sleep(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
+        continue;
+      }
       this.#sent += 1;
       const headers: Record<string, string> = {
         accept: 'application/json',
         'user-agent': this.settings.userAgent,
         ...(request.headers ?? {}),
-        authorization: `Bearer ${await this.auth.token()}`,
+        authorization: `Bearer ${token}`,
       };
       let body: string | Buffer | Readable | undefined = typeof request.body === 'function' ? request.body() : request.body;
       if (request.json !== undefined) {
@@ -232,8 +271,8 @@ export class Transport {
         if (sent && !idempotent) {
           throw new AmbiguousWriteError(`the connection failed after the request was sent (${reason})`, { ...where, cause: error });
         }
-        if (attempt > retry.limit) {
-          throw new ApiError(code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts`, {
+        if (!this.mayRetry(attempt)) {
+          throw new ApiError(code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`, {
             ...where,
             cause: error,
             hint: 'Check the network and the base address; the run can be resumed.',
@@ -245,6 +284,7 @@ export class Transport {
 
       const status = answer.statusCode;
       this.governor.observe(answer.headers);
+      if (!SERVICE_FAILURES.has(status)) this.#heardAt = this.clock.now();
       this.writeLog(`${method} ${path} -> ${status}`);
       if ((status >= 200 && status < 300) || request.accept?.includes(status)) return answer;
 
@@ -275,19 +315,45 @@ export class Transport {
             serviceMessage: messageOf(errorBody),
           });
         }
-        if (attempt <= retry.limit) {
+        if (this.mayRetry(attempt)) {
           const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
           await this.clock.sleep(retryDelay(attempt, retry, this.random, retryAfterMs), request.waitSignal ?? request.signal);
           continue;
         }
       }
-      throw errorFromStatus(status, errorBody, where);
+      const failed = errorFromStatus(status, errorBody, where);
+      if (SERVICE_FAILURES.has(status) && this.settings.giveUpAfterMs > 0) failed.message += this.giveUpNote();
+      throw failed;
     }
+  }
+
+  /** Said when a request gives up under giveUpAfterMs: how long the service has been failing. */
+  private giveUpNote(): string {
+    if (this.settings.giveUpAfterMs === 0) return '';
+    return `; the service has given no useful answer for ${this.silentFor()} (the budget is ${formatDuration(this.settings.giveUpAfterMs)})`;
   }
 
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
+}
+
+/** Answers that say the service itself failed: they do not show it is up. */
+const SERVICE_FAILURES: ReadonlySet<number> = new Set([408, 500, 502, 503, 504]);
+
+/** A failure to reach the service or of the service, as a token refresh reports it. */
+function isOutage(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  return error.code === 'API_NETWORK' || error.code === 'API_TIMEOUT' || (error.status !== undefined && SERVICE_FAILURES.has(error.status));
+}
+
+/** 90 s, 30 min, 1 h 5 min: for messages. */
+export function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
 }
 
 function messageOf(body: unknown): string | undefined {

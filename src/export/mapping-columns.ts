@@ -140,7 +140,10 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
       if (field.ref !== undefined) {
         // A link: the key names the linked record; the export writes its id when the key reads
         // an id column (`organisationId`, `partyId`), else its name.
-        const [column] = keyColumns(field.key ?? '', `${at}.key`);
+        // Of a list of keys tried in order, the first (a template, not a column list) is the one
+        // written back.
+        const key = Array.isArray(field.key) ? (field.key[0] ?? '') : (field.key ?? '');
+        const [column] = keyColumns(key, `${at}.key`);
         if (column) add(column, column.endsWith('Id') && byName.has(column) ? column : field.to, `${at}.key`);
         return;
       }

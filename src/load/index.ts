@@ -1,5 +1,5 @@
 export { canonicalJson, fingerprint } from './fingerprint.ts';
-export { beforeImage, ENTITY_API, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
+export { beforeImage, ENTITY_API, fromRecord, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
 export { SuccessWriter, type RowAction, type SuccessRow } from './results.ts';
 export { RecordService, type UnconfirmedCreate } from './service.ts';
 export {

@@ -1,4 +1,7 @@
+import { FerryError } from '../errors/index.ts';
 import type { Entity, MatchSpec } from '../mapping/schema.ts';
+import type { NameResolver } from '../mapping/types.ts';
+import { ENTITY_API } from './records.ts';
 import type { RecordService } from './service.ts';
 
 type Body = Record<string, unknown>;
@@ -114,4 +117,42 @@ export class Matcher {
       }
     }
   }
+}
+
+/**
+ * The matcher of a mapping that says `match:` (null without one, or for entries and tasks). A
+ * custom field to match by must exist in the account (MAPPING_UNKNOWN_NAME naming the mapping);
+ * an offline resolver knows none and is let through. The importer and `validate --online` share it.
+ */
+export function createMatcher(service: RecordService, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string): Matcher | null {
+  if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
+  let definitionId: number | undefined;
+  if (spec.by === 'custom') {
+    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_API[entity].many as 'parties' | 'kases' | 'opportunities', tag: null });
+    if (definitionId === undefined && resolver.online !== false) {
+      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_API[entity].many}`, {
+        location: { file: mappingFile, yamlPath: 'match.definition' },
+      });
+    }
+  }
+  return new Matcher(service, entity, spec, definitionId);
+}
+
+/** What the account's records found for a new row's match value mean: the record to adopt, none, or a reason to reject the row. */
+export type MatchOutcome = { kind: 'none' } | { kind: 'found'; record: Record<string, unknown> } | { kind: 'conflict'; message: string; status?: number };
+
+/**
+ * Judges a lookup's answer the way the importer acts on it: several records are a conflict (the
+ * row cannot tell which), one record under `onMatch: reject` is one too. `taken`: records already
+ * written or matched for other rows, never matched again.
+ */
+export function judgeMatch(spec: MatchSpec, value: string, found: Array<Record<string, unknown>>, taken: ReadonlySet<number>): MatchOutcome {
+  const records = found.filter((r) => typeof r.id === 'number' && !taken.has(r.id as number));
+  if (records.length > 1) {
+    return { kind: 'conflict', message: `${records.length} records in the account have ${spec.by} ${value} (ids ${records.map((r) => r.id).join(', ')}): the row cannot tell which one it is` };
+  }
+  const [record] = records;
+  if (record === undefined) return { kind: 'none' };
+  if (spec.onMatch === 'reject') return { kind: 'conflict', message: `the account has this record already (id ${record.id as number}, same ${spec.by}); the mapping says onMatch: reject`, status: 409 };
+  return { kind: 'found', record };
 }

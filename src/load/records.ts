@@ -136,6 +136,29 @@ function holds(present: Body, item: Body): boolean {
   return true;
 }
 
+/**
+ * Link objects as a write takes them back: `{id}` only, or the bare id where the body gives one
+ * (`activityType: 3` is read back as `activityType: {id: 3, ...}`).
+ */
+function slim(value: unknown, written: unknown): unknown {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') {
+    return typeof written === 'number' ? (value as Body).id : { id: (value as Body).id };
+  }
+  return value === undefined ? null : value;
+}
+
+/**
+ * The account's record as the starting point of an update: its values of the body's plain fields
+ * (lists are compared item by item with the record itself, see planUpdate). `planUpdate(fromRecord(
+ * record, body), body, record)` is what the account's record lacks of the body: what `--full`
+ * sends, and what `verify` reports.
+ */
+export function fromRecord(record: Body, body: Body): Body {
+  const from: Body = {};
+  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key], body[key]);
+  return from;
+}
+
 /** The earlier values of what `changes` touches, for rollback. */
 export function beforeImage(from: Body, changes: Body): Body {
   const before: Body = {};

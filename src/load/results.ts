@@ -17,9 +17,11 @@ export interface SuccessRow {
   id: number;
   /** The record's address in the interface. */
   url: string;
+  /** What the record goes without or carries as typed: `CODE field: message`, joined by ` | ` (warningsText); '' for none. */
+  warnings: string;
 }
 
-const COLUMNS = ['_row', 'key', 'action', 'id', 'url'];
+const COLUMNS = ['_row', 'key', 'action', 'id', 'url', 'warnings'];
 const HINT = 'Free the disk (or fix the folder) and run the same command again: what was written is in the journal, and is not written twice.';
 const FLUSH_AT = 64 * 1024;
 let sequence = 0;
@@ -53,7 +55,7 @@ export class SuccessWriter {
 
   async write(row: SuccessRow): Promise<void> {
     if (this.#closed) throw new Error('SuccessWriter.write after commit or abort');
-    this.#buffer += `${[String(row.row), csvField(row.key), row.action, String(row.id), csvField(row.url)].join(',')}\r\n`;
+    this.#buffer += `${[String(row.row), csvField(row.key), row.action, String(row.id), csvField(row.url), csvField(row.warnings)].join(',')}\r\n`;
     if (this.#buffer.length >= FLUSH_AT) {
       const text = this.#buffer;
       this.#buffer = '';

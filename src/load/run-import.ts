@@ -11,16 +11,19 @@ import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
 import { CatalogResolver, createResolver, readAccountCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { duplicateKeyProblem, linkedSteps, lookUpRef, recordDigest } from '../plan/references.ts';
+import type { MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
+import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, unresolvedLink } from '../plan/references.ts';
+import type { NotCarried } from '../plan/census.ts';
+import { MatchValueCheck } from '../plan/duplicates.ts';
+import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
 import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
-import { Matcher } from './matching.ts';
-import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, planContacts, planUpdate, withoutApart } from './records.ts';
+import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
+import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, fromRecord, planContacts, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { writeStateSteps } from './rollback.ts';
-import { RecordService, type UnconfirmedCreate } from './service.ts';
+import { LostCreates, RecordService } from './service.ts';
 import { setupForRun, type SetupPlan, type SetupReport } from './setup.ts';
 
 type Body = Record<string, unknown>;
@@ -77,7 +80,10 @@ export interface StepCounts {
   matched: number;
   deleted: number;
   skipped: number;
-  /** Rows of a step others link to that name the record of an earlier row again, with the same values. */
+  /**
+   * Rows that name the record of an earlier row again: with the same values in a step others link
+   * to, or folded into that row by `onDuplicate: first | merge`.
+   */
   repeated: number;
   rejected: number;
   /** Rows the journal knows that this run's input no longer has. */
@@ -92,6 +98,10 @@ export interface StepSummary extends StepCounts {
   mappingFile: string;
   successFile: string | null;
   rejectsFile: string | null;
+  /** Warnings of the rows written (or found unchanged or matched), by code; each row's are in its success file line. */
+  warnings: WarningCounts;
+  /** Source columns no field reads that hold values, with how many rows have one; empty when the input was not read to the end. */
+  notCarried: NotCarried[];
 }
 
 export interface DryRunReport {
@@ -133,7 +143,18 @@ export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
   /** The plan's set-up, before anything is written: what it creates, and the checklist of what it cannot. */
   | { type: 'setup'; plan: SetupPlan }
-  | { type: 'row'; step: string; row: number; key: string | null; action: RowAction | 'rejected' | 'skipped' | 'repeated'; id?: number; code?: string; message?: string }
+  | {
+      type: 'row';
+      step: string;
+      row: number;
+      key: string | null;
+      action: RowAction | 'rejected' | 'skipped' | 'repeated';
+      id?: number;
+      code?: string;
+      message?: string;
+      /** What the written record goes without or carries as typed (see MappedRecord.warnings). */
+      warnings?: RowWarning[];
+    }
   | {
       type: 'progress';
       /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
@@ -152,35 +173,7 @@ async function removeStaleTemps(dir: string): Promise<void> {
 
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
 function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
-  const spec = step.match;
-  const entity = step.compiled.entity;
-  if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
-  let definitionId: number | undefined;
-  if (spec.by === 'custom') {
-    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_API[entity].many as 'parties' | 'kases' | 'opportunities', tag: null });
-    if (definitionId === undefined && (resolver as { online?: boolean }).online !== false) {
-      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_API[entity].many}`, {
-        location: { file: step.prepared.mappingFile, yamlPath: 'match.definition' },
-      });
-    }
-  }
-  return new Matcher(service, entity, spec, definitionId);
-}
-
-/** Link objects as a write takes them back: `{id}` only. */
-function slim(value: unknown): unknown {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') return { id: (value as Body).id };
-  return value === undefined ? null : value;
-}
-
-/**
- * The account's record as the starting point of an update: its values of the body's plain fields
- * (lists are compared item by item with the record itself, see planUpdate).
- */
-function fromRecord(record: Body, body: Body): Body {
-  const from: Body = {};
-  for (const key of Object.keys(body)) if (!COLLECTION_KEYS.has(key)) from[key] = slim(record[key]);
-  return from;
+  return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile);
 }
 
 /** What an update of the account's record changes, as it was: the plain values, and whole lists. */
@@ -193,11 +186,32 @@ function imageOfRecord(from: Body, changes: Body, record: Body): Body {
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
 
+/**
+ * How many times a row's create may be lost (sent, no answer, then found not applied) before the
+ * row is rejected: the service failing one write that often while it answers the lookups is a
+ * fault of that write, not an outage; --retry-rejects sends it again.
+ */
+const MAX_LOST_CREATES = 10;
+
 const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set(['API_VALIDATION', 'API_BAD_REQUEST', 'API_NOT_FOUND', 'API_CONFLICT']);
 
 /** The service refused this row for what it holds: it goes to the rejects, the run goes on. */
 function isRowLevel(error: unknown): error is ApiError {
   return error instanceof ApiError && !(error instanceof AmbiguousWriteError) && ROW_LEVEL.has(error.code);
+}
+
+/** A create under way: its number, its intent when written ahead, and what it sends (with uploads made once). */
+interface CreateAttempt {
+  number: number;
+  announced: Promise<string> | null;
+  sent: Body | null;
+}
+
+/** A create that was sent and whose answer never came. */
+interface LostAnswer {
+  /** When its intent was written. */
+  at: string;
+  error: AmbiguousWriteError;
 }
 
 interface Deferred {
@@ -238,8 +252,16 @@ class StepRun {
   readonly taken = new Set<number>();
   /** Finds records the account has already, when the mapping says `match:`. */
   matcher: Matcher | null = null;
-  /** Match values of this run's rows, and the key of the first row with each. */
-  readonly matchedBy = new Map<string, string>();
+  /** Settles the creates whose answers were lost, made on the first. */
+  lost: LostCreates | null = null;
+  /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
+  readonly matches: MatchValueCheck;
+  /** Warnings of the rows written, by code. */
+  readonly warnings = emptyWarningCounts();
+  /** Keys of rows folded into another row's record (onDuplicate) -> that row's key. */
+  readonly aliases = new Map<string, string>();
+  /** Unread columns with values, once the input was read. */
+  notCarried: NotCarried[] = [];
   /** Rows the step reads in all, once counted (for progress). */
   total: number | null = null;
   /** Rows of the input that could not be read at all (no key): counted for the journal's run end. */
@@ -256,6 +278,7 @@ class StepRun {
   ) {
     for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
     this.digests = linked ? new Map() : null;
+    this.matches = new MatchValueCheck(prepared.mapping.match);
   }
 
   get name(): string {
@@ -268,6 +291,8 @@ class StepRun {
 
   /** The id of a row of this step, once known; null when the row is not written in the end. */
   idOf(key: string): number | null | Promise<number | null> {
+    const alias = this.aliases.get(key);
+    if (alias !== undefined) return this.idOf(alias);
     const pending = this.ids.get(key);
     if (pending) return pending.promise;
     const known = this.journal.rows.get(key)?.id;
@@ -295,6 +320,14 @@ class StepRun {
     this.settle(key, this.journal.rows.get(key)?.id ?? null);
   }
 
+  /** A row folded into the row of `into` (onDuplicate): rows that link to its key get that row's record. */
+  alias(key: string, into: string): void {
+    if (key === into) return;
+    this.aliases.set(key, into);
+    const waiting = this.ids.get(key);
+    if (waiting && !waiting.settled) void Promise.resolve(this.idOf(into)).then((id) => waiting.resolve(id));
+  }
+
   finish(): void {
     this.finished = true;
     for (const [key, entry] of this.ids) if (!entry.settled) entry.resolve(this.journal.rows.get(key)?.id ?? null);
@@ -305,7 +338,7 @@ class StepRun {
  * A row is known to the journal by its key. With the mapping's key changed, no row would find the
  * record an earlier run wrote for it: every row would be created again, beside its record.
  */
-function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
+export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
   const key = JSON.stringify(step.mapping.key);
   if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
   throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
@@ -316,6 +349,13 @@ function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
 
 function stepList(steps: readonly string[]): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
+}
+
+/** A body without what is sent apart (a project's additional contacts), and its fingerprint. */
+function apart(mapped: MappedRecord, whole: Body, wholeFp: string): { body: Body; fp: string } {
+  if (contactIdsOf(whole).length === 0) return { body: whole, fp: wholeFp };
+  const body = withoutApart(whole);
+  return { body, fp: fingerprint({ body, attachments: mapped.attachments }) };
 }
 
 function withType(entity: string, body: Body): Body {
@@ -410,6 +450,7 @@ class ImportEngine {
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;
+  unlisten: () => void = () => undefined;
   /** Ends the counting of rows (countRows) with the run. */
   readonly counting = new AbortController();
 
@@ -434,6 +475,8 @@ class ImportEngine {
       };
       if (deps.signal.aborted) onAbort();
       else deps.signal.addEventListener('abort', onAbort, { once: true });
+      // A caller running import after import under one signal keeps no listener per run.
+      this.unlisten = () => deps.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -486,6 +529,7 @@ class ImportEngine {
       for (const step of this.steps) await step.writer?.flush().catch((error: unknown) => this.fail(error));
     } finally {
       clearInterval(timer);
+      this.unlisten();
       this.counting.abort();
     }
     if (this.options.dryRun) {
@@ -503,6 +547,8 @@ class ImportEngine {
         ...s.counts,
         successFile: s.success ? this.state.resultFile(s.name, 'success') : null,
         rejectsFile: s.rejects ? this.rejectsFile(s) : null,
+        warnings: s.warnings,
+        notCarried: s.notCarried,
       })),
       requests: 0,
       requestsForNames: 0,
@@ -615,6 +661,16 @@ class ImportEngine {
         }
         step.counts.rowsRead += 1;
         if (item.kind === 'skipped') {
+          if (item.folded) {
+            // Folded into an earlier row of its record (onDuplicate): its key is that record's.
+            step.counts.repeated += 1;
+            if (item.folded.key !== item.folded.into) {
+              step.seen.add(item.folded.key);
+              step.alias(item.folded.key, item.folded.into);
+            }
+            this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.folded.key, action: 'repeated' });
+            continue;
+          }
           step.counts.skipped += 1;
           this.emit({ type: 'row', step: step.name, row: item.location.row, key: null, action: 'skipped' });
           continue;
@@ -640,6 +696,13 @@ class ImportEngine {
           continue;
         }
         step.seen.add(item.key);
+        // A second row for one record by its match value: rejected here, in the order rows are
+        // read (as validate does), not when its lookup happens to run.
+        const sameRecord = step.matches.check(item);
+        if (sameRecord) {
+          await this.reject(step, this.rejection(item, sameRecord.field, sameRecord.code, sameRecord.message));
+          continue;
+        }
         if (digest !== undefined) step.digests?.set(item.key, digest);
         const prior = step.journal.rows.get(item.key);
         // A row that could not be read had no key to journal its reject under: once it can be
@@ -661,6 +724,7 @@ class ImportEngine {
         if (inFlight.size >= window) await Promise.race(inFlight);
       }
       step.readAll = !cut && !this.halt.signal.aborted;
+      if (step.readAll) step.notCarried = opened.census.result();
     } finally {
       await Promise.all(inFlight);
       step.finish();
@@ -698,31 +762,40 @@ class ImportEngine {
 
   async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
     step.counts[action] += 1;
+    countWarnings(step.warnings, mapped.warnings);
     step.settle(mapped.key, id);
     if (this.options.dryRun) return;
-    await this.writeSuccess(step, mapped.location.row, mapped.key, action, id);
-    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id });
+    await this.writeSuccess(step, mapped.location.row, mapped.key, action, id, warningsText(mapped.warnings));
+    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
   }
 
   /** A line of the step's success file, which is opened at its first line. */
-  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number): Promise<void> {
+  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number, warnings = ''): Promise<void> {
     step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id) });
+    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id), warnings });
   }
 
   /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
   async link(step: StepRun, mapped: MappedRecord): Promise<RejectedRow | null> {
-    for (const ref of mapped.refs) {
-      const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(ref.key) ?? null));
-      const lookup = lookUpRef(ref, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
-      if (lookup.status === 'missing') {
-        const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
-        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `links to '${ref.key}' in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+    // Refs are taken out first: an unresolved link may take its fallback's refs' place.
+    for (const ref of [...mapped.refs]) {
+      let linked = false;
+      for (const key of linkKeys(ref)) {
+        const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(key) ?? null));
+        const lookup = lookUpRef({ steps: ref.steps, key }, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
+        if (lookup.status === 'missing') continue;
+        if (lookup.status === 'ambiguous') {
+          return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
+        }
+        setAt(mapped.record, ref.path, lookup.value);
+        linked = true;
+        break;
       }
-      if (lookup.status === 'ambiguous') {
-        return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${ref.key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
-      }
-      setAt(mapped.record, ref.path, lookup.value);
+      if (linked) continue;
+      const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
+      const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
+      const problem = unresolvedLink(mapped, ref, `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
+      if (problem) return this.rejection(mapped, problem.field, problem.code, problem.message);
     }
     const problems = resolveRecord(mapped, this.resolver);
     const first = problems[0];
@@ -763,60 +836,56 @@ class ImportEngine {
     const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
     // Awaited below; until then a failed write must not count as unhandled.
     announced?.catch(() => undefined);
-    await this.limit(async () => {
-      if (this.halt.signal.aborted) {
-        step.counts.notReached += 1;
-        step.settleUnwritten(mapped.key);
-        // Never sent: the next run need not look for it.
-        if (announced) {
-          await announced;
-          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+    const attempt: CreateAttempt = { number: 1, announced, sent: null };
+    for (;;) {
+      const lost = await this.limit(async (): Promise<LostAnswer | null> => {
+        if (this.halt.signal.aborted) {
+          step.counts.notReached += 1;
+          step.settleUnwritten(mapped.key);
+          // Never sent: the next run need not look for it.
+          if (attempt.announced) {
+            await attempt.announced;
+            await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+          }
+          return null;
         }
-        return;
-      }
-      try {
-        if (known) await this.update(step, mapped, body, fp, known);
-        else if (found) await this.adopt(step, mapped, body, fp, found);
-        else await this.create(step, mapped, body, fp, announced);
-      } catch (error) {
-        if (!isRowLevel(error)) throw error;
-        await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
-      }
-    });
+        try {
+          if (known) await this.update(step, mapped, body, fp, known);
+          else if (found) await this.adopt(step, mapped, body, fp, found);
+          else return await this.create(step, mapped, body, fp, attempt);
+        } catch (error) {
+          if (!isRowLevel(error)) throw error;
+          await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
+        }
+        return null;
+      });
+      // Looked up outside the slot: the pause and the lookup hold up no other row's request.
+      if (!lost || !(await this.settleLost(step, mapped, body, fp, lost, attempt.number))) return;
+      attempt.number += 1;
+    }
   }
 
   /**
    * The account's record for a new row under `match:`, null when it has none, or 'rejected' when
-   * the row cannot be matched safely (it shares its value with another row, or several records
-   * match).
+   * several records match. Rows sharing a match value were rejected (or folded) as they were read.
    */
   async lookUp(step: StepRun, mapped: MappedRecord, body: Body): Promise<Body | null | 'rejected'> {
     const matcher = step.matcher as Matcher;
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
-    const first = step.matchedBy.get(value);
-    if (first !== undefined) {
-      await this.reject(step, this.rejection(mapped, 'match', 'MAPPING_VALUE', `the row with key '${first}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them or give them different values`));
+    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken);
+    if (outcome.kind === 'conflict') {
+      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
       return 'rejected';
     }
-    step.matchedBy.set(value, mapped.key);
-    const records = (await matcher.find(value)).filter((r) => typeof r.id === 'number' && !step.taken.has(r.id as number));
-    if (records.length > 1) {
-      const ids = records.map((r) => r.id).join(', ');
-      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `${records.length} records in the account have ${spec.by} ${value} (ids ${ids}): the row cannot tell which one it is`));
-      return 'rejected';
-    }
-    return records[0] ?? null;
+    return outcome.kind === 'found' ? outcome.record : null;
   }
 
   /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
   async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
     const spec = step.match as MatchSpec;
     const id = record.id as number;
-    if (spec.onMatch === 'reject') {
-      return this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', `the account has this record already (id ${id}, same ${spec.by}); the mapping says onMatch: reject`, 409));
-    }
     step.taken.add(id);
     if (spec.onMatch === 'update') {
       const from = fromRecord(record, body);
@@ -835,6 +904,7 @@ class ImportEngine {
   }
 
   countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
+    countWarnings(step.warnings, mapped.warnings);
     if (found) {
       this.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
       step.counts.matched += 1;
@@ -856,47 +926,68 @@ class ImportEngine {
     return at;
   }
 
-  /** `announced`: the intent of the first attempt, written already. */
-  async create(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, announced: Promise<string> | null = null): Promise<void> {
+  /**
+   * One attempt at a create. Returns what is needed to look the record up when the answer was
+   * lost (the request was sent: it may have been applied), null when the row is settled.
+   */
+  async create(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, attempt: CreateAttempt): Promise<LostAnswer | null> {
     const entity = step.compiled.entity;
-    // A project's additional contacts are added by requests of their own, after it: until then
-    // the journal holds the record without them, so that a run cut off in between adds them next time.
-    const contacts = contactIdsOf(whole);
-    const body = withoutApart(whole);
-    const fp = contacts.length > 0 ? fingerprint({ body, attachments: mapped.attachments }) : wholeFp;
+    const { body, fp } = apart(mapped, whole, wholeFp);
     const files = attachmentFilesOf(body);
-    const sent = files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
-    for (let attempt = 1; ; attempt += 1) {
-      const at = await (attempt === 1 && announced ? announced : this.announce(step, mapped, body, fp));
-      let id: number | undefined;
-      try {
-        id = await this.service.create(entity, sent);
-      } catch (error) {
-        if (!(error instanceof AmbiguousWriteError)) {
-          // Refused or never sent: the intent is void.
-          if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-          throw error;
-        }
-        // Sent, answer lost: look for the record before sending anything again.
-        id = (await this.service.findCreated(entity, [{ key: mapped.key, body, at } satisfies UnconfirmedCreate], (candidate) => step.taken.has(candidate))).get(mapped.key);
-        if (id === undefined) {
-          await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-          if (attempt >= 3) throw error;
-          continue;
-        }
-        this.reconciled.applied += 1;
-      }
-      step.taken.add(id);
-      this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
-      this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
-      if (contacts.length > 0) {
-        await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
-        await this.service.setContacts(id, contacts, []);
-        this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp: wholeFp });
-        this.fold(step, mapped.key, { fp: wholeFp, body: whole });
-      }
-      return this.succeed(step, mapped, 'created', id);
+    attempt.sent ??= files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
+    const at = await (attempt.announced ?? this.announce(step, mapped, body, fp));
+    attempt.announced = null;
+    let id: number;
+    try {
+      id = await this.service.create(entity, attempt.sent);
+    } catch (error) {
+      if (error instanceof AmbiguousWriteError) return { at, error };
+      // Refused or never sent: the intent is void.
+      if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+      throw error;
     }
+    await this.created(step, mapped, whole, wholeFp, id);
+    return null;
+  }
+
+  /**
+   * The create is confirmed. A project's additional contacts are added after it, by requests of
+   * their own: until they are, the journal holds the record without them, so that a run cut off
+   * in between adds them on the next.
+   */
+  async created(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, id: number): Promise<void> {
+    const { body, fp } = apart(mapped, whole, wholeFp);
+    step.taken.add(id);
+    this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
+    this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
+    const contacts = contactIdsOf(whole);
+    if (contacts.length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
+      await this.service.setContacts(id, contacts, []);
+      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp: wholeFp });
+      this.fold(step, mapped.key, { fp: wholeFp, body: whole });
+    }
+    return this.succeed(step, mapped, 'created', id);
+  }
+
+  /**
+   * A create whose answer was lost: after a pause, the record is looked up the way a resumed run
+   * looks it up. Returns true when it was not applied and is to be sent again.
+   */
+  async settleLost(step: StepRun, mapped: MappedRecord, body: Body, fp: string, lost: LostAnswer, attempt: number): Promise<boolean> {
+    step.lost ??= new LostCreates(this.service, step.compiled.entity, (candidate) => step.taken.has(candidate));
+    const id = await step.lost.find({ key: mapped.key, body, at: lost.at }, attempt);
+    if (id !== undefined) {
+      this.reconciled.applied += 1;
+      await this.created(step, mapped, body, fp, id);
+      return false;
+    }
+    this.reconciled.notApplied += 1;
+    await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+    if (attempt < MAX_LOST_CREATES) return true;
+    const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
+    await this.reject(step, this.rejection(mapped, '', 'API_AMBIGUOUS_WRITE', message, lost.error.status));
+    return false;
   }
 
   async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {

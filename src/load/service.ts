@@ -43,6 +43,14 @@ export class RecordService {
     return `${this.origin}/api/v2${ENTITY_API[entity].path}/${id}`;
   }
 
+  /**
+   * Waits before looking up a write whose answer was lost for the `attempt`th time: the
+   * transport's backoff, so that a service that is failing gets time to come back.
+   */
+  pause(attempt: number): Promise<void> {
+    return this.client.transport.backoff(attempt, this.stop);
+  }
+
   private request(request: ApiRequest) {
     if (this.stop) request.waitSignal = this.stop;
     return this.client.transport.request(request);
@@ -157,6 +165,12 @@ export class RecordService {
     yield* this.pages(path, many, { status: 'open,completed,pending', embed });
   }
 
+  /** Records of a kind changed since a time (spec: `since`), with their tags and custom fields. */
+  async *changedSince(entity: 'party' | 'kase' | 'opportunity', since: Date): AsyncGenerator<Body> {
+    const { path, many, embed } = ENTITY_API[entity];
+    yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), embed });
+  }
+
   /** Records passing a structured filter (spec 4.12), with their tags and custom fields. */
   async *filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
@@ -186,6 +200,63 @@ export class RecordService {
       const link = String(answer.headers.link ?? '');
       if (list.length < 100 || !link.includes('rel="next"')) return;
       page += 1;
+    }
+  }
+}
+
+interface LostCreate {
+  create: UnconfirmedCreate;
+  resolve(id: number | undefined): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The creates of one step whose answers were lost during the run, settled the way a resumed run
+ * settles them (findCreated) without stopping it: the first lost answer starts a pause (the
+ * transport's backoff), and every create lost meanwhile is looked up with it in one listing of
+ * the records changed since the earliest, instead of one listing each.
+ */
+export class LostCreates {
+  #waiting: LostCreate[] = [];
+  #round: Promise<void> | null = null;
+
+  constructor(
+    private readonly service: RecordService,
+    private readonly entity: Entity,
+    /** Whether an id belongs to a row already. */
+    private readonly taken: (id: number) => boolean,
+  ) {}
+
+  /**
+   * The id of the record the create made, or undefined when it was certainly not made (it may
+   * be sent again). `attempt`: how many times this row's create has been lost.
+   */
+  find(create: UnconfirmedCreate, attempt: number): Promise<number | undefined> {
+    const found = new Promise<number | undefined>((resolve, reject) => this.#waiting.push({ create, resolve, reject }));
+    this.#round ??= this.#settle(attempt);
+    return found;
+  }
+
+  async #settle(attempt: number): Promise<void> {
+    let batch: LostCreate[] | null = null;
+    const take = (): LostCreate[] => {
+      // Creates lost from here on start a round of their own, after a pause of their own.
+      batch = this.#waiting;
+      this.#waiting = [];
+      this.#round = null;
+      return batch;
+    };
+    try {
+      await this.service.pause(attempt);
+      const creates = take();
+      const found = await this.service.findCreated(
+        this.entity,
+        creates.map((lost) => lost.create),
+        this.taken,
+      );
+      for (const lost of creates) lost.resolve(found.get(lost.create.key));
+    } catch (error) {
+      for (const lost of batch ?? take()) lost.reject(error);
     }
   }
 }

@@ -1,13 +1,15 @@
 import { isAbsolute, resolve } from 'node:path';
 import { literal } from './codegen.ts';
-import { ENTITY_PLURAL, WEBSITE_SERVICES } from './compile-targets.ts';
+import { ENTITY_PLURAL, KEEPABLE_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
+import { normalizeTransform } from './compile-transforms.ts';
 import type { TargetInfo } from './compile-targets.ts';
 import { dateText, isEmpty, isTemplate, parseTemplate, trimText, valueText } from './compile-template.ts';
 import { emitKeyTemplate, emitValue, nonEmpty, numberedColumn, RowRejection, textOf } from './compile-value.ts';
 import type { ValueCompiler } from './compile-value.ts';
-import type { Entity, FieldEntry, ValueSpec } from './schema.ts';
+import type { Entity, FieldEntry, OnInvalid, ValueSpec } from './schema.ts';
+import { TRANSFORMS } from './transforms/index.ts';
 import type { Value } from './transforms/types.ts';
-import type { AttachmentUse, NameKind, NameUse, RefUse } from './types.ts';
+import type { AttachmentUse, NameKind, NameUse, RefUse, RowWarning } from './types.ts';
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
@@ -28,6 +30,8 @@ export interface Draft {
   currency: string | null;
   /** Folder of the input file, for attachment paths. */
   inputDir: string;
+  /** What the record goes without or carries as typed (onInvalid); null until the first. */
+  warnings: RowWarning[] | null;
 }
 
 /** Lists of the record that entries add to. */
@@ -210,6 +214,8 @@ export interface FieldContext {
   compiler: ValueCompiler;
   lists: RecordLists;
   entity: Entity;
+  /** The mapping's `onInvalid`, for fields that do not say. */
+  onInvalid: OnInvalid;
 }
 
 /** The value of a spec when it is the same for every row (a constant without `when`), else undefined. */
@@ -229,21 +235,105 @@ function constantType(spec: ValueSpec | undefined): { text: string | undefined }
 }
 
 /**
+ * The field's policy for a value it cannot take, and the entry to compile. A field's own `keep`
+ * on a target that cannot hold text as typed is refused when the mapping is loaded; the mapping's
+ * `keep` means drop there. The phone transform's older `invalid: keep` is an alias of
+ * `onInvalid: keep` on its field (with the warning that goes with it).
+ */
+export function invalidPolicy(field: FieldEntry, info: TargetInfo, fallback: OnInvalid): { entry: FieldEntry; policy: OnInvalid } {
+  const keepable = KEEPABLE_KINDS.has(info.kind);
+  if (field.onInvalid !== undefined) return { entry: field, policy: field.onInvalid };
+  const spec = field.value;
+  if (keepable && spec !== null && typeof spec === 'object' && spec.transform !== undefined) {
+    let aliased = false;
+    const transform = spec.transform.map((t) => {
+      const normalized = normalizeTransform(t, TRANSFORMS);
+      if (!normalized.ok || normalized.definition !== TRANSFORMS.phone || (normalized.options as { invalid?: string }).invalid !== 'keep') return t;
+      aliased = true;
+      return { phone: { ...(normalized.options as object), invalid: 'error' } };
+    });
+    if (aliased) return { entry: { ...field, value: { ...spec, transform } }, policy: 'keep' };
+  }
+  return { entry: field, policy: fallback === 'keep' && !keepable ? 'drop' : fallback };
+}
+
+/** Adds a warning to the record being built. */
+function warn(draft: Draft, warning: RowWarning): void {
+  if (draft.warnings === null) draft.warnings = [warning];
+  else draft.warnings.push(warning);
+}
+
+/** The text of a value for a warning, or undefined for none. */
+function shownValue(value: Value | undefined): string | undefined {
+  return value === undefined || isEmpty(value) ? undefined : valueText(value).trim();
+}
+
+/**
+ * What a failing field does under `drop` or `keep`: true when the value as read is to be written
+ * as typed, false when the field is left out; a warning says which. Rejections that are not
+ * about a value (`required`) and bugs are thrown on.
+ */
+function invalidHandler(to: string, policy: 'drop' | 'keep'): (error: unknown, draft: Draft, raw: Value | undefined) => boolean {
+  return (error, draft, raw) => {
+    if (!(error instanceof RowRejection) || !error.badValue) throw error;
+    const value = shownValue(raw);
+    if (policy === 'keep' && value !== undefined) {
+      warn(draft, { code: 'VALUE_KEPT', field: to, message: `kept as typed: ${error.message}`, value });
+      return true;
+    }
+    const warning: RowWarning = { code: 'VALUE_DROPPED', field: to, message: `left out: ${error.message}` };
+    if (value !== undefined) warning.value = value;
+    warn(draft, warning);
+    return false;
+  };
+}
+
+/**
  * Writes the code of one field entry: it reads the entry's value for the row and writes it into
- * the record (or the draft), rejecting the row where the value does not fit the target.
+ * the record (or the draft), rejecting the row where the value does not fit the target, or, as
+ * the field's `onInvalid` says, leaving the value out or writing it as typed.
  */
 export async function emitField(context: FieldContext, field: FieldEntry, info: TargetInfo, index: number): Promise<void> {
-  const { code } = context.compiler;
+  const { compiler } = context;
+  const { code } = compiler;
   const yamlPath = `fields[${index}]`;
-  const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`)) : undefined;
-  code.line(`// ${yamlPath}: ${field.to}`);
-  await code.blockAsync('', async () => {
-    if (field.items === 'numbered') await emitNumbered(context, field, info, yamlPath, required);
-    else if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, required);
-    else if (field.items !== undefined) await emitItems(context, field, info, yamlPath, required);
-    else if (info.kind === 'address') await emitAddress(context, field, yamlPath, required);
-    else await emitSimple(context, field, info, yamlPath, required);
+  const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`, 'MAPPING_VALUE', false)) : undefined;
+  const { entry, policy } = invalidPolicy(field, info, context.onInvalid);
+  code.line(`// ${yamlPath}: ${field.to}${policy === 'reject' ? '' : ` (onInvalid: ${policy})`}`);
+  const raw = policy === 'reject' ? undefined : code.temp('raw');
+  if (entry.items === 'numbered') {
+    await code.blockAsync('', () => emitNumbered(context, entry, info, yamlPath, required, policy, raw));
+    return;
+  }
+  await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
+    if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, info, yamlPath, required, raw);
+    else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
+    else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
+    else await emitSimple(context, entry, info, yamlPath, required, raw);
   });
+}
+
+/**
+ * One place decides what a failing value becomes: the field (or one numbered item) is tried, and
+ * a value it cannot take is dropped or kept; nothing of it is written before the value is read.
+ */
+async function emitGuarded(context: FieldContext, entry: FieldEntry, info: TargetInfo, yamlPath: string, policy: OnInvalid, raw: string | undefined, body: () => Promise<void>): Promise<void> {
+  const { compiler } = context;
+  const { code } = compiler;
+  if (raw === undefined || policy === 'reject') {
+    await code.blockAsync('', body);
+    return;
+  }
+  await code.blockAsync('try', body, '} catch (error) {');
+  const handle = code.constant(invalidHandler(entry.to, policy));
+  if (policy === 'keep') {
+    const kept = code.name('kept');
+    await code.blockAsync(`if (${handle}(error, draft, ${raw}))`, async () => {
+      code.line(`const ${kept} = ${compiler.helpers.valueText}(${raw}).trim();`);
+      for (const line of await sinkCode(context, entry, info, yamlPath, kept)) code.line(line);
+    });
+  } else code.line(`${handle}(error, draft, ${raw});`);
+  code.line('}');
 }
 
 /** The columns a value spec reads by name: `{column: ...}`, or the placeholders of a template. */
@@ -264,9 +354,9 @@ function columnsOfSpec(spec: ValueSpec | undefined): string[] {
  */
 export function numberedColumns(field: FieldEntry): string[] {
   if (field.items !== 'numbered') return [];
-  // A link's key is a template, or the name of one column.
-  const key = field.key === undefined ? undefined : isTemplate(field.key) ? field.key : `{{${field.key}}}`;
-  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {}), key];
+  // A link's keys are templates, or names of one column.
+  const keys = (typeof field.key === 'string' ? [field.key] : (field.key ?? [])).map((key) => (isTemplate(key) ? key : `{{${key}}}`));
+  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {}), ...keys];
   const out: string[] = [];
   for (const spec of specs) {
     for (const column of columnsOfSpec(spec)) if (column.includes('*') && !out.includes(column)) out.push(column);
@@ -279,7 +369,7 @@ export function numberedColumns(field: FieldEntry): string[] {
  * the entry's columns for the number (a legacy record holds as many as it has; a file's header
  * as many as its widest row). An item whose columns are all empty is no item.
  */
-async function emitNumbered(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
+async function emitNumbered(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined, policy: OnInvalid, raw: string | undefined): Promise<void> {
   const { compiler } = context;
   const { code } = compiler;
   const columns = numberedColumns(field);
@@ -291,9 +381,12 @@ async function emitNumbered(context: FieldContext, field: FieldEntry, info: Targ
     code.line(`if (${columns.map((column) => `${code.dynamicCell(numberedColumn(column, star))} === undefined`).join(' && ')}) break;`);
     compiler.star = star;
     try {
-      if (field.ref !== undefined && field.key !== undefined) emitRef(context, field, info, yamlPath, undefined);
-      else if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
-      else await emitSimple(context, field, info, yamlPath, undefined);
+      // The policy holds for each item: a third phone that cannot be read leaves the first two.
+      await emitGuarded(context, field, info, yamlPath, policy, raw, async () => {
+        if (field.ref !== undefined && field.key !== undefined) await emitRef(context, field, info, yamlPath, undefined, raw);
+        else if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
+        else await emitSimple(context, field, info, yamlPath, undefined, raw);
+      });
     } finally {
       compiler.star = undefined;
     }
@@ -402,36 +495,84 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
 /** Where a repeatable link target's elements go in the record: the name the service gives the list. */
 const LINK_LISTS: Readonly<Record<string, string>> = { additionalContact: 'parties' };
 
-/** A link to a record of another step, by that step's key. */
-function emitRef(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): void {
-  const { code } = context.compiler;
+/** Links the service needs for the record to exist: a key that finds no record rejects the row rather than leaving the link out. */
+function linkNeeded(entity: Entity, to: string): boolean {
+  return entity === 'entry' || ((entity === 'kase' || entity === 'opportunity') && to === 'party');
+}
+
+/** What a link target takes as a value (an id; an organisation also by name). */
+function linkObject(info: TargetInfo, to: string): (value: Value) => Record<string, unknown> {
+  if (info.kind === 'organisation') return (value) => (typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() });
+  return (value) => {
+    const id = toId(value);
+    if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
+    return { id };
+  };
+}
+
+/**
+ * A link to a record of another step, by that step's key: the first of the `key` templates that
+ * is filled, the others tried in order after it when the steps lack it, and the field's `value`
+ * (an id, an organisation's name) written when none is found.
+ */
+async function emitRef(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined, raw: string | undefined): Promise<void> {
+  const { compiler } = context;
+  const { code } = compiler;
   const to = field.to;
   // One frozen list for every record of the mapping: the hot path makes no copy per row.
   const steps = code.constant(Object.freeze(typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])]));
-  const key = code.temp('key');
-  emitKeyTemplate(context.compiler, field.key ?? '', key);
-  // Links travel as {id}; the plan fills in the id of the record the other step created.
-  code.block(`if (${key} !== '')`, () => {
-    if (info.kind === 'links') {
-      // One more element of a list (a project's additional contacts), each linked on its own.
-      const list = LINK_LISTS[to] ?? to;
-      code.line(`const list = (record[${literal(list)}] ??= []);`);
-      code.line('list.push({ id: null });');
-      code.line(`draft.refs.push({ path: [${literal(list)}, list.length - 1, 'id'], steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)} });`);
-      return;
-    }
-    code.line(`record[${literal(to)}] = { id: null };`);
-    code.line(`draft.refs.push({ path: [${literal(to)}, 'id'], steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)} });`);
-  }, required === undefined ? '}' : `} else throw ${required}();`);
+  const templates = typeof field.key === 'string' ? [field.key] : (field.key ?? []);
+  const keys = templates.map((template) => {
+    const key = code.temp('key');
+    emitKeyTemplate(compiler, template, key);
+    return key;
+  });
+  const mustLink = required !== undefined || linkNeeded(context.entity, to);
+  let fallback: string | undefined;
+  if (field.value !== undefined) {
+    const value = code.temp('v');
+    await emitValue(compiler, field.value, value, { field: to, yamlPath }, `${yamlPath}.value`, raw);
+    fallback = code.temp('fallback', 'undefined');
+    code.line(`if (${nonEmpty(compiler, value)}) ${fallback} = ${code.constant(linkObject(info, to))}(${value});`);
+  }
+  const extra = `${mustLink ? ', required: true' : ''}${fallback === undefined ? '' : `, fallback: ${fallback}`}`;
+  // A repeatable link (a project's additional contacts) is one more element of a list, linked on its own.
+  const list = info.kind === 'links' ? (LINK_LISTS[to] ?? to) : null;
+  const path = list === null ? `[${literal(to)}, 'id']` : `[${literal(list)}, list.length - 1, 'id']`;
+  const place = (): void => {
+    if (list === null) code.line(`record[${literal(to)}] = { id: null };`);
+    else code.line(`const list = (record[${literal(list)}] ??= []); list.push({ id: null });`);
+  };
+  const push = (key: string, alternatives?: string): string =>
+    `draft.refs.push({ path: ${path}, steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)}${alternatives === undefined ? '' : `, alternatives: ${alternatives}`}${extra} });`;
+  const otherwise = (): string => {
+    const none = required === undefined ? '' : ` else throw ${required}();`;
+    const put = list === null ? `record[${literal(to)}] = ${fallback}` : `(record[${literal(list)}] ??= []).push(${fallback})`;
+    return fallback === undefined ? `}${none}` : `} else if (${fallback} !== undefined) ${put};${none}`;
+  };
+  if (keys.length === 1) {
+    const [key] = keys as [string];
+    // Links travel as {id}; the plan fills in the id of the record the other step created.
+    code.block(`if (${key} !== '')`, () => {
+      place();
+      code.line(push(key));
+    }, otherwise());
+    return;
+  }
+  const filled = code.temp('filled', `[${keys.join(', ')}].filter((k) => k !== '')`);
+  code.block(`if (${filled}.length > 0)`, () => {
+    place();
+    code.line(push(`${filled}[0]`, `${filled}.length > 1 ? ${filled}.slice(1) : undefined`));
+  }, otherwise());
 }
 
 /** Every target but addresses and links: one value, written when it is not empty. */
-async function emitSimple(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
+async function emitSimple(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined, raw: string | undefined): Promise<void> {
   const { compiler } = context;
   const { code } = compiler;
   const owner = { field: field.to, yamlPath };
   const value = code.temp('v');
-  const known = field.value === undefined ? { value: null } : await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`);
+  const known = field.value === undefined ? { value: null } : await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`, raw);
   if (known !== undefined && isEmpty(known.value)) {
     // Nothing to write in any row.
     if (required !== undefined) code.line(`throw ${required}();`);
@@ -501,21 +642,14 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
     case 'pipeline':
       return [`draft.pipeline = ${text}.trim();`];
     case 'organisation':
-      return [`record.organisation = ${call((value: Value) => (typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() }))};`];
     case 'link':
-      return [
-        `${target} = ${call((value: Value) => {
-          const id = toId(value);
-          if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
-          return { id };
-        })};`,
-      ];
+      return [`${target} = ${call(linkObject(info, to))};`];
     case 'links': {
+      // One more element of a list (a project's additional contacts), given by id.
       const list = LINK_LISTS[to] ?? to;
+      const make = linkObject(info, to);
       const add = (value: Value, draft: Draft): void => {
-        const id = toId(value);
-        if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
-        ((draft.record[list] ??= []) as unknown[]).push({ id });
+        ((draft.record[list] ??= []) as unknown[]).push(make(value));
       };
       return [`${code.constant(add)}(${v}, draft);`];
     }

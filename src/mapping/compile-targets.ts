@@ -45,6 +45,9 @@ export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custo
 /** Targets that take `ref` + `key` (a link to a record of another plan step). */
 export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link', 'links']);
 
+/** Targets that can hold a value as typed, which `onInvalid: keep` writes when a transform refuses it. */
+export const KEEPABLE_KINDS: ReadonlySet<TargetKind> = new Set(['text', 'custom', 'phone', 'email', 'website', 'tags']);
+
 /** Targets that take `type` (Home, Work, ...; an attachment's content type). */
 export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment']);
 

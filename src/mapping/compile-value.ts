@@ -19,6 +19,8 @@ export class RowRejection extends Error {
     readonly field: string,
     message: string,
     readonly code: 'MAPPING_VALUE' | 'MAPPING_REFERENCE' = 'MAPPING_VALUE',
+    /** A value the field cannot take, which the field's `onInvalid` may drop or keep; false for rules about the row (`required`). */
+    readonly badValue = true,
   ) {
     super(message);
     this.name = 'RowRejection';
@@ -141,8 +143,12 @@ export interface KnownValue {
  * added to compiler.columns. Returns the value when it is the same for every row (a constant
  * without `when`, after its transforms), so the caller can decide now what rows would decide.
  */
-export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: string, owner: ValueOwner, yamlPath: string): Promise<KnownValue | undefined> {
+export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: string, owner: ValueOwner, yamlPath: string, raw?: string): Promise<KnownValue | undefined> {
   const { code } = compiler;
+  // `raw`: a variable that gets the value as read, before its transforms (what onInvalid keeps).
+  const keepRaw = (): void => {
+    if (raw !== undefined) code.line(`${raw} = ${into};`);
+  };
   const constant = (value: Value): KnownValue => {
     code.line(`${into} = ${typeof value === 'string' ? literal(value) : code.constant(value)};`);
     return { value };
@@ -151,6 +157,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
   if (typeof spec === 'string') {
     if (!isTemplate(spec)) return constant(spec);
     emitTemplate(compiler, spec, into);
+    keepRaw();
     return undefined;
   }
   const steps = await compileSteps(compiler, spec.transform ?? [], yamlPath);
@@ -184,6 +191,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
     } else {
       code.line(`${into} = ${code.constant(spec.const ?? null)};`);
     }
+    keepRaw();
     emitSteps(compiler, steps, owner, into);
   };
   if (!spec.when) {

@@ -116,7 +116,7 @@ describe('party targets', () => {
     const compiled = await compile('kase', 'fields:\n  - {to: name, value: x}\n  - {to: party, ref: [people, organisations], key: "{{partyId}}"}\n');
     const first = record(compiled, { partyId: '201' });
     expect(first.record.party).toEqual({ id: null });
-    expect(first.refs).toEqual([{ path: ['party', 'id'], steps: ['people', 'organisations'], key: '201', yamlPath: 'fields[1]' }]);
+    expect(first.refs).toEqual([{ path: ['party', 'id'], steps: ['people', 'organisations'], key: '201', yamlPath: 'fields[1]', required: true }]);
     // The list is shared between records, so it must not be changeable through one of them.
     expect(Object.isFrozen(first.refs[0]?.steps)).toBe(true);
   });
@@ -176,7 +176,7 @@ describe('project, opportunity, entry and task targets', () => {
       fields: [{ definition: { name: 'Budget', tag: null }, value: '1200' }],
       tracks: [{ definition: null }, { definition: null }],
     });
-    expect(mapped.refs).toEqual([{ path: ['party', 'id'], steps: ['people'], key: 'P1', yamlPath: 'fields[2]' }]);
+    expect(mapped.refs).toEqual([{ path: ['party', 'id'], steps: ['people'], key: 'P1', yamlPath: 'fields[2]', required: true }]);
     expect(mapped.names.map((n) => [n.path, n.kind, n.name])).toEqual([
       [['owner', 'id'], 'user', 'grace'],
       [['team', 'id'], 'team', 'Ops'],

@@ -76,6 +76,7 @@ function startDraft(draft: Draft, inputDir: string): void {
   draft.amount = null;
   draft.currency = null;
   draft.inputDir = inputDir;
+  draft.warnings = null;
 }
 
 /** A key made of several columns: their texts joined by `|`, or '' when every one is empty. */
@@ -188,7 +189,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   for (const [index, field] of mapping.fields.entries()) {
     const info = Object.hasOwn(targets, field.to) ? targets[field.to] : undefined;
     if (!info) throw new FerryError('MAPPING_INVALID', `unknown target \`${field.to}\` for entity ${entity}`, { location: { file, yamlPath: `fields[${index}].to` } });
-    await emitField({ compiler, lists, entity }, field, info, index);
+    await emitField({ compiler, lists, entity, onInvalid: mapping.onInvalid }, field, info, index);
   }
   const prologue = lists.declarations();
   const { fn: fill, source } = code.build<FillFn<Record<string, CellValue>>>('fillRecord', ['values', 'draft'], prologue);
@@ -205,7 +206,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   const known = new Set(columns);
   const numbered = columnPatterns.map((pattern) => new RegExp(`^${pattern.split('*').map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[1-9][0-9]*')}$`));
   let lastDir: { file: string; dir: string } = { file: '', dir: '' };
-  const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '' };
+  const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '', warnings: null };
 
   /** Maps the cells of one row, by name or by position; `valuesOf` gives the named values for a reject. */
   function map<Cells>(cells: Cells, run: FillFn<Cells>, row: number, location: SourceLocation, valuesOf: () => Record<string, CellValue>): MappedItem {
@@ -215,6 +216,7 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
       if (run(cells, draft) === true) return { kind: 'skipped', row, location };
       const record = finishRecord(entity, draft, defaultPartyType);
       const mapped: MappedRecord = { kind: 'record', entity, key: draft.key as string, row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments, valuesOf };
+      if (draft.warnings !== null) mapped.warnings = draft.warnings;
       return mapped;
     } catch (error) {
       if (!(error instanceof RowRejection)) throw error;

@@ -10,3 +10,4 @@ export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_E
 export { draftMapping, type DraftOptions, type DraftResult } from './init.ts';
 export * from './schema.ts';
 export type { MappedItem, MappedRecord, NameKind, NameResolver, NameUse, RefUse, RejectedRow, RowWarning, SkippedRow, WarningCode } from './types.ts';
+export { countWarnings, emptyWarningCounts, totalWarnings, WARNING_CODES, warningsText, type WarningCounts } from './warnings.ts';

@@ -7,7 +7,7 @@ import type { ErrorLocation } from '../errors/index.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN } from '../util/limits.ts';
 import { yamlValue } from '../util/yaml-value.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
-import { ITEM_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
+import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
@@ -286,7 +286,9 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const hasKey = field.key !== undefined;
     if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not \`${field.to}\``);
     else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
-    if (hasRef && field.value !== undefined) problem('value', 'a link takes either `value` (an id or name) or `ref` + `key`, not both');
+    if (field.onInvalid === 'keep' && !KEEPABLE_KINDS.has(info.kind)) {
+      problem('onInvalid', `\`${field.to}\` cannot hold a value as typed; use \`drop\` (write the record without it) or \`reject\``);
+    }
     const usesParts = info.kind === 'address' && field.parts !== undefined;
     const usesItems = field.items !== undefined && field.items !== 'numbered';
     if (field.items === 'numbered') {
@@ -320,7 +322,8 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     }
   }
   if (Array.isArray(field.ref)) checkRefSteps(checker, field.ref, [...path, 'ref']);
-  if (field.key !== undefined) checkTemplateOrColumn(checker, field.key, [...path, 'key']);
+  if (typeof field.key === 'string') checkTemplateOrColumn(checker, field.key, [...path, 'key']);
+  else field.key?.forEach((key, i) => checkTemplateOrColumn(checker, key, [...path, 'key', i]));
   if (field.value !== undefined) checkValue(checker, field.value, [...path, 'value']);
   if (field.type !== undefined) checkValue(checker, field.type, [...path, 'type']);
   if (field.service !== undefined) checkValue(checker, field.service, [...path, 'service']);

@@ -88,6 +88,9 @@ export async function removeStaleRejects(file: string): Promise<StaleRejects> {
 
 let sequence = 0;
 
+/** A line of a rejects file: a rejected row, or a warning about a written one (its code a WarningCode). */
+export type RejectsLine = Omit<RejectedRow, 'kind' | 'code'> & { code: string };
+
 /**
  * Writes rejected rows as CSV for Excel and for a second try: UTF-8 with a byte-order mark (so
  * Excel does not read it as the local code page), RFC 4180 quoting, CRLF line ends. The input's
@@ -145,8 +148,8 @@ export class RejectsWriter {
     return this.#count;
   }
 
-  /** Adds one rejected row. */
-  async write(rejected: RejectedRow): Promise<void> {
+  /** Adds one rejected row, or (in a warnings file, which has the same columns) one warning about a row. */
+  async write(rejected: RejectsLine): Promise<void> {
     if (this.#closed) throw new Error('RejectsWriter.write after commit or abort');
     const values = rejected.values;
     const cells = this.columns.map((column) => csvField(cellText(values?.[column])));

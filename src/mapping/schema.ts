@@ -69,6 +69,28 @@ export const valueSpecSchema: z.ZodType<ValueSpec> = z.lazy(() =>
   ]),
 );
 
+// ---------------------------------------------------------------------------------------------
+// Nothing lost (issue 15): bad values, duplicates and links that fall back.
+
+/** What happens to a value a field cannot take. */
+export const ON_INVALID = ['reject', 'drop', 'keep'] as const;
+export type OnInvalid = (typeof ON_INVALID)[number];
+export const onInvalidSchema = z
+  .enum(ON_INVALID)
+  .describe('reject: the row goes to the rejects file; drop: the record is written without the value (warning VALUE_DROPPED); keep: the value is written as typed (warning VALUE_KEPT; text-like targets only)');
+
+/** What happens to rows of one file that name the same record (same key, or same `match` value). */
+export const ON_DUPLICATE = ['reject', 'first', 'merge'] as const;
+export type OnDuplicate = (typeof ON_DUPLICATE)[number];
+export const onDuplicateSchema = z
+  .enum(ON_DUPLICATE)
+  .describe('reject: later rows go to the rejects file; first: the first row is written, later ones left out (warning DUPLICATE_DROPPED on it); merge: later rows fill the first row\'s empty fields and add their items (warning DUPLICATE_MERGED)');
+
+/** A link's key: one template, or several tried in order. */
+export const linkKeySchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+// ---------------------------------------------------------------------------------------------
+
 /**
  * The step or steps of a plan a link looks in. A list serves sources whose links may point at
  * records of several kinds (a legacy `partyId` names a person or an organisation): each step is
@@ -82,7 +104,7 @@ export const refStepsSchema = z
 export const refSchema = z
   .object({
     ref: refStepsSchema,
-    key: z.string().min(1).describe('That step\'s key for the linked record, as a template over this row, e.g. "{{Contact ID}}"'),
+    key: linkKeySchema.describe('That step\'s key for the linked record, as a template over this row, e.g. "{{Contact ID}}"; a list is tried in order'),
   })
   .strict();
 
@@ -155,7 +177,7 @@ export const fieldEntrySchema = z
     ref: refStepsSchema
       .optional()
       .describe('Link to a record of another plan step (with key): the step\'s name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)'),
-    key: z.string().min(1).optional().describe('Key of the linked record in that step, as a template'),
+    key: linkKeySchema.optional().describe('Key of the linked record in that step, as a template; a list of templates is tried in order (the first key the step has wins)'),
     type: valueSpecSchema.optional().describe('Address, phone, email and website: the type (Home, Work, Mobile, ...), a constant or read from a column; attachment: its content type (application/pdf, ...)'),
     service: valueSpecSchema.optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
     items: itemsSchema
@@ -172,7 +194,8 @@ export const fieldEntrySchema = z
     definition: z.string().min(1).optional().describe('Custom field: the definition name'),
     tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
     parts: addressPartsSchema.optional().describe('Address: street, city, state, zip, country'),
-    required: z.boolean().optional().describe('Reject the row when this field ends up empty'),
+    required: z.boolean().optional().describe('Reject the row when this field ends up empty (for a link: when a filled key finds no record)'),
+    onInvalid: onInvalidSchema.optional().describe('A value this field cannot take (a transform or the target refuses it): reject the row, drop the value, or keep it as typed; default the mapping\'s `onInvalid`'),
   })
   .strict();
 
@@ -211,6 +234,8 @@ export const mappingSchema = z
     match: matchSchema
       .optional()
       .describe('Importing: find a record the account already has for a row (parties, projects, opportunities) instead of creating one. Without it every new row is created'),
+    onInvalid: onInvalidSchema.default('reject').describe('The default of every field\'s `onInvalid`; `keep` applies to text-like targets, others drop'),
+    onDuplicate: onDuplicateSchema.default('reject').describe('Rows of the input with the same key (or, with `match`, the same match value) as an earlier row'),
   })
   .strict()
   .superRefine((mapping, context) => {

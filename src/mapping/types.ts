@@ -43,6 +43,15 @@ export interface RefUse {
   /** The key of the linked row in those steps. */
   key: string;
   yamlPath: string;
+  /** More keys to try, in order, when no step has `key` (a `key:` list: an id, then a name). */
+  alternatives?: readonly string[];
+  /**
+   * A link that must be made: a key no step has rejects the row. Otherwise the link is left out
+   * (or `fallback` is written) and the record carries a LINK_UNRESOLVED warning.
+   */
+  required?: boolean;
+  /** What the record's target gets when no key is found (the field's `value` beside `ref`, e.g. `{name}`). */
+  fallback?: unknown;
 }
 
 /** A file a note carries: where it is, and its content type when the source says (else the importer goes by its extension). */
@@ -90,6 +99,7 @@ export type WarningCode =
   | 'LINK_UNRESOLVED' // a link column held a value but no linked record was found
   | 'USER_UNKNOWN' // an owner the account does not know; the record goes to the token's user
   | 'DUPLICATE_MERGED' // onDuplicate: merge folded this row into an earlier row of the same key
+  | 'DUPLICATE_DROPPED' // onDuplicate: first: a later row of the same key was left out
   | 'NOT_CARRIED'; // a source value the interface cannot hold (said with the reason)
 
 export interface RowWarning {
@@ -126,6 +136,11 @@ export interface SkippedRow {
   kind: 'skipped';
   row: number;
   location: SourceLocation;
+  /**
+   * onDuplicate first or merge: the row was folded into an earlier row of its record (counted as
+   * repeated, not skipped). Its key links to that row's record.
+   */
+  folded?: { key: string; into: string };
 }
 
 export type MappedItem = MappedRecord | RejectedRow | SkippedRow;

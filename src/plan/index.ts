@@ -14,3 +14,5 @@ export {
   type ValidateReport,
 } from './validate.ts';
 export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
+export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
+export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';

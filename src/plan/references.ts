@@ -39,6 +39,33 @@ export function lookUpRef<T>(ref: Pick<RefUse, 'steps' | 'key'>, find: (step: st
   return steps ? { status: 'ambiguous', steps, value: first.value } : { status: 'found', step: first.step, value: first.value };
 }
 
+/** The keys a link tries, in order: its key, then its alternatives. */
+export function linkKeys(ref: Pick<RefUse, 'key' | 'alternatives'>): readonly string[] {
+  return ref.alternatives === undefined ? [ref.key] : [ref.key, ...ref.alternatives];
+}
+
+/**
+ * A link none of whose keys found a record. One that must be made is a problem (the row is
+ * rejected); any other gets its fallback (`value` beside `ref`) or is left out of the record, and
+ * the record carries a LINK_UNRESOLVED warning with the keys it tried. Never silent.
+ */
+export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string): ReferenceProblem | null {
+  if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason };
+  const target = ref.path[0] as string;
+  // A link that is one element of a list (a project's additional contacts) is that element alone.
+  const index = ref.path[1];
+  const list = typeof index === 'number' && Array.isArray(mapped.record[target]) ? (mapped.record[target] as unknown[]) : null;
+  if (ref.fallback !== undefined) {
+    if (list) list[index as number] = ref.fallback;
+    else mapped.record[target] = ref.fallback;
+    return null;
+  }
+  // An element left without its id is not sent (see contactIdsOf); the rest of the list is.
+  if (!list) delete mapped.record[target];
+  (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / ') });
+  return null;
+}
+
 /**
  * Steps that other steps link to (`ref:`). Their rows may name one record many times: an
  * organisation step read from a contacts sheet meets each company once per person. Such a row is
@@ -87,6 +114,8 @@ export class ReferenceBook {
   readonly #rejected = new Map<string, Set<string>>();
   /** Digests of the valid rows of linked steps (see linkedSteps). */
   readonly #digests = new Map<string, Map<string, number>>();
+  /** `step\0key` of a folded row -> the key of the row it was folded into, until that row is valid. */
+  readonly #aliases = new Map<string, string>();
 
   /** `linked`: the steps whose rows may repeat a key with the same values. */
   constructor(readonly linked: ReadonlySet<string> = new Set()) {}
@@ -116,6 +145,8 @@ export class ReferenceBook {
   /** What a step has recorded for a key: a valid row wins over a rejected duplicate of it. */
   #state(step: string, key: string): 'valid' | 'rejected' | undefined {
     if (this.#valid.get(step)?.has(key)) return 'valid';
+    const alias = this.#aliases.get(`${step}\u0000${key}`);
+    if (alias !== undefined) return this.#state(step, alias);
     return this.#rejected.get(step)?.has(key) ? 'rejected' : undefined;
   }
 
@@ -127,19 +158,51 @@ export class ReferenceBook {
   checkRefs(refs: readonly RefUse[]): ReferenceProblem[] {
     const problems: ReferenceProblem[] = [];
     for (const ref of refs) {
-      const found = lookUpRef(ref, (step, key) => this.#state(step, key));
-      if (found.status === 'found' && found.value === 'valid') continue;
-      let message: string;
-      if (found.status === 'ambiguous') {
-        message = `the key '${ref.key}' is in ${stepList(found.steps, 'and')}, so the link is ambiguous; keys must be unique across the steps one \`ref\` names`;
-      } else if (found.status === 'found') {
-        message = `the row with key '${ref.key}' in step ${found.step} was rejected`;
-      } else {
-        message = `no row with key '${ref.key}' in ${stepList(ref.steps, 'or')}`;
-      }
-      problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message });
+      const problem = this.#checkRef(ref);
+      if (problem) problems.push(problem.problem);
     }
     return problems;
+  }
+
+  /**
+   * The links of a record as the importer makes them: a link whose keys all fail is a problem
+   * when it must be made (`required`) or its key is ambiguous; otherwise the record gets the
+   * link's fallback or goes without the link, with a LINK_UNRESOLVED warning (unresolvedLink).
+   */
+  linkRecord(mapped: MappedRecord): ReferenceProblem[] {
+    const problems: ReferenceProblem[] = [];
+    for (const ref of mapped.refs) {
+      const failed = this.#checkRef(ref);
+      if (!failed) continue;
+      const problem = failed.ambiguous ? failed.problem : unresolvedLink(mapped, ref, failed.problem.message);
+      if (problem) problems.push(problem);
+    }
+    return problems;
+  }
+
+  /** The problem of a link none of whose keys names a valid row, or undefined when one does. */
+  #checkRef(ref: RefUse): { problem: ReferenceProblem; ambiguous: boolean } | undefined {
+    let first: { problem: ReferenceProblem; ambiguous: boolean } | undefined;
+    for (const key of linkKeys(ref)) {
+      const found = lookUpRef({ steps: ref.steps, key }, (step, k) => this.#state(step, k));
+      if (found.status === 'found' && found.value === 'valid') return undefined;
+      let message: string;
+      if (found.status === 'ambiguous') {
+        message = `the key '${key}' is in ${stepList(found.steps, 'and')}, so the link is ambiguous; keys must be unique across the steps one \`ref\` names`;
+        return { problem: { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message }, ambiguous: true };
+      }
+      if (found.status === 'found') message = `the row with key '${key}' in step ${found.step} was rejected`;
+      else message = `no row with key '${key}' in ${stepList(ref.steps, 'or')}`;
+      first ??= { problem: { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message }, ambiguous: false };
+    }
+    return first;
+  }
+
+  /** A key of a step that stands for another row's record (onDuplicate folded its row into that one). */
+  addAlias(step: string, key: string, into: string): void {
+    if (key === into) return;
+    if (this.#state(step, into) === 'valid') this.#set(this.#valid, step).add(key);
+    else this.#aliases.set(`${step}\u0000${key}`, into);
   }
 
   /** Records the key of a row that became a valid record, with its digest in a linked step. */
@@ -149,6 +212,13 @@ export class ReferenceBook {
     let digests = this.#digests.get(step);
     if (!digests) this.#digests.set(step, (digests = new Map()));
     digests.set(key, digest);
+  }
+
+  /** A row recorded as valid that turns out rejected after all (the account's lookup under `match:`). */
+  demote(step: string, key: string): void {
+    this.#valid.get(step)?.delete(key);
+    this.#digests.get(step)?.delete(key);
+    this.addRejected(step, key);
   }
 
   /** Records the key of a rejected row (when it had one). */

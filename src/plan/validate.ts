@@ -4,14 +4,19 @@ import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { loadMapping } from '../mapping/load.ts';
 import { mapFieldBatches, mapRows } from '../mapping/map-rows.ts';
-import { assertWritableTarget, RejectsWriter, removeStaleRejects, type StaleRejects } from '../mapping/rejects.ts';
+import { assertWritableTarget, RejectsWriter, removeStaleRejects, type RejectsLine, type StaleRejects } from '../mapping/rejects.ts';
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
-import type { MappedItem, MappedRecord, NameResolver, RejectedRow } from '../mapping/types.ts';
-import { openSource, sourceBatches, sourceFieldBatches, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
+import type { MappedItem, MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
+import { countWarnings, emptyWarningCounts, type WarningCounts } from '../mapping/warnings.ts';
+import { openSource, sourceBatches, sourceFieldBatches, type FieldRow, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
+import { createMatcher, judgeMatch } from '../load/matching.ts';
+import type { RecordService } from '../load/service.ts';
+import { ColumnCensus, type NotCarried } from './census.ts';
+import { foldDuplicates, indexDuplicates, MatchValueCheck } from './duplicates.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 import { makeFolders } from '../util/make-folders.ts';
 import { findAttachments } from '../load/attachments.ts';
@@ -41,6 +46,12 @@ export interface StepReport {
   rejectsFile: string | null;
   /** The target rejects file when nothing was written: whether a file of an earlier run was removed. */
   staleRejects: StaleRejects;
+  /** Warnings of the valid rows by code: what their records would go without or carry as typed. */
+  warnings: WarningCounts;
+  /** The warnings, one line each with the row's values (the rejects file's columns), or null when there are none. */
+  warningsFile: string | null;
+  /** Source columns no field reads that hold values, with how many rows have one. */
+  notCarried: NotCarried[];
 }
 
 export interface ValidateReport {
@@ -55,6 +66,12 @@ export interface ValidateReport {
 export interface ValidateCommonOptions {
   /** Resolves names; the offline resolver (the default) checks none. @default offlineResolver */
   resolver?: NameResolver & { online?: boolean };
+  /**
+   * Reads the account (`--online`): rows of a mapping with `match:` are looked up as the importer
+   * looks them up, so that `onMatch: reject` and a value several records share are rejected here
+   * too. Without it no lookup is made. @default none
+   */
+  service?: RecordService;
   signal?: AbortSignal;
 }
 
@@ -184,13 +201,28 @@ export interface OpenedStep {
   /** The input's columns, plus for v1 exports every column the mapping reads. */
   header: string[];
   items: AsyncIterableIterator<MappedItem>;
+  /** Columns no field reads, with the rows that hold a value in them; complete once `items` is read to the end. */
+  census: ColumnCensus;
 }
 
-/**
- * Opens a step's input, checks its columns against the mapping and maps its rows. Returns null
- * when the signal stopped it while opening.
- */
-export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
+/** Hands the source's items on, counting the values of unread columns on the way. */
+async function* counted(items: AsyncIterable<SourceItem>, census: ColumnCensus): AsyncGenerator<SourceItem> {
+  for await (const item of items) {
+    if (item.kind === 'row') census.countValues(item.values);
+    yield item;
+  }
+}
+
+/** The same for batches of rows given as fields. */
+async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(batches: AsyncGenerator<Batch>, census: ColumnCensus): AsyncGenerator<Batch> {
+  for await (const batch of batches) {
+    for (const item of batch) if (item.kind === 'fields') census.countFields((item as unknown as FieldRow).fields, (item as unknown as FieldRow).header);
+    yield batch;
+  }
+}
+
+/** Opens, checks and maps one reading of a step's input; see openStepItems. */
+async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus | null): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
   let detected: string[] | undefined;
   const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
   if (signal) options.signal = signal;
@@ -207,13 +239,15 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
       const first = await batches.next();
       const firstRow = first.done ? undefined : first.value.find((item) => item.kind === 'fields');
       header = detected ?? (firstRow ? [...firstRow.header] : []);
-      items = mapFieldBatches(prependBatch(first, batches), compiled);
+      const all = prependBatch(first, batches);
+      items = mapFieldBatches(census === null ? all : countedBatches(all, census), compiled);
     } else {
       const iterator = opened.items[Symbol.asyncIterator]();
       const first = await iterator.next();
       // Other readers say their columns only through the rows' keys.
       header = detected ?? (!first.done && first.value.kind === 'row' ? Object.keys(first.value.values) : []);
-      items = mapRows(prepend(first, iterator), compiled);
+      const all = prepend(first, iterator);
+      items = mapRows(census === null ? all : counted(all, census), compiled);
     }
   } catch (error) {
     if (!signal?.aborted) throw error;
@@ -232,7 +266,29 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
       throw error;
     }
   }
-  return { header, items };
+  return { header, items, census };
+}
+
+/**
+ * Opens a step's input, checks its columns against the mapping and maps its rows. Returns null
+ * when the signal stopped it while opening. Under `onDuplicate: first` or `merge` the input is
+ * read once beforehand to find the rows that name one record, which are then folded together
+ * (see duplicates.ts); the importer and validate both read a step through here, so they agree.
+ */
+export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
+  const census = new ColumnCensus(new Set(compiled.columns));
+  const policy = step.mapping.onDuplicate;
+  if (policy === 'reject') {
+    const opened = await openMapped(step, compiled, signal, census);
+    return opened && { ...opened, census };
+  }
+  // The reading beforehand only finds the duplicates; the columns are counted in the second.
+  const first = await openMapped(step, compiled, signal, null);
+  if (!first) return null;
+  const index = await indexDuplicates(first.items, step.mapping.match);
+  const opened = await openMapped(step, compiled, signal, census);
+  if (!opened) return null;
+  return { header: opened.header, items: foldDuplicates(opened.items, index, policy), census };
 }
 
 /**
@@ -250,7 +306,17 @@ export async function countStepItems(step: PreparedStep, signal?: AbortSignal): 
   return count;
 }
 
-async function runStep(step: PreparedStep, compiled: CompiledMapping, book: ReferenceBook, resolver: NameResolver, signal: AbortSignal | undefined): Promise<StepReport & { interrupted: boolean }> {
+/** Rows waiting for their lookup in the account before they count as valid, at most this many at once. */
+const LOOKUPS_AHEAD = 500;
+
+async function runStep(
+  step: PreparedStep,
+  compiled: CompiledMapping,
+  book: ReferenceBook,
+  resolver: NameResolver & { online?: boolean },
+  signal: AbortSignal | undefined,
+  service?: RecordService,
+): Promise<StepReport & { interrupted: boolean }> {
   const report: StepReport & { interrupted: boolean } = {
     step: step.name,
     mappingFile: step.mappingFile,
@@ -262,6 +328,9 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
     reasons: [],
     rejectsFile: null,
     staleRejects: 'none',
+    warnings: emptyWarningCounts(),
+    warningsFile: null,
+    notCarried: [],
     interrupted: false,
   };
   const opened = await openStepItems(step, compiled, signal);
@@ -273,12 +342,41 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
 
   const reasons = new ReasonCounter();
   let writer: RejectsWriter | undefined;
+  let warningsWriter: RejectsWriter | undefined;
+  const warningsFile = warningsFileOf(step.rejectsFile);
   const reject = async (rejected: RejectedRow): Promise<void> => {
     writer ??= await RejectsWriter.open(step.rejectsFile, header);
     await writer.write(rejected);
     reasons.add(rejected);
     report.rejected += 1;
     if (rejected.key !== null && rejected.key !== '') book.addRejected(step.name, rejected.key);
+  };
+  const accept = async (mapped: MappedRecord): Promise<void> => {
+    report.ok += 1;
+    if (mapped.warnings === undefined || mapped.warnings.length === 0) return;
+    countWarnings(report.warnings, mapped.warnings);
+    warningsWriter ??= await RejectsWriter.open(warningsFile, header);
+    for (const warning of mapped.warnings) await warningsWriter.write(warningRow(mapped, warning));
+  };
+  const matches = new MatchValueCheck(step.mapping.match);
+  // With the account at hand, rows are looked up as the importer does; their answers are awaited
+  // in the order of the rows, a few hundred behind the reading, so that lookups share queries.
+  const matcher = service === undefined ? null : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
+  const spec = step.mapping.match;
+  const taken = new Set<number>();
+  const waiting: Array<{ mapped: MappedRecord; value: string; found: Promise<Array<Record<string, unknown>>> }> = [];
+  const settleLookup = async (): Promise<void> => {
+    const next = waiting.shift();
+    if (next === undefined || spec === undefined) return;
+    const outcome = judgeMatch(spec, next.value, await next.found, taken);
+    if (outcome.kind === 'conflict') {
+      book.demote(step.name, next.mapped.key);
+      const rejected: RejectedRow = { kind: 'rejected', row: next.mapped.row, location: next.mapped.location, key: next.mapped.key, field: 'match', code: 'API_CONFLICT', message: outcome.message, values: next.mapped.valuesOf() };
+      await reject(rejected);
+      return;
+    }
+    if (outcome.kind === 'found') taken.add(outcome.record.id as number);
+    await accept(next.mapped);
   };
   try {
     for await (const item of opened.items) {
@@ -288,7 +386,11 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
       }
       report.rowsRead += 1;
       if (item.kind === 'skipped') {
-        report.skipped += 1;
+        if (item.folded) {
+          // Folded into an earlier row of its record (onDuplicate): its key links to that record.
+          book.addAlias(step.name, item.folded.key, item.folded.into);
+          report.ok += 1;
+        } else report.skipped += 1;
         continue;
       }
       if (item.kind === 'rejected') {
@@ -302,7 +404,9 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
         report.ok += 1;
         continue;
       }
-      const problems: RecordProblem[] = duplicate ? [duplicate] : [...book.checkRefs(item.refs), ...resolveRecord(item, resolver)];
+      // The same order of checks as the importer's: key, match value, links, names.
+      const sameRecord = duplicate ?? matches.check(item);
+      const problems: RecordProblem[] = sameRecord ? [sameRecord] : [...book.linkRecord(item), ...resolveRecord(item, resolver)];
       // A note's files, as the run finds them: one not there is a NOT_CARRIED warning, one that is no file a reject.
       if (problems.length === 0 && item.attachments.length > 0) {
         const files = await findAttachments(item.attachments);
@@ -315,10 +419,20 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
         continue;
       }
       book.addValid(step.name, item.key, digest);
-      report.ok += 1;
+      const value = matcher?.valueOf(item.record) ?? null;
+      if (matcher === null || value === null) {
+        await accept(item);
+        continue;
+      }
+      waiting.push({ mapped: item, value, found: matcher.find(value) });
+      // Handled when settled; until then a failure must not count as unhandled.
+      waiting.at(-1)?.found.catch(() => undefined);
+      if (waiting.length > LOOKUPS_AHEAD) await settleLookup();
     }
+    while (waiting.length > 0 && !report.interrupted) await settleLookup();
   } catch (error) {
     await writer?.abort();
+    await warningsWriter?.abort();
     if (signal?.aborted) {
       report.interrupted = true;
       return report;
@@ -328,21 +442,44 @@ async function runStep(step: PreparedStep, compiled: CompiledMapping, book: Refe
   if (report.interrupted) {
     // A partial rejects file would look like the whole story.
     await writer?.abort();
+    await warningsWriter?.abort();
     return report;
   }
   report.reasons = reasons.sorted();
+  report.notCarried = opened.census.result();
   if (writer) {
     await writer.commit();
     report.rejectsFile = step.rejectsFile;
   } else {
     report.staleRejects = await removeStaleRejects(step.rejectsFile);
   }
+  if (warningsWriter) {
+    await warningsWriter.commit();
+    report.warningsFile = warningsFile;
+  } else await removeStaleRejects(warningsFile);
   return report;
 }
 
+/** The warnings file beside a rejects file: `rejects.csv` -> `warnings.csv`, `people.rejects.csv` -> `people.warnings.csv`. */
+export function warningsFileOf(rejectsFile: string): string {
+  const name = basename(rejectsFile);
+  const stem = /rejects\.csv$/i.test(name) ? name.replace(/rejects\.csv$/i, '') : `${basename(name, extname(name))}.`;
+  return join(dirname(rejectsFile), `${stem}warnings.csv`);
+}
+
+/** A warning as a line of the warnings file, which has the rejects file's columns. */
+function warningRow(mapped: MappedRecord, warning: RowWarning): RejectsLine {
+  return { row: mapped.row, location: mapped.location, key: mapped.key, field: warning.field, code: warning.code, message: warning.value === undefined ? warning.message : `${warning.message} (value: ${warning.value})`, values: mapped.valuesOf() };
+}
+
 function assertNotInput(rejectsFile: string, inputFile: string): void {
-  if (resolve(rejectsFile) !== resolve(inputFile)) return;
-  throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, { location: { file: rejectsFile } });
+  if (resolve(rejectsFile) === resolve(inputFile)) {
+    throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, { location: { file: rejectsFile } });
+  }
+  const warningsFile = warningsFileOf(rejectsFile);
+  if (resolve(warningsFile) === resolve(inputFile)) {
+    throw new FerryError('USAGE', `the warnings file ${warningsFile} (beside the rejects file ${basename(rejectsFile)}) is the input itself; choose another rejects file name`, { location: { file: warningsFile } });
+  }
 }
 
 function singleStepName(mappingFile: string, mapping: Mapping): string {
@@ -382,8 +519,9 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
   const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile);
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
+  await assertWritableTarget(warningsFileOf(rejectsFile));
   const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
-  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal);
+  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal, options.service);
   const { interrupted, ...stepReport } = report;
   return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
 }
@@ -413,13 +551,14 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   for (const step of steps) {
     assertNotInput(step.rejectsFile, step.inputFile);
     await assertWritableTarget(step.rejectsFile);
+    await assertWritableTarget(warningsFileOf(step.rejectsFile));
   }
   const compiled: CompiledMapping[] = [];
   for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
   const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {
-    const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal);
+    const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal, options.service);
     reports.push(report);
     if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
   }

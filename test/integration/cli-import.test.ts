@@ -13,8 +13,11 @@ let box: TestSandbox;
 
 beforeAll(async () => {
   box = await startTestSandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 40, latencyJitterMs: 0 } });
-  copyFileSync(join(ROOT, 'mappings/generic-organisations.yaml'), join(dir, 'organisations.yaml'));
-  copyFileSync(join(ROOT, 'mappings/generic-people.yaml'), join(dir, 'people.yaml'));
+  // Without the ready-made `match:` and `onDuplicate:` (their lookups and second reading are
+  // tested elsewhere): the request counts below are those of plain creates.
+  const plain = (name: string): string => readFileSync(join(ROOT, 'mappings', name), 'utf8').replace(/^(match|onDuplicate): .*\n/gm, '');
+  writeFileSync(join(dir, 'organisations.yaml'), plain('generic-organisations.yaml'));
+  writeFileSync(join(dir, 'people.yaml'), plain('generic-people.yaml'));
   copyFileSync(join(ROOT, 'samples/contacts.csv'), join(dir, 'contacts.csv'));
   writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
 });
@@ -126,8 +129,8 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     expect(end.summary).toMatchObject({ interrupted: false, stopped: null });
     // The success file: one line per row with its action, id and address.
     const success = readFileSync(join(dir, 'json-state', 'results', 'people.success.csv'), 'utf8').split('\r\n');
-    expect(success[0]).toBe('\uFEFF_row,key,action,id,url');
-    expect(success[1]).toMatch(new RegExp(`^2,anna\\.mueller@beispiel\\.de,created,(\\d+),${box.url.replace(/[.]/g, '\\.')}/api/v2/parties/\\1$`));
+    expect(success[0]).toBe('\uFEFF_row,key,action,id,url,warnings');
+    expect(success[1]).toMatch(new RegExp(`^2,anna\\.mueller@beispiel\\.de,created,(\\d+),${box.url.replace(/[.]/g, '\\.')}/api/v2/parties/\\1,$`));
   });
 
   it('exit 4 when the service refuses the run, state kept; the same command goes on once it is fixed', async () => {

@@ -94,7 +94,7 @@ const CASES: SampleCase[] = [
   { mapping: 'hubspot-companies.yaml', input: 'samples/crm/hubspot-companies.csv', records: 6, rejects: [] },
   { mapping: 'hubspot-contacts.yaml', input: 'samples/crm/hubspot-contacts.csv', records: 8, rejects: [] },
   { mapping: 'salesforce-accounts.yaml', input: 'samples/crm/salesforce-accounts.csv', records: 8, rejects: [] },
-  { mapping: 'salesforce-contacts.yaml', input: 'samples/crm/salesforce-contacts.csv', records: 9, rejects: ['11 email MAPPING_VALUE'] },
+  { mapping: 'salesforce-contacts.yaml', input: 'samples/crm/salesforce-contacts.csv', records: 10, rejects: [] },
   { mapping: 'salesforce-opportunities.yaml', input: 'samples/crm/salesforce-opportunities.csv', records: 8, rejects: [] },
   { mapping: 'pipedrive-organizations.yaml', input: 'samples/crm/pipedrive-organizations.csv', records: 4, rejects: [] },
   { mapping: 'pipedrive-persons.yaml', input: 'samples/crm/pipedrive-persons.csv', records: 5, rejects: [] },
@@ -264,13 +264,15 @@ describe('Salesforce', () => {
     });
   });
 
-  it('maps a contact: title without full stop, linked to its account; rejects the broken e-mail', async () => {
+  it('maps a contact: title without full stop, linked to its account; imports the one with a broken e-mail without it', async () => {
     const sean = await recordOf('salesforce-contacts.yaml', 'samples/crm/salesforce-contacts.csv', '0035g00000XYZ01AAA');
     expect(sean.record).toMatchObject({ title: 'Mr', firstName: 'Sean', lastName: 'Forbes', jobTitle: 'CFO', tags: [{ name: 'Source: Web' }] });
     expect(refsOf(sean)).toEqual(['accounts:0015g00000ABC01AAA']);
-    const [bond] = (await sample('salesforce-contacts.yaml', 'samples/crm/salesforce-contacts.csv')).rejected;
-    expect(bond?.key).toBe('0035g00000XYZ10AAA');
-    expect(bond?.message).toContain('bond_john@@dickenson.example.com');
+    expect(sean.warnings).toBeUndefined();
+    const bond = await recordOf('salesforce-contacts.yaml', 'samples/crm/salesforce-contacts.csv', '0035g00000XYZ10AAA');
+    expect(bond.record.emailAddresses).toBeUndefined();
+    expect(bond.record.lastName).toBe('Bond');
+    expect(bond.warnings).toEqual([expect.objectContaining({ code: 'VALUE_DROPPED', field: 'email', value: 'bond_john@@dickenson.example.com' })]);
   });
 
   it('maps a won opportunity: milestone Won in Sales, value, close date, lead source, Signed', async () => {
@@ -594,7 +596,7 @@ describe('plans', () => {
     it.each([
       ['generic', ['organisations 30/0', 'people 30/0']],
       ['hubspot', ['companies 6/0', 'people 8/0']],
-      ['salesforce', ['accounts 8/0', 'contacts 9/1', 'opportunities 8/0']],
+      ['salesforce', ['accounts 8/0', 'contacts 10/0', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
       ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']],
       ['roundtrip', ['organisations 3/0', 'people 2/0', 'opportunities 3/0']],

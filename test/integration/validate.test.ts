@@ -255,7 +255,10 @@ describe('crm-ferry validate --plan', () => {
     expect(stdout.indexOf('Step organisations:')).toBeLessThan(stdout.indexOf('Step people:'));
     expect(stdout.indexOf('Step people:')).toBeLessThan(stdout.indexOf('Step opportunities:'));
     expect(stdout).toMatch(/All rows are valid\./);
-    expect(readdirSync(out)).toEqual([]);
+    // A v1 phone number that is not valid is kept as typed (the mapping's `invalid: keep`), and said.
+    expect(stdout).toMatch(/Step people:[^]*warnings:  -> .*people\.warnings\.csv\n\s+1  VALUE_KEPT\n/);
+    expect(stdout).toMatch(/Step tasks:[^]*not carried: column "partyName", 1 row with a value/);
+    expect(readdirSync(out)).toEqual(['people.warnings.csv']);
   });
 
   it('--online checks the names of every step before any row', async () => {
@@ -267,24 +270,36 @@ describe('crm-ferry validate --plan', () => {
     expect(readdirSync(base).filter((f) => f.endsWith('.rejects.csv'))).toEqual([]);
   });
 
-  it('exit 3: links to missing or rejected rows of an earlier step are rejected, one file per step', async () => {
+  it('exit 3: links to missing or rejected rows of an earlier step are warnings (rejects when required), one file per step', async () => {
     const base = planFolder('plan', PLAN);
     const { code, stdout, stderr } = await run(['--plan', 'plan.yaml', '--rejects-dir', 'out/rejects'], base);
     expect(stderr).toBe('');
     expect(code).toBe(3);
     expect(stdout).toContain('Plan plan.yaml: 2 steps run');
     expect(stdout.indexOf('Step orgs:')).toBeLessThan(stdout.indexOf('Step contacts:'));
-    expect(stdout).toMatch(/rejected\s+2  -> out\/rejects\/contacts\.rejects\.csv\n/);
+    expect(stdout).toMatch(/Step contacts:[^]*rejected\s+0\n  warnings:  -> out\/rejects\/contacts\.warnings\.csv\n\s+2  LINK_UNRESOLVED\n/);
     // The folder is created when missing.
     const out = join(base, 'out', 'rejects');
-    expect(readdirSync(out).sort()).toEqual(['contacts.rejects.csv', 'orgs.rejects.csv']);
-    const contacts = readFileSync(join(out, 'contacts.rejects.csv'), 'utf8').split('\r\n');
+    expect(readdirSync(out).sort()).toEqual(['contacts.warnings.csv', 'orgs.rejects.csv']);
+    const contacts = readFileSync(join(out, 'contacts.warnings.csv'), 'utf8').split('\r\n');
     expect(contacts.slice(1)).toEqual([
+      "P-2,Smith,C-2,3,organisation,LINK_UNRESOLVED,left without organisation: the row with key 'C-2' in step orgs was rejected (value: C-2),",
+      "P-3,Jones,C-9,4,organisation,LINK_UNRESOLVED,left without organisation: no row with key 'C-9' in step orgs (value: C-9),",
+      '',
+    ]);
+    expect(readFileSync(join(out, 'orgs.rejects.csv'), 'utf8')).toMatch(/^\uFEFFcid,name,_row,_field,_code,_message,_raw\r\nC-2,,3,name,MAPPING_VALUE,/);
+
+    // `required: true` makes the same links rejects.
+    writeFileSync(join(base, 'contacts.yaml'), readFileSync(join(base, 'contacts.yaml'), 'utf8').replace('key: "{{org}}"', 'key: "{{org}}"\n    required: true'));
+    const strict = await run(['--plan', 'plan.yaml', '--rejects-dir', 'out/rejects'], base);
+    expect(strict.stdout).toMatch(/rejected\s+2  -> out\/rejects\/contacts\.rejects\.csv\n/);
+    expect(readFileSync(join(out, 'contacts.rejects.csv'), 'utf8').split('\r\n').slice(1)).toEqual([
       "P-2,Smith,C-2,3,fields[1],MAPPING_REFERENCE,the row with key 'C-2' in step orgs was rejected,",
       "P-3,Jones,C-9,4,fields[1],MAPPING_REFERENCE,no row with key 'C-9' in step orgs,",
       '',
     ]);
-    expect(readFileSync(join(out, 'orgs.rejects.csv'), 'utf8')).toMatch(/^\uFEFFcid,name,_row,_field,_code,_message,_raw\r\nC-2,,3,name,MAPPING_VALUE,/);
+    // The warnings file of the first run is gone: its rows are rejects now.
+    expect(readdirSync(out).sort()).toEqual(['contacts.rejects.csv', 'orgs.rejects.csv']);
   });
 
   it.each([

@@ -11,11 +11,13 @@ class FakeService {
     private readonly quota: number,
     private readonly windowMs: number,
     private readonly clock: FakeClock,
+    /** Windows on whole multiples of their length, like the sandbox's (else from the first request). */
+    private readonly aligned = false,
   ) {}
   handle(): { status: number; headers: Record<string, string> } {
     const now = this.clock.now();
     if (now >= this.windowEnd) {
-      this.windowEnd = now + this.windowMs;
+      this.windowEnd = this.aligned ? (Math.floor(now / this.windowMs) + 1) * this.windowMs : now + this.windowMs;
       this.count = 0;
     }
     this.count += 1;
@@ -32,15 +34,27 @@ class FakeService {
   }
 }
 
-async function run(governor: RateGovernor, service: FakeService, clock: FakeClock, requests: number): Promise<number[]> {
+/**
+ * Sends `requests` through the governor. Each answer is read `inFlight - 1` requests later, as
+ * with that many requests under way: the governor decides on the next ones before it has heard
+ * how the last ones were counted.
+ */
+async function run(governor: RateGovernor, service: FakeService, clock: FakeClock, requests: number, costMs = 50, inFlight = 1): Promise<number[]> {
   const sentAt: number[] = [];
+  const unread: Array<{ status: number; headers: Record<string, string> }> = [];
+  const read = (): void => {
+    const answer = unread.shift();
+    if (!answer) return;
+    governor.observe(answer.headers);
+    if (answer.status === 429) governor.onRateLimited(undefined);
+  };
   while (sentAt.length < requests) {
     await governor.acquire();
     const answer = service.handle();
-    governor.observe(answer.headers);
-    if (answer.status === 429) governor.onRateLimited(undefined);
-    else sentAt.push(clock.now());
-    clock.time += 50; // each request takes 50 ms
+    if (answer.status !== 429) sentAt.push(clock.now());
+    unread.push(answer);
+    if (unread.length >= inFlight) read();
+    clock.time += costMs; // each request takes this long
   }
   return sentAt;
 }
@@ -85,13 +99,32 @@ describe('RateGovernor', () => {
     const governor = new RateGovernor(clock);
     const reset = Math.floor(clock.now() / 1000) + 30;
     governor.observe({ 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) });
-    expect(governor.onRateLimited(undefined)).toBe(31_000);
+    // One request left of 4,000 an hour: a window of about a second, so a margin of 10 ms.
+    expect(governor.onRateLimited(undefined)).toBe(30_010);
     await governor.acquire();
-    expect(clock.sleeps).toEqual([31_000]);
+    expect(clock.sleeps).toEqual([30_010]);
 
     const other = new RateGovernor(clock);
     expect(other.onRateLimited(5_000)).toBe(5_000);
     expect(other.state().pausedUntil).toBe(clock.now() + 5_000);
+  });
+
+  it.each([
+    ['a one-second window (--rate-limit 40/s)', 40, 1000, 5, 40, 0.97],
+    ['the hourly window', 4000, 3_600_000, 50, 4, 0.999],
+  ])('uses %s to the margin it allows, with no 429, 8 requests under way', async (_label, quota, windowMs, costMs, windows, share) => {
+    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00.500Z'));
+    const governor = new RateGovernor(clock);
+    const service = new FakeService(quota, windowMs, clock, true);
+    const sentAt = await run(governor, service, clock, quota * windows, costMs, 8);
+    expect(service.answered429).toBe(0);
+    const perWindow = new Map<number, number>();
+    for (const at of sentAt) perWindow.set(Math.floor(at / windowMs), (perWindow.get(Math.floor(at / windowMs)) ?? 0) + 1);
+    // Whole windows only: the first starts mid-window, the last is cut by the count of requests.
+    const full = [...perWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
+    expect(full.length).toBeGreaterThan(0);
+    const used = full.reduce((sum, [, n]) => sum + n, 0) / (full.length * quota);
+    expect(used).toBeGreaterThanOrEqual(share);
   });
 
   it('counts requests made with the same token by someone else', () => {

@@ -65,6 +65,51 @@ describe('Transport', () => {
     expect(clock.sleeps).toHaveLength(3);
   });
 
+  it('waits for a service that is down past the retry limit, within giveUpAfterMs, and goes on', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).replyWithError(socketError('ECONNREFUSED')).times(8);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(503, { message: 'starting' }, JSON_HEADERS).times(4);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(200, { parties: [] }, JSON_HEADERS);
+    const answer = await transport({ giveUpAfterMs: 60_000 }).request({ method: 'GET', path: '/parties' });
+    expect(answer.status).toBe(200);
+    // Twelve failures, far past the limit of 3, each wait capped at the maximum delay.
+    expect(clock.sleeps).toHaveLength(12);
+    expect(Math.max(...clock.sleeps)).toBe(750);
+  });
+
+  it('gives up once the service has given no useful answer for giveUpAfterMs, and says how long', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(200, { parties: [] }, JSON_HEADERS);
+    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).replyWithError(socketError('ECONNREFUSED')).persist();
+    const client = transport({ giveUpAfterMs: 10_000 });
+    await client.request({ method: 'GET', path: '/parties' });
+    const started = clock.now();
+    const error = await client.request({ method: 'GET', path: '/parties' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'API_NETWORK' });
+    expect((error as Error).message).toContain('the budget is 10 s');
+    expect(clock.now() - started).toBeGreaterThanOrEqual(10_000);
+    expect(clock.now() - started).toBeLessThan(10_000 + 1000);
+  });
+
+  it('waits out a token refresh that cannot reach the service, then sends with the new token', async () => {
+    let refreshes = 0;
+    const auth: TokenSource = {
+      token: async () => {
+        refreshes += 1;
+        if (refreshes <= 2) throw new ApiError('API_NETWORK', 'cannot reach the service', { method: 'POST', path: '/oauth/token' });
+        return 'fresh-access-token-3';
+      },
+      secrets: () => ['fresh-access-token-3'],
+    };
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties', method: 'GET', headers: { authorization: 'Bearer fresh-access-token-3' } })
+      .reply(200, { parties: [] }, JSON_HEADERS);
+    const answer = await transport({ auth }).request({ method: 'GET', path: '/parties' });
+    expect(answer.status).toBe(200);
+    expect(clock.sleeps).toEqual([75, 150]);
+  });
+
   it('lets Retry-After win over the computed backoff, without jitter', async () => {
     const pool = agent.get(ORIGIN);
     pool.intercept({ path: '/api/v2/kases', method: 'GET' }).reply(503, '', { headers: { 'retry-after': '7' } });
@@ -116,8 +161,8 @@ describe('Transport', () => {
     pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 2 } }, JSON_HEADERS);
     const answer = await transport().request({ method: 'POST', path: '/parties', json: { party: {} } });
     expect(answer.status).toBe(201);
-    // Waited until the reset plus the safety margin of one second.
-    expect(clock.sleeps).toEqual([121_000]);
+    // Waited until the reset plus the safety margin (a hundredth of a window of about a second, at least 10 ms).
+    expect(clock.sleeps).toEqual([120_010]);
   });
 
   it('refreshes the token once after a 401 and tries again', async () => {

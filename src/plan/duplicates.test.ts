@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import type { MappedItem, MappedRecord } from '../mapping/types.ts';
+import { ColumnCensus } from './census.ts';
+import { foldDuplicates, indexDuplicates, MatchValueCheck, mergeRecord } from './duplicates.ts';
+
+function person(row: number, key: string, record: Record<string, unknown>, extra: Partial<MappedRecord> = {}): MappedRecord {
+  return { kind: 'record', entity: 'party', key, row, location: { file: 'in.csv', row: row + 1 }, record: { type: 'person', ...record }, names: [], refs: [], attachments: [], valuesOf: () => ({}), ...extra };
+}
+
+async function* from(items: MappedItem[]): AsyncGenerator<MappedItem> {
+  yield* items;
+}
+
+async function all(items: AsyncIterable<MappedItem>): Promise<MappedItem[]> {
+  const out: MappedItem[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+const EMAIL = { by: 'email', onMatch: 'update' } as const;
+
+describe('mergeRecord', () => {
+  it('fills empty fields, adds the list items the first row lacks, and moves their names to their new places', () => {
+    const first = person(1, 'a', { lastName: 'Ada', emailAddresses: [{ address: 'a@x.example' }], fields: [{ definition: { name: 'Since' }, value: '2020' }] });
+    first.names.push({ path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', yamlPath: 'fields[3]' });
+    const later = person(2, 'a', {
+      lastName: 'Other',
+      jobTitle: 'Analyst',
+      emailAddresses: [{ address: 'a@x.example' }, { address: 'b@x.example' }],
+      fields: [{ definition: { name: 'Since' }, value: '1999' }, { definition: { name: 'Club' }, value: 'yes' }],
+      owner: { id: null },
+    });
+    later.names.push(
+      { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', yamlPath: 'fields[3]' },
+      { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Club', yamlPath: 'fields[4]' },
+      { path: ['owner', 'id'], kind: 'user', name: 'kim', yamlPath: 'fields[5]' },
+    );
+    later.warnings = [{ code: 'VALUE_DROPPED', field: 'phone', message: 'left out' }];
+    expect(mergeRecord(first, later)).toEqual(['jobTitle', '1 emailAddresses', '1 fields', 'owner']);
+    expect(first.record).toMatchObject({ lastName: 'Ada', jobTitle: 'Analyst', emailAddresses: [{ address: 'a@x.example' }, { address: 'b@x.example' }], owner: { id: null } });
+    expect(first.record.fields).toEqual([{ definition: { name: 'Since' }, value: '2020' }, { definition: { name: 'Club' }, value: 'yes' }]);
+    expect(first.names.map((n) => `${n.name}@${n.path.join('.')}`)).toEqual(['Since@fields.0.definition', 'Club@fields.1.definition', 'kim@owner.id']);
+    expect(first.warnings).toEqual(later.warnings);
+  });
+});
+
+describe('onDuplicate', () => {
+  const rows = (): MappedItem[] => [
+    person(1, '101', { lastName: 'Ada', emailAddresses: [{ address: 'ada@x.example' }] }),
+    person(2, '102', { lastName: 'Bob' }),
+    person(3, '101', { lastName: 'Ada', jobTitle: 'Analyst', emailAddresses: [{ address: 'ada@x.example' }] }),
+    person(4, '103', { lastName: 'Ada L', emailAddresses: [{ address: 'ADA@x.example' }] }),
+    person(5, '102', { lastName: 'Bob' }),
+  ];
+
+  it('reject: a second row with one match value is a problem naming the first row', () => {
+    const check = new MatchValueCheck(EMAIL);
+    const results = rows().map((item) => check.check(item as MappedRecord));
+    expect(results.map((r) => r?.field)).toEqual([undefined, undefined, undefined, 'match', undefined]);
+    expect(results[3]?.message).toContain("the row with key '101' has the same email (ada@x.example)");
+  });
+
+  it('merge: the first row waits for its later rows, by key and by match value, and says what each added', async () => {
+    const index = await indexDuplicates(from(rows()), EMAIL);
+    const out = await all(foldDuplicates(from(rows()), index, 'merge'));
+    expect(out.map((i) => (i.kind === 'record' ? `record ${i.key}` : i.kind === 'skipped' ? `folded ${i.folded?.key}->${i.folded?.into}` : i.kind))).toEqual([
+      // Ada waits for her last later row (row 5), Bob for his (row 6); each goes out before it.
+      'folded 101->101',
+      'record 101',
+      'folded 103->101',
+      'record 102',
+      'folded 102->102',
+    ]);
+    const ada = out.find((i) => i.kind === 'record' && i.key === '101') as MappedRecord;
+    expect(ada.record.jobTitle).toBe('Analyst');
+    expect(ada.warnings?.map((w) => [w.code, w.value, w.message])).toEqual([
+      ['DUPLICATE_MERGED', '101', 'row 4 has the same key and was merged in: jobTitle'],
+      ['DUPLICATE_MERGED', '103', 'row 5 has the same email (ada@x.example) and was merged in, adding nothing'],
+    ]);
+    // Bob's second row gives the same values: folded without a word.
+    expect((out.find((i) => i.kind === 'record' && i.key === '102') as MappedRecord).warnings).toBeUndefined();
+  });
+
+  it('first: the first row goes out at once, with a warning per later row that differs', async () => {
+    const index = await indexDuplicates(from(rows()), EMAIL);
+    const out = await all(foldDuplicates(from(rows()), index, 'first'));
+    const ada = out[0] as MappedRecord;
+    expect(ada.key).toBe('101');
+    expect(ada.record.jobTitle).toBeUndefined();
+    expect(ada.warnings?.map((w) => `${w.code} ${w.value}`)).toEqual(['DUPLICATE_DROPPED 101', 'DUPLICATE_DROPPED 103']);
+    expect(out.filter((i) => i.kind === 'skipped')).toHaveLength(3);
+  });
+});
+
+describe('ColumnCensus', () => {
+  it('counts the rows with a value in each column no field reads, by position and by name', () => {
+    const census = new ColumnCensus(new Set(['id', 'name']));
+    const header = ['id', 'name', 'notes', 'created', ''];
+    census.countFields(['1', 'A', 'x', ' ', 'stray'], header);
+    census.countFields(['2', 'B', 'y', '2020-01-01', null], header);
+    census.countValues({ id: '3', notes: '', created: '2021-01-01', 'phone.3.phoneNumber': '+44 20 7946 0000' });
+    expect(census.result()).toEqual([
+      { column: 'created', rows: 2 },
+      { column: 'notes', rows: 2 },
+      { column: 'phone.3.phoneNumber', rows: 1 },
+    ]);
+  });
+});

@@ -1,0 +1,16 @@
+export { EXAMPLES_PER_REASON, IMPORT_COUNTS, importReport, ReasonTally, rollbackReport, VERIFY_COUNTS, verifyReport, type ReportContext } from './build.ts';
+export {
+  DIFFERENCES_SHOWN,
+  escapeHtml,
+  renderReport,
+  usageChart,
+  writeReport,
+  type NotCarried,
+  type ReasonExample,
+  type ReasonGroup,
+  type ReportCommand,
+  type ReportCount,
+  type ReportInput,
+  type ReportStep,
+} from './html.ts';
+export { UsageRecorder, type UsageRecorderOptions, type UsageSample, type UsageSource } from './usage.ts';

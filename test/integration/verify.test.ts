@@ -1,0 +1,166 @@
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/fake-io.ts';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-verify-'));
+const state = join(dir, '.crm-ferry');
+let box: TestSandbox;
+
+const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token });
+
+/** The ids the run's success file gives each key of a step. */
+function idsOf(step: string): Map<string, number> {
+  const rows = parse(readFileSync(join(state, 'results', `${step}.success.csv`), 'utf8'), { columns: true, bom: true }) as Array<{ key: string; id: string }>;
+  return new Map(rows.map((row) => [row.key, Number(row.id)]));
+}
+
+function differences(file = join(state, 'results', 'verify.differences.csv')): Array<Record<string, string>> {
+  return parse(readFileSync(file, 'utf8'), { columns: true, bom: true }) as Array<Record<string, string>>;
+}
+
+beforeAll(async () => {
+  box = await startTestSandbox();
+  copyFileSync(join(ROOT, 'mappings/generic-organisations.yaml'), join(dir, 'organisations.yaml'));
+  copyFileSync(join(ROOT, 'mappings/generic-people.yaml'), join(dir, 'people.yaml'));
+  copyFileSync(join(ROOT, 'samples/contacts.csv'), join(dir, 'contacts.csv'));
+  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
+  const run = await runCli(['run', 'plan.yaml'], { cwd: dir, env: env() });
+  expect(run.code, run.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await box?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('crm-ferry verify', () => {
+  it('finds an untouched migration clean, and says its requests before reading the records', async () => {
+    const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--json'], { cwd: dir, env: env() });
+    expect(code, stderr).toBe(0);
+    const events = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const [plan, end] = events;
+    expect(plan.type).toBe('plan');
+    // 30 organisations and 30 people: one filter page of 100 each.
+    expect(plan.steps).toEqual([
+      { step: 'organisations', records: idsOf('organisations').size, requests: 1 },
+      { step: 'people', records: idsOf('people').size, requests: 1 },
+    ]);
+    expect(plan.requests).toBe(2);
+    expect(end.summary.matches).toBe(true);
+    // What it said is what it sent.
+    expect(end.summary.requests).toBe(plan.requestsForNames + plan.requestsForAdded + plan.requests);
+    for (const step of end.summary.steps) {
+      expect(step.found).toBe(idsOf(step.step).size);
+      expect([step.missing, step.extra, step.differing, step.unresolved]).toEqual([0, 0, 0, 0]);
+    }
+    expect(differences()).toEqual([]);
+  });
+
+  it('reports a record edited, one deleted and one added by hand, in the CSV and in the HTML report', async () => {
+    const people = idsOf('people');
+    const [edited, deleted] = [...people.keys()] as [string, string];
+    expect((await box.v2('PUT', `/parties/${people.get(edited)}`, { party: { lastName: 'Edited <by hand>' } })).status).toBe(200);
+    expect((await box.v2('DELETE', `/parties/${people.get(deleted)}`)).status).toBeLessThan(300);
+    const added = await box.v2('POST', '/parties', { party: { type: 'person', firstName: 'Hand', lastName: 'Made' } });
+    expect(added.status).toBe(201);
+
+    const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--report', 'verify.html'], { cwd: dir, env: env() });
+    expect(code, stderr).toBe(3);
+    expect(stderr).toMatch(/Reading 60 records of the account \(organisations 30, people 30\): 2 requests/);
+    expect(stdout).toMatch(/differing\s+1\n/);
+    expect(stdout).toMatch(/The account differs from the source: 3 differences/);
+    expect(stdout).toContain('Report: verify.html');
+
+    const rows = differences();
+    const original = readFileSync(join(dir, 'contacts.csv'), 'utf8').split('\n').find((line) => line.includes(edited)) as string;
+    expect(rows).toContainEqual(expect.objectContaining({ step: 'people', kind: 'differs', key: edited, field: 'lastName', in_account: 'Edited <by hand>', id: String(people.get(edited)) }));
+    expect(original).toContain(rows.find((r) => r.kind === 'differs')?.in_file);
+    expect(rows).toContainEqual(expect.objectContaining({ step: 'people', kind: 'missing', key: deleted, in_account: `record ${people.get(deleted)} is no longer in the account` }));
+    expect(rows).toContainEqual(expect.objectContaining({ step: 'people', kind: 'extra', key: '', id: String(added.body.party.id) }));
+    expect(rows.find((r) => r.kind === 'extra')?.in_account).toMatch(/^Hand Made \(record \d+\), added to the account on /);
+    expect(rows).toHaveLength(3);
+
+    const html = readFileSync(join(dir, 'verify.html'), 'utf8');
+    expect(html).toContain(`<tr data-kind="differs" data-step="people" data-key="${edited}" data-field="lastName">`);
+    // Escaped: what someone typed into the account is shown, never taken for markup.
+    expect(html).toContain('Edited &lt;by hand&gt;');
+    expect(html).not.toContain('<by hand>');
+    expect(html).toContain(`data-kind="missing" data-step="people" data-key="${deleted}"`);
+    expect(html).toMatch(/data-kind="extra" data-step="people" data-key="" data-field="">.*Hand Made \(record \d+\)/);
+    expect(html).toMatch(/data-step="people" data-count="differing">1</);
+    expect(html).not.toContain(box.token);
+  });
+
+  it('lists as extra a record whose row has left the input', async () => {
+    const records = parse(readFileSync(join(dir, 'contacts.csv'), 'utf8'), { bom: true }) as string[][];
+    const company = records[1]?.[4] as string;
+    // Every row of one company goes: its organisation is the run's, and no row has it any more.
+    writeFileSync(join(dir, 'fewer.csv'), stringify(records.filter((row) => row[4] !== company)));
+    writeFileSync(join(dir, 'fewer.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: fewer.csv }\n');
+    const { code, stdout, stderr } = await runCli(['verify', 'fewer.yaml', '--state-dir', '.crm-ferry', '--differences', 'orgs-diff.csv'], { cwd: dir, env: env() });
+    expect(code, stderr).toBe(3);
+    expect(stdout).toMatch(/extra\s+1\n/);
+    expect(differences(join(dir, 'orgs-diff.csv'))).toEqual([expect.objectContaining({ step: 'organisations', kind: 'extra', key: company, in_file: 'no row with this key', id: String(idsOf('organisations').get(company)) })]);
+  });
+
+  it('verifies an import of one file with --mapping and --input, by the state folder rules of import', async () => {
+    // An account of its own: the plan's organisations, made the same second in the same account, would be extra.
+    const other = await startTestSandbox();
+    const otherEnv = { CRM_FERRY_BASE_URL: other.url, CRM_FERRY_TOKEN: other.token };
+    let verified: { code: number; stdout: string; stderr: string };
+    try {
+      const imported = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv', '--state-dir', 'single'], { cwd: dir, env: otherEnv });
+      expect(imported.code, imported.stderr).toBe(0);
+      verified = await runCli(['verify', '--mapping', 'organisations.yaml', '--input', 'contacts.csv', '--state-dir', 'single'], { cwd: dir, env: otherEnv });
+    } finally {
+      await other.close();
+    }
+    const { code, stdout, stderr } = verified;
+    expect(code, stdout + stderr).toBe(0);
+    expect(stdout).toMatch(/Step generic-organisations: contacts.csv with organisations.yaml\n  rows in the source\s+30\n/);
+    expect(stdout).toContain('The account holds what the source holds.');
+  });
+
+  it('verifies every kind of record clean: a whole v1 migration (parties, opportunities, projects, notes, tasks)', async () => {
+    const v1 = mkdtempSync(join(tmpdir(), 'ferry-verify-v1-'));
+    // An account of its own: records another test made in the second this run began would be extra.
+    const own = await startTestSandbox();
+    const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: own.url, CRM_FERRY_TOKEN: own.token });
+    try {
+      cpSync(join(ROOT, 'mappings'), join(v1, 'mappings'), { recursive: true });
+      cpSync(join(ROOT, 'samples'), join(v1, 'samples'), { recursive: true });
+      const plan = 'mappings/plans/v1-migration.yaml';
+      const run = await runCli(['run', plan], { cwd: v1, env: env() });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const { code, stdout, stderr } = await runCli(['verify', plan, '--json'], { cwd: v1, env: env() });
+      expect(code, stdout + stderr).toBe(0);
+      const [planned, end] = stdout.trim().split('\n').map((line) => JSON.parse(line));
+      // A filter page for each step of parties, projects or opportunities; a GET per note and per task.
+      const requests = Object.fromEntries(planned.steps.map((s: { step: string; records: number; requests: number }) => [s.step, [s.records, s.requests]]));
+      expect(requests).toEqual({ organisations: [1, 1], people: [2, 1], opportunities: [2, 1], kases: [2, 1], notes: [2, 2], 'kase-notes': [2, 2], tasks: [3, 3] });
+      expect(end.summary.requests).toBe(planned.requestsForNames + planned.requestsForAdded + planned.requests);
+      expect(end.summary.steps.map((s: { found: number }) => s.found)).toEqual([1, 2, 2, 2, 2, 2, 3]);
+    } finally {
+      await own.close();
+      rmSync(v1, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    [['verify'], /verify needs the PLAN of the run, or --mapping M and --input F/],
+    [['verify', 'plan.yaml', '--mapping', 'people.yaml'], /give verify a PLAN or --mapping M --input F, not both/],
+    [['verify', 'plan.yaml', '--report', 'out.txt'], /--report writes an HTML page: give a name ending in .html/],
+    [['verify', 'plan.yaml', '--state-dir', 'nowhere'], /there is no import state in .*nowhere/],
+  ])('%j exits 2 with one clear line', async (args, message) => {
+    const { code, stderr } = await runCli(args, { cwd: dir, env: env() });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+  });
+});

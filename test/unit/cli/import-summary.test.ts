@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { formatImportSummary, warningAndColumnLines } from '../../../src/cli/import-report.ts';
+import type { ImportSummary } from '../../../src/load/index.ts';
+import { emptyWarningCounts } from '../../../src/mapping/warnings.ts';
+
+describe('the summary names warnings and columns not carried', () => {
+  it('lists only the codes that occurred, and every unread column with its rows', () => {
+    const warnings = { ...emptyWarningCounts(), VALUE_DROPPED: 3, LINK_UNRESOLVED: 1 };
+    expect(warningAndColumnLines(warnings, [{ column: 'Create Date', rows: 42 }, { column: 'Fax', rows: 1 }], '  ', 'out/people.warnings.csv')).toEqual([
+      '  warnings:  -> out/people.warnings.csv',
+      '          3  VALUE_DROPPED',
+      '          1  LINK_UNRESOLVED',
+      '  not carried: column "Create Date", 42 rows with a value',
+      '  not carried: column "Fax", 1 row with a value',
+    ]);
+    expect(warningAndColumnLines(emptyWarningCounts(), [])).toEqual([]);
+  });
+
+  it('shows them per step in the run\'s summary', () => {
+    const step = {
+      step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: '/w/s.csv', rejectsFile: null,
+      rowsRead: 2, created: 2, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
+      warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 }, notCarried: [{ column: 'Notes', rows: 2 }],
+    };
+    const summary: ImportSummary = {
+      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 3, requestsForNames: 1, elapsedMs: 1000, interrupted: false, stopped: null,
+      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
+    };
+    const text = formatImportSummary(summary, '/w');
+    expect(text).toMatch(/results\s+-> s\.csv\n  warnings:\n\s+2  VALUE_KEPT\n  not carried: column "Notes", 2 rows with a value\n/);
+  });
+});
