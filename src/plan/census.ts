@@ -19,7 +19,12 @@ export class ColumnCensus {
   /** Positions of the unread columns, per header (CSV rows share one header object). */
   #positions: { header: readonly string[]; unread: number[] } | null = null;
 
-  constructor(private readonly read: ReadonlySet<string>) {}
+  /** `read`: the columns the mapping reads, or a test for them (numbered columns, `phone.*.type`, match by number). */
+  constructor(read: ReadonlySet<string> | ((column: string) => boolean)) {
+    this.#reads = typeof read === 'function' ? read : (column) => read.has(column);
+  }
+
+  readonly #reads: (column: string) => boolean;
 
   #add(column: string): void {
     this.#counts.set(column, (this.#counts.get(column) ?? 0) + 1);
@@ -30,7 +35,7 @@ export class ColumnCensus {
     if (this.#positions?.header !== header) {
       const unread: number[] = [];
       header.forEach((column, i) => {
-        if (!this.read.has(column) && column !== '') unread.push(i);
+        if (!this.#reads(column) && column !== '') unread.push(i);
       });
       this.#positions = { header, unread };
     }
@@ -39,7 +44,7 @@ export class ColumnCensus {
 
   /** A row given by name. */
   countValues(values: Readonly<Record<string, CellValue>>): void {
-    for (const column in values) if (!this.read.has(column) && !isEmpty(values[column])) this.#add(column);
+    for (const column in values) if (!this.#reads(column) && !isEmpty(values[column])) this.#add(column);
   }
 
   /** The unread columns that held a value, most rows first. */

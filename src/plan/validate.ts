@@ -276,7 +276,8 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
  * (see duplicates.ts); the importer and validate both read a step through here, so they agree.
  */
 export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
-  const census = new ColumnCensus(new Set(compiled.columns));
+  // Numbered columns (`email.*.emailAddress`) are read whatever their number.
+  const census = new ColumnCensus((column) => compiled.readsColumn(column));
   const policy = step.mapping.onDuplicate;
   if (policy === 'reject') {
     const opened = await openMapped(step, compiled, signal, census);

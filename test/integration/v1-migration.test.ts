@@ -72,6 +72,11 @@ describe('the bundled v1 account into an empty account', () => {
     ]);
     expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual(['activityType Email', 'activityType Task completed', 'trackDefinition Installation checklist']);
     expect(first.setup?.checklist).toEqual([]);
+    // Every item the mappings carry is read, numbered ones included; what is left is named.
+    const notCarried = Object.fromEntries(first.steps.map((s) => [s.step, s.notCarried.map((c) => c.column)]));
+    expect(notCarried.notes).toEqual(['parent.type']);
+    expect(notCarried.kases).toEqual(expect.arrayContaining(['track.1.trackDateOn']));
+    expect(notCarried.kases?.filter((c) => c.startsWith('party.') || c === 'track.1.description')).toEqual([]);
   });
 
   it('carries every history item as an entry with its v1 date, an activity type for its kind, its author and its attachments', async () => {
