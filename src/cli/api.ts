@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseLinkHeader } from '../client/pagination.ts';
 import type { ApiRequest, ApiResponse, HttpMethod } from '../client/transport.ts';
 import { FerryError } from '../errors/index.ts';
+import { readTextInput } from '../util/input-file.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 
@@ -26,7 +26,9 @@ export async function apiOptions(args: ParsedArgs, cwd: string): Promise<ApiComm
   let data: unknown;
   const raw = args.values.data;
   if (typeof raw === 'string') {
-    const text = raw.startsWith('@') ? await readFile(resolve(cwd, raw.slice(1)), 'utf8').catch((error: Error) => {
+    const file = resolve(cwd, raw.slice(1));
+    const text = raw.startsWith('@') ? await readTextInput(file, 'the --data file', (message) => new FerryError('USAGE', message, { location: { file } })).catch((error: Error) => {
+      if (error instanceof FerryError) throw error;
       throw new FerryError('USAGE', `cannot read --data file ${raw.slice(1)}: ${error.message}`);
     }) : raw;
     try {

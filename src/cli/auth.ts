@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { checkBaseUrl } from '../client/base-url.ts';
 import type { CredentialStore } from '../client/credentials.ts';
 import { FerryError } from '../errors/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
@@ -64,7 +65,7 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
     const baseUrl = (v['base-url'] as string | undefined) ?? (io.env.CRM_FERRY_BASE_URL || undefined);
     if (!baseUrl) throw new FerryError('CONFIG_MISSING', 'no base address of the service', { hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.' });
-    checkAddress('--base-url', baseUrl, /^https?:$/, 'an http(s) address, e.g. https://crm.example.com');
+    checkBaseUrl(baseUrl);
     const redirectUri = (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback';
     checkAddress('--redirect-uri', redirectUri, /^http:$/, 'a loopback http address, e.g. http://127.0.0.1:8976/callback', /^(127\.0\.0\.1|localhost|\[::1\])$/);
     const scope = (v.scope as string | undefined) ?? 'read write';

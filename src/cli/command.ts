@@ -22,6 +22,8 @@ export interface OptionDef {
   describe: string;
   /** The heading `--help` lists the option under. @default "Options:" */
   group?: string;
+  /** A string option that may also be given alone (its value is then ''). @default false */
+  optionalValue?: boolean;
 }
 
 export type OptionSpec = Record<string, OptionDef>;

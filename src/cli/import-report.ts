@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
+import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import type { ChecklistItem, ImportEvent, ImportSummary, RollbackSummary, SetupPlan, SetupReport, StepCounts } from '../load/index.ts';
 import { KIND_WORDS } from '../load/setup-kinds.ts';
 import { IMPORT_COUNTS as COUNTS } from '../report/build.ts';
@@ -78,8 +79,8 @@ export function formatSetupReport(report: SetupReport): string {
  * or the mapping is fixed, writes them; --retry-rejects only narrows a run to them.
  */
 function rejectedHint(rejected: number, retryRejects: boolean): string {
-  const fix = `${plural(rejected, 'row')} rejected: fix ${rejected === 1 ? 'it' : 'them'} in the input or the mapping (the rejects files say why), then run the same command again`;
-  return retryRejects ? `${fix}.` : `${fix}: rejected rows are taken again, rows already written cost no request (add --retry-rejects to take only the rejected rows).`;
+  const fix = `${plural(rejected, 'row')} rejected: ${fixInInput(rejected)}`;
+  return `${retryRejects ? fix : `${fix}: rejected rows are taken again, rows already written cost no request (add --retry-rejects to take only the rejected rows)`}; ${fixInRejectsFile(rejected)}.`;
 }
 
 /** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */

@@ -5,6 +5,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
+import { printableLines } from '../util/printable.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
 import { version } from './version.ts';
@@ -63,6 +64,11 @@ export interface ImportCommandOptions {
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
 export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'mapping' | 'plan'): ImportCommandOptions {
   const v = args.values;
+  const retry = v['retry-rejects'];
+  // `run --retry-rejects plan.yaml`: the word after the flag was read as its file.
+  if (typeof retry === 'string' && /\.ya?ml$/i.test(retry) && args.positionals.length === 0) {
+    throw new FerryError('USAGE', `--retry-rejects takes a rejects file, got ${JSON.stringify(retry)}; put the plan before it (\`crm-ferry run PLAN --retry-rejects\`), or give --retry-rejects=FILE`);
+  }
   let source: ImportOptionsInput['source'];
   let anchor: string;
   if (kind === 'plan') {
@@ -78,7 +84,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
   }
   if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
-  if (v['retry-rejects'] && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
+  if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {
     source,
     stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor),
@@ -86,7 +92,8 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     fresh: Boolean(v.fresh),
     full: Boolean(v.full),
     deleteMissing: Boolean(v['delete-missing']),
-    retryRejects: Boolean(v['retry-rejects']),
+    retryRejects: retry !== undefined,
+    retryFile: typeof retry === 'string' && retry !== '' ? (path(retry, cwd) as string) : null,
     strict: Boolean(v.strict),
   };
   const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
@@ -176,7 +183,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     options.transport,
   );
   progress.finish();
-  if (!options.json) io.stdout.write(formatImportSummary(summary, io.cwd));
+  if (!options.json) io.stdout.write(printableLines(formatImportSummary(summary, io.cwd)));
   if (reportFile && report && tally) {
     const { importReport } = await import('../report/index.ts');
     const source = options.run.source;
@@ -199,7 +206,12 @@ const RUN_FLAGS: OptionSpec = {
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
   'delete-missing': { type: 'boolean', describe: 'delete the records of rows no longer in the input (listed otherwise)' },
-  'retry-rejects': { type: 'boolean', describe: 'only the rows earlier runs rejected (a plain run takes them again too, with every other change)' },
+  'retry-rejects': {
+    type: 'string',
+    optionalValue: true,
+    value: 'FILE',
+    describe: 'only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate\'s or a run\'s; in a plan, <step>.rejects.csv is that step\'s)',
+  },
   strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users or teams the rows name" },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
@@ -286,7 +298,7 @@ rollback is finished by running it again.`,
       { connections: concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS },
     );
     const text = formatRollbackSummary(summary, dryRun);
-    io.stdout.write(text);
+    io.stdout.write(printableLines(text));
     if (reportFile && report) {
       const { rollbackReport } = await import('../report/index.ts');
       const outcome = text.trimEnd().split('\n').filter((line) => !line.startsWith('Requests:')).join(' ');

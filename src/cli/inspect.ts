@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
 import { normalizeDelimiter, normalizeHeaderRow } from '../sources/csv.ts';
 import type { InspectOptions, InspectReport } from '../sources/index.ts';
+import { printable, printableLines } from '../util/printable.ts';
 import type { Command, ParsedArgs } from './command.ts';
 
 /** Builds the library options from the flags; every flag error is a USAGE error. */
@@ -71,12 +72,13 @@ export function formatInspectReport(report: InspectReport): string {
   field('Row errors', String(report.errorCount));
   lines.push('');
   lines.push(`Columns (${report.columns.length}):`);
-  const nameWidth = Math.max(4, ...report.columns.map((c) => c.name.length));
+  // Names are padded as they are printed: with their control characters escaped.
+  const nameWidth = Math.max(4, ...report.columns.map((c) => printable(c.name).length));
   const numberWidth = String(report.columns.length).length;
   lines.push(`  ${pad('#', numberWidth)}  ${pad('Name', nameWidth)}  ${pad('Filled', 7)}  Samples`);
   report.columns.forEach((column, index) => {
     const samples = column.samples.map((s) => JSON.stringify(s)).join(', ');
-    lines.push(`  ${pad(String(index + 1), numberWidth)}  ${pad(column.name, nameWidth)}  ${pad(`${column.fillRate.toFixed(1)}%`, 7)}  ${samples}`);
+    lines.push(`  ${pad(String(index + 1), numberWidth)}  ${pad(printable(column.name), nameWidth)}  ${pad(`${column.fillRate.toFixed(1)}%`, 7)}  ${samples}`);
   });
   if (report.findings.length > 0) {
     lines.push('');
@@ -132,7 +134,7 @@ whose dates read in two orders (03/04/2024 beside 25/04/2024, or 25/04/2024 besi
     }
     // Show the path as it was typed, not as resolved.
     report.file = file;
-    io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatInspectReport(report));
+    io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : printableLines(formatInspectReport(report)));
     return report.errorCount > 0 ? EXIT.ROWS_REJECTED : EXIT.OK;
   },
 };

@@ -1,12 +1,15 @@
 import { EXIT, exitCodeFor, FerryError, formatLocation } from '../errors/index.ts';
+import { printable, printableLines } from '../util/printable.ts';
 import type { CliIo } from './command.ts';
 
 /** Reports an error the way a person can act on it. Exit codes are decided in errors/exit-codes.ts. */
 export function reportError(error: unknown, io: CliIo): number {
   if (error instanceof FerryError) {
-    const where = formatLocation(error.location);
-    io.stderr.write(`error [${error.code}]${where ? ` at ${where}` : ''}: ${error.message}\n`);
-    if (error.hint) io.stderr.write(`  ${error.hint}\n`);
+    // Messages quote input (file and column names, values, a parser's words about a file): its
+    // control characters are written as escapes, so each line stays one line of plain text.
+    const where = printable(formatLocation(error.location));
+    io.stderr.write(`error [${error.code}]${where ? ` at ${where}` : ''}: ${printableLines(error.message)}\n`);
+    if (error.hint) io.stderr.write(`  ${printableLines(error.hint)}\n`);
   } else {
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
     io.stderr.write(
@@ -67,7 +70,7 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
         io.stdout.write(`${outcome.overview}\n`);
         return EXIT.INVALID_INPUT;
       case 'usage-error':
-        io.stderr.write(`${outcome.message}\n${outcome.after.startsWith('Run ') ? '' : '\n'}${outcome.after}\n`);
+        io.stderr.write(`${printableLines(outcome.message)}\n${outcome.after.startsWith('Run ') ? '' : '\n'}${outcome.after}\n`);
         return EXIT.INVALID_INPUT;
       case 'run':
         return interrupted(await outcome.command.run(outcome.args, io));

@@ -5,6 +5,7 @@ import type { DraftOptions } from '../mapping/init.ts';
 import { ENTITIES, type Entity } from '../mapping/schema.ts';
 import { normalizeHeaderRow } from '../sources/csv.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
+import { printableLines } from '../util/printable.ts';
 
 function pathIn(io: CliIo, file: string): string {
   return isAbsolute(file) ? file : resolve(io.cwd, file);
@@ -109,8 +110,8 @@ says so.`,
       io.stderr.write(`the columns match the ready-made ${ready.name} (it reads ${ready.reads} of the ${draft.header.length} columns): started from it; --draft drafts from the columns instead\n`);
       return EXIT.OK;
     }
-    if (draft.entityReason) io.stderr.write(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`);
-    io.stderr.write(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`);
+    if (draft.entityReason) io.stderr.write(printableLines(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`));
+    io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`));
     return EXIT.OK;
   },
 };

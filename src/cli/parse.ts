@@ -91,7 +91,7 @@ function configure(y: Argv, command: Command): Argv {
   y.usage(reflow(command.usage));
   if (command.epilog) y.epilog(reflow(command.epilog));
   for (const [key, def] of Object.entries(command.options)) {
-    y.option(key, { type: def.type, requiresArg: def.type === 'string', describe: describe(def), group: def.group ?? 'Options:' });
+    y.option(key, { type: def.type, requiresArg: def.type === 'string' && !def.optionalValue, describe: describe(def), group: def.group ?? 'Options:' });
   }
   return y;
 }

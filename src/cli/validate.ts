@@ -4,6 +4,8 @@ import type { RecordService } from '../load/service.ts';
 import type { NameResolver } from '../mapping/types.ts';
 import type { StepReport, ValidateReport } from '../plan/validate.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
+import { printableLines } from '../util/printable.ts';
+import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { warningAndColumnLines } from './import-report.ts';
 import { totalWarnings } from '../mapping/warnings.ts';
@@ -96,7 +98,7 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   const rejected = report.steps.reduce((sum, s) => sum + s.rejected, 0);
   lines.push('');
   if (report.interrupted) lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
-  else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected; fix them in the rejects file and validate it again.`);
+  else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected: ${fixInInput(rejected)}; ${fixInRejectsFile(rejected)}.`);
   const warned = report.steps.reduce((sum, s) => sum + totalWarnings(s.warnings), 0);
   if (!report.interrupted && warned > 0) lines.push(`${warned} warning${warned === 1 ? '' : 's'}: values left out or kept as typed, links not made, rows merged; each is in the warnings file with its row.`);
   return `${lines.join('\n')}\n`;
@@ -174,7 +176,7 @@ unreadable input, 4 when the service cannot be reached with --online.`,
       await close();
     }
     if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else io.stdout.write(formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd }));
+    else io.stdout.write(printableLines(formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd })));
     if (report.interrupted) return EXIT.INTERRUPTED;
     return report.steps.some((s) => s.rejected > 0) ? EXIT.ROWS_REJECTED : EXIT.OK;
   },

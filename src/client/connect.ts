@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
+import { checkBaseUrl } from './base-url.ts';
 import { CrmClient } from './client.ts';
 import { CredentialStore, defaultCredentialsPath } from './credentials.ts';
 import { OAuthSession } from './oauth.ts';
@@ -18,19 +19,6 @@ export interface ConnectOptions {
   dispatcher?: Dispatcher;
   log?: (line: string) => void;
   transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs' | 'giveUpAfterMs'>>;
-}
-
-/** A base address must be an http(s) URL; anything else is a configuration mistake, not a network problem. */
-function checkBaseUrl(baseUrl: string): void {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(baseUrl)} is not a URL`, { hint: 'Give it as https://YOUR-ACCOUNT.example.com (--base-url or CRM_FERRY_BASE_URL).' });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(baseUrl)} is not an http(s) address`, { hint: 'The service answers over https://.' });
-  }
 }
 
 /** A token travels in a header: a line break or a space in it is a pasting mistake, said before any request. */

@@ -1,15 +1,16 @@
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { extname, isAbsolute, resolve } from 'node:path';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { CrmClient, Filter } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
 import { loadMapping } from '../mapping/index.ts';
+import { readTextInput } from '../util/input-file.ts';
 import { chooseColumns, embedFor, type Cell } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
-import { checkTarget, deletedFileOf, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
+import { checkTarget, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
 
@@ -155,8 +156,9 @@ interface ExportState {
 async function readState(file: string): Promise<ExportState | null> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextInput(file, 'the export state', (message) => new FerryError('USAGE', message, { location: { file } }));
   } catch (error) {
+    if (error instanceof FerryError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new FerryError('EXPORT_WRITE', `cannot read the export state ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
   }
@@ -215,20 +217,25 @@ interface LoadedFilter {
 }
 
 async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: AccountCatalog | null): Promise<LoadedFilter> {
-  if (options.filterFile) {
+  const file = options.filterFile;
+  if (file) {
     let text: string;
     try {
-      text = await readFile(options.filterFile, 'utf8');
+      text = await readTextInput(file, 'the filter file', (message) => new FerryError('USAGE', message, { location: { file } }));
     } catch (error) {
-      throw new FerryError('USAGE', `cannot read the filter file ${options.filterFile}: ${(error as Error).message}`, { location: { file: options.filterFile } });
+      if (error instanceof FerryError) throw error;
+      throw new FerryError('USAGE', `cannot read the filter file ${file}: ${(error as Error).message}`, { location: { file } });
     }
     let value: unknown;
     try {
-      value = options.filterFile.endsWith('.json') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
+      value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
     } catch (error) {
-      throw new FerryError('USAGE', `the filter file ${options.filterFile} does not parse: ${(error as Error).message}`, { location: { file: options.filterFile } });
+      // The YAML parser's message goes on with a code frame of the file; its first line says what is wrong.
+      const message = ((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '');
+      const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+      throw new FerryError('USAGE', `the filter file ${file} does not parse: ${message}`, { location: line === undefined ? { file } : { file, line } });
     }
-    return { filter: checkFilterFile(entity, value, options.filterFile), local: [] };
+    return { filter: checkFilterFile(entity, value, file), local: [] };
   }
   const { conditions, local } = parseWhere(entity, options.where, catalog, options.any);
   const orderBy = options.orderBy ? parseOrderBy(entity, options.orderBy) : undefined;
@@ -277,10 +284,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   if (options.since === 'auto') since = state && state.query === query && state.entity === entity ? state.since : null;
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
-  if (options.out !== null) {
-    await removeStaleTemps(options.out);
-    await removeStaleTemps(deletedFileOf(options.out, options.format));
-  }
+  if (options.out !== null) await removeStaleTemps(dirname(options.out));
   const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
   const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {

@@ -1,11 +1,27 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FerryError } from '../errors/index.ts';
 import { readXlsx } from '../sources/xlsx.ts';
 import { openXlsxParts } from '../sources/xlsx-container.ts';
 import { openWriter, XLSX_MAX_TEXT } from './writers.ts';
+
+/** Files whose writes fail once opened, as on a disk that fills up: the file exists, its bytes never arrive. */
+const failing = vi.hoisted(() => ({ pattern: null as RegExp | null }));
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const createWriteStream: typeof fs.createWriteStream = (path, options) => {
+    const stream = fs.createWriteStream(path, options);
+    if (failing.pattern?.test(String(path))) {
+      const full = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      stream._write = (_chunk, _encoding, callback) => callback(full());
+      stream._writev = (_chunks, callback) => callback(full());
+    }
+    return stream;
+  };
+  return { ...fs, default: { ...fs, createWriteStream }, createWriteStream };
+});
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-writers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -107,6 +123,28 @@ describe('a file that cannot be written', () => {
     await writer.abort();
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   }, 5_000);
+});
+
+describe('the deleted ids beside an incremental export', () => {
+  it('leave no temporary file when they cannot be written after the export is in place', async () => {
+    const folder = mkdtempSync(join(dir, 'deleted-'));
+    failing.pattern = /\.deleted\.csv\.\d+\.\d+\.tmp$/;
+    try {
+      const writer = openWriter('csv', join(folder, 'nightly.csv'), ['id'], options);
+      await writer.write([1], {});
+      await writer.deleted([{ id: 7, deletedAt: '2026-01-01T00:00:00Z' }]);
+      const error = await writer.commit().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect((error as FerryError).code).toBe('EXPORT_WRITE');
+      expect((error as FerryError).message).toMatch(/nightly\.deleted\.csv: ENOSPC/);
+      await writer.abort();
+      expect(readdirSync(folder)).toEqual(['nightly.csv']);
+    } finally {
+      failing.pattern = null;
+    }
+  });
 });
 
 describe('XLSX texts longer than a cell holds', () => {

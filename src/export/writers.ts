@@ -2,6 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { access, constants, lstat, readdir, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { FerryError } from '../errors/index.ts';
 import { csvField } from '../mapping/rejects.ts';
 import { processAlive } from '../util/alive.ts';
@@ -80,20 +81,23 @@ class AtomicFile {
     this.check();
   }
 
+  /** Finishes the file and renames it onto its target; when that fails, the temporary file is removed. */
   async commit(): Promise<void> {
-    this.check();
-    await new Promise<void>((resolve, reject) => {
-      this.stream.once('error', reject);
-      this.stream.end(() => resolve());
-    }).catch((error: Error) => {
-      this.#failed ??= error;
-    });
-    this.check();
     try {
-      await rename(this.temp, this.target);
+      this.check();
+      // end()'s callback comes before the 'error' event of a write that failed (a full disk):
+      // finished() waits for either.
+      this.stream.end();
+      await finished(this.stream).catch((error: Error) => {
+        this.#failed ??= error;
+      });
+      this.check();
+      await rename(this.temp, this.target).catch((error: Error) => {
+        throw new FerryError('EXPORT_WRITE', `cannot move the export to ${this.target}: ${error.message}`, { location: { file: this.target }, cause: error });
+      });
     } catch (error) {
-      await rm(this.temp, { force: true });
-      throw new FerryError('EXPORT_WRITE', `cannot move the export to ${this.target}: ${(error as Error).message}`, { location: { file: this.target }, cause: error });
+      await this.abort();
+      throw error;
     }
   }
 
@@ -109,16 +113,19 @@ class AtomicFile {
   }
 }
 
+/** `.NAME.PID.N.tmp`, the temporary name of an AtomicFile: the process that wrote it is in it. */
+const TEMP_NAME = /^\..+\.(\d+)\.\d+\.tmp$/;
+
 /**
- * Removes the temporary files an export of `target` left when its process was killed (they are
- * named after the target and the process; a live process's file is left alone).
+ * Removes the temporary files that exports into `folder` left when their process was killed
+ * (`kill -9`, a power cut): whatever the file they were writing, as the next export may be of
+ * another name. A file of a process still running is left alone.
  */
-export async function removeStaleTemps(target: string): Promise<void> {
-  const prefix = `.${basename(target)}.`;
-  const names = await readdir(dirname(target)).catch(() => [] as string[]);
+export async function removeStaleTemps(folder: string): Promise<void> {
+  const names = await readdir(folder).catch(() => [] as string[]);
   for (const name of names) {
-    const match = name.startsWith(prefix) ? /^(\d+)\.\d+\.tmp$/.exec(name.slice(prefix.length)) : null;
-    if (match && !processAlive(Number(match[1]))) await rm(join(dirname(target), name), { force: true });
+    const match = TEMP_NAME.exec(name);
+    if (match && !processAlive(Number(match[1]))) await rm(join(folder, name), { force: true });
   }
 }
 
@@ -138,10 +145,10 @@ export async function checkTarget(target: string, what = '--out'): Promise<strin
     });
   };
   let path = target;
+  // A file in /dev, /proc or /sys (or a link in, or into, them) is no file to replace.
+  checkNotSpecial(target, what, special);
   const link = await lstat(target).catch(() => null);
   if (link?.isSymbolicLink()) {
-    // A link in, or into, /dev, /proc or /sys: its target is no file to replace.
-    checkNotSpecial(target, what, special);
     checkNotSpecial(resolve(dirname(target), await readlink(target)), what, special);
     path = await realpath(target).catch(() => special());
   }
@@ -176,8 +183,14 @@ async function commitWithDeleted(file: AtomicFile | null, target: string | null,
   }
   if (deleted !== null && target !== null) {
     const side = new AtomicFile(deletedFileOf(target, extension));
-    await side.write(deleted);
-    await side.commit();
+    try {
+      await side.write(deleted);
+      await side.commit();
+    } catch (error) {
+      // The export's file is in place by now; the deleted ids leave no half-written file beside it.
+      await side.abort();
+      throw error;
+    }
     files.push(side.target);
   }
   return files;

@@ -1,9 +1,8 @@
-import { hostname } from 'node:os';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { lstat, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { processAlive } from '../util/alive.ts';
 import { checkNotSpecial } from '../util/make-folders.ts';
+import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
 export interface AccountIdentity {
@@ -20,16 +19,18 @@ export interface OpenStateOptions {
   fresh?: boolean;
   /** Only open a state a run wrote (rollback): a missing one is an error, and nothing is created. @default false */
   existing?: boolean;
+  /**
+   * The ids of the account's users, asked once the state is bound: every command that binds a
+   * state checks them against the users its runs saw (see checkUsers), so none can act on a state
+   * of another account behind the same address. An empty list checks nothing.
+   */
+  users: () => Promise<readonly number[]>;
+  /** Remember the users seen in state.json (a dry run leaves the state as it was). @default true */
+  keepUsers?: boolean;
 }
 
 const FORMAT = 1;
 
-/**
- * Lock files this process holds. A lock naming this process's id that is not among them was left
- * by an earlier process that had the same id (in a container, a restart hands out the same small
- * ids again): stale, not ours.
- */
-const held = new Set<string>();
 const STATE_FILE = 'state.json';
 const LOCK_FILE = 'lock';
 
@@ -58,7 +59,7 @@ export class StateDir {
 
   private constructor(
     readonly dir: string,
-    private readonly lockFile: string,
+    private readonly lock: HeldLock,
   ) {}
 
   static async open(options: OpenStateOptions): Promise<StateDir> {
@@ -79,12 +80,11 @@ export class StateDir {
     } catch (error) {
       throw new FerryError('JOURNAL_WRITE', `cannot create the state folder ${dir}: ${(error as Error).message}`, { location: { file: dir }, cause: error });
     }
-    const lockFile = join(dir, LOCK_FILE);
-    await takeLock(lockFile);
-    const state = new StateDir(dir, lockFile);
+    const state = new StateDir(dir, await takeLock(join(dir, LOCK_FILE)));
     try {
       if (options.fresh) await state.#moveAside();
       await state.#bind(options.account);
+      await state.#checkUsers(await options.users(), options.keepUsers ?? true);
       await mkdir(join(dir, 'journal'), { recursive: true, mode: 0o700 });
       await mkdir(join(dir, 'results'), { recursive: true, mode: 0o700 });
     } catch (error) {
@@ -148,7 +148,7 @@ export class StateDir {
    * the service's address, and accounts may share one: another account shows as users with none
    * in common. The users seen are kept (people join and leave an account).
    */
-  async checkUsers(ids: readonly number[], keep = true): Promise<void> {
+  async #checkUsers(ids: readonly number[], keep: boolean): Promise<void> {
     const state = this.#state;
     if (ids.length === 0 || state === undefined) return;
     const file = join(this.dir, STATE_FILE);
@@ -182,48 +182,11 @@ export class StateDir {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await rm(this.lockFile, { force: true });
-    held.delete(resolve(this.lockFile));
+    await releaseLock(this.lock);
   }
 }
 
 /** A step name as a file name: letters, digits, dot, dash and underscore; anything else hex-escaped. */
 function safeName(step: string): string {
   return step.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.codePointAt(0)?.toString(16)}`);
-}
-
-async function takeLock(file: string): Promise<void> {
-  const mine = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() });
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    try {
-      const handle = await open(file, 'wx', 0o600);
-      await handle.writeFile(mine);
-      await handle.close();
-      held.add(resolve(file));
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new FerryError('JOURNAL_WRITE', `cannot create the lock ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
-      }
-    }
-    let holder: { pid?: unknown; host?: unknown; since?: unknown } = {};
-    try {
-      holder = JSON.parse(await readFile(file, 'utf8'));
-    } catch {
-      // Written by a process killed between creating and filling it: as good as stale.
-    }
-    const pid = typeof holder.pid === 'number' ? holder.pid : null;
-    const sameHost = holder.host === hostname();
-    const alive = pid === process.pid ? held.has(resolve(file)) : processAlive(pid ?? 0);
-    if (pid !== null && (!sameHost || alive)) {
-      throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${String(holder.host)}`}, since ${String(holder.since)}) is using the state in ${file.slice(0, -LOCK_FILE.length - 1)}`, {
-        location: { file },
-        hint: sameHost ? 'Wait for it to finish, or stop it; the next run goes on from where it got.' : `If that machine no longer runs it, remove ${file}.`,
-      });
-    }
-    // The process that held it is gone (crashed or killed): take the lock over.
-    const age = await stat(file).catch(() => null);
-    if (age) await rm(file, { force: true });
-  }
-  throw new FerryError('JOURNAL_LOCKED', `cannot take the lock ${file}: it keeps being taken`, { location: { file } });
 }

@@ -1,5 +1,5 @@
 import { readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { CrmClient } from '../client/client.ts';
@@ -16,13 +16,13 @@ import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, un
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
-import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, fromRecord, planContacts, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
-import { writeStateSteps } from './rollback.ts';
+import { bindStateSteps } from './rollback.ts';
 import { LostCreates, RecordService } from './service.ts';
 import { setupForRun, type SetupPlan, type SetupReport } from './setup.ts';
 
@@ -52,6 +52,8 @@ export const importOptionsSchema = z.object({
   retryRejects: z.boolean().default(false),
   /** With a plan's `setup:`: stop before any write when the account lacks what the interface cannot create. @default false */
   strict: z.boolean().default(false),
+  /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
+  retryFile: z.string().nullable().default(null),
 });
 
 export type ImportOptions = z.output<typeof importOptionsSchema>;
@@ -372,6 +374,8 @@ function withType(entity: string, body: Body): Body {
  */
 export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Promise<ImportSummary> {
   const options = importOptionsSchema.parse(input);
+  // The rows of a rejects file are rejected rows: the plan's other steps take theirs too.
+  if (options.retryFile !== null) options.retryRejects = true;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
@@ -383,21 +387,25 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   if (options.strict && !plan?.plan.setup) {
     throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
   }
+  if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh });
+  const beforeNames = deps.client.transport.requestsSent;
+  // Kept for the set-up, which starts from the same names.
+  const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
+  let resolver: NameResolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
+  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  // The account's users are checked as the state is bound; a dry run leaves the state as it was.
+  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh, users, keepUsers: !options.dryRun });
   const steps: StepRun[] = [];
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
-    const beforeNames = deps.client.transport.requestsSent;
-    // Kept for the set-up, which starts from the same names.
-    const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
-    let resolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
-    const requestsForNames = deps.client.transport.requestsSent - beforeNames;
-    // A dry run checks, but leaves the state as it was.
-    if (resolver instanceof CatalogResolver) await state.checkUsers(resolver.userIds(), !options.dryRun);
     const run = state.newRunId();
+    const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
+    // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
+    await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
     let setup: SetupReport | null = null;
     if (plan?.plan.setup) {
@@ -409,7 +417,6 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       if (done.resolver && !deps.resolver) resolver = done.resolver;
     }
     for (const step of prepared) assertConstantNames(step, resolver);
-    if (!options.dryRun) await writeStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity })));
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
@@ -708,7 +715,7 @@ class ImportEngine {
         // A row that could not be read had no key to journal its reject under: once it can be
         // read, it is a row the journal has never seen.
         const fixedUnread = prior === undefined && step.journal.unread > 0;
-        if (this.options.retryRejects && !prior?.rejected && !fixedUnread) {
+        if (this.options.retryRejects && !prior?.rejected && !fixedUnread && !step.prepared.fromRejects) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
@@ -1037,6 +1044,8 @@ class ImportEngine {
     // A partial read says nothing about what is missing.
     if (this.options.limit !== null || this.options.retryRejects) return;
     for (const step of [...this.steps].reverse()) {
+      // A rejects file fed back holds the rows to fix, not the whole input.
+      if (step.prepared.fromRejects) continue;
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
       if (this.options.dryRun) continue;

@@ -482,10 +482,12 @@ export async function runSetup(
   const { plan, steps } = await preparePlan(options.planFile);
   const compiled: CompiledMapping[] = [];
   for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account });
+  const catalog = await readAccountCatalog(deps.client);
+  // The state is the account's: checked by its users, as a run checks it.
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, users: async () => catalog.users.map((user) => user.id), keepUsers: !options.dryRun });
   try {
     const spec = plan.setup ?? { derive: true, pipelines: [], milestones: [], activityTypes: [], trackDefinitions: [] };
-    const forRun: SetupForRunOptions = { spec, steps, compiled, dryRun: options.dryRun ?? false, strict: options.strict ?? false };
+    const forRun: SetupForRunOptions = { spec, steps, compiled, dryRun: options.dryRun ?? false, strict: options.strict ?? false, catalog };
     if (deps.signal) forRun.signal = deps.signal;
     if (deps.onPlan) forRun.onPlan = deps.onPlan;
     const { report } = await setupForRun(forRun, { client: deps.client, state, run: state.newRunId() });

@@ -6,6 +6,7 @@ import type { CellValue } from '../sources/types.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
 import { isIdColumn, normalizeWord } from '../sources/column-kinds.ts';
+import { printable } from '../util/printable.ts';
 
 /** Options of draftMapping. */
 export interface DraftOptions extends OpenSourceOptions {
@@ -130,7 +131,8 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
 // Targets written once; a second column matching one is left unmatched (listed in the comments).
 const REPEATABLE = new Set(['phone', 'email', 'website', 'tags']);
 
-const q = (text: string): string => JSON.stringify(text);
+// JSON's escapes are YAML's; printable() adds the characters JSON leaves raw (U+2028, bidi overrides).
+const q = (text: string): string => printable(JSON.stringify(text));
 
 /** Pipedrive's "Person - ", "Deal - " before every column name. */
 const RECORD_PREFIX = /^(person|organi[sz]ation|contact|company|account|deal|lead)\s+-\s+/i;
@@ -365,7 +367,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const hint = usPhones ? { monthFirst: 'the phone numbers are North American' } : {};
 
   const lines: string[] = [
-    `# Drafted by crm-ferry mapping init from ${basename(file)} (${opened.format}). Check every entry before use;`,
+    `# Drafted by crm-ferry mapping init from ${printable(basename(file))} (${opened.format}). Check every entry before use;`,
     '# docs/mapping.md lists every target and transform. The comments say why a transform was chosen.',
     'version: 1',
     `entity: ${entity}${entityReason ? `  # ${entityReason}` : ''}`,

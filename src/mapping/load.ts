@@ -4,6 +4,7 @@ import type { Document } from 'yaml';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import type { ErrorLocation } from '../errors/index.ts';
+import { checkInputPath, decodeTextInput } from '../util/input-file.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN } from '../util/limits.ts';
 import { yamlValue } from '../util/yaml-value.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
@@ -485,9 +486,11 @@ function mappingTooLarge(file: string, bytes: number): FerryError {
 export async function loadMapping(file: string, options: LoadOptions = {}): Promise<Mapping> {
   let text: string;
   try {
+    const refuse = (message: string): FerryError => new FerryError('MAPPING_INVALID', message, { location: { file } });
+    await checkInputPath(file, 'the mapping file', refuse);
     const { size } = await stat(file);
     if (size > MAX_MAPPING_BYTES) throw mappingTooLarge(file, size);
-    text = await readFile(file, 'utf8');
+    text = decodeTextInput(await readFile(file), 'the mapping file', refuse);
   } catch (error) {
     if (error instanceof FerryError) throw error;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';

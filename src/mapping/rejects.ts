@@ -2,6 +2,7 @@ import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { CellValue } from '../sources/types.ts';
+import { checkInputPath } from '../util/input-file.ts';
 import type { RejectedRow } from './types.ts';
 
 /** Columns the rejects file adds after the input's own, in this order. */
@@ -46,26 +47,46 @@ function headerLine(columns: readonly string[], status: boolean): string {
   return [...columns, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS].map(csvField).join(',');
 }
 
-/**
- * True when `file` is a rejects file crm-ferry wrote (its first line ends with the reject
- * columns). Such a file may be overwritten or removed; any other file is the user's and is not.
- */
-export async function isRejectsFile(file: string): Promise<boolean> {
+/** The first 64 KiB of `file` as text, or null when it cannot be read or is no regular file (a FIFO would block the open). */
+async function headOf(file: string): Promise<string | null> {
   let handle: FileHandle | undefined;
   try {
+    // Nothing under /proc, /sys or /dev is read, not even to look (the reader refuses it after).
+    await checkInputPath(file, 'the file', (message) => new Error(message));
+    if (!(await stat(file)).isFile()) return null;
     handle = await open(file, 'r');
     const buffer = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const text = buffer.subarray(0, bytesRead).toString('utf8');
-    if (!text.startsWith(BOM)) return false;
-    const end = text.indexOf('\r\n');
-    const first = end === -1 ? text : text.slice(0, end);
-    return first.endsWith(REJECT_COLUMNS.join(','));
+    return buffer.subarray(0, bytesRead).toString('utf8');
   } catch {
-    return false;
+    return null;
   } finally {
     await handle?.close();
   }
+}
+
+/**
+ * Whether `file` reads as a rejects file crm-ferry wrote, perhaps fixed in a spreadsheet since and
+ * saved again (which may drop the byte-order mark or write `;` between fields): its header line
+ * ends with the reject columns. Such a file is read as what it is, whatever the mapping's
+ * `source:` says of the original input.
+ */
+export async function readsAsRejectsFile(file: string): Promise<boolean> {
+  const first = (await headOf(file))?.replace(/^\uFEFF/, '').split(/\r?\n/)[0] ?? '';
+  return [',', ';', '\t', '|'].some((delimiter) => first.endsWith(REJECT_COLUMNS.join(delimiter)));
+}
+
+/**
+ * True when `file` is a rejects file crm-ferry wrote, as it wrote it (its first line, after the
+ * byte-order mark, ends with the reject columns). Such a file may be overwritten or removed; any
+ * other file is the user's and is not.
+ */
+export async function isRejectsFile(file: string): Promise<boolean> {
+  const text = await headOf(file);
+  if (text === null || !text.startsWith(BOM)) return false;
+  const end = text.indexOf('\r\n');
+  const first = end === -1 ? text : text.slice(0, end);
+  return first.endsWith(REJECT_COLUMNS.join(','));
 }
 
 /** What happened to an older file at the target when the run had nothing to write. */

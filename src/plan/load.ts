@@ -1,7 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import type { SourceOptions } from '../mapping/schema.ts';
+import { readTextInput } from '../util/input-file.ts';
 import { didYouMean } from './order.ts';
 import { sourceSchema } from '../mapping/schema.ts';
 import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
@@ -114,8 +115,9 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
 export async function loadPlan(file: string): Promise<Plan> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readTextInput(file, 'the plan file', (message) => new FerryError('PLAN_INVALID', message, { location: { file } }));
   } catch (error) {
+    if (error instanceof FerryError) throw error;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     throw new FerryError('PLAN_INVALID', missing ? `the plan file ${file} does not exist` : `cannot read the plan file ${file}`, {
       location: { file },

@@ -4,12 +4,13 @@ import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { loadMapping } from '../mapping/load.ts';
 import { mapFieldBatches, mapRows } from '../mapping/map-rows.ts';
-import { assertWritableTarget, RejectsWriter, removeStaleRejects, type RejectsLine, type StaleRejects } from '../mapping/rejects.ts';
+import { assertWritableTarget, readsAsRejectsFile, REJECT_COLUMNS, RejectsWriter, removeStaleRejects, type RejectsLine, type StaleRejects } from '../mapping/rejects.ts';
 import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
 import type { Mapping, SourceOptions } from '../mapping/schema.ts';
 import type { MappedItem, MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
 import { countWarnings, emptyWarningCounts, type WarningCounts } from '../mapping/warnings.ts';
 import { openSource, sourceBatches, sourceFieldBatches, type FieldRow, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
+import { statSource } from '../sources/csv.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
@@ -98,6 +99,8 @@ export interface PreparedStep {
   yaml: LocatedYaml;
   refs: StepRef[];
   source: SourceOptions;
+  /** The input is a rejects file (fixed, and fed back): read as the CSV it is, every row taken. */
+  fromRejects?: boolean;
 }
 
 function located(yaml: LocatedYaml, yamlPath: string, path: Array<string | number>): ErrorLocation {
@@ -132,7 +135,41 @@ async function prepareStep(
     ...ref,
     location: located(yaml, ref.location.yamlPath ?? '', pathOf(ref.location.yamlPath ?? '')),
   }));
-  return { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
+  const step: PreparedStep = { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
+  if (await readsAsRejectsFile(inputFile)) readAsRejects(step, inputFile);
+  return step;
+}
+
+/**
+ * Makes a step read `file`, a rejects file: its encoding and delimiter are found as for any file
+ * (a spreadsheet may have saved it with `;`), not taken from the mapping's `source:`, which
+ * describes the original input; its own columns at the end (`_row`, `_code`, ...) are not read.
+ */
+function readAsRejects(step: PreparedStep, file: string): void {
+  step.inputFile = file;
+  step.source = {};
+  step.fromRejects = true;
+}
+
+/**
+ * `--retry-rejects FILE`: the rows of a fixed rejects file (validate's, or a run's) go in place of
+ * the input of the step they were rejected from: the one-mapping import's step, or in a plan the
+ * step the file is named after (`<step>.rejects.csv`, as validate --plan and a run name them).
+ */
+export async function retryFromRejects(steps: PreparedStep[], file: string): Promise<void> {
+  if (!(await readsAsRejectsFile(file))) {
+    await statSource(file);
+    throw new FerryError('USAGE', `--retry-rejects takes a rejects file crm-ferry wrote (its last columns are ${REJECT_COLUMNS.join(', ')}); ${file} is not one`, {
+      location: { file },
+      hint: 'Give the rejects file of validate or of a run, fixed; to take the rejected rows from the fixed input instead, give --retry-rejects alone.',
+    });
+  }
+  const named = basename(file).replace(/(\.dry-run)?\.rejects\.csv$/i, '');
+  const step = steps.length === 1 ? steps[0] : steps.find((s) => s.name === named);
+  if (!step) {
+    throw new FerryError('USAGE', `--retry-rejects: ${basename(file)} names no step of the plan; a step's rejects file is <step>.rejects.csv (${steps.map((s) => `${s.name}.rejects.csv`).join(', ')})`, { location: { file } });
+  }
+  readAsRejects(step, file);
 }
 
 /** Names the mapping writes as constants must exist before a single row is read. */

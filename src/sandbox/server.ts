@@ -76,9 +76,22 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     bodyLimit: settings.bodyLimitBytes,
     // Ids and paths are matched exactly; `/parties/` and `/parties` are the same list.
     routerOptions: { ignoreTrailingSlash: true },
+    // The web servers in front of the service merge repeated slashes (`/api/v2//parties`, as a
+    // client joining `.../api/v2/` and `/parties` sends): the path is rewritten before any hook
+    // sees it, so authentication and routing both see the merged path.
+    rewriteUrl: (request) => mergeSlashes(request.url ?? '/'),
     return503OnClosing: false,
   });
   await app.register(formbody);
+  // Many clients send `Content-Type: application/json` on every request, a DELETE included; the
+  // service takes an empty body as no body whatever the method, so the sandbox does too (fastify
+  // answers 400 to it). Anything else goes through fastify's own parser, poisoning checks included.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, String(body), done);
+  });
   // Uploads carry any content type: keep the raw bytes.
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -121,6 +134,13 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   // The seeded or loaded account, with this run's tokens and clients, becomes the new snapshot.
   await durable?.compact();
   return { app, context, tokens, durable };
+}
+
+/** `url` with runs of `/` in its path made one; the query is left as it is. */
+export function mergeSlashes(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return path.replace(/\/{2,}/g, '/') + (query === -1 ? '' : url.slice(query));
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -6,6 +6,7 @@ import type { ErrorCode } from '../errors/index.ts';
 import { ChunkDecoder, detectEncoding } from './csv-encoding.ts';
 import type { EncodingDecision } from './csv-encoding.ts';
 import { sniffDelimiter } from './csv-delimiter.ts';
+import { checkInputPath } from '../util/input-file.ts';
 import { MAX_COLUMNS } from '../util/limits.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer } from './csv-tokenizer.ts';
@@ -117,6 +118,7 @@ function normalizeCsvOptions(options: CsvReadOptions): NormalizedCsvOptions {
 
 /** Checks the file is there and readable, with errors a person can act on. Returns its size. */
 export async function statSource(file: string): Promise<number> {
+  await checkInputPath(file, 'the input file', (message) => new FerryError('SOURCE_UNREADABLE', message, { location: { file }, hint: 'Give a file on a disk.' }));
   try {
     const info = await stat(file);
     if (info.isDirectory()) {

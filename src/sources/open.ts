@@ -144,6 +144,8 @@ const EXPECTED_EXTENSIONS: Record<SourceFormat, string[]> = {
  * the matching reader. A file whose extension disagrees with its content gets an OTHER warning.
  */
 export async function openSource(file: string, options: OpenSourceOptions = {}): Promise<OpenedSource> {
+  // detectFormat checks the file first; a format given skips detection, not the check.
+  if (options.format) await statSource(file);
   const decision: FormatDecision = options.format ? { format: options.format, reason: 'given' } : await detectFormat(file);
   const extension = extname(file).toLowerCase();
   if (!options.format && !EXPECTED_EXTENSIONS[decision.format].includes(extension) && options.onWarning) {

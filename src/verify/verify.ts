@@ -10,7 +10,7 @@ import { assertSameKey } from '../load/run-import.ts';
 import { RecordService } from '../load/service.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { csvField } from '../mapping/rejects.ts';
-import { loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { Entity } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver } from '../mapping/types.ts';
 import { lookUpRef } from '../plan/references.ts';
@@ -278,7 +278,12 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const compiled = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true });
+  const beforeNames = deps.client.transport.requestsSent;
+  const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
+  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: false });
   try {
     const checks: StepCheck[] = [];
     for (const [index, step] of prepared.entries()) {
@@ -294,9 +299,6 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
         hint: 'Give the plan or mapping the run was made with, and the same --state-dir.',
       });
     }
-    const beforeNames = deps.client.transport.requestsSent;
-    const resolver = deps.resolver ?? (await loadCatalog(deps.client));
-    const requestsForNames = deps.client.transport.requestsSent - beforeNames;
     const service = new RecordService(deps.client, deps.signal);
     const beforeAdded = deps.client.transport.requestsSent;
     const added = await readAdded(service, checks);

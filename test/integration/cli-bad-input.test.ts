@@ -69,6 +69,9 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['an api path without a slash', ['api', 'parties'], /PATH must start with \//],
   ['a base address that is no URL', ['api', '/parties', '--base-url', 'not a url', '--token', 'abcdefgh'], /the base address "not a url" is not a URL/],
   ['a base address that is not http(s)', ['api', '/parties', '--base-url', 'ftp://crm.example', '--token', 'abcdefgh'], /"ftp:\/\/crm.example" is not an http\(s\) address/],
+  ['a base address with a password', ['api', '/parties', '--base-url', 'http://user:SECRETPW@127.0.0.1:8787', '--token', 'abcdefgh'], /^error \[CONFIG_INVALID\]: the base address "http:\/\/\*\*\*@127\.0\.0\.1:8787" holds a user name or password; crm-ferry does not send them\n/],
+  ['a base address with a user', ['export', 'parties', '--out', '-', '--base-url', 'https://someone@crm.example.com', '--token', 'abcdefgh'], /the base address "https:\/\/\*\*\*@crm\.example\.com" holds a user name or password/],
+  ['a login base address with a password', ['auth', 'login', '--client-id', 'x', '--base-url', 'https://u:SECRETPW@crm.example.com'], /the base address "https:\/\/\*\*\*@crm\.example\.com" holds a user name or password/],
   ['a token with a line break', ['api', '/parties', '--base-url', 'http://127.0.0.1:9', '--token', 'abc\r\ndef'], /the token holds a character a token cannot have/],
   ['a missing mapping file', ['validate', '--mapping', 'no-such-mapping.yaml', '--input', 'x.csv'], /MAPPING_NOT_FOUND.*the mapping file does not exist/],
   ['a missing plan file', ['validate', '--plan', 'no-such-plan.yaml'], /the plan file .*no-such-plan.yaml does not exist/],
@@ -81,7 +84,7 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['a draft of 300,000 columns', ['mapping', 'init', WIDE], /the file has 300,000 columns/],
   ['a mapping file over 1 MB', ['validate', '--mapping', HEAVY, '--input', SMALL], /MAPPING_INVALID.*the mapping file is 2\.\d MB; a mapping file is at most 1 MB/],
   ['a mapping of 6,000 fields', ['validate', '--mapping', MANY, '--input', SMALL], /MAPPING_INVALID.*fields: the mapping has 6,000 field entries; a mapping takes at most 5,000/],
-  ['a login base address that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'garbage'], /--base-url takes an http\(s\) address, e\.g\. https:\/\/crm\.example\.com, got "garbage"/],
+  ['a login base address that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'garbage'], /the base address "garbage" is not a URL/],
   ['a redirect URI that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'garbage'], /--redirect-uri takes a loopback http address/],
   ['a redirect URI that is not loopback', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'http://example.com/cb'], /--redirect-uri takes a loopback http address/],
   ['a profile with no stored login', ['api', '/parties', '--profile', 'nope', '--base-url', 'http://127.0.0.1:9'], /CONFIG_MISSING[\s\S]*Run `crm-ferry auth login --client-id ID --profile nope`, or pass a personal token/],
@@ -95,6 +98,7 @@ describe('bad input on the command line', () => {
     expect(stderr).toMatch(message);
     expect(stderr).not.toMatch(/internal error|\n\s+at [\w.<]+ \(|node:internal/);
     expect(stdout).toBe('');
+    expect(stderr).not.toContain('SECRETPW');
   });
 
   it('a mapping with thousands of problems prints the first 50 and the count', async () => {

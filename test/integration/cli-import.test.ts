@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-cli-import-'));
@@ -243,4 +243,52 @@ describe.skipIf(!hasScript)('crm-ferry run --fresh on a terminal', () => {
     expect(shown).toContain('Start over?');
     expect(readFileSync(out, 'utf8')).not.toContain('Start over?');
   }, 30_000);
+});
+
+describe('rejected rows: validate and import say and do the same thing (issue 18 item 10)', () => {
+  // The mapping reads `;`-separated files; the rejects file crm-ferry writes uses `,`.
+  const MAPPING = 'version: 1\nentity: party\nkey: "{{id}}"\nsource: { delimiter: ";" }\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last }, required: true }\n';
+  const ADVICE = 'or fix it in the rejects file and give it back (`validate --input FILE` checks it, `import` or `run` with --retry-rejects FILE writes its rows)';
+
+  it('a rejects file fixed by hand is validated as --input and written with --retry-rejects FILE', async () => {
+    const work = join(dir, 'fix-in-rejects');
+    mkdirSync(work);
+    writeFileSync(join(work, 'people.yaml'), MAPPING);
+    writeFileSync(join(work, 'people.csv'), 'id;last\n1;Lovelace\n2;\n3;Hopper\n');
+    const validated = await runCli(['validate', '--mapping', 'people.yaml', '--input', 'people.csv'], { cwd: work, env: {} });
+    expect(validated.code).toBe(3);
+    expect(validated.stdout).toContain(ADVICE);
+    const rejects = join(work, 'rejects.csv');
+    expect(readFileSync(rejects, 'utf8')).toMatch(/^\uFEFFid,last,_row,_field,_code,_message,_raw\r\n2,,3,lastName,/);
+    // Fixed in a spreadsheet, which saved it with `;` and without the byte-order mark.
+    writeFileSync(rejects, 'id;last;_row;_field;_code;_message;_raw\r\n2;Babbage;3;lastName;MAPPING_VALUE;required;\r\n');
+    const again = await runCli(['validate', '--mapping', 'people.yaml', '--input', 'rejects.csv'], { cwd: work, env: {} });
+    expect(again.stdout).toContain('All rows are valid.');
+    expect(again.code).toBe(0);
+
+    const imported = await runCli(['import', '--mapping', 'people.yaml', '--input', 'people.csv', '--state-dir', 'state'], { cwd: work, env: env() });
+    expect(imported.code).toBe(3);
+    // The importer gives the same advice as validate.
+    expect(imported.stdout).toContain(ADVICE);
+    const retried = await runCli(['import', '--mapping', 'people.yaml', '--input', 'people.csv', '--state-dir', 'state', '--retry-rejects', 'rejects.csv'], { cwd: work, env: env() });
+    expect(retried.code, retried.stdout + retried.stderr).toBe(0);
+    expect(retried.stdout).toMatch(/rows read\s+1\n\s+created\s+1\n/);
+    // The rows the rejects file does not hold are not taken for gone from the input.
+    expect(retried.stdout).not.toMatch(/gone from input/);
+    const names = (await allPages(box, '/parties', 'parties')).map((p: { lastName?: string }) => p.lastName);
+    expect(names.filter((n: unknown) => n === 'Babbage')).toHaveLength(1);
+    expect(names.filter((n: unknown) => n === 'Lovelace')).toHaveLength(1);
+  });
+
+  it('--retry-rejects FILE takes only a rejects file crm-ferry wrote, and in a plan the step it is named after', async () => {
+    const notRejects = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv', '--retry-rejects', 'contacts.csv', '--state-dir', 'state-r'], { cwd: dir, env: env() });
+    expect(notRejects.code).toBe(2);
+    expect(notRejects.stderr).toMatch(/--retry-rejects takes a rejects file crm-ferry wrote \(its last columns are _row, _field, _code, _message, _raw\); .*contacts\.csv is not one/);
+    writeFileSync(join(dir, 'nosuchstep.rejects.csv'), 'company,_row,_field,_code,_message,_raw\nX,2,name,MAPPING_VALUE,m,\n');
+    const unnamed = await runCli(['run', 'plan.yaml', '--retry-rejects', 'nosuchstep.rejects.csv', '--state-dir', 'state-r'], { cwd: dir, env: env() });
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain('nosuchstep.rejects.csv names no step of the plan; a step\'s rejects file is <step>.rejects.csv (organisations.rejects.csv, people.rejects.csv)');
+    const swapped = await runCli(['run', '--retry-rejects', 'plan.yaml'], { cwd: dir, env: env() });
+    expect(swapped.stderr).toMatch(/--retry-rejects takes a rejects file, got "plan.yaml"; put the plan before it/);
+  });
 });

@@ -633,17 +633,23 @@ describe('export: nightly incremental exports', () => {
     }
   }, 30_000);
 
-  it('the temporary file of an export whose process was killed is removed by the next export', async () => {
+  it('the temporary files of exports whose process was killed are removed by the next export into the folder', async () => {
     const out = join(dir, 'killed.csv');
     // What a process killed with SIGKILL leaves: its temporary file, named after it (no such pid lives).
-    const stale = join(dir, `.killed.csv.${2 ** 22 + 11}.1.tmp`);
+    const dead = 2 ** 22 + 11;
+    const stale = join(dir, `.killed.csv.${dead}.1.tmp`);
+    // Of another export into the same folder, and of its deleted ids: the next export may be of any name.
+    const staleOther = join(dir, `.nightly.xlsx.${dead}.2.tmp`);
+    const staleDeleted = join(dir, `.nightly.deleted.csv.${dead}.3.tmp`);
     const live = join(dir, `.killed.csv.${process.pid}.999.tmp`);
-    writeFileSync(stale, 'id,name\r\n1,half');
-    writeFileSync(live, 'someone is writing this');
+    const liveOther = join(dir, `.other.csv.${process.pid}.998.tmp`);
+    const notOurs = join(dir, '.notes.tmp');
+    for (const file of [stale, staleOther, staleDeleted]) writeFileSync(file, 'id,name\r\n1,half');
+    for (const file of [live, liveOther, notOurs]) writeFileSync(file, 'someone is writing this');
     await exportWith({ entity: 'parties', out, columns: 'id' });
-    expect(existsSync(stale)).toBe(false);
-    expect(existsSync(live)).toBe(true);
-    rmSync(live);
+    for (const file of [stale, staleOther, staleDeleted]) expect(existsSync(file), file).toBe(false);
+    for (const file of [live, liveOther, notOurs]) expect(existsSync(file), file).toBe(true);
+    for (const file of [live, liveOther, notOurs]) rmSync(file);
   });
 
   it('an export interrupted half-way leaves no file, keeps the earlier one and the state', async () => {

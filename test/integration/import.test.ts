@@ -184,6 +184,34 @@ describe('runImport: another account behind the same address', () => {
     expect((await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 })).stopped).toBeNull();
     expect(JSON.parse(readFileSync(stateFile, 'utf8')).users).toEqual([...users, 987654]);
   });
+
+  it('a rollback runs the same check: it deletes nothing in an account none of whose users the state knows', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 2 });
+    const stateFile = join(stateDir, 'state.json');
+    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+    writeFileSync(stateFile, JSON.stringify({ ...state, users: [987654, 987655] }));
+    const before = (await all(box, '/parties', 'parties')).length;
+    const client = clientFor(box);
+    try {
+      const account = { baseUrl: box.url, account: box.url };
+      for (const dryRun of [true, false]) {
+        const error = await runRollback({ stateDir, dryRun }, { client, account }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).toMatchObject({ code: 'JOURNAL_ACCOUNT', message: expect.stringContaining("none of this account's users") });
+      }
+      expect((await all(box, '/parties', 'parties')).length).toBe(before);
+      // The state's own account: the rollback goes ahead.
+      writeFileSync(stateFile, JSON.stringify(state));
+      expect((await runRollback({ stateDir }, { client, account })).deleted).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('runImport: the mapping changed between runs', () => {
@@ -356,6 +384,34 @@ describe('runImport: the state belongs to one account', () => {
     expect((error as FerryError).code).toBe('JOURNAL_ACCOUNT');
     expect((error as FerryError).message).toContain(a.url);
     expect((await all(b, '/parties', 'parties')).length).toBe(before);
+  });
+});
+
+describe('runImport: two mappings of one name in one folder', () => {
+  it('the second is refused before it writes: the two would share one journal', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    // A copy of the mapping for another file, its `name:` left as it was.
+    copyFileSync(join(p.dir, 'organisations.yaml'), join(p.dir, 'suppliers.yaml'));
+    const header = readFileSync(p.csv, 'utf8').split('\n')[0];
+    writeFileSync(join(p.dir, 'suppliers.csv'), `${header}\nSam,Supply,sam@supplier.example,,Supplier One Ltd,Buyer,Main St 1,Leeds,LS1,United Kingdom,,,2024-01-01\n`);
+    const first = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv }, stateDir });
+    expect(first.steps[0]?.created).toBeGreaterThan(0);
+    const before = (await all(box, '/parties', 'parties')).length;
+    for (const dryRun of [true, false]) {
+      const error = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') }, stateDir, dryRun, deleteMissing: true }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: 'USAGE', message: expect.stringContaining(`was written by runs of ${join(p.dir, 'organisations.yaml')}; ${join(p.dir, 'suppliers.yaml')} has a step of the same name`) });
+    }
+    expect((await all(box, '/parties', 'parties')).length).toBe(before);
+    // The first mapping goes on as before; so does the second once it has a name of its own.
+    expect((await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv }, stateDir })).steps[0]?.created).toBe(0);
+    writeFileSync(join(p.dir, 'suppliers.yaml'), readFileSync(join(p.dir, 'suppliers.yaml'), 'utf8').replace(/^name: .*$/m, 'name: suppliers'));
+    const own = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') }, stateDir });
+    expect(own.steps[0]).toMatchObject({ step: 'suppliers', created: 1 });
   });
 });
 
@@ -893,6 +949,75 @@ describe('runRollback: interrupted', () => {
     } finally {
       await again.close();
     }
+  });
+});
+
+describe('runImport after an interrupted rollback', () => {
+  it('is refused, saying which rollback and why, and goes ahead once the rollback is finished', async () => {
+    const box = await sandbox();
+    const p = project();
+    const stateDir = join(p.dir, '.crm-ferry');
+    const plan: ImportOptionsInput = { source: { kind: 'plan', planFile: p.plan }, stateDir };
+    await importInto(box, plan);
+    // A second run updates every person; its rollback sets them back, and is cut off after three.
+    const people = join(p.dir, 'people.yaml');
+    writeFileSync(people, readFileSync(people, 'utf8').replace('value: { column: job_title, transform: [trim] }', 'value: Interim Title'));
+    const second = await importInto(box, plan);
+    expect(step(second, 'people').updated).toBeGreaterThan(0);
+    const account = { baseUrl: box.url, account: box.url };
+    const controller = new AbortController();
+    let updates = 0;
+    const cutClient = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => line.startsWith('PUT') && line.includes('->') && ++updates === 1 && controller.abort() });
+    const cut = await runRollback({ stateDir, concurrency: 1 }, { client: cutClient, account, signal: controller.signal });
+    await cutClient.close();
+    expect(cut.interrupted).toBe(true);
+    const snapshot = JSON.stringify(await all(box, '/parties', 'parties'));
+
+    for (const dryRun of [false, true]) {
+      const error = await importInto(box, { ...plan, dryRun }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: 'USAGE', message: expect.stringContaining(`a rollback of run ${second.run} in ${stateDir}`) });
+      expect((error as FerryError).message).toContain('did not finish');
+      expect((error as FerryError).hint).toMatch(/Finish the rollback first/);
+    }
+    expect(JSON.stringify(await all(box, '/parties', 'parties'))).toBe(snapshot);
+
+    // The rollback goes on where it stopped (the same run undone), and then the run goes ahead.
+    const client = clientFor(box);
+    try {
+      const rest = await runRollback({ stateDir, all: true }, { client, account });
+      expect(rest.runs).toEqual([second.run]);
+      expect(rest.interrupted).toBe(false);
+    } finally {
+      await client.close();
+    }
+    const titles = (await all(box, '/parties', 'parties')).map((party) => party.jobTitle);
+    expect(titles).toContain('Geschäftsführerin');
+    expect(titles).not.toContain('Interim Title');
+    const third = await importInto(box, plan);
+    expect(step(third, 'people').updated).toBeGreaterThan(0);
+    expect((await all(box, '/parties', 'parties')).map((party) => party.jobTitle)).toContain('Interim Title');
+  });
+});
+
+describe('runImport --retry-rejects FILE in a plan', () => {
+  it('writes the fixed rows of <step>.rejects.csv into that step, and leaves the input as the source of the others', async () => {
+    const box = await sandbox();
+    const p = project(readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8').replace('Kari,Ødegård,', 'Kari,,'));
+    const stateDir = join(p.dir, '.crm-ferry');
+    const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
+    expect(step(first, 'people').rejected).toBe(1);
+    const rejects = join(stateDir, 'results', 'people.rejects.csv');
+    const fixed = join(p.dir, 'people.rejects.csv');
+    writeFileSync(fixed, readFileSync(rejects, 'utf8').replace('Kari,,', 'Kari,Ødegård,'));
+    const retry = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, retryFile: fixed });
+    expect(step(retry, 'people')).toMatchObject({ rowsRead: 1, created: 1, rejected: 0, missing: 0 });
+    expect(step(retry, 'organisations')).toMatchObject({ created: 0, updated: 0, missing: 0 });
+    const kari = (await all(box, '/parties', 'parties')).filter((party) => party.lastName === 'Ødegård');
+    expect(kari).toHaveLength(1);
+    expect(kari[0]?.organisation?.name).toBe('Fjord Fisk AS');
   });
 });
 

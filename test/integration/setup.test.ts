@@ -222,7 +222,7 @@ describe('setup: the account configuration the rows need', () => {
     const before = await configuration(box);
     // The first set-up sent POST /pipelines and was killed before it journalled the answer.
     const made = await box.v2('POST', '/pipelines', { pipeline: { name: 'Partners' } });
-    const state = await StateDir.open({ dir: p.stateDir, account: account(box) });
+    const state = await StateDir.open({ dir: p.stateDir, account: account(box), users: async () => [] });
     const journal = await JournalWriter.open(state.journalFile('_setup'));
     await journal.append({ t: 'intent', k: 'pipeline:partners', op: 'create', run: '20240101T000000Z-1-1', at: new Date().toISOString(), fp: '', body: { kind: 'pipeline', name: 'Partners', pipeline: null, request: { name: 'Partners' } } });
     await journal.close();

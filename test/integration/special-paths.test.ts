@@ -28,6 +28,8 @@ describe('special paths are refused up front', () => {
     ['validate --rejects-dir through a FIFO', ['validate', '--plan', PLAN, '--rejects-dir', join(FIFO, 'out')], /pipe is not a folder/],
     ['validate --rejects-dir through a file', ['validate', '--plan', PLAN, '--rejects-dir', join(dir, 'plain', 'out')], /plain is not a folder/],
     ['inspect of a FIFO', ['inspect', FIFO], /this is not a regular file/],
+    // Looking whether an input is a rejects file fed back must not open a FIFO (that blocks).
+    ['validate of a FIFO', ['validate', '--mapping', join(ROOT, 'samples/plans/organisations.yaml'), '--input', FIFO], /this is not a regular file/],
   ])('%s: exit 2 with a clear message', async (_what, args, message) => {
     const { code, stderr } = await runCli(args, { env: {}, cwd: dir });
     expect(stderr).toMatch(message);

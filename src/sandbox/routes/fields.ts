@@ -1,12 +1,14 @@
 /**
  * Custom field definitions and tags per entity. The interface mentions these lists without
- * describing them (spec 4.13), so the sandbox offers read-only listings in the v2 style:
- * `/{entity}/fields/definitions[/{id}]` and `/{entity}/tags`, paged like every list.
+ * describing them (spec 4.13), so the sandbox offers listings in the v2 style:
+ * `/{entity}/fields/definitions[/{id}]` and `/{entity}/tags[/{id}]`, paged like every list, and
+ * tag creation (`POST /{entity}/tags`).
  */
 import type { FastifyInstance } from 'fastify';
 import type { SandboxContext } from '../context.ts';
-import { notFound, paginate, parseId } from '../http.ts';
-import type { EntityKind, FieldDefinitionRec } from '../model.ts';
+import { created, notFound, paginate, parseId, unwrap } from '../http.ts';
+import type { EntityKind, FieldDefinitionRec, TagRec } from '../model.ts';
+import { checkKeys, Problems, readString } from './record-common.ts';
 
 const ENTITIES: readonly EntityKind[] = ['parties', 'opportunities', 'kases'];
 
@@ -26,6 +28,10 @@ export function serializeFieldDefinition(ctx: SandboxContext, definition: FieldD
   // Only party fields can be limited to people or organisations.
   if (definition.entity === 'parties') out.forClass = definition.forClass;
   return out;
+}
+
+function tagJson(tag: TagRec): Record<string, unknown> {
+  return { id: tag.id, name: tag.name, dataTag: tag.dataTag };
 }
 
 /** Registers the definition and tag listings of parties, opportunities and projects. */
@@ -50,9 +56,29 @@ export function registerFieldRoutes(app: FastifyInstance, ctx: SandboxContext): 
       return { definition: serializeFieldDefinition(ctx, definition) };
     });
 
-    app.get(`/api/v2/${entity}/tags`, async (request, reply) => {
-      const tags = store.tags.all().filter((t) => t.entity === entity);
-      return { tags: paginate(request, reply, tags).map((t) => ({ id: t.id, name: t.name, dataTag: t.dataTag })) };
+    const tagsOf = (): TagRec[] => store.tags.all().filter((t) => t.entity === entity);
+
+    app.get(`/api/v2/${entity}/tags`, async (request, reply) => ({ tags: paginate(request, reply, tagsOf()).map(tagJson) }));
+
+    app.get(`/api/v2/${entity}/tags/:tagId`, async (request) => {
+      const id = parseId((request.params as { tagId: string }).tagId, 'tag');
+      const tag = store.tags.get(id);
+      if (!tag || tag.entity !== entity) throw notFound(`no ${entity} tag with id ${id}`);
+      return { tag: tagJson(tag) };
+    });
+
+    // Tag creation, beyond the spec (records create the tags they name; some clients create them
+    // first). Records find tags by name ignoring case, so a second tag of the same name is refused.
+    app.post(`/api/v2/${entity}/tags`, async (request, reply) => {
+      const body = unwrap(request, 'tag');
+      const problems = new Problems('tag');
+      checkKeys(body, ['name'], ['id', 'dataTag'], problems);
+      const name = readString(body, 'name', problems, { required: true, max: 255 })?.trim();
+      const taken = name === undefined ? undefined : tagsOf().find((t) => t.name.toLowerCase() === name.toLowerCase());
+      if (taken) problems.add('name', `a ${entity} tag named ${JSON.stringify(taken.name)} exists already (id ${taken.id})`);
+      problems.check();
+      const tag = store.tags.insert({ entity, name: name as string, dataTag: false });
+      return created(request, reply, `/${entity}/tags/${tag.id}`, { tag: tagJson(tag) });
     });
   }
 }

@@ -1,6 +1,6 @@
 /**
- * Read-only reference lists: countries and currencies (spec 4.11), the account's users (spec 4.13)
- * and teams (beyond the spec).
+ * Read-only reference lists: countries and currencies (spec 4.11), the account's users (spec 4.13),
+ * the token's own user and teams (beyond the spec).
  *
  * Countries and currencies come from ISO data packages rather than typed-in lists, so they follow
  * the standards when the packages are updated. Both lists are built once, on first use.
@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import countryData from 'i18n-iso-countries';
 import currencyData from 'currency-codes';
 import currencySymbol from 'currency-symbol-map';
-import type { SandboxContext } from '../context.ts';
+import { callerOf, type SandboxContext } from '../context.ts';
 import { notFound, paginate, parseId } from '../http.ts';
 import type { UserRec } from '../model.ts';
 import { teamSummary } from '../serialize.ts';
@@ -85,6 +85,10 @@ export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContex
   app.get('/api/v2/users', async (request, reply) => ({
     users: paginate(request, reply, ctx.store.users.all()).map((user) => userJson(ctx, user)),
   }));
+
+  // Beyond the spec: the user the access token belongs to, as clients ask for to learn who they
+  // act as. A static route, so it is matched before `/users/:userId`.
+  app.get('/api/v2/users/current', async (request) => ({ user: userJson(ctx, callerOf(request).user) }));
 
   app.get('/api/v2/users/:userId', async (request) => {
     const id = parseId((request.params as { userId: string }).userId, 'user');

@@ -30,6 +30,16 @@ describe('sandbox core: authentication (spec 5) and error bodies', () => {
     expect(answer.headers['www-authenticate']).toMatch(/error="invalid_token"/);
   });
 
+  it('merges repeated slashes in the path, as the web servers in front of the service do', async () => {
+    const created = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Slash//Ltd' } });
+    const list = await sandbox.call('GET', '/api/v2//parties?q=Slash//Ltd');
+    expect(list.status).toBe(200);
+    expect(list.body.parties.map((p: any) => p.id)).toEqual([created.body.party.id]);
+    expect((await sandbox.call('GET', `//api///v2/parties/${created.body.party.id}`)).body.party.name).toBe('Slash//Ltd');
+    // The merged path is the one authentication sees.
+    expect((await sandbox.call('GET', '//api/v2/parties', { token: null })).status).toBe(401);
+  });
+
   it('answers 404 with a JSON body for an unknown endpoint', async () => {
     const answer = await sandbox.v2('GET', '/no-such-thing');
     expect(answer.status).toBe(404);
@@ -93,6 +103,22 @@ describe('sandbox core: request bodies', () => {
     const answer = await sandbox.call('POST', '/api/v2/parties', { rawBody: raw, headers: { 'content-type': 'application/json' } });
     expect(answer.status).toBe(status);
     expect(typeof answer.body.message).toBe('string');
+  });
+
+  // Many clients send Content-Type: application/json on every request; the service ignores it
+  // when there is no body, and so does the sandbox.
+  it.each([
+    ['GET', 200, undefined],
+    ['DELETE', 204, undefined],
+    // A write that needs a body says which one it needs.
+    ['POST', 400, 'the request body must be a JSON object like {"party": {...}}'],
+    ['PUT', 400, 'the request body must be a JSON object like {"party": {...}}'],
+  ])('takes %s with Content-Type: application/json and an empty body as no body', async (method, status, message) => {
+    const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: `Empty ${method} Ltd` } });
+    const path = method === 'POST' ? '/api/v2/parties' : `/api/v2/parties/${party.body.party.id}`;
+    const answer = await sandbox.call(method, path, { rawBody: '', headers: { 'content-type': 'application/json; charset=utf-8' } });
+    expect(answer.status).toBe(status);
+    if (message !== undefined) expect(answer.body.message).toBe(message);
   });
 });
 

@@ -76,6 +76,28 @@ describe('tags (2.1; listings beyond the spec)', () => {
     expect((await sandbox.v2('GET', '/parties/tags')).body.tags.some((t: any) => t.name === 'Enterprise')).toBe(false);
   });
 
+  it('creates a tag (beyond the spec), reads it back, and refuses a second of the same name', async () => {
+    const made = await sandbox.v2('POST', '/parties/tags', { tag: { name: ' Partner ' } });
+    expect(made.status).toBe(201);
+    expect(made.body.tag).toEqual({ id: expect.any(Number), name: 'Partner', dataTag: false });
+    const id = made.body.tag.id as number;
+    expect(new URL(String(made.headers.location)).pathname).toBe(`/api/v2/parties/tags/${id}`);
+    expect((await sandbox.v2('GET', `/parties/tags/${id}`)).body.tag).toEqual(made.body.tag);
+    expect((await sandbox.v2('GET', `/kases/tags/${id}`)).status).toBe(404);
+    // A record naming the tag gets this one rather than a new one.
+    const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Tagged Partner', tags: [{ name: 'partner' }] } });
+    expect(party.body.party.tags).toEqual([{ id, name: 'Partner', dataTag: false }]);
+
+    const again = await sandbox.v2('POST', '/parties/tags', { tag: { name: 'PARTNER' } });
+    expect(again.status).toBe(422);
+    expect(again.body.errors).toEqual([{ field: 'name', resource: 'tag', message: `a parties tag named "Partner" exists already (id ${id})` }]);
+    // The same name is free on another entity.
+    expect((await sandbox.v2('POST', '/kases/tags', { tag: { name: 'Partner' } })).status).toBe(201);
+    const blank = await sandbox.v2('POST', '/parties/tags', { tag: { name: ' ', colour: 'red' } });
+    expect(blank.status).toBe(422);
+    expect(blank.body.errors.map((e: any) => e.field)).toEqual(['colour', 'name']);
+  });
+
   it('pages tags', async () => {
     const answer = await sandbox.v2('GET', '/parties/tags?perPage=1&page=2');
     expect(answer.body.tags).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
+import { addPersonalToken } from '../../../src/sandbox/auth.ts';
 
 describe('4.11 countries and currencies', () => {
   let sandbox: TestSandbox;
@@ -92,6 +93,16 @@ describe('4.13 users and teams', () => {
     expect(answer.body.user).toMatchObject({ id: kim?.id, username: 'kim', name: 'Kim Keeper', role: 'User', team: { name: 'Support' } });
     expect((await sandbox.v2('GET', '/users/999999')).status).toBe(404);
     expect((await sandbox.v2('GET', '/users/kim')).status).toBe(404);
+  });
+
+  it('reads the user of the token at /users/current (beyond the spec)', async () => {
+    const admin = await sandbox.v2('GET', '/users/current');
+    expect(admin.status).toBe(200);
+    expect(admin.body.user).toMatchObject({ username: 'admin', role: 'Administrator' });
+    const kim = sandbox.store.users.all().find((u) => u.username === 'kim');
+    addPersonalToken(sandbox.context, 'kims-token-123', kim?.id as number);
+    const answer = await sandbox.call('GET', '/api/v2/users/current', { token: 'kims-token-123' });
+    expect(answer.body.user).toMatchObject({ id: kim?.id, username: 'kim' });
   });
 
   it('lists the teams', async () => {

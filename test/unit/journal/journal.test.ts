@@ -170,10 +170,12 @@ for (;;) {
 
 describe('StateDir', () => {
   const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
+  /** An account whose users are not asked: the user check has nothing to compare. */
+  const noUsers = async (): Promise<number[]> => [];
 
   it('creates its folders 0700 and files 0600, names journals and results', async () => {
     const stateDir = join(dir, 'modes');
-    const state = await StateDir.open({ dir: stateDir, account });
+    const state = await StateDir.open({ dir: stateDir, account, users: noUsers });
     expect(statSync(stateDir).mode & 0o777).toBe(0o700);
     expect(statSync(join(stateDir, 'state.json')).mode & 0o777).toBe(0o600);
     expect(statSync(join(stateDir, 'lock')).mode & 0o777).toBe(0o600);
@@ -189,28 +191,28 @@ describe('StateDir', () => {
 
   it('refuses a second run while the first holds the lock, and takes over a dead process\'s lock', async () => {
     const stateDir = join(dir, 'lock');
-    const first = await StateDir.open({ dir: stateDir, account });
-    const error = await caught(StateDir.open({ dir: stateDir, account }));
+    const first = await StateDir.open({ dir: stateDir, account, users: noUsers });
+    const error = await caught(StateDir.open({ dir: stateDir, account, users: noUsers }));
     expect(error.code).toBe('JOURNAL_LOCKED');
     expect(error.message).toContain(`process ${process.pid}`);
     await first.close();
     // A lock left by a process that no longer exists.
     writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: 2 ** 22 + 17, host: hostname(), since: at }));
-    const second = await StateDir.open({ dir: stateDir, account });
+    const second = await StateDir.open({ dir: stateDir, account, users: noUsers });
     await second.close();
   });
 
   it('takes over a lock naming this process\'s id that this process does not hold (a container restarted)', async () => {
     const stateDir = join(dir, 'lock-same-pid');
-    await (await StateDir.open({ dir: stateDir, account })).close();
+    await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
     writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), since: at }));
-    const state = await StateDir.open({ dir: stateDir, account });
+    const state = await StateDir.open({ dir: stateDir, account, users: noUsers });
     await state.close();
   });
 
   it.skipIf(process.platform !== 'linux')('takes over the lock of a killed process that was never reaped (a zombie)', async () => {
     const stateDir = join(dir, 'lock-zombie');
-    await (await StateDir.open({ dir: stateDir, account })).close();
+    await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
     // The shell starts a short sleep and becomes a long one, which never reaps the short one: once
     // that ends, it stays a zombie. (Still running when the shell execs, so the shell cannot reap it.)
     const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -219,7 +221,7 @@ describe('StateDir', () => {
       for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'); i += 1) await new Promise((r) => setTimeout(r, 20));
       expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toContain(') Z');
       writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid, host: hostname(), since: at }));
-      const state = await StateDir.open({ dir: stateDir, account });
+      const state = await StateDir.open({ dir: stateDir, account, users: noUsers });
       await state.close();
     } finally {
       parent.kill('SIGKILL');
@@ -228,8 +230,8 @@ describe('StateDir', () => {
 
   it('refuses a state written against another account, naming both', async () => {
     const stateDir = join(dir, 'account');
-    await (await StateDir.open({ dir: stateDir, account })).close();
-    const error = await caught(StateDir.open({ dir: stateDir, account: { baseUrl: 'https://b.example', account: 'https://b.example' } }));
+    await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
+    const error = await caught(StateDir.open({ dir: stateDir, account: { baseUrl: 'https://b.example', account: 'https://b.example' }, users: noUsers }));
     expect(error.code).toBe('JOURNAL_ACCOUNT');
     expect(error.message).toContain('https://a.example');
     expect(error.message).toContain('https://b.example');
@@ -238,11 +240,11 @@ describe('StateDir', () => {
 
   it('--fresh moves the earlier state aside instead of deleting it', async () => {
     const stateDir = join(dir, 'fresh');
-    const first = await StateDir.open({ dir: stateDir, account });
+    const first = await StateDir.open({ dir: stateDir, account, users: noUsers });
     writeFileSync(first.journalFile('people'), journalLine({ t: 'cancel', k: 'a', run: 'r', at }));
     await first.close();
     const other = { baseUrl: 'https://b.example', account: 'https://b.example' };
-    const second = await StateDir.open({ dir: stateDir, account: other, fresh: true });
+    const second = await StateDir.open({ dir: stateDir, account: other, fresh: true, users: noUsers });
     await second.close();
     const aside = readdirSync(stateDir).filter((name) => name.startsWith('previous-'));
     expect(aside).toHaveLength(1);
@@ -251,10 +253,10 @@ describe('StateDir', () => {
   });
 
   it('refuses special places and files', async () => {
-    expect((await caught(StateDir.open({ dir: '/proc/self/x', account }))).code).toBe('USAGE');
+    expect((await caught(StateDir.open({ dir: '/proc/self/x', account, users: noUsers }))).code).toBe('USAGE');
     const file = join(dir, 'a-file');
     writeFileSync(file, '');
-    expect((await caught(StateDir.open({ dir: file, account }))).code).toBe('USAGE');
+    expect((await caught(StateDir.open({ dir: file, account, users: noUsers }))).code).toBe('USAGE');
     expect((await caught(loadJournal('/dev/zero'))).code).toBe('JOURNAL_CORRUPT');
   });
 });

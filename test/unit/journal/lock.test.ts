@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { FerryError } from '../../../src/errors/index.ts';
+import { StateDir } from '../../../src/journal/index.ts';
+
+/**
+ * When on, the n-th removal of a lock file waits n times 40 ms: the runs that found the lock stale
+ * at the same instant come to remove it one after the other, as when the machine is busy.
+ */
+const slowRemoval = vi.hoisted(() => ({ on: false, count: 0 }));
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs/promises')>();
+  const delayed = async (path: unknown): Promise<void> => {
+    if (!slowRemoval.on || !String(path).endsWith('/lock')) return;
+    slowRemoval.count += 1;
+    await new Promise((resolve) => setTimeout(resolve, (slowRemoval.count - 1) * 40));
+  };
+  const rm: typeof fs.rm = async (path, options) => {
+    await delayed(path);
+    return fs.rm(path, options);
+  };
+  const unlink: typeof fs.unlink = async (path) => {
+    await delayed(path);
+    return fs.unlink(path);
+  };
+  return { ...fs, default: { ...fs, rm, unlink }, rm, unlink };
+});
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-lock-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
+const users = async (): Promise<number[]> => [];
+/** A lock left by a process that no longer runs. */
+const stale = (): string => JSON.stringify({ pid: 2 ** 22 + 23, host: hostname(), since: '2026-01-01T00:00:00.000Z' });
+
+describe('the state lock, taken over from a dead process', () => {
+  it('goes to exactly one of several runs that start at the same instant', async () => {
+    for (let round = 0; round < 20; round += 1) {
+      const stateDir = join(dir, `round-${round}`);
+      mkdirSync(stateDir);
+      writeFileSync(join(stateDir, 'lock'), stale());
+      const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => StateDir.open({ dir: stateDir, account, users })));
+      const winners = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      const refusals = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as FerryError] : []));
+      expect(winners, `round ${round}`).toHaveLength(1);
+      expect(refusals.map((e) => e.code)).toEqual(Array(5).fill('JOURNAL_LOCKED'));
+      await winners[0]?.close();
+      // No lock, claim or temporary file stays behind.
+      expect(readdirSync(stateDir).sort()).toEqual(['journal', 'results', 'state.json']);
+    }
+  });
+
+  it('goes to one run when the others come to remove the stale lock late (they do not remove the new one)', async () => {
+    slowRemoval.on = true;
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        slowRemoval.count = 0;
+        const stateDir = join(dir, `slow-${round}`);
+        mkdirSync(stateDir);
+        writeFileSync(join(stateDir, 'lock'), stale());
+        const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => StateDir.open({ dir: stateDir, account, users })));
+        const winners = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+        expect(winners, `round ${round}`).toHaveLength(1);
+        for (const winner of winners) await winner.close();
+      }
+    } finally {
+      slowRemoval.on = false;
+    }
+  });
+
+  it('goes to exactly one of several processes that start at the same instant', async () => {
+    const stateDir = join(dir, 'processes');
+    mkdirSync(stateDir);
+    writeFileSync(join(stateDir, 'lock'), stale());
+    // Each child opens the state when the clock reaches `start`, holds it a moment, and says what happened.
+    const start = Date.now() + 2500;
+    const script = `
+      import { StateDir } from ${JSON.stringify(join(ROOT, 'src/journal/index.ts'))};
+      await new Promise((r) => setTimeout(r, ${start} - Date.now()));
+      try {
+        const state = await StateDir.open({ dir: ${JSON.stringify(stateDir)}, account: ${JSON.stringify(account)}, users: async () => [] });
+        await new Promise((r) => setTimeout(r, 300));
+        await state.close();
+        console.log('took');
+      } catch (error) {
+        console.log(error.code);
+      }`;
+    const run = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.on('error', reject);
+        child.on('close', () => resolve(out.trim()));
+      });
+    const results = await Promise.all(Array.from({ length: 4 }, run));
+    expect(results.sort()).toEqual(['JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'took']);
+  }, 20_000);
+
+  it('a run that closes does not remove a lock that is no longer its own', async () => {
+    const stateDir = join(dir, 'replaced');
+    const first = await StateDir.open({ dir: stateDir, account, users });
+    // Someone removed the lock by hand, and another run took the state.
+    rmSync(join(stateDir, 'lock'));
+    const second = await StateDir.open({ dir: stateDir, account, users });
+    await first.close();
+    expect((await StateDir.open({ dir: stateDir, account, users }).catch((e: unknown) => e)) as FerryError).toMatchObject({ code: 'JOURNAL_LOCKED' });
+    await second.close();
+  });
+});
