@@ -1,7 +1,7 @@
 // `npm run demo`: a real migration into the sandbox. Starts the sandbox in-process (with the
 // service's rate limit of 4,000 requests an hour), runs the bundled legacy-account plan
-// (organisations, people, opportunities, projects, notes, tasks from samples/v1) through
-// `crm-ferry run`, shows that running it again sends no write, and where the results are.
+// (its set-up, then organisations, people, opportunities, projects, notes with their files, tasks
+// from samples/v1) through `crm-ferry run`, shows that running it again sends no write, and where the results are.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -23,6 +23,7 @@ export const commands: CommandEntry[] = [
   { name: 'validate', summary: 'map every row of an input (or of a whole plan) without writing, and write the rejects', load: async () => (await import('./validate.ts')).validateCommand },
   { name: 'import', summary: 'write the rows of one file into the account, exactly once, resumable', load: async () => (await import('./import.ts')).importCommand },
   { name: 'run', summary: 'write every step of a migration plan into the account, exactly once, resumable', load: async () => (await import('./import.ts')).runCommand },
+  { name: 'setup', summary: "create the pipelines, milestones, activity types and track definitions a plan needs; list what cannot be created", load: async () => (await import('./import.ts')).setupCommand },
   { name: 'rollback', summary: 'undo the last import run kept in a state folder', load: async () => (await import('./import.ts')).rollbackCommand },
   { name: 'verify', summary: 'compare the account with the source of a run: missing, extra, differing records, links unresolved', load: async () => (await import('./verify.ts')).verifyCommand },
   { name: 'export', summary: "export records (all, or a filter's result) to CSV, XLSX or JSON Lines; nightly incremental exports", load: async () => (await import('./export.ts')).exportCommand },

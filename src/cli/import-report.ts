@@ -1,7 +1,8 @@
 import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
-import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts } from '../load/index.ts';
+import type { ChecklistItem, ImportEvent, ImportSummary, RollbackSummary, SetupPlan, SetupReport, StepCounts } from '../load/index.ts';
+import { KIND_WORDS } from '../load/setup-kinds.ts';
 import { IMPORT_COUNTS as COUNTS } from '../report/build.ts';
 import { WARNING_CODES, type WarningCounts } from '../mapping/warnings.ts';
 import { notCarriedLines, type NotCarried } from '../plan/census.ts';
@@ -42,6 +43,36 @@ function written(summary: ImportSummary): number {
   return summary.steps.reduce((sum, s) => sum + s.created + s.updated + s.deleted, 0);
 }
 
+/** The checklist as lines for a person: what to make in the account by hand, and why. */
+function formatChecklist(checklist: readonly ChecklistItem[]): string {
+  if (checklist.length === 0) return '';
+  const lines = checklist.map(
+    (item) => `  [ ] ${KIND_WORDS[item.kind]} \`${item.name}\`${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`,
+  );
+  return `The account lacks ${checklist.length} thing${checklist.length === 1 ? '' : 's'} the interface cannot create; make ${checklist.length === 1 ? 'it' : 'them'} in the service before the run, or the rows that name ${checklist.length === 1 ? 'it' : 'them'} are rejected:\n${lines.join('\n')}\n`;
+}
+
+/** A set-up's plan, told before anything is written: what it creates (or found), and the checklist. */
+export function formatSetupPlan(plan: SetupPlan): string {
+  const lines: string[] = [];
+  if (plan.create.length === 0) lines.push(`Set-up: the account has everything the interface can create (${plural(plan.present, 'name')} found).`);
+  else {
+    lines.push(`Set-up: ${plural(plan.create.length, 'thing')} to create${plan.present > 0 ? ` (${plan.present} found already)` : ''}:`);
+    for (const item of plan.create) {
+      const where = item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : '';
+      lines.push(`  ${KIND_WORDS[item.kind]} \`${item.name}\`${where} (${item.origin === 'plan' ? 'listed in the plan' : 'named by the rows'})`);
+    }
+  }
+  return `${lines.join('\n')}\n${formatChecklist(plan.checklist)}`;
+}
+
+/** What a set-up did, after it. */
+export function formatSetupReport(report: SetupReport): string {
+  if (report.dryRun) return `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
+  if (report.created.length === 0) return 'Set-up: nothing to create.\n';
+  return `Set-up: created ${report.created.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\` (id ${c.id})`).join(', ')}.\n`;
+}
+
 /**
  * What to do about rejected rows. Every run takes the rows the journal holds as rejected again
  * (they have no record to be unchanged against), so the same command, run again once the input
@@ -57,6 +88,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
   const lines: string[] = [];
   const dry = summary.dryRun;
   lines.push(dry ? `Dry run: nothing was written to the account.` : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`);
+  if (summary.setup) lines.push(formatSetupReport(summary.setup).trimEnd());
   for (const step of summary.steps) {
     lines.push('', `Step ${step.step}: ${shown(step.inputFile, cwd)} with ${shown(step.mappingFile, cwd)}`);
     for (const [key, label] of COUNTS) {
@@ -152,6 +184,8 @@ export class ImportProgress {
       this.out.write(`${JSON.stringify(payload)}\n`);
       return;
     }
+    // Before any write, so that the checklist is read while there is time to act on it.
+    if (event.type === 'setup') this.out.write(formatSetupPlan(event.plan));
     if (event.type === 'start' && !event.dryRun) this.out.write(`Writing ${event.steps.join(', ')} (state: ${event.stateDir})\n`);
     if (event.type !== 'progress') return;
     const done = event.steps.reduce((sum, s) => sum + s.created + s.updated + s.unchanged + s.matched, 0);
@@ -193,6 +227,7 @@ export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean)
         : `Tags stay in the account: the interface has no request to delete a tag, only to take it off a record. No record carries these any more: ${lists}; remove them in the account's settings if they are not wanted.`,
     );
   }
+  for (const kept of summary.setupKept) lines.push(`Kept ${kept.kind} ${kept.id}, which the set-up created: ${kept.reason}; delete it in the account once nothing uses it.`);
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
   if (!dryRun) lines.push(`Requests: ${summary.requests}.`);
   return `${lines.join('\n')}\n`;

@@ -4,10 +4,10 @@ import type { CrmClient } from '../client/client.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
-import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
+import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
 import { printableLines } from '../util/printable.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
+import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
 import { version } from './version.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 
@@ -94,6 +94,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     deleteMissing: Boolean(v['delete-missing']),
     retryRejects: retry !== undefined,
     retryFile: typeof retry === 'string' && retry !== '' ? (path(retry, cwd) as string) : null,
+    strict: Boolean(v.strict),
   };
   const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
   if (concurrency !== undefined) run.concurrency = concurrency;
@@ -211,6 +212,7 @@ const RUN_FLAGS: OptionSpec = {
     value: 'FILE',
     describe: 'only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate\'s or a run\'s; in a plan, <step>.rejects.csv is that step\'s)',
   },
+  strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users or teams the rows name" },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
@@ -304,5 +306,39 @@ rollback is finished by running it again.`,
       await writeCommandReport(reportFile, input, io.stdout, io.cwd);
     }
     return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
+  },
+};
+
+export const setupCommand: Command = {
+  name: 'setup',
+  usage: `Usage: crm-ferry setup PLAN [--strict] [--dry-run] [--state-dir DIR] [connection]
+
+Creates what the plan's rows need and the account lacks (pipelines, milestones, activity types,
+track definitions; the plan's \`setup:\` lists, plus every name the mapped rows use), once: a name
+the account has is left alone. Lists first what the interface cannot create (custom fields, task
+categories, users, teams). \`run\` does the same first when the plan has \`setup:\`; \`rollback\`
+removes what it created.`,
+  epilog: `Exit code 0 when done, 2 for bad usage or input (and under --strict when the checklist is not
+empty: nothing is created then), 4 when the service refused or could not be reached.`,
+  options: {
+    'state-dir': { type: 'string', value: 'DIR', describe: 'journal of what was created (default: .crm-ferry beside the plan, as `run` uses)' },
+    strict: { type: 'boolean', describe: 'stop before any write (exit 2) when the checklist of what the interface cannot create is not empty' },
+    'dry-run': { type: 'boolean', describe: 'say what would be created, create nothing' },
+    ...connectionFlags,
+  },
+  async run(args, io) {
+    refuseArguments('setup', args, ['PLAN']);
+    const planFile = path(args.positionals[0], io.cwd);
+    if (planFile === undefined) throw new FerryError('USAGE', 'setup needs the PLAN file');
+    const v = args.values;
+    const { runSetup } = await import('../load/index.ts');
+    const report = await withClient(args, io, (client, account) =>
+      runSetup(
+        { planFile, stateDir: path(v['state-dir'], io.cwd) ?? defaultStateDir(planFile), dryRun: Boolean(v['dry-run']), strict: Boolean(v.strict) },
+        { client, account, signal: io.signal, onPlan: (plan) => io.stderr.write(formatSetupPlan(plan)) },
+      ),
+    );
+    io.stdout.write(formatSetupReport(report));
+    return EXIT.OK;
   },
 };

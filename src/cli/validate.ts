@@ -104,13 +104,25 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   return `${lines.join('\n')}\n`;
 }
 
-/** The account's names, and its records for `match:` lookups, read through one connection. */
-async function onlineResolver(args: ParsedArgs, io: CliIo): Promise<{ resolver: NameResolver; service: RecordService; close: () => Promise<void> }> {
+/** The account's names (as the plan's set-up would leave them), and its records for `match:` lookups, read through one connection. */
+async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | null): Promise<{ resolver: NameResolver; service: RecordService; close: () => Promise<void> }> {
   const { client } = await connectWith(args, io);
   try {
-    const { loadCatalog } = await import('../mapping/resolve.ts');
+    // A plan's `setup:` runs before its rows: names it would create are no rejects, and its
+    // checklist (what only a person can make) is told as `run` tells it.
     const { RecordService } = await import('../load/service.ts');
-    return { resolver: await loadCatalog(client), service: new RecordService(client, io.signal), close: () => client.close() };
+    const service = new RecordService(client, io.signal);
+    if (planFile !== null) {
+      const { plannedSetup } = await import('../load/setup.ts');
+      const setup = await plannedSetup(planFile, client, io.signal);
+      if (setup) {
+        const { formatSetupPlan } = await import('./import-report.ts');
+        io.stderr.write(formatSetupPlan(setup.plan));
+        return { resolver: setup.resolver, service, close: () => client.close() };
+      }
+    }
+    const { loadCatalog } = await import('../mapping/resolve.ts');
+    return { resolver: await loadCatalog(client), service, close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;
@@ -152,7 +164,7 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     let resolver: NameResolver = offlineResolver;
     let service: RecordService | undefined;
     let close = async (): Promise<void> => undefined;
-    if (options.online) ({ resolver, service, close } = await onlineResolver(args, io));
+    if (options.online) ({ resolver, service, close } = await onlineResolver(args, io, options.kind === 'plan' ? options.plan : null));
     const online = service === undefined ? {} : { service };
     let report: ValidateReport;
     try {

@@ -15,3 +15,21 @@ export {
   type StepSummary,
 } from './run-import.ts';
 export { bindStateSteps, readStateSteps, runRollback, writeStateSteps, type RollbackOptions, type RollbackSummary, type StateStep, type StateSteps } from './rollback.ts';
+export {
+  applySetup,
+  assertNothingMissing,
+  collectNames,
+  KIND_WORDS,
+  planSetup,
+  plannedSetup,
+  runSetup,
+  setupForRun,
+  undoSetup,
+  type ChecklistItem,
+  type ChecklistKind,
+  type SetupKind,
+  type SetupCommandOptions,
+  type SetupItem,
+  type SetupPlan,
+  type SetupReport,
+} from './setup.ts';

@@ -31,6 +31,32 @@ export const COLLECTION_KEYS: ReadonlySet<string> = new Set(Object.keys(COLLECTI
 /** Taken on create only: an update cannot change them. */
 const CREATE_ONLY = new Set(['tracks', 'attachments', 'type']);
 
+/**
+ * Lists the interface changes with requests of their own, never in the record's body: a project's
+ * additional contacts (POST and DELETE /kases/{id}/parties/{partyId}).
+ */
+export const SENT_APART: ReadonlySet<string> = new Set(['parties']);
+
+/** The body without the lists sent apart: what the record's own create or update takes. */
+export function withoutApart(body: Body): Body {
+  if (!Object.keys(body).some((key) => SENT_APART.has(key))) return body;
+  const out: Body = {};
+  for (const [key, value] of Object.entries(body)) if (!SENT_APART.has(key)) out[key] = value;
+  return out;
+}
+
+/** A project's additional contacts in a body, by party id. */
+export function contactIdsOf(body: Body | null | undefined): number[] {
+  return itemsOf(body, 'parties').flatMap((item) => (typeof item.id === 'number' ? [item.id] : []));
+}
+
+/** The additional contacts to add and remove to go from what an earlier run wrote to the row of now. */
+export function planContacts(from: Body | null | undefined, to: Body): { add: number[]; remove: number[] } {
+  const before = contactIdsOf(from);
+  const after = contactIdsOf(to);
+  return { add: after.filter((id) => !before.includes(id)), remove: before.filter((id) => !after.includes(id)) };
+}
+
 function definitionId(definition: unknown): string {
   if (definition !== null && typeof definition === 'object') {
     const d = definition as Body;
@@ -62,7 +88,7 @@ export function planUpdate(from: Body, to: Body, current?: Body | null): UpdateP
   let needsCurrent = false;
   const keys = new Set([...Object.keys(from), ...Object.keys(to)]);
   for (const key of keys) {
-    if (CREATE_ONLY.has(key)) continue;
+    if (CREATE_ONLY.has(key) || SENT_APART.has(key)) continue;
     const before = from[key];
     const after = to[key];
     if (canonicalJson(before) === canonicalJson(after)) continue;

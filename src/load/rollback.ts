@@ -4,10 +4,15 @@ import pLimit from 'p-limit';
 import type { CrmClient } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
-import { ENTITIES, type Entity } from '../mapping/schema.ts';
+import type { Entity } from '../mapping/schema.ts';
+import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
+import { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
+import { setupRuns, undoSetup } from './setup.ts';
+
+export { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 
 type Body = Record<string, unknown>;
 /** The records that carry tags. */
@@ -21,28 +26,8 @@ function tagNames(body: Body | null | undefined): string[] {
   return tags.map((tag) => (tag as Body | null)?.name).filter((name): name is string => typeof name === 'string' && name !== '');
 }
 
-/** The file beside the journals that says which steps a state holds, in run order, and their kinds. */
-const STEPS_FILE = 'steps.json';
 /** Runs that a rollback undid, so that the next rollback goes one further back. */
 const ROLLBACKS_FILE = 'rollbacks.json';
-
-export interface StateStep {
-  name: string;
-  entity: Entity;
-  /** The plan, or the mapping of a one-file import, whose runs write the step's journal (absolute). */
-  source?: string;
-}
-
-export interface StateSteps {
-  steps: StateStep[];
-}
-
-/** Records which steps (and of what kind) a state holds, in the order a run writes them. */
-export async function writeStateSteps(dir: string, steps: StateStep[]): Promise<void> {
-  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
-  const merged = [...steps, ...known.steps.filter((old) => !steps.some((s) => s.name === old.name))];
-  await writeFile(join(dir, STEPS_FILE), `${JSON.stringify({ steps: merged }, null, 2)}\n`, { mode: 0o600 });
-}
 
 /**
  * Binds a run's steps to the state: refuses a state whose rollback was interrupted (see
@@ -67,20 +52,6 @@ export async function bindStateSteps(dir: string, steps: StateStep[], write: boo
     });
   }
   if (write) await writeStateSteps(dir, steps);
-}
-
-export async function readStateSteps(dir: string): Promise<StateSteps> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(join(dir, STEPS_FILE), 'utf8'));
-  } catch (error) {
-    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
-  }
-  const steps = (parsed as StateSteps | null)?.steps;
-  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity) && (s.source === undefined || typeof s.source === 'string'))) {
-    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, { location: { file: join(dir, STEPS_FILE) } });
-  }
-  return { steps };
 }
 
 /** A rollback that started writing and has not finished: what it undoes, under which run id. */
@@ -162,6 +133,8 @@ export interface RollbackSummary {
    * rollback (on a dry run: every tag the undone records carry), per list.
    */
   tagsLeft: Array<{ entity: TaggedEntity; names: string[] }>;
+  /** What the runs' set-up created that the service would not delete (in use by records of other runs). */
+  setupKept: Array<{ kind: string; id: number; reason: string }>;
   /** Per step, in the order they were undone. */
   steps: Array<{ step: string; deleted: number; restored: number }>;
   requests: number;
@@ -195,10 +168,11 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     for (const step of steps) {
       for await (const entry of readJournal(state.journalFile(step.name))) if (entry.t === 'done') runs.add(entry.run);
     }
+    for (const run of await setupRuns(state)) runs.add(run);
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     // An interrupted rollback is finished first, under its own run id, whatever this one asks.
     const targets = rollbacks.pending?.targets ?? (options.all ? candidates : candidates.slice(-1));
-    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], steps: [], requests: 0 };
+    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], setupKept: [], steps: [], requests: 0 };
     if (targets.length === 0) return summary;
     const target = new Set(targets);
     const rollbackRun = rollbacks.pending?.run ?? `rollback-${state.newRunId()}`;
@@ -264,13 +238,18 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
               const to = { ...from, ...row.before };
               for (const [field, value] of Object.entries(row.before)) if (value === null) delete to[field];
               let plan = planUpdate(from, to);
-              if (plan.needsCurrent) {
+              // Files the runs added to a note go again (a file they replaced cannot come back:
+              // its old content is no longer at hand).
+              const files = step.entity === 'entry' && 'attachments' in row.before;
+              if (plan.needsCurrent || files) {
                 const record = await service.read(step.entity, id);
                 if (record === null) {
                   summary.alreadyGone += 1;
                   return;
                 }
                 plan = planUpdate(from, to, record);
+                const added = files ? planAttachments(attachmentFilesOf(from), attachmentFilesOf(row.before), record).remove : [];
+                if (added.length > 0) plan.changes.attachments = added.map((attachment) => ({ id: attachment, _delete: true }));
               }
               const fp = fingerprint({ body: to, attachments: [] });
               await writer.append({ t: 'intent', k: row.key, op: 'update', run: rollbackRun, at, fp, body: to, id, before: row.before });
@@ -286,6 +265,18 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       summary.restored += counts.restored;
       summary.steps.push(counts);
       if (summary.interrupted) break;
+    }
+    // The plan's set-up ran before the rows, so it is undone after them: a milestone still used by
+    // an opportunity could not go.
+    if (!summary.interrupted) {
+      const undone = await undoSetup(state, target, { client: deps.client, rollbackRun, dryRun: options.dryRun ?? false, ...(deps.signal ? { signal: deps.signal } : {}) });
+      if (deps.signal?.aborted) summary.interrupted = true;
+      summary.setupKept = undone.kept;
+      if (undone.deleted + undone.alreadyGone > 0) {
+        summary.steps.push({ step: 'setup', deleted: undone.deleted, restored: 0 });
+        summary.deleted += undone.deleted;
+        summary.alreadyGone += undone.alreadyGone;
+      }
     }
     if (!summary.interrupted) summary.tagsLeft = await tagsLeft(tagged, options.dryRun ? null : service);
     if (!options.dryRun && !summary.interrupted) {

@@ -9,7 +9,7 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
 import { RejectsWriter } from '../mapping/rejects.ts';
-import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import { CatalogResolver, createResolver, readAccountCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
 import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, unresolvedLink } from '../plan/references.ts';
@@ -17,12 +17,14 @@ import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
 import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
-import { fingerprint } from './fingerprint.ts';
+import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
+import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
-import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
+import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, fromRecord, planContacts, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { bindStateSteps } from './rollback.ts';
 import { LostCreates, RecordService } from './service.ts';
+import { setupForRun, type SetupPlan, type SetupReport } from './setup.ts';
 
 type Body = Record<string, unknown>;
 
@@ -48,6 +50,8 @@ export const importOptionsSchema = z.object({
   deleteMissing: z.boolean().default(false),
   /** Only the rows the last runs rejected. @default false */
   retryRejects: z.boolean().default(false),
+  /** With a plan's `setup:`: stop before any write when the account lacks what the interface cannot create. @default false */
+  strict: z.boolean().default(false),
   /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
   retryFile: z.string().nullable().default(null),
 });
@@ -133,10 +137,14 @@ export interface ImportSummary {
   /** Only rows earlier runs rejected were taken (--retry-rejects). */
   retryRejects: boolean;
   dryRun: DryRunReport | null;
+  /** What the plan's `setup:` created and listed; null without one. */
+  setup: SetupReport | null;
 }
 
 export type ImportEvent =
   | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
+  /** The plan's set-up, before anything is written: what it creates, and the checklist of what it cannot. */
+  | { type: 'setup'; plan: SetupPlan }
   | {
       type: 'row';
       step: string;
@@ -345,6 +353,13 @@ function stepList(steps: readonly string[]): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
 }
 
+/** A body without what is sent apart (a project's additional contacts), and its fingerprint. */
+function apart(mapped: MappedRecord, whole: Body, wholeFp: string): { body: Body; fp: string } {
+  if (contactIdsOf(whole).length === 0) return { body: whole, fp: wholeFp };
+  const body = withoutApart(whole);
+  return { body, fp: fingerprint({ body, attachments: mapped.attachments }) };
+}
+
 function withType(entity: string, body: Body): Body {
   return entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body;
 }
@@ -366,14 +381,20 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
 
-  const prepared =
-    options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  const source = options.source;
+  const plan = source.kind === 'plan' ? await preparePlan(source.planFile) : null;
+  const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile)];
+  if (options.strict && !plan?.plan.setup) {
+    throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+  }
   if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
   const beforeNames = deps.client.transport.requestsSent;
-  const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+  // Kept for the set-up, which starts from the same names.
+  const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
+  let resolver: NameResolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
   const requestsForNames = deps.client.transport.requestsSent - beforeNames;
   // The account's users are checked as the state is bound; a dry run leaves the state as it was.
   const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
@@ -381,10 +402,21 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const steps: StepRun[] = [];
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
-    for (const step of prepared) assertConstantNames(step, resolver);
     const run = state.newRunId();
-    const source = resolve(options.source.kind === 'plan' ? options.source.planFile : options.source.mappingFile);
-    await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source })), !options.dryRun);
+    const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
+    // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
+    await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
+    // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
+    let setup: SetupReport | null = null;
+    if (plan?.plan.setup) {
+      const done = await setupForRun(
+        { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
+        { client: deps.client, state, run, now },
+      );
+      setup = done.report;
+      if (done.resolver && !deps.resolver) resolver = done.resolver;
+    }
+    for (const step of prepared) assertConstantNames(step, resolver);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
       const file = state.journalFile(step.name);
@@ -397,6 +429,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const summary = await engine.run();
+    summary.setup = setup;
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
     summary.requestsForNames = requestsForNames;
@@ -533,6 +566,7 @@ class ImportEngine {
       limited: this.options.limit !== null && this.steps.some((s) => s.counts.rowsRead >= (this.options.limit as number) && !s.readAll),
       retryRejects: this.options.retryRejects,
       dryRun: this.options.dryRun ? this.dry : null,
+      setup: null,
     };
   }
 
@@ -784,6 +818,13 @@ class ImportEngine {
     if (problem) return this.reject(step, problem);
     const entity = step.compiled.entity;
     const body = withType(entity, mapped.record);
+    // A note's files go into its body by content hash: a file changed or added is a change.
+    if (mapped.attachments.length > 0) {
+      const read = await readAttachments(mapped.attachments);
+      if (read.problem) return this.reject(step, this.rejection(mapped, 'attachment', 'SOURCE_UNREADABLE', read.problem));
+      if (read.warnings.length > 0) (mapped.warnings ??= []).push(...read.warnings);
+      if (read.files.length > 0) body.attachments = read.files;
+    }
     const fp = fingerprint({ body, attachments: mapped.attachments });
     const prior = step.journal.rows.get(mapped.key);
     const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
@@ -799,7 +840,7 @@ class ImportEngine {
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
     // is not on the request's path (a row sent at once waits for it all the same).
-    const announced = !known && !found && mapped.attachments.length === 0 ? this.announce(step, mapped, body, fp) : null;
+    const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
     // Awaited below; until then a failed write must not count as unhandled.
     announced?.catch(() => undefined);
     const attempt: CreateAttempt = { number: 1, announced, sent: null };
@@ -877,7 +918,7 @@ class ImportEngine {
       step.settle(mapped.key, found.id as number);
       return;
     }
-    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length;
+    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length + contactIdsOf(body).length;
     this.dry.requests += requests;
     if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
     step.counts[known ? 'updated' : 'created'] += 1;
@@ -896,9 +937,11 @@ class ImportEngine {
    * One attempt at a create. Returns what is needed to look the record up when the answer was
    * lost (the request was sent: it may have been applied), null when the row is settled.
    */
-  async create(step: StepRun, mapped: MappedRecord, body: Body, fp: string, attempt: CreateAttempt): Promise<LostAnswer | null> {
+  async create(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, attempt: CreateAttempt): Promise<LostAnswer | null> {
     const entity = step.compiled.entity;
-    attempt.sent ??= mapped.attachments.length > 0 ? { ...body, attachments: await this.service.upload(mapped.attachments) } : body;
+    const { body, fp } = apart(mapped, whole, wholeFp);
+    const files = attachmentFilesOf(body);
+    attempt.sent ??= files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
     const at = await (attempt.announced ?? this.announce(step, mapped, body, fp));
     attempt.announced = null;
     let id: number;
@@ -910,14 +953,27 @@ class ImportEngine {
       if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
       throw error;
     }
-    await this.created(step, mapped, body, fp, id);
+    await this.created(step, mapped, whole, wholeFp, id);
     return null;
   }
 
-  async created(step: StepRun, mapped: MappedRecord, body: Body, fp: string, id: number): Promise<void> {
+  /**
+   * The create is confirmed. A project's additional contacts are added after it, by requests of
+   * their own: until they are, the journal holds the record without them, so that a run cut off
+   * in between adds them on the next.
+   */
+  async created(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, id: number): Promise<void> {
+    const { body, fp } = apart(mapped, whole, wholeFp);
     step.taken.add(id);
     this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
     this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
+    const contacts = contactIdsOf(whole);
+    if (contacts.length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
+      await this.service.setContacts(id, contacts, []);
+      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp: wholeFp });
+      this.fold(step, mapped.key, { fp: wholeFp, body: whole });
+    }
     return this.succeed(step, mapped, 'created', id);
   }
 
@@ -946,9 +1002,13 @@ class ImportEngine {
     let from = prior.body ?? {};
     let plan = planUpdate(from, body);
     let before: Body | null = null;
+    const previous = attachmentFilesOf(prior.body);
+    const files = attachmentFilesOf(body);
+    const attachmentsChanged = canonicalJson(previous) !== canonicalJson(files);
+    let current: Body | null = null;
     // --full compares with the record as the account has it now: values changed in the service are written again.
-    if (plan.needsCurrent || this.options.full) {
-      const current = await this.service.read(entity, prior.id);
+    if (plan.needsCurrent || this.options.full || attachmentsChanged) {
+      current = await this.service.read(entity, prior.id);
       if (current === null) {
         throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
           method: 'GET',
@@ -961,13 +1021,20 @@ class ImportEngine {
       plan = planUpdate(from, body, current);
       if (this.options.full) before = imageOfRecord(from, plan.changes, current);
     }
-    if (Object.keys(plan.changes).length > 0) {
+    if (attachmentsChanged) {
+      const delta = planAttachments(previous, files, current);
+      if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
+    }
+    const contacts = planContacts(prior.body, body);
+    const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
+    if (changed) {
       await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
-      await this.service.update(entity, prior.id, plan.changes);
+      if (Object.keys(plan.changes).length > 0) await this.service.update(entity, prior.id, plan.changes);
+      if (contacts.add.length + contacts.remove.length > 0) await this.service.setContacts(prior.id, contacts.add, contacts.remove);
     }
     this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
     this.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.runId });
-    return this.succeed(step, mapped, Object.keys(plan.changes).length > 0 ? 'updated' : 'unchanged', prior.id);
+    return this.succeed(step, mapped, changed ? 'updated' : 'unchanged', prior.id);
   }
 
   // -------------------------------------------------------------------------------------------

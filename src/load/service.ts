@@ -1,8 +1,8 @@
-import { basename } from 'node:path';
 import type { CrmClient } from '../client/client.ts';
 import { ApiError } from '../client/errors.ts';
 import type { ApiRequest } from '../client/transport.ts';
 import type { Entity } from '../mapping/schema.ts';
+import type { AttachmentFile } from './attachments.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
 
 type Body = Record<string, unknown>;
@@ -63,10 +63,10 @@ export class RecordService {
     return id;
   }
 
-  /** Uploads each file and returns the tokens to attach. */
-  async upload(files: readonly string[]): Promise<Body[]> {
+  /** Uploads each file with its name and content type, and returns the tokens to attach. */
+  async upload(files: readonly AttachmentFile[]): Promise<Body[]> {
     const tokens: Body[] = [];
-    for (const file of files) tokens.push({ token: await this.client.upload(file, { filename: basename(file) }) });
+    for (const file of files) tokens.push({ token: await this.client.upload(file.path, { filename: file.filename, contentType: file.contentType }) });
     return tokens;
   }
 
@@ -74,6 +74,12 @@ export class RecordService {
     const { path, one } = ENTITY_API[entity];
     const answer = await this.request({ method: 'POST', path, json: { [one]: body } });
     return this.idFrom(entity, answer.body, 'POST', path);
+  }
+
+  /** Adds and removes a project's additional contacts (adding one it has, or removing one it lacks, is no error). */
+  async setContacts(kaseId: number, add: readonly number[], remove: readonly number[]): Promise<void> {
+    for (const partyId of add) await this.request({ method: 'POST', path: `/kases/${kaseId}/parties/${partyId}`, idempotent: true });
+    for (const partyId of remove) await this.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}`, accept: [404] });
   }
 
   async update(entity: Entity, id: number, changes: Body): Promise<void> {

@@ -3,13 +3,13 @@ import { literal } from './codegen.ts';
 import { ENTITY_PLURAL, KEEPABLE_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TargetInfo } from './compile-targets.ts';
-import { dateText, isEmpty, isTemplate, trimText, valueText } from './compile-template.ts';
+import { dateText, isEmpty, isTemplate, parseTemplate, trimText, valueText } from './compile-template.ts';
 import { emitKeyTemplate, emitValue, nonEmpty, numberedColumn, RowRejection, textOf } from './compile-value.ts';
 import type { ValueCompiler } from './compile-value.ts';
 import type { Entity, FieldEntry, OnInvalid, ValueSpec } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { Value } from './transforms/types.ts';
-import type { NameKind, NameUse, RefUse, RowWarning } from './types.ts';
+import type { AttachmentUse, NameKind, NameUse, RefUse, RowWarning } from './types.ts';
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
@@ -21,7 +21,7 @@ export interface Draft {
   record: Record<string, unknown>;
   names: NameUse[];
   refs: RefUse[];
-  attachments: string[];
+  attachments: AttachmentUse[];
   /** The record's tags, names as first spelled, duplicates (in any case) merged; null until a tag is seen. */
   tags: Array<{ name: string }> | null;
   milestone: NameUse | null;
@@ -336,9 +336,15 @@ async function emitGuarded(context: FieldContext, entry: FieldEntry, info: Targe
   code.line('}');
 }
 
-/** The column of a value spec written as `{column: ...}`, else undefined. */
-function columnOfSpec(spec: ValueSpec | undefined): string | undefined {
-  return spec !== null && typeof spec === 'object' ? spec.column : undefined;
+/** The columns a value spec reads by name: `{column: ...}`, or the placeholders of a template. */
+function columnsOfSpec(spec: ValueSpec | undefined): string[] {
+  const template = typeof spec === 'string' ? spec : spec !== null && typeof spec === 'object' ? spec.template : undefined;
+  if (template !== undefined && isTemplate(template)) {
+    const parsed = parseTemplate(template);
+    return parsed.ok ? parsed.columns : [];
+  }
+  const column = spec !== null && typeof spec === 'object' ? spec.column : undefined;
+  return column === undefined ? [] : [column];
 }
 
 /**
@@ -348,11 +354,12 @@ function columnOfSpec(spec: ValueSpec | undefined): string | undefined {
  */
 export function numberedColumns(field: FieldEntry): string[] {
   if (field.items !== 'numbered') return [];
-  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {})];
+  // A link's keys are templates, or names of one column.
+  const keys = (typeof field.key === 'string' ? [field.key] : (field.key ?? [])).map((key) => (isTemplate(key) ? key : `{{${key}}}`));
+  const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {}), ...keys];
   const out: string[] = [];
   for (const spec of specs) {
-    const column = columnOfSpec(spec);
-    if (column !== undefined && column.includes('*') && !out.includes(column)) out.push(column);
+    for (const column of columnsOfSpec(spec)) if (column.includes('*') && !out.includes(column)) out.push(column);
   }
   return out;
 }
@@ -376,7 +383,8 @@ async function emitNumbered(context: FieldContext, field: FieldEntry, info: Targ
     try {
       // The policy holds for each item: a third phone that cannot be read leaves the first two.
       await emitGuarded(context, field, info, yamlPath, policy, raw, async () => {
-        if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
+        if (field.ref !== undefined && field.key !== undefined) await emitRef(context, field, info, yamlPath, undefined, raw);
+        else if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
         else await emitSimple(context, field, info, yamlPath, undefined, raw);
       });
     } finally {
@@ -484,6 +492,9 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
   }, required === undefined ? '}' : `} else throw ${required}();`);
 }
 
+/** Where a repeatable link target's elements go in the record: the name the service gives the list. */
+const LINK_LISTS: Readonly<Record<string, string>> = { additionalContact: 'parties' };
+
 /** Links the service needs for the record to exist: a key that finds no record rejects the row rather than leaving the link out. */
 function linkNeeded(entity: Entity, to: string): boolean {
   return entity === 'entry' || ((entity === 'kase' || entity === 'opportunity') && to === 'party');
@@ -525,24 +536,32 @@ async function emitRef(context: FieldContext, field: FieldEntry, info: TargetInf
     code.line(`if (${nonEmpty(compiler, value)}) ${fallback} = ${code.constant(linkObject(info, to))}(${value});`);
   }
   const extra = `${mustLink ? ', required: true' : ''}${fallback === undefined ? '' : `, fallback: ${fallback}`}`;
+  // A repeatable link (a project's additional contacts) is one more element of a list, linked on its own.
+  const list = info.kind === 'links' ? (LINK_LISTS[to] ?? to) : null;
+  const path = list === null ? `[${literal(to)}, 'id']` : `[${literal(list)}, list.length - 1, 'id']`;
+  const place = (): void => {
+    if (list === null) code.line(`record[${literal(to)}] = { id: null };`);
+    else code.line(`const list = (record[${literal(list)}] ??= []); list.push({ id: null });`);
+  };
   const push = (key: string, alternatives?: string): string =>
-    `draft.refs.push({ path: [${literal(to)}, 'id'], steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)}${alternatives === undefined ? '' : `, alternatives: ${alternatives}`}${extra} });`;
+    `draft.refs.push({ path: ${path}, steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)}${alternatives === undefined ? '' : `, alternatives: ${alternatives}`}${extra} });`;
   const otherwise = (): string => {
     const none = required === undefined ? '' : ` else throw ${required}();`;
-    return fallback === undefined ? `}${none}` : `} else if (${fallback} !== undefined) record[${literal(to)}] = ${fallback};${none}`;
+    const put = list === null ? `record[${literal(to)}] = ${fallback}` : `(record[${literal(list)}] ??= []).push(${fallback})`;
+    return fallback === undefined ? `}${none}` : `} else if (${fallback} !== undefined) ${put};${none}`;
   };
   if (keys.length === 1) {
     const [key] = keys as [string];
     // Links travel as {id}; the plan fills in the id of the record the other step created.
     code.block(`if (${key} !== '')`, () => {
-      code.line(`record[${literal(to)}] = { id: null };`);
+      place();
       code.line(push(key));
     }, otherwise());
     return;
   }
   const filled = code.temp('filled', `[${keys.join(', ')}].filter((k) => k !== '')`);
   code.block(`if (${filled}.length > 0)`, () => {
-    code.line(`record[${literal(to)}] = { id: null };`);
+    place();
     code.line(push(`${filled}[0]`, `${filled}.length > 1 ? ${filled}.slice(1) : undefined`));
   }, otherwise());
 }
@@ -625,6 +644,15 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
     case 'organisation':
     case 'link':
       return [`${target} = ${call(linkObject(info, to))};`];
+    case 'links': {
+      // One more element of a list (a project's additional contacts), given by id.
+      const list = LINK_LISTS[to] ?? to;
+      const make = linkObject(info, to);
+      const add = (value: Value, draft: Draft): void => {
+        ((draft.record[list] ??= []) as unknown[]).push(make(value));
+      };
+      return [`${code.constant(add)}(${v}, draft);`];
+    }
     case 'name':
       return nameSink(context, field, info, yamlPath, v, text);
     case 'names': {
@@ -656,10 +684,12 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       ];
     }
     case 'attachment': {
-      const attach = (value: Value, draft: Draft): void => {
-        for (const path of items(value)) draft.attachments.push(isAbsolute(path) ? path : resolve(draft.inputDir, path));
+      // `type` is the file's content type (a v1 export lists it beside the file name); the
+      // importer takes it from the file's extension where none is given.
+      const attach = (value: Value, contentType: string | undefined, draft: Draft): void => {
+        for (const path of items(value)) draft.attachments.push({ path: isAbsolute(path) ? path : resolve(draft.inputDir, path), contentType: contentType ?? null });
       };
-      return [`${code.constant(attach)}(${v}, draft);`];
+      return [`${code.constant(attach)}(${v}, ${await typeTextOf(context, field, yamlPath)}, draft);`];
     }
     case 'phone':
     case 'email':
@@ -701,6 +731,21 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
     `if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`,
     `else { ${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft); }`,
   ];
+}
+
+/**
+ * An expression for the text of the entry's `type` (undefined when empty or not given): a literal
+ * when it is the same for every row, else read per row, before the value is written.
+ */
+async function typeTextOf(context: FieldContext, field: FieldEntry, yamlPath: string): Promise<string> {
+  const { code, helpers } = context.compiler;
+  const fixed = constantType(field.type);
+  if (fixed !== undefined) return fixed.text === undefined ? 'undefined' : literal(fixed.text);
+  const typeValue = code.temp('type');
+  await emitValue(context.compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
+  const typeText = code.temp('typeText');
+  code.line(`${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`);
+  return typeText;
 }
 
 /** Phone numbers, email addresses and websites: one entry per item of the value. */

@@ -14,6 +14,7 @@ export type TargetKind =
   | 'choice'
   | 'organisation'
   | 'link'
+  | 'links'
   | 'name'
   | 'names'
   | 'pipeline'
@@ -39,22 +40,22 @@ export interface TargetInfo {
 }
 
 /** Targets that may appear in several entries of one mapping; every other target at most once. */
-export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custom', 'address', 'phone', 'email', 'website', 'attachment', 'names']);
+export const REPEATABLE_KINDS: ReadonlySet<TargetKind> = new Set(['tags', 'custom', 'address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
 
 /** Targets that take `ref` + `key` (a link to a record of another plan step). */
-export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link']);
+export const LINK_KINDS: ReadonlySet<TargetKind> = new Set(['organisation', 'link', 'links']);
 
 /** Targets that can hold a value as typed, which `onInvalid: keep` writes when a transform refuses it. */
 export const KEEPABLE_KINDS: ReadonlySet<TargetKind> = new Set(['text', 'custom', 'phone', 'email', 'website', 'tags']);
 
-/** Targets that take `type` (Home, Work, ...). */
-export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website']);
+/** Targets that take `type` (Home, Work, ...; an attachment's content type). */
+export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment']);
 
 /** Targets that take `items`: a JSON list of whole items in one column. */
 export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom']);
 
 /** Targets whose columns may be numbered (`phone.*.phoneNumber`): one item per number. */
-export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website']);
+export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
 
 /** Website services the service knows; `URL` when left out. */
 export const WEBSITE_SERVICES = [
@@ -113,6 +114,10 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     tags,
     custom,
     tracks,
+    additionalContact: {
+      kind: 'links',
+      takes: 'a further party of the project (an additional contact): `ref` + `key` to a party of another step, or its id; one per entry',
+    },
   },
   opportunity: {
     name: text('the opportunity\'s name (required)'),
@@ -141,7 +146,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     content: text('the note\'s text (required unless there is an attachment)'),
     activityType: { kind: 'name', nameKind: 'activityType', takes: 'an activity type name (Note, Meeting, Call, ...) or its id' },
     entryAt: { kind: 'timestamp', takes: 'when it happened, an ISO 8601 timestamp (use the `timestamp` transform for other formats)' },
-    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder' },
+    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension)' },
   },
   task: {
     description: text('the task\'s description (required)'),

@@ -223,7 +223,12 @@ export function textOf(compiler: ValueCompiler, variable: string): string {
 function templateExpression(compiler: ValueCompiler, parts: TemplatePart[]): string {
   const { code, helpers } = compiler;
   if (parts.length === 0) return '""';
-  const pieces = parts.map((part) => (typeof part === 'string' ? literal(part) : `${helpers.valueText}(${code.cell(part.column)})`));
+  const pieces = parts.map((part) => {
+    if (typeof part === 'string') return literal(part);
+    // In an `items: numbered` entry a `*` in a placeholder is the item's number, as in a column.
+    if (compiler.star !== undefined && part.column.includes('*')) return `${helpers.valueText}(${code.dynamicCell(numberedColumn(part.column, compiler.star))} ?? null)`;
+    return `${helpers.valueText}(${code.cell(part.column)})`;
+  });
   // A lone placeholder is still text: valueText of the cell.
   return pieces.join(' + ');
 }
@@ -232,7 +237,10 @@ function templateExpression(compiler: ValueCompiler, parts: TemplatePart[]): str
 function emitTemplate(compiler: ValueCompiler, text: string, into: string): void {
   const parsed = parseTemplate(text);
   if (!parsed.ok) throw new Error(`template ${JSON.stringify(text)} is not valid: ${parsed.error}`);
-  for (const column of parsed.columns) compiler.columns.add(column);
+  for (const column of parsed.columns) {
+    if (compiler.star !== undefined && column.includes('*')) compiler.patterns.add(column);
+    else compiler.columns.add(column);
+  }
   compiler.code.line(`${into} = ${templateExpression(compiler, parsed.parts)};`);
 }
 
@@ -243,7 +251,10 @@ function emitTemplate(compiler: ValueCompiler, text: string, into: string): void
  */
 export function emitKeyTemplate(compiler: ValueCompiler, text: string, into: string): void {
   const parsed = parseKeyTemplate(text);
-  for (const column of parsed.columns) compiler.columns.add(column);
+  for (const column of parsed.columns) {
+    if (compiler.star !== undefined && column.includes('*')) compiler.patterns.add(column);
+    else compiler.columns.add(column);
+  }
   compiler.code.line(`${into} = ${compiler.helpers.trimText}(${templateExpression(compiler, parsed.parts)});`);
 }
 

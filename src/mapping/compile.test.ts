@@ -254,17 +254,69 @@ describe('project, opportunity, entry and task targets', () => {
   - {to: activityType, value: {column: at}}
   - {to: entryAt, value: {column: when}}
   - {to: attachment, value: {column: file, transform: [{split: ";"}]}}
+  - {to: attachment, value: {column: other}, type: {column: otherType}}
 `,
     );
     const mapped = record(compiled, { pid: 'P1', kid: '', text: 'Called', at: 'Call', when: '2024-03-01T14:30:00+01:00', file: 'docs/a.pdf;/abs/b.txt' });
     expect(mapped.record).toEqual({ type: 'note', party: { id: null }, content: 'Called', activityType: null, entryAt: '2024-03-01T13:30:00Z' });
     expect(mapped.names).toEqual([{ path: ['activityType'], kind: 'activityType', name: 'Call', yamlPath: 'fields[3]' }]);
-    expect(mapped.attachments).toEqual(['/data/docs/a.pdf', '/abs/b.txt']);
+    expect(mapped.attachments).toEqual([
+      { path: '/data/docs/a.pdf', contentType: null },
+      { path: '/abs/b.txt', contentType: null },
+    ]);
+    // The content type a source names (a v1 export lists it beside the file name) goes with its file.
+    const typed = record(compiled, { pid: 'P1', kid: '', text: 'x', at: 'Call', when: '', file: '', other: 'scan.bin', otherType: ' image/png ' });
+    expect(typed.attachments).toEqual([{ path: '/data/scan.bin', contentType: 'image/png' }]);
+    // Every numbered file of a record (a v1 history item's attachment.1.*, attachment.2.*, ...),
+    // a `*` in a template placeholder standing for the number as in a column.
+    const numbered = await compile(
+      'entry',
+      `fields:
+  - {to: party, value: {column: pid}}
+  - {to: content, value: {column: text}}
+  - {to: attachment, items: numbered, value: "files/{{attachment.*.id}}/{{attachment.*.filename}}", type: {column: attachment.*.contentType}}
+`,
+    );
+    const three = record(numbered, {
+      pid: 5, text: 'x',
+      'attachment.1.id': '801', 'attachment.1.filename': 'a.pdf', 'attachment.1.contentType': 'application/pdf',
+      'attachment.2.id': '802', 'attachment.2.filename': 'b',
+      'attachment.3.id': '803', 'attachment.3.filename': 'c.png', 'attachment.3.contentType': 'image/png',
+    });
+    expect(three.attachments).toEqual([
+      { path: '/data/files/801/a.pdf', contentType: 'application/pdf' },
+      { path: '/data/files/802/b', contentType: null },
+      { path: '/data/files/803/c.png', contentType: 'image/png' },
+    ]);
+    expect(record(numbered, { pid: 5, text: 'x' }).attachments).toEqual([]);
     expect(record(compiled, { pid: 'P1', kid: '', text: '', at: -2, when: '', file: 'x.pdf' }).record).toEqual({ type: 'note', party: { id: null }, activityType: -2 });
     expect(rejected(compiled, { pid: 'P1', kid: '3', text: 'x' })).toMatchObject({ field: 'party', message: 'a note goes on exactly one record, found party and kase' });
     expect(rejected(compiled, { pid: '', kid: '', text: 'x' })).toMatchObject({ field: 'party', message: 'a note needs one of `party`, `kase` or `opportunity`' });
     expect(rejected(compiled, { pid: 'P', kid: '', text: '', file: '' })).toMatchObject({ field: 'content', message: 'a note needs `content` or an `attachment`' });
     expect(rejected(compiled, { pid: 'P', text: 'x', when: '01.03.2024' })).toMatchObject({ field: 'entryAt', message: expect.stringContaining('add a `timestamp` transform') });
+  });
+
+  it("links every numbered additional contact of a project, and applies every numbered track", async () => {
+    const compiled = await compile(
+      'kase',
+      `fields:
+  - {to: name, value: {column: name}}
+  - {to: party, value: {column: pid}}
+  - {to: additionalContact, items: numbered, ref: [people, organisations], key: "{{party.*.id}}"}
+  - {to: tracks, items: numbered, value: {column: track.*.description}}
+`,
+    );
+    const kase = record(compiled, { name: 'Rollout', pid: 7, 'party.1.id': '102', 'party.2.id': '201', 'track.1.description': 'Onboarding', 'track.2.description': 'Review' });
+    expect(kase.record).toEqual({ name: 'Rollout', party: { id: 7 }, parties: [{ id: null }, { id: null }], tracks: [{ definition: null }, { definition: null }] });
+    expect(kase.refs.map((r) => [r.path, r.steps, r.key])).toEqual([
+      [['parties', 0, 'id'], ['people', 'organisations'], '102'],
+      [['parties', 1, 'id'], ['people', 'organisations'], '201'],
+    ]);
+    expect(kase.names.map((n) => [n.path, n.name])).toEqual([
+      [['tracks', 0, 'definition'], 'Onboarding'],
+      [['tracks', 1, 'definition'], 'Review'],
+    ]);
+    expect(record(compiled, { name: 'Bare', pid: 7 }).record).toEqual({ name: 'Bare', party: { id: 7 } });
   });
 
   it('builds a task', async () => {

@@ -87,7 +87,7 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       name: 'ref on a target that is not a link, and key without ref',
       text: `${HEAD}fields:\n  - to: firstName\n    ref: people\n    key: "{{id}}"\n  - to: organisation\n    key: "{{company}}"\n`,
       expected: [
-        [6, 'fields[0].ref', '`ref` and `key` link records, so they only go with organisation, party, kase or opportunity, not `firstName`'],
+        [6, 'fields[0].ref', '`ref` and `key` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not `firstName`'],
         [9, 'fields[1].key', '`key` needs a `ref`: the name of the step that creates the linked record'],
       ],
     },
@@ -124,7 +124,7 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       expected: [
         [7, 'fields[0].parts', '`parts` only go with an address, not `lastName`'],
         [10, 'fields[1].service', 'expected one of URL, FEED, SKYPE, TWITTER, LINKED_IN, FACEBOOK, XING, GOOGLE_PLUS, FLICKR, GITHUB, YOUTUBE, INSTAGRAM, PINTEREST, found "LINKEDIN", did you mean `LINKED_IN`?'],
-        [13, 'fields[2].type', '`type` only goes with address, phone, email and website, not `firstName`'],
+        [13, 'fields[2].type', '`type` only goes with address, phone, email, website and attachment (its content type), not `firstName`'],
         [14, 'fields[2].tag', '`tag` only goes with custom, not `firstName`'],
       ],
     },
@@ -154,7 +154,7 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       text: `${HEAD}timeZone: Europe/Berlinn\nfields:\n  - {to: lastName, value: x}\n  - {to: lastName, value: y}\n`,
       expected: [
         [4, 'timeZone', 'unknown time zone "Europe/Berlinn"; expected an IANA name such as Europe/Berlin or UTC'],
-        [7, 'fields[1].to', '`lastName` is already written by fields[0]; only tags, custom, address, phone, email, website, tracks and attachment may repeat'],
+        [7, 'fields[1].to', '`lastName` is already written by fields[0]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat'],
       ],
     },
     {

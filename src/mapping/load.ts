@@ -280,12 +280,12 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
   } else {
     if (!REPEATABLE_KINDS.has(info.kind)) {
       const before = seen.get(field.to);
-      if (before !== undefined) problem('to', `\`${field.to}\` is already written by fields[${before}]; only tags, custom, address, phone, email, website, tracks and attachment may repeat`);
+      if (before !== undefined) problem('to', `\`${field.to}\` is already written by fields[${before}]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat`);
       else seen.set(field.to, index);
     }
     const hasRef = field.ref !== undefined;
     const hasKey = field.key !== undefined;
-    if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase or opportunity, not \`${field.to}\``);
+    if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not \`${field.to}\``);
     else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
     if (field.onInvalid === 'keep' && !KEEPABLE_KINDS.has(info.kind)) {
       problem('onInvalid', `\`${field.to}\` cannot hold a value as typed; use \`drop\` (write the record without it) or \`reject\``);
@@ -293,8 +293,8 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const usesParts = info.kind === 'address' && field.parts !== undefined;
     const usesItems = field.items !== undefined && field.items !== 'numbered';
     if (field.items === 'numbered') {
-      if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website and address, not \`${field.to}\``);
-      else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service` or `parts`, which stands for the item\'s number (`phone.*.phoneNumber`)');
+      if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website, address, attachment, tracks and additionalContact, not \`${field.to}\``);
+      else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item\'s number (`phone.*.phoneNumber`)');
     }
     if (usesItems) {
       if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address and custom, not \`${field.to}\``);
@@ -303,7 +303,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
       }
     } else if (field.value === undefined && !hasRef && !hasKey && !usesParts) problem(null, info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}${ITEM_KINDS.has(info.kind) ? ' or `items`' : ''}`);
     if (field.parts !== undefined && info.kind !== 'address') problem('parts', `\`parts\` only go with an address, not \`${field.to}\``);
-    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email and website, not \`${field.to}\``);
+    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email, website and attachment (its content type), not \`${field.to}\``);
     if (field.service !== undefined) {
       const service = typeof field.service === 'string' && !isTemplate(field.service) ? field.service : undefined;
       if (info.kind !== 'website') problem('service', `\`service\` only goes with website, not \`${field.to}\``);

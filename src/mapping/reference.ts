@@ -213,7 +213,7 @@ export function renderMappingReference(registry: TransformRegistry = TRANSFORMS)
     '',
     ...describedKeys(fieldEntrySchema.shape as unknown as Record<string, z.ZodType>),
     '',
-    'A target is written at most once per mapping, except `tags`, `custom`, `address`, `phone`, `email`, `website`, `tracks` and `attachment`, which add one element per entry (a list value, after `split`, adds one per item). An empty value leaves its target out: an empty email makes no email address. `required: true` rejects a row whose value is empty.',
+    'A target is written at most once per mapping, except `tags`, `custom`, `address`, `phone`, `email`, `website`, `tracks`, `attachment` and `additionalContact`, which add one element per entry (a list value, after `split`, adds one per item). An empty value leaves its target out: an empty email makes no email address. `required: true` rejects a row whose value is empty.',
     '',
     '### Values',
     '',

@@ -115,7 +115,7 @@ export const PARTY_TARGETS = [
 ] as const;
 export const KASE_TARGETS = [
   'name', 'description', 'party', 'opportunity', 'owner', 'team', 'status', 'stage', 'startOn', 'expectedCloseOn',
-  'closedOn', 'tags', 'custom', 'tracks',
+  'closedOn', 'tags', 'custom', 'tracks', 'additionalContact',
 ] as const;
 export const OPPORTUNITY_TARGETS = [
   'name', 'description', 'party', 'owner', 'team', 'pipeline', 'milestone', 'amount', 'currency', 'probability',
@@ -178,11 +178,11 @@ export const fieldEntrySchema = z
       .optional()
       .describe('Link to a record of another plan step (with key): the step\'s name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)'),
     key: linkKeySchema.optional().describe('Key of the linked record in that step, as a template; a list of templates is tried in order (the first key the step has wins)'),
-    type: valueSpecSchema.optional().describe('Address, phone, email and website: the type (Home, Work, Mobile, ...), a constant or read from a column'),
+    type: valueSpecSchema.optional().describe('Address, phone, email and website: the type (Home, Work, Mobile, ...), a constant or read from a column; attachment: its content type (application/pdf, ...)'),
     service: valueSpecSchema.optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
     items: itemsSchema
       .optional()
-      .describe('Several items from one entry. `numbered` (email, phone, website, address): a `*` in the column names stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
+      .describe('Several items from one entry. `numbered` (email, phone, website, address, attachment, tracks, additionalContact): a `*` in the column names (and template placeholders, and a link\'s `key`) stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
     ifEmpty: z
       .enum(['leave', 'clear'])
       .optional()

@@ -54,6 +54,12 @@ export interface RefUse {
   fallback?: unknown;
 }
 
+/** A file a note carries: where it is, and its content type when the source says (else the importer goes by its extension). */
+export interface AttachmentUse {
+  path: string;
+  contentType: string | null;
+}
+
 /** One source row turned into a record of the service, not yet linked or resolved. */
 export interface MappedRecord {
   kind: 'record';
@@ -71,7 +77,7 @@ export interface MappedRecord {
   names: NameUse[];
   refs: RefUse[];
   /** Entries: files to upload and attach, as paths resolved against the input's folder. */
-  attachments: string[];
+  attachments: AttachmentUse[];
   /**
    * The row as read, by column name, made when asked (a row mapped by position has no such object
    * until then): for the rejects file, when linking or the service refuses the record.

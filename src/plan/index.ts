@@ -1,7 +1,7 @@
 export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
 export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
 export { lookUpRef, ReferenceBook, type RefLookup, type ReferenceProblem } from './references.ts';
-export { planSchema, planStepSchema, type PlanFile, type PlanStepFile } from './schema.ts';
+export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
 export {
   preparePlan,
   validateMapping,

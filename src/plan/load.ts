@@ -5,7 +5,7 @@ import type { SourceOptions } from '../mapping/schema.ts';
 import { readTextInput } from '../util/input-file.ts';
 import { didYouMean } from './order.ts';
 import { sourceSchema } from '../mapping/schema.ts';
-import { planSchema, planStepSchema } from './schema.ts';
+import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
 import { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 
 /** One step of a loaded plan, with its files resolved. */
@@ -29,15 +29,19 @@ export interface Plan {
   timeZone: string | undefined;
   /** In file order; see orderSteps() for the run order. */
   steps: PlanStep[];
+  /** The `setup:` block, defaulted (`setup:` alone derives everything); null when the plan has none. */
+  setup: SetupSpec | null;
 }
 
 const PLAN_KEYS = Object.keys(planSchema.shape);
 const STEP_KEYS = Object.keys(planStepSchema.shape);
 const SOURCE_KEYS = Object.keys(sourceSchema.shape);
+const SETUP_KEYS = Object.keys(setupSchema.shape);
 
 function planKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[] {
   if (path.length === 0) return PLAN_KEYS;
   if (path.length === 2 && path[0] === 'steps') return STEP_KEYS;
+  if (path.length === 1 && path[0] === 'setup') return SETUP_KEYS;
   if (path.length === 3 && path[2] === 'source') return SOURCE_KEYS;
   return [];
 }
@@ -102,7 +106,9 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
     }
     steps.push({ name: step.name, mappingFile, inputFile, source: step.source, index, location: locate(yaml, ['steps', index]) });
   }
-  return { file, timeZone: plan.timeZone, steps };
+  // `setup:` with nothing under it (YAML null) asks for the derived set-up alone.
+  const setup = plan.setup === undefined ? null : setupSchema.parse(plan.setup ?? {});
+  return { file, timeZone: plan.timeZone, steps, setup };
 }
 
 /** Reads and checks a plan file. Every problem is a PLAN_INVALID error with file, line and YAML path. */

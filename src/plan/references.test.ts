@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { lookUpRef, ReferenceBook } from './references.ts';
+import type { MappedRecord } from '../mapping/types.ts';
+import { lookUpRef, ReferenceBook, unresolvedLink } from './references.ts';
 
 const ref = (steps: string | string[], key: string) => ({ path: ['party'], steps: typeof steps === 'string' ? [steps] : steps, key, yamlPath: 'fields[1]' });
 
@@ -140,5 +141,20 @@ describe('lookUpRef', () => {
       return find(step, key);
     });
     expect(asked).toEqual(['people', 'organisations']);
+  });
+});
+
+describe('unresolvedLink', () => {
+  it('leaves only its own element of a list (an additional contact), with a warning; a plain link goes whole', () => {
+    const record: Record<string, unknown> = { name: 'Rollout', party: { id: 7 }, parties: [{ id: 12 }, { id: null }], organisation: { id: null } };
+    const mapped = { kind: 'record', entity: 'kase', key: 'K1', row: 1, location: { file: 'k.xml', row: 1 }, record, names: [], refs: [], attachments: [], valuesOf: () => ({}) } as MappedRecord;
+    expect(unresolvedLink(mapped, { path: ['parties', 1, 'id'], steps: ['people'], key: '999', yamlPath: 'fields[3]' }, 'no such person')).toBeNull();
+    expect(record.parties).toEqual([{ id: 12 }, { id: null }]);
+    expect(unresolvedLink(mapped, { path: ['organisation', 'id'], steps: ['orgs'], key: 'X', yamlPath: 'fields[4]' }, 'no such organisation')).toBeNull();
+    expect(record).not.toHaveProperty('organisation');
+    expect(mapped.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([
+      ['LINK_UNRESOLVED', 'parties', '999'],
+      ['LINK_UNRESOLVED', 'organisation', 'X'],
+    ]);
   });
 });

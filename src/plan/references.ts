@@ -52,11 +52,16 @@ export function linkKeys(ref: Pick<RefUse, 'key' | 'alternatives'>): readonly st
 export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string): ReferenceProblem | null {
   if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason };
   const target = ref.path[0] as string;
+  // A link that is one element of a list (a project's additional contacts) is that element alone.
+  const index = ref.path[1];
+  const list = typeof index === 'number' && Array.isArray(mapped.record[target]) ? (mapped.record[target] as unknown[]) : null;
   if (ref.fallback !== undefined) {
-    mapped.record[target] = ref.fallback;
+    if (list) list[index as number] = ref.fallback;
+    else mapped.record[target] = ref.fallback;
     return null;
   }
-  delete mapped.record[target];
+  // An element left without its id is not sent (see contactIdsOf); the rest of the list is.
+  if (!list) delete mapped.record[target];
   (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / ') });
   return null;
 }

@@ -20,6 +20,7 @@ import { ColumnCensus, type NotCarried } from './census.ts';
 import { foldDuplicates, indexDuplicates, MatchValueCheck } from './duplicates.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 import { makeFolders } from '../util/make-folders.ts';
+import { findAttachments } from '../load/attachments.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -443,6 +444,12 @@ async function runStep(
       // The same order of checks as the importer's: key, match value, links, names.
       const sameRecord = duplicate ?? matches.check(item);
       const problems: RecordProblem[] = sameRecord ? [sameRecord] : [...book.linkRecord(item), ...resolveRecord(item, resolver)];
+      // A note's files, as the run finds them: one not there is a NOT_CARRIED warning, one that is no file a reject.
+      if (problems.length === 0 && item.attachments.length > 0) {
+        const files = await findAttachments(item.attachments);
+        if (files.problem) problems.push({ field: 'attachment', code: 'SOURCE_UNREADABLE', message: files.problem });
+        else if (files.warnings.length > 0) (item.warnings ??= []).push(...files.warnings);
+      }
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
         await reject(rejectionOf(item, problems));

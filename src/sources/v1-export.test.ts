@@ -31,8 +31,8 @@ describe('readV1Export on the samples', () => {
     expect(items.map((item) => item.location.elementPath)).toEqual(['/parties/person[1]', '/parties/person[2]', '/parties/organisation[1]']);
     expect(items.map((item) => [item.row, item.location.row, item.location.line])).toEqual([
       [1, 1, 3],
-      [2, 2, 114],
-      [3, 3, 129],
+      [2, 2, 122],
+      [3, 3, 137],
     ]);
     expect(ada).toMatchObject({
       id: '101',
@@ -51,7 +51,7 @@ describe('readV1Export on the samples', () => {
       'customField.Newsletter': 'true',
       'customField.Supplier.Rating': 'A',
       tags: 'VIP;Café owner',
-      'history.count': 2,
+      'history.count': 3,
     });
     expect(Object.keys(ada ?? {}).some((key) => key.startsWith('historyItem') || key.startsWith('contacts'))).toBe(false);
     expect(alan).toMatchObject({ id: '102', jobTitle: null, tags: null, 'email.1.emailAddress': 'alan@example.com' });
@@ -69,8 +69,8 @@ describe('readV1Export on the samples', () => {
   it.each([
     ['opportunities.xml', 2, { id: '301', value: '12000.00', milestone: 'Proposal', 'customField.Source': 'Referral', tags: 'Renewal', actualCloseDate: null }],
     ['kases.xml', 2, { id: '401', status: 'OPEN', partyId: '201', tags: 'Onsite', closeDate: null }],
-    ['tasks.xml', 3, { id: '1001', opportunityId: '301', dueDate: '2012-03-01T00:00:00Z', dueDateTime: null, caseId: null }],
-    ['history.xml', 2, { id: '703', type: 'Note', note: 'Measured the room.\nNeeds a bigger door.' }],
+    ['tasks.xml', 4, { id: '1001', opportunityId: '301', dueDate: '2012-03-01T00:00:00Z', dueDateTime: null, caseId: null }],
+    ['history.xml', 3, { id: '703', type: 'Note', note: 'Measured the room.\nNeeds a bigger door.', partyId: '201' }],
   ])('reads %s', async (name, count, first) => {
     const { items } = await read(sample(name));
     expect(items).toHaveLength(count);
@@ -84,9 +84,10 @@ describe('readV1Export on the samples', () => {
       expect(values.map((row) => [row['id'], row['parent.type'], row['parent.id']])).toEqual([
         ['701', 'person', '101'],
         ['702', 'person', '101'],
+        ['707', 'person', '101'],
       ]);
       expect(values[1]).toMatchObject({ 'attachment.1.filename': 'brochure.pdf', 'attachment.1.contentType': 'application/pdf' });
-      expect(items.map((item) => item.row)).toEqual([1, 2]);
+      expect(items.map((item) => item.row)).toEqual([1, 2, 3]);
       expect(warnings.map((warning) => warning.message)).toEqual([
         expect.stringMatching(/^1 person record\(s\) skipped/),
         expect.stringMatching(/^1 organisation record\(s\) skipped/),
@@ -94,6 +95,14 @@ describe('readV1Export on the samples', () => {
     }
     const xml = await read(sample('parties.xml'), { record: 'historyItem' });
     expect(xml.items[1]?.location.elementPath).toBe('/parties/person[1]/history[1]/historyItem[2]');
+  });
+
+  it("gives a case's additional contacts (whole parties nested in it) as party.<n>.id", async () => {
+    const { items } = await read(fileURLToPath(new URL('../../samples/v1-migration/kases.xml', import.meta.url)));
+    const [installation, claim] = rowValues(items);
+    expect(installation).toMatchObject({ 'party.1.id': '102', 'parties.count': 1, 'track.1.description': 'Installation checklist' });
+    expect(Object.keys(installation ?? {}).filter((key) => key.startsWith('party.'))).toEqual(['party.1.id']);
+    expect(claim).not.toHaveProperty('party.1.id');
   });
 
   it('reads only the kind asked for and says how many others it skipped', async () => {

@@ -76,6 +76,7 @@ function kindsFor(record: NonNullable<V1ReadOptions['record']>): Set<V1RecordKin
  * | `<list>.count` | number of records in a nested list (history, tasks, opportunities, kases); a number | `history.count` |
  * | `<field>.<n>` | the n-th (from 2) repeat of a plain field | `note.2` |
  * | `parent.type`, `parent.id` | only for records read from inside another record (`record: 'historyItem'` on a parties file) | `person`, `12` |
+ * | `party.<n>.id` | a case's additional contacts (whole parties nested in it as `parties`), by v1 id, besides `parties.count` | `party.1.id` |
  *
  * Every row of a kind also carries that kind's documented fields, null when absent, so columns do
  * not depend on which record comes first. Locations: `location.row` is the record number,

@@ -121,6 +121,7 @@ function walk(out: Record<string, CellValue>, prefix: string, node: V1Node, top:
       setValue(out, `${prefix}${child.name}`, child.text, seen);
       continue;
     }
+    if (top && node.name === 'kase' && child.name === 'parties') readAdditionalContacts(out, child);
     if (nestedRecordList(child)) {
       const key = `${prefix}${child.name}.count`;
       const count = isRecordKind(child.name) ? 1 : child.children.filter((item) => !isLeaf(item)).length;
@@ -139,6 +140,20 @@ function walk(out: Record<string, CellValue>, prefix: string, node: V1Node, top:
     const n = (seen.get(`${prefix}${child.name}.`) ?? 0) + 1;
     seen.set(`${prefix}${child.name}.`, n);
     walk(out, n === 1 ? `${prefix}${child.name}.` : `${prefix}${child.name}.${n}.`, child, false);
+  }
+}
+
+/**
+ * A case's additional contacts (GET /api/kase/:id/party, nested in the case by the script that
+ * saved it) are whole parties; the case needs only which ones: `party.<n>.id` (v1 ids are unique
+ * across people and organisations).
+ */
+function readAdditionalContacts(out: Record<string, CellValue>, node: V1Node): void {
+  let n = 0;
+  for (const party of node.children) {
+    if (isLeaf(party)) continue;
+    n += 1;
+    out[`party.${n}.id`] = childText(party, 'id');
   }
 }
 

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
+import { runSetup } from '../../src/load/setup.ts';
 import { compileMapping, loadMapping, mapRows, type MappedRecord, type Mapping, type RejectedRow, type SourceOptions } from '../../src/mapping/index.ts';
 import { loadCatalog, resolveRecord, setAt, type CatalogResolver } from '../../src/mapping/resolve.ts';
 import { loadPlan } from '../../src/plan/load.ts';
@@ -105,9 +106,11 @@ const CASES: SampleCase[] = [
   { mapping: 'v1-opportunities.yaml', input: 'samples/v1/opportunities.xml', records: 2, rejects: [] },
   { mapping: 'v1-kases.yaml', input: 'samples/v1/kases.xml', records: 2, rejects: [] },
   { mapping: 'v1-kases.yaml', input: 'samples/v1-migration/kases.xml', records: 2, rejects: [] },
-  { mapping: 'v1-kase-notes.yaml', input: 'samples/v1-migration/kases.xml', records: 2, rejects: [] },
-  { mapping: 'v1-notes.yaml', input: 'samples/v1/parties.xml', records: 2, rejects: [] },
-  { mapping: 'v1-tasks.yaml', input: 'samples/v1/tasks.xml', records: 3, rejects: [] },
+  { mapping: 'v1-kase-notes.yaml', input: 'samples/v1-migration/kases.xml', records: 3, rejects: [] },
+  { mapping: 'v1-notes.yaml', input: 'samples/v1/parties.xml', records: 3, rejects: [] },
+  { mapping: 'v1-opportunity-notes.yaml', input: 'samples/v1/opportunities.xml', records: 1, rejects: [] },
+  { mapping: 'v1-history.yaml', input: 'samples/v1/history.xml', records: 3, rejects: [] },
+  { mapping: 'v1-tasks.yaml', input: 'samples/v1/tasks.xml', records: 4, rejects: [] },
   { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/roundtrip/parties.csv', records: 3, rejects: [], skipped: 2 },
   { mapping: 'roundtrip-people.yaml', input: 'samples/export/roundtrip/parties.csv', records: 2, rejects: [], skipped: 3 },
   { mapping: 'roundtrip-opportunities.yaml', input: 'samples/export/roundtrip/opportunities.csv', records: 3, rejects: [] },
@@ -461,24 +464,57 @@ describe('legacy v1 exports', () => {
     ]);
   });
 
-  it('maps history nested in cases to notes on the project', async () => {
+  it('maps history nested in cases to notes on the project, author and date first', async () => {
     const call = await recordOf('v1-kase-notes.yaml', 'samples/v1-migration/kases.xml', '706');
-    expect(call.record).toEqual({ type: 'note', kase: { id: null }, content: 'Customer reports a cracked gear. Parts ordered.', activityType: null, entryAt: '2012-01-12T08:30:00Z' });
+    expect(call.record).toEqual({
+      type: 'note',
+      kase: { id: null },
+      content: 'Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.',
+      activityType: null,
+      entryAt: '2012-01-12T08:30:00Z',
+    });
     expect(namesOf(call)).toEqual(['activityType:Call']);
     expect(refsOf(call)).toEqual(['kases:402']);
   });
 
-  it('maps nested history to notes on the parent party, subject first', async () => {
+  it('maps nested history to notes on the parent party: author, date and subject first, the kind as activity type, files beside the export', async () => {
     const email = await recordOf('v1-notes.yaml', 'samples/v1/parties.xml', '702');
-    expect(email.record).toEqual({ type: 'note', party: { id: null }, content: 'Follow-up\n\nSent the brochure.', activityType: null, entryAt: '2011-10-02T11:30:00Z' });
-    expect(namesOf(email)).toEqual(['activityType:Email follow-up']);
+    expect(email.record).toEqual({
+      type: 'note',
+      party: { id: null },
+      content: 'Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z\n\nFollow-up\n\nSent the brochure.',
+      activityType: null,
+      entryAt: '2011-10-02T11:30:00Z',
+    });
+    expect(namesOf(email)).toEqual(['activityType:Email']);
     expect(refsOf(email)).toEqual(['people|organisations:101']);
+    expect(email.attachments).toEqual([{ path: join(ROOT, 'samples/v1/attachments/801/brochure.pdf'), contentType: 'application/pdf' }]);
+    expect(namesOf(await recordOf('v1-notes.yaml', 'samples/v1/parties.xml', '707'))).toEqual(['activityType:Task completed']);
+  });
+
+  it('maps a history list saved on its own onto the record each item names', async () => {
+    expect(refsOf(await recordOf('v1-history.yaml', 'samples/v1/history.xml', '703'))).toEqual(['people|organisations:201']);
+    expect(refsOf(await recordOf('v1-history.yaml', 'samples/v1/history.xml', '704'))).toEqual(['kases:402']);
+    const offer = await recordOf('v1-history.yaml', 'samples/v1/history.xml', '708');
+    expect(refsOf(offer)).toEqual(['opportunities:301']);
+    expect(offer.attachments.map((a) => [a.path.slice(ROOT.length), a.contentType])).toEqual([
+      ['/samples/v1/attachments/802/offer.txt', 'text/plain'],
+      ['/samples/v1/attachments/803/engine-photo', 'image/png'],
+    ]);
+  });
+
+  it('maps a case with its additional contacts and tracks', async () => {
+    const installation = await recordOf('v1-kases.yaml', 'samples/v1-migration/kases.xml', '401');
+    expect(refsOf(installation)).toEqual(['people|organisations:201', 'people|organisations:102']);
+    expect(installation.record.parties).toEqual([{ id: null }]);
+    expect(namesOf(installation)).toContain('trackDefinition:Installation checklist');
   });
 
   it.each([
     ['1001', { dueOn: '2012-03-01', detail: 'Both copies, signed' }, ['opportunities:301']],
     ['1002', { dueOn: '2012-03-02', dueTime: '14:30:00' }, ['people|organisations:101']],
     ['1003', { dueOn: '2012-03-05' }, ['kases:402']],
+    ['1004', { dueOn: '2012-01-20', status: 'COMPLETED', detail: 'Part no. G-42\n\nCompleted on 2012-01-18T15:20:00Z (legacy account)' }, ['kases:402']],
   ])('maps task %s onto the record it belongs to', async (key, fields, refs) => {
     const task = await recordOf('v1-tasks.yaml', 'samples/v1/tasks.xml', key);
     expect(task.record).toMatchObject(fields);
@@ -506,7 +542,7 @@ const PLAN_STEPS: Record<string, string[]> = {
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
-  'v1-migration': ['organisations', 'people', 'opportunities', 'kases', 'notes', 'kase-notes', 'tasks'],
+  'v1-migration': ['organisations', 'people', 'opportunities', 'kases', 'notes', 'kase-notes', 'opportunity-notes', 'history', 'tasks'],
 };
 
 interface PlannedStep {
@@ -562,7 +598,7 @@ describe('plans', () => {
       ['hubspot', ['companies 6/0', 'people 8/0']],
       ['salesforce', ['accounts 8/0', 'contacts 10/0', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
-      ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 2/0', 'kase-notes 2/0', 'tasks 3/0']],
+      ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']],
       ['roundtrip', ['organisations 3/0', 'people 2/0', 'opportunities 3/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);
@@ -592,10 +628,21 @@ describe('imported into the sandbox', () => {
     await sandbox?.close();
   });
 
-  // Plays the importer's part by hand: names resolved against the account, links filled with the
-  // ids of records created by earlier steps, then one create request per record.
+  // Plays the importer's part by hand: the plan's set-up made, names resolved against the account,
+  // links filled with the ids of records created by earlier steps, then one create request per
+  // record (and one per additional contact of a project).
   it.each(Object.keys(PLAN_STEPS))('the service accepts every record of %s', async (plan) => {
     const failures: string[] = [];
+    const planFile = join(PLANS, `${plan}.yaml`);
+    if ((await loadPlan(planFile)).setup) {
+      const stateDir = await mkdtemp(join(tmpdir(), 'ready-made-setup-'));
+      try {
+        await runSetup({ planFile, stateDir }, { client, account: { baseUrl: sandbox.url, account: sandbox.url } });
+      } finally {
+        await rm(stateDir, { recursive: true, force: true });
+      }
+      resolver = await loadCatalog(client);
+    }
     for (const step of await plannedSteps(plan)) {
       const ids = new Map<string, number>();
       created.set(`${plan}/${step.name}`, ids);
@@ -613,9 +660,14 @@ describe('imported into the sandbox', () => {
         }
         const plural = ENDPOINT[record.entity];
         const singular = record.entity;
-        const answer = await sandbox.v2('POST', `/${plural}`, { [singular]: record.record });
+        const { parties, ...body } = record.record as { parties?: Array<{ id: number }> };
+        const answer = await sandbox.v2('POST', `/${plural}`, { [singular]: body });
         if (answer.status !== 201) failures.push(`${step.name} ${record.key}: ${answer.status} ${answer.text}`);
         else ids.set(record.key, answer.body[singular].id);
+        for (const party of parties ?? []) {
+          const added = await sandbox.v2('POST', `/kases/${answer.body[singular]?.id}/parties/${party.id}`);
+          if (added.status !== 204) failures.push(`${step.name} ${record.key} contact ${party.id}: ${added.status} ${added.text}`);
+        }
       }
     }
     expect(failures).toEqual([]);
@@ -661,7 +713,11 @@ describe('imported into the sandbox', () => {
     const ada = created.get('v1-migration/people')?.get('101');
     const notes = await sandbox.v2('GET', `/parties/${ada}/entries`);
     expect(notes.status).toBe(200);
-    expect(notes.body.entries.map((e: { content: string }) => e.content).sort()).toEqual(['First call\n\nCalled about the engine.', 'Follow-up\n\nSent the brochure.']);
+    expect(notes.body.entries.map((e: { content: string }) => e.content).sort()).toEqual([
+      'Originally by Al Jones (ajones) on 2011-10-05T16:00:00Z\n\nCompleted: send the price list',
+      'Originally by Jo Smith (jsmith) on 2011-10-01T10:00:00Z\n\nFirst call\n\nCalled about the engine.',
+      'Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z\n\nFollow-up\n\nSent the brochure.',
+    ]);
     const project = created.get('v1-migration/kases')?.get('401');
     const projectAnswer = await sandbox.v2('GET', `/kases/${project}?embed=fields`);
     expect(projectAnswer.body.kase.fields.map((f: { definition: { name: string }; value: unknown }) => [f.definition.name, f.value])).toEqual([
@@ -671,7 +727,10 @@ describe('imported into the sandbox', () => {
       ['Billable', true],
     ]);
     const projectNotes = await sandbox.v2('GET', `/kases/${project}/entries`);
-    expect(projectNotes.body.entries.map((e: { content: string }) => e.content)).toEqual(['Site survey\n\nCrane access from the north gate only.']);
+    expect(projectNotes.body.entries.map((e: { content: string }) => e.content)).toEqual([
+      'Originally by Jo Smith (jsmith) on 2011-11-12T08:05:00Z\n\nSite plan\n\nThe site plan, as agreed.',
+      'Originally by Jo Smith (jsmith) on 2011-11-11T15:45:00Z\n\nSite survey\n\nCrane access from the north gate only.',
+    ]);
     const taskId = created.get('v1-migration/tasks')?.get('1002');
     const task = await sandbox.v2('GET', `/tasks/${taskId}?embed=party`);
     expect(task.body.task).toMatchObject({ dueOn: '2012-03-02', dueTime: '14:30:00', party: { id: ada } });

@@ -144,9 +144,19 @@ describe('crm-ferry verify', () => {
       const [planned, end] = stdout.trim().split('\n').map((line) => JSON.parse(line));
       // A filter page for each step of parties, projects or opportunities; a GET per note and per task.
       const requests = Object.fromEntries(planned.steps.map((s: { step: string; records: number; requests: number }) => [s.step, [s.records, s.requests]]));
-      expect(requests).toEqual({ organisations: [1, 1], people: [2, 1], opportunities: [2, 1], kases: [2, 1], notes: [2, 2], 'kase-notes': [2, 2], tasks: [3, 3] });
+      expect(requests).toEqual({
+        organisations: [1, 1],
+        people: [2, 1],
+        opportunities: [2, 1],
+        kases: [2, 1],
+        notes: [3, 3],
+        'kase-notes': [3, 3],
+        'opportunity-notes': [1, 1],
+        history: [3, 3],
+        tasks: [4, 4],
+      });
       expect(end.summary.requests).toBe(planned.requestsForNames + planned.requestsForAdded + planned.requests);
-      expect(end.summary.steps.map((s: { found: number }) => s.found)).toEqual([1, 2, 2, 2, 2, 2, 3]);
+      expect(end.summary.steps.map((s: { found: number }) => s.found)).toEqual([1, 2, 2, 2, 3, 3, 1, 3, 4]);
     } finally {
       await own.close();
       rmSync(v1, { recursive: true, force: true });

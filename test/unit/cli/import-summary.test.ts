@@ -24,7 +24,7 @@ describe('the summary names warnings and columns not carried', () => {
     };
     const summary: ImportSummary = {
       run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 3, requestsForNames: 1, elapsedMs: 1000, interrupted: false, stopped: null,
-      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null,
+      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
     };
     const text = formatImportSummary(summary, '/w');
     expect(text).toMatch(/results\s+-> s\.csv\n  warnings:\n\s+2  VALUE_KEPT\n  not carried: column "Notes", 2 rows with a value\n/);

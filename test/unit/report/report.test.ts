@@ -50,6 +50,7 @@ function summary(extra: object = {}): ImportSummary {
     limited: false,
     retryRejects: false,
     dryRun: null,
+    setup: null,
   };
 }
 
