@@ -239,7 +239,7 @@ export const mappingSchema = z
     leaveOut: z
       .record(z.string().min(1), z.string().min(1))
       .optional()
-      .describe('Columns the mapping leaves out on purpose, each with the reason (`createdOn: "the service sets it"`); a `*` stands for a number (`email.*.id`). The summary still counts their values as not carried, with the reason, apart from the columns left out by accident'),
+      .describe('Columns the mapping leaves out on purpose, each with the reason (`createdOn: "the service sets it"`); a `*` stands for a number (`email.*.id`). The summary lists them by reason, apart from the columns left out by accident (`--json` and the report count their rows)'),
   })
   .strict()
   .superRefine((mapping, context) => {

@@ -74,5 +74,10 @@ export class ColumnCensus {
 
 /** One line of a summary for a step's not-carried columns, or none. */
 export function notCarriedLines(list: readonly NotCarried[], indent: string): string[] {
-  return list.map((n) => `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value${n.reason === undefined ? '' : ` (left out: ${n.reason})`}`);
+  const lines = list.filter((n) => n.reason === undefined).map((n) => `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value`);
+  // Columns left out on purpose, one line per reason: the mapping already says why.
+  const byReason = new Map<string, string[]>();
+  for (const n of list) if (n.reason !== undefined) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.column]);
+  for (const [reason, columns] of byReason) lines.push(`${indent}left out: ${columns.map((c) => JSON.stringify(c)).join(', ')}: ${reason}`);
+  return lines;
 }

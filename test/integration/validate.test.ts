@@ -257,7 +257,7 @@ describe('crm-ferry validate --plan', () => {
     expect(stdout).toMatch(/All rows are valid\./);
     // A v1 phone number that is not valid is kept as typed (the mapping's `invalid: keep`), and said.
     expect(stdout).toMatch(/Step people:[^]*warnings:  -> .*people\.warnings\.csv\n\s+1  VALUE_KEPT\n/);
-    expect(stdout).toMatch(/Step tasks:[^]*not carried: column "partyName", 1 row with a value/);
+    expect(stdout).toMatch(/Step tasks:[^]*left out: "partyName": the party is linked by its id/);
     expect(readdirSync(out)).toEqual(['people.warnings.csv']);
   });
 
