@@ -51,8 +51,11 @@ export const KEEPABLE_KINDS: ReadonlySet<TargetKind> = new Set(['text', 'custom'
 /** Targets that take `type` (Home, Work, ...; an attachment's content type). */
 export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment']);
 
-/** Targets that take `items`: a JSON list of whole items in one column. */
-export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom']);
+/**
+ * Targets that take `items`: a JSON list of whole items in one column (a project's additional
+ * contacts: the keys of the linked records; attachments: each file with its content type).
+ */
+export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom', 'attachment', 'links']);
 
 /** Targets whose columns may be numbered (`phone.*.phoneNumber`): one item per number. */
 export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
