@@ -119,7 +119,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     tracks,
     additionalContact: {
       kind: 'links',
-      takes: 'a further party of the project (an additional contact): `ref` + `key` to a party of another step, or its id; one per entry',
+      takes: 'a further party of the project (an additional contact): `ref` + `key` to a party of another step, or its id; one per entry (`items: {column}` with `ref`: a JSON list of keys)',
     },
   },
   opportunity: {
@@ -149,7 +149,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     content: text('the note\'s text (required unless there is an attachment)'),
     activityType: { kind: 'name', nameKind: 'activityType', takes: 'an activity type name (Note, Meeting, Call, ...) or its id' },
     entryAt: { kind: 'timestamp', takes: 'when it happened, an ISO 8601 timestamp (use the `timestamp` transform for other formats)' },
-    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension)' },
+    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension); `items: {column}`: a JSON list of `{file, contentType}`' },
   },
   task: {
     description: text('the task\'s description (required)'),
