@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -322,6 +322,11 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   if (fetches.has('attachments') && options.attachments === null) {
     const column = columns.find((c) => c.fetches === 'attachments')?.name ?? '';
     usage(`the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`, 'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.');
+  }
+  if (options.attachments !== null) {
+    if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
+    const found = await stat(options.attachments).catch(() => null);
+    if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
   }
   const { filter, local } = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
   const checkedHere = local.map((l) => l.text);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { normaliseExportOptions, runExport } from '../../src/export/index.ts';
 import { runImport } from '../../src/load/index.ts';
+import { runCli } from '../helpers/fake-io.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -184,6 +185,28 @@ describe('round trip of projects, notes and tasks', () => {
 });
 
 describe('export --attachments', () => {
+  it('on the command line: the files beside the output, the column naming them', async () => {
+    const a = await startTestSandbox({ tokens: ['history-token'] });
+    boxes.push(a);
+    const client = new CrmClient({ baseUrl: a.url, auth: 'history-token' });
+    const file = join(dir, 'report.pdf');
+    writeFileSync(file, '%PDF-1.4 tiny');
+    const party = await created(a, '/parties', 'party', { type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
+    const attachment = await client.upload(file, { contentType: 'application/pdf' });
+    await client.close();
+    await created(a, '/entries', 'entry', { type: 'note', content: 'Signed', party: { id: party }, attachments: [{ token: attachment }] });
+    const cwd = mkdtempSync(join(dir, 'cli-'));
+    mkdirSync(join(cwd, 'out'));
+    const { code, stderr } = await runCli(['export', 'entries', '--mapping', bundled('roundtrip-entries'), '--attachments', 'files', '--raw', '--out', 'out/entries.csv', '--base-url', a.url, '--token', 'history-token'], { env: {}, cwd });
+    expect(code, stderr).toBe(0);
+    const [row] = parse(readFileSync(join(cwd, 'out/entries.csv'), 'utf8'), { bom: true, columns: true }) as Array<Record<string, string>>;
+    const [listed] = JSON.parse(row?.attachmentFiles ?? '[]') as Array<{ file: string; contentType: string }>;
+    expect(listed?.contentType).toBe('application/pdf');
+    expect(listed?.file).toMatch(/^\.\.\/files\/\d+\/report\.pdf$/);
+    expect(readFileSync(join(cwd, 'out', listed?.file ?? ''), 'utf8')).toBe('%PDF-1.4 tiny');
+  });
+
+
   it('is refused where it cannot apply, and a mapping that reads attachments needs it', async () => {
     const base = { out: join(dir, 'x.csv'), cwd: dir };
     expect(() => normaliseExportOptions({ ...base, entity: 'tasks', attachments: 'files', mapping: [bundled('roundtrip-tasks')] })).toThrow(/--attachments downloads the files of entries, and this export is of tasks/);
@@ -193,6 +216,11 @@ describe('export --attachments', () => {
     const client = new CrmClient({ baseUrl: a.url, auth: a.token });
     try {
       await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')] }), { client, account: a.url })).rejects.toThrow(/reads attachments \(column "attachmentFiles"\).*not in the account's listing/);
+      // Files no column names would be downloaded for nothing.
+      const noFiles = join(dir, 'no-files.yaml');
+      writeFileSync(noFiles, 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - { to: content, value: { column: content } }\n');
+      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [noFiles], attachments: 'files' }), { client, account: a.url })).rejects.toThrow(/--attachments: the mapping reads no attachments/);
+      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')], attachments: noFiles }), { client, account: a.url })).rejects.toThrow(/is not a folder/);
     } finally {
       await client.close();
     }
