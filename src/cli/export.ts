@@ -42,6 +42,7 @@ is unchanged).`,
     format: { type: 'string', value: 'csv|xlsx|jsonl', describe: 'when the extension does not say', group: 'Output:' },
     columns: { type: 'string', value: 'a,b,c', describe: 'these columns, in this order (default: every column)', group: 'Output:' },
     mapping: { type: 'string', multiple: true, value: 'FILE', describe: 'the columns an import mapping reads, filled so that importing the file with it makes the same records (repeatable)', group: 'Output:' },
+    attachments: { type: 'string', value: 'DIR', describe: "entries: download each entry's attachments to DIR/<attachment id>/<file name>, for a --mapping that reads them", group: 'Output:' },
     plain: { type: 'boolean', describe: 'CSV without the BOM and with LF line ends', group: 'Output:' },
     raw: { type: 'boolean', describe: 'texts that look like formulas (=, +, -, @) are written as they are', group: 'Output:' },
     where: { type: 'string', multiple: true, value: 'FIELD OPERATOR VALUE', describe: 'a condition (repeatable; all must hold); amounts compared here cost a read of what the others let through (below)', group: 'Filters (parties, opportunities, kases):' },
@@ -58,7 +59,7 @@ is unchanged).`,
     const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], mapping: (v.mapping as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
     refuseArguments('export', args, ['ENTITY']);
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
-    for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state']] as const) {
+    for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state'], ['attachments', 'attachments']] as const) {
       const value = str(flag);
       if (value !== undefined) flags[key] = value;
     }

@@ -12,6 +12,12 @@ export interface Column {
   value(record: Body): Cell;
   /** A custom field's column: the field's name, with its data tag's in brackets (`Contract end (Customer)`). */
   customField?: string;
+  /**
+   * What the export asks for besides the listed record before the column can be filled: a
+   * project's additional contacts or tracks (one request each per project), or an entry's
+   * attachments downloaded (`--attachments DIR`).
+   */
+  fetches?: 'parties' | 'tracks' | 'attachments';
 }
 
 function list(record: Body, key: string): Body[] {

@@ -130,6 +130,29 @@ describe('columnsFromMappings', () => {
   });
 });
 
+describe('round-trip columns of projects, notes and tasks', () => {
+  it('a project: stage, links and additional contacts by id, tracks by description, each column saying what it needs fetched', () => {
+    const columns = columnsFromMappings('kases', [bundled('roundtrip-kases.yaml')], CATALOG);
+    const kase = { id: 4, name: 'Rollout', party: { id: 3 }, opportunity: { id: 9 }, stage: { id: 102, name: 'In progress' }, parties: [{ id: 7 }, { id: 8 }], tracks: [{ description: 'Onboarding' }, { description: 'Audit' }] };
+    const cells = Object.fromEntries(columns.map((c) => [c.name, c.value(kase)]));
+    expect(cells).toMatchObject({ partyId: 3, opportunityId: 9, stageId: 102, additionalContacts: '[7,8]', tracks: 'Onboarding;Audit', id: 4 });
+    expect(columns.filter((c) => c.fetches).map((c) => [c.name, c.fetches])).toEqual([['additionalContacts', 'parties'], ['tracks', 'tracks']]);
+  });
+
+  it('a note: the columns of its author line by name, its files as JSON with their content types', () => {
+    const columns = columnsFromMappings('entries', [bundled('roundtrip-entries.yaml')], null);
+    const entry = { id: 5, type: 'note', content: 'Hello', creator: { username: 'sam', name: 'Sam Seller' }, kase: { id: 4 }, attachments: [{ id: 1, filename: 'a.txt', contentType: 'text/plain', file: 'files/1/a.txt' }] };
+    const cells = Object.fromEntries(columns.map((c) => [c.name, c.value(entry)]));
+    expect(cells).toMatchObject({ kaseId: 4, partyId: null, creator: 'Sam Seller', content: 'Hello', type: 'note', attachmentFiles: '[{"file":"files/1/a.txt","contentType":"text/plain"}]' });
+    expect(columns.find((c) => c.name === 'attachmentFiles')?.fetches).toBe('attachments');
+  });
+
+  it('a template over a column the export does not have is still refused', () => {
+    const yaml = 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - { to: content, value: "By {{Author}}: {{content}}" }\n';
+    expect(() => columnsFromMappings('entries', [inline(yaml)], null)).toThrow(/fields\[0\]\.value: a template cannot be split back/);
+  });
+});
+
 function catalogWith(kases: Array<{ id: number; name: string }>): AccountCatalog {
   return { ...CATALOG, fieldDefinitions: { ...CATALOG.fieldDefinitions, kases: kases.map((d) => ({ id: d.id, name: d.name, tag: null, type: 'Text' })) } };
 }

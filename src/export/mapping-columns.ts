@@ -38,9 +38,55 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
   kases: [
     { name: 'partyId', value: (r) => idOf(r.party) },
     { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
+    // The interface lists no stages, so a stage is only found again by its id.
+    { name: 'stageId', value: (r) => idOf(r.stage) },
+    // A track applied on create starts from its definition, named as the track's description.
+    { name: 'tracks', fetches: 'tracks', value: (r) => joinedTexts(r.tracks, 'description') },
   ],
-  entries: [],
-  tasks: [],
+  entries: [
+    { name: 'partyId', value: (r) => idOf(r.party) },
+    { name: 'kaseId', value: (r) => idOf(r.kase) },
+    { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
+  ],
+  tasks: [
+    { name: 'partyId', value: (r) => idOf(r.party) },
+    { name: 'kaseId', value: (r) => idOf(r.kase) },
+    { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
+    // The interface lists no stages, so a stage is only found again by its id.
+    { name: 'stageId', value: (r) => idOf(r.stage) },
+    // A track's task is made again by its track when the project is created.
+    { name: 'hasTrack', value: (r) => r.hasTrack === true },
+  ],
+};
+
+/** The texts of `key` in a list of objects, joined with ";" (as a `split: ";"` reads them back). */
+function joinedTexts(items: unknown, key: string): string | null {
+  const texts = (Array.isArray(items) ? (items as Body[]) : []).flatMap((item) => (typeof item[key] === 'string' && item[key] !== '' ? [item[key] as string] : []));
+  return texts.length === 0 ? null : texts.join(';');
+}
+
+/**
+ * A project's additional contacts as the JSON list of their ids, which the import looks up among
+ * the parties of the `ref` steps; an entry's attachments as the JSON list of the files
+ * `--attachments DIR` downloaded (their paths relative to the output), each with its content type.
+ */
+const LIST_COLUMNS: Record<'additionalContact' | 'attachment', (name: string) => Column> = {
+  additionalContact: (name) => ({
+    name,
+    fetches: 'parties',
+    value: (r) => {
+      const ids = (Array.isArray(r.parties) ? (r.parties as Body[]) : []).flatMap((p) => (typeof p.id === 'number' ? [p.id] : []));
+      return ids.length === 0 ? null : JSON.stringify(ids);
+    },
+  }),
+  attachment: (name) => ({
+    name,
+    fetches: 'attachments',
+    value: (r) => {
+      const files = (Array.isArray(r.attachments) ? (r.attachments as Body[]) : []).map((a) => ({ file: a.file, contentType: a.contentType ?? undefined }));
+      return files.length === 0 ? null : JSON.stringify(files);
+    },
+  }),
 };
 
 /** The record's list each `items` target reads back, and the keys an item keeps (ids and derived links left out). */
@@ -57,6 +103,7 @@ const ITEM_LISTS: Record<string, { list: string; keys: readonly string[] }> = {
  * account's catalog says which tag a definition has), with the value as the service gives it.
  */
 function itemsColumn(name: string, to: string, catalog: AccountCatalog | null, entity: ExportEntity): Column {
+  if (to === 'additionalContact' || to === 'attachment') return LIST_COLUMNS[to](name);
   if (to === 'custom') {
     const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
     const byId = new Map(definitions.map((d) => [d.id, d]));
@@ -90,6 +137,20 @@ function itemsColumn(name: string, to: string, catalog: AccountCatalog | null, e
   };
 }
 
+/** Every column a value reads: its column, a template's placeholders, a coalesce's values and their conditions. */
+function specColumns(spec: ValueSpec | undefined, into: Set<string> = new Set()): string[] {
+  if (typeof spec === 'string') {
+    const parsed = isTemplate(spec) ? parseTemplate(spec) : null;
+    if (parsed?.ok) for (const column of parsed.columns) into.add(column);
+  } else if (spec !== null && typeof spec === 'object') {
+    if (spec.column !== undefined) into.add(spec.column);
+    if (spec.template !== undefined) specColumns(spec.template, into);
+    for (const inner of spec.coalesce ?? []) specColumns(inner, into);
+    if (spec.when !== undefined) conditionColumns(spec.when, into);
+  }
+  return [...into];
+}
+
 /**
  * The columns an export writes so that importing the file with the same mapping makes the same
  * records: each source column the mapping reads is filled from the record field it writes. A
@@ -116,16 +177,27 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
       if (!column) return refuse(yamlPath, `the export has nothing to write into column ${JSON.stringify(name)}${from ? ` (the field ${from})` : ''}`);
       const seen = out.get(name);
       if (seen && seen.value !== column.value) refuse(yamlPath, `column ${JSON.stringify(name)} would hold two different fields`);
-      out.set(name, { name, value: column.value });
+      out.set(name, { name, value: column.value, ...(column.fetches ? { fetches: column.fetches } : {}) });
     };
-    /** A value that is one column as it is; null for a constant; refused when it mixes columns. */
+    /**
+     * A template or a coalesce whose every column is one the export writes, by that name (the
+     * author line of a round-trip entry: `Originally by {{creator}}` over `{{content}}`): each
+     * column is written as it is and the import computes the value again. Any other column in
+     * it could not be split back out of the value, and is refused.
+     */
+    const addByName = (value: ValueSpec, yamlPath: string, message: string): void => {
+      const columns = specColumns(value);
+      if (columns.length === 0 || columns.some((column) => !byName.has(column))) refuse(yamlPath, message);
+      for (const column of columns) if (!out.has(column)) add(column, column, yamlPath);
+    };
+    /** A value that is one column as it is; null for a constant, or a value over columns written by name. */
     const columnOf = (value: ValueSpec | undefined, yamlPath: string): string | null => {
       if (value === undefined || value === null || typeof value !== 'object') {
-        if (typeof value === 'string' && isTemplate(value)) refuse(yamlPath, 'a template cannot be split back into its columns');
+        if (typeof value === 'string' && isTemplate(value)) addByName(value, yamlPath, 'a template cannot be split back into its columns');
         return null;
       }
       if (value.column !== undefined && value.template === undefined && value.coalesce === undefined) return value.column;
-      if (value.template !== undefined || value.coalesce !== undefined) refuse(yamlPath, 'a template or a coalesce cannot be split back into its columns');
+      if (value.template !== undefined || value.coalesce !== undefined) addByName(value, yamlPath, 'a template or a coalesce cannot be split back into its columns');
       return null;
     };
     const keyColumns = (key: string | string[], yamlPath: string): string[] => {
@@ -137,7 +209,7 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
 
     mapping.fields.forEach((field: FieldEntry, i) => {
       const at = `fields[${i}]`;
-      if (field.ref !== undefined) {
+      if (field.ref !== undefined && field.key !== undefined) {
         // A link: the key names the linked record; the export writes its id when the key reads
         // an id column (`organisationId`, `partyId`), else its name.
         // Of a list of keys tried in order, the first (a template, not a column list) is the one
@@ -180,7 +252,8 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
         else if (!out.has(column)) out.set(column, { name: column, value: () => null });
         return;
       }
-      add(column, field.to, `${at}.value`);
+      // An id column (`stageId`) holds the id of what the field names: the value it reads back.
+      add(column, column.endsWith('Id') && byName.has(column) ? column : field.to, `${at}.value`);
     });
     // The row's key and what decides a skip must be there too; a key column no field fills is
     // the record's id, which identifies the row as well as any.

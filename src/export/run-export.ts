@@ -1,5 +1,5 @@
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, resolve } from 'node:path';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { CrmClient, Filter } from '../client/client.ts';
@@ -7,7 +7,7 @@ import { FerryError } from '../errors/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
 import { loadMapping } from '../mapping/index.ts';
 import { readTextInput } from '../util/input-file.ts';
-import { chooseColumns, embedFor, type Cell } from './columns.ts';
+import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
 import { checkTarget, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
@@ -41,6 +41,11 @@ export const exportOptionsSchema = z.object({
   columns: z.array(z.string()).nullable().default(null),
   /** Mapping files (the import's language) whose columns the export writes, instead of `columns`. */
   mappings: z.array(z.string()).default([]),
+  /**
+   * Entries: the folder each entry's attachments are downloaded into (`DIR/<attachment id>/<file
+   * name>`), for a mapping that reads attachments. @default null
+   */
+  attachments: z.string().nullable().default(null),
   /** CSV without BOM and with LF. @default false */
   plain: z.boolean().default(false),
   /** No protection of texts that look like formulas. @default false */
@@ -67,6 +72,7 @@ export interface ExportFlags {
   filter?: string;
   columns?: string;
   mapping?: string[];
+  attachments?: string;
   plain?: boolean;
   raw?: boolean;
   since?: string;
@@ -125,6 +131,12 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const mappings = (flags.mapping ?? []).map(path);
   if (mappings.length > 0 && columns !== null) usage('give --columns or --mapping, not both');
   if (mappings.length > 0 && format === 'jsonl') usage('--mapping chooses columns, and JSON Lines holds whole records: export to CSV or XLSX');
+  if (flags.attachments !== undefined) {
+    if (entity !== 'entries') usage(`--attachments downloads the files of entries, and this export is of ${entity}`);
+    if (mappings.length === 0) usage('--attachments goes with a --mapping that reads attachments (the file names the attachment column gives)');
+    if (out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
+    if (flags.attachments === '') usage('--attachments needs a folder');
+  }
   return exportOptionsSchema.parse({
     entity,
     out,
@@ -135,6 +147,7 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
     filterFile: flags.filter ? path(flags.filter) : null,
     columns,
     mappings,
+    attachments: flags.attachments ? path(flags.attachments) : null,
     plain: flags.plain ?? false,
     raw: flags.raw ?? false,
     since,
@@ -246,6 +259,45 @@ function dayBefore(instant: string): string {
   return new Date(Date.parse(instant) - 86_400_000).toISOString().slice(0, 10);
 }
 
+/** A file name as a folder can hold it: no folders of its own, not `.` or `..`. */
+function safeFileName(name: unknown): string {
+  const text = typeof name === 'string' ? name.replace(/[/\\\0]/g, '_').trim() : '';
+  return text === '' || text === '.' || text === '..' ? 'attachment' : text;
+}
+
+/**
+ * What a mapping reads that the listing does not hold: a project's additional contacts and
+ * tracks (read from their own endpoints into `parties` and `tracks`), an entry's attachments
+ * (downloaded, each one's path relative to the output put in its `file`).
+ */
+async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>, options: ExportOptions, deps: ExportDeps): Promise<void> {
+  const id = record.id;
+  if (typeof id !== 'number') return;
+  const all = async (path: string, key: string): Promise<Body[]> => {
+    const items: Body[] = [];
+    for await (const item of deps.client.paginate(path, key, RECORD, { signal: deps.signal })) items.push(item);
+    return items;
+  };
+  if (fetches.has('parties')) record.parties = await all(`/kases/${id}/parties`, 'parties');
+  if (fetches.has('tracks')) record.tracks = await all(`/kases/${id}/tracks`, 'tracks');
+  if (fetches.has('attachments') && options.attachments !== null && Array.isArray(record.attachments)) {
+    const base = options.out === null ? process.cwd() : dirname(options.out);
+    for (const attachment of record.attachments as Body[]) {
+      if (typeof attachment.id !== 'number') continue;
+      const folder = join(options.attachments, String(attachment.id));
+      const file = join(folder, safeFileName(attachment.filename));
+      try {
+        await mkdir(folder, { recursive: true });
+      } catch (error) {
+        throw new FerryError('EXPORT_WRITE', `cannot make the attachments folder ${folder}: ${(error as Error).message}`, { location: { file: folder }, cause: error });
+      }
+      await deps.client.download(attachment.id, file);
+      // Forward slashes: the file may be imported on another system.
+      attachment.file = relative(base, file).split(sep).join('/');
+    }
+  }
+}
+
 /**
  * Exports every record of an entity (or a filter's result) to CSV, XLSX or JSON Lines,
  * streaming: the next page is on its way while the current one is written. The file appears under
@@ -266,6 +318,16 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   const mappings = await Promise.all(options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })));
   const catalog = entity === 'entries' || entity === 'tasks' ? null : await readAccountCatalog(deps.client);
   const columns = mappings.length > 0 ? columnsFromMappings(entity, mappings, catalog) : chooseColumns(entity, catalog, options.columns);
+  const fetches = new Set(columns.flatMap((c) => (c.fetches ? [c.fetches] : [])));
+  if (fetches.has('attachments') && options.attachments === null) {
+    const column = columns.find((c) => c.fetches === 'attachments')?.name ?? '';
+    usage(`the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`, 'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.');
+  }
+  if (options.attachments !== null) {
+    if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
+    const found = await stat(options.attachments).catch(() => null);
+    if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
+  }
   const { filter, local } = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
   const checkedHere = local.map((l) => l.text);
   const query = JSON.stringify({ entity, filter, ...(checkedHere.length > 0 ? { checkedHere, any: options.any } : {}), columns: options.columns, ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}) });
@@ -307,6 +369,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
       summary.read += 1;
       if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
       if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
+      if (fetches.size > 0) await fetchBeside(record, fetches, options, deps);
       const at = performance.now();
       const handing = writer.write(writer.usesCells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
       const handed = performance.now();

@@ -472,12 +472,18 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
   const { code } = compiler;
   const column = typeof field.items === 'object' ? field.items.column : '';
   const listKey = ITEM_LISTS[info.kind];
-  if (listKey === undefined) throw new Error(`\`items\` is not for ${field.to}; the mapping's checks let it through`);
+  if (listKey === undefined && info.kind !== 'links' && info.kind !== 'attachment') throw new Error(`\`items\` is not for ${field.to}; the mapping's checks let it through`);
   const v = code.temp('v');
   await emitValue(compiler, { column }, v, { field: field.to, yamlPath }, `${yamlPath}.items`);
   const to = field.to;
   await code.blockAsync(`if (${nonEmpty(compiler, v)})`, async () => {
-    if (info.kind === 'custom') {
+    if (info.kind === 'links') {
+      // Each key is one more element of the list, linked on its own as a numbered key is.
+      const link = linkItems(to, typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])], yamlPath, column);
+      code.line(`${code.constant(link)}(${v}, record, draft);`);
+    } else if (info.kind === 'attachment') {
+      code.line(`${code.constant(attachmentItems)}(${v}, ${literal(to)}, ${literal(column)}, draft);`);
+    } else if (info.kind === 'custom') {
       const scopeEntity = ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL];
       const list = lists.use('fields');
       const use = (item: { definition: string; tag: string | null }, position: number, draft: Draft): { name: string; tag: string | null } => {
@@ -487,9 +493,46 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
       code.line(`for (const item of ${code.constant(customItems)}(${v}, ${literal(to)}, ${literal(column)})) { ${lists.add('fields', `{ definition: ${code.constant(use)}(item, ${list} === null ? 0 : ${list}.length, draft), value: item.value }`)} }`);
     } else {
       const kind = info.kind as keyof typeof ITEM_SHAPES;
-      code.line(`for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey, 'item')} }`);
+      code.line(`for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey as ListKey, 'item')} }`);
     }
   }, required === undefined ? '}' : `} else throw ${required}();`);
+}
+
+/**
+ * The links of a JSON cell that lists the linked records' keys (`[12, 15]`, as `export --mapping`
+ * writes a project's additional contacts): one list element per key, each filled in by the plan.
+ */
+function linkItems(to: string, steps: readonly string[], yamlPath: string, column: string): (value: Value, record: Record<string, unknown>, draft: Draft) => void {
+  const frozen = Object.freeze([...steps]);
+  const listName = LINK_LISTS[to] ?? to;
+  return (value, record, draft) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(valueText(value).trim());
+    } catch {
+      parsed = undefined;
+    }
+    if (!Array.isArray(parsed) || parsed.some((key) => (typeof key !== 'string' && typeof key !== 'number') || String(key).trim() === '')) {
+      throw new RowRejection(to, `column \`${column}\` must hold a JSON list of keys of the linked records (as \`export --mapping\` writes it, e.g. [12, 15]), found ${shown(value)}`);
+    }
+    const list = (record[listName] ??= []) as Array<{ id: null }>;
+    for (const key of parsed as Array<string | number>) {
+      list.push({ id: null });
+      draft.refs.push({ path: [listName, list.length - 1, 'id'], steps: frozen, key: String(key).trim(), yamlPath });
+    }
+  };
+}
+
+/**
+ * The files of a JSON cell (`[{"file": "attachments/7/report.pdf", "contentType": "application/pdf"}]`,
+ * as `export --mapping --attachments DIR` writes it): paths relative to the input file's folder.
+ */
+function attachmentItems(value: Value, to: string, column: string, draft: Draft): void {
+  for (const item of parseItemList(value, to, column)) {
+    const file = itemText(item, 'file', to, column);
+    if (file === undefined) throw new RowRejection(to, `column \`${column}\`: an attachment item needs \`file\` (its path), found ${JSON.stringify(item)}`);
+    draft.attachments.push({ path: isAbsolute(file) ? file : resolve(draft.inputDir, file), contentType: itemText(item, 'contentType', to, column) ?? null });
+  }
 }
 
 /** Where a repeatable link target's elements go in the record: the name the service gives the list. */

@@ -159,6 +159,27 @@ describe('items: a JSON list in one column', () => {
   });
 });
 
+describe('items: additional contacts and attachments in one column', () => {
+  it('links each key of the list as an additional contact, and uploads each file with its content type', async () => {
+    const kase = compileMapping(parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: name, value: {column: name}}\n  - {to: party, value: {column: party}}\n  - {to: additionalContact, items: {column: contacts}, ref: [people, organisations]}\n', '/maps/k.yaml'), { file: '/maps/k.yaml' });
+    const mapped = recordOf((await kase).mapRow(row({ name: 'Rollout', party: '3', contacts: '[12, "15"]' })));
+    expect(mapped.record.parties).toEqual([{ id: null }, { id: null }]);
+    expect(mapped.refs.map((r) => [r.path, r.key, r.steps])).toEqual([[['parties', 0, 'id'], '12', ['people', 'organisations']], [['parties', 1, 'id'], '15', ['people', 'organisations']]]);
+    const bad = (await kase).mapRow(row({ name: 'Rollout', party: '3', contacts: '12' }));
+    if (bad.kind !== 'rejected') throw new Error('expected a reject');
+    expect(bad.message).toMatch(/column `contacts` must hold a JSON list of keys/);
+
+    const entry = compileMapping(parseMapping('version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: {column: files}}\n', '/maps/e.yaml'), { file: '/maps/e.yaml' });
+    const note = recordOf((await entry).mapRow(row({ content: 'Hi', party: '3', files: '[{"file": "files/1/a.txt", "contentType": "text/plain"}, {"file": "/abs/b.pdf"}]' })));
+    expect(note.attachments).toEqual([{ path: '/data/files/1/a.txt', contentType: 'text/plain' }, { path: '/abs/b.pdf', contentType: null }]);
+  });
+
+  it('a link list goes with ref and without key', () => {
+    expect(() => parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}}\n', '/maps/k.yaml')).toThrow(/`items` of a link needs `ref`/);
+    expect(() => parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}, ref: people, key: "{{x}}"}\n', '/maps/k.yaml')).toThrow(/leave `key` out/);
+  });
+});
+
 describe('onUnknown', () => {
   it('goes with owner and team only', () => {
     expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, onUnknown: drop, value: x}\n", '/m.yaml')).toThrow(/onUnknown/);

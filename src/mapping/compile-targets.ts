@@ -51,8 +51,11 @@ export const KEEPABLE_KINDS: ReadonlySet<TargetKind> = new Set(['text', 'custom'
 /** Targets that take `type` (Home, Work, ...; an attachment's content type). */
 export const TYPED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment']);
 
-/** Targets that take `items`: a JSON list of whole items in one column. */
-export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom']);
+/**
+ * Targets that take `items`: a JSON list of whole items in one column (a project's additional
+ * contacts: the keys of the linked records; attachments: each file with its content type).
+ */
+export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'custom', 'attachment', 'links']);
 
 /** Targets whose columns may be numbered (`phone.*.phoneNumber`): one item per number. */
 export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
@@ -116,7 +119,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     tracks,
     additionalContact: {
       kind: 'links',
-      takes: 'a further party of the project (an additional contact): `ref` + `key` to a party of another step, or its id; one per entry',
+      takes: 'a further party of the project (an additional contact): `ref` + `key` to a party of another step, or its id; one per entry (`items: {column}` with `ref`: a JSON list of keys)',
     },
   },
   opportunity: {
@@ -146,7 +149,7 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     content: text('the note\'s text (required unless there is an attachment)'),
     activityType: { kind: 'name', nameKind: 'activityType', takes: 'an activity type name (Note, Meeting, Call, ...) or its id' },
     entryAt: { kind: 'timestamp', takes: 'when it happened, an ISO 8601 timestamp (use the `timestamp` transform for other formats)' },
-    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension)' },
+    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension); `items: {column}`: a JSON list of `{file, contentType}`' },
   },
   task: {
     description: text('the task\'s description (required)'),

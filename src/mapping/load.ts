@@ -286,7 +286,11 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const hasRef = field.ref !== undefined;
     const hasKey = field.key !== undefined;
     if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not \`${field.to}\``);
-    else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
+    else if (info.kind === 'links' && field.items !== undefined && field.items !== 'numbered') {
+      // Each item of the JSON list is a key in the `ref` steps.
+      if (!hasRef) problem('items', '`items` of a link needs `ref`: the steps whose keys the list holds');
+      if (hasKey) problem('key', '`items` gives each linked record\'s key itself: leave `key` out');
+    } else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
     if (field.onInvalid === 'keep' && !KEEPABLE_KINDS.has(info.kind)) {
       problem('onInvalid', `\`${field.to}\` cannot hold a value as typed; use \`drop\` (write the record without it) or \`reject\``);
     }
@@ -297,7 +301,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
       else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item\'s number (`phone.*.phoneNumber`)');
     }
     if (usesItems) {
-      if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address and custom, not \`${field.to}\``);
+      if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address, custom, attachment and additionalContact, not \`${field.to}\``);
       for (const key of ['value', 'type', 'service', 'parts', 'definition', 'tag'] as const) {
         if (field[key] !== undefined) problem(key, `\`items\` gives each item's ${key === 'value' || key === 'parts' ? 'value' : key} itself: leave \`${key}\` out`);
       }

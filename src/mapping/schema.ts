@@ -182,7 +182,7 @@ export const fieldEntrySchema = z
     service: valueSpecSchema.optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
     items: itemsSchema
       .optional()
-      .describe('Several items from one entry. `numbered` (email, phone, website, address, attachment, tracks, additionalContact): a `*` in the column names (and template placeholders, and a link\'s `key`) stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (those and custom): one column holding the whole list as JSON, each item with its type (what `export --mapping` writes), instead of `value`'),
+      .describe('Several items from one entry. `numbered` (email, phone, website, address, attachment, tracks, additionalContact): a `*` in the column names (and template placeholders, and a link\'s `key`) stands for 1, 2, 3, ... and each number the row has is one item. `{column}` (email, phone, website, address, custom, attachment, additionalContact): one column holding the whole list as JSON, each item with its type (an attachment: `file` and `contentType`; an additional contact: the keys of the linked records, with `ref` and no `key`), what `export --mapping` writes, instead of `value`'),
     ifEmpty: z
       .enum(['leave', 'clear'])
       .optional()

@@ -114,6 +114,9 @@ const CASES: SampleCase[] = [
   { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/roundtrip/parties.csv', records: 3, rejects: [], skipped: 2 },
   { mapping: 'roundtrip-people.yaml', input: 'samples/export/roundtrip/parties.csv', records: 2, rejects: [], skipped: 3 },
   { mapping: 'roundtrip-opportunities.yaml', input: 'samples/export/roundtrip/opportunities.csv', records: 3, rejects: [] },
+  { mapping: 'roundtrip-kases.yaml', input: 'samples/export/roundtrip/kases.csv', records: 2, rejects: [] },
+  { mapping: 'roundtrip-entries.yaml', input: 'samples/export/roundtrip/entries.csv', records: 3, rejects: [], skipped: 1 },
+  { mapping: 'roundtrip-tasks.yaml', input: 'samples/export/roundtrip/tasks.csv', records: 3, rejects: [], skipped: 1 },
 ];
 
 describe('ready-made mappings over their samples', () => {
@@ -538,7 +541,7 @@ describe('dates do not move with the time zone', () => {
 /** Each plan's steps in the order they run. */
 const PLAN_STEPS: Record<string, string[]> = {
   generic: ['organisations', 'people'],
-  roundtrip: ['organisations', 'people', 'opportunities'],
+  roundtrip: ['organisations', 'people', 'opportunities', 'kases', 'entries', 'tasks'],
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
@@ -599,7 +602,7 @@ describe('plans', () => {
       ['salesforce', ['accounts 8/0', 'contacts 10/0', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
       ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']],
-      ['roundtrip', ['organisations 3/0', 'people 2/0', 'opportunities 3/0']],
+      ['roundtrip', ['organisations 3/0', 'people 2/0', 'opportunities 3/0', 'kases 2/0', 'entries 3/0', 'tasks 3/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);
       await mkdir(rejectsDir);
