@@ -1,0 +1,144 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Transport } from '../../src/client/transport.ts';
+import { V1Reader, type V1List, type V1WireFormat } from '../../src/client/v1-reader.ts';
+import type { SourceItem } from '../../src/sources/types.ts';
+import { readV1Export, type V1ReadOptions } from '../../src/sources/v1-export.ts';
+import { readV1Live } from '../../src/sources/v1-live.ts';
+import { runCli } from '../helpers/fake-io.ts';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-v1-live-'));
+let box: TestSandbox;
+
+type Record = NonNullable<V1ReadOptions['record']>;
+
+beforeAll(async () => {
+  // The source account: the bundled v1 migration of the sample exports, so it holds people,
+  // organisations, custom fields, tags, opportunities, cases with history, notes and tasks.
+  box = await startTestSandbox();
+  cpSync(join(ROOT, 'mappings'), join(dir, 'mappings'), { recursive: true });
+  cpSync(join(ROOT, 'samples'), join(dir, 'samples'), { recursive: true });
+  const run = await runCli(['run', 'mappings/plans/v1-migration.yaml'], { cwd: dir, env: { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token } });
+  expect(run.code, run.stdout + run.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  await box.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ACCEPT: { [F in V1WireFormat]: string } = { xml: 'application/xml', json: 'application/json' };
+
+async function get(path: string, format: V1WireFormat): Promise<string> {
+  const answer = await box.call('GET', path, { headers: { accept: ACCEPT[format] } });
+  expect(answer.status, `${path}: ${answer.text}`).toBe(200);
+  return answer.text;
+}
+
+/** What an export script saves: the list, each record with its sub-lists nested in it. */
+async function exportFile(list: V1List, format: V1WireFormat, nested: (kind: string, id: string) => string[]): Promise<string> {
+  const file = join(dir, `${list}-${Math.random().toString(36).slice(2)}.${format}`);
+  if (format === 'xml') {
+    let text = await get(`/api/${list}`, 'xml');
+    const records = [...text.matchAll(/<(person|organisation|opportunity|kase|task)>\s*<id>(\d+)<\/id>[\s\S]*?<\/\1>/g)];
+    for (const match of records.reverse()) {
+      const [whole, kind = '', id = ''] = match;
+      let inner = '';
+      for (const path of nested(kind, id)) inner += (await get(path, 'xml')).replace(/^<\?xml[^>]*\?>/, '');
+      const spliced = whole.replace(new RegExp(`</${kind}>$`), `${inner}</${kind}>`);
+      text = text.slice(0, match.index) + spliced + text.slice((match.index ?? 0) + whole.length);
+    }
+    writeFileSync(file, text);
+  } else {
+    const document = JSON.parse(await get(`/api/${list}`, 'json')) as { [key: string]: { [kind: string]: Array<{ [key: string]: unknown; id: string }> } };
+    for (const group of Object.values(document)) {
+      for (const [kind, records] of Object.entries(group)) {
+        if (!Array.isArray(records)) continue;
+        for (const record of records) {
+          for (const path of nested(kind, record.id)) Object.assign(record, JSON.parse(await get(path, 'json')));
+        }
+      }
+    }
+    writeFileSync(file, JSON.stringify(document));
+  }
+  return file;
+}
+
+const segment = (kind: string): string => (kind === 'person' || kind === 'organisation' ? 'party' : kind);
+const fieldsAndTags = (kind: string, id: string): string[] => {
+  const paths = [`/api/${kind === 'opportunity' ? 'opportuntity' : segment(kind)}/${id}/customfields`, `/api/${segment(kind)}/${id}/tag`];
+  if (kind === 'kase') paths.push(`/api/kase/${id}/party`);
+  return paths;
+};
+const historyOnly = (kind: string, id: string): string[] => (kind === 'task' ? [] : [`/api/${segment(kind)}/${id}/history`]);
+
+function rowsOf(items: SourceItem[]): Array<{ kind: string; values: unknown; recordKind: string | undefined }> {
+  return items.map((item) => (item.kind === 'row' ? { kind: item.kind, values: item.values, recordKind: item.recordKind } : { kind: item.kind, values: item.error.message, recordKind: undefined }));
+}
+
+async function collect(items: AsyncIterable<SourceItem>): Promise<SourceItem[]> {
+  const out: SourceItem[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+function reader(format: V1WireFormat): V1Reader {
+  return new V1Reader(new Transport({ baseUrl: box.url, auth: box.token }), format);
+}
+
+const CASES: Array<[Record, V1List, (kind: string, id: string) => string[], number]> = [
+  ['person', 'party', fieldsAndTags, 2],
+  ['organisation', 'party', fieldsAndTags, 1],
+  ['opportunity', 'opportunity', fieldsAndTags, 2],
+  ['kase', 'kase', fieldsAndTags, 2],
+  ['task', 'tasks', () => [], 3],
+  ['historyItem', 'party', historyOnly, 2],
+  ['historyItem', 'kase', historyOnly, 2],
+];
+
+describe('a live v1 account read as its export files', () => {
+  for (const format of ['xml', 'json'] as const) {
+    it.each(CASES)(`${format}: %s from /api/%s gives the rows of the export`, async (record, list, nested, count) => {
+      const file = await exportFile(list, format, nested);
+      const fromFile = rowsOf(await collect(readV1Export(file, { record })));
+      const live = reader(format);
+      // A page size of 1 makes every list take several pages.
+      const fromLive = rowsOf(await collect(readV1Live(live, { record, list, pageSize: 1 })));
+      expect(fromLive.filter((row) => row.kind === 'row')).toHaveLength(count);
+      expect(fromLive).toEqual(fromFile);
+    });
+  }
+
+  it('carries custom fields, tags and history values the lists alone do not have', async () => {
+    const people = rowsOf(await collect(readV1Live(reader('json'), { record: 'person' })));
+    expect(people.find((row) => (row.values as { firstName?: unknown }).firstName === 'Ada')?.values).toMatchObject({ firstName: 'Ada', 'customField.Industry': 'Software', tags: expect.stringContaining('VIP') });
+    const notes = rowsOf(await collect(readV1Live(reader('xml'), { record: 'historyItem' })));
+    expect(notes.map((row) => (row.values as { [key: string]: unknown })['parent.type'])).toEqual(['person', 'person']);
+  });
+
+  it('reads XML and JSON alike', async () => {
+    for (const record of ['party', 'opportunity', 'kase', 'task'] as const) {
+      const xml = rowsOf(await collect(readV1Live(reader('xml'), { record })));
+      const json = rowsOf(await collect(readV1Live(reader('json'), { record })));
+      const byId = (rows: typeof xml) => [...rows].sort((a, b) => String((a.values as { id: string }).id).localeCompare(String((b.values as { id: string }).id)));
+      expect(byId(json)).toEqual(byId(xml));
+    }
+  });
+
+  it('goes on from a page and reads only what changed since a moment', async () => {
+    const pages: number[] = [];
+    const all = await collect(readV1Live(reader('xml'), { record: 'party', pageSize: 2, onPage: (next) => void pages.push(next) }));
+    expect(pages).toEqual([2, 3]);
+    const rest = await collect(readV1Live(reader('xml'), { record: 'party', pageSize: 2, startAt: 2 }));
+    expect(rowsOf(rest)).toEqual(rowsOf(all).slice(2));
+    const later = await collect(readV1Live(reader('xml'), { record: 'party', since: new Date(Date.now() + 60_000) }));
+    expect(later).toEqual([]);
+    const earlier = await collect(readV1Live(reader('xml'), { record: 'party', since: new Date('2000-01-01T00:00:00Z') }));
+    expect(earlier).toHaveLength(3);
+  });
+});
