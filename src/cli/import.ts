@@ -1,12 +1,14 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { CrmClient } from '../client/client.ts';
+import { isV1LiveInput } from '../client/v1-input.ts';
+import type { V1WireFormat } from '../client/v1-reader.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import type { CliIo, Command, OptionSpec, ParsedArgs } from './command.ts';
 import { printableLines } from '../util/printable.ts';
-import { connectionFlags, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, ImportProgress, importExitCode } from './import-report.ts';
 import { version } from './version.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
@@ -59,6 +61,17 @@ export interface ImportCommandOptions {
   yes: boolean;
   /** The transport's settings for the run: a pool of `concurrency` connections, the outage budget. */
   transport: { connections: number; giveUpAfterMs: number };
+  /** Live v1 sources: the format to ask for (--v1-format) and the `lastmodified` filter (--since). */
+  v1: { format: V1WireFormat; since: Date | undefined };
+}
+
+/** `--since 2024-05-01` or `--since 2024-05-01T12:00:00Z`: a moment (a date alone is its midnight, UTC). */
+export function parseSince(value: unknown): Date | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value).trim();
+  const moment = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ? new Date(text) : new Date(Number.NaN);
+  if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', `--since takes a date or a time with its zone, such as 2024-05-01 or 2024-05-01T12:00:00Z, got ${JSON.stringify(text)}`);
+  return moment;
 }
 
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
@@ -78,7 +91,8 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   } else {
     if (args.positionals.length > 0) throw new FerryError('USAGE', `import takes no positional arguments (got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}); for a plan use \`crm-ferry run PLAN\``);
     const mapping = path(v.mapping, cwd);
-    const input = path(v.input, cwd);
+    // A live legacy account (v1+https://HOST) is an address, not a path.
+    const input = typeof v.input === 'string' && isV1LiveInput(v.input) ? v.input : path(v.input, cwd);
     if (mapping === undefined || input === undefined) throw new FerryError('USAGE', 'import needs --mapping M and --input F');
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
@@ -100,7 +114,9 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   if (limit !== undefined) run.limit = limit;
   const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
-  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport };
+  const format = v['v1-format'] ?? 'xml';
+  if (format !== 'xml' && format !== 'json') throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
+  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport, v1: { format, since: parseSince(v.since) } };
 }
 
 /** The account a state belongs to: the service's address, and the account behind a stored login. */
@@ -176,8 +192,21 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     io,
     async (client, account) => {
       const usage = reportFile ? await recordUsage(client) : null;
-      const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 });
-      return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+      const { v1LiveConnection } = await import('../client/v1-reader.ts');
+      // A live legacy source on another address is read with its own token, the run's retry settings and log.
+      const v1Live = v1LiveConnection({
+        target: client.transport,
+        token: io.env.CRM_FERRY_V1_TOKEN || undefined,
+        format: options.v1.format,
+        since: options.v1.since,
+        transport: { ...options.transport, ...(connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) },
+      });
+      try {
+        const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000, v1Live });
+        return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+      } finally {
+        await v1Live.close();
+      }
     },
     options.transport,
   );
@@ -214,6 +243,8 @@ const RUN_FLAGS: OptionSpec = {
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
+  'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (v1+https://HOST, token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
+  since: { type: 'string', value: 'TIME', describe: "live v1 input: only records changed after TIME (2024-05-01, 2024-05-01T12:00:00Z), by the list's lastmodified" },
   ...reportFlag,
   ...connectionFlags,
 };
@@ -236,7 +267,7 @@ Maps every row of F with M and writes it into the account.`,
   epilog: RUN_EPILOG,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping file', group: 'Input:' },
-    input: { type: 'string', value: 'F', describe: 'the file to import', group: 'Input:' },
+    input: { type: 'string', value: 'F', describe: 'the file to import, or v1+https://HOST to read a live legacy account', group: 'Input:' },
     ...RUN_FLAGS,
   },
   async run(args, io) {

@@ -5,7 +5,10 @@
  */
 import { FerryError } from '../errors/index.ts';
 import { checkBaseUrl } from './base-url.ts';
-import type { Transport } from './transport.ts';
+import { Transport, type TransportOptions } from './transport.ts';
+import { isV1LiveInput, V1_LIVE_PREFIX } from './v1-input.ts';
+
+export { isV1LiveInput, V1_LIVE_PREFIX };
 
 /** The format the v1 interface is asked to answer in. */
 export type V1WireFormat = 'xml' | 'json';
@@ -40,13 +43,6 @@ export class V1Reader {
   }
 }
 
-/** The scheme prefix that marks a live v1 source given where an input file would go. */
-export const V1_LIVE_PREFIX = 'v1+';
-
-/** Whether an input names a live v1 account (`v1+https://HOST`) rather than a file. */
-export function isV1LiveInput(input: string): boolean {
-  return /^v1\+https?:\/\//i.test(input);
-}
 
 /** The v1 lists a live source reads: the path segment after `/api/`. */
 export type V1List = 'party' | 'opportunity' | 'kase' | 'tasks';
@@ -90,4 +86,61 @@ export function parseV1LiveInput(input: string): V1LiveAddress {
 export function v1FilterTime(moment: Date): string {
   if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', 'the time given for the v1 lastmodified filter is not a date', { hint: 'Give --since as 2024-05-01 or 2024-05-01T12:00:00Z.' });
   return moment.toISOString().replace(/[-:]/g, '').slice(0, 15);
+}
+
+/** How the steps of a run reach live v1 sources: a reader per account, and how to read. */
+export interface V1LiveConnection {
+  /** A reader for the account at `baseUrl` (its transport: credentials, governor, retries), asking for `format` (default the connection's). */
+  readerFor(baseUrl: string, format?: V1WireFormat): V1Reader;
+  /** The format asked for when the step's `source:` does not say. @default 'xml' */
+  format: V1WireFormat;
+  /** Only records changed after this moment (`lastmodified`). */
+  since: Date | undefined;
+  /** Closes the transports it opened (not the one it shares). */
+  close(): Promise<void>;
+}
+
+export interface V1LiveConnectionOptions {
+  /** The transport of the account written to: shared (token, governor) when the source is the same address and no token of its own is given. */
+  target?: Transport;
+  /** The old account's token (CRM_FERRY_V1_TOKEN). */
+  token?: string | undefined;
+  format?: V1WireFormat;
+  since?: Date | undefined;
+  /** Settings of the transports opened for other accounts (retries, timeouts, log, dispatcher in tests). */
+  transport?: Omit<TransportOptions, 'baseUrl' | 'auth'>;
+}
+
+/**
+ * The live sources of a run. A source at the address being written to is read with that
+ * connection (one governor for one token's quota); any other needs its own token, read over a
+ * transport of its own with the same settings, and the transport rule checked before anything is sent.
+ */
+export function v1LiveConnection(options: V1LiveConnectionOptions): V1LiveConnection {
+  const opened = new Map<string, Transport>();
+  const format = options.format ?? 'xml';
+  return {
+    format,
+    since: options.since,
+    readerFor(baseUrl, wanted) {
+      const wire = wanted ?? format;
+      const origin = new URL(baseUrl).origin;
+      if (!options.token) {
+        if (options.target && options.target.origin === origin) return new V1Reader(options.target, wire);
+        throw new FerryError('CONFIG_MISSING', `the live v1 source ${V1_LIVE_PREFIX}${origin} is another account than the one written to, and no token for it was given`, {
+          hint: "Set CRM_FERRY_V1_TOKEN to an API token of the old account (its user's preferences, API authentication tokens).",
+        });
+      }
+      let transport = opened.get(origin);
+      if (!transport) {
+        transport = new Transport({ ...(options.transport ?? {}), baseUrl: origin, auth: options.token });
+        opened.set(origin, transport);
+      }
+      return new V1Reader(transport, wire);
+    },
+    async close() {
+      for (const transport of opened.values()) await transport.close();
+      opened.clear();
+    },
+  };
 }

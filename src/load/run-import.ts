@@ -16,7 +16,8 @@ import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, un
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
-import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, readsLive, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
+import type { V1LiveConnection } from '../client/v1-reader.ts';
 import { fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
 import { beforeImage, COLLECTION_KEYS, ENTITY_API, fromRecord, planUpdate } from './records.ts';
@@ -67,6 +68,8 @@ export interface ImportDeps {
   now?: () => Date;
   /** How often progress events are sent, in ms. @default 1000 */
   progressEveryMs?: number;
+  /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
+  v1Live?: V1LiveConnection;
 }
 
 /** Counts of one step. */
@@ -369,6 +372,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const prepared =
     options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
   if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
+  for (const step of prepared) if (deps.v1Live && readsLive(step)) step.live = deps.v1Live;
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
@@ -539,6 +543,8 @@ class ImportEngine {
   /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
   countRows(): void {
     for (const step of this.steps) {
+      // Counting a live account's rows would read it all a second time, at its request cost.
+      if (readsLive(step.prepared)) continue;
       countStepItems(step.prepared, this.counting.signal)
         .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
         .catch(() => undefined);

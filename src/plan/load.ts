@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { isV1LiveInput } from '../client/v1-input.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import type { SourceOptions } from '../mapping/schema.ts';
 import { readTextInput } from '../util/input-file.ts';
@@ -90,9 +91,11 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
     }
     seen.set(step.name, index);
     const mappingFile = resolve(baseDir, step.mapping);
-    const inputFile = resolve(baseDir, step.input);
+    // A live v1 account (v1+https://HOST) is an address, not a path; with none, the source's baseUrl (checked as the step is prepared).
+    const live = step.input === undefined || isV1LiveInput(step.input);
+    const inputFile = step.input === undefined ? '' : live ? step.input : resolve(baseDir, step.input);
     // Checked now, so that a typo in the last step stops the run before the first step writes.
-    for (const [key, path] of [['mapping', mappingFile], ['input', inputFile]] as const) {
+    for (const [key, path] of live ? ([['mapping', mappingFile]] as const) : ([['mapping', mappingFile], ['input', inputFile]] as const)) {
       if (!(await isFile(path))) {
         throw new FerryError('PLAN_INVALID', `step ${step.name}: the ${key} file ${step[key]} does not exist (looked for ${path})`, {
           location: locate(yaml, ['steps', index, key]),

@@ -25,6 +25,11 @@ beforeAll(async () => {
   cpSync(join(ROOT, 'samples'), join(dir, 'samples'), { recursive: true });
   const run = await runCli(['run', 'mappings/plans/v1-migration.yaml'], { cwd: dir, env: { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token } });
   expect(run.code, run.stdout + run.stderr).toBe(0);
+  // In the old account the users had their old names, which the bundled mappings translate.
+  for (const user of box.store.users.all()) {
+    if (user.username === 'sam') user.username = 'jsmith';
+    if (user.username === 'kim') user.username = 'ajones';
+  }
 });
 
 afterAll(async () => {
@@ -140,5 +145,61 @@ describe('a live v1 account read as its export files', () => {
     expect(later).toEqual([]);
     const earlier = await collect(readV1Live(reader('xml'), { record: 'party', since: new Date('2000-01-01T00:00:00Z') }));
     expect(earlier).toHaveLength(3);
+  });
+});
+
+describe('the v1 migration plan with the live account as its input', () => {
+  it('writes the old account into a second sandbox, and a second run changes nothing', async () => {
+    const target = await startTestSandbox();
+    const work = mkdtempSync(join(tmpdir(), 'ferry-v1-live-plan-'));
+    try {
+      // The bundled plan, each input swapped for the live account (cases and their history from /api/kase).
+      const plan = (await import('node:fs')).readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8');
+      const live = plan
+        .replace(/input: \.\.\/\.\.\/samples\/v1-migration\/kases\.xml/g, `input: v1+${box.url}/api/kase`)
+        .replace(/input: \.\.\/\.\.\/samples\/v1\/\S+/g, `input: v1+${box.url}`)
+        .replace(/mapping: \.\.\//g, `mapping: ${join(ROOT, 'mappings')}/`);
+      expect(live).not.toMatch(/input: .*samples/);
+      writeFileSync(join(work, 'plan.yaml'), live);
+      const env = { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: box.token };
+      const first = await runCli(['run', 'plan.yaml', '--v1-format', 'json', '--json'], { cwd: work, env });
+      expect(first.code, first.stdout + first.stderr).toBe(0);
+      const count = async (sandbox: TestSandbox, path: string, key: string): Promise<number> => {
+        const answer = await sandbox.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100`);
+        return (answer.body[key] as unknown[]).length;
+      };
+      for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed', 'tasks']] as const) {
+        expect(await count(target, path, key), path).toBe(await count(box, path, key));
+      }
+      expect(await count(target, '/parties', 'parties')).toBe(3);
+      const second = await runCli(['run', 'plan.yaml', '--json'], { cwd: work, env });
+      expect(second.code, second.stdout + second.stderr).toBe(0);
+      const end = JSON.parse(second.stdout.trim().split('\n').at(-1) as string);
+      const steps = end.summary.steps as Array<{ step: string; created: number; updated: number; unchanged: number }>;
+      expect(steps.map((s) => [s.step, s.created, s.updated])).toEqual(steps.map((s) => [s.step, 0, 0]));
+      expect(steps.reduce((sum, s) => sum + s.unchanged, 0)).toBeGreaterThan(10);
+    } finally {
+      await target.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a live input over plain http to another machine, and one without a token, before reading', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'ferry-v1-live-refuse-'));
+    const target = await startTestSandbox();
+    try {
+      const env = { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token };
+      const mapping = join(ROOT, 'mappings/v1-organisations.yaml');
+      const noToken = await runCli(['import', '--mapping', mapping, '--input', `v1+${box.url}`, '--state-dir', join(work, 's1')], { cwd: work, env });
+      expect(noToken.code).toBe(2);
+      expect(noToken.stderr).toMatch(/no token for it was given.*|CRM_FERRY_V1_TOKEN/s);
+      const clear = await runCli(['import', '--mapping', mapping, '--input', 'v1+http://old.example.com', '--state-dir', join(work, 's2')], { cwd: work, env: { ...env, CRM_FERRY_V1_TOKEN: 'secret-token-1' } });
+      expect(clear.code).toBe(2);
+      expect(clear.stderr).toMatch(/refusing to send credentials over http:/);
+      expect(clear.stderr + clear.stdout).not.toContain('secret-token-1');
+    } finally {
+      await target.close();
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
