@@ -203,3 +203,29 @@ describe('the v1 migration plan with the live account as its input', () => {
     }
   });
 });
+
+describe('a mapping whose source is the live account', () => {
+  it('reads source: {format: v1-api, baseUrl} with no input in the plan step, and refuses a file given as its input', async () => {
+    const target = await startTestSandbox();
+    const work = mkdtempSync(join(tmpdir(), 'ferry-v1-live-source-'));
+    try {
+      const { readFileSync } = await import('node:fs');
+      const mapping = readFileSync(join(ROOT, 'mappings/v1-organisations.yaml'), 'utf8').replace(/^source:\n/m, `source:\n  format: v1-api\n  baseUrl: ${box.url}\n  wireFormat: json\n  pageSize: 1\n`);
+      expect(mapping).toContain('format: v1-api');
+      writeFileSync(join(work, 'organisations.yaml'), mapping);
+      writeFileSync(join(work, 'plan.yaml'), 'version: 1\nsteps:\n  - name: organisations\n    mapping: organisations.yaml\n');
+      const env = { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: box.token };
+      const run = await runCli(['run', 'plan.yaml'], { cwd: work, env });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const organisations = (await target.v2('GET', '/parties?perPage=100')).body.parties.filter((p: { type: string }) => p.type === 'organisation');
+      expect(organisations.map((p: { name: string }) => p.name)).toEqual(['Analytical Engines & Co']);
+      writeFileSync(join(work, 'file-plan.yaml'), 'version: 1\nsteps:\n  - name: organisations\n    mapping: organisations.yaml\n    input: organisations.yaml\n');
+      const refused = await runCli(['run', 'file-plan.yaml'], { cwd: work, env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/step organisations reads a live v1 account \(source format v1-api\), but its input is the file/);
+    } finally {
+      await target.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
