@@ -97,6 +97,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
   }
+  if (v['delete-missing'] && v.since !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone');
   if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
   if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {

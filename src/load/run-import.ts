@@ -983,8 +983,8 @@ class ImportEngine {
     // A partial read says nothing about what is missing.
     if (this.options.limit !== null || this.options.retryRejects) return;
     for (const step of [...this.steps].reverse()) {
-      // A rejects file fed back holds the rows to fix, not the whole input.
-      if (step.prepared.fromRejects) continue;
+      // A rejects file fed back holds the rows to fix, not the whole input; a live read --since, only what changed.
+      if (step.prepared.fromRejects || (readsLive(step.prepared) && step.prepared.live?.since !== undefined)) continue;
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
       if (this.options.dryRun) continue;

@@ -178,6 +178,29 @@ describe('the v1 migration plan with the live account as its input', () => {
       const steps = end.summary.steps as Array<{ step: string; created: number; updated: number; unchanged: number }>;
       expect(steps.map((s) => [s.step, s.created, s.updated])).toEqual(steps.map((s) => [s.step, 0, 0]));
       expect(steps.reduce((sum, s) => sum + s.unchanged, 0)).toBeGreaterThan(10);
+
+      // A delta sync: the old account's records are old, then one person changes there.
+      for (const table of [box.store.parties, box.store.opportunities, box.store.kases]) for (const record of table.all()) record.updatedAt = '2020-01-01T00:00:00.000Z';
+      const alan = (await box.v2('GET', '/parties?perPage=100')).body.parties.find((p: { firstName?: string }) => p.firstName === 'Alan');
+      expect((await box.v2('PUT', `/parties/${alan.id}`, { party: { jobTitle: 'Cryptanalyst' } })).status).toBe(200);
+      const delta = await runCli(['run', 'plan.yaml', '--json', '--since', '2021-01-01'], { cwd: work, env });
+      expect(delta.code, delta.stdout + delta.stderr).toBe(0);
+      const deltaSteps = JSON.parse(delta.stdout.trim().split('\n').at(-1) as string).summary.steps as Array<{ step: string; rowsRead: number; updated: number; missing: number }>;
+      expect(deltaSteps.map((s) => [s.step, s.rowsRead, s.updated, s.missing])).toEqual([
+        ['organisations', 0, 0, 0],
+        ['people', 1, 1, 0],
+        ['opportunities', 0, 0, 0],
+        ['kases', 0, 0, 0],
+        ['notes', 0, 0, 0],
+        ['kase-notes', 0, 0, 0],
+        // The v1 task list has no lastmodified filter: read whole, and unchanged.
+        ['tasks', 3, 0, 0],
+      ]);
+      const copied = (await target.v2('GET', '/parties?perPage=100')).body.parties.find((p: { firstName?: string }) => p.firstName === 'Alan');
+      expect(copied.jobTitle).toBe('Cryptanalyst');
+      const refused = await runCli(['run', 'plan.yaml', '--since', '2021-01-01', '--delete-missing'], { cwd: work, env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--delete-missing does not go with --since/);
     } finally {
       await target.close();
       rmSync(work, { recursive: true, force: true });
