@@ -2,7 +2,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { CrmClient } from '../client/client.ts';
 import { isV1LiveInput } from '../client/v1-input.ts';
-import type { V1WireFormat } from '../client/v1-reader.ts';
+import type { V1LiveConnection, V1WireFormat } from '../client/v1-reader.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
@@ -22,6 +22,11 @@ export function path(value: unknown, cwd: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', 'a file or folder option needs a value');
   return isAbsolute(value) ? value : resolve(cwd, value);
+}
+
+/** `--input`: a file (resolved like any path), or a live legacy account (`v1+https://HOST`), an address kept as given. */
+export function inputPath(value: unknown, cwd: string): string | undefined {
+  return typeof value === 'string' && isV1LiveInput(value) ? value : path(value, cwd);
 }
 
 export function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
@@ -65,6 +70,13 @@ export interface ImportCommandOptions {
   v1: { format: V1WireFormat; since: Date | undefined };
 }
 
+/** `--v1-format xml|json`. */
+export function v1Format(value: unknown): V1WireFormat {
+  const format = value ?? 'xml';
+  if (format !== 'xml' && format !== 'json') throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
+  return format;
+}
+
 /** `--since 2024-05-01` or `--since 2024-05-01T12:00:00Z`: a moment (a date alone is its midnight, UTC). */
 export function parseSince(value: unknown): Date | undefined {
   if (value === undefined) return undefined;
@@ -91,8 +103,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   } else {
     if (args.positionals.length > 0) throw new FerryError('USAGE', `import takes no positional arguments (got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}); for a plan use \`crm-ferry run PLAN\``);
     const mapping = path(v.mapping, cwd);
-    // A live legacy account (v1+https://HOST) is an address, not a path.
-    const input = typeof v.input === 'string' && isV1LiveInput(v.input) ? v.input : path(v.input, cwd);
+    const input = inputPath(v.input, cwd);
     if (mapping === undefined || input === undefined) throw new FerryError('USAGE', 'import needs --mapping M and --input F');
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
@@ -115,9 +126,18 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   if (limit !== undefined) run.limit = limit;
   const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
-  const format = v['v1-format'] ?? 'xml';
-  if (format !== 'xml' && format !== 'json') throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
-  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport, v1: { format, since: parseSince(v.since) } };
+  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport, v1: { format: v1Format(v['v1-format']), since: parseSince(v.since) } };
+}
+
+/**
+ * How a command that connects reaches live v1 inputs: the old account's token from
+ * CRM_FERRY_V1_TOKEN, the command's transport settings and `--verbose` log; a source at the
+ * address written to, without a token of its own, shares the command's connection.
+ */
+export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v1: ImportCommandOptions['v1'], transport?: ImportCommandOptions['transport']): Promise<V1LiveConnection> {
+  const { v1LiveConnection } = await import('../client/v1-reader.ts');
+  const log = connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {};
+  return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log } });
 }
 
 /** The account a state belongs to: the service's address, and the account behind a stored login. */
@@ -193,15 +213,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     io,
     async (client, account) => {
       const usage = reportFile ? await recordUsage(client) : null;
-      const { v1LiveConnection } = await import('../client/v1-reader.ts');
-      // A live legacy source on another address is read with its own token, the run's retry settings and log.
-      const v1Live = v1LiveConnection({
-        target: client.transport,
-        token: io.env.CRM_FERRY_V1_TOKEN || undefined,
-        format: options.v1.format,
-        since: options.v1.since,
-        transport: { ...options.transport, ...(connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}) },
-      });
+      const v1Live = await v1LiveOf(client, args, io, options.v1, options.transport);
       try {
         const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000, v1Live });
         return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
