@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isV1LiveInput } from '../client/v1-input.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
+import { loadMapping } from '../mapping/load.ts';
 import type { SourceOptions } from '../mapping/schema.ts';
 import { readTextInput } from '../util/input-file.ts';
 import { didYouMean } from './order.ts';
@@ -102,6 +103,15 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
           hint: 'Paths in a plan are relative to the plan file.',
         });
       }
+    }
+    // Only a live account named by the source (format: v1-api, baseUrl) needs no input; a mapping
+    // that does not load says so, with its own location, when the step is prepared.
+    const liveSource = async (): Promise<boolean> => (await loadMapping(mappingFile).catch(() => undefined))?.source?.format === 'v1-api';
+    if (step.input === undefined && step.source?.format !== 'v1-api' && !(await liveSource())) {
+      throw new FerryError('PLAN_INVALID', 'the plan is not valid: `input` is required', {
+        location: { ...locate(yaml, ['steps', index]), yamlPath: formatYamlPath(['steps', index, 'input']) },
+        hint: 'Give the step an input: a file (relative to the plan), or v1+https://HOST for a live legacy account.',
+      });
     }
     steps.push({ name: step.name, mappingFile, inputFile, source: step.source, index, location: locate(yaml, ['steps', index]) });
   }
