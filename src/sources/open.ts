@@ -207,8 +207,8 @@ function openV1Live(input: string, options: OpenSourceOptions): OpenedSource {
   }
   const { baseUrl, list } = parseV1LiveInput(address);
   if (!options.v1Live) {
-    throw new FerryError('CONFIG_MISSING', `${address} is a live v1 source, which only a command that connects (import, run, validate --online) can read`, {
-      hint: 'Read it with crm-ferry import --input v1+https://HOST or crm-ferry run PLAN, or read an export file of it here instead.',
+    throw new FerryError('CONFIG_MISSING', `${address} is a live v1 source, which only import, run and verify read`, {
+      hint: 'Read it with crm-ferry import --input v1+https://HOST (--dry-run to check the mapping), crm-ferry run PLAN or crm-ferry verify; here, read an export file of it instead.',
     });
   }
   const live = options.v1Live;

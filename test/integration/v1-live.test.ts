@@ -223,6 +223,15 @@ describe('the v1 migration plan with the live account as its input', () => {
       expect(clear.code).toBe(2);
       expect(clear.stderr).toMatch(/refusing to send credentials over http:/);
       expect(clear.stderr + clear.stdout).not.toContain('secret-token-1');
+      const inspect = await runCli(['inspect', `v1+${box.url}`], { cwd: work, env });
+      expect(inspect.code).toBe(2);
+      expect(inspect.stderr).toMatch(/inspect reads files; a live v1 account is read by import, run and verify/);
+      const validate = await runCli(['validate', '--mapping', mapping, '--input', `v1+${box.url}`], { cwd: work, env });
+      expect(validate.code).toBe(2);
+      expect(validate.stderr).toMatch(/is a live v1 source, which only import, run and verify read/);
+      const dry = await runCli(['import', '--mapping', mapping, '--input', `v1+${box.url}`, '--dry-run', '--state-dir', join(work, 's3')], { cwd: work, env: { ...env, CRM_FERRY_V1_TOKEN: box.token } });
+      expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+      expect(dry.stdout).toMatch(/1 request|Dry run/i);
     } finally {
       await target.close();
       rmSync(work, { recursive: true, force: true });
