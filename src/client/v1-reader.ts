@@ -32,8 +32,18 @@ export class V1Reader {
 
   /** GETs `/api/...` in the chosen format and hands back the body unparsed. Throws an ApiError on failure. */
   async get(path: string, query: Record<string, string | number | undefined> = {}, signal?: AbortSignal): Promise<V1Page> {
-    const answer = await this.transport.send({ method: 'GET', path, query, headers: { accept: ACCEPT[this.format] }, ...(signal ? { signal } : {}) });
+    return (await this.fetch(path, query, signal, false)) as V1Page;
+  }
+
+  /** The same, but null when the service answers 404 (a record deleted since its list was read). */
+  async getIfFound(path: string, query: Record<string, string | number | undefined> = {}, signal?: AbortSignal): Promise<V1Page | null> {
+    return this.fetch(path, query, signal, true);
+  }
+
+  private async fetch(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal | undefined, gone: boolean): Promise<V1Page | null> {
+    const answer = await this.transport.send({ method: 'GET', path, query, headers: { accept: ACCEPT[this.format] }, ...(gone ? { accept: [404] } : {}), ...(signal ? { signal } : {}) });
     const bytes = Buffer.from(await answer.body.arrayBuffer());
+    if (answer.statusCode === 404) return null;
     return { path: this.transport.resolvePath(path, query), bytes };
   }
 

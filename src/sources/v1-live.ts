@@ -100,8 +100,9 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
    * A sub-list of a record (`/api/kase/7/tag`) read as the body of an element of its kind, so the
    * same parser reads it as it would read it nested in an export; its top-level elements.
    */
-  const subList = async (path: string, query: Record<string, string | number> = {}): Promise<V1Node[]> => {
-    const answer = await reader.get(path, query, signal);
+  const subList = async (path: string, query: Record<string, string | number> = {}): Promise<V1Node[] | null> => {
+    const answer = await reader.getIfFound(path, query, signal);
+    if (answer === null) return null;
     const where = `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`;
     const text = answer.bytes.toString('utf8').replace(/^\uFEFF/, '');
     const wrapped = reader.format === 'xml' ? `<kase>${text.replace(/^\s*<\?xml[^>]*\?>/, '')}</kase>` : `{"kase":${text.trim() === '' ? '{}' : text}}`;
@@ -114,10 +115,11 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   };
 
   /** A record's whole history, page by page, as one `history` list. */
-  const historyOf = async (kind: Exclude<V1List, 'tasks'>, id: string): Promise<V1Node> => {
+  const historyOf = async (kind: Exclude<V1List, 'tasks'>, id: string): Promise<V1Node | null> => {
     const items: V1Node[] = [];
     for (let start = 0; ; start += pageSize) {
-      const answer = await reader.get(`/api/${kind}/${encodeURIComponent(id)}/history`, { start, limit: pageSize }, signal);
+      const answer = await reader.getIfFound(`/api/${kind}/${encodeURIComponent(id)}/history`, { start, limit: pageSize }, signal);
+      if (answer === null) return null;
       let count = 0;
       for await (const record of parse(answer.bytes, `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`, 'historyItem')) {
         if (record.error) throw record.error;
@@ -129,20 +131,39 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     return { name: 'history', text: null, children: items };
   };
 
-  const complete = async (record: RawV1Record): Promise<RawV1Record> => {
+  /** The record with its sub-lists nested; null when it was deleted after the page was read. */
+  const complete = async (record: RawV1Record): Promise<RawV1Record | null> => {
     if (record.error || list === 'tasks') return record;
     const id = record.node.children.find((child) => child.name === 'id' && child.children.length === 0)?.text;
     if (id === undefined || id === null || id === '') return record;
     const kind = list;
     const children = [...record.node.children];
     const has = (name: string): boolean => children.some((child) => child.name === name);
+    const wanted: Array<() => Promise<V1Node[] | null>> = [];
+    const base = `/api/${kind}/${encodeURIComponent(id)}`;
     if (history) {
-      if (!has('history')) children.push(await historyOf(kind, id));
+      if (!has('history')) {
+        wanted.push(async () => {
+          const node = await historyOf(kind, id);
+          return node && [node];
+        });
+      }
     } else {
-      const base = `/api/${kind}/${encodeURIComponent(id)}`;
-      if (!has('customFields')) children.push(...(await subList(`/api/${CUSTOM_FIELDS_PATH[kind]}/${encodeURIComponent(id)}/customfields`)));
-      if (!has('tags')) children.push(...(await subList(`${base}/tag`)));
-      if (kind === 'kase' && !has('parties')) children.push(...(await subList(`${base}/party`)));
+      if (!has('customFields')) wanted.push(() => subList(`/api/${CUSTOM_FIELDS_PATH[kind]}/${encodeURIComponent(id)}/customfields`));
+      if (!has('tags')) wanted.push(() => subList(`${base}/tag`));
+      if (kind === 'kase' && !has('parties')) wanted.push(() => subList(`${base}/party`));
+    }
+    for (const fetch of wanted) {
+      const nodes = await fetch();
+      if (nodes === null) {
+        opts.onWarning({
+          code: 'OTHER',
+          message: `${record.node.name} ${id} was deleted from the old account while ${file} was read; it is left out of this read`,
+          location: { file, row: 0, elementPath: record.elementPath },
+        });
+        return null;
+      }
+      children.push(...nodes);
     }
     return { ...record, node: { ...record.node, children } };
   };
@@ -150,7 +171,10 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   const records = async function* (): AsyncGenerator<RawV1Record> {
     for (let start = startAt; ; ) {
       const found = await page(start);
-      for (const record of found) yield await complete(record);
+      for (const record of found) {
+        const completed = await complete(record);
+        if (completed) yield completed;
+      }
       start += found.length;
       // A short page is the last; the rows of this page were taken before the next start is said.
       if (found.length < pageSize) {

@@ -264,3 +264,34 @@ describe('a mapping whose source is the live account', () => {
     }
   });
 });
+
+describe('records that change while the old account is read', () => {
+  it('leaves out, with a warning, a record deleted after its page was read', async () => {
+    const own = await startTestSandbox();
+    try {
+      const ids: number[] = [];
+      for (const name of ['Kept Ltd', 'Gone Ltd']) {
+        const created = await own.v2('POST', '/parties', { party: { type: 'organisation', name } });
+        expect(created.status).toBe(201);
+        ids.push(created.body.party.id);
+      }
+      let deleted = false;
+      class DeletingReader extends V1Reader {
+        override async get(path: string, query: { [key: string]: string | number | undefined } = {}, signal?: AbortSignal) {
+          const page = await super.get(path, query, signal);
+          if (path === '/api/party' && !deleted) {
+            deleted = true;
+            expect((await own.v2('DELETE', `/parties/${ids[1]}`)).status).toBe(204);
+          }
+          return page;
+        }
+      }
+      const warnings: string[] = [];
+      const rows = await collect(readV1Live(new DeletingReader(new Transport({ baseUrl: own.url, auth: own.token }), 'xml'), { record: 'organisation', onWarning: (w) => void warnings.push(w.message) }));
+      expect(rows.map((row) => (row.kind === 'row' ? row.values['name'] : null)).filter((name) => name === 'Kept Ltd' || name === 'Gone Ltd')).toEqual(['Kept Ltd']);
+      expect(warnings).toContainEqual(expect.stringMatching(new RegExp(`^organisation ${ids[1]} was deleted from the old account while v1\\+http://127\\.0\\.0\\.1:\\d+/api/party was read`)));
+    } finally {
+      await own.close();
+    }
+  });
+});
