@@ -16,7 +16,7 @@ import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, un
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
-import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, readsLive, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, openStepItems, preparePlan, prepareSingleStep, readsLive, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
 import type { V1LiveConnection } from '../client/v1-reader.ts';
 import { fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
@@ -372,7 +372,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const prepared =
     options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
   if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
-  for (const step of prepared) if (deps.v1Live && readsLive(step)) step.live = deps.v1Live;
+  connectLiveSteps(prepared, deps.v1Live);
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 

@@ -12,7 +12,7 @@ import { countWarnings, emptyWarningCounts, type WarningCounts } from '../mappin
 import { openSource, sourceBatches, sourceFieldBatches, type FieldRow, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { statSource } from '../sources/csv.ts';
 import { isV1LiveInput } from '../client/v1-input.ts';
-import type { V1LiveConnection } from '../client/v1-reader.ts';
+import { parseV1LiveInput, type V1LiveConnection } from '../client/v1-reader.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
@@ -125,6 +125,23 @@ function liveInputOf(step: PreparedStep): void {
     throw new FerryError('PLAN_INVALID', `${where} reads a live v1 account (source format v1-api), but names neither an input nor a baseUrl`, { hint: 'Add baseUrl: https://OLD-ACCOUNT.example.com to the source, or input: v1+https://OLD-ACCOUNT.example.com to the step.' });
   }
   step.inputFile = `v1+${step.source.baseUrl}`;
+}
+
+/**
+ * Gives the steps that read a live v1 account the connection to it, and checks each address now
+ * (its token, the transport rule), before a row of any step is read or written.
+ */
+export function connectLiveSteps(steps: PreparedStep[], live: V1LiveConnection | undefined): void {
+  for (const step of steps) {
+    if (!readsLive(step)) continue;
+    if (!live) {
+      throw new FerryError('CONFIG_MISSING', `${step.name === '' ? 'the input' : `step ${step.name}`} reads a live v1 account, and this caller gave no connection to it`, {
+        hint: 'Read it with crm-ferry import, run or verify (the old account\'s token in CRM_FERRY_V1_TOKEN).',
+      });
+    }
+    step.live = live;
+    live.readerFor(parseV1LiveInput(isV1LiveInput(step.inputFile) ? step.inputFile : `v1+${step.source.baseUrl ?? ''}`).baseUrl);
+  }
 }
 
 /** Whether a step reads a live v1 account rather than a file. */

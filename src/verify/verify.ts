@@ -14,7 +14,7 @@ import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/r
 import type { Entity } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver } from '../mapping/types.ts';
 import { lookUpRef } from '../plan/references.ts';
-import { openStepItems, preparePlan, prepareSingleStep, readsLive, type PreparedStep } from '../plan/validate.ts';
+import { connectLiveSteps, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import type { V1LiveConnection } from '../client/v1-reader.ts';
 
 type Body = Record<string, unknown>;
@@ -278,7 +278,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
   const prepared = options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
-  for (const step of prepared) if (deps.v1Live && readsLive(step)) step.live = deps.v1Live;
+  connectLiveSteps(prepared, deps.v1Live);
   const compiled = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
