@@ -1,12 +1,14 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { CrmClient } from '../client/client.ts';
+import { isV1LiveInput } from '../client/v1-input.ts';
+import type { V1LiveConnection, V1WireFormat } from '../client/v1-reader.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
 import { printableLines } from '../util/printable.ts';
-import { connectionFlags, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
 import { version } from './version.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
@@ -20,6 +22,11 @@ export function path(value: unknown, cwd: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', 'a file or folder option needs a value');
   return isAbsolute(value) ? value : resolve(cwd, value);
+}
+
+/** `--input`: a file (resolved like any path), or a live legacy account (`v1+https://HOST`), an address kept as given. */
+export function inputPath(value: unknown, cwd: string): string | undefined {
+  return typeof value === 'string' && isV1LiveInput(value) ? value : path(value, cwd);
 }
 
 export function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
@@ -59,6 +66,24 @@ export interface ImportCommandOptions {
   yes: boolean;
   /** The transport's settings for the run: a pool of `concurrency` connections, the outage budget. */
   transport: { connections: number; giveUpAfterMs: number };
+  /** Live v1 sources: the format to ask for (--v1-format) and the `lastmodified` filter (--since). */
+  v1: { format: V1WireFormat; since: Date | undefined };
+}
+
+/** `--v1-format xml|json`. */
+export function v1Format(value: unknown): V1WireFormat {
+  const format = value ?? 'xml';
+  if (format !== 'xml' && format !== 'json') throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
+  return format;
+}
+
+/** `--since 2024-05-01` or `--since 2024-05-01T12:00:00Z`: a moment (a date alone is its midnight, UTC). */
+export function parseSince(value: unknown): Date | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value).trim();
+  const moment = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ? new Date(text) : new Date(Number.NaN);
+  if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', `--since takes a date or a time with its zone, such as 2024-05-01 or 2024-05-01T12:00:00Z, got ${JSON.stringify(text)}`);
+  return moment;
 }
 
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
@@ -78,11 +103,12 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   } else {
     if (args.positionals.length > 0) throw new FerryError('USAGE', `import takes no positional arguments (got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}); for a plan use \`crm-ferry run PLAN\``);
     const mapping = path(v.mapping, cwd);
-    const input = path(v.input, cwd);
+    const input = inputPath(v.input, cwd);
     if (mapping === undefined || input === undefined) throw new FerryError('USAGE', 'import needs --mapping M and --input F');
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
   }
+  if (v['delete-missing'] && v.since !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone');
   if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
   if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {
@@ -101,7 +127,18 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   if (limit !== undefined) run.limit = limit;
   const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
-  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport };
+  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport, v1: { format: v1Format(v['v1-format']), since: parseSince(v.since) } };
+}
+
+/**
+ * How a command that connects reaches live v1 inputs: the old account's token from
+ * CRM_FERRY_V1_TOKEN, the command's transport settings and `--verbose` log; a source at the
+ * address written to, without a token of its own, shares the command's connection.
+ */
+export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v1: ImportCommandOptions['v1'], transport?: ImportCommandOptions['transport']): Promise<V1LiveConnection> {
+  const { v1LiveConnection } = await import('../client/v1-reader.ts');
+  const log = connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {};
+  return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log } });
 }
 
 /** The account a state belongs to: the service's address, and the account behind a stored login. */
@@ -177,8 +214,13 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     io,
     async (client, account) => {
       const usage = reportFile ? await recordUsage(client) : null;
-      const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000 });
-      return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+      const v1Live = await v1LiveOf(client, args, io, options.v1, options.transport);
+      try {
+        const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000, v1Live });
+        return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+      } finally {
+        await v1Live.close();
+      }
     },
     options.transport,
   );
@@ -216,6 +258,8 @@ const RUN_FLAGS: OptionSpec = {
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
+  'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (v1+https://HOST, token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
+  since: { type: 'string', value: 'TIME', describe: "live v1 input: only records changed after TIME (2024-05-01, 2024-05-01T12:00:00Z), by the list's lastmodified" },
   ...reportFlag,
   ...connectionFlags,
 };
@@ -238,7 +282,7 @@ Maps every row of F with M and writes it into the account.`,
   epilog: RUN_EPILOG,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping file', group: 'Input:' },
-    input: { type: 'string', value: 'F', describe: 'the file to import', group: 'Input:' },
+    input: { type: 'string', value: 'F', describe: 'the file to import, or v1+https://HOST to read a live legacy account', group: 'Input:' },
     ...RUN_FLAGS,
   },
   async run(args, io) {

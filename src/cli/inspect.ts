@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { isV1LiveInput } from '../client/v1-input.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import { normalizeDelimiter, normalizeHeaderRow } from '../sources/csv.ts';
 import type { InspectOptions, InspectReport } from '../sources/index.ts';
@@ -120,6 +121,11 @@ whose dates read in two orders (03/04/2024 beside 25/04/2024, or 25/04/2024 besi
   },
   async run(args, io) {
     const { file, json, options } = toInspectOptions(args);
+    if (isV1LiveInput(file)) {
+      throw new FerryError('USAGE', 'inspect reads files; a live v1 account is read by import, run and verify', {
+        hint: 'Try the mapping on it with `crm-ferry import --mapping M --input v1+https://HOST --dry-run`, or inspect an export file of it.',
+      });
+    }
     const path = isAbsolute(file) ? file : resolve(io.cwd, file);
     let report: InspectReport;
     try {

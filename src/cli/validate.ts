@@ -1,4 +1,5 @@
 import { isAbsolute, relative, resolve } from 'node:path';
+import { isV1LiveInput } from '../client/v1-input.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { RecordService } from '../load/service.ts';
 import type { NameResolver } from '../mapping/types.ts';
@@ -40,7 +41,8 @@ export function toValidateOptions(args: ParsedArgs, cwd: string): ValidateComman
     return { kind: 'plan', plan, rejectsDir: text('rejects-dir'), online, json };
   }
   if (mapping === undefined) usage('give --mapping and --input, or --plan');
-  const input = text('input');
+  // A live legacy account is an address; reading it is refused further on with what to do instead.
+  const input = typeof v.input === 'string' && isV1LiveInput(v.input) ? v.input : text('input');
   if (input === undefined) usage('--mapping needs --input: the file to validate');
   if (v['rejects-dir'] !== undefined) usage('--rejects-dir goes with --plan; with --mapping use --rejects FILE');
   return { kind: 'mapping', mapping, input, rejects: text('rejects'), online, json };

@@ -2,7 +2,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import type { VerifyEvent, VerifyOptionsInput, VerifySummary } from '../verify/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, path, wholeNumber } from './import.ts';
+import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './import.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 import { VERIFY_COUNTS } from '../report/build.ts';
 import { version } from './version.ts';
@@ -11,7 +11,7 @@ import { version } from './version.ts';
 export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInput {
   const v = args.values;
   const mapping = path(v.mapping, cwd);
-  const input = path(v.input, cwd);
+  const input = inputPath(v.input, cwd);
   let source: VerifyOptionsInput['source'];
   let anchor: string;
   if (args.positionals.length > 0) {
@@ -76,7 +76,8 @@ Exit code 0 when the account matches the source, 3 when it differs (see the diff
 4 when the service refused or could not be reached, 2 for bad usage or input.`,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping of an import (instead of a PLAN)', group: 'Input:' },
-    input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN)', group: 'Input:' },
+    input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN), or v1+https://HOST', group: 'Input:' },
+    'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
     'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder of the run (default: .crm-ferry beside the plan or mapping)' },
     differences: { type: 'string', value: 'FILE', describe: 'where the CSV of the differences goes (default: results/verify.differences.csv in the state folder)' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
@@ -92,6 +93,7 @@ Exit code 0 when the account matches the source, 3 when it differs (see the diff
       if (json) io.stdout.write(`${JSON.stringify(event.type === 'end' ? { type: 'end', summary: { ...event.summary, differences: event.summary.differences.length } } : event)}\n`);
       else if (event.type === 'plan') io.stderr.write(formatVerifyPlan(event));
     };
+    const v1 = { format: v1Format(args.values['v1-format']), since: undefined };
     const { runVerify } = await import('../verify/index.ts');
     // Reads wait out an outage like an import does, on as many connections as requests under way.
     const { client, session } = await connectWith(args, io, { connections: options.concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS });
@@ -100,7 +102,13 @@ Exit code 0 when the account matches the source, 3 when it differs (see the diff
     try {
       const account = accountOf(client, session?.subdomain);
       const usage = reportFile ? await recordUsage(client) : null;
-      summary = await runVerify(options, { client, account, signal: io.signal, onEvent });
+      // A live legacy input is read as the run read it (XML unless told), all of it.
+      const v1Live = await v1LiveOf(client, args, io, v1);
+      try {
+        summary = await runVerify(options, { client, account, signal: io.signal, onEvent, v1Live });
+      } finally {
+        await v1Live.close();
+      }
       if (usage) report = { usage: usage.stop(), account: account.account };
     } finally {
       await client.close();

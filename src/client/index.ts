@@ -7,3 +7,4 @@ export { staticToken, Transport, transportOptionsSchema, type ApiRequest, type A
 export { CrmClient, Resource, type DeleteResult, type Embed, type Filter, type ListOptions } from './client.ts';
 export { parseLinkHeader } from './pagination.ts';
 export type * from './schemas.ts';
+export { isV1LiveInput, parseV1LiveInput, V1_LISTS, V1_WIRE_FORMATS, v1FilterTime, v1LiveConnection, V1Reader, type V1List, type V1LiveAddress, type V1LiveConnection, type V1LiveConnectionOptions, type V1Page, type V1WireFormat } from './v1-reader.ts';

@@ -16,7 +16,8 @@ import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, un
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
-import { assertConstantNames, countStepItems, openStepItems, preparePlan, prepareSingleStep, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, openStepItems, preparePlan, prepareSingleStep, readsLive, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
+import type { V1LiveConnection } from '../client/v1-reader.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
@@ -71,6 +72,8 @@ export interface ImportDeps {
   now?: () => Date;
   /** How often progress events are sent, in ms. @default 1000 */
   progressEveryMs?: number;
+  /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
+  v1Live?: V1LiveConnection;
 }
 
 /** Counts of one step. */
@@ -388,6 +391,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
   }
   if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
+  connectLiveSteps(prepared, deps.v1Live);
   const compiled: CompiledMapping[] = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
@@ -573,6 +577,8 @@ class ImportEngine {
   /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
   countRows(): void {
     for (const step of this.steps) {
+      // Counting a live account's rows would read it all a second time, at its request cost.
+      if (readsLive(step.prepared)) continue;
       countStepItems(step.prepared, this.counting.signal)
         .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
         .catch(() => undefined);
@@ -1044,8 +1050,8 @@ class ImportEngine {
     // A partial read says nothing about what is missing.
     if (this.options.limit !== null || this.options.retryRejects) return;
     for (const step of [...this.steps].reverse()) {
-      // A rejects file fed back holds the rows to fix, not the whole input.
-      if (step.prepared.fromRejects) continue;
+      // A rejects file fed back holds the rows to fix, not the whole input; a live read --since, only what changed.
+      if (step.prepared.fromRejects || (readsLive(step.prepared) && step.prepared.live?.since !== undefined)) continue;
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
       if (this.options.dryRun) continue;

@@ -201,12 +201,15 @@ export const fieldEntrySchema = z
 
 export const sourceSchema = z
   .object({
-    format: z.enum(['csv', 'xlsx', 'v1-xml', 'v1-json']).optional().describe('Format; inferred from the file when left out'),
+    format: z.enum(['csv', 'xlsx', 'v1-xml', 'v1-json', 'v1-api']).optional().describe('Format; inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)'),
     encoding: z.string().optional().describe('CSV: text encoding (default detected)'),
     delimiter: z.string().optional().describe('CSV: delimiter (default sniffed)'),
     headerRow: z.union([z.number().int().positive(), z.literal('none')]).optional().describe('Header row number, or none'),
     sheet: z.union([z.string(), z.number().int().positive()]).optional().describe('XLSX: sheet name or 1-based index'),
     record: z.enum(['person', 'organisation', 'party', 'opportunity', 'kase', 'task', 'historyItem']).optional().describe('v1 exports: which records to read'),
+    baseUrl: z.string().url().optional().describe('v1-api: the old account\'s address (https://HOST, or /api/kase at the end to pick a list), when the input does not give it'),
+    wireFormat: z.enum(['xml', 'json']).optional().describe('v1-api: the format to ask the legacy interface for (default xml)'),
+    pageSize: z.number().int().positive().max(1000).optional().describe('v1-api: records per page (default 100)'),
   })
   .strict();
 

@@ -1,6 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { isV1LiveInput } from '../client/v1-input.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
+import { loadMapping } from '../mapping/load.ts';
 import type { SourceOptions } from '../mapping/schema.ts';
 import { readTextInput } from '../util/input-file.ts';
 import { didYouMean } from './order.ts';
@@ -94,15 +96,26 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
     }
     seen.set(step.name, index);
     const mappingFile = resolve(baseDir, step.mapping);
-    const inputFile = resolve(baseDir, step.input);
+    // A live v1 account (v1+https://HOST) is an address, not a path; with none, the source's baseUrl (checked as the step is prepared).
+    const live = step.input === undefined || isV1LiveInput(step.input);
+    const inputFile = step.input === undefined ? '' : live ? step.input : resolve(baseDir, step.input);
     // Checked now, so that a typo in the last step stops the run before the first step writes.
-    for (const [key, path] of [['mapping', mappingFile], ['input', inputFile]] as const) {
+    for (const [key, path] of live ? ([['mapping', mappingFile]] as const) : ([['mapping', mappingFile], ['input', inputFile]] as const)) {
       if (!(await isFile(path))) {
         throw new FerryError('PLAN_INVALID', `step ${step.name}: the ${key} file ${step[key]} does not exist (looked for ${path})`, {
           location: locate(yaml, ['steps', index, key]),
           hint: 'Paths in a plan are relative to the plan file.',
         });
       }
+    }
+    // Only a live account named by the source (format: v1-api, baseUrl) needs no input; a mapping
+    // that does not load says so, with its own location, when the step is prepared.
+    const liveSource = async (): Promise<boolean> => (await loadMapping(mappingFile).catch(() => undefined))?.source?.format === 'v1-api';
+    if (step.input === undefined && step.source?.format !== 'v1-api' && !(await liveSource())) {
+      throw new FerryError('PLAN_INVALID', 'the plan is not valid: `input` is required', {
+        location: { ...locate(yaml, ['steps', index]), yamlPath: formatYamlPath(['steps', index, 'input']) },
+        hint: 'Give the step an input: a file (relative to the plan), or v1+https://HOST for a live legacy account.',
+      });
     }
     steps.push({ name: step.name, mappingFile, inputFile, source: step.source, index, location: locate(yaml, ['steps', index]) });
   }

@@ -17,7 +17,7 @@ export const planStepSchema = z
       .regex(STEP_NAME, 'a step name starts with a letter and holds only letters, digits, "-" and "_"')
       .describe('Name of the step; mappings refer to it with `ref:`'),
     mapping: z.string().min(1).describe('The mapping file, relative to the plan file'),
-    input: z.string().min(1).describe('The source file, relative to the plan file'),
+    input: z.string().min(1).optional().describe('The source file, relative to the plan file, or a live v1 account (v1+https://HOST[/api/LIST]); left out when the source is `format: v1-api` with a `baseUrl`'),
     source: sourceSchema.optional().describe("Reader options; each one given here wins over the mapping's"),
   })
   .strict();

@@ -11,6 +11,8 @@ import type { MappedItem, MappedRecord, NameResolver, RejectedRow, RowWarning } 
 import { countWarnings, emptyWarningCounts, type WarningCounts } from '../mapping/warnings.ts';
 import { openSource, sourceBatches, sourceFieldBatches, type FieldRow, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import { statSource } from '../sources/csv.ts';
+import { isV1LiveInput } from '../client/v1-input.ts';
+import { parseV1LiveInput, type V1LiveConnection } from '../client/v1-reader.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
@@ -101,6 +103,51 @@ export interface PreparedStep {
   source: SourceOptions;
   /** The input is a rejects file (fixed, and fed back): read as the CSV it is, every row taken. */
   fromRejects?: boolean;
+  /** How a live v1 input (`v1+https://HOST`, or `source: {format: v1-api}`) is reached; set by the command that connects. */
+  live?: V1LiveConnection;
+}
+
+/**
+ * A step whose source is `format: v1-api` reads the live account its input names
+ * (`v1+https://HOST`), or, with no input, the source's `baseUrl`; a file as its input is a mistake.
+ */
+function liveInputOf(step: PreparedStep): void {
+  const where = step.name === '' ? 'the mapping' : `step ${step.name}`;
+  if (step.source.format !== 'v1-api' || isV1LiveInput(step.inputFile)) {
+    if (step.inputFile === '') throw new FerryError('PLAN_INVALID', `${where} has no input`, { hint: 'Give the step an input: a file, or v1+https://HOST for a live legacy account.' });
+    return;
+  }
+  if (step.inputFile !== '') {
+    throw new FerryError('USAGE', `${where} reads a live v1 account (source format v1-api), but its input is the file ${step.inputFile}`, {
+      hint: 'Give the input as v1+https://HOST, leave it out (then the source\'s baseUrl is read), or drop format: v1-api to read the file.',
+    });
+  }
+  if (step.source.baseUrl === undefined) {
+    throw new FerryError('PLAN_INVALID', `${where} reads a live v1 account (source format v1-api), but names neither an input nor a baseUrl`, { hint: 'Add baseUrl: https://OLD-ACCOUNT.example.com to the source, or input: v1+https://OLD-ACCOUNT.example.com to the step.' });
+  }
+  step.inputFile = `v1+${step.source.baseUrl}`;
+}
+
+/**
+ * Gives the steps that read a live v1 account the connection to it, and checks each address now
+ * (its token, the transport rule), before a row of any step is read or written.
+ */
+export function connectLiveSteps(steps: PreparedStep[], live: V1LiveConnection | undefined): void {
+  for (const step of steps) {
+    if (!readsLive(step)) continue;
+    if (!live) {
+      throw new FerryError('CONFIG_MISSING', `${step.name === '' ? 'the input' : `step ${step.name}`} reads a live v1 account, and this caller gave no connection to it`, {
+        hint: 'Read it with crm-ferry import, run or verify (the old account\'s token in CRM_FERRY_V1_TOKEN).',
+      });
+    }
+    step.live = live;
+    live.readerFor(parseV1LiveInput(isV1LiveInput(step.inputFile) ? step.inputFile : `v1+${step.source.baseUrl ?? ''}`).baseUrl);
+  }
+}
+
+/** Whether a step reads a live v1 account rather than a file. */
+export function readsLive(step: Pick<PreparedStep, 'inputFile' | 'source'>): boolean {
+  return isV1LiveInput(step.inputFile) || step.source.format === 'v1-api';
 }
 
 function located(yaml: LocatedYaml, yamlPath: string, path: Array<string | number>): ErrorLocation {
@@ -136,7 +183,8 @@ async function prepareStep(
     location: located(yaml, ref.location.yamlPath ?? '', pathOf(ref.location.yamlPath ?? '')),
   }));
   const step: PreparedStep = { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
-  if (await readsAsRejectsFile(inputFile)) readAsRejects(step, inputFile);
+  liveInputOf(step);
+  if (!readsLive(step) && (await readsAsRejectsFile(inputFile))) readAsRejects(step, inputFile);
   return step;
 }
 
@@ -261,14 +309,14 @@ async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(ba
 /** Opens, checks and maps one reading of a step's input; see openStepItems. */
 async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus | null): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
   let detected: string[] | undefined;
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns), v1Live: step.live };
   if (signal) options.signal = signal;
   let items: AsyncIterableIterator<MappedItem>;
   let header: string[];
   let legacy = false;
   try {
     const opened = await openSource(step.inputFile, options);
-    legacy = opened.format === 'v1-xml' || opened.format === 'v1-json';
+    legacy = opened.format === 'v1-xml' || opened.format === 'v1-json' || opened.format === 'v1-api';
     const fieldBatches = sourceFieldBatches(opened.items);
     if (fieldBatches) {
       // Rows by position (CSV): read the first batch for the header, then map them all a batch at a time.
@@ -333,7 +381,7 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
  * (CSV a batch at a time, without mapping): the total a progress display shows.
  */
 export async function countStepItems(step: PreparedStep, signal?: AbortSignal): Promise<number> {
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report' };
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live };
   if (signal) options.signal = signal;
   const opened = await openSource(step.inputFile, options);
   const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);
@@ -527,7 +575,7 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * Loads one mapping for a run over one input, as a step named after the mapping. A mapping with
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
-export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(inputFile), 'rejects.csv')): Promise<PreparedStep> {
+export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv')): Promise<PreparedStep> {
   const step = await prepareStep('', mappingFile, inputFile, rejectsFile, undefined, undefined);
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
@@ -547,7 +595,7 @@ export async function prepareSingleStep(mappingFile: string, inputFile: string, 
  */
 export async function validateMapping(options: ValidateMappingOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  let rejectsFile = options.rejectsFile ?? join(dirname(options.inputFile), 'rejects.csv');
+  let rejectsFile = options.rejectsFile ?? join(dirname(isV1LiveInput(options.inputFile) ? options.mappingFile : options.inputFile), 'rejects.csv');
   // Validating a rejects file again (after fixing it) must not write over the file being read.
   if (options.rejectsFile === undefined && resolve(rejectsFile) === resolve(options.inputFile)) {
     rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);

@@ -8,11 +8,14 @@ import type { SourceItem, SourceWarning } from './types.ts';
 import { readV1Export } from './v1-export.ts';
 import type { V1ReadOptions } from './v1-export.ts';
 import { readXlsx } from './xlsx.ts';
+import { isV1LiveInput, parseV1LiveInput, type V1LiveConnection, type V1WireFormat } from '../client/v1-reader.ts';
+import { readV1Live } from './v1-live.ts';
 
-export type SourceFormat = 'csv' | 'xlsx' | 'v1-xml' | 'v1-json';
+/** `v1-api`: not a file but a live legacy account (`v1+https://HOST`). */
+export type SourceFormat = 'csv' | 'xlsx' | 'v1-xml' | 'v1-json' | 'v1-api';
 
 /** Every format openSource can read, for flag validation. */
-export const SOURCE_FORMATS: readonly SourceFormat[] = ['csv', 'xlsx', 'v1-xml', 'v1-json'];
+export const SOURCE_FORMATS: readonly SourceFormat[] = ['csv', 'xlsx', 'v1-xml', 'v1-json', 'v1-api'];
 
 export interface FormatDecision {
   format: SourceFormat;
@@ -27,6 +30,14 @@ export interface OpenSourceOptions extends CsvReadOptions {
   sheet?: string | number;
   /** Legacy exports: which records to read when a file holds several kinds. */
   record?: V1ReadOptions['record'];
+  /** A live v1 source (`v1+https://HOST`): how to reach it. Without it such an input is refused. */
+  v1Live?: V1LiveConnection | undefined;
+  /** A live v1 source: the format to ask for. @default the connection's */
+  wireFormat?: V1WireFormat;
+  /** A live v1 source: records per page. @default 100 */
+  pageSize?: number;
+  /** A live v1 source: the address when the input does not give it (a mapping's `source: {format: v1-api, baseUrl}`). */
+  baseUrl?: string;
 }
 
 export interface OpenedSource {
@@ -41,7 +52,7 @@ const FORMAT_SETTINGS: ReadonlyArray<{ key: 'sheet' | 'delimiter' | 'encoding' |
   { key: 'sheet', none: 'no sheets', formats: ['xlsx'] },
   { key: 'delimiter', none: 'no delimiter to choose', formats: ['csv'] },
   { key: 'encoding', none: 'no text encoding to choose', formats: ['csv'] },
-  { key: 'record', none: 'no legacy records', formats: ['v1-xml', 'v1-json'] },
+  { key: 'record', none: 'no legacy records', formats: ['v1-xml', 'v1-json', 'v1-api'] },
 ];
 
 /**
@@ -137,6 +148,7 @@ const EXPECTED_EXTENSIONS: Record<SourceFormat, string[]> = {
   xlsx: ['.xlsx', '.xlsm'],
   'v1-xml': ['.xml'],
   'v1-json': ['.json'],
+  'v1-api': [],
 };
 
 /**
@@ -144,6 +156,7 @@ const EXPECTED_EXTENSIONS: Record<SourceFormat, string[]> = {
  * the matching reader. A file whose extension disagrees with its content gets an OTHER warning.
  */
 export async function openSource(file: string, options: OpenSourceOptions = {}): Promise<OpenedSource> {
+  if (isV1LiveInput(file) || options.format === 'v1-api') return openV1Live(file, options);
   // detectFormat checks the file first; a format given skips detection, not the check.
   if (options.format) await statSource(file);
   const decision: FormatDecision = options.format ? { format: options.format, reason: 'given' } : await detectFormat(file);
@@ -172,6 +185,38 @@ export async function openSource(file: string, options: OpenSourceOptions = {}):
     case 'v1-json':
       items = readV1Export(file, record === undefined ? common : { ...common, record });
       break;
+    case 'v1-api':
+      throw new FerryError('USAGE', 'format v1-api reads a live account, not a file', { location: { file } });
   }
   return { file, format: decision.format, reason: decision.reason, items };
+}
+
+/**
+ * A live v1 account as a source: `v1+https://HOST[/api/LIST]`, or the `baseUrl` of a mapping's
+ * `source: {format: v1-api}` when the input is not given as such an address.
+ */
+function openV1Live(input: string, options: OpenSourceOptions): OpenedSource {
+  let address = input;
+  if (!isV1LiveInput(input)) {
+    if (options.baseUrl === undefined) {
+      throw new FerryError('USAGE', `the source format is v1-api (a live account), but the input ${JSON.stringify(input)} is no v1+https:// address and the source names no baseUrl`, {
+        hint: 'Give the input as v1+https://OLD-ACCOUNT.example.com, or `baseUrl:` in the mapping\'s source.',
+      });
+    }
+    address = `v1+${options.baseUrl}`;
+  }
+  const { baseUrl, list } = parseV1LiveInput(address);
+  if (!options.v1Live) {
+    throw new FerryError('CONFIG_MISSING', `${address} is a live v1 source, which only import, run and verify read`, {
+      hint: 'Read it with crm-ferry import --input v1+https://HOST (--dry-run to check the mapping), crm-ferry run PLAN or crm-ferry verify; here, read an export file of it instead.',
+    });
+  }
+  const live = options.v1Live;
+  const reader = live.readerFor(baseUrl, options.wireFormat);
+  const read: Parameters<typeof readV1Live>[1] = { onMalformed: options.onMalformed, onWarning: options.onWarning, signal: options.signal };
+  if (options.record !== undefined) read.record = options.record;
+  if (list !== undefined) read.list = list;
+  if (options.pageSize !== undefined) read.pageSize = options.pageSize;
+  if (live.since !== undefined) read.since = live.since;
+  return { file: address, format: 'v1-api', reason: `live v1 account (${reader.format.toUpperCase()})`, items: readV1Live(reader, read) };
 }

@@ -24,12 +24,12 @@ export interface V1ReadOptions extends Omit<CommonReadOptions, 'headerRow'> {
   maxRecordChars?: number;
 }
 
-type V1Format = 'xml' | 'json';
+export type V1Format = 'xml' | 'json';
 
 const DEFAULT_MAX_RECORD_CHARS = 16 * 1024 * 1024;
 const RECORD_OPTIONS = ['person', 'organisation', 'party', 'opportunity', 'kase', 'task', 'historyItem'] as const;
 
-interface NormalizedV1Options {
+export interface NormalizedV1Options {
   record: V1ReadOptions['record'];
   onMalformed: 'report' | 'stop';
   onWarning: NonNullable<CommonReadOptions['onWarning']>;
@@ -37,7 +37,8 @@ interface NormalizedV1Options {
   maxRecordChars: number;
 }
 
-function normalizeOptions(options: V1ReadOptions): NormalizedV1Options {
+/** The options every v1 reader (file or live) takes, checked and defaulted. */
+export function normalizeOptions(options: V1ReadOptions): NormalizedV1Options {
   if (options.record !== undefined && !(RECORD_OPTIONS as readonly string[]).includes(options.record)) {
     throw new FerryError('CONFIG_INVALID', `record must be one of ${RECORD_OPTIONS.join(', ')}; got ${JSON.stringify(options.record)}`);
   }
@@ -98,7 +99,29 @@ export async function* readV1Export(file: string, options: V1ReadOptions = {}): 
     format === 'xml'
       ? readV1XmlRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars })
       : readV1JsonRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars, bareKind });
+  yield* rowsOfV1Records(raw, { ...opts, file, source, format });
+}
 
+/** Where the records of `rowsOfV1Records` come from, and what it was asked for. */
+export interface V1RecordsContext {
+  record: V1ReadOptions['record'];
+  onMalformed: 'report' | 'stop';
+  onWarning: NonNullable<CommonReadOptions['onWarning']>;
+  /** Names the records in locations and warnings: the file, or the address of a live list. */
+  file: string;
+  source: string;
+  /** How element paths are written: `/a/b[1]` (XML) or `$.a.b[0]` (JSON). */
+  format: V1Format;
+}
+
+/**
+ * Rows from the top-level records of a v1 export (or of pages of the live interface, which hands
+ * over records of the same shape): the records of the kind asked for, flattened, or the records of
+ * that kind nested in them (history in parties) with `parent.type` and `parent.id`.
+ */
+export async function* rowsOfV1Records(raw: AsyncIterable<RawV1Record>, context: V1RecordsContext): AsyncGenerator<SourceItem> {
+  const { file, source, format } = context;
+  const opts = context;
   let wanted = opts.record === undefined ? undefined : kindsFor(opts.record);
   let count = 0;
   const skipped = new Map<string, number>();

@@ -184,10 +184,10 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
     queue.push({ node: objectToNode(kind, record.root), elementPath: record.path, line: record.line });
   }
 
-  const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
+  const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
   const decoder = new TextDecoder('utf-8');
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of (options.chunks ?? stream) as AsyncIterable<Buffer>) {
       options.signal?.throwIfAborted();
       writeOrFail(decoder.decode(chunk, { stream: true }));
       yield* drain();
@@ -200,7 +200,7 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
     }
     yield* drain();
   } finally {
-    stream.destroy();
+    stream?.destroy();
   }
 
   function writeOrFail(text: string): void {

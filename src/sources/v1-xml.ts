@@ -21,6 +21,8 @@ export interface RawReadOptions {
   signal: AbortSignal | undefined;
   /** Largest amount of text (in characters) one record may hold before it is refused. */
   maxRecordChars: number;
+  /** Bytes to read instead of the file (a page of the live v1 interface); `file` then only names them in messages. */
+  chunks?: Iterable<Buffer> | AsyncIterable<Buffer>;
 }
 
 interface OpenElement {
@@ -149,10 +151,10 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     queue.push({ node: normalizeTree(done.node), elementPath: done.path, line: done.line });
   });
 
-  const stream = createReadStream(file, { highWaterMark: 64 * 1024 });
+  const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
   let decoder: TextChunkDecoder | undefined;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of (options.chunks ?? stream) as AsyncIterable<Buffer>) {
       options.signal?.throwIfAborted();
       decoder ??= chooseDecoder(file, chunk);
       parser.write(decoder.write(chunk));
@@ -164,7 +166,7 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     yield* drain();
     if (failure) throw failure;
   } finally {
-    stream.destroy();
+    stream?.destroy();
   }
 
   function* drain(): Generator<RawV1Record> {

@@ -14,7 +14,8 @@ import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/r
 import type { Entity } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver } from '../mapping/types.ts';
 import { lookUpRef } from '../plan/references.ts';
-import { openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import { connectLiveSteps, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
+import type { V1LiveConnection } from '../client/v1-reader.ts';
 
 type Body = Record<string, unknown>;
 
@@ -130,6 +131,8 @@ export interface VerifyDeps {
   onEvent?: (event: VerifyEvent) => void;
   /** Names of the account; read once from the account when absent. */
   resolver?: NameResolver;
+  /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
+  v1Live?: V1LiveConnection;
 }
 
 /** The requests that reading `count` records of `entity` takes. */
@@ -275,6 +278,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
   const prepared = options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  connectLiveSteps(prepared, deps.v1Live);
   const compiled = [];
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 

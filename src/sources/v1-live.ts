@@ -1,0 +1,189 @@
+/**
+ * A live legacy v1 account as a source: the lists of the v1 interface read page by page, each
+ * record completed with what an export script nests in it (custom fields, tags, a case's additional
+ * contacts, history), and handed to the same flattening as v1 export files, so the rows (columns and
+ * values) are those of the export the account would give.
+ */
+import { FerryError } from '../errors/index.ts';
+import { V1_LIVE_PREFIX, v1FilterTime, type V1List, type V1Reader } from '../client/v1-reader.ts';
+import type { SourceItem } from './types.ts';
+import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-export.ts';
+import type { V1Node, V1RecordKind } from './v1-flatten.ts';
+import { readV1JsonRecords } from './v1-json.ts';
+import { readV1XmlRecords, type RawV1Record } from './v1-xml.ts';
+
+export interface V1LiveReadOptions extends V1ReadOptions {
+  /** The list to read; by default the one `record` lives in (history: the parties'). */
+  list?: V1List;
+  /**
+   * Records asked for per page (`limit`); the sub-lists of a record (history) are paged the same way.
+   * @default 100
+   */
+  pageSize?: number;
+  /** Only records changed after this moment (`lastmodified`); the task list has no such filter and is read whole. */
+  since?: Date;
+  /** Zero-based index of the first record of the list to read (`start`), to go on after an interruption. @default 0 */
+  startAt?: number;
+  /**
+   * Called after the rows of each page of the list were yielded, with the `start` of the next page:
+   * the point a later read may go on from.
+   */
+  onPage?: (next: number) => void | Promise<void>;
+}
+
+const LIST_OF: Record<V1RecordKind | 'party', V1List> = {
+  party: 'party',
+  person: 'party',
+  organisation: 'party',
+  historyItem: 'party',
+  opportunity: 'opportunity',
+  kase: 'kase',
+  task: 'tasks',
+};
+
+/** Custom fields (`/customfields`) are on these paths; the opportunity one is spelled so by the service. */
+const CUSTOM_FIELDS_PATH: Record<Exclude<V1List, 'tasks'>, string> = {
+  party: 'party',
+  opportunity: 'opportuntity',
+  kase: 'kase',
+};
+
+/** Where a live source's rows say they come from: `v1+https://HOST/api/party`. */
+export function v1LiveName(baseUrl: string, list: V1List): string {
+  return `${V1_LIVE_PREFIX}${baseUrl}/api/${list}`;
+}
+
+/**
+ * Reads a live v1 list as rows, the same rows `readV1Export` gives for the export of that list with
+ * custom fields, tags, history (and a case's additional contacts) nested in each record. Requests:
+ * one per page of the list, plus per record one for its custom fields and one for its tags (two
+ * when the list already carries them: none), one for a case's additional contacts, and, when history
+ * is read, one per page of each record's history instead. Every request goes through the reader's
+ * transport (governor, retries, credentials).
+ * @throws ApiError when the service refuses or stays unreachable; FerryError SOURCE_XML_MALFORMED or
+ *   SOURCE_JSON_MALFORMED when a page does not parse.
+ */
+export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions = {}): AsyncGenerator<SourceItem> {
+  const opts = normalizeOptions(options);
+  const pageSize = options.pageSize ?? 100;
+  const startAt = options.startAt ?? 0;
+  for (const [name, value, min] of [['pageSize', pageSize, 1], ['startAt', startAt, 0]] as const) {
+    if (!Number.isInteger(value) || value < min) throw new FerryError('CONFIG_INVALID', `${name} must be an integer of at least ${min}; got ${value}`);
+  }
+  const list = options.list ?? LIST_OF[opts.record ?? 'party'];
+  const file = v1LiveName(reader.transport.origin, list);
+  const history = opts.record === 'historyItem';
+  if (history && list === 'tasks') {
+    throw new FerryError('USAGE', 'tasks have no history in the v1 interface; read history from /api/party, /api/opportunity or /api/kase', { location: { file } });
+  }
+  const filters: Record<string, string | undefined> = {};
+  if (options.since !== undefined && list !== 'tasks') filters['lastmodified'] = v1FilterTime(options.since);
+  const bareKind: V1RecordKind | undefined = list === 'tasks' ? 'task' : list === 'party' ? undefined : list;
+  const signal = opts.signal;
+
+  const parse = (bytes: Buffer, where: string, kind: V1RecordKind | undefined): AsyncGenerator<RawV1Record> =>
+    reader.format === 'xml'
+      ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks: [bytes] })
+      : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks: [bytes], bareKind: kind });
+
+  /** Every record of one page, and how many top-level records the page held (for the end of the list). */
+  const page = async (start: number): Promise<RawV1Record[]> => {
+    const answer = await reader.get(`/api/${list}`, { ...filters, start, limit: pageSize }, signal);
+    const records: RawV1Record[] = [];
+    for await (const record of parse(answer.bytes, `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`, bareKind)) {
+      records.push({ ...record, elementPath: `${answer.path} ${record.elementPath}` });
+    }
+    return records;
+  };
+
+  /**
+   * A sub-list of a record (`/api/kase/7/tag`) read as the body of an element of its kind, so the
+   * same parser reads it as it would read it nested in an export; its top-level elements.
+   */
+  const subList = async (path: string, query: Record<string, string | number> = {}): Promise<V1Node[] | null> => {
+    const answer = await reader.getIfFound(path, query, signal);
+    if (answer === null) return null;
+    const where = `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`;
+    const text = answer.bytes.toString('utf8').replace(/^\uFEFF/, '');
+    const wrapped = reader.format === 'xml' ? `<kase>${text.replace(/^\s*<\?xml[^>]*\?>/, '')}</kase>` : `{"kase":${text.trim() === '' ? '{}' : text}}`;
+    const nodes: V1Node[] = [];
+    for await (const record of parse(Buffer.from(wrapped, 'utf8'), where, 'kase')) {
+      if (record.error) throw record.error;
+      nodes.push(...record.node.children);
+    }
+    return nodes;
+  };
+
+  /** A record's whole history, page by page, as one `history` list. */
+  const historyOf = async (kind: Exclude<V1List, 'tasks'>, id: string): Promise<V1Node | null> => {
+    const items: V1Node[] = [];
+    for (let start = 0; ; start += pageSize) {
+      const answer = await reader.getIfFound(`/api/${kind}/${encodeURIComponent(id)}/history`, { start, limit: pageSize }, signal);
+      if (answer === null) return null;
+      let count = 0;
+      for await (const record of parse(answer.bytes, `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`, 'historyItem')) {
+        if (record.error) throw record.error;
+        items.push(record.node);
+        count++;
+      }
+      if (count < pageSize) break;
+    }
+    return { name: 'history', text: null, children: items };
+  };
+
+  /** The record with its sub-lists nested; null when it was deleted after the page was read. */
+  const complete = async (record: RawV1Record): Promise<RawV1Record | null> => {
+    if (record.error || list === 'tasks') return record;
+    const id = record.node.children.find((child) => child.name === 'id' && child.children.length === 0)?.text;
+    if (id === undefined || id === null || id === '') return record;
+    const kind = list;
+    const children = [...record.node.children];
+    const has = (name: string): boolean => children.some((child) => child.name === name);
+    const wanted: Array<() => Promise<V1Node[] | null>> = [];
+    const base = `/api/${kind}/${encodeURIComponent(id)}`;
+    if (history) {
+      if (!has('history')) {
+        wanted.push(async () => {
+          const node = await historyOf(kind, id);
+          return node && [node];
+        });
+      }
+    } else {
+      if (!has('customFields')) wanted.push(() => subList(`/api/${CUSTOM_FIELDS_PATH[kind]}/${encodeURIComponent(id)}/customfields`));
+      if (!has('tags')) wanted.push(() => subList(`${base}/tag`));
+      if (kind === 'kase' && !has('parties')) wanted.push(() => subList(`${base}/party`));
+    }
+    for (const fetch of wanted) {
+      const nodes = await fetch();
+      if (nodes === null) {
+        opts.onWarning({
+          code: 'OTHER',
+          message: `${record.node.name} ${id} was deleted from the old account while ${file} was read; it is left out of this read`,
+          location: { file, row: 0, elementPath: record.elementPath },
+        });
+        return null;
+      }
+      children.push(...nodes);
+    }
+    return { ...record, node: { ...record.node, children } };
+  };
+
+  const records = async function* (): AsyncGenerator<RawV1Record> {
+    for (let start = startAt; ; ) {
+      const found = await page(start);
+      for (const record of found) {
+        const completed = await complete(record);
+        if (completed) yield completed;
+      }
+      start += found.length;
+      // A short page is the last; the rows of this page were taken before the next start is said.
+      if (found.length < pageSize) {
+        await options.onPage?.(start);
+        return;
+      }
+      await options.onPage?.(start);
+    }
+  };
+
+  yield* rowsOfV1Records(records(), { ...opts, file, source: `${V1_LIVE_PREFIX}${list}`, format: reader.format });
+}
