@@ -1,0 +1,2 @@
+export { backupOptionsSchema, runBackup, type BackupDeps, type BackupOptions, type BackupSummary } from './run-backup.ts';
+export * from './format.ts';
