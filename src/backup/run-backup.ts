@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { CrmClient } from '../client/client.ts';
 import { parseLinkHeader } from '../client/pagination.ts';
 import { FerryError } from '../errors/index.ts';
+import { processAlive } from '../util/alive.ts';
 import { makeFolders } from '../util/make-folders.ts';
 import { writeFileAtomic } from '../util/write-atomic.ts';
 import {
@@ -121,6 +122,8 @@ interface RunContext {
   client: CrmClient;
   since: string | null;
   signal: AbortSignal | undefined;
+  /** Attachment files downloaded since the progress was last saved. */
+  downloads: number;
 }
 
 const progressSchema = z.object({
@@ -301,14 +304,22 @@ async function downloadAttachment(ctx: RunContext, target: Target): Promise<Atta
     const got = await ctx.client.download(target.id, temp);
     await rename(temp, file);
     contentType ??= got.contentType ?? null;
-    downloads += 1;
+    ctx.downloads += 1;
   }
   const bytes = (await stat(file)).size;
   return { id: target.id, entryId: Number(target.extra?.entryId), filename: String(target.extra?.filename ?? target.id), contentType, bytes, sha256: await sha256Of(file), file: relative };
 }
 
-// Counted per process for the summary; the progress file keeps the total across resumes.
-let downloads = 0;
+/** `NAME.PID.tmp`: a file being written by process PID (writeFileAtomic, commitFile, downloads). */
+const TEMP_NAME = /\.(\d+)\.tmp$/;
+
+/** Removes what a killed run was writing; a file of a process still running is left alone. */
+async function removeStaleTemps(folder: string): Promise<void> {
+  for (const name of await readdir(folder)) {
+    const match = TEMP_NAME.exec(name);
+    if (match && !processAlive(Number(match[1]))) await rm(join(folder, name), { force: true });
+  }
+}
 
 /** Appends lines to a work file and makes them durable before the progress says they are there. */
 async function appendLines(file: string, lines: unknown[]): Promise<number> {
@@ -364,7 +375,6 @@ export async function runBackup(given: BackupOptions, deps: BackupDeps): Promise
   const now = deps.now ?? (() => new Date());
   const client = deps.client;
   const requestsAtStart = client.transport.requestsSent;
-  downloads = 0;
   const dir = await makeFolders(options.out, { mode: 0o755, what: 'the backup folder', hint: 'Give --out a folder that can be written.' });
   const work = join(dir, WORK_FOLDER);
   const progressFile = join(dir, PROGRESS_FILE);
@@ -388,7 +398,7 @@ export async function runBackup(given: BackupOptions, deps: BackupDeps): Promise
     resumed = true;
   } else {
     if (previous === undefined) {
-      const names = (await readdir(dir)).filter((name) => !name.startsWith('.'));
+      const names = (await readdir(dir)).filter((name) => !name.startsWith('.') && name !== ATTACHMENTS_FOLDER);
       if (names.length > 0) throw new FerryError('USAGE', `the backup folder ${dir} holds other files (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}) and no backup`, { hint: 'Give --out an empty or new folder.' });
     } else if (previous.account !== deps.account) {
       throw new FerryError('EXPORT_WRITE', `the backup in ${dir} is of ${previous.account}, and this run is connected to ${deps.account}`, { location: { file: manifestFile }, hint: 'Give each account its own backup folder.' });
@@ -400,13 +410,15 @@ export async function runBackup(given: BackupOptions, deps: BackupDeps): Promise
   if (progress.since !== null && previous === undefined) throw damaged(manifestFile, 'an incremental backup under way lost the manifest of the backup it adds to');
   await mkdir(work, { recursive: true });
   await mkdir(join(dir, ATTACHMENTS_FOLDER), { recursive: true });
+  await removeStaleTemps(dir);
+  await removeStaleTemps(join(dir, ATTACHMENTS_FOLDER));
 
-  const ctx: RunContext = { dir, work, client, since: progress.since, signal: deps.signal };
+  const ctx: RunContext = { dir, work, client, since: progress.since, signal: deps.signal, downloads: 0 };
   const requestsBefore = progress.requests;
   const save = async (): Promise<void> => {
     progress.requests = requestsBefore + (client.transport.requestsSent - requestsAtStart);
-    progress.downloaded += downloads;
-    downloads = 0;
+    progress.downloaded += ctx.downloads;
+    ctx.downloads = 0;
     await writeFileAtomic(progressFile, `${JSON.stringify(progress, null, 2)}\n`);
   };
   const summary: BackupSummary = { files: {}, attachments: { files: 0, bytes: 0, downloaded: 0 }, since: progress.since, resumed, deleted: { parties: 0, opportunities: 0, kases: 0 }, requests: 0, interrupted: false };
