@@ -13,6 +13,8 @@ export const MANIFEST_FILE = 'manifest.json';
 export const PROGRESS_FILE = '.backup-progress.json';
 /** Pages read by a backup under way, before they are committed to the files of the folder. */
 export const WORK_FOLDER = '.work';
+/** Held by the backup writing the folder. */
+export const LOCK_FILE = '.backup.lock';
 export const ATTACHMENTS_FOLDER = 'attachments';
 
 /** Entities the interface lists by `since`, with a `/deleted` list. */

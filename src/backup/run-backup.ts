@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { CrmClient } from '../client/client.ts';
 import { parseLinkHeader } from '../client/pagination.ts';
 import { FerryError } from '../errors/index.ts';
+import { releaseLock, takeLock } from '../journal/lock.ts';
 import { processAlive } from '../util/alive.ts';
 import { makeFolders } from '../util/make-folders.ts';
 import { writeFileAtomic } from '../util/write-atomic.ts';
@@ -15,6 +16,7 @@ import {
   ATTACHMENTS_FOLDER,
   BACKUP_FORMAT,
   BACKUP_VERSION,
+  LOCK_FILE,
   MANIFEST_FILE,
   PROGRESS_FILE,
   SINCE_ENTITIES,
@@ -372,10 +374,20 @@ function mergeKey(step: ListStep | EachStep): ((line: Body) => number | null) | 
  */
 export async function runBackup(given: BackupOptions, deps: BackupDeps): Promise<BackupSummary> {
   const options = backupOptionsSchema.parse(given);
+  const dir = await makeFolders(options.out, { mode: 0o755, what: 'the backup folder', hint: 'Give --out a folder that can be written.' });
+  // Two backups into one folder would write the same work files.
+  const lock = await takeLock(join(dir, LOCK_FILE));
+  try {
+    return await backupLocked(options, deps, dir);
+  } finally {
+    await releaseLock(lock);
+  }
+}
+
+async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: string): Promise<BackupSummary> {
   const now = deps.now ?? (() => new Date());
   const client = deps.client;
   const requestsAtStart = client.transport.requestsSent;
-  const dir = await makeFolders(options.out, { mode: 0o755, what: 'the backup folder', hint: 'Give --out a folder that can be written.' });
   const work = join(dir, WORK_FOLDER);
   const progressFile = join(dir, PROGRESS_FILE);
   const manifestFile = join(dir, MANIFEST_FILE);

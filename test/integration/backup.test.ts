@@ -159,3 +159,16 @@ describe('backup killed with SIGKILL', () => {
     }
   }, 60_000);
 });
+
+describe('two backups into one folder', () => {
+  it('the second is refused while the first runs (JOURNAL_LOCKED), and nothing of the first is harmed', async () => {
+    const out = join(dir, 'locked');
+    const first = backup(out);
+    // The first has taken the lock once its folder exists.
+    while (!existsSync(join(out, '.backup.lock'))) await new Promise((r) => setTimeout(r, 1));
+    await expect(backup(out)).rejects.toMatchObject({ code: 'JOURNAL_LOCKED' });
+    expect((await first).interrupted).toBe(false);
+    expect(existsSync(join(out, MANIFEST_FILE))).toBe(true);
+    expect(existsSync(join(out, '.backup.lock'))).toBe(false);
+  });
+});
