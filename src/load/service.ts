@@ -4,6 +4,7 @@ import { ApiError } from '../client/errors.ts';
 import type { ApiRequest } from '../client/transport.ts';
 import type { Entity } from '../mapping/schema.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
+import { contentTypeOf } from '../util/content-type.ts';
 
 type Body = Record<string, unknown>;
 
@@ -66,7 +67,7 @@ export class RecordService {
   /** Uploads each file and returns the tokens to attach. */
   async upload(files: readonly string[]): Promise<Body[]> {
     const tokens: Body[] = [];
-    for (const file of files) tokens.push({ token: await this.client.upload(file, { filename: basename(file) }) });
+    for (const file of files) tokens.push({ token: await this.client.upload(file, { filename: basename(file), contentType: contentTypeOf(file) }) });
     return tokens;
   }
 
