@@ -61,6 +61,8 @@ export interface RestoreSummary {
   links: { kaseParties: { added: number; present: number; unresolved: number }; tracks: { added: number; present: number; unresolved: number } };
   /** What the interface cannot create, left out: entries that are not notes (emails, completed-task entries). */
   leftOut: { entries: number };
+  /** Stopped by the signal (during the import or the links): the same restore continues. */
+  interrupted: boolean;
 }
 
 const idOf = (value: unknown): number | null => {
@@ -195,7 +197,7 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   if (missing.length > 0 && !options.allowMissing) {
     const shown = missing.slice(0, 12).map((m) => `${m.kind} ${m.name}${m.creatable ? ' (set-up can create it)' : ''}`);
     throw new FerryError('CONFIG_MISSING', `the target account lacks ${missing.length} item${missing.length === 1 ? '' : 's'} of configuration the backup refers to: ${shown.join('; ')}${missing.length > 12 ? '; ...' : ''}`, {
-      hint: 'Create them in the target account (custom fields, task categories, users and teams in its settings), or give --allow-missing to restore without them (values of missing fields are left out, owners missing become the importing user).',
+      hint: "Create them in the target account (custom fields, task categories, users and teams in its settings; set-up can create pipelines, milestones, activity types and track definitions), or give --allow-missing to go ahead: owners and teams the target lacks are left out with a warning, and the importer reports whatever else a row needs and the target lacks.",
     });
   }
   const { plan, leftOut } = await writeRestoreInputs(backup, source, work);
@@ -204,7 +206,22 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
     { client: deps.client, account: deps.account, ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.onEvent ? { onEvent: deps.onEvent } : {}) },
   );
   const links = { kaseParties: { added: 0, present: 0, unresolved: 0 }, tracks: { added: 0, present: 0, unresolved: 0 } };
-  if (summary.stopped || summary.interrupted) return { plan, stateDir, missing, import: summary, links, leftOut };
+  const result: RestoreSummary = { plan, stateDir, missing, import: summary, links, leftOut, interrupted: summary.interrupted };
+  if (summary.stopped || summary.interrupted) return result;
+  try {
+    await restoreLinks(backup, stateDir, target, deps, links);
+  } catch (error) {
+    if (!deps.signal?.aborted) throw error;
+    result.interrupted = true;
+  }
+  return result;
+}
+
+/**
+ * Adds the links the importer does not make: the additional parties of projects and the tracks
+ * (with their date and description), each only when the target does not have it yet.
+ */
+async function restoreLinks(backup: Backup, stateDir: string, target: AccountCatalog, deps: RestoreDeps, links: RestoreSummary['links']): Promise<void> {
 
   const ids = await restoredIds(stateDir);
   const partyIn = (id: number): number | undefined => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
@@ -259,6 +276,5 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
     await deps.client.transport.request({ method: 'POST', path: '/tracks', json: { track: { definition, description: track.description, trackDateOn: track.trackDateOn, [key]: { id: recordId } } } });
     links.tracks.added += 1;
   }
-  return { plan, stateDir, missing, import: summary, links, leftOut };
 }
 

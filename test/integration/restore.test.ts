@@ -1,6 +1,9 @@
 // crm-ferry restore between two sandboxes: a backup of A restored into an empty B gives the same
 // records and links on every field a client can set (ids mapped); a second restore changes nothing.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +16,8 @@ let a: TestSandbox;
 let b: TestSandbox;
 const dir = mkdtempSync(join(tmpdir(), 'ferry-restore-'));
 const out = join(dir, 'backup');
+
+const CHILD = fileURLToPath(new URL('../helpers/restore-child.ts', import.meta.url));
 
 const client = (box: TestSandbox) => new CrmClient({ baseUrl: box.url, auth: box.token });
 
@@ -115,4 +120,65 @@ describe('restore', () => {
     expect(summary.links.tracks.added).toBe(0);
     expect((await allPages(b, '/parties', 'parties')).length).toBe(before);
   }, 60_000);
+});
+
+describe('restore into an account that lacks configuration', () => {
+  it('lists what is missing and writes nothing (CONFIG_MISSING), unless allowMissing', async () => {
+    const c = await startTestSandbox();
+    try {
+      const category = c.store.taskCategories.all()[0]!;
+      c.store.taskCategories.delete(category.id);
+      const cc = client(c);
+      const parties = () => allPages(c, '/parties', 'parties');
+      const before = (await parties()).length;
+      const work = join(dir, 'restore-c');
+      await expect(runRestore({ from: out, workDir: work }, { client: cc, account: { baseUrl: c.url, account: c.url } })).rejects.toMatchObject({
+        code: 'CONFIG_MISSING',
+        message: expect.stringContaining(`task category ${category.name}`),
+      });
+      expect((await parties()).length).toBe(before);
+      const summary = await runRestore({ from: out, workDir: work, allowMissing: true }, { client: cc, account: { baseUrl: c.url, account: c.url } });
+      await cc.close();
+      expect(summary.missing).toEqual([{ kind: 'task category', name: category.name, creatable: false }]);
+      expect((await parties()).length).toBe(before + (await allPages(a, '/parties', 'parties')).length);
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
+});
+
+describe('restore killed with SIGKILL', () => {
+  it('is continued by the same restore and ends with every record once', async () => {
+    const d = await startTestSandbox({ faults: { latencyMs: 15 } });
+    try {
+      const work = join(dir, 'restore-d');
+      // The inputs and state of a restore into this account go in a folder of their own.
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const ended = new Promise((done) => child.on('close', done));
+      const lines = createInterface({ input: child.stdout! });
+      await new Promise<void>((resolve, reject) => {
+        lines.on('line', (line) => line === 'writing' && resolve());
+        child.once('exit', () => reject(new Error('the restore ended before it could be killed')));
+      });
+      await new Promise((r) => setTimeout(r, 150));
+      child.kill('SIGKILL');
+      await ended;
+      const partial = (await allPages(d, '/parties', 'parties')).length;
+      const expected = (await allPages(a, '/parties', 'parties')).length;
+      expect(partial).toBeLessThan(expected);
+      const cd = client(d);
+      const summary = await runRestore({ from: out, workDir: work }, { client: cd, account: { baseUrl: d.url, account: d.url } });
+      await cd.close();
+      expect(summary.import.stopped).toBeNull();
+      // Tasks of every status: those of the tracks too, which the links made after the import.
+      for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed,pending', 'tasks']] as const) {
+        expect({ path, count: (await allPages(d, path, key)).length }).toEqual({ path, count: (await allPages(a, path, key)).length });
+      }
+      expect(summary.links.kaseParties.added + summary.links.kaseParties.present).toBe((await allPages(a, '/kases', 'kases')).length);
+      const names = (await allPages(d, '/parties', 'parties')).map((p) => p.name ?? `${p.firstName} ${p.lastName}`);
+      expect(new Set(names).size).toBe(names.length);
+    } finally {
+      await d.close();
+    }
+  }, 90_000);
 });
