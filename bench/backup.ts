@@ -3,12 +3,13 @@
 // attachment, every 3rd project with a track) backed up in full, then incrementally after 1% of the
 // parties changed. Not a test; run it with `npm run bench -- backup [--rows N]`.
 // Prints records and requests by file, and the requests per record of the lists (pages of 100) and
-// of the per-record steps (additional parties per project, tracks per tracked record, attachments).
+// of the per-record steps (additional parties per project, tracks per tracked record, attachments);
+// then restores the backup into an empty sandbox and prints the restore's requests per record.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runBackup } from '../src/backup/index.ts';
+import { runBackup, runRestore } from '../src/backup/index.ts';
 import { CrmClient } from '../src/client/index.ts';
 import { seedBackupAccount } from '../test/helpers/backup-account.ts';
 import { startTestSandbox } from '../test/helpers/sandbox.ts';
@@ -40,6 +41,19 @@ try {
   const incremental = await runBackup({ out: dir, since: 'auto' }, { client, account: box.url });
   console.log(JSON.stringify({ run: 'incremental', changedParties: Math.max(1, Math.floor(rows / 100)), requests: incremental.requests, downloaded: incremental.attachments.downloaded, records: Object.values(incremental.files).reduce((sum, file) => sum + file.records, 0) }));
   await client.close();
+  // Restore into an empty account: about one request per record plus the links.
+  const target = await startTestSandbox();
+  const targetClient = new CrmClient({ baseUrl: target.url, auth: target.token });
+  try {
+    const restored = await runRestore({ from: dir, workDir: join(dir, 'restore') }, { client: targetClient, account: { baseUrl: target.url, account: target.url } });
+    const written = restored.import.steps.reduce((sum, step) => sum + step.created + step.updated + step.matched, 0);
+    const linkRequests = restored.links.kaseParties.added + restored.links.tracks.added;
+    const total = targetClient.transport.requestsSent;
+    console.log(JSON.stringify({ run: 'restore', recordsWritten: written, requests: total, requestsPerRecord: +(total / written).toFixed(3), importRequests: restored.import.requests, importRequestsPerRecord: +(restored.import.requests / written).toFixed(3), linksAdded: linkRequests, steps: Object.fromEntries(restored.import.steps.map((s) => [s.step, s.created])) }));
+  } finally {
+    await targetClient.close();
+    await target.close();
+  }
 } finally {
   await box.close();
   rmSync(dir, { recursive: true, force: true });
