@@ -11,6 +11,7 @@ import { loadJournal } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import { loadMapping } from '../mapping/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
+import { makeFolders } from '../util/make-folders.ts';
 import { writeFileAtomic } from '../util/write-atomic.ts';
 import { catalogOfBackup, missingConfiguration, openBackup, type Backup, type MissingItem } from './read-backup.ts';
 
@@ -107,7 +108,7 @@ function safeFilename(name: string, id: number): string {
  * gives the same files, so a resumed restore continues the same plan.
  */
 export async function writeRestoreInputs(backup: Backup, catalog: AccountCatalog, work: string): Promise<{ plan: string; leftOut: { entries: number } }> {
-  await mkdir(work, { recursive: true });
+  await makeFolders(work, { mode: 0o755, what: 'the folder of the restore\'s inputs', hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written.' });
   for (const step of STEPS) await copyFile(join(MAPPINGS, step.mapping), join(work, step.mapping));
   const mapped = async (entity: 'parties' | 'opportunities' | 'kases', mappings: string[], file: string): Promise<void> => {
     const loaded = await Promise.all(mappings.map(async (name) => ({ file: join(work, name), mapping: await loadMapping(join(work, name)) })));
