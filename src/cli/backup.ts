@@ -44,7 +44,29 @@ reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to 
     try {
       const account = accountOf(client, session?.subdomain);
       const folder = resolve(io.cwd, out);
-      const summary = await runBackup({ out: folder, since: since === 'auto' ? 'auto' : null }, { client, account: account.account, signal: io.signal });
+      // A line rewritten in place on a terminal; in a log (cron), a dated line every 30 s at most.
+      const tty = io.stderr === process.stderr && Boolean(process.stderr.isTTY);
+      let lastLine = Date.now();
+      let shown = false;
+      const summary = await runBackup(
+        { out: folder, since: since === 'auto' ? 'auto' : null },
+        {
+          client,
+          account: account.account,
+          signal: io.signal,
+          onProgress: (p) => {
+            const line = `${p.step}: ${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`;
+            if (tty) {
+              io.stderr.write(`\r${line}\u001b[K`);
+              shown = true;
+            } else if (Date.now() - lastLine >= 30_000) {
+              io.stderr.write(`${new Date().toISOString()} ${line}\n`);
+              lastLine = Date.now();
+            }
+          },
+        },
+      );
+      if (shown) io.stderr.write('\n');
       if (summary.interrupted) {
         io.stderr.write(`Interrupted: what was read is kept in ${folder}; run the same command again to continue.\n`);
         return EXIT.INTERRUPTED;
