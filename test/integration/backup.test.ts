@@ -160,6 +160,40 @@ describe('backup killed with SIGKILL', () => {
   }, 60_000);
 });
 
+describe('backup interrupted (SIGINT)', () => {
+  it('exits 130 with what was read kept and no manifest; the same command continues it', async () => {
+    const slow = await startTestSandbox({ faults: { latencyMs: 30 } });
+    try {
+      await seedBackupAccount(slow, 6, { attachmentEvery: 3 });
+      const out = join(dir, 'interrupted');
+      const args = [BIN, 'backup', '--out', out, '--base-url', slow.url, '--token', slow.token];
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const ended = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+      for (;;) {
+        const progress = existsSync(join(out, PROGRESS_FILE)) ? JSON.parse(readFileSync(join(out, PROGRESS_FILE), 'utf8')) : null;
+        if (progress?.steps?.parties?.done) break;
+        if (child.exitCode !== null) throw new Error('the backup ended before it could be interrupted');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      child.kill('SIGINT');
+      expect(await ended).toBe(130);
+      expect(stderr).toContain('run the same command again to continue');
+      expect(existsSync(join(out, MANIFEST_FILE))).toBe(false);
+      expect(JSON.parse(readFileSync(join(out, PROGRESS_FILE), 'utf8')).steps.parties.done).toBe(true);
+      const again = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      again.stdout.on('data', (chunk) => (stdout += chunk));
+      expect(await new Promise((done) => again.on('close', done))).toBe(0);
+      expect(stdout).toContain('continuing an interrupted backup');
+      expect(lines(out, 'parties.jsonl')).toHaveLength(12);
+    } finally {
+      await slow.close();
+    }
+  }, 60_000);
+});
+
 describe('two backups into one folder', () => {
   it('the second is refused while the first runs (JOURNAL_LOCKED), and nothing of the first is harmed', async () => {
     const out = join(dir, 'locked');

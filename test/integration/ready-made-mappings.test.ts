@@ -111,6 +111,10 @@ const CASES: SampleCase[] = [
   { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/roundtrip/parties.csv', records: 3, rejects: [], skipped: 2 },
   { mapping: 'roundtrip-people.yaml', input: 'samples/export/roundtrip/parties.csv', records: 2, rejects: [], skipped: 3 },
   { mapping: 'roundtrip-opportunities.yaml', input: 'samples/export/roundtrip/opportunities.csv', records: 3, rejects: [] },
+  // The inputs `crm-ferry restore` writes from a backup (samples/backup: a restore's kases.csv, entries.csv, tasks.csv, files/).
+  { mapping: 'roundtrip-kases.yaml', input: 'samples/backup/kases.csv', records: 3, rejects: [] },
+  { mapping: 'restore-entries.yaml', input: 'samples/backup/entries.csv', records: 4, rejects: [] },
+  { mapping: 'restore-tasks.yaml', input: 'samples/backup/tasks.csv', records: 4, rejects: [] },
 ];
 
 describe('ready-made mappings over their samples', () => {
