@@ -1,6 +1,6 @@
 // crm-ferry backup against a sandbox: every file of the folder, its manifest and checksums, the
 // attachment files, an incremental run, and a backup killed (SIGKILL) half-way and continued.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,16 @@ async function backup(out: string, since: 'auto' | null = null) {
 
 function lines(folder: string, name: string): any[] {
   return readFileSync(join(folder, name), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+/** Waits until the backup in `folder` (run by `child`) has recorded `step` done. */
+async function stepDone(folder: string, step: string, child: ChildProcess): Promise<void> {
+  for (;;) {
+    const progress = existsSync(join(folder, PROGRESS_FILE)) ? JSON.parse(readFileSync(join(folder, PROGRESS_FILE), 'utf8')) : null;
+    if (progress?.steps?.[step]?.done) return;
+    if (child.exitCode !== null) throw new Error(`the backup ended before its step ${step} was seen done`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
@@ -129,12 +139,7 @@ describe('backup killed with SIGKILL', () => {
       const child = spawn(process.execPath, [BIN, 'backup', '--out', killed, '--base-url', slow.url, '--token', slow.token], { stdio: ['ignore', 'pipe', 'pipe'] });
       const ended = new Promise((done) => child.on('close', done));
       // Kill once the records are being read: some steps done, the folder not complete.
-      for (;;) {
-        const progress = existsSync(join(killed, PROGRESS_FILE)) ? JSON.parse(readFileSync(join(killed, PROGRESS_FILE), 'utf8')) : null;
-        if (progress?.steps?.opportunities?.done) break;
-        if (child.exitCode !== null) throw new Error('the backup ended before it could be killed');
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      await stepDone(killed, 'opportunities', child);
       child.kill('SIGKILL');
       await ended;
       expect(existsSync(join(killed, MANIFEST_FILE))).toBe(false);
@@ -171,12 +176,7 @@ describe('backup interrupted (SIGINT)', () => {
       let stderr = '';
       child.stderr.on('data', (chunk) => (stderr += chunk));
       const ended = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-      for (;;) {
-        const progress = existsSync(join(out, PROGRESS_FILE)) ? JSON.parse(readFileSync(join(out, PROGRESS_FILE), 'utf8')) : null;
-        if (progress?.steps?.parties?.done) break;
-        if (child.exitCode !== null) throw new Error('the backup ended before it could be interrupted');
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      await stepDone(out, 'parties', child);
       child.kill('SIGINT');
       expect(await ended).toBe(130);
       expect(stderr).toContain('run the same command again to continue');
