@@ -69,6 +69,11 @@ export async function openBackup(dir: string): Promise<Backup> {
   };
 }
 
+const idOf = (value: unknown): number | null => {
+  const id = value && typeof value === 'object' ? (value as Body).id : undefined;
+  return typeof id === 'number' ? id : null;
+};
+
 const nameOf = (value: unknown): string | null => {
   const name = value && typeof value === 'object' ? (value as Body).name : undefined;
   return typeof name === 'string' ? name : null;
@@ -84,11 +89,13 @@ export async function catalogOfBackup(backup: Backup): Promise<AccountCatalog> {
       ...(typeof d.type === 'string' ? { type: d.type } : {}),
     }));
   const pipelines = await backup.read('pipelines.jsonl');
+  const active = new Set(pipelines.map((p) => p.id as number));
   return {
     users: (await backup.read('users.jsonl')).map((u) => ({ id: u.id as number, username: String(u.username), name: typeof u.name === 'string' ? u.name : undefined, email: typeof u.email === 'string' ? u.email : undefined })),
     teams: (await backup.read('teams.jsonl')).map((t) => ({ id: t.id as number, name: String(t.name) })),
-    pipelines: pipelines.filter((p) => p.archived !== true).map((p) => ({ id: p.id as number, name: String(p.name) })),
-    milestones: (await backup.read('milestones.jsonl')).map((m) => {
+    // pipelines.jsonl holds the active ones (pipelines-all.jsonl the archived ones too).
+    pipelines: pipelines.map((p) => ({ id: p.id as number, name: String(p.name) })),
+    milestones: (await backup.read('milestones.jsonl')).filter((m) => active.has(idOf(m.pipeline) ?? -1)).map((m) => {
       const pipeline = (m.pipeline as Body | undefined) ?? {};
       return { id: m.id as number, name: String(m.name), pipelineId: Number(pipeline.id), pipelineName: String(pipeline.name ?? '') };
     }),

@@ -177,7 +177,9 @@ function backupSteps(): Step[] {
   const steps: Step[] = [
     list('users', '/users', 'users'),
     list('teams', '/teams', 'teams'),
-    list('pipelines', '/pipelines', 'pipelines', { includeDeleted: 'true' }),
+    // A pipeline read back does not say whether it is archived: the two lists do.
+    list('pipelines', '/pipelines', 'pipelines'),
+    list('pipelines-all', '/pipelines', 'pipelines', { includeDeleted: 'true' }),
     list('activity-types', '/activitytypes', 'activityTypes'),
     list('track-definitions', '/trackdefinitions', 'trackDefinitions'),
     list('task-categories', '/categories', 'categories'),
@@ -195,7 +197,7 @@ function backupSteps(): Step[] {
     {
       kind: 'each',
       name: 'milestones',
-      targets: async (ctx) => ids(join(ctx.work, 'pipelines.jsonl'), 'pipelines'),
+      targets: async (ctx) => ids(join(ctx.work, 'pipelines-all.jsonl'), 'pipelines'),
       fetch: (ctx, target) => readAll(ctx, `/pipelines/${target.id}/milestones`, 'milestones'),
     },
     {

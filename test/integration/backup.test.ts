@@ -59,6 +59,8 @@ describe('backup', () => {
   const full = join(dir, 'full');
 
   it('writes every record, link and attachment, with a manifest whose counts and checksums hold', async () => {
+    const old = (await box.v2('POST', '/pipelines', { pipeline: { name: 'Retired pipeline' } })).body.pipeline.id;
+    expect((await box.v2('DELETE', `/pipelines/${old}`)).status).toBe(204);
     const summary = await backup(full);
     expect(summary.interrupted).toBe(false);
     const manifest = JSON.parse(readFileSync(join(full, MANIFEST_FILE), 'utf8')) as Manifest;
@@ -85,6 +87,9 @@ describe('backup', () => {
     for (const attachment of attachments) expect(sha(readFileSync(join(full, attachment.file)))).toBe(attachment.sha256);
     expect(readFileSync(join(full, attachments[0].file), 'utf8')).toContain('minutes of meeting');
     expect(lines(full, 'milestones.jsonl').length).toBeGreaterThan(0);
+    // An archived pipeline is told apart by being in the full list only.
+    expect(lines(full, 'pipelines-all.jsonl').map((p) => p.name)).toContain('Retired pipeline');
+    expect(lines(full, 'pipelines.jsonl').map((p) => p.name)).not.toContain('Retired pipeline');
     expect(lines(full, 'field-definitions-parties.jsonl').length).toBeGreaterThan(0);
     expect(lines(full, 'users.jsonl').map((u) => u.username)).toContain('admin');
     expect(existsSync(join(full, PROGRESS_FILE))).toBe(false);
