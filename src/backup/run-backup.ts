@@ -149,15 +149,15 @@ const manifestSchema = z.object({
 
 const list = (name: string, path: string, key: string, query: Record<string, string> = {}, since?: SinceEntity): ListStep => ({ kind: 'list', name, path, key, query, ...(since ? { since } : {}) });
 
-/** Reads the JSON Lines of a file of this run (the work file) or, when absent, of the folder. */
+/** Reads the JSON Lines of a work file or a file of the folder; a file not there (yet) has none. */
 async function* readLines(file: string): AsyncGenerator<Body> {
-  let stream;
   try {
     await stat(file);
-    stream = createReadStream(file);
-  } catch {
-    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
   }
+  const stream = createReadStream(file);
   for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
     if (line.trim() !== '') yield JSON.parse(line) as Body;
   }
