@@ -526,6 +526,9 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
     if (deps.signal?.aborted) {
       await save().catch(() => undefined);
       summary.interrupted = true;
+    } else if (!(error instanceof FerryError) && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string') {
+      // The disk, not crm-ferry: full, read-only, gone. What was recorded is kept for the next run.
+      throw new FerryError('EXPORT_WRITE', `cannot write the backup in ${dir}: ${(error as Error).message}`, { location: { file: dir }, cause: error, hint: 'Make room or give another --out folder; the same command continues the backup.' });
     } else {
       throw error;
     }
