@@ -1,23 +1,17 @@
 // Runs one import of a plan in a process of its own, so that tests can kill it at any moment
 // (SIGKILL) the way a crash or a closed laptop would. Usage: import-child.ts PLAN STATE_DIR URL TOKEN
 import { CrmClient } from '../../src/client/index.ts';
+import { announceFirstRow } from './child-rows.ts';
 import { runImport } from '../../src/load/index.ts';
 
 const [plan, stateDir, url, token, concurrency] = process.argv.slice(2) as [string, string, string, string, string | undefined];
 const client = new CrmClient({ baseUrl: url, auth: token, retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50, maxRetryAfterMs: 5000 } });
-let told = false;
 const summary = await runImport(
   { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: Number(concurrency ?? 4) },
   {
     client,
     account: { baseUrl: url, account: url },
-    // The parent kills at a random moment after this line: within the writes, not the start-up.
-    onEvent: (event) => {
-      if (event.type === 'row' && !told) {
-        told = true;
-        process.stdout.write('writing\n');
-      }
-    },
+    onEvent: announceFirstRow(),
   },
 );
 await client.close();
