@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { literal } from './codegen.ts';
 import { ENTITY_PLURAL, KEEPABLE_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { normalizeTransform } from './compile-transforms.ts';
@@ -29,7 +29,8 @@ export interface Draft {
   amount: number | null;
   currency: string | null;
   /** Folder of the input file, for attachment paths. */
-  inputDir: string;
+  /** The folder relative attachment paths are read from: the input file's; null for a live source (no folder). */
+  inputDir: string | null;
   /** What the record goes without or carries as typed (onInvalid); null until the first. */
   warnings: RowWarning[] | null;
 }
@@ -524,6 +525,24 @@ function linkItems(to: string, steps: readonly string[], yamlPath: string, colum
 }
 
 /**
+ * A file the record carries, relative to the input's folder. A live source (a legacy v1 account
+ * read over its interface) has no folder, and the v1 interface has no attachment download: the
+ * file is not carried, and the record says so with a NOT_CARRIED warning.
+ */
+function addAttachment(draft: Draft, path: string, contentType: string | null, to: string): void {
+  if (isAbsolute(path)) draft.attachments.push({ path, contentType });
+  else if (draft.inputDir !== null) draft.attachments.push({ path: resolve(draft.inputDir, path), contentType });
+  else {
+    warn(draft, {
+      code: 'NOT_CARRIED',
+      field: to,
+      message: `the attachment ${path} is not carried: the legacy v1 interface offers no download of attachments; read an export with the files saved beside it to carry them`,
+      value: basename(path),
+    });
+  }
+}
+
+/**
  * The files of a JSON cell (`[{"file": "attachments/7/report.pdf", "contentType": "application/pdf"}]`,
  * as `export --mapping --attachments DIR` writes it): paths relative to the input file's folder.
  */
@@ -531,7 +550,7 @@ function attachmentItems(value: Value, to: string, column: string, draft: Draft)
   for (const item of parseItemList(value, to, column)) {
     const file = itemText(item, 'file', to, column);
     if (file === undefined) throw new RowRejection(to, `column \`${column}\`: an attachment item needs \`file\` (its path), found ${JSON.stringify(item)}`);
-    draft.attachments.push({ path: isAbsolute(file) ? file : resolve(draft.inputDir, file), contentType: itemText(item, 'contentType', to, column) ?? null });
+    addAttachment(draft, file, itemText(item, 'contentType', to, column) ?? null, to);
   }
 }
 
@@ -730,7 +749,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       // `type` is the file's content type (a v1 export lists it beside the file name); the
       // importer takes it from the file's extension where none is given.
       const attach = (value: Value, contentType: string | undefined, draft: Draft): void => {
-        for (const path of items(value)) draft.attachments.push({ path: isAbsolute(path) ? path : resolve(draft.inputDir, path), contentType: contentType ?? null });
+        for (const path of items(value)) addAttachment(draft, path, contentType ?? null, to);
       };
       return [`${code.constant(attach)}(${v}, ${await typeTextOf(context, field, yamlPath)}, draft);`];
     }

@@ -174,6 +174,18 @@ describe('items: additional contacts and attachments in one column', () => {
     expect(note.attachments).toEqual([{ path: '/data/files/1/a.txt', contentType: 'text/plain' }, { path: '/abs/b.pdf', contentType: null }]);
   });
 
+  it('carries no relative attachment of a live v1 source, which has no folder: a NOT_CARRIED warning per file instead', async () => {
+    const entry = await compileMapping(parseMapping("version: 1\nentity: entry\nkey: \"{{id}}\"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: numbered, value: 'attachments/{{attachment.*.id}}/{{attachment.*.filename}}'}\n", '/maps/e.yaml'), { file: '/maps/e.yaml' });
+    const values = { id: '7', content: 'Hi', party: '3', 'attachment.1.id': '801', 'attachment.1.filename': 'a.pdf', 'attachment.2.id': '802', 'attachment.2.filename': 'b.txt' };
+    const fromFile = recordOf(entry.mapRow({ kind: 'row', source: 'in.xml', row: 1, values, location: { file: '/data/in.xml', row: 1 } }));
+    expect(fromFile.attachments.map((a) => a.path)).toEqual(['/data/attachments/801/a.pdf', '/data/attachments/802/b.txt']);
+    expect(fromFile.warnings).toBeUndefined();
+    const live = recordOf(entry.mapRow({ kind: 'row', source: 'v1+party', row: 1, values, location: { file: 'v1+https://old.example.com/api/party', row: 1 } }));
+    expect(live.attachments).toEqual([]);
+    expect(live.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([['NOT_CARRIED', 'attachment', 'a.pdf'], ['NOT_CARRIED', 'attachment', 'b.txt']]);
+    expect(live.warnings?.[0]?.message).toMatch(/no download of attachments/);
+  });
+
   it('a link list goes with ref and without key', () => {
     expect(() => parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}}\n', '/maps/k.yaml')).toThrow(/`items` of a link needs `ref`/);
     expect(() => parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}, ref: people, key: "{{x}}"}\n', '/maps/k.yaml')).toThrow(/leave `key` out/);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { listSome, MAX_NAMES_SHOWN } from '../util/limits.ts';
+import { isV1LiveInput } from '../client/v1-input.ts';
 import { FerryError } from '../errors/index.ts';
 import { namedValues } from '../sources/types.ts';
 import type { CellValue, FieldRow, SourceLocation, SourceRow } from '../sources/types.ts';
@@ -66,7 +67,7 @@ export interface CompiledMapping {
 type FillFn<Cells> = (cells: Cells, draft: Draft) => true | undefined;
 
 /** Readies the draft for the next row: one draft serves every row (mapping a row is synchronous), only what goes into the result is new. */
-function startDraft(draft: Draft, inputDir: string): void {
+function startDraft(draft: Draft, inputDir: string | null): void {
   draft.key = null;
   draft.record = {};
   draft.names = [];
@@ -214,12 +215,13 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
       throw new FerryError('MAPPING_INVALID', `\`leaveOut\` names column ${JSON.stringify(pattern)}, which the fields read: take it out of one of them`, { location: { file, yamlPath: `leaveOut.${pattern}` } });
     }
   }
-  let lastDir: { file: string; dir: string } = { file: '', dir: '' };
+  let lastDir: { file: string; dir: string | null } = { file: '', dir: '' };
   const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '', warnings: null };
 
   /** Maps the cells of one row, by name or by position; `valuesOf` gives the named values for a reject. */
   function map<Cells>(cells: Cells, run: FillFn<Cells>, row: number, location: SourceLocation, valuesOf: () => Record<string, CellValue>): MappedItem {
-    if (lastDir.file !== location.file) lastDir = { file: location.file, dir: dirname(location.file) };
+    // A live v1 source (`v1+https://HOST/api/party`) has no folder to read attachments from.
+    if (lastDir.file !== location.file) lastDir = { file: location.file, dir: isV1LiveInput(location.file) ? null : dirname(location.file) };
     startDraft(draft, lastDir.dir);
     try {
       if (run(cells, draft) === true) return { kind: 'skipped', row, location };

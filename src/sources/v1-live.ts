@@ -2,7 +2,10 @@
  * A live legacy v1 account as a source: the lists of the v1 interface read page by page, each
  * record completed with what an export script nests in it (custom fields, tags, a case's additional
  * contacts, history), and handed to the same flattening as v1 export files, so the rows (columns and
- * values) are those of the export the account would give.
+ * values) are those of the export the account would give: history items with their
+ * `attachment.<n>.*` columns, cases with `party.<n>.id`. The files themselves are not read: the v1
+ * interface has no attachment download, and mapping a live row's attachment gives a NOT_CARRIED
+ * warning instead of a path (src/mapping/compile-fields.ts, `addAttachment`).
  */
 import { FerryError } from '../errors/index.ts';
 import { V1_LIVE_PREFIX, v1FilterTime, type V1List, type V1Reader } from '../client/v1-reader.ts';

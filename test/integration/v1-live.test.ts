@@ -1,8 +1,9 @@
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { Transport } from '../../src/client/transport.ts';
 import { V1Reader, type V1List, type V1WireFormat } from '../../src/client/v1-reader.ts';
 import type { SourceItem } from '../../src/sources/types.ts';
@@ -96,26 +97,69 @@ function reader(format: V1WireFormat): V1Reader {
   return new V1Reader(new Transport({ baseUrl: box.url, auth: box.token }), format);
 }
 
-const CASES: Array<[Record, V1List, (kind: string, id: string) => string[], number]> = [
-  ['person', 'party', fieldsAndTags, 2],
-  ['organisation', 'party', fieldsAndTags, 1],
-  ['opportunity', 'opportunity', fieldsAndTags, 2],
-  ['kase', 'kase', fieldsAndTags, 2],
-  ['task', 'tasks', () => [], 3],
-  ['historyItem', 'party', historyOnly, 2],
-  ['historyItem', 'kase', historyOnly, 2],
+const SAMPLES = join(ROOT, 'samples');
+type Values = { [column: string]: unknown };
+
+/** The rows of a bundled sample export, as the file reader gives them. */
+async function sampleRows(file: string, record: Record): Promise<Values[]> {
+  return (await collect(readV1Export(join(SAMPLES, file), { record }))).flatMap((item) => (item.kind === 'row' ? [item.values as Values] : []));
+}
+
+/**
+ * What the old account holds, counted from the sample exports it was seeded from (the bundled
+ * migration plan): a list's records, and the history of its records, nested in their export or
+ * saved in history.xml naming its record, and the record of each task completed on it.
+ * /api/tasks lists open tasks only.
+ */
+async function expected(record: Record, list: V1List): Promise<Values[]> {
+  const FILES: { [L in V1List]: string } = { party: 'v1/parties.xml', opportunity: 'v1/opportunities.xml', kase: 'v1-migration/kases.xml', tasks: 'v1/tasks.xml' };
+  const rows = await sampleRows(FILES[list], record);
+  if (record === 'task') return rows.filter((row) => row['status'] !== 'COMPLETED' && !row['completedDate']);
+  if (record !== 'historyItem') return rows;
+  const link = { party: 'partyId', opportunity: 'opportunityId', kase: 'caseId', tasks: '' }[list];
+  // Completing a task writes a task record into the history of the record it is on.
+  const completed = (await sampleRows('v1/tasks.xml', 'task')).filter((row) => row[link] && (row['status'] === 'COMPLETED' || row['completedDate']));
+  return [...rows, ...(await sampleRows('v1/history.xml', 'historyItem')).filter((row) => row[link]), ...completed];
+}
+
+/**
+ * The numbered columns of a kind (`attachment.1.filename`) of each row, sorted: ids are shown as
+ * `id` (the old account gave its own), the rest by value.
+ */
+function itemLists(rows: Values[], item: string): string[] {
+  return rows.map((row) => JSON.stringify(Object.keys(row).filter((column) => column.startsWith(`${item}.`)).sort().map((column) => (column.endsWith('.id') ? `${column}=id` : `${column}=${String(row[column])}`)))).sort();
+}
+
+const CASES: Array<[Record, V1List, (kind: string, id: string) => string[]]> = [
+  ['person', 'party', fieldsAndTags],
+  ['organisation', 'party', fieldsAndTags],
+  ['opportunity', 'opportunity', fieldsAndTags],
+  ['kase', 'kase', fieldsAndTags],
+  ['task', 'tasks', () => []],
+  ['historyItem', 'party', historyOnly],
+  ['historyItem', 'opportunity', historyOnly],
+  ['historyItem', 'kase', historyOnly],
 ];
 
 describe('a live v1 account read as its export files', () => {
   for (const format of ['xml', 'json'] as const) {
-    it.each(CASES)(`${format}: %s from /api/%s gives the rows of the export`, async (record, list, nested, count) => {
+    it.each(CASES)(`${format}: %s from /api/%s gives the rows of the export`, async (record, list, nested) => {
       const file = await exportFile(list, format, nested);
       const fromFile = rowsOf(await collect(readV1Export(file, { record })));
       const live = reader(format);
       // A page size of 1 makes every list take several pages.
       const fromLive = rowsOf(await collect(readV1Live(live, { record, list, pageSize: 1 })));
-      expect(fromLive.filter((row) => row.kind === 'row')).toHaveLength(count);
-      expect(fromLive).toEqual(fromFile);
+      const samples = await expected(record, list);
+      expect(fromLive.filter((row) => row.kind === 'row')).toHaveLength(samples.length);
+      // A JSON answer groups a party list by kind (people, then organisations): one page of a
+      // whole list and pages of one record order them differently, with the same rows.
+      const ordered = (rows: typeof fromLive) => (format === 'json' ? [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) : rows);
+      expect(ordered(fromLive)).toEqual(ordered(fromFile));
+      const liveValues = fromLive.map((row) => row.values as Values);
+      // History items keep their attachments (id, file name, content type), as the samples list them.
+      if (record === 'historyItem') expect(itemLists(liveValues, 'attachment')).toEqual(itemLists(samples, 'attachment'));
+      // A case's additional contacts, one `party.<n>.id` each, as in the case export.
+      if (record === 'kase') expect(itemLists(liveValues, 'party')).toEqual(itemLists(samples, 'party'));
     });
   }
 
@@ -123,7 +167,11 @@ describe('a live v1 account read as its export files', () => {
     const people = rowsOf(await collect(readV1Live(reader('json'), { record: 'person' })));
     expect(people.find((row) => (row.values as { firstName?: unknown }).firstName === 'Ada')?.values).toMatchObject({ firstName: 'Ada', 'customField.Industry': 'Software', tags: expect.stringContaining('VIP') });
     const notes = rowsOf(await collect(readV1Live(reader('xml'), { record: 'historyItem' })));
-    expect(notes.map((row) => (row.values as { [key: string]: unknown })['parent.type'])).toEqual(['person', 'person']);
+    // The history of the parties: nested in the party export, or saved on its own naming the party.
+    const kindOf = new Map((await collect(readV1Export(join(SAMPLES, 'v1/parties.xml'), { record: 'party' }))).flatMap((item) => (item.kind === 'row' ? [[String(item.values['id']), item.recordKind]] : [])));
+    const kinds = (await expected('historyItem', 'party')).map((row) => row['parent.type'] ?? kindOf.get(String(row['partyId'])));
+    expect(notes.map((row) => (row.values as Values)['parent.type']).sort()).toEqual(kinds.sort());
+    expect(new Set(kinds)).toEqual(new Set(['person', 'organisation']));
   });
 
   it('reads XML and JSON alike', async () => {
@@ -153,24 +201,53 @@ describe('the v1 migration plan with the live account as its input', () => {
     const target = await startTestSandbox();
     const work = mkdtempSync(join(tmpdir(), 'ferry-v1-live-plan-'));
     try {
-      // The bundled plan, each input swapped for the live account (cases and their history from /api/kase).
-      const plan = (await import('node:fs')).readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8');
-      const live = plan
-        .replace(/input: \.\.\/\.\.\/samples\/v1-migration\/kases\.xml/g, `input: v1+${box.url}/api/kase`)
-        .replace(/input: \.\.\/\.\.\/samples\/v1\/\S+/g, `input: v1+${box.url}`)
-        .replace(/mapping: \.\.\//g, `mapping: ${join(ROOT, 'mappings')}/`);
-      expect(live).not.toMatch(/input: .*samples/);
-      writeFileSync(join(work, 'plan.yaml'), live);
+      // The bundled plan, each input swapped for the live account's list: cases and their history
+      // from /api/kase, opportunities and theirs from /api/opportunity, the rest from /api/party
+      // and /api/tasks. The history saved on its own (history.xml) has no list of its own in v1:
+      // its items are in the history of the records they name, which the notes steps read, so a
+      // consultant leaves that step out rather than read them twice.
+      const plan = parseYaml(readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8')) as { steps: Array<{ name: string; mapping: string; input: string }> };
+      const lists: { [file: string]: string } = { 'v1-migration/kases.xml': '/api/kase', 'v1/opportunities.xml': '/api/opportunity', 'v1/parties.xml': '', 'v1/tasks.xml': '' };
+      plan.steps = plan.steps.filter((step) => !step.input.endsWith('/history.xml'));
+      for (const step of plan.steps) {
+        const list = lists[step.input.replace('../../samples/', '')];
+        expect(list, step.input).toBeDefined();
+        step.input = `v1+${box.url}${list}`;
+        step.mapping = join(ROOT, 'mappings', step.mapping.replace('../', ''));
+      }
+      writeFileSync(join(work, 'plan.yaml'), stringifyYaml(plan));
       const env = { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: box.token };
       const first = await runCli(['run', 'plan.yaml', '--v1-format', 'json', '--json'], { cwd: work, env });
       expect(first.code, first.stdout + first.stderr).toBe(0);
+      // The set-up comes first: the activity types the history needs, which the new account lacks.
+      const events = (output: string) => output.trim().split('\n').map((line) => JSON.parse(line) as { type: string; plan?: { create: Array<{ name: string }> } });
+      const setup = events(first.stdout)[0];
+      expect(setup?.type).toBe('setup');
+      expect(setup?.plan?.create.map((item) => item.name)).toEqual(['Email', 'Task completed']);
+      // The v1 interface has no attachment download: each file of the history is named in a
+      // NOT_CARRIED warning on its note, which is written without it.
+      const rowEvents = events(first.stdout) as Array<{ type: string; action?: string; warnings?: Array<{ code: string; field: string; message: string; value: string }> }>;
+      const notCarried = rowEvents.flatMap((event) => (event.type === 'row' ? (event.warnings ?? []) : [])).filter((w) => w.code === 'NOT_CARRIED' && w.field === 'attachment');
+      const files: string[] = [];
+      for (const list of ['party', 'opportunity', 'kase'] as const) for (const row of await expected('historyItem', list)) for (const [column, value] of Object.entries(row)) if (/^attachment\.\d+\.filename$/.test(column)) files.push(String(value));
+      expect(files.length).toBeGreaterThan(0);
+      expect(notCarried.map((w) => w.value).sort()).toEqual(files.sort());
+      for (const warning of notCarried) expect(warning.message).toMatch(/the legacy v1 interface offers no download of attachments/);
       const count = async (sandbox: TestSandbox, path: string, key: string): Promise<number> => {
         const answer = await sandbox.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100`);
         return (answer.body[key] as unknown[]).length;
       };
-      for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed', 'tasks']] as const) {
+      for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries']] as const) {
         expect(await count(target, path, key), path).toBe(await count(box, path, key));
       }
+      // Each history item once: no two entries with the same text on the same record.
+      const entries = (await target.v2('GET', '/entries?perPage=100')).body.entries as Array<{ content: string; party?: { id: number }; kase?: { id: number }; opportunity?: { id: number } }>;
+      const seen = entries.map((entry) => JSON.stringify([entry.party?.id, entry.kase?.id, entry.opportunity?.id, entry.content]));
+      expect(new Set(seen).size).toBe(entries.length);
+      // /api/tasks lists the open tasks only: a completed task is not in the live list (its
+      // completion record is, in the history of its record).
+      expect(await count(target, '/tasks?status=open,completed', 'tasks')).toBe(await count(box, '/tasks?status=open', 'tasks'));
+      expect(await count(target, '/tasks?status=completed', 'tasks')).toBe(0);
       expect(await count(target, '/parties', 'parties')).toBe(3);
       const verified = await runCli(['verify', 'plan.yaml', '--v1-format', 'json'], { cwd: work, env });
       expect(verified.code, verified.stdout + verified.stderr).toBe(0);
@@ -196,6 +273,7 @@ describe('the v1 migration plan with the live account as its input', () => {
         ['kases', 0, 0, 0],
         ['notes', 0, 0, 0],
         ['kase-notes', 0, 0, 0],
+        ['opportunity-notes', 0, 0, 0],
         // The v1 task list has no lastmodified filter: read whole, and unchanged.
         ['tasks', 3, 0, 0],
       ]);
@@ -247,7 +325,6 @@ describe('a mapping whose source is the live account', () => {
     const target = await startTestSandbox();
     const work = mkdtempSync(join(tmpdir(), 'ferry-v1-live-source-'));
     try {
-      const { readFileSync } = await import('node:fs');
       const mapping = readFileSync(join(ROOT, 'mappings/v1-organisations.yaml'), 'utf8').replace(/^source:\n/m, `source:\n  format: v1-api\n  baseUrl: ${box.url}\n  wireFormat: json\n  pageSize: 1\n`);
       expect(mapping).toContain('format: v1-api');
       writeFileSync(join(work, 'organisations.yaml'), mapping);
