@@ -22,7 +22,11 @@ export class RowRejection extends Error {
     /** A value the field cannot take, which the field's `onInvalid` may drop or keep; false for rules about the row (`required`). */
     readonly badValue = true,
   ) {
+    // A row's bad value is data, not a bug: no stack is taken (see TransformError).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'RowRejection';
   }
 }

@@ -50,7 +50,13 @@ export class TransformError extends Error {
     message: string,
     readonly transform: string,
   ) {
+    // A value a transform refuses is data, not a bug: its stack would never be read, and taking it
+    // cost more than the transform itself (a file of mostly bad phone numbers mapped at a quarter
+    // of the speed once `onInvalid` turned each into an error to catch).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'TransformError';
   }
 }
