@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { checkBaseUrl } from '../client/base-url.ts';
 import type { CredentialStore } from '../client/credentials.ts';
 import { FerryError } from '../errors/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
@@ -30,19 +29,6 @@ function openBrowser(url: string): void {
   }
 }
 
-/** An address flag checked before anything starts: a URL, of the protocol (and host) it needs. */
-function checkAddress(flag: string, text: string, protocol: RegExp, expected: string, host?: RegExp): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    // said below
-  }
-  if (!url || !protocol.test(url.protocol) || (host && !host.test(url.hostname))) {
-    throw new FerryError('USAGE', `${flag} takes ${expected}, got ${JSON.stringify(text)}`);
-  }
-}
-
 export const authLoginCommand: Command = {
   name: 'auth login',
   usage: `Usage: crm-ferry auth login --client-id ID [options]
@@ -65,9 +51,7 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
     const baseUrl = (v['base-url'] as string | undefined) ?? (io.env.CRM_FERRY_BASE_URL || undefined);
     if (!baseUrl) throw new FerryError('CONFIG_MISSING', 'no base address of the service', { hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.' });
-    checkBaseUrl(baseUrl);
     const redirectUri = (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback';
-    checkAddress('--redirect-uri', redirectUri, /^http:$/, 'a loopback http address, e.g. http://127.0.0.1:8976/callback', /^(127\.0\.0\.1|localhost|\[::1\])$/);
     const scope = (v.scope as string | undefined) ?? 'read write';
     if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
     const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
