@@ -12,7 +12,7 @@ import { runImport, type ImportEvent, type ImportSummary } from '../load/index.t
 import { loadMapping } from '../mapping/index.ts';
 import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
 import { makeFolders } from '../util/make-folders.ts';
-import { writeFileAtomic } from '../util/write-atomic.ts';
+import { writeFileAtomic } from '../util/write-file-atomic.ts';
 import { catalogOfBackup, missingConfiguration, openBackup, type Backup, type MissingItem } from './read-backup.ts';
 
 type Body = Record<string, unknown>;
@@ -165,7 +165,7 @@ export async function writeRestoreInputs(backup: Backup, catalog: AccountCatalog
     ...STEPS.flatMap((step) => [`  - name: ${step.name}`, `    mapping: ${step.mapping}`, `    input: ${step.input}`]),
     '',
   ].join('\n');
-  await writeFileAtomic(plan, yaml);
+  await writeFileAtomic(plan, yaml, { mode: 0o644 });
   return { plan, leftOut: { entries: leftOut } };
 }
 

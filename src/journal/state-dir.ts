@@ -1,8 +1,9 @@
-import { lstat, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { checkNotSpecial } from '../util/make-folders.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
+import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
 export interface AccountIdentity {
@@ -128,10 +129,7 @@ export class StateDir {
 
   /** Writes state.json whole, under a temporary name renamed over it: never half a file. */
   async #save(state: StateFile): Promise<void> {
-    const file = join(this.dir, STATE_FILE);
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-    await rename(temp, file);
+    await writeFileAtomic(join(this.dir, STATE_FILE), jsonText(state));
     this.#state = state;
   }
 

@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
 import type { CrmClient } from '../client/client.ts';
@@ -11,6 +11,7 @@ import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
 import { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 import { setupRuns, undoSetup } from './setup.ts';
+import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
 
 export { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 
@@ -81,10 +82,7 @@ async function readRollbacks(dir: string): Promise<Rollbacks> {
 }
 
 async function writeRollbacks(dir: string, rollbacks: Rollbacks): Promise<void> {
-  const file = join(dir, ROLLBACKS_FILE);
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(rollbacks, null, 2)}\n`, { mode: 0o600 });
-  await rename(temp, file);
+  await writeFileAtomic(join(dir, ROLLBACKS_FILE), jsonText(rollbacks));
 }
 
 /**

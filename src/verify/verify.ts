@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
@@ -16,6 +16,7 @@ import type { MappedRecord, NameResolver } from '../mapping/types.ts';
 import { lookUpRef } from '../plan/references.ts';
 import { connectLiveSteps, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
 import type { V1LiveConnection } from '../client/v1-reader.ts';
+import { writeFileAtomic } from '../util/write-file-atomic.ts';
 
 type Body = Record<string, unknown>;
 
@@ -478,13 +479,10 @@ async function writeDifferences(file: string, differences: readonly VerifyDiffer
   for (const d of differences) {
     text += `${[d.step, d.kind, d.row === null ? '' : String(d.row), d.key, d.field, d.inFile, d.inAccount, d.id === null ? '' : String(d.id)].map(csvField).join(',')}\r\n`;
   }
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeFile(temp, text, { mode: 0o600 });
-    await rename(temp, file);
+    await writeFileAtomic(file, text, { temp: join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) });
   } catch (error) {
-    await rm(temp, { force: true });
     throw new FerryError('EXPORT_WRITE', `cannot write the differences file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Free the disk or give another --differences FILE, then run verify again.' });
   }
 }
