@@ -207,14 +207,13 @@ function csvText(cell: Cell, raw: boolean): string {
 /** Text is handed to the file in pieces of about this many characters: a write per row costs more than the row. */
 const TEXT_CHUNK = 65_536;
 
-/** Text gathered into pieces for a file written atomically, or for standard output. */
+/** Text gathered into pieces of about TEXT_CHUNK characters before it is handed to `send`. */
 class ChunkedText {
   #pending: string;
 
   /** `start`: the text the output begins with (a header). */
   constructor(
-    readonly file: AtomicFile | null,
-    private readonly stdout: NodeJS.WritableStream,
+    private readonly send: (text: string) => Promise<void>,
     start = '',
   ) {
     this.#pending = start;
@@ -230,15 +229,23 @@ class ChunkedText {
     if (this.#pending === '') return;
     const text = this.#pending;
     this.#pending = '';
-    if (this.file) await this.file.write(text);
-    else if (!this.stdout.write(text)) await drained(this.stdout);
+    await this.send(text);
   }
+}
+
+/** Where the text of a CSV or JSON Lines export goes: a file written atomically, or standard output. */
+function sendTo(file: AtomicFile | null, stdout: NodeJS.WritableStream): (text: string) => Promise<void> {
+  if (file) return (text) => file.write(text);
+  return async (text) => {
+    if (!stdout.write(text)) await drained(stdout);
+  };
 }
 
 /** CSV in UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
 class CsvWriter implements ExportWriter {
   readonly usesCells = true;
   readonly textsCut = 0;
+  readonly #file: AtomicFile | null;
   readonly #text: ChunkedText;
   readonly #eol: string;
   #deleted: DeletedRecord[] | null = null;
@@ -251,7 +258,8 @@ class CsvWriter implements ExportWriter {
     this.#eol = options.plain ? '\n' : '\r\n';
     // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
     const bom = !options.plain && target !== null ? '\uFEFF' : '';
-    this.#text = new ChunkedText(target === null ? null : new AtomicFile(target), options.stdout, `${bom}${header.map(csvField).join(',')}${this.#eol}`);
+    this.#file = target === null ? null : new AtomicFile(target);
+    this.#text = new ChunkedText(sendTo(this.#file, options.stdout), `${bom}${header.map(csvField).join(',')}${this.#eol}`);
   }
 
   write(cells: Cell[]): Promise<void> | undefined {
@@ -274,11 +282,11 @@ class CsvWriter implements ExportWriter {
     const bom = this.options.plain ? '' : '\uFEFF';
     const eol = this.#eol;
     const deleted = this.#deleted && `${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`;
-    return commitWithDeleted(this.#text.file, this.target, deleted, 'csv');
+    return commitWithDeleted(this.#file, this.target, deleted, 'csv');
   }
 
   async abort(): Promise<void> {
-    await this.#text.file?.abort();
+    await this.#file?.abort();
   }
 }
 
@@ -286,6 +294,7 @@ class CsvWriter implements ExportWriter {
 class JsonlWriter implements ExportWriter {
   readonly usesCells = false;
   readonly textsCut = 0;
+  readonly #file: AtomicFile | null;
   readonly #text: ChunkedText;
   #deleted: DeletedRecord[] | null = null;
 
@@ -293,7 +302,8 @@ class JsonlWriter implements ExportWriter {
     private readonly target: string | null,
     stdout: NodeJS.WritableStream,
   ) {
-    this.#text = new ChunkedText(target === null ? null : new AtomicFile(target), stdout);
+    this.#file = target === null ? null : new AtomicFile(target);
+    this.#text = new ChunkedText(sendTo(this.#file, stdout));
   }
 
   write(_cells: Cell[], record: Body): Promise<void> | undefined {
@@ -307,11 +317,11 @@ class JsonlWriter implements ExportWriter {
   async commit(): Promise<string[]> {
     await this.#text.flush();
     const deleted = this.#deleted && this.#deleted.map((d) => `${JSON.stringify(d)}\n`).join('');
-    return commitWithDeleted(this.#text.file, this.target, deleted, 'jsonl');
+    return commitWithDeleted(this.#file, this.target, deleted, 'jsonl');
   }
 
   async abort(): Promise<void> {
-    await this.#text.file?.abort();
+    await this.#file?.abort();
   }
 }
 
@@ -450,9 +460,6 @@ const SAMPLE_ROWS = 200;
 /** The most rows a spreadsheet program shows in one sheet, the header included. */
 export const XLSX_MAX_ROWS = 1_048_576;
 
-/** Sheet XML goes to the zip in pieces of about this many characters: one write per row costs more than the row. */
-const XLSX_CHUNK = TEXT_CHUNK;
-
 class XlsxWriter implements ExportWriter {
   readonly usesCells = true;
   readonly #file: AtomicFile;
@@ -460,7 +467,12 @@ class XlsxWriter implements ExportWriter {
   /** The columns' letters, worked out once. */
   readonly #letters: string[];
   #sheet: ZipEntrySink | null = null;
-  #pending = '';
+  /** Sheet XML goes to the zip in pieces: one write per row costs more than the row. */
+  readonly #text = new ChunkedText(async (chunk) => {
+    this.#file.check();
+    await this.#sheet?.write(chunk).catch((error: unknown) => this.#failed(error));
+    this.#file.check();
+  });
   #sample: Cell[][] | null = [];
   #rows = 1;
   #deleted: DeletedRecord[] | null = null;
@@ -480,19 +492,6 @@ class XlsxWriter implements ExportWriter {
     this.#letters = header.map((_, i) => letters(i));
     this.#file = new AtomicFile(target);
     this.#zip = new ZipWriter(this.#file.stream, modified);
-  }
-
-  #emit(text: string): Promise<void> | undefined {
-    this.#pending += text;
-    return this.#pending.length < XLSX_CHUNK ? undefined : this.#flush();
-  }
-
-  async #flush(): Promise<void> {
-    this.#file.check();
-    const chunk = this.#pending;
-    this.#pending = '';
-    await this.#sheet?.write(chunk).catch((error: unknown) => this.#failed(error));
-    this.#file.check();
   }
 
   /** The file's own error (a full disk) says more than the zip's "closed before it took everything". */
@@ -528,14 +527,14 @@ class XlsxWriter implements ExportWriter {
       return Math.min(width, 62);
     });
     this.#sheet = await this.#zip.addStream('xl/worksheets/sheet1.xml');
-    await this.#emit(
+    await this.#text.add(
       `${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/><cols>${widths
         .map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`)
         .join('')}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${letters(i)}1" t="inlineStr" s="${STYLE.header}"><is><t xml:space="preserve">${xml(name)}</t></is></c>`).join('')}</row>`,
     );
     for (const row of sample) {
       this.#rows += 1;
-      await this.#emit(this.#rowXml(row, this.#rows));
+      await this.#text.add(this.#rowXml(row, this.#rows));
     }
   }
 
@@ -551,7 +550,7 @@ class XlsxWriter implements ExportWriter {
       });
     }
     this.#rows += 1;
-    return this.#emit(this.#rowXml(cells, this.#rows));
+    return this.#text.add(this.#rowXml(cells, this.#rows));
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -569,8 +568,8 @@ class XlsxWriter implements ExportWriter {
   async #commit(): Promise<string[]> {
     if (this.#sample) await this.#start();
     const last = `${letters(Math.max(0, this.header.length - 1))}${this.#rows}`;
-    this.#pending += `</sheetData><autoFilter ref="A1:${last}"/></worksheet>`;
-    await this.#flush();
+    await this.#text.add(`</sheetData><autoFilter ref="A1:${last}"/></worksheet>`);
+    await this.#text.flush();
     await this.#sheet?.end();
     const sheets = ['Export'];
     if (this.#deleted !== null) {
