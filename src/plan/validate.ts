@@ -241,22 +241,26 @@ export function assertConstantNames(step: PreparedStep, resolver: NameResolver):
   });
 }
 
-/** Yields `first` (already read) and then the rest of `iterator`. */
-async function* prepend(first: IteratorResult<SourceItem>, iterator: AsyncIterator<SourceItem>): AsyncGenerator<SourceItem> {
+/**
+ * Yields `first` (already read) and then the rest of `rest`; stopping early (an error further on,
+ * Ctrl-C) closes `rest`, and with it the file it reads.
+ */
+async function* prepend<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
   if (first.done) return;
-  yield first.value;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) return;
-    yield next.value;
+  let exhausted = false;
+  try {
+    yield first.value;
+    for (;;) {
+      const next = await rest.next();
+      if (next.done) {
+        exhausted = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!exhausted) await rest.return?.(undefined);
   }
-}
-
-/** Yields the first batch (already read) and then the rest; stopping early closes `rest` (and its file). */
-async function* prependBatch<Batch>(first: IteratorResult<Batch>, rest: AsyncGenerator<Batch>): AsyncGenerator<Batch> {
-  if (first.done) return;
-  yield first.value;
-  yield* rest;
 }
 
 /** One rejects row for a record with several problems: the first decides code and field. */
@@ -324,7 +328,7 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
       const first = await batches.next();
       const firstRow = first.done ? undefined : first.value.find((item) => item.kind === 'fields');
       header = detected ?? (firstRow ? [...firstRow.header] : []);
-      const all = prependBatch(first, batches);
+      const all = prepend(first, batches);
       items = mapFieldBatches(census === null ? all : countedBatches(all, census), compiled);
     } else {
       const iterator = opened.items[Symbol.asyncIterator]();
