@@ -12,7 +12,7 @@ import { RejectsWriter } from '../mapping/rejects.ts';
 import { CatalogResolver, createResolver, readAccountCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { MatchSpec } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
-import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, unresolvedLink } from '../plan/references.ts';
+import { linkedSteps, linkKeys, lookUpRef, recordDigest, repeatedKey, unresolvedLink } from '../plan/references.ts';
 import type { NotCarried } from '../plan/census.ts';
 import { MatchValueCheck } from '../plan/duplicates.ts';
 import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
@@ -697,14 +697,13 @@ class ImportEngine {
         }
         const digest = step.digests ? recordDigest(item) : undefined;
         if (step.seen.has(item.key)) {
-          const first = step.digests?.get(item.key);
-          if (first !== undefined && first === digest) {
+          const problem = repeatedKey(step.name, item.key, digest, step.digests?.get(item.key));
+          if (problem === 'repeat') {
             // The record of an earlier row, named again: written once, by that row.
             step.counts.repeated += 1;
             this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
             continue;
           }
-          const problem = duplicateKeyProblem(step.name, item.key, first !== undefined);
           await this.reject(step, this.rejection(item, problem.field, problem.code, problem.message), false);
           continue;
         }
