@@ -166,6 +166,18 @@ export function beforeImage(from: Body, changes: Body): Body {
   return before;
 }
 
+/**
+ * An update of the account's `record` to `body` (onMatch: update, and every update under --full):
+ * what it changes, and the earlier values of that for rollback, whole lists included.
+ */
+export function planRecordUpdate(record: Body, body: Body): { plan: UpdatePlan; before: Body } {
+  const from = fromRecord(record, body);
+  const plan = planUpdate(from, body, record);
+  const before = beforeImage(from, plan.changes);
+  for (const key of Object.keys(plan.changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+  return { plan, before };
+}
+
 function idOf(link: unknown): string {
   if (link !== null && typeof link === 'object') return String((link as Body).id ?? '');
   return link === undefined || link === null ? '' : String(link);

@@ -21,7 +21,7 @@ import type { V1LiveConnection } from '../client/v1-reader.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
-import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, fromRecord, planContacts, planUpdate, withoutApart } from './records.ts';
+import { beforeImage, contactIdsOf, ENTITY_API, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { bindStateSteps } from './rollback.ts';
 import { LostCreates, RecordService } from './service.ts';
@@ -179,13 +179,6 @@ async function removeStaleTemps(dir: string): Promise<void> {
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
 function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
   return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile);
-}
-
-/** What an update of the account's record changes, as it was: the plain values, and whole lists. */
-function imageOfRecord(from: Body, changes: Body, record: Body): Body {
-  const before = beforeImage(from, changes);
-  for (const key of Object.keys(changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
-  return before;
 }
 
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
@@ -900,10 +893,8 @@ class ImportEngine {
     const id = record.id as number;
     step.taken.add(id);
     if (spec.onMatch === 'update') {
-      const from = fromRecord(record, body);
-      const plan = planUpdate(from, body, record);
+      const { plan, before } = planRecordUpdate(record, body);
       if (Object.keys(plan.changes).length > 0) {
-        const before = imageOfRecord(from, plan.changes, record);
         await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
@@ -1004,7 +995,7 @@ class ImportEngine {
 
   async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
     const entity = step.compiled.entity;
-    let from = prior.body ?? {};
+    const from = prior.body ?? {};
     let plan = planUpdate(from, body);
     let before: Body | null = null;
     const previous = attachmentFilesOf(prior.body);
@@ -1022,9 +1013,8 @@ class ImportEngine {
           hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
         });
       }
-      if (this.options.full) from = fromRecord(current, body);
-      plan = planUpdate(from, body, current);
-      if (this.options.full) before = imageOfRecord(from, plan.changes, current);
+      if (this.options.full) ({ plan, before } = planRecordUpdate(current, body));
+      else plan = planUpdate(from, body, current);
     }
     if (attachmentsChanged) {
       const delta = planAttachments(previous, files, current);
