@@ -123,8 +123,9 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
         return { resolver: setup.resolver, service, close: () => client.close() };
       }
     }
-    const { loadCatalog } = await import('../mapping/resolve.ts');
-    return { resolver: await loadCatalog(client), service, close: () => client.close() };
+    const { createResolver } = await import('../mapping/resolve.ts');
+    const { readAccountCatalog } = await import('../client/account-catalog.ts');
+    return { resolver: createResolver(await readAccountCatalog(client)), service, close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
+import { readAccountCatalog } from '../client/account-catalog.ts';
 import type { CrmClient } from '../client/client.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
@@ -10,7 +11,7 @@ import { assertSameKey } from '../load/run-import.ts';
 import { RecordService } from '../load/service.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { csvField } from '../mapping/rejects.ts';
-import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
+import { CatalogResolver, resolveRecord, setAt } from '../mapping/resolve.ts';
 import type { Entity } from '../mapping/schema.ts';
 import type { MappedRecord, NameResolver } from '../mapping/types.ts';
 import { lookUpRef } from '../plan/references.ts';
@@ -284,7 +285,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
   const beforeNames = deps.client.transport.requestsSent;
-  const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+  const resolver = deps.resolver ?? new CatalogResolver(await readAccountCatalog(deps.client));
   const requestsForNames = deps.client.transport.requestsSent - beforeNames;
   // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
   const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { AccountCatalog, CatalogFieldDefinition } from '../mapping/resolve-catalog.ts';
+import type { CrmClient } from './client.ts';
+import { ApiError } from './errors.ts';
+
+const teamSchema = z.looseObject({ id: z.number().int(), name: z.string() });
+
+function emailOf(user: Record<string, unknown>): string | undefined {
+  for (const key of ['email', 'emailAddress']) {
+    const value = user[key];
+    if (typeof value === 'string' && value.includes('@')) return value;
+  }
+  return undefined;
+}
+
+function tagNameOf(definition: Record<string, unknown>): string | null {
+  const tag = definition.tag;
+  if (typeof tag === 'string') return tag;
+  if (tag !== null && typeof tag === 'object' && typeof (tag as { name?: unknown }).name === 'string') return (tag as { name: string }).name;
+  return null;
+}
+
+async function listAll<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/**
+ * Reads the account's users, teams, active pipelines and their milestones, activity types, task
+ * categories, custom field definitions of parties, projects and opportunities, and track
+ * definitions. About a dozen requests plus one per pipeline; run once, before any row.
+ *
+ * Project stages are not read: the v2 interface has no list of boards or stages, so stage names
+ * cannot be checked (a stage is given by its id).
+ */
+export async function readAccountCatalog(client: CrmClient): Promise<AccountCatalog> {
+  const teamsRead = listAll(client.paginate('/teams', 'teams', teamSchema)).catch((error: unknown) => {
+    // The documented interface has no team list; only the sandbox answers it.
+    if (error instanceof ApiError && error.code === 'API_NOT_FOUND') return null;
+    throw error;
+  });
+  const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions] = await Promise.all([
+    client.users(),
+    teamsRead,
+    listAll(client.pipelines.list()),
+    listAll(client.activityTypes.list()),
+    client.taskCategories(),
+    client.fieldDefinitions('parties'),
+    client.fieldDefinitions('kases'),
+    client.fieldDefinitions('opportunities'),
+    listAll(client.trackDefinitions.list()),
+  ]);
+  const milestoneLists = await Promise.all(pipelines.map((pipeline) => client.pipelineMilestones(pipeline.id)));
+  const milestones = pipelines.flatMap((pipeline, index) =>
+    (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })),
+  );
+  const definitions = (list: ReadonlyArray<{ id: number; name: string } & Record<string, unknown>>): CatalogFieldDefinition[] =>
+    list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
+  return {
+    users: users.map((u) => ({ id: u.id, username: u.username, name: typeof u.name === 'string' && u.name.trim() !== '' ? u.name : undefined, email: emailOf(u) })),
+    teams: teams === null ? null : teams.map((t) => ({ id: t.id, name: t.name })),
+    pipelines: pipelines.map((p) => ({ id: p.id, name: p.name })),
+    milestones,
+    activityTypes: activityTypes.map((a) => ({ id: a.id, name: a.name })),
+    taskCategories: taskCategories.map((c) => ({ id: c.id, name: c.name })),
+    fieldDefinitions: { parties: definitions(parties), kases: definitions(kases), opportunities: definitions(opportunities) },
+    trackDefinitions: trackDefinitions.map((t) => ({ id: t.id, name: t.description })),
+  };
+}
