@@ -5,13 +5,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
-import type { CrmClient } from '../client/client.ts';
-import { parseLinkHeader } from '../client/pagination.ts';
+import { type CrmClient, parseLinkHeader } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { releaseLock, takeLock } from '../journal/lock.ts';
-import { processAlive } from '../util/alive.ts';
-import { makeFolders } from '../util/make-folders.ts';
-import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
+import { releaseLock, takeLock } from '../journal/index.ts';
+import { jsonText, makeFolders, processAlive, writeFileAtomic } from '../util/index.ts';
 import {
   ATTACHMENTS_FOLDER,
   BACKUP_FORMAT,

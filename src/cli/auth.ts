@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { CredentialStore } from '../client/credentials.ts';
+import type { CredentialStore } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
 import { connectionOptions } from './connection-flags.ts';
@@ -13,7 +13,7 @@ function profileOf(args: ParsedArgs, env: NodeJS.ProcessEnv): string {
 
 /** The credentials file; the client's code is loaded only when a command needs it. */
 async function storeOf(io: CliIo): Promise<CredentialStore> {
-  const { CredentialStore, defaultCredentialsPath } = await import('../client/credentials.ts');
+  const { CredentialStore, defaultCredentialsPath } = await import('../client/index.ts');
   return new CredentialStore(defaultCredentialsPath(io.env));
 }
 
@@ -55,7 +55,7 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     const scope = (v.scope as string | undefined) ?? 'read write';
     if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
     const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
-    const { loginWithBrowser, profileFromAnswer } = await import('../client/oauth.ts');
+    const { loginWithBrowser, profileFromAnswer } = await import('../client/index.ts');
     const answer = await loginWithBrowser({
       ...config,
       scope,
@@ -83,7 +83,7 @@ Shows the stored login of the profile, refreshing the access token if needed, an
   async run(args, io) {
     refuseArguments('auth status', args);
     const profile = profileOf(args, io.env);
-    const { connect } = await import('../client/connect.ts');
+    const { connect } = await import('../client/index.ts');
     const { client, session } = await connect({ profile, env: { ...io.env, CRM_FERRY_TOKEN: '' } });
     try {
       if (!session) throw new FerryError('INTERNAL', 'a stored login was expected');
@@ -123,7 +123,7 @@ the profile from the credentials file.`,
       io.stdout.write(`No stored login under profile "${profile}".\n`);
       return 0;
     }
-    const { revokeToken } = await import('../client/oauth.ts');
+    const { revokeToken } = await import('../client/index.ts');
     await revokeToken({ baseUrl: stored.baseUrl, clientId: stored.clientId, clientSecret: stored.clientSecret }, stored.refreshToken);
     await store.remove(profile);
     io.stdout.write(`Revoked and removed the login of profile "${profile}".\n`);

@@ -1,6 +1,5 @@
 import { EXIT } from '../errors/index.ts';
-import type { ExportFlags, ExportSummary } from '../export/index.ts';
-import { LOCAL_WHERE_HELP } from '../export/filter.ts';
+import { type ExportFlags, type ExportSummary, LOCAL_WHERE_HELP } from '../export/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';

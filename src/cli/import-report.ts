@@ -1,11 +1,10 @@
 import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
-import type { ChecklistItem, ImportEvent, ImportSummary, RollbackSummary, SetupPlan, SetupReport, StepCounts } from '../load/index.ts';
-import { KIND_WORDS } from '../load/setup-kinds.ts';
-import { IMPORT_COUNTS as COUNTS } from '../report/build.ts';
-import { WARNING_CODES, type WarningCounts } from '../mapping/warnings.ts';
-import { notCarriedLines, type NotCarried } from '../plan/census.ts';
+import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport, type StepCounts } from '../load/index.ts';
+import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
+import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
+import { notCarriedLines, type NotCarried } from '../plan/index.ts';
 import { ProgressLine } from './progress-line.ts';
 
 /**

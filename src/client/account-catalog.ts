@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AccountCatalog, CatalogFieldDefinition } from '../mapping/resolve-catalog.ts';
+import type { AccountCatalog, CatalogFieldDefinition } from './catalog.ts';
 import type { CrmClient } from './client.ts';
 import { ApiError } from './errors.ts';
 

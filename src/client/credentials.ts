@@ -4,8 +4,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
-import { makeFolders } from '../util/make-folders.ts';
-import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
+import { jsonText, makeFolders, writeFileAtomic } from '../util/index.ts';
 
 export const storedProfileSchema = z.object({
   baseUrl: z.string().url(),

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { FerryError } from '../errors/index.ts';
-import { processAlive } from '../util/alive.ts';
+import { processAlive } from '../util/index.ts';
 import { drained } from './zip.ts';
 
 let sequence = 0;

@@ -1,7 +1,7 @@
 import { access, constants, lstat, readlink, realpath, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { checkNotSpecial } from '../util/make-folders.ts';
+import { checkNotSpecial } from '../util/index.ts';
 
 /**
  * Refuses, before any request, a place the export could never put its file: a folder that does

@@ -2,17 +2,14 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { readAccountCatalog } from '../client/account-catalog.ts';
-import type { CrmClient, Filter } from '../client/client.ts';
+import { type CrmClient, type Filter, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
-import { loadMapping } from '../mapping/index.ts';
-import { readTextInput } from '../util/input-file.ts';
+import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
+import { jsonText, readTextInput, writeFileAtomic } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
 import { checkTarget, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
-import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
 
 type Body = Record<string, unknown>;
 

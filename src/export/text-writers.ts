@@ -1,4 +1,4 @@
-import { csvField } from '../mapping/rejects.ts';
+import { csvField } from '../mapping/index.ts';
 import { AtomicFile, commitWithDeleted } from './atomic-file.ts';
 import { ChunkedText, sendTo } from './chunked-text.ts';
 import type { Cell } from './columns.ts';

@@ -1,9 +1,8 @@
 import { lstat, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { checkNotSpecial } from '../util/make-folders.ts';
+import { checkNotSpecial, jsonText, writeFileAtomic } from '../util/index.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
-import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
 export interface AccountIdentity {

@@ -33,3 +33,4 @@ export {
   type SetupPlan,
   type SetupReport,
 } from './setup.ts';
+export { assertSameKey } from './run-import.ts';

@@ -1,4 +1,4 @@
-import type { Entity } from '../mapping/schema.ts';
+import type { Entity } from '../mapping/index.ts';
 import { canonicalJson } from './fingerprint.ts';
 
 type Body = Record<string, unknown>;

@@ -1,17 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
-import type { CrmClient } from '../client/client.ts';
+import type { CrmClient } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
-import type { Entity } from '../mapping/schema.ts';
+import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
 import { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 import { setupRuns, undoSetup } from './setup.ts';
-import { jsonText, writeFileAtomic } from '../util/write-file-atomic.ts';
+import { jsonText, writeFileAtomic } from '../util/index.ts';
 
 export { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { ENTITIES, type Entity } from '../mapping/schema.ts';
+import { ENTITIES, type Entity } from '../mapping/index.ts';
 
 /** The file beside the journals that says which steps a state holds, in run order, and their kinds. */
 const STEPS_FILE = 'steps.json';

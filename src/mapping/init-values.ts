@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
-import type { CellValue } from '../sources/types.ts';
+import type { CellValue } from '../sources/index.ts';
 import { normalizeWord } from './suggest.ts';
 import { localeSeparators, NUMBER_LOCALES } from './transforms/number.ts';
 

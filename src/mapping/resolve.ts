@@ -1,11 +1,11 @@
 import { distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
-import type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, FieldEntity, NamedItem } from './resolve-catalog.ts';
+import type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, FieldEntity, NamedItem } from '../client/index.ts';
 import type { Entity, Mapping, ValueSpec } from './schema.ts';
 import type { MappedRecord, NameKind, NameResolver, NameUse } from './types.ts';
 
-export type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, CatalogUser, FieldEntity, NamedItem } from './resolve-catalog.ts';
+export type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, CatalogUser, FieldEntity, NamedItem } from '../client/index.ts';
 
 type Scope = NameUse['scope'];
 

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { ErrorCode } from '../errors/index.ts';
-import type { MappedRecord, RefUse } from '../mapping/types.ts';
+import type { MappedRecord, RefUse } from '../mapping/index.ts';
 
 /** Why one record cannot be linked or kept. */
 export interface ReferenceProblem {

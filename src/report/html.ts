@@ -3,7 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { VerifyDifference } from '../verify/index.ts';
 import type { UsageSample } from './usage.ts';
-import { writeFileAtomic } from '../util/write-file-atomic.ts';
+import { writeFileAtomic } from '../util/index.ts';
 
 export type ReportCommand = 'run' | 'import' | 'verify' | 'rollback';
 

@@ -2,22 +2,13 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { readAccountCatalog } from '../client/account-catalog.ts';
-import type { CrmClient } from '../client/client.ts';
+import { type CrmClient, readAccountCatalog, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
-import { fromRecord, planUpdate } from '../load/records.ts';
-import { assertSameKey } from '../load/run-import.ts';
-import { RecordService } from '../load/service.ts';
-import { compileMapping } from '../mapping/compile.ts';
-import { csvField } from '../mapping/rejects.ts';
-import { CatalogResolver, resolveRecord, setAt } from '../mapping/resolve.ts';
-import type { Entity } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver } from '../mapping/types.ts';
-import { lookUpRef } from '../plan/references.ts';
-import { connectLiveSteps, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
-import type { V1LiveConnection } from '../client/v1-reader.ts';
-import { writeFileAtomic } from '../util/write-file-atomic.ts';
+import { assertSameKey, fromRecord, planUpdate, RecordService } from '../load/index.ts';
+import { CatalogResolver, compileMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt } from '../mapping/index.ts';
+import { connectLiveSteps, lookUpRef, openStepItems, type PreparedStep, preparePlan, prepareSingleStep } from '../plan/index.ts';
+import { writeFileAtomic } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
 

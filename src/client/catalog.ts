@@ -1,7 +1,9 @@
 /**
  * The account's names a mapping may use, as plain data: the small interface between the mapping
  * and the service. mapping/ never reads the account itself; the commands hand it a catalog read
- * through the client (client/account-catalog.ts), tests one built by hand.
+ * through the client (account-catalog.ts), tests one built by hand. The types live here, beside
+ * their reader, because the live v1 source already makes mapping/ (through sources/) depend on
+ * client/: a client file importing mapping/ would close a circle.
  */
 
 /** Something of the account known by name. */
