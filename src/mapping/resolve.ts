@@ -88,7 +88,7 @@ function byId<T extends NamedItem>(items: readonly T[], name: string): T | undef
   return items.find((item) => item.id === id);
 }
 
-/** Resolves names against a catalog read from the account (see loadCatalog). */
+/** Resolves names against a catalog read from the account (see client/account-catalog.ts). */
 export class CatalogResolver implements ExplainingResolver {
   readonly online = true;
   readonly #catalog: AccountCatalog;
