@@ -14,7 +14,7 @@ export {
   type StepCounts,
   type StepSummary,
 } from './run-import.ts';
-export { bindStateSteps, readStateSteps, runRollback, writeStateSteps, type RollbackOptions, type RollbackSummary, type StateStep, type StateSteps } from './rollback.ts';
+export { runRollback, type RollbackOptions, type RollbackSummary } from './rollback.ts';
 export {
   applySetup,
   assertNothingMissing,

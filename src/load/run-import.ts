@@ -4,14 +4,13 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { AmbiguousWriteError, ApiError, type CrmClient, type GovernorState, readAccountCatalog, type V1LiveConnection } from '../client/index.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
+import { type AccountIdentity, bindStateSteps, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, compileMapping, countWarnings, createResolver, emptyWarningCounts, type MappedRecord, type MatchSpec, type NameResolver, type RejectedRow, RejectsWriter, resolveRecord, type RowWarning, setAt, type WarningCounts, warningsText } from '../mapping/index.ts';
 import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, judgeMatch, linkedSteps, linkKeys, lookUpRef, type Matcher, MatchValueCheck, type NotCarried, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects, unresolvedLink } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, ENTITY_API, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
-import { bindStateSteps } from './rollback.ts';
 import { LostCreates, RecordService } from './service.ts';
 import { setupForRun, type SetupPlan, type SetupReport } from './setup.ts';
 
