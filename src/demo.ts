@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { main } from './cli/main.ts';
+import { main } from './cli/index.ts';
 import { startSandbox } from './sandbox/index.ts';
 
 const root = resolve(fileURLToPath(import.meta.url), '../..');

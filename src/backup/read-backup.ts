@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog, CatalogFieldDefinition, FieldEntity } from '../mapping/resolve-catalog.ts';
+import type { AccountCatalog, CatalogFieldDefinition, FieldEntity } from '../mapping/index.ts';
 import { BACKUP_FORMAT, BACKUP_VERSION, MANIFEST_FILE, type Manifest } from './format.ts';
 
 type Body = Record<string, unknown>;

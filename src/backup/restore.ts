@@ -2,17 +2,13 @@ import { copyFile, link, mkdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { CrmClient } from '../client/client.ts';
+import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { type Cell, openWriter } from '../export/index.ts';
-import { columnsFromMappings } from '../export/mapping-columns.ts';
-import type { AccountIdentity } from '../journal/index.ts';
-import { loadJournal } from '../journal/index.ts';
+import { type Cell, columnsFromMappings, openWriter } from '../export/index.ts';
+import { type AccountIdentity, loadJournal } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
-import { loadMapping } from '../mapping/index.ts';
-import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
-import { makeFolders } from '../util/make-folders.ts';
-import { writeFileAtomic } from '../util/write-atomic.ts';
+import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
+import { makeFolders, writeFileAtomic } from '../util/index.ts';
 import { catalogOfBackup, missingConfiguration, openBackup, type Backup, type MissingItem } from './read-backup.ts';
 
 type Body = Record<string, unknown>;
@@ -165,7 +161,7 @@ export async function writeRestoreInputs(backup: Backup, catalog: AccountCatalog
     ...STEPS.flatMap((step) => [`  - name: ${step.name}`, `    mapping: ${step.mapping}`, `    input: ${step.input}`]),
     '',
   ].join('\n');
-  await writeFileAtomic(plan, yaml);
+  await writeFileAtomic(plan, yaml, { mode: 0o644 });
   return { plan, leftOut: { entries: leftOut } };
 }
 

@@ -5,13 +5,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
-import type { CrmClient } from '../client/client.ts';
-import { parseLinkHeader } from '../client/pagination.ts';
+import { type CrmClient, parseLinkHeader } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { releaseLock, takeLock } from '../journal/lock.ts';
-import { processAlive } from '../util/alive.ts';
-import { makeFolders } from '../util/make-folders.ts';
-import { writeFileAtomic } from '../util/write-atomic.ts';
+import { releaseLock, takeLock } from '../journal/index.ts';
+import { jsonText, makeFolders, processAlive, writeFileAtomic } from '../util/index.ts';
 import {
   ATTACHMENTS_FOLDER,
   BACKUP_FORMAT,
@@ -433,7 +430,7 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
     progress.requests = requestsBefore + (client.transport.requestsSent - requestsAtStart);
     progress.downloaded += ctx.downloads;
     ctx.downloads = 0;
-    await writeFileAtomic(progressFile, `${JSON.stringify(progress, null, 2)}\n`);
+    await writeFileAtomic(progressFile, jsonText(progress), { mode: 0o644 });
   };
   const summary: BackupSummary = { files: {}, attachments: { files: 0, bytes: 0, downloaded: 0 }, since: progress.since, resumed, deleted: { parties: 0, opportunities: 0, kases: 0 }, requests: 0, interrupted: false };
   const steps = backupSteps();
@@ -481,7 +478,7 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
             if (typeof gone.id === 'number') deleted.push({ entity, id: gone.id, deletedAt: String(gone.deletedAt ?? '') });
           }
         }
-        await writeFileAtomic(join(work, 'deleted.jsonl'), deleted.map((line) => `${JSON.stringify(line)}\n`).join(''));
+        await writeFileAtomic(join(work, 'deleted.jsonl'), deleted.map((line) => `${JSON.stringify(line)}\n`).join(''), { mode: 0o644 });
       }
       deps.signal?.throwIfAborted();
       // From here on the folder's files change: no manifest says they are complete until the new one.
@@ -517,7 +514,7 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
       deleted: summary.deleted,
       requests: progress.requests,
     };
-    await writeFileAtomic(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFileAtomic(manifestFile, jsonText(manifest), { mode: 0o644 });
     await rm(progressFile, { force: true });
     await rm(work, { recursive: true, force: true });
     summary.files = files;

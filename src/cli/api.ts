@@ -1,8 +1,7 @@
 import { resolve } from 'node:path';
-import { parseLinkHeader } from '../client/pagination.ts';
-import type { ApiRequest, ApiResponse, HttpMethod } from '../client/transport.ts';
+import { type ApiRequest, type ApiResponse, type HttpMethod, parseLinkHeader } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { readTextInput } from '../util/input-file.ts';
+import { readTextInput } from '../util/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 

@@ -1,7 +1,5 @@
-import type { CrmClient } from '../client/client.ts';
+import type { ConnectOptions, CrmClient, OAuthSession } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import type { ConnectOptions } from '../client/connect.ts';
-import type { OAuthSession } from '../client/oauth.ts';
 import type { CliIo, OptionSpec, ParsedArgs } from './command.ts';
 
 const CONNECTION = 'Connection (each flag, else the CRM_FERRY_* variable named):';
@@ -52,6 +50,6 @@ export async function connectWith(
   transport?: ConnectOptions['transport'],
 ): Promise<{ client: CrmClient; session: OAuthSession | null }> {
   const flags = connectionOptions(args, io.env);
-  const { connect } = await import('../client/connect.ts');
+  const { connect } = await import('../client/index.ts');
   return connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}), ...(transport ? { transport } : {}) });
 }

@@ -1,9 +1,9 @@
 import { EXIT } from '../errors/index.ts';
-import type { ExportFlags, ExportSummary } from '../export/index.ts';
-import { LOCAL_WHERE_HELP } from '../export/filter.ts';
+import { type ExportFlags, type ExportSummary, LOCAL_WHERE_HELP } from '../export/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
+import { ProgressLine } from './progress-line.ts';
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
@@ -71,25 +71,15 @@ is unchanged).`,
       const toStdout = options.out === null;
       // A line rewritten in place on a terminal; in a log (cron), a dated line every 30 s at most.
       const tty = io.stderr === process.stderr && Boolean(process.stderr.isTTY);
-      let lastLine = Date.now();
-      let shown = false;
+      const progress = new ProgressLine(io.stderr, tty ? 'tty' : 'lines', 30_000);
       const summary = await runExport(options, {
         client,
         account: account.account,
         signal: io.signal,
         stdout: io.stdout,
-        onProgress: (p) => {
-          const line = `${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`;
-          if (tty) {
-            io.stderr.write(`\r${line}`);
-            shown = true;
-          } else if (Date.now() - lastLine >= 30_000) {
-            io.stderr.write(`${new Date().toISOString()} ${line}\n`);
-            lastLine = Date.now();
-          }
-        },
+        onProgress: (p) => progress.show(`${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`),
       });
-      if (shown) io.stderr.write('\n');
+      progress.finish();
       if (summary.interrupted) {
         io.stderr.write('Interrupted: no file was written and the state is unchanged.\n');
         return EXIT.INTERRUPTED;

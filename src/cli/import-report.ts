@@ -1,11 +1,11 @@
 import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
-import type { ChecklistItem, ImportEvent, ImportSummary, RollbackSummary, SetupPlan, SetupReport, StepCounts } from '../load/index.ts';
-import { KIND_WORDS } from '../load/setup-kinds.ts';
-import { IMPORT_COUNTS as COUNTS } from '../report/build.ts';
-import { WARNING_CODES, type WarningCounts } from '../mapping/warnings.ts';
-import { notCarriedLines, type NotCarried } from '../plan/census.ts';
+import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport, type StepCounts } from '../load/index.ts';
+import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
+import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
+import { notCarriedLines, type NotCarried } from '../plan/index.ts';
+import { ProgressLine } from './progress-line.ts';
 
 /**
  * What a step's records go without or carry in another form, and the columns no field reads:
@@ -169,13 +169,16 @@ export function importExitCode(summary: ImportSummary): number {
  * otherwise (cron, CI), or every event as a JSON line with `json`.
  */
 export class ImportProgress {
-  #last = '';
   #started = Date.now();
+  readonly #line: ProgressLine | null;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly mode: 'tty' | 'lines' | 'json',
-  ) {}
+  ) {
+    // The importer sends its progress events as often as they are to be shown: every one is a line.
+    this.#line = mode === 'json' ? null : new ProgressLine(out, mode);
+  }
 
   onEvent = (event: ImportEvent): void => {
     if (this.mode === 'json') {
@@ -197,17 +200,12 @@ export class ImportProgress {
     const paused = g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
     const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead.toLocaleString('en-GB')}${s.total === null ? '' : `/${s.total.toLocaleString('en-GB')}`}`).join(' | ');
     const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}${timeLeft(event, done)}`;
-    if (this.mode === 'tty') {
-      this.out.write(`\r${line.padEnd(this.#last.length)}`);
-      this.#last = line;
-    } else {
-      this.out.write(`${new Date().toISOString()} ${line}\n`);
-    }
+    this.#line?.show(line);
   };
 
   /** Ends the line rewritten in place, before the summary. */
   finish(): void {
-    if (this.mode === 'tty' && this.#last !== '') this.out.write('\n');
+    this.#line?.finish();
   }
 }
 

@@ -1,13 +1,11 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { CrmClient } from '../client/client.ts';
-import { isV1LiveInput } from '../client/v1-input.ts';
-import type { V1LiveConnection, V1WireFormat } from '../client/v1-reader.ts';
+import type { CrmClient, V1LiveConnection, V1WireFormat } from '../client/index.ts';
+import { isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
-import { printableLines } from '../util/printable.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
 import { version } from './version.ts';
@@ -136,7 +134,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
  * address written to, without a token of its own, shares the command's connection.
  */
 export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v1: ImportCommandOptions['v1'], transport?: ImportCommandOptions['transport']): Promise<V1LiveConnection> {
-  const { v1LiveConnection } = await import('../client/v1-reader.ts');
+  const { v1LiveConnection } = await import('../client/index.ts');
   const log = connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {};
   return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log } });
 }

@@ -1,9 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
-import { isV1LiveInput } from '../client/v1-input.ts';
+import { isV1LiveInput, printable, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
-import { normalizeDelimiter, normalizeHeaderRow } from '../sources/csv.ts';
-import type { InspectOptions, InspectReport } from '../sources/index.ts';
-import { printable, printableLines } from '../util/printable.ts';
+import { type InspectOptions, type InspectReport, normalizeDelimiter, normalizeHeaderRow } from '../sources/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 
 /** Builds the library options from the flags; every flag error is a USAGE error. */

@@ -1,5 +1,5 @@
 import { EXIT, exitCodeFor, FerryError, formatLocation } from '../errors/index.ts';
-import { printable, printableLines } from '../util/printable.ts';
+import { printable, printableLines } from '../util/index.ts';
 import type { CliIo } from './command.ts';
 
 /** Reports an error the way a person can act on it. Exit codes are decided in errors/exit-codes.ts. */

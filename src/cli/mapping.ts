@@ -1,11 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
-import type { DraftOptions } from '../mapping/init.ts';
-import { ENTITIES, type Entity } from '../mapping/schema.ts';
-import { normalizeHeaderRow } from '../sources/csv.ts';
+import { type DraftOptions, ENTITIES, type Entity } from '../mapping/index.ts';
+import { normalizeHeaderRow } from '../sources/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
-import { printableLines } from '../util/printable.ts';
+import { printableLines } from '../util/index.ts';
 
 function pathIn(io: CliIo, file: string): string {
   return isAbsolute(file) ? file : resolve(io.cwd, file);
@@ -39,7 +38,7 @@ that editors complete and check them.`,
   options: { out: { type: 'string', value: 'FILE', describe: 'write to FILE instead of standard output' } },
   async run(args, io) {
     refuseArguments('mapping schema', args);
-    const { mappingJsonSchema } = await import('../mapping/reference.ts');
+    const { mappingJsonSchema } = await import('../mapping/index.ts');
     await writeOut(io, args.values.out as string | undefined, `${JSON.stringify(mappingJsonSchema(), null, 2)}\n`);
     return EXIT.OK;
   },
@@ -93,12 +92,12 @@ says so.`,
   },
   async run(args, io) {
     const { file, out, options } = toInitOptions(args);
-    const { draftMapping } = await import('../mapping/init.ts');
-    const { parseMapping } = await import('../mapping/load.ts');
-    const { compileMapping } = await import('../mapping/compile.ts');
+    const { draftMapping } = await import('../mapping/index.ts');
+    const { parseMapping } = await import('../mapping/index.ts');
+    const { compileMapping } = await import('../mapping/index.ts');
     const draft = await draftMapping(pathIn(io, file), { ...options, signal: io.signal });
     // Another CRM's export that a ready-made mapping reads: start from that, not from a guess.
-    const { findReadyMapping } = await import('../mapping/init-ready.ts');
+    const { findReadyMapping } = await import('../mapping/index.ts');
     const ready = args.values.draft ? null : await findReadyMapping(draft.header, file);
     const fits = ready !== null && (options.entity === undefined || options.entity === ready.entity);
     const yaml = ready && fits ? ready.yaml : draft.yaml;

@@ -1,5 +1,5 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { CrmClient } from '../client/client.ts';
+import type { CrmClient } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import type { ReportInput, UsageRecorder } from '../report/index.ts';
 import type { OptionSpec, ParsedArgs } from './command.ts';

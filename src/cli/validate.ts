@@ -1,15 +1,13 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import { isV1LiveInput } from '../client/v1-input.ts';
+import { isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
-import type { RecordService } from '../load/service.ts';
-import type { NameResolver } from '../mapping/types.ts';
-import type { StepReport, ValidateReport } from '../plan/validate.ts';
+import type { RecordService } from '../load/index.ts';
+import { type NameResolver, totalWarnings } from '../mapping/index.ts';
+import type { StepReport, ValidateReport } from '../plan/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
-import { printableLines } from '../util/printable.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { warningAndColumnLines } from './import-report.ts';
-import { totalWarnings } from '../mapping/warnings.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
 export type ValidateCommandOptions =
@@ -112,10 +110,10 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
   try {
     // A plan's `setup:` runs before its rows: names it would create are no rejects, and its
     // checklist (what only a person can make) is told as `run` tells it.
-    const { RecordService } = await import('../load/service.ts');
+    const { RecordService } = await import('../load/index.ts');
     const service = new RecordService(client, io.signal);
     if (planFile !== null) {
-      const { plannedSetup } = await import('../load/setup.ts');
+      const { plannedSetup } = await import('../load/index.ts');
       const setup = await plannedSetup(planFile, client, io.signal);
       if (setup) {
         const { formatSetupPlan } = await import('./import-report.ts');
@@ -123,8 +121,9 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
         return { resolver: setup.resolver, service, close: () => client.close() };
       }
     }
-    const { loadCatalog } = await import('../mapping/resolve.ts');
-    return { resolver: await loadCatalog(client), service, close: () => client.close() };
+    const { createResolver } = await import('../mapping/index.ts');
+    const { readAccountCatalog } = await import('../client/index.ts');
+    return { resolver: createResolver(await readAccountCatalog(client)), service, close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;
@@ -161,8 +160,8 @@ unreadable input, 4 when the service cannot be reached with --online.`,
   },
   async run(args, io) {
     const options = toValidateOptions(args, io.cwd);
-    const { offlineResolver } = await import('../mapping/resolve.ts');
-    const { validateMapping, validatePlan } = await import('../plan/validate.ts');
+    const { offlineResolver } = await import('../mapping/index.ts');
+    const { validateMapping, validatePlan } = await import('../plan/index.ts');
     let resolver: NameResolver = offlineResolver;
     let service: RecordService | undefined;
     let close = async (): Promise<void> => undefined;

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
-import { makeFolders } from '../util/make-folders.ts';
+import { jsonText, makeFolders, writeFileAtomic } from '../util/index.ts';
 
 export const storedProfileSchema = z.object({
   baseUrl: z.string().url(),
@@ -84,13 +84,10 @@ export class CredentialStore {
     await makeFolders(folder, { mode: 0o700, what: 'the credentials folder', hint: 'Set XDG_CONFIG_HOME (or HOME) to an ordinary folder of yours.' });
     // The folder holds nothing but secrets: closed to others even if it was made before.
     await chmod(folder, 0o700);
-    const temp = `${this.file}.${randomUUID()}.tmp`;
     try {
-      await writeFile(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-      await chmod(temp, 0o600);
-      await rename(temp, this.file);
+      // A name of its own per write: two refreshes in one process must not share a temporary file.
+      await writeFileAtomic(this.file, jsonText(all), { temp: `${this.file}.${randomUUID()}.tmp` });
     } catch (error) {
-      await rm(temp, { force: true });
       throw new FerryError('CONFIG_INVALID', `cannot write the credentials file: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
     }
   }

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { request as undiciRequest, type Dispatcher } from 'undici';
+import { FerryError } from '../errors/index.ts';
 import { ApiError } from './errors.ts';
 import type { CredentialStore, StoredProfile } from './credentials.ts';
+import { checkBaseUrl } from './base-url.ts';
 import { checkSecureTransport } from './secure-transport.ts';
 import type { TokenSource } from './transport.ts';
 
@@ -199,20 +201,33 @@ export interface LoginOptions extends OAuthClientConfig {
 }
 
 /**
+ * The redirect URI as a URL, if it is a loopback http address: the only place the flow can listen
+ * on. Anything else is a configuration error said before a port is opened or a page shown.
+ */
+function loopbackRedirect(redirectUri: string): URL {
+  let url: URL | undefined;
+  try {
+    url = new URL(redirectUri);
+  } catch {
+    // said below
+  }
+  if (!url || url.protocol !== 'http:' || !/^(127\.0\.0\.1|localhost|\[::1\])$/.test(url.hostname)) {
+    throw new FerryError('CONFIG_INVALID', `the redirect URI must be a loopback http address, e.g. http://127.0.0.1:8976/callback, got ${JSON.stringify(redirectUri)}`, {
+      hint: 'Register the client with a redirect URI like http://127.0.0.1:8976/callback and pass it with --redirect-uri.',
+    });
+  }
+  return url;
+}
+
+/**
  * The authorisation code flow for an installed application: listens on the loopback redirect
  * URI, sends the person to the approval page, checks `state`, exchanges the code.
  */
 export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnswer> {
   // Said before the person approves anything: the code exchange would be refused afterwards.
+  checkBaseUrl(options.baseUrl);
   checkSecureTransport(options.baseUrl);
-  const redirect = new URL(options.redirectUri);
-  if (redirect.protocol !== 'http:' || !/^(127\.0\.0\.1|localhost|\[::1\])$/.test(redirect.hostname)) {
-    throw new ApiError('API_OAUTH', `the redirect URI must be a loopback http address, got ${options.redirectUri}`, {
-      method: 'GET',
-      path: '/oauth/authorise',
-      hint: 'Register the client with a redirect URI like http://127.0.0.1:8976/callback and pass it with --redirect-uri.',
-    });
-  }
+  const redirect = loopbackRedirect(options.redirectUri);
   const state = randomBytes(24).toString('base64url');
   const authorise = new URL('/oauth/authorise', options.baseUrl);
   authorise.search = new URLSearchParams({

@@ -6,7 +6,7 @@
 import { FerryError } from '../errors/index.ts';
 import { checkBaseUrl } from './base-url.ts';
 import { Transport, type TransportOptions } from './transport.ts';
-import { isV1LiveInput, V1_LIVE_PREFIX } from './v1-input.ts';
+import { isV1LiveInput, V1_LIVE_PREFIX } from '../util/index.ts';
 
 export { isV1LiveInput, V1_LIVE_PREFIX };
 

@@ -1,5 +1,5 @@
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import type { AccountCatalog } from '../mapping/index.ts';
 import type { ExportEntity } from './filter.ts';
 
 type Body = Record<string, unknown>;

@@ -1,6 +1,6 @@
-import type { Filter } from '../client/client.ts';
+import type { Filter } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import type { AccountCatalog } from '../mapping/index.ts';
 
 /** What can be exported, as the service names the lists. */
 export const EXPORT_ENTITIES = ['parties', 'opportunities', 'kases', 'entries', 'tasks'] as const;

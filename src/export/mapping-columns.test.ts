@@ -3,8 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
-import { parseMapping } from '../mapping/index.ts';
-import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import { type AccountCatalog, parseMapping } from '../mapping/index.ts';
 import { availableColumns, chooseColumns } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 

@@ -1,7 +1,5 @@
 import { FerryError } from '../errors/index.ts';
-import { conditionColumns, isTemplate, parseTemplate, type Mapping } from '../mapping/index.ts';
-import type { FieldEntry, ValueSpec } from '../mapping/index.ts';
-import type { AccountCatalog } from '../mapping/resolve-catalog.ts';
+import { type AccountCatalog, conditionColumns, type FieldEntry, isTemplate, type Mapping, parseTemplate, type ValueSpec } from '../mapping/index.ts';
 import { availableColumns, type Column } from './columns.ts';
 import type { ExportEntity } from './filter.ts';
 

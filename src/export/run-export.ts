@@ -1,12 +1,11 @@
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { CrmClient, Filter } from '../client/client.ts';
+import { type CrmClient, type Filter, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { readAccountCatalog, type AccountCatalog } from '../mapping/resolve-catalog.ts';
-import { loadMapping } from '../mapping/index.ts';
-import { readTextInput } from '../util/input-file.ts';
+import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
+import { jsonText, readTextInput, writeFileAtomic } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
@@ -408,12 +407,9 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   }
   if (options.stateFile) {
     const next: ExportState = { format: 1, account: deps.account, entity, query, since: nextSince };
-    const temp = `${options.stateFile}.${process.pid}.tmp`;
     try {
-      await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-      await rename(temp, options.stateFile);
+      await writeFileAtomic(options.stateFile, jsonText(next));
     } catch (error) {
-      await rm(temp, { force: true }).catch(() => undefined);
       // The export's files are in place; the next run starts from the previous state and exports
       // this window again, so nothing is missed.
       throw new FerryError('EXPORT_WRITE', `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`, {

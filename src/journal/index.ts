@@ -1,2 +1,18 @@
 export { blankRow, journalLine, JournalWriter, loadJournal, readJournal, type JournalEntry, type JournalWriterOptions, type LoadedJournal, type RowState } from './journal.ts';
-export { StateDir, type AccountIdentity, type OpenStateOptions } from './state-dir.ts';
+export {
+  bindStateSteps,
+  readRollbacks,
+  readStateSteps,
+  refusePendingRollback,
+  StateDir,
+  writeRollbacks,
+  writeStateSteps,
+  type AccountIdentity,
+  type OpenStateOptions,
+  type PendingRollback,
+  type Rollbacks,
+  type StateStep,
+  type StateSteps,
+} from './state-dir.ts';
+export { releaseLock } from './lock.ts';
+export { takeLock } from './lock.ts';

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../errors/index.ts';
-import { processAlive } from '../util/alive.ts';
+import { processAlive } from '../util/index.ts';
 
 /**
  * Tokens of the locks this process holds. A lock naming this process's id without one of them

@@ -1,7 +1,8 @@
 import { lstat, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { checkNotSpecial } from '../util/make-folders.ts';
+import { ENTITIES, type Entity } from '../mapping/index.ts';
+import { checkNotSpecial, jsonText, writeFileAtomic } from '../util/index.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
@@ -128,10 +129,7 @@ export class StateDir {
 
   /** Writes state.json whole, under a temporary name renamed over it: never half a file. */
   async #save(state: StateFile): Promise<void> {
-    const file = join(this.dir, STATE_FILE);
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-    await rename(temp, file);
+    await writeFileAtomic(join(this.dir, STATE_FILE), jsonText(state));
     this.#state = state;
   }
 
@@ -189,4 +187,118 @@ export class StateDir {
 /** A step name as a file name: letters, digits, dot, dash and underscore; anything else hex-escaped. */
 function safeName(step: string): string {
   return step.replace(/[^A-Za-z0-9._-]/g, (c) => `%${c.codePointAt(0)?.toString(16)}`);
+}
+
+// The steps a state holds and the rollbacks done in it: the importer and rollback both bind to
+// the state folder through these, not to each other.
+
+/** The file beside the journals that says which steps a state holds, in run order, and their kinds. */
+const STEPS_FILE = 'steps.json';
+
+export interface StateStep {
+  name: string;
+  entity: Entity;
+  /** The plan, or the mapping of a one-file import, whose runs write the step's journal (absolute). */
+  source?: string;
+}
+
+export interface StateSteps {
+  steps: StateStep[];
+}
+
+/** Records which steps (and of what kind) a state holds, in the order a run writes them. */
+export async function writeStateSteps(dir: string, steps: StateStep[]): Promise<void> {
+  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
+  const merged = [...steps, ...known.steps.filter((old) => !steps.some((s) => s.name === old.name))];
+  await writeFile(join(dir, STEPS_FILE), `${JSON.stringify({ steps: merged }, null, 2)}\n`, { mode: 0o600 });
+}
+
+export async function readStateSteps(dir: string): Promise<StateSteps> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(join(dir, STEPS_FILE), 'utf8'));
+  } catch (error) {
+    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
+  }
+  const steps = (parsed as StateSteps | null)?.steps;
+  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity) && (s.source === undefined || typeof s.source === 'string'))) {
+    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, { location: { file: join(dir, STEPS_FILE) } });
+  }
+  return { steps };
+}
+
+/** Runs that a rollback undid, so that the next rollback goes one further back. */
+const ROLLBACKS_FILE = 'rollbacks.json';
+
+/**
+ * Binds a run's steps to the state: refuses a state whose rollback was interrupted (see
+ * refusePendingRollback) and a step whose journal another plan or mapping wrote, then (unless
+ * `write` is false: a dry run) records the steps. A journal is named after its step,
+ * and a one-file import's step after the mapping's `name:`: two mappings of one name in one folder
+ * (or two plans there with a step of one name) would share the folder's state, each run taking the
+ * other's records for its own rows (updating them, or deleting them as missing). Refused rather
+ * than keyed by the mapping's path: a journal keyed by path would be lost, silently, when the file
+ * is renamed, and every row created again. A state written before sources were kept takes the
+ * run's.
+ */
+export async function bindStateSteps(dir: string, steps: StateStep[], write: boolean): Promise<void> {
+  await refusePendingRollback(dir);
+  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
+  for (const step of steps) {
+    const other = known.steps.find((s) => s.name === step.name)?.source;
+    if (other === undefined || step.source === undefined || resolve(other) === resolve(step.source)) continue;
+    throw new FerryError('USAGE', `step \`${step.name}\` of the state in ${dir} was written by runs of ${other}; ${step.source} has a step of the same name, and the two would share its journal, each taking the other's records for its own rows`, {
+      location: { file: step.source },
+      hint: `Give one of them another name (\`name:\` in a mapping, the step's name in a plan) or its own --state-dir. If ${basename(step.source)} is ${basename(other)} renamed or moved, give it its old name back, or start over with --fresh.`,
+    });
+  }
+  if (write) await writeStateSteps(dir, steps);
+}
+
+/** A rollback that started writing and has not finished: what it undoes, under which run id. */
+export interface PendingRollback {
+  run: string;
+  targets: string[];
+  started: string;
+}
+
+export interface Rollbacks {
+  undone: string[];
+  pending?: PendingRollback;
+}
+
+export async function readRollbacks(dir: string): Promise<Rollbacks> {
+  let parsed: Partial<Rollbacks>;
+  try {
+    parsed = JSON.parse(await readFile(join(dir, ROLLBACKS_FILE), 'utf8')) as Partial<Rollbacks>;
+  } catch {
+    return { undone: [] };
+  }
+  const strings = (list: unknown): string[] => (Array.isArray(list) ? list.filter((r): r is string => typeof r === 'string') : []);
+  const pending = parsed.pending;
+  const rollbacks: Rollbacks = { undone: strings(parsed.undone) };
+  if (pending && typeof pending.run === 'string' && typeof pending.started === 'string') rollbacks.pending = { run: pending.run, targets: strings(pending.targets), started: pending.started };
+  return rollbacks;
+}
+
+export async function writeRollbacks(dir: string, rollbacks: Rollbacks): Promise<void> {
+  await writeFileAtomic(join(dir, ROLLBACKS_FILE), jsonText(rollbacks));
+}
+
+/**
+ * Refuses to write into a state whose rollback was interrupted. Part of its records are deleted or
+ * set back and part are not, and a record whose update was under way may be set back or not: the
+ * journal cannot tell. A run now would take that mix for what its last run wrote (a row left
+ * unchanged in the input sends nothing, so a record set back stays set back), and the rollback
+ * could then no longer finish as asked. Refused rather than finished by the run: the run is not
+ * the command that decides to delete records.
+ */
+export async function refusePendingRollback(dir: string): Promise<void> {
+  const { pending } = await readRollbacks(dir);
+  if (!pending) return;
+  const runs = pending.targets.length === 1 ? `run ${pending.targets[0]}` : `runs ${pending.targets.join(', ')}`;
+  throw new FerryError('USAGE', `a rollback of ${runs} in ${dir}, started ${pending.started}, did not finish: some of their records are deleted or set back and others not, so a run now would take that mix for what was written and the rollback could no longer finish`, {
+    location: { file: join(dir, ROLLBACKS_FILE) },
+    hint: 'Finish the rollback first (`crm-ferry rollback` with the same plan, mapping or --state-dir goes on where it stopped), then run again.',
+  });
 }

@@ -14,7 +14,7 @@ export {
   type StepCounts,
   type StepSummary,
 } from './run-import.ts';
-export { bindStateSteps, readStateSteps, runRollback, writeStateSteps, type RollbackOptions, type RollbackSummary, type StateStep, type StateSteps } from './rollback.ts';
+export { runRollback, type RollbackOptions, type RollbackSummary } from './rollback.ts';
 export {
   applySetup,
   assertNothingMissing,
@@ -33,3 +33,4 @@ export {
   type SetupPlan,
   type SetupReport,
 } from './setup.ts';
+export { assertSameKey } from './run-import.ts';

@@ -1,4 +1,4 @@
-import type { Entity } from '../mapping/schema.ts';
+import type { Entity } from '../mapping/index.ts';
 import { canonicalJson } from './fingerprint.ts';
 
 type Body = Record<string, unknown>;
@@ -164,6 +164,18 @@ export function beforeImage(from: Body, changes: Body): Body {
   const before: Body = {};
   for (const key of Object.keys(changes)) before[key] = from[key] === undefined ? null : from[key];
   return before;
+}
+
+/**
+ * An update of the account's `record` to `body` (onMatch: update, and every update under --full):
+ * what it changes, and the earlier values of that for rollback, whole lists included.
+ */
+export function planRecordUpdate(record: Body, body: Body): { plan: UpdatePlan; before: Body } {
+  const from = fromRecord(record, body);
+  const plan = planUpdate(from, body, record);
+  const before = beforeImage(from, plan.changes);
+  for (const key of Object.keys(plan.changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
+  return { plan, before };
 }
 
 function idOf(link: unknown): string {

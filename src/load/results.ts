@@ -1,7 +1,7 @@
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { csvField } from '../mapping/rejects.ts';
+import { csvField } from '../mapping/index.ts';
 
 /**
  * What a run did with a row. `missing`: the record of a row an earlier run wrote, which the input

@@ -1,18 +1,12 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
-import type { CrmClient } from '../client/client.ts';
-import { FerryError } from '../errors/index.ts';
-import { type AccountIdentity, JournalWriter, loadJournal, readJournal, StateDir } from '../journal/index.ts';
-import type { Entity } from '../mapping/schema.ts';
+import type { CrmClient } from '../client/index.ts';
+import { type AccountIdentity, JournalWriter, loadJournal, readJournal, readRollbacks, readStateSteps, StateDir, writeRollbacks } from '../journal/index.ts';
+import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate } from './records.ts';
 import { RecordService } from './service.ts';
-import { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 import { setupRuns, undoSetup } from './setup.ts';
-
-export { readStateSteps, writeStateSteps, type StateStep, type StateSteps } from './state-steps.ts';
 
 type Body = Record<string, unknown>;
 /** The records that carry tags. */
@@ -24,85 +18,6 @@ function tagNames(body: Body | null | undefined): string[] {
   const tags = body?.tags;
   if (!Array.isArray(tags)) return [];
   return tags.map((tag) => (tag as Body | null)?.name).filter((name): name is string => typeof name === 'string' && name !== '');
-}
-
-/** Runs that a rollback undid, so that the next rollback goes one further back. */
-const ROLLBACKS_FILE = 'rollbacks.json';
-
-/**
- * Binds a run's steps to the state: refuses a state whose rollback was interrupted (see
- * refusePendingRollback) and a step whose journal another plan or mapping wrote, then (unless
- * `write` is false: a dry run) records the steps. A journal is named after its step,
- * and a one-file import's step after the mapping's `name:`: two mappings of one name in one folder
- * (or two plans there with a step of one name) would share the folder's state, each run taking the
- * other's records for its own rows (updating them, or deleting them as missing). Refused rather
- * than keyed by the mapping's path: a journal keyed by path would be lost, silently, when the file
- * is renamed, and every row created again. A state written before sources were kept takes the
- * run's.
- */
-export async function bindStateSteps(dir: string, steps: StateStep[], write: boolean): Promise<void> {
-  await refusePendingRollback(dir);
-  const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
-  for (const step of steps) {
-    const other = known.steps.find((s) => s.name === step.name)?.source;
-    if (other === undefined || step.source === undefined || resolve(other) === resolve(step.source)) continue;
-    throw new FerryError('USAGE', `step \`${step.name}\` of the state in ${dir} was written by runs of ${other}; ${step.source} has a step of the same name, and the two would share its journal, each taking the other's records for its own rows`, {
-      location: { file: step.source },
-      hint: `Give one of them another name (\`name:\` in a mapping, the step's name in a plan) or its own --state-dir. If ${basename(step.source)} is ${basename(other)} renamed or moved, give it its old name back, or start over with --fresh.`,
-    });
-  }
-  if (write) await writeStateSteps(dir, steps);
-}
-
-/** A rollback that started writing and has not finished: what it undoes, under which run id. */
-interface PendingRollback {
-  run: string;
-  targets: string[];
-  started: string;
-}
-
-interface Rollbacks {
-  undone: string[];
-  pending?: PendingRollback;
-}
-
-async function readRollbacks(dir: string): Promise<Rollbacks> {
-  let parsed: Partial<Rollbacks>;
-  try {
-    parsed = JSON.parse(await readFile(join(dir, ROLLBACKS_FILE), 'utf8')) as Partial<Rollbacks>;
-  } catch {
-    return { undone: [] };
-  }
-  const strings = (list: unknown): string[] => (Array.isArray(list) ? list.filter((r): r is string => typeof r === 'string') : []);
-  const pending = parsed.pending;
-  const rollbacks: Rollbacks = { undone: strings(parsed.undone) };
-  if (pending && typeof pending.run === 'string' && typeof pending.started === 'string') rollbacks.pending = { run: pending.run, targets: strings(pending.targets), started: pending.started };
-  return rollbacks;
-}
-
-async function writeRollbacks(dir: string, rollbacks: Rollbacks): Promise<void> {
-  const file = join(dir, ROLLBACKS_FILE);
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, `${JSON.stringify(rollbacks, null, 2)}\n`, { mode: 0o600 });
-  await rename(temp, file);
-}
-
-/**
- * Refuses to write into a state whose rollback was interrupted. Part of its records are deleted or
- * set back and part are not, and a record whose update was under way may be set back or not: the
- * journal cannot tell. A run now would take that mix for what its last run wrote (a row left
- * unchanged in the input sends nothing, so a record set back stays set back), and the rollback
- * could then no longer finish as asked. Refused rather than finished by the run: the run is not
- * the command that decides to delete records.
- */
-async function refusePendingRollback(dir: string): Promise<void> {
-  const { pending } = await readRollbacks(dir);
-  if (!pending) return;
-  const runs = pending.targets.length === 1 ? `run ${pending.targets[0]}` : `runs ${pending.targets.join(', ')}`;
-  throw new FerryError('USAGE', `a rollback of ${runs} in ${dir}, started ${pending.started}, did not finish: some of their records are deleted or set back and others not, so a run now would take that mix for what was written and the rollback could no longer finish`, {
-    location: { file: join(dir, ROLLBACKS_FILE) },
-    hint: 'Finish the rollback first (`crm-ferry rollback` with the same plan, mapping or --state-dir goes on where it stopped), then run again.',
-  });
 }
 
 export interface RollbackOptions {

@@ -1,174 +1,24 @@
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import pLimit from 'p-limit';
-import { z } from 'zod';
-import type { CrmClient } from '../client/client.ts';
-import { AmbiguousWriteError, ApiError } from '../client/errors.ts';
-import type { GovernorState } from '../client/governor.ts';
+import { AmbiguousWriteError, ApiError, readAccountCatalog } from '../client/index.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { type AccountIdentity, blankRow, type JournalEntry, JournalWriter, loadJournal, type LoadedJournal, type RowState, StateDir } from '../journal/index.ts';
-import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
-import { RejectsWriter } from '../mapping/rejects.ts';
-import { CatalogResolver, createResolver, readAccountCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
-import type { MatchSpec } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
-import { duplicateKeyProblem, linkedSteps, linkKeys, lookUpRef, recordDigest, unresolvedLink } from '../plan/references.ts';
-import type { NotCarried } from '../plan/census.ts';
-import { MatchValueCheck } from '../plan/duplicates.ts';
-import { countWarnings, emptyWarningCounts, warningsText, type WarningCounts } from '../mapping/warnings.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, openStepItems, preparePlan, prepareSingleStep, readsLive, retryFromRejects, type PreparedStep } from '../plan/validate.ts';
-import type { V1LiveConnection } from '../client/v1-reader.ts';
+import { bindStateSteps, blankRow, type JournalEntry, JournalWriter, loadJournal, type RowState, StateDir } from '../journal/index.ts';
+import { CatalogResolver, type CompiledMapping, compileMapping, countWarnings, createResolver, type MappedRecord, type MatchSpec, type NameResolver, type RejectedRow, RejectsWriter, resolveRecord, setAt, warningsText } from '../mapping/index.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, judgeMatch, linkedSteps, linkKeys, lookUpRef, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects, unresolvedLink } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
-import { createMatcher, judgeMatch, type Matcher } from './matching.ts';
-import { beforeImage, COLLECTION_KEYS, contactIdsOf, ENTITY_API, fromRecord, planContacts, planUpdate, withoutApart } from './records.ts';
+import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
-import { bindStateSteps } from './rollback.ts';
 import { LostCreates, RecordService } from './service.ts';
-import { setupForRun, type SetupPlan, type SetupReport } from './setup.ts';
+import { setupForRun, type SetupReport } from './setup.ts';
+import { importOptionsSchema, type DryRunReport, type ImportDeps, type ImportEvent, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import { StepRun, assertSameKey } from './step-run.ts';
+
+export * from './import-options.ts';
+export { assertSameKey } from './step-run.ts';
 
 type Body = Record<string, unknown>;
-
-export const importOptionsSchema = z.object({
-  /** One mapping over one input, or a whole plan. */
-  source: z.discriminatedUnion('kind', [
-    z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }),
-    z.object({ kind: z.literal('plan'), planFile: z.string().min(1) }),
-  ]),
-  /** Where the journal, the lock and the result files live. */
-  stateDir: z.string().min(1),
-  /** Requests under way at once. @default 8 */
-  concurrency: z.number().int().min(1).max(64).default(8),
-  /** Map and resolve names, count the requests a run needs, write nothing. @default false */
-  dryRun: z.boolean().default(false),
-  /** Only the first N rows of each step: a sample migration. @default null (all) */
-  limit: z.number().int().positive().nullable().default(null),
-  /** Start over: the earlier state is moved aside. @default false */
-  fresh: z.boolean().default(false),
-  /** Write every row again, even when unchanged since the last run. @default false */
-  full: z.boolean().default(false),
-  /** Delete the records of rows that are no longer in the input. @default false */
-  deleteMissing: z.boolean().default(false),
-  /** Only the rows the last runs rejected. @default false */
-  retryRejects: z.boolean().default(false),
-  /** With a plan's `setup:`: stop before any write when the account lacks what the interface cannot create. @default false */
-  strict: z.boolean().default(false),
-  /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
-  retryFile: z.string().nullable().default(null),
-});
-
-export type ImportOptions = z.output<typeof importOptionsSchema>;
-export type ImportOptionsInput = z.input<typeof importOptionsSchema>;
-
-export interface ImportDeps {
-  client: CrmClient;
-  /** The account the state must belong to. */
-  account: AccountIdentity;
-  /** Ctrl-C: stop taking rows, let requests under way finish, flush the journal. */
-  signal?: AbortSignal;
-  onEvent?: (event: ImportEvent) => void;
-  /** Names of the account; read once from the account when absent. */
-  resolver?: NameResolver;
-  now?: () => Date;
-  /** How often progress events are sent, in ms. @default 1000 */
-  progressEveryMs?: number;
-  /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
-  v1Live?: V1LiveConnection;
-}
-
-/** Counts of one step. */
-export interface StepCounts {
-  rowsRead: number;
-  created: number;
-  updated: number;
-  unchanged: number;
-  matched: number;
-  deleted: number;
-  skipped: number;
-  /**
-   * Rows that name the record of an earlier row again: with the same values in a step others link
-   * to, or folded into that row by `onDuplicate: first | merge`.
-   */
-  repeated: number;
-  rejected: number;
-  /** Rows the journal knows that this run's input no longer has. */
-  missing: number;
-  /** Rows not reached because the run stopped. */
-  notReached: number;
-}
-
-export interface StepSummary extends StepCounts {
-  step: string;
-  inputFile: string;
-  mappingFile: string;
-  successFile: string | null;
-  rejectsFile: string | null;
-  /** Warnings of the rows written (or found unchanged or matched), by code; each row's are in its success file line. */
-  warnings: WarningCounts;
-  /** Source columns no field reads that hold values, with how many rows have one; empty when the input was not read to the end. */
-  notCarried: NotCarried[];
-}
-
-export interface DryRunReport {
-  /** Requests the run would send (creates, uploads, updates, reads before list updates). */
-  requests: number;
-  /** Requests per hour the account allows, from the rate-limit headers; null when it never said. */
-  limitPerHour: number | null;
-  /** How long the requests take at that rate, in seconds; null without a limit. */
-  estimatedSeconds: number | null;
-  /** Up to three bodies the run would send, with their step and key. */
-  samples: Array<{ step: string; key: string; action: 'create' | 'update'; body: Body }>;
-}
-
-export interface ImportSummary {
-  run: string;
-  stateDir: string;
-  steps: StepSummary[];
-  /** Requests sent during the run, reads of names included. */
-  requests: number;
-  /** Of those, the reads of the account's names (users, pipelines, fields, ...) at the start. */
-  requestsForNames: number;
-  elapsedMs: number;
-  /** Stopped by the signal. */
-  interrupted: boolean;
-  /** The error that stopped the run (service unreachable, refused), or null. The state is kept: a re-run goes on. */
-  stopped: FerryError | null;
-  /** Writes found applied (or not) while reconciling unconfirmed ones. */
-  reconciled: { applied: number; notApplied: number };
-  /** Some step had more rows than --limit: the rest were not read. */
-  limited: boolean;
-  /** Only rows earlier runs rejected were taken (--retry-rejects). */
-  retryRejects: boolean;
-  dryRun: DryRunReport | null;
-  /** What the plan's `setup:` created and listed; null without one. */
-  setup: SetupReport | null;
-}
-
-export type ImportEvent =
-  | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
-  /** The plan's set-up, before anything is written: what it creates, and the checklist of what it cannot. */
-  | { type: 'setup'; plan: SetupPlan }
-  | {
-      type: 'row';
-      step: string;
-      row: number;
-      key: string | null;
-      action: RowAction | 'rejected' | 'skipped' | 'repeated';
-      id?: number;
-      code?: string;
-      message?: string;
-      /** What the written record goes without or carries as typed (see MappedRecord.warnings). */
-      warnings?: RowWarning[];
-    }
-  | {
-      type: 'progress';
-      /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
-      steps: Array<{ step: string; total: number | null } & StepCounts>;
-      requests: number;
-      elapsedMs: number;
-      governor: GovernorState;
-    }
-  | { type: 'end'; summary: ImportSummary };
 
 /** Result files of a run that was killed before it could rename or remove them. */
 async function removeStaleTemps(dir: string): Promise<void> {
@@ -179,13 +29,6 @@ async function removeStaleTemps(dir: string): Promise<void> {
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
 function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
   return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile);
-}
-
-/** What an update of the account's record changes, as it was: the plain values, and whole lists. */
-function imageOfRecord(from: Body, changes: Body, record: Body): Body {
-  const before = beforeImage(from, changes);
-  for (const key of Object.keys(changes)) if (COLLECTION_KEYS.has(key)) before[key] = record[key] ?? [];
-  return before;
 }
 
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
@@ -217,139 +60,6 @@ interface LostAnswer {
   /** When its intent was written. */
   at: string;
   error: AmbiguousWriteError;
-}
-
-interface Deferred {
-  promise: Promise<number | null>;
-  resolve(id: number | null): void;
-  settled: boolean;
-}
-
-function deferred(): Deferred {
-  let resolve!: (id: number | null) => void;
-  const promise = new Promise<number | null>((r) => (resolve = r));
-  const d: Deferred = {
-    promise,
-    settled: false,
-    resolve(id) {
-      if (d.settled) return;
-      d.settled = true;
-      resolve(id);
-    },
-  };
-  return d;
-}
-
-/** One step while it runs. */
-class StepRun {
-  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
-  /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
-  readonly ids = new Map<string, Deferred>();
-  readonly seen = new Set<string>();
-  /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
-  readonly digests: Map<string, number> | null;
-  finished = false;
-  /** Opened on first use; held as promises so that concurrent rows share one file. */
-  success: Promise<SuccessWriter> | null = null;
-  rejects: Promise<RejectsWriter> | null = null;
-  header: string[] = [];
-  /** Ids of every record the journal holds for this step, so reconciliation never adopts one twice. */
-  readonly taken = new Set<number>();
-  /** Finds records the account has already, when the mapping says `match:`. */
-  matcher: Matcher | null = null;
-  /** Settles the creates whose answers were lost, made on the first. */
-  lost: LostCreates | null = null;
-  /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
-  readonly matches: MatchValueCheck;
-  /** Warnings of the rows written, by code. */
-  readonly warnings = emptyWarningCounts();
-  /** Keys of rows folded into another row's record (onDuplicate) -> that row's key. */
-  readonly aliases = new Map<string, string>();
-  /** Unread columns with values, once the input was read. */
-  notCarried: NotCarried[] = [];
-  /** Rows the step reads in all, once counted (for progress). */
-  total: number | null = null;
-  /** Rows of the input that could not be read at all (no key): counted for the journal's run end. */
-  unread = 0;
-  /** The whole input was read (no --limit cut, no stop). */
-  readAll = false;
-
-  constructor(
-    readonly prepared: PreparedStep,
-    readonly compiled: CompiledMapping,
-    readonly journal: LoadedJournal,
-    readonly writer: JournalWriter | null,
-    linked: boolean,
-  ) {
-    for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
-    this.digests = linked ? new Map() : null;
-    this.matches = new MatchValueCheck(prepared.mapping.match);
-  }
-
-  get name(): string {
-    return this.prepared.name;
-  }
-
-  get match(): MatchSpec | undefined {
-    return this.prepared.mapping.match;
-  }
-
-  /** The id of a row of this step, once known; null when the row is not written in the end. */
-  idOf(key: string): number | null | Promise<number | null> {
-    const alias = this.aliases.get(key);
-    if (alias !== undefined) return this.idOf(alias);
-    const pending = this.ids.get(key);
-    if (pending) return pending.promise;
-    const known = this.journal.rows.get(key)?.id;
-    if (known !== undefined && known !== null) return known;
-    if (this.finished) return null;
-    const wait = deferred();
-    this.ids.set(key, wait);
-    return wait.promise;
-  }
-
-  settle(key: string, id: number | null): void {
-    let entry = this.ids.get(key);
-    if (!entry) {
-      entry = deferred();
-      this.ids.set(key, entry);
-    }
-    entry.resolve(id);
-  }
-
-  /**
-   * The row was not written in this run (rejected, stopped): rows that link to it get the record
-   * an earlier run wrote for it, if any.
-   */
-  settleUnwritten(key: string): void {
-    this.settle(key, this.journal.rows.get(key)?.id ?? null);
-  }
-
-  /** A row folded into the row of `into` (onDuplicate): rows that link to its key get that row's record. */
-  alias(key: string, into: string): void {
-    if (key === into) return;
-    this.aliases.set(key, into);
-    const waiting = this.ids.get(key);
-    if (waiting && !waiting.settled) void Promise.resolve(this.idOf(into)).then((id) => waiting.resolve(id));
-  }
-
-  finish(): void {
-    this.finished = true;
-    for (const [key, entry] of this.ids) if (!entry.settled) entry.resolve(this.journal.rows.get(key)?.id ?? null);
-  }
-}
-
-/**
- * A row is known to the journal by its key. With the mapping's key changed, no row would find the
- * record an earlier run wrote for it: every row would be created again, beside its record.
- */
-export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
-  const key = JSON.stringify(step.mapping.key);
-  if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
-  throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
-    location: { file: step.mappingFile, yamlPath: 'key' },
-    hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
-  });
 }
 
 function stepList(steps: readonly string[]): string {
@@ -697,14 +407,13 @@ class ImportEngine {
         }
         const digest = step.digests ? recordDigest(item) : undefined;
         if (step.seen.has(item.key)) {
-          const first = step.digests?.get(item.key);
-          if (first !== undefined && first === digest) {
+          const problem = repeatedKey(step.name, item.key, digest, step.digests?.get(item.key));
+          if (problem === 'repeat') {
             // The record of an earlier row, named again: written once, by that row.
             step.counts.repeated += 1;
             this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
             continue;
           }
-          const problem = duplicateKeyProblem(step.name, item.key, first !== undefined);
           await this.reject(step, this.rejection(item, problem.field, problem.code, problem.message), false);
           continue;
         }
@@ -901,10 +610,8 @@ class ImportEngine {
     const id = record.id as number;
     step.taken.add(id);
     if (spec.onMatch === 'update') {
-      const from = fromRecord(record, body);
-      const plan = planUpdate(from, body, record);
+      const { plan, before } = planRecordUpdate(record, body);
       if (Object.keys(plan.changes).length > 0) {
-        const before = imageOfRecord(from, plan.changes, record);
         await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
@@ -1005,7 +712,7 @@ class ImportEngine {
 
   async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
     const entity = step.compiled.entity;
-    let from = prior.body ?? {};
+    const from = prior.body ?? {};
     let plan = planUpdate(from, body);
     let before: Body | null = null;
     const previous = attachmentFilesOf(prior.body);
@@ -1023,9 +730,8 @@ class ImportEngine {
           hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
         });
       }
-      if (this.options.full) from = fromRecord(current, body);
-      plan = planUpdate(from, body, current);
-      if (this.options.full) before = imageOfRecord(from, plan.changes, current);
+      if (this.options.full) ({ plan, before } = planRecordUpdate(current, body));
+      else plan = planUpdate(from, body, current);
     }
     if (attachmentsChanged) {
       const delta = planAttachments(previous, files, current);

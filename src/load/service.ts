@@ -1,7 +1,5 @@
-import type { CrmClient } from '../client/client.ts';
-import { ApiError } from '../client/errors.ts';
-import type { ApiRequest } from '../client/transport.ts';
-import type { Entity } from '../mapping/schema.ts';
+import { ApiError, type ApiRequest, type CrmClient } from '../client/index.ts';
+import type { Entity } from '../mapping/index.ts';
 import type { AttachmentFile } from './attachments.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
 

@@ -1,14 +1,9 @@
-import type { CrmClient } from '../client/client.ts';
+import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { JournalWriter, loadJournal, readJournal, StateDir, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
-import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
-import { createResolver, readAccountCatalog, type AccountCatalog, type CatalogResolver } from '../mapping/resolve.ts';
-import type { Entity } from '../mapping/schema.ts';
-import type { NameKind, NameUse } from '../mapping/types.ts';
-import type { SetupSpec } from '../plan/schema.ts';
-import { openStepItems, preparePlan, type PreparedStep } from '../plan/validate.ts';
+import { JournalWriter, loadJournal, readJournal, StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
+import { type AccountCatalog, type CatalogResolver, type CompiledMapping, compileMapping, createResolver, type Entity, type NameKind, type NameUse } from '../mapping/index.ts';
+import { openStepItems, type PreparedStep, preparePlan, type SetupSpec } from '../plan/index.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
-import { writeStateSteps } from './state-steps.ts';
 
 export { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
 

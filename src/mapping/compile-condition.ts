@@ -1,4 +1,4 @@
-import type { CellValue } from '../sources/types.ts';
+import type { CellValue } from '../sources/index.ts';
 import type { CodeWriter } from './codegen.ts';
 import type { Condition } from './schema.ts';
 import { filledExpression, isEmpty, textExpression, valueText } from './compile-template.ts';

@@ -1,14 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { listSome, MAX_NAMES_SHOWN } from '../util/limits.ts';
-import { isV1LiveInput } from '../client/v1-input.ts';
+import { isV1LiveInput, listSome, MAX_NAMES_SHOWN } from '../util/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { namedValues } from '../sources/types.ts';
-import type { CellValue, FieldRow, SourceLocation, SourceRow } from '../sources/types.ts';
+import { type CellValue, type FieldRow, namedValues, type SourceLocation, type SourceRow } from '../sources/index.ts';
 import { CodeWriter, positionalCells } from './codegen.ts';
 import { conditionColumns, emitCondition } from './compile-condition.ts';
-import { emitField, RecordLists } from './compile-fields.ts';
-import type { Draft } from './compile-fields.ts';
+import { type Draft, emitField, RecordLists } from './compile-fields.ts';
 import { TARGET_INFO } from './compile-targets.ts';
 import { isEmpty } from './compile-template.ts';
 import type { TransformRegistry } from './compile-transforms.ts';

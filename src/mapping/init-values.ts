@@ -1,6 +1,7 @@
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
-import type { CellValue } from '../sources/types.ts';
+import type { CellValue } from '../sources/index.ts';
 import { normalizeWord } from './suggest.ts';
+import { localeSeparators, NUMBER_LOCALES } from './transforms/number.ts';
 
 /**
  * What `mapping init` reads from a column's sample values: the transform a person would write
@@ -75,14 +76,6 @@ export function proposeDate(samples: CellValue[], hint: { monthFirst?: string } 
   return { transform: `{date: ${q(format)}}`, why };
 }
 
-/** Separators as locales write them; the first locale that writes a pair is the one proposed. */
-const NUMBER_LOCALES: Array<{ decimal: string; thousands: string; locale: string }> = [
-  { decimal: ',', thousands: '.', locale: 'de-DE' },
-  { decimal: ',', thousands: ' ', locale: 'fr-FR' },
-  { decimal: '.', thousands: ',', locale: 'en-US' },
-  { decimal: '.', thousands: "'", locale: 'de-CH' },
-];
-
 const AMOUNT = /^[-+(]?\s*(?:\p{Sc}|[A-Z]{3})?\s*(\d[\d.,' \u00A0\u202F]*)\s*(?:\p{Sc}|[A-Z]{3})?\s*\)?-?$/u;
 
 /**
@@ -138,7 +131,8 @@ export function proposeNumber(samples: CellValue[]): Proposal | undefined {
     if (undecided !== undefined) return undefined;
     return { transform: 'number', why: `plain numbers (${q(texts[0] as string)})` };
   }
-  const pair = NUMBER_LOCALES.find((l) => (decimal === undefined || l.decimal === decimal) && (thousands === undefined || l.thousands === thousands));
+  // The first locale that writes the pair is the one proposed.
+  const pair = NUMBER_LOCALES.map((locale) => ({ locale, ...localeSeparators(locale) })).find((l) => (decimal === undefined || l.decimal === decimal) && (thousands === undefined || l.thousands === thousands));
   if (pair === undefined) return undefined;
   const marks =
     thousands !== undefined && decimal !== undefined

@@ -1,12 +1,9 @@
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { openSource } from '../sources/index.ts';
-import type { OpenSourceOptions } from '../sources/index.ts';
-import type { CellValue } from '../sources/types.ts';
+import { type CellValue, isIdColumn, normalizeWord, openSource, type OpenSourceOptions } from '../sources/index.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
-import { isIdColumn, normalizeWord } from '../sources/column-kinds.ts';
-import { printable } from '../util/printable.ts';
+import { printable } from '../util/index.ts';
 
 /** Options of draftMapping. */
 export interface DraftOptions extends OpenSourceOptions {

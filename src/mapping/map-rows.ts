@@ -1,5 +1,4 @@
-import { sourceBatches, sourceFieldBatches } from '../sources/types.ts';
-import type { FieldRow, SourceItem, SourceRowError } from '../sources/types.ts';
+import { type FieldRow, sourceBatches, sourceFieldBatches, type SourceItem, type SourceRowError } from '../sources/index.ts';
 import type { CompiledMapping } from './compile.ts';
 import type { MappedItem } from './types.ts';
 

@@ -1,8 +1,8 @@
 import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import type { CellValue } from '../sources/types.ts';
-import { checkInputPath } from '../util/input-file.ts';
+import type { CellValue } from '../sources/index.ts';
+import { checkInputPath } from '../util/index.ts';
 import type { RejectedRow } from './types.ts';
 
 /** Columns the rejects file adds after the input's own, in this order. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../client/index.ts';
 import { startTestSandbox, type TestSandbox } from '../../test/helpers/sandbox.ts';
-import { loadCatalog, readAccountCatalog, resolveRecord, type AccountCatalog, type CatalogResolver } from './resolve.ts';
+import { readAccountCatalog } from '../client/account-catalog.ts';
+import { CatalogResolver, resolveRecord, type AccountCatalog } from './resolve.ts';
 import type { MappedRecord, NameUse } from './types.ts';
 
 let sandbox: TestSandbox;
@@ -20,7 +21,7 @@ beforeAll(async () => {
   expect((await sandbox.v2('POST', '/milestones', { milestone: { name: 'Renewed', probability: 100, pipeline: { id: renewalsId } } })).status).toBe(201);
   client = new CrmClient({ baseUrl: sandbox.url, auth: sandbox.token });
   catalog = await readAccountCatalog(client);
-  resolver = await loadCatalog(client);
+  resolver = new CatalogResolver(await readAccountCatalog(client));
 });
 
 afterAll(async () => {

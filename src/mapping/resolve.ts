@@ -1,12 +1,11 @@
 import { distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
-import type { CrmClient } from '../client/index.ts';
-import { readAccountCatalog, type AccountCatalog, type CatalogFieldDefinition, type CatalogMilestone, type FieldEntity, type NamedItem } from './resolve-catalog.ts';
+import type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, FieldEntity, NamedItem } from '../client/index.ts';
 import type { Entity, Mapping, ValueSpec } from './schema.ts';
 import type { MappedRecord, NameKind, NameResolver, NameUse } from './types.ts';
 
-export { readAccountCatalog, type AccountCatalog, type CatalogFieldDefinition, type CatalogMilestone, type CatalogUser, type FieldEntity, type NamedItem } from './resolve-catalog.ts';
+export type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, CatalogUser, FieldEntity, NamedItem } from '../client/index.ts';
 
 type Scope = NameUse['scope'];
 
@@ -89,7 +88,7 @@ function byId<T extends NamedItem>(items: readonly T[], name: string): T | undef
   return items.find((item) => item.id === id);
 }
 
-/** Resolves names against a catalog read from the account (see loadCatalog). */
+/** Resolves names against a catalog read from the account (see client/account-catalog.ts). */
 export class CatalogResolver implements ExplainingResolver {
   readonly online = true;
   readonly #catalog: AccountCatalog;
@@ -282,14 +281,6 @@ export const offlineResolver: ExplainingResolver = {
 /** Builds the resolver of one account from its catalog (read, or made by hand in tests). */
 export function createResolver(catalog: AccountCatalog): CatalogResolver {
   return new CatalogResolver(catalog);
-}
-
-/**
- * Reads the account's names once (see readAccountCatalog) and returns the resolver over them.
- * Throws API_* errors when the service cannot be read.
- */
-export async function loadCatalog(client: CrmClient): Promise<CatalogResolver> {
-  return new CatalogResolver(await readAccountCatalog(client));
 }
 
 function isExplaining(resolver: NameResolver): resolver is ExplainingResolver {

@@ -1,5 +1,5 @@
 import { distance } from 'fastest-levenshtein';
-import { normalizeWord } from '../sources/column-kinds.ts';
+import { normalizeWord } from '../sources/index.ts';
 
 /**
  * Up to `max` candidates close to `word`, closest first. Comparison ignores case, spaces and
@@ -34,4 +34,4 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
   return best === undefined ? '' : `, did you mean \`${best}\`?`;
 }
 
-export { normalizeWord } from '../sources/column-kinds.ts';
+export { normalizeWord } from '../sources/index.ts';

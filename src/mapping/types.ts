@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../errors/index.ts';
-import type { CellValue, SourceLocation } from '../sources/types.ts';
+import type { CellValue, SourceLocation } from '../sources/index.ts';
 import type { Entity } from './schema.ts';
 
 /** Kinds of names a mapping may use that only the account can turn into ids. */

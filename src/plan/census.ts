@@ -1,5 +1,5 @@
-import { isEmpty } from '../mapping/compile-template.ts';
-import type { CellValue } from '../sources/types.ts';
+import { isEmpty } from '../mapping/index.ts';
+import type { CellValue } from '../sources/index.ts';
 
 /** A source column no field reads that holds values: what the run leaves behind, said in its summary. */
 export interface NotCarried {

@@ -1,6 +1,5 @@
-import { matchValues } from '../load/matching.ts';
-import type { MatchSpec, OnDuplicate } from '../mapping/schema.ts';
-import type { MappedItem, MappedRecord, NameUse, RefUse, RowWarning } from '../mapping/types.ts';
+import { matchValues } from './matching.ts';
+import type { MappedItem, MappedRecord, MatchSpec, NameUse, OnDuplicate, RefUse, RowWarning } from '../mapping/index.ts';
 import { recordDigest, type ReferenceProblem } from './references.ts';
 
 /**

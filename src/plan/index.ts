@@ -16,3 +16,9 @@ export {
 export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
+export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
+export { assertConstantNames, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './validate.ts';
+export { createMatcher, judgeMatch, matchValues, type Matcher, type RecordFinder } from './matching.ts';
+export { connectLiveSteps } from './validate.ts';
+export { readsLive } from './validate.ts';
+export { findAttachments, type FoundFile } from './find-attachments.ts';

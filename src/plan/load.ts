@@ -1,12 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { isV1LiveInput } from '../client/v1-input.ts';
+import { isV1LiveInput, readTextInput } from '../util/index.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { loadMapping } from '../mapping/load.ts';
-import type { SourceOptions } from '../mapping/schema.ts';
-import { readTextInput } from '../util/input-file.ts';
+import { loadMapping, type SourceOptions, sourceSchema } from '../mapping/index.ts';
 import { didYouMean } from './order.ts';
-import { sourceSchema } from '../mapping/schema.ts';
 import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
 import { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 

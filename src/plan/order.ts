@@ -1,6 +1,6 @@
 import { closest, distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import type { Mapping } from '../mapping/schema.ts';
+import type { Mapping } from '../mapping/index.ts';
 
 /** A link from a mapping to another step, with where it is written. */
 export interface StepRef {

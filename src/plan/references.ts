@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { ErrorCode } from '../errors/index.ts';
-import type { MappedRecord, RefUse } from '../mapping/types.ts';
+import type { MappedRecord, RefUse } from '../mapping/index.ts';
 
 /** Why one record cannot be linked or kept. */
 export interface ReferenceProblem {
@@ -95,6 +95,17 @@ export function duplicateKeyProblem(step: string, key: string, differs: boolean)
   };
 }
 
+/**
+ * The one decision on a row whose key an earlier row of its step already has (validate and the
+ * importer both ask it). `digest` is the row's recordDigest in a linked step, `earlier` the digest
+ * of the valid row before it; a linked step's row giving the same values is that record named
+ * again ('repeat'), anything else a duplicate key.
+ */
+export function repeatedKey(step: string, key: string, digest: number | undefined, earlier: number | undefined): ReferenceProblem | 'repeat' {
+  if (digest === undefined || earlier === undefined) return duplicateKeyProblem(step, key, false);
+  return earlier === digest ? 'repeat' : duplicateKeyProblem(step, key, true);
+}
+
 /** `people`, `people or organisations`, `people, organisations or leads` */
 function stepList(steps: readonly string[], word: 'or' | 'and'): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.slice(0, -1).join(', ')} ${word} ${steps.at(-1)}`;
@@ -138,8 +149,7 @@ export class ReferenceBook {
   checkKey(step: string, key: string, digest?: number): ReferenceProblem | 'repeat' | undefined {
     const valid = this.#set(this.#valid, step).has(key);
     if (!valid && !this.#set(this.#rejected, step).has(key)) return undefined;
-    if (digest === undefined || !valid) return duplicateKeyProblem(step, key, false);
-    return this.#digests.get(step)?.get(key) === digest ? 'repeat' : duplicateKeyProblem(step, key, true);
+    return repeatedKey(step, key, digest, valid ? this.#digests.get(step)?.get(key) : undefined);
   }
 
   /** What a step has recorded for a key: a valid row wins over a rejected duplicate of it. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sourceSchema } from '../mapping/schema.ts';
+import { sourceSchema } from '../mapping/index.ts';
 
 /**
  * A migration plan as a zod schema: the steps of a whole migration, each a mapping file and the

@@ -1,28 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
-import { compileMapping, type CompiledMapping } from '../mapping/compile.ts';
-import { loadMapping } from '../mapping/load.ts';
-import { mapFieldBatches, mapRows } from '../mapping/map-rows.ts';
-import { assertWritableTarget, readsAsRejectsFile, REJECT_COLUMNS, RejectsWriter, removeStaleRejects, type RejectsLine, type StaleRejects } from '../mapping/rejects.ts';
-import { checkConstantNames, offlineResolver, resolveRecord, type RecordProblem } from '../mapping/resolve.ts';
-import type { Mapping, SourceOptions } from '../mapping/schema.ts';
-import type { MappedItem, MappedRecord, NameResolver, RejectedRow, RowWarning } from '../mapping/types.ts';
-import { countWarnings, emptyWarningCounts, type WarningCounts } from '../mapping/warnings.ts';
-import { openSource, sourceBatches, sourceFieldBatches, type FieldRow, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
-import { statSource } from '../sources/csv.ts';
-import { isV1LiveInput } from '../client/v1-input.ts';
-import { parseV1LiveInput, type V1LiveConnection } from '../client/v1-reader.ts';
+import { assertWritableTarget, checkConstantNames, type CompiledMapping, compileMapping, countWarnings, emptyWarningCounts, loadMapping, mapFieldBatches, type MappedItem, type MappedRecord, type Mapping, mapRows, type NameResolver, offlineResolver, readsAsRejectsFile, type RecordProblem, REJECT_COLUMNS, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type SourceOptions, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
+import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
+import { isV1LiveInput, makeFolders } from '../util/index.ts';
+import { parseV1LiveInput, type V1LiveConnection } from '../client/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
-import { createMatcher, judgeMatch } from '../load/matching.ts';
-import type { RecordService } from '../load/service.ts';
+import { createMatcher, judgeMatch, type RecordFinder } from './matching.ts';
 import { ColumnCensus, type NotCarried } from './census.ts';
 import { foldDuplicates, indexDuplicates, MatchValueCheck } from './duplicates.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
-import { makeFolders } from '../util/make-folders.ts';
-import { findAttachments } from '../load/attachments.ts';
+import { findAttachments } from './find-attachments.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -74,7 +64,7 @@ export interface ValidateCommonOptions {
    * looks them up, so that `onMatch: reject` and a value several records share are rejected here
    * too. Without it no lookup is made. @default none
    */
-  service?: RecordService;
+  service?: RecordFinder;
   signal?: AbortSignal;
 }
 
@@ -241,22 +231,26 @@ export function assertConstantNames(step: PreparedStep, resolver: NameResolver):
   });
 }
 
-/** Yields `first` (already read) and then the rest of `iterator`. */
-async function* prepend(first: IteratorResult<SourceItem>, iterator: AsyncIterator<SourceItem>): AsyncGenerator<SourceItem> {
+/**
+ * Yields `first` (already read) and then the rest of `rest`; stopping early (an error further on,
+ * Ctrl-C) closes `rest`, and with it the file it reads.
+ */
+async function* prepend<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
   if (first.done) return;
-  yield first.value;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) return;
-    yield next.value;
+  let exhausted = false;
+  try {
+    yield first.value;
+    for (;;) {
+      const next = await rest.next();
+      if (next.done) {
+        exhausted = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!exhausted) await rest.return?.(undefined);
   }
-}
-
-/** Yields the first batch (already read) and then the rest; stopping early closes `rest` (and its file). */
-async function* prependBatch<Batch>(first: IteratorResult<Batch>, rest: AsyncGenerator<Batch>): AsyncGenerator<Batch> {
-  if (first.done) return;
-  yield first.value;
-  yield* rest;
 }
 
 /** One rejects row for a record with several problems: the first decides code and field. */
@@ -324,7 +318,7 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
       const first = await batches.next();
       const firstRow = first.done ? undefined : first.value.find((item) => item.kind === 'fields');
       header = detected ?? (firstRow ? [...firstRow.header] : []);
-      const all = prependBatch(first, batches);
+      const all = prepend(first, batches);
       items = mapFieldBatches(census === null ? all : countedBatches(all, census), compiled);
     } else {
       const iterator = opened.items[Symbol.asyncIterator]();
@@ -400,7 +394,7 @@ async function runStep(
   book: ReferenceBook,
   resolver: NameResolver & { online?: boolean },
   signal: AbortSignal | undefined,
-  service?: RecordService,
+  service?: RecordFinder,
 ): Promise<StepReport & { interrupted: boolean }> {
   const report: StepReport & { interrupted: boolean } = {
     step: step.name,

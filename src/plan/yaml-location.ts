@@ -1,5 +1,5 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { yamlValue } from '../util/yaml-value.ts';
+import { yamlValue } from '../util/index.ts';
 import type { z } from 'zod';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { didYouMean } from './order.ts';

@@ -1,5 +1,5 @@
 import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts, StepSummary } from '../load/index.ts';
-import type { RowWarning } from '../mapping/types.ts';
+import type { RowWarning } from '../mapping/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
 import type { NotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
 import type { UsageSample } from './usage.ts';

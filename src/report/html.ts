@@ -1,8 +1,9 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { VerifyDifference } from '../verify/index.ts';
 import type { UsageSample } from './usage.ts';
+import { writeFileAtomic } from '../util/index.ts';
 
 export type ReportCommand = 'run' | 'import' | 'verify' | 'rollback';
 
@@ -292,13 +293,10 @@ ${sections.join('\n')}
 
 /** Writes the page whole under a temporary name and renames it, so that a half-written report is never left behind. */
 export async function writeReport(file: string, html: string): Promise<void> {
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
   try {
     await mkdir(dirname(file), { recursive: true });
-    await writeFile(temp, html, { mode: 0o600 });
-    await rename(temp, file);
+    await writeFileAtomic(file, html, { temp: join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) });
   } catch (error) {
-    await rm(temp, { force: true });
     throw new FerryError('EXPORT_WRITE', `cannot write the report ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Give --report a file in a folder you can write to.' });
   }
 }

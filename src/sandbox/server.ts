@@ -22,7 +22,7 @@ import { ADMIN_USERNAME, seedAccount } from './seed.ts';
 import { type SandboxOptions, type SandboxSettings, sandboxOptionsSchema } from './settings.ts';
 import { DurableState } from './storage/journal.ts';
 import { Store } from './store.ts';
-import { seededRandom } from '../util/seeded-random.ts';
+import { seededRandom } from '../util/index.ts';
 
 export { seededRandom };
 import { registerLegacyRoutes } from './v1/routes.ts';

@@ -10,3 +10,6 @@ export type { ColumnFinding } from './inspect-checks.ts';
 export { listXlsxSheets, readXlsx, type XlsxReadOptions } from './xlsx.ts';
 export { readV1Export, type V1ReadOptions } from './v1-export.ts';
 export { readV1Live, v1LiveName, type V1LiveReadOptions } from './v1-live.ts';
+export { isIdColumn, normalizeWord } from './column-kinds.ts';
+export { statSource } from './csv.ts';
+export { namedValues } from './types.ts';

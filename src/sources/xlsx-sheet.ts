@@ -1,8 +1,7 @@
 import { FerryError } from '../errors/index.ts';
-import { MAX_COLUMNS } from '../util/limits.ts';
+import { MAX_COLUMNS } from '../util/index.ts';
 import type { CellValue } from './types.ts';
-import { convertRawCell } from './xlsx-cells.ts';
-import type { RawCell } from './xlsx-cells.ts';
+import { convertRawCell, type RawCell } from './xlsx-cells.ts';
 import type { SharedStringTable } from './xlsx-strings.ts';
 import type { DateStyles } from './xlsx-styles.ts';
 import { createXmlParser, localName, malformedPart, xmlText } from './xlsx-xml.ts';

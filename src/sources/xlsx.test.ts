@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../errors/index.ts';
 import type { SourceWarning } from './types.ts';
 import { listXlsxSheets, readXlsx } from './xlsx.ts';
-import { uniqueHeaderNames } from './xlsx-headers.ts';
+import { nameColumns } from './csv-header.ts';
 import { isDateFormat, serialToDate } from './xlsx-cells.ts';
 import { columnLetters, columnOfRef } from './xlsx-sheet.ts';
 import { SharedStringTable } from './xlsx-strings.ts';
@@ -427,9 +427,8 @@ describe('xlsx helpers', () => {
     [['Email', 'Email', 'Email'], ['Email', 'Email_2', 'Email_3']],
     [['A', 'A', 'A_2'], ['A', 'A_3', 'A_2']],
     [['', 'B', ''], ['column1', 'B', 'column3']],
-  ])('makes %j unique as %j', (headers, expected) => {
-    const { names } = uniqueHeaderNames([undefined, ...headers], headers.length);
-    expect(names.slice(1)).toEqual(expected);
+  ])('makes %j unique as %j (the CSV reader\'s naming)', (headers, expected) => {
+    expect(nameColumns(headers).names).toEqual(expected);
   });
 
   it.each([

@@ -6,7 +6,7 @@ import type { XlsxContainer } from './xlsx-container.ts';
 import { parseWorkbookIndex } from './xlsx-workbook.ts';
 import type { XlsxSheetInfo, XlsxWorkbookIndex } from './xlsx-workbook.ts';
 import { headerText } from './xlsx-cells.ts';
-import { uniqueHeaderNames } from './xlsx-headers.ts';
+import { nameColumns } from './csv-header.ts';
 import { readSheetRows } from './xlsx-sheet.ts';
 import type { SheetRowData } from './xlsx-sheet.ts';
 import { SharedStringTable, readSharedStrings } from './xlsx-strings.ts';
@@ -250,9 +250,13 @@ class SheetRowReader {
       width = Math.max(width, column);
     }
     if (width === 0) this.failMissingHeader(row.number);
-    const { names, fixes } = uniqueHeaderNames(texts, width);
-    for (const fix of fixes) {
-      if (fix.kind === 'blank') this.warn('HEADER_BLANK', `header of column ${fix.column} is blank; named ${fix.name}`, row.number);
+    // The CSV reader's naming, so that a sheet saved as CSV keeps its column names.
+    const named = nameColumns(Array.from({ length: width }, (_, i) => texts[i + 1] ?? ''));
+    const names: string[] = [];
+    named.names.forEach((name, i) => (names[i + 1] = name));
+    for (const fix of named.renames) {
+      if (fix.reason === 'blank') this.warn('HEADER_BLANK', `header of column ${fix.column} is blank; named ${fix.name}`, row.number);
+      else if (fix.reason === 'reserved') this.warn('HEADER_RENAMED', `header ${JSON.stringify(fix.original)} of column ${fix.column} is a reserved name; renamed ${fix.name}`, row.number);
       else this.warn('HEADER_RENAMED', `header ${JSON.stringify(fix.original)} of column ${fix.column} repeats an earlier one; renamed ${fix.name}`, row.number);
     }
     this.names = names;

@@ -1,21 +1,14 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import type { CrmClient } from '../client/client.ts';
+import { type CrmClient, readAccountCatalog, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
-import { fromRecord, planUpdate } from '../load/records.ts';
-import { assertSameKey } from '../load/run-import.ts';
-import { RecordService } from '../load/service.ts';
-import { compileMapping } from '../mapping/compile.ts';
-import { csvField } from '../mapping/rejects.ts';
-import { CatalogResolver, loadCatalog, resolveRecord, setAt } from '../mapping/resolve.ts';
-import type { Entity } from '../mapping/schema.ts';
-import type { MappedRecord, NameResolver } from '../mapping/types.ts';
-import { lookUpRef } from '../plan/references.ts';
-import { connectLiveSteps, openStepItems, preparePlan, prepareSingleStep, type PreparedStep } from '../plan/validate.ts';
-import type { V1LiveConnection } from '../client/v1-reader.ts';
+import { assertSameKey, fromRecord, planUpdate, RecordService } from '../load/index.ts';
+import { CatalogResolver, compileMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt } from '../mapping/index.ts';
+import { connectLiveSteps, lookUpRef, openStepItems, type PreparedStep, preparePlan, prepareSingleStep } from '../plan/index.ts';
+import { writeFileAtomic } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -283,7 +276,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
 
   const beforeNames = deps.client.transport.requestsSent;
-  const resolver = deps.resolver ?? (await loadCatalog(deps.client));
+  const resolver = deps.resolver ?? new CatalogResolver(await readAccountCatalog(deps.client));
   const requestsForNames = deps.client.transport.requestsSent - beforeNames;
   // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
   const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
@@ -478,13 +471,10 @@ async function writeDifferences(file: string, differences: readonly VerifyDiffer
   for (const d of differences) {
     text += `${[d.step, d.kind, d.row === null ? '' : String(d.row), d.key, d.field, d.inFile, d.inAccount, d.id === null ? '' : String(d.id)].map(csvField).join(',')}\r\n`;
   }
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeFile(temp, text, { mode: 0o600 });
-    await rename(temp, file);
+    await writeFileAtomic(file, text, { temp: join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) });
   } catch (error) {
-    await rm(temp, { force: true });
     throw new FerryError('EXPORT_WRITE', `cannot write the differences file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Free the disk or give another --differences FILE, then run verify again.' });
   }
 }

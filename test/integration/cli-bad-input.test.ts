@@ -85,8 +85,8 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['a mapping file over 1 MB', ['validate', '--mapping', HEAVY, '--input', SMALL], /MAPPING_INVALID.*the mapping file is 2\.\d MB; a mapping file is at most 1 MB/],
   ['a mapping of 6,000 fields', ['validate', '--mapping', MANY, '--input', SMALL], /MAPPING_INVALID.*fields: the mapping has 6,000 field entries; a mapping takes at most 5,000/],
   ['a login base address that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'garbage'], /the base address "garbage" is not a URL/],
-  ['a redirect URI that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'garbage'], /--redirect-uri takes a loopback http address/],
-  ['a redirect URI that is not loopback', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'http://example.com/cb'], /--redirect-uri takes a loopback http address/],
+  ['a redirect URI that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'garbage'], /CONFIG_INVALID.*the redirect URI must be a loopback http address/],
+  ['a redirect URI that is not loopback', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'http://example.com/cb'], /CONFIG_INVALID.*the redirect URI must be a loopback http address/],
   ['a profile with no stored login', ['api', '/parties', '--profile', 'nope', '--base-url', 'http://127.0.0.1:9'], /CONFIG_MISSING[\s\S]*Run `crm-ferry auth login --client-id ID --profile nope`, or pass a personal token/],
   ['a token over plain http', ['api', '/parties', '--base-url', 'http://crm.example.com', '--token', 'abcdefgh'], /^error \[CONFIG_INSECURE_TRANSPORT\]: refusing to send credentials over http:\/\/ to crm\.example\.com: they would travel in clear\n/],
 ];

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { runSetup } from '../../src/load/setup.ts';
 import { compileMapping, loadMapping, mapRows, type MappedRecord, type Mapping, type RejectedRow, type SourceOptions } from '../../src/mapping/index.ts';
-import { loadCatalog, resolveRecord, setAt, type CatalogResolver } from '../../src/mapping/resolve.ts';
+import { readAccountCatalog } from '../../src/client/account-catalog.ts';
+import { CatalogResolver, resolveRecord, setAt } from '../../src/mapping/resolve.ts';
 import { loadPlan } from '../../src/plan/load.ts';
 import { mappingRefs, orderSteps } from '../../src/plan/order.ts';
 import { lookUpRef, ReferenceBook } from '../../src/plan/references.ts';
@@ -627,7 +628,7 @@ describe('imported into the sandbox', () => {
   beforeAll(async () => {
     sandbox = await startTestSandbox();
     client = new CrmClient({ baseUrl: sandbox.url, auth: sandbox.token });
-    resolver = await loadCatalog(client);
+    resolver = new CatalogResolver(await readAccountCatalog(client));
   });
 
   afterAll(async () => {
@@ -648,7 +649,7 @@ describe('imported into the sandbox', () => {
       } finally {
         await rm(stateDir, { recursive: true, force: true });
       }
-      resolver = await loadCatalog(client);
+      resolver = new CatalogResolver(await readAccountCatalog(client));
     }
     for (const step of await plannedSteps(plan)) {
       const ids = new Map<string, number>();

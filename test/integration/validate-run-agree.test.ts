@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { RecordService, runImport, type ImportSummary } from '../../src/load/index.ts';
-import { loadCatalog } from '../../src/mapping/resolve.ts';
+import { readAccountCatalog } from '../../src/client/account-catalog.ts';
+import { CatalogResolver } from '../../src/mapping/resolve.ts';
 import { validatePlan, type ValidateReport } from '../../src/plan/validate.ts';
 import { openSource } from '../../src/sources/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -119,7 +120,7 @@ describe('validate --online and run agree on dirty files', () => {
   async function validateThenRun(box: TestSandbox, plan: string): Promise<{ validated: ValidateReport; summary: ImportSummary }> {
     const client = clientOf(box);
     try {
-      const resolver = await loadCatalog(client);
+      const resolver = new CatalogResolver(await readAccountCatalog(client));
       const validated = await validatePlan({ planFile: plan, rejectsDir: join(dirname(plan), 'validate'), resolver, service: new RecordService(client) });
       const summary = await runImport({ source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
       return { validated, summary };

@@ -79,4 +79,61 @@ describe('the import graph of src/', () => {
     const named = circles(graph).map((component) => component.map((file) => relative(SRC, file)));
     expect(named).toEqual([]);
   });
+
+  /** The room of a file: the first folder under src/ (null for a file directly in src/). */
+  const roomOf = (file: string): string | null => {
+    const parts = relative(SRC, file).split('/');
+    return parts.length > 1 ? (parts[0] as string) : null;
+  };
+
+  it("goes into a room only through its door: a file of another room imports that room's index.ts", () => {
+    const around: string[] = [];
+    for (const [file, imports] of graph) {
+      for (const target of imports) {
+        const room = roomOf(target);
+        if (room === null || room === roomOf(file)) continue;
+        if (relative(SRC, target) !== join(room, 'index.ts')) around.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+    expect(around).toEqual([]);
+  });
+
+  it('keeps the mapping away from the network: mapping/ uses client/ only for types, and reaches it only through the live v1 source', () => {
+    // Value imports only: a type import is gone at run time.
+    const valueImports = (file: string): string[] => {
+      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+      const found = new Set<string>();
+      for (const match of text.matchAll(/(?:\b(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+        found.add(resolve(dirname(file), match[1] as string));
+      }
+      return [...found];
+    };
+    const direct = [...graph.keys()].filter((file) => roomOf(file) === 'mapping').flatMap((file) => valueImports(file).filter((target) => roomOf(target) === 'client').map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`));
+    expect(direct).toEqual([]);
+    // The doors into client/ that mapping/ reaches at run time. Only the live v1 source (sources/
+    // open.ts reads v1+https:// inputs, v1-live.ts turns its pages into rows) may be one: handing
+    // the source opener a reader from outside would remove it too.
+    const doors = new Set<string>();
+    const reached = new Set<string>();
+    const visit = (file: string): void => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const next of valueImports(file)) {
+        if (roomOf(next) === 'client') doors.add(relative(SRC, file));
+        else visit(next);
+      }
+    };
+    for (const file of graph.keys()) if (roomOf(file) === 'mapping') visit(file);
+    expect([...doors].sort()).toEqual(['sources/open.ts', 'sources/v1-live.ts']);
+  });
+
+  it('ships no test helpers: every file under src/ is imported by the program (test helpers live under test/)', () => {
+    const imported = new Set([...graph.values()].flat());
+    // The entry points: the demo script (bin/crm-ferry.js loads cli/main.ts through the build).
+    const entries = new Set(['demo.ts']);
+    const unused = [...graph.keys()].map((file) => relative(SRC, file)).filter((file) => !entries.has(file) && !imported.has(join(SRC, file)));
+    expect(unused).toEqual([]);
+    const helpers = [...graph.keys()].filter((file) => /from ['"]vitest['"]/.test(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file));
+    expect(helpers).toEqual([]);
+  });
 });

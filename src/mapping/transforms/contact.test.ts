@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../util/seeded-random.ts';
 import { EMAIL, email, isSimpleEmail, LOWER_EMAIL, LOWER_EMAIL_MAX, phone } from './contact.ts';
-import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
+import { build, optionsError, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 import type { Value } from './types.ts';
 
 describe('phone', () => {

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { afterEach, describe, expect, it } from 'vitest';
 import { date, time, timestamp } from './dates.ts';
-import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
+import { build, optionsError, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 import type { TransformContext, Value } from './types.ts';
 
 const ZONES = ['Europe/Berlin', 'America/New_York', 'Pacific/Auckland', 'Pacific/Kiritimati', 'America/Santiago', 'UTC'];

@@ -1,9 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { TRANSFORMS, TransformError } from './index.ts';
-import type { TransformDefinition, Value } from './index.ts';
-import { build, expandSpec, UTC } from './test-support.ts';
+import { type TransformDefinition, TransformError, TRANSFORMS, type Value } from './index.ts';
+import { build, expandSpec, UTC } from '../../../test/helpers/transforms.ts';
 
 const definitions = Object.entries(TRANSFORMS);
 

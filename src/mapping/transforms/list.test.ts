@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultTransform, first, join, nth, split } from './list.ts';
 import type { TransformDefinition, Value } from './types.ts';
 import { seededRandom } from '../../util/seeded-random.ts';
-import { build, optionsError, UTC } from './test-support.ts';
+import { build, optionsError, UTC } from '../../../test/helpers/transforms.ts';
 
 type Case = [definition: TransformDefinition<any>, options: unknown, input: Value, output: Value];
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../../errors/index.ts';
 import { lookup } from './lookup.ts';
-import { build, memoryEnvironment, optionsError, transformErrorOf, UTC } from './test-support.ts';
+import { build, memoryEnvironment, optionsError, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 
 const titles = { table: { Mr: 'male', Mrs: 'female', Ms: 'female', Dr: null } };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { integer, number } from './number.ts';
-import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
+import { build, optionsError, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 import type { Value } from './types.ts';
 
 const NNBSP = '\u202F';

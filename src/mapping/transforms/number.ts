@@ -127,7 +127,17 @@ function createParser(options: NumberOptions): NumberParser {
 }
 
 /** Locales whose separators differ, tried in turn to say which one reads a value that failed. */
-const OTHER_LOCALES = ['en-US', 'de-DE', 'fr-FR', 'de-CH'];
+/**
+ * The locales whose way of writing numbers crm-ferry names: `mapping init` proposes the first that
+ * writes a file's separators, and a number that fails says which of them would read it.
+ */
+export const NUMBER_LOCALES: readonly string[] = ['en-US', 'de-DE', 'fr-FR', 'de-CH'];
+
+/** A locale's separators as a person sees them in a file: any space as ' ', either apostrophe as "'". */
+export function localeSeparators(locale: string): { decimal: string; thousands: string } {
+  const { decimal, thousands } = resolveSeparators({ locale });
+  return { decimal, thousands: SPACES.has(thousands) ? ' ' : APOSTROPHES.has(thousands) ? "'" : thousands };
+}
 type Separators = ReturnType<typeof resolveSeparators>;
 let otherParsers: Array<{ locale: string; parser: NumberParser; separators: Separators }> | undefined;
 
@@ -137,7 +147,7 @@ let otherParsers: Array<{ locale: string; parser: NumberParser; separators: Sepa
  * the other locales' parsers and separators are worked out once, as they cost tens of µs each).
  */
 function readerHint(value: string, current: Separators): string {
-  otherParsers ??= OTHER_LOCALES.map((locale) => ({ locale, parser: createParser({ locale }), separators: resolveSeparators({ locale }) }));
+  otherParsers ??= NUMBER_LOCALES.map((locale) => ({ locale, parser: createParser({ locale }), separators: resolveSeparators({ locale }) }));
   for (const { locale, parser, separators: other } of otherParsers) {
     if (other.decimal === current.decimal && (other.thousands === current.thousands || (SPACES.has(other.thousands) && SPACES.has(current.thousands)))) continue;
     const read = parser.parse(value);

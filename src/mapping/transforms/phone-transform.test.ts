@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../util/seeded-random.ts';
 import { phone } from './contact.ts';
-import { build, transformErrorOf, UTC } from './test-support.ts';
+import { build, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 import { TransformError } from './types.ts';
 import type { TransformFn, Value } from './types.ts';
 

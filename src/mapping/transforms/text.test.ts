@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../util/seeded-random.ts';
 import type { TransformDefinition, Value } from './types.ts';
-import { build, optionsError, transformErrorOf, UTC } from './test-support.ts';
+import { build, optionsError, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 import { collapse, extract, lowercase, prefix, replace, suffix, titlecase, trim, truncate, uppercase } from './text.ts';
 
 type Case = [definition: TransformDefinition<any>, options: unknown, input: Value, output: Value];

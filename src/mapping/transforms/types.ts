@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { CellValue } from '../../sources/types.ts';
+import type { CellValue } from '../../sources/index.ts';
 
 /**
  * A value on its way through a field's transforms: what a reader gave (text, number, boolean,

@@ -3,7 +3,7 @@ import { lstat, mkdir, open, readdir, readFile, rename, rm, type FileHandle } fr
 import { basename, dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { FerryError } from '../../errors/index.ts';
-import { checkNotSpecial, makeFolders } from '../../util/make-folders.ts';
+import { checkNotSpecial, makeFolders } from '../../util/index.ts';
 import { BLOB_ID, type ChangeRecord, Store } from '../store.ts';
 
 /** Log size past which the log is folded into the snapshot in the background. */

@@ -162,3 +162,18 @@ describe('OAuth calls and the transport rule', () => {
     }
   });
 });
+
+describe('loginWithBrowser checks its own addresses (the command line only passes them on)', () => {
+  const config = { baseUrl: 'http://127.0.0.1:9', clientId: 'cli', clientSecret: '', scope: 'read' };
+  it.each([
+    ['a redirect URI that is no URL', { redirectUri: 'garbage' }, /redirect URI must be a loopback http address.*"garbage"/],
+    ['a redirect URI off this machine', { redirectUri: 'http://example.com/cb' }, /redirect URI must be a loopback http address/],
+    ['an https redirect URI', { redirectUri: 'https://127.0.0.1:8976/cb' }, /redirect URI must be a loopback http address/],
+    ['a base address that is no URL', { baseUrl: 'nope', redirectUri: 'http://127.0.0.1:0/cb' }, /base address "nope" is not a URL/],
+  ])('%s: a configuration error before anything listens or is shown', async (_what, change, message) => {
+    let shown = false;
+    const login = loginWithBrowser({ ...config, ...change, showUrl: () => void (shown = true) });
+    await expect(login).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(message) });
+    expect(shown).toBe(false);
+  });
+});

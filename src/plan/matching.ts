@@ -1,10 +1,12 @@
 import { FerryError } from '../errors/index.ts';
-import type { Entity, MatchSpec } from '../mapping/schema.ts';
-import type { NameResolver } from '../mapping/types.ts';
-import { ENTITY_API } from './records.ts';
-import type { RecordService } from './service.ts';
+import { ENTITY_PLURAL, type Entity, type MatchSpec, type NameResolver } from '../mapping/index.ts';
 
 type Body = Record<string, unknown>;
+
+/** What a match lookup needs of the account: its records by filter (load's RecordService is one). */
+export interface RecordFinder {
+  filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncIterable<Body>;
+}
 
 /** How many values one filter query asks for at most. */
 const BATCH = 50;
@@ -67,7 +69,7 @@ export class Matcher {
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly service: RecordService,
+    private readonly service: RecordFinder,
     private readonly entity: 'party' | 'kase' | 'opportunity',
     private readonly spec: MatchSpec,
     /** The custom field's id, with `by: custom`. */
@@ -124,13 +126,13 @@ export class Matcher {
  * custom field to match by must exist in the account (MAPPING_UNKNOWN_NAME naming the mapping);
  * an offline resolver knows none and is let through. The importer and `validate --online` share it.
  */
-export function createMatcher(service: RecordService, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string): Matcher | null {
+export function createMatcher(service: RecordFinder, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string): Matcher | null {
   if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
   let definitionId: number | undefined;
   if (spec.by === 'custom') {
-    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_API[entity].many as 'parties' | 'kases' | 'opportunities', tag: null });
+    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_PLURAL[entity], tag: null });
     if (definitionId === undefined && resolver.online !== false) {
-      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_API[entity].many}`, {
+      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_PLURAL[entity]}`, {
         location: { file: mappingFile, yamlPath: 'match.definition' },
       });
     }

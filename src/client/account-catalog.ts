@@ -1,52 +1,7 @@
 import { z } from 'zod';
-import { ApiError, type CrmClient } from '../client/index.ts';
-
-/** Something of the account known by name. */
-export interface NamedItem {
-  id: number;
-  name: string;
-}
-
-export interface CatalogUser {
-  id: number;
-  username: string;
-  /** The user's full name, when the service says (an export of records names owners so). */
-  name?: string | undefined;
-  /** Only when the service lists it. */
-  email: string | undefined;
-}
-
-export interface CatalogMilestone extends NamedItem {
-  pipelineId: number;
-  pipelineName: string;
-}
-
-export interface CatalogFieldDefinition extends NamedItem {
-  /** Name of the data tag the field belongs to; null for a field without one. */
-  tag: string | null;
-  /** Text, List, Date, Boolean, Number, ... when the service says. */
-  type?: string;
-}
-
-export type FieldEntity = 'parties' | 'kases' | 'opportunities';
-
-/**
- * The names of one account that mappings may use, read once per run. Plain data, so tests and an
- * offline run can build one by hand.
- */
-export interface AccountCatalog {
-  users: CatalogUser[];
-  /** null when the service does not list teams (GET /teams is a sandbox addition). */
-  teams: NamedItem[] | null;
-  /** Active pipelines only: an archived pipeline takes no new opportunities. */
-  pipelines: NamedItem[];
-  milestones: CatalogMilestone[];
-  activityTypes: NamedItem[];
-  taskCategories: NamedItem[];
-  fieldDefinitions: Record<FieldEntity, CatalogFieldDefinition[]>;
-  /** Track definitions are named by their description. */
-  trackDefinitions: NamedItem[];
-}
+import type { AccountCatalog, CatalogFieldDefinition } from './catalog.ts';
+import type { CrmClient } from './client.ts';
+import { ApiError } from './errors.ts';
 
 const teamSchema = z.looseObject({ id: z.number().int(), name: z.string() });
 

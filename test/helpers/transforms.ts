@@ -1,5 +1,5 @@
-import { TransformError } from './types.ts';
-import type { TransformContext, TransformDefinition, TransformEnvironment, TransformFn, Value } from './types.ts';
+import { TransformError } from '../../src/mapping/transforms/types.ts';
+import type { TransformContext, TransformDefinition, TransformEnvironment, TransformFn, Value } from '../../src/mapping/transforms/types.ts';
 
 /** A context for tests that do not care about time zones. */
 export const UTC: TransformContext = { timeZone: 'UTC' };

@@ -1,0 +1,39 @@
+import type { AtomicFile } from './atomic-file.ts';
+import { drained } from './zip.ts';
+
+/** Text is handed to the file in pieces of about this many characters: a write per row costs more than the row. */
+export const TEXT_CHUNK = 65_536;
+
+/** Text gathered into pieces of about TEXT_CHUNK characters before it is handed to `send`. */
+export class ChunkedText {
+  #pending: string;
+
+  /** `start`: the text the output begins with (a header). */
+  constructor(
+    private readonly send: (text: string) => Promise<void>,
+    start = '',
+  ) {
+    this.#pending = start;
+  }
+
+  /** Adds text; a promise when a piece went out and the caller must wait for it. */
+  add(text: string): Promise<void> | undefined {
+    this.#pending += text;
+    return this.#pending.length >= TEXT_CHUNK ? this.flush() : undefined;
+  }
+
+  async flush(): Promise<void> {
+    if (this.#pending === '') return;
+    const text = this.#pending;
+    this.#pending = '';
+    await this.send(text);
+  }
+}
+
+/** Where the text of a CSV or JSON Lines export goes: a file written atomically, or standard output. */
+export function sendTo(file: AtomicFile | null, stdout: NodeJS.WritableStream): (text: string) => Promise<void> {
+  if (file) return (text) => file.write(text);
+  return async (text) => {
+    if (!stdout.write(text)) await drained(stdout);
+  };
+}

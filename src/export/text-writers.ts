@@ -1,0 +1,97 @@
+import { csvField } from '../mapping/index.ts';
+import { AtomicFile, commitWithDeleted } from './atomic-file.ts';
+import { ChunkedText, sendTo } from './chunked-text.ts';
+import type { Cell } from './columns.ts';
+import { looksLikeFormula, type Body, type DeletedRecord, type ExportWriter } from './writer-types.ts';
+
+function csvText(cell: Cell, raw: boolean): string {
+  if (cell === null) return '';
+  if (typeof cell === 'object') return 'date' in cell ? cell.date : cell.timestamp;
+  if (typeof cell !== 'string') return String(cell);
+  // A leading apostrophe makes a spreadsheet take the cell as text, never as a formula.
+  return !raw && looksLikeFormula(cell) ? `'${cell}` : cell;
+}
+
+/** CSV in UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
+export class CsvWriter implements ExportWriter {
+  readonly usesCells = true;
+  readonly textsCut = 0;
+  readonly #file: AtomicFile | null;
+  readonly #text: ChunkedText;
+  readonly #eol: string;
+  #deleted: DeletedRecord[] | null = null;
+
+  constructor(
+    private readonly target: string | null,
+    header: string[],
+    private readonly options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream },
+  ) {
+    this.#eol = options.plain ? '\n' : '\r\n';
+    // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
+    const bom = !options.plain && target !== null ? '\uFEFF' : '';
+    this.#file = target === null ? null : new AtomicFile(target);
+    this.#text = new ChunkedText(sendTo(this.#file, options.stdout), `${bom}${header.map(csvField).join(',')}${this.#eol}`);
+  }
+
+  write(cells: Cell[]): Promise<void> | undefined {
+    const raw = this.options.raw;
+    let line = '';
+    for (let i = 0; i < cells.length; i += 1) {
+      const text = csvField(csvText(cells[i] as Cell, raw));
+      line = i === 0 ? text : `${line},${text}`;
+    }
+    return this.#text.add(line + this.#eol);
+  }
+
+  async deleted(records: DeletedRecord[]): Promise<void> {
+    this.#deleted = records;
+  }
+
+  async commit(): Promise<string[]> {
+    await this.#text.flush();
+    // The deleted-ids file always has its BOM unless --plain, even when the export went to standard output.
+    const bom = this.options.plain ? '' : '\uFEFF';
+    const eol = this.#eol;
+    const deleted = this.#deleted && `${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`;
+    return commitWithDeleted(this.#file, this.target, deleted, 'csv');
+  }
+
+  async abort(): Promise<void> {
+    await this.#file?.abort();
+  }
+}
+
+/** JSON Lines: each record as the service returned it, one per line. */
+export class JsonlWriter implements ExportWriter {
+  readonly usesCells = false;
+  readonly textsCut = 0;
+  readonly #file: AtomicFile | null;
+  readonly #text: ChunkedText;
+  #deleted: DeletedRecord[] | null = null;
+
+  constructor(
+    private readonly target: string | null,
+    stdout: NodeJS.WritableStream,
+  ) {
+    this.#file = target === null ? null : new AtomicFile(target);
+    this.#text = new ChunkedText(sendTo(this.#file, stdout));
+  }
+
+  write(_cells: Cell[], record: Body): Promise<void> | undefined {
+    return this.#text.add(`${JSON.stringify(record)}\n`);
+  }
+
+  async deleted(records: DeletedRecord[]): Promise<void> {
+    this.#deleted = records;
+  }
+
+  async commit(): Promise<string[]> {
+    await this.#text.flush();
+    const deleted = this.#deleted && this.#deleted.map((d) => `${JSON.stringify(d)}\n`).join('');
+    return commitWithDeleted(this.#file, this.target, deleted, 'jsonl');
+  }
+
+  async abort(): Promise<void> {
+    await this.#file?.abort();
+  }
+}

@@ -1,0 +1,152 @@
+/** The importer's options (normalised once by the schema), what it needs, and the summary and events it gives. */
+import { z } from 'zod';
+import type { CrmClient, GovernorState, V1LiveConnection } from '../client/index.ts';
+import type { FerryError } from '../errors/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
+import type { MappedRecord, NameResolver, RowWarning, WarningCounts } from '../mapping/index.ts';
+import type { NotCarried } from '../plan/index.ts';
+import type { RowAction } from './results.ts';
+import type { SetupPlan, SetupReport } from './setup.ts';
+
+type Body = Record<string, unknown>;
+
+export const importOptionsSchema = z.object({
+  /** One mapping over one input, or a whole plan. */
+  source: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }),
+    z.object({ kind: z.literal('plan'), planFile: z.string().min(1) }),
+  ]),
+  /** Where the journal, the lock and the result files live. */
+  stateDir: z.string().min(1),
+  /** Requests under way at once. @default 8 */
+  concurrency: z.number().int().min(1).max(64).default(8),
+  /** Map and resolve names, count the requests a run needs, write nothing. @default false */
+  dryRun: z.boolean().default(false),
+  /** Only the first N rows of each step: a sample migration. @default null (all) */
+  limit: z.number().int().positive().nullable().default(null),
+  /** Start over: the earlier state is moved aside. @default false */
+  fresh: z.boolean().default(false),
+  /** Write every row again, even when unchanged since the last run. @default false */
+  full: z.boolean().default(false),
+  /** Delete the records of rows that are no longer in the input. @default false */
+  deleteMissing: z.boolean().default(false),
+  /** Only the rows the last runs rejected. @default false */
+  retryRejects: z.boolean().default(false),
+  /** With a plan's `setup:`: stop before any write when the account lacks what the interface cannot create. @default false */
+  strict: z.boolean().default(false),
+  /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
+  retryFile: z.string().nullable().default(null),
+});
+
+export type ImportOptions = z.output<typeof importOptionsSchema>;
+export type ImportOptionsInput = z.input<typeof importOptionsSchema>;
+
+export interface ImportDeps {
+  client: CrmClient;
+  /** The account the state must belong to. */
+  account: AccountIdentity;
+  /** Ctrl-C: stop taking rows, let requests under way finish, flush the journal. */
+  signal?: AbortSignal;
+  onEvent?: (event: ImportEvent) => void;
+  /** Names of the account; read once from the account when absent. */
+  resolver?: NameResolver;
+  now?: () => Date;
+  /** How often progress events are sent, in ms. @default 1000 */
+  progressEveryMs?: number;
+  /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
+  v1Live?: V1LiveConnection;
+}
+
+/** Counts of one step. */
+export interface StepCounts {
+  rowsRead: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  matched: number;
+  deleted: number;
+  skipped: number;
+  /**
+   * Rows that name the record of an earlier row again: with the same values in a step others link
+   * to, or folded into that row by `onDuplicate: first | merge`.
+   */
+  repeated: number;
+  rejected: number;
+  /** Rows the journal knows that this run's input no longer has. */
+  missing: number;
+  /** Rows not reached because the run stopped. */
+  notReached: number;
+}
+
+export interface StepSummary extends StepCounts {
+  step: string;
+  inputFile: string;
+  mappingFile: string;
+  successFile: string | null;
+  rejectsFile: string | null;
+  /** Warnings of the rows written (or found unchanged or matched), by code; each row's are in its success file line. */
+  warnings: WarningCounts;
+  /** Source columns no field reads that hold values, with how many rows have one; empty when the input was not read to the end. */
+  notCarried: NotCarried[];
+}
+
+export interface DryRunReport {
+  /** Requests the run would send (creates, uploads, updates, reads before list updates). */
+  requests: number;
+  /** Requests per hour the account allows, from the rate-limit headers; null when it never said. */
+  limitPerHour: number | null;
+  /** How long the requests take at that rate, in seconds; null without a limit. */
+  estimatedSeconds: number | null;
+  /** Up to three bodies the run would send, with their step and key. */
+  samples: Array<{ step: string; key: string; action: 'create' | 'update'; body: Body }>;
+}
+
+export interface ImportSummary {
+  run: string;
+  stateDir: string;
+  steps: StepSummary[];
+  /** Requests sent during the run, reads of names included. */
+  requests: number;
+  /** Of those, the reads of the account's names (users, pipelines, fields, ...) at the start. */
+  requestsForNames: number;
+  elapsedMs: number;
+  /** Stopped by the signal. */
+  interrupted: boolean;
+  /** The error that stopped the run (service unreachable, refused), or null. The state is kept: a re-run goes on. */
+  stopped: FerryError | null;
+  /** Writes found applied (or not) while reconciling unconfirmed ones. */
+  reconciled: { applied: number; notApplied: number };
+  /** Some step had more rows than --limit: the rest were not read. */
+  limited: boolean;
+  /** Only rows earlier runs rejected were taken (--retry-rejects). */
+  retryRejects: boolean;
+  dryRun: DryRunReport | null;
+  /** What the plan's `setup:` created and listed; null without one. */
+  setup: SetupReport | null;
+}
+
+export type ImportEvent =
+  | { type: 'start'; run: string; stateDir: string; steps: string[]; dryRun: boolean }
+  /** The plan's set-up, before anything is written: what it creates, and the checklist of what it cannot. */
+  | { type: 'setup'; plan: SetupPlan }
+  | {
+      type: 'row';
+      step: string;
+      row: number;
+      key: string | null;
+      action: RowAction | 'rejected' | 'skipped' | 'repeated';
+      id?: number;
+      code?: string;
+      message?: string;
+      /** What the written record goes without or carries as typed (see MappedRecord.warnings). */
+      warnings?: RowWarning[];
+    }
+  | {
+      type: 'progress';
+      /** `total`: rows the step will read (its input's, or --limit), once counted; null until then. */
+      steps: Array<{ step: string; total: number | null } & StepCounts>;
+      requests: number;
+      elapsedMs: number;
+      governor: GovernorState;
+    }
+  | { type: 'end'; summary: ImportSummary };

@@ -1,0 +1,141 @@
+/** A step while the importer runs it: its counts, ids awaited by other rows, and its journal. */
+import { FerryError } from '../errors/index.ts';
+import { JournalWriter, type LoadedJournal } from '../journal/index.ts';
+import { type CompiledMapping, emptyWarningCounts, type MatchSpec, RejectsWriter } from '../mapping/index.ts';
+import { type Matcher, MatchValueCheck, type NotCarried, type PreparedStep } from '../plan/index.ts';
+import { SuccessWriter } from './results.ts';
+import { LostCreates } from './service.ts';
+import type { StepCounts } from './import-options.ts';
+
+export interface Deferred {
+  promise: Promise<number | null>;
+  resolve(id: number | null): void;
+  settled: boolean;
+}
+
+export function deferred(): Deferred {
+  let resolve!: (id: number | null) => void;
+  const promise = new Promise<number | null>((r) => (resolve = r));
+  const d: Deferred = {
+    promise,
+    settled: false,
+    resolve(id) {
+      if (d.settled) return;
+      d.settled = true;
+      resolve(id);
+    },
+  };
+  return d;
+}
+
+/** One step while it runs. */
+export class StepRun {
+  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
+  /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
+  readonly ids = new Map<string, Deferred>();
+  readonly seen = new Set<string>();
+  /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
+  readonly digests: Map<string, number> | null;
+  finished = false;
+  /** Opened on first use; held as promises so that concurrent rows share one file. */
+  success: Promise<SuccessWriter> | null = null;
+  rejects: Promise<RejectsWriter> | null = null;
+  header: string[] = [];
+  /** Ids of every record the journal holds for this step, so reconciliation never adopts one twice. */
+  readonly taken = new Set<number>();
+  /** Finds records the account has already, when the mapping says `match:`. */
+  matcher: Matcher | null = null;
+  /** Settles the creates whose answers were lost, made on the first. */
+  lost: LostCreates | null = null;
+  /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
+  readonly matches: MatchValueCheck;
+  /** Warnings of the rows written, by code. */
+  readonly warnings = emptyWarningCounts();
+  /** Keys of rows folded into another row's record (onDuplicate) -> that row's key. */
+  readonly aliases = new Map<string, string>();
+  /** Unread columns with values, once the input was read. */
+  notCarried: NotCarried[] = [];
+  /** Rows the step reads in all, once counted (for progress). */
+  total: number | null = null;
+  /** Rows of the input that could not be read at all (no key): counted for the journal's run end. */
+  unread = 0;
+  /** The whole input was read (no --limit cut, no stop). */
+  readAll = false;
+
+  constructor(
+    readonly prepared: PreparedStep,
+    readonly compiled: CompiledMapping,
+    readonly journal: LoadedJournal,
+    readonly writer: JournalWriter | null,
+    linked: boolean,
+  ) {
+    for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
+    this.digests = linked ? new Map() : null;
+    this.matches = new MatchValueCheck(prepared.mapping.match);
+  }
+
+  get name(): string {
+    return this.prepared.name;
+  }
+
+  get match(): MatchSpec | undefined {
+    return this.prepared.mapping.match;
+  }
+
+  /** The id of a row of this step, once known; null when the row is not written in the end. */
+  idOf(key: string): number | null | Promise<number | null> {
+    const alias = this.aliases.get(key);
+    if (alias !== undefined) return this.idOf(alias);
+    const pending = this.ids.get(key);
+    if (pending) return pending.promise;
+    const known = this.journal.rows.get(key)?.id;
+    if (known !== undefined && known !== null) return known;
+    if (this.finished) return null;
+    const wait = deferred();
+    this.ids.set(key, wait);
+    return wait.promise;
+  }
+
+  settle(key: string, id: number | null): void {
+    let entry = this.ids.get(key);
+    if (!entry) {
+      entry = deferred();
+      this.ids.set(key, entry);
+    }
+    entry.resolve(id);
+  }
+
+  /**
+   * The row was not written in this run (rejected, stopped): rows that link to it get the record
+   * an earlier run wrote for it, if any.
+   */
+  settleUnwritten(key: string): void {
+    this.settle(key, this.journal.rows.get(key)?.id ?? null);
+  }
+
+  /** A row folded into the row of `into` (onDuplicate): rows that link to its key get that row's record. */
+  alias(key: string, into: string): void {
+    if (key === into) return;
+    this.aliases.set(key, into);
+    const waiting = this.ids.get(key);
+    if (waiting && !waiting.settled) void Promise.resolve(this.idOf(into)).then((id) => waiting.resolve(id));
+  }
+
+  finish(): void {
+    this.finished = true;
+    for (const [key, entry] of this.ids) if (!entry.settled) entry.resolve(this.journal.rows.get(key)?.id ?? null);
+  }
+}
+
+/**
+ * A row is known to the journal by its key. With the mapping's key changed, no row would find the
+ * record an earlier run wrote for it: every row would be created again, beside its record.
+ */
+export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
+  const key = JSON.stringify(step.mapping.key);
+  if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
+  throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
+    location: { file: step.mappingFile, yamlPath: 'key' },
+    hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
+  });
+}
