@@ -9,7 +9,7 @@ import { type AccountIdentity, loadJournal } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
 import { makeFolders, writeFileAtomic } from '../util/index.ts';
-import { catalogOfBackup, missingConfiguration, openBackup, type Backup, type MissingItem } from './read-backup.ts';
+import { catalogOfBackup, idOf, missingConfiguration, nameOf, openBackup, type Backup, type MissingItem } from './read-backup.ts';
 
 type Body = Record<string, unknown>;
 
@@ -61,15 +61,6 @@ export interface RestoreSummary {
   /** Stopped by the signal (during the import or the links): the same restore continues. */
   interrupted: boolean;
 }
-
-const idOf = (value: unknown): number | null => {
-  const id = value && typeof value === 'object' ? (value as Body).id : undefined;
-  return typeof id === 'number' ? id : null;
-};
-const nameOf = (value: unknown): string | null => {
-  const name = value && typeof value === 'object' ? (value as Body).name : undefined;
-  return typeof name === 'string' ? name : null;
-};
 
 /** Writes one CSV of the restore's inputs (plain, raw: read back by the importer as written). */
 async function writeCsv(file: string, header: string[], rows: Array<{ cells: Cell[]; record: Body }>): Promise<void> {
