@@ -1,24 +1,24 @@
+/**
+ * The importer's part that runs a plan or a mapping: prepares the steps (set-up, journals,
+ * matchers), settles the writes an earlier run left without an answer, reads each step's rows and
+ * hands them to the record writer (record-writer.ts, ImportEngine's base class) as their links
+ * allow, then deals with the rows gone from the input, finishes the result files and sums up.
+ */
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import pLimit from 'p-limit';
-import { AmbiguousWriteError, ApiError, readAccountCatalog } from '../client/index.ts';
-import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { bindStateSteps, blankRow, type JournalEntry, JournalWriter, loadJournal, type RowState, StateDir } from '../journal/index.ts';
-import { CatalogResolver, type CompiledMapping, compileMapping, countWarnings, createResolver, type MappedRecord, type MatchSpec, type NameResolver, type RejectedRow, RejectsWriter, resolveRecord, setAt, warningsText } from '../mapping/index.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, judgeMatch, linkedSteps, linkKeys, lookUpRef, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects, unresolvedLink } from '../plan/index.ts';
-import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
-import { canonicalJson, fingerprint } from './fingerprint.ts';
-import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
-import { SuccessWriter, type RowAction } from './results.ts';
-import { LostCreates, RecordService } from './service.ts';
+import { readAccountCatalog } from '../client/index.ts';
+import { FerryError } from '../errors/index.ts';
+import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
+import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { RecordWriter, withType } from './record-writer.ts';
+import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
-import { importOptionsSchema, type DryRunReport, type ImportDeps, type ImportEvent, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import { importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
 
 export * from './import-options.ts';
 export { assertSameKey } from './step-run.ts';
-
-type Body = Record<string, unknown>;
 
 /** Result files of a run that was killed before it could rename or remove them. */
 async function removeStaleTemps(dir: string): Promise<void> {
@@ -33,49 +33,6 @@ function matcherFor(step: StepRun, service: RecordService, resolver: NameResolve
 
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
-
-/**
- * How many times a row's create may be lost (sent, no answer, then found not applied) before the
- * row is rejected: the service failing one write that often while it answers the lookups is a
- * fault of that write, not an outage; --retry-rejects sends it again.
- */
-const MAX_LOST_CREATES = 10;
-
-const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set(['API_VALIDATION', 'API_BAD_REQUEST', 'API_NOT_FOUND', 'API_CONFLICT']);
-
-/** The service refused this row for what it holds: it goes to the rejects, the run goes on. */
-function isRowLevel(error: unknown): error is ApiError {
-  return error instanceof ApiError && !(error instanceof AmbiguousWriteError) && ROW_LEVEL.has(error.code);
-}
-
-/** A create under way: its number, its intent when written ahead, and what it sends (with uploads made once). */
-interface CreateAttempt {
-  number: number;
-  announced: Promise<string> | null;
-  sent: Body | null;
-}
-
-/** A create that was sent and whose answer never came. */
-interface LostAnswer {
-  /** When its intent was written. */
-  at: string;
-  error: AmbiguousWriteError;
-}
-
-function stepList(steps: readonly string[]): string {
-  return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
-}
-
-/** A body without what is sent apart (a project's additional contacts), and its fingerprint. */
-function apart(mapped: MappedRecord, whole: Body, wholeFp: string): { body: Body; fp: string } {
-  if (contactIdsOf(whole).length === 0) return { body: whole, fp: wholeFp };
-  const body = withoutApart(whole);
-  return { body, fp: fingerprint({ body, attachments: mapped.attachments }) };
-}
-
-function withType(entity: string, body: Body): Body {
-  return entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body;
-}
 
 /**
  * Writes the rows of a mapping or a plan into the account, exactly once across interruptions.
@@ -159,76 +116,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   }
 }
 
-class ImportEngine {
-  readonly service: RecordService;
-  readonly limit: ReturnType<typeof pLimit>;
-  /** Stops reading rows and sending: Ctrl-C, or an error that ends the run. */
-  readonly halt = new AbortController();
-  stopped: FerryError | null = null;
-  interrupted = false;
-  readonly reconciled = { applied: 0, notApplied: 0 };
-  readonly dry: DryRunReport = { requests: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
-  readonly byName: Map<string, StepRun>;
-  readonly started = Date.now();
-  readonly requestsAtStart: number;
-  unlisten: () => void = () => undefined;
-  /** Ends the counting of rows (countRows) with the run. */
-  readonly counting = new AbortController();
-
-  constructor(
-    readonly options: ImportOptions,
-    readonly deps: ImportDeps,
-    readonly state: StateDir,
-    readonly steps: StepRun[],
-    readonly resolver: NameResolver,
-    readonly runId: string,
-    readonly now: () => Date,
-    readonly emit: (event: ImportEvent) => void,
-  ) {
-    this.service = new RecordService(deps.client, this.halt.signal);
-    this.requestsAtStart = deps.client.transport.requestsSent;
-    this.limit = pLimit(options.concurrency);
-    this.byName = new Map(steps.map((s) => [s.name, s]));
-    if (deps.signal) {
-      const onAbort = (): void => {
-        this.interrupted = true;
-        this.halt.abort();
-      };
-      if (deps.signal.aborted) onAbort();
-      else deps.signal.addEventListener('abort', onAbort, { once: true });
-      // A caller running import after import under one signal keeps no listener per run.
-      this.unlisten = () => deps.signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  at(): string {
-    return this.now().toISOString();
-  }
-
-  /** A journal line that must be on disk before what it announces happens. */
-  async journal(step: StepRun, entry: JournalEntry): Promise<void> {
-    await step.writer?.append(entry);
-  }
-
-  /**
-   * A result line. The row goes on without waiting for it to reach the disk: its intent is there
-   * already, so a crash before the result is written leaves an intent that the next run settles
-   * by looking the record up. A failed write stops the run.
-   */
-  record(step: StepRun, entry: JournalEntry): void {
-    step.writer?.append(entry).catch((error: unknown) => this.fail(error));
-  }
-
-  /** Ends the run on an error that is not about one row; the state stays for the re-run. */
-  fail(error: unknown): void {
-    if (this.stopped) return;
-    // Stopping already (Ctrl-C): a wait cut short by it is how a row stops, not a failure.
-    if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
-    this.stopped =
-      error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-    this.halt.abort();
-  }
-
+class ImportEngine extends RecordWriter {
   async run(): Promise<ImportSummary> {
     const timer = setInterval(() => this.progress(), this.deps.progressEveryMs ?? 1000);
     timer.unref();
@@ -352,17 +240,6 @@ class ImportEngine {
     }
   }
 
-  /** Keeps the loaded journal in step with what this run appends. */
-  fold(step: StepRun, key: string, change: Partial<RowState>): void {
-    let row = step.journal.rows.get(key);
-    if (!row) {
-      row = blankRow(key);
-      step.journal.rows.set(key, row);
-    }
-    // In place: a row read from disk keeps its body as text until asked for (see the journal).
-    Object.assign(row, change);
-  }
-
   // -------------------------------------------------------------------------------------------
   // Rows.
 
@@ -451,302 +328,6 @@ class ImportEngine {
       await Promise.all(inFlight);
       step.finish();
     }
-  }
-
-  /** A dry run sends nothing, so it cannot know what the service would refuse: its rejects are not the last run's. */
-  rejectsFile(step: StepRun): string {
-    return this.state.resultFile(step.name, this.options.dryRun ? 'dry-run.rejects' : 'rejects');
-  }
-
-  rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
-    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
-    if (status !== undefined) rejected.status = status;
-    return rejected;
-  }
-
-  /**
-   * A row that goes to the rejects file. Its reject is journalled (so that --retry-rejects finds
-   * it) and rows that link to it learn it was not written, unless `own` is false: a duplicate key
-   * belongs to the row that had it first.
-   */
-  async reject(step: StepRun, rejected: RejectedRow, own = true): Promise<void> {
-    step.counts.rejected += 1;
-    if (own && rejected.key) {
-      step.settleUnwritten(rejected.key);
-      const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.runId, at: this.at(), code: rejected.code, message: rejected.message };
-      if (rejected.status !== undefined) entry.status = rejected.status;
-      await this.journal(step, entry);
-    }
-    step.rejects ??= RejectsWriter.open(this.rejectsFile(step), step.header, { status: true });
-    await (await step.rejects).write(rejected);
-    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message });
-  }
-
-  async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
-    step.counts[action] += 1;
-    countWarnings(step.warnings, mapped.warnings);
-    step.settle(mapped.key, id);
-    if (this.options.dryRun) return;
-    await this.writeSuccess(step, mapped.location.row, mapped.key, action, id, warningsText(mapped.warnings));
-    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
-  }
-
-  /** A line of the step's success file, which is opened at its first line. */
-  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number, warnings = ''): Promise<void> {
-    step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id), warnings });
-  }
-
-  /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
-  async link(step: StepRun, mapped: MappedRecord): Promise<RejectedRow | null> {
-    // Refs are taken out first: an unresolved link may take its fallback's refs' place.
-    for (const ref of [...mapped.refs]) {
-      let linked = false;
-      for (const key of linkKeys(ref)) {
-        const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(key) ?? null));
-        const lookup = lookUpRef({ steps: ref.steps, key }, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
-        if (lookup.status === 'missing') continue;
-        if (lookup.status === 'ambiguous') {
-          return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
-        }
-        setAt(mapped.record, ref.path, lookup.value);
-        linked = true;
-        break;
-      }
-      if (linked) continue;
-      const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
-      const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
-      const problem = unresolvedLink(mapped, ref, `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
-      if (problem) return this.rejection(mapped, problem.field, problem.code, problem.message);
-    }
-    const problems = resolveRecord(mapped, this.resolver);
-    const first = problems[0];
-    if (first) {
-      const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-      return this.rejection(mapped, first.field, first.code, message);
-    }
-    return null;
-  }
-
-  async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
-    const problem = await this.link(step, mapped);
-    if (problem) return this.reject(step, problem);
-    const entity = step.compiled.entity;
-    const body = withType(entity, mapped.record);
-    // A note's files go into its body by content hash: a file changed or added is a change.
-    if (mapped.attachments.length > 0) {
-      const read = await readAttachments(mapped.attachments);
-      if (read.problem) return this.reject(step, this.rejection(mapped, 'attachment', 'SOURCE_UNREADABLE', read.problem));
-      if (read.warnings.length > 0) (mapped.warnings ??= []).push(...read.warnings);
-      if (read.files.length > 0) body.attachments = read.files;
-    }
-    const fp = fingerprint({ body, attachments: mapped.attachments });
-    const prior = step.journal.rows.get(mapped.key);
-    const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
-    // A record matched under `onMatch: skip` is the account's, not the input's: left alone.
-    if (known && known.origin === 'matched' && step.match?.onMatch === 'skip') return this.succeed(step, mapped, 'matched', known.id);
-    if (known && !this.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
-    let found: Body | null = null;
-    if (!known && step.matcher) {
-      const match = await this.lookUp(step, mapped, body);
-      if (match === 'rejected') return;
-      found = match;
-    }
-    if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
-    // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
-    // is not on the request's path (a row sent at once waits for it all the same).
-    const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
-    // Awaited below; until then a failed write must not count as unhandled.
-    announced?.catch(() => undefined);
-    const attempt: CreateAttempt = { number: 1, announced, sent: null };
-    for (;;) {
-      const lost = await this.limit(async (): Promise<LostAnswer | null> => {
-        if (this.halt.signal.aborted) {
-          step.counts.notReached += 1;
-          step.settleUnwritten(mapped.key);
-          // Never sent: the next run need not look for it.
-          if (attempt.announced) {
-            await attempt.announced;
-            await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-          }
-          return null;
-        }
-        try {
-          if (known) await this.update(step, mapped, body, fp, known);
-          else if (found) await this.adopt(step, mapped, body, fp, found);
-          else return await this.create(step, mapped, body, fp, attempt);
-        } catch (error) {
-          if (!isRowLevel(error)) throw error;
-          await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
-        }
-        return null;
-      });
-      // Looked up outside the slot: the pause and the lookup hold up no other row's request.
-      if (!lost || !(await this.settleLost(step, mapped, body, fp, lost, attempt.number))) return;
-      attempt.number += 1;
-    }
-  }
-
-  /**
-   * The account's record for a new row under `match:`, null when it has none, or 'rejected' when
-   * several records match. Rows sharing a match value were rejected (or folded) as they were read.
-   */
-  async lookUp(step: StepRun, mapped: MappedRecord, body: Body): Promise<Body | null | 'rejected'> {
-    const matcher = step.matcher as Matcher;
-    const spec = step.match as MatchSpec;
-    const value = matcher.valueOf(body);
-    if (value === null) return null;
-    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken);
-    if (outcome.kind === 'conflict') {
-      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
-      return 'rejected';
-    }
-    return outcome.kind === 'found' ? outcome.record : null;
-  }
-
-  /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
-  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
-    const spec = step.match as MatchSpec;
-    const id = record.id as number;
-    step.taken.add(id);
-    if (spec.onMatch === 'update') {
-      const { plan, before } = planRecordUpdate(record, body);
-      if (Object.keys(plan.changes).length > 0) {
-        await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
-        await this.service.update(step.compiled.entity, id, plan.changes);
-      }
-    }
-    // With skip nothing of the row was written: the next run must not take the record for the row's.
-    const written = spec.onMatch === 'update' ? body : {};
-    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
-    this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
-    return this.succeed(step, mapped, 'matched', id);
-  }
-
-  countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
-    countWarnings(step.warnings, mapped.warnings);
-    if (found) {
-      this.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
-      step.counts.matched += 1;
-      step.settle(mapped.key, found.id as number);
-      return;
-    }
-    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length + contactIdsOf(body).length;
-    this.dry.requests += requests;
-    if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
-    step.counts[known ? 'updated' : 'created'] += 1;
-    // Rows that link to this one go on being counted; nothing is sent.
-    step.settle(mapped.key, known ? known.id : 0);
-  }
-
-  /** Writes the intent of a create; resolves with its time once it is on disk. */
-  async announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<string> {
-    const at = this.at();
-    await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
-    return at;
-  }
-
-  /**
-   * One attempt at a create. Returns what is needed to look the record up when the answer was
-   * lost (the request was sent: it may have been applied), null when the row is settled.
-   */
-  async create(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, attempt: CreateAttempt): Promise<LostAnswer | null> {
-    const entity = step.compiled.entity;
-    const { body, fp } = apart(mapped, whole, wholeFp);
-    const files = attachmentFilesOf(body);
-    attempt.sent ??= files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
-    const at = await (attempt.announced ?? this.announce(step, mapped, body, fp));
-    attempt.announced = null;
-    let id: number;
-    try {
-      id = await this.service.create(entity, attempt.sent);
-    } catch (error) {
-      if (error instanceof AmbiguousWriteError) return { at, error };
-      // Refused or never sent: the intent is void.
-      if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-      throw error;
-    }
-    await this.created(step, mapped, whole, wholeFp, id);
-    return null;
-  }
-
-  /**
-   * The create is confirmed. A project's additional contacts are added after it, by requests of
-   * their own: until they are, the journal holds the record without them, so that a run cut off
-   * in between adds them on the next.
-   */
-  async created(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, id: number): Promise<void> {
-    const { body, fp } = apart(mapped, whole, wholeFp);
-    step.taken.add(id);
-    this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
-    this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
-    const contacts = contactIdsOf(whole);
-    if (contacts.length > 0) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
-      await this.service.setContacts(id, contacts, []);
-      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp: wholeFp });
-      this.fold(step, mapped.key, { fp: wholeFp, body: whole });
-    }
-    return this.succeed(step, mapped, 'created', id);
-  }
-
-  /**
-   * A create whose answer was lost: after a pause, the record is looked up the way a resumed run
-   * looks it up. Returns true when it was not applied and is to be sent again.
-   */
-  async settleLost(step: StepRun, mapped: MappedRecord, body: Body, fp: string, lost: LostAnswer, attempt: number): Promise<boolean> {
-    step.lost ??= new LostCreates(this.service, step.compiled.entity, (candidate) => step.taken.has(candidate));
-    const id = await step.lost.find({ key: mapped.key, body, at: lost.at }, attempt);
-    if (id !== undefined) {
-      this.reconciled.applied += 1;
-      await this.created(step, mapped, body, fp, id);
-      return false;
-    }
-    this.reconciled.notApplied += 1;
-    await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
-    if (attempt < MAX_LOST_CREATES) return true;
-    const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
-    await this.reject(step, this.rejection(mapped, '', 'API_AMBIGUOUS_WRITE', message, lost.error.status));
-    return false;
-  }
-
-  async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
-    const entity = step.compiled.entity;
-    const from = prior.body ?? {};
-    let plan = planUpdate(from, body);
-    let before: Body | null = null;
-    const previous = attachmentFilesOf(prior.body);
-    const files = attachmentFilesOf(body);
-    const attachmentsChanged = canonicalJson(previous) !== canonicalJson(files);
-    let current: Body | null = null;
-    // --full compares with the record as the account has it now: values changed in the service are written again.
-    if (plan.needsCurrent || this.options.full || attachmentsChanged) {
-      current = await this.service.read(entity, prior.id);
-      if (current === null) {
-        throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
-          method: 'GET',
-          path: `${this.service.urlOf(entity, prior.id)}`,
-          status: 404,
-          hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
-        });
-      }
-      if (this.options.full) ({ plan, before } = planRecordUpdate(current, body));
-      else plan = planUpdate(from, body, current);
-    }
-    if (attachmentsChanged) {
-      const delta = planAttachments(previous, files, current);
-      if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
-    }
-    const contacts = planContacts(prior.body, body);
-    const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
-    if (changed) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
-      if (Object.keys(plan.changes).length > 0) await this.service.update(entity, prior.id, plan.changes);
-      if (contacts.add.length + contacts.remove.length > 0) await this.service.setContacts(prior.id, contacts.add, contacts.remove);
-    }
-    this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
-    this.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.runId });
-    return this.succeed(step, mapped, changed ? 'updated' : 'unchanged', prior.id);
   }
 
   // -------------------------------------------------------------------------------------------

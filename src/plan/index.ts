@@ -2,8 +2,8 @@ export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanSte
 export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
 export { lookUpRef, ReferenceBook, type RefLookup, type ReferenceProblem } from './references.ts';
 export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
+export { preparePlan } from './prepare-step.ts';
 export {
-  preparePlan,
   validateMapping,
   validatePlan,
   type RejectReason,
@@ -17,8 +17,7 @@ export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } f
 export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
-export { assertConstantNames, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './validate.ts';
+export { assertConstantNames, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
 export { createMatcher, judgeMatch, matchValues, type Matcher, type RecordFinder } from './matching.ts';
-export { connectLiveSteps } from './validate.ts';
-export { readsLive } from './validate.ts';
+export { connectLiveSteps, readsLive } from './prepare-step.ts';
 export { findAttachments, type FoundFile } from './find-attachments.ts';

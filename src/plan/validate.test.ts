@@ -2,7 +2,8 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { preparePlan, validateMapping, validatePlan } from './validate.ts';
+import { preparePlan } from './prepare-step.ts';
+import { validateMapping, validatePlan } from './validate.ts';
 
 let dir: string;
 
