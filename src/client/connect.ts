@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
-import { checkBaseUrl } from './base-url.ts';
+import { checkBaseUrl } from '../util/index.ts';
 import { CrmClient } from './client.ts';
 import { CredentialStore, defaultCredentialsPath } from './credentials.ts';
 import { OAuthSession } from './oauth.ts';

@@ -4,7 +4,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
 import { ApiError } from './errors.ts';
 import type { CredentialStore, StoredProfile } from './credentials.ts';
-import { checkBaseUrl } from './base-url.ts';
+import { checkBaseUrl } from '../util/index.ts';
 import { checkSecureTransport } from './secure-transport.ts';
 import type { TokenSource } from './transport.ts';
 

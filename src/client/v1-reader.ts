@@ -4,11 +4,12 @@
  * and the transport rule (https, or plain http to a loopback address only).
  */
 import { FerryError } from '../errors/index.ts';
-import { checkBaseUrl } from './base-url.ts';
+import { checkBaseUrl } from '../util/index.ts';
 import { Transport, type TransportOptions } from './transport.ts';
-import { isV1LiveInput, V1_LIVE_PREFIX } from '../util/index.ts';
+import { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from '../util/index.ts';
 
-export { isV1LiveInput, V1_LIVE_PREFIX };
+// The address and time forms are plain text work, in util/ so that sources/ reads them without the client.
+export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress };
 
 /** The format the v1 interface is asked to answer in. */
 export type V1WireFormat = 'xml' | 'json';
@@ -54,49 +55,6 @@ export class V1Reader {
 }
 
 
-/** The v1 lists a live source reads: the path segment after `/api/`. */
-export type V1List = 'party' | 'opportunity' | 'kase' | 'tasks';
-
-export const V1_LISTS: readonly V1List[] = ['party', 'opportunity', 'kase', 'tasks'];
-
-/** A live v1 input taken apart: the service's address and, when the input names one, the list. */
-export interface V1LiveAddress {
-  /** `https://HOST`, what the transport is built on. */
-  baseUrl: string;
-  /** `/api/kase` at the end of the input picks the list; otherwise the record kind decides. */
-  list: V1List | undefined;
-}
-
-/**
- * Parses `v1+https://HOST[/api/LIST]`. The address is checked like `--base-url` (no user or
- * password in it, never quoted back); the transport rule is checked when the transport is built.
- */
-export function parseV1LiveInput(input: string): V1LiveAddress {
-  if (!isV1LiveInput(input)) {
-    throw new FerryError('USAGE', `${JSON.stringify(input)} is not a live v1 source`, { hint: 'Give it as v1+https://YOUR-OLD-ACCOUNT.example.com.' });
-  }
-  const url = checkBaseUrl(input.slice(V1_LIVE_PREFIX.length));
-  if (url.search !== '' || url.hash !== '') {
-    throw new FerryError('USAGE', `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} has a query or fragment; the reader adds its own`, {
-      hint: 'Give it as v1+https://HOST, or v1+https://HOST/api/kase to read one list.',
-    });
-  }
-  const path = url.pathname.replace(/\/+$/, '');
-  const match = /^(?:\/api(?:\/([^/]+))?)?$/.exec(path);
-  const list = match?.[1];
-  if (!match || (list !== undefined && !(V1_LISTS as readonly string[]).includes(list))) {
-    throw new FerryError('USAGE', `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} names no list it reads; it reads ${V1_LISTS.map((l) => `/api/${l}`).join(', ')}`, {
-      hint: 'Give it as v1+https://HOST (the mapping\'s record picks the list), or end it with /api/party, /api/opportunity, /api/kase or /api/tasks.',
-    });
-  }
-  return { baseUrl: url.origin, list: list as V1List | undefined };
-}
-
-/** `2011-09-14T15:22:01Z` -> `20110914T152201`, the form the v1 list filters take (UTC). */
-export function v1FilterTime(moment: Date): string {
-  if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', 'the time given for the v1 lastmodified filter is not a date', { hint: 'Give --since as 2024-05-01 or 2024-05-01T12:00:00Z.' });
-  return moment.toISOString().replace(/[-:]/g, '').slice(0, 15);
-}
 
 /** How the steps of a run reach live v1 sources: a reader per account, and how to read. */
 export interface V1LiveConnection {

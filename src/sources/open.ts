@@ -8,7 +8,8 @@ import type { SourceItem, SourceWarning } from './types.ts';
 import { readV1Export } from './v1-export.ts';
 import type { V1ReadOptions } from './v1-export.ts';
 import { readXlsx } from './xlsx.ts';
-import { isV1LiveInput, parseV1LiveInput, type V1LiveConnection, type V1WireFormat } from '../client/index.ts';
+import type { V1LiveConnection, V1WireFormat } from '../client/index.ts';
+import { isV1LiveInput, parseV1LiveInput } from '../util/index.ts';
 import { readV1Live } from './v1-live.ts';
 
 /** `v1-api`: not a file but a live legacy account (`v1+https://HOST`). */

@@ -8,7 +8,8 @@
  * warning instead of a path (src/mapping/compile-fields.ts, `addAttachment`).
  */
 import { FerryError } from '../errors/index.ts';
-import { V1_LIVE_PREFIX, v1FilterTime, type V1List, type V1Reader } from '../client/index.ts';
+import type { V1Reader } from '../client/index.ts';
+import { V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../util/index.ts';
 import type { SourceItem } from './types.ts';
 import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-export.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
