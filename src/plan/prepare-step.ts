@@ -32,6 +32,8 @@ export interface PreparedStep {
   fromRejects?: boolean;
   /** How a live v1 input (`v1+https://HOST`, or `source: {format: v1-api}`) is reached; set by the command that connects. */
   live?: V1LiveConnection;
+  /** Where the reads of a live step spool what they fetch (in the run's state folder); set by the importer. */
+  spool?: string;
 }
 
 /**
@@ -218,7 +220,7 @@ async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(ba
 /** Opens, checks and maps one reading of a step's input; see openStepItems. */
 async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus | null): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
   let detected: string[] | undefined;
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns), v1Live: step.live };
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns), v1Live: step.live, v1Spool: step.spool };
   if (signal) options.signal = signal;
   let items: AsyncIterableIterator<MappedItem>;
   let header: string[];
