@@ -5,7 +5,10 @@
  * values) are those of the export the account would give: history items with their
  * `attachment.<n>.*` columns, cases with `party.<n>.id`. The files themselves are not read: the v1
  * interface has no attachment download, and mapping a live row's attachment gives a NOT_CARRIED
- * warning instead of a path (src/mapping/compile-fields.ts, `addAttachment`).
+ * warning instead of a path (src/mapping/compile-fields.ts, `addAttachment`). Given a `spool`
+ * (the importer gives one in the run's state folder), a read keeps what it fetched page by page
+ * and a later read of the same list takes it from there, reading live from the recorded page on
+ * (v1-spool.ts).
  */
 import { FerryError } from '../errors/index.ts';
 import type { V1Reader } from '../client/index.ts';
