@@ -202,8 +202,8 @@ class ImportEngine extends RecordWriter {
   /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
   countRows(): void {
     for (const step of this.steps) {
-      // Counting a live account's rows would read it all a second time, at its request cost.
-      if (readsLive(step.prepared)) continue;
+      // A live step is counted from its spool once that holds the whole list (a plan's set-up read
+      // it), never by reading the old account again: until then its total stays unknown.
       countStepItems(step.prepared, this.counting.signal)
         .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
         .catch(() => undefined);

@@ -289,10 +289,13 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
 
 /**
  * How many rows (and unreadable records) a step's input holds, counted by a read of its own
- * (CSV a batch at a time, without mapping): the total a progress display shows.
+ * (CSV a batch at a time, without mapping): the total a progress display shows. A live step is
+ * counted only from a spool that holds its whole list (after a plan's set-up read it); otherwise
+ * this throws USAGE rather than read the old account a second time.
  */
 export async function countStepItems(step: PreparedStep, signal?: AbortSignal): Promise<number> {
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live };
+  // A live account is counted from a spool holding its whole list, never by reading it again.
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live, v1Spool: step.spool, v1SpoolOnly: true };
   if (signal) options.signal = signal;
   const opened = await openSource(step.inputFile, options);
   const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);

@@ -44,6 +44,12 @@ export interface V1LiveReadOptions extends V1ReadOptions {
    * Not with `startAt`.
    */
   spool?: string;
+  /**
+   * Read the spool only, and only when it holds the whole list (a count of the rows beside the
+   * run): never a request. Throws USAGE when it does not hold it.
+   * @default false
+   */
+  spoolOnly?: boolean;
 }
 
 const LIST_OF: Record<V1RecordKind | 'party', V1List> = {
@@ -191,9 +197,17 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
 
   const records = async function* (): AsyncGenerator<RawV1Record> {
     let start = startAt;
-    if (options.spool !== undefined) {
-      spool = await V1Spool.open(options.spool, { address: reader.transport.origin, list, record: opts.record ?? null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize });
+    const key = { address: reader.transport.origin, list, record: opts.record ?? null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize };
+    if (options.spoolOnly) {
+      const whole = options.spool === undefined ? null : await V1Spool.whole(options.spool, key);
+      if (!whole) throw new FerryError('USAGE', `the spool of ${file} does not hold the whole list (yet), and this read takes nothing from the account`, { location: { file } });
+      for await (const entry of whole) {
+        if ('warning' in entry) opts.onWarning(entry.warning);
+        else yield entry.record;
+      }
+      return;
     }
+    if (options.spool !== undefined) spool = await V1Spool.open(options.spool, key);
     try {
       if (spool) {
         for await (const entry of spool.replay()) {

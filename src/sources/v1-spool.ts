@@ -100,6 +100,32 @@ function entryOf(text: string, file: string, number: number): V1SpoolEntry {
 
 const sameKey = (a: V1SpoolKey, b: V1SpoolKey): boolean => JSON.stringify(a) === JSON.stringify(b);
 
+/** The cursor of a read of `key`; null when there is none (a first read), or one of another read. */
+async function readCursor(file: string, key: V1SpoolKey): Promise<Cursor | null> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as Cursor;
+    if (parsed.format === FORMAT && sameKey(parsed.key, key) && Number.isInteger(parsed.bytes) && Number.isInteger(parsed.next)) return parsed;
+  } catch {
+    // None, or one cut off (it is replaced whole, so only by hand): the list is read again.
+  }
+  return null;
+}
+
+/** The entries of the first `bytes` of a spool. */
+async function* replayEntries(file: string, bytes: number): AsyncGenerator<V1SpoolEntry> {
+  if (bytes === 0) return;
+  const stream = createReadStream(file, { start: 0, end: bytes - 1 });
+  let number = 0;
+  try {
+    for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
+      number += 1;
+      if (text !== '') yield entryOf(text, file, number);
+    }
+  } finally {
+    stream.destroy();
+  }
+}
+
 /** Spools open in this process: a second read of one spool at once reads live without it. */
 const inUse = new Set<string>();
 
@@ -141,13 +167,7 @@ export class V1Spool {
     if (inUse.has(base)) return null;
     const files = v1SpoolFiles(base);
     await mkdir(dirname(base), { recursive: true, mode: 0o700 });
-    let cursor: Cursor | null = null;
-    try {
-      const parsed = JSON.parse(await readFile(files.cursor, 'utf8')) as Cursor;
-      if (parsed.format === FORMAT && sameKey(parsed.key, key) && Number.isInteger(parsed.bytes) && Number.isInteger(parsed.next)) cursor = parsed;
-    } catch {
-      // No cursor (a first read), or one cut off: the spool is read again from the first page.
-    }
+    let cursor = await readCursor(files.cursor, key);
     const handle = await open(files.records, 'a+', 0o600);
     try {
       const size = (await handle.stat()).size;
@@ -163,19 +183,20 @@ export class V1Spool {
   }
 
   /** The entries of the recorded pages, in the order they were read. */
-  async *replay(): AsyncGenerator<V1SpoolEntry> {
-    if (this.replayBytes === 0) return;
-    const file = v1SpoolFiles(this.base).records;
-    const stream = createReadStream(file, { start: 0, end: this.replayBytes - 1 });
-    let number = 0;
-    try {
-      for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
-        number += 1;
-        if (text !== '') yield entryOf(text, file, number);
-      }
-    } finally {
-      stream.destroy();
-    }
+  replay(): AsyncGenerator<V1SpoolEntry> {
+    return replayEntries(v1SpoolFiles(this.base).records, this.replayBytes);
+  }
+
+  /**
+   * The entries of a spool that holds the whole list read with `key`, read without opening it
+   * (a read of it may be under way beside, appending nothing since it is whole); null when there is
+   * no such spool.
+   */
+  static async whole(base: string, key: V1SpoolKey): Promise<AsyncGenerator<V1SpoolEntry> | null> {
+    const files = v1SpoolFiles(base);
+    const cursor = await readCursor(files.cursor, key);
+    if (!cursor?.done) return null;
+    return replayEntries(files.records, cursor.bytes);
   }
 
   /** Appends an entry of the page being read; it counts once the page is committed. */

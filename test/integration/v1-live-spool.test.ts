@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { v1LiveConnection } from '../../src/client/index.ts';
+import { compileMapping } from '../../src/mapping/index.ts';
+import { connectLiveSteps, countStepItems, openStepItems, prepareSingleStep } from '../../src/plan/index.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -195,4 +198,28 @@ describe('the spool of a run', () => {
     expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
     expect(listStarts()).toEqual([0, PAGE]);
   }, 60_000);
+});
+
+describe('the count of a live step for the progress display', () => {
+  it('comes from a spool holding the whole list, and never from the old account', async () => {
+    const step = await prepareSingleStep(liveMapping('v1-organisations'), `v1+${a.url}`);
+    const live = v1LiveConnection({ token: a.token });
+    try {
+      connectLiveSteps([step], live);
+      step.spool = join(work, 'spool', 'organisations');
+      // Nothing spooled yet: no total, and no request.
+      await expect(countStepItems(step)).rejects.toMatchObject({ code: 'USAGE' });
+      expect(requests).toEqual([]);
+      const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
+      const opened = await openStepItems(step, compiled, undefined);
+      let rows = 0;
+      for await (const item of opened?.items ?? []) if (item.kind === 'record') rows++;
+      expect(rows).toBe(ORGANISATIONS);
+      const read = requests.length;
+      expect(await countStepItems(step)).toBe(ORGANISATIONS);
+      expect(requests.length).toBe(read);
+    } finally {
+      await live.close();
+    }
+  });
 });
