@@ -18,7 +18,7 @@ import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-expo
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
 import { readV1JsonRecords } from './v1-json.ts';
 import { readV1XmlRecords, type RawV1Record } from './v1-xml.ts';
-import { V1Spool } from './v1-spool.ts';
+import { V1Spool, type V1SpoolEntry } from './v1-spool.ts';
 
 export interface V1LiveReadOptions extends V1ReadOptions {
   /** The list to read; by default the one `record` lives in (history: the parties'). */
@@ -195,25 +195,27 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     return { ...record, node: { ...record.node, children } };
   };
 
+  /** The records of a spool's recorded pages, its warnings said again where they stand. */
+  const replayed = async function* (entries: AsyncIterable<V1SpoolEntry>): AsyncGenerator<RawV1Record> {
+    for await (const entry of entries) {
+      if ('warning' in entry) opts.onWarning(entry.warning);
+      else yield entry.record;
+    }
+  };
+
   const records = async function* (): AsyncGenerator<RawV1Record> {
     let start = startAt;
     const key = { address: reader.transport.origin, list, record: opts.record ?? null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize };
     if (options.spoolOnly) {
       const whole = options.spool === undefined ? null : await V1Spool.whole(options.spool, key);
       if (!whole) throw new FerryError('USAGE', `the spool of ${file} does not hold the whole list (yet), and this read takes nothing from the account`, { location: { file } });
-      for await (const entry of whole) {
-        if ('warning' in entry) opts.onWarning(entry.warning);
-        else yield entry.record;
-      }
+      yield* replayed(whole);
       return;
     }
     if (options.spool !== undefined) spool = await V1Spool.open(options.spool, key);
     try {
       if (spool) {
-        for await (const entry of spool.replay()) {
-          if ('warning' in entry) opts.onWarning(entry.warning);
-          else yield entry.record;
-        }
+        yield* replayed(spool.replay());
         if (spool.done) return;
         start = spool.next;
       }
@@ -226,7 +228,7 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
           yield completed;
         }
         start += found.length;
-        // A short page is the last; the rows of this page were taken before the next start is said.
+        // A short page is the last; the rows of this page were taken (and spooled) before the next start is said.
         const last = found.length < pageSize;
         await spool?.commit(start, last);
         await options.onPage?.(start);
