@@ -107,6 +107,20 @@ describe('a spooled live v1 read', () => {
     expect(replayed).toEqual(warnings);
   });
 
+  it('keeps a record that could not be read as the same error', async () => {
+    const errors = async (items: AsyncIterable<SourceItem>) => {
+      const out: unknown[] = [];
+      for await (const item of items) if (item.kind === 'error') out.push({ code: item.error.code, message: item.error.message, location: item.location });
+      return out;
+    };
+    // Every record is longer than this: each is an error row.
+    const first = await errors(readV1Live(fakeAccount(4).reader, options({ maxRecordChars: 3 })));
+    expect(first).toHaveLength(4);
+    const again = fakeAccount(4);
+    expect(await errors(readV1Live(again.reader, options({ maxRecordChars: 3 })))).toEqual(first);
+    expect(again.requests).toEqual([]);
+  });
+
   it('is gone once removed: the next read reads the account again', async () => {
     await names(readV1Live(fakeAccount(4).reader, options()));
     await removeV1Spool(base);
