@@ -171,6 +171,14 @@ export class StateDir {
     return join(this.dir, 'results', `${safeName(step)}.${kind}.csv`);
   }
 
+  /**
+   * Where the reads of a live step spool what they fetched (src/sources/v1-spool.ts), under the
+   * state's lock like the rest. A dry run's spool is its own, kept apart so that a real run's stays.
+   */
+  spoolBase(step: string, dryRun: boolean): string {
+    return join(this.dir, 'spool', `${safeName(step)}${dryRun ? '.dry-run' : ''}`);
+  }
+
   /** Sortable by time, unique within the folder. */
   newRunId(): string {
     this.#sequence += 1;

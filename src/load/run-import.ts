@@ -10,7 +10,8 @@ import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { removeV1Spool } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
@@ -24,6 +25,22 @@ export { assertSameKey } from './step-run.ts';
 async function removeStaleTemps(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
   await Promise.all(names.filter((name) => name.startsWith('.') && name.endsWith('.tmp')).map((name) => rm(join(dir, name), { force: true })));
+}
+
+/** Drops the spools of live steps' reads; a spool left behind would be read instead of the account. */
+async function removeSpools(steps: readonly PreparedStep[]): Promise<void> {
+  for (const step of steps) {
+    if (step.spool === undefined) continue;
+    try {
+      await removeV1Spool(step.spool);
+    } catch (error) {
+      throw new FerryError('JOURNAL_WRITE', `cannot remove the spool ${step.spool}: ${(error as Error).message}`, {
+        location: { file: step.spool },
+        cause: error,
+        hint: 'Delete it by hand before the next run, which would otherwise read the old account\'s records from it rather than from the account.',
+      });
+    }
+  }
 }
 
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
@@ -74,6 +91,12 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));
     const run = state.newRunId();
+    // A live step's reads spool what they fetch in the state: the set-up's read fills the spool and
+    // the run reads it back, and a run going on after an interruption reads live from the recorded page.
+    const spooled = prepared.filter((step) => readsLive(step));
+    for (const step of spooled) step.spool = state.spoolBase(step.name, options.dryRun);
+    // A dry run's spool serves that run only: the state is left as it was.
+    if (options.dryRun) await removeSpools(spooled);
     const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
     await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
@@ -100,6 +123,10 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const summary = await engine.run();
+    // A finished run (every row read and handed on, rejected ones included) drops its spools: the
+    // next run is a new read of the account (a delta sync, a retry of records fixed there). An
+    // interrupted or stopped run, or one cut by --limit, keeps them to go on from.
+    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll))) await removeSpools(spooled);
     summary.setup = setup;
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
@@ -175,8 +202,8 @@ class ImportEngine extends RecordWriter {
   /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
   countRows(): void {
     for (const step of this.steps) {
-      // Counting a live account's rows would read it all a second time, at its request cost.
-      if (readsLive(step.prepared)) continue;
+      // A live step is counted from its spool once that holds the whole list (a plan's set-up read
+      // it), never by reading the old account again: until then its total stays unknown.
       countStepItems(step.prepared, this.counting.signal)
         .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
         .catch(() => undefined);

@@ -32,6 +32,8 @@ export interface PreparedStep {
   fromRejects?: boolean;
   /** How a live v1 input (`v1+https://HOST`, or `source: {format: v1-api}`) is reached; set by the command that connects. */
   live?: V1LiveConnection;
+  /** Where the reads of a live step spool what they fetch (in the run's state folder); set by the importer. */
+  spool?: string;
 }
 
 /**
@@ -218,7 +220,7 @@ async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(ba
 /** Opens, checks and maps one reading of a step's input; see openStepItems. */
 async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus | null): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
   let detected: string[] | undefined;
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns), v1Live: step.live };
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns), v1Live: step.live, v1Spool: step.spool };
   if (signal) options.signal = signal;
   let items: AsyncIterableIterator<MappedItem>;
   let header: string[];
@@ -287,10 +289,13 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
 
 /**
  * How many rows (and unreadable records) a step's input holds, counted by a read of its own
- * (CSV a batch at a time, without mapping): the total a progress display shows.
+ * (CSV a batch at a time, without mapping): the total a progress display shows. A live step is
+ * counted only from a spool that holds its whole list (after a plan's set-up read it); otherwise
+ * this throws USAGE rather than read the old account a second time.
  */
 export async function countStepItems(step: PreparedStep, signal?: AbortSignal): Promise<number> {
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live };
+  // A live account is counted from a spool holding its whole list, never by reading it again.
+  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live, v1Spool: step.spool, v1SpoolOnly: true };
   if (signal) options.signal = signal;
   const opened = await openSource(step.inputFile, options);
   const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);

@@ -39,6 +39,10 @@ export interface OpenSourceOptions extends CsvReadOptions {
   pageSize?: number;
   /** A live v1 source: the address when the input does not give it (a mapping's `source: {format: v1-api, baseUrl}`). */
   baseUrl?: string;
+  /** A live v1 source: where the read spools what it fetched, to go on from there (see readV1Live `spool`). */
+  v1Spool?: string | undefined;
+  /** A live v1 source: read the spool alone, when it holds the whole list (see readV1Live `spoolOnly`). @default false */
+  v1SpoolOnly?: boolean;
 }
 
 export interface OpenedSource {
@@ -219,5 +223,7 @@ function openV1Live(input: string, options: OpenSourceOptions): OpenedSource {
   if (list !== undefined) read.list = list;
   if (options.pageSize !== undefined) read.pageSize = options.pageSize;
   if (live.since !== undefined) read.since = live.since;
+  if (options.v1Spool !== undefined) read.spool = options.v1Spool;
+  if (options.v1SpoolOnly) read.spoolOnly = true;
   return { file: address, format: 'v1-api', reason: `live v1 account (${reader.format.toUpperCase()})`, items: readV1Live(reader, read) };
 }

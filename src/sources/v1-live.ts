@@ -5,16 +5,20 @@
  * values) are those of the export the account would give: history items with their
  * `attachment.<n>.*` columns, cases with `party.<n>.id`. The files themselves are not read: the v1
  * interface has no attachment download, and mapping a live row's attachment gives a NOT_CARRIED
- * warning instead of a path (src/mapping/compile-fields.ts, `addAttachment`).
+ * warning instead of a path (src/mapping/compile-fields.ts, `addAttachment`). Given a `spool`
+ * (the importer gives one in the run's state folder), a read keeps what it fetched page by page
+ * and a later read of the same list takes it from there, reading live from the recorded page on
+ * (v1-spool.ts).
  */
 import { FerryError } from '../errors/index.ts';
 import type { V1Reader } from '../client/index.ts';
 import { V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../util/index.ts';
-import type { SourceItem } from './types.ts';
+import type { SourceItem, SourceWarning } from './types.ts';
 import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-export.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
 import { readV1JsonRecords } from './v1-json.ts';
 import { readV1XmlRecords, type RawV1Record } from './v1-xml.ts';
+import { V1Spool, type V1SpoolEntry } from './v1-spool.ts';
 
 export interface V1LiveReadOptions extends V1ReadOptions {
   /** The list to read; by default the one `record` lives in (history: the parties'). */
@@ -33,6 +37,19 @@ export interface V1LiveReadOptions extends V1ReadOptions {
    * the point a later read may go on from.
    */
   onPage?: (next: number) => void | Promise<void>;
+  /**
+   * Where the read keeps what it fetched (v1-spool.ts: `BASE.jsonl` and `BASE.cursor.json`, in a
+   * run's state folder): a read of the same list, kind, format, `since` and page size takes the
+   * records recorded there first, without a request, and reads live from the page after them.
+   * Not with `startAt`.
+   */
+  spool?: string;
+  /**
+   * Read the spool only, and only when it holds the whole list (a count of the rows beside the
+   * run): never a request. Throws USAGE when it does not hold it.
+   * @default false
+   */
+  spoolOnly?: boolean;
 }
 
 const LIST_OF: Record<V1RecordKind | 'party', V1List> = {
@@ -82,6 +99,7 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   }
   const filters: Record<string, string | undefined> = {};
   if (options.since !== undefined && list !== 'tasks') filters['lastmodified'] = v1FilterTime(options.since);
+  if (options.spool !== undefined && options.startAt !== undefined) throw new FerryError('USAGE', 'a spooled read goes on from its own cursor; give spool or startAt, not both', { location: { file } });
   const bareKind: V1RecordKind | undefined = list === 'tasks' ? 'task' : list === 'party' ? undefined : list;
   const signal = opts.signal;
 
@@ -135,6 +153,8 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     return { name: 'history', text: null, children: items };
   };
 
+  let spool: V1Spool | null = null;
+
   /** The record with its sub-lists nested; null when it was deleted after the page was read. */
   const complete = async (record: RawV1Record): Promise<RawV1Record | null> => {
     if (record.error || list === 'tasks') return record;
@@ -160,11 +180,14 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     for (const fetch of wanted) {
       const nodes = await fetch();
       if (nodes === null) {
-        opts.onWarning({
+        const warning: SourceWarning = {
           code: 'OTHER',
           message: `${record.node.name} ${id} was deleted from the old account while ${file} was read; it is left out of this read`,
           location: { file, row: 0, elementPath: record.elementPath },
-        });
+        };
+        // Kept with the records, so that a read from the spool says it too.
+        await spool?.add({ warning });
+        opts.onWarning(warning);
         return null;
       }
       children.push(...nodes);
@@ -172,20 +195,47 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     return { ...record, node: { ...record.node, children } };
   };
 
+  /** The records of a spool's recorded pages, its warnings said again where they stand. */
+  const replayed = async function* (entries: AsyncIterable<V1SpoolEntry>): AsyncGenerator<RawV1Record> {
+    for await (const entry of entries) {
+      if ('warning' in entry) opts.onWarning(entry.warning);
+      else yield entry.record;
+    }
+  };
+
   const records = async function* (): AsyncGenerator<RawV1Record> {
-    for (let start = startAt; ; ) {
-      const found = await page(start);
-      for (const record of found) {
-        const completed = await complete(record);
-        if (completed) yield completed;
+    let start = startAt;
+    const key = { address: reader.transport.origin, list, record: opts.record ?? null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize };
+    if (options.spoolOnly) {
+      const whole = options.spool === undefined ? null : await V1Spool.whole(options.spool, key);
+      if (!whole) throw new FerryError('USAGE', `the spool of ${file} does not hold the whole list (yet), and this read takes nothing from the account`, { location: { file } });
+      yield* replayed(whole);
+      return;
+    }
+    if (options.spool !== undefined) spool = await V1Spool.open(options.spool, key);
+    try {
+      if (spool) {
+        yield* replayed(spool.replay());
+        if (spool.done) return;
+        start = spool.next;
       }
-      start += found.length;
-      // A short page is the last; the rows of this page were taken before the next start is said.
-      if (found.length < pageSize) {
+      for (;;) {
+        const found = await page(start);
+        for (const record of found) {
+          const completed = await complete(record);
+          if (!completed) continue;
+          await spool?.add({ record: completed });
+          yield completed;
+        }
+        start += found.length;
+        // A short page is the last; the rows of this page were taken (and spooled) before the next start is said.
+        const last = found.length < pageSize;
+        await spool?.commit(start, last);
         await options.onPage?.(start);
-        return;
+        if (last) return;
       }
-      await options.onPage?.(start);
+    } finally {
+      await spool?.close();
     }
   };
 
