@@ -73,7 +73,8 @@ step what is missing, extra, differs, or links nowhere. Writes nothing to the ac
 opportunities (a filter by id), one per note or task.
 
 Exit code 0 when the account matches the source, 3 when it differs (see the differences file),
-4 when the service refused or could not be reached, 2 for bad usage or input.`,
+4 when the service refused or could not be reached, 2 for bad usage or input, 130 interrupted (nothing
+was written: run it again).`,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping of an import (instead of a PLAN)', group: 'Input:' },
     input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN), or v1+https://HOST', group: 'Input:' },
