@@ -1,4 +1,3 @@
-import { relative } from 'node:path';
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport, type StepCounts } from '../load/index.ts';
@@ -6,6 +5,7 @@ import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
 import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
 import { notCarriedLines, type NotCarried } from '../plan/index.ts';
 import { ProgressLine } from './progress-line.ts';
+import { shownPath as shown } from './report-flag.ts';
 
 /**
  * What a step's records go without or carry in another form, and the columns no field reads:
@@ -32,10 +32,6 @@ function seconds(ms: number): string {
   return minutes < 60 ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-function shown(path: string, cwd: string): string {
-  const rel = relative(cwd, path);
-  return rel === '' || rel.startsWith('..') ? path : rel;
-}
 
 
 /** Records written by a run: what requests per record are counted against. */
@@ -84,7 +80,11 @@ function rejectedHint(rejected: number, retryRejects: boolean): string {
 }
 
 /** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */
-export function formatImportSummary(summary: ImportSummary, cwd: string): string {
+/**
+ * The summary as a person reads it. `liveReads`: the requests that read live v1 inputs (a live
+ * account read through the dry run is read again by the run, at the same cost).
+ */
+export function formatImportSummary(summary: ImportSummary, cwd: string, liveReads = 0): string {
   const lines: string[] = [];
   const dry = summary.dryRun;
   lines.push(dry ? `Dry run: nothing was written to the account.` : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`);
@@ -114,6 +114,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
     } else {
       lines.push('The service did not say its rate limit; the time depends on it.');
     }
+    if (liveReads > 0) lines.push(`Reading the old account (v1) took ${plural(liveReads, 'request')} besides, at the old account's own rate limit; the run reads it again.`);
     for (const sample of dry.samples) lines.push('', `Sample ${sample.action} (step ${sample.step}, key ${sample.key}):`, JSON.stringify(sample.body, null, 2));
     return `${lines.join('\n')}\n`;
   }
@@ -123,6 +124,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string): string
   lines.push(
     `Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names once, ${writing.toLocaleString('en-GB')} for the rows${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`,
   );
+  if (liveReads > 0) lines.push(`Reading the old account (v1): ${plural(liveReads, 'request')}.`);
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   if (summary.stopped) {
     // Running the same command again helps when the service was the trouble, not when the input or the disk was.

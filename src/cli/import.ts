@@ -207,7 +207,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
   const tally = reportFile ? new (await import('../report/index.ts')).ReasonTally() : null;
   const onEvent = tally ? (event: ImportEvent): void => (tally.onImportEvent(event), progress.onEvent(event)) : progress.onEvent;
   const { runImport } = await import('../load/index.ts');
-  const { summary, report } = await withClient(
+  const { summary, liveReads, report } = await withClient(
     args,
     io,
     async (client, account) => {
@@ -215,7 +215,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
       const v1Live = await v1LiveOf(client, args, io, options.v1, options.transport);
       try {
         const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000, v1Live });
-        return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
+        return { summary, liveReads: v1Live.reads, report: usage ? { usage: usage.stop(), account: account.account } : null };
       } finally {
         await v1Live.close();
       }
@@ -223,12 +223,12 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     options.transport,
   );
   progress.finish();
-  if (!options.json) io.stdout.write(printableLines(formatImportSummary(summary, io.cwd)));
+  if (!options.json) io.stdout.write(printableLines(formatImportSummary(summary, io.cwd, liveReads)));
   if (reportFile && report && tally) {
     const { importReport } = await import('../report/index.ts');
     const source = options.run.source;
     const plan = source.kind === 'plan' ? shownPath(source.planFile, io.cwd) : `${shownPath(source.inputFile, io.cwd)} with ${shownPath(source.mappingFile, io.cwd)}`;
-    const outcome = formatImportSummary(summary, io.cwd).trimEnd().split('\n').at(-1) ?? '';
+    const outcome = formatImportSummary(summary, io.cwd, liveReads).trimEnd().split('\n').at(-1) ?? '';
     const input = importReport(summary, { command: source.kind === 'plan' ? 'run' : 'import', version: version(), plan, account: report.account, usage: report.usage, outcome, reasons: tally.groups(), shown: (p) => shownPath(p, io.cwd) });
     await writeCommandReport(reportFile, input, options.json ? io.stderr : io.stdout, io.cwd);
   }

@@ -61,8 +61,10 @@ async function loadNamed(words: string[]): Promise<Map<string, Command>> {
 }
 
 /** `--port  <N> port to listen on`: the value's shape first, as in man pages. */
+/** The option's line in --help: its value as <VALUE>, or [VALUE] when it may be left out. */
 function describe(def: OptionDef): string {
-  return def.value ? `<${def.value}> ${def.describe}` : def.describe;
+  if (!def.value) return def.describe;
+  return def.optionalValue ? `[${def.value}] ${def.describe}` : `<${def.value}> ${def.describe}`;
 }
 
 interface ParserState {

@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { CrmClient } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
+import { isV1LiveInput } from '../util/index.ts';
 import type { ReportInput, UsageRecorder } from '../report/index.ts';
 import type { OptionSpec, ParsedArgs } from './command.ts';
 
@@ -18,8 +19,12 @@ export function reportPath(args: ParsedArgs, cwd: string): string | undefined {
   return isAbsolute(value) ? value : resolve(cwd, value);
 }
 
-/** A path as the person reads it: relative to where the command runs, when under it. */
+/**
+ * A path as the person reads it: relative to where the command runs, when under it. A live v1
+ * input (`v1+https://HOST`) is an address, shown as given.
+ */
 export function shownPath(path: string, cwd: string): string {
+  if (isV1LiveInput(path)) return path;
   const rel = relative(cwd, path);
   return rel === '' || rel.startsWith('..') ? path : rel;
 }

@@ -1,4 +1,4 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { RecordService } from '../load/index.ts';
@@ -8,6 +8,7 @@ import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { warningAndColumnLines } from './import-report.ts';
+import { shownPath } from './report-flag.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
 export type ValidateCommandOptions =
@@ -75,10 +76,7 @@ function formatStep(step: StepReport, show: (path: string) => string, lines: str
 
 /** The summary as a person reads it. */
 export function formatValidateReport(report: ValidateReport, options: { plan?: string; cwd: string }): string {
-  const show = (path: string): string => {
-    const rel = relative(options.cwd, path);
-    return rel === '' || rel.startsWith('..') ? path : rel;
-  };
+  const show = (path: string): string => shownPath(path, options.cwd);
   const lines: string[] = [];
   const names = report.online ? 'names checked against the account' : 'offline: names not checked (use --online)';
   if (options.plan !== undefined) {

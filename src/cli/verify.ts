@@ -57,6 +57,10 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string): string
     lines.push('');
   }
   if (!summary.matches) lines.push(`Differences: ${summary.differences.length.toLocaleString('en-GB')}  -> ${shownPath(summary.differencesFile, cwd)}`);
+  for (const { entity, listed } of summary.notListed) {
+    const kind = entity === 'entry' ? 'notes' : 'tasks';
+    lines.push(`${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${listed.toLocaleString('en-GB')} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`);
+  }
   lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names, ${(summary.requests - summary.requestsForNames).toLocaleString('en-GB')} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`);
   lines.push(verifyOutcome(summary));
   return `${lines.join('\n')}\n`;
@@ -70,10 +74,13 @@ export const verifyCommand: Command = {
 Reads the source again and the account's records (by the ids in the state's journal), and says per
 step what is missing, extra, differs, or links nowhere. Writes nothing to the account.`,
   epilog: `The requests it needs are said before the records are read: one per 100 parties, projects or
-opportunities (a filter by id), one per note or task.
+opportunities (a filter by id), one per note or task. Looking for records added by hand since the
+first run takes one per 100 of them, and for notes and tasks one per 100 of the account's, at most
+one per 100 the runs wrote and one more.
 
 Exit code 0 when the account matches the source, 3 when it differs (see the differences file),
-4 when the service refused or could not be reached, 2 for bad usage or input.`,
+4 when the service refused or could not be reached, 2 for bad usage or input, 130 interrupted (nothing
+was written: run it again).`,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping of an import (instead of a PLAN)', group: 'Input:' },
     input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN), or v1+https://HOST', group: 'Input:' },

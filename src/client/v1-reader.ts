@@ -29,6 +29,8 @@ export class V1Reader {
   constructor(
     readonly transport: Transport,
     readonly format: V1WireFormat,
+    /** Counts the reads of a connection's readers together (see V1LiveConnection.reads). */
+    private readonly tally: { reads: number } = { reads: 0 },
   ) {}
 
   /** GETs `/api/...` in the chosen format and hands back the body unparsed. Throws an ApiError on failure. */
@@ -42,6 +44,7 @@ export class V1Reader {
   }
 
   private async fetch(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal | undefined, gone: boolean): Promise<V1Page | null> {
+    this.tally.reads += 1;
     const answer = await this.transport.send({ method: 'GET', path, query, headers: { accept: ACCEPT[this.format] }, ...(gone ? { accept: [404] } : {}), ...(signal ? { signal } : {}) });
     const bytes = Buffer.from(await answer.body.arrayBuffer());
     if (answer.statusCode === 404) return null;
@@ -64,6 +67,8 @@ export interface V1LiveConnection {
   format: V1WireFormat;
   /** Only records changed after this moment (`lastmodified`). */
   since: Date | undefined;
+  /** GETs its readers asked for so far (a retry of one is not counted again): what reading the old account cost. */
+  readonly reads: number;
   /** Closes the transports it opened (not the one it shares). */
   close(): Promise<void>;
 }
@@ -87,14 +92,18 @@ export interface V1LiveConnectionOptions {
 export function v1LiveConnection(options: V1LiveConnectionOptions): V1LiveConnection {
   const opened = new Map<string, Transport>();
   const format = options.format ?? 'xml';
+  const tally = { reads: 0 };
   return {
     format,
     since: options.since,
+    get reads() {
+      return tally.reads;
+    },
     readerFor(baseUrl, wanted) {
       const wire = wanted ?? format;
       const origin = new URL(baseUrl).origin;
       if (!options.token) {
-        if (options.target && options.target.origin === origin) return new V1Reader(options.target, wire);
+        if (options.target && options.target.origin === origin) return new V1Reader(options.target, wire, tally);
         throw new FerryError('CONFIG_MISSING', `the live v1 source ${V1_LIVE_PREFIX}${origin} is another account than the one written to, and no token for it was given`, {
           hint: "Set CRM_FERRY_V1_TOKEN to an API token of the old account (its user's preferences, API authentication tokens).",
         });
@@ -104,7 +113,7 @@ export function v1LiveConnection(options: V1LiveConnectionOptions): V1LiveConnec
         transport = new Transport({ ...(options.transport ?? {}), baseUrl: origin, auth: options.token });
         opened.set(origin, transport);
       }
-      return new V1Reader(transport, wire);
+      return new V1Reader(transport, wire, tally);
     },
     async close() {
       for (const transport of opened.values()) await transport.close();

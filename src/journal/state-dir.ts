@@ -43,6 +43,10 @@ interface StateFile {
   users?: number[];
 }
 
+/** Said by every command that binds a state (setup, rollback, verify and restore have no --fresh). */
+const OTHER_ACCOUNT_HINT =
+  'A state is never carried over to another account. Give another --state-dir for this account; `run` and `import` also take --fresh, to start over here (what was written to the other account stays there).';
+
 function compactTime(date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
 }
@@ -121,7 +125,7 @@ export class StateDir {
       const of = (a: AccountIdentity): string => (a.account === a.baseUrl ? a.baseUrl : `${a.account} (${a.baseUrl})`);
       throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to ${of(state.account)}, and this run is connected to ${of(account)}`, {
         location: { file },
-        hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
+        hint: OTHER_ACCOUNT_HINT,
       });
     }
     this.#state = state;
@@ -154,7 +158,7 @@ export class StateDir {
     if (known.length > 0 && !ids.some((id) => known.includes(id))) {
       throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to another account at ${state.account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`, {
         location: { file },
-        hint: 'A state is never carried over to another account. Give another --state-dir for this account, or --fresh to start over here (what was written to the other account stays there).',
+        hint: OTHER_ACCOUNT_HINT,
       });
     }
     const users = [...new Set([...known, ...ids])].sort((a, b) => a - b);

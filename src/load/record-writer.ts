@@ -5,6 +5,7 @@
  * order, reconcile, rows of a step, missing rows, results, summary) on top of it: ImportEngine
  * extends RecordWriter.
  */
+import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
@@ -90,6 +91,10 @@ export class RecordWriter {
     readonly now: () => Date,
     readonly emit: (event: ImportEvent) => void,
   ) {
+    // Every request under way listens on this signal: up to --concurrency writes, and a read for
+    // each step that reads a live v1 account. More than ten at once is the design, not a leak, and
+    // Node's warning about it would land in the consultant's terminal.
+    setMaxListeners(options.concurrency + steps.length + 8, this.halt.signal);
     this.service = new RecordService(deps.client, this.halt.signal);
     this.requestsAtStart = deps.client.transport.requestsSent;
     this.limit = pLimit(options.concurrency);

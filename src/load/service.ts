@@ -169,6 +169,15 @@ export class RecordService {
     yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), embed });
   }
 
+  /**
+   * Every note and e-mail of the account (`GET /entries`, newest `entryAt` first), or every task
+   * whatever its status: the interface lists neither by `since`.
+   */
+  async *listAll(entity: 'entry' | 'task'): AsyncGenerator<Body> {
+    const { path, many, embed } = ENTITY_API[entity];
+    yield* this.pages(path, many, entity === 'task' ? { status: 'open,completed,pending', embed } : {});
+  }
+
   /** Records passing a structured filter (spec 4.12), with their tags and custom fields. */
   async *filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];

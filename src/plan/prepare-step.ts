@@ -17,6 +17,7 @@ import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ColumnCensus } from './census.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
 import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
+import { checkLiveList } from './live-list.ts';
 
 /** A mapping loaded for a run, with what the run needs to know beside it. */
 export interface PreparedStep {
@@ -98,6 +99,7 @@ async function prepareStep(
   rejectsFile: string,
   sourceOverride: SourceOptions | undefined,
   planTimeZone: string | undefined,
+  planLocation: ErrorLocation | undefined,
 ): Promise<PreparedStep> {
   let mapping = await loadMapping(mappingFile);
   // Read again for line numbers and to see whether the mapping names a time zone itself (the
@@ -113,7 +115,19 @@ async function prepareStep(
   }));
   const step: PreparedStep = { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
   liveInputOf(step);
-  if (!readsLive(step) && (await readsAsRejectsFile(inputFile))) readAsRejects(step, inputFile);
+  if (readsLive(step)) {
+    await checkLiveList({
+      inputFile: step.inputFile,
+      mappingFile,
+      mapping,
+      record: step.source.record,
+      ...(planLocation === undefined
+        ? { label: 'this import', code: 'CONFIG_INVALID', location: located(yaml, 'source.record', ['source', 'record']) }
+        : { label: `step ${name}`, code: 'PLAN_INVALID', location: planLocation }),
+    });
+  } else if (await readsAsRejectsFile(inputFile)) {
+    readAsRejects(step, inputFile);
+  }
   return step;
 }
 
@@ -314,7 +328,7 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
 export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv')): Promise<PreparedStep> {
-  const step = await prepareStep('', mappingFile, inputFile, rejectsFile, undefined, undefined);
+  const step = await prepareStep('', mappingFile, inputFile, rejectsFile, undefined, undefined, undefined);
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
   if (firstRef) {
@@ -332,7 +346,7 @@ export async function preparePlan(planFile: string, rejectsDir?: string): Promis
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    prepared.push(await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone));
+    prepared.push(await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location));
   }
   return { plan, steps: orderSteps(prepared) };
 }

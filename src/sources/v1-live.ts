@@ -12,7 +12,7 @@
  */
 import { FerryError } from '../errors/index.ts';
 import type { V1Reader } from '../client/index.ts';
-import { V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../util/index.ts';
+import { V1_LIST_OF_RECORD, V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../util/index.ts';
 import type { SourceItem, SourceWarning } from './types.ts';
 import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-export.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
@@ -52,16 +52,6 @@ export interface V1LiveReadOptions extends V1ReadOptions {
   spoolOnly?: boolean;
 }
 
-const LIST_OF: Record<V1RecordKind | 'party', V1List> = {
-  party: 'party',
-  person: 'party',
-  organisation: 'party',
-  historyItem: 'party',
-  opportunity: 'opportunity',
-  kase: 'kase',
-  task: 'tasks',
-};
-
 /** Custom fields (`/customfields`) are on these paths; the opportunity one is spelled so by the service. */
 const CUSTOM_FIELDS_PATH: Record<Exclude<V1List, 'tasks'>, string> = {
   party: 'party',
@@ -91,7 +81,7 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   for (const [name, value, min] of [['pageSize', pageSize, 1], ['startAt', startAt, 0]] as const) {
     if (!Number.isInteger(value) || value < min) throw new FerryError('CONFIG_INVALID', `${name} must be an integer of at least ${min}; got ${value}`);
   }
-  const list = options.list ?? LIST_OF[opts.record ?? 'party'];
+  const list = options.list ?? V1_LIST_OF_RECORD[opts.record ?? 'party'];
   const file = v1LiveName(reader.transport.origin, list);
   const history = opts.record === 'historyItem';
   if (history && list === 'tasks') {

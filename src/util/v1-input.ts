@@ -17,6 +17,21 @@ export type V1List = 'party' | 'opportunity' | 'kase' | 'tasks';
 
 export const V1_LISTS: readonly V1List[] = ['party', 'opportunity', 'kase', 'tasks'];
 
+/**
+ * The list each v1 record kind lives in (a source's `record`), which a live input naming no list
+ * reads. History has no list of its own: `historyItem` is read from the history of each record of
+ * /api/party by default, or of /api/opportunity or /api/kase when the input names that list.
+ */
+export const V1_LIST_OF_RECORD: Readonly<Record<'person' | 'organisation' | 'party' | 'opportunity' | 'kase' | 'task' | 'historyItem', V1List>> = {
+  party: 'party',
+  person: 'party',
+  organisation: 'party',
+  historyItem: 'party',
+  opportunity: 'opportunity',
+  kase: 'kase',
+  task: 'tasks',
+};
+
 /** A live v1 input taken apart: the service's address and, when the input names one, the list. */
 export interface V1LiveAddress {
   /** `https://HOST`, what the transport is built on. */

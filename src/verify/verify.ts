@@ -96,6 +96,11 @@ export interface VerifySummary {
   requestsForAdded: number;
   /** The requests announced before the records were read by id (the `plan` event). */
   plannedRequests: number;
+  /**
+   * Notes and tasks whose list was read only up to its cap (listingCap) when looking for ones added
+   * by hand, with how many were looked at: beyond them, one added by hand is not seen.
+   */
+  notListed: Array<{ entity: 'entry' | 'task'; listed: number }>;
   elapsedMs: number;
   /** True when nothing differs. */
   matches: boolean;
@@ -188,28 +193,65 @@ async function firstRunTime(file: string): Promise<Date | null> {
 }
 
 /**
- * Records of the kinds the steps write (parties, projects, opportunities) that the account
- * created since the first run began and that no run wrote: added by hand, or by something else,
- * while the migration was under way or after it. Read with \`since\`, 100 a request.
+ * How many of the account's notes or tasks are listed when looking for ones added by hand: the
+ * interface lists neither by \`since\`, so the whole list is read, 100 a request, but never more
+ * than a request for every 100 the runs wrote and one more; reading those records by id costs a
+ * request each already, so the look costs at most a hundredth more.
  */
-async function readAdded(service: RecordService, checks: readonly StepCheck[]): Promise<Map<Entity, Body[]>> {
-  const added = new Map<Entity, Body[]>();
-  for (const entity of ['party', 'kase', 'opportunity'] as const) {
+export function listingCap(written: number): number {
+  return (Math.ceil(written / VERIFY_BATCH) + 1) * VERIFY_BATCH;
+}
+
+/**
+ * Whether a record of the account can have been added by a person (or another program) rather
+ * than by the service itself: an e-mail entry arrives by mail, a `task` entry is the record of a
+ * completed task, and a task with `hasTrack` came with a track applied to its record.
+ */
+function ownedByPeople(entity: Entity, record: Body): boolean {
+  if (entity === 'entry') return record.type === 'note';
+  if (entity === 'task') return record.hasTrack !== true;
+  return true;
+}
+
+/** What readAdded found: records added by hand per kind, and the kinds whose list was cut at the cap. */
+interface Added {
+  records: Map<Entity, Body[]>;
+  /** Notes or tasks listed up to the cap with more perhaps beyond: the number looked at. */
+  cut: Map<'entry' | 'task', number>;
+}
+
+/**
+ * Records of the kinds the steps write that the account created since the first run began and
+ * that no run wrote: added by hand, or by something else, while the migration was under way or
+ * after it. Parties, projects and opportunities are read with \`since\`, 100 a request; notes and
+ * tasks by listing them all, up to listingCap (see ownedByPeople for those the service makes).
+ */
+async function readAdded(service: RecordService, checks: readonly StepCheck[]): Promise<Added> {
+  const added: Added = { records: new Map(), cut: new Map() };
+  for (const entity of ['party', 'kase', 'opportunity', 'entry', 'task'] as const) {
     const mine = checks.filter((check) => check.entity === entity);
     const began = mine.map((check) => check.began?.getTime() ?? Number.POSITIVE_INFINITY).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
     if (mine.length === 0 || !Number.isFinite(began)) continue;
     const known = new Set(mine.flatMap((check) => [...check.ids.values()].map((row) => row.id)));
     const found: Body[] = [];
-    for await (const record of service.changedSince(entity, new Date(began))) {
-      if (typeof record.id !== 'number' || known.has(record.id)) continue;
-      const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
-      // Changed since, but there before: an edit of the account's own record is not for verify
-      // to judge. Compared in whole seconds, as the service gives its times: a record made in the
-      // second the run began is reported rather than passed over.
-      if (Number.isNaN(created) || created < Math.floor(began / 1000) * 1000) continue;
-      found.push(record);
+    const listed = entity === 'entry' || entity === 'task';
+    const cap = listingCap(known.size);
+    let seen = 0;
+    for await (const record of listed ? service.listAll(entity) : service.changedSince(entity, new Date(began))) {
+      seen += 1;
+      if (typeof record.id === 'number' && !known.has(record.id) && ownedByPeople(entity, record)) {
+        const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
+        // Changed since, but there before: an edit of the account's own record is not for verify
+        // to judge. Compared in whole seconds, as the service gives its times: a record made in the
+        // second the run began is reported rather than passed over.
+        if (!Number.isNaN(created) && created >= Math.floor(began / 1000) * 1000) found.push(record);
+      }
+      if (listed && seen >= cap) {
+        added.cut.set(entity, seen);
+        break;
+      }
     }
-    added.set(entity, found);
+    added.records.set(entity, found);
   }
   return added;
 }
@@ -221,12 +263,23 @@ async function readAdded(service: RecordService, checks: readonly StepCheck[]): 
  */
 function stepFor(record: Body, checks: readonly StepCheck[], entity: Entity): StepCheck | undefined {
   const mine = checks.filter((check) => check.entity === entity);
+  if (entity === 'entry' || entity === 'task') {
+    // A note or task goes under the step that writes them on the kind of record it is on.
+    const on = (['party', 'kase', 'opportunity'] as const).find((kind) => record[kind] !== undefined && record[kind] !== null);
+    return mine.find((check) => on !== undefined && check.prepared.mapping.fields.some((field) => field.to === on)) ?? mine[0];
+  }
   if (typeof record.type === 'string') return mine.find((check) => check.types.has(record.type as string));
   return mine[0];
 }
 
 /** A record's name, as a person would look for it in the account. */
 function nameOf(record: Body): string {
+  // A note or task by the start of its text.
+  const text = typeof record.content === 'string' ? record.content : typeof record.description === 'string' ? record.description : null;
+  if (text !== null && text.trim() !== '') {
+    const line = text.trim().split('\n')[0] as string;
+    return `"${line.length > 60 ? `${line.slice(0, 59)}…` : line}"`;
+  }
   const name = typeof record.name === 'string' ? record.name : [record.firstName, record.lastName].filter((part) => typeof part === 'string' && part !== '').join(' ');
   return name === '' ? `record ${String(record.id)}` : name;
 }
@@ -315,7 +368,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     for (const [index, check] of checks.entries()) {
       steps.push(await compareStep(check, compiled[index] as (typeof compiled)[number], byName, resolver, differences, deps.signal));
     }
-    for (const [entity, records] of added) {
+    for (const [entity, records] of added.records) {
       for (const record of records) {
         const check = stepFor(record, checks, entity);
         const counts = steps.find((s) => s.step === check?.prepared.name);
@@ -335,6 +388,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       requestsForNames,
       requestsForAdded,
       plannedRequests,
+      notListed: [...added.cut].map(([entity, listed]) => ({ entity, listed })),
       elapsedMs: Date.now() - started,
       matches: differences.length === 0,
     };

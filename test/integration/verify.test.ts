@@ -157,6 +157,42 @@ describe('crm-ferry verify', () => {
       });
       expect(end.summary.requests).toBe(planned.requestsForNames + planned.requestsForAdded + planned.requests);
       expect(end.summary.steps.map((s: { found: number }) => s.found)).toEqual([1, 2, 2, 2, 3, 3, 1, 3, 4]);
+      expect(end.summary.notListed).toEqual([]);
+
+      // A note and a task added by hand to migrated records: extra, under the step that writes
+      // notes on projects and the task step; the listing costs a request each (10 notes and 4 tasks written).
+      const kase = (await own.v2('GET', '/kases?perPage=100')).body.kases[0];
+      const opportunity = (await own.v2('GET', '/opportunities?perPage=100')).body.opportunities[0];
+      const note = await own.v2('POST', '/entries', { entry: { type: 'note', kase: { id: kase.id }, content: 'Called about the delivery\nby hand' } });
+      expect(note.status).toBe(201);
+      const task = await own.v2('POST', '/tasks', { task: { description: 'Send the revised quote', opportunity: { id: opportunity.id }, dueOn: '2030-01-01' } });
+      expect(task.status).toBe(201);
+      // A track applied by hand brings the service's own tasks: not for verify to count.
+      const definition = await own.v2('POST', '/trackdefinitions', { trackDefinition: { description: 'Follow-up', captureRule: 'KASE', taskDefinitions: [{ description: 'Call back', daysAfter: 3 }] } });
+      expect(definition.status, definition.text).toBe(201);
+      expect((await own.v2('POST', '/tracks', { track: { definition: definition.body.trackDefinition.id, kase: kase.id } })).status).toBe(201);
+      expect((await own.v2('GET', '/tasks?perPage=100')).body.tasks.some((t: { hasTrack: boolean }) => t.hasTrack)).toBe(true);
+      const again = await runCli(['verify', plan], { cwd: v1, env: env() });
+      expect(again.code, again.stdout + again.stderr).toBe(3);
+      expect(again.stdout).toMatch(/Step kase-notes: [^\n]*\n(?:  .*\n)*?  extra\s+1\n/);
+      expect(again.stdout).toMatch(/Step tasks: [^\n]*\n(?:  .*\n)*?  extra\s+1\n/);
+      expect(again.stdout).toContain('The account differs from the source: 2 differences');
+      expect(again.stderr).toMatch(/after \d+ to read the account's names and 5 to list what was created since the first run/);
+      const rows = differences(join(v1, 'mappings/plans/.crm-ferry/results/verify.differences.csv'));
+      expect(rows).toEqual([
+        expect.objectContaining({ step: 'kase-notes', kind: 'extra', id: String(note.body.entry.id), in_account: expect.stringMatching(/^"Called about the delivery" \(record \d+\), added to the account on /) }),
+        expect.objectContaining({ step: 'tasks', kind: 'extra', id: String(task.body.task.id), in_account: expect.stringMatching(/^"Send the revised quote" \(record \d+\)/) }),
+      ]);
+
+      // More notes than the listing's cap (a request for every 100 written, and one more: 200):
+      // those beyond are not looked at, and the summary says so.
+      for (let i = 0; i < 220; i++) expect((await own.v2('POST', '/entries', { entry: { type: 'note', kase: { id: kase.id }, content: `Note ${i}` } })).status).toBe(201);
+      const capped = await runCli(['verify', plan, '--json'], { cwd: v1, env: env() });
+      const cappedEnd = JSON.parse(capped.stdout.trim().split('\n').at(-1) as string);
+      expect(cappedEnd.summary.notListed).toEqual([{ entity: 'entry', listed: 200 }]);
+      expect(cappedEnd.summary.steps.find((s: { step: string }) => s.step === 'kase-notes').extra).toBeLessThanOrEqual(200);
+      const text = await runCli(['verify', plan], { cwd: v1, env: env() });
+      expect(text.stdout).toContain('Notes added by hand: looked for among the first 200 notes the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.');
     } finally {
       await own.close();
       rmSync(v1, { recursive: true, force: true });

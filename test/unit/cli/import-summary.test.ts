@@ -29,4 +29,23 @@ describe('the summary names warnings and columns not carried', () => {
     const text = formatImportSummary(summary, '/w');
     expect(text).toMatch(/results\s+-> s\.csv\n  warnings:\n\s+2  VALUE_KEPT\n  not carried: column "Notes", 2 rows with a value\n/);
   });
+
+  it('shows a live v1 input as its address, and what reading the old account cost', () => {
+    const step = {
+      step: 'organisations', inputFile: 'v1+https://old.example.com/api/party', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
+      rowsRead: 1, created: 1, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
+      warnings: emptyWarningCounts(), notCarried: [],
+    };
+    const summary: ImportSummary = {
+      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 11, requestsForNames: 10, elapsedMs: 1000, interrupted: false, stopped: null,
+      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
+    };
+    const text = formatImportSummary(summary, '/w', 3);
+    // Not a path: relative() would make it v1+https:/old.example.com/...
+    expect(text).toContain('Step organisations: v1+https://old.example.com/api/party with m.yaml\n');
+    expect(text).toMatch(/\nReading the old account \(v1\): 3 requests\.\n/);
+    expect(formatImportSummary(summary, '/w')).not.toContain('old account');
+    const dry = formatImportSummary({ ...summary, dryRun: { requests: 1, limitPerHour: null, estimatedSeconds: null, samples: [] } }, '/w', 1);
+    expect(dry).toMatch(/Requests needed: 1\.\nThe service did not say its rate limit; the time depends on it\.\nReading the old account \(v1\) took 1 request besides, at the old account's own rate limit; the run reads it again\.\n/);
+  });
 });

@@ -35,6 +35,13 @@ describe('command line entry', () => {
     expect(f.out()).toMatch(/Rehearsing trouble:\n\s+--rate-limit\s+<N\/h\|N\/min\|N\/s> limit requests per user/);
   });
 
+  it('shows a value that may be left out in brackets, as docs/importer.md writes --retry-rejects [FILE]', async () => {
+    const f = fakeIo();
+    expect(await main(['run', '--help'], f.io)).toBe(0);
+    expect(f.out()).toMatch(/--retry-rejects\s+\[FILE\] only the rows/);
+    expect(f.out()).toMatch(/--state-dir\s+<DIR> /);
+  });
+
   it('says in export --help which --where conditions are checked here and cost a full read', async () => {
     const f = fakeIo();
     expect(await main(['export', '--help'], f.io)).toBe(0);
