@@ -9,13 +9,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restoredIds, runBackup, runRestore } from '../../src/backup/index.ts';
 import { CrmClient } from '../../src/client/index.ts';
-import { seedBackupAccount } from '../helpers/backup-account.ts';
+import { seedBackupAccount, type SeededAccount } from '../helpers/backup-account.ts';
+import { runRollback } from '../../src/load/index.ts';
+import { addEntry } from '../helpers/records.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 let a: TestSandbox;
 let b: TestSandbox;
 const dir = mkdtempSync(join(tmpdir(), 'ferry-restore-'));
 const out = join(dir, 'backup');
+let seeded: SeededAccount;
 
 const CHILD = fileURLToPath(new URL('../helpers/restore-child.ts', import.meta.url));
 
@@ -23,7 +26,7 @@ const client = (box: TestSandbox) => new CrmClient({ baseUrl: box.url, auth: box
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startTestSandbox(), startTestSandbox()]);
-  const seeded = await seedBackupAccount(a, 9, { attachmentEvery: 2 });
+  seeded = await seedBackupAccount(a, 9, { attachmentEvery: 2 });
   // Custom field values, with and without a data tag, on a few records.
   const defs = (await a.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
   const industry = defs.find((d) => d.name === 'Industry')!.id;
@@ -54,62 +57,69 @@ const items = (list: any[] | undefined, keys: string[]) => sortBy((list ?? []).m
 const tags = (record: any) => (record.tags ?? []).map((t: any) => t.name).sort();
 const fields = (record: any) => sortBy((record.fields ?? []).map((f: any) => ({ definition: f.definition.name, value: f.value })), (f: any) => f.definition);
 
+/**
+ * Asserts that `box` holds A's records and links field by field, ids mapped through a restore's
+ * journals (`ids`); `extraParties`: parties the account had besides (made by hand).
+ */
+async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extraParties = 0): Promise<void> {
+  const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
+
+  const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
+  const partiesB = new Map((await allPages(box, '/parties?embed=tags,fields', 'parties')).map((p) => [p.id, p]));
+  expect(partiesB.size).toBe(partiesA.length + extraParties);
+  for (const p of partiesA) {
+    const q = partiesB.get(party(p.id)!);
+    const view = (r: any, org: number | null) => ({ type: r.type, name: r.name ?? null, firstName: r.firstName ?? null, lastName: r.lastName ?? null, title: r.title ?? null, jobTitle: r.jobTitle ?? null, about: r.about ?? null, organisation: org, owner: r.owner?.username ?? null, team: r.team?.name ?? null, emails: items(r.emailAddresses, ['type', 'address']), phones: items(r.phoneNumbers, ['type', 'number']), websites: items(r.websites, ['type', 'service', 'address']), addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']), tags: tags(r), fields: fields(r) });
+    expect(view(q, q?.organisation?.id ?? null)).toEqual(view(p, p.organisation ? party(p.organisation.id)! : null));
+  }
+
+  const oppsA = await allPages(a, '/opportunities?embed=tags,fields', 'opportunities');
+  const oppsB = new Map((await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')).map((o) => [o.id, o]));
+  expect(oppsB.size).toBe(oppsA.length);
+  for (const o of oppsA) {
+    const q = oppsB.get(ids.get(`opportunities/${o.id}`)!);
+    const view = (r: any, partyId: number) => ({ name: r.name, description: r.description ?? null, party: partyId, milestone: r.milestone?.name, value: r.value ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, lostReason: r.lostReason ?? null, durationBasis: r.durationBasis ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    expect(view(q, q.party.id)).toEqual(view(o, party(o.party.id)!));
+  }
+
+  const kasesA = await allPages(a, '/kases?embed=tags,fields', 'kases');
+  const kasesB = new Map((await allPages(box, '/kases?embed=tags,fields', 'kases')).map((k) => [k.id, k]));
+  expect(kasesB.size).toBe(kasesA.length);
+  for (const k of kasesA) {
+    const mapped = ids.get(`kases/${k.id}`)!;
+    const q = kasesB.get(mapped);
+    const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
+    const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
+    const extraB = (await allPages(box, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();
+    expect(extraB).toEqual(extraA);
+    const tracksA = (await allPages(a, `/kases/${k.id}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
+    const tracksB = (await allPages(box, `/kases/${mapped}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
+    expect(tracksB).toEqual(tracksA);
+  }
+
+  const entriesA = await allPages(a, '/entries?embed=party,kase,opportunity,activityType', 'entries');
+  const entriesB = new Map((await allPages(box, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]));
+  expect(entriesB.size).toBe(entriesA.length);
+  for (const e of entriesA) {
+    const q = entriesB.get(ids.get(`entries/${e.id}`)!);
+    const view = (r: any, on: number | null) => ({ type: r.type, content: r.content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
+    expect(view(q, q.party?.id ?? null)).toEqual(view(e, e.party ? party(e.party.id)! : null));
+  }
+
+  const tasksA = await allPages(a, '/tasks?status=open,completed,pending&embed=party', 'tasks');
+  const tasksB = await allPages(box, '/tasks?status=open,completed,pending&embed=party', 'tasks');
+  const taskView = (r: any, on: number | null) => ({ description: r.description, detail: r.detail ?? null, on, dueOn: r.dueOn, status: r.status, hasTrack: r.hasTrack ?? false, category: r.category?.name ?? null, owner: r.owner?.username ?? null });
+  const key = (t: any) => JSON.stringify(t);
+  expect(sortBy(tasksB.map((t) => taskView(t, t.party?.id ?? null)), key)).toEqual(sortBy(tasksA.map((t) => taskView(t, t.party ? party(t.party.id)! : null)), key));
+}
+
 describe('restore', () => {
   it('gives B the same records and links as A, field by field, ids mapped', async () => {
     const summary = await restore();
     expect(summary.import.stopped).toBeNull();
     expect(summary.missing).toEqual([]);
-    const ids = await restoredIds(summary.stateDir);
-    const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
-
-    const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
-    const partiesB = new Map((await allPages(b, '/parties?embed=tags,fields', 'parties')).map((p) => [p.id, p]));
-    expect(partiesB.size).toBe(partiesA.length);
-    for (const p of partiesA) {
-      const q = partiesB.get(party(p.id)!);
-      const view = (r: any, org: number | null) => ({ type: r.type, name: r.name ?? null, firstName: r.firstName ?? null, lastName: r.lastName ?? null, title: r.title ?? null, jobTitle: r.jobTitle ?? null, about: r.about ?? null, organisation: org, owner: r.owner?.username ?? null, team: r.team?.name ?? null, emails: items(r.emailAddresses, ['type', 'address']), phones: items(r.phoneNumbers, ['type', 'number']), websites: items(r.websites, ['type', 'service', 'address']), addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']), tags: tags(r), fields: fields(r) });
-      expect(view(q, q?.organisation?.id ?? null)).toEqual(view(p, p.organisation ? party(p.organisation.id)! : null));
-    }
-
-    const oppsA = await allPages(a, '/opportunities?embed=tags,fields', 'opportunities');
-    const oppsB = new Map((await allPages(b, '/opportunities?embed=tags,fields', 'opportunities')).map((o) => [o.id, o]));
-    expect(oppsB.size).toBe(oppsA.length);
-    for (const o of oppsA) {
-      const q = oppsB.get(ids.get(`opportunities/${o.id}`)!);
-      const view = (r: any, partyId: number) => ({ name: r.name, description: r.description ?? null, party: partyId, milestone: r.milestone?.name, value: r.value ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, lostReason: r.lostReason ?? null, durationBasis: r.durationBasis ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
-      expect(view(q, q.party.id)).toEqual(view(o, party(o.party.id)!));
-    }
-
-    const kasesA = await allPages(a, '/kases?embed=tags,fields', 'kases');
-    const kasesB = new Map((await allPages(b, '/kases?embed=tags,fields', 'kases')).map((k) => [k.id, k]));
-    expect(kasesB.size).toBe(kasesA.length);
-    for (const k of kasesA) {
-      const mapped = ids.get(`kases/${k.id}`)!;
-      const q = kasesB.get(mapped);
-      const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
-      expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
-      const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
-      const extraB = (await allPages(b, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();
-      expect(extraB).toEqual(extraA);
-      const tracksA = (await allPages(a, `/kases/${k.id}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
-      const tracksB = (await allPages(b, `/kases/${mapped}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
-      expect(tracksB).toEqual(tracksA);
-    }
-
-    const entriesA = await allPages(a, '/entries?embed=party,kase,opportunity,activityType', 'entries');
-    const entriesB = new Map((await allPages(b, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]));
-    expect(entriesB.size).toBe(entriesA.length);
-    for (const e of entriesA) {
-      const q = entriesB.get(ids.get(`entries/${e.id}`)!);
-      const view = (r: any, on: number | null) => ({ type: r.type, content: r.content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
-      expect(view(q, q.party?.id ?? null)).toEqual(view(e, e.party ? party(e.party.id)! : null));
-    }
-
-    const tasksA = await allPages(a, '/tasks?status=open,completed,pending&embed=party', 'tasks');
-    const tasksB = await allPages(b, '/tasks?status=open,completed,pending&embed=party', 'tasks');
-    const taskView = (r: any, on: number | null) => ({ description: r.description, detail: r.detail ?? null, on, dueOn: r.dueOn, status: r.status, hasTrack: r.hasTrack ?? false, category: r.category?.name ?? null, owner: r.owner?.username ?? null });
-    const key = (t: any) => JSON.stringify(t);
-    expect(sortBy(tasksB.map((t) => taskView(t, t.party?.id ?? null)), key)).toEqual(sortBy(tasksA.map((t) => taskView(t, t.party ? party(t.party.id)! : null)), key));
+    await expectSameAsA(b, await restoredIds(summary.stateDir));
   }, 60_000);
 
   it('a second restore changes nothing', async () => {
@@ -120,6 +130,80 @@ describe('restore', () => {
     expect(summary.links.tracks.added).toBe(0);
     expect((await allPages(b, '/parties', 'parties')).length).toBe(before);
   }, 60_000);
+});
+
+/** How many records of each kind an account holds (tasks of every status). */
+async function countsOf(box: TestSandbox): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed,pending', 'tasks']] as const) counts[key] = (await allPages(box, path, key)).length;
+  return counts;
+}
+
+const created = (summary: Awaited<ReturnType<typeof runRestore>>) => Object.fromEntries(summary.import.steps.map((s) => [s.step, s.created]));
+
+describe('restore into an account that holds the records already, with a new state folder', () => {
+  it('finds every record the first restore made, adds nothing and changes nothing', async () => {
+    const firstIds = await restoredIds(join(out, 'restore', 'state'));
+    const counts = await countsOf(b);
+    const records = async () => JSON.stringify([await allPages(b, '/parties?embed=tags,fields', 'parties'), await allPages(b, '/opportunities?embed=tags,fields', 'opportunities'), await allPages(b, '/kases?embed=tags,fields', 'kases')]);
+    const before = await records();
+    const cb = client(b);
+    const summary = await runRestore({ from: out, stateDir: join(dir, 'state-b2') }, { client: cb, account: { baseUrl: b.url, account: b.url } });
+    await cb.close();
+    expect(summary.import.stopped).toBeNull();
+    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({ step: step.step, created: 0, updated: 0, rejected: 0 });
+    const matched = summary.import.steps.reduce((sum, step) => sum + step.matched, 0);
+    expect(matched).toBe(counts.parties! + counts.opportunities! + counts.kases!);
+    const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter((t) => !t.hasTrack).length;
+    expect(summary.entries.present).toEqual({ entries: counts.entries, tasks: tasksOfA });
+    expect(summary.links.kaseParties.added).toBe(0);
+    expect(summary.links.tracks.added).toBe(0);
+    expect(await countsOf(b)).toEqual(counts);
+    // Not one field written: the records read back as they were, updatedAt included.
+    expect(await records()).toBe(before);
+    // Each record found is the one the first restore made.
+    const again = await restoredIds(summary.stateDir);
+    for (const step of ['organisations', 'people', 'opportunities', 'kases']) {
+      const keys = [...again.keys()].filter((k) => k.startsWith(`${step}/`));
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect({ key, id: again.get(key) }).toEqual({ key, id: firstIds.get(key) });
+    }
+    await expectSameAsA(b, firstIds);
+  }, 60_000);
+});
+
+describe('restore into an account that holds part of the backup', () => {
+  it('creates only what is missing: a person deleted by hand with their note and task, a note and a task of others', async () => {
+    const c = await startTestSandbox();
+    try {
+      const cc = client(c);
+      const account = { baseUrl: c.url, account: c.url };
+      const work = join(dir, 'restore-part');
+      const first = await runRestore({ from: out, workDir: work }, { client: cc, account });
+      const firstIds = await restoredIds(first.stateDir);
+      // By hand: person 1 goes, the note of person 3 and the task of person 5 go, an organisation comes.
+      await cc.parties.delete(firstIds.get(`people/${seeded.people[1]}`)!, { wait: true });
+      await cc.entries.delete(firstIds.get(`entries/${seeded.entries[3]}`)!, { wait: true });
+      const task5 = (await allPages(c, '/tasks?status=open,completed,pending', 'tasks')).find((t) => t.description === 'Call back 5')!;
+      await cc.tasks.delete(task5.id);
+      await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } });
+      const before = await countsOf(c);
+      const all = await countsOf(a);
+      expect(before.parties).toBe(all.parties!); // one gone, one added
+
+      const summary = await runRestore({ from: out, workDir: work, stateDir: join(dir, 'state-part-2') }, { client: cc, account });
+      await cc.close();
+      expect(summary.import.stopped).toBeNull();
+      expect(created(summary)).toEqual({ organisations: 0, people: 1, opportunities: 0, kases: 0, entries: all.entries! - before.entries!, tasks: all.tasks! - before.tasks! });
+      expect(summary.import.steps.reduce((sum, step) => sum + step.rejected + step.updated, 0)).toBe(0);
+      expect(summary.links.kaseParties.added).toBe(1);
+      expect(await countsOf(c)).toEqual({ ...all, parties: all.parties! + 1 });
+      const ids = new Map([...firstIds, ...(await restoredIds(summary.stateDir))]);
+      await expectSameAsA(c, ids, 1);
+    } finally {
+      await c.close();
+    }
+  }, 90_000);
 });
 
 describe('restore into an account that lacks configuration', () => {
