@@ -136,10 +136,18 @@ export async function writeRestorePlan(work: string, setup: SetupSpec, steps: re
 export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog, work: string): Promise<void> {
   await makeFolders(work, { mode: 0o755, what: "the folder of the restore's inputs", hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written.' });
   for (const step of RESTORE_STEPS) await writeStepMapping(step, work);
+  // An opportunity read back names its milestone without the pipeline, which a milestone name
+  // two pipelines share needs: it is taken from the backup's milestones.
+  const pipelineOf = new Map(catalog.milestones.map((m) => [m.id, { id: m.pipelineId, name: m.pipelineName }]));
+  const withPipeline = (record: Body): Body => {
+    const milestone = record.milestone as Body | null | undefined;
+    const pipeline = pipelineOf.get(idOf(milestone) ?? -1);
+    return milestone && !milestone.pipeline && pipeline ? { ...record, milestone: { ...milestone, pipeline } } : record;
+  };
   const mapped = async (entity: 'parties' | 'opportunities' | 'kases', mappings: string[], file: string): Promise<void> => {
     const loaded = await Promise.all(mappings.map(async (name) => ({ file: join(work, name), mapping: await loadMapping(join(work, name)) })));
     const columns = columnsFromMappings(entity, loaded, catalog);
-    const records = await backup.read(`${entity}.jsonl`);
+    const records = (await backup.read(`${entity}.jsonl`)).map(entity === 'opportunities' ? withPipeline : (r: Body) => r);
     await writeCsv(join(work, file), columns.map((c) => c.name), records.map((record) => ({ cells: columns.map((c) => c.value(record)), record })));
   };
   await mapped('parties', ['roundtrip-organisations.yaml', 'roundtrip-people.yaml'], 'parties.csv');

@@ -15,7 +15,7 @@ export function formatRestoreLinks(summary: RestoreSummary): string {
   if (carried.emails + carried.taskEntries > 0) lines.push(`Carried as notes (the interface creates only notes): ${carried.emails} emails, ${carried.taskEntries} entries of completed tasks, each headed by what it was.`);
   if (leftOut.taskEntries > 0) lines.push(`Left out: ${leftOut.taskEntries} entries of completed tasks, which the service filed again when their tasks were restored completed.`);
   if (summary.missing.length > 0) lines.push(`Restored without ${summary.missing.length} item${summary.missing.length === 1 ? '' : 's'} the target lacks (--allow-missing): ${summary.missing.map((m) => `${m.kind} ${m.name}`).join('; ')}.`);
-  lines.push(`The plan is ${summary.plan}: verify with 'crm-ferry verify ${summary.plan} --state-dir ${summary.stateDir}', undo with 'crm-ferry rollback ${summary.plan} --state-dir ${summary.stateDir}' (it also removes the configuration the set-up created).`);
+  lines.push(`The plan is ${summary.plan}: verify with 'crm-ferry verify ${summary.plan} --state-dir ${summary.stateDir}', undo the whole restore with 'crm-ferry rollback ${summary.plan} --state-dir ${summary.stateDir} --all' (a restore is at least two runs, records then entries and tasks; the configuration its set-up created goes too).`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -266,3 +266,134 @@ describe('restore killed with SIGKILL', () => {
     }
   }, 90_000);
 });
+
+describe('restore of configuration and of entries the interface cannot create', () => {
+  // A source account of its own: a pipeline with milestones, an activity type and a track
+  // definition that a fresh account lacks, used by its records; an email, a completed task (whose
+  // entry the service files) and the entry of a completed task whose task is gone.
+  let src: TestSandbox;
+  let e: TestSandbox;
+  const out2 = join(dir, 'backup-2');
+  const work = join(dir, 'restore-e');
+  let org0: number;
+  let org1: number;
+  const EMAIL_AT = '2026-03-01T10:00:00Z';
+
+  beforeAll(async () => {
+    [src, e] = await Promise.all([startTestSandbox(), startTestSandbox()]);
+    const seeded2 = await seedBackupAccount(src, 2);
+    [org0, org1] = seeded2.organisations as [number, number];
+    const ok = async (method: string, path: string, body?: unknown) => {
+      const answer = await src.v2(method, path, body);
+      if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`);
+      return answer.body as any;
+    };
+    const pipeline = (await ok('POST', '/pipelines', { pipeline: { name: 'Template sales', description: 'From the template' } })).pipeline;
+    const qualified = (await ok('POST', '/milestones', { milestone: { name: 'Qualified', pipeline: { id: pipeline.id }, probability: 20 } })).milestone;
+    await ok('POST', '/milestones', { milestone: { name: 'Signed', pipeline: { id: pipeline.id }, probability: 100, complete: true } });
+    const visit = (await ok('POST', '/activitytypes', { activityType: { name: 'Site visit', icon: { id: 'CAR' } } })).activityType;
+    const onboarding = (await ok('POST', '/trackdefinitions', { trackDefinition: { description: 'Customer onboarding', captureRule: 'KASE', direction: 'START_DATE', taskDefinitions: [{ description: 'Kick-off call', daysAfterRule: 'TRACK_START', daysAfter: 2, displayOrder: 0 }, { description: 'First review', daysAfterRule: 'LAST_TASK', daysAfter: 14, displayOrder: 1 }] } })).trackDefinition;
+    await ok('POST', '/opportunities', { opportunity: { name: 'Template deal', party: { id: org0 }, milestone: { id: qualified.id } } });
+    await ok('POST', '/entries', { entry: { type: 'note', content: 'Visited the site', party: { id: org0 }, activityType: visit.id } });
+    await ok('POST', '/kases', { kase: { name: 'Template onboarding', party: { id: org0 }, tracks: [{ definition: onboarding.id }] } });
+    const [person0] = seeded2.people as [number];
+    addEntry(src.store, { type: 'email', content: 'Please find the quote attached.', subject: 'Quote', partyIds: [org0, person0], activityTypeId: null, entryAt: EMAIL_AT, participants: [{ id: 1, address: 'ann@example.test', name: 'Ann0 Smith', role: 'FROM' }, { id: 2, address: 'sales@example.test', name: 'Sales', role: 'TO' }] });
+    await ok('POST', '/tasks', { task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' } });
+    addEntry(src.store, { type: 'task', content: 'Old follow-up', partyId: org1, activityTypeId: null, entryAt: '2025-01-01T09:00:00Z' });
+    const cs = client(src);
+    await runBackup({ out: out2, since: null }, { client: cs, account: src.url });
+    await cs.close();
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([src?.close(), e?.close()]);
+  });
+
+  const restoreInto = async (box: TestSandbox, options: { workDir: string; stateDir?: string }) => {
+    const cc = client(box);
+    try {
+      return await runRestore({ from: out2, ...options }, { client: cc, account: { baseUrl: box.url, account: box.url } });
+    } finally {
+      await cc.close();
+    }
+  };
+
+  it('creates the pipeline, milestones, activity types and track definition the account lacks, and the records use them', async () => {
+    const summary = await restoreInto(e, { workDir: work });
+    expect(summary.import.stopped).toBeNull();
+    expect(summary.missing).toEqual([]);
+    const made = (summary.import.setup?.created ?? []).map((c) => `${c.kind} ${c.name}`).sort();
+    expect(made).toEqual(['activityType Email', 'activityType Site visit', 'activityType Task completed', 'milestone Qualified', 'milestone Signed', 'pipeline Template sales', 'trackDefinition Customer onboarding']);
+    const opportunity = (await allPages(e, '/opportunities', 'opportunities')).find((o) => o.name === 'Template deal');
+    expect(opportunity.milestone.name).toBe('Qualified');
+    const pipeline = ((await e.v2('GET', '/pipelines')).body.pipelines as any[]).find((p) => p.name === 'Template sales');
+    expect(pipeline.description).toBe('From the template');
+    const milestones = (await e.v2('GET', `/pipelines/${pipeline.id}/milestones`)).body.milestones as any[];
+    expect(milestones.map((m) => ({ name: m.name, probability: m.probability, complete: m.complete })).sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      { name: 'Qualified', probability: 20, complete: false },
+      { name: 'Signed', probability: 100, complete: true },
+    ]);
+    const definition = ((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).find((d) => d.description === 'Customer onboarding');
+    expect({ captureRule: definition.captureRule, tasks: definition.taskDefinitions.map((t: any) => [t.description, t.daysAfterRule, t.daysAfter]) }).toEqual({ captureRule: 'KASE', tasks: [['Kick-off call', 'TRACK_START', 2], ['First review', 'LAST_TASK', 14]] });
+    const kase = (await allPages(e, '/kases', 'kases')).find((k) => k.name === 'Template onboarding');
+    expect((await allPages(e, `/kases/${kase.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual(['Customer onboarding']);
+    const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find((x) => x.content === 'Visited the site');
+    expect(visit.activityType.name).toBe('Site visit');
+  }, 60_000);
+
+  it('carries an email as a note headed by what it was, leaves out the entry the service files again for a restored completed task, and carries one whose task is gone', async () => {
+    const ids = await restoredIds(join(work, 'state'));
+    const target0 = ids.get(`organisations/${org0}`)!;
+    const target1 = ids.get(`organisations/${org1}`)!;
+    const entries = await allPages(e, '/entries?embed=party,activityType', 'entries');
+    const email = entries.filter((x) => x.party?.id === target0 && x.content.startsWith('Originally an email'));
+    expect(email.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, entryAt: x.entryAt }))).toEqual([
+      { type: 'note', content: 'Originally an email\nFrom: Ann0 Smith <ann@example.test>\nTo: Sales <sales@example.test>\nSubject: Quote\nAlso filed on: Ann0 Smith\n\nPlease find the quote attached.', activityType: 'Email', entryAt: new Date(EMAIL_AT).toISOString().replace('.000Z', 'Z') },
+    ]);
+    // Send contract: restored completed, so the service filed its entry; nothing else records it.
+    expect(entries.filter((x) => x.content.includes('Send contract')).map((x) => ({ type: x.type, on: x.party?.id }))).toEqual([{ type: 'task', on: target0 }]);
+    const orphan = entries.filter((x) => x.content.includes('Old follow-up'));
+    expect(orphan.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, on: x.party?.id }))).toEqual([
+      { type: 'note', content: 'Originally the entry of a completed task\n\nOld follow-up', activityType: 'Task completed', on: target1 },
+    ]);
+    expect(entries.length).toBe((await allPages(src, '/entries', 'entries')).length);
+  }, 60_000);
+
+  it('restored again with a new state folder, adds nothing: carried notes included', async () => {
+    const counts = await countsOf(e);
+    const summary = await restoreInto(e, { workDir: work, stateDir: join(dir, 'state-e2') });
+    expect(summary.import.stopped).toBeNull();
+    expect(Object.values(created(summary)).every((n) => n === 0)).toBe(true);
+    expect(summary.import.setup?.created).toEqual([]);
+    expect(summary.entries.carried).toEqual({ emails: 0, taskEntries: 0 });
+    expect(summary.entries.leftOut.taskEntries).toBe(1);
+    expect(await countsOf(e)).toEqual(counts);
+  }, 60_000);
+
+  it('rollback of the restore removes its records and the configuration its set-up created', async () => {
+    const ce = client(e);
+    const rolled = await runRollback({ stateDir: join(work, 'state'), all: true }, { client: ce, account: { baseUrl: e.url, account: e.url } });
+    await ce.close();
+    expect(rolled.deleted).toBeGreaterThan(0);
+    expect((await allPages(e, '/parties', 'parties')).length).toBe(0);
+    expect(((await e.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain('Template sales');
+    expect(((await e.v2('GET', '/activitytypes')).body.activityTypes as any[]).map((t) => t.name)).not.toContain('Site visit');
+    expect(((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).map((d) => d.description)).not.toContain('Customer onboarding');
+  }, 60_000);
+
+  it('still stops with CONFIG_MISSING for a custom field the account lacks, naming it and not what set-up creates', async () => {
+    const f = await startTestSandbox();
+    try {
+      const industry = f.store.fieldDefinitions.all().find((d) => d.name === 'Industry')!;
+      f.store.fieldDefinitions.delete(industry.id);
+      await expect(restoreInto(f, { workDir: join(dir, 'restore-f') })).rejects.toMatchObject({
+        code: 'CONFIG_MISSING',
+        message: expect.stringMatching(/lacks 1 item .*that the interface cannot create: custom field Industry/),
+      });
+      expect((await allPages(f, '/parties', 'parties')).length).toBe(0);
+      expect(((await f.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain('Template sales');
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
+});
