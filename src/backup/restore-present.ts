@@ -1,12 +1,12 @@
 /**
  * What the target has already on the records a restore matched (found in the account instead of
  * created): their entries and tasks, so that a restore into an account that holds them does not
- * add them again. The interface has no filter for entries or tasks: each matched record's entries
- * are read with one request (a page of 100), and the tasks of the account with one list.
+ * add them again. The interface has no filter for entries or tasks: the entries are read from the
+ * account's list when that is short, else record by record; the tasks from the account's list.
  */
 import { join } from 'node:path';
 import type { CrmClient } from '../client/index.ts';
-import { taskSchema } from '../client/schemas.ts';
+import { entrySchema, taskSchema } from '../client/schemas.ts';
 import { loadJournal } from '../journal/index.ts';
 import { entryKey, onRecord, RECORD_STEPS, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
 
@@ -59,16 +59,37 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
     const entity = ENTITY_OF[stepKey.slice(0, stepKey.indexOf('/')) as keyof typeof ENTITY_OF];
     matched.add(`${entity}:${row.id}`);
   }
-  const seen = new Set<number>();
-  for (const record of matched) {
-    signal?.throwIfAborted();
-    const [entity, id] = record.split(':') as ['parties' | 'opportunities' | 'kases', string];
-    for await (const entry of client.entriesOf(entity, Number(id), { embed: ['party', 'kase', 'opportunity'] })) {
-      const body = entry as unknown as Body;
-      if (seen.has(entry.id) || own.has(entry.id) || body.type !== 'note') continue;
-      seen.add(entry.id);
-      const on = keyInTarget(body);
-      if (on !== null) add(present.entries, entryKey(on, String(body.content ?? ''), body.entryAt));
+  const note = (body: Body): void => {
+    if (typeof body.id !== 'number' || own.has(body.id) || body.type !== 'note') return;
+    const on = keyInTarget(body);
+    if (on !== null && matched.has(on)) add(present.entries, entryKey(on, String(body.content ?? ''), body.entryAt));
+  };
+  // The account's whole list of entries (100 a request) when it is shorter than half a request
+  // per matched record; else (a large account, few records matched) one request a record.
+  const budget = Math.floor(matched.size / 2) * 100;
+  const listed: Body[] = [];
+  let whole = budget > 0;
+  if (whole) {
+    for await (const entry of client.paginate('/entries', 'entries', entrySchema, { query: { embed: 'party,kase,opportunity' } })) {
+      signal?.throwIfAborted();
+      if (listed.length >= budget) {
+        whole = false;
+        break;
+      }
+      listed.push(entry as unknown as Body);
+    }
+  }
+  if (whole) for (const entry of listed) note(entry);
+  else {
+    const seen = new Set<number>();
+    for (const record of matched) {
+      signal?.throwIfAborted();
+      const [entity, id] = record.split(':') as ['parties' | 'opportunities' | 'kases', string];
+      for await (const entry of client.entriesOf(entity, Number(id), { embed: ['party', 'kase', 'opportunity'] })) {
+        if (seen.has(entry.id)) continue;
+        seen.add(entry.id);
+        note(entry as unknown as Body);
+      }
     }
   }
   if (matched.size > 0) {

@@ -59,14 +59,14 @@ const fields = (record: any) => sortBy((record.fields ?? []).map((f: any) => ({ 
 
 /**
  * Asserts that `box` holds A's records and links field by field, ids mapped through a restore's
- * journals (`ids`); `extraParties`: parties the account had besides (made by hand).
+ * journals (`ids`); `extra`: parties and entries the account had besides (made by hand).
  */
-async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extraParties = 0): Promise<void> {
+async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: { parties: number; entries: number } = { parties: 0, entries: 0 }): Promise<void> {
   const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
 
   const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
   const partiesB = new Map((await allPages(box, '/parties?embed=tags,fields', 'parties')).map((p) => [p.id, p]));
-  expect(partiesB.size).toBe(partiesA.length + extraParties);
+  expect(partiesB.size).toBe(partiesA.length + extra.parties);
   for (const p of partiesA) {
     const q = partiesB.get(party(p.id)!);
     const view = (r: any, org: number | null) => ({ type: r.type, name: r.name ?? null, firstName: r.firstName ?? null, lastName: r.lastName ?? null, title: r.title ?? null, jobTitle: r.jobTitle ?? null, about: r.about ?? null, organisation: org, owner: r.owner?.username ?? null, team: r.team?.name ?? null, emails: items(r.emailAddresses, ['type', 'address']), phones: items(r.phoneNumbers, ['type', 'number']), websites: items(r.websites, ['type', 'service', 'address']), addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']), tags: tags(r), fields: fields(r) });
@@ -100,7 +100,7 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extraPa
 
   const entriesA = await allPages(a, '/entries?embed=party,kase,opportunity,activityType', 'entries');
   const entriesB = new Map((await allPages(box, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]));
-  expect(entriesB.size).toBe(entriesA.length);
+  expect(entriesB.size).toBe(entriesA.length + extra.entries);
   for (const e of entriesA) {
     const q = entriesB.get(ids.get(`entries/${e.id}`)!);
     const view = (r: any, on: number | null) => ({ type: r.type, content: r.content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
@@ -156,6 +156,8 @@ describe('restore into an account that holds the records already, with a new sta
     expect(matched).toBe(counts.parties! + counts.opportunities! + counts.kases!);
     const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter((t) => !t.hasTrack).length;
     expect(summary.entries.present).toEqual({ entries: counts.entries, tasks: tasksOfA });
+    // The account's entries and tasks in a list each: shorter than a request per record found.
+    expect(summary.lookedAt).toEqual({ records: matched, requests: 2 });
     expect(summary.links.kaseParties.added).toBe(0);
     expect(summary.links.tracks.added).toBe(0);
     expect(await countsOf(b)).toEqual(counts);
@@ -186,7 +188,10 @@ describe('restore into an account that holds part of the backup', () => {
       await cc.entries.delete(firstIds.get(`entries/${seeded.entries[3]}`)!, { wait: true });
       const task5 = (await allPages(c, '/tasks?status=open,completed,pending', 'tasks')).find((t) => t.description === 'Call back 5')!;
       await cc.tasks.delete(task5.id);
-      await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } });
+      const hand = (await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } })).body.party;
+      // Many notes of its own: the account's list of entries is longer than looking record by record.
+      const NOTES = 2_000;
+      for (let i = 0; i < NOTES; i += 1) addEntry(c.store, { content: `Hand note ${i}`, partyId: hand.id });
       const before = await countsOf(c);
       const all = await countsOf(a);
       expect(before.parties).toBe(all.parties!); // one gone, one added
@@ -194,12 +199,18 @@ describe('restore into an account that holds part of the backup', () => {
       const summary = await runRestore({ from: out, workDir: work, stateDir: join(dir, 'state-part-2') }, { client: cc, account });
       await cc.close();
       expect(summary.import.stopped).toBeNull();
-      expect(created(summary)).toEqual({ organisations: 0, people: 1, opportunities: 0, kases: 0, entries: all.entries! - before.entries!, tasks: all.tasks! - before.tasks! });
+      expect(created(summary)).toEqual({ organisations: 0, people: 1, opportunities: 0, kases: 0, entries: all.entries! - (before.entries! - NOTES), tasks: all.tasks! - before.tasks! });
       expect(summary.import.steps.reduce((sum, step) => sum + step.rejected + step.updated, 0)).toBe(0);
       expect(summary.links.kaseParties.added).toBe(1);
-      expect(await countsOf(c)).toEqual({ ...all, parties: all.parties! + 1 });
+      // Record by record: one request for each record found (each has fewer than 100 entries) and
+      // one for the tasks, after the account's list was given up at half a request per record
+      // (17 pages, the 18th to know it goes on, one read ahead).
+      expect(summary.lookedAt.records).toBe(4 * 9 - 1);
+      expect(summary.lookedAt.requests).toBeGreaterThanOrEqual(4 * 9 - 1 + 1);
+      expect(summary.lookedAt.requests).toBeLessThanOrEqual(4 * 9 - 1 + 1 + 19);
+      expect(await countsOf(c)).toEqual({ ...all, parties: all.parties! + 1, entries: all.entries! + NOTES });
       const ids = new Map([...firstIds, ...(await restoredIds(summary.stateDir))]);
-      await expectSameAsA(c, ids, 1);
+      await expectSameAsA(c, ids, { parties: 1, entries: NOTES });
     } finally {
       await c.close();
     }
