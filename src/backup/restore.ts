@@ -101,10 +101,10 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   }
   const setup = await setupOfBackup(backup, await carriedTypesNeeded(backup));
   await writeRecordInputs(backup, source, work);
-  const run = (plan: string) =>
+  const run = (plan: string, onEvent = deps.onEvent) =>
     runImport(
       { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency },
-      { client: deps.client, account: deps.account, ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.onEvent ? { onEvent: deps.onEvent } : {}) },
+      { client: deps.client, account: deps.account, ...(deps.signal ? { signal: deps.signal } : {}), ...(onEvent ? { onEvent } : {}) },
     );
   // The records first, through the plan of their steps alone: what they matched decides which
   // entries and tasks the target has already. The same plan file grows to all steps after.
@@ -123,7 +123,9 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
     result.interrupted = true;
     return result;
   }
-  const second = await run(await writeRestorePlan(work, setup, RESTORE_STEPS));
+  // The set-up was told by the first run; the second finds it done.
+  const told = deps.onEvent;
+  const second = await run(await writeRestorePlan(work, setup, RESTORE_STEPS), told && ((event) => (event.type === 'setup' ? undefined : told(event))));
   result.import = joinRuns(first, second);
   result.interrupted = second.interrupted;
   if (second.stopped || second.interrupted) return result;

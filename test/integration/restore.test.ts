@@ -11,6 +11,7 @@ import { restoredIds, runBackup, runRestore } from '../../src/backup/index.ts';
 import { CrmClient } from '../../src/client/index.ts';
 import { seedBackupAccount, type SeededAccount } from '../helpers/backup-account.ts';
 import { runRollback } from '../../src/load/index.ts';
+import { runVerify } from '../../src/verify/index.ts';
 import { addEntry } from '../helpers/records.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -154,6 +155,12 @@ describe('restore into an account that holds the records already, with a new sta
     for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({ step: step.step, created: 0, updated: 0, rejected: 0 });
     const matched = summary.import.steps.reduce((sum, step) => sum + step.matched, 0);
     expect(matched).toBe(counts.parties! + counts.opportunities! + counts.kases!);
+    // verify over the new state: the records it found hold what the backup holds.
+    const cv = client(b);
+    const verified = await runVerify({ source: { kind: 'plan', planFile: summary.plan }, stateDir: summary.stateDir }, { client: cv, account: { baseUrl: b.url, account: b.url } });
+    await cv.close();
+    expect(verified.differences).toEqual([]);
+    expect(verified.matches).toBe(true);
     const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter((t) => !t.hasTrack).length;
     expect(summary.entries.present).toEqual({ entries: counts.entries, tasks: tasksOfA });
     // The account's entries and tasks in a list each: shorter than a request per record found.
