@@ -38,7 +38,7 @@ function sameMatchProblem(match: MatchValue, firstKey: string): ReferenceProblem
   return {
     field: 'match',
     code: 'MAPPING_VALUE',
-    message: `the row with key '${firstKey}' has the same ${match.by} (${match.value}): two rows of the input for one record; merge them (onDuplicate: merge), give them different values, or say they are different records (onDuplicate: separate)`,
+    message: `the row with key '${firstKey}' has the same ${match.by} (${match.value}): two rows of the input for one record; merge them (onDuplicate: merge) or give them different values (rows of different records: onDuplicate: separate)`,
   };
 }
 
