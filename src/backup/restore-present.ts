@@ -6,7 +6,6 @@
  */
 import { join } from 'node:path';
 import type { CrmClient } from '../client/index.ts';
-import { entrySchema, taskSchema } from '../client/schemas.ts';
 import { loadJournal } from '../journal/index.ts';
 import { entryKey, onRecord, RECORD_STEPS, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
 
@@ -70,7 +69,7 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
   const listed: Body[] = [];
   let whole = budget > 0;
   if (whole) {
-    for await (const entry of client.paginate('/entries', 'entries', entrySchema, { query: { embed: 'party,kase,opportunity' } })) {
+    for await (const entry of client.entries.list({ embed: ['party', 'kase', 'opportunity'] })) {
       signal?.throwIfAborted();
       if (listed.length >= budget) {
         whole = false;
@@ -93,7 +92,7 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
     }
   }
   if (matched.size > 0) {
-    for await (const read of client.paginate('/tasks', 'tasks', taskSchema, { query: { status: 'open,completed,pending', embed: 'party,kase,opportunity' } })) {
+    for await (const read of client.tasks.list({ embed: ['party', 'kase', 'opportunity'], query: { status: 'open,completed,pending' } })) {
       signal?.throwIfAborted();
       const task = read as unknown as Body;
       if (typeof task.id !== 'number' || own.has(task.id) || task.hasTrack === true) continue;
