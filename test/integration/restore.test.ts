@@ -250,23 +250,28 @@ describe('restore into an account that lacks configuration', () => {
 });
 
 describe('restore killed with SIGKILL', () => {
-  it('is continued by the same restore and ends with every record once', async () => {
-    const d = await startTestSandbox({ faults: { latencyMs: 15 } });
+  // Killed in the first run (the records) a while after its first row, or in the second (the
+  // entries and tasks) at its first note, each followed by the same restore.
+  it.each([
+    { run: 'records', step: undefined, waitMs: 150, latencyMs: 15, counted: ['/parties', 'parties'] },
+    { run: 'entries and tasks', step: 'entries', waitMs: 0, latencyMs: 40, counted: ['/entries', 'entries'] },
+  ] as const)('killed in the run of the $run is continued by the same restore and ends with every record once', async ({ step, waitMs, latencyMs, counted }) => {
+    const d = await startTestSandbox({ faults: { latencyMs } });
     try {
-      const work = join(dir, 'restore-d');
+      const work = join(dir, `restore-d-${step ?? 'records'}`);
       // The inputs and state of a restore into this account go in a folder of their own.
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work, ...(step ? [step] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
       const ended = new Promise((done) => child.on('close', done));
       const lines = createInterface({ input: child.stdout! });
       await new Promise<void>((resolve, reject) => {
         lines.on('line', (line) => line === 'writing' && resolve());
         child.once('exit', () => reject(new Error('the restore ended before it could be killed')));
       });
-      await new Promise((r) => setTimeout(r, 150));
+      await new Promise((r) => setTimeout(r, waitMs));
       child.kill('SIGKILL');
       await ended;
-      const partial = (await allPages(d, '/parties', 'parties')).length;
-      const expected = (await allPages(a, '/parties', 'parties')).length;
+      const partial = (await allPages(d, counted[0], counted[1])).length;
+      const expected = (await allPages(a, counted[0], counted[1])).length;
       expect(partial).toBeLessThan(expected);
       const cd = client(d);
       const summary = await runRestore({ from: out, workDir: work }, { client: cd, account: { baseUrl: d.url, account: d.url } });
