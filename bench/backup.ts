@@ -4,7 +4,8 @@
 // parties changed. Not a test; run it with `npm run bench -- backup [--rows N]`.
 // Prints records and requests by file, and the requests per record of the lists (pages of 100) and
 // of the per-record steps (additional parties per project, tracks per tracked record, attachments);
-// then restores the backup into an empty sandbox and prints the restore's requests per record.
+// then restores the backup into an empty sandbox and prints the restore's requests per record,
+// then restores it again into that account with a new state folder (every record found, nothing written).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +51,14 @@ try {
     const linkRequests = restored.links.kaseParties.added + restored.links.tracks.added;
     const total = targetClient.transport.requestsSent;
     console.log(JSON.stringify({ run: 'restore', recordsWritten: written, requests: total, requestsPerRecord: +(total / written).toFixed(3), importRequests: restored.import.requests, importRequestsPerRecord: +(restored.import.requests / written).toFixed(3), linksAdded: linkRequests, steps: Object.fromEntries(restored.import.steps.map((s) => [s.step, s.created])) }));
+    // The same backup again into that account with a new state folder: every record is found by
+    // its match rules, the entries and tasks of each are looked at, nothing is written.
+    const before = targetClient.transport.requestsSent;
+    const again = await runRestore({ from: dir, workDir: join(dir, 'restore'), stateDir: join(dir, 'restore', 'state-again') }, { client: targetClient, account: { baseUrl: target.url, account: target.url } });
+    const requests = targetClient.transport.requestsSent - before;
+    const found = again.import.steps.reduce((sum, step) => sum + step.matched, 0);
+    const created = again.import.steps.reduce((sum, step) => sum + step.created, 0);
+    console.log(JSON.stringify({ run: 'restore-again', recordsFound: found, created, present: again.entries.present, requests, requestsPerRecordFound: +(requests / found).toFixed(3), importRequests: again.import.requests, lookAtEntriesAndTasks: again.lookedAt.requests, links: requests - again.import.requests - again.lookedAt.requests }));
   } finally {
     await targetClient.close();
     await target.close();

@@ -1,30 +1,15 @@
-import { copyFile, link, mkdir, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { type Cell, columnsFromMappings, openWriter } from '../export/index.ts';
-import { type AccountIdentity, loadJournal } from '../journal/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
-import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
-import { makeFolders, writeFileAtomic } from '../util/index.ts';
-import { catalogOfBackup, idOf, missingConfiguration, nameOf, openBackup, type Backup, type MissingItem } from './read-backup.ts';
+import type { AccountCatalog } from '../mapping/index.ts';
+import { catalogOfBackup, idOf, missingConfiguration, openBackup, type Backup, type MissingItem } from './read-backup.ts';
+import { type ActivityInputs, carriedTypesNeeded, RECORD_STEPS, RESTORE_STEPS, setupOfBackup, writeActivityInputs, writeRecordInputs, writeRestorePlan } from './restore-inputs.ts';
+import { presentOnMatched, restoredRows, targetOfRows } from './restore-present.ts';
 
 type Body = Record<string, unknown>;
-
-/** The folder of the bundled mappings a restore copies beside its inputs. */
-const MAPPINGS = fileURLToPath(new URL('../../mappings/', import.meta.url));
-
-/** The plan a restore runs, step by step: the mapping and the CSV file each reads. */
-const STEPS = [
-  { name: 'organisations', mapping: 'roundtrip-organisations.yaml', input: 'parties.csv' },
-  { name: 'people', mapping: 'roundtrip-people.yaml', input: 'parties.csv' },
-  { name: 'opportunities', mapping: 'roundtrip-opportunities.yaml', input: 'opportunities.csv' },
-  { name: 'kases', mapping: 'restore-kases.yaml', input: 'kases.csv' },
-  { name: 'entries', mapping: 'restore-entries.yaml', input: 'entries.csv' },
-  { name: 'tasks', mapping: 'restore-tasks.yaml', input: 'tasks.csv' },
-] as const;
 
 export const restoreOptionsSchema = z.object({
   /** A complete backup folder. */
@@ -33,7 +18,7 @@ export const restoreOptionsSchema = z.object({
   workDir: z.string().nullable().default(null),
   /** The importer's state folder. @default FROM/restore/state */
   stateDir: z.string().nullable().default(null),
-  /** Restore even when the target lacks configuration the backup refers to. @default false */
+  /** Restore even when the target lacks configuration the backup refers to and the interface cannot create. @default false */
   allowMissing: z.boolean().default(false),
   /** Requests under way at once. @default 8 */
   concurrency: z.number().int().min(1).max(64).default(8),
@@ -50,128 +35,54 @@ export interface RestoreDeps {
 export interface RestoreSummary {
   plan: string;
   stateDir: string;
-  /** What the target lacks (only with allowMissing; without it the restore stops before writing). */
+  /** What the target lacks and the interface cannot create (only with allowMissing; without it the restore stops before writing). */
   missing: MissingItem[];
-  /** The importer's run over the plan. */
+  /**
+   * The importer over the plan: its set-up (the configuration created), the records' steps as
+   * their run wrote them, then the entries' and tasks' steps. Requests of both runs together.
+   */
   import: ImportSummary;
   /** Links made after the records: additional parties of projects, tracks. */
   links: { kaseParties: { added: number; present: number; unresolved: number }; tracks: { added: number; present: number; unresolved: number } };
-  /** What the interface cannot create, left out: entries that are not notes (emails, completed-task entries). */
-  leftOut: { entries: number };
+  /** Emails and completed-task entries carried as notes; entries left out; entries and tasks the target had on matched records. */
+  entries: ActivityInputs;
+  /** Records found in the target (matched) whose entries and tasks were read, and the requests that took. */
+  lookedAt: { records: number; requests: number };
   /** Stopped by the signal (during the import or the links): the same restore continues. */
   interrupted: boolean;
 }
 
-/** Writes one CSV of the restore's inputs (plain, raw: read back by the importer as written). */
-async function writeCsv(file: string, header: string[], rows: Array<{ cells: Cell[]; record: Body }>): Promise<void> {
-  const writer = openWriter('csv', file, header, { plain: true, raw: true, stdout: process.stdout });
-  try {
-    for (const row of rows) await writer.write(row.cells, row.record);
-    await writer.commit();
-  } catch (error) {
-    await writer.abort();
-    throw error;
-  }
+/** Ids in the target of the records a restore wrote or matched, as `STEP/SOURCE_ID` (e.g. `kases/12`), from its journals. */
+export async function restoredIds(stateDir: string, steps: readonly string[] = RESTORE_STEPS.map((s) => s.name)): Promise<Map<string, number>> {
+  const rows = await restoredRows(stateDir, steps);
+  return new Map([...rows].map(([key, row]) => [key, row.id]));
 }
 
-/** The record an entry or task is on: the most specific one (a project or opportunity before its party). */
-function onRecord(record: Body): { partyId: number | null; kaseId: number | null; opportunityId: number | null } {
-  const kaseId = idOf(record.kase);
-  const opportunityId = kaseId === null ? idOf(record.opportunity) : null;
-  const partyId = kaseId === null && opportunityId === null ? idOf(record.party) : null;
-  return { partyId, kaseId, opportunityId };
-}
-
-/** A file name an attachment can keep on disk: its last path part, never `.` or `..`. */
-function safeFilename(name: string, id: number): string {
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f]/g, '_');
-  return base === '' || base === '.' || base === '..' ? `attachment-${id}` : base;
-}
-
-/**
- * Writes the inputs of a restore into `work`: the CSV files of the plan's steps (read from the
- * backup's JSON Lines, columns filled as `export --mapping` fills them), the attachment files
- * under their names, the mappings and plan.yaml. Written again whole on every run; the same backup
- * gives the same files, so a resumed restore continues the same plan.
- */
-export async function writeRestoreInputs(backup: Backup, catalog: AccountCatalog, work: string): Promise<{ plan: string; leftOut: { entries: number } }> {
-  await makeFolders(work, { mode: 0o755, what: 'the folder of the restore\'s inputs', hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written.' });
-  for (const step of STEPS) await copyFile(join(MAPPINGS, step.mapping), join(work, step.mapping));
-  const mapped = async (entity: 'parties' | 'opportunities' | 'kases', mappings: string[], file: string): Promise<void> => {
-    const loaded = await Promise.all(mappings.map(async (name) => ({ file: join(work, name), mapping: await loadMapping(join(work, name)) })));
-    const columns = columnsFromMappings(entity, loaded, catalog);
-    const records = await backup.read(`${entity}.jsonl`);
-    await writeCsv(join(work, file), columns.map((c) => c.name), records.map((record) => ({ cells: columns.map((c) => c.value(record)), record })));
+/** The summary of the two runs of a restore: the records' steps of the first, the others of the second. */
+function joinRuns(first: ImportSummary, second: ImportSummary): ImportSummary {
+  const records = new Set<string>(RECORD_STEPS.map((s) => s.name));
+  const setup = first.setup && second.setup ? { ...first.setup, created: [...first.setup.created, ...second.setup.created] } : (first.setup ?? second.setup);
+  return {
+    ...second,
+    steps: [...first.steps, ...second.steps.filter((s) => !records.has(s.step))],
+    requests: first.requests + second.requests,
+    requestsForNames: first.requestsForNames + second.requestsForNames,
+    elapsedMs: first.elapsedMs + second.elapsedMs,
+    reconciled: { applied: first.reconciled.applied + second.reconciled.applied, notApplied: first.reconciled.notApplied + second.reconciled.notApplied },
+    setup,
   };
-  await mapped('parties', ['roundtrip-organisations.yaml', 'roundtrip-people.yaml'], 'parties.csv');
-  await mapped('opportunities', ['roundtrip-opportunities.yaml'], 'opportunities.csv');
-  await mapped('kases', ['restore-kases.yaml'], 'kases.csv');
-
-  const attachments = new Map<number, Body>();
-  for (const line of await backup.read('attachments.jsonl')) attachments.set(line.id as number, line);
-  const entries = await backup.read('entries.jsonl');
-  let leftOut = 0;
-  const entryRows: Array<{ cells: Cell[]; record: Body }> = [];
-  for (const entry of entries) {
-    if (entry.type !== 'note') {
-      leftOut += 1;
-      continue;
-    }
-    const paths: string[] = [];
-    for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
-      const line = attachments.get(attachment.id as number);
-      if (!line) continue;
-      const relative = `files/${line.id}/${safeFilename(String(line.filename), line.id as number)}`;
-      const target = join(work, relative);
-      await mkdir(join(work, 'files', String(line.id)), { recursive: true });
-      const exists = await stat(target).then(() => true, () => false);
-      if (!exists) await link(join(backup.dir, String(line.file)), target).catch(() => copyFile(join(backup.dir, String(line.file)), target));
-      paths.push(relative);
-    }
-    const on = onRecord(entry);
-    entryRows.push({ cells: [entry.id as number, on.partyId, on.kaseId, on.opportunityId, (entry.content as string | null) ?? null, nameOf(entry.activityType), (entry.entryAt as string | null) ?? null, paths.join(';') || null], record: entry });
-  }
-  await writeCsv(join(work, 'entries.csv'), ['id', 'partyId', 'kaseId', 'opportunityId', 'content', 'activityType', 'entryAt', 'attachments'], entryRows);
-
-  const taskRows: Array<{ cells: Cell[]; record: Body }> = [];
-  for (const task of await backup.read('tasks.jsonl')) {
-    // A track makes its tasks again when it is applied.
-    if (task.hasTrack === true) continue;
-    const on = onRecord(task);
-    const status = task.status === 'COMPLETED' ? 'COMPLETED' : 'OPEN';
-    taskRows.push({ cells: [task.id as number, (task.description as string) ?? null, (task.detail as string | null) ?? null, on.partyId, on.kaseId, on.opportunityId, nameOf(task.owner), nameOf(task.category), (task.dueOn as string | null) ?? null, (task.dueTime as string | null) ?? null, status], record: task });
-  }
-  await writeCsv(join(work, 'tasks.csv'), ['id', 'description', 'detail', 'partyId', 'kaseId', 'opportunityId', 'owner', 'category', 'dueOn', 'dueTime', 'status'], taskRows);
-
-  const plan = join(work, 'plan.yaml');
-  const yaml = [
-    '# Written by crm-ferry restore from the backup in this folder\'s parent; run, verify and roll back',
-    '# it like any plan. Each record is keyed by its id in the backed-up account.',
-    'version: 1',
-    'steps:',
-    ...STEPS.flatMap((step) => [`  - name: ${step.name}`, `    mapping: ${step.mapping}`, `    input: ${step.input}`]),
-    '',
-  ].join('\n');
-  await writeFileAtomic(plan, yaml, { mode: 0o644 });
-  return { plan, leftOut: { entries: leftOut } };
-}
-
-/** Ids in the target of the records a restore wrote, as `STEP/SOURCE_ID` (e.g. `kases/12`), from its journals. */
-export async function restoredIds(stateDir: string, steps: readonly string[] = STEPS.map((s) => s.name)): Promise<Map<string, number>> {
-  const ids = new Map<string, number>();
-  for (const step of steps) {
-    const journal = await loadJournal(join(stateDir, 'journal', `${step}.jsonl`)).catch(() => null);
-    for (const [key, row] of journal?.rows ?? []) if (row.id !== null) ids.set(`${step}/${key}`, row.id);
-  }
-  return ids;
 }
 
 /**
- * Restores a backup folder into the account of `client`: lists what the target lacks (and stops
- * with CONFIG_MISSING unless allowMissing), writes the inputs, runs them through the importer
- * (journal, exactly once, resume, rollback, verify), then adds the additional parties of projects
- * and the tracks, each after looking whether the target already has it: a second restore changes
- * nothing.
+ * Restores a backup folder into the account of `client`. Stops with CONFIG_MISSING (unless
+ * allowMissing) when the target lacks configuration the interface cannot create; what it can
+ * (pipelines, milestones, activity types, track definitions) the plan's set-up creates, journaled
+ * so that a rollback removes it. The records (parties, opportunities, projects) run first through
+ * the importer: each is matched to a record the target has already (by name, people by e-mail
+ * address then name) or created. Then the entries and tasks of the matched records that the
+ * target has already are left out, and the rest run through the same plan; last the additional
+ * parties of projects and the tracks, each after looking whether the target has it. A restore
+ * into an account that holds the backup's records, with any state folder, adds nothing.
  */
 export async function runRestore(given: z.input<typeof restoreOptionsSchema>, deps: RestoreDeps): Promise<RestoreSummary> {
   const options = restoreOptionsSchema.parse(given);
@@ -181,23 +92,47 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   const backup = await openBackup(from);
   const source = await catalogOfBackup(backup);
   const target = await readAccountCatalog(deps.client);
-  const missing = missingConfiguration(source, target);
+  const missing = missingConfiguration(source, target).filter((m) => !m.creatable);
   if (missing.length > 0 && !options.allowMissing) {
-    const shown = missing.slice(0, 12).map((m) => `${m.kind} ${m.name}${m.creatable ? ' (set-up can create it)' : ''}`);
-    throw new FerryError('CONFIG_MISSING', `the target account lacks ${missing.length} item${missing.length === 1 ? '' : 's'} of configuration the backup refers to: ${shown.join('; ')}${missing.length > 12 ? '; ...' : ''}`, {
-      hint: "Create them in the target account (custom fields, task categories, users and teams in its settings; set-up can create pipelines, milestones, activity types and track definitions), or give --allow-missing to go ahead: owners and teams the target lacks are left out with a warning, and the importer reports whatever else a row needs and the target lacks.",
+    const shown = missing.slice(0, 12).map((m) => `${m.kind} ${m.name}`);
+    throw new FerryError('CONFIG_MISSING', `the target account lacks ${missing.length} item${missing.length === 1 ? '' : 's'} of configuration the backup refers to that the interface cannot create: ${shown.join('; ')}${missing.length > 12 ? '; ...' : ''}`, {
+      hint: "Create them in the target account (custom fields and task categories in its settings, users and teams by inviting them), or give --allow-missing to go ahead: owners and teams the target lacks are left out with a warning, and the importer reports whatever else a row needs and the target lacks. Pipelines, milestones, activity types and track definitions the restore creates itself.",
     });
   }
-  const { plan, leftOut } = await writeRestoreInputs(backup, source, work);
-  const summary = await runImport(
-    { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency },
-    { client: deps.client, account: deps.account, ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.onEvent ? { onEvent: deps.onEvent } : {}) },
-  );
+  const setup = await setupOfBackup(backup, await carriedTypesNeeded(backup));
+  await writeRecordInputs(backup, source, work);
+  const run = (plan: string, onEvent = deps.onEvent) =>
+    runImport(
+      { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency },
+      { client: deps.client, account: deps.account, ...(deps.signal ? { signal: deps.signal } : {}), ...(onEvent ? { onEvent } : {}) },
+    );
+  // The records first, through the plan of their steps alone: what they matched decides which
+  // entries and tasks the target has already. The same plan file grows to all steps after.
+  const first = await run(await writeRestorePlan(work, setup, RECORD_STEPS));
   const links = { kaseParties: { added: 0, present: 0, unresolved: 0 }, tracks: { added: 0, present: 0, unresolved: 0 } };
-  const result: RestoreSummary = { plan, stateDir, missing, import: summary, links, leftOut, interrupted: summary.interrupted };
-  if (summary.stopped || summary.interrupted) return result;
+  const entries: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
+  const result: RestoreSummary = { plan: join(work, 'plan.yaml'), stateDir, missing, import: first, links, entries, lookedAt: { records: 0, requests: 0 }, interrupted: first.interrupted };
+  if (first.stopped || first.interrupted) return result;
   try {
-    await restoreLinks(backup, stateDir, target, deps, links);
+    const looked = await presentOnMatched(stateDir, deps.client, deps.signal);
+    result.lookedAt = { records: looked.matched, requests: looked.requests };
+    const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
+    result.entries = await writeActivityInputs(backup, work, looked.present, targetOfRows(rows));
+  } catch (error) {
+    if (!deps.signal?.aborted) throw error;
+    result.interrupted = true;
+    return result;
+  }
+  // The set-up was told by the first run; the second finds it done.
+  const told = deps.onEvent;
+  const second = await run(await writeRestorePlan(work, setup, RESTORE_STEPS), told && ((event) => (event.type === 'setup' ? undefined : told(event))));
+  result.import = joinRuns(first, second);
+  result.interrupted = second.interrupted;
+  if (second.stopped || second.interrupted) return result;
+  try {
+    // Track definitions the set-up created are found by name like the others.
+    const catalog = (result.import.setup?.created.length ?? 0) > 0 ? await readAccountCatalog(deps.client) : target;
+    await restoreLinks(backup, stateDir, catalog, deps, links);
   } catch (error) {
     if (!deps.signal?.aborted) throw error;
     result.interrupted = true;

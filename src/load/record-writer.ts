@@ -293,12 +293,15 @@ export class RecordWriter {
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
-    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken);
+    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken, step.prepared.mapping.onDuplicate, body);
     if (outcome.kind === 'conflict') {
       await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
       return 'rejected';
     }
-    return outcome.kind === 'found' ? outcome.record : null;
+    if (outcome.kind === 'none') return null;
+    // Taken as it is judged: rows looked up at once (onDuplicate: separate) each get another record.
+    step.taken.add(outcome.record.id as number);
+    return outcome.record;
   }
 
   /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */

@@ -180,7 +180,7 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
     if (updateLastContacted !== undefined) body.updateLastContacted = updateLastContacted;
     add({ kind: 'activityType', name: name.trim(), pipeline: null, origin, body });
   };
-  const addTrackDefinition = (name: string, origin: SetupItem['origin'], appliesTo: keyof typeof CAPTURE_RULE, tasks: Array<{ description: string; daysAfter: number }> = []): void => {
+  const addTrackDefinition = (name: string, origin: SetupItem['origin'], appliesTo: keyof typeof CAPTURE_RULE, tasks: Array<{ description: string; daysAfter: number; daysAfterRule?: 'TRACK_START' | 'LAST_TASK' }> = []): void => {
     if (hasName(catalog.trackDefinitions, name)) {
       present += 1;
       return;
@@ -189,7 +189,7 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
       description: name.trim(),
       captureRule: CAPTURE_RULE[appliesTo],
       direction: 'START_DATE',
-      taskDefinitions: tasks.map((task, index) => ({ description: task.description, daysAfterRule: 'TRACK_START', daysAfter: task.daysAfter, displayOrder: index })),
+      taskDefinitions: tasks.map((task, index) => ({ description: task.description, daysAfterRule: task.daysAfterRule ?? 'TRACK_START', daysAfter: task.daysAfter, displayOrder: index })),
     };
     add({ kind: 'trackDefinition', name: name.trim(), pipeline: null, origin, body });
   };

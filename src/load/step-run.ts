@@ -71,7 +71,7 @@ export class StepRun {
   ) {
     for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
     this.digests = linked ? new Map() : null;
-    this.matches = new MatchValueCheck(prepared.mapping.match);
+    this.matches = new MatchValueCheck(prepared.mapping.match, prepared.mapping.onDuplicate);
   }
 
   get name(): string {

@@ -167,6 +167,20 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       text: 'version: 1\nentity: task\nkey: id\nfields:\n  - {to: description, value: x}\n  - {to: descripton, value: "x"}\n',
       expected: [[6, 'fields[1].to', 'unknown target `descripton` for entity task, did you mean `description`?']],
     },
+    {
+      name: 'match: a fallback list naming one criterion twice, within of another entity, e-mail for an opportunity',
+      text: 'version: 1\nentity: opportunity\nkey: id\nfields:\n  - {to: name, value: x}\nmatch: {by: [email, name, name], within: organisation}\n',
+      expected: [
+        [6, 'match.by', 'each criterion once: a fallback list names different ones, found a list'],
+        [6, 'match.within', 'a project or opportunity is matched within its party: `within: party`, found the text "organisation"'],
+        [6, 'match.by', 'only parties have e-mail addresses; match projects and opportunities by name or custom, found a list'],
+      ],
+    },
+    {
+      name: 'match: custom in a fallback list without its definition',
+      text: `${HEAD}fields:\n  - {to: lastName, value: x}\nmatch: {by: [custom, name]}\n`,
+      expected: [[6, 'match.definition', '`by: custom` needs `definition`: the custom field\'s name, found nothing']],
+    },
   ];
 
   it.each(cases)('$name', ({ text, expected }) => {

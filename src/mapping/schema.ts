@@ -80,11 +80,11 @@ export const onInvalidSchema = z
   .describe('reject: the row goes to the rejects file; drop: the record is written without the value (warning VALUE_DROPPED); keep: the value is written as typed (warning VALUE_KEPT; text-like targets only)');
 
 /** What happens to rows of one file that name the same record (same key, or same `match` value). */
-export const ON_DUPLICATE = ['reject', 'first', 'merge'] as const;
+export const ON_DUPLICATE = ['reject', 'first', 'merge', 'separate'] as const;
 export type OnDuplicate = (typeof ON_DUPLICATE)[number];
 export const onDuplicateSchema = z
   .enum(ON_DUPLICATE)
-  .describe('reject: later rows go to the rejects file; first: the first row is written, later ones left out (warning DUPLICATE_DROPPED on it); merge: later rows fill the first row\'s empty fields and add their items (warning DUPLICATE_MERGED)');
+  .describe('reject: later rows go to the rejects file; first: the first row is written, later ones left out (warning DUPLICATE_DROPPED on it); merge: later rows fill the first row\'s empty fields and add their items (warning DUPLICATE_MERGED); separate (rows of one match value, never of one key): each row is a record of its own, matched to a record of the account that no earlier row took (the lowest id first) or created');
 
 /** A link's key: one template, or several tried in order. */
 export const linkKeySchema = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
@@ -213,11 +213,22 @@ export const sourceSchema = z
   })
   .strict();
 
+/** What a row and a record are matched by. */
+export const MATCH_CRITERIA = ['email', 'name', 'custom'] as const;
+export type MatchCriterion = (typeof MATCH_CRITERIA)[number];
+const matchCriterionSchema = z.enum(MATCH_CRITERIA);
+
 /** How the importer finds a record the account already has for a row, and what it does then. */
 export const matchSchema = z
   .object({
-    by: z.enum(['email', 'name', 'custom']).describe('What a row and a record must share: the first e-mail address (parties), the name (a person\'s first and last name, an organisation\'s, project\'s or opportunity\'s name), or a custom field\'s value'),
+    by: z
+      .union([matchCriterionSchema, z.array(matchCriterionSchema).min(1)])
+      .describe('What a row and a record must share: the first e-mail address (parties), the name (a person\'s first and last name, an organisation\'s, project\'s or opportunity\'s name), or a custom field\'s value. A list is a fallback: the first of them the row has a value for is looked up (`[email, name]`: a person without an e-mail address by name)'),
     definition: z.string().min(1).optional().describe('With `by: custom`: the custom field\'s name'),
+    within: z
+      .enum(['party', 'organisation'])
+      .optional()
+      .describe('Only a record linked to the same record as the row counts: `party` (projects, opportunities: one of the same name on another party is another), `organisation` (people: the same name at another organisation is another person); a row without the link matches only records without it'),
     onMatch: z.enum(['update', 'skip', 'reject']).default('update').describe('update: write the row\'s fields into the record found; skip: leave it as it is (rows that link to the row still link to it); reject: the row goes to the rejects file'),
   })
   .strict();
@@ -251,15 +262,27 @@ export const mappingSchema = z
     if (mapping.entity === 'entry' || mapping.entity === 'task') {
       context.addIssue({ code: 'custom', path: ['match'], message: `\`match\` works for parties, projects and opportunities, not for entity ${mapping.entity}` });
     }
-    if (match.by === 'email' && mapping.entity !== 'party') {
+    const criteria = matchCriteria(match);
+    if (new Set(criteria).size !== criteria.length) {
+      context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'each criterion once: a fallback list names different ones' });
+    }
+    if (match.within !== undefined && match.within !== (mapping.entity === 'party' ? 'organisation' : 'party')) {
+      context.addIssue({ code: 'custom', path: ['match', 'within'], message: mapping.entity === 'party' ? 'a party is matched within its organisation: `within: organisation`' : 'a project or opportunity is matched within its party: `within: party`' });
+    }
+    if (criteria.includes('email') && mapping.entity !== 'party') {
       context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
     }
-    if ((match.by === 'custom') !== (match.definition !== undefined)) {
-      context.addIssue({ code: 'custom', path: ['match', 'definition'], message: match.by === 'custom' ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
+    if (criteria.includes('custom') !== (match.definition !== undefined)) {
+      context.addIssue({ code: 'custom', path: ['match', 'definition'], message: criteria.includes('custom') ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
     }
   });
 
 export type MatchSpec = z.output<typeof matchSchema>;
+
+/** The criteria of a `match:`, in the order they are tried (one, or a fallback list). */
+export function matchCriteria(spec: Pick<MatchSpec, 'by'>): MatchCriterion[] {
+  return Array.isArray(spec.by) ? spec.by : [spec.by];
+}
 export type Mapping = z.output<typeof mappingSchema>;
 export type FieldEntry = z.output<typeof fieldEntrySchema>;
 export type SourceOptions = z.output<typeof sourceSchema>;

@@ -3,7 +3,8 @@ import type { MappedItem, MappedRecord } from '../mapping/types.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { parseMapping } from '../mapping/load.ts';
 import { ColumnCensus, notCarriedLines } from './census.ts';
-import { foldDuplicates, indexDuplicates, MatchValueCheck, mergeRecord } from './duplicates.ts';
+import { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord } from './duplicates.ts';
+import { judgeMatch } from './matching.ts';
 
 function person(row: number, key: string, record: Record<string, unknown>, extra: Partial<MappedRecord> = {}): MappedRecord {
   return { kind: 'record', entity: 'party', key, row, location: { file: 'in.csv', row: row + 1 }, record: { type: 'person', ...record }, names: [], refs: [], attachments: [], valuesOf: () => ({}), ...extra };
@@ -56,10 +57,43 @@ describe('onDuplicate', () => {
   ];
 
   it('reject: a second row with one match value is a problem naming the first row', () => {
-    const check = new MatchValueCheck(EMAIL);
+    const check = new MatchValueCheck(EMAIL, 'reject');
     const results = rows().map((item) => check.check(item as MappedRecord));
     expect(results.map((r) => r?.field)).toEqual([undefined, undefined, undefined, 'match', undefined]);
     expect(results[3]?.message).toContain("the row with key '101' has the same email (ada@x.example)");
+  });
+
+  it('a fallback list: each row is checked by the first criterion it has a value for', () => {
+    const check = new MatchValueCheck({ by: ['email', 'name'], onMatch: 'update' }, 'reject');
+    const results = [...rows(), person(6, '104', { lastName: 'Bob' })].map((item) => check.check(item as MappedRecord));
+    // Row 4 shares Ada's address; row 6 (no address, another key) has the name of row 2.
+    expect(results.map((r) => r?.field)).toEqual([undefined, undefined, undefined, 'match', undefined, 'match']);
+    expect(results[5]?.message).toContain("the row with key '102' has the same name (bob)");
+    expect(matchValueOf(rows()[1] as MappedRecord, { by: ['email', 'name'], onMatch: 'update' })).toEqual({ by: 'name', value: 'bob' });
+  });
+
+  it('separate: rows of one match value are records of their own, each given another record of the account', () => {
+    const check = new MatchValueCheck(EMAIL, 'separate');
+    expect(rows().map((item) => check.check(item as MappedRecord))).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    const found = [{ id: 9 }, { id: 4 }];
+    const match = { by: 'name', value: 'acme' } as const;
+    const spec = { by: 'name', onMatch: 'update' } as const;
+    expect(judgeMatch(spec, match, found, new Set(), 'reject')).toMatchObject({ kind: 'conflict', message: expect.stringContaining('2 records in the account have name acme') });
+    expect(judgeMatch(spec, match, found, new Set(), 'separate')).toEqual({ kind: 'found', record: { id: 4 } });
+    expect(judgeMatch(spec, match, found, new Set([4]), 'separate')).toEqual({ kind: 'found', record: { id: 9 } });
+    expect(judgeMatch(spec, match, found, new Set([4, 9]), 'separate')).toEqual({ kind: 'none' });
+  });
+
+  it('within: only a record linked to the row\'s own party counts; without the row (validate) any does', () => {
+    const spec = { by: 'name', onMatch: 'update', within: 'party' } as const;
+    const match = { by: 'name', value: 'renewal' } as const;
+    const found = [{ id: 3, party: { id: 70 } }, { id: 5, party: { id: 71 } }];
+    expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 71 } })).toEqual({ kind: 'found', record: found[1] });
+    expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 72 } })).toEqual({ kind: 'none' });
+    expect(judgeMatch(spec, match, found, new Set(), 'reject')).toMatchObject({ kind: 'conflict' });
+    // People within their organisation: a row without one matches only a person without one.
+    const people = [{ id: 8, organisation: { id: 70 } }, { id: 9 }];
+    expect(judgeMatch({ by: 'name', onMatch: 'update', within: 'organisation' }, match, people, new Set(), 'reject', {})).toEqual({ kind: 'found', record: { id: 9 } });
   });
 
   it('merge: the first row waits for its later rows, by key and by match value, and says what each added', async () => {

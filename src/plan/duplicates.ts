@@ -1,5 +1,5 @@
-import { matchValues } from './matching.ts';
-import type { MappedItem, MappedRecord, MatchSpec, NameUse, OnDuplicate, RefUse, RowWarning } from '../mapping/index.ts';
+import { matchValues, type MatchValue } from './matching.ts';
+import { matchCriteria, type MappedItem, type MappedRecord, type MatchSpec, type NameUse, type OnDuplicate, type RefUse, type RowWarning } from '../mapping/index.ts';
 import { recordDigest, type ReferenceProblem } from './references.ts';
 
 /**
@@ -7,42 +7,58 @@ import { recordDigest, type ReferenceProblem } from './references.ts';
  * `onDuplicate: reject` rejects the later rows as they come (MatchValueCheck and the key checks of
  * the importer and validate); `first` and `merge` need to know a row's duplicates before the row
  * is written, so the input is read once more beforehand (indexDuplicates) and then folded
- * (foldDuplicates). The importer and validate share both, so they report the same rows.
+ * (foldDuplicates). The importer and validate share both, so they report the same rows. Under
+ * `separate` rows of one match value are records of their own (rows of one key are still one).
  */
 
 type Body = Record<string, unknown>;
 
-/** The value a record is matched by (lower case), or null when it has none. Custom fields are compared by definition name, as rows hold them before names are resolved. */
-export function matchValueOf(mapped: MappedRecord, spec: MatchSpec): string | null {
-  if (spec.by !== 'custom') return matchValues(mapped.entity, spec, mapped.record, undefined)[0] ?? null;
+/**
+ * The value a record is matched by (lower case) and its criterion (the first of a fallback list
+ * the row has a value for), or null when it has none. Custom fields are compared by definition
+ * name, as rows hold them before names are resolved.
+ */
+export function matchValueOf(mapped: MappedRecord, spec: MatchSpec): MatchValue | null {
+  for (const by of matchCriteria(spec)) {
+    const value = by === 'custom' ? customValueOf(mapped, spec.definition) : (matchValues(mapped.entity, by, mapped.record, undefined)[0] ?? null);
+    if (value !== null) return { by, value };
+  }
+  return null;
+}
+
+function customValueOf(mapped: MappedRecord, definition: string | undefined): string | null {
   const fields = Array.isArray(mapped.record.fields) ? (mapped.record.fields as Body[]) : [];
-  const field = fields.find((f) => (f.definition as { name?: string } | null)?.name === spec.definition);
+  const field = fields.find((f) => (f.definition as { name?: string } | null)?.name === definition);
   const value = field === undefined || field.value === undefined || field.value === null ? '' : String(field.value).trim().replace(/\s+/g, ' ').toLowerCase();
   return value === '' ? null : value;
 }
 
 /** The problem of a row whose match value an earlier row has (`onDuplicate: reject`). */
-function sameMatchProblem(spec: MatchSpec, value: string, firstKey: string): ReferenceProblem {
+function sameMatchProblem(match: MatchValue, firstKey: string): ReferenceProblem {
   return {
     field: 'match',
     code: 'MAPPING_VALUE',
-    message: `the row with key '${firstKey}' has the same ${spec.by} (${value}): two rows of the input for one record; merge them (onDuplicate: merge) or give them different values`,
+    message: `the row with key '${firstKey}' has the same ${match.by} (${match.value}): two rows of the input for one record; merge them (onDuplicate: merge) or give them different values (rows of different records: onDuplicate: separate)`,
   };
 }
 
-/** Rejects the second row with a match value, in the order rows are read (onDuplicate: reject). */
+/** Rejects the second row with a match value, in the order rows are read (onDuplicate: reject); under `separate` rows of one value are different records. */
 export class MatchValueCheck {
   readonly #first = new Map<string, string>();
+  readonly #spec: MatchSpec | undefined;
 
-  constructor(private readonly spec: MatchSpec | undefined) {}
+  constructor(spec: MatchSpec | undefined, policy: OnDuplicate) {
+    this.#spec = policy === 'separate' ? undefined : spec;
+  }
 
   check(mapped: MappedRecord): ReferenceProblem | undefined {
-    if (this.spec === undefined) return undefined;
-    const value = matchValueOf(mapped, this.spec);
-    if (value === null) return undefined;
-    const first = this.#first.get(value);
-    if (first !== undefined && first !== mapped.key) return sameMatchProblem(this.spec, value, first);
-    this.#first.set(value, mapped.key);
+    if (this.#spec === undefined) return undefined;
+    const match = matchValueOf(mapped, this.#spec);
+    if (match === null) return undefined;
+    const key = `${match.by}\u0000${match.value}`;
+    const first = this.#first.get(key);
+    if (first !== undefined && first !== mapped.key) return sameMatchProblem(match, first);
+    this.#first.set(key, mapped.key);
     return undefined;
   }
 }
@@ -74,12 +90,13 @@ export async function indexDuplicates(items: AsyncIterable<MappedItem>, spec: Ma
   for await (const item of items) {
     if (item.kind !== 'record') continue;
     const digest = recordDigest(item);
-    const value = spec === undefined ? null : matchValueOf(item, spec);
+    const match = spec === undefined ? null : matchValueOf(item, spec);
+    const value = match === null ? null : `${match.by}\u0000${match.value}`;
     let leader = byKey.get(item.key);
     let why = 'key';
-    if (leader === undefined && value !== null) {
+    if (leader === undefined && match !== null && value !== null) {
       leader = byMatch.get(value);
-      why = `${spec?.by} (${value})`;
+      why = `${match.by} (${match.value})`;
     }
     if (leader === undefined) {
       const first = { row: item.row, digest };
@@ -165,7 +182,7 @@ function warn(mapped: MappedRecord, warning: RowWarning): void {
  * `first` the first row carries a DUPLICATE_DROPPED warning per later row that differs, under
  * `merge` it waits for its last later row and carries a DUPLICATE_MERGED warning per row merged.
  */
-export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: DuplicateIndex, policy: Exclude<OnDuplicate, 'reject'>): AsyncGenerator<MappedItem> {
+export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: DuplicateIndex, policy: 'first' | 'merge'): AsyncGenerator<MappedItem> {
   const held = new Map<number, { leader: MappedRecord; remaining: number }>();
   const keyOf = new Map<number, string>();
   for await (const item of items) {

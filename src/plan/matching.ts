@@ -1,5 +1,5 @@
 import { FerryError } from '../errors/index.ts';
-import { ENTITY_PLURAL, type Entity, type MatchSpec, type NameResolver } from '../mapping/index.ts';
+import { ENTITY_PLURAL, type Entity, matchCriteria, type MatchCriterion, type MatchSpec, type NameResolver, type OnDuplicate } from '../mapping/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -24,12 +24,12 @@ function definitionIdOf(definition: unknown): number | undefined {
 }
 
 /**
- * The values a record can be matched by under `spec`: what a row's body holds, or what a record
- * in the account holds (a party may have several e-mail addresses: any of them matches).
+ * The values a record can be matched by under one criterion: what a row's body holds, or what a
+ * record in the account holds (a party may have several e-mail addresses: any of them matches).
  * Compared without regard to case or repeated spaces.
  */
-export function matchValues(entity: Entity, spec: MatchSpec, record: Body, definitionId: number | undefined): string[] {
-  switch (spec.by) {
+export function matchValues(entity: Entity, by: MatchCriterion, record: Body, definitionId: number | undefined): string[] {
+  switch (by) {
     case 'email': {
       const list = Array.isArray(record.emailAddresses) ? (record.emailAddresses as Body[]) : [];
       return list.map((e) => text(e.address)).filter((v) => v !== '');
@@ -47,74 +47,99 @@ export function matchValues(entity: Entity, spec: MatchSpec, record: Body, defin
   }
 }
 
+/** A row's match value: the criterion it is looked up by (the first of a fallback list the row has a value for) and the value. */
+export interface MatchValue {
+  by: MatchCriterion;
+  value: string;
+}
+
 /** The filter field a match compares, as the service names it. */
-function filterField(spec: MatchSpec, definitionId: number | undefined): string {
-  return spec.by === 'custom' ? `custom:${definitionId}` : spec.by;
+function filterField(by: MatchCriterion, definitionId: number | undefined): string {
+  return by === 'custom' ? `custom:${definitionId}` : by;
 }
 
 interface Waiting {
   value: string;
+  /** The cache's key: criterion and value. */
+  key: string;
   resolve(records: Body[]): void;
   reject(error: unknown): void;
 }
 
 /**
  * Finds the account's records for rows' match values, many rows to one filter query (an
- * `orGroup` of up to 50 values), and remembers every answer for the run: a lookup costs a
- * fraction of a request, not one search per row.
+ * `orGroup` of up to 50 values of one criterion), and remembers every answer for the run: a
+ * lookup costs a fraction of a request, not one search per row.
  */
 export class Matcher {
   readonly #cache = new Map<string, Promise<Body[]>>();
-  #waiting: Waiting[] = [];
+  readonly #waiting = new Map<MatchCriterion, Waiting[]>();
   #timer: NodeJS.Timeout | null = null;
+  readonly #criteria: MatchCriterion[];
 
   constructor(
     private readonly service: RecordFinder,
     private readonly entity: 'party' | 'kase' | 'opportunity',
-    private readonly spec: MatchSpec,
+    spec: MatchSpec,
     /** The custom field's id, with `by: custom`. */
     private readonly definitionId: number | undefined,
-  ) {}
-
-  /** The value of a row's body that is looked up, or null when it has none. */
-  valueOf(body: Body): string | null {
-    return matchValues(this.entity, this.spec, body, this.definitionId)[0] ?? null;
+  ) {
+    this.#criteria = matchCriteria(spec);
   }
 
-  /** The account's records that match `value` (already lower-cased by valueOf). */
-  find(value: string): Promise<Body[]> {
-    const cached = this.#cache.get(value);
+  /** What a row's body is looked up by, or null when it has a value for no criterion. */
+  valueOf(body: Body): MatchValue | null {
+    for (const by of this.#criteria) {
+      const value = matchValues(this.entity, by, body, this.definitionId)[0];
+      if (value !== undefined) return { by, value };
+    }
+    return null;
+  }
+
+  /** The account's records that match a row's value (as valueOf gives it). */
+  find(match: MatchValue): Promise<Body[]> {
+    const key = `${match.by}\u0000${match.value}`;
+    const cached = this.#cache.get(key);
     if (cached) return cached;
     const promise = new Promise<Body[]>((resolve, reject) => {
-      this.#waiting.push({ value, resolve, reject });
-      if (this.#waiting.length >= BATCH) this.#flush();
-      else this.#timer ??= setTimeout(() => this.#flush(), GATHER_MS);
+      let list = this.#waiting.get(match.by);
+      if (!list) this.#waiting.set(match.by, (list = []));
+      list.push({ value: match.value, key, resolve, reject });
+      if (list.length >= BATCH) this.#flush(match.by);
+      else this.#timer ??= setTimeout(() => this.#flushAll(), GATHER_MS);
     });
-    this.#cache.set(value, promise);
+    this.#cache.set(key, promise);
     return promise;
   }
 
-  #flush(): void {
-    if (this.#timer) clearTimeout(this.#timer);
+  #flushAll(): void {
     this.#timer = null;
-    const batch = this.#waiting;
-    this.#waiting = [];
-    if (batch.length === 0) return;
-    void this.#query(batch);
+    for (const by of [...this.#waiting.keys()]) this.#flush(by);
   }
 
-  async #query(batch: Waiting[]): Promise<void> {
-    const field = filterField(this.spec, this.definitionId);
+  #flush(by: MatchCriterion): void {
+    const batch = this.#waiting.get(by) ?? [];
+    this.#waiting.delete(by);
+    if (this.#waiting.size === 0 && this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    if (batch.length === 0) return;
+    void this.#query(by, batch);
+  }
+
+  async #query(by: MatchCriterion, batch: Waiting[]): Promise<void> {
+    const field = filterField(by, this.definitionId);
     const found = new Map<string, Body[]>(batch.map((w) => [w.value, []]));
     try {
       const conditions = [{ orGroup: batch.map((w) => ({ field, operator: 'is', value: w.value })) }];
       for await (const record of this.service.filter(this.entity, conditions)) {
-        for (const value of new Set(matchValues(this.entity, this.spec, record, this.definitionId))) found.get(value)?.push(record);
+        for (const value of new Set(matchValues(this.entity, by, record, this.definitionId))) found.get(value)?.push(record);
       }
       for (const w of batch) w.resolve(found.get(w.value) ?? []);
     } catch (error) {
       for (const w of batch) {
-        this.#cache.delete(w.value);
+        this.#cache.delete(w.key);
         w.reject(error);
       }
     }
@@ -129,7 +154,7 @@ export class Matcher {
 export function createMatcher(service: RecordFinder, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string): Matcher | null {
   if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
   let definitionId: number | undefined;
-  if (spec.by === 'custom') {
+  if (matchCriteria(spec).includes('custom')) {
     definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_PLURAL[entity], tag: null });
     if (definitionId === undefined && resolver.online !== false) {
       throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_PLURAL[entity]}`, {
@@ -145,16 +170,25 @@ export type MatchOutcome = { kind: 'none' } | { kind: 'found'; record: Record<st
 
 /**
  * Judges a lookup's answer the way the importer acts on it: several records are a conflict (the
- * row cannot tell which), one record under `onMatch: reject` is one too. `taken`: records already
- * written or matched for other rows, never matched again.
+ * row cannot tell which) unless the mapping says `onDuplicate: separate`, where the row takes the
+ * lowest id; one record under `onMatch: reject` is a conflict too. `taken`: records already
+ * written or matched for other rows, never matched again. `row`: the row's body, its links
+ * written, for `within`.
  */
-export function judgeMatch(spec: MatchSpec, value: string, found: Array<Record<string, unknown>>, taken: ReadonlySet<number>): MatchOutcome {
-  const records = found.filter((r) => typeof r.id === 'number' && !taken.has(r.id as number));
-  if (records.length > 1) {
-    return { kind: 'conflict', message: `${records.length} records in the account have ${spec.by} ${value} (ids ${records.map((r) => r.id).join(', ')}): the row cannot tell which one it is` };
+export function judgeMatch(spec: MatchSpec, match: MatchValue, found: Array<Record<string, unknown>>, taken: ReadonlySet<number>, policy: OnDuplicate = 'reject', row?: Body): MatchOutcome {
+  const within = spec.within;
+  const linkOf = (record: Body): number | null => {
+    const link = within === undefined ? undefined : record[within];
+    return link !== null && typeof link === 'object' && typeof (link as Body).id === 'number' ? ((link as Body).id as number) : null;
+  };
+  // Without the row's body (validate, before links are written) the link cannot be compared.
+  const sameLink = (record: Body): boolean => within === undefined || row === undefined || linkOf(record) === linkOf(row);
+  const records = found.filter((r) => typeof r.id === 'number' && !taken.has(r.id as number) && sameLink(r)).sort((x, y) => (x.id as number) - (y.id as number));
+  if (records.length > 1 && policy !== 'separate') {
+    return { kind: 'conflict', message: `${records.length} records in the account have ${match.by} ${match.value} (ids ${records.map((r) => r.id).join(', ')}): the row cannot tell which one it is` };
   }
   const [record] = records;
   if (record === undefined) return { kind: 'none' };
-  if (spec.onMatch === 'reject') return { kind: 'conflict', message: `the account has this record already (id ${record.id as number}, same ${spec.by}); the mapping says onMatch: reject`, status: 409 };
+  if (spec.onMatch === 'reject') return { kind: 'conflict', message: `the account has this record already (id ${record.id as number}, same ${match.by}); the mapping says onMatch: reject`, status: 409 };
   return { kind: 'found', record };
 }

@@ -288,7 +288,8 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
 export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
   const census = new ColumnCensus(compiled);
   const policy = step.mapping.onDuplicate;
-  if (policy === 'reject') {
+  // Under `separate` only rows of one key name one record, and the key checks reject them as they come.
+  if (policy === 'reject' || policy === 'separate') {
     const opened = await openMapped(step, compiled, signal, census);
     return opened && { ...opened, census };
   }

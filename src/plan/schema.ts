@@ -52,9 +52,17 @@ const setupTrackDefinitionSchema = z
     description: z.string().min(1).describe("The track definition's name (its description)"),
     for: z.enum(['parties', 'opportunities', 'kases']).optional().describe('What it applies to; left out, what the rows that name it are'),
     tasks: z
-      .array(z.object({ description: z.string().min(1), daysAfter: z.number().int().min(0).default(0) }).strict())
+      .array(
+        z
+          .object({
+            description: z.string().min(1),
+            daysAfter: z.number().int().min(0).default(0),
+            daysAfterRule: z.enum(['TRACK_START', 'LAST_TASK']).default('TRACK_START').describe('Counted from the start of the track, or from the task before'),
+          })
+          .strict(),
+      )
       .default([])
-      .describe('Its tasks, each some days after the track starts'),
+      .describe('Its tasks, each some days after the track starts (or after the task before)'),
   })
   .strict();
 

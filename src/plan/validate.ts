@@ -9,7 +9,7 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { assertWritableTarget, type CompiledMapping, compileMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
-import { createMatcher, judgeMatch, type RecordFinder } from './matching.ts';
+import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
@@ -154,17 +154,17 @@ async function runStep(
     warningsWriter ??= await RejectsWriter.open(warningsFile, header);
     for (const warning of mapped.warnings) await warningsWriter.write(warningRow(mapped, warning));
   };
-  const matches = new MatchValueCheck(step.mapping.match);
+  const matches = new MatchValueCheck(step.mapping.match, step.mapping.onDuplicate);
   // With the account at hand, rows are looked up as the importer does; their answers are awaited
   // in the order of the rows, a few hundred behind the reading, so that lookups share queries.
   const matcher = service === undefined ? null : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
   const spec = step.mapping.match;
   const taken = new Set<number>();
-  const waiting: Array<{ mapped: MappedRecord; value: string; found: Promise<Array<Record<string, unknown>>> }> = [];
+  const waiting: Array<{ mapped: MappedRecord; value: MatchValue; found: Promise<Array<Record<string, unknown>>> }> = [];
   const settleLookup = async (): Promise<void> => {
     const next = waiting.shift();
     if (next === undefined || spec === undefined) return;
-    const outcome = judgeMatch(spec, next.value, await next.found, taken);
+    const outcome = judgeMatch(spec, next.value, await next.found, taken, step.mapping.onDuplicate);
     if (outcome.kind === 'conflict') {
       book.demote(step.name, next.mapped.key);
       const rejected: RejectedRow = { kind: 'rejected', row: next.mapped.row, location: next.mapped.location, key: next.mapped.key, field: 'match', code: 'API_CONFLICT', message: outcome.message, values: next.mapped.valuesOf() };

@@ -54,4 +54,17 @@ describe('crm-ferry backup and restore', () => {
     expect(restore.stdout).toContain('Links: 3 additional parties of projects added (0 there already)');
     expect((await allPages(b, '/parties', 'parties')).length).toBe((await allPages(a, '/parties', 'parties')).length);
   });
+
+  it('restored again with --json and another state folder: one JSON summary, every record found, nothing added', async () => {
+    const restore = await runCli(['restore', out, '--json', '--state-dir', join(dir, 'state-2'), ...connect(b)], { cwd: dir });
+    expect(restore.stderr).toBe('');
+    expect(restore.code).toBe(0);
+    const summary = JSON.parse(restore.stdout);
+    expect(summary.import.stopped).toBeNull();
+    expect(summary.import.setup).toMatchObject({ created: [] });
+    expect(summary.import.steps.map((s: any) => [s.step, s.created])).toEqual([['organisations', 0], ['people', 0], ['opportunities', 0], ['kases', 0], ['entries', 0], ['tasks', 0]]);
+    expect(summary.import.steps.reduce((sum: number, s: any) => sum + s.matched, 0)).toBe(3 * 4);
+    expect(summary.entries.present).toEqual({ entries: 3, tasks: 3 });
+    expect(summary.lookedAt.records).toBe(3 * 4);
+  });
 });

@@ -120,7 +120,7 @@ const CASES: SampleCase[] = [
   { mapping: 'roundtrip-tasks.yaml', input: 'samples/export/roundtrip/tasks.csv', records: 3, rejects: [], skipped: 1 },
   // The inputs `crm-ferry restore` writes from a backup (samples/backup: a restore's kases.csv, entries.csv, tasks.csv, files/).
   { mapping: 'restore-kases.yaml', input: 'samples/backup/kases.csv', records: 3, rejects: [] },
-  { mapping: 'restore-entries.yaml', input: 'samples/backup/entries.csv', records: 4, rejects: [] },
+  { mapping: 'restore-entries.yaml', input: 'samples/backup/entries.csv', records: 5, rejects: [] },
   { mapping: 'restore-tasks.yaml', input: 'samples/backup/tasks.csv', records: 4, rejects: [] },
 ];
 

@@ -9,13 +9,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restoredIds, runBackup, runRestore } from '../../src/backup/index.ts';
 import { CrmClient } from '../../src/client/index.ts';
-import { seedBackupAccount } from '../helpers/backup-account.ts';
+import { seedBackupAccount, type SeededAccount } from '../helpers/backup-account.ts';
+import { runRollback } from '../../src/load/index.ts';
+import { runVerify } from '../../src/verify/index.ts';
+import { addEntry } from '../helpers/records.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 let a: TestSandbox;
 let b: TestSandbox;
 const dir = mkdtempSync(join(tmpdir(), 'ferry-restore-'));
 const out = join(dir, 'backup');
+let seeded: SeededAccount;
 
 const CHILD = fileURLToPath(new URL('../helpers/restore-child.ts', import.meta.url));
 
@@ -23,7 +27,7 @@ const client = (box: TestSandbox) => new CrmClient({ baseUrl: box.url, auth: box
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startTestSandbox(), startTestSandbox()]);
-  const seeded = await seedBackupAccount(a, 9, { attachmentEvery: 2 });
+  seeded = await seedBackupAccount(a, 9, { attachmentEvery: 2 });
   // Custom field values, with and without a data tag, on a few records.
   const defs = (await a.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
   const industry = defs.find((d) => d.name === 'Industry')!.id;
@@ -54,62 +58,69 @@ const items = (list: any[] | undefined, keys: string[]) => sortBy((list ?? []).m
 const tags = (record: any) => (record.tags ?? []).map((t: any) => t.name).sort();
 const fields = (record: any) => sortBy((record.fields ?? []).map((f: any) => ({ definition: f.definition.name, value: f.value })), (f: any) => f.definition);
 
+/**
+ * Asserts that `box` holds A's records and links field by field, ids mapped through a restore's
+ * journals (`ids`); `extra`: parties and entries the account had besides (made by hand).
+ */
+async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: { parties: number; entries: number } = { parties: 0, entries: 0 }): Promise<void> {
+  const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
+
+  const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
+  const partiesB = new Map((await allPages(box, '/parties?embed=tags,fields', 'parties')).map((p) => [p.id, p]));
+  expect(partiesB.size).toBe(partiesA.length + extra.parties);
+  for (const p of partiesA) {
+    const q = partiesB.get(party(p.id)!);
+    const view = (r: any, org: number | null) => ({ type: r.type, name: r.name ?? null, firstName: r.firstName ?? null, lastName: r.lastName ?? null, title: r.title ?? null, jobTitle: r.jobTitle ?? null, about: r.about ?? null, organisation: org, owner: r.owner?.username ?? null, team: r.team?.name ?? null, emails: items(r.emailAddresses, ['type', 'address']), phones: items(r.phoneNumbers, ['type', 'number']), websites: items(r.websites, ['type', 'service', 'address']), addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']), tags: tags(r), fields: fields(r) });
+    expect(view(q, q?.organisation?.id ?? null)).toEqual(view(p, p.organisation ? party(p.organisation.id)! : null));
+  }
+
+  const oppsA = await allPages(a, '/opportunities?embed=tags,fields', 'opportunities');
+  const oppsB = new Map((await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')).map((o) => [o.id, o]));
+  expect(oppsB.size).toBe(oppsA.length);
+  for (const o of oppsA) {
+    const q = oppsB.get(ids.get(`opportunities/${o.id}`)!);
+    const view = (r: any, partyId: number) => ({ name: r.name, description: r.description ?? null, party: partyId, milestone: r.milestone?.name, value: r.value ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, lostReason: r.lostReason ?? null, durationBasis: r.durationBasis ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    expect(view(q, q.party.id)).toEqual(view(o, party(o.party.id)!));
+  }
+
+  const kasesA = await allPages(a, '/kases?embed=tags,fields', 'kases');
+  const kasesB = new Map((await allPages(box, '/kases?embed=tags,fields', 'kases')).map((k) => [k.id, k]));
+  expect(kasesB.size).toBe(kasesA.length);
+  for (const k of kasesA) {
+    const mapped = ids.get(`kases/${k.id}`)!;
+    const q = kasesB.get(mapped);
+    const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
+    const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
+    const extraB = (await allPages(box, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();
+    expect(extraB).toEqual(extraA);
+    const tracksA = (await allPages(a, `/kases/${k.id}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
+    const tracksB = (await allPages(box, `/kases/${mapped}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
+    expect(tracksB).toEqual(tracksA);
+  }
+
+  const entriesA = await allPages(a, '/entries?embed=party,kase,opportunity,activityType', 'entries');
+  const entriesB = new Map((await allPages(box, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]));
+  expect(entriesB.size).toBe(entriesA.length + extra.entries);
+  for (const e of entriesA) {
+    const q = entriesB.get(ids.get(`entries/${e.id}`)!);
+    const view = (r: any, on: number | null) => ({ type: r.type, content: r.content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
+    expect(view(q, q.party?.id ?? null)).toEqual(view(e, e.party ? party(e.party.id)! : null));
+  }
+
+  const tasksA = await allPages(a, '/tasks?status=open,completed,pending&embed=party', 'tasks');
+  const tasksB = await allPages(box, '/tasks?status=open,completed,pending&embed=party', 'tasks');
+  const taskView = (r: any, on: number | null) => ({ description: r.description, detail: r.detail ?? null, on, dueOn: r.dueOn, status: r.status, hasTrack: r.hasTrack ?? false, category: r.category?.name ?? null, owner: r.owner?.username ?? null });
+  const key = (t: any) => JSON.stringify(t);
+  expect(sortBy(tasksB.map((t) => taskView(t, t.party?.id ?? null)), key)).toEqual(sortBy(tasksA.map((t) => taskView(t, t.party ? party(t.party.id)! : null)), key));
+}
+
 describe('restore', () => {
   it('gives B the same records and links as A, field by field, ids mapped', async () => {
     const summary = await restore();
     expect(summary.import.stopped).toBeNull();
     expect(summary.missing).toEqual([]);
-    const ids = await restoredIds(summary.stateDir);
-    const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
-
-    const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
-    const partiesB = new Map((await allPages(b, '/parties?embed=tags,fields', 'parties')).map((p) => [p.id, p]));
-    expect(partiesB.size).toBe(partiesA.length);
-    for (const p of partiesA) {
-      const q = partiesB.get(party(p.id)!);
-      const view = (r: any, org: number | null) => ({ type: r.type, name: r.name ?? null, firstName: r.firstName ?? null, lastName: r.lastName ?? null, title: r.title ?? null, jobTitle: r.jobTitle ?? null, about: r.about ?? null, organisation: org, owner: r.owner?.username ?? null, team: r.team?.name ?? null, emails: items(r.emailAddresses, ['type', 'address']), phones: items(r.phoneNumbers, ['type', 'number']), websites: items(r.websites, ['type', 'service', 'address']), addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']), tags: tags(r), fields: fields(r) });
-      expect(view(q, q?.organisation?.id ?? null)).toEqual(view(p, p.organisation ? party(p.organisation.id)! : null));
-    }
-
-    const oppsA = await allPages(a, '/opportunities?embed=tags,fields', 'opportunities');
-    const oppsB = new Map((await allPages(b, '/opportunities?embed=tags,fields', 'opportunities')).map((o) => [o.id, o]));
-    expect(oppsB.size).toBe(oppsA.length);
-    for (const o of oppsA) {
-      const q = oppsB.get(ids.get(`opportunities/${o.id}`)!);
-      const view = (r: any, partyId: number) => ({ name: r.name, description: r.description ?? null, party: partyId, milestone: r.milestone?.name, value: r.value ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, lostReason: r.lostReason ?? null, durationBasis: r.durationBasis ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
-      expect(view(q, q.party.id)).toEqual(view(o, party(o.party.id)!));
-    }
-
-    const kasesA = await allPages(a, '/kases?embed=tags,fields', 'kases');
-    const kasesB = new Map((await allPages(b, '/kases?embed=tags,fields', 'kases')).map((k) => [k.id, k]));
-    expect(kasesB.size).toBe(kasesA.length);
-    for (const k of kasesA) {
-      const mapped = ids.get(`kases/${k.id}`)!;
-      const q = kasesB.get(mapped);
-      const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
-      expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
-      const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
-      const extraB = (await allPages(b, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();
-      expect(extraB).toEqual(extraA);
-      const tracksA = (await allPages(a, `/kases/${k.id}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
-      const tracksB = (await allPages(b, `/kases/${mapped}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
-      expect(tracksB).toEqual(tracksA);
-    }
-
-    const entriesA = await allPages(a, '/entries?embed=party,kase,opportunity,activityType', 'entries');
-    const entriesB = new Map((await allPages(b, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]));
-    expect(entriesB.size).toBe(entriesA.length);
-    for (const e of entriesA) {
-      const q = entriesB.get(ids.get(`entries/${e.id}`)!);
-      const view = (r: any, on: number | null) => ({ type: r.type, content: r.content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
-      expect(view(q, q.party?.id ?? null)).toEqual(view(e, e.party ? party(e.party.id)! : null));
-    }
-
-    const tasksA = await allPages(a, '/tasks?status=open,completed,pending&embed=party', 'tasks');
-    const tasksB = await allPages(b, '/tasks?status=open,completed,pending&embed=party', 'tasks');
-    const taskView = (r: any, on: number | null) => ({ description: r.description, detail: r.detail ?? null, on, dueOn: r.dueOn, status: r.status, hasTrack: r.hasTrack ?? false, category: r.category?.name ?? null, owner: r.owner?.username ?? null });
-    const key = (t: any) => JSON.stringify(t);
-    expect(sortBy(tasksB.map((t) => taskView(t, t.party?.id ?? null)), key)).toEqual(sortBy(tasksA.map((t) => taskView(t, t.party ? party(t.party.id)! : null)), key));
+    await expectSameAsA(b, await restoredIds(summary.stateDir));
   }, 60_000);
 
   it('a second restore changes nothing', async () => {
@@ -120,6 +131,97 @@ describe('restore', () => {
     expect(summary.links.tracks.added).toBe(0);
     expect((await allPages(b, '/parties', 'parties')).length).toBe(before);
   }, 60_000);
+});
+
+/** How many records of each kind an account holds (tasks of every status). */
+async function countsOf(box: TestSandbox): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed,pending', 'tasks']] as const) counts[key] = (await allPages(box, path, key)).length;
+  return counts;
+}
+
+const created = (summary: Awaited<ReturnType<typeof runRestore>>) => Object.fromEntries(summary.import.steps.map((s) => [s.step, s.created]));
+
+describe('restore into an account that holds the records already, with a new state folder', () => {
+  it('finds every record the first restore made, adds nothing and changes nothing', async () => {
+    const firstIds = await restoredIds(join(out, 'restore', 'state'));
+    const counts = await countsOf(b);
+    const records = async () => JSON.stringify([await allPages(b, '/parties?embed=tags,fields', 'parties'), await allPages(b, '/opportunities?embed=tags,fields', 'opportunities'), await allPages(b, '/kases?embed=tags,fields', 'kases')]);
+    const before = await records();
+    const cb = client(b);
+    const summary = await runRestore({ from: out, stateDir: join(dir, 'state-b2') }, { client: cb, account: { baseUrl: b.url, account: b.url } });
+    await cb.close();
+    expect(summary.import.stopped).toBeNull();
+    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({ step: step.step, created: 0, updated: 0, rejected: 0 });
+    const matched = summary.import.steps.reduce((sum, step) => sum + step.matched, 0);
+    expect(matched).toBe(counts.parties! + counts.opportunities! + counts.kases!);
+    // verify over the new state: the records it found hold what the backup holds.
+    const cv = client(b);
+    const verified = await runVerify({ source: { kind: 'plan', planFile: summary.plan }, stateDir: summary.stateDir }, { client: cv, account: { baseUrl: b.url, account: b.url } });
+    await cv.close();
+    expect(verified.differences).toEqual([]);
+    expect(verified.matches).toBe(true);
+    const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter((t) => !t.hasTrack).length;
+    expect(summary.entries.present).toEqual({ entries: counts.entries, tasks: tasksOfA });
+    // The account's entries and tasks in a list each: shorter than a request per record found.
+    expect(summary.lookedAt).toEqual({ records: matched, requests: 2 });
+    expect(summary.links.kaseParties.added).toBe(0);
+    expect(summary.links.tracks.added).toBe(0);
+    expect(await countsOf(b)).toEqual(counts);
+    // Not one field written: the records read back as they were, updatedAt included.
+    expect(await records()).toBe(before);
+    // Each record found is the one the first restore made.
+    const again = await restoredIds(summary.stateDir);
+    for (const step of ['organisations', 'people', 'opportunities', 'kases']) {
+      const keys = [...again.keys()].filter((k) => k.startsWith(`${step}/`));
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect({ key, id: again.get(key) }).toEqual({ key, id: firstIds.get(key) });
+    }
+    await expectSameAsA(b, firstIds);
+  }, 60_000);
+});
+
+describe('restore into an account that holds part of the backup', () => {
+  it('creates only what is missing: a person deleted by hand with their note and task, a note and a task of others', async () => {
+    const c = await startTestSandbox();
+    try {
+      const cc = client(c);
+      const account = { baseUrl: c.url, account: c.url };
+      const work = join(dir, 'restore-part');
+      const first = await runRestore({ from: out, workDir: work }, { client: cc, account });
+      const firstIds = await restoredIds(first.stateDir);
+      // By hand: person 1 goes, the note of person 3 and the task of person 5 go, an organisation comes.
+      await cc.parties.delete(firstIds.get(`people/${seeded.people[1]}`)!, { wait: true });
+      await cc.entries.delete(firstIds.get(`entries/${seeded.entries[3]}`)!, { wait: true });
+      const task5 = (await allPages(c, '/tasks?status=open,completed,pending', 'tasks')).find((t) => t.description === 'Call back 5')!;
+      await cc.tasks.delete(task5.id);
+      const hand = (await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } })).body.party;
+      // Many notes of its own: the account's list of entries is longer than looking record by record.
+      const NOTES = 2_000;
+      for (let i = 0; i < NOTES; i += 1) addEntry(c.store, { content: `Hand note ${i}`, partyId: hand.id });
+      const before = await countsOf(c);
+      const all = await countsOf(a);
+      expect(before.parties).toBe(all.parties!); // one gone, one added
+
+      const summary = await runRestore({ from: out, workDir: work, stateDir: join(dir, 'state-part-2') }, { client: cc, account });
+      await cc.close();
+      expect(summary.import.stopped).toBeNull();
+      expect(created(summary)).toEqual({ organisations: 0, people: 1, opportunities: 0, kases: 0, entries: all.entries! - (before.entries! - NOTES), tasks: all.tasks! - before.tasks! });
+      expect(summary.import.steps.reduce((sum, step) => sum + step.rejected + step.updated, 0)).toBe(0);
+      expect(summary.links.kaseParties.added).toBe(1);
+      // Record by record: one request for each record found (each has fewer than 100 entries) and
+      // one for the tasks, after the account's list was given up at half a request per record
+      // (17 pages, the 18th to know it goes on, one read ahead).
+      expect(summary.lookedAt.records).toBe(4 * 9 - 1);
+      expect(summary.lookedAt.requests).toBeGreaterThanOrEqual(4 * 9 - 1 + 1);
+      expect(summary.lookedAt.requests).toBeLessThanOrEqual(4 * 9 - 1 + 1 + 19);
+      expect(await countsOf(c)).toEqual({ ...all, parties: all.parties! + 1, entries: all.entries! + NOTES });
+      const ids = new Map([...firstIds, ...(await restoredIds(summary.stateDir))]);
+      await expectSameAsA(c, ids, { parties: 1, entries: NOTES });
+    } finally {
+      await c.close();
+    }
+  }, 90_000);
 });
 
 describe('restore into an account that lacks configuration', () => {
@@ -148,23 +250,28 @@ describe('restore into an account that lacks configuration', () => {
 });
 
 describe('restore killed with SIGKILL', () => {
-  it('is continued by the same restore and ends with every record once', async () => {
-    const d = await startTestSandbox({ faults: { latencyMs: 15 } });
+  // Killed in the first run (the records) a while after its first row, or in the second (the
+  // entries and tasks) at its first note, each followed by the same restore.
+  it.each([
+    { run: 'records', step: undefined, waitMs: 150, latencyMs: 15, counted: ['/parties', 'parties'] },
+    { run: 'entries and tasks', step: 'entries', waitMs: 0, latencyMs: 40, counted: ['/entries', 'entries'] },
+  ] as const)('killed in the run of the $run is continued by the same restore and ends with every record once', async ({ step, waitMs, latencyMs, counted }) => {
+    const d = await startTestSandbox({ faults: { latencyMs } });
     try {
-      const work = join(dir, 'restore-d');
+      const work = join(dir, `restore-d-${step ?? 'records'}`);
       // The inputs and state of a restore into this account go in a folder of their own.
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work, ...(step ? [step] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
       const ended = new Promise((done) => child.on('close', done));
       const lines = createInterface({ input: child.stdout! });
       await new Promise<void>((resolve, reject) => {
         lines.on('line', (line) => line === 'writing' && resolve());
         child.once('exit', () => reject(new Error('the restore ended before it could be killed')));
       });
-      await new Promise((r) => setTimeout(r, 150));
+      await new Promise((r) => setTimeout(r, waitMs));
       child.kill('SIGKILL');
       await ended;
-      const partial = (await allPages(d, '/parties', 'parties')).length;
-      const expected = (await allPages(a, '/parties', 'parties')).length;
+      const partial = (await allPages(d, counted[0], counted[1])).length;
+      const expected = (await allPages(a, counted[0], counted[1])).length;
       expect(partial).toBeLessThan(expected);
       const cd = client(d);
       const summary = await runRestore({ from: out, workDir: work }, { client: cd, account: { baseUrl: d.url, account: d.url } });
@@ -181,4 +288,135 @@ describe('restore killed with SIGKILL', () => {
       await d.close();
     }
   }, 90_000);
+});
+
+describe('restore of configuration and of entries the interface cannot create', () => {
+  // A source account of its own: a pipeline with milestones, an activity type and a track
+  // definition that a fresh account lacks, used by its records; an email, a completed task (whose
+  // entry the service files) and the entry of a completed task whose task is gone.
+  let src: TestSandbox;
+  let e: TestSandbox;
+  const out2 = join(dir, 'backup-2');
+  const work = join(dir, 'restore-e');
+  let org0: number;
+  let org1: number;
+  const EMAIL_AT = '2026-03-01T10:00:00Z';
+
+  beforeAll(async () => {
+    [src, e] = await Promise.all([startTestSandbox(), startTestSandbox()]);
+    const seeded2 = await seedBackupAccount(src, 2);
+    [org0, org1] = seeded2.organisations as [number, number];
+    const ok = async (method: string, path: string, body?: unknown) => {
+      const answer = await src.v2(method, path, body);
+      if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`);
+      return answer.body as any;
+    };
+    const pipeline = (await ok('POST', '/pipelines', { pipeline: { name: 'Template sales', description: 'From the template' } })).pipeline;
+    const qualified = (await ok('POST', '/milestones', { milestone: { name: 'Qualified', pipeline: { id: pipeline.id }, probability: 20 } })).milestone;
+    await ok('POST', '/milestones', { milestone: { name: 'Signed', pipeline: { id: pipeline.id }, probability: 100, complete: true } });
+    const visit = (await ok('POST', '/activitytypes', { activityType: { name: 'Site visit', icon: { id: 'CAR' } } })).activityType;
+    const onboarding = (await ok('POST', '/trackdefinitions', { trackDefinition: { description: 'Customer onboarding', captureRule: 'KASE', direction: 'START_DATE', taskDefinitions: [{ description: 'Kick-off call', daysAfterRule: 'TRACK_START', daysAfter: 2, displayOrder: 0 }, { description: 'First review', daysAfterRule: 'LAST_TASK', daysAfter: 14, displayOrder: 1 }] } })).trackDefinition;
+    await ok('POST', '/opportunities', { opportunity: { name: 'Template deal', party: { id: org0 }, milestone: { id: qualified.id } } });
+    await ok('POST', '/entries', { entry: { type: 'note', content: 'Visited the site', party: { id: org0 }, activityType: visit.id } });
+    await ok('POST', '/kases', { kase: { name: 'Template onboarding', party: { id: org0 }, tracks: [{ definition: onboarding.id }] } });
+    const [person0] = seeded2.people as [number];
+    addEntry(src.store, { type: 'email', content: 'Please find the quote attached.', subject: 'Quote', partyIds: [org0, person0], activityTypeId: null, entryAt: EMAIL_AT, participants: [{ id: 1, address: 'ann@example.test', name: 'Ann0 Smith', role: 'FROM' }, { id: 2, address: 'sales@example.test', name: 'Sales', role: 'TO' }] });
+    await ok('POST', '/tasks', { task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' } });
+    addEntry(src.store, { type: 'task', content: 'Old follow-up', partyId: org1, activityTypeId: null, entryAt: '2025-01-01T09:00:00Z' });
+    const cs = client(src);
+    await runBackup({ out: out2, since: null }, { client: cs, account: src.url });
+    await cs.close();
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([src?.close(), e?.close()]);
+  });
+
+  const restoreInto = async (box: TestSandbox, options: { workDir: string; stateDir?: string }) => {
+    const cc = client(box);
+    try {
+      return await runRestore({ from: out2, ...options }, { client: cc, account: { baseUrl: box.url, account: box.url } });
+    } finally {
+      await cc.close();
+    }
+  };
+
+  it('creates the pipeline, milestones, activity types and track definition the account lacks, and the records use them', async () => {
+    const summary = await restoreInto(e, { workDir: work });
+    expect(summary.import.stopped).toBeNull();
+    expect(summary.missing).toEqual([]);
+    const made = (summary.import.setup?.created ?? []).map((c) => `${c.kind} ${c.name}`).sort();
+    expect(made).toEqual(['activityType Email', 'activityType Site visit', 'activityType Task completed', 'milestone Qualified', 'milestone Signed', 'pipeline Template sales', 'trackDefinition Customer onboarding']);
+    const opportunity = (await allPages(e, '/opportunities', 'opportunities')).find((o) => o.name === 'Template deal');
+    expect(opportunity.milestone.name).toBe('Qualified');
+    const pipeline = ((await e.v2('GET', '/pipelines')).body.pipelines as any[]).find((p) => p.name === 'Template sales');
+    expect(pipeline.description).toBe('From the template');
+    const milestones = (await e.v2('GET', `/pipelines/${pipeline.id}/milestones`)).body.milestones as any[];
+    expect(milestones.map((m) => ({ name: m.name, probability: m.probability, complete: m.complete })).sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      { name: 'Qualified', probability: 20, complete: false },
+      { name: 'Signed', probability: 100, complete: true },
+    ]);
+    const definition = ((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).find((d) => d.description === 'Customer onboarding');
+    expect({ captureRule: definition.captureRule, tasks: definition.taskDefinitions.map((t: any) => [t.description, t.daysAfterRule, t.daysAfter]) }).toEqual({ captureRule: 'KASE', tasks: [['Kick-off call', 'TRACK_START', 2], ['First review', 'LAST_TASK', 14]] });
+    const kase = (await allPages(e, '/kases', 'kases')).find((k) => k.name === 'Template onboarding');
+    expect((await allPages(e, `/kases/${kase.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual(['Customer onboarding']);
+    const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find((x) => x.content === 'Visited the site');
+    expect(visit.activityType.name).toBe('Site visit');
+  }, 60_000);
+
+  it('carries an email as a note headed by what it was, leaves out the entry the service files again for a restored completed task, and carries one whose task is gone', async () => {
+    const ids = await restoredIds(join(work, 'state'));
+    const target0 = ids.get(`organisations/${org0}`)!;
+    const target1 = ids.get(`organisations/${org1}`)!;
+    const entries = await allPages(e, '/entries?embed=party,activityType', 'entries');
+    const email = entries.filter((x) => x.party?.id === target0 && x.content.startsWith('Originally an email'));
+    expect(email.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, entryAt: x.entryAt }))).toEqual([
+      { type: 'note', content: 'Originally an email\nFrom: Ann0 Smith <ann@example.test>\nTo: Sales <sales@example.test>\nSubject: Quote\nAlso filed on: Ann0 Smith\n\nPlease find the quote attached.', activityType: 'Email', entryAt: new Date(EMAIL_AT).toISOString().replace('.000Z', 'Z') },
+    ]);
+    // Send contract: restored completed, so the service filed its entry; nothing else records it.
+    expect(entries.filter((x) => x.content.includes('Send contract')).map((x) => ({ type: x.type, on: x.party?.id }))).toEqual([{ type: 'task', on: target0 }]);
+    const orphan = entries.filter((x) => x.content.includes('Old follow-up'));
+    expect(orphan.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, on: x.party?.id }))).toEqual([
+      { type: 'note', content: 'Originally the entry of a completed task\n\nOld follow-up', activityType: 'Task completed', on: target1 },
+    ]);
+    expect(entries.length).toBe((await allPages(src, '/entries', 'entries')).length);
+  }, 60_000);
+
+  it('restored again with a new state folder, adds nothing: carried notes included', async () => {
+    const counts = await countsOf(e);
+    const summary = await restoreInto(e, { workDir: work, stateDir: join(dir, 'state-e2') });
+    expect(summary.import.stopped).toBeNull();
+    expect(Object.values(created(summary)).every((n) => n === 0)).toBe(true);
+    expect(summary.import.setup?.created).toEqual([]);
+    expect(summary.entries.carried).toEqual({ emails: 0, taskEntries: 0 });
+    expect(summary.entries.leftOut.taskEntries).toBe(1);
+    expect(await countsOf(e)).toEqual(counts);
+  }, 60_000);
+
+  it('rollback of the restore removes its records and the configuration its set-up created', async () => {
+    const ce = client(e);
+    const rolled = await runRollback({ stateDir: join(work, 'state'), all: true }, { client: ce, account: { baseUrl: e.url, account: e.url } });
+    await ce.close();
+    expect(rolled.deleted).toBeGreaterThan(0);
+    expect((await allPages(e, '/parties', 'parties')).length).toBe(0);
+    expect(((await e.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain('Template sales');
+    expect(((await e.v2('GET', '/activitytypes')).body.activityTypes as any[]).map((t) => t.name)).not.toContain('Site visit');
+    expect(((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).map((d) => d.description)).not.toContain('Customer onboarding');
+  }, 60_000);
+
+  it('still stops with CONFIG_MISSING for a custom field the account lacks, naming it and not what set-up creates', async () => {
+    const f = await startTestSandbox();
+    try {
+      const industry = f.store.fieldDefinitions.all().find((d) => d.name === 'Industry')!;
+      f.store.fieldDefinitions.delete(industry.id);
+      await expect(restoreInto(f, { workDir: join(dir, 'restore-f') })).rejects.toMatchObject({
+        code: 'CONFIG_MISSING',
+        message: expect.stringMatching(/lacks 1 item .*that the interface cannot create: custom field Industry/),
+      });
+      expect((await allPages(f, '/parties', 'parties')).length).toBe(0);
+      expect(((await f.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain('Template sales');
+    } finally {
+      await f.close();
+    }
+  }, 60_000);
 });

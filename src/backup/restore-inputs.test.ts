@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { carriedContent, onRecord } from './restore-inputs.ts';
+
+describe('carriedContent: what a note says for an entry the interface cannot create', () => {
+  it.each([
+    ['a note is written as it is', { type: 'note', content: 'Met' }, null],
+    [
+      'an email: sender, recipients, subject, the other parties it was filed on',
+      {
+        type: 'email',
+        content: 'See attached.',
+        subject: 'Quote',
+        parties: [{ id: 1, name: 'Acme' }, { id: 2, firstName: 'Ann', lastName: 'Smith' }],
+        participants: [
+          { address: 'ann@example.test', name: 'Ann Smith', role: 'FROM' },
+          { address: 'sales@example.test', name: '', role: 'TO' },
+          { address: 'bob@example.test', name: 'Bob', role: 'TO' },
+        ],
+      },
+      'Originally an email\nFrom: Ann Smith <ann@example.test>\nTo: sales@example.test, Bob <bob@example.test>\nSubject: Quote\nAlso filed on: Ann Smith\n\nSee attached.',
+    ],
+    ['an email on a project names every party: the note goes on the project', { type: 'email', content: 'x', subject: '', kase: { id: 9 }, parties: [{ id: 1, name: 'Acme' }], participants: [] }, 'Originally an email\nAlso filed on: Acme\n\nx'],
+    ['an email without participants or subject', { type: 'email', content: 'Hello', parties: [{ id: 1, name: 'Acme' }] }, 'Originally an email\n\nHello'],
+    ['the entry of a completed task', { type: 'task', content: 'Call back\n\nabout the quote' }, 'Originally the entry of a completed task\n\nCall back\n\nabout the quote'],
+  ])('%s', (_name, entry, expected) => {
+    expect(carriedContent(entry)).toBe(expected);
+  });
+});
+
+describe('onRecord: the record an entry or task goes on', () => {
+  it.each([
+    ['a project before its party', { kase: { id: 3 }, party: { id: 1 } }, { partyId: null, kaseId: 3, opportunityId: null }],
+    ['an opportunity before its party', { opportunity: { id: 4 }, party: { id: 1 } }, { partyId: null, kaseId: null, opportunityId: 4 }],
+    ['a party', { party: { id: 1 }, kase: null }, { partyId: 1, kaseId: null, opportunityId: null }],
+    ["an email's first party", { parties: [{ id: 7 }, { id: 8 }] }, { partyId: 7, kaseId: null, opportunityId: null }],
+  ])('%s', (_name, record, expected) => {
+    expect(onRecord(record)).toEqual(expected);
+  });
+});
