@@ -50,7 +50,9 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
   const before = client.transport.requestsSent;
   const present: PresentInTarget = { entries: new Map(), tasks: new Map() };
   const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
-  const own = new Set([...(await restoredRows(stateDir, ['entries', 'tasks'])).values()].map((r) => r.id));
+  // Entries and tasks are numbered apart: an entry and a task may share an id.
+  const ownEntries = new Set([...(await restoredRows(stateDir, ['entries'])).values()].map((r) => r.id));
+  const ownTasks = new Set([...(await restoredRows(stateDir, ['tasks'])).values()].map((r) => r.id));
   const add = (set: Map<string, number>, k: string) => set.set(k, (set.get(k) ?? 0) + 1);
   const matched = new Set<string>();
   for (const [stepKey, row] of rows) {
@@ -59,7 +61,7 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
     matched.add(`${entity}:${row.id}`);
   }
   const note = (body: Body): void => {
-    if (typeof body.id !== 'number' || own.has(body.id) || body.type !== 'note') return;
+    if (typeof body.id !== 'number' || ownEntries.has(body.id) || body.type !== 'note') return;
     const on = keyInTarget(body);
     if (on !== null && matched.has(on)) add(present.entries, entryKey(on, String(body.content ?? ''), body.entryAt));
   };
@@ -95,7 +97,7 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
     for await (const read of client.tasks.list({ embed: ['party', 'kase', 'opportunity'], query: { status: 'open,completed,pending' } })) {
       signal?.throwIfAborted();
       const task = read as unknown as Body;
-      if (typeof task.id !== 'number' || own.has(task.id) || task.hasTrack === true) continue;
+      if (typeof task.id !== 'number' || ownTasks.has(task.id) || task.hasTrack === true) continue;
       const on = keyInTarget(task);
       if (on !== null && matched.has(on)) add(present.tasks, taskKey(on, task.description, task.dueOn));
     }
