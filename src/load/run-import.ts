@@ -15,7 +15,7 @@ import { removeV1Spool } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
-import { importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
 
 export * from './import-options.ts';
@@ -41,6 +41,20 @@ async function removeSpools(steps: readonly PreparedStep[]): Promise<void> {
       });
     }
   }
+}
+
+/**
+ * A dry run's figure, made the run's: the rows' writes it counted, plus what it sent itself (the
+ * names, look-ups of `match:`), which the run sends too, plus the creates its set-up would send.
+ */
+function countDryRun(dry: DryRunReport, sent: { all: number; names: number; lookUps: number }, setup: SetupReport | null, steps: readonly StepRun[], limitPerHour: number | null): void {
+  dry.requestsForNames = sent.names;
+  dry.requestsForSetup = setup?.create.length ?? 0;
+  dry.lookUps = sent.lookUps;
+  dry.lookUpValues = steps.reduce((sum, step) => sum + (step.matcher?.values ?? 0), 0);
+  dry.requests += sent.all + dry.requestsForSetup;
+  dry.limitPerHour = limitPerHour;
+  dry.estimatedSeconds = limitPerHour ? Math.ceil((dry.requests / limitPerHour) * 3600) : null;
 }
 
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
@@ -102,6 +116,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
     let setup: SetupReport | null = null;
+    const beforeSetup = deps.client.transport.requestsSent;
     if (plan?.plan.setup) {
       const done = await setupForRun(
         { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
@@ -110,6 +125,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       setup = done.report;
       if (done.resolver && !deps.resolver) resolver = done.resolver;
     }
+    const requestsForSetup = deps.client.transport.requestsSent - beforeSetup;
     for (const step of prepared) assertConstantNames(step, resolver);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
@@ -122,7 +138,10 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
+    const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
+    // A dry run's rows send only their look-ups.
+    const lookUps = deps.client.transport.requestsSent - beforeRows;
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the
     // next run is a new read of the account (a delta sync, a retry of records fixed there). An
     // interrupted or stopped run, or one cut by --limit, keeps them to go on from.
@@ -131,6 +150,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
     summary.requestsForNames = requestsForNames;
+    summary.requestsForSetup = requestsForSetup;
+    if (summary.dryRun) countDryRun(summary.dryRun, { all: summary.requests, names: requestsForNames, lookUps }, setup, steps, deps.client.transport.governor.state().limitPerHour);
     emit({ type: 'end', summary });
     return summary;
   } finally {
@@ -168,11 +189,6 @@ class ImportEngine extends RecordWriter {
       this.unlisten();
       this.counting.abort();
     }
-    if (this.options.dryRun) {
-      const limitPerHour = this.deps.client.transport.governor.state().limitPerHour;
-      this.dry.limitPerHour = limitPerHour;
-      this.dry.estimatedSeconds = limitPerHour ? Math.ceil((this.dry.requests / limitPerHour) * 3600) : null;
-    }
     return {
       run: this.runId,
       stateDir: this.state.dir,
@@ -188,6 +204,7 @@ class ImportEngine extends RecordWriter {
       })),
       requests: 0,
       requestsForNames: 0,
+      requestsForSetup: 0,
       elapsedMs: 0,
       interrupted: this.interrupted,
       stopped: this.stopped,

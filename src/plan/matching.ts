@@ -76,6 +76,11 @@ export class Matcher {
     private readonly definitionId: number | undefined,
   ) {}
 
+  /** How many values were looked up: the most queries the lookups can take, one a value. */
+  get values(): number {
+    return this.#cache.size;
+  }
+
   /** The value of a row's body that is looked up, or null when it has none. */
   valueOf(body: Body): string | null {
     return matchValues(this.entity, this.spec, body, this.definitionId)[0] ?? null;
