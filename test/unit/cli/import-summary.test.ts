@@ -3,6 +3,19 @@ import { formatImportSummary, warningAndColumnLines } from '../../../src/cli/imp
 import type { ImportSummary } from '../../../src/load/index.ts';
 import { emptyWarningCounts } from '../../../src/mapping/warnings.ts';
 
+/** A run's summary of one step, counts given. */
+function summaryOf(step: Partial<ImportSummary['steps'][number]>, extra: Partial<ImportSummary> = {}): ImportSummary {
+  const whole = {
+    step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
+    rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
+    warnings: emptyWarningCounts(), notCarried: [], ...step,
+  };
+  return {
+    run: 'r1', stateDir: '/w/.crm-ferry', steps: [whole], requests: 0, requestsForNames: 0, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
+    reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null, ...extra,
+  };
+}
+
 describe('the summary names warnings and columns not carried', () => {
   it('lists only the codes that occurred, and every unread column with its rows', () => {
     const warnings = { ...emptyWarningCounts(), VALUE_DROPPED: 3, LINK_UNRESOLVED: 1 };
@@ -50,15 +63,7 @@ describe('the summary names warnings and columns not carried', () => {
   });
 
   it('says what the set-up sends, apart from the names and the rows, in a run and in a dry run', () => {
-    const step = {
-      step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
-      rowsRead: 4, created: 4, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-      warnings: emptyWarningCounts(), notCarried: [],
-    };
-    const summary: ImportSummary = {
-      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 19, requestsForNames: 10, requestsForSetup: 3, elapsedMs: 1000, interrupted: false, stopped: null,
-      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
-    };
+    const summary = summaryOf({ rowsRead: 4, created: 4 }, { requests: 19, requestsForNames: 10, requestsForSetup: 3 });
     expect(formatImportSummary(summary, '/w')).toContain("Requests: 19 (10 to read the account's names once, 3 for the set-up, 6 for the rows, 1.50 per record written); elapsed 1.0 s.\n");
     const dry = formatImportSummary({ ...summary, dryRun: { requests: 19, requestsForNames: 10, requestsForSetup: 3, lookUps: 0, lookUpValues: 0, limitPerHour: 4000, estimatedSeconds: 18, samples: [] } }, '/w');
     expect(dry).toContain("Requests needed: 19 (10 to read the account's names once, 3 for the set-up, 6 for the rows).\nAt the account's limit of 4,000 requests per hour that takes about 18.0 s.\n");
