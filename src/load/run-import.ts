@@ -11,7 +11,7 @@ import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
-import { removeV1Spool } from '../sources/index.ts';
+import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
@@ -28,18 +28,15 @@ async function removeStaleTemps(dir: string): Promise<void> {
 }
 
 /** Drops the spools of live steps' reads; a spool left behind would be read instead of the account. */
-async function removeSpools(steps: readonly PreparedStep[]): Promise<void> {
-  for (const step of steps) {
-    if (step.spool === undefined) continue;
-    try {
-      await removeV1Spool(step.spool);
-    } catch (error) {
-      throw new FerryError('JOURNAL_WRITE', `cannot remove the spool ${step.spool}: ${(error as Error).message}`, {
-        location: { file: step.spool },
-        cause: error,
-        hint: 'Delete it by hand before the next run, which would otherwise read the old account\'s records from it rather than from the account.',
-      });
-    }
+async function removeSpools(dir: string): Promise<void> {
+  try {
+    await removeV1Spools(dir);
+  } catch (error) {
+    throw new FerryError('JOURNAL_WRITE', `cannot remove the spools in ${dir}: ${(error as Error).message}`, {
+      location: { file: dir },
+      cause: error,
+      hint: 'Delete them by hand before the next run, which would otherwise read the old account\'s records from them rather than from the account.',
+    });
   }
 }
 
@@ -107,10 +104,10 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const run = state.newRunId();
     // A live step's reads spool what they fetch in the state: the set-up's read fills the spool and
     // the run reads it back, and a run going on after an interruption reads live from the recorded page.
-    const spooled = prepared.filter((step) => readsLive(step));
-    for (const step of spooled) step.spool = state.spoolBase(step.name, options.dryRun);
-    // A dry run's spool serves that run only: the state is left as it was.
-    if (options.dryRun) await removeSpools(spooled);
+    const spools = state.spoolDir(options.dryRun);
+    for (const step of prepared) if (readsLive(step)) step.spool = spools;
+    // A dry run's spools serve that run only: the state is left as it was.
+    if (options.dryRun) await removeSpools(spools);
     const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
     await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
@@ -145,7 +142,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the
     // next run is a new read of the account (a delta sync, a retry of records fixed there). An
     // interrupted or stopped run, or one cut by --limit, keeps them to go on from.
-    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll))) await removeSpools(spooled);
+    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll))) await removeSpools(spools);
     summary.setup = setup;
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
