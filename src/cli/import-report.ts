@@ -34,6 +34,12 @@ function seconds(ms: number): string {
 
 
 
+/** What a run's requests go to (or a dry run's would): the account's names, once; the set-up's creates; the rows. */
+function requestParts(names: number, setup: number, all: number): string {
+  const rows = all - names - setup;
+  return `${names} to read the account's names once, ${setup > 0 ? `${setup} for the set-up, ` : ''}${rows.toLocaleString('en-GB')} for the rows`;
+}
+
 /** Records written by a run: what requests per record are counted against. */
 function written(summary: ImportSummary): number {
   return summary.steps.reduce((sum, s) => sum + s.created + s.updated + s.deleted, 0);
@@ -108,22 +114,28 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
     lines.push(`Unconfirmed writes of an earlier run: ${summary.reconciled.applied} found applied, ${summary.reconciled.notApplied} not applied (sent again where still needed).`);
   }
   if (dry) {
-    lines.push(`Requests needed: ${dry.requests.toLocaleString('en-GB')}.`);
+    lines.push(`Requests needed: ${dry.requests.toLocaleString('en-GB')} (${requestParts(dry.requestsForNames, dry.requestsForSetup, dry.requests)}).`);
     if (dry.limitPerHour !== null && dry.estimatedSeconds !== null) {
       lines.push(`At the account's limit of ${dry.limitPerHour.toLocaleString('en-GB')} requests per hour that takes about ${seconds(dry.estimatedSeconds * 1000)}.`);
     } else {
       lines.push('The service did not say its rate limit; the time depends on it.');
+    }
+    if (dry.lookUpValues > dry.lookUps) {
+      // Look-ups share a request among the rows at hand: a run held back by the rate limit has fewer.
+      const most = dry.requests - dry.lookUps + dry.lookUpValues;
+      const time = dry.limitPerHour ? `, about ${seconds(Math.ceil((most / dry.limitPerHour) * 3600) * 1000)}` : '';
+      lines.push(
+        `Of those, ${plural(dry.lookUps, 'request')} look up ${plural(dry.lookUpValues, 'value')} of match: in the account, up to 50 a request among the rows at hand; a run held back by the rate limit has fewer at hand and may need up to ${dry.lookUpValues.toLocaleString('en-GB')}: ${most.toLocaleString('en-GB')} requests in all${time}.`,
+      );
     }
     if (liveReads > 0) lines.push(`Reading the old account (v1) took ${plural(liveReads, 'request')} besides, at the old account's own rate limit; the run reads it again.`);
     for (const sample of dry.samples) lines.push('', `Sample ${sample.action} (step ${sample.step}, key ${sample.key}):`, JSON.stringify(sample.body, null, 2));
     return `${lines.join('\n')}\n`;
   }
   const count = written(summary);
-  const writing = summary.requests - summary.requestsForNames;
+  const writing = summary.requests - summary.requestsForNames - summary.requestsForSetup;
   const perRecord = count > 0 ? `, ${(writing / count).toFixed(2)} per record written` : '';
-  lines.push(
-    `Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names once, ${writing.toLocaleString('en-GB')} for the rows${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`,
-  );
+  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`);
   if (liveReads > 0) lines.push(`Reading the old account (v1): ${plural(liveReads, 'request')}.`);
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   if (summary.stopped) {

@@ -4,7 +4,7 @@ import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './import.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
-import { VERIFY_COUNTS } from '../report/index.ts';
+import { notListedText, VERIFY_COUNTS } from '../report/index.ts';
 import { version } from './version.ts';
 
 /** Builds verify's options from its flags: a PLAN, or --mapping and --input, and the state folder rules of `run` and `import`. */
@@ -57,10 +57,7 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string): string
     lines.push('');
   }
   if (!summary.matches) lines.push(`Differences: ${summary.differences.length.toLocaleString('en-GB')}  -> ${shownPath(summary.differencesFile, cwd)}`);
-  for (const { entity, listed } of summary.notListed) {
-    const kind = entity === 'entry' ? 'notes' : 'tasks';
-    lines.push(`${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${listed.toLocaleString('en-GB')} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`);
-  }
+  for (const item of summary.notListed) lines.push(notListedText(item));
   lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names, ${(summary.requests - summary.requestsForNames).toLocaleString('en-GB')} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`);
   lines.push(verifyOutcome(summary));
   return `${lines.join('\n')}\n`;

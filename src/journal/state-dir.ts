@@ -176,11 +176,12 @@ export class StateDir {
   }
 
   /**
-   * Where the reads of a live step spool what they fetched (src/sources/v1-spool.ts), under the
-   * state's lock like the rest. A dry run's spool is its own, kept apart so that a real run's stays.
+   * Where the reads of live steps spool what they fetched (src/sources/v1-spool.ts: a spool per
+   * list read, shared by the steps reading it), under the state's lock like the rest. A dry run's
+   * spools are its own, kept apart so that a real run's stay.
    */
-  spoolBase(step: string, dryRun: boolean): string {
-    return join(this.dir, 'spool', `${safeName(step)}${dryRun ? '.dry-run' : ''}`);
+  spoolDir(dryRun: boolean): string {
+    return join(this.dir, 'spool', ...(dryRun ? ['dry-run'] : []));
   }
 
   /** Sortable by time, unique within the folder. */

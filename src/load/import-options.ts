@@ -91,8 +91,25 @@ export interface StepSummary extends StepCounts {
 }
 
 export interface DryRunReport {
-  /** Requests the run would send (creates, uploads, updates, reads before list updates). */
+  /**
+   * Requests the run would send, as the run's own `requests` counts them: reading the account's
+   * names, the set-up's creates, and the rows' (look-ups of `match:`, creates, uploads, updates,
+   * reads before list updates). Exact but for the look-ups (see `lookUps`) and what a run going on
+   * after an interruption sends to settle the writes whose answer never came.
+   */
   requests: number;
+  /** Of those, reading the account's names (users, pipelines, fields, ...) at the start. */
+  requestsForNames: number;
+  /** Of those, the set-up's creates: one a thing to create. */
+  requestsForSetup: number;
+  /**
+   * Of those, the look-ups of rows' records (`match:`), as this dry run sent them: up to 50 values
+   * a request, for the rows at hand together. A run whose rows come in slower (at the rate limit)
+   * has fewer at hand and may send more, up to `lookUpValues`.
+   */
+  lookUps: number;
+  /** Values looked up: the most look-up requests the run can send, one a value. */
+  lookUpValues: number;
   /** Requests per hour the account allows, from the rate-limit headers; null when it never said. */
   limitPerHour: number | null;
   /** How long the requests take at that rate, in seconds; null without a limit. */
@@ -109,6 +126,8 @@ export interface ImportSummary {
   requests: number;
   /** Of those, the reads of the account's names (users, pipelines, fields, ...) at the start. */
   requestsForNames: number;
+  /** Of those, what the plan's set-up sent (its creates). */
+  requestsForSetup: number;
   elapsedMs: number;
   /** Stopped by the signal. */
   interrupted: boolean;

@@ -73,7 +73,7 @@ export class RecordWriter {
   stopped: FerryError | null = null;
   interrupted = false;
   readonly reconciled = { applied: 0, notApplied: 0 };
-  readonly dry: DryRunReport = { requests: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
+  readonly dry: DryRunReport = { requests: 0, requestsForNames: 0, requestsForSetup: 0, lookUps: 0, lookUpValues: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;

@@ -11,11 +11,11 @@ import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
-import { removeV1Spool } from '../sources/index.ts';
+import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
-import { importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
 
 export * from './import-options.ts';
@@ -28,19 +28,30 @@ async function removeStaleTemps(dir: string): Promise<void> {
 }
 
 /** Drops the spools of live steps' reads; a spool left behind would be read instead of the account. */
-async function removeSpools(steps: readonly PreparedStep[]): Promise<void> {
-  for (const step of steps) {
-    if (step.spool === undefined) continue;
-    try {
-      await removeV1Spool(step.spool);
-    } catch (error) {
-      throw new FerryError('JOURNAL_WRITE', `cannot remove the spool ${step.spool}: ${(error as Error).message}`, {
-        location: { file: step.spool },
-        cause: error,
-        hint: 'Delete it by hand before the next run, which would otherwise read the old account\'s records from it rather than from the account.',
-      });
-    }
+async function removeSpools(dir: string): Promise<void> {
+  try {
+    await removeV1Spools(dir);
+  } catch (error) {
+    throw new FerryError('JOURNAL_WRITE', `cannot remove the spools in ${dir}: ${(error as Error).message}`, {
+      location: { file: dir },
+      cause: error,
+      hint: 'Delete them by hand before the next run, which would otherwise read the old account\'s records from them rather than from the account.',
+    });
   }
+}
+
+/**
+ * A dry run's figure, made the run's: the rows' writes it counted, plus what it sent itself (the
+ * names, look-ups of `match:`), which the run sends too, plus the creates its set-up would send.
+ */
+function countDryRun(dry: DryRunReport, sent: { all: number; names: number; lookUps: number }, setup: SetupReport | null, steps: readonly StepRun[], limitPerHour: number | null): void {
+  dry.requestsForNames = sent.names;
+  dry.requestsForSetup = setup?.create.length ?? 0;
+  dry.lookUps = sent.lookUps;
+  dry.lookUpValues = steps.reduce((sum, step) => sum + (step.matcher?.values ?? 0), 0);
+  dry.requests += sent.all + dry.requestsForSetup;
+  dry.limitPerHour = limitPerHour;
+  dry.estimatedSeconds = limitPerHour ? Math.ceil((dry.requests / limitPerHour) * 3600) : null;
 }
 
 /** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
@@ -93,15 +104,16 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const run = state.newRunId();
     // A live step's reads spool what they fetch in the state: the set-up's read fills the spool and
     // the run reads it back, and a run going on after an interruption reads live from the recorded page.
-    const spooled = prepared.filter((step) => readsLive(step));
-    for (const step of spooled) step.spool = state.spoolBase(step.name, options.dryRun);
-    // A dry run's spool serves that run only: the state is left as it was.
-    if (options.dryRun) await removeSpools(spooled);
+    const spools = state.spoolDir(options.dryRun);
+    for (const step of prepared) if (readsLive(step)) step.spool = spools;
+    // A dry run's spools serve that run only: the state is left as it was.
+    if (options.dryRun) await removeSpools(spools);
     const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
     await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
     let setup: SetupReport | null = null;
+    const beforeSetup = deps.client.transport.requestsSent;
     if (plan?.plan.setup) {
       const done = await setupForRun(
         { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
@@ -110,6 +122,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       setup = done.report;
       if (done.resolver && !deps.resolver) resolver = done.resolver;
     }
+    const requestsForSetup = deps.client.transport.requestsSent - beforeSetup;
     for (const step of prepared) assertConstantNames(step, resolver);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
@@ -122,15 +135,20 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
     for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
+    const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
+    // A dry run's rows send only their look-ups.
+    const lookUps = deps.client.transport.requestsSent - beforeRows;
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the
     // next run is a new read of the account (a delta sync, a retry of records fixed there). An
     // interrupted or stopped run, or one cut by --limit, keeps them to go on from.
-    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll))) await removeSpools(spooled);
+    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll))) await removeSpools(spools);
     summary.setup = setup;
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
     summary.requestsForNames = requestsForNames;
+    summary.requestsForSetup = requestsForSetup;
+    if (summary.dryRun) countDryRun(summary.dryRun, { all: summary.requests, names: requestsForNames, lookUps }, setup, steps, deps.client.transport.governor.state().limitPerHour);
     emit({ type: 'end', summary });
     return summary;
   } finally {
@@ -168,11 +186,6 @@ class ImportEngine extends RecordWriter {
       this.unlisten();
       this.counting.abort();
     }
-    if (this.options.dryRun) {
-      const limitPerHour = this.deps.client.transport.governor.state().limitPerHour;
-      this.dry.limitPerHour = limitPerHour;
-      this.dry.estimatedSeconds = limitPerHour ? Math.ceil((this.dry.requests / limitPerHour) * 3600) : null;
-    }
     return {
       run: this.runId,
       stateDir: this.state.dir,
@@ -188,6 +201,7 @@ class ImportEngine extends RecordWriter {
       })),
       requests: 0,
       requestsForNames: 0,
+      requestsForSetup: 0,
       elapsedMs: 0,
       interrupted: this.interrupted,
       stopped: this.stopped,

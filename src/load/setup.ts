@@ -277,13 +277,18 @@ export interface ApplySetupDeps {
  * after. A set-up cut off between the two is settled on the next one by name (the account's
  * catalog is read afresh): found, it is recorded as created by that run (so rollback removes it);
  * not found, it is created now. Either way each item is created once.
+ *
+ * Gives back, besides what was created, the catalog as the set-up left it: `catalog` with each
+ * new item under the id the service answered, so that the run needs no second read of the names.
  */
-export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps: ApplySetupDeps): Promise<SetupReport['created']> {
+export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps: ApplySetupDeps): Promise<{ created: SetupReport['created']; catalog: AccountCatalog }> {
   const now = deps.now ?? (() => new Date());
   const file = setupJournalFile(deps.state);
   const journal = await loadJournal(file);
   const writer = await JournalWriter.open(file, { validLength: journal.validLength });
   const created: SetupReport['created'] = [];
+  // Found on resuming, an item is in `catalog` already; what is created now is added to it.
+  const made: Array<SetupItem & { id: number }> = [];
   try {
     for (const row of journal.rows.values()) {
       const intent = row.pending;
@@ -316,11 +321,12 @@ export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps:
       await writer.append({ t: 'done', k: item.key, op: 'create', run: deps.run, at: now().toISOString(), id, fp: '', origin: 'created' });
       if (item.kind === 'pipeline') pipelineIds.set(norm(item.name), id);
       created.push({ kind: item.kind, name: item.name, id });
+      made.push({ ...item, id });
     }
   } finally {
     await writer.close();
   }
-  return created;
+  return { created, catalog: withItems(catalog, made) };
 }
 
 export interface UndoSetupResult {
@@ -389,8 +395,8 @@ export async function setupRuns(state: StateDir): Promise<string[]> {
   return [...runs];
 }
 
-/** The catalog as it will be after set-up, with made-up ids (below any the service gives) for what is planned. */
-function withPlanned(catalog: AccountCatalog, plan: SetupPlan): AccountCatalog {
+/** The catalog with set-up's items added: created ones under their ids, planned ones under made-up ids. */
+function withItems(catalog: AccountCatalog, items: ReadonlyArray<SetupItem & { id: number }>): AccountCatalog {
   const out: AccountCatalog = {
     ...catalog,
     pipelines: [...catalog.pipelines],
@@ -398,17 +404,21 @@ function withPlanned(catalog: AccountCatalog, plan: SetupPlan): AccountCatalog {
     activityTypes: [...catalog.activityTypes],
     trackDefinitions: [...catalog.trackDefinitions],
   };
-  let next = -1_000_000;
-  for (const item of plan.create) {
-    const id = next--;
-    if (item.kind === 'pipeline') out.pipelines.push({ id, name: item.name });
-    else if (item.kind === 'milestone') {
-      const pipeline = out.pipelines.find((p) => norm(p.name) === norm(item.pipeline ?? ''));
-      out.milestones.push({ id, name: item.name, pipelineId: pipeline?.id ?? 0, pipelineName: item.pipeline ?? '' });
-    } else if (item.kind === 'activityType') out.activityTypes.push({ id, name: item.name });
-    else out.trackDefinitions.push({ id, name: item.name });
+  // Pipelines first: a milestone's pipeline may be one of the items.
+  for (const item of items) if (item.kind === 'pipeline') out.pipelines.push({ id: item.id, name: item.name });
+  for (const { kind, id, name, pipeline } of items) {
+    if (kind === 'milestone') {
+      const found = out.pipelines.find((p) => norm(p.name) === norm(pipeline ?? ''));
+      out.milestones.push({ id, name, pipelineId: found?.id ?? 0, pipelineName: found?.name ?? pipeline ?? '' });
+    } else if (kind === 'activityType') out.activityTypes.push({ id, name });
+    else if (kind === 'trackDefinition') out.trackDefinitions.push({ id, name });
   }
   return out;
+}
+
+/** The catalog as it will be after set-up, with made-up ids (below any the service gives) for what is planned. */
+function withPlanned(catalog: AccountCatalog, plan: SetupPlan): AccountCatalog {
+  return withItems(catalog, plan.create.map((item, index) => ({ ...item, id: -1_000_000 - index })));
 }
 
 export interface SetupForRunOptions {
@@ -439,9 +449,8 @@ export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupD
   if (options.dryRun) return { report: { ...plan, created: [], dryRun: true }, resolver: createResolver(withPlanned(catalog, plan)) };
   await writeStateSteps(deps.state.dir, []);
   // Pending intents of an interrupted set-up are settled even when nothing is left to create.
-  const created = await applySetup(plan, catalog, deps);
-  const resolver = created.length > 0 ? createResolver(await readAccountCatalog(deps.client)) : createResolver(catalog);
-  return { report: { ...plan, created, dryRun: false }, resolver };
+  const applied = await applySetup(plan, catalog, deps);
+  return { report: { ...plan, created: applied.created, dryRun: false }, resolver: createResolver(applied.catalog) };
 }
 
 /**

@@ -87,6 +87,11 @@ export class Matcher {
     this.#criteria = matchCriteria(spec);
   }
 
+  /** How many values were looked up: the most queries the lookups can take, one a value. */
+  get values(): number {
+    return this.#cache.size;
+  }
+
   /** What a row's body is looked up by, or null when it has a value for no criterion. */
   valueOf(body: Body): MatchValue | null {
     for (const by of this.#criteria) {

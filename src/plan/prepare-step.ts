@@ -33,7 +33,7 @@ export interface PreparedStep {
   fromRejects?: boolean;
   /** How a live v1 input (`v1+https://HOST`, or `source: {format: v1-api}`) is reached; set by the command that connects. */
   live?: V1LiveConnection;
-  /** Where the reads of a live step spool what they fetch (in the run's state folder); set by the importer. */
+  /** The folder where the reads of a live step spool what they fetch (in the run's state folder); set by the importer. */
   spool?: string;
 }
 

@@ -143,6 +143,15 @@ export const VERIFY_COUNTS: Array<[keyof VerifySummary['steps'][number] & string
   ['notCompared', 'left alone (onMatch: skip)'],
 ];
 
+/**
+ * What verify did not look at: notes or tasks past the cap of their listing, where one added by
+ * hand is not seen. Said in these words by the summary and by the report.
+ */
+export function notListedText({ entity, listed }: VerifySummary['notListed'][number]): string {
+  const kind = entity === 'entry' ? 'notes' : 'tasks';
+  return `${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${listed.toLocaleString('en-GB')} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`;
+}
+
 /** The report of `verify`: its counts and every difference (the page lists the first DIFFERENCES_SHOWN). */
 export function verifyReport(summary: VerifySummary, context: ReportContext & { outcome: string }): ReportInput {
   const shown = context.shown ?? ((p: string) => p);
@@ -160,6 +169,7 @@ export function verifyReport(summary: VerifySummary, context: ReportContext & { 
     ]),
     differences: summary.differences,
     differencesFile: shown(summary.differencesFile),
+    notChecked: summary.notListed.map((item) => ({ what: item.entity, text: notListedText(item) })),
     files: [{ label: 'differences', path: shown(summary.differencesFile) }],
   };
 }

@@ -70,6 +70,8 @@ export interface ReportInput {
   /** verify only. */
   differences?: VerifyDifference[];
   differencesFile?: string;
+  /** verify only: what the check could not look at (`what` names it for the page's markup), as the summary says it. */
+  notChecked?: Array<{ what: string; text: string }>;
   /** Files the command wrote, for the person to open next. */
   files?: Array<{ label: string; path: string }>;
 }
@@ -258,6 +260,10 @@ export function renderReport(input: ReportInput): string {
   const sections: string[] = [];
   sections.push(`<section id="counts"><h2>Counts per step</h2>${countsTable(input.steps)}</section>`);
   if (input.command === 'verify') sections.push(`<section id="differences"><h2>Differences</h2>${differencesTable(input)}</section>`);
+  // Right after the differences: "no difference" holds only for what was looked at.
+  if (input.notChecked && input.notChecked.length > 0) {
+    sections.push(`<section id="not-checked"><h2>What was not checked</h2><ul>${input.notChecked.map((n) => `<li data-not-checked="${esc(n.what)}">${esc(n.text)}</li>`).join('')}</ul></section>`);
+  }
   if (input.command === 'run' || input.command === 'import') sections.push(`<section id="reasons"><h2>Rejected rows and warnings, by reason</h2>${reasonsTable(input)}</section>`);
   if (input.command !== 'rollback') {
     sections.push(`<section id="not-carried"><h2>What was not carried</h2>${notCarriedList(input.notCarried)}</section>`);

@@ -39,7 +39,7 @@ export interface OpenSourceOptions extends CsvReadOptions {
   pageSize?: number;
   /** A live v1 source: the address when the input does not give it (a mapping's `source: {format: v1-api, baseUrl}`). */
   baseUrl?: string;
-  /** A live v1 source: where the read spools what it fetched, to go on from there (see readV1Live `spool`). */
+  /** A live v1 source: the folder where the read spools what it fetched, to go on from there (see readV1Live `spool`). */
   v1Spool?: string | undefined;
   /** A live v1 source: read the spool alone, when it holds the whole list (see readV1Live `spoolOnly`). @default false */
   v1SpoolOnly?: boolean;

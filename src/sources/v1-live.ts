@@ -13,12 +13,12 @@
 import { FerryError } from '../errors/index.ts';
 import type { V1Reader } from '../client/index.ts';
 import { V1_LIST_OF_RECORD, V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../util/index.ts';
-import type { SourceItem, SourceWarning } from './types.ts';
+import type { SourceItem } from './types.ts';
 import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-export.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
 import { readV1JsonRecords } from './v1-json.ts';
 import { readV1XmlRecords, type RawV1Record } from './v1-xml.ts';
-import { V1Spool, type V1SpoolEntry } from './v1-spool.ts';
+import { readV1Spool, V1Spool, v1SpoolBase, type V1SpoolEntry, type V1SpoolKey } from './v1-spool.ts';
 
 export interface V1LiveReadOptions extends V1ReadOptions {
   /** The list to read; by default the one `record` lives in (history: the parties'). */
@@ -38,10 +38,11 @@ export interface V1LiveReadOptions extends V1ReadOptions {
    */
   onPage?: (next: number) => void | Promise<void>;
   /**
-   * Where the read keeps what it fetched (v1-spool.ts: `BASE.jsonl` and `BASE.cursor.json`, in a
-   * run's state folder): a read of the same list, kind, format, `since` and page size takes the
-   * records recorded there first, without a request, and reads live from the page after them.
-   * Not with `startAt`.
+   * The folder where the read keeps what it fetched (v1-spool.ts: a `.jsonl` and a `.cursor.json`
+   * named by the read, in a run's state folder): a read of the same list, format, `since` and page
+   * size (history or not) takes the records recorded there first, without a request, and reads
+   * live from the page after them; reads of it at once in this process share it, each page and
+   * each record's sub-lists fetched once. Not with `startAt`, nor with `onPage`.
    */
   spool?: string;
   /**
@@ -89,7 +90,9 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   }
   const filters: Record<string, string | undefined> = {};
   if (options.since !== undefined && list !== 'tasks') filters['lastmodified'] = v1FilterTime(options.since);
-  if (options.spool !== undefined && options.startAt !== undefined) throw new FerryError('USAGE', 'a spooled read goes on from its own cursor; give spool or startAt, not both', { location: { file } });
+  if (options.spool !== undefined && (options.startAt !== undefined || options.onPage !== undefined)) {
+    throw new FerryError('USAGE', 'a spooled read goes on from its own cursor; give spool, or startAt and onPage, not both', { location: { file } });
+  }
   const bareKind: V1RecordKind | undefined = list === 'tasks' ? 'task' : list === 'party' ? undefined : list;
   const signal = opts.signal;
 
@@ -143,13 +146,11 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     return { name: 'history', text: null, children: items };
   };
 
-  let spool: V1Spool | null = null;
-
-  /** The record with its sub-lists nested; null when it was deleted after the page was read. */
-  const complete = async (record: RawV1Record): Promise<RawV1Record | null> => {
-    if (record.error || list === 'tasks') return record;
+  /** The record with its sub-lists nested, or a warning when it was deleted after the page was read. */
+  const complete = async (record: RawV1Record): Promise<V1SpoolEntry> => {
+    if (record.error || list === 'tasks') return { record };
     const id = record.node.children.find((child) => child.name === 'id' && child.children.length === 0)?.text;
-    if (id === undefined || id === null || id === '') return record;
+    if (id === undefined || id === null || id === '') return { record };
     const kind = list;
     const children = [...record.node.children];
     const has = (name: string): boolean => children.some((child) => child.name === name);
@@ -170,63 +171,54 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     for (const fetch of wanted) {
       const nodes = await fetch();
       if (nodes === null) {
-        const warning: SourceWarning = {
-          code: 'OTHER',
-          message: `${record.node.name} ${id} was deleted from the old account while ${file} was read; it is left out of this read`,
-          location: { file, row: 0, elementPath: record.elementPath },
+        // Kept with the records when spooled, so that a read from the spool says it too.
+        return {
+          warning: {
+            code: 'OTHER',
+            message: `${record.node.name} ${id} was deleted from the old account while ${file} was read; it is left out of this read`,
+            location: { file, row: 0, elementPath: record.elementPath },
+          },
         };
-        // Kept with the records, so that a read from the spool says it too.
-        await spool?.add({ warning });
-        opts.onWarning(warning);
-        return null;
       }
       children.push(...nodes);
     }
-    return { ...record, node: { ...record.node, children } };
+    return { record: { ...record, node: { ...record.node, children } } };
   };
 
-  /** The records of a spool's recorded pages, its warnings said again where they stand. */
-  const replayed = async function* (entries: AsyncIterable<V1SpoolEntry>): AsyncGenerator<RawV1Record> {
+  /** The records of spooled or fetched entries, their warnings said where they stand. */
+  const recordsOf = async function* (entries: AsyncIterable<V1SpoolEntry>): AsyncGenerator<RawV1Record> {
     for await (const entry of entries) {
       if ('warning' in entry) opts.onWarning(entry.warning);
       else yield entry.record;
     }
   };
 
-  const records = async function* (): AsyncGenerator<RawV1Record> {
-    let start = startAt;
-    const key = { address: reader.transport.origin, list, record: opts.record ?? null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize };
-    if (options.spoolOnly) {
-      const whole = options.spool === undefined ? null : await V1Spool.whole(options.spool, key);
+  /** The list read from the account, page by page, each record completed as it is taken. */
+  const fetched = async function* (): AsyncGenerator<V1SpoolEntry> {
+    for (let start = startAt; ; ) {
+      const found = await page(start);
+      for (const record of found) yield await complete(record);
+      start += found.length;
+      // A short page is the last; the rows of this page were taken before the next start is said.
+      await options.onPage?.(start);
+      if (found.length < pageSize) return;
+    }
+  };
+
+  const records = (): AsyncGenerator<RawV1Record> => {
+    // What a record is completed with depends on history alone: the kinds of one list share a read.
+    const key: V1SpoolKey = { address: reader.transport.origin, list, record: history ? 'historyItem' : null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize };
+    if (options.spool === undefined) {
+      if (options.spoolOnly) throw new FerryError('USAGE', `a read of ${file} from its spool alone needs the spool's folder`, { location: { file } });
+      return recordsOf(fetched());
+    }
+    const base = v1SpoolBase(options.spool, key);
+    if (!options.spoolOnly) return recordsOf(readV1Spool(base, key, { page, complete }));
+    return (async function* () {
+      const whole = await V1Spool.whole(base, key);
       if (!whole) throw new FerryError('USAGE', `the spool of ${file} does not hold the whole list (yet), and this read takes nothing from the account`, { location: { file } });
-      yield* replayed(whole);
-      return;
-    }
-    if (options.spool !== undefined) spool = await V1Spool.open(options.spool, key);
-    try {
-      if (spool) {
-        yield* replayed(spool.replay());
-        if (spool.done) return;
-        start = spool.next;
-      }
-      for (;;) {
-        const found = await page(start);
-        for (const record of found) {
-          const completed = await complete(record);
-          if (!completed) continue;
-          await spool?.add({ record: completed });
-          yield completed;
-        }
-        start += found.length;
-        // A short page is the last; the rows of this page were taken (and spooled) before the next start is said.
-        const last = found.length < pageSize;
-        await spool?.commit(start, last);
-        await options.onPage?.(start);
-        if (last) return;
-      }
-    } finally {
-      await spool?.close();
-    }
+      yield* recordsOf(whole);
+    })();
   };
 
   yield* rowsOfV1Records(records(), { ...opts, file, source: `${V1_LIVE_PREFIX}${list}`, format: reader.format });

@@ -13,9 +13,10 @@
  * died within it): they are cut off and the page is read again. Neither file holds a token: the
  * key names the address, never credentials.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
 import { jsonText, writeFileAtomic } from '../util/index.ts';
@@ -111,10 +112,10 @@ async function readCursor(file: string, key: V1SpoolKey): Promise<Cursor | null>
   return null;
 }
 
-/** The entries of the first `bytes` of a spool. */
-async function* replayEntries(file: string, bytes: number): AsyncGenerator<V1SpoolEntry> {
-  if (bytes === 0) return;
-  const stream = createReadStream(file, { start: 0, end: bytes - 1 });
+/** The entries of a spool's bytes from `from` up to `to` (line boundaries both). */
+async function* replayEntries(file: string, to: number, from = 0): AsyncGenerator<V1SpoolEntry> {
+  if (to <= from) return;
+  const stream = createReadStream(file, { start: from, end: to - 1 });
   let number = 0;
   try {
     for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
@@ -126,7 +127,7 @@ async function* replayEntries(file: string, bytes: number): AsyncGenerator<V1Spo
   }
 }
 
-/** Spools open in this process: a second read of one spool at once reads live without it. */
+/** Spools open in this process: one writer each. */
 const inUse = new Set<string>();
 
 /** The files of the spool at `base`. */
@@ -134,10 +135,19 @@ export function v1SpoolFiles(base: string): { records: string; cursor: string } 
   return { records: `${base}.jsonl`, cursor: `${base}.cursor.json` };
 }
 
-/** Removes a spool (a run that read its list to the end and finished, or a dry run's). */
-export async function removeV1Spool(base: string): Promise<void> {
-  const files = v1SpoolFiles(base);
-  for (const file of [files.cursor, `${files.cursor}.tmp`, files.records]) await rm(file, { force: true });
+/**
+ * Where in `dir` the spool of a read of `key` is: named by the read, so that the steps of a plan
+ * reading the same list (organisations and people both read the parties) share one.
+ */
+export function v1SpoolBase(dir: string, key: V1SpoolKey): string {
+  const digest = createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 12);
+  return join(dir, `${key.list}${key.record === null ? '' : `-${key.record}`}-${digest}`);
+}
+
+/** Removes the spools in `dir` (a run that read its lists to the end and finished, or a dry run's). */
+export async function removeV1Spools(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) if (/\.(jsonl|cursor\.json|cursor\.json\.tmp)$/.test(name)) await rm(join(dir, name), { force: true });
 }
 
 export class V1Spool {
@@ -182,11 +192,6 @@ export class V1Spool {
     return new V1Spool(base, key, handle, cursor?.bytes ?? 0, cursor?.next ?? 0, cursor?.done ?? false);
   }
 
-  /** The entries of the recorded pages, in the order they were read. */
-  replay(): AsyncGenerator<V1SpoolEntry> {
-    return replayEntries(v1SpoolFiles(this.base).records, this.replayBytes);
-  }
-
   /**
    * The entries of a spool that holds the whole list read with `key`, read without opening it
    * (a read of it may be under way beside, appending nothing since it is whole); null when there is
@@ -197,6 +202,11 @@ export class V1Spool {
     const cursor = await readCursor(files.cursor, key);
     if (!cursor?.done) return null;
     return replayEntries(files.records, cursor.bytes);
+  }
+
+  /** Bytes of the spool so far, the page being read included. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /** Appends an entry of the page being read; it counts once the page is committed. */
@@ -219,5 +229,107 @@ export class V1Spool {
     this.#closed = true;
     inUse.delete(this.base);
     await this.handle.close();
+  }
+}
+
+/** How a shared read gets what is not spooled yet: a page of the list, a record completed. */
+export interface V1SpoolSource {
+  page(start: number): Promise<RawV1Record[]>;
+  /** The record with its sub-lists, or a warning when it was deleted meanwhile. */
+  complete(record: RawV1Record): Promise<V1SpoolEntry>;
+}
+
+/**
+ * The reads of one spool in this process (steps of a plan reading one list side by side). Each
+ * reads the spool's entries in order; the first that needs an entry not yet there fetches it, one
+ * record (or page) at a time, while the others wait for it. So each page and each record's
+ * sub-lists are fetched once, nothing is fetched that no read asked for, and no read waits on the
+ * pace of another's consumer (a step whose rows wait for another step's records would otherwise
+ * hold that step up).
+ */
+class V1SpoolShare {
+  /** Reads of it under way: counted as they join, before the spool is open. */
+  readers = 0;
+  #spool: V1Spool | null = null;
+  readonly ready: Promise<void>;
+  #working: Promise<void> | null = null;
+  /** The page being read: its records not completed yet, and where the next page starts. */
+  #page: { pending: RawV1Record[]; next: number; last: boolean } | null = null;
+  #next = 0;
+  #done = false;
+
+  constructor(readonly base: string, key: V1SpoolKey) {
+    this.ready = V1Spool.open(base, key).then((spool) => {
+      if (!spool) throw new FerryError('INTERNAL', `the spool ${base} is open twice in this process`);
+      this.#spool = spool;
+      this.#next = spool.next;
+      this.#done = spool.done;
+    });
+  }
+
+  get spool(): V1Spool {
+    return this.#spool as V1Spool;
+  }
+
+  async *read(source: V1SpoolSource): AsyncGenerator<V1SpoolEntry> {
+    const file = v1SpoolFiles(this.base).records;
+    for (let offset = 0; ; ) {
+      const end = this.spool.bytes;
+      if (offset < end) {
+        yield* replayEntries(file, end, offset);
+        offset = end;
+      } else if (this.#done) return;
+      else await (this.#working ??= this.#advance(source).finally(() => (this.#working = null)));
+    }
+  }
+
+  async #advance(source: V1SpoolSource): Promise<void> {
+    if (this.#page === null) {
+      const found = await source.page(this.#next);
+      this.#page = { pending: found, next: this.#next + found.length, last: found.length < this.spool.key.pageSize };
+    } else {
+      const record = this.#page.pending[0] as RawV1Record;
+      await this.spool.add(await source.complete(record));
+      this.#page.pending.shift();
+    }
+    // A page is recorded once every record of it is in the spool; a short page is the last.
+    if (this.#page.pending.length === 0) {
+      await this.spool.commit(this.#page.next, this.#page.last);
+      this.#next = this.#page.next;
+      this.#done = this.#page.last;
+      this.#page = null;
+    }
+  }
+
+  /**
+   * The last read to leave closes the spool. No fetch is under way then: a read awaiting one is a
+   * read, and an async generator leaves only between its entries.
+   */
+  async leave(): Promise<void> {
+    this.readers -= 1;
+    if (this.readers > 0) return;
+    shares.delete(this.base);
+    await this.#spool?.close();
+  }
+}
+
+const shares = new Map<string, V1SpoolShare>();
+
+/**
+ * A read of the spool at `base` (see V1Spool.open), shared with the other reads of it in this
+ * process: the entries recorded, then those fetched by whichever read needs them first.
+ */
+export async function* readV1Spool(base: string, key: V1SpoolKey, source: V1SpoolSource): AsyncGenerator<V1SpoolEntry> {
+  let share = shares.get(base);
+  if (!share) {
+    share = new V1SpoolShare(base, key);
+    shares.set(base, share);
+  }
+  share.readers += 1;
+  try {
+    await share.ready;
+    yield* share.read(source);
+  } finally {
+    await share.leave();
   }
 }

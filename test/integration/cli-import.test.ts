@@ -166,7 +166,7 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     const { code, stdout } = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'dry-state', '--dry-run'], { cwd: dir, env: env() });
     expect(code).toBe(0);
     expect(stdout).toContain('Dry run: nothing was written to the account.');
-    expect(stdout).toMatch(/Requests needed: \d+\./);
+    expect(stdout).toMatch(/Requests needed: \d+ \(\d+ to read the account's names once, \d+ for the rows\)\./);
     expect(stdout).toMatch(/At the account's limit of [\d,]+ requests per hour that takes about|The service did not say its rate limit/);
     expect(stdout.match(/^Sample create \(step \w+, key [^)]+\):$/gm)).toHaveLength(3);
   });

@@ -1,10 +1,10 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMPORT_COUNTS, VERIFY_COUNTS } from '../../src/report/index.ts';
+import { IMPORT_COUNTS, notListedText, VERIFY_COUNTS } from '../../src/report/index.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -142,6 +142,48 @@ describe('the HTML report in headless Chromium', () => {
     expect(await page.locator('tr[data-kind="missing"][data-step="people"]').count()).toBe(2);
     expect(readFileSync(join(dir, 'verify.html'), 'utf8')).not.toContain(box.token);
     await page.close();
+  });
+
+  it('of verify: notes beyond the listing verify reads are said to be not checked, in the summary\'s words', async () => {
+    // An account of its own, quick to fill: the bundled v1 migration writes 10 notes, so verify
+    // lists the first 200 notes of the account when it looks for ones added by hand.
+    const own = await startTestSandbox();
+    const v1 = mkdtempSync(join(tmpdir(), 'ferry-report-v1-'));
+    const ownEnv = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: own.url, CRM_FERRY_TOKEN: own.token });
+    try {
+      for (const folder of ['mappings', 'samples']) cpSync(join(ROOT, folder), join(v1, folder), { recursive: true });
+      const plan = 'mappings/plans/v1-migration.yaml';
+      const run = await runCli(['run', plan], { cwd: v1, env: ownEnv() });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const clean = await runCli(['verify', plan, '--report', 'clean.html'], { cwd: v1, env: ownEnv() });
+      expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+      const kase = (await own.v2('GET', '/kases?perPage=100')).body.kases[0];
+      for (let i = 0; i < 205; i++) expect((await own.v2('POST', '/entries', { entry: { type: 'note', kase: { id: kase.id }, content: `Note ${i}` } })).status).toBe(201);
+      const { stdout, stderr } = await runCli(['verify', plan, '--json', '--report', 'verify.html'], { cwd: v1, env: ownEnv() });
+      const end = endOf(stdout);
+      expect(end.summary.notListed, stderr).toEqual([{ entity: 'entry', listed: 200 }]);
+
+      const { page, problems, requests } = await open(join(v1, 'verify.html'));
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([]);
+      const items = page.locator('#not-checked li');
+      expect(await items.count()).toBe(1);
+      expect(await page.locator('#not-checked li[data-not-checked="entry"]').textContent()).toBe(notListedText({ entity: 'entry', listed: 200 }));
+      expect(await page.locator('#not-checked h2').textContent()).toBe('What was not checked');
+      // Seen printed too, after the differences it qualifies.
+      await page.emulateMedia({ media: 'print' });
+      expect(await page.locator('#not-checked').isVisible()).toBe(true);
+      expect(await page.locator('section#differences ~ section#not-checked').count()).toBe(1);
+      await page.close();
+      // A verify whose listing was whole has no such section.
+      const whole = await open(join(v1, 'clean.html'));
+      expect(whole.problems).toEqual([]);
+      expect(await whole.page.locator('#not-checked').count()).toBe(0);
+      await whole.page.close();
+    } finally {
+      await own.close();
+      rmSync(v1, { recursive: true, force: true });
+    }
   });
 
   it('of rollback: the records deleted per step are the summary', async () => {

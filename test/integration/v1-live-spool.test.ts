@@ -76,8 +76,27 @@ const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: b.url, CRM_FERRY_TOK
 /** The `start` of each page of the party list asked for, in order. */
 const listStarts = (): number[] => requests.filter((url) => url.startsWith('/api/party?')).map((url) => Number(new URL(url, a.url).searchParams.get('start')));
 
-const cursorOf = (stateDir: string, step: string): { next: number; bytes: number; done: boolean } => JSON.parse(readFileSync(join(stateDir, 'spool', `${step}.cursor.json`), 'utf8'));
-const spoolFiles = (stateDir: string): string[] => (existsSync(join(stateDir, 'spool')) ? readdirSync(join(stateDir, 'spool')) : []);
+/** The cursor of the one spool of the party list in the state folder (the steps reading it share it). */
+function cursorOf(stateDir: string): { next: number; bytes: number; done: boolean } {
+  const cursors = spoolFiles(stateDir).filter((name) => name.startsWith('party-') && name.endsWith('.cursor.json'));
+  expect(cursors).toHaveLength(1);
+  return JSON.parse(readFileSync(join(stateDir, 'spool', cursors[0] as string), 'utf8'));
+}
+const spoolFiles = (stateDir: string): string[] => (existsSync(join(stateDir, 'spool')) ? readdirSync(join(stateDir, 'spool')).filter((name) => name !== 'dry-run') : []);
+
+/** Runs the command line in a child process, killed (SIGKILL) as the party list's sixth page is asked for; the signal it ended by. */
+async function killedAtSixthPage(args: string[]): Promise<string | null> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: work, env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ended = new Promise<string | null>((done) => child.on('close', (_code, signal) => done(signal)));
+  onRequest = (url) => {
+    if (url.startsWith('/api/party?') && listStarts().length === 6) child.kill('SIGKILL');
+  };
+  try {
+    return await ended;
+  } finally {
+    onRequest = () => undefined;
+  }
+}
 
 async function organisationsIn(box: TestSandbox): Promise<string[]> {
   const answer = await box.v2('GET', '/parties?perPage=100');
@@ -104,14 +123,8 @@ describe('a live import killed in the middle of a list', () => {
     requests = [];
 
     // Killed (SIGKILL) as it asks for the sixth page: five pages are read and recorded.
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: work, env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const ended = new Promise<string | null>((done) => child.on('close', (_code, signal) => done(signal)));
-    onRequest = (url) => {
-      if (url.startsWith('/api/party?') && listStarts().length === 6) child.kill('SIGKILL');
-    };
-    expect(await ended).toBe('SIGKILL');
-    onRequest = () => undefined;
-    const cursor = cursorOf(stateDir, 'v1-organisations');
+    expect(await killedAtSixthPage(args)).toBe('SIGKILL');
+    const cursor = cursorOf(stateDir);
     expect(cursor).toMatchObject({ next: 5 * PAGE, done: false });
     const written = (await organisationsIn(b)).length;
     expect(written).toBeGreaterThan(0);
@@ -138,7 +151,7 @@ describe('a live import killed in the middle of a list', () => {
 });
 
 describe('a live plan with set-up', () => {
-  it('reads each list of the old account once per run: the set-up fills the spool, the run reads it back', async () => {
+  it('reads each list of the old account once per run: the set-up fills the spool the steps share, the run reads it back', async () => {
     const organisations = liveMapping('v1-organisations');
     const people = liveMapping('v1-people');
     writeFileSync(
@@ -149,16 +162,46 @@ describe('a live plan with set-up', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string });
     expect(lines[0]?.type).toBe('setup');
-    // Each of the two steps reads the party list once, each page once, each record's sub-lists once.
-    const pages = Array.from({ length: PAGES }, (_, i) => i * PAGE);
-    expect(listStarts().sort((x, y) => x - y)).toEqual([...pages, ...pages].sort((x, y) => x - y));
-    expect(requests.filter((url) => /\/customfields\b/.test(url)).length).toBe(2 * (ORGANISATIONS + PEOPLE));
-    expect(requests.filter((url) => /\/tag\b/.test(url)).length).toBe(2 * (ORGANISATIONS + PEOPLE));
+    // The two steps share one read of the party list: each page once, each record's sub-lists once.
+    expect(listStarts()).toEqual(Array.from({ length: PAGES }, (_, i) => i * PAGE));
+    expect(requests.filter((url) => /\/customfields\b/.test(url)).length).toBe(ORGANISATIONS + PEOPLE);
+    expect(requests.filter((url) => /\/tag\b/.test(url)).length).toBe(ORGANISATIONS + PEOPLE);
     expect(await organisationsIn(b)).toEqual(everyOrganisation);
     const persons = ((await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{ type: string; organisation?: { id: number } }>).filter((p) => p.type === 'person');
     expect(persons).toHaveLength(PEOPLE);
     expect(persons.every((p) => p.organisation?.id !== undefined)).toBe(true);
     expect(spoolFiles(join(work, '.crm-ferry'))).toEqual([]);
+  }, 60_000);
+});
+
+describe('a live plan without set-up, its steps reading one list side by side', () => {
+  it('fetches each page and sub-list once, and killed mid-list goes on from the recorded page, each record once', async () => {
+    const organisations = liveMapping('v1-organisations');
+    const people = liveMapping('v1-people');
+    writeFileSync(join(work, 'plan.yaml'), `version: 1\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`);
+    const stateDir = join(work, '.crm-ferry');
+    const args = ['run', 'plan.yaml', '--concurrency', '2'];
+    const subLists = (): number => requests.filter((url) => /\/(customfields|tag)\b/.test(url)).length;
+
+    // Killed (SIGKILL) as the list's sixth page is asked for, by whichever step needed it first.
+    expect(await killedAtSixthPage(args)).toBe('SIGKILL');
+    // Two steps, one read: each page asked for once, each record's sub-lists once.
+    expect(listStarts()).toEqual([0, 1, 2, 3, 4, 5].map((i) => i * PAGE));
+    expect(subLists()).toBe(2 * 5 * PAGE);
+    expect(cursorOf(stateDir)).toMatchObject({ next: 5 * PAGE, done: false });
+
+    requests = [];
+    const resumed = await runCli([...args, '--json'], { cwd: work, env: env() });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect(listStarts()).toEqual(Array.from({ length: PAGES - 5 }, (_, i) => (i + 5) * PAGE));
+    expect(subLists()).toBe(2 * (ORGANISATIONS + PEOPLE - 5 * PAGE));
+    const steps = JSON.parse(resumed.stdout.trim().split('\n').at(-1) as string).summary.steps as Array<{ step: string; rowsRead: number; missing: number }>;
+    expect(steps.map((s) => [s.step, s.rowsRead, s.missing])).toEqual([['organisations', ORGANISATIONS, 0], ['people', PEOPLE, 0]]);
+    expect(await organisationsIn(b)).toEqual(everyOrganisation);
+    const persons = ((await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{ type: string; lastName?: string; organisation?: { id: number } }>).filter((p) => p.type === 'person');
+    expect(persons.map((p) => p.lastName).sort()).toEqual(Array.from({ length: PEOPLE }, (_, i) => `No ${i + 1}`).sort());
+    expect(persons.every((p) => p.organisation?.id !== undefined)).toBe(true);
+    expect(spoolFiles(stateDir)).toEqual([]);
   }, 60_000);
 });
 
@@ -172,7 +215,7 @@ describe('the spool of a run', () => {
     const limited = await runCli([...args, '--limit', String(PAGE + 2)], { cwd: work, env: env() });
     expect(limited.code, limited.stdout + limited.stderr).toBe(0);
     expect(listStarts()).toEqual([0, PAGE]);
-    expect(cursorOf(stateDir, 'v1-organisations')).toMatchObject({ next: PAGE, done: false });
+    expect(cursorOf(stateDir)).toMatchObject({ next: PAGE, done: false });
 
     requests = [];
     const rest = await runCli(args, { cwd: work, env: env() });
@@ -192,7 +235,7 @@ describe('the spool of a run', () => {
     // --fresh sets the state aside, a spool included: the list is read from its first page (and,
     // the journal set aside too, the records written again: what --fresh is for).
     await runCli([...args, '--limit', String(PAGE + 2)], { cwd: work, env: env() });
-    expect(cursorOf(stateDir, 'v1-organisations')).toMatchObject({ next: PAGE, done: false });
+    expect(cursorOf(stateDir)).toMatchObject({ next: PAGE, done: false });
     requests = [];
     const fresh = await runCli([...args, '--fresh', '--yes', '--limit', String(PAGE + 2)], { cwd: work, env: env() });
     expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
@@ -206,7 +249,7 @@ describe('the count of a live step for the progress display', () => {
     const live = v1LiveConnection({ token: a.token });
     try {
       connectLiveSteps([step], live);
-      step.spool = join(work, 'spool', 'organisations');
+      step.spool = join(work, 'spool');
       // Nothing spooled yet: no total, and no request.
       await expect(countStepItems(step)).rejects.toMatchObject({ code: 'USAGE' });
       expect(requests).toEqual([]);

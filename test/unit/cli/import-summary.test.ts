@@ -3,6 +3,19 @@ import { formatImportSummary, warningAndColumnLines } from '../../../src/cli/imp
 import type { ImportSummary } from '../../../src/load/index.ts';
 import { emptyWarningCounts } from '../../../src/mapping/warnings.ts';
 
+/** A run's summary of one step, counts given. */
+function summaryOf(step: Partial<ImportSummary['steps'][number]>, extra: Partial<ImportSummary> = {}): ImportSummary {
+  const whole = {
+    step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
+    rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
+    warnings: emptyWarningCounts(), notCarried: [], ...step,
+  };
+  return {
+    run: 'r1', stateDir: '/w/.crm-ferry', steps: [whole], requests: 0, requestsForNames: 0, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
+    reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null, ...extra,
+  };
+}
+
 describe('the summary names warnings and columns not carried', () => {
   it('lists only the codes that occurred, and every unread column with its rows', () => {
     const warnings = { ...emptyWarningCounts(), VALUE_DROPPED: 3, LINK_UNRESOLVED: 1 };
@@ -23,7 +36,7 @@ describe('the summary names warnings and columns not carried', () => {
       warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 }, notCarried: [{ column: 'Notes', rows: 2 }],
     };
     const summary: ImportSummary = {
-      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 3, requestsForNames: 1, elapsedMs: 1000, interrupted: false, stopped: null,
+      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 3, requestsForNames: 1, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
       reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
     };
     const text = formatImportSummary(summary, '/w');
@@ -37,7 +50,7 @@ describe('the summary names warnings and columns not carried', () => {
       warnings: emptyWarningCounts(), notCarried: [],
     };
     const summary: ImportSummary = {
-      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 11, requestsForNames: 10, elapsedMs: 1000, interrupted: false, stopped: null,
+      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 11, requestsForNames: 10, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
       reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
     };
     const text = formatImportSummary(summary, '/w', 3);
@@ -45,7 +58,18 @@ describe('the summary names warnings and columns not carried', () => {
     expect(text).toContain('Step organisations: v1+https://old.example.com/api/party with m.yaml\n');
     expect(text).toMatch(/\nReading the old account \(v1\): 3 requests\.\n/);
     expect(formatImportSummary(summary, '/w')).not.toContain('old account');
-    const dry = formatImportSummary({ ...summary, dryRun: { requests: 1, limitPerHour: null, estimatedSeconds: null, samples: [] } }, '/w', 1);
-    expect(dry).toMatch(/Requests needed: 1\.\nThe service did not say its rate limit; the time depends on it\.\nReading the old account \(v1\) took 1 request besides, at the old account's own rate limit; the run reads it again\.\n/);
+    const dry = formatImportSummary({ ...summary, dryRun: { requests: 11, requestsForNames: 10, requestsForSetup: 0, lookUps: 0, lookUpValues: 0, limitPerHour: null, estimatedSeconds: null, samples: [] } }, '/w', 1);
+    expect(dry).toMatch(/Requests needed: 11 \(10 to read the account's names once, 1 for the rows\)\.\nThe service did not say its rate limit; the time depends on it\.\nReading the old account \(v1\) took 1 request besides, at the old account's own rate limit; the run reads it again\.\n/);
+  });
+
+  it('says what the set-up sends, apart from the names and the rows, in a run and in a dry run', () => {
+    const summary = summaryOf({ rowsRead: 4, created: 4 }, { requests: 19, requestsForNames: 10, requestsForSetup: 3 });
+    expect(formatImportSummary(summary, '/w')).toContain("Requests: 19 (10 to read the account's names once, 3 for the set-up, 6 for the rows, 1.50 per record written); elapsed 1.0 s.\n");
+    const dry = formatImportSummary({ ...summary, dryRun: { requests: 19, requestsForNames: 10, requestsForSetup: 3, lookUps: 0, lookUpValues: 0, limitPerHour: 4000, estimatedSeconds: 18, samples: [] } }, '/w');
+    expect(dry).toContain("Requests needed: 19 (10 to read the account's names once, 3 for the set-up, 6 for the rows).\nAt the account's limit of 4,000 requests per hour that takes about 18.0 s.\n");
+    expect(dry).not.toContain('match:');
+    // Look-ups batch among the rows at hand: the dry run's are the fewest, one a value the most.
+    const matched = formatImportSummary({ ...summary, dryRun: { requests: 19, requestsForNames: 10, requestsForSetup: 3, lookUps: 2, lookUpValues: 60, limitPerHour: 4000, estimatedSeconds: 18, samples: [] } }, '/w');
+    expect(matched).toContain("Of those, 2 requests look up 60 values of match: in the account, up to 50 a request among the rows at hand; a run held back by the rate limit has fewer at hand and may need up to 60: 77 requests in all, about 1 min 10 s.\n");
   });
 });

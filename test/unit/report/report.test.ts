@@ -43,6 +43,7 @@ function summary(extra: object = {}): ImportSummary {
     steps: [{ ...step, ...extra }],
     requests: 20,
     requestsForNames: 10,
+    requestsForSetup: 0,
     elapsedMs: 1500,
     interrupted: false,
     stopped: null,
