@@ -56,11 +56,16 @@ function countDryRun(dry: DryRunReport, sent: { all: number; names: number; look
 
 /**
  * The matcher of a step whose mapping says `match:`; a custom field must exist in the account. Its
- * look-ups wait to share a query while the step has rows enough to keep every write slot busy for
- * two rounds: a look-up sent then is answered before they are written.
+ * look-ups wait to share a query while more values are coming before the writes need them: the
+ * reader is reading rows (not held by the window), a query is under way (its answers let rows on and
+ * more be read), or the step has rows enough with their answers to keep every write slot busy for
+ * two rounds, so that a query sent then is answered before they are written.
  */
 function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, concurrency: number): Matcher | null {
-  return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile, { busy: () => step.ready >= 2 * concurrency });
+  const matcher = createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile, {
+    busy: () => step.reading || step.ready >= 2 * concurrency || matcher?.querying === true,
+  });
+  return matcher;
 }
 
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
@@ -306,6 +311,12 @@ class ImportEngine extends RecordWriter {
     step.header = opened.header;
     const inFlight = new Set<Promise<void>>();
     const window = windowOf(step, this.options.concurrency);
+    // Held look-ups wait while the reader reads: each stop of it lets them be looked at again.
+    const pause = (reading: boolean): void => {
+      step.reading = reading;
+      if (!reading) step.matcher?.release();
+    };
+    pause(true);
     try {
       let cut = false;
       for await (const item of opened.items) {
@@ -374,11 +385,16 @@ class ImportEngine extends RecordWriter {
           })
           .finally(() => inFlight.delete(task));
         inFlight.add(task);
-        if (inFlight.size >= window) await Promise.race(inFlight);
+        if (inFlight.size >= window) {
+          pause(false);
+          await Promise.race(inFlight);
+          pause(true);
+        }
       }
       step.readAll = !cut && !this.halt.signal.aborted;
       if (step.readAll) step.notCarried = opened.census.result();
     } finally {
+      pause(false);
       await Promise.all(inFlight);
       step.finish();
     }

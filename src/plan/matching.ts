@@ -16,9 +16,10 @@ const GATHER_MS = 15;
 /** How a matcher times its queries. */
 export interface MatcherOptions {
   /**
-   * Whether the rows that need no answer yet keep the writes busy: while it says so, values short
-   * of a full query wait for more rather than going after the 15 ms gather, and the importer calls
-   * `release()` as its writes end. Without it a query goes 15 ms after its first value.
+   * Whether more values are coming before the writes need the ones waiting: while it says so,
+   * values short of a full query wait for more rather than going after the 15 ms gather, and are
+   * looked at again after the next gather (`release()`, and each answer). Without it a query goes
+   * 15 ms after its first value.
    * @default () => false
    */
   busy?: () => boolean;
@@ -81,14 +82,15 @@ interface Waiting {
  * Finds the account's records for rows' match values, many rows to one filter query (an
  * `orGroup` of up to 50 values of one criterion), and remembers every answer for the run: a
  * lookup costs a fraction of a request, not one search per row. The importer asks for the values
- * of the rows it has read ahead of its writes and holds them (`busy`) until 50 wait or its writes
- * are about to run out of rows whose answer is in, so that a run held back by the rate limit, whose
- * rows come in one at a time as writes end, still shares its queries.
+ * of the rows it has read ahead of its writes and holds them (`busy`) until 50 wait or no more can
+ * come in time, so that a run held back by the rate limit, whose rows come in one at a time as
+ * writes end, still shares its queries.
  */
 export class Matcher {
   readonly #cache = new Map<string, Promise<Body[]>>();
   readonly #waiting = new Map<MatchCriterion, Waiting[]>();
   #timer: NodeJS.Timeout | null = null;
+  #querying = 0;
   readonly #criteria: MatchCriterion[];
   readonly #busy: () => boolean;
 
@@ -141,11 +143,17 @@ export class Matcher {
   }
 
   /**
-   * Sends the values held back while the writes were busy, once they are not: called as writes end,
-   * so that a row's answer is asked for before the writes run out of rows that have theirs.
+   * Looks again, after a gather, whether values held back may go: called as writes end and as the
+   * reader stops, so that a row's answer is asked for before the writes run out of rows that have
+   * theirs. The gather lets what was under way settle first (rows answered, the reader reading on).
    */
   release(): void {
-    if (this.#timer === null && this.#waiting.size > 0 && !this.#busy()) this.#flushAll();
+    if (this.#waiting.size > 0) this.#timer ??= setTimeout(() => this.#gathered(), GATHER_MS);
+  }
+
+  /** Whether a query is under way: its answers will let more rows on, whose values may fill a query. */
+  get querying(): boolean {
+    return this.#querying > 0;
   }
 
   #flushAll(): void {
@@ -168,6 +176,7 @@ export class Matcher {
   async #query(by: MatchCriterion, batch: Waiting[]): Promise<void> {
     const field = filterField(by, this.definitionId);
     const found = new Map<string, Body[]>(batch.map((w) => [w.value, []]));
+    this.#querying += 1;
     try {
       const conditions = [{ orGroup: batch.map((w) => ({ field, operator: 'is', value: w.value })) }];
       for await (const record of this.service.filter(this.entity, conditions)) {
@@ -179,6 +188,9 @@ export class Matcher {
         this.#cache.delete(w.key);
         w.reject(error);
       }
+    } finally {
+      this.#querying -= 1;
+      this.release();
     }
   }
 }

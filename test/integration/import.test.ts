@@ -722,16 +722,19 @@ describe('runImport: match:', () => {
     writeFileSync(join(dir, 'people.csv'), `id,first,last,title,email,tags\n${Array.from({ length: rows }, (_, i) => `R${i},First${i},Last${i},,r${i}@example.org,`).join('\n')}\n`);
     const log: string[] = [];
     const traced = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => log.push(line) });
-    const summary = await runImport(
-      { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry'), concurrency: 2 },
-      { client: traced, account: { baseUrl: box.url, account: box.url } },
-    );
+    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry'), concurrency: 2 };
+    const dry = await runImport({ ...options, dryRun: true }, { client: traced, account: { baseUrl: box.url, account: box.url } });
+    log.length = 0;
+    const summary = await runImport(options, { client: traced, account: { baseUrl: box.url, account: box.url } });
     await traced.close();
     // Answers stay right: every third row finds its person, the others are created, none twice.
     expect(summary.steps[0]).toMatchObject({ matched: rows / 3, created: rows - rows / 3, rejected: 0 });
     expect((await all(box, '/parties', 'parties')).filter((p) => String(p.emailAddresses?.[0]?.address ?? '').endsWith('@example.org'))).toHaveLength(rows);
     const filters = log.filter((line) => line.includes('/filters/results') && line.includes('->'));
     expect(filters.length).toBeLessThanOrEqual(rows / 25 + 2);
+    // A step that waits for no other step's records sends full queries but its last, as its dry run says.
+    expect(dry.dryRun?.lookUps).toBe(rows / 50);
+    expect(filters).toHaveLength(rows / 50);
   });
 
   it('skip: leaves the record as it is, and a re-run sends nothing for it', async () => {
