@@ -1,13 +1,15 @@
 // Look-ups of `match:` when the run is held back by the rate limit: how many filter queries a
 // row costs, and how many requests in all. Not a test; run it with
-// `npm run bench -- import-match [--rows N] [--long-rows N] [--concurrency 4,16] [--dry-run]`.
+// `npm run bench -- import-match [--rows N] [--long-rows N] [--concurrency 4,16] [--dry-run] [--linked]`.
 //
 // For each window (40 requests a second in one-second windows; 200 per 20-second window) and
 // each concurrency, a sandbox is seeded with people for half of the rows (same e-mail address, an
 // older job title), then restarted on that data with the rate limit, and the rows are imported
 // with `match: { by: email, onMatch: update }` by a client built as `crm-ferry import
 // --concurrency N` builds it. The requests are counted from the client's log. The long window
-// gets fewer rows (`--long-rows`), as 10 requests a second make a long run.
+// gets fewer rows (`--long-rows`), as 10 requests a second make a long run. With `--linked` the
+// people link to organisations (one to 20 people, every second one in the account, `match: {by:
+// name}`), in a plan of two steps: people wait for their organisation to be written.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,27 +39,41 @@ const MAPPING = [
 
 const emailOf = (i: number): string => `person${i}@match-bench.example`;
 
-/** The project folder: the mapping and N rows, every second row a person the account has. */
-function writeProject(dir: string, rows: number): { mappingFile: string; inputFile: string } {
+const ORGANISATIONS = ['version: 1', 'entity: party', 'key: "{{id}}"', 'match: { by: name, onMatch: update }', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', '  - { to: about, value: { column: about } }', ''].join('\n');
+const PEOPLE_PER_ORGANISATION = 20;
+const organisationOf = (k: number): string => `Match Bench Org ${k}`;
+
+/** The project folder: the mapping (a plan of organisations and people when linked) and N rows, every second row a person the account has. */
+function writeProject(dir: string, rows: number, linked: boolean): { mappingFile: string; inputFile: string; planFile: string | null } {
   mkdirSync(dir, { recursive: true });
   const mappingFile = join(dir, 'people.yaml');
   const inputFile = join(dir, 'people.csv');
-  writeFileSync(mappingFile, MAPPING);
-  const lines = Array.from({ length: rows }, (_, i) => `P${i},First${i},Last${i},Engineer,${emailOf(i)}`);
-  writeFileSync(inputFile, `id,first,last,title,email\n${lines.join('\n')}\n`);
-  return { mappingFile, inputFile };
+  writeFileSync(mappingFile, linked ? MAPPING.replace('fields:\n', 'fields:\n  - { to: organisation, ref: organisations, key: "{{org}}" }\n') : MAPPING);
+  const lines = Array.from({ length: rows }, (_, i) => `P${i},First${i},Last${i},Engineer,${emailOf(i)},O${Math.floor(i / PEOPLE_PER_ORGANISATION)}`);
+  writeFileSync(inputFile, `id,first,last,title,email,org\n${lines.join('\n')}\n`);
+  if (!linked) return { mappingFile, inputFile, planFile: null };
+  writeFileSync(join(dir, 'orgs.yaml'), ORGANISATIONS);
+  const orgs = Array.from({ length: Math.ceil(rows / PEOPLE_PER_ORGANISATION) }, (_, k) => `O${k},${organisationOf(k)},Imported`);
+  writeFileSync(join(dir, 'orgs.csv'), `id,name,about\n${orgs.join('\n')}\n`);
+  const planFile = join(dir, 'plan.yaml');
+  writeFileSync(planFile, 'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  return { mappingFile, inputFile, planFile };
 }
 
 /** A data file holding a person for every even row (another job title, so that a match is an update). */
-async function seed(dataFile: string, rows: number): Promise<void> {
+async function seed(dataFile: string, rows: number, linked: boolean): Promise<void> {
   const box = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], dataFile, reset: true });
-  const even = Array.from({ length: Math.ceil(rows / 2) }, (_, k) => 2 * k);
+  const people = Array.from({ length: Math.ceil(rows / 2) }, (_, k): unknown => {
+    const i = 2 * k;
+    return { type: 'person', firstName: `First${i}`, lastName: `Last${i}`, jobTitle: 'Trainee', emailAddresses: [{ type: 'Home', address: emailOf(i) }] };
+  });
+  const organisations = linked ? Array.from({ length: Math.ceil(rows / PEOPLE_PER_ORGANISATION / 2) }, (_, k): unknown => ({ type: 'organisation', name: organisationOf(2 * k) })) : [];
+  const parties = [...organisations, ...people];
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
-      while (next < even.length) {
-        const i = even[next++] as number;
-        const party = { type: 'person', firstName: `First${i}`, lastName: `Last${i}`, jobTitle: 'Trainee', emailAddresses: [{ type: 'Home', address: emailOf(i) }] };
+      while (next < parties.length) {
+        const party = parties[next++];
         const answer = await request(`${box.url}/api/v2/parties`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ party }) });
         await answer.body.text();
         if (answer.statusCode !== 201) throw new Error(`seeding: ${answer.statusCode}`);
@@ -73,6 +89,7 @@ interface Measured {
   window: string;
   lookUps: number;
   lookUpsPerRow: number;
+  linked: boolean;
   requests: number;
   requestsPerRow: number;
   matched: number;
@@ -81,11 +98,11 @@ interface Measured {
   dryRunLookUps: number | null;
 }
 
-async function measure(work: string, rows: number, concurrency: number, limit: number, windowSeconds: number, dryRunFirst: boolean): Promise<Measured> {
+async function measure(work: string, rows: number, concurrency: number, limit: number, windowSeconds: number, dryRunFirst: boolean, linked: boolean): Promise<Measured> {
   const dir = join(work, `c${concurrency}-w${windowSeconds}`);
-  const { mappingFile, inputFile } = writeProject(dir, rows);
+  const { mappingFile, inputFile, planFile } = writeProject(dir, rows, linked);
   const dataFile = join(dir, 'sandbox.json');
-  await seed(dataFile, rows);
+  await seed(dataFile, rows, linked);
   const box = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], dataFile, rateLimit: { limit, windowSeconds } });
   try {
     let filters = 0;
@@ -100,7 +117,8 @@ async function measure(work: string, rows: number, concurrency: number, limit: n
       },
     });
     const account = { baseUrl: box.url, account: box.url };
-    const options = { source: { kind: 'mapping' as const, mappingFile, inputFile }, stateDir: join(dir, '.crm-ferry'), concurrency };
+    const source = planFile === null ? { kind: 'mapping' as const, mappingFile, inputFile } : { kind: 'plan' as const, planFile };
+    const options = { source, stateDir: join(dir, '.crm-ferry'), concurrency };
     let dryRunLookUps: number | null = null;
     if (dryRunFirst) dryRunLookUps = (await runImport({ ...options, dryRun: true }, { client, account })).dryRun?.lookUps ?? null;
     filters = 0;
@@ -108,15 +126,17 @@ async function measure(work: string, rows: number, concurrency: number, limit: n
     const summary = await runImport(options, { client, account });
     const seconds = (performance.now() - started) / 1000;
     await client.close();
-    const step = summary.steps[0];
+    const all = summary.steps.reduce((sum, s) => sum + s.rowsRead, 0);
+    const step = summary.steps.find((s) => s.step === 'people') ?? summary.steps[0];
     return {
-      rows,
+      rows: all,
       concurrency,
       window: `${limit}/${windowSeconds}s`,
+      linked,
       lookUps: filters,
-      lookUpsPerRow: Number((filters / rows).toFixed(4)),
+      lookUpsPerRow: Number((filters / all).toFixed(4)),
       requests: summary.requests,
-      requestsPerRow: Number((summary.requests / rows).toFixed(3)),
+      requestsPerRow: Number((summary.requests / all).toFixed(3)),
       matched: step?.matched ?? 0,
       created: step?.created ?? 0,
       seconds: Number(seconds.toFixed(1)),
@@ -128,7 +148,7 @@ async function measure(work: string, rows: number, concurrency: number, limit: n
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string' }, 'long-rows': { type: 'string' }, concurrency: { type: 'string' }, 'dry-run': { type: 'boolean' } }, strict: false });
+  const { values } = parseArgs({ options: { rows: { type: 'string' }, 'long-rows': { type: 'string' }, concurrency: { type: 'string' }, 'dry-run': { type: 'boolean' }, linked: { type: 'boolean' } }, strict: false });
   const rows = Number(values.rows ?? 1000);
   const longRows = Number(values['long-rows'] ?? 400);
   const concurrencies = String(values.concurrency ?? '4,16').split(',').map(Number);
@@ -139,10 +159,10 @@ async function main(): Promise<void> {
       [200, 20, longRows],
     ] as const) {
       for (const concurrency of concurrencies) {
-        const m = await measure(work, n, concurrency, limit, windowSeconds, values['dry-run'] === true);
+        const m = await measure(work, n, concurrency, limit, windowSeconds, values['dry-run'] === true, values.linked === true);
         console.log(JSON.stringify({ bench: 'import-match', ...m }));
         console.log(
-          `${m.rows} rows (${m.matched} matched, ${m.created} created), concurrency ${m.concurrency}, ${m.window}: ${m.lookUps} look-ups (${m.lookUpsPerRow} a row${m.dryRunLookUps === null ? '' : `; the dry run ${m.dryRunLookUps}`}), ${m.requests} requests (${m.requestsPerRow} a row), ${m.seconds} s`,
+          `${m.rows} rows${m.linked ? ' (organisations and people)' : ''} (people: ${m.matched} matched, ${m.created} created), concurrency ${m.concurrency}, ${m.window}: ${m.lookUps} look-ups (${m.lookUpsPerRow} a row${m.dryRunLookUps === null ? '' : `; the dry run ${m.dryRunLookUps}`}), ${m.requests} requests (${m.requestsPerRow} a row), ${m.seconds} s`,
         );
       }
     }
