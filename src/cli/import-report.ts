@@ -121,11 +121,10 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
       lines.push('The service did not say its rate limit; the time depends on it.');
     }
     if (dry.lookUpValues > dry.lookUps) {
-      // Look-ups share a request among the rows at hand: a run held back by the rate limit has fewer.
-      const most = dry.requests - dry.lookUps + dry.lookUpValues;
-      const time = dry.limitPerHour ? `, about ${seconds(Math.ceil((most / dry.limitPerHour) * 3600) * 1000)}` : '';
+      // The run holds look-ups back as the dry run does, until 50 wait or no more can come in time;
+      // rows that wait for another step's records come in as those are written, a few at a time.
       lines.push(
-        `Of those, ${plural(dry.lookUps, 'request')} look up ${plural(dry.lookUpValues, 'value')} of match: in the account, up to 50 a request among the rows at hand; a run held back by the rate limit has fewer at hand and may need up to ${dry.lookUpValues.toLocaleString('en-GB')}: ${most.toLocaleString('en-GB')} requests in all${time}.`,
+        `Of those, ${plural(dry.lookUps, 'request')} look up ${plural(dry.lookUpValues, 'value')} of match: in the account, up to 50 a request, as the run will; a step whose rows wait for another step's records may need a few more.`,
       );
     }
     if (liveReads > 0) lines.push(`Reading the old account (v1) took ${plural(liveReads, 'request')} besides, at the old account's own rate limit; the run reads it again.`);

@@ -104,11 +104,11 @@ export interface DryRunReport {
   requestsForSetup: number;
   /**
    * Of those, the look-ups of rows' records (`match:`), as this dry run sent them: up to 50 values
-   * a request, for the rows at hand together. A run whose rows come in slower (at the rate limit)
-   * has fewer at hand and may send more, up to `lookUpValues`.
+   * a request, held back as the run holds them, so that the run sends as many (a step whose rows
+   * wait for another step's records may send a few more).
    */
   lookUps: number;
-  /** Values looked up: the most look-up requests the run can send, one a value. */
+  /** Values looked up, each once a run. */
   lookUpValues: number;
   /** Requests per hour the account allows, from the rate-limit headers; null when it never said. */
   limitPerHour: number | null;

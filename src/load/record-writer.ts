@@ -249,6 +249,18 @@ export class RecordWriter {
       if (match === 'rejected') return;
       found = match;
     }
+    step.ready += 1;
+    try {
+      await this.write(step, mapped, body, fp, known, found);
+    } finally {
+      step.ready -= 1;
+      // Its look-up held back for others to share it, a row waits no longer than the writes have rows to write.
+      step.matcher?.release();
+    }
+  }
+
+  /** Creates, adopts or updates a row's record (in a dry run, counts what that would send). */
+  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null): Promise<void> {
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
     // is not on the request's path (a row sent at once waits for it all the same).

@@ -10,7 +10,7 @@ import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
@@ -54,13 +54,31 @@ function countDryRun(dry: DryRunReport, sent: { all: number; names: number; look
   dry.estimatedSeconds = limitPerHour ? Math.ceil((dry.requests / limitPerHour) * 3600) : null;
 }
 
-/** The matcher of a step whose mapping says `match:`; a custom field must exist in the account. */
-function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver): Matcher | null {
-  return createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile);
+/**
+ * The matcher of a step whose mapping says `match:`; a custom field must exist in the account. Its
+ * look-ups wait to share a query while more values are coming before the writes need them: the
+ * reader is reading rows (not held by the window), a query is under way (its answers let rows on and
+ * more be read), or the step has rows enough with their answers to keep every write slot busy for
+ * two rounds, so that a query sent then is answered before they are written.
+ */
+function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, concurrency: number): Matcher | null {
+  const matcher = createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile, {
+    busy: () => step.reading || step.ready >= 2 * concurrency || matcher?.querying === true,
+  });
+  return matcher;
 }
 
 /** Rows read ahead of the writes, per step: bounds memory while rows wait for their links. */
 const WINDOW_PER_SLOT = 4;
+
+/**
+ * How many rows of a step may be under way at once. A step with `match:` reads a full query of
+ * look-ups further ahead, so that the values of rows not yet written fill a query while the rows
+ * whose answers are in keep the writes busy.
+ */
+function windowOf(step: StepRun, concurrency: number): number {
+  return concurrency * WINDOW_PER_SLOT + (step.matcher ? MATCH_BATCH : 0);
+}
 
 /**
  * Writes the rows of a mapping or a plan into the account, exactly once across interruptions.
@@ -133,7 +151,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
-    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver);
+    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver, options.concurrency);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
@@ -292,7 +310,13 @@ class ImportEngine extends RecordWriter {
     }
     step.header = opened.header;
     const inFlight = new Set<Promise<void>>();
-    const window = this.options.concurrency * WINDOW_PER_SLOT;
+    const window = windowOf(step, this.options.concurrency);
+    // Held look-ups wait while the reader reads: each stop of it lets them be looked at again.
+    const pause = (reading: boolean): void => {
+      step.reading = reading;
+      if (!reading) step.matcher?.release();
+    };
+    pause(true);
     try {
       let cut = false;
       for await (const item of opened.items) {
@@ -361,11 +385,16 @@ class ImportEngine extends RecordWriter {
           })
           .finally(() => inFlight.delete(task));
         inFlight.add(task);
-        if (inFlight.size >= window) await Promise.race(inFlight);
+        if (inFlight.size >= window) {
+          pause(false);
+          await Promise.race(inFlight);
+          pause(true);
+        }
       }
       step.readAll = !cut && !this.halt.signal.aborted;
       if (step.readAll) step.notCarried = opened.census.result();
     } finally {
+      pause(false);
       await Promise.all(inFlight);
       step.finish();
     }

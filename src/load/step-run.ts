@@ -45,6 +45,10 @@ export class StepRun {
   readonly taken = new Set<number>();
   /** Finds records the account has already, when the mapping says `match:`. */
   matcher: Matcher | null = null;
+  /** Rows past their look-up (or needing none) and not yet written: what keeps the writes busy while look-ups wait to share a query. */
+  ready = 0;
+  /** The step's reader is reading rows (not waiting for room in the window, not done): more values of `match:` are on their way. */
+  reading = false;
   /** Settles the creates whose answers were lost, made on the first. */
   lost: LostCreates | null = null;
   /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */

@@ -9,9 +9,21 @@ export interface RecordFinder {
 }
 
 /** How many values one filter query asks for at most. */
-const BATCH = 50;
+export const MATCH_BATCH = 50;
 /** How long a lookup waits for others to share its query, in milliseconds. */
 const GATHER_MS = 15;
+
+/** How a matcher times its queries. */
+export interface MatcherOptions {
+  /**
+   * Whether more values are coming before the writes need the ones waiting: while it says so,
+   * values short of a full query wait for more rather than going after the 15 ms gather, and are
+   * looked at again after the next gather (`release()`, and each answer). Without it a query goes
+   * 15 ms after its first value.
+   * @default () => false
+   */
+  busy?: () => boolean;
+}
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value.trim().replace(/\s+/g, ' ').toLowerCase() : value === undefined || value === null ? '' : String(value).toLowerCase();
@@ -69,13 +81,18 @@ interface Waiting {
 /**
  * Finds the account's records for rows' match values, many rows to one filter query (an
  * `orGroup` of up to 50 values of one criterion), and remembers every answer for the run: a
- * lookup costs a fraction of a request, not one search per row.
+ * lookup costs a fraction of a request, not one search per row. The importer asks for the values
+ * of the rows it has read ahead of its writes and holds them (`busy`) until 50 wait or no more can
+ * come in time, so that a run held back by the rate limit, whose rows come in one at a time as
+ * writes end, still shares its queries.
  */
 export class Matcher {
   readonly #cache = new Map<string, Promise<Body[]>>();
   readonly #waiting = new Map<MatchCriterion, Waiting[]>();
   #timer: NodeJS.Timeout | null = null;
+  #querying = 0;
   readonly #criteria: MatchCriterion[];
+  readonly #busy: () => boolean;
 
   constructor(
     private readonly service: RecordFinder,
@@ -83,8 +100,10 @@ export class Matcher {
     spec: MatchSpec,
     /** The custom field's id, with `by: custom`. */
     private readonly definitionId: number | undefined,
+    options: MatcherOptions = {},
   ) {
     this.#criteria = matchCriteria(spec);
+    this.#busy = options.busy ?? (() => false);
   }
 
   /** How many values were looked up: the most queries the lookups can take, one a value. */
@@ -110,14 +129,35 @@ export class Matcher {
       let list = this.#waiting.get(match.by);
       if (!list) this.#waiting.set(match.by, (list = []));
       list.push({ value: match.value, key, resolve, reject });
-      if (list.length >= BATCH) this.#flush(match.by);
-      else this.#timer ??= setTimeout(() => this.#flushAll(), GATHER_MS);
+      if (list.length >= MATCH_BATCH) this.#flush(match.by);
+      else this.#timer ??= setTimeout(() => this.#gathered(), GATHER_MS);
     });
     this.#cache.set(key, promise);
     return promise;
   }
 
+  /** The gather is over: the values go now, unless the writes have rows enough to go on with. */
+  #gathered(): void {
+    this.#timer = null;
+    if (!this.#busy()) this.#flushAll();
+  }
+
+  /**
+   * Looks again, after a gather, whether values held back may go: called as writes end and as the
+   * reader stops, so that a row's answer is asked for before the writes run out of rows that have
+   * theirs. The gather lets what was under way settle first (rows answered, the reader reading on).
+   */
+  release(): void {
+    if (this.#waiting.size > 0) this.#timer ??= setTimeout(() => this.#gathered(), GATHER_MS);
+  }
+
+  /** Whether a query is under way: its answers will let more rows on, whose values may fill a query. */
+  get querying(): boolean {
+    return this.#querying > 0;
+  }
+
   #flushAll(): void {
+    if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     for (const by of [...this.#waiting.keys()]) this.#flush(by);
   }
@@ -136,6 +176,7 @@ export class Matcher {
   async #query(by: MatchCriterion, batch: Waiting[]): Promise<void> {
     const field = filterField(by, this.definitionId);
     const found = new Map<string, Body[]>(batch.map((w) => [w.value, []]));
+    this.#querying += 1;
     try {
       const conditions = [{ orGroup: batch.map((w) => ({ field, operator: 'is', value: w.value })) }];
       for await (const record of this.service.filter(this.entity, conditions)) {
@@ -147,6 +188,9 @@ export class Matcher {
         this.#cache.delete(w.key);
         w.reject(error);
       }
+    } finally {
+      this.#querying -= 1;
+      this.release();
     }
   }
 }
@@ -156,7 +200,7 @@ export class Matcher {
  * custom field to match by must exist in the account (MAPPING_UNKNOWN_NAME naming the mapping);
  * an offline resolver knows none and is let through. The importer and `validate --online` share it.
  */
-export function createMatcher(service: RecordFinder, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string): Matcher | null {
+export function createMatcher(service: RecordFinder, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string, options: MatcherOptions = {}): Matcher | null {
   if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
   let definitionId: number | undefined;
   if (matchCriteria(spec).includes('custom')) {
@@ -167,7 +211,7 @@ export function createMatcher(service: RecordFinder, entity: Entity, spec: Match
       });
     }
   }
-  return new Matcher(service, entity, spec, definitionId);
+  return new Matcher(service, entity, spec, definitionId, options);
 }
 
 /** What the account's records found for a new row's match value mean: the record to adopt, none, or a reason to reject the row. */
