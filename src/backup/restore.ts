@@ -67,6 +67,7 @@ function joinRuns(first: ImportSummary, second: ImportSummary): ImportSummary {
     steps: [...first.steps, ...second.steps.filter((s) => !records.has(s.step))],
     requests: first.requests + second.requests,
     requestsForNames: first.requestsForNames + second.requestsForNames,
+    requestsForSetup: first.requestsForSetup + second.requestsForSetup,
     elapsedMs: first.elapsedMs + second.elapsedMs,
     reconciled: { applied: first.reconciled.applied + second.reconciled.applied, notApplied: first.reconciled.notApplied + second.reconciled.notApplied },
     setup,

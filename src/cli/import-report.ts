@@ -34,10 +34,10 @@ function seconds(ms: number): string {
 
 
 
-/** What a run's requests go to (or a dry run's would): the account's names, once; the set-up's creates; the rows. */
-function requestParts(names: number, setup: number, all: number): string {
+/** What a run's requests go to (or a dry run's would): the account's names, once a run; the set-up's creates; the rows. */
+function requestParts(names: number, setup: number, all: number, namesRead = 'once'): string {
   const rows = all - names - setup;
-  return `${names} to read the account's names once, ${setup > 0 ? `${setup} for the set-up, ` : ''}${rows.toLocaleString('en-GB')} for the rows`;
+  return `${names} to read the account's names ${namesRead}, ${setup > 0 ? `${setup} for the set-up, ` : ''}${rows.toLocaleString('en-GB')} for the rows`;
 }
 
 /** Records written by a run: what requests per record are counted against. */
@@ -85,12 +85,15 @@ function rejectedHint(rejected: number, retryRejects: boolean): string {
   return `${retryRejects ? fix : `${fix}: rejected rows are taken again, rows already written cost no request (add --retry-rejects to take only the rejected rows)`}; ${fixInRejectsFile(rejected)}.`;
 }
 
-/** The end of a run as a person reads it: counts per step, requests, time, and where the results are. */
 /**
- * The summary as a person reads it. `liveReads`: the requests that read live v1 inputs (a live
- * account read through the dry run is read again by the run, at the same cost).
+ * The end of a run (or a dry run) as a person reads it: counts per step, requests, time, and where
+ * the results are.
+ * @param liveReads the requests that read live v1 inputs (a live account read through the dry run
+ *   is read again by the run, at the same cost). @default 0
+ * @param namesRead how often the account's names were read: `once a run` for a summary that joins
+ *   several runs (a restore), each of which reads them. @default 'once'
  */
-export function formatImportSummary(summary: ImportSummary, cwd: string, liveReads = 0): string {
+export function formatImportSummary(summary: ImportSummary, cwd: string, liveReads = 0, namesRead = 'once'): string {
   const lines: string[] = [];
   const dry = summary.dryRun;
   lines.push(dry ? `Dry run: nothing was written to the account.` : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`);
@@ -134,7 +137,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
   const count = written(summary);
   const writing = summary.requests - summary.requestsForNames - summary.requestsForSetup;
   const perRecord = count > 0 ? `, ${(writing / count).toFixed(2)} per record written` : '';
-  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`);
+  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests, namesRead)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`);
   if (liveReads > 0) lines.push(`Reading the old account (v1): ${plural(liveReads, 'request')}.`);
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   if (summary.stopped) {

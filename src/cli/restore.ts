@@ -69,7 +69,7 @@ again to continue).`,
         if (summary.import.stopped) throw summary.import.stopped;
         return summary.interrupted ? EXIT.INTERRUPTED : importExitCode(summary.import);
       }
-      io.stdout.write(formatImportSummary(summary.import, io.cwd));
+      io.stdout.write(formatImportSummary(summary.import, io.cwd, 0, 'once a run'));
       if (summary.import.stopped) throw summary.import.stopped;
       if (summary.interrupted) return EXIT.INTERRUPTED;
       io.stdout.write(formatRestoreLinks(summary));

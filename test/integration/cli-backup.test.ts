@@ -52,6 +52,8 @@ describe('crm-ferry backup and restore', () => {
     expect(restore.stderr).not.toMatch(/Error/);
     expect(restore.code).toBe(0);
     expect(restore.stdout).toContain('Links: 3 additional parties of projects added (0 there already)');
+    // Two runs, each reading the account's names: not "once".
+    expect(restore.stdout).toMatch(/^Requests: \d+ \(\d+ to read the account's names once a run, /m);
     expect((await allPages(b, '/parties', 'parties')).length).toBe((await allPages(a, '/parties', 'parties')).length);
   });
 

@@ -72,4 +72,9 @@ describe('the summary names warnings and columns not carried', () => {
     const matched = formatImportSummary({ ...summary, dryRun: { requests: 19, requestsForNames: 10, requestsForSetup: 3, lookUps: 2, lookUpValues: 60, limitPerHour: 4000, estimatedSeconds: 18, samples: [] } }, '/w');
     expect(matched).toContain("Of those, 2 requests look up 60 values of match: in the account, up to 50 a request, as the run will; a step whose rows wait for another step's records may need a few more.\n");
   });
+
+  it('says the names are read once a run for a summary that joins runs (a restore)', () => {
+    const summary = summaryOf({ rowsRead: 4, created: 4 }, { requests: 28, requestsForNames: 20, requestsForSetup: 2 });
+    expect(formatImportSummary(summary, '/w', 0, 'once a run')).toContain("Requests: 28 (20 to read the account's names once a run, 2 for the set-up, 6 for the rows, 1.50 per record written)");
+  });
 });
