@@ -14,7 +14,7 @@ type Body = Record<string, unknown>;
 export const restoreOptionsSchema = z.object({
   /** A complete backup folder. */
   from: z.string().min(1),
-  /** Where the inputs of the restore (CSV files, mappings, plan) are written. @default FROM/restore */
+  /** Where the inputs of the restore (CSV files, mappings, plan) are written. @default FROM/restore, or STATE-inputs beside a state folder given */
   workDir: z.string().nullable().default(null),
   /** The importer's state folder. @default FROM/restore/state */
   stateDir: z.string().nullable().default(null),
@@ -88,7 +88,9 @@ function joinRuns(first: ImportSummary, second: ImportSummary): ImportSummary {
 export async function runRestore(given: z.input<typeof restoreOptionsSchema>, deps: RestoreDeps): Promise<RestoreSummary> {
   const options = restoreOptionsSchema.parse(given);
   const from = resolve(options.from);
-  const work = options.workDir ?? join(from, 'restore');
+  // A restore's inputs describe that restore (its entries and tasks leave out what the target held):
+  // with a state folder of its own they go beside it, so another restore does not rewrite them.
+  const work = options.workDir ?? (options.stateDir === null ? join(from, 'restore') : `${resolve(options.stateDir)}-inputs`);
   const stateDir = options.stateDir ?? join(work, 'state');
   const backup = await openBackup(from);
   const source = await catalogOfBackup(backup);

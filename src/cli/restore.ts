@@ -41,7 +41,7 @@ rejected, 4 the service refused or could not be reached, 130 interrupted (run th
 again to continue).`,
   options: {
     'allow-missing': { type: 'boolean', describe: 'restore even when the account lacks configuration the backup refers to (missing owners and teams are left out with a warning; the importer reports what else a row lacks)' },
-    'state-dir': { type: 'string', value: 'DIR', describe: "the importer's state folder (default: DIR/restore/state)" },
+    'state-dir': { type: 'string', value: 'DIR', describe: "the importer's state folder (default: DIR/restore/state); the restore's inputs then go beside it, in STATE-inputs" },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once (default 8)' },
     json: { type: 'boolean', describe: 'the summary as one JSON object on stdout (no progress)' },
     ...connectionFlags,

@@ -164,6 +164,13 @@ describe('restore into an account that holds the records already, with a new sta
     await cv.close();
     expect(verified.differences).toEqual([]);
     expect(verified.matches).toBe(true);
+    // Its inputs went beside its state folder: the first restore's plan still describes the first
+    // restore (its entries and tasks were all written), and verify of it finds no difference.
+    expect(summary.plan).toBe(join(dir, 'state-b2-inputs', 'plan.yaml'));
+    const cf = client(b);
+    const first = await runVerify({ source: { kind: 'plan', planFile: join(out, 'restore', 'plan.yaml') }, stateDir: join(out, 'restore', 'state') }, { client: cf, account: { baseUrl: b.url, account: b.url } });
+    await cf.close();
+    expect(first.differences).toEqual([]);
     const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter((t) => !t.hasTrack).length;
     expect(summary.entries.present).toEqual({ entries: counts.entries, tasks: tasksOfA });
     // The account's entries and tasks in a list each: shorter than a request per record found.
