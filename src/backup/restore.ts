@@ -90,7 +90,9 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   const from = resolve(options.from);
   // A restore's inputs describe that restore (its entries and tasks leave out what the target held):
   // with a state folder of its own they go beside it, so another restore does not rewrite them.
-  const work = options.workDir ?? (options.stateDir === null ? join(from, 'restore') : `${resolve(options.stateDir)}-inputs`);
+  // (The default state folder given by name is still the default: its inputs stay in FROM/restore.)
+  const ownState = options.stateDir !== null && resolve(options.stateDir) !== join(from, 'restore', 'state');
+  const work = options.workDir ?? (ownState ? `${resolve(options.stateDir as string)}-inputs` : join(from, 'restore'));
   const stateDir = options.stateDir ?? join(work, 'state');
   const backup = await openBackup(from);
   const source = await catalogOfBackup(backup);

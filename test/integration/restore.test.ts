@@ -191,6 +191,17 @@ describe('restore into an account that holds the records already, with a new sta
   }, 60_000);
 });
 
+describe('restore given the default state folder by name', () => {
+  it('goes on with the restore of that folder: its inputs stay in DIR/restore, nothing is written', async () => {
+    const cb = client(b);
+    const summary = await runRestore({ from: out, stateDir: join(out, 'restore', 'state') }, { client: cb, account: { baseUrl: b.url, account: b.url } });
+    await cb.close();
+    expect(summary.plan).toBe(join(out, 'restore', 'plan.yaml'));
+    expect(summary.import.stopped).toBeNull();
+    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({ step: step.step, created: 0, updated: 0 });
+  }, 60_000);
+});
+
 describe('restore into an account that holds part of the backup', () => {
   it('creates only what is missing: a person deleted by hand with their note and task, a note and a task of others', async () => {
     const c = await startTestSandbox();
