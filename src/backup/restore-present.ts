@@ -44,9 +44,10 @@ function keyInTarget(record: Body): string | null {
 /**
  * Reads the entries of every record the record steps matched, and (when one was matched) the
  * account's tasks, leaving out those the restore itself wrote (its entries' and tasks' journals):
- * a resumed restore keeps its own rows, which the journal knows.
+ * a resumed restore keeps its own rows, which the journal knows. Gives also the record steps' rows
+ * it read (restoredRows), which the rest of the restore goes by.
  */
-export async function presentOnMatched(stateDir: string, client: CrmClient, signal?: AbortSignal): Promise<{ present: PresentInTarget; matched: number; requests: number }> {
+export async function presentOnMatched(stateDir: string, client: CrmClient, signal?: AbortSignal): Promise<{ present: PresentInTarget; matched: number; requests: number; rows: Map<string, { id: number; matched: boolean }> }> {
   const before = client.transport.requestsSent;
   const present: PresentInTarget = { entries: new Map(), tasks: new Map() };
   const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
@@ -102,5 +103,5 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
       if (on !== null && matched.has(on)) add(present.tasks, taskKey(on, task.description, task.dueOn));
     }
   }
-  return { present, matched: matched.size, requests: client.transport.requestsSent - before };
+  return { present, matched: matched.size, requests: client.transport.requestsSent - before, rows };
 }

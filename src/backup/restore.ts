@@ -121,8 +121,7 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   try {
     const looked = await presentOnMatched(stateDir, deps.client, deps.signal);
     result.lookedAt = { records: looked.matched, requests: looked.requests };
-    const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
-    result.entries = await writeActivityInputs(backup, work, looked.present, targetOfRows(rows));
+    result.entries = await writeActivityInputs(backup, work, looked.present, targetOfRows(looked.rows));
   } catch (error) {
     if (!deps.signal?.aborted) throw error;
     result.interrupted = true;
@@ -137,7 +136,8 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   try {
     // Track definitions the set-up created are found by name like the others.
     const catalog = (result.import.setup?.created.length ?? 0) > 0 ? await readAccountCatalog(deps.client) : target;
-    await restoreLinks(backup, stateDir, catalog, deps, links);
+    // Read again: the second run retries the records the first rejected, and may write them.
+    await restoreLinks(backup, await restoredIds(stateDir, RECORD_STEPS.map((s) => s.name)), catalog, deps, links);
   } catch (error) {
     if (!deps.signal?.aborted) throw error;
     result.interrupted = true;
@@ -149,9 +149,7 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
  * Adds the links the importer does not make: the additional parties of projects and the tracks
  * (with their date and description), each only when the target does not have it yet.
  */
-async function restoreLinks(backup: Backup, stateDir: string, target: AccountCatalog, deps: RestoreDeps, links: RestoreSummary['links']): Promise<void> {
-
-  const ids = await restoredIds(stateDir);
+async function restoreLinks(backup: Backup, ids: ReadonlyMap<string, number>, target: AccountCatalog, deps: RestoreDeps, links: RestoreSummary['links']): Promise<void> {
   const partyIn = (id: number): number | undefined => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
   const byKase = new Map<number, Set<number>>();
   for (const line of await backup.read('kase-parties.jsonl')) {
