@@ -210,6 +210,15 @@ function refiledTaskEntries(tasks: readonly Body[]): Map<string, number> {
   return refiled;
 }
 
+/**
+ * Whether an entry is the entry of a completed task that the service files again when the restore
+ * creates that task completed: then it is left out, and takes its task from `refiled`. Both the
+ * inputs and the set-up's activity types go by it, entry by entry in the backup's order.
+ */
+function filedAgain(refiled: Map<string, number>, entry: Body): boolean {
+  return entry.type === 'task' && takeOne(refiled, taskEntryKey(onRecord(entry), String(entry.content ?? '')));
+}
+
 /** What the target has already on records the restore matched: keys of its entries and tasks, each with how many. */
 export interface PresentInTarget {
   /** `recordKey\0content\0entryAt` of notes. */
@@ -255,11 +264,11 @@ export async function writeActivityInputs(backup: Backup, work: string, present:
   for (const line of await backup.read('attachments.jsonl')) attachments.set(line.id as number, line);
   const entryRows: Array<{ cells: Cell[]; record: Body }> = [];
   for (const entry of await backup.read('entries.jsonl')) {
-    const on = onRecord(entry);
-    if (entry.type === 'task' && takeOne(refiled, taskEntryKey(on, String(entry.content ?? '')))) {
+    if (filedAgain(refiled, entry)) {
       result.leftOut.taskEntries += 1;
       continue;
     }
+    const on = onRecord(entry);
     const carried = carriedContent(entry);
     const content = carried ?? ((entry.content as string | null) ?? null);
     const target = targetOf(on);
@@ -307,8 +316,8 @@ export async function carriedTypesNeeded(backup: Backup): Promise<string[]> {
   const refiled = refiledTaskEntries(await backup.read('tasks.jsonl'));
   const needed = new Set<string>();
   for (const entry of await backup.read('entries.jsonl')) {
-    if ((entry.type !== 'email' && entry.type !== 'task') || nameOf(entry.activityType) !== null) continue;
-    if (entry.type === 'task' && takeOne(refiled, taskEntryKey(onRecord(entry), String(entry.content ?? '')))) continue;
+    // Taken in the order the inputs take them, so that both leave out the same entries.
+    if (filedAgain(refiled, entry) || (entry.type !== 'email' && entry.type !== 'task') || nameOf(entry.activityType) !== null) continue;
     needed.add(CARRIED_TYPE[entry.type]);
   }
   return [...needed].sort();
