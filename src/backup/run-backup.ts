@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
-import { type CrmClient, parseLinkHeader } from '../client/index.ts';
+import { type CrmClient, EVERY_TASK_STATUS, parseLinkHeader } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { releaseLock, takeLock } from '../journal/index.ts';
 import { jsonText, makeFolders, processAlive, writeFileAtomic } from '../util/index.ts';
@@ -190,7 +190,7 @@ function backupSteps(): Step[] {
     list('opportunities', '/opportunities', 'opportunities', { embed: 'tags,fields' }, 'opportunities'),
     list('kases', '/kases', 'kases', { embed: 'tags,fields' }, 'kases'),
     list('entries', '/entries', 'entries', { embed: 'party,kase,opportunity' }),
-    list('tasks', '/tasks', 'tasks', { status: 'open,completed,pending', embed: 'party,opportunity,kase' }),
+    list('tasks', '/tasks', 'tasks', { status: EVERY_TASK_STATUS, embed: 'party,opportunity,kase' }),
     {
       kind: 'each',
       name: 'milestones',

@@ -10,6 +10,9 @@ import { type ApiRequest, Transport, type TransportOptions } from './transport.t
 
 export type Embed = readonly string[];
 
+/** The `status` query that lists tasks of every status (`/tasks` lists the open ones alone without it). */
+export const EVERY_TASK_STATUS = 'open,completed,pending';
+
 export interface ListOptions {
   /** Only records changed after this date or timestamp. */
   since?: string;

@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { type CrmClient, type Filter, readAccountCatalog } from '../client/index.ts';
+import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
 import { jsonText, readTextInput, writeFileAtomic } from '../util/index.ts';
@@ -351,7 +351,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
-    if (entity === 'tasks') params.status = 'open,completed,pending';
+    if (entity === 'tasks') params.status = EVERY_TASK_STATUS;
     let records: AsyncGenerator<Body>;
     if (filter !== null) {
       const conditions = [...filter.conditions, ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : [])];

@@ -1,4 +1,4 @@
-import { ApiError, type ApiRequest, type CrmClient } from '../client/index.ts';
+import { ApiError, type ApiRequest, type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import type { AttachmentFile } from './attachments.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
@@ -160,7 +160,7 @@ export class RecordService {
       for (const parent of parents) yield* this.pages(parent, 'entries', {});
       return;
     }
-    yield* this.pages(path, many, { status: 'open,completed,pending', embed });
+    yield* this.pages(path, many, { status: EVERY_TASK_STATUS, embed });
   }
 
   /** Records of a kind changed since a time (spec: `since`), with their tags and custom fields. */
@@ -175,7 +175,7 @@ export class RecordService {
    */
   async *listAll(entity: 'entry' | 'task'): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
-    yield* this.pages(path, many, entity === 'task' ? { status: 'open,completed,pending', embed } : {});
+    yield* this.pages(path, many, entity === 'task' ? { status: EVERY_TASK_STATUS, embed } : {});
   }
 
   /** Records passing a structured filter (spec 4.12), with their tags and custom fields. */
