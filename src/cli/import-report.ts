@@ -32,8 +32,6 @@ function seconds(ms: number): string {
   return minutes < 60 ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-
-
 /** What a run's requests go to (or a dry run's would): the account's names, once a run; the set-up's creates; the rows. */
 function requestParts(names: number, setup: number, all: number, namesRead = 'once'): string {
   const rows = all - names - setup;
