@@ -86,7 +86,7 @@ export class CredentialStore {
     await chmod(folder, 0o700);
     try {
       // A name of its own per write: two refreshes in one process must not share a temporary file.
-      await writeFileAtomic(this.file, jsonText(all), { temp: `${this.file}.${randomUUID()}.tmp` });
+      await writeFileAtomic(this.file, jsonText(all));
     } catch (error) {
       throw new FerryError('CONFIG_INVALID', `cannot write the credentials file: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
     }

@@ -8,6 +8,8 @@ export const ERROR_CODES = [
   'CONFIG_MISSING',
   'CONFIG_INSECURE_TRANSPORT',
   'USAGE',
+  // A path from outside (a backup, a journal, an attachment list) that leads out of its folder
+  'PATH_UNSAFE',
   // Sources
   'SOURCE_NOT_FOUND',
   'SOURCE_UNREADABLE',

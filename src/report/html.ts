@@ -301,7 +301,7 @@ ${sections.join('\n')}
 export async function writeReport(file: string, html: string): Promise<void> {
   try {
     await mkdir(dirname(file), { recursive: true });
-    await writeFileAtomic(file, html, { temp: join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) });
+    await writeFileAtomic(file, html);
   } catch (error) {
     throw new FerryError('EXPORT_WRITE', `cannot write the report ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Give --report a file in a folder you can write to.' });
   }

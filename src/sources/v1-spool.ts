@@ -221,7 +221,7 @@ export class V1Spool {
     await this.handle.sync();
     const cursor: Cursor = { format: FORMAT, key: this.key, next, bytes: this.#bytes, done };
     const file = v1SpoolFiles(this.base).cursor;
-    await writeFileAtomic(file, jsonText(cursor), { temp: `${file}.tmp` });
+    await writeFileAtomic(file, jsonText(cursor));
   }
 
   async close(): Promise<void> {

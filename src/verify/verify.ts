@@ -527,7 +527,7 @@ async function writeDifferences(file: string, differences: readonly VerifyDiffer
   }
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeFileAtomic(file, text, { temp: join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) });
+    await writeFileAtomic(file, text);
   } catch (error) {
     throw new FerryError('EXPORT_WRITE', `cannot write the differences file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Free the disk or give another --differences FILE, then run verify again.' });
   }
