@@ -4,30 +4,29 @@
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrmClient } from '../../src/client/index.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import { journalLine, type JournalEntry } from '../../src/journal/index.ts';
 import { runImport, runRollback } from '../../src/load/index.ts';
 import { validateMapping } from '../../src/plan/validate.ts';
 import { runCli } from '../helpers/fake-io.ts';
-import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { allPages } from '../helpers/sandbox.ts';
+import { sandboxForFile } from '../helpers/sandbox-client.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'ferry-journal-untrusted-'));
-let box: TestSandbox;
-let client: CrmClient;
+const sandbox = sandboxForFile();
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-beforeAll(async () => {
-  box = await startTestSandbox();
-  client = new CrmClient({ baseUrl: box.url, auth: box.token });
-});
-afterAll(async () => {
-  await client.close();
-  await box.close();
-  rmSync(work, { recursive: true, force: true });
-});
+const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: sandbox.box.url, CRM_FERRY_TOKEN: sandbox.box.token });
+const account = (): { baseUrl: string; account: string } => ({ baseUrl: sandbox.box.url, account: sandbox.box.url });
 
-const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token });
-const account = (): { baseUrl: string; account: string } => ({ baseUrl: box.url, account: box.url });
+/** Imports a folder made by people() into its own state. */
+function importPeople(p: { mapping: string; input: string; state: string }, options: { reconcile?: boolean } = {}): ReturnType<typeof runImport> {
+  return runImport({ source: { kind: 'mapping', mappingFile: p.mapping, inputFile: p.input }, stateDir: p.state, ...options }, { client: sandbox.client, account: account() });
+}
+
+function rollback(state: string): ReturnType<typeof runRollback> {
+  return runRollback({ stateDir: state }, { client: sandbox.client, account: account() });
+}
 
 let folders = 0;
 /** A folder with a mapping of people (no `match:`: a row the journal does not know is created) and `rows` of them, last names `<tag> <i>`. */
@@ -44,7 +43,7 @@ function people(tag: string, rows: number, extra = ''): { dir: string; mapping: 
 }
 
 async function named(prefix: string): Promise<Array<{ id: number; lastName: string }>> {
-  return (await allPages(box, '/parties', 'parties')).filter((p: { lastName?: string }) => p.lastName?.startsWith(`${prefix} `));
+  return (await allPages(sandbox.box, '/parties', 'parties')).filter((p: { lastName?: string }) => p.lastName?.startsWith(`${prefix} `));
 }
 
 function journalOf(state: string): string {
@@ -83,13 +82,12 @@ describe('a journal cut in half', () => {
     const p = people('Changed', 10);
     writeFileSync(p.mapping, readFileSync(p.mapping, 'utf8').concat('  - { to: jobTitle, value: { column: title } }\n'));
     writeFileSync(p.input, readFileSync(p.input, 'utf8').replace('id,first,last,email', 'id,first,last,email,title').replace(/\n/g, ',Clerk\n').replace('id,first,last,email,title,Clerk', 'id,first,last,email,title'));
-    const options = { source: { kind: 'mapping' as const, mappingFile: p.mapping, inputFile: p.input }, stateDir: p.state };
-    await runImport(options, { client, account: account() });
+    await importPeople(p);
     writeFileSync(journalOf(p.state), '');
     // A job title changed since, and two rows more. (A row whose name or first e-mail address
     // changed is not recognised: those are what the look-up goes by.)
     writeFileSync(p.input, readFileSync(p.input, 'utf8').replace('changed3@example.org,Clerk', 'changed3@example.org,Head clerk').concat('Changed10,First10,Changed 10,changed10@example.org,Clerk\nChanged11,First11,Changed 11,changed11@example.org,Clerk\n'));
-    const summary = await runImport({ ...options, reconcile: true }, { client, account: account() });
+    const summary = await importPeople(p, { reconcile: true });
     const step = summary.steps[0];
     expect(step?.matched).toBe(10);
     expect(step?.created).toBe(2);
@@ -126,30 +124,31 @@ describe('rollback deletes only what the run made', () => {
     writeFileSync(file, JSON.stringify(rest));
   }
 
+  /** Three people imported in a state of their own, one in another; the first's done line then names the other's record. */
+  async function pointedAtAnother(tag: string, otherTag: string): Promise<{ mine: ReturnType<typeof people>; victim: { id: number } }> {
+    const mine = people(tag, 3);
+    const other = people(otherTag, 1);
+    await importPeople(other);
+    await importPeople(mine);
+    const [victim] = await named(otherTag);
+    retarget(mine.state, `${tag}0`, victim?.id as number);
+    return { mine, victim: victim as { id: number } };
+  }
+
   it('a done line given another run\'s record: the journal is refused, nothing is deleted', async () => {
-    const mine = people('Mine', 3);
-    const other = people('Other', 1);
-    await runImport({ source: { kind: 'mapping', mappingFile: mine.mapping, inputFile: mine.input }, stateDir: mine.state }, { client, account: account() });
-    await runImport({ source: { kind: 'mapping', mappingFile: other.mapping, inputFile: other.input }, stateDir: other.state }, { client, account: account() });
-    const [victim] = await named('Other');
-    retarget(mine.state, 'Mine0', victim?.id as number);
-    const error = await runRollback({ stateDir: mine.state }, { client, account: account() }).then(() => null, (e: unknown) => e);
+    const { mine } = await pointedAtAnother('Mine', 'Other');
+    const error = await rollback(mine.state).then(() => null, (e: unknown) => e);
     expect(error).toMatchObject({ code: 'JOURNAL_CORRUPT' });
     expect(await named('Other')).toHaveLength(1);
     expect(await named('Mine')).toHaveLength(3);
   });
 
   it('in a state without seals, the record of another run is left and listed, and the run\'s own are deleted', async () => {
-    const mine = people('Own', 3);
-    const other = people('Foreign', 1);
-    await runImport({ source: { kind: 'mapping', mappingFile: other.mapping, inputFile: other.input }, stateDir: other.state }, { client, account: account() });
-    await runImport({ source: { kind: 'mapping', mappingFile: mine.mapping, inputFile: mine.input }, stateDir: mine.state }, { client, account: account() });
-    const [victim] = await named('Foreign');
-    retarget(mine.state, 'Own0', victim?.id as number);
+    const { mine, victim } = await pointedAtAnother('Own', 'Foreign');
     unseal(mine.state);
-    const summary = await runRollback({ stateDir: mine.state }, { client, account: account() });
+    const summary = await rollback(mine.state);
     expect(await named('Foreign')).toHaveLength(1);
-    expect(summary.kept).toEqual([{ step: 'people', key: 'Own0', id: victim?.id, reason: expect.stringContaining('does not hold what the run wrote') }]);
+    expect(summary.kept).toEqual([{ step: 'people', key: 'Own0', id: victim.id, reason: expect.stringContaining('does not hold what the run wrote') }]);
     expect(summary.deleted).toBe(2);
     // Own0's record lost its line: it stays, the two others are gone.
     expect((await named('Own')).map((r) => r.lastName)).toEqual(['Own 0']);
@@ -159,24 +158,24 @@ describe('rollback deletes only what the run made', () => {
 
   it('a record made long before the run, with the same values, is left: it is not the run\'s', async () => {
     const mine = people('Twin', 2);
-    await runImport({ source: { kind: 'mapping', mappingFile: mine.mapping, inputFile: mine.input }, stateDir: mine.state }, { client, account: account() });
+    await importPeople(mine);
     // Another record with Twin1's values, dated an hour before the run.
-    const twin = await box.v2('POST', '/parties', { party: { type: 'person', firstName: 'First1', lastName: 'Twin 1', emailAddresses: [{ type: 'Work', address: 'twin1@example.org' }] } });
-    const record = box.store.parties.get(twin.body.party.id) as unknown as Record<string, unknown>;
+    const twin = await sandbox.box.v2('POST', '/parties', { party: { type: 'person', firstName: 'First1', lastName: 'Twin 1', emailAddresses: [{ type: 'Work', address: 'twin1@example.org' }] } });
+    const record = sandbox.box.store.parties.get(twin.body.party.id) as unknown as Record<string, unknown>;
     record.createdAt = new Date(Date.now() - 3_600_000).toISOString();
     retarget(mine.state, 'Twin1', twin.body.party.id);
     unseal(mine.state);
-    const summary = await runRollback({ stateDir: mine.state }, { client, account: account() });
+    const summary = await rollback(mine.state);
     expect(summary.kept).toEqual([{ step: 'people', key: 'Twin1', id: twin.body.party.id, reason: expect.stringMatching(/^it was made .*, not while the run created the row's record/) }]);
     expect((await named('Twin')).map((r) => r.id)).toContain(twin.body.party.id);
   });
 
   it('a record changed in the account since the run is left and listed', async () => {
     const mine = people('Edited', 2);
-    await runImport({ source: { kind: 'mapping', mappingFile: mine.mapping, inputFile: mine.input }, stateDir: mine.state }, { client, account: account() });
+    await importPeople(mine);
     const [first] = (await named('Edited')).sort((a, b) => a.id - b.id);
-    await box.v2('PUT', `/parties/${first?.id}`, { party: { lastName: 'Edited by hand' } });
-    const summary = await runRollback({ stateDir: mine.state }, { client, account: account() });
+    await sandbox.box.v2('PUT', `/parties/${first?.id}`, { party: { lastName: 'Edited by hand' } });
+    const summary = await rollback(mine.state);
     expect(summary.kept.map((k) => k.id)).toEqual([first?.id]);
     expect(summary.deleted).toBe(1);
     const { stdout } = await runCli(['rollback', '--state-dir', mine.state, '--dry-run', '--all'], { cwd: mine.dir, env: env() });
@@ -191,7 +190,7 @@ describe('files holding account data are 0600 in 0700 folders, whatever the umas
       // A row without a last name is rejected; one with an e-mail address that is not one is a warning.
       const p = people('Modes', 2, 'bad,First,,bad@example.org\nwarn,First,Modes warn,not-an-address\n');
       writeFileSync(p.mapping, readFileSync(p.mapping, 'utf8').replace('{ column: last } }', '{ column: last }, required: true }').replace('{ column: email } }', '{ column: email, transform: [email] }, onInvalid: drop }'));
-      const summary = await runImport({ source: { kind: 'mapping', mappingFile: p.mapping, inputFile: p.input }, stateDir: p.state }, { client, account: account() });
+      const summary = await importPeople(p);
       expect(summary.steps[0]?.rejected).toBe(1);
       for (const folder of [p.state, join(p.state, 'journal'), join(p.state, 'results')]) expect(lstatSync(folder).mode & 0o777, folder).toBe(0o700);
       for (const file of [join(p.state, 'state.json'), join(p.state, 'steps.json'), journalOf(p.state), ...readdirSync(join(p.state, 'results')).map((name) => join(p.state, 'results', name))]) {

@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { normaliseExportOptions, runExport } from '../../src/export/index.ts';
 import { JournalWriter, loadJournal, readRollbacks, readStateSteps, StateDir, writeStateSteps } from '../../src/journal/index.ts';
@@ -21,7 +20,7 @@ import { SuccessWriter } from '../../src/load/results.ts';
 import { RejectsWriter } from '../../src/mapping/index.ts';
 import { V1Spool, v1SpoolBase, type V1SpoolKey } from '../../src/sources/index.ts';
 import { writeFileAtomic } from '../../src/util/index.ts';
-import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { sandboxForFile } from '../helpers/sandbox-client.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(join(tmpdir(), 'ferry-untrusted-'));
@@ -30,17 +29,8 @@ const noUsers = async (): Promise<number[]> => [];
 const SECRET = 'not crm-ferry\'s: must stay as it is\n';
 const KEY: V1SpoolKey = { address: 'https://old.example', list: 'party', record: null, wireFormat: 'xml', since: null, pageSize: 100 };
 
-let box: TestSandbox;
-let client: CrmClient;
-beforeAll(async () => {
-  box = await startTestSandbox();
-  client = new CrmClient({ baseUrl: box.url, auth: box.token });
-});
-afterAll(async () => {
-  await client.close();
-  await box.close();
-  rmSync(work, { recursive: true, force: true });
-});
+const sandbox = sandboxForFile();
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let cases = 0;
 
@@ -272,7 +262,7 @@ const commandRows: Row[] = [
       writeFileSync(join(dir, 'people.csv'), 'id,last\n1,Lovelace\n');
       writeFileSync(join(dir, 'people.yaml'), 'version: 1\nname: people\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last } }\n');
       plant(join(state, 'journal', 'people.jsonl'), secret);
-      return runImport({ source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: state }, { client, account });
+      return runImport({ source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: state }, { client: sandbox.client, account });
     },
     outcome: 'refused',
   },
@@ -281,7 +271,7 @@ const commandRows: Row[] = [
     act: async ({ state, secret }) => {
       await writeStateSteps(state, [{ name: 'people', entity: 'party' }]);
       plant(join(state, 'journal', 'people.jsonl'), secret);
-      return runRollback({ stateDir: state }, { client, account });
+      return runRollback({ stateDir: state }, { client: sandbox.client, account });
     },
     outcome: 'refused',
   },
@@ -313,16 +303,16 @@ describe('untrusted paths: export --attachments DIR', () => {
   beforeAll(async () => {
     const file = join(work, 'minutes.txt');
     writeFileSync(file, 'the minutes\n');
-    const token = await client.upload(file, { contentType: 'text/plain' });
-    const party = await client.parties.create({ type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
-    const entry = await client.entries.create({ type: 'note', party: { id: party.id }, content: 'Met', attachments: [{ token }] });
+    const token = await sandbox.client.upload(file, { contentType: 'text/plain' });
+    const party = await sandbox.client.parties.create({ type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
+    const entry = await sandbox.client.entries.create({ type: 'note', party: { id: party.id }, content: 'Met', attachments: [{ token }] });
     note = { id: entry.id, attachment: entry.attachments?.[0]?.id as number };
   });
 
   async function exportInto(dir: string): Promise<unknown> {
     mkdirSync(dir, { recursive: true });
     const options = normaliseExportOptions({ entity: 'entries', out: join(dir, 'entries.csv'), raw: true, mapping: [join(ROOT, 'mappings/roundtrip-entries.yaml')], attachments: join(dir, 'files'), cwd: dir });
-    return runExport(options, { client, account: box.url });
+    return runExport(options, { client: sandbox.client, account: sandbox.box.url });
   }
 
   it.each([
@@ -362,8 +352,8 @@ describe('untrusted paths: export --attachments DIR', () => {
   it('a name that climbs out (../../) stays a name inside DIR/<id>/', async () => {
     const file = join(work, 'climb.txt');
     writeFileSync(file, 'climbing\n');
-    const token = await client.upload(file, { contentType: 'text/plain', filename: '../../../escaped.txt' });
-    const entry = await client.entries.create({ type: 'note', party: { id: (await client.parties.create({ type: 'person', lastName: 'Climber' })).id }, content: 'Climb', attachments: [{ token }] });
+    const token = await sandbox.client.upload(file, { contentType: 'text/plain', filename: '../../../escaped.txt' });
+    const entry = await sandbox.client.entries.create({ type: 'note', party: { id: (await sandbox.client.parties.create({ type: 'person', lastName: 'Climber' })).id }, content: 'Climb', attachments: [{ token }] });
     cases += 1;
     const dir = join(work, `export-${cases}`);
     const outcome = await exportInto(dir).then(() => null, (e: unknown) => e);
