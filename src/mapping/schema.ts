@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENTITIES, type Entity } from '../util/index.ts';
 
 /**
  * The mapping language, as a zod schema: the single source of truth for validation, the JSON
@@ -126,8 +127,7 @@ export const TASK_TARGETS = [
   'description', 'detail', 'party', 'kase', 'opportunity', 'owner', 'category', 'dueOn', 'dueTime', 'status',
 ] as const;
 
-export const ENTITIES = ['party', 'kase', 'opportunity', 'entry', 'task'] as const;
-export type Entity = (typeof ENTITIES)[number];
+export { ENTITIES, type Entity };
 
 export const TARGETS: Record<Entity, readonly string[]> = {
   party: PARTY_TARGETS,

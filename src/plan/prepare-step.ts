@@ -10,13 +10,12 @@ import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import { checkConstantNames, type CompiledMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions } from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
-import { isV1LiveInput, parseV1LiveInput } from '../util/index.ts';
+import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ColumnCensus } from './census.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
-import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 import { checkLiveList } from './live-list.ts';
 
 /** A mapping loaded for a run, with what the run needs to know beside it. */

@@ -11,6 +11,6 @@ export { listXlsxSheets, readXlsx, type XlsxReadOptions } from './xlsx.ts';
 export { readV1Export, type V1ReadOptions } from './v1-export.ts';
 export { readV1Live, v1LiveName, type V1LiveReadOptions } from './v1-live.ts';
 export { readV1Spool, removeV1Spools, V1Spool, v1SpoolBase, v1SpoolFiles, type V1SpoolEntry, type V1SpoolKey, type V1SpoolSource } from './v1-spool.ts';
-export { isIdColumn, normalizeWord } from './column-kinds.ts';
+export { isIdColumn } from './column-kinds.ts';
 export { statSource } from './csv.ts';
 export { namedValues } from './types.ts';
