@@ -9,7 +9,7 @@ export { parseLinkHeader } from './pagination.ts';
 export type * from './schemas.ts';
 export { isV1LiveInput, parseV1LiveInput, V1_LISTS, V1_WIRE_FORMATS, v1FilterTime, v1LiveConnection, V1Reader, type V1List, type V1LiveAddress, type V1LiveConnection, type V1LiveConnectionOptions, type V1Page, type V1WireFormat } from './v1-reader.ts';
 export { readAccountCatalog } from './account-catalog.ts';
-export { connect, type ConnectOptions } from './connect.ts';
+export { accountOf, connect, type ConnectOptions } from './connect.ts';
 export { CredentialStore, defaultCredentialsPath } from './credentials.ts';
 export { loginWithBrowser, profileFromAnswer, revokeToken, type OAuthSession } from './oauth.ts';
 export { V1_LIVE_PREFIX } from './v1-reader.ts';

@@ -4,7 +4,7 @@ export { DEFAULT_MAX_FIELD_SIZE, normalizeDelimiter, normalizeHeaderRow, readCsv
 export { detectEncoding, normalizeEncodingName, type EncodingDecision } from './csv-encoding.ts';
 export { sniffDelimiter, SNIFFED_DELIMITERS, type DelimiterGuess } from './csv-delimiter.ts';
 export { nameColumns, numberedColumns, type HeaderRename, type NamedColumns } from './csv-header.ts';
-export { detectFormat, openSource, SOURCE_FORMATS, type FormatDecision, type OpenedSource, type OpenSourceOptions, type SourceFormat } from './open.ts';
+export { detectFormat, openSource, type FormatDecision, type OpenedSource, type OpenSourceOptions, type SourceFormat } from './open.ts';
 export { inspectSource, type ColumnReport, type InspectOptions, type InspectReport, type ReportedError, type ReportedWarning } from './inspect.ts';
 export type { ColumnFinding } from './inspect-checks.ts';
 export { listXlsxSheets, readXlsx, type XlsxReadOptions } from './xlsx.ts';
@@ -14,3 +14,5 @@ export { readV1Spool, removeV1Spools, V1Spool, v1SpoolBase, v1SpoolFiles, type V
 export { isIdColumn } from './column-kinds.ts';
 export { statSource } from './csv.ts';
 export { namedValues } from './types.ts';
+export { findSourceFormat, registerSourceFormat, sourceFormatNames, sourceFormats } from './formats.ts';
+export type { FormatSample, FormatSetting, SourceFormatDefinition, SourceReadOptions } from './format-types.ts';
