@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { CrmClient, GovernorState, V1LiveConnection } from '../client/index.ts';
 import type { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import type { MappedRecord, NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
+import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
 import type { NotCarried } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
 import type { SetupPlan, SetupReport } from './setup.ts';

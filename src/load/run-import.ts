@@ -10,7 +10,7 @@ import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';

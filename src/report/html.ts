@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { VerifyDifference } from '../verify/index.ts';
 import type { UsageSample } from './usage.ts';
