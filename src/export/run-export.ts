@@ -1,5 +1,5 @@
 import { rename, rm, stat } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog } from '../client/index.ts';

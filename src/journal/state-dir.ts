@@ -2,9 +2,8 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { ENTITIES, type Entity } from '../mapping/index.ts';
-import { checkNotSpecial, fileNameFor, jsonText, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
-import { JournalWriter, type JournalSeal, type LoadedJournal, loadJournal, openStateFile, readJournal } from './journal.ts';
+import { checkNotSpecial, ENTITIES, type Entity, fileNameFor, jsonText, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
+import { type JournalEntry, JournalWriter, type JournalSeal, type LoadedJournal, loadJournal, openStateFile, readJournal } from './journal.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
@@ -218,7 +217,7 @@ export class StateDir {
   }
 
   /** The entries of a step's journal in order, with the same check as loadJournal. */
-  readJournal(step: string): AsyncGenerator<import('./journal.ts').JournalEntry> {
+  readJournal(step: string): AsyncGenerator<JournalEntry> {
     return readJournal(this.journalFile(step), { seal: this.sealOf(step) });
   }
 
