@@ -142,7 +142,7 @@ function MappingSettings({ view, busy, edit }: { view: Mapping; busy: boolean; e
       <legend>The whole mapping</legend>
       <label>
         Rows with the same key
-        <select value={view.onDuplicate} disabled={busy} onChange={(event) => edit({ kind: 'onDuplicate', onDuplicate: (event.target as HTMLSelectElement).value })}>
+        <select value={view.onDuplicate} onChange={(event) => edit({ kind: 'onDuplicate', onDuplicate: (event.target as HTMLSelectElement).value })}>
           {Object.entries(DUPLICATE_WORDS).map(([value, words]) => (
             <option key={value} value={value}>
               {words}
@@ -152,7 +152,7 @@ function MappingSettings({ view, busy, edit }: { view: Mapping; busy: boolean; e
       </label>
       <label>
         Find records the account has by
-        <input type="text" value={match} placeholder="email, name or custom" disabled={busy} onInput={(event) => setMatch((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'matchBy', matchBy: match })} />
+        <input type="text" value={match} placeholder="email, name or custom" onInput={(event) => setMatch((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'matchBy', matchBy: match })} />
       </label>
     </fieldset>
   );
@@ -196,7 +196,7 @@ function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapCol
       <td class="samples">{column.samples.join(' · ')}</td>
       <td>
         {entry || others.length === 0 ? (
-          <select aria-label={`Target of ${name}`} value={targetValue(entry)} disabled={busy} onChange={(event) => edit({ kind: 'target', column: name, to: (event.target as HTMLSelectElement).value })}>
+          <select aria-label={`Target of ${name}`} value={targetValue(entry)} onChange={(event) => edit({ kind: 'target', column: name, to: (event.target as HTMLSelectElement).value })}>
             <option value="">(not imported)</option>
             {view.targets
               .filter((t) => t !== 'custom')
@@ -220,7 +220,7 @@ function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapCol
       </td>
       <td>
         {entry ? (
-          <select aria-label={`Transform of ${name}`} value={entry.transform} disabled={busy} onChange={(event) => edit({ kind: 'transform', column: name, transform: (event.target as HTMLSelectElement).value, param: '' })}>
+          <select aria-label={`Transform of ${name}`} value={entry.transform} onChange={(event) => edit({ kind: 'transform', column: name, transform: (event.target as HTMLSelectElement).value, param: '' })}>
             <option value="">{entry.before.length > 0 ? `only ${entry.before.join(', ')}` : '(none)'}</option>
             {view.transforms.map((t) => (
               <option key={t} value={t}>
@@ -232,13 +232,13 @@ function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapCol
       </td>
       <td>
         {entry && entry.transform !== '' ? (
-          <input type="text" aria-label={`Options of ${name}`} value={param} disabled={busy} size={12} onInput={(event) => setParam((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })} />
+          <input type="text" aria-label={`Options of ${name}`} value={param} size={12} onInput={(event) => setParam((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })} />
         ) : null}
       </td>
-      <td>{entry ? <input type="checkbox" aria-label={`${name} required`} checked={entry.required} disabled={busy} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
+      <td>{entry ? <input type="checkbox" aria-label={`${name} required`} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
       <td>
         {entry ? (
-          <select aria-label={`A bad value in ${name}`} value={entry.onInvalid} disabled={busy} onChange={(event) => edit({ kind: 'onInvalid', column: name, onInvalid: (event.target as HTMLSelectElement).value as OnInvalidChoice })}>
+          <select aria-label={`A bad value in ${name}`} value={entry.onInvalid} onChange={(event) => edit({ kind: 'onInvalid', column: name, onInvalid: (event.target as HTMLSelectElement).value as OnInvalidChoice })}>
             {ON_INVALID_CHOICES.map((choice) => (
               <option key={choice} value={choice}>
                 {ON_INVALID_WORDS[choice]}
