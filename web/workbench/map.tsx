@@ -98,8 +98,8 @@ export function MapView(props: ViewProps) {
               {saved ?? (view.unsaved ? 'Not saved yet.' : 'Saved.')}
             </span>
           </div>
-          <MappingSettings view={view} busy={busy} edit={edit} />
-          <ColumnTable view={view} busy={busy} edit={edit} />
+          <MappingSettings view={view} edit={edit} />
+          <ColumnTable view={view} edit={edit} />
           {view.otherEntries.length > 0 ? (
             <>
               <h2>Fields that read no single column</h2>
@@ -134,15 +134,22 @@ export function MapView(props: ViewProps) {
   );
 }
 
-function MappingSettings({ view, busy, edit }: { view: Mapping; busy: boolean; edit: (e: MapEdit) => void }) {
-  const [match, setMatch] = useState(view.matchBy);
-  useEffect(() => setMatch(view.matchBy), [view.matchBy]);
+function MappingSettings({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
+  const [match, setMatch] = useChoice(view.matchBy);
+  const [duplicates, setDuplicates] = useChoice(view.onDuplicate);
   return (
     <fieldset class="settings">
       <legend>The whole mapping</legend>
       <label>
         Rows with the same key
-        <select value={view.onDuplicate} onChange={(event) => edit({ kind: 'onDuplicate', onDuplicate: (event.target as HTMLSelectElement).value })}>
+        <select
+          value={duplicates}
+          onChange={(event) => {
+            const chosen = (event.target as HTMLSelectElement).value;
+            setDuplicates(chosen);
+            edit({ kind: 'onDuplicate', onDuplicate: chosen });
+          }}
+        >
           {Object.entries(DUPLICATE_WORDS).map(([value, words]) => (
             <option key={value} value={value}>
               {words}
@@ -158,7 +165,7 @@ function MappingSettings({ view, busy, edit }: { view: Mapping; busy: boolean; e
   );
 }
 
-function ColumnTable({ view, busy, edit }: { view: Mapping; busy: boolean; edit: (e: MapEdit) => void }) {
+function ColumnTable({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
   return (
     <table class="grid columns">
       <caption>Columns of {view.input}: what each becomes</caption>
@@ -175,18 +182,30 @@ function ColumnTable({ view, busy, edit }: { view: Mapping; busy: boolean; edit:
       </thead>
       <tbody>
         {view.columns.map((column) => (
-          <ColumnRow key={column.name} view={view} column={column} busy={busy} edit={edit} />
+          <ColumnRow key={column.name} view={view} column={column} edit={edit} />
         ))}
       </tbody>
     </table>
   );
 }
 
-function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapColumnView; busy: boolean; edit: (e: MapEdit) => void }) {
+/**
+ * A control's value as the person set it, until the server's answer says otherwise: a list moved
+ * with the arrow keys keeps the choice made while the answer to the first key is on its way.
+ */
+function useChoice<T>(server: T): [T, (value: T) => void] {
+  const [value, setValue] = useState(server);
+  useEffect(() => setValue(server), [server]);
+  return [value, setValue];
+}
+
+function ColumnRow({ view, column, edit }: { view: Mapping; column: MapColumnView; edit: (e: MapEdit) => void }) {
   const entry = column.entries.find((e) => e.editable);
   const others = column.entries.filter((e) => e !== entry);
-  const [param, setParam] = useState(entry?.param ?? '');
-  useEffect(() => setParam(entry?.param ?? ''), [entry?.param]);
+  const [param, setParam] = useChoice(entry?.param ?? '');
+  const [target, setTarget] = useChoice(targetValue(entry));
+  const [transform, setTransform] = useChoice(entry?.transform ?? '');
+  const [onInvalid, setOnInvalid] = useChoice<OnInvalidChoice>(entry?.onInvalid ?? 'default');
   const name = column.name;
   const custom = new Set(view.customFields);
   if (entry?.to === 'custom' && entry.definition) custom.add(entry.definition);
@@ -196,7 +215,15 @@ function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapCol
       <td class="samples">{column.samples.join(' · ')}</td>
       <td>
         {entry || others.length === 0 ? (
-          <select aria-label={`Target of ${name}`} value={targetValue(entry)} onChange={(event) => edit({ kind: 'target', column: name, to: (event.target as HTMLSelectElement).value })}>
+          <select
+            aria-label={`Target of ${name}`}
+            value={target}
+            onChange={(event) => {
+              const to = (event.target as HTMLSelectElement).value;
+              setTarget(to);
+              edit({ kind: 'target', column: name, to });
+            }}
+          >
             <option value="">(not imported)</option>
             {view.targets
               .filter((t) => t !== 'custom')
@@ -220,7 +247,15 @@ function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapCol
       </td>
       <td>
         {entry ? (
-          <select aria-label={`Transform of ${name}`} value={entry.transform} onChange={(event) => edit({ kind: 'transform', column: name, transform: (event.target as HTMLSelectElement).value, param: '' })}>
+          <select
+            aria-label={`Transform of ${name}`}
+            value={transform}
+            onChange={(event) => {
+              const chosen = (event.target as HTMLSelectElement).value;
+              setTransform(chosen);
+              edit({ kind: 'transform', column: name, transform: chosen, param: '' });
+            }}
+          >
             <option value="">{entry.before.length > 0 ? `only ${entry.before.join(', ')}` : '(none)'}</option>
             {view.transforms.map((t) => (
               <option key={t} value={t}>
@@ -238,7 +273,15 @@ function ColumnRow({ view, column, busy, edit }: { view: Mapping; column: MapCol
       <td>{entry ? <input type="checkbox" aria-label={`${name} required`} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
       <td>
         {entry ? (
-          <select aria-label={`A bad value in ${name}`} value={entry.onInvalid} onChange={(event) => edit({ kind: 'onInvalid', column: name, onInvalid: (event.target as HTMLSelectElement).value as OnInvalidChoice })}>
+          <select
+            aria-label={`A bad value in ${name}`}
+            value={onInvalid}
+            onChange={(event) => {
+              const chosen = (event.target as HTMLSelectElement).value as OnInvalidChoice;
+              setOnInvalid(chosen);
+              edit({ kind: 'onInvalid', column: name, onInvalid: chosen });
+            }}
+          >
             {ON_INVALID_CHOICES.map((choice) => (
               <option key={choice} value={choice}>
                 {ON_INVALID_WORDS[choice]}
