@@ -280,7 +280,7 @@ export function applyEdit(yaml: string, edit: MapEdit): string {
       break;
     }
   }
-  return doc.toString({ lineWidth: 0 });
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 // ---------------------------------------------------------------------------------------------
