@@ -6,7 +6,7 @@
  * did, `crm-ferry run plan.yaml` goes on from it.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { basename, join } from 'node:path';
 import { type AccountCatalog, type CrmClient, readAccountCatalog, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
@@ -403,7 +403,7 @@ export class Engine {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
     const { formatRollbackSummary } = await import('../cli/import-report.ts');
-    if (!(await this.project.exists(join(this.project.stateDir, 'steps.json'))) && !(await this.project.exists(this.project.stateDir))) {
+    if (!(await this.project.exists(this.project.stateDir))) {
       return { lines: ['Nothing to undo: no run has written to the account from this folder.'], deleted: 0, restored: 0, runs: 0 };
     }
     const summary = await runRollback({ stateDir: this.project.stateDir, dryRun: true }, { client: this.deps.client, account: this.deps.account });
@@ -427,7 +427,7 @@ export class Engine {
     const names = await readdir(folder).catch(() => [] as string[]);
     const out: Array<{ name: string; bytes: number }> = [];
     for (const name of names.sort()) {
-      if (name.startsWith('.') || !/\.csv$/i.test(extname(name) === '' ? '' : name)) continue;
+      if (name.startsWith('.') || !/\.csv$/i.test(name)) continue;
       const info = await stat(join(folder, name)).catch(() => null);
       if (info?.isFile()) out.push({ name: shownName(this.project.dir, join(folder, name)), bytes: info.size });
     }
