@@ -1,6 +1,6 @@
 import type { CheckView as Check, JobView } from '../../src/workbench/api.ts';
 import { duration, n, post, q } from './http.ts';
-import { JobError, jobOf } from './job.tsx';
+import { Head, JobError, jobOf } from './job.tsx';
 import { Link, type ViewProps } from './main.tsx';
 
 /** The Check view: `validate --online` over every row and the dry run, before anything is written. */
@@ -38,16 +38,7 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
       <p role="status">{rejected === 0 ? 'Every row is valid.' : `${n(rejected)} row${rejected === 1 ? ' is' : 's are'} rejected: fix the input or the mapping, then check again.`}</p>
       <table class="grid">
         <caption>Rows by step</caption>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col">File</th>
-            <th scope="col">Rows read</th>
-            <th scope="col">Valid</th>
-            <th scope="col">Skipped</th>
-            <th scope="col">Rejected</th>
-          </tr>
-        </thead>
+        <Head columns={['Step', 'File', 'Rows read', 'Valid', 'Skipped', 'Rejected']} />
         <tbody>
           {check.steps.map((s) => (
             <tr key={s.step}>
@@ -78,13 +69,7 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
                     </>
                   ) : null}
                 </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Row</th>
-                    <th scope="col">Field</th>
-                    <th scope="col">Why</th>
-                  </tr>
-                </thead>
+                <Head columns={['Row', 'Field', 'Why']} />
                 <tbody>
                   {s.rejects.map((r) => (
                     <tr key={r.row}>

@@ -1,3 +1,4 @@
+import { Head } from './job.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FilesView as Files, InspectView } from '../../src/workbench/api.ts';
 import { get, n, q, upload } from './http.ts';
@@ -48,15 +49,7 @@ export function FilesView(props: ViewProps) {
       ) : (
         <table class="grid">
           <caption>Input files</caption>
-          <thead>
-            <tr>
-              <th scope="col">File</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Size</th>
-              <th scope="col">Mapping</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <Head columns={['File', 'Kind', 'Size', 'Mapping', 'Actions']} />
           <tbody>
             {files.inputs.map((file) => (
               <tr key={file.name}>
@@ -143,13 +136,7 @@ function Inspected({ view }: { view: InspectView }) {
       ) : null}
       <table class="grid">
         <caption>Columns of {view.name}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Column</th>
-            <th scope="col">Filled</th>
-            <th scope="col">Samples</th>
-          </tr>
-        </thead>
+        <Head columns={['Column', 'Filled', 'Samples']} />
         <tbody>
           {view.columns.map((c) => (
             <tr key={c.name}>

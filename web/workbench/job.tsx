@@ -17,3 +17,18 @@ export function JobError({ job }: { job: JobView | null }) {
     </div>
   );
 }
+
+/** A table's header row of plain column names. */
+export function Head({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column) => (
+          <th scope="col" key={column}>
+            {column}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}

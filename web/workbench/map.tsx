@@ -1,3 +1,4 @@
+import { Head } from './job.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { MapColumnView, MapEdit, MapEntryView, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult } from '../../src/workbench/api.ts';
 import { ON_INVALID_CHOICES } from '../../src/workbench/api.ts';
@@ -169,17 +170,7 @@ function ColumnTable({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void
   return (
     <table class="grid columns">
       <caption>Columns of {view.input}: what each becomes</caption>
-      <thead>
-        <tr>
-          <th scope="col">Column</th>
-          <th scope="col">Samples</th>
-          <th scope="col">Target</th>
-          <th scope="col">Transform</th>
-          <th scope="col">Options</th>
-          <th scope="col">Required</th>
-          <th scope="col">A bad value</th>
-        </tr>
-      </thead>
+      <Head columns={['Column', 'Samples', 'Target', 'Transform', 'Options', 'Required', 'A bad value']} />
       <tbody>
         {view.columns.map((column) => (
           <ColumnRow key={column.name} view={view} column={column} edit={edit} />

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { JobView, ProgressPoint, RunProgress, StepProgress } from '../../src/workbench/api.ts';
 import { duration, n, post } from './http.ts';
-import { JobError, jobOf } from './job.tsx';
+import { Head, JobError, jobOf } from './job.tsx';
 import { Link, type ViewProps } from './main.tsx';
 
 /** The Run view: a sample first, then the whole run, its progress live; Stop and Resume. */
@@ -72,17 +72,7 @@ function Counts({ steps, caption }: { steps: StepProgress[]; caption: string }) 
   return (
     <table class="grid">
       <caption>{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Step</th>
-          <th scope="col">Rows read</th>
-          <th scope="col">Created</th>
-          <th scope="col">Updated</th>
-          <th scope="col">Unchanged</th>
-          <th scope="col">Rejected</th>
-          <th scope="col">Skipped or repeated</th>
-        </tr>
-      </thead>
+      <Head columns={['Step', 'Rows read', 'Created', 'Updated', 'Unchanged', 'Rejected', 'Skipped or repeated']} />
       <tbody>
         {steps.map((s) => (
           <tr key={s.step} data-step={s.step}>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { JobView, ResultFile } from '../../src/workbench/api.ts';
 import { get, n, post, q } from './http.ts';
-import { JobError, jobOf } from './job.tsx';
+import { Head, JobError, jobOf } from './job.tsx';
 import type { ViewProps } from './main.tsx';
 
 /** The Verify view: the account compared with the source, the same page as `verify --report`, and the result files. */
@@ -31,16 +31,7 @@ export function VerifyView(props: ViewProps) {
           </p>
           <table class="grid">
             <caption>The account against the source</caption>
-            <thead>
-              <tr>
-                <th scope="col">Step</th>
-                <th scope="col">Found</th>
-                <th scope="col">Missing</th>
-                <th scope="col">Extra</th>
-                <th scope="col">Differing</th>
-                <th scope="col">Links unresolved</th>
-              </tr>
-            </thead>
+            <Head columns={['Step', 'Found', 'Missing', 'Extra', 'Differing', 'Links unresolved']} />
             <tbody>
               {job.verify.steps.map((s) => (
                 <tr key={s.step}>
