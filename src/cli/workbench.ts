@@ -5,6 +5,21 @@ import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
 import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, wholeNumber } from './import.ts';
 import { version } from './version.ts';
+import type { EngineWords } from '../workbench/index.ts';
+
+/** The command line's words for what a run, a verify and a rollback did, for the workbench's page. */
+export async function workbenchWords(): Promise<EngineWords> {
+  const { formatImportSummary, formatRollbackSummary } = await import('./import-report.ts');
+  const { recordUsage, shownPath } = await import('./report-flag.ts');
+  const { verifyOutcome } = await import('./verify.ts');
+  return {
+    runOutcome: (summary, cwd, liveReads) => formatImportSummary(summary, cwd, liveReads).trimEnd().split('\n').at(-1) ?? '',
+    rollbackLines: (summary, dryRun) => formatRollbackSummary(summary, dryRun).trimEnd().split('\n'),
+    verifyOutcome,
+    recordUsage,
+    shownPath,
+  };
+}
 
 export const workbenchCommand: Command = {
   name: 'workbench',
@@ -50,7 +65,7 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
       }
       const { Engine, Project, startWorkbenchServer } = await import('../workbench/index.ts');
       const accountView = { address: account.baseUrl, user: problem === null ? `${user}; ${users} user${users === 1 ? '' : 's'} in the account` : user, problem };
-      const engine = new Engine({ project: new Project(dir), client, account, accountView, v1Token: io.env.CRM_FERRY_V1_TOKEN || undefined, version: version() });
+      const engine = new Engine({ words: await workbenchWords(), project: new Project(dir), client, account, accountView, v1Token: io.env.CRM_FERRY_V1_TOKEN || undefined, version: version() });
       const server = await startWorkbenchServer({ engine, port, session: { dir: given, account: accountView, plan: 'plan.yaml', version: version() } });
       io.stdout.write(`Workbench for ${given} on ${account.baseUrl}: open\n  ${server.url}\n`);
       if (problem !== null) io.stderr.write(`The account did not answer: ${problem}\n`);

@@ -1,5 +1,6 @@
 export { loadMapping, parseMapping, formatYamlPath, MappingErrors, type LoadOptions } from './load.ts';
 export { compileMapping, type CompiledMapping, type CompileOptions } from './compile.ts';
+export { TRANSFORMS } from './transforms/index.ts';
 export { mapRows } from './map-rows.ts';
 export { suggest, didYouMean, normalizeWord } from './suggest.ts';
 export { ENTITY_PLURAL, TARGET_INFO, type TargetInfo, type TargetKind } from './compile-targets.ts';

@@ -10,9 +10,10 @@ import { basename, join } from 'node:path';
 import { type AccountCatalog, type CrmClient, readAccountCatalog, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import type { ImportEvent, ImportSummary } from '../load/index.ts';
-import { compileMapping, createResolver, draftMapping, findReadyMapping, offlineResolver, type NameResolver, parseMapping, WARNING_CODES } from '../mapping/index.ts';
-import { TRANSFORMS } from '../mapping/transforms/index.ts';
+import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
+import type { UsageRecorder } from '../report/index.ts';
+import type { VerifySummary } from '../verify/index.ts';
+import { compileMapping, createResolver, draftMapping, findReadyMapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
 import { openSource } from '../sources/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import type { AccountView, CheckStepView, CheckView, InspectView, MapRequest, MapView, ProgressPoint, RunOutcome, RunProgress, SaveRequest, SaveResult, StepProgress, UndoPreview, UndoResult, VerifyView, YamlProblem } from './api.ts';
@@ -24,8 +25,27 @@ import { reasonText, warningKind } from './reasons.ts';
 /** Rejected rows the Check view lists per step; the rejects file has them all. */
 const REJECTS_SHOWN = 100;
 
+/**
+ * The command line's own words for what a run, a verify and a rollback did, handed in by the
+ * command (the rooms below the command line never import it), so that the page says what
+ * `crm-ferry run`, `verify` and `rollback` print.
+ */
+export interface EngineWords {
+  /** The closing line of a run's summary. */
+  runOutcome(summary: ImportSummary, cwd: string, liveReads: number): string;
+  /** A rollback's summary, a line each (`dryRun`: what it would do). */
+  rollbackLines(summary: RollbackSummary, dryRun: boolean): string[];
+  /** Verify's closing line. */
+  verifyOutcome(summary: VerifySummary): string;
+  /** Starts sampling the requests and quota for the report's chart. */
+  recordUsage(client: CrmClient): Promise<UsageRecorder>;
+  /** A path as the report shows it, relative to `cwd`. */
+  shownPath(path: string, cwd: string): string;
+}
+
 /** Where the engine writes and who to. */
 export interface EngineDeps {
+  words: EngineWords;
   project: Project;
   client: CrmClient;
   account: AccountIdentity;
@@ -304,7 +324,6 @@ export class Engine {
   async run(context: JobContext, limit: number | null): Promise<void> {
     await this.needPlan();
     const { runImport } = await import('../load/index.ts');
-    const { formatImportSummary } = await import('../cli/import-report.ts');
     const points: ProgressPoint[] = [];
     const started = Date.now();
     const counts = new Map<string, StepProgress>();
@@ -352,7 +371,7 @@ export class Engine {
     } finally {
       await v1Live.close();
     }
-    const text = formatImportSummary(summary, this.project.dir, v1Live.reads).trimEnd().split('\n').at(-1) ?? '';
+    const text = this.deps.words.runOutcome(summary, this.project.dir, v1Live.reads);
     const rejected = summary.steps.some((s) => s.rejected > 0);
     const run: RunOutcome = {
       text,
@@ -370,9 +389,8 @@ export class Engine {
     await this.needPlan();
     const { runVerify } = await import('../verify/index.ts');
     const { verifyReport, renderReport } = await import('../report/index.ts');
-    const { recordUsage, shownPath } = await import('../cli/report-flag.ts');
-    const { verifyOutcome } = await import('../cli/verify.ts');
-    const usage = await recordUsage(this.deps.client);
+    const { words } = this.deps;
+    const usage = await words.recordUsage(this.deps.client);
     const v1Live = this.v1Live();
     let summary;
     try {
@@ -380,8 +398,8 @@ export class Engine {
     } finally {
       await v1Live.close();
     }
-    const outcome = verifyOutcome(summary);
-    const input = verifyReport(summary, { version: this.deps.version, plan: PLAN_FILE, account: this.deps.account.account, usage: usage.stop(), outcome, shown: (p) => shownPath(p, this.project.dir) });
+    const outcome = words.verifyOutcome(summary);
+    const input = verifyReport(summary, { version: this.deps.version, plan: PLAN_FILE, account: this.deps.account.account, usage: usage.stop(), outcome, shown: (p) => words.shownPath(p, this.project.dir) });
     this.#verifyReport = renderReport(input);
     const verify: VerifyView = {
       matches: summary.matches,
@@ -402,21 +420,19 @@ export class Engine {
   async undoPreview(): Promise<UndoPreview> {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
-    const { formatRollbackSummary } = await import('../cli/import-report.ts');
     if (!(await this.project.exists(this.project.stateDir))) {
       return { lines: ['Nothing to undo: no run has written to the account from this folder.'], deleted: 0, restored: 0, runs: 0 };
     }
     const summary = await runRollback({ stateDir: this.project.stateDir, dryRun: true }, { client: this.deps.client, account: this.deps.account });
-    return { lines: formatRollbackSummary(summary, true).trimEnd().split('\n'), deleted: summary.deleted, restored: summary.restored, runs: summary.runs.length };
+    return { lines: this.deps.words.rollbackLines(summary, true), deleted: summary.deleted, restored: summary.restored, runs: summary.runs.length };
   }
 
   /** `crm-ferry rollback plan.yaml`: undoes the last run. */
   async undo(context: JobContext): Promise<void> {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
-    const { formatRollbackSummary } = await import('../cli/import-report.ts');
     const summary = await runRollback({ stateDir: this.project.stateDir }, { client: this.deps.client, account: this.deps.account, signal: context.signal });
-    const undo: UndoResult = { text: formatRollbackSummary(summary, false).trimEnd(), deleted: summary.deleted, restored: summary.restored };
+    const undo: UndoResult = { text: this.deps.words.rollbackLines(summary, false).join('\n'), deleted: summary.deleted, restored: summary.restored };
     context.result({ undo });
   }
 

@@ -1,5 +1,5 @@
 export type * from './api.ts';
-export { Engine, type EngineDeps } from './engine.ts';
+export { Engine, type EngineDeps, type EngineWords } from './engine.ts';
 export { Jobs, type JobContext } from './jobs.ts';
 export { applyEdit, entryColumns, previewRows, PREVIEW_ROWS, readSample, tableOf } from './map-view.ts';
 export { PLAN_FILE, Project, STATE_DIR, stepNameFor } from './project.ts';

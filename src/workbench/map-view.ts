@@ -6,8 +6,7 @@
  */
 import { isMap, isScalar, isSeq, parse as parseYamlValue, parseDocument, YAMLMap, type Document } from 'yaml';
 import { FerryError } from '../errors/index.ts';
-import { compileMapping, conditionColumns, type Condition, type Mapping, type MappedItem, type NameResolver, isTemplate, mapRows, MappingErrors, parseMapping, parseTemplate, resolveRecord, TARGETS, type Entity, ENTITIES, type SourceOptions } from '../mapping/index.ts';
-import { TRANSFORMS } from '../mapping/transforms/index.ts';
+import { compileMapping, conditionColumns, type Condition, type Mapping, type MappedItem, type NameResolver, isTemplate, mapRows, MappingErrors, parseMapping, parseTemplate, resolveRecord, TARGETS, TRANSFORMS, type Entity, ENTITIES, type SourceOptions } from '../mapping/index.ts';
 import { openSource, type CellValue, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import type { CellMark, MapColumnView, MapEdit, MapEntryView, OnInvalidChoice, PreviewRow, YamlProblem } from './api.ts';
 import { reasonText } from './reasons.ts';

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { connect } from '../../src/client/index.ts';
+import { workbenchWords } from '../../src/cli/workbench.ts';
 import { Engine, Project, startWorkbenchServer, type RunningWorkbench } from '../../src/workbench/index.ts';
 import { buildPage } from '../../web/workbench/build.ts';
 import type { TestSandbox } from './sandbox.ts';
@@ -37,7 +38,7 @@ export async function startTestWorkbench(box: TestSandbox, dir: string, options:
   const { client } = await connect({ baseUrl: box.url, token: box.token, env: {} });
   const account = { baseUrl: client.transport.origin, account: client.transport.origin };
   const accountView = { address: account.baseUrl, user: 'a personal API token from CRM_FERRY_TOKEN', problem: null };
-  const engine = new Engine({ project: new Project(dir), client, account, accountView, v1Token: undefined, version: 'test', ...options });
+  const engine = new Engine({ words: await workbenchWords(), project: new Project(dir), client, account, accountView, v1Token: undefined, version: 'test', ...options });
   const server = await startWorkbenchServer({ engine, session: { dir, account: accountView, plan: 'plan.yaml', version: 'test' }, pageDir: await builtPage() });
   const entered = await request(server.url, { method: 'GET' });
   await entered.body.dump();
