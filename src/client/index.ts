@@ -3,11 +3,11 @@ export { AmbiguousWriteError, ApiError, errorFromStatus, type ApiErrorDetails, t
 export { RateGovernor, type GovernorOptions, type GovernorState } from './governor.ts';
 export { Redactor } from './redact.ts';
 export { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema, type RetryOptions, type RetrySettings } from './retry.ts';
-export { staticToken, Transport, transportOptionsSchema, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions } from './transport.ts';
+export { AnswerDeadlineError, formatDuration, staticToken, Transport, transportOptionsSchema, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions, type TransportWait } from './transport.ts';
 export { CrmClient, EVERY_TASK_STATUS, Resource, type DeleteResult, type Embed, type Filter, type ListOptions } from './client.ts';
 export { parseLinkHeader } from './pagination.ts';
 export type * from './schemas.ts';
-export { isV1LiveInput, parseV1LiveInput, V1_LISTS, V1_WIRE_FORMATS, v1FilterTime, v1LiveConnection, V1Reader, type V1List, type V1LiveAddress, type V1LiveConnection, type V1LiveConnectionOptions, type V1Page, type V1WireFormat } from './v1-reader.ts';
+export { isV1LiveInput, parseV1LiveInput, V1_LISTS, V1_READ_LIMITS, V1_WIRE_FORMATS, V1Body, v1FilterTime, v1LiveConnection, V1Reader, type V1List, type V1LiveAddress, type V1LiveConnection, type V1LiveConnectionOptions, type V1Page, type V1ReaderOptions, type V1ReadLimits, type V1WireFormat } from './v1-reader.ts';
 export { readAccountCatalog } from './account-catalog.ts';
 export { connect, type ConnectOptions } from './connect.ts';
 export { CredentialStore, defaultCredentialsPath } from './credentials.ts';
