@@ -388,7 +388,7 @@ export class Transport {
         // Another attempt cut off by its deadline would run past the budget: the wait ends here.
         const past = deadline?.signal.aborted === true && this.settings.giveUpAfterMs > 0 && this.clock.now() - this.#heardAt + (request.deadlineMs ?? 0) > this.settings.giveUpAfterMs;
         if (past || !this.mayRetry(attempt)) {
-          throw new ApiError(code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`, {
+          throw new ApiError(deadline?.signal.aborted || code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`, {
             ...where,
             cause: error,
             hint: 'Check the network and the base address; the run can be resumed.',
