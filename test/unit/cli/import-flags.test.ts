@@ -18,7 +18,7 @@ describe('import and run flags', () => {
     expect(() => parseDuration(text, 'give-up-after')).toThrow(expect.objectContaining({ code: 'USAGE', message: expect.stringContaining('--give-up-after') }));
   });
 
-  it('sizes the pool to --concurrency and waits 65 minutes at a time for the service unless told (an hourly window's reset is waited for)', () => {
+  it('sizes the pool to --concurrency and waits 65 minutes at a time for the service unless told (an hourly reset is waited for)', () => {
     const plain = toImportCommandOptions({ values: {}, positionals: ['plan.yaml'] }, '/tmp', 'plan');
     expect(plain.transport).toEqual({ connections: 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS });
     expect(DEFAULT_GIVE_UP_AFTER_MS).toBe(65 * 60_000);
