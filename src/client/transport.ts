@@ -361,8 +361,8 @@ export class Transport {
         body = JSON.stringify(request.json);
         headers['content-type'] = 'application/json';
       }
-      const deadline = request.deadlineMs === undefined ? null : answerDeadline(request.deadlineMs);
-      const signal = deadline === null ? request.signal : request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+      const deadline = request.deadlineMs === undefined ? null : answerDeadline(request.deadlineMs, request.signal);
+      const signal = deadline === null ? request.signal : deadline.signal;
       let answer: Dispatcher.ResponseData;
       try {
         answer = await this.dispatcher.request({
@@ -484,16 +484,47 @@ function offersOnlyBearer(header: string | string[] | undefined): boolean {
   return /(^|[\s,])bearer\b/.test(text) && !/(^|[\s,])basic\b/.test(text);
 }
 
+/** Deadlines following each caller's signal; the signal holds one listener for all of them. */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function abortFollowers(this: AbortSignal): void {
+  const following = followers.get(this);
+  followers.delete(this);
+  for (const controller of following ?? []) controller.abort(this.reason);
+}
+
 /**
- * A whole-answer deadline (ApiRequest.deadlineMs): a timer of the event loop, like undici's own
- * header and body timeouts, not the injected clock, whose sleeps tests end at once. Unref'd: it
- * never keeps the process alive.
+ * A whole-answer deadline (ApiRequest.deadlineMs), which also ends when `outer` (the caller's
+ * signal) does: a timer of the event loop, like undici's own header and body timeouts, not the
+ * injected clock, whose sleeps tests end at once. Unref'd: it never keeps the process alive.
+ * Not `AbortSignal.any`: on Node 20 every signal made from a long-lived one (a run's Ctrl-C
+ * signal) stays reachable from it, about a kilobyte a request for the length of the run.
  */
-function answerDeadline(ms: number): { signal: AbortSignal; clear: () => void } {
+function answerDeadline(ms: number, outer: AbortSignal | undefined): { signal: AbortSignal; clear: () => void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new AnswerDeadlineError(ms)), ms);
   timer.unref();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  let following: Set<AbortController> | undefined;
+  if (outer?.aborted) controller.abort(outer.reason);
+  else if (outer) {
+    following = followers.get(outer);
+    if (!following) {
+      following = new Set();
+      followers.set(outer, following);
+      outer.addEventListener('abort', abortFollowers, { once: true });
+    }
+    following.add(controller);
+  }
+  const clear = (): void => {
+    clearTimeout(timer);
+    if (!outer || !following) return;
+    following.delete(controller);
+    if (following.size === 0 && followers.get(outer) === following) {
+      followers.delete(outer);
+      outer.removeEventListener('abort', abortFollowers);
+    }
+  };
+  return { signal: controller.signal, clear };
 }
 
 /** Answers that say the service itself failed: they do not show it is up. */

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AmbiguousWriteError, ApiError } from '../../../src/client/errors.ts';
@@ -274,6 +275,17 @@ describe('Transport', () => {
       expect(seen).toEqual([[{ reason: 'rate-limit', detail: 'Retry-After', until: 30_000 }], [{ reason: 'outage', detail: 'failing for 30 s', until: 75 }]]);
       expect(t.waits()).toEqual([]);
     });
+  });
+
+  it('follows the caller signal with one listener for every deadline at once, and none after', async () => {
+    agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(200, '<parties/>').times(20);
+    const stop = new AbortController();
+    const t = transport();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => t.send({ method: 'GET', path: '/api/party', deadlineMs: 60_000, signal: stop.signal })));
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
+    for (const answer of answers) await answer.body.text();
+    await new Promise<void>((done) => setImmediate(done));
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
   });
 
   describe('authentication as the legacy service takes it', () => {
