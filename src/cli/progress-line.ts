@@ -1,5 +1,5 @@
 import type { TransportWait } from '../client/index.ts';
-import { formatDuration } from '../client/transport.ts';
+import { formatDuration } from '../util/index.ts';
 
 /**
  * The progress line of a long command (import, export): on a terminal one line rewritten in

@@ -3,7 +3,7 @@ export { AmbiguousWriteError, ApiError, errorFromStatus, type ApiErrorDetails, t
 export { RateGovernor, type GovernorOptions, type GovernorState } from './governor.ts';
 export { Redactor } from './redact.ts';
 export { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema, type RetryOptions, type RetrySettings } from './retry.ts';
-export { AnswerDeadlineError, formatDuration, staticToken, Transport, transportOptionsSchema, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions, type TransportWait } from './transport.ts';
+export { AnswerDeadlineError, staticToken, Transport, transportOptionsSchema, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions, type TransportWait } from './transport.ts';
 export { CrmClient, EVERY_TASK_STATUS, Resource, type DeleteResult, type Embed, type Filter, type ListOptions } from './client.ts';
 export { parseLinkHeader } from './pagination.ts';
 export type * from './schemas.ts';

@@ -6,6 +6,7 @@ import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor, RateWaitTooLong } from './governor.ts';
 import { checkSecureTransport } from './secure-transport.ts';
 import { Redactor } from './redact.ts';
+import { formatDuration } from '../util/index.ts';
 import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
 
 /** Supplies the bearer token; an OAuth session refreshes it when it expires or is refused. */
@@ -536,14 +537,6 @@ function isOutage(error: unknown): boolean {
   return error.code === 'API_NETWORK' || error.code === 'API_TIMEOUT' || (error.status !== undefined && SERVICE_FAILURES.has(error.status));
 }
 
-/** 90 s, 30 min, 1 h 5 min: for messages. */
-export function formatDuration(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 120) return `${seconds} s`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 120) return `${minutes} min`;
-  return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
-}
 
 function messageOf(body: unknown): string | undefined {
   if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {

@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
 import { ApiError } from './errors.ts';
-import { AnswerDeadlineError, formatDuration, Transport, type TransportOptions, type TransportWait } from './transport.ts';
-import { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from '../util/index.ts';
+import { AnswerDeadlineError, Transport, type TransportOptions, type TransportWait } from './transport.ts';
+import { formatDuration, isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from '../util/index.ts';
 
 // The address and time forms are plain text work, in util/ so that sources/ reads them without the client.
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress };

@@ -3,9 +3,8 @@
  * taken from its body (held whole, in memory or a temporary file, by V1Body), and the guard against
  * a service that answers the same page again and again.
  */
-// The error class alone, not the client's door: reading files must not load the HTTP client.
-import { ApiError } from '../client/errors.ts';
 import type { V1Body, V1WireFormat } from '../client/index.ts';
+import { FerryError } from '../errors/index.ts';
 import type { RawV1Record } from './v1-xml.ts';
 
 /** One page of a list: its records, read once, as they are taken. */
@@ -32,9 +31,8 @@ export class V1PageRepeats {
   check(page: Pick<V1PageRecords, 'path' | 'digest'>): void {
     const earlier = this.#seen.get(page.digest);
     if (earlier !== undefined) {
-      throw new ApiError('API_RESPONSE_INVALID', `the old account answered with the very page it gave for ${earlier}: it does not go on through the list (it ignores start), and reading on would never end`, {
-        method: 'GET',
-        path: page.path,
+      // Worded as the client's errors are (`GET path: ...`); sources/ reaches the client by types only.
+      throw new FerryError('API_RESPONSE_INVALID', `GET ${page.path}: the old account answered with the very page it gave for ${earlier}: it does not go on through the list (it ignores start), and reading on would never end`, {
         hint: 'Check that the address is the old account itself and not a cache or proxy in front of it; or read an export file of the list instead.',
       });
     }
