@@ -6,13 +6,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { v1LiveConnection, type V1ReadLimits, type V1WireFormat } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import type { SourceItem } from '../../src/sources/types.ts';
 import { readV1Live, type V1LiveReadOptions } from '../../src/sources/v1-live.ts';
+import { runCli } from '../helpers/fake-io.ts';
+import { startTestSandbox } from '../helpers/sandbox.ts';
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const TOKEN = 'old-account-token-0123456789';
 const BASIC = `Basic ${Buffer.from(`${TOKEN}:x`).toString('base64')}`;
 
@@ -219,5 +223,29 @@ describe('the old account is sent its token as the legacy service takes it', () 
     const { error } = await read(account);
     expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', message: 'GET /api/party?start=0&limit=2: the service answered 401 (<error>authentication required</error>)' });
     expect(`${error?.message} ${error?.hint}`).not.toContain(TOKEN);
+  });
+});
+
+describe('a rate limit of the old account past --give-up-after', () => {
+  it("stops the run at once (exit 4) on a 429 with Retry-After: 3000 and --give-up-after 20s, saying when to run again", async () => {
+    const account = await oldAccount((_request, response) => {
+      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3000' });
+      response.end('{"error": "rate limit reached"}');
+    });
+    const target = await startTestSandbox();
+    const state = mkdtempSync(join(tmpdir(), 'ferry-v1-429-'));
+    folders.push(state);
+    try {
+      const run = await runCli(['import', '--mapping', join(ROOT, 'mappings/v1-organisations.yaml'), '--input', `v1+${account.url}`, '--give-up-after', '20s', '--state-dir', state], {
+        cwd: state,
+        env: { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: TOKEN },
+      });
+      expect(run.code, run.stdout + run.stderr).toBe(4);
+      expect(run.stderr).toMatch(/\[API_RATE_LIMITED\].*GET \/api\/party\?start=0&limit=100: the service answered 429 \(rate limit reached\); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take \(--give-up-after\): run again after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+      expect(run.stderr).not.toContain(TOKEN);
+      expect(account.requests).toHaveLength(1);
+    } finally {
+      await target.close();
+    }
   });
 });
