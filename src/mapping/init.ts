@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { type CellValue, isIdColumn, normalizeWord, openSource, type OpenSourceOptions } from '../sources/index.ts';
+import { type CellValue, isIdColumn, openSource, type OpenSourceOptions } from '../sources/index.ts';
+import { normalizeWord } from '../util/index.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, printable } from '../util/index.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { v1LiveConnection, type V1ReadLimits, type V1WireFormat } from '../../src/client/index.ts';
+import { v1LiveConnection, type V1ReadLimits, type V1WireFormat } from '../../src/client/v1-reader.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import type { SourceItem } from '../../src/sources/types.ts';
 import { readV1Live, type V1LiveReadOptions } from '../../src/sources/v1-live.ts';
