@@ -240,6 +240,11 @@ export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean)
         : `Tags stay in the account: the interface has no request to delete a tag, only to take it off a record. No record carries these any more: ${lists}; remove them in the account's settings if they are not wanted.`,
     );
   }
+  if (summary.kept.length > 0) {
+    lines.push(`Left ${plural(summary.kept.length, 'record')} the journal says ${summary.runs.length === 1 ? 'the run' : 'the runs'} created, because the record in the account is not what ${summary.runs.length === 1 ? 'it' : 'they'} wrote (delete by hand what is meant to go):`);
+    for (const kept of summary.kept.slice(0, 20)) lines.push(`  ${kept.step} ${JSON.stringify(kept.key)}: record ${kept.id}: ${kept.reason}`);
+    if (summary.kept.length > 20) lines.push(`  and ${summary.kept.length - 20} more`);
+  }
   for (const kept of summary.setupKept) lines.push(`Kept ${kept.kind} ${kept.id}, which the set-up created: ${kept.reason}; delete it in the account once nothing uses it.`);
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
   if (!dryRun) lines.push(`Requests: ${summary.requests}.`);

@@ -112,6 +112,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   }
   if (v['delete-missing'] && v.since !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone');
   if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
+  if (v.fresh && v.reconcile) throw new FerryError('USAGE', '--fresh starts a new state, in which --reconcile finds nothing to look up: give one', { hint: 'After JOURNAL_CORRUPT, run with --reconcile alone; to adopt records the account had before any run, use `match:` in the mapping.' });
   if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {
     source,
@@ -123,6 +124,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     retryRejects: retry !== undefined,
     retryFile: typeof retry === 'string' && retry !== '' ? (path(retry, cwd) as string) : null,
     strict: Boolean(v.strict),
+    reconcile: Boolean(v.reconcile),
   };
   const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
   if (concurrency !== undefined) run.concurrency = concurrency;
@@ -255,6 +257,7 @@ const RUN_FLAGS: OptionSpec = {
   },
   strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users or teams the rows name" },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
+  reconcile: { type: 'boolean', describe: 'look up in the account every row the journal does not know before creating it (after JOURNAL_CORRUPT: a journal cut short or replaced)' },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
   'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (v1+https://HOST, token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },

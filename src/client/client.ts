@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -293,13 +294,28 @@ export class CrmClient {
     return token;
   }
 
-  /** Downloads an attachment to `file`, streaming; a partial file is removed on failure. */
+  /**
+   * Downloads an attachment to `file`, streaming; a partial file is removed on failure. The file
+   * is created (0600: it is the account's data), never written through something already there:
+   * when `file` exists (a file, or a link planted to send the bytes elsewhere) the download fails
+   * with EEXIST, so callers download to a name of their own and rename it into place.
+   */
   async download(attachmentId: number, file: string): Promise<{ bytes: number; contentType: string | undefined }> {
-    const answer = await this.transport.send({ method: 'GET', path: `/attachments/${attachmentId}` });
+    // The file is made before the request is sent: a name already taken fails before any byte moves.
+    const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+    await once(out, 'open');
+    let answer;
+    try {
+      answer = await this.transport.send({ method: 'GET', path: `/attachments/${attachmentId}` });
+    } catch (error) {
+      out.destroy();
+      await rm(file, { force: true });
+      throw error;
+    }
     let bytes = 0;
     answer.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
     try {
-      await pipeline(answer.body, createWriteStream(file));
+      await pipeline(answer.body, out);
     } catch (error) {
       await rm(file, { force: true });
       throw new ApiError('API_NETWORK', `the download broke off after ${bytes} bytes`, {

@@ -1,11 +1,11 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { rename, rm, stat } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
-import { jsonText, readTextInput, writeFileAtomic } from '../util/index.ts';
+import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
@@ -258,10 +258,32 @@ function dayBefore(instant: string): string {
   return new Date(Date.parse(instant) - 86_400_000).toISOString().slice(0, 10);
 }
 
-/** A file name as a folder can hold it: no folders of its own, not `.` or `..`. */
-function safeFileName(name: unknown): string {
-  const text = typeof name === 'string' ? name.replace(/[/\\\0]/g, '_').trim() : '';
-  return text === '' || text === '.' || text === '..' ? 'attachment' : text;
+/**
+ * Downloads an attachment into `dir`/<attachment id>/<file name> and returns the file's path. The
+ * name is the service's, made one file name the file system takes (fileNameFor, as the restore
+ * names a backup's files). Nothing already in `dir` is followed: an id folder or a file that is a
+ * link (planted to send the bytes elsewhere) is refused, and the bytes go to a file made fresh
+ * beside the target, renamed into place. Folders are 0700 and files 0600: they are the account's.
+ */
+async function downloadAttachment(client: CrmClient, dir: string, id: number, filename: unknown): Promise<string> {
+  const context = {
+    what: `--attachments ${dir}, attachment ${id}`,
+    hint: 'The folder holds a link crm-ferry did not make. Remove it (or give --attachments a folder of its own), then export again.',
+  };
+  const folder = await pathInside(dir, String(id), context);
+  await makePrivateFolder(folder, context);
+  const name = fileNameFor(typeof filename === 'string' && filename !== '' ? filename : 'attachment');
+  const file = await pathInside(dir, `${id}/${name}`, context);
+  const temp = temporaryNameFor(file);
+  try {
+    await client.download(id, temp);
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    if (error instanceof FerryError) throw error;
+    throw new FerryError('EXPORT_WRITE', `cannot write the attachment ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+  }
+  return file;
 }
 
 /**
@@ -283,14 +305,7 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
     const base = options.out === null ? process.cwd() : dirname(options.out);
     for (const attachment of record.attachments as Body[]) {
       if (typeof attachment.id !== 'number') continue;
-      const folder = join(options.attachments, String(attachment.id));
-      const file = join(folder, safeFileName(attachment.filename));
-      try {
-        await mkdir(folder, { recursive: true });
-      } catch (error) {
-        throw new FerryError('EXPORT_WRITE', `cannot make the attachments folder ${folder}: ${(error as Error).message}`, { location: { file: folder }, cause: error });
-      }
-      await deps.client.download(attachment.id, file);
+      const file = await downloadAttachment(deps.client, options.attachments, attachment.id, attachment.filename);
       // Forward slashes: the file may be imported on another system.
       attachment.file = relative(base, file).split(sep).join('/');
     }
@@ -326,6 +341,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
     const found = await stat(options.attachments).catch(() => null);
     if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
+    if (found === null) await makePrivateFolder(options.attachments, { what: '--attachments' });
   }
   const { filter, local } = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
   const checkedHere = local.map((l) => l.text);

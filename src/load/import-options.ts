@@ -40,6 +40,12 @@ export const importOptionsSchema = z.object({
   strict: z.boolean().default(false),
   /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
   retryFile: z.string().nullable().default(null),
+  /**
+   * Look every row the journal does not know up in the account before creating it, and take a
+   * journal that is not what its runs wrote (cut short, an older copy) as it is: the way on after
+   * JOURNAL_CORRUPT. @default false
+   */
+  reconcile: z.boolean().default(false),
 });
 
 export type ImportOptions = z.output<typeof importOptionsSchema>;

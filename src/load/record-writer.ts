@@ -16,6 +16,7 @@ import { attachmentFilesOf, planAttachments, readAttachments } from './attachmen
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
+import { ReconcileIndex } from './reconcile.ts';
 import { LostCreates, RecordService } from './service.ts';
 import { type DryRunReport, type ImportDeps, type ImportEvent, type ImportOptions } from './import-options.ts';
 import { StepRun } from './step-run.ts';
@@ -249,9 +250,17 @@ export class RecordWriter {
       if (match === 'rejected') return;
       found = match;
     }
+    // --reconcile: a row the journal does not know may have a record an earlier run made.
+    let own = false;
+    if (!known && !found && this.options.reconcile) {
+      step.reconcile ??= new ReconcileIndex(this.service, entity, this.state.created, (id) => step.taken.has(id));
+      found = await step.reconcile.find(body);
+      if (found) step.taken.add(found.id as number);
+      own = found !== null;
+    }
     step.ready += 1;
     try {
-      await this.write(step, mapped, body, fp, known, found);
+      await this.write(step, mapped, body, fp, known, found, own);
     } finally {
       step.ready -= 1;
       // Its look-up held back for others to share it, a row waits no longer than the writes have rows to write.
@@ -259,8 +268,11 @@ export class RecordWriter {
     }
   }
 
-  /** Creates, adopts or updates a row's record (in a dry run, counts what that would send). */
-  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null): Promise<void> {
+  /**
+   * Creates, adopts or updates a row's record (in a dry run, counts what that would send). `own`:
+   * `found` is the record an earlier run made for the row (--reconcile), not one `match:` found.
+   */
+  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false): Promise<void> {
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
     // is not on the request's path (a row sent at once waits for it all the same).
@@ -282,6 +294,7 @@ export class RecordWriter {
         }
         try {
           if (known) await this.update(step, mapped, body, fp, known);
+          else if (found && own) await this.adoptOwn(step, mapped, body, fp, found);
           else if (found) await this.adopt(step, mapped, body, fp, found);
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
@@ -332,6 +345,29 @@ export class RecordWriter {
     const written = spec.onMatch === 'update' ? body : {};
     this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
     this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    return this.succeed(step, mapped, 'matched', id);
+  }
+
+  /**
+   * A row whose record an earlier run made, though the journal lost it (--reconcile): the record
+   * is the row's own again (a rollback of those runs cannot delete it, their line is lost; a
+   * later run updates it as any other), and what the row holds now and the record lacks is written.
+   */
+  async adoptOwn(step: StepRun, mapped: MappedRecord, whole: Body, fp: string, record: Body): Promise<void> {
+    const id = record.id as number;
+    this.reconciled.applied += 1;
+    // A note's files were sent with the lost create: the record has them already.
+    const { attachments: _files, ...body } = withoutApart(whole);
+    const { plan, before } = planRecordUpdate(record, body);
+    if (Object.keys(plan.changes).length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body: whole, id, before });
+      await this.service.update(step.compiled.entity, id, plan.changes);
+    }
+    // Adding a contact the project has is no error.
+    const contacts = contactIdsOf(whole);
+    if (contacts.length > 0) await this.service.setContacts(id, contacts, []);
+    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: whole, origin: 'created' });
+    this.fold(step, mapped.key, { id, fp, body: whole, origin: 'created', pending: null, rejected: null, run: this.runId });
     return this.succeed(step, mapped, 'matched', id);
   }
 

@@ -8,7 +8,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
+import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, createResolver, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
@@ -134,7 +134,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     if (plan?.plan.setup) {
       const done = await setupForRun(
         { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
-        { client: deps.client, state, run, now },
+        { client: deps.client, state, run, now, reconcile: options.reconcile },
       );
       setup = done.report;
       if (done.resolver && !deps.resolver) resolver = done.resolver;
@@ -143,10 +143,10 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of prepared) assertConstantNames(step, resolver);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
-      const file = state.journalFile(step.name);
-      const journal = await loadJournal(file);
+      // A journal that is not what its runs wrote is refused, unless --reconcile looks the rows up.
+      const journal = await state.loadJournal(step.name, { trustAsItIs: options.reconcile });
       assertSameKey(step, journal);
-      const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
+      const writer = options.dryRun ? null : await state.openJournal(step.name, journal);
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);

@@ -141,11 +141,15 @@ export class RecordService {
     return found;
   }
 
-  /** Records that may be the result of the creates, newest included. */
-  private async *candidates(entity: Entity, creates: readonly UnconfirmedCreate[], since: Date): AsyncGenerator<Body> {
+  /**
+   * Records that may be the result of the creates, newest included: of a kind listed by `since`,
+   * those changed since then (with their tags and custom fields when `embed`); notes, those on the
+   * records the creates are on; tasks, all.
+   */
+  async *candidates(entity: Entity, creates: readonly UnconfirmedCreate[], since: Date, options: { embed?: boolean } = {}): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
     if (entity === 'party' || entity === 'kase' || entity === 'opportunity') {
-      yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), ...(options.embed && embed ? { embed } : {}) });
       return;
     }
     if (entity === 'entry') {

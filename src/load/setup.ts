@@ -1,6 +1,6 @@
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { JournalWriter, loadJournal, readJournal, StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
+import { StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
 import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse, type TransformRegistry } from '../mapping/index.ts';
 import { compileSteps, openStepItems, type PreparedStep, preparePlan, type SetupSpec } from '../plan/index.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
@@ -59,10 +59,8 @@ const SETUP_API: Record<SetupKind, { path: string; one: string }> = {
 const CAPTURE_RULE = { parties: 'PARTY', opportunities: 'OPPORTUNITY', kases: 'KASE' } as const;
 const PLURAL: Partial<Record<Entity, keyof typeof CAPTURE_RULE>> = { party: 'parties', opportunity: 'opportunities', kase: 'kases' };
 
-/** The set-up journal sits beside the steps'; a step name cannot start with `_`, so it never meets one. */
-export function setupJournalFile(state: StateDir): string {
-  return state.journalFile('_setup');
-}
+/** The set-up journal sits beside the steps' (as step `_setup`); a step name cannot start with `_`, so it never meets one. */
+const SETUP_STEP = '_setup';
 
 function norm(name: string): string {
   return name.trim().toLowerCase();
@@ -270,6 +268,8 @@ export interface ApplySetupDeps {
   /** The run the creates belong to: a rollback of that run removes them. */
   run: string;
   now?: () => Date;
+  /** --reconcile: a set-up journal that is not what its runs wrote is taken as it is (the set-up finds its items by name anyway). @default false */
+  reconcile?: boolean;
 }
 
 /**
@@ -283,9 +283,8 @@ export interface ApplySetupDeps {
  */
 export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps: ApplySetupDeps): Promise<{ created: SetupReport['created']; catalog: AccountCatalog }> {
   const now = deps.now ?? (() => new Date());
-  const file = setupJournalFile(deps.state);
-  const journal = await loadJournal(file);
-  const writer = await JournalWriter.open(file, { validLength: journal.validLength });
+  const journal = await deps.state.loadJournal(SETUP_STEP, { trustAsItIs: deps.reconcile ?? false });
+  const writer = await deps.state.openJournal(SETUP_STEP, journal);
   const created: SetupReport['created'] = [];
   // Found on resuming, an item is in `catalog` already; what is created now is added to it.
   const made: Array<SetupItem & { id: number }> = [];
@@ -345,24 +344,24 @@ export async function undoSetup(
   runs: ReadonlySet<string>,
   deps: { client: CrmClient; rollbackRun: string; dryRun: boolean; signal?: AbortSignal },
 ): Promise<UndoSetupResult> {
-  const file = setupJournalFile(state);
   const result: UndoSetupResult = { deleted: 0, alreadyGone: 0, kept: [] };
   const made = new Map<string, { kind: SetupKind; id: number }>();
   const kinds = new Map<string, SetupKind>();
-  for await (const entry of readJournal(file)) {
+  for await (const entry of state.readJournal(SETUP_STEP)) {
     if (entry.t === 'intent' && isIntentBody(entry.body)) kinds.set(entry.k, entry.body.kind);
     if (entry.t !== 'done' || !runs.has(entry.run)) continue;
     const kind = kinds.get(entry.k);
     if (entry.op === 'create' && kind) made.set(entry.k, { kind, id: entry.id });
   }
   // What a later line says is gone (an earlier rollback) is not deleted twice.
-  const current = (await loadJournal(file)).rows;
+  const loaded = await state.loadJournal(SETUP_STEP);
+  const current = loaded.rows;
   const order = [...made.entries()]
     .filter(([key, item]) => current.get(key)?.id === item.id)
     .sort((a, b) => SETUP_KINDS.indexOf(b[1].kind) - SETUP_KINDS.indexOf(a[1].kind));
   if (order.length === 0) return result;
   if (deps.dryRun) return { deleted: order.length, alreadyGone: 0, kept: [] };
-  const writer = await JournalWriter.open(file);
+  const writer = await state.openJournal(SETUP_STEP, loaded);
   try {
     for (const [key, { kind, id }] of order) {
       if (deps.signal?.aborted) break;
@@ -391,7 +390,7 @@ export async function undoSetup(
 /** The runs whose set-up changed the account, for rollback's choice of runs. */
 export async function setupRuns(state: StateDir): Promise<string[]> {
   const runs = new Set<string>();
-  for await (const entry of readJournal(setupJournalFile(state))) if (entry.t === 'done' && entry.op === 'create') runs.add(entry.run);
+  for await (const entry of state.readJournal(SETUP_STEP)) if (entry.t === 'done' && entry.op === 'create') runs.add(entry.run);
   return [...runs];
 }
 

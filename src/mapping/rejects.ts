@@ -149,7 +149,8 @@ export class RejectsWriter {
     const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
     let handle: FileHandle;
     try {
-      handle = await open(temp, 'wx');
+      // 0600: the rows hold the customer's data, whatever the umask.
+      handle = await open(temp, 'wx', 0o600);
     } catch (error) {
       throw new FerryError('EXPORT_WRITE', `cannot create the rejects file beside ${file}: ${(error as Error).message}`, {
         location: { file },

@@ -311,7 +311,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   const resolver = options.resolver ?? offlineResolver;
   const { steps } = await preparePlan(options.planFile, options.rejectsDir, options.transforms);
   if (options.rejectsDir !== undefined) {
-    await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
+    await makeFolders(options.rejectsDir, { mode: 0o700, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
   for (const step of steps) assertConstantNames(step, resolver);
   for (const step of steps) {

@@ -78,30 +78,46 @@ describe('the state lock, taken over from a dead process', () => {
     const stateDir = join(dir, 'processes');
     mkdirSync(stateDir);
     writeFileSync(join(stateDir, 'lock'), stale());
-    // Each child opens the state when the clock reaches `start`, holds it a moment, and says what happened.
-    const start = Date.now() + 2500;
+    // Each child says it is ready once loaded, opens the state when told to go (all at once, once
+    // all are ready: a busy machine loads them at different speeds), holds it until every child
+    // has tried, and says what happened.
     const script = `
       import { StateDir } from ${JSON.stringify(join(ROOT, 'src/journal/index.ts'))};
-      await new Promise((r) => setTimeout(r, ${start} - Date.now()));
+      import { createInterface } from 'node:readline';
+      const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+      console.log('ready');
+      await lines.next();
+      let state = null;
       try {
-        const state = await StateDir.open({ dir: ${JSON.stringify(stateDir)}, account: ${JSON.stringify(account)}, users: async () => [] });
-        await new Promise((r) => setTimeout(r, 300));
-        await state.close();
+        state = await StateDir.open({ dir: ${JSON.stringify(stateDir)}, account: ${JSON.stringify(account)}, users: async () => [] });
         console.log('took');
       } catch (error) {
         console.log(error.code);
-      }`;
-    const run = (): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', () => resolve(out.trim()));
+      }
+      await lines.next();
+      await state?.close();
+      process.exit(0);`;
+    const children = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] }));
+    const said = children.map((child) => {
+      const lines: string[] = [];
+      const waiting: Array<() => void> = [];
+      child.stdout.on('data', (chunk: Buffer) => {
+        lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
+        for (const wake of waiting.splice(0)) wake();
       });
-    const results = await Promise.all(Array.from({ length: 4 }, run));
+      return async (count: number): Promise<string[]> => {
+        while (lines.length < count) await new Promise<void>((resolve) => waiting.push(resolve));
+        return lines;
+      };
+    });
+    const exited = children.map((child) => new Promise((resolve) => child.on('close', resolve)));
+    await Promise.all(said.map((lines) => lines(1)));
+    for (const child of children) child.stdin.write('go\n');
+    const results = (await Promise.all(said.map((lines) => lines(2)))).map((lines) => lines[1] as string);
+    for (const child of children) child.stdin.end('done\n');
+    await Promise.all(exited);
     expect(results.sort()).toEqual(['JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'took']);
-  }, 20_000);
+  }, 60_000);
 
   it('a run that closes does not remove a lock that is no longer its own', async () => {
     const stateDir = join(dir, 'replaced');
