@@ -4,7 +4,7 @@ export { RateGovernor, type GovernorOptions, type GovernorState } from './govern
 export { Redactor } from './redact.ts';
 export { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema, type RetryOptions, type RetrySettings } from './retry.ts';
 export { staticToken, Transport, transportOptionsSchema, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions } from './transport.ts';
-export { CrmClient, EVERY_TASK_STATUS, Resource, type DeleteResult, type Embed, type Filter, type ListOptions } from './client.ts';
+export { CrmClient, EVERY_TASK_STATUS, Resource, type DeleteResult, type PageOptions, type Embed, type Filter, type ListOptions } from './client.ts';
 export { parseLinkHeader } from './pagination.ts';
 export type * from './schemas.ts';
 export { isV1LiveInput, parseV1LiveInput, V1_LISTS, V1_WIRE_FORMATS, v1FilterTime, v1LiveConnection, V1Reader, type V1List, type V1LiveAddress, type V1LiveConnection, type V1LiveConnectionOptions, type V1Page, type V1WireFormat } from './v1-reader.ts';
