@@ -4,15 +4,17 @@
  * plan with the configuration set-up creates. The same backup gives the same files, so a resumed
  * restore continues the same plan.
  */
-import { copyFile, link, mkdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { constants } from 'node:fs';
+import { copyFile, link, lstat, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { type Cell, columnsFromMappings, openWriter } from '../export/index.ts';
 import { type AccountCatalog, loadMapping, type MatchSpec } from '../mapping/index.ts';
 import type { SetupSpec } from '../plan/index.ts';
-import { makeFolders, writeFileAtomic } from '../util/index.ts';
-import { idOf, nameOf, type Backup } from './read-backup.ts';
+import { fileNameFor, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
+import { type Backup, type BackupAttachment, idOf, nameOf } from './read-backup.ts';
 
 type Body = Record<string, unknown>;
 
@@ -43,7 +45,8 @@ export const RECORD_STEPS = RESTORE_STEPS.filter((s) => s.match !== null);
 
 /** Writes one CSV of the restore's inputs (plain, raw: read back by the importer as written). */
 async function writeCsv(file: string, header: string[], rows: Array<{ cells: Cell[]; record: Body }>): Promise<void> {
-  const writer = openWriter('csv', file, header, { plain: true, raw: true, stdout: process.stdout });
+  // Never standard output: the file is named.
+  const writer = openWriter('csv', file, header, { plain: true, raw: true, stdout: new Writable() });
   try {
     for (const row of rows) await writer.write(row.cells, row.record);
     await writer.commit();
@@ -62,22 +65,16 @@ export function onRecord(record: Body): { partyId: number | null; kaseId: number
   return { partyId, kaseId, opportunityId };
 }
 
-/** A file name an attachment can keep on disk: its last path part, never `.` or `..`. */
-function safeFilename(name: string, id: number): string {
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f]/g, '_');
-  return base === '' || base === '.' || base === '..' ? `attachment-${id}` : base;
-}
-
 /** The mapping as the restore runs it: the bundled file, with the step's match rules after it. */
 async function writeStepMapping(step: RestoreStep, work: string): Promise<void> {
   const text = await readFile(join(MAPPINGS, step.mapping), 'utf8');
   if (step.match === null) {
-    await writeFileAtomic(join(work, step.mapping), text, { mode: 0o644 });
+    await writeFileAtomic(join(work, step.mapping), text, { mode: 0o600 });
     return;
   }
   const rules = stringify({ match: step.match, onDuplicate: 'separate' });
   const added = `\n# Added by crm-ferry restore: a record the account has already is found and brought to the\n# backup's values instead of being added again; rows of one name are separate records.\n${rules}`;
-  await writeFileAtomic(join(work, step.mapping), `${text.trimEnd()}\n${added}`, { mode: 0o644 });
+  await writeFileAtomic(join(work, step.mapping), `${text.trimEnd()}\n${added}`, { mode: 0o600 });
 }
 
 /** The set-up block of the plan: the configuration of the backup that the interface can create; what the target has is left alone. */
@@ -125,7 +122,7 @@ export async function writeRestorePlan(work: string, setup: SetupSpec, steps: re
     '',
   ].join('\n');
   const body = stringify({ version: 1, setup, steps: steps.map((s) => ({ name: s.name, mapping: s.mapping, input: s.input })) });
-  await writeFileAtomic(plan, `${head}${body}`, { mode: 0o644 });
+  await writeFileAtomic(plan, `${head}${body}`, { mode: 0o600 });
   return plan;
 }
 
@@ -134,7 +131,7 @@ export async function writeRestorePlan(work: string, setup: SetupSpec, steps: re
  * columns filled as `export --mapping` fills them.
  */
 export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog, work: string): Promise<void> {
-  await makeFolders(work, { mode: 0o755, what: "the folder of the restore's inputs", hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written.' });
+  await makePrivateFolder(work, { what: "the folder of the restore's inputs", hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written.' });
   for (const step of RESTORE_STEPS) await writeStepMapping(step, work);
   // An opportunity read back names its milestone without the pipeline, which a milestone name
   // two pipelines share needs: it is taken from the backup's milestones.
@@ -260,8 +257,6 @@ export async function writeActivityInputs(backup: Backup, work: string, present:
   const tasks = await backup.read('tasks.jsonl');
   const refiled = refiledTaskEntries(tasks);
 
-  const attachments = new Map<number, Body>();
-  for (const line of await backup.read('attachments.jsonl')) attachments.set(line.id as number, line);
   const entryRows: Array<{ cells: Cell[]; record: Body }> = [];
   for (const entry of await backup.read('entries.jsonl')) {
     if (filedAgain(refiled, entry)) {
@@ -281,14 +276,14 @@ export async function writeActivityInputs(backup: Backup, work: string, present:
     const type = nameOf(entry.activityType) ?? (entry.type === 'email' || entry.type === 'task' ? CARRIED_TYPE[entry.type] : null);
     const paths: string[] = [];
     for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
-      const line = attachments.get(attachment.id as number);
-      if (!line) continue;
-      const relative = `files/${line.id}/${safeFilename(String(line.filename), line.id as number)}`;
-      const file = join(work, relative);
-      await mkdir(join(work, 'files', String(line.id)), { recursive: true });
-      const exists = await stat(file).then(() => true, () => false);
-      if (!exists) await link(join(backup.dir, String(line.file)), file).catch(() => copyFile(join(backup.dir, String(line.file)), file));
+      // openBackup checked that every attachment of an entry is there, with its bytes.
+      const line = backup.attachments.get(attachment.id as number) as BackupAttachment;
+      const relative = `files/${line.id}/${fileNameFor(line.filename)}`;
       paths.push(relative);
+      const file = join(work, relative);
+      if (await lstat(file).then(() => true, () => false)) continue;
+      await makePrivateFolder(join(work, 'files', String(line.id)), { what: "a folder of the restore's attachment files" });
+      await link(line.path, file).catch(() => copyFile(line.path, file, constants.COPYFILE_EXCL));
     }
     entryRows.push({ cells: [entry.id as number, on.partyId, on.kaseId, on.opportunityId, content, type, (entry.entryAt as string | null) ?? null, paths.join(';') || null], record: entry });
   }
