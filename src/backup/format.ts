@@ -54,7 +54,11 @@ export const manifestSchema = z.object({
   /** null for a full read; the time asked for as `since` when this run read only the changes. */
   since: z.string().nullable(),
   /** Every JSON Lines file, by name (relative to the folder). */
-  files: z.record(z.string().regex(BACKUP_FILE_NAME, 'a file name of the folder (`parties.jsonl`), not a path'), manifestFileSchema),
+  files: z.record(z.string(), manifestFileSchema).superRefine((files, context) => {
+    for (const name of Object.keys(files)) {
+      if (!BACKUP_FILE_NAME.test(name)) context.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is not a file name of the folder (such as "parties.jsonl"), and a backup lists no path` });
+    }
+  }),
   /** Attachment files under attachments/: how many and their bytes (each file's SHA-256 is in attachments.jsonl). */
   attachments: z.object({ files: count, bytes: count }),
   /** Records the service listed as deleted since `since`, removed from the files by this run. */
