@@ -32,6 +32,8 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
     { name: 'pipeline', value: (r) => textOrNull(((r.milestone as Body | null | undefined)?.pipeline as Body | null | undefined)?.name) },
     { name: 'durationBasis', value: (r) => textOrNull(r.durationBasis) },
     { name: 'duration', value: (r) => (typeof r.duration === 'number' ? r.duration : null) },
+    // A track applied on create starts from its definition, named as the track's description.
+    { name: 'tracks', fetches: 'tracks', value: (r) => joinedTexts(r.tracks, 'description') },
   ],
   kases: [
     { name: 'partyId', value: (r) => idOf(r.party) },

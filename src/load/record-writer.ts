@@ -328,11 +328,30 @@ export class RecordWriter {
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
     }
+    // A project's additional contacts are not read back: one this import created cannot be on the
+    // project yet, and is added (as after a create); one found in the account is taken as there.
+    const added = spec.onMatch === 'update' ? contactIdsOf(body).filter((party) => this.createdParty(party)) : [];
     // With skip nothing of the row was written: the next run must not take the record for the row's.
-    const written = spec.onMatch === 'update' ? body : {};
-    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
-    this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    // With contacts to add, the row is recorded without them until they are, as after a create.
+    const written = spec.onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
+    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
+    this.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    if (added.length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before: { parties: null } });
+      await this.service.setContacts(id, added, []);
+      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp });
+      this.fold(step, mapped.key, { fp, body });
+    }
     return this.succeed(step, mapped, 'matched', id);
+  }
+
+  /** Whether a run of this state created party `id` (rather than found it in the account). */
+  createdParty(id: number): boolean {
+    for (const step of this.steps) {
+      if (step.compiled.entity !== 'party') continue;
+      for (const row of step.journal.rows.values()) if (row.id === id && row.origin === 'created') return true;
+    }
+    return false;
   }
 
   countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {

@@ -184,6 +184,12 @@ export class RecordService {
     yield* this.pages(`${path}/filters/results`, many, { embed }, { filter: { conditions } });
   }
 
+  /** Every record of the account of a kind, with its tags and custom fields (a match looks among them). */
+  async *list(entity: 'party' | 'kase' | 'opportunity'): AsyncGenerator<Body> {
+    const { path, many, embed } = ENTITY_API[entity];
+    yield* this.pages(path, many, { embed });
+  }
+
   /** Whether any record passes a structured filter: one request for the first page of one. */
   async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {
     const { path, many } = ENTITY_API[entity];

@@ -8,11 +8,11 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { checkConstantNames, type CompiledMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions } from '../mapping/index.ts';
+import { checkConstantNames, type CompiledMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mappingSchema, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions } from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
 import { isV1LiveInput, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
-import { loadPlan, type Plan } from './load.ts';
+import { loadPlan, type Plan, type PlanStep } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ColumnCensus } from './census.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
@@ -341,13 +341,30 @@ export async function prepareSingleStep(mappingFile: string, inputFile: string, 
   return step;
 }
 
+/**
+ * The step with the plan's `match` and `onDuplicate` in place of the mapping's, checked as the
+ * mapping's would be (a project matched `within: organisation` is refused, with the plan's place).
+ */
+function withPlanMatch(step: PreparedStep, planStep: PlanStep): PreparedStep {
+  if (planStep.match === undefined && planStep.onDuplicate === undefined) return step;
+  const checked = mappingSchema.safeParse({ ...step.mapping, ...(planStep.match ? { match: planStep.match } : {}), ...(planStep.onDuplicate ? { onDuplicate: planStep.onDuplicate } : {}) });
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new FerryError('PLAN_INVALID', `step ${planStep.name}: ${issue?.path.join('.') ?? 'match'}: ${issue?.message ?? 'invalid'} (for the ${step.mapping.entity}s of ${basename(step.mappingFile)})`, {
+      location: { ...planStep.location, yamlPath: `steps[${planStep.index}].${String(issue?.path[0] ?? 'match')}` },
+    });
+  }
+  return { ...step, mapping: checked.data };
+}
+
 /** Loads a plan and its mappings, in run order; every problem is found before any row is read. */
 export async function preparePlan(planFile: string, rejectsDir?: string): Promise<{ plan: Plan; steps: PreparedStep[] }> {
   const plan = await loadPlan(planFile);
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    prepared.push(await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location));
+    const ready = await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location);
+    prepared.push(withPlanMatch(ready, step));
   }
   return { plan, steps: orderSteps(prepared) };
 }
