@@ -48,7 +48,7 @@ try {
   try {
     const restored = await runRestore({ from: dir, workDir: join(dir, 'restore') }, { client: targetClient, account: { baseUrl: target.url, account: target.url } });
     const written = restored.import.steps.reduce((sum, step) => sum + step.created + step.updated + step.matched, 0);
-    const linkRequests = restored.links.kaseParties.added + restored.links.tracks.added;
+    const linkRequests = restored.links.kaseParties + restored.links.tracks.ofParties;
     const total = targetClient.transport.requestsSent;
     console.log(JSON.stringify({ run: 'restore', recordsWritten: written, requests: total, requestsPerRecord: +(total / written).toFixed(3), importRequests: restored.import.requests, importRequestsPerRecord: +(restored.import.requests / written).toFixed(3), linksAdded: linkRequests, steps: Object.fromEntries(restored.import.steps.map((s) => [s.step, s.created])) }));
     // The same backup again into that account with a new state folder: every record is found by

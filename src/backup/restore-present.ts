@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
 import { loadJournal } from '../journal/index.ts';
-import { entryKey, onRecord, RECORD_STEPS, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
+import { entryKey, onRecord, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
+import { RECORD_STEPS } from './restore-plan.ts';
 
 type Body = Record<string, unknown>;
 

@@ -83,7 +83,12 @@ const LIST_COLUMNS: Record<'additionalContact' | 'attachment', (name: string) =>
     name,
     fetches: 'attachments',
     value: (r) => {
-      const files = (Array.isArray(r.attachments) ? (r.attachments as Body[]) : []).map((a) => ({ file: a.file, contentType: a.contentType ?? undefined }));
+      // The attachment's own name goes beside a file named otherwise (shortened to fit the file system).
+      const files = (Array.isArray(r.attachments) ? (r.attachments as Body[]) : []).map((a) => ({
+        file: a.file,
+        contentType: a.contentType ?? undefined,
+        ...(typeof a.filename === 'string' && typeof a.file === 'string' && a.file.split('/').pop() !== a.filename ? { filename: a.filename } : {}),
+      }));
       return files.length === 0 ? null : JSON.stringify(files);
     },
   }),
