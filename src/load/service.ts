@@ -184,11 +184,31 @@ export class RecordService {
     yield* this.pages(`${path}/filters/results`, many, { embed }, { filter: { conditions } });
   }
 
-  /** Every record of the account of a kind, with its tags and custom fields (a match looks among them). */
-  async *list(entity: 'party' | 'kase' | 'opportunity'): AsyncGenerator<Body> {
-    const { path, many, embed } = ENTITY_API[entity];
-    yield* this.pages(path, many, { embed });
+  /**
+   * Every record of the account of a kind, with its tags and custom fields (a match looks among
+   * them), or null when there are more than `upTo`. Read once a run: the steps matching one kind
+   * (organisations and people) share it.
+   */
+  list(entity: 'party' | 'kase' | 'opportunity', upTo: number): Promise<Body[] | null> {
+    let read = this.#lists.get(entity);
+    if (!read) {
+      read = (async () => {
+        const { path, many, embed } = ENTITY_API[entity];
+        const all: Body[] = [];
+        for await (const record of this.pages(path, many, { embed })) {
+          if (all.length >= upTo) return null;
+          all.push(record);
+        }
+        return all;
+      })();
+      this.#lists.set(entity, read);
+      // A failed read is told to the steps waiting for it; the next asks again.
+      read.catch(() => this.#lists.delete(entity));
+    }
+    return read;
   }
+
+  readonly #lists = new Map<string, Promise<Body[] | null>>();
 
   /** Whether any record passes a structured filter: one request for the first page of one. */
   async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {

@@ -82,9 +82,10 @@ describe('Matcher: the account read whole (listUpTo)', () => {
     const self = {
       ...finder(),
       lists: 0,
-      async *list(): AsyncIterable<Body> {
+      async list(_entity: string, upTo: number): Promise<Body[] | null> {
         self.lists += 1;
-        for (let i = 0; i < count; i += 1) yield { id: i + 1, type: 'person', firstName: 'P', lastName: String(i), emailAddresses: [{ address: `p${i}@example.org` }, { address: `alt${i}@example.org` }] };
+        if (count > upTo) return null;
+        return Array.from({ length: count }, (_, i) => ({ id: i + 1, type: 'person', firstName: 'P', lastName: String(i), emailAddresses: [{ address: `p${i}@example.org` }, { address: `alt${i}@example.org` }] }));
       },
     };
     return self;

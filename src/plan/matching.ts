@@ -6,7 +6,8 @@ type Body = Record<string, unknown>;
 /** What a match lookup needs of the account: its records by filter, or all of them (load's RecordService is one). */
 export interface RecordFinder {
   filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncIterable<Body>;
-  list?(entity: 'party' | 'kase' | 'opportunity'): AsyncIterable<Body>;
+  /** Every record of a kind, or null when the account holds more than `upTo`. */
+  list?(entity: 'party' | 'kase' | 'opportunity', upTo: number): Promise<Body[] | null>;
 }
 
 /** How many values one filter query asks for at most. */
@@ -122,10 +123,9 @@ export class Matcher {
   /** The account's records indexed by `criterion\0value`, or null when the list holds more than `listUpTo`. */
   async #readList(): Promise<Map<string, Body[]> | null> {
     const index = new Map<string, Body[]>();
-    let read = 0;
-    for await (const record of (this.service.list as NonNullable<RecordFinder['list']>)(this.entity)) {
-      read += 1;
-      if (read > this.#listUpTo) return null;
+    const records = await (this.service.list as NonNullable<RecordFinder['list']>)(this.entity, this.#listUpTo);
+    if (records === null) return null;
+    for (const record of records) {
       for (const by of this.#criteria) {
         for (const value of new Set(matchValues(this.entity, by, record, this.definitionId))) {
           const key = `${by}\u0000${value}`;
