@@ -294,6 +294,7 @@ class ImportEngine extends RecordWriter {
         }
         // An update may or may not have been applied; the row is compared again and the update
         // sent again if it still differs (an update is safe to repeat).
+        if (intent.before && 'parties' in intent.before) step.contactsUnsure.add(key);
         await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
         this.fold(step, key, { pending: null });
         this.reconciled.notApplied += 1;

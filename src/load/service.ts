@@ -80,6 +80,11 @@ export class RecordService {
     for (const partyId of remove) await this.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}`, accept: [404] });
   }
 
+  /** The ids of a project's additional contacts, 100 a request. */
+  async *contactsOf(kaseId: number): AsyncGenerator<number> {
+    for await (const party of this.pages(`/kases/${kaseId}/parties`, 'parties', {})) if (typeof party.id === 'number') yield party.id;
+  }
+
   async update(entity: Entity, id: number, changes: Body): Promise<void> {
     const { path, one } = ENTITY_API[entity];
     await this.request({ method: 'PUT', path: `${path}/${id}`, json: { [one]: changes } });

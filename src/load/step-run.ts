@@ -51,6 +51,8 @@ export class StepRun {
   reading = false;
   /** Settles the creates whose answers were lost, made on the first. */
   lost: LostCreates | null = null;
+  /** Rows whose adding of a project's additional contacts was cut off: which of them were added is read, not guessed. */
+  readonly contactsUnsure = new Set<string>();
   /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
   readonly matches: MatchValueCheck;
   /** Warnings of the rows written, by code. */
