@@ -1,9 +1,13 @@
+import { z } from 'zod';
 import { ApiError, type ApiRequest, type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import type { AttachmentFile } from './attachments.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
 
 type Body = Record<string, unknown>;
+
+/** A record of a list as the interface gives it, every field kept. */
+const ANY_RECORD = z.record(z.string(), z.unknown());
 
 /** A create whose answer never came: what was sent, and when. */
 export interface UnconfirmedCreate {
@@ -82,7 +86,7 @@ export class RecordService {
 
   /** The ids of a project's additional contacts, 100 a request. */
   async *contactsOf(kaseId: number): AsyncGenerator<number> {
-    for await (const party of this.pages(`/kases/${kaseId}/parties`, 'parties', {})) if (typeof party.id === 'number') yield party.id;
+    for await (const party of this.client.paginate(`/kases/${kaseId}/parties`, 'parties', ANY_RECORD, { signal: this.stop })) if (typeof party.id === 'number') yield party.id;
   }
 
   async update(entity: Entity, id: number, changes: Body): Promise<void> {
@@ -200,7 +204,7 @@ export class RecordService {
       read = (async () => {
         const { path, many, embed } = ENTITY_API[entity];
         const all: Body[] = [];
-        for await (const record of this.pages(path, many, { embed })) {
+        for await (const record of this.client.paginate(path, many, ANY_RECORD, { query: { embed }, signal: this.stop })) {
           if (all.length >= upTo) return null;
           all.push(record);
         }
