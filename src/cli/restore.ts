@@ -31,7 +31,8 @@ export const restoreCommand: Command = {
   usage: `Usage: crm-ferry restore DIR [--allow-missing] [--state-dir DIR] [--json] [connection]
 
 Writes a backup folder (crm-ferry backup) into the account connected to, through the importer:
-exactly once, resumable (run the same command again), undone with rollback. Records get new ids;
+exactly once, resumable (run the same command again), undone with rollback. The whole backup is
+checked first, before any request (docs/backup.md: what is checked). Records get new ids;
 every link is made again by the backed-up ids. Creates the pipelines, milestones, activity types
 and track definitions the account lacks; first lists what it cannot create (custom fields, task
 categories, users, teams) and stops unless --allow-missing. Records the account has already

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Manifest, runBackup, runRestore } from '../../src/backup/index.ts';
 import { CrmClient } from '../../src/client/index.ts';
 import { seedBackupAccount } from '../helpers/backup-account.ts';
+import { runCli } from '../helpers/fake-io.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 let a: TestSandbox;
@@ -98,6 +99,15 @@ describe('a crafted backup is refused before the first request, naming the file 
     expect(error.message).toMatch(/attachments\.jsonl, line 1: "\.\.\/secret-local\.txt" climbs out of/);
     const notes = await allPages(b, '/entries', 'entries');
     expect(notes).toEqual([]);
+  });
+
+  it('as a command: exit 2, the file and line named, nothing sent', async () => {
+    const folder = crafted('climbing-cli', (f) => setAttachmentLine(f, (line) => Object.assign(line, { file: '../secret-local.txt', bytes: readFileSync(secret).length, sha256: sha256(readFileSync(secret)) })));
+    const result = await runCli(['restore', folder, '--base-url', b.url, '--token', b.token], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/PATH_UNSAFE.*attachments\.jsonl, line 1/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(await allPages(b, '/entries', 'entries')).toEqual([]);
   });
 
   it('an attachment given by an absolute path', async () => {
