@@ -10,7 +10,7 @@ import { type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
 import { downloadAttachment } from './download.ts';
 import { type KasePartyLine, SINCE_ENTITIES, type SinceEntity, type TrackLine } from './format.ts';
 import { type Body, idOf } from './record-fields.ts';
-import { readWorkFile } from './work-files.ts';
+import { readWorkFile } from './jsonl.ts';
 
 /** A record of a list, kept as the interface gives it (every field, known or not). */
 export const RECORD = z.record(z.string(), z.unknown());
@@ -156,7 +156,17 @@ export function backupSteps(): Step[] {
         }
         return out;
       },
-      fetch: async (ctx, target) => [await downloadAttachment(ctx, target)],
+      fetch: async (ctx, target) => {
+        const extra = target.extra ?? {};
+        const { line, downloaded } = await downloadAttachment(ctx.client, ctx.dir, {
+          id: target.id,
+          entryId: Number(extra.entryId),
+          filename: typeof extra.filename === 'string' ? extra.filename : String(target.id),
+          contentType: typeof extra.contentType === 'string' ? extra.contentType : null,
+        });
+        if (downloaded) ctx.downloads += 1;
+        return [line];
+      },
     },
   );
   return steps;

@@ -8,9 +8,8 @@ import { createReadStream } from 'node:fs';
 import { chmod, lstat, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { temporaryNameFor } from '../util/index.ts';
-import type { StepContext, Target } from './backup-steps.ts';
-import { ATTACHMENTS_FOLDER, type AttachmentLine } from './format.ts';
-import { BACKUP_FILE_MODE } from './work-files.ts';
+import type { CrmClient } from '../client/index.ts';
+import { BACKUP_FILE_MODE, ATTACHMENTS_FOLDER, type AttachmentLine } from './format.ts';
 
 /** The SHA-256 of a file, hex. */
 export async function sha256Of(file: string): Promise<string> {
@@ -19,18 +18,30 @@ export async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Downloads an attachment once: a file already in the folder (an earlier run) is kept. */
-export async function downloadAttachment(ctx: StepContext, target: Target): Promise<AttachmentLine> {
+/** An attachment to download: its id, and what its entry says of it. */
+export interface AttachmentTarget {
+  id: number;
+  entryId: number;
+  filename: string;
+  contentType: string | null;
+}
+
+/**
+ * Downloads an attachment into `DIR/attachments/ID` once: a file already there (an earlier run's)
+ * is kept. Gives its line of attachments.jsonl and whether it was downloaded now.
+ */
+export async function downloadAttachment(client: CrmClient, dir: string, target: AttachmentTarget): Promise<{ line: AttachmentLine; downloaded: boolean }> {
   const relative = `${ATTACHMENTS_FOLDER}/${target.id}`;
-  const file = join(ctx.dir, relative);
+  const file = join(dir, relative);
   // A plain file this backup wrote; anything else there (a link, a folder) is replaced.
   const existing = await lstat(file).catch(() => null);
-  let contentType = (target.extra?.contentType as string | null | undefined) ?? null;
+  let contentType = target.contentType;
+  let downloaded = false;
   if (!existing?.isFile()) {
     if (existing) await rm(file, { recursive: true, force: true });
     const temp = temporaryNameFor(file);
     try {
-      const got = await ctx.client.download(target.id, temp);
+      const got = await client.download(target.id, temp);
       await chmod(temp, BACKUP_FILE_MODE);
       await rename(temp, file);
       contentType ??= got.contentType ?? null;
@@ -38,8 +49,8 @@ export async function downloadAttachment(ctx: StepContext, target: Target): Prom
       await rm(temp, { force: true });
       throw error;
     }
-    ctx.downloads += 1;
+    downloaded = true;
   }
   const bytes = (await lstat(file)).size;
-  return { id: target.id, entryId: Number(target.extra?.entryId), filename: String(target.extra?.filename ?? target.id), contentType, bytes, sha256: await sha256Of(file), file: relative };
+  return { line: { id: target.id, entryId: target.entryId, filename: target.filename, contentType, bytes, sha256: await sha256Of(file), file: relative }, downloaded };
 }

@@ -19,6 +19,8 @@ export const WORK_FOLDER = '.work';
 /** Held by the backup writing the folder. */
 export const LOCK_FILE = '.backup.lock';
 export const ATTACHMENTS_FOLDER = 'attachments';
+/** Mode of every file of a backup (its folders are 0700): a backup holds a whole account. */
+export const BACKUP_FILE_MODE = 0o600;
 
 /** Entities the interface lists by `since`, with a `/deleted` list. */
 export const SINCE_ENTITIES = ['parties', 'opportunities', 'kases'] as const;

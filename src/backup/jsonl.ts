@@ -1,11 +1,15 @@
 /**
- * The one JSON Lines reader of the backup room: a backup's files, and the work files of a backup
- * under way. It reads bytes, not text, so that a line is measured before it becomes a string: a
+ * The one JSON Lines reader of the backup room: a backup's files (read-backup.ts), and the work
+ * files of a backup under way (readWorkFile). It reads bytes, not text, so that a line is measured before it becomes a string: a
  * line over the cap is an error naming the file and line, never Node's own `RangeError` for a
  * string too long (a 2 GB line in a crafted backup), and memory stays within the cap.
  */
+import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
+import { openNoFollow } from '../util/index.ts';
+import type { Body } from './record-fields.ts';
 
 /**
  * The longest line read, in bytes: a record as the interface gives it, a note with pages of text
@@ -100,4 +104,25 @@ export async function* readJsonLines(source: JsonLinesSource): AsyncGenerator<Js
 /** A value as one line of a JSON Lines file. */
 export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
+}
+
+const WORK_HINT = 'Give the backup another --out folder, or remove this one to back up everything again.';
+
+/**
+ * Reads the records of a work file or of a file of the folder (which this run wrote or checked);
+ * a file not there (yet) has none.
+ */
+export async function* readWorkFile(file: string): AsyncGenerator<Body> {
+  let handle;
+  try {
+    handle = await openNoFollow(file, constants.O_RDONLY, { what: `the backup's file ${basename(file)}`, hint: WORK_HINT });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    for await (const { value } of readJsonLines({ file, handle, code: 'EXPORT_WRITE', hint: WORK_HINT })) yield value as Body;
+  } finally {
+    await handle.close();
+  }
 }

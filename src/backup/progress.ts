@@ -8,8 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import { jsonText, writeFileAtomic } from '../util/index.ts';
-import { BACKUP_FORMAT } from './format.ts';
-import { BACKUP_FILE_MODE } from './work-files.ts';
+import { BACKUP_FILE_MODE, BACKUP_FORMAT } from './format.ts';
 
 const count = z.number().int().min(0);
 

@@ -11,9 +11,9 @@ import { stringify } from 'yaml';
 import type { MatchSpec } from '../mapping/index.ts';
 import type { SetupSpec } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
+import { BACKUP_FILE_MODE } from './format.ts';
 import type { Backup } from './read-backup.ts';
 import { type Body, idOf } from './record-fields.ts';
-import { BACKUP_FILE_MODE } from './work-files.ts';
 
 /** The folder of the bundled mappings, which the restore's plan names. */
 export const MAPPINGS = fileURLToPath(new URL('../../mappings/', import.meta.url));

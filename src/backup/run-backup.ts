@@ -12,10 +12,10 @@ import { FerryError } from '../errors/index.ts';
 import { releaseLock, takeLock } from '../journal/index.ts';
 import { jsonText, makeFolders, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
-import { ATTACHMENTS_FOLDER, BACKUP_FORMAT, BACKUP_VERSION, type DeletedLine, LOCK_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, manifestSchema, PROGRESS_FILE, SINCE_ENTITIES, type SinceEntity, WORK_FOLDER } from './format.ts';
-import { jsonLine } from './jsonl.ts';
+import { ATTACHMENTS_FOLDER, BACKUP_FILE_MODE, BACKUP_FORMAT, BACKUP_VERSION, type DeletedLine, LOCK_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, manifestSchema, PROGRESS_FILE, SINCE_ENTITIES, type SinceEntity, WORK_FOLDER } from './format.ts';
+import { jsonLine, readWorkFile } from './jsonl.ts';
 import { damaged, type Progress, progressSchema, readChecked, saveProgress } from './progress.ts';
-import { appendLines, BACKUP_FILE_MODE, commitFile, readWorkFile, removeStaleTemps, truncateTo } from './work-files.ts';
+import { appendLines, commitFile, removeStaleTemps, truncateTo } from './work-files.ts';
 
 /** Clock differences with the service that an incremental backup absorbs by overlapping. */
 const OVERLAP_MS = 5 * 60_000;
@@ -178,7 +178,7 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
     for (const entity of SINCE_ENTITIES) summary.deleted[entity] = deleted.filter((d) => d.entity === entity).length;
     const files: Record<string, ManifestFile> = {};
     for (const step of steps) files[`${step.name}.jsonl`] = await commitFile(dir, work, step, ctx.since !== null, deleted);
-    if (ctx.since !== null) files['deleted.jsonl'] = await commitFile(dir, work, { kind: 'list', name: 'deleted', path: '', key: '', query: {} }, false, []);
+    if (ctx.since !== null) files['deleted.jsonl'] = await commitFile(dir, work, { kind: 'list', name: 'deleted' }, false, []);
     else await rm(join(dir, 'deleted.jsonl'), { force: true });
     // Attachment files no entry refers to any more (entries deleted or changed) go.
     const kept = new Set<string>();

@@ -7,37 +7,14 @@
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
 import { readdir, rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { openNoFollow, processAlive, temporaryNameFor } from '../util/index.ts';
-import type { Step } from './backup-steps.ts';
-import type { DeletedLine, ManifestFile } from './format.ts';
-import { jsonLine, readJsonLines } from './jsonl.ts';
+import { BACKUP_FILE_MODE, type DeletedLine, type ManifestFile, type SinceEntity } from './format.ts';
+import { jsonLine, readWorkFile } from './jsonl.ts';
 import { type Body, idOf } from './record-fields.ts';
 
-/** Mode of every file of a backup: a backup holds a whole account. */
-export const BACKUP_FILE_MODE = 0o600;
-
 const HINT = 'Give the backup another --out folder, or remove this one to back up everything again.';
-
-/**
- * Reads the records of a work file or of a file of the folder (which this run wrote or checked);
- * a file not there (yet) has none.
- */
-export async function* readWorkFile(file: string): AsyncGenerator<Body> {
-  let handle;
-  try {
-    handle = await openNoFollow(file, constants.O_RDONLY, { what: `the backup's file ${basename(file)}`, hint: HINT });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    for await (const { value } of readJsonLines({ file, handle, code: 'EXPORT_WRITE', hint: HINT })) yield value as Body;
-  } finally {
-    await handle.close();
-  }
-}
 
 /** Appends lines to a work file and makes them durable before the progress says they are there; gives the file's size. */
 export async function appendLines(file: string, lines: readonly unknown[]): Promise<number> {
@@ -62,7 +39,14 @@ export async function truncateTo(file: string, bytes: number): Promise<void> {
 }
 
 /** The key a line is merged on in an incremental run: the record it replaces. */
-function mergeKey(step: Step): ((line: Body) => number | null) | null {
+/** What commitFile needs to know of a step: its file's name, and what its lines are merged by. */
+export interface CommittedStep {
+  kind: 'list' | 'each';
+  name: string;
+  since?: SinceEntity;
+}
+
+function mergeKey(step: CommittedStep): ((line: Body) => number | null) | null {
   if (step.kind === 'list' && step.since) return (line) => idOf(line);
   if (step.name === 'kase-parties') return (line) => idOf(line.kase);
   return null;
@@ -84,7 +68,7 @@ export async function removeStaleTemps(folder: string): Promise<void> {
  * keeps the previous file's lines that were neither read again nor deleted. Safe to repeat after
  * a kill: merging the same changes into an already merged file gives the same file.
  */
-export async function commitFile(dir: string, work: string, step: Step, incremental: boolean, deleted: readonly DeletedLine[]): Promise<ManifestFile> {
+export async function commitFile(dir: string, work: string, step: CommittedStep, incremental: boolean, deleted: readonly DeletedLine[]): Promise<ManifestFile> {
   const name = `${step.name}.jsonl`;
   const target = join(dir, name);
   const source = join(work, name);
