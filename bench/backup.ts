@@ -105,7 +105,7 @@ for (const book of BOOKS) {
       const written = again.import.steps.reduce((sum, step) => sum + step.created + step.updated, 0);
       const second = { requests: againRequests, recordsFound: found, matched, present: again.entries.present, written, recordsPerRequest: +(found / againRequests).toFixed(1), names: again.import.requestsForNames, lookAtEntriesAndTasks: again.lookedAt.requests };
       console.log(JSON.stringify({ book: book.name, run: 'restore again', ...second }));
-      results.push({ book: book.name, restoreRequests: requests, floor: floor.total, ratio: restore.ratio, againRequests, found, recordsPerRequest: second.recordsPerRequest, ok: restore.ratio <= 1.05 && found / againRequests >= 50 && rejected === 0 && written === 0 });
+      results.push({ book: book.name, restoreRequests: requests, floor: floor.total, ratio: restore.ratio, againRequests, found, matched, recordsPerRequest: second.recordsPerRequest, matchedPerRequest: +(matched / againRequests).toFixed(1), ok: restore.ratio <= 1.05 && found / againRequests >= 50 && rejected === 0 && written === 0 });
     } finally {
       await targetClient.close();
       await target.close();
@@ -115,8 +115,9 @@ for (const book of BOOKS) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log('\nbook            restore  floor  ratio   again  found  found/request  goal (<= 1.05, >= 50)');
+// found: records matched, and entries and tasks found on them; matched: the records alone.
+console.log('\nbook            restore  floor  ratio   again  found  found/request  matched/request  goal (<= 1.05, >= 50 found)');
 for (const r of results) {
-  console.log(`${String(r.book).padEnd(15)} ${String(r.restoreRequests).padStart(7)} ${String(r.floor).padStart(6)} ${String(r.ratio).padStart(6)} ${String(r.againRequests).padStart(7)} ${String(r.found).padStart(6)} ${String(r.recordsPerRequest).padStart(14)}  ${r.ok ? 'met' : 'NOT MET'}`);
+  console.log(`${String(r.book).padEnd(15)} ${String(r.restoreRequests).padStart(7)} ${String(r.floor).padStart(6)} ${String(r.ratio).padStart(6)} ${String(r.againRequests).padStart(7)} ${String(r.found).padStart(6)} ${String(r.recordsPerRequest).padStart(14)} ${String(r.matchedPerRequest).padStart(16)}  ${r.ok ? 'met' : 'NOT MET'}`);
 }
 if (results.some((r) => !r.ok)) process.exitCode = 1;
