@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ENTITIES, type Entity } from '../util/index.ts';
+import { findSourceFormat, sourceFormatNames } from '../sources/index.ts';
 
 /**
  * The mapping language, as a zod schema: the single source of truth for validation, the JSON
@@ -126,8 +128,7 @@ export const TASK_TARGETS = [
   'description', 'detail', 'party', 'kase', 'opportunity', 'owner', 'category', 'dueOn', 'dueTime', 'status',
 ] as const;
 
-export const ENTITIES = ['party', 'kase', 'opportunity', 'entry', 'task'] as const;
-export type Entity = (typeof ENTITIES)[number];
+export { ENTITIES, type Entity };
 
 export const TARGETS: Record<Entity, readonly string[]> = {
   party: PARTY_TARGETS,
@@ -201,7 +202,11 @@ export const fieldEntrySchema = z
 
 export const sourceSchema = z
   .object({
-    format: z.enum(['csv', 'xlsx', 'v1-xml', 'v1-json', 'v1-api']).optional().describe('Format; inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)'),
+    format: z
+      .string()
+      .refine((name) => findSourceFormat(name) !== undefined, { error: (issue) => `expected one of ${sourceFormatNames().map((name) => JSON.stringify(name)).join(' or ')}, found ${JSON.stringify(issue.input)}` })
+      .optional()
+      .describe('Format (csv, xlsx, v1-xml, v1-json, v1-api, or one a program registered); inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)'),
     encoding: z.string().optional().describe('CSV: text encoding (default detected)'),
     delimiter: z.string().optional().describe('CSV: delimiter (default sniffed)'),
     headerRow: z.union([z.number().int().positive(), z.literal('none')]).optional().describe('Header row number, or none'),
@@ -257,25 +262,28 @@ export const mappingSchema = z
   })
   .strict()
   .superRefine((mapping, context) => {
-    const match = mapping.match;
-    if (!match) return;
-    if (mapping.entity === 'entry' || mapping.entity === 'task') {
-      context.addIssue({ code: 'custom', path: ['match'], message: `\`match\` works for parties, projects and opportunities, not for entity ${mapping.entity}` });
-    }
-    const criteria = matchCriteria(match);
-    if (new Set(criteria).size !== criteria.length) {
-      context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'each criterion once: a fallback list names different ones' });
-    }
-    if (match.within !== undefined && match.within !== (mapping.entity === 'party' ? 'organisation' : 'party')) {
-      context.addIssue({ code: 'custom', path: ['match', 'within'], message: mapping.entity === 'party' ? 'a party is matched within its organisation: `within: organisation`' : 'a project or opportunity is matched within its party: `within: party`' });
-    }
-    if (criteria.includes('email') && mapping.entity !== 'party') {
-      context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
-    }
-    if (criteria.includes('custom') !== (match.definition !== undefined)) {
-      context.addIssue({ code: 'custom', path: ['match', 'definition'], message: criteria.includes('custom') ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
-    }
+    if (!mapping.match) return;
+    for (const problem of matchProblems(mapping.entity, mapping.match)) context.addIssue({ code: 'custom', path: ['match', ...problem.path], message: problem.message });
   });
+
+/**
+ * What is wrong with a `match:` for records of `entity` (a mapping's, or a plan step's that wins
+ * over it), each with its place under `match`; none when it is right.
+ */
+export function matchProblems(entity: Entity, match: z.output<typeof matchSchema>): Array<{ path: string[]; message: string }> {
+  const problems: Array<{ path: string[]; message: string }> = [];
+  if (entity === 'entry' || entity === 'task') problems.push({ path: [], message: `\`match\` works for parties, projects and opportunities, not for entity ${entity}` });
+  const criteria = matchCriteria(match);
+  if (new Set(criteria).size !== criteria.length) problems.push({ path: ['by'], message: 'each criterion once: a fallback list names different ones' });
+  if (match.within !== undefined && match.within !== (entity === 'party' ? 'organisation' : 'party')) {
+    problems.push({ path: ['within'], message: entity === 'party' ? 'a party is matched within its organisation: `within: organisation`' : 'a project or opportunity is matched within its party: `within: party`' });
+  }
+  if (criteria.includes('email') && entity !== 'party') problems.push({ path: ['by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
+  if (criteria.includes('custom') !== (match.definition !== undefined)) {
+    problems.push({ path: ['definition'], message: criteria.includes('custom') ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
+  }
+  return problems;
+}
 
 export type MatchSpec = z.output<typeof matchSchema>;
 
