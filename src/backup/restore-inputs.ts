@@ -10,6 +10,7 @@ import { constants } from 'node:fs';
 import { copyFile, link, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { FerryError } from '../errors/index.ts';
 import { type Cell, type Column, columnsFromMappings, openWriter } from '../export/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
 import { fileNameFor, makePrivateFolder } from '../util/index.ts';
@@ -224,7 +225,7 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
   for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
     // openBackup checked that every attachment of an entry is there, with its bytes.
     const line = backup.attachments.get(attachment.id as number);
-    if (!line) throw new Error(`attachment ${String(attachment.id)} of entry ${String(entry.id)} was not checked`);
+    if (!line) throw new FerryError('INTERNAL', `attachment ${String(attachment.id)} of entry ${String(entry.id)} was not checked when the backup was opened`);
     const relative = `files/${line.id}/${fileNameFor(line.filename)}`;
     out.push({ ...attachment, filename: line.filename, contentType: line.contentType, file: relative });
     const file = join(work, relative);
