@@ -25,6 +25,17 @@ export interface ListOptions {
   signal?: AbortSignal;
 }
 
+/** How a list is paged (`CrmClient.paginate`, `CrmClient.pages`). */
+export interface PageOptions {
+  query?: Record<string, string>;
+  /** Records a page, 1 to 100. @default 100 (fewest requests) */
+  perPage?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** POST for a filter's results. @default 'GET' */
+  method?: 'GET' | 'POST';
+  json?: unknown;
+}
+
 export interface DeleteResult {
   /** 204: done; 202: scheduled (and `job` tells how it ended when waited for). */
   status: 202 | 204;
@@ -192,12 +203,16 @@ export class CrmClient {
    * Follows `rel="next"` links from the first page and yields each record. The next page is
    * fetched while the caller works through the current one.
    */
-  async *paginate<T>(
-    path: string,
-    key: string,
-    schema: z.ZodType<T>,
-    options: { query?: Record<string, string>; perPage?: number | undefined; signal?: AbortSignal | undefined; method?: 'GET' | 'POST'; json?: unknown } = {},
-  ): AsyncGenerator<T> {
+  async *paginate<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions = {}): AsyncGenerator<T> {
+    for await (const page of this.pages(path, key, schema, options)) yield* page.records;
+  }
+
+  /**
+   * The pages of a list, each with the address of the page after it (null after the last): a
+   * reader that records that address can stop and later go on from it (`from`). The next page is
+   * fetched while the caller works through the current one.
+   */
+  async *pages<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions & { from?: string | null } = {}): AsyncGenerator<{ records: T[]; next: string | null }> {
     const method = options.method ?? 'GET';
     const fetchPage = (pagePath: string, query?: Record<string, string>) => {
       const request: ApiRequest = { method, path: pagePath, idempotent: true };
@@ -206,18 +221,21 @@ export class CrmClient {
       if (options.signal) request.signal = options.signal;
       return this.transport.request(request);
     };
-    let pending: ReturnType<typeof fetchPage> | null = fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
+    // A next-page address holds the query of the first page already.
+    let pending: ReturnType<typeof fetchPage> | null = options.from ? fetchPage(options.from) : fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
     try {
       while (pending) {
         const page = await pending;
         pending = null;
-        const next = parseLinkHeader(page.headers.link).next;
-        if (next) {
-          const url = new URL(next, this.transport.origin);
+        const link = parseLinkHeader(page.headers.link).next;
+        let next: string | null = null;
+        if (link) {
+          const url = new URL(link, this.transport.origin);
           if (url.origin !== this.transport.origin) {
             throw new ApiError('API_RESPONSE_INVALID', `the next-page link points at another host (${url.origin})`, { method, path });
           }
-          pending = fetchPage(`${url.pathname}${url.search}`);
+          next = `${url.pathname}${url.search}`;
+          pending = fetchPage(next);
           // Not awaited yet: keep an early failure from being reported as unhandled.
           pending.catch(() => undefined);
         }
@@ -225,7 +243,7 @@ export class CrmClient {
         if (!Array.isArray(list)) {
           throw new ApiError('API_RESPONSE_INVALID', `the answer has no "${key}" list`, { method, path });
         }
-        for (const record of list) yield parse(schema, record, { method, path });
+        yield { records: list.map((record) => parse(schema, record, { method, path })), next };
       }
     } finally {
       // The caller stopped early: let the prefetched page finish quietly.

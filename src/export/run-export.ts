@@ -300,7 +300,7 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
     return items;
   };
   if (fetches.has('parties')) record.parties = await all(`/kases/${id}/parties`, 'parties');
-  if (fetches.has('tracks')) record.tracks = await all(`/kases/${id}/tracks`, 'tracks');
+  if (fetches.has('tracks')) record.tracks = await all(`/${options.entity}/${id}/tracks`, 'tracks');
   if (fetches.has('attachments') && options.attachments !== null && Array.isArray(record.attachments)) {
     const base = options.out === null ? process.cwd() : dirname(options.out);
     for (const attachment of record.attachments as Body[]) {

@@ -341,10 +341,20 @@ export class RecordWriter {
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
     }
+    // A project's additional contacts are not read back: one this import created cannot be on the
+    // project yet, and is added (as after a create); one found in the account is taken as there.
+    const added = spec.onMatch === 'update' ? contactIdsOf(body).filter((party) => this.createdParty(party)) : [];
     // With skip nothing of the row was written: the next run must not take the record for the row's.
-    const written = spec.onMatch === 'update' ? body : {};
-    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
-    this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    // With contacts to add, the row is recorded without them until they are, as after a create.
+    const written = spec.onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
+    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
+    this.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    if (added.length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before: { parties: null } });
+      await this.service.setContacts(id, added, []);
+      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp });
+      this.fold(step, mapped.key, { fp, body });
+    }
     return this.succeed(step, mapped, 'matched', id);
   }
 
@@ -369,6 +379,15 @@ export class RecordWriter {
     this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: whole, origin: 'created' });
     this.fold(step, mapped.key, { id, fp, body: whole, origin: 'created', pending: null, rejected: null, run: this.runId });
     return this.succeed(step, mapped, 'matched', id);
+  }
+
+  /** Whether a run of this state created party `id` (rather than found it in the account). */
+  createdParty(id: number): boolean {
+    for (const step of this.steps) {
+      if (step.compiled.entity !== 'party') continue;
+      for (const row of step.journal.rows.values()) if (row.id === id && row.origin === 'created') return true;
+    }
+    return false;
   }
 
   countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
@@ -486,6 +505,13 @@ export class RecordWriter {
       if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
     }
     const contacts = planContacts(prior.body, body);
+    // Contacts an interrupted run was adding: those it added are found in one list (100 a page)
+    // rather than each added again, when that saves requests.
+    if (step.contactsUnsure.delete(mapped.key) && contacts.add.length > 1) {
+      const present = new Set<number>();
+      for await (const party of this.service.contactsOf(prior.id)) present.add(party);
+      contacts.add = contacts.add.filter((party) => !present.has(party));
+    }
     const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
     if (changed) {
       await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });

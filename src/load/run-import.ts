@@ -15,7 +15,7 @@ import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
-import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
 
 export * from './import-options.ts';
@@ -61,9 +61,10 @@ function countDryRun(dry: DryRunReport, sent: { all: number; names: number; look
  * more be read), or the step has rows enough with their answers to keep every write slot busy for
  * two rounds, so that a query sent then is answered before they are written.
  */
-function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, concurrency: number): Matcher | null {
+function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, options: Pick<ImportOptions, 'concurrency' | 'matchFromListUpTo'>): Matcher | null {
   const matcher = createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile, {
-    busy: () => step.reading || step.ready >= 2 * concurrency || matcher?.querying === true,
+    busy: () => step.reading || step.ready >= 2 * options.concurrency || matcher?.querying === true,
+    listUpTo: options.matchFromListUpTo,
   });
   return matcher;
 }
@@ -109,7 +110,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
 
   const beforeNames = deps.client.transport.requestsSent;
   // Kept for the set-up, which starts from the same names.
-  const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
+  const catalog = deps.resolver ? null : (deps.catalog ?? (await readAccountCatalog(deps.client)));
   let resolver: NameResolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
   const requestsForNames = deps.client.transport.requestsSent - beforeNames;
   // The account's users are checked as the state is bound; a dry run leaves the state as it was.
@@ -138,7 +139,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       );
       setup = done.report;
       if (done.resolver && !deps.resolver) resolver = done.resolver;
-    }
+      deps.onCatalog?.(done.catalog);
+    } else if (catalog) deps.onCatalog?.(catalog);
     const requestsForSetup = deps.client.transport.requestsSent - beforeSetup;
     for (const step of prepared) assertConstantNames(step, resolver);
     const linked = linkedSteps(prepared);
@@ -150,7 +152,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
-    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver, options.concurrency);
+    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver, options);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
@@ -292,6 +294,7 @@ class ImportEngine extends RecordWriter {
         }
         // An update may or may not have been applied; the row is compared again and the update
         // sent again if it still differs (an update is safe to repeat).
+        if (intent.before && 'parties' in intent.before) step.contactsUnsure.add(key);
         await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
         this.fold(step, key, { pending: null });
         this.reconciled.notApplied += 1;

@@ -438,18 +438,18 @@ export interface SetupForRunOptions {
  * (checklist included) before any write, stop under `strict` when the checklist is not empty,
  * create what is missing, and give back a resolver that knows what was created.
  */
-export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupDeps): Promise<{ report: SetupReport; resolver: CatalogResolver | null }> {
+export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupDeps): Promise<{ report: SetupReport; resolver: CatalogResolver | null; catalog: AccountCatalog }> {
   const catalog = options.catalog ?? (await readAccountCatalog(deps.client));
   const needs = await collectNames(options.steps, options.compiled, options.signal);
   const plan = planSetup(options.spec, needs, catalog);
   options.onPlan?.(plan);
   if (options.strict) assertNothingMissing(plan.checklist);
   // A dry run creates nothing, but its rows are mapped as if it had: the planned names resolve.
-  if (options.dryRun) return { report: { ...plan, created: [], dryRun: true }, resolver: createResolver(withPlanned(catalog, plan)) };
+  if (options.dryRun) return { report: { ...plan, created: [], dryRun: true }, resolver: createResolver(withPlanned(catalog, plan)), catalog };
   await writeStateSteps(deps.state.dir, []);
   // Pending intents of an interrupted set-up are settled even when nothing is left to create.
   const applied = await applySetup(plan, catalog, deps);
-  return { report: { ...plan, created: applied.created, dryRun: false }, resolver: createResolver(applied.catalog) };
+  return { report: { ...plan, created: applied.created, dryRun: false }, resolver: createResolver(applied.catalog), catalog: applied.catalog };
 }
 
 /**

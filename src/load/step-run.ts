@@ -54,6 +54,8 @@ export class StepRun {
   lost: LostCreates | null = null;
   /** --reconcile: the account's records made since the state began, read on the first row the journal does not know. */
   reconcile: ReconcileIndex | null = null;
+  /** Rows whose adding of a project's additional contacts was cut off: which of them were added is read, not guessed. */
+  readonly contactsUnsure = new Set<string>();
   /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
   readonly matches: MatchValueCheck;
   /** Warnings of the rows written, by code. */

@@ -408,9 +408,10 @@ function linkItems(to: string, steps: readonly string[], yamlPath: string, colum
  * read over its interface) has no folder, and the v1 interface has no attachment download: the
  * file is not carried, and the record says so with a NOT_CARRIED warning.
  */
-function addAttachment(draft: Draft, path: string, contentType: string | null, to: string): void {
-  if (isAbsolute(path)) draft.attachments.push({ path, contentType });
-  else if (draft.inputDir !== null) draft.attachments.push({ path: resolve(draft.inputDir, path), contentType });
+function addAttachment(draft: Draft, path: string, contentType: string | null, to: string, filename?: string): void {
+  const named = filename === undefined ? {} : { filename };
+  if (isAbsolute(path)) draft.attachments.push({ path, contentType, ...named });
+  else if (draft.inputDir !== null) draft.attachments.push({ path: resolve(draft.inputDir, path), contentType, ...named });
   else {
     warn(draft, {
       code: 'NOT_CARRIED',
@@ -422,14 +423,16 @@ function addAttachment(draft: Draft, path: string, contentType: string | null, t
 }
 
 /**
- * The files of a JSON cell (`[{"file": "attachments/7/report.pdf", "contentType": "application/pdf"}]`,
+ * The files of a JSON cell (`[{"file": "attachments/7/report.pdf", "contentType": "application/pdf"}]`, with
+ * `filename` when the service is to keep another name than the file's,
  * as `export --mapping --attachments DIR` writes it): paths relative to the input file's folder.
  */
 function attachmentItems(value: Value, to: string, column: string, draft: Draft): void {
   for (const item of parseItemList(value, to, column)) {
     const file = itemText(item, 'file', to, column);
     if (file === undefined) throw new RowRejection(to, `column \`${column}\`: an attachment item needs \`file\` (its path), found ${JSON.stringify(item)}`);
-    addAttachment(draft, file, itemText(item, 'contentType', to, column) ?? null, to);
+    // `filename`: the name the service is to keep, when the file on disk has another (a name too long for a file system).
+    addAttachment(draft, file, itemText(item, 'contentType', to, column) ?? null, to, itemText(item, 'filename', to, column));
   }
 }
 

@@ -58,6 +58,8 @@ export interface RefUse {
 export interface AttachmentUse {
   path: string;
   contentType: string | null;
+  /** The name the service keeps, when not the file's own (a name shortened to fit the file system). */
+  filename?: string;
 }
 
 /** One source row turned into a record of the service, not yet linked or resolved. */

@@ -118,10 +118,6 @@ const CASES: SampleCase[] = [
   { mapping: 'roundtrip-kases.yaml', input: 'samples/export/roundtrip/kases.csv', records: 2, rejects: [] },
   { mapping: 'roundtrip-entries.yaml', input: 'samples/export/roundtrip/entries.csv', records: 3, rejects: [], skipped: 1 },
   { mapping: 'roundtrip-tasks.yaml', input: 'samples/export/roundtrip/tasks.csv', records: 3, rejects: [], skipped: 1 },
-  // The inputs `crm-ferry restore` writes from a backup (samples/backup: a restore's kases.csv, entries.csv, tasks.csv, files/).
-  { mapping: 'restore-kases.yaml', input: 'samples/backup/kases.csv', records: 3, rejects: [] },
-  { mapping: 'restore-entries.yaml', input: 'samples/backup/entries.csv', records: 5, rejects: [] },
-  { mapping: 'restore-tasks.yaml', input: 'samples/backup/tasks.csv', records: 4, rejects: [] },
 ];
 
 describe('ready-made mappings over their samples', () => {
