@@ -252,7 +252,7 @@ const RUN_FLAGS: OptionSpec = {
     value: 'FILE',
     describe: 'only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate\'s or a run\'s; in a plan, <step>.rejects.csv is that step\'s)',
   },
-  strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users or teams the rows name" },
+  strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users, teams, project stages or lost reasons the rows name" },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
@@ -358,7 +358,7 @@ export const setupCommand: Command = {
 Creates what the plan's rows need and the account lacks (pipelines, milestones, activity types,
 track definitions; the plan's \`setup:\` lists, plus every name the mapped rows use), once: a name
 the account has is left alone. Lists first what the interface cannot create (custom fields, task
-categories, users, teams). \`run\` does the same first when the plan has \`setup:\`; \`rollback\`
+categories, users, teams, project stages, lost reasons). \`run\` does the same first when the plan has \`setup:\`; \`rollback\`
 removes what it created.`,
   epilog: `Exit code 0 when done, 2 for bad usage or input (and under --strict when the checklist is not
 empty: nothing is created then), 4 when the service refused or could not be reached.`,
