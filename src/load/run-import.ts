@@ -17,6 +17,7 @@ import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
+import { checkStepInputs } from './check-inputs.ts';
 
 export * from './import-options.ts';
 export { assertSameKey } from './step-run.ts';
@@ -100,6 +101,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const source = options.source;
   const plan = source.kind === 'plan' ? await preparePlan(source.planFile) : null;
   const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile)];
+  await checkStepInputs(prepared);
   if (options.strict && !plan?.plan.setup) {
     throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
   }
