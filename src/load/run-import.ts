@@ -10,7 +10,7 @@ import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
@@ -157,6 +157,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
+    narrowNotCarried(summary.steps, compiled);
     // A dry run's rows send only their look-ups.
     const lookUps = deps.client.transport.requestsSent - beforeRows;
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the

@@ -30,3 +30,12 @@ export function defaultStateDir(file: string, cwd: string, bundled = BUNDLED_MAP
   if (isBundledFile(file, bundled)) return join(cwd, '.crm-ferry', basename(file, extname(file)));
   return join(resolve(file, '..'), '.crm-ferry');
 }
+
+/**
+ * Where `validate --plan` writes a ready-made plan's rejects and warnings files unless told
+ * (`--rejects-dir`): `validate/` in the plan's state folder (defaultStateDir), for the reason the
+ * state is not kept in crm-ferry's own folder. Undefined for any other plan: its own folder.
+ */
+export function bundledValidateDir(planFile: string, cwd: string, bundled = BUNDLED_MAPPINGS_DIR): string | undefined {
+  return isBundledFile(planFile, bundled) ? join(defaultStateDir(planFile, cwd, bundled), 'validate') : undefined;
+}

@@ -8,6 +8,6 @@ export { seededRandom } from './seeded-random.ts';
 export { jsonText, writeFileAtomic } from './write-file-atomic.ts';
 export { yamlValue } from './yaml-value.ts';
 export { checkBaseUrl } from './base-url.ts';
-export { BUNDLED_MAPPINGS_DIR, defaultStateDir, isBundledFile } from './bundled.ts';
+export { BUNDLED_MAPPINGS_DIR, bundledValidateDir, defaultStateDir, isBundledFile } from './bundled.ts';
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LIST_OF_RECORD, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from './v1-input.ts';
 export { checkRelativeName, fileNameFor, makePrivateFolder, MAX_FILE_NAME_BYTES, openInside, openNoFollow, type PathContext, pathInside, temporaryNameFor } from './safe-path.ts';

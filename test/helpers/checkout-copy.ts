@@ -11,7 +11,7 @@ export const CHECKOUT = resolve(dirname(fileURLToPath(import.meta.url)), '../..'
  */
 export function leftByRuns(path: string): boolean {
   const name = basename(path);
-  return name.startsWith('.') || /\.(rejects|warnings)\.csv$/.test(name);
+  return name.startsWith('.') || /(^|\.)(rejects|warnings)\.csv$/.test(name);
 }
 
 /**
