@@ -75,7 +75,8 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   for (const client of settings.clients) store.oauthClients.set(client.clientId, client);
 
   const app = Fastify({
-    logger: settings.log ? { level: 'info' } : false,
+    // Requests are logged to stderr, beside the reports, leaving stdout to what the command says.
+    logger: settings.log ? { level: 'info', stream: process.stderr } : false,
     bodyLimit: settings.bodyLimitBytes,
     // Ids and paths are matched exactly; `/parties/` and `/parties` are the same list.
     routerOptions: { ignoreTrailingSlash: true },

@@ -209,6 +209,8 @@ describe('sandbox storage: close()', () => {
     await mkdir(dir, { recursive: true });
     const sandbox = await startTestSandbox({ dataFile: file, closeGraceMs: 100 });
     const agent = new Agent();
+    // Closed once the request is in the server (an event, not a delay), so close() has it to cut.
+    const arrived = new Promise((resolve) => sandbox.app.server.once('request', resolve));
     // A body that never finishes keeps the request open.
     const stuck = request(`${sandbox.url}/api/v2/parties`, {
       method: 'POST',
@@ -221,7 +223,7 @@ describe('sandbox storage: close()', () => {
         })(),
       ),
     }).catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await arrived;
     await sandbox.close();
     expect(await stuck).toBeInstanceOf(Error);
     expect(JSON.parse(await readFile(file, 'utf8')).format).toBe('crm-ferry-sandbox/2');
