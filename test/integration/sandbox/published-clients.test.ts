@@ -11,7 +11,7 @@ import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 import { addParty, parseXml } from './legacy-v1-fixtures.ts';
 
 let sandbox: TestSandbox;
-let clock = new Date('2026-03-01T10:00:30Z');
+const clock = new Date('2026-03-01T10:00:30Z');
 
 beforeAll(async () => {
   sandbox = await startTestSandbox({ now: () => clock });
