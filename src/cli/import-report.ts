@@ -55,8 +55,14 @@ function formatChecklist(checklist: readonly ChecklistItem[]): string {
 /** A set-up's plan, told before anything is written: what it creates (or found), and the checklist. */
 export function formatSetupPlan(plan: SetupPlan): string {
   const lines: string[] = [];
-  if (plan.create.length === 0) lines.push(`Set-up: the account has everything the interface can create (${plural(plan.present, 'name')} found).`);
-  else {
+  if (plan.create.length === 0) {
+    // One line when there is nothing to do; formatSetupReport adds none after it.
+    lines.push(
+      plan.present === 0
+        ? 'Set-up: nothing to create: the plan and its rows name no pipeline, milestone, activity type or track definition.'
+        : `Set-up: nothing to create: the account has the ${plural(plan.present, 'name')} the plan and its rows use.`,
+    );
+  } else {
     lines.push(`Set-up: ${plural(plan.create.length, 'thing')} to create${plan.present > 0 ? ` (${plan.present} found already)` : ''}:`);
     for (const item of plan.create) {
       const where = item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : '';
@@ -66,10 +72,13 @@ export function formatSetupPlan(plan: SetupPlan): string {
   return `${lines.join('\n')}\n${formatChecklist(plan.checklist)}`;
 }
 
-/** What a set-up did, after it. */
+/**
+ * What a set-up did, after it; nothing when it had nothing to do (formatSetupPlan said so in its
+ * one line). Items an interrupted set-up had made and this one found are reported as created.
+ */
 export function formatSetupReport(report: SetupReport): string {
-  if (report.dryRun) return `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
-  if (report.created.length === 0) return 'Set-up: nothing to create.\n';
+  if (report.dryRun) return report.create.length === 0 ? '' : `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
+  if (report.created.length === 0) return '';
   return `Set-up: created ${report.created.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\` (id ${c.id})`).join(', ')}.\n`;
 }
 

@@ -38,7 +38,8 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
   kases: [
     { name: 'partyId', value: (r) => idOf(r.party) },
     { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
-    // The interface lists no stages, so a stage is only found again by its id.
+    // A stage by id, for a mapping written for an account with the same stages; the round trip
+    // reads the stage's name (the `stage` column), found again in any account's stages.
     { name: 'stageId', value: (r) => idOf(r.stage) },
     // A track applied on create starts from its definition, named as the track's description.
     { name: 'tracks', fetches: 'tracks', value: (r) => joinedTexts(r.tracks, 'description') },
@@ -52,7 +53,6 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
     { name: 'partyId', value: (r) => idOf(r.party) },
     { name: 'kaseId', value: (r) => idOf(r.kase) },
     { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
-    // The interface lists no stages, so a stage is only found again by its id.
     { name: 'stageId', value: (r) => idOf(r.stage) },
     // A track's task is made again by its track when the project is created.
     { name: 'hasTrack', value: (r) => r.hasTrack === true },

@@ -126,7 +126,7 @@ export class StateDir {
     if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null))) {
       throw new FerryError('USAGE', `there is no import state in ${dir}: no run kept one there`, {
         location: { file: dir },
-        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it), or the --state-dir it was given.',
+        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it; for a ready-made one, .crm-ferry/NAME in the folder it was run from), or the --state-dir it was given.',
       });
     }
     try {

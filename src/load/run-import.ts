@@ -10,13 +10,14 @@ import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
+import { checkStepInputs } from './check-inputs.ts';
 
 export * from './import-options.ts';
 export { assertSameKey } from './step-run.ts';
@@ -101,6 +102,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const source = options.source;
   const plan = source.kind === 'plan' ? await preparePlan(source.planFile, undefined, deps.transforms) : null;
   const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, undefined, deps.transforms)];
+  await checkStepInputs(prepared);
   if (options.strict && !plan?.plan.setup) {
     throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
   }
@@ -156,6 +158,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
+    narrowNotCarried(summary.steps, compiled);
     // A dry run's rows send only their look-ups.
     const lookUps = deps.client.transport.requestsSent - beforeRows;
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the

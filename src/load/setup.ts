@@ -220,8 +220,10 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
       else if (use.kind === 'trackDefinition') addTrackDefinition(use.name, 'rows', PLURAL[need.entity] ?? 'kases');
     }
     if (!(CHECKLIST_KINDS as readonly string[]).includes(use.kind)) continue;
-    // Teams are only checked where the account lists them (the documented interface does not).
+    // Teams, stages and lost reasons are only checked where the account lists them.
     if (use.kind === 'team' && catalog.teams === null) continue;
+    if (use.kind === 'stage' && !catalog.stages) continue;
+    if (use.kind === 'lostReason' && !catalog.lostReasons) continue;
     if (resolver.resolve(use.kind, use.name, use.scope) !== undefined) continue;
     const scope = use.kind === 'fieldDefinition' ? `${use.scope?.entity ?? 'parties'}${use.scope?.tag ? `, data tag ${use.scope.tag}` : ''}` : null;
     checklist.push({ kind: use.kind as ChecklistKind, name: use.name.trim(), scope, steps: [...need.steps], rows: need.rows });
@@ -234,7 +236,7 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
 export function assertNothingMissing(checklist: readonly ChecklistItem[]): void {
   if (checklist.length === 0) return;
   throw new FerryError('MAPPING_UNKNOWN_NAME', `--strict: the account lacks ${checklist.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\``).join(', ')}, which the interface cannot create; nothing was written`, {
-    hint: 'Make them in the service (custom fields and task categories in the account settings, users and teams by inviting them), or leave out --strict to import the other rows.',
+    hint: 'Make them in the service (custom fields, task categories, project stages and lost reasons in the account settings, users and teams by inviting them), or leave out --strict to import the other rows.',
   });
 }
 

@@ -21,6 +21,8 @@ import { contactItems, customItems, itemText, ITEM_SHAPES, parseItemList, shown,
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
+/** Names the service takes as the account's text for them (the resolver writes its spelling), not an id. */
+export const NAME_VALUED_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['lostReason']);
 
 /** A record being built from one row. */
 export interface Draft {
@@ -651,8 +653,9 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
   const target = `record[${literal(to)}]`;
   const kind = info.nameKind ?? 'user';
   // The service takes most of these as {id}, but activity types and project stages as a bare
-  // integer: the placeholder has the shape the id goes into.
-  const bare = BARE_ID_KINDS.has(kind);
+  // integer, and a lost reason as its name: the placeholder has the shape the value goes into.
+  const byName = NAME_VALUED_KINDS.has(kind);
+  const bare = byName || BARE_ID_KINDS.has(kind);
   const path = Object.freeze(bare ? [to] : [to, 'id']);
   const onUnknown = field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown };
   let use: (name: string, draft: Draft) => void;
@@ -671,10 +674,10 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
       draft.names.push(last);
     };
   }
-  return [
-    `if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`,
-    `else { ${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft); }`,
-  ];
+  const placeholder = `${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft);`;
+  // A number is an id, except for a name-valued kind, which is always looked up (by name or id).
+  if (byName) return [placeholder];
+  return [`if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`, `else { ${placeholder} }`];
 }
 
 /**

@@ -169,7 +169,7 @@ export const itemsSchema = z.union([
  * `type` for address, phone, email and website; `service` for website; `definition` and `tag`
  * for custom fields; `parts` for an address; `ref` and `key` (instead of `value`) for links;
  * `items` for several items (numbered columns, or a JSON list instead of `value`); `onUnknown`
- * for owner and team.
+ * for owner, team, stage and lostReason.
  */
 export const fieldEntrySchema = z
   .object({
@@ -191,7 +191,7 @@ export const fieldEntrySchema = z
     onUnknown: z
       .enum(['reject', 'drop'])
       .optional()
-      .describe('Owner and team: what a name the account does not know does. reject (default): the row goes to the rejects file; drop: the record is written without it (an owner then is the token\'s user) and the row gets a warning'),
+      .describe('Owner, team, stage and lostReason: what a name the account does not know does. reject (default): the row goes to the rejects file; drop: the record is written without it (an owner then is the token\'s user) and the row gets a warning'),
     definition: z.string().min(1).optional().describe('Custom field: the definition name'),
     tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
     parts: addressPartsSchema.optional().describe('Address: street, city, state, zip, country'),

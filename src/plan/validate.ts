@@ -10,7 +10,7 @@ import { assertWritableTarget, type CompiledMapping, countWarnings, emptyWarning
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
-import { type NotCarried } from './census.ts';
+import { narrowNotCarried, type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
 import { assertConstantNames, compileSteps, openStepItems, type PreparedStep, prepareSingleStep, preparePlan } from './prepare-step.ts';
@@ -327,5 +327,6 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
     reports.push(report);
     if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
   }
+  narrowNotCarried(reports, compiled);
   return { steps: reports, online: resolver.online !== false, interrupted: false };
 }

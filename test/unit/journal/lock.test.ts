@@ -78,45 +78,66 @@ describe('the state lock, taken over from a dead process', () => {
     const stateDir = join(dir, 'processes');
     mkdirSync(stateDir);
     writeFileSync(join(stateDir, 'lock'), stale());
-    // Each child says it is ready once loaded, opens the state when told to go (all at once, once
-    // all are ready: a busy machine loads them at different speeds), holds it until every child
-    // has tried, and says what happened.
+    // Started by events, not by the clock (a child that starts late on a busy machine would find
+    // the lock released): each child says `ready` once loaded and opens the state at `go`, which
+    // all get together; the one that took the lock holds it until every child has said how it went.
     const script = `
-      import { StateDir } from ${JSON.stringify(join(ROOT, 'src/journal/index.ts'))};
       import { createInterface } from 'node:readline';
-      const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+      import { StateDir } from ${JSON.stringify(join(ROOT, 'src/journal/index.ts'))};
+      const lines = createInterface({ input: process.stdin });
+      const next = () => new Promise((resolve) => lines.once('line', resolve));
+      const go = next();
       console.log('ready');
-      await lines.next();
-      let state = null;
+      await go;
       try {
-        state = await StateDir.open({ dir: ${JSON.stringify(stateDir)}, account: ${JSON.stringify(account)}, users: async () => [] });
+        const state = await StateDir.open({ dir: ${JSON.stringify(stateDir)}, account: ${JSON.stringify(account)}, users: async () => [] });
+        const release = next();
         console.log('took');
+        await release;
+        await state.close();
       } catch (error) {
         console.log(error.code);
       }
-      await lines.next();
-      await state?.close();
-      process.exit(0);`;
-    const children = Array.from({ length: 4 }, () => spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] }));
-    const said = children.map((child) => {
-      const lines: string[] = [];
-      const waiting: Array<() => void> = [];
-      child.stdout.on('data', (chunk: Buffer) => {
-        lines.push(...chunk.toString().split('\n').filter((line) => line !== ''));
-        for (const wake of waiting.splice(0)) wake();
+      lines.close();`;
+    const children = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      const said: string[] = [];
+      const waiters: Array<() => void> = [];
+      child.stdout.setEncoding('utf8');
+      let buffer = '';
+      child.stdout.on('data', (chunk: string) => {
+        buffer += chunk;
+        const parts = buffer.split('\n');
+        buffer = parts.pop() ?? '';
+        said.push(...parts.filter((line) => line !== ''));
+        for (const wake of waiters.splice(0)) wake();
       });
-      return async (count: number): Promise<string[]> => {
-        while (lines.length < count) await new Promise<void>((resolve) => waiting.push(resolve));
-        return lines;
-      };
+      const closed = new Promise<void>((resolve, reject) => {
+        child.on('error', reject);
+        child.on('close', () => resolve());
+      });
+      /** Resolves when the child has said `count` lines. */
+      const lines = (count: number): Promise<string[]> =>
+        new Promise((resolve, reject) => {
+          const check = (): void => {
+            if (said.length >= count) resolve(said.slice(0, count));
+            else if (child.exitCode !== null) reject(new Error(`a child ended after saying ${JSON.stringify(said)}`));
+            else waiters.push(check);
+          };
+          child.once('exit', () => waiters.push(check) && check());
+          check();
+        });
+      return { child, lines, closed };
     });
-    const exited = children.map((child) => new Promise((resolve) => child.on('close', resolve)));
-    await Promise.all(said.map((lines) => lines(1)));
-    for (const child of children) child.stdin.write('go\n');
-    const results = (await Promise.all(said.map((lines) => lines(2)))).map((lines) => lines[1] as string);
-    for (const child of children) child.stdin.end('done\n');
-    await Promise.all(exited);
-    expect(results.sort()).toEqual(['JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'took']);
+    await Promise.all(children.map((c) => c.lines(1)));
+    for (const { child } of children) child.stdin.write('go\n');
+    const outcomes = await Promise.all(children.map(async (c) => (await c.lines(2))[1] as string));
+    for (const [i, { child }] of children.entries()) {
+      if (outcomes[i] === 'took') child.stdin.write('release\n');
+      child.stdin.end();
+    }
+    await Promise.all(children.map((c) => c.closed));
+    expect([...outcomes].sort()).toEqual(['JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'took']);
   }, 60_000);
 
   it('a run that closes does not remove a lock that is no longer its own', async () => {
