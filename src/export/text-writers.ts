@@ -35,12 +35,9 @@ export class CsvWriter implements ExportWriter {
 
   write(cells: Cell[]): Promise<void> | undefined {
     const raw = this.options.raw;
-    let line = '';
-    for (let i = 0; i < cells.length; i += 1) {
-      const text = csvField(csvText(cells[i] as Cell, raw));
-      line = i === 0 ? text : `${line},${text}`;
-    }
-    return this.#text.add(line + this.#eol);
+    const fields = new Array<string>(cells.length);
+    for (let i = 0; i < cells.length; i += 1) fields[i] = csvField(csvText(cells[i] as Cell, raw));
+    return this.#text.add(fields.join(',') + this.#eol);
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
