@@ -31,6 +31,17 @@ export interface DeleteResult {
   job?: s.Job;
 }
 
+/** How a list is read: its query, page size, and for a filter the POST body. */
+export interface PageOptions {
+  query?: Record<string, string>;
+  /** Page size, 1 to 100. @default 100 */
+  perPage?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** @default 'GET' */
+  method?: 'GET' | 'POST';
+  json?: unknown;
+}
+
 /** A filter as the service takes it (spec section 4.12). */
 export interface Filter {
   conditions: Array<{ field: string; operator: string; value?: unknown } | { orGroup: Array<{ field: string; operator: string; value?: unknown }> }>;
@@ -191,12 +202,28 @@ export class CrmClient {
    * Follows `rel="next"` links from the first page and yields each record. The next page is
    * fetched while the caller works through the current one.
    */
-  async *paginate<T>(
-    path: string,
-    key: string,
-    schema: z.ZodType<T>,
-    options: { query?: Record<string, string>; perPage?: number | undefined; signal?: AbortSignal | undefined; method?: 'GET' | 'POST'; json?: unknown } = {},
-  ): AsyncGenerator<T> {
+  async *paginate<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions = {}): AsyncGenerator<T> {
+    const where = { method: options.method ?? 'GET', path };
+    // Each record checked as it is reached: the ones before a bad record are handed over first.
+    for await (const list of this.rawPages(path, key, options)) for (const record of list) yield parse(schema, record, where);
+  }
+
+  /**
+   * The pages of a list, each as the array of its records, following `rel="next"` links; the next
+   * page is fetched while the caller works through the current one. For callers that go through
+   * many records (export): one wait a page instead of one a record.
+   */
+  async *pages<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions = {}): AsyncGenerator<T[]> {
+    const where = { method: options.method ?? 'GET', path };
+    for await (const list of this.rawPages(path, key, options)) {
+      const records = new Array<T>(list.length);
+      for (let i = 0; i < list.length; i += 1) records[i] = parse(schema, list[i], where);
+      yield records;
+    }
+  }
+
+  /** The one paginator: each page's list as the service sent it. */
+  private async *rawPages(path: string, key: string, options: PageOptions): AsyncGenerator<unknown[]> {
     const method = options.method ?? 'GET';
     const fetchPage = (pagePath: string, query?: Record<string, string>) => {
       const request: ApiRequest = { method, path: pagePath, idempotent: true };
@@ -224,7 +251,7 @@ export class CrmClient {
         if (!Array.isArray(list)) {
           throw new ApiError('API_RESPONSE_INVALID', `the answer has no "${key}" list`, { method, path });
         }
-        for (const record of list) yield parse(schema, record, { method, path });
+        yield list;
       }
     } finally {
       // The caller stopped early: let the prefetched page finish quietly.

@@ -148,6 +148,10 @@ export class OAuthSession implements TokenSource {
     return this.profile.accessToken;
   }
 
+  tokenNow(): string | null {
+    return this.profile.expiresAt - this.marginMs() <= this.now() ? null : this.profile.accessToken;
+  }
+
   /**
    * How long before expiry to refresh: a minute, but never more than a tenth of the token's
    * lifetime, so that short-lived tokens are not refreshed on every request.
