@@ -190,6 +190,10 @@ export interface ExportDeps {
   /** What identifies the account; an incremental state is never applied to another one. */
   account: string;
   signal?: AbortSignal;
+  /**
+   * Where an export with `out: null` goes (CSV or JSON Lines); required then. The library reads
+   * nothing of the process it runs in: the command passes its standard output.
+   */
   stdout?: NodeJS.WritableStream;
   onProgress?: (progress: { records: number; requests: number }) => void;
   now?: () => Date;
@@ -280,7 +284,8 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
   if (fetches.has('parties')) record.parties = await all(`/kases/${id}/parties`, 'parties');
   if (fetches.has('tracks')) record.tracks = await all(`/kases/${id}/tracks`, 'tracks');
   if (fetches.has('attachments') && options.attachments !== null && Array.isArray(record.attachments)) {
-    const base = options.out === null ? process.cwd() : dirname(options.out);
+    // Checked by runExport: an export that downloads attachments writes a file.
+    const base = dirname(options.out as string);
     for (const attachment of record.attachments as Body[]) {
       if (typeof attachment.id !== 'number') continue;
       const folder = join(options.attachments, String(attachment.id));
@@ -323,6 +328,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     usage(`the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`, 'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.');
   }
   if (options.attachments !== null) {
+    if (options.out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
     if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
     const found = await stat(options.attachments).catch(() => null);
     if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
@@ -346,7 +352,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
   if (options.out !== null) await removeStaleTemps(dirname(options.out));
-  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
+  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, ...(deps.stdout ? { stdout: deps.stdout } : {}), now });
   const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');

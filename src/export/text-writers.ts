@@ -24,7 +24,7 @@ export class CsvWriter implements ExportWriter {
   constructor(
     private readonly target: string | null,
     header: string[],
-    private readonly options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream },
+    private readonly options: { plain: boolean; raw: boolean; stdout?: NodeJS.WritableStream | undefined },
   ) {
     this.#eol = options.plain ? '\n' : '\r\n';
     // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
@@ -68,7 +68,7 @@ export class JsonlWriter implements ExportWriter {
 
   constructor(
     private readonly target: string | null,
-    stdout: NodeJS.WritableStream,
+    stdout: NodeJS.WritableStream | undefined,
   ) {
     this.#file = target === null ? null : new AtomicFile(target);
     this.#text = new ChunkedText(sendTo(this.#file, stdout));
