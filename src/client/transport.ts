@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor } from './governor.ts';
 import { checkSecureTransport } from './secure-transport.ts';
+import { Pool } from './undici-pool.ts';
 import { Redactor } from './redact.ts';
 import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
 
