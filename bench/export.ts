@@ -1,8 +1,10 @@
 // Export speed and memory: 100,000 parties from the sandbox (in a child process, no rate limit)
-// to CSV and to XLSX. Not a test; run it with `npm run bench -- export [--rows N] [--runs N]`.
-// Prints records/s, the share of the wall time spent writing (measured inside the export, and
-// as how much longer the export takes than reading the same pages), and the exporting process's
-// peak RSS, each run in a fresh process, formats taking turns; then the medians.
+// to CSV and to XLSX. Not a test; run it with
+// `npm run bench -- export [--rows N] [--runs N] [--no-writers]`.
+// Each run is a fresh process that sets the export against a bare pager (undici, JSON.parse and
+// the Link header) reading the same pages, side by side: wall time and CPU over the pager's. Also
+// the share of the wall time spent writing, and the peak RSS of `crm-ferry export` as a person
+// runs it (from dist/) and of the library through tsx; formats take turns; then the medians.
 import { fork, type ChildProcess } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -16,7 +18,7 @@ import { z } from 'zod';
 import { embedFor, normaliseExportOptions, openWriter, runExport, type Cell } from '../src/export/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { addParty } from '../test/helpers/records.ts';
-import { formatCount, spawnTsx } from './harness.ts';
+import { ensureBuilt, formatCount, spawnTsx, timedNode } from './harness.ts';
 
 const TOKEN = 'bench-export-token-0123';
 const { values } = parseArgs({ options: { rows: { type: 'string' }, runs: { type: 'string' }, memory: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' }, 'no-writers': { type: 'boolean' } }, strict: false });
@@ -181,8 +183,8 @@ async function child(format: string, url: string): Promise<void> {
 }
 
 /**
- * The memory an export takes, as a person runs it: a process that only exports. Prints its peak
- * RSS, sampled every 20 ms.
+ * The memory the library's export takes in a process that only exports, through tsx. Prints its
+ * peak RSS, sampled every 20 ms. (The command's own is measured from dist/ by main.)
  */
 async function memoryChild(format: string, url: string): Promise<void> {
   const out = join(tmpdir(), `crm-ferry-bench-export-${process.pid}.${format}`);
@@ -222,12 +224,19 @@ async function main(): Promise<void> {
   });
   const results: Record<string, ChildResult[]> = { csv: [], xlsx: [] };
   const memory: Record<string, number> = {};
+  const memoryTsx: Record<string, number> = {};
   try {
+    ensureBuilt();
     for (const format of ['csv', 'xlsx']) {
       const line = spawnTsx(import.meta.url, ['--memory', format, '--url', url]).trim().split('\n').pop() ?? '{}';
       const r = JSON.parse(line) as { records: number; peakRssMb: number };
-      memory[format] = r.peakRssMb;
-      console.log(`${format}: a process that only exports ${formatCount(r.records)} parties peaks at ${r.peakRssMb} MB RSS`);
+      memoryTsx[format] = r.peakRssMb;
+      // As a person runs it: `crm-ferry export` from the compiled dist/.
+      const out = join(tmpdir(), `crm-ferry-bench-export-command.${format}`);
+      const command = timedNode([fileURLToPath(new URL('../bin/crm-ferry.js', import.meta.url)), 'export', 'parties', '--out', out], { CRM_FERRY_TOKEN: TOKEN, CRM_FERRY_BASE_URL: url });
+      rmSync(out, { force: true });
+      memory[format] = command.peakRssMb;
+      console.log(`${format}: crm-ferry export of ${formatCount(r.records)} parties peaks at ${command.peakRssMb} MB RSS (${command.wallSeconds.toFixed(1)} s, ${command.cpuSeconds.toFixed(1)} s CPU, start-up included); the library through tsx at ${r.peakRssMb} MB`);
     }
     // Formats take turns, so that a busier moment of the machine does not fall on one alone.
     for (let run = 0; run < runs; run += 1) {
@@ -266,7 +275,10 @@ async function main(): Promise<void> {
       writingShare: Number(median(list.map((r) => r.export.writingSeconds / r.export.seconds)).toFixed(3)),
       /** Time spent waiting for the file (the disk; zlib's thread for XLSX), over the wall time. */
       fileWaitShare: Number(median(list.map((r) => r.export.fileWaitSeconds / r.export.seconds)).toFixed(3)),
+      /** `crm-ferry export` from dist/, as a person runs it (target < 150 MB). */
       peakRssMb: memory[format],
+      /** The library in a process through tsx, which adds about 40 MB of its own. */
+      peakRssMbThroughTsx: memoryTsx[format],
       bytes: list[0]?.bytes ?? 0,
       loadavg: list.map((r) => r.load.toFixed(2)).join(' '),
     };

@@ -2,7 +2,7 @@
 // CPU is not the importer's), and the plan they import (organisations, then people linked to them
 // with tags and a custom field).
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SandboxOptions } from '../src/sandbox/index.ts';
@@ -11,8 +11,6 @@ export const BENCH_TOKEN = 'bench-import-token-0123';
 
 export interface ServedSandbox {
   url: string;
-  /** The sandbox process, for its CPU time (/proc/PID/stat). */
-  pid: number;
   stop(): Promise<void>;
 }
 
@@ -26,7 +24,6 @@ export async function serveSandbox(options: SandboxOptions): Promise<ServedSandb
   });
   return {
     url,
-    pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -63,18 +60,3 @@ export function writePlan(dir: string, people: number, organisations: number): s
   writeFileSync(plan, 'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
   return plan;
 }
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
-export function processCpuSeconds(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command name (in parentheses, which may hold spaces): utime is the 14th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
-/** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
-const CLOCK_TICKS = 100;
