@@ -1,6 +1,6 @@
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
-import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport, type StepCounts } from '../load/index.ts';
+import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport } from '../load/index.ts';
 import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
 import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
 import { notCarriedLines, type NotCarried } from '../plan/index.ts';

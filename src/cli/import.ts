@@ -1,6 +1,6 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { CrmClient, V1LiveConnection, V1WireFormat } from '../client/index.ts';
+import { accountOf, type CrmClient, type V1LiveConnection, type V1WireFormat } from '../client/index.ts';
 import { isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
@@ -139,11 +139,8 @@ export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v
   return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log } });
 }
 
-/** The account a state belongs to: the service's address, and the account behind a stored login. */
-export function accountOf(client: CrmClient, subdomain?: string): AccountIdentity {
-  const origin = client.transport.origin;
-  return { baseUrl: origin, account: subdomain ? `${subdomain}@${origin}` : origin };
-}
+/** The commands beside this one take it from here. */
+export { accountOf };
 
 /**
  * Asks before --fresh sets the state aside. The question goes to standard error, so that it is

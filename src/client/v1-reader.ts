@@ -4,7 +4,6 @@
  * and the transport rule (https, or plain http to a loopback address only).
  */
 import { FerryError } from '../errors/index.ts';
-import { checkBaseUrl } from '../util/index.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 import { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from '../util/index.ts';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { CrmClient, GovernorState, V1LiveConnection } from '../client/index.ts';
 import type { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import type { MappedRecord, NameResolver, RowWarning, WarningCounts } from '../mapping/index.ts';
+import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
 import type { NotCarried } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
 import type { SetupPlan, SetupReport } from './setup.ts';
@@ -55,6 +55,8 @@ export interface ImportDeps {
   progressEveryMs?: number;
   /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
   v1Live?: V1LiveConnection;
+  /** The transforms the mappings may name: the built-in ones and the caller's (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
 }
 
 /** Counts of one step. */

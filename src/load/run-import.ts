@@ -9,8 +9,8 @@ import { dirname, join, resolve } from 'node:path';
 import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
-import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { CatalogResolver, type CompiledMapping, createResolver, type NameResolver } from '../mapping/index.ts';
+import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
@@ -98,15 +98,14 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const emit = deps.onEvent ?? (() => undefined);
 
   const source = options.source;
-  const plan = source.kind === 'plan' ? await preparePlan(source.planFile) : null;
-  const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile)];
+  const plan = source.kind === 'plan' ? await preparePlan(source.planFile, undefined, deps.transforms) : null;
+  const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, undefined, deps.transforms)];
   if (options.strict && !plan?.plan.setup) {
     throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
   }
   if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
   connectLiveSteps(prepared, deps.v1Live);
-  const compiled: CompiledMapping[] = [];
-  for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  const compiled = await compileSteps(prepared);
 
   const beforeNames = deps.client.transport.requestsSent;
   // Kept for the set-up, which starts from the same names.

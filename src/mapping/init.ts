@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { type CellValue, isIdColumn, normalizeWord, openSource, type OpenSourceOptions } from '../sources/index.ts';
+import { type CellValue, isIdColumn, openSource, type OpenSourceOptions } from '../sources/index.ts';
+import { normalizeWord } from '../util/index.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
 import { printable } from '../util/index.ts';

@@ -1,5 +1,5 @@
 export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
-export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
+export { mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
 export { lookUpRef, ReferenceBook, type RefLookup, type ReferenceProblem } from './references.ts';
 export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
 export { preparePlan } from './prepare-step.ts';
@@ -13,11 +13,10 @@ export {
   type ValidatePlanOptions,
   type ValidateReport,
 } from './validate.ts';
-export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
-export { assertConstantNames, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
+export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
 export { createMatcher, judgeMatch, MATCH_BATCH, matchValues, type Matcher, type MatcherOptions, type MatchValue, type RecordFinder } from './matching.ts';
 export { connectLiveSteps, readsLive } from './prepare-step.ts';
 export { findAttachments, type FoundFile } from './find-attachments.ts';

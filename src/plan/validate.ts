@@ -6,14 +6,14 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type CompiledMapping, compileMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
+import { assertWritableTarget, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type TransformRegistry, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
-import { assertConstantNames, openStepItems, type PreparedStep, prepareSingleStep, preparePlan } from './prepare-step.ts';
+import { assertConstantNames, compileSteps, openStepItems, type PreparedStep, prepareSingleStep, preparePlan } from './prepare-step.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -67,6 +67,8 @@ export interface ValidateCommonOptions {
    */
   service?: RecordFinder;
   signal?: AbortSignal;
+  /** The transforms the mappings may name: the built-in ones and the caller's (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
 }
 
 export interface ValidateMappingOptions extends ValidateCommonOptions {
@@ -291,11 +293,11 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
     rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
   }
   assertNotInput(rejectsFile, options.inputFile);
-  const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile);
+  const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile, options.transforms);
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
   await assertWritableTarget(warningsFileOf(rejectsFile));
-  const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
+  const [compiled] = (await compileSteps([step])) as [CompiledMapping];
   const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal, options.service);
   const { interrupted, ...stepReport } = report;
   return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
@@ -307,7 +309,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
  */
 export async function validatePlan(options: ValidatePlanOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  const { steps } = await preparePlan(options.planFile, options.rejectsDir);
+  const { steps } = await preparePlan(options.planFile, options.rejectsDir, options.transforms);
   if (options.rejectsDir !== undefined) {
     await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
@@ -317,8 +319,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
     await assertWritableTarget(step.rejectsFile);
     await assertWritableTarget(warningsFileOf(step.rejectsFile));
   }
-  const compiled: CompiledMapping[] = [];
-  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  const compiled = await compileSteps(steps);
   const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {

@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { type CrmClient, readAccountCatalog, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
 import { assertSameKey, fromRecord, planUpdate, RecordService } from '../load/index.ts';
-import { CatalogResolver, compileMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt } from '../mapping/index.ts';
-import { connectLiveSteps, lookUpRef, openStepItems, type PreparedStep, preparePlan, prepareSingleStep } from '../plan/index.ts';
+import { CatalogResolver, type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt, type TransformRegistry } from '../mapping/index.ts';
+import { compileSteps, connectLiveSteps, lookUpRef, openStepItems, type PreparedStep, preparePlan, prepareSingleStep } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
@@ -131,6 +131,8 @@ export interface VerifyDeps {
   resolver?: NameResolver;
   /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
   v1Live?: V1LiveConnection;
+  /** The transforms the mappings may name: the built-in ones and the caller's (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
 }
 
 /** The requests that reading `count` records of `entity` takes. */
@@ -323,10 +325,9 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
-  const prepared = options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
+  const prepared = options.source.kind === 'plan' ? (await preparePlan(options.source.planFile, undefined, deps.transforms)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile, undefined, deps.transforms)];
   connectLiveSteps(prepared, deps.v1Live);
-  const compiled = [];
-  for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  const compiled = await compileSteps(prepared);
 
   const beforeNames = deps.client.transport.requestsSent;
   const resolver = deps.resolver ?? new CatalogResolver(await readAccountCatalog(deps.client));
@@ -401,7 +402,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
 
 async function compareStep(
   check: StepCheck,
-  compiled: Awaited<ReturnType<typeof compileMapping>>,
+  compiled: CompiledMapping,
   byName: Map<string, StepCheck>,
   resolver: NameResolver,
   differences: VerifyDifference[],

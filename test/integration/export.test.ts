@@ -724,28 +724,6 @@ describe('export: where the file goes', () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, 'utf8')).toMatch(/^\uFEFFid\r\n/);
   });
-
-  it('a state that cannot be saved is an EXPORT_WRITE error saying the export is written and the next run repeats it', async () => {
-    const out = join(dir, 'unsaved.csv');
-    const state = join(dir, 'unsaved.state.json');
-    // The state cannot be renamed into place: once the export has checked where it goes (and read
-    // the time it starts from), a folder takes the state's name.
-    const options = normaliseExportOptions({ entity: 'parties', out, columns: 'id', since: 'auto', state, cwd: dir });
-    const now = (): Date => {
-      mkdirSync(state, { recursive: true });
-      return new Date();
-    };
-    const error = await runExport(options, { client, account: box.url, now }).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(FerryError);
-    expect((error as FerryError).code).toBe('EXPORT_WRITE');
-    expect((error as FerryError).message).toContain(`the export is written, but its state ${state} could not be saved`);
-    expect(existsSync(out)).toBe(true);
-    expect(statSync(state).isDirectory()).toBe(true);
-    expect(readdirSync(dir).filter((name) => name.startsWith('.unsaved.state.json'))).toEqual([]);
-  });
 });
 
 describe('export: a damaged state', () => {
