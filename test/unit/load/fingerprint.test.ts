@@ -7,6 +7,7 @@ describe('canonicalJson', () => {
     ['undefined members left out, undefined items as null', { a: undefined, b: [undefined, 2] }, '{"b":[null,2]}'],
     ['sorted by code unit, as < sorts', { é: 1, z: 2, Z: 3, a: 4 }, '{"Z":3,"a":4,"z":2,"é":1}'],
     ['scalars as JSON', 'he said "hi"\n', '"he said \\"hi\\"\\n"'],
+    ['texts JSON escapes, and texts it does not', ['back\\slash', 'tab\t', '\u0001', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028sep', 'é'], JSON.stringify(['back\\slash', 'tab\t', '\u0001', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028sep', 'é'])],
     ['empty containers', { a: {}, b: [] }, '{"a":{},"b":[]}'],
   ])('%s', (_name, value, expected) => {
     expect(canonicalJson(value)).toBe(expected);
