@@ -1,6 +1,10 @@
 /** The importer's options (normalised once by the schema), what it needs, and the summary and events it gives. */
 import { z } from 'zod';
-import type { CrmClient, GovernorState, V1LiveConnection } from '../client/index.ts';
+import type { CrmClient, GovernorState, TransportWait, V1LiveConnection } from '../client/index.ts';
+
+/** A wait of the run's requests, and whose: the account written to, or a live v1 source's old account. */
+export type ProgressWait = TransportWait & { of: 'account' | 'old account' };
+
 import type { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
@@ -169,5 +173,7 @@ export type ImportEvent =
       requests: number;
       elapsedMs: number;
       governor: GovernorState;
+      /** What requests wait for now: the account's (`account`) or a live source's (`old account`). */
+      waits: ProgressWait[];
     }
   | { type: 'end'; summary: ImportSummary };

@@ -248,6 +248,7 @@ class ImportEngine extends RecordWriter {
       requests: this.deps.client.transport.requestsSent - this.requestsAtStart,
       elapsedMs: Date.now() - this.started,
       governor: this.deps.client.transport.governor.state(),
+      waits: [...this.deps.client.transport.waits().map((wait) => ({ ...wait, of: 'account' as const })), ...(this.deps.v1Live?.waits() ?? []).map((wait) => ({ ...wait, of: 'old account' as const }))],
     });
   }
 
