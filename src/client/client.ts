@@ -43,6 +43,17 @@ export interface DeleteResult {
   job?: s.Job;
 }
 
+/** How a list is read: its query, page size, and for a filter the POST body. */
+export interface PageOptions {
+  query?: Record<string, string>;
+  /** Page size, 1 to 100. @default 100 */
+  perPage?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** @default 'GET' */
+  method?: 'GET' | 'POST';
+  json?: unknown;
+}
+
 /** A filter as the service takes it (spec section 4.12). */
 export interface Filter {
   conditions: Array<{ field: string; operator: string; value?: unknown } | { orGroup: Array<{ field: string; operator: string; value?: unknown }> }>;
@@ -204,15 +215,28 @@ export class CrmClient {
    * fetched while the caller works through the current one.
    */
   async *paginate<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions = {}): AsyncGenerator<T> {
-    for await (const page of this.pages(path, key, schema, options)) yield* page.records;
+    const where = { method: options.method ?? 'GET', path };
+    // Each record checked as it is reached: the ones before a bad record are handed over first.
+    for await (const page of this.rawPages(path, key, options)) for (const record of page.list) yield parse(schema, record, where);
   }
 
   /**
    * The pages of a list, each with the address of the page after it (null after the last): a
    * reader that records that address can stop and later go on from it (`from`). The next page is
-   * fetched while the caller works through the current one.
+   * fetched while the caller works through the current one. For callers that go through many
+   * records (export, backup): one wait a page instead of one a record.
    */
   async *pages<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions & { from?: string | null } = {}): AsyncGenerator<{ records: T[]; next: string | null }> {
+    const where = { method: options.method ?? 'GET', path };
+    for await (const page of this.rawPages(path, key, options)) {
+      const records = new Array<T>(page.list.length);
+      for (let i = 0; i < page.list.length; i += 1) records[i] = parse(schema, page.list[i], where);
+      yield { records, next: page.next };
+    }
+  }
+
+  /** The one paginator: each page's list as the service sent it, and the address of the next. */
+  private async *rawPages(path: string, key: string, options: PageOptions & { from?: string | null }): AsyncGenerator<{ list: unknown[]; next: string | null }> {
     const method = options.method ?? 'GET';
     const fetchPage = (pagePath: string, query?: Record<string, string>) => {
       const request: ApiRequest = { method, path: pagePath, idempotent: true };
@@ -243,7 +267,7 @@ export class CrmClient {
         if (!Array.isArray(list)) {
           throw new ApiError('API_RESPONSE_INVALID', `the answer has no "${key}" list`, { method, path });
         }
-        yield { records: list.map((record) => parse(schema, record, { method, path })), next };
+        yield { list, next };
       }
     } finally {
       // The caller stopped early: let the prefetched page finish quietly.

@@ -190,6 +190,10 @@ export interface ExportDeps {
   /** What identifies the account; an incremental state is never applied to another one. */
   account: string;
   signal?: AbortSignal;
+  /**
+   * Where an export with `out: null` goes (CSV or JSON Lines); required then. The library reads
+   * nothing of the process it runs in: the command passes its standard output.
+   */
   stdout?: NodeJS.WritableStream;
   onProgress?: (progress: { records: number; requests: number }) => void;
   now?: () => Date;
@@ -302,7 +306,8 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
   if (fetches.has('parties')) record.parties = await all(`/kases/${id}/parties`, 'parties');
   if (fetches.has('tracks')) record.tracks = await all(`/${options.entity}/${id}/tracks`, 'tracks');
   if (fetches.has('attachments') && options.attachments !== null && Array.isArray(record.attachments)) {
-    const base = options.out === null ? process.cwd() : dirname(options.out);
+    // Checked by runExport: an export that downloads attachments writes a file.
+    const base = dirname(options.out as string);
     for (const attachment of record.attachments as Body[]) {
       if (typeof attachment.id !== 'number') continue;
       const file = await downloadAttachment(deps.client, options.attachments, attachment.id, attachment.filename);
@@ -338,6 +343,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     usage(`the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`, 'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.');
   }
   if (options.attachments !== null) {
+    if (options.out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
     if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
     const found = await stat(options.attachments).catch(() => null);
     if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
@@ -362,39 +368,50 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
   if (options.out !== null) await removeStaleTemps(dirname(options.out));
-  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
+  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, ...(deps.stdout ? { stdout: deps.stdout } : {}), now });
   const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
     if (entity === 'tasks') params.status = EVERY_TASK_STATUS;
-    let records: AsyncGenerator<Body>;
+    let pages: AsyncGenerator<{ records: Body[] }>;
     if (filter !== null) {
       const conditions = [...filter.conditions, ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : [])];
-      records = deps.client.paginate(`/${entity}/filters/results`, entity, RECORD, { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
+      pages = deps.client.pages(`/${entity}/filters/results`, entity, RECORD, { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
     } else {
       if (since) params.since = since;
-      records = deps.client.paginate(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
+      pages = deps.client.pages(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
     }
     // A filter asks by day; the instant decides (only for an incremental filter export).
     const sinceMs = since !== null && filter !== null ? Date.parse(since) : null;
+    const cells = writer.usesCells;
+    // The main thread's own work is timed from each page's arrival to its end, less the waits
+    // inside it (for the file, for what a record needs besides): two clock reads a page, not a record.
     let writing = 0;
     let waiting = 0;
-    for await (const record of records) {
-      summary.read += 1;
-      if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
-      if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
-      if (fetches.size > 0) await fetchBeside(record, fetches, options, deps);
-      const at = performance.now();
-      const handing = writer.write(writer.usesCells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
-      const handed = performance.now();
-      writing += handed - at;
-      if (handing) {
-        await handing;
-        waiting += performance.now() - handed;
+    for await (const page of pages) {
+      let at = performance.now();
+      for (const record of page.records) {
+        summary.read += 1;
+        if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
+        if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
+        if (fetches.size > 0) {
+          writing += performance.now() - at;
+          await fetchBeside(record, fetches, options, deps);
+          at = performance.now();
+        }
+        const handing = writer.write(cells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
+        if (handing) {
+          const handed = performance.now();
+          writing += handed - at;
+          await handing;
+          at = performance.now();
+          waiting += at - handed;
+        }
+        summary.records += 1;
+        if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
       }
-      summary.records += 1;
-      if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
+      writing += performance.now() - at;
     }
     if (since !== null && isFilterEntity(entity)) {
       const resource = entity === 'parties' ? deps.client.parties : entity === 'opportunities' ? deps.client.opportunities : deps.client.kases;
