@@ -5,7 +5,7 @@ import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor, RateWaitTooLong } from './governor.ts';
 import { checkSecureTransport } from './secure-transport.ts';
-import { Pool } from './undici-pool.ts';
+import { Pool, streamRequest } from './undici-pool.ts';
 import { Redactor } from './redact.ts';
 import { formatDuration } from '../util/index.ts';
 import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
@@ -596,7 +596,7 @@ interface WholeAnswer {
 type Reader<A extends Answer> = (dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal | undefined) => Promise<A>;
 
 /** The answer as a stream, through undici's request(): downloads, and reads that parse as they go. */
-const readStream: Reader<Dispatcher.ResponseData> = (dispatcher, options, signal) => dispatcher.request({ ...options, signal: signal ?? null });
+const readStream: Reader<Dispatcher.ResponseData> = (dispatcher, options, signal) => streamRequest(dispatcher, { ...options, signal: signal ?? null });
 
 /**
  * The answer read whole into one buffer, straight from undici's dispatch: a JSON answer needs no

@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
-import type { Pool as UndiciPool } from 'undici';
+import type { Dispatcher, Pool as UndiciPool } from 'undici';
+
+const require = createRequire(import.meta.url);
 
 /**
  * undici's Pool, from its own file. The package's door (`undici`) loads all of undici (fetch, web
@@ -8,4 +10,17 @@ import type { Pool as UndiciPool } from 'undici';
  * reachable; `undici-pool.test.ts` holds it to be the very class the door exports, and fails when
  * undici moves it.
  */
-export const Pool: typeof UndiciPool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof UndiciPool;
+export const Pool: typeof UndiciPool = require('undici/lib/dispatcher/pool.js') as typeof UndiciPool;
+
+type RequestApi = (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+let requestApi: RequestApi | undefined;
+
+/**
+ * undici's request() on `dispatcher`: the answer as a stream. The door adds request() to every
+ * dispatcher's prototype as it loads; a Pool from its own file lacks it, so it is taken from its
+ * file too, on the first streamed answer.
+ */
+export function streamRequest(dispatcher: Dispatcher, options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
+  requestApi ??= require('undici/lib/api/api-request.js') as RequestApi;
+  return requestApi.call(dispatcher, options);
+}
