@@ -34,3 +34,4 @@ export {
   type SetupReport,
 } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
+export { readNames, type AccountNames } from './open-run.ts';

@@ -6,11 +6,11 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
-import { CatalogResolver, type CompiledMapping, compileMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, type PreparedStep, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
+import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, prepareRun, readsLive, recordDigest, repeatedKey } from '../plan/index.ts';
+import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
@@ -98,23 +98,22 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const emit = deps.onEvent ?? (() => undefined);
 
   const source = options.source;
-  const plan = source.kind === 'plan' ? await preparePlan(source.planFile) : null;
-  const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile)];
-  if (options.strict && !plan?.plan.setup) {
-    throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
-  }
-  if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
-  connectLiveSteps(prepared, deps.v1Live);
-  const compiled: CompiledMapping[] = [];
-  for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  const { plan, steps: prepared, compiled } = await prepareRun(source, {
+    retryFile: options.retryFile,
+    live: { connection: deps.v1Live },
+    checkPlan: (loaded) => {
+      if (options.strict && !loaded?.setup) {
+        throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+      }
+    },
+  });
 
-  const beforeNames = deps.client.transport.requestsSent;
   // Kept for the set-up, which starts from the same names.
-  const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
-  let resolver: NameResolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
-  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  const names = await readNames(deps.client, deps.resolver);
+  const { catalog, users } = names;
+  let resolver = names.resolver;
+  const requestsForNames = names.requests;
   // The account's users are checked as the state is bound; a dry run leaves the state as it was.
-  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh, users, keepUsers: !options.dryRun });
   const steps: StepRun[] = [];
   try {
@@ -132,9 +131,9 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
     let setup: SetupReport | null = null;
     const beforeSetup = deps.client.transport.requestsSent;
-    if (plan?.plan.setup) {
+    if (plan?.setup) {
       const done = await setupForRun(
-        { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
+        { spec: plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
         { client: deps.client, state, run, now },
       );
       setup = done.report;

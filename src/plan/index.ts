@@ -17,7 +17,7 @@ export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } f
 export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
-export { assertConstantNames, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
+export { assertConstantNames, countStepItems, openStepItems, prepareRun, prepareSingleStep, retryFromRejects, type PreparedRun, type PreparedStep, type PrepareRunOptions, type RunSource } from './prepare-step.ts';
 export { createMatcher, judgeMatch, MATCH_BATCH, matchValues, type Matcher, type MatcherOptions, type MatchValue, type RecordFinder } from './matching.ts';
 export { connectLiveSteps, readsLive } from './prepare-step.ts';
 export { findAttachments, type FoundFile } from './find-attachments.ts';

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { checkConstantNames, type CompiledMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions } from '../mapping/index.ts';
+import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions } from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
 import { isV1LiveInput, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
@@ -92,15 +92,22 @@ function pathOf(yamlPath: string): Array<string | number> {
   return yamlPath.split(/\.|\[|\]/).filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part));
 }
 
-async function prepareStep(
-  name: string,
-  mappingFile: string,
-  inputFile: string,
-  rejectsFile: string,
-  sourceOverride: SourceOptions | undefined,
-  planTimeZone: string | undefined,
-  planLocation: ErrorLocation | undefined,
-): Promise<PreparedStep> {
+/** What preparing one step takes; a plan step gives its own source options, time zone and place in the plan. */
+interface StepToPrepare {
+  name: string;
+  mappingFile: string;
+  inputFile: string;
+  rejectsFile: string;
+  /** The plan step's `source:`, over the mapping's own. */
+  source?: SourceOptions | undefined;
+  /** The plan's `timeZone`, for a mapping that names none itself. */
+  timeZone?: string | undefined;
+  /** Where the step is in the plan file, for errors about the step; absent for a single mapping. */
+  planLocation?: ErrorLocation | undefined;
+}
+
+async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
+  const { name, mappingFile, inputFile, rejectsFile, source: sourceOverride, timeZone: planTimeZone, planLocation } = options;
   let mapping = await loadMapping(mappingFile);
   // Read again for line numbers and to see whether the mapping names a time zone itself (the
   // schema's default hides that).
@@ -329,7 +336,7 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
 export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv')): Promise<PreparedStep> {
-  const step = await prepareStep('', mappingFile, inputFile, rejectsFile, undefined, undefined, undefined);
+  const step = await prepareStep({ name: '', mappingFile, inputFile, rejectsFile });
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
   if (firstRef) {
@@ -347,7 +354,54 @@ export async function preparePlan(planFile: string, rejectsDir?: string): Promis
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    prepared.push(await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location));
+    prepared.push(await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location }));
   }
   return { plan, steps: orderSteps(prepared) };
+}
+
+/** What a command runs over: one mapping and its input, or a plan. */
+export type RunSource = { kind: 'mapping'; mappingFile: string; inputFile: string } | { kind: 'plan'; planFile: string };
+
+/** The steps of a run, ready to be read: what import, run, the dry run, validate and verify all start from. */
+export interface PreparedRun {
+  /** The plan (its `setup:`, its file); null for one mapping over one input. */
+  plan: Plan | null;
+  /** In run order. */
+  steps: PreparedStep[];
+  /** Each step's mapping, compiled, in the same order as `steps`. */
+  compiled: CompiledMapping[];
+}
+
+export interface PrepareRunOptions {
+  /** One mapping: where its rejects go. @default rejects.csv beside the input (beside the mapping for a live input) */
+  rejectsFile?: string | undefined;
+  /** A plan: the folder of its `<step>.rejects.csv` files. @default the plan file's folder */
+  rejectsDir?: string | undefined;
+  /** `--retry-rejects FILE`: a fixed rejects file read in place of its step's input. @default null */
+  retryFile?: string | null | undefined;
+  /**
+   * Steps that read a live v1 account are connected through this (and refused without one). A
+   * caller that reads no live account (validate) leaves it out: such a step is then refused when
+   * it is read. @default not connected
+   */
+  live?: { connection: V1LiveConnection | undefined } | undefined;
+  /** Something to check once the plan is loaded, before any step is compiled (a flag that needs a plan's `setup:`). */
+  checkPlan?: ((plan: Plan | null) => void) | undefined;
+}
+
+/**
+ * The one way a run is opened from its files: loads the plan or the single mapping as prepared
+ * steps in run order, takes a fixed rejects file in place of its step's input, connects the steps
+ * that read a live v1 account, and compiles every mapping. Nothing is read from the account here:
+ * the names come after (load's readNames), and so do the rows.
+ */
+export async function prepareRun(source: RunSource, options: PrepareRunOptions = {}): Promise<PreparedRun> {
+  const planned = source.kind === 'plan' ? await preparePlan(source.planFile, options.rejectsDir) : null;
+  options.checkPlan?.(planned?.plan ?? null);
+  const steps = source.kind === 'plan' ? (planned?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, ...(options.rejectsFile === undefined ? [] : [options.rejectsFile]))];
+  if (options.retryFile !== undefined && options.retryFile !== null) await retryFromRejects(steps, options.retryFile);
+  if (options.live) connectLiveSteps(steps, options.live.connection);
+  const compiled: CompiledMapping[] = [];
+  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
+  return { plan: planned?.plan ?? null, steps, compiled };
 }

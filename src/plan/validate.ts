@@ -6,14 +6,14 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type CompiledMapping, compileMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
+import { assertWritableTarget, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
-import { assertConstantNames, openStepItems, type PreparedStep, prepareSingleStep, preparePlan } from './prepare-step.ts';
+import { assertConstantNames, openStepItems, type PreparedStep, prepareRun } from './prepare-step.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -291,12 +291,12 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
     rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
   }
   assertNotInput(rejectsFile, options.inputFile);
-  const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile);
+  const { steps, compiled } = await prepareRun({ kind: 'mapping', mappingFile: options.mappingFile, inputFile: options.inputFile }, { rejectsFile });
+  const step = steps[0] as PreparedStep;
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
   await assertWritableTarget(warningsFileOf(rejectsFile));
-  const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
-  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal, options.service);
+  const report = await runStep(step, compiled[0] as CompiledMapping, new ReferenceBook(), resolver, options.signal, options.service);
   const { interrupted, ...stepReport } = report;
   return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
 }
@@ -307,7 +307,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
  */
 export async function validatePlan(options: ValidatePlanOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  const { steps } = await preparePlan(options.planFile, options.rejectsDir);
+  const { steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { rejectsDir: options.rejectsDir });
   if (options.rejectsDir !== undefined) {
     await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
@@ -317,8 +317,6 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
     await assertWritableTarget(step.rejectsFile);
     await assertWritableTarget(warningsFileOf(step.rejectsFile));
   }
-  const compiled: CompiledMapping[] = [];
-  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
   const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {

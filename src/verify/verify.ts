@@ -2,12 +2,12 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { type CrmClient, readAccountCatalog, type V1LiveConnection } from '../client/index.ts';
+import type { CrmClient, V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
-import { assertSameKey, fromRecord, planUpdate, RecordService } from '../load/index.ts';
-import { CatalogResolver, compileMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt } from '../mapping/index.ts';
-import { connectLiveSteps, lookUpRef, openStepItems, type PreparedStep, preparePlan, prepareSingleStep } from '../plan/index.ts';
+import { assertSameKey, fromRecord, planUpdate, readNames, RecordService } from '../load/index.ts';
+import { type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt } from '../mapping/index.ts';
+import { lookUpRef, openStepItems, type PreparedStep, prepareRun } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
@@ -323,16 +323,10 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
-  const prepared = options.source.kind === 'plan' ? (await preparePlan(options.source.planFile)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile)];
-  connectLiveSteps(prepared, deps.v1Live);
-  const compiled = [];
-  for (const step of prepared) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
-
-  const beforeNames = deps.client.transport.requestsSent;
-  const resolver = deps.resolver ?? new CatalogResolver(await readAccountCatalog(deps.client));
-  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  const { steps: prepared, compiled } = await prepareRun(options.source, { live: { connection: deps.v1Live } });
+  const names = await readNames(deps.client, deps.resolver);
+  const { resolver, users, requests: requestsForNames } = names;
   // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
-  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: false });
   try {
     const checks: StepCheck[] = [];
@@ -340,7 +334,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       const journal = await loadJournal(state.journalFile(step.name));
       // Rows keyed otherwise than the run keyed them would find none of its records.
       assertSameKey(step, journal);
-      const entity = (compiled[index] as (typeof compiled)[number]).entity;
+      const entity = (compiled[index] as CompiledMapping).entity;
       checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map(), began: await firstRunTime(state.journalFile(step.name)), types: new Set() });
     }
     if (checks.every((check) => check.ids.size === 0 && check.journal.lines === 0)) {
@@ -366,7 +360,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const steps: VerifyStepSummary[] = [];
     const byName = new Map(checks.map((check) => [check.prepared.name, check]));
     for (const [index, check] of checks.entries()) {
-      steps.push(await compareStep(check, compiled[index] as (typeof compiled)[number], byName, resolver, differences, deps.signal));
+      steps.push(await compareStep(check, compiled[index] as CompiledMapping, byName, resolver, differences, deps.signal));
     }
     for (const [entity, records] of added.records) {
       for (const record of records) {
@@ -401,7 +395,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
 
 async function compareStep(
   check: StepCheck,
-  compiled: Awaited<ReturnType<typeof compileMapping>>,
+  compiled: CompiledMapping,
   byName: Map<string, StepCheck>,
   resolver: NameResolver,
   differences: VerifyDifference[],
