@@ -6,13 +6,14 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
+import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
+import { joinProblems, recordToSend, type TakeFiles } from './record-to-send.ts';
 import { assertConstantNames, openStepItems, type PreparedStep, prepareRun } from './prepare-step.ts';
 
 /** One reason rows were rejected, with how often. */
@@ -83,9 +84,14 @@ export interface ValidatePlanOptions extends ValidateCommonOptions {
 }
 /** One rejects row for a record with several problems: the first decides code and field. */
 function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[]): RejectedRow {
-  const [first] = problems as [RecordProblem];
-  const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values: mapped.valuesOf() };
+  const { field, code, message } = joinProblems(problems);
+  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
+}
+
+/** Validate looks for a note's files without reading them. */
+async function lookForFiles(uses: readonly AttachmentUse[]): ReturnType<TakeFiles> {
+  const { warnings, problem } = await findAttachments(uses);
+  return { warnings, problem };
 }
 
 class ReasonCounter {
@@ -202,13 +208,10 @@ async function runStep(
       }
       // The same order of checks as the importer's: key, match value, links, names.
       const sameRecord = duplicate ?? matches.check(item);
-      const problems: RecordProblem[] = sameRecord ? [sameRecord] : [...book.linkRecord(item), ...resolveRecord(item, resolver)];
-      // A note's files, as the run finds them: one not there is a NOT_CARRIED warning, one that is no file a reject.
-      if (problems.length === 0 && item.attachments.length > 0) {
-        const files = await findAttachments(item.attachments);
-        if (files.problem) problems.push({ field: 'attachment', code: 'SOURCE_UNREADABLE', message: files.problem });
-        else if (files.warnings.length > 0) (item.warnings ??= []).push(...files.warnings);
-      }
+      // Links, names and a note's files as the run takes them (a file not there is a NOT_CARRIED
+      // warning, one that is no file a reject), looked up in the keys of the rows read so far.
+      const sent = sameRecord ? null : await recordToSend(item, { entity: compiled.entity, links: book, resolver, files: lookForFiles });
+      const problems: RecordProblem[] = sameRecord ? [sameRecord] : sent?.kind === 'problems' ? sent.problems : [];
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
         await reject(rejectionOf(item, problems));
