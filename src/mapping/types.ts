@@ -110,6 +110,12 @@ export interface RowWarning {
   message: string;
   /** The value as it was in the source, when there was one. */
   value?: string;
+  /** The column the value was read from, when one column holds it (for the sentence a person reads: reasonText). */
+  column?: string;
+  /** What the value should have been, in plain words (`an e-mail address`). */
+  expected?: string;
+  /** Where the rule is in the mapping (`fields[3].value.transform[1]`). */
+  rule?: string;
 }
 
 /** A row that cannot become a record; it goes to the rejects file with this reason. */
@@ -129,6 +135,14 @@ export interface RejectedRow {
   raw?: string;
   /** The HTTP status the service refused the row with (importer only). */
   status?: number;
+  /** The column the refused value was read from, when one column holds it (for reasonText). */
+  column?: string;
+  /** The refused value, as the transform that refused it was given it; else the column's cell is shown. */
+  value?: string;
+  /** What the value should have been, in plain words (`a date (dd/MM/yyyy)`). */
+  expected?: string;
+  /** Where the rule is in the mapping (`fields[3].value.transform[1]`), or the link's or name's entry (`fields[7]`). */
+  rule?: string;
 }
 
 /** A row the mapping's `skip` condition left out on purpose. */
