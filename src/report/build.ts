@@ -135,13 +135,40 @@ export function importReport(summary: ImportSummary, context: ReportContext & { 
 export const VERIFY_COUNTS: Array<[keyof VerifySummary['steps'][number] & string, string]> = [
   ['rows', 'rows in the source'],
   ['skipped', 'skipped by the mapping'],
+  ['carried', 'in the account as in the file'],
   ['found', 'records found'],
   ['missing', 'missing'],
   ['extra', 'extra'],
   ['differing', 'differing'],
   ['unresolved', 'links unresolved'],
   ['notCompared', 'left alone (onMatch: skip)'],
+  ['rejected', 'rows not carried'],
+  ['dropped', 'values not carried'],
 ];
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-GB')} ${count === 1 ? one : many}`;
+}
+
+/**
+ * The answer to "is my data there?", first on the page and last in the summary: how many rows are
+ * in the account as in the file, what was not carried by decision (each with its reason), and the
+ * differences. `strict`: what was not carried counts as a difference (`verify --strict`).
+ */
+export function verifyOutcome(summary: Pick<VerifySummary, 'steps' | 'differences' | 'notCarried'>, strict = false): string {
+  const expected = summary.steps.reduce((sum, s) => sum + s.rows - s.skipped, 0);
+  const carried = summary.steps.reduce((sum, s) => sum + s.carried, 0);
+  const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
+  const dropped = summary.steps.reduce((sum, s) => sum + s.dropped, 0);
+  const parts = [`${carried.toLocaleString('en-GB')} of ${plural(expected, 'row')} ${carried === 1 ? 'is' : 'are'} in the account as in the file`];
+  if (rejected > 0) parts.push(`${plural(rejected, 'row')} ${rejected === 1 ? 'was' : 'were'} not carried, each for the reason listed`);
+  if (dropped > 0) parts.push(`${plural(dropped, 'value')} ${dropped === 1 ? 'was' : 'were'} left out of the records written, each for the reason listed`);
+  const n = summary.differences.length;
+  const facts = `${parts.join('; ')}.`;
+  if (n > 0) return `The account differs from the file: ${plural(n, 'difference')}, each in the differences file. ${facts}`;
+  if (strict && rejected + dropped > 0) return `No difference, but --strict counts what was not carried: ${facts}`;
+  return rejected + dropped > 0 ? `No difference: ${facts}` : `The account holds what the file holds: ${facts}`;
+}
 
 /**
  * What verify did not look at: notes or tasks past the cap of their listing, where one added by
