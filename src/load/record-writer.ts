@@ -10,8 +10,8 @@ import pLimit from 'p-limit';
 import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { blankRow, type JournalEntry, type RowState, StateDir } from '../journal/index.ts';
-import { countWarnings, type MappedRecord, type MatchSpec, type NameResolver, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
-import { joinProblems, judgeMatch, type LinkBook, linkKeys, type Matcher, recordToSend } from '../plan/index.ts';
+import { countWarnings, type MappedRecord, type MatchSpec, type NameResolver, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
+import { joinProblems, judgeMatch, type LinkBook, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
@@ -151,10 +151,8 @@ export class RecordWriter {
     return this.state.resultFile(step.name, this.options.dryRun ? 'dry-run.rejects' : 'rejects');
   }
 
-  rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
-    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
-    if (status !== undefined) rejected.status = status;
-    return rejected;
+  rejection(mapped: MappedRecord, problem: RecordProblem, status?: number): RejectedRow {
+    return rejectedRow(mapped, problem, status);
   }
 
   /**
@@ -170,9 +168,10 @@ export class RecordWriter {
       if (rejected.status !== undefined) entry.status = rejected.status;
       await this.journal(step, entry);
     }
+    step.reasons.add(rejected);
     step.rejects ??= RejectsWriter.open(this.rejectsFile(step), step.header, { status: true });
     await (await step.rejects).write(rejected);
-    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message });
+    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message, reason: reasonText(rejected) });
   }
 
   async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
@@ -211,7 +210,7 @@ export class RecordWriter {
     const sent = await recordToSend(mapped, { entity: step.compiled.entity, links: this.links, resolver: this.resolver, files: readAttachments });
     if (sent.kind === 'problems') {
       const problem = joinProblems(sent.problems);
-      return this.reject(step, this.rejection(mapped, problem.field, problem.code, problem.message));
+      return this.reject(step, this.rejection(mapped, problem));
     }
     const body = sent.body;
     const fp = fingerprint({ body, attachments: mapped.attachments });
@@ -263,7 +262,7 @@ export class RecordWriter {
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
           if (!isRowLevel(error)) throw error;
-          await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
+          await this.reject(step, this.rejection(mapped, { field: error.fieldErrors?.[0]?.field ?? '', code: error.code, message: error.message }, error.status));
         }
         return null;
       });
@@ -284,7 +283,7 @@ export class RecordWriter {
     if (value === null) return null;
     const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken, step.prepared.mapping.onDuplicate, body);
     if (outcome.kind === 'conflict') {
-      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
+      await this.reject(step, this.rejection(mapped, { field: 'match', code: 'API_CONFLICT', message: outcome.message }, outcome.status));
       return 'rejected';
     }
     if (outcome.kind === 'none') return null;
@@ -395,7 +394,7 @@ export class RecordWriter {
     await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
     if (attempt < MAX_LOST_CREATES) return true;
     const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
-    await this.reject(step, this.rejection(mapped, '', 'API_AMBIGUOUS_WRITE', message, lost.error.status));
+    await this.reject(step, this.rejection(mapped, { field: '', code: 'API_AMBIGUOUS_WRITE', message }, lost.error.status));
     return false;
   }
 

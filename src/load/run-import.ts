@@ -215,6 +215,7 @@ class ImportEngine extends RecordWriter {
         rejectsFile: s.rejects ? this.rejectsFile(s) : null,
         warnings: s.warnings,
         notCarried: s.notCarried,
+        reasons: s.reasons.sorted(),
       })),
       requests: 0,
       requestsForNames: 0,
@@ -355,7 +356,7 @@ class ImportEngine extends RecordWriter {
             this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
             continue;
           }
-          await this.reject(step, this.rejection(item, problem.field, problem.code, problem.message), false);
+          await this.reject(step, this.rejection(item, problem), false);
           continue;
         }
         step.seen.add(item.key);
@@ -363,7 +364,7 @@ class ImportEngine extends RecordWriter {
         // read (as validate does), not when its lookup happens to run.
         const sameRecord = step.matches.check(item);
         if (sameRecord) {
-          await this.reject(step, this.rejection(item, sameRecord.field, sameRecord.code, sameRecord.message));
+          await this.reject(step, this.rejection(item, sameRecord));
           continue;
         }
         if (digest !== undefined) step.digests?.set(item.key, digest);

@@ -29,6 +29,8 @@ export interface NameUse {
    * without the field (`path[0]`) and a warning; otherwise the row is rejected.
    */
   onUnknown?: 'reject' | 'drop';
+  /** The column the name was read from, when one column holds it (for the reason a person reads). */
+  column?: string;
 }
 
 /**
@@ -52,6 +54,8 @@ export interface RefUse {
   required?: boolean;
   /** What the record's target gets when no key is found (the field's `value` beside `ref`, e.g. `{name}`). */
   fallback?: unknown;
+  /** The column of the key, when one column makes it (for the reason a person reads). */
+  column?: string;
 }
 
 /** A file a note carries: where it is, and its content type when the source says (else the importer goes by its extension). */

@@ -1,10 +1,11 @@
 export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
 export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
 export { followLink, lookUpRef, ReferenceBook, type KeyTried, type LinkBook, type LinkOutcome, type LinkTarget, type RefLookup, type ReferenceProblem } from './references.ts';
-export { joinProblems, recordToSend, type SendContext, type SendOutcome, type TakeFiles, withType } from './record-to-send.ts';
+export { joinProblems, recordToSend, rejectedRow, type SendContext, type SendOutcome, type TakeFiles, withType } from './record-to-send.ts';
 export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
 export { preparePlan } from './prepare-step.ts';
 export {
+  ReasonCounter,
   validateMapping,
   validatePlan,
   type RejectReason,

@@ -7,7 +7,7 @@
  * disagree on what a row becomes. Each caller says where links are found (LinkBook) and how the
  * files are taken.
  */
-import type { AttachmentUse, Entity, MappedRecord, NameResolver, RecordProblem, RowWarning } from '../mapping/index.ts';
+import type { AttachmentUse, Entity, MappedRecord, NameResolver, RecordProblem, RejectedRow, RowWarning } from '../mapping/index.ts';
 import { resolveRecord, setAt } from '../mapping/index.ts';
 import { followLink, type LinkBook, unresolvedLink } from './references.ts';
 
@@ -67,8 +67,21 @@ export async function recordToSend(mapped: MappedRecord, context: SendContext): 
   return { kind: 'body', body };
 }
 
-/** One message for a row's problems: the first decides the code and the field, as the rejects file has one of each. */
+/**
+ * One problem for a row's problems, as the rejects file has one code and one field a row: the
+ * first decides them (and the column and value its reason names); the messages are joined.
+ */
 export function joinProblems(problems: readonly RecordProblem[]): RecordProblem {
   const [first] = problems as [RecordProblem];
-  return { field: first.field, code: first.code, message: problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ') };
+  return problems.length === 1 ? first : { ...first, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') };
+}
+
+/** A mapped row refused for `problem`, as the rejects file takes it (with the service's HTTP status, when it refused). */
+export function rejectedRow(mapped: MappedRecord, problem: RecordProblem, status?: number): RejectedRow {
+  const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: problem.field, code: problem.code, message: problem.message, values: mapped.valuesOf() };
+  if (problem.column !== undefined) rejected.column = problem.column;
+  if (problem.value !== undefined) rejected.value = problem.value;
+  if (problem.rule !== undefined) rejected.rule = problem.rule;
+  if (status !== undefined) rejected.status = status;
+  return rejected;
 }

@@ -8,6 +8,10 @@ export interface ReferenceProblem {
   field: string;
   code: ErrorCode;
   message: string;
+  /** The key's column, the key, and the link's place in the mapping: what the reason a person reads names. */
+  column?: string;
+  value?: string;
+  rule?: string;
 }
 
 /** What looking a link's key up in its steps found. */
@@ -99,7 +103,8 @@ export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, 
  * the record carries a LINK_UNRESOLVED warning with the keys it tried. Never silent.
  */
 export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string): ReferenceProblem | null {
-  if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason };
+  const detail = { value: ref.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) };
+  if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason, ...detail };
   const target = ref.path[0] as string;
   // A link that is one element of a list (a project's additional contacts) is that element alone.
   const index = ref.path[1];
@@ -111,7 +116,7 @@ export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string
   }
   // An element left without its id is not sent (see contactIdsOf); the rest of the list is.
   if (!list) delete mapped.record[target];
-  (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / ') });
+  (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / '), rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
   return null;
 }
 

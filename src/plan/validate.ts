@@ -6,14 +6,14 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
+import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, reasonText, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
-import { joinProblems, recordToSend, type TakeFiles } from './record-to-send.ts';
+import { joinProblems, recordToSend, rejectedRow, type TakeFiles } from './record-to-send.ts';
 import { assertConstantNames, openStepItems, type PreparedStep, prepareRun } from './prepare-step.ts';
 
 /** One reason rows were rejected, with how often. */
@@ -84,8 +84,7 @@ export interface ValidatePlanOptions extends ValidateCommonOptions {
 }
 /** One rejects row for a record with several problems: the first decides code and field. */
 function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[]): RejectedRow {
-  const { field, code, message } = joinProblems(problems);
-  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
+  return rejectedRow(mapped, joinProblems(problems));
 }
 
 /** Validate looks for a note's files without reading them. */
@@ -94,14 +93,15 @@ async function lookForFiles(uses: readonly AttachmentUse[]): ReturnType<TakeFile
   return { warnings, problem };
 }
 
-class ReasonCounter {
+/** Rows rejected by reason (code and field), the most frequent first, each with its first row's reason as an example. */
+export class ReasonCounter {
   readonly #reasons = new Map<string, RejectReason>();
 
   add(rejected: RejectedRow): void {
     const id = `${rejected.code}\u0000${rejected.field}`;
     const reason = this.#reasons.get(id);
     if (reason) reason.count += 1;
-    else this.#reasons.set(id, { code: rejected.code, field: rejected.field, count: 1, example: rejected.message, firstRow: rejected.location.row });
+    else this.#reasons.set(id, { code: rejected.code, field: rejected.field, count: 1, example: reasonText(rejected), firstRow: rejected.location.row });
   }
 
   sorted(): RejectReason[] {
@@ -173,8 +173,7 @@ async function runStep(
     const outcome = judgeMatch(spec, next.value, await next.found, taken, step.mapping.onDuplicate);
     if (outcome.kind === 'conflict') {
       book.demote(step.name, next.mapped.key);
-      const rejected: RejectedRow = { kind: 'rejected', row: next.mapped.row, location: next.mapped.location, key: next.mapped.key, field: 'match', code: 'API_CONFLICT', message: outcome.message, values: next.mapped.valuesOf() };
-      await reject(rejected);
+      await reject(rejectedRow(next.mapped, { field: 'match', code: 'API_CONFLICT', message: outcome.message }));
       return;
     }
     if (outcome.kind === 'found') taken.add(outcome.record.id as number);
@@ -268,7 +267,7 @@ export function warningsFileOf(rejectsFile: string): string {
 
 /** A warning as a line of the warnings file, which has the rejects file's columns. */
 function warningRow(mapped: MappedRecord, warning: RowWarning): RejectsLine {
-  return { row: mapped.row, location: mapped.location, key: mapped.key, field: warning.field, code: warning.code, message: warning.value === undefined ? warning.message : `${warning.message} (value: ${warning.value})`, values: mapped.valuesOf() };
+  return { row: mapped.row, location: mapped.location, key: mapped.key, ...warning, values: mapped.valuesOf() };
 }
 
 function assertNotInput(rejectsFile: string, inputFile: string): void {

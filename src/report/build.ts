@@ -1,5 +1,5 @@
 import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts, StepSummary } from '../load/index.ts';
-import type { RowWarning } from '../mapping/index.ts';
+import { reasonText } from '../mapping/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
 import type { NotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
 import type { UsageSample } from './usage.ts';
@@ -39,10 +39,9 @@ export class ReasonTally {
   /** Feed it the importer's events (`onEvent`). */
   onImportEvent = (event: ImportEvent): void => {
     if (event.type !== 'row') return;
-    if (event.action === 'rejected') this.add(event.step, 'rejected', event.code ?? 'UNKNOWN', { row: event.row, key: event.key, field: '', message: event.message ?? '' });
+    if (event.action === 'rejected') this.add(event.step, 'rejected', event.code ?? 'UNKNOWN', { row: event.row, key: event.key, field: '', message: event.reason ?? event.message ?? '' });
     // Warnings travel on row events where the importer attaches them.
-    const warnings = (event as { warnings?: RowWarning[] }).warnings;
-    for (const w of warnings ?? []) this.add(event.step, 'warning', w.code, { row: event.row, key: event.key, field: w.field, message: w.value !== undefined ? `${w.message} (was: ${w.value})` : w.message });
+    for (const w of event.warnings ?? []) this.add(event.step, 'warning', w.code, { row: event.row, key: event.key, field: w.field, message: reasonText(w) });
   };
 
   groups(): ReasonGroup[] {

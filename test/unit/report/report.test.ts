@@ -34,6 +34,7 @@ const step = {
   notReached: 0,
   warnings: emptyWarningCounts(),
   notCarried: [{ column: 'Fax', rows: 4 }],
+  reasons: [],
 };
 
 function summary(extra: object = {}): ImportSummary {
