@@ -52,7 +52,7 @@ describe('reasonText: the column, the value and what is wrong, in the data owner
     expect(reasonText({ code: 'MAPPING_VALUE', field: 'lastName', message: 'a person needs a `firstName` or a `lastName`' })).toBe('A person needs a firstName or a lastName');
     expect(reasonText({ code: 'API_VALIDATION', field: 'emailAddresses', message: 'the service refused the record: emailAddresses[0].address is not valid' })).toBe('The service refused the record: emailAddresses[0].address is not valid');
     expect(reasonText({ code: 'LINK_UNRESOLVED', field: 'organisation', column: 'Firma ID', value: 'C-9', message: "left without organisation: links to 'C-9' in step orgs, which was not written" })).toBe(
-      'Firma ID "C-9": links to \'C-9\' in step orgs, which was not written; the record is written without organisation',
+      'Firma ID "C-9": links to it in step orgs, which was not written; the record is written without organisation',
     );
   });
 });

@@ -81,7 +81,15 @@ export function reasonText(reason: Reason): string {
       return `${column} is empty; it must be ${reason.expected}${after}`;
     }
     if (reason.expected !== undefined) return `${column} ${quote(value)} is not ${reason.expected}${after}`;
-    const plain = plainMessage(reason.message.replace(/^left without (\w+): (.*)$/, '$2; the record is written without $1'));
+    // The message names the value again (`no row with key 'C-9' in step orgs`): said once is enough.
+    const named = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const unknown = new RegExp(`^unknown (.+?) \`${named}\`(.*)$`).exec(reason.message);
+    if (unknown) return `${column} ${quote(value)} is not a ${unknown[1]} in the account${unknown[2]?.replace(/`([^`]*)`/g, '$1') ?? ''}${after}`;
+    const message = reason.message
+      .replace(/^left without (\w+): (.*)$/, '$2; the record is written without $1')
+      .replace(new RegExp(`(?:the )?key '${named}'`, 'g'), 'this key')
+      .replace(new RegExp(`'${named}'`, 'g'), 'it');
+    const plain = plainMessage(message);
     return `${column} ${quote(value)}: ${plain.charAt(0).toLowerCase()}${plain.slice(1)}${after}`;
   }
   if (reason.expected !== undefined && value !== undefined && value.trim() !== '') return `${quote(value)} is not ${reason.expected}${after}`;

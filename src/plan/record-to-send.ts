@@ -49,7 +49,7 @@ export async function recordToSend(mapped: MappedRecord, context: SendContext): 
       continue;
     }
     if (outcome.status === 'ambiguous') {
-      problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: context.links.ambiguous(outcome.key, outcome.steps) });
+      problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: context.links.ambiguous(outcome.key, outcome.steps), value: outcome.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
       continue;
     }
     const problem = unresolvedLink(mapped, ref, context.links.unresolved(ref, outcome.tried));

@@ -143,6 +143,7 @@ export function duplicateKeyProblem(step: string, key: string, differs: boolean)
   return {
     field: 'key',
     code: 'MAPPING_VALUE',
+    rule: 'key',
     message: differs
       ? `duplicate key '${key}': an earlier row of step ${step} has the same key with other values; rows naming one record must agree on its values (or give the rows different keys)`
       : `duplicate key '${key}': an earlier row of step ${step} has the same key; keys must be unique within a step`,
