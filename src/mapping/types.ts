@@ -70,6 +70,11 @@ export interface MappedRecord {
   entity: Entity;
   /** The row's key (from the mapping's `key`): identifies it across re-runs and references. */
   key: string;
+  /**
+   * The record's position among the source's records, from 1 (SourceRow.row): an identity while
+   * the input is read, never a row number for a person. The row a person is told, in every file
+   * and on every page, is `location.row`: the row as a spreadsheet shows it (the header is row 1).
+   */
   row: number;
   location: SourceLocation;
   /**
@@ -125,6 +130,7 @@ export interface RowWarning {
 /** A row that cannot become a record; it goes to the rejects file with this reason. */
 export interface RejectedRow {
   kind: 'rejected';
+  /** The record's position (see MappedRecord.row); a person is told `location.row`. */
   row: number;
   location: SourceLocation;
   /** The row's key when it could be made. */
@@ -152,6 +158,7 @@ export interface RejectedRow {
 /** A row the mapping's `skip` condition left out on purpose. */
 export interface SkippedRow {
   kind: 'skipped';
+  /** The record's position (see MappedRecord.row); a person is told `location.row`. */
   row: number;
   location: SourceLocation;
   /**
