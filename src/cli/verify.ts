@@ -3,7 +3,7 @@ import type { VerifyEvent, VerifyNotCarried, VerifyOptionsInput, VerifySummary }
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './import.ts';
-import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
+import { recordUsage, relativePath, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 import { notListedText, VERIFY_COUNTS, verifyOutcome } from '../report/index.ts';
 import { version } from './version.ts';
 
@@ -134,8 +134,10 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
     if (reportFile && report) {
       const { verifyReport } = await import('../report/index.ts');
       const source = options.source;
-      const plan = source.kind === 'plan' ? shownPath(source.planFile, io.cwd) : `${shownPath(source.inputFile, io.cwd)} with ${shownPath(source.mappingFile, io.cwd)}`;
-      const input = verifyReport(summary, { version: version(), plan, account: report.account, usage: report.usage, outcome: verifyOutcome(summary, strict), shown: (p) => shownPath(p, io.cwd) });
+      // The page names every file relative to where the command ran, as the person typed them.
+      const shown = (p: string): string => relativePath(p, io.cwd);
+      const plan = source.kind === 'plan' ? shown(source.planFile) : `${shown(source.inputFile)} with ${shown(source.mappingFile)}`;
+      const input = verifyReport(summary, { version: version(), plan, account: report.account, usage: report.usage, outcome: verifyOutcome(summary, strict), strict, shown });
       await writeCommandReport(reportFile, input, json ? io.stderr : io.stdout, io.cwd);
     }
     return summary.matches && !(strict && summary.notCarried.length > 0) ? EXIT.OK : EXIT.ROWS_REJECTED;

@@ -178,25 +178,34 @@ export function notListedText({ entity, listed }: VerifySummary['notListed'][num
   return `${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${listed.toLocaleString('en-GB')} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`;
 }
 
-/** The report of `verify`: its counts and every difference (the page lists the first DIFFERENCES_SHOWN). */
-export function verifyReport(summary: VerifySummary, context: ReportContext & { outcome: string }): ReportInput {
+/**
+ * The report of `verify`: its answer first (verifyOutcome), its counts, every difference (the page
+ * lists the first DIFFERENCES_SHOWN), and the rows and values not carried with their reasons.
+ */
+export function verifyReport(summary: VerifySummary, context: ReportContext & { outcome: string; strict?: boolean }): ReportInput {
   const shown = context.shown ?? ((p: string) => p);
+  const attention = !summary.matches || (context.strict === true && summary.notCarried.length > 0);
   return {
     ...base(context),
     command: 'verify',
     elapsedMs: summary.elapsedMs,
     requests: summary.requests,
-    outcome: { text: context.outcome, status: summary.matches ? 'ok' : 'attention' },
+    outcome: { text: context.outcome, status: attention ? 'attention' : 'ok' },
     steps: summary.steps.map((step) => ({ name: step.step, source: sourceOf(step, shown), counts: counts(step, VERIFY_COUNTS) })),
     reasons: [],
     notCarried: summary.steps.flatMap((step) => [
-      { step: step.step, what: 'rows whose record the account does not have', count: step.missing, where: shown(summary.differencesFile) },
-      { step: step.step, what: 'rows whose links did not resolve', count: step.unresolved, where: shown(summary.differencesFile) },
+      { step: step.step, what: 'rows not carried: rejected by the runs, each for its reason', count: step.rejected, where: shown(summary.notCarriedFile) },
+      { step: step.step, what: 'values left out of the records written, each for its reason', count: step.dropped, where: shown(summary.notCarriedFile) },
     ]),
     differences: summary.differences,
     differencesFile: shown(summary.differencesFile),
+    notCarriedItems: summary.notCarried,
+    notCarriedFile: shown(summary.notCarriedFile),
     notChecked: summary.notListed.map((item) => ({ what: item.entity, text: notListedText(item) })),
-    files: [{ label: 'differences', path: shown(summary.differencesFile) }],
+    files: [
+      { label: 'differences', path: shown(summary.differencesFile) },
+      { label: 'not carried, with reasons', path: shown(summary.notCarriedFile) },
+    ],
   };
 }
 

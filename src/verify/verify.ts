@@ -9,6 +9,7 @@ import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fr
 import { type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
+import { readable, rowNames, type RowNames } from './readable.ts';
 
 type Body = Record<string, unknown>;
 
@@ -184,22 +185,6 @@ export interface VerifyDeps {
 /** The requests that reading `count` records of `entity` takes. */
 export function requestsToRead(entity: Entity, count: number): number {
   return FILTERABLE.has(entity) ? Math.ceil(count / VERIFY_BATCH) : count;
-}
-
-/** A value as the differences file shows it: text as it is, the rest as JSON. */
-function shown(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** Items of the account's list without their ids: what the row's items are compared with. */
-function withoutIds(value: unknown): unknown {
-  if (!Array.isArray(value)) return value;
-  return value.map((item) => {
-    if (item === null || typeof item !== 'object') return item;
-    const { id: _id, ...rest } = item as Body;
-    return rest;
-  });
 }
 
 /** The ids a journal holds for its rows, by key: what the account should have. */
@@ -477,12 +462,6 @@ function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
 /** Warnings that leave something of the row out of its record: listed as not carried. */
 const LEFT_OUT: ReadonlySet<string> = new Set(['VALUE_DROPPED', 'LINK_UNRESOLVED', 'USER_UNKNOWN', 'NOT_CARRIED', 'DUPLICATE_DROPPED']);
 
-/** A value of a body as a difference shows it: a list by its items without the service's ids. */
-function shownField(body: Body, field: string): string {
-  const value = body[field];
-  return shown(Array.isArray(value) ? withoutIds(value) : value);
-}
-
 async function compareStep(
   check: StepCheck,
   compiled: CompiledMapping,
@@ -592,7 +571,7 @@ async function compareStep(
       const body = sent.body;
       const organisation = body.organisation as Body | undefined;
       if (organisation && typeof organisation.name === 'string' && organisation.id === undefined) found.namedOrganisations.add(nameKey(organisation.name));
-      const differing = compareRecord(body, record, known.body);
+      const differing = compareRecord(body, record, known.body, rowNames(item, body, record));
       if (differing.length > 0) counts.differing += 1;
       else counts.carried += 1;
       for (const difference of differing) add({ ...difference, row, key: item.key, id: known.id });
@@ -627,7 +606,7 @@ function valueOf(reason: Partial<Pick<RejectedRow, 'value' | 'column' | 'values'
  * A field the mapping does not write is never looked at. Each says whether the source changed
  * it since the run (the last written body differs there) or the account did.
  */
-function compareRecord(body: Body, record: Body, written: Body | null): Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> {
+function compareRecord(body: Body, record: Body, written: Body | null, names: RowNames): Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> {
   const account = planUpdate(fromRecord(record, body), body, record).changes;
   // What a run of the row as it is now would send after the last one: values the row dropped since.
   const since = written ? planUpdate(written, body, record).changes : {};
@@ -635,25 +614,20 @@ function compareRecord(body: Body, record: Body, written: Body | null): Array<Pi
   const changedInSource = (field: string): boolean => written !== null && canonicalJson(written[field]) !== canonicalJson(body[field]);
   for (const field of new Set([...Object.keys(account), ...Object.keys(since)])) {
     const list = Array.isArray(account[field] ?? since[field]);
+    const inAccount = readable(field, record[field], names);
     if (!(field in account)) {
       // Only in what a run would send: the row no longer has what the account holds there.
       if (!list && isBlank(record[field])) continue;
-      out.push({ kind: 'differs', changedIn: 'source', field, inFile: list ? shown(withoutIds((body[field] as unknown[] | undefined) ?? [])) : shownField(body, field), inAccount: shown(list ? withoutIds(record[field] ?? []) : fromRecord(record, { [field]: null })[field]) });
+      out.push({ kind: 'differs', changedIn: 'source', field, inFile: readable(field, body[field], names), inAccount });
       continue;
     }
-    out.push({
-      kind: 'differs',
-      changedIn: changedInSource(field) ? 'source' : 'account',
-      field,
-      // A list differs by the row's items the account lacks: those are shown.
-      inFile: list ? shown(withoutIds(account[field])) : shownField(body, field),
-      inAccount: shown(list ? withoutIds(record[field] ?? []) : fromRecord(record, { [field]: body[field] })[field]),
-    });
+    // A list differs by the row's items the account lacks: those are shown.
+    out.push({ kind: 'differs', changedIn: changedInSource(field) ? 'source' : 'account', field, inFile: readable(field, list ? account[field] : body[field], names), inAccount });
   }
   // A note's files, by name and size: a file of the row the note lacks.
   const lacking = attachmentsLacking(attachmentFilesOf(body), record);
   if (lacking.length > 0) {
-    out.push({ kind: 'differs', changedIn: changedInSource('attachments') ? 'source' : 'account', field: 'attachments', inFile: lacking.map((file) => file.filename).join(', '), inAccount: shown(withoutIds(record.attachments ?? [])) });
+    out.push({ kind: 'differs', changedIn: changedInSource('attachments') ? 'source' : 'account', field: 'attachments', inFile: lacking.map((file) => file.filename).join('; '), inAccount: readable('attachments', record.attachments, names) });
   }
   return out.sort((a, b) => a.field.localeCompare(b.field));
 }

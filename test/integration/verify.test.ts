@@ -88,12 +88,12 @@ describe('crm-ferry verify', () => {
     expect(rows).toHaveLength(3);
 
     const html = readFileSync(join(dir, 'verify.html'), 'utf8');
-    expect(html).toContain(`<tr data-kind="differs" data-step="people" data-key="${edited}" data-field="lastName">`);
+    expect(html).toContain(`<tr data-kind="differs" data-step="people" data-key="${edited}" data-field="lastName" data-changed-in="account">`);
     // Escaped: what someone typed into the account is shown, never taken for markup.
     expect(html).toContain('Edited &lt;by hand&gt;');
     expect(html).not.toContain('<by hand>');
     expect(html).toContain(`data-kind="missing" data-step="people" data-key="${deleted}"`);
-    expect(html).toMatch(/data-kind="extra" data-step="people" data-key="" data-field="">.*Hand Made \(record \d+\)/);
+    expect(html).toMatch(/data-kind="extra" data-step="people" data-key="" data-field="" data-changed-in="account">.*Hand Made \(record \d+\)/);
     expect(html).toMatch(/data-step="people" data-count="differing">1</);
     expect(html).not.toContain(box.token);
   });
