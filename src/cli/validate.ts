@@ -110,9 +110,8 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
         return { resolver: setup.resolver, service, close: () => client.close() };
       }
     }
-    const { createResolver } = await import('../mapping/index.ts');
-    const { readAccountCatalog } = await import('../client/index.ts');
-    return { resolver: createResolver(await readAccountCatalog(client)), service, close: () => client.close() };
+    const { readNames } = await import('../load/index.ts');
+    return { resolver: (await readNames(client)).resolver, service, close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;

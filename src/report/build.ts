@@ -162,6 +162,8 @@ export function verifyOutcome(summary: Pick<VerifySummary, 'steps' | 'difference
   const parts = [`${carried.toLocaleString('en-GB')} of ${plural(expected, 'row')} ${carried === 1 ? 'is' : 'are'} in the account as in the file`];
   if (rejected > 0) parts.push(`${plural(rejected, 'row')} ${rejected === 1 ? 'was' : 'were'} not carried, each for the reason listed`);
   if (dropped > 0) parts.push(`${plural(dropped, 'value')} ${dropped === 1 ? 'was' : 'were'} left out of the records written, each for the reason listed`);
+  const alone = summary.steps.reduce((sum, s) => sum + s.notCompared, 0);
+  if (alone > 0) parts.push(`${plural(alone, 'row')} found ${alone === 1 ? 'its record' : 'their records'} in the account and left ${alone === 1 ? 'it' : 'them'} as ${alone === 1 ? 'it was' : 'they were'} (onMatch: skip)`);
   const n = summary.differences.length;
   const facts = `${parts.join('; ')}.`;
   if (n > 0) return `The account differs from the file: ${plural(n, 'difference')}, each in the differences file. ${facts}`;
