@@ -69,14 +69,17 @@ const PEOPLE = [
 
 const ORGS = 'company_id,name\nC0000000001,Köhler IT-Service GmbH\nC0000000002,Adler & Söhne KG\n';
 
-/** An organisation by its plain name, an owner by user name, numbered phones with types, tags, fields of the data tag Customer. */
-const PLAIN = `version: 1
+/** The start of both mappings of people: a person by the id column, with names. */
+const PERSON = `version: 1
 entity: party
 key: "{{id}}"
 fields:
   - { to: firstName, value: { column: first } }
   - { to: lastName, value: { column: last } }
-  - { to: email, type: Work, value: { column: email, transform: [email] } }
+`;
+
+/** An organisation by its plain name, an owner by user name, numbered phones with types, tags, fields of the data tag Customer. */
+const PLAIN = `${PERSON}  - { to: email, type: Work, value: { column: email, transform: [email] } }
   - { to: organisation, value: { column: company } }
   - { to: owner, value: { column: owner } }
   - to: phone
@@ -91,13 +94,7 @@ fields:
 const ORGS_MAPPING = 'version: 1\nentity: party\nkey: "{{company_id}}"\nfields:\n  - { to: name, value: { column: name } }\n';
 
 /** An organisation by the key of another step, then by its name as a key, then by its plain name. */
-const FALLBACK = `version: 1
-entity: party
-key: "{{id}}"
-fields:
-  - { to: firstName, value: { column: first } }
-  - { to: lastName, value: { column: last } }
-  - to: organisation
+const FALLBACK = `${PERSON}  - to: organisation
     ref: orgs
     key: ["{{company_id}}", "{{company}}"]
     value: { column: company }
