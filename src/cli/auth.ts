@@ -18,7 +18,7 @@ async function storeOf(io: CliIo): Promise<CredentialStore> {
 }
 
 /** Opens a URL in the person's browser where the machine has one; failure is silent (the URL is printed). */
-function openBrowser(url: string): void {
+export function openBrowser(url: string): void {
   const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
   try {
     const child = spawn(command, [url], { stdio: 'ignore', detached: true });

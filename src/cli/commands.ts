@@ -29,6 +29,7 @@ export const commands: CommandEntry[] = [
   { name: 'export', summary: "export records (all, or a filter's result) to CSV, XLSX or JSON Lines; nightly incremental exports", load: async () => (await import('./export.ts')).exportCommand },
   { name: 'backup', summary: 'write the whole account into a folder (JSON Lines, attachments, manifest); resumable, incremental', load: async () => (await import('./backup.ts')).backupCommand },
   { name: 'restore', summary: 'write a backup folder into another account through the importer: ids remapped, links made again, exactly once', load: async () => (await import('./restore.ts')).restoreCommand },
+  { name: 'workbench', summary: "a customer's migration in the browser: files, mappings, check, run, verify, undo, on the same files and engine", load: async () => (await import('./workbench.ts')).workbenchCommand },
   { name: 'api', summary: 'send an authenticated request to the service (like `gh api`)', load: async () => (await import('./api.ts')).apiCommand },
   { name: 'auth login', summary: 'log in with OAuth and store the tokens', load: async () => (await import('./auth.ts')).authLoginCommand },
   { name: 'auth status', summary: 'show which account and scope the stored login has', load: async () => (await import('./auth.ts')).authStatusCommand },

@@ -1,10 +1,10 @@
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
-import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport, type StepCounts } from '../load/index.ts';
+import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport } from '../load/index.ts';
 import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
 import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
 import { notCarriedLines, type NotCarried, type RejectReason } from '../plan/index.ts';
-import { ProgressLine } from './progress-line.ts';
+import { describeWaits, ProgressLine } from './progress-line.ts';
 import { shownPath as shown } from './report-flag.ts';
 
 /**
@@ -229,7 +229,8 @@ export class ImportProgress {
     const rate = elapsed > 0 ? done / elapsed : 0;
     const g = event.governor;
     const left = g.remaining !== null ? `, ${g.remaining.toLocaleString('en-GB')} requests left in the window` : '';
-    const paused = g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
+    const waiting = describeWaits(event.waits, Date.now());
+    const paused = waiting !== '' ? `, ${waiting}` : g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
     const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead.toLocaleString('en-GB')}${s.total === null ? '' : `/${s.total.toLocaleString('en-GB')}`}`).join(' | ');
     const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}${timeLeft(event, done)}`;
     this.#line?.show(line);

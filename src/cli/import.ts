@@ -1,6 +1,6 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { CrmClient, V1LiveConnection, V1WireFormat } from '../client/index.ts';
+import { accountOf, type CrmClient, type V1LiveConnection, type V1WireFormat } from '../client/index.ts';
 import { isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
@@ -55,8 +55,12 @@ export function parseDuration(value: unknown, flag: string): number | undefined 
   return ms;
 }
 
-/** How long a run waits for a service that is down before it stops (exit 4): a night's outage. */
-export const DEFAULT_GIVE_UP_AFTER_MS = 30 * 60_000;
+/**
+ * The longest a run waits for the service at a time before it stops (exit 4): an outage, or a
+ * pause the service asks for (a 429's `Retry-After` or its hourly window's reset). A little over
+ * the hourly window, so that a rate limit never stops a run that is left to wait.
+ */
+export const DEFAULT_GIVE_UP_AFTER_MS = 65 * 60_000;
 
 export interface ImportCommandOptions {
   run: ImportOptionsInput;
@@ -139,11 +143,8 @@ export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v
   return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log } });
 }
 
-/** The account a state belongs to: the service's address, and the account behind a stored login. */
-export function accountOf(client: CrmClient, subdomain?: string): AccountIdentity {
-  const origin = client.transport.origin;
-  return { baseUrl: origin, account: subdomain ? `${subdomain}@${origin}` : origin };
-}
+/** The commands beside this one take it from here. */
+export { accountOf };
 
 /**
  * Asks before --fresh sets the state aside. The question goes to standard error, so that it is
@@ -241,7 +242,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
 const RUN_FLAGS: OptionSpec = {
   'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan)' },
   concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64, each with its connection (default 8)' },
-  'give-up-after': { type: 'string', value: 'TIME', describe: 'how long a service that is down is waited for, e.g. 30m, 90s, 2h (default 30m)' },
+  'give-up-after': { type: 'string', value: 'TIME', describe: 'the longest the run waits for the service at a time (an outage, a rate-limit pause, one answer of a live v1 source), e.g. 30m, 90s, 2h (default 1h5m)' },
   limit: { type: 'string', value: 'N', describe: 'only the first N rows of each step: a sample migration' },
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },

@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
+import { basename, isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
 import { type DraftOptions, ENTITIES, type Entity } from '../mapping/index.ts';
 import { normalizeHeaderRow } from '../sources/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
-import { printableLines } from '../util/index.ts';
+import { listSome, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, printableLines } from '../util/index.ts';
 
 function pathIn(io: CliIo, file: string): string {
   return isAbsolute(file) ? file : resolve(io.cwd, file);
@@ -101,16 +101,28 @@ says so.`,
     const ready = args.values.draft ? null : await findReadyMapping(draft.header, file);
     const fits = ready !== null && (options.entity === undefined || options.entity === ready.entity);
     const yaml = ready && fits ? ready.yaml : draft.yaml;
-    // A draft that does not load is a bug here, not the user's problem: check before handing it out.
-    const mapping = parseMapping(yaml, out ?? 'draft.yaml');
-    await compileMapping(mapping, { file: out ?? 'draft.yaml', baseDir: io.cwd });
+    // A draft that does not load is a bug here, not the user's problem: check before handing it out,
+    // and say so (the draft is not a file yet: no name of one).
+    const name = `the draft for ${basename(file)}`;
+    try {
+      await compileMapping(parseMapping(yaml, name), { file: name, baseDir: io.cwd });
+    } catch (error) {
+      if (!(error instanceof FerryError)) throw error;
+      throw new FerryError('INTERNAL', `crm-ferry drafted a mapping for ${basename(file)} that it cannot load itself (${error.code}: ${error.message}); nothing was written`, {
+        cause: error,
+        hint: "This is a bug in crm-ferry: please report it with the file's header row. Meanwhile write the mapping by hand (docs/mapping.md).",
+      });
+    }
     await writeOut(io, out, yaml, Boolean(args.values.force));
     if (ready && fits) {
       io.stderr.write(`the columns match the ready-made ${ready.name} (it reads ${ready.reads} of the ${draft.header.length} columns): started from it; --draft drafts from the columns instead\n`);
       return EXIT.OK;
     }
     if (draft.entityReason) io.stderr.write(printableLines(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`));
-    io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${draft.unmatched.join(', ')}` : ''}\n`));
+    io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${listSome(draft.unmatched)}` : ''}\n`));
+    if (draft.leftOut.length > 0) {
+      io.stderr.write(`${draft.leftOut.length.toLocaleString('en-GB')} columns are not drafted: a mapping file holds at most ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB; carry them in a second mapping (a step of a plan), or leave them out\n`);
+    }
     return EXIT.OK;
   },
 };

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
 import { checkBaseUrl } from '../util/index.ts';
 import { CrmClient } from './client.ts';
 import { CredentialStore, defaultCredentialsPath } from './credentials.ts';
@@ -66,4 +67,14 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
   if (options.dispatcher) transportOptions.dispatcher = options.dispatcher;
   if (options.log) transportOptions.log = options.log;
   return { client: new CrmClient(transportOptions), session };
+}
+
+/**
+ * The account a run's state belongs to: the service's address, and the account behind a stored
+ * login (its subdomain, from `session.subdomain`). A state folder written for one account is
+ * refused for another.
+ */
+export function accountOf(client: CrmClient, subdomain?: string): AccountIdentity {
+  const origin = client.transport.origin;
+  return { baseUrl: origin, account: subdomain ? `${subdomain}@${origin}` : origin };
 }

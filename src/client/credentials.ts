@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';

@@ -83,8 +83,9 @@ export function errorFromStatus(
   status: number,
   body: unknown,
   request: { method: string; path: string },
-  extra: { retryAfterMs?: number } = {},
+  extra: { retryAfterMs?: number; note?: string; hint?: string } = {},
 ): ApiError {
+  const { note = '', hint: ownHint, ...more } = extra;
   const parsed = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
   const serviceMessage =
     typeof parsed.message === 'string'
@@ -100,10 +101,10 @@ export function errorFromStatus(
       )
     : [];
   const code: ErrorCode = STATUS_CODES[status] ?? (status >= 500 ? 'API_SERVER' : 'API_BAD_REQUEST');
-  const details: ApiErrorDetails = { ...request, status, fieldErrors, ...extra };
+  const details: ApiErrorDetails = { ...request, status, fieldErrors, ...more };
   if (serviceMessage !== undefined) details.serviceMessage = serviceMessage;
-  const hint = HINTS[code];
+  const hint = ownHint ?? HINTS[code];
   if (hint !== undefined) details.hint = hint;
   const what = fieldErrors.length > 0 ? fieldErrors.map((e) => `${e.field ?? '?'}: ${e.message}`).join('; ') : serviceMessage;
-  return new ApiError(code, `the service answered ${status}${what ? ` (${what})` : ''}`, details);
+  return new ApiError(code, `the service answered ${status}${what ? ` (${what})` : ''}${note}`, details);
 }

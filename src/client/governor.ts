@@ -8,6 +8,14 @@ function headerNumber(value: HeaderValue): number | undefined {
   return Number(text);
 }
 
+/** Thrown by `acquire` when the next slot is further away than the caller waits. */
+export class RateWaitTooLong extends Error {
+  constructor(readonly waitMs: number) {
+    super(`the next request may go in ${Math.ceil(waitMs / 1000)} s`);
+    this.name = 'RateWaitTooLong';
+  }
+}
+
 /** What the governor knows, for progress displays. */
 export interface GovernorState {
   /** Requests allowed per hour (X-RateLimit-Limit), when the service said. */
@@ -74,14 +82,17 @@ export class RateGovernor {
     return Math.min(1000, Math.max(10, Math.round(this.windowMs / 100)));
   }
 
-  /** Waits until one more request may be sent, and counts it. Callers are served in order. */
-  acquire(signal?: AbortSignal): Promise<void> {
-    const turn = this.queue.then(() => this.waitForSlot(signal));
+  /**
+   * Waits until one more request may be sent, and counts it. Callers are served in order. A slot
+   * further away than `maxWaitMs` is not waited for: RateWaitTooLong.
+   */
+  acquire(signal?: AbortSignal, maxWaitMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const turn = this.queue.then(() => this.waitForSlot(signal, maxWaitMs));
     this.queue = turn.catch(() => undefined);
     return turn;
   }
 
-  private async waitForSlot(signal?: AbortSignal): Promise<void> {
+  private async waitForSlot(signal: AbortSignal | undefined, maxWaitMs: number): Promise<void> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.clock.now();
@@ -93,6 +104,7 @@ export class RateGovernor {
         while (this.recent.length > 0 && (this.recent[0] as number) < now - 60_000) this.recent.shift();
         return;
       }
+      if (at - now > maxWaitMs) throw new RateWaitTooLong(at - now);
       await this.clock.sleep(at - now, signal);
     }
   }

@@ -3,9 +3,10 @@ import { Pool, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { RateGovernor } from './governor.ts';
+import { RateGovernor, RateWaitTooLong } from './governor.ts';
 import { checkSecureTransport } from './secure-transport.ts';
 import { Redactor } from './redact.ts';
+import { formatDuration } from '../util/index.ts';
 import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
 
 /** Supplies the bearer token; an OAuth session refreshes it when it expires or is refused. */
@@ -46,6 +47,13 @@ export const transportOptionsSchema = z.object({
 export type TransportOptions = z.input<typeof transportOptionsSchema> & {
   /** The token, or a source that refreshes it. */
   auth: TokenSource | string;
+  /**
+   * How the token is sent. `bearer`: `Authorization: Bearer TOKEN`, as spec section 5 asks.
+   * `basic`: HTTP Basic with the token as the user name and `x` as the password, as the published
+   * clients of the legacy v1 interface send it; after a 401 whose `WWW-Authenticate` offers Bearer
+   * and not Basic, the transport sends the bearer token from then on. @default 'bearer'
+   */
+  authScheme?: 'bearer' | 'basic';
   /** Injected for tests: undici's MockAgent, or any dispatcher. @default a keep-alive Pool for the origin */
   dispatcher?: Dispatcher;
   /** Shared by every client using the same token. @default a new governor */
@@ -84,6 +92,33 @@ export interface ApiRequest {
    * whose fate would be unknown if cut off. @default signal
    */
   waitSignal?: AbortSignal;
+  /**
+   * Longest time one attempt may take from sending to the answer's last byte, in milliseconds,
+   * whoever reads the body: a server that sends a byte a second (which the per-chunk `timeoutMs`
+   * never catches) is cut off at this point, the body read failing with an AnswerDeadlineError.
+   * An attempt cut off before its headers is tried again only while another whole deadline fits
+   * in `giveUpAfterMs`. @default none
+   */
+  deadlineMs?: number;
+}
+
+/** What a request is waiting for, for progress displays: `waiting 50 min for the rate limit (Retry-After)`. */
+export interface TransportWait {
+  /** `rate-limit`: a 429 (its `Retry-After`, or the window's reset); `outage`: backing off from failures. */
+  reason: 'rate-limit' | 'outage';
+  /** `Retry-After`, `the reset`, or how long the service has been failing. */
+  detail: string;
+  /** When the wait ends (ms since the epoch). */
+  until: number;
+}
+
+/** The reason an answer's body read stops when its whole-answer deadline passes (ApiRequest.deadlineMs). */
+export class AnswerDeadlineError extends Error {
+  readonly code = 'ANSWER_DEADLINE';
+  constructor(readonly deadlineMs: number) {
+    super(`no whole answer within ${formatDuration(deadlineMs)}`);
+    this.name = 'AnswerDeadlineError';
+  }
 }
 
 export interface ApiResponse<T = unknown> {
@@ -121,6 +156,8 @@ export class Transport {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly log: ((line: string) => void) | undefined;
+  #scheme: 'bearer' | 'basic';
+  readonly #waits = new Set<TransportWait>();
   #sent = 0;
   /** When the service last gave an answer that was not a failure of its own (ms since the epoch). */
   #heardAt: number;
@@ -131,11 +168,12 @@ export class Transport {
   }
 
   constructor(options: TransportOptions) {
-    const { auth, dispatcher, governor, clock, random, log, ...rest } = options;
+    const { auth, authScheme: _scheme, dispatcher, governor, clock, random, log, ...rest } = options;
     this.settings = transportOptionsSchema.parse(rest);
     const url = checkSecureTransport(this.settings.baseUrl);
     this.origin = url.origin;
     this.auth = typeof auth === 'string' ? staticToken(auth) : auth;
+    this.#scheme = options.authScheme ?? 'bearer';
     this.clock = clock ?? systemClock;
     this.random = random ?? Math.random;
     this.log = log;
@@ -165,8 +203,69 @@ export class Transport {
 
   private writeLog(line: string): void {
     if (!this.log) return;
-    for (const secret of this.auth.secrets()) this.redactor.add(secret);
-    this.log(this.redactor.redact(line));
+    this.log(this.redact(line));
+  }
+
+  /** `text` without the secrets in use (the token, and its Basic form): for log lines and what a service says in an error. */
+  private redact(text: string): string {
+    for (const secret of this.auth.secrets()) {
+      this.redactor.add(secret);
+      this.redactor.add(basicCredentials(secret));
+    }
+    return this.redactor.redact(text);
+  }
+
+  /** The longest the transport waits for the service at a time (see giveUpAfterMs); 0 for no bound. */
+  get giveUpAfterMs(): number {
+    return this.settings.giveUpAfterMs;
+  }
+
+  /** How the token is sent now (see TransportOptions.authScheme). */
+  get authScheme(): 'bearer' | 'basic' {
+    return this.#scheme;
+  }
+
+  /** What requests are waiting for now (a 429's pause, a back-off from failures), for progress displays. */
+  waits(): TransportWait[] {
+    return [...this.#waits];
+  }
+
+  /** Runs `work` (a wait) with `wait` shown in waits() meanwhile. */
+  private async waiting<T>(wait: TransportWait | null, work: () => Promise<T>): Promise<T> {
+    if (wait === null) return work();
+    this.#waits.add(wait);
+    try {
+      return await work();
+    } finally {
+      this.#waits.delete(wait);
+    }
+  }
+
+  /** Waits `ms` before trying again after failures, shown in waits(). */
+  private sleepAfterFailure(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    return this.waiting({ reason: 'outage', detail: `failing for ${this.silentFor()}`, until: this.clock.now() + ms }, () => this.clock.sleep(ms, signal));
+  }
+
+  /**
+   * The longest single wait allowed: `giveUpAfterMs` bounds every wait, whatever asks for it
+   * (a `Retry-After`, a window's reset, an outage); `maxRetryAfterMs` bounds what the service may
+   * ask for when no budget is set.
+   */
+  private get longestWaitMs(): number {
+    const budget = this.settings.giveUpAfterMs > 0 ? this.settings.giveUpAfterMs : Number.POSITIVE_INFINITY;
+    return Math.min(budget, this.settings.retry.maxRetryAfterMs);
+  }
+
+  /** Said when a wait the service asks for is longer than the transport waits: what, how long, and when to come back. */
+  private tooLongNote(waitMs: number, what: 'retry-after' | 'reset' | 'pace'): string {
+    const at = new Date(this.clock.now() + waitMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const wait = formatDuration(waitMs);
+    const asked = what === 'retry-after' ? `its Retry-After asks for a wait of ${wait}` : what === 'reset' ? `the rate limit resets in ${wait}` : `the rate limit lets the next request go in ${wait}`;
+    const bound =
+      this.settings.giveUpAfterMs > 0 && this.settings.giveUpAfterMs <= this.settings.retry.maxRetryAfterMs
+        ? `the ${formatDuration(this.settings.giveUpAfterMs)} a wait may take (--give-up-after)`
+        : `the ${formatDuration(this.settings.retry.maxRetryAfterMs)} a wait may take`;
+    return `; ${asked}, longer than ${bound}: run again after ${at}`;
   }
 
   /** Whether a request that failed `attempt` times in a row may be tried again (see giveUpAfterMs). */
@@ -224,18 +323,31 @@ export class Transport {
     const retry = this.settings.retry;
     let attempt = 0;
     let refreshed = false;
+    let switchedScheme = false;
     let rateLimitedTimes = 0;
+    /** What the next acquire waits for, after a 429. */
+    let paused: TransportWait | null = null;
 
     for (;;) {
       attempt += 1;
-      await this.governor.acquire(request.waitSignal ?? request.signal);
+      try {
+        await this.waiting(paused, () => this.governor.acquire(request.waitSignal ?? request.signal, this.longestWaitMs));
+      } catch (error) {
+        if (!(error instanceof RateWaitTooLong)) throw error;
+        throw new ApiError('API_RATE_LIMITED', `the rate limit holds requests back${this.tooLongNote(error.waitMs, 'pace')}`, {
+          ...where,
+          retryAfterMs: error.waitMs,
+          hint: WAIT_TOO_LONG_HINT,
+        });
+      }
+      paused = null;
       let token: string;
       try {
         token = await this.auth.token();
       } catch (error) {
         // A refresh that could not reach the service (down, restarting) waits like a request.
         if (!isOutage(error) || !this.mayRetry(attempt)) throw error;
-        await this.clock.sleep(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
+        await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
         continue;
       }
       this.#sent += 1;
@@ -243,13 +355,15 @@ export class Transport {
         accept: 'application/json',
         'user-agent': this.settings.userAgent,
         ...(request.headers ?? {}),
-        authorization: `Bearer ${token}`,
+        authorization: this.#scheme === 'basic' ? `Basic ${basicCredentials(token)}` : `Bearer ${token}`,
       };
       let body: string | Buffer | Readable | undefined = typeof request.body === 'function' ? request.body() : request.body;
       if (request.json !== undefined) {
         body = JSON.stringify(request.json);
         headers['content-type'] = 'application/json';
       }
+      const deadline = request.deadlineMs === undefined ? null : answerDeadline(request.deadlineMs, request.signal);
+      const signal = deadline === null ? request.signal : deadline.signal;
       let answer: Dispatcher.ResponseData;
       try {
         answer = await this.dispatcher.request({
@@ -258,11 +372,12 @@ export class Transport {
           method,
           headers,
           body: body ?? null,
-          signal: request.signal ?? null,
+          signal: signal ?? null,
           headersTimeout: this.settings.timeoutMs,
           bodyTimeout: this.settings.timeoutMs,
         });
       } catch (error) {
+        deadline?.clear();
         if (request.signal?.aborted) throw error;
         const code = errorCodeOf(error);
         const sent = !NOT_SENT.has(code ?? '');
@@ -271,14 +386,16 @@ export class Transport {
         if (sent && !idempotent) {
           throw new AmbiguousWriteError(`the connection failed after the request was sent (${reason})`, { ...where, cause: error });
         }
-        if (!this.mayRetry(attempt)) {
-          throw new ApiError(code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`, {
+        // Another attempt cut off by its deadline would run past the budget: the wait ends here.
+        const past = deadline?.signal.aborted === true && this.settings.giveUpAfterMs > 0 && this.clock.now() - this.#heardAt + (request.deadlineMs ?? 0) > this.settings.giveUpAfterMs;
+        if (past || !this.mayRetry(attempt)) {
+          throw new ApiError(deadline?.signal.aborted || code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`, {
             ...where,
             cause: error,
             hint: 'Check the network and the base address; the run can be resumed.',
           });
         }
-        await this.clock.sleep(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
+        await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
         continue;
       }
 
@@ -286,9 +403,22 @@ export class Transport {
       this.governor.observe(answer.headers);
       if (!SERVICE_FAILURES.has(status)) this.#heardAt = this.clock.now();
       this.writeLog(`${method} ${path} -> ${status}`);
-      if ((status >= 200 && status < 300) || request.accept?.includes(status)) return answer;
+      if ((status >= 200 && status < 300) || request.accept?.includes(status)) {
+        // The deadline goes on while the caller reads the body, and ends with it.
+        if (deadline) answer.body.once('close', deadline.clear);
+        return answer;
+      }
 
-      const errorBody = await readErrorBody(answer);
+      // A service may quote the request back (its Authorization header too): never into an error.
+      const errorBody = await readErrorBody(answer, (text) => this.redact(text));
+      deadline?.clear();
+      if (status === 401 && !switchedScheme && this.#scheme === 'basic' && offersOnlyBearer(answer.headers['www-authenticate'])) {
+        // A service that takes the token as a bearer token only (the newer service, the sandbox).
+        switchedScheme = true;
+        this.#scheme = 'bearer';
+        attempt -= 1;
+        continue;
+      }
       if (status === 401 && !refreshed && this.auth.refreshAfterUnauthorized) {
         refreshed = true;
         if (await this.auth.refreshAfterUnauthorized()) {
@@ -301,11 +431,13 @@ export class Transport {
         const waitMs = this.governor.onRateLimited(retryAfterMs);
         rateLimitedTimes += 1;
         // A 429 means nothing was done: safe to send again, writes included, within reason.
-        if (waitMs <= retry.maxRetryAfterMs && rateLimitedTimes <= 10) {
+        if (waitMs <= this.longestWaitMs && rateLimitedTimes <= 10) {
+          paused = { reason: 'rate-limit', detail: retryAfterMs !== undefined ? 'Retry-After' : 'the reset', until: this.clock.now() + waitMs };
           attempt -= 1;
           continue;
         }
-        throw errorFromStatus(status, errorBody, where, { retryAfterMs: waitMs });
+        if (waitMs <= this.longestWaitMs) throw errorFromStatus(status, errorBody, where, { retryAfterMs: waitMs });
+        throw errorFromStatus(status, errorBody, where, { retryAfterMs: waitMs, note: this.tooLongNote(waitMs, retryAfterMs !== undefined ? 'retry-after' : 'reset'), hint: WAIT_TOO_LONG_HINT });
       }
       if (RETRYABLE_STATUSES.has(status)) {
         if (!idempotent && status !== 408) {
@@ -315,11 +447,13 @@ export class Transport {
             serviceMessage: messageOf(errorBody),
           });
         }
-        if (this.mayRetry(attempt)) {
-          const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
-          await this.clock.sleep(retryDelay(attempt, retry, this.random, retryAfterMs), request.waitSignal ?? request.signal);
+        const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
+        const longer = retryAfterMs !== undefined && retryAfterMs > this.longestWaitMs;
+        if (this.mayRetry(attempt) && !longer) {
+          await this.sleepAfterFailure(retryDelay(attempt, retry, this.random, retryAfterMs), request.waitSignal ?? request.signal);
           continue;
         }
+        if (longer) throw errorFromStatus(status, errorBody, where, { retryAfterMs, note: this.tooLongNote(retryAfterMs, 'retry-after'), hint: WAIT_TOO_LONG_HINT });
       }
       const failed = errorFromStatus(status, errorBody, where);
       if (SERVICE_FAILURES.has(status) && this.settings.giveUpAfterMs > 0) failed.message += this.giveUpNote();
@@ -338,6 +472,62 @@ export class Transport {
   }
 }
 
+const WAIT_TOO_LONG_HINT = 'Nothing was lost: run the same command again after the time given (a run goes on where it stopped), or give a longer --give-up-after.';
+
+/** `TOKEN:x` in base64: HTTP Basic as the published v1 clients send it (the password is not read). */
+function basicCredentials(token: string): string {
+  return Buffer.from(`${token}:x`, 'utf8').toString('base64');
+}
+
+/** Whether a `WWW-Authenticate` header offers the Bearer scheme and not Basic. */
+function offersOnlyBearer(header: string | string[] | undefined): boolean {
+  const text = (Array.isArray(header) ? header.join(', ') : (header ?? '')).toLowerCase();
+  return /(^|[\s,])bearer\b/.test(text) && !/(^|[\s,])basic\b/.test(text);
+}
+
+/** Deadlines following each caller's signal; the signal holds one listener for all of them. */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+function abortFollowers(this: AbortSignal): void {
+  const following = followers.get(this);
+  followers.delete(this);
+  for (const controller of following ?? []) controller.abort(this.reason);
+}
+
+/**
+ * A whole-answer deadline (ApiRequest.deadlineMs), which also ends when `outer` (the caller's
+ * signal) does: a timer of the event loop, like undici's own header and body timeouts, not the
+ * injected clock, whose sleeps tests end at once. Unref'd: it never keeps the process alive.
+ * Not `AbortSignal.any`: on Node 20 every signal made from a long-lived one (a run's Ctrl-C
+ * signal) stays reachable from it, about a kilobyte a request for the length of the run.
+ */
+function answerDeadline(ms: number, outer: AbortSignal | undefined): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new AnswerDeadlineError(ms)), ms);
+  timer.unref();
+  let following: Set<AbortController> | undefined;
+  if (outer?.aborted) controller.abort(outer.reason);
+  else if (outer) {
+    following = followers.get(outer);
+    if (!following) {
+      following = new Set();
+      followers.set(outer, following);
+      outer.addEventListener('abort', abortFollowers, { once: true });
+    }
+    following.add(controller);
+  }
+  const clear = (): void => {
+    clearTimeout(timer);
+    if (!outer || !following) return;
+    following.delete(controller);
+    if (following.size === 0 && followers.get(outer) === following) {
+      followers.delete(outer);
+      outer.removeEventListener('abort', abortFollowers);
+    }
+  };
+  return { signal: controller.signal, clear };
+}
+
 /** Answers that say the service itself failed: they do not show it is up. */
 const SERVICE_FAILURES: ReadonlySet<number> = new Set([408, 500, 502, 503, 504]);
 
@@ -347,14 +537,6 @@ function isOutage(error: unknown): boolean {
   return error.code === 'API_NETWORK' || error.code === 'API_TIMEOUT' || (error.status !== undefined && SERVICE_FAILURES.has(error.status));
 }
 
-/** 90 s, 30 min, 1 h 5 min: for messages. */
-export function formatDuration(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 120) return `${seconds} s`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 120) return `${minutes} min`;
-  return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
-}
 
 function messageOf(body: unknown): string | undefined {
   if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
@@ -363,8 +545,8 @@ function messageOf(body: unknown): string | undefined {
   return undefined;
 }
 
-async function readErrorBody(answer: Dispatcher.ResponseData): Promise<unknown> {
-  const text = await answer.body.text().catch(() => '');
+async function readErrorBody(answer: Dispatcher.ResponseData, redact: (text: string) => string): Promise<unknown> {
+  const text = redact(await answer.body.text().catch(() => ''));
   if (text === '') return null;
   try {
     return JSON.parse(text);

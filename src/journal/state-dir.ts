@@ -1,8 +1,7 @@
 import { lstat, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { ENTITIES, type Entity } from '../mapping/index.ts';
-import { checkNotSpecial, jsonText, writeFileAtomic } from '../util/index.ts';
+import { checkNotSpecial, ENTITIES, type Entity, jsonText, writeFileAtomic } from '../util/index.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */

@@ -1,9 +1,13 @@
 /** The importer's options (normalised once by the schema), what it needs, and the summary and events it gives. */
 import { z } from 'zod';
-import type { CrmClient, GovernorState, V1LiveConnection } from '../client/index.ts';
+import type { CrmClient, GovernorState, TransportWait, V1LiveConnection } from '../client/index.ts';
+
+/** A wait of the run's requests, and whose: the account written to, or a live v1 source's old account. */
+export type ProgressWait = TransportWait & { of: 'account' | 'old account' };
+
 import type { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
-import type { NameResolver, RowWarning, WarningCounts } from '../mapping/index.ts';
+import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
 import type { NotCarried, RejectReason } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
 import type { SetupPlan, SetupReport } from './setup.ts';
@@ -55,6 +59,8 @@ export interface ImportDeps {
   progressEveryMs?: number;
   /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
   v1Live?: V1LiveConnection;
+  /** The transforms the mappings may name: the built-in ones and the caller's (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
 }
 
 /** Counts of one step. */
@@ -171,5 +177,7 @@ export type ImportEvent =
       requests: number;
       elapsedMs: number;
       governor: GovernorState;
+      /** What requests wait for now: the account's (`account`) or a live source's (`old account`). */
+      waits: ProgressWait[];
     }
   | { type: 'end'; summary: ImportSummary };

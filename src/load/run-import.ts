@@ -100,6 +100,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const source = options.source;
   const { plan, steps: prepared, compiled } = await prepareRun(source, {
     retryFile: options.retryFile,
+    transforms: deps.transforms,
     live: { connection: deps.v1Live },
     checkPlan: (loaded) => {
       if (options.strict && !loaded?.setup) {
@@ -249,6 +250,7 @@ class ImportEngine extends RecordWriter {
       requests: this.deps.client.transport.requestsSent - this.requestsAtStart,
       elapsedMs: Date.now() - this.started,
       governor: this.deps.client.transport.governor.state(),
+      waits: [...this.deps.client.transport.waits().map((wait) => ({ ...wait, of: 'account' as const })), ...(this.deps.v1Live?.waits() ?? []).map((wait) => ({ ...wait, of: 'old account' as const }))],
     });
   }
 

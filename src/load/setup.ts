@@ -1,7 +1,7 @@
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { JournalWriter, loadJournal, readJournal, StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
-import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse } from '../mapping/index.ts';
+import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse, type TransformRegistry } from '../mapping/index.ts';
 import { openStepItems, type PreparedStep, prepareRun, type SetupSpec } from '../plan/index.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
 
@@ -458,8 +458,8 @@ export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupD
  * would create resolves), so that validate rejects what the run would, and the set-up's plan for
  * its checklist. Null for a plan without `setup:`.
  */
-export async function plannedSetup(planFile: string, client: CrmClient, signal?: AbortSignal): Promise<{ resolver: CatalogResolver; plan: SetupPlan } | null> {
-  const { plan: loaded, steps, compiled } = await prepareRun({ kind: 'plan', planFile });
+export async function plannedSetup(planFile: string, client: CrmClient, signal?: AbortSignal, transforms?: TransformRegistry): Promise<{ resolver: CatalogResolver; plan: SetupPlan } | null> {
+  const { plan: loaded, steps, compiled } = await prepareRun({ kind: 'plan', planFile }, { transforms });
   if (!loaded?.setup) return null;
   const catalog = await readAccountCatalog(client);
   const plan = planSetup(loaded.setup, await collectNames(steps, compiled, signal), catalog);
@@ -479,9 +479,9 @@ export interface SetupCommandOptions {
  */
 export async function runSetup(
   options: SetupCommandOptions,
-  deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void },
+  deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry },
 ): Promise<SetupReport> {
-  const { plan, steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile });
+  const { plan, steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { transforms: deps.transforms });
   const catalog = await readAccountCatalog(deps.client);
   // The state is the account's: checked by its users, as a run checks it.
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, users: async () => catalog.users.map((user) => user.id), keepUsers: !options.dryRun });

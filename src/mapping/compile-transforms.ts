@@ -1,7 +1,45 @@
+import { FerryError } from '../errors/index.ts';
+import { TRANSFORMS } from './transforms/index.ts';
 import type { TransformDefinition } from './transforms/types.ts';
 
-/** A registry of transforms by name; TRANSFORMS unless a caller (a test) brings its own. */
+/** A registry of transforms by name; TRANSFORMS unless a caller brings its own (transformRegistry). */
 export type TransformRegistry = Readonly<Record<string, TransformDefinition<any>>>;
+
+/**
+ * A transform of one's own: a TransformDefinition whose one-line summary and examples (for the
+ * mapping reference) may be left out.
+ */
+export type CustomTransform<Options = unknown> = Omit<TransformDefinition<Options>, 'summary' | 'examples'> & Partial<Pick<TransformDefinition<Options>, 'summary' | 'examples'>>;
+
+/** A transform's name as a mapping writes it: a plain word (`trim`, `vatNumber`, `iso-week`). */
+const TRANSFORM_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/**
+ * The registry of the built-in transforms plus `custom` ones, to hand to compileMapping,
+ * loadMapping and the commands that load mappings (runImport, runVerify, validate, the set-up:
+ * their `transforms`). A custom transform cannot take the name of one the registry has: `trim`
+ * means the same in every mapping. A definition that is not one (no name, no options schema, no
+ * `create`) is refused here, not when a row meets it.
+ */
+export function transformRegistry(custom: ReadonlyArray<CustomTransform<any>>, base: TransformRegistry = TRANSFORMS): TransformRegistry {
+  const registry: Record<string, TransformDefinition<any>> = { ...base };
+  for (const [index, definition] of custom.entries()) {
+    const name: unknown = (definition as { name?: unknown } | null)?.name;
+    const what = typeof name === 'string' ? `custom transform \`${name}\`` : `custom transform number ${index + 1}`;
+    const refuse = (problem: string, hint: string): FerryError => new FerryError('CONFIG_INVALID', `${what} ${problem}`, { hint });
+    if (typeof name !== 'string' || !TRANSFORM_NAME.test(name)) {
+      throw refuse(`has no usable name (${JSON.stringify(name)})`, 'Name it with a plain word that starts with a letter (letters, digits, - and _), as mappings will write it.');
+    }
+    if (Object.hasOwn(registry, name)) {
+      throw refuse(Object.hasOwn(base, name) ? 'takes the name of a transform the registry already has' : 'is given twice', 'Give it a name of its own (crm-ferry mapping reference lists the built-in transforms).');
+    }
+    if (typeof definition.create !== 'function' || typeof (definition.options as { safeParse?: unknown } | undefined)?.safeParse !== 'function') {
+      throw refuse('needs `options` (a zod schema of its options, z.object({}) for none) and `create` (options -> function of a value)', 'See docs/library.md, "A transform of your own".');
+    }
+    registry[name] = { ...definition, summary: definition.summary ?? '', examples: definition.examples ?? [] };
+  }
+  return Object.freeze(registry);
+}
 
 export type TransformSpec = string | Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { isV1LiveInput, listSome, MAX_NAMES_SHOWN } from '../util/index.ts';
+import { isV1LiveInput, listSome, MAX_NAMES_SHOWN, suggest } from '../util/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type CellValue, type FieldRow, namedValues, type SourceLocation, type SourceRow } from '../sources/index.ts';
 import { CodeWriter, positionalCells } from './codegen.ts';
@@ -11,7 +11,6 @@ import { isEmpty, isTemplate, parseTemplate } from './compile-template.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
 import { emitKeyTemplate, RowRejection, valueCompiler } from './compile-value.ts';
 import type { Entity, Mapping } from './schema.ts';
-import { suggest } from './suggest.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { MappedItem, MappedRecord, RejectedRow } from './types.ts';
 

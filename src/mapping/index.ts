@@ -1,9 +1,9 @@
-export { loadMapping, parseMapping, formatYamlPath, MappingErrors, type LoadOptions } from './load.ts';
+export { loadMapping, parseMapping, MappingErrors, type LoadOptions } from './load.ts';
 export { compileMapping, type CompiledMapping, type CompileOptions } from './compile.ts';
 export { mapRows } from './map-rows.ts';
-export { suggest, didYouMean, normalizeWord } from './suggest.ts';
 export { ENTITY_PLURAL, TARGET_INFO, type TargetInfo, type TargetKind } from './compile-targets.ts';
-export type { TransformRegistry } from './compile-transforms.ts';
+export { transformRegistry, type CustomTransform, type TransformRegistry } from './compile-transforms.ts';
+export { TRANSFORMS, TransformError, type TransformContext, type TransformDefinition, type TransformEnvironment, type TransformFn, type Value } from './transforms/index.ts';
 export { isTemplate, parseTemplate } from './compile-template.ts';
 export { conditionColumns } from './compile-condition.ts';
 export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_END, REFERENCE_START, withReference } from './reference.ts';

@@ -1,6 +1,6 @@
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import type { CellValue } from '../sources/index.ts';
-import { normalizeWord } from './suggest.ts';
+import { normalizeWord } from '../util/index.ts';
 import { localeSeparators, NUMBER_LOCALES } from './transforms/number.ts';
 
 /**

@@ -6,6 +6,7 @@ import { openSource } from '../sources/index.ts';
 import { compileMapping } from './compile.ts';
 import { draftMapping } from './init.ts';
 import { parseMapping } from './load.ts';
+import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS } from '../util/index.ts';
 import { mapRows } from './map-rows.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -25,6 +26,23 @@ async function mapAll(file: string, yaml: string): Promise<{ records: number; re
 }
 
 describe('draftMapping', () => {
+  it('a file of 10,000 columns gives a draft that loads: the entries that fit, and the other columns listed as not drafted', async () => {
+    const file = join(dir, 'wide.csv');
+    const columns = Array.from({ length: 10_000 }, (_, i) => `Measure ${i + 1}`);
+    writeFileSync(file, `Email,${columns.join(',')}\nada@example.com,${columns.map((_, i) => i).join(',')}\n`);
+    const draft = await draftMapping(file);
+    const mapping = parseMapping(draft.yaml, 'wide.yaml');
+    await compileMapping(mapping, { file: 'wide.yaml' });
+    expect(Buffer.byteLength(draft.yaml)).toBeLessThanOrEqual(MAX_MAPPING_BYTES);
+    expect(mapping.fields.length).toBeLessThanOrEqual(MAX_MAPPING_FIELDS);
+    expect(draft.matched[0]).toEqual({ column: 'Email', to: 'email' });
+    expect(draft.leftOut.length).toBeGreaterThan(0);
+    expect(draft.matched.length + draft.leftOut.length).toBe(10_001);
+    expect(draft.unmatched).toEqual(draft.leftOut);
+    expect(draft.yaml).toContain(`  # ${draft.leftOut.length.toLocaleString('en-GB')} more columns are not drafted (from "${draft.leftOut[0]}" on): a mapping file holds at most`);
+    expect(draft.yaml).toMatch(/#   and [\d,]+ more \(crm-ferry inspect lists every column\)\n$/);
+  });
+
   it('a type column of person and organisation gives the type, and the whole name names the organisations', async () => {
     const file = join(dir, 'parties-export.csv');
     writeFileSync(file, 'id,type,name,firstName,lastName,email\n1,organisation,Acme Ltd,,,info@acme.example\n2,person,Ada Lovelace,Ada,Lovelace,ada@acme.example\n');

@@ -1,9 +1,10 @@
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { type CellValue, isIdColumn, normalizeWord, openSource, type OpenSourceOptions } from '../sources/index.ts';
+import { type CellValue, isIdColumn, openSource, type OpenSourceOptions } from '../sources/index.ts';
+import { normalizeWord } from '../util/index.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
-import { printable } from '../util/index.ts';
+import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, printable } from '../util/index.ts';
 
 /** Options of draftMapping. */
 export interface DraftOptions extends OpenSourceOptions {
@@ -14,12 +15,17 @@ export interface DraftOptions extends OpenSourceOptions {
 }
 
 export interface DraftResult {
-  /** The drafted mapping file, with comments; it loads and compiles. */
+  /** The drafted mapping file, with comments; it loads and compiles (within a mapping's limits of size and entries). */
   yaml: string;
   header: string[];
   /** Column -> target it was mapped to. */
   matched: Array<{ column: string; to: string }>;
   unmatched: string[];
+  /**
+   * Columns an entry was drafted for but left out, because the draft would be over what a mapping
+   * file may hold (MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS): a file of 10,000 columns. Also in `unmatched`.
+   */
+  leftOut: string[];
   /** The column or template chosen as the key. */
   key: string;
   /** What each row becomes, and why when it was not asked for: `the file holds v1 opportunity records`. */
@@ -124,6 +130,15 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
     ...word(['Due', 'Due Date', 'Due On', 'Fällig', 'Fällig am', 'Fälligkeit', 'Échéance', "Date d'échéance", 'Vencimiento', 'Vervaldatum', 'Scadenza'], { to: 'dueOn' }),
   ]),
 };
+
+/** Room kept in a draft for the lines around its entries: the address, the comments, 50 columns not mapped. */
+const DRAFT_ROOM_BYTES = 64 * 1024;
+const DRAFT_ROOM_FIELDS = 10;
+
+/** A column's name as a comment lists it: quoted, and cut at 200 characters. */
+function shortName(column: string): string {
+  return column.length > 200 ? `${q(column.slice(0, 200))}...` : q(column);
+}
 
 // Targets written once; a second column matching one is left unmatched (listed in the comments).
 const REPEATABLE = new Set(['phone', 'email', 'website', 'tags']);
@@ -388,23 +403,24 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
       entries.push({ column: wholeNameColumn, to: 'name' });
     }
   }
+  // The entries of columns, in order, before they are fitted into what a mapping file may hold.
+  const blocks: Array<{ entries: Array<{ column: string; to: string }>; lines: string[] }> = [];
   for (const { column, rule } of matched) {
     const columnSamples = samples.get(column) ?? [];
     if (rule.to === 'address' && rule.part) {
       if (rule.part === 'houseNumber') houseNumber = column;
       else addressParts.push({ part: rule.part, column });
-      entries.push({ column, to: 'address' });
+      // The address entry is written after the others, whatever fits; its place among the columns is kept.
+      blocks.push({ entries: [{ column, to: 'address' }], lines: [] });
       continue;
     }
     let to = rule.to;
     // Without person columns the company column names the organisation itself.
     if (to === 'organisation' && !person) to = 'name';
     const { transforms, why } = transformsFor(to, rule, columnSamples, hint);
-    lines.push(`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), ...valueLine(column, transforms, why));
-    entries.push({ column, to });
+    blocks.push({ entries: [{ column, to }], lines: [`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), ...valueLine(column, transforms, why)] });
   }
-  lines.push(...numbered.lines);
-  for (const column of numbered.used) entries.push({ column, to: NUMBERED.exec(column)?.[1] as string });
+  if (numbered.lines.length > 0) blocks.push({ entries: numbered.used.map((column) => ({ column, to: NUMBERED.exec(column)?.[1] as string })), lines: numbered.lines });
   // Columns no standard field takes: custom fields, typed from their values (dates, yes/no,
   // numbers) or text. Ids of other records (links for a plan) and empty columns stay listed.
   for (const column of CUSTOM_ENTITIES.has(entity) ? [...unmatched] : []) {
@@ -419,14 +435,44 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
       continue;
     }
     const proposal = proposeTyped(columnSamples, hint);
-    lines.push(
-      '  - to: custom',
-      `    definition: ${q(column.replace(RECORD_PREFIX, ''))}  # no standard field: a custom field of this name (create it, or rename)`,
-      '    tag: null',
-      ...valueLine(column, proposal ? [proposal.transform] : ['trim'], proposal ? [proposal.why] : []),
-    );
-    entries.push({ column, to: 'custom' });
+    blocks.push({
+      entries: [{ column, to: 'custom' }],
+      lines: [
+        '  - to: custom',
+        `    definition: ${q(column.replace(RECORD_PREFIX, ''))}  # no standard field: a custom field of this name (create it, or rename)`,
+        '    tag: null',
+        ...valueLine(column, proposal ? [proposal.transform] : ['trim'], proposal ? [proposal.why] : []),
+      ],
+    });
     unmatched.splice(unmatched.indexOf(column), 1);
+  }
+  // What a mapping file may hold (load.ts refuses more): the entries that fit, in order; the
+  // columns of the others are listed as not mapped, so the draft still loads. A room is kept for
+  // the lines around the entries (the address, the comments, the columns not mapped).
+  const leftOut: string[] = [];
+  let fields = 0;
+  let bytes = Buffer.byteLength(lines.join('\n')) + DRAFT_ROOM_BYTES;
+  for (const block of blocks) {
+    const size = Buffer.byteLength(block.lines.join('\n')) + 1;
+    const count = block.lines.filter((line) => line.startsWith('  - to: ')).length;
+    if (block.lines.length > 0 && (leftOut.length > 0 || fields + count > MAX_MAPPING_FIELDS - DRAFT_ROOM_FIELDS || bytes + size > MAX_MAPPING_BYTES)) {
+      for (const { column } of block.entries) leftOut.push(column);
+      continue;
+    }
+    fields += count;
+    bytes += size;
+    lines.push(...block.lines);
+    entries.push(...block.entries);
+  }
+  if (leftOut.length > 0) {
+    lines.push(
+      `  # ${leftOut.length.toLocaleString('en-GB')} more columns are not drafted (from ${q(leftOut[0] as string)} on): a mapping file holds at most`,
+      `  # ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB. Carry them in another mapping (a second step of a plan), or leave them out.`,
+    );
+    for (const column of leftOut) {
+      reasons.set(column, 'not drafted: the mapping would be over its limits');
+      unmatched.push(column);
+    }
   }
   if (addressParts.length > 0 || houseNumber !== undefined) {
     const street = addressParts.find((p) => p.part === 'street');
@@ -457,7 +503,8 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   if (entity === 'opportunity') lines.push('  # An opportunity needs a milestone (and a pipeline when names repeat across pipelines).');
   if (unmatched.length > 0) {
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
-    for (const column of unmatched) lines.push(`#   ${q(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
+    for (const column of unmatched.slice(0, MAX_NAMES_SHOWN)) lines.push(`#   ${shortName(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
+    if (unmatched.length > MAX_NAMES_SHOWN) lines.push(`#   and ${(unmatched.length - MAX_NAMES_SHOWN).toLocaleString('en-GB')} more (crm-ferry inspect lists every column)`);
   }
-  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, key, entity, entityReason };
+  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, leftOut, key, entity, entityReason };
 }

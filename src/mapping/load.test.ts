@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
-import { formatYamlPath, loadMapping, MappingErrors, parseMapping } from './load.ts';
+import { loadMapping, MappingErrors, parseMapping } from './load.ts';
 
 const HEAD = 'version: 1\nentity: party\nkey: "{{id}}"\n';
 
@@ -229,9 +229,4 @@ describe('loadMapping', () => {
   it('says when the file cannot be read', async () => {
     await expect(loadMapping(join(dir, 'missing.yaml'))).rejects.toMatchObject({ code: 'MAPPING_NOT_FOUND', message: 'the mapping file does not exist' });
   });
-});
-
-it('formats YAML paths the way messages write them', () => {
-  expect(formatYamlPath(['fields', 3, 'value', 'transform', 1])).toBe('fields[3].value.transform[1]');
-  expect(formatYamlPath([])).toBe('');
 });

@@ -1,14 +1,13 @@
 import { readFile, stat } from 'node:fs/promises';
-import { type Document, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ErrorLocation, FerryError } from '../errors/index.ts';
-import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue } from '../util/index.ts';
+import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, yamlLineOf } from '../util/index.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
 import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
 import { normalizeTransform, type TransformRegistry } from './compile-transforms.ts';
 import { addressPartsSchema, type Condition, conditionSchema, type FieldEntry, fieldEntrySchema, type Mapping, mappingSchema, sourceSchema, type ValueSpec } from './schema.ts';
-import { didYouMean } from './suggest.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { TransformDefinition } from './transforms/types.ts';
 
@@ -51,13 +50,6 @@ interface Problem {
   /** Point at the key of `path` rather than its value (unknown keys). */
   atKey?: boolean;
   line?: number;
-}
-
-/** `fields[3].value.transform[1]`, the way the mapping reference and messages write places. */
-export function formatYamlPath(path: Path): string {
-  let out = '';
-  for (const segment of path) out += typeof segment === 'number' ? `[${segment}]` : out === '' ? segment : `.${segment}`;
-  return out;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -393,35 +385,6 @@ function partialSemanticProblems(data: unknown, transforms: TransformRegistry): 
   return checker.problems;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Locations
-
-/** The line of the node at `path`, or of its nearest existing parent. */
-function lineOf(doc: Document, counter: LineCounter, path: Path, atKey: boolean): number | undefined {
-  let node: unknown = doc.contents;
-  let line: number | undefined;
-  const lineAt = (offset: number | undefined): number | undefined => (offset === undefined ? undefined : counter.linePos(offset).line);
-  const rangeStart = (n: unknown): number | undefined => (n && typeof n === 'object' && 'range' in n ? (n as { range?: [number, number, number] }).range?.[0] : undefined);
-  line = lineAt(rangeStart(node));
-  for (let i = 0; i < path.length; i++) {
-    const segment = path[i];
-    if (isMap(node)) {
-      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment));
-      if (!pair) return line;
-      const last = i === path.length - 1;
-      if (last && atKey) return lineAt(rangeStart(pair.key)) ?? line;
-      node = pair.value;
-      line = lineAt(rangeStart(pair.value)) ?? lineAt(rangeStart(pair.key)) ?? line;
-    } else if (isSeq(node) && typeof segment === 'number') {
-      const item = node.items[segment];
-      if (item === undefined) return line;
-      node = item;
-      line = lineAt(rangeStart(item)) ?? line;
-    } else return line;
-  }
-  return line;
-}
-
 /**
  * Parses and checks a mapping file's text. Throws MappingErrors holding every problem found: YAML
  * syntax (with its line), duplicate keys, schema violations, unknown targets and transforms (with
@@ -464,7 +427,7 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
   } else problems.push(...semanticProblems(parsed.data, transforms));
   if (problems.length > 0) {
     const errors = problems
-      .map((p) => ({ p, line: p.line ?? lineOf(doc, counter, p.path, p.atKey === true) }))
+      .map((p) => ({ p, line: p.line ?? yamlLineOf(doc, counter, p.path, p.atKey === true) }))
       .sort((a, b) => (a.line ?? 0) - (b.line ?? 0))
       .map(({ p, line }) => located(line, p.path, p.message));
     throw new MappingErrors(file, errors);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ENTITIES, type Entity } from '../util/index.ts';
+import { findSourceFormat, sourceFormatNames } from '../sources/index.ts';
 
 /**
  * The mapping language, as a zod schema: the single source of truth for validation, the JSON
@@ -126,8 +128,7 @@ export const TASK_TARGETS = [
   'description', 'detail', 'party', 'kase', 'opportunity', 'owner', 'category', 'dueOn', 'dueTime', 'status',
 ] as const;
 
-export const ENTITIES = ['party', 'kase', 'opportunity', 'entry', 'task'] as const;
-export type Entity = (typeof ENTITIES)[number];
+export { ENTITIES, type Entity };
 
 export const TARGETS: Record<Entity, readonly string[]> = {
   party: PARTY_TARGETS,
@@ -201,7 +202,11 @@ export const fieldEntrySchema = z
 
 export const sourceSchema = z
   .object({
-    format: z.enum(['csv', 'xlsx', 'v1-xml', 'v1-json', 'v1-api']).optional().describe('Format; inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)'),
+    format: z
+      .string()
+      .refine((name) => findSourceFormat(name) !== undefined, { error: (issue) => `expected one of ${sourceFormatNames().map((name) => JSON.stringify(name)).join(' or ')}, found ${JSON.stringify(issue.input)}` })
+      .optional()
+      .describe('Format (csv, xlsx, v1-xml, v1-json, v1-api, or one a program registered); inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)'),
     encoding: z.string().optional().describe('CSV: text encoding (default detected)'),
     delimiter: z.string().optional().describe('CSV: delimiter (default sniffed)'),
     headerRow: z.union([z.number().int().positive(), z.literal('none')]).optional().describe('Header row number, or none'),

@@ -1,7 +1,7 @@
 export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
-export { didYouMean, mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
-export { followLink, lookUpRef, ReferenceBook, type KeyTried, type LinkBook, type LinkOutcome, type LinkTarget, type RefLookup, type ReferenceProblem } from './references.ts';
-export { joinProblems, recordToSend, rejectedRow, type SendContext, type SendOutcome, type TakeFiles, withType } from './record-to-send.ts';
+export { mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
+export { lookUpRef, ReferenceBook, type LinkBook, type RefLookup, type ReferenceProblem } from './references.ts';
+export { joinProblems, recordToSend, rejectedRow, withType } from './record-to-send.ts';
 export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
 export { preparePlan } from './prepare-step.ts';
 export {
@@ -15,11 +15,10 @@ export {
   type ValidatePlanOptions,
   type ValidateReport,
 } from './validate.ts';
-export { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
-export { assertConstantNames, countStepItems, openStepItems, prepareRun, prepareSingleStep, retryFromRejects, type PreparedRun, type PreparedStep, type PrepareRunOptions, type RunSource } from './prepare-step.ts';
+export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareRun, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
 export { createMatcher, judgeMatch, MATCH_BATCH, matchValues, type Matcher, type MatcherOptions, type MatchValue, type RecordFinder } from './matching.ts';
 export { connectLiveSteps, readsLive } from './prepare-step.ts';
 export { findAttachments, type FoundFile } from './find-attachments.ts';

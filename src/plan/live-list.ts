@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
-import { compileMapping, type Mapping, type SourceOptions } from '../mapping/index.ts';
+import { compileMapping, type Mapping, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
 import { parseV1LiveInput, V1_LIST_OF_RECORD, V1_LIVE_PREFIX, type V1List } from '../util/index.ts';
 
 /** Columns by which a history list saved on its own (history.xml) names each item's record; a record's own history has none. */
@@ -21,6 +21,8 @@ export interface LiveListStep {
   inputFile: string;
   mappingFile: string;
   mapping: Mapping;
+  /** The transforms the mapping may name. @default TRANSFORMS */
+  transforms?: TransformRegistry | undefined;
   /** The v1 records the step reads (the mapping's `source.record`, or the plan step's). */
   record: SourceOptions['record'];
   /** `step history`, or `this import` for a one-mapping import. */
@@ -65,7 +67,7 @@ export async function checkLiveList(step: LiveListStep): Promise<void> {
   if (list === 'tasks') {
     throw refuse(`${itsMapping} reads history items, and tasks have no history in the v1 interface`, `Give the input as ${input('party')}, ${input('opportunity')} or ${input('kase')}: the list whose records' history the step carries.`);
   }
-  const compiled = await compileMapping(step.mapping, { file: step.mappingFile });
+  const compiled = await compileMapping(step.mapping, { file: step.mappingFile, transforms: step.transforms });
   const byList = HISTORY_LIST_COLUMNS.filter((column) => compiled.readsColumn(column));
   if (byList.length > 0) {
     throw refuse(

@@ -1,11 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { isV1LiveInput, readTextInput } from '../util/index.ts';
+import { closestName, formatYamlPath, isV1LiveInput, type LocatedYaml, parseLocatedYaml, readTextInput, yamlSchemaError } from '../util/index.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import { loadMapping, type SourceOptions, sourceSchema } from '../mapping/index.ts';
-import { didYouMean } from './order.ts';
 import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
-import { formatYamlPath, parseLocatedYaml, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 
 /** One step of a loaded plan, with its files resolved. */
 export interface PlanStep {
@@ -141,7 +139,7 @@ export async function loadPlan(file: string): Promise<Plan> {
 export function findStep(plan: Plan, name: string): PlanStep {
   const step = plan.steps.find((s) => s.name === name);
   if (step) return step;
-  const suggestion = didYouMean(name, plan.steps.map((s) => s.name));
+  const suggestion = closestName(name, plan.steps.map((s) => s.name));
   throw new FerryError('PLAN_INVALID', `the plan has no step \`${name}\`${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`, {
     location: { file: plan.file },
   });

@@ -1,6 +1,6 @@
-import { closest, distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import type { Mapping } from '../mapping/index.ts';
+import { closestName } from '../util/index.ts';
 
 /** A link from a mapping to another step, with where it is written. */
 export interface StepRef {
@@ -34,16 +34,6 @@ export function mappingRefs(mapping: Pick<Mapping, 'fields'>, file?: string): St
     else field.ref.forEach((step, position) => add(step, `fields[${index}].ref[${position}]`));
   });
   return refs;
-}
-
-/**
- * The closest of `names` to `name` when it is close enough to be a typo, for "did you mean".
- * A suggestion further away than about half the word would only confuse.
- */
-export function didYouMean(name: string, names: readonly string[]): string | undefined {
-  if (names.length === 0) return undefined;
-  const best = closest(name, [...names]);
-  return distance(name, best) <= Math.max(2, Math.floor(name.length / 2)) ? best : undefined;
 }
 
 /** Finds one cycle among `remaining` (steps that could not be placed), as a list of names ending where it began. */
@@ -90,7 +80,7 @@ export function orderSteps<T extends StepDependencies>(steps: readonly T[]): T[]
   for (const step of steps) {
     for (const ref of step.refs) {
       if (known.has(ref.step)) continue;
-      const suggestion = didYouMean(ref.step, names);
+      const suggestion = closestName(ref.step, names);
       throw new FerryError(
         'PLAN_INVALID',
         `step ${step.name} refers to step \`${ref.step}\`, which the plan does not have${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`,

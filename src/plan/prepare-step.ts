@@ -8,15 +8,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions } from '../mapping/index.ts';
+import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
-import { isV1LiveInput, parseV1LiveInput } from '../util/index.ts';
+import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
 import { loadPlan, type Plan } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ColumnCensus } from './census.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
-import { parseLocatedYaml, type LocatedYaml } from './yaml-location.ts';
 import { checkLiveList } from './live-list.ts';
 
 /** A mapping loaded for a run, with what the run needs to know beside it. */
@@ -35,6 +34,15 @@ export interface PreparedStep {
   live?: V1LiveConnection;
   /** The folder where the reads of a live step spool what they fetch (in the run's state folder); set by the importer. */
   spool?: string;
+  /** The transforms its mapping may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
+}
+
+/** The steps' mappings compiled, in the steps' order, with the transforms each was loaded with. */
+export async function compileSteps(steps: readonly PreparedStep[]): Promise<CompiledMapping[]> {
+  const compiled: CompiledMapping[] = [];
+  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile, transforms: step.transforms }));
+  return compiled;
 }
 
 /**
@@ -104,11 +112,13 @@ interface StepToPrepare {
   timeZone?: string | undefined;
   /** Where the step is in the plan file, for errors about the step; absent for a single mapping. */
   planLocation?: ErrorLocation | undefined;
+  /** The transforms the mapping may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry | undefined;
 }
 
 async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
-  const { name, mappingFile, inputFile, rejectsFile, source: sourceOverride, timeZone: planTimeZone, planLocation } = options;
-  let mapping = await loadMapping(mappingFile);
+  const { name, mappingFile, inputFile, rejectsFile, source: sourceOverride, timeZone: planTimeZone, planLocation, transforms } = options;
+  let mapping = await loadMapping(mappingFile, { transforms });
   // Read again for line numbers and to see whether the mapping names a time zone itself (the
   // schema's default hides that).
   const yaml = parseLocatedYaml((await readFile(mappingFile, 'utf8')).replace(/^\uFEFF/, ''), mappingFile, 'MAPPING_INVALID');
@@ -121,12 +131,14 @@ async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
     location: located(yaml, ref.location.yamlPath ?? '', pathOf(ref.location.yamlPath ?? '')),
   }));
   const step: PreparedStep = { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
+  if (transforms) step.transforms = transforms;
   liveInputOf(step);
   if (readsLive(step)) {
     await checkLiveList({
       inputFile: step.inputFile,
       mappingFile,
       mapping,
+      transforms,
       record: step.source.record,
       ...(planLocation === undefined
         ? { label: 'this import', code: 'CONFIG_INVALID', location: located(yaml, 'source.record', ['source', 'record']) }
@@ -248,7 +260,7 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
   let legacy = false;
   try {
     const opened = await openSource(step.inputFile, options);
-    legacy = opened.format === 'v1-xml' || opened.format === 'v1-json' || opened.format === 'v1-api';
+    legacy = opened.varyingColumns;
     const fieldBatches = sourceFieldBatches(opened.items);
     if (fieldBatches) {
       // Rows by position (CSV): read the first batch for the header, then map them all a batch at a time.
@@ -335,8 +347,13 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * Loads one mapping for a run over one input, as a step named after the mapping. A mapping with
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
-export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv')): Promise<PreparedStep> {
-  const step = await prepareStep({ name: '', mappingFile, inputFile, rejectsFile });
+export async function prepareSingleStep(
+  mappingFile: string,
+  inputFile: string,
+  rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv'),
+  transforms?: TransformRegistry,
+): Promise<PreparedStep> {
+  const step = await prepareStep({ name: '', mappingFile, inputFile, rejectsFile, transforms });
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
   if (firstRef) {
@@ -349,12 +366,12 @@ export async function prepareSingleStep(mappingFile: string, inputFile: string, 
 }
 
 /** Loads a plan and its mappings, in run order; every problem is found before any row is read. */
-export async function preparePlan(planFile: string, rejectsDir?: string): Promise<{ plan: Plan; steps: PreparedStep[] }> {
+export async function preparePlan(planFile: string, rejectsDir?: string, transforms?: TransformRegistry): Promise<{ plan: Plan; steps: PreparedStep[] }> {
   const plan = await loadPlan(planFile);
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    prepared.push(await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location }));
+    prepared.push(await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location, transforms }));
   }
   return { plan, steps: orderSteps(prepared) };
 }
@@ -387,6 +404,8 @@ export interface PrepareRunOptions {
   live?: { connection: V1LiveConnection | undefined } | undefined;
   /** Something to check once the plan is loaded, before any step is compiled (a flag that needs a plan's `setup:`). */
   checkPlan?: ((plan: Plan | null) => void) | undefined;
+  /** The transforms the mappings may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry | undefined;
 }
 
 /**
@@ -396,12 +415,11 @@ export interface PrepareRunOptions {
  * the names come after (load's readNames), and so do the rows.
  */
 export async function prepareRun(source: RunSource, options: PrepareRunOptions = {}): Promise<PreparedRun> {
-  const planned = source.kind === 'plan' ? await preparePlan(source.planFile, options.rejectsDir) : null;
+  const { transforms } = options;
+  const planned = source.kind === 'plan' ? await preparePlan(source.planFile, options.rejectsDir, transforms) : null;
   options.checkPlan?.(planned?.plan ?? null);
-  const steps = source.kind === 'plan' ? (planned?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, ...(options.rejectsFile === undefined ? [] : [options.rejectsFile]))];
+  const steps = source.kind === 'plan' ? (planned?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, options.rejectsFile, transforms)];
   if (options.retryFile !== undefined && options.retryFile !== null) await retryFromRejects(steps, options.retryFile);
   if (options.live) connectLiveSteps(steps, options.live.connection);
-  const compiled: CompiledMapping[] = [];
-  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile }));
-  return { plan: planned?.plan ?? null, steps, compiled };
+  return { plan: planned?.plan ?? null, steps, compiled: await compileSteps(steps) };
 }

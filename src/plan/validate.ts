@@ -6,7 +6,7 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, reasonText, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type WarningCounts } from '../mapping/index.ts';
+import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, reasonText, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type TransformRegistry, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
@@ -68,6 +68,8 @@ export interface ValidateCommonOptions {
    */
   service?: RecordFinder;
   signal?: AbortSignal;
+  /** The transforms the mappings may name: the built-in ones and the caller's (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
 }
 
 export interface ValidateMappingOptions extends ValidateCommonOptions {
@@ -293,7 +295,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
     rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
   }
   assertNotInput(rejectsFile, options.inputFile);
-  const { steps, compiled } = await prepareRun({ kind: 'mapping', mappingFile: options.mappingFile, inputFile: options.inputFile }, { rejectsFile });
+  const { steps, compiled } = await prepareRun({ kind: 'mapping', mappingFile: options.mappingFile, inputFile: options.inputFile }, { rejectsFile, transforms: options.transforms });
   const step = steps[0] as PreparedStep;
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
@@ -309,7 +311,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
  */
 export async function validatePlan(options: ValidatePlanOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  const { steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { rejectsDir: options.rejectsDir });
+  const { steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { rejectsDir: options.rejectsDir, transforms: options.transforms });
   if (options.rejectsDir !== undefined) {
     await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }

@@ -1,7 +1,7 @@
 import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts, StepSummary } from '../load/index.ts';
 import { reasonText } from '../mapping/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
-import type { NotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
+import type { ReportNotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
 import type { UsageSample } from './usage.ts';
 
 /** Examples kept per reason. */
@@ -95,7 +95,7 @@ export function importReport(summary: ImportSummary, context: ReportContext & { 
     if (warnings) reportStep.warnings = warnings;
     return reportStep;
   });
-  const notCarried: NotCarried[] = [];
+  const notCarried: ReportNotCarried[] = [];
   for (const step of summary.steps) {
     const rejects = step.rejectsFile ? shown(step.rejectsFile) : undefined;
     notCarried.push({ step: step.step, what: 'rows rejected: not written', count: step.rejected, ...(rejects ? { where: rejects } : {}) });

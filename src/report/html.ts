@@ -41,7 +41,7 @@ export interface ReasonGroup {
 }
 
 /** Something of the source the account did not get, and how much of it. */
-export interface NotCarried {
+export interface ReportNotCarried {
   step: string;
   what: string;
   count: number;
@@ -65,7 +65,7 @@ export interface ReportInput {
   outcome: { text: string; status: 'ok' | 'attention' | 'stopped' };
   steps: ReportStep[];
   reasons: ReasonGroup[];
-  notCarried: NotCarried[];
+  notCarried: ReportNotCarried[];
   usage: UsageSample[];
   /** verify only. */
   differences?: VerifyDifference[];
@@ -201,7 +201,7 @@ function reasonsTable(input: ReportInput): string {
   return `<table class="reasons"><thead><tr><th scope="col">Step</th><th scope="col">What</th><th scope="col">Reason</th><th scope="col" class="n">Rows</th><th scope="col">Examples</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-function notCarriedList(items: readonly NotCarried[]): string {
+function notCarriedList(items: readonly ReportNotCarried[]): string {
   const shown = items.filter((i) => i.count > 0);
   if (shown.length === 0) return '<p class="muted">Everything the source held was carried.</p>';
   return `<ul class="not-carried">${shown.map((i) => `<li><strong>${esc(i.step)}</strong>: ${esc(number(i.count))} ${esc(i.what)}${i.where ? ` (listed in <span class="mono">${esc(i.where)}</span>)` : ''}</li>`).join('')}</ul>`;

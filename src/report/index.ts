@@ -5,7 +5,7 @@ export {
   renderReport,
   usageChart,
   writeReport,
-  type NotCarried,
+  type ReportNotCarried,
   type ReasonExample,
   type ReasonGroup,
   type ReportCommand,

@@ -3,15 +3,7 @@
  * `mapping init` (which maps them): the reader of a file and the drafter of its mapping agree on
  * which column is the key.
  */
-
-/** Lower case without anything but letters and digits: "E-Mail Address" -> "emailaddress". */
-export function normalizeWord(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]/gu, '');
-}
+import { normalizeWord } from '../util/index.ts';
 
 /**
  * Whether a column holds ids: "ID", "Customer ID", "Kundennummer", "Réf client", "Référence",

@@ -1,5 +1,6 @@
 import iconv from 'iconv-lite';
 import { FerryError } from '../errors/index.ts';
+import { findInvalidUtf8 } from './csv-encoding.ts';
 
 /** Turns chunks of bytes into text, keeping characters split across chunks whole. */
 export interface TextChunkDecoder {
@@ -11,7 +12,9 @@ const DECLARED_ENCODING = /^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']
 
 /**
  * Picks the decoder for a file from its first bytes: a byte-order mark wins, then the encoding
- * an XML declaration names, then UTF-8. The BOM is dropped either way.
+ * an XML declaration names, then UTF-8. The BOM is dropped either way. UTF-8 is read strictly:
+ * a byte that is not UTF-8 is SOURCE_ENCODING with its offset, as in CSV, never a silent U+FFFD
+ * in a name written to the account.
  */
 export function chooseDecoder(file: string, head: Buffer): TextChunkDecoder {
   let encoding = 'utf-8';
@@ -22,11 +25,7 @@ export function chooseDecoder(file: string, head: Buffer): TextChunkDecoder {
     if (declared?.[1]) encoding = declared[1].toLowerCase();
   }
   if (encoding === 'utf-8' || encoding === 'utf8' || encoding === 'us-ascii' || encoding === 'ascii') {
-    const decoder = new TextDecoder('utf-8');
-    return {
-      write: (chunk) => decoder.decode(chunk, { stream: true }),
-      end: () => decoder.decode(),
-    };
+    return strictUtf8(file);
   }
   if (!iconv.encodingExists(encoding)) {
     throw new FerryError('SOURCE_ENCODING', `${file} declares the encoding ${JSON.stringify(encoding)}, which crm-ferry cannot decode`, {
@@ -38,5 +37,38 @@ export function chooseDecoder(file: string, head: Buffer): TextChunkDecoder {
   return {
     write: (chunk) => decoder.write(chunk),
     end: () => decoder.end() ?? '',
+  };
+}
+
+/** UTF-8 that refuses what is not: SOURCE_ENCODING naming the byte, counted from the start of the file (or page). */
+function strictUtf8(file: string): TextChunkDecoder {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let offset = 0;
+  const refuse = (at: number, cause: unknown, cut: boolean): FerryError =>
+    new FerryError('SOURCE_ENCODING', cut ? 'the text ends in the middle of a UTF-8 character' : `byte ${at} is not valid UTF-8`, {
+      location: { file },
+      cause,
+      hint: cut
+        ? 'The file or answer is probably cut short; read a complete copy.'
+        : 'Legacy v1 exports and the v1 interface are UTF-8 unless an XML declaration names another encoding: re-save the export as UTF-8 (or name its encoding in the declaration); for a live account, read an export file of the list instead.',
+    });
+  return {
+    write: (chunk) => {
+      const start = offset;
+      offset += chunk.length;
+      try {
+        return decoder.decode(chunk, { stream: true });
+      } catch (error) {
+        const at = findInvalidUtf8(chunk);
+        throw refuse(start + Math.max(0, at), error, false);
+      }
+    },
+    end: () => {
+      try {
+        return decoder.decode();
+      } catch (error) {
+        throw refuse(offset, error, true);
+      }
+    },
   };
 }

@@ -237,7 +237,7 @@ describe('readV1Export on JSON shapes', () => {
 });
 
 describe('readV1Export refuses bad files with the exact error', () => {
-  const cases: Array<{ name: string; file: string; content: string; code: ErrorCode; message: RegExp; location: Record<string, unknown>; before: number }> = [
+  const cases: Array<{ name: string; file: string; content: string | Buffer; code: ErrorCode; message: RegExp; location: Record<string, unknown>; before: number }> = [
     {
       name: 'an unclosed element',
       file: 'unclosed.xml',
@@ -322,6 +322,51 @@ describe('readV1Export refuses bad files with the exact error', () => {
       location: {},
       before: 0,
     },
+    {
+      name: 'XML with a byte that is not UTF-8 (Latin-1 é)',
+      file: 'latin1.xml',
+      content: Buffer.concat([Buffer.from('<parties><person><id>1</id></person>\n<person><firstName>Ren'), Buffer.from([0xe9]), Buffer.from('</firstName></person></parties>')]),
+      code: 'SOURCE_ENCODING',
+      message: /^byte 59 is not valid UTF-8$/,
+      location: {},
+      before: 0,
+    },
+    {
+      name: 'JSON with a byte that is not UTF-8',
+      file: 'latin1.json',
+      content: Buffer.concat([Buffer.from('{"parties": {"person": [{"id": "1", "firstName": "Ren'), Buffer.from([0xe9]), Buffer.from('"}]}}')]),
+      code: 'SOURCE_ENCODING',
+      message: new RegExp(`^byte ${'{"parties": {"person": [{"id": "1", "firstName": "Ren'.length} is not valid UTF-8$`),
+      location: {},
+      before: 0,
+    },
+    {
+      name: 'JSON cut in the middle of a UTF-8 character',
+      file: 'cut.json',
+      content: Buffer.from([...Buffer.from('{"parties": {"person": [{"id": "1", "firstName": "Ren'), 0xc3]),
+      code: 'SOURCE_ENCODING',
+      message: /ends in the middle of a UTF-8 character/,
+      location: {},
+      before: 0,
+    },
+    {
+      name: '500,000 nested JSON arrays',
+      file: 'deep.json',
+      content: '['.repeat(500_000),
+      code: 'SOURCE_TOO_DEEP',
+      message: /^the document nests deeper than 100 levels/,
+      location: { line: 1, elementPath: `$${'[0]'.repeat(100)}` },
+      before: 0,
+    },
+    {
+      name: '300,000 nested XML elements',
+      file: 'deep.xml',
+      content: `<parties>${'<a>'.repeat(300_000)}${'</a>'.repeat(300_000)}</parties>`,
+      code: 'SOURCE_TOO_DEEP',
+      message: /^the document nests deeper than 100 levels/,
+      location: { line: 1, elementPath: `/parties${'/a[1]'.repeat(100)}` },
+      before: 0,
+    },
   ];
 
   for (const testCase of cases) {
@@ -335,6 +380,16 @@ describe('readV1Export refuses bad files with the exact error', () => {
       expect(error.hint ?? '').not.toBe('');
     });
   }
+
+  it.each([
+    ['xml', `<parties><person><id>1</id><about>${'<p>'.repeat(300_000)}${'</p>'.repeat(300_000)}</about></person>\n<person><id>2</id></person></parties>`, '/parties/person[1]'],
+    ['json', `{"parties": {"person": [{"id": "1", "about": ${'['.repeat(500_000)}${']'.repeat(500_000)}},\n{"id": "2"}]}}`, '$.parties.person[0]'],
+  ])('a %s record nested past the limit is a row error (SOURCE_TOO_DEEP), and the next record is read', async (format, content, elementPath) => {
+    const { items } = await read(write(`deep-record.${format}`, content));
+    expect(items.map((item) => item.kind)).toEqual(['error', 'row']);
+    expect(items[0]).toMatchObject({ kind: 'error', error: { code: 'SOURCE_TOO_DEEP', location: { elementPath } } });
+    expect(rowValues(items.slice(1))[0]).toMatchObject({ id: '2' });
+  });
 
   it('says SOURCE_NOT_FOUND for a missing file, SOURCE_UNREADABLE for a directory and CONFIG_INVALID for a bad option', async () => {
     expect((await failureOf(readV1Export(scratch.path('nope.xml')))).error.code).toBe('SOURCE_NOT_FOUND');

@@ -1,10 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { FerryError } from '../errors/index.ts';
+import { MAX_NESTING_DEPTH } from '../util/index.ts';
+import { chooseDecoder, type TextChunkDecoder } from './v1-decode.ts';
 import { JsonSyntaxError, JsonTokenizer } from './v1-json-tokens.ts';
 import type { JsonEvent } from './v1-json-tokens.ts';
 import { isRecordKind, V1_LIST_ITEMS } from './v1-flatten.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
-import type { RawReadOptions, RawV1Record } from './v1-xml.ts';
+import { tooDeep, type RawReadOptions, type RawV1Record } from './v1-xml.ts';
 
 type JsonValue = string | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -23,7 +25,8 @@ interface Building {
   path: string;
   line: number;
   chars: number;
-  tooLarge: boolean;
+  /** Too large or nested too deep to keep: its content is skipped to its end. */
+  refused: 'large' | 'deep' | null;
   depth: number;
   stack: Array<{ container: JsonValue[] | { [key: string]: JsonValue }; key: string | undefined }>;
   root: { [key: string]: JsonValue } | undefined;
@@ -75,14 +78,16 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
         const record = recordKindAt();
         if (record) {
           const root: { [key: string]: JsonValue } = {};
-          building = { kind: record.kind, path: record.path, line: tokenizer.position.line, chars: 0, tooLarge: false, depth: 0, stack: [{ container: root, key: undefined }], root };
+          building = { kind: record.kind, path: record.path, line: tokenizer.position.line, chars: 0, refused: null, depth: 0, stack: [{ container: root, key: undefined }], root };
           return;
         }
         frames.push(openFrame('object', parent));
+        checkDepth();
         return;
       }
       case 'startArray':
         frames.push(openFrame('array', parent));
+        checkDepth();
         return;
       case 'endObject':
       case 'endArray':
@@ -96,6 +101,11 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
         advance(parent);
         return;
     }
+  }
+
+  /** Wrappers nested past the limit: no v1 document, and reading stops (the tokenizer is told by the throw). */
+  function checkDepth(): void {
+    if (frames.length > MAX_NESTING_DEPTH) throw tooDeep(file, frames.at(-1)?.path ?? '$', tokenizer.position.line);
   }
 
   function openFrame(kind: 'object' | 'array', parent: Frame | undefined): Frame {
@@ -114,7 +124,13 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
   function buildEvent(record: Building, event: JsonEvent): void {
     if (event.type === 'startObject' || event.type === 'startArray') {
       record.depth++;
-      if (record.tooLarge) return;
+      // The wrappers above the record, the record, and the levels inside it.
+      if (record.refused === null && frames.length + 1 + record.depth > MAX_NESTING_DEPTH) {
+        record.refused = 'deep';
+        record.stack = [];
+        record.root = undefined;
+      }
+      if (record.refused) return;
       const container: JsonValue[] | { [key: string]: JsonValue } = event.type === 'startObject' ? {} : [];
       addValue(record, container);
       record.stack.push({ container, key: undefined });
@@ -123,13 +139,13 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
     if (event.type === 'endObject' || event.type === 'endArray') {
       if (record.depth > 0) {
         record.depth--;
-        if (!record.tooLarge) record.stack.pop();
+        if (!record.refused) record.stack.pop();
         return;
       }
       finishRecord(record);
       return;
     }
-    if (record.tooLarge) return;
+    if (record.refused) return;
     if (event.type === 'key') {
       const top = record.stack.at(-1);
       if (top) top.key = event.key;
@@ -138,7 +154,7 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
     }
     if (typeof event.value === 'string') record.chars += event.value.length;
     if (record.chars > options.maxRecordChars) {
-      record.tooLarge = true;
+      record.refused = 'large';
       record.stack = [];
       record.root = undefined;
       return;
@@ -156,7 +172,11 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
   function finishRecord(record: Building): void {
     building = undefined;
     advance(frames.at(-1));
-    if (record.tooLarge || !record.root) {
+    if (record.refused === 'deep') {
+      queue.push({ node: { name: record.kind || 'record', text: null, children: [] }, elementPath: record.path, line: record.line, error: tooDeep(file, record.path, record.line, record.kind || 'record') });
+      return;
+    }
+    if (record.refused || !record.root) {
       queue.push({
         node: { name: record.kind || 'record', text: null, children: [] },
         elementPath: record.path,
@@ -185,14 +205,15 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
   }
 
   const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
-  const decoder = new TextDecoder('utf-8');
+  let decoder: TextChunkDecoder | undefined;
   try {
     for await (const chunk of (options.chunks ?? stream) as AsyncIterable<Buffer>) {
       options.signal?.throwIfAborted();
-      writeOrFail(decoder.decode(chunk, { stream: true }));
+      decoder ??= chooseDecoder(file, chunk);
+      writeOrFail(decoder.write(chunk));
       yield* drain();
     }
-    writeOrFail(decoder.decode());
+    if (decoder) writeOrFail(decoder.end());
     try {
       tokenizer.end();
     } catch (error) {
@@ -220,6 +241,7 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
   }
 
   function toFerryError(error: unknown): FerryError {
+    if (error instanceof FerryError) return error;
     if (!(error instanceof JsonSyntaxError)) {
       return new FerryError('INTERNAL', `reading ${file} failed unexpectedly: ${(error as Error).message}`, { cause: error });
     }

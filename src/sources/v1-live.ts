@@ -19,6 +19,7 @@ import type { V1Node, V1RecordKind } from './v1-flatten.ts';
 import { readV1JsonRecords } from './v1-json.ts';
 import { readV1XmlRecords, type RawV1Record } from './v1-xml.ts';
 import { readV1Spool, V1Spool, v1SpoolBase, type V1SpoolEntry, type V1SpoolKey } from './v1-spool.ts';
+import { V1PageRepeats, wrappedSubList, type V1PageRecords } from './v1-pages.ts';
 
 export interface V1LiveReadOptions extends V1ReadOptions {
   /** The list to read; by default the one `record` lives in (history: the parties'). */
@@ -96,19 +97,22 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   const bareKind: V1RecordKind | undefined = list === 'tasks' ? 'task' : list === 'party' ? undefined : list;
   const signal = opts.signal;
 
-  const parse = (bytes: Buffer, where: string, kind: V1RecordKind | undefined): AsyncGenerator<RawV1Record> =>
+  const parse = (chunks: AsyncIterable<Buffer>, where: string, kind: V1RecordKind | undefined): AsyncGenerator<RawV1Record> =>
     reader.format === 'xml'
-      ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks: [bytes] })
-      : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks: [bytes], bareKind: kind });
+      ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks })
+      : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks, bareKind: kind });
+  const where = (path: string): string => `${V1_LIVE_PREFIX}${reader.transport.origin}${path}`;
 
-  /** Every record of one page, and how many top-level records the page held (for the end of the list). */
-  const page = async (start: number): Promise<RawV1Record[]> => {
+  /**
+   * One page of the list, read whole within the reader's limits (its deadline and size cap), its
+   * records parsed as they are taken: a page of any size is never held as records at once.
+   */
+  const page = async (start: number): Promise<V1PageRecords> => {
     const answer = await reader.get(`/api/${list}`, { ...filters, start, limit: pageSize }, signal);
-    const records: RawV1Record[] = [];
-    for await (const record of parse(answer.bytes, `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`, bareKind)) {
-      records.push({ ...record, elementPath: `${answer.path} ${record.elementPath}` });
-    }
-    return records;
+    const records = async function* (): AsyncGenerator<RawV1Record> {
+      for await (const record of parse(answer.body.chunks(), where(answer.path), bareKind)) yield { ...record, elementPath: `${answer.path} ${record.elementPath}` };
+    };
+    return { path: answer.path, digest: answer.body.digest, records: records(), dispose: () => answer.body.dispose() };
   };
 
   /**
@@ -118,13 +122,14 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   const subList = async (path: string, query: Record<string, string | number> = {}): Promise<V1Node[] | null> => {
     const answer = await reader.getIfFound(path, query, signal);
     if (answer === null) return null;
-    const where = `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`;
-    const text = answer.bytes.toString('utf8').replace(/^\uFEFF/, '');
-    const wrapped = reader.format === 'xml' ? `<kase>${text.replace(/^\s*<\?xml[^>]*\?>/, '')}</kase>` : `{"kase":${text.trim() === '' ? '{}' : text}}`;
     const nodes: V1Node[] = [];
-    for await (const record of parse(Buffer.from(wrapped, 'utf8'), where, 'kase')) {
-      if (record.error) throw record.error;
-      nodes.push(...record.node.children);
+    try {
+      for await (const record of parse(wrappedSubList(answer.body, reader.format), where(answer.path), 'kase')) {
+        if (record.error) throw record.error;
+        nodes.push(...record.node.children);
+      }
+    } finally {
+      await answer.body.dispose();
     }
     return nodes;
   };
@@ -132,14 +137,20 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   /** A record's whole history, page by page, as one `history` list. */
   const historyOf = async (kind: Exclude<V1List, 'tasks'>, id: string): Promise<V1Node | null> => {
     const items: V1Node[] = [];
+    const repeats = new V1PageRepeats();
     for (let start = 0; ; start += pageSize) {
       const answer = await reader.getIfFound(`/api/${kind}/${encodeURIComponent(id)}/history`, { start, limit: pageSize }, signal);
       if (answer === null) return null;
       let count = 0;
-      for await (const record of parse(answer.bytes, `${V1_LIVE_PREFIX}${reader.transport.origin}${answer.path}`, 'historyItem')) {
-        if (record.error) throw record.error;
-        items.push(record.node);
-        count++;
+      try {
+        repeats.check({ path: answer.path, digest: answer.body.digest });
+        for await (const record of parse(answer.body.chunks(), where(answer.path), 'historyItem')) {
+          if (record.error) throw record.error;
+          items.push(record.node);
+          count++;
+        }
+      } finally {
+        await answer.body.dispose();
       }
       if (count < pageSize) break;
     }
@@ -195,13 +206,23 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
 
   /** The list read from the account, page by page, each record completed as it is taken. */
   const fetched = async function* (): AsyncGenerator<V1SpoolEntry> {
+    const repeats = new V1PageRepeats();
     for (let start = startAt; ; ) {
       const found = await page(start);
-      for (const record of found) yield await complete(record);
-      start += found.length;
+      let count = 0;
+      try {
+        repeats.check(found);
+        for await (const record of found.records) {
+          count += 1;
+          yield await complete(record);
+        }
+      } finally {
+        await found.dispose();
+      }
+      start += count;
       // A short page is the last; the rows of this page were taken before the next start is said.
       await options.onPage?.(start);
-      if (found.length < pageSize) return;
+      if (count < pageSize) return;
     }
   };
 

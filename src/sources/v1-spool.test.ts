@@ -1,11 +1,25 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { V1Reader } from '../client/index.ts';
+import type { V1Body, V1Reader } from '../client/index.ts';
 import type { SourceItem } from './types.ts';
 import { readV1Live, type V1LiveReadOptions } from './v1-live.ts';
 import { removeV1Spools, v1SpoolFiles } from './v1-spool.ts';
+
+/** An answer's body held in memory, as V1Reader hands it over. */
+function bodyOf(text: string): V1Body {
+  const bytes = Buffer.from(text);
+  return {
+    size: bytes.length,
+    digest: createHash('sha256').update(bytes).digest('hex'),
+    chunks: async function* () {
+      yield bytes;
+    },
+    dispose: async () => undefined,
+  } as unknown as V1Body;
+}
 
 /**
  * An old account of `count` organisations whose list carries their custom fields and tags (so a
@@ -25,12 +39,12 @@ function fakeAccount(count: number, gone: ReadonlySet<number> = new Set(), bare 
       for (let id = start + 1; id <= Math.min(count, start + limit); id++) {
         body += `<organisation><id>${id}</id><name>Org ${id}</name>${gone.has(id) || bare ? '' : '<customFields/><tags/>'}</organisation>`;
       }
-      return { path: `${path}?start=${start}&limit=${limit}`, bytes: Buffer.from(`${body}</parties>`) };
+      return { path: `${path}?start=${start}&limit=${limit}`, body: bodyOf(`${body}</parties>`) };
     },
     async getIfFound(path: string) {
       requests.push(path);
       // With `bare`, the sub-lists of a record the account still has are there, and empty.
-      return bare && !gone.has(Number(path.split('/')[3])) ? { path, bytes: Buffer.from('') } : null;
+      return bare && !gone.has(Number(path.split('/')[3])) ? { path, body: bodyOf('') } : null;
     },
   };
   return { reader: reader as unknown as V1Reader, requests };

@@ -22,6 +22,7 @@ import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.
 import { jsonText, writeFileAtomic } from '../util/index.ts';
 import type { SourceWarning } from './types.ts';
 import type { V1Node } from './v1-flatten.ts';
+import { V1PageRepeats, type V1PageRecords } from './v1-pages.ts';
 import type { RawV1Record } from './v1-xml.ts';
 
 /** What a spool holds the records of: a read with another key reads the account again. */
@@ -234,7 +235,8 @@ export class V1Spool {
 
 /** How a shared read gets what is not spooled yet: a page of the list, a record completed. */
 export interface V1SpoolSource {
-  page(start: number): Promise<RawV1Record[]>;
+  /** The page of the list that starts at `start`, its records parsed as they are taken. */
+  page(start: number): Promise<V1PageRecords>;
   /** The record with its sub-lists, or a warning when it was deleted meanwhile. */
   complete(record: RawV1Record): Promise<V1SpoolEntry>;
 }
@@ -253,10 +255,12 @@ class V1SpoolShare {
   #spool: V1Spool | null = null;
   readonly ready: Promise<void>;
   #working: Promise<void> | null = null;
-  /** The page being read: its records not completed yet, and where the next page starts. */
-  #page: { pending: RawV1Record[]; next: number; last: boolean } | null = null;
+  /** The page being read: its records, taken one at a time, and how many were taken. */
+  #page: { read: V1PageRecords; taken: number } | null = null;
   #next = 0;
   #done = false;
+  /** Pages fetched in this process, so that a service answering one page forever is stopped. */
+  readonly #repeats = new V1PageRepeats();
 
   constructor(readonly base: string, key: V1SpoolKey) {
     this.ready = V1Spool.open(base, key).then((spool) => {
@@ -283,32 +287,53 @@ class V1SpoolShare {
     }
   }
 
+  /** Adds the next record of the page being read (fetching the page first), or records the page at its end. */
   async #advance(source: V1SpoolSource): Promise<void> {
     if (this.#page === null) {
-      const found = await source.page(this.#next);
-      this.#page = { pending: found, next: this.#next + found.length, last: found.length < this.spool.key.pageSize };
-    } else {
-      const record = this.#page.pending[0] as RawV1Record;
-      await this.spool.add(await source.complete(record));
-      this.#page.pending.shift();
+      const read = await source.page(this.#next);
+      try {
+        // Before any record of it is spooled: a page answered again is refused whole.
+        this.#repeats.check(read);
+      } catch (error) {
+        await read.records.return(undefined);
+        await read.dispose();
+        throw error;
+      }
+      this.#page = { read, taken: 0 };
+    }
+    const page = this.#page;
+    const step = await page.read.records.next();
+    if (!step.done) {
+      await this.spool.add(await source.complete(step.value));
+      page.taken += 1;
+      return;
     }
     // A page is recorded once every record of it is in the spool; a short page is the last.
-    if (this.#page.pending.length === 0) {
-      await this.spool.commit(this.#page.next, this.#page.last);
-      this.#next = this.#page.next;
-      this.#done = this.#page.last;
-      this.#page = null;
+    await this.#dropPage();
+    const last = page.taken < this.spool.key.pageSize;
+    await this.spool.commit(this.#next + page.taken, last);
+    this.#next += page.taken;
+    this.#done = last;
+  }
+
+  async #dropPage(): Promise<void> {
+    const page = this.#page;
+    this.#page = null;
+    if (page) {
+      await page.read.records.return(undefined);
+      await page.read.dispose();
     }
   }
 
   /**
-   * The last read to leave closes the spool. No fetch is under way then: a read awaiting one is a
-   * read, and an async generator leaves only between its entries.
+   * The last read to leave closes the spool (and lets go of a page it was in). No fetch is under way
+   * then: a read awaiting one is a read, and an async generator leaves only between its entries.
    */
   async leave(): Promise<void> {
     this.readers -= 1;
     if (this.readers > 0) return;
     shares.delete(this.base);
+    await this.#dropPage();
     await this.#spool?.close();
   }
 }

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { SaxesParser } from 'saxes';
 import { FerryError } from '../errors/index.ts';
+import { MAX_NESTING_DEPTH } from '../util/index.ts';
 import { chooseDecoder } from './v1-decode.ts';
 import type { TextChunkDecoder } from './v1-decode.ts';
 import { isRecordKind } from './v1-flatten.ts';
@@ -49,7 +50,8 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
   const parser = new SaxesParser({ xmlns: false, position: true });
   const outside: OpenElement[] = [];
   let building: V1Node[] = [];
-  let record: { node: V1Node; path: string; line: number; chars: number; tooLarge: boolean } | undefined;
+  /** `refused`: the record is too large or nested too deep to keep; its content is skipped to its end. */
+  let record: { node: V1Node; path: string; line: number; chars: number; refused: 'large' | 'deep' | null } | undefined;
   let depthInRecord = 0;
   let queue: RawV1Record[] = [];
   let failure: FerryError | undefined;
@@ -83,7 +85,12 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     if (failure) return;
     if (record) {
       depthInRecord++;
-      if (record.tooLarge) return;
+      // The wrappers above the record, the record, and the levels inside it.
+      if (record.refused === null && outside.length + 1 + depthInRecord > MAX_NESTING_DEPTH) {
+        record.refused = 'deep';
+        building = [];
+      }
+      if (record.refused) return;
       const node: V1Node = { name: tag.name, text: null, children: [] };
       building.at(-1)?.children.push(node);
       building.push(node);
@@ -98,9 +105,13 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     } else {
       path = `/${tag.name}`;
     }
+    if (outside.length + 1 > MAX_NESTING_DEPTH) {
+      failure = tooDeep(file, path, parser.line);
+      return;
+    }
     if (isRecordKind(tag.name)) {
       const node: V1Node = { name: tag.name, text: null, children: [] };
-      record = { node, path, line: parser.line, chars: 0, tooLarge: false };
+      record = { node, path, line: parser.line, chars: 0, refused: null };
       building = [node];
       depthInRecord = 0;
       return;
@@ -109,10 +120,10 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
   });
 
   const onText = (text: string): void => {
-    if (failure || !record || record.tooLarge) return;
+    if (failure || !record || record.refused) return;
     record.chars += text.length;
     if (record.chars > options.maxRecordChars) {
-      record.tooLarge = true;
+      record.refused = 'large';
       building = [];
       return;
     }
@@ -130,21 +141,24 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     }
     if (depthInRecord > 0) {
       depthInRecord--;
-      if (!record.tooLarge) building.pop();
+      if (!record.refused) building.pop();
       return;
     }
     const done = record;
     record = undefined;
     building = [];
-    if (done.tooLarge) {
+    if (done.refused) {
       queue.push({
         node: { name: done.node.name, text: null, children: [] },
         elementPath: done.path,
         line: done.line,
-        error: new FerryError('SOURCE_FIELD_TOO_LARGE', `the ${done.node.name} at ${done.path} holds more than ${options.maxRecordChars} characters of text`, {
-          location: { file, line: done.line, elementPath: done.path },
-          hint: 'Raise maxRecordChars if the record is genuine.',
-        }),
+        error:
+          done.refused === 'deep'
+            ? tooDeep(file, done.path, done.line, done.node.name)
+            : new FerryError('SOURCE_FIELD_TOO_LARGE', `the ${done.node.name} at ${done.path} holds more than ${options.maxRecordChars} characters of text`, {
+                location: { file, line: done.line, elementPath: done.path },
+                hint: 'Raise maxRecordChars if the record is genuine.',
+              }),
       });
       return;
     }
@@ -174,6 +188,17 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     queue = [];
     yield* ready;
   }
+}
+
+/**
+ * SOURCE_TOO_DEEP for the record at `path` (a row error: the record is skipped, reading goes on),
+ * or, without a record kind, for the document itself (reading stops).
+ */
+export function tooDeep(file: string, path: string, line: number, kind?: string): FerryError {
+  return new FerryError('SOURCE_TOO_DEEP', kind ? `the ${kind} at ${path} nests deeper than ${MAX_NESTING_DEPTH} levels; no v1 record nests so deep` : `the document nests deeper than ${MAX_NESTING_DEPTH} levels; no v1 export nests so deep`, {
+    location: { file, line, elementPath: path },
+    hint: kind ? 'The record is left out; the rest of the file is read. Check where the file came from.' : 'This is no v1 export (or it is damaged): check where the file came from.',
+  });
 }
 
 /**

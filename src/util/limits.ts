@@ -13,6 +13,14 @@ export const MAX_MAPPING_BYTES = 1024 * 1024;
 /** Field entries of one mapping. */
 export const MAX_MAPPING_FIELDS = 5_000;
 
+/**
+ * Levels of nesting of a legacy v1 export or a page of the v1 interface (elements in XML, objects
+ * and arrays in JSON), wrappers included. Real records nest six or seven levels deep (a party, its
+ * contacts, an address and its parts); a document nested deeper is refused with SOURCE_TOO_DEEP,
+ * before its depth can cost a stack overflow in the code that walks what was read.
+ */
+export const MAX_NESTING_DEPTH = 100;
+
 /** Problems of a mapping listed in full; the rest are counted. Fixing the first ones usually fixes many more. */
 export const MAX_PROBLEMS_SHOWN = 50;
 

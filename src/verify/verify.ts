@@ -6,7 +6,7 @@ import type { CrmClient, V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames, RecordService } from '../load/index.ts';
-import { type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow } from '../mapping/index.ts';
+import { type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
@@ -180,6 +180,8 @@ export interface VerifyDeps {
   resolver?: NameResolver;
   /** How live v1 inputs (`v1+https://HOST`) are reached; a step with one is refused without it. */
   v1Live?: V1LiveConnection;
+  /** The transforms the mappings may name: the built-in ones and the caller's (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry;
 }
 
 /** The requests that reading `count` records of `entity` takes. */
@@ -349,7 +351,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
-  const { steps: prepared, compiled } = await prepareRun(options.source, { live: { connection: deps.v1Live } });
+  const { steps: prepared, compiled } = await prepareRun(options.source, { live: { connection: deps.v1Live }, transforms: deps.transforms });
   const names = await readNames(deps.client, deps.resolver);
   const { resolver, users, requests: requestsForNames } = names;
   // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.

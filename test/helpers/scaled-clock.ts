@@ -16,3 +16,17 @@ export function scaledClock(speed: number, start = Date.parse('2026-03-02T09:00:
     },
   };
 }
+
+/**
+ * A clock that moves `stepMs` forward each time it is read, whatever the machine's speed: time in
+ * the sandbox passes with the work it does (a few reads a request), so a token that lives 60 s
+ * lives a fixed number of requests on a busy machine as on an idle one.
+ */
+export function steppingClock(stepMs: number, start = Date.parse('2026-03-02T09:00:00Z')): { now: () => number; date: () => Date } {
+  let reads = 0;
+  const now = (): number => {
+    reads += 1;
+    return start + reads * stepMs;
+  };
+  return { now, date: () => new Date(now()) };
+}

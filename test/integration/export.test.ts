@@ -724,22 +724,6 @@ describe('export: where the file goes', () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(readFileSync(real, 'utf8')).toMatch(/^\uFEFFid\r\n/);
   });
-
-  it('a state that cannot be saved is an EXPORT_WRITE error saying the export is written and the next run repeats it', async () => {
-    const out = join(dir, 'unsaved.csv');
-    const state = join(dir, 'unsaved.state.json');
-    // The state's temporary file cannot be created: a folder holds its name.
-    mkdirSync(`${state}.${process.pid}.tmp`);
-    const error = await exportWith({ entity: 'parties', out, columns: 'id', since: 'auto', state }).then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(FerryError);
-    expect((error as FerryError).code).toBe('EXPORT_WRITE');
-    expect((error as FerryError).message).toContain(`the export is written, but its state ${state} could not be saved`);
-    expect(existsSync(out)).toBe(true);
-    expect(existsSync(state)).toBe(false);
-  });
 });
 
 describe('export: a damaged state', () => {

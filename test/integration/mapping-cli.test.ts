@@ -49,6 +49,18 @@ describe('crm-ferry mapping init', () => {
     expect(stderr).toBe('mapped 13 of 13 columns; key {{email}}\n');
   });
 
+  it('drafts a file of 10,000 columns into a mapping that loads, and says which columns it left out and why', async () => {
+    const input = join(dir, 'wide.csv');
+    const columns = Array.from({ length: 10_000 }, (_, i) => `col${i}`);
+    writeFileSync(input, `${columns.join(',')}\n${columns.map((_, i) => `v${i}`).join(',')}\n`);
+    const out = join(dir, 'wide.yaml');
+    const { code, stderr } = await run(['mapping', 'init', input, '--out', out]);
+    expect(code, stderr).toBe(0);
+    expect(stderr).not.toContain('draft.yaml');
+    expect(stderr).toMatch(/^wrote .*wide\.yaml\nmapped 4990 of 10000 columns; key \{\{col0\}\}; not mapped: col4990, col4991, .* and 4,960 more\n5,010 columns are not drafted: a mapping file holds at most 5,000 entries and 1 MB; carry them in a second mapping/);
+    await compileMapping(await loadMapping(out), { file: out });
+  });
+
   it('writes a draft of samples/contacts.xlsx that loads and compiles', async () => {
     const out = join(dir, 'contacts.yaml');
     const { code } = await run(['mapping', 'init', 'samples/contacts.xlsx', '--out', out]);

@@ -4,6 +4,14 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(import.meta.dirname, '../../src');
 
+/**
+ * The rooms of src/, lowest first: a room may import only rooms before it in this list, so data
+ * and knowledge flow one way (errors and helpers at the bottom, the command line at the top). The
+ * files directly in src/ (the module's entry, the demo) stand above every room. A new room is
+ * placed here once, where what it imports allows.
+ */
+const ROOM_ORDER = ['errors', 'util', 'journal', 'client', 'sources', 'mapping', 'plan', 'load', 'export', 'verify', 'report', 'backup', 'sandbox', 'workbench', 'cli'] as const;
+
 /** Every .ts file under src/ (tests beside the code are not part of the graph). */
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -98,6 +106,26 @@ describe('the import graph of src/', () => {
     expect(around).toEqual([]);
   });
 
+  it('has every room in ROOM_ORDER, and every room in ROOM_ORDER under src/', () => {
+    const rooms = new Set([...graph.keys()].map(roomOf).filter((room): room is string => room !== null));
+    expect([...rooms].filter((room) => !(ROOM_ORDER as readonly string[]).includes(room)), 'rooms to place in ROOM_ORDER').toEqual([]);
+    expect(ROOM_ORDER.filter((room) => !rooms.has(room)), 'rooms that are gone').toEqual([]);
+  });
+
+  it('imports downwards only: no room imports a room above it in ROOM_ORDER, nor a file directly in src/', () => {
+    const rank = (file: string): number => {
+      const room = roomOf(file);
+      return room === null ? ROOM_ORDER.length : (ROOM_ORDER as readonly string[]).indexOf(room);
+    };
+    const upwards: string[] = [];
+    for (const [file, imports] of graph) {
+      for (const target of imports) {
+        if (roomOf(target) !== roomOf(file) && rank(target) >= rank(file)) upwards.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+      }
+    }
+    expect(upwards).toEqual([]);
+  });
+
   it('keeps the mapping away from the network: mapping/ uses client/ only for types, and reaches it through no other room at run time', () => {
     // Value imports only: a type import is gone at run time.
     const valueImports = (file: string): string[] => {
@@ -129,8 +157,9 @@ describe('the import graph of src/', () => {
 
   it('ships no test helpers: every file under src/ is imported by the program (test helpers live under test/)', () => {
     const imported = new Set([...graph.values()].flat());
-    // The entry points: the demo script (bin/crm-ferry.js loads cli/main.ts through the build).
-    const entries = new Set(['demo.ts']);
+    // The entry points: the module's (package.json `exports`) and the demo script
+    // (bin/crm-ferry.js loads cli/main.ts through the build).
+    const entries = new Set(['index.ts', 'demo.ts']);
     const unused = [...graph.keys()].map((file) => relative(SRC, file)).filter((file) => !entries.has(file) && !imported.has(join(SRC, file)));
     expect(unused).toEqual([]);
     const helpers = [...graph.keys()].filter((file) => /from ['"]vitest['"]/.test(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file));

@@ -5,7 +5,7 @@ import type { ImportEvent } from '../../../src/load/index.ts';
 
 const counts = { created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
 
-function progressEvent(total: number | null, limitPerHour: number | null): ImportEvent {
+function progressEvent(total: number | null, limitPerHour: number | null, waits: Extract<ImportEvent, { type: 'progress' }>['waits'] = []): ImportEvent {
   return {
     type: 'progress',
     steps: [
@@ -15,6 +15,7 @@ function progressEvent(total: number | null, limitPerHour: number | null): Impor
     requests: 1080,
     elapsedMs: 60_000,
     governor: { limitPerHour, remaining: 250, resetAt: null, pausedUntil: null, ratePerHour: 3600 },
+    waits,
   };
 }
 
@@ -45,5 +46,21 @@ describe('ImportProgress', () => {
     const line = shown('tty', progressEvent(5000, 4000));
     expect(line.startsWith('\r')).toBe(true);
     expect(line).not.toContain('\n');
+  });
+
+  it.each([
+    [[{ reason: 'rate-limit', detail: 'Retry-After', until: 3_000_000, of: 'account' }], ', waiting 50 min for the rate limit (Retry-After)'],
+    [[{ reason: 'rate-limit', detail: 'the reset', until: 90_400, of: 'old account' }], ", waiting 90 s for the old account's rate limit to reset"],
+    [
+      [
+        { reason: 'outage', detail: 'failing for 3 min', until: 20_000, of: 'account' },
+        { reason: 'outage', detail: 'failing for 5 min', until: 30_400, of: 'old account' },
+      ],
+      ', waiting 30 s for the old account to answer again (failing for 5 min)',
+    ],
+  ] as const)('says what the run waits for: %j', (waits, says) => {
+    const now = Date.now();
+    const line = shown('lines', progressEvent(null, 4000, waits.map((wait) => ({ ...wait, until: now + wait.until }))));
+    expect(line.trimEnd().endsWith(says)).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AmbiguousWriteError, ApiError } from '../../../src/client/errors.ts';
@@ -224,5 +225,93 @@ describe('Transport', () => {
     const error = (await transport().request({ method: 'POST', path: '/parties', json: {} }).catch((e: unknown) => e)) as Error;
     expect(lines.length).toBeGreaterThan(0);
     for (const text of [...lines, error.message, String(error.stack)]) expect(text).not.toContain(TOKEN);
+  });
+
+  describe('every wait is bounded by giveUpAfterMs', () => {
+    const NOW_S = Date.parse('2026-01-01T00:00:00Z') / 1000;
+
+    it("gives up at once on a 429 whose Retry-After (3000 s) is past the budget, saying how long and when to come back", async () => {
+      agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers: { 'content-type': 'application/json', 'retry-after': '3000' } });
+      const error = (await transport({ giveUpAfterMs: 20_000 }).request({ method: 'GET', path: '/api/party' }).catch((e: unknown) => e)) as ApiError;
+      expect(error).toMatchObject({ code: 'API_RATE_LIMITED', retryAfterMs: 3_000_000 });
+      expect(error.message).toBe('GET /api/party: the service answered 429 (rate limit reached); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take (--give-up-after): run again after 2026-01-01T00:50:00Z');
+      expect(error.hint).toMatch(/run the same command again/);
+      expect(clock.sleeps).toEqual([]);
+    });
+
+    it('gives up on a 429 without Retry-After whose window resets past the budget', async () => {
+      const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW_S + 50 * 60) };
+      agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers });
+      const error = (await transport({ giveUpAfterMs: 20_000 }).request({ method: 'GET', path: '/parties' }).catch((e: unknown) => e)) as ApiError;
+      expect(error.code).toBe('API_RATE_LIMITED');
+      expect(error.message).toMatch(/the rate limit resets in 50 min, longer than the 20 s a wait may take \(--give-up-after\)/);
+      expect(clock.sleeps).toEqual([]);
+    });
+
+    it("gives up on a 503 whose Retry-After is past the budget, and on pacing that would wait past it", async () => {
+      const pool = agent.get(ORIGIN);
+      pool.intercept({ path: '/api/v2/kases', method: 'GET' }).reply(503, { message: 'maintenance' }, { headers: { 'content-type': 'application/json', 'retry-after': '3600' } });
+      const t = transport({ giveUpAfterMs: 60_000 });
+      await expect(t.request({ method: 'GET', path: '/kases' })).rejects.toMatchObject({ code: 'API_SERVER', message: expect.stringMatching(/its Retry-After asks for a wait of 60 min, longer than the 60 s/) });
+      // Another client of the same token used the window up: the next slot is 40 minutes away.
+      t.governor.observe({ 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW_S + 40 * 60) });
+      await expect(t.request({ method: 'GET', path: '/kases' })).rejects.toMatchObject({ code: 'API_RATE_LIMITED', message: expect.stringMatching(/the rate limit lets the next request go in 40 min/) });
+      expect(clock.sleeps).toEqual([]);
+    });
+
+    it('waits out a Retry-After within the budget, and says meanwhile what it waits for', async () => {
+      const pool = agent.get(ORIGIN);
+      pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers: { 'content-type': 'application/json', 'retry-after': '30' } });
+      pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(503, { message: 'busy' }, JSON_HEADERS);
+      pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(200, { parties: [] }, JSON_HEADERS);
+      const seen: unknown[] = [];
+      const t = transport({ giveUpAfterMs: 60_000 });
+      const sleep = clock.sleep.bind(clock);
+      clock.sleep = async (ms: number) => {
+        seen.push(t.waits().map((wait) => ({ ...wait, until: wait.until - clock.now() })));
+        await sleep(ms);
+      };
+      expect((await t.request({ method: 'GET', path: '/parties' })).status).toBe(200);
+      expect(seen).toEqual([[{ reason: 'rate-limit', detail: 'Retry-After', until: 30_000 }], [{ reason: 'outage', detail: 'failing for 30 s', until: 75 }]]);
+      expect(t.waits()).toEqual([]);
+    });
+  });
+
+  it('follows the caller signal with one listener for every deadline at once, and none after', async () => {
+    agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(200, '<parties/>').times(20);
+    const stop = new AbortController();
+    const t = transport();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => t.send({ method: 'GET', path: '/api/party', deadlineMs: 60_000, signal: stop.signal })));
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
+    for (const answer of answers) await answer.body.text();
+    await new Promise<void>((done) => setImmediate(done));
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
+  });
+
+  describe('authentication as the legacy service takes it', () => {
+    const BASIC = `Basic ${Buffer.from(`${TOKEN}:x`).toString('base64')}`;
+
+    it('sends HTTP Basic with the token as the user name and x as the password', async () => {
+      agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } }).reply(200, '<parties/>', { headers: { 'content-type': 'application/xml' } });
+      const t = transport({ authScheme: 'basic' });
+      expect((await t.request({ method: 'GET', path: '/api/party' })).body).toBe('<parties/>');
+      for (const line of lines) expect(line).not.toMatch(new RegExp(`${TOKEN}|${BASIC.slice(6)}`));
+    });
+
+    it('sends the bearer token from then on after a 401 that offers Bearer only', async () => {
+      const pool = agent.get(ORIGIN);
+      pool.intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } }).reply(401, { message: 'missing bearer token' }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="crm"' } });
+      pool.intercept({ path: '/api/party', method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } }).reply(200, '<parties/>').times(2);
+      const t = transport({ authScheme: 'basic' });
+      expect((await t.request({ method: 'GET', path: '/api/party' })).status).toBe(200);
+      expect(t.authScheme).toBe('bearer');
+      expect((await t.request({ method: 'GET', path: '/api/party' })).status).toBe(200);
+    });
+
+    it('stops at a 401 that offers Basic: the token is wrong, and it is not in the error', async () => {
+      agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(401, { message: `bad credentials ${BASIC}` }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="legacy"' } });
+      const error = (await transport({ authScheme: 'basic' }).request({ method: 'GET', path: '/api/party' }).catch((e: unknown) => e)) as Error;
+      expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', message: 'GET /api/party: the service answered 401 (bad credentials Basic [REDACTED])' });
+    });
   });
 });

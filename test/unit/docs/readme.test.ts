@@ -35,6 +35,14 @@ describe('README stays true to the code', () => {
     }
   });
 
+  it("names every function and class of the module's entry in docs/library.md", async () => {
+    const library = await page('library.md');
+    const entry = await import('../../../src/index.ts');
+    const missing = Object.keys(entry).filter((name) => !library.includes(`\`${name}\``));
+    expect(Object.keys(entry).length).toBeGreaterThan(20);
+    expect(missing).toEqual([]);
+  });
+
   it('names every option of every command in the README or docs/', async () => {
     const text = [readme, ...(await Promise.all(pages.map(page)))].join('\n');
     const undocumented: string[] = [];

@@ -1,8 +1,12 @@
-import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { yamlValue } from '../util/index.ts';
+/**
+ * Where a value stands in a YAML file (its line, its path as `fields[3].value`), for the plan and
+ * mapping loaders' messages: one parser set-up, one path format, one line finder.
+ */
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { didYouMean } from './order.ts';
+import { closestName } from './suggest.ts';
+import { yamlValue } from './yaml-value.ts';
 
 /** A YAML file parsed with enough bookkeeping to say on which line a value sits. */
 export interface LocatedYaml {
@@ -23,6 +27,34 @@ export function formatYamlPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 /**
+ * The line (1-based) of the node at `path` in a parsed document, or of its nearest existing
+ * parent; `atKey` points at the key of the last part rather than its value (an unknown key).
+ */
+export function yamlLineOf(document: Document, counter: LineCounter, path: ReadonlyArray<PropertyKey>, atKey = false): number | undefined {
+  let node: unknown = document.contents;
+  const lineAt = (offset: number | undefined): number | undefined => (offset === undefined ? undefined : counter.linePos(offset).line);
+  const rangeStart = (n: unknown): number | undefined => (n && typeof n === 'object' && 'range' in n ? (n as { range?: [number, number, number] }).range?.[0] : undefined);
+  let line = lineAt(rangeStart(node));
+  for (let i = 0; i < path.length; i++) {
+    const part = path[i];
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(part));
+      if (!pair) return line;
+      if (atKey && i === path.length - 1) return lineAt(rangeStart(pair.key)) ?? line;
+      node = pair.value;
+      // A missing value (`mapping:` with nothing after it) still has a key on a line.
+      line = lineAt(rangeStart(pair.value)) ?? lineAt(rangeStart(pair.key)) ?? line;
+    } else if (isSeq(node) && typeof part === 'number') {
+      const item = node.items[part];
+      if (item === undefined) return line;
+      node = item;
+      line = lineAt(rangeStart(item)) ?? line;
+    } else return line;
+  }
+  return line;
+}
+
+/**
  * Parses YAML text; a syntax error becomes a FerryError with `code` and the line of the error.
  * Duplicate keys are syntax errors here: in a hand-written file the second one silently winning
  * hides a mistake.
@@ -37,33 +69,7 @@ export function parseLocatedYaml(text: string, file: string, code: ErrorCode): L
     const message = first.message.split('\n')[0] ?? first.message;
     throw new FerryError(code, `not valid YAML: ${message}`, { location: line === undefined ? { file } : { file, line } });
   }
-  const lineOf = (path: ReadonlyArray<PropertyKey>): number | undefined => {
-    let node: unknown = document.contents;
-    let offset: number | undefined = (node as { range?: [number, number, number] } | null)?.range?.[0];
-    for (const part of path) {
-      let next: unknown;
-      if (isMap(node)) {
-        const pair = node.items.find((item) => {
-          const key = item.key as { value?: unknown } | null;
-          return key !== null && typeof key === 'object' && String(key.value) === String(part);
-        });
-        if (!pair) break;
-        // A missing value (`mapping:` with nothing after it) still has a key on a line.
-        const keyRange = (pair.key as { range?: [number, number, number] } | null)?.range;
-        next = pair.value;
-        const valueRange = (next as { range?: [number, number, number] } | null)?.range;
-        offset = valueRange?.[0] ?? keyRange?.[0] ?? offset;
-      } else if (isSeq(node) && typeof part === 'number') {
-        next = node.items[part];
-        if (next === undefined) break;
-        offset = (next as { range?: [number, number, number] } | null)?.range?.[0] ?? offset;
-      } else {
-        break;
-      }
-      node = next;
-    }
-    return offset === undefined ? undefined : lineCounter.linePos(offset).line;
-  };
+  const lineOf = (path: ReadonlyArray<PropertyKey>): number | undefined => yamlLineOf(document, lineCounter, path);
   return { file, value: yamlValue(document, file, code), lineOf };
 }
 
@@ -103,7 +109,7 @@ export function yamlSchemaError(
   if (issue?.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
     const known = keysAt(path);
-    const suggestion = didYouMean(key, known);
+    const suggestion = closestName(key, known);
     message = `unknown key \`${key}\`${suggestion ? `; did you mean \`${suggestion}\`?` : known.length > 0 ? `; known keys here: ${known.join(', ')}` : ''}`;
     path = [...path, key];
   } else if (issue) {

@@ -1,5 +1,17 @@
+/**
+ * Names close to a misspelt one, for "did you mean" in messages: one rule for every room (mapping
+ * keys and transforms, plan steps, names in the account).
+ */
 import { distance } from 'fastest-levenshtein';
-import { normalizeWord } from '../sources/index.ts';
+
+/** Lower case without anything but letters and digits: "E-Mail Address" -> "emailaddress". */
+export function normalizeWord(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
+}
 
 /**
  * Up to `max` candidates close to `word`, closest first. Comparison ignores case, spaces and
@@ -28,10 +40,14 @@ export function suggest(word: string, candidates: Iterable<string>, max = 3): st
   return out;
 }
 
+/** The closest candidate to `word` when it is close enough to be a typo, or undefined. */
+export function closestName(word: string, candidates: Iterable<string>): string | undefined {
+  return suggest(word, candidates, 1)[0];
+}
+
 /** `, did you mean \`x\`?` for the closest candidate, or '' when none is close. */
 export function didYouMean(word: string, candidates: Iterable<string>): string {
-  const [best] = suggest(word, candidates, 1);
+  const best = closestName(word, candidates);
   return best === undefined ? '' : `, did you mean \`${best}\`?`;
 }
 
-export { normalizeWord } from '../sources/index.ts';

@@ -1,0 +1,315 @@
+/**
+ * What the workbench's server and its page say to each other: the one list of shapes both are
+ * compiled against (the page's tsconfig includes this file). Types only, and no import: the page
+ * is built for the browser and must not pull in node's or the engine's modules.
+ */
+
+/** Which account the workbench writes to, as the page may show it: never a token. */
+export interface AccountView {
+  /** The service's address. */
+  address: string;
+  /** Who is logged in, in words: the stored OAuth login (profile, account), or where the personal token came from. */
+  user: string;
+  /** Set when the account could not be read (a wrong token, the service out of reach). */
+  problem: string | null;
+}
+
+export interface SessionView {
+  /** The project folder, as given on the command line. */
+  dir: string;
+  account: AccountView;
+  /** The plan the workbench keeps, relative to the folder. */
+  plan: string;
+  /** Whether the plan file exists yet. */
+  planExists: boolean;
+  version: string;
+}
+
+export type InputKind = 'csv' | 'xlsx' | 'v1-export';
+
+export interface InputFile {
+  /** Relative to the project folder, `/` between levels. */
+  name: string;
+  kind: InputKind;
+  bytes: number;
+  /** The plan's step that reads it, if any, and its mapping. */
+  step: string | null;
+  mapping: string | null;
+}
+
+export interface FilesView {
+  inputs: InputFile[];
+  /** Mapping files in the folder (YAML files that are not the plan). */
+  mappings: string[];
+}
+
+export interface InspectColumn {
+  name: string;
+  fillRate: number;
+  samples: string[];
+}
+
+/** `crm-ferry inspect`'s facts and warnings about one input. */
+export interface InspectView {
+  name: string;
+  format: string;
+  encoding: string | null;
+  delimiter: string | null;
+  sheets: string[] | null;
+  rows: number;
+  rowErrors: number;
+  columns: InspectColumn[];
+  /** What ruins an import later: repeated keys or e-mail addresses, dates that read both ways. */
+  findings: Array<{ code: string; message: string }>;
+  /** The reader's warnings and the first row errors, one line each. */
+  notes: string[];
+}
+
+export const ON_INVALID_CHOICES = ['default', 'reject', 'drop', 'keep'] as const;
+export type OnInvalidChoice = (typeof ON_INVALID_CHOICES)[number];
+
+/** One `fields` entry that reads a column, as the table shows it. */
+export interface MapEntryView {
+  /** Its place in `fields`. */
+  index: number;
+  to: string;
+  /** Custom fields: the definition's name. */
+  definition: string | null;
+  /** Phones, e-mail addresses, addresses, websites: the type (Work, Home, ...), when a constant. */
+  type: string | null;
+  /** The last transform of the chain, by name ('' for none), and its options as YAML flow text. */
+  transform: string;
+  param: string;
+  /** The transforms before it (usually trim), kept when the last one is changed. */
+  before: string[];
+  required: boolean;
+  onInvalid: OnInvalidChoice;
+  /** A link to another step (`ref:`), when it is one. */
+  ref: string | null;
+  /**
+   * The entry reads the column in the plain form `value: {column, transform}`, which the table
+   * edits; otherwise (an address part, a template, a condition) it is edited in the YAML.
+   */
+  editable: boolean;
+  /** The entry in words, for the entries the table does not edit: `address, street part`. */
+  summary: string;
+}
+
+export interface MapColumnView {
+  name: string;
+  samples: string[];
+  entries: MapEntryView[];
+}
+
+export interface CellMark {
+  kind: 'rejected' | 'warning';
+  /** The reason, in plain words. */
+  text: string;
+}
+
+export interface PreviewRow {
+  /** The row as a spreadsheet numbers it (the header is row 1). */
+  row: number;
+  status: 'ok' | 'rejected' | 'skipped';
+  key: string | null;
+  /** The row's values by column, as text. */
+  cells: Record<string, string>;
+  /** Marks by column; `''` holds those that belong to no column (the key, a link). */
+  marks: Record<string, CellMark[]>;
+}
+
+export interface YamlProblem {
+  message: string;
+  /** The line of the mapping file, 1 first, when known. */
+  line: number | null;
+}
+
+/** The Map view of one input: its mapping as a table, the YAML, and the first rows mapped. */
+export interface MapView {
+  input: string;
+  /** Where the mapping is (or will be) saved, relative to the folder. */
+  mappingFile: string;
+  /** The plan's step for this input (named after the file when new). */
+  step: string;
+  yaml: string;
+  /** Where the YAML came from: the saved file, a ready-made mapping, or `mapping init`'s draft. */
+  origin: 'saved' | 'ready-made' | 'draft' | 'edited';
+  originNote: string;
+  /** Whether the text differs from the file saved. */
+  unsaved: boolean;
+  /** The YAML's problems; the table and preview are of the last YAML without any. */
+  problems: YamlProblem[];
+  entity: string;
+  key: string;
+  onDuplicate: string;
+  /** `match.by` as written (`email`, `name`, `email, name`), or '' without `match`. */
+  matchBy: string;
+  /** Every target of the entity, for the target list. */
+  targets: string[];
+  /** The account's custom fields of the entity, offered as targets. */
+  customFields: string[];
+  /** Transform names, for the transform list. */
+  transforms: string[];
+  /** The plan's other steps, which a link (`ref:`) can name. */
+  steps: string[];
+  columns: MapColumnView[];
+  /** Entries that read no single column (constants, templates over several columns). */
+  otherEntries: Array<{ index: number; summary: string }>;
+  preview: PreviewRow[];
+}
+
+/** One change the table makes to a mapping; the server applies it to the YAML (comments kept). */
+export type MapEdit =
+  /** `to` '' leaves the column out; `custom:NAME` makes it the custom field NAME. */
+  | { kind: 'target'; column: string; to: string }
+  | { kind: 'transform'; column: string; transform: string; param: string }
+  | { kind: 'required'; column: string; required: boolean }
+  | { kind: 'onInvalid'; column: string; onInvalid: OnInvalidChoice }
+  | { kind: 'onDuplicate'; onDuplicate: string }
+  | { kind: 'matchBy'; matchBy: string };
+
+export interface MapRequest {
+  input: string;
+  yaml: string;
+  edit?: MapEdit;
+}
+
+export interface SaveRequest {
+  input: string;
+  yaml: string;
+}
+
+export interface SaveResult {
+  mappingFile: string;
+  plan: string;
+  step: string;
+}
+
+/** What `validate --online` and a dry run found, for the Check view. */
+export interface CheckStepView {
+  step: string;
+  input: string;
+  mapping: string;
+  rowsRead: number;
+  ok: number;
+  skipped: number;
+  rejected: number;
+  /** Rejected rows, the first of them, each with its reason in plain words. */
+  rejects: Array<{ row: number; field: string; reason: string }>;
+  /** The rejects file, relative to the folder, when one was written. */
+  rejectsFile: string | null;
+  warnings: Array<{ kind: string; count: number }>;
+  /** Columns with values that no field reads. */
+  notCarried: Array<{ column: string; rows: number }>;
+}
+
+export interface CheckView {
+  steps: CheckStepView[];
+  /** The set-up: what the run will create, and what only a person can create. */
+  create: string[];
+  personMust: string[];
+  /** The dry run: requests the run needs, and how long at the account's rate. */
+  requests: number;
+  limitPerHour: number | null;
+  estimatedSeconds: number | null;
+}
+
+export interface StepProgress {
+  step: string;
+  total: number | null;
+  rowsRead: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  skipped: number;
+  repeated: number;
+}
+
+/** A point of the run's small chart. */
+export interface ProgressPoint {
+  /** Seconds since the run started. */
+  at: number;
+  rows: number;
+  requests: number;
+}
+
+export interface RunProgress {
+  steps: StepProgress[];
+  requests: number;
+  elapsedMs: number;
+  /** Requests left in the account's hour, and its limit, when the service said. */
+  quotaRemaining: number | null;
+  quotaLimit: number | null;
+  /** Seconds left at the pace so far, when the totals are known. */
+  secondsLeft: number | null;
+  points: ProgressPoint[];
+}
+
+export interface RunOutcome {
+  /** The run's closing line, as `crm-ferry run` prints it. */
+  text: string;
+  status: 'done' | 'rejects' | 'interrupted' | 'stopped';
+  steps: StepProgress[];
+  requests: number;
+  elapsedMs: number;
+}
+
+export interface VerifyView {
+  matches: boolean;
+  text: string;
+  steps: Array<{ step: string; found: number; missing: number; extra: number; differing: number; unresolved: number }>;
+  differences: number;
+  /** The HTML page, the same as `verify --report`. */
+  reportUrl: string;
+}
+
+export interface UndoPreview {
+  /** What the rollback deletes and sets back, per step, in words for the confirmation. */
+  lines: string[];
+  deleted: number;
+  restored: number;
+  runs: number;
+}
+
+export interface UndoResult {
+  text: string;
+  deleted: number;
+  restored: number;
+}
+
+export type JobKind = 'check' | 'run' | 'verify' | 'undo';
+
+/** The one job the workbench runs at a time, as the page sees it. */
+export interface JobView {
+  id: number;
+  kind: JobKind;
+  /** `run`: the sample size given, or null for the whole run. */
+  limit: number | null;
+  state: 'running' | 'stopping' | 'finished' | 'failed';
+  startedAt: string;
+  progress: RunProgress | null;
+  /** Set once it ended. */
+  error: { code: string; message: string } | null;
+  check: CheckView | null;
+  run: RunOutcome | null;
+  verify: VerifyView | null;
+  undo: UndoResult | null;
+}
+
+/** The last job of each kind (the page shows each view's own), and which is under way. */
+export interface JobsView {
+  current: JobView | null;
+  last: Partial<Record<JobKind, JobView>>;
+}
+
+/** A file of the state's results, for download. */
+export interface ResultFile {
+  /** Relative to the folder. */
+  name: string;
+  bytes: number;
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; line?: number | null };
+}

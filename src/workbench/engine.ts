@@ -1,0 +1,452 @@
+/**
+ * What the workbench's views do, through the engine the command line uses: `inspect`'s reader,
+ * `mapping init`'s draft and the ready-made mappings, `validate --online` and the dry run,
+ * `runImport`, `runVerify` and `runRollback`, on the plan and the state folder in the project
+ * folder. Nothing here keeps state of its own beyond what a page is shown: whatever the workbench
+ * did, `crm-ferry run plan.yaml` goes on from it.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { type AccountCatalog, type CrmClient, readAccountCatalog, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
+import { FerryError } from '../errors/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
+import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
+import type { UsageRecorder } from '../report/index.ts';
+import type { VerifySummary } from '../verify/index.ts';
+import { compileMapping, createResolver, draftMapping, findReadyMapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
+import { openSource } from '../sources/index.ts';
+import { writeFileAtomic } from '../util/index.ts';
+import type { AccountView, CheckStepView, CheckView, InspectView, MapRequest, MapView, ProgressPoint, RunOutcome, RunProgress, SaveRequest, SaveResult, StepProgress, UndoPreview, UndoResult, VerifyView, YamlProblem } from './api.ts';
+import type { JobContext } from './jobs.ts';
+import { applyEdit, entityOf, looseParse, previewRows, readSample, samplesOf, tableOf, targetsOf, yamlProblems } from './map-view.ts';
+import { PLAN_FILE, Project, shownName, stepNameFor } from './project.ts';
+import { reasonText, warningKind } from './reasons.ts';
+
+/** Rejected rows the Check view lists per step; the rejects file has them all. */
+const REJECTS_SHOWN = 100;
+
+/**
+ * The command line's own words for what a run, a verify and a rollback did, handed in by the
+ * command (the rooms below the command line never import it), so that the page says what
+ * `crm-ferry run`, `verify` and `rollback` print.
+ */
+export interface EngineWords {
+  /** The closing line of a run's summary. */
+  runOutcome(summary: ImportSummary, cwd: string, liveReads: number): string;
+  /** A rollback's summary, a line each (`dryRun`: what it would do). */
+  rollbackLines(summary: RollbackSummary, dryRun: boolean): string[];
+  /** Verify's closing line. */
+  verifyOutcome(summary: VerifySummary): string;
+  /** Starts sampling the requests and quota for the report's chart. */
+  recordUsage(client: CrmClient): Promise<UsageRecorder>;
+  /** A path as the report shows it, relative to `cwd`. */
+  shownPath(path: string, cwd: string): string;
+}
+
+/** Where the engine writes and who to. */
+export interface EngineDeps {
+  words: EngineWords;
+  project: Project;
+  client: CrmClient;
+  account: AccountIdentity;
+  accountView: AccountView;
+  /** CRM_FERRY_V1_TOKEN, for plans that read a live legacy account, as the command line reads it. */
+  v1Token: string | undefined;
+  version: string;
+  /** How often a run reports progress, in ms. @default 500 */
+  progressEveryMs?: number;
+}
+
+const FIELD_ENTITY = { party: 'parties', kase: 'kases', opportunity: 'opportunities' } as const;
+
+/** What a run's counts are, for the page. */
+function stepProgress(steps: Array<{ step: string; total?: number | null; rowsRead: number; created: number; updated: number; unchanged: number; rejected: number; skipped: number; repeated: number }>): StepProgress[] {
+  return steps.map((s) => ({ step: s.step, total: s.total ?? null, rowsRead: s.rowsRead, created: s.created, updated: s.updated, unchanged: s.unchanged, rejected: s.rejected, skipped: s.skipped, repeated: s.repeated }));
+}
+
+export class Engine {
+  #catalog: Promise<AccountCatalog> | null = null;
+  #verifyReport: string | null = null;
+
+  constructor(private readonly deps: EngineDeps) {}
+
+  get project(): Project {
+    return this.deps.project;
+  }
+
+  get planFile(): string {
+    return this.deps.project.planFile;
+  }
+
+  /** The account's names, read once (a check reads them again). */
+  private catalog(): Promise<AccountCatalog> {
+    this.#catalog ??= readAccountCatalog(this.deps.client).catch((error: unknown) => {
+      this.#catalog = null;
+      throw error;
+    });
+    return this.#catalog;
+  }
+
+  /** The account's resolver for the preview; without an account, names are not checked. */
+  private async resolver(): Promise<{ resolver: NameResolver; catalog: AccountCatalog | null }> {
+    if (this.deps.accountView.problem !== null) return { resolver: offlineResolver, catalog: null };
+    try {
+      const catalog = await this.catalog();
+      return { resolver: createResolver(catalog), catalog };
+    } catch {
+      return { resolver: offlineResolver, catalog: null };
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Files
+
+  async inspect(name: string): Promise<InspectView> {
+    const path = await this.project.inside(name, 'input file');
+    const { inspectSource } = await import('../sources/index.ts');
+    const report = await inspectSource(path);
+    return {
+      name,
+      format: `${report.format} (${report.formatReason})`,
+      encoding: report.encoding === undefined ? null : `${report.encoding}${report.bom ? ' with BOM' : ''}`,
+      delimiter: report.delimiter === undefined ? null : report.delimiter === '\t' ? 'tab' : report.delimiter,
+      sheets: report.sheets ?? null,
+      rows: report.rowCount,
+      rowErrors: report.errorCount,
+      columns: report.columns.map((c) => ({ name: c.name, fillRate: c.fillRate, samples: c.samples })),
+      findings: report.findings.map((f) => ({ code: f.code, message: f.message })),
+      notes: [...report.warnings.map((w) => `row ${w.row}: ${w.message}`), ...report.errors.map((e) => `row ${e.row}: ${e.message}`)],
+    };
+  }
+
+  /** Adds an input file by upload: a new name in the folder, never over a file there. */
+  async upload(name: string, bytes: Buffer): Promise<string> {
+    const plain = basename(name);
+    if (plain !== name || plain.startsWith('.') || !/\.(csv|tsv|txt|xlsx|xml|json)$/i.test(plain)) {
+      throw new FerryError('USAGE', `an upload is a CSV, XLSX or legacy export file with a plain name, got ${JSON.stringify(name)}`);
+    }
+    const path = await this.project.inside(plain, 'upload');
+    try {
+      await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new FerryError('USAGE', `${plain} is in the folder already; nothing was written`, { hint: 'Rename the file before adding it.' });
+      throw error;
+    }
+    return plain;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Map
+
+  /** The step and mapping file of an input: the plan's, or new names beside it. */
+  private async stepOf(input: string): Promise<{ step: string; mappingFile: string; saved: boolean }> {
+    const steps = await this.project.planSteps();
+    const found = steps.find((s) => s.input === input);
+    if (found) return { step: found.name, mappingFile: found.mapping, saved: true };
+    let step = stepNameFor(input);
+    for (let n = 2; steps.some((s) => s.name === step); n += 1) step = `${stepNameFor(input)}-${n}`;
+    return { step, mappingFile: this.project.mappingNameFor(input), saved: false };
+  }
+
+  async mapView(request: MapRequest): Promise<MapView> {
+    const inputPath = await this.project.inside(request.input, 'input file');
+    const { step, mappingFile } = await this.stepOf(request.input);
+    const mappingPath = await this.project.inside(mappingFile, 'mapping file');
+    const saved = await readFile(mappingPath, 'utf8').catch(() => null);
+    let yaml: string;
+    let origin: MapView['origin'];
+    let originNote: string;
+    if (request.yaml !== undefined) {
+      yaml = request.edit ? applyEdit(request.yaml, request.edit) : request.yaml;
+      origin = yaml === saved ? 'saved' : 'edited';
+      originNote = origin === 'saved' ? `as saved in ${mappingFile}` : `changed, not saved yet: Save writes ${mappingFile}`;
+    } else if (saved !== null) {
+      yaml = saved;
+      origin = 'saved';
+      originNote = `as saved in ${mappingFile}`;
+    } else {
+      // What `crm-ferry mapping init` gives: a ready-made mapping when one reads every column, else a draft.
+      const draft = await draftMapping(inputPath);
+      const ready = await findReadyMapping(draft.header, request.input);
+      yaml = ready ? ready.yaml : draft.yaml;
+      origin = ready ? 'ready-made' : 'draft';
+      originNote = ready
+        ? `the suggestions of the ready-made ${ready.name} (it reads ${ready.reads} of the ${draft.header.length} columns); not saved yet`
+        : `suggested from the column names and values (${draft.matched.length} of ${draft.header.length} columns); not saved yet`;
+    }
+    const raw = looseParse(yaml);
+    const entity = entityOf(raw);
+    const problems: YamlProblem[] = [];
+    let mapping = null;
+    try {
+      mapping = parseMapping(yaml, mappingPath);
+    } catch (error) {
+      problems.push(...yamlProblems(error));
+    }
+    const source = raw && typeof raw === 'object' ? ((raw as Record<string, unknown>).source as Record<string, unknown> | undefined) : undefined;
+    const sample = await readSample(inputPath, source);
+    const { resolver, catalog } = await this.resolver();
+    let preview: MapView['preview'] = [];
+    if (mapping) {
+      try {
+        preview = await previewRows(mapping, mappingPath, this.project.dir, sample, resolver);
+      } catch (error) {
+        problems.push(...yamlProblems(error));
+      }
+    }
+    const table = tableOf(raw, sample.header, samplesOf(sample));
+    const rawMap = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+    const match = rawMap.match as { by?: unknown } | undefined;
+    const steps = (await this.project.planSteps()).map((s) => s.name).filter((name) => name !== step);
+    const fieldEntity = entity in FIELD_ENTITY ? FIELD_ENTITY[entity as keyof typeof FIELD_ENTITY] : null;
+    return {
+      input: request.input,
+      mappingFile,
+      step,
+      yaml,
+      origin,
+      originNote,
+      unsaved: yaml !== saved,
+      problems,
+      entity,
+      key: Array.isArray(rawMap.key) ? rawMap.key.join(', ') : String(rawMap.key ?? ''),
+      onDuplicate: typeof rawMap.onDuplicate === 'string' ? rawMap.onDuplicate : 'reject',
+      matchBy: match?.by === undefined ? '' : Array.isArray(match.by) ? match.by.join(', ') : String(match.by),
+      targets: targetsOf(entity),
+      customFields: catalog && fieldEntity ? catalog.fieldDefinitions[fieldEntity].map((d) => d.name) : [],
+      transforms: Object.keys(TRANSFORMS),
+      steps,
+      columns: table.columns,
+      otherEntries: table.otherEntries,
+      preview,
+    };
+  }
+
+  /** Writes the mapping file and makes the plan's step read the input with it. */
+  async save(request: SaveRequest): Promise<SaveResult> {
+    await this.project.inside(request.input, 'input file');
+    const { step, mappingFile } = await this.stepOf(request.input);
+    const mappingPath = await this.project.inside(mappingFile, 'mapping file');
+    // A mapping that does not load is not saved: the plan would stop on it.
+    const mapping = parseMapping(request.yaml, mappingPath);
+    await compileMapping(mapping, { file: mappingPath, baseDir: this.project.dir });
+    await writeFileAtomic(mappingPath, request.yaml, { mode: 0o644 });
+    if (!(await this.project.exists(this.planFile))) {
+      // A new plan's set-up creates what the rows name and the account lacks, and lists what it cannot.
+      await writeFileAtomic(this.planFile, '# The migration plan the workbench keeps: `crm-ferry run plan.yaml` runs it.\nversion: 1\nsetup: {}\nsteps: []\n', { mode: 0o644 });
+    }
+    await this.project.putStep({ name: step, mapping: mappingFile, input: request.input });
+    return { mappingFile, plan: PLAN_FILE, step };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Check, Run, Verify, Undo: jobs.
+
+  private async needPlan(): Promise<void> {
+    if (!(await this.project.exists(this.planFile))) {
+      throw new FerryError('USAGE', `the folder has no ${PLAN_FILE} yet`, { hint: 'Open a file in Files, and save its mapping in Map: that writes the plan.' });
+    }
+  }
+
+  private v1Live(): V1LiveConnection {
+    return v1LiveConnection({ target: this.deps.client.transport, token: this.deps.v1Token, format: 'xml', since: undefined });
+  }
+
+  /** `validate --plan plan.yaml --online`, then `run plan.yaml --dry-run`: what the run will do, before it does it. */
+  async check(context: JobContext): Promise<void> {
+    await this.needPlan();
+    const { RecordService, plannedSetup, runImport } = await import('../load/index.ts');
+    const { validatePlan } = await import('../plan/index.ts');
+    const { client } = this.deps;
+    // The names as the plan's set-up would leave them, and the account's records for `match:`, as validate --online reads them.
+    this.#catalog = null;
+    const setup = await plannedSetup(this.planFile, client, context.signal);
+    const resolver = setup?.resolver ?? createResolver(await this.catalog());
+    const report = await validatePlan({ planFile: this.planFile, resolver, service: new RecordService(client, context.signal), signal: context.signal });
+    if (report.interrupted) throw new FerryError('USAGE', 'the check was stopped before the end: its counts are partial');
+    const steps: CheckStepView[] = [];
+    for (const step of report.steps) {
+      steps.push({
+        step: step.step,
+        input: shownName(this.project.dir, step.inputFile),
+        mapping: shownName(this.project.dir, step.mappingFile),
+        rowsRead: step.rowsRead,
+        ok: step.ok,
+        skipped: step.skipped,
+        rejected: step.rejected,
+        rejects: step.rejectsFile ? await this.rejectsOf(step.rejectsFile) : [],
+        rejectsFile: step.rejectsFile ? shownName(this.project.dir, step.rejectsFile) : null,
+        warnings: WARNING_CODES.filter((code) => step.warnings[code] > 0).map((code) => ({ kind: warningKind(code), count: step.warnings[code] })),
+        notCarried: step.notCarried.map((n) => ({ column: n.column, rows: n.rows })),
+      });
+    }
+    const check: CheckView = { steps, create: [], personMust: [], requests: 0, limitPerHour: null, estimatedSeconds: null };
+    const { KIND_WORDS } = await import('../load/index.ts');
+    if (setup) {
+      check.create = setup.plan.create.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : ''}`);
+      check.personMust = setup.plan.checklist.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`);
+    }
+    context.result({ check });
+    // The dry run: the requests the run needs and the time at the account's rate.
+    const v1Live = this.v1Live();
+    try {
+      const dry = await runImport({ source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir, dryRun: true }, { client, account: this.deps.account, signal: context.signal, v1Live });
+      if (dry.dryRun) {
+        check.requests = dry.dryRun.requests;
+        check.limitPerHour = dry.dryRun.limitPerHour;
+        check.estimatedSeconds = dry.dryRun.estimatedSeconds;
+      }
+      if (dry.stopped) throw dry.stopped;
+    } finally {
+      await v1Live.close();
+    }
+    context.result({ check });
+  }
+
+  /** The first rows of a rejects file validate wrote, each with its reason. */
+  private async rejectsOf(file: string): Promise<CheckStepView['rejects']> {
+    const out: CheckStepView['rejects'] = [];
+    const opened = await openSource(file, { format: 'csv' });
+    try {
+      for await (const item of opened.items) {
+        if (item.kind !== 'row') continue;
+        const v = item.values;
+        out.push({ row: Number(v._row), field: String(v._field ?? ''), reason: reasonText({ code: String(v._code ?? ''), field: String(v._field ?? ''), message: String(v._message ?? '') }) });
+        if (out.length >= REJECTS_SHOWN) break;
+      }
+    } finally {
+      await opened.items.return?.(undefined);
+    }
+    return out;
+  }
+
+  /** `crm-ferry run plan.yaml [--limit N]`: the same run, its events turned into the page's progress. */
+  async run(context: JobContext, limit: number | null): Promise<void> {
+    await this.needPlan();
+    const { runImport } = await import('../load/index.ts');
+    const points: ProgressPoint[] = [];
+    const started = Date.now();
+    const counts = new Map<string, StepProgress>();
+    let requests = 0;
+    let quota: { remaining: number | null; limit: number | null } = { remaining: null, limit: null };
+    const show = (): void => {
+      const steps = [...counts.values()];
+      const done = steps.reduce((sum, s) => sum + s.rowsRead, 0);
+      const total = steps.every((s) => s.total !== null) ? steps.reduce((sum, s) => sum + (s.total as number), 0) : null;
+      const elapsed = (Date.now() - started) / 1000;
+      const progress: RunProgress = {
+        steps,
+        requests,
+        elapsedMs: Date.now() - started,
+        quotaRemaining: quota.remaining,
+        quotaLimit: quota.limit,
+        secondsLeft: total !== null && done > 0 ? Math.max(0, Math.round((elapsed / done) * (total - done))) : null,
+        points: points.slice(-120),
+      };
+      context.progress(progress);
+    };
+    const onEvent = (event: ImportEvent): void => {
+      if (event.type === 'start') for (const step of event.steps) counts.set(step, { step, total: null, rowsRead: 0, created: 0, updated: 0, unchanged: 0, rejected: 0, skipped: 0, repeated: 0 });
+      else if (event.type === 'progress') {
+        for (const step of stepProgress(event.steps)) counts.set(step.step, step);
+        requests = event.requests;
+        quota = { remaining: event.governor.remaining, limit: event.governor.limitPerHour };
+        points.push({ at: Math.round(event.elapsedMs / 100) / 10, rows: [...counts.values()].reduce((sum, s) => sum + s.rowsRead, 0), requests });
+      } else if (event.type === 'row') {
+        const step = counts.get(event.step);
+        if (step) {
+          step.rowsRead += 1;
+          if (event.action === 'created' || event.action === 'updated' || event.action === 'unchanged' || event.action === 'rejected' || event.action === 'skipped' || event.action === 'repeated') step[event.action] += 1;
+        }
+      } else return;
+      show();
+    };
+    const v1Live = this.v1Live();
+    let summary: ImportSummary;
+    try {
+      summary = await runImport(
+        { source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir, ...(limit === null ? {} : { limit }) },
+        { client: this.deps.client, account: this.deps.account, signal: context.signal, onEvent, progressEveryMs: this.deps.progressEveryMs ?? 500, v1Live },
+      );
+    } finally {
+      await v1Live.close();
+    }
+    const text = this.deps.words.runOutcome(summary, this.project.dir, v1Live.reads);
+    const rejected = summary.steps.some((s) => s.rejected > 0);
+    const run: RunOutcome = {
+      text,
+      status: summary.stopped ? 'stopped' : summary.interrupted ? 'interrupted' : rejected ? 'rejects' : 'done',
+      steps: stepProgress(summary.steps),
+      requests: summary.requests,
+      elapsedMs: summary.elapsedMs,
+    };
+    context.result({ run });
+    if (summary.stopped) throw summary.stopped;
+  }
+
+  /** `crm-ferry verify plan.yaml --report`: the summary, and the same HTML page for the Verify view. */
+  async verify(context: JobContext): Promise<void> {
+    await this.needPlan();
+    const { runVerify } = await import('../verify/index.ts');
+    const { verifyReport, renderReport } = await import('../report/index.ts');
+    const { words } = this.deps;
+    const usage = await words.recordUsage(this.deps.client);
+    const v1Live = this.v1Live();
+    let summary;
+    try {
+      summary = await runVerify({ source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir }, { client: this.deps.client, account: this.deps.account, signal: context.signal, v1Live });
+    } finally {
+      await v1Live.close();
+    }
+    const outcome = words.verifyOutcome(summary);
+    const input = verifyReport(summary, { version: this.deps.version, plan: PLAN_FILE, account: this.deps.account.account, usage: usage.stop(), outcome, shown: (p) => words.shownPath(p, this.project.dir) });
+    this.#verifyReport = renderReport(input);
+    const verify: VerifyView = {
+      matches: summary.matches,
+      text: outcome,
+      steps: summary.steps.map((s) => ({ step: s.step, found: s.found, missing: s.missing, extra: s.extra, differing: s.differing, unresolved: s.unresolved })),
+      differences: summary.differences.length,
+      reportUrl: '/report/verify.html',
+    };
+    context.result({ verify });
+  }
+
+  /** The last verify's page, as `verify --report` writes it; null before one. */
+  verifyReportHtml(): string | null {
+    return this.#verifyReport;
+  }
+
+  /** `crm-ferry rollback plan.yaml --dry-run`: what Undo would delete and set back. */
+  async undoPreview(): Promise<UndoPreview> {
+    await this.needPlan();
+    const { runRollback } = await import('../load/index.ts');
+    if (!(await this.project.exists(this.project.stateDir))) {
+      return { lines: ['Nothing to undo: no run has written to the account from this folder.'], deleted: 0, restored: 0, runs: 0 };
+    }
+    const summary = await runRollback({ stateDir: this.project.stateDir, dryRun: true }, { client: this.deps.client, account: this.deps.account });
+    return { lines: this.deps.words.rollbackLines(summary, true), deleted: summary.deleted, restored: summary.restored, runs: summary.runs.length };
+  }
+
+  /** `crm-ferry rollback plan.yaml`: undoes the last run. */
+  async undo(context: JobContext): Promise<void> {
+    await this.needPlan();
+    const { runRollback } = await import('../load/index.ts');
+    const summary = await runRollback({ stateDir: this.project.stateDir }, { client: this.deps.client, account: this.deps.account, signal: context.signal });
+    const undo: UndoResult = { text: this.deps.words.rollbackLines(summary, false).join('\n'), deleted: summary.deleted, restored: summary.restored };
+    context.result({ undo });
+  }
+
+  /** The result files of the state folder, for download. */
+  async results(): Promise<Array<{ name: string; bytes: number }>> {
+    const { readdir, stat } = await import('node:fs/promises');
+    const folder = join(this.project.stateDir, 'results');
+    const names = await readdir(folder).catch(() => [] as string[]);
+    const out: Array<{ name: string; bytes: number }> = [];
+    for (const name of names.sort()) {
+      if (name.startsWith('.') || !/\.csv$/i.test(name)) continue;
+      const info = await stat(join(folder, name)).catch(() => null);
+      if (info?.isFile()) out.push({ name: shownName(this.project.dir, join(folder, name)), bytes: info.size });
+    }
+    return out;
+  }
+}
