@@ -17,10 +17,13 @@ export interface AccountNames {
   users: () => Promise<number[]>;
 }
 
-/** Reads the account's names (users, pipelines, fields, ...) once, unless the caller has a resolver already. */
-export async function readNames(client: CrmClient, given?: NameResolver): Promise<AccountNames> {
+/**
+ * Reads the account's names (users, pipelines, fields, ...) once, unless the caller has a resolver
+ * already, or the names themselves (a restore reads them once for all its runs).
+ */
+export async function readNames(client: CrmClient, given?: NameResolver, known?: AccountCatalog): Promise<AccountNames> {
   const before = client.transport.requestsSent;
-  const catalog = given ? null : await readAccountCatalog(client);
+  const catalog = given ? null : (known ?? (await readAccountCatalog(client)));
   const resolver = given ?? createResolver(catalog as AccountCatalog);
   return {
     catalog,

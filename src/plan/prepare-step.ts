@@ -8,11 +8,11 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
+import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, matchProblems, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
 import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
-import { loadPlan, type Plan } from './load.ts';
+import { loadPlan, type Plan, type PlanStep } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ColumnCensus } from './census.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
@@ -365,13 +365,31 @@ export async function prepareSingleStep(
   return step;
 }
 
+/**
+ * The step with the plan's `match` and `onDuplicate` in place of the mapping's, checked as the
+ * mapping's would be (a project matched `within: organisation` is refused, with the plan's place).
+ */
+function withPlanMatch(step: PreparedStep, planStep: PlanStep): PreparedStep {
+  if (planStep.match === undefined && planStep.onDuplicate === undefined) return step;
+  const match = planStep.match ?? step.mapping.match;
+  const [problem] = match ? matchProblems(step.mapping.entity, match) : [];
+  if (problem) {
+    const at = ['match', ...problem.path].join('.');
+    throw new FerryError('PLAN_INVALID', `step ${planStep.name}: ${at}: ${problem.message} (for the ${step.mapping.entity} records of ${basename(step.mappingFile)})`, {
+      location: { ...planStep.location, yamlPath: `steps[${planStep.index}].match` },
+    });
+  }
+  return { ...step, mapping: { ...step.mapping, ...(planStep.match ? { match: planStep.match } : {}), ...(planStep.onDuplicate ? { onDuplicate: planStep.onDuplicate } : {}) } };
+}
+
 /** Loads a plan and its mappings, in run order; every problem is found before any row is read. */
 export async function preparePlan(planFile: string, rejectsDir?: string, transforms?: TransformRegistry): Promise<{ plan: Plan; steps: PreparedStep[] }> {
   const plan = await loadPlan(planFile);
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    prepared.push(await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location, transforms }));
+    const ready = await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location, transforms });
+    prepared.push(withPlanMatch(ready, step));
   }
   return { plan, steps: orderSteps(prepared) };
 }
@@ -409,6 +427,24 @@ export interface PrepareRunOptions {
 }
 
 /**
+ * Every step's input file is there and readable. Checked before the account is asked anything
+ * and before the state folder is made: exit 2 says nothing was done, and a missing file is what
+ * needs saying, not a state another account left in the folder. A live legacy input is read from
+ * its account, so it is checked when it is read.
+ */
+export async function checkStepInputs(steps: readonly PreparedStep[]): Promise<void> {
+  for (const step of steps) {
+    if (readsLive(step)) continue;
+    try {
+      await statSource(step.inputFile);
+    } catch (error) {
+      if (!(error instanceof FerryError) || step.name === '') throw error;
+      throw new FerryError(error.code, `step ${step.name}: ${error.message}`, { location: error.location, hint: error.hint, cause: error });
+    }
+  }
+}
+
+/**
  * The one way a run is opened from its files: loads the plan or the single mapping as prepared
  * steps in run order, takes a fixed rejects file in place of its step's input, connects the steps
  * that read a live v1 account, and compiles every mapping. Nothing is read from the account here:
@@ -419,6 +455,7 @@ export async function prepareRun(source: RunSource, options: PrepareRunOptions =
   const planned = source.kind === 'plan' ? await preparePlan(source.planFile, options.rejectsDir, transforms) : null;
   options.checkPlan?.(planned?.plan ?? null);
   const steps = source.kind === 'plan' ? (planned?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, options.rejectsFile, transforms)];
+  await checkStepInputs(steps);
   if (options.retryFile !== undefined && options.retryFile !== null) await retryFromRejects(steps, options.retryFile);
   if (options.live) connectLiveSteps(steps, options.live.connection);
   return { plan: planned?.plan ?? null, steps, compiled: await compileSteps(steps) };

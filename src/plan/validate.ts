@@ -10,7 +10,7 @@ import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWa
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
-import { type NotCarried } from './census.ts';
+import { narrowNotCarried, type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
 import { joinProblems, recordToSend, rejectedRow, type TakeFiles } from './record-to-send.ts';
@@ -313,7 +313,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   const resolver = options.resolver ?? offlineResolver;
   const { steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { rejectsDir: options.rejectsDir, transforms: options.transforms });
   if (options.rejectsDir !== undefined) {
-    await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
+    await makeFolders(options.rejectsDir, { mode: 0o700, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
   for (const step of steps) assertConstantNames(step, resolver);
   for (const step of steps) {
@@ -328,5 +328,6 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
     reports.push(report);
     if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
   }
+  narrowNotCarried(reports, compiled);
   return { steps: reports, online: resolver.online !== false, interrupted: false };
 }
