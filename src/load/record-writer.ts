@@ -7,7 +7,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
-import { AmbiguousWriteError, ApiError } from '../client/index.ts';
+import { AmbiguousWriteError, ApiError, RecordService } from '../client/index.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { blankRow, type JournalEntry, type RowState, StateDir } from '../journal/index.ts';
 import { countWarnings, type MappedRecord, type MatchSpec, type NameResolver, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
@@ -17,7 +17,7 @@ import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { ReconcileIndex } from './reconcile.ts';
-import { LostCreates, RecordService } from './service.ts';
+import { LostCreates } from './lost-creates.ts';
 import { type DryRunReport, type ImportDeps, type ImportEvent, type ImportOptions } from './import-options.ts';
 import { StepRun } from './step-run.ts';
 

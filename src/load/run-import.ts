@@ -13,7 +13,8 @@ import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_
 import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter } from './record-writer.ts';
-import { type RecordService } from './service.ts';
+import type { RecordService } from '../client/index.ts';
+import { findCreated } from './lost-creates.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
@@ -267,7 +268,8 @@ class ImportEngine extends RecordWriter {
       if (pending.length === 0 || this.options.dryRun) continue;
       const creates = pending.filter((p) => p.intent.op === 'create');
       const entity = step.compiled.entity;
-      const found = await this.service.findCreated(
+      const found = await findCreated(
+        this.service,
         entity,
         creates.map((p) => ({ key: p.key, body: withType(entity, p.intent.body ?? {}), at: p.intent.at })),
         (id) => step.taken.has(id),
