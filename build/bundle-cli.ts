@@ -6,16 +6,18 @@
  * The library (dist/index.js and its declarations) is tsc's output as before; this bundle is only
  * the command line's.
  *
- * What is left outside the bundle, and why:
- * - undici: the client takes its Pool and request() from undici's own files through
- *   createRequire (src/client/undici-pool.ts), and OAuth imports its door; a second, bundled copy
- *   would be another Pool class than the one those files give.
- * - yargs: it finds its messages (locales/) next to its own files.
+ * undici is left outside the bundle: the client takes its Pool and request() from undici's own
+ * files through createRequire (src/client/undici-pool.ts), and OAuth imports its door; a second,
+ * bundled copy would be another Pool class than the one those files give.
+ *
  * Every path the code resolves from its own file (`new URL('../../mappings/', import.meta.url)`)
- * stays right because the bundle sits two folders down, as tsc's dist/<room>/<file>.js do.
+ * stays right because the bundle sits two folders down, as tsc's dist/<room>/<file>.js do. yargs
+ * reads its messages in the user's language from `../locales` beside its own folder: they are
+ * copied to dist/locales/, the same place seen from dist/bundle/.
  *
  * Run by `npm run build`. Usage: `tsx build/bundle-cli.ts [OUT_DIR]`.
  */
+import { cpSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -23,7 +25,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const DEFAULT_OUT = `${ROOT}dist/bundle/`;
 
 /** Dependencies loaded from node_modules at run time, not bundled (see above). */
-export const EXTERNAL = ['undici', 'undici/*', 'yargs', 'yargs/*'];
+export const EXTERNAL = ['undici', 'undici/*'];
 
 /** Bundles the command line into `out`; returns the files written and their bytes. */
 export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file: string; bytes: number }>> {
@@ -37,8 +39,11 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
     platform: 'node',
     target: 'node20',
     external: EXTERNAL,
-    // CommonJS dependencies bundled into ES modules still call require() for node's own modules.
-    banner: { js: "import { createRequire as __ferryCreateRequire } from 'node:module'; const require = __ferryCreateRequire(import.meta.url);" },
+    // CommonJS dependencies bundled into ES modules still call require() for node's own modules,
+    // and read __dirname (yargs, for its locales).
+    banner: {
+      js: "import { createRequire as __ferryCreateRequire } from 'node:module'; import { dirname as __ferryDirname } from 'node:path'; import { fileURLToPath as __ferryPath } from 'node:url'; const require = __ferryCreateRequire(import.meta.url); const __filename = __ferryPath(import.meta.url); const __dirname = __ferryDirname(__filename);",
+    },
     chunkNames: 'chunk-[hash]',
     // Whitespace and syntax only: names stay, so a stack trace in a bug report still says where.
     minifyWhitespace: true,
@@ -47,6 +52,7 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
     metafile: true,
     logLevel: 'warning',
   });
+  cpSync(`${ROOT}node_modules/yargs/locales`, `${out}../locales`, { recursive: true });
   return Object.entries(result.metafile.outputs).map(([file, { bytes }]) => ({ file, bytes }));
 }
 
