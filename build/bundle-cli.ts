@@ -6,9 +6,13 @@
  * The library (dist/index.js and its declarations) is tsc's output as before; this bundle is only
  * the command line's.
  *
- * undici is left outside the bundle: the client takes its Pool and request() from undici's own
- * files through createRequire (src/client/undici-pool.ts), and OAuth imports its door; a second,
- * bundled copy would be another Pool class than the one those files give.
+ * The client takes undici's Pool and request() from undici's own files with a require() made by
+ * createRequire (src/client/undici-pool.ts), which esbuild leaves to run time: here that file is
+ * read with a plain require() instead, so that those files are bundled. undici's door, which
+ * OAuth imports with import() for its request(), stays outside: esbuild gives a CommonJS module
+ * imported with import() only a default export, where node gives its named ones too (the bundle
+ * is checked for such modules below). The door loads its own copy of undici's files, on a login
+ * or a token's refresh only.
  *
  * Every path the code resolves from its own file (`new URL('../../mappings/', import.meta.url)`)
  * stays right because the bundle sits two folders down, as tsc's dist/<room>/<file>.js do. yargs
@@ -17,18 +21,43 @@
  *
  * Run by `npm run build`. Usage: `tsx build/bundle-cli.ts [OUT_DIR]`.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const DEFAULT_OUT = `${ROOT}dist/bundle/`;
 
-/** Dependencies loaded from node_modules at run time, not bundled (see above). */
-export const EXTERNAL = ['undici', 'undici/*'];
+/**
+ * Packages loaded from node_modules at run time (see above): the names alone, not their files
+ * (esbuild's `external` would take `undici/lib/...` too).
+ */
+export const EXTERNAL = ['undici'];
+const EXTERNAL_DOORS: Plugin = {
+  name: 'external-doors',
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^(${EXTERNAL.join('|')})$`) }, (args) => ({ path: args.path, external: true }));
+  },
+};
+
+/** src/client/undici-pool.ts with undici's files required as esbuild bundles them (see above). */
+const UNDICI_FILES: Plugin = {
+  name: 'undici-files',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]client[\\/]undici-pool\.ts$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const made = 'const require = createRequire(import.meta.url);';
+      if (!text.includes(made)) throw new Error(`${args.path} no longer has "${made}": see build/bundle-cli.ts`);
+      return { contents: text.replace(made, ''), loader: 'ts' };
+    });
+  },
+};
 
 /** Bundles the command line into `out`; returns the files written and their bytes. */
 export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file: string; bytes: number }>> {
+  // Chunks are named by their content: those of an earlier build would stay beside the new ones.
+  rmSync(out, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: { main: 'src/cli/main.ts' },
@@ -38,7 +67,7 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: EXTERNAL,
+    plugins: [EXTERNAL_DOORS, UNDICI_FILES],
     // CommonJS dependencies bundled into ES modules still call require() for node's own modules,
     // and read __dirname (yargs, for its locales).
     banner: {
@@ -52,6 +81,13 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
     metafile: true,
     logLevel: 'warning',
   });
+  // A CommonJS module reached by import() becomes a chunk with a default export only: code that
+  // takes a named export from it gets undefined (it did for OAuth's request()).
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    if (output.entryPoint && output.exports.join() === 'default' && /export default require_\w+\(\);\s*$/.test(await readFile(`${ROOT}${file}`, 'utf8'))) {
+      throw new Error(`${output.entryPoint} is a CommonJS module reached by import(): add its package to EXTERNAL in build/bundle-cli.ts`);
+    }
+  }
   cpSync(`${ROOT}node_modules/yargs/locales`, `${out}../locales`, { recursive: true });
   return Object.entries(result.metafile.outputs).map(([file, { bytes }]) => ({ file, bytes }));
 }
