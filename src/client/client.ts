@@ -14,17 +14,6 @@ export type Embed = readonly string[];
 /** The `status` query that lists tasks of every status (`/tasks` lists the open ones alone without it). */
 export const EVERY_TASK_STATUS = 'open,completed,pending';
 
-export interface ListOptions {
-  /** Only records changed after this date or timestamp. */
-  since?: string;
-  embed?: Embed;
-  /** Page size, 1 to 100. @default 100 (fewest requests) */
-  perPage?: number;
-  /** Extra query parameters (e.g. `status` for tasks). */
-  query?: Record<string, string>;
-  signal?: AbortSignal;
-}
-
 /** How a list is read and paged (`CrmClient.paginate`, `CrmClient.pages`): its query, page size, and for a filter the POST body. */
 export interface PageOptions {
   query?: Record<string, string>;
@@ -34,13 +23,6 @@ export interface PageOptions {
   /** POST for a filter's results. @default 'GET' */
   method?: 'GET' | 'POST';
   json?: unknown;
-}
-
-export interface DeleteResult {
-  /** 204: done; 202: scheduled (and `job` tells how it ended when waited for). */
-  status: 202 | 204;
-  jobUrl?: string;
-  job?: s.Job;
 }
 
 /** A filter as the service takes it (spec section 4.12). */
