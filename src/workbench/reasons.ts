@@ -31,3 +31,13 @@ export function reasonText(reason: Reason): string {
 export function warningKind(code: string): string {
   return WARNING_WORDS[code] ?? code;
 }
+
+/** A row folded into an earlier row of its record (`onDuplicate: first` or `merge`). */
+export function foldedText(into: string): string {
+  return `the same record as the row with key '${into}': folded into it`;
+}
+
+/** A link the preview could not check: the step it names is not at hand. */
+export function uncheckedLinkText(step: string, why: string): string {
+  return `link to step ${step} not checked: ${why}`;
+}

@@ -1,0 +1,172 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { startTestWorkbench, type TestWorkbench } from '../helpers/workbench.ts';
+
+/**
+ * The Map view's table in Debian's chromium, by role and visible label: a link to another step
+ * and the name beside it, an item's type, an address part's shared type, a custom field of the
+ * account, what records are found by, the YAML edited by hand. After each change the YAML and the
+ * first rows follow, each rejected or warned cell with its reason. One browser for the file; every
+ * wait is on what the page shows.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const dir = mkdtempSync(join(tmpdir(), 'ferry-wb-map-'));
+let box: TestSandbox;
+let bench: TestWorkbench;
+let browser: BrowserContext;
+let page: Page;
+const problems: string[] = [];
+const elsewhere: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+  box = await startTestSandbox();
+  // A plan with a step of companies; the people link to them by id, one to a company the file lacks.
+  writeFileSync(join(dir, 'companies.csv'), 'cid,name\nc1,Acme\nc2,Fjord\n');
+  writeFileSync(join(dir, 'companies.yaml'), 'version: 1\nentity: party\nkey: "{{cid}}"\nfields:\n  - to: name\n    value: {column: name}\n');
+  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - {name: companies, mapping: companies.yaml, input: companies.csv}\n');
+  writeFileSync(
+    join(dir, 'people.csv'),
+    [
+      'id,first,last,email,mobile,street,city,company id,company,since,labels,linkedin',
+      'p1,Ann,Lee,ann@example.com,+49 30 1234567,1 High St,Oslo,c1,Acme,15.01.2023,a;b,ann-lee',
+      'p2,Bo,Ek,bo@example.com,+47 22 33 44 55,2 Low Rd,Bergen,c9,Nowhere Ltd,03.02.2023,b,',
+      'p3,Cy,Ro,cy@example.com,,,,c2,Fjord,20.02.2023,,',
+    ].join('\n'),
+  );
+  bench = await startTestWorkbench(box, dir);
+  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'ferry-chromium-')), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  page.setDefaultTimeout(30_000);
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('requestfailed', (request) => {
+    if (!request.url().includes('/api/events')) problems.push(`failed: ${request.url()}`);
+  });
+  page.on('request', (request) => {
+    if (!request.url().startsWith(`${bench.origin}/`)) elsewhere.push(request.url());
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await bench?.stop();
+  await box?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function select(name: string) {
+  return page.getByRole('combobox', { name, exact: true });
+}
+
+/** The label of a list's chosen option, as a person reads it. */
+function chosen(name: string): Promise<string> {
+  return select(name).evaluate((element: any) => element.selectedOptions[0]?.textContent ?? '');
+}
+
+/** Waits until the YAML beside the table holds (or no longer holds) `text`. */
+async function yamlShows(text: string, holds = true): Promise<void> {
+  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text').value.includes(wanted) as boolean) === yes, [text, holds] as const);
+}
+
+/** A cell of the first rows: the row as a spreadsheet numbers it, and the column. */
+function cell(row: number, column: string) {
+  return page.locator(`tr[data-row="${row}"] td[data-column="${column}"]`);
+}
+
+describe('the Map view in headless Chromium', () => {
+  it('edits links, items and their types, address parts, custom fields and match in the table, the YAML and first rows following', async () => {
+    await page.goto(bench.url);
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Map people.csv' }).click();
+    await page.getByRole('heading', { name: 'Map people.csv' }).waitFor();
+    // The draft's suggestions: the company by name, the mobile a phone of its type, the address in parts.
+    expect(await chosen('Target of company')).toBe('organisation by name (or id)');
+    expect(await chosen('Target of company id')).toBe('(not imported)');
+    expect(await chosen('Target of mobile')).toBe('phone number');
+    expect(await chosen('Type of mobile')).toBe('Mobile');
+    expect(await chosen('Target of city')).toBe('address: city');
+    expect(await chosen('Service of linkedin')).toBe('LINKED_IN');
+    await page.getByText("One address entry with street: its type, Required and A bad value are the whole entry's.").waitFor();
+    // The draft's custom field is not in the account: rejected on its cells, with the reason.
+    await cell(2, 'since').filter({ hasText: 'unknown custom field' }).waitFor();
+
+    // The company's id links to the step of companies, by keyboard (type-ahead on the list): the
+    // name stays beside it, written when the id finds no company.
+    await select('Target of company id').focus();
+    await page.keyboard.type('organisation: link');
+    await yamlShows('key: "{{company id}}"');
+    expect(await chosen('Target of company id')).toBe('organisation: link to a row of step companies');
+    await yamlShows('ref: companies');
+    await cell(3, 'record').filter({ hasText: 'organisation Nowhere Ltd' }).waitFor();
+    expect(await cell(2, 'record').textContent()).toContain("organisation: the row 'c1' of step companies");
+    // Without the name, the row whose company is missing is warned about on the id's cell.
+    await select('Target of company').focus();
+    await page.keyboard.press('Home');
+    await yamlShows('value: {column: "company"', false);
+    await cell(3, 'company id').filter({ hasText: "Warning: organisation: left without organisation: no row with key 'c9' in step companies" }).waitFor();
+    expect(await cell(3, 'company id').getAttribute('class')).toBe('cell-warning');
+    // Required: the link must be made, or the row is rejected.
+    await page.getByRole('checkbox', { name: 'company id required' }).press('Space');
+    await cell(3, 'company id').filter({ hasText: /Rejected: .*no row with key 'c9' in step companies/ }).waitFor();
+
+    // An item's type, by keyboard: the mobile number becomes a home number, in the YAML and the row.
+    await select('Type of mobile').focus();
+    await page.keyboard.press('ArrowUp');
+    await yamlShows('type: Home');
+    await cell(2, 'record').filter({ hasText: '+49301234567 (Home)' }).waitFor();
+    // An address part's type is the whole address's.
+    await select('Type of city').selectOption({ label: 'Postal' });
+    await yamlShows('type: Postal');
+    await cell(2, 'record').filter({ hasText: '1 High St, Oslo (Postal)' }).waitFor();
+    // The account's custom field by name: its rejects are gone; the missing company's stays.
+    await select('Target of since').selectOption({ label: 'custom field: Customer since' });
+    await yamlShows('definition: "Customer since"');
+    await page.getByText('3 rows: 1 rejected, 0 with a warning.').waitFor();
+    expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
+    // What records of the account are found by.
+    await page.getByRole('combobox', { name: 'Find records the account has by' }).selectOption({ label: 'the e-mail address' });
+    await yamlShows('match: {by: email, onMatch: update}');
+
+    // The YAML edited by hand: the table follows; a problem is shown with its line, and nothing is saved.
+    const yaml = page.getByRole('textbox', { name: 'Mapping YAML' });
+    const text = await yaml.inputValue();
+    await yaml.fill(text.replace('type: Home', 'type: Fax'));
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('select[aria-label="Type of mobile"]').selectedOptions[0]?.textContent === 'Fax');
+    await yaml.fill(text.replace('to: lastName', 'to: lastNome'));
+    await page.getByText(/^Line 9: .*lastNome/).waitFor();
+    expect(await page.getByRole('button', { name: 'Save mapping' }).isDisabled()).toBe(true);
+    await yaml.fill(text);
+    await page.getByText('The mapping loads.').waitFor();
+
+    const axe = await page.evaluate(AXE).then(() =>
+      page.evaluate(async () => {
+        const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
+        return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id} at ${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+      }),
+    );
+    expect(axe).toEqual([]);
+
+    await page.getByRole('button', { name: 'Save mapping' }).click();
+    await page.getByText('Saved people.mapping.yaml; plan.yaml reads people.csv in step people.').waitFor();
+    const saved = readFileSync(join(dir, 'people.mapping.yaml'), 'utf8');
+    expect(saved).toMatch(/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"\n\s+required: true/);
+    expect(saved).toContain('type: Postal');
+    expect(saved).toContain('# docs/mapping.md lists every target and transform.');
+    expect(problems).toEqual([]);
+    expect(elsewhere).toEqual([]);
+  }, 180_000);
+});
