@@ -209,7 +209,9 @@ export type MapEdit =
 
 export interface MapRequest {
   input: string;
-  yaml: string;
+  /** The mapping as the page holds it; without it, the saved mapping (or the suggested one). */
+  yaml?: string;
+  /** One change the table made, applied to `yaml`; the server checks it before using it. */
   edit?: MapEdit;
 }
 

@@ -179,8 +179,8 @@ function ColumnTable({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void
       <caption>Columns of {view.input}: what each becomes</caption>
       <Head columns={['Column', 'Samples', 'Target', 'Type', 'Transform', 'Options', 'Required', 'A bad value']} />
       <tbody>
-        {view.columns.map((column) => (
-          <ColumnRow key={column.name} view={view} groups={groups} column={column} edit={edit} />
+        {view.columns.map((column, place) => (
+          <ColumnRow key={column.name} view={view} groups={groups} column={column} place={place} edit={edit} />
         ))}
       </tbody>
     </table>
@@ -235,12 +235,13 @@ function EditSelect(props: { label: string; value: string; describedBy?: string 
   );
 }
 
-function ColumnRow({ view, groups, column, edit }: { view: Mapping; groups: Array<[string, TargetChoice[]]>; column: MapColumnView; edit: (e: MapEdit) => void }) {
+function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; groups: Array<[string, TargetChoice[]]>; column: MapColumnView; place: number; edit: (e: MapEdit) => void }) {
   const entry = column.entries.find((e) => e.editable);
   const others = column.entries.filter((e) => e !== entry);
   const [param, setParam] = useChoice(entry?.param ?? '');
   const name = column.name;
-  const shared = entry?.shared ? `shared-${entry.index}-${name}` : undefined;
+  // An id holds no space, whatever the column's name.
+  const shared = entry?.shared ? `shared-${place}` : undefined;
   const link = entry?.role === 'key';
   return (
     <tr>
