@@ -3,8 +3,9 @@
  * process (so that one mode's memory does not count against the next), and number formatting.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCH_DATA_DIR, generateContacts, writeContactsCsv } from './generate.ts';
 
@@ -46,4 +47,41 @@ export function runChild<T>(scriptUrl: string, mode: string, file: string): T {
 /** 1234567.8 -> "1,234,568". */
 export function formatCount(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Wall and CPU seconds (user + system) of a process, and its peak RSS. */
+export interface Timed {
+  wallSeconds: number;
+  cpuSeconds: number;
+  peakRssMb: number;
+}
+
+/**
+ * Runs node with `args` (from the project's folder) under /usr/bin/time (GNU time), and returns
+ * its wall and CPU seconds and peak RSS; a failed run throws with what it printed.
+ */
+export function timedNode(args: string[], env: NodeJS.ProcessEnv = {}): Timed {
+  if (!existsSync('/usr/bin/time')) throw new Error('this benchmark times its processes with /usr/bin/time (GNU time), which is not installed');
+  const report = join(tmpdir(), `crm-ferry-bench-time-${process.pid}.txt`);
+  const result = spawnSync('/usr/bin/time', ['-o', report, '-f', '%e %U %S %M', process.execPath, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${args.join(' ')} exited with ${result.status ?? result.signal}:\n${result.stdout}\n${result.stderr}`);
+  const [wall, user, system, rssKb] = (readFileSync(report, 'utf8').trim().split('\n').pop() ?? '').split(' ').map(Number);
+  rmSync(report, { force: true });
+  return { wallSeconds: wall ?? 0, cpuSeconds: (user ?? 0) + (system ?? 0), peakRssMb: Math.round((rssKb ?? 0) / 1024) };
+}
+
+/**
+ * Builds dist/ when it is older than a source file, so that a benchmark of the command runs what
+ * `crm-ferry` runs (bin/crm-ferry.js takes dist/ when it is fresh, and tsx otherwise).
+ */
+export function ensureBuilt(): void {
+  const stamp = join(root, 'dist', '.build-stamp');
+  const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
+  const fresh = built > 0 && readdirSync(join(root, 'src'), { recursive: true }).every((name) => !String(name).endsWith('.ts') || statSync(join(root, 'src', String(name))).mtimeMs <= built);
+  if (fresh) return;
+  console.log('dist/ is older than src/: npm run build');
+  const result = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('npm run build failed');
 }

@@ -1,6 +1,8 @@
 // The importer against the sandbox: how close it comes to a bare concurrent POST loop, how many
 // requests a record costs, and how much of a rate limit it uses. Not a test; run it with
-// `npm run bench -- import [--rows N] [--concurrency N] [--latency MS] [--quota-seconds S]`.
+// `npm run bench -- import [--rows N] [--concurrency N] [--latency MS] [--quota-seconds S]
+// [--runs N] [--burn] [--only speed|quota]`. `--burn` runs a CPU-bound process (a busy loop)
+// beside both the importer and the bare loop, as another program on the same machine would.
 //
 // Speed: the sandbox runs in a child process with 20 ms added to every answer (a service far
 // away) and no rate limit. The importer writes a plan (organisations, then people linked to them
@@ -12,12 +14,11 @@
 // the requests answered in full windows are set against what they allowed.
 // The importer's client is built as `crm-ferry run --concurrency N` builds it (the same flags
 // to options, the same connect()), so that the pool it gets is the command's.
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { connect } from '../src/client/connect.ts';
@@ -25,62 +26,9 @@ import type { CrmClient } from '../src/client/index.ts';
 import { toImportCommandOptions } from '../src/cli/import.ts';
 import { readJournal } from '../src/journal/index.ts';
 import { runImport } from '../src/load/index.ts';
-import { startSandbox, type SandboxOptions } from '../src/sandbox/index.ts';
+import { BENCH_TOKEN as TOKEN, serveSandbox as serve, writePlan } from './import-setup.ts';
 
-const TOKEN = 'bench-import-token-0123';
-
-if (process.argv[2] === '--serve') {
-  const options = JSON.parse(process.argv[3] ?? '{}') as SandboxOptions;
-  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], ...options });
-  process.send?.({ url: sandbox.url });
-  process.on('message', () => void sandbox.close().then(() => process.exit(0)));
-} else {
-  await main();
-}
-
-async function serve(options: SandboxOptions): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', JSON.stringify(options)], { stdio: 'inherit', execArgv: ['--import', 'tsx'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m: { url: string }) => resolve(m.url));
-    child.once('exit', (code) => reject(new Error(`sandbox exited (${code})`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.send('stop');
-      }),
-  };
-}
-
-function writePlan(dir: string, people: number, organisations: number): string {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'orgs.csv'), `id,name\n${Array.from({ length: organisations }, (_, i) => `O${i},Bench Org ${i}`).join('\n')}\n`);
-  const rows = Array.from({ length: people }, (_, i) => `P${i},First${i},Last${i},p${i}@bench.example,O${i % organisations},${i % 3 === 0 ? 'vip;customer' : 'lead'},${i % 2 === 0 ? 'true' : 'false'}`);
-  writeFileSync(join(dir, 'people.csv'), `id,first,last,email,org,tags,vip\n${rows.join('\n')}\n`);
-  writeFileSync(join(dir, 'orgs.yaml'), 'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: organisation }\n  - { to: name, value: { column: name } }\n');
-  writeFileSync(
-    join(dir, 'people.yaml'),
-    [
-      'version: 1',
-      'entity: party',
-      'key: "{{id}}"',
-      'fields:',
-      '  - { to: type, value: person }',
-      '  - { to: firstName, value: { column: first } }',
-      '  - { to: lastName, value: { column: last } }',
-      '  - { to: email, type: Work, value: { column: email } }',
-      '  - { to: organisation, ref: organisations, key: "{{org}}" }',
-      '  - { to: tags, value: { column: tags, transform: [{ split: ";" }] } }',
-      '  - { to: custom, definition: VIP, tag: null, value: { column: vip, transform: [boolean] } }',
-      '',
-    ].join('\n'),
-  );
-  const plan = join(dir, 'plan.yaml');
-  writeFileSync(plan, 'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
-  return plan;
-}
+await main();
 
 async function bareLoop(url: string, bodies: unknown[], concurrency: number): Promise<{ rate: number; busyMsPerRecord: number }> {
   const pool = new Pool(url, { connections: concurrency });
@@ -111,26 +59,38 @@ async function commandClient(url: string, plan: string, concurrency: number, log
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, 'quota-seconds': { type: 'string' }, runs: { type: 'string' }, only: { type: 'string' } }, strict: false });
+  const { values } = parseArgs({ options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, 'quota-seconds': { type: 'string' }, runs: { type: 'string' }, only: { type: 'string' }, burn: { type: 'boolean' } }, strict: false });
   const people = Number(values.rows ?? 2000);
   const concurrency = Number(values.concurrency ?? 16);
   const latencyMs = Number(values.latency ?? 20);
   const quotaSeconds = Number(values['quota-seconds'] ?? 70);
+  const runs = Number(values.runs ?? 1);
   const work = join(tmpdir(), `crm-ferry-bench-import-${process.pid}`);
+  // Another program using a whole core the while: the importer's CPU is then taken from the
+  // sandbox, or from it, and the loop's the same.
+  const burner: ChildProcess | null = values.burn ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }) : null;
   try {
     // `--only speed` or `--only quota`: one half, for repeated runs on a busy machine.
-    if (values.only !== 'quota') await speed();
+    if (values.only !== 'quota') {
+      const ratios: number[] = [];
+      for (let run = 0; run < runs; run += 1) ratios.push(await speed(run));
+      if (runs > 1) {
+        const sorted = [...ratios].sort((a, b) => a - b);
+        console.log(JSON.stringify({ bench: 'import-speed-runs', runs, burn: burner !== null, ratios, medianRatio: sorted[Math.floor(runs / 2)] }));
+      }
+    }
     if (values.only !== 'speed') await quota();
   } finally {
+    burner?.kill();
     rmSync(work, { recursive: true, force: true });
   }
 
-  async function speed(): Promise<void> {
+  async function speed(run: number): Promise<number> {
     // Speed against the bare loop.
     const server = await serve({ faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } });
-    const plan = writePlan(join(work, 'speed'), people, Math.max(1, Math.floor(people / 40)));
+    const plan = writePlan(join(work, `speed-${run}`), people, Math.max(1, Math.floor(people / 40)));
     const client = await commandClient(server.url, plan, concurrency);
-    const stateDir = join(work, 'speed', '.crm-ferry');
+    const stateDir = join(work, `speed-${run}`, '.crm-ferry');
     const started = performance.now();
     const cpuBefore = process.cpuUsage();
     const eluBefore = performance.eventLoopUtilization();
@@ -164,9 +124,10 @@ async function main(): Promise<void> {
     await server.stop();
     const perRecord = (summary.requests - summary.requestsForNames) / written;
     console.log(
-      JSON.stringify({ bench: 'import-speed', people, concurrency, latencyMs, importerRecordsPerSecond: Math.round(importerRate), bareLoopRecordsPerSecond: Math.round(loopRate), ratio: Number((importerRate / loopRate).toFixed(3)), requestsPerRecord: Number(perRecord.toFixed(3)), wholeRunSeconds: Number(elapsed.toFixed(1)), importerCpuShare: Number(cpuShare.toFixed(2)), mainThreadMsPerRecord: Number((busyMs / written).toFixed(3)), bareLoopMainThreadMsPerRecord: Number(loopMsPerRecord.toFixed(3)) }),
+      JSON.stringify({ bench: 'import-speed', people, concurrency, latencyMs, burn: burner !== null, loadavg: loadavg()[0]?.toFixed(2), importerRecordsPerSecond: Math.round(importerRate), bareLoopRecordsPerSecond: Math.round(loopRate), ratio: Number((importerRate / loopRate).toFixed(3)), requestsPerRecord: Number(perRecord.toFixed(3)), wholeRunSeconds: Number(elapsed.toFixed(1)), importerCpuShare: Number(cpuShare.toFixed(2)), mainThreadMsPerRecord: Number((busyMs / written).toFixed(3)), bareLoopMainThreadMsPerRecord: Number(loopMsPerRecord.toFixed(3)) }),
     );
     console.log(`importer ${importerRate.toFixed(0)} records/s vs bare POST loop ${loopRate.toFixed(0)}/s: ratio ${(importerRate / loopRate).toFixed(2)} (target >= 0.9); ${perRecord.toFixed(3)} requests per record (target <= 1.02)`);
+    return importerRate / loopRate;
   }
 
   async function quota(): Promise<void> {

@@ -25,7 +25,8 @@ try {
   const second = await main(['run', plan, '--state-dir', join(dir, 'state')], { env, cwd: root });
   say(`(exit code ${second})\n`);
   say(`The journal and the result files stay in ${join(dir, 'state')} until this demo ends; in a real`);
-  say('migration they live in .crm-ferry/ beside the plan, and `crm-ferry rollback PLAN` undoes a run.');
+  say('migration they live in .crm-ferry/ beside your plan (.crm-ferry/v1-migration/ here for this ready-made one),');
+  say('and `crm-ferry rollback PLAN` undoes a run.');
 } finally {
   await sandbox.close();
   await rm(dir, { recursive: true, force: true });

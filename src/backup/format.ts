@@ -1,8 +1,11 @@
 /**
  * The backup folder's format (docs/backup.md describes it for other tools): one JSON Lines file per
  * kind of record, the attachment files, and manifest.json, written last, which says the folder is
- * a complete backup and holds the count and SHA-256 of every file.
+ * a complete backup and holds the count and SHA-256 of every file. The manifest and the lines a
+ * restore reads are zod schemas here, their types inferred: the backup writes them, the restore
+ * checks them, with one declaration.
  */
+import { z } from 'zod';
 
 /** `format` of manifest.json. */
 export const BACKUP_FORMAT = 'crm-ferry-backup';
@@ -16,62 +19,80 @@ export const WORK_FOLDER = '.work';
 /** Held by the backup writing the folder. */
 export const LOCK_FILE = '.backup.lock';
 export const ATTACHMENTS_FOLDER = 'attachments';
+/** Mode of every file of a backup (its folders are 0700): a backup holds a whole account. */
+export const BACKUP_FILE_MODE = 0o600;
 
 /** Entities the interface lists by `since`, with a `/deleted` list. */
 export const SINCE_ENTITIES = ['parties', 'opportunities', 'kases'] as const;
 export type SinceEntity = (typeof SINCE_ENTITIES)[number];
 
-/** One file of the folder, as the manifest lists it. */
-export interface ManifestFile {
-  /** Lines (records) in the file. */
-  records: number;
-  bytes: number;
-  sha256: string;
-}
+const count = z.number().int().min(0);
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in 64 lower-case hexadecimal digits');
+const id = z.number().int().positive();
 
-export interface Manifest {
-  format: typeof BACKUP_FORMAT;
-  version: typeof BACKUP_VERSION;
+/** One file of the folder, as the manifest lists it. */
+export const manifestFileSchema = z.object({
+  /** Lines (records) in the file. */
+  records: count,
+  bytes: count,
+  sha256,
+});
+export type ManifestFile = z.output<typeof manifestFileSchema>;
+
+/**
+ * A JSON Lines file of the folder as the manifest names it: a plain name ending in `.jsonl`, never
+ * a path (the restore opens only the files the manifest lists, and only inside the folder).
+ */
+export const BACKUP_FILE_NAME = /^[a-z][a-z0-9-]*\.jsonl$/;
+
+export const manifestSchema = z.object({
+  format: z.literal(BACKUP_FORMAT),
+  version: z.literal(BACKUP_VERSION),
   /** The account the backup was read from (its address, or its subdomain and address). */
-  account: string;
+  account: z.string(),
   /** When the backup that completed began: the next `--since auto` asks for changes since then (less 5 minutes). */
-  startedAt: string;
-  completedAt: string;
+  startedAt: z.string(),
+  completedAt: z.string(),
   /** null for a full read; the time asked for as `since` when this run read only the changes. */
-  since: string | null;
+  since: z.string().nullable(),
   /** Every JSON Lines file, by name (relative to the folder). */
-  files: Record<string, ManifestFile>;
+  files: z.record(z.string(), manifestFileSchema).superRefine((files, context) => {
+    for (const name of Object.keys(files)) {
+      if (!BACKUP_FILE_NAME.test(name)) context.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is not a file name of the folder (such as "parties.jsonl"), and a backup lists no path` });
+    }
+  }),
   /** Attachment files under attachments/: how many and their bytes (each file's SHA-256 is in attachments.jsonl). */
-  attachments: { files: number; bytes: number };
+  attachments: z.object({ files: count, bytes: count }),
   /** Records the service listed as deleted since `since`, removed from the files by this run. */
-  deleted: Record<SinceEntity, number>;
+  deleted: z.object({ parties: count, opportunities: count, kases: count }),
   /** Requests this run sent (the resumed parts included). */
-  requests: number;
-}
+  requests: count,
+});
+export type Manifest = z.output<typeof manifestSchema>;
 
 /** A line of attachments.jsonl: an attachment file under attachments/ and the entry it belongs to. */
-export interface AttachmentLine {
-  id: number;
-  entryId: number;
-  filename: string;
-  contentType: string | null;
-  bytes: number;
-  sha256: string;
+export const attachmentLineSchema = z.object({
+  id,
+  entryId: id,
+  filename: z.string(),
+  contentType: z.string().nullable(),
+  bytes: count,
+  sha256,
   /** Relative to the folder: `attachments/ID`. */
-  file: string;
-}
+  file: z.string().min(1),
+});
+export type AttachmentLine = z.output<typeof attachmentLineSchema>;
 
 /** A line of kase-parties.jsonl: an additional party of a project. */
-export interface KasePartyLine {
-  kase: { id: number };
-  party: { id: number };
-}
+export const kasePartyLineSchema = z.object({ kase: z.object({ id }), party: z.object({ id }) });
+export type KasePartyLine = z.output<typeof kasePartyLineSchema>;
 
 /** A line of tracks.jsonl: a track as the interface returns it and the record it is applied to. */
-export interface TrackLine {
-  appliedTo: { entity: SinceEntity; id: number };
-  track: Record<string, unknown>;
-}
+export const trackLineSchema = z.object({
+  appliedTo: z.object({ entity: z.enum(SINCE_ENTITIES), id }),
+  track: z.looseObject({ description: z.string(), trackDateOn: z.string().nullable().optional() }),
+});
+export type TrackLine = z.output<typeof trackLineSchema>;
 
 /** A line of deleted.jsonl (incremental runs): a record deleted in the account since `since`. */
 export interface DeletedLine {

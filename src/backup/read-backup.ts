@@ -1,85 +1,201 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+/**
+ * A backup folder opened for a restore. A backup comes from elsewhere (a customer's folder, a
+ * shared drive) and is untrusted: before the restore sends its first request, every file the
+ * manifest lists is checked against its SHA-256 and count, every line against a length cap and as
+ * JSON, every attachment's path resolved inside the folder (no `..`, no absolute path, no link) and
+ * its bytes checked against its SHA-256, and every attachment tied to an entry of the backup. A
+ * check that fails is a SOURCE_UNREADABLE (or PATH_UNSAFE) error naming the file and line.
+ */
+import { createHash, type Hash } from 'node:crypto';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import type { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import type { AccountCatalog, CatalogFieldDefinition, FieldEntity } from '../mapping/index.ts';
-import { BACKUP_FORMAT, BACKUP_VERSION, MANIFEST_FILE, type Manifest } from './format.ts';
+import { openInside } from '../util/index.ts';
+import { attachmentLineSchema, type AttachmentLine, kasePartyLineSchema, type Manifest, MANIFEST_FILE, manifestSchema, trackLineSchema } from './format.ts';
+import { readJsonLines } from './jsonl.ts';
+import { type Body, idOf, nameOf } from './record-fields.ts';
 
-type Body = Record<string, unknown>;
+/** The largest manifest.json read: one holds a line per file of the folder. */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/** An attachment of the backup, checked: its line and its file's path inside the folder. */
+export type BackupAttachment = AttachmentLine & { path: string };
 
 /** A complete backup folder, its manifest read and every file checked against it. */
 export interface Backup {
   dir: string;
   manifest: Manifest;
-  /** The records of one file of the folder (`parties.jsonl`), in order. */
+  /** The records of one file of the folder (`parties.jsonl`), in order; none when the manifest lists no such file. */
   read(name: string): Promise<Body[]>;
+  /** The attachments, by id, each checked against its bytes. */
+  attachments: ReadonlyMap<number, BackupAttachment>;
 }
 
-function refuse(dir: string, message: string, file = join(dir, MANIFEST_FILE)): FerryError {
-  return new FerryError('SOURCE_UNREADABLE', `${dir} is not a complete backup: ${message}`, { location: { file }, hint: 'Give the folder of a backup that ended (crm-ferry backup --out DIR writes manifest.json last), or run that backup again to finish it.' });
+const HINT = 'The backup was changed or damaged since it was made, or is not one crm-ferry wrote: restore from the folder as `crm-ferry backup` left it, or run the backup again.';
+
+function refuse(dir: string, message: string, location: { file: string; line?: number } = { file: join(dir, MANIFEST_FILE) }, cause?: unknown): FerryError {
+  return new FerryError('SOURCE_UNREADABLE', `${dir} is not a backup crm-ferry can restore: ${message}`, { location, hint: HINT, ...(cause === undefined ? {} : { cause }) });
 }
 
-async function linesOf(file: string): Promise<Body[]> {
-  const out: Body[] = [];
-  let line = 0;
-  for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
-    line += 1;
-    if (text.trim() === '') continue;
-    try {
-      out.push(JSON.parse(text) as Body);
-    } catch (error) {
-      throw new FerryError('SOURCE_UNREADABLE', `${file}, line ${line}: not JSON (${(error as Error).message})`, { location: { file, row: line } });
-    }
+/** The same error with the line it is about (a refused path names the folder only). */
+function atLine(error: unknown, file: string, line: number): unknown {
+  if (!(error instanceof FerryError)) return error;
+  return new FerryError(error.code, error.message, { location: { file, line }, cause: error, ...(error.hint ? { hint: error.hint } : {}) });
+}
+
+/** Lines the restore reads through a schema of their own (the others are records: any object). */
+const LINE_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  'attachments.jsonl': attachmentLineSchema,
+  'kase-parties.jsonl': kasePartyLineSchema,
+  'tracks.jsonl': trackLineSchema,
+};
+
+/**
+ * Reads a file of the folder the manifest lists: every line checked (the cap, JSON, an object, the
+ * schema of its kind), and at its end the bytes, lines and SHA-256 against the manifest's, so a
+ * file replaced between the check and the read is refused as well. `each` is given every line.
+ */
+async function readListed(dir: string, manifest: Manifest, name: string, each: (value: Body, line: number) => void): Promise<void> {
+  const expected = manifest.files[name];
+  if (!expected) return;
+  const context = { what: `manifest.json lists ${name}`, hint: HINT };
+  let opened;
+  try {
+    opened = await openInside(dir, name, context);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw refuse(dir, `${name}, listed in manifest.json, is missing`, { file: join(dir, name) });
+    throw error;
   }
-  return out;
+  const file = opened.path;
+  const hash: Hash = createHash('sha256');
+  let bytes = 0;
+  let records = 0;
+  const schema = LINE_SCHEMAS[name];
+  try {
+    for await (const { line, value } of readJsonLines({ file, handle: opened.handle, hint: HINT, onBytes: (chunk) => ((bytes += chunk.length), hash.update(chunk)) })) {
+      records += 1;
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw refuse(dir, `${name}, line ${line}: not a record (a JSON object)`, { file, line });
+      if (schema) {
+        const parsed = schema.safeParse(value);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          throw refuse(dir, `${name}, line ${line}: ${issue?.path.join('.') || 'the line'}: ${issue?.message ?? 'not as a backup writes it'}`, { file, line });
+        }
+      }
+      each(value as Body, line);
+    }
+  } finally {
+    await opened.handle.close();
+  }
+  if (bytes !== expected.bytes || hash.digest('hex') !== expected.sha256) throw refuse(dir, `${name} does not match its checksum in manifest.json (changed or damaged since the backup)`, { file });
+  if (records !== expected.records) throw refuse(dir, `${name} holds ${records} records, and manifest.json says ${expected.records}`, { file });
+}
+
+async function readManifest(dir: string): Promise<Manifest> {
+  let text: string;
+  try {
+    const { handle } = await openInside(dir, MANIFEST_FILE, { what: 'the backup', hint: HINT });
+    try {
+      const size = (await handle.stat()).size;
+      if (size > MAX_MANIFEST_BYTES) throw refuse(dir, `its manifest.json is ${size.toLocaleString('en-GB')} bytes, more than a manifest holds`);
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (error instanceof FerryError) throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new FerryError('SOURCE_UNREADABLE', `${dir} is not a complete backup: it has no manifest.json`, {
+        location: { file: join(dir, MANIFEST_FILE) },
+        hint: 'Give the folder of a backup that ended (crm-ferry backup --out DIR writes manifest.json last), or run that backup again to finish it.',
+      });
+    }
+    throw refuse(dir, `its manifest.json cannot be read (${(error as Error).message})`, undefined, error);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw refuse(dir, `its manifest.json is not JSON (${(error as Error).message})`, undefined, error);
+  }
+  const parsed = manifestSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw refuse(dir, `its manifest.json is not one of a crm-ferry backup (format crm-ferry-backup, version 1): ${issue?.path.join('.') || 'manifest'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+/** Checks an attachment's file: inside the folder, a plain file, its bytes those the line says. */
+async function checkAttachment(dir: string, line: AttachmentLine, at: { file: string; line: number }): Promise<string> {
+  const context = { what: `attachments.jsonl, line ${at.line}`, hint: HINT };
+  let opened;
+  try {
+    opened = await openInside(dir, line.file, context);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw refuse(dir, `attachments.jsonl, line ${at.line}: the file ${line.file} of attachment ${line.id} is missing`, at);
+    throw atLine(error, at.file, at.line);
+  }
+  const hash = createHash('sha256');
+  let bytes = 0;
+  try {
+    for await (const chunk of opened.handle.createReadStream({ autoClose: false })) {
+      bytes += (chunk as Buffer).length;
+      hash.update(chunk as Buffer);
+    }
+  } finally {
+    await opened.handle.close();
+  }
+  if (bytes !== line.bytes || hash.digest('hex') !== line.sha256) {
+    throw refuse(dir, `attachments.jsonl, line ${at.line}: the file ${line.file} is not the one backed up (its size or SHA-256 differs: changed since the backup)`, at);
+  }
+  return opened.path;
 }
 
 /**
- * Opens a backup folder for reading: refuses one without a manifest (a backup under way or
- * killed), of another format or version, or whose files do not match their checksums.
+ * Opens a backup folder for reading, checking all of it first (see the top of this file): refuses
+ * one without a manifest (a backup under way or killed), of another format or version, with a file
+ * that does not match the manifest, or whose attachments are not what it says.
  */
 export async function openBackup(dir: string): Promise<Backup> {
-  let manifest: Manifest;
-  try {
-    manifest = JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as Manifest;
-  } catch (error) {
-    throw refuse(dir, (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'it has no manifest.json' : `its manifest.json cannot be read (${(error as Error).message})`);
+  const manifest = await readManifest(dir);
+  /** Each entry's attachment ids, and the lines of attachments.jsonl. */
+  const entries = new Map<number, number[]>();
+  const lines: Array<{ line: number; attachment: AttachmentLine }> = [];
+  for (const name of Object.keys(manifest.files)) {
+    await readListed(dir, manifest, name, (record, line) => {
+      if (name === 'attachments.jsonl') lines.push({ line, attachment: record as unknown as AttachmentLine });
+      if (name !== 'entries.jsonl') return;
+      const id = idOf(record);
+      if (id !== null) entries.set(id, ((record.attachments as Body[] | undefined) ?? []).flatMap((a) => (idOf(a) === null ? [] : [idOf(a) as number])));
+    });
   }
-  if (manifest?.format !== BACKUP_FORMAT || manifest.version !== BACKUP_VERSION || typeof manifest.files !== 'object') {
-    throw refuse(dir, `its manifest.json is not of format ${BACKUP_FORMAT} version ${BACKUP_VERSION}`);
-  }
-  for (const [name, expected] of Object.entries(manifest.files)) {
-    const hash = createHash('sha256');
-    try {
-      for await (const chunk of createReadStream(join(dir, name))) hash.update(chunk as Buffer);
-    } catch (error) {
-      throw refuse(dir, `${name} cannot be read (${(error as Error).message})`, join(dir, name));
+  const attachments = new Map<number, BackupAttachment>();
+  const file = join(dir, 'attachments.jsonl');
+  for (const { line, attachment } of lines) {
+    if (!entries.get(attachment.entryId)?.includes(attachment.id)) {
+      throw refuse(dir, `attachments.jsonl, line ${line}: attachment ${attachment.id} belongs to entry ${attachment.entryId}, which entries.jsonl does not hold with it`, { file, line });
     }
-    if (hash.digest('hex') !== expected.sha256) throw refuse(dir, `${name} does not match its checksum in manifest.json (changed or damaged since the backup)`, join(dir, name));
+    attachments.set(attachment.id, { ...attachment, path: await checkAttachment(dir, attachment, { file, line }) });
+  }
+  for (const [entry, ids] of entries) {
+    const missing = ids.find((id) => !attachments.has(id));
+    if (missing !== undefined) throw refuse(dir, `entries.jsonl: entry ${entry} has attachment ${missing}, which attachments.jsonl does not hold`, { file: join(dir, 'entries.jsonl') });
   }
   return {
     dir,
     manifest,
+    attachments,
     read: async (name) => {
-      if (!manifest.files[name]) return [];
-      return linesOf(join(dir, name));
+      const out: Body[] = [];
+      await readListed(dir, manifest, name, (record) => out.push(record));
+      return out;
     },
   };
 }
 
-/** The id of a linked record as the interface gives it (`{id, ...}`), or null. */
-export const idOf = (value: unknown): number | null => {
-  const id = value && typeof value === 'object' ? (value as Body).id : undefined;
-  return typeof id === 'number' ? id : null;
-};
-
-/** The name of a linked record as the interface gives it (`{name, ...}`), or null. */
-export const nameOf = (value: unknown): string | null => {
-  const name = value && typeof value === 'object' ? (value as Body).name : undefined;
-  return typeof name === 'string' ? name : null;
-};
+export { idOf, nameOf };
 
 /** The names of the backed-up account, as the importer's catalog holds them (ids are the source account's). */
 export async function catalogOfBackup(backup: Backup): Promise<AccountCatalog> {

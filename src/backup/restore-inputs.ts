@@ -1,51 +1,35 @@
 /**
- * The inputs of a restore, written beside the backup: the mappings (the bundled ones with the
- * restore's match rules added), the CSV files of the plan's steps, the attachment files and the
- * plan with the configuration set-up creates. The same backup gives the same files, so a resumed
- * restore continues the same plan.
+ * The inputs of a restore: the CSV files the plan's round-trip mappings read, filled from the
+ * backup's JSON Lines as `export --mapping` fills them (the columns come from the same mappings),
+ * and the attachment files beside them. A project carries its additional parties and its tracks,
+ * an opportunity its tracks (applied on create); entries the interface cannot create become notes
+ * that say what they were; entries and tasks the account holds already on records the restore
+ * found there are left out.
  */
-import { copyFile, link, mkdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
-import { type Cell, columnsFromMappings, openWriter } from '../export/index.ts';
-import { type AccountCatalog, loadMapping, type MatchSpec } from '../mapping/index.ts';
-import type { SetupSpec } from '../plan/index.ts';
-import { makeFolders, writeFileAtomic } from '../util/index.ts';
-import { idOf, nameOf, type Backup } from './read-backup.ts';
+import { constants } from 'node:fs';
+import { copyFile, link, lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { FerryError } from '../errors/index.ts';
+import { type Cell, type Column, columnsFromMappings, openWriter } from '../export/index.ts';
+import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
+import { fileNameFor, makePrivateFolder } from '../util/index.ts';
+import { type TrackLine } from './format.ts';
+import type { Backup } from './read-backup.ts';
+import { type Body, idOf, nameOf } from './record-fields.ts';
+import { MAPPINGS, RESTORE_STEPS } from './restore-plan.ts';
 
-type Body = Record<string, unknown>;
+type ExportEntity = 'parties' | 'opportunities' | 'kases' | 'entries' | 'tasks';
 
-/** The folder of the bundled mappings a restore copies beside its inputs. */
-const MAPPINGS = fileURLToPath(new URL('../../mappings/', import.meta.url));
-
-type MatchRule = Omit<MatchSpec, 'onMatch'> & { onMatch: 'update' };
-
-/**
- * The plan a restore runs, step by step: the mapping, the CSV file it reads, and how a record the
- * target has already is found (so that a restore into an account that holds the records, with
- * another state folder, adopts them instead of adding them again). Names match within the record
- * they hang on: an opportunity or project of the same name on another party, a person of the same
- * name at another organisation, is someone else's. Rows of one name are separate records.
- */
-export const RESTORE_STEPS = [
-  { name: 'organisations', mapping: 'roundtrip-organisations.yaml', input: 'parties.csv', match: { by: 'name', onMatch: 'update' } },
-  { name: 'people', mapping: 'roundtrip-people.yaml', input: 'parties.csv', match: { by: ['email', 'name'], within: 'organisation', onMatch: 'update' } },
-  { name: 'opportunities', mapping: 'roundtrip-opportunities.yaml', input: 'opportunities.csv', match: { by: 'name', within: 'party', onMatch: 'update' } },
-  { name: 'kases', mapping: 'restore-kases.yaml', input: 'kases.csv', match: { by: 'name', within: 'party', onMatch: 'update' } },
-  { name: 'entries', mapping: 'restore-entries.yaml', input: 'entries.csv', match: null },
-  { name: 'tasks', mapping: 'restore-tasks.yaml', input: 'tasks.csv', match: null },
-] as const satisfies ReadonlyArray<{ name: string; mapping: string; input: string; match: MatchRule | null }>;
-
-export type RestoreStep = (typeof RESTORE_STEPS)[number];
-/** The steps of the records entries and tasks hang on: run first, so that what they matched is known. */
-export const RECORD_STEPS = RESTORE_STEPS.filter((s) => s.match !== null);
-
-/** Writes one CSV of the restore's inputs (plain, raw: read back by the importer as written). */
-async function writeCsv(file: string, header: string[], rows: Array<{ cells: Cell[]; record: Body }>): Promise<void> {
-  const writer = openWriter('csv', file, header, { plain: true, raw: true, stdout: process.stdout });
+/** Writes one CSV of the restore's inputs through the columns its step's mappings read. */
+async function writeCsv(work: string, file: string, entity: ExportEntity, catalog: AccountCatalog, records: Iterable<Body>): Promise<void> {
+  const mappings = RESTORE_STEPS.filter((s) => s.input === file).map((s) => join(MAPPINGS, s.mapping));
+  const loaded = await Promise.all(mappings.map(async (name) => ({ file: name, mapping: await loadMapping(name) })));
+  const columns: Column[] = columnsFromMappings(entity, loaded, catalog);
+  // Never standard output: the file is named.
+  const writer = openWriter('csv', join(work, file), columns.map((c) => c.name), { plain: true, raw: true, stdout: new Writable() });
   try {
-    for (const row of rows) await writer.write(row.cells, row.record);
+    for (const record of records) await writer.write(columns.map((c): Cell => c.value(record)), record);
     await writer.commit();
   } catch (error) {
     await writer.abort();
@@ -62,97 +46,72 @@ export function onRecord(record: Body): { partyId: number | null; kaseId: number
   return { partyId, kaseId, opportunityId };
 }
 
-/** A file name an attachment can keep on disk: its last path part, never `.` or `..`. */
-function safeFilename(name: string, id: number): string {
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f]/g, '_');
-  return base === '' || base === '.' || base === '..' ? `attachment-${id}` : base;
+/** The record with only its most specific link (the interface files an entry or task on one record). */
+function linkedOnce(record: Body): Body {
+  const on = onRecord(record);
+  return { ...record, party: on.partyId === null ? null : { id: on.partyId }, kase: on.kaseId === null ? null : { id: on.kaseId }, opportunity: on.opportunityId === null ? null : { id: on.opportunityId } };
 }
 
-/** The mapping as the restore runs it: the bundled file, with the step's match rules after it. */
-async function writeStepMapping(step: RestoreStep, work: string): Promise<void> {
-  const text = await readFile(join(MAPPINGS, step.mapping), 'utf8');
-  if (step.match === null) {
-    await writeFileAtomic(join(work, step.mapping), text, { mode: 0o644 });
-    return;
+/** The tracks of the backup by the record they are applied to (`kases/12`), and whether each can be applied by its definition's name. */
+export interface BackupTracks {
+  /** By `entity/id`: the tracks a project's or opportunity's create applies, by definition name. */
+  onCreate: Map<string, string[]>;
+  /** The tracks of parties (the interface takes no tracks on a party's create), applied after the records. */
+  ofParties: TrackLine[];
+  /** Tracks whose definition the backup does not name (renamed since applied): not carried. */
+  unresolved: number;
+}
+
+/** Sorts the backup's tracks by how they are restored. */
+export async function tracksOfBackup(backup: Backup, catalog: AccountCatalog): Promise<BackupTracks> {
+  const definitions = new Set(catalog.trackDefinitions.map((d) => d.name.toLowerCase()));
+  const out: BackupTracks = { onCreate: new Map(), ofParties: [], unresolved: 0 };
+  for (const line of (await backup.read('tracks.jsonl')) as unknown as TrackLine[]) {
+    const name = line.track.description;
+    // A track read back names no definition: its description is the definition's unless changed.
+    // A `;` would split it in the tracks column, which lists them all.
+    if (!definitions.has(name.toLowerCase()) || name.includes(';')) {
+      out.unresolved += 1;
+      continue;
+    }
+    if (line.appliedTo.entity === 'parties') {
+      out.ofParties.push(line);
+      continue;
+    }
+    const key = `${line.appliedTo.entity}/${line.appliedTo.id}`;
+    out.onCreate.set(key, [...(out.onCreate.get(key) ?? []), name]);
   }
-  const rules = stringify({ match: step.match, onDuplicate: 'separate' });
-  const added = `\n# Added by crm-ferry restore: a record the account has already is found and brought to the\n# backup's values instead of being added again; rows of one name are separate records.\n${rules}`;
-  await writeFileAtomic(join(work, step.mapping), `${text.trimEnd()}\n${added}`, { mode: 0o644 });
-}
-
-/** The set-up block of the plan: the configuration of the backup that the interface can create; what the target has is left alone. */
-export async function setupOfBackup(backup: Backup, activityTypesNeeded: readonly string[]): Promise<SetupSpec> {
-  const pipelines = await backup.read('pipelines.jsonl');
-  const active = new Set(pipelines.map((p) => p.id as number));
-  const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-  const FOR = { PARTY: 'parties', OPPORTUNITY: 'opportunities', KASE: 'kases' } as const;
-  const types = (await backup.read('activity-types.jsonl'))
-    // The built-in types (negative ids: Note, Meeting, Call) every account has.
-    .filter((a) => typeof a.id === 'number' && a.id > 0)
-    .map((a) => ({ name: String(a.name), ...(text((a.icon as Body | null)?.id) ? { icon: String((a.icon as Body).id) } : {}), ...(typeof a.updateLastContacted === 'boolean' ? { updateLastContacted: a.updateLastContacted } : {}) }));
-  for (const name of activityTypesNeeded) if (!types.some((t) => t.name.toLowerCase() === name.toLowerCase())) types.push({ name, icon: name === 'Email' ? 'MAIL' : 'CLIPBOARD' });
-  return {
-    derive: false,
-    pipelines: pipelines.map((p) => ({ name: String(p.name), ...(text(p.description) ? { description: String(p.description) } : {}) })),
-    milestones: (await backup.read('milestones.jsonl'))
-      .filter((m) => active.has(idOf(m.pipeline) ?? -1))
-      .map((m) => ({
-        name: String(m.name),
-        pipeline: String((m.pipeline as Body).name),
-        ...(typeof m.probability === 'number' ? { probability: m.probability } : {}),
-        ...(typeof m.complete === 'boolean' ? { complete: m.complete } : {}),
-        ...(text(m.description) ? { description: String(m.description) } : {}),
-      })),
-    activityTypes: types,
-    trackDefinitions: (await backup.read('track-definitions.jsonl')).map((t) => ({
-      description: String(t.description),
-      ...(FOR[t.captureRule as keyof typeof FOR] ? { for: FOR[t.captureRule as keyof typeof FOR] } : {}),
-      tasks: ((t.taskDefinitions as Body[] | undefined) ?? [])
-        .slice()
-        .sort((x, y) => Number(x.displayOrder ?? 0) - Number(y.displayOrder ?? 0))
-        .map((d) => ({ description: String(d.description), daysAfter: typeof d.daysAfter === 'number' ? d.daysAfter : 0, daysAfterRule: d.daysAfterRule === 'LAST_TASK' ? ('LAST_TASK' as const) : ('TRACK_START' as const) })),
-    })),
-  };
-}
-
-/** Writes the plan: its set-up, then the steps given (the records alone first, then all of them). */
-export async function writeRestorePlan(work: string, setup: SetupSpec, steps: readonly RestoreStep[]): Promise<string> {
-  const plan = join(work, 'plan.yaml');
-  const head = [
-    "# Written by crm-ferry restore from the backup in this folder's parent; run, verify and roll back",
-    '# it like any plan. Each record is keyed by its id in the backed-up account. The set-up creates',
-    '# the configuration of the backup that the account lacks (rollback removes what it created).',
-    '',
-  ].join('\n');
-  const body = stringify({ version: 1, setup, steps: steps.map((s) => ({ name: s.name, mapping: s.mapping, input: s.input })) });
-  await writeFileAtomic(plan, `${head}${body}`, { mode: 0o644 });
-  return plan;
+  return out;
 }
 
 /**
- * Writes the mappings and the CSV files of the records (parties, opportunities, projects), their
- * columns filled as `export --mapping` fills them.
+ * Writes the CSV files of the records (parties, opportunities, projects), their columns filled as
+ * `export --mapping` fills them: a project with its additional parties (kase-parties.jsonl) and its
+ * tracks, an opportunity with its tracks, each track by its definition's name. Gives how many
+ * additional parties the projects carry.
  */
-export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog, work: string): Promise<void> {
-  await makeFolders(work, { mode: 0o755, what: "the folder of the restore's inputs", hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written.' });
-  for (const step of RESTORE_STEPS) await writeStepMapping(step, work);
+export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog, tracks: BackupTracks, work: string): Promise<{ kaseParties: number }> {
+  await makePrivateFolder(work, { what: "the folder of the restore's inputs", hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written, or give --state-dir.' });
+  const named = (entity: string, id: unknown): Body[] => (tracks.onCreate.get(`${entity}/${String(id)}`) ?? []).map((description) => ({ description }));
   // An opportunity read back names its milestone without the pipeline, which a milestone name
   // two pipelines share needs: it is taken from the backup's milestones.
   const pipelineOf = new Map(catalog.milestones.map((m) => [m.id, { id: m.pipelineId, name: m.pipelineName }]));
-  const withPipeline = (record: Body): Body => {
+  const opportunity = (record: Body): Body => {
     const milestone = record.milestone as Body | null | undefined;
     const pipeline = pipelineOf.get(idOf(milestone) ?? -1);
-    return milestone && !milestone.pipeline && pipeline ? { ...record, milestone: { ...milestone, pipeline } } : record;
+    return { ...record, ...(milestone && !milestone.pipeline && pipeline ? { milestone: { ...milestone, pipeline } } : {}), tracks: named('opportunities', record.id) };
   };
-  const mapped = async (entity: 'parties' | 'opportunities' | 'kases', mappings: string[], file: string): Promise<void> => {
-    const loaded = await Promise.all(mappings.map(async (name) => ({ file: join(work, name), mapping: await loadMapping(join(work, name)) })));
-    const columns = columnsFromMappings(entity, loaded, catalog);
-    const records = (await backup.read(`${entity}.jsonl`)).map(entity === 'opportunities' ? withPipeline : (r: Body) => r);
-    await writeCsv(join(work, file), columns.map((c) => c.name), records.map((record) => ({ cells: columns.map((c) => c.value(record)), record })));
-  };
-  await mapped('parties', ['roundtrip-organisations.yaml', 'roundtrip-people.yaml'], 'parties.csv');
-  await mapped('opportunities', ['roundtrip-opportunities.yaml'], 'opportunities.csv');
-  await mapped('kases', ['restore-kases.yaml'], 'kases.csv');
+  const contacts = new Map<number, Body[]>();
+  let kaseParties = 0;
+  for (const line of await backup.read('kase-parties.jsonl')) {
+    const kase = idOf(line.kase) as number;
+    contacts.set(kase, [...(contacts.get(kase) ?? []), { id: idOf(line.party) }]);
+    kaseParties += 1;
+  }
+  await writeCsv(work, 'parties.csv', 'parties', catalog, await backup.read('parties.jsonl'));
+  await writeCsv(work, 'opportunities.csv', 'opportunities', catalog, (await backup.read('opportunities.jsonl')).map(opportunity));
+  await writeCsv(work, 'kases.csv', 'kases', catalog, (await backup.read('kases.jsonl')).map((kase) => ({ ...kase, parties: contacts.get(kase.id as number) ?? [], tracks: named('kases', kase.id) })));
+  return { kaseParties };
 }
 
 /** A person as an email names them: `Ada Lovelace <ada@example.com>`. */
@@ -175,7 +134,7 @@ export function carriedContent(entry: Body): string | null {
   const content = typeof entry.content === 'string' ? entry.content : '';
   if (entry.type === 'task') return `Originally the entry of a completed task\n\n${content}`;
   if (entry.type !== 'email') return null;
-  const people = (Array.isArray(entry.participants) ? (entry.participants as Body[]) : []);
+  const people = Array.isArray(entry.participants) ? (entry.participants as Body[]) : [];
   const role = (r: string) => people.filter((p) => String(p.role).toUpperCase() === r).map(participant).filter((s) => s !== '');
   const lines = ['Originally an email'];
   const from = role('FROM');
@@ -230,7 +189,13 @@ export interface PresentInTarget {
 /** The key of a record in the target: `kases:12`. */
 export type TargetOf = (record: { partyId: number | null; kaseId: number | null; opportunityId: number | null }) => string | null;
 
-export const entryKey = (record: string, content: string, entryAt: unknown): string => `${record}\u0000${content}\u0000${typeof entryAt === 'string' ? Date.parse(entryAt) : ''}`;
+/**
+ * A note's text without the line that names its first author (`Originally by Ann Smith`), which
+ * the round trip adds: a note the account had before and one an earlier restore wrote compare alike.
+ */
+const withoutAuthor = (content: string): string => content.replace(/^Originally by [^\n]*\n\n/, '');
+
+export const entryKey = (record: string, content: string, entryAt: unknown): string => `${record}\u0000${withoutAuthor(content)}\u0000${typeof entryAt === 'string' ? Date.parse(entryAt) : ''}`;
 export const taskKey = (record: string, description: unknown, dueOn: unknown): string => `${record}\u0000${String(description ?? '')}\u0000${String(dueOn ?? '')}`;
 
 /** Takes one of `key` from the multiset: true when the target had one left. */
@@ -251,63 +216,73 @@ export interface ActivityInputs {
 }
 
 /**
+ * Links the backup's attachment files into `files/ID/NAME` beside the CSV (a copy where the file
+ * system takes no hard link), NAME the attachment's name as one file name fits (fileNameFor).
+ * Gives the entry's attachments with their paths, relative to the CSV.
+ */
+async function attachmentFiles(backup: Backup, work: string, entry: Body): Promise<Body[]> {
+  const out: Body[] = [];
+  for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
+    // openBackup checked that every attachment of an entry is there, with its bytes.
+    const line = backup.attachments.get(attachment.id as number);
+    if (!line) throw new FerryError('INTERNAL', `attachment ${String(attachment.id)} of entry ${String(entry.id)} was not checked when the backup was opened`);
+    const relative = `files/${line.id}/${fileNameFor(line.filename)}`;
+    out.push({ ...attachment, filename: line.filename, contentType: line.contentType, file: relative });
+    const file = join(work, relative);
+    if (await lstat(file).then(() => true, () => false)) continue;
+    await makePrivateFolder(join(work, 'files', String(line.id)), { what: "a folder of the restore's attachment files" });
+    await link(line.path, file).catch(() => copyFile(line.path, file, constants.COPYFILE_EXCL));
+  }
+  return out;
+}
+
+/**
  * Writes the entries and tasks (and the attachment files). Notes are written as they are; emails
  * and the entries of completed tasks whose task the restore does not make completed become
- * notes; what `present` says the target has already is left out.
+ * notes; what `present` says the target has already is left out. Entries of completed tasks the
+ * service files again, and tasks of tracks, stay in the files for the mappings to skip.
  */
-export async function writeActivityInputs(backup: Backup, work: string, present: PresentInTarget, targetOf: TargetOf): Promise<ActivityInputs> {
+export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf): Promise<ActivityInputs> {
   const result: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
   const tasks = await backup.read('tasks.jsonl');
   const refiled = refiledTaskEntries(tasks);
-
-  const attachments = new Map<number, Body>();
-  for (const line of await backup.read('attachments.jsonl')) attachments.set(line.id as number, line);
-  const entryRows: Array<{ cells: Cell[]; record: Body }> = [];
+  const entries: Body[] = [];
   for (const entry of await backup.read('entries.jsonl')) {
     if (filedAgain(refiled, entry)) {
       result.leftOut.taskEntries += 1;
+      entries.push({ ...linkedOnce(entry), attachments: [] });
       continue;
     }
-    const on = onRecord(entry);
     const carried = carriedContent(entry);
-    const content = carried ?? ((entry.content as string | null) ?? null);
-    const target = targetOf(on);
-    if (target !== null && takeOne(present.entries, entryKey(target, content ?? '', entry.entryAt))) {
+    const content = carried ?? (typeof entry.content === 'string' ? entry.content : '');
+    const target = targetOf(onRecord(entry));
+    if (target !== null && takeOne(present.entries, entryKey(target, content, entry.entryAt))) {
       result.present.entries += 1;
       continue;
     }
     if (entry.type === 'email') result.carried.emails += 1;
     if (entry.type === 'task') result.carried.taskEntries += 1;
-    const type = nameOf(entry.activityType) ?? (entry.type === 'email' || entry.type === 'task' ? CARRIED_TYPE[entry.type] : null);
-    const paths: string[] = [];
-    for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
-      const line = attachments.get(attachment.id as number);
-      if (!line) continue;
-      const relative = `files/${line.id}/${safeFilename(String(line.filename), line.id as number)}`;
-      const file = join(work, relative);
-      await mkdir(join(work, 'files', String(line.id)), { recursive: true });
-      const exists = await stat(file).then(() => true, () => false);
-      if (!exists) await link(join(backup.dir, String(line.file)), file).catch(() => copyFile(join(backup.dir, String(line.file)), file));
-      paths.push(relative);
-    }
-    entryRows.push({ cells: [entry.id as number, on.partyId, on.kaseId, on.opportunityId, content, type, (entry.entryAt as string | null) ?? null, paths.join(';') || null], record: entry });
+    const activityType = nameOf(entry.activityType) ?? (entry.type === 'email' || entry.type === 'task' ? CARRIED_TYPE[entry.type] : null);
+    entries.push({
+      ...linkedOnce(entry),
+      // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
+      ...(carried === null ? {} : { type: 'note', content: carried, creator: null }),
+      activityType: activityType === null ? null : { name: activityType },
+      attachments: await attachmentFiles(backup, work, entry),
+    });
   }
-  await writeCsv(join(work, 'entries.csv'), ['id', 'partyId', 'kaseId', 'opportunityId', 'content', 'activityType', 'entryAt', 'attachments'], entryRows);
+  await writeCsv(work, 'entries.csv', 'entries', catalog, entries);
 
-  const taskRows: Array<{ cells: Cell[]; record: Body }> = [];
+  const kept: Body[] = [];
   for (const task of tasks) {
-    // A track makes its tasks again when it is applied.
-    if (task.hasTrack === true) continue;
-    const on = onRecord(task);
-    const target = targetOf(on);
+    const target = task.hasTrack === true ? null : targetOf(onRecord(task));
     if (target !== null && takeOne(present.tasks, taskKey(target, task.description, task.dueOn))) {
       result.present.tasks += 1;
       continue;
     }
-    const status = task.status === 'COMPLETED' ? 'COMPLETED' : 'OPEN';
-    taskRows.push({ cells: [task.id as number, (task.description as string) ?? null, (task.detail as string | null) ?? null, on.partyId, on.kaseId, on.opportunityId, nameOf(task.owner), nameOf(task.category), (task.dueOn as string | null) ?? null, (task.dueTime as string | null) ?? null, status], record: task });
+    kept.push(linkedOnce(task));
   }
-  await writeCsv(join(work, 'tasks.csv'), ['id', 'description', 'detail', 'partyId', 'kaseId', 'opportunityId', 'owner', 'category', 'dueOn', 'dueTime', 'status'], taskRows);
+  await writeCsv(work, 'tasks.csv', 'tasks', catalog, kept);
   return result;
 }
 

@@ -5,9 +5,10 @@
  * account's list when that is short, else record by record; the tasks from the account's list.
  */
 import { join } from 'node:path';
-import { type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
+import type { CrmClient } from '../client/index.ts';
 import { loadJournal } from '../journal/index.ts';
-import { entryKey, onRecord, RECORD_STEPS, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
+import { entryKey, onRecord, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
+import { RECORD_STEPS } from './restore-plan.ts';
 
 type Body = Record<string, unknown>;
 
@@ -95,7 +96,9 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
     }
   }
   if (matched.size > 0) {
-    for await (const read of client.tasks.list({ embed: ['party', 'kase', 'opportunity'], query: { status: EVERY_TASK_STATUS } })) {
+    // Open and completed ones: a pending task is a track's, waiting for the task before it, which
+    // the track makes again (and a restore writes no task of a track).
+    for await (const read of client.tasks.list({ embed: ['party', 'kase', 'opportunity'], query: { status: 'open,completed' } })) {
       signal?.throwIfAborted();
       const task = read as unknown as Body;
       if (typeof task.id !== 'number' || ownTasks.has(task.id) || task.hasTrack === true) continue;

@@ -1,3 +1,10 @@
+/**
+ * `crm-ferry restore`: a backup folder into an account, through the importer and the round-trip
+ * mappings, at the floor of requests: one write per record, per additional party of a project and
+ * per file, one per track of a party (the interface takes the others on their record's create),
+ * plus the account's names read once; into an account that holds the records, the lists of its
+ * records, entries and tasks, not a request per record.
+ */
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
@@ -5,16 +12,16 @@ import { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
-import { catalogOfBackup, idOf, missingConfiguration, openBackup, type Backup, type MissingItem } from './read-backup.ts';
-import { type ActivityInputs, carriedTypesNeeded, RECORD_STEPS, RESTORE_STEPS, setupOfBackup, writeActivityInputs, writeRecordInputs, writeRestorePlan } from './restore-inputs.ts';
+import { catalogOfBackup, missingConfiguration, openBackup, type MissingItem } from './read-backup.ts';
+import { type ActivityInputs, carriedTypesNeeded, tracksOfBackup, writeActivityInputs, writeRecordInputs } from './restore-inputs.ts';
+import { RECORD_STEPS, RESTORE_STEPS, setupOfBackup, writeRestorePlan } from './restore-plan.ts';
 import { presentOnMatched, restoredRows, targetOfRows } from './restore-present.ts';
-
-type Body = Record<string, unknown>;
+import { restorePartyTracks } from './restore-tracks.ts';
 
 export const restoreOptionsSchema = z.object({
   /** A complete backup folder. */
   from: z.string().min(1),
-  /** Where the inputs of the restore (CSV files, mappings, plan) are written. @default FROM/restore, or STATE-inputs beside a state folder given */
+  /** Where the inputs of the restore (CSV files, attachment files, plan) are written. @default FROM/restore, or STATE-inputs beside a state folder given */
   workDir: z.string().nullable().default(null),
   /** The importer's state folder. @default FROM/restore/state */
   stateDir: z.string().nullable().default(null),
@@ -39,15 +46,23 @@ export interface RestoreSummary {
   missing: MissingItem[];
   /**
    * The importer over the plan: its set-up (the configuration created), the records' steps as
-   * their run wrote them, then the entries' and tasks' steps. Requests of both runs together.
+   * their run wrote them, then the entries' and tasks' steps. Requests of both runs together,
+   * with the account's names the restore read once for them.
    */
   import: ImportSummary;
-  /** Links made after the records: additional parties of projects, tracks. */
-  links: { kaseParties: { added: number; present: number; unresolved: number }; tracks: { added: number; present: number; unresolved: number } };
+  /**
+   * Links: the additional parties of projects the backup holds (the importer adds them to the
+   * projects it creates, and to those it finds when the party is one it created), and the tracks:
+   * applied on their project's or opportunity's create, applied to parties after the records, on
+   * records found in the account (which keep their own), or not carried.
+   */
+  links: { kaseParties: number; tracks: { onCreate: number; ofParties: number; onFound: number; unresolved: number } };
   /** Emails and completed-task entries carried as notes; entries left out; entries and tasks the target had on matched records. */
   entries: ActivityInputs;
   /** Records found in the target (matched) whose entries and tasks were read, and the requests that took. */
   lookedAt: { records: number; requests: number };
+  /** Requests of the whole restore: the importer's (the names read once included), the look at what found records hold, the tracks of parties. */
+  requests: number;
   /** Stopped by the signal (during the import or the links): the same restore continues. */
   interrupted: boolean;
 }
@@ -74,19 +89,26 @@ function joinRuns(first: ImportSummary, second: ImportSummary): ImportSummary {
   };
 }
 
+/** How many records of the account a record step reads whole rather than by filter queries: twice the backup's (see Matcher). */
+function listUpTo(files: Record<string, { records: number }>): number {
+  return 2 * Math.max(files['parties.jsonl']?.records ?? 0, files['opportunities.jsonl']?.records ?? 0, files['kases.jsonl']?.records ?? 0);
+}
+
 /**
- * Restores a backup folder into the account of `client`. Stops with CONFIG_MISSING (unless
- * allowMissing) when the target lacks configuration the interface cannot create; what it can
- * (pipelines, milestones, activity types, track definitions) the plan's set-up creates, journaled
- * so that a rollback removes it. The records (parties, opportunities, projects) run first through
- * the importer: each is matched to a record the target has already (by name, people by e-mail
- * address then name) or created. Then the entries and tasks of the matched records that the
- * target has already are left out, and the rest run through the same plan; last the additional
- * parties of projects and the tracks, each after looking whether the target has it. A restore
- * into an account that holds the backup's records, with any state folder, adds nothing.
+ * Restores a backup folder into the account of `client`. The whole backup is checked before the
+ * first request (openBackup). Stops with CONFIG_MISSING (unless allowMissing) when the target
+ * lacks configuration the interface cannot create; what it can (pipelines, milestones, activity
+ * types, track definitions) the plan's set-up creates, journaled so that a rollback removes it.
+ * The records (parties, opportunities, projects, with their additional parties and tracks) run
+ * first through the importer: each is matched to a record the target has already (by name, people
+ * by e-mail address then name) or created. Then the entries and tasks of the matched records that
+ * the target has already are left out, and the rest run through the same plan; last the tracks of
+ * the parties it created. A restore into an account that holds the backup's records, with any
+ * state folder, adds nothing.
  */
 export async function runRestore(given: z.input<typeof restoreOptionsSchema>, deps: RestoreDeps): Promise<RestoreSummary> {
   const options = restoreOptionsSchema.parse(given);
+  const requestsAtStart = deps.client.transport.requestsSent;
   const from = resolve(options.from);
   // A restore's inputs describe that restore (its entries and tasks leave out what the target held):
   // with a state folder of its own they go beside it, so another restore does not rewrite them.
@@ -96,8 +118,10 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   const stateDir = options.stateDir ?? join(work, 'state');
   const backup = await openBackup(from);
   const source = await catalogOfBackup(backup);
-  const target = await readAccountCatalog(deps.client);
-  const missing = missingConfiguration(source, target).filter((m) => !m.creatable);
+  // The account's names, read once for the whole restore.
+  let names: AccountCatalog = await readAccountCatalog(deps.client);
+  const requestsForNames = deps.client.transport.requestsSent - requestsAtStart;
+  const missing = missingConfiguration(source, names).filter((m) => !m.creatable);
   if (missing.length > 0 && !options.allowMissing) {
     const shown = missing.slice(0, 12).map((m) => `${m.kind} ${m.name}`);
     throw new FerryError('CONFIG_MISSING', `the target account lacks ${missing.length} item${missing.length === 1 ? '' : 's'} of configuration the backup refers to that the interface cannot create: ${shown.join('; ')}${missing.length > 12 ? '; ...' : ''}`, {
@@ -105,102 +129,63 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
     });
   }
   const setup = await setupOfBackup(backup, await carriedTypesNeeded(backup));
-  await writeRecordInputs(backup, source, work);
+  const tracks = await tracksOfBackup(backup, source);
+  const { kaseParties } = await writeRecordInputs(backup, source, tracks, work);
+  const matchFromListUpTo = listUpTo(backup.manifest.files);
   const run = (plan: string, onEvent = deps.onEvent) =>
     runImport(
-      { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency },
-      { client: deps.client, account: deps.account, ...(deps.signal ? { signal: deps.signal } : {}), ...(onEvent ? { onEvent } : {}) },
+      { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency, matchFromListUpTo },
+      { client: deps.client, account: deps.account, catalog: names, onCatalog: (catalog) => (names = catalog), ...(deps.signal ? { signal: deps.signal } : {}), ...(onEvent ? { onEvent } : {}) },
     );
   // The records first, through the plan of their steps alone: what they matched decides which
   // entries and tasks the target has already. The same plan file grows to all steps after.
   const first = await run(await writeRestorePlan(work, setup, RECORD_STEPS));
-  const links = { kaseParties: { added: 0, present: 0, unresolved: 0 }, tracks: { added: 0, present: 0, unresolved: 0 } };
+  const links: RestoreSummary['links'] = { kaseParties, tracks: { onCreate: 0, ofParties: 0, onFound: 0, unresolved: tracks.unresolved } };
   const entries: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
-  const result: RestoreSummary = { plan: join(work, 'plan.yaml'), stateDir, missing, import: first, links, entries, lookedAt: { records: 0, requests: 0 }, interrupted: first.interrupted };
-  if (first.stopped || first.interrupted) return result;
+  const result: RestoreSummary = { plan: join(work, 'plan.yaml'), stateDir, missing, import: first, links, entries, lookedAt: { records: 0, requests: 0 }, requests: 0, interrupted: first.interrupted };
+  // The importer's summary counts the names the restore read for its runs.
+  const done = (): RestoreSummary => ({
+    ...result,
+    import: { ...result.import, requests: result.import.requests + requestsForNames, requestsForNames: result.import.requestsForNames + requestsForNames },
+    requests: deps.client.transport.requestsSent - requestsAtStart,
+  });
+  if (first.stopped || first.interrupted) return done();
   try {
     const looked = await presentOnMatched(stateDir, deps.client, deps.signal);
     result.lookedAt = { records: looked.matched, requests: looked.requests };
-    result.entries = await writeActivityInputs(backup, work, looked.present, targetOfRows(looked.rows));
+    result.entries = await writeActivityInputs(backup, source, work, looked.present, targetOfRows(looked.rows));
   } catch (error) {
     if (!deps.signal?.aborted) throw error;
     result.interrupted = true;
-    return result;
+    return done();
   }
   // The set-up was told by the first run; the second finds it done.
   const told = deps.onEvent;
   const second = await run(await writeRestorePlan(work, setup, RESTORE_STEPS), told && ((event) => (event.type === 'setup' ? undefined : told(event))));
   result.import = joinRuns(first, second);
   result.interrupted = second.interrupted;
-  if (second.stopped || second.interrupted) return result;
+  if (second.stopped || second.interrupted) return done();
+  // Read again: the second run retries the records the first rejected, and may write them.
+  const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
+  for (const [key, applied] of tracks.onCreate) {
+    const row = rows.get(key);
+    if (row === undefined) links.tracks.unresolved += applied.length;
+    else if (row.matched) links.tracks.onFound += applied.length;
+    else links.tracks.onCreate += applied.length;
+  }
+  const parties = new Map<number, { id: number; matched: boolean }>();
+  for (const [key, row] of rows) {
+    const [step, id] = key.split('/') as [string, string];
+    if (step === 'organisations' || step === 'people') parties.set(Number(id), row);
+  }
   try {
-    // Track definitions the set-up created are found by name like the others.
-    const catalog = (result.import.setup?.created.length ?? 0) > 0 ? await readAccountCatalog(deps.client) : target;
-    // Read again: the second run retries the records the first rejected, and may write them.
-    await restoreLinks(backup, await restoredIds(stateDir, RECORD_STEPS.map((s) => s.name)), catalog, deps, links);
+    const ofParties = await restorePartyTracks(tracks.ofParties, { client: deps.client, account: deps.account, stateDir, catalog: names, parties, ...(deps.signal ? { signal: deps.signal } : {}) });
+    links.tracks.ofParties = ofParties.applied;
+    links.tracks.onFound += ofParties.onFound;
+    links.tracks.unresolved += ofParties.unresolved;
   } catch (error) {
     if (!deps.signal?.aborted) throw error;
     result.interrupted = true;
   }
-  return result;
+  return done();
 }
-
-/**
- * Adds the links the importer does not make: the additional parties of projects and the tracks
- * (with their date and description), each only when the target does not have it yet.
- */
-async function restoreLinks(backup: Backup, ids: ReadonlyMap<string, number>, target: AccountCatalog, deps: RestoreDeps, links: RestoreSummary['links']): Promise<void> {
-  const partyIn = (id: number): number | undefined => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
-  const byKase = new Map<number, Set<number>>();
-  for (const line of await backup.read('kase-parties.jsonl')) {
-    const kase = ids.get(`kases/${idOf(line.kase)}`);
-    const party = partyIn(idOf(line.party) ?? -1);
-    if (kase === undefined || party === undefined) {
-      links.kaseParties.unresolved += 1;
-      continue;
-    }
-    let set = byKase.get(kase);
-    if (!set) byKase.set(kase, (set = new Set()));
-    set.add(party);
-  }
-  for (const [kase, parties] of byKase) {
-    deps.signal?.throwIfAborted();
-    const present = new Set<number>();
-    for await (const party of deps.client.partiesOf('kases', kase)) present.add(party.id);
-    for (const party of parties) {
-      if (present.has(party)) {
-        links.kaseParties.present += 1;
-        continue;
-      }
-      await deps.client.addKaseParty(kase, party);
-      links.kaseParties.added += 1;
-    }
-  }
-
-  const definitionOf = new Map(target.trackDefinitions.map((t) => [t.name.toLowerCase(), t.id]));
-  for (const line of await backup.read('tracks.jsonl')) {
-    deps.signal?.throwIfAborted();
-    const applied = line.appliedTo as { entity: 'parties' | 'opportunities' | 'kases'; id: number };
-    const track = line.track as Body;
-    const step = applied.entity === 'kases' ? ['kases'] : applied.entity === 'opportunities' ? ['opportunities'] : ['organisations', 'people'];
-    const recordId = step.map((s) => ids.get(`${s}/${applied.id}`)).find((id) => id !== undefined);
-    // A track read back names no definition; its description is the definition's unless changed.
-    const definition = definitionOf.get(String(track.description ?? '').toLowerCase());
-    if (recordId === undefined || definition === undefined) {
-      links.tracks.unresolved += 1;
-      continue;
-    }
-    let present = false;
-    for await (const existing of deps.client.tracksOf(applied.entity, recordId)) {
-      if (existing.description === track.description && (existing as Body).trackDateOn === track.trackDateOn) present = true;
-    }
-    if (present) {
-      links.tracks.present += 1;
-      continue;
-    }
-    const key = applied.entity === 'kases' ? 'kase' : applied.entity === 'opportunities' ? 'opportunity' : 'party';
-    await deps.client.transport.request({ method: 'POST', path: '/tracks', json: { track: { definition, description: track.description, trackDateOn: track.trackDateOn, [key]: { id: recordId } } } });
-    links.tracks.added += 1;
-  }
-}
-

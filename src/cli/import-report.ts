@@ -55,8 +55,14 @@ function formatChecklist(checklist: readonly ChecklistItem[]): string {
 /** A set-up's plan, told before anything is written: what it creates (or found), and the checklist. */
 export function formatSetupPlan(plan: SetupPlan): string {
   const lines: string[] = [];
-  if (plan.create.length === 0) lines.push(`Set-up: the account has everything the interface can create (${plural(plan.present, 'name')} found).`);
-  else {
+  if (plan.create.length === 0) {
+    // One line when there is nothing to do; formatSetupReport adds none after it.
+    lines.push(
+      plan.present === 0
+        ? 'Set-up: nothing to create: the plan and its rows name no pipeline, milestone, activity type or track definition.'
+        : `Set-up: nothing to create: the account has the ${plural(plan.present, 'name')} the plan and its rows use.`,
+    );
+  } else {
     lines.push(`Set-up: ${plural(plan.create.length, 'thing')} to create${plan.present > 0 ? ` (${plan.present} found already)` : ''}:`);
     for (const item of plan.create) {
       const where = item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : '';
@@ -66,10 +72,13 @@ export function formatSetupPlan(plan: SetupPlan): string {
   return `${lines.join('\n')}\n${formatChecklist(plan.checklist)}`;
 }
 
-/** What a set-up did, after it. */
+/**
+ * What a set-up did, after it; nothing when it had nothing to do (formatSetupPlan said so in its
+ * one line). Items an interrupted set-up had made and this one found are reported as created.
+ */
 export function formatSetupReport(report: SetupReport): string {
-  if (report.dryRun) return `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
-  if (report.created.length === 0) return 'Set-up: nothing to create.\n';
+  if (report.dryRun) return report.create.length === 0 ? '' : `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
+  if (report.created.length === 0) return '';
   return `Set-up: created ${report.created.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\` (id ${c.id})`).join(', ')}.\n`;
 }
 
@@ -239,6 +248,11 @@ export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean)
         ? `Tags stay in the account: the interface has no request to delete a tag. The records to undo carry ${lists}.`
         : `Tags stay in the account: the interface has no request to delete a tag, only to take it off a record. No record carries these any more: ${lists}; remove them in the account's settings if they are not wanted.`,
     );
+  }
+  if (summary.kept.length > 0) {
+    lines.push(`Left ${plural(summary.kept.length, 'record')} the journal says ${summary.runs.length === 1 ? 'the run' : 'the runs'} created, because the record in the account is not what ${summary.runs.length === 1 ? 'it' : 'they'} wrote (delete by hand what is meant to go):`);
+    for (const kept of summary.kept.slice(0, 20)) lines.push(`  ${kept.step} ${JSON.stringify(kept.key)}: record ${kept.id}: ${kept.reason}`);
+    if (summary.kept.length > 20) lines.push(`  and ${summary.kept.length - 20} more`);
   }
   for (const kept of summary.setupKept) lines.push(`Kept ${kept.kind} ${kept.id}, which the set-up created: ${kept.reason}; delete it in the account once nothing uses it.`);
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');

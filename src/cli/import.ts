@@ -1,7 +1,9 @@
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { accountOf, type CrmClient, type V1LiveConnection, type V1WireFormat } from '../client/index.ts';
-import { isV1LiveInput, printableLines } from '../util/index.ts';
+import { defaultStateDir, isV1LiveInput, printableLines } from '../util/index.ts';
+
+export { defaultStateDir } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
@@ -10,11 +12,6 @@ import { connectionFlags, connectionOptions, connectWith } from './connection-fl
 import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
 import { version } from './version.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
-
-/** The folder a run keeps its state in unless told: `.crm-ferry` beside the mapping or plan. */
-export function defaultStateDir(file: string): string {
-  return join(dirname(file), '.crm-ferry');
-}
 
 export function path(value: unknown, cwd: string): string | undefined {
   if (value === undefined) return undefined;
@@ -112,10 +109,11 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   }
   if (v['delete-missing'] && v.since !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone');
   if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
+  if (v.fresh && v.reconcile) throw new FerryError('USAGE', '--fresh starts a new state, in which --reconcile finds nothing to look up: give one', { hint: 'After JOURNAL_CORRUPT, run with --reconcile alone; to adopt records the account had before any run, use `match:` in the mapping.' });
   if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {
     source,
-    stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor),
+    stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor, cwd),
     dryRun: Boolean(v['dry-run']),
     fresh: Boolean(v.fresh),
     full: Boolean(v.full),
@@ -123,6 +121,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     retryRejects: retry !== undefined,
     retryFile: typeof retry === 'string' && retry !== '' ? (path(retry, cwd) as string) : null,
     strict: Boolean(v.strict),
+    reconcile: Boolean(v.reconcile),
   };
   const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
   if (concurrency !== undefined) run.concurrency = concurrency;
@@ -240,7 +239,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
 }
 
 const RUN_FLAGS: OptionSpec = {
-  'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan)' },
+  'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan; for a ready-made one, .crm-ferry/NAME in the current folder)' },
   concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64, each with its connection (default 8)' },
   'give-up-after': { type: 'string', value: 'TIME', describe: 'the longest the run waits for the service at a time (an outage, a rate-limit pause, one answer of a live v1 source), e.g. 30m, 90s, 2h (default 1h5m)' },
   limit: { type: 'string', value: 'N', describe: 'only the first N rows of each step: a sample migration' },
@@ -253,8 +252,9 @@ const RUN_FLAGS: OptionSpec = {
     value: 'FILE',
     describe: 'only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate\'s or a run\'s; in a plan, <step>.rejects.csv is that step\'s)',
   },
-  strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users or teams the rows name" },
+  strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users, teams, project stages or lost reasons the rows name" },
   fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
+  reconcile: { type: 'boolean', describe: 'look up in the account every row the journal does not know before creating it (after JOURNAL_CORRUPT: a journal cut short or replaced)' },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
   'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (v1+https://HOST, token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
@@ -309,7 +309,7 @@ Deletes the records the last run created (people before their organisations) and
 updated back to their earlier values. Run it again to go one run further back; an interrupted
 rollback is finished by running it again.`,
   options: {
-    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder, as given to run or import (default: .crm-ferry beside the plan or mapping named)' },
+    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder, as given to run or import (default: as run finds it from the plan or mapping named)' },
     all: { type: 'boolean', describe: 'undo every run kept in the state' },
     'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
@@ -323,7 +323,7 @@ rollback is finished by running it again.`,
     const given = path(v['state-dir'], io.cwd);
     // As with `run`: --state-dir, when given, names the state; the plan or mapping only says where
     // its default folder is.
-    const stateDir = given ?? (named !== undefined ? defaultStateDir(named) : undefined);
+    const stateDir = given ?? (named !== undefined ? defaultStateDir(named, io.cwd) : undefined);
     if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
     const dryRun = Boolean(v['dry-run']);
     const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
@@ -359,12 +359,12 @@ export const setupCommand: Command = {
 Creates what the plan's rows need and the account lacks (pipelines, milestones, activity types,
 track definitions; the plan's \`setup:\` lists, plus every name the mapped rows use), once: a name
 the account has is left alone. Lists first what the interface cannot create (custom fields, task
-categories, users, teams). \`run\` does the same first when the plan has \`setup:\`; \`rollback\`
+categories, users, teams, project stages, lost reasons). \`run\` does the same first when the plan has \`setup:\`; \`rollback\`
 removes what it created.`,
   epilog: `Exit code 0 when done, 2 for bad usage or input (and under --strict when the checklist is not
 empty: nothing is created then), 4 when the service refused or could not be reached.`,
   options: {
-    'state-dir': { type: 'string', value: 'DIR', describe: 'journal of what was created (default: .crm-ferry beside the plan, as `run` uses)' },
+    'state-dir': { type: 'string', value: 'DIR', describe: 'journal of what was created (default: the state folder `run` uses for the plan)' },
     strict: { type: 'boolean', describe: 'stop before any write (exit 2) when the checklist of what the interface cannot create is not empty' },
     'dry-run': { type: 'boolean', describe: 'say what would be created, create nothing' },
     ...connectionFlags,
@@ -377,7 +377,7 @@ empty: nothing is created then), 4 when the service refused or could not be reac
     const { runSetup } = await import('../load/index.ts');
     const report = await withClient(args, io, (client, account) =>
       runSetup(
-        { planFile, stateDir: path(v['state-dir'], io.cwd) ?? defaultStateDir(planFile), dryRun: Boolean(v['dry-run']), strict: Boolean(v.strict) },
+        { planFile, stateDir: path(v['state-dir'], io.cwd) ?? defaultStateDir(planFile, io.cwd), dryRun: Boolean(v['dry-run']), strict: Boolean(v.strict) },
         { client, account, signal: io.signal, onPlan: (plan) => io.stderr.write(formatSetupPlan(plan)) },
       ),
     );

@@ -9,9 +9,10 @@ export function formatRestoreLinks(summary: RestoreSummary): string {
   const { kaseParties, tracks } = summary.links;
   const { carried, leftOut, present } = summary.entries;
   const lines = [
-    `Links: ${kaseParties.added} additional parties of projects added (${kaseParties.present} there already${kaseParties.unresolved ? `, ${kaseParties.unresolved} whose project or party was not restored` : ''}); ${tracks.added} tracks applied (${tracks.present} there already${tracks.unresolved ? `, ${tracks.unresolved} whose record or track definition is missing` : ''}).`,
+    `Links: ${kaseParties} additional parties of projects carried; ${tracks.onCreate + tracks.ofParties} tracks applied (${tracks.onCreate} as their project or opportunity was created, ${tracks.ofParties} to parties)${tracks.onFound ? `, ${tracks.onFound} left to the records found in the account` : ''}${tracks.unresolved ? `, ${tracks.unresolved} not carried (record not restored, or its definition renamed since)` : ''}.`,
   ];
   if (summary.lookedAt.records > 0) lines.push(`Found in the account: ${summary.lookedAt.records} records the backup holds (matched, not added again); of their entries and tasks ${present.entries} entries and ${present.tasks} tasks were there already (${summary.lookedAt.requests} requests to look).`);
+  lines.push(`In all: ${summary.requests.toLocaleString('en-GB')} requests (the importer's, ${summary.lookedAt.requests} to look at what the records found hold, ${tracks.ofParties} for the tracks of parties).`);
   if (carried.emails + carried.taskEntries > 0) lines.push(`Carried as notes (the interface creates only notes): ${carried.emails} emails, ${carried.taskEntries} entries of completed tasks, each headed by what it was.`);
   if (leftOut.taskEntries > 0) lines.push(`Left out: ${leftOut.taskEntries} entries of completed tasks, which the service filed again when their tasks were restored completed.`);
   if (summary.missing.length > 0) lines.push(`Restored without ${summary.missing.length} item${summary.missing.length === 1 ? '' : 's'} the target lacks (--allow-missing): ${summary.missing.map((m) => `${m.kind} ${m.name}`).join('; ')}.`);
@@ -30,7 +31,8 @@ export const restoreCommand: Command = {
   usage: `Usage: crm-ferry restore DIR [--allow-missing] [--state-dir DIR] [--json] [connection]
 
 Writes a backup folder (crm-ferry backup) into the account connected to, through the importer:
-exactly once, resumable (run the same command again), undone with rollback. Records get new ids;
+exactly once, resumable (run the same command again), undone with rollback. The whole backup is
+checked first, before any request (docs/backup.md: what is checked). Records get new ids;
 every link is made again by the backed-up ids. Creates the pipelines, milestones, activity types
 and track definitions the account lacks; first lists what it cannot create (custom fields, task
 categories, users, teams) and stops unless --allow-missing. Records the account has already
@@ -69,7 +71,7 @@ again to continue).`,
         if (summary.import.stopped) throw summary.import.stopped;
         return summary.interrupted ? EXIT.INTERRUPTED : importExitCode(summary.import);
       }
-      io.stdout.write(formatImportSummary(summary.import, io.cwd, 0, 'once a run'));
+      io.stdout.write(formatImportSummary(summary.import, io.cwd));
       if (summary.import.stopped) throw summary.import.stopped;
       if (summary.interrupted) return EXIT.INTERRUPTED;
       io.stdout.write(formatRestoreLinks(summary));

@@ -137,6 +137,8 @@ Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals an
       if (io.signal.aborted) resolve();
       else io.signal.addEventListener('abort', () => resolve(), { once: true });
     });
+    const grace = sandbox.context.settings.closeGraceMs / 1000;
+    io.stderr.write(`stopping: finishing the requests under way (at most ${grace} s), then saving; Ctrl-C again stops at once\n`);
     await sandbox.close();
     io.stdout.write('sandbox stopped\n');
     return 0;

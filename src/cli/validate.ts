@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { isV1LiveInput, printableLines } from '../util/index.ts';
+import { bundledValidateDir, isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { RecordService } from '../load/index.ts';
 import { type NameResolver, totalWarnings } from '../mapping/index.ts';
@@ -128,6 +128,10 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
   }
 }
 
+function rejectsDirOf(dir: string | undefined): { rejectsDir?: string } {
+  return dir === undefined ? {} : { rejectsDir: dir };
+}
+
 export const validateCommand: Command = {
   name: 'validate',
   usage: `Usage: crm-ferry validate --mapping M --input F [--rejects FILE] [--online] [connection]
@@ -151,7 +155,7 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     input: { type: 'string', value: 'F', describe: 'the file to validate', group: 'One mapping:' },
     rejects: { type: 'string', value: 'FILE', describe: 'where rejected rows go (default: rejects.csv beside the input; when the input is that file, rejects.rejects.csv)', group: 'One mapping:' },
     plan: { type: 'string', value: 'P', describe: 'validate every step of a plan instead', group: 'A plan:' },
-    'rejects-dir': { type: 'string', value: 'DIR', describe: "folder of the <step>.rejects.csv files (default: the plan's folder)", group: 'A plan:' },
+    'rejects-dir': { type: 'string', value: 'DIR', describe: "folder of the <step>.rejects.csv files (default: the plan's folder; for a ready-made plan, .crm-ferry/NAME/validate in the current folder)", group: 'A plan:' },
     online: { type: 'boolean', describe: 'also check names against the account (needs a connection)' },
     json: { type: 'boolean', describe: 'print the report as JSON' },
     ...connectionFlags,
@@ -169,7 +173,7 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     try {
       report =
         options.kind === 'plan'
-          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...online, ...(options.rejectsDir ? { rejectsDir: options.rejectsDir } : {}) })
+          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...online, ...rejectsDirOf(options.rejectsDir ?? bundledValidateDir(options.plan, io.cwd)) })
           : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...online, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
     } finally {
       await close();

@@ -24,7 +24,7 @@ export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInp
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
   }
-  const options: VerifyOptionsInput = { source, stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor), differencesFile: path(v.differences, cwd) ?? null };
+  const options: VerifyOptionsInput = { source, stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor, cwd), differencesFile: path(v.differences, cwd) ?? null };
   const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
   if (concurrency !== undefined) options.concurrency = concurrency;
   return options;
@@ -82,7 +82,7 @@ was written: run it again).`,
     mapping: { type: 'string', value: 'M', describe: 'the mapping of an import (instead of a PLAN)', group: 'Input:' },
     input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN), or v1+https://HOST', group: 'Input:' },
     'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
-    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder of the run (default: .crm-ferry beside the plan or mapping)' },
+    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder of the run (default: as run finds it from the plan or mapping)' },
     differences: { type: 'string', value: 'FILE', describe: 'where the CSV of the differences goes (default: results/verify.differences.csv in the state folder)' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
     json: { type: 'boolean', describe: 'the plan and the summary as JSON lines on stdout' },

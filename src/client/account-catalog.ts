@@ -4,6 +4,8 @@ import type { CrmClient } from './client.ts';
 import { ApiError } from './errors.ts';
 
 const teamSchema = z.looseObject({ id: z.number().int(), name: z.string() });
+const namedSchema = z.looseObject({ id: z.number().int(), name: z.string() });
+const stageSchema = z.looseObject({ id: z.number().int(), name: z.string(), board: z.looseObject({ name: z.string() }).nullish() });
 
 function emailOf(user: Record<string, unknown>): string | undefined {
   for (const key of ['email', 'emailAddress']) {
@@ -26,23 +28,28 @@ async function listAll<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/**
- * Reads the account's users, teams, active pipelines and their milestones, activity types, task
- * categories, custom field definitions of parties, projects and opportunities, and track
- * definitions. About a dozen requests plus one per pipeline; run once, before any row.
- *
- * Project stages are not read: the v2 interface has no list of boards or stages, so stage names
- * cannot be checked (a stage is given by its id).
- */
-export async function readAccountCatalog(client: CrmClient): Promise<AccountCatalog> {
-  const teamsRead = listAll(client.paginate('/teams', 'teams', teamSchema)).catch((error: unknown) => {
-    // The documented interface has no team list; only the sandbox answers it.
+/** A list beyond the spec: null when the service answers that it has no such endpoint. */
+function unlessMissing<T>(read: Promise<T[]>): Promise<T[] | null> {
+  return read.catch((error: unknown) => {
     if (error instanceof ApiError && error.code === 'API_NOT_FOUND') return null;
     throw error;
   });
-  const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions] = await Promise.all([
+}
+
+/**
+ * Reads the account's users, teams, active pipelines and their milestones, activity types, task
+ * categories, custom field definitions of parties, projects and opportunities, track definitions,
+ * project stages and lost reasons. About fifteen requests plus one per pipeline; run once, before
+ * any row.
+ *
+ * Teams, stages and lost reasons are lists the spec leaves out (the service serves stages and
+ * lost reasons; only the sandbox lists teams): where the service has no such list, the catalog
+ * says null and those names cannot be checked.
+ */
+export async function readAccountCatalog(client: CrmClient): Promise<AccountCatalog> {
+  const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions, stages, lostReasons] = await Promise.all([
     client.users(),
-    teamsRead,
+    unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema))),
     listAll(client.pipelines.list()),
     listAll(client.activityTypes.list()),
     client.taskCategories(),
@@ -50,6 +57,8 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
     client.fieldDefinitions('kases'),
     client.fieldDefinitions('opportunities'),
     listAll(client.trackDefinitions.list()),
+    unlessMissing(listAll(client.paginate('/stages', 'stages', stageSchema))),
+    unlessMissing(listAll(client.paginate('/lostreasons', 'lostReasons', namedSchema))),
   ]);
   const milestoneLists = await Promise.all(pipelines.map((pipeline) => client.pipelineMilestones(pipeline.id)));
   const milestones = pipelines.flatMap((pipeline, index) =>
@@ -66,5 +75,7 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
     taskCategories: taskCategories.map((c) => ({ id: c.id, name: c.name })),
     fieldDefinitions: { parties: definitions(parties), kases: definitions(kases), opportunities: definitions(opportunities) },
     trackDefinitions: trackDefinitions.map((t) => ({ id: t.id, name: t.description })),
+    stages: stages === null ? null : stages.map((s) => ({ id: s.id, name: s.name, boardName: s.board?.name ?? '' })),
+    lostReasons: lostReasons === null ? null : lostReasons.map((r) => ({ id: r.id, name: r.name })),
   };
 }

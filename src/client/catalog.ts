@@ -33,6 +33,11 @@ export interface CatalogFieldDefinition extends NamedItem {
   type?: string;
 }
 
+/** A project stage, with the board it is on (two boards may each have a stage of one name). */
+export interface CatalogStage extends NamedItem {
+  boardName: string;
+}
+
 export type FieldEntity = 'parties' | 'kases' | 'opportunities';
 
 /**
@@ -51,4 +56,11 @@ export interface AccountCatalog {
   fieldDefinitions: Record<FieldEntity, CatalogFieldDefinition[]>;
   /** Track definitions are named by their description. */
   trackDefinitions: NamedItem[];
+  /**
+   * Project stages (`GET /stages`, beyond the spec). Absent or null when the account does not list
+   * them: a stage is then only given by its id.
+   */
+  stages?: CatalogStage[] | null;
+  /** The reasons an opportunity is lost (`GET /lostreasons`, beyond the spec); absent or null as for stages. */
+  lostReasons?: NamedItem[] | null;
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -24,11 +25,33 @@ export interface ListOptions {
   signal?: AbortSignal;
 }
 
+/** How a list is paged (`CrmClient.paginate`, `CrmClient.pages`). */
+export interface PageOptions {
+  query?: Record<string, string>;
+  /** Records a page, 1 to 100. @default 100 (fewest requests) */
+  perPage?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** POST for a filter's results. @default 'GET' */
+  method?: 'GET' | 'POST';
+  json?: unknown;
+}
+
 export interface DeleteResult {
   /** 204: done; 202: scheduled (and `job` tells how it ended when waited for). */
   status: 202 | 204;
   jobUrl?: string;
   job?: s.Job;
+}
+
+/** How a list is read: its query, page size, and for a filter the POST body. */
+export interface PageOptions {
+  query?: Record<string, string>;
+  /** Page size, 1 to 100. @default 100 */
+  perPage?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** @default 'GET' */
+  method?: 'GET' | 'POST';
+  json?: unknown;
 }
 
 /** A filter as the service takes it (spec section 4.12). */
@@ -191,12 +214,29 @@ export class CrmClient {
    * Follows `rel="next"` links from the first page and yields each record. The next page is
    * fetched while the caller works through the current one.
    */
-  async *paginate<T>(
-    path: string,
-    key: string,
-    schema: z.ZodType<T>,
-    options: { query?: Record<string, string>; perPage?: number | undefined; signal?: AbortSignal | undefined; method?: 'GET' | 'POST'; json?: unknown } = {},
-  ): AsyncGenerator<T> {
+  async *paginate<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions = {}): AsyncGenerator<T> {
+    const where = { method: options.method ?? 'GET', path };
+    // Each record checked as it is reached: the ones before a bad record are handed over first.
+    for await (const page of this.rawPages(path, key, options)) for (const record of page.list) yield parse(schema, record, where);
+  }
+
+  /**
+   * The pages of a list, each with the address of the page after it (null after the last): a
+   * reader that records that address can stop and later go on from it (`from`). The next page is
+   * fetched while the caller works through the current one. For callers that go through many
+   * records (export, backup): one wait a page instead of one a record.
+   */
+  async *pages<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions & { from?: string | null } = {}): AsyncGenerator<{ records: T[]; next: string | null }> {
+    const where = { method: options.method ?? 'GET', path };
+    for await (const page of this.rawPages(path, key, options)) {
+      const records = new Array<T>(page.list.length);
+      for (let i = 0; i < page.list.length; i += 1) records[i] = parse(schema, page.list[i], where);
+      yield { records, next: page.next };
+    }
+  }
+
+  /** The one paginator: each page's list as the service sent it, and the address of the next. */
+  private async *rawPages(path: string, key: string, options: PageOptions & { from?: string | null }): AsyncGenerator<{ list: unknown[]; next: string | null }> {
     const method = options.method ?? 'GET';
     const fetchPage = (pagePath: string, query?: Record<string, string>) => {
       const request: ApiRequest = { method, path: pagePath, idempotent: true };
@@ -205,18 +245,21 @@ export class CrmClient {
       if (options.signal) request.signal = options.signal;
       return this.transport.request(request);
     };
-    let pending: ReturnType<typeof fetchPage> | null = fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
+    // A next-page address holds the query of the first page already.
+    let pending: ReturnType<typeof fetchPage> | null = options.from ? fetchPage(options.from) : fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
     try {
       while (pending) {
         const page = await pending;
         pending = null;
-        const next = parseLinkHeader(page.headers.link).next;
-        if (next) {
-          const url = new URL(next, this.transport.origin);
+        const link = parseLinkHeader(page.headers.link).next;
+        let next: string | null = null;
+        if (link) {
+          const url = new URL(link, this.transport.origin);
           if (url.origin !== this.transport.origin) {
             throw new ApiError('API_RESPONSE_INVALID', `the next-page link points at another host (${url.origin})`, { method, path });
           }
-          pending = fetchPage(`${url.pathname}${url.search}`);
+          next = `${url.pathname}${url.search}`;
+          pending = fetchPage(next);
           // Not awaited yet: keep an early failure from being reported as unhandled.
           pending.catch(() => undefined);
         }
@@ -224,7 +267,7 @@ export class CrmClient {
         if (!Array.isArray(list)) {
           throw new ApiError('API_RESPONSE_INVALID', `the answer has no "${key}" list`, { method, path });
         }
-        for (const record of list) yield parse(schema, record, { method, path });
+        yield { list, next };
       }
     } finally {
       // The caller stopped early: let the prefetched page finish quietly.
@@ -293,13 +336,28 @@ export class CrmClient {
     return token;
   }
 
-  /** Downloads an attachment to `file`, streaming; a partial file is removed on failure. */
+  /**
+   * Downloads an attachment to `file`, streaming; a partial file is removed on failure. The file
+   * is created (0600: it is the account's data), never written through something already there:
+   * when `file` exists (a file, or a link planted to send the bytes elsewhere) the download fails
+   * with EEXIST, so callers download to a name of their own and rename it into place.
+   */
   async download(attachmentId: number, file: string): Promise<{ bytes: number; contentType: string | undefined }> {
-    const answer = await this.transport.send({ method: 'GET', path: `/attachments/${attachmentId}` });
+    // The file is made before the request is sent: a name already taken fails before any byte moves.
+    const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+    await once(out, 'open');
+    let answer;
+    try {
+      answer = await this.transport.send({ method: 'GET', path: `/attachments/${attachmentId}` });
+    } catch (error) {
+      out.destroy();
+      await rm(file, { force: true });
+      throw error;
+    }
     let bytes = 0;
     answer.body.on('data', (chunk: Buffer) => (bytes += chunk.length));
     try {
-      await pipeline(answer.body, createWriteStream(file));
+      await pipeline(answer.body, out);
     } catch (error) {
       await rm(file, { force: true });
       throw new ApiError('API_NETWORK', `the download broke off after ${bytes} bytes`, {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
 import { ApiError } from './errors.ts';
 import type { CredentialStore, StoredProfile } from './credentials.ts';
@@ -54,6 +54,9 @@ async function postForm(config: OAuthClientConfig, path: string, form: Record<st
   // Every form here carries a secret: the client secret, a code, a refresh token or a token.
   const url = new URL(path, checkSecureTransport(config.baseUrl));
   let answer: Dispatcher.ResponseData;
+  // undici whole (fetch, web sockets, caches) is loaded only when a login or a refresh asks for
+  // it: every command that connects loads this file, and a run with a token never does either.
+  const { request: undiciRequest } = await import('undici');
   try {
     answer = await undiciRequest(url, {
       method: 'POST',
@@ -146,6 +149,10 @@ export class OAuthSession implements TokenSource {
   async token(): Promise<string> {
     if (this.profile.expiresAt - this.marginMs() <= this.now()) await this.refresh();
     return this.profile.accessToken;
+  }
+
+  tokenNow(): string | null {
+    return this.profile.expiresAt - this.marginMs() <= this.now() ? null : this.profile.accessToken;
   }
 
   /**

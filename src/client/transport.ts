@@ -1,10 +1,11 @@
 import type { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor, RateWaitTooLong } from './governor.ts';
 import { checkSecureTransport } from './secure-transport.ts';
+import { Pool, streamRequest } from './undici-pool.ts';
 import { Redactor } from './redact.ts';
 import { formatDuration } from '../util/index.ts';
 import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } from './retry.ts';
@@ -13,6 +14,11 @@ import { parseRetryAfter, RETRYABLE_STATUSES, retryDelay, retryOptionsSchema } f
 export interface TokenSource {
   /** The token to send now (refreshing first when it is about to expire). */
   token(): Promise<string>;
+  /**
+   * The token to send now when it is at hand without waiting (not about to expire), else null:
+   * the transport then awaits token(). Saves a wait on every request.
+   */
+  tokenNow?(): string | null;
   /** Called after a 401: refresh if possible and return true to try once more. */
   refreshAfterUnauthorized?(): Promise<boolean>;
   /** Every secret this source may hand out, for redaction. */
@@ -21,7 +27,7 @@ export interface TokenSource {
 
 /** A token that never changes: a personal API token. */
 export function staticToken(token: string): TokenSource {
-  return { token: async () => token, secrets: () => [token] };
+  return { token: async () => token, tokenNow: () => token, secrets: () => [token] };
 }
 
 export const transportOptionsSchema = z.object({
@@ -193,12 +199,12 @@ export class Transport {
   /** Path and query as sent, relative to the origin. */
   resolvePath(path: string, query?: ApiRequest['query']): string {
     const base = path.startsWith('/api/') || path.startsWith('/oauth/') ? path : `/api/v2${path}`;
+    if (query === undefined || !hasValues(query)) return base;
     const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(query ?? {})) {
+    for (const [key, value] of Object.entries(query)) {
       if (value !== undefined) params.set(key, String(value));
     }
-    const text = params.toString();
-    return text ? `${base}${base.includes('?') ? '&' : '?'}${text}` : base;
+    return `${base}${base.includes('?') ? '&' : '?'}${params.toString()}`;
   }
 
   private writeLog(line: string): void {
@@ -290,8 +296,8 @@ export class Transport {
 
   /** Sends a request and reads the JSON answer. Throws an ApiError for any failure. */
   async request<T = unknown>(request: ApiRequest): Promise<ApiResponse<T>> {
-    const answer = await this.send(request);
-    const text = await answer.body.text();
+    const answer = await this.exchange(request, readWhole);
+    const text = answer.body.length === 0 ? '' : answer.body.toString('utf8');
     let body: unknown = null;
     const type = String(answer.headers['content-type'] ?? '');
     if (text !== '' && type.includes('json')) {
@@ -315,7 +321,18 @@ export class Transport {
    * Sends a request and hands back the undici answer with its body unread (downloads). Success
    * statuses and `accept`ed ones are returned; everything else is thrown as an ApiError.
    */
-  async send(request: ApiRequest): Promise<Dispatcher.ResponseData> {
+  send(request: ApiRequest): Promise<Dispatcher.ResponseData> {
+    return this.exchange(request, readStream);
+  }
+
+  /**
+   * The retry loop of every request: pacing, the token, the attempt, and the sorting of what came
+   * back. When nothing has to wait (the governor has a slot, the token is at hand) the request is
+   * handed to the connection pool before the first `await`, in the caller's own turn: a list's
+   * next page leaves before the current one is worked through, and a row's create costs no
+   * promise of pacing or of the token.
+   */
+  private async exchange<A extends Answer>(request: ApiRequest, read: Reader<A>): Promise<A> {
     const method = request.method;
     const path = this.resolvePath(request.path, request.query);
     const idempotent = request.idempotent ?? method !== 'POST';
@@ -325,57 +342,59 @@ export class Transport {
     let refreshed = false;
     let switchedScheme = false;
     let rateLimitedTimes = 0;
+    const waitSignal = request.waitSignal ?? request.signal;
+    // The same text for every attempt.
+    const json = request.json === undefined ? undefined : JSON.stringify(request.json);
     /** What the next acquire waits for, after a 429. */
     let paused: TransportWait | null = null;
 
     for (;;) {
       attempt += 1;
-      try {
-        await this.waiting(paused, () => this.governor.acquire(request.waitSignal ?? request.signal, this.longestWaitMs));
-      } catch (error) {
-        if (!(error instanceof RateWaitTooLong)) throw error;
-        throw new ApiError('API_RATE_LIMITED', `the rate limit holds requests back${this.tooLongNote(error.waitMs, 'pace')}`, {
-          ...where,
-          retryAfterMs: error.waitMs,
-          hint: WAIT_TOO_LONG_HINT,
-        });
+      // Most requests find a slot free and nobody waiting: no promise, no turn of the event loop.
+      if (paused !== null || waitSignal?.aborted || !this.governor.tryAcquire()) {
+        try {
+          await this.waiting(paused, () => this.governor.acquire(waitSignal, this.longestWaitMs));
+        } catch (error) {
+          if (!(error instanceof RateWaitTooLong)) throw error;
+          throw new ApiError('API_RATE_LIMITED', `the rate limit holds requests back${this.tooLongNote(error.waitMs, 'pace')}`, {
+            ...where,
+            retryAfterMs: error.waitMs,
+            hint: WAIT_TOO_LONG_HINT,
+          });
+        }
       }
       paused = null;
-      let token: string;
-      try {
-        token = await this.auth.token();
-      } catch (error) {
-        // A refresh that could not reach the service (down, restarting) waits like a request.
-        if (!isOutage(error) || !this.mayRetry(attempt)) throw error;
-        await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
-        continue;
+      let token = this.auth.tokenNow?.() ?? null;
+      if (token === null) {
+        try {
+          token = await this.auth.token();
+        } catch (error) {
+          // A refresh that could not reach the service (down, restarting) waits like a request.
+          if (!isOutage(error) || !this.mayRetry(attempt)) throw error;
+          await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), waitSignal);
+          continue;
+        }
       }
       this.#sent += 1;
-      const headers: Record<string, string> = {
-        accept: 'application/json',
-        'user-agent': this.settings.userAgent,
-        ...(request.headers ?? {}),
-        authorization: this.#scheme === 'basic' ? `Basic ${basicCredentials(token)}` : `Bearer ${token}`,
-      };
-      let body: string | Buffer | Readable | undefined = typeof request.body === 'function' ? request.body() : request.body;
-      if (request.json !== undefined) {
-        body = JSON.stringify(request.json);
+      const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.settings.userAgent };
+      if (request.headers !== undefined) Object.assign(headers, request.headers);
+      headers.authorization = this.#authorization(token);
+      let body: string | Buffer | Readable | undefined;
+      if (json !== undefined) {
+        body = json;
         headers['content-type'] = 'application/json';
+      } else {
+        body = typeof request.body === 'function' ? request.body() : request.body;
       }
       const deadline = request.deadlineMs === undefined ? null : answerDeadline(request.deadlineMs, request.signal);
       const signal = deadline === null ? request.signal : deadline.signal;
-      let answer: Dispatcher.ResponseData;
+      let answer: A;
       try {
-        answer = await this.dispatcher.request({
-          origin: this.origin,
-          path,
-          method,
-          headers,
-          body: body ?? null,
-          signal: signal ?? null,
-          headersTimeout: this.settings.timeoutMs,
-          bodyTimeout: this.settings.timeoutMs,
-        });
+        answer = await read(
+          this.dispatcher,
+          { origin: this.origin, path, method, headers, body: body ?? null, headersTimeout: this.settings.timeoutMs, bodyTimeout: this.settings.timeoutMs },
+          signal,
+        );
       } catch (error) {
         deadline?.clear();
         if (request.signal?.aborted) throw error;
@@ -395,17 +414,21 @@ export class Transport {
             hint: 'Check the network and the base address; the run can be resumed.',
           });
         }
-        await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), request.waitSignal ?? request.signal);
+        await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), waitSignal);
         continue;
       }
 
       const status = answer.statusCode;
       this.governor.observe(answer.headers);
       if (!SERVICE_FAILURES.has(status)) this.#heardAt = this.clock.now();
-      this.writeLog(`${method} ${path} -> ${status}`);
+      if (this.log) this.writeLog(`${method} ${path} -> ${status}`);
       if ((status >= 200 && status < 300) || request.accept?.includes(status)) {
-        // The deadline goes on while the caller reads the body, and ends with it.
-        if (deadline) answer.body.once('close', deadline.clear);
+        // The deadline goes on while the caller reads a streamed body, and ends with it; a body
+        // read whole is in already.
+        if (deadline) {
+          if (Buffer.isBuffer(answer.body)) deadline.clear();
+          else answer.body.once('close', deadline.clear);
+        }
         return answer;
       }
 
@@ -450,7 +473,7 @@ export class Transport {
         const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], this.clock.now());
         const longer = retryAfterMs !== undefined && retryAfterMs > this.longestWaitMs;
         if (this.mayRetry(attempt) && !longer) {
-          await this.sleepAfterFailure(retryDelay(attempt, retry, this.random, retryAfterMs), request.waitSignal ?? request.signal);
+          await this.sleepAfterFailure(retryDelay(attempt, retry, this.random, retryAfterMs), waitSignal);
           continue;
         }
         if (longer) throw errorFromStatus(status, errorBody, where, { retryAfterMs, note: this.tooLongNote(retryAfterMs, 'retry-after'), hint: WAIT_TOO_LONG_HINT });
@@ -459,6 +482,20 @@ export class Transport {
       if (SERVICE_FAILURES.has(status) && this.settings.giveUpAfterMs > 0) failed.message += this.giveUpNote();
       throw failed;
     }
+  }
+
+  #authorizationFor = '';
+  #authorizationScheme: 'bearer' | 'basic' = 'bearer';
+  #authorizationHeader = '';
+
+  /** The Authorization header for `token` in the scheme in use, made again only when either changes. */
+  #authorization(token: string): string {
+    if (token !== this.#authorizationFor || this.#scheme !== this.#authorizationScheme || this.#authorizationHeader === '') {
+      this.#authorizationFor = token;
+      this.#authorizationScheme = this.#scheme;
+      this.#authorizationHeader = this.#scheme === 'basic' ? `Basic ${basicCredentials(token)}` : `Bearer ${token}`;
+    }
+    return this.#authorizationHeader;
   }
 
   /** Said when a request gives up under giveUpAfterMs: how long the service has been failing. */
@@ -545,8 +582,79 @@ function messageOf(body: unknown): string | undefined {
   return undefined;
 }
 
-async function readErrorBody(answer: Dispatcher.ResponseData, redact: (text: string) => string): Promise<unknown> {
-  const text = redact(await answer.body.text().catch(() => ''));
+/** What one attempt hands back: its status and headers, and its body read whole or as a stream. */
+type Answer = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers'> & { body: Buffer | Dispatcher.ResponseData['body'] };
+
+/** An answer read whole: what request() parses. */
+interface WholeAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** Sends one attempt and reads its answer, either whole or as a stream; `signal` ends it. */
+type Reader<A extends Answer> = (dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal | undefined) => Promise<A>;
+
+/** The answer as a stream, through undici's request(): downloads, and reads that parse as they go. */
+const readStream: Reader<Dispatcher.ResponseData> = (dispatcher, options, signal) => streamRequest(dispatcher, { ...options, signal: signal ?? null });
+
+/**
+ * The answer read whole into one buffer, straight from undici's dispatch: a JSON answer needs no
+ * stream, and undici's request() gave every answer a readable stream, an async resource and their
+ * events, which cost more than parsing the answer. `signal` (the caller's, or a whole-answer
+ * deadline) ends it while the headers or the body are on their way.
+ */
+const readWhole: Reader<WholeAnswer> = (dispatcher, options, signal) =>
+  new Promise<WholeAnswer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let statusCode = 0;
+    let headers: WholeAnswer['headers'] = {};
+    let controller: Dispatcher.DispatchController | null = null;
+    const onAbort = (): void => controller?.abort(signal?.reason);
+    const settle = (): void => signal?.removeEventListener('abort', onAbort);
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      dispatcher.dispatch(options, {
+        onRequestStart(started) {
+          controller = started;
+          if (signal?.aborted) started.abort(signal.reason);
+        },
+        onResponseStart(_started, status, received) {
+          statusCode = status;
+          headers = received;
+          // A 1xx answer (100 Continue) comes before the real one.
+          chunks.length = 0;
+        },
+        onResponseData(_started, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          settle();
+          resolve({ statusCode, headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+        },
+        onResponseError(_started, error) {
+          settle();
+          reject(error);
+        },
+      });
+    } catch (error) {
+      settle();
+      reject(error);
+    }
+  });
+
+/** Whether a query has a value to send. */
+function hasValues(query: NonNullable<ApiRequest['query']>): boolean {
+  for (const key in query) if (query[key] !== undefined) return true;
+  return false;
+}
+
+async function readErrorBody(answer: Answer, redact: (text: string) => string): Promise<unknown> {
+  const text = redact(Buffer.isBuffer(answer.body) ? answer.body.toString('utf8') : await answer.body.text().catch(() => ''));
   if (text === '') return null;
   try {
     return JSON.parse(text);

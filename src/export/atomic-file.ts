@@ -24,7 +24,8 @@ export class AtomicFile {
   constructor(readonly target: string) {
     sequence += 1;
     this.temp = join(dirname(target), `.${basename(target)}.${process.pid}.${sequence}.tmp`);
-    this.stream = createWriteStream(this.temp, { flags: 'wx', mode: 0o644, highWaterMark: FILE_BUFFER });
+    // 0600 whatever the umask: an export holds the account's data.
+    this.stream = createWriteStream(this.temp, { flags: 'wx', mode: 0o600, highWaterMark: FILE_BUFFER });
     this.stream.on('error', (error) => (this.#failed ??= error));
   }
 

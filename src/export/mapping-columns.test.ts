@@ -130,11 +130,12 @@ describe('columnsFromMappings', () => {
 });
 
 describe('round-trip columns of projects, notes and tasks', () => {
-  it('a project: stage, links and additional contacts by id, tracks by description, each column saying what it needs fetched', () => {
+  it('a project: stage by name, links and additional contacts by id, tracks by description, each column saying what it needs fetched', () => {
     const columns = columnsFromMappings('kases', [bundled('roundtrip-kases.yaml')], CATALOG);
     const kase = { id: 4, name: 'Rollout', party: { id: 3 }, opportunity: { id: 9 }, stage: { id: 102, name: 'In progress' }, parties: [{ id: 7 }, { id: 8 }], tracks: [{ description: 'Onboarding' }, { description: 'Audit' }] };
     const cells = Object.fromEntries(columns.map((c) => [c.name, c.value(kase)]));
-    expect(cells).toMatchObject({ partyId: 3, opportunityId: 9, stageId: 102, additionalContacts: '[7,8]', tracks: 'Onboarding;Audit', id: 4 });
+    expect(cells).toMatchObject({ partyId: 3, opportunityId: 9, stage: 'In progress', additionalContacts: '[7,8]', tracks: 'Onboarding;Audit', id: 4 });
+    expect(cells).not.toHaveProperty('stageId');
     expect(columns.filter((c) => c.fetches).map((c) => [c.name, c.fetches])).toEqual([['additionalContacts', 'parties'], ['tracks', 'tracks']]);
   });
 

@@ -32,11 +32,14 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
     { name: 'pipeline', value: (r) => textOrNull(((r.milestone as Body | null | undefined)?.pipeline as Body | null | undefined)?.name) },
     { name: 'durationBasis', value: (r) => textOrNull(r.durationBasis) },
     { name: 'duration', value: (r) => (typeof r.duration === 'number' ? r.duration : null) },
+    // A track applied on create starts from its definition, named as the track's description.
+    { name: 'tracks', fetches: 'tracks', value: (r) => joinedTexts(r.tracks, 'description') },
   ],
   kases: [
     { name: 'partyId', value: (r) => idOf(r.party) },
     { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
-    // The interface lists no stages, so a stage is only found again by its id.
+    // A stage by id, for a mapping written for an account with the same stages; the round trip
+    // reads the stage's name (the `stage` column), found again in any account's stages.
     { name: 'stageId', value: (r) => idOf(r.stage) },
     // A track applied on create starts from its definition, named as the track's description.
     { name: 'tracks', fetches: 'tracks', value: (r) => joinedTexts(r.tracks, 'description') },
@@ -50,7 +53,6 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
     { name: 'partyId', value: (r) => idOf(r.party) },
     { name: 'kaseId', value: (r) => idOf(r.kase) },
     { name: 'opportunityId', value: (r) => idOf(r.opportunity) },
-    // The interface lists no stages, so a stage is only found again by its id.
     { name: 'stageId', value: (r) => idOf(r.stage) },
     // A track's task is made again by its track when the project is created.
     { name: 'hasTrack', value: (r) => r.hasTrack === true },
@@ -81,7 +83,12 @@ const LIST_COLUMNS: Record<'additionalContact' | 'attachment', (name: string) =>
     name,
     fetches: 'attachments',
     value: (r) => {
-      const files = (Array.isArray(r.attachments) ? (r.attachments as Body[]) : []).map((a) => ({ file: a.file, contentType: a.contentType ?? undefined }));
+      // The attachment's own name goes beside a file named otherwise (shortened to fit the file system).
+      const files = (Array.isArray(r.attachments) ? (r.attachments as Body[]) : []).map((a) => ({
+        file: a.file,
+        contentType: a.contentType ?? undefined,
+        ...(typeof a.filename === 'string' && typeof a.file === 'string' && a.file.split('/').pop() !== a.filename ? { filename: a.filename } : {}),
+      }));
       return files.length === 0 ? null : JSON.stringify(files);
     },
   }),

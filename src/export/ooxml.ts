@@ -27,7 +27,45 @@ function ooxmlEscape(match: string): string {
 
 export function xml(text: string): string {
   if (!XML_SPECIAL.test(text) && !(text.includes('_x') && OOXML_LITERAL.test(text))) return text;
+  return escapeXml(text);
+}
+
+function escapeXml(text: string): string {
   return text.replace(OOXML_ESCAPE, ooxmlEscape).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** Whitespace a spreadsheet may drop at the ends of a text, or fold inside it, without xml:space. */
+function isSpace(code: number): boolean {
+  return code <= 0x20 || (code > 0x7f && /\s/.test(String.fromCharCode(code)));
+}
+
+/**
+ * A text as the `<t>` of an inline string cell, escaped as xml() does. It says
+ * `xml:space="preserve"` only when the text has whitespace a reader could drop or fold (at
+ * either end, a tab or a line break, two spaces in a row): on every cell it was a third of a
+ * party row's XML, and so of what zlib compresses. One pass over the characters finds both; a
+ * regular expression's test cost more than the rest of the cell.
+ */
+export function textElement(text: string): string {
+  const length = text.length;
+  let special = false;
+  let spacey = length > 0 && (isSpace(text.charCodeAt(0)) || isSpace(text.charCodeAt(length - 1)));
+  for (let i = 0; i < length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20) {
+      spacey = true;
+      if (code !== 0x09 && code !== 0x0a) special = true;
+    } else if (code === 0x20) {
+      if (text.charCodeAt(i + 1) === 0x20) spacey = true;
+    } else if (code === 0x26 || code === 0x3c || code === 0x3e || code === 0x22 || (code >= 0xd800 && code <= 0xdfff) || code >= 0xfffe) {
+      special = true;
+    } else if (code === 0x5f && text.charCodeAt(i + 1) === 0x78) {
+      // `_x`: a literal `_xHHHH_` is escaped so that it is not read as an escaped character.
+      if (OOXML_LITERAL.test(text)) special = true;
+    }
+  }
+  const body = special ? escapeXml(text) : text;
+  return spacey ? `<t xml:space="preserve">${body}</t>` : `<t>${body}</t>`;
 }
 
 /** Column letters: 0 -> A, 26 -> AA. */
@@ -114,7 +152,7 @@ export function cellXml(ref: string, cell: Cell, raw: boolean): string {
   // Inline strings are text; a text that looks like a formula also gets the quote-prefix style,
   // so that editing the cell in a spreadsheet does not turn it into one.
   const style = !raw && looksLikeFormula(cell) ? ` s="${STYLE.text}"` : '';
-  return `<c r="${ref}" t="inlineStr"${style}><is><t xml:space="preserve">${xml(cell)}</t></is></c>`;
+  return `<c r="${ref}" t="inlineStr"${style}><is>${textElement(cell)}</is></c>`;
 }
 
 /**

@@ -1,11 +1,11 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { rename, rm, stat } from 'node:fs/promises';
+import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
-import { jsonText, readTextInput, writeFileAtomic } from '../util/index.ts';
+import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
@@ -190,6 +190,10 @@ export interface ExportDeps {
   /** What identifies the account; an incremental state is never applied to another one. */
   account: string;
   signal?: AbortSignal;
+  /**
+   * Where an export with `out: null` goes (CSV or JSON Lines); required then. The library reads
+   * nothing of the process it runs in: the command passes its standard output.
+   */
   stdout?: NodeJS.WritableStream;
   onProgress?: (progress: { records: number; requests: number }) => void;
   now?: () => Date;
@@ -258,10 +262,32 @@ function dayBefore(instant: string): string {
   return new Date(Date.parse(instant) - 86_400_000).toISOString().slice(0, 10);
 }
 
-/** A file name as a folder can hold it: no folders of its own, not `.` or `..`. */
-function safeFileName(name: unknown): string {
-  const text = typeof name === 'string' ? name.replace(/[/\\\0]/g, '_').trim() : '';
-  return text === '' || text === '.' || text === '..' ? 'attachment' : text;
+/**
+ * Downloads an attachment into `dir`/<attachment id>/<file name> and returns the file's path. The
+ * name is the service's, made one file name the file system takes (fileNameFor, as the restore
+ * names a backup's files). Nothing already in `dir` is followed: an id folder or a file that is a
+ * link (planted to send the bytes elsewhere) is refused, and the bytes go to a file made fresh
+ * beside the target, renamed into place. Folders are 0700 and files 0600: they are the account's.
+ */
+async function downloadAttachment(client: CrmClient, dir: string, id: number, filename: unknown): Promise<string> {
+  const context = {
+    what: `--attachments ${dir}, attachment ${id}`,
+    hint: 'The folder holds a link crm-ferry did not make. Remove it (or give --attachments a folder of its own), then export again.',
+  };
+  const folder = await pathInside(dir, String(id), context);
+  await makePrivateFolder(folder, context);
+  const name = fileNameFor(typeof filename === 'string' && filename !== '' ? filename : 'attachment');
+  const file = await pathInside(dir, `${id}/${name}`, context);
+  const temp = temporaryNameFor(file);
+  try {
+    await client.download(id, temp);
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    if (error instanceof FerryError) throw error;
+    throw new FerryError('EXPORT_WRITE', `cannot write the attachment ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+  }
+  return file;
 }
 
 /**
@@ -278,19 +304,13 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
     return items;
   };
   if (fetches.has('parties')) record.parties = await all(`/kases/${id}/parties`, 'parties');
-  if (fetches.has('tracks')) record.tracks = await all(`/kases/${id}/tracks`, 'tracks');
+  if (fetches.has('tracks')) record.tracks = await all(`/${options.entity}/${id}/tracks`, 'tracks');
   if (fetches.has('attachments') && options.attachments !== null && Array.isArray(record.attachments)) {
-    const base = options.out === null ? process.cwd() : dirname(options.out);
+    // Checked by runExport: an export that downloads attachments writes a file.
+    const base = dirname(options.out as string);
     for (const attachment of record.attachments as Body[]) {
       if (typeof attachment.id !== 'number') continue;
-      const folder = join(options.attachments, String(attachment.id));
-      const file = join(folder, safeFileName(attachment.filename));
-      try {
-        await mkdir(folder, { recursive: true });
-      } catch (error) {
-        throw new FerryError('EXPORT_WRITE', `cannot make the attachments folder ${folder}: ${(error as Error).message}`, { location: { file: folder }, cause: error });
-      }
-      await deps.client.download(attachment.id, file);
+      const file = await downloadAttachment(deps.client, options.attachments, attachment.id, attachment.filename);
       // Forward slashes: the file may be imported on another system.
       attachment.file = relative(base, file).split(sep).join('/');
     }
@@ -323,9 +343,11 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
     usage(`the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`, 'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.');
   }
   if (options.attachments !== null) {
+    if (options.out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
     if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
     const found = await stat(options.attachments).catch(() => null);
     if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
+    if (found === null) await makePrivateFolder(options.attachments, { what: '--attachments' });
   }
   const { filter, local } = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
   const checkedHere = local.map((l) => l.text);
@@ -346,39 +368,50 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
   if (options.out !== null) await removeStaleTemps(dirname(options.out));
-  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, stdout: deps.stdout ?? process.stdout, now });
+  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, ...(deps.stdout ? { stdout: deps.stdout } : {}), now });
   const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
     if (entity === 'tasks') params.status = EVERY_TASK_STATUS;
-    let records: AsyncGenerator<Body>;
+    let pages: AsyncGenerator<{ records: Body[] }>;
     if (filter !== null) {
       const conditions = [...filter.conditions, ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : [])];
-      records = deps.client.paginate(`/${entity}/filters/results`, entity, RECORD, { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
+      pages = deps.client.pages(`/${entity}/filters/results`, entity, RECORD, { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
     } else {
       if (since) params.since = since;
-      records = deps.client.paginate(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
+      pages = deps.client.pages(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
     }
     // A filter asks by day; the instant decides (only for an incremental filter export).
     const sinceMs = since !== null && filter !== null ? Date.parse(since) : null;
+    const cells = writer.usesCells;
+    // The main thread's own work is timed from each page's arrival to its end, less the waits
+    // inside it (for the file, for what a record needs besides): two clock reads a page, not a record.
     let writing = 0;
     let waiting = 0;
-    for await (const record of records) {
-      summary.read += 1;
-      if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
-      if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
-      if (fetches.size > 0) await fetchBeside(record, fetches, options, deps);
-      const at = performance.now();
-      const handing = writer.write(writer.usesCells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
-      const handed = performance.now();
-      writing += handed - at;
-      if (handing) {
-        await handing;
-        waiting += performance.now() - handed;
+    for await (const page of pages) {
+      let at = performance.now();
+      for (const record of page.records) {
+        summary.read += 1;
+        if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
+        if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
+        if (fetches.size > 0) {
+          writing += performance.now() - at;
+          await fetchBeside(record, fetches, options, deps);
+          at = performance.now();
+        }
+        const handing = writer.write(cells ? columns.map((c) => c.value(record)) : NO_CELLS, record);
+        if (handing) {
+          const handed = performance.now();
+          writing += handed - at;
+          await handing;
+          at = performance.now();
+          waiting += at - handed;
+        }
+        summary.records += 1;
+        if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
       }
-      summary.records += 1;
-      if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
+      writing += performance.now() - at;
     }
     if (since !== null && isFilterEntity(entity)) {
       const resource = entity === 'parties' ? deps.client.parties : entity === 'opportunities' ? deps.client.opportunities : deps.client.kases;

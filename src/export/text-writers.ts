@@ -24,7 +24,7 @@ export class CsvWriter implements ExportWriter {
   constructor(
     private readonly target: string | null,
     header: string[],
-    private readonly options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream },
+    private readonly options: { plain: boolean; raw: boolean; stdout?: NodeJS.WritableStream | undefined },
   ) {
     this.#eol = options.plain ? '\n' : '\r\n';
     // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
@@ -35,12 +35,9 @@ export class CsvWriter implements ExportWriter {
 
   write(cells: Cell[]): Promise<void> | undefined {
     const raw = this.options.raw;
-    let line = '';
-    for (let i = 0; i < cells.length; i += 1) {
-      const text = csvField(csvText(cells[i] as Cell, raw));
-      line = i === 0 ? text : `${line},${text}`;
-    }
-    return this.#text.add(line + this.#eol);
+    const fields = new Array<string>(cells.length);
+    for (let i = 0; i < cells.length; i += 1) fields[i] = csvField(csvText(cells[i] as Cell, raw));
+    return this.#text.add(fields.join(',') + this.#eol);
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -71,7 +68,7 @@ export class JsonlWriter implements ExportWriter {
 
   constructor(
     private readonly target: string | null,
-    stdout: NodeJS.WritableStream,
+    stdout: NodeJS.WritableStream | undefined,
   ) {
     this.#file = target === null ? null : new AtomicFile(target);
     this.#text = new ChunkedText(sendTo(this.#file, stdout));

@@ -15,7 +15,12 @@ export { looksLikeFormula, type DeletedRecord, type ExportFormat, type ExportWri
 export { XLSX_MAX_ROWS } from './xlsx-writer.ts';
 
 /** The writer for a format; `target` null writes to standard output (CSV and JSON Lines only). */
-export function openWriter(format: ExportFormat, target: string | null, header: string[], options: { plain: boolean; raw: boolean; stdout: NodeJS.WritableStream; now?: () => Date; /** @default XLSX_MAX_ROWS */ xlsxMaxRows?: number }): ExportWriter {
+export function openWriter(
+  format: ExportFormat,
+  target: string | null,
+  header: string[],
+  options: { plain: boolean; raw: boolean; /** Where a `target` of null is written; required then. */ stdout?: NodeJS.WritableStream; now?: () => Date; /** @default XLSX_MAX_ROWS */ xlsxMaxRows?: number },
+): ExportWriter {
   if (format === 'jsonl') return new JsonlWriter(target, options.stdout);
   if (format === 'csv') return new CsvWriter(target, header, options);
   if (target === null) throw new FerryError('USAGE', 'XLSX cannot go to standard output; give --out FILE.xlsx');

@@ -2,7 +2,7 @@ import { FerryError } from '../errors/index.ts';
 import { AtomicFile } from './atomic-file.ts';
 import { ChunkedText } from './chunked-text.ts';
 import type { Cell } from './columns.ts';
-import { cellXml, contentTypes, cutText, letters, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, workbookRels, workbookXml, XLSX_MAX_TEXT, xml } from './ooxml.ts';
+import { cellXml, contentTypes, cutText, letters, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, textElement, workbookRels, workbookXml, XLSX_MAX_TEXT } from './ooxml.ts';
 import type { DeletedRecord, ExportWriter } from './writer-types.ts';
 import { ZipWriter, type ZipEntrySink } from './zip.ts';
 
@@ -53,16 +53,19 @@ export class XlsxWriter implements ExportWriter {
   }
 
   #rowXml(cells: Cell[], index: number): string {
-    let out = `<row r="${index}">`;
+    // Joined once: adding each cell to a string made a chain that was copied again when the
+    // piece was joined, a fifth of the writer's time.
+    const parts = [`<row r="${index}">`];
     for (let i = 0; i < cells.length; i += 1) {
       let cell = cells[i] as Cell;
       if (typeof cell === 'string' && cell.length > XLSX_MAX_TEXT) {
         cell = cutText(cell);
         this.#cut += 1;
       }
-      if (cell !== null) out += cellXml(`${this.#letters[i] ?? letters(i)}${index}`, cell, this.raw);
+      if (cell !== null) parts.push(cellXml(`${this.#letters[i] ?? letters(i)}${index}`, cell, this.raw));
     }
-    return `${out}</row>`;
+    parts.push('</row>');
+    return parts.join('');
   }
 
   /** Widths from the header and the sampled rows, within reason. */
@@ -82,7 +85,7 @@ export class XlsxWriter implements ExportWriter {
     await this.#text.add(
       `${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/><cols>${widths
         .map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`)
-        .join('')}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${letters(i)}1" t="inlineStr" s="${STYLE.header}"><is><t xml:space="preserve">${xml(name)}</t></is></c>`).join('')}</row>`,
+        .join('')}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${letters(i)}1" t="inlineStr" s="${STYLE.header}"><is>${textElement(name)}</is></c>`).join('')}</row>`,
     );
     for (const row of sample) {
       this.#rows += 1;

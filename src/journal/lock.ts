@@ -35,8 +35,21 @@ interface Holder {
 
 /** What is at `file` now: its inode and its text, or null when there is no lock. */
 async function look(file: string): Promise<{ ino: number; text: string } | null> {
+  let info;
   try {
-    const info = await lstat(file);
+    info = await lstat(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw lockError(file, error);
+  }
+  // A lock is a file crm-ferry links into place: a link or anything else there was planted.
+  if (!info.isFile()) {
+    throw new FerryError('PATH_UNSAFE', `the lock ${file} is ${info.isSymbolicLink() ? 'a link' : 'not a plain file'}, which crm-ferry did not make`, {
+      location: { file },
+      hint: `Remove ${file}: no crm-ferry run holds it.`,
+    });
+  }
+  try {
     const text = await readFile(file, 'utf8');
     return { ino: info.ino, text };
   } catch (error) {

@@ -1,7 +1,9 @@
-import { lstat, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { checkNotSpecial, ENTITIES, type Entity, jsonText, writeFileAtomic } from '../util/index.ts';
+import { checkNotSpecial, ENTITIES, type Entity, fileNameFor, jsonText, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
+import { type JournalEntry, JournalWriter, type JournalSeal, type LoadedJournal, loadJournal, openStateFile, readJournal } from './journal.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
@@ -40,6 +42,51 @@ interface StateFile {
   created: string;
   /** Ids of the account's users seen by the runs: accounts share no user, so a state whose users are all unknown is another account's. */
   users?: number[];
+  /** What each journal held when its runs last said so, by the journal's file name (see JournalSeal). */
+  journals?: Record<string, JournalSeal>;
+}
+
+/**
+ * The names crm-ferry gives inside a state folder. None may be a link: one planted there would
+ * carry the run's files (customer data) to a folder elsewhere, or read another file as the state.
+ */
+const OWN_NAMES = [STATE_FILE, LOCK_FILE, 'journal', 'results', 'spool', join('spool', 'dry-run'), 'steps.json', 'rollbacks.json'];
+
+const LINK_HINT = 'Something replaced part of the state folder with a link. Remove the link and put back what was there (the state folder is written by crm-ferry only), or give another --state-dir.';
+
+/** Refuses a state folder in which one of crm-ferry's own names is a link. */
+async function refuseLinks(dir: string): Promise<void> {
+  for (const name of OWN_NAMES) {
+    const info = await lstat(join(dir, name)).catch(() => null);
+    if (info?.isSymbolicLink()) {
+      throw new FerryError('PATH_UNSAFE', `the state folder ${dir}: ${name} is a link, which crm-ferry does not follow`, { location: { file: join(dir, name) }, hint: LINK_HINT });
+    }
+  }
+}
+
+/**
+ * The text of a file of the state folder, read without following a link (PATH_UNSAFE) and only
+ * when it is a plain file; null when it does not exist.
+ */
+export async function readStateText(file: string): Promise<string | null> {
+  let handle;
+  try {
+    handle = await openStateFile(file, constants.O_RDONLY | constants.O_NONBLOCK, basename(file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new FerryError('PATH_UNSAFE', `${file} is not a plain file`, { location: { file }, hint: LINK_HINT });
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The state's name for a step's file: hex-escaped, and shortened with a hash when too long for the file system. */
+function stepFileName(step: string, suffix: string): string {
+  return fileNameFor(`${safeName(step)}${suffix}`);
 }
 
 /** Said by every command that binds a state (setup, rollback, verify and restore have no --fresh). */
@@ -60,6 +107,8 @@ export class StateDir {
   #closed = false;
   /** state.json as bound at open and saved since. */
   #state: StateFile | undefined;
+  /** Saves of state.json, one after the other. */
+  #saving: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly dir: string,
@@ -73,14 +122,16 @@ export class StateDir {
     if (existing && !existing.isDirectory()) {
       throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, { location: { file: dir }, hint: 'Give another --state-dir.' });
     }
-    if (options.existing && !(await stat(join(dir, STATE_FILE)).catch(() => null))) {
+    if (existing) await refuseLinks(dir);
+    if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null))) {
       throw new FerryError('USAGE', `there is no import state in ${dir}: no run kept one there`, {
         location: { file: dir },
-        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it), or the --state-dir it was given.',
+        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it; for a ready-made one, .crm-ferry/NAME in the folder it was run from), or the --state-dir it was given.',
       });
     }
     try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      // 0700 whatever the umask: the state holds the rows as they were written.
+      if (!existing) await makePrivateFolder(dir, { what: 'the state folder' });
     } catch (error) {
       throw new FerryError('JOURNAL_WRITE', `cannot create the state folder ${dir}: ${(error as Error).message}`, { location: { file: dir }, cause: error });
     }
@@ -89,8 +140,7 @@ export class StateDir {
       if (options.fresh) await state.#moveAside();
       await state.#bind(options.account);
       await state.#checkUsers(await options.users(), options.keepUsers ?? true);
-      await mkdir(join(dir, 'journal'), { recursive: true, mode: 0o700 });
-      await mkdir(join(dir, 'results'), { recursive: true, mode: 0o700 });
+      for (const folder of ['journal', 'results']) await makePrivateFolder(join(dir, folder), { what: 'the state folder', hint: LINK_HINT }, { tighten: true });
     } catch (error) {
       await state.close();
       throw error;
@@ -102,9 +152,10 @@ export class StateDir {
     const file = join(this.dir, STATE_FILE);
     let text: string | null = null;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readStateText(file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new FerryError('JOURNAL_CORRUPT', `cannot read ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+      if (error instanceof FerryError) throw error;
+      throw new FerryError('JOURNAL_CORRUPT', `cannot read ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
     }
     if (text === null) {
       await this.#save({ format: FORMAT, account, created: new Date().toISOString() });
@@ -130,10 +181,49 @@ export class StateDir {
     this.#state = state;
   }
 
-  /** Writes state.json whole, under a temporary name renamed over it: never half a file. */
+  /** Writes state.json whole, under a temporary name renamed over it: never half a file; saves go one after the other. */
   async #save(state: StateFile): Promise<void> {
-    await writeFileAtomic(join(this.dir, STATE_FILE), jsonText(state));
     this.#state = state;
+    const saved = this.#saving.then(() => writeFileAtomic(join(this.dir, STATE_FILE), jsonText(this.#state)));
+    this.#saving = saved.catch(() => undefined);
+    await saved;
+  }
+
+  /** When the state was first written (a state from before this was kept: the Unix epoch). */
+  get created(): Date {
+    const created = Date.parse(this.#state?.created ?? '');
+    return new Date(Number.isNaN(created) ? 0 : created);
+  }
+
+  /** What the step's journal held when its runs last said so; null for a journal kept before seals were. */
+  sealOf(step: string): JournalSeal | null {
+    const seal = this.#state?.journals?.[stepFileName(step, '.jsonl')];
+    return seal && typeof seal.lines === 'number' && typeof seal.bytes === 'number' && typeof seal.crc === 'string' ? seal : null;
+  }
+
+  async #saveSeal(step: string, seal: JournalSeal): Promise<void> {
+    const state = this.#state;
+    if (state === undefined) return;
+    await this.#save({ ...state, journals: { ...state.journals, [stepFileName(step, '.jsonl')]: seal } });
+  }
+
+  /**
+   * Loads a step's journal, refusing one that does not start with what its runs wrote
+   * (JOURNAL_CORRUPT), unless `trustAsItIs` (--reconcile: the run then looks rows up in the
+   * account instead of trusting the journal to know them all).
+   */
+  loadJournal(step: string, options: { trustAsItIs?: boolean } = {}): Promise<LoadedJournal> {
+    return loadJournal(this.journalFile(step), { seal: options.trustAsItIs ? null : this.sealOf(step) });
+  }
+
+  /** The entries of a step's journal in order, with the same check as loadJournal. */
+  readJournal(step: string): AsyncGenerator<JournalEntry> {
+    return readJournal(this.journalFile(step), { seal: this.sealOf(step) });
+  }
+
+  /** A writer for a step's journal loaded by loadJournal; what it makes durable is sealed in state.json as it goes. */
+  openJournal(step: string, loaded: LoadedJournal): Promise<JournalWriter> {
+    return JournalWriter.open(this.journalFile(step), { seal: loaded.seal, onSeal: (seal) => this.#saveSeal(step, seal) });
   }
 
   async #moveAside(): Promise<void> {
@@ -166,12 +256,12 @@ export class StateDir {
   }
 
   journalFile(step: string): string {
-    return join(this.dir, 'journal', `${safeName(step)}.jsonl`);
+    return join(this.dir, 'journal', stepFileName(step, '.jsonl'));
   }
 
   /** `dry-run.rejects`: a dry run's rejects, kept apart so that the last real run's stay. */
   resultFile(step: string, kind: 'success' | 'rejects' | 'dry-run.rejects'): string {
-    return join(this.dir, 'results', `${safeName(step)}.${kind}.csv`);
+    return join(this.dir, 'results', stepFileName(step, `.${kind}.csv`));
   }
 
   /**
@@ -192,6 +282,7 @@ export class StateDir {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#saving;
     await releaseLock(this.lock);
   }
 }
@@ -222,14 +313,17 @@ export interface StateSteps {
 export async function writeStateSteps(dir: string, steps: StateStep[]): Promise<void> {
   const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
   const merged = [...steps, ...known.steps.filter((old) => !steps.some((s) => s.name === old.name))];
-  await writeFile(join(dir, STEPS_FILE), `${JSON.stringify({ steps: merged }, null, 2)}\n`, { mode: 0o600 });
+  await writeFileAtomic(join(dir, STEPS_FILE), jsonText({ steps: merged }));
 }
 
 export async function readStateSteps(dir: string): Promise<StateSteps> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(join(dir, STEPS_FILE), 'utf8'));
+    const text = await readStateText(join(dir, STEPS_FILE));
+    if (text === null) throw new Error('missing');
+    parsed = JSON.parse(text);
   } catch (error) {
+    if (error instanceof FerryError) throw error;
     throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
   }
   const steps = (parsed as StateSteps | null)?.steps;
@@ -281,8 +375,10 @@ export interface Rollbacks {
 
 export async function readRollbacks(dir: string): Promise<Rollbacks> {
   let parsed: Partial<Rollbacks>;
+  // A link is refused (PATH_UNSAFE); a missing or damaged file says no rollback was done.
+  const text = await readStateText(join(dir, ROLLBACKS_FILE));
   try {
-    parsed = JSON.parse(await readFile(join(dir, ROLLBACKS_FILE), 'utf8')) as Partial<Rollbacks>;
+    parsed = JSON.parse(text ?? '') as Partial<Rollbacks>;
   } catch {
     return { undone: [] };
   }

@@ -89,7 +89,8 @@ export async function readAttachments(uses: readonly AttachmentUse[], field = 'a
   if (problem) return { files, warnings, problem };
   for (const { use, size } of found) {
     try {
-      files.push({ path: use.path, filename: basename(use.path), contentType: contentTypeOf(use.path, use.contentType), size, sha256: await sha256Of(use.path) });
+      const filename = use.filename ?? basename(use.path);
+      files.push({ path: use.path, filename, contentType: contentTypeOf(filename, use.contentType), size, sha256: await sha256Of(use.path) });
     } catch (error) {
       return { files, warnings, problem: `cannot read the attachment ${use.path}: ${(error as Error).message}` };
     }

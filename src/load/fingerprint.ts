@@ -1,8 +1,51 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
-/** JSON with object keys sorted, so that equal values give equal text whatever order they were built in. */
+/** Object keys as JSON texts: the same few names come back in every row. */
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    // Bounded: a record type with ever new keys (custom field names) cannot grow it without end.
+    if (quotedKeys.size < 4096) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * A text as JSON.stringify writes it: in quotes as it is, unless it holds a character JSON
+ * escapes (a control character, a quote, a backslash, half of a surrogate pair), which go to
+ * JSON.stringify. Most texts of a row have none, and calling it cost more than the scan.
+ */
+function stringJson(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return JSON.stringify(text);
+  }
+  return `"${text}"`;
+}
+
+/** A value that is not an object, as JSON.stringify writes it (undefined as null, as in a list). */
+function scalarJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return stringJson(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      return JSON.stringify(value) ?? 'null';
+  }
+}
+
+/**
+ * JSON with object keys sorted, so that equal values give equal text whatever order they were
+ * built in. The text is what journals hold the fingerprints of: it must not change.
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (value === null || typeof value !== 'object') return scalarJson(value);
   // Plain loops: this runs for every row of every run (fingerprints, update plans).
   if (Array.isArray(value)) {
     let out = '[';
@@ -10,13 +53,17 @@ export function canonicalJson(value: unknown): string {
     return `${out}]`;
   }
   const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
   // The default sort orders by UTF-16 code units, as < does.
-  const keys = Object.keys(record).sort();
+  if (keys.length > 1) keys.sort();
   let out = '{';
-  for (const key of keys) {
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
     const item = record[key];
     if (item === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(item)}`;
+    out += `${first ? '' : ','}${quotedKey(key)}:${canonicalJson(item)}`;
+    first = false;
   }
   return `${out}}`;
 }
@@ -24,7 +71,8 @@ export function canonicalJson(value: unknown): string {
 /**
  * A short, stable digest of what a row writes. Two runs that map a row to the same body get the
  * same fingerprint, which is how a re-run knows a row is unchanged without asking the service.
+ * crypto.hash is the one-shot form of createHash: the same digest, without a Hash object a row.
  */
 export function fingerprint(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('base64url').slice(0, 22);
+  return hash('sha256', canonicalJson(value), 'base64url').slice(0, 22);
 }

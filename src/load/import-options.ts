@@ -1,6 +1,6 @@
 /** The importer's options (normalised once by the schema), what it needs, and the summary and events it gives. */
 import { z } from 'zod';
-import type { CrmClient, GovernorState, TransportWait, V1LiveConnection } from '../client/index.ts';
+import type { AccountCatalog, CrmClient, GovernorState, TransportWait, V1LiveConnection } from '../client/index.ts';
 
 /** A wait of the run's requests, and whose: the account written to, or a live v1 source's old account. */
 export type ProgressWait = TransportWait & { of: 'account' | 'old account' };
@@ -40,6 +40,18 @@ export const importOptionsSchema = z.object({
   strict: z.boolean().default(false),
   /** A fixed rejects file whose rows replace the input of their step (`--retry-rejects FILE`). @default null */
   retryFile: z.string().nullable().default(null),
+  /**
+   * Look every row the journal does not know up in the account before creating it, and take a
+   * journal that is not what its runs wrote (cut short, an older copy) as it is: the way on after
+   * JOURNAL_CORRUPT. @default false
+   */
+  reconcile: z.boolean().default(false),
+  /**
+   * A step with `match:` reads the account's whole list of its records (100 a request) instead of
+   * sending filter queries (50 rows' values a request), when the list holds at most this many
+   * records: a restore that knows the size of what it restores sets it. @default 0 (filter queries)
+   */
+  matchFromListUpTo: z.number().int().min(0).default(0),
 });
 
 export type ImportOptions = z.output<typeof importOptionsSchema>;
@@ -54,6 +66,10 @@ export interface ImportDeps {
   onEvent?: (event: ImportEvent) => void;
   /** Names of the account; read once from the account when absent. */
   resolver?: NameResolver;
+  /** The account's names, read already by the caller (a restore reads them once for its runs): the run reads none. */
+  catalog?: AccountCatalog;
+  /** Told the account's names as the plan's set-up left them (what it created added), for a next run's `catalog`. */
+  onCatalog?: (catalog: AccountCatalog) => void;
   now?: () => Date;
   /** How often progress events are sent, in ms. @default 1000 */
   progressEveryMs?: number;

@@ -16,6 +16,7 @@ import { attachmentFilesOf, planAttachments, readAttachments } from './attachmen
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
+import { ReconcileIndex } from './reconcile.ts';
 import { LostCreates, RecordService } from './service.ts';
 import { type DryRunReport, type ImportDeps, type ImportEvent, type ImportOptions } from './import-options.ts';
 import { StepRun } from './step-run.ts';
@@ -249,9 +250,17 @@ export class RecordWriter {
       if (match === 'rejected') return;
       found = match;
     }
+    // --reconcile: a row the journal does not know may have a record an earlier run made.
+    let own = false;
+    if (!known && !found && this.options.reconcile) {
+      step.reconcile ??= new ReconcileIndex(this.service, entity, this.state.created, (id) => step.taken.has(id));
+      found = await step.reconcile.find(body);
+      if (found) step.taken.add(found.id as number);
+      own = found !== null;
+    }
     step.ready += 1;
     try {
-      await this.write(step, mapped, body, fp, known, found);
+      await this.write(step, mapped, body, fp, known, found, own);
     } finally {
       step.ready -= 1;
       // Its look-up held back for others to share it, a row waits no longer than the writes have rows to write.
@@ -259,8 +268,11 @@ export class RecordWriter {
     }
   }
 
-  /** Creates, adopts or updates a row's record (in a dry run, counts what that would send). */
-  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null): Promise<void> {
+  /**
+   * Creates, adopts or updates a row's record (in a dry run, counts what that would send). `own`:
+   * `found` is the record an earlier run made for the row (--reconcile), not one `match:` found.
+   */
+  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false): Promise<void> {
     if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
     // is not on the request's path (a row sent at once waits for it all the same).
@@ -282,6 +294,7 @@ export class RecordWriter {
         }
         try {
           if (known) await this.update(step, mapped, body, fp, known);
+          else if (found && own) await this.adoptOwn(step, mapped, body, fp, found);
           else if (found) await this.adopt(step, mapped, body, fp, found);
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
@@ -328,11 +341,53 @@ export class RecordWriter {
         await this.service.update(step.compiled.entity, id, plan.changes);
       }
     }
+    // A project's additional contacts are not read back: one this import created cannot be on the
+    // project yet, and is added (as after a create); one found in the account is taken as there.
+    const added = spec.onMatch === 'update' ? contactIdsOf(body).filter((party) => this.createdParty(party)) : [];
     // With skip nothing of the row was written: the next run must not take the record for the row's.
-    const written = spec.onMatch === 'update' ? body : {};
-    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: written, origin: 'matched' });
-    this.fold(step, mapped.key, { id, fp, body: written, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    // With contacts to add, the row is recorded without them until they are, as after a create.
+    const written = spec.onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
+    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
+    this.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    if (added.length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before: { parties: null } });
+      await this.service.setContacts(id, added, []);
+      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp });
+      this.fold(step, mapped.key, { fp, body });
+    }
     return this.succeed(step, mapped, 'matched', id);
+  }
+
+  /**
+   * A row whose record an earlier run made, though the journal lost it (--reconcile): the record
+   * is the row's own again (a rollback of those runs cannot delete it, their line is lost; a
+   * later run updates it as any other), and what the row holds now and the record lacks is written.
+   */
+  async adoptOwn(step: StepRun, mapped: MappedRecord, whole: Body, fp: string, record: Body): Promise<void> {
+    const id = record.id as number;
+    this.reconciled.applied += 1;
+    // A note's files were sent with the lost create: the record has them already.
+    const { attachments: _files, ...body } = withoutApart(whole);
+    const { plan, before } = planRecordUpdate(record, body);
+    if (Object.keys(plan.changes).length > 0) {
+      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body: whole, id, before });
+      await this.service.update(step.compiled.entity, id, plan.changes);
+    }
+    // Adding a contact the project has is no error.
+    const contacts = contactIdsOf(whole);
+    if (contacts.length > 0) await this.service.setContacts(id, contacts, []);
+    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: whole, origin: 'created' });
+    this.fold(step, mapped.key, { id, fp, body: whole, origin: 'created', pending: null, rejected: null, run: this.runId });
+    return this.succeed(step, mapped, 'matched', id);
+  }
+
+  /** Whether a run of this state created party `id` (rather than found it in the account). */
+  createdParty(id: number): boolean {
+    for (const step of this.steps) {
+      if (step.compiled.entity !== 'party') continue;
+      for (const row of step.journal.rows.values()) if (row.id === id && row.origin === 'created') return true;
+    }
+    return false;
   }
 
   countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
@@ -450,6 +505,13 @@ export class RecordWriter {
       if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
     }
     const contacts = planContacts(prior.body, body);
+    // Contacts an interrupted run was adding: those it added are found in one list (100 a page)
+    // rather than each added again, when that saves requests.
+    if (step.contactsUnsure.delete(mapped.key) && contacts.add.length > 1) {
+      const present = new Set<number>();
+      for await (const party of this.service.contactsOf(prior.id)) present.add(party);
+      contacts.add = contacts.add.filter((party) => !present.has(party));
+    }
     const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
     if (changed) {
       await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });

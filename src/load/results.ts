@@ -1,7 +1,8 @@
-import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { csvField } from '../mapping/index.ts';
+import { makePrivateFolder } from '../util/index.ts';
 
 /**
  * What a run did with a row. `missing`: the record of a row an earlier run wrote, which the input
@@ -46,9 +47,11 @@ export class SuccessWriter {
     sequence += 1;
     const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
     try {
-      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+      // The results folder is refused when it is a link; the file is made fresh (exclusive create) and renamed into place.
+      await makePrivateFolder(dirname(file), { what: 'the results folder of the state' });
       return new SuccessWriter(file, await open(temp, 'wx', 0o600), temp);
     } catch (error) {
+      if (error instanceof FerryError) throw error;
       throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: HINT });
     }
   }

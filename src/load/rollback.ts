@@ -1,10 +1,10 @@
 import pLimit from 'p-limit';
 import type { CrmClient } from '../client/index.ts';
-import { type AccountIdentity, JournalWriter, loadJournal, readJournal, readRollbacks, readStateSteps, StateDir, writeRollbacks } from '../journal/index.ts';
+import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, StateDir, writeRollbacks } from '../journal/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
-import { planUpdate } from './records.ts';
+import { planUpdate, signatureOf } from './records.ts';
 import { RecordService } from './service.ts';
 import { setupRuns, undoSetup } from './setup.ts';
 
@@ -50,6 +50,11 @@ export interface RollbackSummary {
   tagsLeft: Array<{ entity: TaggedEntity; names: string[] }>;
   /** What the runs' set-up created that the service would not delete (in use by records of other runs). */
   setupKept: Array<{ kind: string; id: number; reason: string }>;
+  /**
+   * Records the journal says the runs created that were left, because the record in the account
+   * is not (or no longer) what they wrote: made at another time, or holding other values.
+   */
+  kept: Array<{ step: string; key: string; id: number; reason: string }>;
   /** Per step, in the order they were undone. */
   steps: Array<{ step: string; deleted: number; restored: number }>;
   requests: number;
@@ -59,6 +64,9 @@ interface RowUndo {
   key: string;
   /** The run created the record: delete it. */
   created: boolean;
+  /** When the create was announced and confirmed (journal times, ms): the record was made between them. */
+  sent: number;
+  confirmed: number;
   /** Earlier values of the fields the runs changed, earliest first wins. */
   before: Body | null;
   deletedByRun: boolean;
@@ -80,14 +88,15 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     const rollbacks = await readRollbacks(state.dir);
     // Runs that changed the account; a re-run that found everything unchanged is nothing to undo.
     const runs = new Set<string>();
+    // A journal that is not what its runs wrote is refused here, before anything is deleted.
     for (const step of steps) {
-      for await (const entry of readJournal(state.journalFile(step.name))) if (entry.t === 'done') runs.add(entry.run);
+      for await (const entry of state.readJournal(step.name)) if (entry.t === 'done') runs.add(entry.run);
     }
     for (const run of await setupRuns(state)) runs.add(run);
     const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
     // An interrupted rollback is finished first, under its own run id, whatever this one asks.
     const targets = rollbacks.pending?.targets ?? (options.all ? candidates : candidates.slice(-1));
-    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], setupKept: [], steps: [], requests: 0 };
+    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], setupKept: [], kept: [], steps: [], requests: 0 };
     if (targets.length === 0) return summary;
     const target = new Set(targets);
     const rollbackRun = rollbacks.pending?.run ?? `rollback-${state.newRunId()}`;
@@ -99,14 +108,17 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     const tagged = new Map<TaggedEntity, Map<string, string>>();
 
     for (const step of [...steps].reverse()) {
-      const file = state.journalFile(step.name);
       const undo = new Map<string, RowUndo>();
       const updateBefore = new Map<string, Body>();
-      for await (const entry of readJournal(file)) {
+      for await (const entry of state.readJournal(step.name)) {
         if (entry.t === 'run' || !target.has(entry.run)) continue;
-        const row = undo.get(entry.k) ?? { key: entry.k, created: false, before: null, deletedByRun: false };
+        const row = undo.get(entry.k) ?? { key: entry.k, created: false, sent: Number.NaN, confirmed: Number.NaN, before: null, deletedByRun: false };
         if (entry.t === 'intent' && entry.op === 'update' && entry.before) updateBefore.set(entry.k, entry.before);
-        if (entry.t === 'done' && entry.op === 'create') row.created = true;
+        if (entry.t === 'intent' && entry.op === 'create') row.sent = Date.parse(entry.at);
+        if (entry.t === 'done' && entry.op === 'create') {
+          row.created = true;
+          row.confirmed = Date.parse(entry.at);
+        }
         if (entry.t === 'done' && entry.op === 'delete') row.deletedByRun = true;
         if (entry.t === 'done' && (entry.op === 'update' || entry.op === 'match')) {
           const before = updateBefore.get(entry.k);
@@ -114,9 +126,16 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
         }
         undo.set(entry.k, row);
       }
-      const current = (await loadJournal(file)).rows;
+      const loaded = await state.loadJournal(step.name);
+      const current = loaded.rows;
       const counts = { step: step.name, deleted: 0, restored: 0 };
-      const writer = options.dryRun ? null : await JournalWriter.open(file);
+      // Only what the runs made is deleted: each record is looked at first (see checkOwn).
+      const toDelete = [...undo.values()].flatMap((row) => {
+        const now = current.get(row.key);
+        return row.created && now?.id != null ? [{ row, now: now as RowState & { id: number } }] : [];
+      });
+      const found = await readForCheck(service, step.entity, toDelete, limit, deps.signal);
+      const writer = options.dryRun ? null : await state.openJournal(step.name, loaded);
       try {
         await Promise.all(
           [...undo.values()].map((row) =>
@@ -139,6 +158,21 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
               }
               const at = new Date().toISOString();
               if (row.created) {
+                const record = found.get(id);
+                if (record === undefined) {
+                  // Not looked at (stopped meanwhile): not deleted unseen.
+                  summary.interrupted = true;
+                  return;
+                }
+                if (record === null) {
+                  summary.alreadyGone += 1;
+                  return;
+                }
+                const reason = whyNotOwn(step.entity, record, now ?? null, row);
+                if (reason !== null) {
+                  summary.kept.push({ step: step.name, key: row.key, id, reason });
+                  return;
+                }
                 counts.deleted += 1;
                 if (!writer) return;
                 await writer.append({ t: 'intent', k: row.key, op: 'delete', run: rollbackRun, at, fp: now?.fp ?? '', id });
@@ -202,6 +236,71 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
   } finally {
     await state.close();
   }
+}
+
+/** How far a record's creation time may lie outside the run's journal times: the service's clock and this machine's differ. */
+const CLOCK_MARGIN_MS = 10 * 60_000;
+
+/** A record of a kind that is listed by time of change (one request for 100 records). */
+const LISTED_BY_TIME: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'opportunity']);
+
+/**
+ * The records to delete as the account has them now (null: gone), read before anything is
+ * deleted: records listed by time of change are read 100 a request (those changed since the
+ * earliest create), the others (and any not in that list) one by one. An id missing from the map
+ * was not read (the rollback was interrupted).
+ */
+async function readForCheck(
+  service: RecordService,
+  entity: Entity,
+  rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>,
+  limit: ReturnType<typeof pLimit>,
+  signal: AbortSignal | undefined,
+): Promise<Map<number, Body | null>> {
+  const found = new Map<number, Body | null>();
+  if (rows.length === 0) return found;
+  const wanted = new Set(rows.map((r) => r.now.id));
+  const times = rows.map((r) => (Number.isNaN(r.row.sent) ? r.row.confirmed : r.row.sent)).filter((t) => !Number.isNaN(t));
+  // Listing pays when it spares reading records one by one; a few are read directly.
+  if (LISTED_BY_TIME.has(entity) && rows.length > 20 && times.length > 0) {
+    const since = new Date(Math.min(...times) - CLOCK_MARGIN_MS);
+    for await (const record of service.candidates(entity, [], since)) {
+      if (typeof record.id === 'number' && wanted.has(record.id)) found.set(record.id, record);
+      if (signal?.aborted) return found;
+    }
+  }
+  await Promise.all(
+    [...wanted].filter((id) => !found.has(id)).map((id) =>
+      limit(async () => {
+        if (signal?.aborted) return;
+        found.set(id, await service.read(entity, id));
+      }),
+    ),
+  );
+  return found;
+}
+
+/**
+ * Why `record` is not the record the runs made for the row, or null when it is: a journal line's
+ * id changed to another record's (by hand, or a journal mixed with another's) must not make the
+ * rollback delete that record. The record must have been made while the run wrote it (between
+ * the create's intent and its confirmation, give or take the clocks' difference) and still hold
+ * what the journal says was last written (the values the service keeps as sent: names, first
+ * e-mail address, links, content). A record changed in the account since is left too: deleting
+ * it would lose what someone did there.
+ */
+function whyNotOwn(entity: Entity, record: Body, row: RowState | null, undo: RowUndo): string | null {
+  const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
+  const from = Number.isNaN(undo.sent) ? undo.confirmed : undo.sent;
+  const to = Number.isNaN(undo.confirmed) ? undo.sent : undo.confirmed;
+  if (!Number.isNaN(created) && !Number.isNaN(from) && (created < from - CLOCK_MARGIN_MS || created > to + CLOCK_MARGIN_MS)) {
+    return `it was made ${String(record.createdAt)}, not while the run created the row's record (${new Date(from).toISOString()})`;
+  }
+  const body = row?.body;
+  if (body && signatureOf(entity, entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body) !== signatureOf(entity, record)) {
+    return 'it does not hold what the run wrote (changed in the account since, or another record)';
+  }
+  return null;
 }
 
 /**

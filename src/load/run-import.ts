@@ -8,15 +8,16 @@ import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { bindStateSteps, type JournalEntry, JournalWriter, loadJournal, StateDir } from '../journal/index.ts';
+import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
 import { CatalogResolver, type CompiledMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordWriter, withType } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
-import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
+import { checkStepInputs } from './check-inputs.ts';
 
 export * from './import-options.ts';
 export { assertSameKey } from './step-run.ts';
@@ -61,9 +62,10 @@ function countDryRun(dry: DryRunReport, sent: { all: number; names: number; look
  * more be read), or the step has rows enough with their answers to keep every write slot busy for
  * two rounds, so that a query sent then is answered before they are written.
  */
-function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, concurrency: number): Matcher | null {
+function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, options: Pick<ImportOptions, 'concurrency' | 'matchFromListUpTo'>): Matcher | null {
   const matcher = createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile, {
-    busy: () => step.reading || step.ready >= 2 * concurrency || matcher?.querying === true,
+    busy: () => step.reading || step.ready >= 2 * options.concurrency || matcher?.querying === true,
+    listUpTo: options.matchFromListUpTo,
   });
   return matcher;
 }
@@ -100,6 +102,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const source = options.source;
   const plan = source.kind === 'plan' ? await preparePlan(source.planFile, undefined, deps.transforms) : null;
   const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, undefined, deps.transforms)];
+  await checkStepInputs(prepared);
   if (options.strict && !plan?.plan.setup) {
     throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
   }
@@ -109,7 +112,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
 
   const beforeNames = deps.client.transport.requestsSent;
   // Kept for the set-up, which starts from the same names.
-  const catalog = deps.resolver ? null : await readAccountCatalog(deps.client);
+  const catalog = deps.resolver ? null : (deps.catalog ?? (await readAccountCatalog(deps.client)));
   let resolver: NameResolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
   const requestsForNames = deps.client.transport.requestsSent - beforeNames;
   // The account's users are checked as the state is bound; a dry run leaves the state as it was.
@@ -134,26 +137,28 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     if (plan?.plan.setup) {
       const done = await setupForRun(
         { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
-        { client: deps.client, state, run, now },
+        { client: deps.client, state, run, now, reconcile: options.reconcile },
       );
       setup = done.report;
       if (done.resolver && !deps.resolver) resolver = done.resolver;
-    }
+      deps.onCatalog?.(done.catalog);
+    } else if (catalog) deps.onCatalog?.(catalog);
     const requestsForSetup = deps.client.transport.requestsSent - beforeSetup;
     for (const step of prepared) assertConstantNames(step, resolver);
     const linked = linkedSteps(prepared);
     for (const [index, step] of prepared.entries()) {
-      const file = state.journalFile(step.name);
-      const journal = await loadJournal(file);
+      // A journal that is not what its runs wrote is refused, unless --reconcile looks the rows up.
+      const journal = await state.loadJournal(step.name, { trustAsItIs: options.reconcile });
       assertSameKey(step, journal);
-      const writer = options.dryRun ? null : await JournalWriter.open(file, { validLength: journal.validLength });
+      const writer = options.dryRun ? null : await state.openJournal(step.name, journal);
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
     const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
-    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver, options.concurrency);
+    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver, options);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
+    narrowNotCarried(summary.steps, compiled);
     // A dry run's rows send only their look-ups.
     const lookUps = deps.client.transport.requestsSent - beforeRows;
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the
@@ -292,6 +297,7 @@ class ImportEngine extends RecordWriter {
         }
         // An update may or may not have been applied; the row is compared again and the update
         // sent again if it still differs (an update is safe to repeat).
+        if (intent.before && 'parties' in intent.before) step.contactsUnsure.add(key);
         await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
         this.fold(step, key, { pending: null });
         this.reconciled.notApplied += 1;

@@ -1,9 +1,13 @@
+import { z } from 'zod';
 import { ApiError, type ApiRequest, type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import type { AttachmentFile } from './attachments.ts';
 import { ENTITY_API, signatureOf } from './records.ts';
 
 type Body = Record<string, unknown>;
+
+/** A record of a list as the interface gives it, every field kept. */
+const ANY_RECORD = z.record(z.string(), z.unknown());
 
 /** A create whose answer never came: what was sent, and when. */
 export interface UnconfirmedCreate {
@@ -80,6 +84,11 @@ export class RecordService {
     for (const partyId of remove) await this.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}`, accept: [404] });
   }
 
+  /** The ids of a project's additional contacts, 100 a request. */
+  async *contactsOf(kaseId: number): AsyncGenerator<number> {
+    for await (const party of this.client.paginate(`/kases/${kaseId}/parties`, 'parties', ANY_RECORD, { signal: this.stop })) if (typeof party.id === 'number') yield party.id;
+  }
+
   async update(entity: Entity, id: number, changes: Body): Promise<void> {
     const { path, one } = ENTITY_API[entity];
     await this.request({ method: 'PUT', path: `${path}/${id}`, json: { [one]: changes } });
@@ -141,11 +150,15 @@ export class RecordService {
     return found;
   }
 
-  /** Records that may be the result of the creates, newest included. */
-  private async *candidates(entity: Entity, creates: readonly UnconfirmedCreate[], since: Date): AsyncGenerator<Body> {
+  /**
+   * Records that may be the result of the creates, newest included: of a kind listed by `since`,
+   * those changed since then (with their tags and custom fields when `embed`); notes, those on the
+   * records the creates are on; tasks, all.
+   */
+  async *candidates(entity: Entity, creates: readonly UnconfirmedCreate[], since: Date, options: { embed?: boolean } = {}): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
     if (entity === 'party' || entity === 'kase' || entity === 'opportunity') {
-      yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z') });
+      yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), ...(options.embed && embed ? { embed } : {}) });
       return;
     }
     if (entity === 'entry') {
@@ -183,6 +196,32 @@ export class RecordService {
     const { path, many, embed } = ENTITY_API[entity];
     yield* this.pages(`${path}/filters/results`, many, { embed }, { filter: { conditions } });
   }
+
+  /**
+   * Every record of the account of a kind, with its tags and custom fields (a match looks among
+   * them), or null when there are more than `upTo`. Read once a run: the steps matching one kind
+   * (organisations and people) share it.
+   */
+  list(entity: 'party' | 'kase' | 'opportunity', upTo: number): Promise<Body[] | null> {
+    let read = this.#lists.get(entity);
+    if (!read) {
+      read = (async () => {
+        const { path, many, embed } = ENTITY_API[entity];
+        const all: Body[] = [];
+        for await (const record of this.client.paginate(path, many, ANY_RECORD, { query: { embed }, signal: this.stop })) {
+          if (all.length >= upTo) return null;
+          all.push(record);
+        }
+        return all;
+      })();
+      this.#lists.set(entity, read);
+      // A failed read is told to the steps waiting for it; the next asks again.
+      read.catch(() => this.#lists.delete(entity));
+    }
+    return read;
+  }
+
+  readonly #lists = new Map<string, Promise<Body[] | null>>();
 
   /** Whether any record passes a structured filter: one request for the first page of one. */
   async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {

@@ -8,7 +8,7 @@ export const SETUP_KINDS = ['pipeline', 'milestone', 'activityType', 'trackDefin
 export type SetupKind = (typeof SETUP_KINDS)[number];
 
 /** What the interface cannot create: listed for a person to make by hand before the run. */
-export const CHECKLIST_KINDS = ['fieldDefinition', 'taskCategory', 'user', 'team'] as const;
+export const CHECKLIST_KINDS = ['fieldDefinition', 'taskCategory', 'user', 'team', 'stage', 'lostReason'] as const;
 export type ChecklistKind = (typeof CHECKLIST_KINDS)[number];
 
 /** How each kind is called in messages. */
@@ -21,4 +21,6 @@ export const KIND_WORDS: Record<SetupKind | ChecklistKind, string> = {
   taskCategory: 'task category',
   user: 'user',
   team: 'team',
+  stage: 'project stage',
+  lostReason: 'lost reason',
 };

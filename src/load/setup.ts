@@ -1,6 +1,6 @@
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { JournalWriter, loadJournal, readJournal, StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
+import { StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
 import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse, type TransformRegistry } from '../mapping/index.ts';
 import { compileSteps, openStepItems, type PreparedStep, preparePlan, type SetupSpec } from '../plan/index.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
@@ -59,10 +59,8 @@ const SETUP_API: Record<SetupKind, { path: string; one: string }> = {
 const CAPTURE_RULE = { parties: 'PARTY', opportunities: 'OPPORTUNITY', kases: 'KASE' } as const;
 const PLURAL: Partial<Record<Entity, keyof typeof CAPTURE_RULE>> = { party: 'parties', opportunity: 'opportunities', kase: 'kases' };
 
-/** The set-up journal sits beside the steps'; a step name cannot start with `_`, so it never meets one. */
-export function setupJournalFile(state: StateDir): string {
-  return state.journalFile('_setup');
-}
+/** The set-up journal sits beside the steps' (as step `_setup`); a step name cannot start with `_`, so it never meets one. */
+const SETUP_STEP = '_setup';
 
 function norm(name: string): string {
   return name.trim().toLowerCase();
@@ -222,8 +220,10 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
       else if (use.kind === 'trackDefinition') addTrackDefinition(use.name, 'rows', PLURAL[need.entity] ?? 'kases');
     }
     if (!(CHECKLIST_KINDS as readonly string[]).includes(use.kind)) continue;
-    // Teams are only checked where the account lists them (the documented interface does not).
+    // Teams, stages and lost reasons are only checked where the account lists them.
     if (use.kind === 'team' && catalog.teams === null) continue;
+    if (use.kind === 'stage' && !catalog.stages) continue;
+    if (use.kind === 'lostReason' && !catalog.lostReasons) continue;
     if (resolver.resolve(use.kind, use.name, use.scope) !== undefined) continue;
     const scope = use.kind === 'fieldDefinition' ? `${use.scope?.entity ?? 'parties'}${use.scope?.tag ? `, data tag ${use.scope.tag}` : ''}` : null;
     checklist.push({ kind: use.kind as ChecklistKind, name: use.name.trim(), scope, steps: [...need.steps], rows: need.rows });
@@ -236,7 +236,7 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
 export function assertNothingMissing(checklist: readonly ChecklistItem[]): void {
   if (checklist.length === 0) return;
   throw new FerryError('MAPPING_UNKNOWN_NAME', `--strict: the account lacks ${checklist.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\``).join(', ')}, which the interface cannot create; nothing was written`, {
-    hint: 'Make them in the service (custom fields and task categories in the account settings, users and teams by inviting them), or leave out --strict to import the other rows.',
+    hint: 'Make them in the service (custom fields, task categories, project stages and lost reasons in the account settings, users and teams by inviting them), or leave out --strict to import the other rows.',
   });
 }
 
@@ -270,6 +270,8 @@ export interface ApplySetupDeps {
   /** The run the creates belong to: a rollback of that run removes them. */
   run: string;
   now?: () => Date;
+  /** --reconcile: a set-up journal that is not what its runs wrote is taken as it is (the set-up finds its items by name anyway). @default false */
+  reconcile?: boolean;
 }
 
 /**
@@ -283,9 +285,8 @@ export interface ApplySetupDeps {
  */
 export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps: ApplySetupDeps): Promise<{ created: SetupReport['created']; catalog: AccountCatalog }> {
   const now = deps.now ?? (() => new Date());
-  const file = setupJournalFile(deps.state);
-  const journal = await loadJournal(file);
-  const writer = await JournalWriter.open(file, { validLength: journal.validLength });
+  const journal = await deps.state.loadJournal(SETUP_STEP, { trustAsItIs: deps.reconcile ?? false });
+  const writer = await deps.state.openJournal(SETUP_STEP, journal);
   const created: SetupReport['created'] = [];
   // Found on resuming, an item is in `catalog` already; what is created now is added to it.
   const made: Array<SetupItem & { id: number }> = [];
@@ -345,24 +346,24 @@ export async function undoSetup(
   runs: ReadonlySet<string>,
   deps: { client: CrmClient; rollbackRun: string; dryRun: boolean; signal?: AbortSignal },
 ): Promise<UndoSetupResult> {
-  const file = setupJournalFile(state);
   const result: UndoSetupResult = { deleted: 0, alreadyGone: 0, kept: [] };
   const made = new Map<string, { kind: SetupKind; id: number }>();
   const kinds = new Map<string, SetupKind>();
-  for await (const entry of readJournal(file)) {
+  for await (const entry of state.readJournal(SETUP_STEP)) {
     if (entry.t === 'intent' && isIntentBody(entry.body)) kinds.set(entry.k, entry.body.kind);
     if (entry.t !== 'done' || !runs.has(entry.run)) continue;
     const kind = kinds.get(entry.k);
     if (entry.op === 'create' && kind) made.set(entry.k, { kind, id: entry.id });
   }
   // What a later line says is gone (an earlier rollback) is not deleted twice.
-  const current = (await loadJournal(file)).rows;
+  const loaded = await state.loadJournal(SETUP_STEP);
+  const current = loaded.rows;
   const order = [...made.entries()]
     .filter(([key, item]) => current.get(key)?.id === item.id)
     .sort((a, b) => SETUP_KINDS.indexOf(b[1].kind) - SETUP_KINDS.indexOf(a[1].kind));
   if (order.length === 0) return result;
   if (deps.dryRun) return { deleted: order.length, alreadyGone: 0, kept: [] };
-  const writer = await JournalWriter.open(file);
+  const writer = await state.openJournal(SETUP_STEP, loaded);
   try {
     for (const [key, { kind, id }] of order) {
       if (deps.signal?.aborted) break;
@@ -391,7 +392,7 @@ export async function undoSetup(
 /** The runs whose set-up changed the account, for rollback's choice of runs. */
 export async function setupRuns(state: StateDir): Promise<string[]> {
   const runs = new Set<string>();
-  for await (const entry of readJournal(setupJournalFile(state))) if (entry.t === 'done' && entry.op === 'create') runs.add(entry.run);
+  for await (const entry of state.readJournal(SETUP_STEP)) if (entry.t === 'done' && entry.op === 'create') runs.add(entry.run);
   return [...runs];
 }
 
@@ -439,18 +440,18 @@ export interface SetupForRunOptions {
  * (checklist included) before any write, stop under `strict` when the checklist is not empty,
  * create what is missing, and give back a resolver that knows what was created.
  */
-export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupDeps): Promise<{ report: SetupReport; resolver: CatalogResolver | null }> {
+export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupDeps): Promise<{ report: SetupReport; resolver: CatalogResolver | null; catalog: AccountCatalog }> {
   const catalog = options.catalog ?? (await readAccountCatalog(deps.client));
   const needs = await collectNames(options.steps, options.compiled, options.signal);
   const plan = planSetup(options.spec, needs, catalog);
   options.onPlan?.(plan);
   if (options.strict) assertNothingMissing(plan.checklist);
   // A dry run creates nothing, but its rows are mapped as if it had: the planned names resolve.
-  if (options.dryRun) return { report: { ...plan, created: [], dryRun: true }, resolver: createResolver(withPlanned(catalog, plan)) };
+  if (options.dryRun) return { report: { ...plan, created: [], dryRun: true }, resolver: createResolver(withPlanned(catalog, plan)), catalog };
   await writeStateSteps(deps.state.dir, []);
   // Pending intents of an interrupted set-up are settled even when nothing is left to create.
   const applied = await applySetup(plan, catalog, deps);
-  return { report: { ...plan, created: applied.created, dryRun: false }, resolver: createResolver(applied.catalog) };
+  return { report: { ...plan, created: applied.created, dryRun: false }, resolver: createResolver(applied.catalog), catalog: applied.catalog };
 }
 
 /**

@@ -4,6 +4,7 @@ import { JournalWriter, type LoadedJournal } from '../journal/index.ts';
 import { type CompiledMapping, emptyWarningCounts, type MatchSpec, RejectsWriter } from '../mapping/index.ts';
 import { type Matcher, MatchValueCheck, type NotCarried, type PreparedStep } from '../plan/index.ts';
 import { SuccessWriter } from './results.ts';
+import type { ReconcileIndex } from './reconcile.ts';
 import { LostCreates } from './service.ts';
 import type { StepCounts } from './import-options.ts';
 
@@ -51,6 +52,10 @@ export class StepRun {
   reading = false;
   /** Settles the creates whose answers were lost, made on the first. */
   lost: LostCreates | null = null;
+  /** --reconcile: the account's records made since the state began, read on the first row the journal does not know. */
+  reconcile: ReconcileIndex | null = null;
+  /** Rows whose adding of a project's additional contacts was cut off: which of them were added is read, not guessed. */
+  readonly contactsUnsure = new Set<string>();
   /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
   readonly matches: MatchValueCheck;
   /** Warnings of the rows written, by code. */

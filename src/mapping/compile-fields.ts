@@ -21,6 +21,8 @@ import { contactItems, customItems, itemText, ITEM_SHAPES, parseItemList, shown,
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
+/** Names the service takes as the account's text for them (the resolver writes its spelling), not an id. */
+export const NAME_VALUED_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['lostReason']);
 
 /** A record being built from one row. */
 export interface Draft {
@@ -408,9 +410,10 @@ function linkItems(to: string, steps: readonly string[], yamlPath: string, colum
  * read over its interface) has no folder, and the v1 interface has no attachment download: the
  * file is not carried, and the record says so with a NOT_CARRIED warning.
  */
-function addAttachment(draft: Draft, path: string, contentType: string | null, to: string): void {
-  if (isAbsolute(path)) draft.attachments.push({ path, contentType });
-  else if (draft.inputDir !== null) draft.attachments.push({ path: resolve(draft.inputDir, path), contentType });
+function addAttachment(draft: Draft, path: string, contentType: string | null, to: string, filename?: string): void {
+  const named = filename === undefined ? {} : { filename };
+  if (isAbsolute(path)) draft.attachments.push({ path, contentType, ...named });
+  else if (draft.inputDir !== null) draft.attachments.push({ path: resolve(draft.inputDir, path), contentType, ...named });
   else {
     warn(draft, {
       code: 'NOT_CARRIED',
@@ -422,14 +425,16 @@ function addAttachment(draft: Draft, path: string, contentType: string | null, t
 }
 
 /**
- * The files of a JSON cell (`[{"file": "attachments/7/report.pdf", "contentType": "application/pdf"}]`,
+ * The files of a JSON cell (`[{"file": "attachments/7/report.pdf", "contentType": "application/pdf"}]`, with
+ * `filename` when the service is to keep another name than the file's,
  * as `export --mapping --attachments DIR` writes it): paths relative to the input file's folder.
  */
 function attachmentItems(value: Value, to: string, column: string, draft: Draft): void {
   for (const item of parseItemList(value, to, column)) {
     const file = itemText(item, 'file', to, column);
     if (file === undefined) throw new RowRejection(to, `column \`${column}\`: an attachment item needs \`file\` (its path), found ${JSON.stringify(item)}`);
-    addAttachment(draft, file, itemText(item, 'contentType', to, column) ?? null, to);
+    // `filename`: the name the service is to keep, when the file on disk has another (a name too long for a file system).
+    addAttachment(draft, file, itemText(item, 'contentType', to, column) ?? null, to, itemText(item, 'filename', to, column));
   }
 }
 
@@ -648,8 +653,9 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
   const target = `record[${literal(to)}]`;
   const kind = info.nameKind ?? 'user';
   // The service takes most of these as {id}, but activity types and project stages as a bare
-  // integer: the placeholder has the shape the id goes into.
-  const bare = BARE_ID_KINDS.has(kind);
+  // integer, and a lost reason as its name: the placeholder has the shape the value goes into.
+  const byName = NAME_VALUED_KINDS.has(kind);
+  const bare = byName || BARE_ID_KINDS.has(kind);
   const path = Object.freeze(bare ? [to] : [to, 'id']);
   const onUnknown = field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown };
   let use: (name: string, draft: Draft) => void;
@@ -668,10 +674,10 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
       draft.names.push(last);
     };
   }
-  return [
-    `if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`,
-    `else { ${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft); }`,
-  ];
+  const placeholder = `${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft);`;
+  // A number is an id, except for a name-valued kind, which is always looked up (by name or id).
+  if (byName) return [placeholder];
+  return [`if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`, `else { ${placeholder} }`];
 }
 
 /**

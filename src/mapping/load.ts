@@ -88,6 +88,8 @@ const TYPE_NAMES: Record<string, string> = {
 };
 
 // Allowed keys per place, for "did you mean" on unknown keys: zod's issue does not carry them.
+/** The names a row may go without (`onUnknown: drop`): who owns it, its team, a project's stage, a lost reason. */
+const ON_UNKNOWN_KINDS: ReadonlySet<string> = new Set(['user', 'team', 'stage', 'lostReason']);
 const MAPPING_KEYS = Object.keys(mappingSchema.shape);
 const ENTITY_SCHEMA = mappingSchema.shape.entity;
 const FIELD_KEYS = Object.keys(fieldEntrySchema.shape);
@@ -303,7 +305,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     }
     if (field.ifEmpty !== undefined && field.to !== 'team') problem('ifEmpty', `\`ifEmpty\` goes with team, not \`${field.to}\``);
     else if (field.ifEmpty === 'clear' && field.required) problem('ifEmpty', '`ifEmpty: clear` writes no team for an empty value, and `required` rejects the row: choose one');
-    if (field.onUnknown !== undefined && !(info.kind === 'name' && (info.nameKind === 'user' || info.nameKind === 'team'))) problem('onUnknown', `\`onUnknown\` goes with owner and team, not \`${field.to}\``);
+    if (field.onUnknown !== undefined && !(info.kind === 'name' && ON_UNKNOWN_KINDS.has(info.nameKind ?? 'user'))) problem('onUnknown', `\`onUnknown\` goes with owner, team, stage and lostReason, not \`${field.to}\``);
     if (info.kind === 'custom' && !usesItems) {
       if (field.definition === undefined) problem(null, 'a custom field needs `definition`: the name of its custom field definition');
       if (field.tag === undefined) problem(null, 'a custom field needs `tag`: the name of its data tag, or null for a field outside data tags');

@@ -15,7 +15,6 @@ const BOM = '\uFEFF';
 /** Buffered text is written once it passes this size; keeps syscalls few without holding much. */
 const FLUSH_AT = 64 * 1024;
 
-const CSV_QUOTE = /[",\r\n]/;
 const QUOTES = /"/g;
 
 /**
@@ -24,7 +23,12 @@ const QUOTES = /"/g;
  * holds the two together), at a tenth of its cost per field: the export writes every cell with it.
  */
 export function csvField(text: string): string {
-  return CSV_QUOTE.test(text) ? `"${text.replace(QUOTES, '""')}"` : text;
+  // A loop over the characters: a regular expression's test cost a third of a short field's time.
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22 || code === 0x2c || code === 0x0d || code === 0x0a) return `"${text.replace(QUOTES, '""')}"`;
+  }
+  return text;
 }
 
 /**
@@ -149,7 +153,8 @@ export class RejectsWriter {
     const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
     let handle: FileHandle;
     try {
-      handle = await open(temp, 'wx');
+      // 0600: the rows hold the customer's data, whatever the umask.
+      handle = await open(temp, 'wx', 0o600);
     } catch (error) {
       throw new FerryError('EXPORT_WRITE', `cannot create the rejects file beside ${file}: ${(error as Error).message}`, {
         location: { file },

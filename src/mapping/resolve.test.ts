@@ -103,10 +103,32 @@ describe('CatalogResolver (sandbox)', () => {
     expect(resolver.explain('activityType', 'Meetng')).toBe('unknown activity type `Meetng`; did you mean `Meeting`?');
   });
 
-  it('stages: ids pass, names cannot be checked', () => {
+  it('stages by name (any case) or id, read from GET /stages; unknown ones get suggestions', () => {
+    expect(catalog.stages?.map((s) => [s.name, s.boardName])).toEqual([['Planned', 'Projects'], ['In progress', 'Projects'], ['Review', 'Projects'], ['Done', 'Projects']]);
+    expect(resolver.resolve('stage', 'review')).toBe(103);
     expect(resolver.resolve('stage', '102')).toBe(102);
-    expect(resolver.resolve('stage', 'Review')).toBeUndefined();
-    expect(resolver.explain('stage', 'Review')).toMatch(/^project stage `Review` cannot be checked by name/);
+    expect(resolver.resolve('stage', '999')).toBeUndefined();
+    expect(resolver.explain('stage', 'Reviw')).toBe('unknown project stage `Reviw`; did you mean `Review`?');
+  });
+
+  it('a stage name on two boards is ambiguous; without a stage list, ids pass and names cannot be checked', () => {
+    const twoBoards = new CatalogResolver({ ...catalog, stages: [...(catalog.stages ?? []), { id: 201, name: 'Review', boardName: 'Support' }] });
+    expect(twoBoards.resolve('stage', 'Review')).toBeUndefined();
+    expect(twoBoards.explain('stage', 'Review')).toBe('project stage `Review` is on several boards (`Projects` (id 103), `Support` (id 201)); give the stage\'s id');
+    const unlisted = new CatalogResolver({ ...catalog, stages: null });
+    expect(unlisted.resolve('stage', '102')).toBe(102);
+    expect(unlisted.resolve('stage', 'Review')).toBeUndefined();
+    expect(unlisted.explain('stage', 'Review')).toMatch(/^project stage `Review` cannot be checked by name: the service does not list stages/);
+  });
+
+  it('lost reasons by name, written as the account spells them', () => {
+    expect(catalog.lostReasons?.map((r) => r.name)).toEqual(['Price', 'Competitor', 'No budget', 'Timing', 'No decision']);
+    const id = resolver.resolve('lostReason', 'no BUDGET');
+    expect(resolver.nameOf('lostReason', id as number)).toBe('No budget');
+    expect(resolver.explain('lostReason', 'Competitors')).toBe('unknown lost reason `Competitors`; did you mean `Competitor`?');
+    const record: MappedRecord = { kind: 'record', entity: 'opportunity', key: 'k', row: 2, location: { file: 'o.csv', row: 2 } as any, record: { lostReason: null }, names: [{ path: ['lostReason'], kind: 'lostReason', name: 'price', yamlPath: 'fields[3]' }], refs: [], attachments: [], valuesOf: () => ({}) };
+    expect(resolveRecord(record, resolver)).toEqual([]);
+    expect(record.record.lostReason).toBe('Price');
   });
 
   it('the filled record is accepted by the sandbox', async () => {

@@ -1,5 +1,6 @@
 import { distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
+import { NAME_VALUED_KINDS } from './compile-fields.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
 import type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, FieldEntity, NamedItem } from '../client/index.ts';
 import type { Entity, Mapping, ValueSpec } from './schema.ts';
@@ -30,6 +31,7 @@ const KIND_LABEL: Record<NameKind, string> = {
   pipeline: 'pipeline',
   milestone: 'milestone',
   stage: 'project stage',
+  lostReason: 'lost reason',
   activityType: 'activity type',
   taskCategory: 'task category',
   fieldDefinition: 'custom field',
@@ -153,6 +155,10 @@ export class CatalogResolver implements ExplainingResolver {
 
   #simple(kind: NameKind): readonly NamedItem[] | null {
     switch (kind) {
+      case 'stage':
+        return this.#catalog.stages ?? null;
+      case 'lostReason':
+        return this.#catalog.lostReasons ?? null;
       case 'team':
         return this.#catalog.teams;
       case 'pipeline':
@@ -178,9 +184,6 @@ export class CatalogResolver implements ExplainingResolver {
         if (id === null) return undefined;
         return byId(this.#catalog.users.map((u) => ({ id: u.id, name: u.username })), name)?.id;
       }
-      case 'stage':
-        // No list of stages to check against: an id is taken as given, a name cannot be resolved.
-        return /^\d+$/.test(name.trim()) ? Number(name.trim()) : undefined;
       case 'milestone': {
         const { matches } = this.#milestones(name, scope);
         return matches.length === 1 ? matches[0]?.id : undefined;
@@ -191,7 +194,8 @@ export class CatalogResolver implements ExplainingResolver {
       }
       default: {
         const items = this.#simple(kind);
-        if (items === null) return /^\d+$/.test(name.trim()) ? Number(name.trim()) : undefined;
+        // A list the service does not give (teams, stages): an id is taken as given, a name cannot be checked.
+        if (items === null) return kind !== 'lostReason' && /^\d+$/.test(name.trim()) ? Number(name.trim()) : undefined;
         const matches = byName(items, name);
         if (matches.length === 1) return matches[0]?.id;
         if (matches.length > 1) return undefined;
@@ -204,8 +208,6 @@ export class CatalogResolver implements ExplainingResolver {
     switch (kind) {
       case 'user':
         return closestNames(name, this.#catalog.users.flatMap((u) => [u.username, ...(u.email === undefined ? [] : [u.email]), ...(u.name === undefined ? [] : [u.name])]));
-      case 'stage':
-        return [];
       case 'milestone': {
         const pipeline = scope?.pipeline;
         if (pipeline !== undefined && pipeline !== null && pipeline.trim() !== '') {
@@ -226,7 +228,15 @@ export class CatalogResolver implements ExplainingResolver {
     const label = KIND_LABEL[kind];
     switch (kind) {
       case 'stage':
-        return `project stage \`${name}\` cannot be checked by name: the v2 interface lists no stages; give the stage's id`;
+        if (!this.#catalog.stages) return `project stage \`${name}\` cannot be checked by name: the service does not list stages; give the stage's id`;
+        if (byName(this.#catalog.stages, name).length > 1) {
+          const boards = byName(this.#catalog.stages, name).map((s) => `\`${s.boardName}\` (id ${s.id})`);
+          return `project stage \`${name}\` is on several boards (${boards.join(', ')}); give the stage's id`;
+        }
+        break;
+      case 'lostReason':
+        if (!this.#catalog.lostReasons) return `lost reason \`${name}\` cannot be checked: the service does not list lost reasons`;
+        break;
       case 'team':
         if (this.#catalog.teams === null) return `team \`${name}\` cannot be checked by name: the service does not list teams; give the team's id`;
         break;
@@ -267,6 +277,11 @@ export class CatalogResolver implements ExplainingResolver {
       if (byName(items, name).length > 1) return `${label} \`${name}\` is ambiguous: the account has several with that name; give its id`;
     }
     return withSuggestions(`unknown ${label} \`${name}\``, this.suggest(kind, name, scope));
+  }
+
+  /** The account's own spelling of a name-valued item (a lost reason) with this id. */
+  nameOf(kind: NameKind, id: number): string | undefined {
+    return this.#simple(kind)?.find((item) => item.id === id)?.name;
   }
 }
 
@@ -313,7 +328,9 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
   for (const use of mapped.names) {
     const id = resolver.resolve(use.kind, use.name, use.scope);
     if (id !== undefined) {
-      if (!setAt(mapped.record, use.path, id)) {
+      // A lost reason goes to the service as the account's name for it, not its id.
+      const value = NAME_VALUED_KINDS.has(use.kind) ? (resolver.nameOf?.(use.kind, id) ?? use.name) : id;
+      if (!setAt(mapped.record, use.path, value)) {
         throw new FerryError('INTERNAL', `a name's path ${JSON.stringify(use.path)} does not exist in the mapped record (${use.yamlPath})`);
       }
       continue;

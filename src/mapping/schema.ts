@@ -169,7 +169,7 @@ export const itemsSchema = z.union([
  * `type` for address, phone, email and website; `service` for website; `definition` and `tag`
  * for custom fields; `parts` for an address; `ref` and `key` (instead of `value`) for links;
  * `items` for several items (numbered columns, or a JSON list instead of `value`); `onUnknown`
- * for owner and team.
+ * for owner, team, stage and lostReason.
  */
 export const fieldEntrySchema = z
   .object({
@@ -191,7 +191,7 @@ export const fieldEntrySchema = z
     onUnknown: z
       .enum(['reject', 'drop'])
       .optional()
-      .describe('Owner and team: what a name the account does not know does. reject (default): the row goes to the rejects file; drop: the record is written without it (an owner then is the token\'s user) and the row gets a warning'),
+      .describe('Owner, team, stage and lostReason: what a name the account does not know does. reject (default): the row goes to the rejects file; drop: the record is written without it (an owner then is the token\'s user) and the row gets a warning'),
     definition: z.string().min(1).optional().describe('Custom field: the definition name'),
     tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
     parts: addressPartsSchema.optional().describe('Address: street, city, state, zip, country'),
@@ -262,25 +262,28 @@ export const mappingSchema = z
   })
   .strict()
   .superRefine((mapping, context) => {
-    const match = mapping.match;
-    if (!match) return;
-    if (mapping.entity === 'entry' || mapping.entity === 'task') {
-      context.addIssue({ code: 'custom', path: ['match'], message: `\`match\` works for parties, projects and opportunities, not for entity ${mapping.entity}` });
-    }
-    const criteria = matchCriteria(match);
-    if (new Set(criteria).size !== criteria.length) {
-      context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'each criterion once: a fallback list names different ones' });
-    }
-    if (match.within !== undefined && match.within !== (mapping.entity === 'party' ? 'organisation' : 'party')) {
-      context.addIssue({ code: 'custom', path: ['match', 'within'], message: mapping.entity === 'party' ? 'a party is matched within its organisation: `within: organisation`' : 'a project or opportunity is matched within its party: `within: party`' });
-    }
-    if (criteria.includes('email') && mapping.entity !== 'party') {
-      context.addIssue({ code: 'custom', path: ['match', 'by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
-    }
-    if (criteria.includes('custom') !== (match.definition !== undefined)) {
-      context.addIssue({ code: 'custom', path: ['match', 'definition'], message: criteria.includes('custom') ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
-    }
+    if (!mapping.match) return;
+    for (const problem of matchProblems(mapping.entity, mapping.match)) context.addIssue({ code: 'custom', path: ['match', ...problem.path], message: problem.message });
   });
+
+/**
+ * What is wrong with a `match:` for records of `entity` (a mapping's, or a plan step's that wins
+ * over it), each with its place under `match`; none when it is right.
+ */
+export function matchProblems(entity: Entity, match: z.output<typeof matchSchema>): Array<{ path: string[]; message: string }> {
+  const problems: Array<{ path: string[]; message: string }> = [];
+  if (entity === 'entry' || entity === 'task') problems.push({ path: [], message: `\`match\` works for parties, projects and opportunities, not for entity ${entity}` });
+  const criteria = matchCriteria(match);
+  if (new Set(criteria).size !== criteria.length) problems.push({ path: ['by'], message: 'each criterion once: a fallback list names different ones' });
+  if (match.within !== undefined && match.within !== (entity === 'party' ? 'organisation' : 'party')) {
+    problems.push({ path: ['within'], message: entity === 'party' ? 'a party is matched within its organisation: `within: organisation`' : 'a project or opportunity is matched within its party: `within: party`' });
+  }
+  if (criteria.includes('email') && entity !== 'party') problems.push({ path: ['by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
+  if (criteria.includes('custom') !== (match.definition !== undefined)) {
+    problems.push({ path: ['definition'], message: criteria.includes('custom') ? '`by: custom` needs `definition`: the custom field\'s name' : '`definition` goes with `by: custom` only' });
+  }
+  return problems;
+}
 
 export type MatchSpec = z.output<typeof matchSchema>;
 

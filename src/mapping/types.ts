@@ -9,6 +9,7 @@ export type NameKind =
   | 'pipeline'
   | 'milestone' // scope: the pipeline's name, or null for "the only match in any active pipeline"
   | 'stage' // project stage
+  | 'lostReason' // why an opportunity was lost: written as the account's name for it, not an id
   | 'activityType'
   | 'taskCategory'
   | 'fieldDefinition' // scope: `${entity}` and the data tag name or null
@@ -58,6 +59,8 @@ export interface RefUse {
 export interface AttachmentUse {
   path: string;
   contentType: string | null;
+  /** The name the service keeps, when not the file's own (a name shortened to fit the file system). */
+  filename?: string;
 }
 
 /** One source row turned into a record of the service, not yet linked or resolved. */
@@ -154,4 +157,6 @@ export interface NameResolver {
   resolve(kind: NameKind, name: string, scope?: NameUse['scope']): number | undefined;
   /** Up to three known names closest to `name`, for "did you mean" messages. */
   suggest(kind: NameKind, name: string, scope?: NameUse['scope']): string[];
+  /** The account's spelling of a name-valued item (a lost reason) by its id; without it the name is written as mapped. */
+  nameOf?(kind: NameKind, id: number): string | undefined;
 }

@@ -72,6 +72,35 @@ export class ColumnCensus {
   }
 }
 
+/** A step of a plan as the census of the whole plan sees it. */
+export interface CensusStep {
+  inputFile: string;
+  notCarried: readonly NotCarried[];
+  use: ColumnUse;
+}
+
+/**
+ * The not-carried columns of each step of a plan, in the plan's terms: a column is not carried
+ * only when no step reading the same input reads it (the organisations step of a contacts sheet
+ * leaves out the people's columns, which the people step of the same sheet reads). Columns of
+ * another input are another file's, whatever their names.
+ */
+export function notCarriedInPlan(steps: readonly CensusStep[]): NotCarried[][] {
+  return steps.map((step) => {
+    const readers = steps.filter((other) => other !== step && other.inputFile === step.inputFile);
+    return step.notCarried.filter((n) => !readers.some((other) => other.use.readsColumn(n.column)));
+  });
+}
+
+/**
+ * Narrows the not-carried lists of a plan's step results (a run's summary, validate's report) to
+ * the plan's terms (notCarriedInPlan); `uses[i]` is the compiled mapping of `results[i]`.
+ */
+export function narrowNotCarried(results: ReadonlyArray<{ inputFile: string; notCarried: NotCarried[] }>, uses: readonly ColumnUse[]): void {
+  const lists = notCarriedInPlan(results.map((result, i) => ({ inputFile: result.inputFile, notCarried: result.notCarried, use: uses[i] as ColumnUse })));
+  results.forEach((result, i) => (result.notCarried = lists[i] ?? []));
+}
+
 /** One line of a summary for a step's not-carried columns, or none. */
 export function notCarriedLines(list: readonly NotCarried[], indent: string): string[] {
   const lines = list.filter((n) => n.reason === undefined).map((n) => `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value`);

@@ -13,7 +13,7 @@ export {
   type ValidatePlanOptions,
   type ValidateReport,
 } from './validate.ts';
-export { ColumnCensus, notCarriedLines, type NotCarried } from './census.ts';
+export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type CensusStep, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
 export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';

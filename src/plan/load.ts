@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { closestName, formatYamlPath, isV1LiveInput, type LocatedYaml, parseLocatedYaml, readTextInput, yamlSchemaError } from '../util/index.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { loadMapping, type SourceOptions, sourceSchema } from '../mapping/index.ts';
+import { loadMapping, type MatchSpec, type OnDuplicate, type SourceOptions, sourceSchema } from '../mapping/index.ts';
 import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
 
 /** One step of a loaded plan, with its files resolved. */
@@ -14,6 +14,9 @@ export interface PlanStep {
   inputFile: string;
   /** Reader options that win over the mapping's. */
   source: SourceOptions | undefined;
+  /** `match` and `onDuplicate` that win over the mapping's. */
+  match: MatchSpec | undefined;
+  onDuplicate: OnDuplicate | undefined;
   /** Position in the plan file (0-based), and where the step is written. */
   index: number;
   location: ErrorLocation;
@@ -112,7 +115,7 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
         hint: 'Give the step an input: a file (relative to the plan), or v1+https://HOST for a live legacy account.',
       });
     }
-    steps.push({ name: step.name, mappingFile, inputFile, source: step.source, index, location: locate(yaml, ['steps', index]) });
+    steps.push({ name: step.name, mappingFile, inputFile, source: step.source, match: step.match, onDuplicate: step.onDuplicate, index, location: locate(yaml, ['steps', index]) });
   }
   // `setup:` with nothing under it (YAML null) asks for the derived set-up alone.
   const setup = plan.setup === undefined ? null : setupSchema.parse(plan.setup ?? {});

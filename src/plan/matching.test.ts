@@ -75,3 +75,37 @@ describe('Matcher: look-ups held while more values are coming', () => {
     expect(await late).toHaveLength(1);
   });
 });
+
+describe('Matcher: the account read whole (listUpTo)', () => {
+  /** A finder whose account holds `count` people p0..p(count-1), and which counts the lists read. */
+  function account(count: number): RecordFinder & { queries: string[][]; lists: number } {
+    const self = {
+      ...finder(),
+      lists: 0,
+      async list(_entity: string, upTo: number): Promise<Body[] | null> {
+        self.lists += 1;
+        if (count > upTo) return null;
+        return Array.from({ length: count }, (_, i) => ({ id: i + 1, type: 'person', firstName: 'P', lastName: String(i), emailAddresses: [{ address: `p${i}@example.org` }, { address: `alt${i}@example.org` }] }));
+      },
+    };
+    return self;
+  }
+
+  it('answers every look-up from one read of the list when it is short, by any of a record\'s values', async () => {
+    const service = account(120);
+    const matcher = new Matcher(service, 'party', { by: ['email', 'name'], onMatch: 'update' }, undefined, { listUpTo: 200 });
+    const found = await Promise.all([matcher.find(email(3)), matcher.find({ by: 'email', value: 'alt7@example.org' }), matcher.find(email(500)), matcher.find({ by: 'name', value: 'p 9' })]);
+    expect(found.map((records) => records.map((r) => r.id))).toEqual([[4], [8], [], [10]]);
+    expect(service.lists).toBe(1);
+    expect(service.queries).toEqual([]);
+  });
+
+  it('goes by filter queries when the list holds more than listUpTo', async () => {
+    const service = account(300);
+    const matcher = new Matcher(service, 'party', { by: 'email', onMatch: 'update' }, undefined, { listUpTo: 200 });
+    const found = await Promise.all(Array.from({ length: 50 }, (_, i) => matcher.find(email(i))));
+    expect(found[7]?.[0]?.emailAddresses).toEqual([{ address: 'p7@example.org' }]);
+    expect(service.lists).toBe(1);
+    expect(service.queries.map((q) => q.length)).toEqual([50]);
+  });
+});

@@ -3,9 +3,11 @@ import { ENTITY_PLURAL, type Entity, matchCriteria, type MatchCriterion, type Ma
 
 type Body = Record<string, unknown>;
 
-/** What a match lookup needs of the account: its records by filter (load's RecordService is one). */
+/** What a match lookup needs of the account: its records by filter, or all of them (load's RecordService is one). */
 export interface RecordFinder {
   filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncIterable<Body>;
+  /** Every record of a kind, or null when the account holds more than `upTo`. */
+  list?(entity: 'party' | 'kase' | 'opportunity', upTo: number): Promise<Body[] | null>;
 }
 
 /** How many values one filter query asks for at most. */
@@ -23,6 +25,14 @@ export interface MatcherOptions {
    * @default () => false
    */
   busy?: () => boolean;
+  /**
+   * Read the account's whole list of the records (100 a request) before the first look-up, and
+   * answer every look-up from it, when it holds at most this many; past that many, the look-ups go
+   * by filter queries after all. Worth it when the account is not much larger than the input: a
+   * filter query answers 50 values, a page of the list holds 100 records.
+   * @default 0 (filter queries only)
+   */
+  listUpTo?: number;
 }
 
 function text(value: unknown): string {
@@ -93,6 +103,9 @@ export class Matcher {
   #querying = 0;
   readonly #criteria: MatchCriterion[];
   readonly #busy: () => boolean;
+  readonly #listUpTo: number;
+  /** The account's records by criterion and value, once its list is read; null when it was too long (or not to be read). */
+  #listed: Promise<Map<string, Body[]> | null> | null = null;
 
   constructor(
     private readonly service: RecordFinder,
@@ -104,6 +117,25 @@ export class Matcher {
   ) {
     this.#criteria = matchCriteria(spec);
     this.#busy = options.busy ?? (() => false);
+    this.#listUpTo = service.list ? (options.listUpTo ?? 0) : 0;
+  }
+
+  /** The account's records indexed by `criterion\0value`, or null when the list holds more than `listUpTo`. */
+  async #readList(): Promise<Map<string, Body[]> | null> {
+    const index = new Map<string, Body[]>();
+    const records = await (this.service.list as NonNullable<RecordFinder['list']>)(this.entity, this.#listUpTo);
+    if (records === null) return null;
+    for (const record of records) {
+      for (const by of this.#criteria) {
+        for (const value of new Set(matchValues(this.entity, by, record, this.definitionId))) {
+          const key = `${by}\u0000${value}`;
+          const list = index.get(key);
+          if (list) list.push(record);
+          else index.set(key, [record]);
+        }
+      }
+    }
+    return index;
   }
 
   /** How many values were looked up: the most queries the lookups can take, one a value. */
@@ -125,15 +157,30 @@ export class Matcher {
     const key = `${match.by}\u0000${match.value}`;
     const cached = this.#cache.get(key);
     if (cached) return cached;
-    const promise = new Promise<Body[]>((resolve, reject) => {
+    let promise: Promise<Body[]>;
+    if (this.#listUpTo > 0) {
+      this.#listed ??= this.#readList();
+      // Too long a list: the look-ups go by filter queries after all.
+      promise = this.#listed.then((index) => (index ? (index.get(key) ?? []) : this.#queued(match, key)));
+      // A failed read of the list fails the look-ups waiting for it; the next ones ask again.
+      promise.catch(() => {
+        this.#cache.delete(key);
+        this.#listed = null;
+      });
+    } else promise = this.#queued(match, key);
+    this.#cache.set(key, promise);
+    return promise;
+  }
+
+  /** The look-up, waiting to share a filter query with others. */
+  #queued(match: MatchValue, key: string): Promise<Body[]> {
+    return new Promise<Body[]>((resolve, reject) => {
       let list = this.#waiting.get(match.by);
       if (!list) this.#waiting.set(match.by, (list = []));
       list.push({ value: match.value, key, resolve, reject });
       if (list.length >= MATCH_BATCH) this.#flush(match.by);
       else this.#timer ??= setTimeout(() => this.#gathered(), GATHER_MS);
     });
-    this.#cache.set(key, promise);
-    return promise;
   }
 
   /** The gather is over: the values go now, unless the writes have rows enough to go on with. */

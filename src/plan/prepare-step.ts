@@ -8,11 +8,11 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
+import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, matchProblems, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
 import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
-import { loadPlan, type Plan } from './load.ts';
+import { loadPlan, type Plan, type PlanStep } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
 import { ColumnCensus } from './census.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
@@ -357,13 +357,31 @@ export async function prepareSingleStep(
   return step;
 }
 
+/**
+ * The step with the plan's `match` and `onDuplicate` in place of the mapping's, checked as the
+ * mapping's would be (a project matched `within: organisation` is refused, with the plan's place).
+ */
+function withPlanMatch(step: PreparedStep, planStep: PlanStep): PreparedStep {
+  if (planStep.match === undefined && planStep.onDuplicate === undefined) return step;
+  const match = planStep.match ?? step.mapping.match;
+  const [problem] = match ? matchProblems(step.mapping.entity, match) : [];
+  if (problem) {
+    const at = ['match', ...problem.path].join('.');
+    throw new FerryError('PLAN_INVALID', `step ${planStep.name}: ${at}: ${problem.message} (for the ${step.mapping.entity} records of ${basename(step.mappingFile)})`, {
+      location: { ...planStep.location, yamlPath: `steps[${planStep.index}].match` },
+    });
+  }
+  return { ...step, mapping: { ...step.mapping, ...(planStep.match ? { match: planStep.match } : {}), ...(planStep.onDuplicate ? { onDuplicate: planStep.onDuplicate } : {}) } };
+}
+
 /** Loads a plan and its mappings, in run order; every problem is found before any row is read. */
 export async function preparePlan(planFile: string, rejectsDir?: string, transforms?: TransformRegistry): Promise<{ plan: Plan; steps: PreparedStep[] }> {
   const plan = await loadPlan(planFile);
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    prepared.push(await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location, transforms));
+    const ready = await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location, transforms);
+    prepared.push(withPlanMatch(ready, step));
   }
   return { plan, steps: orderSteps(prepared) };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sourceSchema } from '../mapping/index.ts';
+import { matchSchema, onDuplicateSchema, sourceSchema } from '../mapping/index.ts';
 
 /**
  * A migration plan as a zod schema: the steps of a whole migration, each a mapping file and the
@@ -19,6 +19,8 @@ export const planStepSchema = z
     mapping: z.string().min(1).describe('The mapping file, relative to the plan file'),
     input: z.string().min(1).optional().describe('The source file, relative to the plan file, or a live v1 account (v1+https://HOST[/api/LIST]); left out when the source is `format: v1-api` with a `baseUrl`'),
     source: sourceSchema.optional().describe("Reader options; each one given here wins over the mapping's"),
+    match: matchSchema.optional().describe("How a record the account has already is found for a row (the mapping's `match`), given for this plan: wins over the mapping's, so that a ready-made mapping is used as it is"),
+    onDuplicate: onDuplicateSchema.optional().describe("What rows naming one record become (the mapping's `onDuplicate`), given for this plan: wins over the mapping's"),
   })
   .strict();
 

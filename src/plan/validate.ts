@@ -10,7 +10,7 @@ import { assertWritableTarget, type CompiledMapping, countWarnings, emptyWarning
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
-import { type NotCarried } from './census.ts';
+import { narrowNotCarried, type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
 import { assertConstantNames, compileSteps, openStepItems, type PreparedStep, prepareSingleStep, preparePlan } from './prepare-step.ts';
@@ -311,7 +311,7 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   const resolver = options.resolver ?? offlineResolver;
   const { steps } = await preparePlan(options.planFile, options.rejectsDir, options.transforms);
   if (options.rejectsDir !== undefined) {
-    await makeFolders(options.rejectsDir, { mode: 0o777, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
+    await makeFolders(options.rejectsDir, { mode: 0o700, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
   for (const step of steps) assertConstantNames(step, resolver);
   for (const step of steps) {
@@ -327,5 +327,6 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
     reports.push(report);
     if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
   }
+  narrowNotCarried(reports, compiled);
   return { steps: reports, online: resolver.online !== false, interrupted: false };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from './context.ts';
+import { sendError } from './error-answer.ts';
 
 /** The statuses an injected server error is drawn from, as a proxy or an overloaded service gives them. */
 export const FAULT_STATUSES = [500, 502, 503] as const;
@@ -50,7 +51,7 @@ export function installFaults(app: FastifyInstance, ctx: SandboxContext, options
     if (!request.url.startsWith('/api/')) return undefined;
     if (faults.errorRate > 0 && ctx.random() < faults.errorRate) {
       const status = FAULT_STATUSES[Math.floor(ctx.random() * FAULT_STATUSES.length)] ?? 500;
-      return reply.code(status).send({ message: FAULT_TEXT[status] });
+      return sendError(request, reply, status, { message: FAULT_TEXT[status] });
     }
     if (faults.dropAfterWriteRate > 0 && WRITE_METHODS.has(request.method) && ctx.random() < faults.dropAfterWriteRate) {
       doomed.add(request);

@@ -26,6 +26,8 @@ export interface TagRec {
   id: number;
   entity: EntityKind;
   name: string;
+  /** What the tag is for, as its creator wrote it; null when none was given. */
+  description: string | null;
   /** A data tag carries custom fields of its own. */
   dataTag: boolean;
 }
@@ -263,6 +265,30 @@ export interface TrackRec extends Stamped {
   opportunityId: number | null;
   kaseId: number | null;
   taskIds: number[];
+}
+
+/** A project board: the stages a project moves through. Listed, not written, by the interface. */
+export interface BoardRec {
+  id: number;
+  name: string;
+  description: string | null;
+}
+
+export interface StageRec {
+  id: number;
+  boardId: number;
+  name: string;
+  description: string | null;
+  /** Position on its board; a new project starts on the first stage of the first board. */
+  displayOrder: number;
+}
+
+/** One of the account's reasons an opportunity was lost. */
+export interface LostReasonRec {
+  id: number;
+  name: string;
+  /** Whether opportunities lost for this reason count in the conversion rate. */
+  includedForConversion: boolean;
 }
 
 export interface ActivityTypeRec {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from './context.ts';
+import { sendError } from './error-answer.ts';
 
 /** The state of one user's current window. */
 interface Window {
@@ -8,8 +9,11 @@ interface Window {
   used: number;
 }
 
-/** The body of every answer past the limit, as the service sends it. */
-export const RATE_LIMIT_BODY = { error: 'rate limit reached' } as const;
+/**
+ * The body of every answer past the limit: the service's `{"error": "rate limit reached"}`, with
+ * the `message` every other v2 error carries (the legacy interface answers `<error><message>`).
+ */
+export const RATE_LIMIT_BODY = { error: 'rate limit reached', message: 'rate limit reached' } as const;
 
 /**
  * Where a request falls in the fixed windows. Windows are aligned to the epoch (an hourly window
@@ -52,9 +56,7 @@ export function installRateLimit(app: FastifyInstance, ctx: SandboxContext): voi
     reply.header('X-RateLimit-Remaining', String(Math.max(0, limit - window.used)));
     reply.header('X-RateLimit-Reset', String(Math.ceil(end / 1000)));
     if (window.used <= limit) return undefined;
-    return reply
-      .code(429)
-      .header('Retry-After', String(Math.max(1, Math.ceil((end - now) / 1000))))
-      .send(RATE_LIMIT_BODY);
+    reply.header('Retry-After', String(Math.max(1, Math.ceil((end - now) / 1000))));
+    return sendError(request, reply, 429, RATE_LIMIT_BODY);
   });
 }

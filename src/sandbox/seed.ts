@@ -108,10 +108,10 @@ export function seedAccount(store: Store, now: Date): void {
   field('parties', 'VIP', 'Boolean');
   field('parties', 'Account number', 'Text', { pattern: '^[A-Z]{2}-\\d{4,8}$', important: true });
   field('parties', 'Preferred language', 'Text', { forClass: 'PERSON' });
-  const customer = store.tags.insert({ entity: 'parties', name: 'Customer', dataTag: true });
+  const customer = store.tags.insert({ entity: 'parties', name: 'Customer', description: 'Customers under contract', dataTag: true });
   field('parties', 'Contract end', 'Date', { tagId: customer.id });
   field('parties', 'Support level', 'List', { tagId: customer.id, options: ['Bronze', 'Silver', 'Gold'] });
-  store.tags.insert({ entity: 'parties', name: 'Prospect', dataTag: false });
+  store.tags.insert({ entity: 'parties', name: 'Prospect', description: null, dataTag: false });
 
   field('opportunities', 'Lead source', 'List', { options: ['Web', 'Referral', 'Event', 'Cold call', 'Partner'] });
   field('opportunities', 'Signed', 'Boolean');
@@ -122,6 +122,8 @@ export function seedAccount(store: Store, now: Date): void {
   field('kases', 'Go-live', 'Date');
   field('kases', 'Reference', 'Text');
   field('kases', 'Billable', 'Boolean');
+
+  seedAccountLists(store);
 
   store.trackDefinitions.insert({
     description: 'Onboarding',
@@ -148,4 +150,29 @@ export function seedAccount(store: Store, now: Date): void {
       { id: store.next(), description: 'Follow-up call', daysAfterRule: 'LAST_TASK', daysAfter: 5, displayOrder: 1, dayDelayRule: 'TRACK_WORKDAYS', assigneeType: 'ENTITY_OWNER', categoryId: categoryIds[0] ?? null },
     ],
   });
+}
+
+/** The one project board of the seeded account and its stages, at fixed ids below the store's sequence (1001 up). */
+export const SEEDED_BOARD = { id: 100, name: 'Projects' } as const;
+export const SEEDED_STAGES = [
+  { id: 101, name: 'Planned' },
+  { id: 102, name: 'In progress' },
+  { id: 103, name: 'Review' },
+  { id: 104, name: 'Done' },
+] as const;
+export const SEEDED_LOST_REASONS = ['Price', 'Competitor', 'No budget', 'Timing', 'No decision'] as const;
+
+/**
+ * Seeds the project board with its stages and the lost reasons where the account has none: a new
+ * account, or one saved by a sandbox that kept them fixed in code (the interface cannot delete
+ * them, so an empty list means they were never stored).
+ */
+export function seedAccountLists(store: Store): void {
+  if (store.boards.size === 0) {
+    store.boards.put({ ...SEEDED_BOARD, description: null });
+    SEEDED_STAGES.forEach((stage, displayOrder) => store.stages.put({ ...stage, boardId: SEEDED_BOARD.id, description: null, displayOrder }));
+  }
+  if (store.lostReasons.size === 0) {
+    SEEDED_LOST_REASONS.forEach((name, index) => store.lostReasons.put({ id: 111 + index, name, includedForConversion: true }));
+  }
 }

@@ -3,10 +3,12 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest }
 import { addPersonalToken, installBearerAuth, newTokenValue } from './auth.ts';
 import type { SandboxContext } from './context.ts';
 import { installFaults } from './faults.ts';
+import { errorPayload, sendError } from './error-answer.ts';
 import { HttpError } from './http.ts';
 import { registerJobRoutes } from './jobs.ts';
 import { registerOAuthRoutes } from './oauth.ts';
 import { installRateLimit } from './rate-limit.ts';
+import { registerAccountListRoutes } from './routes/account-lists.ts';
 import { registerActivityTypeRoutes } from './routes/activity-types.ts';
 import { registerEntryRoutes } from './routes/entries.ts';
 import { registerFieldRoutes } from './routes/fields.ts';
@@ -18,7 +20,7 @@ import { registerPipelineRoutes } from './routes/pipelines.ts';
 import { registerReferenceRoutes } from './routes/reference.ts';
 import { registerTaskRoutes } from './routes/tasks.ts';
 import { registerTrackRoutes } from './routes/tracks.ts';
-import { ADMIN_USERNAME, seedAccount } from './seed.ts';
+import { ADMIN_USERNAME, seedAccount, seedAccountLists } from './seed.ts';
 import { type SandboxOptions, type SandboxSettings, sandboxOptionsSchema } from './settings.ts';
 import { DurableState } from './storage/journal.ts';
 import { Store } from './store.ts';
@@ -63,6 +65,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   let loaded = false;
   if (settings.dataFile) ({ durable, loaded } = await DurableState.open(store, settings.dataFile, { reset: settings.reset, report }));
   if (!loaded) seedAccount(store, now());
+  else seedAccountLists(store);
   store.teamsEdition = settings.teamsEdition;
 
   const admin = store.users.all().find((u) => u.username === ADMIN_USERNAME);
@@ -72,7 +75,8 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   for (const client of settings.clients) store.oauthClients.set(client.clientId, client);
 
   const app = Fastify({
-    logger: settings.log ? { level: 'info' } : false,
+    // Requests are logged to stderr, beside the reports, leaving stdout to what the command says.
+    logger: settings.log ? { level: 'info', stream: process.stderr } : false,
     bodyLimit: settings.bodyLimitBytes,
     // Ids and paths are matched exactly; `/parties/` and `/parties` are the same list.
     routerOptions: { ignoreTrailingSlash: true },
@@ -97,20 +101,21 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
 
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     if (error instanceof HttpError) {
-      return reply.code(error.status).headers(error.headers).send(error.body);
+      return sendError(request, reply.headers(error.headers), error.status, error.body);
     }
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
       // Fastify's own rejections: malformed JSON, body too large, unsupported media type.
-      return reply.code(status).send({ message: error.message });
+      return sendError(request, reply, status, { message: error.message });
     }
     request.log.error(error);
-    return reply.code(500).send({ message: 'internal sandbox error; this is a bug in the sandbox' });
+    return sendError(request, reply, 500, { message: 'internal sandbox error; this is a bug in the sandbox' });
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
+    sendError(request, reply, 404, { message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
   );
 
+  installLastQueryValue(app);
   installWriteTracking(app, durable, store);
   installFaults(app, context);
   installBearerAuth(app, context);
@@ -129,6 +134,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   registerTrackRoutes(app, context);
   registerActivityTypeRoutes(app, context);
   registerReferenceRoutes(app, context);
+  registerAccountListRoutes(app, context);
   registerLegacyRoutes(app, context);
 
   // The seeded or loaded account, with this run's tokens and clients, becomes the new snapshot.
@@ -141,6 +147,20 @@ export function mergeSlashes(url: string): string {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   return path.replace(/\/{2,}/g, '/') + (query === -1 ? '' : url.slice(query));
+}
+
+/**
+ * A query parameter given twice (`perPage=100&perPage=100`, as clients that merge their defaults
+ * with the caller's send) counts with its last value, as the web frameworks in front of services
+ * take it. Only under `/api/`: OAuth refuses a repeated parameter (RFC 6749 section 3.1).
+ */
+function installLastQueryValue(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (!request.url.startsWith('/api/')) return;
+    const query = request.query as Record<string, unknown> | undefined;
+    if (!query) return;
+    for (const [name, value] of Object.entries(query)) if (Array.isArray(value)) query[name] = value[value.length - 1];
+  });
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -164,7 +184,7 @@ function installWriteTracking(app: FastifyInstance, durable: DurableState | null
   };
   app.addHook('onRequest', async (request, reply) => {
     if (!writes(request)) return undefined;
-    if (durable?.failed) return reply.code(503).send({ message: refusal(durable) });
+    if (durable?.failed) return sendError(request, reply, 503, { message: refusal(durable) });
     counted.add(request);
     store.tracker.writes += 1;
     return undefined;
@@ -179,8 +199,9 @@ function installWriteTracking(app: FastifyInstance, durable: DurableState | null
       // Reads change nothing, except a job that came due at their start.
       await durable.commit(!write);
     } catch {
-      reply.code(503).header('content-type', 'application/json; charset=utf-8').removeHeader('location');
-      return JSON.stringify({ message: refusal(durable) });
+      const { type, text } = errorPayload(request, 503, { message: refusal(durable) });
+      reply.code(503).header('content-type', type).removeHeader('location');
+      return text;
     } finally {
       release(request);
     }

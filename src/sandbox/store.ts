@@ -3,6 +3,9 @@ import { FerryError } from '../errors/index.ts';
 import type {
   AccessTokenRec,
   ActivityTypeRec,
+  BoardRec,
+  LostReasonRec,
+  StageRec,
   AuthCodeRec,
   DeletedRec,
   EntryRec,
@@ -235,6 +238,9 @@ export class Store {
   readonly trackDefinitions = new Table<TrackDefinitionRec>(this.next, this.tracker);
   readonly tracks = new Table<TrackRec>(this.next, this.tracker);
   readonly activityTypes = new Table<ActivityTypeRec>(this.next, this.tracker);
+  readonly boards = new Table<BoardRec>(this.next, this.tracker);
+  readonly stages = new Table<StageRec>(this.next, this.tracker);
+  readonly lostReasons = new Table<LostReasonRec>(this.next, this.tracker);
 
   /** Deletion log per entity, for the `/deleted` lists. Only ever appended to. */
   readonly deleted: Record<DeletedTable, DeletedRec[]> = {
@@ -302,6 +308,9 @@ export class Store {
       trackDefinitions: this.trackDefinitions,
       tracks: this.tracks,
       activityTypes: this.activityTypes,
+      boards: this.boards,
+      stages: this.stages,
+      lostReasons: this.lostReasons,
     };
   }
 

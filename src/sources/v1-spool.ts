@@ -14,12 +14,12 @@
  * key names the address, never credentials.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { readdir, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FerryError, type ErrorCode, type ErrorLocation } from '../errors/index.ts';
-import { jsonText, writeFileAtomic } from '../util/index.ts';
+import { jsonText, makePrivateFolder, openNoFollow, writeFileAtomic } from '../util/index.ts';
 import type { SourceWarning } from './types.ts';
 import type { V1Node } from './v1-flatten.ts';
 import { V1PageRepeats, type V1PageRecords } from './v1-pages.ts';
@@ -102,10 +102,35 @@ function entryOf(text: string, file: string, number: number): V1SpoolEntry {
 
 const sameKey = (a: V1SpoolKey, b: V1SpoolKey): boolean => JSON.stringify(a) === JSON.stringify(b);
 
+/** The spool is in the state folder, and nothing there is followed: a link planted in it is refused (PATH_UNSAFE). */
+const SPOOL_PATH = { what: 'the spool of a live read', hint: 'Something replaced a file of the spool (in the state folder) with a link. Remove the link: the next run reads the old account again.' };
+
+/** Opens a file of the spool without following a link; a FIFO planted there is not waited on. */
+async function openSpoolFile(file: string, flags: number): Promise<FileHandle> {
+  const handle = await openNoFollow(file, flags | constants.O_NONBLOCK, SPOOL_PATH);
+  if (!(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new FerryError('PATH_UNSAFE', `${SPOOL_PATH.what}: ${file} is not a plain file`, { location: { file }, hint: SPOOL_PATH.hint });
+  }
+  return handle;
+}
+
 /** The cursor of a read of `key`; null when there is none (a first read), or one of another read. */
 async function readCursor(file: string, key: V1SpoolKey): Promise<Cursor | null> {
+  let text: string;
   try {
-    const parsed = JSON.parse(await readFile(file, 'utf8')) as Cursor;
+    const handle = await openSpoolFile(file, constants.O_RDONLY);
+    try {
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (error instanceof FerryError) throw error;
+    return null;
+  }
+  try {
+    const parsed = JSON.parse(text) as Cursor;
     if (parsed.format === FORMAT && sameKey(parsed.key, key) && Number.isInteger(parsed.bytes) && Number.isInteger(parsed.next)) return parsed;
   } catch {
     // None, or one cut off (it is replaced whole, so only by hand): the list is read again.
@@ -116,7 +141,7 @@ async function readCursor(file: string, key: V1SpoolKey): Promise<Cursor | null>
 /** The entries of a spool's bytes from `from` up to `to` (line boundaries both). */
 async function* replayEntries(file: string, to: number, from = 0): AsyncGenerator<V1SpoolEntry> {
   if (to <= from) return;
-  const stream = createReadStream(file, { start: from, end: to - 1 });
+  const stream = (await openSpoolFile(file, constants.O_RDONLY)).createReadStream({ start: from, end: to - 1 });
   let number = 0;
   try {
     for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
@@ -177,9 +202,9 @@ export class V1Spool {
   static async open(base: string, key: V1SpoolKey): Promise<V1Spool | null> {
     if (inUse.has(base)) return null;
     const files = v1SpoolFiles(base);
-    await mkdir(dirname(base), { recursive: true, mode: 0o700 });
+    await makePrivateFolder(dirname(base), SPOOL_PATH);
     let cursor = await readCursor(files.cursor, key);
-    const handle = await open(files.records, 'a+', 0o600);
+    const handle = await openSpoolFile(files.records, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT);
     try {
       const size = (await handle.stat()).size;
       // A spool shorter than its cursor says lost lines: nothing of it can be trusted.

@@ -147,6 +147,17 @@ describe('fileNameFor', () => {
     expect(fileNameFor(`${'é'.repeat(199)}a.txt`)).not.toBe(short);
   });
 
+  it.each([
+    ['a path climbing out', '../../secret.txt', '.._.._secret.txt'],
+    ['an absolute path', '/etc/passwd', '_etc_passwd'],
+    ['a Windows path', 'C:\\Users\\a.txt', 'C:_Users_a.txt'],
+    ['a zero byte and a line break', 'a\u0000b\nc.txt', 'a_b_c.txt'],
+    ['nothing but dots', '..', 'attachment'],
+    ['nothing at all', '  ', 'attachment'],
+  ])('makes one file name of %s', (_what, name, expected) => {
+    expect(fileNameFor(name)).toBe(expected);
+  });
+
   it('writes a file under the shortened name, temporary name included', async () => {
     const target = join(folder, fileNameFor(`${'é'.repeat(200)}.txt`));
     expect(Buffer.byteLength(temporaryNameFor(target).split('/').pop() ?? '')).toBeLessThanOrEqual(255);

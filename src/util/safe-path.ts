@@ -131,14 +131,22 @@ export const MAX_FILE_NAME_BYTES = 255;
 /** Bytes of a shortened name's tail: `~` and 12 hexadecimal digits of the full name's sha256. */
 const HASH_TAIL = 13;
 
+/** The name of a file whose own name is empty, `.` or `..` (or holds nothing else). */
+const FALLBACK_FILE_NAME = 'attachment';
+
 /**
- * `name` as a file name the file system takes: the name itself when it fits in `maxBytes` bytes of
- * UTF-8; otherwise its start, cut on a character, then `~` and 12 hexadecimal digits of the whole
- * name's sha256, then its extension (when the extension is short), so two long names that start
- * alike stay apart, and the same name always gives the same file. Export and restore both name
- * files through here, so a backup's files are found again by the restore.
+ * `name` (a file name from outside: an attachment's, as the service gives it) as one file name the
+ * file system takes, never a path: `/`, a backslash, the zero byte and control characters become `_`, and a
+ * name that is then empty, `.` or `..` becomes `attachment`. The result is the name itself when it
+ * fits in `maxBytes` bytes of UTF-8; otherwise its start, cut on a character, then `~` and 12
+ * hexadecimal digits of the whole name's sha256, then its extension (when the extension is short),
+ * so two long names that start alike stay apart, and the same name always gives the same file.
+ * Export and restore both name files through here, so a backup's files are found again by the
+ * restore.
  */
-export function fileNameFor(name: string, maxBytes = MAX_FILE_NAME_BYTES): string {
+export function fileNameFor(given: string, maxBytes = MAX_FILE_NAME_BYTES): string {
+  const plain = given.replace(/[/\\\u0000-\u001f\u007f]/g, '_').trim();
+  const name = plain === '' || plain === '.' || plain === '..' ? FALLBACK_FILE_NAME : plain;
   if (Buffer.byteLength(name, 'utf8') <= maxBytes) return name;
   const tail = `~${createHash('sha256').update(name, 'utf8').digest('hex').slice(0, HASH_TAIL - 1)}`;
   const dot = name.lastIndexOf('.');

@@ -56,7 +56,7 @@ async function create(url: string, name: string): Promise<{ status: number; id?:
 
 /** A request whose body never ends: a slow client holding the sandbox's shutdown. */
 function holdRequestOpen(url: string, agent: Agent): Promise<unknown> {
-  return request(`${url}/api/v2/parties`, {
+  return request(`${url}/api/v2/parties?held=1`, {
     method: 'POST',
     dispatcher: agent,
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': '1000' },
@@ -68,6 +68,23 @@ function holdRequestOpen(url: string, agent: Agent): Promise<unknown> {
     ),
   }).catch((error: unknown) => error);
 }
+
+/** Resolves once the sandbox's stderr holds `text` (its request log, its stopping line): an event, not a delay. */
+function said(sandbox: Running, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!sandbox.stderr().includes(text)) return;
+      sandbox.child.stderr?.off('data', check);
+      resolve();
+    };
+    sandbox.child.stderr?.on('data', check);
+    void sandbox.exited.then(() => reject(new Error(`the sandbox ended before saying ${JSON.stringify(text)}: ${sandbox.stderr()}`)));
+    check();
+  });
+}
+
+/** The log line of the held request reaching the sandbox (`--log`). */
+const HELD_ARRIVED = '"url":"/api/v2/parties?held=1"';
 
 let dir: string;
 beforeAll(async () => {
@@ -104,11 +121,12 @@ describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
 
   it('Ctrl-C waits a few seconds at most for a slow client, then saves and exits 0', async () => {
     const file = join(dir, 'slow', 'sb.json');
-    const sandbox = await startCli(file);
+    const sandbox = await startCli(file, ['--log']);
     const kept = await create(sandbox.url, 'Before Ctrl-C Ltd');
     const agent = new Agent();
+    const arrived = said(sandbox, HELD_ARRIVED);
     const held = holdRequestOpen(sandbox.url, agent);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await arrived;
     sandbox.child.kill('SIGINT');
     expect(await sandbox.exited).toBe(0);
     expect(sandbox.stdout()).toContain('sandbox stopped');
@@ -121,7 +139,7 @@ describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
 
   it('a second Ctrl-C exits at once, and the state still loads with every acknowledged write', async () => {
     const file = join(dir, 'twice', 'sb.json');
-    let sandbox = await startCli(file);
+    let sandbox = await startCli(file, ['--log']);
     const acknowledged: number[] = [];
     for (let i = 0; i < 20; i += 1) {
       const answer = await create(sandbox.url, `Twice ${i}`);
@@ -129,10 +147,13 @@ describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
       acknowledged.push(answer.id as number);
     }
     const agent = new Agent();
+    const arrived = said(sandbox, HELD_ARRIVED);
     const held = holdRequestOpen(sandbox.url, agent);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await arrived;
+    // The second Ctrl-C only once the first was taken: two sent at once may reach it as one.
+    const stopping = said(sandbox, 'stopping: finishing the requests under way');
     sandbox.child.kill('SIGINT');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await stopping;
     sandbox.child.kill('SIGINT');
     expect(await sandbox.exited).toBe(130);
     await held;

@@ -118,10 +118,6 @@ const CASES: SampleCase[] = [
   { mapping: 'roundtrip-kases.yaml', input: 'samples/export/roundtrip/kases.csv', records: 2, rejects: [] },
   { mapping: 'roundtrip-entries.yaml', input: 'samples/export/roundtrip/entries.csv', records: 3, rejects: [], skipped: 1 },
   { mapping: 'roundtrip-tasks.yaml', input: 'samples/export/roundtrip/tasks.csv', records: 3, rejects: [], skipped: 1 },
-  // The inputs `crm-ferry restore` writes from a backup (samples/backup: a restore's kases.csv, entries.csv, tasks.csv, files/).
-  { mapping: 'restore-kases.yaml', input: 'samples/backup/kases.csv', records: 3, rejects: [] },
-  { mapping: 'restore-entries.yaml', input: 'samples/backup/entries.csv', records: 5, rejects: [] },
-  { mapping: 'restore-tasks.yaml', input: 'samples/backup/tasks.csv', records: 4, rejects: [] },
 ];
 
 describe('ready-made mappings over their samples', () => {
@@ -322,13 +318,19 @@ describe('Pipedrive', () => {
   it.each([
     ['101', 'Negotiation', { probability: 80, expectedCloseOn: '2024-12-20', value: { amount: 48000, currency: 'NOK' } }],
     ['102', 'Won', { closedOn: '2024-05-28', value: { amount: 12500.5, currency: 'EUR' } }],
-    ['103', 'Lost', { closedOn: '2024-04-02', lostReason: 'Went with a competitor' }],
+    ['103', 'Lost', { closedOn: '2024-04-02' }],
     ['104', 'New', { probability: 10 }],
     ['105', 'Qualified', { expectedCloseOn: '2025-01-15' }],
   ])('deal %s reaches milestone %s', async (key, milestone, fields) => {
     const deal = await recordOf(...deals, key);
     expect(deal.names.find((n) => n.kind === 'milestone')).toMatchObject({ name: milestone, scope: { pipeline: 'Sales' } });
     expect(deal.record).toMatchObject(fields);
+  });
+
+  it("folds Pipedrive's lost reason into the account's list, looked up by name (a reason it lacks is dropped with a warning)", async () => {
+    const deal = await recordOf(...deals, '103');
+    expect(deal.names.find((n) => n.kind === 'lostReason')).toMatchObject({ name: 'Competitor', path: ['lostReason'], onUnknown: 'drop' });
+    expect(deal.record.lostReason).toBeNull();
   });
 
   it('links a deal to its organisation by name and keeps the contact person', async () => {

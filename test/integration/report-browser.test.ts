@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMPORT_COUNTS, notListedText, VERIFY_COUNTS } from '../../src/report/index.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { copyFromCheckout } from '../helpers/checkout-copy.ts';
 
 /**
  * The HTML report in a real browser: Debian's chromium (installed by .ci/run when missing), driven
@@ -151,7 +152,7 @@ describe('the HTML report in headless Chromium', () => {
     const v1 = mkdtempSync(join(tmpdir(), 'ferry-report-v1-'));
     const ownEnv = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: own.url, CRM_FERRY_TOKEN: own.token });
     try {
-      for (const folder of ['mappings', 'samples']) cpSync(join(ROOT, folder), join(v1, folder), { recursive: true });
+      copyFromCheckout(['mappings', 'samples'], v1);
       const plan = 'mappings/plans/v1-migration.yaml';
       const run = await runCli(['run', plan], { cwd: v1, env: ownEnv() });
       expect(run.code, run.stdout + run.stderr).toBe(0);

@@ -141,6 +141,11 @@ describe('round trip of projects, notes and tasks', () => {
     const a = await startTestSandbox();
     const b = await startTestSandbox();
     boxes.push(a, b);
+    // The second account has the first's stages under other ids: a stage is carried by its name.
+    for (const stage of b.store.stages.all()) {
+      b.store.stages.delete(stage.id);
+      b.store.stages.put({ ...stage, id: stage.id + 200 });
+    }
     await seed(a);
     const out = mkdtempSync(join(dir, 'export-'));
     const files = await exportAll(a, out);
@@ -150,6 +155,7 @@ describe('round trip of projects, notes and tasks', () => {
     expect(listed.map((f) => f.file.replace(/\/\d+\//, '/N/')).sort()).toEqual(['attachments/N/minutes.txt', 'attachments/N/minutes.txt', 'attachments/N/plan.dat']);
     expect(listed.map((f) => readFileSync(join(out, f.file), 'utf8')).sort()).toEqual(['\u0000\u0001\u0002\ufffd', 'minutes\n', 'other minutes\n']);
     expect(JSON.parse(files.kases?.find((k) => k.name === 'Rollout')?.additionalContacts ?? '[]')).toHaveLength(3);
+    expect(files.kases?.find((k) => k.name === 'Rollout')?.stage).toBe('In progress');
 
     writeFileSync(join(out, 'plan.yaml'), ['version: 1', 'steps:', ...STEPS.map(([name, mapping, input]) => `  - { name: ${name}, mapping: ${bundled(mapping)}, input: ${input} }`), ''].join('\n'));
     const client = new CrmClient({ baseUrl: b.url, auth: b.token });

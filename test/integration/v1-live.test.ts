@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { readV1Export, type V1ReadOptions } from '../../src/sources/v1-export.ts
 import { readV1Live } from '../../src/sources/v1-live.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { copyFromCheckout } from '../helpers/checkout-copy.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-v1-live-'));
@@ -22,8 +23,7 @@ beforeAll(async () => {
   // The source account: the bundled v1 migration of the sample exports, so it holds people,
   // organisations, custom fields, tags, opportunities, cases with history, notes and tasks.
   box = await startTestSandbox();
-  cpSync(join(ROOT, 'mappings'), join(dir, 'mappings'), { recursive: true });
-  cpSync(join(ROOT, 'samples'), join(dir, 'samples'), { recursive: true });
+  copyFromCheckout(['mappings', 'samples'], dir);
   const run = await runCli(['run', 'mappings/plans/v1-migration.yaml'], { cwd: dir, env: { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token } });
   expect(run.code, run.stdout + run.stderr).toBe(0);
   // In the old account the users had their old names, which the bundled mappings translate.

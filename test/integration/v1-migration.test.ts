@@ -1,16 +1,15 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { runImport, runRollback, type ImportSummary } from '../../src/load/index.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { copyFromCheckout } from '../helpers/checkout-copy.ts';
 
 // The bundled legacy account, migrated whole by the bundled plan into an empty sandbox.
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(join(tmpdir(), 'ferry-v1-'));
-for (const folder of ['mappings', 'samples/v1', 'samples/v1-migration']) cpSync(join(ROOT, folder), join(work, folder), { recursive: true });
+copyFromCheckout(['mappings', 'samples/v1', 'samples/v1-migration'], work);
 const PLAN = join(work, 'mappings/plans/v1-migration.yaml');
 const STATE = join(work, 'state');
 

@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { stringify } from 'csv-stringify/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
+import { copyFromCheckout } from '../helpers/checkout-copy.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-verify-'));
@@ -134,8 +135,7 @@ describe('crm-ferry verify', () => {
     const own = await startTestSandbox();
     const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: own.url, CRM_FERRY_TOKEN: own.token });
     try {
-      cpSync(join(ROOT, 'mappings'), join(v1, 'mappings'), { recursive: true });
-      cpSync(join(ROOT, 'samples'), join(v1, 'samples'), { recursive: true });
+      copyFromCheckout(['mappings', 'samples'], v1);
       const plan = 'mappings/plans/v1-migration.yaml';
       const run = await runCli(['run', plan], { cwd: v1, env: env() });
       expect(run.code, run.stdout + run.stderr).toBe(0);

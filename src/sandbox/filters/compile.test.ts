@@ -60,8 +60,8 @@ const BOARDS = [
   { id: 100, name: 'Projects', stages: [{ id: 101, name: 'Planned' }, { id: 102, name: 'In progress' }] },
   { id: 200, name: 'Support', stages: [{ id: 201, name: 'Triage' }] },
 ];
-const oppTag = store.tags.insert({ entity: 'opportunities', name: 'Renewal', dataTag: false });
-const kaseTag = store.tags.insert({ entity: 'kases', name: 'Onsite', dataTag: false });
+const oppTag = store.tags.insert({ entity: 'opportunities', name: 'Renewal', description: null, dataTag: false });
+const kaseTag = store.tags.insert({ entity: 'kases', name: 'Onsite', description: null, dataTag: false });
 
 // Records of these tests: no names or owner unless given, dated the day the account was seeded.
 const STORED = { ownerId: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' };

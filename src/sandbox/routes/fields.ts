@@ -9,6 +9,7 @@ import type { SandboxContext } from '../context.ts';
 import { created, notFound, paginate, parseId, unwrap } from '../http.ts';
 import type { EntityKind, FieldDefinitionRec, TagRec } from '../model.ts';
 import { checkKeys, Problems, readString } from './record-common.ts';
+import { readTagFlag } from './record-tags-fields.ts';
 
 const ENTITIES: readonly EntityKind[] = ['parties', 'opportunities', 'kases'];
 
@@ -30,8 +31,10 @@ export function serializeFieldDefinition(ctx: SandboxContext, definition: FieldD
   return out;
 }
 
+/** A tag as its own endpoints show it: with its description (records embed only id, name, dataTag). */
 function tagJson(tag: TagRec): Record<string, unknown> {
-  return { id: tag.id, name: tag.name, dataTag: tag.dataTag };
+  // A state saved before tags kept a description has none.
+  return { id: tag.id, name: tag.name, description: tag.description ?? null, dataTag: tag.dataTag };
 }
 
 /** Registers the definition and tag listings of parties, opportunities and projects. */
@@ -68,16 +71,19 @@ export function registerFieldRoutes(app: FastifyInstance, ctx: SandboxContext): 
     });
 
     // Tag creation, beyond the spec (records create the tags they name; some clients create them
-    // first). Records find tags by name ignoring case, so a second tag of the same name is refused.
+    // first, with a description and as a data tag). Records find tags by name ignoring case, so a
+    // second tag of the same name is refused.
     app.post(`/api/v2/${entity}/tags`, async (request, reply) => {
       const body = unwrap(request, 'tag');
       const problems = new Problems('tag');
-      checkKeys(body, ['name'], ['id', 'dataTag'], problems);
+      checkKeys(body, ['name', 'description', 'dataTag'], ['id'], problems);
       const name = readString(body, 'name', problems, { required: true, max: 255 })?.trim();
+      const description = readString(body, 'description', problems, { nullable: true, max: 1000 }) ?? null;
+      const dataTag = readTagFlag(body.dataTag, 'dataTag', problems) ?? false;
       const taken = name === undefined ? undefined : tagsOf().find((t) => t.name.toLowerCase() === name.toLowerCase());
       if (taken) problems.add('name', `a ${entity} tag named ${JSON.stringify(taken.name)} exists already (id ${taken.id})`);
       problems.check();
-      const tag = store.tags.insert({ entity, name: name as string, dataTag: false });
+      const tag = store.tags.insert({ entity, name: name as string, description, dataTag });
       return created(request, reply, `/${entity}/tags/${tag.id}`, { tag: tagJson(tag) });
     });
   }

@@ -4,10 +4,9 @@ import { compileFilter, FilterError, parseFilterBody, utcDate } from '../filters
 import type { EntityRecords, FilterEntity } from '../filters/index.ts';
 import { badRequest, parseEmbed, parsePage } from '../http.ts';
 import { pageOf } from '../paging.ts';
+import { boardsWithStages } from './account-lists.ts';
 import {
-  KASE_BOARD,
   KASE_EMBEDS,
-  KASE_STAGES,
   OPPORTUNITY_EMBEDS,
   PARTY_EMBEDS,
   serializeKase,
@@ -48,7 +47,7 @@ function runFilter<E extends FilterEntity>(
       store: ctx.store,
       callerId: caller.user.id,
       today: utcDate(ctx.now()),
-      boards: [{ ...KASE_BOARD, stages: KASE_STAGES }],
+      boards: boardsWithStages(ctx.store),
     });
   } catch (error) {
     if (error instanceof FilterError) throw badRequest(`invalid filter: ${error.message}`);

@@ -1,14 +1,15 @@
 /**
  * Projects (spec 4.1), still called `kase` on the wire.
  *
- * The interface names project stages but has no endpoint for boards or stages, so the sandbox
- * has one fixed board with the stages in KASE_STAGES; a new project starts on the first stage.
+ * A project's stage is one of the account's stages (routes/account-lists.ts lists them); a new
+ * project starts on the first stage of the first board.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller, SandboxContext } from '../context.ts';
 import { notFound, parseId, timestamp, validationError } from '../http.ts';
 import type { KaseRec } from '../model.ts';
-import { KASE_EMBEDS, KASE_STAGES, serializeKase } from './record-serializers.ts';
+import { firstStageId, stagesInOrder } from './account-lists.ts';
+import { KASE_EMBEDS, serializeKase } from './record-serializers.ts';
 import { deleteKase } from './record-cascade.ts';
 import {
   type Body,
@@ -38,12 +39,13 @@ const KASE_KEYS = [
 ];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
 
-function readStage(value: unknown, problems: Problems): number | undefined {
+function readStage(ctx: SandboxContext, value: unknown, problems: Problems): number | undefined {
   if (value === undefined) return undefined;
   const id = readIdRef(value, 'stage', problems);
   if (id === undefined || id === null) return undefined;
-  if (!KASE_STAGES.some((s) => s.id === id)) {
-    problems.add('stage', `no stage with id ${id}; the stages are ${KASE_STAGES.map((s) => `${s.id} (${s.name})`).join(', ')}`);
+  if (!ctx.store.stages.has(id)) {
+    const known = stagesInOrder(ctx.store).map((s) => `${s.id} (${s.name})`);
+    problems.add('stage', `no stage with id ${id}; the stages are ${known.join(', ') || 'none'} (GET /stages lists them)`);
     return undefined;
   }
   return id;
@@ -65,8 +67,9 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
     else record.opportunityId = opportunityId;
   }
 
-  const stageId = readStage(body.stage, problems);
+  const stageId = readStage(ctx, body.stage, problems);
   if (stageId !== undefined) record.stageId = stageId;
+  else if (mode === 'create') record.stageId = firstStageId(ctx.store);
 
   if (body.status !== undefined) {
     if (body.status !== 'OPEN' && body.status !== 'CLOSED') problems.add('status', `must be "OPEN" or "CLOSED", got ${JSON.stringify(body.status)}`);
@@ -83,7 +86,7 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
   return finishBody(ctx, caller, body, base, record, mode, problems, { entity: 'kases', tracksFor: 'KASE', aNoun: 'a project' });
 }
 
-/** A new project before the request's fields are applied: open, on the first stage. */
+/** A new project before the request's fields are applied: open, on no stage yet (creating puts it on the first). */
 export function blankKase(at: string): Omit<KaseRec, 'id'> {
   return {
     name: '',
@@ -94,7 +97,7 @@ export function blankKase(at: string): Omit<KaseRec, 'id'> {
     teamId: null,
     status: 'OPEN',
     opportunityId: null,
-    stageId: KASE_STAGES[0]?.id ?? null,
+    stageId: null,
     startOn: null,
     expectedCloseOn: null,
     closedOn: null,

@@ -12,13 +12,28 @@ function digitsOf(text: string): string {
 }
 
 /**
- * Whether a party matches a search: part of its name, a postcode, or a phone number. Phone
- * numbers are compared on their digits alone, so `+44 (0)20 7946-0018` is found by `7946 0018`.
+ * Whether one of a party's e-mail addresses is `needle` (lower case), ignoring case. A needle with
+ * an `@` also finds addresses holding it (`@acme.example` finds everyone at that domain); a bare
+ * word does not, or a search for "an" would find most people by their address.
+ */
+export function hasEmailAddress(party: PartyRec, needle: string): boolean {
+  const partial = needle.includes('@');
+  return party.emailAddresses.some((e) => {
+    const address = e.address.toLowerCase();
+    return address === needle || (partial && address.includes(needle));
+  });
+}
+
+/**
+ * Whether a party matches a search: part of its name, an e-mail address (see hasEmailAddress), a
+ * postcode, or a phone number. Phone numbers are compared on their digits alone, so
+ * `+44 (0)20 7946-0018` is found by `7946 0018`.
  */
 export function partyMatches(party: PartyRec, q: string): boolean {
   const needle = q.trim().toLowerCase();
   if (needle === '') return false;
   if (partyName(party).toLowerCase().includes(needle)) return true;
+  if (hasEmailAddress(party, needle)) return true;
   const squeezed = needle.replace(/\s+/g, '');
   if (party.addresses.some((a) => a.zip !== null && a.zip.toLowerCase().replace(/\s+/g, '') === squeezed)) return true;
   const digits = digitsOf(needle);

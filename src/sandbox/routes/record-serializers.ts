@@ -12,17 +12,6 @@ export const PARTY_EMBEDS = ['tags', 'fields', 'organisation', 'missingImportant
 
 export const KASE_EMBEDS = ['tags', 'fields', 'party', 'opportunity', 'missingImportantFields'] as const;
 
-/** The one project board of the sandbox account. Ids lie below the store's sequence (1001 up). */
-export const KASE_BOARD = { id: 100, name: 'Projects' } as const;
-
-/** Stages of KASE_BOARD in board order; a project's `stage` on create is one of these ids. */
-export const KASE_STAGES: ReadonlyArray<{ id: number; name: string }> = [
-  { id: 101, name: 'Planned' },
-  { id: 102, name: 'In progress' },
-  { id: 103, name: 'Review' },
-  { id: 104, name: 'Done' },
-];
-
 export const OPPORTUNITY_EMBEDS = ['tags', 'fields', 'party', 'milestone', 'missingImportantFields'] as const;
 
 /**
@@ -94,7 +83,7 @@ export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: Rea
 /** The v2 wire shape of a record, with the embeds asked for. */
 export function serializeKase(ctx: SandboxContext, record: KaseRec, embed: ReadonlySet<string>): Record<string, unknown> {
   const party = ctx.store.parties.get(record.partyId);
-  const stage = KASE_STAGES.find((s) => s.id === record.stageId) ?? null;
+  const stage = record.stageId === null ? undefined : ctx.store.stages.get(record.stageId);
   const out: Record<string, unknown> = {
     id: record.id,
     name: record.name,

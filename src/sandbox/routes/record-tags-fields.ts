@@ -6,14 +6,36 @@ import { Problems, isObject, checkKeys, isDate, readIdRef, describeInput } from 
 /** What a request does to the tags of a record; new tags are created only by applyTags(). */
 export interface TagPlan {
   ids: number[];
-  newNames: string[];
+  /** Tags to create, with what the element said of them. */
+  newTags: Array<{ name: string; description: string | null; dataTag: boolean }>;
   removed: Set<number>;
+}
+
+/** A boolean property of a tag (`dataTag`); undefined when absent, a problem when not a boolean. */
+export function readTagFlag(value: unknown, field: string, problems: Problems): boolean | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') {
+    problems.add(field, `must be true or false, got ${describeInput(value)}`);
+    return undefined;
+  }
+  return value;
+}
+
+function readTagDescription(value: unknown, field: string, problems: Problems): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || value === '') return null;
+  if (typeof value !== 'string') {
+    problems.add(field, `must be text, got ${describeInput(value)}`);
+    return undefined;
+  }
+  return value;
 }
 
 /**
  * Reads `tags[]`: elements name a tag by `id` or `name`; on update an element with `id` and
- * `_delete: true` removes it. An unknown name becomes a new tag of the entity, an unknown id is
- * a problem.
+ * `_delete: true` removes it. An unknown name becomes a new tag of the entity, with the element's
+ * `description` and `dataTag`; an unknown id is a problem. For a tag that exists, a `description`
+ * or `dataTag` that says otherwise than the tag is a problem rather than silently dropped.
  */
 export function planTags(
   ctx: SandboxContext,
@@ -23,7 +45,7 @@ export function planTags(
   mode: 'create' | 'update',
   problems: Problems,
 ): TagPlan {
-  const plan: TagPlan = { ids: [...currentIds], newNames: [], removed: new Set() };
+  const plan: TagPlan = { ids: [...currentIds], newTags: [], removed: new Set() };
   if (input === undefined) return plan;
   if (!Array.isArray(input)) {
     problems.add('tags', `must be an array, got ${describeInput(input)}`);
@@ -36,8 +58,10 @@ export function planTags(
       problems.add(at, `must be an object with id or name, got ${describeInput(element)}`);
       return;
     }
-    checkKeys(element, ['id', 'name', '_delete'], ['dataTag'], problems, `${at}.`);
+    checkKeys(element, ['id', 'name', '_delete', 'description', 'dataTag'], [], problems, `${at}.`);
     if (element._delete !== undefined && typeof element._delete !== 'boolean') problems.add(`${at}._delete`, 'must be a boolean');
+    const description = readTagDescription(element.description, `${at}.description`, problems);
+    const dataTag = readTagFlag(element.dataTag, `${at}.dataTag`, problems);
     let id: number | undefined;
     if (element.id !== undefined) {
       const ref = readIdRef(element.id, `${at}.id`, problems);
@@ -65,10 +89,17 @@ export function planTags(
     }
     if (id === undefined) {
       const name = (element.name as string).trim();
-      if (!plan.newNames.some((n) => n.toLowerCase() === name.toLowerCase())) plan.newNames.push(name);
-    } else if (!plan.ids.includes(id)) {
-      plan.ids.push(id);
+      if (!plan.newTags.some((t) => t.name.toLowerCase() === name.toLowerCase())) plan.newTags.push({ name, description: description ?? null, dataTag: dataTag ?? false });
+      return;
     }
+    const tag = tags.find((t) => t.id === id);
+    if (tag && dataTag !== undefined && dataTag !== tag.dataTag) {
+      problems.add(`${at}.dataTag`, `tag ${JSON.stringify(tag.name)} ${tag.dataTag ? 'is' : 'is not'} a data tag; a record cannot change that`);
+    }
+    if (tag && description !== undefined && (description ?? null) !== (tag.description ?? null)) {
+      problems.add(`${at}.description`, `tag ${JSON.stringify(tag.name)} exists with another description; a record cannot change it`);
+    }
+    if (!plan.ids.includes(id)) plan.ids.push(id);
   });
   return plan;
 }
@@ -76,7 +107,7 @@ export function planTags(
 /** Creates the tags a plan names and returns the final tag ids; the data tags of `fields` are added too. */
 export function applyTags(ctx: SandboxContext, entity: EntityKind, plan: TagPlan, fields: readonly FieldValueRec[]): number[] {
   const ids = [...plan.ids];
-  for (const name of plan.newNames) ids.push(ctx.store.tags.insert({ entity, name, dataTag: false }).id);
+  for (const tag of plan.newTags) ids.push(ctx.store.tags.insert({ entity, ...tag }).id);
   // A value of a data-tag field only makes sense with its tag on the record, so the tag follows.
   for (const field of fields) {
     const tagId = ctx.store.fieldDefinitions.get(field.definitionId)?.tagId ?? null;

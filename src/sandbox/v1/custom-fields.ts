@@ -224,7 +224,7 @@ export function registerTagRoutes(route: V1Route, ctx: SandboxContext): void {
       const params = request.params as { id?: string; name?: string };
       const record = findRecord(ctx, request, kind, params.id);
       const name = tagName(params.name);
-      const tag = tagNamed(name) ?? store.tags.insert({ entity, name, dataTag: false });
+      const tag = tagNamed(name) ?? store.tags.insert({ entity, name, description: null, dataTag: false });
       if (record.tagIds.includes(tag.id)) return sendEmpty(reply, 200);
       record.tagIds.push(tag.id);
       record.updatedAt = timestamp(ctx.now());

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
 import { badRequest, queryOf, timestamp } from '../http.ts';
 import type { KaseRec } from '../model.ts';
+import { firstStageId } from '../routes/account-lists.ts';
 import { blankKase } from '../routes/kases.ts';
 import { filterByQuery, findRecord, sliceByQuery, userByUsername, v1Location, visibleTo, type V1Route } from './common.ts';
 import { FieldReader, isoDate, parseFilterTime, parseMoment, v1Timestamp } from './input.ts';
@@ -30,17 +31,17 @@ function readKase(ctx: SandboxContext, request: FastifyRequest, creating: boolea
   else if (name !== undefined) changes.name = name;
   const description = reader.text('description');
   if (description !== undefined) changes.description = description;
+  // Owner and status are optional with defaults (the caller, OPEN): an explicit null or an empty
+  // element (`<owner/>`, as serialisers write an unset field) means the same as leaving it out.
   const owner = reader.text('owner');
   if (owner !== undefined && owner !== null) {
     const user = userByUsername(ctx, owner);
     if (user) changes.ownerId = user.id;
     else reader.fail('owner', `no user with username ${JSON.stringify(owner)}`);
-  } else if (owner === null) {
-    reader.fail('owner', 'a case needs an owner; give a username');
   }
   const status = reader.text('status');
   if (status === 'OPEN' || status === 'CLOSED') changes.status = status;
-  else if (status !== undefined) reader.fail('status', `must be OPEN or CLOSED, got ${JSON.stringify(status)}`);
+  else if (status !== undefined && status !== null) reader.fail('status', `must be OPEN or CLOSED, got ${JSON.stringify(status)}`);
   const closeDate = reader.text('closeDate');
   if (closeDate !== undefined && closeDate !== null) {
     const moment = parseMoment(closeDate);
@@ -120,6 +121,7 @@ export function registerKaseRoutes(route: V1Route, ctx: SandboxContext): void {
     const kase = store.kases.insert({
       // The same new project as v2 makes (open, on the first stage), then the v1 fields.
       ...blankKase(at),
+      stageId: firstStageId(store),
       name: changes.name ?? '',
       partyId: party.id,
       ownerId: caller.id,

@@ -78,20 +78,38 @@ function errorNode(status: number, body: Record<string, unknown>, fallback: stri
 }
 
 /**
+ * The v1 interface's one error shape, `<error><message>...</message></error>` or
+ * `{"error": {"message": ...}}` (with the field problems of a 422), in the negotiated format, as
+ * the content type and text of the answer: for answers made before any route runs (401, 429,
+ * unknown routes, injected faults) as well as by the routes.
+ */
+export function v1ErrorPayload(request: FastifyRequest, status: number, body: Record<string, unknown>): { type: string; text: string } {
+  const node = errorNode(status, body, `HTTP ${status}`);
+  if (formatOf(request) === 'json') return { type: 'application/json; charset=utf-8', text: JSON.stringify(toJson(node)) };
+  return { type: 'application/xml; charset=utf-8', text: toXml(node) };
+}
+
+/** Answers with a v1 error (see v1ErrorPayload). */
+export function sendV1Error(request: FastifyRequest, reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
+  const { type, text } = v1ErrorPayload(request, status, body);
+  return reply.code(status).type(type).send(text);
+}
+
+/**
  * Route-level error handler of every v1 route: the same statuses as elsewhere in the sandbox, but
  * the body in the negotiated format (`<error><message>...</message></error>`).
  */
 export function handleV1Error(error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof HttpError) {
     reply.headers(error.headers);
-    return sendNode(request, reply, errorNode(error.status, error.body, error.message), error.status);
+    return sendV1Error(request, reply, error.status, error.body);
   }
   const status = (error as FastifyError).statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    return sendNode(request, reply, errorNode(status, {}, error.message), status);
+    return sendV1Error(request, reply, status, { message: error.message });
   }
   request.log.error(error);
-  return sendNode(request, reply, recordNode('error', [['message', 'internal sandbox error; this is a bug in the sandbox']]), 500);
+  return sendV1Error(request, reply, 500, { message: 'internal sandbox error; this is a bug in the sandbox' });
 }
 
 /**

@@ -1,6 +1,8 @@
 /** Parties, opportunities and history in the v1 interface; read-only, as old exports saw them. */
 import { callerOf, type SandboxContext } from '../context.ts';
-import type { EntryRec } from '../model.ts';
+import { queryOf } from '../http.ts';
+import type { EntryRec, PartyRec } from '../model.ts';
+import { partyMatches } from '../routes/record-search.ts';
 import { filterByQuery, findRecord, sliceByQuery, visibleTo, type V1Kind, type V1Route } from './common.ts';
 import { sendNode } from './negotiate.ts';
 import { historyItemNode, opportunityNode, partyNode } from './shapes.ts';
@@ -10,9 +12,18 @@ import { listNode } from './xml.ts';
 export function registerPartyRoutes(route: V1Route, ctx: SandboxContext): void {
   const { store } = ctx;
 
+  // Beside `lastmodified` and `tag`, the party list takes `email` (the parties with that address,
+  // ignoring case) and `q` (the v2 search: name, e-mail address, postcode, phone number).
   route('GET', '/api/party', (request, reply) => {
     const user = callerOf(request).user;
-    const matching = filterByQuery(ctx, request, 'parties', store.parties.all().filter((p) => visibleTo(p, user)));
+    const query = queryOf(request);
+    const email = query.email?.trim().toLowerCase() ?? '';
+    const q = query.q?.trim() ?? '';
+    const wanted = (party: PartyRec): boolean =>
+      visibleTo(party, user) &&
+      (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) &&
+      (q === '' || partyMatches(party, q));
+    const matching = filterByQuery(ctx, request, 'parties', store.parties.all().filter(wanted));
     const items = sliceByQuery(request, matching).map((p) => partyNode(ctx, p));
     return sendNode(request, reply, listNode('parties', ['person', 'organisation'], items));
   });

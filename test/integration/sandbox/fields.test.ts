@@ -59,8 +59,8 @@ describe('tags (2.1; listings beyond the spec)', () => {
     expect(parties.status).toBe(200);
     expect(parties.body.tags).toEqual(
       expect.arrayContaining([
-        { id: expect.any(Number), name: 'Customer', dataTag: true },
-        { id: expect.any(Number), name: 'Prospect', dataTag: false },
+        { id: expect.any(Number), name: 'Customer', description: 'Customers under contract', dataTag: true },
+        { id: expect.any(Number), name: 'Prospect', description: null, dataTag: false },
       ]),
     );
     expect((await sandbox.v2('GET', '/kases/tags')).body.tags).toEqual([]);
@@ -71,7 +71,7 @@ describe('tags (2.1; listings beyond the spec)', () => {
     });
     expect(opportunity.status).toBe(201);
     const tags = await sandbox.v2('GET', '/opportunities/tags');
-    expect(tags.body.tags).toEqual([{ id: opportunity.body.opportunity.tags[0].id, name: 'Enterprise', dataTag: false }]);
+    expect(tags.body.tags).toEqual([{ id: opportunity.body.opportunity.tags[0].id, name: 'Enterprise', description: null, dataTag: false }]);
     // A tag belongs to one entity: the party tag list does not show it.
     expect((await sandbox.v2('GET', '/parties/tags')).body.tags.some((t: any) => t.name === 'Enterprise')).toBe(false);
   });
@@ -79,7 +79,7 @@ describe('tags (2.1; listings beyond the spec)', () => {
   it('creates a tag (beyond the spec), reads it back, and refuses a second of the same name', async () => {
     const made = await sandbox.v2('POST', '/parties/tags', { tag: { name: ' Partner ' } });
     expect(made.status).toBe(201);
-    expect(made.body.tag).toEqual({ id: expect.any(Number), name: 'Partner', dataTag: false });
+    expect(made.body.tag).toEqual({ id: expect.any(Number), name: 'Partner', description: null, dataTag: false });
     const id = made.body.tag.id as number;
     expect(new URL(String(made.headers.location)).pathname).toBe(`/api/v2/parties/tags/${id}`);
     expect((await sandbox.v2('GET', `/parties/tags/${id}`)).body.tag).toEqual(made.body.tag);

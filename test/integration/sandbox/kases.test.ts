@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KASE_STAGES } from '../../../src/sandbox/routes/record-serializers.ts';
+import { SEEDED_STAGES as KASE_STAGES } from '../../../src/sandbox/seed.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 let sandbox: TestSandbox;

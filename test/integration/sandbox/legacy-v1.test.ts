@@ -224,7 +224,7 @@ describe('legacy v1 (spec 4.14, 3): cases', () => {
   });
 
   it('lists cases with tag, lastmodified, start and limit and a size attribute', async () => {
-    const tag = sandbox.store.tags.insert({ entity: 'kases', name: 'Urgent Work', dataTag: false });
+    const tag = sandbox.store.tags.insert({ entity: 'kases', name: 'Urgent Work', description: null, dataTag: false });
     const party = addParty(sandbox.store);
     const old = addKase(sandbox.store, party.id, { name: 'old', tagIds: [tag.id], updatedAt: '2009-06-30T23:59:59Z' });
     const july = addKase(sandbox.store, party.id, { name: 'july', tagIds: [tag.id], updatedAt: '2009-07-01T00:00:01Z' });

@@ -37,7 +37,8 @@ describe('rate limiting (beyond the spec): a fixed window per user', () => {
       expect(answer.headers['x-ratelimit-reset']).toBe(windowEnd);
     }
     expect(answers[0]!.headers['retry-after']).toBeUndefined();
-    expect(answers[3]!.body).toEqual({ error: 'rate limit reached' });
+    // The documented body, with the `message` every v2 error carries.
+    expect(answers[3]!.body).toEqual({ error: 'rate limit reached', message: 'rate limit reached' });
     expect(answers[3]!.headers['retry-after']).toBe('30');
 
     // Writes and unknown endpoints, v2 and v1 alike, are refused while the window lasts.

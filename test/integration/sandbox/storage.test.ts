@@ -123,6 +123,25 @@ describe('sandbox storage: damaged state', () => {
     await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({ code: 'SANDBOX_STATE', message: expect.stringMatching(message) });
   });
 
+  it('gives a state saved before boards, stages and lost reasons were stored the seeded ones, and keeps its projects on their stage', async () => {
+    const file = join(dir, 'before-boards.json');
+    const sandbox = await startTestSandbox({ dataFile: file });
+    const party = (await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Old' } })).body.party;
+    const kase = (await sandbox.v2('POST', '/kases', { kase: { name: 'Old project', party: { id: party.id }, stage: 103 } })).body.kase;
+    await sandbox.close();
+    const state = JSON.parse(await readFile(file, 'utf8'));
+    for (const table of ['boards', 'stages', 'lostReasons']) delete state.tables[table];
+    await writeFile(file, JSON.stringify(state));
+    const again = await startTestSandbox({ dataFile: file });
+    try {
+      expect((await again.v2('GET', '/stages')).body.stages.map((s: any) => s.name)).toEqual(['Planned', 'In progress', 'Review', 'Done']);
+      expect((await again.v2('GET', '/lostreasons')).body.lostReasons).toHaveLength(5);
+      expect((await again.v2('GET', `/kases/${kase.id}`)).body.kase.stage).toEqual({ id: 103, name: 'Review' });
+    } finally {
+      await again.close();
+    }
+  });
+
   it('refuses old-format blobs that are not base64', async () => {
     const file = join(dir, 'old-format.json');
     const sandbox = await startTestSandbox({ dataFile: file });
@@ -190,6 +209,8 @@ describe('sandbox storage: close()', () => {
     await mkdir(dir, { recursive: true });
     const sandbox = await startTestSandbox({ dataFile: file, closeGraceMs: 100 });
     const agent = new Agent();
+    // Closed once the request is in the server (an event, not a delay), so close() has it to cut.
+    const arrived = new Promise((resolve) => sandbox.app.server.once('request', resolve));
     // A body that never finishes keeps the request open.
     const stuck = request(`${sandbox.url}/api/v2/parties`, {
       method: 'POST',
@@ -202,7 +223,7 @@ describe('sandbox storage: close()', () => {
         })(),
       ),
     }).catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await arrived;
     await sandbox.close();
     expect(await stuck).toBeInstanceOf(Error);
     expect(JSON.parse(await readFile(file, 'utf8')).format).toBe('crm-ferry-sandbox/2');

@@ -3,10 +3,11 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FerryError } from '../../../src/errors/index.ts';
-import { journalLine, JournalWriter, loadJournal, readJournal, StateDir, type JournalEntry } from '../../../src/journal/index.ts';
+import { journalLine, JournalWriter, loadJournal, readJournal, StateDir, type JournalEntry, type JournalSeal } from '../../../src/journal/index.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-journal-'));
@@ -261,3 +262,163 @@ describe('StateDir', () => {
   });
 });
 
+
+describe('a journal is checked against its seal (what its runs wrote)', () => {
+  const lines: JournalEntry[] = Array.from({ length: 40 }, (_, i) => ({ t: 'intent', k: `k${i}`, op: 'create', run: 'r1', at, fp: `f${i}`, body: { name: `N${i}` } }));
+
+  async function sealed(): Promise<{ file: string; seal: JournalSeal }> {
+    const file = fresh();
+    const seals: JournalSeal[] = [];
+    const writer = await JournalWriter.open(file, { onSeal: async (seal) => void seals.push(seal), sealEvery: 10 });
+    for (const entry of lines) await writer.append(entry);
+    await writer.close();
+    const seal = seals.at(-1) as JournalSeal;
+    expect(seal).toEqual((await loadJournal(file)).seal);
+    return { file, seal };
+  }
+
+  it('the seal follows what is durable: every sealEvery lines and at close', async () => {
+    const file = fresh();
+    const seals: JournalSeal[] = [];
+    const writer = await JournalWriter.open(file, { onSeal: async (seal) => void seals.push(seal), sealEvery: 10 });
+    for (const entry of lines.slice(0, 25)) await writer.append(entry);
+    expect(seals.map((s) => s.lines)).toEqual([10, 20]);
+    await writer.close();
+    expect(seals.map((s) => s.lines)).toEqual([10, 20, 25]);
+    expect(seals.at(-1)?.bytes).toBe(statSync(file).size);
+  });
+
+  it('a journal that starts with its seal loads, with lines appended after it (a run killed before it said so)', async () => {
+    const { file, seal } = await sealed();
+    appendFileSync(file, journalLine({ t: 'cancel', k: 'k1', run: 'r2', at }));
+    const loaded = await loadJournal(file, { seal });
+    expect(loaded.rows.size).toBe(40);
+    expect(loaded.seal.lines).toBe(41);
+  });
+
+  it('a torn last line past the seal is still dropped, as after kill -9', async () => {
+    const { file, seal } = await sealed();
+    appendFileSync(file, journalLine({ t: 'cancel', k: 'k1', run: 'r2', at }).slice(0, 20));
+    const loaded = await loadJournal(file, { seal });
+    expect(loaded.tornTail).toBe(true);
+    expect(loaded.seal).toEqual(seal);
+  });
+
+  it.each([
+    ['cut in half at a line', (file: string) => writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 20).map((l) => `${l}\n`).join('')), /holds 20 whole lines .* its runs wrote 40/],
+    ['cut in the middle of a line', (file: string) => writeFileSync(file, readFileSync(file).subarray(0, 1000)), /its runs wrote 40/],
+    ['a line changed, its checksum made again', (file: string) => {
+      const text = readFileSync(file, 'utf8').split('\n');
+      const json = (text[5] as string).split('\t')[0]?.replace('"k5"', '"k9"') as string;
+      text[5] = journalLine(JSON.parse(json) as JournalEntry).trimEnd();
+      writeFileSync(file, text.join('\n'));
+    }, /first 40 lines are not the lines its runs wrote/],
+    ['removed', (file: string) => rmSync(file), /it is missing, and its runs wrote 40 lines/],
+    ['replaced by another journal as long', (file: string) => writeFileSync(file, lines.map((e) => journalLine({ ...e, run: 'r9' })).join('')), /not the lines its runs wrote/],
+  ])('a journal %s is JOURNAL_CORRUPT, saying the way on', async (_name, damage, message) => {
+    const { file, seal } = await sealed();
+    damage(file);
+    const error = await caught(loadJournal(file, { seal }));
+    expect(error.code).toBe('JOURNAL_CORRUPT');
+    expect(error.message).toMatch(message);
+    expect(error.hint).toContain('--reconcile');
+    // readJournal (rollback) refuses it the same way, before it hands out what follows the cut.
+    const read = await caught((async () => {
+      for await (const _entry of readJournal(file, { seal })) void _entry;
+    })());
+    expect(read.code).toBe('JOURNAL_CORRUPT');
+    // Without a seal (--reconcile, or a state from before seals) it is taken as it is.
+    if (existsSync(file)) expect((await loadJournal(file)).rows.size).toBeGreaterThan(0);
+  });
+
+  it('the state keeps each journal\'s seal; a cut journal is refused by the next open, and taken as it is with trustAsItIs', async () => {
+    const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
+    const stateDir = join(dir, 'sealed-state');
+    const first = await StateDir.open({ dir: stateDir, account, users: async () => [] });
+    const writer = await first.openJournal('people', await first.loadJournal('people'));
+    for (const entry of lines) await writer.append(entry);
+    await writer.close();
+    await first.close();
+    expect(JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')).journals['people.jsonl']).toMatchObject({ lines: 40 });
+    const file = join(stateDir, 'journal', 'people.jsonl');
+    writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 10).map((l) => `${l}\n`).join(''));
+    const second = await StateDir.open({ dir: stateDir, account, users: async () => [] });
+    try {
+      expect((await caught(second.loadJournal('people'))).code).toBe('JOURNAL_CORRUPT');
+      const taken = await second.loadJournal('people', { trustAsItIs: true });
+      expect(taken.rows.size).toBe(10);
+      // Written on from what it holds, the journal is sealed anew.
+      const on = await second.openJournal('people', taken);
+      await on.append({ t: 'cancel', k: 'k0', run: 'r2', at });
+      await on.close();
+      expect((await second.loadJournal('people')).rows.size).toBe(10);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('group commit', () => {
+  /** A journal whose writes wait until `release` is called, and which counts them. */
+  async function heldWriter(): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
+    const writes: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let began!: () => void;
+    const started = new Promise<void>((resolve) => (began = resolve));
+    const writer = await JournalWriter.open(fresh(), {
+      openFile: async (file, flags, mode) => {
+        const handle = await open(file, flags, mode);
+        const write = handle.write.bind(handle) as (buffer: Buffer, offset: number, length: number, position: null) => Promise<{ bytesWritten: number; buffer: Buffer }>;
+        handle.write = (async (buffer: Buffer, offset: number, length: number, position: null) => {
+          writes.push(buffer.subarray(offset, offset + length).toString());
+          began();
+          if (writes.length === 1) await gate;
+          return write(buffer, offset, length, position);
+        }) as typeof handle.write;
+        return handle;
+      },
+    });
+    return { writer, writes, release, started };
+  }
+
+  it('one write covers every line appended while the one before it ran', async () => {
+    const { writer, writes, release, started } = await heldWriter();
+    const first = writer.append({ t: 'cancel', k: 'first', run: 'r', at });
+    await started;
+    const more = Array.from({ length: 50 }, (_, i) => writer.append({ t: 'cancel', k: `k${i}`, run: 'r', at }));
+    release();
+    await Promise.all([first, ...more]);
+    expect(writes).toHaveLength(2);
+    expect(writes[1]?.split('\n').filter(Boolean)).toHaveLength(50);
+    expect(writer.syncs).toBe(2);
+    await writer.close();
+  });
+
+  it('an append resolves only once its group is written', async () => {
+    const { writer, release, started } = await heldWriter();
+    let resolved = false;
+    const first = writer.append({ t: 'cancel', k: 'first', run: 'r', at }).then(() => (resolved = true));
+    await started;
+    // The write is held: however long the event loop turns, the append has not resolved.
+    for (let i = 0; i < 20; i += 1) await new Promise((r) => setImmediate(r));
+    expect(resolved).toBe(false);
+    release();
+    await first;
+    expect(resolved).toBe(true);
+    await writer.close();
+  });
+
+  it.skipIf(process.platform !== 'linux')('the journal is opened for synchronised writes (O_DSYNC), so a group is one write', async () => {
+    let flags = 0;
+    const writer = await JournalWriter.open(fresh(), {
+      openFile: async (file, given, mode) => {
+        flags = given;
+        return open(file, given, mode);
+      },
+    });
+    await writer.close();
+    expect(flags & constants.O_DSYNC).toBe(constants.O_DSYNC);
+    expect(flags & constants.O_NOFOLLOW).toBe(constants.O_NOFOLLOW);
+  });
+});

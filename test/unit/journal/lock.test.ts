@@ -78,30 +78,67 @@ describe('the state lock, taken over from a dead process', () => {
     const stateDir = join(dir, 'processes');
     mkdirSync(stateDir);
     writeFileSync(join(stateDir, 'lock'), stale());
-    // Each child opens the state when the clock reaches `start`, holds it a moment, and says what happened.
-    const start = Date.now() + 2500;
+    // Started by events, not by the clock (a child that starts late on a busy machine would find
+    // the lock released): each child says `ready` once loaded and opens the state at `go`, which
+    // all get together; the one that took the lock holds it until every child has said how it went.
     const script = `
+      import { createInterface } from 'node:readline';
       import { StateDir } from ${JSON.stringify(join(ROOT, 'src/journal/index.ts'))};
-      await new Promise((r) => setTimeout(r, ${start} - Date.now()));
+      const lines = createInterface({ input: process.stdin });
+      const next = () => new Promise((resolve) => lines.once('line', resolve));
+      const go = next();
+      console.log('ready');
+      await go;
       try {
         const state = await StateDir.open({ dir: ${JSON.stringify(stateDir)}, account: ${JSON.stringify(account)}, users: async () => [] });
-        await new Promise((r) => setTimeout(r, 300));
-        await state.close();
+        const release = next();
         console.log('took');
+        await release;
+        await state.close();
       } catch (error) {
         console.log(error.code);
-      }`;
-    const run = (): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        child.on('error', reject);
-        child.on('close', () => resolve(out.trim()));
+      }
+      lines.close();`;
+    const children = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      const said: string[] = [];
+      const waiters: Array<() => void> = [];
+      child.stdout.setEncoding('utf8');
+      let buffer = '';
+      child.stdout.on('data', (chunk: string) => {
+        buffer += chunk;
+        const parts = buffer.split('\n');
+        buffer = parts.pop() ?? '';
+        said.push(...parts.filter((line) => line !== ''));
+        for (const wake of waiters.splice(0)) wake();
       });
-    const results = await Promise.all(Array.from({ length: 4 }, run));
-    expect(results.sort()).toEqual(['JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'took']);
-  }, 20_000);
+      const closed = new Promise<void>((resolve, reject) => {
+        child.on('error', reject);
+        child.on('close', () => resolve());
+      });
+      /** Resolves when the child has said `count` lines. */
+      const lines = (count: number): Promise<string[]> =>
+        new Promise((resolve, reject) => {
+          const check = (): void => {
+            if (said.length >= count) resolve(said.slice(0, count));
+            else if (child.exitCode !== null) reject(new Error(`a child ended after saying ${JSON.stringify(said)}`));
+            else waiters.push(check);
+          };
+          child.once('exit', () => waiters.push(check) && check());
+          check();
+        });
+      return { child, lines, closed };
+    });
+    await Promise.all(children.map((c) => c.lines(1)));
+    for (const { child } of children) child.stdin.write('go\n');
+    const outcomes = await Promise.all(children.map(async (c) => (await c.lines(2))[1] as string));
+    for (const [i, { child }] of children.entries()) {
+      if (outcomes[i] === 'took') child.stdin.write('release\n');
+      child.stdin.end();
+    }
+    await Promise.all(children.map((c) => c.closed));
+    expect([...outcomes].sort()).toEqual(['JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'JOURNAL_LOCKED', 'took']);
+  }, 60_000);
 
   it('a run that closes does not remove a lock that is no longer its own', async () => {
     const stateDir = join(dir, 'replaced');
