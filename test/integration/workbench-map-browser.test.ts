@@ -38,6 +38,8 @@ beforeAll(async () => {
       'p1,Ann,Lee,ann@example.com,+49 30 1234567,1 High St,Oslo,c1,Acme,15.01.2023,a;b,ann-lee',
       'p2,Bo,Ek,bo@example.com,+47 22 33 44 55,2 Low Rd,Bergen,c9,Nowhere Ltd,03.02.2023,b,',
       'p3,Cy,Ro,cy@example.com,,,,c2,Fjord,20.02.2023,,',
+      // Ann again, under the same id: a duplicate key until the rows are merged.
+      'p1,Ann,Lee-Berg,ann@example.com,,,,c1,Acme,15.01.2023,c,',
     ].join('\n'),
   );
   bench = await startTestWorkbench(box, dir);
@@ -135,11 +137,47 @@ describe('the Map view in headless Chromium', () => {
     // The account's custom field by name: its rejects are gone; the missing company's stays.
     await select('Target of since').selectOption({ label: 'custom field: Customer since' });
     await yamlShows('definition: "Customer since"');
-    await page.getByText('3 rows: 1 rejected, 0 with a warning.').waitFor();
+    await page.getByText('4 rows: 2 rejected, 0 with a warning.').waitFor();
     expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
+    await cell(5, 'id').filter({ hasText: "Rejected: key: duplicate key 'p1'" }).waitFor();
     // What records of the account are found by.
     await page.getByRole('combobox', { name: 'Find records the account has by' }).selectOption({ label: 'the e-mail address' });
     await yamlShows('match: {by: email, onMatch: update}');
+    // Rows with one key merged: the later row is folded into the first, a warning on its key.
+    await page.getByRole('combobox', { name: 'Rows with the same key' }).selectOption({ label: 'merge them into the first' });
+    await yamlShows('onDuplicate: merge');
+    await cell(5, 'id').filter({ hasText: "Warning: the same record as the row with key 'p1': folded into it" }).waitFor();
+    expect(await page.locator('tr[data-row="5"] td').first().textContent()).toBe('skipped');
+    // The first row says what it took in: the later row's tag.
+    expect(await cell(2, 'id').textContent()).toContain('Warning: key: row 5 has the same key and was merged in: 1 tags');
+    await page.getByText('4 rows: 1 rejected, 2 with a warning.').waitFor();
+
+    // A transform's options: the month read first rejects the dates whose "month" is over 12, the
+    // reason on the cell; a bad value left out lets the row through, warned about on the same cell.
+    const since = page.getByRole('textbox', { name: 'Options of since' });
+    expect(await since.inputValue()).toBe('dd.MM.yyyy');
+    await since.fill('MM.dd.yyyy');
+    await since.press('Tab');
+    await yamlShows('transform: [{date: MM.dd.yyyy}]');
+    await cell(2, 'since').filter({ hasText: /^15\.01\.2023Rejected: .*15\.01\.2023/ }).waitFor();
+    expect(await cell(3, 'since').getAttribute('class')).toBeNull();
+    await select('A bad value in since').selectOption({ label: 'leave the value out' });
+    await yamlShows('onInvalid: drop');
+    await cell(2, 'since').filter({ hasText: /^15\.01\.2023Warning: .*15\.01\.2023/ }).waitFor();
+    expect(await cell(2, 'since').getAttribute('class')).toBe('cell-warning');
+    expect(await cell(2, 'record').textContent()).not.toContain('Customer since');
+    await since.fill('dd.MM.yyyy');
+    await since.press('Tab');
+    await yamlShows('transform: [{date: dd.MM.yyyy}]');
+    await page.getByText('4 rows: 1 rejected, 2 with a warning.').waitFor();
+    expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
+    // Another transform from the list; a website's service.
+    await select('Transform of first').selectOption({ label: 'uppercase' });
+    await yamlShows('column: "first", transform: [uppercase]');
+    await cell(2, 'record').filter({ hasText: 'firstName ANN;' }).waitFor();
+    await select('Service of linkedin').selectOption({ label: 'XING' });
+    await yamlShows('service: XING');
+    await cell(2, 'record').filter({ hasText: 'ann-lee (XING)' }).waitFor();
 
     // The YAML edited by hand: the table follows; a problem is shown with its line, and nothing is saved.
     const yaml = page.getByRole('textbox', { name: 'Mapping YAML' });
@@ -165,6 +203,8 @@ describe('the Map view in headless Chromium', () => {
     const saved = readFileSync(join(dir, 'people.mapping.yaml'), 'utf8');
     expect(saved).toMatch(/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"\n\s+required: true/);
     expect(saved).toContain('type: Postal');
+    expect(saved).toContain('onDuplicate: merge');
+    expect(saved).toContain('service: XING');
     expect(saved).toContain('# docs/mapping.md lists every target and transform.');
     expect(problems).toEqual([]);
     expect(elsewhere).toEqual([]);
