@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import { startTestWorkbench, type TestWorkbench } from '../helpers/workbench.ts';
+import { axeViolations, chosen, launchChromium, PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
 
 /**
  * The Map view's table in Debian's chromium, by role and visible label: a link to another step
@@ -14,18 +14,14 @@ import { startTestWorkbench, type TestWorkbench } from '../helpers/workbench.ts'
  * first rows follow, each rejected or warned cell with its reason. One browser for the file; every
  * wait is on what the page shows.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-wb-map-'));
 let box: TestSandbox;
 let bench: TestWorkbench;
 let browser: BrowserContext;
 let page: Page;
-const problems: string[] = [];
-const elsewhere: string[] = [];
+const seen = new PageWatch(() => bench.origin);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
   box = await startTestSandbox();
   // A plan with a step of companies; the people link to them by id, one to a company the file lacks.
   writeFileSync(join(dir, 'companies.csv'), 'cid,name\nc1,Acme\nc2,Fjord\n');
@@ -43,24 +39,8 @@ beforeAll(async () => {
     ].join('\n'),
   );
   bench = await startTestWorkbench(box, dir);
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'ferry-chromium-')), {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  page.setDefaultTimeout(30_000);
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('requestfailed', (request) => {
-    if (!request.url().includes('/api/events')) problems.push(`failed: ${request.url()}`);
-  });
-  page.on('request', (request) => {
-    if (!request.url().startsWith(`${bench.origin}/`)) elsewhere.push(request.url());
-  });
+  browser = await launchChromium();
+  page = seen.watch(browser.pages()[0] ?? (await browser.newPage()));
 }, 120_000);
 
 afterAll(async () => {
@@ -69,20 +49,6 @@ afterAll(async () => {
   await box?.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function select(name: string) {
-  return page.getByRole('combobox', { name, exact: true });
-}
-
-/** The label of a list's chosen option, as a person reads it. */
-function chosen(name: string): Promise<string> {
-  return select(name).evaluate((element: any) => element.selectedOptions[0]?.textContent ?? '');
-}
-
-/** Waits until the YAML beside the table holds (or no longer holds) `text`. */
-async function yamlShows(text: string, holds = true): Promise<void> {
-  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text').value.includes(wanted) as boolean) === yes, [text, holds] as const);
-}
 
 /** A cell of the first rows: the row as a spreadsheet numbers it, and the column. */
 function cell(row: number, column: string) {
@@ -96,56 +62,58 @@ describe('the Map view in headless Chromium', () => {
     await page.getByRole('link', { name: 'Map people.csv' }).click();
     await page.getByRole('heading', { name: 'Map people.csv' }).waitFor();
     // The draft's suggestions: the company by name, the mobile a phone of its type, the address in parts.
-    expect(await chosen('Target of company')).toBe('organisation by name (or id)');
-    expect(await chosen('Target of company id')).toBe('(not imported)');
-    expect(await chosen('Target of mobile')).toBe('phone number');
-    expect(await chosen('Type of mobile')).toBe('Mobile');
-    expect(await chosen('Target of city')).toBe('address: city');
-    expect(await chosen('Service of linkedin')).toBe('LINKED_IN');
+    expect(await chosen(page, 'Target of company')).toBe('organisation by name (or id)');
+    expect(await chosen(page, 'Target of company id')).toBe('(not imported)');
+    expect(await chosen(page, 'Target of mobile')).toBe('phone number');
+    expect(await chosen(page, 'Type of mobile')).toBe('Mobile');
+    expect(await chosen(page, 'Target of city')).toBe('address: city');
+    expect(await chosen(page, 'Service of linkedin')).toBe('LINKED_IN');
     await page.getByText("One address entry with street: its type, Required and A bad value are the whole entry's.").waitFor();
     // The draft's custom field is not in the account: rejected on its cells, with the reason.
     await cell(2, 'since').filter({ hasText: 'unknown custom field' }).waitFor();
 
     // The company's id links to the step of companies, by keyboard (type-ahead on the list): the
     // name stays beside it, written when the id finds no company.
-    await select('Target of company id').focus();
+    await select(page, 'Target of company id').focus();
     await page.keyboard.type('organisation: link');
-    await yamlShows('key: "{{company id}}"');
-    expect(await chosen('Target of company id')).toBe('organisation: link to a row of step companies');
-    await yamlShows('ref: companies');
+    await yamlShows(page, 'key: "{{company id}}"');
+    expect(await chosen(page, 'Target of company id')).toBe('organisation: link to a row of step companies');
+    await yamlShows(page, 'ref: companies');
     await cell(3, 'record').filter({ hasText: 'organisation Nowhere Ltd' }).waitFor();
     expect(await cell(2, 'record').textContent()).toContain("organisation: the row 'c1' of step companies");
     // Without the name, the row whose company is missing is warned about on the id's cell.
-    await select('Target of company').focus();
+    await select(page, 'Target of company').focus();
     await page.keyboard.press('Home');
-    await yamlShows('value: {column: "company"', false);
+    await yamlShows(page, 'value: {column: "company"', false);
     await cell(3, 'company id').filter({ hasText: "Warning: organisation: left without organisation: no row with key 'c9' in step companies" }).waitFor();
     expect(await cell(3, 'company id').getAttribute('class')).toBe('cell-warning');
     // Required: the link must be made, or the row is rejected.
     await page.getByRole('checkbox', { name: 'company id required' }).press('Space');
-    await cell(3, 'company id').filter({ hasText: /Rejected: .*no row with key 'c9' in step companies/ }).waitFor();
+    await cell(3, 'company id')
+      .filter({ hasText: /Rejected: .*no row with key 'c9' in step companies/ })
+      .waitFor();
 
     // An item's type, by keyboard: the mobile number becomes a home number, in the YAML and the row.
-    await select('Type of mobile').focus();
+    await select(page, 'Type of mobile').focus();
     await page.keyboard.press('ArrowUp');
-    await yamlShows('type: Home');
+    await yamlShows(page, 'type: Home');
     await cell(2, 'record').filter({ hasText: '+49301234567 (Home)' }).waitFor();
     // An address part's type is the whole address's.
-    await select('Type of city').selectOption({ label: 'Postal' });
-    await yamlShows('type: Postal');
+    await select(page, 'Type of city').selectOption({ label: 'Postal' });
+    await yamlShows(page, 'type: Postal');
     await cell(2, 'record').filter({ hasText: '1 High St, Oslo (Postal)' }).waitFor();
     // The account's custom field by name: its rejects are gone; the missing company's stays.
-    await select('Target of since').selectOption({ label: 'custom field: Customer since' });
-    await yamlShows('definition: "Customer since"');
+    await select(page, 'Target of since').selectOption({ label: 'custom field: Customer since' });
+    await yamlShows(page, 'definition: "Customer since"');
     await page.getByText('4 rows: 2 rejected, 0 with a warning.').waitFor();
     expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
     await cell(5, 'id').filter({ hasText: "Rejected: key: duplicate key 'p1'" }).waitFor();
     // What records of the account are found by.
     await page.getByRole('combobox', { name: 'Find records the account has by' }).selectOption({ label: 'the e-mail address' });
-    await yamlShows('match: {by: email, onMatch: update}');
+    await yamlShows(page, 'match: {by: email, onMatch: update}');
     // Rows with one key merged: the later row is folded into the first, a warning on its key.
     await page.getByRole('combobox', { name: 'Rows with the same key' }).selectOption({ label: 'merge them into the first' });
-    await yamlShows('onDuplicate: merge');
+    await yamlShows(page, 'onDuplicate: merge');
     await cell(5, 'id').filter({ hasText: "Warning: the same record as the row with key 'p1': folded into it" }).waitFor();
     expect(await page.locator('tr[data-row="5"] td').first().textContent()).toBe('skipped');
     // The first row says what it took in: the later row's tag.
@@ -158,25 +126,29 @@ describe('the Map view in headless Chromium', () => {
     expect(await since.inputValue()).toBe('dd.MM.yyyy');
     await since.fill('MM.dd.yyyy');
     await since.press('Tab');
-    await yamlShows('transform: [{date: MM.dd.yyyy}]');
-    await cell(2, 'since').filter({ hasText: /^15\.01\.2023Rejected: .*15\.01\.2023/ }).waitFor();
+    await yamlShows(page, 'transform: [{date: MM.dd.yyyy}]');
+    await cell(2, 'since')
+      .filter({ hasText: /^15\.01\.2023Rejected: .*15\.01\.2023/ })
+      .waitFor();
     expect(await cell(3, 'since').getAttribute('class')).toBeNull();
-    await select('A bad value in since').selectOption({ label: 'leave the value out' });
-    await yamlShows('onInvalid: drop');
-    await cell(2, 'since').filter({ hasText: /^15\.01\.2023Warning: .*15\.01\.2023/ }).waitFor();
+    await select(page, 'A bad value in since').selectOption({ label: 'leave the value out' });
+    await yamlShows(page, 'onInvalid: drop');
+    await cell(2, 'since')
+      .filter({ hasText: /^15\.01\.2023Warning: .*15\.01\.2023/ })
+      .waitFor();
     expect(await cell(2, 'since').getAttribute('class')).toBe('cell-warning');
     expect(await cell(2, 'record').textContent()).not.toContain('Customer since');
     await since.fill('dd.MM.yyyy');
     await since.press('Tab');
-    await yamlShows('transform: [{date: dd.MM.yyyy}]');
+    await yamlShows(page, 'transform: [{date: dd.MM.yyyy}]');
     await page.getByText('4 rows: 1 rejected, 2 with a warning.').waitFor();
     expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
     // Another transform from the list; a website's service.
-    await select('Transform of first').selectOption({ label: 'uppercase' });
-    await yamlShows('column: "first", transform: [uppercase]');
+    await select(page, 'Transform of first').selectOption({ label: 'uppercase' });
+    await yamlShows(page, 'column: "first", transform: [uppercase]');
     await cell(2, 'record').filter({ hasText: 'firstName ANN;' }).waitFor();
-    await select('Service of linkedin').selectOption({ label: 'XING' });
-    await yamlShows('service: XING');
+    await select(page, 'Service of linkedin').selectOption({ label: 'XING' });
+    await yamlShows(page, 'service: XING');
     await cell(2, 'record').filter({ hasText: 'ann-lee (XING)' }).waitFor();
 
     // The YAML edited by hand: the table follows; a problem is shown with its line, and nothing is saved.
@@ -190,13 +162,7 @@ describe('the Map view in headless Chromium', () => {
     await yaml.fill(text);
     await page.getByText('The mapping loads.').waitFor();
 
-    const axe = await page.evaluate(AXE).then(() =>
-      page.evaluate(async () => {
-        const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-        return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id} at ${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')}`);
-      }),
-    );
-    expect(axe).toEqual([]);
+    expect(await axeViolations(page)).toEqual([]);
 
     await page.getByRole('button', { name: 'Save mapping' }).click();
     await page.getByText('Saved people.mapping.yaml; plan.yaml reads people.csv in step people.').waitFor();
@@ -206,7 +172,7 @@ describe('the Map view in headless Chromium', () => {
     expect(saved).toContain('onDuplicate: merge');
     expect(saved).toContain('service: XING');
     expect(saved).toContain('# docs/mapping.md lists every target and transform.');
-    expect(problems).toEqual([]);
-    expect(elsewhere).toEqual([]);
+    expect(seen.problems).toEqual([]);
+    expect(seen.elsewhere).toEqual([]);
   }, 180_000);
 });
