@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { TestSandbox } from './sandbox.ts';
+import { startTestWorkbench, type TestWorkbench } from './workbench.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -48,6 +50,37 @@ export class PageWatch {
     });
     return target;
   }
+}
+
+/** A workbench over `dir` and a browser on it, its first page watched. */
+export interface BrowserBench {
+  bench: TestWorkbench;
+  browser: BrowserContext;
+  page: Page;
+  seen: PageWatch;
+  /** Closes the browser, then the workbench. */
+  stop(): Promise<void>;
+}
+
+/** Starts a workbench over `dir` against `box`, and chromium with one page, watched. */
+export async function openBrowserBench(box: TestSandbox, dir: string): Promise<BrowserBench> {
+  const bench = await startTestWorkbench(box, dir);
+  const seen = new PageWatch(() => bench.origin);
+  const browser = await launchChromium().catch(async (error: unknown) => {
+    await bench.stop();
+    throw error;
+  });
+  const page = seen.watch(browser.pages()[0] ?? (await browser.newPage()));
+  return {
+    bench,
+    browser,
+    page,
+    seen,
+    stop: async () => {
+      await browser.close();
+      await bench.stop();
+    },
+  };
 }
 
 /** axe-core's serious and critical violations in a page, with where. */

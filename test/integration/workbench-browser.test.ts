@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
-import { startTestWorkbench, type TestWorkbench } from '../helpers/workbench.ts';
-import { axeViolations, chosen, launchChromium, PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
+import type { TestWorkbench } from '../helpers/workbench.ts';
+import { axeViolations, type BrowserBench, chosen, openBrowserBench, type PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
 
 /**
  * The workbench in Debian's chromium, driven by roles and visible labels as a person would: a
@@ -16,10 +16,11 @@ import { axeViolations, chosen, launchChromium, PageWatch, select, yamlShows } f
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-wb-browser-'));
 let box: TestSandbox;
+let open: BrowserBench;
 let bench: TestWorkbench;
 let browser: BrowserContext;
 let page: Page;
-const seen = new PageWatch(() => bench.origin);
+let seen: PageWatch;
 const violations: string[] = [];
 
 beforeAll(async () => {
@@ -28,14 +29,12 @@ beforeAll(async () => {
   // Past the rows the draft samples, so the draft still reads the column as ISO dates.
   const contacts = readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8').trimEnd();
   writeFileSync(join(dir, 'contacts.csv'), `${contacts}\nBea,Datum,bea.datum@example.com,,Datum & Co,,,,,,customer,,31/02/2023\n`);
-  bench = await startTestWorkbench(box, dir);
-  browser = await launchChromium();
-  page = seen.watch(browser.pages()[0] ?? (await browser.newPage()));
+  open = await openBrowserBench(box, dir);
+  ({ bench, browser, page, seen } = open);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await bench?.stop();
+  await open?.stop();
   await box?.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -1,11 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
-import { startTestWorkbench, type TestWorkbench } from '../helpers/workbench.ts';
-import { axeViolations, chosen, launchChromium, PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
+import { axeViolations, type BrowserBench, chosen, openBrowserBench, select, yamlShows } from '../helpers/workbench-browser.ts';
 
 /**
  * The Map view's table in Debian's chromium, by role and visible label: a link to another step
@@ -16,10 +15,8 @@ import { axeViolations, chosen, launchChromium, PageWatch, select, yamlShows } f
  */
 const dir = mkdtempSync(join(tmpdir(), 'ferry-wb-map-'));
 let box: TestSandbox;
-let bench: TestWorkbench;
-let browser: BrowserContext;
+let open: BrowserBench;
 let page: Page;
-const seen = new PageWatch(() => bench.origin);
 
 beforeAll(async () => {
   box = await startTestSandbox();
@@ -38,14 +35,12 @@ beforeAll(async () => {
       'p1,Ann,Lee-Berg,ann@example.com,,,,c1,Acme,15.01.2023,c,',
     ].join('\n'),
   );
-  bench = await startTestWorkbench(box, dir);
-  browser = await launchChromium();
-  page = seen.watch(browser.pages()[0] ?? (await browser.newPage()));
+  open = await openBrowserBench(box, dir);
+  page = open.page;
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await bench?.stop();
+  await open?.stop();
   await box?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -57,7 +52,7 @@ function cell(row: number, column: string) {
 
 describe('the Map view in headless Chromium', () => {
   it('edits links, items and their types, address parts, custom fields and match in the table, the YAML and first rows following', async () => {
-    await page.goto(bench.url);
+    await page.goto(open.bench.url);
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
     await page.getByRole('link', { name: 'Map people.csv' }).click();
     await page.getByRole('heading', { name: 'Map people.csv' }).waitFor();
@@ -172,7 +167,7 @@ describe('the Map view in headless Chromium', () => {
     expect(saved).toContain('onDuplicate: merge');
     expect(saved).toContain('service: XING');
     expect(saved).toContain('# docs/mapping.md lists every target and transform.');
-    expect(seen.problems).toEqual([]);
-    expect(seen.elsewhere).toEqual([]);
+    expect(open.seen.problems).toEqual([]);
+    expect(open.seen.elsewhere).toEqual([]);
   }, 180_000);
 });

@@ -131,41 +131,27 @@ export function MapView(props: ViewProps) {
 }
 
 function MappingSettings({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
-  const [match, setMatch] = useChoice(view.match);
-  const [duplicates, setDuplicates] = useChoice(view.onDuplicate);
+  const duplicates = 'Rows with the same key';
+  const match = 'Find records the account has by';
   return (
     <fieldset class="settings">
       <legend>The whole mapping</legend>
       <label>
-        Rows with the same key
-        <select
-          value={duplicates}
-          onChange={(event) => {
-            const chosen = (event.target as HTMLSelectElement).value;
-            setDuplicates(chosen);
-            edit({ kind: 'onDuplicate', onDuplicate: chosen });
-          }}
-        >
+        {duplicates}
+        <EditSelect label={duplicates} value={view.onDuplicate} onChoose={(chosen) => edit({ kind: 'onDuplicate', onDuplicate: chosen })}>
           {Object.entries(DUPLICATE_WORDS).map(([value, words]) => (
             <option key={value} value={value}>
               {words}
             </option>
           ))}
-        </select>
+        </EditSelect>
       </label>
       {view.matches.length > 0 ? (
         <label>
-          Find records the account has by
-          <select
-            value={match}
-            onChange={(event) => {
-              const chosen = (event.target as HTMLSelectElement).value;
-              setMatch(chosen);
-              edit({ kind: 'match', match: chosen });
-            }}
-          >
+          {match}
+          <EditSelect label={match} value={view.match} onChoose={(chosen) => edit({ kind: 'match', match: chosen })}>
             <Options choices={view.matches} />
-          </select>
+          </EditSelect>
         </label>
       ) : null}
     </fieldset>
