@@ -3,7 +3,7 @@ import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport } from '../load/index.ts';
 import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
 import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
-import { notCarriedLines, type NotCarried } from '../plan/index.ts';
+import { notCarriedLines, type NotCarried, type RejectReason } from '../plan/index.ts';
 import { describeWaits, ProgressLine } from './progress-line.ts';
 import { shownPath as shown } from './report-flag.ts';
 
@@ -19,6 +19,23 @@ export function warningAndColumnLines(warnings: WarningCounts, notCarried: reado
     for (const code of codes) lines.push(`${indent}  ${String(warnings[code]).padStart(7)}  ${code}`);
   }
   lines.push(...notCarriedLines(notCarried, indent));
+  return lines;
+}
+
+/** Top reasons shown per step; the rejects file has them all. */
+const TOP_REASONS = 10;
+
+/**
+ * A step's rejected rows by reason, the most frequent first, each with its count, code and the
+ * first row's reason in the data owner's words: shared by the summaries of run and validate.
+ */
+export function reasonLines(reasons: readonly RejectReason[], indent = '  '): string[] {
+  if (reasons.length === 0) return [];
+  const lines = [reasons.length > TOP_REASONS ? `${indent}top reasons (${TOP_REASONS} of ${reasons.length}):` : `${indent}reasons:`];
+  const width = Math.max(...reasons.map((r) => String(r.count).length));
+  for (const reason of reasons.slice(0, TOP_REASONS)) {
+    lines.push(`${indent}  ${String(reason.count).padStart(width)}  ${reason.code}: ${reason.example} (first at row ${reason.firstRow})`);
+  }
   return lines;
 }
 
@@ -118,6 +135,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
     if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept, listed in the results as missing; --delete-missing deletes them)`);
     // Each row's warnings are in its line of the results file.
     lines.push(...warningAndColumnLines(step.warnings, step.notCarried));
+    lines.push(...reasonLines(step.reasons));
   }
   lines.push('');
   if (summary.reconciled.applied + summary.reconciled.notApplied > 0) {

@@ -29,6 +29,12 @@ export function shownPath(path: string, cwd: string): string {
   return rel === '' || rel.startsWith('..') ? path : rel;
 }
 
+/** A path relative to where the command ran, however far up it goes (a live v1 address as it is). */
+export function relativePath(path: string, cwd: string): string {
+  if (isV1LiveInput(path)) return path;
+  return relative(cwd, path) || '.';
+}
+
 /** Starts sampling the client's requests and quota for the report's chart. */
 export async function recordUsage(client: CrmClient): Promise<UsageRecorder> {
   const { UsageRecorder } = await import('../report/index.ts');

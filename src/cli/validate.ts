@@ -7,7 +7,7 @@ import type { StepReport, ValidateReport } from '../plan/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { warningAndColumnLines } from './import-report.ts';
+import { reasonLines, warningAndColumnLines } from './import-report.ts';
 import { shownPath } from './report-flag.ts';
 
 /** What the flags ask for: one mapping over one input, or a whole plan. */
@@ -51,9 +51,6 @@ function pad(text: string, width: number): string {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
-/** Top reasons shown per step; the rejects file has them all. */
-const TOP_REASONS = 10;
-
 function formatStep(step: StepReport, show: (path: string) => string, lines: string[]): void {
   const count = (label: string, value: number, extra = ''): void => {
     lines.push(`  ${pad(label, 10)}${String(value).padStart(8)}${extra}`);
@@ -65,13 +62,7 @@ function formatStep(step: StepReport, show: (path: string) => string, lines: str
   if (step.staleRejects === 'removed') lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
   if (step.staleRejects === 'kept-not-ours') lines.push('  (a file with the rejects file\'s name exists and was not written by crm-ferry; left as it is)');
   lines.push(...warningAndColumnLines(step.warnings, step.notCarried, '  ', step.warningsFile === null ? null : show(step.warningsFile)));
-  if (step.reasons.length === 0) return;
-  lines.push(step.reasons.length > TOP_REASONS ? `  top reasons (${TOP_REASONS} of ${step.reasons.length}):` : '  reasons:');
-  const width = Math.max(...step.reasons.map((r) => String(r.count).length));
-  for (const reason of step.reasons.slice(0, TOP_REASONS)) {
-    const where = reason.field === '' ? '' : ` ${reason.field}`;
-    lines.push(`    ${String(reason.count).padStart(width)}  ${reason.code}${where}: ${reason.example} (first at row ${reason.firstRow})`);
-  }
+  lines.push(...reasonLines(step.reasons));
 }
 
 /** The summary as a person reads it. */
@@ -119,9 +110,8 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
         return { resolver: setup.resolver, service, close: () => client.close() };
       }
     }
-    const { createResolver } = await import('../mapping/index.ts');
-    const { readAccountCatalog } = await import('../client/index.ts');
-    return { resolver: createResolver(await readAccountCatalog(client)), service, close: () => client.close() };
+    const { readNames } = await import('../load/index.ts');
+    return { resolver: (await readNames(client)).resolver, service, close: () => client.close() };
   } catch (error) {
     await client.close();
     throw error;

@@ -1,10 +1,10 @@
 import { EXIT, FerryError } from '../errors/index.ts';
-import type { VerifyEvent, VerifyOptionsInput, VerifySummary } from '../verify/index.ts';
+import type { VerifyEvent, VerifyNotCarried, VerifyOptionsInput, VerifySummary } from '../verify/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './import.ts';
-import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
-import { notListedText, VERIFY_COUNTS } from '../report/index.ts';
+import { recordUsage, relativePath, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
+import { notListedText, VERIFY_COUNTS, verifyOutcome } from '../report/index.ts';
 import { version } from './version.ts';
 
 /** Builds verify's options from its flags: a PLAN, or --mapping and --input, and the state folder rules of `run` and `import`. */
@@ -38,29 +38,36 @@ export function formatVerifyPlan(event: Extract<VerifyEvent, { type: 'plan' }>):
   return `Reading ${records.toLocaleString('en-GB')} records of the account (${perStep}): ${event.requests.toLocaleString('en-GB')} requests, after ${event.requestsForNames} to read the account's names and ${event.requestsForAdded} to list what was created since the first run.\n`;
 }
 
-/** The closing line: whether the account holds what the source holds. */
-export function verifyOutcome(summary: VerifySummary): string {
-  if (summary.matches) return 'The account holds what the source holds.';
-  const n = summary.differences.length;
-  return `The account differs from the source: ${n.toLocaleString('en-GB')} difference${n === 1 ? '' : 's'}, each in the differences file.`;
-}
+/** Rows and values not carried listed in the summary; the not-carried file has them all. */
+export const NOT_CARRIED_SHOWN = 20;
 
-export function formatVerifySummary(summary: VerifySummary, cwd: string): string {
+export function formatVerifySummary(summary: VerifySummary, cwd: string, strict = false): string {
   const lines: string[] = [];
   for (const step of summary.steps) {
     lines.push(`Step ${step.step}: ${shownPath(step.inputFile, cwd)} with ${shownPath(step.mappingFile, cwd)}`);
     for (const [key, label] of VERIFY_COUNTS) {
       const value = step[key] as number;
-      if (value === 0 && (key === 'skipped' || key === 'notCompared')) continue;
-      lines.push(`  ${label.padEnd(26)}${String(value).padStart(9)}`);
+      if (value === 0 && (key === 'skipped' || key === 'notCompared' || key === 'rejected' || key === 'dropped')) continue;
+      lines.push(`  ${label.padEnd(30)}${String(value).padStart(9)}`);
     }
     lines.push('');
   }
   if (!summary.matches) lines.push(`Differences: ${summary.differences.length.toLocaleString('en-GB')}  -> ${shownPath(summary.differencesFile, cwd)}`);
+  if (summary.notCarried.length > 0) {
+    lines.push(`Not carried, by decision: ${summary.notCarried.length.toLocaleString('en-GB')}  -> ${shownPath(summary.notCarriedFile, cwd)}`);
+    for (const item of summary.notCarried.slice(0, NOT_CARRIED_SHOWN)) lines.push(`  ${notCarriedLine(item)}`);
+    if (summary.notCarried.length > NOT_CARRIED_SHOWN) lines.push(`  ... and ${(summary.notCarried.length - NOT_CARRIED_SHOWN).toLocaleString('en-GB')} more in the file.`);
+  }
   for (const item of summary.notListed) lines.push(notListedText(item));
   lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names, ${(summary.requests - summary.requestsForNames).toLocaleString('en-GB')} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`);
-  lines.push(verifyOutcome(summary));
+  lines.push(verifyOutcome(summary, strict));
   return `${lines.join('\n')}\n`;
+}
+
+/** One row or value not carried, as the summary lists it: where, and the reason in the data owner's words. */
+export function notCarriedLine(item: VerifyNotCarried): string {
+  const what = item.kind === 'rejected' ? 'row not carried' : 'value left out';
+  return `${item.step}, row ${item.row}${item.key === '' ? '' : ` (${item.key})`}: ${what}: ${item.reason}`;
 }
 
 export const verifyCommand: Command = {
@@ -75,9 +82,13 @@ opportunities (a filter by id), one per note or task. Looking for records added 
 first run takes one per 100 of them, and for notes and tasks one per 100 of the account's, at most
 one per 100 the runs wrote and one more.
 
-Exit code 0 when the account matches the source, 3 when it differs (see the differences file),
-4 when the service refused or could not be reached, 2 for bad usage or input, 130 interrupted (nothing
-was written: run it again).`,
+Rows the runs rejected and values they left out (onInvalid: drop, links not made, owners unknown)
+are not differences: they were not carried by decision, and are listed with their reasons in the
+not-carried file beside the differences file, in the summary and in the report.
+
+Exit code 0 when nothing differs (whatever was not carried), 3 when something differs (see the
+differences file) or, with --strict, when something was not carried; 4 when the service refused or
+could not be reached, 2 for bad usage or input, 130 interrupted (nothing was written: run it again).`,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping of an import (instead of a PLAN)', group: 'Input:' },
     input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN), or v1+https://HOST', group: 'Input:' },
@@ -85,6 +96,7 @@ was written: run it again).`,
     'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder of the run (default: as run finds it from the plan or mapping)' },
     differences: { type: 'string', value: 'FILE', describe: 'where the CSV of the differences goes (default: results/verify.differences.csv in the state folder)' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
+    strict: { type: 'boolean', describe: 'rows and values not carried (rejected or left out by the runs) count as differences: exit 3' },
     json: { type: 'boolean', describe: 'the plan and the summary as JSON lines on stdout' },
     ...reportFlag,
     ...connectionFlags,
@@ -94,7 +106,7 @@ was written: run it again).`,
     const reportFile = reportPath(args, io.cwd);
     const json = Boolean(args.values.json);
     const onEvent = (event: VerifyEvent): void => {
-      if (json) io.stdout.write(`${JSON.stringify(event.type === 'end' ? { type: 'end', summary: { ...event.summary, differences: event.summary.differences.length } } : event)}\n`);
+      if (json) io.stdout.write(`${JSON.stringify(event.type === 'end' ? { type: 'end', summary: { ...event.summary, differences: event.summary.differences.length, notCarried: event.summary.notCarried.length } } : event)}\n`);
       else if (event.type === 'plan') io.stderr.write(formatVerifyPlan(event));
     };
     const v1 = { format: v1Format(args.values['v1-format']), since: undefined };
@@ -117,14 +129,17 @@ was written: run it again).`,
     } finally {
       await client.close();
     }
-    if (!json) io.stdout.write(formatVerifySummary(summary, io.cwd));
+    const strict = Boolean(args.values.strict);
+    if (!json) io.stdout.write(formatVerifySummary(summary, io.cwd, strict));
     if (reportFile && report) {
       const { verifyReport } = await import('../report/index.ts');
       const source = options.source;
-      const plan = source.kind === 'plan' ? shownPath(source.planFile, io.cwd) : `${shownPath(source.inputFile, io.cwd)} with ${shownPath(source.mappingFile, io.cwd)}`;
-      const input = verifyReport(summary, { version: version(), plan, account: report.account, usage: report.usage, outcome: verifyOutcome(summary), shown: (p) => shownPath(p, io.cwd) });
+      // The page names every file relative to where the command ran, as the person typed them.
+      const shown = (p: string): string => relativePath(p, io.cwd);
+      const plan = source.kind === 'plan' ? shown(source.planFile) : `${shown(source.inputFile)} with ${shown(source.mappingFile)}`;
+      const input = verifyReport(summary, { version: version(), plan, account: report.account, usage: report.usage, outcome: verifyOutcome(summary, strict), strict, shown });
       await writeCommandReport(reportFile, input, json ? io.stderr : io.stdout, io.cwd);
     }
-    return summary.matches ? EXIT.OK : EXIT.ROWS_REJECTED;
+    return summary.matches && !(strict && summary.notCarried.length > 0) ? EXIT.OK : EXIT.ROWS_REJECTED;
   },
 };

@@ -11,7 +11,7 @@ import type { EngineWords } from '../workbench/index.ts';
 export async function workbenchWords(): Promise<EngineWords> {
   const { formatImportSummary, formatRollbackSummary } = await import('./import-report.ts');
   const { recordUsage, shownPath } = await import('./report-flag.ts');
-  const { verifyOutcome } = await import('./verify.ts');
+  const { verifyOutcome } = await import('../report/index.ts');
   return {
     runOutcome: (summary, cwd, liveReads) => formatImportSummary(summary, cwd, liveReads).trimEnd().split('\n').at(-1) ?? '',
     rollbackLines: (summary, dryRun) => formatRollbackSummary(summary, dryRun).trimEnd().split('\n'),

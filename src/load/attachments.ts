@@ -128,3 +128,9 @@ export function planAttachments(before: readonly AttachmentFile[], after: readon
   }
   return { add, remove };
 }
+
+/** The row's files the service's note does not hold (by file name and size): what `verify` reports as differing. */
+export function attachmentsLacking(files: readonly AttachmentFile[], current: Body): AttachmentFile[] {
+  const held = Array.isArray(current.attachments) ? (current.attachments as Body[]) : [];
+  return files.filter((file) => !held.some((item) => sameFile(item, { filename: file.filename, size: file.size })));
+}

@@ -8,7 +8,7 @@ export type ProgressWait = TransportWait & { of: 'account' | 'old account' };
 import type { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
-import type { NotCarried } from '../plan/index.ts';
+import type { NotCarried, RejectReason } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
 import type { SetupPlan, SetupReport } from './setup.ts';
 
@@ -110,6 +110,8 @@ export interface StepSummary extends StepCounts {
   warnings: WarningCounts;
   /** Source columns no field reads that hold values, with how many rows have one; empty when the input was not read to the end. */
   notCarried: NotCarried[];
+  /** Rows rejected, by reason (code and field), the most frequent first, each with its first row's reason. */
+  reasons: RejectReason[];
 }
 
 export interface DryRunReport {
@@ -179,6 +181,8 @@ export type ImportEvent =
       id?: number;
       code?: string;
       message?: string;
+      /** A rejected row's reason in the data owner's words (reasonText): what a person reads. */
+      reason?: string;
       /** What the written record goes without or carries as typed (see MappedRecord.warnings). */
       warnings?: RowWarning[];
     }

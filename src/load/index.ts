@@ -1,3 +1,4 @@
+export { attachmentFilesOf, attachmentsLacking, readAttachments, type AttachmentFile } from './attachments.ts';
 export { canonicalJson, fingerprint } from './fingerprint.ts';
 export { beforeImage, ENTITY_API, fromRecord, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
 export { SuccessWriter, type RowAction, type SuccessRow } from './results.ts';
@@ -34,3 +35,4 @@ export {
   type SetupReport,
 } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
+export { readNames, type AccountNames } from './open-run.ts';

@@ -10,8 +10,8 @@ import pLimit from 'p-limit';
 import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { blankRow, type JournalEntry, type RowState, StateDir } from '../journal/index.ts';
-import { countWarnings, type MappedRecord, type MatchSpec, type NameResolver, type RejectedRow, RejectsWriter, resolveRecord, setAt, warningsText } from '../mapping/index.ts';
-import { judgeMatch, linkKeys, lookUpRef, type Matcher, unresolvedLink } from '../plan/index.ts';
+import { countWarnings, type MappedRecord, type MatchSpec, type NameResolver, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
+import { joinProblems, judgeMatch, type LinkBook, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
@@ -60,10 +60,6 @@ function apart(mapped: MappedRecord, whole: Body, wholeFp: string): { body: Body
   if (contactIdsOf(whole).length === 0) return { body: whole, fp: wholeFp };
   const body = withoutApart(whole);
   return { body, fp: fingerprint({ body, attachments: mapped.attachments }) };
-}
-
-export function withType(entity: string, body: Body): Body {
-  return entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body;
 }
 
 export class RecordWriter {
@@ -156,10 +152,8 @@ export class RecordWriter {
     return this.state.resultFile(step.name, this.options.dryRun ? 'dry-run.rejects' : 'rejects');
   }
 
-  rejection(mapped: MappedRecord, field: string, code: ErrorCode, message: string, status?: number): RejectedRow {
-    const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field, code, message, values: mapped.valuesOf() };
-    if (status !== undefined) rejected.status = status;
-    return rejected;
+  rejection(mapped: MappedRecord, problem: RecordProblem, status?: number): RejectedRow {
+    return rejectedRow(mapped, problem, status);
   }
 
   /**
@@ -175,9 +169,10 @@ export class RecordWriter {
       if (rejected.status !== undefined) entry.status = rejected.status;
       await this.journal(step, entry);
     }
+    step.reasons.add(rejected);
     step.rejects ??= RejectsWriter.open(this.rejectsFile(step), step.header, { status: true });
     await (await step.rejects).write(rejected);
-    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message });
+    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message, reason: reasonText(rejected) });
   }
 
   async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
@@ -195,49 +190,30 @@ export class RecordWriter {
     await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id), warnings });
   }
 
-  /** Fills in the links of a record, waiting for the rows it links to. Returns a rejection when one cannot be made. */
-  async link(step: StepRun, mapped: MappedRecord): Promise<RejectedRow | null> {
-    // Refs are taken out first: an unresolved link may take its fallback's refs' place.
-    for (const ref of [...mapped.refs]) {
-      let linked = false;
-      for (const key of linkKeys(ref)) {
-        const ids = await Promise.all(ref.steps.map((name) => this.byName.get(name)?.idOf(key) ?? null));
-        const lookup = lookUpRef({ steps: ref.steps, key }, (name) => ids[ref.steps.indexOf(name)] ?? undefined);
-        if (lookup.status === 'missing') continue;
-        if (lookup.status === 'ambiguous') {
-          return this.rejection(mapped, ref.yamlPath, 'MAPPING_REFERENCE', `'${key}' is a key of ${stepList(lookup.steps)}: the link cannot tell which record is meant`);
-        }
-        setAt(mapped.record, ref.path, lookup.value);
-        linked = true;
-        break;
-      }
-      if (linked) continue;
+  /**
+   * Where this run's links are found: the records of the other steps' rows, waited for while those
+   * rows are still on their way; a row not written in the end finds nothing.
+   */
+  readonly links: LinkBook = {
+    find: (name, key) => {
+      const id = this.byName.get(name)?.idOf(key) ?? null;
+      return id instanceof Promise ? id.then((value) => value ?? undefined) : (id ?? undefined);
+    },
+    ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
+    unresolved: (ref) => {
       const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
       const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
-      const problem = unresolvedLink(mapped, ref, `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`);
-      if (problem) return this.rejection(mapped, problem.field, problem.code, problem.message);
-    }
-    const problems = resolveRecord(mapped, this.resolver);
-    const first = problems[0];
-    if (first) {
-      const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-      return this.rejection(mapped, first.field, first.code, message);
-    }
-    return null;
-  }
+      return `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`;
+    },
+  };
 
   async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
-    const problem = await this.link(step, mapped);
-    if (problem) return this.reject(step, problem);
-    const entity = step.compiled.entity;
-    const body = withType(entity, mapped.record);
-    // A note's files go into its body by content hash: a file changed or added is a change.
-    if (mapped.attachments.length > 0) {
-      const read = await readAttachments(mapped.attachments);
-      if (read.problem) return this.reject(step, this.rejection(mapped, 'attachment', 'SOURCE_UNREADABLE', read.problem));
-      if (read.warnings.length > 0) (mapped.warnings ??= []).push(...read.warnings);
-      if (read.files.length > 0) body.attachments = read.files;
+    const sent = await recordToSend(mapped, { entity: step.compiled.entity, links: this.links, resolver: this.resolver, files: readAttachments });
+    if (sent.kind === 'problems') {
+      const problem = joinProblems(sent.problems);
+      return this.reject(step, this.rejection(mapped, problem));
     }
+    const body = sent.body;
     const fp = fingerprint({ body, attachments: mapped.attachments });
     const prior = step.journal.rows.get(mapped.key);
     const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
@@ -253,7 +229,7 @@ export class RecordWriter {
     // --reconcile: a row the journal does not know may have a record an earlier run made.
     let own = false;
     if (!known && !found && this.options.reconcile) {
-      step.reconcile ??= new ReconcileIndex(this.service, entity, this.state.created, (id) => step.taken.has(id));
+      step.reconcile ??= new ReconcileIndex(this.service, step.compiled.entity, this.state.created, (id) => step.taken.has(id));
       found = await step.reconcile.find(body);
       if (found) step.taken.add(found.id as number);
       own = found !== null;
@@ -299,7 +275,7 @@ export class RecordWriter {
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
           if (!isRowLevel(error)) throw error;
-          await this.reject(step, this.rejection(mapped, error.fieldErrors?.[0]?.field ?? '', error.code, error.message, error.status));
+          await this.reject(step, this.rejection(mapped, { field: error.fieldErrors?.[0]?.field ?? '', code: error.code, message: error.message }, error.status));
         }
         return null;
       });
@@ -320,7 +296,7 @@ export class RecordWriter {
     if (value === null) return null;
     const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken, step.prepared.mapping.onDuplicate, body);
     if (outcome.kind === 'conflict') {
-      await this.reject(step, this.rejection(mapped, 'match', 'API_CONFLICT', outcome.message, outcome.status));
+      await this.reject(step, this.rejection(mapped, { field: 'match', code: 'API_CONFLICT', message: outcome.message }, outcome.status));
       return 'rejected';
     }
     if (outcome.kind === 'none') return null;
@@ -473,7 +449,7 @@ export class RecordWriter {
     await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
     if (attempt < MAX_LOST_CREATES) return true;
     const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
-    await this.reject(step, this.rejection(mapped, '', 'API_AMBIGUOUS_WRITE', message, lost.error.status));
+    await this.reject(step, this.rejection(mapped, { field: '', code: 'API_AMBIGUOUS_WRITE', message }, lost.error.status));
     return false;
   }
 

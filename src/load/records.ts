@@ -136,11 +136,25 @@ function holds(present: Body, item: Body): boolean {
   return true;
 }
 
+/** A link by plain name (`organisation: {name}`): the service links the record of that name, or creates it. */
+function nameLink(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const link = value as Body;
+  return link.id === undefined && typeof link.name === 'string' ? link.name : undefined;
+}
+
 /**
  * Link objects as a write takes them back: `{id}` only, or the bare id where the body gives one
- * (`activityType: 3` is read back as `activityType: {id: 3, ...}`).
+ * (`activityType: 3` is read back as `activityType: {id: 3, ...}`). A link written by plain name
+ * is read back by the linked record's name, the same link when the names agree as the service
+ * finds one by name (case aside): `{name: "Köhler GmbH"}` is what `{id: 7, name: "KÖHLER GmbH"}` holds.
  */
 function slim(value: unknown, written: unknown): unknown {
+  const name = nameLink(written);
+  if (name !== undefined && value !== null && typeof value === 'object' && typeof (value as Body).name === 'string') {
+    const held = (value as Body).name as string;
+    return held.trim().toLowerCase() === name.trim().toLowerCase() ? written : { name: held };
+  }
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof (value as Body).id === 'number') {
     return typeof written === 'number' ? (value as Body).id : { id: (value as Body).id };
   }

@@ -6,18 +6,17 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
-import { CatalogResolver, type CompiledMapping, createResolver, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, compileSteps, connectLiveSteps, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, preparePlan, prepareSingleStep, readsLive, recordDigest, repeatedKey, retryFromRejects } from '../plan/index.ts';
+import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
+import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, recordDigest, repeatedKey, withType } from '../plan/index.ts';
+import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
-import { RecordWriter, withType } from './record-writer.ts';
+import { RecordWriter } from './record-writer.ts';
 import { type RecordService } from './service.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
-import { checkStepInputs } from './check-inputs.ts';
 
 export * from './import-options.ts';
 export { assertSameKey } from './step-run.ts';
@@ -100,23 +99,23 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const emit = deps.onEvent ?? (() => undefined);
 
   const source = options.source;
-  const plan = source.kind === 'plan' ? await preparePlan(source.planFile, undefined, deps.transforms) : null;
-  const prepared = source.kind === 'plan' ? (plan?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, undefined, deps.transforms)];
-  await checkStepInputs(prepared);
-  if (options.strict && !plan?.plan.setup) {
-    throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
-  }
-  if (options.retryFile !== null) await retryFromRejects(prepared, options.retryFile);
-  connectLiveSteps(prepared, deps.v1Live);
-  const compiled = await compileSteps(prepared);
+  const { plan, steps: prepared, compiled } = await prepareRun(source, {
+    retryFile: options.retryFile,
+    transforms: deps.transforms,
+    live: { connection: deps.v1Live },
+    checkPlan: (loaded) => {
+      if (options.strict && !loaded?.setup) {
+        throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+      }
+    },
+  });
 
-  const beforeNames = deps.client.transport.requestsSent;
   // Kept for the set-up, which starts from the same names.
-  const catalog = deps.resolver ? null : (deps.catalog ?? (await readAccountCatalog(deps.client)));
-  let resolver: NameResolver = deps.resolver ?? createResolver(catalog as NonNullable<typeof catalog>);
-  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  const names = await readNames(deps.client, deps.resolver, deps.catalog);
+  const { catalog, users } = names;
+  let resolver = names.resolver;
+  const requestsForNames = names.requests;
   // The account's users are checked as the state is bound; a dry run leaves the state as it was.
-  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh, users, keepUsers: !options.dryRun });
   const steps: StepRun[] = [];
   try {
@@ -134,9 +133,9 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
     let setup: SetupReport | null = null;
     const beforeSetup = deps.client.transport.requestsSent;
-    if (plan?.plan.setup) {
+    if (plan?.setup) {
       const done = await setupForRun(
-        { spec: plan.plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
+        { spec: plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
         { client: deps.client, state, run, now, reconcile: options.reconcile },
       );
       setup = done.report;
@@ -220,6 +219,7 @@ class ImportEngine extends RecordWriter {
         rejectsFile: s.rejects ? this.rejectsFile(s) : null,
         warnings: s.warnings,
         notCarried: s.notCarried,
+        reasons: s.reasons.sorted(),
       })),
       requests: 0,
       requestsForNames: 0,
@@ -362,7 +362,7 @@ class ImportEngine extends RecordWriter {
             this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
             continue;
           }
-          await this.reject(step, this.rejection(item, problem.field, problem.code, problem.message), false);
+          await this.reject(step, this.rejection(item, problem), false);
           continue;
         }
         step.seen.add(item.key);
@@ -370,7 +370,7 @@ class ImportEngine extends RecordWriter {
         // read (as validate does), not when its lookup happens to run.
         const sameRecord = step.matches.check(item);
         if (sameRecord) {
-          await this.reject(step, this.rejection(item, sameRecord.field, sameRecord.code, sameRecord.message));
+          await this.reject(step, this.rejection(item, sameRecord));
           continue;
         }
         if (digest !== undefined) step.digests?.set(item.key, digest);

@@ -2,7 +2,7 @@ import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
 import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse, type TransformRegistry } from '../mapping/index.ts';
-import { compileSteps, openStepItems, type PreparedStep, preparePlan, type SetupSpec } from '../plan/index.ts';
+import { openStepItems, type PreparedStep, prepareRun, type SetupSpec } from '../plan/index.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
 
 export { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
@@ -460,9 +460,8 @@ export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupD
  * its checklist. Null for a plan without `setup:`.
  */
 export async function plannedSetup(planFile: string, client: CrmClient, signal?: AbortSignal, transforms?: TransformRegistry): Promise<{ resolver: CatalogResolver; plan: SetupPlan } | null> {
-  const { plan: loaded, steps } = await preparePlan(planFile, undefined, transforms);
-  if (!loaded.setup) return null;
-  const compiled = await compileSteps(steps);
+  const { plan: loaded, steps, compiled } = await prepareRun({ kind: 'plan', planFile }, { transforms });
+  if (!loaded?.setup) return null;
   const catalog = await readAccountCatalog(client);
   const plan = planSetup(loaded.setup, await collectNames(steps, compiled, signal), catalog);
   return { resolver: createResolver(withPlanned(catalog, plan)), plan };
@@ -483,13 +482,12 @@ export async function runSetup(
   options: SetupCommandOptions,
   deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry },
 ): Promise<SetupReport> {
-  const { plan, steps } = await preparePlan(options.planFile, undefined, deps.transforms);
-  const compiled = await compileSteps(steps);
+  const { plan, steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { transforms: deps.transforms });
   const catalog = await readAccountCatalog(deps.client);
   // The state is the account's: checked by its users, as a run checks it.
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, users: async () => catalog.users.map((user) => user.id), keepUsers: !options.dryRun });
   try {
-    const spec = plan.setup ?? { derive: true, pipelines: [], milestones: [], activityTypes: [], trackDefinitions: [] };
+    const spec = plan?.setup ?? { derive: true, pipelines: [], milestones: [], activityTypes: [], trackDefinitions: [] };
     const forRun: SetupForRunOptions = { spec, steps, compiled, dryRun: options.dryRun ?? false, strict: options.strict ?? false, catalog };
     if (deps.signal) forRun.signal = deps.signal;
     if (deps.onPlan) forRun.onPlan = deps.onPlan;

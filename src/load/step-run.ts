@@ -2,7 +2,7 @@
 import { FerryError } from '../errors/index.ts';
 import { JournalWriter, type LoadedJournal } from '../journal/index.ts';
 import { type CompiledMapping, emptyWarningCounts, type MatchSpec, RejectsWriter } from '../mapping/index.ts';
-import { type Matcher, MatchValueCheck, type NotCarried, type PreparedStep } from '../plan/index.ts';
+import { type Matcher, MatchValueCheck, type NotCarried, type PreparedStep, ReasonCounter } from '../plan/index.ts';
 import { SuccessWriter } from './results.ts';
 import type { ReconcileIndex } from './reconcile.ts';
 import { LostCreates } from './service.ts';
@@ -60,6 +60,8 @@ export class StepRun {
   readonly matches: MatchValueCheck;
   /** Warnings of the rows written, by code. */
   readonly warnings = emptyWarningCounts();
+  /** Rows rejected, by reason. */
+  readonly reasons = new ReasonCounter();
   /** Keys of rows folded into another row's record (onDuplicate) -> that row's key. */
   readonly aliases = new Map<string, string>();
   /** Unread columns with values, once the input was read. */

@@ -17,7 +17,7 @@ import type { Entity, FieldEntry, OnInvalid, ValueSpec } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { Value } from './transforms/types.ts';
 import type { AttachmentUse, NameKind, NameUse, RefUse, RowWarning } from './types.ts';
-import { contactItems, customItems, itemText, ITEM_SHAPES, parseItemList, shown, toDate, toId, toInteger, toNumber, toTime, toTimestamp } from './field-values.ts';
+import { contactItems, customItems, itemText, ITEM_SHAPES, parseItemList, refused, shown, toDate, toId, toInteger, toNumber, toTime, toTimestamp } from './field-values.ts';
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
@@ -222,18 +222,18 @@ function shownValue(value: Value | undefined): string | undefined {
  * as typed, false when the field is left out; a warning says which. Rejections that are not
  * about a value (`required`) and bugs are thrown on.
  */
-function invalidHandler(to: string, policy: 'drop' | 'keep'): (error: unknown, draft: Draft, raw: Value | undefined) => boolean {
+function invalidHandler(to: string, policy: 'drop' | 'keep', yamlPath: string, column: string | undefined): (error: unknown, draft: Draft, raw: Value | undefined) => boolean {
   return (error, draft, raw) => {
     if (!(error instanceof RowRejection) || !error.badValue) throw error;
     const value = shownValue(raw);
-    if (policy === 'keep' && value !== undefined) {
-      warn(draft, { code: 'VALUE_KEPT', field: to, message: `kept as typed: ${error.message}`, value });
-      return true;
-    }
-    const warning: RowWarning = { code: 'VALUE_DROPPED', field: to, message: `left out: ${error.message}` };
+    const warning: RowWarning = policy === 'keep' && value !== undefined ? { code: 'VALUE_KEPT', field: to, message: `kept as typed: ${error.message}` } : { code: 'VALUE_DROPPED', field: to, message: `left out: ${error.message}` };
     if (value !== undefined) warning.value = value;
+    const where = error.column ?? column;
+    if (where !== undefined) warning.column = where;
+    if (error.expected !== undefined) warning.expected = error.expected;
+    warning.rule = error.rule ?? yamlPath;
     warn(draft, warning);
-    return false;
+    return warning.code === 'VALUE_KEPT';
   };
 }
 
@@ -246,20 +246,44 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
   const { compiler } = context;
   const { code } = compiler;
   const yamlPath = `fields[${index}]`;
-  const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`, 'MAPPING_VALUE', false)) : undefined;
+  const column = fieldColumn(field);
+  const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`, 'MAPPING_VALUE', false, { rule: yamlPath, column, value: '' })) : undefined;
   const { entry, policy } = invalidPolicy(field, info, context.onInvalid);
   code.line(`// ${yamlPath}: ${field.to}${policy === 'reject' ? '' : ` (onInvalid: ${policy})`}`);
   const raw = policy === 'reject' ? undefined : code.temp('raw');
-  if (entry.items === 'numbered') {
-    await code.blockAsync('', () => emitNumbered(context, entry, info, yamlPath, required, policy, raw));
-    return;
-  }
-  await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
-    if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, info, yamlPath, required, raw);
-    else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
-    else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
-    else await emitSimple(context, entry, info, yamlPath, required, raw);
-  });
+  // A refusal the field's own code did not place is placed here: the entry, and its one column.
+  const placed = code.constant(placeRejection(yamlPath, column));
+  await code.blockAsync('try', async () => {
+    if (entry.items === 'numbered') {
+      await emitNumbered(context, entry, info, yamlPath, required, policy, raw);
+      return;
+    }
+    await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
+      if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, info, yamlPath, required, raw);
+      else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
+      else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
+      else await emitSimple(context, entry, info, yamlPath, required, raw);
+    });
+  }, `} catch (e) { throw ${placed}(e); }`);
+}
+
+/** The one column an entry reads its value from (`items: {column}` included), if one; a numbered entry's differ per item. */
+function fieldColumn(field: FieldEntry): string | undefined {
+  if (typeof field.items === 'object') return field.items.column;
+  if (field.items === 'numbered') return undefined;
+  const columns = columnsOfSpec(field.value);
+  return columns.length === 1 ? columns[0] : undefined;
+}
+
+/** Gives a field's refusal the entry's place in the mapping and its column, where its own rule did not say them. */
+function placeRejection(yamlPath: string, column: string | undefined): (error: unknown) => unknown {
+  return (error) => {
+    if (error instanceof RowRejection) {
+      error.rule ??= yamlPath;
+      if (column !== undefined) error.column ??= column;
+    }
+    return error;
+  };
 }
 
 /**
@@ -274,7 +298,7 @@ async function emitGuarded(context: FieldContext, entry: FieldEntry, info: Targe
     return;
   }
   await code.blockAsync('try', body, '} catch (error) {');
-  const handle = code.constant(invalidHandler(entry.to, policy));
+  const handle = code.constant(invalidHandler(entry.to, policy, yamlPath, compiler.star === undefined ? fieldColumn(entry) : undefined));
   if (policy === 'keep') {
     const kept = code.name('kept');
     await code.blockAsync(`if (${handle}(error, draft, ${raw}))`, async () => {
@@ -451,7 +475,7 @@ function linkObject(info: TargetInfo, to: string): (value: Value) => Record<stri
   if (info.kind === 'organisation') return (value) => (typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() });
   return (value) => {
     const id = toId(value);
-    if (id === undefined) throw new RowRejection(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`);
+    if (id === undefined) throw refused(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`, value, 'an id (a whole number)');
     return { id };
   };
 }
@@ -481,7 +505,10 @@ async function emitRef(context: FieldContext, field: FieldEntry, info: TargetInf
     fallback = code.temp('fallback', 'undefined');
     code.line(`if (${nonEmpty(compiler, value)}) ${fallback} = ${code.constant(linkObject(info, to))}(${value});`);
   }
-  const extra = `${mustLink ? ', required: true' : ''}${fallback === undefined ? '' : `, fallback: ${fallback}`}`;
+  // The column of the first key, when one column makes it: what the reason of a link not made names.
+  const keyColumns = templates[0] === undefined ? [] : columnsOfSpec(isTemplate(templates[0]) ? templates[0] : `{{${templates[0]}}}`);
+  const keyColumn = keyColumns.length === 1 && !(keyColumns[0] as string).includes('*') ? keyColumns[0] : undefined;
+  const extra = `${mustLink ? ', required: true' : ''}${fallback === undefined ? '' : `, fallback: ${fallback}`}${keyColumn === undefined ? '' : `, column: ${literal(keyColumn)}`}`;
   // A repeatable link (a project's additional contacts) is one more element of a list, linked on its own.
   const list = info.kind === 'links' ? (LINK_LISTS[to] ?? to) : null;
   const path = list === null ? `[${literal(to)}, 'id']` : `[${literal(list)}, list.length - 1, 'id']`;
@@ -547,7 +574,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `record.type = ${call((value: Value) => {
           const type = valueText(value).trim().toLowerCase();
-          if (type !== 'person' && type !== 'organisation') throw new RowRejection(to, `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`);
+          if (type !== 'person' && type !== 'organisation') throw refused(to, `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`, value, 'person or organisation');
           return type;
         })};`,
       ];
@@ -564,7 +591,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `${target} = ${call((value: Value) => {
           const choice = valueText(value).trim().toUpperCase();
-          if (!choices.includes(choice)) throw new RowRejection(to, `\`${to}\` must be one of ${choices.join(', ')}, found ${shown(value)}`);
+          if (!choices.includes(choice)) throw refused(to, `\`${to}\` must be one of ${choices.join(', ')}, found ${shown(value)}`, value, `one of ${choices.join(', ')}`);
           return choice;
         })};`,
       ];
@@ -573,7 +600,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `draft.amount = ${call((value: Value) => {
           const amount = toNumber(value, to);
-          if (amount < 0) throw new RowRejection(to, `\`amount\` must be at least 0, found ${shown(value)}`);
+          if (amount < 0) throw refused(to, `\`amount\` must be at least 0, found ${shown(value)}`, value, 'an amount of at least 0');
           return amount;
         })};`,
       ];
@@ -581,7 +608,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `draft.currency = ${call((value: Value) => {
           const currency = valueText(value).trim().toUpperCase();
-          if (!/^[A-Z]{3}$/.test(currency)) throw new RowRejection(to, `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`);
+          if (!/^[A-Z]{3}$/.test(currency)) throw refused(to, `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`, value, 'a currency code such as EUR');
           return currency;
         })};`,
       ];
@@ -657,7 +684,8 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
   const byName = NAME_VALUED_KINDS.has(kind);
   const bare = byName || BARE_ID_KINDS.has(kind);
   const path = Object.freeze(bare ? [to] : [to, 'id']);
-  const onUnknown = field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown };
+  const column = context.compiler.star === undefined ? fieldColumn(field) : undefined;
+  const onUnknown = { ...(field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown }), ...(column === undefined ? {} : { column }) };
   let use: (name: string, draft: Draft) => void;
   if (kind === 'milestone') {
     // Its scope is filled in per row when the record is finished, so it cannot be shared.

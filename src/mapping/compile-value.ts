@@ -15,12 +15,22 @@ import type { TransformContext, TransformEnvironment, TransformFn, Value } from 
  * RejectedRow. Not a FerryError: it never leaves the mapper.
  */
 export class RowRejection extends Error {
+  /** The column the value was read from, when one column holds it; set by the field when its rule does not know. */
+  column?: string;
+  /** The value refused, as the refusing step was given it. */
+  value?: string;
+  /** What the value should have been, in plain words (TransformError's `expected`). */
+  expected?: string;
+  /** Where the rule is in the mapping (`fields[3].value.transform[1]`); the field's place when nothing narrower is known. */
+  rule?: string;
+
   constructor(
     readonly field: string,
     message: string,
     readonly code: 'MAPPING_VALUE' | 'MAPPING_REFERENCE' = 'MAPPING_VALUE',
     /** A value the field cannot take, which the field's `onInvalid` may drop or keep; false for rules about the row (`required`). */
     readonly badValue = true,
+    detail: RejectionDetail = {},
   ) {
     // A row's bad value is data, not a bug: no stack is taken (see TransformError).
     const limit = Error.stackTraceLimit;
@@ -28,7 +38,24 @@ export class RowRejection extends Error {
     super(message);
     Error.stackTraceLimit = limit;
     this.name = 'RowRejection';
+    if (detail.column !== undefined) this.column = detail.column;
+    if (detail.value !== undefined) this.value = detail.value;
+    if (detail.expected !== undefined) this.expected = detail.expected;
+    if (detail.rule !== undefined) this.rule = detail.rule;
   }
+}
+
+/** What a rejection knows of the value it refused, for the sentence a person reads (reasons.ts). */
+export interface RejectionDetail {
+  column?: string | undefined;
+  value?: string | undefined;
+  expected?: string | undefined;
+  rule?: string | undefined;
+}
+
+/** A value as a reason shows it: the text a person typed. */
+export function shownText(value: Value | undefined): string {
+  return Array.isArray(value) ? value.join('; ') : valueText(value);
 }
 
 export interface ValueCompiler {
@@ -97,11 +124,15 @@ async function compileSteps(compiler: ValueCompiler, specs: Array<string | Recor
   return steps;
 }
 
-/** What a transform's failure becomes: a reject naming the field and the step, or (a bug) the error itself. */
-function rejecter(steps: Step[], owner: ValueOwner): (error: unknown, index: number) => unknown {
-  return (error, index) => {
+/**
+ * What a transform's failure becomes: a reject naming the field and the step, with the value the
+ * step was given and the column it came from, or (a bug) the error itself.
+ */
+function rejecter(steps: Step[], owner: ValueOwner): (error: unknown, index: number, input: Value, column: string | undefined) => unknown {
+  return (error, index, input, column) => {
     const step = steps[index] as Step;
-    return error instanceof TransformError ? new RowRejection(owner.field, `${step.at} (\`${step.name}\`): ${error.message}`) : error;
+    if (!(error instanceof TransformError)) return error;
+    return new RowRejection(owner.field, `${step.at} (\`${step.name}\`): ${error.message}`, 'MAPPING_VALUE', true, { rule: step.at, expected: error.expected, value: shownText(input), column });
   };
 }
 
@@ -117,8 +148,12 @@ function fold(steps: Step[], value: Value, context: TransformContext): { value: 
   return { value: current };
 }
 
-/** Writes the calls of the steps on the variable `into`, in place, with a failing step turned into a reject. */
-function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, into: string): void {
+/**
+ * Writes the calls of the steps on the variable `into`, in place, with a failing step turned into
+ * a reject. `column` is the expression of the column's name the value was read from, if one.
+ * A step assigns `into` only when it returns, so on a failure `into` holds what it was given.
+ */
+function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, into: string, column = 'undefined'): void {
   if (steps.length === 0) return;
   const { code, helpers } = compiler;
   const reject = code.constant(rejecter(steps, owner));
@@ -127,13 +162,13 @@ function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, in
     return step.trims ? `typeof ${into} === 'string' ? ${helpers.trimText}(${into}) : ${general}` : general;
   };
   if (steps.length === 1) {
-    code.line(`try { ${into} = ${call(steps[0] as Step)}; } catch (e) { throw ${reject}(e, 0); }`);
+    code.line(`try { ${into} = ${call(steps[0] as Step)}; } catch (e) { throw ${reject}(e, 0, ${into}, ${column}); }`);
     return;
   }
   // The failing step's index kept in a local: the message names the step.
   const at = code.temp('at', '0');
   const calls = steps.map((step, index) => `${index === 0 ? '' : `${at} = ${index}; `}${into} = ${call(step)};`);
-  code.line(`try { ${calls.join(' ')} } catch (e) { throw ${reject}(e, ${at}); }`);
+  code.line(`try { ${calls.join(' ')} } catch (e) { throw ${reject}(e, ${at}, ${into}, ${column}); }`);
 }
 
 /** A value that is the same for every row, known while compiling. */
@@ -196,7 +231,7 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
       code.line(`${into} = ${code.constant(spec.const ?? null)};`);
     }
     keepRaw();
-    emitSteps(compiler, steps, owner, into);
+    emitSteps(compiler, steps, owner, into, columnExpression(compiler, spec));
   };
   if (!spec.when) {
     await body();
@@ -205,6 +240,17 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
   for (const column of conditionColumns(spec.when)) compiler.columns.add(column);
   await code.blockAsync(`if (${emitCondition(code, spec.when, compiler.helpers)})`, body, `} else ${into} = undefined;`);
   return undefined;
+}
+
+/** The expression of the name of the one column a value reads (a numbered one for its item), or `undefined`. */
+function columnExpression(compiler: ValueCompiler, spec: Exclude<ValueSpec, string | number | boolean | null>): string {
+  let column = spec.column;
+  if (column === undefined && spec.template !== undefined) {
+    const parsed = parseTemplate(spec.template);
+    if (parsed.ok && parsed.columns.length === 1) column = parsed.columns[0];
+  }
+  if (column === undefined) return 'undefined';
+  return compiler.star !== undefined && column.includes('*') ? numberedColumn(column, compiler.star) : literal(column);
 }
 
 /**

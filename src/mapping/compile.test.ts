@@ -80,7 +80,7 @@ describe('party targets', () => {
     });
     expect(mapped.record.tags).toHaveLength(2);
     expect(mapped.names).toEqual([
-      { path: ['owner', 'id'], kind: 'user', name: 'ada@example.com', yamlPath: 'fields[6]' },
+      { path: ['owner', 'id'], kind: 'user', name: 'ada@example.com', yamlPath: 'fields[6]', column: 'o' },
       { path: ['team', 'id'], kind: 'team', name: 'Sales', yamlPath: 'fields[7]' },
       { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[14]' },
       { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Member', scope: { entity: 'parties', tag: 'Club' }, yamlPath: 'fields[15]' },
@@ -108,7 +108,7 @@ describe('party targets', () => {
     const byRef = await compile('party', 'fields:\n  - {to: lastName, value: x}\n  - {to: organisation, ref: companies, key: "{{Company ID}}"}\n');
     const mapped = record(byRef, { 'Company ID': ' C-7 ' });
     expect(mapped.record.organisation).toEqual({ id: null });
-    expect(mapped.refs).toEqual([{ path: ['organisation', 'id'], steps: ['companies'], key: 'C-7', yamlPath: 'fields[1]' }]);
+    expect(mapped.refs).toEqual([{ path: ['organisation', 'id'], steps: ['companies'], key: 'C-7', yamlPath: 'fields[1]', column: 'Company ID' }]);
     expect(record(byRef, { 'Company ID': '' }).record).not.toHaveProperty('organisation');
   });
 
@@ -116,7 +116,7 @@ describe('party targets', () => {
     const compiled = await compile('kase', 'fields:\n  - {to: name, value: x}\n  - {to: party, ref: [people, organisations], key: "{{partyId}}"}\n');
     const first = record(compiled, { partyId: '201' });
     expect(first.record.party).toEqual({ id: null });
-    expect(first.refs).toEqual([{ path: ['party', 'id'], steps: ['people', 'organisations'], key: '201', yamlPath: 'fields[1]', required: true }]);
+    expect(first.refs).toEqual([{ path: ['party', 'id'], steps: ['people', 'organisations'], key: '201', yamlPath: 'fields[1]', required: true, column: 'partyId' }]);
     // The list is shared between records, so it must not be changeable through one of them.
     expect(Object.isFrozen(first.refs[0]?.steps)).toBe(true);
   });
@@ -176,7 +176,7 @@ describe('project, opportunity, entry and task targets', () => {
       fields: [{ definition: { name: 'Budget', tag: null }, value: '1200' }],
       tracks: [{ definition: null }, { definition: null }],
     });
-    expect(mapped.refs).toEqual([{ path: ['party', 'id'], steps: ['people'], key: 'P1', yamlPath: 'fields[2]', required: true }]);
+    expect(mapped.refs).toEqual([{ path: ['party', 'id'], steps: ['people'], key: 'P1', yamlPath: 'fields[2]', required: true, column: 'pid' }]);
     expect(mapped.names.map((n) => [n.path, n.kind, n.name])).toEqual([
       [['owner', 'id'], 'user', 'grace'],
       [['team', 'id'], 'team', 'Ops'],
@@ -234,7 +234,7 @@ describe('project, opportunity, entry and task targets', () => {
       tracks: [{ definition: null }],
       value: { amount: 12500.5, currency: 'EUR' },
     });
-    expect(mapped.names.find((n) => n.kind === 'milestone')).toEqual({ path: ['milestone', 'id'], kind: 'milestone', name: 'Won', scope: { pipeline: 'Sales' }, yamlPath: 'fields[5]' });
+    expect(mapped.names.find((n) => n.kind === 'milestone')).toEqual({ path: ['milestone', 'id'], kind: 'milestone', name: 'Won', scope: { pipeline: 'Sales' }, yamlPath: 'fields[5]', column: 'm' });
     expect(mapped.names.find((n) => n.kind === 'fieldDefinition')?.scope).toEqual({ entity: 'opportunities', tag: 'Leads' });
     expect(record(compiled, { n: 'L', pid: 5, m: 'Won', p: '', a: '', c: '', pr: '', e: '', cl: '', lr: 'Price' }).names.find((n) => n.kind === 'milestone')?.scope).toEqual({ pipeline: null });
     expect(rejected(compiled, { n: 'L', pid: 5, m: 'Won', a: '10', c: '' })).toMatchObject({ field: 'currency', message: 'an `amount` needs a `currency`' });
@@ -259,7 +259,7 @@ describe('project, opportunity, entry and task targets', () => {
     );
     const mapped = record(compiled, { pid: 'P1', kid: '', text: 'Called', at: 'Call', when: '2024-03-01T14:30:00+01:00', file: 'docs/a.pdf;/abs/b.txt' });
     expect(mapped.record).toEqual({ type: 'note', party: { id: null }, content: 'Called', activityType: null, entryAt: '2024-03-01T13:30:00Z' });
-    expect(mapped.names).toEqual([{ path: ['activityType'], kind: 'activityType', name: 'Call', yamlPath: 'fields[3]' }]);
+    expect(mapped.names).toEqual([{ path: ['activityType'], kind: 'activityType', name: 'Call', yamlPath: 'fields[3]', column: 'at' }]);
     expect(mapped.attachments).toEqual([
       { path: '/data/docs/a.pdf', contentType: null },
       { path: '/abs/b.txt', contentType: null },

@@ -7,12 +7,12 @@ import { CodeWriter, positionalCells } from './codegen.ts';
 import { conditionColumns, emitCondition } from './compile-condition.ts';
 import { type Draft, emitField, RecordLists } from './compile-fields.ts';
 import { TARGET_INFO } from './compile-targets.ts';
-import { isEmpty } from './compile-template.ts';
+import { isEmpty, isTemplate, parseTemplate } from './compile-template.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
 import { emitKeyTemplate, RowRejection, valueCompiler } from './compile-value.ts';
 import type { Entity, Mapping } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
-import type { MappedItem, MappedRecord } from './types.ts';
+import type { MappedItem, MappedRecord, RejectedRow } from './types.ts';
 
 /** Options of compileMapping. */
 export interface CompileOptions {
@@ -181,7 +181,9 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     for (const column of mapping.key) compiler.columns.add(column);
     code.line(`draft.key = ${code.constant(keyOfParts)}([${mapping.key.map((column) => code.cell(column)).join(', ')}]);`);
   }
-  code.line(`if (draft.key === '') { draft.key = null; throw ${code.constant(() => new RowRejection('key', 'the row has no key: the key columns are empty'))}(); }`);
+  const keyColumns = typeof mapping.key === 'string' ? (isTemplate(mapping.key) ? (parseTemplate(mapping.key) as { columns: string[] }).columns : [mapping.key]) : mapping.key;
+  const noKey = (): RowRejection => new RowRejection('key', 'the row has no key: the key columns are empty', 'MAPPING_VALUE', false, { rule: 'key', column: keyColumns.join(', '), value: '' });
+  code.line(`if (draft.key === '') { draft.key = null; throw ${code.constant(noKey)}(); }`);
   const targets = TARGET_INFO[entity];
   const lists = new RecordLists();
   code.line('const record = draft.record;');
@@ -227,7 +229,12 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
       return mapped;
     } catch (error) {
       if (!(error instanceof RowRejection)) throw error;
-      return { kind: 'rejected', row, location, key: draft.key, field: error.field, code: error.code, message: error.message, values: valuesOf() };
+      const rejected: RejectedRow = { kind: 'rejected', row, location, key: draft.key, field: error.field, code: error.code, message: error.message, values: valuesOf() };
+      if (error.column !== undefined) rejected.column = error.column;
+      if (error.value !== undefined) rejected.value = error.value;
+      if (error.expected !== undefined) rejected.expected = error.expected;
+      if (error.rule !== undefined) rejected.rule = error.rule;
+      return rejected;
     }
   }
 

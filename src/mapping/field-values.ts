@@ -20,6 +20,11 @@ export function shown(value: Value): string {
   return JSON.stringify(valueText(value));
 }
 
+/** A value the target cannot take: the technical message, the value, and what it should be in plain words. */
+export function refused(field: string, message: string, value: Value, expected: string): RowRejection {
+  return new RowRejection(field, message, 'MAPPING_VALUE', true, { value: valueText(value), expected });
+}
+
 function isCalendarDate(text: string): boolean {
   const m = DATE.exec(text);
   if (!m) return false;
@@ -32,7 +37,7 @@ export function toDate(value: Value, field: string): string {
   if (value instanceof Date) return dateText(value);
   const text = valueText(value).trim();
   if (isCalendarDate(text)) return text;
-  throw new RowRejection(field, `\`${field}\` must be a date written YYYY-MM-DD, found ${shown(value)}; add a \`date\` transform with the source's format`);
+  throw refused(field, `\`${field}\` must be a date written YYYY-MM-DD, found ${shown(value)}; add a \`date\` transform with the source's format`, value, 'a date (YYYY-MM-DD)');
 }
 
 export function toTimestamp(value: Value, field: string): string {
@@ -42,27 +47,27 @@ export function toTimestamp(value: Value, field: string): string {
     const parsed = new Date(text);
     if (!Number.isNaN(parsed.getTime())) return parsed.toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
-  throw new RowRejection(field, `\`${field}\` must be a timestamp such as 2024-03-01T14:30:00Z, found ${shown(value)}; add a \`timestamp\` transform with the source's format`);
+  throw refused(field, `\`${field}\` must be a timestamp such as 2024-03-01T14:30:00Z, found ${shown(value)}; add a \`timestamp\` transform with the source's format`, value, 'a date and time (YYYY-MM-DDThh:mm:ssZ)');
 }
 
 export function toTime(value: Value, field: string): string {
   const m = TIME.exec(valueText(value).trim());
   if (m && Number(m[1]) < 24 && Number(m[2]) < 60 && Number(m[3] ?? 0) < 60) return `${(m[1] as string).padStart(2, '0')}:${m[2]}:${m[3] ?? '00'}`;
-  throw new RowRejection(field, `\`${field}\` must be a time of day hh:mm or hh:mm:ss, found ${shown(value)}`);
+  throw refused(field, `\`${field}\` must be a time of day hh:mm or hh:mm:ss, found ${shown(value)}`, value, 'a time of day (hh:mm)');
 }
 
 export function toNumber(value: Value, field: string): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   const text = valueText(value).trim();
   if (DECIMAL.test(text)) return Number(text);
-  throw new RowRejection(field, `\`${field}\` must be a number, found ${shown(value)}; add a \`number\` transform for numbers written with a locale (1.234,56)`);
+  throw refused(field, `\`${field}\` must be a number, found ${shown(value)}; add a \`number\` transform for numbers written with a locale (1.234,56)`, value, 'a number');
 }
 
 export function toInteger(value: Value, field: string, info: TargetInfo): number {
   const n = toNumber(value, field);
   const min = info.min ?? Number.MIN_SAFE_INTEGER;
   const max = info.max ?? Number.MAX_SAFE_INTEGER;
-  if (!Number.isInteger(n) || n < min || n > max) throw new RowRejection(field, `\`${field}\` must be a whole number from ${min} to ${max}, found ${shown(value)}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw refused(field, `\`${field}\` must be a whole number from ${min} to ${max}, found ${shown(value)}`, value, `a whole number from ${min} to ${max}`);
   return n;
 }
 

@@ -20,3 +20,4 @@ export { CatalogResolver, checkConstantNames, offlineResolver, resolveRecord, se
 export { ENTITIES, sourceSchema, type Entity, type Mapping, type MatchSpec, type OnDuplicate, type SourceOptions } from './schema.ts';
 export type { AttachmentUse } from './types.ts';
 export { createResolver } from './resolve.ts';
+export { plainMessage, reasonText, type Reason } from './reasons.ts';

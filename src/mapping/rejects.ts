@@ -3,13 +3,25 @@ import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { CellValue } from '../sources/index.ts';
 import { checkInputPath } from '../util/index.ts';
+import { reasonText } from './reasons.ts';
 import type { RejectedRow } from './types.ts';
 
-/** Columns the rejects file adds after the input's own, in this order. */
-export const REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_raw'] as const;
-
-/** The importer's rejects carry the service's HTTP status, before the columns above. */
+/** The importer's rejects carry the service's HTTP status, before the columns below. */
 export const STATUS_COLUMN = '_http_status';
+
+/**
+ * Columns the rejects file adds after the input's own, in this order: `_message` is the reason in
+ * the words of the person who owns the data (reasonText), `_rule` the place of the rule in the
+ * mapping for the person who edits it.
+ */
+export const REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_rule', '_raw'] as const;
+
+/** The columns of rejects files written before `_rule` was added: still read as rejects files. */
+const EARLIER_REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_raw'] as const;
+
+/** Every column a rejects file of any version adds: not the input's own. */
+const OWN_COLUMNS: ReadonlySet<string> = new Set([...REJECT_COLUMNS, STATUS_COLUMN]);
+
 
 const BOM = '\uFEFF';
 /** Buffered text is written once it passes this size; keeps syscalls few without holding much. */
@@ -77,7 +89,7 @@ async function headOf(file: string): Promise<string | null> {
  */
 export async function readsAsRejectsFile(file: string): Promise<boolean> {
   const first = (await headOf(file))?.replace(/^\uFEFF/, '').split(/\r?\n/)[0] ?? '';
-  return [',', ';', '\t', '|'].some((delimiter) => first.endsWith(REJECT_COLUMNS.join(delimiter)));
+  return [',', ';', '\t', '|'].some((delimiter) => first.endsWith(REJECT_COLUMNS.join(delimiter)) || first.endsWith(EARLIER_REJECT_COLUMNS.join(delimiter)));
 }
 
 /**
@@ -90,7 +102,7 @@ export async function isRejectsFile(file: string): Promise<boolean> {
   if (text === null || !text.startsWith(BOM)) return false;
   const end = text.indexOf('\r\n');
   const first = end === -1 ? text : text.slice(0, end);
-  return first.endsWith(REJECT_COLUMNS.join(','));
+  return first.endsWith(REJECT_COLUMNS.join(',')) || first.endsWith(EARLIER_REJECT_COLUMNS.join(','));
 }
 
 /** What happened to an older file at the target when the run had nothing to write. */
@@ -120,7 +132,8 @@ export type RejectsLine = Omit<RejectedRow, 'kind' | 'code'> & { code: string };
  * Writes rejected rows as CSV for Excel and for a second try: UTF-8 with a byte-order mark (so
  * Excel does not read it as the local code page), RFC 4180 quoting, CRLF line ends. The input's
  * columns come first, then `_row` (the row as a spreadsheet numbers it: the header is row 1),
- * `_field`, `_code`, `_message` and `_raw` (the text of a record that could not be read).
+ * `_field`, `_code`, `_message` (the reason, reasonText), `_rule` (the rule's place in the
+ * mapping) and `_raw` (the text of a record that could not be read).
  *
  * Rows go to a temporary file beside the target, which replaces the target only in `commit()`:
  * a crash or an abort never leaves a half-written file under the real name.
@@ -162,7 +175,7 @@ export class RejectsWriter {
       });
     }
     // A rejects file validated again carries the old reasons; the new ones replace them.
-    const own = columns.filter((column) => column !== STATUS_COLUMN && !(REJECT_COLUMNS as readonly string[]).includes(column));
+    const own = columns.filter((column) => !OWN_COLUMNS.has(column));
     const status = options.status ?? false;
     const writer = new RejectsWriter(file, own, handle, temp, status);
     writer.#buffer = `${BOM}${headerLine(own, status)}\r\n`;
@@ -184,7 +197,8 @@ export class RejectsWriter {
       String(rejected.location.row),
       csvField(rejected.field),
       rejected.code,
-      csvField(rejected.message),
+      csvField(reasonText(rejected)),
+      csvField(rejected.rule ?? ''),
       csvField(values === null ? (rejected.raw ?? '') : ''),
     );
     this.#buffer += `${cells.join(',')}\r\n`;

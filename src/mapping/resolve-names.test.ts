@@ -77,7 +77,7 @@ describe('resolveRecord', () => {
       { owner: null, fields: [{ definition: 9, value: 'a' }, { definition: null, value: 'b' }] },
     );
     expect(resolveRecord(mapped, resolver)).toEqual([
-      { field: 'fields[3].definition', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?' },
+      { field: 'fields[3].definition', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?', value: 'Industy', rule: 'fields[3].definition' },
     ]);
     expect(mapped.record.owner).toBe(1);
   });

@@ -49,7 +49,7 @@ describe('onUnknown', () => {
 
   it('rejects an unknown owner by default', () => {
     const record = mapped([owner('jsmith')], { lastName: 'L', owner: { id: null } });
-    expect(resolveRecord(record, resolver)).toEqual([{ field: 'fields[3]', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown user `jsmith`' }]);
+    expect(resolveRecord(record, resolver)).toEqual([{ field: 'fields[3]', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown user `jsmith`', value: 'jsmith', rule: 'fields[3]' }]);
     expect(record.warnings).toBeUndefined();
   });
 
@@ -57,7 +57,7 @@ describe('onUnknown', () => {
     const record = mapped([owner('jsmith', 'drop')], { lastName: 'L', owner: { id: null } });
     expect(resolveRecord(record, resolver)).toEqual([]);
     expect(record.record).toEqual({ lastName: 'L' });
-    expect(record.warnings).toEqual([{ code: 'USER_UNKNOWN', field: 'owner', value: 'jsmith', message: "unknown user `jsmith`; the record goes to the token's user (onUnknown: drop)" }]);
+    expect(record.warnings).toEqual([{ code: 'USER_UNKNOWN', field: 'owner', value: 'jsmith', rule: 'fields[3]', message: "unknown user `jsmith`; the record goes to the token's user (onUnknown: drop)" }]);
   });
 
   it('with drop, leaves out an unknown team with a NOT_CARRIED warning, and keeps a known owner', () => {

@@ -4,7 +4,7 @@ import { NAME_VALUED_KINDS } from './compile-fields.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
 import type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, FieldEntity, NamedItem } from '../client/index.ts';
 import type { Entity, Mapping, ValueSpec } from './schema.ts';
-import type { MappedRecord, NameKind, NameResolver, NameUse } from './types.ts';
+import type { MappedRecord, NameKind, NameResolver, NameUse, RowWarning } from './types.ts';
 
 export type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, CatalogUser, FieldEntity, NamedItem } from '../client/index.ts';
 
@@ -15,6 +15,12 @@ export interface RecordProblem {
   field: string;
   code: ErrorCode;
   message: string;
+  /** The column the refused value (a key, a name) was read from, when one column holds it. */
+  column?: string;
+  /** The refused value as the source holds it. */
+  value?: string;
+  /** Where the rule is in the mapping (`fields[7]`). */
+  rule?: string;
 }
 
 /** A resolver that can also say why a name did not resolve (ambiguous, unknown, not listable). */
@@ -342,10 +348,12 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
       const field = String(use.path[0]);
       delete mapped.record[field];
       const outcome = use.kind === 'user' ? 'the record goes to the token\'s user' : `the record is written without a ${field}`;
-      (mapped.warnings ??= []).push({ code: use.kind === 'user' ? 'USER_UNKNOWN' : 'NOT_CARRIED', field, message: `${message}; ${outcome} (onUnknown: drop)`, value: use.name });
+      const warning: RowWarning = { code: use.kind === 'user' ? 'USER_UNKNOWN' : 'NOT_CARRIED', field, message: `${message}; ${outcome} (onUnknown: drop)`, value: use.name, rule: use.yamlPath };
+      if (use.column !== undefined) warning.column = use.column;
+      (mapped.warnings ??= []).push(warning);
       continue;
     }
-    problems.push({ field: use.yamlPath, code: 'MAPPING_UNKNOWN_NAME', message });
+    problems.push({ field: use.yamlPath, code: 'MAPPING_UNKNOWN_NAME', message, value: use.name, rule: use.yamlPath, ...(use.column === undefined ? {} : { column: use.column }) });
   }
   return problems;
 }

@@ -30,6 +30,8 @@ export interface NameUse {
    * without the field (`path[0]`) and a warning; otherwise the row is rejected.
    */
   onUnknown?: 'reject' | 'drop';
+  /** The column the name was read from, when one column holds it (for the reason a person reads). */
+  column?: string;
 }
 
 /**
@@ -53,6 +55,8 @@ export interface RefUse {
   required?: boolean;
   /** What the record's target gets when no key is found (the field's `value` beside `ref`, e.g. `{name}`). */
   fallback?: unknown;
+  /** The column of the key, when one column makes it (for the reason a person reads). */
+  column?: string;
 }
 
 /** A file a note carries: where it is, and its content type when the source says (else the importer goes by its extension). */
@@ -69,6 +73,11 @@ export interface MappedRecord {
   entity: Entity;
   /** The row's key (from the mapping's `key`): identifies it across re-runs and references. */
   key: string;
+  /**
+   * The record's position among the source's records, from 1 (SourceRow.row): an identity while
+   * the input is read, never a row number for a person. The row a person is told, in every file
+   * and on every page, is `location.row`: the row as a spreadsheet shows it (the header is row 1).
+   */
   row: number;
   location: SourceLocation;
   /**
@@ -113,11 +122,18 @@ export interface RowWarning {
   message: string;
   /** The value as it was in the source, when there was one. */
   value?: string;
+  /** The column the value was read from, when one column holds it (for the sentence a person reads: reasonText). */
+  column?: string;
+  /** What the value should have been, in plain words (`an e-mail address`). */
+  expected?: string;
+  /** Where the rule is in the mapping (`fields[3].value.transform[1]`). */
+  rule?: string;
 }
 
 /** A row that cannot become a record; it goes to the rejects file with this reason. */
 export interface RejectedRow {
   kind: 'rejected';
+  /** The record's position (see MappedRecord.row); a person is told `location.row`. */
   row: number;
   location: SourceLocation;
   /** The row's key when it could be made. */
@@ -132,11 +148,20 @@ export interface RejectedRow {
   raw?: string;
   /** The HTTP status the service refused the row with (importer only). */
   status?: number;
+  /** The column the refused value was read from, when one column holds it (for reasonText). */
+  column?: string;
+  /** The refused value, as the transform that refused it was given it; else the column's cell is shown. */
+  value?: string;
+  /** What the value should have been, in plain words (`a date (dd/MM/yyyy)`). */
+  expected?: string;
+  /** Where the rule is in the mapping (`fields[3].value.transform[1]`), or the link's or name's entry (`fields[7]`). */
+  rule?: string;
 }
 
 /** A row the mapping's `skip` condition left out on purpose. */
 export interface SkippedRow {
   kind: 'skipped';
+  /** The record's position (see MappedRecord.row); a person is told `location.row`. */
   row: number;
   location: SourceLocation;
   /**

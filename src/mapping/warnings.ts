@@ -1,3 +1,4 @@
+import { reasonText } from './reasons.ts';
 import type { RowWarning, WarningCode } from './types.ts';
 
 /** Every warning code, in the order summaries list them. */
@@ -36,8 +37,8 @@ export function totalWarnings(counts: WarningCounts): number {
   return total;
 }
 
-/** A record's warnings as one cell of a results file: `CODE field: message`, joined by ` | `. */
+/** A record's warnings as one cell of a results file: `CODE field: reason` (reasonText), joined by ` | `. */
 export function warningsText(warnings: readonly RowWarning[] | undefined): string {
   if (warnings === undefined || warnings.length === 0) return '';
-  return warnings.map((w) => `${w.code} ${w.field}: ${w.message}`).join(' | ');
+  return warnings.map((w) => `${w.code} ${w.field}: ${reasonText(w)}`).join(' | ');
 }

@@ -1,9 +1,11 @@
 export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
 export { mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
-export { lookUpRef, ReferenceBook, type RefLookup, type ReferenceProblem } from './references.ts';
+export { lookUpRef, ReferenceBook, type LinkBook, type RefLookup, type ReferenceProblem } from './references.ts';
+export { joinProblems, recordToSend, rejectedRow, withType } from './record-to-send.ts';
 export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
 export { preparePlan } from './prepare-step.ts';
 export {
+  ReasonCounter,
   validateMapping,
   validatePlan,
   type RejectReason,
@@ -16,7 +18,7 @@ export {
 export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type CensusStep, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
-export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
+export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareRun, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
 export { createMatcher, judgeMatch, MATCH_BATCH, matchValues, type Matcher, type MatcherOptions, type MatchValue, type RecordFinder } from './matching.ts';
 export { connectLiveSteps, readsLive } from './prepare-step.ts';
 export { findAttachments, type FoundFile } from './find-attachments.ts';

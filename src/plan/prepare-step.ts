@@ -100,16 +100,24 @@ function pathOf(yamlPath: string): Array<string | number> {
   return yamlPath.split(/\.|\[|\]/).filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part));
 }
 
-async function prepareStep(
-  name: string,
-  mappingFile: string,
-  inputFile: string,
-  rejectsFile: string,
-  sourceOverride: SourceOptions | undefined,
-  planTimeZone: string | undefined,
-  planLocation: ErrorLocation | undefined,
-  transforms: TransformRegistry | undefined,
-): Promise<PreparedStep> {
+/** What preparing one step takes; a plan step gives its own source options, time zone and place in the plan. */
+interface StepToPrepare {
+  name: string;
+  mappingFile: string;
+  inputFile: string;
+  rejectsFile: string;
+  /** The plan step's `source:`, over the mapping's own. */
+  source?: SourceOptions | undefined;
+  /** The plan's `timeZone`, for a mapping that names none itself. */
+  timeZone?: string | undefined;
+  /** Where the step is in the plan file, for errors about the step; absent for a single mapping. */
+  planLocation?: ErrorLocation | undefined;
+  /** The transforms the mapping may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry | undefined;
+}
+
+async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
+  const { name, mappingFile, inputFile, rejectsFile, source: sourceOverride, timeZone: planTimeZone, planLocation, transforms } = options;
   let mapping = await loadMapping(mappingFile, { transforms });
   // Read again for line numbers and to see whether the mapping names a time zone itself (the
   // schema's default hides that).
@@ -345,7 +353,7 @@ export async function prepareSingleStep(
   rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv'),
   transforms?: TransformRegistry,
 ): Promise<PreparedStep> {
-  const step = await prepareStep('', mappingFile, inputFile, rejectsFile, undefined, undefined, undefined, transforms);
+  const step = await prepareStep({ name: '', mappingFile, inputFile, rejectsFile, transforms });
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
   if (firstRef) {
@@ -380,8 +388,75 @@ export async function preparePlan(planFile: string, rejectsDir?: string, transfo
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    const ready = await prepareStep(step.name, step.mappingFile, step.inputFile, join(dir, `${step.name}.rejects.csv`), step.source, plan.timeZone, step.location, transforms);
+    const ready = await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location, transforms });
     prepared.push(withPlanMatch(ready, step));
   }
   return { plan, steps: orderSteps(prepared) };
+}
+
+/** What a command runs over: one mapping and its input, or a plan. */
+export type RunSource = { kind: 'mapping'; mappingFile: string; inputFile: string } | { kind: 'plan'; planFile: string };
+
+/** The steps of a run, ready to be read: what import, run, the dry run, validate and verify all start from. */
+export interface PreparedRun {
+  /** The plan (its `setup:`, its file); null for one mapping over one input. */
+  plan: Plan | null;
+  /** In run order. */
+  steps: PreparedStep[];
+  /** Each step's mapping, compiled, in the same order as `steps`. */
+  compiled: CompiledMapping[];
+}
+
+export interface PrepareRunOptions {
+  /** One mapping: where its rejects go. @default rejects.csv beside the input (beside the mapping for a live input) */
+  rejectsFile?: string | undefined;
+  /** A plan: the folder of its `<step>.rejects.csv` files. @default the plan file's folder */
+  rejectsDir?: string | undefined;
+  /** `--retry-rejects FILE`: a fixed rejects file read in place of its step's input. @default null */
+  retryFile?: string | null | undefined;
+  /**
+   * Steps that read a live v1 account are connected through this (and refused without one). A
+   * caller that reads no live account (validate) leaves it out: such a step is then refused when
+   * it is read. @default not connected
+   */
+  live?: { connection: V1LiveConnection | undefined } | undefined;
+  /** Something to check once the plan is loaded, before any step is compiled (a flag that needs a plan's `setup:`). */
+  checkPlan?: ((plan: Plan | null) => void) | undefined;
+  /** The transforms the mappings may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
+  transforms?: TransformRegistry | undefined;
+}
+
+/**
+ * Every step's input file is there and readable. Checked before the account is asked anything
+ * and before the state folder is made: exit 2 says nothing was done, and a missing file is what
+ * needs saying, not a state another account left in the folder. A live legacy input is read from
+ * its account, so it is checked when it is read.
+ */
+export async function checkStepInputs(steps: readonly PreparedStep[]): Promise<void> {
+  for (const step of steps) {
+    if (readsLive(step)) continue;
+    try {
+      await statSource(step.inputFile);
+    } catch (error) {
+      if (!(error instanceof FerryError) || step.name === '') throw error;
+      throw new FerryError(error.code, `step ${step.name}: ${error.message}`, { location: error.location, hint: error.hint, cause: error });
+    }
+  }
+}
+
+/**
+ * The one way a run is opened from its files: loads the plan or the single mapping as prepared
+ * steps in run order, takes a fixed rejects file in place of its step's input, connects the steps
+ * that read a live v1 account, and compiles every mapping. Nothing is read from the account here:
+ * the names come after (load's readNames), and so do the rows.
+ */
+export async function prepareRun(source: RunSource, options: PrepareRunOptions = {}): Promise<PreparedRun> {
+  const { transforms } = options;
+  const planned = source.kind === 'plan' ? await preparePlan(source.planFile, options.rejectsDir, transforms) : null;
+  options.checkPlan?.(planned?.plan ?? null);
+  const steps = source.kind === 'plan' ? (planned?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, options.rejectsFile, transforms)];
+  await checkStepInputs(steps);
+  if (options.retryFile !== undefined && options.retryFile !== null) await retryFromRejects(steps, options.retryFile);
+  if (options.live) connectLiveSteps(steps, options.live.connection);
+  return { plan: planned?.plan ?? null, steps, compiled: await compileSteps(steps) };
 }

@@ -49,6 +49,7 @@ describe('ReferenceBook', () => {
       field: 'key',
       code: 'MAPPING_VALUE',
       message: "duplicate key 'C-1': an earlier row of step people has the same key; keys must be unique within a step",
+      rule: 'key',
     });
     expect(book.checkKey('people', 'C-2')).toMatchObject({ code: 'MAPPING_VALUE' });
     expect(book.checkKey('orgs', 'C-1')).toBeUndefined();

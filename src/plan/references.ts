@@ -8,6 +8,10 @@ export interface ReferenceProblem {
   field: string;
   code: ErrorCode;
   message: string;
+  /** The key's column, the key, and the link's place in the mapping: what the reason a person reads names. */
+  column?: string;
+  value?: string;
+  rule?: string;
 }
 
 /** What looking a link's key up in its steps found. */
@@ -45,12 +49,62 @@ export function linkKeys(ref: Pick<RefUse, 'key' | 'alternatives'>): readonly st
 }
 
 /**
+ * What a step holds for a key a link names: the id of the row's record (where no id can be known
+ * yet, as in validate, any number), `rejected` (the row is there, but refused), or undefined (no
+ * row has the key).
+ */
+export type LinkTarget = number | 'rejected' | undefined;
+
+/** One key of a link, looked up in the link's steps. */
+export interface KeyTried {
+  key: string;
+  lookup: RefLookup<LinkTarget>;
+}
+
+/** What following a link found: the id to write, a key two steps have, or nothing. */
+export type LinkOutcome = { status: 'linked'; id: number } | { status: 'ambiguous'; key: string; steps: string[] } | { status: 'unresolved'; tried: KeyTried[] };
+
+/** Where a run looks its links up, and how it words a link that cannot be made. */
+export interface LinkBook {
+  find(step: string, key: string): LinkTarget | Promise<LinkTarget>;
+  /** A key that several of the link's steps have: the link cannot tell which record is meant. */
+  ambiguous(key: string, steps: readonly string[]): string;
+  /** No key of the link found a record; `tried` holds what each key found, in order. */
+  unresolved(ref: RefUse, tried: readonly KeyTried[]): string;
+}
+
+/**
+ * Follows a link: its keys in order, each looked up in every step it names; the first key one
+ * step has with a record wins. Synchronous when `find` is (validate's checks), a promise when
+ * `find` waits for rows still being written (the importer).
+ */
+export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, find: LinkBook['find']): LinkOutcome | Promise<LinkOutcome> {
+  const keys = linkKeys(ref);
+  const tried: KeyTried[] = [];
+  const next = (index: number): LinkOutcome | Promise<LinkOutcome> => {
+    const key = keys[index];
+    if (key === undefined) return { status: 'unresolved', tried };
+    const decide = (found: readonly LinkTarget[]): LinkOutcome | Promise<LinkOutcome> => {
+      const lookup = lookUpRef({ steps: ref.steps, key }, (step) => found[ref.steps.indexOf(step)]);
+      if (lookup.status === 'ambiguous') return { status: 'ambiguous', key, steps: lookup.steps };
+      if (lookup.status === 'found' && typeof lookup.value === 'number') return { status: 'linked', id: lookup.value };
+      tried.push({ key, lookup });
+      return next(index + 1);
+    };
+    const found = ref.steps.map((step) => find(step, key));
+    return found.some((value) => value instanceof Promise) ? Promise.all(found).then(decide) : decide(found as LinkTarget[]);
+  };
+  return next(0);
+}
+
+/**
  * A link none of whose keys found a record. One that must be made is a problem (the row is
  * rejected); any other gets its fallback (`value` beside `ref`) or is left out of the record, and
  * the record carries a LINK_UNRESOLVED warning with the keys it tried. Never silent.
  */
 export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string): ReferenceProblem | null {
-  if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason };
+  const detail = { value: ref.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) };
+  if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason, ...detail };
   const target = ref.path[0] as string;
   // A link that is one element of a list (a project's additional contacts) is that element alone.
   const index = ref.path[1];
@@ -62,7 +116,7 @@ export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string
   }
   // An element left without its id is not sent (see contactIdsOf); the rest of the list is.
   if (!list) delete mapped.record[target];
-  (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / ') });
+  (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / '), rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
   return null;
 }
 
@@ -89,6 +143,7 @@ export function duplicateKeyProblem(step: string, key: string, differs: boolean)
   return {
     field: 'key',
     code: 'MAPPING_VALUE',
+    rule: 'key',
     message: differs
       ? `duplicate key '${key}': an earlier row of step ${step} has the same key with other values; rows naming one record must agree on its values (or give the rows different keys)`
       : `duplicate key '${key}': an earlier row of step ${step} has the same key; keys must be unique within a step`,
@@ -120,7 +175,7 @@ function stepList(steps: readonly string[], word: 'or' | 'and'): string {
  * Keys of rejected rows are kept apart, so a link to one can say the row exists but was
  * rejected instead of that it is missing.
  */
-export class ReferenceBook {
+export class ReferenceBook implements LinkBook {
   readonly #valid = new Map<string, Set<string>>();
   readonly #rejected = new Map<string, Set<string>>();
   /** Digests of the valid rows of linked steps (see linkedSteps). */
@@ -161,51 +216,37 @@ export class ReferenceBook {
   }
 
   /**
-   * Problems of each link of a record to steps whose rows are already recorded. A link to several
-   * steps must find its key in exactly one of them. A rejected row counts as having its key: once
-   * fixed it would make the link ambiguous, so that is said now rather than on the next run.
+   * Problems of each link of a record to steps whose rows are already recorded, in validate's
+   * words. A link to several steps must find its key in exactly one of them. A rejected row counts
+   * as having its key: once fixed it would make the link ambiguous, so that is said now rather
+   * than on the next run.
    */
   checkRefs(refs: readonly RefUse[]): ReferenceProblem[] {
     const problems: ReferenceProblem[] = [];
     for (const ref of refs) {
-      const problem = this.#checkRef(ref);
-      if (problem) problems.push(problem.problem);
+      const outcome = followLink(ref, this.find) as LinkOutcome;
+      if (outcome.status === 'ambiguous') problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: this.ambiguous(outcome.key, outcome.steps) });
+      else if (outcome.status === 'unresolved') problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: this.unresolved(ref, outcome.tried) });
     }
     return problems;
   }
 
-  /**
-   * The links of a record as the importer makes them: a link whose keys all fail is a problem
-   * when it must be made (`required`) or its key is ambiguous; otherwise the record gets the
-   * link's fallback or goes without the link, with a LINK_UNRESOLVED warning (unresolvedLink).
-   */
-  linkRecord(mapped: MappedRecord): ReferenceProblem[] {
-    const problems: ReferenceProblem[] = [];
-    for (const ref of mapped.refs) {
-      const failed = this.#checkRef(ref);
-      if (!failed) continue;
-      const problem = failed.ambiguous ? failed.problem : unresolvedLink(mapped, ref, failed.problem.message);
-      if (problem) problems.push(problem);
-    }
-    return problems;
+  /** A link's key as validate knows it: a valid row (its record has no id yet: 0), a rejected one, or none. */
+  readonly find = (step: string, key: string): LinkTarget => {
+    const state = this.#state(step, key);
+    return state === 'valid' ? 0 : state;
+  };
+
+  ambiguous(key: string, steps: readonly string[]): string {
+    return `the key '${key}' is in ${stepList(steps, 'and')}, so the link is ambiguous; keys must be unique across the steps one \`ref\` names`;
   }
 
-  /** The problem of a link none of whose keys names a valid row, or undefined when one does. */
-  #checkRef(ref: RefUse): { problem: ReferenceProblem; ambiguous: boolean } | undefined {
-    let first: { problem: ReferenceProblem; ambiguous: boolean } | undefined;
-    for (const key of linkKeys(ref)) {
-      const found = lookUpRef({ steps: ref.steps, key }, (step, k) => this.#state(step, k));
-      if (found.status === 'found' && found.value === 'valid') return undefined;
-      let message: string;
-      if (found.status === 'ambiguous') {
-        message = `the key '${key}' is in ${stepList(found.steps, 'and')}, so the link is ambiguous; keys must be unique across the steps one \`ref\` names`;
-        return { problem: { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message }, ambiguous: true };
-      }
-      if (found.status === 'found') message = `the row with key '${key}' in step ${found.step} was rejected`;
-      else message = `no row with key '${key}' in ${stepList(ref.steps, 'or')}`;
-      first ??= { problem: { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message }, ambiguous: false };
-    }
-    return first;
+  /** The first key's story: its row was rejected, or no step has it. */
+  unresolved(ref: RefUse, tried: readonly KeyTried[]): string {
+    const [first] = tried;
+    const key = first?.key ?? ref.key;
+    if (first?.lookup.status === 'found') return `the row with key '${key}' in step ${first.lookup.step} was rejected`;
+    return `no row with key '${key}' in ${stepList(ref.steps, 'or')}`;
   }
 
   /** A key of a step that stands for another row's record (onDuplicate folded its row into that one). */

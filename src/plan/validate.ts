@@ -6,14 +6,15 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, resolveRecord, type RowWarning, type StaleRejects, type TransformRegistry, type WarningCounts } from '../mapping/index.ts';
+import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, reasonText, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type TransformRegistry, type WarningCounts } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { narrowNotCarried, type NotCarried } from './census.ts';
 import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
-import { assertConstantNames, compileSteps, openStepItems, type PreparedStep, prepareSingleStep, preparePlan } from './prepare-step.ts';
+import { joinProblems, recordToSend, rejectedRow, type TakeFiles } from './record-to-send.ts';
+import { assertConstantNames, openStepItems, type PreparedStep, prepareRun } from './prepare-step.ts';
 
 /** One reason rows were rejected, with how often. */
 export interface RejectReason {
@@ -85,19 +86,24 @@ export interface ValidatePlanOptions extends ValidateCommonOptions {
 }
 /** One rejects row for a record with several problems: the first decides code and field. */
 function rejectionOf(mapped: MappedRecord, problems: readonly RecordProblem[]): RejectedRow {
-  const [first] = problems as [RecordProblem];
-  const message = problems.length === 1 ? first.message : problems.map((p) => `${p.field}: ${p.message}`).join('; ');
-  return { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: first.field, code: first.code, message, values: mapped.valuesOf() };
+  return rejectedRow(mapped, joinProblems(problems));
 }
 
-class ReasonCounter {
+/** Validate looks for a note's files without reading them. */
+async function lookForFiles(uses: readonly AttachmentUse[]): ReturnType<TakeFiles> {
+  const { warnings, problem } = await findAttachments(uses);
+  return { warnings, problem };
+}
+
+/** Rows rejected by reason (code and field), the most frequent first, each with its first row's reason as an example. */
+export class ReasonCounter {
   readonly #reasons = new Map<string, RejectReason>();
 
   add(rejected: RejectedRow): void {
     const id = `${rejected.code}\u0000${rejected.field}`;
     const reason = this.#reasons.get(id);
     if (reason) reason.count += 1;
-    else this.#reasons.set(id, { code: rejected.code, field: rejected.field, count: 1, example: rejected.message, firstRow: rejected.location.row });
+    else this.#reasons.set(id, { code: rejected.code, field: rejected.field, count: 1, example: reasonText(rejected), firstRow: rejected.location.row });
   }
 
   sorted(): RejectReason[] {
@@ -169,8 +175,7 @@ async function runStep(
     const outcome = judgeMatch(spec, next.value, await next.found, taken, step.mapping.onDuplicate);
     if (outcome.kind === 'conflict') {
       book.demote(step.name, next.mapped.key);
-      const rejected: RejectedRow = { kind: 'rejected', row: next.mapped.row, location: next.mapped.location, key: next.mapped.key, field: 'match', code: 'API_CONFLICT', message: outcome.message, values: next.mapped.valuesOf() };
-      await reject(rejected);
+      await reject(rejectedRow(next.mapped, { field: 'match', code: 'API_CONFLICT', message: outcome.message }));
       return;
     }
     if (outcome.kind === 'found') taken.add(outcome.record.id as number);
@@ -204,13 +209,10 @@ async function runStep(
       }
       // The same order of checks as the importer's: key, match value, links, names.
       const sameRecord = duplicate ?? matches.check(item);
-      const problems: RecordProblem[] = sameRecord ? [sameRecord] : [...book.linkRecord(item), ...resolveRecord(item, resolver)];
-      // A note's files, as the run finds them: one not there is a NOT_CARRIED warning, one that is no file a reject.
-      if (problems.length === 0 && item.attachments.length > 0) {
-        const files = await findAttachments(item.attachments);
-        if (files.problem) problems.push({ field: 'attachment', code: 'SOURCE_UNREADABLE', message: files.problem });
-        else if (files.warnings.length > 0) (item.warnings ??= []).push(...files.warnings);
-      }
+      // Links, names and a note's files as the run takes them (a file not there is a NOT_CARRIED
+      // warning, one that is no file a reject), looked up in the keys of the rows read so far.
+      const sent = sameRecord ? null : await recordToSend(item, { entity: compiled.entity, links: book, resolver, files: lookForFiles });
+      const problems: RecordProblem[] = sameRecord ? [sameRecord] : sent?.kind === 'problems' ? sent.problems : [];
       if (problems.length > 0) {
         // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
         await reject(rejectionOf(item, problems));
@@ -267,7 +269,7 @@ export function warningsFileOf(rejectsFile: string): string {
 
 /** A warning as a line of the warnings file, which has the rejects file's columns. */
 function warningRow(mapped: MappedRecord, warning: RowWarning): RejectsLine {
-  return { row: mapped.row, location: mapped.location, key: mapped.key, field: warning.field, code: warning.code, message: warning.value === undefined ? warning.message : `${warning.message} (value: ${warning.value})`, values: mapped.valuesOf() };
+  return { row: mapped.row, location: mapped.location, key: mapped.key, ...warning, values: mapped.valuesOf() };
 }
 
 function assertNotInput(rejectsFile: string, inputFile: string): void {
@@ -293,12 +295,12 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
     rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
   }
   assertNotInput(rejectsFile, options.inputFile);
-  const step = await prepareSingleStep(options.mappingFile, options.inputFile, rejectsFile, options.transforms);
+  const { steps, compiled } = await prepareRun({ kind: 'mapping', mappingFile: options.mappingFile, inputFile: options.inputFile }, { rejectsFile, transforms: options.transforms });
+  const step = steps[0] as PreparedStep;
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
   await assertWritableTarget(warningsFileOf(rejectsFile));
-  const [compiled] = (await compileSteps([step])) as [CompiledMapping];
-  const report = await runStep(step, compiled, new ReferenceBook(), resolver, options.signal, options.service);
+  const report = await runStep(step, compiled[0] as CompiledMapping, new ReferenceBook(), resolver, options.signal, options.service);
   const { interrupted, ...stepReport } = report;
   return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
 }
@@ -309,7 +311,7 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
  */
 export async function validatePlan(options: ValidatePlanOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  const { steps } = await preparePlan(options.planFile, options.rejectsDir, options.transforms);
+  const { steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { rejectsDir: options.rejectsDir, transforms: options.transforms });
   if (options.rejectsDir !== undefined) {
     await makeFolders(options.rejectsDir, { mode: 0o700, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
   }
@@ -319,7 +321,6 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
     await assertWritableTarget(step.rejectsFile);
     await assertWritableTarget(warningsFileOf(step.rejectsFile));
   }
-  const compiled = await compileSteps(steps);
   const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {

@@ -1,5 +1,5 @@
 import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts, StepSummary } from '../load/index.ts';
-import type { RowWarning } from '../mapping/index.ts';
+import { reasonText } from '../mapping/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
 import type { ReportNotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
 import type { UsageSample } from './usage.ts';
@@ -39,10 +39,9 @@ export class ReasonTally {
   /** Feed it the importer's events (`onEvent`). */
   onImportEvent = (event: ImportEvent): void => {
     if (event.type !== 'row') return;
-    if (event.action === 'rejected') this.add(event.step, 'rejected', event.code ?? 'UNKNOWN', { row: event.row, key: event.key, field: '', message: event.message ?? '' });
+    if (event.action === 'rejected') this.add(event.step, 'rejected', event.code ?? 'UNKNOWN', { row: event.row, key: event.key, field: '', message: event.reason ?? event.message ?? '' });
     // Warnings travel on row events where the importer attaches them.
-    const warnings = (event as { warnings?: RowWarning[] }).warnings;
-    for (const w of warnings ?? []) this.add(event.step, 'warning', w.code, { row: event.row, key: event.key, field: w.field, message: w.value !== undefined ? `${w.message} (was: ${w.value})` : w.message });
+    for (const w of event.warnings ?? []) this.add(event.step, 'warning', w.code, { row: event.row, key: event.key, field: w.field, message: reasonText(w) });
   };
 
   groups(): ReasonGroup[] {
@@ -135,13 +134,42 @@ export function importReport(summary: ImportSummary, context: ReportContext & { 
 export const VERIFY_COUNTS: Array<[keyof VerifySummary['steps'][number] & string, string]> = [
   ['rows', 'rows in the source'],
   ['skipped', 'skipped by the mapping'],
+  ['carried', 'in the account as in the file'],
   ['found', 'records found'],
   ['missing', 'missing'],
   ['extra', 'extra'],
   ['differing', 'differing'],
   ['unresolved', 'links unresolved'],
   ['notCompared', 'left alone (onMatch: skip)'],
+  ['rejected', 'rows not carried'],
+  ['dropped', 'values not carried'],
 ];
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-GB')} ${count === 1 ? one : many}`;
+}
+
+/**
+ * The answer to "is my data there?", first on the page and last in the summary: how many rows are
+ * in the account as in the file, what was not carried by decision (each with its reason), and the
+ * differences. `strict`: what was not carried counts as a difference (`verify --strict`).
+ */
+export function verifyOutcome(summary: Pick<VerifySummary, 'steps' | 'differences' | 'notCarried'>, strict = false): string {
+  const expected = summary.steps.reduce((sum, s) => sum + s.rows - s.skipped, 0);
+  const carried = summary.steps.reduce((sum, s) => sum + s.carried, 0);
+  const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
+  const dropped = summary.steps.reduce((sum, s) => sum + s.dropped, 0);
+  const parts = [`${carried.toLocaleString('en-GB')} of ${plural(expected, 'row')} ${carried === 1 ? 'is' : 'are'} in the account as in the file`];
+  if (rejected > 0) parts.push(`${plural(rejected, 'row')} ${rejected === 1 ? 'was' : 'were'} not carried, each for the reason listed`);
+  if (dropped > 0) parts.push(`${plural(dropped, 'value')} ${dropped === 1 ? 'was' : 'were'} left out of the records written, each for the reason listed`);
+  const alone = summary.steps.reduce((sum, s) => sum + s.notCompared, 0);
+  if (alone > 0) parts.push(`${plural(alone, 'row')} found ${alone === 1 ? 'its record' : 'their records'} in the account and left ${alone === 1 ? 'it' : 'them'} as ${alone === 1 ? 'it was' : 'they were'} (onMatch: skip)`);
+  const n = summary.differences.length;
+  const facts = `${parts.join('; ')}.`;
+  if (n > 0) return `The account differs from the file: ${plural(n, 'difference')}, each in the differences file. ${facts}`;
+  if (strict && rejected + dropped > 0) return `No difference, but --strict counts what was not carried: ${facts}`;
+  return rejected + dropped > 0 ? `No difference: ${facts}` : `The account holds what the file holds: ${facts}`;
+}
 
 /**
  * What verify did not look at: notes or tasks past the cap of their listing, where one added by
@@ -152,25 +180,34 @@ export function notListedText({ entity, listed }: VerifySummary['notListed'][num
   return `${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${listed.toLocaleString('en-GB')} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`;
 }
 
-/** The report of `verify`: its counts and every difference (the page lists the first DIFFERENCES_SHOWN). */
-export function verifyReport(summary: VerifySummary, context: ReportContext & { outcome: string }): ReportInput {
+/**
+ * The report of `verify`: its answer first (verifyOutcome), its counts, every difference (the page
+ * lists the first DIFFERENCES_SHOWN), and the rows and values not carried with their reasons.
+ */
+export function verifyReport(summary: VerifySummary, context: ReportContext & { outcome: string; strict?: boolean }): ReportInput {
   const shown = context.shown ?? ((p: string) => p);
+  const attention = !summary.matches || (context.strict === true && summary.notCarried.length > 0);
   return {
     ...base(context),
     command: 'verify',
     elapsedMs: summary.elapsedMs,
     requests: summary.requests,
-    outcome: { text: context.outcome, status: summary.matches ? 'ok' : 'attention' },
+    outcome: { text: context.outcome, status: attention ? 'attention' : 'ok' },
     steps: summary.steps.map((step) => ({ name: step.step, source: sourceOf(step, shown), counts: counts(step, VERIFY_COUNTS) })),
     reasons: [],
     notCarried: summary.steps.flatMap((step) => [
-      { step: step.step, what: 'rows whose record the account does not have', count: step.missing, where: shown(summary.differencesFile) },
-      { step: step.step, what: 'rows whose links did not resolve', count: step.unresolved, where: shown(summary.differencesFile) },
+      { step: step.step, what: 'rows not carried: rejected by the runs, each for its reason', count: step.rejected, where: shown(summary.notCarriedFile) },
+      { step: step.step, what: 'values left out of the records written, each for its reason', count: step.dropped, where: shown(summary.notCarriedFile) },
     ]),
     differences: summary.differences,
     differencesFile: shown(summary.differencesFile),
+    notCarriedItems: summary.notCarried,
+    notCarriedFile: shown(summary.notCarriedFile),
     notChecked: summary.notListed.map((item) => ({ what: item.entity, text: notListedText(item) })),
-    files: [{ label: 'differences', path: shown(summary.differencesFile) }],
+    files: [
+      { label: 'differences', path: shown(summary.differencesFile) },
+      { label: 'not carried, with reasons', path: shown(summary.notCarriedFile) },
+    ],
   };
 }
 

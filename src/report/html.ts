@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import type { VerifyDifference } from '../verify/index.ts';
+import type { VerifyDifference, VerifyNotCarried } from '../verify/index.ts';
 import type { UsageSample } from './usage.ts';
 import { writeFileAtomic } from '../util/index.ts';
 
@@ -70,6 +70,9 @@ export interface ReportInput {
   /** verify only. */
   differences?: VerifyDifference[];
   differencesFile?: string;
+  /** verify only: the rows and values the runs did not carry, by decision, each with its reason. */
+  notCarriedItems?: VerifyNotCarried[];
+  notCarriedFile?: string;
   /** verify only: what the check could not look at (`what` names it for the page's markup), as the summary says it. */
   notChecked?: Array<{ what: string; text: string }>;
   /** Files the command wrote, for the person to open next. */
@@ -120,6 +123,11 @@ th { background: #f0f2f5; font-weight: 600; }
 td.n, th.n { text-align: right; }
 td.zero { color: var(--muted); }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; overflow-wrap: anywhere; }
+/* A key is read as one word: it never breaks inside (C000 / 01 would be two other keys). */
+code.key, td.key { white-space: nowrap; overflow-wrap: normal; }
+table.differences, table.not-carried { table-layout: auto; }
+table.differences td, table.not-carried td { overflow-wrap: anywhere; }
+.answer { font-size: 1.15rem; font-weight: 600; margin: 0 0 1rem; }
 .muted { color: var(--muted); }
 ul.examples { margin: 0; padding-left: 1.1rem; }
 figure { margin: .5rem 0; }
@@ -128,12 +136,16 @@ svg.usage-chart { width: 100%; max-width: 46rem; height: auto; border: 1px solid
 svg text { font: 11px system-ui, sans-serif; fill: var(--muted); }
 .legend-requests { color: var(--accent); } .legend-quota { color: var(--warn); }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; }
+@page { size: A4; margin: 14mm 12mm; }
 @media print {
-  body { margin: 0; max-width: none; font-size: 11pt; }
-  h2 { break-after: avoid; }
+  body { margin: 0; max-width: none; padding: 0; font-size: 9.5pt; }
+  h1 { font-size: 15pt; } h2 { font-size: 12pt; break-after: avoid; }
   table, figure { break-inside: auto; }
   tr { break-inside: avoid; }
+  th, td { padding: .2rem .3rem; }
+  thead { display: table-header-group; }
   .outcome { background: none; }
+  svg.usage-chart { max-width: 100%; }
 }
 `;
 
@@ -237,17 +249,38 @@ export function usageChart(samples: readonly UsageSample[]): string {
   }. ${esc(label)}</figcaption></figure>`;
 }
 
+/** What each kind of difference means, in a word or two for the table. */
+const DIFFERENCE_WORDS: Record<VerifyDifference['kind'], string> = { missing: 'missing', extra: 'extra', differs: 'differs', unresolved: 'link not made' };
+
 function differencesTable(input: ReportInput): string {
   const all = input.differences ?? [];
-  if (all.length === 0) return '<p class="outcome ok">No difference: the account holds what the source holds.</p>';
+  if (all.length === 0) return '<p class="outcome ok">No difference: every row carried is in the account as in the file.</p>';
   const shown = all.slice(0, DIFFERENCES_SHOWN);
   const rows = shown.map(
     (d) =>
-      `<tr data-kind="${esc(d.kind)}" data-step="${esc(d.step)}" data-key="${esc(d.key)}" data-field="${esc(d.field)}"><td>${esc(d.step)}</td><td>${esc(d.kind)}</td><td class="n">${d.row === null ? '' : esc(d.row)}</td><td><code>${esc(d.key)}</code></td><td><code>${esc(d.field)}</code></td><td class="mono">${esc(d.inFile)}</td><td class="mono">${esc(d.inAccount)}</td></tr>`,
+      `<tr data-kind="${esc(d.kind)}" data-step="${esc(d.step)}" data-key="${esc(d.key)}" data-field="${esc(d.field)}" data-changed-in="${esc(d.changedIn)}"><td>${esc(d.step)}</td><td>${esc(DIFFERENCE_WORDS[d.kind])}</td><td>${d.changedIn === 'account' ? 'the account' : 'the file'}</td><td class="n">${d.row === null ? '' : esc(d.row)}</td><td class="key"><code class="key">${esc(d.key)}</code></td><td><code>${esc(d.field)}</code></td><td class="mono">${esc(d.inFile)}</td><td class="mono">${esc(d.inAccount)}</td></tr>`,
   );
   const more = all.length > shown.length ? `<p>${esc(number(all.length - shown.length))} more differences are in the differences file.</p>` : '';
   const file = input.differencesFile ? `<p>Every difference, one a line: <span class="mono">${esc(input.differencesFile)}</span></p>` : '';
-  return `${file}<table class="differences"><thead><tr><th scope="col">Step</th><th scope="col">What</th><th scope="col" class="n">Row</th><th scope="col">Key</th><th scope="col">Field</th><th scope="col">In the file</th><th scope="col">In the account</th></tr></thead><tbody>${rows.join('')}</tbody></table>${more}`;
+  return `${file}<table class="differences"><thead><tr><th scope="col">Step</th><th scope="col">What</th><th scope="col">Changed in</th><th scope="col" class="n">Row</th><th scope="col">Key</th><th scope="col">Field</th><th scope="col">In the file</th><th scope="col">In the account</th></tr></thead><tbody>${rows.join('')}</tbody></table>${more}`;
+}
+
+/**
+ * The rows the runs rejected and the values they left out, each with its reason in the data
+ * owner's words, and the rule's place in the mapping in a column of its own.
+ */
+function notCarriedTable(items: readonly VerifyNotCarried[], kind: VerifyNotCarried['kind'], file: string | undefined): string {
+  const mine = items.filter((item) => item.kind === kind);
+  if (mine.length === 0) return kind === 'rejected' ? '<p class="muted">The runs rejected no row.</p>' : '<p class="muted">The runs left no value out.</p>';
+  const shown = mine.slice(0, DIFFERENCES_SHOWN);
+  const rows = shown.map(
+    (n) =>
+      `<tr data-kind="${esc(n.kind)}" data-step="${esc(n.step)}" data-key="${esc(n.key)}" data-row="${esc(n.row)}"><td>${esc(n.step)}</td><td class="n">${esc(n.row)}</td><td class="key"><code class="key">${esc(n.key)}</code></td>${kind === 'dropped' ? `<td>${esc(n.column)}</td><td class="mono">${esc(n.value)}</td>` : ''}<td class="reason">${esc(n.reason)}</td><td><code>${esc(n.rule)}</code></td></tr>`,
+  );
+  const more = mine.length > shown.length ? `<p>${esc(number(mine.length - shown.length))} more are in the file.</p>` : '';
+  const where = file ? `<p>Each with its reason, one a line: <span class="mono">${esc(file)}</span></p>` : '';
+  const head = `<th scope="col">Step</th><th scope="col" class="n">Row</th><th scope="col">Key</th>${kind === 'dropped' ? '<th scope="col">Column</th><th scope="col">Value</th>' : ''}<th scope="col">Reason</th><th scope="col">Rule in the mapping</th>`;
+  return `${where}<table class="not-carried ${esc(kind)}"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>${more}`;
 }
 
 /**
@@ -259,7 +292,12 @@ export function renderReport(input: ReportInput): string {
   const title = `${TITLES[input.command]}: ${input.plan}`;
   const sections: string[] = [];
   sections.push(`<section id="counts"><h2>Counts per step</h2>${countsTable(input.steps)}</section>`);
-  if (input.command === 'verify') sections.push(`<section id="differences"><h2>Differences</h2>${differencesTable(input)}</section>`);
+  if (input.command === 'verify') {
+    sections.push(`<section id="differences"><h2>Differences</h2>${differencesTable(input)}</section>`);
+    const items = input.notCarriedItems ?? [];
+    sections.push(`<section id="rows-not-carried"><h2>Rows not carried, and why</h2>${notCarriedTable(items, 'rejected', input.notCarriedFile)}</section>`);
+    sections.push(`<section id="values-left-out"><h2>Values left out, and why</h2>${notCarriedTable(items, 'dropped', input.notCarriedFile)}</section>`);
+  }
   // Right after the differences: "no difference" holds only for what was looked at.
   if (input.notChecked && input.notChecked.length > 0) {
     sections.push(`<section id="not-checked"><h2>What was not checked</h2><ul>${input.notChecked.map((n) => `<li data-not-checked="${esc(n.what)}">${esc(n.text)}</li>`).join('')}</ul></section>`);
@@ -285,8 +323,8 @@ export function renderReport(input: ReportInput): string {
 <body>
 <header>
 <h1>${esc(TITLES[input.command])}</h1>
+<p class="outcome answer ${esc(input.outcome.status)}">${esc(input.outcome.text)}</p>
 ${meta(input)}
-<p class="outcome ${esc(input.outcome.status)}">${esc(input.outcome.text)}</p>
 </header>
 <main>
 ${sections.join('\n')}

@@ -1,14 +1,15 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { type CrmClient, readAccountCatalog, type V1LiveConnection } from '../client/index.ts';
+import type { CrmClient, V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
-import { assertSameKey, fromRecord, planUpdate, RecordService } from '../load/index.ts';
-import { CatalogResolver, type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, resolveRecord, setAt, type TransformRegistry } from '../mapping/index.ts';
-import { compileSteps, connectLiveSteps, lookUpRef, openStepItems, type PreparedStep, preparePlan, prepareSingleStep } from '../plan/index.ts';
+import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames, RecordService } from '../load/index.ts';
+import { type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
+import { readable, rowNames, type RowNames } from './readable.ts';
 
 type Body = Record<string, unknown>;
 
@@ -20,7 +21,10 @@ export const verifyOptionsSchema = z.object({
   ]),
   /** The state folder of the runs to check. */
   stateDir: z.string().min(1),
-  /** Where the CSV of the differences goes. @default `<stateDir>/results/verify.differences.csv` */
+  /**
+   * Where the CSV of the differences goes; the rows and values not carried go beside it (its name
+   * with `not-carried` for `differences`, or `.not-carried` added). @default `<stateDir>/results/verify.differences.csv`
+   */
   differencesFile: z.string().min(1).nullable().default(null),
   /** Requests under way at once. @default 8 */
   concurrency: z.number().int().min(1).max(64).default(8),
@@ -37,18 +41,27 @@ const FILTERABLE: ReadonlySet<Entity> = new Set(['party', 'kase', 'opportunity']
 
 /**
  * What differs between a row and the account:
- * - `missing`: the row has no record in the account (never written, rejected, or deleted there);
+ * - `missing`: the row's record is not in the account (deleted there since the run, or never
+ *   written, though no run refused the row: a row added to the source since);
  * - `extra`: a record a run created whose row the source no longer has, or a party, project or
  *   opportunity created in the account since the first run that no run wrote (added by hand);
- * - `differs`: a field the account holds otherwise than the row maps to;
- * - `unresolved`: a link (or a name) of the row that did not resolve.
+ * - `differs`: a field the account holds otherwise than the row maps to, or a row that maps no
+ *   more though a run wrote it;
+ * - `unresolved`: a link (or a name) of a row that has a record, which does not resolve now.
  */
 export type DifferenceKind = 'missing' | 'extra' | 'differs' | 'unresolved';
+
+/**
+ * Where a difference came from since the run: the account (a record changed, deleted or added
+ * there) or the source (a row changed, added or gone since the run wrote it).
+ */
+export type ChangedIn = 'account' | 'source';
 
 export interface VerifyDifference {
   step: string;
   kind: DifferenceKind;
-  /** The row as a spreadsheet numbers it; null for an extra record (its row is gone). */
+  changedIn: ChangedIn;
+  /** The row as a spreadsheet shows it (the header is row 1); null for an extra record (its row is gone). */
   row: number | null;
   key: string;
   /** The target (`email`, `fields`), the link's mapping place, or '' for the whole record. */
@@ -61,6 +74,33 @@ export interface VerifyDifference {
   id: number | null;
 }
 
+/**
+ * Something of the source the runs did not carry, by decision and with its reason: a row they
+ * rejected (`rejected`), or a value they left out of a record they wrote (`dropped`: `onInvalid:
+ * drop`, a link not made, an owner the account does not know, a file not there). No difference:
+ * the account holds what the runs were told to write.
+ */
+export interface VerifyNotCarried {
+  step: string;
+  kind: 'rejected' | 'dropped';
+  /** The row as a spreadsheet shows it. */
+  row: number;
+  key: string;
+  /** The target or mapping place the reason is about; '' for the whole row. */
+  field: string;
+  /** The column the value was read from, when one column holds it. */
+  column: string;
+  /** The value as the source holds it ('' when the reason is not about one value). */
+  value: string;
+  code: string;
+  /** The reason in the words of the person who owns the data (reasonText). */
+  reason: string;
+  /** Where the rule is in the mapping, for the person who edits it; '' when it is no rule's. */
+  rule: string;
+  /** The record written without the value; null for a rejected row. */
+  id: number | null;
+}
+
 export interface VerifyStepSummary {
   step: string;
   entity: Entity;
@@ -70,6 +110,8 @@ export interface VerifyStepSummary {
   rows: number;
   /** Rows the mapping's `skip` left out: not expected in the account. */
   skipped: number;
+  /** Rows in the account as in the file: their record found and equal, or named again by a later row (onDuplicate). */
+  carried: number;
   /** Rows whose record the account has. */
   found: number;
   missing: number;
@@ -80,6 +122,10 @@ export interface VerifyStepSummary {
   unresolved: number;
   /** Records the account had before and the mapping said to leave alone (`onMatch: skip`): found, not compared. */
   notCompared: number;
+  /** Rows the runs rejected, each with its reason: not carried, by decision. */
+  rejected: number;
+  /** Values the runs left out of records they wrote, each with its reason: not carried, by decision. */
+  dropped: number;
 }
 
 export interface VerifySummary {
@@ -88,6 +134,9 @@ export interface VerifySummary {
   /** Every difference, in step order, then row order; records added in the account last. */
   differences: VerifyDifference[];
   differencesFile: string;
+  /** Rows rejected and values dropped by the runs, with their reasons, in step and row order. */
+  notCarried: VerifyNotCarried[];
+  notCarriedFile: string;
   /** Requests sent, reads of names included. */
   requests: number;
   /** Of those, the reads of the account's names at the start. */
@@ -102,7 +151,7 @@ export interface VerifySummary {
    */
   notListed: Array<{ entity: 'entry' | 'task'; listed: number }>;
   elapsedMs: number;
-  /** True when nothing differs. */
+  /** True when nothing differs (whatever was not carried by decision). */
   matches: boolean;
 }
 
@@ -140,31 +189,6 @@ export function requestsToRead(entity: Entity, count: number): number {
   return FILTERABLE.has(entity) ? Math.ceil(count / VERIFY_BATCH) : count;
 }
 
-/** A value as the differences file shows it: text as it is, the rest as JSON. */
-function shown(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** Items of the account's list without their ids: what the row's items are compared with. */
-function withoutIds(value: unknown): unknown {
-  if (!Array.isArray(value)) return value;
-  return value.map((item) => {
-    if (item === null || typeof item !== 'object') return item;
-    const { id: _id, ...rest } = item as Body;
-    return rest;
-  });
-}
-
-function valueAt(record: Body, path: ReadonlyArray<string | number>): unknown {
-  let node: unknown = record;
-  for (const part of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string | number, unknown>)[part];
-  }
-  return node;
-}
-
 /** The ids a journal holds for its rows, by key: what the account should have. */
 function idsOf(journal: LoadedJournal): Map<string, RowState & { id: number }> {
   const ids = new Map<string, RowState & { id: number }>();
@@ -183,6 +207,8 @@ interface StepCheck {
   began: Date | null;
   /** The party types (person, organisation) the step's rows map to: where a record added by hand belongs. */
   types: Set<string>;
+  /** Keys of rows folded into another row's record (onDuplicate) -> that row's key, as the run links them. */
+  aliases: Map<string, string>;
 }
 
 /** When a journal's first run began: its first line's time. */
@@ -325,15 +351,10 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
-  const prepared = options.source.kind === 'plan' ? (await preparePlan(options.source.planFile, undefined, deps.transforms)).steps : [await prepareSingleStep(options.source.mappingFile, options.source.inputFile, undefined, deps.transforms)];
-  connectLiveSteps(prepared, deps.v1Live);
-  const compiled = await compileSteps(prepared);
-
-  const beforeNames = deps.client.transport.requestsSent;
-  const resolver = deps.resolver ?? new CatalogResolver(await readAccountCatalog(deps.client));
-  const requestsForNames = deps.client.transport.requestsSent - beforeNames;
+  const { steps: prepared, compiled } = await prepareRun(options.source, { live: { connection: deps.v1Live }, transforms: deps.transforms });
+  const names = await readNames(deps.client, deps.resolver);
+  const { resolver, users, requests: requestsForNames } = names;
   // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
-  const users = async (): Promise<number[]> => (resolver instanceof CatalogResolver ? resolver.userIds() : []);
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: false });
   try {
     const checks: StepCheck[] = [];
@@ -341,8 +362,8 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       const journal = await loadJournal(state.journalFile(step.name));
       // Rows keyed otherwise than the run keyed them would find none of its records.
       assertSameKey(step, journal);
-      const entity = (compiled[index] as (typeof compiled)[number]).entity;
-      checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map(), began: await firstRunTime(state.journalFile(step.name)), types: new Set() });
+      const entity = (compiled[index] as CompiledMapping).entity;
+      checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map(), began: await firstRunTime(state.journalFile(step.name)), types: new Set(), aliases: new Map() });
     }
     if (checks.every((check) => check.ids.size === 0 && check.journal.lines === 0)) {
       throw new FerryError('USAGE', `the state in ${state.dir} holds no run of ${prepared.map((s) => s.name).join(', ')}: nothing to verify`, {
@@ -363,35 +384,42 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       check.records = await readRecords(service, check.entity, [...check.ids.values()].map((row) => row.id), limit);
     }
 
-    const differences: VerifyDifference[] = [];
+    const found: Found = { differences: [], notCarried: [], namedOrganisations: new Set() };
     const steps: VerifyStepSummary[] = [];
     const byName = new Map(checks.map((check) => [check.prepared.name, check]));
+    const links = verifyLinks(byName);
     for (const [index, check] of checks.entries()) {
-      steps.push(await compareStep(check, compiled[index] as (typeof compiled)[number], byName, resolver, differences, deps.signal));
+      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, resolver, found, signal: deps.signal }));
     }
     for (const [entity, records] of added.records) {
       for (const record of records) {
+        // An organisation a person's plain-name link made the service create is the run's doing.
+        if (entity === 'party' && record.type === 'organisation' && typeof record.name === 'string' && found.namedOrganisations.has(nameKey(record.name))) continue;
         const check = stepFor(record, checks, entity);
         const counts = steps.find((s) => s.step === check?.prepared.name);
         if (!check || !counts) continue;
         counts.extra += 1;
-        differences.push({ step: check.prepared.name, kind: 'extra', row: null, key: '', field: '', inFile: 'no row: not written by crm-ferry', inAccount: `${nameOf(record)} (record ${String(record.id)}), added to the account on ${String(record.createdAt)}`, id: record.id as number });
+        found.differences.push({ step: check.prepared.name, kind: 'extra', changedIn: 'account', row: null, key: '', field: '', inFile: 'no row: not written by crm-ferry', inAccount: `${nameOf(record)} (record ${String(record.id)}), added to the account on ${String(record.createdAt)}`, id: record.id as number });
       }
     }
     const differencesFile = options.differencesFile ?? join(state.dir, 'results', 'verify.differences.csv');
-    await writeDifferences(differencesFile, differences);
+    const notCarriedFile = notCarriedFileOf(differencesFile);
+    await writeCsv(differencesFile, DIFFERENCE_COLUMNS, found.differences.map(differenceCells), 'differences');
+    await writeCsv(notCarriedFile, NOT_CARRIED_COLUMNS, found.notCarried.map(notCarriedCells), 'not-carried');
     const summary: VerifySummary = {
       stateDir: state.dir,
       steps,
-      differences,
+      differences: found.differences,
       differencesFile,
+      notCarried: found.notCarried,
+      notCarriedFile,
       requests: deps.client.transport.requestsSent - requestsAtStart,
       requestsForNames,
       requestsForAdded,
       plannedRequests,
       notListed: [...added.cut].map(([entity, listed]) => ({ entity, listed })),
       elapsedMs: Date.now() - started,
-      matches: differences.length === 0,
+      matches: found.differences.length === 0,
     };
     emit({ type: 'end', summary });
     return summary;
@@ -400,15 +428,49 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   }
 }
 
+/** What the comparison finds, over all steps. */
+interface Found {
+  differences: VerifyDifference[];
+  notCarried: VerifyNotCarried[];
+  /** Organisations the rows link to by plain name, which the service finds or creates (nameKey). */
+  namedOrganisations: Set<string>;
+}
+
+/** A name as the service finds an organisation by it: case aside. */
+function nameKey(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+function stepList(steps: readonly string[]): string {
+  return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
+}
+
+/**
+ * Links as the runs made them: a key finds the record the journal of its step holds for it (or
+ * for the row it was folded into); a row without a record finds nothing, as it found nothing in
+ * the run that left it without one.
+ */
+function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
+  return {
+    find: (name, key) => {
+      const check = byName.get(name);
+      return check?.ids.get(check.aliases.get(key) ?? key)?.id;
+    },
+    ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
+    unresolved: (ref) => `links to ${linkKeys(ref).map((key) => `'${key}'`).join(', then ')} in ${stepList(ref.steps)}, which has no record for it`,
+  };
+}
+
+/** Warnings that leave something of the row out of its record: listed as not carried. */
+const LEFT_OUT: ReadonlySet<string> = new Set(['VALUE_DROPPED', 'LINK_UNRESOLVED', 'USER_UNKNOWN', 'NOT_CARRIED', 'DUPLICATE_DROPPED']);
+
 async function compareStep(
   check: StepCheck,
   compiled: CompiledMapping,
-  byName: Map<string, StepCheck>,
-  resolver: NameResolver,
-  differences: VerifyDifference[],
-  signal: AbortSignal | undefined,
+  context: { links: LinkBook; resolver: NameResolver; found: Found; signal: AbortSignal | undefined },
 ): Promise<VerifyStepSummary> {
   const step = check.prepared;
+  const { found, signal } = context;
   const counts: VerifyStepSummary = {
     step: step.name,
     entity: check.entity,
@@ -416,15 +478,21 @@ async function compareStep(
     mappingFile: step.mappingFile,
     rows: 0,
     skipped: 0,
+    carried: 0,
     found: 0,
     missing: 0,
     extra: 0,
     differing: 0,
     unresolved: 0,
     notCompared: 0,
+    rejected: 0,
+    dropped: 0,
   };
   const add = (difference: Omit<VerifyDifference, 'step'>): void => {
-    differences.push({ step: step.name, ...difference });
+    found.differences.push({ step: step.name, ...difference });
+  };
+  const notCarried = (item: Omit<VerifyNotCarried, 'step' | 'reason'>, reason: Reason): void => {
+    found.notCarried.push({ step: step.name, ...item, reason: reasonText(reason) });
   };
   const seen = new Set<string>();
   const opened = await openStepItems(step, compiled, signal);
@@ -433,32 +501,60 @@ async function compareStep(
       // Nothing was written: an interrupted verify is simply run again.
       signal?.throwIfAborted();
       counts.rows += 1;
+      const row = item.location.row;
       if (item.kind === 'skipped') {
-        counts.skipped += 1;
+        if (item.folded) {
+          // Folded into an earlier row of its record (onDuplicate): carried with that row's record.
+          seen.add(item.folded.key);
+          if (item.folded.key !== item.folded.into) check.aliases.set(item.folded.key, item.folded.into);
+          counts.carried += 1;
+        } else counts.skipped += 1;
         continue;
       }
       const key: string | null = item.key;
-      if (key !== null && seen.has(key)) continue;
+      if (key !== null && seen.has(key)) {
+        // The record of an earlier row, named again.
+        counts.carried += 1;
+        continue;
+      }
       if (key !== null) seen.add(key);
+      const known = key !== null ? check.ids.get(key) : undefined;
       if (item.kind === 'rejected') {
-        // The row does not map: the run could not have written it as it is now.
-        const earlier = key !== null ? check.ids.get(key) : undefined;
-        counts.missing += 1;
-        add({ kind: 'missing', row: item.row, key: key ?? '', field: item.field, inFile: `the row does not map: ${item.message}`, inAccount: earlier ? `record ${earlier.id}, written by an earlier run` : '', id: earlier?.id ?? null });
+        if (known) {
+          // The run wrote it; the row as it is now does not map: it changed in the source since.
+          counts.differing += 1;
+          add({ kind: 'differs', changedIn: 'source', row, key: key ?? '', field: item.field, inFile: `the row does not map now: ${reasonText(item)}`, inAccount: `record ${known.id}, written by an earlier run`, id: known.id });
+          continue;
+        }
+        if (key !== null && !check.journal.rows.get(key)?.rejected) {
+          // No run saw it: a row added to the source since.
+          counts.missing += 1;
+          add({ kind: 'missing', changedIn: 'source', row, key, field: item.field, inFile: `a row that does not map: ${reasonText(item)}`, inAccount: 'never written: no run read this row', id: null });
+          continue;
+        }
+        counts.rejected += 1;
+        notCarried({ kind: 'rejected', row, key: key ?? '', field: item.field, column: item.column ?? '', value: valueOf(item), code: item.code, rule: item.rule ?? '', id: null }, item);
         continue;
       }
       if (typeof item.record.type === 'string') check.types.add(item.record.type);
-      const known = check.ids.get(item.key);
       if (!known) {
-        counts.missing += 1;
-        const rejected = check.journal.rows.get(item.key)?.rejected;
-        add({ kind: 'missing', row: item.row, key: item.key, field: '', inFile: 'a record', inAccount: rejected ? `never written: rejected (${rejected.code}: ${rejected.message})` : 'never written: no run wrote this row', id: null });
+        const refused = check.journal.rows.get(item.key)?.rejected;
+        if (!refused) {
+          counts.missing += 1;
+          add({ kind: 'missing', changedIn: 'source', row, key: item.key, field: '', inFile: 'a record', inAccount: 'never written: no run wrote this row', id: null });
+          continue;
+        }
+        // Refused by the run: its reason as the row gives it now, or as the run was told it (the service's refusal).
+        const now = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
+        const reason: RecordProblem = now.kind === 'problems' ? joinProblems(now.problems) : { field: '', code: refused.code as RecordProblem['code'], message: refused.message };
+        counts.rejected += 1;
+        notCarried({ kind: 'rejected', row, key: item.key, field: reason.field, column: '', value: '', code: reason.code, rule: now.kind === 'problems' ? reason.field : '', id: null }, reason);
         continue;
       }
       const record = check.records.get(known.id);
       if (!record) {
         counts.missing += 1;
-        add({ kind: 'missing', row: item.row, key: item.key, field: '', inFile: 'a record', inAccount: `record ${known.id} is no longer in the account`, id: known.id });
+        add({ kind: 'missing', changedIn: 'account', row, key: item.key, field: '', inFile: 'a record', inAccount: `record ${known.id} is no longer in the account`, id: known.id });
         continue;
       }
       counts.found += 1;
@@ -466,26 +562,25 @@ async function compareStep(
         counts.notCompared += 1;
         continue;
       }
-      const unresolved = link(item, byName, resolver, record);
-      if (unresolved.length > 0) {
+      const sent = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
+      if (sent.kind === 'problems') {
         counts.unresolved += 1;
-        for (const problem of unresolved) add({ kind: 'unresolved', row: item.row, key: item.key, id: known.id, ...problem });
+        for (const problem of sent.problems) {
+          add({ kind: 'unresolved', changedIn: problem.code === 'MAPPING_UNKNOWN_NAME' ? 'account' : 'source', row, key: item.key, field: problem.field, inFile: problem.message, inAccount: '', id: known.id });
+        }
+        continue;
       }
-      const changes = planUpdate(fromRecord(record, item.record), item.record, record).changes;
-      const fields = Object.keys(changes).sort();
-      if (fields.length > 0) counts.differing += 1;
-      for (const field of fields) {
-        const list = Array.isArray(changes[field]);
-        add({
-          kind: 'differs',
-          row: item.row,
-          key: item.key,
-          field,
-          // A list differs by the row's items the account lacks: those are shown.
-          inFile: shown(list ? withoutIds(changes[field]) : item.record[field]),
-          inAccount: shown(list ? withoutIds(record[field] ?? []) : fromRecord(record, { [field]: null })[field]),
-          id: known.id,
-        });
+      const body = sent.body;
+      const organisation = body.organisation as Body | undefined;
+      if (organisation && typeof organisation.name === 'string' && organisation.id === undefined) found.namedOrganisations.add(nameKey(organisation.name));
+      const differing = compareRecord(body, record, known.body, rowNames(item, body, record));
+      if (differing.length > 0) counts.differing += 1;
+      else counts.carried += 1;
+      for (const difference of differing) add({ ...difference, row, key: item.key, id: known.id });
+      for (const warning of item.warnings ?? []) {
+        if (!LEFT_OUT.has(warning.code)) continue;
+        counts.dropped += 1;
+        notCarried({ kind: 'dropped', row, key: item.key, field: warning.field, column: warning.column ?? '', value: warning.value ?? '', code: warning.code, rule: warning.rule ?? '', id: known.id }, warning);
       }
     }
   }
@@ -494,42 +589,82 @@ async function compareStep(
     const record = check.records.get(row.id);
     if (!record) continue;
     counts.extra += 1;
-    add({ kind: 'extra', row: null, key, field: '', inFile: 'no row with this key', inAccount: `record ${row.id}, created by run ${row.run ?? '?'}`, id: row.id });
+    add({ kind: 'extra', changedIn: 'source', row: null, key, field: '', inFile: 'no row with this key', inAccount: `record ${row.id}, created by run ${row.run ?? '?'}`, id: row.id });
   }
   return counts;
 }
 
-/**
- * Fills in a row's links from the journals' ids and its names from the account, as the importer
- * does; returns what did not resolve (with the account's value at that place).
- */
-function link(mapped: MappedRecord, byName: Map<string, StepCheck>, resolver: NameResolver, record: Body): Array<Pick<VerifyDifference, 'field' | 'inFile' | 'inAccount'>> {
-  const problems: Array<Pick<VerifyDifference, 'field' | 'inFile' | 'inAccount'>> = [];
-  for (const ref of mapped.refs) {
-    const lookup = lookUpRef(ref, (name, key) => byName.get(name)?.ids.get(key)?.id);
-    if (lookup.status === 'found') {
-      setAt(mapped.record, ref.path, lookup.value);
-      continue;
-    }
-    const why = lookup.status === 'missing' ? `no record of ${ref.steps.join(' or ')} for '${ref.key}'` : `'${ref.key}' is a key of ${lookup.steps.join(' and ')}`;
-    problems.push({ field: ref.yamlPath, inFile: `link to '${ref.key}' (${why})`, inAccount: shown(valueAt(record, ref.path.slice(0, 1))) });
-  }
-  for (const problem of resolveRecord(mapped, resolver)) problems.push({ field: problem.field, inFile: problem.message, inAccount: '' });
-  return problems;
+/** The value a reason is about: the one given, else the cell of its column. */
+function valueOf(reason: Partial<Pick<RejectedRow, 'value' | 'column' | 'values'>>): string {
+  if (reason.value !== undefined) return reason.value;
+  const cell = reason.column === undefined ? undefined : reason.values?.[reason.column];
+  return cell === undefined || cell === null ? '' : cell instanceof Date ? cell.toISOString() : String(cell);
 }
 
-const COLUMNS = ['step', 'kind', 'row', 'key', 'field', 'in_file', 'in_account', 'id'];
-
-/** The differences as CSV (UTF-8 with a BOM and CRLF, like the other result files), written whole under a temporary name and renamed. */
-async function writeDifferences(file: string, differences: readonly VerifyDifference[]): Promise<void> {
-  let text = `\uFEFF${COLUMNS.join(',')}\r\n`;
-  for (const d of differences) {
-    text += `${[d.step, d.kind, d.row === null ? '' : String(d.row), d.key, d.field, d.inFile, d.inAccount, d.id === null ? '' : String(d.id)].map(csvField).join(',')}\r\n`;
+/**
+ * The fields in which the account's record is not what the row sends: what `--full` would write
+ * back (every field the row maps to, lists item by item), and what a run would clear or remove
+ * because the row no longer has it (a field or item the last run wrote that the row lacks now).
+ * A field the mapping does not write is never looked at. Each says whether the source changed
+ * it since the run (the last written body differs there) or the account did.
+ */
+function compareRecord(body: Body, record: Body, written: Body | null, names: RowNames): Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> {
+  const account = planUpdate(fromRecord(record, body), body, record).changes;
+  // What a run of the row as it is now would send after the last one: values the row dropped since.
+  const since = written ? planUpdate(written, body, record).changes : {};
+  const out: Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> = [];
+  const changedInSource = (field: string): boolean => written !== null && canonicalJson(written[field]) !== canonicalJson(body[field]);
+  for (const field of new Set([...Object.keys(account), ...Object.keys(since)])) {
+    const list = Array.isArray(account[field] ?? since[field]);
+    const inAccount = readable(field, record[field], names);
+    if (!(field in account)) {
+      // Only in what a run would send: the row no longer has what the account holds there.
+      if (!list && isBlank(record[field])) continue;
+      out.push({ kind: 'differs', changedIn: 'source', field, inFile: readable(field, body[field], names), inAccount });
+      continue;
+    }
+    // A list differs by the row's items the account lacks: those are shown.
+    out.push({ kind: 'differs', changedIn: changedInSource(field) ? 'source' : 'account', field, inFile: readable(field, list ? account[field] : body[field], names), inAccount });
   }
+  // A note's files, by name and size: a file of the row the note lacks.
+  const lacking = attachmentsLacking(attachmentFilesOf(body), record);
+  if (lacking.length > 0) {
+    out.push({ kind: 'differs', changedIn: changedInSource('attachments') ? 'source' : 'account', field: 'attachments', inFile: lacking.map((file) => file.filename).join('; '), inAccount: readable('attachments', record.attachments, names) });
+  }
+  return out.sort((a, b) => a.field.localeCompare(b.field));
+}
+
+function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+/** The file of the rows and values not carried, beside the differences file. */
+export function notCarriedFileOf(differencesFile: string): string {
+  const name = basename(differencesFile);
+  const own = /differences/i.test(name) ? name.replace(/differences/i, 'not-carried') : `${basename(name, extname(name))}.not-carried${extname(name) || '.csv'}`;
+  return join(dirname(differencesFile), own);
+}
+
+const DIFFERENCE_COLUMNS = ['step', 'kind', 'changed_in', 'row', 'key', 'field', 'in_file', 'in_account', 'id'];
+
+function differenceCells(d: VerifyDifference): string[] {
+  return [d.step, d.kind, d.changedIn, d.row === null ? '' : String(d.row), d.key, d.field, d.inFile, d.inAccount, d.id === null ? '' : String(d.id)];
+}
+
+const NOT_CARRIED_COLUMNS = ['step', 'kind', 'row', 'key', 'column', 'value', 'reason', 'code', 'rule', 'id'];
+
+function notCarriedCells(n: VerifyNotCarried): string[] {
+  return [n.step, n.kind, String(n.row), n.key, n.column, n.value, n.reason, n.code, n.rule, n.id === null ? '' : String(n.id)];
+}
+
+/** A CSV file (UTF-8 with a BOM and CRLF, like the other result files), written whole under a temporary name and renamed. */
+async function writeCsv(file: string, columns: readonly string[], rows: ReadonlyArray<readonly string[]>, what: string): Promise<void> {
+  let text = `\uFEFF${columns.join(',')}\r\n`;
+  for (const cells of rows) text += `${cells.map(csvField).join(',')}\r\n`;
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await writeFileAtomic(file, text);
   } catch (error) {
-    throw new FerryError('EXPORT_WRITE', `cannot write the differences file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Free the disk or give another --differences FILE, then run verify again.' });
+    throw new FerryError('EXPORT_WRITE', `cannot write the ${what} file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Free the disk or give another --differences FILE, then run verify again.' });
   }
 }

@@ -261,7 +261,7 @@ describe('rejected rows: validate and import say and do the same thing (issue 18
     expect(validated.code).toBe(3);
     expect(validated.stdout).toContain(ADVICE);
     const rejects = join(work, 'rejects.csv');
-    expect(readFileSync(rejects, 'utf8')).toMatch(/^\uFEFFid,last,_row,_field,_code,_message,_raw\r\n2,,3,lastName,/);
+    expect(readFileSync(rejects, 'utf8')).toMatch(/^\uFEFFid,last,_row,_field,_code,_message,_rule,_raw\r\n2,,3,lastName,/);
     // Fixed in a spreadsheet, which saved it with `;` and without the byte-order mark.
     writeFileSync(rejects, 'id;last;_row;_field;_code;_message;_raw\r\n2;Babbage;3;lastName;MAPPING_VALUE;required;\r\n');
     const again = await runCli(['validate', '--mapping', 'people.yaml', '--input', 'rejects.csv'], { cwd: work, env: {} });
@@ -285,7 +285,7 @@ describe('rejected rows: validate and import say and do the same thing (issue 18
   it('--retry-rejects FILE takes only a rejects file crm-ferry wrote, and in a plan the step it is named after', async () => {
     const notRejects = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv', '--retry-rejects', 'contacts.csv', '--state-dir', 'state-r'], { cwd: dir, env: env() });
     expect(notRejects.code).toBe(2);
-    expect(notRejects.stderr).toMatch(/--retry-rejects takes a rejects file crm-ferry wrote \(its last columns are _row, _field, _code, _message, _raw\); .*contacts\.csv is not one/);
+    expect(notRejects.stderr).toMatch(/--retry-rejects takes a rejects file crm-ferry wrote \(its last columns are _row, _field, _code, _message, _rule, _raw\); .*contacts\.csv is not one/);
     writeFileSync(join(dir, 'nosuchstep.rejects.csv'), 'company,_row,_field,_code,_message,_raw\nX,2,name,MAPPING_VALUE,m,\n');
     const unnamed = await runCli(['run', 'plan.yaml', '--retry-rejects', 'nosuchstep.rejects.csv', '--state-dir', 'state-r'], { cwd: dir, env: env() });
     expect(unnamed.code).toBe(2);

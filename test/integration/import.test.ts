@@ -256,7 +256,7 @@ describe('runImport: rejects', () => {
     expect(s?.created).toBe(2);
     expect(s?.rejected).toBe(1);
     const rejects = readFileSync(s?.rejectsFile ?? '', 'utf8');
-    expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_raw');
+    expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_rule,_raw');
     expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
 
     // Fixed, and a row added since: --retry-rejects takes the fixed row only.
@@ -751,8 +751,8 @@ describe('runImport: match:', () => {
     const summary = await importInto(box, options);
     expect(summary.steps[0]).toMatchObject({ created: 1, rejected: 2, matched: 0 });
     const rejects = readFileSync(summary.steps[0]?.rejectsFile ?? '', 'utf8');
-    expect(rejects).toMatch(/A,Ada,Lovelace,.*409,2,match,API_CONFLICT,"?the account has this record already/);
-    expect(rejects).toMatch(/C,Alan,Turing2,.*,4,match,MAPPING_VALUE,the row with key 'B' has the same email/);
+    expect(rejects).toMatch(/A,Ada,Lovelace,.*409,2,match,API_CONFLICT,"?The account has this record already/);
+    expect(rejects).toMatch(/C,Alan,Turing2,.*,4,match,MAPPING_VALUE,The row with key 'B' has the same email/);
   });
 });
 
@@ -781,7 +781,7 @@ describe('runImport: organisations named by many rows', () => {
     expect(step(summary, 'orgs')).toMatchObject({ created: 2, repeated: 22, rejected: 1 });
     expect(step(summary, 'people')).toMatchObject({ created: 25, rejected: 0 });
     const rejects = readFileSync(step(summary, 'orgs').rejectsFile ?? '', 'utf8');
-    expect(rejects).toContain("Odd,odd@example.org,Acme Ltd,+44 20 7946 0999,,26,key,MAPPING_VALUE,duplicate key 'Acme Ltd': an earlier row of step orgs has the same key with other values");
+    expect(rejects).toContain("Odd,odd@example.org,Acme Ltd,+44 20 7946 0999,,26,key,MAPPING_VALUE,Duplicate key 'Acme Ltd': an earlier row of step orgs has the same key with other values");
     const parties = await all(box, '/parties', 'parties');
     expect(parties.filter((p) => p.name === 'Acme Ltd')).toHaveLength(1);
     expect(parties.filter((p) => p.name === 'Globex')).toHaveLength(1);

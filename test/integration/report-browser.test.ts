@@ -121,10 +121,12 @@ describe('the HTML report in headless Chromium', () => {
     await page.close();
   });
 
-  it('of verify: the differences are listed, and the counts are the --json summary', async () => {
+  it('of verify: the answer first, the differences, the rows not carried with their reasons; keys on one line, printed on A4 without a cut column', async () => {
     const rows = readFileSync(join(dir, '.crm-ferry/results/people.success.csv'), 'utf8').split('\r\n');
     const id = Number((rows[1] as string).split(',')[3]);
-    expect((await box.v2('PUT', `/parties/${id}`, { party: { jobTitle: '<img src=x onerror=alert(1)>' } })).status).toBe(200);
+    // Markup typed into the account, and a value too long for a column without a break in it.
+    const typed = `<img src=x onerror=alert(1)> ${'x'.repeat(160)}`;
+    expect((await box.v2('PUT', `/parties/${id}`, { party: { jobTitle: typed } })).status).toBe(200);
     const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--json', '--report', 'verify.html'], { cwd: dir, env: env() });
     expect(code, stderr).toBe(3);
     const end = endOf(stdout);
@@ -134,14 +136,37 @@ describe('the HTML report in headless Chromium', () => {
     for (const step of end.summary.steps) {
       for (const [key] of VERIFY_COUNTS) expect(await countOf(page, step.step, key), `${step.step} ${key}`).toBe(step[key]);
     }
+    // The first sentence under the title answers "is my data there?".
+    const answer = page.locator('header > h1 + p.answer');
+    expect(await answer.textContent()).toMatch(/^The account differs from the file: 1 difference, each in the differences file\. \d+ of \d+ rows are in the account as in the file; 2 rows were not carried, each for the reason listed\.$/);
     const differs = page.locator('tr[data-kind="differs"][data-field="jobTitle"]');
     expect(await differs.count()).toBe(1);
     // Shown as text, never as markup.
     expect(await differs.textContent()).toContain('<img src=x onerror=alert(1)>');
     expect(await page.locator('img').count()).toBe(0);
-    // The two rejected people are missing from the account.
-    expect(await page.locator('tr[data-kind="missing"][data-step="people"]').count()).toBe(2);
+    // The two people without a last name were not carried, by decision: listed with their reasons, not as differences.
+    expect(await page.locator('tr[data-kind="missing"]').count()).toBe(0);
+    const notCarried = page.locator('#rows-not-carried tbody tr');
+    expect(await notCarried.count()).toBe(2);
+    expect(await notCarried.first().locator('td.reason').textContent()).toBe('last_name is empty, and the mapping needs a value there');
+    expect(await page.locator('#rows-not-carried tr[data-key="zed@example.com"][data-row="32"]').count()).toBe(1);
+    expect(await page.locator('#rows-not-carried th').allTextContents()).toContain('Rule in the mapping');
     expect(readFileSync(join(dir, 'verify.html'), 'utf8')).not.toContain(box.token);
+
+    // Printed on A4 (210 mm less the page's margins of 12 mm a side: 703 px at 96 dpi): no table
+    // reaches past the paper, and no key breaks over two lines.
+    await page.emulateMedia({ media: 'print' });
+    await page.setViewportSize({ width: 703, height: 1000 });
+    for (const table of await page.locator('table').all()) {
+      const box1 = await table.boundingBox();
+      expect((box1?.x ?? 0) + (box1?.width ?? 0), await table.getAttribute('class') ?? 'table').toBeLessThanOrEqual(703);
+    }
+    const oneLine = (await page.locator('tr[data-kind="differs"] td code').nth(1).boundingBox())?.height ?? 0;
+    expect(oneLine).toBeGreaterThan(0);
+    const keys = await page.locator('code.key').all();
+    expect(keys.length).toBeGreaterThanOrEqual(3);
+    for (const key of keys) expect((await key.boundingBox())?.height, await key.textContent() ?? '').toBeLessThan(oneLine * 1.5);
+    expect((await page.pdf({ format: 'A4', preferCSSPageSize: true })).length).toBeGreaterThan(10_000);
     await page.close();
   });
 

@@ -34,6 +34,9 @@ beforeAll(async () => {
   for (const id of seeded.organisations.slice(0, 3)) await a.v2('PUT', `/parties/${id}`, { party: { fields: [{ definition: industry, value: 'Retail' }] } });
   const oppDefs = (await a.v2('GET', '/opportunities/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
   await a.v2('PUT', `/opportunities/${seeded.opportunities[1]}`, { opportunity: { fields: [{ definition: oppDefs.find((d) => d.name === 'Competitor')!.id, value: 'Initech' }] } });
+  // Projects on stages past the first (a new project starts on the first): carried by the stage's name.
+  await a.v2('PUT', `/kases/${seeded.kases[0]}`, { kase: { stage: { id: 103 } } });
+  await a.v2('PUT', `/kases/${seeded.kases[2]}`, { kase: { stage: { id: 104 } } });
   const ca = client(a);
   await runBackup({ out, since: null }, { client: ca, account: a.url });
   await ca.close();
@@ -89,7 +92,7 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
   for (const k of kasesA) {
     const mapped = ids.get(`kases/${k.id}`)!;
     const q = kasesB.get(mapped);
-    const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, stage: r.stage?.name ?? null, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
     expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
     const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
     const extraB = (await allPages(box, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();

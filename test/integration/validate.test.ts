@@ -64,15 +64,15 @@ describe('crm-ferry validate --mapping', () => {
     expect(stdout).toMatch(/rows read\s+4\n/);
     expect(stdout).toMatch(/ok\s+2\n/);
     expect(stdout).toMatch(/rejected\s+2  -> rejects\.csv\n/);
-    expect(stdout).toContain("MAPPING_VALUE key: duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step (first at row 4)");
+    expect(stdout).toContain("MAPPING_VALUE: Duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step (first at row 4)");
     expect(stdout).toContain('2 rows were rejected');
     const bytes = readFileSync(join(base, 'rejects.csv'));
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const text = bytes.subarray(3).toString('utf8');
     const lines = text.split('\r\n');
-    expect(lines[0]).toBe('id,first,last,owner,_row,_field,_code,_message,_raw');
+    expect(lines[0]).toBe('id,first,last,owner,_row,_field,_code,_message,_rule,_raw');
     expect(lines[1]).toMatch(/^P-2,,,sam,3,lastName,MAPPING_VALUE,/);
-    expect(lines[2]).toBe("P-1,Dup,Key,kim,4,key,MAPPING_VALUE,duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step,");
+    expect(lines[2]).toBe("P-1,Dup,Key,kim,4,key,MAPPING_VALUE,Duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step,key,");
     expect(lines[3]).toBe('');
     expect(lines).toHaveLength(4);
   });
@@ -96,7 +96,7 @@ describe('crm-ferry validate --mapping', () => {
     // The duplicate is no longer a duplicate in the rejects file alone; the empty name still is a reject.
     expect(code).toBe(3);
     expect(stdout).toMatch(/rejected\s+1  -> rejects\.rejects\.csv\n/);
-    expect(readFileSync(join(base, 'rejects.rejects.csv'), 'utf8').split('\r\n')[0]).toBe('\uFEFFid,first,last,owner,_row,_field,_code,_message,_raw');
+    expect(readFileSync(join(base, 'rejects.rejects.csv'), 'utf8').split('\r\n')[0]).toBe('\uFEFFid,first,last,owner,_row,_field,_code,_message,_rule,_raw');
   });
 
   it('records the reader cannot read go to the rejects with their raw text', async () => {
@@ -105,8 +105,8 @@ describe('crm-ferry validate --mapping', () => {
     writeFileSync(join(base, 'bad.csv'), 'id,first,last,owner\nP-1,Ada,Lovelace,sam\nP-2,Bob,Smith,sam,extra\n');
     const { code, stdout } = await run(['--mapping', 'people.yaml', '--input', 'bad.csv'], base);
     expect(code).toBe(3);
-    expect(stdout).toContain('1  SOURCE_COLUMN_COUNT: expected 4 fields, found 5 (first at row 3)');
-    expect(readFileSync(join(base, 'rejects.csv'), 'utf8').split('\r\n')[1]).toBe(',,,,3,,SOURCE_COLUMN_COUNT,"expected 4 fields, found 5","P-2,Bob,Smith,sam,extra"');
+    expect(stdout).toContain('1  SOURCE_COLUMN_COUNT: Expected 4 fields, found 5 (first at row 3)');
+    expect(readFileSync(join(base, 'rejects.csv'), 'utf8').split('\r\n')[1]).toBe(',,,,3,,SOURCE_COLUMN_COUNT,"Expected 4 fields, found 5",,"P-2,Bob,Smith,sam,extra"');
   });
 
   it('checks the columns of a workbook before any row', async () => {
@@ -166,7 +166,7 @@ describe('crm-ferry validate --mapping --online (sandbox)', () => {
     expect(code).toBe(3);
     expect(stdout).toContain('(names checked against the account)');
     const lines = readFileSync(join(base, 'rejects.csv'), 'utf8').split('\r\n');
-    expect(lines[1]).toBe('P-2,Bob,Smith,samm,3,fields[2],MAPPING_UNKNOWN_NAME,unknown user `samm`; did you mean `sam`?,');
+    expect(lines[1]).toBe('P-2,Bob,Smith,samm,3,fields[2],MAPPING_UNKNOWN_NAME,"owner ""samm"" is not a user in the account; did you mean sam?",fields[2],');
     expect(lines).toHaveLength(3);
   });
 
@@ -283,19 +283,19 @@ describe('crm-ferry validate --plan', () => {
     expect(readdirSync(out).sort()).toEqual(['contacts.warnings.csv', 'orgs.rejects.csv']);
     const contacts = readFileSync(join(out, 'contacts.warnings.csv'), 'utf8').split('\r\n');
     expect(contacts.slice(1)).toEqual([
-      "P-2,Smith,C-2,3,organisation,LINK_UNRESOLVED,left without organisation: the row with key 'C-2' in step orgs was rejected (value: C-2),",
-      "P-3,Jones,C-9,4,organisation,LINK_UNRESOLVED,left without organisation: no row with key 'C-9' in step orgs (value: C-9),",
+      'P-2,Smith,C-2,3,organisation,LINK_UNRESOLVED,"org ""C-2"": the row with this key in step orgs was rejected; the record is written without organisation",fields[1],',
+      'P-3,Jones,C-9,4,organisation,LINK_UNRESOLVED,"org ""C-9"": no row with this key in step orgs; the record is written without organisation",fields[1],',
       '',
     ]);
-    expect(readFileSync(join(out, 'orgs.rejects.csv'), 'utf8')).toMatch(/^\uFEFFcid,name,_row,_field,_code,_message,_raw\r\nC-2,,3,name,MAPPING_VALUE,/);
+    expect(readFileSync(join(out, 'orgs.rejects.csv'), 'utf8')).toMatch(/^\uFEFFcid,name,_row,_field,_code,_message,_rule,_raw\r\nC-2,,3,name,MAPPING_VALUE,/);
 
     // `required: true` makes the same links rejects.
     writeFileSync(join(base, 'contacts.yaml'), readFileSync(join(base, 'contacts.yaml'), 'utf8').replace('key: "{{org}}"', 'key: "{{org}}"\n    required: true'));
     const strict = await run(['--plan', 'plan.yaml', '--rejects-dir', 'out/rejects'], base);
     expect(strict.stdout).toMatch(/rejected\s+2  -> out\/rejects\/contacts\.rejects\.csv\n/);
     expect(readFileSync(join(out, 'contacts.rejects.csv'), 'utf8').split('\r\n').slice(1)).toEqual([
-      "P-2,Smith,C-2,3,fields[1],MAPPING_REFERENCE,the row with key 'C-2' in step orgs was rejected,",
-      "P-3,Jones,C-9,4,fields[1],MAPPING_REFERENCE,no row with key 'C-9' in step orgs,",
+      'P-2,Smith,C-2,3,fields[1],MAPPING_REFERENCE,"org ""C-2"": the row with this key in step orgs was rejected",fields[1],',
+      'P-3,Jones,C-9,4,fields[1],MAPPING_REFERENCE,"org ""C-9"": no row with this key in step orgs",fields[1],',
       '',
     ]);
     // The warnings file of the first run is gone: its rows are rejects now.
@@ -370,8 +370,8 @@ steps:
     expect(readdirSync(join(base, 'out'))).toEqual(['kases.rejects.csv']);
     const rejects = readFileSync(join(base, 'out', 'kases.rejects.csv'), 'utf8').split('\r\n');
     expect(rejects.slice(1)).toEqual([
-      'K-3,Three,X-7,4,fields[1],MAPPING_REFERENCE,"the key \'X-7\' is in steps people and orgs, so the link is ambiguous; keys must be unique across the steps one `ref` names",',
-      "K-4,Four,Z-9,5,fields[1],MAPPING_REFERENCE,no row with key 'Z-9' in steps people or orgs,",
+      'K-3,Three,X-7,4,fields[1],MAPPING_REFERENCE,"party ""X-7"": this key is in steps people and orgs, so the link is ambiguous; keys must be unique across the steps one ref names",fields[1],',
+      'K-4,Four,Z-9,5,fields[1],MAPPING_REFERENCE,"party ""Z-9"": no row with this key in steps people or orgs",fields[1],',
       '',
     ]);
   });

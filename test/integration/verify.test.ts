@@ -76,7 +76,7 @@ describe('crm-ferry verify', () => {
     expect(code, stderr).toBe(3);
     expect(stderr).toMatch(/Reading 60 records of the account \(organisations 30, people 30\): 2 requests/);
     expect(stdout).toMatch(/differing\s+1\n/);
-    expect(stdout).toMatch(/The account differs from the source: 3 differences/);
+    expect(stdout).toMatch(/The account differs from the file: 3 differences/);
     expect(stdout).toContain('Report: verify.html');
 
     const rows = differences();
@@ -89,12 +89,12 @@ describe('crm-ferry verify', () => {
     expect(rows).toHaveLength(3);
 
     const html = readFileSync(join(dir, 'verify.html'), 'utf8');
-    expect(html).toContain(`<tr data-kind="differs" data-step="people" data-key="${edited}" data-field="lastName">`);
+    expect(html).toContain(`<tr data-kind="differs" data-step="people" data-key="${edited}" data-field="lastName" data-changed-in="account">`);
     // Escaped: what someone typed into the account is shown, never taken for markup.
     expect(html).toContain('Edited &lt;by hand&gt;');
     expect(html).not.toContain('<by hand>');
     expect(html).toContain(`data-kind="missing" data-step="people" data-key="${deleted}"`);
-    expect(html).toMatch(/data-kind="extra" data-step="people" data-key="" data-field="">.*Hand Made \(record \d+\)/);
+    expect(html).toMatch(/data-kind="extra" data-step="people" data-key="" data-field="" data-changed-in="account">.*Hand Made \(record \d+\)/);
     expect(html).toMatch(/data-step="people" data-count="differing">1</);
     expect(html).not.toContain(box.token);
   });
@@ -126,7 +126,7 @@ describe('crm-ferry verify', () => {
     const { code, stdout, stderr } = verified;
     expect(code, stdout + stderr).toBe(0);
     expect(stdout).toMatch(/Step generic-organisations: contacts.csv with organisations.yaml\n  rows in the source\s+30\n/);
-    expect(stdout).toContain('The account holds what the source holds.');
+    expect(stdout).toContain('The account holds what the file holds: 30 of 30 rows are in the account as in the file.');
   });
 
   it('verifies every kind of record clean: a whole v1 migration (parties, opportunities, projects, notes, tasks)', async () => {
@@ -176,7 +176,7 @@ describe('crm-ferry verify', () => {
       expect(again.code, again.stdout + again.stderr).toBe(3);
       expect(again.stdout).toMatch(/Step kase-notes: [^\n]*\n(?:  .*\n)*?  extra\s+1\n/);
       expect(again.stdout).toMatch(/Step tasks: [^\n]*\n(?:  .*\n)*?  extra\s+1\n/);
-      expect(again.stdout).toContain('The account differs from the source: 2 differences');
+      expect(again.stdout).toContain('The account differs from the file: 2 differences');
       expect(again.stderr).toMatch(/after \d+ to read the account's names and 5 to list what was created since the first run/);
       const rows = differences(join(v1, 'mappings/plans/.crm-ferry/results/verify.differences.csv'));
       expect(rows).toEqual([

@@ -62,7 +62,7 @@ export const boolean: TransformDefinition<z.output<typeof booleanOptions>> = {
       const text = value === null ? '' : scalarToText(value);
       const found = words.get(text.trim().toLowerCase());
       if (found === undefined) {
-        throw new TransformError(`expected ${expected}, got ${value === null ? 'nothing' : quote(text)}`, 'boolean');
+        throw new TransformError(`expected ${expected}, got ${value === null ? 'nothing' : quote(text)}`, 'boolean', `yes or no (${expected})`);
       }
       return found;
     };

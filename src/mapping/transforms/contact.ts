@@ -66,9 +66,10 @@ export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
       seen.set(written, result);
       return result ?? undefined;
     };
+    const plain = `a phone number${country === undefined ? ' with a country code' : ` (of ${country}, or with a country code)`}`;
     const invalid = (text: string): string => {
       if (keep) return text;
-      throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'phone');
+      throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'phone', plain);
     };
     const general = parsingTransform((text, _context, original) => {
       // 00 is the international prefix in most of the world; without a default country libphonenumber would not know it.
@@ -147,7 +148,7 @@ export const email: TransformDefinition<z.output<typeof emailOptions>> = {
     const general = parsingTransform((text) => {
       // A "mailto:" link is an address in disguise, common in exports from web forms.
       const address = isMailto(text) ? text.slice(7).trim() : text;
-      if (!isSimpleEmail(address) && !EMAIL.test(address)) throw new TransformError(`expected an email address like name@example.com, got ${quote(text)}`, 'email');
+      if (!isSimpleEmail(address) && !EMAIL.test(address)) throw new TransformError(`expected an email address like name@example.com, got ${quote(text)}`, 'email', 'an e-mail address');
       return lower ? address.toLowerCase() : address;
     });
     // Nearly every cell is one plain address already in lower case (a `lowercase` step usually

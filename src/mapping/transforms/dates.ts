@@ -136,6 +136,11 @@ function addFormatIssues(format: string | string[] | undefined, locale: string, 
   });
 }
 
+/** In plain words: "a date (dd.MM.yyyy or M/d/yyyy)". */
+function plainly(noun: string, formats: CompiledFormat[] | undefined, iso: string): string {
+  return `${noun} (${formats === undefined ? iso : formats.map((entry) => entry.format).join(' or ')})`;
+}
+
 /** "a date like 31.12.2024 (dd.MM.yyyy) or 12/31/2024 (M/d/yyyy)" */
 function expectation(noun: string, formats: CompiledFormat[]): string {
   return `${noun} like ${formats.map((entry) => `${entry.example} (${entry.format})`).join(' or ')}`;
@@ -272,11 +277,12 @@ export const date: TransformDefinition<z.output<typeof dateOptions>> = {
   create(options) {
     const formats = options.format === undefined ? undefined : compileFormats(options.format, options.locale);
     const expected = formats === undefined ? 'a date like 2024-12-31 (ISO 8601)' : expectation('a date', formats);
+    const plain = plainly('a date', formats, 'YYYY-MM-DD');
     // The day is taken as written, before any zone is applied, so no zone can move it; a value
     // with its own offset keeps its own calendar day too.
     const fromText = parsingTransform((text) => {
       const day = formats === undefined ? (plainCalendarDay(text) ?? readIso(text)?.date) : readWithFormats(text, formats)?.date;
-      if (day === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'date');
+      if (day === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'date', plain);
       return day;
     });
     const isoOnly = formats === undefined;
@@ -288,10 +294,10 @@ export const date: TransformDefinition<z.output<typeof dateOptions>> = {
       }
       if (value instanceof Date) {
         // Spreadsheet dates are read as UTC midnight, so the UTC day is the day in the cell.
-        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'date');
+        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'date', plain);
         return value.toISOString().slice(0, 10);
       }
-      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'date');
+      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'date', plain);
       return fromText(value, context);
     };
     return fn;
@@ -336,6 +342,7 @@ export const timestamp: TransformDefinition<z.output<typeof timestampOptions>> =
   create(options) {
     const formats = options.format === undefined ? undefined : compileFormats(options.format, options.locale);
     const expected = formats === undefined ? 'a timestamp like 2024-12-31T23:59:58 (ISO 8601)' : expectation('a timestamp', formats);
+    const plain = plainly('a date and time', formats, 'YYYY-MM-DDThh:mm:ss');
     const fixedZone = options.timeZone;
     let lastZone = '';
     let lastOffsets: ZoneOffsets | undefined;
@@ -350,17 +357,17 @@ export const timestamp: TransformDefinition<z.output<typeof timestampOptions>> =
     };
     const fromText = parsingTransform((text, context) => {
       const reading = formats === undefined ? readIso(text) : readWithFormats(text, formats);
-      if (reading === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'timestamp');
+      if (reading === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'timestamp', plain);
       return toUtcText(reading.instant ?? offsetsOf(context).wallToUtc(reading.wall));
     });
     const fn: TransformFn = (value: Value, context) => {
       if (value instanceof Date) {
-        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'timestamp');
+        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'timestamp', plain);
         // Spreadsheet cells hold wall-clock time without a zone, read as if UTC: those clock
         // figures are local time in the zone.
         return toUtcText(offsetsOf(context).wallToUtc(Math.round(value.getTime() / 1000) * 1000));
       }
-      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'timestamp');
+      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'timestamp', plain);
       return fromText(value, context);
     };
     return fn;
@@ -393,19 +400,20 @@ export const time: TransformDefinition<z.output<typeof timeOptions>> = {
   create(options) {
     const formats = compileFormats(options.format, options.locale);
     const expected = expectation('a time', formats);
+    const plain = plainly('a time of day', formats, 'hh:mm');
     const fromText = parsingTransform((text) => {
       const reading = readWithFormats(text, formats);
-      if (reading === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'time');
+      if (reading === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'time', plain);
       const clock = new Date(reading.wall);
       return `${pad(clock.getUTCHours())}:${pad(clock.getUTCMinutes())}:${pad(clock.getUTCSeconds())}`;
     });
     const fn: TransformFn = (value, context) => {
       if (value instanceof Date) {
-        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'time');
+        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'time', plain);
         const rounded = new Date(Math.round(value.getTime() / 1000) * 1000);
         return `${pad(rounded.getUTCHours())}:${pad(rounded.getUTCMinutes())}:${pad(rounded.getUTCSeconds())}`;
       }
-      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'time');
+      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'time', plain);
       return fromText(value, context);
     };
     return fn;

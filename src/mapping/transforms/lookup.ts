@@ -185,7 +185,7 @@ async function createLookup(options: LookupOptions, environment: TransformEnviro
     if (otherwise === 'empty') return undefined;
     const near = closestKeys(normal, keys);
     const hint = near.length === 0 ? 'the table is empty' : `closest keys: ${near.map(quote).join(', ')}`;
-    throw new TransformError(`expected a key of the lookup table, got ${quote(text)} (${hint})`, 'lookup');
+    throw new TransformError(`expected a key of the lookup table, got ${quote(text)} (${hint})`, 'lookup', 'one of the values the mapping knows');
   };
 
   // Cells repeat their few spellings ("Germany" thousands of times): the answer for a text as

@@ -161,9 +161,10 @@ function createNumberTransform(name: 'number' | 'integer', options: NumberOption
   const parser = createParser(options);
   const separators = resolveSeparators(options);
   const expected = name === 'integer' ? `a whole number like ${parser.example.replace(/[.,]56(?= |$)/, '')}` : `a number like ${parser.example}`;
+  const plain = name === 'integer' ? 'a whole number' : 'a number';
   const check = (result: number, found: string): number => {
     if (name === 'integer' && !Number.isSafeInteger(result)) {
-      throw new TransformError(`expected ${expected}, got ${found}`, name);
+      throw new TransformError(`expected ${expected}, got ${found}`, name, plain);
     }
     // -0 would print as "0" but compare oddly downstream.
     return result === 0 ? 0 : result;
@@ -171,18 +172,18 @@ function createNumberTransform(name: 'number' | 'integer', options: NumberOption
   return (value) => {
     if (value === null) return null;
     if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, name);
+      if (!Number.isFinite(value)) throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, name, plain);
       return check(value, describeValue(value));
     }
     if (typeof value === 'string') {
       // An empty cell is no amount, not a broken one.
       if (value.trim() === '') return null;
       const result = parser.parse(value);
-      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}${readerHint(value, separators)}`, name);
+      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}${readerHint(value, separators)}`, name, plain);
       return check(result, quote(value));
     }
     if (Array.isArray(value)) throw listError(name, expected, value);
-    throw new TransformError(`expected ${expected}, got ${typeof value === 'boolean' ? `the boolean ${value}` : describeValue(value)}`, name);
+    throw new TransformError(`expected ${expected}, got ${typeof value === 'boolean' ? `the boolean ${value}` : describeValue(value)}`, name, plain);
   };
 }
 

@@ -279,7 +279,7 @@ export const extract: TransformDefinition<z.output<typeof extractOptions>> = {
       if (match !== null) return match[1] ?? '';
       if (otherwise === 'keep') return text;
       if (otherwise === 'empty') return null;
-      throw new TransformError(`expected text matching /${options.pattern}/, got ${quote(text)}`, 'extract');
+      throw new TransformError(`expected text matching /${options.pattern}/, got ${quote(text)}`, 'extract', 'in the form the mapping expects');
     };
     const fn: TransformFn = (value: Value) => {
       if (value === null) return null;

@@ -49,6 +49,11 @@ export class TransformError extends Error {
   constructor(
     message: string,
     readonly transform: string,
+    /**
+     * What the value should have been, in the words of the person who owns the data (`an e-mail
+     * address`, `a date (dd/MM/yyyy)`): the reject's sentence says the value "is not" this.
+     */
+    readonly expected?: string,
   ) {
     // A value a transform refuses is data, not a bug: its stack would never be read, and taking it
     // cost more than the transform itself (a file of mostly bad phone numbers mapped at a quarter

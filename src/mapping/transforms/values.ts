@@ -87,6 +87,7 @@ export function listError(transform: string, expected: string, value: string[]):
   return new TransformError(
     `expected ${expected}, got ${describeValue(value)} (pick one with \`first\` or \`nth\`, or combine them with \`join\`)`,
     transform,
+    'a single value',
   );
 }
 

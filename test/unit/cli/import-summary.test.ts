@@ -8,7 +8,7 @@ function summaryOf(step: Partial<ImportSummary['steps'][number]>, extra: Partial
   const whole = {
     step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
     rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-    warnings: emptyWarningCounts(), notCarried: [], ...step,
+    warnings: emptyWarningCounts(), notCarried: [], reasons: [], ...step,
   };
   return {
     run: 'r1', stateDir: '/w/.crm-ferry', steps: [whole], requests: 0, requestsForNames: 0, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
@@ -33,7 +33,7 @@ describe('the summary names warnings and columns not carried', () => {
     const step = {
       step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: '/w/s.csv', rejectsFile: null,
       rowsRead: 2, created: 2, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-      warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 }, notCarried: [{ column: 'Notes', rows: 2 }],
+      warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 }, notCarried: [{ column: 'Notes', rows: 2 }], reasons: [],
     };
     const summary: ImportSummary = {
       run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 3, requestsForNames: 1, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
@@ -47,7 +47,7 @@ describe('the summary names warnings and columns not carried', () => {
     const step = {
       step: 'organisations', inputFile: 'v1+https://old.example.com/api/party', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
       rowsRead: 1, created: 1, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-      warnings: emptyWarningCounts(), notCarried: [],
+      warnings: emptyWarningCounts(), notCarried: [], reasons: [],
     };
     const summary: ImportSummary = {
       run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 11, requestsForNames: 10, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,

@@ -34,6 +34,7 @@ const step = {
   notReached: 0,
   warnings: emptyWarningCounts(),
   notCarried: [{ column: 'Fax', rows: 4 }],
+  reasons: [],
 };
 
 function summary(extra: object = {}): ImportSummary {
@@ -124,7 +125,7 @@ describe('renderReport', () => {
   });
 
   it('lists at most DIFFERENCES_SHOWN differences and says how many more the file has', () => {
-    const differences = Array.from({ length: DIFFERENCES_SHOWN + 7 }, (_, i) => ({ step: 's', kind: 'missing' as const, row: i + 2, key: `k${i}`, field: '', inFile: 'a record', inAccount: 'gone', id: null }));
+    const differences = Array.from({ length: DIFFERENCES_SHOWN + 7 }, (_, i) => ({ step: 's', kind: 'missing' as const, changedIn: 'account' as const, row: i + 2, key: `k${i}`, field: '', inFile: 'a record', inAccount: 'gone', id: null }));
     const input: ReportInput = { ...importReport(summary(), context), command: 'verify', differences, differencesFile: 'diff.csv' };
     const html = renderReport(input);
     expect(html.match(/<tr data-kind="missing"/g)).toHaveLength(DIFFERENCES_SHOWN);
