@@ -21,7 +21,7 @@ import type { AccountView, CheckStepView, CheckView, InspectView, MapRequest, Ma
 import type { JobContext } from './jobs.ts';
 import { applyEdit, entityOf, looseParse, matchChoices, parseEdit, previewRows, readSample, readStepKeys, samplesOf, type StepKeys, tableOf, targetChoices, yamlProblems } from './map-view.ts';
 import { PLAN_FILE, type PlanStepFile, Project, shownName, stepNameFor } from './project.ts';
-import { reasonText, warningKind } from './reasons.ts';
+import { warningKind } from './reasons.ts';
 
 /** Rejected rows the Check view lists per step; the rejects file has them all. */
 const REJECTS_SHOWN = 100;
@@ -370,7 +370,8 @@ export class Engine {
       for await (const item of opened.items) {
         if (item.kind !== 'row') continue;
         const v = item.values;
-        out.push({ row: Number(v._row), field: String(v._field ?? ''), reason: reasonText({ code: String(v._code ?? ''), field: String(v._field ?? ''), message: String(v._message ?? '') }) });
+        // The file's `_message` is the reason in plain words already (reasonText, as validate wrote it).
+        out.push({ row: Number(v._row), field: String(v._field ?? ''), reason: String(v._message ?? '') });
         if (out.length >= REJECTS_SHOWN) break;
       }
     } finally {

@@ -227,7 +227,7 @@ fields:
       expect(row(rows, 2).record).toContain('emailAddresses ann@example.com (Work)');
     }],
     ['a custom field the account lacks, by name', [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Joined', tag: null }) }], (rows) => {
-      expect(marks(rows, 2, 'joined').join()).toMatch(/^rejected: .*unknown custom field/);
+      expect(marks(rows, 2, 'joined').join()).toBe('rejected: Unknown custom field Joined without a data tag of parties');
     }, { resolver: createResolver(CATALOG) }],
     ['the account\'s custom field: the same cells pass', [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Customer since', tag: null }) }, { kind: 'transform', column: 'joined', transform: 'date', param: '' }], (rows) => {
       expect(marks(rows, 2, 'joined')).toEqual([]);
@@ -240,7 +240,7 @@ fields:
     }],
     ['required', [{ kind: 'required', column: 'last', required: true }], (rows) => {
       expect(row(rows, 4).status).toBe('rejected');
-      expect(marks(rows, 4, 'last').join()).toMatch(/^rejected: .*required/i);
+      expect(marks(rows, 4, 'last').join()).toBe('rejected: last is empty, and the mapping needs a value there');
     }],
     ['what a bad value does: left out, with a warning', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }, { kind: 'transform', column: 'email', transform: 'email', param: '' }, { kind: 'onInvalid', column: 'email', onInvalid: 'drop' }], (rows) => {
       expect(row(rows, 3).status).toBe('ok');
@@ -261,12 +261,12 @@ fields:
     ['a link to another step: a key it lacks is a warning on the key\'s cell', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }], (rows) => {
       expect(marks(rows, 2, 'company id')).toEqual([]);
       expect(row(rows, 2).record).toContain("organisation: the row 'c1' of step companies");
-      expect(marks(rows, 3, 'company id').join()).toMatch(/^warning: .*no row with key 'c9' in step companies/);
+      expect(marks(rows, 3, 'company id').join()).toBe('warning: company id "c9": no row with this key in step companies; the record is written without organisation');
       expect(row(rows, 3).status).toBe('ok');
     }],
     ['a required link: a key it lacks rejects the row', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'required', column: 'company id', required: true }], (rows) => {
       expect(row(rows, 3).status).toBe('rejected');
-      expect(marks(rows, 3, 'company id').join()).toMatch(/^rejected: .*no row with key 'c9'/);
+      expect(marks(rows, 3, 'company id').join()).toBe('rejected: company id "c9": no row with this key in step companies');
     }],
     ['a link with a name: the name is written when the key finds no row', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'target', column: 'company', target: target({ to: 'organisation' }) }], (rows) => {
       expect(marks(rows, 3, 'company id')).toEqual([]);
@@ -278,12 +278,12 @@ fields:
     ['rows with one key: the first kept, the later one left out', [{ kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) }, { kind: 'onDuplicate', onDuplicate: 'first' }], (rows) => {
       expect(row(rows, 5).status).toBe('skipped');
       expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
-      expect(marks(rows, 2, 'id').join()).toMatch(/^warning: .*row 5 has the same key and was left out/);
+      expect(marks(rows, 2, 'id').join()).toBe('warning: Row 5 has the same key and was left out (onDuplicate: first)');
     }],
     ['rows with one key merged: the later one folded, the first warned', [{ kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) }, { kind: 'onDuplicate', onDuplicate: 'merge' }], (rows) => {
       expect(row(rows, 5).status).toBe('skipped');
       expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
-      expect(marks(rows, 2, 'id').join()).toMatch(/^warning: .*row 5 has the same key and was merged in/);
+      expect(marks(rows, 2, 'id').join()).toMatch(/^warning: Row 5 has the same key and was merged in: /);
       expect(row(rows, 2).record).toContain('addresses Oslo (Work), Bergen (Work)');
     }],
     ['records found by e-mail: two rows with one address are one record', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }, { kind: 'match', match: 'email' }], (rows) => {
@@ -304,7 +304,7 @@ fields:
   it('rejects the later of two rows with one key, as the run does by default', async () => {
     const rows = await preview(BASE);
     expect(rows.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'rejected', 'ok']);
-    expect(marks(rows, 5, 'id').join()).toMatch(/^rejected: .*duplicate key '1'/);
+    expect(marks(rows, 5, 'id').join()).toBe("rejected: Duplicate key '1': an earlier row of step people has the same key; keys must be unique within a step");
   });
 
   it('places a sample column in the table with its samples', () => {

@@ -33,7 +33,8 @@ import {
   parseMapping,
   parseTemplate,
   REPEATABLE_KINDS,
-  resolveRecord,
+  type Reason,
+  reasonText,
   type SourceOptions,
   TARGET_INFO,
   TARGETS,
@@ -41,11 +42,11 @@ import {
   type TargetKind,
   WEBSITE_SERVICES,
 } from '../mapping/index.ts';
-import { foldDuplicates, indexDuplicates, MatchValueCheck, recordDigest, type ReferenceBook } from '../plan/index.ts';
+import { findAttachments, foldDuplicates, indexDuplicates, MatchValueCheck, recordDigest, recordToSend, type ReferenceBook } from '../plan/index.ts';
 import { openSource, type CellValue, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import type { CellMark, CellRole, Choice, MapColumnView, MapEdit, MapEntryView, PreviewRow, TargetChoice, YamlProblem } from './api.ts';
 import { ON_INVALID_CHOICES } from './api.ts';
-import { foldedText, reasonText, uncheckedLinkText } from './reasons.ts';
+import { foldedText, uncheckedLinkText } from './reasons.ts';
 
 /** Rows the preview maps: enough to see a column's values and its rejects, quick to redo on every change. */
 export const PREVIEW_ROWS = 20;
@@ -850,14 +851,21 @@ function matchColumns(mapping: Mapping, map: ReturnType<typeof columnsByEntry>):
 }
 
 interface ReasonPlaces {
+  /** The input's columns: a reason's column is marked when it is one of them. */
+  header: ReadonlySet<string>;
   map: ReturnType<typeof columnsByEntry>;
   key: string[];
   match: string[];
 }
 
-/** Which columns a reason is about: the entry its message names (`fields[3]`), else the key, the match, or the entries of its target. */
-function reasonColumns(field: string, message: string, places: ReasonPlaces): string[] {
-  const place = /fields\[(\d+)\]/.exec(`${field} ${message}`);
+/**
+ * Which columns a reason is about: the column it names, else the entry of its rule or message
+ * (`fields[3]`), else the key, the match, or the entries of its target.
+ */
+function reasonColumns(reason: Pick<Reason, 'field' | 'message' | 'column' | 'rule'>, places: ReasonPlaces): string[] {
+  const { field, message } = reason;
+  if (reason.column !== undefined && places.header.has(reason.column)) return [reason.column];
+  const place = /fields\[(\d+)\]/.exec(`${reason.rule ?? ''} ${field} ${message}`);
   if (place) return places.map.byIndex.get(Number(place[1])) ?? [];
   if (field === 'key') return places.key;
   if (field === 'match') return places.match;
@@ -901,6 +909,8 @@ function recordText(mapped: MappedRecord, found: (ref: MappedRecord['refs'][numb
   }
   for (const ref of mapped.refs) {
     const state = found(ref);
+    // A link that finds no row writes its fallback, as the run does (the organisation by its name).
+    if (state === false && !ref.required && ref.fallback !== undefined) parts.push(`${String(ref.path[0])} ${shortText(ref.fallback)}`);
     if (state !== false) parts.push(`${String(ref.path[0])}: the row '${ref.key}' of ${stepWords([...ref.steps])}${state === null ? ' (not checked)' : ''}`);
   }
   const text = parts.join('; ');
@@ -932,7 +942,7 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
   const compiled = await compileMapping(mapping, { file: options.mappingFile, baseDir: options.baseDir });
   compiled.checkColumns(sample.header);
   const map = columnsByEntry(mapping);
-  const places: ReasonPlaces = { map, key: Array.isArray(mapping.key) ? mapping.key : [...entryColumns({ key: mapping.key })], match: matchColumns(mapping, map) };
+  const places: ReasonPlaces = { header: new Set(sample.header), map, key: Array.isArray(mapping.key) ? mapping.key : [...entryColumns({ key: mapping.key })], match: matchColumns(mapping, map) };
   const valuesOf = new Map<number, Record<string, CellValue>>();
   for (const item of sample.items) if (item.kind === 'row') valuesOf.set(item.location.row, item.values);
   const mapped: MappedItem[] = [];
@@ -951,7 +961,7 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
       continue;
     }
     if (item.kind === 'rejected') {
-      mark(marks, reasonColumns(item.field, item.message, places), 'rejected', reasonText(item));
+      mark(marks, reasonColumns(item, places), 'rejected', reasonText(item));
       if (item.key) book.addRejected(step, item.key);
       rows.push({ row: item.location.row, status: 'rejected', key: item.key, cells, marks, record: '' });
       continue;
@@ -968,18 +978,18 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
     const isChecked = (ref: (typeof refs)[number]): boolean => !ref.steps.some((s) => unchecked.has(s));
     for (const ref of refs) {
       const missing = ref.steps.find((s) => unchecked.has(s));
-      if (missing !== undefined) mark(marks, reasonColumns(ref.yamlPath, '', places), 'warning', uncheckedLinkText(missing, unchecked.get(missing) ?? ''));
+      if (missing !== undefined) mark(marks, reasonColumns({ field: ref.yamlPath, message: '', column: ref.column }, places), 'warning', uncheckedLinkText(missing, unchecked.get(missing) ?? ''));
     }
-    item.refs = refs.filter(isChecked);
-    // The order of validate's checks: key, match value, links, names.
-    const same = repeated ?? matches.check(item);
-    const linking = same ? [] : book.linkRecord(item);
-    item.refs = refs;
-    // Before names become ids: the row as the mapping names it.
+    // Before links and names become ids: the row as the mapping names it.
     const record = recordText(item, (ref) => (isChecked(ref) ? book.checkRefs([ref]).length === 0 : null));
-    const problems = same ? [same] : [...linking, ...resolveRecord(item, options.resolver)];
-    for (const problem of problems) mark(marks, reasonColumns(problem.field, problem.message, places), 'rejected', reasonText(problem));
-    for (const warning of item.warnings ?? []) mark(marks, reasonColumns(warning.field, warning.message, places), 'warning', reasonText({ code: warning.code, field: warning.field, message: warning.value === undefined ? warning.message : `${warning.message} (value: ${warning.value})` }));
+    // The order of validate's checks: key, match value, then links and names as the run makes them.
+    const same = repeated ?? matches.check(item);
+    item.refs = refs.filter(isChecked);
+    const sent = same ? null : await recordToSend(item, { entity: mapping.entity, links: book, resolver: options.resolver, files: findAttachments });
+    item.refs = refs;
+    const problems = same ? [same] : sent?.kind === 'problems' ? sent.problems : [];
+    for (const problem of problems) mark(marks, reasonColumns(problem, places), 'rejected', reasonText({ ...problem, values }));
+    for (const warning of item.warnings ?? []) mark(marks, reasonColumns(warning, places), 'warning', reasonText({ ...warning, values }));
     if (problems.length === 0) book.addValid(step, item.key, digest);
     else book.addRejected(step, item.key);
     rows.push({ row: item.location.row, status: problems.length > 0 ? 'rejected' : 'ok', key: item.key, cells, marks, record });
