@@ -1,13 +1,20 @@
 #!/usr/bin/env node
-// Runs the JavaScript that `npm ci` compiled into dist/ (the `prepare` script), which starts in a
-// tenth of a second. When dist/ is missing or older than a source file (someone is editing src/),
-// it runs the TypeScript sources through tsx instead, so a change is never run stale.
-import { readdirSync, statSync } from 'node:fs';
+// Runs the command line that `npm ci` built into dist/bundle/ (the `prepare` script: the sources
+// and their dependencies bundled into a few files, build/bundle-cli.ts), which starts in a tenth of
+// a second. In a checkout, when the build is missing or older than a source file (someone is
+// editing src/), it runs the TypeScript sources through tsx instead, so a change is never run stale.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 function compiledIsFresh() {
+  // A build from before the command line was bundled has its stamp but no bundle.
+  if (!existsSync(`${root}dist/bundle/main.js`)) return false;
+  // Installed from the registry or a tarball, inside a node_modules folder, nobody edits the
+  // sources, and their times say nothing: npm gives each file the time it unpacked it, src/ after
+  // dist/. The build is the package's.
+  if (/[\\/]node_modules[\\/]/.test(root)) return true;
   let built;
   try {
     built = statSync(`${root}dist/.build-stamp`).mtimeMs;
@@ -22,7 +29,7 @@ function compiledIsFresh() {
 
 let main;
 if (compiledIsFresh()) {
-  ({ main } = await import('../dist/cli/main.js'));
+  ({ main } = await import('../dist/bundle/main.js'));
 } else {
   const { register } = await import('tsx/esm/api');
   register();

@@ -25,7 +25,7 @@ export interface ListOptions {
   signal?: AbortSignal;
 }
 
-/** How a list is paged (`CrmClient.paginate`, `CrmClient.pages`). */
+/** How a list is read and paged (`CrmClient.paginate`, `CrmClient.pages`): its query, page size, and for a filter the POST body. */
 export interface PageOptions {
   query?: Record<string, string>;
   /** Records a page, 1 to 100. @default 100 (fewest requests) */
@@ -41,17 +41,6 @@ export interface DeleteResult {
   status: 202 | 204;
   jobUrl?: string;
   job?: s.Job;
-}
-
-/** How a list is read: its query, page size, and for a filter the POST body. */
-export interface PageOptions {
-  query?: Record<string, string>;
-  /** Page size, 1 to 100. @default 100 */
-  perPage?: number | undefined;
-  signal?: AbortSignal | undefined;
-  /** @default 'GET' */
-  method?: 'GET' | 'POST';
-  json?: unknown;
 }
 
 /** A filter as the service takes it (spec section 4.12). */

@@ -1,18 +1,12 @@
 import { crc32 } from 'node:zlib';
-import type { ErrorCode } from '../errors/index.ts';
-import type { MappedRecord, RefUse } from '../mapping/index.ts';
+import type { MappedRecord, RecordProblem, RefUse } from '../mapping/index.ts';
 
-/** Why one record cannot be linked or kept. */
-export interface ReferenceProblem {
-  /** The mapping place (`fields[2]`) or the target (`party`). */
-  field: string;
-  code: ErrorCode;
-  message: string;
-  /** The key's column, the key, and the link's place in the mapping: what the reason a person reads names. */
-  column?: string;
-  value?: string;
-  rule?: string;
-}
+/**
+ * Why one record cannot be linked or kept: a record problem like any other on its way to the
+ * rejects file, `field` the mapping place (`fields[2]`) or the target (`party`), `column`, `value`
+ * and `rule` the key's column, the key and the link's place in the mapping.
+ */
+export type ReferenceProblem = RecordProblem;
 
 /** What looking a link's key up in its steps found. */
 export type RefLookup<T> =

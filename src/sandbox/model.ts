@@ -117,7 +117,8 @@ export interface PartyRec extends Stamped {
   restrictedFor: number[];
 }
 
-export interface KaseRec extends Stamped {
+/** What a project and an opportunity share: named work for a party, with an owner or team, tags and fields. */
+export interface PartyWorkRec extends Stamped {
   name: string;
   description: string | null;
   partyId: number;
@@ -125,25 +126,23 @@ export interface KaseRec extends Stamped {
   partyIds: number[];
   ownerId: number | null;
   teamId: number | null;
+  lastContactedAt: string | null;
+  tagIds: number[];
+  fields: FieldValueRec[];
+  /** Ids of users who can no longer see this record (for the restricted lists). */
+  restrictedFor: number[];
+}
+
+export interface KaseRec extends PartyWorkRec {
   status: 'OPEN' | 'CLOSED';
   opportunityId: number | null;
   stageId: number | null;
   startOn: string | null;
   expectedCloseOn: string | null;
   closedOn: string | null;
-  lastContactedAt: string | null;
-  tagIds: number[];
-  fields: FieldValueRec[];
-  restrictedFor: number[];
 }
 
-export interface OpportunityRec extends Stamped {
-  name: string;
-  description: string | null;
-  partyId: number;
-  partyIds: number[];
-  ownerId: number | null;
-  teamId: number | null;
+export interface OpportunityRec extends PartyWorkRec {
   milestoneId: number;
   lostReason: string | null;
   value: { amount: number; currency: string } | null;
@@ -152,10 +151,6 @@ export interface OpportunityRec extends Stamped {
   probability: number;
   durationBasis: string;
   duration: number | null;
-  lastContactedAt: string | null;
-  tagIds: number[];
-  fields: FieldValueRec[];
-  restrictedFor: number[];
 }
 
 export interface AttachmentRec {

@@ -99,6 +99,31 @@ function showErrorPage(reply: FastifyReply, problem: string): FastifyReply {
   return reply.code(400).headers(PAGE_HEADERS).send(renderErrorPage(problem));
 }
 
+/**
+ * Answers an authorisation request (the consent page, or the user's decision). A problem found
+ * before the client and its redirect URI are trusted goes to an error page; one found after goes
+ * back to the client by redirect, with the request's state.
+ */
+function answerAuthorise(ctx: SandboxContext, reply: FastifyReply, params: OAuthParams, answer: (target: AuthoriseRequest) => FastifyReply): FastifyReply {
+  let target: AuthoriseRequest;
+  try {
+    target = identify(ctx, params);
+  } catch (error) {
+    if (error instanceof PageError) return showErrorPage(reply, error.message);
+    throw error;
+  }
+  try {
+    return answer(target);
+  } catch (error) {
+    if (!(error instanceof RedirectableError)) throw error;
+    return redirectTo(reply, target.redirectUri, {
+      error: error.error,
+      error_description: error.description,
+      state: target.state,
+    });
+  }
+}
+
 function adminOf(ctx: SandboxContext): UserRec {
   const admin = ctx.store.users.all().find((u) => u.username === ADMIN_USERNAME);
   if (!admin) throw new Error('the sandbox account has no Administrator');
@@ -178,45 +203,23 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
 
   app.get('/oauth/authorise', async (request, reply) => {
     const params = (request.query ?? {}) as OAuthParams;
-    let target: AuthoriseRequest;
-    try {
-      target = identify(ctx, params);
-    } catch (error) {
-      if (error instanceof PageError) return showErrorPage(reply, error.message);
-      throw error;
-    }
-    let scope: string;
-    try {
-      ({ scope } = checkGrantRequest(params));
-    } catch (error) {
-      if (!(error instanceof RedirectableError)) throw error;
-      return redirectTo(reply, target.redirectUri, {
-        error: error.error,
-        error_description: error.description,
+    return answerAuthorise(ctx, reply, params, (target) => {
+      const { scope } = checkGrantRequest(params);
+      const page = renderConsentPage(target.client, adminOf(ctx), {
+        response_type: 'code',
+        client_id: target.client.clientId,
+        redirect_uri: target.redirectUri,
+        scope,
         state: target.state,
       });
-    }
-    const page = renderConsentPage(target.client, adminOf(ctx), {
-      response_type: 'code',
-      client_id: target.client.clientId,
-      redirect_uri: target.redirectUri,
-      scope,
-      state: target.state,
+      return reply.code(200).headers(PAGE_HEADERS).send(page);
     });
-    return reply.code(200).headers(PAGE_HEADERS).send(page);
   });
 
   app.post('/oauth/authorise', async (request, reply) => {
     const body = request.body;
     const params: OAuthParams = body && typeof body === 'object' && !Buffer.isBuffer(body) ? (body as OAuthParams) : {};
-    let target: AuthoriseRequest;
-    try {
-      target = identify(ctx, params);
-    } catch (error) {
-      if (error instanceof PageError) return showErrorPage(reply, error.message);
-      throw error;
-    }
-    try {
+    return answerAuthorise(ctx, reply, params, (target) => {
       const { scope } = checkGrantRequest(params);
       const decision = params.decision;
       if (decision === 'deny') throw new RedirectableError('access_denied', 'the user denied access');
@@ -233,14 +236,7 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
       };
       ctx.store.authCodes.set(code.code, code);
       return redirectTo(reply, target.redirectUri, { code: code.code, state: target.state });
-    } catch (error) {
-      if (!(error instanceof RedirectableError)) throw error;
-      return redirectTo(reply, target.redirectUri, {
-        error: error.error,
-        error_description: error.description,
-        state: target.state,
-      });
-    }
+    });
   });
 
   app.post('/oauth/token', { errorHandler: tokenErrorHandler }, async (request, reply) => {

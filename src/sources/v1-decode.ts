@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import iconv from 'iconv-lite';
 import { FerryError } from '../errors/index.ts';
 import { findInvalidUtf8 } from './csv-encoding.ts';
@@ -71,4 +72,30 @@ function strictUtf8(file: string): TextChunkDecoder {
       }
     },
   };
+}
+
+/**
+ * Reads the file, or `chunks` instead of it (a page of the live v1 interface), as text in the
+ * encoding its first bytes name. Each piece of text goes to `write`, then what `drain` has ready is
+ * handed on, so records come out as the bytes come in. The file is closed however reading ends.
+ */
+export async function* readDecoded<T>(
+  file: string,
+  options: { signal: AbortSignal | undefined; chunks?: Iterable<Buffer> | AsyncIterable<Buffer> },
+  write: (text: string) => void,
+  drain: () => Generator<T>,
+): AsyncGenerator<T, void> {
+  const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
+  let decoder: TextChunkDecoder | undefined;
+  try {
+    for await (const chunk of (options.chunks ?? stream) as AsyncIterable<Buffer>) {
+      options.signal?.throwIfAborted();
+      decoder ??= chooseDecoder(file, chunk);
+      write(decoder.write(chunk));
+      yield* drain();
+    }
+    if (decoder) write(decoder.end());
+  } finally {
+    stream?.destroy();
+  }
 }

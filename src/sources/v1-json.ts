@@ -1,7 +1,6 @@
-import { createReadStream } from 'node:fs';
 import { FerryError } from '../errors/index.ts';
 import { MAX_NESTING_DEPTH } from '../util/index.ts';
-import { chooseDecoder, type TextChunkDecoder } from './v1-decode.ts';
+import { readDecoded } from './v1-decode.ts';
 import { JsonSyntaxError, JsonTokenizer } from './v1-json-tokens.ts';
 import type { JsonEvent } from './v1-json-tokens.ts';
 import { isRecordKind, V1_LIST_ITEMS } from './v1-flatten.ts';
@@ -204,25 +203,13 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
     queue.push({ node: objectToNode(kind, record.root), elementPath: record.path, line: record.line });
   }
 
-  const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
-  let decoder: TextChunkDecoder | undefined;
+  yield* readDecoded(file, options, writeOrFail, drain);
   try {
-    for await (const chunk of (options.chunks ?? stream) as AsyncIterable<Buffer>) {
-      options.signal?.throwIfAborted();
-      decoder ??= chooseDecoder(file, chunk);
-      writeOrFail(decoder.write(chunk));
-      yield* drain();
-    }
-    if (decoder) writeOrFail(decoder.end());
-    try {
-      tokenizer.end();
-    } catch (error) {
-      throw toFerryError(error);
-    }
-    yield* drain();
-  } finally {
-    stream?.destroy();
+    tokenizer.end();
+  } catch (error) {
+    throw toFerryError(error);
   }
+  yield* drain();
 
   function writeOrFail(text: string): void {
     try {

@@ -1,9 +1,7 @@
-import { createReadStream } from 'node:fs';
 import { SaxesParser } from 'saxes';
 import { FerryError } from '../errors/index.ts';
 import { MAX_NESTING_DEPTH } from '../util/index.ts';
-import { chooseDecoder } from './v1-decode.ts';
-import type { TextChunkDecoder } from './v1-decode.ts';
+import { readDecoded } from './v1-decode.ts';
 import { isRecordKind } from './v1-flatten.ts';
 import type { V1Node } from './v1-flatten.ts';
 
@@ -165,28 +163,16 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     queue.push({ node: normalizeTree(done.node), elementPath: done.path, line: done.line });
   });
 
-  const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
-  let decoder: TextChunkDecoder | undefined;
-  try {
-    for await (const chunk of (options.chunks ?? stream) as AsyncIterable<Buffer>) {
-      options.signal?.throwIfAborted();
-      decoder ??= chooseDecoder(file, chunk);
-      parser.write(decoder.write(chunk));
-      yield* drain();
-      if (failure) throw failure;
-    }
-    if (decoder) parser.write(decoder.end());
-    parser.close();
-    yield* drain();
-    if (failure) throw failure;
-  } finally {
-    stream?.destroy();
-  }
+  yield* readDecoded(file, options, (text) => parser.write(text), drain);
+  parser.close();
+  yield* drain();
 
+  /** Hands on the records ready; a fault of the document comes after the records read before it. */
   function* drain(): Generator<RawV1Record> {
     const ready = queue;
     queue = [];
     yield* ready;
+    if (failure) throw failure;
   }
 }
 

@@ -19,7 +19,7 @@ const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', 
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** Whether dist/ was built after every source file changed (as bin/crm-ferry.js decides). */
+/** Whether dist/ was built after every source file changed (as bin/crm-ferry.js decides in a checkout). */
 function builtIsFresh(): boolean {
   let built: number;
   try {
@@ -108,5 +108,18 @@ describe('the packed package', () => {
     });
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'main.ts'], { cwd: app });
     expect(JSON.parse(stdout.trim().split('\n').pop() as string)).toEqual({ created: 2, matches: true, jobTitles: ['A.L.', 'A.M.T.'] });
+
+    // The command as installed runs its bundle (dist/bundle/, build/bundle-cli.ts), never the
+    // sources through tsx, though npm unpacked src/ after dist/ (the newer files): sources that
+    // cannot run make that sure. The paths it reads beside its own files (package.json, the
+    // ready mappings, the samples) still resolve from the bundle.
+    expect(shipped).toContain('dist/bundle/main.js');
+    const bin = join(app, 'node_modules/.bin/crm-ferry');
+    const installed = join(app, 'node_modules/crm-ferry');
+    writeFileSync(join(installed, 'src/cli/main.ts'), "throw new Error('the installed command ran its sources');\n");
+    const version = await run(bin, ['--version'], { cwd: app });
+    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    const drafted = await run(bin, ['mapping', 'init', join(installed, 'samples/crm/hubspot-contacts.csv')], { cwd: app });
+    expect(drafted.stdout).toMatch(/^# Started by crm-ferry mapping init from the ready-made mappings\/hubspot-contacts\.yaml:/m);
   }, 600_000);
 });

@@ -16,14 +16,3 @@ export class FilterError extends Error {
     this.name = 'FilterError';
   }
 }
-
-/** How a JSON value reads in a message: its text and its JSON type, so wrong types are obvious. */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  const text = JSON.stringify(value);
-  const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
-  return `${shown} (a ${typeof value})`;
-}

@@ -1,5 +1,6 @@
 import { addDays, isIsoDate } from './dates.ts';
-import { describeValue, FilterError } from './filter-error.ts';
+import { describeValue } from '../describe-value.ts';
+import { FilterError } from './filter-error.ts';
 import { type FieldKind, type FieldSpec, type FilterEnv, type Operator, OPERATORS, OPERATORS_BY_KIND, type RefField, type StringField } from './types.ts';
 
 const KIND_NAMES: Record<FieldKind, string> = {
@@ -25,7 +26,7 @@ export interface ConditionAt {
 function wrongValue(at: ConditionAt, expected: string): FilterError {
   return new FilterError(
     at.path,
-    `operator "${at.operator}" on field "${at.field}" takes ${expected}, got ${describeValue(at.value)}`,
+    `operator "${at.operator}" on field "${at.field}" takes ${expected}, got ${describeValue(at.value, { withType: true })}`,
   );
 }
 

@@ -1,4 +1,5 @@
-import { describeValue, FilterError } from './filter-error.ts';
+import { describeValue } from '../describe-value.ts';
+import { FilterError } from './filter-error.ts';
 
 /** One `{field, operator, value}` test, as written; `path` locates it for messages. */
 export interface ConditionSpec {
@@ -49,12 +50,12 @@ function rejectUnknownKeys(object: Record<string, unknown>, allowed: readonly st
 }
 
 function parseCondition(raw: unknown, path: string, inGroup: boolean): ConditionSpec | OrGroupSpec {
-  if (!isObject(raw)) throw new FilterError(path, `a condition must be an object, got ${describeValue(raw)}`);
+  if (!isObject(raw)) throw new FilterError(path, `a condition must be an object, got ${describeValue(raw, { withType: true })}`);
   if ('orGroup' in raw) {
     if (inGroup) throw new FilterError(path, 'an orGroup cannot hold another orGroup (groups are one level deep)');
     rejectUnknownKeys(raw, ['orGroup'], path);
     const members = raw.orGroup;
-    if (!Array.isArray(members)) throw new FilterError(path, `orGroup must be an array of conditions, got ${describeValue(members)}`);
+    if (!Array.isArray(members)) throw new FilterError(path, `orGroup must be an array of conditions, got ${describeValue(members, { withType: true })}`);
     // An empty group could pass nothing, which is never what was meant.
     if (members.length === 0) throw new FilterError(path, 'orGroup must hold at least one condition');
     const conditions = members.map((member, index) => parseCondition(member, `${path}.orGroup[${index}]`, true));
@@ -63,24 +64,24 @@ function parseCondition(raw: unknown, path: string, inGroup: boolean): Condition
   rejectUnknownKeys(raw, ['field', 'operator', 'value'], path);
   const { field, operator } = raw;
   if (typeof field !== 'string' || field === '') {
-    throw new FilterError(path, `field must be a non-empty string, got ${describeValue(field)}`);
+    throw new FilterError(path, `field must be a non-empty string, got ${describeValue(field, { withType: true })}`);
   }
   if (typeof operator !== 'string' || operator === '') {
-    throw new FilterError(path, `operator must be a non-empty string, got ${describeValue(operator)}`);
+    throw new FilterError(path, `operator must be a non-empty string, got ${describeValue(operator, { withType: true })}`);
   }
   if (!('value' in raw)) throw new FilterError(path, 'value is missing');
   return { kind: 'condition', path, field, operator, value: raw.value };
 }
 
 function parseOrder(raw: unknown, path: string): OrderSpec {
-  if (!isObject(raw)) throw new FilterError(path, `an orderBy element must be an object, got ${describeValue(raw)}`);
+  if (!isObject(raw)) throw new FilterError(path, `an orderBy element must be an object, got ${describeValue(raw, { withType: true })}`);
   rejectUnknownKeys(raw, ['field', 'direction'], path);
   const { field, direction = 'ascending' } = raw;
   if (typeof field !== 'string' || field === '') {
-    throw new FilterError(path, `field must be a non-empty string, got ${describeValue(field)}`);
+    throw new FilterError(path, `field must be a non-empty string, got ${describeValue(field, { withType: true })}`);
   }
   if (direction !== 'ascending' && direction !== 'descending') {
-    throw new FilterError(path, `direction must be "ascending" or "descending", got ${describeValue(direction)}`);
+    throw new FilterError(path, `direction must be "ascending" or "descending", got ${describeValue(direction, { withType: true })}`);
   }
   return { path, field, direction };
 }
@@ -94,13 +95,13 @@ function parseOrder(raw: unknown, path: string): OrderSpec {
  *   `orderBy[i]` that is malformed.
  */
 export function parseFilter(raw: unknown): FilterSpec {
-  if (!isObject(raw)) throw new FilterError('filter', `must be an object with conditions, got ${describeValue(raw)}`);
+  if (!isObject(raw)) throw new FilterError('filter', `must be an object with conditions, got ${describeValue(raw, { withType: true })}`);
   rejectUnknownKeys(raw, ['conditions', 'orderBy'], 'filter');
   const { conditions, orderBy = [] } = raw;
   if (!Array.isArray(conditions)) {
-    throw new FilterError('filter', `conditions must be an array, got ${describeValue(conditions)}`);
+    throw new FilterError('filter', `conditions must be an array, got ${describeValue(conditions, { withType: true })}`);
   }
-  if (!Array.isArray(orderBy)) throw new FilterError('filter', `orderBy must be an array, got ${describeValue(orderBy)}`);
+  if (!Array.isArray(orderBy)) throw new FilterError('filter', `orderBy must be an array, got ${describeValue(orderBy, { withType: true })}`);
   return {
     conditions: conditions.map((condition, index) => parseCondition(condition, `conditions[${index}]`, false)),
     orderBy: orderBy.map((order, index) => parseOrder(order, `orderBy[${index}]`)),

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
+import { describeValue } from '../describe-value.ts';
 import {
   badRequest,
   created,
@@ -55,16 +56,6 @@ export function readIdRef(value: unknown): number | { problem: string } {
     return { problem: `id must be a positive integer, got ${describeValue(id)}` };
   }
   return id;
-}
-
-/** A short description of a JSON value for error messages. */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  const text = JSON.stringify(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /**

@@ -5,14 +5,7 @@ import type { EntityRecords, FilterEntity } from '../filters/index.ts';
 import { badRequest, parseEmbed, parsePage } from '../http.ts';
 import { pageOf } from '../paging.ts';
 import { boardsWithStages } from './account-lists.ts';
-import {
-  KASE_EMBEDS,
-  OPPORTUNITY_EMBEDS,
-  PARTY_EMBEDS,
-  serializeKase,
-  serializeOpportunity,
-  serializeParty,
-} from './record-serializers.ts';
+import { KASE_EMBEDS, OPPORTUNITY_EMBEDS, PARTY_EMBEDS, serializeKase, serializeOpportunity, serializeParty } from './record-serializers.ts';
 
 interface Endpoint<E extends FilterEntity> {
   entity: E;

@@ -20,7 +20,7 @@ import {
   readIdRef,
   today,
 } from './record-common.ts';
-import { finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
+import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
 const KASE_KEYS = [
   'name',
@@ -89,24 +89,13 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
 /** A new project before the request's fields are applied: open, on no stage yet (creating puts it on the first). */
 export function blankKase(at: string): Omit<KaseRec, 'id'> {
   return {
-    name: '',
-    description: null,
-    partyId: 0,
-    partyIds: [],
-    ownerId: null,
-    teamId: null,
+    ...blankPartyWork(at),
     status: 'OPEN',
     opportunityId: null,
     stageId: null,
     startOn: null,
     expectedCloseOn: null,
     closedOn: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: at,
-    updatedAt: at,
   };
 }
 

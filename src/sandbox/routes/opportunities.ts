@@ -20,7 +20,7 @@ import {
   readString,
   today,
 } from './record-common.ts';
-import { finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
+import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
 /** Bases of an opportunity's duration; only FIXED has no duration. */
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
@@ -153,12 +153,7 @@ function applyOpportunityBody(
 
 function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {
   return {
-    name: '',
-    description: null,
-    partyId: 0,
-    partyIds: [],
-    ownerId: null,
-    teamId: null,
+    ...blankPartyWork(at),
     milestoneId: 0,
     lostReason: null,
     value: null,
@@ -167,12 +162,6 @@ function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {
     probability: 0,
     durationBasis: 'FIXED',
     duration: null,
-    lastContactedAt: null,
-    tagIds: [],
-    fields: [],
-    restrictedFor: [],
-    createdAt: at,
-    updatedAt: at,
   };
 }
 

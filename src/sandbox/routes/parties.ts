@@ -9,16 +9,7 @@ import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
 import { answerScheduled, registerJobHandler } from '../jobs.ts';
 import type { AddressRec, EmailRec, PartyRec, PhoneRec, WebsiteRec } from '../model.ts';
-import {
-  forClassOf,
-  KASE_EMBEDS,
-  OPPORTUNITY_EMBEDS,
-  PARTY_EMBEDS,
-  serializeKase,
-  serializeOpportunity,
-  serializeParty,
-  WEBSITE_SERVICES,
-} from './record-serializers.ts';
+import { forClassOf, KASE_EMBEDS, OPPORTUNITY_EMBEDS, PARTY_EMBEDS, serializeKase, serializeOpportunity, serializeParty, WEBSITE_SERVICES } from './record-serializers.ts';
 import { deleteParty, partyDeleteIsScheduled } from './record-cascade.ts';
 import {
   applyCollection,

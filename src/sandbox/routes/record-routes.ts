@@ -7,7 +7,7 @@ import { pageOf } from '../paging.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
-import type { DeletedRec, FieldValueRec, PartyRec } from '../model.ts';
+import type { DeletedRec, FieldValueRec, PartyRec, PartyWorkRec } from '../model.ts';
 import type { Table } from '../store.ts';
 import { PARTY_EMBEDS, serializeParty } from './record-serializers.ts';
 import {
@@ -37,6 +37,24 @@ interface SharedFields {
   teamId: number | null;
   tagIds: number[];
   fields: FieldValueRec[];
+}
+
+/** The part of a new project or opportunity the two share, before the request's fields are applied. */
+export function blankPartyWork(at: string): Omit<PartyWorkRec, 'id'> {
+  return {
+    name: '',
+    description: null,
+    partyId: 0,
+    partyIds: [],
+    ownerId: null,
+    teamId: null,
+    lastContactedAt: null,
+    tagIds: [],
+    fields: [],
+    restrictedFor: [],
+    createdAt: at,
+    updatedAt: at,
+  };
 }
 
 /** Reads the name, the description and the party of a create or update body into `record`. */

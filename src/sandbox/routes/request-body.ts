@@ -54,16 +54,23 @@ interface ReadOptions {
 }
 
 /**
+ * A property of the body and the name its problems go under (with the prefix); an absent one is
+ * `undefined`, and a problem when it is required.
+ */
+function propertyOf(body: Body, key: string, problems: Problems, options: ReadOptions): { field: string; value: unknown } {
+  const field = `${options.prefix ?? ''}${key}`;
+  const value = body[key];
+  if (value === undefined && options.required) problems.add(field, 'is required');
+  return { field, value };
+}
+
+/**
  * Reads an optional string property: `undefined` when absent, null when null is allowed and given.
  * An empty string is stored as null when null is allowed, as the service treats blanks as unset.
  */
 export function readString(body: Body, key: string, problems: Problems, options: ReadOptions & { max?: number } = {}): string | null | undefined {
-  const field = `${options.prefix ?? ''}${key}`;
-  const value = body[key];
-  if (value === undefined) {
-    if (options.required) problems.add(field, 'is required');
-    return undefined;
-  }
+  const { field, value } = propertyOf(body, key, problems, options);
+  if (value === undefined) return undefined;
   if (value === null) {
     if (!options.nullable) problems.add(field, 'must be a string, not null');
     return null;
@@ -94,12 +101,8 @@ export function isDate(value: string): boolean {
 
 /** Reads an optional `YYYY-MM-DD` date; null clears it. */
 export function readDate(body: Body, key: string, problems: Problems, options: ReadOptions = {}): string | null | undefined {
-  const field = `${options.prefix ?? ''}${key}`;
-  const value = body[key];
-  if (value === undefined) {
-    if (options.required) problems.add(field, 'is required');
-    return undefined;
-  }
+  const { field, value } = propertyOf(body, key, problems, options);
+  if (value === undefined) return undefined;
   if (value === null && options.nullable !== false) return null;
   if (typeof value !== 'string' || !isDate(value)) {
     problems.add(field, `must be a date written YYYY-MM-DD, got ${describeInput(value)}`);
@@ -110,12 +113,8 @@ export function readDate(body: Body, key: string, problems: Problems, options: R
 
 /** Reads an optional integer within bounds. */
 export function readInteger(body: Body, key: string, problems: Problems, options: ReadOptions & { min?: number; max?: number } = {}): number | null | undefined {
-  const field = `${options.prefix ?? ''}${key}`;
-  const value = body[key];
-  if (value === undefined) {
-    if (options.required) problems.add(field, 'is required');
-    return undefined;
-  }
+  const { field, value } = propertyOf(body, key, problems, options);
+  if (value === undefined) return undefined;
   if (value === null) {
     if (!options.nullable) problems.add(field, 'must be an integer, not null');
     return null;

@@ -4,23 +4,12 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import {
-  badRequest,
-  created,
-  type FieldProblem,
-  notFound,
-  paginate,
-  parseEmbed,
-  parseId,
-  queryOf,
-  timestamp,
-  unwrap,
-  validationError,
-} from '../http.ts';
+import { describeValue } from '../describe-value.ts';
+import { badRequest, created, type FieldProblem, notFound, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap, validationError } from '../http.ts';
 import type { TaskCategoryRec, TaskRec } from '../model.ts';
 import { pageOf } from '../paging.ts';
 import { kaseSummary, opportunitySummary, partySummary, userSummary } from '../serialize.ts';
-import { describeValue, LINK_KEYS, type LinkKey, linkedRecordExists, readIdRef, unknownKeyProblems } from './entries.ts';
+import { LINK_KEYS, type LinkKey, linkedRecordExists, readIdRef, unknownKeyProblems } from './entries.ts';
 
 export const TASK_EMBEDS = ['party', 'opportunity', 'kase', 'owner', 'nextTask'] as const;
 

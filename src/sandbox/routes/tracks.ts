@@ -10,18 +10,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import {
-  badRequest,
-  created,
-  notFound,
-  paginate,
-  parseEmbed,
-  parseId,
-  queryOf,
-  timestamp,
-  unwrap,
-  validationError,
-} from '../http.ts';
+import { badRequest, created, notFound, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap, validationError } from '../http.ts';
 import type { EntityKind, TaskDefinitionRec, TaskRec, TrackDefinitionRec, TrackRec } from '../model.ts';
 
 export interface ApplyTrackInput {
