@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
 import { EXIT, FerryError } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
@@ -20,6 +21,9 @@ export async function workbenchWords(): Promise<EngineWords> {
     shownPath,
   };
 }
+
+/** How long the workbench waits, as it starts, for the account to list its users. */
+const ACCOUNT_CHECK_MS = 30_000;
 
 export const workbenchCommand: Command = {
   name: 'workbench',
@@ -56,12 +60,16 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
         ? `the stored login of profile ${JSON.stringify(flags.profile ?? 'default')}${stored.subdomain ? ` (account ${stored.subdomain})` : ''}`
         : `a personal API token from ${args.values.token !== undefined ? '--token' : 'CRM_FERRY_TOKEN'}`;
       // Whether the account answers: said on the page (and here) rather than found at the first run.
+      // Asked for ACCOUNT_CHECK_MS at most, and given up on Ctrl-C: an account that does not answer
+      // is said on the page, not waited for through the run's --give-up-after.
       let problem: string | null = null;
       let users = 0;
+      const asked = AbortSignal.any([io.signal, AbortSignal.timeout(ACCOUNT_CHECK_MS)]);
       try {
-        users = (await client.users()).length;
+        for await (const _user of client.paginate('/users', 'users', z.unknown(), { signal: asked })) users += 1;
       } catch (error) {
-        problem = error instanceof FerryError ? error.message : String(error);
+        if (io.signal.aborted) return EXIT.INTERRUPTED;
+        problem = asked.aborted ? `no answer from ${account.baseUrl} within ${ACCOUNT_CHECK_MS / 1000} s` : error instanceof FerryError ? error.message : String(error);
       }
       const { Engine, Project, startWorkbenchServer } = await import('../workbench/index.ts');
       const accountView = { address: account.baseUrl, user: problem === null ? `${user}; ${users} user${users === 1 ? '' : 's'} in the account` : user, problem };

@@ -1,7 +1,7 @@
 export { loadMapping, parseMapping, MappingErrors, type LoadOptions } from './load.ts';
 export { compileMapping, type CompiledMapping, type CompileOptions } from './compile.ts';
 export { mapRows } from './map-rows.ts';
-export { ENTITY_PLURAL, TARGET_INFO, type TargetInfo, type TargetKind } from './compile-targets.ts';
+export { ENTITY_PLURAL, LINK_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES, type TargetInfo, type TargetKind } from './compile-targets.ts';
 export { transformRegistry, type CustomTransform, type TransformRegistry } from './compile-transforms.ts';
 export { TRANSFORMS, TransformError, type TransformContext, type TransformDefinition, type TransformEnvironment, type TransformFn, type Value } from './transforms/index.ts';
 export { isTemplate, parseTemplate } from './compile-template.ts';

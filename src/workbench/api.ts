@@ -68,15 +68,43 @@ export interface InspectView {
 export const ON_INVALID_CHOICES = ['default', 'reject', 'drop', 'keep'] as const;
 export type OnInvalidChoice = (typeof ON_INVALID_CHOICES)[number];
 
-/** One `fields` entry that reads a column, as the table shows it. */
+/**
+ * How a `fields` entry reads a column: its `value` (`value: {column, transform}`; beside `ref:` the
+ * name written when the link finds no record), one part of an address (`parts: {city: {column}}`),
+ * the key of a link to another step (`ref:` + `key: "{{column}}"`), or otherwise (a template over
+ * several columns, a condition, numbered items, a type read from the column): `other`, which the
+ * table shows in words and the YAML edits.
+ */
+export type CellRole = 'value' | 'part' | 'key' | 'other';
+
+/** One entry of a list the page offers; `value` is what an edit sends back. */
+export interface Choice {
+  value: string;
+  label: string;
+}
+
+/** A target of the target list, in its group (fields, items, address parts, tags, custom fields, links). */
+export interface TargetChoice extends Choice {
+  group: string;
+}
+
+/** One way a `fields` entry reads a column, as the table shows it. */
 export interface MapEntryView {
   /** Its place in `fields`. */
   index: number;
   to: string;
-  /** Custom fields: the definition's name. */
-  definition: string | null;
-  /** Phones, e-mail addresses, addresses, websites: the type (Work, Home, ...), when a constant. */
-  type: string | null;
+  role: CellRole;
+  /** The target list's value for it (a TargetChoice's `value`); '' for `other`. */
+  choice: string;
+  /**
+   * Phones, e-mail addresses, addresses, websites: the choices of the type list (no type, the
+   * usual types, or read from a column) and the one chosen; null for other targets.
+   */
+  types: Choice[] | null;
+  type: string;
+  /** Websites: the service list and the one chosen; null for other targets. */
+  services: Choice[] | null;
+  service: string;
   /** The last transform of the chain, by name ('' for none), and its options as YAML flow text. */
   transform: string;
   param: string;
@@ -84,15 +112,15 @@ export interface MapEntryView {
   before: string[];
   required: boolean;
   onInvalid: OnInvalidChoice;
-  /** A link to another step (`ref:`), when it is one. */
-  ref: string | null;
-  /**
-   * The entry reads the column in the plain form `value: {column, transform}`, which the table
-   * edits; otherwise (an address part, a template, a condition) it is edited in the YAML.
-   */
+  /** The table edits this entry's reading of the column (every role but `other`). */
   editable: boolean;
-  /** The entry in words, for the entries the table does not edit: `address, street part`. */
+  /** The entry in words: `address, city part`, `organisation: link to step companies by key`. */
   summary: string;
+  /**
+   * Set when the entry reads other columns too (an address's parts, a link and its name): its
+   * type, Required and what a bad value does are the whole entry's, which this says.
+   */
+  shared: string | null;
 }
 
 export interface MapColumnView {
@@ -116,6 +144,8 @@ export interface PreviewRow {
   cells: Record<string, string>;
   /** Marks by column; `''` holds those that belong to no column (the key, a link). */
   marks: Record<string, CellMark[]>;
+  /** What the row becomes, in short: `firstName Ada; email ada@example.com (Work); organisation: row 7 of step companies`. */
+  record: string;
 }
 
 export interface YamlProblem {
@@ -142,12 +172,14 @@ export interface MapView {
   entity: string;
   key: string;
   onDuplicate: string;
-  /** `match.by` as written (`email`, `name`, `email, name`), or '' without `match`. */
-  matchBy: string;
-  /** Every target of the entity, for the target list. */
-  targets: string[];
-  /** The account's custom fields of the entity, offered as targets. */
-  customFields: string[];
+  /** What the account's records are found by (`match`): the choices for the entity, and the one chosen ('' without `match`). */
+  matches: Choice[];
+  match: string;
+  /**
+   * The target list: the entity's fields, items, address parts, tags, the account's custom
+   * fields by name, and links to the plan's other steps (and whatever the mapping names besides).
+   */
+  targets: TargetChoice[];
   /** Transform names, for the transform list. */
   transforms: string[];
   /** The plan's other steps, which a link (`ref:`) can name. */
@@ -158,19 +190,28 @@ export interface MapView {
   preview: PreviewRow[];
 }
 
-/** One change the table makes to a mapping; the server applies it to the YAML (comments kept). */
+/**
+ * One change the table makes to a mapping; the server applies it to the YAML (comments kept). A
+ * column's edits are made to the first entry that reads it in a way the table edits.
+ */
 export type MapEdit =
-  /** `to` '' leaves the column out; `custom:NAME` makes it the custom field NAME. */
-  | { kind: 'target'; column: string; to: string }
+  /** `target`: a TargetChoice's value, or '' to leave the column out. */
+  | { kind: 'target'; column: string; target: string }
+  /** `type`, `service`: a value of the entry's `types` or `services`. */
+  | { kind: 'type'; column: string; type: string }
+  | { kind: 'service'; column: string; service: string }
   | { kind: 'transform'; column: string; transform: string; param: string }
   | { kind: 'required'; column: string; required: boolean }
   | { kind: 'onInvalid'; column: string; onInvalid: OnInvalidChoice }
   | { kind: 'onDuplicate'; onDuplicate: string }
-  | { kind: 'matchBy'; matchBy: string };
+  /** `match`: a value of the view's `matches`. */
+  | { kind: 'match'; match: string };
 
 export interface MapRequest {
   input: string;
-  yaml: string;
+  /** The mapping as the page holds it; without it, the saved mapping (or the suggested one). */
+  yaml?: string;
+  /** One change the table made, applied to `yaml`; the server checks it before using it. */
   edit?: MapEdit;
 }
 

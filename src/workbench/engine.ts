@@ -5,7 +5,7 @@
  * folder. Nothing here keeps state of its own beyond what a page is shown: whatever the workbench
  * did, `crm-ferry run plan.yaml` goes on from it.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { type AccountCatalog, type CrmClient, readAccountCatalog, RecordService, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
@@ -13,14 +13,15 @@ import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
 import type { UsageRecorder } from '../report/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
-import { compileMapping, createResolver, draftMapping, findReadyMapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
+import { compileMapping, createResolver, draftMapping, findReadyMapping, loadMapping, type Mapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
+import { ReferenceBook } from '../plan/index.ts';
 import { openSource } from '../sources/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import type { AccountView, CheckStepView, CheckView, InspectView, MapRequest, MapView, ProgressPoint, RunOutcome, RunProgress, SaveRequest, SaveResult, StepProgress, UndoPreview, UndoResult, VerifyView, YamlProblem } from './api.ts';
 import type { JobContext } from './jobs.ts';
-import { applyEdit, entityOf, looseParse, previewRows, readSample, samplesOf, tableOf, targetsOf, yamlProblems } from './map-view.ts';
-import { PLAN_FILE, Project, shownName, stepNameFor } from './project.ts';
-import { reasonText, warningKind } from './reasons.ts';
+import { applyEdit, entityOf, looseParse, matchChoices, parseEdit, previewRows, readSample, readStepKeys, samplesOf, type StepKeys, tableOf, targetChoices, yamlProblems } from './map-view.ts';
+import { PLAN_FILE, type PlanStepFile, Project, shownName, stepNameFor } from './project.ts';
+import { warningKind } from './reasons.ts';
 
 /** Rejected rows the Check view lists per step; the rejects file has them all. */
 const REJECTS_SHOWN = 100;
@@ -67,6 +68,7 @@ function stepProgress(steps: Array<{ step: string; total?: number | null; rowsRe
 export class Engine {
   #catalog: Promise<AccountCatalog> | null = null;
   #verifyReport: string | null = null;
+  readonly #stepKeys = new Map<string, { stamp: string; keys: Promise<StepKeys> }>();
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -157,7 +159,7 @@ export class Engine {
     let origin: MapView['origin'];
     let originNote: string;
     if (request.yaml !== undefined) {
-      yaml = request.edit ? applyEdit(request.yaml, request.edit) : request.yaml;
+      yaml = request.edit === undefined ? request.yaml : applyEdit(request.yaml, parseEdit(request.edit));
       origin = yaml === saved ? 'saved' : 'edited';
       originNote = origin === 'saved' ? `as saved in ${mappingFile}` : `changed, not saved yet: Save writes ${mappingFile}`;
     } else if (saved !== null) {
@@ -186,19 +188,21 @@ export class Engine {
     const source = raw && typeof raw === 'object' ? ((raw as Record<string, unknown>).source as Record<string, unknown> | undefined) : undefined;
     const sample = await readSample(inputPath, source);
     const { resolver, catalog } = await this.resolver();
+    const planSteps = await this.project.planSteps();
+    const steps = planSteps.map((s) => s.name).filter((name) => name !== step);
     let preview: MapView['preview'] = [];
     if (mapping) {
       try {
-        preview = await previewRows(mapping, mappingPath, this.project.dir, sample, resolver);
+        preview = await previewRows({ mapping, mappingFile: mappingPath, baseDir: this.project.dir, sample, resolver, step, ...(await this.linkKeys(mapping, step, planSteps)) });
       } catch (error) {
         problems.push(...yamlProblems(error));
       }
     }
     const table = tableOf(raw, sample.header, samplesOf(sample));
     const rawMap = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-    const match = rawMap.match as { by?: unknown } | undefined;
-    const steps = (await this.project.planSteps()).map((s) => s.name).filter((name) => name !== step);
     const fieldEntity = entity in FIELD_ENTITY ? FIELD_ENTITY[entity as keyof typeof FIELD_ENTITY] : null;
+    const customFields = catalog && fieldEntity ? catalog.fieldDefinitions[fieldEntity].map((d) => ({ name: d.name, tag: d.tag })) : [];
+    const match = matchChoices(raw);
     return {
       input: request.input,
       mappingFile,
@@ -211,15 +215,70 @@ export class Engine {
       entity,
       key: Array.isArray(rawMap.key) ? rawMap.key.join(', ') : String(rawMap.key ?? ''),
       onDuplicate: typeof rawMap.onDuplicate === 'string' ? rawMap.onDuplicate : 'reject',
-      matchBy: match?.by === undefined ? '' : Array.isArray(match.by) ? match.by.join(', ') : String(match.by),
-      targets: targetsOf(entity),
-      customFields: catalog && fieldEntity ? catalog.fieldDefinitions[fieldEntity].map((d) => d.name) : [],
+      matches: match.choices,
+      match: match.chosen,
+      targets: targetChoices(raw, sample.header, { entity, customFields, steps }),
       transforms: Object.keys(TRANSFORMS),
       steps,
       columns: table.columns,
       otherEntries: table.otherEntries,
       preview,
     };
+  }
+
+  /**
+   * The keys of the steps a mapping links to, for the preview's links; a step not in the plan, or
+   * whose files cannot be read, is named with why. Each step's keys are read once, and again only
+   * when its mapping or input changes.
+   */
+  private async linkKeys(mapping: Mapping, step: string, planSteps: PlanStepFile[]): Promise<{ book: ReferenceBook; unchecked: Map<string, string> }> {
+    const named = new Set(mapping.fields.flatMap((f) => (f.ref === undefined ? [] : Array.isArray(f.ref) ? f.ref : [f.ref])));
+    // Other steps' links to this one make it a linked step, whose rows may repeat a record.
+    let linked = false;
+    for (const other of planSteps) {
+      if (other.name === step || linked) continue;
+      try {
+        const theirs = await loadMapping(await this.project.inside(other.mapping, 'mapping file'));
+        linked = theirs.fields.some((f) => (Array.isArray(f.ref) ? f.ref : [f.ref]).includes(step));
+      } catch {
+        // A step whose mapping does not load links nowhere yet.
+      }
+    }
+    const book = new ReferenceBook(linked ? new Set([step]) : new Set());
+    const unchecked = new Map<string, string>();
+    for (const name of named) {
+      if (name === step) continue;
+      const found = planSteps.find((s) => s.name === name);
+      if (!found) {
+        unchecked.set(name, `${PLAN_FILE} has no step ${name}${planSteps.length > 0 ? ` (it has ${planSteps.map((s) => s.name).join(', ')})` : ''}; map and save its file first`);
+        continue;
+      }
+      try {
+        const keys = await this.stepKeys(found);
+        for (const key of keys.valid) book.addValid(name, key);
+        for (const key of keys.rejected) book.addRejected(name, key);
+      } catch (error) {
+        unchecked.set(name, `its rows could not be read (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+      }
+    }
+    return { book, unchecked };
+  }
+
+  /** A plan step's keys, read again only when its mapping or input changed. */
+  private async stepKeys(step: PlanStepFile): Promise<StepKeys> {
+    const mappingPath = await this.project.inside(step.mapping, 'mapping file');
+    const inputPath = await this.project.inside(step.input, 'input file');
+    const [m, i] = await Promise.all([stat(mappingPath), stat(inputPath)]);
+    const stamp = `${mappingPath}:${m.mtimeMs}:${m.size}:${inputPath}:${i.mtimeMs}:${i.size}`;
+    const cached = this.#stepKeys.get(step.name);
+    if (cached?.stamp === stamp) return cached.keys;
+    const keys = readStepKeys(mappingPath, inputPath, this.project.dir);
+    const entry = { stamp, keys };
+    this.#stepKeys.set(step.name, entry);
+    keys.catch(() => {
+      if (this.#stepKeys.get(step.name) === entry) this.#stepKeys.delete(step.name);
+    });
+    return keys;
   }
 
   /** Writes the mapping file and makes the plan's step read the input with it. */
@@ -311,7 +370,8 @@ export class Engine {
       for await (const item of opened.items) {
         if (item.kind !== 'row') continue;
         const v = item.values;
-        out.push({ row: Number(v._row), field: String(v._field ?? ''), reason: reasonText({ code: String(v._code ?? ''), field: String(v._field ?? ''), message: String(v._message ?? '') }) });
+        // The file's `_message` is the reason in plain words already (reasonText, as validate wrote it).
+        out.push({ row: Number(v._row), field: String(v._field ?? ''), reason: String(v._message ?? '') });
         if (out.length >= REJECTS_SHOWN) break;
       }
     } finally {

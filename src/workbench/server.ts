@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { FerryError } from '../errors/index.ts';
 import { openInside } from '../util/index.ts';
-import type { ErrorBody, JobKind, MapRequest, SaveRequest, SessionView } from './api.ts';
+import type { ErrorBody, JobKind, MapEdit, MapRequest, SaveRequest, SessionView } from './api.ts';
 import type { Engine } from './engine.ts';
 import { Jobs } from './jobs.ts';
 import { PLAN_FILE } from './project.ts';
@@ -175,7 +175,16 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
     if (!Buffer.isBuffer(request.body)) throw new FerryError('USAGE', 'an upload is sent as application/octet-stream');
     return { name: await engine.upload(text(request.query.name, 'the file name'), request.body) };
   });
-  app.post('/api/map', (request: FastifyRequest<{ Body: MapRequest }>) => engine.mapView({ ...request.body, input: text(request.body?.input, 'the input') }));
+  app.post('/api/map', (request: FastifyRequest<{ Body: Partial<Record<keyof MapRequest, unknown>> | undefined }>) => {
+    const body = request.body ?? {};
+    if (body.yaml !== undefined && typeof body.yaml !== 'string') throw new FerryError('USAGE', 'the mapping is sent as text');
+    // The edit is checked by the engine (parseEdit) against the edits the table makes; the YAML may be any text, even empty.
+    return engine.mapView({
+      input: text(body.input, 'the input'),
+      ...(body.yaml === undefined ? {} : { yaml: body.yaml }),
+      ...(body.edit === undefined ? {} : { edit: body.edit as MapEdit }),
+    });
+  });
   app.post('/api/save', (request: FastifyRequest<{ Body: SaveRequest }>) => engine.save({ input: text(request.body?.input, 'the input'), yaml: text(request.body?.yaml, 'the mapping') }));
   const startJob = (kind: JobKind, limit: number | null, work: Parameters<Jobs['start']>[2]) => jobs.start(kind, limit, work);
   app.post('/api/check', () => startJob('check', null, (context) => engine.check(context)));

@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { connect } from '../../src/client/index.ts';
 import { workbenchWords } from '../../src/cli/workbench.ts';
 import { Engine, Project, startWorkbenchServer, type RunningWorkbench } from '../../src/workbench/index.ts';
@@ -24,18 +24,56 @@ export function builtPage(): Promise<string> {
   return built;
 }
 
+/**
+ * Holds the workbench's requests to the account that a test picks, from a given one on, until the
+ * test lets them go: "mid-run" is then a state the test is sure of, on a machine however busy.
+ */
+export class RequestGate {
+  #rule: { pick: (method: string, path: string) => boolean; after: number; passed: number; held: () => void } | null = null;
+  readonly #waiting: Array<() => void> = [];
+
+  /** Lets `after` requests `pick` chooses through, then holds the next ones; resolves when the first is held. */
+  hold(pick: (method: string, path: string) => boolean, after: number): Promise<void> {
+    return new Promise((held) => {
+      this.#rule = { pick, after, passed: 0, held };
+    });
+  }
+
+  /** Lets every held request go, and holds no more. */
+  release(): void {
+    this.#rule = null;
+    for (const go of this.#waiting.splice(0)) go();
+  }
+
+  readonly interceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) => {
+    const rule = this.#rule;
+    if (rule === null || !rule.pick(String(options.method), String(options.path))) return dispatch(options, handler);
+    if (rule.passed < rule.after) {
+      rule.passed += 1;
+      return dispatch(options, handler);
+    }
+    this.#waiting.push(() => dispatch(options, handler));
+    rule.held();
+    return true;
+  };
+}
+
 export interface TestWorkbench extends RunningWorkbench {
   dir: string;
   /** The session cookie, as the browser holds it after opening the printed URL. */
   cookie: string;
   origin: string;
+  /** Holds the workbench's requests to the account (see RequestGate). */
+  gate: RequestGate;
   /** Closes the workbench and its client. */
   stop(): Promise<void>;
 }
 
 /** Starts a workbench over `dir` writing to `box`, and trades the printed URL's secret for the cookie. */
 export async function startTestWorkbench(box: TestSandbox, dir: string, options: { progressEveryMs?: number } = {}): Promise<TestWorkbench> {
-  const { client } = await connect({ baseUrl: box.url, token: box.token, env: {} });
+  const gate = new RequestGate();
+  const agent = new Agent().compose(gate.interceptor);
+  const { client } = await connect({ baseUrl: box.url, token: box.token, env: {}, dispatcher: agent });
   const account = { baseUrl: client.transport.origin, account: client.transport.origin };
   const accountView = { address: account.baseUrl, user: 'a personal API token from CRM_FERRY_TOKEN', problem: null };
   const engine = new Engine({ words: await workbenchWords(), project: new Project(dir), client, account, accountView, v1Token: undefined, version: 'test', ...options });
@@ -48,9 +86,12 @@ export async function startTestWorkbench(box: TestSandbox, dir: string, options:
     dir,
     cookie,
     origin: `http://127.0.0.1:${server.port}`,
+    gate,
     async stop() {
+      gate.release();
       await server.close();
       await client.close();
+      await agent.close();
     },
   };
 }

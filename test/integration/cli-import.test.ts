@@ -234,9 +234,14 @@ describe.skipIf(!hasScript)('crm-ferry run --fresh on a terminal', () => {
     const command = `${[process.execPath, join(ROOT, 'bin/crm-ferry.js'), ...args].map((a) => `'${a}'`).join(' ')} > '${out}'`;
     const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...env() }, stdio: ['pipe', 'pipe', 'pipe'] });
     let shown = '';
+    let answered = false;
     child.stdout.on('data', (chunk) => {
       shown += chunk;
-      if (shown.includes('[y/N]')) child.stdin.write('n\r');
+      // Answered once: a chunk after the question (the child may have ended) is not asked again.
+      if (!answered && shown.includes('[y/N]')) {
+        answered = true;
+        child.stdin.write('n\r');
+      }
     });
     const guard = setTimeout(() => child.kill('SIGKILL'), 20_000);
     const code = await new Promise<number | null>((done) => child.on('exit', done));

@@ -72,6 +72,16 @@ describe('the workbench refuses what is not its own page', () => {
     expect((await call(bench, 'POST', '/api/map', { body: map })).status).toBe(200);
   });
 
+  it('answers a malformed map request with what is wrong, not a crash', async () => {
+    const bad = [
+      await call(bench, 'POST', '/api/map', { body: { input: 'contacts.csv', yaml: { version: 1 } } }),
+      await call(bench, 'POST', '/api/map', { body: { input: 'contacts.csv', yaml: 'version: 1', edit: { kind: 'drop-table' } } }),
+      await call(bench, 'POST', '/api/map', { body: { yaml: 'version: 1' } }),
+    ];
+    expect(bad.map((answer) => answer.status)).toEqual([400, 400, 400]);
+    expect(bad.map((answer) => answer.json().error.message)).toEqual(['the mapping is sent as text', expect.stringContaining('does not know'), 'the input is missing']);
+  });
+
   it('refuses every path out of the folder, and through a link', async () => {
     const refused = [
       await call(bench, 'GET', '/api/inspect?file=../etc/passwd'),

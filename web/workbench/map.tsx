@@ -1,6 +1,7 @@
 import { Head } from './job.tsx';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { MapColumnView, MapEdit, MapEntryView, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult } from '../../src/workbench/api.ts';
+import type { Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
 import { ON_INVALID_CHOICES } from '../../src/workbench/api.ts';
 import { post } from './http.ts';
 import { Link, type ViewProps } from './main.tsx';
@@ -10,12 +11,6 @@ const YAML_PAUSE_MS = 400;
 
 const ON_INVALID_WORDS: Record<OnInvalidChoice, string> = { default: "the mapping's default", reject: 'reject the row', drop: 'leave the value out', keep: 'keep it as typed' };
 const DUPLICATE_WORDS: Record<string, string> = { reject: 'reject the later rows', first: 'keep the first row', merge: 'merge them into the first', separate: 'each its own record' };
-
-/** The value of the target list for an entry: the target, or `custom:NAME` for a custom field. */
-function targetValue(entry: MapEntryView | undefined): string {
-  if (!entry) return '';
-  return entry.to === 'custom' && entry.definition !== null ? `custom:${entry.definition}` : entry.to;
-}
 
 /**
  * The Map view: the input's columns as a table (target, transform, required, what a bad value
@@ -136,47 +131,64 @@ export function MapView(props: ViewProps) {
 }
 
 function MappingSettings({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
-  const [match, setMatch] = useChoice(view.matchBy);
-  const [duplicates, setDuplicates] = useChoice(view.onDuplicate);
+  const duplicates = 'Rows with the same key';
+  const match = 'Find records the account has by';
   return (
     <fieldset class="settings">
       <legend>The whole mapping</legend>
       <label>
-        Rows with the same key
-        <select
-          value={duplicates}
-          onChange={(event) => {
-            const chosen = (event.target as HTMLSelectElement).value;
-            setDuplicates(chosen);
-            edit({ kind: 'onDuplicate', onDuplicate: chosen });
-          }}
-        >
+        {duplicates}
+        <EditSelect label={duplicates} value={view.onDuplicate} onChoose={(chosen) => edit({ kind: 'onDuplicate', onDuplicate: chosen })}>
           {Object.entries(DUPLICATE_WORDS).map(([value, words]) => (
             <option key={value} value={value}>
               {words}
             </option>
           ))}
-        </select>
+        </EditSelect>
       </label>
-      <label>
-        Find records the account has by
-        <input type="text" value={match} placeholder="email, name or custom" onInput={(event) => setMatch((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'matchBy', matchBy: match })} />
-      </label>
+      {view.matches.length > 0 ? (
+        <label>
+          {match}
+          <EditSelect label={match} value={view.match} onChoose={(chosen) => edit({ kind: 'match', match: chosen })}>
+            <Options choices={view.matches} />
+          </EditSelect>
+        </label>
+      ) : null}
     </fieldset>
   );
 }
 
 function ColumnTable({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
+  const groups = groupsOf(view.targets);
   return (
     <table class="grid columns">
       <caption>Columns of {view.input}: what each becomes</caption>
-      <Head columns={['Column', 'Samples', 'Target', 'Transform', 'Options', 'Required', 'A bad value']} />
+      <Head columns={['Column', 'Samples', 'Target', 'Type', 'Transform', 'Options', 'Required', 'A bad value']} />
       <tbody>
-        {view.columns.map((column) => (
-          <ColumnRow key={column.name} view={view} column={column} edit={edit} />
+        {view.columns.map((column, place) => (
+          <ColumnRow key={column.name} view={view} groups={groups} column={column} place={place} edit={edit} />
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** The target list's groups, in the order the server gives them. */
+function groupsOf(targets: TargetChoice[]): Array<[string, TargetChoice[]]> {
+  const groups = new Map<string, TargetChoice[]>();
+  for (const target of targets) groups.set(target.group, [...(groups.get(target.group) ?? []), target]);
+  return [...groups];
+}
+
+function Options({ choices }: { choices: Choice[] }) {
+  return (
+    <>
+      {choices.map((c) => (
+        <option key={c.value} value={c.value}>
+          {c.label}
+        </option>
+      ))}
+    </>
   );
 }
 
@@ -190,45 +202,52 @@ function useChoice<T>(server: T): [T, (value: T) => void] {
   return [value, setValue];
 }
 
-function ColumnRow({ view, column, edit }: { view: Mapping; column: MapColumnView; edit: (e: MapEdit) => void }) {
+/** A list whose choice is sent as an edit at once. */
+function EditSelect(props: { label: string; value: string; describedBy?: string | undefined; onChoose: (value: string) => void; children: ComponentChildren }) {
+  const [value, setValue] = useChoice(props.value);
+  return (
+    <select
+      aria-label={props.label}
+      aria-describedby={props.describedBy}
+      value={value}
+      onChange={(event) => {
+        const chosen = (event.target as HTMLSelectElement).value;
+        setValue(chosen);
+        props.onChoose(chosen);
+      }}
+    >
+      {props.children}
+    </select>
+  );
+}
+
+function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; groups: Array<[string, TargetChoice[]]>; column: MapColumnView; place: number; edit: (e: MapEdit) => void }) {
   const entry = column.entries.find((e) => e.editable);
   const others = column.entries.filter((e) => e !== entry);
   const [param, setParam] = useChoice(entry?.param ?? '');
-  const [target, setTarget] = useChoice(targetValue(entry));
-  const [transform, setTransform] = useChoice(entry?.transform ?? '');
-  const [onInvalid, setOnInvalid] = useChoice<OnInvalidChoice>(entry?.onInvalid ?? 'default');
   const name = column.name;
-  const custom = new Set(view.customFields);
-  if (entry?.to === 'custom' && entry.definition) custom.add(entry.definition);
+  // An id holds no space, whatever the column's name.
+  const shared = entry?.shared ? `shared-${place}` : undefined;
+  const link = entry?.role === 'key';
   return (
     <tr>
       <th scope="row">{name}</th>
       <td class="samples">{column.samples.join(' · ')}</td>
       <td>
         {entry || others.length === 0 ? (
-          <select
-            aria-label={`Target of ${name}`}
-            value={target}
-            onChange={(event) => {
-              const to = (event.target as HTMLSelectElement).value;
-              setTarget(to);
-              edit({ kind: 'target', column: name, to });
-            }}
-          >
+          <EditSelect label={`Target of ${name}`} value={entry?.choice ?? ''} describedBy={shared} onChoose={(target) => edit({ kind: 'target', column: name, target })}>
             <option value="">(not imported)</option>
-            {view.targets
-              .filter((t) => t !== 'custom')
-              .map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            {[...custom].map((definition) => (
-              <option key={definition} value={`custom:${definition}`}>
-                custom field: {definition}
-              </option>
+            {groups.map(([group, choices]) => (
+              <optgroup key={group} label={group}>
+                <Options choices={choices} />
+              </optgroup>
             ))}
-          </select>
+          </EditSelect>
+        ) : null}
+        {entry?.shared ? (
+          <p class="also note" id={shared}>
+            {entry.shared}
+          </p>
         ) : null}
         {others.map((e) => (
           <p key={e.index} class="also">
@@ -237,48 +256,44 @@ function ColumnRow({ view, column, edit }: { view: Mapping; column: MapColumnVie
         ))}
       </td>
       <td>
-        {entry ? (
-          <select
-            aria-label={`Transform of ${name}`}
-            value={transform}
-            onChange={(event) => {
-              const chosen = (event.target as HTMLSelectElement).value;
-              setTransform(chosen);
-              edit({ kind: 'transform', column: name, transform: chosen, param: '' });
-            }}
-          >
+        {entry?.types ? (
+          <EditSelect label={`Type of ${name}`} value={entry.type} describedBy={shared} onChoose={(type) => edit({ kind: 'type', column: name, type })}>
+            <Options choices={entry.types} />
+          </EditSelect>
+        ) : null}
+        {entry?.services ? (
+          <EditSelect label={`Service of ${name}`} value={entry.service} onChoose={(service) => edit({ kind: 'service', column: name, service })}>
+            <Options choices={entry.services} />
+          </EditSelect>
+        ) : null}
+      </td>
+      <td>
+        {entry && !link ? (
+          <EditSelect label={`Transform of ${name}`} value={entry.transform} onChoose={(transform) => edit({ kind: 'transform', column: name, transform, param: '' })}>
             <option value="">{entry.before.length > 0 ? `only ${entry.before.join(', ')}` : '(none)'}</option>
             {view.transforms.map((t) => (
               <option key={t} value={t}>
                 {entry.before.length > 0 ? `${entry.before.join(', ')}, ${t}` : t}
               </option>
             ))}
-          </select>
+          </EditSelect>
         ) : null}
       </td>
       <td>
-        {entry && entry.transform !== '' ? (
+        {entry && !link && entry.transform !== '' ? (
           <input type="text" aria-label={`Options of ${name}`} value={param} size={12} onInput={(event) => setParam((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })} />
         ) : null}
       </td>
-      <td>{entry ? <input type="checkbox" aria-label={`${name} required`} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
+      <td>{entry ? <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
       <td>
-        {entry ? (
-          <select
-            aria-label={`A bad value in ${name}`}
-            value={onInvalid}
-            onChange={(event) => {
-              const chosen = (event.target as HTMLSelectElement).value as OnInvalidChoice;
-              setOnInvalid(chosen);
-              edit({ kind: 'onInvalid', column: name, onInvalid: chosen });
-            }}
-          >
+        {entry && !link ? (
+          <EditSelect label={`A bad value in ${name}`} value={entry.onInvalid} describedBy={shared} onChoose={(chosen) => edit({ kind: 'onInvalid', column: name, onInvalid: chosen as OnInvalidChoice })}>
             {ON_INVALID_CHOICES.map((choice) => (
               <option key={choice} value={choice}>
                 {ON_INVALID_WORDS[choice]}
               </option>
             ))}
-          </select>
+          </EditSelect>
         ) : null}
       </td>
     </tr>
@@ -311,6 +326,7 @@ function Preview({ view }: { view: Mapping }) {
                     {c.name}
                   </th>
                 ))}
+                <th scope="col">What the row becomes</th>
               </tr>
             </thead>
             <tbody>
@@ -339,6 +355,9 @@ function Preview({ view }: { view: Mapping }) {
                       </td>
                     );
                   })}
+                  <td class="record" data-column="record">
+                    {row.record}
+                  </td>
                 </tr>
               ))}
             </tbody>
