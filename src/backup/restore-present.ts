@@ -5,7 +5,7 @@
  * account's list when that is short, else record by record; the tasks from the account's list.
  */
 import { join } from 'node:path';
-import type { CrmClient } from '../client/index.ts';
+import { type CrmClient, RecordService } from '../client/index.ts';
 import { loadJournal } from '../journal/index.ts';
 import { entryKey, onRecord, type PresentInTarget, type TargetOf, taskKey } from './restore-inputs.ts';
 import { RECORD_STEPS } from './restore-plan.ts';
@@ -50,6 +50,7 @@ function keyInTarget(record: Body): string | null {
  */
 export async function presentOnMatched(stateDir: string, client: CrmClient, signal?: AbortSignal): Promise<{ present: PresentInTarget; matched: number; requests: number; rows: Map<string, { id: number; matched: boolean }> }> {
   const before = client.transport.requestsSent;
+  const records = new RecordService(client);
   const present: PresentInTarget = { entries: new Map(), tasks: new Map() };
   const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
   // Entries and tasks are numbered apart: an entry and a task may share an id.
@@ -73,13 +74,13 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
   const listed: Body[] = [];
   let whole = budget > 0;
   if (whole) {
-    for await (const entry of client.entries.list({ embed: ['party', 'kase', 'opportunity'] })) {
+    for await (const entry of records.listWith('entry', { embed: 'party,kase,opportunity' })) {
       signal?.throwIfAborted();
       if (listed.length >= budget) {
         whole = false;
         break;
       }
-      listed.push(entry as unknown as Body);
+      listed.push(entry);
     }
   }
   if (whole) for (const entry of listed) note(entry);
@@ -98,9 +99,8 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
   if (matched.size > 0) {
     // Open and completed ones: a pending task is a track's, waiting for the task before it, which
     // the track makes again (and a restore writes no task of a track).
-    for await (const read of client.tasks.list({ embed: ['party', 'kase', 'opportunity'], query: { status: 'open,completed' } })) {
+    for await (const task of records.listWith('task', { embed: 'party,kase,opportunity', status: 'open,completed' })) {
       signal?.throwIfAborted();
-      const task = read as unknown as Body;
       if (typeof task.id !== 'number' || ownTasks.has(task.id) || task.hasTrack === true) continue;
       const on = keyInTarget(task);
       if (on !== null && matched.has(on)) add(present.tasks, taskKey(on, task.description, task.dueOn));

@@ -7,7 +7,7 @@
  * answered, so a restore run again adds none twice: only a write whose answer was lost is looked
  * for, among the party's tracks.
  */
-import { type CrmClient } from '../client/index.ts';
+import { type CrmClient, RecordService } from '../client/index.ts';
 import { type AccountIdentity, StateDir } from '../journal/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
 import type { TrackLine } from './format.ts';
@@ -76,8 +76,8 @@ export async function restorePartyTracks(lines: readonly TrackLine[], deps: Part
           }
         }
         await writer.append({ t: 'intent', k: key, op: 'create', run, at: now().toISOString(), fp: '', body });
-        const created = await deps.client.tracks.create(body);
-        await writer.append({ t: 'done', k: key, op: 'create', run, at: now().toISOString(), id: created.id, fp: '', origin: 'created' });
+        const id = await new RecordService(deps.client).applyTrack(body);
+        await writer.append({ t: 'done', k: key, op: 'create', run, at: now().toISOString(), id, fp: '', origin: 'created' });
         result.applied += 1;
       }
     } finally {

@@ -7,7 +7,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { CrmClient } from '../client/index.ts';
+import { type CrmClient, RecordService } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { releaseLock, takeLock } from '../journal/index.ts';
 import { jsonText, makeFolders, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
@@ -163,7 +163,7 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
         const deleted: DeletedLine[] = [];
         for (const entity of SINCE_ENTITIES) {
           deps.signal?.throwIfAborted();
-          for (const gone of await client[entity].deleted(ctx.since)) deleted.push({ entity, id: gone.id, deletedAt: String(gone.deletedAt ?? '') });
+          for (const gone of await new RecordService(client).deleted(entity, ctx.since)) deleted.push({ entity, id: gone.id, deletedAt: String(gone.deletedAt ?? '') });
         }
         await writeFileAtomic(join(work, 'deleted.jsonl'), deleted.map(jsonLine).join(''), { mode: BACKUP_FILE_MODE });
       }

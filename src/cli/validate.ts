@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { bundledValidateDir, isV1LiveInput, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
-import type { RecordService } from '../load/index.ts';
+import type { RecordService } from '../client/index.ts';
 import { type NameResolver, totalWarnings } from '../mapping/index.ts';
 import type { StepReport, ValidateReport } from '../plan/index.ts';
 import type { CliIo, Command, ParsedArgs } from './command.ts';
@@ -99,7 +99,7 @@ async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | nu
   try {
     // A plan's `setup:` runs before its rows: names it would create are no rejects, and its
     // checklist (what only a person can make) is told as `run` tells it.
-    const { RecordService } = await import('../load/index.ts');
+    const { RecordService } = await import('../client/index.ts');
     const service = new RecordService(client, io.signal);
     if (planFile !== null) {
       const { plannedSetup } = await import('../load/index.ts');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AccountCatalog, CatalogFieldDefinition } from './catalog.ts';
 import type { CrmClient } from './client.ts';
 import { ApiError } from './errors.ts';
+import { activityTypeSchema, pipelineSchema, trackDefinitionSchema } from './schemas.ts';
 
 const teamSchema = z.looseObject({ id: z.number().int(), name: z.string() });
 const namedSchema = z.looseObject({ id: z.number().int(), name: z.string() });
@@ -50,13 +51,13 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
   const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions, stages, lostReasons] = await Promise.all([
     client.users(),
     unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema))),
-    listAll(client.pipelines.list()),
-    listAll(client.activityTypes.list()),
+    listAll(client.paginate('/pipelines', 'pipelines', pipelineSchema)),
+    listAll(client.paginate('/activitytypes', 'activityTypes', activityTypeSchema)),
     client.taskCategories(),
     client.fieldDefinitions('parties'),
     client.fieldDefinitions('kases'),
     client.fieldDefinitions('opportunities'),
-    listAll(client.trackDefinitions.list()),
+    listAll(client.paginate('/trackdefinitions', 'trackDefinitions', trackDefinitionSchema)),
     unlessMissing(listAll(client.paginate('/stages', 'stages', stageSchema))),
     unlessMissing(listAll(client.paginate('/lostreasons', 'lostReasons', namedSchema))),
   ]);

@@ -14,17 +14,6 @@ export type Embed = readonly string[];
 /** The `status` query that lists tasks of every status (`/tasks` lists the open ones alone without it). */
 export const EVERY_TASK_STATUS = 'open,completed,pending';
 
-export interface ListOptions {
-  /** Only records changed after this date or timestamp. */
-  since?: string;
-  embed?: Embed;
-  /** Page size, 1 to 100. @default 100 (fewest requests) */
-  perPage?: number;
-  /** Extra query parameters (e.g. `status` for tasks). */
-  query?: Record<string, string>;
-  signal?: AbortSignal;
-}
-
 /** How a list is read and paged (`CrmClient.paginate`, `CrmClient.pages`): its query, page size, and for a filter the POST body. */
 export interface PageOptions {
   query?: Record<string, string>;
@@ -36,20 +25,14 @@ export interface PageOptions {
   json?: unknown;
 }
 
-export interface DeleteResult {
-  /** 204: done; 202: scheduled (and `job` tells how it ended when waited for). */
-  status: 202 | 204;
-  jobUrl?: string;
-  job?: s.Job;
-}
-
 /** A filter as the service takes it (spec section 4.12). */
 export interface Filter {
   conditions: Array<{ field: string; operator: string; value?: unknown } | { orGroup: Array<{ field: string; operator: string; value?: unknown }> }>;
   orderBy?: Array<{ field: string; direction: 'ascending' | 'descending' }>;
 }
 
-function parse<T>(schema: z.ZodType<T>, value: unknown, where: { method: string; path: string }): T {
+/** A value of an answer checked against its schema; a value of another shape is API_RESPONSE_INVALID. */
+export function parse<T>(schema: z.ZodType<T>, value: unknown, where: { method: string; path: string }): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
@@ -63,140 +46,15 @@ function embedQuery(embed: Embed | undefined): Record<string, string> {
   return embed && embed.length > 0 ? { embed: embed.join(',') } : {};
 }
 
-/** Reads, lists, creates, updates and deletes one kind of record. */
-export class Resource<T> {
-  constructor(
-    private readonly client: CrmClient,
-    /** e.g. `/parties` */
-    readonly path: string,
-    /** Wrapper key of one record, e.g. `party`. */
-    readonly one: string,
-    /** Wrapper key of a list, e.g. `parties`. */
-    readonly many: string,
-    private readonly schema: z.ZodType<T>,
-  ) {}
-
-  private item(body: unknown, where: { method: string; path: string }): T {
-    const inner = body && typeof body === 'object' ? (body as Record<string, unknown>)[this.one] : undefined;
-    return parse(this.schema, inner, where);
-  }
-
-  async get(id: number, options: { embed?: Embed; signal?: AbortSignal } = {}): Promise<T> {
-    const request: ApiRequest = { method: 'GET', path: `${this.path}/${id}`, query: embedQuery(options.embed) };
-    if (options.signal) request.signal = options.signal;
-    const answer = await this.client.transport.request(request);
-    return this.item(answer.body, { method: 'GET', path: request.path });
-  }
-
-  /**
-   * Reads many records by id, ten per request (the service's limit). Ids that do not exist are
-   * left out of the result instead of failing the whole read: a batch answered 404 is split and
-   * read one by one.
-   */
-  async getMany(ids: readonly number[], options: { embed?: Embed } = {}): Promise<T[]> {
-    const unique = [...new Set(ids)];
-    const found: T[] = [];
-    for (let i = 0; i < unique.length; i += 10) {
-      const chunk = unique.slice(i, i + 10);
-      const path = `${this.path}/${chunk.join(',')}`;
-      const answer = await this.client.transport.request({ method: 'GET', path, query: embedQuery(options.embed), accept: [404] });
-      if (answer.status === 404) {
-        if (chunk.length === 1) continue;
-        for (const id of chunk) {
-          const single = await this.client.transport.request({ method: 'GET', path: `${this.path}/${id}`, query: embedQuery(options.embed), accept: [404] });
-          if (single.status !== 404) found.push(this.item(single.body, { method: 'GET', path: `${this.path}/${id}` }));
-        }
-        continue;
-      }
-      const body = answer.body as Record<string, unknown>;
-      // One id answers with the single wrapper, several with the list.
-      const list = chunk.length === 1 && body[this.one] !== undefined ? [body[this.one]] : (body[this.many] as unknown[]);
-      for (const record of list ?? []) found.push(parse(this.schema, record, { method: 'GET', path }));
-    }
-    return found;
-  }
-
-  /** Every record, page after page, following the `Link` header. */
-  list(options: ListOptions = {}): AsyncGenerator<T> {
-    const query: Record<string, string> = { ...embedQuery(options.embed), ...(options.query ?? {}) };
-    if (options.since) query.since = options.since;
-    return this.client.paginate(this.path, this.many, this.schema, { query, perPage: options.perPage, signal: options.signal });
-  }
-
-  search(q: string, options: Omit<ListOptions, 'since'> = {}): AsyncGenerator<T> {
-    return this.client.paginate(`${this.path}/search`, this.many, this.schema, {
-      query: { q, ...embedQuery(options.embed), ...(options.query ?? {}) },
-      perPage: options.perPage,
-      signal: options.signal,
-    });
-  }
-
-  /** Creates a record; `tracks`, `tags` and `fields` go inside it, as the service expects. */
-  async create(record: Record<string, unknown>, options: { embed?: Embed } = {}): Promise<T> {
-    const answer = await this.client.transport.request({
-      method: 'POST',
-      path: this.path,
-      query: embedQuery(options.embed),
-      json: { [this.one]: record },
-    });
-    return this.item(answer.body, { method: 'POST', path: this.path });
-  }
-
-  async update(id: number, changes: Record<string, unknown>, options: { embed?: Embed } = {}): Promise<T> {
-    const path = `${this.path}/${id}`;
-    const answer = await this.client.transport.request({ method: 'PUT', path, query: embedQuery(options.embed), json: { [this.one]: changes } });
-    return this.item(answer.body, { method: 'PUT', path });
-  }
-
-  /** Deletes a record. A scheduled delete (202) is followed to its end when `wait` is set. */
-  async delete(id: number, options: { wait?: boolean } = {}): Promise<DeleteResult> {
-    const answer = await this.client.transport.request({ method: 'DELETE', path: `${this.path}/${id}` });
-    if (answer.status !== 202) return { status: 204 };
-    const location = answer.headers.location;
-    const jobUrl = Array.isArray(location) ? location[0] : location;
-    if (!jobUrl) return { status: 202 };
-    if (!options.wait) return { status: 202, jobUrl };
-    return { status: 202, jobUrl, job: await this.client.waitForJob(jobUrl) };
-  }
-
-  /** `/deleted` list: records deleted after `since`. */
-  async deleted(since: string): Promise<s.DeletedRecord[]> {
-    const path = `${this.path}/deleted`;
-    const answer = await this.client.transport.request({ method: 'GET', path, query: { since } });
-    const list = (answer.body as Record<string, unknown>)[this.many];
-    return parse(s.deletedSchema.array(), list ?? [], { method: 'GET', path });
-  }
-}
-
 /**
  * Typed access to the v2 interface. One client per token; its transport paces, retries and
  * classifies every request.
  */
 export class CrmClient {
   readonly transport: Transport;
-  readonly parties: Resource<s.Party>;
-  readonly kases: Resource<s.Kase>;
-  readonly opportunities: Resource<s.Opportunity>;
-  readonly entries: Resource<s.Entry>;
-  readonly tasks: Resource<s.Task>;
-  readonly milestones: Resource<s.Milestone>;
-  readonly pipelines: Resource<s.Pipeline>;
-  readonly tracks: Resource<s.Track>;
-  readonly trackDefinitions: Resource<s.TrackDefinition>;
-  readonly activityTypes: Resource<s.ActivityType>;
 
   constructor(options: TransportOptions | Transport) {
     this.transport = options instanceof Transport ? options : new Transport(options);
-    this.parties = new Resource(this, '/parties', 'party', 'parties', s.partySchema);
-    this.kases = new Resource(this, '/kases', 'kase', 'kases', s.kaseSchema);
-    this.opportunities = new Resource(this, '/opportunities', 'opportunity', 'opportunities', s.opportunitySchema);
-    this.entries = new Resource(this, '/entries', 'entry', 'entries', s.entrySchema);
-    this.tasks = new Resource(this, '/tasks', 'task', 'tasks', s.taskSchema);
-    this.milestones = new Resource(this, '/milestones', 'milestone', 'milestones', s.milestoneSchema);
-    this.pipelines = new Resource(this, '/pipelines', 'pipeline', 'pipelines', s.pipelineSchema);
-    this.tracks = new Resource(this, '/tracks', 'track', 'tracks', s.trackSchema);
-    this.trackDefinitions = new Resource(this, '/trackdefinitions', 'trackDefinition', 'trackDefinitions', s.trackDefinitionSchema);
-    this.activityTypes = new Resource(this, '/activitytypes', 'activityType', 'activityTypes', s.activityTypeSchema);
   }
 
   /**

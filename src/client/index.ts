@@ -3,7 +3,8 @@ export { AmbiguousWriteError, ApiError, type ApiErrorDetails, type FieldError } 
 export type { GovernorState } from './governor.ts';
 export type { RetryOptions } from './retry.ts';
 export { Transport, type ApiRequest, type ApiResponse, type HttpMethod, type TokenSource, type TransportOptions, type TransportWait } from './transport.ts';
-export { CrmClient, EVERY_TASK_STATUS, Resource, type DeleteResult, type Embed, type Filter, type ListOptions } from './client.ts';
+export { CrmClient, EVERY_TASK_STATUS, type Embed, type Filter } from './client.ts';
+export { ENTITY_API, RecordService } from './records.ts';
 export { parseLinkHeader } from './pagination.ts';
 export type * from './schemas.ts';
 export { v1LiveConnection, V1Reader, type V1Body, type V1LiveConnection, type V1WireFormat } from './v1-reader.ts';

@@ -2,7 +2,7 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog } from '../client/index.ts';
+import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog, RecordService } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
 import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
@@ -414,8 +414,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
       writing += performance.now() - at;
     }
     if (since !== null && isFilterEntity(entity)) {
-      const resource = entity === 'parties' ? deps.client.parties : entity === 'opportunities' ? deps.client.opportunities : deps.client.kases;
-      const gone: DeletedRecord[] = (await resource.deleted(since)).map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
+      const gone: DeletedRecord[] = (await new RecordService(deps.client).deleted(entity, since)).map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
       summary.deleted = gone.length;
       await writer.deleted(gone);
     } else if (options.since === 'auto') {

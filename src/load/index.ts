@@ -1,8 +1,7 @@
 export { attachmentFilesOf, attachmentsLacking, readAttachments, type AttachmentFile } from './attachments.ts';
 export { canonicalJson, fingerprint } from './fingerprint.ts';
-export { beforeImage, ENTITY_API, fromRecord, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
+export { beforeImage, fromRecord, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
 export { SuccessWriter, type RowAction, type SuccessRow } from './results.ts';
-export { RecordService, type UnconfirmedCreate } from './service.ts';
 export {
   importOptionsSchema,
   runImport,

@@ -2,14 +2,14 @@
  * `--reconcile`: rows the journal does not know are looked up in the account before they are
  * created. A journal cut short (or replaced by an older copy) has lost the lines of records its
  * runs made; without a look, the next run would create each of those rows again. The look is the
- * one a resumed run makes for a create whose answer was lost (RecordService.findCreated): records
+ * one a resumed run makes for a create whose answer was lost (findCreated): records
  * of the step's kind made since the state began, compared by what the service keeps as sent
  * (signatureOf). The account is listed once per step (per parent record for notes), 100 records a
  * request, not once per row.
  */
 import type { Entity } from '../mapping/index.ts';
 import { signatureOf } from './records.ts';
-import type { RecordService } from './service.ts';
+import type { RecordService } from '../client/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -65,7 +65,7 @@ export class ReconcileIndex {
 
   async #read(body: Body): Promise<Map<string, Body[]>> {
     const bySignature = new Map<string, Body[]>();
-    for await (const record of this.service.candidates(this.entity, [{ key: '', body, at: this.#since.toISOString() }], this.#since, { embed: true })) {
+    for await (const record of this.service.candidates(this.entity, [{ body }], this.#since, { embed: true })) {
       if (typeof record.id !== 'number') continue;
       const signature = signatureOf(this.entity, record);
       const list = bySignature.get(signature) ?? [];

@@ -3,15 +3,6 @@ import { canonicalJson } from './fingerprint.ts';
 
 type Body = Record<string, unknown>;
 
-/** How each kind of mapped record travels: its path and the wrapper key of one record. */
-export const ENTITY_API: Record<Entity, { path: string; one: string; many: string; label: string; embed: string }> = {
-  party: { path: '/parties', one: 'party', many: 'parties', label: 'party', embed: 'tags,fields' },
-  kase: { path: '/kases', one: 'kase', many: 'kases', label: 'project', embed: 'tags,fields' },
-  opportunity: { path: '/opportunities', one: 'opportunity', many: 'opportunities', label: 'opportunity', embed: 'tags,fields' },
-  entry: { path: '/entries', one: 'entry', many: 'entries', label: 'note', embed: '' },
-  task: { path: '/tasks', one: 'task', many: 'tasks', label: 'task', embed: 'party,opportunity,kase' },
-};
-
 /**
  * Lists of a record that an update changes item by item (spec: an element without id adds, one
  * with id and `_delete` removes), each with what makes two items the same one.

@@ -1,11 +1,10 @@
 import pLimit from 'p-limit';
-import type { CrmClient } from '../client/index.ts';
+import { type CrmClient, RecordService } from '../client/index.ts';
 import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, StateDir, writeRollbacks } from '../journal/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { planUpdate, signatureOf } from './records.ts';
-import { RecordService } from './service.ts';
 import { setupRuns, undoSetup } from './setup.ts';
 
 type Body = Record<string, unknown>;

@@ -1,8 +1,8 @@
 /**
  * The importer's part that runs a plan or a mapping: prepares the steps (set-up, journals,
  * matchers), settles the writes an earlier run left without an answer, reads each step's rows and
- * hands them to the record writer (record-writer.ts, ImportEngine's base class) as their links
- * allow, then deals with the rows gone from the input, finishes the result files and sums up.
+ * hands them to the record sender (record-sender.ts) as their links allow, all of them sharing one
+ * run context (run-context.ts), then deals with the rows gone from the input, finishes the result files and sums up.
  */
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -12,8 +12,10 @@ import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, recordDigest, repeatedKey, withType } from '../plan/index.ts';
 import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
-import { RecordWriter } from './record-writer.ts';
-import { type RecordService } from './service.ts';
+import { RecordSender } from './record-sender.ts';
+import { RunContext } from './run-context.ts';
+import type { RecordService } from '../client/index.ts';
+import { findCreated } from './lost-creates.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
@@ -152,8 +154,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       const writer = options.dryRun ? null : await state.openJournal(step.name, journal);
       steps.push(new StepRun(step, compiled[index] as CompiledMapping, journal, writer, linked.has(step.name)));
     }
-    const engine = new ImportEngine(options, deps, state, steps, resolver, run, now, emit);
-    for (const step of steps) step.matcher = matcherFor(step, engine.service, resolver, options);
+    const engine = new ImportEngine(new RunContext({ options, deps, state, steps, resolver, runId: run, now, emit }));
+    for (const step of steps) step.matcher = matcherFor(step, engine.ctx.service, resolver, options);
     emit({ type: 'start', run, stateDir: state.dir, steps: steps.map((s) => s.name), dryRun: options.dryRun });
     const beforeRows = deps.client.transport.requestsSent;
     const summary = await engine.run();
@@ -182,41 +184,48 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   }
 }
 
-class ImportEngine extends RecordWriter {
+/** Runs the steps of one run: reconcile, the rows of each step as their links allow, the rows gone, the results. */
+class ImportEngine {
+  readonly sender: RecordSender;
+
+  constructor(readonly ctx: RunContext) {
+    this.sender = new RecordSender(ctx);
+  }
+
   async run(): Promise<ImportSummary> {
-    const timer = setInterval(() => this.progress(), this.deps.progressEveryMs ?? 1000);
+    const timer = setInterval(() => this.progress(), this.ctx.deps.progressEveryMs ?? 1000);
     timer.unref();
-    if (this.deps.onEvent) this.countRows();
+    if (this.ctx.deps.onEvent) this.countRows();
     try {
-      for (const step of this.steps) await this.journal(step, { t: 'run', run: this.runId, at: this.at(), event: 'start', key: JSON.stringify(step.prepared.mapping.key) });
+      for (const step of this.ctx.steps) await this.ctx.journal(step, { t: 'run', run: this.ctx.runId, at: this.ctx.at(), event: 'start', key: JSON.stringify(step.prepared.mapping.key) });
       await this.reconcile();
-      if (!this.halt.signal.aborted) await Promise.all(this.steps.map((step) => this.runStep(step).catch((error) => this.fail(error))));
-      if (!this.halt.signal.aborted) await this.missingRows();
+      if (!this.ctx.halt.signal.aborted) await Promise.all(this.ctx.steps.map((step) => this.runStep(step).catch((error) => this.ctx.fail(error))));
+      if (!this.ctx.halt.signal.aborted) await this.missingRows();
       // A result file that cannot be written (a full disk) stops the run like any failure: the
       // summary still says how far it got, and the journal holds what was written.
-      await this.finishResults().catch((error) => this.fail(error));
-      const event = this.stopped || this.interrupted ? 'interrupted' : 'end';
-      for (const step of this.steps) {
-        const end: JournalEntry = { t: 'run', run: this.runId, at: this.at(), event };
-        if (step.readAll && !this.halt.signal.aborted) end.unread = step.unread;
-        await this.journal(step, end).catch(() => undefined);
+      await this.finishResults().catch((error) => this.ctx.fail(error));
+      const event = this.ctx.stopped || this.ctx.interrupted ? 'interrupted' : 'end';
+      for (const step of this.ctx.steps) {
+        const end: JournalEntry = { t: 'run', run: this.ctx.runId, at: this.ctx.at(), event };
+        if (step.readAll && !this.ctx.halt.signal.aborted) end.unread = step.unread;
+        await this.ctx.journal(step, end).catch(() => undefined);
       }
-      for (const step of this.steps) await step.writer?.flush().catch((error: unknown) => this.fail(error));
+      for (const step of this.ctx.steps) await step.writer?.flush().catch((error: unknown) => this.ctx.fail(error));
     } finally {
       clearInterval(timer);
-      this.unlisten();
-      this.counting.abort();
+      this.ctx.unlisten();
+      this.ctx.counting.abort();
     }
     return {
-      run: this.runId,
-      stateDir: this.state.dir,
-      steps: this.steps.map((s) => ({
+      run: this.ctx.runId,
+      stateDir: this.ctx.state.dir,
+      steps: this.ctx.steps.map((s) => ({
         step: s.name,
         inputFile: s.prepared.inputFile,
         mappingFile: s.prepared.mappingFile,
         ...s.counts,
-        successFile: s.success ? this.state.resultFile(s.name, 'success') : null,
-        rejectsFile: s.rejects ? this.rejectsFile(s) : null,
+        successFile: s.success ? this.ctx.state.resultFile(s.name, 'success') : null,
+        rejectsFile: s.rejects ? this.ctx.rejectsFile(s) : null,
         warnings: s.warnings,
         notCarried: s.notCarried,
         reasons: s.reasons.sorted(),
@@ -225,35 +234,35 @@ class ImportEngine extends RecordWriter {
       requestsForNames: 0,
       requestsForSetup: 0,
       elapsedMs: 0,
-      interrupted: this.interrupted,
-      stopped: this.stopped,
-      reconciled: this.reconciled,
-      limited: this.options.limit !== null && this.steps.some((s) => s.counts.rowsRead >= (this.options.limit as number) && !s.readAll),
-      retryRejects: this.options.retryRejects,
-      dryRun: this.options.dryRun ? this.dry : null,
+      interrupted: this.ctx.interrupted,
+      stopped: this.ctx.stopped,
+      reconciled: this.ctx.reconciled,
+      limited: this.ctx.options.limit !== null && this.ctx.steps.some((s) => s.counts.rowsRead >= (this.ctx.options.limit as number) && !s.readAll),
+      retryRejects: this.ctx.options.retryRejects,
+      dryRun: this.ctx.options.dryRun ? this.ctx.dry : null,
       setup: null,
     };
   }
 
   /** Counts each step's rows beside the run, for the progress display; a failed count only leaves the total unknown. */
   countRows(): void {
-    for (const step of this.steps) {
+    for (const step of this.ctx.steps) {
       // A live step is counted from its spool once that holds the whole list (a plan's set-up read
       // it), never by reading the old account again: until then its total stays unknown.
-      countStepItems(step.prepared, this.counting.signal)
-        .then((count) => (step.total = this.options.limit === null ? count : Math.min(count, this.options.limit)))
+      countStepItems(step.prepared, this.ctx.counting.signal)
+        .then((count) => (step.total = this.ctx.options.limit === null ? count : Math.min(count, this.ctx.options.limit)))
         .catch(() => undefined);
     }
   }
 
   progress(): void {
-    this.emit({
+    this.ctx.emit({
       type: 'progress',
-      steps: this.steps.map((s) => ({ step: s.name, total: s.total, ...s.counts })),
-      requests: this.deps.client.transport.requestsSent - this.requestsAtStart,
-      elapsedMs: Date.now() - this.started,
-      governor: this.deps.client.transport.governor.state(),
-      waits: [...this.deps.client.transport.waits().map((wait) => ({ ...wait, of: 'account' as const })), ...(this.deps.v1Live?.waits() ?? []).map((wait) => ({ ...wait, of: 'old account' as const }))],
+      steps: this.ctx.steps.map((s) => ({ step: s.name, total: s.total, ...s.counts })),
+      requests: this.ctx.deps.client.transport.requestsSent - this.ctx.requestsAtStart,
+      elapsedMs: Date.now() - this.ctx.started,
+      governor: this.ctx.deps.client.transport.governor.state(),
+      waits: [...this.ctx.deps.client.transport.waits().map((wait) => ({ ...wait, of: 'account' as const })), ...(this.ctx.deps.v1Live?.waits() ?? []).map((wait) => ({ ...wait, of: 'old account' as const }))],
     });
   }
 
@@ -261,13 +270,14 @@ class ImportEngine extends RecordWriter {
   // Writes whose answer never came, from an earlier run that was cut off.
 
   async reconcile(): Promise<void> {
-    for (const step of this.steps) {
+    for (const step of this.ctx.steps) {
       // Taken out first: settling a row clears its pending intent in place.
       const pending = [...step.journal.rows.values()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
-      if (pending.length === 0 || this.options.dryRun) continue;
+      if (pending.length === 0 || this.ctx.options.dryRun) continue;
       const creates = pending.filter((p) => p.intent.op === 'create');
       const entity = step.compiled.entity;
-      const found = await this.service.findCreated(
+      const found = await findCreated(
+        this.ctx.service,
         entity,
         creates.map((p) => ({ key: p.key, body: withType(entity, p.intent.body ?? {}), at: p.intent.at })),
         (id) => step.taken.has(id),
@@ -277,30 +287,30 @@ class ImportEngine extends RecordWriter {
           const id = found.get(key);
           if (id !== undefined) {
             step.taken.add(id);
-            this.reconciled.applied += 1;
-            await this.journal(step, { t: 'done', k: key, op: 'create', run: intent.run, at: this.at(), id, fp: intent.fp, origin: 'created' });
-            this.fold(step, key, { id, fp: intent.fp, body: intent.body ?? null, origin: 'created', pending: null });
+            this.ctx.reconciled.applied += 1;
+            await this.ctx.journal(step, { t: 'done', k: key, op: 'create', run: intent.run, at: this.ctx.at(), id, fp: intent.fp, origin: 'created' });
+            this.ctx.fold(step, key, { id, fp: intent.fp, body: intent.body ?? null, origin: 'created', pending: null });
           } else {
-            this.reconciled.notApplied += 1;
-            await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
-            this.fold(step, key, { pending: null });
+            this.ctx.reconciled.notApplied += 1;
+            await this.ctx.journal(step, { t: 'cancel', k: key, run: this.ctx.runId, at: this.ctx.at() });
+            this.ctx.fold(step, key, { pending: null });
           }
           continue;
         }
         if (intent.op === 'delete' && intent.id !== undefined) {
           // Deleting again is harmless: gone is gone.
-          await this.service.remove(entity, intent.id);
-          await this.journal(step, { t: 'done', k: key, op: 'delete', run: intent.run, at: this.at(), id: intent.id, fp: intent.fp });
-          this.fold(step, key, { id: null, pending: null });
-          this.reconciled.applied += 1;
+          await this.ctx.service.remove(entity, intent.id);
+          await this.ctx.journal(step, { t: 'done', k: key, op: 'delete', run: intent.run, at: this.ctx.at(), id: intent.id, fp: intent.fp });
+          this.ctx.fold(step, key, { id: null, pending: null });
+          this.ctx.reconciled.applied += 1;
           continue;
         }
         // An update may or may not have been applied; the row is compared again and the update
         // sent again if it still differs (an update is safe to repeat).
         if (intent.before && 'parties' in intent.before) step.contactsUnsure.add(key);
-        await this.journal(step, { t: 'cancel', k: key, run: this.runId, at: this.at() });
-        this.fold(step, key, { pending: null });
-        this.reconciled.notApplied += 1;
+        await this.ctx.journal(step, { t: 'cancel', k: key, run: this.ctx.runId, at: this.ctx.at() });
+        this.ctx.fold(step, key, { pending: null });
+        this.ctx.reconciled.notApplied += 1;
       }
     }
   }
@@ -309,14 +319,14 @@ class ImportEngine extends RecordWriter {
   // Rows.
 
   async runStep(step: StepRun): Promise<void> {
-    const opened = await openStepItems(step.prepared, step.compiled, this.halt.signal);
+    const opened = await openStepItems(step.prepared, step.compiled, this.ctx.halt.signal);
     if (!opened) {
       step.finish();
       return;
     }
     step.header = opened.header;
     const inFlight = new Set<Promise<void>>();
-    const window = windowOf(step, this.options.concurrency);
+    const window = windowOf(step, this.ctx.options.concurrency);
     // Held look-ups wait while the reader reads: each stop of it lets them be looked at again.
     const pause = (reading: boolean): void => {
       step.reading = reading;
@@ -326,7 +336,7 @@ class ImportEngine extends RecordWriter {
     try {
       let cut = false;
       for await (const item of opened.items) {
-        if (this.halt.signal.aborted || (this.options.limit !== null && step.counts.rowsRead >= this.options.limit)) {
+        if (this.ctx.halt.signal.aborted || (this.ctx.options.limit !== null && step.counts.rowsRead >= this.ctx.options.limit)) {
           cut = true;
           break;
         }
@@ -339,18 +349,18 @@ class ImportEngine extends RecordWriter {
               step.seen.add(item.folded.key);
               step.alias(item.folded.key, item.folded.into);
             }
-            this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.folded.key, action: 'repeated' });
+            this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: item.folded.key, action: 'repeated' });
             continue;
           }
           step.counts.skipped += 1;
-          this.emit({ type: 'row', step: step.name, row: item.location.row, key: null, action: 'skipped' });
+          this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: null, action: 'skipped' });
           continue;
         }
         if (item.kind === 'rejected') {
           // Still in the input, though refused: its record (if an earlier run wrote one) is not "missing".
           if (item.key) step.seen.add(item.key);
           else step.unread += 1;
-          await this.reject(step, item);
+          await this.sender.reject(step, item);
           continue;
         }
         const digest = step.digests ? recordDigest(item) : undefined;
@@ -359,10 +369,10 @@ class ImportEngine extends RecordWriter {
           if (problem === 'repeat') {
             // The record of an earlier row, named again: written once, by that row.
             step.counts.repeated += 1;
-            this.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
+            this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
             continue;
           }
-          await this.reject(step, this.rejection(item, problem), false);
+          await this.sender.reject(step, this.sender.rejection(item, problem), false);
           continue;
         }
         step.seen.add(item.key);
@@ -370,7 +380,7 @@ class ImportEngine extends RecordWriter {
         // read (as validate does), not when its lookup happens to run.
         const sameRecord = step.matches.check(item);
         if (sameRecord) {
-          await this.reject(step, this.rejection(item, sameRecord));
+          await this.sender.reject(step, this.sender.rejection(item, sameRecord));
           continue;
         }
         if (digest !== undefined) step.digests?.set(item.key, digest);
@@ -378,15 +388,15 @@ class ImportEngine extends RecordWriter {
         // A row that could not be read had no key to journal its reject under: once it can be
         // read, it is a row the journal has never seen.
         const fixedUnread = prior === undefined && step.journal.unread > 0;
-        if (this.options.retryRejects && !prior?.rejected && !fixedUnread && !step.prepared.fromRejects) {
+        if (this.ctx.options.retryRejects && !prior?.rejected && !fixedUnread && !step.prepared.fromRejects) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
           step.settleUnwritten(item.key);
           continue;
         }
-        const task = this.processRecord(step, item)
+        const task = this.sender.processRecord(step, item)
           .catch((error) => {
-            if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
-            this.fail(error);
+            if (this.ctx.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
+            this.ctx.fail(error);
             step.settleUnwritten(item.key);
           })
           .finally(() => inFlight.delete(task));
@@ -397,7 +407,7 @@ class ImportEngine extends RecordWriter {
           pause(true);
         }
       }
-      step.readAll = !cut && !this.halt.signal.aborted;
+      step.readAll = !cut && !this.ctx.halt.signal.aborted;
       if (step.readAll) step.notCarried = opened.census.result();
     } finally {
       pause(false);
@@ -411,30 +421,30 @@ class ImportEngine extends RecordWriter {
 
   async missingRows(): Promise<void> {
     // A partial read says nothing about what is missing.
-    if (this.options.limit !== null || this.options.retryRejects) return;
-    for (const step of [...this.steps].reverse()) {
+    if (this.ctx.options.limit !== null || this.ctx.options.retryRejects) return;
+    for (const step of [...this.ctx.steps].reverse()) {
       // A rejects file fed back holds the rows to fix, not the whole input; a live read --since, only what changed.
       if (step.prepared.fromRejects || (readsLive(step.prepared) && step.prepared.live?.since !== undefined)) continue;
       const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
-      if (this.options.dryRun) continue;
+      if (this.ctx.options.dryRun) continue;
       const entity = step.compiled.entity;
-      if (!this.options.deleteMissing) {
+      if (!this.ctx.options.deleteMissing) {
         // Kept, and listed in the success file so that a person can see which.
-        for (const row of gone) await this.writeSuccess(step, 0, row.key, 'missing', row.id as number);
+        for (const row of gone) await this.sender.writeSuccess(step, 0, row.key, 'missing', row.id as number);
         continue;
       }
       await Promise.all(
         gone.map((row) =>
-          this.limit(async () => {
-            if (this.halt.signal.aborted || row.id === null) return;
-            await this.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.runId, at: this.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
-            await this.service.remove(entity, row.id);
-            this.record(step, { t: 'done', k: row.key, op: 'delete', run: this.runId, at: this.at(), id: row.id, fp: row.fp ?? '' });
+          this.ctx.limit(async () => {
+            if (this.ctx.halt.signal.aborted || row.id === null) return;
+            await this.ctx.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
+            await this.ctx.service.remove(entity, row.id);
+            this.ctx.record(step, { t: 'done', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), id: row.id, fp: row.fp ?? '' });
             step.counts.deleted += 1;
             step.counts.missing -= 1;
-            await this.writeSuccess(step, 0, row.key, 'deleted', row.id);
-          }).catch((error) => this.fail(error)),
+            await this.sender.writeSuccess(step, 0, row.key, 'deleted', row.id);
+          }).catch((error) => this.ctx.fail(error)),
         ),
       );
     }
@@ -442,11 +452,11 @@ class ImportEngine extends RecordWriter {
 
   /** The result files are the last run's: a file this run did not write is an earlier run's, and goes. */
   async finishResults(): Promise<void> {
-    for (const step of this.steps) {
+    for (const step of this.ctx.steps) {
       if (step.success) await (await step.success).commit();
-      else if (!this.options.dryRun) await rm(this.state.resultFile(step.name, 'success'), { force: true });
+      else if (!this.ctx.options.dryRun) await rm(this.ctx.state.resultFile(step.name, 'success'), { force: true });
       if (step.rejects) await (await step.rejects).commit();
-      else await rm(this.rejectsFile(step), { force: true });
+      else await rm(this.ctx.rejectsFile(step), { force: true });
     }
   }
 }

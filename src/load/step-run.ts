@@ -5,7 +5,7 @@ import { type CompiledMapping, emptyWarningCounts, type MatchSpec, RejectsWriter
 import { type Matcher, MatchValueCheck, type NotCarried, type PreparedStep, ReasonCounter } from '../plan/index.ts';
 import { SuccessWriter } from './results.ts';
 import type { ReconcileIndex } from './reconcile.ts';
-import { LostCreates } from './service.ts';
+import type { LostCreates } from './lost-creates.ts';
 import type { StepCounts } from './import-options.ts';
 
 export interface Deferred {

@@ -3,7 +3,7 @@ import { ENTITY_PLURAL, type Entity, matchCriteria, type MatchCriterion, type Ma
 
 type Body = Record<string, unknown>;
 
-/** What a match lookup needs of the account: its records by filter, or all of them (load's RecordService is one). */
+/** What a match lookup needs of the account: its records by filter, or all of them (the client's RecordService is one). */
 export interface RecordFinder {
   filter(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): AsyncIterable<Body>;
   /** Every record of a kind, or null when the account holds more than `upTo`. */

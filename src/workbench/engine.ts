@@ -7,7 +7,7 @@
  */
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { type AccountCatalog, type CrmClient, readAccountCatalog, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
+import { type AccountCatalog, type CrmClient, readAccountCatalog, RecordService, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
@@ -314,7 +314,7 @@ export class Engine {
   /** `validate --plan plan.yaml --online`, then `run plan.yaml --dry-run`: what the run will do, before it does it. */
   async check(context: JobContext): Promise<void> {
     await this.needPlan();
-    const { RecordService, plannedSetup, runImport } = await import('../load/index.ts');
+    const { plannedSetup, runImport } = await import('../load/index.ts');
     const { validatePlan } = await import('../plan/index.ts');
     const { client } = this.deps;
     // The names as the plan's set-up would leave them, and the account's records for `match:`, as validate --online reads them.

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restoredIds, runBackup, runRestore } from '../../src/backup/index.ts';
-import { CrmClient } from '../../src/client/index.ts';
+import { CrmClient, RecordService } from '../../src/client/index.ts';
 import { seedBackupAccount, type SeededAccount } from '../helpers/backup-account.ts';
 import { runRollback } from '../../src/load/index.ts';
 import { runVerify } from '../../src/verify/index.ts';
@@ -216,10 +216,11 @@ describe('restore into an account that holds part of the backup', () => {
       const first = await runRestore({ from: out, workDir: work }, { client: cc, account });
       const firstIds = await restoredIds(first.stateDir);
       // By hand: person 1 goes, the note of person 3 and the task of person 5 go, an organisation comes.
-      await cc.parties.delete(firstIds.get(`people/${seeded.people[1]}`)!, { wait: true });
-      await cc.entries.delete(firstIds.get(`entries/${seeded.entries[3]}`)!, { wait: true });
+      const records = new RecordService(cc);
+      await records.remove('party', firstIds.get(`people/${seeded.people[1]}`)!);
+      await records.remove('entry', firstIds.get(`entries/${seeded.entries[3]}`)!);
       const task5 = (await allPages(c, '/tasks?status=open,completed,pending', 'tasks')).find((t) => t.description === 'Call back 5')!;
-      await cc.tasks.delete(task5.id);
+      await records.remove('task', task5.id);
       const hand = (await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } })).body.party;
       // Many notes of its own: the account's list of entries is longer than looking record by record.
       const NOTES = 2_000;

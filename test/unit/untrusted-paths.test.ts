@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RecordService } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { normaliseExportOptions, runExport } from '../../src/export/index.ts';
 import { JournalWriter, loadJournal, readRollbacks, readStateSteps, StateDir, writeStateSteps } from '../../src/journal/index.ts';
@@ -304,9 +305,10 @@ describe('untrusted paths: export --attachments DIR', () => {
     const file = join(work, 'minutes.txt');
     writeFileSync(file, 'the minutes\n');
     const token = await sandbox.client.upload(file, { contentType: 'text/plain' });
-    const party = await sandbox.client.parties.create({ type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
-    const entry = await sandbox.client.entries.create({ type: 'note', party: { id: party.id }, content: 'Met', attachments: [{ token }] });
-    note = { id: entry.id, attachment: entry.attachments?.[0]?.id as number };
+    const records = new RecordService(sandbox.client);
+    const party = await records.create('party', { type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
+    const id = await records.create('entry', { type: 'note', party: { id: party }, content: 'Met', attachments: [{ token }] });
+    note = { id, attachment: ((await records.read('entry', id))?.attachments as Array<{ id: number }>)[0]?.id as number };
   });
 
   async function exportInto(dir: string): Promise<unknown> {
@@ -353,13 +355,15 @@ describe('untrusted paths: export --attachments DIR', () => {
     const file = join(work, 'climb.txt');
     writeFileSync(file, 'climbing\n');
     const token = await sandbox.client.upload(file, { contentType: 'text/plain', filename: '../../../escaped.txt' });
-    const entry = await sandbox.client.entries.create({ type: 'note', party: { id: (await sandbox.client.parties.create({ type: 'person', lastName: 'Climber' })).id }, content: 'Climb', attachments: [{ token }] });
+    const records = new RecordService(sandbox.client);
+    const id = await records.create('entry', { type: 'note', party: { id: await records.create('party', { type: 'person', lastName: 'Climber' }) }, content: 'Climb', attachments: [{ token }] });
+    const attachment = ((await records.read('entry', id))?.attachments as Array<{ id: number }>)[0]?.id;
     cases += 1;
     const dir = join(work, `export-${cases}`);
     const outcome = await exportInto(dir).then(() => null, (e: unknown) => e);
     // Made a plain name (or, with a file-name rule that keeps the slashes, refused): never written outside.
     if (outcome !== null) expect((outcome as FerryError).code).toBe('PATH_UNSAFE');
-    else expect(readdirSync(join(dir, 'files', String(entry.attachments?.[0]?.id)))).toHaveLength(1);
+    else expect(readdirSync(join(dir, 'files', String(attachment)))).toHaveLength(1);
     expect(existsSync(join(dir, 'escaped.txt')) || existsSync(join(work, 'escaped.txt')) || existsSync(join(dirname(work), 'escaped.txt'))).toBe(false);
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AmbiguousWriteError, CrmClient } from '../../../src/client/index.ts';
+import { AmbiguousWriteError, CrmClient, RecordService } from '../../../src/client/index.ts';
+import { partySchema } from '../../../src/client/schemas.ts';
 import { startTestSandbox } from '../../helpers/sandbox.ts';
 import { scaledClock } from '../../helpers/scaled-clock.ts';
 
@@ -27,6 +28,7 @@ describe('client under the service rate limit with injected faults and dropped w
         if (match) attempts.push({ at: clock.now(), status: Number(match[1]) });
       },
     });
+    const records = new RecordService(client);
     try {
       const created: number[] = [];
       let ambiguous = 0;
@@ -35,11 +37,11 @@ describe('client under the service rate limit with injected faults and dropped w
       const createOnce = async (name: string): Promise<number> => {
         for (;;) {
           try {
-            return (await client.parties.create({ type: 'organisation', name })).id;
+            return await records.create('party', { type: 'organisation', name });
           } catch (error) {
             if (!(error instanceof AmbiguousWriteError)) throw error;
             ambiguous += 1;
-            for await (const party of client.parties.search(name)) {
+            for await (const party of client.paginate('/parties/search', 'parties', partySchema, { query: { q: name } })) {
               if (party.name === name) {
                 reconciled += 1;
                 return party.id;
@@ -58,9 +60,9 @@ describe('client under the service rate limit with injected faults and dropped w
           if (kind === 0) {
             created.push(await createOnce(`Rate Co ${i + 1}`));
           } else if (kind === 1) {
-            await client.parties.update(created[i % created.length] as number, { about: `updated ${i}` });
+            await records.update('party', created[i % created.length] as number, { about: `updated ${i}` });
           } else {
-            await client.parties.get(created[i % created.length] as number);
+            await records.read('party', created[i % created.length] as number);
           }
         }
       };

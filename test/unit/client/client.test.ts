@@ -1,6 +1,8 @@
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../../src/client/client.ts';
+import { RecordService } from '../../../src/client/records.ts';
+import { kaseSchema, partySchema } from '../../../src/client/schemas.ts';
 import { parseLinkHeader } from '../../../src/client/pagination.ts';
 import { FakeClock } from './fake-clock.ts';
 
@@ -41,7 +43,7 @@ describe('CrmClient', () => {
       .intercept({ path: '/api/v2/parties?embed=tags&page=2&perPage=100', method: 'GET' })
       .reply(200, { parties: [person(3)] }, { headers: { ...JSON_HEADERS, link: `<${ORIGIN}/api/v2/parties?embed=tags&page=1&perPage=100>; rel="prev"` } });
     const ids: number[] = [];
-    for await (const party of client.parties.list({ embed: ['tags'] })) ids.push(party.id);
+    for await (const party of client.paginate('/parties', 'parties', partySchema, { query: { embed: 'tags' } })) ids.push(party.id);
     expect(ids).toEqual([1, 2, 3]);
     expect(agent.pendingInterceptors()).toHaveLength(0);
   });
@@ -52,30 +54,39 @@ describe('CrmClient', () => {
       .intercept({ path: '/api/v2/kases?perPage=100', method: 'GET' })
       .reply(200, { kases: [] }, { headers: { ...JSON_HEADERS, link: '<https://evil.example/api/v2/kases?page=2>; rel="next"' } });
     const run = async () => {
-      for await (const _ of client.kases.list()) void _;
+      for await (const _ of client.paginate('/kases', 'kases', kaseSchema)) void _;
     };
     await expect(run()).rejects.toMatchObject({ code: 'API_RESPONSE_INVALID' });
   });
 
-  it('reads many ids ten at a time and skips ids that do not exist', async () => {
+  it("reads the notes of records through the paginator, a record that is gone (404) having none", async () => {
     const pool = agent.get(ORIGIN);
-    const ids = Array.from({ length: 12 }, (_, i) => i + 1);
-    const org = (id: number) => ({ id, type: 'organisation', name: `O${id}` });
-    pool.intercept({ path: '/api/v2/parties/1,2,3,4,5,6,7,8,9,10', method: 'GET' }).reply(200, { parties: ids.slice(0, 10).map(org) }, { headers: JSON_HEADERS });
-    pool.intercept({ path: '/api/v2/parties/11,12', method: 'GET' }).reply(404, { message: 'not found' }, { headers: JSON_HEADERS });
-    pool.intercept({ path: '/api/v2/parties/11', method: 'GET' }).reply(200, { party: org(11) }, { headers: JSON_HEADERS });
-    pool.intercept({ path: '/api/v2/parties/12', method: 'GET' }).reply(404, { message: 'not found' }, { headers: JSON_HEADERS });
-    const found = await client.parties.getMany(ids);
-    expect(found.map((p) => p.id)).toEqual(ids.slice(0, 11));
+    pool.intercept({ path: '/api/v2/parties/7/entries?perPage=100', method: 'GET' }).reply(404, { message: 'not found' }, { headers: JSON_HEADERS });
+    pool
+      .intercept({ path: '/api/v2/kases/8/entries?perPage=100', method: 'GET' })
+      .reply(200, { entries: [{ id: 1 }] }, { headers: { ...JSON_HEADERS, link: `<${ORIGIN}/api/v2/kases/8/entries?page=2&perPage=100>; rel="next"` } });
+    pool.intercept({ path: '/api/v2/kases/8/entries?page=2&perPage=100', method: 'GET' }).reply(200, { entries: [{ id: 2 }] }, { headers: JSON_HEADERS });
+    const records = new RecordService(client);
+    const found: unknown[] = [];
+    for await (const entry of records.candidates('entry', [{ body: { party: { id: 7 } } }, { body: { kase: { id: 8 } } }], new Date())) found.push(entry.id);
+    expect(found).toEqual([1, 2]);
+    expect(agent.pendingInterceptors()).toHaveLength(0);
   });
 
   it('reports an answer of the wrong shape as API_RESPONSE_INVALID', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties/5', method: 'GET' }).reply(200, { party: { id: 'five' } }, { headers: JSON_HEADERS });
-    await expect(client.parties.get(5)).rejects.toMatchObject({ code: 'API_RESPONSE_INVALID', message: expect.stringMatching(/id/) });
+    agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 'five' } }, { headers: JSON_HEADERS });
+    await expect(new RecordService(client).create('party', { type: 'person', lastName: 'Five' })).rejects.toMatchObject({ code: 'API_RESPONSE_INVALID', message: expect.stringMatching(/id/) });
+    agent.get(ORIGIN).intercept({ path: '/api/v2/parties?perPage=100', method: 'GET' }).reply(200, { parties: [{ id: 'five' }] }, { headers: JSON_HEADERS });
+    const list = async () => {
+      for await (const _ of client.paginate('/parties', 'parties', partySchema)) void _;
+    };
+    await expect(list()).rejects.toMatchObject({ code: 'API_RESPONSE_INVALID', message: expect.stringMatching(/id/) });
   });
 
   it('keeps properties it does not know', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties/5', method: 'GET' }).reply(200, { party: { id: 5, type: 'person', shoeSize: 44 } }, { headers: JSON_HEADERS });
-    expect(await client.parties.get(5)).toMatchObject({ id: 5, shoeSize: 44 });
+    agent.get(ORIGIN).intercept({ path: '/api/v2/parties?perPage=100', method: 'GET' }).reply(200, { parties: [{ id: 5, type: 'person', shoeSize: 44 }] }, { headers: JSON_HEADERS });
+    const found: unknown[] = [];
+    for await (const party of client.paginate('/parties', 'parties', partySchema)) found.push(party);
+    expect(found).toEqual([{ id: 5, type: 'person', shoeSize: 44 }]);
   });
 });

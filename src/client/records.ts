@@ -1,34 +1,38 @@
+/**
+ * The records the importer, rollback, verify, matching and restore read and write: parties,
+ * projects, opportunities, notes and tasks, as plain bodies (every field the service sends kept),
+ * one request each where the interface allows. Lists go through the client's one paginator
+ * (`CrmClient.paginate`).
+ */
 import { z } from 'zod';
-import { ApiError, type ApiRequest, type CrmClient, EVERY_TASK_STATUS } from '../client/index.ts';
-import type { Entity } from '../mapping/index.ts';
-import type { AttachmentFile } from './attachments.ts';
-import { ENTITY_API, signatureOf } from './records.ts';
+import type { Entity } from '../util/index.ts';
+import { type CrmClient, EVERY_TASK_STATUS, parse } from './client.ts';
+import { ApiError } from './errors.ts';
+import { type DeletedRecord, deletedSchema } from './schemas.ts';
+import type { ApiRequest } from './transport.ts';
 
 type Body = Record<string, unknown>;
 
 /** A record of a list as the interface gives it, every field kept. */
 const ANY_RECORD = z.record(z.string(), z.unknown());
 
-/** A create whose answer never came: what was sent, and when. */
-export interface UnconfirmedCreate {
-  key: string;
-  body: Body;
-  /** When the intent was written (ISO time). */
-  at: string;
-}
+/** How each kind of record travels: its path, the wrapper keys of one record and of a list, and what a read embeds. */
+export const ENTITY_API: Record<Entity, { path: string; one: string; many: string; label: string; embed: string }> = {
+  party: { path: '/parties', one: 'party', many: 'parties', label: 'party', embed: 'tags,fields' },
+  kase: { path: '/kases', one: 'kase', many: 'kases', label: 'project', embed: 'tags,fields' },
+  opportunity: { path: '/opportunities', one: 'opportunity', many: 'opportunities', label: 'opportunity', embed: 'tags,fields' },
+  entry: { path: '/entries', one: 'entry', many: 'entries', label: 'note', embed: '' },
+  task: { path: '/tasks', one: 'task', many: 'tasks', label: 'task', embed: 'party,opportunity,kase' },
+};
 
-/** How far before an unconfirmed create to look for it: covers clock differences with the service. */
-const LOOKBACK_MS = 10 * 60_000;
-
-/** When the service says a record was created (ms), NaN when it does not say. */
-function createdTime(record: Body): number {
-  return typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
+/** The `since` of a list: whole seconds, as the service gives its times. */
+function sinceQuery(since: Date): string {
+  return since.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**
- * The writes the importer makes, one request each where the interface allows. Requests wait for
- * the rate governor under `stop` (Ctrl-C ends the wait), but a request that has been sent is
- * never cut off: its fate would be unknown.
+ * Reads and writes records of the five kinds. Requests wait for the rate governor under `stop`
+ * (Ctrl-C ends the wait), but a write that has been sent is never cut off: its fate would be unknown.
  */
 export class RecordService {
   constructor(
@@ -58,15 +62,15 @@ export class RecordService {
     return this.client.transport.request(request);
   }
 
-  private idFrom(entity: Entity, body: unknown, method: string, path: string): number {
-    const record = (body as Body | null)?.[ENTITY_API[entity].one] as Body | undefined;
+  private idFrom(one: string, body: unknown, method: string, path: string): number {
+    const record = (body as Body | null)?.[one] as Body | undefined;
     const id = record?.id;
-    if (typeof id !== 'number') throw new ApiError('API_RESPONSE_INVALID', `the answer has no ${ENTITY_API[entity].one}.id`, { method, path });
+    if (typeof id !== 'number') throw new ApiError('API_RESPONSE_INVALID', `the answer has no ${one}.id`, { method, path });
     return id;
   }
 
   /** Uploads each file with its name and content type, and returns the tokens to attach. */
-  async upload(files: readonly AttachmentFile[]): Promise<Body[]> {
+  async upload(files: ReadonlyArray<{ path: string; filename: string; contentType: string }>): Promise<Body[]> {
     const tokens: Body[] = [];
     for (const file of files) tokens.push({ token: await this.client.upload(file.path, { filename: file.filename, contentType: file.contentType }) });
     return tokens;
@@ -75,7 +79,13 @@ export class RecordService {
   async create(entity: Entity, body: Body): Promise<number> {
     const { path, one } = ENTITY_API[entity];
     const answer = await this.request({ method: 'POST', path, json: { [one]: body } });
-    return this.idFrom(entity, answer.body, 'POST', path);
+    return this.idFrom(one, answer.body, 'POST', path);
+  }
+
+  /** Applies a track to a record (`body` names the definition and the record); the id of the applied track. */
+  async applyTrack(body: Body): Promise<number> {
+    const answer = await this.request({ method: 'POST', path: '/tracks', query: {}, json: { track: body } });
+    return this.idFrom('track', answer.body, 'POST', '/tracks');
   }
 
   /** Adds and removes a project's additional contacts (adding one it has, or removing one it lacks, is no error). */
@@ -116,49 +126,14 @@ export class RecordService {
   }
 
   /**
-   * Looks for the records that unconfirmed creates may have made: records of the same kind
-   * changed since shortly before the earliest of them, compared by what the service keeps as sent
-   * (signatureOf). `taken` says whether an id already belongs to another row. Returns the id found
-   * for each key; a key missing from the answer was certainly not created.
+   * Records that may be the result of creates of `bodies`, newest included: of a kind listed by
+   * `since`, those changed since then (with their tags and custom fields when `embed`); notes,
+   * those on the records the bodies are on; tasks, all.
    */
-  async findCreated(entity: Entity, creates: readonly UnconfirmedCreate[], taken: (id: number) => boolean): Promise<Map<string, number>> {
-    const found = new Map<string, number>();
-    if (creates.length === 0) return found;
-    const wanted = new Map<string, UnconfirmedCreate[]>();
-    for (const create of creates) {
-      const signature = signatureOf(entity, create.body);
-      wanted.set(signature, [...(wanted.get(signature) ?? []), create]);
-    }
-    const earliest = Math.min(...creates.map((c) => Date.parse(c.at)));
-    const matching = new Map<string, Body[]>();
-    for await (const record of this.candidates(entity, creates, new Date(earliest - LOOKBACK_MS))) {
-      if (typeof record.id !== 'number' || taken(record.id)) continue;
-      const signature = signatureOf(entity, record);
-      if (wanted.has(signature)) matching.set(signature, [...(matching.get(signature) ?? []), record]);
-    }
-    // The account may hold an older record with the same values (the same contacts imported
-    // before, by another state or by hand). The create's own record is the newest of them: taking
-    // an older one would make a rollback delete a record this run never wrote.
-    for (const [signature, records] of matching) {
-      records.sort((a, b) => createdTime(b) - createdTime(a) || (b.id as number) - (a.id as number));
-      for (const create of wanted.get(signature) ?? []) {
-        const index = records.findIndex((record) => Number.isNaN(createdTime(record)) || createdTime(record) >= Date.parse(create.at) - LOOKBACK_MS);
-        if (index < 0) continue;
-        found.set(create.key, records.splice(index, 1)[0]?.id as number);
-      }
-    }
-    return found;
-  }
-
-  /**
-   * Records that may be the result of the creates, newest included: of a kind listed by `since`,
-   * those changed since then (with their tags and custom fields when `embed`); notes, those on the
-   * records the creates are on; tasks, all.
-   */
-  async *candidates(entity: Entity, creates: readonly UnconfirmedCreate[], since: Date, options: { embed?: boolean } = {}): AsyncGenerator<Body> {
+  async *candidates(entity: Entity, creates: ReadonlyArray<{ body: Body }>, since: Date, options: { embed?: boolean } = {}): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
     if (entity === 'party' || entity === 'kase' || entity === 'opportunity') {
-      yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), ...(options.embed && embed ? { embed } : {}) });
+      yield* this.pages(path, many, { since: sinceQuery(since), ...(options.embed && embed ? { embed } : {}) });
       return;
     }
     if (entity === 'entry') {
@@ -179,7 +154,7 @@ export class RecordService {
   /** Records of a kind changed since a time (spec: `since`), with their tags and custom fields. */
   async *changedSince(entity: 'party' | 'kase' | 'opportunity', since: Date): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
-    yield* this.pages(path, many, { since: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), embed });
+    yield* this.pages(path, many, { since: sinceQuery(since), embed });
   }
 
   /**
@@ -189,6 +164,12 @@ export class RecordService {
   async *listAll(entity: 'entry' | 'task'): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
     yield* this.pages(path, many, entity === 'task' ? { status: EVERY_TASK_STATUS, embed } : {});
+  }
+
+  /** Every record of a kind as the account lists it with `query` (what to embed, a task status), 100 a request. */
+  async *listWith(entity: 'entry' | 'task', query: Record<string, string>): AsyncGenerator<Body> {
+    const { path, many } = ENTITY_API[entity];
+    yield* this.pages(path, many, query);
   }
 
   /** Records passing a structured filter (spec 4.12), with their tags and custom fields. */
@@ -223,6 +204,13 @@ export class RecordService {
 
   readonly #lists = new Map<string, Promise<Body[] | null>>();
 
+  /** The records of a list deleted after `since` (spec: `/{list}/deleted`). */
+  async deleted(list: 'parties' | 'opportunities' | 'kases', since: string): Promise<DeletedRecord[]> {
+    const path = `/${list}/deleted`;
+    const answer = await this.client.transport.request({ method: 'GET', path, query: { since } });
+    return parse(deletedSchema.array(), (answer.body as Body | null)?.[list] ?? [], { method: 'GET', path });
+  }
+
   /** Whether any record passes a structured filter: one request for the first page of one. */
   async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {
     const { path, many } = ENTITY_API[entity];
@@ -231,78 +219,18 @@ export class RecordService {
     return Array.isArray(list) && list.length > 0;
   }
 
+  /** A list through the client's paginator; a list that is not there (its parent is gone) is empty. */
   private async *pages(path: string, key: string, query: Record<string, string>, filter?: unknown): AsyncGenerator<Body> {
-    let page = 1;
-    for (;;) {
-      const request: ApiRequest = { method: filter ? 'POST' : 'GET', path, query: { ...query, page, perPage: 100 }, accept: [404] };
-      if (filter) {
-        request.json = filter;
-        request.idempotent = true;
-      }
-      const answer = await this.request(request);
-      if (answer.status === 404) return;
-      const list = ((answer.body as Body | null)?.[key] as Body[] | undefined) ?? [];
-      yield* list;
-      const link = String(answer.headers.link ?? '');
-      if (list.length < 100 || !link.includes('rel="next"')) return;
-      page += 1;
+    const options: Parameters<CrmClient['paginate']>[3] = { query, signal: this.stop };
+    if (filter !== undefined) {
+      options.method = 'POST';
+      options.json = filter;
     }
-  }
-}
-
-interface LostCreate {
-  create: UnconfirmedCreate;
-  resolve(id: number | undefined): void;
-  reject(error: unknown): void;
-}
-
-/**
- * The creates of one step whose answers were lost during the run, settled the way a resumed run
- * settles them (findCreated) without stopping it: the first lost answer starts a pause (the
- * transport's backoff), and every create lost meanwhile is looked up with it in one listing of
- * the records changed since the earliest, instead of one listing each.
- */
-export class LostCreates {
-  #waiting: LostCreate[] = [];
-  #round: Promise<void> | null = null;
-
-  constructor(
-    private readonly service: RecordService,
-    private readonly entity: Entity,
-    /** Whether an id belongs to a row already. */
-    private readonly taken: (id: number) => boolean,
-  ) {}
-
-  /**
-   * The id of the record the create made, or undefined when it was certainly not made (it may
-   * be sent again). `attempt`: how many times this row's create has been lost.
-   */
-  find(create: UnconfirmedCreate, attempt: number): Promise<number | undefined> {
-    const found = new Promise<number | undefined>((resolve, reject) => this.#waiting.push({ create, resolve, reject }));
-    this.#round ??= this.#settle(attempt);
-    return found;
-  }
-
-  async #settle(attempt: number): Promise<void> {
-    let batch: LostCreate[] | null = null;
-    const take = (): LostCreate[] => {
-      // Creates lost from here on start a round of their own, after a pause of their own.
-      batch = this.#waiting;
-      this.#waiting = [];
-      this.#round = null;
-      return batch;
-    };
     try {
-      await this.service.pause(attempt);
-      const creates = take();
-      const found = await this.service.findCreated(
-        this.entity,
-        creates.map((lost) => lost.create),
-        this.taken,
-      );
-      for (const lost of creates) lost.resolve(found.get(lost.create.key));
+      yield* this.client.paginate(path, key, ANY_RECORD, options);
     } catch (error) {
-      for (const lost of batch ?? take()) lost.reject(error);
+      if (error instanceof ApiError && error.code === 'API_NOT_FOUND') return;
+      throw error;
     }
   }
 }

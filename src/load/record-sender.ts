@@ -1,24 +1,22 @@
 /**
  * The importer's part that acts on one record: links it to the records of other steps, looks it
  * up under `match:`, then creates, adopts or updates it, each write announced in the step's
- * journal first, and sends it to the success or rejects file. run-import.ts runs the plan (steps,
- * order, reconcile, rows of a step, missing rows, results, summary) on top of it: ImportEngine
- * extends RecordWriter.
+ * journal first, and sends it to the success or rejects file. It is handed the run's context
+ * (run-context.ts); run-import.ts runs the plan (steps, order, reconcile, rows of a step, missing
+ * rows, results, summary) and hands it each row.
  */
-import { setMaxListeners } from 'node:events';
-import pLimit from 'p-limit';
 import { AmbiguousWriteError, ApiError } from '../client/index.ts';
-import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { blankRow, type JournalEntry, type RowState, StateDir } from '../journal/index.ts';
-import { countWarnings, type MappedRecord, type MatchSpec, type NameResolver, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
+import { type ErrorCode } from '../errors/index.ts';
+import type { JournalEntry, RowState } from '../journal/index.ts';
+import { countWarnings, type MappedRecord, type MatchSpec, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
 import { joinProblems, judgeMatch, type LinkBook, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { ReconcileIndex } from './reconcile.ts';
-import { LostCreates, RecordService } from './service.ts';
-import { type DryRunReport, type ImportDeps, type ImportEvent, type ImportOptions } from './import-options.ts';
+import { LostCreates } from './lost-creates.ts';
+import type { RunContext } from './run-context.ts';
 import { StepRun } from './step-run.ts';
 
 type Body = Record<string, unknown>;
@@ -62,94 +60,26 @@ function apart(mapped: MappedRecord, whole: Body, wholeFp: string): { body: Body
   return { body, fp: fingerprint({ body, attachments: mapped.attachments }) };
 }
 
-export class RecordWriter {
-  readonly service: RecordService;
-  readonly limit: ReturnType<typeof pLimit>;
-  /** Stops reading rows and sending: Ctrl-C, or an error that ends the run. */
-  readonly halt = new AbortController();
-  stopped: FerryError | null = null;
-  interrupted = false;
-  readonly reconciled = { applied: 0, notApplied: 0 };
-  readonly dry: DryRunReport = { requests: 0, requestsForNames: 0, requestsForSetup: 0, lookUps: 0, lookUpValues: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
-  readonly byName: Map<string, StepRun>;
-  readonly started = Date.now();
-  readonly requestsAtStart: number;
-  unlisten: () => void = () => undefined;
-  /** Ends the counting of rows (countRows) with the run. */
-  readonly counting = new AbortController();
-
-  constructor(
-    readonly options: ImportOptions,
-    readonly deps: ImportDeps,
-    readonly state: StateDir,
-    readonly steps: StepRun[],
-    readonly resolver: NameResolver,
-    readonly runId: string,
-    readonly now: () => Date,
-    readonly emit: (event: ImportEvent) => void,
-  ) {
-    // Every request under way listens on this signal: up to --concurrency writes, and a read for
-    // each step that reads a live v1 account. More than ten at once is the design, not a leak, and
-    // Node's warning about it would land in the consultant's terminal.
-    setMaxListeners(options.concurrency + steps.length + 8, this.halt.signal);
-    this.service = new RecordService(deps.client, this.halt.signal);
-    this.requestsAtStart = deps.client.transport.requestsSent;
-    this.limit = pLimit(options.concurrency);
-    this.byName = new Map(steps.map((s) => [s.name, s]));
-    if (deps.signal) {
-      const onAbort = (): void => {
-        this.interrupted = true;
-        this.halt.abort();
-      };
-      if (deps.signal.aborted) onAbort();
-      else deps.signal.addEventListener('abort', onAbort, { once: true });
-      // A caller running import after import under one signal keeps no listener per run.
-      this.unlisten = () => deps.signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  at(): string {
-    return this.now().toISOString();
-  }
-
-  /** A journal line that must be on disk before what it announces happens. */
-  async journal(step: StepRun, entry: JournalEntry): Promise<void> {
-    await step.writer?.append(entry);
-  }
-
+export class RecordSender {
   /**
-   * A result line. The row goes on without waiting for it to reach the disk: its intent is there
-   * already, so a crash before the result is written leaves an intent that the next run settles
-   * by looking the record up. A failed write stops the run.
+   * Where this run's links are found: the records of the other steps' rows, waited for while those
+   * rows are still on their way; a row not written in the end finds nothing.
    */
-  record(step: StepRun, entry: JournalEntry): void {
-    step.writer?.append(entry).catch((error: unknown) => this.fail(error));
-  }
+  readonly links: LinkBook;
 
-  /** Ends the run on an error that is not about one row; the state stays for the re-run. */
-  fail(error: unknown): void {
-    if (this.stopped) return;
-    // Stopping already (Ctrl-C): a wait cut short by it is how a row stops, not a failure.
-    if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
-    this.stopped =
-      error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-    this.halt.abort();
-  }
-
-  /** Keeps the loaded journal in step with what this run appends. */
-  fold(step: StepRun, key: string, change: Partial<RowState>): void {
-    let row = step.journal.rows.get(key);
-    if (!row) {
-      row = blankRow(key);
-      step.journal.rows.set(key, row);
-    }
-    // In place: a row read from disk keeps its body as text until asked for (see the journal).
-    Object.assign(row, change);
-  }
-
-  /** A dry run sends nothing, so it cannot know what the service would refuse: its rejects are not the last run's. */
-  rejectsFile(step: StepRun): string {
-    return this.state.resultFile(step.name, this.options.dryRun ? 'dry-run.rejects' : 'rejects');
+  constructor(readonly ctx: RunContext) {
+    this.links = {
+      find: (name, key) => {
+        const id = this.ctx.byName.get(name)?.idOf(key) ?? null;
+        return id instanceof Promise ? id.then((value) => value ?? undefined) : (id ?? undefined);
+      },
+      ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
+      unresolved: (ref) => {
+        const reason = this.ctx.options.limit !== null ? ' (it may lie past --limit)' : '';
+        const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
+        return `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`;
+      },
+    };
   }
 
   rejection(mapped: MappedRecord, problem: RecordProblem, status?: number): RejectedRow {
@@ -165,50 +95,34 @@ export class RecordWriter {
     step.counts.rejected += 1;
     if (own && rejected.key) {
       step.settleUnwritten(rejected.key);
-      const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.runId, at: this.at(), code: rejected.code, message: rejected.message };
+      const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.ctx.runId, at: this.ctx.at(), code: rejected.code, message: rejected.message };
       if (rejected.status !== undefined) entry.status = rejected.status;
-      await this.journal(step, entry);
+      await this.ctx.journal(step, entry);
     }
     step.reasons.add(rejected);
-    step.rejects ??= RejectsWriter.open(this.rejectsFile(step), step.header, { status: true });
+    step.rejects ??= RejectsWriter.open(this.ctx.rejectsFile(step), step.header, { status: true });
     await (await step.rejects).write(rejected);
-    this.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message, reason: reasonText(rejected) });
+    this.ctx.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message, reason: reasonText(rejected) });
   }
 
   async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
     step.counts[action] += 1;
     countWarnings(step.warnings, mapped.warnings);
     step.settle(mapped.key, id);
-    if (this.options.dryRun) return;
+    if (this.ctx.options.dryRun) return;
     await this.writeSuccess(step, mapped.location.row, mapped.key, action, id, warningsText(mapped.warnings));
-    this.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
+    this.ctx.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
   }
 
   /** A line of the step's success file, which is opened at its first line. */
   async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number, warnings = ''): Promise<void> {
-    step.success ??= SuccessWriter.open(this.state.resultFile(step.name, 'success'));
-    await (await step.success).write({ row, key, action, id, url: this.service.urlOf(step.compiled.entity, id), warnings });
+    step.success ??= SuccessWriter.open(this.ctx.state.resultFile(step.name, 'success'));
+    await (await step.success).write({ row, key, action, id, url: this.ctx.service.urlOf(step.compiled.entity, id), warnings });
   }
 
-  /**
-   * Where this run's links are found: the records of the other steps' rows, waited for while those
-   * rows are still on their way; a row not written in the end finds nothing.
-   */
-  readonly links: LinkBook = {
-    find: (name, key) => {
-      const id = this.byName.get(name)?.idOf(key) ?? null;
-      return id instanceof Promise ? id.then((value) => value ?? undefined) : (id ?? undefined);
-    },
-    ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
-    unresolved: (ref) => {
-      const reason = this.options.limit !== null ? ' (it may lie past --limit)' : '';
-      const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
-      return `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`;
-    },
-  };
 
   async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
-    const sent = await recordToSend(mapped, { entity: step.compiled.entity, links: this.links, resolver: this.resolver, files: readAttachments });
+    const sent = await recordToSend(mapped, { entity: step.compiled.entity, links: this.links, resolver: this.ctx.resolver, files: readAttachments });
     if (sent.kind === 'problems') {
       const problem = joinProblems(sent.problems);
       return this.reject(step, this.rejection(mapped, problem));
@@ -219,7 +133,7 @@ export class RecordWriter {
     const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
     // A record matched under `onMatch: skip` is the account's, not the input's: left alone.
     if (known && known.origin === 'matched' && step.match?.onMatch === 'skip') return this.succeed(step, mapped, 'matched', known.id);
-    if (known && !this.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
+    if (known && !this.ctx.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
     let found: Body | null = null;
     if (!known && step.matcher) {
       const match = await this.lookUp(step, mapped, body);
@@ -228,8 +142,8 @@ export class RecordWriter {
     }
     // --reconcile: a row the journal does not know may have a record an earlier run made.
     let own = false;
-    if (!known && !found && this.options.reconcile) {
-      step.reconcile ??= new ReconcileIndex(this.service, step.compiled.entity, this.state.created, (id) => step.taken.has(id));
+    if (!known && !found && this.ctx.options.reconcile) {
+      step.reconcile ??= new ReconcileIndex(this.ctx.service, step.compiled.entity, this.ctx.state.created, (id) => step.taken.has(id));
       found = await step.reconcile.find(body);
       if (found) step.taken.add(found.id as number);
       own = found !== null;
@@ -249,7 +163,7 @@ export class RecordWriter {
    * `found` is the record an earlier run made for the row (--reconcile), not one `match:` found.
    */
   async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false): Promise<void> {
-    if (this.options.dryRun) return this.countDry(step, mapped, body, known, found);
+    if (this.ctx.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
     // is not on the request's path (a row sent at once waits for it all the same).
     const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
@@ -257,14 +171,14 @@ export class RecordWriter {
     announced?.catch(() => undefined);
     const attempt: CreateAttempt = { number: 1, announced, sent: null };
     for (;;) {
-      const lost = await this.limit(async (): Promise<LostAnswer | null> => {
-        if (this.halt.signal.aborted) {
+      const lost = await this.ctx.limit(async (): Promise<LostAnswer | null> => {
+        if (this.ctx.halt.signal.aborted) {
           step.counts.notReached += 1;
           step.settleUnwritten(mapped.key);
           // Never sent: the next run need not look for it.
           if (attempt.announced) {
             await attempt.announced;
-            await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+            await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
           }
           return null;
         }
@@ -313,8 +227,8 @@ export class RecordWriter {
     if (spec.onMatch === 'update') {
       const { plan, before } = planRecordUpdate(record, body);
       if (Object.keys(plan.changes).length > 0) {
-        await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before });
-        await this.service.update(step.compiled.entity, id, plan.changes);
+        await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id, before });
+        await this.ctx.service.update(step.compiled.entity, id, plan.changes);
       }
     }
     // A project's additional contacts are not read back: one this import created cannot be on the
@@ -323,13 +237,13 @@ export class RecordWriter {
     // With skip nothing of the row was written: the next run must not take the record for the row's.
     // With contacts to add, the row is recorded without them until they are, as after a create.
     const written = spec.onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
-    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
-    this.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.runId });
+    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.ctx.runId, at: this.ctx.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
+    this.ctx.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.ctx.runId });
     if (added.length > 0) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id, before: { parties: null } });
-      await this.service.setContacts(id, added, []);
-      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp });
-      this.fold(step, mapped.key, { fp, body });
+      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id, before: { parties: null } });
+      await this.ctx.service.setContacts(id, added, []);
+      this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id, fp });
+      this.ctx.fold(step, mapped.key, { fp, body });
     }
     return this.succeed(step, mapped, 'matched', id);
   }
@@ -341,25 +255,25 @@ export class RecordWriter {
    */
   async adoptOwn(step: StepRun, mapped: MappedRecord, whole: Body, fp: string, record: Body): Promise<void> {
     const id = record.id as number;
-    this.reconciled.applied += 1;
+    this.ctx.reconciled.applied += 1;
     // A note's files were sent with the lost create: the record has them already.
     const { attachments: _files, ...body } = withoutApart(whole);
     const { plan, before } = planRecordUpdate(record, body);
     if (Object.keys(plan.changes).length > 0) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body: whole, id, before });
-      await this.service.update(step.compiled.entity, id, plan.changes);
+      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body: whole, id, before });
+      await this.ctx.service.update(step.compiled.entity, id, plan.changes);
     }
     // Adding a contact the project has is no error.
     const contacts = contactIdsOf(whole);
-    if (contacts.length > 0) await this.service.setContacts(id, contacts, []);
-    this.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.runId, at: this.at(), id, fp, body: whole, origin: 'created' });
-    this.fold(step, mapped.key, { id, fp, body: whole, origin: 'created', pending: null, rejected: null, run: this.runId });
+    if (contacts.length > 0) await this.ctx.service.setContacts(id, contacts, []);
+    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.ctx.runId, at: this.ctx.at(), id, fp, body: whole, origin: 'created' });
+    this.ctx.fold(step, mapped.key, { id, fp, body: whole, origin: 'created', pending: null, rejected: null, run: this.ctx.runId });
     return this.succeed(step, mapped, 'matched', id);
   }
 
   /** Whether a run of this state created party `id` (rather than found it in the account). */
   createdParty(id: number): boolean {
-    for (const step of this.steps) {
+    for (const step of this.ctx.steps) {
       if (step.compiled.entity !== 'party') continue;
       for (const row of step.journal.rows.values()) if (row.id === id && row.origin === 'created') return true;
     }
@@ -369,14 +283,14 @@ export class RecordWriter {
   countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
     countWarnings(step.warnings, mapped.warnings);
     if (found) {
-      this.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
+      this.ctx.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
       step.counts.matched += 1;
       step.settle(mapped.key, found.id as number);
       return;
     }
-    const requests = known ? (this.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length + contactIdsOf(body).length;
-    this.dry.requests += requests;
-    if (this.dry.samples.length < 3) this.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
+    const requests = known ? (this.ctx.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length + contactIdsOf(body).length;
+    this.ctx.dry.requests += requests;
+    if (this.ctx.dry.samples.length < 3) this.ctx.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
     step.counts[known ? 'updated' : 'created'] += 1;
     // Rows that link to this one go on being counted; nothing is sent.
     step.settle(mapped.key, known ? known.id : 0);
@@ -384,8 +298,8 @@ export class RecordWriter {
 
   /** Writes the intent of a create; resolves with its time once it is on disk. */
   async announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<string> {
-    const at = this.at();
-    await this.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.runId, at, fp, body });
+    const at = this.ctx.at();
+    await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.ctx.runId, at, fp, body });
     return at;
   }
 
@@ -397,16 +311,16 @@ export class RecordWriter {
     const entity = step.compiled.entity;
     const { body, fp } = apart(mapped, whole, wholeFp);
     const files = attachmentFilesOf(body);
-    attempt.sent ??= files.length > 0 ? { ...body, attachments: await this.service.upload(files) } : body;
+    attempt.sent ??= files.length > 0 ? { ...body, attachments: await this.ctx.service.upload(files) } : body;
     const at = await (attempt.announced ?? this.announce(step, mapped, body, fp));
     attempt.announced = null;
     let id: number;
     try {
-      id = await this.service.create(entity, attempt.sent);
+      id = await this.ctx.service.create(entity, attempt.sent);
     } catch (error) {
       if (error instanceof AmbiguousWriteError) return { at, error };
       // Refused or never sent: the intent is void.
-      if (isRowLevel(error)) await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+      if (isRowLevel(error)) await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
       throw error;
     }
     await this.created(step, mapped, whole, wholeFp, id);
@@ -421,14 +335,14 @@ export class RecordWriter {
   async created(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, id: number): Promise<void> {
     const { body, fp } = apart(mapped, whole, wholeFp);
     step.taken.add(id);
-    this.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.runId, at: this.at(), id, fp, origin: 'created' });
-    this.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.runId });
+    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.ctx.runId, at: this.ctx.at(), id, fp, origin: 'created' });
+    this.ctx.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.ctx.runId });
     const contacts = contactIdsOf(whole);
     if (contacts.length > 0) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
-      await this.service.setContacts(id, contacts, []);
-      this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id, fp: wholeFp });
-      this.fold(step, mapped.key, { fp: wholeFp, body: whole });
+      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
+      await this.ctx.service.setContacts(id, contacts, []);
+      this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id, fp: wholeFp });
+      this.ctx.fold(step, mapped.key, { fp: wholeFp, body: whole });
     }
     return this.succeed(step, mapped, 'created', id);
   }
@@ -438,15 +352,15 @@ export class RecordWriter {
    * looks it up. Returns true when it was not applied and is to be sent again.
    */
   async settleLost(step: StepRun, mapped: MappedRecord, body: Body, fp: string, lost: LostAnswer, attempt: number): Promise<boolean> {
-    step.lost ??= new LostCreates(this.service, step.compiled.entity, (candidate) => step.taken.has(candidate));
+    step.lost ??= new LostCreates(this.ctx.service, step.compiled.entity, (candidate) => step.taken.has(candidate));
     const id = await step.lost.find({ key: mapped.key, body, at: lost.at }, attempt);
     if (id !== undefined) {
-      this.reconciled.applied += 1;
+      this.ctx.reconciled.applied += 1;
       await this.created(step, mapped, body, fp, id);
       return false;
     }
-    this.reconciled.notApplied += 1;
-    await this.journal(step, { t: 'cancel', k: mapped.key, run: this.runId, at: this.at() });
+    this.ctx.reconciled.notApplied += 1;
+    await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
     if (attempt < MAX_LOST_CREATES) return true;
     const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
     await this.reject(step, this.rejection(mapped, { field: '', code: 'API_AMBIGUOUS_WRITE', message }, lost.error.status));
@@ -463,39 +377,39 @@ export class RecordWriter {
     const attachmentsChanged = canonicalJson(previous) !== canonicalJson(files);
     let current: Body | null = null;
     // --full compares with the record as the account has it now: values changed in the service are written again.
-    if (plan.needsCurrent || this.options.full || attachmentsChanged) {
-      current = await this.service.read(entity, prior.id);
+    if (plan.needsCurrent || this.ctx.options.full || attachmentsChanged) {
+      current = await this.ctx.service.read(entity, prior.id);
       if (current === null) {
         throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
           method: 'GET',
-          path: `${this.service.urlOf(entity, prior.id)}`,
+          path: `${this.ctx.service.urlOf(entity, prior.id)}`,
           status: 404,
           hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
         });
       }
-      if (this.options.full) ({ plan, before } = planRecordUpdate(current, body));
+      if (this.ctx.options.full) ({ plan, before } = planRecordUpdate(current, body));
       else plan = planUpdate(from, body, current);
     }
     if (attachmentsChanged) {
       const delta = planAttachments(previous, files, current);
-      if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
+      if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.ctx.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
     }
     const contacts = planContacts(prior.body, body);
     // Contacts an interrupted run was adding: those it added are found in one list (100 a page)
     // rather than each added again, when that saves requests.
     if (step.contactsUnsure.delete(mapped.key) && contacts.add.length > 1) {
       const present = new Set<number>();
-      for await (const party of this.service.contactsOf(prior.id)) present.add(party);
+      for await (const party of this.ctx.service.contactsOf(prior.id)) present.add(party);
       contacts.add = contacts.add.filter((party) => !present.has(party));
     }
     const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
     if (changed) {
-      await this.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.runId, at: this.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
-      if (Object.keys(plan.changes).length > 0) await this.service.update(entity, prior.id, plan.changes);
-      if (contacts.add.length + contacts.remove.length > 0) await this.service.setContacts(prior.id, contacts.add, contacts.remove);
+      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
+      if (Object.keys(plan.changes).length > 0) await this.ctx.service.update(entity, prior.id, plan.changes);
+      if (contacts.add.length + contacts.remove.length > 0) await this.ctx.service.setContacts(prior.id, contacts.add, contacts.remove);
     }
-    this.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.runId, at: this.at(), id: prior.id, fp });
-    this.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.runId });
+    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id: prior.id, fp });
+    this.ctx.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.ctx.runId });
     return this.succeed(step, mapped, changed ? 'updated' : 'unchanged', prior.id);
   }
 }
