@@ -38,7 +38,11 @@ function countRequests(box: TestSandbox): { count: () => number } {
   return { count: () => count };
 }
 
-const lines = (dir: string, name: string): Array<Record<string, any>> => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const lines = (dir: string, name: string): Array<Record<string, any>> =>
+  readFileSync(join(dir, name), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 
 /** What a restore of the backup in `dir` must write at the least, from the backup's files and what the restore found it had to read. */
 function floorOf(dir: string, summary: RestoreSummary): { records: number; contacts: number; files: number; partyTracks: number; setup: number; names: number; total: number } {
@@ -73,7 +77,21 @@ for (const book of BOOKS) {
     const perRecordSteps = ['kase-parties', 'tracks', 'attachments', 'milestones'];
     let listPages = 0;
     for (const [name, file] of Object.entries(full.files)) if (!perRecordSteps.includes(name.replace(/\.jsonl$/, ''))) listPages += Math.max(1, Math.ceil(file.records / 100));
-    console.log(JSON.stringify({ book: book.name, run: 'backup', organisations: book.organisations, records, attachments: full.attachments.files, requests: full.requests, requestsPerRecord: +(full.requests / records).toFixed(4), listPages, perRecordRequests: full.requests - listPages, projects: seeded.kases.length, files: Object.fromEntries(Object.entries(full.files).map(([name, f]) => [name, f.records])) }));
+    console.log(
+      JSON.stringify({
+        book: book.name,
+        run: 'backup',
+        organisations: book.organisations,
+        records,
+        attachments: full.attachments.files,
+        requests: full.requests,
+        requestsPerRecord: +(full.requests / records).toFixed(4),
+        listPages,
+        perRecordRequests: full.requests - listPages,
+        projects: seeded.kases.length,
+        files: Object.fromEntries(Object.entries(full.files).map(([name, f]) => [name, f.records])),
+      }),
+    );
     if (book.name === 'benchmark') {
       offsetMs = 0;
       const changed = Math.max(1, Math.floor(book.organisations / 100));
@@ -103,9 +121,29 @@ for (const book of BOOKS) {
       const matched = again.import.steps.reduce((sum, step) => sum + step.matched, 0);
       const found = matched + again.entries.present.entries + again.entries.present.tasks;
       const written = again.import.steps.reduce((sum, step) => sum + step.created + step.updated, 0);
-      const second = { requests: againRequests, recordsFound: found, matched, present: again.entries.present, written, recordsPerRequest: +(found / againRequests).toFixed(1), names: again.import.requestsForNames, lookAtEntriesAndTasks: again.lookedAt.requests };
+      const second = {
+        requests: againRequests,
+        recordsFound: found,
+        matched,
+        present: again.entries.present,
+        written,
+        recordsPerRequest: +(found / againRequests).toFixed(1),
+        names: again.import.requestsForNames,
+        lookAtEntriesAndTasks: again.lookedAt.requests,
+      };
       console.log(JSON.stringify({ book: book.name, run: 'restore again', ...second }));
-      results.push({ book: book.name, restoreRequests: requests, floor: floor.total, ratio: restore.ratio, againRequests, found, matched, recordsPerRequest: second.recordsPerRequest, matchedPerRequest: +(matched / againRequests).toFixed(1), ok: restore.ratio <= 1.05 && found / againRequests >= 50 && rejected === 0 && written === 0 });
+      results.push({
+        book: book.name,
+        restoreRequests: requests,
+        floor: floor.total,
+        ratio: restore.ratio,
+        againRequests,
+        found,
+        matched,
+        recordsPerRequest: second.recordsPerRequest,
+        matchedPerRequest: +(matched / againRequests).toFixed(1),
+        ok: restore.ratio <= 1.05 && found / againRequests >= 50 && rejected === 0 && written === 0,
+      });
     } finally {
       await targetClient.close();
       await target.close();
@@ -118,6 +156,8 @@ for (const book of BOOKS) {
 // found: records matched, and entries and tasks found on them; matched: the records alone.
 console.log('\nbook            restore  floor  ratio   again  found  found/request  matched/request  goal (<= 1.05, >= 50 found)');
 for (const r of results) {
-  console.log(`${String(r.book).padEnd(15)} ${String(r.restoreRequests).padStart(7)} ${String(r.floor).padStart(6)} ${String(r.ratio).padStart(6)} ${String(r.againRequests).padStart(7)} ${String(r.found).padStart(6)} ${String(r.recordsPerRequest).padStart(14)} ${String(r.matchedPerRequest).padStart(16)}  ${r.ok ? 'met' : 'NOT MET'}`);
+  console.log(
+    `${String(r.book).padEnd(15)} ${String(r.restoreRequests).padStart(7)} ${String(r.floor).padStart(6)} ${String(r.ratio).padStart(6)} ${String(r.againRequests).padStart(7)} ${String(r.found).padStart(6)} ${String(r.recordsPerRequest).padStart(14)} ${String(r.matchedPerRequest).padStart(16)}  ${r.ok ? 'met' : 'NOT MET'}`,
+  );
 }
 if (results.some((r) => !r.ok)) process.exitCode = 1;

@@ -68,16 +68,13 @@ async function parent(rows: number, runs: number): Promise<void> {
   for (const mode of ['csv-parse', 'csv-parse-columns', 'readCsv'] as Mode[]) {
     const m = best.get(mode) as Measure;
     const seconds = m.ms / 1000;
-    process.stdout.write(
-      `${labels[mode].padEnd(28)}${formatCount(m.rows / seconds).padStart(10)}${(megabytes / seconds).toFixed(1).padStart(8)}${`${seconds.toFixed(2)} s`.padStart(9)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`,
-    );
+    process.stdout.write(`${labels[mode].padEnd(28)}${formatCount(m.rows / seconds).padStart(10)}${(megabytes / seconds).toFixed(1).padStart(8)}${`${seconds.toFixed(2)} s`.padStart(9)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`);
   }
   const bare = best.get('csv-parse') as Measure;
   const ours = best.get('readCsv') as Measure;
   const ratio = bare.ms / ours.ms;
   process.stdout.write(
-    `\nreadCsv rows/s / csv-parse rows/s = ${ratio.toFixed(2)} (target >= 0.80: ${ratio >= 0.8 ? 'met' : 'MISSED'}); ` +
-      `readCsv peak RSS ${ours.peakRssMb.toFixed(0)} MB (target < 150 MB: ${ours.peakRssMb < 150 ? 'met' : 'MISSED'})\n`,
+    `\nreadCsv rows/s / csv-parse rows/s = ${ratio.toFixed(2)} (target >= 0.80: ${ratio >= 0.8 ? 'met' : 'MISSED'}); ` + `readCsv peak RSS ${ours.peakRssMb.toFixed(0)} MB (target < 150 MB: ${ours.peakRssMb < 150 ? 'met' : 'MISSED'})\n`,
   );
 }
 

@@ -21,11 +21,30 @@ import { addParty } from '../test/helpers/records.ts';
 import { ensureBuilt, formatCount, spawnTsx, timedNode } from './harness.ts';
 
 const TOKEN = 'bench-export-token-0123';
-const { values } = parseArgs({ options: { rows: { type: 'string' }, runs: { type: 'string' }, memory: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' }, 'no-writers': { type: 'boolean' } }, strict: false });
+const { values } = parseArgs({
+  options: { rows: { type: 'string' }, runs: { type: 'string' }, memory: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' }, 'no-writers': { type: 'boolean' } },
+  strict: false,
+});
 
 /** Rows of the shape a party export has: text, a number, a date, a timestamp, a yes/no. */
 function sampleRow(i: number): Cell[] {
-  return [i, 'person', `First${i} Last${i}`, `First${i}`, `Last${i}`, 'Buyer', `p${i}@example.org`, '+44 20 7123 4567', 'London', 'United Kingdom', 'customer;vip', 'Alex Admin', { date: '2021-06-01' }, { timestamp: '2026-11-24T03:30:34Z' }, i % 2 === 0];
+  return [
+    i,
+    'person',
+    `First${i} Last${i}`,
+    `First${i}`,
+    `Last${i}`,
+    'Buyer',
+    `p${i}@example.org`,
+    '+44 20 7123 4567',
+    'London',
+    'United Kingdom',
+    'customer;vip',
+    'Alex Admin',
+    { date: '2021-06-01' },
+    { timestamp: '2026-11-24T03:30:34Z' },
+    i % 2 === 0,
+  ];
 }
 const SAMPLE_HEADER = ['id', 'type', 'name', 'firstName', 'lastName', 'jobTitle', 'email', 'phone', 'city', 'country', 'tags', 'owner', 'Customer since', 'createdAt', 'VIP'];
 
@@ -67,7 +86,13 @@ async function serve(rows: number): Promise<void> {
       sandbox.store,
       i % 3 === 0
         ? { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}`, about: `Customer since ${2000 + (i % 20)}` }
-        : { firstName: `First${i}`, lastName: `Last${i}`, jobTitle: 'Buyer', emailAddresses: [{ id: 2_000_000 + i, type: 'Work', address: `first${i}@example.org` }], phoneNumbers: [{ id: 3_000_000 + i, type: 'Work', number: `+44 20 7${String(i).padStart(6, '0')}` }] },
+        : {
+            firstName: `First${i}`,
+            lastName: `Last${i}`,
+            jobTitle: 'Buyer',
+            emailAddresses: [{ id: 2_000_000 + i, type: 'Work', address: `first${i}@example.org` }],
+            phoneNumbers: [{ id: 3_000_000 + i, type: 'Work', number: `+44 20 7${String(i).padStart(6, '0')}` }],
+          },
     );
   }
   process.send?.({ url: sandbox.url });
@@ -105,7 +130,13 @@ async function readAll(client: CrmClient): Promise<{ seconds: number; records: n
   const cpu = process.cpuUsage();
   const started = performance.now();
   let records = 0;
-  for await (const record of client.paginate('/parties', 'parties', z.custom<object>((v) => typeof v === 'object' && v !== null), { query: { embed: embedFor('parties').join(',') } })) if (record) records += 1;
+  for await (const record of client.paginate(
+    '/parties',
+    'parties',
+    z.custom<object>((v) => typeof v === 'object' && v !== null),
+    { query: { embed: embedFor('parties').join(',') } },
+  ))
+    if (record) records += 1;
   const used = process.cpuUsage(cpu);
   return { seconds: (performance.now() - started) / 1000, records, cpuMs: (used.user + used.system) / 1000 };
 }
@@ -228,7 +259,11 @@ async function main(): Promise<void> {
   try {
     ensureBuilt();
     for (const format of ['csv', 'xlsx']) {
-      const line = spawnTsx(import.meta.url, ['--memory', format, '--url', url]).trim().split('\n').pop() ?? '{}';
+      const line =
+        spawnTsx(import.meta.url, ['--memory', format, '--url', url])
+          .trim()
+          .split('\n')
+          .pop() ?? '{}';
       const r = JSON.parse(line) as { records: number; peakRssMb: number };
       memoryTsx[format] = r.peakRssMb;
       // As a person runs it: `crm-ferry export` from the compiled dist/.
@@ -236,12 +271,18 @@ async function main(): Promise<void> {
       const command = timedNode([fileURLToPath(new URL('../bin/crm-ferry.js', import.meta.url)), 'export', 'parties', '--out', out], { CRM_FERRY_TOKEN: TOKEN, CRM_FERRY_BASE_URL: url });
       rmSync(out, { force: true });
       memory[format] = command.peakRssMb;
-      console.log(`${format}: crm-ferry export of ${formatCount(r.records)} parties peaks at ${command.peakRssMb} MB RSS (${command.wallSeconds.toFixed(1)} s, ${command.cpuSeconds.toFixed(1)} s CPU, start-up included); the library through tsx at ${r.peakRssMb} MB`);
+      console.log(
+        `${format}: crm-ferry export of ${formatCount(r.records)} parties peaks at ${command.peakRssMb} MB RSS (${command.wallSeconds.toFixed(1)} s, ${command.cpuSeconds.toFixed(1)} s CPU, start-up included); the library through tsx at ${r.peakRssMb} MB`,
+      );
     }
     // Formats take turns, so that a busier moment of the machine does not fall on one alone.
     for (let run = 0; run < runs; run += 1) {
       for (const format of ['csv', 'xlsx']) {
-        const line = spawnTsx(import.meta.url, ['--child', format, '--url', url]).trim().split('\n').pop() ?? '{}';
+        const line =
+          spawnTsx(import.meta.url, ['--child', format, '--url', url])
+            .trim()
+            .split('\n')
+            .pop() ?? '{}';
         const r = JSON.parse(line) as ChildResult;
         results[format]?.push(r);
         console.log(
@@ -286,7 +327,11 @@ async function main(): Promise<void> {
   }
   if (values['no-writers'] === true) return;
   for (const writer of ['own', 'exceljs']) {
-    const line = spawnTsx(import.meta.url, ['--writer', writer, '--rows', String(rows)]).trim().split('\n').pop() ?? '{}';
+    const line =
+      spawnTsx(import.meta.url, ['--writer', writer, '--rows', String(rows)])
+        .trim()
+        .split('\n')
+        .pop() ?? '{}';
     const r = JSON.parse(line) as { writer: string; rows: number; seconds: number; peakRssMb: number; bytes: number };
     console.log(JSON.stringify({ bench: 'xlsx-writer', ...r, rowsPerSecond: Math.round(r.rows / r.seconds) }));
     console.log(`XLSX writer ${r.writer}: ${formatCount(r.rows)} rows in ${r.seconds.toFixed(1)} s (${formatCount(r.rows / r.seconds)}/s), peak RSS ${r.peakRssMb} MB, ${formatCount(r.bytes / 1024)} KiB`);

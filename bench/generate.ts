@@ -30,19 +30,9 @@ const CITIES: [string, string, string][] = [
   ['Oslo', '0150', 'Norway'],
 ];
 const TAGS = ['customer', 'lead', 'vip', 'newsletter', 'partner', 'event-2024'];
-const NOTES = [
-  '',
-  '',
-  'Met at the trade fair; wants a quote for 50 licences.',
-  'Prefers calls after 3pm.\nAssistant: "Jo" on ext. 214',
-  'Called about the "premium" plan, follow up in Q3',
-  'Budget approved, 12,500 EUR',
-];
+const NOTES = ['', '', 'Met at the trade fair; wants a quote for 50 licences.', 'Prefers calls after 3pm.\nAssistant: "Jo" on ext. 214', 'Called about the "premium" plan, follow up in Q3', 'Budget approved, 12,500 EUR'];
 
-export const CONTACT_COLUMNS = [
-  'id', 'first_name', 'last_name', 'email', 'phone', 'company', 'job_title', 'website',
-  'street', 'city', 'postcode', 'country', 'tags', 'notes', 'created_on',
-] as const;
+export const CONTACT_COLUMNS = ['id', 'first_name', 'last_name', 'email', 'phone', 'company', 'job_title', 'website', 'street', 'city', 'postcode', 'country', 'tags', 'notes', 'created_on'] as const;
 
 function pick<T>(random: () => number, list: readonly T[]): T {
   return list[Math.floor(random() * list.length)] as T;
@@ -60,7 +50,10 @@ export function* generateContacts(count: number, seed = 1): Generator<string[]> 
     const day = 1 + Math.floor(random() * 28);
     const month = 1 + Math.floor(random() * 12);
     const company = pick(random, COMPANIES);
-    const local = `${first}.${last}`.toLowerCase().normalize('NFD').replace(/[^a-z.]/g, '');
+    const local = `${first}.${last}`
+      .toLowerCase()
+      .normalize('NFD')
+      .replace(/[^a-z.]/g, '');
     yield [
       String(i),
       first,

@@ -39,7 +39,17 @@ const MAPPING = [
 
 const emailOf = (i: number): string => `person${i}@match-bench.example`;
 
-const ORGANISATIONS = ['version: 1', 'entity: party', 'key: "{{id}}"', 'match: { by: name, onMatch: update }', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', '  - { to: about, value: { column: about } }', ''].join('\n');
+const ORGANISATIONS = [
+  'version: 1',
+  'entity: party',
+  'key: "{{id}}"',
+  'match: { by: name, onMatch: update }',
+  'fields:',
+  '  - { to: type, value: organisation }',
+  '  - { to: name, value: { column: name } }',
+  '  - { to: about, value: { column: about } }',
+  '',
+].join('\n');
 const PEOPLE_PER_ORGANISATION = 20;
 const organisationOf = (k: number): string => `Match Bench Org ${k}`;
 
@@ -151,7 +161,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { rows: { type: 'string' }, 'long-rows': { type: 'string' }, concurrency: { type: 'string' }, 'dry-run': { type: 'boolean' }, linked: { type: 'boolean' } }, strict: false });
   const rows = Number(values.rows ?? 1000);
   const longRows = Number(values['long-rows'] ?? 400);
-  const concurrencies = String(values.concurrency ?? '4,16').split(',').map(Number);
+  const concurrencies = String(values.concurrency ?? '4,16')
+    .split(',')
+    .map(Number);
   const work = join(tmpdir(), `crm-ferry-bench-match-${process.pid}`);
   try {
     for (const [limit, windowSeconds, n] of [

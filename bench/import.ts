@@ -59,7 +59,10 @@ async function commandClient(url: string, plan: string, concurrency: number, log
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, 'quota-seconds': { type: 'string' }, runs: { type: 'string' }, only: { type: 'string' }, burn: { type: 'boolean' } }, strict: false });
+  const { values } = parseArgs({
+    options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, 'quota-seconds': { type: 'string' }, runs: { type: 'string' }, only: { type: 'string' }, burn: { type: 'boolean' } },
+    strict: false,
+  });
   const people = Number(values.rows ?? 2000);
   const concurrency = Number(values.concurrency ?? 16);
   const latencyMs = Number(values.latency ?? 20);
@@ -124,14 +127,28 @@ async function main(): Promise<void> {
     await server.stop();
     const perRecord = (summary.requests - summary.requestsForNames) / written;
     console.log(
-      JSON.stringify({ bench: 'import-speed', people, concurrency, latencyMs, burn: burner !== null, loadavg: loadavg()[0]?.toFixed(2), importerRecordsPerSecond: Math.round(importerRate), bareLoopRecordsPerSecond: Math.round(loopRate), ratio: Number((importerRate / loopRate).toFixed(3)), requestsPerRecord: Number(perRecord.toFixed(3)), wholeRunSeconds: Number(elapsed.toFixed(1)), importerCpuShare: Number(cpuShare.toFixed(2)), mainThreadMsPerRecord: Number((busyMs / written).toFixed(3)), bareLoopMainThreadMsPerRecord: Number(loopMsPerRecord.toFixed(3)) }),
+      JSON.stringify({
+        bench: 'import-speed',
+        people,
+        concurrency,
+        latencyMs,
+        burn: burner !== null,
+        loadavg: loadavg()[0]?.toFixed(2),
+        importerRecordsPerSecond: Math.round(importerRate),
+        bareLoopRecordsPerSecond: Math.round(loopRate),
+        ratio: Number((importerRate / loopRate).toFixed(3)),
+        requestsPerRecord: Number(perRecord.toFixed(3)),
+        wholeRunSeconds: Number(elapsed.toFixed(1)),
+        importerCpuShare: Number(cpuShare.toFixed(2)),
+        mainThreadMsPerRecord: Number((busyMs / written).toFixed(3)),
+        bareLoopMainThreadMsPerRecord: Number(loopMsPerRecord.toFixed(3)),
+      }),
     );
     console.log(`importer ${importerRate.toFixed(0)} records/s vs bare POST loop ${loopRate.toFixed(0)}/s: ratio ${(importerRate / loopRate).toFixed(2)} (target >= 0.9); ${perRecord.toFixed(3)} requests per record (target <= 1.02)`);
     return importerRate / loopRate;
   }
 
   async function quota(): Promise<void> {
-
     // Share of a rate limit used.
     for (const [limit, windowSeconds, seconds] of [
       [200, 20, quotaSeconds],
@@ -147,7 +164,10 @@ async function main(): Promise<void> {
       });
       const stop = new AbortController();
       const timer = setTimeout(() => stop.abort(), seconds * 1000);
-      await runImport({ source: { kind: 'plan', planFile: quotaPlan }, stateDir: join(work, `quota-${windowSeconds}`, '.crm-ferry'), concurrency: 8 }, { client: quotaClient, account: { baseUrl: limited.url, account: limited.url }, signal: stop.signal });
+      await runImport(
+        { source: { kind: 'plan', planFile: quotaPlan }, stateDir: join(work, `quota-${windowSeconds}`, '.crm-ferry'), concurrency: 8 },
+        { client: quotaClient, account: { baseUrl: limited.url, account: limited.url }, signal: stop.signal },
+      );
       clearTimeout(timer);
       await quotaClient.close();
       await limited.stop();

@@ -46,7 +46,12 @@ if (typeof values.child === 'string') {
     }
     await writer.close();
     const writeSeconds = (performance.now() - write) / 1000;
-    const load = JSON.parse(spawnTsx(import.meta.url, ['--child', file]).trim().split('\n').pop() ?? '{}') as { rows: number; lines: number; seconds: number; rssMb: number };
+    const load = JSON.parse(
+      spawnTsx(import.meta.url, ['--child', file])
+        .trim()
+        .split('\n')
+        .pop() ?? '{}',
+    ) as { rows: number; lines: number; seconds: number; rssMb: number };
 
     // Durable appends, 16 writers each waiting for its own line.
     const appendFile = `${file}.appends`;
@@ -54,15 +59,29 @@ if (typeof values.child === 'string') {
     const perWriter = 500;
     const entry = (k: string): JournalEntry => ({ t: 'intent', k, op: 'create', run: 'r2', at, fp: 'abcdefghijklmnopqrstuv', body: body(1) });
     const started = performance.now();
-    await Promise.all(Array.from({ length: 16 }, async (_, w) => {
-      for (let i = 0; i < perWriter; i += 1) await appender.append(entry(`w${w}-${i}`));
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, w) => {
+        for (let i = 0; i < perWriter; i += 1) await appender.append(entry(`w${w}-${i}`));
+      }),
+    );
     const appendSeconds = (performance.now() - started) / 1000;
     const syncs = appender.syncs;
     await appender.close();
     rmSync(appendFile, { force: true });
-    console.log(JSON.stringify({ bench: 'journal', rows, writeSeconds: Number(writeSeconds.toFixed(1)), loadSeconds: Number(load.seconds.toFixed(2)), loadRssMb: load.rssMb, durableAppendsPerSecond: Math.round((16 * perWriter) / appendSeconds), linesPerFsync: Number(((16 * perWriter) / syncs).toFixed(1)) }));
-    console.log(`journal of ${formatCount(rows)} rows (${formatCount(load.lines)} lines): loads in ${load.seconds.toFixed(2)} s, ${load.rssMb} MB; durable appends at 16 writers: ${formatCount((16 * perWriter) / appendSeconds)}/s, ${((16 * perWriter) / syncs).toFixed(1)} lines per fsync`);
+    console.log(
+      JSON.stringify({
+        bench: 'journal',
+        rows,
+        writeSeconds: Number(writeSeconds.toFixed(1)),
+        loadSeconds: Number(load.seconds.toFixed(2)),
+        loadRssMb: load.rssMb,
+        durableAppendsPerSecond: Math.round((16 * perWriter) / appendSeconds),
+        linesPerFsync: Number(((16 * perWriter) / syncs).toFixed(1)),
+      }),
+    );
+    console.log(
+      `journal of ${formatCount(rows)} rows (${formatCount(load.lines)} lines): loads in ${load.seconds.toFixed(2)} s, ${load.rssMb} MB; durable appends at 16 writers: ${formatCount((16 * perWriter) / appendSeconds)}/s, ${((16 * perWriter) / syncs).toFixed(1)} lines per fsync`,
+    );
   } finally {
     rmSync(file, { force: true });
   }

@@ -5,7 +5,26 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['sandbox-throughput', 'sandbox-chaos', 'sandbox-attachments', 'csv-read', 'xlsx-read', 'v1-read', 'v1-live', 'v1-live-page', 'mapping', 'import', 'import-cpu', 'import-match', 'import-chaos', 'import-unattended', 'journal', 'export', 'backup', 'startup'] as const;
+const BENCHES = [
+  'sandbox-throughput',
+  'sandbox-chaos',
+  'sandbox-attachments',
+  'csv-read',
+  'xlsx-read',
+  'v1-read',
+  'v1-live',
+  'v1-live-page',
+  'mapping',
+  'import',
+  'import-cpu',
+  'import-match',
+  'import-chaos',
+  'import-unattended',
+  'journal',
+  'export',
+  'backup',
+  'startup',
+] as const;
 
 const args = process.argv.slice(2);
 const firstOption = args.findIndex((arg) => arg.startsWith('-'));

@@ -25,8 +25,7 @@ try {
   console.log(JSON.stringify({ bench: 'sandbox-chaos', ...figures, problems: figures.problems.length }));
   for (const problem of figures.problems) console.error(problem);
   console.log(
-    `${figures.rounds} kills: ${figures.acknowledged.creates} creates, ${figures.acknowledged.updates} updates, ` +
-      `${figures.acknowledged.uploads} uploads acknowledged; ${figures.checked} checks, ${figures.problems.length} problems`,
+    `${figures.rounds} kills: ${figures.acknowledged.creates} creates, ${figures.acknowledged.updates} updates, ` + `${figures.acknowledged.uploads} uploads acknowledged; ${figures.checked} checks, ${figures.problems.length} problems`,
   );
   process.exitCode = figures.problems.length > 0 ? 1 : 0;
 } finally {

@@ -141,8 +141,7 @@ const WORKLOADS: Workload[] = [
     describe: 'GET /api/v2/parties/{id}, 10% POST /api/v2/parties',
     parties: 0,
     created: 200,
-    next: (ids, random, n) =>
-      random() < 0.1 ? create(n) : { method: 'GET', path: `/api/v2/parties/${ids[Math.floor(random() * ids.length)]}`, expect: 200 },
+    next: (ids, random, n) => (random() < 0.1 ? create(n) : { method: 'GET', path: `/api/v2/parties/${ids[Math.floor(random() * ids.length)]}`, expect: 200 }),
   },
   { name: 'creates', describe: 'POST /api/v2/parties, in memory', parties: 0, next: (_ids, _random, n) => create(n) },
   { name: 'durable-creates', describe: 'POST /api/v2/parties with --data (synced before the 201)', parties: 0, durable: true, next: (_ids, _random, n) => create(n) },

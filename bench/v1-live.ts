@@ -18,7 +18,13 @@ const box = await startTestSandbox();
 try {
   await seedBackupAccount(box, rows);
   for (const format of ['xml', 'json'] as const) {
-    for (const [list, record] of [['party', 'party'], ['opportunity', 'opportunity'], ['kase', 'kase'], ['tasks', 'task'], ['party', 'historyItem']] as const) {
+    for (const [list, record] of [
+      ['party', 'party'],
+      ['opportunity', 'opportunity'],
+      ['kase', 'kase'],
+      ['tasks', 'task'],
+      ['party', 'historyItem'],
+    ] as const) {
       const transport = new Transport({ baseUrl: box.url, auth: box.token });
       const reader = new V1Reader(transport, format);
       const started = performance.now();

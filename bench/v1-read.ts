@@ -53,9 +53,7 @@ function* parties(count: number): Generator<Party> {
     const organisation = n % 10 === 0;
     yield {
       kind: organisation ? 'organisation' : 'person',
-      fields: organisation
-        ? { id, name: company, createdOn: `${created}T09:00:00Z` }
-        : { id, firstName: first, lastName: last, jobTitle: job, organisationName: company, createdOn: `${created}T09:00:00Z` },
+      fields: organisation ? { id, name: company, createdOn: `${created}T09:00:00Z` } : { id, firstName: first, lastName: last, jobTitle: job, organisationName: company, createdOn: `${created}T09:00:00Z` },
       emails: [email],
       phones: n % 3 === 0 ? [phone, `${phone}9`] : [phone],
       city,
@@ -68,14 +66,15 @@ function* parties(count: number): Generator<Party> {
 }
 
 function partyXml(party: Party): string {
-  const fields = Object.entries(party.fields).map(([key, value]) => `<${key}>${escapeXml(value)}</${key}>`).join('');
+  const fields = Object.entries(party.fields)
+    .map(([key, value]) => `<${key}>${escapeXml(value)}</${key}>`)
+    .join('');
   const emails = party.emails.map((address) => `<email><type>Work</type><emailAddress>${escapeXml(address)}</emailAddress></email>`).join('');
   const phones = party.phones.map((number) => `<phone><type>Work</type><phoneNumber>${escapeXml(number)}</phoneNumber></phone>`).join('');
   const address = `<address><type>Office</type><city>${escapeXml(party.city)}</city><country>${escapeXml(party.country)}</country></address>`;
   const custom = `<customFields><customField><label>Industry</label><text>${escapeXml(party.industry)}</text></customField></customFields>`;
   const tags = party.tags.length === 0 ? '' : `<tags>${party.tags.map((tag) => `<tag><name>${escapeXml(tag)}</name></tag>`).join('')}</tags>`;
-  const history =
-    party.notes.length === 0 ? '' : `<history>${party.notes.map((note) => `<historyItem><type>Note</type><note>${escapeXml(note)}</note></historyItem>`).join('')}</history>`;
+  const history = party.notes.length === 0 ? '' : `<history>${party.notes.map((note) => `<historyItem><type>Note</type><note>${escapeXml(note)}</note></historyItem>`).join('')}</history>`;
   return `  <${party.kind}>${fields}<contacts>${address}${emails}${phones}</contacts>${custom}${tags}${history}</${party.kind}>\n`;
 }
 

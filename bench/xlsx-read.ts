@@ -123,7 +123,10 @@ async function main(): Promise<void> {
     if (result.rows !== rows) throw new Error(`read ${result.rows} rows, wrote ${rows}`);
   }
   // The target holds under Node's default settings, since that is how users run the CLI.
-  for (const [label, result] of [['default heap sizing', byDefault], [CAPPED_HEAP_FLAG, capped]] as const) {
+  for (const [label, result] of [
+    ['default heap sizing', byDefault],
+    [CAPPED_HEAP_FLAG, capped],
+  ] as const) {
     if (result.peakRssMb > TARGET_RSS_MB) {
       console.log(`FAIL: with ${label} the peak RSS (${result.peakRssMb} MB) is over the ${TARGET_RSS_MB} MB target`);
       process.exitCode = 1;

@@ -128,7 +128,11 @@ export function backupSteps(): Step[] {
         const seen = new Map<string, Target>();
         for await (const task of readWorkFile(join(ctx.work, 'tasks.jsonl'))) {
           if (task.hasTrack !== true) continue;
-          for (const [key, entity] of [['kase', 'kases'], ['opportunity', 'opportunities'], ['party', 'parties']] as const) {
+          for (const [key, entity] of [
+            ['kase', 'kases'],
+            ['opportunity', 'opportunities'],
+            ['party', 'parties'],
+          ] as const) {
             const id = idOf(task[key]);
             if (id !== null) {
               seen.set(`${entity}/${id}`, { entity, id });

@@ -22,8 +22,22 @@ async function read(text: string | Buffer, maxLineBytes?: number): Promise<Array
 
 describe('readJsonLines', () => {
   it.each([
-    ['lines with their numbers, blank ones skipped', '{"a":1}\n\n{"b":2}\n', [{ line: 1, value: { a: 1 } }, { line: 3, value: { b: 2 } }]],
-    ['a last line without a newline', '{"a":1}\n{"b":2}', [{ line: 1, value: { a: 1 } }, { line: 2, value: { b: 2 } }]],
+    [
+      'lines with their numbers, blank ones skipped',
+      '{"a":1}\n\n{"b":2}\n',
+      [
+        { line: 1, value: { a: 1 } },
+        { line: 3, value: { b: 2 } },
+      ],
+    ],
+    [
+      'a last line without a newline',
+      '{"a":1}\n{"b":2}',
+      [
+        { line: 1, value: { a: 1 } },
+        { line: 2, value: { b: 2 } },
+      ],
+    ],
     ['an empty file', '', []],
     ['characters of several bytes', '{"n":"é€😀"}\n', [{ line: 1, value: { n: 'é€😀' } }]],
   ])('%s', async (_name, text, expected) => {
@@ -32,7 +46,10 @@ describe('readJsonLines', () => {
 
   it('reads lines that cross the read buffer, whole', async () => {
     const long = 'x'.repeat(3 * 1024 * 1024);
-    expect(await read(`{"a":"${long}"}\n{"b":1}\n`)).toEqual([{ line: 1, value: { a: long } }, { line: 2, value: { b: 1 } }]);
+    expect(await read(`{"a":"${long}"}\n{"b":1}\n`)).toEqual([
+      { line: 1, value: { a: long } },
+      { line: 2, value: { b: 1 } },
+    ]);
   });
 
   it('refuses a line that is not JSON, naming the file and line', async () => {

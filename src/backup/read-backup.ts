@@ -168,7 +168,11 @@ export async function openBackup(dir: string): Promise<Backup> {
       if (name === 'attachments.jsonl') lines.push({ line, attachment: record as unknown as AttachmentLine });
       if (name !== 'entries.jsonl') return;
       const id = idOf(record);
-      if (id !== null) entries.set(id, ((record.attachments as Body[] | undefined) ?? []).flatMap((a) => (idOf(a) === null ? [] : [idOf(a) as number])));
+      if (id !== null)
+        entries.set(
+          id,
+          ((record.attachments as Body[] | undefined) ?? []).flatMap((a) => (idOf(a) === null ? [] : [idOf(a) as number])),
+        );
     });
   }
   const attachments = new Map<number, BackupAttachment>();
@@ -213,10 +217,12 @@ export async function catalogOfBackup(backup: Backup): Promise<AccountCatalog> {
     teams: (await backup.read('teams.jsonl')).map((t) => ({ id: t.id as number, name: String(t.name) })),
     // pipelines.jsonl holds the active ones (pipelines-all.jsonl the archived ones too).
     pipelines: pipelines.map((p) => ({ id: p.id as number, name: String(p.name) })),
-    milestones: (await backup.read('milestones.jsonl')).filter((m) => active.has(idOf(m.pipeline) ?? -1)).map((m) => {
-      const pipeline = (m.pipeline as Body | undefined) ?? {};
-      return { id: m.id as number, name: String(m.name), pipelineId: Number(pipeline.id), pipelineName: String(pipeline.name ?? '') };
-    }),
+    milestones: (await backup.read('milestones.jsonl'))
+      .filter((m) => active.has(idOf(m.pipeline) ?? -1))
+      .map((m) => {
+        const pipeline = (m.pipeline as Body | undefined) ?? {};
+        return { id: m.id as number, name: String(m.name), pipelineId: Number(pipeline.id), pipelineName: String(pipeline.name ?? '') };
+      }),
     activityTypes: (await backup.read('activity-types.jsonl')).map((a) => ({ id: a.id as number, name: String(a.name) })),
     taskCategories: (await backup.read('task-categories.jsonl')).map((c) => ({ id: c.id as number, name: String(c.name) })),
     fieldDefinitions: { parties: await definitions('parties'), kases: await definitions('kases'), opportunities: await definitions('opportunities') },

@@ -10,7 +10,10 @@ describe('carriedContent: what a note says for an entry the interface cannot cre
         type: 'email',
         content: 'See attached.',
         subject: 'Quote',
-        parties: [{ id: 1, name: 'Acme' }, { id: 2, firstName: 'Ann', lastName: 'Smith' }],
+        parties: [
+          { id: 1, name: 'Acme' },
+          { id: 2, firstName: 'Ann', lastName: 'Smith' },
+        ],
         participants: [
           { address: 'ann@example.test', name: 'Ann Smith', role: 'FROM' },
           { address: 'sales@example.test', name: '', role: 'TO' },
@@ -19,7 +22,11 @@ describe('carriedContent: what a note says for an entry the interface cannot cre
       },
       'Originally an email\nFrom: Ann Smith <ann@example.test>\nTo: sales@example.test, Bob <bob@example.test>\nSubject: Quote\nAlso filed on: Ann Smith\n\nSee attached.',
     ],
-    ['an email on a project names every party: the note goes on the project', { type: 'email', content: 'x', subject: '', kase: { id: 9 }, parties: [{ id: 1, name: 'Acme' }], participants: [] }, 'Originally an email\nAlso filed on: Acme\n\nx'],
+    [
+      'an email on a project names every party: the note goes on the project',
+      { type: 'email', content: 'x', subject: '', kase: { id: 9 }, parties: [{ id: 1, name: 'Acme' }], participants: [] },
+      'Originally an email\nAlso filed on: Acme\n\nx',
+    ],
     ['an email without participants or subject', { type: 'email', content: 'Hello', parties: [{ id: 1, name: 'Acme' }] }, 'Originally an email\n\nHello'],
     ['the entry of a completed task', { type: 'task', content: 'Call back\n\nabout the quote' }, 'Originally the entry of a completed task\n\nCall back\n\nabout the quote'],
   ])('%s', (_name, entry, expected) => {

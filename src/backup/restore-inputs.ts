@@ -27,9 +27,18 @@ async function writeCsv(work: string, file: string, entity: ExportEntity, catalo
   const loaded = await Promise.all(mappings.map(async (name) => ({ file: name, mapping: await loadMapping(name) })));
   const columns: Column[] = columnsFromMappings(entity, loaded, catalog);
   // Never standard output: the file is named.
-  const writer = openWriter('csv', join(work, file), columns.map((c) => c.name), { plain: true, raw: true, stdout: new Writable() });
+  const writer = openWriter(
+    'csv',
+    join(work, file),
+    columns.map((c) => c.name),
+    { plain: true, raw: true, stdout: new Writable() },
+  );
   try {
-    for (const record of records) await writer.write(columns.map((c): Cell => c.value(record)), record);
+    for (const record of records)
+      await writer.write(
+        columns.map((c): Cell => c.value(record)),
+        record,
+      );
     await writer.commit();
   } catch (error) {
     await writer.abort();
@@ -110,7 +119,13 @@ export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog,
   }
   await writeCsv(work, 'parties.csv', 'parties', catalog, await backup.read('parties.jsonl'));
   await writeCsv(work, 'opportunities.csv', 'opportunities', catalog, (await backup.read('opportunities.jsonl')).map(opportunity));
-  await writeCsv(work, 'kases.csv', 'kases', catalog, (await backup.read('kases.jsonl')).map((kase) => ({ ...kase, parties: contacts.get(kase.id as number) ?? [], tracks: named('kases', kase.id) })));
+  await writeCsv(
+    work,
+    'kases.csv',
+    'kases',
+    catalog,
+    (await backup.read('kases.jsonl')).map((kase) => ({ ...kase, parties: contacts.get(kase.id as number) ?? [], tracks: named('kases', kase.id) })),
+  );
   return { kaseParties };
 }
 
@@ -135,7 +150,11 @@ export function carriedContent(entry: Body): string | null {
   if (entry.type === 'task') return `Originally the entry of a completed task\n\n${content}`;
   if (entry.type !== 'email') return null;
   const people = Array.isArray(entry.participants) ? (entry.participants as Body[]) : [];
-  const role = (r: string) => people.filter((p) => String(p.role).toUpperCase() === r).map(participant).filter((s) => s !== '');
+  const role = (r: string) =>
+    people
+      .filter((p) => String(p.role).toUpperCase() === r)
+      .map(participant)
+      .filter((s) => s !== '');
   const lines = ['Originally an email'];
   const from = role('FROM');
   const to = role('TO');
@@ -229,7 +248,13 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
     const relative = `files/${line.id}/${fileNameFor(line.filename)}`;
     out.push({ ...attachment, filename: line.filename, contentType: line.contentType, file: relative });
     const file = join(work, relative);
-    if (await lstat(file).then(() => true, () => false)) continue;
+    if (
+      await lstat(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     await makePrivateFolder(join(work, 'files', String(line.id)), { what: "a folder of the restore's attachment files" });
     await link(line.path, file).catch(() => copyFile(line.path, file, constants.COPYFILE_EXCL));
   }

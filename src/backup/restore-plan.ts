@@ -79,7 +79,7 @@ export async function setupOfBackup(backup: Backup, activityTypesNeeded: readonl
 export async function writeRestorePlan(work: string, setup: SetupSpec, steps: readonly RestoreStep[]): Promise<string> {
   const plan = join(work, 'plan.yaml');
   const head = [
-    "# Written by crm-ferry restore from a backup; run, verify and roll back it like any plan. The",
+    '# Written by crm-ferry restore from a backup; run, verify and roll back it like any plan. The',
     '# steps are the round-trip mappings of crm-ferry, each over a file of this folder, each record',
     '# keyed by its id in the backed-up account; a record the account has already is found by its',
     "# step's `match` and brought to the backup's values instead of being added again. The set-up",

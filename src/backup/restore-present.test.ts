@@ -33,13 +33,7 @@ describe('presentOnMatched: what a matched record already holds', () => {
       transport: { requestsSent: 0 },
       // The account's lists, as the client's one paginator gives them.
       paginate: (path: string) =>
-        each(
-          path === '/entries'
-            ? [{ id: 7, type: 'note', content: 'ours', entryAt: '2026-01-01T00:00:00Z', party: { id: 100 } }]
-            : path === '/tasks'
-              ? [{ id: 7, description: 'Call back', dueOn: '2026-12-01', party: { id: 100 } }]
-              : [],
-        ),
+        each(path === '/entries' ? [{ id: 7, type: 'note', content: 'ours', entryAt: '2026-01-01T00:00:00Z', party: { id: 100 } }] : path === '/tasks' ? [{ id: 7, description: 'Call back', dueOn: '2026-12-01', party: { id: 100 } }] : []),
       entriesOf: () => each([]),
     } as unknown as CrmClient;
     const { present, matched } = await presentOnMatched(dir, client);

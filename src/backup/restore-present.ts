@@ -52,7 +52,10 @@ export async function presentOnMatched(stateDir: string, client: CrmClient, sign
   const before = client.transport.requestsSent;
   const records = new RecordService(client);
   const present: PresentInTarget = { entries: new Map(), tasks: new Map() };
-  const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
+  const rows = await restoredRows(
+    stateDir,
+    RECORD_STEPS.map((s) => s.name),
+  );
   // Entries and tasks are numbered apart: an entry and a task may share an id.
   const ownEntries = new Set([...(await restoredRows(stateDir, ['entries'])).values()].map((r) => r.id));
   const ownTasks = new Set([...(await restoredRows(stateDir, ['tasks'])).values()].map((r) => r.id));

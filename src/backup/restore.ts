@@ -124,9 +124,13 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   const missing = missingConfiguration(source, names).filter((m) => !m.creatable);
   if (missing.length > 0 && !options.allowMissing) {
     const shown = missing.slice(0, 12).map((m) => `${m.kind} ${m.name}`);
-    throw new FerryError('CONFIG_MISSING', `the target account lacks ${missing.length} item${missing.length === 1 ? '' : 's'} of configuration the backup refers to that the interface cannot create: ${shown.join('; ')}${missing.length > 12 ? '; ...' : ''}`, {
-      hint: "Create them in the target account (custom fields and task categories in its settings, users and teams by inviting them), or give --allow-missing to go ahead: owners and teams the target lacks are left out with a warning, and the importer reports whatever else a row needs and the target lacks. Pipelines, milestones, activity types and track definitions the restore creates itself.",
-    });
+    throw new FerryError(
+      'CONFIG_MISSING',
+      `the target account lacks ${missing.length} item${missing.length === 1 ? '' : 's'} of configuration the backup refers to that the interface cannot create: ${shown.join('; ')}${missing.length > 12 ? '; ...' : ''}`,
+      {
+        hint: 'Create them in the target account (custom fields and task categories in its settings, users and teams by inviting them), or give --allow-missing to go ahead: owners and teams the target lacks are left out with a warning, and the importer reports whatever else a row needs and the target lacks. Pipelines, milestones, activity types and track definitions the restore creates itself.',
+      },
+    );
   }
   const setup = await setupOfBackup(backup, await carriedTypesNeeded(backup));
   const tracks = await tracksOfBackup(backup, source);
@@ -166,7 +170,10 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   result.interrupted = second.interrupted;
   if (second.stopped || second.interrupted) return done();
   // Read again: the second run retries the records the first rejected, and may write them.
-  const rows = await restoredRows(stateDir, RECORD_STEPS.map((s) => s.name));
+  const rows = await restoredRows(
+    stateDir,
+    RECORD_STEPS.map((s) => s.name),
+  );
   for (const [key, applied] of tracks.onCreate) {
     const row = rows.get(key);
     if (row === undefined) links.tracks.unresolved += applied.length;

@@ -12,7 +12,22 @@ import { FerryError } from '../errors/index.ts';
 import { releaseLock, takeLock } from '../journal/index.ts';
 import { jsonText, makeFolders, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
-import { ATTACHMENTS_FOLDER, BACKUP_FILE_MODE, BACKUP_FORMAT, BACKUP_VERSION, type DeletedLine, LOCK_FILE, type Manifest, MANIFEST_FILE, type ManifestFile, manifestSchema, PROGRESS_FILE, SINCE_ENTITIES, type SinceEntity, WORK_FOLDER } from './format.ts';
+import {
+  ATTACHMENTS_FOLDER,
+  BACKUP_FILE_MODE,
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  type DeletedLine,
+  LOCK_FILE,
+  type Manifest,
+  MANIFEST_FILE,
+  type ManifestFile,
+  manifestSchema,
+  PROGRESS_FILE,
+  SINCE_ENTITIES,
+  type SinceEntity,
+  WORK_FOLDER,
+} from './format.ts';
 import { jsonLine, readWorkFile } from './jsonl.ts';
 import { damaged, type Progress, progressSchema, readChecked, saveProgress } from './progress.ts';
 import { appendLines, commitFile, removeStaleTemps, truncateTo } from './work-files.ts';

@@ -26,10 +26,12 @@ export async function apiOptions(args: ParsedArgs, cwd: string): Promise<ApiComm
   const raw = args.values.data;
   if (typeof raw === 'string') {
     const file = resolve(cwd, raw.slice(1));
-    const text = raw.startsWith('@') ? await readTextInput(file, 'the --data file', (message) => new FerryError('USAGE', message, { location: { file } })).catch((error: Error) => {
-      if (error instanceof FerryError) throw error;
-      throw new FerryError('USAGE', `cannot read --data file ${raw.slice(1)}: ${error.message}`);
-    }) : raw;
+    const text = raw.startsWith('@')
+      ? await readTextInput(file, 'the --data file', (message) => new FerryError('USAGE', message, { location: { file } })).catch((error: Error) => {
+          if (error instanceof FerryError) throw error;
+          throw new FerryError('USAGE', `cannot read --data file ${raw.slice(1)}: ${error.message}`);
+        })
+      : raw;
     try {
       data = JSON.parse(text);
     } catch (error) {

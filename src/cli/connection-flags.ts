@@ -44,11 +44,7 @@ export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {})
  * Connects with the connection flags (and CRM_FERRY_* from the environment). The client's code is
  * loaded only here, so that a command's --help does not wait for it.
  */
-export async function connectWith(
-  args: ParsedArgs,
-  io: CliIo,
-  transport?: ConnectOptions['transport'],
-): Promise<{ client: CrmClient; session: OAuthSession | null }> {
+export async function connectWith(args: ParsedArgs, io: CliIo, transport?: ConnectOptions['transport']): Promise<{ client: CrmClient; session: OAuthSession | null }> {
   const flags = connectionOptions(args, io.env);
   const { connect } = await import('../client/index.ts');
   return connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}), ...(transport ? { transport } : {}) });

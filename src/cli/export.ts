@@ -45,11 +45,22 @@ is unchanged).`,
     attachments: { type: 'string', value: 'DIR', describe: "entries: download each entry's attachments to DIR/<attachment id>/<file name>, for a --mapping that reads them", group: 'Output:' },
     plain: { type: 'boolean', describe: 'CSV without the BOM and with LF line ends', group: 'Output:' },
     raw: { type: 'boolean', describe: 'texts that look like formulas (=, +, -, @) are written as they are', group: 'Output:' },
-    where: { type: 'string', multiple: true, value: 'FIELD OPERATOR VALUE', describe: 'a condition (repeatable; all must hold); amounts compared here cost a read of what the others let through (below)', group: 'Filters (parties, opportunities, kases):' },
+    where: {
+      type: 'string',
+      multiple: true,
+      value: 'FIELD OPERATOR VALUE',
+      describe: 'a condition (repeatable; all must hold); amounts compared here cost a read of what the others let through (below)',
+      group: 'Filters (parties, opportunities, kases):',
+    },
     any: { type: 'boolean', describe: 'one of the conditions is enough', group: 'Filters (parties, opportunities, kases):' },
     'order-by': { type: 'string', value: 'FIELD[:desc]', describe: 'the order of the records', group: 'Filters (parties, opportunities, kases):' },
     filter: { type: 'string', value: 'FILE', describe: "a filter in the service's shape (YAML or JSON) instead", group: 'Filters (parties, opportunities, kases):' },
-    since: { type: 'string', value: 'auto|DATE', describe: 'auto (with --state): only what changed since the last complete export, the first run exports everything, deleted ids go to OUT.deleted.csv (or a Deleted sheet); DATE: only what changed since DATE', group: 'Incremental (parties, opportunities, kases):' },
+    since: {
+      type: 'string',
+      value: 'auto|DATE',
+      describe: 'auto (with --state): only what changed since the last complete export, the first run exports everything, deleted ids go to OUT.deleted.csv (or a Deleted sheet); DATE: only what changed since DATE',
+      group: 'Incremental (parties, opportunities, kases):',
+    },
     state: { type: 'string', value: 'FILE', describe: 'where --since auto keeps the time of the last complete export', group: 'Incremental (parties, opportunities, kases):' },
     ...connectionFlags,
   },
@@ -59,7 +70,16 @@ is unchanged).`,
     const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], mapping: (v.mapping as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
     refuseArguments('export', args, ['ENTITY']);
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
-    for (const [flag, key] of [['out', 'out'], ['format', 'format'], ['order-by', 'orderBy'], ['filter', 'filter'], ['columns', 'columns'], ['since', 'since'], ['state', 'state'], ['attachments', 'attachments']] as const) {
+    for (const [flag, key] of [
+      ['out', 'out'],
+      ['format', 'format'],
+      ['order-by', 'orderBy'],
+      ['filter', 'filter'],
+      ['columns', 'columns'],
+      ['since', 'since'],
+      ['state', 'state'],
+      ['attachments', 'attachments'],
+    ] as const) {
       const value = str(flag);
       if (value !== undefined) flags[key] = value;
     }
@@ -92,7 +112,9 @@ is unchanged).`,
         io.stderr.write(`No record matched the filter.${tagged ? ' Tag names are not checked before the export (the service lists no tags): check the spelling of the tag, as the account writes it.' : ''}\n`);
       }
       if (summary.textsCut > 0) {
-        io.stderr.write(`Warning: ${summary.textsCut.toLocaleString('en-GB')} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`);
+        io.stderr.write(
+          `Warning: ${summary.textsCut.toLocaleString('en-GB')} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`,
+        );
       }
       return EXIT.OK;
     } finally {

@@ -63,9 +63,7 @@ function written(summary: ImportSummary): number {
 /** The checklist as lines for a person: what to make in the account by hand, and why. */
 function formatChecklist(checklist: readonly ChecklistItem[]): string {
   if (checklist.length === 0) return '';
-  const lines = checklist.map(
-    (item) => `  [ ] ${KIND_WORDS[item.kind]} \`${item.name}\`${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`,
-  );
+  const lines = checklist.map((item) => `  [ ] ${KIND_WORDS[item.kind]} \`${item.name}\`${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`);
   return `The account lacks ${checklist.length} thing${checklist.length === 1 ? '' : 's'} the interface cannot create; make ${checklist.length === 1 ? 'it' : 'them'} in the service before the run, or the rows that name ${checklist.length === 1 ? 'it' : 'them'} are rejected:\n${lines.join('\n')}\n`;
 }
 
@@ -172,8 +170,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
         ? 'Stopped before the end. Nothing is lost: run the same command again to go on where it stopped.'
         : 'Stopped before the end: fix what the error below says, then run the same command again (what was written so far is kept, and not written twice).',
     );
-  }
-  else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
+  } else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
   else if (rejected > 0) lines.push(rejectedHint(rejected, summary.retryRejects));
   else if (summary.limited) lines.push('Sample done: the first rows of each step are in the account (--limit). Run the same command without --limit for the rest.');
   else if (summary.retryRejects) lines.push('Done: the rows earlier runs rejected are in the account.');
@@ -268,7 +265,9 @@ export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean)
     );
   }
   if (summary.kept.length > 0) {
-    lines.push(`Left ${plural(summary.kept.length, 'record')} the journal says ${summary.runs.length === 1 ? 'the run' : 'the runs'} created, because the record in the account is not what ${summary.runs.length === 1 ? 'it' : 'they'} wrote (delete by hand what is meant to go):`);
+    lines.push(
+      `Left ${plural(summary.kept.length, 'record')} the journal says ${summary.runs.length === 1 ? 'the run' : 'the runs'} created, because the record in the account is not what ${summary.runs.length === 1 ? 'it' : 'they'} wrote (delete by hand what is meant to go):`,
+    );
     for (const kept of summary.kept.slice(0, 20)) lines.push(`  ${kept.step} ${JSON.stringify(kept.key)}: record ${kept.id}: ${kept.reason}`);
     if (summary.kept.length > 20) lines.push(`  and ${summary.kept.length - 20} more`);
   }

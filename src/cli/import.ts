@@ -109,7 +109,10 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   }
   if (v['delete-missing'] && v.since !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone');
   if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
-  if (v.fresh && v.reconcile) throw new FerryError('USAGE', '--fresh starts a new state, in which --reconcile finds nothing to look up: give one', { hint: 'After JOURNAL_CORRUPT, run with --reconcile alone; to adopt records the account had before any run, use `match:` in the mapping.' });
+  if (v.fresh && v.reconcile)
+    throw new FerryError('USAGE', '--fresh starts a new state, in which --reconcile finds nothing to look up: give one', {
+      hint: 'After JOURNAL_CORRUPT, run with --reconcile alone; to adopt records the account had before any run, use `match:` in the mapping.',
+    });
   if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {
     source,
@@ -179,12 +182,7 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
   }
 }
 
-async function withClient<T>(
-  args: ParsedArgs,
-  io: CliIo,
-  work: (client: CrmClient, account: AccountIdentity) => Promise<T>,
-  transport?: ImportCommandOptions['transport'],
-): Promise<T> {
+async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClient, account: AccountIdentity) => Promise<T>, transport?: ImportCommandOptions['transport']): Promise<T> {
   const { client, session } = await connectWith(args, io, transport);
   try {
     return await work(client, accountOf(client, session?.subdomain));
@@ -250,10 +248,10 @@ const RUN_FLAGS: OptionSpec = {
     type: 'string',
     optionalValue: true,
     value: 'FILE',
-    describe: 'only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate\'s or a run\'s; in a plan, <step>.rejects.csv is that step\'s)',
+    describe: "only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate's or a run's; in a plan, <step>.rejects.csv is that step's)",
   },
   strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users, teams, project stages or lost reasons the rows name" },
-  fresh: { type: 'boolean', describe: "start over; the earlier state is moved aside (asks; --yes in scripts)" },
+  fresh: { type: 'boolean', describe: 'start over; the earlier state is moved aside (asks; --yes in scripts)' },
   reconcile: { type: 'boolean', describe: 'look up in the account every row the journal does not know before creating it (after JOURNAL_CORRUPT: a journal cut short or replaced)' },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
@@ -344,7 +342,11 @@ rollback is finished by running it again.`,
     io.stdout.write(printableLines(text));
     if (reportFile && report) {
       const { rollbackReport } = await import('../report/index.ts');
-      const outcome = text.trimEnd().split('\n').filter((line) => !line.startsWith('Requests:')).join(' ');
+      const outcome = text
+        .trimEnd()
+        .split('\n')
+        .filter((line) => !line.startsWith('Requests:'))
+        .join(' ');
       const input = rollbackReport(summary, { version: version(), plan: shownPath(stateDir, io.cwd), account: report.account, usage: report.usage, outcome, elapsedMs: Date.now() - started });
       await writeCommandReport(reportFile, input, io.stdout, io.cwd);
     }

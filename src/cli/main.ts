@@ -12,9 +12,7 @@ export function reportError(error: unknown, io: CliIo): number {
     if (error.hint) io.stderr.write(`  ${printableLines(error.hint)}\n`);
   } else {
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    io.stderr.write(
-      `internal error: this is a bug in crm-ferry. Please report it with the command you ran and this text:\n${text}\n`,
-    );
+    io.stderr.write(`internal error: this is a bug in crm-ferry. Please report it with the command you ran and this text:\n${text}\n`);
   }
   return exitCodeFor(error);
 }

@@ -121,7 +121,9 @@ says so.`,
     if (draft.entityReason) io.stderr.write(printableLines(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`));
     io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${listSome(draft.unmatched)}` : ''}\n`));
     if (draft.leftOut.length > 0) {
-      io.stderr.write(`${draft.leftOut.length.toLocaleString('en-GB')} columns are not drafted: a mapping file holds at most ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB; carry them in a second mapping (a step of a plan), or leave them out\n`);
+      io.stderr.write(
+        `${draft.leftOut.length.toLocaleString('en-GB')} columns are not drafted: a mapping file holds at most ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB; carry them in a second mapping (a step of a plan), or leave them out\n`,
+      );
     }
     return EXIT.OK;
   },

@@ -11,11 +11,7 @@ import { version } from './version.ts';
  * - `run`: a command and its parsed flags;
  * - `nothing`: no command at all (the overview, exit 2).
  */
-export type ParseOutcome =
-  | { kind: 'output'; text: string }
-  | { kind: 'usage-error'; message: string; after: string }
-  | { kind: 'run'; command: Command; args: ParsedArgs }
-  | { kind: 'nothing'; overview: string };
+export type ParseOutcome = { kind: 'output'; text: string } | { kind: 'usage-error'; message: string; after: string } | { kind: 'run'; command: Command; args: ParsedArgs } | { kind: 'nothing'; overview: string };
 
 /** The key yargs answers completions on; the scripts of `crm-ferry completion` call it. */
 export const COMPLETION_KEY = '--get-yargs-completions';
@@ -38,7 +34,6 @@ const PARSER_CONFIGURATION = {
 
 /** The widest `--help` gets: longer lines are hard to read even on a wide terminal. */
 const HELP_WIDTH = 100;
-
 
 /** `help`, `version` and `-V` as words, as people type them. */
 function normalise(argv: string[]): string[] {
@@ -296,6 +291,11 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
   }
   const command = (await chosen.entry.load()) as Command;
   const valued = booleanWithValue(command, argv);
-  if (valued) return { kind: 'usage-error', message: `crm-ferry ${command.name}: ${valued.split('=')[0]} takes no value, got ${valued}; write ${valued.split('=')[0]} alone, or leave it out`, after: `Run 'crm-ferry ${command.name} --help' for its options.` };
+  if (valued)
+    return {
+      kind: 'usage-error',
+      message: `crm-ferry ${command.name}: ${valued.split('=')[0]} takes no value, got ${valued}; write ${valued.split('=')[0]} alone, or leave it out`,
+      after: `Run 'crm-ferry ${command.name} --help' for its options.`,
+    };
   return { kind: 'run', command, args: toParsedArgs(command, chosen.entry, chosen.argv) };
 }

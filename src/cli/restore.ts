@@ -11,12 +11,17 @@ export function formatRestoreLinks(summary: RestoreSummary): string {
   const lines = [
     `Links: ${kaseParties} additional parties of projects carried; ${tracks.onCreate + tracks.ofParties} tracks applied (${tracks.onCreate} as their project or opportunity was created, ${tracks.ofParties} to parties)${tracks.onFound ? `, ${tracks.onFound} left to the records found in the account` : ''}${tracks.unresolved ? `, ${tracks.unresolved} not carried (record not restored, or its definition renamed since)` : ''}.`,
   ];
-  if (summary.lookedAt.records > 0) lines.push(`Found in the account: ${summary.lookedAt.records} records the backup holds (matched, not added again); of their entries and tasks ${present.entries} entries and ${present.tasks} tasks were there already (${summary.lookedAt.requests} requests to look).`);
+  if (summary.lookedAt.records > 0)
+    lines.push(
+      `Found in the account: ${summary.lookedAt.records} records the backup holds (matched, not added again); of their entries and tasks ${present.entries} entries and ${present.tasks} tasks were there already (${summary.lookedAt.requests} requests to look).`,
+    );
   lines.push(`In all: ${summary.requests.toLocaleString('en-GB')} requests (the importer's, ${summary.lookedAt.requests} to look at what the records found hold, ${tracks.ofParties} for the tracks of parties).`);
   if (carried.emails + carried.taskEntries > 0) lines.push(`Carried as notes (the interface creates only notes): ${carried.emails} emails, ${carried.taskEntries} entries of completed tasks, each headed by what it was.`);
   if (leftOut.taskEntries > 0) lines.push(`Left out: ${leftOut.taskEntries} entries of completed tasks, which the service filed again when their tasks were restored completed.`);
   if (summary.missing.length > 0) lines.push(`Restored without ${summary.missing.length} item${summary.missing.length === 1 ? '' : 's'} the target lacks (--allow-missing): ${summary.missing.map((m) => `${m.kind} ${m.name}`).join('; ')}.`);
-  lines.push(`The plan is ${summary.plan}: verify with 'crm-ferry verify ${summary.plan} --state-dir ${summary.stateDir}', undo the whole restore with 'crm-ferry rollback ${summary.plan} --state-dir ${summary.stateDir} --all' (a restore is at least two runs, records then entries and tasks; the configuration its set-up created goes too).`);
+  lines.push(
+    `The plan is ${summary.plan}: verify with 'crm-ferry verify ${summary.plan} --state-dir ${summary.stateDir}', undo the whole restore with 'crm-ferry rollback ${summary.plan} --state-dir ${summary.stateDir} --all' (a restore is at least two runs, records then entries and tasks; the configuration its set-up created goes too).`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

@@ -117,7 +117,12 @@ Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals an
   options: {
     port: { type: 'string', value: 'N', describe: 'port to listen on (default 8787; 0 picks a free one)' },
     host: { type: 'string', value: 'ADDRESS', describe: 'address to listen on (default 127.0.0.1)' },
-    token: { type: 'string', multiple: true, value: 'VALUE', describe: `accept VALUE (at least ${MIN_TOKEN} visible characters, no spaces) as a personal token of the Administrator (repeatable); without it a token is generated and printed` },
+    token: {
+      type: 'string',
+      multiple: true,
+      value: 'VALUE',
+      describe: `accept VALUE (at least ${MIN_TOKEN} visible characters, no spaces) as a personal token of the Administrator (repeatable); without it a token is generated and printed`,
+    },
     client: { type: 'string', multiple: true, value: 'ID:SECRET:URI', describe: 'register an OAuth client (repeatable; empty SECRET for an installed app)' },
     'token-ttl': { type: 'string', value: 'SECONDS', describe: 'lifetime of OAuth access tokens (default 7200)' },
     'rate-limit': { type: 'string', value: 'N/h|N/min|N/s', describe: 'limit requests per user, like the service (default off)', group: 'Rehearsing trouble:' },

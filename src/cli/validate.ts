@@ -60,7 +60,7 @@ function formatStep(step: StepReport, show: (path: string) => string, lines: str
   count('skipped', step.skipped);
   count('rejected', step.rejected, step.rejectsFile ? `  -> ${show(step.rejectsFile)}` : '');
   if (step.staleRejects === 'removed') lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
-  if (step.staleRejects === 'kept-not-ours') lines.push('  (a file with the rejects file\'s name exists and was not written by crm-ferry; left as it is)');
+  if (step.staleRejects === 'kept-not-ours') lines.push("  (a file with the rejects file's name exists and was not written by crm-ferry; left as it is)");
   lines.push(...warningAndColumnLines(step.warnings, step.notCarried, '  ', step.warningsFile === null ? null : show(step.warningsFile)));
   lines.push(...reasonLines(step.reasons));
 }

@@ -30,7 +30,6 @@ export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInp
   return options;
 }
 
-
 /** What verify says before it reads the records: how many requests that takes. */
 export function formatVerifyPlan(event: Extract<VerifyEvent, { type: 'plan' }>): string {
   const records = event.steps.reduce((sum, s) => sum + s.records, 0);
@@ -59,7 +58,9 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string, strict 
     if (summary.notCarried.length > NOT_CARRIED_SHOWN) lines.push(`  ... and ${(summary.notCarried.length - NOT_CARRIED_SHOWN).toLocaleString('en-GB')} more in the file.`);
   }
   for (const item of summary.notListed) lines.push(notListedText(item));
-  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names, ${(summary.requests - summary.requestsForNames).toLocaleString('en-GB')} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`);
+  lines.push(
+    `Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names, ${(summary.requests - summary.requestsForNames).toLocaleString('en-GB')} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`,
+  );
   lines.push(verifyOutcome(summary, strict));
   return `${lines.join('\n')}\n`;
 }

@@ -49,7 +49,7 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
     const given = args.positionals[0] ?? '.';
     const dir = isAbsolute(given) ? given : resolve(io.cwd, given);
     const info = await stat(dir).catch(() => null);
-    if (!info?.isDirectory()) throw new FerryError('USAGE', `${given} is not a folder`, { hint: 'Give the project folder: where the customer\'s files are (it may be empty).' });
+    if (!info?.isDirectory()) throw new FerryError('USAGE', `${given} is not a folder`, { hint: "Give the project folder: where the customer's files are (it may be empty)." });
     const port = wholeNumber(args.values.port, 'port', 0, 65535) ?? 0;
     const { client, session } = await connectWith(args, io, { connections: 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS });
     try {

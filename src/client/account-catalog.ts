@@ -62,9 +62,7 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
     unlessMissing(listAll(client.paginate('/lostreasons', 'lostReasons', namedSchema))),
   ]);
   const milestoneLists = await Promise.all(pipelines.map((pipeline) => client.pipelineMilestones(pipeline.id)));
-  const milestones = pipelines.flatMap((pipeline, index) =>
-    (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })),
-  );
+  const milestones = pipelines.flatMap((pipeline, index) => (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })));
   const definitions = (list: ReadonlyArray<{ id: number; name: string } & Record<string, unknown>>): CatalogFieldDefinition[] =>
     list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
   return {

@@ -79,27 +79,11 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
 };
 
 /** The error for an answer with a non-success status. */
-export function errorFromStatus(
-  status: number,
-  body: unknown,
-  request: { method: string; path: string },
-  extra: { retryAfterMs?: number; note?: string; hint?: string } = {},
-): ApiError {
+export function errorFromStatus(status: number, body: unknown, request: { method: string; path: string }, extra: { retryAfterMs?: number; note?: string; hint?: string } = {}): ApiError {
   const { note = '', hint: ownHint, ...more } = extra;
   const parsed = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
-  const serviceMessage =
-    typeof parsed.message === 'string'
-      ? parsed.message
-      : typeof parsed.error_description === 'string'
-        ? parsed.error_description
-        : typeof parsed.error === 'string'
-          ? parsed.error
-          : undefined;
-  const fieldErrors = Array.isArray(parsed.errors)
-    ? parsed.errors.flatMap((e): FieldError[] =>
-        e && typeof e === 'object' && typeof (e as FieldError).message === 'string' ? [e as FieldError] : [],
-      )
-    : [];
+  const serviceMessage = typeof parsed.message === 'string' ? parsed.message : typeof parsed.error_description === 'string' ? parsed.error_description : typeof parsed.error === 'string' ? parsed.error : undefined;
+  const fieldErrors = Array.isArray(parsed.errors) ? parsed.errors.flatMap((e): FieldError[] => (e && typeof e === 'object' && typeof (e as FieldError).message === 'string' ? [e as FieldError] : [])) : [];
   const code: ErrorCode = STATUS_CODES[status] ?? (status >= 500 ? 'API_SERVER' : 'API_BAD_REQUEST');
   const details: ApiErrorDetails = { ...request, status, fieldErrors, ...more };
   if (serviceMessage !== undefined) details.serviceMessage = serviceMessage;

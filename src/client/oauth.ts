@@ -266,9 +266,7 @@ export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnsw
       }
       const error = url.searchParams.get('error');
       if (error) {
-        finish(400, `Login failed: ${error}. You can close this window.`, () =>
-          reject(oauthError('/oauth/authorise', 400, { error, error_description: url.searchParams.get('error_description') ?? '' })),
-        );
+        finish(400, `Login failed: ${error}. You can close this window.`, () => reject(oauthError('/oauth/authorise', 400, { error, error_description: url.searchParams.get('error_description') ?? '' })));
         return;
       }
       const received = url.searchParams.get('code');

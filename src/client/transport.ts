@@ -390,11 +390,7 @@ export class Transport {
       const signal = deadline === null ? request.signal : deadline.signal;
       let answer: A;
       try {
-        answer = await read(
-          this.dispatcher,
-          { origin: this.origin, path, method, headers, body: body ?? null, headersTimeout: this.settings.timeoutMs, bodyTimeout: this.settings.timeoutMs },
-          signal,
-        );
+        answer = await read(this.dispatcher, { origin: this.origin, path, method, headers, body: body ?? null, headersTimeout: this.settings.timeoutMs, bodyTimeout: this.settings.timeoutMs }, signal);
       } catch (error) {
         deadline?.clear();
         if (request.signal?.aborted) throw error;
@@ -573,7 +569,6 @@ function isOutage(error: unknown): boolean {
   if (!(error instanceof ApiError)) return false;
   return error.code === 'API_NETWORK' || error.code === 'API_TIMEOUT' || (error.status !== undefined && SERVICE_FAILURES.has(error.status));
 }
-
 
 function messageOf(body: unknown): string | undefined {
   if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {

@@ -133,7 +133,7 @@ export class V1Body {
         }
       } catch (error) {
         if (error instanceof ApiError) throw error;
-        const deadline = error instanceof AnswerDeadlineError ? error : (error as { cause?: unknown }).cause instanceof AnswerDeadlineError ? ((error as { cause: AnswerDeadlineError }).cause) : null;
+        const deadline = error instanceof AnswerDeadlineError ? error : (error as { cause?: unknown }).cause instanceof AnswerDeadlineError ? (error as { cause: AnswerDeadlineError }).cause : null;
         if (deadline) {
           throw new ApiError('API_TIMEOUT', `the answer did not come whole within ${formatDuration(deadline.deadlineMs)} (${formatBytes(size)} had come)`, {
             ...where,
@@ -227,8 +227,6 @@ export class V1Reader {
     return this.transport.requestsSent;
   }
 }
-
-
 
 /** How the steps of a run reach live v1 sources: a reader per account, and how to read. */
 export interface V1LiveConnection {

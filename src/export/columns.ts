@@ -89,11 +89,7 @@ function column(name: string, value: (record: Body) => Cell): Column {
 
 const address = (part: string) => (r: Body) => first(r, 'addresses', part);
 
-const COMMON_TAIL = (): Column[] => [
-  column('tags', (r) => joined(r.tags, 0, 'name', ';')),
-  column('owner', (r) => nameOf(r.owner)),
-  column('team', (r) => nameOf(r.team)),
-];
+const COMMON_TAIL = (): Column[] => [column('tags', (r) => joined(r.tags, 0, 'name', ';')), column('owner', (r) => nameOf(r.owner)), column('team', (r) => nameOf(r.team))];
 
 const STAMPS = (): Column[] => [column('createdAt', (r) => timestamp(r.createdAt)), column('updatedAt', (r) => timestamp(r.updatedAt))];
 

@@ -17,18 +17,69 @@ type FieldType = 'string' | 'number' | 'boolean' | 'date' | 'tag' | 'user' | 'te
 /** The fields a filter may name, per entity, with their types (spec 4.12). */
 const FIELDS: Record<FilterEntity, Record<string, FieldType>> = {
   parties: {
-    id: 'number', name: 'string', jobTitle: 'string', email: 'string', phone: 'string', city: 'string', zip: 'string', state: 'string', country: 'string', type: 'string',
-    tag: 'tag', owner: 'user', team: 'team', hasEmailAddress: 'boolean', hasPhoneNumber: 'boolean', hasAddress: 'boolean', hasPeople: 'boolean', hasTags: 'boolean',
-    addedOn: 'date', updatedOn: 'date', lastContactedOn: 'date', 'org.name': 'string', 'org.tag': 'tag',
+    id: 'number',
+    name: 'string',
+    jobTitle: 'string',
+    email: 'string',
+    phone: 'string',
+    city: 'string',
+    zip: 'string',
+    state: 'string',
+    country: 'string',
+    type: 'string',
+    tag: 'tag',
+    owner: 'user',
+    team: 'team',
+    hasEmailAddress: 'boolean',
+    hasPhoneNumber: 'boolean',
+    hasAddress: 'boolean',
+    hasPeople: 'boolean',
+    hasTags: 'boolean',
+    addedOn: 'date',
+    updatedOn: 'date',
+    lastContactedOn: 'date',
+    'org.name': 'string',
+    'org.tag': 'tag',
   },
   opportunities: {
-    id: 'number', name: 'string', status: 'string', milestone: 'string', lostReason: 'string', currency: 'string', expectedValue: 'string', pipeline: 'numberOrString',
-    probability: 'number', tag: 'tag', owner: 'user', team: 'team', isOpen: 'boolean', isStale: 'boolean', isOwnedByMe: 'boolean', hasTags: 'boolean',
-    addedOn: 'date', updatedOn: 'date', closedOn: 'date', expectedCloseOn: 'date',
+    id: 'number',
+    name: 'string',
+    status: 'string',
+    milestone: 'string',
+    lostReason: 'string',
+    currency: 'string',
+    expectedValue: 'string',
+    pipeline: 'numberOrString',
+    probability: 'number',
+    tag: 'tag',
+    owner: 'user',
+    team: 'team',
+    isOpen: 'boolean',
+    isStale: 'boolean',
+    isOwnedByMe: 'boolean',
+    hasTags: 'boolean',
+    addedOn: 'date',
+    updatedOn: 'date',
+    closedOn: 'date',
+    expectedCloseOn: 'date',
   },
   kases: {
-    id: 'number', name: 'string', status: 'string', board: 'numberOrString', stage: 'numberOrString', tag: 'tag', owner: 'user', team: 'team',
-    isOpen: 'boolean', isOwnedByMe: 'boolean', hasTags: 'boolean', addedOn: 'date', updatedOn: 'date', startOn: 'date', closedOn: 'date', expectedCloseOn: 'date',
+    id: 'number',
+    name: 'string',
+    status: 'string',
+    board: 'numberOrString',
+    stage: 'numberOrString',
+    tag: 'tag',
+    owner: 'user',
+    team: 'team',
+    isOpen: 'boolean',
+    isOwnedByMe: 'boolean',
+    hasTags: 'boolean',
+    addedOn: 'date',
+    updatedOn: 'date',
+    startOn: 'date',
+    closedOn: 'date',
+    expectedCloseOn: 'date',
   },
 };
 
@@ -170,7 +221,7 @@ function typed(where: string, type: string, operator: string, raw: string, catal
       if (catalog === undefined) return raw;
       const teams = catalog?.teams ?? [];
       const team = teams.find((t) => t.name.toLowerCase() === raw.toLowerCase());
-      if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : 'Give the team\'s id.');
+      if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : "Give the team's id.");
       return team.id;
     }
     default:

@@ -44,18 +44,39 @@ const PERSON = {
   firstName: 'Ada',
   lastName: 'Lovelace',
   organisation: { id: 3, name: 'Acme Ltd' },
-  emailAddresses: [{ id: 11, type: 'Work', address: 'ada@acme.example' }, { id: 12, address: 'ada@home.example' }],
+  emailAddresses: [
+    { id: 11, type: 'Work', address: 'ada@acme.example' },
+    { id: 12, address: 'ada@home.example' },
+  ],
   addresses: [{ city: 'London', country: 'United Kingdom' }],
   tags: [{ name: 'vip' }, { name: 'newsletter' }],
-  fields: [{ definition: { id: 1 }, value: '2021-06-01' }, { definition: { id: 5, name: 'Contract end' }, value: '2027-01-31' }],
+  fields: [
+    { definition: { id: 1 }, value: '2021-06-01' },
+    { definition: { id: 5, name: 'Contract end' }, value: '2027-01-31' },
+  ],
 };
 
 describe('columnsFromMappings', () => {
   it('the round-trip mappings: every column they read, once, in their order, with the key and the skip column', () => {
     const columns = columnsFromMappings('parties', [bundled('roundtrip-organisations.yaml'), bundled('roundtrip-people.yaml')], CATALOG);
     expect(columns.map((c) => c.name)).toEqual([
-      'name', 'about', 'owner', 'team', 'emailAddresses', 'phoneNumbers', 'websites', 'addresses', 'tags', 'customFields', 'id', 'type',
-      'title', 'firstName', 'lastName', 'jobTitle', 'organisationId',
+      'name',
+      'about',
+      'owner',
+      'team',
+      'emailAddresses',
+      'phoneNumbers',
+      'websites',
+      'addresses',
+      'tags',
+      'customFields',
+      'id',
+      'type',
+      'title',
+      'firstName',
+      'lastName',
+      'jobTitle',
+      'organisationId',
     ]);
     const row = Object.fromEntries(columns.map((c) => [c.name, c.value(PERSON)]));
     expect(row).toMatchObject({ name: 'Ada Lovelace', tags: 'vip;newsletter', organisationId: 3, type: 'person', id: 7 });
@@ -63,14 +84,17 @@ describe('columnsFromMappings', () => {
     expect(JSON.parse(row.emailAddresses as string)).toEqual([{ type: 'Work', address: 'ada@acme.example' }, { address: 'ada@home.example' }]);
     expect(JSON.parse(row.addresses as string)).toEqual([{ city: 'London', country: 'United Kingdom' }]);
     // Custom fields by name and data tag, whatever fields the account has.
-    expect(JSON.parse(row.customFields as string)).toEqual([{ definition: 'Customer since', tag: null, value: '2021-06-01' }, { definition: 'Contract end', tag: 'Customer', value: '2027-01-31' }]);
+    expect(JSON.parse(row.customFields as string)).toEqual([
+      { definition: 'Customer since', tag: null, value: '2021-06-01' },
+      { definition: 'Contract end', tag: 'Customer', value: '2027-01-31' },
+    ]);
     expect(row.phoneNumbers).toBeNull();
   });
 
   it('numbered columns cannot be written back; a link by an id column writes the id', () => {
-    expect(() =>
-      columnsFromMappings('parties', [inline("version: 1\nentity: party\nkey: id\nfields:\n  - { to: phone, items: numbered, value: { column: 'phone.*.number' } }\n")], CATALOG),
-    ).toThrow(/fields\[0\]\.items: numbered columns cannot be written back/);
+    expect(() => columnsFromMappings('parties', [inline("version: 1\nentity: party\nkey: id\nfields:\n  - { to: phone, items: numbered, value: { column: 'phone.*.number' } }\n")], CATALOG)).toThrow(
+      /fields\[0\]\.items: numbered columns cannot be written back/,
+    );
     const columns = columnsFromMappings('opportunities', [bundled('roundtrip-opportunities.yaml')], CATALOG);
     const opportunity = { id: 5, name: 'Deal', party: { id: 3, name: 'Acme Ltd' }, milestone: { id: 2, name: 'Won', pipeline: { id: 1, name: 'Sales' } }, durationBasis: 'FIXED', value: { amount: 10, currency: 'EUR' } };
     expect(Object.fromEntries(columns.map((c) => [c.name, c.value(opportunity)]))).toMatchObject({ partyId: 3, pipeline: 'Sales', milestone: 'Won', amount: 10, currency: 'EUR', durationBasis: 'FIXED', duration: null });
@@ -79,7 +103,11 @@ describe('columnsFromMappings', () => {
   it('columns named as another tool has them: the mapping decides the names', () => {
     const columns = columnsFromMappings(
       'parties',
-      [inline('version: 1\nentity: party\nkey: "{{Contact ID}}"\nfields:\n  - { to: firstName, value: { column: First Name } }\n  - { to: email, type: Work, value: { column: E-mail } }\n  - to: address\n    parts: { city: { column: Town } }\n')],
+      [
+        inline(
+          'version: 1\nentity: party\nkey: "{{Contact ID}}"\nfields:\n  - { to: firstName, value: { column: First Name } }\n  - { to: email, type: Work, value: { column: E-mail } }\n  - to: address\n    parts: { city: { column: Town } }\n',
+        ),
+      ],
       CATALOG,
     );
     expect(columns.map((c) => [c.name, c.value(PERSON)])).toEqual([
@@ -136,7 +164,10 @@ describe('round-trip columns of projects, notes and tasks', () => {
     const cells = Object.fromEntries(columns.map((c) => [c.name, c.value(kase)]));
     expect(cells).toMatchObject({ partyId: 3, opportunityId: 9, stage: 'In progress', additionalContacts: '[7,8]', tracks: 'Onboarding;Audit', id: 4 });
     expect(cells).not.toHaveProperty('stageId');
-    expect(columns.filter((c) => c.fetches).map((c) => [c.name, c.fetches])).toEqual([['additionalContacts', 'parties'], ['tracks', 'tracks']]);
+    expect(columns.filter((c) => c.fetches).map((c) => [c.name, c.fetches])).toEqual([
+      ['additionalContacts', 'parties'],
+      ['tracks', 'tracks'],
+    ]);
   });
 
   it('a note: the columns of its author line by name, its files as JSON with their content types', () => {
@@ -169,7 +200,13 @@ describe('custom field columns', () => {
     const names = columns.map((c) => c.name);
     expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(names.length);
     expect(names.slice(-4)).toEqual(['Status (custom field)', 'Region', 'region (custom field)', 'Status (custom field) (custom field)']);
-    const record = { status: 'OPEN', fields: [{ definition: { id: 7 }, value: 'Blocked' }, { definition: { id: 9 }, value: 'North' }] };
+    const record = {
+      status: 'OPEN',
+      fields: [
+        { definition: { id: 7 }, value: 'Blocked' },
+        { definition: { id: 9 }, value: 'North' },
+      ],
+    };
     const [status, custom, region] = chooseColumns('kases', catalog, ['status', 'Status (custom field)', 'region (custom field)']);
     expect(status?.value(record)).toBe('OPEN');
     expect(custom?.value(record)).toBe('Blocked');
@@ -177,7 +214,13 @@ describe('custom field columns', () => {
   });
 
   it('a third field of one name is told apart by its id', () => {
-    const names = availableColumns('kases', catalogWith([{ id: 7, name: 'Status' }, { id: 8, name: 'Status' }])).map((c) => c.name);
+    const names = availableColumns(
+      'kases',
+      catalogWith([
+        { id: 7, name: 'Status' },
+        { id: 8, name: 'Status' },
+      ]),
+    ).map((c) => c.name);
     expect(names.slice(-2)).toEqual(['Status (custom field)', 'Status (custom field 8)']);
   });
 });

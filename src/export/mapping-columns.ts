@@ -243,7 +243,8 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
         }
         return;
       }
-      if (field.service !== undefined && columnOf(field.service, `${at}.service`) !== null) refuse(`${at}.service`, 'a website service read from a column cannot be written back (the export writes the first website of any service); use `items: {column: ...}`');
+      if (field.service !== undefined && columnOf(field.service, `${at}.service`) !== null)
+        refuse(`${at}.service`, 'a website service read from a column cannot be written back (the export writes the first website of any service); use `items: {column: ...}`');
       if (field.type !== undefined && columnOf(field.type, `${at}.type`) !== null) refuse(`${at}.type`, 'a type read from a column cannot be written back (the export writes the first address, phone or e-mail of any type)');
       const column = columnOf(field.value, `${at}.value`);
       if (column === null) return;

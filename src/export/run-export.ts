@@ -123,7 +123,13 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   if (flags.state && since === null) usage('--state goes with --since auto');
   if (filterable && where.length > 0) parseWhere(entity as FilterEntity, where, undefined, flags.any ?? false);
   if (filterable && flags.orderBy) parseOrderBy(entity as FilterEntity, flags.orderBy);
-  const columns = flags.columns === undefined ? null : flags.columns.split(',').map((c) => c.trim()).filter(Boolean);
+  const columns =
+    flags.columns === undefined
+      ? null
+      : flags.columns
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean);
   if (columns !== null && columns.length === 0) usage('--columns needs at least one column name');
   const twice = columns?.find((name, i) => columns.findIndex((other) => other.toLowerCase() === name.toLowerCase()) !== i);
   if (twice !== undefined) usage(`--columns names ${JSON.stringify(twice)} twice: a column is written once; name each column once`);
@@ -344,7 +350,8 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   }
   if (options.attachments !== null) {
     if (options.out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
-    if (!fetches.has('attachments')) usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
+    if (!fetches.has('attachments'))
+      usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
     const found = await stat(options.attachments).catch(() => null);
     if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
     if (found === null) await makePrivateFolder(options.attachments, { what: '--attachments' });
@@ -368,7 +375,12 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   else if (options.since !== null) since = new Date(Date.parse(options.since)).toISOString();
 
   if (options.out !== null) await removeStaleTemps(dirname(options.out));
-  const writer = openWriter(options.format, options.out, columns.map((c) => c.name), { plain: options.plain, raw: options.raw, ...(deps.stdout ? { stdout: deps.stdout } : {}), now });
+  const writer = openWriter(
+    options.format,
+    options.out,
+    columns.map((c) => c.name),
+    { plain: options.plain, raw: options.raw, ...(deps.stdout ? { stdout: deps.stdout } : {}), now },
+  );
   const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
   try {
     const embed = embedFor(entity).join(',');

@@ -90,7 +90,12 @@ describe('the XLSX styles part', () => {
     expect(of('cellStyles').body).toMatch(/<cellStyle name="Normal" xfId="0" builtinId="0"\/>/);
     // Every cell format points at a font, fill, border and cell style that exist.
     for (const xf of of('cellXfs').body.match(/<xf [^>]*>/g) ?? []) {
-      for (const [attribute, list] of [['fontId', 'fonts'], ['fillId', 'fills'], ['borderId', 'borders'], ['xfId', 'cellStyleXfs']] as const) {
+      for (const [attribute, list] of [
+        ['fontId', 'fonts'],
+        ['fillId', 'fills'],
+        ['borderId', 'borders'],
+        ['xfId', 'cellStyleXfs'],
+      ] as const) {
         expect(Number(new RegExp(`${attribute}="(\\d+)"`).exec(xf)?.[1]), `${xf} ${attribute}`).toBeLessThan(of(list).count);
       }
     }
@@ -175,7 +180,18 @@ describe('XLSX texts longer than a cell holds', () => {
 
 describe('XLSX texts XML cannot carry as they are', () => {
   it('come back whole through our reader (as through Excel): control characters, CR, lone surrogates, a literal _xHHHH_', async () => {
-    const texts = ['a\u0001b\u0008c\u000Bd\u000Ce\u001Ff', 'line 1\r\nline 2\rline 3', '_x0041_ is not A', '__x0041__x005F_', 'lone \uD800 high, lone \uDC00 low', 'pair 🎉 whole', 'tab\tand\nnewline', 'not\uFFFEchar', 'x_x00 _x12345_ plain_x', '<&"\'>'];
+    const texts = [
+      'a\u0001b\u0008c\u000Bd\u000Ce\u001Ff',
+      'line 1\r\nline 2\rline 3',
+      '_x0041_ is not A',
+      '__x0041__x005F_',
+      'lone \uD800 high, lone \uDC00 low',
+      'pair 🎉 whole',
+      'tab\tand\nnewline',
+      'not\uFFFEchar',
+      'x_x00 _x12345_ plain_x',
+      '<&"\'>',
+    ];
     const out = join(dir, 'escapes.xlsx');
     const writer = openWriter('xlsx', out, ['id', 'text\u0001'], options);
     for (const [i, text] of texts.entries()) await writer.write([i, text], {});

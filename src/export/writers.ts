@@ -19,7 +19,7 @@ export function openWriter(
   format: ExportFormat,
   target: string | null,
   header: string[],
-  options: { plain: boolean; raw: boolean; /** Where a `target` of null is written; required then. */ stdout?: NodeJS.WritableStream; now?: () => Date; /** @default XLSX_MAX_ROWS */ xlsxMaxRows?: number },
+  options: { plain: boolean; raw: boolean /** Where a `target` of null is written; required then. */; stdout?: NodeJS.WritableStream; now?: () => Date /** @default XLSX_MAX_ROWS */; xlsxMaxRows?: number },
 ): ExportWriter {
   if (format === 'jsonl') return new JsonlWriter(target, options.stdout);
   if (format === 'csv') return new CsvWriter(target, header, options);

@@ -132,7 +132,9 @@ export class XlsxWriter implements ExportWriter {
       const rows = this.#deleted.map((d, i) => `<row r="${i + 2}"><c r="A${i + 2}"><v>${d.id}</v></c>${cellXml(`B${i + 2}`, { timestamp: d.deletedAt }, true)}</row>`).join('');
       await this.#zip.addBuffer(
         'xl/worksheets/sheet2.xml',
-        Buffer.from(`${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"/></sheetViews><cols><col min="1" max="2" width="22" customWidth="1"/></cols><sheetData><row r="1"><c r="A1" t="inlineStr" s="${STYLE.header}"><is><t>id</t></is></c><c r="B1" t="inlineStr" s="${STYLE.header}"><is><t>deletedAt</t></is></c></row>${rows}</sheetData></worksheet>`),
+        Buffer.from(
+          `${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"/></sheetViews><cols><col min="1" max="2" width="22" customWidth="1"/></cols><sheetData><row r="1"><c r="A1" t="inlineStr" s="${STYLE.header}"><is><t>id</t></is></c><c r="B1" t="inlineStr" s="${STYLE.header}"><is><t>deletedAt</t></is></c></row>${rows}</sheetData></worksheet>`,
+        ),
       );
     }
     const filterRange = `'Export'!$A$1:$${letters(Math.max(0, this.header.length - 1))}$${this.#rows}`;

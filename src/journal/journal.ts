@@ -377,17 +377,21 @@ export async function loadJournal(file: string, options: ReadJournalOptions = {}
   const seen = new Set<string>();
   let unread = 0;
   let key: string | null = null;
-  const result = await scanAll(file, (entry) => {
-    if (!seen.has(entry.run)) {
-      seen.add(entry.run);
-      runs.push(entry.run);
-    }
-    if (entry.t !== 'run') fold(rows, entry);
-    else {
-      if (entry.unread !== undefined) unread = entry.unread;
-      if (entry.key !== undefined) key = entry.key;
-    }
-  }, options.seal ?? null);
+  const result = await scanAll(
+    file,
+    (entry) => {
+      if (!seen.has(entry.run)) {
+        seen.add(entry.run);
+        runs.push(entry.run);
+      }
+      if (entry.t !== 'run') fold(rows, entry);
+      else {
+        if (entry.unread !== undefined) unread = entry.unread;
+        if (entry.key !== undefined) key = entry.key;
+      }
+    },
+    options.seal ?? null,
+  );
   for (const row of rows.values()) if (row.pending) hydrate(row.pending);
   return { rows, runs, unread, key, ...result };
 }

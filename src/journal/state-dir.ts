@@ -90,11 +90,13 @@ function stepFileName(step: string, suffix: string): string {
 }
 
 /** Said by every command that binds a state (setup, rollback, verify and restore have no --fresh). */
-const OTHER_ACCOUNT_HINT =
-  'A state is never carried over to another account. Give another --state-dir for this account; `run` and `import` also take --fresh, to start over here (what was written to the other account stays there).';
+const OTHER_ACCOUNT_HINT = 'A state is never carried over to another account. Give another --state-dir for this account; `run` and `import` also take --fresh, to start over here (what was written to the other account stays there).';
 
 function compactTime(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.(\d{3})Z$/, '$1Z');
 }
 
 /**
@@ -245,10 +247,14 @@ export class StateDir {
     const file = join(this.dir, STATE_FILE);
     const known = Array.isArray(state.users) ? state.users : [];
     if (known.length > 0 && !ids.some((id) => known.includes(id))) {
-      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to another account at ${state.account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`, {
-        location: { file },
-        hint: OTHER_ACCOUNT_HINT,
-      });
+      throw new FerryError(
+        'JOURNAL_ACCOUNT',
+        `the state in ${this.dir} belongs to another account at ${state.account.baseUrl}: none of this account's users (ids ${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', ...' : ''}) is among the users of the account it was written against (ids ${known.slice(0, 5).join(', ')}${known.length > 5 ? ', ...' : ''})`,
+        {
+          location: { file },
+          hint: OTHER_ACCOUNT_HINT,
+        },
+      );
     }
     const users = [...new Set([...known, ...ids])].sort((a, b) => a - b);
     if (!keep || users.length === known.length) return;
@@ -353,10 +359,14 @@ export async function bindStateSteps(dir: string, steps: StateStep[], write: boo
   for (const step of steps) {
     const other = known.steps.find((s) => s.name === step.name)?.source;
     if (other === undefined || step.source === undefined || resolve(other) === resolve(step.source)) continue;
-    throw new FerryError('USAGE', `step \`${step.name}\` of the state in ${dir} was written by runs of ${other}; ${step.source} has a step of the same name, and the two would share its journal, each taking the other's records for its own rows`, {
-      location: { file: step.source },
-      hint: `Give one of them another name (\`name:\` in a mapping, the step's name in a plan) or its own --state-dir. If ${basename(step.source)} is ${basename(other)} renamed or moved, give it its old name back, or start over with --fresh.`,
-    });
+    throw new FerryError(
+      'USAGE',
+      `step \`${step.name}\` of the state in ${dir} was written by runs of ${other}; ${step.source} has a step of the same name, and the two would share its journal, each taking the other's records for its own rows`,
+      {
+        location: { file: step.source },
+        hint: `Give one of them another name (\`name:\` in a mapping, the step's name in a plan) or its own --state-dir. If ${basename(step.source)} is ${basename(other)} renamed or moved, give it its old name back, or start over with --fresh.`,
+      },
+    );
   }
   if (write) await writeStateSteps(dir, steps);
 }
@@ -405,8 +415,12 @@ export async function refusePendingRollback(dir: string): Promise<void> {
   const { pending } = await readRollbacks(dir);
   if (!pending) return;
   const runs = pending.targets.length === 1 ? `run ${pending.targets[0]}` : `runs ${pending.targets.join(', ')}`;
-  throw new FerryError('USAGE', `a rollback of ${runs} in ${dir}, started ${pending.started}, did not finish: some of their records are deleted or set back and others not, so a run now would take that mix for what was written and the rollback could no longer finish`, {
-    location: { file: join(dir, ROLLBACKS_FILE) },
-    hint: 'Finish the rollback first (`crm-ferry rollback` with the same plan, mapping or --state-dir goes on where it stopped), then run again.',
-  });
+  throw new FerryError(
+    'USAGE',
+    `a rollback of ${runs} in ${dir}, started ${pending.started}, did not finish: some of their records are deleted or set back and others not, so a run now would take that mix for what was written and the rollback could no longer finish`,
+    {
+      location: { file: join(dir, ROLLBACKS_FILE) },
+      hint: 'Finish the rollback first (`crm-ferry rollback` with the same plan, mapping or --state-dir goes on where it stopped), then run again.',
+    },
+  );
 }

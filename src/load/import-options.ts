@@ -16,10 +16,7 @@ type Body = Record<string, unknown>;
 
 export const importOptionsSchema = z.object({
   /** One mapping over one input, or a whole plan. */
-  source: z.discriminatedUnion('kind', [
-    z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }),
-    z.object({ kind: z.literal('plan'), planFile: z.string().min(1) }),
-  ]),
+  source: z.discriminatedUnion('kind', [z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }), z.object({ kind: z.literal('plan'), planFile: z.string().min(1) })]),
   /** Where the journal, the lock and the result files live. */
   stateDir: z.string().min(1),
   /** Requests under way at once. @default 8 */

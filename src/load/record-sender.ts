@@ -76,7 +76,9 @@ export class RecordSender {
       ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
       unresolved: (ref) => {
         const reason = this.ctx.options.limit !== null ? ' (it may lie past --limit)' : '';
-        const keys = linkKeys(ref).map((key) => `'${key}'`).join(', then ');
+        const keys = linkKeys(ref)
+          .map((key) => `'${key}'`)
+          .join(', then ');
         return `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`;
       },
     };
@@ -119,7 +121,6 @@ export class RecordSender {
     step.success ??= SuccessWriter.open(this.ctx.state.resultFile(step.name, 'success'));
     await (await step.success).write({ row, key, action, id, url: this.ctx.service.urlOf(step.compiled.entity, id), warnings });
   }
-
 
   async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
     const sent = await recordToSend(mapped, { entity: step.compiled.entity, links: this.links, resolver: this.ctx.resolver, files: readAttachments });

@@ -269,12 +269,14 @@ async function readForCheck(
     }
   }
   await Promise.all(
-    [...wanted].filter((id) => !found.has(id)).map((id) =>
-      limit(async () => {
-        if (signal?.aborted) return;
-        found.set(id, await service.read(entity, id));
-      }),
-    ),
+    [...wanted]
+      .filter((id) => !found.has(id))
+      .map((id) =>
+        limit(async () => {
+          if (signal?.aborted) return;
+          found.set(id, await service.read(entity, id));
+        }),
+      ),
   );
   return found;
 }

@@ -107,8 +107,7 @@ export class RunContext {
     if (this.stopped) return;
     // Stopping already (Ctrl-C): a wait cut short by it is how a row stops, not a failure.
     if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
-    this.stopped =
-      error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    this.stopped = error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     this.halt.abort();
   }
 

@@ -37,7 +37,7 @@ async function removeSpools(dir: string): Promise<void> {
     throw new FerryError('JOURNAL_WRITE', `cannot remove the spools in ${dir}: ${(error as Error).message}`, {
       location: { file: dir },
       cause: error,
-      hint: 'Delete them by hand before the next run, which would otherwise read the old account\'s records from them rather than from the account.',
+      hint: "Delete them by hand before the next run, which would otherwise read the old account's records from them rather than from the account.",
     });
   }
 }
@@ -101,13 +101,17 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   const emit = deps.onEvent ?? (() => undefined);
 
   const source = options.source;
-  const { plan, steps: prepared, compiled } = await prepareRun(source, {
+  const {
+    plan,
+    steps: prepared,
+    compiled,
+  } = await prepareRun(source, {
     retryFile: options.retryFile,
     transforms: deps.transforms,
     live: { connection: deps.v1Live },
     checkPlan: (loaded) => {
       if (options.strict && !loaded?.setup) {
-        throw new FerryError('USAGE', '--strict checks the account against a plan\'s `setup:`; this run has none', { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+        throw new FerryError('USAGE', "--strict checks the account against a plan's `setup:`; this run has none", { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
       }
     },
   });
@@ -131,7 +135,11 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     if (options.dryRun) await removeSpools(spools);
     const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
-    await bindStateSteps(state.dir, prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })), !options.dryRun);
+    await bindStateSteps(
+      state.dir,
+      prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })),
+      !options.dryRun,
+    );
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
     let setup: SetupReport | null = null;
     const beforeSetup = deps.client.transport.requestsSent;
@@ -393,7 +401,8 @@ class ImportEngine {
           step.settleUnwritten(item.key);
           continue;
         }
-        const task = this.sender.processRecord(step, item)
+        const task = this.sender
+          .processRecord(step, item)
           .catch((error) => {
             if (this.ctx.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.ctx.fail(error);
@@ -436,15 +445,17 @@ class ImportEngine {
       }
       await Promise.all(
         gone.map((row) =>
-          this.ctx.limit(async () => {
-            if (this.ctx.halt.signal.aborted || row.id === null) return;
-            await this.ctx.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
-            await this.ctx.service.remove(entity, row.id);
-            this.ctx.record(step, { t: 'done', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), id: row.id, fp: row.fp ?? '' });
-            step.counts.deleted += 1;
-            step.counts.missing -= 1;
-            await this.sender.writeSuccess(step, 0, row.key, 'deleted', row.id);
-          }).catch((error) => this.ctx.fail(error)),
+          this.ctx
+            .limit(async () => {
+              if (this.ctx.halt.signal.aborted || row.id === null) return;
+              await this.ctx.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
+              await this.ctx.service.remove(entity, row.id);
+              this.ctx.record(step, { t: 'done', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), id: row.id, fp: row.fp ?? '' });
+              step.counts.deleted += 1;
+              step.counts.missing -= 1;
+              await this.sender.writeSuccess(step, 0, row.key, 'deleted', row.id);
+            })
+            .catch((error) => this.ctx.fail(error)),
         ),
       );
     }

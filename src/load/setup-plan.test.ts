@@ -3,8 +3,14 @@ import type { AccountCatalog, NameUse } from '../mapping/index.ts';
 import { type NameNeed, planSetup } from './setup.ts';
 
 const CATALOG: AccountCatalog = {
-  users: [], teams: [], pipelines: [], milestones: [], activityTypes: [], taskCategories: [],
-  fieldDefinitions: { parties: [], kases: [], opportunities: [] }, trackDefinitions: [],
+  users: [],
+  teams: [],
+  pipelines: [],
+  milestones: [],
+  activityTypes: [],
+  taskCategories: [],
+  fieldDefinitions: { parties: [], kases: [], opportunities: [] },
+  trackDefinitions: [],
   stages: [{ id: 101, name: 'Planned', boardName: 'Projects' }],
   lostReasons: [{ id: 111, name: 'Price' }],
 };
@@ -20,7 +26,10 @@ describe('set-up: project stages and lost reasons (the interface lists them, can
   it('lists those the account lacks for a person to make, and creates none', () => {
     const plan = planSetup(SPEC, needs, CATALOG);
     expect(plan.create).toEqual([]);
-    expect(plan.checklist.map((c) => [c.kind, c.name, c.rows])).toEqual([['stage', 'Shipping', 2], ['lostReason', 'Too slow', 2]]);
+    expect(plan.checklist.map((c) => [c.kind, c.name, c.rows])).toEqual([
+      ['stage', 'Shipping', 2],
+      ['lostReason', 'Too slow', 2],
+    ]);
   });
 
   it('lists none where the account does not list them (their names cannot be checked)', () => {

@@ -47,7 +47,6 @@ export interface SetupReport extends SetupPlan {
   dryRun: boolean;
 }
 
-
 /** Where each kind is created and deleted (a pipeline's DELETE archives it). */
 const SETUP_API: Record<SetupKind, { path: string; one: string }> = {
   pipeline: { path: '/pipelines', one: 'pipeline' },
@@ -341,11 +340,7 @@ export interface UndoSetupResult {
  * Removes what the set-ups of `runs` created, newest kind first (track definitions, activity
  * types, milestones, then pipelines, which the service archives), journaled under `rollbackRun`.
  */
-export async function undoSetup(
-  state: StateDir,
-  runs: ReadonlySet<string>,
-  deps: { client: CrmClient; rollbackRun: string; dryRun: boolean; signal?: AbortSignal },
-): Promise<UndoSetupResult> {
+export async function undoSetup(state: StateDir, runs: ReadonlySet<string>, deps: { client: CrmClient; rollbackRun: string; dryRun: boolean; signal?: AbortSignal }): Promise<UndoSetupResult> {
   const result: UndoSetupResult = { deleted: 0, alreadyGone: 0, kept: [] };
   const made = new Map<string, { kind: SetupKind; id: number }>();
   const kinds = new Map<string, SetupKind>();
@@ -358,9 +353,7 @@ export async function undoSetup(
   // What a later line says is gone (an earlier rollback) is not deleted twice.
   const loaded = await state.loadJournal(SETUP_STEP);
   const current = loaded.rows;
-  const order = [...made.entries()]
-    .filter(([key, item]) => current.get(key)?.id === item.id)
-    .sort((a, b) => SETUP_KINDS.indexOf(b[1].kind) - SETUP_KINDS.indexOf(a[1].kind));
+  const order = [...made.entries()].filter(([key, item]) => current.get(key)?.id === item.id).sort((a, b) => SETUP_KINDS.indexOf(b[1].kind) - SETUP_KINDS.indexOf(a[1].kind));
   if (order.length === 0) return result;
   if (deps.dryRun) return { deleted: order.length, alreadyGone: 0, kept: [] };
   const writer = await state.openJournal(SETUP_STEP, loaded);
@@ -419,7 +412,10 @@ function withItems(catalog: AccountCatalog, items: ReadonlyArray<SetupItem & { i
 
 /** The catalog as it will be after set-up, with made-up ids (below any the service gives) for what is planned. */
 function withPlanned(catalog: AccountCatalog, plan: SetupPlan): AccountCatalog {
-  return withItems(catalog, plan.create.map((item, index) => ({ ...item, id: -1_000_000 - index })));
+  return withItems(
+    catalog,
+    plan.create.map((item, index) => ({ ...item, id: -1_000_000 - index })),
+  );
 }
 
 export interface SetupForRunOptions {
@@ -478,10 +474,7 @@ export interface SetupCommandOptions {
  * `crm-ferry setup PLAN`: the plan's set-up alone, in the plan's state folder (so that a later
  * `run` and `rollback` know it). A plan without `setup:` derives everything.
  */
-export async function runSetup(
-  options: SetupCommandOptions,
-  deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry },
-): Promise<SetupReport> {
+export async function runSetup(options: SetupCommandOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry }): Promise<SetupReport> {
   const { plan, steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { transforms: deps.transforms });
   const catalog = await readAccountCatalog(deps.client);
   // The state is the account's: checked by its users, as a run checks it.

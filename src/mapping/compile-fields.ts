@@ -253,18 +253,22 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
   const raw = policy === 'reject' ? undefined : code.temp('raw');
   // A refusal the field's own code did not place is placed here: the entry, and its one column.
   const placed = code.constant(placeRejection(yamlPath, column));
-  await code.blockAsync('try', async () => {
-    if (entry.items === 'numbered') {
-      await emitNumbered(context, entry, info, yamlPath, required, policy, raw);
-      return;
-    }
-    await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
-      if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, info, yamlPath, required, raw);
-      else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
-      else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
-      else await emitSimple(context, entry, info, yamlPath, required, raw);
-    });
-  }, `} catch (e) { throw ${placed}(e); }`);
+  await code.blockAsync(
+    'try',
+    async () => {
+      if (entry.items === 'numbered') {
+        await emitNumbered(context, entry, info, yamlPath, required, policy, raw);
+        return;
+      }
+      await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
+        if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, info, yamlPath, required, raw);
+        else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
+        else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
+        else await emitSimple(context, entry, info, yamlPath, required, raw);
+      });
+    },
+    `} catch (e) { throw ${placed}(e); }`,
+  );
 }
 
 /** The one column an entry reads its value from (`items: {column}` included), if one; a numbered entry's differ per item. */
@@ -382,26 +386,32 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
   const v = code.temp('v');
   await emitValue(compiler, { column }, v, { field: field.to, yamlPath }, `${yamlPath}.items`);
   const to = field.to;
-  await code.blockAsync(`if (${nonEmpty(compiler, v)})`, async () => {
-    if (info.kind === 'links') {
-      // Each key is one more element of the list, linked on its own as a numbered key is.
-      const link = linkItems(to, typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])], yamlPath, column);
-      code.line(`${code.constant(link)}(${v}, record, draft);`);
-    } else if (info.kind === 'attachment') {
-      code.line(`${code.constant(attachmentItems)}(${v}, ${literal(to)}, ${literal(column)}, draft);`);
-    } else if (info.kind === 'custom') {
-      const scopeEntity = ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL];
-      const list = lists.use('fields');
-      const use = (item: { definition: string; tag: string | null }, position: number, draft: Draft): { name: string; tag: string | null } => {
-        draft.names.push({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: item.definition, scope: { entity: scopeEntity, tag: item.tag }, yamlPath });
-        return { name: item.definition, tag: item.tag };
-      };
-      code.line(`for (const item of ${code.constant(customItems)}(${v}, ${literal(to)}, ${literal(column)})) { ${lists.add('fields', `{ definition: ${code.constant(use)}(item, ${list} === null ? 0 : ${list}.length, draft), value: item.value }`)} }`);
-    } else {
-      const kind = info.kind as keyof typeof ITEM_SHAPES;
-      code.line(`for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey as ListKey, 'item')} }`);
-    }
-  }, required === undefined ? '}' : `} else throw ${required}();`);
+  await code.blockAsync(
+    `if (${nonEmpty(compiler, v)})`,
+    async () => {
+      if (info.kind === 'links') {
+        // Each key is one more element of the list, linked on its own as a numbered key is.
+        const link = linkItems(to, typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])], yamlPath, column);
+        code.line(`${code.constant(link)}(${v}, record, draft);`);
+      } else if (info.kind === 'attachment') {
+        code.line(`${code.constant(attachmentItems)}(${v}, ${literal(to)}, ${literal(column)}, draft);`);
+      } else if (info.kind === 'custom') {
+        const scopeEntity = ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL];
+        const list = lists.use('fields');
+        const use = (item: { definition: string; tag: string | null }, position: number, draft: Draft): { name: string; tag: string | null } => {
+          draft.names.push({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: item.definition, scope: { entity: scopeEntity, tag: item.tag }, yamlPath });
+          return { name: item.definition, tag: item.tag };
+        };
+        code.line(
+          `for (const item of ${code.constant(customItems)}(${v}, ${literal(to)}, ${literal(column)})) { ${lists.add('fields', `{ definition: ${code.constant(use)}(item, ${list} === null ? 0 : ${list}.length, draft), value: item.value }`)} }`,
+        );
+      } else {
+        const kind = info.kind as keyof typeof ITEM_SHAPES;
+        code.line(`for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey as ListKey, 'item')} }`);
+      }
+    },
+    required === undefined ? '}' : `} else throw ${required}();`,
+  );
 }
 
 /**
@@ -526,17 +536,25 @@ async function emitRef(context: FieldContext, field: FieldEntry, info: TargetInf
   if (keys.length === 1) {
     const [key] = keys as [string];
     // Links travel as {id}; the plan fills in the id of the record the other step created.
-    code.block(`if (${key} !== '')`, () => {
-      place();
-      code.line(push(key));
-    }, otherwise());
+    code.block(
+      `if (${key} !== '')`,
+      () => {
+        place();
+        code.line(push(key));
+      },
+      otherwise(),
+    );
     return;
   }
   const filled = code.temp('filled', `[${keys.join(', ')}].filter((k) => k !== '')`);
-  code.block(`if (${filled}.length > 0)`, () => {
-    place();
-    code.line(push(`${filled}[0]`, `${filled}.length > 1 ? ${filled}.slice(1) : undefined`));
-  }, otherwise());
+  code.block(
+    `if (${filled}.length > 0)`,
+    () => {
+      place();
+      code.line(push(`${filled}[0]`, `${filled}.length > 1 ? ${filled}.slice(1) : undefined`));
+    },
+    otherwise(),
+  );
 }
 
 /** Every target but addresses and links: one value, written when it is not empty. */
@@ -554,9 +572,13 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
   }
   // The sink's own reads (a row-dependent `type`) happen only for a value that is written.
   const otherwise = required !== undefined ? `} else throw ${required}();` : field.ifEmpty === 'clear' ? `} else record[${literal(field.to)}] = null;` : '}';
-  await code.blockAsync(known === undefined ? `if (${nonEmpty(compiler, value)})` : '', async () => {
-    for (const line of await sinkCode(context, field, info, yamlPath, value)) code.line(line);
-  }, known !== undefined ? '}' : otherwise);
+  await code.blockAsync(
+    known === undefined ? `if (${nonEmpty(compiler, value)})` : '',
+    async () => {
+      for (const line of await sinkCode(context, field, info, yamlPath, value)) code.line(line);
+    },
+    known !== undefined ? '}' : otherwise,
+  );
 }
 
 /** The statements that write a value (in the variable `v`, not empty) into the record. */
@@ -651,10 +673,7 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       const uses: NameUse[] = [];
       const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath })));
       const list = lists.use('fields');
-      return [
-        `draft.names.push(${useAt}(${list} === null ? 0 : ${list}.length));`,
-        lists.add('fields', `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`),
-      ];
+      return [`draft.names.push(${useAt}(${list} === null ? 0 : ${list}.length));`, lists.add('fields', `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`)];
     }
     case 'attachment': {
       // `type` is the file's content type (a v1 export lists it beside the file name); the
@@ -753,10 +772,7 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
       entry = (x) => `(${typeText} === undefined ? { ${valueKey}: ${x} } : { type: ${typeText}, ${valueKey}: ${x} })`;
     }
   }
-  return [
-    `if (typeof ${v} === 'string') { ${lists.add(listKey, entry(`${helpers.trimText}(${v})`))} }`,
-    `else for (const item of ${code.constant(items)}(${v})) { ${lists.add(listKey, entry('item'))} }`,
-  ];
+  return [`if (typeof ${v} === 'string') { ${lists.add(listKey, entry(`${helpers.trimText}(${v})`))} }`, `else for (const item of ${code.constant(items)}(${v})) { ${lists.add(listKey, entry('item'))} }`];
 }
 
 /** A website item: its service checked (upper case; URL when empty), its type when given. */
@@ -789,32 +805,36 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
     if (spec !== undefined) await read(spec, key, `${yamlPath}.parts.${key}`);
   }
   const fixed = constantType(field.type);
-  await code.blockAsync(`if (${filled})`, async () => {
-    // Type first, then the parts in their usual order, whichever were given.
-    const address = code.temp('address');
-    const given = keys.flatMap((key) => {
-      const slot = slots.get(key);
-      return slot === undefined ? [] : [{ key, slot }];
-    });
-    const addParts = (): void => {
-      for (const { key, slot } of given) code.line(`if (${slot} !== undefined) ${address}.${key} = ${slot};`);
-    };
-    if (fixed !== undefined) {
-      // With every part there, as in most rows, the object is built at once, in one shape.
-      const type = fixed.text === undefined ? [] : [`type: ${literal(fixed.text)}`];
-      const whole = [...type, ...given.map(({ key, slot }) => `${key}: ${slot}`)].join(', ');
-      code.line(`if (${given.map(({ slot }) => `${slot} !== undefined`).join(' && ')}) ${address} = { ${whole} };`);
-      code.block('else', () => {
-        code.line(`${address} = { ${type.join('')} };`);
-        addParts();
+  await code.blockAsync(
+    `if (${filled})`,
+    async () => {
+      // Type first, then the parts in their usual order, whichever were given.
+      const address = code.temp('address');
+      const given = keys.flatMap((key) => {
+        const slot = slots.get(key);
+        return slot === undefined ? [] : [{ key, slot }];
       });
-    } else {
-      code.line(`${address} = {};`);
-      const type = code.temp('type');
-      await emitValue(compiler, field.type ?? null, type, owner, `${yamlPath}.type`);
-      code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
-      addParts();
-    }
-    code.line(lists.add('addresses', address));
-  }, required === undefined ? '}' : `} else throw ${required}();`);
+      const addParts = (): void => {
+        for (const { key, slot } of given) code.line(`if (${slot} !== undefined) ${address}.${key} = ${slot};`);
+      };
+      if (fixed !== undefined) {
+        // With every part there, as in most rows, the object is built at once, in one shape.
+        const type = fixed.text === undefined ? [] : [`type: ${literal(fixed.text)}`];
+        const whole = [...type, ...given.map(({ key, slot }) => `${key}: ${slot}`)].join(', ');
+        code.line(`if (${given.map(({ slot }) => `${slot} !== undefined`).join(' && ')}) ${address} = { ${whole} };`);
+        code.block('else', () => {
+          code.line(`${address} = { ${type.join('')} };`);
+          addParts();
+        });
+      } else {
+        code.line(`${address} = {};`);
+        const type = code.temp('type');
+        await emitValue(compiler, field.type ?? null, type, owner, `${yamlPath}.type`);
+        code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
+        addParts();
+      }
+      code.line(lists.add('addresses', address));
+    },
+    required === undefined ? '}' : `} else throw ${required}();`,
+  );
 }

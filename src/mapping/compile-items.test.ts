@@ -37,16 +37,30 @@ const NUMBERED = `fields:
 `;
 
 const LEGACY: Record<string, CellValue> = {
-  'email.1.type': 'Work', 'email.1.emailAddress': 'ada@example.com',
-  'email.2.type': 'Home', 'email.2.emailAddress': 'ada@home.example',
-  'email.3.type': 'Other', 'email.3.emailAddress': 'ada@old.example',
-  'phone.1.type': 'Mobile', 'phone.1.phoneNumber': '07700 900123',
-  'phone.2.type': 'Work', 'phone.2.phoneNumber': '0117 496 0000',
-  'phone.3.type': 'Fax', 'phone.3.phoneNumber': '0117 496 0009',
-  'address.1.type': 'Office', 'address.1.street': '1 Main St', 'address.1.city': 'Bristol',
-  'address.2.type': 'Home', 'address.2.street': '2 Side St', 'address.2.zip': 'BS2 1AA',
-  'website.1.type': 'Work', 'website.1.webService': 'URL', 'website.1.webAddress': 'https://ada.example',
-  'website.2.type': 'Personal', 'website.2.webService': 'twitter', 'website.2.webAddress': 'ada',
+  'email.1.type': 'Work',
+  'email.1.emailAddress': 'ada@example.com',
+  'email.2.type': 'Home',
+  'email.2.emailAddress': 'ada@home.example',
+  'email.3.type': 'Other',
+  'email.3.emailAddress': 'ada@old.example',
+  'phone.1.type': 'Mobile',
+  'phone.1.phoneNumber': '07700 900123',
+  'phone.2.type': 'Work',
+  'phone.2.phoneNumber': '0117 496 0000',
+  'phone.3.type': 'Fax',
+  'phone.3.phoneNumber': '0117 496 0009',
+  'address.1.type': 'Office',
+  'address.1.street': '1 Main St',
+  'address.1.city': 'Bristol',
+  'address.2.type': 'Home',
+  'address.2.street': '2 Side St',
+  'address.2.zip': 'BS2 1AA',
+  'website.1.type': 'Work',
+  'website.1.webService': 'URL',
+  'website.1.webAddress': 'https://ada.example',
+  'website.2.type': 'Personal',
+  'website.2.webService': 'twitter',
+  'website.2.webAddress': 'ada',
 };
 
 const EXPECTED = {
@@ -131,12 +145,18 @@ describe('items: a JSON list in one column', () => {
           phones: JSON.stringify(EXPECTED.phoneNumbers),
           addresses: JSON.stringify(EXPECTED.addresses),
           websites: JSON.stringify(EXPECTED.websites),
-          fields: JSON.stringify([{ definition: 'Contract end', tag: 'Customer', value: '2027-01-31' }, { definition: 'VIP', tag: null, value: true }]),
+          fields: JSON.stringify([
+            { definition: 'Contract end', tag: 'Customer', value: '2027-01-31' },
+            { definition: 'VIP', tag: null, value: true },
+          ]),
         }),
       ),
     );
     expect(record.record).toMatchObject(EXPECTED);
-    expect(record.record.fields).toEqual([{ definition: { name: 'Contract end', tag: 'Customer' }, value: '2027-01-31' }, { definition: { name: 'VIP', tag: null }, value: true }]);
+    expect(record.record.fields).toEqual([
+      { definition: { name: 'Contract end', tag: 'Customer' }, value: '2027-01-31' },
+      { definition: { name: 'VIP', tag: null }, value: true },
+    ]);
     expect(record.names.map((n) => [n.path, n.name, n.scope])).toEqual([
       [['fields', 0, 'definition'], 'Contract end', { entity: 'parties', tag: 'Customer' }],
       [['fields', 1, 'definition'], 'VIP', { entity: 'parties', tag: null }],
@@ -154,35 +174,59 @@ describe('items: a JSON list in one column', () => {
   });
 
   it('is refused with value, type or definition beside it', () => {
-    expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: email, type: Work, items: {column: emails}}\n", '/m.yaml')).toThrow(/leave `type` out/);
-    expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, items: {column: x}}\n", '/m.yaml')).toThrow(/`items`.*not `about`/);
+    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: email, type: Work, items: {column: emails}}\n', '/m.yaml')).toThrow(/leave `type` out/);
+    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, items: {column: x}}\n', '/m.yaml')).toThrow(/`items`.*not `about`/);
   });
 });
 
 describe('items: additional contacts and attachments in one column', () => {
   it('links each key of the list as an additional contact, and uploads each file with its content type', async () => {
-    const kase = compileMapping(parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: name, value: {column: name}}\n  - {to: party, value: {column: party}}\n  - {to: additionalContact, items: {column: contacts}, ref: [people, organisations]}\n', '/maps/k.yaml'), { file: '/maps/k.yaml' });
+    const kase = compileMapping(
+      parseMapping(
+        'version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: name, value: {column: name}}\n  - {to: party, value: {column: party}}\n  - {to: additionalContact, items: {column: contacts}, ref: [people, organisations]}\n',
+        '/maps/k.yaml',
+      ),
+      { file: '/maps/k.yaml' },
+    );
     const mapped = recordOf((await kase).mapRow(row({ name: 'Rollout', party: '3', contacts: '[12, "15"]' })));
     expect(mapped.record.parties).toEqual([{ id: null }, { id: null }]);
-    expect(mapped.refs.map((r) => [r.path, r.key, r.steps])).toEqual([[['parties', 0, 'id'], '12', ['people', 'organisations']], [['parties', 1, 'id'], '15', ['people', 'organisations']]]);
+    expect(mapped.refs.map((r) => [r.path, r.key, r.steps])).toEqual([
+      [['parties', 0, 'id'], '12', ['people', 'organisations']],
+      [['parties', 1, 'id'], '15', ['people', 'organisations']],
+    ]);
     const bad = (await kase).mapRow(row({ name: 'Rollout', party: '3', contacts: '12' }));
     if (bad.kind !== 'rejected') throw new Error('expected a reject');
     expect(bad.message).toMatch(/column `contacts` must hold a JSON list of keys/);
 
-    const entry = compileMapping(parseMapping('version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: {column: files}}\n', '/maps/e.yaml'), { file: '/maps/e.yaml' });
+    const entry = compileMapping(
+      parseMapping('version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: {column: files}}\n', '/maps/e.yaml'),
+      { file: '/maps/e.yaml' },
+    );
     const note = recordOf((await entry).mapRow(row({ content: 'Hi', party: '3', files: '[{"file": "files/1/a.txt", "contentType": "text/plain"}, {"file": "/abs/b.pdf"}]' })));
-    expect(note.attachments).toEqual([{ path: '/data/files/1/a.txt', contentType: 'text/plain' }, { path: '/abs/b.pdf', contentType: null }]);
+    expect(note.attachments).toEqual([
+      { path: '/data/files/1/a.txt', contentType: 'text/plain' },
+      { path: '/abs/b.pdf', contentType: null },
+    ]);
   });
 
   it('carries no relative attachment of a live v1 source, which has no folder: a NOT_CARRIED warning per file instead', async () => {
-    const entry = await compileMapping(parseMapping("version: 1\nentity: entry\nkey: \"{{id}}\"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: numbered, value: 'attachments/{{attachment.*.id}}/{{attachment.*.filename}}'}\n", '/maps/e.yaml'), { file: '/maps/e.yaml' });
+    const entry = await compileMapping(
+      parseMapping(
+        'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: numbered, value: \'attachments/{{attachment.*.id}}/{{attachment.*.filename}}\'}\n',
+        '/maps/e.yaml',
+      ),
+      { file: '/maps/e.yaml' },
+    );
     const values = { id: '7', content: 'Hi', party: '3', 'attachment.1.id': '801', 'attachment.1.filename': 'a.pdf', 'attachment.2.id': '802', 'attachment.2.filename': 'b.txt' };
     const fromFile = recordOf(entry.mapRow({ kind: 'row', source: 'in.xml', row: 1, values, location: { file: '/data/in.xml', row: 1 } }));
     expect(fromFile.attachments.map((a) => a.path)).toEqual(['/data/attachments/801/a.pdf', '/data/attachments/802/b.txt']);
     expect(fromFile.warnings).toBeUndefined();
     const live = recordOf(entry.mapRow({ kind: 'row', source: 'v1+party', row: 1, values, location: { file: 'v1+https://old.example.com/api/party', row: 1 } }));
     expect(live.attachments).toEqual([]);
-    expect(live.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([['NOT_CARRIED', 'attachment', 'a.pdf'], ['NOT_CARRIED', 'attachment', 'b.txt']]);
+    expect(live.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([
+      ['NOT_CARRIED', 'attachment', 'a.pdf'],
+      ['NOT_CARRIED', 'attachment', 'b.txt'],
+    ]);
     expect(live.warnings?.[0]?.message).toMatch(/no download of attachments/);
   });
 
@@ -194,7 +238,7 @@ describe('items: additional contacts and attachments in one column', () => {
 
 describe('onUnknown', () => {
   it('goes with owner and team only', () => {
-    expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, onUnknown: drop, value: x}\n", '/m.yaml')).toThrow(/onUnknown/);
-    expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: owner, onUnknown: drop, value: {column: o}}\n", '/m.yaml')).not.toThrow();
+    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, onUnknown: drop, value: x}\n', '/m.yaml')).toThrow(/onUnknown/);
+    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: owner, onUnknown: drop, value: {column: o}}\n', '/m.yaml')).not.toThrow();
   });
 });

@@ -61,9 +61,7 @@ export const ITEM_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 
 export const NUMBERED_KINDS: ReadonlySet<TargetKind> = new Set(['address', 'phone', 'email', 'website', 'attachment', 'names', 'links']);
 
 /** Website services the service knows; `URL` when left out. */
-export const WEBSITE_SERVICES = [
-  'URL', 'FEED', 'SKYPE', 'TWITTER', 'LINKED_IN', 'FACEBOOK', 'XING', 'GOOGLE_PLUS', 'FLICKR', 'GITHUB', 'YOUTUBE', 'INSTAGRAM', 'PINTEREST',
-] as const;
+export const WEBSITE_SERVICES = ['URL', 'FEED', 'SKYPE', 'TWITTER', 'LINKED_IN', 'FACEBOOK', 'XING', 'GOOGLE_PLUS', 'FLICKR', 'GITHUB', 'YOUTUBE', 'INSTAGRAM', 'PINTEREST'] as const;
 
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
 
@@ -83,15 +81,15 @@ const link = (what: string): TargetInfo => ({ kind: 'link', takes: `the ${what}:
 export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
   party: {
     type: { kind: 'partyType', takes: '`person` or `organisation`; when left out: organisation if the mapping writes `name` and no `firstName`/`lastName`, else person' },
-    title: text('a person\'s title (Mr, Ms, Dr, ...)'),
-    firstName: text('a person\'s first name'),
-    lastName: text('a person\'s last name'),
-    jobTitle: text('a person\'s job title'),
-    name: text('an organisation\'s name'),
+    title: text("a person's title (Mr, Ms, Dr, ...)"),
+    firstName: text("a person's first name"),
+    lastName: text("a person's last name"),
+    jobTitle: text("a person's job title"),
+    name: text("an organisation's name"),
     about: text('free text about the party'),
     organisation: {
       kind: 'organisation',
-      takes: 'a person\'s organisation: its name (created when missing), an id (a number), or `ref` + `key` to an organisation of another step',
+      takes: "a person's organisation: its name (created when missing), an id (a number), or `ref` + `key` to an organisation of another step",
     },
     owner,
     team,
@@ -103,14 +101,14 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     custom,
   },
   kase: {
-    name: text('the project\'s name (required)'),
-    description: text('the project\'s description'),
+    name: text("the project's name (required)"),
+    description: text("the project's description"),
     party: link('party the project is about (required)'),
     opportunity: link('opportunity of the project'),
     owner,
     team,
     status: { kind: 'choice', choices: ['OPEN', 'CLOSED'], takes: '`OPEN` or `CLOSED` (any case)' },
-    stage: { kind: 'name', nameKind: 'stage', takes: 'a project stage name (or its id), looked up in the account\'s stages (see `onUnknown`)' },
+    stage: { kind: 'name', nameKind: 'stage', takes: "a project stage name (or its id), looked up in the account's stages (see `onUnknown`)" },
     startOn: date('the start date'),
     expectedCloseOn: date('the expected close date'),
     closedOn: date('the close date'),
@@ -123,21 +121,21 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     },
   },
   opportunity: {
-    name: text('the opportunity\'s name (required)'),
-    description: text('the opportunity\'s description'),
+    name: text("the opportunity's name (required)"),
+    description: text("the opportunity's description"),
     party: link('party of the opportunity (required)'),
     owner,
     team,
     pipeline: { kind: 'pipeline', takes: 'the pipeline name the milestone is looked up in (not written to the record)' },
     milestone: { kind: 'name', nameKind: 'milestone', takes: 'a milestone name (required), looked up in `pipeline` when given' },
-    amount: { kind: 'amount', takes: 'the value\'s amount, a number of at least 0 (use the `number` transform for `1.234,56`); needs `currency`' },
-    currency: { kind: 'currency', takes: 'the value\'s ISO 4217 currency code (EUR, GBP, ...)' },
+    amount: { kind: 'amount', takes: "the value's amount, a number of at least 0 (use the `number` transform for `1.234,56`); needs `currency`" },
+    currency: { kind: 'currency', takes: "the value's ISO 4217 currency code (EUR, GBP, ...)" },
     probability: { kind: 'integer', min: 0, max: 100, takes: 'an integer percentage, 0 to 100' },
     durationBasis: { kind: 'choice', choices: DURATION_BASES, takes: `one of ${DURATION_BASES.join(', ')}` },
     duration: { kind: 'integer', min: 1, max: 1_000_000, takes: 'a whole number of durationBasis units (not with FIXED)' },
     expectedCloseOn: date('the expected close date'),
     closedOn: date('the close date (only on a complete milestone)'),
-    lostReason: { kind: 'name', nameKind: 'lostReason', takes: 'why it was lost: one of the account\'s lost reasons, by name (see `onUnknown`)' },
+    lostReason: { kind: 'name', nameKind: 'lostReason', takes: "why it was lost: one of the account's lost reasons, by name (see `onUnknown`)" },
     tags,
     custom,
     tracks,
@@ -146,13 +144,16 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     party: link('party the note is on'),
     kase: link('project the note is on'),
     opportunity: link('opportunity the note is on'),
-    content: text('the note\'s text (required unless there is an attachment)'),
+    content: text("the note's text (required unless there is an attachment)"),
     activityType: { kind: 'name', nameKind: 'activityType', takes: 'an activity type name (Note, Meeting, Call, ...) or its id' },
     entryAt: { kind: 'timestamp', takes: 'when it happened, an ISO 8601 timestamp (use the `timestamp` transform for other formats)' },
-    attachment: { kind: 'attachment', takes: 'a file path (or a list of them), relative to the input file\'s folder; `type` gives its content type (default: from the file name\'s extension); `items: {column}`: a JSON list of `{file, contentType}`' },
+    attachment: {
+      kind: 'attachment',
+      takes: "a file path (or a list of them), relative to the input file's folder; `type` gives its content type (default: from the file name's extension); `items: {column}`: a JSON list of `{file, contentType}`",
+    },
   },
   task: {
-    description: text('the task\'s description (required)'),
+    description: text("the task's description (required)"),
     detail: text('more text about the task'),
     party: link('party the task is on'),
     kase: link('project the task is on'),

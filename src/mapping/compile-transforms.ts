@@ -45,7 +45,7 @@ export type TransformSpec = string | Record<string, unknown>;
 
 export type NormalizedTransform =
   | { ok: true; name: string; options: unknown; definition: TransformDefinition<any>; shorthand: boolean }
-  | { ok: false; error: string; /** The transform's name, when the problem is only with it. */ name?: string };
+  | { ok: false; error: string /** The transform's name, when the problem is only with it. */; name?: string };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);

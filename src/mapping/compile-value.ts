@@ -107,7 +107,6 @@ interface Step {
   trims?: boolean;
 }
 
-
 async function compileSteps(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, yamlPath: string): Promise<Step[]> {
   const steps: Step[] = [];
   for (const [index, spec] of specs.entries()) {

@@ -55,8 +55,24 @@ describe('party targets', () => {
 `,
     );
     const mapped = record(compiled, {
-      t: 'Dr', f: ' Ada ', l: 'Lovelace', j: 'Analyst', n: 'x1', c: 'Engines Ltd', o: 'ada@example.com', s: '1 Main St', city: 'London', st: '', z: 'N1', p: '+44 20 7946 0000',
-      et: 'Home', e: 'ada@example.com', w: '@ada', tags: 'customer;vip; ;VIP', since: new Date(Date.UTC(2020, 4, 17)), member: 'yes',
+      t: 'Dr',
+      f: ' Ada ',
+      l: 'Lovelace',
+      j: 'Analyst',
+      n: 'x1',
+      c: 'Engines Ltd',
+      o: 'ada@example.com',
+      s: '1 Main St',
+      city: 'London',
+      st: '',
+      z: 'N1',
+      p: '+44 20 7946 0000',
+      et: 'Home',
+      e: 'ada@example.com',
+      w: '@ada',
+      tags: 'customer;vip; ;VIP',
+      since: new Date(Date.UTC(2020, 4, 17)),
+      member: 'yes',
     });
     expect(mapped.record).toEqual({
       type: 'person',
@@ -278,10 +294,16 @@ describe('project, opportunity, entry and task targets', () => {
 `,
     );
     const three = record(numbered, {
-      pid: 5, text: 'x',
-      'attachment.1.id': '801', 'attachment.1.filename': 'a.pdf', 'attachment.1.contentType': 'application/pdf',
-      'attachment.2.id': '802', 'attachment.2.filename': 'b',
-      'attachment.3.id': '803', 'attachment.3.filename': 'c.png', 'attachment.3.contentType': 'image/png',
+      pid: 5,
+      text: 'x',
+      'attachment.1.id': '801',
+      'attachment.1.filename': 'a.pdf',
+      'attachment.1.contentType': 'application/pdf',
+      'attachment.2.id': '802',
+      'attachment.2.filename': 'b',
+      'attachment.3.id': '803',
+      'attachment.3.filename': 'c.png',
+      'attachment.3.contentType': 'image/png',
     });
     expect(three.attachments).toEqual([
       { path: '/data/files/801/a.pdf', contentType: 'application/pdf' },
@@ -296,7 +318,7 @@ describe('project, opportunity, entry and task targets', () => {
     expect(rejected(compiled, { pid: 'P', text: 'x', when: '01.03.2024' })).toMatchObject({ field: 'entryAt', message: expect.stringContaining('add a `timestamp` transform') });
   });
 
-  it("links every numbered additional contact of a project, and applies every numbered track", async () => {
+  it('links every numbered additional contact of a project, and applies every numbered track', async () => {
     const compiled = await compile(
       'kase',
       `fields:
@@ -450,7 +472,7 @@ describe('compileMapping', () => {
 });
 
 describe('mapRows', () => {
-  it('maps rows in order and turns unreadable records into rejects with the reader\'s code and raw text', async () => {
+  it("maps rows in order and turns unreadable records into rejects with the reader's code and raw text", async () => {
     const compiled = await compile('party', 'fields:\n  - {to: lastName, value: {column: l}}\n');
     async function* items(): AsyncGenerator<SourceItem> {
       yield row({ l: 'A' }, 1);
@@ -567,7 +589,10 @@ describe('generated code', () => {
       'fields:\n  - {to: lastName, value: x}\n  - to: address\n    type: Office\n    parts: {street: {column: s}, city: {column: c}}\n  - to: address\n    type: {column: k}\n    parts: {city: {column: c2}}\n',
     );
     expect(record(compiled, { s: '', c: 'Oslo', k: '', c2: 'Bergen' }).record.addresses).toEqual([{ type: 'Office', city: 'Oslo' }, { city: 'Bergen' }]);
-    expect(record(compiled, { s: '1 Main', c: 'Oslo', k: 'Home', c2: 'Bergen' }).record.addresses).toEqual([{ type: 'Office', street: '1 Main', city: 'Oslo' }, { type: 'Home', city: 'Bergen' }]);
+    expect(record(compiled, { s: '1 Main', c: 'Oslo', k: 'Home', c2: 'Bergen' }).record.addresses).toEqual([
+      { type: 'Office', street: '1 Main', city: 'Oslo' },
+      { type: 'Home', city: 'Bergen' },
+    ]);
     expect(record(compiled, { s: ' ', c: '', k: 'Home', c2: '' }).record.addresses).toBeUndefined();
   });
 

@@ -275,5 +275,10 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
 
 /** A column name in which a `*` stands for an item's number (1, 2, 3, ...), as a pattern. */
 export function numberedPattern(column: string): RegExp {
-  return new RegExp(`^${column.split('*').map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[1-9][0-9]*')}$`);
+  return new RegExp(
+    `^${column
+      .split('*')
+      .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[1-9][0-9]*')}$`,
+  );
 }

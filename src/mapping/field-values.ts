@@ -140,7 +140,8 @@ export function customItems(value: Value, to: string, column: string): Array<{ d
     if (definition === undefined) throw new RowRejection(to, `column \`${column}\`: a custom field item needs \`definition\` (the field's name), found ${JSON.stringify(item)}`);
     const tag = itemText(item, 'tag', to, column) ?? null;
     const v = item.value;
-    if (typeof v !== 'string' && typeof v !== 'boolean' && typeof v !== 'number') throw new RowRejection(to, `column \`${column}\`: custom field \`${definition}\` needs a \`value\` (text, a number or true/false), found ${JSON.stringify(v)}`);
+    if (typeof v !== 'string' && typeof v !== 'boolean' && typeof v !== 'number')
+      throw new RowRejection(to, `column \`${column}\`: custom field \`${definition}\` needs a \`value\` (text, a number or true/false), found ${JSON.stringify(v)}`);
     return { definition, tag, value: v };
   });
 }

@@ -179,11 +179,26 @@ export function proposePhone(samples: CellValue[]): Proposal | undefined {
 
 /** Yes/no words in the languages of the synonyms; `x` and a blank cell are how checkboxes export. */
 const BOOLEAN_WORDS: Array<[string[], string[]]> = [
-  [['yes', 'y', 'true', 'x'], ['no', 'n', 'false']],
-  [['ja', 'j'], ['nein', 'n']],
-  [['oui', 'o'], ['non', 'n']],
-  [['si', 's'], ['no', 'n']],
-  [['ja', 'j'], ['nee', 'n']],
+  [
+    ['yes', 'y', 'true', 'x'],
+    ['no', 'n', 'false'],
+  ],
+  [
+    ['ja', 'j'],
+    ['nein', 'n'],
+  ],
+  [
+    ['oui', 'o'],
+    ['non', 'n'],
+  ],
+  [
+    ['si', 's'],
+    ['no', 'n'],
+  ],
+  [
+    ['ja', 'j'],
+    ['nee', 'n'],
+  ],
   [['vero'], ['falso']],
 ];
 

@@ -53,7 +53,7 @@ describe('draftMapping', () => {
     expect(await mapAll(file, draft.yaml)).toEqual({ records: 2, rejected: [] });
   });
 
-  it('a legacy v1 export: columns only later rows hold (an organisation\'s name) are drafted too, and every row maps', async () => {
+  it("a legacy v1 export: columns only later rows hold (an organisation's name) are drafted too, and every row maps", async () => {
     const file = join(ROOT, 'samples/v1/parties.xml');
     const draft = await draftMapping(file);
     expect(draft.header).toContain('name');
@@ -72,7 +72,11 @@ describe('draftMapping', () => {
     const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
     for await (const item of mapRows((await openSource(file)).items, compiled)) {
       if (item.kind === 'record' && item.key === '101') {
-        expect(item.record.phoneNumbers).toEqual([{ type: 'Mobile', number: '07700 900123' }, { type: 'Work', number: '0117 496 0000' }, { type: 'Home', number: '020 7946 0018' }]);
+        expect(item.record.phoneNumbers).toEqual([
+          { type: 'Mobile', number: '07700 900123' },
+          { type: 'Work', number: '0117 496 0000' },
+          { type: 'Home', number: '020 7946 0018' },
+        ]);
         expect(item.record.addresses).toHaveLength(2);
       }
     }
@@ -81,7 +85,10 @@ describe('draftMapping', () => {
   it('a file whose rows cannot be read says why, with the first row error, not that it has no rows', async () => {
     const file = join(dir, 'truncated.csv');
     writeFileSync(file, 'name;email\n"unterminated;x@y.z\n');
-    const error = await draftMapping(file).then(() => undefined, (e: unknown) => e);
+    const error = await draftMapping(file).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: 'SOURCE_MALFORMED_RECORD', location: { file, row: 2, line: 2 } });
     expect((error as Error).message).toMatch(/^no row could be read to draft a mapping from; the first: a quote opened in field 1 on line 2 is never closed/);
     expect((error as { hint: string }).hint).toBe(`Run 'crm-ferry inspect ${file}' to see every row error.`);

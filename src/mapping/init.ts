@@ -69,14 +69,49 @@ const PARTY_RULES = new Map<string, Rule>([
   ...word(['Salutation', 'Anrede', 'Civilité', 'Tratamiento', 'Aanhef'], { to: 'title', transform: '[trim]' }),
   ...word(['Title', 'Titre', 'Titolo'], { to: 'title', transform: '[trim]', alt: { to: 'jobTitle', transform: '[trim]' } }),
   ...word(['Job Title', 'Jobtitle', 'Position', 'Role', 'Berufsbezeichnung', 'Funktion', 'Fonction', 'Poste', 'Cargo', 'Puesto', 'Functie', 'Ruolo', 'Qualifica'], { to: 'jobTitle', transform: '[trim]' }),
-  ...word(['Company', 'Company Name', 'Organisation', 'Organization', 'Organisation Name', 'Organization Name', 'Account Name', 'Account', 'Firma', 'Unternehmen', 'Employer', 'Société', 'Entreprise', 'Empresa', 'Compañía', 'Bedrijf', 'Organisatie', 'Azienda', 'Società', 'Ditta'], {
-    to: 'organisation',
+  ...word(
+    [
+      'Company',
+      'Company Name',
+      'Organisation',
+      'Organization',
+      'Organisation Name',
+      'Organization Name',
+      'Account Name',
+      'Account',
+      'Firma',
+      'Unternehmen',
+      'Employer',
+      'Société',
+      'Entreprise',
+      'Empresa',
+      'Compañía',
+      'Bedrijf',
+      'Organisatie',
+      'Azienda',
+      'Società',
+      'Ditta',
+    ],
+    {
+      to: 'organisation',
+      transform: '[trim]',
+    },
+  ),
+  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'Email Work', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], {
+    to: 'email',
+    extra: ['type: Work'],
+    transform: '[trim, lowercase]',
+  }),
+  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], { to: 'email', extra: ['type: Home'], transform: '[trim, lowercase]' }),
+  ...word(
+    ['Mobile', 'Mobile Phone', 'Mobile Number', 'Mobile Phone Number', 'Phone Mobile', 'Cell', 'Cell Phone', 'Handy', 'Mobil', 'Mobiltelefon', 'Mobilnummer', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'],
+    { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' },
+  ),
+  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Telefonnummer', 'Work Phone', 'Phone Work', 'Business Phone', 'Téléphone', 'Teléfono', 'Telefoon', 'Telefoonnummer', 'Telefono'], {
+    to: 'phone',
+    extra: ['type: Work'],
     transform: '[trim]',
   }),
-  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'Email Work', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], { to: 'email', extra: ['type: Work'], transform: '[trim, lowercase]' }),
-  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], { to: 'email', extra: ['type: Home'], transform: '[trim, lowercase]' }),
-  ...word(['Mobile', 'Mobile Phone', 'Mobile Number', 'Mobile Phone Number', 'Phone Mobile', 'Cell', 'Cell Phone', 'Handy', 'Mobil', 'Mobiltelefon', 'Mobilnummer', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'], { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' }),
-  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Telefonnummer', 'Work Phone', 'Phone Work', 'Business Phone', 'Téléphone', 'Teléfono', 'Telefoon', 'Telefoonnummer', 'Telefono'], { to: 'phone', extra: ['type: Work'], transform: '[trim]' }),
   ...word(['Fax', 'Fax Number'], { to: 'phone', extra: ['type: Fax'], transform: '[trim]' }),
   ...word(['Street', 'Address', 'Street Address', 'Address Line 1', 'Address 1', 'Strasse', 'Straße', 'Mailing Street', 'Adresse', 'Rue', 'Dirección', 'Calle', 'Adres', 'Straat', 'Indirizzo'], { to: 'address', part: 'street' }),
   ...word(['House number', 'House No', 'Hausnummer', 'Hausnr', 'Numéro de rue', 'Número', 'Huisnummer', 'Numero civico'], { to: 'address', part: 'houseNumber' }),
@@ -88,7 +123,9 @@ const PARTY_RULES = new Map<string, Rule>([
   ...word(['LinkedIn', 'LinkedIn Company Page', 'LinkedIn URL', 'LinkedIn Profile'], { to: 'website', extra: ['service: LINKED_IN'], transform: '[trim]' }),
   ...word(['Twitter', 'X (Twitter)'], { to: 'website', extra: ['service: TWITTER'], transform: '[trim]' }),
   ...word(['Tags', 'Tag', 'Labels', 'Label', 'Schlagworte', 'Schlagwörter', 'Étiquettes', 'Étiquette', 'Mots-clés', 'Etiquetas', 'Etiketten', 'Etichette'], { to: 'tags' }),
-  ...word(['Notes', 'Note', 'About', 'Description', 'Comments', 'Comment', 'Bemerkung', 'Bemerkungen', 'Notizen', 'Anmerkungen', 'Remarques', 'Commentaires', 'Notas', 'Observaciones', 'Opmerkingen', 'Notities', 'Commenti'], { to: 'about' }),
+  ...word(['Notes', 'Note', 'About', 'Description', 'Comments', 'Comment', 'Bemerkung', 'Bemerkungen', 'Notizen', 'Anmerkungen', 'Remarques', 'Commentaires', 'Notas', 'Observaciones', 'Opmerkingen', 'Notities', 'Commenti'], {
+    to: 'about',
+  }),
   ...word(['Owner', 'Contact Owner', 'Company Owner', 'Account Manager', 'Account Owner', 'Betreuer', 'Propriétaire', 'Responsable', 'Propietario', 'Eigenaar', 'Proprietario', 'Responsabile'], { to: 'owner', transform: '[trim]' }),
 ]);
 
@@ -492,12 +529,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     if (unmatched.includes(column)) unmatched.splice(unmatched.indexOf(column), 1);
   }
   if (entity !== 'party') {
-    lines.push(
-      '  # Link the records to a party created by another step, e.g.:',
-      '  # - to: party',
-      '  #   ref: people',
-      `  #   key: ${q(key)}`,
-    );
+    lines.push('  # Link the records to a party created by another step, e.g.:', '  # - to: party', '  #   ref: people', `  #   key: ${q(key)}`);
   }
   if (entity === 'task' && !entries.some((e) => e.to === 'dueOn')) lines.push('  # A task needs a due date:', '  # - to: dueOn', '  #   value: {column: "Due", transform: [{date: "dd.MM.yyyy"}]}');
   if (entity === 'opportunity') lines.push('  # An opportunity needs a milestone (and a pipeline when names repeat across pipelines).');

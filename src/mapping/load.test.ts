@@ -179,7 +179,7 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
     {
       name: 'match: custom in a fallback list without its definition',
       text: `${HEAD}fields:\n  - {to: lastName, value: x}\nmatch: {by: [custom, name]}\n`,
-      expected: [[6, 'match.definition', '`by: custom` needs `definition`: the custom field\'s name, found nothing']],
+      expected: [[6, 'match.definition', "`by: custom` needs `definition`: the custom field's name, found nothing"]],
     },
   ];
 
@@ -194,9 +194,7 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       expect((error as FerryError).message).toBe('unknown target `lastNme` for entity party, did you mean `lastName`?');
       expect((error as FerryError).location).toEqual({ file: 'one.yaml', line: 5, yamlPath: 'fields[0].to' });
     }
-    expect(() => parseMapping('version: 2\nentity: x\nkey: k\nfields: [{to: a, value: b}]\n', 'two.yaml')).toThrow(
-      /^2 problems in the mapping:\n {2}line 1, version: expected 1/,
-    );
+    expect(() => parseMapping('version: 2\nentity: x\nkey: k\nfields: [{to: a, value: b}]\n', 'two.yaml')).toThrow(/^2 problems in the mapping:\n {2}line 1, version: expected 1/);
   });
 });
 

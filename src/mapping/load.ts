@@ -72,7 +72,14 @@ function describeFound(value: unknown): string {
   if (typeof value === 'string') return `the text ${JSON.stringify(value)}`;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return 'a list';
-  if (isObject(value)) return `a map${Object.keys(value).length ? ` with ${Object.keys(value).map((k) => `\`${k}\``).join(', ')}` : ''}`;
+  if (isObject(value))
+    return `a map${
+      Object.keys(value).length
+        ? ` with ${Object.keys(value)
+            .map((k) => `\`${k}\``)
+            .join(', ')}`
+        : ''
+    }`;
   return String(value);
 }
 
@@ -222,7 +229,8 @@ function checkValue(checker: Checker, spec: ValueSpec, path: Path): void {
   if (sources.length !== 1) {
     checker.problems.push({
       path,
-      message: sources.length === 0 ? 'a value needs one of `column`, `const`, `template` or `coalesce`' : `a value takes exactly one of \`column\`, \`const\`, \`template\` or \`coalesce\`, found ${sources.map((s) => `\`${s}\``).join(' and ')}`,
+      message:
+        sources.length === 0 ? 'a value needs one of `column`, `const`, `template` or `coalesce`' : `a value takes exactly one of \`column\`, \`const\`, \`template\` or \`coalesce\`, found ${sources.map((s) => `\`${s}\``).join(' and ')}`,
     });
   }
   if (spec.template !== undefined) checkTemplate(checker, spec.template, [...path, 'template']);
@@ -277,7 +285,7 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     else if (info.kind === 'links' && field.items !== undefined && field.items !== 'numbered') {
       // Each item of the JSON list is a key in the `ref` steps.
       if (!hasRef) problem('items', '`items` of a link needs `ref`: the steps whose keys the list holds');
-      if (hasKey) problem('key', '`items` gives each linked record\'s key itself: leave `key` out');
+      if (hasKey) problem('key', "`items` gives each linked record's key itself: leave `key` out");
     } else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
     if (field.onInvalid === 'keep' && !KEEPABLE_KINDS.has(info.kind)) {
       problem('onInvalid', `\`${field.to}\` cannot hold a value as typed; use \`drop\` (write the record without it) or \`reject\``);
@@ -286,14 +294,18 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
     const usesItems = field.items !== undefined && field.items !== 'numbered';
     if (field.items === 'numbered') {
       if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website, address, attachment, tracks and additionalContact, not \`${field.to}\``);
-      else if (numberedColumns(field).length === 0) problem('items', '`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item\'s number (`phone.*.phoneNumber`)');
+      else if (numberedColumns(field).length === 0) problem('items', "`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item's number (`phone.*.phoneNumber`)");
     }
     if (usesItems) {
       if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address, custom, attachment and additionalContact, not \`${field.to}\``);
       for (const key of ['value', 'type', 'service', 'parts', 'definition', 'tag'] as const) {
         if (field[key] !== undefined) problem(key, `\`items\` gives each item's ${key === 'value' || key === 'parts' ? 'value' : key} itself: leave \`${key}\` out`);
       }
-    } else if (field.value === undefined && !hasRef && !hasKey && !usesParts) problem(null, info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}${ITEM_KINDS.has(info.kind) ? ' or `items`' : ''}`);
+    } else if (field.value === undefined && !hasRef && !hasKey && !usesParts)
+      problem(
+        null,
+        info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}${ITEM_KINDS.has(info.kind) ? ' or `items`' : ''}`,
+      );
     if (field.parts !== undefined && info.kind !== 'address') problem('parts', `\`parts\` only go with an address, not \`${field.to}\``);
     if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email, website and attachment (its content type), not \`${field.to}\``);
     if (field.service !== undefined) {

@@ -52,7 +52,17 @@ describe('mapRows over CSV rows read by position', () => {
     const byName: MappedItem[] = [];
     for await (const item of readCsv(file)) {
       if (item.kind === 'row') byName.push(compiled.mapRow(item));
-      else byName.push((await mapRows((async function* () { yield item; })(), compiled).next()).value as MappedItem);
+      else
+        byName.push(
+          (
+            await mapRows(
+              (async function* () {
+                yield item;
+              })(),
+              compiled,
+            ).next()
+          ).value as MappedItem,
+        );
     }
     // A record gives back its row as read when asked: compared as the values it gives.
     const given = (items: MappedItem[]) => items.map((item) => (item.kind === 'record' ? { ...item, valuesOf: item.valuesOf() } : item));

@@ -50,19 +50,42 @@ describe('onInvalid', () => {
   });
 
   it.each([
-    ['drop', [{ type: 'Work', address: 'ada@example.com' }, { type: 'Other', address: 'a.l@example.org' }], 'VALUE_DROPPED'],
-    ['keep', [{ type: 'Work', address: 'ada@example.com' }, { type: 'Home', address: 'ada at home' }, { type: 'Other', address: 'a.l@example.org' }], 'VALUE_KEPT'],
+    [
+      'drop',
+      [
+        { type: 'Work', address: 'ada@example.com' },
+        { type: 'Other', address: 'a.l@example.org' },
+      ],
+      'VALUE_DROPPED',
+    ],
+    [
+      'keep',
+      [
+        { type: 'Work', address: 'ada@example.com' },
+        { type: 'Home', address: 'ada at home' },
+        { type: 'Other', address: 'a.l@example.org' },
+      ],
+      'VALUE_KEPT',
+    ],
   ])('with numbered items, %s holds for each item: the bad second email leaves the first and third', async (policy, emails, code) => {
-    const compiled = await compile('party', `fields:
+    const compiled = await compile(
+      'party',
+      `fields:
   - {to: lastName, value: {column: l}}
   - {to: email, items: numbered, type: {column: 'email.*.type'}, value: {column: 'email.*.emailAddress', transform: [email]}, onInvalid: ${policy}}
-`);
-    const mapped = record(map(compiled, {
-      l: 'Lovelace',
-      'email.1.type': 'Work', 'email.1.emailAddress': 'ada@example.com',
-      'email.2.type': 'Home', 'email.2.emailAddress': 'ada at home',
-      'email.3.type': 'Other', 'email.3.emailAddress': 'a.l@example.org',
-    }));
+`,
+    );
+    const mapped = record(
+      map(compiled, {
+        l: 'Lovelace',
+        'email.1.type': 'Work',
+        'email.1.emailAddress': 'ada@example.com',
+        'email.2.type': 'Home',
+        'email.2.emailAddress': 'ada at home',
+        'email.3.type': 'Other',
+        'email.3.emailAddress': 'a.l@example.org',
+      }),
+    );
     expect(mapped.record.emailAddresses).toEqual(emails);
     expect(mapped.warnings).toEqual([expect.objectContaining({ code, field: 'email', value: 'ada at home' })]);
   });
@@ -104,11 +127,11 @@ describe('onInvalid', () => {
     expect(item).toMatchObject({ kind: 'rejected', field: 'dueOn', message: 'a task needs a `dueOn` date' });
   });
 
-  it('refuses a field\'s keep on a target that cannot hold text as typed', async () => {
+  it("refuses a field's keep on a target that cannot hold text as typed", async () => {
     await expect(compile('task', 'fields:\n  - {to: description, value: Call}\n  - {to: dueOn, value: {column: d}, onInvalid: keep}\n')).rejects.toThrow(/cannot hold a value as typed/);
   });
 
-  it('the phone transform\'s invalid: keep is onInvalid: keep, with its warning', async () => {
+  it("the phone transform's invalid: keep is onInvalid: keep, with its warning", async () => {
     const compiled = await compile('party', 'fields:\n  - {to: lastName, value: L}\n  - {to: phone, value: {column: p, transform: [{phone: {defaultCountry: GB, invalid: keep}}]}}\n');
     const kept = record(map(compiled, { p: ' ask reception ' }));
     expect(kept.record.phoneNumbers).toEqual([{ number: 'ask reception' }]);
@@ -118,8 +141,7 @@ describe('onInvalid', () => {
 });
 
 describe('links with several keys and a fallback', () => {
-  const contact = (extra: string): Promise<CompiledMapping> =>
-    compile('party', `fields:\n  - {to: lastName, value: L}\n  - to: organisation\n    ref: companies\n    key: ["{{cid}}", "{{cname}}"]\n${extra}`);
+  const contact = (extra: string): Promise<CompiledMapping> => compile('party', `fields:\n  - {to: lastName, value: L}\n  - to: organisation\n    ref: companies\n    key: ["{{cid}}", "{{cname}}"]\n${extra}`);
 
   it('takes the filled keys in order', async () => {
     const compiled = await contact('');

@@ -20,13 +20,31 @@ function rejected(item: MappedItem): RejectedRow {
   return item;
 }
 
-describe('reasonText: the column, the value and what is wrong, in the data owner\'s words', () => {
+describe("reasonText: the column, the value and what is wrong, in the data owner's words", () => {
   it.each([
-    ['an e-mail address', 'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: email, value: {column: E-mail, transform: [trim, email]}}\n', { Nom: 'Roux', 'E-mail': ' anne@@example ' }, 'E-mail "anne@@example" is not an e-mail address', 'fields[1].value.transform[1]'],
-    ['a date in its format', "fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: custom, definition: Birthday, tag: null, value: {column: Date de naissance, transform: [{date: dd/MM/yyyy}]}}\n", { Nom: 'Roux', 'Date de naissance': '31/02/1980' }, 'Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)', 'fields[1].value.transform[0]'],
+    [
+      'an e-mail address',
+      'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: email, value: {column: E-mail, transform: [trim, email]}}\n',
+      { Nom: 'Roux', 'E-mail': ' anne@@example ' },
+      'E-mail "anne@@example" is not an e-mail address',
+      'fields[1].value.transform[1]',
+    ],
+    [
+      'a date in its format',
+      'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: custom, definition: Birthday, tag: null, value: {column: Date de naissance, transform: [{date: dd/MM/yyyy}]}}\n',
+      { Nom: 'Roux', 'Date de naissance': '31/02/1980' },
+      'Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)',
+      'fields[1].value.transform[0]',
+    ],
     ['a target with set values', 'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: type, value: {column: Art}}\n', { Nom: 'Roux', Art: 'Roboter' }, 'Art "Roboter" is not person or organisation', 'fields[1]'],
     ['a required value', 'fields:\n  - {to: lastName, value: {column: Nachname}, required: true}\n', { Nachname: '' }, 'Nachname is empty, and the mapping needs a value there', 'fields[0]'],
-    ['a numbered item', 'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: phone, items: numbered, value: {column: "phone.*.number", transform: [{phone: GB}]}}\n', { Nom: 'Roux', 'phone.1.number': '020 7946 0000', 'phone.2.number': 'ring reception' }, 'phone.2.number "ring reception" is not a phone number (of GB, or with a country code)', 'fields[1].value.transform[0]'],
+    [
+      'a numbered item',
+      'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: phone, items: numbered, value: {column: "phone.*.number", transform: [{phone: GB}]}}\n',
+      { Nom: 'Roux', 'phone.1.number': '020 7946 0000', 'phone.2.number': 'ring reception' },
+      'phone.2.number "ring reception" is not a phone number (of GB, or with a country code)',
+      'fields[1].value.transform[0]',
+    ],
   ])('%s', async (_name, body, values, sentence, rule) => {
     const item = rejected(map(await compile(body), values));
     expect(reasonText(item)).toBe(sentence);

@@ -53,7 +53,7 @@ describe('the JSON Schema of mapping files', () => {
     expect(schema.title).toBe('crm-ferry mapping file');
     expect(Object.keys(schema.$defs as object).sort()).toEqual(['Condition', 'Value']);
     expect(JSON.stringify(schema)).not.toContain('__schema');
-    const to = ((schema.properties as any).fields.items.properties.to as { examples: string[]; description: string });
+    const to = (schema.properties as any).fields.items.properties.to as { examples: string[]; description: string };
     expect(to.examples).toContain('milestone');
     expect(to.description).toMatch(/target field/);
   });

@@ -240,7 +240,7 @@ export function renderMappingReference(registry: TransformRegistry = TRANSFORMS)
     '',
     '### Targets',
     '',
-    'Links (`organisation`, `party`, `kase`, `opportunity`) take `ref` (the step of a plan that creates the linked record, or a list of steps such as `ref: [people, organisations]` when it may be either: the key is looked up in each, and a key found in more than one rejects the row) and `key` (that record\'s key, as a template over this row), or a value: an id, or for `organisation` also a name. Names of users, teams, milestones, project stages, lost reasons, activity types, task categories, track definitions and custom field definitions are looked up in the account once per run; an unknown name stops the run before anything is written, with the closest names as a suggestion. Dates must be YYYY-MM-DD after the transforms, or the row is rejected with a hint to add a `date` transform.',
+    "Links (`organisation`, `party`, `kase`, `opportunity`) take `ref` (the step of a plan that creates the linked record, or a list of steps such as `ref: [people, organisations]` when it may be either: the key is looked up in each, and a key found in more than one rejects the row) and `key` (that record's key, as a template over this row), or a value: an id, or for `organisation` also a name. Names of users, teams, milestones, project stages, lost reasons, activity types, task categories, track definitions and custom field definitions are looked up in the account once per run; an unknown name stops the run before anything is written, with the closest names as a suggestion. Dates must be YYYY-MM-DD after the transforms, or the row is rejected with a hint to add a `date` transform.",
     '',
   );
   for (const entity of ENTITIES) {

@@ -65,9 +65,7 @@ describe('RejectsWriter', () => {
     const bytes = await readFile(file);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(bytes.subarray(3).toString('utf8')).toBe(
-      'Name,"Notes, long",Email,_row,_field,_code,_message,_rule,_raw\r\n' +
-        'Zoë,"He said ""hi""\nthen left",zoe@,2,email,MAPPING_VALUE,Not an email address,,\r\n' +
-        ',,,5,,SOURCE_MALFORMED_RECORD,Unclosed quote,,"a,""b\r\nc"\r\n',
+      'Name,"Notes, long",Email,_row,_field,_code,_message,_rule,_raw\r\n' + 'Zoë,"He said ""hi""\nthen left",zoe@,2,email,MAPPING_VALUE,Not an email address,,\r\n' + ',,,5,,SOURCE_MALFORMED_RECORD,Unclosed quote,,"a,""b\r\nc"\r\n',
     );
     expect(await isRejectsFile(file)).toBe(true);
   });
@@ -119,10 +117,16 @@ describe('RejectsWriter', () => {
     expect(await readFile(file, 'utf8')).toBe('\uFEFFa,_row,_field,_code,_message,_rule,_raw\r\nx,2,email,MAPPING_VALUE,Not an email address,,\r\n');
   });
 
-  it('says the reason in the data owner\'s words, and the rule\'s place in the mapping in _rule', async () => {
+  it("says the reason in the data owner's words, and the rule's place in the mapping in _rule", async () => {
     const file = join(dir, 'worded.csv');
     const writer = await RejectsWriter.open(file, ['E-mail']);
-    await writer.write(rejected(7, { 'E-mail': 'anne@@example' }, { message: 'fields[2].value.transform[0] (`email`): expected an email address like name@example.com, got "anne@@example"', column: 'E-mail', expected: 'an e-mail address', rule: 'fields[2].value.transform[0]' }));
+    await writer.write(
+      rejected(
+        7,
+        { 'E-mail': 'anne@@example' },
+        { message: 'fields[2].value.transform[0] (`email`): expected an email address like name@example.com, got "anne@@example"', column: 'E-mail', expected: 'an e-mail address', rule: 'fields[2].value.transform[0]' },
+      ),
+    );
     await writer.commit();
     expect(await readFile(file, 'utf8')).toBe('\uFEFFE-mail,_row,_field,_code,_message,_rule,_raw\r\nanne@@example,7,email,MAPPING_VALUE,"E-mail ""anne@@example"" is not an e-mail address",fields[2].value.transform[0],\r\n');
   });

@@ -22,7 +22,6 @@ const EARLIER_REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_raw'] a
 /** Every column a rejects file of any version adds: not the input's own. */
 const OWN_COLUMNS: ReadonlySet<string> = new Set([...REJECT_COLUMNS, STATUS_COLUMN]);
 
-
 const BOM = '\uFEFF';
 /** Buffered text is written once it passes this size; keeps syscalls few without holding much. */
 const FLUSH_AT = 64 * 1024;
@@ -193,14 +192,7 @@ export class RejectsWriter {
     const values = rejected.values;
     const cells = this.columns.map((column) => csvField(cellText(values?.[column])));
     if (this.#status) cells.push(rejected.status === undefined ? '' : String(rejected.status));
-    cells.push(
-      String(rejected.location.row),
-      csvField(rejected.field),
-      rejected.code,
-      csvField(reasonText(rejected)),
-      csvField(rejected.rule ?? ''),
-      csvField(values === null ? (rejected.raw ?? '') : ''),
-    );
+    cells.push(String(rejected.location.row), csvField(rejected.field), rejected.code, csvField(reasonText(rejected)), csvField(rejected.rule ?? ''), csvField(values === null ? (rejected.raw ?? '') : ''));
     this.#buffer += `${cells.join(',')}\r\n`;
     this.#count += 1;
     if (this.#buffer.length >= FLUSH_AT) await this.#flush();

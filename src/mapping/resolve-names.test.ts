@@ -46,9 +46,7 @@ describe('CatalogResolver (by hand)', () => {
 
   it('a custom field in several data tags needs the tag', () => {
     expect(resolver.resolve('fieldDefinition', 'Level', { entity: 'parties' })).toBeUndefined();
-    expect(resolver.explain('fieldDefinition', 'Level', { entity: 'parties' })).toBe(
-      'custom field `Level` of parties exists several times (no data tag, `Customer`); give its data tag with `tag:` (null for none)',
-    );
+    expect(resolver.explain('fieldDefinition', 'Level', { entity: 'parties' })).toBe('custom field `Level` of parties exists several times (no data tag, `Customer`); give its data tag with `tag:` (null for none)');
     expect(resolver.resolve('fieldDefinition', 'Level', { entity: 'parties', tag: null })).toBe(40);
     expect(resolver.resolve('fieldDefinition', 'Level', { entity: 'parties', tag: 'Customer' })).toBe(41);
   });
@@ -74,7 +72,13 @@ describe('resolveRecord', () => {
         { path: ['owner'], kind: 'user', name: 'ada', yamlPath: 'fields[0]' },
         { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Industy', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[3].definition' },
       ],
-      { owner: null, fields: [{ definition: 9, value: 'a' }, { definition: null, value: 'b' }] },
+      {
+        owner: null,
+        fields: [
+          { definition: 9, value: 'a' },
+          { definition: null, value: 'b' },
+        ],
+      },
     );
     expect(resolveRecord(mapped, resolver)).toEqual([
       { field: 'fields[3].definition', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?', value: 'Industy', rule: 'fields[3].definition' },
@@ -136,7 +140,12 @@ describe('constant names of a mapping', () => {
   });
 
   it('a milestone under a pipeline from a column is left to the rows', () => {
-    const found = constantNames(opportunity([{ to: 'pipeline', value: { column: 'Pipeline' } }, { to: 'milestone', value: 'Won' }]));
+    const found = constantNames(
+      opportunity([
+        { to: 'pipeline', value: { column: 'Pipeline' } },
+        { to: 'milestone', value: 'Won' },
+      ]),
+    );
     expect(found).toEqual([]);
   });
 

@@ -65,9 +65,7 @@ describe('CatalogResolver (sandbox)', () => {
     const salesWon = catalog.milestones.find((m) => m.name === 'Won' && m.pipelineName === 'Sales');
     expect(resolver.resolve('milestone', 'won', { pipeline: 'sales' })).toBe(salesWon?.id);
     expect(resolver.resolve('milestone', 'Won', { pipeline: null })).toBeUndefined();
-    expect(resolver.explain('milestone', 'Won', { pipeline: null })).toBe(
-      'milestone `Won` is in several pipelines (`Sales`, `Sales (copy)`); name the pipeline (a `pipeline` field) to choose one',
-    );
+    expect(resolver.explain('milestone', 'Won', { pipeline: null })).toBe('milestone `Won` is in several pipelines (`Sales`, `Sales (copy)`); name the pipeline (a `pipeline` field) to choose one');
     expect(resolver.resolve('milestone', 'Renewed', { pipeline: 'Sales' })).toBeUndefined();
   });
 
@@ -84,12 +82,8 @@ describe('CatalogResolver (sandbox)', () => {
     expect(resolver.resolve('fieldDefinition', 'Industry', { entity: 'kases', tag: null })).toBeUndefined();
     const contractEnd = catalog.fieldDefinitions.parties.find((d) => d.name === 'Contract end')?.id;
     expect(resolver.resolve('fieldDefinition', 'contract end', { entity: 'parties', tag: 'customer' })).toBe(contractEnd);
-    expect(resolver.explain('fieldDefinition', 'Industy', { entity: 'parties', tag: null })).toBe(
-      'unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?',
-    );
-    expect(resolver.explain('fieldDefinition', 'Support levl', { entity: 'parties', tag: 'Customer' })).toBe(
-      'unknown custom field `Support levl` in data tag `Customer` of parties; did you mean `Support level`?',
-    );
+    expect(resolver.explain('fieldDefinition', 'Industy', { entity: 'parties', tag: null })).toBe('unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?');
+    expect(resolver.explain('fieldDefinition', 'Support levl', { entity: 'parties', tag: 'Customer' })).toBe('unknown custom field `Support levl` in data tag `Customer` of parties; did you mean `Support level`?');
   });
 
   it('activity types (built-in ones too), task categories, track definitions, teams and pipelines', () => {
@@ -104,7 +98,12 @@ describe('CatalogResolver (sandbox)', () => {
   });
 
   it('stages by name (any case) or id, read from GET /stages; unknown ones get suggestions', () => {
-    expect(catalog.stages?.map((s) => [s.name, s.boardName])).toEqual([['Planned', 'Projects'], ['In progress', 'Projects'], ['Review', 'Projects'], ['Done', 'Projects']]);
+    expect(catalog.stages?.map((s) => [s.name, s.boardName])).toEqual([
+      ['Planned', 'Projects'],
+      ['In progress', 'Projects'],
+      ['Review', 'Projects'],
+      ['Done', 'Projects'],
+    ]);
     expect(resolver.resolve('stage', 'review')).toBe(103);
     expect(resolver.resolve('stage', '102')).toBe(102);
     expect(resolver.resolve('stage', '999')).toBeUndefined();
@@ -114,7 +113,7 @@ describe('CatalogResolver (sandbox)', () => {
   it('a stage name on two boards is ambiguous; without a stage list, ids pass and names cannot be checked', () => {
     const twoBoards = new CatalogResolver({ ...catalog, stages: [...(catalog.stages ?? []), { id: 201, name: 'Review', boardName: 'Support' }] });
     expect(twoBoards.resolve('stage', 'Review')).toBeUndefined();
-    expect(twoBoards.explain('stage', 'Review')).toBe('project stage `Review` is on several boards (`Projects` (id 103), `Support` (id 201)); give the stage\'s id');
+    expect(twoBoards.explain('stage', 'Review')).toBe("project stage `Review` is on several boards (`Projects` (id 103), `Support` (id 201)); give the stage's id");
     const unlisted = new CatalogResolver({ ...catalog, stages: null });
     expect(unlisted.resolve('stage', '102')).toBe(102);
     expect(unlisted.resolve('stage', 'Review')).toBeUndefined();
@@ -126,7 +125,18 @@ describe('CatalogResolver (sandbox)', () => {
     const id = resolver.resolve('lostReason', 'no BUDGET');
     expect(resolver.nameOf('lostReason', id as number)).toBe('No budget');
     expect(resolver.explain('lostReason', 'Competitors')).toBe('unknown lost reason `Competitors`; did you mean `Competitor`?');
-    const record: MappedRecord = { kind: 'record', entity: 'opportunity', key: 'k', row: 2, location: { file: 'o.csv', row: 2 } as any, record: { lostReason: null }, names: [{ path: ['lostReason'], kind: 'lostReason', name: 'price', yamlPath: 'fields[3]' }], refs: [], attachments: [], valuesOf: () => ({}) };
+    const record: MappedRecord = {
+      kind: 'record',
+      entity: 'opportunity',
+      key: 'k',
+      row: 2,
+      location: { file: 'o.csv', row: 2 } as any,
+      record: { lostReason: null },
+      names: [{ path: ['lostReason'], kind: 'lostReason', name: 'price', yamlPath: 'fields[3]' }],
+      refs: [],
+      attachments: [],
+      valuesOf: () => ({}),
+    };
     expect(resolveRecord(record, resolver)).toEqual([]);
     expect(record.record.lostReason).toBe('Price');
   });

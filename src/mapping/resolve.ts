@@ -188,7 +188,10 @@ export class CatalogResolver implements ExplainingResolver {
         const id = this.#users.get(norm(name)) ?? this.#userNames.get(norm(name));
         if (id !== undefined && id !== null) return id;
         if (id === null) return undefined;
-        return byId(this.#catalog.users.map((u) => ({ id: u.id, name: u.username })), name)?.id;
+        return byId(
+          this.#catalog.users.map((u) => ({ id: u.id, name: u.username })),
+          name,
+        )?.id;
       }
       case 'milestone': {
         const { matches } = this.#milestones(name, scope);
@@ -213,20 +216,35 @@ export class CatalogResolver implements ExplainingResolver {
   suggest(kind: NameKind, name: string, scope?: Scope): string[] {
     switch (kind) {
       case 'user':
-        return closestNames(name, this.#catalog.users.flatMap((u) => [u.username, ...(u.email === undefined ? [] : [u.email]), ...(u.name === undefined ? [] : [u.name])]));
+        return closestNames(
+          name,
+          this.#catalog.users.flatMap((u) => [u.username, ...(u.email === undefined ? [] : [u.email]), ...(u.name === undefined ? [] : [u.name])]),
+        );
       case 'milestone': {
         const pipeline = scope?.pipeline;
         if (pipeline !== undefined && pipeline !== null && pipeline.trim() !== '') {
           const pipelines = this.#pipeline(pipeline);
           if (pipelines.length !== 1) return [];
-          return closestNames(name, this.#catalog.milestones.filter((m) => m.pipelineId === pipelines[0]?.id).map((m) => m.name));
+          return closestNames(
+            name,
+            this.#catalog.milestones.filter((m) => m.pipelineId === pipelines[0]?.id).map((m) => m.name),
+          );
         }
-        return closestNames(name, this.#catalog.milestones.map((m) => m.name));
+        return closestNames(
+          name,
+          this.#catalog.milestones.map((m) => m.name),
+        );
       }
       case 'fieldDefinition':
-        return closestNames(name, this.#definitionPool(scope).map((d) => d.name));
+        return closestNames(
+          name,
+          this.#definitionPool(scope).map((d) => d.name),
+        );
       default:
-        return closestNames(name, (this.#simple(kind) ?? []).map((item) => item.name));
+        return closestNames(
+          name,
+          (this.#simple(kind) ?? []).map((item) => item.name),
+        );
     }
   }
 
@@ -341,13 +359,11 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
       }
       continue;
     }
-    const message = isExplaining(resolver)
-      ? resolver.explain(use.kind, use.name, use.scope)
-      : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
+    const message = isExplaining(resolver) ? resolver.explain(use.kind, use.name, use.scope) : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
     if (use.onUnknown === 'drop') {
       const field = String(use.path[0]);
       delete mapped.record[field];
-      const outcome = use.kind === 'user' ? 'the record goes to the token\'s user' : `the record is written without a ${field}`;
+      const outcome = use.kind === 'user' ? "the record goes to the token's user" : `the record is written without a ${field}`;
       const warning: RowWarning = { code: use.kind === 'user' ? 'USER_UNKNOWN' : 'NOT_CARRIED', field, message: `${message}; ${outcome} (onUnknown: drop)`, value: use.name, rule: use.yamlPath };
       if (use.column !== undefined) warning.column = use.column;
       (mapped.warnings ??= []).push(warning);
@@ -431,9 +447,7 @@ export function checkConstantNames(mapping: Pick<Mapping, 'entity' | 'fields'>, 
   const problems: ConstantNameProblem[] = [];
   for (const use of constantNames(mapping)) {
     if (resolver.resolve(use.kind, use.name, use.scope) !== undefined) continue;
-    const message = isExplaining(resolver)
-      ? resolver.explain(use.kind, use.name, use.scope)
-      : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
+    const message = isExplaining(resolver) ? resolver.explain(use.kind, use.name, use.scope) : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
     problems.push({ yamlPath: use.yamlPath, message });
   }
   return problems;

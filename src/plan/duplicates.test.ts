@@ -30,7 +30,10 @@ describe('mergeRecord', () => {
       lastName: 'Other',
       jobTitle: 'Analyst',
       emailAddresses: [{ address: 'a@x.example' }, { address: 'b@x.example' }],
-      fields: [{ definition: { name: 'Since' }, value: '1999' }, { definition: { name: 'Club' }, value: 'yes' }],
+      fields: [
+        { definition: { name: 'Since' }, value: '1999' },
+        { definition: { name: 'Club' }, value: 'yes' },
+      ],
       owner: { id: null },
     });
     later.names.push(
@@ -41,7 +44,10 @@ describe('mergeRecord', () => {
     later.warnings = [{ code: 'VALUE_DROPPED', field: 'phone', message: 'left out' }];
     expect(mergeRecord(first, later)).toEqual(['jobTitle', '1 emailAddresses', '1 fields', 'owner']);
     expect(first.record).toMatchObject({ lastName: 'Ada', jobTitle: 'Analyst', emailAddresses: [{ address: 'a@x.example' }, { address: 'b@x.example' }], owner: { id: null } });
-    expect(first.record.fields).toEqual([{ definition: { name: 'Since' }, value: '2020' }, { definition: { name: 'Club' }, value: 'yes' }]);
+    expect(first.record.fields).toEqual([
+      { definition: { name: 'Since' }, value: '2020' },
+      { definition: { name: 'Club' }, value: 'yes' },
+    ]);
     expect(first.names.map((n) => `${n.name}@${n.path.join('.')}`)).toEqual(['Since@fields.0.definition', 'Club@fields.1.definition', 'kim@owner.id']);
     expect(first.warnings).toEqual(later.warnings);
   });
@@ -84,10 +90,13 @@ describe('onDuplicate', () => {
     expect(judgeMatch(spec, match, found, new Set([4, 9]), 'separate')).toEqual({ kind: 'none' });
   });
 
-  it('within: only a record linked to the row\'s own party counts; without the row (validate) any does', () => {
+  it("within: only a record linked to the row's own party counts; without the row (validate) any does", () => {
     const spec = { by: 'name', onMatch: 'update', within: 'party' } as const;
     const match = { by: 'name', value: 'renewal' } as const;
-    const found = [{ id: 3, party: { id: 70 } }, { id: 5, party: { id: 71 } }];
+    const found = [
+      { id: 3, party: { id: 70 } },
+      { id: 5, party: { id: 71 } },
+    ];
     expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 71 } })).toEqual({ kind: 'found', record: found[1] });
     expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 72 } })).toEqual({ kind: 'none' });
     expect(judgeMatch(spec, match, found, new Set(), 'reject')).toMatchObject({ kind: 'conflict' });
@@ -165,15 +174,14 @@ fields:
       { column: 'email.12.id', rows: 1, reason: "ids are the old system's" },
       { column: 'email.2.id', rows: 1, reason: "ids are the old system's" },
     ]);
-    expect(notCarriedLines(result, '')).toEqual([
-      'not carried: column "fax", 1 row with a value',
-      'left out: "createdOn": the service sets it',
-      `left out: "email.1.id", "email.12.id", "email.2.id": ids are the old system's`,
-    ]);
+    expect(notCarriedLines(result, '')).toEqual(['not carried: column "fax", 1 row with a value', 'left out: "createdOn": the service sets it', `left out: "email.1.id", "email.12.id", "email.2.id": ids are the old system's`]);
   });
 
   it('refuses a mapping that leaves out a column its fields read', async () => {
-    const mapping = parseMapping('version: 1\nentity: party\nkey: "{{id}}"\nleaveOut: { "email.*.type": no }\nfields:\n  - {to: email, items: numbered, type: {column: "email.*.type"}, value: {column: "email.*.emailAddress"}}\n', '/maps/m.yaml');
+    const mapping = parseMapping(
+      'version: 1\nentity: party\nkey: "{{id}}"\nleaveOut: { "email.*.type": no }\nfields:\n  - {to: email, items: numbered, type: {column: "email.*.type"}, value: {column: "email.*.emailAddress"}}\n',
+      '/maps/m.yaml',
+    );
     await expect(compileMapping(mapping, { file: '/maps/m.yaml' })).rejects.toMatchObject({ code: 'MAPPING_INVALID', location: { yamlPath: 'leaveOut.email.*.type' } });
   });
 });

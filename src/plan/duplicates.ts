@@ -121,9 +121,7 @@ function sameItem(a: unknown, b: unknown): boolean {
 
 /** Names and links of `from` under `key` (at `index` in a list, when given), moved to their place in the merged record. */
 function carried<T extends NameUse | RefUse>(uses: readonly T[], key: string, index?: number, to?: number): T[] {
-  return uses
-    .filter((use) => use.path[0] === key && (index === undefined || use.path[1] === index))
-    .map((use) => ({ ...use, path: index === undefined ? [...use.path] : [key, to as number, ...use.path.slice(2)] }));
+  return uses.filter((use) => use.path[0] === key && (index === undefined || use.path[1] === index)).map((use) => ({ ...use, path: index === undefined ? [...use.path] : [key, to as number, ...use.path.slice(2)] }));
 }
 
 /**

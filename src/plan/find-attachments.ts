@@ -32,4 +32,3 @@ export async function findAttachments(uses: readonly AttachmentUse[], field = 'a
   }
   return { found, warnings, problem: null };
 }
-

@@ -40,7 +40,12 @@ describe('a live v1 input given to a one-mapping import', () => {
     ['v1-kase-notes.yaml', `v1+${HOST}`, /\(its list \/api\/party, picked by the mapping's record\), but its mapping v1-kase-notes\.yaml links each history item to the kase it sits in/, `v1+${HOST}/api/kase`],
     ['v1-opportunity-notes.yaml', `v1+${HOST}/api/kase`, /links each history item to the opportunity it sits in .* the history of \/api\/kase sits in cases/, `v1+${HOST}/api/opportunity`],
     ['v1-notes.yaml', `v1+${HOST}/api/opportunity`, /links each history item to the party it sits in/, `v1+${HOST}/api/party`],
-    ['v1-history.yaml', `v1+${HOST}`, /maps history saved as a list of its own \(history\.xml\), linking each item by partyId, opportunityId, caseId; the v1 interface has no list of all history/, `v1-kase-notes.yaml from v1+${HOST}/api/kase`],
+    [
+      'v1-history.yaml',
+      `v1+${HOST}`,
+      /maps history saved as a list of its own \(history\.xml\), linking each item by partyId, opportunityId, caseId; the v1 interface has no list of all history/,
+      `v1-kase-notes.yaml from v1+${HOST}/api/kase`,
+    ],
     ['v1-history.yaml', `v1+${HOST}/api/kase`, /maps history saved as a list of its own/, 'Leave this step out'],
   ])('refuses %s from %s, saying what to give instead', async (mapping, input, message, hint) => {
     const error = await refusal(single(mapping, input));
@@ -82,7 +87,11 @@ describe('a live v1 input given to a plan step', () => {
     expect(plan.steps).toHaveLength(8);
     await writeFile(join(dir, 'v1-live.yaml'), stringifyYaml(plan));
     const { steps } = await preparePlan(join(dir, 'v1-live.yaml'));
-    expect(steps.map((step) => step.inputFile).sort()).toEqual(Object.values(lists).map((list) => `v1+${HOST}${list}`).sort());
+    expect(steps.map((step) => step.inputFile).sort()).toEqual(
+      Object.values(lists)
+        .map((list) => `v1+${HOST}${list}`)
+        .sort(),
+    );
   });
 
   it('refuses the standalone history step by name and line, before any step is run', async () => {

@@ -54,8 +54,7 @@ export async function checkLiveList(step: LiveListStep): Promise<void> {
   const record = step.record;
   const list = named ?? V1_LIST_OF_RECORD[record ?? 'party'];
   const reads = named === undefined ? `${V1_LIVE_PREFIX}${baseUrl} (its list /api/${list}, picked by the mapping's record)` : `${V1_LIVE_PREFIX}${baseUrl}/api/${list}`;
-  const refuse = (problem: string, hint: string): FerryError =>
-    new FerryError(step.code, `${step.label} reads the live account ${reads}, but ${problem}`, { location: step.location, hint });
+  const refuse = (problem: string, hint: string): FerryError => new FerryError(step.code, `${step.label} reads the live account ${reads}, but ${problem}`, { location: step.location, hint });
   const input = (want: V1List): string => `${V1_LIVE_PREFIX}${baseUrl}/api/${want}`;
   const itsMapping = `its mapping ${basename(step.mappingFile)}`;
   if (record === undefined) return;

@@ -63,12 +63,7 @@ describe('parsePlan', () => {
   });
 
   it.each([
-    [
-      'duplicate step names',
-      GOOD.replace('name: people', 'name: orgs'),
-      { line: 7, yamlPath: 'steps[1].name' },
-      'two steps are named `orgs` (steps[0] and steps[1]); step names must be unique',
-    ],
+    ['duplicate step names', GOOD.replace('name: people', 'name: orgs'), { line: 7, yamlPath: 'steps[1].name' }, 'two steps are named `orgs` (steps[0] and steps[1]); step names must be unique'],
     ['a missing mapping file', GOOD.replace('maps/people.yaml', 'maps/peeple.yaml'), { line: 8, yamlPath: 'steps[1].mapping' }, /^step people: the mapping file maps\/peeple.yaml does not exist/],
     ['a missing input file', GOOD.replace('input: people.csv\n    source', 'input: nobody.csv\n    source'), { line: 9, yamlPath: 'steps[1].input' }, /^step people: the input file nobody.csv does not exist/],
     ['an unknown key', GOOD.replace('    input: people.csv\n  - name', '    inputs: people.csv\n  - name'), { line: 6, yamlPath: 'steps[0].inputs' }, 'the plan is not valid: unknown key `inputs`; did you mean `input`?'],

@@ -98,7 +98,12 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
     const live = step.input === undefined || isV1LiveInput(step.input);
     const inputFile = step.input === undefined ? '' : live ? step.input : resolve(baseDir, step.input);
     // Checked now, so that a typo in the last step stops the run before the first step writes.
-    for (const [key, path] of live ? ([['mapping', mappingFile]] as const) : ([['mapping', mappingFile], ['input', inputFile]] as const)) {
+    for (const [key, path] of live
+      ? ([['mapping', mappingFile]] as const)
+      : ([
+          ['mapping', mappingFile],
+          ['input', inputFile],
+        ] as const)) {
       if (!(await isFile(path))) {
         throw new FerryError('PLAN_INVALID', `step ${step.name}: the ${key} file ${step[key]} does not exist (looked for ${path})`, {
           location: locate(yaml, ['steps', index, key]),
@@ -142,7 +147,10 @@ export async function loadPlan(file: string): Promise<Plan> {
 export function findStep(plan: Plan, name: string): PlanStep {
   const step = plan.steps.find((s) => s.name === name);
   if (step) return step;
-  const suggestion = closestName(name, plan.steps.map((s) => s.name));
+  const suggestion = closestName(
+    name,
+    plan.steps.map((s) => s.name),
+  );
   throw new FerryError('PLAN_INVALID', `the plan has no step \`${name}\`${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`, {
     location: { file: plan.file },
   });

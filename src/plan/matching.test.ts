@@ -91,7 +91,7 @@ describe('Matcher: the account read whole (listUpTo)', () => {
     return self;
   }
 
-  it('answers every look-up from one read of the list when it is short, by any of a record\'s values', async () => {
+  it("answers every look-up from one read of the list when it is short, by any of a record's values", async () => {
     const service = account(120);
     const matcher = new Matcher(service, 'party', { by: ['email', 'name'], onMatch: 'update' }, undefined, { listUpTo: 200 });
     const found = await Promise.all([matcher.find(email(3)), matcher.find({ by: 'email', value: 'alt7@example.org' }), matcher.find(email(500)), matcher.find({ by: 'name', value: 'p 9' })]);

@@ -34,7 +34,11 @@ describe('orderSteps', () => {
     ['diamond', 'd:b,c b:a c:a a', 'a b c d'],
     ['the same reference twice', 'notes:people,people people', 'people notes'],
   ])('%s', (_title, input, expected) => {
-    expect(orderSteps(steps(input)).map((s) => s.name).join(' ')).toBe(expected);
+    expect(
+      orderSteps(steps(input))
+        .map((s) => s.name)
+        .join(' '),
+    ).toBe(expected);
   });
 
   it.each([
@@ -61,7 +65,7 @@ describe('orderSteps', () => {
     expect(error.location).toEqual({ file: 'people.yaml', yamlPath: 'fields[0].ref' });
   });
 
-  it('returns the caller\'s objects, so extra data travels along', () => {
+  it("returns the caller's objects, so extra data travels along", () => {
     const input = [
       { name: 'b', refs: [{ step: 'a', location: {} }], extra: 2 },
       { name: 'a', refs: [], extra: 1 },

@@ -49,6 +49,10 @@ describe("a plan step's match and onDuplicate", () => {
     input: ${input('kases.csv')}
     match: { by: name, within: organisation }
 `);
-    await expect(preparePlan(file)).rejects.toMatchObject({ code: 'PLAN_INVALID', message: expect.stringMatching(/step kases: match\.within: a project or opportunity is matched within its party/), location: { file, yamlPath: 'steps[1].match' } });
+    await expect(preparePlan(file)).rejects.toMatchObject({
+      code: 'PLAN_INVALID',
+      message: expect.stringMatching(/step kases: match\.within: a project or opportunity is matched within its party/),
+      location: { file, yamlPath: 'steps[1].match' },
+    });
   });
 });

@@ -8,7 +8,22 @@
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
-import { checkConstantNames, type CompiledMapping, compileMapping, loadMapping, mapFieldBatches, type MappedItem, type Mapping, mapRows, matchProblems, type NameResolver, readsAsRejectsFile, REJECT_COLUMNS, type SourceOptions, type TransformRegistry } from '../mapping/index.ts';
+import {
+  checkConstantNames,
+  type CompiledMapping,
+  compileMapping,
+  loadMapping,
+  mapFieldBatches,
+  type MappedItem,
+  type Mapping,
+  mapRows,
+  matchProblems,
+  type NameResolver,
+  readsAsRejectsFile,
+  REJECT_COLUMNS,
+  type SourceOptions,
+  type TransformRegistry,
+} from '../mapping/index.ts';
 import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
 import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
@@ -57,11 +72,13 @@ function liveInputOf(step: PreparedStep): void {
   }
   if (step.inputFile !== '') {
     throw new FerryError('USAGE', `${where} reads a live v1 account (source format v1-api), but its input is the file ${step.inputFile}`, {
-      hint: 'Give the input as v1+https://HOST, leave it out (then the source\'s baseUrl is read), or drop format: v1-api to read the file.',
+      hint: "Give the input as v1+https://HOST, leave it out (then the source's baseUrl is read), or drop format: v1-api to read the file.",
     });
   }
   if (step.source.baseUrl === undefined) {
-    throw new FerryError('PLAN_INVALID', `${where} reads a live v1 account (source format v1-api), but names neither an input nor a baseUrl`, { hint: 'Add baseUrl: https://OLD-ACCOUNT.example.com to the source, or input: v1+https://OLD-ACCOUNT.example.com to the step.' });
+    throw new FerryError('PLAN_INVALID', `${where} reads a live v1 account (source format v1-api), but names neither an input nor a baseUrl`, {
+      hint: 'Add baseUrl: https://OLD-ACCOUNT.example.com to the source, or input: v1+https://OLD-ACCOUNT.example.com to the step.',
+    });
   }
   step.inputFile = `v1+${step.source.baseUrl}`;
 }
@@ -75,7 +92,7 @@ export function connectLiveSteps(steps: PreparedStep[], live: V1LiveConnection |
     if (!readsLive(step)) continue;
     if (!live) {
       throw new FerryError('CONFIG_MISSING', `${step.name === '' ? 'the input' : `step ${step.name}`} reads a live v1 account, and this caller gave no connection to it`, {
-        hint: 'Read it with crm-ferry import, run or verify (the old account\'s token in CRM_FERRY_V1_TOKEN).',
+        hint: "Read it with crm-ferry import, run or verify (the old account's token in CRM_FERRY_V1_TOKEN).",
       });
     }
     step.live = live;
@@ -97,7 +114,10 @@ function located(yaml: LocatedYaml, yamlPath: string, path: Array<string | numbe
 
 /** `fields[3].definition` -> ['fields', 3, 'definition'] */
 function pathOf(yamlPath: string): Array<string | number> {
-  return yamlPath.split(/\.|\[|\]/).filter((part) => part !== '').map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+  return yamlPath
+    .split(/\.|\[|\]/)
+    .filter((part) => part !== '')
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
 }
 
 /** What preparing one step takes; a plan step gives its own source options, time zone and place in the plan. */
@@ -140,9 +160,7 @@ async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
       mapping,
       transforms,
       record: step.source.record,
-      ...(planLocation === undefined
-        ? { label: 'this import', code: 'CONFIG_INVALID', location: located(yaml, 'source.record', ['source', 'record']) }
-        : { label: `step ${name}`, code: 'PLAN_INVALID', location: planLocation }),
+      ...(planLocation === undefined ? { label: 'this import', code: 'CONFIG_INVALID', location: located(yaml, 'source.record', ['source', 'record']) } : { label: `step ${name}`, code: 'PLAN_INVALID', location: planLocation }),
     });
   } else if (await readsAsRejectsFile(inputFile)) {
     readAsRejects(step, inputFile);
@@ -347,12 +365,7 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * Loads one mapping for a run over one input, as a step named after the mapping. A mapping with
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
-export async function prepareSingleStep(
-  mappingFile: string,
-  inputFile: string,
-  rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv'),
-  transforms?: TransformRegistry,
-): Promise<PreparedStep> {
+export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv'), transforms?: TransformRegistry): Promise<PreparedStep> {
   const step = await prepareStep({ name: '', mappingFile, inputFile, rejectsFile, transforms });
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
@@ -388,7 +401,16 @@ export async function preparePlan(planFile: string, rejectsDir?: string, transfo
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
   for (const step of plan.steps) {
-    const ready = await prepareStep({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, rejectsFile: join(dir, `${step.name}.rejects.csv`), source: step.source, timeZone: plan.timeZone, planLocation: step.location, transforms });
+    const ready = await prepareStep({
+      name: step.name,
+      mappingFile: step.mappingFile,
+      inputFile: step.inputFile,
+      rejectsFile: join(dir, `${step.name}.rejects.csv`),
+      source: step.source,
+      timeZone: plan.timeZone,
+      planLocation: step.location,
+      transforms,
+    });
     prepared.push(withPlanMatch(ready, step));
   }
   return { plan, steps: orderSteps(prepared) };

@@ -15,9 +15,7 @@ describe('ReferenceBook', () => {
   it('rejects a link to a key the step did not produce, naming key and step', () => {
     const book = new ReferenceBook();
     book.addValid('people', 'C-16');
-    expect(book.checkRefs([ref('people', 'C-17')])).toEqual([
-      { field: 'fields[1]', code: 'MAPPING_REFERENCE', message: "no row with key 'C-17' in step people" },
-    ]);
+    expect(book.checkRefs([ref('people', 'C-17')])).toEqual([{ field: 'fields[1]', code: 'MAPPING_REFERENCE', message: "no row with key 'C-17' in step people" }]);
   });
 
   it('says when the linked row exists but was rejected', () => {
@@ -34,10 +32,7 @@ describe('ReferenceBook', () => {
 
   it('reports every broken link of a record', () => {
     const book = new ReferenceBook();
-    expect(book.checkRefs([ref('people', 'a'), ref('deals', 'b')]).map((p) => p.message)).toEqual([
-      "no row with key 'a' in step people",
-      "no row with key 'b' in step deals",
-    ]);
+    expect(book.checkRefs([ref('people', 'a'), ref('deals', 'b')]).map((p) => p.message)).toEqual(["no row with key 'a' in step people", "no row with key 'b' in step deals"]);
   });
 
   it('finds a duplicate key within a step, whether the first row was valid or rejected', () => {
@@ -92,7 +87,7 @@ describe('ReferenceBook', () => {
       const book = new ReferenceBook();
       book.addValid('organisations', '7');
       book.addRejected('people', '7');
-      expect(book.checkRefs([ref(party, '7')])[0]?.message).toContain("is in steps people and organisations");
+      expect(book.checkRefs([ref(party, '7')])[0]?.message).toContain('is in steps people and organisations');
     });
 
     it('says the linked row was rejected when only one step has it', () => {
@@ -130,7 +125,7 @@ describe('lookUpRef', () => {
     ['in the second step', ['people', 'organisations'], '201', { status: 'found', step: 'organisations', value: 2 }],
     ['in no step', ['people', 'organisations'], '999', { status: 'missing' }],
     ['in a step the link does not name', ['people'], '201', { status: 'missing' }],
-    ['in both, listed in the link\'s order with the first step\'s value', ['organisations', 'people'], '7', { status: 'ambiguous', steps: ['organisations', 'people'], value: 4 }],
+    ["in both, listed in the link's order with the first step's value", ['organisations', 'people'], '7', { status: 'ambiguous', steps: ['organisations', 'people'], value: 4 }],
   ])('a key %s', (_title, steps, key, expected) => {
     expect(lookUpRef({ steps, key }, find)).toEqual(expected);
   });

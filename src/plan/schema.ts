@@ -12,10 +12,7 @@ const STEP_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 export const planStepSchema = z
   .object({
-    name: z
-      .string()
-      .regex(STEP_NAME, 'a step name starts with a letter and holds only letters, digits, "-" and "_"')
-      .describe('Name of the step; mappings refer to it with `ref:`'),
+    name: z.string().regex(STEP_NAME, 'a step name starts with a letter and holds only letters, digits, "-" and "_"').describe('Name of the step; mappings refer to it with `ref:`'),
     mapping: z.string().min(1).describe('The mapping file, relative to the plan file'),
     input: z.string().min(1).optional().describe('The source file, relative to the plan file, or a live v1 account (v1+https://HOST[/api/LIST]); left out when the source is `format: v1-api` with a `baseUrl`'),
     source: sourceSchema.optional().describe("Reader options; each one given here wins over the mapping's"),
@@ -86,10 +83,7 @@ export const planSchema = z
   .object({
     version: z.literal(1).describe('Version of the plan format'),
     timeZone: z.string().min(1).optional().describe('Time zone for mappings of this plan that do not name one'),
-    setup: z
-      .union([setupSchema, z.null()])
-      .optional()
-      .describe('Account set-up before the first row: what the interface can create (pipelines, milestones, activity types, track definitions), and a checklist of what it cannot'),
+    setup: z.union([setupSchema, z.null()]).optional().describe('Account set-up before the first row: what the interface can create (pipelines, milestones, activity types, track definitions), and a checklist of what it cannot'),
     steps: z.array(planStepSchema).min(1).describe('The steps; run in the order their references need, else in this order'),
   })
   .strict();

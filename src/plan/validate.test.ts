@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe('preparePlan', () => {
-  it('orders steps by their references, gives mappings without a time zone the plan\'s, and merges reader options', async () => {
+  it("orders steps by their references, gives mappings without a time zone the plan's, and merges reader options", async () => {
     const { steps } = await preparePlan(join(dir, 'plan.yaml'), join(dir, 'out'));
     expect(steps.map((s) => s.name)).toEqual(['orgs', 'people']);
     expect(steps.map((s) => s.mapping.timeZone)).toEqual(['Europe/Berlin', 'America/New_York']);

@@ -6,7 +6,26 @@
  */
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
-import { assertWritableTarget, type AttachmentUse, type CompiledMapping, countWarnings, emptyWarningCounts, type MappedRecord, type NameResolver, offlineResolver, reasonText, type RecordProblem, type RejectedRow, type RejectsLine, RejectsWriter, removeStaleRejects, type RowWarning, type StaleRejects, type TransformRegistry, type WarningCounts } from '../mapping/index.ts';
+import {
+  assertWritableTarget,
+  type AttachmentUse,
+  type CompiledMapping,
+  countWarnings,
+  emptyWarningCounts,
+  type MappedRecord,
+  type NameResolver,
+  offlineResolver,
+  reasonText,
+  type RecordProblem,
+  type RejectedRow,
+  type RejectsLine,
+  RejectsWriter,
+  removeStaleRejects,
+  type RowWarning,
+  type StaleRejects,
+  type TransformRegistry,
+  type WarningCounts,
+} from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';

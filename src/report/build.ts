@@ -111,10 +111,7 @@ export function importReport(summary: ImportSummary, context: ReportContext & { 
     }
   }
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
-  const files = summary.steps.flatMap((s) => [
-    ...(s.successFile ? [{ label: `${s.step}: results`, path: shown(s.successFile) }] : []),
-    ...(s.rejectsFile ? [{ label: `${s.step}: rejects`, path: shown(s.rejectsFile) }] : []),
-  ]);
+  const files = summary.steps.flatMap((s) => [...(s.successFile ? [{ label: `${s.step}: results`, path: shown(s.successFile) }] : []), ...(s.rejectsFile ? [{ label: `${s.step}: rejects`, path: shown(s.rejectsFile) }] : [])]);
   return {
     ...base(context),
     command: context.command,

@@ -154,7 +154,13 @@ function meta(input: ReportInput): string {
     ['crm-ferry', `version ${input.version}`],
     [input.command === 'rollback' ? 'State' : 'Plan', input.plan],
     ['Account', input.account],
-    ['Finished', input.finishedAt.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')],
+    [
+      'Finished',
+      input.finishedAt
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d{3}Z$/, ' UTC'),
+    ],
     ['Duration', duration(input.elapsedMs)],
     ['Requests', number(input.requests)],
   ];

@@ -65,9 +65,7 @@ export function installBearerAuth(app: FastifyInstance, ctx: SandboxContext): vo
     const legacy = isLegacyPath(request.url);
     const token = tokenOf(request.headers.authorization, legacy);
     if (token === null) {
-      const missing = legacy
-        ? 'missing API token: send it as a bearer token or as the user name of HTTP Basic authentication'
-        : 'missing bearer token in the Authorization header';
+      const missing = legacy ? 'missing API token: send it as a bearer token or as the user name of HTTP Basic authentication' : 'missing bearer token in the Authorization header';
       return refuse(request, reply, 401, 'invalid_request', missing);
     }
     const found = findAccessToken(ctx, token);

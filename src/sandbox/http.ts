@@ -78,7 +78,10 @@ export function parseEmbed(request: FastifyRequest, allowed: readonly string[]):
   const raw = queryOf(request).embed;
   const result = new Set<string>();
   if (!raw) return result;
-  for (const value of raw.split(',').map((v) => v.trim()).filter(Boolean)) {
+  for (const value of raw
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean)) {
     if (!allowed.includes(value)) {
       throw badRequest(`unknown embed value ${JSON.stringify(value)}; this endpoint accepts: ${allowed.join(', ')}`);
     }
@@ -141,7 +144,10 @@ export function paginate<T>(request: FastifyRequest, reply: FastifyReply, items:
 
 /** Answers 201 with the body and a `Location` header for the new resource. */
 export function created(request: FastifyRequest, reply: FastifyReply, path: string, body: unknown): FastifyReply {
-  return reply.code(201).header('Location', `${baseUrlOf(request)}/api/v2${path}`).send(body);
+  return reply
+    .code(201)
+    .header('Location', `${baseUrlOf(request)}/api/v2${path}`)
+    .send(body);
 }
 
 /**

@@ -16,13 +16,7 @@ export function registerJobHandler(table: JobRec['target']['table'], handler: Jo
  * Schedules work instead of doing it now and answers `202 Accepted` with the job's `Location`,
  * as the service does for some party and entry deletes.
  */
-export function answerScheduled(
-  ctx: SandboxContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  action: string,
-  target: JobRec['target'],
-): FastifyReply {
+export function answerScheduled(ctx: SandboxContext, request: FastifyRequest, reply: FastifyReply, action: string, target: JobRec['target']): FastifyReply {
   const now = ctx.now();
   const job: JobRec = {
     id: randomUUID(),
@@ -34,7 +28,10 @@ export function answerScheduled(
     target,
   };
   ctx.store.jobs.set(job.id, job);
-  return reply.code(202).header('Location', `${baseUrlOf(request)}/api/v2/jobs/${job.id}`).send();
+  return reply
+    .code(202)
+    .header('Location', `${baseUrlOf(request)}/api/v2/jobs/${job.id}`)
+    .send();
 }
 
 /** Completes every job whose time has come. Called at the start of each request. */

@@ -17,12 +17,7 @@ export type OAuthParams = Record<string, unknown>;
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /** An RFC 6749 section 5.2 error answer: `{error, error_description}`, 400 unless told. */
-export function oauthError(
-  error: string,
-  description: string,
-  status = 400,
-  headers: Record<string, string> = {},
-): HttpError {
+export function oauthError(error: string, description: string, status = 400, headers: Record<string, string> = {}): HttpError {
   return new HttpError(status, { error, error_description: description }, { ...NO_STORE, ...headers });
 }
 
@@ -119,18 +114,8 @@ const NO_CLIENT = 'no client found with the given key and secret';
  * their id alone. Returns null when `optional` and no client id was sent at all.
  */
 export function authenticateClient(ctx: SandboxContext, request: FastifyRequest, params: OAuthParams): OAuthClientRec;
-export function authenticateClient(
-  ctx: SandboxContext,
-  request: FastifyRequest,
-  params: OAuthParams,
-  optional: true,
-): OAuthClientRec | null;
-export function authenticateClient(
-  ctx: SandboxContext,
-  request: FastifyRequest,
-  params: OAuthParams,
-  optional = false,
-): OAuthClientRec | null {
+export function authenticateClient(ctx: SandboxContext, request: FastifyRequest, params: OAuthParams, optional: true): OAuthClientRec | null;
+export function authenticateClient(ctx: SandboxContext, request: FastifyRequest, params: OAuthParams, optional = false): OAuthClientRec | null {
   const basic = basicCredentials(request);
   const bodyId = single(params, 'client_id');
   const bodySecret = single(params, 'client_secret');

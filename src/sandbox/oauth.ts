@@ -3,16 +3,7 @@ import { newTokenValue } from './auth.ts';
 import type { SandboxContext } from './context.ts';
 import { HttpError } from './http.ts';
 import type { AuthCodeRec, OAuthClientRec, UserRec } from './model.ts';
-import {
-  authenticateClient,
-  bodyParams,
-  noStoreHeaders,
-  normaliseScope,
-  oauthError,
-  type OAuthParams,
-  required,
-  single,
-} from './oauth-params.ts';
+import { authenticateClient, bodyParams, noStoreHeaders, normaliseScope, oauthError, type OAuthParams, required, single } from './oauth-params.ts';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage } from './oauth-page.ts';
 import { ADMIN_USERNAME } from './seed.ts';
 
@@ -141,10 +132,7 @@ function tokenErrorHandler(error: FastifyError | HttpError, request: FastifyRequ
     return reply.code(status).headers(noStoreHeaders()).send({ error: 'invalid_request', error_description: error.message });
   }
   request.log.error(error);
-  return reply
-    .code(500)
-    .headers(noStoreHeaders())
-    .send({ error: 'server_error', error_description: 'internal sandbox error; this is a bug in the sandbox' });
+  return reply.code(500).headers(noStoreHeaders()).send({ error: 'server_error', error_description: 'internal sandbox error; this is a bug in the sandbox' });
 }
 
 /**

@@ -84,12 +84,7 @@ export function seedAccount(store: Store, now: Date): void {
   const categoryIds = categories.map(([name, colour]) => store.taskCategories.insert({ name, colour }).id);
 
   let order = 0;
-  const field = (
-    entity: EntityKind,
-    name: string,
-    type: FieldType,
-    extra: Partial<Omit<FieldDefinitionRec, 'id' | 'entity' | 'name' | 'type'>> = {},
-  ): void => {
+  const field = (entity: EntityKind, name: string, type: FieldType, extra: Partial<Omit<FieldDefinitionRec, 'id' | 'entity' | 'name' | 'type'>> = {}): void => {
     store.fieldDefinitions.insert({
       entity,
       name,

@@ -18,9 +18,7 @@ export function teamSummary(ctx: SandboxContext, teamId: number | null): { id: n
 }
 
 export function partySummaryOf(party: PartyRec): Record<string, unknown> {
-  return party.type === 'person'
-    ? { id: party.id, type: party.type, firstName: party.firstName, lastName: party.lastName, pictureURL: party.pictureURL }
-    : { id: party.id, type: party.type, name: party.name, pictureURL: party.pictureURL };
+  return party.type === 'person' ? { id: party.id, type: party.type, firstName: party.firstName, lastName: party.lastName, pictureURL: party.pictureURL } : { id: party.id, type: party.type, name: party.name, pictureURL: party.pictureURL };
 }
 
 export function partySummary(ctx: SandboxContext, partyId: number | null): Record<string, unknown> | null {

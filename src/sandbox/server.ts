@@ -111,9 +111,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     request.log.error(error);
     return sendError(request, reply, 500, { message: 'internal sandbox error; this is a bug in the sandbox' });
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, 404, { message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, { message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }));
 
   installLastQueryValue(app);
   installWriteTracking(app, durable, store);

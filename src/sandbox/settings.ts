@@ -50,7 +50,11 @@ export const sandboxOptionsSchema = z.object({
   /** Start from the seeded account even when the data file exists. @default false */
   reset: z.boolean().default(false),
   /** Largest request body in bytes (uploads included). @default 10 MiB */
-  bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
+  bodyLimitBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
   /** Whether party and entry deletes with dependent data are scheduled (202 + job). @default true */
   scheduledDeletes: z.boolean().default(true),
   /** How long a scheduled delete takes before its job completes, in milliseconds. @default 300 */

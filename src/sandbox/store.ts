@@ -485,9 +485,11 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
   const withId = (row: Record<string, unknown>, at: string): void => {
     if (typeof row.id !== 'number' || !Number.isInteger(row.id)) throw damaged(`${at}.id`, `is ${describe(row.id)}, not a whole number`);
   };
-  const withKey = (key: string) => (row: Record<string, unknown>, at: string): void => {
-    if (typeof row[key] !== 'string') throw damaged(`${at}.${key}`, `is ${describe(row[key])}, not a string`);
-  };
+  const withKey =
+    (key: string) =>
+    (row: Record<string, unknown>, at: string): void => {
+      if (typeof row[key] !== 'string') throw damaged(`${at}.${key}`, `is ${describe(row[key])}, not a string`);
+    };
   const object = (value: unknown, where: string): Record<string, unknown> => {
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw damaged(where, `is ${describe(value)}, not an object`);
     return value as Record<string, unknown>;

@@ -176,15 +176,11 @@ export class ChunkDecoder {
           this.onSwitch({ byteOffset });
           return (this.other as NonNullable<typeof this.other>).write(chunk);
         }
-        throw new FerryError(
-          'SOURCE_ENCODING',
-          `byte ${byteOffset} is not valid UTF-8 (${context()}), but earlier parts of the file were UTF-8 text: the file mixes encodings`,
-          {
-            location: { file: this.file },
-            cause: error,
-            hint: 'Re-save the file as UTF-8, or pass --encoding windows-1252 (or the right encoding) to read it all one way.',
-          },
-        );
+        throw new FerryError('SOURCE_ENCODING', `byte ${byteOffset} is not valid UTF-8 (${context()}), but earlier parts of the file were UTF-8 text: the file mixes encodings`, {
+          location: { file: this.file },
+          cause: error,
+          hint: 'Re-save the file as UTF-8, or pass --encoding windows-1252 (or the right encoding) to read it all one way.',
+        });
       }
     }
     return (this.other as NonNullable<typeof this.other>).write(chunk);

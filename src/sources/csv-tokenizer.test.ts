@@ -46,7 +46,9 @@ describe('CsvTokenizer on well-formed input', () => {
   it.each(cases)('%s', (_name, text) => {
     const delimiter = text.includes(';') && !text.includes(',') ? ';' : ',';
     const expected = parse(text, { delimiter, relax_column_count: true, skip_empty_lines: true }) as string[][];
-    const got = tokenize(text, { delimiter }).filter((r) => !r.blank).map((r) => r.fields);
+    const got = tokenize(text, { delimiter })
+      .filter((r) => !r.blank)
+      .map((r) => r.fields);
     expect(got).toEqual(expected);
   });
 

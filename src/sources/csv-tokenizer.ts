@@ -272,12 +272,7 @@ export class CsvTokenizer {
         this.endRecord('', 0, sink);
         return;
       }
-      const restAt = this.rejectFirstLine(
-        raw,
-        breakAt,
-        `a quote opened in field ${field} on line ${openLine} is never closed; the record is rejected and the lines after it are read again without that quote`,
-        sink,
-      );
+      const restAt = this.rejectFirstLine(raw, breakAt, `a quote opened in field ${field} on line ${openLine} is never closed; the record is rejected and the lines after it are read again without that quote`, sink);
       this.push(raw.slice(restAt), sink);
     }
   }

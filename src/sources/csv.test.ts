@@ -149,14 +149,76 @@ describe('readCsv: batches', () => {
 describe('readCsv: malformed records', () => {
   // Each input gets exactly these items; errors carry the code, the row (header = 1) and the line the record starts on.
   const cases: Array<[string, string, Array<['row', number, number] | [ErrorCode, number, number]>]> = [
-    ['too many fields', 'a,b\n1,2\n3,4,5\n6,7\n', [['row', 2, 2], ['SOURCE_COLUMN_COUNT', 3, 3], ['row', 4, 4]]],
-    ['too few fields', 'a,b\n1\n2,3\n', [['SOURCE_COLUMN_COUNT', 2, 2], ['row', 3, 3]]],
-    ['bad closing quote', 'a,b\n1,"x"y\n2,3\n', [['SOURCE_MALFORMED_RECORD', 2, 2], ['row', 3, 3]]],
-    ['unclosed quote mid-file', 'a,b\n1,2\n3,"oops\n4,5\n6,7\n', [['row', 2, 2], ['SOURCE_MALFORMED_RECORD', 3, 3], ['row', 4, 4], ['row', 5, 5]]],
-    ['stray quote closed by a later quote', 'a,b\n1,2\n3,"oops\n4,5\n6,"x"\n7,8\n', [['row', 2, 2], ['SOURCE_MALFORMED_RECORD', 3, 3], ['row', 4, 4], ['row', 5, 5], ['row', 6, 6]]],
-    ['unclosed quote on the last line', 'a,b\n1,2\n3,"oops', [['row', 2, 2], ['SOURCE_MALFORMED_RECORD', 3, 3]]],
-    ['multi-line record with a wrong count', 'a,b\n"x\ny",2,3\n4,5\n', [['SOURCE_COLUMN_COUNT', 2, 2], ['row', 3, 4]]],
-    ['error after a multi-line record', 'a,b\n"x\ny",2\n3\n', [['row', 2, 2], ['SOURCE_COLUMN_COUNT', 3, 4]]],
+    [
+      'too many fields',
+      'a,b\n1,2\n3,4,5\n6,7\n',
+      [
+        ['row', 2, 2],
+        ['SOURCE_COLUMN_COUNT', 3, 3],
+        ['row', 4, 4],
+      ],
+    ],
+    [
+      'too few fields',
+      'a,b\n1\n2,3\n',
+      [
+        ['SOURCE_COLUMN_COUNT', 2, 2],
+        ['row', 3, 3],
+      ],
+    ],
+    [
+      'bad closing quote',
+      'a,b\n1,"x"y\n2,3\n',
+      [
+        ['SOURCE_MALFORMED_RECORD', 2, 2],
+        ['row', 3, 3],
+      ],
+    ],
+    [
+      'unclosed quote mid-file',
+      'a,b\n1,2\n3,"oops\n4,5\n6,7\n',
+      [
+        ['row', 2, 2],
+        ['SOURCE_MALFORMED_RECORD', 3, 3],
+        ['row', 4, 4],
+        ['row', 5, 5],
+      ],
+    ],
+    [
+      'stray quote closed by a later quote',
+      'a,b\n1,2\n3,"oops\n4,5\n6,"x"\n7,8\n',
+      [
+        ['row', 2, 2],
+        ['SOURCE_MALFORMED_RECORD', 3, 3],
+        ['row', 4, 4],
+        ['row', 5, 5],
+        ['row', 6, 6],
+      ],
+    ],
+    [
+      'unclosed quote on the last line',
+      'a,b\n1,2\n3,"oops',
+      [
+        ['row', 2, 2],
+        ['SOURCE_MALFORMED_RECORD', 3, 3],
+      ],
+    ],
+    [
+      'multi-line record with a wrong count',
+      'a,b\n"x\ny",2,3\n4,5\n',
+      [
+        ['SOURCE_COLUMN_COUNT', 2, 2],
+        ['row', 3, 4],
+      ],
+    ],
+    [
+      'error after a multi-line record',
+      'a,b\n"x\ny",2\n3\n',
+      [
+        ['row', 2, 2],
+        ['SOURCE_COLUMN_COUNT', 3, 4],
+      ],
+    ],
   ];
   it.each(cases)('%s', async (_name, text, expected) => {
     const { items } = await read(fileWith(text));
@@ -272,11 +334,16 @@ describe('readCsv: encodings', () => {
 describe('readCsv: whole-file errors', () => {
   it.each([
     ['a missing file', () => join(dir, 'nope.csv'), {}, 'SOURCE_NOT_FOUND'],
-    ['a folder', () => {
-      const path = join(dir, 'folder.csv');
-      mkdirSync(path, { recursive: true });
-      return path;
-    }, {}, 'SOURCE_UNREADABLE'],
+    [
+      'a folder',
+      () => {
+        const path = join(dir, 'folder.csv');
+        mkdirSync(path, { recursive: true });
+        return path;
+      },
+      {},
+      'SOURCE_UNREADABLE',
+    ],
     ['binary data', () => fileWith(Buffer.from([1, 2, 0, 0, 0, 7, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0, 5])), {}, 'SOURCE_FORMAT_UNKNOWN'],
     ['an empty file', () => fileWith(''), {}, 'SOURCE_HEADER'],
     ['a header row past the end', () => fileWith('a\n1\n'), { headerRow: 5 }, 'SOURCE_HEADER'],

@@ -193,12 +193,7 @@ class RecordConverter {
     if (record.problem) {
       this.flushEmpty();
       const { problem } = record;
-      const where =
-        record.endLine > record.startLine
-          ? ` (the record spans lines ${record.startLine}-${record.endLine})`
-          : problem.line === record.startLine
-            ? ''
-            : ` (the record starts on line ${record.startLine})`;
+      const where = record.endLine > record.startLine ? ` (the record spans lines ${record.startLine}-${record.endLine})` : problem.line === record.startLine ? '' : ` (the record starts on line ${record.startLine})`;
       this.fail(problem.code, `${problem.message}${where}`, location, record.raw, problem.field);
       return;
     }
@@ -258,8 +253,7 @@ class RecordConverter {
     const { names, renames } = nameColumns(record.fields);
     this.names = names;
     for (const rename of renames) {
-      const why =
-        rename.reason === 'blank' ? 'has no name' : rename.reason === 'duplicate' ? 'repeats an earlier name' : 'is a reserved name';
+      const why = rename.reason === 'blank' ? 'has no name' : rename.reason === 'duplicate' ? 'repeats an earlier name' : 'is a reserved name';
       this.options.onWarning({
         code: rename.reason === 'blank' ? 'HEADER_BLANK' : 'HEADER_RENAMED',
         message: `column ${rename.column} ${why} (${JSON.stringify(rename.original)}); it is called ${JSON.stringify(rename.name)}`,
@@ -358,10 +352,7 @@ async function* readCsvBatches(file: string, options: CsvReadOptions, positional
         if (decision.basis === 'invalid-utf8' || decision.basis === 'utf16-pattern') {
           o.onWarning({
             code: 'ENCODING_GUESSED',
-            message:
-              decision.basis === 'invalid-utf8'
-                ? 'the file is not valid UTF-8; reading it as Windows-1252'
-                : `the file has no byte-order mark but looks like ${decision.encoding.toUpperCase()}; reading it as such`,
+            message: decision.basis === 'invalid-utf8' ? 'the file is not valid UTF-8; reading it as Windows-1252' : `the file has no byte-order mark but looks like ${decision.encoding.toUpperCase()}; reading it as such`,
             location: { file, row: 1, line: 1 },
           });
         }

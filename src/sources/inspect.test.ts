@@ -30,9 +30,7 @@ describe('inspectSource', () => {
       errorCount: 0,
       warningCount: 0,
     });
-    expect(report.columns.map((c) => c.name)).toEqual([
-      'first_name', 'last_name', 'email', 'phone', 'company', 'job_title', 'street', 'city', 'postcode', 'country', 'tags', 'notes', 'date_added',
-    ]);
+    expect(report.columns.map((c) => c.name)).toEqual(['first_name', 'last_name', 'email', 'phone', 'company', 'job_title', 'street', 'city', 'postcode', 'country', 'tags', 'notes', 'date_added']);
     const byName = new Map(report.columns.map((c) => [c.name, c]));
     expect(byName.get('first_name')).toEqual({ name: 'first_name', filled: 30, fillRate: 100, samples: ['Anna', 'François', 'Kari'] });
     expect(byName.get('tags')).toMatchObject({ filled: 27, fillRate: 90 });
@@ -88,7 +86,11 @@ describe('inspectSource: what would ruin an import later', () => {
     ['a repeated key', 'Customer ID,Name,Account ID\nC1,Ada,A1\nC2,Bob,A1\nC1,Ada again,A2\n', [['DUPLICATE_KEYS', 'Customer ID', /"C1" on rows 2 and 4/]]],
     ['an e-mail on two rows, case ignored', 'Name,E-Mail\nAda,ada@x.org\nBob,ADA@x.org\n', [['DUPLICATE_EMAILS', 'E-Mail', /1 value occurs on more than one row \(1 repeat\), e\.g\. "ADA@x\.org" on rows 2 and 3 \(case ignored\)/]]],
     ['an "email" column of yes/no is not one of addresses', 'Name,Email opt out\nAda,no\nBob,no\n', []],
-    ['dates that read either way, one deciding', 'Name,Signed\nAda,03/04/2024\nBob,25/04/2024\n', [['DATE_ORDER_AMBIGUOUS', 'Signed', /"03\/04\/2024", row 2: 3 April or 4 March\); "25\/04\/2024" \(row 3\) has a number over 12 first: the day comes first\. Give the mapping \{date: "dd\/MM\/yyyy"\}/]]],
+    [
+      'dates that read either way, one deciding',
+      'Name,Signed\nAda,03/04/2024\nBob,25/04/2024\n',
+      [['DATE_ORDER_AMBIGUOUS', 'Signed', /"03\/04\/2024", row 2: 3 April or 4 March\); "25\/04\/2024" \(row 3\) has a number over 12 first: the day comes first\. Give the mapping \{date: "dd\/MM\/yyyy"\}/]],
+    ],
     ['dates that read either way, none deciding', 'Name,Signed\nAda,03/04/2024\nBob,05/06/2024\n', [['DATE_ORDER_AMBIGUOUS', 'Signed', /no date has a number over 12 to tell the order/]]],
     ['dates in two orders', 'Name,Signed\nAda,25/04/2024\nBob,04/25/2024\n', [['DATE_ORDER_MIXED', 'Signed', /only day first \("25\/04\/2024", row 2\) and dates that read only month first \("04\/25\/2024", row 3\)/]]],
     ['unique keys, clear dates, a text with a date now and then', 'ID,Email,Signed,Note\n1,a@x.org,25/04/2024,call 03/04/2024\n2,b@x.org,26/04/2024,ok\n3,c@x.org,,fine\n', []],

@@ -77,7 +77,10 @@ describe('openSource', () => {
     ['an encoding for a legacy JSON export', 'parties.json', '{"parties":[]}', { encoding: 'latin1' }, /encoding "latin1" was given, but this file is read as v1-json/],
     ['a legacy record kind for a CSV', 'rec.csv', 'name\nAnn\n', { record: 'person' as const }, /record "person" was given, but this file is read as csv .*no legacy records/],
   ])('refuses %s before reading it (USAGE, with the file)', async (_what, name, content, options, message) => {
-    const error = await openSource(fileWith(name, content), options).then(() => null, (e: unknown) => e);
+    const error = await openSource(fileWith(name, content), options).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(FerryError);
     expect((error as FerryError).code).toBe('USAGE');
     expect((error as FerryError).message).toMatch(message);

@@ -149,7 +149,7 @@ function openV1Live(input: string, options: OpenSourceOptions): OpenedSource {
   if (!isV1LiveInput(input)) {
     if (options.baseUrl === undefined) {
       throw new FerryError('USAGE', `the source format is v1-api (a live account), but the input ${JSON.stringify(input)} is no v1+https:// address and the source names no baseUrl`, {
-        hint: 'Give the input as v1+https://OLD-ACCOUNT.example.com, or `baseUrl:` in the mapping\'s source.',
+        hint: "Give the input as v1+https://OLD-ACCOUNT.example.com, or `baseUrl:` in the mapping's source.",
       });
     }
     address = `v1+${options.baseUrl}`;

@@ -100,10 +100,7 @@ export function sourceFieldBatches(items: AsyncIterable<SourceItem>): (() => Asy
 }
 
 /** Items read from batches, one by one, offering the batches too (see SOURCE_BATCHES). */
-export function itemsOfBatches(
-  batches: () => AsyncGenerator<SourceItem[]>,
-  fieldBatches?: () => AsyncGenerator<Array<FieldRow | SourceRowError>>,
-): AsyncGenerator<SourceItem> & BatchedItems {
+export function itemsOfBatches(batches: () => AsyncGenerator<SourceItem[]>, fieldBatches?: () => AsyncGenerator<Array<FieldRow | SourceRowError>>): AsyncGenerator<SourceItem> & BatchedItems {
   async function* items(): AsyncGenerator<SourceItem> {
     for await (const batch of batches()) yield* batch;
   }

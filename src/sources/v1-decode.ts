@@ -79,12 +79,7 @@ function strictUtf8(file: string): TextChunkDecoder {
  * encoding its first bytes name. Each piece of text goes to `write`, then what `drain` has ready is
  * handed on, so records come out as the bytes come in. The file is closed however reading ends.
  */
-export async function* readDecoded<T>(
-  file: string,
-  options: { signal: AbortSignal | undefined; chunks?: Iterable<Buffer> | AsyncIterable<Buffer> },
-  write: (text: string) => void,
-  drain: () => Generator<T>,
-): AsyncGenerator<T, void> {
+export async function* readDecoded<T>(file: string, options: { signal: AbortSignal | undefined; chunks?: Iterable<Buffer> | AsyncIterable<Buffer> }, write: (text: string) => void, drain: () => Generator<T>): AsyncGenerator<T, void> {
   const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
   let decoder: TextChunkDecoder | undefined;
   try {

@@ -88,10 +88,7 @@ describe('readV1Export on the samples', () => {
       ]);
       expect(values[1]).toMatchObject({ 'attachment.1.filename': 'brochure.pdf', 'attachment.1.contentType': 'application/pdf' });
       expect(items.map((item) => item.row)).toEqual([1, 2, 3]);
-      expect(warnings.map((warning) => warning.message)).toEqual([
-        expect.stringMatching(/^1 person record\(s\) skipped/),
-        expect.stringMatching(/^1 organisation record\(s\) skipped/),
-      ]);
+      expect(warnings.map((warning) => warning.message)).toEqual([expect.stringMatching(/^1 person record\(s\) skipped/), expect.stringMatching(/^1 organisation record\(s\) skipped/)]);
     }
     const xml = await read(sample('parties.xml'), { record: 'historyItem' });
     expect(xml.items[1]?.location.elementPath).toBe('/parties/person[1]/history[1]/historyItem[2]');
@@ -117,8 +114,7 @@ describe('readV1Export on XML edge cases', () => {
   it('takes the first list of a file holding several, and the others on request', async () => {
     const file = write(
       'export.xml',
-      '<export><parties><organisation><id>1</id><name>A</name></organisation></parties>' +
-        '<opportunities><opportunity><id>5</id><name>Deal</name></opportunity><opportunity><id>6</id></opportunity></opportunities></export>',
+      '<export><parties><organisation><id>1</id><name>A</name></organisation></parties>' + '<opportunities><opportunity><id>5</id><name>Deal</name></opportunity><opportunity><id>6</id></opportunity></opportunities></export>',
     );
     const first = await read(file);
     expect(rowValues(first.items).map((row) => row['id'])).toEqual(['1']);

@@ -95,10 +95,7 @@ export async function* readV1Export(file: string, options: V1ReadOptions = {}): 
   const format = await sniffFormat(file);
   const source = basename(file);
   const bareKind = opts.record !== undefined && opts.record !== 'party' ? opts.record : undefined;
-  const raw =
-    format === 'xml'
-      ? readV1XmlRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars })
-      : readV1JsonRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars, bareKind });
+  const raw = format === 'xml' ? readV1XmlRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars }) : readV1JsonRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars, bareKind });
   yield* rowsOfV1Records(raw, { ...opts, file, source, format });
 }
 
@@ -221,7 +218,10 @@ async function sniffFormat(file: string): Promise<V1Format> {
     });
     const bytes = head.subarray(0, bytesRead);
     if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return 'xml';
-    const text = bytes.toString('latin1').replace(/^\xef\xbb\xbf/, '').trimStart();
+    const text = bytes
+      .toString('latin1')
+      .replace(/^\xef\xbb\xbf/, '')
+      .trimStart();
     if (text.startsWith('<')) return 'xml';
     if (text.startsWith('{') || text.startsWith('[')) return 'json';
     throw new FerryError('SOURCE_FORMAT_UNKNOWN', text === '' ? `${file} is empty` : `${file} is neither XML nor JSON: it starts with ${JSON.stringify(text.slice(0, 20))}`, {

@@ -37,15 +37,9 @@ export const V1_LIST_ITEMS: Readonly<Record<string, string>> = {
 const BASE_COLUMNS: Readonly<Record<V1RecordKind, readonly string[]>> = {
   person: ['id', 'type', 'title', 'firstName', 'lastName', 'jobTitle', 'organisationId', 'organisationName', 'about', 'createdOn', 'updatedOn', 'pictureURL', 'tags'],
   organisation: ['id', 'type', 'name', 'about', 'createdOn', 'updatedOn', 'pictureURL', 'tags'],
-  opportunity: [
-    'id', 'name', 'description', 'partyId', 'currency', 'value', 'durationBasis', 'duration', 'milestoneId', 'milestone',
-    'probability', 'expectedCloseDate', 'actualCloseDate', 'owner', 'createdOn', 'updatedOn', 'tags',
-  ],
+  opportunity: ['id', 'name', 'description', 'partyId', 'currency', 'value', 'durationBasis', 'duration', 'milestoneId', 'milestone', 'probability', 'expectedCloseDate', 'actualCloseDate', 'owner', 'createdOn', 'updatedOn', 'tags'],
   kase: ['id', 'status', 'name', 'description', 'partyId', 'owner', 'closeDate', 'createdOn', 'updatedOn', 'tags'],
-  task: [
-    'id', 'description', 'detail', 'category', 'owner', 'dueDate', 'dueDateTime', 'partyId', 'partyName',
-    'opportunityId', 'opportunityName', 'caseId', 'caseName',
-  ],
+  task: ['id', 'description', 'detail', 'category', 'owner', 'dueDate', 'dueDateTime', 'partyId', 'partyName', 'opportunityId', 'opportunityName', 'caseId', 'caseName'],
   historyItem: ['id', 'type', 'entryDate', 'creator', 'creatorName', 'subject', 'note'],
 };
 

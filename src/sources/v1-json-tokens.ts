@@ -4,13 +4,7 @@
  * single string. Numbers are handed over as their source text, because v1 ids can exceed the
  * integers a double holds exactly.
  */
-export type JsonEvent =
-  | { type: 'startObject' }
-  | { type: 'endObject' }
-  | { type: 'startArray' }
-  | { type: 'endArray' }
-  | { type: 'key'; key: string }
-  | { type: 'value'; value: string | boolean | null; number?: true };
+export type JsonEvent = { type: 'startObject' } | { type: 'endObject' } | { type: 'startArray' } | { type: 'endArray' } | { type: 'key'; key: string } | { type: 'value'; value: string | boolean | null; number?: true };
 
 /** Where a JSON document stops being JSON. */
 export class JsonSyntaxError extends Error {

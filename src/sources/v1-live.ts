@@ -80,7 +80,10 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   const opts = normalizeOptions(options);
   const pageSize = options.pageSize ?? 100;
   const startAt = options.startAt ?? 0;
-  for (const [name, value, min] of [['pageSize', pageSize, 1], ['startAt', startAt, 0]] as const) {
+  for (const [name, value, min] of [
+    ['pageSize', pageSize, 1],
+    ['startAt', startAt, 0],
+  ] as const) {
     if (!Number.isInteger(value) || value < min) throw new FerryError('CONFIG_INVALID', `${name} must be an integer of at least ${min}; got ${value}`);
   }
   const list = options.list ?? V1_LIST_OF_RECORD[opts.record ?? 'party'];
@@ -98,9 +101,7 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   const signal = opts.signal;
 
   const parse = (chunks: AsyncIterable<Buffer>, where: string, kind: V1RecordKind | undefined): AsyncGenerator<RawV1Record> =>
-    reader.format === 'xml'
-      ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks })
-      : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks, bareKind: kind });
+    reader.format === 'xml' ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks }) : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks, bareKind: kind });
   const where = (path: string): string => `${V1_LIVE_PREFIX}${reader.transport.origin}${path}`;
 
   /**

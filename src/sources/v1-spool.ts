@@ -287,7 +287,10 @@ class V1SpoolShare {
   /** Pages fetched in this process, so that a service answering one page forever is stopped. */
   readonly #repeats = new V1PageRepeats();
 
-  constructor(readonly base: string, key: V1SpoolKey) {
+  constructor(
+    readonly base: string,
+    key: V1SpoolKey,
+  ) {
     this.ready = V1Spool.open(base, key).then((spool) => {
       if (!spool) throw new FerryError('INTERNAL', `the spool ${base} is open twice in this process`);
       this.#spool = spool;

@@ -33,7 +33,10 @@ const DATE1904_OFFSET = 1_462;
  */
 export function isDateFormat(format: string | undefined): boolean {
   if (!format) return false;
-  const stripped = format.replace(/\[[^\]]*]/g, '').replace(/"[^"]*"/g, '').replace(/\\./g, '');
+  const stripped = format
+    .replace(/\[[^\]]*]/g, '')
+    .replace(/"[^"]*"/g, '')
+    .replace(/\\./g, '');
   return /[ymdhsb]/i.test(stripped);
 }
 

@@ -85,26 +85,18 @@ export async function openXlsxContainer(file: string): Promise<XlsxContainer> {
  */
 export function checkPartSize(file: string, part: XlsxPart, limits: XlsxContainerLimits): void {
   if (part.uncompressedSize > limits.maxUncompressedBytes) {
-    throw new FerryError(
-      'SOURCE_XLSX_TOO_LARGE',
-      `${part.name} in ${file} declares ${part.uncompressedSize} bytes uncompressed; the limit is ${limits.maxUncompressedBytes}`,
-      {
-        location: { file },
-        hint: 'If the workbook is genuine, raise the limit (maxUncompressedBytes) or export the sheet as CSV.',
-      },
-    );
+    throw new FerryError('SOURCE_XLSX_TOO_LARGE', `${part.name} in ${file} declares ${part.uncompressedSize} bytes uncompressed; the limit is ${limits.maxUncompressedBytes}`, {
+      location: { file },
+      hint: 'If the workbook is genuine, raise the limit (maxUncompressedBytes) or export the sheet as CSV.',
+    });
   }
   if (part.uncompressedSize >= RATIO_FLOOR_BYTES) {
     const ratio = part.uncompressedSize / Math.max(1, part.compressedSize);
     if (ratio > limits.maxCompressionRatio) {
-      throw new FerryError(
-        'SOURCE_XLSX_TOO_LARGE',
-        `${part.name} in ${file} declares a compression ratio of ${Math.round(ratio)}:1; more than ${limits.maxCompressionRatio}:1 looks like a zip bomb`,
-        {
-          location: { file },
-          hint: 'If the workbook is genuine, raise the limit (maxCompressionRatio) or export the sheet as CSV.',
-        },
-      );
+      throw new FerryError('SOURCE_XLSX_TOO_LARGE', `${part.name} in ${file} declares a compression ratio of ${Math.round(ratio)}:1; more than ${limits.maxCompressionRatio}:1 looks like a zip bomb`, {
+        location: { file },
+        hint: 'If the workbook is genuine, raise the limit (maxCompressionRatio) or export the sheet as CSV.',
+      });
     }
   }
 }

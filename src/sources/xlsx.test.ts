@@ -248,10 +248,7 @@ describe('readXlsx on crafted sheets', () => {
       [2, 5],
       [3, 7],
     ]);
-    expect(warnings.map((warning) => warning.message)).toEqual([
-      'row 7 has values right of the last header column; kept as column4...column4',
-      '3 empty row(s) skipped in sheet "Only"',
-    ]);
+    expect(warnings.map((warning) => warning.message)).toEqual(['row 7 has values right of the last header column; kept as column4...column4', '3 empty row(s) skipped in sheet "Only"']);
   });
 
   it('reads elements written with a namespace prefix', async () => {
@@ -316,7 +313,14 @@ describe('readXlsx on crafted sheets', () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('People');
     sheet.addRow(['Name', 'Site', 'Twice', 'Adult', 'Since', 'Check']);
-    sheet.addRow([{ richText: [{ text: 'Ada ', font: { bold: true } }, { text: 'L.' }] }, { text: 'home', hyperlink: 'https://example.com' }, { formula: 'B1-B1', result: 0 }, { formula: '1=2', result: false }, new Date(Date.UTC(2020, 4, 17)), { error: '#N/A' }]);
+    sheet.addRow([
+      { richText: [{ text: 'Ada ', font: { bold: true } }, { text: 'L.' }] },
+      { text: 'home', hyperlink: 'https://example.com' },
+      { formula: 'B1-B1', result: 0 },
+      { formula: '1=2', result: false },
+      new Date(Date.UTC(2020, 4, 17)),
+      { error: '#N/A' },
+    ]);
     sheet.addRow(['Alan', null, { formula: '21*2', result: 42 }, true, null, 'ok']);
     sheet.getCell('E2').numFmt = 'dd/mm/yyyy';
     sheet.mergeCells('A3:B3');
@@ -424,10 +428,19 @@ describe('readXlsx refuses bad files with a clear error', () => {
 
 describe('xlsx helpers', () => {
   it.each([
-    [['Email', 'Email', 'Email'], ['Email', 'Email_2', 'Email_3']],
-    [['A', 'A', 'A_2'], ['A', 'A_3', 'A_2']],
-    [['', 'B', ''], ['column1', 'B', 'column3']],
-  ])('makes %j unique as %j (the CSV reader\'s naming)', (headers, expected) => {
+    [
+      ['Email', 'Email', 'Email'],
+      ['Email', 'Email_2', 'Email_3'],
+    ],
+    [
+      ['A', 'A', 'A_2'],
+      ['A', 'A_3', 'A_2'],
+    ],
+    [
+      ['', 'B', ''],
+      ['column1', 'B', 'column3'],
+    ],
+  ])("makes %j unique as %j (the CSV reader's naming)", (headers, expected) => {
     expect(nameColumns(headers).names).toEqual(expected);
   });
 

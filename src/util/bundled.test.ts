@@ -31,7 +31,7 @@ describe('the default state folder (issue 26, item 9)', () => {
   });
 });
 
-describe('where validate writes a ready-made plan\'s rejects', () => {
+describe("where validate writes a ready-made plan's rejects", () => {
   it('in validate/ of its state folder; for any other plan, nowhere decided here (its own folder)', async () => {
     const { bundledValidateDir } = await import('./bundled.ts');
     expect(bundledValidateDir(join(BUNDLED_MAPPINGS_DIR, 'plans/generic.yaml'), '/cwd')).toBe(join('/cwd', '.crm-ferry', 'generic', 'validate'));

@@ -26,8 +26,7 @@ export interface MakeFoldersOptions {
  */
 export async function makeFolders(folder: string, options: MakeFoldersOptions): Promise<string> {
   const target = resolve(folder);
-  const refuse = (message: string, cause?: unknown): FerryError =>
-    new FerryError('CONFIG_INVALID', message, { location: { file: folder }, hint: options.hint, ...(cause === undefined ? {} : { cause }) });
+  const refuse = (message: string, cause?: unknown): FerryError => new FerryError('CONFIG_INVALID', message, { location: { file: folder }, hint: options.hint, ...(cause === undefined ? {} : { cause }) });
   checkNotSpecial(target, options.what, refuse);
   // Find the nearest level that exists; the levels below it are created.
   const missing: string[] = [];

@@ -148,7 +148,10 @@ export function fileNameFor(given: string, maxBytes = MAX_FILE_NAME_BYTES): stri
   const plain = given.replace(/[/\\\u0000-\u001f\u007f]/g, '_').trim();
   const name = plain === '' || plain === '.' || plain === '..' ? FALLBACK_FILE_NAME : plain;
   if (Buffer.byteLength(name, 'utf8') <= maxBytes) return name;
-  const tail = `~${createHash('sha256').update(name, 'utf8').digest('hex').slice(0, HASH_TAIL - 1)}`;
+  const tail = `~${createHash('sha256')
+    .update(name, 'utf8')
+    .digest('hex')
+    .slice(0, HASH_TAIL - 1)}`;
   const dot = name.lastIndexOf('.');
   const extension = dot > 0 && Buffer.byteLength(name.slice(dot), 'utf8') <= 16 ? name.slice(dot) : '';
   const room = maxBytes - HASH_TAIL - Buffer.byteLength(extension, 'utf8');

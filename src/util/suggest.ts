@@ -50,4 +50,3 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
   const best = closestName(word, candidates);
   return best === undefined ? '' : `, did you mean \`${best}\`?`;
 }
-

@@ -59,7 +59,7 @@ export function parseV1LiveInput(input: string): V1LiveAddress {
   const list = match?.[1];
   if (!match || (list !== undefined && !(V1_LISTS as readonly string[]).includes(list))) {
     throw new FerryError('USAGE', `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} names no list it reads; it reads ${V1_LISTS.map((l) => `/api/${l}`).join(', ')}`, {
-      hint: 'Give it as v1+https://HOST (the mapping\'s record picks the list), or end it with /api/party, /api/opportunity, /api/kase or /api/tasks.',
+      hint: "Give it as v1+https://HOST (the mapping's record picks the list), or end it with /api/party, /api/opportunity, /api/kase or /api/tasks.",
     });
   }
   return { baseUrl: url.origin, list: list as V1List | undefined };

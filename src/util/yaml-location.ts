@@ -96,13 +96,7 @@ function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {
  * over the rest, because a misspelt key also makes the intended one look missing.
  * `keysAt` lists the keys allowed at a path, for "did you mean".
  */
-export function yamlSchemaError(
-  yaml: LocatedYaml,
-  error: z.ZodError,
-  code: ErrorCode,
-  what: string,
-  keysAt: (path: ReadonlyArray<PropertyKey>) => readonly string[] = () => [],
-): FerryError {
+export function yamlSchemaError(yaml: LocatedYaml, error: z.ZodError, code: ErrorCode, what: string, keysAt: (path: ReadonlyArray<PropertyKey>) => readonly string[] = () => []): FerryError {
   const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
   let path = (issue?.path ?? []) as PropertyKey[];
   let message = issue?.message ?? 'invalid';
@@ -118,8 +112,7 @@ export function yamlSchemaError(
     else if (issue.code === 'invalid_type') {
       const key = path[path.length - 1];
       message = found === 'nothing' ? `\`${String(key ?? 'a value')}\` is required` : `expected ${issue.expected}, found ${found}`;
-    }
-    else message = `${message} (found ${found})`;
+    } else message = `${message} (found ${found})`;
   }
   const yamlPath = formatYamlPath(path);
   const line = yaml.lineOf(path);

@@ -62,7 +62,13 @@ function itemText(field: string, item: unknown, names: RowNames): string {
     case 'websites':
       return typed(it.type, `${it.service !== undefined && it.service !== 'URL' ? `${text(it.service)} ` : ''}${text(it.address)}`);
     case 'addresses':
-      return typed(it.type, ['street', 'city', 'state', 'zip', 'country'].map((part) => text(it[part])).filter((part) => part !== '').join(', '));
+      return typed(
+        it.type,
+        ['street', 'city', 'state', 'zip', 'country']
+          .map((part) => text(it[part]))
+          .filter((part) => part !== '')
+          .join(', '),
+      );
     case 'tags':
       return nameOf(it) ?? `tag ${text(it.id)}`;
     case 'fields': {

@@ -15,10 +15,7 @@ type Body = Record<string, unknown>;
 
 export const verifyOptionsSchema = z.object({
   /** One mapping over one input, or a whole plan: what the run was made with. */
-  source: z.discriminatedUnion('kind', [
-    z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }),
-    z.object({ kind: z.literal('plan'), planFile: z.string().min(1) }),
-  ]),
+  source: z.discriminatedUnion('kind', [z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }), z.object({ kind: z.literal('plan'), planFile: z.string().min(1) })]),
   /** The state folder of the runs to check. */
   stateDir: z.string().min(1),
   /**
@@ -381,7 +378,12 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
 
     const limit = pLimit(options.concurrency);
     for (const check of checks) {
-      check.records = await readRecords(service, check.entity, [...check.ids.values()].map((row) => row.id), limit);
+      check.records = await readRecords(
+        service,
+        check.entity,
+        [...check.ids.values()].map((row) => row.id),
+        limit,
+      );
     }
 
     const found: Found = { differences: [], notCarried: [], namedOrganisations: new Set() };
@@ -399,7 +401,17 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
         const counts = steps.find((s) => s.step === check?.prepared.name);
         if (!check || !counts) continue;
         counts.extra += 1;
-        found.differences.push({ step: check.prepared.name, kind: 'extra', changedIn: 'account', row: null, key: '', field: '', inFile: 'no row: not written by crm-ferry', inAccount: `${nameOf(record)} (record ${String(record.id)}), added to the account on ${String(record.createdAt)}`, id: record.id as number });
+        found.differences.push({
+          step: check.prepared.name,
+          kind: 'extra',
+          changedIn: 'account',
+          row: null,
+          key: '',
+          field: '',
+          inFile: 'no row: not written by crm-ferry',
+          inAccount: `${nameOf(record)} (record ${String(record.id)}), added to the account on ${String(record.createdAt)}`,
+          id: record.id as number,
+        });
       }
     }
     const differencesFile = options.differencesFile ?? join(state.dir, 'results', 'verify.differences.csv');
@@ -457,18 +469,17 @@ function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
       return check?.ids.get(check.aliases.get(key) ?? key)?.id;
     },
     ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
-    unresolved: (ref) => `links to ${linkKeys(ref).map((key) => `'${key}'`).join(', then ')} in ${stepList(ref.steps)}, which has no record for it`,
+    unresolved: (ref) =>
+      `links to ${linkKeys(ref)
+        .map((key) => `'${key}'`)
+        .join(', then ')} in ${stepList(ref.steps)}, which has no record for it`,
   };
 }
 
 /** Warnings that leave something of the row out of its record: listed as not carried. */
 const LEFT_OUT: ReadonlySet<string> = new Set(['VALUE_DROPPED', 'LINK_UNRESOLVED', 'USER_UNKNOWN', 'NOT_CARRIED', 'DUPLICATE_DROPPED']);
 
-async function compareStep(
-  check: StepCheck,
-  compiled: CompiledMapping,
-  context: { links: LinkBook; resolver: NameResolver; found: Found; signal: AbortSignal | undefined },
-): Promise<VerifyStepSummary> {
+async function compareStep(check: StepCheck, compiled: CompiledMapping, context: { links: LinkBook; resolver: NameResolver; found: Found; signal: AbortSignal | undefined }): Promise<VerifyStepSummary> {
   const step = check.prepared;
   const { found, signal } = context;
   const counts: VerifyStepSummary = {
@@ -629,7 +640,13 @@ function compareRecord(body: Body, record: Body, written: Body | null, names: Ro
   // A note's files, by name and size: a file of the row the note lacks.
   const lacking = attachmentsLacking(attachmentFilesOf(body), record);
   if (lacking.length > 0) {
-    out.push({ kind: 'differs', changedIn: changedInSource('attachments') ? 'source' : 'account', field: 'attachments', inFile: lacking.map((file) => file.filename).join('; '), inAccount: readable('attachments', record.attachments, names) });
+    out.push({
+      kind: 'differs',
+      changedIn: changedInSource('attachments') ? 'source' : 'account',
+      field: 'attachments',
+      inFile: lacking.map((file) => file.filename).join('; '),
+      inAccount: readable('attachments', record.attachments, names),
+    });
   }
   return out.sort((a, b) => a.field.localeCompare(b.field));
 }

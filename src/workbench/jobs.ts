@@ -77,7 +77,10 @@ export class Jobs {
         view.state = 'finished';
       } catch (error) {
         view.state = 'failed';
-        view.error = error instanceof FerryError ? { code: error.code, message: error.hint ? `${error.message}. ${error.hint}` : error.message } : { code: 'INTERNAL', message: `this is a bug in crm-ferry: ${(error as Error)?.stack ?? String(error)}` };
+        view.error =
+          error instanceof FerryError
+            ? { code: error.code, message: error.hint ? `${error.message}. ${error.hint}` : error.message }
+            : { code: 'INTERNAL', message: `this is a bug in crm-ferry: ${(error as Error)?.stack ?? String(error)}` };
       } finally {
         this.#last[kind] = view;
         this.#current = null;

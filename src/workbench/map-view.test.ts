@@ -26,7 +26,8 @@ fields:
 `;
 
 /** A target list value, as the page sends it back. */
-const target = (t: { to: string; part?: string; definition?: string; tag?: string | null; ref?: string | string[] }): string => JSON.stringify({ to: t.to, part: t.part, definition: t.definition, tag: t.definition === undefined ? undefined : (t.tag ?? null), ref: t.ref });
+const target = (t: { to: string; part?: string; definition?: string; tag?: string | null; ref?: string | string[] }): string =>
+  JSON.stringify({ to: t.to, part: t.part, definition: t.definition, tag: t.definition === undefined ? undefined : (t.tag ?? null), ref: t.ref });
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-map-view-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,47 +35,125 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('applyEdit: the table edits the YAML, keeping the rest as written', () => {
   const cases: Array<[string, MapEdit[], RegExp[], RegExp[]]> = [
     ['a new target for a column no field reads', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }], [/- to: email\n\s+type: Work\n\s+value: \{column: email\}/], []],
-    ['another target for a mapped column, in place', [{ kind: 'target', column: 'first', target: target({ to: 'lastName' }) }], [/- to: lastName\n\s+value: \{column: "first", transform: \[trim, lowercase\]\} # kept as typed/], [/to: firstName/]],
-    ['a custom field of the account, with its tag', [{ kind: 'target', column: 'first', target: target({ to: 'custom', definition: 'Contract end', tag: 'Customer' }) }], [/- to: custom\n\s+value: .*\n\s+definition: Contract end\n\s+tag: Customer/], []],
+    [
+      'another target for a mapped column, in place',
+      [{ kind: 'target', column: 'first', target: target({ to: 'lastName' }) }],
+      [/- to: lastName\n\s+value: \{column: "first", transform: \[trim, lowercase\]\} # kept as typed/],
+      [/to: firstName/],
+    ],
+    [
+      'a custom field of the account, with its tag',
+      [{ kind: 'target', column: 'first', target: target({ to: 'custom', definition: 'Contract end', tag: 'Customer' }) }],
+      [/- to: custom\n\s+value: .*\n\s+definition: Contract end\n\s+tag: Customer/],
+      [],
+    ],
     ['a column left out', [{ kind: 'target', column: 'joined', target: '' }], [], [/joined/, /Joined/]],
     ['a part of the address there', [{ kind: 'target', column: 'street', target: target({ to: 'address', part: 'street' }) }], [/parts:\n\s+city: \{column: "city"\}\n\s+street: \{column: street\}/], [/to: address[\s\S]*to: address/]],
-    ['a second address once the first has the part', [{ kind: 'target', column: 'home', target: target({ to: 'address', part: 'city' }) }], [/- to: address\n\s+type: Work\n\s+parts:\n\s+city: \{column: home\}/, /city: \{column: "city"\}/], []],
-    ['an address part made a phone: the part leaves the address, the address goes when empty', [{ kind: 'target', column: 'city', target: target({ to: 'phone' }) }], [/- to: phone\n\s+type: Work\n\s+value: \{column: "city"\}/], [/to: address/]],
-    ['a phone made a tag: the type goes', [{ kind: 'target', column: 'tel', target: target({ to: 'phone' }) }, { kind: 'target', column: 'tel', target: target({ to: 'tags' }) }], [/- to: tags\n\s+value: \{column: tel\}/], [/to: phone/, /type: Work\n\s+value: \{column: tel/]],
-    ['the type of a phone, a constant', [{ kind: 'target', column: 'tel', target: target({ to: 'phone' }) }, { kind: 'type', column: 'tel', type: '"Mobile"' }], [/- to: phone\n\s+type: Mobile\n\s+value: \{column: tel\}/], []],
-    ['the type of a phone, read from a column', [{ kind: 'target', column: 'tel', target: target({ to: 'phone' }) }, { kind: 'type', column: 'tel', type: '{"column":"kind"}' }], [/- to: phone\n\s+type: \{column: kind\}/], []],
-    ['an address part sets the whole address\'s type', [{ kind: 'type', column: 'city', type: '"Home"' }], [/- to: address\n\s+type: Home/], []],
+    [
+      'a second address once the first has the part',
+      [{ kind: 'target', column: 'home', target: target({ to: 'address', part: 'city' }) }],
+      [/- to: address\n\s+type: Work\n\s+parts:\n\s+city: \{column: home\}/, /city: \{column: "city"\}/],
+      [],
+    ],
+    [
+      'an address part made a phone: the part leaves the address, the address goes when empty',
+      [{ kind: 'target', column: 'city', target: target({ to: 'phone' }) }],
+      [/- to: phone\n\s+type: Work\n\s+value: \{column: "city"\}/],
+      [/to: address/],
+    ],
+    [
+      'a phone made a tag: the type goes',
+      [
+        { kind: 'target', column: 'tel', target: target({ to: 'phone' }) },
+        { kind: 'target', column: 'tel', target: target({ to: 'tags' }) },
+      ],
+      [/- to: tags\n\s+value: \{column: tel\}/],
+      [/to: phone/, /type: Work\n\s+value: \{column: tel/],
+    ],
+    [
+      'the type of a phone, a constant',
+      [
+        { kind: 'target', column: 'tel', target: target({ to: 'phone' }) },
+        { kind: 'type', column: 'tel', type: '"Mobile"' },
+      ],
+      [/- to: phone\n\s+type: Mobile\n\s+value: \{column: tel\}/],
+      [],
+    ],
+    [
+      'the type of a phone, read from a column',
+      [
+        { kind: 'target', column: 'tel', target: target({ to: 'phone' }) },
+        { kind: 'type', column: 'tel', type: '{"column":"kind"}' },
+      ],
+      [/- to: phone\n\s+type: \{column: kind\}/],
+      [],
+    ],
+    ["an address part sets the whole address's type", [{ kind: 'type', column: 'city', type: '"Home"' }], [/- to: address\n\s+type: Home/], []],
     ['no type', [{ kind: 'type', column: 'city', type: '' }], [/- to: address\n\s+parts:/], [/type:/]],
-    ['a website\'s service', [{ kind: 'target', column: 'site', target: target({ to: 'website' }) }, { kind: 'service', column: 'site', service: '"LINKED_IN"' }], [/- to: website\n\s+type: Work\n\s+value: \{column: site\}\n\s+service: LINKED_IN/], []],
+    [
+      "a website's service",
+      [
+        { kind: 'target', column: 'site', target: target({ to: 'website' }) },
+        { kind: 'service', column: 'site', service: '"LINKED_IN"' },
+      ],
+      [/- to: website\n\s+type: Work\n\s+value: \{column: site\}\n\s+service: LINKED_IN/],
+      [],
+    ],
     ['a link to another step by key', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }], [/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"/], []],
     [
       'a link and a name of one organisation are one entry: the name is written when the link finds no row',
-      [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'target', column: 'company', target: target({ to: 'organisation' }) }],
+      [
+        { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) },
+        { kind: 'target', column: 'company', target: target({ to: 'organisation' }) },
+      ],
       [/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"\n\s+value: \{column: company\}/],
       [/to: organisation[\s\S]*to: organisation/],
     ],
     [
       'the name first, then the link: one entry',
-      [{ kind: 'target', column: 'company', target: target({ to: 'organisation' }) }, { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }],
+      [
+        { kind: 'target', column: 'company', target: target({ to: 'organisation' }) },
+        { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) },
+      ],
       [/- to: organisation\n\s+value: \{column: company\}\n\s+ref: companies\n\s+key: "\{\{company id\}\}"/],
       [/to: organisation[\s\S]*to: organisation/],
     ],
     [
-      'the link\'s key column left out: the name stays, as a plain organisation',
-      [{ kind: 'target', column: 'company', target: target({ to: 'organisation' }) }, { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'target', column: 'company id', target: '' }],
+      "the link's key column left out: the name stays, as a plain organisation",
+      [
+        { kind: 'target', column: 'company', target: target({ to: 'organisation' }) },
+        { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) },
+        { kind: 'target', column: 'company id', target: '' },
+      ],
       [/- to: organisation\n\s+value: \{column: company\}\n/],
       [/ref:/, /key: "\{\{company/],
     ],
     ['a transform with its options', [{ kind: 'transform', column: 'joined', transform: 'date', param: 'dd.MM.yyyy' }], [/transform: \[\{date: dd\.MM\.yyyy\}\]/], []],
     ['the last transform replaced, the ones before kept', [{ kind: 'transform', column: 'first', transform: 'uppercase', param: '' }], [/transform: \[trim, uppercase\]/], []],
-    ['an address part\'s transform', [{ kind: 'transform', column: 'city', transform: 'titlecase', param: '' }], [/city: \{column: "city", transform: \[titlecase\]\}/], []],
+    ["an address part's transform", [{ kind: 'transform', column: 'city', transform: 'titlecase', param: '' }], [/city: \{column: "city", transform: \[titlecase\]\}/], []],
     ['required', [{ kind: 'required', column: 'first', required: true }], [/required: true/], []],
-    ['required on a link', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'required', column: 'company id', required: true }], [/key: "\{\{company id\}\}"\n\s+required: true/], []],
+    [
+      'required on a link',
+      [
+        { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) },
+        { kind: 'required', column: 'company id', required: true },
+      ],
+      [/key: "\{\{company id\}\}"\n\s+required: true/],
+      [],
+    ],
     ['what a bad value does', [{ kind: 'onInvalid', column: 'joined', onInvalid: 'drop' }], [/onInvalid: drop/], []],
     ['rows with one key', [{ kind: 'onDuplicate', onDuplicate: 'merge' }], [/^onDuplicate: merge$/m], []],
     ['records found by a fallback list', [{ kind: 'match', match: 'email, name' }], [/^match: \{by: \[email, name\], onMatch: update\}$/m], []],
     ['records found by a custom field', [{ kind: 'match', match: 'custom:Joined' }], [/^match: \{by: custom, definition: Joined, onMatch: update\}$/m], []],
-    ['found by nothing', [{ kind: 'match', match: 'email' }, { kind: 'match', match: '' }], [], [/match:/]],
+    [
+      'found by nothing',
+      [
+        { kind: 'match', match: 'email' },
+        { kind: 'match', match: '' },
+      ],
+      [],
+      [/match:/],
+    ],
   ];
   it.each(cases)('%s', (_what, edits, present, absent) => {
     let out = YAML;
@@ -131,24 +210,27 @@ describe('the table reads every form it writes back', () => {
   const line = (column: string) => table.columns.find((c) => c.name === column)?.entries ?? [];
 
   it('gives each column its role, target, type, service and words', () => {
-    expect(line('first').map((e) => [e.role, e.choice, e.transform, e.before])).toEqual([['value', target({ to: 'firstName' }), 'lowercase', ['trim']], ['other', '', '', []]]);
+    expect(line('first').map((e) => [e.role, e.choice, e.transform, e.before])).toEqual([
+      ['value', target({ to: 'firstName' }), 'lowercase', ['trim']],
+      ['other', '', '', []],
+    ]);
     expect(line('first')[1]?.summary).toBe('about, from a template or a condition');
     expect(line('joined')[0]).toMatchObject({ role: 'value', choice: target({ to: 'custom', definition: 'Joined', tag: null }), summary: 'custom field Joined' });
     expect(line('city')[0]).toMatchObject({ role: 'part', choice: target({ to: 'address', part: 'city' }), type: '"Work"', summary: 'address (Work), city part' });
-    expect(line('city')[0]?.shared).toBe('One address entry with street: its type, Required and A bad value are the whole entry\'s.');
+    expect(line('city')[0]?.shared).toBe("One address entry with street: its type, Required and A bad value are the whole entry's.");
     expect(line('tel')[0]).toMatchObject({ role: 'value', choice: target({ to: 'phone' }), type: '{"column":"kind"}' });
     expect(line('tel')[0]?.types?.map((t) => t.label)).toEqual(expect.arrayContaining(['(no type)', 'Mobile', 'read from column kind']));
     expect(line('kind').map((e) => [e.role, e.summary])).toEqual([['other', 'phone: its type']]);
     expect(line('site')[0]).toMatchObject({ service: '"LINKED_IN"' });
     expect(line('site')[0]?.services?.[0]).toEqual({ value: '', label: 'URL (the default)' });
     expect(line('company id')[0]).toMatchObject({ role: 'key', choice: target({ to: 'organisation', ref: 'companies' }), types: null, summary: 'organisation: link to a row of step companies, by its key' });
-    expect(line('company id')[0]?.shared).toBe('One organisation entry with company: its Required is the whole entry\'s.');
+    expect(line('company id')[0]?.shared).toBe("One organisation entry with company: its Required is the whole entry's.");
     expect(line('company')[0]).toMatchObject({ role: 'value', choice: target({ to: 'organisation' }), summary: 'organisation by name, when the link to step companies finds no row' });
     expect(line('email')).toEqual([]);
     expect(table.otherEntries).toEqual([{ index: expect.any(Number), summary: 'tags = imported' }]);
   });
 
-  it('lists the targets in groups, with the account\'s custom fields, the links to each step and what the mapping names besides', () => {
+  it("lists the targets in groups, with the account's custom fields, the links to each step and what the mapping names besides", () => {
     const choices = targetChoices(raw, header, { entity: 'party', customFields: [{ name: 'Contract end', tag: 'Customer' }], steps: ['companies', 'leads'] });
     const groups = new Map<string, string[]>();
     for (const c of choices) groups.set(c.group, [...(groups.get(c.group) ?? []), c.label]);
@@ -220,76 +302,184 @@ fields:
   const marks = (rows: PreviewRow[], n: number, column: string) => (row(rows, n).marks[column] ?? []).map((m) => `${m.kind}: ${m.text}`);
 
   const cases: Array<[string, MapEdit[], (rows: PreviewRow[]) => void, { resolver?: NameResolver; unchecked?: Map<string, string> }?]> = [
-    ['a target that refuses a value: the row is rejected on its cell', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }, { kind: 'transform', column: 'email', transform: 'email', param: '' }], (rows) => {
-      expect(row(rows, 3).status).toBe('rejected');
-      expect(marks(rows, 3, 'email').join()).toMatch(/^rejected: .*bo@example/);
-      expect(marks(rows, 2, 'email')).toEqual([]);
-      expect(row(rows, 2).record).toContain('emailAddresses ann@example.com (Work)');
-    }],
-    ['a custom field the account lacks, by name', [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Joined', tag: null }) }], (rows) => {
-      expect(marks(rows, 2, 'joined').join()).toBe('rejected: Unknown custom field Joined without a data tag of parties');
-    }, { resolver: createResolver(CATALOG) }],
-    ['the account\'s custom field: the same cells pass', [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Customer since', tag: null }) }, { kind: 'transform', column: 'joined', transform: 'date', param: '' }], (rows) => {
-      expect(marks(rows, 2, 'joined')).toEqual([]);
-      expect(row(rows, 2).record).toContain('fields Customer since: 2024-01-31');
-      expect(marks(rows, 3, 'joined').join()).toMatch(/^rejected: .*31\.01\.2024/);
-    }, { resolver: createResolver(CATALOG) }],
-    ['a transform\'s options', [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Customer since', tag: null }) }, { kind: 'transform', column: 'joined', transform: 'date', param: 'dd.MM.yyyy' }], (rows) => {
-      expect(marks(rows, 3, 'joined')).toEqual([]);
-      expect(marks(rows, 2, 'joined').join()).toMatch(/^rejected: .*2024-01-31/);
-    }],
-    ['required', [{ kind: 'required', column: 'last', required: true }], (rows) => {
-      expect(row(rows, 4).status).toBe('rejected');
-      expect(marks(rows, 4, 'last').join()).toBe('rejected: last is empty, and the mapping needs a value there');
-    }],
-    ['what a bad value does: left out, with a warning', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }, { kind: 'transform', column: 'email', transform: 'email', param: '' }, { kind: 'onInvalid', column: 'email', onInvalid: 'drop' }], (rows) => {
-      expect(row(rows, 3).status).toBe('ok');
-      expect(marks(rows, 3, 'email').join()).toMatch(/^warning: .*bo@example/);
-    }],
-    ['an item\'s type read from a column', [{ kind: 'target', column: 'phone', target: target({ to: 'phone' }) }, { kind: 'type', column: 'phone', type: '{"column":"phone type"}' }], (rows) => {
-      expect(row(rows, 2).record).toContain('phoneNumbers +44 20 7946 0000 (Mobile)');
-    }],
-    ['a website\'s service', [{ kind: 'target', column: 'site', target: target({ to: 'website' }) }, { kind: 'service', column: 'site', service: '"LINKED_IN"' }], (rows) => {
-      expect(row(rows, 2).record).toContain('websites ann.example (LINKED_IN, Work)');
-    }],
-    ['an address part', [{ kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) }], (rows) => {
-      expect(row(rows, 2).record).toContain('addresses Oslo (Work)');
-    }],
-    ['tags from a list', [{ kind: 'target', column: 'tags', target: target({ to: 'tags' }) }, { kind: 'transform', column: 'tags', transform: 'split', param: ';' }], (rows) => {
-      expect(row(rows, 2).record).toContain('tags a, b');
-    }],
-    ['a link to another step: a key it lacks is a warning on the key\'s cell', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }], (rows) => {
-      expect(marks(rows, 2, 'company id')).toEqual([]);
-      expect(row(rows, 2).record).toContain("organisation: the row 'c1' of step companies");
-      expect(marks(rows, 3, 'company id').join()).toBe('warning: company id "c9": no row with this key in step companies; the record is written without organisation');
-      expect(row(rows, 3).status).toBe('ok');
-    }],
-    ['a required link: a key it lacks rejects the row', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'required', column: 'company id', required: true }], (rows) => {
-      expect(row(rows, 3).status).toBe('rejected');
-      expect(marks(rows, 3, 'company id').join()).toBe('rejected: company id "c9": no row with this key in step companies');
-    }],
-    ['a link with a name: the name is written when the key finds no row', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }, { kind: 'target', column: 'company', target: target({ to: 'organisation' }) }], (rows) => {
-      expect(marks(rows, 3, 'company id')).toEqual([]);
-      expect(row(rows, 3).record).toContain('organisation Nowhere Ltd');
-    }],
-    ['a link to a step the plan lacks: said, not checked', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'leads' }) }], (rows) => {
-      expect(marks(rows, 2, 'company id')).toEqual(['warning: link to step leads not checked: plan.yaml has no step leads']);
-    }, { unchecked: new Map([['leads', 'plan.yaml has no step leads']]) }],
-    ['rows with one key: the first kept, the later one left out', [{ kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) }, { kind: 'onDuplicate', onDuplicate: 'first' }], (rows) => {
-      expect(row(rows, 5).status).toBe('skipped');
-      expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
-      expect(marks(rows, 2, 'id').join()).toBe('warning: Row 5 has the same key and was left out (onDuplicate: first)');
-    }],
-    ['rows with one key merged: the later one folded, the first warned', [{ kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) }, { kind: 'onDuplicate', onDuplicate: 'merge' }], (rows) => {
-      expect(row(rows, 5).status).toBe('skipped');
-      expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
-      expect(marks(rows, 2, 'id').join()).toMatch(/^warning: Row 5 has the same key and was merged in: /);
-      expect(row(rows, 2).record).toContain('addresses Oslo (Work), Bergen (Work)');
-    }],
-    ['records found by e-mail: two rows with one address are one record', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }, { kind: 'match', match: 'email' }], (rows) => {
-      expect(row(rows, 6).status).toBe('rejected');
-      expect(marks(rows, 6, 'email').join()).toMatch(/^rejected: .*same email \(ann@example\.com\)/);
-    }],
+    [
+      'a target that refuses a value: the row is rejected on its cell',
+      [
+        { kind: 'target', column: 'email', target: target({ to: 'email' }) },
+        { kind: 'transform', column: 'email', transform: 'email', param: '' },
+      ],
+      (rows) => {
+        expect(row(rows, 3).status).toBe('rejected');
+        expect(marks(rows, 3, 'email').join()).toMatch(/^rejected: .*bo@example/);
+        expect(marks(rows, 2, 'email')).toEqual([]);
+        expect(row(rows, 2).record).toContain('emailAddresses ann@example.com (Work)');
+      },
+    ],
+    [
+      'a custom field the account lacks, by name',
+      [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Joined', tag: null }) }],
+      (rows) => {
+        expect(marks(rows, 2, 'joined').join()).toBe('rejected: Unknown custom field Joined without a data tag of parties');
+      },
+      { resolver: createResolver(CATALOG) },
+    ],
+    [
+      "the account's custom field: the same cells pass",
+      [
+        { kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Customer since', tag: null }) },
+        { kind: 'transform', column: 'joined', transform: 'date', param: '' },
+      ],
+      (rows) => {
+        expect(marks(rows, 2, 'joined')).toEqual([]);
+        expect(row(rows, 2).record).toContain('fields Customer since: 2024-01-31');
+        expect(marks(rows, 3, 'joined').join()).toMatch(/^rejected: .*31\.01\.2024/);
+      },
+      { resolver: createResolver(CATALOG) },
+    ],
+    [
+      "a transform's options",
+      [
+        { kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Customer since', tag: null }) },
+        { kind: 'transform', column: 'joined', transform: 'date', param: 'dd.MM.yyyy' },
+      ],
+      (rows) => {
+        expect(marks(rows, 3, 'joined')).toEqual([]);
+        expect(marks(rows, 2, 'joined').join()).toMatch(/^rejected: .*2024-01-31/);
+      },
+    ],
+    [
+      'required',
+      [{ kind: 'required', column: 'last', required: true }],
+      (rows) => {
+        expect(row(rows, 4).status).toBe('rejected');
+        expect(marks(rows, 4, 'last').join()).toBe('rejected: last is empty, and the mapping needs a value there');
+      },
+    ],
+    [
+      'what a bad value does: left out, with a warning',
+      [
+        { kind: 'target', column: 'email', target: target({ to: 'email' }) },
+        { kind: 'transform', column: 'email', transform: 'email', param: '' },
+        { kind: 'onInvalid', column: 'email', onInvalid: 'drop' },
+      ],
+      (rows) => {
+        expect(row(rows, 3).status).toBe('ok');
+        expect(marks(rows, 3, 'email').join()).toMatch(/^warning: .*bo@example/);
+      },
+    ],
+    [
+      "an item's type read from a column",
+      [
+        { kind: 'target', column: 'phone', target: target({ to: 'phone' }) },
+        { kind: 'type', column: 'phone', type: '{"column":"phone type"}' },
+      ],
+      (rows) => {
+        expect(row(rows, 2).record).toContain('phoneNumbers +44 20 7946 0000 (Mobile)');
+      },
+    ],
+    [
+      "a website's service",
+      [
+        { kind: 'target', column: 'site', target: target({ to: 'website' }) },
+        { kind: 'service', column: 'site', service: '"LINKED_IN"' },
+      ],
+      (rows) => {
+        expect(row(rows, 2).record).toContain('websites ann.example (LINKED_IN, Work)');
+      },
+    ],
+    [
+      'an address part',
+      [{ kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) }],
+      (rows) => {
+        expect(row(rows, 2).record).toContain('addresses Oslo (Work)');
+      },
+    ],
+    [
+      'tags from a list',
+      [
+        { kind: 'target', column: 'tags', target: target({ to: 'tags' }) },
+        { kind: 'transform', column: 'tags', transform: 'split', param: ';' },
+      ],
+      (rows) => {
+        expect(row(rows, 2).record).toContain('tags a, b');
+      },
+    ],
+    [
+      "a link to another step: a key it lacks is a warning on the key's cell",
+      [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }],
+      (rows) => {
+        expect(marks(rows, 2, 'company id')).toEqual([]);
+        expect(row(rows, 2).record).toContain("organisation: the row 'c1' of step companies");
+        expect(marks(rows, 3, 'company id').join()).toBe('warning: company id "c9": no row with this key in step companies; the record is written without organisation');
+        expect(row(rows, 3).status).toBe('ok');
+      },
+    ],
+    [
+      'a required link: a key it lacks rejects the row',
+      [
+        { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) },
+        { kind: 'required', column: 'company id', required: true },
+      ],
+      (rows) => {
+        expect(row(rows, 3).status).toBe('rejected');
+        expect(marks(rows, 3, 'company id').join()).toBe('rejected: company id "c9": no row with this key in step companies');
+      },
+    ],
+    [
+      'a link with a name: the name is written when the key finds no row',
+      [
+        { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) },
+        { kind: 'target', column: 'company', target: target({ to: 'organisation' }) },
+      ],
+      (rows) => {
+        expect(marks(rows, 3, 'company id')).toEqual([]);
+        expect(row(rows, 3).record).toContain('organisation Nowhere Ltd');
+      },
+    ],
+    [
+      'a link to a step the plan lacks: said, not checked',
+      [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'leads' }) }],
+      (rows) => {
+        expect(marks(rows, 2, 'company id')).toEqual(['warning: link to step leads not checked: plan.yaml has no step leads']);
+      },
+      { unchecked: new Map([['leads', 'plan.yaml has no step leads']]) },
+    ],
+    [
+      'rows with one key: the first kept, the later one left out',
+      [
+        { kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) },
+        { kind: 'onDuplicate', onDuplicate: 'first' },
+      ],
+      (rows) => {
+        expect(row(rows, 5).status).toBe('skipped');
+        expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
+        expect(marks(rows, 2, 'id').join()).toBe('warning: Row 5 has the same key and was left out (onDuplicate: first)');
+      },
+    ],
+    [
+      'rows with one key merged: the later one folded, the first warned',
+      [
+        { kind: 'target', column: 'city', target: target({ to: 'address', part: 'city' }) },
+        { kind: 'onDuplicate', onDuplicate: 'merge' },
+      ],
+      (rows) => {
+        expect(row(rows, 5).status).toBe('skipped');
+        expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
+        expect(marks(rows, 2, 'id').join()).toMatch(/^warning: Row 5 has the same key and was merged in: /);
+        expect(row(rows, 2).record).toContain('addresses Oslo (Work), Bergen (Work)');
+      },
+    ],
+    [
+      'records found by e-mail: two rows with one address are one record',
+      [
+        { kind: 'target', column: 'email', target: target({ to: 'email' }) },
+        { kind: 'match', match: 'email' },
+      ],
+      (rows) => {
+        expect(row(rows, 6).status).toBe('rejected');
+        expect(marks(rows, 6, 'email').join()).toMatch(/^rejected: .*same email \(ann@example\.com\)/);
+      },
+    ],
   ];
   it.each(cases)('%s', async (_what, edits, check, options = {}) => {
     let yaml = BASE;

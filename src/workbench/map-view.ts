@@ -411,7 +411,12 @@ export function matchChoices(raw: unknown): { choices: Choice[]; chosen: string 
   if (entity === 'entry' || entity === 'task') return { choices: [], chosen: '' };
   const choices: Choice[] = [{ value: '', label: 'nothing: every row is a new record' }];
   if (entity === 'party') {
-    choices.push({ value: 'email', label: 'the e-mail address' }, { value: 'name', label: 'the name' }, { value: 'email, name', label: 'the e-mail address, else the name' }, { value: 'name, email', label: 'the name, else the e-mail address' });
+    choices.push(
+      { value: 'email', label: 'the e-mail address' },
+      { value: 'name', label: 'the name' },
+      { value: 'email, name', label: 'the e-mail address, else the name' },
+      { value: 'name, email', label: 'the name, else the e-mail address' },
+    );
   } else choices.push({ value: 'name', label: 'the name' });
   const definitions = new Set(fieldsOfRaw(raw).flatMap((f) => (isObject(f) && f.to === 'custom' && typeof f.definition === 'string' ? [f.definition] : [])));
   const match = isObject(raw) ? raw.match : undefined;
@@ -608,7 +613,11 @@ function attach(doc: Document, fields: YAMLSeq, entity: Entity, target: Target, 
     else {
       const parts = new YAMLMap();
       parts.set(part, spec);
-      insert([['to', 'address'], ['type', 'Work'], ['parts', parts]]);
+      insert([
+        ['to', 'address'],
+        ['type', 'Work'],
+        ['parts', parts],
+      ]);
     }
     return;
   }
@@ -618,7 +627,12 @@ function attach(doc: Document, fields: YAMLSeq, entity: Entity, target: Target, 
     if (partner) {
       partner.set('ref', ref);
       partner.set('key', keyTemplate(doc, column));
-    } else insert([['to', target.to], ['ref', ref], ['key', keyTemplate(doc, column)]]);
+    } else
+      insert([
+        ['to', target.to],
+        ['ref', ref],
+        ['key', keyTemplate(doc, column)],
+      ]);
     return;
   }
   if (partner) {
@@ -689,7 +703,13 @@ function applyMatch(doc: Document, value: string): void {
     return;
   }
   const custom = value.startsWith('custom:') ? value.slice('custom:'.length) : null;
-  const by = custom !== null ? ['custom'] : value.split(',').map((s) => s.trim()).filter(Boolean);
+  const by =
+    custom !== null
+      ? ['custom']
+      : value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   if (by.length === 0 || custom === '') throw new FerryError('USAGE', `${JSON.stringify(value)} says nothing to find records by`, { hint: 'Choose one from the list.' });
   const match = doc.get('match', true);
   const byNode = by.length === 1 ? by[0] : flowNode(doc, by);

@@ -30,7 +30,10 @@ function isOwnOutput(name: string): boolean {
 
 /** A plan step's name from a file name: letters, digits, `-` and `_`, starting with a letter. */
 export function stepNameFor(input: string): string {
-  const stem = basename(input, extname(input)).replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^[^A-Za-z]+/, '').replace(/-+$/, '');
+  const stem = basename(input, extname(input))
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^[^A-Za-z]+/, '')
+    .replace(/-+$/, '');
   return stem === '' ? 'rows' : stem;
 }
 
@@ -106,7 +109,7 @@ export class Project {
       doc.set('steps', doc.createNode([]));
       steps = doc.get('steps');
     }
-    if (!isSeq(steps)) throw new FerryError('INTERNAL', 'the plan\'s steps could not be made a list');
+    if (!isSeq(steps)) throw new FerryError('INTERNAL', "the plan's steps could not be made a list");
     // A flow list written `steps: []` would keep the new steps on one line.
     (steps as { flow?: boolean }).flow = false;
     const existing = steps.items.find((item) => isMap(item) && (item.get('input') === step.input || item.get('name') === step.name));

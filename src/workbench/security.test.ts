@@ -13,7 +13,7 @@ describe('admit: the guard in front of every route', () => {
     ['a read from localhost on the same port', { ...page, host: 'localhost:4321' }, 'pass'],
     ['a change from its own origin', change, 'pass'],
     ['no cookie', { ...page, cookie: undefined }, 'refuse 401'],
-    ['another workbench\'s cookie', { ...page, cookie: `crm-ferry-workbench-9999=${session.cookie}` }, 'refuse 401'],
+    ["another workbench's cookie", { ...page, cookie: `crm-ferry-workbench-9999=${session.cookie}` }, 'refuse 401'],
     ['a wrong cookie', { ...page, cookie: `${session.cookieName}=x${session.cookie.slice(1)}` }, 'refuse 401'],
     ['a foreign Host', { ...page, host: 'evil.example:4321' }, 'refuse 421'],
     ['another port in the Host', { ...page, host: '127.0.0.1:80' }, 'refuse 421'],

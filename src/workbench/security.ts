@@ -87,7 +87,7 @@ export function admit(request: RequestFacts, session: Session): Admission {
   const given = url.searchParams.get(SECRET_PARAM);
   if (given !== null) {
     if (!SAFE_METHODS.has(request.method) || !sameSecret(given, session.secret)) {
-      return { kind: 'refuse', status: 403, message: 'the session in the address is not this workbench\'s: open the address the workbench printed when it started' };
+      return { kind: 'refuse', status: 403, message: "the session in the address is not this workbench's: open the address the workbench printed when it started" };
     }
     url.searchParams.delete(SECRET_PARAM);
     const setCookie = `${session.cookieName}=${session.cookie}; HttpOnly; SameSite=Strict; Path=/`;
@@ -113,17 +113,7 @@ export function admit(request: RequestFacts, session: Session): Admission {
  * The page's policy: its own scripts, styles and requests only; no inline script, no frame of
  * anything but its own report, no form sent elsewhere, never framed by another site.
  */
-export const PAGE_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "frame-src 'self'",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const PAGE_POLICY = ["default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'", "frame-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 
 /**
  * The verify report's policy: it is the same self-contained page `verify --report` writes, with

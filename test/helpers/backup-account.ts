@@ -48,15 +48,27 @@ export async function seedBackupAccount(box: TestSandbox, count: number, shape: 
   let notes = 0;
   let projects = 0;
   for (let i = 0; i < count; i += 1) {
-    const org = (await ok(box, 'POST', '/parties', { party: { type: 'organisation', name: `Company ${i}`, about: `Customer number ${i}`, tags: [{ name: i % 2 ? 'VIP' : 'Lead' }], emailAddresses: [{ type: 'Work', address: `info${i}@example.test` }] } })).party;
+    const org = (
+      await ok(box, 'POST', '/parties', {
+        party: { type: 'organisation', name: `Company ${i}`, about: `Customer number ${i}`, tags: [{ name: i % 2 ? 'VIP' : 'Lead' }], emailAddresses: [{ type: 'Work', address: `info${i}@example.test` }] },
+      })
+    ).party;
     out.organisations.push(org.id);
     const people: number[] = [];
     for (let p = 0; p < (shape.people ?? 1); p += 1) {
-      const person = (await ok(box, 'POST', '/parties', { party: { type: 'person', firstName: `Ann${i}${nth(p)}`, lastName: `Smith`, jobTitle: 'Buyer', organisation: { id: org.id }, phoneNumbers: [{ type: 'Work', number: `+44 20 7946 ${String(i).padStart(4, '0')}` }] } })).party;
+      const person = (
+        await ok(box, 'POST', '/parties', {
+          party: { type: 'person', firstName: `Ann${i}${nth(p)}`, lastName: `Smith`, jobTitle: 'Buyer', organisation: { id: org.id }, phoneNumbers: [{ type: 'Work', number: `+44 20 7946 ${String(i).padStart(4, '0')}` }] },
+        })
+      ).party;
       people.push(person.id);
       out.people.push(person.id);
     }
-    const opportunity = (await ok(box, 'POST', '/opportunities', { opportunity: { name: `Deal ${i}`, description: 'Licences', party: { id: org.id }, milestone: { id: milestones[i % milestones.length]!.id }, value: { amount: 1000 + i, currency: 'GBP' }, expectedCloseOn: '2027-01-15' } })).opportunity;
+    const opportunity = (
+      await ok(box, 'POST', '/opportunities', {
+        opportunity: { name: `Deal ${i}`, description: 'Licences', party: { id: org.id }, milestone: { id: milestones[i % milestones.length]!.id }, value: { amount: 1000 + i, currency: 'GBP' }, expectedCloseOn: '2027-01-15' },
+      })
+    ).opportunity;
     out.opportunities.push(opportunity.id);
     for (let k = 0; k < (shape.projects ?? 1); k += 1) {
       const tracked = projects % trackEvery === 0 && kaseTrack;
@@ -69,7 +81,10 @@ export async function seedBackupAccount(box: TestSandbox, count: number, shape: 
       for (let n = 0; n < (shape.notes ?? 1); n += 1) {
         let attachments: Array<{ token: string }> = [];
         if (notes % every === 0) {
-          const upload = await box.call('POST', '/api/v2/attachments/upload', { rawBody: Buffer.from(`minutes of meeting ${i}\n`.repeat(20)), headers: { 'content-type': 'text/plain', 'x-attachment-filename': encodeURIComponent(`minutes ${i}${nth(p)}${nth(n)}.txt`) } });
+          const upload = await box.call('POST', '/api/v2/attachments/upload', {
+            rawBody: Buffer.from(`minutes of meeting ${i}\n`.repeat(20)),
+            headers: { 'content-type': 'text/plain', 'x-attachment-filename': encodeURIComponent(`minutes ${i}${nth(p)}${nth(n)}.txt`) },
+          });
           attachments = [{ token: (upload.body as { upload: { token: string } }).upload.token }];
           out.attachments += 1;
         }

@@ -24,7 +24,7 @@ export async function checkChaos(box: TestSandbox, plan: ChaosPlan): Promise<Cha
   const orgIds = new Map<string, number>();
   const personIds = new Map<string, number>();
 
-  const one = <T,>(label: string, found: T[]): T | undefined => {
+  const one = <T>(label: string, found: T[]): T | undefined => {
     figures.rows += 1;
     if (found.length === 0) {
       figures.missing += 1;
@@ -48,14 +48,20 @@ export async function checkChaos(box: TestSandbox, plan: ChaosPlan): Promise<Cha
   const field = (record: any, name: string): unknown => record.fields?.find((f: any) => f.definition?.name === name)?.value;
 
   for (const row of plan.rows.organisations) {
-    const org = one(`organisation ${row.id}`, parties.filter((p) => p.type === 'organisation' && p.name === row.name));
+    const org = one(
+      `organisation ${row.id}`,
+      parties.filter((p) => p.type === 'organisation' && p.name === row.name),
+    );
     if (!org) continue;
     orgIds.set(row.id as string, org.id);
     same(`organisation ${row.id}`, 'tags', tagsOf(org), split(row.tags));
     same(`organisation ${row.id}`, 'Industry', field(org, 'Industry'), row.industry);
   }
   for (const row of plan.rows.people) {
-    const person = one(`person ${row.id}`, parties.filter((p) => p.type === 'person' && p.emailAddresses?.[0]?.address === row.email));
+    const person = one(
+      `person ${row.id}`,
+      parties.filter((p) => p.type === 'person' && p.emailAddresses?.[0]?.address === row.email),
+    );
     if (!person) continue;
     personIds.set(row.id as string, person.id);
     same(`person ${row.id}`, 'lastName', person.lastName, row.last);
@@ -64,26 +70,38 @@ export async function checkChaos(box: TestSandbox, plan: ChaosPlan): Promise<Cha
     same(`person ${row.id}`, 'VIP', field(person, 'VIP'), row.vip === 'yes' ? true : false);
   }
   for (const row of plan.rows.opportunities) {
-    const deal = one(`opportunity ${row.id}`, opportunities.filter((o) => o.name === row.name));
+    const deal = one(
+      `opportunity ${row.id}`,
+      opportunities.filter((o) => o.name === row.name),
+    );
     if (!deal) continue;
     same(`opportunity ${row.id}`, 'party', deal.party?.id, orgIds.get(row.org as string));
     same(`opportunity ${row.id}`, 'milestone', deal.milestone?.name, row.milestone);
     same(`opportunity ${row.id}`, 'amount', deal.value?.amount, Number(row.amount));
   }
   for (const row of plan.rows.projects) {
-    const kase = one(`project ${row.id}`, kases.filter((k) => k.name === row.name));
+    const kase = one(
+      `project ${row.id}`,
+      kases.filter((k) => k.name === row.name),
+    );
     if (!kase) continue;
     same(`project ${row.id}`, 'party', kase.party?.id, personIds.get(row.person as string));
     same(`project ${row.id}`, 'owner', kase.owner?.username, row.owner);
   }
   for (const row of plan.rows.notes) {
-    const note = one(`note ${row.id}`, entries.filter((e) => e.content === row.text));
+    const note = one(
+      `note ${row.id}`,
+      entries.filter((e) => e.content === row.text),
+    );
     if (!note) continue;
     same(`note ${row.id}`, 'party', note.party?.id, personIds.get(row.person as string));
     same(`note ${row.id}`, 'attachments', (note.attachments ?? []).length, row.file ? 1 : 0);
   }
   for (const row of plan.rows.tasks) {
-    const task = one(`task ${row.id}`, tasks.filter((t) => t.description === row.what));
+    const task = one(
+      `task ${row.id}`,
+      tasks.filter((t) => t.description === row.what),
+    );
     if (!task) continue;
     same(`task ${row.id}`, 'party', task.party?.id, personIds.get(row.person as string));
     same(`task ${row.id}`, 'dueOn', task.dueOn, row.due);

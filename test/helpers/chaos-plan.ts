@@ -88,14 +88,22 @@ export interface ChaosPlan {
 /** Writes a plan of six steps with linked, generated rows (and attachment files) into `dir`. */
 export function writeChaosPlan(dir: string, sizes: ChaosSizes, seed = 1): ChaosPlan {
   const random = seededRandom(seed);
-  const pick = <T,>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   mkdirSync(join(dir, 'files'), { recursive: true });
   const rows: ChaosPlan['rows'] = { organisations: [], people: [], opportunities: [], projects: [], notes: [], tasks: [] };
   for (let i = 1; i <= sizes.organisations; i += 1) {
     rows.organisations.push({ id: `O${i}`, name: `Chaos Org ${i} ${pick(['Ltd', 'GmbH', 'SA', 'Inc.'])}`, tags: pick(['customer', 'prospect;partner', '']), industry: pick(['Finance', 'Retail', 'Software']) });
   }
   for (let i = 1; i <= sizes.people; i += 1) {
-    rows.people.push({ id: `P${i}`, first: pick(['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara']), last: `Tester${i}`, email: `p${i}@chaos.example`, org: `O${1 + (i % sizes.organisations)}`, tags: pick(['vip', 'lead;newsletter', '']), vip: pick(['yes', 'no']) });
+    rows.people.push({
+      id: `P${i}`,
+      first: pick(['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara']),
+      last: `Tester${i}`,
+      email: `p${i}@chaos.example`,
+      org: `O${1 + (i % sizes.organisations)}`,
+      tags: pick(['vip', 'lead;newsletter', '']),
+      vip: pick(['yes', 'no']),
+    });
   }
   for (let i = 1; i <= sizes.opportunities; i += 1) {
     rows.opportunities.push({ id: `D${i}`, name: `Deal ${i}`, org: `O${1 + (i % sizes.organisations)}`, milestone: pick(['New', 'Qualified', 'Proposal']), amount: String(1000 + i * 37) });
@@ -118,9 +126,6 @@ export function writeChaosPlan(dir: string, sizes: ChaosSizes, seed = 1): ChaosP
   }
   const plan = join(dir, 'plan.yaml');
   const step = (name: string, mapping: string): string => `  - name: ${name}\n    mapping: ${mapping}.yaml\n    input: ${name}.csv\n`;
-  writeFileSync(
-    plan,
-    `version: 1\nsteps:\n${step('organisations', 'organisations')}${step('people', 'people')}${step('opportunities', 'opportunities')}${step('projects', 'projects')}${step('notes', 'notes')}${step('tasks', 'tasks')}`,
-  );
+  writeFileSync(plan, `version: 1\nsteps:\n${step('organisations', 'organisations')}${step('people', 'people')}${step('opportunities', 'opportunities')}${step('projects', 'projects')}${step('notes', 'notes')}${step('tasks', 'tasks')}`);
   return { dir, plan, sizes, rows };
 }

@@ -13,10 +13,7 @@ export function fakeIo(env: NodeJS.ProcessEnv = {}, cwd = process.cwd()): { io: 
 }
 
 /** Runs the command line in-process, as a person would type `crm-ferry ARGS`, and collects what it printed. */
-export async function runCli(
-  argv: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCli(argv: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const { main } = await import('../../src/cli/main.ts');
   const f = fakeIo(options.env ?? {}, options.cwd ?? process.cwd());
   const code = await main(argv, f.io);

@@ -129,11 +129,11 @@ export async function runUnattended(options: UnattendedOptions): Promise<Unatten
   const firstToken = await logIn(sandbox.url, configDir);
 
   const started = Date.now();
-  const run = spawn(
-    process.execPath,
-    [CLI, 'run', plan.plan, '--state-dir', join(options.dir, 'state'), '--json', '--concurrency', String(options.concurrency), '--give-up-after', '2m'],
-    { cwd: options.dir, env: { ...process.env, XDG_CONFIG_HOME: configDir, CRM_FERRY_TOKEN: '', CRM_FERRY_BASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const run = spawn(process.execPath, [CLI, 'run', plan.plan, '--state-dir', join(options.dir, 'state'), '--json', '--concurrency', String(options.concurrency), '--give-up-after', '2m'], {
+    cwd: options.dir,
+    env: { ...process.env, XDG_CONFIG_HOME: configDir, CRM_FERRY_TOKEN: '', CRM_FERRY_BASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   run.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const tail: string[] = [];

@@ -97,7 +97,12 @@ export async function startTestWorkbench(box: TestSandbox, dir: string, options:
 }
 
 /** A request as the page sends it (cookie, own origin), with headers to change. */
-export async function call(bench: TestWorkbench, method: string, path: string, options: { body?: unknown; headers?: Record<string, string | undefined> } = {}): Promise<{ status: number; headers: Record<string, unknown>; text: string; json: () => any }> {
+export async function call(
+  bench: TestWorkbench,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string | undefined> } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; text: string; json: () => any }> {
   const headers: Record<string, string> = { cookie: bench.cookie, origin: bench.origin };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   for (const [name, value] of Object.entries(options.headers ?? {})) {

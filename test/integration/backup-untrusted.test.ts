@@ -21,7 +21,11 @@ const LONG_NAME = `${'é'.repeat(200)}.txt`;
 
 const client = (box: TestSandbox) => new CrmClient({ baseUrl: box.url, auth: box.token });
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 const writeLines = (file: string, values: unknown[]) => writeFileSync(file, values.map((v) => `${JSON.stringify(v)}\n`).join(''));
 
 beforeAll(async () => {
@@ -32,7 +36,7 @@ beforeAll(async () => {
   const upload = await a.call('POST', '/api/v2/attachments/upload', { rawBody: Buffer.from('long name\n'), headers: { 'content-type': 'text/plain', 'x-attachment-filename': encodeURIComponent(LONG_NAME) } });
   const made = await a.v2('POST', '/entries', { entry: { type: 'note', content: 'The long one', party: { id: person.id }, attachments: [{ token: upload.body.upload.token }] } });
   expect(made.status).toBe(201);
-  writeFileSync(secret, 'the consultant\'s own file\n');
+  writeFileSync(secret, "the consultant's own file\n");
   const previous = process.umask(0o022);
   try {
     const ca = client(a);
@@ -155,7 +159,7 @@ describe('a crafted backup is refused before the first request, naming the file 
     expect(error.message).toMatch(/users\.jsonl.*link/);
   });
 
-  it('a 2 GB line (its checksum in the manifest): a clear error, not Node\'s RangeError', async () => {
+  it("a 2 GB line (its checksum in the manifest): a clear error, not Node's RangeError", async () => {
     const folder = crafted('huge', (f) => {
       // A sparse file: 2 GiB that take no disk. Its SHA-256 was computed once, outside the test.
       const prefix = '{"id":1,"type":"organisation","name":"';

@@ -39,7 +39,10 @@ async function backup(out: string, since: 'auto' | null = null) {
 }
 
 function lines(folder: string, name: string): any[] {
-  return readFileSync(join(folder, name), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  return readFileSync(join(folder, name), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
 
 /** Waits until the backup in `folder` (run by `child`) has recorded `step` done. */
@@ -70,10 +73,18 @@ describe('backup', () => {
       const bytes = readFileSync(join(full, name));
       expect({ name, sha: sha(bytes), records: lines(full, name).length }).toEqual({ name, sha: file.sha256, records: file.records });
     }
-    expect(lines(full, 'parties.jsonl').map((p) => p.id).sort((a, b) => a - b)).toEqual([...seeded.organisations, ...seeded.people].sort((a, b) => a - b));
+    expect(
+      lines(full, 'parties.jsonl')
+        .map((p) => p.id)
+        .sort((a, b) => a - b),
+    ).toEqual([...seeded.organisations, ...seeded.people].sort((a, b) => a - b));
     const person = lines(full, 'parties.jsonl').find((p) => p.id === seeded.people[3]);
     expect(person.organisation.id).toBe(seeded.organisations[3]);
-    expect(lines(full, 'parties.jsonl').find((p) => p.id === seeded.organisations[1]).tags.map((t: any) => t.name)).toEqual(['VIP']);
+    expect(
+      lines(full, 'parties.jsonl')
+        .find((p) => p.id === seeded.organisations[1])
+        .tags.map((t: any) => t.name),
+    ).toEqual(['VIP']);
     expect(lines(full, 'opportunities.jsonl')).toHaveLength(seeded.opportunities.length);
     expect(lines(full, 'kases.jsonl')).toHaveLength(seeded.kases.length);
     expect(lines(full, 'kase-parties.jsonl')).toContainEqual({ kase: { id: seeded.kases[5] }, party: { id: seeded.people[5] } });
@@ -81,7 +92,11 @@ describe('backup', () => {
     const tracks = lines(full, 'tracks.jsonl');
     expect(tracks.map((t) => t.appliedTo).sort((a, b) => a.id - b.id)).toEqual(seeded.kases.filter((_, i) => i % 3 === 0).map((id) => ({ entity: 'kases', id })));
     expect(lines(full, 'tasks.jsonl').length).toBeGreaterThanOrEqual(seeded.people.length);
-    expect(lines(full, 'entries.jsonl').map((e) => e.id).sort((a, b) => a - b)).toEqual([...seeded.entries].sort((a, b) => a - b));
+    expect(
+      lines(full, 'entries.jsonl')
+        .map((e) => e.id)
+        .sort((a, b) => a - b),
+    ).toEqual([...seeded.entries].sort((a, b) => a - b));
     const attachments = lines(full, 'attachments.jsonl');
     expect(attachments).toHaveLength(seeded.attachments);
     for (const attachment of attachments) expect(sha(readFileSync(join(full, attachment.file)))).toBe(attachment.sha256);

@@ -25,7 +25,11 @@ describe('crm-ferry api', () => {
   it('streams every page as JSON lines with --paginate', async () => {
     const f = fakeIo(env);
     expect(await main(['api', '/parties', '--paginate'], f.io)).toBe(0);
-    const lines = f.out().trim().split('\n').map((line) => JSON.parse(line));
+    const lines = f
+      .out()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(130);
     expect(lines[0]).toMatchObject({ type: 'person', firstName: 'Api' });
   });

@@ -28,7 +28,15 @@ async function actAsPerson(authoriseUrl: string, decision: 'approve' | 'deny'): 
   const html = await page.body.text();
   const fields = new URLSearchParams();
   for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields.set(match[1] as string, (match[2] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
+    fields.set(
+      match[1] as string,
+      (match[2] as string)
+        .replace(/&amp;/g, '&')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>'),
+    );
   }
   expect(html).toMatch(/name="decision" value="approve"/);
   fields.set('decision', decision);

@@ -65,7 +65,14 @@ describe('crm-ferry backup and restore', () => {
     const summary = JSON.parse(restore.stdout);
     expect(summary.import.stopped).toBeNull();
     expect(summary.import.setup).toMatchObject({ created: [] });
-    expect(summary.import.steps.map((s: any) => [s.step, s.created])).toEqual([['organisations', 0], ['people', 0], ['opportunities', 0], ['kases', 0], ['entries', 0], ['tasks', 0]]);
+    expect(summary.import.steps.map((s: any) => [s.step, s.created])).toEqual([
+      ['organisations', 0],
+      ['people', 0],
+      ['opportunities', 0],
+      ['kases', 0],
+      ['entries', 0],
+      ['tasks', 0],
+    ]);
     expect(summary.import.steps.reduce((sum: number, s: any) => sum + s.matched, 0)).toBe(3 * 4);
     expect(summary.entries.present).toEqual({ entries: 3, tasks: 3 });
     expect(summary.lookedAt.records).toBe(3 * 4);

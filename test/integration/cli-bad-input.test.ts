@@ -13,7 +13,15 @@ execFileSync('mkfifo', [FIFO]);
 // Each line repeats the one before ten times: nine lines are a billion values once expanded.
 writeFileSync(
   BOMB,
-  ['version: 1', 'entity: party', 'key: "{{id}}"', 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`), 'fields: [{ to: firstName, value: { column: a } }]', ''].join('\n'),
+  [
+    'version: 1',
+    'entity: party',
+    'key: "{{id}}"',
+    'a0: &a0 [x, x, x, x, x, x, x, x, x, x]',
+    ...Array.from({ length: 8 }, (_, i) => `a${i + 1}: &a${i + 1} [${Array(10).fill(`*a${i}`).join(', ')}]`),
+    'fields: [{ to: firstName, value: { column: a } }]',
+    '',
+  ].join('\n'),
 );
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -69,7 +77,11 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['an api path without a slash', ['api', 'parties'], /PATH must start with \//],
   ['a base address that is no URL', ['api', '/parties', '--base-url', 'not a url', '--token', 'abcdefgh'], /the base address "not a url" is not a URL/],
   ['a base address that is not http(s)', ['api', '/parties', '--base-url', 'ftp://crm.example', '--token', 'abcdefgh'], /"ftp:\/\/crm.example" is not an http\(s\) address/],
-  ['a base address with a password', ['api', '/parties', '--base-url', 'http://user:SECRETPW@127.0.0.1:8787', '--token', 'abcdefgh'], /^error \[CONFIG_INVALID\]: the base address "http:\/\/\*\*\*@127\.0\.0\.1:8787" holds a user name or password; crm-ferry does not send them\n/],
+  [
+    'a base address with a password',
+    ['api', '/parties', '--base-url', 'http://user:SECRETPW@127.0.0.1:8787', '--token', 'abcdefgh'],
+    /^error \[CONFIG_INVALID\]: the base address "http:\/\/\*\*\*@127\.0\.0\.1:8787" holds a user name or password; crm-ferry does not send them\n/,
+  ],
   ['a base address with a user', ['export', 'parties', '--out', '-', '--base-url', 'https://someone@crm.example.com', '--token', 'abcdefgh'], /the base address "https:\/\/\*\*\*@crm\.example\.com" holds a user name or password/],
   ['a login base address with a password', ['auth', 'login', '--client-id', 'x', '--base-url', 'https://u:SECRETPW@crm.example.com'], /the base address "https:\/\/\*\*\*@crm\.example\.com" holds a user name or password/],
   ['a token with a line break', ['api', '/parties', '--base-url', 'http://127.0.0.1:9', '--token', 'abc\r\ndef'], /the token holds a character a token cannot have/],
@@ -88,7 +100,11 @@ const CASES: Array<[string, string[], RegExp]> = [
   ['a redirect URI that is no URL', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'garbage'], /CONFIG_INVALID.*the redirect URI must be a loopback http address/],
   ['a redirect URI that is not loopback', ['auth', 'login', '--client-id', 'x', '--base-url', 'http://127.0.0.1:9', '--redirect-uri', 'http://example.com/cb'], /CONFIG_INVALID.*the redirect URI must be a loopback http address/],
   ['a profile with no stored login', ['api', '/parties', '--profile', 'nope', '--base-url', 'http://127.0.0.1:9'], /CONFIG_MISSING[\s\S]*Run `crm-ferry auth login --client-id ID --profile nope`, or pass a personal token/],
-  ['a token over plain http', ['api', '/parties', '--base-url', 'http://crm.example.com', '--token', 'abcdefgh'], /^error \[CONFIG_INSECURE_TRANSPORT\]: refusing to send credentials over http:\/\/ to crm\.example\.com: they would travel in clear\n/],
+  [
+    'a token over plain http',
+    ['api', '/parties', '--base-url', 'http://crm.example.com', '--token', 'abcdefgh'],
+    /^error \[CONFIG_INSECURE_TRANSPORT\]: refusing to send credentials over http:\/\/ to crm\.example\.com: they would travel in clear\n/,
+  ],
 ];
 
 describe('bad input on the command line', () => {

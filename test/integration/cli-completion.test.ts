@@ -28,16 +28,14 @@ describe('crm-ferry completion', () => {
     expect(stdout.split('\n')).toContain(expected);
   });
 
-  it.each([
-    [['crm-ferry', 'export', '--out', '']],
-    [['crm-ferry', 'inspect', '']],
-    [['crm-ferry', 'mapping', 'init', 'samples/con']],
-    [['crm-ferry', 'api', '/parties', '--token', '']],
-  ])('the words %j are for the shell to complete (file names): nothing from crm-ferry', async (words) => {
-    const { code, stdout } = await runCli(['--get-yargs-completions', ...words], { env: {} });
-    expect(code).toBe(0);
-    expect(stdout.trim()).toBe('');
-  });
+  it.each([[['crm-ferry', 'export', '--out', '']], [['crm-ferry', 'inspect', '']], [['crm-ferry', 'mapping', 'init', 'samples/con']], [['crm-ferry', 'api', '/parties', '--token', '']]])(
+    'the words %j are for the shell to complete (file names): nothing from crm-ferry',
+    async (words) => {
+      const { code, stdout } = await runCli(['--get-yargs-completions', ...words], { env: {} });
+      expect(code).toBe(0);
+      expect(stdout.trim()).toBe('');
+    },
+  );
 
   it('options are offered for a word starting with -, and after a boolean option', async () => {
     expect((await runCli(['--get-yargs-completions', 'crm-ferry', 'inspect', '-'], { env: {} })).stdout.split('\n')).toContain('--sheet');
@@ -58,11 +56,10 @@ describe('crm-ferry completion', () => {
     writeFileSync(join(dir, 'completion.bash'), script);
     const ask = (line: string): string[] => {
       const words = line.split(' ');
-      const run = spawnSync(
-        'bash',
-        ['-c', `source "${join(dir, 'completion.bash')}"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _crm_ferry_completions; printf '%s\\n' "\${COMPREPLY[@]}"`],
-        { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } },
-      );
+      const run = spawnSync('bash', ['-c', `source "${join(dir, 'completion.bash')}"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _crm_ferry_completions; printf '%s\\n' "\${COMPREPLY[@]}"`], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` },
+      });
       expect(run.stderr).toBe('');
       return run.stdout.trim().split('\n');
     };
@@ -74,23 +71,30 @@ describe('crm-ferry completion', () => {
 
   // zsh's completion system needs a terminal; _describe and compdef stand in for it, so the test
   // checks what the script hands over and reads back. Machines without zsh skip it.
-  it.skipIf(spawnSync('zsh', ['-c', 'true']).status !== 0)('zsh, with the script sourced, offers a command and an option with their descriptions', () => {
-    const script = spawnSync(process.execPath, [BIN, 'completion', 'zsh'], { encoding: 'utf8' }).stdout;
-    writeFileSync(join(dir, 'completion.zsh'), script);
-    const ask = (line: string): string[] => {
-      const words = line.split(' ');
-      const run = spawnSync(
-        'zsh',
-        ['-c', `compdef() { :; }; _describe() { print -l -- "\${(@P)2}"; }; _files() { print -- FILES; }; source "${join(dir, 'completion.zsh')}"; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _crm_ferry_completions`],
-        { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } },
-      );
-      expect(run.stderr).toBe('');
-      return run.stdout.trim().split('\n');
-    };
-    expect(ask('crm-ferry insp')).toContain('inspect:show the format, columns, samples and errors of a source file');
-    expect(ask('crm-ferry sandbox --ra')).toContain('--rate-limit:<N/h|N/min|N/s> limit requests per user, like the service (default off)');
-    expect(ask('crm-ferry export --out ')).toEqual(['FILES']);
-  }, 30_000);
+  it.skipIf(spawnSync('zsh', ['-c', 'true']).status !== 0)(
+    'zsh, with the script sourced, offers a command and an option with their descriptions',
+    () => {
+      const script = spawnSync(process.execPath, [BIN, 'completion', 'zsh'], { encoding: 'utf8' }).stdout;
+      writeFileSync(join(dir, 'completion.zsh'), script);
+      const ask = (line: string): string[] => {
+        const words = line.split(' ');
+        const run = spawnSync(
+          'zsh',
+          [
+            '-c',
+            `compdef() { :; }; _describe() { print -l -- "\${(@P)2}"; }; _files() { print -- FILES; }; source "${join(dir, 'completion.zsh')}"; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _crm_ferry_completions`,
+          ],
+          { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } },
+        );
+        expect(run.stderr).toBe('');
+        return run.stdout.trim().split('\n');
+      };
+      expect(ask('crm-ferry insp')).toContain('inspect:show the format, columns, samples and errors of a source file');
+      expect(ask('crm-ferry sandbox --ra')).toContain('--rate-limit:<N/h|N/min|N/s> limit requests per user, like the service (default off)');
+      expect(ask('crm-ferry export --out ')).toEqual(['FILES']);
+    },
+    30_000,
+  );
 
   it('zsh gets each command with its summary', () => {
     const run = spawnSync(process.execPath, [BIN, '--get-yargs-completions', 'crm-ferry', 'insp'], { encoding: 'utf8', env: { ...process.env, SHELL: '/bin/zsh' } });

@@ -58,36 +58,43 @@ describe('crm-ferry run: a real process interrupted', () => {
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('stops on %s with exit %i and says how to go on; the same command then finishes', async (signal, exitCode) => {
-    const stateDir = join(dir, `${signal}-state`);
-    const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--concurrency', '1'], {
-      cwd: dir,
-      env: { ...process.env, ...env() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const exited = new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
-    // Interrupted in the middle of the rows: once the account holds a record of this run (an
-    // event of the account, not a delay), while each of the 40-odd writes waits 40 ms in the sandbox.
-    const before = box.store.parties.size;
-    while (box.store.parties.size === before && child.exitCode === null) await new Promise((r) => setTimeout(r, 10));
-    child.kill(signal);
-    const code = await exited;
-    expect(code, stderr).toBe(exitCode);
-    expect(stdout).toContain('Interrupted. Run the same command again to go on where it stopped.');
-    expect(stdout).toMatch(/not reached\s+\d+/);
+  ] as const)(
+    'stops on %s with exit %i and says how to go on; the same command then finishes',
+    async (signal, exitCode) => {
+      const stateDir = join(dir, `${signal}-state`);
+      const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'run', join(dir, 'plan.yaml'), '--state-dir', stateDir, '--concurrency', '1'], {
+        cwd: dir,
+        env: { ...process.env, ...env() },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
+      // Interrupted in the middle of the rows: once the account holds a record of this run (an
+      // event of the account, not a delay), while each of the 40-odd writes waits 40 ms in the sandbox.
+      const before = box.store.parties.size;
+      while (box.store.parties.size === before && child.exitCode === null) await new Promise((r) => setTimeout(r, 10));
+      child.kill(signal);
+      const code = await exited;
+      expect(code, stderr).toBe(exitCode);
+      expect(stdout).toContain('Interrupted. Run the same command again to go on where it stopped.');
+      expect(stdout).toMatch(/not reached\s+\d+/);
 
-    const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', stateDir], { cwd: dir, env: env() });
-    expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/unchanged\s+\d+/);
-    expect(again.stdout).toContain('Done: every row is in the account.');
-  }, 60_000);
+      const again = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', stateDir], { cwd: dir, env: env() });
+      expect(again.code).toBe(0);
+      expect(again.stdout).toMatch(/unchanged\s+\d+/);
+      expect(again.stdout).toContain('Done: every row is in the account.');
+    },
+    60_000,
+  );
 
   it('exit 3 when rows are rejected, with the rejects file named', async () => {
-    writeFileSync(join(dir, 'bad.yaml'), 'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last } }\n  - { to: custom, definition: Account number, tag: null, value: { column: account } }\n');
+    writeFileSync(
+      join(dir, 'bad.yaml'),
+      'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last } }\n  - { to: custom, definition: Account number, tag: null, value: { column: account } }\n',
+    );
     writeFileSync(join(dir, 'bad.csv'), 'id,last,account\n1,Good,AB-1234\n2,Bad,nope\n');
     const { code, stdout } = await runCli(['import', '--mapping', 'bad.yaml', '--input', 'bad.csv', '--state-dir', 'bad-state'], { cwd: dir, env: env() });
     expect(code).toBe(3);
@@ -121,7 +128,10 @@ describe('crm-ferry run: results, events and the exit codes', () => {
   it('--json prints one event per line: start, a row event per row, the summary at the end', async () => {
     const { code, stdout } = await runCli(['run', join(dir, 'plan.yaml'), '--state-dir', 'json-state', '--json', '--concurrency', '8'], { cwd: dir, env: env() });
     expect(code).toBe(0);
-    const events = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const events = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(events[0]).toMatchObject({ type: 'start', steps: ['organisations', 'people'], dryRun: false });
     const end = events.at(-1);
     expect(end.type).toBe('end');
@@ -173,7 +183,6 @@ describe('crm-ferry run: results, events and the exit codes', () => {
     expect(stdout.match(/^Sample create \(step \w+, key [^)]+\):$/gm)).toHaveLength(3);
   });
 });
-
 
 /** `script` (util-linux) runs a command on a pseudo-terminal, as a person at a terminal would. */
 const hasScript = spawnSync('script', ['--version']).status === 0;
@@ -294,7 +303,7 @@ describe('rejected rows: validate and import say and do the same thing (issue 18
     writeFileSync(join(dir, 'nosuchstep.rejects.csv'), 'company,_row,_field,_code,_message,_raw\nX,2,name,MAPPING_VALUE,m,\n');
     const unnamed = await runCli(['run', 'plan.yaml', '--retry-rejects', 'nosuchstep.rejects.csv', '--state-dir', 'state-r'], { cwd: dir, env: env() });
     expect(unnamed.code).toBe(2);
-    expect(unnamed.stderr).toContain('nosuchstep.rejects.csv names no step of the plan; a step\'s rejects file is <step>.rejects.csv (organisations.rejects.csv, people.rejects.csv)');
+    expect(unnamed.stderr).toContain("nosuchstep.rejects.csv names no step of the plan; a step's rejects file is <step>.rejects.csv (organisations.rejects.csv, people.rejects.csv)");
     const swapped = await runCli(['run', '--retry-rejects', 'plan.yaml'], { cwd: dir, env: env() });
     expect(swapped.stderr).toMatch(/--retry-rejects takes a rejects file, got "plan.yaml"; put the plan before it/);
   });

@@ -96,28 +96,32 @@ describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
   it.each([
     ['without --log', []],
     ['with --log', ['--log']],
-  ])('a save that fails answers 503 and says why on stderr, %s', async (_what, extra) => {
-    const file = join(dir, `fails-${extra.length}`, 'sb.json');
-    const sandbox = await startCli(file, extra);
-    expect((await create(sandbox.url, 'Kept Ltd')).status).toBe(201);
-    // The blob folder vanishing makes the next upload's save fail.
-    await rm(`${file}.blobs`, { recursive: true });
-    const upload = await request(`${sandbox.url}/api/v2/attachments/upload`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/octet-stream', 'x-attachment-filename': 'lost.bin' },
-      body: Buffer.from('lost'),
-    });
-    expect(upload.statusCode).toBe(503);
-    expect(((await upload.body.json()) as { message: string }).message).toMatch(/cannot save its state .* refuses writes until it is restarted/);
-    expect((await create(sandbox.url, 'Refused Ltd')).status).toBe(503);
-    expect(sandbox.stderr()).toMatch(/crm-ferry sandbox: cannot save the state to .*sb\.json: .*ENOENT.*Writes are refused \(503\)/);
-    sandbox.child.kill('SIGINT');
-    expect(await sandbox.exited).toBe(2);
-    expect(sandbox.stderr()).toMatch(/SANDBOX_STATE/);
-    const names = (await readSavedState(file)).parties.all().map((p) => p.name);
-    expect(names).toContain('Kept Ltd');
-    expect(names).not.toContain('Refused Ltd');
-  }, 60_000);
+  ])(
+    'a save that fails answers 503 and says why on stderr, %s',
+    async (_what, extra) => {
+      const file = join(dir, `fails-${extra.length}`, 'sb.json');
+      const sandbox = await startCli(file, extra);
+      expect((await create(sandbox.url, 'Kept Ltd')).status).toBe(201);
+      // The blob folder vanishing makes the next upload's save fail.
+      await rm(`${file}.blobs`, { recursive: true });
+      const upload = await request(`${sandbox.url}/api/v2/attachments/upload`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/octet-stream', 'x-attachment-filename': 'lost.bin' },
+        body: Buffer.from('lost'),
+      });
+      expect(upload.statusCode).toBe(503);
+      expect(((await upload.body.json()) as { message: string }).message).toMatch(/cannot save its state .* refuses writes until it is restarted/);
+      expect((await create(sandbox.url, 'Refused Ltd')).status).toBe(503);
+      expect(sandbox.stderr()).toMatch(/crm-ferry sandbox: cannot save the state to .*sb\.json: .*ENOENT.*Writes are refused \(503\)/);
+      sandbox.child.kill('SIGINT');
+      expect(await sandbox.exited).toBe(2);
+      expect(sandbox.stderr()).toMatch(/SANDBOX_STATE/);
+      const names = (await readSavedState(file)).parties.all().map((p) => p.name);
+      expect(names).toContain('Kept Ltd');
+      expect(names).not.toContain('Refused Ltd');
+    },
+    60_000,
+  );
 
   it('Ctrl-C waits a few seconds at most for a slow client, then saves and exits 0', async () => {
     const file = join(dir, 'slow', 'sb.json');

@@ -33,9 +33,15 @@ beforeAll(async () => {
     firstName: 'Ada',
     lastName: 'Lovelace',
     organisation: { id: ids.acme },
-    emailAddresses: [{ type: 'Work', address: 'ada@acme.example' }, { type: 'Home', address: 'ada@home.example' }],
+    emailAddresses: [
+      { type: 'Work', address: 'ada@acme.example' },
+      { type: 'Home', address: 'ada@home.example' },
+    ],
     tags: [{ name: 'VIP' }, { name: 'Newsletter' }],
-    fields: [{ definition: { name: 'Customer since', tag: null }, value: '2021-06-01' }, { definition: { name: 'VIP', tag: null }, value: true }],
+    fields: [
+      { definition: { name: 'Customer since', tag: null }, value: '2021-06-01' },
+      { definition: { name: 'VIP', tag: null }, value: true },
+    ],
   });
   await party('evil', { type: 'person', firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd', jobTitle: '@SUM(A1)', about: '-2+3' });
 });
@@ -58,7 +64,10 @@ function csvRows(file: string): string[][] {
 function names(file: string): string[] {
   const rows = csvRows(file);
   const at = (rows[0] ?? []).indexOf('name');
-  return rows.slice(1).map((r) => r[at] ?? '').sort();
+  return rows
+    .slice(1)
+    .map((r) => r[at] ?? '')
+    .sort();
 }
 
 /** The text of one file inside an XLSX. */
@@ -97,7 +106,7 @@ describe('splitWhere', () => {
     ["name is 'Acme Ltd'", { field: 'name', operator: 'is', value: 'Acme Ltd' }],
     ['jobTitle is ""', { field: 'jobTitle', operator: 'is', value: '' }],
     ['name is ""quoted""', { field: 'name', operator: 'is', value: '"quoted"' }],
-    ['name is O\'Brien', { field: 'name', operator: 'is', value: "O'Brien" }],
+    ["name is O'Brien", { field: 'name', operator: 'is', value: "O'Brien" }],
     ['name is "Acme', { field: 'name', operator: 'is', value: '"Acme' }],
   ])('%s', (text, expected) => expect(splitWhere(text)).toEqual(expected));
 
@@ -122,13 +131,19 @@ describe('export: filters', () => {
     [['email is ada@home.example'], ['Ada Lovelace']],
     [['"custom:Customer since" is after 2021-01-01'], ['Ada Lovelace']],
     [['"custom:Customer since" is before 2021-01-01'], []],
-    [['addedOn is within last 1', 'type is organisation'], ['Acme Ltd', 'Globex']],
+    [
+      ['addedOn is within last 1', 'type is organisation'],
+      ['Acme Ltd', 'Globex'],
+    ],
     [['id is greater than 0', 'country is France'], ['Globex']],
     [['type is organisation', 'name is not Globex'], ['Acme Ltd']],
     [['type is organisation', `id is less than ${Number.MAX_SAFE_INTEGER}`, 'city is not Paris'], ['Acme Ltd']],
     [['type is organisation', 'addedOn is older than 1'], []],
     // The next day counts from today, so a record added today is within it.
-    [['type is organisation', 'addedOn is within next 1'], ['Acme Ltd', 'Globex']],
+    [
+      ['type is organisation', 'addedOn is within next 1'],
+      ['Acme Ltd', 'Globex'],
+    ],
     [['hasTags is true', 'type is organisation'], ['Acme Ltd']],
     [['"custom:VIP" is true'], ['Ada Lovelace']],
     [['org.name is Acme Ltd'], ['Ada Lovelace']],
@@ -146,7 +161,7 @@ describe('export: filters', () => {
     expect(rows.slice(1).map((r) => r[at])).toEqual(['Globex', 'Acme Ltd']);
   });
 
-  it('a filter file in the service\'s shape', async () => {
+  it("a filter file in the service's shape", async () => {
     const file = join(dir, 'filter.yaml');
     writeFileSync(file, `conditions:\n  - field: type\n    operator: is\n    value: organisation\norderBy:\n  - { field: name, direction: ascending }\n`);
     const out = join(dir, 'file.csv');
@@ -190,7 +205,10 @@ describe('export: filters', () => {
     [{ entity: 'parties', out: 'x.csv', columns: 'id,colour' }, /parties have no column "colour".*Columns: id, type, name/s, 'names'],
   ])('refuses %j, naming the valid choices', async (flags, message, requests) => {
     const before = client.transport.requestsSent;
-    const error = await exportWith(flags as Omit<ExportFlags, 'cwd'>).then(() => null, (e: unknown) => e);
+    const error = await exportWith(flags as Omit<ExportFlags, 'cwd'>).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(FerryError);
     expect((error as FerryError).code).toBe('USAGE');
     expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
@@ -276,7 +294,10 @@ describe('export: columns and formats', () => {
       for (const plain of [false, true]) {
         const out = join(dir, `lines-${plain}.csv`);
         await exportWith({ entity: 'parties', out, where: [`id is ${party.body.party.id}`], columns: 'name,about', plain });
-        expect(csvRows(out)).toEqual([['name', 'about'], ['Multi Line Ltd', 'first line\nsecond line\rthird']]);
+        expect(csvRows(out)).toEqual([
+          ['name', 'about'],
+          ['Multi Line Ltd', 'first line\nsecond line\rthird'],
+        ]);
       }
     } finally {
       await box.v2('DELETE', `/parties/${party.body.party.id}`);
@@ -335,7 +356,10 @@ describe('export: columns and formats', () => {
   it('JSON Lines hold the records as the service returns them; --out - writes to standard output', async () => {
     const { code, stdout } = await runCli(['export', 'parties', '--out', '-', '--format', 'jsonl', '--where', 'city is Paris', '--base-url', box.url, '--token', box.token]);
     expect(code).toBe(0);
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ id: ids.globex, name: 'Globex', type: 'organisation' });
   });
@@ -366,7 +390,11 @@ describe('export: columns and formats', () => {
     const summary = await exportWith({ entity: 'parties', out, since: yesterday, columns: 'id,name' });
     expect(summary.since).toBe(`${yesterday}T00:00:00.000Z`);
     expect(names(out)).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
-    expect(csvRows(join(dir, 'since-date.deleted.csv')).slice(1).map((r) => Number(r[0]))).toContain(gone.body.party.id);
+    expect(
+      csvRows(join(dir, 'since-date.deleted.csv'))
+        .slice(1)
+        .map((r) => Number(r[0])),
+    ).toContain(gone.body.party.id);
     const future = await exportWith({ entity: 'parties', out, since: '2099-01-01', columns: 'id,name' });
     expect(future.records).toBe(0);
     expect(csvRows(out)).toEqual([['id', 'name']]);
@@ -413,7 +441,20 @@ describe('export: filter files', () => {
     const file = join(dir, 'filter.json');
     writeFileSync(
       file,
-      JSON.stringify({ filter: { conditions: [{ field: 'type', operator: 'is', value: 'organisation' }, { orGroup: [{ field: 'city', operator: 'is', value: 'London' }, { field: 'city', operator: 'is', value: 'Paris' }] }], orderBy: [{ field: 'name', direction: 'descending' }] } }),
+      JSON.stringify({
+        filter: {
+          conditions: [
+            { field: 'type', operator: 'is', value: 'organisation' },
+            {
+              orGroup: [
+                { field: 'city', operator: 'is', value: 'London' },
+                { field: 'city', operator: 'is', value: 'Paris' },
+              ],
+            },
+          ],
+          orderBy: [{ field: 'name', direction: 'descending' }],
+        },
+      }),
     );
     const out = join(dir, 'file-json.csv');
     await exportWith({ entity: 'parties', out, filter: file });
@@ -434,7 +475,10 @@ describe('export: filter files', () => {
     const file = join(dir, 'bad-filter.yaml');
     writeFileSync(file, text);
     const before = client.transport.requestsSent;
-    const error = await exportWith({ entity: 'parties', out: join(dir, 'x.csv'), filter: file }).then(() => null, (e: unknown) => e);
+    const error = await exportWith({ entity: 'parties', out: join(dir, 'x.csv'), filter: file }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((error as FerryError).code).toBe('USAGE');
     expect(`${(error as FerryError).message} ${(error as FerryError).hint ?? ''}`).toMatch(message);
     expect(client.transport.requestsSent - before).toBe(0);
@@ -474,7 +518,10 @@ describe('export: opportunities and projects', () => {
     [['probability is greater than 30'], ['Big deal']],
     [['currency is EUR'], ['Small deal']],
     [['tag is VIP'], ['Big deal']],
-    [['owner is admin', 'name ends with deal'], ['Big deal', 'Small deal']],
+    [
+      ['owner is admin', 'name ends with deal'],
+      ['Big deal', 'Small deal'],
+    ],
     [['isOpen is true', 'name starts with Small'], ['Small deal']],
     // The service's filter cannot compare amounts: checked here, on what the other conditions let through.
     [['value is greater than 1000'], ['Big deal']],
@@ -507,7 +554,10 @@ describe('export: opportunities and projects', () => {
     [{ where: ['value is greater than lots'] }, /the field takes a number, got "lots"/],
   ])('amount conditions that cannot be checked are refused before any request: %j', async (flags, message) => {
     const before = client.transport.requestsSent;
-    const error = await exportWith({ entity: 'opportunities', out: join(dir, 'x.csv'), ...flags }).then(() => null, (e: unknown) => e);
+    const error = await exportWith({ entity: 'opportunities', out: join(dir, 'x.csv'), ...flags }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((error as FerryError).code).toBe('USAGE');
     expect((error as FerryError).message).toMatch(message);
     expect(client.transport.requestsSent - before).toBe(0);
@@ -529,10 +579,25 @@ describe('export: opportunities and projects', () => {
 describe('export: nightly incremental exports', () => {
   /** What one night's export holds: the names exported and the ids said deleted, whatever the format. */
   async function night(format: 'csv' | 'xlsx' | 'jsonl', out: string): Promise<{ names: string[]; deleted: number[] }> {
-    if (format === 'csv') return { names: names(out), deleted: csvRows(out.replace(/\.csv$/, '.deleted.csv')).slice(1).map((r) => Number(r[0])) };
+    if (format === 'csv')
+      return {
+        names: names(out),
+        deleted: csvRows(out.replace(/\.csv$/, '.deleted.csv'))
+          .slice(1)
+          .map((r) => Number(r[0])),
+      };
     if (format === 'jsonl') {
-      const lines = (file: string): Array<Record<string, unknown>> => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-      return { names: lines(out).map((r) => String(r.name ?? `${r.firstName} ${r.lastName}`)).sort(), deleted: lines(out.replace(/\.jsonl$/, '.deleted.jsonl')).map((r) => r.id as number) };
+      const lines = (file: string): Array<Record<string, unknown>> =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l));
+      return {
+        names: lines(out)
+          .map((r) => String(r.name ?? `${r.firstName} ${r.lastName}`))
+          .sort(),
+        deleted: lines(out.replace(/\.jsonl$/, '.deleted.jsonl')).map((r) => r.id as number),
+      };
     }
     expect(await listXlsxSheets(out)).toEqual(['Export', 'Deleted']);
     const rows = async (sheet: string): Promise<Array<Record<string, unknown>>> => {
@@ -586,7 +651,10 @@ describe('export: nightly incremental exports', () => {
     expect(await night(format, out)).toEqual({ names: ['Acme Ltd'], deleted: [kept.body.party.id] });
 
     const stateBefore = readFileSync(state, 'utf8');
-    const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(() => null, (e: unknown) => e);
+    const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
     expect(readFileSync(state, 'utf8')).toBe(stateBefore);
   });
@@ -594,44 +662,48 @@ describe('export: nightly incremental exports', () => {
   it.each([
     ['the list', []],
     ['a filter', ['name starts with Boundary']],
-  ])('through %s: a record changed while an export runs is exported again by the next one, the others not', async (_, where) => {
-    // An account of its own, so that the first page holds the record that changes.
-    const own = await startTestSandbox();
-    const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
-    try {
-      const created: number[] = [];
-      for (let i = 0; i < 150; i += 1) created.push((await own.v2('POST', '/parties', { party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' } })).body.party.id);
-      const first = created[0] as number;
-      // The service stamps changes to the second: let the records above fall out of the next window.
-      await new Promise((r) => setTimeout(r, 2_100));
-      const out = join(dir, 'boundary.csv');
-      const state = join(dir, `boundary-${where.length}.state.json`);
-      const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, where, columns: 'id,about', cwd: dir });
-      let change: Promise<unknown> | null = null;
-      let readings = 0;
-      await runExport(options, {
-        client: ownClient,
-        account: own.url,
-        // The window overlaps by one second instead of five minutes (clocks that agree), so that
-        // the next run can tell the records apart; and the export takes ten minutes: any reading
-        // of the clock after the first is that much later.
-        now: () => new Date(Date.now() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
-        // After the first 100 records are written (the first among them), it changes.
-        onProgress: () => {
-          change ??= own.v2('PUT', `/parties/${first}`, { party: { about: 'changed during the export' } });
-        },
-      });
-      await change;
-      const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
-      expect(aboutOf(first)).toBe('as created');
-      expect(csvRows(out)).toHaveLength(151);
-      await runExport(options, { client: ownClient, account: own.url });
-      expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
-    } finally {
-      await ownClient.close();
-      await own.close();
-    }
-  }, 30_000);
+  ])(
+    'through %s: a record changed while an export runs is exported again by the next one, the others not',
+    async (_, where) => {
+      // An account of its own, so that the first page holds the record that changes.
+      const own = await startTestSandbox();
+      const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
+      try {
+        const created: number[] = [];
+        for (let i = 0; i < 150; i += 1) created.push((await own.v2('POST', '/parties', { party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' } })).body.party.id);
+        const first = created[0] as number;
+        // The service stamps changes to the second: let the records above fall out of the next window.
+        await new Promise((r) => setTimeout(r, 2_100));
+        const out = join(dir, 'boundary.csv');
+        const state = join(dir, `boundary-${where.length}.state.json`);
+        const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, where, columns: 'id,about', cwd: dir });
+        let change: Promise<unknown> | null = null;
+        let readings = 0;
+        await runExport(options, {
+          client: ownClient,
+          account: own.url,
+          // The window overlaps by one second instead of five minutes (clocks that agree), so that
+          // the next run can tell the records apart; and the export takes ten minutes: any reading
+          // of the clock after the first is that much later.
+          now: () => new Date(Date.now() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
+          // After the first 100 records are written (the first among them), it changes.
+          onProgress: () => {
+            change ??= own.v2('PUT', `/parties/${first}`, { party: { about: 'changed during the export' } });
+          },
+        });
+        await change;
+        const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
+        expect(aboutOf(first)).toBe('as created');
+        expect(csvRows(out)).toHaveLength(151);
+        await runExport(options, { client: ownClient, account: own.url });
+        expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
+      } finally {
+        await ownClient.close();
+        await own.close();
+      }
+    },
+    30_000,
+  );
 
   it('the temporary files of exports whose process was killed are removed by the next export into the folder', async () => {
     const out = join(dir, 'killed.csv');
@@ -753,7 +825,7 @@ describe('export: a text longer than a spreadsheet cell', () => {
     const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', out, '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^Exported 1 record,/);
-    expect(stderr).toContain("Warning: 1 text was longer than the 32,767 characters a spreadsheet cell holds and was cut in the XLSX file; export to CSV or JSON Lines for the whole texts.");
+    expect(stderr).toContain('Warning: 1 text was longer than the 32,767 characters a spreadsheet cell holds and was cut in the XLSX file; export to CSV or JSON Lines for the whole texts.');
     const csv = await runCli(['export', 'parties', '--out', join(dir, 'long-about.csv'), '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
     expect(csv.stderr).not.toContain('Warning');
   });

@@ -77,7 +77,10 @@ describe('every message that quotes input is one line, with control characters e
     // One line for what is wrong, at most one more (indented) for what to do.
     const lines = stderr.trimEnd().split('\n');
     // `import` says which step it writes before it reads the file.
-    lines.splice(0, lines.findIndex((line) => line.startsWith('error [')));
+    lines.splice(
+      0,
+      lines.findIndex((line) => line.startsWith('error [')),
+    );
     expect(lines[0]).toMatch(/^error \[[A-Z_]+\] at .*garbage\.csv.*: /);
     expect(lines.length).toBeLessThanOrEqual(2);
     expect(lines.slice(1).every((line) => line.startsWith('  '))).toBe(true);

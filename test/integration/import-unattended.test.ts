@@ -33,33 +33,36 @@ describe('an unattended run: one invocation to the end through faults, token exp
     }
   }, 120_000);
 
-
-  it('writes every row once, with 10% 5xx, 5% dropped answers, 3-second tokens and the service killed twice', async () => {
-    // The suite's size; `npm run bench -- import-unattended` runs 5,000 rows.
-    const scale = Number(process.env.UNATTENDED_SCALE ?? 3);
-    const sizes = Object.fromEntries(Object.entries(SMALL).map(([step, n]) => [step, Math.round(n * scale)])) as unknown as typeof SMALL;
-    const result = await runUnattended({
-      dir: work,
-      sizes,
-      killAt: [0.3, 0.6],
-      downMs: 1500,
-      faults: { errorRate: 0.1, dropAfterWriteRate: 0.05, latencyMs: 2, latencyJitterMs: 4 },
-      tokenTtlSeconds: 3,
-      concurrency: 8,
-      seed: 21,
-    });
-    const message = `exit ${result.code}\n${result.stderr}\n${result.tail.join('\n')}`;
-    console.log(
-      `unattended: exit ${result.code}, ${result.figures.rows} rows in ${(result.elapsedMs / 1000).toFixed(1)} s, ${result.kills} kills, ${result.requests} requests, ` +
-        `lost answers found applied ${result.reconciled?.applied}, not applied ${result.reconciled?.notApplied}, ${result.rejected} rejected`,
-    );
-    expect([0, 3], message).toContain(result.code);
-    expect(result.kills).toBe(2);
-    expect(result.refreshed).toBe(true);
-    expect(result.figures.problems).toEqual([]);
-    expect(result.figures.rows).toBe(Object.values(sizes).reduce((a, b) => a + b, 0));
-    // Answers were lost and settled in the run, not left to a second one.
-    expect((result.reconciled?.applied ?? 0) + (result.reconciled?.notApplied ?? 0)).toBeGreaterThan(0);
-    expect(result.rejected).toBe(0);
-  }, Number(process.env.UNATTENDED_TIMEOUT_MS ?? 180_000));
+  it(
+    'writes every row once, with 10% 5xx, 5% dropped answers, 3-second tokens and the service killed twice',
+    async () => {
+      // The suite's size; `npm run bench -- import-unattended` runs 5,000 rows.
+      const scale = Number(process.env.UNATTENDED_SCALE ?? 3);
+      const sizes = Object.fromEntries(Object.entries(SMALL).map(([step, n]) => [step, Math.round(n * scale)])) as unknown as typeof SMALL;
+      const result = await runUnattended({
+        dir: work,
+        sizes,
+        killAt: [0.3, 0.6],
+        downMs: 1500,
+        faults: { errorRate: 0.1, dropAfterWriteRate: 0.05, latencyMs: 2, latencyJitterMs: 4 },
+        tokenTtlSeconds: 3,
+        concurrency: 8,
+        seed: 21,
+      });
+      const message = `exit ${result.code}\n${result.stderr}\n${result.tail.join('\n')}`;
+      console.log(
+        `unattended: exit ${result.code}, ${result.figures.rows} rows in ${(result.elapsedMs / 1000).toFixed(1)} s, ${result.kills} kills, ${result.requests} requests, ` +
+          `lost answers found applied ${result.reconciled?.applied}, not applied ${result.reconciled?.notApplied}, ${result.rejected} rejected`,
+      );
+      expect([0, 3], message).toContain(result.code);
+      expect(result.kills).toBe(2);
+      expect(result.refreshed).toBe(true);
+      expect(result.figures.problems).toEqual([]);
+      expect(result.figures.rows).toBe(Object.values(sizes).reduce((a, b) => a + b, 0));
+      // Answers were lost and settled in the run, not left to a second one.
+      expect((result.reconciled?.applied ?? 0) + (result.reconciled?.notApplied ?? 0)).toBeGreaterThan(0);
+      expect(result.rejected).toBe(0);
+    },
+    Number(process.env.UNATTENDED_TIMEOUT_MS ?? 180_000),
+  );
 });

@@ -57,7 +57,6 @@ async function importInto(box: TestSandbox, options: ImportOptionsInput, signal?
   }
 }
 
-
 function step(summary: ImportSummary, name: string) {
   const found = summary.steps.find((s) => s.step === name);
   if (!found) throw new Error(`no step ${name}`);
@@ -144,7 +143,9 @@ describe('runImport: re-runs of a changed file', () => {
 
     {
       // Listed, by key, in the success file.
-      const listed = readFileSync(join(stateDir, 'results', 'people.success.csv'), 'utf8').split('\r\n').filter((line) => line.includes(',missing,'));
+      const listed = readFileSync(join(stateDir, 'results', 'people.success.csv'), 'utf8')
+        .split('\r\n')
+        .filter((line) => line.includes(',missing,'));
       expect(listed).toHaveLength(1);
       expect(listed[0]).toMatch(/^0,[^,]+,missing,\d+,http/);
       const removed = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, deleteMissing: true });
@@ -177,7 +178,7 @@ describe('runImport: another account behind the same address', () => {
       (e: unknown) => e,
     );
     expect(error).toMatchObject({ code: 'JOURNAL_ACCOUNT' });
-    expect((error as FerryError).message).toContain('none of this account\'s users');
+    expect((error as FerryError).message).toContain("none of this account's users");
     expect((await all(box, '/parties', 'parties')).length).toBe(before);
     // One user in common is the same account (people join and leave): accepted, and remembered.
     writeFileSync(stateFile, JSON.stringify({ ...state, users: [users[0], 987654] }));
@@ -245,7 +246,17 @@ describe('runImport: rejects', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'people.yaml'),
-      ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: firstName, value: { column: first } }', '  - { to: lastName, value: { column: last } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: firstName, value: { column: first } }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: custom, definition: Account number, tag: null, value: { column: account } }',
+        '',
+      ].join('\n'),
     );
     // The account's field takes two letters, a dash and digits; only the service knows that.
     writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,wrong\nP3,Alan,Turing,CD-5678\n');
@@ -265,7 +276,12 @@ describe('runImport: rejects', () => {
     expect(retry.steps[0]?.created).toBe(1);
     expect(retry.steps[0]?.unchanged).toBe(0);
     const parties = await all(box, '/parties', 'parties');
-    expect(parties.filter((party) => ['Lovelace', 'Hopper', 'Turing', 'Liskov'].includes(party.lastName)).map((p) => p.lastName).sort()).toEqual(['Hopper', 'Lovelace', 'Turing']);
+    expect(
+      parties
+        .filter((party) => ['Lovelace', 'Hopper', 'Turing', 'Liskov'].includes(party.lastName))
+        .map((p) => p.lastName)
+        .sort(),
+    ).toEqual(['Hopper', 'Lovelace', 'Turing']);
 
     // A row the mapping refuses (no last name) is journalled too, so --retry-rejects finds it once fixed.
     writeFileSync(join(dir, 'people.yaml'), readFileSync(join(dir, 'people.yaml'), 'utf8').replace('{ to: lastName, value: { column: last } }', '{ to: lastName, value: { column: last }, required: true }'));
@@ -325,11 +341,23 @@ describe('runImport: a result file that cannot be written', () => {
 });
 
 describe('runImport --dry-run after a run with rejects', () => {
-  it('keeps the last run\'s rejects file: a dry run cannot know what the service refuses', async () => {
+  it("keeps the last run's rejects file: a dry run cannot know what the service refuses", async () => {
     const box = await sandbox();
     const dir = join(work, 'dry-rejects');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: custom, definition: Account number, tag: null, value: { column: account } }',
+        '',
+      ].join('\n'),
+    );
     // P2: only the service refuses its account number. P3: cannot be read (an unclosed quote).
     writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,AB-1234\nP2,Hopper,wrong\nP3,"Turing,CD-5678\n');
     const stateDir = join(dir, '.crm-ferry');
@@ -352,8 +380,33 @@ describe('runImport: a linked row refused on a re-run', () => {
     folders += 1;
     const dir = join(work, `linked${folders}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'));
-    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: jobTitle, value: { column: title } }', '  - { to: organisation, ref: orgs, key: "{{org}}" }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'orgs.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: organisation }',
+        '  - { to: name, value: { column: name } }',
+        '  - { to: custom, definition: Account number, tag: null, value: { column: account } }',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: jobTitle, value: { column: title } }',
+        '  - { to: organisation, ref: orgs, key: "{{org}}" }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
     writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,Acme Ltd,AB-1234\n');
     const people = (title: string): string => `id,last,title,org\n${Array.from({ length: 12 }, (_, i) => `P${i},Lovelace${i},${title},O1`).join('\n')}\n`;
@@ -474,7 +527,10 @@ describe('runImport: exactly once when answers are lost', () => {
     expect(created.status).toBe(201);
     const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
     const at = new Date(Date.now() - 1000).toISOString();
-    for (const [k, name] of [['O1', 'Applied Before Crash Ltd'], ['O2', 'Never Sent Ltd']] as const) {
+    for (const [k, name] of [
+      ['O1', 'Applied Before Crash Ltd'],
+      ['O2', 'Never Sent Ltd'],
+    ] as const) {
       const body = { type: 'organisation', name };
       await journal.append({ t: 'intent', k, op: 'create', run: 'crashed', at, fp: fingerprint({ body, attachments: [] }), body });
     }
@@ -555,7 +611,10 @@ describe('runImport: interrupted', () => {
     const total = step(second, 'people').created + step(second, 'people').unchanged;
     expect(total).toBe(30);
     const parties = await all(box, '/parties', 'parties');
-    const emails = parties.filter((x) => x.type === 'person').map((x) => x.emailAddresses?.[0]?.address).filter(Boolean);
+    const emails = parties
+      .filter((x) => x.type === 'person')
+      .map((x) => x.emailAddresses?.[0]?.address)
+      .filter(Boolean);
     expect(new Set(emails).size).toBe(emails.length);
   });
 });
@@ -710,9 +769,7 @@ describe('runImport: match:', () => {
     const box = await sandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 20, latencyJitterMs: 0 } });
     const rows = 150;
     const existing = await Promise.all(
-      Array.from({ length: rows / 3 }, (_, k) =>
-        box.v2('POST', '/parties', { party: { type: 'person', firstName: `First${3 * k}`, lastName: 'Before', emailAddresses: [{ type: 'Home', address: `r${3 * k}@example.org` }] } }),
-      ),
+      Array.from({ length: rows / 3 }, (_, k) => box.v2('POST', '/parties', { party: { type: 'person', firstName: `First${3 * k}`, lastName: 'Before', emailAddresses: [{ type: 'Home', address: `r${3 * k}@example.org` }] } })),
     );
     expect(existing.every((answer) => answer.status === 201)).toBe(true);
     folders += 1;
@@ -762,8 +819,24 @@ describe('runImport: organisations named by many rows', () => {
     folders += 1;
     const dir = join(work, `named${folders}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{company}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: company } }', '  - { to: phone, type: Work, value: { column: switchboard } }', ''].join('\n'));
-    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{email}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: email, type: Work, value: { column: email } }', '  - { to: organisation, ref: orgs, key: "{{company}}" }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'orgs.yaml'),
+      ['version: 1', 'entity: party', 'key: "{{company}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: company } }', '  - { to: phone, type: Work, value: { column: switchboard } }', ''].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{email}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: email, type: Work, value: { column: email } }',
+        '  - { to: organisation, ref: orgs, key: "{{company}}" }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
     const rows = Array.from({ length: 24 }, (_, i) => `Person${i},p${i}@example.org,${i % 3 === 0 ? 'Globex' : 'Acme Ltd'},${i % 3 === 0 ? '+44 20 7946 0001' : '+44 20 7946 0000'}`);
     // One Acme row gives the organisation another switchboard: which one is meant, only the user knows.
@@ -846,7 +919,17 @@ describe('runImport: match by a custom field', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'orgs.yaml'),
-      ['version: 1', 'entity: party', 'key: "{{id}}"', 'match: { by: custom, definition: Account number, onMatch: update }', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', '  - { to: custom, definition: Account number, tag: null, value: { column: account } }', ''].join('\n'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'match: { by: custom, definition: Account number, onMatch: update }',
+        'fields:',
+        '  - { to: type, value: organisation }',
+        '  - { to: name, value: { column: name } }',
+        '  - { to: custom, definition: Account number, tag: null, value: { column: account } }',
+        '',
+      ].join('\n'),
     );
     writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,New Name Ltd,AB-1234\nO2,Other Ltd,CD-5678\n');
     const summary = await importInto(box, { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir: join(dir, 's') });
@@ -863,7 +946,17 @@ describe('runRollback: tags', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'people.yaml'),
-      ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: tags, value: { column: tag1 } }', '  - { to: tags, value: { column: tag2 } }', ''].join('\n'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: tags, value: { column: tag1 } }',
+        '  - { to: tags, value: { column: tag2 } }',
+        '',
+      ].join('\n'),
     );
     const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry') };
     writeFileSync(join(dir, 'people.csv'), 'id,last,tag1,tag2\nP1,Lovelace,Shared-Tag,\n');
@@ -1064,14 +1157,28 @@ describe('runImport --retry-rejects FILE in a plan', () => {
 });
 
 describe('runImport: match by name', () => {
-  it("finds a person by first and last name (case and spaces aside) and leaves it as it is under onMatch: skip", async () => {
+  it('finds a person by first and last name (case and spaces aside) and leaves it as it is under onMatch: skip', async () => {
     const box = await sandbox();
     const existing = await box.v2('POST', '/parties', { party: { type: 'person', firstName: 'Grace', lastName: 'Hopper', jobTitle: 'Rear Admiral' } });
     expect(existing.status).toBe(201);
     folders += 1;
     const dir = join(work, `byname${folders}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'match: { by: name, onMatch: skip }', 'fields:', '  - { to: type, value: person }', '  - { to: firstName, value: { column: first } }', '  - { to: lastName, value: { column: last } }', '  - { to: jobTitle, value: { column: title } }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'match: { by: name, onMatch: skip }',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: firstName, value: { column: first } }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: jobTitle, value: { column: title } }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'people.csv'), 'id,first,last,title\nP1,grace,HOPPER ,Programmer\nP2,Katherine,Johnson,Mathematician\n');
     const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, 's') };
     const summary = await importInto(box, options);

@@ -37,7 +37,18 @@ function people(tag: string, rows: number, extra = ''): { dir: string; mapping: 
   writeFileSync(join(dir, 'people.csv'), `id,first,last,email\n${Array.from({ length: rows }, (_, i) => `${tag}${i},First${i},${tag} ${i},${tag.toLowerCase()}${i}@example.org`).join('\n')}\n${extra}`);
   writeFileSync(
     join(dir, 'people.yaml'),
-    ['version: 1', 'name: people', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: firstName, value: { column: first } }', '  - { to: lastName, value: { column: last } }', '  - { to: email, type: Work, value: { column: email } }', ''].join('\n'),
+    [
+      'version: 1',
+      'name: people',
+      'entity: party',
+      'key: "{{id}}"',
+      'fields:',
+      '  - { to: type, value: person }',
+      '  - { to: firstName, value: { column: first } }',
+      '  - { to: lastName, value: { column: last } }',
+      '  - { to: email, type: Work, value: { column: email } }',
+      '',
+    ].join('\n'),
   );
   return { dir, mapping: join(dir, 'people.yaml'), input: join(dir, 'people.csv'), state: join(dir, '.crm-ferry') };
 }
@@ -86,7 +97,10 @@ describe('a journal cut in half', () => {
     writeFileSync(journalOf(p.state), '');
     // A job title changed since, and two rows more. (A row whose name or first e-mail address
     // changed is not recognised: those are what the look-up goes by.)
-    writeFileSync(p.input, readFileSync(p.input, 'utf8').replace('changed3@example.org,Clerk', 'changed3@example.org,Head clerk').concat('Changed10,First10,Changed 10,changed10@example.org,Clerk\nChanged11,First11,Changed 11,changed11@example.org,Clerk\n'));
+    writeFileSync(
+      p.input,
+      readFileSync(p.input, 'utf8').replace('changed3@example.org,Clerk', 'changed3@example.org,Head clerk').concat('Changed10,First10,Changed 10,changed10@example.org,Clerk\nChanged11,First11,Changed 11,changed11@example.org,Clerk\n'),
+    );
     const summary = await importPeople(p, { reconcile: true });
     const step = summary.steps[0];
     expect(step?.matched).toBe(10);
@@ -135,15 +149,18 @@ describe('rollback deletes only what the run made', () => {
     return { mine, victim: victim as { id: number } };
   }
 
-  it('a done line given another run\'s record: the journal is refused, nothing is deleted', async () => {
+  it("a done line given another run's record: the journal is refused, nothing is deleted", async () => {
     const { mine } = await pointedAtAnother('Mine', 'Other');
-    const error = await rollback(mine.state).then(() => null, (e: unknown) => e);
+    const error = await rollback(mine.state).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: 'JOURNAL_CORRUPT' });
     expect(await named('Other')).toHaveLength(1);
     expect(await named('Mine')).toHaveLength(3);
   });
 
-  it('in a state without seals, the record of another run is left and listed, and the run\'s own are deleted', async () => {
+  it("in a state without seals, the record of another run is left and listed, and the run's own are deleted", async () => {
     const { mine, victim } = await pointedAtAnother('Own', 'Foreign');
     unseal(mine.state);
     const summary = await rollback(mine.state);
@@ -156,7 +173,7 @@ describe('rollback deletes only what the run made', () => {
     expect(stdout).toMatch(/Nothing to roll back/);
   });
 
-  it('a record made long before the run, with the same values, is left: it is not the run\'s', async () => {
+  it("a record made long before the run, with the same values, is left: it is not the run's", async () => {
     const mine = people('Twin', 2);
     await importPeople(mine);
     // Another record with Twin1's values, dated an hour before the run.
@@ -184,7 +201,7 @@ describe('rollback deletes only what the run made', () => {
 });
 
 describe('files holding account data are 0600 in 0700 folders, whatever the umask', () => {
-  it('the state folder, journal, results and rejects of a run; validate\'s rejects and warnings', async () => {
+  it("the state folder, journal, results and rejects of a run; validate's rejects and warnings", async () => {
     const umask = process.umask(0);
     try {
       // A row without a last name is rejected; one with an e-mail address that is not one is a warning.

@@ -57,7 +57,9 @@ describe('crm-ferry mapping init', () => {
     const { code, stderr } = await run(['mapping', 'init', input, '--out', out]);
     expect(code, stderr).toBe(0);
     expect(stderr).not.toContain('draft.yaml');
-    expect(stderr).toMatch(/^wrote .*wide\.yaml\nmapped 4990 of 10000 columns; key \{\{col0\}\}; not mapped: col4990, col4991, .* and 4,960 more\n5,010 columns are not drafted: a mapping file holds at most 5,000 entries and 1 MB; carry them in a second mapping/);
+    expect(stderr).toMatch(
+      /^wrote .*wide\.yaml\nmapped 4990 of 10000 columns; key \{\{col0\}\}; not mapped: col4990, col4991, .* and 4,960 more\n5,010 columns are not drafted: a mapping file holds at most 5,000 entries and 1 MB; carry them in a second mapping/,
+    );
     await compileMapping(await loadMapping(out), { file: out });
   });
 

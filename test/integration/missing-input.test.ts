@@ -37,10 +37,7 @@ function project(name: string): string {
   const folder = join(dir, name);
   mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, 'organisations.yaml'), readFileSync(join(CHECKOUT, 'mappings/generic-organisations.yaml')));
-  writeFileSync(
-    join(folder, 'plan.yaml'),
-    ['version: 1', 'steps:', '  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }', ''].join('\n'),
-  );
+  writeFileSync(join(folder, 'plan.yaml'), ['version: 1', 'steps:', '  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }', ''].join('\n'));
   return folder;
 }
 

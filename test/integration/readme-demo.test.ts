@@ -43,10 +43,7 @@ afterAll(async () => {
 describe('the README demo block', () => {
   it('shows two runs of the bundled v1 plan, each line as the program prints it', async () => {
     const runs = demoBlock();
-    expect(runs.map((r) => r.command.replace(/ --state-dir \S+/, ''))).toEqual([
-      '$ crm-ferry run mappings/plans/v1-migration.yaml',
-      '$ crm-ferry run mappings/plans/v1-migration.yaml   # again: nothing changed, so nothing is sent',
-    ]);
+    expect(runs.map((r) => r.command.replace(/ --state-dir \S+/, ''))).toEqual(['$ crm-ferry run mappings/plans/v1-migration.yaml', '$ crm-ferry run mappings/plans/v1-migration.yaml   # again: nothing changed, so nothing is sent']);
     const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
     for (const run of runs) {
       const result = await runCli(['run', join(root, 'mappings/plans/v1-migration.yaml'), '--state-dir', join(dir, 'state')], { cwd: root, env });

@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 describe('the README walk, followed literally', () => {
-  it('runs every command, uses the drafted mapping, and leaves nothing in crm-ferry\'s own folders', async () => {
+  it("runs every command, uses the drafted mapping, and leaves nothing in crm-ferry's own folders", async () => {
     const commands = walkCommands();
     expect(commands[0]).toBe('inspect samples/contacts.csv');
     const before = [...listing('mappings'), ...listing('samples')];

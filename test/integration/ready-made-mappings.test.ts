@@ -125,7 +125,11 @@ describe('ready-made mappings over their samples', () => {
     const mappingFiles = (await readdir(MAPPINGS)).filter((f) => f.endsWith('.yaml')).sort();
     expect([...new Set(CASES.map((c) => c.mapping))].sort()).toEqual(mappingFiles);
     const planFiles = (await readdir(PLANS)).filter((f) => f.endsWith('.yaml')).sort();
-    expect(planFiles).toEqual(Object.keys(PLAN_STEPS).map((p) => `${p}.yaml`).sort());
+    expect(planFiles).toEqual(
+      Object.keys(PLAN_STEPS)
+        .map((p) => `${p}.yaml`)
+        .sort(),
+    );
   });
 
   it.each(CASES)('$mapping maps $input: $records records, rejects $rejects', async ({ mapping, input, records, rejects, skipped = 0 }) => {

@@ -106,7 +106,9 @@ describe('the HTML report in headless Chromium', () => {
 
     // The chart: both lines drawn, with a point per sample, inside a box of real size.
     const requestsLine = page.locator('svg.usage-chart polyline.requests');
-    const points = String(await requestsLine.getAttribute('points')).trim().split(/\s+/);
+    const points = String(await requestsLine.getAttribute('points'))
+      .trim()
+      .split(/\s+/);
     expect(points.length).toBeGreaterThanOrEqual(2);
     const box1 = await requestsLine.boundingBox();
     expect(box1?.width).toBeGreaterThan(200);
@@ -159,18 +161,18 @@ describe('the HTML report in headless Chromium', () => {
     await page.setViewportSize({ width: 703, height: 1000 });
     for (const table of await page.locator('table').all()) {
       const box1 = await table.boundingBox();
-      expect((box1?.x ?? 0) + (box1?.width ?? 0), await table.getAttribute('class') ?? 'table').toBeLessThanOrEqual(703);
+      expect((box1?.x ?? 0) + (box1?.width ?? 0), (await table.getAttribute('class')) ?? 'table').toBeLessThanOrEqual(703);
     }
     const oneLine = (await page.locator('tr[data-kind="differs"] td code').nth(1).boundingBox())?.height ?? 0;
     expect(oneLine).toBeGreaterThan(0);
     const keys = await page.locator('code.key').all();
     expect(keys.length).toBeGreaterThanOrEqual(3);
-    for (const key of keys) expect((await key.boundingBox())?.height, await key.textContent() ?? '').toBeLessThan(oneLine * 1.5);
+    for (const key of keys) expect((await key.boundingBox())?.height, (await key.textContent()) ?? '').toBeLessThan(oneLine * 1.5);
     expect((await page.pdf({ format: 'A4', preferCSSPageSize: true })).length).toBeGreaterThan(10_000);
     await page.close();
   });
 
-  it('of verify: notes beyond the listing verify reads are said to be not checked, in the summary\'s words', async () => {
+  it("of verify: notes beyond the listing verify reads are said to be not checked, in the summary's words", async () => {
     // An account of its own, quick to fill: the bundled v1 migration writes 10 notes, so verify
     // lists the first 200 notes of the account when it looks for ones added by hand.
     const own = await startTestSandbox();

@@ -18,7 +18,11 @@ const out = join(dir, 'backup');
 const TRACK_DATE = '2026-01-05';
 
 const client = (box: TestSandbox) => new CrmClient({ baseUrl: box.url, auth: box.token });
-const lines = (name: string): any[] => readFileSync(join(out, name), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const lines = (name: string): any[] =>
+  readFileSync(join(out, name), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 
 /** Every request the sandbox's HTTP server is sent, by method and path. */
 function requestsAt(box: TestSandbox): string[] {
@@ -39,7 +43,11 @@ beforeAll(async () => {
   // A track on an opportunity (taken on its create) and one on an organisation (which no create takes), from another day.
   const definitions = (await ok(a, 'GET', '/trackdefinitions')).trackDefinitions as any[];
   await ok(a, 'POST', '/tracks', { track: { definition: definitions.find((d) => d.captureRule === 'OPPORTUNITY').id, opportunity: { id: seeded.opportunities[0] } } });
-  const review = (await ok(a, 'POST', '/trackdefinitions', { trackDefinition: { description: 'Account review', captureRule: 'PARTY', direction: 'START_DATE', taskDefinitions: [{ description: 'Review the account', daysAfterRule: 'TRACK_START', daysAfter: 7, displayOrder: 0 }] } })).trackDefinition;
+  const review = (
+    await ok(a, 'POST', '/trackdefinitions', {
+      trackDefinition: { description: 'Account review', captureRule: 'PARTY', direction: 'START_DATE', taskDefinitions: [{ description: 'Review the account', daysAfterRule: 'TRACK_START', daysAfter: 7, displayOrder: 0 }] },
+    })
+  ).trackDefinition;
   await ok(a, 'POST', '/tracks', { track: { definition: review.id, party: { id: seeded.organisations[1] }, trackDateOn: TRACK_DATE } });
   const ca = client(a);
   await runBackup({ out, since: null }, { client: ca, account: a.url });

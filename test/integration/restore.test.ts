@@ -57,9 +57,17 @@ async function restore() {
 }
 
 const sortBy = <T>(list: T[], key: (item: T) => string): T[] => [...list].sort((x, y) => key(x).localeCompare(key(y)));
-const items = (list: any[] | undefined, keys: string[]) => sortBy((list ?? []).map((item) => Object.fromEntries(keys.map((k) => [k, item[k] ?? null]))), (i) => JSON.stringify(i));
+const items = (list: any[] | undefined, keys: string[]) =>
+  sortBy(
+    (list ?? []).map((item) => Object.fromEntries(keys.map((k) => [k, item[k] ?? null]))),
+    (i) => JSON.stringify(i),
+  );
 const tags = (record: any) => (record.tags ?? []).map((t: any) => t.name).sort();
-const fields = (record: any) => sortBy((record.fields ?? []).map((f: any) => ({ definition: f.definition.name, value: f.value })), (f: any) => f.definition);
+const fields = (record: any) =>
+  sortBy(
+    (record.fields ?? []).map((f: any) => ({ definition: f.definition.name, value: f.value })),
+    (f: any) => f.definition,
+  );
 
 /**
  * Asserts that `box` holds A's records and links field by field, ids mapped through a restore's
@@ -73,7 +81,24 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
   expect(partiesB.size).toBe(partiesA.length + extra.parties);
   for (const p of partiesA) {
     const q = partiesB.get(party(p.id)!);
-    const view = (r: any, org: number | null) => ({ type: r.type, name: r.name ?? null, firstName: r.firstName ?? null, lastName: r.lastName ?? null, title: r.title ?? null, jobTitle: r.jobTitle ?? null, about: r.about ?? null, organisation: org, owner: r.owner?.username ?? null, team: r.team?.name ?? null, emails: items(r.emailAddresses, ['type', 'address']), phones: items(r.phoneNumbers, ['type', 'number']), websites: items(r.websites, ['type', 'service', 'address']), addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']), tags: tags(r), fields: fields(r) });
+    const view = (r: any, org: number | null) => ({
+      type: r.type,
+      name: r.name ?? null,
+      firstName: r.firstName ?? null,
+      lastName: r.lastName ?? null,
+      title: r.title ?? null,
+      jobTitle: r.jobTitle ?? null,
+      about: r.about ?? null,
+      organisation: org,
+      owner: r.owner?.username ?? null,
+      team: r.team?.name ?? null,
+      emails: items(r.emailAddresses, ['type', 'address']),
+      phones: items(r.phoneNumbers, ['type', 'number']),
+      websites: items(r.websites, ['type', 'service', 'address']),
+      addresses: items(r.addresses, ['type', 'street', 'city', 'state', 'zip', 'country']),
+      tags: tags(r),
+      fields: fields(r),
+    });
     expect(view(q, q?.organisation?.id ?? null)).toEqual(view(p, p.organisation ? party(p.organisation.id)! : null));
   }
 
@@ -82,7 +107,21 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
   expect(oppsB.size).toBe(oppsA.length);
   for (const o of oppsA) {
     const q = oppsB.get(ids.get(`opportunities/${o.id}`)!);
-    const view = (r: any, partyId: number) => ({ name: r.name, description: r.description ?? null, party: partyId, milestone: r.milestone?.name, value: r.value ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, lostReason: r.lostReason ?? null, durationBasis: r.durationBasis ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    const view = (r: any, partyId: number) => ({
+      name: r.name,
+      description: r.description ?? null,
+      party: partyId,
+      milestone: r.milestone?.name,
+      value: r.value ?? null,
+      expectedCloseOn: r.expectedCloseOn ?? null,
+      closedOn: r.closedOn ?? null,
+      lostReason: r.lostReason ?? null,
+      durationBasis: r.durationBasis ?? null,
+      owner: r.owner?.username ?? null,
+      team: r.team?.name ?? null,
+      tags: tags(r),
+      fields: fields(r),
+    });
     expect(view(q, q.party.id)).toEqual(view(o, party(o.party.id)!));
   }
 
@@ -92,7 +131,21 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
   for (const k of kasesA) {
     const mapped = ids.get(`kases/${k.id}`)!;
     const q = kasesB.get(mapped);
-    const view = (r: any, partyId: number, opp: number | null) => ({ name: r.name, description: r.description ?? null, party: partyId, opportunity: opp, status: r.status, stage: r.stage?.name ?? null, startOn: r.startOn ?? null, expectedCloseOn: r.expectedCloseOn ?? null, closedOn: r.closedOn ?? null, owner: r.owner?.username ?? null, team: r.team?.name ?? null, tags: tags(r), fields: fields(r) });
+    const view = (r: any, partyId: number, opp: number | null) => ({
+      name: r.name,
+      description: r.description ?? null,
+      party: partyId,
+      opportunity: opp,
+      status: r.status,
+      stage: r.stage?.name ?? null,
+      startOn: r.startOn ?? null,
+      expectedCloseOn: r.expectedCloseOn ?? null,
+      closedOn: r.closedOn ?? null,
+      owner: r.owner?.username ?? null,
+      team: r.team?.name ?? null,
+      tags: tags(r),
+      fields: fields(r),
+    });
     expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
     const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
     const extraB = (await allPages(box, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();
@@ -115,9 +168,28 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
 
   const tasksA = await allPages(a, '/tasks?status=open,completed,pending&embed=party', 'tasks');
   const tasksB = await allPages(box, '/tasks?status=open,completed,pending&embed=party', 'tasks');
-  const taskView = (r: any, on: number | null) => ({ description: r.description, detail: r.detail ?? null, on, dueOn: r.dueOn, status: r.status, hasTrack: r.hasTrack ?? false, category: r.category?.name ?? null, owner: r.owner?.username ?? null });
+  const taskView = (r: any, on: number | null) => ({
+    description: r.description,
+    detail: r.detail ?? null,
+    on,
+    dueOn: r.dueOn,
+    status: r.status,
+    hasTrack: r.hasTrack ?? false,
+    category: r.category?.name ?? null,
+    owner: r.owner?.username ?? null,
+  });
   const key = (t: any) => JSON.stringify(t);
-  expect(sortBy(tasksB.map((t) => taskView(t, t.party?.id ?? null)), key)).toEqual(sortBy(tasksA.map((t) => taskView(t, t.party ? party(t.party.id)! : null)), key));
+  expect(
+    sortBy(
+      tasksB.map((t) => taskView(t, t.party?.id ?? null)),
+      key,
+    ),
+  ).toEqual(
+    sortBy(
+      tasksA.map((t) => taskView(t, t.party ? party(t.party.id)! : null)),
+      key,
+    ),
+  );
 }
 
 describe('restore', () => {
@@ -140,7 +212,14 @@ describe('restore', () => {
 /** How many records of each kind an account holds (tasks of every status). */
 async function countsOf(box: TestSandbox): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed,pending', 'tasks']] as const) counts[key] = (await allPages(box, path, key)).length;
+  for (const [path, key] of [
+    ['/parties', 'parties'],
+    ['/opportunities', 'opportunities'],
+    ['/kases', 'kases'],
+    ['/entries', 'entries'],
+    ['/tasks?status=open,completed,pending', 'tasks'],
+  ] as const)
+    counts[key] = (await allPages(box, path, key)).length;
   return counts;
 }
 
@@ -280,47 +359,57 @@ describe('restore killed with SIGKILL', () => {
   it.each([
     { run: 'records', step: undefined, minRecords: 1, latencyMs: 15, counted: ['/parties', 'parties'] },
     { run: 'entries and tasks', step: 'entries', minRecords: 0, latencyMs: 40, counted: ['/entries', 'entries'] },
-  ] as const)('killed in the run of the $run is continued by the same restore and ends with every record once', async ({ step, minRecords, latencyMs, counted }) => {
-    const d = await startTestSandbox({ faults: { latencyMs } });
-    try {
-      const work = join(dir, `restore-d-${step ?? 'records'}`);
-      // The inputs and state of a restore into this account go in a folder of their own.
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work, ...(step ? [step] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
-      const ended = new Promise((done) => child.on('close', done));
-      const lines = createInterface({ input: child.stdout! });
-      await new Promise<void>((resolve, reject) => {
-        lines.on('line', (line) => line === 'writing' && resolve());
-        child.once('exit', () => reject(new Error('the restore ended before it could be killed')));
-      });
-      // Killed once the account holds one more record of the kind counted (an event of the
-      // account, not a delay): the rest of the run, slowed by the latency, is then cut off.
-      const table = counted[1] === 'parties' ? d.store.parties : d.store.entries;
-      const before = table.size;
-      while (table.size < before + minRecords && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
-      child.kill('SIGKILL');
-      await ended;
-      const partial = (await allPages(d, counted[0], counted[1])).length;
-      const expected = (await allPages(a, counted[0], counted[1])).length;
-      expect(partial).toBeLessThan(expected);
-      const cd = client(d);
-      const summary = await runRestore({ from: out, workDir: work }, { client: cd, account: { baseUrl: d.url, account: d.url } });
-      await cd.close();
-      expect(summary.import.stopped).toBeNull();
-      // Tasks of every status: those of the tracks too, which the links made after the import.
-      for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries'], ['/tasks?status=open,completed,pending', 'tasks']] as const) {
-        expect({ path, count: (await allPages(d, path, key)).length }).toEqual({ path, count: (await allPages(a, path, key)).length });
+  ] as const)(
+    'killed in the run of the $run is continued by the same restore and ends with every record once',
+    async ({ step, minRecords, latencyMs, counted }) => {
+      const d = await startTestSandbox({ faults: { latencyMs } });
+      try {
+        const work = join(dir, `restore-d-${step ?? 'records'}`);
+        // The inputs and state of a restore into this account go in a folder of their own.
+        const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work, ...(step ? [step] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const ended = new Promise((done) => child.on('close', done));
+        const lines = createInterface({ input: child.stdout! });
+        await new Promise<void>((resolve, reject) => {
+          lines.on('line', (line) => line === 'writing' && resolve());
+          child.once('exit', () => reject(new Error('the restore ended before it could be killed')));
+        });
+        // Killed once the account holds one more record of the kind counted (an event of the
+        // account, not a delay): the rest of the run, slowed by the latency, is then cut off.
+        const table = counted[1] === 'parties' ? d.store.parties : d.store.entries;
+        const before = table.size;
+        while (table.size < before + minRecords && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+        child.kill('SIGKILL');
+        await ended;
+        const partial = (await allPages(d, counted[0], counted[1])).length;
+        const expected = (await allPages(a, counted[0], counted[1])).length;
+        expect(partial).toBeLessThan(expected);
+        const cd = client(d);
+        const summary = await runRestore({ from: out, workDir: work }, { client: cd, account: { baseUrl: d.url, account: d.url } });
+        await cd.close();
+        expect(summary.import.stopped).toBeNull();
+        // Tasks of every status: those of the tracks too, which the links made after the import.
+        for (const [path, key] of [
+          ['/parties', 'parties'],
+          ['/opportunities', 'opportunities'],
+          ['/kases', 'kases'],
+          ['/entries', 'entries'],
+          ['/tasks?status=open,completed,pending', 'tasks'],
+        ] as const) {
+          expect({ path, count: (await allPages(d, path, key)).length }).toEqual({ path, count: (await allPages(a, path, key)).length });
+        }
+        // Every project has its additional party once.
+        let contacts = 0;
+        for (const kase of await allPages(d, '/kases', 'kases')) contacts += (await allPages(d, `/kases/${kase.id}/parties`, 'parties')).length;
+        expect(contacts).toBe(summary.links.kaseParties);
+        expect(contacts).toBe((await allPages(a, '/kases', 'kases')).length);
+        const names = (await allPages(d, '/parties', 'parties')).map((p) => p.name ?? `${p.firstName} ${p.lastName}`);
+        expect(new Set(names).size).toBe(names.length);
+      } finally {
+        await d.close();
       }
-      // Every project has its additional party once.
-      let contacts = 0;
-      for (const kase of await allPages(d, '/kases', 'kases')) contacts += (await allPages(d, `/kases/${kase.id}/parties`, 'parties')).length;
-      expect(contacts).toBe(summary.links.kaseParties);
-      expect(contacts).toBe((await allPages(a, '/kases', 'kases')).length);
-      const names = (await allPages(d, '/parties', 'parties')).map((p) => p.name ?? `${p.firstName} ${p.lastName}`);
-      expect(new Set(names).size).toBe(names.length);
-    } finally {
-      await d.close();
-    }
-  }, 90_000);
+    },
+    90_000,
+  );
 });
 
 describe('restore of configuration and of entries the interface cannot create', () => {
@@ -348,12 +437,35 @@ describe('restore of configuration and of entries the interface cannot create', 
     const qualified = (await ok('POST', '/milestones', { milestone: { name: 'Qualified', pipeline: { id: pipeline.id }, probability: 20 } })).milestone;
     await ok('POST', '/milestones', { milestone: { name: 'Signed', pipeline: { id: pipeline.id }, probability: 100, complete: true } });
     const visit = (await ok('POST', '/activitytypes', { activityType: { name: 'Site visit', icon: { id: 'CAR' } } })).activityType;
-    const onboarding = (await ok('POST', '/trackdefinitions', { trackDefinition: { description: 'Customer onboarding', captureRule: 'KASE', direction: 'START_DATE', taskDefinitions: [{ description: 'Kick-off call', daysAfterRule: 'TRACK_START', daysAfter: 2, displayOrder: 0 }, { description: 'First review', daysAfterRule: 'LAST_TASK', daysAfter: 14, displayOrder: 1 }] } })).trackDefinition;
+    const onboarding = (
+      await ok('POST', '/trackdefinitions', {
+        trackDefinition: {
+          description: 'Customer onboarding',
+          captureRule: 'KASE',
+          direction: 'START_DATE',
+          taskDefinitions: [
+            { description: 'Kick-off call', daysAfterRule: 'TRACK_START', daysAfter: 2, displayOrder: 0 },
+            { description: 'First review', daysAfterRule: 'LAST_TASK', daysAfter: 14, displayOrder: 1 },
+          ],
+        },
+      })
+    ).trackDefinition;
     await ok('POST', '/opportunities', { opportunity: { name: 'Template deal', party: { id: org0 }, milestone: { id: qualified.id } } });
     await ok('POST', '/entries', { entry: { type: 'note', content: 'Visited the site', party: { id: org0 }, activityType: visit.id } });
     await ok('POST', '/kases', { kase: { name: 'Template onboarding', party: { id: org0 }, tracks: [{ definition: onboarding.id }] } });
     const [person0] = seeded2.people as [number];
-    addEntry(src.store, { type: 'email', content: 'Please find the quote attached.', subject: 'Quote', partyIds: [org0, person0], activityTypeId: null, entryAt: EMAIL_AT, participants: [{ id: 1, address: 'ann@example.test', name: 'Ann0 Smith', role: 'FROM' }, { id: 2, address: 'sales@example.test', name: 'Sales', role: 'TO' }] });
+    addEntry(src.store, {
+      type: 'email',
+      content: 'Please find the quote attached.',
+      subject: 'Quote',
+      partyIds: [org0, person0],
+      activityTypeId: null,
+      entryAt: EMAIL_AT,
+      participants: [
+        { id: 1, address: 'ann@example.test', name: 'Ann0 Smith', role: 'FROM' },
+        { id: 2, address: 'sales@example.test', name: 'Sales', role: 'TO' },
+      ],
+    });
     await ok('POST', '/tasks', { task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' } });
     addEntry(src.store, { type: 'task', content: 'Old follow-up', partyId: org1, activityTypeId: null, entryAt: '2025-01-01T09:00:00Z' });
     const cs = client(src);
@@ -392,7 +504,13 @@ describe('restore of configuration and of entries the interface cannot create', 
       { name: 'Signed', probability: 100, complete: true },
     ]);
     const definition = ((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).find((d) => d.description === 'Customer onboarding');
-    expect({ captureRule: definition.captureRule, tasks: definition.taskDefinitions.map((t: any) => [t.description, t.daysAfterRule, t.daysAfter]) }).toEqual({ captureRule: 'KASE', tasks: [['Kick-off call', 'TRACK_START', 2], ['First review', 'LAST_TASK', 14]] });
+    expect({ captureRule: definition.captureRule, tasks: definition.taskDefinitions.map((t: any) => [t.description, t.daysAfterRule, t.daysAfter]) }).toEqual({
+      captureRule: 'KASE',
+      tasks: [
+        ['Kick-off call', 'TRACK_START', 2],
+        ['First review', 'LAST_TASK', 14],
+      ],
+    });
     const kase = (await allPages(e, '/kases', 'kases')).find((k) => k.name === 'Template onboarding');
     expect((await allPages(e, `/kases/${kase.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual(['Customer onboarding']);
     const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find((x) => x.content.endsWith('\n\nVisited the site'));
@@ -406,7 +524,12 @@ describe('restore of configuration and of entries the interface cannot create', 
     const entries = await allPages(e, '/entries?embed=party,activityType', 'entries');
     const email = entries.filter((x) => x.party?.id === target0 && x.content.startsWith('Originally an email'));
     expect(email.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, entryAt: x.entryAt }))).toEqual([
-      { type: 'note', content: 'Originally an email\nFrom: Ann0 Smith <ann@example.test>\nTo: Sales <sales@example.test>\nSubject: Quote\nAlso filed on: Ann0 Smith\n\nPlease find the quote attached.', activityType: 'Email', entryAt: new Date(EMAIL_AT).toISOString().replace('.000Z', 'Z') },
+      {
+        type: 'note',
+        content: 'Originally an email\nFrom: Ann0 Smith <ann@example.test>\nTo: Sales <sales@example.test>\nSubject: Quote\nAlso filed on: Ann0 Smith\n\nPlease find the quote attached.',
+        activityType: 'Email',
+        entryAt: new Date(EMAIL_AT).toISOString().replace('.000Z', 'Z'),
+      },
     ]);
     // Send contract: restored completed, so the service filed its entry; nothing else records it.
     expect(entries.filter((x) => x.content.includes('Send contract')).map((x) => ({ type: x.type, on: x.party?.id }))).toEqual([{ type: 'task', on: target0 }]);

@@ -57,8 +57,20 @@ async function seed(a: TestSandbox): Promise<void> {
   const deal = await created(a, '/opportunities', 'opportunity', { name: 'Widgets 2027', party: { id: north }, milestone: proposal });
   const onboarding = await idOf('/trackdefinitions', 'trackDefinitions', 'Onboarding', 'description');
   const rollout = await created(a, '/kases', 'kase', {
-    name: 'Rollout', description: 'Phase one', party: { id: south }, opportunity: { id: deal }, owner: kim, team: support, stage: { id: 102 }, expectedCloseOn: '2027-01-31',
-    tags: [{ name: 'priority' }], fields: [{ definition: { name: 'Reference', tag: null }, value: 'R-17' }, { definition: { name: 'Billable', tag: null }, value: true }], tracks: [{ definition: onboarding }],
+    name: 'Rollout',
+    description: 'Phase one',
+    party: { id: south },
+    opportunity: { id: deal },
+    owner: kim,
+    team: support,
+    stage: { id: 102 },
+    expectedCloseOn: '2027-01-31',
+    tags: [{ name: 'priority' }],
+    fields: [
+      { definition: { name: 'Reference', tag: null }, value: 'R-17' },
+      { definition: { name: 'Billable', tag: null }, value: true },
+    ],
+    tracks: [{ definition: onboarding }],
   });
   for (const contact of [ada, grace, north]) expect((await a.v2('POST', `/kases/${rollout}/parties/${contact}`)).status).toBe(204);
   const closed = await created(a, '/kases', 'kase', { name: 'Audit', party: { id: north }, status: 'CLOSED', closedOn: '2026-09-30' });
@@ -71,7 +83,11 @@ async function seed(a: TestSandbox): Promise<void> {
   };
   const meeting = await idOf('/activitytypes', 'activityTypes', 'Meeting');
   await created(a, '/entries', 'entry', {
-    type: 'note', content: 'Kick-off, "quoted"\nsecond line', party: { id: ada }, activityType: meeting, entryAt: '2024-03-05T09:30:00Z',
+    type: 'note',
+    content: 'Kick-off, "quoted"\nsecond line',
+    party: { id: ada },
+    activityType: meeting,
+    entryAt: '2024-03-05T09:30:00Z',
     attachments: [await upload('minutes.txt', 'minutes\n', 'text/plain'), await upload('plan.dat', Buffer.from([0, 1, 2, 255]), 'application/vnd.acme-plan')],
   });
   await created(a, '/entries', 'entry', { type: 'note', content: 'Same name, other file', kase: { id: rollout }, attachments: [await upload('minutes.txt', 'other minutes\n', 'text/markdown')] });
@@ -96,9 +112,21 @@ async function snapshot(box: TestSandbox): Promise<Record<string, unknown[]>> {
     const contacts = ((await allPages(box, `/kases/${k.id}/parties`, 'parties')) as Body[]).map((p) => partyName.get(p.id)).sort();
     const tracks = ((await allPages(box, `/kases/${k.id}/tracks`, 'tracks')) as Body[]).map((t) => t.description);
     kases.push({
-      name: k.name, description: k.description, party: partyName.get(k.party?.id), opportunity: opportunityName.get(k.opportunity?.id) ?? null, owner: k.owner?.username, team: k.team?.name ?? null,
-      status: k.status, stage: k.stage?.name, startOn: k.startOn, expectedCloseOn: k.expectedCloseOn, closedOn: k.closedOn,
-      tags: (k.tags as Body[]).map((t) => t.name).sort(), fields: (k.fields as Body[]).map((f) => `${f.definition.name}=${f.value}`).sort(), contacts, tracks,
+      name: k.name,
+      description: k.description,
+      party: partyName.get(k.party?.id),
+      opportunity: opportunityName.get(k.opportunity?.id) ?? null,
+      owner: k.owner?.username,
+      team: k.team?.name ?? null,
+      status: k.status,
+      stage: k.stage?.name,
+      startOn: k.startOn,
+      expectedCloseOn: k.expectedCloseOn,
+      closedOn: k.closedOn,
+      tags: (k.tags as Body[]).map((t) => t.name).sort(),
+      fields: (k.fields as Body[]).map((f) => `${f.definition.name}=${f.value}`).sort(),
+      contacts,
+      tracks,
     });
   }
   const entries = [];
@@ -108,15 +136,30 @@ async function snapshot(box: TestSandbox): Promise<Record<string, unknown[]>> {
     // The service writes a task's entry when the task is completed, by the user and at the time of that.
     const written = e.type === 'task' ? {} : { creator: e.creator?.name ?? e.creator?.username, entryAt: e.entryAt };
     entries.push({
-      type: e.type, content: e.content, ...written, activityType: e.activityType?.name,
-      on: partyName.get(e.party?.id) ?? kaseName.get(e.kase?.id) ?? opportunityName.get(e.opportunity?.id), files,
+      type: e.type,
+      content: e.content,
+      ...written,
+      activityType: e.activityType?.name,
+      on: partyName.get(e.party?.id) ?? kaseName.get(e.kase?.id) ?? opportunityName.get(e.opportunity?.id),
+      files,
     });
   }
   const tasks = ((await allPages(box, '/tasks?status=open,completed,pending&embed=party,kase,opportunity,owner', 'tasks')) as Body[]).map((t) => ({
-    description: t.description, detail: t.detail, dueOn: t.dueOn, dueTime: t.dueTime, category: t.category?.name ?? null, owner: t.owner?.username, status: t.status, hasTrack: t.hasTrack,
+    description: t.description,
+    detail: t.detail,
+    dueOn: t.dueOn,
+    dueTime: t.dueTime,
+    category: t.category?.name ?? null,
+    owner: t.owner?.username,
+    status: t.status,
+    hasTrack: t.hasTrack,
     on: partyName.get(t.party?.id) ?? kaseName.get(t.kase?.id) ?? opportunityName.get(t.opportunity?.id),
   }));
-  const order = (items: unknown[]): unknown[] => items.map((item) => JSON.stringify(item)).sort().map((text) => JSON.parse(text));
+  const order = (items: unknown[]): unknown[] =>
+    items
+      .map((item) => JSON.stringify(item))
+      .sort()
+      .map((text) => JSON.parse(text));
   return { kases: order(kases), entries: order(entries), tasks: order(tasks) };
 }
 
@@ -162,7 +205,14 @@ describe('round trip of projects, notes and tasks', () => {
     const run = () => runImport({ source: { kind: 'plan', planFile: join(out, 'plan.yaml') }, stateDir: join(out, 'state') }, { client, account: { baseUrl: b.url, account: b.url } });
     const summary = await run();
     expect(summary.stopped).toBeNull();
-    expect(summary.steps.map((s) => [s.step, s.created, s.rejected])).toEqual([['organisations', 2, 0], ['people', 2, 0], ['opportunities', 1, 0], ['kases', 2, 0], ['entries', 3, 0], ['tasks', 3, 0]]);
+    expect(summary.steps.map((s) => [s.step, s.created, s.rejected])).toEqual([
+      ['organisations', 2, 0],
+      ['people', 2, 0],
+      ['opportunities', 1, 0],
+      ['kases', 2, 0],
+      ['entries', 3, 0],
+      ['tasks', 3, 0],
+    ]);
     // Every column of the new files is read: nothing is listed as not carried.
     expect(summary.steps.slice(3).map((s) => s.notCarried)).toEqual([[], [], []]);
     // A second import sends nothing: every record, its contacts and its files are as written.
@@ -214,7 +264,6 @@ describe('export --attachments', () => {
     expect(readFileSync(join(cwd, 'out', listed?.file ?? ''), 'utf8')).toBe('%PDF-1.4 tiny');
   });
 
-
   it('is refused where it cannot apply, and a mapping that reads attachments needs it', async () => {
     const base = { out: join(dir, 'x.csv'), cwd: dir };
     expect(() => normaliseExportOptions({ ...base, entity: 'tasks', attachments: 'files', mapping: [bundled('roundtrip-tasks')] })).toThrow(/--attachments downloads the files of entries, and this export is of tasks/);
@@ -223,7 +272,9 @@ describe('export --attachments', () => {
     boxes.push(a);
     const client = new CrmClient({ baseUrl: a.url, auth: a.token });
     try {
-      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')] }), { client, account: a.url })).rejects.toThrow(/reads attachments \(column "attachmentFiles"\).*not in the account's listing/);
+      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')] }), { client, account: a.url })).rejects.toThrow(
+        /reads attachments \(column "attachmentFiles"\).*not in the account's listing/,
+      );
       // Files no column names would be downloaded for nothing.
       const noFiles = join(dir, 'no-files.yaml');
       writeFileSync(noFiles, 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - { to: content, value: { column: content } }\n');

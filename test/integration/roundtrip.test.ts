@@ -47,21 +47,71 @@ async function seed(a: TestSandbox): Promise<void> {
   };
   // Two organisations of one name: people and opportunities must each keep to their own.
   const acmeNorth = await post({
-    type: 'organisation', name: 'Acme Ltd', about: 'Widgets, "quoted", and\nmore (north)', owner: user('sam'), team: team('Sales'),
-    emailAddresses: [{ type: 'Work', address: 'north@acme.example' }, { type: 'Billing', address: 'pay@acme.example' }],
-    addresses: [{ type: 'Office', street: '1 Market St', city: 'Leeds', zip: 'LS1 6DT', country: 'United Kingdom' }, { type: 'Postal', street: 'PO Box 12', city: 'Leeds', country: 'United Kingdom' }],
-    tags: [{ name: 'customer' }], fields: [{ definition: { name: 'Industry', tag: null }, value: 'Retail' }, { definition: { name: 'Contract end', tag: 'Customer' }, value: '2027-03-31' }, { definition: { name: 'Support level', tag: 'Customer' }, value: 'Gold' }],
+    type: 'organisation',
+    name: 'Acme Ltd',
+    about: 'Widgets, "quoted", and\nmore (north)',
+    owner: user('sam'),
+    team: team('Sales'),
+    emailAddresses: [
+      { type: 'Work', address: 'north@acme.example' },
+      { type: 'Billing', address: 'pay@acme.example' },
+    ],
+    addresses: [
+      { type: 'Office', street: '1 Market St', city: 'Leeds', zip: 'LS1 6DT', country: 'United Kingdom' },
+      { type: 'Postal', street: 'PO Box 12', city: 'Leeds', country: 'United Kingdom' },
+    ],
+    tags: [{ name: 'customer' }],
+    fields: [
+      { definition: { name: 'Industry', tag: null }, value: 'Retail' },
+      { definition: { name: 'Contract end', tag: 'Customer' }, value: '2027-03-31' },
+      { definition: { name: 'Support level', tag: 'Customer' }, value: 'Gold' },
+    ],
   });
   const acmeSouth = await post({ type: 'organisation', name: 'Acme Ltd', about: 'South branch', owner: user('kim'), team: team('Support'), phoneNumbers: [{ type: 'Work', number: '+442071234567' }] });
-  await post({ type: 'organisation', name: 'Ångström Optik AB', websites: [{ type: 'Work', service: 'URL', address: 'https://angstrom.example' }, { type: 'Social', service: 'TWITTER', address: 'angstrom' }] });
+  await post({
+    type: 'organisation',
+    name: 'Ångström Optik AB',
+    websites: [
+      { type: 'Work', service: 'URL', address: 'https://angstrom.example' },
+      { type: 'Social', service: 'TWITTER', address: 'angstrom' },
+    ],
+  });
   const ada = await post({
-    type: 'person', title: 'Dr', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'Head of Engineering', organisation: { id: acmeSouth }, owner: user('kim'), team: team('Support'),
-    emailAddresses: [{ type: 'Work', address: 'ada@acme.example' }, { type: 'Home', address: 'ada@home.example' }, { type: 'Other', address: 'ada@old.example' }],
-    phoneNumbers: [{ type: 'Work', number: '+441131234567' }, { type: 'Mobile', number: '+447700900123' }, { type: 'Home', number: '+441179460000' }],
-    addresses: [{ type: 'Home', street: '12 Crescent', city: 'Bath', zip: 'BA1 2QH', country: 'United Kingdom' }, { type: 'Office', street: '1 Market St', city: 'Leeds', state: 'West Yorkshire' }],
-    websites: [{ type: 'Personal', service: 'URL', address: 'https://ada.example' }, { type: 'Work', service: 'LINKED_IN', address: 'adalovelace' }, { type: 'Social', service: 'GITHUB', address: 'ada' }],
+    type: 'person',
+    title: 'Dr',
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    jobTitle: 'Head of Engineering',
+    organisation: { id: acmeSouth },
+    owner: user('kim'),
+    team: team('Support'),
+    emailAddresses: [
+      { type: 'Work', address: 'ada@acme.example' },
+      { type: 'Home', address: 'ada@home.example' },
+      { type: 'Other', address: 'ada@old.example' },
+    ],
+    phoneNumbers: [
+      { type: 'Work', number: '+441131234567' },
+      { type: 'Mobile', number: '+447700900123' },
+      { type: 'Home', number: '+441179460000' },
+    ],
+    addresses: [
+      { type: 'Home', street: '12 Crescent', city: 'Bath', zip: 'BA1 2QH', country: 'United Kingdom' },
+      { type: 'Office', street: '1 Market St', city: 'Leeds', state: 'West Yorkshire' },
+    ],
+    websites: [
+      { type: 'Personal', service: 'URL', address: 'https://ada.example' },
+      { type: 'Work', service: 'LINKED_IN', address: 'adalovelace' },
+      { type: 'Social', service: 'GITHUB', address: 'ada' },
+    ],
     tags: [{ name: 'vip' }, { name: 'newsletter' }],
-    fields: [{ definition: { name: 'Customer since', tag: null }, value: '2021-06-01' }, { definition: { name: 'VIP', tag: null }, value: true }, { definition: { name: 'Account number', tag: null }, value: 'AB-1234' }, { definition: { name: 'Preferred language', tag: null }, value: 'English' }, { definition: { name: 'Contract end', tag: 'Customer' }, value: '2026-12-31' }],
+    fields: [
+      { definition: { name: 'Customer since', tag: null }, value: '2021-06-01' },
+      { definition: { name: 'VIP', tag: null }, value: true },
+      { definition: { name: 'Account number', tag: null }, value: 'AB-1234' },
+      { definition: { name: 'Preferred language', tag: null }, value: 'English' },
+      { definition: { name: 'Contract end', tag: 'Customer' }, value: '2026-12-31' },
+    ],
   });
   await post({ type: 'person', firstName: 'Grace', lastName: 'Hopper', about: '=1+1 is not a formula here', organisation: { id: acmeNorth }, owner: user('sam') });
   const milestones = (await allPages(a, `/pipelines/${(await a.v2('GET', '/pipelines')).body.pipelines[0].id}/milestones`, 'milestones')) as Array<{ id: number; name: string }>;
@@ -70,7 +120,25 @@ async function seed(a: TestSandbox): Promise<void> {
     const answer = await a.v2('POST', '/opportunities', { opportunity: body });
     expect(answer.status, JSON.stringify(answer.body)).toBe(201);
   };
-  await opportunity({ name: 'Widgets 2027', description: 'Renewal', party: { id: acmeSouth }, milestone: milestone('Proposal'), value: { amount: 12500.5, currency: 'GBP' }, probability: 40, expectedCloseOn: '2027-02-01', durationBasis: 'MONTH', duration: 12, owner: user('kim'), team: team('Support'), tags: [{ name: 'renewal' }], fields: [{ definition: { name: 'Lead source', tag: null }, value: 'Referral' }, { definition: { name: 'Signed', tag: null }, value: false }, { definition: { name: 'Contract start', tag: null }, value: '2027-03-01' }] });
+  await opportunity({
+    name: 'Widgets 2027',
+    description: 'Renewal',
+    party: { id: acmeSouth },
+    milestone: milestone('Proposal'),
+    value: { amount: 12500.5, currency: 'GBP' },
+    probability: 40,
+    expectedCloseOn: '2027-02-01',
+    durationBasis: 'MONTH',
+    duration: 12,
+    owner: user('kim'),
+    team: team('Support'),
+    tags: [{ name: 'renewal' }],
+    fields: [
+      { definition: { name: 'Lead source', tag: null }, value: 'Referral' },
+      { definition: { name: 'Signed', tag: null }, value: false },
+      { definition: { name: 'Contract start', tag: null }, value: '2027-03-01' },
+    ],
+  });
   await opportunity({ name: 'Widgets 2027', party: { id: acmeNorth }, milestone: milestone('Lost'), value: { amount: 800, currency: 'EUR' }, lostReason: 'Price', closedOn: '2026-10-01', owner: user('sam') });
   await opportunity({ name: 'Engine study', party: { id: ada }, milestone: milestone('New'), owner: user('admin') });
 }
@@ -92,10 +160,12 @@ async function snapshot(box: TestSandbox): Promise<{ parties: unknown[]; opportu
   const signature = new Map(parties.map((p) => [p.id, `${p.type}:${p.name ?? `${p.firstName} ${p.lastName}`}:${p.about ?? ''}`]));
   const byTag = (list: Array<{ name: string }> | undefined): string[] => (list ?? []).map((t) => t.name).sort();
   const shaped = parties.map((p) => comparable({ ...p, organisation: p.organisation ? signature.get(p.organisation.id) : null, tags: byTag(p.tags) }));
-  const opportunities = ((await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')) as Array<Record<string, any>>).map((o) =>
-    comparable({ ...o, party: signature.get(o.party?.id), tags: byTag(o.tags) }),
-  );
-  const order = (items: unknown[]): unknown[] => items.map((item) => JSON.stringify(item)).sort().map((text) => JSON.parse(text));
+  const opportunities = ((await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')) as Array<Record<string, any>>).map((o) => comparable({ ...o, party: signature.get(o.party?.id), tags: byTag(o.tags) }));
+  const order = (items: unknown[]): unknown[] =>
+    items
+      .map((item) => JSON.stringify(item))
+      .sort()
+      .map((text) => JSON.parse(text));
   return { parties: order(shaped), opportunities: order(opportunities) };
 }
 
@@ -110,7 +180,11 @@ describe('round trip: export from one account, import into another', () => {
     const opportunities = await exportTo(a, 'opportunities', join(dir, 'opportunities.csv'));
     // Every item is in the file with its type, not only the first.
     const ada = parties.find((r) => r.lastName === 'Lovelace');
-    expect(JSON.parse(ada?.phoneNumbers ?? '[]')).toEqual([{ type: 'Work', number: '+441131234567' }, { type: 'Mobile', number: '+447700900123' }, { type: 'Home', number: '+441179460000' }]);
+    expect(JSON.parse(ada?.phoneNumbers ?? '[]')).toEqual([
+      { type: 'Work', number: '+441131234567' },
+      { type: 'Mobile', number: '+447700900123' },
+      { type: 'Home', number: '+441179460000' },
+    ]);
     expect(ada?.customFields).toContain('"definition":"Contract end","tag":"Customer"');
     expect(opportunities.map((o) => o.partyId).every((id) => /^\d+$/.test(id ?? ''))).toBe(true);
 
@@ -134,7 +208,11 @@ describe('round trip: export from one account, import into another', () => {
     // Run again: every row is as it was written, lists and "no team" included, so nothing is sent.
     const again = await run();
     await client.close();
-    expect(again.steps.map((s) => [s.created, s.updated, s.unchanged])).toEqual([[0, 0, 3], [0, 0, 2], [0, 0, 3]]);
+    expect(again.steps.map((s) => [s.created, s.updated, s.unchanged])).toEqual([
+      [0, 0, 3],
+      [0, 0, 2],
+      [0, 0, 3],
+    ]);
 
     const before = await snapshot(a);
     const after = await snapshot(b);
@@ -147,8 +225,7 @@ describe('round trip: export from one account, import into another', () => {
     // And the second account exports the same file, but for its own ids and times.
     const exportedAgain = await exportTo(b, 'parties', join(dir, 'parties-b.csv'));
     // Tags come back in any order (a data tag is added with its first field).
-    const strip = (rows: Row[]): Row[] =>
-      rows.map(({ id: _id, organisationId: _org, ...rest }) => ({ ...rest, tags: (rest.tags ?? '').split(';').sort().join(';') })).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+    const strip = (rows: Row[]): Row[] => rows.map(({ id: _id, organisationId: _org, ...rest }) => ({ ...rest, tags: (rest.tags ?? '').split(';').sort().join(';') })).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
     expect(strip(exportedAgain)).toEqual(strip(parties));
     expect(exportedAgain.find((r) => r.lastName === 'Hopper')?.about).toBe('=1+1 is not a formula here');
   });
@@ -164,7 +241,10 @@ describe('round-trip mappings into an account that lacks a user or a team', () =
     const client = new CrmClient({ baseUrl: c.url, auth: c.token });
     const summary = await runImport({ source: { kind: 'plan', planFile: join(dir, 'strangers.yaml') }, stateDir: join(dir, 'strangers-state') }, { client, account: { baseUrl: c.url, account: c.url } });
     await client.close();
-    expect(summary.steps.map((s) => [s.step, s.created, s.rejected])).toEqual([['organisations', 0, 0], ['people', 2, 0]]);
+    expect(summary.steps.map((s) => [s.step, s.created, s.rejected])).toEqual([
+      ['organisations', 0, 0],
+      ['people', 2, 0],
+    ]);
     const people = (await allPages(c, '/parties', 'parties')) as Array<Record<string, any>>;
     const ada = people.find((p) => p.lastName === 'Lovelace');
     expect([ada?.owner?.username, ada?.team]).toEqual(['admin', null]);

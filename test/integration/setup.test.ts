@@ -102,9 +102,7 @@ async function withClient<T>(box: TestSandbox, work: (client: CrmClient) => Prom
 const account = (box: TestSandbox) => ({ baseUrl: box.url, account: box.url });
 
 async function run(box: TestSandbox, p: { plan: string; stateDir: string }, extra: { strict?: boolean; dryRun?: boolean } = {}, events: ImportEvent[] = []): Promise<ImportSummary> {
-  return withClient(box, (client) =>
-    runImport({ source: { kind: 'plan', planFile: p.plan }, stateDir: p.stateDir, ...extra }, { client, account: account(box), onEvent: (e) => events.push(e) }),
-  );
+  return withClient(box, (client) => runImport({ source: { kind: 'plan', planFile: p.plan }, stateDir: p.stateDir, ...extra }, { client, account: account(box), onEvent: (e) => events.push(e) }));
 }
 
 /** What the account has of the kinds set-up makes, by name. */
@@ -137,7 +135,12 @@ describe('setup: the account configuration the rows need', () => {
       ['taskCategory', 'Paperwork', ['tasks'], 1],
     ]);
     // Told before the rows were touched, and nothing was created or written.
-    expect(events.findIndex((e) => e.type === 'setup')).toBeLessThan(Math.max(0, events.findIndex((e) => e.type === 'start')) + 1);
+    expect(events.findIndex((e) => e.type === 'setup')).toBeLessThan(
+      Math.max(
+        0,
+        events.findIndex((e) => e.type === 'start'),
+      ) + 1,
+    );
     expect(await configuration(box)).toEqual(before);
     expect((await all(box, '/parties', 'parties')).length).toBe(partiesBefore);
   });
@@ -148,14 +151,7 @@ describe('setup: the account configuration the rows need', () => {
     const before = await configuration(box);
     const first = await run(box, p);
     expect(first.stopped).toBeNull();
-    expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual([
-      'pipeline Partners',
-      'milestone Pilot',
-      'milestone Signed',
-      'activityType Email',
-      'activityType Site visit',
-      'trackDefinition Installation checklist',
-    ]);
+    expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual(['pipeline Partners', 'milestone Pilot', 'milestone Signed', 'activityType Email', 'activityType Site visit', 'trackDefinition Installation checklist']);
     // Not creatable: listed, and the rows that name them rejected as before.
     expect(first.setup?.checklist.map((c) => c.name)).toEqual(['Paperwork']);
     expect(first.steps.find((s) => s.step === 'tasks')?.rejected).toBe(1);
@@ -216,7 +212,7 @@ describe('setup: the account configuration the rows need', () => {
     expect(await configuration(box)).toEqual(before);
   });
 
-  it('a set-up cut off after its intent is settled by name on the next: the item is that run\'s, created once, and rolled back', async () => {
+  it("a set-up cut off after its intent is settled by name on the next: the item is that run's, created once, and rolled back", async () => {
     const box = await sandbox();
     const p = project('setup:');
     const before = await configuration(box);

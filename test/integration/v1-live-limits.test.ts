@@ -127,7 +127,11 @@ describe('a live v1 account that is slow, endless, huge or deep', () => {
     expect(account.requests.map((r) => r.url)).toEqual(['/api/party?start=0&limit=2', '/api/party?start=2&limit=2']);
     if (spooled) {
       const [records] = readdirSync(spool).filter((name) => name.endsWith('.jsonl'));
-      expect(readFileSync(join(spool, records as string), 'utf8').trim().split('\n')).toHaveLength(2);
+      expect(
+        readFileSync(join(spool, records as string), 'utf8')
+          .trim()
+          .split('\n'),
+      ).toHaveLength(2);
     }
   });
 
@@ -191,7 +195,12 @@ describe('the old account is sent its token as the legacy service takes it', () 
   /** A legacy service that takes HTTP Basic with the token as the user name, and nothing else. */
   function basicOnly(request: IncomingMessage, response: ServerResponse): void {
     const [scheme, credentials] = (request.headers.authorization ?? '').split(' ');
-    const user = scheme === 'Basic' ? Buffer.from(credentials ?? '', 'base64').toString('utf8').split(':')[0] : undefined;
+    const user =
+      scheme === 'Basic'
+        ? Buffer.from(credentials ?? '', 'base64')
+            .toString('utf8')
+            .split(':')[0]
+        : undefined;
     if (user !== TOKEN) {
       response.writeHead(401, { 'content-type': 'application/xml', 'www-authenticate': 'Basic realm="legacy"' });
       response.end('<error>authentication required</error>');
@@ -227,7 +236,7 @@ describe('the old account is sent its token as the legacy service takes it', () 
 });
 
 describe('a rate limit of the old account past --give-up-after', () => {
-  it("stops the run at once (exit 4) on a 429 with Retry-After: 3000 and --give-up-after 20s, saying when to run again", async () => {
+  it('stops the run at once (exit 4) on a 429 with Retry-After: 3000 and --give-up-after 20s, saying when to run again', async () => {
     const account = await oldAccount((_request, response) => {
       response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3000' });
       response.end('{"error": "rate limit reached"}');
@@ -241,7 +250,9 @@ describe('a rate limit of the old account past --give-up-after', () => {
         env: { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: TOKEN },
       });
       expect(run.code, run.stdout + run.stderr).toBe(4);
-      expect(run.stderr).toMatch(/\[API_RATE_LIMITED\].*GET \/api\/party\?start=0&limit=100: the service answered 429 \(rate limit reached\); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take \(--give-up-after\): run again after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
+      expect(run.stderr).toMatch(
+        /\[API_RATE_LIMITED\].*GET \/api\/party\?start=0&limit=100: the service answered 429 \(rate limit reached\); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take \(--give-up-after\): run again after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/,
+      );
       expect(run.stderr).not.toContain(TOKEN);
       expect(account.requests).toHaveLength(1);
     } finally {

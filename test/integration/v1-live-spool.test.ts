@@ -107,7 +107,10 @@ async function killedAtSixthPage(args: string[]): Promise<string | null> {
 
 async function organisationsIn(box: TestSandbox): Promise<string[]> {
   const answer = await box.v2('GET', '/parties?perPage=100');
-  return (answer.body.parties as Array<{ type: string; name?: string }>).filter((p) => p.type === 'organisation').map((p) => p.name as string).sort();
+  return (answer.body.parties as Array<{ type: string; name?: string }>)
+    .filter((p) => p.type === 'organisation')
+    .map((p) => p.name as string)
+    .sort();
 }
 
 const everyOrganisation = Array.from({ length: ORGANISATIONS }, (_, i) => `Org ${String(i + 1).padStart(2, '0')}`);
@@ -161,13 +164,13 @@ describe('a live plan with set-up', () => {
   it('reads each list of the old account once per run: the set-up fills the spool the steps share, the run reads it back', async () => {
     const organisations = liveMapping('v1-organisations');
     const people = liveMapping('v1-people');
-    writeFileSync(
-      join(work, 'plan.yaml'),
-      `version: 1\nsetup:\n  activityTypes:\n    - { name: Email, icon: MAIL }\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`,
-    );
+    writeFileSync(join(work, 'plan.yaml'), `version: 1\nsetup:\n  activityTypes:\n    - { name: Email, icon: MAIL }\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`);
     const run = await runCli(['run', 'plan.yaml', '--json'], { cwd: work, env: env() });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string });
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
     expect(lines[0]?.type).toBe('setup');
     // The two steps share one read of the party list: each page once, each record's sub-lists once.
     expect(listStarts()).toEqual(Array.from({ length: PAGES }, (_, i) => i * PAGE));
@@ -203,7 +206,10 @@ describe('a live plan without set-up, its steps reading one list side by side', 
     expect(listStarts()).toEqual(Array.from({ length: PAGES - 5 }, (_, i) => (i + 5) * PAGE));
     expect(subLists()).toBe(2 * (ORGANISATIONS + PEOPLE - 5 * PAGE));
     const steps = JSON.parse(resumed.stdout.trim().split('\n').at(-1) as string).summary.steps as Array<{ step: string; rowsRead: number; missing: number }>;
-    expect(steps.map((s) => [s.step, s.rowsRead, s.missing])).toEqual([['organisations', ORGANISATIONS, 0], ['people', PEOPLE, 0]]);
+    expect(steps.map((s) => [s.step, s.rowsRead, s.missing])).toEqual([
+      ['organisations', ORGANISATIONS, 0],
+      ['people', PEOPLE, 0],
+    ]);
     expect(await organisationsIn(b)).toEqual(everyOrganisation);
     const persons = ((await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{ type: string; lastName?: string; organisation?: { id: number } }>).filter((p) => p.type === 'person');
     expect(persons.map((p) => p.lastName).sort()).toEqual(Array.from({ length: PEOPLE }, (_, i) => `No ${i + 1}`).sort());

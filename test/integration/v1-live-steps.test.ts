@@ -32,7 +32,10 @@ describe('the bundled v1 plan given the live account with its history step kept'
       step.mapping = join(ROOT, 'mappings', step.mapping.replace('../', ''));
     }
     writeFileSync(join(work, 'v1-live.yaml'), stringifyYaml(plan));
-    const line = readFileSync(join(work, 'v1-live.yaml'), 'utf8').split('\n').findIndex((text) => /name: history$/.test(text)) + 1;
+    const line =
+      readFileSync(join(work, 'v1-live.yaml'), 'utf8')
+        .split('\n')
+        .findIndex((text) => /name: history$/.test(text)) + 1;
     const before = { parties: box.store.parties.all().length, activityTypes: box.store.activityTypes.all().length };
     const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
     const run = await runCli(['run', 'v1-live.yaml', '--state-dir', join(work, 'state')], { cwd: work, env });

@@ -127,7 +127,16 @@ async function expected(record: Record, list: V1List): Promise<Values[]> {
  * `id` (the old account gave its own), the rest by value.
  */
 function itemLists(rows: Values[], item: string): string[] {
-  return rows.map((row) => JSON.stringify(Object.keys(row).filter((column) => column.startsWith(`${item}.`)).sort().map((column) => (column.endsWith('.id') ? `${column}=id` : `${column}=${String(row[column])}`)))).sort();
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.keys(row)
+          .filter((column) => column.startsWith(`${item}.`))
+          .sort()
+          .map((column) => (column.endsWith('.id') ? `${column}=id` : `${column}=${String(row[column])}`)),
+      ),
+    )
+    .sort();
 }
 
 const CASES: Array<[Record, V1List, (kind: string, id: string) => string[]]> = [
@@ -220,7 +229,11 @@ describe('the v1 migration plan with the live account as its input', () => {
       const first = await runCli(['run', 'plan.yaml', '--v1-format', 'json', '--json'], { cwd: work, env });
       expect(first.code, first.stdout + first.stderr).toBe(0);
       // The set-up comes first: the activity types the history needs, which the new account lacks.
-      const events = (output: string) => output.trim().split('\n').map((line) => JSON.parse(line) as { type: string; plan?: { create: Array<{ name: string }> } });
+      const events = (output: string) =>
+        output
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { type: string; plan?: { create: Array<{ name: string }> } });
       const setup = events(first.stdout)[0];
       expect(setup?.type).toBe('setup');
       expect(setup?.plan?.create.map((item) => item.name)).toEqual(['Email', 'Task completed']);
@@ -229,7 +242,8 @@ describe('the v1 migration plan with the live account as its input', () => {
       const rowEvents = events(first.stdout) as Array<{ type: string; action?: string; warnings?: Array<{ code: string; field: string; message: string; value: string }> }>;
       const notCarried = rowEvents.flatMap((event) => (event.type === 'row' ? (event.warnings ?? []) : [])).filter((w) => w.code === 'NOT_CARRIED' && w.field === 'attachment');
       const files: string[] = [];
-      for (const list of ['party', 'opportunity', 'kase'] as const) for (const row of await expected('historyItem', list)) for (const [column, value] of Object.entries(row)) if (/^attachment\.\d+\.filename$/.test(column)) files.push(String(value));
+      for (const list of ['party', 'opportunity', 'kase'] as const)
+        for (const row of await expected('historyItem', list)) for (const [column, value] of Object.entries(row)) if (/^attachment\.\d+\.filename$/.test(column)) files.push(String(value));
       expect(files.length).toBeGreaterThan(0);
       expect(notCarried.map((w) => w.value).sort()).toEqual(files.sort());
       for (const warning of notCarried) expect(warning.message).toMatch(/the legacy v1 interface offers no download of attachments/);
@@ -237,7 +251,12 @@ describe('the v1 migration plan with the live account as its input', () => {
         const answer = await sandbox.v2('GET', `${path}${path.includes('?') ? '&' : '?'}perPage=100`);
         return (answer.body[key] as unknown[]).length;
       };
-      for (const [path, key] of [['/parties', 'parties'], ['/opportunities', 'opportunities'], ['/kases', 'kases'], ['/entries', 'entries']] as const) {
+      for (const [path, key] of [
+        ['/parties', 'parties'],
+        ['/opportunities', 'opportunities'],
+        ['/kases', 'kases'],
+        ['/entries', 'entries'],
+      ] as const) {
         expect(await count(target, path, key), path).toBe(await count(box, path, key));
       }
       // Each history item once: no two entries with the same text on the same record.

@@ -41,7 +41,9 @@ async function migrate(dryRun = false): Promise<ImportSummary> {
 }
 
 function idOf(step: string, key: string): number {
-  for (const line of readFileSync(join(STATE, 'results', `${step}.success.csv`), 'utf8').split('\n').slice(1)) {
+  for (const line of readFileSync(join(STATE, 'results', `${step}.success.csv`), 'utf8')
+    .split('\n')
+    .slice(1)) {
     const cells = line.split(',');
     if (cells[1] === key) return Number(cells[3]);
   }
@@ -67,17 +69,7 @@ afterAll(async () => {
 describe('the bundled v1 account into an empty account', () => {
   it('writes every row, after a set-up that created the activity types and the track definition it lacked', () => {
     expect(first.stopped).toBeNull();
-    expect(first.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`)).toEqual([
-      'organisations 1/0',
-      'people 2/0',
-      'opportunities 2/0',
-      'kases 2/0',
-      'notes 3/0',
-      'kase-notes 3/0',
-      'opportunity-notes 1/0',
-      'history 3/0',
-      'tasks 4/0',
-    ]);
+    expect(first.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`)).toEqual(['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']);
     expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual(['activityType Email', 'activityType Task completed', 'trackDefinition Installation checklist']);
     expect(first.setup?.checklist).toEqual([]);
     // Every item the mappings carry is read, numbered ones included; what is left is named.
@@ -87,7 +79,7 @@ describe('the bundled v1 account into an empty account', () => {
     expect(notCarried.kases?.filter((c) => c.startsWith('party.') || c === 'track.1.description')).toEqual([]);
   });
 
-  it('the dry run before it gave the requests the run sent: names once, the set-up\'s creates, the rows', () => {
+  it("the dry run before it gave the requests the run sent: names once, the set-up's creates, the rows", () => {
     // A quota is planned on this figure: the set-up's creates count, and the names are not read again after them.
     expect(firstReceived).toBe(first.requests);
     expect(dryFirst.dryRun).toMatchObject({ requests: first.requests, requestsForNames: first.requestsForNames, requestsForSetup: 3 });
@@ -106,7 +98,10 @@ describe('the bundled v1 account into an empty account', () => {
       expect(entry.entryAt, item.id).toBe(item.entryDate);
       expect(entry.activityType.name, item.id).toBe(KIND[item.type]);
       expect(entry.content, item.id).toMatch(/^Originally by \w+ \w+ \(\w+\) on \d{4}-\d\d-\d\dT/);
-      expect(entry.attachments.map((a: { filename: string }) => a.filename), item.id).toEqual(item.attachments);
+      expect(
+        entry.attachments.map((a: { filename: string }) => a.filename),
+        item.id,
+      ).toEqual(item.attachments);
     }
     // Each file with the type v1 gave it (engine-photo has no extension to go by).
     const offer = (await box.v2('GET', `/entries/${idOf('history', '708')}`)).body.entry;

@@ -43,14 +43,7 @@ fields:
     value: { column: owner }
 `;
 
-const PEOPLE_CSV = [
-  'id,first,last,owner',
-  'P-1,Ada,Lovelace,sam',
-  'P-2,,,sam',
-  'P-1,Dup,Key,kim',
-  'P-3,Bob,"Smith, ""Jr.""",samm',
-  '',
-].join('\n');
+const PEOPLE_CSV = ['id,first,last,owner', 'P-1,Ada,Lovelace,sam', 'P-2,,,sam', 'P-1,Dup,Key,kim', 'P-3,Bob,"Smith, ""Jr.""",samm', ''].join('\n');
 
 describe('crm-ferry validate --mapping', () => {
   it('exit 3: writes the rejects (BOM, quoting, CRLF) beside the input and prints the summary', async () => {
@@ -130,7 +123,12 @@ describe('crm-ferry validate --mapping', () => {
     ['a mapping with an unknown target', PEOPLE_MAPPING.replace('to: lastName', 'to: lastNam'), 'people.csv', /error \[MAPPING_INVALID\] at .*people\.yaml, line 7, fields\[1\]\.to: unknown target `lastNam`/],
     ['a column the input lacks', PEOPLE_MAPPING.replace('column: owner', 'column: Owner Name'), 'people.csv', /error \[MAPPING_INVALID\].*Owner Name/],
     ['an input that does not exist', PEOPLE_MAPPING, 'nobody.csv', /error \[SOURCE_NOT_FOUND\]/],
-    ['a mapping with a ref', PEOPLE_MAPPING.replace('fields:\n', 'fields:\n  - to: organisation\n    ref: orgs\n    key: "{{org}}"\n'), 'people.csv', /error \[MAPPING_REFERENCE\] at .*people\.yaml, line 6, fields\[0\]\.ref: the mapping links to step `orgs` with `ref`, which only a plan can provide/],
+    [
+      'a mapping with a ref',
+      PEOPLE_MAPPING.replace('fields:\n', 'fields:\n  - to: organisation\n    ref: orgs\n    key: "{{org}}"\n'),
+      'people.csv',
+      /error \[MAPPING_REFERENCE\] at .*people\.yaml, line 6, fields\[0\]\.ref: the mapping links to step `orgs` with `ref`, which only a plan can provide/,
+    ],
   ])('exit 2: %s', async (_title, mapping, input, message) => {
     const base = freshDir('broken');
     writeFileSync(join(base, 'people.yaml'), mapping);
@@ -303,7 +301,12 @@ describe('crm-ferry validate --plan', () => {
   });
 
   it.each([
-    ['a cycle', PLAN, (base: string) => writeFileSync(join(base, 'orgs.yaml'), `${ORGS_MAPPING}  - to: organisation\n    ref: contacts\n    key: "{{cid}}"\n`), /error \[PLAN_CYCLE\].*: the steps refer to each other in a circle: contacts -> orgs -> contacts/],
+    [
+      'a cycle',
+      PLAN,
+      (base: string) => writeFileSync(join(base, 'orgs.yaml'), `${ORGS_MAPPING}  - to: organisation\n    ref: contacts\n    key: "{{cid}}"\n`),
+      /error \[PLAN_CYCLE\].*: the steps refer to each other in a circle: contacts -> orgs -> contacts/,
+    ],
     ['a ref to an unknown step', PLAN.replace('name: orgs', 'name: organisations'), () => undefined, /error \[PLAN_INVALID\] at .*contacts\.yaml, line 8, fields\[1\]\.ref: step contacts refers to step `orgs`, which the plan does not have/],
     ['a missing input', PLAN.replace('input: orgs.csv', 'input: org.csv'), () => undefined, /error \[PLAN_INVALID\] at .*plan\.yaml, line 8, steps\[1\]\.input: step orgs: the input file org\.csv does not exist/],
   ])('exit 2: %s', async (_title, plan, change, message) => {

@@ -120,7 +120,9 @@ afterAll(async () => {
 /** Every ready-made plan, and the plans beside the samples. */
 const READY_PLANS = [
   ...readdirSync(join(ROOT, 'mappings/plans')).map((name) => `mappings/plans/${name}`),
-  ...readdirSync(join(ROOT, 'samples/plans')).filter((name) => name.endsWith('.plan.yaml')).map((name) => `samples/plans/${name}`),
+  ...readdirSync(join(ROOT, 'samples/plans'))
+    .filter((name) => name.endsWith('.plan.yaml'))
+    .map((name) => `samples/plans/${name}`),
 ].sort();
 
 describe('run, then verify: exit 0 and no difference', () => {
@@ -169,7 +171,12 @@ describe('records changed by hand', () => {
     // a field of a data tag; the owner; the organisation linked by name.
     await put('P1', { lastName: 'Köhler-Braun' });
     const ben = await read('P2');
-    await put('P2', { emailAddresses: [{ id: ben.emailAddresses[0].id, _delete: true }, { type: 'Work', address: 'ben.adler@example.com' }] });
+    await put('P2', {
+      emailAddresses: [
+        { id: ben.emailAddresses[0].id, _delete: true },
+        { type: 'Work', address: 'ben.adler@example.com' },
+      ],
+    });
     const cara = await read('P3');
     await put('P3', { phoneNumbers: [{ id: cara.phoneNumbers[0].id, type: 'Home', number: '+44 20 7946 0999' }] });
     const dan = await read('P4');

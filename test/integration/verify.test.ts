@@ -45,7 +45,10 @@ describe('crm-ferry verify', () => {
   it('finds an untouched migration clean, and says its requests before reading the records', async () => {
     const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--json'], { cwd: dir, env: env() });
     expect(code, stderr).toBe(0);
-    const events = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const events = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const [plan, end] = events;
     expect(plan.type).toBe('plan');
     // 30 organisations and 30 people: one filter page of 100 each.
@@ -80,7 +83,9 @@ describe('crm-ferry verify', () => {
     expect(stdout).toContain('Report: verify.html');
 
     const rows = differences();
-    const original = readFileSync(join(dir, 'contacts.csv'), 'utf8').split('\n').find((line) => line.includes(edited)) as string;
+    const original = readFileSync(join(dir, 'contacts.csv'), 'utf8')
+      .split('\n')
+      .find((line) => line.includes(edited)) as string;
     expect(rows).toContainEqual(expect.objectContaining({ step: 'people', kind: 'differs', key: edited, field: 'lastName', in_account: 'Edited <by hand>', id: String(people.get(edited)) }));
     expect(original).toContain(rows.find((r) => r.kind === 'differs')?.in_file);
     expect(rows).toContainEqual(expect.objectContaining({ step: 'people', kind: 'missing', key: deleted, in_account: `record ${people.get(deleted)} is no longer in the account` }));
@@ -141,7 +146,10 @@ describe('crm-ferry verify', () => {
       expect(run.code, run.stdout + run.stderr).toBe(0);
       const { code, stdout, stderr } = await runCli(['verify', plan, '--json'], { cwd: v1, env: env() });
       expect(code, stdout + stderr).toBe(0);
-      const [planned, end] = stdout.trim().split('\n').map((line) => JSON.parse(line));
+      const [planned, end] = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       // A filter page for each step of parties, projects or opportunities; a GET per note and per task.
       const requests = Object.fromEntries(planned.steps.map((s: { step: string; records: number; requests: number }) => [s.step, [s.records, s.requests]]));
       expect(requests).toEqual({

@@ -27,7 +27,9 @@ function sourceFiles(folder: string): string[] {
  * comment is not an import.
  */
 function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
   const found = new Set<string>();
   for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
     found.add(resolve(dirname(file), match[1] as string));
@@ -108,8 +110,14 @@ describe('the import graph of src/', () => {
 
   it('has every room in ROOM_ORDER, and every room in ROOM_ORDER under src/', () => {
     const rooms = new Set([...graph.keys()].map(roomOf).filter((room): room is string => room !== null));
-    expect([...rooms].filter((room) => !(ROOM_ORDER as readonly string[]).includes(room)), 'rooms to place in ROOM_ORDER').toEqual([]);
-    expect(ROOM_ORDER.filter((room) => !rooms.has(room)), 'rooms that are gone').toEqual([]);
+    expect(
+      [...rooms].filter((room) => !(ROOM_ORDER as readonly string[]).includes(room)),
+      'rooms to place in ROOM_ORDER',
+    ).toEqual([]);
+    expect(
+      ROOM_ORDER.filter((room) => !rooms.has(room)),
+      'rooms that are gone',
+    ).toEqual([]);
   });
 
   it('imports downwards only: no room imports a room above it in ROOM_ORDER, nor a file directly in src/', () => {
@@ -129,14 +137,22 @@ describe('the import graph of src/', () => {
   it('keeps the mapping away from the network: mapping/ uses client/ only for types, and reaches it through no other room at run time', () => {
     // Value imports only: a type import is gone at run time.
     const valueImports = (file: string): string[] => {
-      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+      const text = readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
       const found = new Set<string>();
       for (const match of text.matchAll(/(?:\b(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
         found.add(resolve(dirname(file), match[1] as string));
       }
       return [...found];
     };
-    const direct = [...graph.keys()].filter((file) => roomOf(file) === 'mapping').flatMap((file) => valueImports(file).filter((target) => roomOf(target) === 'client').map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`));
+    const direct = [...graph.keys()]
+      .filter((file) => roomOf(file) === 'mapping')
+      .flatMap((file) =>
+        valueImports(file)
+          .filter((target) => roomOf(target) === 'client')
+          .map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`),
+      );
     expect(direct).toEqual([]);
     // The files through which mapping/ would reach client/ at run time, whatever room they are
     // in: none. The live v1 source gets its reader handed in (a type only), and reads its

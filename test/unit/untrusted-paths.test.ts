@@ -27,7 +27,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(join(tmpdir(), 'ferry-untrusted-'));
 const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
 const noUsers = async (): Promise<number[]> => [];
-const SECRET = 'not crm-ferry\'s: must stay as it is\n';
+const SECRET = "not crm-ferry's: must stay as it is\n";
 const KEY: V1SpoolKey = { address: 'https://old.example', list: 'party', record: null, wireFormat: 'xml', since: null, pageSize: 100 };
 
 const sandbox = sandboxForFile();
@@ -60,7 +60,10 @@ function plant(path: string, target: string): void {
 }
 
 async function refusal(action: Promise<unknown>): Promise<FerryError> {
-  const error = await action.then(() => null, (e: unknown) => e);
+  const error = await action.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(FerryError);
   return error as FerryError;
 }
@@ -159,7 +162,7 @@ const stateRows: Row[] = [
     outcome: 'refused',
   },
   {
-    place: 'verify\'s differences file',
+    place: "verify's differences file",
     act: async ({ state, secret }) => {
       plant(join(state, 'results', 'verify.differences.csv'), secret);
       await writeFileAtomic(join(state, 'results', 'verify.differences.csv'), 'differences\n');
@@ -235,7 +238,7 @@ const stateRows: Row[] = [
     outcome: 'refused',
   },
   {
-    place: 'a spool\'s records',
+    place: "a spool's records",
     act: async ({ state, secret }) => {
       const base = v1SpoolBase(join(state, 'spool'), KEY);
       plant(`${base}.jsonl`, secret);
@@ -244,7 +247,7 @@ const stateRows: Row[] = [
     outcome: 'refused',
   },
   {
-    place: 'a spool\'s cursor',
+    place: "a spool's cursor",
     act: async ({ state, secret }) => {
       const base = v1SpoolBase(join(state, 'spool'), KEY);
       plant(`${base}.cursor.json`, secret);
@@ -318,9 +321,9 @@ describe('untrusted paths: export --attachments DIR', () => {
   }
 
   it.each([
-    ['the attachment\'s id folder', (files: string, outside: string) => plant(join(files, String(note.attachment)), outside)],
-    ['the attachment\'s file', (files: string, _outside: string, secret: string) => plant(join(files, String(note.attachment), 'minutes.txt'), secret)],
-    ['the attachment\'s file, linked to a file not there yet', (files: string, outside: string) => plant(join(files, String(note.attachment), 'minutes.txt'), join(outside, 'new.txt'))],
+    ["the attachment's id folder", (files: string, outside: string) => plant(join(files, String(note.attachment)), outside)],
+    ["the attachment's file", (files: string, _outside: string, secret: string) => plant(join(files, String(note.attachment), 'minutes.txt'), secret)],
+    ["the attachment's file, linked to a file not there yet", (files: string, outside: string) => plant(join(files, String(note.attachment), 'minutes.txt'), join(outside, 'new.txt'))],
   ])('%s linked elsewhere: refused, no byte goes through', async (_name, planting) => {
     cases += 1;
     const dir = join(work, `export-${cases}`);
@@ -360,11 +363,13 @@ describe('untrusted paths: export --attachments DIR', () => {
     const attachment = ((await records.read('entry', id))?.attachments as Array<{ id: number }>)[0]?.id;
     cases += 1;
     const dir = join(work, `export-${cases}`);
-    const outcome = await exportInto(dir).then(() => null, (e: unknown) => e);
+    const outcome = await exportInto(dir).then(
+      () => null,
+      (e: unknown) => e,
+    );
     // Made a plain name (or, with a file-name rule that keeps the slashes, refused): never written outside.
     if (outcome !== null) expect((outcome as FerryError).code).toBe('PATH_UNSAFE');
     else expect(readdirSync(join(dir, 'files', String(attachment)))).toHaveLength(1);
     expect(existsSync(join(dir, 'escaped.txt')) || existsSync(join(work, 'escaped.txt')) || existsSync(join(dirname(work), 'escaped.txt'))).toBe(false);
   });
-
 });

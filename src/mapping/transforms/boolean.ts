@@ -15,14 +15,8 @@ function normalizeWord(entry: string | number | boolean): string {
 
 const booleanOptions = z
   .object({
-    true: z
-      .array(word)
-      .default(DEFAULT_TRUE)
-      .describe('Words meaning true, compared ignoring case and surrounding spaces; a list given replaces the default one.'),
-    false: z
-      .array(word)
-      .default(DEFAULT_FALSE)
-      .describe('Words meaning false; "" stands for a blank cell. A list given replaces the default one.'),
+    true: z.array(word).default(DEFAULT_TRUE).describe('Words meaning true, compared ignoring case and surrounding spaces; a list given replaces the default one.'),
+    false: z.array(word).default(DEFAULT_FALSE).describe('Words meaning false; "" stands for a blank cell. A list given replaces the default one.'),
   })
   .strict()
   .superRefine((options, context) => {

@@ -205,7 +205,15 @@ describe('email answers plain lower-case addresses before the general path', () 
         text = text.slice(0, at) + pieces[Math.floor(random() * pieces.length)] + text.slice(at);
       }
       expect([text, outcome(fn, text)]).toEqual([text, reference(text)]);
-      const kept = reference(text) === 'rejected' ? 'rejected' : (reference(text) === null ? null : text.trim().replace(/^mailto:/i, '').trim());
+      const kept =
+        reference(text) === 'rejected'
+          ? 'rejected'
+          : reference(text) === null
+            ? null
+            : text
+                .trim()
+                .replace(/^mailto:/i, '')
+                .trim();
       expect([text, outcome(keep, text)]).toEqual([text, kept]);
     }
   });

@@ -17,14 +17,8 @@ const PHONE_CACHE_SIZE = 10_000;
 
 const phoneOptions = z
   .object({
-    defaultCountry: z
-      .string()
-      .optional()
-      .describe('ISO 3166 alpha-2 country (GB, DE, US; any case) of numbers written without a country code; without it such numbers are invalid'),
-    invalid: z
-      .enum(['error', 'keep'])
-      .default('error')
-      .describe('A number that is not valid: reject the row, or keep the text as written (trimmed).'),
+    defaultCountry: z.string().optional().describe('ISO 3166 alpha-2 country (GB, DE, US; any case) of numbers written without a country code; without it such numbers are invalid'),
+    invalid: z.enum(['error', 'keep']).default('error').describe('A number that is not valid: reject the row, or keep the text as written (trimmed).'),
   })
   .strict()
   .superRefine((options, context) => {
@@ -39,8 +33,7 @@ const phoneOptions = z
 
 export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
   name: 'phone',
-  summary:
-    'Normalises a phone number to E.164 (+442079460000); numbers with a country code keep it, others use `defaultCountry`. Letters, extensions and numbers not valid for the country reject the row.',
+  summary: 'Normalises a phone number to E.164 (+442079460000); numbers with a country code keep it, others use `defaultCountry`. Letters, extensions and numbers not valid for the country reject the row.',
   options: phoneOptions,
   shorthand: 'defaultCountry',
   examples: [

@@ -9,10 +9,7 @@ import { ZoneOffsets } from './zone-offsets.ts';
 const SAMPLE = { year: 2024, month: 12, day: 31, hour: 23, minute: 59, second: 58 };
 
 const formatOption = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
-const localeOption = z
-  .string()
-  .default('en-US')
-  .describe('Locale for month and day names in formats (MMM, MMMM, EEE).');
+const localeOption = z.string().default('en-US').describe('Locale for month and day names in formats (MMM, MMMM, EEE).');
 
 /** A format tried on a value: luxon's precompiled parser, and how the format looks filled in. */
 interface CompiledFormat {
@@ -255,9 +252,7 @@ function readIso(text: string): Reading | undefined {
 
 const dateOptions = z
   .object({
-    format: formatOption
-      .optional()
-      .describe('A luxon format (dd.MM.yyyy, M/d/yyyy, d MMM yyyy) or a list tried in order. Default: ISO 8601 (2024-12-31, also a full timestamp)'),
+    format: formatOption.optional().describe('A luxon format (dd.MM.yyyy, M/d/yyyy, d MMM yyyy) or a list tried in order. Default: ISO 8601 (2024-12-31, also a full timestamp)'),
     locale: localeOption,
   })
   .strict()
@@ -265,8 +260,7 @@ const dateOptions = z
 
 export const date: TransformDefinition<z.output<typeof dateOptions>> = {
   name: 'date',
-  summary:
-    'Reads a calendar date and writes it as YYYY-MM-DD. The date is taken as written, never moved by a time zone; a spreadsheet date gives its own day.',
+  summary: 'Reads a calendar date and writes it as YYYY-MM-DD. The date is taken as written, never moved by a time zone; a spreadsheet date gives its own day.',
   options: dateOptions,
   shorthand: 'format',
   examples: [
@@ -311,13 +305,8 @@ function toUtcText(millis: number): string {
 
 const timestampOptions = z
   .object({
-    format: formatOption
-      .optional()
-      .describe('A luxon format (dd.MM.yyyy HH:mm, M/d/yyyy h:mm a) or a list tried in order. Default: ISO 8601, also with a space instead of T'),
-    timeZone: z
-      .string()
-      .optional()
-      .describe('IANA time zone of values without an offset. Default: the mapping\'s timeZone'),
+    format: formatOption.optional().describe('A luxon format (dd.MM.yyyy HH:mm, M/d/yyyy h:mm a) or a list tried in order. Default: ISO 8601, also with a space instead of T'),
+    timeZone: z.string().optional().describe("IANA time zone of values without an offset. Default: the mapping's timeZone"),
     locale: localeOption,
   })
   .strict()
@@ -376,9 +365,7 @@ export const timestamp: TransformDefinition<z.output<typeof timestampOptions>> =
 
 const timeOptions = z
   .object({
-    format: formatOption
-      .default(['H:mm', 'H:mm:ss'])
-      .describe('A luxon format (HH:mm, h:mm a) or a list tried in order.'),
+    format: formatOption.default(['H:mm', 'H:mm:ss']).describe('A luxon format (HH:mm, h:mm a) or a list tried in order.'),
     locale: localeOption,
   })
   .strict()

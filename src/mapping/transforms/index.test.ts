@@ -24,8 +24,30 @@ describe('the transform registry', () => {
   it('holds the transforms of the mapping language under their own names', () => {
     expect(Object.keys(TRANSFORMS).sort()).toEqual(
       [
-        'boolean', 'collapse', 'date', 'default', 'email', 'extract', 'first', 'integer', 'join', 'lookup', 'lowercase', 'nth',
-        'number', 'phone', 'prefix', 'replace', 'split', 'suffix', 'time', 'timestamp', 'titlecase', 'trim', 'truncate', 'uppercase',
+        'boolean',
+        'collapse',
+        'date',
+        'default',
+        'email',
+        'extract',
+        'first',
+        'integer',
+        'join',
+        'lookup',
+        'lowercase',
+        'nth',
+        'number',
+        'phone',
+        'prefix',
+        'replace',
+        'split',
+        'suffix',
+        'time',
+        'timestamp',
+        'titlecase',
+        'trim',
+        'truncate',
+        'uppercase',
       ].sort(),
     );
     for (const [name, definition] of definitions) {
@@ -54,9 +76,7 @@ describe('the transform registry', () => {
 });
 
 describe('the examples of the reference', () => {
-  const examples = definitions.flatMap(([name, definition]) =>
-    definition.examples.map((example) => [name, example.yaml, example.input, example.output] as [string, string, Value, Value]),
-  );
+  const examples = definitions.flatMap(([name, definition]) => definition.examples.map((example) => [name, example.yaml, example.input, example.output] as [string, string, Value, Value]));
 
   it.each(examples)('%s: %s turns %j into %j', async (name, yaml, input, output) => {
     const spec = expandSpec(parseYaml(yaml), TRANSFORMS);

@@ -125,9 +125,7 @@ export const nth: TransformDefinition<z.output<typeof nthOptions>> = {
 
 const defaultOptions = z
   .object({
-    value: z
-      .union([z.string(), z.number(), z.boolean(), z.array(z.string())])
-      .describe('The value used when the input is empty (nothing, blank text or an empty list)'),
+    value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]).describe('The value used when the input is empty (nothing, blank text or an empty list)'),
   })
   .strict();
 

@@ -128,12 +128,7 @@ describe('lookup remembers answers per spelling', () => {
 
   it('tells case apart from a remembered spelling when asked to', async () => {
     const fn = await build(lookup, { ...table, caseInsensitive: false, otherwise: 'keep' });
-    expect([fn('United Kingdom', UTC), fn('united kingdom', UTC), fn('United Kingdom', UTC), fn('united kingdom', UTC)]).toEqual([
-      'GB',
-      'united kingdom',
-      'GB',
-      'united kingdom',
-    ]);
+    expect([fn('United Kingdom', UTC), fn('united kingdom', UTC), fn('United Kingdom', UTC), fn('united kingdom', UTC)]).toEqual(['GB', 'united kingdom', 'GB', 'united kingdom']);
   });
 
   it('rejects an unknown key every time, not only the first', async () => {

@@ -18,15 +18,9 @@ function isKnownLocale(tag: string): boolean {
 
 const numberOptions = z
   .object({
-    locale: z
-      .string()
-      .optional()
-      .describe('A BCP 47 locale (de-DE, en-US, fr-FR) whose decimal and thousands separators are expected'),
+    locale: z.string().optional().describe('A BCP 47 locale (de-DE, en-US, fr-FR) whose decimal and thousands separators are expected'),
     decimal: z.enum(['.', ',']).optional().describe('The decimal separator. Default: the locale\'s, or "." without a locale'),
-    thousands: z
-      .enum(THOUSANDS)
-      .optional()
-      .describe('The thousands separator, or "" for none; any space stands for all spaces, either apostrophe for both. Default: the locale\'s, or none without a locale'),
+    thousands: z.enum(THOUSANDS).optional().describe('The thousands separator, or "" for none; any space stands for all spaces, either apostrophe for both. Default: the locale\'s, or none without a locale'),
   })
   .strict()
   .superRefine((options, context) => {
@@ -189,8 +183,7 @@ function createNumberTransform(name: 'number' | 'integer', options: NumberOption
 
 export const number: TransformDefinition<NumberOptions> = {
   name: 'number',
-  summary:
-    'Reads a number written with a locale\'s separators; currency signs and codes and surrounding spaces are ignored, (12.50) and 12.50- are negative, blank is nothing.',
+  summary: "Reads a number written with a locale's separators; currency signs and codes and surrounding spaces are ignored, (12.50) and 12.50- are negative, blank is nothing.",
   options: numberOptions,
   shorthand: 'locale',
   examples: [

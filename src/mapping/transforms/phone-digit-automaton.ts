@@ -12,11 +12,7 @@ type DigitSet = number;
 
 const ALL_DIGITS: DigitSet = 0x3ff;
 
-type Node =
-  | { kind: 'set'; digits: DigitSet }
-  | { kind: 'seq'; items: Node[] }
-  | { kind: 'alt'; options: Node[] }
-  | { kind: 'repeat'; node: Node; min: number; max: number };
+type Node = { kind: 'set'; digits: DigitSet } | { kind: 'seq'; items: Node[] } | { kind: 'alt'; options: Node[] } | { kind: 'repeat'; node: Node; min: number; max: number };
 
 /** Thrown for any syntax the reader does not handle; the caller then keeps the RegExp. */
 class UnsupportedPatternError extends Error {}

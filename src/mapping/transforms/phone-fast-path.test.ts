@@ -16,7 +16,7 @@ function generate(count: number): Array<{ text: string; country: CountryCode | u
   // Seeded, so a failure names a case that can be replayed.
   const next = seededRandom(7);
   const countries = getCountries();
-  const pick = <T,>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
   const digits = (n: number): string => Array.from({ length: n }, () => String(Math.floor(next() * 10))).join('');
   const out: Array<{ text: string; country: CountryCode | undefined }> = [];
   while (out.length < count) {
@@ -45,7 +45,7 @@ function generate(count: number): Array<{ text: string; country: CountryCode | u
 }
 
 describe('readPhoneFast', () => {
-  it('gives the full parser\'s answer for 10,000 generated numbers across countries, and answers most itself', () => {
+  it("gives the full parser's answer for 10,000 generated numbers across countries, and answers most itself", () => {
     const cases = generate(10_000);
     let answered = 0;
     let valid = 0;
@@ -77,7 +77,7 @@ describe('readPhoneFast', () => {
     expect(full(text, country)).toBe(expected);
   });
 
-  it('gives the full parser\'s answer on the benchmark\'s shape, +44 0 and ten random digits', () => {
+  it("gives the full parser's answer on the benchmark's shape, +44 0 and ten random digits", () => {
     // Most are not valid anywhere, so every plan sharing calling code 44 is consulted.
     const next = seededRandom(44);
     const differences: string[] = [];
@@ -96,7 +96,7 @@ describe('readPhoneFast', () => {
     expect(valid).toBeLessThan(1_900);
   });
 
-  it('gives the full parser\'s answer on random digit strings after every calling code, in every separator layout', () => {
+  it("gives the full parser's answer on random digit strings after every calling code, in every separator layout", () => {
     // Short, long and empty national numbers, and calling codes shared by many countries (1, 7, 44, 262, 590).
     const next = seededRandom(3);
     const countries = getCountries();
@@ -104,7 +104,7 @@ describe('readPhoneFast', () => {
     let answered = 0;
     for (let i = 0; i < 3_000; i++) {
       const country = countries[Math.floor(next() * countries.length)] as CountryCode;
-      const code = i % 5 === 0 ? (['1', '7', '44', '262', '590'][i % 25 / 5] as string) : getCountryCallingCode(country);
+      const code = i % 5 === 0 ? (['1', '7', '44', '262', '590'][(i % 25) / 5] as string) : getCountryCallingCode(country);
       let digits = '';
       const length = Math.floor(next() * 19);
       for (let j = 0; j < length; j++) digits += String(Math.floor(next() * 10));

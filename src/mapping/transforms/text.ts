@@ -65,8 +65,7 @@ export const lowercase: TransformDefinition<NoOptions> = {
     const general = textTransform((text) => text.toLowerCase());
     // Text is what nearly every cell is, and mostly already lower case (emails, keys): asking the
     // expression engine whether anything could change is cheaper than toLowerCase finding nothing.
-    const fn: TransformFn = (value, context) =>
-      typeof value === 'string' ? (mayChangeCase(value, 65, MAY_LOWER) ? value.toLowerCase() : value) : general(value, context);
+    const fn: TransformFn = (value, context) => (typeof value === 'string' ? (mayChangeCase(value, 65, MAY_LOWER) ? value.toLowerCase() : value) : general(value, context));
     return fn;
   },
 };
@@ -79,8 +78,7 @@ export const uppercase: TransformDefinition<NoOptions> = {
   create: () => {
     const general = textTransform((text) => text.toUpperCase());
     // As for lowercase: codes and postcodes mostly arrive in capitals already.
-    const fn: TransformFn = (value, context) =>
-      typeof value === 'string' ? (mayChangeCase(value, 97, MAY_UPPER) ? value.toUpperCase() : value) : general(value, context);
+    const fn: TransformFn = (value, context) => (typeof value === 'string' ? (mayChangeCase(value, 97, MAY_UPPER) ? value.toUpperCase() : value) : general(value, context));
     return fn;
   },
 };
@@ -102,8 +100,7 @@ function titlecaseWord(word: string): string {
 
 export const titlecase: TransformDefinition<NoOptions> = {
   name: 'titlecase',
-  summary:
-    'Capitalises the first letter of every word; words in all capitals are lowered first, other capitals are kept (McDonald stays, O\'NEIL becomes O\'Neil).',
+  summary: "Capitalises the first letter of every word; words in all capitals are lowered first, other capitals are kept (McDonald stays, O'NEIL becomes O'Neil).",
   options: noOptions,
   examples: [
     { yaml: 'titlecase', input: "mary o'neil-SMITH", output: "Mary O'Neil-Smith" },
@@ -123,15 +120,9 @@ export const collapse: TransformDefinition<NoOptions> = {
 const replaceOptions = z
   .object({
     pattern: z.string().min(1).describe('The text to find; a regular expression when `regex` is true'),
-    with: z
-      .string()
-      .default('')
-      .describe('The replacement; with `regex`, `$1` and `$<name>` insert captured groups.'),
+    with: z.string().default('').describe('The replacement; with `regex`, `$1` and `$<name>` insert captured groups.'),
     regex: z.boolean().default(false).describe('Treat `pattern` as a JavaScript regular expression.'),
-    flags: z
-      .string()
-      .default('g')
-      .describe('Regular expression flags (g, i, m, s, u, v); without `g` only the first match is replaced. Also applies to plain text patterns.'),
+    flags: z.string().default('g').describe('Regular expression flags (g, i, m, s, u, v); without `g` only the first match is replaced. Also applies to plain text patterns.'),
   })
   .strict()
   .superRefine((options, context) => {
@@ -237,10 +228,7 @@ const extractOptions = z
   .object({
     pattern: z.string().min(1).describe('A regular expression with exactly one capturing group; the group is the result'),
     flags: z.string().default('').describe('Regular expression flags (i, m, s, u, v).'),
-    otherwise: z
-      .enum(['error', 'empty', 'keep'])
-      .default('error')
-      .describe('When the pattern does not match: reject the row, give nothing (dropped from a list), or keep the value.'),
+    otherwise: z.enum(['error', 'empty', 'keep']).default('error').describe('When the pattern does not match: reject the row, give nothing (dropped from a list), or keep the value.'),
   })
   .strict()
   .superRefine((options, context) => {

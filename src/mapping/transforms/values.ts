@@ -84,11 +84,7 @@ export function parsingTransform(parse: (text: string, context: TransformContext
 
 /** The error for a list given to a transform that needs one value. */
 export function listError(transform: string, expected: string, value: string[]): TransformError {
-  return new TransformError(
-    `expected ${expected}, got ${describeValue(value)} (pick one with \`first\` or \`nth\`, or combine them with \`join\`)`,
-    transform,
-    'a single value',
-  );
+  return new TransformError(`expected ${expected}, got ${describeValue(value)} (pick one with \`first\` or \`nth\`, or combine them with \`join\`)`, transform, 'a single value');
 }
 
 /** Escapes text for use inside a regular expression. */

@@ -57,7 +57,14 @@ const intro = store.milestones.insert({
   updatedAt: '2026-01-01T00:00:00Z',
 });
 const BOARDS = [
-  { id: 100, name: 'Projects', stages: [{ id: 101, name: 'Planned' }, { id: 102, name: 'In progress' }] },
+  {
+    id: 100,
+    name: 'Projects',
+    stages: [
+      { id: 101, name: 'Planned' },
+      { id: 102, name: 'In progress' },
+    ],
+  },
   { id: 200, name: 'Support', stages: [{ id: 201, name: 'Triage' }] },
 ];
 const oppTag = store.tags.insert({ entity: 'opportunities', name: 'Renewal', description: null, dataTag: false });
@@ -173,8 +180,7 @@ const env: FilterEnv = { store, callerId: ADMIN, today: TODAY, boards: BOARDS };
 
 function ids(entity: FilterEntity, conditions: unknown[], orderBy?: unknown[]): number[] {
   const filter = compileFilter(entity, parseFilter({ conditions, ...(orderBy ? { orderBy } : {}) }), env);
-  const records: Array<{ id: number }> =
-    entity === 'parties' ? store.parties.all() : entity === 'opportunities' ? store.opportunities.all() : store.kases.all();
+  const records: Array<{ id: number }> = entity === 'parties' ? store.parties.all() : entity === 'opportunities' ? store.opportunities.all() : store.kases.all();
   return filter.sort((records as never[]).filter((r) => filter.matches(r))).map((r: { id: number }) => r.id);
 }
 
@@ -238,16 +244,8 @@ describe('party fields', () => {
     ['org.tag', [c('org.tag', 'is', CUSTOMER)], [ada.id]],
     ['org.custom', [c(`org.custom:${VIP}`, 'is', false)], [carl.id]],
     ['all of the conditions', [c('type', 'is', 'person'), c('hasEmailAddress', 'is', false)], [bob.id, carl.id]],
-    [
-      'an orGroup is any of its conditions',
-      [{ orGroup: [c('city', 'is', 'London'), c('name', 'is', 'Bob')] }],
-      [acme.id, bob.id],
-    ],
-    [
-      'an orGroup combined with a plain condition',
-      [c('type', 'is', 'person'), { orGroup: [c('city', 'is', 'London'), c('name', 'starts with', 'b'), c('org.name', 'is', 'Globex')] }],
-      [bob.id, carl.id],
-    ],
+    ['an orGroup is any of its conditions', [{ orGroup: [c('city', 'is', 'London'), c('name', 'is', 'Bob')] }], [acme.id, bob.id]],
+    ['an orGroup combined with a plain condition', [c('type', 'is', 'person'), { orGroup: [c('city', 'is', 'London'), c('name', 'starts with', 'b'), c('org.name', 'is', 'Globex')] }], [bob.id, carl.id]],
   ];
   it.each(cases)('%s', (_label, conditions, expected) => {
     expect(ids('parties', conditions)).toEqual(expected);

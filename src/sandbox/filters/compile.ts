@@ -57,17 +57,10 @@ interface SortStep<R> {
  * @throws FilterError naming the condition or orderBy element whose field is unknown, whose
  *   operator does not fit the field, or whose value has the wrong type.
  */
-export function compileFilter<E extends FilterEntity>(
-  entity: E,
-  filter: FilterSpec,
-  env: FilterEnv,
-): CompiledFilter<EntityRecords[E]> {
+export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterSpec, env: FilterEnv): CompiledFilter<EntityRecords[E]> {
   type R = EntityRecords[E];
-  const condition = (c: { path: string; field: string; operator: string; value: unknown }): Predicate<R> =>
-    compileCondition(resolveField(entity, c.field, env, c.path), c, env);
-  const matches = allOf<R>(
-    filter.conditions.map((c) => (c.kind === 'orGroup' ? anyOf(c.conditions.map(condition)) : condition(c))),
-  );
+  const condition = (c: { path: string; field: string; operator: string; value: unknown }): Predicate<R> => compileCondition(resolveField(entity, c.field, env, c.path), c, env);
+  const matches = allOf<R>(filter.conditions.map((c) => (c.kind === 'orGroup' ? anyOf(c.conditions.map(condition)) : condition(c))));
 
   const steps: SortStep<R>[] = filter.orderBy.map((order) => {
     const field = resolveField(entity, order.field, env, order.path);

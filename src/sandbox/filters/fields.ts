@@ -34,17 +34,40 @@ const PARTY_FIELDS: FieldTable<PartyRec> = {
   id: () => number((p) => p.id),
   name: () => text(partyName),
   jobTitle: () => text((p) => p.jobTitle),
-  email: () => texts((p) => p.emailAddresses, (e) => e.address),
+  email: () =>
+    texts(
+      (p) => p.emailAddresses,
+      (e) => e.address,
+    ),
   phone: () => ({
-    ...texts((p: PartyRec) => p.phoneNumbers, (n) => n.number),
+    ...texts(
+      (p: PartyRec) => p.phoneNumbers,
+      (n) => n.number,
+    ),
     // Numbers are written many ways (`+44 20 7946 0000`, `020-7946-0000`): a value with digits is
     // compared on digits alone, as the party search does.
     canonical: (value: string) => (/\d/.test(value) ? digitsOf : null),
   }),
-  city: () => texts((p) => p.addresses, (a) => a.city),
-  zip: () => texts((p) => p.addresses, (a) => a.zip),
-  state: () => texts((p) => p.addresses, (a) => a.state),
-  country: () => texts((p) => p.addresses, (a) => a.country),
+  city: () =>
+    texts(
+      (p) => p.addresses,
+      (a) => a.city,
+    ),
+  zip: () =>
+    texts(
+      (p) => p.addresses,
+      (a) => a.zip,
+    ),
+  state: () =>
+    texts(
+      (p) => p.addresses,
+      (a) => a.state,
+    ),
+  country: () =>
+    texts(
+      (p) => p.addresses,
+      (a) => a.country,
+    ),
   type: () => text((p) => p.type),
   tag: (env) => tags(env, 'parties'),
   owner: () => number((p) => p.ownerId),
@@ -84,8 +107,7 @@ const OPPORTUNITY_FIELDS: FieldTable<OpportunityRec> = {
     ...text((o: OpportunityRec) => (o.value ? String(o.value.amount) : null)),
     // `is "1500.00"` should find an amount of 1500. Only equality compares numbers: a prefix such
     // as "15." is not a number to normalise.
-    canonical: (value, operator) =>
-      (operator === 'is' || operator === 'is not') && isNumeric(value) ? (text) => (isNumeric(text) ? String(Number(text)) : text) : null,
+    canonical: (value, operator) => ((operator === 'is' || operator === 'is not') && isNumeric(value) ? (text) => (isNumeric(text) ? String(Number(text)) : text) : null),
     sortKey: (o: OpportunityRec) => o.value?.amount ?? null,
   }),
   pipeline: (env) =>
@@ -98,10 +120,11 @@ const OPPORTUNITY_FIELDS: FieldTable<OpportunityRec> = {
   tag: (env) => tags(env, 'opportunities'),
   owner: () => number((o) => o.ownerId),
   team: () => number((o) => o.teamId),
-  isOpen: (env) => flag((o) => {
-    const status = opportunityStatus(env.store.milestones.get(o.milestoneId));
-    return status === null ? null : status === 'OPEN';
-  }),
+  isOpen: (env) =>
+    flag((o) => {
+      const status = opportunityStatus(env.store.milestones.get(o.milestoneId));
+      return status === null ? null : status === 'OPEN';
+    }),
   isStale: (env) => {
     // Stale: still open, and its last change is more than the milestone's daysUntilStale ago.
     // Few milestones share few limits, so each limit date is worked out once.
@@ -184,12 +207,7 @@ export function fieldNames(entity: FilterEntity): string[] {
   return names;
 }
 
-function customField<E extends FilterEntity>(
-  entity: E,
-  name: string,
-  env: FilterEnv,
-  path: string,
-): FieldSpec<EntityRecords[E]> | null {
+function customField<E extends FilterEntity>(entity: E, name: string, env: FilterEnv, path: string): FieldSpec<EntityRecords[E]> | null {
   const match = CUSTOM.exec(name);
   if (!match) {
     if (name.startsWith('custom:')) {
@@ -200,10 +218,7 @@ function customField<E extends FilterEntity>(
   const definition = env.store.fieldDefinitions.get(Number(match[1]));
   if (!definition) throw new FilterError(path, `there is no custom field definition with id ${match[1]} (field "${name}")`);
   if (definition.entity !== entity) {
-    throw new FilterError(
-      path,
-      `custom field ${definition.id} ("${definition.name}") is defined for ${definition.entity}, not for ${entity}`,
-    );
+    throw new FilterError(path, `custom field ${definition.id} ("${definition.name}") is defined for ${definition.entity}, not for ${entity}`);
   }
   return custom(definition.id, definition.type) as FieldSpec<EntityRecords[E]>;
 }
@@ -234,12 +249,7 @@ function organisationField(name: string, env: FilterEnv, path: string): FieldSpe
  * @throws FilterError (at `path`) for an unknown field, a custom field id without definition, or
  *   a definition that belongs to another entity.
  */
-export function resolveField<E extends FilterEntity>(
-  entity: E,
-  name: string,
-  env: FilterEnv,
-  path: string,
-): FieldSpec<EntityRecords[E]> {
+export function resolveField<E extends FilterEntity>(entity: E, name: string, env: FilterEnv, path: string): FieldSpec<EntityRecords[E]> {
   const table = TABLES[entity] as FieldTable<EntityRecords[E]>;
   if (Object.hasOwn(table, name)) {
     const factory = table[name];

@@ -24,10 +24,7 @@ export interface ConditionAt {
 }
 
 function wrongValue(at: ConditionAt, expected: string): FilterError {
-  return new FilterError(
-    at.path,
-    `operator "${at.operator}" on field "${at.field}" takes ${expected}, got ${describeValue(at.value, { withType: true })}`,
-  );
+  return new FilterError(at.path, `operator "${at.operator}" on field "${at.field}" takes ${expected}, got ${describeValue(at.value, { withType: true })}`);
 }
 
 function stringValue(at: ConditionAt): string {
@@ -75,9 +72,7 @@ function compileString<R>(field: StringField<R>, operator: Operator, at: Conditi
   const raw = stringValue(at);
   const rewrite = field.canonical?.(raw, operator) ?? null;
   const matches = textTest(operator, (rewrite ? rewrite(raw) : raw).toLowerCase());
-  const test = rewrite
-    ? (text: string): boolean => matches(rewrite(text).toLowerCase())
-    : (text: string): boolean => matches(text.toLowerCase());
+  const test = rewrite ? (text: string): boolean => matches(rewrite(text).toLowerCase()) : (text: string): boolean => matches(text.toLowerCase());
   return (record) => field.some(record, test);
 }
 
@@ -113,10 +108,7 @@ export function compileCondition<R>(field: FieldSpec<R>, at: ConditionAt, env: F
   }
   const allowed = OPERATORS_BY_KIND[field.kind];
   if (!allowed.includes(operator)) {
-    throw new FilterError(
-      at.path,
-      `operator "${operator}" does not apply to field "${at.field}" (${KIND_NAMES[field.kind]}); it takes: ${allowed.join(', ')}`,
-    );
+    throw new FilterError(at.path, `operator "${operator}" does not apply to field "${at.field}" (${KIND_NAMES[field.kind]}); it takes: ${allowed.join(', ')}`);
   }
   const positive = compilePositive(field, operator === 'is not' ? 'is' : operator, at, env);
   return operator === 'is not' ? (record) => !positive(record) : positive;
@@ -130,12 +122,7 @@ function compilePositive<R>(field: FieldSpec<R>, operator: Operator, at: Conditi
       return compileRef(field, operator, at);
     case 'number': {
       const wanted = numberValue(at);
-      const test =
-        operator === 'is greater than'
-          ? (n: number) => n > wanted
-          : operator === 'is less than'
-            ? (n: number) => n < wanted
-            : (n: number) => n === wanted;
+      const test = operator === 'is greater than' ? (n: number) => n > wanted : operator === 'is less than' ? (n: number) => n < wanted : (n: number) => n === wanted;
       return (record) => field.some(record, test);
     }
     case 'boolean': {

@@ -17,7 +17,12 @@ describe('parseFilter: accepted shapes', () => {
     const spec = parseFilter({
       conditions: [
         { field: 'name', operator: 'contains', value: 'ac' },
-        { orGroup: [{ field: 'city', operator: 'is', value: 'Paris' }, { field: 'zip', operator: 'starts with', value: '75' }] },
+        {
+          orGroup: [
+            { field: 'city', operator: 'is', value: 'Paris' },
+            { field: 'zip', operator: 'starts with', value: '75' },
+          ],
+        },
       ],
       orderBy: [{ field: 'name', direction: 'descending' }, { field: 'id' }],
     });
@@ -64,15 +69,19 @@ describe('parseFilter: rejected shapes name where the problem is', () => {
     ['orGroup not an array', { conditions: [{ orGroup: {} }] }, 'conditions[0]', /orGroup must be an array/],
     ['empty orGroup', { conditions: [{ orGroup: [] }] }, 'conditions[0]', /at least one condition/],
     ['orGroup with extra key', { conditions: [{ orGroup: [], field: 'x' }] }, 'conditions[0]', /unknown property "field"/],
-    [
-      'nested orGroup',
-      { conditions: [{ orGroup: [{ field: 'id', operator: 'is', value: 1 }, { orGroup: [] }] }] },
-      'conditions[0].orGroup[1]',
-      /one level deep/,
-    ],
+    ['nested orGroup', { conditions: [{ orGroup: [{ field: 'id', operator: 'is', value: 1 }, { orGroup: [] }] }] }, 'conditions[0].orGroup[1]', /one level deep/],
     [
       'bad member of a group',
-      { conditions: [{ orGroup: [{ field: 'id', operator: 'is', value: 1 }, { field: '', operator: 'is', value: 1 }] }] },
+      {
+        conditions: [
+          {
+            orGroup: [
+              { field: 'id', operator: 'is', value: 1 },
+              { field: '', operator: 'is', value: 1 },
+            ],
+          },
+        ],
+      },
       'conditions[0].orGroup[1]',
       /field must be a non-empty string/,
     ],

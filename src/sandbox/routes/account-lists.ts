@@ -17,9 +17,7 @@ export const SANDBOX_SITE_NAME = 'Sandbox';
 /** The stages of the account in board order: boards by id, then each board's stages by position. */
 export function stagesInOrder(store: Store): StageRec[] {
   const boardOrder = new Map(store.boards.all().map((board, index) => [board.id, index]));
-  return store.stages
-    .all()
-    .sort((a, b) => (boardOrder.get(a.boardId) ?? Infinity) - (boardOrder.get(b.boardId) ?? Infinity) || a.displayOrder - b.displayOrder || a.id - b.id);
+  return store.stages.all().sort((a, b) => (boardOrder.get(a.boardId) ?? Infinity) - (boardOrder.get(b.boardId) ?? Infinity) || a.displayOrder - b.displayOrder || a.id - b.id);
 }
 
 /** The stage a new project starts on: the first stage of the first board; null for an account without stages. */

@@ -123,8 +123,7 @@ export function registerActivityTypeRoutes(app: FastifyInstance, ctx: SandboxCon
     return type;
   };
 
-  const nameTaken = (name: string, exceptId: number | null): boolean =>
-    store.activityTypes.all().some((t) => t.id !== exceptId && t.name.toLowerCase() === name.toLowerCase());
+  const nameTaken = (name: string, exceptId: number | null): boolean => store.activityTypes.all().some((t) => t.id !== exceptId && t.name.toLowerCase() === name.toLowerCase());
 
   app.get('/api/v2/activitytypes', async (request, reply) => {
     return { activityTypes: paginate(request, reply, ordered(store.activityTypes.all())).map(activityTypeJson) };

@@ -6,17 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
 import { describeValue } from '../describe-value.ts';
-import {
-  badRequest,
-  created,
-  type FieldProblem,
-  notFound,
-  parseEmbed,
-  parseId,
-  timestamp,
-  unwrap,
-  validationError,
-} from '../http.ts';
+import { badRequest, created, type FieldProblem, notFound, parseEmbed, parseId, timestamp, unwrap, validationError } from '../http.ts';
 import { answerScheduled, registerJobHandler } from '../jobs.ts';
 import { pageOf } from '../paging.ts';
 import type { AttachmentRec, EntityKind, EntryRec } from '../model.ts';
@@ -62,11 +52,7 @@ export function readIdRef(value: unknown): number | { problem: string } {
  * Problems for every key of `body` that is not in `allowed`. `notes` gives a better message for
  * keys that are known but cannot be written by this request (read-only or fixed at create).
  */
-export function unknownKeyProblems(
-  body: Record<string, unknown>,
-  allowed: readonly string[],
-  notes: Readonly<Record<string, string>> = {},
-): Problem[] {
+export function unknownKeyProblems(body: Record<string, unknown>, allowed: readonly string[], notes: Readonly<Record<string, string>> = {}): Problem[] {
   return Object.keys(body)
     .filter((key) => !allowed.includes(key))
     .map((key) => ({
@@ -191,12 +177,7 @@ type AttachmentChange = { add: string[]; remove: number[] };
  * true}` removes and a bare `{id}` of an existing attachment is accepted and left alone, since
  * clients often send back the list they read.
  */
-function readAttachments(
-  ctx: SandboxContext,
-  value: unknown,
-  existing: readonly AttachmentRec[] | null,
-  problems: Problem[],
-): AttachmentChange {
+function readAttachments(ctx: SandboxContext, value: unknown, existing: readonly AttachmentRec[] | null, problems: Problem[]): AttachmentChange {
   const change: AttachmentChange = { add: [], remove: [] };
   if (!Array.isArray(value)) {
     problems.push({ field: 'attachments', message: `must be an array, got ${describeValue(value)}` });
@@ -457,9 +438,7 @@ function encodeExtValue(value: string): string {
 export function contentDisposition(filename: string): string {
   const plain = /^[\x20-\x7e]*$/.test(filename);
   const fallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&');
-  return plain
-    ? `attachment; filename="${fallback}"`
-    : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeExtValue(filename)}`;
+  return plain ? `attachment; filename="${fallback}"` : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeExtValue(filename)}`;
 }
 
 async function registerUploadRoute(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
@@ -555,10 +534,6 @@ export function registerEntryRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const found = findAttachment(ctx, id);
     const bytes = found ? ctx.store.blobs.get(found.attachment.blobId) : undefined;
     if (!found || !bytes) throw notFound(`no attachment with id ${id}`);
-    return reply
-      .code(200)
-      .header('Content-Type', found.attachment.contentType)
-      .header('Content-Disposition', contentDisposition(found.attachment.filename))
-      .send(bytes);
+    return reply.code(200).header('Content-Type', found.attachment.contentType).header('Content-Disposition', contentDisposition(found.attachment.filename)).send(bytes);
   });
 }

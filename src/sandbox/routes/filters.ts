@@ -25,11 +25,7 @@ const ENDPOINTS: { [E in FilterEntity]: Endpoint<E> } = {
   kases: { entity: 'kases', embeds: KASE_EMBEDS, records: (ctx) => ctx.store.kases.values(), serialize: serializeKase },
 };
 
-function runFilter<E extends FilterEntity>(
-  ctx: SandboxContext,
-  endpoint: Endpoint<E>,
-  request: FastifyRequest,
-): { embed: Set<string>; filter: ReturnType<typeof compileFilter>; userId: number } {
+function runFilter<E extends FilterEntity>(ctx: SandboxContext, endpoint: Endpoint<E>, request: FastifyRequest): { embed: Set<string>; filter: ReturnType<typeof compileFilter>; userId: number } {
   // Every input is checked before any record is read, so a bad page or embed fails fast too.
   const embed = parseEmbed(request, endpoint.embeds);
   parsePage(request);

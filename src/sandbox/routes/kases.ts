@@ -11,32 +11,10 @@ import type { KaseRec } from '../model.ts';
 import { firstStageId, stagesInOrder } from './account-lists.ts';
 import { KASE_EMBEDS, serializeKase } from './record-serializers.ts';
 import { deleteKase } from './record-cascade.ts';
-import {
-  type Body,
-  checkKeys,
-  nameOrPartyMatches,
-  Problems,
-  readDate,
-  readIdRef,
-  today,
-} from './record-common.ts';
+import { type Body, checkKeys, nameOrPartyMatches, Problems, readDate, readIdRef, today } from './record-common.ts';
 import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
-const KASE_KEYS = [
-  'name',
-  'description',
-  'party',
-  'owner',
-  'team',
-  'status',
-  'opportunity',
-  'stage',
-  'startOn',
-  'expectedCloseOn',
-  'closedOn',
-  'tags',
-  'fields',
-];
+const KASE_KEYS = ['name', 'description', 'party', 'owner', 'team', 'status', 'opportunity', 'stage', 'startOn', 'expectedCloseOn', 'closedOn', 'tags', 'fields'];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
 
 function readStage(ctx: SandboxContext, value: unknown, problems: Problems): number | undefined {

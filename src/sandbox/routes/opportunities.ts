@@ -8,40 +8,13 @@ import type { Caller, SandboxContext } from '../context.ts';
 import type { MilestoneRec, OpportunityRec } from '../model.ts';
 import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './record-serializers.ts';
 import { deleteOpportunity } from './record-cascade.ts';
-import {
-  type Body,
-  checkKeys,
-  isObject,
-  nameOrPartyMatches,
-  Problems,
-  readDate,
-  readIdRef,
-  readInteger,
-  readString,
-  today,
-} from './record-common.ts';
+import { type Body, checkKeys, isObject, nameOrPartyMatches, Problems, readDate, readIdRef, readInteger, readString, today } from './record-common.ts';
 import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
 /** Bases of an opportunity's duration; only FIXED has no duration. */
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
 
-const OPPORTUNITY_KEYS = [
-  'name',
-  'description',
-  'party',
-  'owner',
-  'team',
-  'milestone',
-  'lostReason',
-  'value',
-  'expectedCloseOn',
-  'closedOn',
-  'probability',
-  'durationBasis',
-  'duration',
-  'tags',
-  'fields',
-];
+const OPPORTUNITY_KEYS = ['name', 'description', 'party', 'owner', 'team', 'milestone', 'lostReason', 'value', 'expectedCloseOn', 'closedOn', 'probability', 'durationBasis', 'duration', 'tags', 'fields'];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
 
 /** A milestone by `{id}`, id, or `{name}` (unique among the milestones of active pipelines). */
@@ -53,16 +26,9 @@ function readMilestone(ctx: SandboxContext, value: unknown, problems: Problems):
       return undefined;
     }
     const wanted = value.name.toLowerCase();
-    const matches = ctx.store.milestones
-      .all()
-      .filter((m) => m.name.toLowerCase() === wanted && ctx.store.pipelines.get(m.pipelineId)?.archived === false);
+    const matches = ctx.store.milestones.all().filter((m) => m.name.toLowerCase() === wanted && ctx.store.pipelines.get(m.pipelineId)?.archived === false);
     if (matches.length === 1) return matches[0];
-    problems.add(
-      'milestone',
-      matches.length === 0
-        ? `no milestone named ${JSON.stringify(value.name)} in an active pipeline`
-        : `${matches.length} milestones are named ${JSON.stringify(value.name)}; give the milestone id`,
-    );
+    problems.add('milestone', matches.length === 0 ? `no milestone named ${JSON.stringify(value.name)} in an active pipeline` : `${matches.length} milestones are named ${JSON.stringify(value.name)}; give the milestone id`);
     return undefined;
   }
   const id = readIdRef(value, 'milestone', problems);
@@ -94,13 +60,7 @@ function readValue(value: unknown, problems: Problems): OpportunityRec['value'] 
 }
 
 /** Checks a create or update body and applies it to a copy of `base`; stores nothing. */
-function applyOpportunityBody(
-  ctx: SandboxContext,
-  caller: Caller,
-  body: Body,
-  base: OpportunityRec,
-  mode: 'create' | 'update',
-): { record: OpportunityRec; tracks: number[]; applyTagChanges: () => void } {
+function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, base: OpportunityRec, mode: 'create' | 'update'): { record: OpportunityRec; tracks: number[]; applyTagChanges: () => void } {
   const problems = new Problems('opportunity');
   const record: OpportunityRec = { ...base };
   checkKeys(body, mode === 'create' ? [...OPPORTUNITY_KEYS, 'tracks'] : OPPORTUNITY_KEYS, READ_ONLY_KEYS, problems);

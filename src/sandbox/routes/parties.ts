@@ -340,9 +340,7 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const caller = callerOf(request);
     const party = mustFind(store.parties, parseId(partyId, 'party'), caller, 'party');
     const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
-    const opportunities = store.opportunities
-      .all()
-      .filter((o) => (o.partyId === party.id || o.partyIds.includes(party.id)) && visibleTo(o, caller));
+    const opportunities = store.opportunities.all().filter((o) => (o.partyId === party.id || o.partyIds.includes(party.id)) && visibleTo(o, caller));
     return { opportunities: paginate(request, reply, opportunities).map((o) => serializeOpportunity(ctx, o, embed)) };
   });
 }

@@ -10,20 +10,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import {
-  badRequest,
-  created,
-  forbidden,
-  isIdList,
-  notFound,
-  paginate,
-  parseId,
-  parseIdList,
-  queryOf,
-  timestamp,
-  unwrap,
-  validationError,
-} from '../http.ts';
+import { badRequest, created, forbidden, isIdList, notFound, paginate, parseId, parseIdList, queryOf, timestamp, unwrap, validationError } from '../http.ts';
 import type { MilestoneRec, PipelineRec } from '../model.ts';
 
 /** Most active (non-archived) pipelines an account may hold. */
@@ -92,9 +79,7 @@ export function oldestActivePipeline(ctx: SandboxContext): PipelineRec | undefin
 
 function refuseOverLimit(ctx: SandboxContext): void {
   if (activePipelines(ctx).length >= MAX_ACTIVE_PIPELINES) {
-    throw validationError('pipeline', [
-      { field: 'pipeline', message: `the account already has ${MAX_ACTIVE_PIPELINES} active pipelines, the most it may hold; archive one first` },
-    ]);
+    throw validationError('pipeline', [{ field: 'pipeline', message: `the account already has ${MAX_ACTIVE_PIPELINES} active pipelines, the most it may hold; archive one first` }]);
   }
 }
 
@@ -358,7 +343,10 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
     const milestone = milestoneOr404(ctx, (request.params as { milestoneId: string }).milestoneId);
     const users = store.opportunities.all().filter((o) => o.milestoneId === milestone.id);
     if (users.length > 0) {
-      const sample = users.slice(0, 5).map((o) => o.id).join(', ');
+      const sample = users
+        .slice(0, 5)
+        .map((o) => o.id)
+        .join(', ');
       throw validationError('milestone', [
         {
           field: 'milestone',

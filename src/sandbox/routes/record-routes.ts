@@ -10,22 +10,7 @@ import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, 
 import type { DeletedRec, FieldValueRec, PartyRec, PartyWorkRec } from '../model.ts';
 import type { Table } from '../store.ts';
 import { PARTY_EMBEDS, serializeParty } from './record-serializers.ts';
-import {
-  applyTags,
-  type Body,
-  changedSince,
-  deletedList,
-  dropFieldsOfRemovedTags,
-  mustFind,
-  mustFindAll,
-  planFields,
-  planTags,
-  type Problems,
-  readIdRef,
-  readString,
-  resolveOwnerTeam,
-  visibleTo,
-} from './record-common.ts';
+import { applyTags, type Body, changedSince, deletedList, dropFieldsOfRemovedTags, mustFind, mustFindAll, planFields, planTags, type Problems, readIdRef, readString, resolveOwnerTeam, visibleTo } from './record-common.ts';
 import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
 
 /** What the body readers below write into: the fields projects and opportunities share. */
@@ -129,11 +114,7 @@ export interface RecordKind<R extends { id: number; name: string; partyIds: numb
 }
 
 /** Registers the shared routes; returns the lookup of the record a request's path names, for the kind's own routes. */
-export function registerRecordRoutes<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }>(
-  app: FastifyInstance,
-  ctx: SandboxContext,
-  kind: RecordKind<R>,
-): (request: FastifyRequest) => R {
+export function registerRecordRoutes<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }>(app: FastifyInstance, ctx: SandboxContext, kind: RecordKind<R>): (request: FastifyRequest) => R {
   const { plural, singular, noun } = kind;
   const table = kind.table(ctx);
   const base = `/api/v2/${plural}`;
@@ -163,7 +144,15 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
   });
 
   app.get(`${base}/deleted`, async (request) =>
-    deletedList(request, ctx.store, callerOf(request), kind.deleted(ctx), () => table.values(), (r) => r.name, { deleted: plural, restricted: kind.restrictedKey }),
+    deletedList(
+      request,
+      ctx.store,
+      callerOf(request),
+      kind.deleted(ctx),
+      () => table.values(),
+      (r) => r.name,
+      { deleted: plural, restricted: kind.restrictedKey },
+    ),
   );
 
   app.get(`${base}/:${kind.param}`, async (request) => {

@@ -37,14 +37,7 @@ function readTagDescription(value: unknown, field: string, problems: Problems): 
  * `description` and `dataTag`; an unknown id is a problem. For a tag that exists, a `description`
  * or `dataTag` that says otherwise than the tag is a problem rather than silently dropped.
  */
-export function planTags(
-  ctx: SandboxContext,
-  entity: EntityKind,
-  currentIds: readonly number[],
-  input: unknown,
-  mode: 'create' | 'update',
-  problems: Problems,
-): TagPlan {
+export function planTags(ctx: SandboxContext, entity: EntityKind, currentIds: readonly number[], input: unknown, mode: 'create' | 'update', problems: Problems): TagPlan {
   const plan: TagPlan = { ids: [...currentIds], newTags: [], removed: new Set() };
   if (input === undefined) return plan;
   if (!Array.isArray(input)) {
@@ -123,13 +116,7 @@ function entityNoun(entity: EntityKind): string {
   return entity === 'parties' ? 'party' : entity === 'kases' ? 'project' : 'opportunity';
 }
 
-function findDefinition(
-  ctx: SandboxContext,
-  entity: EntityKind,
-  value: unknown,
-  at: string,
-  problems: Problems,
-): FieldDefinitionRec | undefined {
+function findDefinition(ctx: SandboxContext, entity: EntityKind, value: unknown, at: string, problems: Problems): FieldDefinitionRec | undefined {
   const definitions = ctx.store.fieldDefinitions.all().filter((d) => d.entity === entity);
   if (isObject(value) && value.id === undefined && value.name !== undefined) {
     if (typeof value.name !== 'string') {
@@ -143,10 +130,7 @@ function findDefinition(
     let tagId: number | null = null;
     if (value.tag !== null) {
       const tags = ctx.store.tags.all().filter((t) => t.entity === entity && t.dataTag);
-      const tag =
-        typeof value.tag === 'string'
-          ? tags.find((t) => t.name.toLowerCase() === (value.tag as string).toLowerCase())
-          : tags.find((t) => t.id === (isObject(value.tag) ? value.tag.id : value.tag));
+      const tag = typeof value.tag === 'string' ? tags.find((t) => t.name.toLowerCase() === (value.tag as string).toLowerCase()) : tags.find((t) => t.id === (isObject(value.tag) ? value.tag.id : value.tag));
       if (!tag) {
         problems.add(`${at}.tag`, `no data tag ${describeInput(value.tag)}`);
         return undefined;
@@ -195,15 +179,7 @@ export function checkFieldValue(definition: FieldDefinitionRec, value: unknown, 
  * definition (replacing an earlier value, as a record holds one value per field); with `id` it
  * updates that instance, or removes it with `_delete: true` or a null value.
  */
-export function planFields(
-  ctx: SandboxContext,
-  entity: EntityKind,
-  forClass: 'PERSON' | 'ORGANISATION' | null,
-  current: readonly FieldValueRec[],
-  input: unknown,
-  mode: 'create' | 'update',
-  problems: Problems,
-): FieldValueRec[] {
+export function planFields(ctx: SandboxContext, entity: EntityKind, forClass: 'PERSON' | 'ORGANISATION' | null, current: readonly FieldValueRec[], input: unknown, mode: 'create' | 'update', problems: Problems): FieldValueRec[] {
   let fields = current.map((f) => ({ ...f }));
   if (input === undefined) return fields;
   if (!Array.isArray(input)) {
@@ -282,18 +258,15 @@ export function dropFieldsOfRemovedTags(ctx: SandboxContext, fields: FieldValueR
  * Whether an important field that applies to the record has no value. Fields of a data tag apply
  * only when the record carries the tag; party fields may be for people or organisations only.
  */
-export function missingImportantFields(
-  ctx: SandboxContext,
-  entity: EntityKind,
-  record: { tagIds: readonly number[]; fields: readonly FieldValueRec[] },
-  forClass: 'PERSON' | 'ORGANISATION' | null,
-): boolean {
-  return ctx.store.fieldDefinitions.all().some(
-    (d) =>
-      d.entity === entity &&
-      d.important &&
-      (d.tagId === null || record.tagIds.includes(d.tagId)) &&
-      (d.forClass === null || forClass === null || d.forClass === forClass) &&
-      !record.fields.some((f) => f.definitionId === d.id && f.value !== ''),
-  );
+export function missingImportantFields(ctx: SandboxContext, entity: EntityKind, record: { tagIds: readonly number[]; fields: readonly FieldValueRec[] }, forClass: 'PERSON' | 'ORGANISATION' | null): boolean {
+  return ctx.store.fieldDefinitions
+    .all()
+    .some(
+      (d) =>
+        d.entity === entity &&
+        d.important &&
+        (d.tagId === null || record.tagIds.includes(d.tagId)) &&
+        (d.forClass === null || forClass === null || d.forClass === forClass) &&
+        !record.fields.some((f) => f.definitionId === d.id && f.value !== ''),
+    );
 }

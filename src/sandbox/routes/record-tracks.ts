@@ -36,12 +36,7 @@ export function readTracks(ctx: SandboxContext, input: unknown, captureRule: 'KA
  * applied are removed again, so a create happens completely or not at all. Tasks of a record
  * without owner go to `ownerId` (the caller).
  */
-export function applyTracksOrUndo(
-  ctx: SandboxContext,
-  definitionIds: readonly number[],
-  target: { kaseId: number } | { opportunityId: number },
-  ownerId: number,
-): void {
+export function applyTracksOrUndo(ctx: SandboxContext, definitionIds: readonly number[], target: { kaseId: number } | { opportunityId: number }, ownerId: number): void {
   try {
     for (const definitionId of definitionIds) applyTrack(ctx, { definitionId, target, fallbackOwnerId: ownerId });
   } catch (error) {

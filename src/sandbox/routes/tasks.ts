@@ -222,9 +222,7 @@ const KEY_NOTES: Record<string, string> = {
   nextTask: READ_ONLY,
 };
 
-type TaskChanges = Partial<
-  Pick<TaskRec, 'description' | 'detail' | 'dueOn' | 'dueTime' | 'ownerId' | 'categoryId' | 'repeat' | 'partyId' | 'opportunityId' | 'kaseId'>
-> & { status?: 'OPEN' | 'COMPLETED' };
+type TaskChanges = Partial<Pick<TaskRec, 'description' | 'detail' | 'dueOn' | 'dueTime' | 'ownerId' | 'categoryId' | 'repeat' | 'partyId' | 'opportunityId' | 'kaseId'>> & { status?: 'OPEN' | 'COMPLETED' };
 
 /**
  * Reads a task body into changes, gathering every problem into one 422. `creating` makes
@@ -321,7 +319,10 @@ function taskOr404(ctx: SandboxContext, request: FastifyRequest): TaskRec {
 /** Parses `status` (comma-separated, any case); absent or empty means open tasks only. */
 function parseStatusFilter(request: FastifyRequest): Set<TaskRec['status']> {
   const raw = queryOf(request).status;
-  const values = (raw ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
+  const values = (raw ?? '')
+    .split(',')
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean);
   if (values.length === 0) return new Set(['OPEN']);
   const statuses = new Set<TaskRec['status']>();
   for (const value of values) {

@@ -108,9 +108,7 @@ export function applyTrack(ctx: SandboxContext, input: ApplyTrackInput): TrackRe
   if ('field' in target) throw validationError('track', [target]);
   const expected = CAPTURE_RULES[definition.captureRule];
   if (expected !== target.kind) {
-    throw validationError('track', [
-      { field: 'definition', message: `track definition ${definition.id} applies to ${expected ?? definition.captureRule}, not to ${target.kind}` },
-    ]);
+    throw validationError('track', [{ field: 'definition', message: `track definition ${definition.id} applies to ${expected ?? definition.captureRule}, not to ${target.kind}` }]);
   }
   const trackDateOn = input.trackDateOn ?? timestamp(ctx.now()).slice(0, 10);
   if (!isDate(trackDateOn)) throw validationError('track', [{ field: 'trackDateOn', message: `must be a date YYYY-MM-DD, got ${JSON.stringify(trackDateOn)}` }]);
@@ -263,13 +261,7 @@ function readCategory(ctx: SandboxContext, value: unknown, field: string, proble
 const TASK_DEFINITION_KEYS = ['description', 'daysAfterRule', 'daysAfter', 'displayOrder', 'dayDelayRule', 'trackTaskAssignee', 'category', '_delete'];
 
 /** The writable attributes of one task definition element; `creating` demands a description. */
-function readTaskDefinition(
-  ctx: SandboxContext,
-  body: Record<string, unknown>,
-  index: number,
-  creating: boolean,
-  problems: Problem[],
-): Partial<Omit<TaskDefinitionRec, 'id'>> {
+function readTaskDefinition(ctx: SandboxContext, body: Record<string, unknown>, index: number, creating: boolean, problems: Problem[]): Partial<Omit<TaskDefinitionRec, 'id'>> {
   const at = `taskDefinitions[${index}].`;
   problems.push(...unknownKeys(body, TASK_DEFINITION_KEYS, at));
   const result: Partial<Omit<TaskDefinitionRec, 'id'>> = {};
@@ -365,7 +357,11 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const definitionId = refId(body.definition);
     if (definitionId === undefined) problems.push({ field: 'definition', message: `must be a track definition id or {"id": ...}, got ${JSON.stringify(body.definition ?? null)}` });
     const target: ApplyTrackInput['target'] = {};
-    for (const [key, into] of [['party', 'partyId'], ['opportunity', 'opportunityId'], ['kase', 'kaseId']] as const) {
+    for (const [key, into] of [
+      ['party', 'partyId'],
+      ['opportunity', 'opportunityId'],
+      ['kase', 'kaseId'],
+    ] as const) {
       if (body[key] === undefined) continue;
       const id = refId(body[key]);
       if (id === undefined) problems.push({ field: key, message: `must be an id or {"id": ...}, got ${JSON.stringify(body[key])}` });

@@ -300,10 +300,7 @@ export class DurableState {
   private fail(error: Error): void {
     if (this.failed) return;
     this.failed = error;
-    this.options.report(
-      `crm-ferry sandbox: cannot save the state to ${this.paths.snapshot}: ${error.message}. ` +
-        'Writes are refused (503) from now on; the files hold every write acknowledged before this.',
-    );
+    this.options.report(`crm-ferry sandbox: cannot save the state to ${this.paths.snapshot}: ${error.message}. ` + 'Writes are refused (503) from now on; the files hold every write acknowledged before this.');
   }
 
   /** Writes the whole state to a temporary file, syncs it, renames it over the snapshot, then empties the log. */

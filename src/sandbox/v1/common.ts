@@ -86,7 +86,12 @@ export function filterByQuery<T extends AnyRecord>(ctx: SandboxContext, request:
   }
   if (query.tag !== undefined && query.tag !== '') {
     const wanted = query.tag.toLowerCase();
-    const tagIds = new Set(ctx.store.tags.all().filter((t) => t.entity === entity && t.name.toLowerCase() === wanted).map((t) => t.id));
+    const tagIds = new Set(
+      ctx.store.tags
+        .all()
+        .filter((t) => t.entity === entity && t.name.toLowerCase() === wanted)
+        .map((t) => t.id),
+    );
     result = result.filter((record) => record.tagIds.some((id) => tagIds.has(id)));
   }
   return result;

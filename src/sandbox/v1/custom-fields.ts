@@ -34,12 +34,7 @@ function customFieldsList(ctx: SandboxContext, record: AnyRecord): V1Node {
 }
 
 /** Finds the definition an element names by label, and by data tag name when it belongs to one. */
-function resolveDefinition(
-  ctx: SandboxContext,
-  kind: V1Kind,
-  label: string,
-  tagName: string | null | undefined,
-): FieldDefinitionRec | string {
+function resolveDefinition(ctx: SandboxContext, kind: V1Kind, label: string, tagName: string | null | undefined): FieldDefinitionRec | string {
   const entity = ENTITY_OF[kind];
   const candidates = ctx.store.fieldDefinitions.all().filter((d) => d.entity === entity && d.name.toLowerCase() === label.toLowerCase());
   if (candidates.length === 0) return `no custom field labelled ${JSON.stringify(label)} is defined for ${entity}`;
@@ -194,7 +189,15 @@ export function registerCustomFieldRoutes(route: V1Route, ctx: SandboxContext): 
         .all()
         .filter((d) => d.entity === ENTITY_OF[kind])
         .sort((a, b) => a.displayOrder - b.displayOrder || a.id - b.id);
-      return sendNode(request, reply, listNode('customFieldDefinitions', ['customFieldDefinition'], definitions.map((d) => definitionNode(ctx, d))));
+      return sendNode(
+        request,
+        reply,
+        listNode(
+          'customFieldDefinitions',
+          ['customFieldDefinition'],
+          definitions.map((d) => definitionNode(ctx, d)),
+        ),
+      );
     });
   }
 }
@@ -239,7 +242,12 @@ export function registerTagRoutes(route: V1Route, ctx: SandboxContext): void {
         record.tagIds = record.tagIds.filter((id) => id !== tag.id);
         // The values of a data tag's fields go with the tag.
         if (tag.dataTag) {
-          const ofTag = new Set(store.fieldDefinitions.all().filter((d) => d.tagId === tag.id).map((d) => d.id));
+          const ofTag = new Set(
+            store.fieldDefinitions
+              .all()
+              .filter((d) => d.tagId === tag.id)
+              .map((d) => d.id),
+          );
           record.fields = record.fields.filter((f) => !ofTag.has(f.definitionId));
         }
         record.updatedAt = timestamp(ctx.now());

@@ -83,7 +83,12 @@ function deleteKase(ctx: SandboxContext, kase: KaseRec): void {
 /** Case routes: `/api/kase...` and the cases of a party. */
 export function registerKaseRoutes(route: V1Route, ctx: SandboxContext): void {
   const { store } = ctx;
-  const kasesList = (items: KaseRec[]) => listNode('kases', ['kase'], items.map((k) => kaseNode(ctx, k)));
+  const kasesList = (items: KaseRec[]) =>
+    listNode(
+      'kases',
+      ['kase'],
+      items.map((k) => kaseNode(ctx, k)),
+    );
 
   route('GET', '/api/kase', (request, reply) => {
     const user = callerOf(request).user;
@@ -97,7 +102,12 @@ export function registerKaseRoutes(route: V1Route, ctx: SandboxContext): void {
     if (raw === undefined || raw === '') throw badRequest('the query parameter since is required, e.g. since=20110101T000000');
     const since = parseFilterTime('since', raw).getTime();
     const deleted = store.deleted.kases.filter((d) => Date.parse(d.deletedAt) > since);
-    const items = deleted.map((d) => recordNode('kase', [['id', d.id], ['deletedDate', v1Timestamp(d.deletedAt)]]));
+    const items = deleted.map((d) =>
+      recordNode('kase', [
+        ['id', d.id],
+        ['deletedDate', v1Timestamp(d.deletedAt)],
+      ]),
+    );
     return sendNode(request, reply, listNode('deletedKases', ['kase'], items));
   });
 

@@ -34,8 +34,7 @@ export function formatOf(request: FastifyRequest): V1Format {
   let best: { format: V1Format; q: number } | null = null;
   for (const range of accept.split(',')) {
     const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
-    const format: V1Format | null =
-      type === 'application/json' ? 'json' : type === 'application/xml' || type === 'text/xml' ? 'xml' : null;
+    const format: V1Format | null = type === 'application/json' ? 'json' : type === 'application/xml' || type === 'text/xml' ? 'xml' : null;
     if (!format) continue;
     const qParam = params.find((p) => p.startsWith('q='));
     const q = qParam ? Number(qParam.slice(2)) : 1;
@@ -48,7 +47,10 @@ export function formatOf(request: FastifyRequest): V1Format {
 /** Answers with the node in the negotiated format. */
 export function sendNode(request: FastifyRequest, reply: FastifyReply, node: V1Node, status = 200): FastifyReply {
   if (formatOf(request) === 'json') {
-    return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(toJson(node)));
+    return reply
+      .code(status)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(toJson(node)));
   }
   return reply.code(status).type('application/xml; charset=utf-8').send(toXml(node));
 }
@@ -69,7 +71,12 @@ function errorNode(status: number, body: Record<string, unknown>, fallback: stri
       listNode(
         'fieldErrors',
         ['fieldError'],
-        problems.map((p) => recordNode('fieldError', [['field', String(p.field ?? '')], ['message', String(p.message ?? '')]])),
+        problems.map((p) =>
+          recordNode('fieldError', [
+            ['field', String(p.field ?? '')],
+            ['message', String(p.message ?? '')],
+          ]),
+        ),
         false,
       ),
     ]);

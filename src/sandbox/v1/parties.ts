@@ -19,10 +19,7 @@ export function registerPartyRoutes(route: V1Route, ctx: SandboxContext): void {
     const query = queryOf(request);
     const email = query.email?.trim().toLowerCase() ?? '';
     const q = query.q?.trim() ?? '';
-    const wanted = (party: PartyRec): boolean =>
-      visibleTo(party, user) &&
-      (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) &&
-      (q === '' || partyMatches(party, q));
+    const wanted = (party: PartyRec): boolean => visibleTo(party, user) && (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) && (q === '' || partyMatches(party, q));
     const matching = filterByQuery(ctx, request, 'parties', store.parties.all().filter(wanted));
     const items = sliceByQuery(request, matching).map((p) => partyNode(ctx, p));
     return sendNode(request, reply, listNode('parties', ['person', 'organisation'], items));
@@ -35,7 +32,12 @@ export function registerPartyRoutes(route: V1Route, ctx: SandboxContext): void {
 
   route('GET', '/api/opportunity', (request, reply) => {
     const user = callerOf(request).user;
-    const matching = filterByQuery(ctx, request, 'opportunities', store.opportunities.all().filter((o) => visibleTo(o, user)));
+    const matching = filterByQuery(
+      ctx,
+      request,
+      'opportunities',
+      store.opportunities.all().filter((o) => visibleTo(o, user)),
+    );
     const items = sliceByQuery(request, matching).map((o) => opportunityNode(ctx, o));
     return sendNode(request, reply, listNode('opportunities', ['opportunity'], items));
   });
@@ -49,7 +51,15 @@ export function registerPartyRoutes(route: V1Route, ctx: SandboxContext): void {
     const party = findRecord(ctx, request, 'party', (request.params as { id?: string }).id);
     const user = callerOf(request).user;
     const items = store.opportunities.all().filter((o) => o.partyId === party.id && visibleTo(o, user));
-    return sendNode(request, reply, listNode('opportunities', ['opportunity'], sliceByQuery(request, items).map((o) => opportunityNode(ctx, o))));
+    return sendNode(
+      request,
+      reply,
+      listNode(
+        'opportunities',
+        ['opportunity'],
+        sliceByQuery(request, items).map((o) => opportunityNode(ctx, o)),
+      ),
+    );
   });
 
   const belongs: Record<V1Kind, (entry: EntryRec, id: number) => boolean> = {

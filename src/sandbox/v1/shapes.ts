@@ -82,8 +82,20 @@ function contactsNode(party: PartyRec): V1Node {
         ['country', countryName(a.country)],
       ]),
     ),
-    ...party.emailAddresses.map((e) => recordNode('email', [['id', e.id], ['type', e.type], ['emailAddress', e.address]])),
-    ...party.phoneNumbers.map((p) => recordNode('phone', [['id', p.id], ['type', p.type], ['phoneNumber', p.number]])),
+    ...party.emailAddresses.map((e) =>
+      recordNode('email', [
+        ['id', e.id],
+        ['type', e.type],
+        ['emailAddress', e.address],
+      ]),
+    ),
+    ...party.phoneNumbers.map((p) =>
+      recordNode('phone', [
+        ['id', p.id],
+        ['type', p.type],
+        ['phoneNumber', p.number],
+      ]),
+    ),
     ...party.websites.map((w) =>
       recordNode('website', [
         ['id', w.id],
@@ -196,7 +208,13 @@ export function historyItemNode(ctx: SandboxContext, entry: EntryRec): RecordNod
         : listNode(
             'attachments',
             ['attachment'],
-            entry.attachments.map((a) => recordNode('attachment', [['id', a.id], ['filename', a.filename], ['contentType', a.contentType]])),
+            entry.attachments.map((a) =>
+              recordNode('attachment', [
+                ['id', a.id],
+                ['filename', a.filename],
+                ['contentType', a.contentType],
+              ]),
+            ),
             false,
           ),
     ],
@@ -210,12 +228,7 @@ export function customFieldNode(ctx: SandboxContext, field: FieldValueRec): Reco
   // An unticked checkbox is no value at all in v1.
   if (field.value === false || field.value === '') return null;
   const tag = definition.tagId === null ? undefined : ctx.store.tags.get(definition.tagId);
-  const valueField: [string, string] =
-    definition.type === 'Boolean'
-      ? ['boolean', 'true']
-      : definition.type === 'Date'
-        ? ['date', v1Timestamp(String(field.value)) ?? '']
-        : ['text', String(field.value)];
+  const valueField: [string, string] = definition.type === 'Boolean' ? ['boolean', 'true'] : definition.type === 'Date' ? ['date', v1Timestamp(String(field.value)) ?? ''] : ['text', String(field.value)];
   return recordNode('customField', [['id', field.id], ['tag', tag?.name], ['label', definition.name], valueField]);
 }
 

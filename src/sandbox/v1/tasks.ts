@@ -35,7 +35,10 @@ function readTask(ctx: SandboxContext, request: FastifyRequest, creating: boolea
     const found = ctx.store.taskCategories.all().find((c) => c.name.toLowerCase() === category.toLowerCase());
     if (found) changes.categoryId = found.id;
     else {
-      const known = ctx.store.taskCategories.all().map((c) => c.name).join(', ');
+      const known = ctx.store.taskCategories
+        .all()
+        .map((c) => c.name)
+        .join(', ');
       reader.fail('category', `no task category named ${JSON.stringify(category)}; the account has: ${known}`);
     }
   }

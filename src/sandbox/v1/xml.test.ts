@@ -3,16 +3,25 @@ import { HttpError } from '../http.ts';
 import { listNode, parseXmlBody, recordNode, textNode, toJson, toXml } from './xml.ts';
 
 describe('v1 document model', () => {
-  const doc = listNode('parties', ['person', 'organisation'], [
-    recordNode('organisation', [['id', 7], ['name', 'A & B'], ['about', null]]),
-    recordNode('person', [['id', 8], ['firstName', 'Zoë\u0001'], ['contacts', listNode('contacts', ['email'], [], false)]]),
-  ]);
+  const doc = listNode(
+    'parties',
+    ['person', 'organisation'],
+    [
+      recordNode('organisation', [
+        ['id', 7],
+        ['name', 'A & B'],
+        ['about', null],
+      ]),
+      recordNode('person', [
+        ['id', 8],
+        ['firstName', 'Zoë\u0001'],
+        ['contacts', listNode('contacts', ['email'], [], false)],
+      ]),
+    ],
+  );
 
   it('writes XML with escaping, a size attribute and no empty values', () => {
-    expect(toXml(doc)).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?>\n<parties size="2"><organisation><id>7</id><name>A &amp; B</name></organisation>' +
-        '<person><id>8</id><firstName>Zoë</firstName><contacts/></person></parties>',
-    );
+    expect(toXml(doc)).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<parties size="2"><organisation><id>7</id><name>A &amp; B</name></organisation>' + '<person><id>8</id><firstName>Zoë</firstName><contacts/></person></parties>');
   });
 
   it('writes JSON with string leaves, @attributes and one array per item name', () => {

@@ -78,9 +78,12 @@ function writeXml(node: V1Node, out: string[]): void {
     out.push(`<${node.name}>${escapeXml(node.text)}</${node.name}>`);
     return;
   }
-  const attributes = node.kind === 'list'
-    ? Object.entries(node.attributes).map(([k, v]) => ` ${k}="${escapeXml(v)}"`).join('')
-    : '';
+  const attributes =
+    node.kind === 'list'
+      ? Object.entries(node.attributes)
+          .map(([k, v]) => ` ${k}="${escapeXml(v)}"`)
+          .join('')
+      : '';
   const children = node.kind === 'list' ? node.items : node.children;
   if (children.length === 0) {
     out.push(`<${node.name}${attributes}/>`);

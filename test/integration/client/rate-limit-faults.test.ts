@@ -78,7 +78,10 @@ describe('client under the service rate limit with injected faults and dropped w
       expect(reconciled).toBeGreaterThan(0);
 
       // No organisation was created twice.
-      const names = sandbox.store.parties.all().map((p) => p.name).filter((n) => n?.startsWith('Rate Co '));
+      const names = sandbox.store.parties
+        .all()
+        .map((p) => p.name)
+        .filter((n) => n?.startsWith('Rate Co '));
       expect(new Set(names).size).toBe(names.length);
       expect(names.length).toBe(401);
 

@@ -2,10 +2,35 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 const ICON_IDS = [
-  'BARCHART', 'PIECHART', 'MONEY', 'TAG', 'CAMERA', 'PICTURE', 'BELL', 'CAR', 'PLANE', 'DOCUMENT',
-  'DOCUMENT2', 'SPREADSHEET', 'PHONE', 'PERSONWALKING', 'SHOPPINGCART', 'LOCATION', 'CLIPBOARD', 'MIC',
-  'MEETING', 'PACKAGE', 'CLOCK', 'DOUBLESPEECHBUBBLE', 'COG', 'LINK', 'STAR', 'CREDITCARD', 'MAIL',
-  'LINECHART', 'SHOPPINGBASKET',
+  'BARCHART',
+  'PIECHART',
+  'MONEY',
+  'TAG',
+  'CAMERA',
+  'PICTURE',
+  'BELL',
+  'CAR',
+  'PLANE',
+  'DOCUMENT',
+  'DOCUMENT2',
+  'SPREADSHEET',
+  'PHONE',
+  'PERSONWALKING',
+  'SHOPPINGCART',
+  'LOCATION',
+  'CLIPBOARD',
+  'MIC',
+  'MEETING',
+  'PACKAGE',
+  'CLOCK',
+  'DOUBLESPEECHBUBBLE',
+  'COG',
+  'LINK',
+  'STAR',
+  'CREDITCARD',
+  'MAIL',
+  'LINECHART',
+  'SHOPPINGBASKET',
 ];
 
 describe('4.9 activity types: icons', () => {
@@ -41,12 +66,16 @@ describe('4.9 activity types', () => {
   });
   afterAll(() => sandbox.close());
 
-  it('lists the built-in types first (-1 Note, -2 Meeting, -3 Call), then the account\'s own', async () => {
+  it("lists the built-in types first (-1 Note, -2 Meeting, -3 Call), then the account's own", async () => {
     await sandbox.v2('POST', '/activitytypes', { activityType: { name: 'Lunch', icon: { id: 'STAR' } } });
     const answer = await sandbox.v2('GET', '/activitytypes');
     expect(answer.status).toBe(200);
     const types = answer.body.activityTypes as Array<{ id: number; name: string }>;
-    expect(types.slice(0, 3).map((t) => [t.id, t.name])).toEqual([[-1, 'Note'], [-2, 'Meeting'], [-3, 'Call']]);
+    expect(types.slice(0, 3).map((t) => [t.id, t.name])).toEqual([
+      [-1, 'Note'],
+      [-2, 'Meeting'],
+      [-3, 'Call'],
+    ]);
     expect(types.slice(3).map((t) => t.name)).toEqual(['Email follow-up', 'Lunch']);
     const paged = await sandbox.v2('GET', '/activitytypes?perPage=2&page=2');
     expect(paged.body.activityTypes.map((t: { id: number }) => t.id)).toEqual([-3, types[3]?.id]);
@@ -96,7 +125,7 @@ describe('4.9 activity types', () => {
     expect(sandbox.store.activityTypes.size).toBe(before);
   });
 
-  it('updates the account\'s own types, leaving omitted properties', async () => {
+  it("updates the account's own types, leaving omitted properties", async () => {
     const made = await sandbox.v2('POST', '/activitytypes', { activityType: { name: 'Demo', icon: { id: 'MIC' }, updateLastContacted: true } });
     const id = made.body.activityType.id;
     const answer = await sandbox.v2('PUT', `/activitytypes/${id}`, { activityType: { name: 'Product demo', icon: { id: 'LINK' } } });
@@ -120,13 +149,25 @@ describe('4.9 activity types', () => {
     expect(sandbox.store.activityTypes.get(-1)?.name).toBe('Note');
   });
 
-  it('deletes the account\'s own type (204) and unlinks its entries; built-ins cannot be deleted', async () => {
+  it("deletes the account's own type (204) and unlinks its entries; built-ins cannot be deleted", async () => {
     const made = await sandbox.v2('POST', '/activitytypes', { activityType: { name: 'Temp', icon: { id: 'BELL' } } });
     const id = made.body.activityType.id;
     const at = '2026-01-01T00:00:00Z';
     const entry = sandbox.store.entries.insert({
-      type: 'note', content: 'hi', subject: null, creatorId: 1, activityTypeId: id, entryAt: at, partyId: null, kaseId: null,
-      opportunityId: null, partyIds: [], attachments: [], participants: [], createdAt: at, updatedAt: at,
+      type: 'note',
+      content: 'hi',
+      subject: null,
+      creatorId: 1,
+      activityTypeId: id,
+      entryAt: at,
+      partyId: null,
+      kaseId: null,
+      opportunityId: null,
+      partyIds: [],
+      attachments: [],
+      participants: [],
+      createdAt: at,
+      updatedAt: at,
     });
     const answer = await sandbox.v2('DELETE', `/activitytypes/${id}`);
     expect(answer.status).toBe(204);

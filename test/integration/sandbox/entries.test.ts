@@ -30,7 +30,12 @@ function addOpportunity(sandbox: TestSandbox, partyId: number, name: string): Op
   const milestone = sandbox.store.milestones.all()[0];
   if (!milestone) throw new Error('the seeded account has no milestone');
   return addStoredOpportunity(sandbox.store, partyId, {
-    ...STORED, name, milestoneId: milestone.id, value: null, expectedCloseOn: null, probability: 10,
+    ...STORED,
+    name,
+    milestoneId: milestone.id,
+    value: null,
+    expectedCloseOn: null,
+    probability: 10,
   });
 }
 
@@ -281,7 +286,7 @@ describe('spec 4.4 attachments: upload, attach, download', () => {
   it('quotes and escapes ASCII names and replaces other characters in the fallback', () => {
     expect(contentDisposition('say "hi"\\.txt')).toBe('attachment; filename="say \\"hi\\"\\\\.txt"');
     expect(contentDisposition("it's (1).txt")).toBe('attachment; filename="it\'s (1).txt"');
-    expect(contentDisposition('naïve.txt')).toBe("attachment; filename=\"na_ve.txt\"; filename*=UTF-8''na%C3%AFve.txt");
+    expect(contentDisposition('naïve.txt')).toBe('attachment; filename="na_ve.txt"; filename*=UTF-8\'\'na%C3%AFve.txt');
   });
 
   it('stores a JSON or text upload as bytes without parsing it', async () => {

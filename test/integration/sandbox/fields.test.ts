@@ -123,8 +123,7 @@ describe('custom field values on records (2.1, 4.1 create rule 3)', () => {
   });
 
   it('needs tag null for a field named outside data tags, and the right tag for a data-tag field', async () => {
-    const create = (definitionRef: unknown): Promise<any> =>
-      sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Refs', fields: [{ definition: definitionRef, value: 'Gold' }] } });
+    const create = (definitionRef: unknown): Promise<any> => sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Refs', fields: [{ definition: definitionRef, value: 'Gold' }] } });
     expect((await create({ name: 'Support level' })).body.errors[0].field).toBe('fields[0].definition.tag');
     expect((await create({ name: 'Support level', tag: null })).status).toBe(422);
     expect((await create({ name: 'Support level', tag: 'Prospect' })).status).toBe(422);

@@ -99,16 +99,12 @@ describe('4.12 POST /parties/filters/results', () => {
     ['city of an address', () => [c('city', 'starts with', 'lon')], () => [acme.id]],
     ['owner by id', () => [c('owner', 'is', userId('sam'))], () => [globex.id, bob.id]],
     ['custom boolean field', () => [c(`custom:${definitionId('VIP')}`, 'is', true)], () => [acme.id]],
-    ['the person\'s organisation', () => [c('org.name', 'is', 'Acme Ltd')], () => [ada.id]],
+    ["the person's organisation", () => [c('org.name', 'is', 'Acme Ltd')], () => [ada.id]],
     ['organisation tag of a person', () => [c('org.tag', 'is', 'Customer')], () => [ada.id]],
     ['hasPeople', () => [c('hasPeople', 'is', true)], () => [acme.id]],
     ['addedOn before a date', () => [c('addedOn', 'is before', '2026-02-01')], () => [acme.id, globex.id]],
     ['addedOn within the last 7 days of the sandbox clock', () => [c('addedOn', 'is within last', 7)], () => [ada.id, bob.id]],
-    [
-      'an orGroup inside all-of',
-      () => [c('type', 'is', 'person'), { orGroup: [c('name', 'starts with', 'bo'), c('hasEmailAddress', 'is', true)] }],
-      () => [ada.id, bob.id],
-    ],
+    ['an orGroup inside all-of', () => [c('type', 'is', 'person'), { orGroup: [c('name', 'starts with', 'bo'), c('hasEmailAddress', 'is', true)] }], () => [ada.id, bob.id]],
   ])('%s', async (_label, conditions, expected) => {
     expect(await ids('parties', { conditions: conditions() })).toEqual(expected());
   });

@@ -19,8 +19,7 @@ afterAll(() => sandbox.close());
 
 const userId = (username: string): number => sandbox.store.users.all().find((u) => u.username === username)?.id ?? -1;
 const definitionId = (name: string): number => sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
-const trackDefinitionId = (description: string): number =>
-  sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
+const trackDefinitionId = (description: string): number => sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
 
 async function createKase(kase: Record<string, unknown>): Promise<any> {
   const answer = await sandbox.v2('POST', '/kases', { kase });
@@ -234,7 +233,10 @@ describe('4.1 PUT /kases/{id}', () => {
     const answer = await sandbox.v2('PUT', `/kases/${kase.id}`, {
       kase: {
         tags: [{ id: kase.tags[0].id, _delete: true }, { name: 'Beta' }],
-        fields: [{ id: kase.fields[0].id, value: 'R-2' }, { definition: definitionId('Billable'), value: false }],
+        fields: [
+          { id: kase.fields[0].id, value: 'R-2' },
+          { definition: definitionId('Billable'), value: false },
+        ],
       },
     });
     expect(answer.body.kase.tags.map((t: any) => t.name)).toEqual(['Beta']);

@@ -3,18 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
-import {
-  JSON_ACCEPT,
-  XML,
-  addEntry,
-  addKase,
-  addOpportunity,
-  addParty,
-  addTask,
-  definitionId,
-  parseXml,
-  userId,
-} from './legacy-v1-fixtures.ts';
+import { JSON_ACCEPT, XML, addEntry, addKase, addOpportunity, addParty, addTask, definitionId, parseXml, userId } from './legacy-v1-fixtures.ts';
 
 let sandbox: TestSandbox;
 const clock = new Date('2024-05-01T12:00:00Z');
@@ -177,7 +166,11 @@ describe('legacy v1 (spec 4.14): tags', () => {
     const kase = addKase(sandbox.store, party.id);
     expect((await sandbox.call('POST', `/api/opportunity/${opportunity.id}/tag/Hot`)).status).toBe(201);
     expect((await sandbox.call('POST', `/api/kase/${kase.id}/tag/Hot`)).status).toBe(201);
-    const hot = sandbox.store.tags.all().filter((t) => t.name === 'Hot').map((t) => t.entity).sort();
+    const hot = sandbox.store.tags
+      .all()
+      .filter((t) => t.name === 'Hot')
+      .map((t) => t.entity)
+      .sort();
     expect(hot).toEqual(['kases', 'opportunities']);
     const listed = await sandbox.call('GET', '/api/opportunity.json?tag=hot');
     expect(listed.body.opportunities.opportunity.map((o: { id: string }) => o.id)).toEqual([String(opportunity.id)]);

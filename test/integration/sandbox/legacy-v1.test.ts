@@ -278,9 +278,21 @@ describe('legacy v1 (spec 4.14, 3): cases', () => {
     const party = addParty(sandbox.store);
     const kase = addKase(sandbox.store, party.id);
     const task = sandbox.store.tasks.insert({
-      description: 'on the case', detail: null, categoryId: null, status: 'OPEN', partyId: null, opportunityId: null,
-      kaseId: kase.id, ownerId: null, dueOn: null, dueTime: null, completedAt: null, trackId: null, repeat: null,
-      createdAt: '2024-01-01T00:00:00Z', updatedAt: '2024-01-01T00:00:00Z',
+      description: 'on the case',
+      detail: null,
+      categoryId: null,
+      status: 'OPEN',
+      partyId: null,
+      opportunityId: null,
+      kaseId: kase.id,
+      ownerId: null,
+      dueOn: null,
+      dueTime: null,
+      completedAt: null,
+      trackId: null,
+      repeat: null,
+      createdAt: '2024-01-01T00:00:00Z',
+      updatedAt: '2024-01-01T00:00:00Z',
     });
     clock = new Date('2024-05-03T09:00:00Z');
     const answer = await sandbox.call('DELETE', `/api/kase/${kase.id}`);

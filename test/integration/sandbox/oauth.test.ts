@@ -182,17 +182,9 @@ describe('spec 5.2 and 7: the token exchange', () => {
   it('accepts client credentials by HTTP Basic and answers 401 for wrong ones', async () => {
     const code = await approve();
     const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-    const ok = await postForm(
-      '/oauth/token',
-      { grant_type: 'authorization_code', code, redirect_uri: WEB.redirectUri },
-      { authorization: basic(WEB.clientId, WEB.clientSecret) },
-    );
+    const ok = await postForm('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: WEB.redirectUri }, { authorization: basic(WEB.clientId, WEB.clientSecret) });
     expect(ok.status).toBe(200);
-    const wrong = await postForm(
-      '/oauth/token',
-      { grant_type: 'authorization_code', code: await approve(), redirect_uri: WEB.redirectUri },
-      { authorization: basic(WEB.clientId, 'guess') },
-    );
+    const wrong = await postForm('/oauth/token', { grant_type: 'authorization_code', code: await approve(), redirect_uri: WEB.redirectUri }, { authorization: basic(WEB.clientId, 'guess') });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_client');
     expect(wrong.headers['www-authenticate']).toMatch(/^Basic/);

@@ -21,8 +21,7 @@ const milestone = (name: string): { id: number; probability: number } => {
 };
 const userId = (username: string): number => sandbox.store.users.all().find((u) => u.username === username)?.id ?? -1;
 const definitionId = (name: string): number => sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
-const trackDefinitionId = (description: string): number =>
-  sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
+const trackDefinitionId = (description: string): number => sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
 
 async function createOpportunity(opportunity: Record<string, unknown>): Promise<any> {
   const answer = await sandbox.v2('POST', '/opportunities', { opportunity: { party: { id: globex.id }, milestone: { id: milestone('New').id }, ...opportunity } });

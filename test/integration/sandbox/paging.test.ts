@@ -29,7 +29,10 @@ describe('sandbox paging: walked and cached pages agree', () => {
   });
 
   it('answers a search the same way on a walked and a cached page', async () => {
-    const thirds = sandbox.store.parties.all().filter((p) => p.name?.startsWith('Third')).map((p) => p.id);
+    const thirds = sandbox.store.parties
+      .all()
+      .filter((p) => p.name?.startsWith('Third'))
+      .map((p) => p.id);
     const page2 = await sandbox.v2('GET', '/parties/search?q=Third&perPage=100&page=2');
     const page11 = await sandbox.v2('GET', '/parties/search?q=Third&perPage=50&page=11');
     expect(page2.body.parties.map((p: { id: number }) => p.id)).toEqual(thirds.slice(100, 200));
@@ -81,13 +84,7 @@ describe('sandbox paging: a page costs a page', () => {
     ['a deep page of a list', 'GET', '/parties?perPage=100&page=150', undefined, '/parties?perPage=100&page=151'],
     ['a rare search', 'GET', '/parties/search?q=rare+find&perPage=100', undefined, '/parties/search?q=rare+find&perPage=100&page=2'],
     ['a recent since', 'GET', '/parties?since=2029-06-01T00:00:00Z&perPage=100', undefined, '/parties?since=2029-06-01T00:00:00Z&perPage=100&page=2'],
-    [
-      'a narrow filter',
-      'POST',
-      '/parties/filters/results?perPage=100',
-      { filter: { conditions: [{ field: 'name', operator: 'is', value: 'Rare Find Ltd' }] } },
-      '/parties/filters/results?perPage=100&page=2',
-    ],
+    ['a narrow filter', 'POST', '/parties/filters/results?perPage=100', { filter: { conditions: [{ field: 'name', operator: 'is', value: 'Rare Find Ltd' }] } }, '/parties/filters/results?perPage=100&page=2'],
   ] as const)('scans the store at most once for %s, and not again for its next page', async (_what, method, first, body, next) => {
     const one = await cost(method, first, body);
     expect(one.visited).toBeGreaterThan(0);

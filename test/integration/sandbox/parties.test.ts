@@ -162,18 +162,7 @@ describe('4.3 POST /parties', () => {
     expect(answer.status).toBe(422);
     expect(answer.body.message).toMatch(/^validation failed/);
     const fields = answer.body.errors.map((e: any) => e.field);
-    expect(fields).toEqual(
-      expect.arrayContaining([
-        'firstName',
-        'surname',
-        'emailAddresses[0].address',
-        'phoneNumbers[0].number',
-        'websites[0].service',
-        'tags[0].id',
-        'fields[0].definition.tag',
-        'owner',
-      ]),
-    );
+    expect(fields).toEqual(expect.arrayContaining(['firstName', 'surname', 'emailAddresses[0].address', 'phoneNumbers[0].number', 'websites[0].service', 'tags[0].id', 'fields[0].definition.tag', 'owner']));
     expect(answer.body.errors.every((e: any) => e.resource === 'party')).toBe(true);
   });
 
@@ -340,10 +329,23 @@ describe('4.3 PUT /parties/{id}', () => {
   });
 
   it('updates and removes custom field values by instance id', async () => {
-    const party = await createParty({ type: 'organisation', name: 'Field changes', fields: [{ definition: definitionId('Industry'), value: 'Retail' }, { definition: definitionId('VIP'), value: false }] });
+    const party = await createParty({
+      type: 'organisation',
+      name: 'Field changes',
+      fields: [
+        { definition: definitionId('Industry'), value: 'Retail' },
+        { definition: definitionId('VIP'), value: false },
+      ],
+    });
     const [industry, vip] = party.fields;
     const answer = await sandbox.v2('PUT', `/parties/${party.id}`, {
-      party: { fields: [{ id: industry.id, value: 'Finance' }, { id: vip.id, _delete: true }, { definition: definitionId('Customer since'), value: '2001-01-01' }] },
+      party: {
+        fields: [
+          { id: industry.id, value: 'Finance' },
+          { id: vip.id, _delete: true },
+          { definition: definitionId('Customer since'), value: '2001-01-01' },
+        ],
+      },
     });
     expect(answer.status).toBe(200);
     expect(answer.body.party.fields.map((f: any) => [f.definition.name, f.value])).toEqual([
@@ -388,7 +390,10 @@ describe('4.3 search, people, deleted and restricted lists', () => {
     for (const q of ['zebra cross', 'ec1a1bb', '7946 0958', '020-7946-0958'.slice(1)]) {
       const answer = await sandbox.v2('GET', `/parties/search?q=${encodeURIComponent(q)}`);
       expect(answer.status).toBe(200);
-      expect(answer.body.parties.map((p: any) => p.id), q).toContain(org.id);
+      expect(
+        answer.body.parties.map((p: any) => p.id),
+        q,
+      ).toContain(org.id);
     }
     const none = await sandbox.v2('GET', '/parties/search?q=no-such-party-anywhere');
     expect(none.body.parties).toEqual([]);

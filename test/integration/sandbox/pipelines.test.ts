@@ -203,8 +203,7 @@ describe('4.10 / 5.5 pipelines: Administrator role', () => {
   });
   afterAll(() => sandbox.close());
 
-  const asSam = (method: string, path: string, body?: unknown) =>
-    sandbox.call(method, `/api/v2${path}`, { token: SAM_TOKEN, ...(body === undefined ? {} : { body }) });
+  const asSam = (method: string, path: string, body?: unknown) => sandbox.call(method, `/api/v2${path}`, { token: SAM_TOKEN, ...(body === undefined ? {} : { body }) });
 
   it('lets a plain User read pipelines', async () => {
     const answer = await asSam('GET', '/pipelines');
@@ -302,7 +301,7 @@ describe('4.6 milestones', () => {
     expect('daysUntilStale' in won).toBe(false);
   });
 
-  it('lists a pipeline\'s milestones with the pipeline summary, and 404 for an unknown pipeline', async () => {
+  it("lists a pipeline's milestones with the pipeline summary, and 404 for an unknown pipeline", async () => {
     const id = salesPipelineId(sandbox);
     const answer = await sandbox.v2('GET', `/pipelines/${id}/milestones?perPage=2`);
     expect(answer.body.milestones).toHaveLength(2);

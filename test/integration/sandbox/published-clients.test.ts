@@ -123,7 +123,10 @@ describe('item 4: a tag keeps its description and dataTag', () => {
       party: { type: 'organisation', name: 'Tag Keeper', tags: [{ name: 'Reseller', description: 'Sells on', dataTag: false }, { name: 'key account' }] },
     });
     expect(party.status).toBe(201);
-    expect(party.body.party.tags).toEqual([{ id: made.json.tag.id, name: 'Key account', dataTag: true }, { id: expect.any(Number), name: 'Reseller', dataTag: false }]);
+    expect(party.body.party.tags).toEqual([
+      { id: made.json.tag.id, name: 'Key account', dataTag: true },
+      { id: expect.any(Number), name: 'Reseller', dataTag: false },
+    ]);
     const reseller = (await sandbox.v2('GET', '/parties/tags?perPage=100')).body.tags.find((t: any) => t.name === 'Reseller');
     expect(reseller).toMatchObject({ description: 'Sells on', dataTag: false });
     // Saying otherwise about an existing tag is refused, not silently dropped.

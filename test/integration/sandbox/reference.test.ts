@@ -62,7 +62,7 @@ describe('4.13 users and teams', () => {
   });
   afterAll(() => sandbox.close());
 
-  it('lists the account\'s users with role and teams', async () => {
+  it("lists the account's users with role and teams", async () => {
     const answer = await sandbox.v2('GET', '/users');
     expect(answer.status).toBe(200);
     const users = answer.body.users as Array<Record<string, unknown>>;
@@ -80,7 +80,10 @@ describe('4.13 users and teams', () => {
       teams: [{ id: sales?.id, name: 'Sales' }],
     });
     expect(users[0]?.role).toBe('Administrator');
-    expect(users[0]?.teams).toEqual([{ id: sales?.id, name: 'Sales' }, { id: support?.id, name: 'Support' }]);
+    expect(users[0]?.teams).toEqual([
+      { id: sales?.id, name: 'Sales' },
+      { id: support?.id, name: 'Support' },
+    ]);
     const paged = await sandbox.v2('GET', '/users?perPage=2');
     expect(paged.body.users).toHaveLength(2);
     expect(String(paged.headers.link)).toMatch(/rel="next"/);

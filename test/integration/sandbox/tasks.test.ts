@@ -160,11 +160,7 @@ describe('spec 4.5 tasks: lists and status', () => {
   it('lists open tasks only by default, soonest due first', async () => {
     const answer = await sandbox.v2('GET', '/tasks');
     expect(answer.status).toBe(200);
-    expect(answer.body.tasks.map((t: { description: string }) => t.description)).toEqual([
-      'open earlier, untimed',
-      'open earlier, timed',
-      'open later',
-    ]);
+    expect(answer.body.tasks.map((t: { description: string }) => t.description)).toEqual(['open earlier, untimed', 'open earlier, timed', 'open later']);
     expect(ids(answer.body)).toContain(early.id);
   });
 
@@ -297,9 +293,16 @@ describe('spec 2.6 tasks in tracks', () => {
     const first = addStoredTask(sandbox, { description: 'Step 1', dueOn: '2025-03-02' });
     const second = addStoredTask(sandbox, { description: 'Step 2', dueOn: '2025-03-09', status: 'PENDING' });
     const track = sandbox.store.tracks.insert({
-      description: 'Onboarding', direction: 'START_DATE', trackDateOn: '2025-03-01', definitionId: definition.id,
-      partyId: null, opportunityId: null, kaseId: null, taskIds: [first.id, second.id],
-      createdAt: '2025-03-01T00:00:00Z', updatedAt: '2025-03-01T00:00:00Z',
+      description: 'Onboarding',
+      direction: 'START_DATE',
+      trackDateOn: '2025-03-01',
+      definitionId: definition.id,
+      partyId: null,
+      opportunityId: null,
+      kaseId: null,
+      taskIds: [first.id, second.id],
+      createdAt: '2025-03-01T00:00:00Z',
+      updatedAt: '2025-03-01T00:00:00Z',
     });
     first.trackId = track.id;
     second.trackId = track.id;

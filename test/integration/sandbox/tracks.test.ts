@@ -51,13 +51,16 @@ function categoryId(sandbox: TestSandbox, name: string): number {
 }
 
 describe('4.7 tracks: scheduling of the tasks', () => {
-  const definition = (
-    id: number,
-    daysAfterRule: 'TRACK_START' | 'LAST_TASK',
-    daysAfter: number,
-    dayDelayRule: 'TRACK_DAYS' | 'TRACK_WORKDAYS' | 'TRACK_WEEKS',
-    displayOrder = id,
-  ) => ({ id, description: `t${id}`, daysAfterRule, daysAfter, displayOrder, dayDelayRule, assigneeType: 'ENTITY_OWNER', categoryId: null });
+  const definition = (id: number, daysAfterRule: 'TRACK_START' | 'LAST_TASK', daysAfter: number, dayDelayRule: 'TRACK_DAYS' | 'TRACK_WORKDAYS' | 'TRACK_WEEKS', displayOrder = id) => ({
+    id,
+    description: `t${id}`,
+    daysAfterRule,
+    daysAfter,
+    displayOrder,
+    dayDelayRule,
+    assigneeType: 'ENTITY_OWNER',
+    categoryId: null,
+  });
 
   it.each([
     // 2026-01-02 is a Friday.
@@ -66,11 +69,7 @@ describe('4.7 tracks: scheduling of the tasks', () => {
     ['five workdays from a Friday', [definition(1, 'TRACK_START', 5, 'TRACK_WORKDAYS')], ['2026-01-09']],
     ['weeks', [definition(1, 'TRACK_START', 2, 'TRACK_WEEKS')], ['2026-01-16']],
     ['zero days is the start date', [definition(1, 'TRACK_START', 0, 'TRACK_WORKDAYS')], ['2026-01-02']],
-    [
-      'after the previous task',
-      [definition(1, 'TRACK_START', 10, 'TRACK_DAYS'), definition(2, 'LAST_TASK', 1, 'TRACK_WEEKS'), definition(3, 'TRACK_START', 1, 'TRACK_DAYS')],
-      ['2026-01-12', '2026-01-19', '2026-01-03'],
-    ],
+    ['after the previous task', [definition(1, 'TRACK_START', 10, 'TRACK_DAYS'), definition(2, 'LAST_TASK', 1, 'TRACK_WEEKS'), definition(3, 'TRACK_START', 1, 'TRACK_DAYS')], ['2026-01-12', '2026-01-19', '2026-01-03']],
     ['a first task after the previous one starts at the track start', [definition(1, 'LAST_TASK', 2, 'TRACK_DAYS')], ['2026-01-04']],
     ['display order, not list order, decides the previous task', [definition(1, 'LAST_TASK', 1, 'TRACK_DAYS', 2), definition(2, 'TRACK_START', 5, 'TRACK_DAYS', 1)], ['2026-01-07', '2026-01-08']],
     ['across a month end', [definition(1, 'TRACK_START', 30, 'TRACK_DAYS')], ['2026-02-01']],
@@ -121,7 +120,7 @@ describe('4.7 tracks', () => {
     expect(track?.taskIds).toEqual(tasks.map((t) => t.id));
   });
 
-  it('defaults the description to the definition\'s and the date to today, with {id} forms', async () => {
+  it("defaults the description to the definition's and the date to today, with {id} forms", async () => {
     const definition = definitionNamed(sandbox, 'Deal follow-up');
     const answer = await sandbox.v2('POST', '/tracks?embed=task', {
       track: { definition: { id: definition.id }, opportunity: opportunity.id },
@@ -136,7 +135,7 @@ describe('4.7 tracks', () => {
     expect(tasks.map((t) => t.dueOn)).toEqual(['2026-03-03', '2026-03-10']);
   });
 
-  it('applies a party definition to a party, owned by the party\'s owner', async () => {
+  it("applies a party definition to a party, owned by the party's owner", async () => {
     const made = await sandbox.v2('POST', '/trackdefinitions', {
       trackDefinition: { description: 'Nurture', captureRule: 'PARTY', taskDefinitions: [{ description: 'Say hello', daysAfter: 1 }] },
     });
@@ -201,7 +200,10 @@ describe('4.7 tracks', () => {
     for (const [track, field] of cases) {
       const answer = await sandbox.v2('POST', '/tracks', { track });
       expect(answer.status, JSON.stringify(track)).toBe(422);
-      expect(answer.body.errors.map((e: { field: string }) => e.field), JSON.stringify(track)).toContain(field);
+      expect(
+        answer.body.errors.map((e: { field: string }) => e.field),
+        JSON.stringify(track),
+      ).toContain(field);
     }
     expect(sandbox.store.tracks.size).toBe(tracks);
     expect(sandbox.store.tasks.size).toBe(tasks);
@@ -354,7 +356,10 @@ describe('4.8 track definitions', () => {
     for (const [trackDefinition, field] of cases) {
       const answer = await sandbox.v2('POST', '/trackdefinitions', { trackDefinition });
       expect(answer.status, JSON.stringify(trackDefinition)).toBe(422);
-      expect(answer.body.errors.map((e: { field: string }) => e.field), JSON.stringify(trackDefinition)).toContain(field);
+      expect(
+        answer.body.errors.map((e: { field: string }) => e.field),
+        JSON.stringify(trackDefinition),
+      ).toContain(field);
     }
     expect(sandbox.store.trackDefinitions.size).toBe(before);
   });

@@ -60,7 +60,14 @@ describe('ImportProgress', () => {
     ],
   ] as const)('says what the run waits for: %j', (waits, says) => {
     const now = Date.now();
-    const line = shown('lines', progressEvent(null, 4000, waits.map((wait) => ({ ...wait, until: now + wait.until }))));
+    const line = shown(
+      'lines',
+      progressEvent(
+        null,
+        4000,
+        waits.map((wait) => ({ ...wait, until: now + wait.until })),
+      ),
+    );
     expect(line.trimEnd().endsWith(says)).toBe(true);
   });
 });

@@ -6,38 +6,100 @@ import { emptyWarningCounts } from '../../../src/mapping/warnings.ts';
 /** A run's summary of one step, counts given. */
 function summaryOf(step: Partial<ImportSummary['steps'][number]>, extra: Partial<ImportSummary> = {}): ImportSummary {
   const whole = {
-    step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
-    rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-    warnings: emptyWarningCounts(), notCarried: [], reasons: [], ...step,
+    step: 'people',
+    inputFile: '/w/in.csv',
+    mappingFile: '/w/m.yaml',
+    successFile: null,
+    rejectsFile: null,
+    rowsRead: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    matched: 0,
+    deleted: 0,
+    skipped: 0,
+    repeated: 0,
+    rejected: 0,
+    missing: 0,
+    notReached: 0,
+    warnings: emptyWarningCounts(),
+    notCarried: [],
+    reasons: [],
+    ...step,
   };
   return {
-    run: 'r1', stateDir: '/w/.crm-ferry', steps: [whole], requests: 0, requestsForNames: 0, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
-    reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null, ...extra,
+    run: 'r1',
+    stateDir: '/w/.crm-ferry',
+    steps: [whole],
+    requests: 0,
+    requestsForNames: 0,
+    requestsForSetup: 0,
+    elapsedMs: 1000,
+    interrupted: false,
+    stopped: null,
+    reconciled: { applied: 0, notApplied: 0 },
+    limited: false,
+    retryRejects: false,
+    dryRun: null,
+    setup: null,
+    ...extra,
   };
 }
 
 describe('the summary names warnings and columns not carried', () => {
   it('lists only the codes that occurred, and every unread column with its rows', () => {
     const warnings = { ...emptyWarningCounts(), VALUE_DROPPED: 3, LINK_UNRESOLVED: 1 };
-    expect(warningAndColumnLines(warnings, [{ column: 'Create Date', rows: 42 }, { column: 'Fax', rows: 1 }], '  ', 'out/people.warnings.csv')).toEqual([
-      '  warnings:  -> out/people.warnings.csv',
-      '          3  VALUE_DROPPED',
-      '          1  LINK_UNRESOLVED',
-      '  not carried: column "Create Date", 42 rows with a value',
-      '  not carried: column "Fax", 1 row with a value',
-    ]);
+    expect(
+      warningAndColumnLines(
+        warnings,
+        [
+          { column: 'Create Date', rows: 42 },
+          { column: 'Fax', rows: 1 },
+        ],
+        '  ',
+        'out/people.warnings.csv',
+      ),
+    ).toEqual(['  warnings:  -> out/people.warnings.csv', '          3  VALUE_DROPPED', '          1  LINK_UNRESOLVED', '  not carried: column "Create Date", 42 rows with a value', '  not carried: column "Fax", 1 row with a value']);
     expect(warningAndColumnLines(emptyWarningCounts(), [])).toEqual([]);
   });
 
-  it('shows them per step in the run\'s summary', () => {
+  it("shows them per step in the run's summary", () => {
     const step = {
-      step: 'people', inputFile: '/w/in.csv', mappingFile: '/w/m.yaml', successFile: '/w/s.csv', rejectsFile: null,
-      rowsRead: 2, created: 2, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-      warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 }, notCarried: [{ column: 'Notes', rows: 2 }], reasons: [],
+      step: 'people',
+      inputFile: '/w/in.csv',
+      mappingFile: '/w/m.yaml',
+      successFile: '/w/s.csv',
+      rejectsFile: null,
+      rowsRead: 2,
+      created: 2,
+      updated: 0,
+      unchanged: 0,
+      matched: 0,
+      deleted: 0,
+      skipped: 0,
+      repeated: 0,
+      rejected: 0,
+      missing: 0,
+      notReached: 0,
+      warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 },
+      notCarried: [{ column: 'Notes', rows: 2 }],
+      reasons: [],
     };
     const summary: ImportSummary = {
-      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 3, requestsForNames: 1, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
-      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
+      run: 'r1',
+      stateDir: '/w/.crm-ferry',
+      steps: [step],
+      requests: 3,
+      requestsForNames: 1,
+      requestsForSetup: 0,
+      elapsedMs: 1000,
+      interrupted: false,
+      stopped: null,
+      reconciled: { applied: 0, notApplied: 0 },
+      limited: false,
+      retryRejects: false,
+      dryRun: null,
+      setup: null,
     };
     const text = formatImportSummary(summary, '/w');
     expect(text).toMatch(/results\s+-> s\.csv\n  warnings:\n\s+2  VALUE_KEPT\n  not carried: column "Notes", 2 rows with a value\n/);
@@ -45,13 +107,41 @@ describe('the summary names warnings and columns not carried', () => {
 
   it('shows a live v1 input as its address, and what reading the old account cost', () => {
     const step = {
-      step: 'organisations', inputFile: 'v1+https://old.example.com/api/party', mappingFile: '/w/m.yaml', successFile: null, rejectsFile: null,
-      rowsRead: 1, created: 1, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0,
-      warnings: emptyWarningCounts(), notCarried: [], reasons: [],
+      step: 'organisations',
+      inputFile: 'v1+https://old.example.com/api/party',
+      mappingFile: '/w/m.yaml',
+      successFile: null,
+      rejectsFile: null,
+      rowsRead: 1,
+      created: 1,
+      updated: 0,
+      unchanged: 0,
+      matched: 0,
+      deleted: 0,
+      skipped: 0,
+      repeated: 0,
+      rejected: 0,
+      missing: 0,
+      notReached: 0,
+      warnings: emptyWarningCounts(),
+      notCarried: [],
+      reasons: [],
     };
     const summary: ImportSummary = {
-      run: 'r1', stateDir: '/w/.crm-ferry', steps: [step], requests: 11, requestsForNames: 10, requestsForSetup: 0, elapsedMs: 1000, interrupted: false, stopped: null,
-      reconciled: { applied: 0, notApplied: 0 }, limited: false, retryRejects: false, dryRun: null, setup: null,
+      run: 'r1',
+      stateDir: '/w/.crm-ferry',
+      steps: [step],
+      requests: 11,
+      requestsForNames: 10,
+      requestsForSetup: 0,
+      elapsedMs: 1000,
+      interrupted: false,
+      stopped: null,
+      reconciled: { applied: 0, notApplied: 0 },
+      limited: false,
+      retryRejects: false,
+      dryRun: null,
+      setup: null,
     };
     const text = formatImportSummary(summary, '/w', 3);
     // Not a path: relative() would make it v1+https:/old.example.com/...
@@ -59,7 +149,9 @@ describe('the summary names warnings and columns not carried', () => {
     expect(text).toMatch(/\nReading the old account \(v1\): 3 requests\.\n/);
     expect(formatImportSummary(summary, '/w')).not.toContain('old account');
     const dry = formatImportSummary({ ...summary, dryRun: { requests: 11, requestsForNames: 10, requestsForSetup: 0, lookUps: 0, lookUpValues: 0, limitPerHour: null, estimatedSeconds: null, samples: [] } }, '/w', 1);
-    expect(dry).toMatch(/Requests needed: 11 \(10 to read the account's names once, 1 for the rows\)\.\nThe service did not say its rate limit; the time depends on it\.\nReading the old account \(v1\) took 1 request besides, at the old account's own rate limit; the run reads it again\.\n/);
+    expect(dry).toMatch(
+      /Requests needed: 11 \(10 to read the account's names once, 1 for the rows\)\.\nThe service did not say its rate limit; the time depends on it\.\nReading the old account \(v1\) took 1 request besides, at the old account's own rate limit; the run reads it again\.\n/,
+    );
   });
 
   it('says what the set-up sends, apart from the names and the rows, in a run and in a dry run', () => {

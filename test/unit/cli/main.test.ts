@@ -22,7 +22,7 @@ describe('command line entry', () => {
     expect(f.err()).toMatch(/^unknown command: frobnicate/);
   });
 
-  it('refuses an unknown flag in one line, pointing at the command\'s help', async () => {
+  it("refuses an unknown flag in one line, pointing at the command's help", async () => {
     const f = fakeIo();
     expect(await main(['sandbox', '--colour', 'red'], f.io)).toBe(2);
     expect(f.err()).toBe("crm-ferry sandbox: unknown option --colour\nRun 'crm-ferry sandbox --help' for its options.\n");
@@ -166,7 +166,7 @@ describe('command line entry', () => {
   });
 
   it.each([
-    [['api', '/parties', '--tokn=s3cret-value-1'], "crm-ferry api: unknown option --tokn; did you mean --token?"],
+    [['api', '/parties', '--tokn=s3cret-value-1'], 'crm-ferry api: unknown option --tokn; did you mean --token?'],
     [['inspect', 'f.csv', '--token=s3cret-value-1'], 'crm-ferry inspect: unknown option --token'],
   ])('crm-ferry %j: an unknown option is named without its value (it may be a secret)', async (argv, message) => {
     const f = fakeIo();

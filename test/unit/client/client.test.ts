@@ -13,10 +13,7 @@ describe('parseLinkHeader', () => {
   it.each([
     ['', {}],
     ['<https://x/api/v2/parties?page=2&perPage=100>; rel="next"', { next: 'https://x/api/v2/parties?page=2&perPage=100' }],
-    [
-      '<https://x/a?page=3>; rel="next", <https://x/a?page=1>; rel="prev"',
-      { next: 'https://x/a?page=3', prev: 'https://x/a?page=1' },
-    ],
+    ['<https://x/a?page=3>; rel="next", <https://x/a?page=1>; rel="prev"', { next: 'https://x/a?page=3', prev: 'https://x/a?page=1' }],
     ['<https://x/parties/1,2,3?page=2>; rel=next', { next: 'https://x/parties/1,2,3?page=2' }],
   ])('%s', (header, expected) => {
     expect(parseLinkHeader(header)).toEqual(expected);
@@ -59,12 +56,10 @@ describe('CrmClient', () => {
     await expect(run()).rejects.toMatchObject({ code: 'API_RESPONSE_INVALID' });
   });
 
-  it("reads the notes of records through the paginator, a record that is gone (404) having none", async () => {
+  it('reads the notes of records through the paginator, a record that is gone (404) having none', async () => {
     const pool = agent.get(ORIGIN);
     pool.intercept({ path: '/api/v2/parties/7/entries?perPage=100', method: 'GET' }).reply(404, { message: 'not found' }, { headers: JSON_HEADERS });
-    pool
-      .intercept({ path: '/api/v2/kases/8/entries?perPage=100', method: 'GET' })
-      .reply(200, { entries: [{ id: 1 }] }, { headers: { ...JSON_HEADERS, link: `<${ORIGIN}/api/v2/kases/8/entries?page=2&perPage=100>; rel="next"` } });
+    pool.intercept({ path: '/api/v2/kases/8/entries?perPage=100', method: 'GET' }).reply(200, { entries: [{ id: 1 }] }, { headers: { ...JSON_HEADERS, link: `<${ORIGIN}/api/v2/kases/8/entries?page=2&perPage=100>; rel="next"` } });
     pool.intercept({ path: '/api/v2/kases/8/entries?page=2&perPage=100', method: 'GET' }).reply(200, { entries: [{ id: 2 }] }, { headers: JSON_HEADERS });
     const records = new RecordService(client);
     const found: unknown[] = [];
@@ -74,9 +69,15 @@ describe('CrmClient', () => {
   });
 
   it('reports an answer of the wrong shape as API_RESPONSE_INVALID', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 'five' } }, { headers: JSON_HEADERS });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties', method: 'POST' })
+      .reply(201, { party: { id: 'five' } }, { headers: JSON_HEADERS });
     await expect(new RecordService(client).create('party', { type: 'person', lastName: 'Five' })).rejects.toMatchObject({ code: 'API_RESPONSE_INVALID', message: expect.stringMatching(/id/) });
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties?perPage=100', method: 'GET' }).reply(200, { parties: [{ id: 'five' }] }, { headers: JSON_HEADERS });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties?perPage=100', method: 'GET' })
+      .reply(200, { parties: [{ id: 'five' }] }, { headers: JSON_HEADERS });
     const list = async () => {
       for await (const _ of client.paginate('/parties', 'parties', partySchema)) void _;
     };
@@ -84,7 +85,10 @@ describe('CrmClient', () => {
   });
 
   it('keeps properties it does not know', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties?perPage=100', method: 'GET' }).reply(200, { parties: [{ id: 5, type: 'person', shoeSize: 44 }] }, { headers: JSON_HEADERS });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties?perPage=100', method: 'GET' })
+      .reply(200, { parties: [{ id: 5, type: 'person', shoeSize: 44 }] }, { headers: JSON_HEADERS });
     const found: unknown[] = [];
     for await (const party of client.paginate('/parties', 'parties', partySchema)) found.push(party);
     expect(found).toEqual([{ id: 5, type: 'person', shoeSize: 44 }]);

@@ -17,8 +17,14 @@ function faultyService(): MockAgent {
   const random = seededRandom(4);
   const pool = agent.get(ORIGIN);
   const answer = (ok: object) => () => (random() < 0.5 ? { statusCode: 503, data: { message: 'busy' }, responseOptions: JSON_HEADERS } : { statusCode: 200, data: ok, responseOptions: JSON_HEADERS });
-  pool.intercept({ path: '/api/v2/users', method: 'GET' }).reply(answer({ users: [] })).persist();
-  pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(answer({ party: { id: 1 } })).persist();
+  pool
+    .intercept({ path: '/api/v2/users', method: 'GET' })
+    .reply(answer({ users: [] }))
+    .persist();
+  pool
+    .intercept({ path: '/api/v2/parties', method: 'POST' })
+    .reply(answer({ party: { id: 1 } }))
+    .persist();
   return agent;
 }
 

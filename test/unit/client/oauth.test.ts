@@ -124,10 +124,7 @@ describe('OAuthSession with short-lived tokens', () => {
       let now = Date.parse('2026-01-01T00:00:00Z');
       const store = new CredentialStore(join(dir, 'credentials.json'));
       const stored: StoredProfile = { ...profile('short', 'r1', now + 5000), issuedAt: now };
-      agent
-        .get(ORIGIN)
-        .intercept({ path: '/oauth/token', method: 'POST' })
-        .reply(200, { access_token: 'next', refresh_token: 'r2', expires_in: 5, token_type: 'bearer', scope: 'read write' }, JSON_HEADERS);
+      agent.get(ORIGIN).intercept({ path: '/oauth/token', method: 'POST' }).reply(200, { access_token: 'next', refresh_token: 'r2', expires_in: 5, token_type: 'bearer', scope: 'read write' }, JSON_HEADERS);
       const session = new OAuthSession(stored, store, 'default', { now: () => now, dispatcher: agent });
       expect(await session.token()).toBe('short');
       now += 4000;

@@ -60,7 +60,9 @@ describe('Transport', () => {
 
   it('gives up after the retry limit with API_SERVER and the service message', async () => {
     agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'GET' }).reply(500, { message: 'broken' }, JSON_HEADERS).times(4);
-    const error = await transport().request({ method: 'GET', path: '/parties' }).catch((e: unknown) => e);
+    const error = await transport()
+      .request({ method: 'GET', path: '/parties' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: 'API_SERVER', status: 500, serviceMessage: 'broken', method: 'GET', path: '/api/v2/parties' });
     expect(clock.sleeps).toHaveLength(3);
@@ -136,7 +138,9 @@ describe('Transport', () => {
     ['a 500', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(500, { message: 'oops' }, JSON_HEADERS)],
   ])('reports a POST that failed with %s as ambiguous and does not re-send it', async (_name, setup) => {
     setup(agent.get(ORIGIN));
-    const error = await transport().request({ method: 'POST', path: '/parties', json: { party: {} } }).catch((e: unknown) => e);
+    const error = await transport()
+      .request({ method: 'POST', path: '/parties', json: { party: {} } })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AmbiguousWriteError);
     expect(error).toMatchObject({ code: 'API_AMBIGUOUS_WRITE', method: 'POST', path: '/api/v2/parties' });
     expect(clock.sleeps).toEqual([]);
@@ -154,11 +158,13 @@ describe('Transport', () => {
   it('waits for the reset after a 429 and sends the same write again', async () => {
     const reset = Math.floor(clock.now() / 1000) + 120;
     const pool = agent.get(ORIGIN);
-    pool
-      .intercept({ path: '/api/v2/parties', method: 'POST' })
-      .reply(429, { error: 'rate limit reached' }, {
+    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(
+      429,
+      { error: 'rate limit reached' },
+      {
         headers: { 'content-type': 'application/json', 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
-      });
+      },
+    );
     pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 2 } }, JSON_HEADERS);
     const answer = await transport().request({ method: 'POST', path: '/parties', json: { party: {} } });
     expect(answer.status).toBe(201);
@@ -185,11 +191,7 @@ describe('Transport', () => {
 
   it('maps statuses to error codes with field errors and hints', async () => {
     const pool = agent.get(ORIGIN);
-    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(
-      422,
-      { message: 'validation failed', errors: [{ message: 'is required', resource: 'party', field: 'lastName' }] },
-      JSON_HEADERS,
-    );
+    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(422, { message: 'validation failed', errors: [{ message: 'is required', resource: 'party', field: 'lastName' }] }, JSON_HEADERS);
     pool.intercept({ path: '/api/v2/parties/9', method: 'GET' }).reply(404, { message: 'not found' }, JSON_HEADERS);
     pool.intercept({ path: '/api/v2/pipelines', method: 'POST' }).reply(403, { message: 'Administrator role needed' }, JSON_HEADERS);
     const t = transport();
@@ -222,7 +224,9 @@ describe('Transport', () => {
 
   it('never writes the token into log lines or errors', async () => {
     agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_SOCKET'));
-    const error = (await transport().request({ method: 'POST', path: '/parties', json: {} }).catch((e: unknown) => e)) as Error;
+    const error = (await transport()
+      .request({ method: 'POST', path: '/parties', json: {} })
+      .catch((e: unknown) => e)) as Error;
     expect(lines.length).toBeGreaterThan(0);
     for (const text of [...lines, error.message, String(error.stack)]) expect(text).not.toContain(TOKEN);
   });
@@ -230,9 +234,14 @@ describe('Transport', () => {
   describe('every wait is bounded by giveUpAfterMs', () => {
     const NOW_S = Date.parse('2026-01-01T00:00:00Z') / 1000;
 
-    it("gives up at once on a 429 whose Retry-After (3000 s) is past the budget, saying how long and when to come back", async () => {
-      agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers: { 'content-type': 'application/json', 'retry-after': '3000' } });
-      const error = (await transport({ giveUpAfterMs: 20_000 }).request({ method: 'GET', path: '/api/party' }).catch((e: unknown) => e)) as ApiError;
+    it('gives up at once on a 429 whose Retry-After (3000 s) is past the budget, saying how long and when to come back', async () => {
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/api/party', method: 'GET' })
+        .reply(429, { error: 'rate limit reached' }, { headers: { 'content-type': 'application/json', 'retry-after': '3000' } });
+      const error = (await transport({ giveUpAfterMs: 20_000 })
+        .request({ method: 'GET', path: '/api/party' })
+        .catch((e: unknown) => e)) as ApiError;
       expect(error).toMatchObject({ code: 'API_RATE_LIMITED', retryAfterMs: 3_000_000 });
       expect(error.message).toBe('GET /api/party: the service answered 429 (rate limit reached); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take (--give-up-after): run again after 2026-01-01T00:50:00Z');
       expect(error.hint).toMatch(/run the same command again/);
@@ -242,13 +251,15 @@ describe('Transport', () => {
     it('gives up on a 429 without Retry-After whose window resets past the budget', async () => {
       const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW_S + 50 * 60) };
       agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers });
-      const error = (await transport({ giveUpAfterMs: 20_000 }).request({ method: 'GET', path: '/parties' }).catch((e: unknown) => e)) as ApiError;
+      const error = (await transport({ giveUpAfterMs: 20_000 })
+        .request({ method: 'GET', path: '/parties' })
+        .catch((e: unknown) => e)) as ApiError;
       expect(error.code).toBe('API_RATE_LIMITED');
       expect(error.message).toMatch(/the rate limit resets in 50 min, longer than the 20 s a wait may take \(--give-up-after\)/);
       expect(clock.sleeps).toEqual([]);
     });
 
-    it("gives up on a 503 whose Retry-After is past the budget, and on pacing that would wait past it", async () => {
+    it('gives up on a 503 whose Retry-After is past the budget, and on pacing that would wait past it', async () => {
       const pool = agent.get(ORIGIN);
       pool.intercept({ path: '/api/v2/kases', method: 'GET' }).reply(503, { message: 'maintenance' }, { headers: { 'content-type': 'application/json', 'retry-after': '3600' } });
       const t = transport({ giveUpAfterMs: 60_000 });
@@ -292,7 +303,10 @@ describe('Transport', () => {
     const BASIC = `Basic ${Buffer.from(`${TOKEN}:x`).toString('base64')}`;
 
     it('sends HTTP Basic with the token as the user name and x as the password', async () => {
-      agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } }).reply(200, '<parties/>', { headers: { 'content-type': 'application/xml' } });
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } })
+        .reply(200, '<parties/>', { headers: { 'content-type': 'application/xml' } });
       const t = transport({ authScheme: 'basic' });
       expect((await t.request({ method: 'GET', path: '/api/party' })).body).toBe('<parties/>');
       for (const line of lines) expect(line).not.toMatch(new RegExp(`${TOKEN}|${BASIC.slice(6)}`));
@@ -301,7 +315,10 @@ describe('Transport', () => {
     it('sends the bearer token from then on after a 401 that offers Bearer only', async () => {
       const pool = agent.get(ORIGIN);
       pool.intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } }).reply(401, { message: 'missing bearer token' }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="crm"' } });
-      pool.intercept({ path: '/api/party', method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } }).reply(200, '<parties/>').times(2);
+      pool
+        .intercept({ path: '/api/party', method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } })
+        .reply(200, '<parties/>')
+        .times(2);
       const t = transport({ authScheme: 'basic' });
       expect((await t.request({ method: 'GET', path: '/api/party' })).status).toBe(200);
       expect(t.authScheme).toBe('bearer');
@@ -309,8 +326,13 @@ describe('Transport', () => {
     });
 
     it('stops at a 401 that offers Basic: the token is wrong, and it is not in the error', async () => {
-      agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(401, { message: `bad credentials ${BASIC}` }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="legacy"' } });
-      const error = (await transport({ authScheme: 'basic' }).request({ method: 'GET', path: '/api/party' }).catch((e: unknown) => e)) as Error;
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/api/party', method: 'GET' })
+        .reply(401, { message: `bad credentials ${BASIC}` }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="legacy"' } });
+      const error = (await transport({ authScheme: 'basic' })
+        .request({ method: 'GET', path: '/api/party' })
+        .catch((e: unknown) => e)) as Error;
       expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', message: 'GET /api/party: the service answered 401 (bad credentials Basic [REDACTED])' });
     });
   });

@@ -23,21 +23,63 @@ async function write(file: string, entries: JournalEntry[]): Promise<void> {
 }
 
 async function caught(promise: Promise<unknown>): Promise<FerryError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(FerryError);
   return error as FerryError;
 }
 
 describe('loadJournal folds the lines of each row', () => {
   it.each([
-    ['intent then done: the record and the body', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } }, { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 7, fp: 'f1' }], { id: 7, fp: 'f1', body: { name: 'A' }, origin: 'created', pending: null }],
+    [
+      'intent then done: the record and the body',
+      [
+        { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } },
+        { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 7, fp: 'f1' },
+      ],
+      { id: 7, fp: 'f1', body: { name: 'A' }, origin: 'created', pending: null },
+    ],
     ['intent alone: pending', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } }], { id: null, pending: { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } } }],
-    ['intent then cancel: free again', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1' }, { t: 'cancel', k: 'a', run: 'r1', at }], { id: null, pending: null }],
-    ['reject then done: the reject is cleared', [{ t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 }, { t: 'intent', k: 'a', op: 'create', run: 'r2', at, fp: 'f2' }, { t: 'done', k: 'a', op: 'create', run: 'r2', at, id: 3, fp: 'f2' }], { id: 3, rejected: null, run: 'r2' }],
+    [
+      'intent then cancel: free again',
+      [
+        { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1' },
+        { t: 'cancel', k: 'a', run: 'r1', at },
+      ],
+      { id: null, pending: null },
+    ],
+    [
+      'reject then done: the reject is cleared',
+      [
+        { t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 },
+        { t: 'intent', k: 'a', op: 'create', run: 'r2', at, fp: 'f2' },
+        { t: 'done', k: 'a', op: 'create', run: 'r2', at, id: 3, fp: 'f2' },
+      ],
+      { id: 3, rejected: null, run: 'r2' },
+    ],
     ['reject stays until then', [{ t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 }], { id: null, rejected: { code: 'API_VALIDATION', message: 'no', status: 422, run: 'r1' } }],
     ['match: the done carries the body', [{ t: 'done', k: 'a', op: 'match', run: 'r1', at, id: 9, fp: 'f', body: {}, origin: 'matched' }], { id: 9, body: {}, origin: 'matched' }],
-    ['update keeps the id, takes the new body', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { n: 1 } }, { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 4, fp: 'f1' }, { t: 'intent', k: 'a', op: 'update', run: 'r2', at, fp: 'f2', body: { n: 2 }, id: 4 }, { t: 'done', k: 'a', op: 'update', run: 'r2', at, id: 4, fp: 'f2' }], { id: 4, fp: 'f2', body: { n: 2 }, origin: 'created' }],
-    ['delete forgets the record', [{ t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 4, fp: 'f1' }, { t: 'intent', k: 'a', op: 'delete', run: 'r2', at, fp: 'f1', id: 4 }, { t: 'done', k: 'a', op: 'delete', run: 'r2', at, id: 4, fp: 'f1' }], { id: null, fp: null, body: null, pending: null }],
+    [
+      'update keeps the id, takes the new body',
+      [
+        { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { n: 1 } },
+        { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 4, fp: 'f1' },
+        { t: 'intent', k: 'a', op: 'update', run: 'r2', at, fp: 'f2', body: { n: 2 }, id: 4 },
+        { t: 'done', k: 'a', op: 'update', run: 'r2', at, id: 4, fp: 'f2' },
+      ],
+      { id: 4, fp: 'f2', body: { n: 2 }, origin: 'created' },
+    ],
+    [
+      'delete forgets the record',
+      [
+        { t: 'done', k: 'a', op: 'create', run: 'r1', at, id: 4, fp: 'f1' },
+        { t: 'intent', k: 'a', op: 'delete', run: 'r2', at, fp: 'f1', id: 4 },
+        { t: 'done', k: 'a', op: 'delete', run: 'r2', at, id: 4, fp: 'f1' },
+      ],
+      { id: null, fp: null, body: null, pending: null },
+    ],
   ] as Array<[string, JournalEntry[], object]>)('%s', async (_name, entries, expected) => {
     const file = fresh();
     await write(file, entries);
@@ -49,7 +91,10 @@ describe('loadJournal folds the lines of each row', () => {
   it('a missing file is an empty journal; runs are listed in order', async () => {
     expect((await loadJournal(join(dir, 'none.jsonl'))).rows.size).toBe(0);
     const file = fresh();
-    await write(file, [{ t: 'run', run: 'r1', at, event: 'start' }, { t: 'cancel', k: 'x', run: 'r2', at }]);
+    await write(file, [
+      { t: 'run', run: 'r1', at, event: 'start' },
+      { t: 'cancel', k: 'x', run: 'r2', at },
+    ]);
     expect((await loadJournal(file)).runs).toEqual(['r1', 'r2']);
   });
 });
@@ -190,7 +235,7 @@ describe('StateDir', () => {
     expect(readFileSync(join(stateDir, 'state.json'), 'utf8')).not.toMatch(/token|secret/i);
   });
 
-  it('refuses a second run while the first holds the lock, and takes over a dead process\'s lock', async () => {
+  it("refuses a second run while the first holds the lock, and takes over a dead process's lock", async () => {
     const stateDir = join(dir, 'lock');
     const first = await StateDir.open({ dir: stateDir, account, users: noUsers });
     const error = await caught(StateDir.open({ dir: stateDir, account, users: noUsers }));
@@ -203,7 +248,7 @@ describe('StateDir', () => {
     await second.close();
   });
 
-  it('takes over a lock naming this process\'s id that this process does not hold (a container restarted)', async () => {
+  it("takes over a lock naming this process's id that this process does not hold (a container restarted)", async () => {
     const stateDir = join(dir, 'lock-same-pid');
     await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
     writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid: process.pid, host: hostname(), since: at }));
@@ -262,7 +307,6 @@ describe('StateDir', () => {
   });
 });
 
-
 describe('a journal is checked against its seal (what its runs wrote)', () => {
   const lines: JournalEntry[] = Array.from({ length: 40 }, (_, i) => ({ t: 'intent', k: `k${i}`, op: 'create', run: 'r1', at, fp: `f${i}`, body: { name: `N${i}` } }));
 
@@ -305,14 +349,30 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
   });
 
   it.each([
-    ['cut in half at a line', (file: string) => writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 20).map((l) => `${l}\n`).join('')), /holds 20 whole lines .* its runs wrote 40/],
+    [
+      'cut in half at a line',
+      (file: string) =>
+        writeFileSync(
+          file,
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .slice(0, 20)
+            .map((l) => `${l}\n`)
+            .join(''),
+        ),
+      /holds 20 whole lines .* its runs wrote 40/,
+    ],
     ['cut in the middle of a line', (file: string) => writeFileSync(file, readFileSync(file).subarray(0, 1000)), /its runs wrote 40/],
-    ['a line changed, its checksum made again', (file: string) => {
-      const text = readFileSync(file, 'utf8').split('\n');
-      const json = (text[5] as string).split('\t')[0]?.replace('"k5"', '"k9"') as string;
-      text[5] = journalLine(JSON.parse(json) as JournalEntry).trimEnd();
-      writeFileSync(file, text.join('\n'));
-    }, /first 40 lines are not the lines its runs wrote/],
+    [
+      'a line changed, its checksum made again',
+      (file: string) => {
+        const text = readFileSync(file, 'utf8').split('\n');
+        const json = (text[5] as string).split('\t')[0]?.replace('"k5"', '"k9"') as string;
+        text[5] = journalLine(JSON.parse(json) as JournalEntry).trimEnd();
+        writeFileSync(file, text.join('\n'));
+      },
+      /first 40 lines are not the lines its runs wrote/,
+    ],
     ['removed', (file: string) => rmSync(file), /it is missing, and its runs wrote 40 lines/],
     ['replaced by another journal as long', (file: string) => writeFileSync(file, lines.map((e) => journalLine({ ...e, run: 'r9' })).join('')), /not the lines its runs wrote/],
   ])('a journal %s is JOURNAL_CORRUPT, saying the way on', async (_name, damage, message) => {
@@ -323,15 +383,17 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
     expect(error.message).toMatch(message);
     expect(error.hint).toContain('--reconcile');
     // readJournal (rollback) refuses it the same way, before it hands out what follows the cut.
-    const read = await caught((async () => {
-      for await (const _entry of readJournal(file, { seal })) void _entry;
-    })());
+    const read = await caught(
+      (async () => {
+        for await (const _entry of readJournal(file, { seal })) void _entry;
+      })(),
+    );
     expect(read.code).toBe('JOURNAL_CORRUPT');
     // Without a seal (--reconcile, or a state from before seals) it is taken as it is.
     if (existsSync(file)) expect((await loadJournal(file)).rows.size).toBeGreaterThan(0);
   });
 
-  it('the state keeps each journal\'s seal; a cut journal is refused by the next open, and taken as it is with trustAsItIs', async () => {
+  it("the state keeps each journal's seal; a cut journal is refused by the next open, and taken as it is with trustAsItIs", async () => {
     const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
     const stateDir = join(dir, 'sealed-state');
     const first = await StateDir.open({ dir: stateDir, account, users: async () => [] });
@@ -341,7 +403,14 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
     await first.close();
     expect(JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')).journals['people.jsonl']).toMatchObject({ lines: 40 });
     const file = join(stateDir, 'journal', 'people.jsonl');
-    writeFileSync(file, readFileSync(file, 'utf8').split('\n').slice(0, 10).map((l) => `${l}\n`).join(''));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .slice(0, 10)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
     const second = await StateDir.open({ dir: stateDir, account, users: async () => [] });
     try {
       expect((await caught(second.loadJournal('people'))).code).toBe('JOURNAL_CORRUPT');

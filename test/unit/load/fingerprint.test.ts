@@ -7,7 +7,11 @@ describe('canonicalJson', () => {
     ['undefined members left out, undefined items as null', { a: undefined, b: [undefined, 2] }, '{"b":[null,2]}'],
     ['sorted by code unit, as < sorts', { é: 1, z: 2, Z: 3, a: 4 }, '{"Z":3,"a":4,"z":2,"é":1}'],
     ['scalars as JSON', 'he said "hi"\n', '"he said \\"hi\\"\\n"'],
-    ['texts JSON escapes, and texts it does not', ['back\\slash', 'tab\t', '\u0001', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028sep', 'é'], JSON.stringify(['back\\slash', 'tab\t', '\u0001', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028sep', 'é'])],
+    [
+      'texts JSON escapes, and texts it does not',
+      ['back\\slash', 'tab\t', '\u0001', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028sep', 'é'],
+      JSON.stringify(['back\\slash', 'tab\t', '\u0001', 'lone \ud800', 'pair \ud83d\ude00', 'line\u2028sep', 'é']),
+    ],
     ['empty containers', { a: {}, b: [] }, '{"a":{},"b":[]}'],
   ])('%s', (_name, value, expected) => {
     expect(canonicalJson(value)).toBe(expected);
@@ -22,7 +26,19 @@ describe('canonicalJson', () => {
     // Computed by the version before canonicalJson and the digest were made cheaper; a row whose
     // fingerprint changed would look changed to every run after an upgrade, and be written again.
     const row = {
-      body: { type: 'person', firstName: 'Ada', lastName: 'Lovelace', emailAddresses: [{ type: 'Work', address: 'ada@example.org' }], fields: [{ definition: 7, value: true }], tags: [{ name: 'vip' }], about: 'é "q" \u2028', n: 1.5, neg: -0, big: 1e21, nan: Number.NaN },
+      body: {
+        type: 'person',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        emailAddresses: [{ type: 'Work', address: 'ada@example.org' }],
+        fields: [{ definition: 7, value: true }],
+        tags: [{ name: 'vip' }],
+        about: 'é "q" \u2028',
+        n: 1.5,
+        neg: -0,
+        big: 1e21,
+        nan: Number.NaN,
+      },
       attachments: [],
     };
     expect(fingerprint(row)).toBe('ho_88yCo5VyjqfdKAfnLUH');

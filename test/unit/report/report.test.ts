@@ -2,18 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ImportSummary } from '../../../src/load/index.ts';
 import { fromRecord, planUpdate } from '../../../src/load/index.ts';
 import { emptyWarningCounts } from '../../../src/mapping/warnings.ts';
-import {
-  DIFFERENCES_SHOWN,
-  EXAMPLES_PER_REASON,
-  escapeHtml,
-  importReport,
-  ReasonTally,
-  renderReport,
-  usageChart,
-  UsageRecorder,
-  type ReportInput,
-  type UsageSample,
-} from '../../../src/report/index.ts';
+import { DIFFERENCES_SHOWN, EXAMPLES_PER_REASON, escapeHtml, importReport, ReasonTally, renderReport, usageChart, UsageRecorder, type ReportInput, type UsageSample } from '../../../src/report/index.ts';
 
 const step = {
   step: 'people',
