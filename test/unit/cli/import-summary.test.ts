@@ -106,43 +106,7 @@ describe('the summary names warnings and columns not carried', () => {
   });
 
   it('shows a live v1 input as its address, and what reading the old account cost', () => {
-    const step = {
-      step: 'organisations',
-      inputFile: 'v1+https://old.example.com/api/party',
-      mappingFile: '/w/m.yaml',
-      successFile: null,
-      rejectsFile: null,
-      rowsRead: 1,
-      created: 1,
-      updated: 0,
-      unchanged: 0,
-      matched: 0,
-      deleted: 0,
-      skipped: 0,
-      repeated: 0,
-      rejected: 0,
-      missing: 0,
-      notReached: 0,
-      warnings: emptyWarningCounts(),
-      notCarried: [],
-      reasons: [],
-    };
-    const summary: ImportSummary = {
-      run: 'r1',
-      stateDir: '/w/.crm-ferry',
-      steps: [step],
-      requests: 11,
-      requestsForNames: 10,
-      requestsForSetup: 0,
-      elapsedMs: 1000,
-      interrupted: false,
-      stopped: null,
-      reconciled: { applied: 0, notApplied: 0 },
-      limited: false,
-      retryRejects: false,
-      dryRun: null,
-      setup: null,
-    };
+    const summary = summaryOf({ step: 'organisations', inputFile: 'v1+https://old.example.com/api/party', rowsRead: 1, created: 1 }, { requests: 11, requestsForNames: 10 });
     const text = formatImportSummary(summary, '/w', 3);
     // Not a path: relative() would make it v1+https:/old.example.com/...
     expect(text).toContain('Step organisations: v1+https://old.example.com/api/party with m.yaml\n');
