@@ -1,6 +1,5 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { z } from 'zod';
 import { EXIT, FerryError } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
@@ -66,7 +65,7 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
       let users = 0;
       const asked = AbortSignal.any([io.signal, AbortSignal.timeout(ACCOUNT_CHECK_MS)]);
       try {
-        for await (const _user of client.paginate('/users', 'users', z.unknown(), { signal: asked })) users += 1;
+        users = (await client.users({ signal: asked })).length;
       } catch (error) {
         if (io.signal.aborted) return EXIT.INTERRUPTED;
         problem = asked.aborted ? `no answer from ${account.baseUrl} within ${ACCOUNT_CHECK_MS / 1000} s` : error instanceof FerryError ? error.message : String(error);

@@ -217,14 +217,15 @@ export class CrmClient {
     return { bytes, contentType: Array.isArray(type) ? type[0] : type };
   }
 
-  private async getList<T>(path: string, key: string, schema: z.ZodType<T>): Promise<T[]> {
+  private async getList<T>(path: string, key: string, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T[]> {
     const all: T[] = [];
-    for await (const item of this.paginate(path, key, schema)) all.push(item);
+    for await (const item of this.paginate(path, key, schema, signal ? { signal } : {})) all.push(item);
     return all;
   }
 
-  users(): Promise<s.User[]> {
-    return this.getList('/users', 'users', s.userSchema);
+  /** The account's users; `signal` ends the reading (a caller that will not wait for an account that does not answer). */
+  users(options: { signal?: AbortSignal } = {}): Promise<s.User[]> {
+    return this.getList('/users', 'users', s.userSchema, options.signal);
   }
 
   countries(): Promise<s.Country[]> {
