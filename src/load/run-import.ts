@@ -14,6 +14,7 @@ import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordSender } from './record-sender.ts';
 import { RunContext } from './run-context.ts';
+import { RowWindow } from './row-window.ts';
 import type { RecordService } from '../client/index.ts';
 import { findCreated } from './lost-creates.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
@@ -333,8 +334,7 @@ class ImportEngine {
       return;
     }
     step.header = opened.header;
-    const inFlight = new Set<Promise<void>>();
-    const window = windowOf(step, this.ctx.options.concurrency);
+    const window = new RowWindow(windowOf(step, this.ctx.options.concurrency));
     // Held look-ups wait while the reader reads: each stop of it lets them be looked at again.
     const pause = (reading: boolean): void => {
       step.reading = reading;
@@ -401,18 +401,17 @@ class ImportEngine {
           step.settleUnwritten(item.key);
           continue;
         }
-        const task = this.sender
-          .processRecord(step, item)
-          .catch((error) => {
+        const key = item.key;
+        window.add(
+          this.sender.processRecord(step, item).catch((error) => {
             if (this.ctx.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.ctx.fail(error);
-            step.settleUnwritten(item.key);
-          })
-          .finally(() => inFlight.delete(task));
-        inFlight.add(task);
-        if (inFlight.size >= window) {
+            step.settleUnwritten(key);
+          }),
+        );
+        if (window.full) {
           pause(false);
-          await Promise.race(inFlight);
+          await window.room();
           pause(true);
         }
       }
@@ -420,7 +419,7 @@ class ImportEngine {
       if (step.readAll) step.notCarried = opened.census.result();
     } finally {
       pause(false);
-      await Promise.all(inFlight);
+      await window.drained();
       step.finish();
     }
   }

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ErrorLocation, FerryError } from '../errors/index.ts';
-import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, yamlLineOf } from '../util/index.ts';
+import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, isKnownTimeZone, yamlLineOf } from '../util/index.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
 import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
@@ -359,9 +359,7 @@ function checkTemplateOrColumn(checker: Checker, text: string, path: Path): void
 function semanticProblems(mapping: Mapping, transforms: TransformRegistry): Problem[] {
   const checker: Checker = { problems: [], transforms };
   if (typeof mapping.key === 'string') checkTemplateOrColumn(checker, mapping.key, ['key']);
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: mapping.timeZone });
-  } catch {
+  if (!isKnownTimeZone(mapping.timeZone)) {
     checker.problems.push({ path: ['timeZone'], message: `unknown time zone ${JSON.stringify(mapping.timeZone)}; expected an IANA name such as Europe/Berlin or UTC` });
   }
   if (mapping.skip) checkCondition(checker, mapping.skip, ['skip']);

@@ -1,4 +1,4 @@
-export { findStep, isKnownTimeZone, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
+export { findStep, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
 export { mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
 export { lookUpRef, ReferenceBook, type LinkBook, type RefLookup, type ReferenceProblem } from './references.ts';
 export { joinProblems, recordToSend, rejectedRow, withType } from './record-to-send.ts';

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { closestName, formatYamlPath, isV1LiveInput, type LocatedYaml, parseLocatedYaml, readTextInput, yamlSchemaError } from '../util/index.ts';
+import { closestName, formatYamlPath, isKnownTimeZone, isV1LiveInput, type LocatedYaml, parseLocatedYaml, readTextInput, yamlSchemaError } from '../util/index.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import { loadMapping, type MatchSpec, type OnDuplicate, type SourceOptions, sourceSchema } from '../mapping/index.ts';
 import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
@@ -44,16 +44,6 @@ function planKeysAt(path: ReadonlyArray<PropertyKey>): readonly string[] {
   if (path.length === 1 && path[0] === 'setup') return SETUP_KEYS;
   if (path.length === 3 && path[2] === 'source') return SOURCE_KEYS;
   return [];
-}
-
-/** True when the runtime knows the IANA zone name. */
-export function isKnownTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function locate(yaml: LocatedYaml, path: Array<string | number>): ErrorLocation {
