@@ -418,9 +418,9 @@ export interface JournalWriterOptions {
   sealEvery?: number;
 }
 
+/** Someone waiting for the lines up to `upTo` (counted from the writer's opening) to be on disk. */
 interface Waiting {
-  /** The line; '' for flush(), which only waits. */
-  line: string;
+  upTo: number;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -436,11 +436,18 @@ const DSYNC = constants.O_DSYNC ?? 0;
  * Appends to a step's journal, durably: an append resolves once its line is on disk. Lines
  * appended while a group is being written go out together in the next one (group commit): one
  * synchronised write covers every line that arrived while the previous one ran, so concurrent
- * rows share the cost. A torn tail left by a crash is cut off first, so a new line never joins a
+ * rows share the cost. A line can also be queued without waiting (`enqueue`): it goes out with
+ * the next group someone waits for, and `durable` waits for it later, when what it announces is
+ * about to happen. A torn tail left by a crash is cut off first, so a new line never joins a
  * broken one. After a write fails, every waiting and later append rejects.
  */
 export class JournalWriter {
-  #queue: Waiting[] = [];
+  /** Lines queued and not yet written, in order. */
+  #lines: string[] = [];
+  /** Lines queued since the writer opened, and of them those on disk. */
+  #queued = 0;
+  #written = 0;
+  #waiting: Waiting[] = [];
   #flushing = false;
   #failed: FerryError | null = null;
   #closed = false;
@@ -498,40 +505,66 @@ export class JournalWriter {
     return this.#seal;
   }
 
+  /** Appends a line and resolves once it is on disk. */
   append(entry: JournalEntry): Promise<void> {
+    let line: number;
+    try {
+      line = this.enqueue(entry);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.durable(line);
+  }
+
+  /**
+   * Queues a line without starting a group for it: it is written with the next group someone
+   * waits for (or once `maxBatch` lines are queued). Returns its number for `durable`; throws
+   * when the writer has failed or is closed.
+   */
+  enqueue(entry: JournalEntry): number {
+    if (this.#failed) throw this.#failed;
+    if (this.#closed) throw new FerryError('INTERNAL', `append to the closed journal ${this.file}`);
+    this.#lines.push(journalLine(entry));
+    this.#queued += 1;
+    if (this.#lines.length >= this.options.maxBatch && !this.#flushing) void this.#flush();
+    return this.#queued;
+  }
+
+  /** Resolves once line `line` (from `enqueue`) and every line before it are on disk. */
+  durable(line: number): Promise<void> {
     if (this.#failed) return Promise.reject(this.#failed);
-    if (this.#closed) return Promise.reject(new FerryError('INTERNAL', `append to the closed journal ${this.file}`));
+    if (line <= this.#written) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line: journalLine(entry), resolve, reject });
+      this.#waiting.push({ upTo: line, resolve, reject });
       if (!this.#flushing) void this.#flush();
     });
+  }
+
+  /** Whether a group is due: someone waits for a line not yet written, or a full batch is queued. */
+  #due(): boolean {
+    if (this.#lines.length === 0 || this.#failed) return false;
+    if (this.#lines.length >= this.options.maxBatch) return true;
+    for (const waiting of this.#waiting) if (waiting.upTo > this.#written) return true;
+    return false;
   }
 
   async #flush(): Promise<void> {
     this.#flushing = true;
     // Let the appends of this turn of the event loop join the group.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.#queue.length > 0 && !this.#failed) {
-      const group = this.#queue.splice(0, this.options.maxBatch);
+    while (this.#due()) {
+      const group = this.#lines.splice(0, this.options.maxBatch);
       try {
-        let text = '';
-        let lines = 0;
-        for (const waiting of group) {
-          if (waiting.line === '') continue;
-          text += waiting.line;
-          lines += 1;
+        const bytes = Buffer.from(group.join(''), 'utf8');
+        for (let written = 0; written < bytes.length; ) {
+          const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written, null);
+          written += bytesWritten;
         }
-        if (lines > 0) {
-          const bytes = Buffer.from(text, 'utf8');
-          for (let written = 0; written < bytes.length; ) {
-            const { bytesWritten } = await this.handle.write(bytes, written, bytes.length - written, null);
-            written += bytesWritten;
-          }
-          if (!this.options.dsync) await this.handle.datasync();
-          this.syncs += 1;
-          this.#seal = { lines: this.#seal.lines + lines, bytes: this.#seal.bytes + bytes.length, crc: hex(crc32(bytes, Number.parseInt(this.#seal.crc, 16))) };
-        }
-        for (const w of group) w.resolve();
+        if (!this.options.dsync) await this.handle.datasync();
+        this.syncs += 1;
+        this.#written += group.length;
+        this.#seal = { lines: this.#seal.lines + group.length, bytes: this.#seal.bytes + bytes.length, crc: hex(crc32(bytes, Number.parseInt(this.#seal.crc, 16))) };
+        this.#wake();
         if (this.options.onSeal && this.#seal.lines - this.#sealed >= this.options.sealEvery) await this.#tellSeal();
       } catch (error) {
         this.#failed = new FerryError('JOURNAL_WRITE', `cannot write to the journal ${this.file}: ${(error as Error).message}`, {
@@ -539,10 +572,21 @@ export class JournalWriter {
           cause: error,
           hint: 'Nothing more is sent to the service. Free the disk (or fix the folder) and run the same command again: the run goes on from what the journal holds.',
         });
-        for (const w of [...group, ...this.#queue.splice(0)]) w.reject(this.#failed);
+        this.#lines = [];
+        for (const waiting of this.#waiting.splice(0)) waiting.reject(this.#failed);
       }
     }
     this.#flushing = false;
+  }
+
+  /** Resolves those waiting for lines now on disk. */
+  #wake(): void {
+    const still: Waiting[] = [];
+    for (const waiting of this.#waiting) {
+      if (waiting.upTo <= this.#written) waiting.resolve();
+      else still.push(waiting);
+    }
+    this.#waiting = still;
   }
 
   /** Tells the state what is on disk. */
@@ -552,14 +596,10 @@ export class JournalWriter {
     this.#sealed = seal.lines;
   }
 
-  /** Waits until everything appended so far is durable. */
+  /** Waits until everything appended or queued so far is durable. */
   async flush(): Promise<void> {
     if (this.#failed) throw this.#failed;
-    if (this.#queue.length === 0 && !this.#flushing) return;
-    await new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line: '', resolve, reject });
-      if (!this.#flushing) void this.#flush();
-    });
+    await this.durable(this.#queued);
   }
 
   async close(): Promise<void> {

@@ -35,10 +35,16 @@ function isRowLevel(error: unknown): error is ApiError {
   return error instanceof ApiError && !(error instanceof AmbiguousWriteError) && ROW_LEVEL.has(error.code);
 }
 
-/** A create under way: its number, its intent when written ahead, and what it sends (with uploads made once). */
+/** The intent of a create, queued in the step's journal: its time, and its line there. */
+interface Announced {
+  at: string;
+  line: number | null;
+}
+
+/** A create under way: its number, its intent when queued ahead, and what it sends (with uploads made once). */
 interface CreateAttempt {
   number: number;
-  announced: Promise<string> | null;
+  announced: Announced | null;
   sent: Body | null;
 }
 
@@ -165,22 +171,18 @@ export class RecordSender {
    */
   async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false): Promise<void> {
     if (this.ctx.options.dryRun) return this.countDry(step, mapped, body, known, found);
-    // The intent of a plain create goes to disk while the row waits for a slot, so that the fsync
-    // is not on the request's path (a row sent at once waits for it all the same).
+    // The intent of a plain create is queued while the row waits for a slot: the row that first
+    // needs its own on disk writes every intent queued by then in one group, so that the rows
+    // behind it find theirs there when their slot comes.
     const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
-    // Awaited below; until then a failed write must not count as unhandled.
-    announced?.catch(() => undefined);
     const attempt: CreateAttempt = { number: 1, announced, sent: null };
     for (;;) {
       const lost = await this.ctx.limit(async (): Promise<LostAnswer | null> => {
         if (this.ctx.halt.signal.aborted) {
           step.counts.notReached += 1;
           step.settleUnwritten(mapped.key);
-          // Never sent: the next run need not look for it.
-          if (attempt.announced) {
-            await attempt.announced;
-            await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
-          }
+          // Never sent: the next run need not look for it (the cancel follows its intent in the file).
+          if (attempt.announced) await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
           return null;
         }
         try {
@@ -297,11 +299,10 @@ export class RecordSender {
     step.settle(mapped.key, known ? known.id : 0);
   }
 
-  /** Writes the intent of a create; resolves with its time once it is on disk. */
-  async announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Promise<string> {
+  /** Queues the intent of a create in the step's journal (see `write`). */
+  announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Announced {
     const at = this.ctx.at();
-    await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'create', run: this.ctx.runId, at, fp, body });
-    return at;
+    return { at, line: this.ctx.stage(step, { t: 'intent', k: mapped.key, op: 'create', run: this.ctx.runId, at, fp, body }) };
   }
 
   /**
@@ -313,8 +314,10 @@ export class RecordSender {
     const { body, fp } = apart(mapped, whole, wholeFp);
     const files = attachmentFilesOf(body);
     attempt.sent ??= files.length > 0 ? { ...body, attachments: await this.ctx.service.upload(files) } : body;
-    const at = await (attempt.announced ?? this.announce(step, mapped, body, fp));
+    // Durable before the request: a crash after it leaves an intent the next run looks up.
+    const { at, line } = attempt.announced ?? this.announce(step, mapped, body, fp);
     attempt.announced = null;
+    await this.ctx.durable(step, line);
     let id: number;
     try {
       id = await this.ctx.service.create(entity, attempt.sent);

@@ -94,12 +94,32 @@ export class RunContext {
   }
 
   /**
-   * A result line. The row goes on without waiting for it to reach the disk: its intent is there
-   * already, so a crash before the result is written leaves an intent that the next run settles
+   * A line written with the next group of the step's journal that something waits for, and
+   * waited for later (`durable`): the intent of a create is queued as its row is read and made
+   * durable when the row has its slot, so that one synchronised write covers the intents of the
+   * rows behind it. Null in a dry run.
+   */
+  stage(step: StepRun, entry: JournalEntry): number | null {
+    return step.writer?.enqueue(entry) ?? null;
+  }
+
+  /** Resolves once a staged line is on disk. */
+  async durable(step: StepRun, line: number | null): Promise<void> {
+    if (line !== null) await step.writer?.durable(line);
+  }
+
+  /**
+   * A result line. The row goes on without waiting for it to reach the disk, and no write is made
+   * for it alone: it goes out with the next group (the next intent, the run's end). Its intent is
+   * on disk already, so a crash before the result is leaves an intent that the next run settles
    * by looking the record up. A failed write stops the run.
    */
   record(step: StepRun, entry: JournalEntry): void {
-    step.writer?.append(entry).catch((error: unknown) => this.fail(error));
+    try {
+      step.writer?.enqueue(entry);
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   /** Ends the run on an error that is not about one row; the state stays for the re-run. */

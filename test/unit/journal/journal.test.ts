@@ -429,13 +429,14 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
 
 describe('group commit', () => {
   /** A journal whose writes wait until `release` is called, and which counts them. */
-  async function heldWriter(): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
+  async function heldWriter(maxBatch?: number): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
     const writes: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let began!: () => void;
     const started = new Promise<void>((resolve) => (began = resolve));
     const writer = await JournalWriter.open(fresh(), {
+      ...(maxBatch ? { maxBatch } : {}),
       openFile: async (file, flags, mode) => {
         const handle = await open(file, flags, mode);
         const write = handle.write.bind(handle) as (buffer: Buffer, offset: number, length: number, position: null) => Promise<{ bytesWritten: number; buffer: Buffer }>;
@@ -475,6 +476,67 @@ describe('group commit', () => {
     release();
     await first;
     expect(resolved).toBe(true);
+    await writer.close();
+  });
+
+  it('a queued line starts no write of its own: it goes out with the next line waited for', async () => {
+    const file = fresh();
+    const writer = await JournalWriter.open(file);
+    const queued = Array.from({ length: 10 }, (_, i) => writer.enqueue({ t: 'cancel', k: `q${i}`, run: 'r', at }));
+    for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
+    expect(writer.syncs).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('');
+    await writer.append({ t: 'cancel', k: 'waited', run: 'r', at });
+    expect(writer.syncs).toBe(1);
+    // Those queued before it are on disk with it: waiting for them writes nothing more.
+    await writer.durable(queued.at(-1) as number);
+    expect(writer.syncs).toBe(1);
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean)).toHaveLength(11);
+    await writer.close();
+  });
+
+  it('durable(line) writes the queued lines in one group and resolves once they are on disk', async () => {
+    const { writer, writes, release, started } = await heldWriter();
+    const lines = Array.from({ length: 30 }, (_, i) => writer.enqueue({ t: 'cancel', k: `k${i}`, run: 'r', at }));
+    let resolved = false;
+    const third = writer.durable(lines[2] as number).then(() => (resolved = true));
+    await started;
+    for (let i = 0; i < 20; i += 1) await new Promise((r) => setImmediate(r));
+    expect(resolved).toBe(false);
+    release();
+    await third;
+    await writer.durable(lines.at(-1) as number);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.split('\n').filter(Boolean)).toHaveLength(30);
+    await writer.close();
+  });
+
+  it('a full batch of queued lines is written without anyone waiting, and close writes the rest', async () => {
+    const { writer, writes, release, started } = await heldWriter(8);
+    for (let i = 0; i < 11; i += 1) writer.enqueue({ t: 'cancel', k: `k${i}`, run: 'r', at });
+    // Nobody waits for a line, yet a write began: the eighth line filled a batch.
+    await started;
+    release();
+    await writer.close();
+    expect(writes.map((text) => text.split('\n').filter(Boolean).length)).toEqual([8, 3]);
+    expect((await loadJournal(writer.file)).rows.size).toBe(11);
+  });
+
+  it('after a failed write, queueing a line throws and waiting for one rejects', async () => {
+    const writer = await JournalWriter.open(fresh(), {
+      openFile: async (file, flags, mode) => {
+        const handle = await open(file, flags, mode);
+        handle.write = (async () => {
+          throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        }) as typeof handle.write;
+        return handle;
+      },
+    });
+    const line = writer.enqueue({ t: 'cancel', k: 'a', run: 'r', at });
+    const error = await caught(writer.durable(line));
+    expect(error.code).toBe('JOURNAL_WRITE');
+    expect(() => writer.enqueue({ t: 'cancel', k: 'b', run: 'r', at })).toThrow(/cannot write to the journal/);
+    expect((await caught(writer.durable(line))).code).toBe('JOURNAL_WRITE');
     await writer.close();
   });
 
