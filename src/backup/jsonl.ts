@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { openNoFollow } from '../util/index.ts';
+import { openNoFollow, formatCount } from '../util/index.ts';
 import type { Body } from './record-fields.ts';
 
 /**
@@ -67,7 +67,7 @@ export async function* readJsonLines(source: JsonLinesSource): AsyncGenerator<Js
       throw bad(line, `not JSON (${(error as Error).message})`, error);
     }
   };
-  const tooLong = (): FerryError => bad(line + 1, `a line longer than ${max.toLocaleString('en-GB')} bytes, which no record is`);
+  const tooLong = (): FerryError => bad(line + 1, `a line longer than ${formatCount(max)} bytes, which no record is`);
   try {
     const buffer = Buffer.allocUnsafe(1024 * 1024);
     for (;;) {

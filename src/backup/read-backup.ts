@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import type { AccountCatalog, CatalogFieldDefinition, FieldEntity } from '../mapping/index.ts';
-import { openInside } from '../util/index.ts';
+import { openInside, formatCount } from '../util/index.ts';
 import { attachmentLineSchema, type AttachmentLine, kasePartyLineSchema, type Manifest, MANIFEST_FILE, manifestSchema, trackLineSchema } from './format.ts';
 import { readJsonLines } from './jsonl.ts';
 import { type Body, idOf, nameOf } from './record-fields.ts';
@@ -98,7 +98,7 @@ async function readManifest(dir: string): Promise<Manifest> {
     const { handle } = await openInside(dir, MANIFEST_FILE, { what: 'the backup', hint: HINT });
     try {
       const size = (await handle.stat()).size;
-      if (size > MAX_MANIFEST_BYTES) throw refuse(dir, `its manifest.json is ${size.toLocaleString('en-GB')} bytes, more than a manifest holds`);
+      if (size > MAX_MANIFEST_BYTES) throw refuse(dir, `its manifest.json is ${formatCount(size)} bytes, more than a manifest holds`);
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();

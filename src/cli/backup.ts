@@ -3,12 +3,13 @@ import { EXIT } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
+import { formatCount } from '../util/index.ts';
 
 export function formatBackupSummary(summary: BackupSummary, out: string): string {
   const files = Object.entries(summary.files);
   const records = files.reduce((sum, [, file]) => sum + file.records, 0);
   const lines = [
-    `Backed up ${records.toLocaleString('en-GB')} records in ${files.length} files and ${summary.attachments.files} attachment files${summary.since ? ` (changes since ${summary.since} merged in)` : ''}${summary.resumed ? ', continuing an interrupted backup' : ''}; ${summary.requests} requests.`,
+    `Backed up ${formatCount(records)} records in ${files.length} files and ${summary.attachments.files} attachment files${summary.since ? ` (changes since ${summary.since} merged in)` : ''}${summary.resumed ? ', continuing an interrupted backup' : ''}; ${summary.requests} requests.`,
   ];
   if (summary.since) lines.push(`Deleted since then: ${summary.deleted.parties} parties, ${summary.deleted.opportunities} opportunities, ${summary.deleted.kases} projects.`);
   lines.push(`  -> ${out}`);
@@ -55,7 +56,7 @@ reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to 
           account: account.account,
           signal: io.signal,
           onProgress: (p) => {
-            const line = `${p.step}: ${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`;
+            const line = `${p.step}: ${formatCount(p.records)} records, ${p.requests} requests`;
             if (tty) {
               io.stderr.write(`\r${line}\u001b[K`);
               shown = true;

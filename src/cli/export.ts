@@ -4,15 +4,16 @@ import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from './import.ts';
 import { ProgressLine } from './progress-line.ts';
+import { formatCount } from '../util/index.ts';
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
 export function formatExportSummary(summary: ExportSummary): string {
-  const lines = [`Exported ${summary.records.toLocaleString('en-GB')} record${summary.records === 1 ? '' : 's'}${summary.since ? ` changed since ${summary.since}` : ''}, ${summary.requests} requests, ${seconds(summary.elapsedMs)}.`];
+  const lines = [`Exported ${formatCount(summary.records)} record${summary.records === 1 ? '' : 's'}${summary.since ? ` changed since ${summary.since}` : ''}, ${summary.requests} requests, ${seconds(summary.elapsedMs)}.`];
   if (summary.checkedHere.length > 0) {
-    lines.push(`Read ${summary.read.toLocaleString('en-GB')} record${summary.read === 1 ? '' : 's'} to check ${summary.checkedHere.map((c) => JSON.stringify(c)).join(', ')} here: the service's filter cannot compare amounts.`);
+    lines.push(`Read ${formatCount(summary.read)} record${summary.read === 1 ? '' : 's'} to check ${summary.checkedHere.map((c) => JSON.stringify(c)).join(', ')} here: the service's filter cannot compare amounts.`);
   }
   if (summary.since) lines.push(`${summary.deleted} deleted since then.`);
   for (const file of summary.files) lines.push(`  -> ${file}`);
@@ -97,7 +98,7 @@ is unchanged).`,
         account: account.account,
         signal: io.signal,
         stdout: io.stdout,
-        onProgress: (p) => progress.show(`${p.records.toLocaleString('en-GB')} records, ${p.requests} requests`),
+        onProgress: (p) => progress.show(`${formatCount(p.records)} records, ${p.requests} requests`),
       });
       progress.finish();
       if (summary.interrupted) {
@@ -113,7 +114,7 @@ is unchanged).`,
       }
       if (summary.textsCut > 0) {
         io.stderr.write(
-          `Warning: ${summary.textsCut.toLocaleString('en-GB')} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`,
+          `Warning: ${formatCount(summary.textsCut)} text${summary.textsCut === 1 ? ' was' : 's were'} longer than the 32,767 characters a spreadsheet cell holds and ${summary.textsCut === 1 ? 'was' : 'were'} cut in the XLSX file; export to CSV or JSON Lines for the whole texts.\n`,
         );
       }
       return EXIT.OK;

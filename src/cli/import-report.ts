@@ -6,6 +6,7 @@ import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
 import { notCarriedLines, type NotCarried, type RejectReason } from '../plan/index.ts';
 import { describeWaits, ProgressLine } from './progress-line.ts';
 import { shownPath as shown } from './report-flag.ts';
+import { formatCount } from '../util/index.ts';
 
 /**
  * What a step's records go without or carry in another form, and the columns no field reads:
@@ -40,7 +41,7 @@ export function reasonLines(reasons: readonly RejectReason[], indent = '  '): st
 }
 
 function plural(count: number, word: string): string {
-  return `${count.toLocaleString('en-GB')} ${word}${count === 1 ? '' : 's'}`;
+  return `${formatCount(count)} ${word}${count === 1 ? '' : 's'}`;
 }
 
 function seconds(ms: number): string {
@@ -52,7 +53,7 @@ function seconds(ms: number): string {
 /** What a run's requests go to (or a dry run's would): the account's names, once a run; the set-up's creates; the rows. */
 function requestParts(names: number, setup: number, all: number, namesRead = 'once'): string {
   const rows = all - names - setup;
-  return `${names} to read the account's names ${namesRead}, ${setup > 0 ? `${setup} for the set-up, ` : ''}${rows.toLocaleString('en-GB')} for the rows`;
+  return `${names} to read the account's names ${namesRead}, ${setup > 0 ? `${setup} for the set-up, ` : ''}${formatCount(rows)} for the rows`;
 }
 
 /** Records written by a run: what requests per record are counted against. */
@@ -140,9 +141,9 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
     lines.push(`Unconfirmed writes of an earlier run: ${summary.reconciled.applied} found applied, ${summary.reconciled.notApplied} not applied (sent again where still needed).`);
   }
   if (dry) {
-    lines.push(`Requests needed: ${dry.requests.toLocaleString('en-GB')} (${requestParts(dry.requestsForNames, dry.requestsForSetup, dry.requests)}).`);
+    lines.push(`Requests needed: ${formatCount(dry.requests)} (${requestParts(dry.requestsForNames, dry.requestsForSetup, dry.requests)}).`);
     if (dry.limitPerHour !== null && dry.estimatedSeconds !== null) {
-      lines.push(`At the account's limit of ${dry.limitPerHour.toLocaleString('en-GB')} requests per hour that takes about ${seconds(dry.estimatedSeconds * 1000)}.`);
+      lines.push(`At the account's limit of ${formatCount(dry.limitPerHour)} requests per hour that takes about ${seconds(dry.estimatedSeconds * 1000)}.`);
     } else {
       lines.push('The service did not say its rate limit; the time depends on it.');
     }
@@ -160,7 +161,7 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
   const count = written(summary);
   const writing = summary.requests - summary.requestsForNames - summary.requestsForSetup;
   const perRecord = count > 0 ? `, ${(writing / count).toFixed(2)} per record written` : '';
-  lines.push(`Requests: ${summary.requests.toLocaleString('en-GB')} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests, namesRead)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`);
+  lines.push(`Requests: ${formatCount(summary.requests)} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests, namesRead)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`);
   if (liveReads > 0) lines.push(`Reading the old account (v1): ${plural(liveReads, 'request')}.`);
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   if (summary.stopped) {
@@ -234,10 +235,10 @@ export class ImportProgress {
     const elapsed = (Date.now() - this.#started) / 1000;
     const rate = elapsed > 0 ? done / elapsed : 0;
     const g = event.governor;
-    const left = g.remaining !== null ? `, ${g.remaining.toLocaleString('en-GB')} requests left in the window` : '';
+    const left = g.remaining !== null ? `, ${formatCount(g.remaining)} requests left in the window` : '';
     const waiting = describeWaits(event.waits, Date.now());
     const paused = waiting !== '' ? `, ${waiting}` : g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
-    const perStep = event.steps.map((s) => `${s.step} ${s.rowsRead.toLocaleString('en-GB')}${s.total === null ? '' : `/${s.total.toLocaleString('en-GB')}`}`).join(' | ');
+    const perStep = event.steps.map((s) => `${s.step} ${formatCount(s.rowsRead)}${s.total === null ? '' : `/${formatCount(s.total)}`}`).join(' | ');
     const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}${timeLeft(event, done)}`;
     this.#line?.show(line);
   };

@@ -4,7 +4,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import { type DraftOptions, ENTITIES, type Entity } from '../mapping/index.ts';
 import { normalizeHeaderRow } from '../sources/index.ts';
 import { refuseArguments, type CliIo, type Command, type ParsedArgs } from './command.ts';
-import { listSome, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, printableLines } from '../util/index.ts';
+import { listSome, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, printableLines, formatCount } from '../util/index.ts';
 
 function pathIn(io: CliIo, file: string): string {
   return isAbsolute(file) ? file : resolve(io.cwd, file);
@@ -122,7 +122,7 @@ says so.`,
     io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${listSome(draft.unmatched)}` : ''}\n`));
     if (draft.leftOut.length > 0) {
       io.stderr.write(
-        `${draft.leftOut.length.toLocaleString('en-GB')} columns are not drafted: a mapping file holds at most ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB; carry them in a second mapping (a step of a plan), or leave them out\n`,
+        `${formatCount(draft.leftOut.length)} columns are not drafted: a mapping file holds at most ${formatCount(MAX_MAPPING_FIELDS)} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB; carry them in a second mapping (a step of a plan), or leave them out\n`,
       );
     }
     return EXIT.OK;

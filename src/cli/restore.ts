@@ -4,6 +4,7 @@ import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf, path, wholeNumber } from './import.ts';
 import { formatImportSummary, ImportProgress, importExitCode } from './import-report.ts';
+import { formatCount } from '../util/index.ts';
 
 export function formatRestoreLinks(summary: RestoreSummary): string {
   const { kaseParties, tracks } = summary.links;
@@ -15,7 +16,7 @@ export function formatRestoreLinks(summary: RestoreSummary): string {
     lines.push(
       `Found in the account: ${summary.lookedAt.records} records the backup holds (matched, not added again); of their entries and tasks ${present.entries} entries and ${present.tasks} tasks were there already (${summary.lookedAt.requests} requests to look).`,
     );
-  lines.push(`In all: ${summary.requests.toLocaleString('en-GB')} requests (the importer's, ${summary.lookedAt.requests} to look at what the records found hold, ${tracks.ofParties} for the tracks of parties).`);
+  lines.push(`In all: ${formatCount(summary.requests)} requests (the importer's, ${summary.lookedAt.requests} to look at what the records found hold, ${tracks.ofParties} for the tracks of parties).`);
   if (carried.emails + carried.taskEntries > 0) lines.push(`Carried as notes (the interface creates only notes): ${carried.emails} emails, ${carried.taskEntries} entries of completed tasks, each headed by what it was.`);
   if (leftOut.taskEntries > 0) lines.push(`Left out: ${leftOut.taskEntries} entries of completed tasks, which the service filed again when their tasks were restored completed.`);
   if (summary.missing.length > 0) lines.push(`Restored without ${summary.missing.length} item${summary.missing.length === 1 ? '' : 's'} the target lacks (--allow-missing): ${summary.missing.map((m) => `${m.kind} ${m.name}`).join('; ')}.`);

@@ -6,6 +6,7 @@ import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, inputPath, path, 
 import { recordUsage, relativePath, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 import { notListedText, VERIFY_COUNTS, verifyOutcome } from '../report/index.ts';
 import { version } from './version.ts';
+import { formatCount } from '../util/index.ts';
 
 /** Builds verify's options from its flags: a PLAN, or --mapping and --input, and the state folder rules of `run` and `import`. */
 export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInput {
@@ -33,8 +34,8 @@ export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInp
 /** What verify says before it reads the records: how many requests that takes. */
 export function formatVerifyPlan(event: Extract<VerifyEvent, { type: 'plan' }>): string {
   const records = event.steps.reduce((sum, s) => sum + s.records, 0);
-  const perStep = event.steps.map((s) => `${s.step} ${s.records.toLocaleString('en-GB')}`).join(', ');
-  return `Reading ${records.toLocaleString('en-GB')} records of the account (${perStep}): ${event.requests.toLocaleString('en-GB')} requests, after ${event.requestsForNames} to read the account's names and ${event.requestsForAdded} to list what was created since the first run.\n`;
+  const perStep = event.steps.map((s) => `${s.step} ${formatCount(s.records)}`).join(', ');
+  return `Reading ${formatCount(records)} records of the account (${perStep}): ${formatCount(event.requests)} requests, after ${event.requestsForNames} to read the account's names and ${event.requestsForAdded} to list what was created since the first run.\n`;
 }
 
 /** Rows and values not carried listed in the summary; the not-carried file has them all. */
@@ -51,15 +52,15 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string, strict 
     }
     lines.push('');
   }
-  if (!summary.matches) lines.push(`Differences: ${summary.differences.length.toLocaleString('en-GB')}  -> ${shownPath(summary.differencesFile, cwd)}`);
+  if (!summary.matches) lines.push(`Differences: ${formatCount(summary.differences.length)}  -> ${shownPath(summary.differencesFile, cwd)}`);
   if (summary.notCarried.length > 0) {
-    lines.push(`Not carried, by decision: ${summary.notCarried.length.toLocaleString('en-GB')}  -> ${shownPath(summary.notCarriedFile, cwd)}`);
+    lines.push(`Not carried, by decision: ${formatCount(summary.notCarried.length)}  -> ${shownPath(summary.notCarriedFile, cwd)}`);
     for (const item of summary.notCarried.slice(0, NOT_CARRIED_SHOWN)) lines.push(`  ${notCarriedLine(item)}`);
-    if (summary.notCarried.length > NOT_CARRIED_SHOWN) lines.push(`  ... and ${(summary.notCarried.length - NOT_CARRIED_SHOWN).toLocaleString('en-GB')} more in the file.`);
+    if (summary.notCarried.length > NOT_CARRIED_SHOWN) lines.push(`  ... and ${formatCount(summary.notCarried.length - NOT_CARRIED_SHOWN)} more in the file.`);
   }
   for (const item of summary.notListed) lines.push(notListedText(item));
   lines.push(
-    `Requests: ${summary.requests.toLocaleString('en-GB')} (${summary.requestsForNames} to read the account's names, ${(summary.requests - summary.requestsForNames).toLocaleString('en-GB')} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`,
+    `Requests: ${formatCount(summary.requests)} (${summary.requestsForNames} to read the account's names, ${formatCount(summary.requests - summary.requestsForNames)} for the records); elapsed ${(summary.elapsedMs / 1000).toFixed(1)} s.`,
   );
   lines.push(verifyOutcome(summary, strict));
   return `${lines.join('\n')}\n`;

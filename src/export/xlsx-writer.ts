@@ -5,6 +5,7 @@ import type { Cell } from './columns.ts';
 import { cellXml, contentTypes, cutText, letters, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, textElement, workbookRels, workbookXml, XLSX_MAX_TEXT } from './ooxml.ts';
 import type { DeletedRecord, ExportWriter } from './writer-types.ts';
 import { ZipWriter, type ZipEntrySink } from './zip.ts';
+import { formatCount } from '../util/index.ts';
 
 /** Rows kept before the sheet starts, to size the columns from what they hold. */
 const SAMPLE_ROWS = 200;
@@ -99,7 +100,7 @@ export class XlsxWriter implements ExportWriter {
       return this.#sample.length >= SAMPLE_ROWS ? this.#start() : undefined;
     }
     if (this.#rows >= this.maxRows) {
-      throw new FerryError('EXPORT_WRITE', `an XLSX sheet holds at most ${this.maxRows.toLocaleString('en-GB')} rows (the header included), and this export has more records`, {
+      throw new FerryError('EXPORT_WRITE', `an XLSX sheet holds at most ${formatCount(this.maxRows)} rows (the header included), and this export has more records`, {
         location: { file: this.#file.target },
         hint: 'Export to CSV or JSON Lines, or narrow the export with --where.',
       });

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { isV1LiveInput, listSome, MAX_NAMES_SHOWN, suggest } from '../util/index.ts';
+import { isV1LiveInput, listSome, MAX_NAMES_SHOWN, suggest, formatCount } from '../util/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type CellValue, type FieldRow, namedValues, type SourceLocation, type SourceRow } from '../sources/index.ts';
 import { CodeWriter, positionalCells } from './codegen.ts';
@@ -256,10 +256,10 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
         const close = suggest(c, header, 1);
         return `\`${c}\`${close[0] === undefined ? '' : ` (did you mean \`${close[0]}\`?)`}`;
       });
-      const more = missing.length > MAX_NAMES_SHOWN ? ` and ${(missing.length - MAX_NAMES_SHOWN).toLocaleString('en-GB')} more` : '';
+      const more = missing.length > MAX_NAMES_SHOWN ? ` and ${formatCount(missing.length - MAX_NAMES_SHOWN)} more` : '';
       throw new FerryError('MAPPING_INVALID', `the input has no column${missing.length === 1 ? '' : 's'} ${described.join(', ')}${more}, which the mapping reads`, {
         location: { file },
-        hint: `The input's ${header.length.toLocaleString('en-GB')} columns are: ${listSome(header.map((h) => JSON.stringify(h)))}`,
+        hint: `The input's ${formatCount(header.length)} columns are: ${listSome(header.map((h) => JSON.stringify(h)))}`,
       });
     },
     mapRow(row) {

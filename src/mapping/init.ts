@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { type CellValue, isIdColumn, openSource, type OpenSourceOptions } from '../sources/index.ts';
-import { normalizeWord } from '../util/index.ts';
+import { normalizeWord, formatCount } from '../util/index.ts';
 import type { Entity } from './schema.ts';
 import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, printable } from '../util/index.ts';
@@ -503,8 +503,8 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   }
   if (leftOut.length > 0) {
     lines.push(
-      `  # ${leftOut.length.toLocaleString('en-GB')} more columns are not drafted (from ${q(leftOut[0] as string)} on): a mapping file holds at most`,
-      `  # ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB. Carry them in another mapping (a second step of a plan), or leave them out.`,
+      `  # ${formatCount(leftOut.length)} more columns are not drafted (from ${q(leftOut[0] as string)} on): a mapping file holds at most`,
+      `  # ${formatCount(MAX_MAPPING_FIELDS)} entries and ${MAX_MAPPING_BYTES / (1024 * 1024)} MB. Carry them in another mapping (a second step of a plan), or leave them out.`,
     );
     for (const column of leftOut) {
       reasons.set(column, 'not drafted: the mapping would be over its limits');
@@ -536,7 +536,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   if (unmatched.length > 0) {
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
     for (const column of unmatched.slice(0, MAX_NAMES_SHOWN)) lines.push(`#   ${shortName(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
-    if (unmatched.length > MAX_NAMES_SHOWN) lines.push(`#   and ${(unmatched.length - MAX_NAMES_SHOWN).toLocaleString('en-GB')} more (crm-ferry inspect lists every column)`);
+    if (unmatched.length > MAX_NAMES_SHOWN) lines.push(`#   and ${formatCount(unmatched.length - MAX_NAMES_SHOWN)} more (crm-ferry inspect lists every column)`);
   }
   return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, leftOut, key, entity, entityReason };
 }

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ErrorLocation, FerryError } from '../errors/index.ts';
-import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, isKnownTimeZone, yamlLineOf } from '../util/index.ts';
+import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, isKnownTimeZone, yamlLineOf, formatCount } from '../util/index.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
 import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
@@ -29,7 +29,7 @@ export class MappingErrors extends FerryError {
       'MAPPING_INVALID',
       errors.length === 1 && first
         ? first.message
-        : `${errors.length.toLocaleString('en-GB')} problems in the mapping${errors.length > MAX_PROBLEMS_SHOWN ? ` (the first ${MAX_PROBLEMS_SHOWN} here; fix them and validate again to see the rest)` : ''}:\n${lines.join('\n')}`,
+        : `${formatCount(errors.length)} problems in the mapping${errors.length > MAX_PROBLEMS_SHOWN ? ` (the first ${MAX_PROBLEMS_SHOWN} here; fix them and validate again to see the rest)` : ''}:\n${lines.join('\n')}`,
       { location: errors.length === 1 && first?.location ? first.location : { file } },
     );
     this.errors = errors;
@@ -425,7 +425,7 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
   const data: unknown = yamlValue(doc, file, 'MAPPING_INVALID');
   const fields = (data as { fields?: unknown } | null)?.fields;
   if (Array.isArray(fields) && fields.length > MAX_MAPPING_FIELDS) {
-    throw new FerryError('MAPPING_INVALID', `the mapping has ${fields.length.toLocaleString('en-GB')} field entries; a mapping takes at most ${MAX_MAPPING_FIELDS.toLocaleString('en-GB')}`, {
+    throw new FerryError('MAPPING_INVALID', `the mapping has ${formatCount(fields.length)} field entries; a mapping takes at most ${formatCount(MAX_MAPPING_FIELDS)}`, {
       location: { file, yamlPath: 'fields' },
       hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
     });

@@ -3,6 +3,7 @@ import { reasonText } from '../mapping/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
 import type { ReportNotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
 import type { UsageSample } from './usage.ts';
+import { formatCount } from '../util/index.ts';
 
 /** Examples kept per reason. */
 export const EXAMPLES_PER_REASON = 3;
@@ -143,7 +144,7 @@ export const VERIFY_COUNTS: Array<[keyof VerifySummary['steps'][number] & string
 ];
 
 function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count.toLocaleString('en-GB')} ${count === 1 ? one : many}`;
+  return `${formatCount(count)} ${count === 1 ? one : many}`;
 }
 
 /**
@@ -156,7 +157,7 @@ export function verifyOutcome(summary: Pick<VerifySummary, 'steps' | 'difference
   const carried = summary.steps.reduce((sum, s) => sum + s.carried, 0);
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   const dropped = summary.steps.reduce((sum, s) => sum + s.dropped, 0);
-  const parts = [`${carried.toLocaleString('en-GB')} of ${plural(expected, 'row')} ${carried === 1 ? 'is' : 'are'} in the account as in the file`];
+  const parts = [`${formatCount(carried)} of ${plural(expected, 'row')} ${carried === 1 ? 'is' : 'are'} in the account as in the file`];
   if (rejected > 0) parts.push(`${plural(rejected, 'row')} ${rejected === 1 ? 'was' : 'were'} not carried, each for the reason listed`);
   if (dropped > 0) parts.push(`${plural(dropped, 'value')} ${dropped === 1 ? 'was' : 'were'} left out of the records written, each for the reason listed`);
   const alone = summary.steps.reduce((sum, s) => sum + s.notCompared, 0);
@@ -174,7 +175,7 @@ export function verifyOutcome(summary: Pick<VerifySummary, 'steps' | 'difference
  */
 export function notListedText({ entity, listed }: VerifySummary['notListed'][number]): string {
   const kind = entity === 'entry' ? 'notes' : 'tasks';
-  return `${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${listed.toLocaleString('en-GB')} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`;
+  return `${entity === 'entry' ? 'Notes' : 'Tasks'} added by hand: looked for among the first ${formatCount(listed)} ${kind} the account lists, a request for every 100 the runs wrote and one more; the account holds more, and one added beyond them is not seen.`;
 }
 
 /**

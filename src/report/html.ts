@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { VerifyDifference, VerifyNotCarried } from '../verify/index.ts';
 import type { UsageSample } from './usage.ts';
-import { writeFileAtomic } from '../util/index.ts';
+import { writeFileAtomic, formatCount } from '../util/index.ts';
 
 export type ReportCommand = 'run' | 'import' | 'verify' | 'rollback';
 
@@ -90,7 +90,7 @@ export function escapeHtml(value: unknown): string {
 const esc = escapeHtml;
 
 function number(value: number): string {
-  return value.toLocaleString('en-GB');
+  return formatCount(value);
 }
 
 function duration(ms: number): string {

@@ -4,14 +4,14 @@ import { basename } from 'node:path';
 import { type ErrorCode, FerryError } from '../errors/index.ts';
 import { ChunkDecoder, detectEncoding, type EncodingDecision } from './csv-encoding.ts';
 import { sniffDelimiter } from './csv-delimiter.ts';
-import { checkInputPath, MAX_COLUMNS } from '../util/index.ts';
+import { checkInputPath, MAX_COLUMNS, formatCount } from '../util/index.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer, type TokenizedRecord } from './csv-tokenizer.ts';
 import { type BatchedItems, type CommonReadOptions, type FieldRow, itemsOfBatches, namedValues, type SourceItem, type SourceLocation, type SourceRowError, type SourceWarning } from './types.ts';
 
 /** A row wider than any spreadsheet: refused before its columns are named or read. */
 function tooManyColumns(count: number, location: SourceLocation): FerryError {
-  return new FerryError('SOURCE_HEADER', `the file has ${count.toLocaleString('en-GB')} columns; crm-ferry reads at most ${MAX_COLUMNS.toLocaleString('en-GB')} (as many as a spreadsheet holds)`, {
+  return new FerryError('SOURCE_HEADER', `the file has ${formatCount(count)} columns; crm-ferry reads at most ${formatCount(MAX_COLUMNS)} (as many as a spreadsheet holds)`, {
     location,
     hint: 'Check the delimiter (--delimiter), or cut the columns nobody needs before reading the file.',
   });

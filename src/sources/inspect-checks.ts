@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isEmailColumn, isIdColumn } from './column-kinds.ts';
+import { formatCount } from '../util/index.ts';
 
 /** Something in a column that ruins an import later, found while inspecting the file. */
 export interface ColumnFinding {
@@ -56,8 +57,8 @@ class RepeatTally {
 
   describe(): string {
     const shown = this.examples.map((e) => `${q(e.value)} on rows ${e.first} and ${e.again}`).join('; ');
-    const values = this.values === 1 ? '1 value occurs' : `${this.values.toLocaleString('en-GB')} values occur`;
-    return `${values} on more than one row (${this.rows.toLocaleString('en-GB')} repeat${this.rows === 1 ? '' : 's'}), e.g. ${shown}`;
+    const values = this.values === 1 ? '1 value occurs' : `${formatCount(this.values)} values occur`;
+    return `${values} on more than one row (${formatCount(this.rows)} repeat${this.rows === 1 ? '' : 's'}), e.g. ${shown}`;
   }
 }
 
@@ -171,7 +172,7 @@ export class ColumnChecks {
         continue;
       }
       if (t.ambiguous === 0 || !t.example) continue;
-      const either = `${t.ambiguous.toLocaleString('en-GB')} date${t.ambiguous === 1 ? '' : 's'} in ${q(column)} read${t.ambiguous === 1 ? 's' : ''} either way (${q(t.example.text)}, row ${t.example.row}: ${readings(t.example.text)})`;
+      const either = `${formatCount(t.ambiguous)} date${t.ambiguous === 1 ? '' : 's'} in ${q(column)} read${t.ambiguous === 1 ? 's' : ''} either way (${q(t.example.text)}, row ${t.example.row}: ${readings(t.example.text)})`;
       const decided = t.dayFirst ?? t.monthFirst;
       const message = decided
         ? `${either}; ${q(decided.text)} (row ${decided.row}) has a number over 12 ${t.dayFirst ? 'first: the day comes first' : 'second: the month comes first'}. Give the mapping {date: ${q(formatOf(decided.text, t.dayFirst !== null))}}, and check with whoever made the file.`

@@ -30,5 +30,22 @@ export const MAX_NAMES_SHOWN = 50;
 /** `a, b, c and 120 more`: the first `max` of a list, and how many were left out. */
 export function listSome(items: readonly string[], max: number = MAX_NAMES_SHOWN): string {
   if (items.length <= max) return items.join(', ');
-  return `${items.slice(0, max).join(', ')} and ${(items.length - max).toLocaleString('en-GB')} more`;
+  return `${items.slice(0, max).join(', ')} and ${formatCount(items.length - max)} more`;
+}
+
+/**
+ * A count as the messages write it, with thousands grouped by commas (12,345): what
+ * `toLocaleString('en-GB')` gives, without the locale data a process loads at its first use
+ * (some 20 ms of CPU, a tenth of a short run's summary).
+ */
+export function formatCount(n: number): string {
+  if (!Number.isSafeInteger(n)) return n.toLocaleString('en-GB');
+  const digits = String(Math.abs(n));
+  let grouped = digits.length > 3 ? '' : digits;
+  if (digits.length > 3) {
+    const head = digits.length % 3 || 3;
+    grouped = digits.slice(0, head);
+    for (let i = head; i < digits.length; i += 3) grouped += `,${digits.slice(i, i + 3)}`;
+  }
+  return n < 0 ? `-${grouped}` : grouped;
 }
