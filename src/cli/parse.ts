@@ -65,8 +65,7 @@ function describe(def: OptionDef): string {
 interface ParserState {
   /** The command (or group of commands) whose builder ran last: where an error happened. */
   context?: string;
-  /** The command whose builder ran: the one to run when the parse asked for nothing else. */
-  chosen?: CommandEntry;
+  chosen?: { entry: CommandEntry; argv: Arguments };
 }
 
 /**
@@ -94,20 +93,21 @@ function configure(y: Argv, command: Command): Argv {
   return y;
 }
 
-/**
- * The command table as yargs commands: one word each, or a group word (`mapping`, `auth`) with its
- * sub-commands. A command has no handler: the one whose builder ran is the one chosen, and it runs
- * once the parse is over (with a handler, yargs would also format the command's whole help after
- * calling it, in case it was asked for later: a fiftieth of a short run's CPU).
- */
+/** The command table as yargs commands: one word each, or a group word (`mapping`, `auth`) with its sub-commands. */
 function addCommands(y: Argv, loaded: Map<string, Command>, state: ParserState): void {
   const leaf = (entry: CommandEntry, word: string, target: Argv): void => {
-    target.command(word, entry.summary, (b) => {
-      state.context = entry.name;
-      state.chosen = entry;
-      const command = loaded.get(entry.name);
-      return command ? configure(b, command) : b;
-    });
+    target.command(
+      word,
+      entry.summary,
+      (b) => {
+        state.context = entry.name;
+        const command = loaded.get(entry.name);
+        return command ? configure(b, command) : b;
+      },
+      (argv) => {
+        state.chosen = { entry, argv };
+      },
+    );
   };
   const groupsDone = new Set<string>();
   for (const entry of commands) {
@@ -127,6 +127,18 @@ function addCommands(y: Argv, loaded: Map<string, Command>, state: ParserState):
       return g.demandCommand(1, `crm-ferry ${first} needs a command: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`);
     });
   }
+}
+
+/**
+ * yargs formats the chosen command's whole help as it calls the command's handler, in case it is
+ * shown later: here it never is (help is answered before a command is chosen), and formatting it
+ * took a fiftieth of the CPU of a short `crm-ferry run`. Its usage object is reached through the
+ * internal methods yargs gives its own parts; when a later yargs has neither, nothing changes.
+ */
+function skipHelpCache(y: Argv): void {
+  const internal = y as Argv & { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } };
+  const usage = internal.getInternalMethods?.().getUsageInstance?.();
+  if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
 async function buildParser(words: string[], state: ParserState, width?: number): Promise<Argv> {
@@ -149,6 +161,7 @@ async function buildParser(words: string[], state: ParserState, width?: number):
   (y as Argv & { usageConfiguration(config: { 'hide-types': boolean }): Argv }).usageConfiguration({ 'hide-types': true });
   y.wrap(Math.min(HELP_WIDTH, width ?? HELP_WIDTH));
   addCommands(y, loaded, state);
+  skipHelpCache(y);
   return y;
 }
 
@@ -223,9 +236,9 @@ function usageError(message: string, argv: string[], state: ParserState, loaded:
   return { kind: 'usage-error', message: message.startsWith('crm-ferry') ? message : `${where}: ${message}`, after };
 }
 
-async function parseWith(y: Argv, argv: string[]): Promise<{ error: Error | null; output: string; parsed: Arguments }> {
+async function parseWith(y: Argv, argv: string[]): Promise<{ error: Error | null; output: string }> {
   return new Promise((resolve) => {
-    y.parse(argv, {}, (error, parsed, output) => resolve({ error: error ?? null, output, parsed }));
+    y.parse(argv, {}, (error, _argv, output) => resolve({ error: error ?? null, output }));
   });
 }
 
@@ -268,7 +281,7 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
   const overview = async (): Promise<string> => (await parseWith(await buildParser([], {}, width), ['--help'])).output;
   if (argv.length === 0) return { kind: 'nothing', overview: await overview() };
   const y = await buildParser(argv, state, width);
-  const { error, output, parsed } = await parseWith(y, argv);
+  const { error, output } = await parseWith(y, argv);
   const chosen = state.chosen;
   if (error) {
     const command = state.context ? await commands.find((c) => c.name === state.context)?.load() : undefined;
@@ -289,7 +302,7 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
   if (!chosen) {
     return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}`, after: await overview() };
   }
-  const command = (await chosen.load()) as Command;
+  const command = (await chosen.entry.load()) as Command;
   const valued = booleanWithValue(command, argv);
   if (valued)
     return {
@@ -297,5 +310,5 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
       message: `crm-ferry ${command.name}: ${valued.split('=')[0]} takes no value, got ${valued}; write ${valued.split('=')[0]} alone, or leave it out`,
       after: `Run 'crm-ferry ${command.name} --help' for its options.`,
     };
-  return { kind: 'run', command, args: toParsedArgs(command, chosen, parsed) };
+  return { kind: 'run', command, args: toParsedArgs(command, chosen.entry, chosen.argv) };
 }
