@@ -530,6 +530,11 @@ export class JournalWriter {
     return this.#queued;
   }
 
+  /** Whether line `line` (from `enqueue`) is on disk. */
+  isDurable(line: number): boolean {
+    return line <= this.#written;
+  }
+
   /** Resolves once line `line` (from `enqueue`) and every line before it are on disk. */
   durable(line: number): Promise<void> {
     if (this.#failed) return Promise.reject(this.#failed);

@@ -317,7 +317,8 @@ export class RecordSender {
     // Durable before the request: a crash after it leaves an intent the next run looks up.
     const { at, line } = attempt.announced ?? this.announce(step, mapped, body, fp);
     attempt.announced = null;
-    await this.ctx.durable(step, line);
+    const writing = this.ctx.durable(step, line);
+    if (writing) await writing;
     let id: number;
     try {
       id = await this.ctx.service.create(entity, attempt.sent);

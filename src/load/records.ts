@@ -38,7 +38,11 @@ export function withoutApart(body: Body): Body {
 
 /** A project's additional contacts in a body, by party id. */
 export function contactIdsOf(body: Body | null | undefined): number[] {
-  return itemsOf(body, 'parties').flatMap((item) => (typeof item.id === 'number' ? [item.id] : []));
+  const ids: number[] = [];
+  // Most records have none: asked three times a row, this is no place for a flatMap.
+  if (!Array.isArray(body?.parties)) return ids;
+  for (const item of itemsOf(body, 'parties')) if (typeof item.id === 'number') ids.push(item.id);
+  return ids;
 }
 
 /** The additional contacts to add and remove to go from what an earlier run wrote to the row of now. */

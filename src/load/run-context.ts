@@ -84,9 +84,19 @@ export class RunContext {
     }
   }
 
+  /** The time of a journal line, as ISO text: made once a millisecond (rows written together share it). */
   at(): string {
-    return this.now().toISOString();
+    const now = this.now();
+    const ms = now.getTime();
+    if (ms !== this.#atMs) {
+      this.#atMs = ms;
+      this.#atText = now.toISOString();
+    }
+    return this.#atText;
   }
+
+  #atMs = Number.NaN;
+  #atText = '';
 
   /** A journal line that must be on disk before what it announces happens. */
   async journal(step: StepRun, entry: JournalEntry): Promise<void> {
@@ -103,9 +113,10 @@ export class RunContext {
     return step.writer?.enqueue(entry) ?? null;
   }
 
-  /** Resolves once a staged line is on disk. */
-  async durable(step: StepRun, line: number | null): Promise<void> {
-    if (line !== null) await step.writer?.durable(line);
+  /** Resolves once a staged line is on disk; nothing to wait for (undefined) when it is there already. */
+  durable(step: StepRun, line: number | null): Promise<void> | undefined {
+    if (line === null || !step.writer || step.writer.isDurable(line)) return undefined;
+    return step.writer.durable(line);
   }
 
   /**

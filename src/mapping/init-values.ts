@@ -1,4 +1,5 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import type { CountryCode } from 'libphonenumber-js';
+import { phoneLibrary } from './transforms/phone-library.ts';
 import type { CellValue } from '../sources/index.ts';
 import { normalizeWord } from '../util/index.ts';
 import { localeSeparators, NUMBER_LOCALES } from './transforms/number.ts';
@@ -164,7 +165,7 @@ export function proposePhone(samples: CellValue[]): Proposal | undefined {
     let written = 0;
     let valid = 0;
     for (const text of national) {
-      const number = parsePhoneNumberFromString(text, country);
+      const number = phoneLibrary().parsePhoneNumberFromString(text, country);
       if (!number?.isValid()) continue;
       valid += 1;
       if (squash(number.formatNational()) === squash(text)) written += 1;

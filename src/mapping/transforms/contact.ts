@@ -1,7 +1,7 @@
-import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
 import { readPhoneFast } from './phone-fast-path.ts';
+import { phoneLibrary } from './phone-library.ts';
 import { TransformError } from './types.ts';
 import type { TransformDefinition, TransformFn } from './types.ts';
 import { parsingTransform, quote } from './values.ts';
@@ -22,7 +22,7 @@ const phoneOptions = z
   })
   .strict()
   .superRefine((options, context) => {
-    if (options.defaultCountry !== undefined && !isSupportedCountry(options.defaultCountry.toUpperCase())) {
+    if (options.defaultCountry !== undefined && !phoneLibrary().isSupportedCountry(options.defaultCountry.toUpperCase())) {
       context.addIssue({
         code: 'custom',
         message: `${quote(options.defaultCountry)} is not a country code phone numbers are known for (ISO 3166 alpha-2, such as GB)`,
@@ -53,7 +53,7 @@ export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
       if (fast !== undefined) return fast ?? undefined;
       const known = seen.get(written);
       if (known !== undefined) return known ?? undefined;
-      const parsed = PHONE_CHARACTERS.test(written) ? parsePhoneNumberFromString(written, country) : undefined;
+      const parsed = PHONE_CHARACTERS.test(written) ? phoneLibrary().parsePhoneNumberFromString(written, country) : undefined;
       const result = parsed !== undefined && parsed.isValid() ? parsed.number : null;
       if (seen.size >= PHONE_CACHE_SIZE) seen.clear();
       seen.set(written, result);

@@ -1,6 +1,5 @@
-import { Metadata } from 'libphonenumber-js';
 import type { CountryCode } from 'libphonenumber-js';
-import metadataJson from 'libphonenumber-js/min/metadata';
+import { phoneLibrary, phoneMetadataJson } from './phone-library.ts';
 import { DigitProduct, compileDigitPattern } from './phone-digit-automaton.ts';
 import type { DigitPattern, ProductPart } from './phone-digit-automaton.ts';
 
@@ -111,7 +110,12 @@ interface Plan {
 }
 
 // The library's own accessor class reads the metadata arrays, so field positions stay its business.
-const metadata = new (Metadata as unknown as new (json: unknown) => LibraryMetadata)(metadataJson);
+// Made at the first number read (see phone-library.ts).
+let loaded: LibraryMetadata | undefined;
+function metadata(): LibraryMetadata {
+  loaded ??= new (phoneLibrary().Metadata as unknown as new (json: unknown) => LibraryMetadata)(phoneMetadataJson());
+  return loaded;
+}
 
 /** The parts of the library's Metadata object used here (its published types leave them out). */
 interface LibraryMetadata {
@@ -138,8 +142,9 @@ const plans = new Map<string, Plan>();
 function planOf(country: string): Plan {
   const known = plans.get(country);
   if (known) return known;
-  metadata.selectNumberingPlan(country);
-  const p = metadata.numberingPlan;
+  const library = metadata();
+  library.selectNumberingPlan(country);
+  const p = library.numberingPlan;
   const types: NumberType[] = [];
   for (const name of TYPES) {
     const type = p.type(name);
@@ -199,10 +204,10 @@ function callingCodeOf(index: number): CallingCode | null {
   let known = callingCodes[index];
   if (known === undefined) {
     const code = String(index);
-    const countries = metadata.getCountryCodesForCallingCode(code);
+    const countries = metadata().getCountryCodesForCallingCode(code);
     if (countries === undefined || countries.length === 0) {
       known = null;
-      nonGeographic[index] = metadata.isNonGeographicCallingCode(code);
+      nonGeographic[index] = metadata().isNonGeographicCallingCode(code);
     } else {
       const list = countries.map(planOf);
       const first = String(list[0]?.possibleLengths);
