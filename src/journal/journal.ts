@@ -416,6 +416,11 @@ export interface JournalWriterOptions {
   onSeal?: (seal: JournalSeal) => Promise<void>;
   /** @default 1000 */
   sealEvery?: number;
+  /**
+   * How long a queued line (`enqueue`) may wait for a group someone else starts before one is
+   * started for it: what a crash can lose of lines nobody waits for. @default 1000
+   */
+  queuedUpToMs?: number;
 }
 
 /** Someone waiting for the lines up to `upTo` (counted from the writer's opening) to be on disk. */
@@ -460,7 +465,7 @@ export class JournalWriter {
   private constructor(
     readonly file: string,
     private readonly handle: FileHandle,
-    private readonly options: { maxBatch: number; dsync: boolean; onSeal: JournalWriterOptions['onSeal']; sealEvery: number },
+    private readonly options: { maxBatch: number; dsync: boolean; onSeal: JournalWriterOptions['onSeal']; sealEvery: number; queuedUpToMs: number },
     seal: JournalSeal,
   ) {
     this.#seal = seal;
@@ -497,7 +502,7 @@ export class JournalWriter {
       await handle.close().catch(() => undefined);
       throw new FerryError('JOURNAL_WRITE', `cannot open the journal ${file} for writing: ${(error as Error).message}`, { location: { file }, cause: error });
     }
-    return new JournalWriter(file, handle, { maxBatch: options.maxBatch ?? 256, dsync, onSeal: options.onSeal, sealEvery: options.sealEvery ?? 1000 }, seal);
+    return new JournalWriter(file, handle, { maxBatch: options.maxBatch ?? 256, dsync, onSeal: options.onSeal, sealEvery: options.sealEvery ?? 1000, queuedUpToMs: options.queuedUpToMs ?? 1000 }, seal);
   }
 
   /** What is on disk so far. */
@@ -527,8 +532,17 @@ export class JournalWriter {
     this.#lines.push(journalLine(entry));
     this.#queued += 1;
     if (this.#lines.length >= this.options.maxBatch && !this.#flushing) void this.#flush();
+    else this.#writeLater ??= setTimeout(this.#writeQueued, this.options.queuedUpToMs).unref();
     return this.#queued;
   }
+
+  /** Writes what is queued when nothing else did in time (see `queuedUpToMs`). */
+  #writeLater: NodeJS.Timeout | null = null;
+  readonly #writeQueued = (): void => {
+    this.#writeLater = null;
+    // A failure is reported to the next append or wait, as any failed group is.
+    if (!this.#failed && !this.#closed && this.#queued > this.#written) this.durable(this.#queued).catch(() => undefined);
+  };
 
   /** Whether line `line` (from `enqueue`) is on disk. */
   isDurable(line: number): boolean {
@@ -609,8 +623,11 @@ export class JournalWriter {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    if (this.#writeLater) clearTimeout(this.#writeLater);
+    this.#writeLater = null;
     await this.flush().catch(() => undefined);
     this.#closed = true;
+    if (this.#writeLater) clearTimeout(this.#writeLater);
     // What is on disk is what the runs wrote, even after a failed write.
     if (this.#seal.lines !== this.#sealed) await this.#tellSeal().catch(() => undefined);
     await this.handle.close().catch(() => undefined);

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FerryError } from '../../../src/errors/index.ts';
 import { journalLine, JournalWriter, loadJournal, readJournal, StateDir, type JournalEntry, type JournalSeal } from '../../../src/journal/index.ts';
 
@@ -429,14 +429,14 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
 
 describe('group commit', () => {
   /** A journal whose writes wait until `release` is called, and which counts them. */
-  async function heldWriter(maxBatch?: number): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
+  async function heldWriter(options: { maxBatch?: number; queuedUpToMs?: number } = {}): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
     const writes: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let began!: () => void;
     const started = new Promise<void>((resolve) => (began = resolve));
     const writer = await JournalWriter.open(fresh(), {
-      ...(maxBatch ? { maxBatch } : {}),
+      ...options,
       openFile: async (file, flags, mode) => {
         const handle = await open(file, flags, mode);
         const write = handle.write.bind(handle) as (buffer: Buffer, offset: number, length: number, position: null) => Promise<{ bytesWritten: number; buffer: Buffer }>;
@@ -512,7 +512,7 @@ describe('group commit', () => {
   });
 
   it('a full batch of queued lines is written without anyone waiting, and close writes the rest', async () => {
-    const { writer, writes, release, started } = await heldWriter(8);
+    const { writer, writes, release, started } = await heldWriter({ maxBatch: 8 });
     for (let i = 0; i < 11; i += 1) writer.enqueue({ t: 'cancel', k: `k${i}`, run: 'r', at });
     // Nobody waits for a line, yet a write began: the eighth line filled a batch.
     await started;
@@ -520,6 +520,28 @@ describe('group commit', () => {
     await writer.close();
     expect(writes.map((text) => text.split('\n').filter(Boolean).length)).toEqual([8, 3]);
     expect((await loadJournal(writer.file)).rows.size).toBe(11);
+  });
+
+  it('a queued line nobody waits for is written once queuedUpToMs has passed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { writer, writes, release, started } = await heldWriter({ queuedUpToMs: 1000 });
+      const line = writer.enqueue({ t: 'cancel', k: 'late', run: 'r', at });
+      let began = false;
+      void started.then(() => (began = true));
+      vi.advanceTimersByTime(999);
+      for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
+      expect(began).toBe(false);
+      vi.advanceTimersByTime(1);
+      // Nobody waits for the line, yet its group begins.
+      await started;
+      release();
+      await writer.durable(line);
+      expect(writes).toHaveLength(1);
+      await writer.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('after a failed write, queueing a line throws and waiting for one rejects', async () => {
