@@ -3,7 +3,7 @@
  * files from their first bytes, the extension only a tie-breaker: customers rename files freely, so
  * a CSV called `.xlsx` is read as CSV, and a workbook called `.csv` as a workbook.
  */
-import iconv from 'iconv-lite';
+import { iconvLite } from './iconv.ts';
 import { FerryError } from '../errors/index.ts';
 import { readCsv } from './csv.ts';
 import type { SourceFormatDefinition, SourceReadOptions } from './format-types.ts';
@@ -23,8 +23,8 @@ function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
 /** The first characters of a file as text, whatever its Unicode encoding, for a peek at its syntax. */
 function peekText(bytes: Buffer): string {
   if (startsWith(bytes, [0xef, 0xbb, 0xbf])) return bytes.subarray(3).toString('utf8');
-  if (startsWith(bytes, [0xff, 0xfe])) return iconv.decode(bytes.subarray(2), 'utf-16le');
-  if (startsWith(bytes, [0xfe, 0xff])) return iconv.decode(bytes.subarray(2), 'utf-16be');
+  if (startsWith(bytes, [0xff, 0xfe])) return iconvLite().decode(bytes.subarray(2), 'utf-16le');
+  if (startsWith(bytes, [0xfe, 0xff])) return iconvLite().decode(bytes.subarray(2), 'utf-16be');
   // Characters past ASCII do not matter for what is looked at here.
   return bytes.toString('latin1');
 }

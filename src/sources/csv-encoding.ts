@@ -1,6 +1,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { TextDecoder } from 'node:util';
-import iconv from 'iconv-lite';
+import type Iconv from 'iconv-lite';
+import { iconvLite } from './iconv.ts';
 import { FerryError } from '../errors/index.ts';
 
 /** Canonical names of the encodings crm-ferry tells apart on its own. */
@@ -24,7 +25,7 @@ export function normalizeEncodingName(name: string): string {
   if (key === 'utf16le' || key === 'utf-16le' || key === 'ucs-2' || key === 'ucs2') return 'utf-16le';
   if (key === 'utf16be' || key === 'utf-16be') return 'utf-16be';
   if (key === 'windows-1252' || key === 'cp1252' || key === 'win1252' || key === 'ansi') return 'windows-1252';
-  if (!iconv.encodingExists(key)) {
+  if (!iconvLite().encodingExists(key)) {
     throw new FerryError('CONFIG_INVALID', `unknown encoding ${JSON.stringify(name)}`, {
       hint: 'Use utf-8, utf-16le, utf-16be, windows-1252, or another name iconv-lite knows (latin1, iso-8859-15, macintosh ...).',
     });
@@ -132,7 +133,7 @@ export class ChunkDecoder {
   private encoding: string;
   private readonly mayFallBack: boolean;
   private utf8: TextDecoder | undefined;
-  private other: ReturnType<typeof iconv.getDecoder> | undefined;
+  private other: ReturnType<typeof Iconv.getDecoder> | undefined;
   private asciiSoFar = true;
   private offset = 0;
 
@@ -154,7 +155,7 @@ export class ChunkDecoder {
 
   private open(): void {
     if (this.encoding === 'utf-8') this.utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-    else this.other = iconv.getDecoder(this.encoding === 'windows-1252' ? 'win1252' : this.encoding, { stripBOM: false });
+    else this.other = iconvLite().getDecoder(this.encoding === 'windows-1252' ? 'win1252' : this.encoding, { stripBOM: false });
   }
 
   /** `context` says where reading is, for the error message. */

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import iconv from 'iconv-lite';
+import { iconvLite } from './iconv.ts';
 import { FerryError } from '../errors/index.ts';
 import { findInvalidUtf8 } from './csv-encoding.ts';
 
@@ -28,13 +28,13 @@ export function chooseDecoder(file: string, head: Buffer): TextChunkDecoder {
   if (encoding === 'utf-8' || encoding === 'utf8' || encoding === 'us-ascii' || encoding === 'ascii') {
     return strictUtf8(file);
   }
-  if (!iconv.encodingExists(encoding)) {
+  if (!iconvLite().encodingExists(encoding)) {
     throw new FerryError('SOURCE_ENCODING', `${file} declares the encoding ${JSON.stringify(encoding)}, which crm-ferry cannot decode`, {
       location: { file, row: 1 },
       hint: 'Convert the file to UTF-8 (e.g. iconv -f <encoding> -t UTF-8) and fix the XML declaration.',
     });
   }
-  const decoder = iconv.getDecoder(encoding);
+  const decoder = iconvLite().getDecoder(encoding);
   return {
     write: (chunk) => decoder.write(chunk),
     end: () => decoder.end() ?? '',
