@@ -1,4 +1,5 @@
-import { DateTime, FixedOffsetZone } from 'luxon';
+import type { DateTime, FixedOffsetZone } from 'luxon';
+import { luxon } from './luxon-library.ts';
 import { z } from 'zod';
 import { TransformError } from './types.ts';
 import type { TransformContext, TransformDefinition, TransformFn, Value } from './types.ts';
@@ -30,9 +31,9 @@ type FormatCheck = 'date' | 'time';
  * compile time instead of on every row.
  */
 function checkFormat(format: string, locale: string, kind: FormatCheck): string | undefined {
-  const sample = DateTime.fromObject(SAMPLE, { zone: 'utc', locale });
+  const sample = luxon().DateTime.fromObject(SAMPLE, { zone: 'utc', locale });
   const text = sample.toFormat(format);
-  const back = DateTime.fromFormat(text, format, { zone: 'utc', locale });
+  const back = luxon().DateTime.fromFormat(text, format, { zone: 'utc', locale });
   if (!back.isValid) return `format ${quote(format)} cannot be read back (${back.invalidExplanation ?? back.invalidReason ?? 'unknown reason'})`;
   if (kind === 'date' && back.toISODate() !== sample.toISODate()) return `format ${quote(format)} must contain a year, a month and a day (such as dd.MM.yyyy)`;
   if (kind === 'time' && (back.hour !== SAMPLE.hour || back.minute !== SAMPLE.minute)) return `format ${quote(format)} must contain hours and minutes (such as HH:mm)`;
@@ -40,10 +41,10 @@ function checkFormat(format: string, locale: string, kind: FormatCheck): string 
 }
 
 function compileFormats(format: string | string[], locale: string): CompiledFormat[] {
-  const sample = DateTime.fromObject(SAMPLE, { zone: 'utc', locale });
+  const sample = luxon().DateTime.fromObject(SAMPLE, { zone: 'utc', locale });
   return (typeof format === 'string' ? [format] : format).map((entry) => ({
     format: entry,
-    parser: DateTime.buildFormatParser(entry, { locale }),
+    parser: luxon().DateTime.buildFormatParser(entry, { locale }),
     locale,
     example: sample.toFormat(entry),
     numeric: compileNumeric(entry),
@@ -147,7 +148,11 @@ function expectation(noun: string, formats: CompiledFormat[]): string {
  * A zone no text names (UTC+13:07): values read in it without an offset of their own keep it,
  * which tells them apart from values that carry one, including "Z".
  */
-const NO_OFFSET = FixedOffsetZone.instance(13 * 60 + 7);
+let noOffsetZone: FixedOffsetZone | undefined;
+function noOffset(): FixedOffsetZone {
+  noOffsetZone ??= luxon().FixedOffsetZone.instance(13 * 60 + 7);
+  return noOffsetZone;
+}
 const MINUTE = 60_000;
 
 /** A value read from text: its wall-clock time (as if UTC), and the instant when it named its offset. */
@@ -160,7 +165,8 @@ interface Reading {
 
 function fromLuxon(parsed: DateTime): Reading {
   const date = parsed.toISODate() ?? '';
-  if (parsed.zone === NO_OFFSET) return { wall: parsed.toMillis() + NO_OFFSET.offset(0) * MINUTE, instant: undefined, date };
+  const zone = noOffset();
+  if (parsed.zone === zone) return { wall: parsed.toMillis() + zone.offset(0) * MINUTE, instant: undefined, date };
   return { wall: parsed.toMillis() + parsed.offset * MINUTE, instant: parsed.toMillis(), date };
 }
 
@@ -172,7 +178,7 @@ function readWithFormats(text: string, formats: CompiledFormat[]): Reading | und
       if (reading !== undefined) return reading;
       continue;
     }
-    const parsed = DateTime.fromFormatParser(text, entry.parser, { zone: NO_OFFSET, setZone: true, locale: entry.locale });
+    const parsed = luxon().DateTime.fromFormatParser(text, entry.parser, { zone: noOffset(), setZone: true, locale: entry.locale });
     if (parsed.isValid) return fromLuxon(parsed);
   }
   return undefined;
@@ -244,9 +250,9 @@ function readIso(text: string): Reading | undefined {
   const fast = readIsoFast(text);
   if (fast !== undefined) return fast;
   if (!ISO_START.test(text)) return undefined;
-  const iso = DateTime.fromISO(text, { zone: NO_OFFSET, setZone: true });
+  const iso = luxon().DateTime.fromISO(text, { zone: noOffset(), setZone: true });
   if (iso.isValid) return fromLuxon(iso);
-  const sql = DateTime.fromSQL(text, { zone: NO_OFFSET, setZone: true });
+  const sql = luxon().DateTime.fromSQL(text, { zone: noOffset(), setZone: true });
   return sql.isValid ? fromLuxon(sql) : undefined;
 }
 

@@ -1,4 +1,5 @@
-import { IANAZone } from 'luxon';
+import type { IANAZone } from 'luxon';
+import { luxon } from './luxon-library.ts';
 
 const DAY = 86_400_000;
 const MINUTE = 60_000;
@@ -32,8 +33,8 @@ export class ZoneOffsets {
   static of(name: string): ZoneOffsets | undefined {
     let offsets = ZoneOffsets.#byName.get(name);
     if (offsets === undefined) {
-      if (!IANAZone.isValidZone(name)) return undefined;
-      offsets = new ZoneOffsets(IANAZone.create(name));
+      if (!luxon().IANAZone.isValidZone(name)) return undefined;
+      offsets = new ZoneOffsets(luxon().IANAZone.create(name));
       ZoneOffsets.#byName.set(name, offsets);
     }
     return offsets;
