@@ -121,9 +121,9 @@ export class RunContext {
 
   /**
    * A result line. The row goes on without waiting for it to reach the disk, and no write is made
-   * for it alone: it goes out with the next group (the next intent, the run's end). Its intent is
-   * on disk already, so a crash before the result is leaves an intent that the next run settles
-   * by looking the record up. A failed write stops the run.
+   * for it alone: it goes out with the next group (the next intent, the run's end, or a second
+   * later). Its intent is on disk already, so a crash before the result is on disk leaves an
+   * intent that the next run settles by looking the record up. A failed write stops the run.
    */
   record(step: StepRun, entry: JournalEntry): void {
     try {
