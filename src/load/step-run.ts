@@ -33,7 +33,10 @@ export function deferred(): Deferred {
 export class StepRun {
   readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
   /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
-  readonly ids = new Map<string, Deferred>();
+  /** Rows of this run settled: their record's id, null when not written. */
+  readonly #ids = new Map<string, number | null>();
+  /** Rows other rows wait for, not yet settled. */
+  readonly #awaited = new Map<string, Deferred>();
   readonly seen = new Set<string>();
   /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
   readonly digests: Map<string, number> | null;
@@ -97,23 +100,28 @@ export class StepRun {
   idOf(key: string): number | null | Promise<number | null> {
     const alias = this.aliases.get(key);
     if (alias !== undefined) return this.idOf(alias);
-    const pending = this.ids.get(key);
+    // Settled: the id itself, so that a row linking to it goes on in the same turn.
+    const settled = this.#ids.get(key);
+    if (settled !== undefined) return settled;
+    const pending = this.#awaited.get(key);
     if (pending) return pending.promise;
     const known = this.journal.rows.get(key)?.id;
     if (known !== undefined && known !== null) return known;
     if (this.finished) return null;
     const wait = deferred();
-    this.ids.set(key, wait);
+    this.#awaited.set(key, wait);
     return wait.promise;
   }
 
+  /** The row of `key` is settled: written as record `id`, or not written (null). Once; later calls change nothing. */
   settle(key: string, id: number | null): void {
-    let entry = this.ids.get(key);
-    if (!entry) {
-      entry = deferred();
-      this.ids.set(key, entry);
+    if (this.#ids.has(key)) return;
+    this.#ids.set(key, id);
+    const waiting = this.#awaited.get(key);
+    if (waiting) {
+      this.#awaited.delete(key);
+      waiting.resolve(id);
     }
-    entry.resolve(id);
   }
 
   /**
@@ -128,13 +136,17 @@ export class StepRun {
   alias(key: string, into: string): void {
     if (key === into) return;
     this.aliases.set(key, into);
-    const waiting = this.ids.get(key);
-    if (waiting && !waiting.settled) void Promise.resolve(this.idOf(into)).then((id) => waiting.resolve(id));
+    const waiting = this.#awaited.get(key);
+    if (waiting) {
+      this.#awaited.delete(key);
+      void Promise.resolve(this.idOf(into)).then((id) => waiting.resolve(id));
+    }
   }
 
   finish(): void {
     this.finished = true;
-    for (const [key, entry] of this.ids) if (!entry.settled) entry.resolve(this.journal.rows.get(key)?.id ?? null);
+    for (const [key, entry] of this.#awaited) entry.resolve(this.journal.rows.get(key)?.id ?? null);
+    this.#awaited.clear();
   }
 }
 
