@@ -177,7 +177,7 @@ export class RecordSender {
     const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
     const attempt: CreateAttempt = { number: 1, announced, sent: null };
     for (;;) {
-      const lost = await this.ctx.limit(async (): Promise<LostAnswer | null> => {
+      const lost = await this.ctx.slots.run(async (): Promise<LostAnswer | null> => {
         if (this.ctx.halt.signal.aborted) {
           step.counts.notReached += 1;
           step.settleUnwritten(mapped.key);

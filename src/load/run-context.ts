@@ -4,13 +4,13 @@
  * sender (record-sender.ts) and the engine that runs the steps (run-import.ts) are handed one.
  */
 import { setMaxListeners } from 'node:events';
-import pLimit from 'p-limit';
 import { RecordService } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { blankRow, type JournalEntry, type RowState, type StateDir } from '../journal/index.ts';
 import type { NameResolver } from '../mapping/index.ts';
 import type { DryRunReport, ImportDeps, ImportEvent, ImportOptions } from './import-options.ts';
 import type { StepRun } from './step-run.ts';
+import { WriteSlots } from './write-slots.ts';
 
 /** What a run is given: its options, dependencies, state folder, steps, names, id, clock and events. */
 export interface RunSettings {
@@ -40,7 +40,8 @@ export class RunContext {
   readonly now: () => Date;
   readonly emit: (event: ImportEvent) => void;
   readonly service: RecordService;
-  readonly limit: ReturnType<typeof pLimit>;
+  /** The write slots (`--concurrency`). */
+  readonly slots: WriteSlots;
   /** Stops reading rows and sending: Ctrl-C, or an error that ends the run. */
   readonly halt = new AbortController();
   stopped: FerryError | null = null;
@@ -70,7 +71,7 @@ export class RunContext {
     setMaxListeners(options.concurrency + steps.length + 8, this.halt.signal);
     this.service = new RecordService(deps.client, this.halt.signal);
     this.requestsAtStart = deps.client.transport.requestsSent;
-    this.limit = pLimit(options.concurrency);
+    this.slots = new WriteSlots(options.concurrency);
     this.byName = new Map(steps.map((s) => [s.name, s]));
     if (deps.signal) {
       const onAbort = (): void => {

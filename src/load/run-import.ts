@@ -450,8 +450,8 @@ class ImportEngine {
       }
       await Promise.all(
         gone.map((row) =>
-          this.ctx
-            .limit(async () => {
+          this.ctx.slots
+            .run(async () => {
               if (this.ctx.halt.signal.aborted || row.id === null) return;
               await this.ctx.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
               await this.ctx.service.remove(entity, row.id);
