@@ -54,6 +54,23 @@ const UNDICI_FILES: Plugin = {
   },
 };
 
+/**
+ * zod's messages in English only. zod exports every language it has (`z.locales`, half of its
+ * code: 290 kB of the 580 kB every command loaded and compiled), and uses English unless told
+ * otherwise; crm-ferry writes its own messages and never picks another. The library (tsc's
+ * dist/) keeps zod whole.
+ */
+const ZOD_ENGLISH_ONLY: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+      if (!/[\\/]node_modules[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer)) return undefined;
+      return { path: fileURLToPath(new URL('../locales/en.js', `file://${args.importer}`)), namespace: 'zod-english-only' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, loader: 'js', resolveDir: ROOT }));
+  },
+};
+
 /** Bundles the command line into `out`; returns the files written and their bytes. */
 export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file: string; bytes: number }>> {
   // Chunks are named by their content: those of an earlier build would stay beside the new ones.
@@ -67,7 +84,7 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    plugins: [EXTERNAL_DOORS, UNDICI_FILES],
+    plugins: [EXTERNAL_DOORS, UNDICI_FILES, ZOD_ENGLISH_ONLY],
     // CommonJS dependencies bundled into ES modules still call require() for node's own modules,
     // and read __dirname (yargs, for its locales).
     banner: {
