@@ -17,6 +17,17 @@ describe('canonicalJson', () => {
     expect(canonicalJson(value)).toBe(expected);
   });
 
+  it('orders the keys of small and large objects as the default sort does', () => {
+    const names = ['b', 'a', 'B', 'é', 'aa', 'a0', '_', 'Z9', 'z', '10', '9', 'ab', 'émile', 'A', 'ba', 'c', 'ç', 'yy', 'x', 'w'];
+    for (let size = 0; size <= names.length; size += 1) {
+      const keys = names.slice(0, size);
+      const object = Object.fromEntries(keys.map((key, i) => [key, i]));
+      // Integer-like keys ('10', '9') come first from Object.keys, in numeric order: the sort must still order them as text.
+      const sorted = Object.keys(object).sort();
+      expect(canonicalJson(object)).toBe(`{${sorted.map((key) => `${JSON.stringify(key)}:${object[key]}`).join(',')}}`);
+    }
+  });
+
   it('gives equal fingerprints whatever order the keys were written in', () => {
     expect(fingerprint({ lastName: 'Lovelace', firstName: 'Ada', tags: [{ name: 'vip' }] })).toBe(fingerprint({ tags: [{ name: 'vip' }], firstName: 'Ada', lastName: 'Lovelace' }));
     expect(fingerprint({ a: 1 })).not.toBe(fingerprint({ a: 2 }));
