@@ -73,6 +73,12 @@ export interface LinkBook {
  * `find` waits for rows still being written (the importer).
  */
 export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, find: LinkBook['find']): LinkOutcome | Promise<LinkOutcome> {
+  // The usual link, one step and its record written, found with nothing more made (every row
+  // of a step that links takes this path).
+  if (ref.steps.length === 1) {
+    const found = find(ref.steps[0] as string, ref.key);
+    if (typeof found === 'number') return { status: 'linked', id: found };
+  }
   const keys = linkKeys(ref);
   const tried: KeyTried[] = [];
   const next = (index: number): LinkOutcome | Promise<LinkOutcome> => {
