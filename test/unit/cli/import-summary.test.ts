@@ -64,43 +64,7 @@ describe('the summary names warnings and columns not carried', () => {
   });
 
   it("shows them per step in the run's summary", () => {
-    const step = {
-      step: 'people',
-      inputFile: '/w/in.csv',
-      mappingFile: '/w/m.yaml',
-      successFile: '/w/s.csv',
-      rejectsFile: null,
-      rowsRead: 2,
-      created: 2,
-      updated: 0,
-      unchanged: 0,
-      matched: 0,
-      deleted: 0,
-      skipped: 0,
-      repeated: 0,
-      rejected: 0,
-      missing: 0,
-      notReached: 0,
-      warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 },
-      notCarried: [{ column: 'Notes', rows: 2 }],
-      reasons: [],
-    };
-    const summary: ImportSummary = {
-      run: 'r1',
-      stateDir: '/w/.crm-ferry',
-      steps: [step],
-      requests: 3,
-      requestsForNames: 1,
-      requestsForSetup: 0,
-      elapsedMs: 1000,
-      interrupted: false,
-      stopped: null,
-      reconciled: { applied: 0, notApplied: 0 },
-      limited: false,
-      retryRejects: false,
-      dryRun: null,
-      setup: null,
-    };
+    const summary = summaryOf({ successFile: '/w/s.csv', rowsRead: 2, created: 2, warnings: { ...emptyWarningCounts(), VALUE_KEPT: 2 }, notCarried: [{ column: 'Notes', rows: 2 }] }, { requests: 3, requestsForNames: 1 });
     const text = formatImportSummary(summary, '/w');
     expect(text).toMatch(/results\s+-> s\.csv\n  warnings:\n\s+2  VALUE_KEPT\n  not carried: column "Notes", 2 rows with a value\n/);
   });
