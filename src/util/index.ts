@@ -16,3 +16,4 @@ export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LIST_OF_RECORD, V1_
 export { checkRelativeName, fileNameFor, makePrivateFolder, MAX_FILE_NAME_BYTES, openInside, openNoFollow, type PathContext, pathInside, temporaryNameFor } from './safe-path.ts';
 export { formatDuration } from './duration.ts';
 export { isKnownTimeZone } from './time-zone.ts';
+export { lazyModule } from './lazy-module.ts';

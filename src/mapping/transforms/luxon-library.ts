@@ -1,17 +1,9 @@
 /**
  * luxon, loaded when a date or timestamp transform is first compiled: a run whose mappings read no
  * dates does not load it (its module builds its parsing expressions as it loads, 10-15 ms of CPU
- * at every start). The command line's bundle leaves it to this require at run time (a require
- * made by createRequire is not bundled), as for libphonenumber-js (phone-library.ts).
+ * at every start).
  */
-import { createRequire } from 'node:module';
 import type * as Luxon from 'luxon';
+import { lazyModule } from '../../util/index.ts';
 
-const require = createRequire(import.meta.url);
-
-let library: typeof Luxon | undefined;
-
-export function luxon(): typeof Luxon {
-  library ??= require('luxon') as typeof Luxon;
-  return library;
-}
+export const luxon = lazyModule<typeof Luxon>('luxon');
