@@ -8,25 +8,16 @@ import type { ReconcileIndex } from './reconcile.ts';
 import type { LostCreates } from './lost-creates.ts';
 import type { StepCounts } from './import-options.ts';
 
-export interface Deferred {
+/** An id a row waits for: resolved once, when its row is settled (see StepRun). */
+interface Deferred {
   promise: Promise<number | null>;
   resolve(id: number | null): void;
-  settled: boolean;
 }
 
-export function deferred(): Deferred {
+function deferred(): Deferred {
   let resolve!: (id: number | null) => void;
   const promise = new Promise<number | null>((r) => (resolve = r));
-  const d: Deferred = {
-    promise,
-    settled: false,
-    resolve(id) {
-      if (d.settled) return;
-      d.settled = true;
-      resolve(id);
-    },
-  };
-  return d;
+  return { promise, resolve };
 }
 
 /** One step while it runs. */
