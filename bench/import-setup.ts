@@ -2,7 +2,7 @@
 // CPU is not the importer's), and the plan they import (organisations, then people linked to them
 // with tags and a custom field).
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SandboxOptions } from '../src/sandbox/index.ts';
@@ -11,6 +11,8 @@ export const BENCH_TOKEN = 'bench-import-token-0123';
 
 export interface ServedSandbox {
   url: string;
+  /** The sandbox process's CPU so far (user and system), in milliseconds; NaN where /proc is not there. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -24,12 +26,24 @@ export async function serveSandbox(options: SandboxOptions): Promise<ServedSandb
   });
   return {
     url,
+    cpuMs: () => processCpuMs(child.pid),
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
         child.send('stop');
       }),
   };
+}
+
+/** A process's CPU time from /proc/PID/stat (fields 14 and 15, in clock ticks of 10 ms). */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** `people` people linked to `organisations` organisations, with tags and a custom field; the plan file. */
