@@ -109,6 +109,14 @@ export class CrmClient {
           pending = fetchPage(next);
           // Not awaited yet: keep an early failure from being reported as unhandled.
           pending.catch(() => undefined);
+          // undici writes a request only on a later turn of the event loop: on a connection that
+          // has answered before, once it has checked that the service did not close it; on a new
+          // one, once it is open. The caller's work on this page would hold those turns back, and
+          // the service would wait idle for the request: two turns are given here (the first
+          // writes it on an open connection; a new one to a near service is open by the second),
+          // so that the next page is made while this one is worked through.
+          await nextTurn();
+          await nextTurn();
         }
         const list = (page.body as Record<string, unknown> | null)?.[key];
         if (!Array.isArray(list)) {
@@ -316,4 +324,9 @@ export class CrmClient {
   close(): Promise<void> {
     return this.transport.close();
   }
+}
+
+/** Resolves after the event loop's next turn (its I/O and its check phase). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
