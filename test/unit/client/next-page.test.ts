@@ -19,6 +19,8 @@ const server = http.createServer((request, response) => {
   response.writeHead(200, headers);
   response.end(JSON.stringify({ parties: [{ id: page, type: 'person', firstName: 'P' + page }] }));
 });
+// The connections the first read opens stay open for the second, however slow the machine.
+server.keepAliveTimeout = 120000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 parentPort.on('message', () => server.close(() => parentPort.close()));
 `;
