@@ -22,6 +22,19 @@ async function write(file: string, entries: JournalEntry[]): Promise<void> {
   await writer.close();
 }
 
+/** A writer on a fresh journal whose every write fails as on a full disk (ENOSPC). */
+function openOnFullDisk(): Promise<JournalWriter> {
+  return JournalWriter.open(fresh(), {
+    openFile: async (file, flags, mode) => {
+      const handle = await open(file, flags, mode);
+      handle.write = (async () => {
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      }) as typeof handle.write;
+      return handle;
+    },
+  });
+}
+
 async function caught(promise: Promise<unknown>): Promise<FerryError> {
   const error = await promise.then(
     () => null,
@@ -160,15 +173,7 @@ describe('JournalWriter', () => {
   });
 
   it('a failed write rejects the waiting appends and every later one', async () => {
-    const writer = await JournalWriter.open(fresh(), {
-      openFile: async (file, flags, mode) => {
-        const handle = await open(file, flags, mode);
-        handle.write = (async () => {
-          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-        }) as typeof handle.write;
-        return handle;
-      },
-    });
+    const writer = await openOnFullDisk();
     const results = await Promise.allSettled([writer.append({ t: 'cancel', k: 'a', run: 'r', at }), writer.append({ t: 'cancel', k: 'b', run: 'r', at })]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     const later = await caught(writer.append({ t: 'cancel', k: 'c', run: 'r', at }));
@@ -545,15 +550,7 @@ describe('group commit', () => {
   });
 
   it('after a failed write, queueing a line throws and waiting for one rejects', async () => {
-    const writer = await JournalWriter.open(fresh(), {
-      openFile: async (file, flags, mode) => {
-        const handle = await open(file, flags, mode);
-        handle.write = (async () => {
-          throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
-        }) as typeof handle.write;
-        return handle;
-      },
-    });
+    const writer = await openOnFullDisk();
     const line = writer.enqueue({ t: 'cancel', k: 'a', run: 'r', at });
     const error = await caught(writer.durable(line));
     expect(error.code).toBe('JOURNAL_WRITE');
