@@ -23,7 +23,6 @@ function deferred(): Deferred {
 /** One step while it runs. */
 export class StepRun {
   readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
-  /** Keys of this run's rows, and what other rows wait for: the id, or null when it was not written. */
   /** Rows of this run settled: their record's id, null when not written. */
   readonly #ids = new Map<string, number | null>();
   /** Rows other rows wait for, not yet settled. */
