@@ -623,11 +623,11 @@ export class JournalWriter {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    if (this.#writeLater) clearTimeout(this.#writeLater);
-    this.#writeLater = null;
     await this.flush().catch(() => undefined);
     this.#closed = true;
+    // Nothing can be queued now: the timer of a line queued before has nothing left to write.
     if (this.#writeLater) clearTimeout(this.#writeLater);
+    this.#writeLater = null;
     // What is on disk is what the runs wrote, even after a failed write.
     if (this.#seal.lines !== this.#sealed) await this.#tellSeal().catch(() => undefined);
     await this.handle.close().catch(() => undefined);
