@@ -1,6 +1,8 @@
 // Export speed and memory: 100,000 parties from the sandbox (in a child process, no rate limit)
 // to CSV and to XLSX. Not a test; run it with
-// `npm run bench -- export [--rows N] [--runs N] [--no-writers]`.
+// `npm run bench -- export [--rows N] [--runs N] [--latency MS] [--no-writers]`.
+// `--latency MS` has the sandbox wait that long before each answer, as a service across a network
+// does (0, the default, leaves the export's own CPU as the whole difference).
 // Each run is a fresh process that sets the export against a bare pager (undici, JSON.parse and
 // the Link header) reading the same pages, side by side: wall time and CPU over the pager's. Also
 // the share of the wall time spent writing, and the peak RSS of `crm-ferry export` as a person
@@ -22,7 +24,17 @@ import { ensureBuilt, formatCount, spawnTsx, timedNode } from './harness.ts';
 
 const TOKEN = 'bench-export-token-0123';
 const { values } = parseArgs({
-  options: { rows: { type: 'string' }, runs: { type: 'string' }, memory: { type: 'string' }, serve: { type: 'string' }, child: { type: 'string' }, url: { type: 'string' }, writer: { type: 'string' }, 'no-writers': { type: 'boolean' } },
+  options: {
+    rows: { type: 'string' },
+    runs: { type: 'string' },
+    memory: { type: 'string' },
+    serve: { type: 'string' },
+    child: { type: 'string' },
+    url: { type: 'string' },
+    writer: { type: 'string' },
+    latency: { type: 'string' },
+    'no-writers': { type: 'boolean' },
+  },
   strict: false,
 });
 
@@ -79,8 +91,8 @@ async function compareWriter(which: string, rows: number): Promise<void> {
   console.log(JSON.stringify({ writer: which, rows, seconds, peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20), bytes }));
 }
 
-async function serve(rows: number): Promise<void> {
-  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN] });
+async function serve(rows: number, latencyMs: number): Promise<void> {
+  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } });
   for (let i = 0; i < rows; i += 1) {
     addParty(
       sandbox.store,
@@ -248,7 +260,8 @@ const cpuOverBare = (r: ChildResult): number => r.export.cpuMs / ((r.bareBefore.
 async function main(): Promise<void> {
   const rows = Number(values.rows ?? 100_000);
   const runs = Number(values.runs ?? 3);
-  const server: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', String(rows)], { stdio: 'inherit', execArgv: ['--import', 'tsx', '--max-old-space-size=4096'] });
+  const latencyMs = Number(values.latency ?? 0);
+  const server: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', String(rows), '--latency', String(latencyMs)], { stdio: 'inherit', execArgv: ['--import', 'tsx', '--max-old-space-size=4096'] });
   const url = await new Promise<string>((resolve, reject) => {
     server.once('message', (m: { url: string }) => resolve(m.url));
     server.once('exit', (code) => reject(new Error(`sandbox exited (${code})`)));
@@ -300,6 +313,7 @@ async function main(): Promise<void> {
     const summary = {
       bench: 'export',
       format,
+      latencyMs,
       runs: list.length,
       records: list[0]?.records ?? 0,
       recordsPerSecond: Math.round((list[0]?.records ?? 0) / seconds),
@@ -339,7 +353,7 @@ async function main(): Promise<void> {
 }
 
 if (typeof values.writer === 'string') await compareWriter(values.writer, Number(values.rows ?? 100_000));
-else if (typeof values.serve === 'string') await serve(Number(values.serve));
+else if (typeof values.serve === 'string') await serve(Number(values.serve), Number(values.latency ?? 0));
 else if (typeof values.child === 'string') await child(values.child, String(values.url));
 else if (typeof values.memory === 'string') await memoryChild(values.memory, String(values.url));
 else await main();
