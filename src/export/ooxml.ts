@@ -181,7 +181,7 @@ function dayFraction(second: number): string {
  * The serial of a date (`YYYY-MM-DD`) or of a whole-second UTC instant (`YYYY-MM-DDTHH:MM:SSZ`,
  * as the service writes them) as text, worked out from its digits; null for any other shape, or a
  * day before the spreadsheet epoch, which go through Date.parse. Date.parse and printing the
- * day's double took a microsecond a party row, a sixth of building its XML.
+ * resulting double took about a microsecond a party row, which has two timestamps.
  */
 export function serialText(text: string, instant: boolean): string | null {
   if (text.length !== (instant ? 20 : 10) || text.charCodeAt(4) !== 0x2d || text.charCodeAt(7) !== 0x2d) return null;
