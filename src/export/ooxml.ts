@@ -170,7 +170,8 @@ const DAY_FRACTIONS: string[] = [];
 function dayFraction(second: number): string {
   let text = DAY_FRACTIONS[second];
   if (text === undefined) {
-    // Twelve places: within 0.05 µs of the second, so every reader rounds back to it.
+    // Twelve places: within 0.05 µs of the second; a reader that rounds to the millisecond, as
+    // this project's and exceljs's do, reads the same instant back.
     text = second === 0 ? '' : (second / 86_400).toFixed(12).replace(/0+$/, '').slice(1);
     DAY_FRACTIONS[second] = text;
   }
