@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AccountCatalog, CatalogFieldDefinition } from './catalog.ts';
+import type { AccountCatalog, CatalogFieldDefinition, CatalogPart, CatalogUser, FieldEntity, NamedItem } from './catalog.ts';
 import type { CrmClient } from './client.ts';
 import { ApiError } from './errors.ts';
 import { activityTypeSchema, pipelineSchema, trackDefinitionSchema } from './schemas.ts';
@@ -37,6 +37,35 @@ function unlessMissing<T>(read: Promise<T[]>): Promise<T[] | null> {
   });
 }
 
+type Listed = { id: number; name: string } & Record<string, unknown>;
+
+function definitions(list: readonly Listed[]): CatalogFieldDefinition[] {
+  return list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
+}
+
+function catalogUsers(users: ReadonlyArray<{ id: number; username: string } & Record<string, unknown>>): CatalogUser[] {
+  return users.map((u) => ({ id: u.id, username: u.username, name: typeof u.name === 'string' && u.name.trim() !== '' ? u.name : undefined, email: emailOf(u) }));
+}
+
+function catalogTeams(teams: readonly Listed[] | null): NamedItem[] | null {
+  return teams === null ? null : teams.map((t) => ({ id: t.id, name: t.name }));
+}
+
+const readTeams = (client: CrmClient): Promise<Listed[] | null> => unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema)));
+
+/**
+ * Reads the lists of the account's names that `wanted` asks for, and no others: the custom field
+ * definitions of some entities (a request each), the users and the teams (a request each, more
+ * past 100). An export needs these alone, where the whole catalog is a dozen requests.
+ */
+export async function readCatalogPart(client: CrmClient, wanted: { fieldDefinitions: readonly FieldEntity[]; users: boolean; teams: boolean }): Promise<CatalogPart> {
+  const [lists, users, teams] = await Promise.all([Promise.all(wanted.fieldDefinitions.map((entity) => client.fieldDefinitions(entity))), wanted.users ? client.users() : undefined, wanted.teams ? readTeams(client) : undefined]);
+  const part: CatalogPart = { fieldDefinitions: Object.fromEntries(wanted.fieldDefinitions.map((entity, i) => [entity, definitions(lists[i] ?? [])])) };
+  if (users !== undefined) part.users = catalogUsers(users);
+  if (teams !== undefined) part.teams = catalogTeams(teams);
+  return part;
+}
+
 /**
  * Reads the account's users, teams, active pipelines and their milestones, activity types, task
  * categories, custom field definitions of parties, projects and opportunities, track definitions,
@@ -50,7 +79,7 @@ function unlessMissing<T>(read: Promise<T[]>): Promise<T[] | null> {
 export async function readAccountCatalog(client: CrmClient): Promise<AccountCatalog> {
   const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions, stages, lostReasons] = await Promise.all([
     client.users(),
-    unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema))),
+    readTeams(client),
     listAll(client.paginate('/pipelines', 'pipelines', pipelineSchema)),
     listAll(client.paginate('/activitytypes', 'activityTypes', activityTypeSchema)),
     client.taskCategories(),
@@ -63,11 +92,9 @@ export async function readAccountCatalog(client: CrmClient): Promise<AccountCata
   ]);
   const milestoneLists = await Promise.all(pipelines.map((pipeline) => client.pipelineMilestones(pipeline.id)));
   const milestones = pipelines.flatMap((pipeline, index) => (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })));
-  const definitions = (list: ReadonlyArray<{ id: number; name: string } & Record<string, unknown>>): CatalogFieldDefinition[] =>
-    list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
   return {
-    users: users.map((u) => ({ id: u.id, username: u.username, name: typeof u.name === 'string' && u.name.trim() !== '' ? u.name : undefined, email: emailOf(u) })),
-    teams: teams === null ? null : teams.map((t) => ({ id: t.id, name: t.name })),
+    users: catalogUsers(users),
+    teams: catalogTeams(teams),
     pipelines: pipelines.map((p) => ({ id: p.id, name: p.name })),
     milestones,
     activityTypes: activityTypes.map((a) => ({ id: a.id, name: a.name })),

@@ -64,3 +64,14 @@ export interface AccountCatalog {
   /** The reasons an opportunity is lost (`GET /lostreasons`, beyond the spec); absent or null as for stages. */
   lostReasons?: NamedItem[] | null;
 }
+
+/**
+ * Some of an account's names, for a command that needs few of them (an export): the custom field
+ * definitions of some entities, and the users and teams when asked for. A list not read is absent.
+ * A whole AccountCatalog is one too.
+ */
+export interface CatalogPart {
+  fieldDefinitions: Partial<Record<FieldEntity, CatalogFieldDefinition[]>>;
+  users?: CatalogUser[];
+  teams?: NamedItem[] | null;
+}

@@ -1,5 +1,5 @@
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog } from '../mapping/index.ts';
+import type { CatalogPart } from '../client/index.ts';
 import type { ExportEntity } from './filter.ts';
 
 type Body = Record<string, unknown>;
@@ -197,7 +197,7 @@ function customValue(type: string | undefined, value: unknown): Cell {
  * One column per custom field definition of the entity, named after it. The record's values are
  * indexed by definition once per record, not searched once per column.
  */
-function customColumns(entity: ExportEntity, catalog: AccountCatalog | null): Column[] {
+function customColumns(entity: ExportEntity, catalog: CatalogPart | null): Column[] {
   if (entity !== 'parties' && entity !== 'opportunities' && entity !== 'kases') return [];
   let indexed: Body | null = null;
   let byDefinition = new Map<unknown, unknown>();
@@ -224,7 +224,7 @@ function customColumns(entity: ExportEntity, catalog: AccountCatalog | null): Co
  * another column (a project's `Status`, a second `Region`) gets ` (custom field)`, then its id:
  * two columns of one name made the file ambiguous to read and --columns pick the first.
  */
-export function availableColumns(entity: ExportEntity, catalog: AccountCatalog | null): Column[] {
+export function availableColumns(entity: ExportEntity, catalog: CatalogPart | null): Column[] {
   const columns = DEFAULTS[entity]();
   const taken = new Set(columns.map((c) => c.name.toLowerCase()));
   const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
@@ -239,7 +239,7 @@ export function availableColumns(entity: ExportEntity, catalog: AccountCatalog |
 }
 
 /** The columns asked for with `--columns` (by name, in that order), or all of them. */
-export function chooseColumns(entity: ExportEntity, catalog: AccountCatalog | null, names: readonly string[] | null): Column[] {
+export function chooseColumns(entity: ExportEntity, catalog: CatalogPart | null, names: readonly string[] | null): Column[] {
   const all = availableColumns(entity, catalog);
   if (names === null) return all;
   return names.map((name) => {

@@ -1,6 +1,5 @@
-import type { Filter } from '../client/index.ts';
+import type { CatalogPart, Filter } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog } from '../mapping/index.ts';
 
 /** What can be exported, as the service names the lists. */
 export const EXPORT_ENTITIES = ['parties', 'opportunities', 'kases', 'entries', 'tasks'] as const;
@@ -188,7 +187,7 @@ export function splitWhere(text: string): { field: string; operator: string; val
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-function typed(where: string, type: string, operator: string, raw: string, catalog: AccountCatalog | null | undefined): unknown {
+function typed(where: string, type: string, operator: string, raw: string, catalog: CatalogPart | null | undefined): unknown {
   if (OPERATORS[operator]?.days) {
     if (!/^\d+$/.test(raw)) usage(`--where ${where}: \`${operator}\` takes a number of days, got ${JSON.stringify(raw)}`);
     return Number(raw);
@@ -212,14 +211,15 @@ function typed(where: string, type: string, operator: string, raw: string, catal
     case 'user': {
       if (/^\d+$/.test(raw)) return Number(raw);
       if (catalog === undefined) return raw;
-      const user = catalog?.users.find((u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase());
-      if (!user) usage(`--where ${where}: no user ${JSON.stringify(raw)} in the account`, catalog ? `Users: ${catalog.users.map((u) => u.username).join(', ')}.` : undefined);
+      const users = catalog === null ? [] : namesRead(catalog.users, 'users');
+      const user = users.find((u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase());
+      if (!user) usage(`--where ${where}: no user ${JSON.stringify(raw)} in the account`, catalog ? `Users: ${users.map((u) => u.username).join(', ')}.` : undefined);
       return user.id;
     }
     case 'team': {
       if (/^\d+$/.test(raw)) return Number(raw);
       if (catalog === undefined) return raw;
-      const teams = catalog?.teams ?? [];
+      const teams = (catalog === null ? null : namesRead(catalog.teams, 'teams')) ?? [];
       const team = teams.find((t) => t.name.toLowerCase() === raw.toLowerCase());
       if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : "Give the team's id.");
       return team.id;
@@ -227,6 +227,30 @@ function typed(where: string, type: string, operator: string, raw: string, catal
     default:
       return raw;
   }
+}
+
+/** A list of the account's names that namesNeeded said to read. */
+function namesRead<T>(list: T | undefined, what: string): T {
+  if (list === undefined) throw new FerryError('INTERNAL', `a --where condition needs the account's ${what}, and they were not read`);
+  return list;
+}
+
+/**
+ * Which of the account's names the `--where` texts need besides the entity's custom fields (read
+ * for its columns anyway), so that only those are read: the users and the teams a condition names,
+ * unless by id.
+ */
+export function namesNeeded(entity: FilterEntity, wheres: readonly string[]): { users: boolean; teams: boolean } {
+  const needs = { users: false, teams: false };
+  for (const text of wheres) {
+    const { field, operator, value } = splitWhere(text);
+    if (localCondition(entity, text, field, operator, value)) continue;
+    if (OPERATORS[operator]?.days || /^\d+$/.test(value)) continue;
+    const type = FIELDS[entity][field];
+    if (type === 'user') needs.users = true;
+    if (type === 'team') needs.teams = true;
+  }
+  return needs;
 }
 
 /**
@@ -237,7 +261,7 @@ function typed(where: string, type: string, operator: string, raw: string, catal
  * names not read yet) everything but the names is checked, so that most mistakes are found
  * before any request.
  */
-export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: AccountCatalog | null | undefined, any = false): ParsedWhere {
+export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: CatalogPart | null | undefined, any = false): ParsedWhere {
   const parsed: ParsedWhere = { conditions: [], local: [] };
   for (const text of wheres) {
     const condition = parseCondition(entity, text, catalog);
@@ -258,7 +282,7 @@ export function passesLocal(local: readonly LocalCondition[], any: boolean, reco
   return any ? local.some((l) => l.test(record)) : local.every((l) => l.test(record));
 }
 
-function parseCondition(entity: FilterEntity, text: string, catalog: AccountCatalog | null | undefined): Condition | LocalCondition {
+function parseCondition(entity: FilterEntity, text: string, catalog: CatalogPart | null | undefined): Condition | LocalCondition {
   const where = JSON.stringify(text);
   const { field, operator, value } = splitWhere(text);
   const local = localCondition(entity, text, field, operator, value);
@@ -266,15 +290,18 @@ function parseCondition(entity: FilterEntity, text: string, catalog: AccountCata
   let name = field;
   let type: string | undefined = FIELDS[entity][field];
   const custom = /^(org\.)?custom:(.+)$/.exec(field);
+  // A person's organisation is a party: its custom fields are those of parties, in a party filter only.
+  if (custom?.[1] !== undefined && entity !== 'parties') {
+    usage(`--where ${where}: ${entity} have no field ${JSON.stringify(field)}`, "org.custom:NAME is an organisation's custom field, in an export of parties; use custom:NAME.");
+  }
   // Which operators and values fit a custom field depends on its type, known with the catalog.
   if (custom && catalog === undefined) return { field, operator, value };
   if (custom) {
-    const scope = custom[1] ? 'parties' : entity;
     const wanted = custom[2] as string;
-    const definitions = catalog?.fieldDefinitions[scope] ?? [];
+    const definitions = catalog?.fieldDefinitions[entity] ?? [];
     const definition = /^\d+$/.test(wanted) ? definitions.find((d) => d.id === Number(wanted)) : definitions.find((d) => d.name.toLowerCase() === wanted.toLowerCase());
     if (!definition && !(/^\d+$/.test(wanted) && catalog === null)) {
-      usage(`--where ${where}: no custom field ${JSON.stringify(wanted)} for ${scope}`, definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined);
+      usage(`--where ${where}: no custom field ${JSON.stringify(wanted)} for ${entity}`, definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined);
     }
     name = `${custom[1] ?? ''}custom:${definition?.id ?? wanted}`;
     type = `custom:${definition?.type ?? 'Text'}`;

@@ -1,5 +1,6 @@
 import { FerryError } from '../errors/index.ts';
-import { type AccountCatalog, conditionColumns, type FieldEntry, isTemplate, type Mapping, parseTemplate, type ValueSpec } from '../mapping/index.ts';
+import type { CatalogPart } from '../client/index.ts';
+import { conditionColumns, type FieldEntry, isTemplate, type Mapping, parseTemplate, type ValueSpec } from '../mapping/index.ts';
 import { availableColumns, type Column } from './columns.ts';
 import type { ExportEntity } from './filter.ts';
 
@@ -107,7 +108,7 @@ const ITEM_LISTS: Record<string, { list: string; keys: readonly string[] }> = {
  * type, as the importer reads it back. Custom fields go by definition name and data tag (the
  * account's catalog says which tag a definition has), with the value as the service gives it.
  */
-function itemsColumn(name: string, to: string, catalog: AccountCatalog | null, entity: ExportEntity): Column {
+function itemsColumn(name: string, to: string, catalog: CatalogPart | null, entity: ExportEntity): Column {
   if (to === 'additionalContact' || to === 'attachment') return LIST_COLUMNS[to](name);
   if (to === 'custom') {
     const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
@@ -165,7 +166,7 @@ function specColumns(spec: ValueSpec | undefined, into: Set<string> = new Set())
  * by a key of one column, the key and the skip condition's columns. A template or a coalesce over
  * several columns cannot be split again, and is refused with its place in the mapping.
  */
-export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file: string; mapping: Mapping }>, catalog: AccountCatalog | null): Column[] {
+export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file: string; mapping: Mapping }>, catalog: CatalogPart | null): Column[] {
   const all = [...availableColumns(entity, catalog), ...MAPPING_ONLY[entity]];
   const byName = new Map(all.map((c) => [c.name, c]));
   const out = new Map<string, Column>();

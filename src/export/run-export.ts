@@ -2,13 +2,13 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { type CrmClient, EVERY_TASK_STATUS, type Filter, readAccountCatalog, RecordService } from '../client/index.ts';
+import { type CatalogPart, type CrmClient, EVERY_TASK_STATUS, type Filter, readCatalogPart, RecordService } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
+import { loadMapping } from '../mapping/index.ts';
 import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
-import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
+import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, namesNeeded, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
 import { checkTarget, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
@@ -238,7 +238,18 @@ interface LoadedFilter {
   local: LocalCondition[];
 }
 
-async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: AccountCatalog | null): Promise<LoadedFilter> {
+/**
+ * The account's names this export uses, and no others: the custom fields of its entity (its
+ * columns, and conditions on them) and the users and teams its conditions name. The whole catalog
+ * was a dozen requests, where a nightly export of a few changed records reads one page. Entries
+ * and tasks have no custom fields and take no conditions: null, and no request.
+ */
+async function readExportNames(client: CrmClient, entity: ExportEntity, where: readonly string[]): Promise<CatalogPart | null> {
+  if (!isFilterEntity(entity)) return null;
+  return readCatalogPart(client, { fieldDefinitions: [entity], ...namesNeeded(entity, where) });
+}
+
+async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: CatalogPart | null): Promise<LoadedFilter> {
   const file = options.filterFile;
   if (file) {
     let text: string;
@@ -341,7 +352,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   // A filter file needs no names from the account: a mistake in it is found before any request.
   const fromFile = isFilterEntity(entity) && options.filterFile ? await loadFilter(options, entity, null) : null;
   const mappings = await Promise.all(options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })));
-  const catalog = entity === 'entries' || entity === 'tasks' ? null : await readAccountCatalog(deps.client);
+  const catalog = await readExportNames(deps.client, entity, fromFile ? [] : options.where);
   const columns = mappings.length > 0 ? columnsFromMappings(entity, mappings, catalog) : chooseColumns(entity, catalog, options.columns);
   const fetches = new Set(columns.flatMap((c) => (c.fetches ? [c.fetches] : [])));
   if (fetches.has('attachments') && options.attachments === null) {
