@@ -92,7 +92,9 @@ async function compareWriter(which: string, rows: number): Promise<void> {
 }
 
 async function serve(rows: number, latencyMs: number): Promise<void> {
-  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } });
+  // Without latency no fault hook at all: it would add an awaited hook to every request.
+  const faults = latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {};
+  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], ...faults });
   for (let i = 0; i < rows; i += 1) {
     addParty(
       sandbox.store,
