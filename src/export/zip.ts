@@ -139,8 +139,9 @@ export class ZipWriter {
     await this.#put(this.#localHeader(entry));
     this.#busy = true;
     // Room for a few pieces, so that zlib's thread compresses one while the next is built (zlib's
-    // streams pass stream options on; its option type does not list them).
-    const deflate = createDeflateRaw({ level: XLSX_LEVEL, writableHighWaterMark: 1 << 20 } as ZlibOptions);
+    // streams pass stream options on; its option type does not list them). Compressed pieces of
+    // up to 64 KiB, not zlib's 16 KiB: half the callbacks and file writes on the main thread.
+    const deflate = createDeflateRaw({ level: XLSX_LEVEL, chunkSize: 1 << 16, writableHighWaterMark: 1 << 20 } as ZlibOptions);
     let failed: Error | null = null;
     deflate.on('error', (error) => (failed ??= error));
     // Compressed pieces go to the archive in order, as zlib hands them back.
