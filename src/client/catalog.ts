@@ -65,6 +65,18 @@ export interface AccountCatalog {
   lostReasons?: NamedItem[] | null;
 }
 
+/** The lists of an account's names besides its users, which every run reads (they tell one account from another). */
+export type CatalogList = 'teams' | 'pipelines' | 'activityTypes' | 'taskCategories' | 'trackDefinitions' | 'stages' | 'lostReasons';
+
+/**
+ * The lists a run's mappings can name, to read those alone (a pipeline's milestones come with the
+ * pipelines). A list left out of an AccountCatalog read so is not empty: reading it throws.
+ */
+export interface CatalogWanted {
+  lists: ReadonlySet<CatalogList>;
+  fieldDefinitions: ReadonlySet<FieldEntity>;
+}
+
 /**
  * Some of an account's names, for a command that needs few of them (an export): the custom field
  * definitions of some entities, and the users and teams when asked for. A list not read is absent.

@@ -4,7 +4,7 @@
  * account's users that binds a state folder to its account. The files come first (plan's
  * prepareRun), then this, then the state folder, which each command opens its own way.
  */
-import { type AccountCatalog, type CrmClient, readAccountCatalog } from '../client/index.ts';
+import { type AccountCatalog, type CatalogWanted, type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { CatalogResolver, createResolver, type NameResolver } from '../mapping/index.ts';
 
 export interface AccountNames {
@@ -19,11 +19,12 @@ export interface AccountNames {
 
 /**
  * Reads the account's names (users, pipelines, fields, ...) once, unless the caller has a resolver
- * already, or the names themselves (a restore reads them once for all its runs).
+ * already, or the names themselves (a restore reads them once for all its runs). With `wanted`
+ * (catalogWanted of the run's mappings) only the users and the lists the mappings can name.
  */
-export async function readNames(client: CrmClient, given?: NameResolver, known?: AccountCatalog): Promise<AccountNames> {
+export async function readNames(client: CrmClient, given?: NameResolver, known?: AccountCatalog, wanted?: CatalogWanted): Promise<AccountNames> {
   const before = client.transport.requestsSent;
-  const catalog = given ? null : (known ?? (await readAccountCatalog(client)));
+  const catalog = given ? null : (known ?? (await readAccountCatalog(client, wanted)));
   const resolver = given ?? createResolver(catalog as AccountCatalog);
   return {
     catalog,

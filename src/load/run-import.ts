@@ -8,7 +8,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
-import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
+import { catalogWanted, type CompiledMapping, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, recordDigest, repeatedKey, withType } from '../plan/index.ts';
 import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
@@ -117,8 +117,10 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     },
   });
 
-  // Kept for the set-up, which starts from the same names.
-  const names = await readNames(deps.client, deps.resolver, deps.catalog);
+  // Kept for the set-up, which starts from the same names and needs them all (it creates what the
+  // rows name and the account lacks); without one, only the lists the mappings can name.
+  const wanted = plan?.setup ? undefined : catalogWanted(prepared.map((step) => step.mapping));
+  const names = await readNames(deps.client, deps.resolver, deps.catalog, wanted);
   const { catalog, users } = names;
   let resolver = names.resolver;
   const requestsForNames = names.requests;

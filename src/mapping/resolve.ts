@@ -2,8 +2,8 @@ import { distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { NAME_VALUED_KINDS } from './compile-fields.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
-import type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, FieldEntity, NamedItem } from '../client/index.ts';
-import type { Entity, Mapping, ValueSpec } from './schema.ts';
+import type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogMilestone, CatalogWanted, FieldEntity, NamedItem } from '../client/index.ts';
+import { type Entity, type Mapping, matchCriteria, type ValueSpec } from './schema.ts';
 import type { MappedRecord, NameKind, NameResolver, NameUse, RowWarning } from './types.ts';
 
 export type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, CatalogUser, FieldEntity, NamedItem } from '../client/index.ts';
@@ -386,6 +386,43 @@ function nameKindOf(entity: Entity, to: string): NameKind | undefined {
 }
 
 const FIELD_ENTITY: Partial<Record<Entity, FieldEntity>> = ENTITY_PLURAL;
+
+/** The list of the account's names a kind is looked up in (users are always read; custom fields apart). */
+const LIST_OF_KIND: Record<Exclude<NameKind, 'user' | 'fieldDefinition'>, CatalogList> = {
+  team: 'teams',
+  pipeline: 'pipelines',
+  milestone: 'pipelines',
+  stage: 'stages',
+  lostReason: 'lostReasons',
+  activityType: 'activityTypes',
+  taskCategory: 'taskCategories',
+  trackDefinition: 'trackDefinitions',
+};
+
+/**
+ * The lists of the account's names that steps can look names up in: one per kind of name a field
+ * of a mapping holds (from a column or written in the mapping, the compiler's target table says
+ * which), and the custom fields of the steps' entities that write custom fields or match by one.
+ * A run reads these and the users alone (readAccountCatalog), where the whole catalog is a dozen
+ * requests. A set-up creates what the rows name and reads the whole catalog.
+ */
+export function catalogWanted(mappings: ReadonlyArray<Pick<Mapping, 'entity' | 'fields' | 'match'>>): CatalogWanted {
+  const lists = new Set<CatalogList>();
+  const fieldDefinitions = new Set<FieldEntity>();
+  for (const mapping of mappings) {
+    const entity = FIELD_ENTITY[mapping.entity];
+    if (entity !== undefined && mapping.match !== undefined && matchCriteria(mapping.match).includes('custom')) fieldDefinitions.add(entity);
+    for (const field of mapping.fields) {
+      if (TARGET_INFO[mapping.entity][field.to]?.kind === 'custom') {
+        if (entity !== undefined) fieldDefinitions.add(entity);
+        continue;
+      }
+      const kind = nameKindOf(mapping.entity, field.to);
+      if (kind !== undefined && kind !== 'user' && kind !== 'fieldDefinition') lists.add(LIST_OF_KIND[kind]);
+    }
+  }
+  return { lists, fieldDefinitions };
+}
 
 /** The value of a spec when it is the same for every row; undefined when it depends on the row or on transforms. */
 export function constantOf(spec: ValueSpec | undefined): string | undefined {

@@ -6,7 +6,7 @@ import { type CrmClient, RecordService, type V1LiveConnection } from '../client/
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
-import { type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { catalogWanted, type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
@@ -349,7 +349,9 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
   const { steps: prepared, compiled } = await prepareRun(options.source, { live: { connection: deps.v1Live }, transforms: deps.transforms });
-  const names = await readNames(deps.client, deps.resolver);
+  // Only the lists of names the mappings can hold: verify creates nothing.
+  const wanted = catalogWanted(prepared.map((step) => step.mapping));
+  const names = await readNames(deps.client, deps.resolver, undefined, wanted);
   const { resolver, users, requests: requestsForNames } = names;
   // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
   const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: false });

@@ -57,6 +57,8 @@ describe('crm-ferry verify', () => {
       { step: 'people', records: idsOf('people').size, requests: 1 },
     ]);
     expect(plan.requests).toBe(2);
+    // Of the account's names only the users and the parties' custom fields, all the mappings hold.
+    expect(plan.requestsForNames).toBe(2);
     expect(end.summary.matches).toBe(true);
     // What it said is what it sent.
     expect(end.summary.requests).toBe(plan.requestsForNames + plan.requestsForAdded + plan.requests);
