@@ -65,7 +65,11 @@ export interface ImportDeps {
   resolver?: NameResolver;
   /** The account's names, read already by the caller (a restore reads them once for its runs): the run reads none. */
   catalog?: AccountCatalog;
-  /** Told the account's names as the plan's set-up left them (what it created added), for a next run's `catalog`. */
+  /**
+   * Told the account's names as the plan's set-up left them (what it created added), for a next
+   * run's `catalog`. With it the run reads all of the account's names, not only those its
+   * mappings can hold, so that the next run's mappings find theirs.
+   */
   onCatalog?: (catalog: AccountCatalog) => void;
   now?: () => Date;
   /** How often progress events are sent, in ms. @default 1000 */

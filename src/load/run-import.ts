@@ -118,8 +118,9 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
   });
 
   // Kept for the set-up, which starts from the same names and needs them all (it creates what the
-  // rows name and the account lacks); without one, only the lists the mappings can name.
-  const wanted = plan?.setup ? undefined : catalogWanted(prepared.map((step) => step.mapping));
+  // rows name and the account lacks), and read whole for a caller that keeps them for its next
+  // runs (`onCatalog`); otherwise only the lists the mappings can name.
+  const wanted = plan?.setup || deps.onCatalog ? undefined : catalogWanted(prepared.map((step) => step.mapping));
   const names = await readNames(deps.client, deps.resolver, deps.catalog, wanted);
   const { catalog, users } = names;
   let resolver = names.resolver;
