@@ -54,7 +54,7 @@ function everyName(entity: Entity, fromColumns: boolean): { yaml: string; target
 
 describe('catalogWanted: the lists of names a run reads', () => {
   for (const entity of Object.keys(REQUIRED) as Entity[]) {
-    it(`every name a ${entity} row holds resolves against the lists its mapping asks for alone`, async () => {
+    it(`every name a row of ${entity} holds resolves against the lists its mapping asks for alone`, async () => {
       const { yaml, targets } = everyName(entity, true);
       const compiled = await compileMapping(parseMapping(yaml, '/maps/m.yaml'), { file: '/maps/m.yaml' });
       const resolver = createResolver(catalogWithOnly(full, catalogWanted([compiled.mapping])));
@@ -69,7 +69,7 @@ describe('catalogWanted: the lists of names a run reads', () => {
       }
     });
 
-    it(`the names a ${entity} mapping writes as constants are checked against those lists alone`, async () => {
+    it(`the names a mapping of ${entity} writes as constants are checked against those lists alone`, async () => {
       const { yaml } = everyName(entity, false);
       const mapping = parseMapping(yaml, '/maps/m.yaml');
       expect(checkConstantNames(mapping, createResolver(catalogWithOnly(full, catalogWanted([mapping]))))).toEqual([]);
