@@ -40,8 +40,32 @@ function unlessMissing<T>(read: Promise<T[]>): Promise<T[] | null> {
 
 type Listed = { id: number; name: string } & Record<string, unknown>;
 
+/** A List's choices: a list (v2), or one text with `;` between them (v1's `options`). */
+function optionsOf(options: unknown): string[] | undefined {
+  if (Array.isArray(options)) return options.filter((o): o is string => typeof o === 'string');
+  if (typeof options === 'string') return options === '' ? [] : options.split(';');
+  return undefined;
+}
+
+/**
+ * The account's custom fields with what each takes: its type, a List's choices, a Text field's
+ * pattern and the class of party it is for, so that a value the service would refuse is refused
+ * before a request (see mapping/field-rules.ts). What the service does not say is left out, and
+ * then not checked.
+ */
 function definitions(list: readonly Listed[]): CatalogFieldDefinition[] {
-  return list.map((d) => ({ id: d.id, name: d.name, tag: tagNameOf(d), ...(typeof d.type === 'string' ? { type: d.type } : {}) }));
+  return list.map((d) => {
+    const definition: CatalogFieldDefinition = { id: d.id, name: d.name, tag: tagNameOf(d) };
+    if (typeof d.type === 'string') definition.type = d.type;
+    const options = d.type === 'List' ? optionsOf(d.options) : undefined;
+    if (options !== undefined) definition.options = options;
+    // v1 gives a Text field's pattern as its `options`.
+    const pattern = d.type === 'Text' ? (d.pattern ?? (typeof d.options === 'string' ? d.options : undefined)) : undefined;
+    if (typeof pattern === 'string' && pattern !== '') definition.pattern = pattern;
+    else if (pattern === null) definition.pattern = null;
+    if (d.forClass === 'PERSON' || d.forClass === 'ORGANISATION' || d.forClass === null) definition.forClass = d.forClass;
+    return definition;
+  });
 }
 
 function catalogUsers(users: ReadonlyArray<{ id: number; username: string } & Record<string, unknown>>): CatalogUser[] {

@@ -31,6 +31,12 @@ export interface CatalogFieldDefinition extends NamedItem {
   tag: string | null;
   /** Text, List, Date, Boolean, Number, ... when the service says. */
   type?: string;
+  /** A List field's choices, when the service says; a value outside them is refused. */
+  options?: readonly string[];
+  /** A Text field's regular expression, when it has one; a value it does not match is refused. */
+  pattern?: string | null;
+  /** A party field only for people or only for organisations; null or absent for both. */
+  forClass?: 'PERSON' | 'ORGANISATION' | null;
 }
 
 /** A project stage, with the board it is on (two boards may each have a stage of one name). */

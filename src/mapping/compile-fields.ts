@@ -126,6 +126,17 @@ function frozenUse(use: NameUse): NameUse {
   return Object.freeze(use);
 }
 
+/**
+ * How a custom field's value is checked against the field once its definition is known (see
+ * resolveRecord): the field's `onInvalid` (`keep` drops, the service taking no value as typed
+ * there) and the column the value comes from.
+ */
+function customCheck(context: FieldContext, field: FieldEntry, info: TargetInfo): Pick<NameUse, 'onInvalid' | 'column'> {
+  const { policy } = invalidPolicy(field, info, context.onInvalid);
+  const column = fieldColumn(field);
+  return { onInvalid: policy === 'reject' ? 'reject' : 'drop', ...(column === undefined ? {} : { column }) };
+}
+
 function customValue(value: Value): string | boolean {
   if (typeof value === 'boolean') return value;
   if (value instanceof Date) return dateText(value);
@@ -398,8 +409,9 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
       } else if (info.kind === 'custom') {
         const scopeEntity = ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL];
         const list = lists.use('fields');
+        const checked = customCheck(context, field, info);
         const use = (item: { definition: string; tag: string | null }, position: number, draft: Draft): { name: string; tag: string | null } => {
-          draft.names.push({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: item.definition, scope: { entity: scopeEntity, tag: item.tag }, yamlPath });
+          draft.names.push({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: item.definition, scope: { entity: scopeEntity, tag: item.tag }, yamlPath, ...checked });
           return { name: item.definition, tag: item.tag };
         };
         code.line(
@@ -671,7 +683,8 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       // and shared. Resolving replaces `definition` in the row's own element, never these objects.
       const reference = code.constant(Object.freeze({ name: definition, tag }));
       const uses: NameUse[] = [];
-      const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath })));
+      const checked = customCheck(context, field, info);
+      const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath, ...checked })));
       const list = lists.use('fields');
       return [`draft.names.push(${useAt}(${list} === null ? 0 : ${list}.length));`, lists.add('fields', `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`)];
     }

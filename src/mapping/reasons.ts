@@ -27,6 +27,8 @@ export interface Reason {
   rule?: string | undefined;
   /** The row's values by column (a rejected row has them), for the value when `value` is not given. */
   values?: Record<string, CellValue> | null | undefined;
+  /** More reasons of the same row (two problems are two reasons), said one per line after this one. */
+  also?: ReadonlyArray<Omit<Reason, 'values' | 'also'>> | undefined;
 }
 
 /** What a warning did with the value, said after its reason. */
@@ -70,6 +72,10 @@ export function plainMessage(message: string): string {
  * in a column of their own (`_rule`, `rule`).
  */
 export function reasonText(reason: Reason): string {
+  if (reason.also !== undefined && reason.also.length > 0) {
+    const { also, ...first } = reason;
+    return [first, ...also.map((more) => ({ ...more, values: reason.values }))].map(reasonText).join('\n');
+  }
   const column = reason.column === undefined || reason.column === '' ? undefined : reason.column;
   const value = reason.value ?? cellOf(reason.values, column);
   const outcome = OUTCOME[reason.code];

@@ -2,6 +2,7 @@ import { distance } from 'fastest-levenshtein';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { NAME_VALUED_KINDS } from './compile-fields.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
+import { refusedFieldValue } from './field-rules.ts';
 import type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogMilestone, CatalogWanted, FieldEntity, NamedItem } from '../client/index.ts';
 import { type Entity, type Mapping, matchCriteria, type ValueSpec } from './schema.ts';
 import type { MappedRecord, NameKind, NameResolver, NameUse, RowWarning } from './types.ts';
@@ -21,6 +22,10 @@ export interface RecordProblem {
   value?: string;
   /** Where the rule is in the mapping (`fields[7]`). */
   rule?: string;
+  /** What the value should have been, in plain words (`one of the choices of Industry: …`). */
+  expected?: string;
+  /** The row's other problems, each a reason of its own (see joinProblems). */
+  also?: RecordProblem[];
 }
 
 /** A resolver that can also say why a name did not resolve (ambiguous, unknown, not listable). */
@@ -303,6 +308,11 @@ export class CatalogResolver implements ExplainingResolver {
     return withSuggestions(`unknown ${label} \`${name}\``, this.suggest(kind, name, scope));
   }
 
+  /** The custom field of `entity` with this id, with what it takes. */
+  fieldDefinition(entity: FieldEntity, id: number): CatalogFieldDefinition | undefined {
+    return this.#catalog.fieldDefinitions[entity].find((d) => d.id === id);
+  }
+
   /** The account's own spelling of a name-valued item (a lost reason) with this id. */
   nameOf(kind: NameKind, id: number): string | undefined {
     return this.#simple(kind)?.find((item) => item.id === id)?.name;
@@ -349,6 +359,8 @@ export function setAt(target: Record<string, unknown>, path: ReadonlyArray<strin
 export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): RecordProblem[] {
   if (isExplaining(resolver) && !resolver.online) return [];
   const problems: RecordProblem[] = [];
+  /** Custom field values their field refuses under `onInvalid: drop`: taken out once every path is filled in. */
+  const dropped: number[] = [];
   for (const use of mapped.names) {
     const id = resolver.resolve(use.kind, use.name, use.scope);
     if (id !== undefined) {
@@ -357,6 +369,7 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
       if (!setAt(mapped.record, use.path, value)) {
         throw new FerryError('INTERNAL', `a name's path ${JSON.stringify(use.path)} does not exist in the mapped record (${use.yamlPath})`);
       }
+      if (use.kind === 'fieldDefinition') checkFieldValue(mapped, use, id, resolver, problems, dropped);
       continue;
     }
     const message = isExplaining(resolver) ? resolver.explain(use.kind, use.name, use.scope) : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
@@ -371,7 +384,36 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
     }
     problems.push({ field: use.yamlPath, code: 'MAPPING_UNKNOWN_NAME', message, value: use.name, rule: use.yamlPath, ...(use.column === undefined ? {} : { column: use.column }) });
   }
+  if (dropped.length > 0) {
+    const fields = mapped.record.fields as unknown[];
+    for (const position of dropped.sort((a, b) => b - a)) fields.splice(position, 1);
+  }
   return problems;
+}
+
+/**
+ * A custom field's value against what its definition takes (field-rules.ts): a value the service
+ * would refuse rejects the row, or under the field's `onInvalid: drop` (and `keep`, as the service
+ * takes no value as typed there) is left out with a VALUE_DROPPED warning.
+ */
+function checkFieldValue(mapped: MappedRecord, use: NameUse, id: number, resolver: NameResolver, problems: RecordProblem[], dropped: number[]): void {
+  const entity = use.scope?.entity;
+  const definition = entity === undefined ? undefined : resolver.fieldDefinition?.(entity, id);
+  const [list, position] = use.path;
+  const element = typeof position === 'number' ? (mapped.record[list as string] as Array<{ value?: unknown }> | undefined)?.[position] : undefined;
+  if (definition === undefined || element === undefined) return;
+  const partyClass = entity === 'parties' && typeof mapped.record.type === 'string' ? mapped.record.type : undefined;
+  const refusal = refusedFieldValue(definition, element.value, partyClass);
+  if (refusal === null) return;
+  const shown = typeof element.value === 'string' ? element.value : JSON.stringify(element.value);
+  const detail = { rule: use.yamlPath, ...(use.column === undefined ? {} : { column: use.column }), ...(refusal.expected === undefined ? {} : { expected: refusal.expected }) };
+  const message = refusal.expected === undefined ? refusal.message : `expected ${refusal.expected}, got ${JSON.stringify(shown)}`;
+  if (use.onInvalid === 'drop') {
+    dropped.push(position as number);
+    (mapped.warnings ??= []).push({ code: 'VALUE_DROPPED', field: 'custom', message: `left out: ${message}`, value: shown, ...detail });
+    return;
+  }
+  problems.push({ field: use.yamlPath, code: 'MAPPING_VALUE', message, value: shown, ...detail });
 }
 
 // ---------------------------------------------------------------------------------------------

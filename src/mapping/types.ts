@@ -1,3 +1,4 @@
+import type { CatalogFieldDefinition } from '../client/index.ts';
 import type { ErrorCode } from '../errors/index.ts';
 import type { CellValue, SourceLocation } from '../sources/index.ts';
 import type { Entity } from './schema.ts';
@@ -30,7 +31,12 @@ export interface NameUse {
    * without the field (`path[0]`) and a warning; otherwise the row is rejected.
    */
   onUnknown?: 'reject' | 'drop';
-  /** The column the name was read from, when one column holds it (for the reason a person reads). */
+  /**
+   * A custom field's: what a value its definition refuses does (the field's `onInvalid`; `keep`
+   * drops, as the service takes no value as typed). @default 'reject'
+   */
+  onInvalid?: 'reject' | 'drop';
+  /** The column the name was read from, when one column holds it (for the reason a person reads); a custom field's, the column of its value. */
   column?: string;
 }
 
@@ -156,6 +162,19 @@ export interface RejectedRow {
   expected?: string;
   /** Where the rule is in the mapping (`fields[3].value.transform[1]`), or the link's or name's entry (`fields[7]`). */
   rule?: string;
+  /** The row's other problems, each a reason of its own: a person reads them one per line. */
+  also?: RejectedReason[];
+}
+
+/** One more reason a row was rejected for (RejectedRow.also). */
+export interface RejectedReason {
+  field: string;
+  code: ErrorCode;
+  message: string;
+  column?: string;
+  value?: string;
+  expected?: string;
+  rule?: string;
 }
 
 /** A row the mapping's `skip` condition left out on purpose. */
@@ -184,4 +203,6 @@ export interface NameResolver {
   suggest(kind: NameKind, name: string, scope?: NameUse['scope']): string[];
   /** The account's spelling of a name-valued item (a lost reason) by its id; without it the name is written as mapped. */
   nameOf?(kind: NameKind, id: number): string | undefined;
+  /** The custom field of `entity` with this id and what it takes; without it custom field values are left to the service. */
+  fieldDefinition?(entity: 'parties' | 'kases' | 'opportunities', id: number): CatalogFieldDefinition | undefined;
 }

@@ -69,11 +69,11 @@ export async function recordToSend(mapped: MappedRecord, context: SendContext): 
 
 /**
  * One problem for a row's problems, as the rejects file has one code and one field a row: the
- * first decides them (and the column and value its reason names); the messages are joined.
+ * first decides them; the others go with it (`also`), each a reason of its own.
  */
 export function joinProblems(problems: readonly RecordProblem[]): RecordProblem {
-  const [first] = problems as [RecordProblem];
-  return problems.length === 1 ? first : { ...first, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') };
+  const [first, ...others] = problems as [RecordProblem, ...RecordProblem[]];
+  return others.length === 0 ? first : { ...first, also: others };
 }
 
 /** A mapped row refused for `problem`, as the rejects file takes it (with the service's HTTP status, when it refused). */
@@ -82,6 +82,8 @@ export function rejectedRow(mapped: MappedRecord, problem: RecordProblem, status
   if (problem.column !== undefined) rejected.column = problem.column;
   if (problem.value !== undefined) rejected.value = problem.value;
   if (problem.rule !== undefined) rejected.rule = problem.rule;
+  if (problem.expected !== undefined) rejected.expected = problem.expected;
+  if (problem.also !== undefined) rejected.also = problem.also.map(({ also: _nested, ...more }) => more);
   if (status !== undefined) rejected.status = status;
   return rejected;
 }

@@ -118,11 +118,15 @@ async function lookForFiles(uses: readonly AttachmentUse[]): ReturnType<TakeFile
 export class ReasonCounter {
   readonly #reasons = new Map<string, RejectReason>();
 
+  /** Counts each of the row's reasons (a row with two problems has two). */
   add(rejected: RejectedRow): void {
-    const id = `${rejected.code}\u0000${rejected.field}`;
-    const reason = this.#reasons.get(id);
-    if (reason) reason.count += 1;
-    else this.#reasons.set(id, { code: rejected.code, field: rejected.field, count: 1, example: reasonText(rejected), firstRow: rejected.location.row });
+    const { also = [], ...first } = rejected;
+    for (const one of [first, ...also]) {
+      const id = `${one.code}\u0000${one.field}`;
+      const reason = this.#reasons.get(id);
+      if (reason) reason.count += 1;
+      else this.#reasons.set(id, { code: one.code, field: one.field, count: 1, example: reasonText({ ...one, values: rejected.values }), firstRow: rejected.location.row });
+    }
   }
 
   sorted(): RejectReason[] {

@@ -1,0 +1,81 @@
+/**
+ * What a custom field of the account takes, as its definition says: a Boolean true or false, a
+ * Date as YYYY-MM-DD, one of a List's choices, a Text matching the field's pattern, and a party
+ * field limited to people or to organisations only on those. The service refuses anything else
+ * with a 422; checked here, a refused value is found by validate and the run alike, before any
+ * request, and follows its field's `onInvalid` as any value a transform refuses.
+ */
+import type { CatalogFieldDefinition } from '../client/index.ts';
+
+/** Why a value does not fit its field, in words. */
+export interface FieldRefusal {
+  /** What the field takes (`one of the choices of Industry: Agriculture, Finance`), when a value is what is wrong. */
+  expected?: string;
+  /** The sentence a message gives: `is not one of the choices of Industry: …`. */
+  message: string;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function isDate(text: string): boolean {
+  const parts = DATE.exec(text);
+  if (!parts) return false;
+  const [year, month, day] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** Compiled once per pattern: the account's patterns are few, its rows many. */
+const PATTERNS = new Map<string, RegExp | null>();
+
+function patternOf(source: string): RegExp | null {
+  let pattern = PATTERNS.get(source);
+  if (pattern === undefined) {
+    try {
+      pattern = new RegExp(source);
+    } catch {
+      // A pattern this engine cannot read is left to the service to apply.
+      pattern = null;
+    }
+    PATTERNS.set(source, pattern);
+  }
+  return pattern;
+}
+
+const CLASS_WORDS = { PERSON: 'people', ORGANISATION: 'organisations' } as const;
+
+/**
+ * Why `value` cannot go into the custom field `definition` of a record of class `partyClass`
+ * (`person`, `organisation`, or undefined for a project or opportunity), or null when it fits or
+ * the definition does not say enough to tell.
+ */
+export function refusedFieldValue(definition: CatalogFieldDefinition, value: unknown, partyClass: string | undefined): FieldRefusal | null {
+  const name = definition.name;
+  const forClass = definition.forClass;
+  if (forClass && partyClass !== undefined && partyClass.toUpperCase() !== forClass) {
+    return { message: `${name} is a field of ${CLASS_WORDS[forClass]} only, and this record is an ${partyClass}` };
+  }
+  const refuse = (expected: string): FieldRefusal => ({ expected, message: `is not ${expected}` });
+  switch (definition.type) {
+    case 'Boolean':
+      return typeof value === 'boolean' ? null : refuse(`yes or no (true or false) for the Boolean field ${name}`);
+    case 'Date':
+      return typeof value === 'string' && isDate(value) ? null : refuse(`a date (YYYY-MM-DD) for the Date field ${name}`);
+    case 'List': {
+      const options = definition.options;
+      if (options === undefined) return null;
+      if (typeof value === 'string' && options.includes(value)) return null;
+      return refuse(options.length === 0 ? `a choice of ${name}, which offers none` : `one of the choices of ${name}: ${options.join(', ')}`);
+    }
+    case 'Text': {
+      if (typeof value !== 'string') return refuse(`text for the Text field ${name}`);
+      const source = definition.pattern;
+      if (source === undefined || source === null) return null;
+      const pattern = patternOf(source);
+      if (pattern === null || pattern.test(value)) return null;
+      return refuse(`text matching the pattern of ${name} (${source})`);
+    }
+    default:
+      return null;
+  }
+}
