@@ -77,9 +77,15 @@ export class RecordService {
   }
 
   async create(entity: Entity, body: Body): Promise<number> {
+    return (await this.createRecord(entity, body)).id;
+  }
+
+  /** Creates a record and hands back the record as the service answered it (an organisation it made by name is in it). */
+  async createRecord(entity: Entity, body: Body): Promise<Body & { id: number }> {
     const { path, one } = ENTITY_API[entity];
     const answer = await this.request({ method: 'POST', path, json: { [one]: body } });
-    return this.idFrom(one, answer.body, 'POST', path);
+    this.idFrom(one, answer.body, 'POST', path);
+    return (answer.body as Body)[one] as Body & { id: number };
   }
 
   /** Applies a track to a record (`body` names the definition and the record); the id of the applied track. */
@@ -209,6 +215,14 @@ export class RecordService {
     const path = `/${list}/deleted`;
     const answer = await this.client.transport.request({ method: 'GET', path, query: { since } });
     return parse(deletedSchema.array(), (answer.body as Body | null)?.[list] ?? [], { method: 'GET', path });
+  }
+
+  /** How many people belong to an organisation, counting up to one page (`GET /parties/{id}/people`). */
+  async peopleOf(organisationId: number): Promise<number> {
+    const answer = await this.request({ method: 'GET', path: `/parties/${organisationId}/people`, query: { page: 1, perPage: 1 }, accept: [404] });
+    if (answer.status === 404) return 0;
+    const list = (answer.body as Body | null)?.parties;
+    return Array.isArray(list) ? list.length : 0;
   }
 
   /** Whether any record passes a structured filter: one request for the first page of one. */

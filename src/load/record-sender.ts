@@ -9,13 +9,14 @@ import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { type ErrorCode } from '../errors/index.ts';
 import type { JournalEntry, RowState } from '../journal/index.ts';
 import { countWarnings, type MappedRecord, type MatchSpec, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
-import { joinProblems, judgeMatch, type LinkBook, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
+import { joinProblems, judgeMatch, type LinkBook, type LinkTarget, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { ReconcileIndex } from './reconcile.ts';
 import { LostCreates } from './lost-creates.ts';
+import { linkedByName, madeKey } from './made-by-name.ts';
 import type { RunContext } from './run-context.ts';
 import { StepRun } from './step-run.ts';
 
@@ -76,8 +77,11 @@ export class RecordSender {
   constructor(readonly ctx: RunContext) {
     this.links = {
       find: (name, key) => {
-        const id = this.ctx.byName.get(name)?.idOf(key) ?? null;
-        return id instanceof Promise ? id.then((value) => value ?? undefined) : (id ?? undefined);
+        const step = this.ctx.byName.get(name);
+        const id = step?.idOf(key) ?? null;
+        // A row that was read and rejected is there, unlike a key no row has (as validate tells them).
+        const target = (value: number | null): LinkTarget => value ?? (step?.rejectedKeys.has(key) ? 'rejected' : undefined);
+        return id instanceof Promise ? id.then(target) : target(id);
       },
       ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
       unresolved: (ref) => {
@@ -102,6 +106,7 @@ export class RecordSender {
   async reject(step: StepRun, rejected: RejectedRow, own = true): Promise<void> {
     step.counts.rejected += 1;
     if (own && rejected.key) {
+      step.rejectedKeys.add(rejected.key);
       step.settleUnwritten(rejected.key);
       const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.ctx.runId, at: this.ctx.at(), code: rejected.code, message: rejected.message };
       if (rejected.status !== undefined) entry.status = rejected.status;
@@ -147,6 +152,17 @@ export class RecordSender {
       if (match === 'rejected') return;
       found = match;
     }
+    // The organisation an earlier row made by name (its company's row was rejected then): this
+    // row is that organisation's, and updates it rather than making a second of the same name.
+    let madeByName = false;
+    if (!known && !found) {
+      const name = step.compiled.entity === 'party' && body.type === 'organisation' && typeof body.name === 'string' ? body.name : undefined;
+      const made = name === undefined ? undefined : this.ctx.made.take(name);
+      if (made !== undefined) {
+        found = await this.ctx.service.read('party', made);
+        madeByName = found !== null;
+      }
+    }
     // --reconcile: a row the journal does not know may have a record an earlier run made.
     let own = false;
     if (!known && !found && this.ctx.options.reconcile) {
@@ -157,7 +173,7 @@ export class RecordSender {
     }
     step.ready += 1;
     try {
-      await this.write(step, mapped, body, fp, known, found, own);
+      await this.write(step, mapped, body, fp, known, found, own, madeByName);
     } finally {
       step.ready -= 1;
       // Its look-up held back for others to share it, a row waits no longer than the writes have rows to write.
@@ -169,7 +185,7 @@ export class RecordSender {
    * Creates, adopts or updates a row's record (in a dry run, counts what that would send). `own`:
    * `found` is the record an earlier run made for the row (--reconcile), not one `match:` found.
    */
-  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false): Promise<void> {
+  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false, madeByName = false): Promise<void> {
     if (this.ctx.options.dryRun) return this.countDry(step, mapped, body, known, found);
     // The intent of a plain create is queued while the row waits for a slot: the row that first
     // needs its own on disk writes every intent queued by then in one group, so that the rows
@@ -188,7 +204,7 @@ export class RecordSender {
         try {
           if (known) await this.update(step, mapped, body, fp, known);
           else if (found && own) await this.adoptOwn(step, mapped, body, fp, found);
-          else if (found) await this.adopt(step, mapped, body, fp, found);
+          else if (found) await this.adopt(step, mapped, body, fp, found, madeByName ? 'update' : (step.match as MatchSpec).onMatch);
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
           if (!isRowLevel(error)) throw error;
@@ -222,12 +238,14 @@ export class RecordSender {
     return outcome.record;
   }
 
-  /** A new row whose record the account has already: reject, leave, or update it as `onMatch` says. */
-  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body): Promise<void> {
-    const spec = step.match as MatchSpec;
+  /**
+   * A new row whose record the account has already: reject, leave, or update it as `onMatch` says
+   * (an organisation made by name earlier is updated).
+   */
+  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body, onMatch: MatchSpec['onMatch']): Promise<void> {
     const id = record.id as number;
     step.taken.add(id);
-    if (spec.onMatch === 'update') {
+    if (onMatch === 'update') {
       const { plan, before } = planRecordUpdate(record, body);
       if (Object.keys(plan.changes).length > 0) {
         await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id, before });
@@ -236,10 +254,10 @@ export class RecordSender {
     }
     // A project's additional contacts are not read back: one this import created cannot be on the
     // project yet, and is added (as after a create); one found in the account is taken as there.
-    const added = spec.onMatch === 'update' ? contactIdsOf(body).filter((party) => this.createdParty(party)) : [];
+    const added = onMatch === 'update' ? contactIdsOf(body).filter((party) => this.createdParty(party)) : [];
     // With skip nothing of the row was written: the next run must not take the record for the row's.
     // With contacts to add, the row is recorded without them until they are, as after a create.
-    const written = spec.onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
+    const written = onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
     this.ctx.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.ctx.runId, at: this.ctx.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
     this.ctx.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.ctx.runId });
     if (added.length > 0) {
@@ -320,8 +338,11 @@ export class RecordSender {
     const writing = this.ctx.durable(step, line);
     if (writing) await writing;
     let id: number;
+    const byName = linkedByName(entity, attempt.sent);
+    let answer: Body | null = null;
     try {
-      id = await this.ctx.service.create(entity, attempt.sent);
+      if (byName === undefined) id = await this.ctx.service.create(entity, attempt.sent);
+      else ({ id } = answer = await this.ctx.service.createRecord(entity, attempt.sent));
     } catch (error) {
       if (error instanceof AmbiguousWriteError) return { at, error };
       // Refused or never sent: the intent is void.
@@ -329,7 +350,21 @@ export class RecordSender {
       throw error;
     }
     await this.created(step, mapped, whole, wholeFp, id);
+    if (byName !== undefined && answer !== null) await this.ctx.made.afterWrite(this.ctx.service, byName, answer, (made) => this.ownMade(step, byName, made));
     return null;
+  }
+
+  /**
+   * An organisation the service made for a row's link by name: journalled in the row's step as a
+   * record of its own (see made-by-name.ts), so that rollback deletes it and verify counts it.
+   */
+  async ownMade(step: StepRun, name: string, id: number): Promise<void> {
+    const key = madeKey(name);
+    const body = { type: 'organisation', name };
+    const fp = fingerprint({ body, attachments: [] });
+    await this.ctx.journal(step, { t: 'intent', k: key, op: 'create', run: this.ctx.runId, at: this.ctx.at(), fp, body });
+    this.ctx.record(step, { t: 'done', k: key, op: 'create', run: this.ctx.runId, at: this.ctx.at(), id, fp, origin: 'created' });
+    this.ctx.fold(step, key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.ctx.runId });
   }
 
   /**

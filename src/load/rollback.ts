@@ -4,6 +4,7 @@ import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, Sta
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
+import { isMadeKey } from './made-by-name.ts';
 import { planUpdate, signatureOf } from './records.ts';
 import { setupRuns, undoSetup } from './setup.ts';
 
@@ -135,77 +136,79 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       });
       const found = await readForCheck(service, step.entity, toDelete, limit, deps.signal);
       const writer = options.dryRun ? null : await state.openJournal(step.name, loaded);
+      // An organisation made by name goes after the people of the same runs: it is kept while
+      // anyone still belongs to it (see made-by-name.ts).
+      const undoRow = (row: RowUndo): Promise<void> =>
+        limit(async () => {
+          if (deps.signal?.aborted) {
+            summary.interrupted = true;
+            return;
+          }
+          const now = current.get(row.key);
+          const id = now?.id ?? null;
+          if (row.deletedByRun && id === null) {
+            summary.notRestorable += 1;
+            return;
+          }
+          if (id === null) return;
+          if (TAGGED.has(step.entity) && (row.created || row.before)) {
+            const names = tagged.get(step.entity as TaggedEntity) ?? new Map<string, string>();
+            for (const name of tagNames(now?.body)) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+            tagged.set(step.entity as TaggedEntity, names);
+          }
+          const at = new Date().toISOString();
+          if (row.created) {
+            const record = found.get(id);
+            if (record === undefined) {
+              // Not looked at (stopped meanwhile): not deleted unseen.
+              summary.interrupted = true;
+              return;
+            }
+            if (record === null) {
+              summary.alreadyGone += 1;
+              return;
+            }
+            const reason = whyNotOwn(step.entity, record, now ?? null, row) ?? (isMadeKey(row.key) ? await stillBelongs(service, id) : null);
+            if (reason !== null) {
+              summary.kept.push({ step: step.name, key: row.key, id, reason });
+              return;
+            }
+            counts.deleted += 1;
+            if (!writer) return;
+            await writer.append({ t: 'intent', k: row.key, op: 'delete', run: rollbackRun, at, fp: now?.fp ?? '', id });
+            if (!(await service.remove(step.entity, id))) summary.alreadyGone += 1;
+            await writer.append({ t: 'done', k: row.key, op: 'delete', run: rollbackRun, at: new Date().toISOString(), id, fp: now?.fp ?? '' });
+            return;
+          }
+          if (!row.before) return;
+          counts.restored += 1;
+          if (!writer) return;
+          const from = now?.body ?? {};
+          const to = { ...from, ...row.before };
+          for (const [field, value] of Object.entries(row.before)) if (value === null) delete to[field];
+          let plan = planUpdate(from, to);
+          // Files the runs added to a note go again (a file they replaced cannot come back:
+          // its old content is no longer at hand).
+          const files = step.entity === 'entry' && 'attachments' in row.before;
+          if (plan.needsCurrent || files) {
+            const record = await service.read(step.entity, id);
+            if (record === null) {
+              summary.alreadyGone += 1;
+              return;
+            }
+            plan = planUpdate(from, to, record);
+            const added = files ? planAttachments(attachmentFilesOf(from), attachmentFilesOf(row.before), record).remove : [];
+            if (added.length > 0) plan.changes.attachments = added.map((attachment) => ({ id: attachment, _delete: true }));
+          }
+          const fp = fingerprint({ body: to, attachments: [] });
+          await writer.append({ t: 'intent', k: row.key, op: 'update', run: rollbackRun, at, fp, body: to, id, before: row.before });
+          if (Object.keys(plan.changes).length > 0) await service.update(step.entity, id, plan.changes);
+          await writer.append({ t: 'done', k: row.key, op: 'update', run: rollbackRun, at: new Date().toISOString(), id, fp });
+        });
       try {
-        await Promise.all(
-          [...undo.values()].map((row) =>
-            limit(async () => {
-              if (deps.signal?.aborted) {
-                summary.interrupted = true;
-                return;
-              }
-              const now = current.get(row.key);
-              const id = now?.id ?? null;
-              if (row.deletedByRun && id === null) {
-                summary.notRestorable += 1;
-                return;
-              }
-              if (id === null) return;
-              if (TAGGED.has(step.entity) && (row.created || row.before)) {
-                const names = tagged.get(step.entity as TaggedEntity) ?? new Map<string, string>();
-                for (const name of tagNames(now?.body)) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
-                tagged.set(step.entity as TaggedEntity, names);
-              }
-              const at = new Date().toISOString();
-              if (row.created) {
-                const record = found.get(id);
-                if (record === undefined) {
-                  // Not looked at (stopped meanwhile): not deleted unseen.
-                  summary.interrupted = true;
-                  return;
-                }
-                if (record === null) {
-                  summary.alreadyGone += 1;
-                  return;
-                }
-                const reason = whyNotOwn(step.entity, record, now ?? null, row);
-                if (reason !== null) {
-                  summary.kept.push({ step: step.name, key: row.key, id, reason });
-                  return;
-                }
-                counts.deleted += 1;
-                if (!writer) return;
-                await writer.append({ t: 'intent', k: row.key, op: 'delete', run: rollbackRun, at, fp: now?.fp ?? '', id });
-                if (!(await service.remove(step.entity, id))) summary.alreadyGone += 1;
-                await writer.append({ t: 'done', k: row.key, op: 'delete', run: rollbackRun, at: new Date().toISOString(), id, fp: now?.fp ?? '' });
-                return;
-              }
-              if (!row.before) return;
-              counts.restored += 1;
-              if (!writer) return;
-              const from = now?.body ?? {};
-              const to = { ...from, ...row.before };
-              for (const [field, value] of Object.entries(row.before)) if (value === null) delete to[field];
-              let plan = planUpdate(from, to);
-              // Files the runs added to a note go again (a file they replaced cannot come back:
-              // its old content is no longer at hand).
-              const files = step.entity === 'entry' && 'attachments' in row.before;
-              if (plan.needsCurrent || files) {
-                const record = await service.read(step.entity, id);
-                if (record === null) {
-                  summary.alreadyGone += 1;
-                  return;
-                }
-                plan = planUpdate(from, to, record);
-                const added = files ? planAttachments(attachmentFilesOf(from), attachmentFilesOf(row.before), record).remove : [];
-                if (added.length > 0) plan.changes.attachments = added.map((attachment) => ({ id: attachment, _delete: true }));
-              }
-              const fp = fingerprint({ body: to, attachments: [] });
-              await writer.append({ t: 'intent', k: row.key, op: 'update', run: rollbackRun, at, fp, body: to, id, before: row.before });
-              if (Object.keys(plan.changes).length > 0) await service.update(step.entity, id, plan.changes);
-              await writer.append({ t: 'done', k: row.key, op: 'update', run: rollbackRun, at: new Date().toISOString(), id, fp });
-            }),
-          ),
-        );
+        const rows = [...undo.values()];
+        await Promise.all(rows.filter((row) => !isMadeKey(row.key)).map(undoRow));
+        await Promise.all(rows.filter((row) => isMadeKey(row.key)).map(undoRow));
       } finally {
         await writer?.close();
       }
@@ -302,6 +305,11 @@ function whyNotOwn(entity: Entity, record: Body, row: RowState | null, undo: Row
     return 'it does not hold what the run wrote (changed in the account since, or another record)';
   }
   return null;
+}
+
+/** Why an organisation made by name stays: people of the account still belong to it. */
+async function stillBelongs(service: RecordService, id: number): Promise<string | null> {
+  return (await service.peopleOf(id)) > 0 ? 'people of the account still belong to it (it was made for a link by name, and stays while it is in use)' : null;
 }
 
 /**

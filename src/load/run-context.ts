@@ -10,6 +10,7 @@ import { blankRow, type JournalEntry, type RowState, type StateDir } from '../jo
 import type { NameResolver } from '../mapping/index.ts';
 import type { DryRunReport, ImportDeps, ImportEvent, ImportOptions } from './import-options.ts';
 import type { StepRun } from './step-run.ts';
+import { MadeByName } from './made-by-name.ts';
 import { WriteSlots } from './write-slots.ts';
 
 /** What a run is given: its options, dependencies, state folder, steps, names, id, clock and events. */
@@ -54,6 +55,8 @@ export class RunContext {
   unlisten: () => void = () => undefined;
   /** Ends the counting of rows (countRows) with the run. */
   readonly counting = new AbortController();
+  /** Organisations the plan's runs made by name (made-by-name.ts). */
+  readonly made: MadeByName;
 
   constructor(settings: RunSettings) {
     const { options, deps, steps } = settings;
@@ -73,6 +76,7 @@ export class RunContext {
     this.requestsAtStart = deps.client.transport.requestsSent;
     this.slots = new WriteSlots(options.concurrency);
     this.byName = new Map(steps.map((s) => [s.name, s]));
+    this.made = new MadeByName(steps);
     if (deps.signal) {
       const onAbort = (): void => {
         this.interrupted = true;

@@ -17,6 +17,7 @@ import { RunContext } from './run-context.ts';
 import { RowWindow } from './row-window.ts';
 import type { RecordService } from '../client/index.ts';
 import { findCreated } from './lost-creates.ts';
+import { isMadeKey } from './made-by-name.ts';
 import { setupForRun, type SetupReport } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
@@ -442,7 +443,8 @@ class ImportEngine {
     for (const step of [...this.ctx.steps].reverse()) {
       // A rejects file fed back holds the rows to fix, not the whole input; a live read --since, only what changed.
       if (step.prepared.fromRejects || (readsLive(step.prepared) && step.prepared.live?.since !== undefined)) continue;
-      const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
+      // An organisation made by name is no row of the input: it is never missing from it.
+      const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key) && !isMadeKey(row.key));
       step.counts.missing = gone.length;
       if (this.ctx.options.dryRun) continue;
       const entity = step.compiled.entity;

@@ -28,6 +28,8 @@ export class StepRun {
   /** Rows other rows wait for, not yet settled. */
   readonly #awaited = new Map<string, Deferred>();
   readonly seen = new Set<string>();
+  /** Keys of this run's rows that were rejected: a link to one says so (LINK_BY_NAME), as validate does. */
+  readonly rejectedKeys = new Set<string>();
   /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
   readonly digests: Map<string, number> | null;
   finished = false;

@@ -115,6 +115,7 @@ export type WarningCode =
   | 'VALUE_DROPPED' // onInvalid: drop: the value could not be read and the field is left out
   | 'VALUE_KEPT' // onInvalid: keep: the value could not be read and is written as it was typed
   | 'LINK_UNRESOLVED' // a link column held a value but no linked record was found
+  | 'LINK_BY_NAME' // the linked row was rejected: the link falls back to its value (an organisation by name, made when the account has none)
   | 'USER_UNKNOWN' // an owner the account does not know; the record goes to the token's user
   | 'DUPLICATE_MERGED' // onDuplicate: merge folded this row into an earlier row of the same key
   | 'DUPLICATE_DROPPED' // onDuplicate: first: a later row of the same key was left out

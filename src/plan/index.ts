@@ -1,6 +1,6 @@
 export { findStep, loadPlan, parsePlan, type Plan, type PlanStep } from './load.ts';
 export { mappingRefs, orderSteps, type StepDependencies, type StepRef } from './order.ts';
-export { lookUpRef, ReferenceBook, type LinkBook, type RefLookup, type ReferenceProblem } from './references.ts';
+export { lookUpRef, ReferenceBook, type LinkBook, type LinkTarget, type RefLookup, type ReferenceProblem } from './references.ts';
 export { joinProblems, recordToSend, rejectedRow, withType } from './record-to-send.ts';
 export { planSchema, planStepSchema, setupSchema, type PlanFile, type PlanStepFile, type SetupSpec } from './schema.ts';
 export { preparePlan } from './prepare-step.ts';

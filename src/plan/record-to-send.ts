@@ -9,7 +9,7 @@
  */
 import type { AttachmentUse, Entity, MappedRecord, NameResolver, RecordProblem, RejectedRow, RowWarning } from '../mapping/index.ts';
 import { resolveRecord, setAt } from '../mapping/index.ts';
-import { followLink, type LinkBook, unresolvedLink } from './references.ts';
+import { followLink, foundRejected, type LinkBook, unresolvedLink } from './references.ts';
 
 type Body = Record<string, unknown>;
 
@@ -52,7 +52,7 @@ export async function recordToSend(mapped: MappedRecord, context: SendContext): 
       problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: context.links.ambiguous(outcome.key, outcome.steps), value: outcome.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
       continue;
     }
-    const problem = unresolvedLink(mapped, ref, context.links.unresolved(ref, outcome.tried));
+    const problem = unresolvedLink(mapped, ref, context.links.unresolved(ref, outcome.tried), foundRejected(outcome.tried));
     if (problem) problems.push(problem);
   }
   problems.push(...resolveRecord(mapped, context.resolver));

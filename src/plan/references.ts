@@ -102,7 +102,7 @@ export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, 
  * rejected); any other gets its fallback (`value` beside `ref`) or is left out of the record, and
  * the record carries a LINK_UNRESOLVED warning with the keys it tried. Never silent.
  */
-export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string): ReferenceProblem | null {
+export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string, rejected = false): ReferenceProblem | null {
   const detail = { value: ref.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) };
   if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason, ...detail };
   const target = ref.path[0] as string;
@@ -112,12 +112,34 @@ export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string
   if (ref.fallback !== undefined) {
     if (list) list[index as number] = ref.fallback;
     else mapped.record[target] = ref.fallback;
+    // The linked row is there but was rejected: the record goes to whatever has the fallback's
+    // name (an organisation made by name when the account has none), which the person should know.
+    if (rejected)
+      (mapped.warnings ??= []).push({
+        code: 'LINK_BY_NAME',
+        field: target,
+        message: `linked by its ${fallbackWords(ref.fallback)} instead: ${reason}`,
+        value: linkKeys(ref).join(' / '),
+        rule: ref.yamlPath,
+        ...(ref.column === undefined ? {} : { column: ref.column }),
+      });
     return null;
   }
   // An element left without its id is not sent (see contactIdsOf); the rest of the list is.
   if (!list) delete mapped.record[target];
   (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / '), rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
   return null;
+}
+
+/** The fallback a link writes, in words: `name "Groothandel Jansen"`. */
+function fallbackWords(fallback: unknown): string {
+  if (fallback !== null && typeof fallback === 'object' && typeof (fallback as { name?: unknown }).name === 'string') return `name "${(fallback as { name: string }).name}"`;
+  return `value ${JSON.stringify(fallback)}`;
+}
+
+/** Whether a link's keys found a row that was rejected (rather than no row at all). */
+export function foundRejected(tried: readonly KeyTried[]): boolean {
+  return tried.some((t) => t.lookup.status === 'found' && t.lookup.value === 'rejected');
 }
 
 /**

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type CrmClient, RecordService, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
-import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
+import { assertSameKey, attachmentFilesOf, isMadeKey, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
 import { catalogWanted, type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
@@ -598,7 +598,8 @@ async function compareStep(check: StepCheck, compiled: CompiledMapping, context:
     }
   }
   for (const [key, row] of check.ids) {
-    if (seen.has(key) || row.origin !== 'created') continue;
+    // An organisation made for a link by name is the run's, and no row of the input.
+    if (seen.has(key) || row.origin !== 'created' || isMadeKey(key)) continue;
     const record = check.records.get(row.id);
     if (!record) continue;
     counts.extra += 1;

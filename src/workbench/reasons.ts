@@ -8,6 +8,7 @@ const WARNING_WORDS: Record<string, string> = {
   VALUE_DROPPED: 'value left out',
   VALUE_KEPT: 'value kept as typed',
   LINK_UNRESOLVED: 'link not made',
+  LINK_BY_NAME: 'linked by name instead',
   USER_UNKNOWN: 'owner not in the account',
   DUPLICATE_MERGED: 'rows merged',
   DUPLICATE_DROPPED: 'later rows left out',
