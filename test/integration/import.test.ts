@@ -254,12 +254,12 @@ describe('runImport: rejects', () => {
         '  - { to: type, value: person }',
         '  - { to: firstName, value: { column: first } }',
         '  - { to: lastName, value: { column: last } }',
-        '  - { to: custom, definition: Account number, tag: null, value: { column: account } }',
+        '  - { to: email, value: { column: account } }',
         '',
       ].join('\n'),
     );
-    // The account's field takes two letters, a dash and digits; only the service knows that.
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,wrong\nP3,Alan,Turing,CD-5678\n');
+    // No e-mail check in the mapping: only the service refuses an address without an @.
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,wrong\nP3,Alan,Turing,cd5678@example.com\n');
     const stateDir = join(dir, '.crm-ferry');
     const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
     const first = await importInto(box, options);
@@ -271,7 +271,7 @@ describe('runImport: rejects', () => {
     expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
 
     // Fixed, and a row added since: --retry-rejects takes the fixed row only.
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP4,Barbara,Liskov,GH-1111\n');
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP4,Barbara,Liskov,gh1111@example.com\n');
     const retry = await importInto(box, { ...options, retryRejects: true });
     expect(retry.steps[0]?.created).toBe(1);
     expect(retry.steps[0]?.unchanged).toBe(0);
@@ -285,10 +285,10 @@ describe('runImport: rejects', () => {
 
     // A row the mapping refuses (no last name) is journalled too, so --retry-rejects finds it once fixed.
     writeFileSync(join(dir, 'people.yaml'), readFileSync(join(dir, 'people.yaml'), 'utf8').replace('{ to: lastName, value: { column: last } }', '{ to: lastName, value: { column: last }, required: true }'));
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP5,Edsger,,IJ-2222\n');
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP5,Edsger,,ij2222@example.com\n');
     const mapped = await importInto(box, options);
     expect(mapped.steps[0]).toMatchObject({ rejected: 1, unchanged: 3, missing: 0 });
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,AB-1234\nP2,Grace,Hopper,EF-9999\nP3,Alan,Turing,CD-5678\nP5,Edsger,Dijkstra,IJ-2222\n');
+    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP5,Edsger,Dijkstra,ij2222@example.com\n');
     const fixed = await importInto(box, { ...options, retryRejects: true });
     expect(fixed.steps[0]).toMatchObject({ created: 1, rejected: 0 });
   });
@@ -354,12 +354,12 @@ describe('runImport --dry-run after a run with rejects', () => {
         'fields:',
         '  - { to: type, value: person }',
         '  - { to: lastName, value: { column: last } }',
-        '  - { to: custom, definition: Account number, tag: null, value: { column: account } }',
+        '  - { to: email, value: { column: account } }',
         '',
       ].join('\n'),
     );
-    // P2: only the service refuses its account number. P3: cannot be read (an unclosed quote).
-    writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,AB-1234\nP2,Hopper,wrong\nP3,"Turing,CD-5678\n');
+    // P2: only the service refuses its e-mail address. P3: cannot be read (an unclosed quote).
+    writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,ab1234@example.com\nP2,Hopper,wrong\nP3,"Turing,cd5678@example.com\n');
     const stateDir = join(dir, '.crm-ferry');
     const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
     const real = await importInto(box, options);
