@@ -8,7 +8,7 @@
 import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { type ErrorCode } from '../errors/index.ts';
 import type { JournalEntry, RowState } from '../journal/index.ts';
-import { countWarnings, type MappedRecord, type MatchSpec, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
+import { columnsOfSpec, countWarnings, type Mapping, type MappedRecord, type MatchSpec, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
 import { joinProblems, judgeMatch, type LinkBook, type LinkTarget, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
@@ -54,6 +54,28 @@ interface LostAnswer {
   /** When its intent was written. */
   at: string;
   error: AmbiguousWriteError;
+}
+
+/** The service's list for a target of the mapping (`emailAddresses[0].address` is the `email` target's). */
+const TARGET_OF_LIST: Readonly<Record<string, string>> = { emailAddresses: 'email', phoneNumbers: 'phone', websites: 'website', addresses: 'address' };
+
+/**
+ * The service's refusal of a row as reasons a person reads: each field it names is a reason of its
+ * own with the service's words whole, and the column it came from where one field entry of the
+ * mapping writes that target from one column.
+ */
+export function serviceProblems(error: ApiError, mapping: Pick<Mapping, 'fields'>): RecordProblem[] {
+  if (error.fieldErrors.length === 0) return [{ field: '', code: error.code, message: error.serviceMessage ?? error.message }];
+  return error.fieldErrors.map((fieldError) => {
+    const field = fieldError.field ?? '';
+    const head = /^[A-Za-z]+/.exec(field)?.[0] ?? '';
+    const target = TARGET_OF_LIST[head] ?? head;
+    const entries = mapping.fields.filter((entry) => entry.to === target);
+    const columns = entries.length === 1 ? columnsOfSpec((entries[0] as (typeof entries)[number]).value) : [];
+    const problem: RecordProblem = { field, code: error.code, message: field === '' ? fieldError.message : `${fieldError.message} (the service, at ${field})` };
+    if (columns.length === 1) problem.column = columns[0] as string;
+    return problem;
+  });
 }
 
 function stepList(steps: readonly string[]): string {
@@ -208,7 +230,7 @@ export class RecordSender {
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
           if (!isRowLevel(error)) throw error;
-          await this.reject(step, this.rejection(mapped, { field: error.fieldErrors?.[0]?.field ?? '', code: error.code, message: error.message }, error.status));
+          await this.reject(step, this.rejection(mapped, joinProblems(serviceProblems(error, step.prepared.mapping)), error.status));
         }
         return null;
       });

@@ -325,7 +325,7 @@ async function emitGuarded(context: FieldContext, entry: FieldEntry, info: Targe
 }
 
 /** The columns a value spec reads by name: `{column: ...}`, or the placeholders of a template. */
-function columnsOfSpec(spec: ValueSpec | undefined): string[] {
+export function columnsOfSpec(spec: ValueSpec | undefined): string[] {
   const template = typeof spec === 'string' ? spec : spec !== null && typeof spec === 'object' ? spec.template : undefined;
   if (template !== undefined && isTemplate(template)) {
     const parsed = parseTemplate(template);

@@ -5,6 +5,7 @@ export { ENTITY_PLURAL, LINK_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, 
 export { transformRegistry, type CustomTransform, type TransformRegistry } from './compile-transforms.ts';
 export { TRANSFORMS, TransformError, type TransformContext, type TransformDefinition, type TransformEnvironment, type TransformFn, type Value } from './transforms/index.ts';
 export { isTemplate, parseTemplate } from './compile-template.ts';
+export { columnsOfSpec } from './compile-fields.ts';
 export { conditionColumns } from './compile-condition.ts';
 export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_END, REFERENCE_START, withReference } from './reference.ts';
 export { draftMapping, type DraftOptions, type DraftResult } from './init.ts';

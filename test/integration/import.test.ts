@@ -269,6 +269,8 @@ describe('runImport: rejects', () => {
     const rejects = readFileSync(s?.rejectsFile ?? '', 'utf8');
     expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_rule,_raw');
     expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
+    // The service's own words, whole, on the column the value came from.
+    expect(rejects).toMatch(/,API_VALIDATION,"account ""wrong"": is not an email address: ""wrong"" \(the service, at emailAddresses\[0\]\.address\)",/);
 
     // Fixed, and a row added since: --retry-rejects takes the fixed row only.
     writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP4,Barbara,Liskov,gh1111@example.com\n');
@@ -347,16 +349,7 @@ describe('runImport --dry-run after a run with rejects', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'people.yaml'),
-      [
-        'version: 1',
-        'entity: party',
-        'key: "{{id}}"',
-        'fields:',
-        '  - { to: type, value: person }',
-        '  - { to: lastName, value: { column: last } }',
-        '  - { to: email, value: { column: account } }',
-        '',
-      ].join('\n'),
+      ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: email, value: { column: account } }', ''].join('\n'),
     );
     // P2: only the service refuses its e-mail address. P3: cannot be read (an unclosed quote).
     writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,ab1234@example.com\nP2,Hopper,wrong\nP3,"Turing,cd5678@example.com\n');
