@@ -359,61 +359,40 @@ class ImportEngine {
           break;
         }
         step.counts.rowsRead += 1;
-        if (item.kind === 'skipped') {
-          if (item.folded) {
-            // Folded into an earlier row of its record (onDuplicate): its key is that record's.
-            step.counts.repeated += 1;
-            if (item.folded.key !== item.folded.into) {
-              step.seen.add(item.folded.key);
-              step.alias(item.folded.key, item.folded.into);
-            }
-            this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: item.folded.key, action: 'repeated' });
-            continue;
-          }
+        const outcome = step.checks.check(item);
+        if (outcome.kind === 'skipped') {
           step.counts.skipped += 1;
           this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: null, action: 'skipped' });
           continue;
         }
-        if (item.kind === 'rejected') {
-          // Still in the input, though refused: its record (if an earlier run wrote one) is not "missing".
-          if (item.key) step.seen.add(item.key);
-          else step.unread += 1;
-          await this.sender.reject(step, item);
+        if (outcome.kind === 'folded' || outcome.kind === 'repeated') {
+          // Folded into an earlier row of its record (onDuplicate), or that record named again:
+          // written once, by that row; a folded row's key stands for that row's record.
+          step.counts.repeated += 1;
+          if (outcome.kind === 'folded') step.alias(outcome.key, outcome.into);
+          this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: outcome.kind === 'folded' ? outcome.key : outcome.mapped.key, action: 'repeated' });
           continue;
         }
-        const digest = step.digests ? recordDigest(item) : undefined;
-        if (step.seen.has(item.key)) {
-          const problem = repeatedKey(step.name, item.key, digest, step.digests?.get(item.key));
-          if (problem === 'repeat') {
-            // The record of an earlier row, named again: written once, by that row.
-            step.counts.repeated += 1;
-            this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: item.key, action: 'repeated' });
-            continue;
-          }
-          await this.sender.reject(step, this.sender.rejection(item, problem), false);
+        if (outcome.kind === 'rejected') {
+          // Still in the input, though refused: its record (if an earlier run wrote one) is not
+          // "missing"; a row that could not be read at all is counted for the journal's run end.
+          if (!outcome.rejected.key) step.unread += 1;
+          await this.sender.reject(step, outcome.rejected, outcome.own);
           continue;
         }
-        step.seen.add(item.key);
-        // A second row for one record by its match value: rejected here, in the order rows are
-        // read (as validate does), not when its lookup happens to run.
-        const sameRecord = step.matches.check(item);
-        if (sameRecord) {
-          await this.sender.reject(step, this.sender.rejection(item, sameRecord));
-          continue;
-        }
-        if (digest !== undefined) step.digests?.set(item.key, digest);
-        const prior = step.journal.rows.get(item.key);
+        const mapped = outcome.mapped;
+        const prior = step.journal.rows.get(mapped.key);
         // A row that could not be read had no key to journal its reject under: once it can be
         // read, it is a row the journal has never seen.
         const fixedUnread = prior === undefined && step.journal.unread > 0;
         if (this.ctx.options.retryRejects && !prior?.rejected && !fixedUnread && !step.prepared.fromRejects) {
           // Not a rejected row: left as it is, but rows that link to it still find its record.
-          step.settleUnwritten(item.key);
+          step.settleUnwritten(mapped.key);
           continue;
         }
-        const key = item.key;
+        const key = mapped.key;
         window.add(
-          this.sender.processRecord(step, item).catch((error) => {
+          this.sender.processRecord(step, mapped).catch((error) => {
             if (this.ctx.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
             this.ctx.fail(error);
             step.settleUnwritten(key);

@@ -2,7 +2,7 @@
 import { FerryError } from '../errors/index.ts';
 import { JournalWriter, type LoadedJournal } from '../journal/index.ts';
 import { type CompiledMapping, emptyWarningCounts, type MatchSpec, RejectsWriter } from '../mapping/index.ts';
-import { type Matcher, MatchValueCheck, type NotCarried, type PreparedStep, ReasonCounter } from '../plan/index.ts';
+import { type Matcher, type NotCarried, type PreparedStep, ReasonCounter, RowChecks } from '../plan/index.ts';
 import { SuccessWriter } from './results.ts';
 import type { ReconcileIndex } from './reconcile.ts';
 import type { LostCreates } from './lost-creates.ts';
@@ -27,11 +27,10 @@ export class StepRun {
   readonly #ids = new Map<string, number | null>();
   /** Rows other rows wait for, not yet settled. */
   readonly #awaited = new Map<string, Deferred>();
-  readonly seen = new Set<string>();
+  /** The row checks every caller shares (keys, repeats, match values), in the order rows are read. */
+  readonly checks: RowChecks;
   /** Keys of this run's rows that were rejected: a link to one says so (LINK_BY_NAME), as validate does. */
   readonly rejectedKeys = new Set<string>();
-  /** In a step others link to: the digest of each key's row, so that a row naming its record again is told from a conflicting one. */
-  readonly digests: Map<string, number> | null;
   finished = false;
   /** Opened on first use; held as promises so that concurrent rows share one file. */
   success: Promise<SuccessWriter> | null = null;
@@ -51,8 +50,6 @@ export class StepRun {
   reconcile: ReconcileIndex | null = null;
   /** Rows whose adding of a project's additional contacts was cut off: which of them were added is read, not guessed. */
   readonly contactsUnsure = new Set<string>();
-  /** Rejects a second row with one match value (`onDuplicate: reject`), as validate does. */
-  readonly matches: MatchValueCheck;
   /** Warnings of the rows written, by code. */
   readonly warnings = emptyWarningCounts();
   /** Rows rejected, by reason. */
@@ -76,8 +73,12 @@ export class StepRun {
     linked: boolean,
   ) {
     for (const row of journal.rows.values()) if (row.id !== null) this.taken.add(row.id);
-    this.digests = linked ? new Map() : null;
-    this.matches = new MatchValueCheck(prepared.mapping.match, prepared.mapping.onDuplicate);
+    this.checks = new RowChecks(prepared.name, prepared.mapping, linked);
+  }
+
+  /** Keys of the rows read so far. */
+  get seen(): ReadonlySet<string> {
+    return this.checks.seen;
   }
 
   get name(): string {

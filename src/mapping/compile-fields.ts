@@ -131,10 +131,10 @@ function frozenUse(use: NameUse): NameUse {
  * resolveRecord): the field's `onInvalid` (`keep` drops, the service taking no value as typed
  * there) and the column the value comes from.
  */
-function customCheck(context: FieldContext, field: FieldEntry, info: TargetInfo): Pick<NameUse, 'onInvalid' | 'column'> {
+function customCheck(context: FieldContext, field: FieldEntry, info: TargetInfo): Pick<NameUse, 'onInvalid' | 'valueColumn'> {
   const { policy } = invalidPolicy(field, info, context.onInvalid);
   const column = fieldColumn(field);
-  return { onInvalid: policy === 'reject' ? 'reject' : 'drop', ...(column === undefined ? {} : { column }) };
+  return { onInvalid: policy === 'reject' ? 'reject' : 'drop', ...(column === undefined ? {} : { valueColumn: column }) };
 }
 
 function customValue(value: Value): string | boolean {

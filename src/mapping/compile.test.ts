@@ -98,8 +98,8 @@ describe('party targets', () => {
     expect(mapped.names).toEqual([
       { path: ['owner', 'id'], kind: 'user', name: 'ada@example.com', yamlPath: 'fields[6]', column: 'o' },
       { path: ['team', 'id'], kind: 'team', name: 'Sales', yamlPath: 'fields[7]' },
-      { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[14]', onInvalid: 'reject', column: 'since' },
-      { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Member', scope: { entity: 'parties', tag: 'Club' }, yamlPath: 'fields[15]', onInvalid: 'reject', column: 'member' },
+      { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[14]', onInvalid: 'reject', valueColumn: 'since' },
+      { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Member', scope: { entity: 'parties', tag: 'Club' }, yamlPath: 'fields[15]', onInvalid: 'reject', valueColumn: 'member' },
     ]);
     expect(mapped).toMatchObject({ kind: 'record', entity: 'party', key: '1', row: 1, refs: [], attachments: [] });
   });

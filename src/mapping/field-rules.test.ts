@@ -46,8 +46,8 @@ function record(fields: Array<{ value: unknown }>, onInvalid: 'reject' | 'drop')
     key: '1',
     record: { type: 'organisation', name: 'X', fields: fields.map((f) => ({ definition: null, ...f })) },
     names: [
-      { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Industry', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[2]', onInvalid, column: 'Sector' },
-      { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Account number', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[3]', onInvalid, column: 'Nr' },
+      { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Industry', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[2]', onInvalid, valueColumn: 'Sector' },
+      { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Account number', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[3]', onInvalid, valueColumn: 'Nr' },
     ],
     refs: [],
     attachments: [],

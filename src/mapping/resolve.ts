@@ -406,7 +406,7 @@ function checkFieldValue(mapped: MappedRecord, use: NameUse, id: number, resolve
   const refusal = refusedFieldValue(definition, element.value, partyClass);
   if (refusal === null) return;
   const shown = typeof element.value === 'string' ? element.value : JSON.stringify(element.value);
-  const detail = { rule: use.yamlPath, ...(use.column === undefined ? {} : { column: use.column }), ...(refusal.expected === undefined ? {} : { expected: refusal.expected }) };
+  const detail = { rule: use.yamlPath, ...(use.valueColumn === undefined ? {} : { column: use.valueColumn }), ...(refusal.expected === undefined ? {} : { expected: refusal.expected }) };
   const message = refusal.expected === undefined ? refusal.message : `expected ${refusal.expected}, got ${JSON.stringify(shown)}`;
   if (use.onInvalid === 'drop') {
     dropped.push(position as number);

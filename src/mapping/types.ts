@@ -36,8 +36,10 @@ export interface NameUse {
    * drops, as the service takes no value as typed). @default 'reject'
    */
   onInvalid?: 'reject' | 'drop';
-  /** The column the name was read from, when one column holds it (for the reason a person reads); a custom field's, the column of its value. */
+  /** The column the name was read from, when one column holds it (for the reason a person reads). */
   column?: string;
+  /** A custom field's: the column its value is read from, when one column holds it. */
+  valueColumn?: string;
 }
 
 /**

@@ -35,31 +35,6 @@ describe('ReferenceBook', () => {
     expect(book.checkRefs([ref('people', 'a'), ref('deals', 'b')]).map((p) => p.message)).toEqual(["no row with key 'a' in step people", "no row with key 'b' in step deals"]);
   });
 
-  it('finds a duplicate key within a step, whether the first row was valid or rejected', () => {
-    const book = new ReferenceBook();
-    expect(book.checkKey('people', 'C-1')).toBeUndefined();
-    book.addValid('people', 'C-1');
-    book.addRejected('people', 'C-2');
-    expect(book.checkKey('people', 'C-1')).toEqual({
-      field: 'key',
-      code: 'MAPPING_VALUE',
-      message: "duplicate key 'C-1': an earlier row of step people has the same key; keys must be unique within a step",
-      rule: 'key',
-    });
-    expect(book.checkKey('people', 'C-2')).toMatchObject({ code: 'MAPPING_VALUE' });
-    expect(book.checkKey('orgs', 'C-1')).toBeUndefined();
-  });
-
-  it('in a step others link to, a key may come again with the same values: the same record', () => {
-    const book = new ReferenceBook(new Set(['orgs']));
-    book.addValid('orgs', 'Acme Ltd', 7);
-    expect(book.checkKey('orgs', 'Acme Ltd', 7)).toBe('repeat');
-    expect(book.checkKey('orgs', 'Acme Ltd', 8)).toMatchObject({ code: 'MAPPING_VALUE', message: expect.stringContaining('the same key with other values') });
-    // A rejected first row is no record to name again.
-    book.addRejected('orgs', 'Globex');
-    expect(book.checkKey('orgs', 'Globex', 7)).toMatchObject({ message: expect.stringContaining('keys must be unique within a step') });
-  });
-
   describe('a link to several steps', () => {
     const party = ['people', 'organisations'];
 

@@ -200,12 +200,10 @@ function stepList(steps: readonly string[], word: 'or' | 'and'): string {
 export class ReferenceBook implements LinkBook {
   readonly #valid = new Map<string, Set<string>>();
   readonly #rejected = new Map<string, Set<string>>();
-  /** Digests of the valid rows of linked steps (see linkedSteps). */
-  readonly #digests = new Map<string, Map<string, number>>();
   /** `step\0key` of a folded row -> the key of the row it was folded into, until that row is valid. */
   readonly #aliases = new Map<string, string>();
 
-  /** `linked`: the steps whose rows may repeat a key with the same values. */
+  /** `linked`: the steps whose rows may repeat a key with the same values (their RowChecks keep digests). */
   constructor(readonly linked: ReadonlySet<string> = new Set()) {}
 
   #set(map: Map<string, Set<string>>, step: string): Set<string> {
@@ -215,18 +213,6 @@ export class ReferenceBook implements LinkBook {
       map.set(step, set);
     }
     return set;
-  }
-
-  /**
-   * Checks a record's key against the step's earlier rows. The second row with a key is a
-   * problem (re-runs and links find a row by its key, so two rows with one key would make one of
-   * them unreachable), unless the step is linked and the row gives the same values as the valid
-   * row before it (`digest`, recordDigest): then it is that record named again, 'repeat'.
-   */
-  checkKey(step: string, key: string, digest?: number): ReferenceProblem | 'repeat' | undefined {
-    const valid = this.#set(this.#valid, step).has(key);
-    if (!valid && !this.#set(this.#rejected, step).has(key)) return undefined;
-    return repeatedKey(step, key, digest, valid ? this.#digests.get(step)?.get(key) : undefined);
   }
 
   /** What a step has recorded for a key: a valid row wins over a rejected duplicate of it. */
@@ -278,19 +264,14 @@ export class ReferenceBook implements LinkBook {
     else this.#aliases.set(`${step}\u0000${key}`, into);
   }
 
-  /** Records the key of a row that became a valid record, with its digest in a linked step. */
-  addValid(step: string, key: string, digest?: number): void {
+  /** Records the key of a row that became a valid record. */
+  addValid(step: string, key: string): void {
     this.#set(this.#valid, step).add(key);
-    if (digest === undefined) return;
-    let digests = this.#digests.get(step);
-    if (!digests) this.#digests.set(step, (digests = new Map()));
-    digests.set(key, digest);
   }
 
   /** A row recorded as valid that turns out rejected after all (the account's lookup under `match:`). */
   demote(step: string, key: string): void {
     this.#valid.get(step)?.delete(key);
-    this.#digests.get(step)?.delete(key);
     this.addRejected(step, key);
   }
 

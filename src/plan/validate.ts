@@ -27,10 +27,10 @@ import {
   type WarningCounts,
 } from '../mapping/index.ts';
 import { isV1LiveInput, makeFolders } from '../util/index.ts';
-import { linkedSteps, recordDigest, ReferenceBook } from './references.ts';
+import { linkedSteps, ReferenceBook } from './references.ts';
+import { RowChecks } from './row-checks.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
 import { narrowNotCarried, type NotCarried } from './census.ts';
-import { MatchValueCheck } from './duplicates.ts';
 import { findAttachments } from './find-attachments.ts';
 import { joinProblems, recordToSend, rejectedRow, type TakeFiles } from './record-to-send.ts';
 import { assertConstantNames, openStepItems, type PreparedStep, prepareRun } from './prepare-step.ts';
@@ -185,7 +185,7 @@ async function runStep(
     warningsWriter ??= await RejectsWriter.open(warningsFile, header);
     for (const warning of mapped.warnings) await warningsWriter.write(warningRow(mapped, warning));
   };
-  const matches = new MatchValueCheck(step.mapping.match, step.mapping.onDuplicate);
+  const checks = new RowChecks(step.name, step.mapping, book.linked.has(step.name));
   // With the account at hand, rows are looked up as the importer does; their answers are awaited
   // in the order of the rows, a few hundred behind the reading, so that lookups share queries.
   const matcher = service === undefined ? null : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
@@ -211,43 +211,38 @@ async function runStep(
         break;
       }
       report.rowsRead += 1;
-      if (item.kind === 'skipped') {
-        if (item.folded) {
-          // Folded into an earlier row of its record (onDuplicate): its key links to that record.
-          book.addAlias(step.name, item.folded.key, item.folded.into);
-          report.ok += 1;
-        } else report.skipped += 1;
+      const outcome = checks.check(item);
+      if (outcome.kind === 'skipped') {
+        report.skipped += 1;
         continue;
       }
-      if (item.kind === 'rejected') {
-        await reject(item);
-        continue;
-      }
-      const digest = book.linked.has(step.name) ? recordDigest(item) : undefined;
-      const duplicate = book.checkKey(step.name, item.key, digest);
-      if (duplicate === 'repeat') {
-        // The record of an earlier row, named again: nothing more to check.
+      if (outcome.kind === 'folded' || outcome.kind === 'repeated') {
+        // Folded into an earlier row of its record (onDuplicate), or that record named again:
+        // a folded row's key links to that record.
+        if (outcome.kind === 'folded') book.addAlias(step.name, outcome.key, outcome.into);
         report.ok += 1;
         continue;
       }
-      // The same order of checks as the importer's: key, match value, links, names.
-      const sameRecord = duplicate ?? matches.check(item);
+      if (outcome.kind === 'rejected') {
+        // A duplicate's key stays the earlier row's: links look at valid keys first.
+        await reject(outcome.rejected);
+        continue;
+      }
+      const mapped = outcome.mapped;
       // Links, names and a note's files as the run takes them (a file not there is a NOT_CARRIED
       // warning, one that is no file a reject), looked up in the keys of the rows read so far.
-      const sent = sameRecord ? null : await recordToSend(item, { entity: compiled.entity, links: book, resolver, files: lookForFiles });
-      const problems: RecordProblem[] = sameRecord ? [sameRecord] : sent?.kind === 'problems' ? sent.problems : [];
-      if (problems.length > 0) {
-        // Recording a duplicate's key as rejected is harmless: links look at valid keys first.
-        await reject(rejectionOf(item, problems));
+      const sent = await recordToSend(mapped, { entity: compiled.entity, links: book, resolver, files: lookForFiles });
+      if (sent.kind === 'problems') {
+        await reject(rejectionOf(mapped, sent.problems));
         continue;
       }
-      book.addValid(step.name, item.key, digest);
-      const value = matcher?.valueOf(item.record) ?? null;
+      book.addValid(step.name, mapped.key);
+      const value = matcher?.valueOf(mapped.record) ?? null;
       if (matcher === null || value === null) {
-        await accept(item);
+        await accept(mapped);
         continue;
       }
-      waiting.push({ mapped: item, value, found: matcher.find(value) });
+      waiting.push({ mapped, value, found: matcher.find(value) });
       // Handled when settled; until then a failure must not count as unhandled.
       waiting.at(-1)?.found.catch(() => undefined);
       if (waiting.length > LOOKUPS_AHEAD) await settleLookup();

@@ -6,8 +6,8 @@ import { type CrmClient, RecordService, type V1LiveConnection } from '../client/
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, isMadeKey, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
-import { catalogWanted, type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
-import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
+import { catalogWanted, type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend, RowChecks } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
 
@@ -393,7 +393,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const byName = new Map(checks.map((check) => [check.prepared.name, check]));
     const links = verifyLinks(byName);
     for (const [index, check] of checks.entries()) {
-      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, resolver, found, signal: deps.signal }));
+      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, linked: linkedSteps(prepared), resolver, found, signal: deps.signal }));
     }
     for (const [entity, records] of added.records) {
       for (const record of records) {
@@ -481,7 +481,7 @@ function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
 /** Warnings that leave something of the row out of its record: listed as not carried. */
 const LEFT_OUT: ReadonlySet<string> = new Set(['VALUE_DROPPED', 'LINK_UNRESOLVED', 'USER_UNKNOWN', 'NOT_CARRIED', 'DUPLICATE_DROPPED']);
 
-async function compareStep(check: StepCheck, compiled: CompiledMapping, context: { links: LinkBook; resolver: NameResolver; found: Found; signal: AbortSignal | undefined }): Promise<VerifyStepSummary> {
+async function compareStep(check: StepCheck, compiled: CompiledMapping, context: { links: LinkBook; linked: ReadonlySet<string>; resolver: NameResolver; found: Found; signal: AbortSignal | undefined }): Promise<VerifyStepSummary> {
   const step = check.prepared;
   const { found, signal } = context;
   const counts: VerifyStepSummary = {
@@ -507,30 +507,37 @@ async function compareStep(check: StepCheck, compiled: CompiledMapping, context:
   const notCarried = (item: Omit<VerifyNotCarried, 'step' | 'reason'>, reason: Reason): void => {
     found.notCarried.push({ step: step.name, ...item, reason: reasonText(reason) });
   };
-  const seen = new Set<string>();
+  // The run's row checks: a row verify reads is what the run made of it.
+  const checks = new RowChecks(step.name, step.mapping, context.linked.has(step.name));
+  const seen = checks.seen;
   const opened = await openStepItems(step, compiled, signal);
   if (opened) {
-    for await (const item of opened.items) {
+    for await (const read of opened.items) {
       // Nothing was written: an interrupted verify is simply run again.
       signal?.throwIfAborted();
       counts.rows += 1;
-      const row = item.location.row;
-      if (item.kind === 'skipped') {
-        if (item.folded) {
-          // Folded into an earlier row of its record (onDuplicate): carried with that row's record.
-          seen.add(item.folded.key);
-          if (item.folded.key !== item.folded.into) check.aliases.set(item.folded.key, item.folded.into);
-          counts.carried += 1;
-        } else counts.skipped += 1;
+      const row = read.location.row;
+      const outcome = checks.check(read);
+      if (outcome.kind === 'skipped') {
+        counts.skipped += 1;
         continue;
       }
-      const key: string | null = item.key;
-      if (key !== null && seen.has(key)) {
-        // The record of an earlier row, named again.
+      if (outcome.kind === 'folded' || outcome.kind === 'repeated') {
+        // Folded into an earlier row of its record (onDuplicate), or that record named again:
+        // carried with that row's record.
+        if (outcome.kind === 'folded' && outcome.key !== outcome.into) check.aliases.set(outcome.key, outcome.into);
         counts.carried += 1;
         continue;
       }
-      if (key !== null) seen.add(key);
+      if (outcome.kind === 'rejected' && read.kind === 'record') {
+        // A key or match value an earlier row has: the run refused this row too.
+        const refusal = outcome.rejected;
+        counts.rejected += 1;
+        notCarried({ kind: 'rejected', row, key: read.key, field: refusal.field, column: refusal.column ?? '', value: valueOf(refusal), code: refusal.code, rule: refusal.rule ?? '', id: null }, refusal);
+        continue;
+      }
+      const item = read as MappedRecord | RejectedRow;
+      const key: string | null = item.key;
       const known = key !== null ? check.ids.get(key) : undefined;
       if (item.kind === 'rejected') {
         if (known) {

@@ -42,7 +42,7 @@ import {
   type TargetKind,
   WEBSITE_SERVICES,
 } from '../mapping/index.ts';
-import { findAttachments, foldDuplicates, indexDuplicates, MatchValueCheck, recordDigest, recordToSend, type ReferenceBook } from '../plan/index.ts';
+import { findAttachments, foldDuplicates, indexDuplicates, recordToSend, type ReferenceBook, RowChecks } from '../plan/index.ts';
 import { openSource, type CellValue, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import type { CellMark, CellRole, Choice, MapColumnView, MapEdit, MapEntryView, PreviewRow, TargetChoice, YamlProblem } from './api.ts';
 import { ON_INVALID_CHOICES } from './api.ts';
@@ -969,50 +969,51 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
   for await (const item of mapRows(fromList(sample.items), compiled)) mapped.push(item);
   const policy = mapping.onDuplicate;
   const items = policy === 'first' || policy === 'merge' ? foldDuplicates(fromList(mapped), await indexDuplicates(fromList(mapped), mapping.match), policy) : fromList(mapped);
-  const matches = new MatchValueCheck(mapping.match, policy);
+  // The run's row checks, in the run's order: what the preview says of a row is what the run does.
+  const checks = new RowChecks(step, mapping, book.linked.has(step));
   const rows: PreviewRow[] = [];
   for await (const item of items) {
     const values = valuesOf.get(item.location.row) ?? {};
     const cells = Object.fromEntries(sample.header.map((c) => [c, cellText(values[c])]));
     const marks: Record<string, CellMark[]> = {};
-    if (item.kind === 'skipped') {
-      if (item.folded) mark(marks, places.key, 'warning', foldedText(item.folded.into));
-      rows.push({ row: item.location.row, status: 'skipped', key: item.folded?.key ?? null, cells, marks, record: '' });
+    const outcome = checks.check(item);
+    if (outcome.kind === 'skipped' || outcome.kind === 'folded') {
+      if (outcome.kind === 'folded') mark(marks, places.key, 'warning', foldedText(outcome.into));
+      rows.push({ row: item.location.row, status: 'skipped', key: outcome.kind === 'folded' ? outcome.key : null, cells, marks, record: '' });
       continue;
     }
-    if (item.kind === 'rejected') {
+    if (outcome.kind === 'repeated') {
+      // A step others link to may name one record in many rows (a company per person): the same values are that record again.
+      rows.push({ row: item.location.row, status: 'ok', key: outcome.mapped.key, cells, marks, record: recordText(outcome.mapped, () => null) });
+      continue;
+    }
+    if (outcome.kind === 'rejected' && item.kind === 'rejected') {
       mark(marks, reasonColumns(item, places), 'rejected', reasonText(item));
       if (item.key) book.addRejected(step, item.key);
       rows.push({ row: item.location.row, status: 'rejected', key: item.key, cells, marks, record: '' });
       continue;
     }
-    // A step others link to may name one record in many rows (a company per person): the same values are that record again.
-    const digest = book.linked.has(step) ? recordDigest(item) : undefined;
-    const repeated = book.checkKey(step, item.key, digest);
-    if (repeated === 'repeat') {
-      rows.push({ row: item.location.row, status: 'ok', key: item.key, cells, marks, record: recordText(item, () => null) });
-      continue;
-    }
+    const mapped = item as MappedRecord;
     // Links to steps whose keys are not at hand are said to be unchecked, and left to the run.
-    const refs = item.refs;
+    const refs = mapped.refs;
     const isChecked = (ref: (typeof refs)[number]): boolean => !ref.steps.some((s) => unchecked.has(s));
     for (const ref of refs) {
       const missing = ref.steps.find((s) => unchecked.has(s));
       if (missing !== undefined) mark(marks, reasonColumns({ field: ref.yamlPath, message: '', column: ref.column }, places), 'warning', uncheckedLinkText(missing, unchecked.get(missing) ?? ''));
     }
     // Before links and names become ids: the row as the mapping names it.
-    const record = recordText(item, (ref) => (isChecked(ref) ? book.checkRefs([ref]).length === 0 : null));
-    // The order of validate's checks: key, match value, then links and names as the run makes them.
-    const same = repeated ?? matches.check(item);
-    item.refs = refs.filter(isChecked);
-    const sent = same ? null : await recordToSend(item, { entity: mapping.entity, links: book, resolver: options.resolver, files: findAttachments });
-    item.refs = refs;
-    const problems = same ? [same] : sent?.kind === 'problems' ? sent.problems : [];
+    const record = recordText(mapped, (ref) => (isChecked(ref) ? book.checkRefs([ref]).length === 0 : null));
+    // A key or match value an earlier row has; else links and names as the run makes them.
+    const same = outcome.kind === 'rejected' ? outcome.rejected : null;
+    mapped.refs = refs.filter(isChecked);
+    const sent = same ? null : await recordToSend(mapped, { entity: mapping.entity, links: book, resolver: options.resolver, files: findAttachments });
+    mapped.refs = refs;
+    const problems = same ? [same, ...(same.also ?? [])] : sent?.kind === 'problems' ? sent.problems : [];
     for (const problem of problems) mark(marks, reasonColumns(problem, places), 'rejected', reasonText({ ...problem, values }));
-    for (const warning of item.warnings ?? []) mark(marks, reasonColumns(warning, places), 'warning', reasonText({ ...warning, values }));
-    if (problems.length === 0) book.addValid(step, item.key, digest);
-    else book.addRejected(step, item.key);
-    rows.push({ row: item.location.row, status: problems.length > 0 ? 'rejected' : 'ok', key: item.key, cells, marks, record });
+    for (const warning of mapped.warnings ?? []) mark(marks, reasonColumns(warning, places), 'warning', reasonText({ ...warning, values }));
+    if (problems.length === 0) book.addValid(step, mapped.key);
+    else book.addRejected(step, mapped.key);
+    rows.push({ row: item.location.row, status: problems.length > 0 ? 'rejected' : 'ok', key: mapped.key, cells, marks, record });
   }
   // Under `merge` a first row comes out after its last later row.
   return rows.sort((a, b) => a.row - b.row);

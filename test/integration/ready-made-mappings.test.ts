@@ -11,6 +11,7 @@ import { CatalogResolver, resolveRecord, setAt } from '../../src/mapping/resolve
 import { loadPlan } from '../../src/plan/load.ts';
 import { mappingRefs, orderSteps } from '../../src/plan/order.ts';
 import { lookUpRef, ReferenceBook } from '../../src/plan/references.ts';
+import { RowChecks } from '../../src/plan/row-checks.ts';
 import { validatePlan } from '../../src/plan/validate.ts';
 import { openSource, type SourceItem } from '../../src/sources/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -587,10 +588,11 @@ describe('plans', () => {
     const problems: string[] = [];
     for (const step of await plannedSteps(plan)) {
       const result = await mapFile(step.mappingFile, step.inputFile, step.source);
+      const checks = new RowChecks(step.name, { onDuplicate: 'reject' }, false);
       for (const record of result.records) {
-        for (const problem of [book.checkKey(step.name, record.key), ...book.checkRefs(record.refs)]) {
-          if (problem && problem !== 'repeat') problems.push(`${step.name} ${record.key}: ${problem.message}`);
-        }
+        const outcome = checks.check(record);
+        if (outcome.kind === 'rejected') problems.push(`${step.name} ${record.key}: ${outcome.rejected.message}`);
+        for (const problem of book.checkRefs(record.refs)) problems.push(`${step.name} ${record.key}: ${problem.message}`);
         book.addValid(step.name, record.key);
       }
     }

@@ -1,0 +1,74 @@
+/**
+ * The one row pipeline: what becomes of each mapped row of a step before its links, names and
+ * files are looked at (record-to-send.ts does those, for every caller alike). The importer,
+ * validate (and with it the workbench's Check and preview) and verify read a step's rows through
+ * openStepItems and hand each to RowChecks.check; they only decide what to do with the outcome,
+ * so that what validate says of a row is what the run does with it.
+ *
+ * The checks, in order: a row the mapping's `skip` left out; a row folded into an earlier row of
+ * its record (`onDuplicate: first | merge`); a row that does not map (its reasons); a key an earlier
+ * row of the step has (the same record named again in a step other steps link to, else a
+ * duplicate key); a match value an earlier row has (`onDuplicate: reject`); then the row is ready.
+ */
+import type { MappedItem, MappedRecord, MatchSpec, OnDuplicate, RejectedRow, SkippedRow } from '../mapping/index.ts';
+import { MatchValueCheck } from './duplicates.ts';
+import { recordDigest, repeatedKey } from './references.ts';
+import { rejectedRow } from './record-to-send.ts';
+
+/** What becomes of one row. */
+export type RowOutcome =
+  /** The mapping's `skip` left it out. */
+  | { kind: 'skipped'; row: SkippedRow }
+  /** Folded into the row of `into` (onDuplicate first or merge): its key stands for that row's record. */
+  | { kind: 'folded'; row: SkippedRow; key: string; into: string }
+  /**
+   * Refused. `own`: the row's key is its own (a row that does not map, a match value taken); a
+   * duplicate key belongs to the earlier row that had it, whose record stays that row's.
+   */
+  | { kind: 'rejected'; rejected: RejectedRow; own: boolean }
+  /** The record of an earlier row named again with the same values (a step others link to): written once, by that row. */
+  | { kind: 'repeated'; mapped: MappedRecord }
+  /** On to its links, names and files (recordToSend). */
+  | { kind: 'ready'; mapped: MappedRecord };
+
+/** The row checks of one step, in the order its rows are read. */
+export class RowChecks {
+  /** Keys of the rows read so far (rejected ones with a key included). */
+  readonly seen = new Set<string>();
+  /** In a step others link to: each key's digest, so a row naming its record again is told from a conflicting one. */
+  readonly #digests: Map<string, number> | null;
+  readonly #matches: MatchValueCheck;
+
+  /** `linked`: other steps link to this one (linkedSteps), whose rows may name one record many times. */
+  constructor(
+    readonly step: string,
+    mapping: { match?: MatchSpec | undefined; onDuplicate: OnDuplicate },
+    linked: boolean,
+  ) {
+    this.#digests = linked ? new Map() : null;
+    this.#matches = new MatchValueCheck(mapping.match, mapping.onDuplicate);
+  }
+
+  check(item: MappedItem): RowOutcome {
+    if (item.kind === 'skipped') {
+      if (!item.folded) return { kind: 'skipped', row: item };
+      this.seen.add(item.folded.key);
+      return { kind: 'folded', row: item, key: item.folded.key, into: item.folded.into };
+    }
+    if (item.kind === 'rejected') {
+      if (item.key) this.seen.add(item.key);
+      return { kind: 'rejected', rejected: item, own: true };
+    }
+    const digest = this.#digests ? recordDigest(item) : undefined;
+    if (this.seen.has(item.key)) {
+      const problem = repeatedKey(this.step, item.key, digest, this.#digests?.get(item.key));
+      if (problem === 'repeat') return { kind: 'repeated', mapped: item };
+      return { kind: 'rejected', rejected: rejectedRow(item, problem), own: false };
+    }
+    this.seen.add(item.key);
+    const sameRecord = this.#matches.check(item);
+    if (sameRecord) return { kind: 'rejected', rejected: rejectedRow(item, sameRecord), own: true };
+    if (digest !== undefined) this.#digests?.set(item.key, digest);
+    return { kind: 'ready', mapped: item };
+  }
+}
