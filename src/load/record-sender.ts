@@ -9,7 +9,7 @@ import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { type ErrorCode } from '../errors/index.ts';
 import type { JournalEntry, RowState } from '../journal/index.ts';
 import { columnsOfSpec, countWarnings, type Mapping, type MappedRecord, type MatchSpec, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
-import { joinProblems, judgeMatch, type LinkBook, type LinkTarget, linkKeys, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
+import { joinProblems, judgeMatch, type LinkBook, type LinkTarget, unresolvedText, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
@@ -106,13 +106,8 @@ export class RecordSender {
         return id instanceof Promise ? id.then(target) : target(id);
       },
       ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
-      unresolved: (ref) => {
-        const reason = this.ctx.options.limit !== null ? ' (it may lie past --limit)' : '';
-        const keys = linkKeys(ref)
-          .map((key) => `'${key}'`)
-          .join(', then ');
-        return `links to ${keys} in ${stepList(ref.steps)}, which was not written: it is missing from that step's input or was rejected${reason}`;
-      },
+      // As validate says it; a row past --limit was not read, which validate cannot know.
+      unresolved: (ref, tried) => `${unresolvedText(ref, tried)}${this.ctx.options.limit !== null ? ' (it may lie past --limit)' : ''}`,
     };
   }
 

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
 import { catalogWanted, type CompiledMapping, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, recordDigest, repeatedKey, withType } from '../plan/index.ts';
+import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, withType } from '../plan/index.ts';
 import { readNames } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordSender } from './record-sender.ts';

@@ -17,7 +17,7 @@ export {
 } from './validate.ts';
 export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type CensusStep, type NotCarried } from './census.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
-export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink } from './references.ts';
+export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink, unresolvedText } from './references.ts';
 export { RowChecks, type RowOutcome } from './row-checks.ts';
 export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareRun, prepareSingleStep, retryFromRejects, type PreparedStep } from './prepare-step.ts';
 export { createMatcher, judgeMatch, MATCH_BATCH, matchValues, type Matcher, type MatcherOptions, type MatchValue, type RecordFinder } from './matching.ts';

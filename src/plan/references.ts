@@ -189,6 +189,17 @@ function stepList(steps: readonly string[], word: 'or' | 'and'): string {
 }
 
 /**
+ * Why a link found no record, in the words validate and the run share: the first key's story, its
+ * row rejected or no row of the link's steps having it.
+ */
+export function unresolvedText(ref: Pick<RefUse, 'key' | 'steps'>, tried: readonly KeyTried[]): string {
+  const [first] = tried;
+  const key = first?.key ?? ref.key;
+  if (first?.lookup.status === 'found') return `the row with key '${key}' in step ${first.lookup.step} was rejected`;
+  return `no row with key '${key}' in ${stepList(ref.steps, 'or')}`;
+}
+
+/**
  * Keys of the rows each step produced, to check links between steps without writing anything.
  *
  * Memory: one Set of strings per step, measured on Node 20 at about 45 bytes per key of 8
@@ -249,12 +260,8 @@ export class ReferenceBook implements LinkBook {
     return `the key '${key}' is in ${stepList(steps, 'and')}, so the link is ambiguous; keys must be unique across the steps one \`ref\` names`;
   }
 
-  /** The first key's story: its row was rejected, or no step has it. */
   unresolved(ref: RefUse, tried: readonly KeyTried[]): string {
-    const [first] = tried;
-    const key = first?.key ?? ref.key;
-    if (first?.lookup.status === 'found') return `the row with key '${key}' in step ${first.lookup.step} was rejected`;
-    return `no row with key '${key}' in ${stepList(ref.steps, 'or')}`;
+    return unresolvedText(ref, tried);
   }
 
   /** A key of a step that stands for another row's record (onDuplicate folded its row into that one). */
