@@ -261,13 +261,32 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
   return out;
 }
 
+/** The user a restore writes as (the token's), as the service names users: by username and full name. */
+export interface WritingUser {
+  username: string;
+  name?: string | undefined;
+}
+
 /**
- * Writes the entries and tasks (and the attachment files). Notes are written as they are; emails
+ * Whether a note's author is the user the restore writes as: the same full name and, where both
+ * say one, the same username (the same person in another account has another id). Such a note
+ * keeps its text as it was; another author's note is headed with the author's name.
+ */
+export function writtenByWriter(creator: unknown, writer: WritingUser | null): boolean {
+  if (writer === null || creator === null || typeof creator !== 'object') return false;
+  const { name, username } = creator as Body;
+  if (typeof name !== 'string' || name.trim() === '' || writer.name === undefined || name.trim() !== writer.name.trim()) return false;
+  return typeof username !== 'string' || username === writer.username;
+}
+
+/**
+ * Writes the entries and tasks (and the attachment files). Notes are written as they are (a note
+ * of an author other than `writer` headed with the author's name by the mapping); emails
  * and the entries of completed tasks whose task the restore does not make completed become
  * notes; what `present` says the target has already is left out. Entries of completed tasks the
  * service files again, and tasks of tracks, stay in the files for the mappings to skip.
  */
-export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf): Promise<ActivityInputs> {
+export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf, writer: WritingUser | null = null): Promise<ActivityInputs> {
   const result: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
   const tasks = await backup.read('tasks.jsonl');
   const refiled = refiledTaskEntries(tasks);
@@ -291,7 +310,8 @@ export async function writeActivityInputs(backup: Backup, catalog: AccountCatalo
     entries.push({
       ...linkedOnce(entry),
       // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
-      ...(carried === null ? {} : { type: 'note', content: carried, creator: null }),
+      // A note of the writing user names no author: the round-trip mapping then keeps its text as it was.
+      ...(carried === null ? (writtenByWriter(entry.creator, writer) ? { creator: null } : {}) : { type: 'note', content: carried, creator: null }),
       activityType: activityType === null ? null : { name: activityType },
       attachments: await attachmentFiles(backup, work, entry),
     });
