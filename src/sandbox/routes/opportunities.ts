@@ -9,7 +9,7 @@ import type { MilestoneRec, OpportunityRec } from '../model.ts';
 import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './record-serializers.ts';
 import { deleteOpportunity } from './record-cascade.ts';
 import { type Body, checkKeys, isObject, nameOrPartyMatches, Problems, readDate, readIdRef, readInteger, readString, today } from './record-common.ts';
-import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
+import { blankPartyWork, finishBody, readNameDescription, readParty, type RecordKind, registerRecordRoutes } from './record-routes.ts';
 
 /** Bases of an opportunity's duration; only FIXED has no duration. */
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
@@ -125,23 +125,25 @@ function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {
   };
 }
 
+/** Opportunities as the shared record routes (and v1 creates, through createRecord) take them. */
+export const OPPORTUNITY_KIND: RecordKind<OpportunityRec> = {
+  plural: 'opportunities',
+  singular: 'opportunity',
+  noun: 'opportunity',
+  param: 'opportunityId',
+  restrictedKey: 'restrictedOpportunities',
+  embeds: OPPORTUNITY_EMBEDS,
+  table: (ctx) => ctx.store.opportunities,
+  deleted: (ctx) => ctx.store.deleted.opportunities,
+  serialize: serializeOpportunity,
+  matches: nameOrPartyMatches,
+  blank: blankOpportunity,
+  applyBody: applyOpportunityBody,
+  remove: deleteOpportunity,
+  trackTarget: (opportunityId) => ({ opportunityId }),
+};
+
 /** Registers the v2 opportunity endpoints (spec 4.2). */
 export function registerOpportunityRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { store } = ctx;
-  registerRecordRoutes<OpportunityRec>(app, ctx, {
-    plural: 'opportunities',
-    singular: 'opportunity',
-    noun: 'opportunity',
-    param: 'opportunityId',
-    restrictedKey: 'restrictedOpportunities',
-    embeds: OPPORTUNITY_EMBEDS,
-    table: () => store.opportunities,
-    deleted: () => store.deleted.opportunities,
-    serialize: serializeOpportunity,
-    matches: nameOrPartyMatches,
-    blank: blankOpportunity,
-    applyBody: applyOpportunityBody,
-    remove: deleteOpportunity,
-    trackTarget: (opportunityId) => ({ opportunityId }),
-  });
+  registerRecordRoutes<OpportunityRec>(app, ctx, OPPORTUNITY_KIND);
 }
