@@ -5,6 +5,7 @@
 import { code as currencyByCode } from 'currency-codes';
 import type { FastifyInstance } from 'fastify';
 import type { Caller, SandboxContext } from '../context.ts';
+import { timestamp } from '../http.ts';
 import type { MilestoneRec, OpportunityRec } from '../model.ts';
 import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './record-serializers.ts';
 import { deleteOpportunity } from './record-cascade.ts';
@@ -74,6 +75,13 @@ function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, b
   const milestone = readMilestone(ctx, body.milestone, problems);
   const milestoneChanged = milestone !== undefined && milestone.id !== base.milestoneId;
   if (milestone) record.milestoneId = milestone.id;
+  if (milestone && (mode === 'create' || milestoneChanged)) {
+    // The milestone history the service answers from (lastStageChangedAt, lastOpenMilestone).
+    record.milestoneChangedAt = timestamp(ctx.now());
+    const before = mode === 'create' ? undefined : ctx.store.milestones.get(base.milestoneId);
+    if (!milestone.complete) record.lastOpenMilestoneId = milestone.id;
+    else if (before && !before.complete) record.lastOpenMilestoneId = before.id;
+  }
 
   const value = readValue(body.value, problems);
   if (value !== undefined) record.value = value;

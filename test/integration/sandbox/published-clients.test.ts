@@ -75,7 +75,7 @@ describe('item 3: boards, stages, lost reasons and the site, as the connector re
   it('lists the boards and their stages; a project takes a stage of /stages and shows its name', async () => {
     const boards = await send(sandbox, 'GET', '/api/v2/boards?perPage=100', connector());
     expect(boards.status).toBe(200);
-    expect(boards.json.boards).toEqual([{ id: 100, name: 'Projects', description: null }]);
+    expect(boards.json.boards).toEqual([{ id: 100, name: 'Projects', description: null, createdAt: '2026-03-01T10:00:30Z', updatedAt: '2026-03-01T10:00:30Z' }]);
     const stages = await send(sandbox, 'GET', '/api/v2/stages?perPage=100', connector());
     expect(stages.json.stages.map((s: any) => [s.name, s.board, s.displayOrder])).toEqual([
       ['Planned', { id: 100, name: 'Projects' }, 0],
@@ -101,7 +101,7 @@ describe('item 3: boards, stages, lost reasons and the site, as the connector re
     const reasons = await send(sandbox, 'GET', '/api/v2/lostreasons?perPage=100', connector());
     expect(reasons.status).toBe(200);
     expect(reasons.json.lostReasons.map((r: any) => r.name)).toEqual(['Price', 'Competitor', 'No budget', 'Timing', 'No decision']);
-    expect(reasons.json.lostReasons[0]).toEqual({ id: expect.any(Number), name: 'Price', includedForConversion: true });
+    expect(reasons.json.lostReasons[0]).toEqual({ id: expect.any(Number), name: 'Price', includedForConversion: true, createdAt: '2026-03-01T10:00:30Z', updatedAt: '2026-03-01T10:00:30Z' });
     const site = await send(sandbox, 'GET', '/api/v2/site', connector());
     expect(site.json.site).toEqual({ name: 'Sandbox', subdomain: 'sandbox', url: sandbox.url, timezone: 'UTC' });
   });
