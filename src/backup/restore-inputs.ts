@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { FerryError } from '../errors/index.ts';
 import { type Cell, type Column, columnsFromMappings, openWriter } from '../export/index.ts';
+import type { CatalogUser } from '../client/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
 import { fileNameFor, makePrivateFolder } from '../util/index.ts';
 import { type TrackLine } from './format.ts';
@@ -261,20 +262,25 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
   return out;
 }
 
-/** The user a restore writes as (the token's), as the service names users: by username and full name. */
+/** The user a restore writes as (the token's), as the service names users. */
 export interface WritingUser {
   username: string;
   name?: string | undefined;
+  email?: unknown;
 }
 
 /**
- * Whether a note's author is the user the restore writes as: the same full name and, where both
- * say one, the same username (the same person in another account has another id). Such a note
- * keeps its text as it was; another author's note is headed with the author's name.
+ * Whether a note's author is the user the restore writes as (the same person in another account
+ * has another id): the backed-up account's user of that id has the writer's e-mail address (case
+ * aside), or, where either address is unknown, the same full name and (where both say one) the
+ * same username. Such a note keeps its text as it was; another author's note is headed with the
+ * author's name.
  */
-export function writtenByWriter(creator: unknown, writer: WritingUser | null): boolean {
+export function writtenByWriter(creator: unknown, writer: WritingUser | null, users: readonly CatalogUser[] = []): boolean {
   if (writer === null || creator === null || typeof creator !== 'object') return false;
-  const { name, username } = creator as Body;
+  const { id, name, username } = creator as Body;
+  const email = users.find((u) => u.id === id)?.email;
+  if (typeof email === 'string' && typeof writer.email === 'string') return email.toLowerCase() === writer.email.toLowerCase();
   if (typeof name !== 'string' || name.trim() === '' || writer.name === undefined || name.trim() !== writer.name.trim()) return false;
   return typeof username !== 'string' || username === writer.username;
 }
@@ -311,7 +317,7 @@ export async function writeActivityInputs(backup: Backup, catalog: AccountCatalo
       ...linkedOnce(entry),
       // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
       // A note of the writing user names no author: the round-trip mapping then keeps its text as it was.
-      ...(carried === null ? (writtenByWriter(entry.creator, writer) ? { creator: null } : {}) : { type: 'note', content: carried, creator: null }),
+      ...(carried === null ? (writtenByWriter(entry.creator, writer, catalog.users) ? { creator: null } : {}) : { type: 'note', content: carried, creator: null }),
       activityType: activityType === null ? null : { name: activityType },
       attachments: await attachmentFiles(backup, work, entry),
     });
