@@ -9,7 +9,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import { notFound } from '../http.ts';
+import { HttpError, notFound, validationError } from '../http.ts';
 import type { PartyRec } from '../model.ts';
 import { createParty, updateParty } from '../routes/parties.ts';
 import { OPPORTUNITY_KIND } from '../routes/opportunities.ts';
@@ -185,6 +185,36 @@ function readOpportunity(request: FastifyRequest, partyId: number): Body {
   return body;
 }
 
+/** The v1 field a v2 field of a party or an opportunity stands for, by the name it has in the v1 body. */
+function v1Field(field: string, given: Body): string {
+  const contact = /^(addresses|emailAddresses|phoneNumbers|websites)(\[\d+\])(?:\.(\w+))?$/.exec(field);
+  if (contact) {
+    const [, collection = '', index = '', key] = contact;
+    const kind = Object.entries(CONTACT_KINDS).find(([, spec]) => spec.collection === collection)?.[0] ?? collection;
+    const fields = CONTACT_KINDS[kind as keyof typeof CONTACT_KINDS]?.fields as Record<string, string> | undefined;
+    const name = key === undefined ? undefined : (Object.entries(fields ?? {}).find(([, to]) => to === key)?.[0] ?? key);
+    return `contacts.${kind}${index}${name === undefined ? '' : `.${name}`}`;
+  }
+  if (field === 'organisation' || field.startsWith('organisation.')) return isObject(given.organisation) && given.organisation.id !== undefined ? 'organisationId' : 'organisationName';
+  if (field === 'milestone' || field.startsWith('milestone.')) return isObject(given.milestone) && given.milestone.id !== undefined ? 'milestoneId' : 'milestone';
+  const renamed: Record<string, string> = { 'value.amount': 'value', 'value.currency': 'currency', expectedCloseOn: 'expectedCloseDate', closedOn: 'actualCloseDate' };
+  return renamed[field] ?? field;
+}
+
+/**
+ * Runs a v2 write of a v1 body: a refusal (422) names the fields as the v1 body does
+ * (`contacts.email[0].emailAddress`, not `emailAddresses[0].address`).
+ */
+function inV1Terms<T>(given: Body, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (!(error instanceof HttpError) || error.status !== 422 || !Array.isArray(error.body.errors)) throw error;
+    const problems = (error.body.errors as Array<{ field: string; message: string; resource: string }>).map((p) => ({ field: v1Field(p.field, given), message: p.message }));
+    throw validationError(String((error.body.errors as Array<{ resource?: unknown }>)[0]?.resource ?? 'party'), problems);
+  }
+}
+
 /** A party of the kind the path names; another kind is not found under that path. */
 function findParty(ctx: SandboxContext, request: FastifyRequest, kind: PartyKind): PartyRec {
   const party = findRecord(ctx, request, 'party', (request.params as { id?: string }).id);
@@ -197,13 +227,14 @@ export function registerPartyWriteRoutes(route: V1Route, ctx: SandboxContext): v
   for (const kind of ['person', 'organisation'] as const) {
     route('POST', `/api/${kind}`, (request, reply) => {
       const body = readParty(request, kind);
-      const party = createParty(ctx, callerOf(request), { ...body, type: kind });
+      const party = inV1Terms(body, () => createParty(ctx, callerOf(request), { ...body, type: kind }));
       return sendEmpty(reply, 201, v1Location(request, `/party/${party.id}`));
     });
 
     route('PUT', `/api/${kind}/:id`, (request, reply) => {
       const existing = findParty(ctx, request, kind);
-      updateParty(ctx, callerOf(request), existing, readParty(request, kind));
+      const body = readParty(request, kind);
+      inV1Terms(body, () => updateParty(ctx, callerOf(request), existing, body));
       return sendEmpty(reply);
     });
   }
@@ -221,7 +252,8 @@ export function registerPartyWriteRoutes(route: V1Route, ctx: SandboxContext): v
 
   route('POST', '/api/party/:id/opportunity', (request, reply) => {
     const party = findRecord(ctx, request, 'party', (request.params as { id?: string }).id);
-    const opportunity = createRecord(ctx, OPPORTUNITY_KIND, callerOf(request), readOpportunity(request, party.id));
+    const body = readOpportunity(request, party.id);
+    const opportunity = inV1Terms(body, () => createRecord(ctx, OPPORTUNITY_KIND, callerOf(request), body));
     return sendEmpty(reply, 201, v1Location(request, `/opportunity/${opportunity.id}`));
   });
 }

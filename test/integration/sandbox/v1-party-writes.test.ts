@@ -96,8 +96,12 @@ describe('POST /api/person and /api/organisation', () => {
     const wrong = await send('POST', '/api/organisation', python(), '<organisation><name>X</name><firstName>Y</firstName></organisation>');
     expect(wrong.status).toBe(422);
     expect(parseXml(wrong.text).error.fieldErrors.fieldError.field).toBe('firstName');
-    const badEmail = await send('POST', '/api/person', node(), JSON.stringify({ person: { lastName: 'Z', contacts: { email: { emailAddress: 'not an address' } } } }));
+    // The v2 rule refuses it, named as the v1 body names it.
+    const badEmail = await send('POST', '/api/person', node(), JSON.stringify({ person: { lastName: 'Z', contacts: { email: [{ emailAddress: 'z@ok.example' }, { emailAddress: 'not an address' }] } } }));
     expect(badEmail.status).toBe(422);
+    expect(badEmail.json.error.fieldErrors.fieldError).toEqual({ field: 'contacts.email[1].emailAddress', message: 'is not an email address: "not an address"' });
+    const noOrganisation = await send('POST', '/api/person', python(), '<person><lastName>Z</lastName><organisationId>99999999</organisationId></person>');
+    expect(parseXml(noOrganisation.text).error.fieldErrors.fieldError.field).toBe('organisationId');
     const before = sandbox.store.parties.size;
     const anonymous = await send('POST', '/api/person', { 'content-type': 'application/json' }, JSON.stringify({ person: { lastName: 'Anon' } }));
     expect(anonymous.status).toBe(401);
@@ -161,6 +165,9 @@ describe('DELETE /api/party/{id}, DELETE /api/opportunity/{id}, POST /api/party/
     const without = await send('POST', `/api/party/${party.id}/opportunity`, node(), JSON.stringify({ opportunity: { name: 'No stage' } }));
     expect(without.status).toBe(422);
     expect(without.json.error.fieldErrors.fieldError.field).toBe('milestone');
+    const wrong = await send('POST', `/api/party/${party.id}/opportunity`, node(), JSON.stringify({ opportunity: { name: 'Odd', milestoneId: '99999999', value: '10', currency: 'XQQ' } }));
+    expect(wrong.status).toBe(422);
+    expect(listOf(wrong.json.error.fieldErrors.fieldError).map((e: any) => e.field)).toEqual(['milestoneId', 'currency']);
   });
 
   it('deletes an opportunity (200, then 404) and a party with what hangs off it, its people staying', async () => {
