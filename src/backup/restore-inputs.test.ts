@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carriedContent, onRecord } from './restore-inputs.ts';
+import { carriedContent, onRecord, writtenByWriter } from './restore-inputs.ts';
 
 describe('carriedContent: what a note says for an entry the interface cannot create', () => {
   it.each([
@@ -42,5 +42,26 @@ describe('onRecord: the record an entry or task goes on', () => {
     ["an email's first party", { parties: [{ id: 7 }, { id: 8 }] }, { partyId: 7, kaseId: null, opportunityId: null }],
   ])('%s', (_name, record, expected) => {
     expect(onRecord(record)).toEqual(expected);
+  });
+});
+
+describe('writtenByWriter: whether the restoring user wrote a note', () => {
+  const users = [
+    { id: 7, username: 'admin', name: 'Alex Admin', email: 'Alex@Example.com' },
+    { id: 8, username: 'kim', name: 'Kim Keeper', email: undefined },
+  ];
+  const alex = { id: 7, username: 'admin', name: 'Alex Admin' };
+  it.each([
+    ['the same address, another username in the target', alex, { username: 'alex', name: 'Alex A.', email: 'alex@example.com' }, true],
+    ['another address, the same name and username', alex, { username: 'admin', name: 'Alex Admin', email: 'other@example.com' }, false],
+    ['no address known: the same name and username', { id: 8, username: 'kim', name: 'Kim Keeper' }, { username: 'kim', name: 'Kim Keeper', email: 'kim@example.com' }, true],
+    ['no address known: the same name, another username', { id: 8, username: 'kim', name: 'Kim Keeper' }, { username: 'kkeeper', name: 'Kim Keeper' }, false],
+    ['no address known: another name', { id: 8, username: 'kim', name: 'Kim Keeper' }, { username: 'kim', name: 'Kim K.' }, false],
+    ['no creator', null, { username: 'kim', name: 'Kim Keeper' }, false],
+  ])('%s', (_, creator, writer, expected) => {
+    expect(writtenByWriter(creator, writer, users)).toBe(expected);
+  });
+  it('is false when the writing user is unknown (the service has no GET /users/current)', () => {
+    expect(writtenByWriter(alex, null, users)).toBe(false);
   });
 });

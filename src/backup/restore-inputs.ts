@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { FerryError } from '../errors/index.ts';
 import { type Cell, type Column, columnsFromMappings, openWriter } from '../export/index.ts';
+import type { CatalogUser } from '../client/index.ts';
 import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
 import { fileNameFor, makePrivateFolder } from '../util/index.ts';
 import { type TrackLine } from './format.ts';
@@ -261,13 +262,37 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
   return out;
 }
 
+/** The user a restore writes as (the token's), as the service names users. */
+export interface WritingUser {
+  username: string;
+  name?: string | undefined;
+  email?: unknown;
+}
+
 /**
- * Writes the entries and tasks (and the attachment files). Notes are written as they are; emails
+ * Whether a note's author is the user the restore writes as (the same person in another account
+ * has another id): the backed-up account's user of that id has the writer's e-mail address (case
+ * aside), or, where either address is unknown, the same full name and (where both say one) the
+ * same username. Such a note keeps its text as it was; another author's note is headed with the
+ * author's name.
+ */
+export function writtenByWriter(creator: unknown, writer: WritingUser | null, users: readonly CatalogUser[] = []): boolean {
+  if (writer === null || creator === null || typeof creator !== 'object') return false;
+  const { id, name, username } = creator as Body;
+  const email = users.find((u) => u.id === id)?.email;
+  if (typeof email === 'string' && typeof writer.email === 'string') return email.toLowerCase() === writer.email.toLowerCase();
+  if (typeof name !== 'string' || name.trim() === '' || writer.name === undefined || name.trim() !== writer.name.trim()) return false;
+  return typeof username !== 'string' || username === writer.username;
+}
+
+/**
+ * Writes the entries and tasks (and the attachment files). Notes are written as they are (a note
+ * of an author other than `writer` headed with the author's name by the mapping); emails
  * and the entries of completed tasks whose task the restore does not make completed become
  * notes; what `present` says the target has already is left out. Entries of completed tasks the
  * service files again, and tasks of tracks, stay in the files for the mappings to skip.
  */
-export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf): Promise<ActivityInputs> {
+export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf, writer: WritingUser | null = null): Promise<ActivityInputs> {
   const result: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
   const tasks = await backup.read('tasks.jsonl');
   const refiled = refiledTaskEntries(tasks);
@@ -291,7 +316,8 @@ export async function writeActivityInputs(backup: Backup, catalog: AccountCatalo
     entries.push({
       ...linkedOnce(entry),
       // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
-      ...(carried === null ? {} : { type: 'note', content: carried, creator: null }),
+      // A note of the writing user names no author: the round-trip mapping then keeps its text as it was.
+      ...(carried === null ? (writtenByWriter(entry.creator, writer, catalog.users) ? { creator: null } : {}) : { type: 'note', content: carried, creator: null }),
       activityType: activityType === null ? null : { name: activityType },
       attachments: await attachmentFiles(backup, work, entry),
     });

@@ -2,7 +2,7 @@
  * `crm-ferry restore`: a backup folder into an account, through the importer and the round-trip
  * mappings, at the floor of requests: one write per record, per additional party of a project and
  * per file, one per track of a party (the interface takes the others on their record's create),
- * plus the account's names read once; into an account that holds the records, the lists of its
+ * plus the account's names and the writing user read once; into an account that holds the records, the lists of its
  * records, entries and tasks, not a request per record.
  */
 import { join, resolve } from 'node:path';
@@ -120,6 +120,8 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   const source = await catalogOfBackup(backup);
   // The account's names, read once for the whole restore.
   let names: AccountCatalog = await readAccountCatalog(deps.client);
+  // The user the restore writes as: their own notes keep their text, others' are headed with the author.
+  const writer = await deps.client.currentUser();
   const requestsForNames = deps.client.transport.requestsSent - requestsAtStart;
   const missing = missingConfiguration(source, names).filter((m) => !m.creatable);
   if (missing.length > 0 && !options.allowMissing) {
@@ -157,7 +159,7 @@ export async function runRestore(given: z.input<typeof restoreOptionsSchema>, de
   try {
     const looked = await presentOnMatched(stateDir, deps.client, deps.signal);
     result.lookedAt = { records: looked.matched, requests: looked.requests };
-    result.entries = await writeActivityInputs(backup, source, work, looked.present, targetOfRows(looked.rows));
+    result.entries = await writeActivityInputs(backup, source, work, looked.present, targetOfRows(looked.rows), writer);
   } catch (error) {
     if (!deps.signal?.aborted) throw error;
     result.interrupted = true;

@@ -236,6 +236,21 @@ export class CrmClient {
     return this.getList('/users', 'users', s.userSchema, options.signal);
   }
 
+  /**
+   * The user the token belongs to (`GET /users/current`, which the service answers beyond the
+   * spec); null when the service says it has no such endpoint.
+   */
+  async currentUser(): Promise<s.User | null> {
+    const path = '/users/current';
+    try {
+      const answer = await this.transport.request({ method: 'GET', path, idempotent: true });
+      return parse(s.userSchema, (answer.body as Record<string, unknown> | null)?.user, { method: 'GET', path });
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'API_NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
   countries(): Promise<s.Country[]> {
     return this.getList('/countries', 'countries', s.countrySchema);
   }

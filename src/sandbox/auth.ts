@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from './context.ts';
 import { isLegacyPath, sendError } from './error-answer.ts';
+import { timestamp } from './http.ts';
 import type { AccessTokenRec } from './model.ts';
 
 /**
@@ -92,5 +93,6 @@ export function addPersonalToken(ctx: SandboxContext, value: string, userId: num
     kind: 'personal',
     clientId: null,
     refreshToken: null,
+    issuedAt: timestamp(ctx.now()),
   });
 }

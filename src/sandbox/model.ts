@@ -151,6 +151,10 @@ export interface OpportunityRec extends PartyWorkRec {
   probability: number;
   durationBasis: string;
   duration: number | null;
+  /** When its milestone last changed; absent on records written before it was kept (their creation stands in). */
+  milestoneChangedAt?: string;
+  /** The open milestone it was on before moving to a complete one; absent or null when none is known. */
+  lastOpenMilestoneId?: number | null;
 }
 
 export interface AttachmentRec {
@@ -267,6 +271,9 @@ export interface BoardRec {
   id: number;
   name: string;
   description: string | null;
+  /** Stamps of the seeded lists; absent in a state saved before they were kept. */
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 export interface StageRec {
@@ -276,6 +283,8 @@ export interface StageRec {
   description: string | null;
   /** Position on its board; a new project starts on the first stage of the first board. */
   displayOrder: number;
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 /** One of the account's reasons an opportunity was lost. */
@@ -284,6 +293,8 @@ export interface LostReasonRec {
   name: string;
   /** Whether opportunities lost for this reason count in the conversion rate. */
   includedForConversion: boolean;
+  createdAt?: string;
+  updatedAt?: string;
 }
 
 export interface ActivityTypeRec {
@@ -321,6 +332,8 @@ export interface AccessTokenRec {
   clientId: string | null;
   /** The refresh token this access token was issued with (OAuth only). */
   refreshToken: string | null;
+  /** When it was issued (a personal token: when the sandbox took it); absent in a state saved before it was kept. */
+  issuedAt?: string;
 }
 
 export interface RefreshTokenRec {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { newTokenValue } from './auth.ts';
 import type { SandboxContext } from './context.ts';
-import { HttpError } from './http.ts';
+import { HttpError, timestamp } from './http.ts';
 import type { AuthCodeRec, OAuthClientRec, UserRec } from './model.ts';
 import { authenticateClient, bodyParams, noStoreHeaders, normaliseScope, oauthError, type OAuthParams, required, single } from './oauth-params.ts';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage } from './oauth-page.ts';
@@ -178,6 +178,7 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
       kind: 'oauth',
       clientId: client.clientId,
       refreshToken,
+      issuedAt: timestamp(ctx.now()),
     });
     return {
       access_token: accessToken,

@@ -118,7 +118,7 @@ export function seedAccount(store: Store, now: Date): void {
   field('kases', 'Reference', 'Text');
   field('kases', 'Billable', 'Boolean');
 
-  seedAccountLists(store);
+  seedAccountLists(store, now);
 
   store.trackDefinitions.insert({
     description: 'Onboarding',
@@ -162,12 +162,14 @@ export const SEEDED_LOST_REASONS = ['Price', 'Competitor', 'No budget', 'Timing'
  * account, or one saved by a sandbox that kept them fixed in code (the interface cannot delete
  * them, so an empty list means they were never stored).
  */
-export function seedAccountLists(store: Store): void {
+export function seedAccountLists(store: Store, now: Date): void {
+  const at = timestamp(now);
+  const stamped = { createdAt: at, updatedAt: at };
   if (store.boards.size === 0) {
-    store.boards.put({ ...SEEDED_BOARD, description: null });
-    SEEDED_STAGES.forEach((stage, displayOrder) => store.stages.put({ ...stage, boardId: SEEDED_BOARD.id, description: null, displayOrder }));
+    store.boards.put({ ...SEEDED_BOARD, description: null, ...stamped });
+    SEEDED_STAGES.forEach((stage, displayOrder) => store.stages.put({ ...stage, boardId: SEEDED_BOARD.id, description: null, displayOrder, ...stamped }));
   }
   if (store.lostReasons.size === 0) {
-    SEEDED_LOST_REASONS.forEach((name, index) => store.lostReasons.put({ id: 111 + index, name, includedForConversion: true }));
+    SEEDED_LOST_REASONS.forEach((name, index) => store.lostReasons.put({ id: 111 + index, name, includedForConversion: true, ...stamped }));
   }
 }

@@ -3,12 +3,21 @@
  * and custom field values. Each resource module serialises its own full records with these.
  */
 import type { SandboxContext } from './context.ts';
-import type { FieldValueRec, PartyRec } from './model.ts';
+import type { FieldValueRec, PartyRec, UserRec } from './model.ts';
 
-export function userSummary(ctx: SandboxContext, userId: number | null): { id: number; username: string; name: string } | null {
+/** The picture of a user: the sandbox serves none, so it is a stable placeholder address. */
+export function userPictureURL(user: UserRec): string {
+  return `https://sandbox.invalid/avatars/users/${user.id}.png`;
+}
+
+/**
+ * A user as a record names its owner or creator. `pictureURL` and `deleted` are the service's,
+ * beyond the spec (live answers carry them); the sandbox removes no user, so `deleted` is false.
+ */
+export function userSummary(ctx: SandboxContext, userId: number | null): { id: number; username: string; name: string; pictureURL: string; deleted: boolean } | null {
   if (userId === null) return null;
   const user = ctx.store.users.get(userId);
-  return user ? { id: user.id, username: user.username, name: user.name } : null;
+  return user ? { id: user.id, username: user.username, name: user.name, pictureURL: userPictureURL(user), deleted: false } : null;
 }
 
 export function teamSummary(ctx: SandboxContext, teamId: number | null): { id: number; name: string } | null {

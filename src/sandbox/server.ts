@@ -65,7 +65,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
   let loaded = false;
   if (settings.dataFile) ({ durable, loaded } = await DurableState.open(store, settings.dataFile, { reset: settings.reset, report }));
   if (!loaded) seedAccount(store, now());
-  else seedAccountLists(store);
+  else seedAccountLists(store, now());
   store.teamsEdition = settings.teamsEdition;
 
   const admin = store.users.all().find((u) => u.username === ADMIN_USERNAME);

@@ -82,6 +82,7 @@ describe('the requests of a restore', () => {
       files: lines('attachments.jsonl').length,
       partyTracks: lines('tracks.jsonl').filter((t) => t.appliedTo.entity === 'parties').length,
       setup: 1, // the track definition Account review, which B lacks
+      writer: 1, // GET /users/current: the user the notes are written as
       names,
     };
     expect(floor).toMatchObject({ contacts: 8, files: 4, partyTracks: 1 });
@@ -95,7 +96,8 @@ describe('the requests of a restore', () => {
       partyTracks: byKind(/^POST \/api\/v2\/tracks$/),
       setup: byKind(/^POST \/api\/v2\/trackdefinitions$/),
       lists: byKind(/^GET \/api\/v2\/(parties|opportunities|kases)$/),
-    }).toEqual({ total: wanted, records: floor.records, contacts: floor.contacts, files: floor.files, partyTracks: 1, setup: 1, lists: 3 });
+      writer: byKind(/^GET \/api\/v2\/users\/current$/),
+    }).toEqual({ total: wanted, records: floor.records, contacts: floor.contacts, files: floor.files, partyTracks: 1, setup: 1, lists: 3, writer: 1 });
     expect(summary.requests).toBe(wanted);
 
     // The tracks: the opportunity's applied as it was created, the organisation's with its date.

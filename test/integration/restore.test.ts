@@ -12,6 +12,7 @@ import { CrmClient, RecordService } from '../../src/client/index.ts';
 import { seedBackupAccount, type SeededAccount } from '../helpers/backup-account.ts';
 import { runRollback } from '../../src/load/index.ts';
 import { runVerify } from '../../src/verify/index.ts';
+import { addPersonalToken } from '../../src/sandbox/auth.ts';
 import { addEntry } from '../helpers/records.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -23,7 +24,9 @@ let seeded: SeededAccount;
 
 const CHILD = fileURLToPath(new URL('../helpers/restore-child.ts', import.meta.url));
 
-const client = (box: TestSandbox) => new CrmClient({ baseUrl: box.url, auth: box.token });
+const client = (box: TestSandbox, token = box.token) => new CrmClient({ baseUrl: box.url, auth: token });
+const KIM_TOKEN = 'kims-token-for-restore';
+const SAM_TOKEN = 'sams-token-for-restore';
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startTestSandbox(), startTestSandbox()]);
@@ -37,6 +40,11 @@ beforeAll(async () => {
   // Projects on stages past the first (a new project starts on the first): carried by the stage's name.
   await a.v2('PUT', `/kases/${seeded.kases[0]}`, { kase: { stage: { id: 103 } } });
   await a.v2('PUT', `/kases/${seeded.kases[2]}`, { kase: { stage: { id: 104 } } });
+  // A note of another user than the Administrator, who restores: its author heads it in B.
+  const kim = a.store.users.all().find((u) => u.username === 'kim')!;
+  addPersonalToken(a.context, KIM_TOKEN, kim.id);
+  const note = await a.call('POST', '/api/v2/entries', { token: KIM_TOKEN, body: { entry: { type: 'note', content: 'Kim was here\n\nwith two lines', party: { id: seeded.organisations[0] } } } });
+  expect(note.status).toBe(201);
   const ca = client(a);
   await runBackup({ out, since: null }, { client: ca, account: a.url });
   await ca.close();
@@ -71,9 +79,10 @@ const fields = (record: any) =>
 
 /**
  * Asserts that `box` holds A's records and links field by field, ids mapped through a restore's
- * journals (`ids`); `extra`: parties and entries the account had besides (made by hand).
+ * journals (`ids`); `extra`: parties and entries the account had besides (made by hand); `writer`:
+ * the full name of the user the restore wrote as.
  */
-async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: { parties: number; entries: number } = { parties: 0, entries: 0 }): Promise<void> {
+async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: { parties: number; entries: number } = { parties: 0, entries: 0 }, writer = 'Alex Admin'): Promise<void> {
   const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
 
   const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
@@ -161,8 +170,9 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
   for (const e of entriesA) {
     const q = entriesB.get(ids.get(`entries/${e.id}`)!);
     const view = (r: any, on: number | null, content: string) => ({ type: r.type, content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
-    // The round trip names a note's first author in its first line: the service writes it as the restoring user.
-    const authored = e.creator?.name && !e.content.startsWith('Originally by ') ? `Originally by ${e.creator.name}\n\n${e.content}` : e.content;
+    // The service writes a note as the restoring user: the author's own notes come back byte for
+    // byte; another author's name heads the text.
+    const authored = e.creator.name === writer ? e.content : `Originally by ${e.creator.name}\n\n${e.content}`;
     expect(view(q, q.party?.id ?? null, q.content)).toEqual(view(e, e.party ? party(e.party.id)! : null, authored));
   }
 
@@ -199,6 +209,13 @@ describe('restore', () => {
     expect(summary.missing).toEqual([]);
     await expectSameAsA(b, await restoredIds(summary.stateDir));
   }, 60_000);
+
+  it("keeps the Administrator's notes byte for byte and heads Kim's with her name", async () => {
+    const notes = (await allPages(b, '/entries', 'entries')).filter((e) => e.type === 'note');
+    const kims = notes.filter((e) => e.content.startsWith('Originally by '));
+    expect(kims.map((e) => e.content)).toEqual(['Originally by Kim Keeper\n\nKim was here\n\nwith two lines']);
+    expect(notes.filter((e) => e.content.startsWith('Met ')).length).toBe(notes.length - 1);
+  });
 
   it('a second restore changes nothing', async () => {
     const before = await countsOf(b);
@@ -322,6 +339,32 @@ describe('restore into an account that holds part of the backup', () => {
       expect(await countsOf(c)).toEqual({ ...all, parties: all.parties! + 1, entries: all.entries! + NOTES });
       const ids = new Map([...firstIds, ...(await restoredIds(summary.stateDir))]);
       await expectSameAsA(c, ids, { parties: 1, entries: NOTES });
+    } finally {
+      await c.close();
+    }
+  }, 90_000);
+});
+
+describe("restore by another user than the notes' author", () => {
+  it('heads every note with its author, and a second restore reads that form and adds nothing', async () => {
+    const c = await startTestSandbox();
+    try {
+      const sam = c.store.users.all().find((u) => u.username === 'sam')!;
+      addPersonalToken(c.context, SAM_TOKEN, sam.id);
+      const cc = client(c, SAM_TOKEN);
+      const account = { baseUrl: c.url, account: c.url };
+      const work = join(dir, 'restore-sam');
+      const first = await runRestore({ from: out, workDir: work }, { client: cc, account });
+      expect(first.import.stopped).toBeNull();
+      await expectSameAsA(c, await restoredIds(first.stateDir), undefined, 'Sam Seller');
+      const notes = (await allPages(c, '/entries', 'entries')).filter((e) => e.type === 'note');
+      expect(notes.filter((e) => e.content.startsWith('Originally by Alex Admin\n\nMet ')).length).toBe(notes.length - 1);
+      const before = await countsOf(c);
+      const again = await runRestore({ from: out, workDir: work, stateDir: join(dir, 'state-sam-2') }, { client: cc, account });
+      await cc.close();
+      for (const step of again.import.steps) expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({ step: step.step, created: 0, updated: 0 });
+      expect(again.entries.present.entries).toBe(notes.length);
+      expect(await countsOf(c)).toEqual(before);
     } finally {
       await c.close();
     }
@@ -513,7 +556,7 @@ describe('restore of configuration and of entries the interface cannot create', 
     });
     const kase = (await allPages(e, '/kases', 'kases')).find((k) => k.name === 'Template onboarding');
     expect((await allPages(e, `/kases/${kase.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual(['Customer onboarding']);
-    const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find((x) => x.content.endsWith('\n\nVisited the site'));
+    const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find((x) => x.content === 'Visited the site'); // the restoring user's own note, as it was
     expect(visit.activityType.name).toBe('Site visit');
   }, 60_000);
 

@@ -144,7 +144,7 @@ async function seed(a: TestSandbox): Promise<void> {
 }
 
 /** Ids, times and derived values are each account's own. */
-const OWN = new Set(['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'pictureURL', 'tagId']);
+const OWN = new Set(['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'lastStageChangedAt', 'lastOpenMilestone', 'pictureURL', 'tagId']);
 
 function comparable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(comparable);

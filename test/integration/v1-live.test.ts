@@ -61,11 +61,13 @@ async function exportFile(list: V1List, format: V1WireFormat, nested: (kind: str
     }
     writeFileSync(file, text);
   } else {
-    const document = JSON.parse(await get(`/api/${list}`, 'json')) as { [key: string]: { [kind: string]: Array<{ [key: string]: unknown; id: string }> } };
+    type Listed = { [key: string]: unknown; id: string };
+    const document = JSON.parse(await get(`/api/${list}`, 'json')) as { [key: string]: { [kind: string]: Listed[] | Listed | string } };
     for (const group of Object.values(document)) {
       for (const [kind, records] of Object.entries(group)) {
-        if (!Array.isArray(records)) continue;
-        for (const record of records) {
+        // A kind's records: a list, or one record given as the object itself (`@size` is text).
+        if (typeof records === 'string') continue;
+        for (const record of Array.isArray(records) ? records : [records]) {
           for (const path of nested(kind, record.id)) Object.assign(record, JSON.parse(await get(path, 'json')));
         }
       }

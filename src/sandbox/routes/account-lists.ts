@@ -35,8 +35,13 @@ export function boardsWithStages(store: Store): Array<{ id: number; name: string
   }));
 }
 
+/** `createdAt` and `updatedAt` of a list item, as live answers carry them; null for one saved before they were kept. */
+function stamps(item: { createdAt?: string; updatedAt?: string }): { createdAt: string | null; updatedAt: string | null } {
+  return { createdAt: item.createdAt ?? null, updatedAt: item.updatedAt ?? item.createdAt ?? null };
+}
+
 function boardJson(board: BoardRec): Record<string, unknown> {
-  return { id: board.id, name: board.name, description: board.description };
+  return { id: board.id, name: board.name, description: board.description, ...stamps(board) };
 }
 
 function stageJson(store: Store, stage: StageRec): Record<string, unknown> {
@@ -47,11 +52,12 @@ function stageJson(store: Store, stage: StageRec): Record<string, unknown> {
     description: stage.description,
     board: board ? { id: board.id, name: board.name } : null,
     displayOrder: stage.displayOrder,
+    ...stamps(stage),
   };
 }
 
 function lostReasonJson(reason: LostReasonRec): Record<string, unknown> {
-  return { id: reason.id, name: reason.name, includedForConversion: reason.includedForConversion };
+  return { id: reason.id, name: reason.name, includedForConversion: reason.includedForConversion, ...stamps(reason) };
 }
 
 function idParam(request: FastifyRequest, name: string, what: string): number {

@@ -5,11 +5,12 @@
 import { code as currencyByCode } from 'currency-codes';
 import type { FastifyInstance } from 'fastify';
 import type { Caller, SandboxContext } from '../context.ts';
+import { timestamp } from '../http.ts';
 import type { MilestoneRec, OpportunityRec } from '../model.ts';
 import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './record-serializers.ts';
 import { deleteOpportunity } from './record-cascade.ts';
 import { type Body, checkKeys, isObject, nameOrPartyMatches, Problems, readDate, readIdRef, readInteger, readString, today } from './record-common.ts';
-import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
+import { blankPartyWork, finishBody, readNameDescription, readParty, type RecordKind, registerRecordRoutes } from './record-routes.ts';
 
 /** Bases of an opportunity's duration; only FIXED has no duration. */
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
@@ -74,6 +75,13 @@ function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, b
   const milestone = readMilestone(ctx, body.milestone, problems);
   const milestoneChanged = milestone !== undefined && milestone.id !== base.milestoneId;
   if (milestone) record.milestoneId = milestone.id;
+  if (milestone && (mode === 'create' || milestoneChanged)) {
+    // The milestone history the service answers from (lastStageChangedAt, lastOpenMilestone).
+    record.milestoneChangedAt = timestamp(ctx.now());
+    const before = mode === 'create' ? undefined : ctx.store.milestones.get(base.milestoneId);
+    if (!milestone.complete) record.lastOpenMilestoneId = milestone.id;
+    else if (before && !before.complete) record.lastOpenMilestoneId = before.id;
+  }
 
   const value = readValue(body.value, problems);
   if (value !== undefined) record.value = value;
@@ -125,23 +133,25 @@ function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {
   };
 }
 
+/** Opportunities as the shared record routes (and v1 creates, through createRecord) take them. */
+export const OPPORTUNITY_KIND: RecordKind<OpportunityRec> = {
+  plural: 'opportunities',
+  singular: 'opportunity',
+  noun: 'opportunity',
+  param: 'opportunityId',
+  restrictedKey: 'restrictedOpportunities',
+  embeds: OPPORTUNITY_EMBEDS,
+  table: (ctx) => ctx.store.opportunities,
+  deleted: (ctx) => ctx.store.deleted.opportunities,
+  serialize: serializeOpportunity,
+  matches: nameOrPartyMatches,
+  blank: blankOpportunity,
+  applyBody: applyOpportunityBody,
+  remove: deleteOpportunity,
+  trackTarget: (opportunityId) => ({ opportunityId }),
+};
+
 /** Registers the v2 opportunity endpoints (spec 4.2). */
 export function registerOpportunityRoutes(app: FastifyInstance, ctx: SandboxContext): void {
-  const { store } = ctx;
-  registerRecordRoutes<OpportunityRec>(app, ctx, {
-    plural: 'opportunities',
-    singular: 'opportunity',
-    noun: 'opportunity',
-    param: 'opportunityId',
-    restrictedKey: 'restrictedOpportunities',
-    embeds: OPPORTUNITY_EMBEDS,
-    table: () => store.opportunities,
-    deleted: () => store.deleted.opportunities,
-    serialize: serializeOpportunity,
-    matches: nameOrPartyMatches,
-    blank: blankOpportunity,
-    applyBody: applyOpportunityBody,
-    remove: deleteOpportunity,
-    trackTarget: (opportunityId) => ({ opportunityId }),
-  });
+  registerRecordRoutes<OpportunityRec>(app, ctx, OPPORTUNITY_KIND);
 }

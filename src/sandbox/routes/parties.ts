@@ -239,6 +239,21 @@ function blankParty(at: string): Omit<PartyRec, 'id'> {
   };
 }
 
+/** Creates a party from a v2 create body (checked whole first: a 422 stores nothing); v1 creates come here too. */
+export function createParty(ctx: SandboxContext, caller: Caller, body: Body): PartyRec {
+  const at = timestamp(ctx.now());
+  const draft = applyPartyBody(ctx, caller, body, { ...blankParty(at), id: 0 }, 'create');
+  const { id: _ignored, ...rest } = draft;
+  return ctx.store.parties.insert(rest);
+}
+
+/** Applies a v2 update body to a party and stores it; v1 updates come here too. */
+export function updateParty(ctx: SandboxContext, caller: Caller, existing: PartyRec, body: Body): PartyRec {
+  const record = applyPartyBody(ctx, caller, body, existing, 'update');
+  record.updatedAt = timestamp(ctx.now());
+  return ctx.store.parties.put(record);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Routes
 
@@ -289,11 +304,7 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
 
   app.post('/api/v2/parties', async (request, reply) => {
     const embed = parseEmbed(request, PARTY_EMBEDS);
-    const body = unwrap(request, 'party');
-    const at = timestamp(ctx.now());
-    const draft = applyPartyBody(ctx, callerOf(request), body, { ...blankParty(at), id: 0 }, 'create');
-    const { id: _ignored, ...rest } = draft;
-    const record = store.parties.insert(rest);
+    const record = createParty(ctx, callerOf(request), unwrap(request, 'party'));
     return created(request, reply, `/parties/${record.id}`, { party: serializeParty(ctx, record, withTagsAndFields(embed)) });
   });
 
@@ -302,10 +313,7 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const embed = parseEmbed(request, PARTY_EMBEDS);
     const caller = callerOf(request);
     const existing = mustFind(store.parties, parseId(partyId, 'party'), caller, 'party');
-    const body = unwrap(request, 'party');
-    const record = applyPartyBody(ctx, caller, body, existing, 'update');
-    record.updatedAt = timestamp(ctx.now());
-    store.parties.put(record);
+    const record = updateParty(ctx, caller, existing, unwrap(request, 'party'));
     return { party: serializeParty(ctx, record, withTagsAndFields(embed)) };
   });
 

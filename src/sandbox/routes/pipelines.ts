@@ -65,6 +65,9 @@ function requireAdministrator(request: FastifyRequest): void {
 function pipelineJson(pipeline: PipelineRec): Record<string, unknown> {
   const json: Record<string, unknown> = { id: pipeline.id, name: pipeline.name };
   if (pipeline.description !== null) json.description = pipeline.description;
+  // Beyond the spec, as live answers carry them.
+  json.createdAt = pipeline.createdAt;
+  json.updatedAt = pipeline.updatedAt;
   return json;
 }
 
@@ -281,7 +284,8 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
   app.get('/api/v2/milestones', async (request, reply) => {
     const oldest = oldestActivePipeline(ctx);
     const rows = oldest ? milestonesOf(ctx, oldest.id) : [];
-    return { milestones: paginate(request, reply, rows).map((m) => milestoneJson(ctx, m, false)) };
+    // With its pipeline, as the service answers (beyond the spec).
+    return { milestones: paginate(request, reply, rows).map((m) => milestoneJson(ctx, m)) };
   });
 
   app.get('/api/v2/milestones/:milestoneId', async (request) => {

@@ -56,7 +56,8 @@ export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: Rea
     const organisation = record.organisationId === null ? undefined : ctx.store.parties.get(record.organisationId);
     if (!organisation) out.organisation = null;
     else if (embed.has('organisation')) out.organisation = serializeParty(ctx, organisation, new Set(['tags', 'fields']));
-    else out.organisation = { id: organisation.id, name: organisation.name, pictureURL: organisation.pictureURL };
+    // `type` is the service's beyond the spec (live answers carry it): always organisation here.
+    else out.organisation = { id: organisation.id, type: organisation.type, name: organisation.name, pictureURL: organisation.pictureURL };
   } else {
     out.name = record.name;
   }
@@ -126,6 +127,13 @@ function serializeMilestone(ctx: SandboxContext, milestone: MilestoneRec): Recor
   return out;
 }
 
+/** The open milestone an opportunity was on last: its own while open, else the one it closed from (null when it never was open). */
+function lastOpenMilestoneOf(ctx: SandboxContext, record: OpportunityRec, milestone: MilestoneRec | undefined): { id: number; name: string } | null {
+  if (milestone && !milestone.complete) return { id: milestone.id, name: milestone.name };
+  const last = record.lastOpenMilestoneId == null ? undefined : ctx.store.milestones.get(record.lastOpenMilestoneId);
+  return last ? { id: last.id, name: last.name } : null;
+}
+
 /** The v2 wire shape of a record, with the embeds asked for. */
 export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec, embed: ReadonlySet<string>): Record<string, unknown> {
   const party = ctx.store.parties.get(record.partyId);
@@ -148,6 +156,10 @@ export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     lastContactedAt: record.lastContactedAt,
+    // Beyond the spec, as live answers carry them: the open milestone it was on last (its own
+    // while open) and when its milestone last changed (its creation until then).
+    lastOpenMilestone: lastOpenMilestoneOf(ctx, record, milestone),
+    lastStageChangedAt: record.milestoneChangedAt ?? record.createdAt,
   };
   if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
   if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);

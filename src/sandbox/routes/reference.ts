@@ -9,10 +9,10 @@ import type { FastifyInstance } from 'fastify';
 import countryData from 'i18n-iso-countries';
 import currencyData from 'currency-codes';
 import currencySymbol from 'currency-symbol-map';
-import { callerOf, type SandboxContext } from '../context.ts';
+import { type Caller, callerOf, type SandboxContext } from '../context.ts';
 import { notFound, paginate, parseId } from '../http.ts';
 import type { UserRec } from '../model.ts';
-import { teamSummary } from '../serialize.ts';
+import { teamSummary, userPictureURL } from '../serialize.ts';
 
 export interface Country {
   alpha2Code: string;
@@ -57,12 +57,16 @@ export function listCurrencies(): Currency[] {
   return currencies;
 }
 
-/** The picture of a user: the sandbox serves none, so it is a stable placeholder address. */
-function pictureOf(user: UserRec): string {
-  return `https://sandbox.invalid/avatars/users/${user.id}.png`;
-}
-
-function userJson(ctx: SandboxContext, user: UserRec): Record<string, unknown> {
+/**
+ * A user as `/users` shows them. Beyond the spec, the fields live answers of the service carry:
+ * `loggedIn` (true for the user of the token asking, whose `lastLoginAt` is then when that token
+ * was issued; the sandbox keeps no other logins), the account's settings `currency`, `timezone` and
+ * `locale` (the sandbox's one account: GBP, UTC as `GET /site` says, en_GB), `status`
+ * (ACTIVE), `deleted` (false: the sandbox removes no user), `taskReminder` (false) and `party`
+ * (the user's own party record: null, the sandbox makes none).
+ */
+function userJson(ctx: SandboxContext, user: UserRec, caller: Caller): Record<string, unknown> {
+  const loggedIn = user.id === caller.user.id;
   return {
     id: user.id,
     username: user.username,
@@ -70,12 +74,24 @@ function userJson(ctx: SandboxContext, user: UserRec): Record<string, unknown> {
     // Not shown by the spec; given so that owners can be matched by email address, as exports
     // of other systems name them.
     email: user.email,
-    pictureURL: pictureOf(user),
+    pictureURL: userPictureURL(user),
     role: user.role,
     team: teamSummary(ctx, user.defaultTeamId),
     teams: user.teamIds.flatMap((id) => teamSummary(ctx, id) ?? []),
+    currency: SANDBOX_USER_SETTINGS.currency,
+    timezone: SANDBOX_USER_SETTINGS.timezone,
+    locale: SANDBOX_USER_SETTINGS.locale,
+    loggedIn,
+    lastLoginAt: loggedIn ? (caller.token.issuedAt ?? null) : null,
+    status: 'ACTIVE',
+    deleted: false,
+    taskReminder: false,
+    party: null,
   };
 }
+
+/** The account settings every user of the sandbox's one account shows. */
+export const SANDBOX_USER_SETTINGS = { currency: 'GBP', timezone: 'UTC', locale: 'en_GB' } as const;
 
 /** Registers the country, currency, user and team routes. */
 export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContext): void {
@@ -83,18 +99,18 @@ export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContex
   app.get('/api/v2/currencies', async () => ({ currencies: listCurrencies() }));
 
   app.get('/api/v2/users', async (request, reply) => ({
-    users: paginate(request, reply, ctx.store.users.all()).map((user) => userJson(ctx, user)),
+    users: paginate(request, reply, ctx.store.users.all()).map((user) => userJson(ctx, user, callerOf(request))),
   }));
 
   // Beyond the spec: the user the access token belongs to, as clients ask for to learn who they
   // act as. A static route, so it is matched before `/users/:userId`.
-  app.get('/api/v2/users/current', async (request) => ({ user: userJson(ctx, callerOf(request).user) }));
+  app.get('/api/v2/users/current', async (request) => ({ user: userJson(ctx, callerOf(request).user, callerOf(request)) }));
 
   app.get('/api/v2/users/:userId', async (request) => {
     const id = parseId((request.params as { userId: string }).userId, 'user');
     const user = ctx.store.users.get(id);
     if (!user) throw notFound(`no user with id ${id}`);
-    return { user: userJson(ctx, user) };
+    return { user: userJson(ctx, user, callerOf(request)) };
   });
 
   app.get('/api/v2/teams', async (request, reply) => ({

@@ -62,12 +62,24 @@ export function serializeTask(ctx: SandboxContext, task: TaskRec, embed: Readonl
   out.updatedAt = task.updatedAt;
   out.completedAt = task.completedAt;
   out.hasTrack = task.trackId !== null;
+  // Beyond the spec, as live answers carry them: whether the task is open (not completed, not
+  // waiting in its track), and for a task of a track its definition's rule of counting days.
+  out.active = task.status === 'OPEN';
+  out.taskDayDelayRule = dayDelayRuleOf(ctx, task);
   if (task.repeat) out.repeat = { interval: task.repeat.interval, frequency: task.repeat.frequency, on: task.repeat.on };
   if (task.partyId !== null || embed.has('party')) out.party = partySummary(ctx, task.partyId);
   if (task.opportunityId !== null || embed.has('opportunity')) out.opportunity = opportunitySummary(ctx, task.opportunityId);
   if (task.kaseId !== null || embed.has('kase')) out.kase = kaseSummary(ctx, task.kaseId);
   if (embed.has('nextTask')) out.nextTask = nextTaskOf(ctx, task);
   return out;
+}
+
+/** The day rule of the track definition's task a task of a track was made from (by its place in the track); null for another task. */
+function dayDelayRuleOf(ctx: SandboxContext, task: TaskRec): string | null {
+  const track = task.trackId === null ? undefined : ctx.store.tracks.get(task.trackId);
+  if (!track) return null;
+  const definitions = [...(ctx.store.trackDefinitions.get(track.definitionId)?.taskDefinitions ?? [])].sort((a, b) => a.displayOrder - b.displayOrder || a.id - b.id);
+  return definitions[track.taskIds.indexOf(task.id)]?.dayDelayRule ?? null;
 }
 
 /** Soonest due first; tasks without a time of day come before timed ones on the same day. */

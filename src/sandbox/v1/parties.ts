@@ -1,4 +1,4 @@
-/** Parties, opportunities and history in the v1 interface; read-only, as old exports saw them. */
+/** Reads of parties, opportunities and history in the v1 interface, as old exports saw them (their writes: party-writes.ts). */
 import { callerOf, type SandboxContext } from '../context.ts';
 import { queryOf } from '../http.ts';
 import type { EntryRec, PartyRec } from '../model.ts';
@@ -13,17 +13,25 @@ export function registerPartyRoutes(route: V1Route, ctx: SandboxContext): void {
   const { store } = ctx;
 
   // Beside `lastmodified` and `tag`, the party list takes `email` (the parties with that address,
-  // ignoring case) and `q` (the v2 search: name, e-mail address, postcode, phone number).
-  route('GET', '/api/party', (request, reply) => {
-    const user = callerOf(request).user;
-    const query = queryOf(request);
-    const email = query.email?.trim().toLowerCase() ?? '';
-    const q = query.q?.trim() ?? '';
-    const wanted = (party: PartyRec): boolean => visibleTo(party, user) && (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) && (q === '' || partyMatches(party, q));
-    const matching = filterByQuery(ctx, request, 'parties', store.parties.all().filter(wanted));
-    const items = sliceByQuery(request, matching).map((p) => partyNode(ctx, p));
-    return sendNode(request, reply, listNode('parties', ['person', 'organisation'], items));
-  });
+  // ignoring case) and `q` (the v2 search: name, e-mail address, postcode, phone number). The
+  // people and the organisations are lists of their own, with the same filters, in a `parties`.
+  for (const [path, kinds] of [
+    ['/api/party', ['person', 'organisation']],
+    ['/api/person', ['person']],
+    ['/api/organisation', ['organisation']],
+  ] as const) {
+    route('GET', path, (request, reply) => {
+      const user = callerOf(request).user;
+      const query = queryOf(request);
+      const email = query.email?.trim().toLowerCase() ?? '';
+      const q = query.q?.trim() ?? '';
+      const wanted = (party: PartyRec): boolean =>
+        (kinds as readonly string[]).includes(party.type) && visibleTo(party, user) && (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) && (q === '' || partyMatches(party, q));
+      const matching = filterByQuery(ctx, request, 'parties', store.parties.all().filter(wanted));
+      const items = sliceByQuery(request, matching).map((p) => partyNode(ctx, p));
+      return sendNode(request, reply, listNode('parties', kinds, items));
+    });
+  }
 
   route('GET', '/api/party/:id', (request, reply) => {
     const party = findRecord(ctx, request, 'party', (request.params as { id?: string }).id);

@@ -4,6 +4,7 @@ import { v1Router } from './common.ts';
 import { registerCustomFieldRoutes, registerTagRoutes } from './custom-fields.ts';
 import { registerKaseRoutes } from './kases.ts';
 import { registerPartyRoutes } from './parties.ts';
+import { registerPartyWriteRoutes } from './party-writes.ts';
 import { registerTaskRoutes } from './tasks.ts';
 
 /**
@@ -14,6 +15,7 @@ export function registerLegacyRoutes(app: FastifyInstance, ctx: SandboxContext):
   const route = v1Router(app);
   registerKaseRoutes(route, ctx);
   registerPartyRoutes(route, ctx);
+  registerPartyWriteRoutes(route, ctx);
   registerCustomFieldRoutes(route, ctx);
   registerTagRoutes(route, ctx);
   registerTaskRoutes(route, ctx);

@@ -100,8 +100,8 @@ function contactsNode(party: PartyRec): V1Node {
       recordNode('website', [
         ['id', w.id],
         ['type', w.type],
-        ['webService', w.service],
         ['webAddress', w.address],
+        ['webService', w.service],
         ['url', websiteUrl(w)],
       ]),
     ),
@@ -109,23 +109,24 @@ function contactsNode(party: PartyRec): V1Node {
   return listNode('contacts', ['address', 'email', 'phone', 'website'], items, false);
 }
 
-/** `<person>` or `<organisation>` with contacts. */
+/** `<person>` or `<organisation>` with contacts, in the recorded answers' order (`pictureURL` after `contacts`). */
 export function partyNode(ctx: SandboxContext, party: PartyRec): RecordNode {
   if (party.type === 'organisation') {
     return recordNode('organisation', [
       ['id', party.id],
       ['contacts', contactsNode(party)],
+      ['pictureURL', party.pictureURL],
       ['name', party.name],
       ['about', party.about],
       ['createdOn', v1Timestamp(party.createdAt)],
       ['updatedOn', v1Timestamp(party.updatedAt)],
-      ['pictureURL', party.pictureURL],
     ]);
   }
   const organisation = party.organisationId === null ? undefined : ctx.store.parties.get(party.organisationId);
   return recordNode('person', [
     ['id', party.id],
     ['contacts', contactsNode(party)],
+    ['pictureURL', party.pictureURL],
     ['title', party.title],
     ['firstName', party.firstName],
     ['lastName', party.lastName],
@@ -135,7 +136,6 @@ export function partyNode(ctx: SandboxContext, party: PartyRec): RecordNode {
     ['about', party.about],
     ['createdOn', v1Timestamp(party.createdAt)],
     ['updatedOn', v1Timestamp(party.updatedAt)],
-    ['pictureURL', party.pictureURL],
   ]);
 }
 

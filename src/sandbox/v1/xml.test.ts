@@ -24,17 +24,21 @@ describe('v1 document model', () => {
     expect(toXml(doc)).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<parties size="2"><organisation><id>7</id><name>A &amp; B</name></organisation>' + '<person><id>8</id><firstName>Zoë</firstName><contacts/></person></parties>');
   });
 
-  it('writes JSON with string leaves, @attributes and one array per item name', () => {
+  it('writes JSON with string leaves and @attributes, a single item as the object itself, an empty contact kind left out', () => {
     expect(toJson(doc)).toEqual({
       parties: {
         '@size': '2',
-        person: [{ id: '8', firstName: 'Zoë\u0001', contacts: { email: [] } }],
-        organisation: [{ id: '7', name: 'A & B' }],
+        person: { id: '8', firstName: 'Zoë\u0001', contacts: {} },
+        organisation: { id: '7', name: 'A & B' },
       },
     });
     expect(toJson(listNode('taskCategories', ['taskCategory'], [textNode('taskCategory', 'Call')]))).toEqual({
-      taskCategories: { '@size': '1', taskCategory: ['Call'] },
+      taskCategories: { '@size': '1', taskCategory: 'Call' },
     });
+    const two = listNode('taskCategories', ['taskCategory'], [textNode('taskCategory', 'Call'), textNode('taskCategory', 'Email')]);
+    expect(toJson(two)).toEqual({ taskCategories: { '@size': '2', taskCategory: ['Call', 'Email'] } });
+    // The answer's own list names its kinds even when empty.
+    expect(toJson(listNode('kases', ['kase'], []))).toEqual({ kases: { '@size': '0', kase: [] } });
   });
 });
 

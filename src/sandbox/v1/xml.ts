@@ -4,8 +4,11 @@
  *
  * JSON convention (the same for every v1 answer): the root element becomes the single key of the
  * answer object; every leaf is a string, as in the XML; an attribute becomes a key prefixed with `@`
- * (`"@size": "2"`); a list element holds one array per item name, always an array and present even
- * when empty (`{"kases": {"@size": "0", "kase": []}}`); an absent value is left out in both formats.
+ * (`"@size": "2"`); a list element holds one key per item name: an array of two or more items,
+ * the bare object of a single one (`{"kases": {"@size": "1", "kase": {...}}}`), as the service
+ * answers (clients decode "object or list"); a kind without items is `[]` in a list with a size
+ * (`{"kases": {"@size": "0", "kase": []}}`) and left out inside a record (an empty contact kind);
+ * an absent value is left out in both formats.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { badRequest } from '../http.ts';
@@ -111,9 +114,13 @@ function jsonValue(node: V1Node): unknown {
   const object: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node.attributes)) object[`@${key}`] = value;
   const groups: Record<string, unknown[]> = {};
-  for (const name of node.itemNames) groups[name] = [];
+  // A list with a size (the answer's own list) names every kind, `[]` when empty; a list inside a
+  // record (contacts, attachments) leaves a kind without items out.
+  if (node.attributes.size !== undefined) for (const name of node.itemNames) groups[name] = [];
   for (const item of node.items) (groups[item.name] ??= []).push(jsonValue(item));
-  return Object.assign(object, groups);
+  // As the service answers: one item is the object itself.
+  for (const [name, items] of Object.entries(groups)) object[name] = items.length === 1 ? items[0] : items;
+  return object;
 }
 
 /** The node as a JSON object `{rootName: ...}`. */

@@ -17,3 +17,12 @@ export function parseXml(text: string): any {
 
 export const XML = { 'content-type': 'application/xml' };
 export const JSON_ACCEPT = { accept: 'application/json' };
+
+/**
+ * The items of a v1 JSON list as the published clients decode it, "object or list": the service
+ * gives one item as the bare object, and leaves an empty contact kind out.
+ */
+export function listOf(value: unknown): any[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}

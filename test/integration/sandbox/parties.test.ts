@@ -238,7 +238,7 @@ describe('4.3 GET /parties, single and multi-id reads', () => {
     const org = await createParty({ type: 'organisation', name: 'Embed Org', tags: [{ name: 'Embed tag' }], fields: [{ definition: definitionId('Account number'), value: 'AB-1234' }] });
     const person = await createParty({ type: 'person', lastName: 'Embedded', organisation: { id: org.id } });
     const plain = await sandbox.v2('GET', `/parties/${person.id}`);
-    expect(plain.body.party.organisation).toEqual({ id: org.id, name: 'Embed Org', pictureURL: org.pictureURL });
+    expect(plain.body.party.organisation).toEqual({ id: org.id, type: 'organisation', name: 'Embed Org', pictureURL: org.pictureURL });
     expect(plain.body.party.fields).toBeUndefined();
     const embedded = await sandbox.v2('GET', `/parties/${person.id}?embed=organisation,tags,fields,missingImportantFields`);
     expect(embedded.body.party.organisation).toMatchObject({ id: org.id, type: 'organisation', name: 'Embed Org', addresses: [] });

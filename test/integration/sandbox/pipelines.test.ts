@@ -45,7 +45,7 @@ describe('4.10 pipelines: reads', () => {
   it('lists the seeded pipeline with id, name and description', async () => {
     const answer = await sandbox.v2('GET', '/pipelines');
     expect(answer.status).toBe(200);
-    expect(answer.body.pipelines).toEqual([{ id: salesPipelineId(sandbox), name: 'Sales', description: 'New business' }]);
+    expect(answer.body.pipelines).toEqual([{ id: salesPipelineId(sandbox), name: 'Sales', description: 'New business', createdAt: expect.stringMatching(/Z$/), updatedAt: expect.stringMatching(/Z$/) }]);
   });
 
   it('pages the list with a Link header', async () => {
@@ -156,9 +156,9 @@ describe('4.10 pipelines: writes', () => {
     const id = made.body.pipeline.id;
     const renamed = await sandbox.v2('PUT', `/pipelines/${id}`, { pipeline: { name: 'Temporary' } });
     expect(renamed.status).toBe(200);
-    expect(renamed.body.pipeline).toEqual({ id, name: 'Temporary', description: 'd' });
+    expect(renamed.body.pipeline).toEqual({ id, name: 'Temporary', description: 'd', createdAt: expect.any(String), updatedAt: expect.any(String) });
     const cleared = await sandbox.v2('PUT', `/pipelines/${id}`, { pipeline: { description: null } });
-    expect(cleared.body.pipeline).toEqual({ id, name: 'Temporary' });
+    expect(cleared.body.pipeline).toEqual({ id, name: 'Temporary', createdAt: expect.any(String), updatedAt: expect.any(String) });
     const empty = await sandbox.v2('PUT', `/pipelines/${id}`, { pipeline: { name: '' } });
     expect(empty.status).toBe(422);
     expect((await sandbox.v2('PUT', '/pipelines/999999', { pipeline: { name: 'x' } })).status).toBe(404);
@@ -183,7 +183,7 @@ describe('4.10 pipelines: writes', () => {
 
     const restored = await sandbox.v2('POST', `/pipelines/${id}/restore`);
     expect(restored.status).toBe(200);
-    expect(restored.body.pipeline).toEqual({ id, name: 'Old' });
+    expect(restored.body.pipeline).toEqual({ id, name: 'Old', createdAt: expect.any(String), updatedAt: expect.any(String) });
     expect(sandbox.store.pipelines.get(id)?.archived).toBe(false);
     const twice = await sandbox.v2('POST', `/pipelines/${id}/restore`);
     expect(twice.status).toBe(422);
@@ -279,7 +279,7 @@ describe('4.6 milestones', () => {
   });
   afterAll(() => sandbox.close());
 
-  it('lists the oldest active pipeline on /milestones, without the pipeline summary', async () => {
+  it('lists the oldest active pipeline on /milestones, each with its pipeline as the service answers', async () => {
     const answer = await sandbox.v2('GET', '/milestones');
     expect(answer.status).toBe(200);
     expect(answer.body.milestones.map((m: { name: string }) => m.name)).toEqual(['New', 'Qualified', 'Proposal', 'Negotiation', 'Won', 'Lost']);
@@ -289,6 +289,7 @@ describe('4.6 milestones', () => {
       complete: false,
       probability: 10,
       daysUntilStale: 14,
+      pipeline: { id: expect.any(Number), name: 'Sales' },
       createdAt: '2026-03-02T10:00:00Z',
       updatedAt: '2026-03-02T10:00:00Z',
     });

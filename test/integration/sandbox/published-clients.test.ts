@@ -8,7 +8,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
-import { addParty, parseXml } from './legacy-v1-fixtures.ts';
+import { addParty, listOf, parseXml } from './legacy-v1-fixtures.ts';
 
 let sandbox: TestSandbox;
 const clock = new Date('2026-03-01T10:00:30Z');
@@ -75,7 +75,7 @@ describe('item 3: boards, stages, lost reasons and the site, as the connector re
   it('lists the boards and their stages; a project takes a stage of /stages and shows its name', async () => {
     const boards = await send(sandbox, 'GET', '/api/v2/boards?perPage=100', connector());
     expect(boards.status).toBe(200);
-    expect(boards.json.boards).toEqual([{ id: 100, name: 'Projects', description: null }]);
+    expect(boards.json.boards).toEqual([{ id: 100, name: 'Projects', description: null, createdAt: '2026-03-01T10:00:30Z', updatedAt: '2026-03-01T10:00:30Z' }]);
     const stages = await send(sandbox, 'GET', '/api/v2/stages?perPage=100', connector());
     expect(stages.json.stages.map((s: any) => [s.name, s.board, s.displayOrder])).toEqual([
       ['Planned', { id: 100, name: 'Projects' }, 0],
@@ -101,7 +101,7 @@ describe('item 3: boards, stages, lost reasons and the site, as the connector re
     const reasons = await send(sandbox, 'GET', '/api/v2/lostreasons?perPage=100', connector());
     expect(reasons.status).toBe(200);
     expect(reasons.json.lostReasons.map((r: any) => r.name)).toEqual(['Price', 'Competitor', 'No budget', 'Timing', 'No decision']);
-    expect(reasons.json.lostReasons[0]).toEqual({ id: expect.any(Number), name: 'Price', includedForConversion: true });
+    expect(reasons.json.lostReasons[0]).toEqual({ id: expect.any(Number), name: 'Price', includedForConversion: true, createdAt: '2026-03-01T10:00:30Z', updatedAt: '2026-03-01T10:00:30Z' });
     const site = await send(sandbox, 'GET', '/api/v2/site', connector());
     expect(site.json.site).toEqual({ name: 'Sandbox', subdomain: 'sandbox', url: sandbox.url, timezone: 'UTC' });
   });
@@ -169,11 +169,11 @@ describe('item 6: finding a person by e-mail address', () => {
 
     const v1 = await send(sandbox, 'GET', '/api/party?email=ADA.MAILER%40engines.example', { authorization: basic(sandbox.token), accept: 'application/json' });
     expect(v1.status).toBe(200);
-    expect(v1.json.parties.person.map((p: any) => p.id)).toEqual([String(ada.id)]);
+    expect(listOf(v1.json.parties.person).map((p: any) => p.id)).toEqual([String(ada.id)]);
     const none = await send(sandbox, 'GET', '/api/party?email=nobody%40nowhere.example', { authorization: basic(sandbox.token) });
     expect(parseXml(none.text).parties.person ?? []).toEqual([]);
     const q = await send(sandbox, 'GET', '/api/party?q=Mailer', { authorization: basic(sandbox.token), accept: 'application/json' });
-    expect(q.json.parties.person.map((p: any) => p.id)).toEqual([String(ada.id)]);
+    expect(listOf(q.json.parties.person).map((p: any) => p.id)).toEqual([String(ada.id)]);
   });
 });
 
@@ -229,6 +229,6 @@ describe('item 8: a query parameter given twice counts with its last value', () 
     expect(same.json.users).toHaveLength(3);
     const v1 = await send(sandbox, 'GET', '/api/party?limit=5&limit=1', headers);
     expect(v1.status).toBe(200);
-    expect([...(v1.json.parties.person ?? []), ...(v1.json.parties.organisation ?? [])]).toHaveLength(1);
+    expect([...listOf(v1.json.parties.person), ...listOf(v1.json.parties.organisation)]).toHaveLength(1);
   });
 });

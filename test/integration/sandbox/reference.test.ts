@@ -78,6 +78,15 @@ describe('4.13 users and teams', () => {
       role: 'User',
       team: { id: sales?.id, name: 'Sales' },
       teams: [{ id: sales?.id, name: 'Sales' }],
+      currency: 'GBP',
+      timezone: 'UTC',
+      locale: 'en_GB',
+      loggedIn: false,
+      lastLoginAt: null,
+      status: 'ACTIVE',
+      deleted: false,
+      taskReminder: false,
+      party: null,
     });
     expect(users[0]?.role).toBe('Administrator');
     expect(users[0]?.teams).toEqual([

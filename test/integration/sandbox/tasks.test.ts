@@ -53,12 +53,14 @@ describe('spec 4.5 tasks: create and read', () => {
       detail: null,
       category: null,
       status: 'OPEN',
-      owner: { id: expect.any(Number), username: 'admin', name: 'Alex Admin' },
+      owner: { id: expect.any(Number), username: 'admin', name: 'Alex Admin', pictureURL: expect.stringMatching(/^https:\/\//), deleted: false },
       dueOn: '2025-03-05',
       createdAt: '2025-03-01T10:00:00Z',
       updatedAt: '2025-03-01T10:00:00Z',
       completedAt: null,
       hasTrack: false,
+      active: true,
+      taskDayDelayRule: null,
     });
     const read = await sandbox.v2('GET', `/tasks/${task.id}`);
     expect(read.status).toBe(200);
