@@ -79,15 +79,15 @@ function catalogTeams(teams: readonly Listed[] | null): NamedItem[] | null {
 const readTeams = (client: CrmClient): Promise<Listed[] | null> => unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema)));
 
 /**
- * Reads the lists of the account's names that `wanted` asks for, and no others: the custom field
- * definitions of some entities (a request each), the users and the teams (a request each, more
- * past 100). An export needs these alone, where the whole catalog is a dozen requests.
+ * Some of the account's names for a command that needs few of them (an export): the custom field
+ * definitions of some entities (a request each), and the users and the teams when asked for. Read
+ * by readAccountCatalog, the one reader of names, narrowed to these.
  */
 export async function readCatalogPart(client: CrmClient, wanted: { fieldDefinitions: readonly FieldEntity[]; users: boolean; teams: boolean }): Promise<CatalogPart> {
-  const [lists, users, teams] = await Promise.all([Promise.all(wanted.fieldDefinitions.map((entity) => client.fieldDefinitions(entity))), wanted.users ? client.users() : undefined, wanted.teams ? readTeams(client) : undefined]);
-  const part: CatalogPart = { fieldDefinitions: Object.fromEntries(wanted.fieldDefinitions.map((entity, i) => [entity, definitions(lists[i] ?? [])])) };
-  if (users !== undefined) part.users = catalogUsers(users);
-  if (teams !== undefined) part.teams = catalogTeams(teams);
+  const catalog = await readAccountCatalog(client, { lists: new Set(wanted.teams ? (['teams'] as const) : []), fieldDefinitions: new Set(wanted.fieldDefinitions), users: wanted.users });
+  const part: CatalogPart = { fieldDefinitions: Object.fromEntries(wanted.fieldDefinitions.map((entity) => [entity, catalog.fieldDefinitions[entity]])) };
+  if (wanted.users) part.users = catalog.users;
+  if (wanted.teams) part.teams = catalog.teams;
   return part;
 }
 
@@ -133,7 +133,7 @@ export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWant
   const wantFields = (entity: FieldEntity): boolean => wanted === undefined || wanted.fieldDefinitions.has(entity);
   const fields = (entity: FieldEntity): Promise<Listed[]> | undefined => (wantFields(entity) ? client.fieldDefinitions(entity) : undefined);
   const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions, stages, lostReasons] = await Promise.all([
-    client.users(),
+    wanted?.users === false ? [] : client.users(),
     want('teams') ? readTeams(client) : null,
     want('pipelines') ? listAll(client.paginate('/pipelines', 'pipelines', pipelineSchema)) : [],
     want('activityTypes') ? listAll(client.paginate('/activitytypes', 'activityTypes', activityTypeSchema)) : [],
@@ -167,6 +167,7 @@ export function catalogWithOnly(catalog: AccountCatalog, wanted: CatalogWanted):
   const narrowed: AccountCatalog = { ...catalog, fieldDefinitions: { ...catalog.fieldDefinitions } };
   for (const list of Object.keys(LIST_LABEL) as CatalogList[]) if (!wanted.lists.has(list)) notRead(narrowed, list, LIST_LABEL[list]);
   if (!wanted.lists.has('pipelines')) notRead(narrowed, 'milestones', LIST_LABEL.pipelines);
+  if (wanted.users === false) notRead(narrowed, 'users', 'users');
   for (const entity of ['parties', 'kases', 'opportunities'] as const) if (!wanted.fieldDefinitions.has(entity)) notRead(narrowed.fieldDefinitions, entity, `custom fields of ${entity}`);
   return narrowed;
 }

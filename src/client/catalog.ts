@@ -81,6 +81,8 @@ export type CatalogList = 'teams' | 'pipelines' | 'activityTypes' | 'taskCategor
 export interface CatalogWanted {
   lists: ReadonlySet<CatalogList>;
   fieldDefinitions: ReadonlySet<FieldEntity>;
+  /** The users, which a run always reads (they tell one account from another); an export may not need them. @default true */
+  users?: boolean;
 }
 
 /**
