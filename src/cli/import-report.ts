@@ -37,6 +37,13 @@ export function reasonLines(reasons: readonly RejectReason[], indent = '  '): st
   for (const reason of reasons.slice(0, TOP_REASONS)) {
     lines.push(`${indent}  ${String(reason.count).padStart(width)}  ${reason.code}: ${reason.example} (first at row ${reason.firstRow})`);
   }
+  if (reasons.some((reason) => reason.byService))
+    lines.push(
+      `${indent}  (${reasons
+        .filter((r) => r.byService)
+        .map((r) => r.code)
+        .join(', ')}: refused by the service when sent, which only it could tell; validate checks everything else)`,
+    );
   return lines;
 }
 

@@ -69,7 +69,8 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string, strict 
 /** One row or value not carried, as the summary lists it: where, and the reason in the data owner's words. */
 export function notCarriedLine(item: VerifyNotCarried): string {
   const what = item.kind === 'rejected' ? 'row not carried' : 'value left out';
-  return `${item.step}, row ${item.row}${item.key === '' ? '' : ` (${item.key})`}: ${what}: ${item.reason}`;
+  // A row with several reasons says each on a line of its own.
+  return `${item.step}, row ${item.row}${item.key === '' ? '' : ` (${item.key})`}: ${what}: ${item.reason.replaceAll('\n', '\n    ')}`;
 }
 
 export const verifyCommand: Command = {

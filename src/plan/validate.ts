@@ -43,6 +43,8 @@ export interface RejectReason {
   /** The message of the first row with this reason, and its row as a spreadsheet numbers it. */
   example: string;
   firstRow: number;
+  /** The service refused these rows when they were sent: what only it knows, which validate cannot check beforehand. */
+  byService?: boolean;
 }
 
 /** What validating one step (or the single mapping) found. */
@@ -121,11 +123,12 @@ export class ReasonCounter {
   /** Counts each of the row's reasons (a row with two problems has two). */
   add(rejected: RejectedRow): void {
     const { also = [], ...first } = rejected;
+    const byService = rejected.status !== undefined;
     for (const one of [first, ...also]) {
-      const id = `${one.code}\u0000${one.field}`;
+      const id = `${one.code}\u0000${one.field}\u0000${byService}`;
       const reason = this.#reasons.get(id);
       if (reason) reason.count += 1;
-      else this.#reasons.set(id, { code: one.code, field: one.field, count: 1, example: reasonText({ ...one, values: rejected.values }), firstRow: rejected.location.row });
+      else this.#reasons.set(id, { code: one.code, field: one.field, count: 1, example: reasonText({ ...one, values: rejected.values }), firstRow: rejected.location.row, ...(byService ? { byService } : {}) });
     }
   }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { formatRollbackSummary } from '../../src/cli/import-report.ts';
+import { formatRollbackSummary, reasonLines } from '../../src/cli/import-report.ts';
 import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { JournalWriter } from '../../src/journal/index.ts';
@@ -269,6 +269,9 @@ describe('runImport: rejects', () => {
     const rejects = readFileSync(s?.rejectsFile ?? '', 'utf8');
     expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_rule,_raw');
     expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
+    // Said as the service's, which validate cannot know beforehand.
+    expect(s?.reasons.find((r) => r.code === 'API_VALIDATION')?.byService).toBe(true);
+    expect(reasonLines(s?.reasons ?? []).at(-1)).toMatch(/API_VALIDATION: refused by the service when sent, which only it could tell/);
     // The service's own words, whole, on the column the value came from.
     expect(rejects).toMatch(/,API_VALIDATION,"account ""wrong"": is not an email address: ""wrong"" \(the service, at emailAddresses\[0\]\.address\)",/);
 
