@@ -7,6 +7,7 @@ import { isTemplate, parseTemplate } from './compile-template.ts';
 import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
 import { normalizeTransform, type TransformRegistry } from './compile-transforms.ts';
+import { linearPatternProblem } from './linear-pattern.ts';
 import { addressPartsSchema, type Condition, conditionSchema, type FieldEntry, fieldEntrySchema, type Mapping, mappingSchema, sourceSchema, type ValueSpec } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { TransformDefinition } from './transforms/types.ts';
@@ -201,11 +202,8 @@ function checkCondition(checker: Checker, condition: Condition, path: Path): voi
   else if ('any' in condition) condition.any.forEach((c, i) => checkCondition(checker, c, [...path, 'any', i]));
   else if ('not' in condition) checkCondition(checker, condition.not, [...path, 'not']);
   else if (condition.matches !== undefined) {
-    try {
-      new RegExp(condition.matches);
-    } catch (error) {
-      checker.problems.push({ path: [...path, 'matches'], message: `the regular expression does not compile: ${(error as Error).message}` });
-    }
+    const problem = linearPatternProblem(condition.matches);
+    if (problem !== undefined) checker.problems.push({ path: [...path, 'matches'], message: `the pattern ${problem}` });
   }
 }
 
