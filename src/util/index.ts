@@ -15,5 +15,6 @@ export { BUNDLED_MAPPINGS_DIR, bundledValidateDir, defaultStateDir, isBundledFil
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LIST_OF_RECORD, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from './v1-input.ts';
 export { checkRelativeName, fileNameFor, makePrivateFolder, MAX_FILE_NAME_BYTES, openInside, openNoFollow, type PathContext, pathInside, temporaryNameFor } from './safe-path.ts';
 export { formatDuration } from './duration.ts';
+export { looksLikeFormula, neutraliseFormula } from './formula.ts';
 export { isKnownTimeZone } from './time-zone.ts';
 export { lazyModule } from './lazy-module.ts';
