@@ -154,6 +154,14 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       ],
     },
     {
+      name: 'unknown YAML tags, which another tool would run or read a file for',
+      text: `${HEAD}fields:\n  - {to: lastName, value: !!js/function "function () {}"}\n  - {to: firstName, value: !include /etc/passwd}\n`,
+      expected: [
+        [5, undefined, 'unknown YAML tag !!js/function: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself'],
+        [6, undefined, 'unknown YAML tag !include: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself'],
+      ],
+    },
+    {
       name: 'a condition of the wrong shape',
       text: `${HEAD}skip: {all: 3}\nfields:\n  - {to: lastName, value: x}\n`,
       expected: [[4, 'skip.all', 'expected a list, found 3']],

@@ -9,7 +9,7 @@ export { jsonText, writeFileAtomic } from './write-file-atomic.ts';
 export { yamlValue } from './yaml-value.ts';
 export { ENTITIES, type Entity } from './entities.ts';
 export { closestName, didYouMean, normalizeWord, suggest } from './suggest.ts';
-export { formatYamlPath, parseLocatedYaml, yamlLineOf, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
+export { formatYamlPath, parseLocatedYaml, unknownTagMessage, unknownTags, yamlLineOf, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 export { checkBaseUrl } from './base-url.ts';
 export { BUNDLED_MAPPINGS_DIR, bundledValidateDir, defaultStateDir, isBundledFile } from './bundled.ts';
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LIST_OF_RECORD, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from './v1-input.ts';
