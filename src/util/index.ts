@@ -1,11 +1,11 @@
 /** The shared helpers of every room (files, limits, printable text): small files, one door. */
-export { processAlive } from './alive.ts';
+export { bootId, processAlive, processStartTime } from './alive.ts';
 export { checkInputPath, decodeTextInput, readTextInput } from './input-file.ts';
 export { formatCount, MAX_COLUMNS, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, MAX_NESTING_DEPTH, MAX_PROBLEMS_SHOWN, listSome } from './limits.ts';
 export { checkNotSpecial, makeFolders } from './make-folders.ts';
 export { printable, printableLines } from './printable.ts';
 export { seededRandom } from './seeded-random.ts';
-export { jsonText, writeFileAtomic } from './write-file-atomic.ts';
+export { jsonText, removeStaleTemps, writeFileAtomic } from './write-file-atomic.ts';
 export { yamlValue } from './yaml-value.ts';
 export { ENTITIES, type Entity } from './entities.ts';
 export { closestName, didYouMean, normalizeWord, suggest } from './suggest.ts';
