@@ -13,14 +13,17 @@ const dir = mkdtempSync(join(tmpdir(), 'ferry-cli-signals-'));
 const STOP_LIMIT_MS = 5000;
 
 /** A service that answers every request the same bad way, and says when it has been asked `times` times. */
-async function badService(answer: { status: number; headers?: Record<string, string> }): Promise<{ url: string; asked: (times: number) => Promise<void>; close: () => Promise<void> }> {
+async function badService(answer: { status: number; headers?: Record<string, string> } | 'never'): Promise<{ url: string; asked: (times: number) => Promise<void>; close: () => Promise<void> }> {
   let count = 0;
   const waiting: Array<{ times: number; done: () => void }> = [];
   const server: Server = createServer((request, response) => {
     request.resume();
     count += 1;
-    response.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
-    response.end('{"message":"not now"}');
+    // 'never': the request is taken and never answered (a service that hangs mid-read).
+    if (answer !== 'never') {
+      response.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
+      response.end('{"message":"not now"}');
+    }
     for (const wait of waiting.filter((w) => count >= w.times)) {
       waiting.splice(waiting.indexOf(wait), 1);
       wait.done();
@@ -55,12 +58,13 @@ describe('crm-ferry run ends within seconds of a signal, whatever it is waiting 
     ['retrying after 500s', { status: 503 }, 'SIGINT', 130],
     ['waiting out a rate limit', { status: 429, headers: { 'retry-after': '3000' } }, 'SIGTERM', 143],
     ['waiting out a rate limit', { status: 429, headers: { 'retry-after': '3000' } }, 'SIGINT', 130],
+    ['reading from a service that does not answer', 'never', 'SIGTERM', 143],
   ] as const)(
     '%s: %s (%s) exits %i',
     async (_state, answer, signal, exitCode) => {
       const service = await badService(answer);
       try {
-        const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'run', join(dir, 'plan.yaml'), '--state-dir', join(dir, `${signal}-${answer.status}-state`)], {
+        const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'run', join(dir, 'plan.yaml'), '--state-dir', join(dir, `${signal}-${answer === 'never' ? 'never' : answer.status}-state`)], {
           cwd: dir,
           env: { ...process.env, CRM_FERRY_BASE_URL: service.url, CRM_FERRY_TOKEN: 'signals-test-token' },
           stdio: ['ignore', 'pipe', 'pipe'],
