@@ -6,9 +6,9 @@ import { type CrmClient, RecordService, type V1LiveConnection } from '../client/
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
-import { catalogWanted, type CompiledMapping, csvFieldForPeople, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { catalogWanted, type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
-import { writeFileAtomic } from '../util/index.ts';
+import { neutraliseFormula, writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
 
 type Body = Record<string, unknown>;
@@ -679,7 +679,7 @@ function notCarriedCells(n: VerifyNotCarried): string[] {
 /** A CSV file (UTF-8 with a BOM and CRLF, like the other result files), written whole under a temporary name and renamed. */
 async function writeCsv(file: string, columns: readonly string[], rows: ReadonlyArray<readonly string[]>, what: string): Promise<void> {
   let text = `\uFEFF${columns.join(',')}\r\n`;
-  for (const cells of rows) text += `${cells.map(csvFieldForPeople).join(',')}\r\n`;
+  for (const cells of rows) text += `${cells.map((cell) => csvField(neutraliseFormula(cell))).join(',')}\r\n`;
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await writeFileAtomic(file, text);
