@@ -8,8 +8,9 @@ import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, typ
 import { assertSameKey, attachmentFilesOf, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
 import { catalogWanted, type CompiledMapping, csvField, type Entity, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend } from '../plan/index.ts';
-import { neutraliseFormula, writeFileAtomic } from '../util/index.ts';
+import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
+import { neutraliseFormula } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
 
