@@ -299,8 +299,14 @@ export class Transport {
    * capped, jittered backoff as the transport's own retries. For callers that reconcile a write
    * whose answer was lost before they look it up.
    */
-  backoff(attempt: number, signal?: AbortSignal): Promise<void> {
-    return this.clock.sleep(retryDelay(attempt, this.settings.retry, this.random), signal);
+  async backoff(attempt: number, signal?: AbortSignal): Promise<void> {
+    // Ended by the caller's signal or the run's stop, like every other wait.
+    const either = eitherSignal(signal, this.stopSignal);
+    try {
+      await this.clock.sleep(retryDelay(attempt, this.settings.retry, this.random), either.signal);
+    } finally {
+      either.clear();
+    }
   }
 
   /** Sends a request and reads the JSON answer. Throws an ApiError for any failure. */
