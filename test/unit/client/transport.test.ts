@@ -382,6 +382,18 @@ describe('Transport with a stop signal (a run stopped by Ctrl-C or SIGTERM)', ()
     }
   });
 
+  it('ends the back-off before a lost write is looked up', async () => {
+    const stop = new AbortController();
+    const sender = new Transport({ baseUrl: 'http://127.0.0.1:9', auth: TOKEN, stopSignal: stop.signal, retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    try {
+      const waiting = sender.backoff(1);
+      stop.abort();
+      await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      await sender.close();
+    }
+  });
+
   it('lets a write under way finish, its outcome known', async () => {
     const service = await holdingService();
     const stop = new AbortController();
