@@ -47,5 +47,5 @@ export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {})
 export async function connectWith(args: ParsedArgs, io: CliIo, transport?: ConnectOptions['transport']): Promise<{ client: CrmClient; session: OAuthSession | null }> {
   const flags = connectionOptions(args, io.env);
   const { connect } = await import('../client/index.ts');
-  return connect({ ...flags, env: io.env, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}), ...(transport ? { transport } : {}) });
+  return connect({ ...flags, env: io.env, signal: io.signal, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}), ...(transport ? { transport } : {}) });
 }

@@ -142,7 +142,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
 export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v1: ImportCommandOptions['v1'], transport?: ImportCommandOptions['transport']): Promise<V1LiveConnection> {
   const { v1LiveConnection } = await import('../client/index.ts');
   const log = connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {};
-  return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log } });
+  return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log, stopSignal: io.signal } });
 }
 
 /** The commands beside this one take it from here. */

@@ -100,8 +100,8 @@ function toOptions(args: ParsedArgs): SandboxOptions {
   return options;
 }
 
-/** Listening failures a person causes (a busy port, an address not on this machine), said plainly. */
-function listenError(error: unknown, options: SandboxOptions): never {
+/** Listening failures a person causes (a busy port, an address not on this machine), said plainly (USAGE, exit 2); the workbench's too. */
+export function listenError(error: unknown, options: Pick<SandboxOptions, 'port' | 'host'>): never {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') usage(`port ${options.port} on ${options.host} is in use; give another --port (0 picks a free one)`);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') usage(`--host ${options.host} is not an address of this machine; use 127.0.0.1 (or 0.0.0.0 for every address)`);

@@ -1,3 +1,4 @@
+import { listenError } from './sandbox.ts';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
@@ -73,7 +74,12 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
       const { Engine, Project, startWorkbenchServer } = await import('../workbench/index.ts');
       const accountView = { address: account.baseUrl, user: problem === null ? `${user}; ${users} user${users === 1 ? '' : 's'} in the account` : user, problem };
       const engine = new Engine({ words: await workbenchWords(), project: new Project(dir), client, account, accountView, v1Token: io.env.CRM_FERRY_V1_TOKEN || undefined, version: version() });
-      const server = await startWorkbenchServer({ engine, port, session: { dir: given, account: accountView, plan: 'plan.yaml', version: version() } });
+      const server = await startWorkbenchServer({
+        engine,
+        port,
+        session: { dir: given, account: accountView, plan: 'plan.yaml', version: version() },
+        onBug: (error) => io.stderr.write(`internal error in the workbench (a bug in crm-ferry; please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+      }).catch((error: unknown) => listenError(error, { port, host: '127.0.0.1' }));
       io.stdout.write(`Workbench for ${given} on ${account.baseUrl}: open\n  ${server.url}\n`);
       if (problem !== null) io.stderr.write(`The account did not answer: ${problem}\n`);
       if (args.values.open) {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
@@ -162,7 +163,8 @@ export class CrmClient {
       if (Date.now() - started > (options.maxWaitMs ?? 600_000)) {
         throw new ApiError('API_TIMEOUT', 'the scheduled job did not complete in time', { method: 'GET', path });
       }
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      // The job's polling pause ends with the caller's stop like the transport's own waits.
+      await sleep(delay, undefined, options.signal ? { signal: options.signal } : {});
       delay = Math.min(delay * 2, 5_000);
     }
   }

@@ -20,6 +20,8 @@ export interface ConnectOptions {
   dispatcher?: Dispatcher;
   log?: (line: string) => void;
   transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs' | 'giveUpAfterMs'>>;
+  /** The run's stop (Ctrl-C, SIGTERM): ends every wait of the client's requests (TransportOptions.stopSignal). */
+  signal?: AbortSignal;
 }
 
 /** A token travels in a header: a line break or a space in it is a pasting mistake, said before any request. */
@@ -66,6 +68,7 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
   const transportOptions: TransportOptions = { baseUrl, auth, ...(options.transport ?? {}) };
   if (options.dispatcher) transportOptions.dispatcher = options.dispatcher;
   if (options.log) transportOptions.log = options.log;
+  if (options.signal) transportOptions.stopSignal = options.signal;
   return { client: new CrmClient(transportOptions), session };
 }
 

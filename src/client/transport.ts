@@ -68,6 +68,13 @@ export type TransportOptions = z.input<typeof transportOptionsSchema> & {
   random?: () => number;
   /** Receives one redacted line per request attempt. */
   log?: (line: string) => void;
+  /**
+   * The run's stop (Ctrl-C, SIGTERM): ends every wait of every request (pacing, a rate limit's
+   * pause, the back-off between retries) and every read that is safe to repeat, whatever signal
+   * the request itself was given, so that a stop is honoured in every state. A write under way is
+   * still left to finish (its `waitSignal` rule).
+   */
+  stopSignal?: AbortSignal;
 };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
@@ -162,6 +169,7 @@ export class Transport {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly log: ((line: string) => void) | undefined;
+  private readonly stopSignal: AbortSignal | undefined;
   #scheme: 'bearer' | 'basic';
   readonly #waits = new Set<TransportWait>();
   #sent = 0;
@@ -174,7 +182,8 @@ export class Transport {
   }
 
   constructor(options: TransportOptions) {
-    const { auth, authScheme: _scheme, dispatcher, governor, clock, random, log, ...rest } = options;
+    const { auth, authScheme: _scheme, dispatcher, governor, clock, random, log, stopSignal, ...rest } = options;
+    this.stopSignal = stopSignal;
     this.settings = transportOptionsSchema.parse(rest);
     const url = checkSecureTransport(this.settings.baseUrl);
     this.origin = url.origin;
@@ -290,8 +299,14 @@ export class Transport {
    * capped, jittered backoff as the transport's own retries. For callers that reconcile a write
    * whose answer was lost before they look it up.
    */
-  backoff(attempt: number, signal?: AbortSignal): Promise<void> {
-    return this.clock.sleep(retryDelay(attempt, this.settings.retry, this.random), signal);
+  async backoff(attempt: number, signal?: AbortSignal): Promise<void> {
+    // Ended by the caller's signal or the run's stop, like every other wait.
+    const either = eitherSignal(signal, this.stopSignal);
+    try {
+      await this.clock.sleep(retryDelay(attempt, this.settings.retry, this.random), either.signal);
+    } finally {
+      either.clear();
+    }
   }
 
   /** Sends a request and reads the JSON answer. Throws an ApiError for any failure. */
@@ -333,16 +348,27 @@ export class Transport {
    * promise of pacing or of the token.
    */
   private async exchange<A extends Answer>(request: ApiRequest, read: Reader<A>): Promise<A> {
+    const idempotent = request.idempotent ?? request.method !== 'POST';
+    const waits = eitherSignal(request.waitSignal ?? request.signal, this.stopSignal);
+    // A read may be cut off and asked again later; a write under way is left to finish.
+    const reads = idempotent ? eitherSignal(request.signal, this.stopSignal) : { signal: request.signal, clear: () => {} };
+    try {
+      return await this.attempts(request, read, idempotent, waits.signal, reads.signal);
+    } finally {
+      waits.clear();
+      reads.clear();
+    }
+  }
+
+  private async attempts<A extends Answer>(request: ApiRequest, read: Reader<A>, idempotent: boolean, waitSignal: AbortSignal | undefined, readSignal: AbortSignal | undefined): Promise<A> {
     const method = request.method;
     const path = this.resolvePath(request.path, request.query);
-    const idempotent = request.idempotent ?? method !== 'POST';
     const where = { method, path };
     const retry = this.settings.retry;
     let attempt = 0;
     let refreshed = false;
     let switchedScheme = false;
     let rateLimitedTimes = 0;
-    const waitSignal = request.waitSignal ?? request.signal;
     // The same text for every attempt.
     const json = request.json === undefined ? undefined : JSON.stringify(request.json);
     /** What the next acquire waits for, after a 429. */
@@ -386,14 +412,14 @@ export class Transport {
       } else {
         body = typeof request.body === 'function' ? request.body() : request.body;
       }
-      const deadline = request.deadlineMs === undefined ? null : answerDeadline(request.deadlineMs, request.signal);
-      const signal = deadline === null ? request.signal : deadline.signal;
+      const deadline = request.deadlineMs === undefined ? null : answerDeadline(request.deadlineMs, readSignal);
+      const signal = deadline === null ? readSignal : deadline.signal;
       let answer: A;
       try {
         answer = await read(this.dispatcher, { origin: this.origin, path, method, headers, body: body ?? null, headersTimeout: this.settings.timeoutMs, bodyTimeout: this.settings.timeoutMs }, signal);
       } catch (error) {
         deadline?.clear();
-        if (request.signal?.aborted) throw error;
+        if (readSignal?.aborted) throw error;
         const code = errorCodeOf(error);
         const sent = !NOT_SENT.has(code ?? '');
         const reason = `${code ?? 'network error'}: ${(error as Error).message}`;
@@ -538,27 +564,55 @@ function answerDeadline(ms: number, outer: AbortSignal | undefined): { signal: A
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new AnswerDeadlineError(ms)), ms);
   timer.unref();
-  let following: Set<AbortController> | undefined;
-  if (outer?.aborted) controller.abort(outer.reason);
-  else if (outer) {
-    following = followers.get(outer);
-    if (!following) {
-      following = new Set();
-      followers.set(outer, following);
-      outer.addEventListener('abort', abortFollowers, { once: true });
-    }
-    following.add(controller);
-  }
+  const unfollow = follow(controller, outer);
   const clear = (): void => {
     clearTimeout(timer);
-    if (!outer || !following) return;
-    following.delete(controller);
-    if (following.size === 0 && followers.get(outer) === following) {
+    unfollow();
+  };
+  return { signal: controller.signal, clear };
+}
+
+/** Makes `controller` abort when `outer` does, with one listener on `outer` for all; returns the undoing. */
+function follow(controller: AbortController, outer: AbortSignal | undefined): () => void {
+  if (!outer) return () => {};
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return () => {};
+  }
+  let following = followers.get(outer);
+  if (!following) {
+    following = new Set();
+    followers.set(outer, following);
+    outer.addEventListener('abort', abortFollowers, { once: true });
+  }
+  const set = following;
+  set.add(controller);
+  return () => {
+    set.delete(controller);
+    if (set.size === 0 && followers.get(outer) === set) {
       followers.delete(outer);
       outer.removeEventListener('abort', abortFollowers);
     }
   };
-  return { signal: controller.signal, clear };
+}
+
+/**
+ * A signal that aborts when either does: the caller's, and the transport's stop signal (a run's
+ * Ctrl-C). Most requests of a run are given the stop signal itself, and need no new one.
+ */
+function eitherSignal(own: AbortSignal | undefined, stop: AbortSignal | undefined): { signal: AbortSignal | undefined; clear: () => void } {
+  if (own === undefined || own === stop) return { signal: stop, clear: () => {} };
+  if (stop === undefined) return { signal: own, clear: () => {} };
+  const controller = new AbortController();
+  const unfollowOwn = follow(controller, own);
+  const unfollowStop = follow(controller, stop);
+  return {
+    signal: controller.signal,
+    clear: () => {
+      unfollowOwn();
+      unfollowStop();
+    },
+  };
 }
 
 /** Answers that say the service itself failed: they do not show it is up. */

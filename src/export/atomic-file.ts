@@ -1,10 +1,9 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { readdir, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { FerryError } from '../errors/index.ts';
-import { processAlive } from '../util/index.ts';
 import { drained } from './zip.ts';
 
 let sequence = 0;
@@ -71,21 +70,8 @@ export class AtomicFile {
   }
 }
 
-/** `.NAME.PID.N.tmp`, the temporary name of an AtomicFile: the process that wrote it is in it. */
-const TEMP_NAME = /^\..+\.(\d+)\.\d+\.tmp$/;
-
-/**
- * Removes the temporary files that exports into `folder` left when their process was killed
- * (`kill -9`, a power cut): whatever the file they were writing, as the next export may be of
- * another name. A file of a process still running is left alone.
- */
-export async function removeStaleTemps(folder: string): Promise<void> {
-  const names = await readdir(folder).catch(() => [] as string[]);
-  for (const name of names) {
-    const match = TEMP_NAME.exec(name);
-    if (match && !processAlive(Number(match[1]))) await rm(join(folder, name), { force: true });
-  }
-}
+// Shared with every atomic write (util/write-file-atomic.ts): exports clear their folder with it.
+export { removeStaleTemps } from '../util/index.ts';
 
 /** `out.csv` -> `out.deleted.csv` */
 export function deletedFileOf(target: string, extension: string): string {

@@ -2,14 +2,14 @@ import { csvField } from '../mapping/index.ts';
 import { AtomicFile, commitWithDeleted } from './atomic-file.ts';
 import { ChunkedText, sendTo } from './chunked-text.ts';
 import type { Cell } from './columns.ts';
-import { looksLikeFormula, type Body, type DeletedRecord, type ExportWriter } from './writer-types.ts';
+import { neutraliseFormula } from '../util/index.ts';
+import { type Body, type DeletedRecord, type ExportWriter } from './writer-types.ts';
 
 function csvText(cell: Cell, raw: boolean): string {
   if (cell === null) return '';
   if (typeof cell === 'object') return 'date' in cell ? cell.date : cell.timestamp;
   if (typeof cell !== 'string') return String(cell);
-  // A leading apostrophe makes a spreadsheet take the cell as text, never as a formula.
-  return !raw && looksLikeFormula(cell) ? `'${cell}` : cell;
+  return raw ? cell : neutraliseFormula(cell);
 }
 
 /** CSV in UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */

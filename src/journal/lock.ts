@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../errors/index.ts';
-import { processAlive } from '../util/index.ts';
+import { bootId, printable, processAlive, processStartTime } from '../util/index.ts';
 
 /**
  * Tokens of the locks this process holds. A lock naming this process's id without one of them
@@ -31,6 +31,26 @@ interface Holder {
   host?: unknown;
   since?: unknown;
   token?: unknown;
+  /** processStartTime of the holder (Linux; absent in locks of earlier versions). */
+  start?: unknown;
+  /** bootId of the machine when the lock was taken (Linux; absent in locks of earlier versions). */
+  boot?: unknown;
+}
+
+/**
+ * Whether the holder of a lock on this machine still runs: its id is a process's now, and that
+ * process is the one that took the lock (the same boot, the same start time, where both are
+ * known). An id of 0 or below names no process: such a lock is stale.
+ */
+function holderRuns(holder: Holder, pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return typeof holder.token === 'string' && held.has(holder.token);
+  if (!processAlive(pid)) return false;
+  const boot = bootId();
+  if (typeof holder.boot === 'string' && boot !== null && holder.boot !== boot) return false;
+  const start = processStartTime(pid);
+  if (typeof holder.start === 'string' && start !== null && holder.start !== start) return false;
+  return true;
 }
 
 /** What is at `file` now: its inode and its text, or null when there is no lock. */
@@ -75,7 +95,7 @@ function lockError(file: string, error: unknown): FerryError {
  */
 export async function takeLock(file: string): Promise<HeldLock> {
   const token = randomBytes(12).toString('hex');
-  const mine = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), token });
+  const mine = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), token, start: processStartTime(process.pid), boot: bootId() });
   const temp = `${dirname(file)}/.${basename(file)}.${process.pid}.${token}.tmp`;
   try {
     await writeFile(temp, mine, { mode: 0o600, flag: 'wx' });
@@ -100,13 +120,16 @@ export async function takeLock(file: string): Promise<HeldLock> {
       } catch {
         // Written by an older crm-ferry killed between creating and filling it: as good as stale.
       }
-      const pid = typeof holder.pid === 'number' ? holder.pid : null;
+      const pid = typeof holder.pid === 'number' && Number.isSafeInteger(holder.pid) && holder.pid > 0 ? holder.pid : null;
       const sameHost = holder.host === hostname();
-      const alive = pid === process.pid ? typeof holder.token === 'string' && held.has(holder.token) : processAlive(pid ?? 0);
-      if (pid !== null && (!sameHost || alive)) {
-        throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${String(holder.host)}`}, since ${String(holder.since)}) is using the state in ${dirname(file)}`, {
+      // A lock without a valid id (none, 0, -1, not a number) names no process: stale.
+      if (pid !== null && (!sameHost || holderRuns(holder, pid))) {
+        const host = printable(String(holder.host));
+        throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${host}`}, since ${printable(String(holder.since))}) is using the state in ${dirname(file)}`, {
           location: { file },
-          hint: sameHost ? 'Wait for it to finish, or stop it; the next run goes on from where it got.' : `If that machine no longer runs it, remove ${file}.`,
+          hint: sameHost
+            ? `Wait for it to finish, or stop it; the next run goes on from where it got. If no crm-ferry runs as process ${pid} (\`ps -p ${pid}\`), remove ${file} and run again.`
+            : `A lock taken on another machine (${host}) cannot be checked from here: if no crm-ferry runs there on this state any more, remove ${file} and run again.`,
         });
       }
       await takeOver(file, found);

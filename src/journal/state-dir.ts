@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { checkNotSpecial, ENTITIES, type Entity, fileNameFor, jsonText, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
+import { checkNotSpecial, ENTITIES, type Entity, fileNameFor, jsonText, makePrivateFolder, removeStaleTemps, writeFileAtomic } from '../util/index.ts';
 import { type JournalEntry, JournalWriter, type JournalSeal, type LoadedJournal, loadJournal, openStateFile, readJournal } from './journal.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
@@ -139,6 +139,8 @@ export class StateDir {
     }
     const state = new StateDir(dir, await takeLock(join(dir, LOCK_FILE)));
     try {
+      // What an earlier run could not remove (killed in an atomic write): `.state.json.PID.N.tmp`.
+      for (const folder of [dir, join(dir, 'results')]) await removeStaleTemps(folder);
       if (options.fresh) await state.#moveAside();
       await state.#bind(options.account);
       await state.#checkUsers(await options.users(), options.keepUsers ?? true);

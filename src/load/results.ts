@@ -1,7 +1,7 @@
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { csvField } from '../mapping/index.ts';
+import { csvFieldForPeople } from '../mapping/index.ts';
 import { makePrivateFolder } from '../util/index.ts';
 
 /**
@@ -58,7 +58,7 @@ export class SuccessWriter {
 
   async write(row: SuccessRow): Promise<void> {
     if (this.#closed) throw new Error('SuccessWriter.write after commit or abort');
-    this.#buffer += `${[String(row.row), csvField(row.key), row.action, String(row.id), csvField(row.url), csvField(row.warnings)].join(',')}\r\n`;
+    this.#buffer += `${[String(row.row), csvFieldForPeople(row.key), row.action, String(row.id), csvFieldForPeople(row.url), csvFieldForPeople(row.warnings)].join(',')}\r\n`;
     if (this.#buffer.length >= FLUSH_AT) {
       const text = this.#buffer;
       this.#buffer = '';

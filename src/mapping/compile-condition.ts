@@ -2,6 +2,7 @@ import type { CellValue } from '../sources/index.ts';
 import type { CodeWriter } from './codegen.ts';
 import type { Condition } from './schema.ts';
 import { filledExpression, isEmpty, textExpression, valueText } from './compile-template.ts';
+import { compileLinearPattern } from './linear-pattern.ts';
 
 /** Every column a condition reads. */
 export function conditionColumns(condition: Condition, into: Set<string> = new Set()): Set<string> {
@@ -63,7 +64,7 @@ function cellTest(condition: Extract<Condition, { column: string }>): CellTest {
     tests.push((cell) => isEmpty(cell) === wantEmpty);
   }
   if (condition.matches !== undefined) {
-    const regex = new RegExp(condition.matches);
+    const regex = compileLinearPattern(condition.matches);
     tests.push((cell) => regex.test(valueText(cell)));
   }
   if (tests.length === 0) return (cell) => !isEmpty(cell);
@@ -91,7 +92,7 @@ export function emitCondition(code: CodeWriter, condition: Condition, helpers: {
     return empty === true ? `!${filled}` : filled;
   }
   if (equals === undefined && list === undefined && empty === undefined && matches !== undefined) {
-    return `${code.constant(new RegExp(matches))}.test(${textExpression(cell, helpers.valueText)})`;
+    return `${code.constant(compileLinearPattern(matches))}.test(${textExpression(cell, helpers.valueText)})`;
   }
   return `${code.constant(cellTest(condition))}(${cell})`;
 }

@@ -140,8 +140,25 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       name: 'a regular expression that does not compile, and a condition with an unknown key',
       text: `${HEAD}skip: {column: e, matches: "([a-z"}\nfields:\n  - to: lastName\n    value: {column: n, when: {column: x, equal: 1}}\n`,
       expected: [
-        [4, 'skip.matches', 'the regular expression does not compile: Invalid regular expression: /([a-z/: Unterminated character class'],
+        [4, 'skip.matches', 'the pattern is not a valid regular expression (missing closing ]: `[a-z`)'],
         [7, 'fields[0].value.when.equal', 'unknown key `equal`, did you mean `equals`?'],
+      ],
+    },
+    {
+      name: 'patterns that need backtracking (a lookaround, a backreference), which the linear-time engine cannot run',
+      text: `${HEAD}skip: {column: e, matches: "a(?=b)"}\nfields:\n  - {to: lastName, value: {column: n, transform: [{replace: {pattern: "(a)\\\\1", regex: true}}]}}\n  - {to: jobTitle, value: {column: j, transform: [{extract: "(?<=x)(y)"}]}}\n`,
+      expected: [
+        [4, 'skip.matches', 'the pattern looks ahead ((?=...); lookarounds need backtracking, which crm-ferry does not run'],
+        [6, 'fields[0].value.transform[0].replace.pattern', 'transform `replace` option `pattern`: pattern "(a)\\\\1" refers back to a group (\\1); backreferences need backtracking, which crm-ferry does not run, found the text "(a)\\\\1"'],
+        [7, 'fields[1].value.transform[0]', 'transform `extract` option `pattern`: pattern "(?<=x)(y)" looks behind ((?<=...); lookarounds need backtracking, which crm-ferry does not run, found the text "(?<=x)(y)"'],
+      ],
+    },
+    {
+      name: 'unknown YAML tags, which another tool would run or read a file for',
+      text: `${HEAD}fields:\n  - {to: lastName, value: !!js/function "function () {}"}\n  - {to: firstName, value: !include /etc/passwd}\n`,
+      expected: [
+        [5, undefined, 'unknown YAML tag !!js/function: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself'],
+        [6, undefined, 'unknown YAML tag !include: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself'],
       ],
     },
     {

@@ -2,11 +2,12 @@ import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ErrorLocation, FerryError } from '../errors/index.ts';
-import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, isKnownTimeZone, yamlLineOf, formatCount } from '../util/index.ts';
+import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, isKnownTimeZone, yamlLineOf, formatCount, unknownTagMessage, unknownTags } from '../util/index.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
 import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
 import { normalizeTransform, type TransformRegistry } from './compile-transforms.ts';
+import { linearPatternProblem } from './linear-pattern.ts';
 import { addressPartsSchema, type Condition, conditionSchema, type FieldEntry, fieldEntrySchema, type Mapping, mappingSchema, sourceSchema, type ValueSpec } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { TransformDefinition } from './transforms/types.ts';
@@ -201,11 +202,8 @@ function checkCondition(checker: Checker, condition: Condition, path: Path): voi
   else if ('any' in condition) condition.any.forEach((c, i) => checkCondition(checker, c, [...path, 'any', i]));
   else if ('not' in condition) checkCondition(checker, condition.not, [...path, 'not']);
   else if (condition.matches !== undefined) {
-    try {
-      new RegExp(condition.matches);
-    } catch (error) {
-      checker.problems.push({ path: [...path, 'matches'], message: `the regular expression does not compile: ${(error as Error).message}` });
-    }
+    const problem = linearPatternProblem(condition.matches);
+    if (problem !== undefined) checker.problems.push({ path: [...path, 'matches'], message: `the pattern ${problem}` });
   }
 }
 
@@ -413,11 +411,12 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
     if (path && path.length > 0) location.yamlPath = formatYamlPath(path);
     return new FerryError('MAPPING_INVALID', message, { location });
   };
-  if (doc.errors.length > 0) {
-    const errors = doc.errors.map((e) => {
+  const tags = unknownTags(doc);
+  if (doc.errors.length > 0 || tags.length > 0) {
+    const errors = [...doc.errors, ...tags].map((e) => {
       const line = counter.linePos(e.pos[0]).line;
       const key = /^[^:\n]*/.exec(text.slice(e.pos[0]))?.[0].trim() ?? '';
-      const message = e.code === 'DUPLICATE_KEY' ? `duplicate key \`${key}\`: each key may appear once in a map` : `YAML syntax error: ${e.message.split('\n')[0]}`;
+      const message = e.code === 'DUPLICATE_KEY' ? `duplicate key \`${key}\`: each key may appear once in a map` : e.code === 'TAG_RESOLVE_FAILED' ? unknownTagMessage(e) : `YAML syntax error: ${e.message.split('\n')[0]}`;
       return located(line, undefined, message);
     });
     throw new MappingErrors(file, errors);

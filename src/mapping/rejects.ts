@@ -2,7 +2,7 @@ import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { CellValue } from '../sources/index.ts';
-import { checkInputPath } from '../util/index.ts';
+import { checkInputPath, neutraliseFormula } from '../util/index.ts';
 import { reasonText } from './reasons.ts';
 import type { RejectedRow } from './types.ts';
 
@@ -40,6 +40,15 @@ export function csvField(text: string): string {
     if (code === 0x22 || code === 0x2c || code === 0x0d || code === 0x0a) return `"${text.replace(QUOTES, '""')}"`;
   }
   return text;
+}
+
+/**
+ * A field of a CSV made for people to open (results, verify's differences, warnings): a text a
+ * spreadsheet would run as a formula is made text first, as exports do. The rejects file uses
+ * csvField alone: it is fixed and read back, and must hold what the input held.
+ */
+export function csvFieldForPeople(text: string): string {
+  return csvField(neutraliseFormula(text));
 }
 
 /**
@@ -146,8 +155,11 @@ export class RejectsWriter {
   #count = 0;
   #closed = false;
   readonly #status: boolean;
+  /** csvField, or csvFieldForPeople in a file made to be opened (warnings). */
+  readonly #field: (text: string) => string;
 
-  private constructor(file: string, columns: readonly string[], handle: FileHandle, temp: string, status: boolean) {
+  private constructor(file: string, columns: readonly string[], handle: FileHandle, temp: string, status: boolean, forPeople: boolean) {
+    this.#field = forPeople ? csvFieldForPeople : csvField;
     this.file = file;
     this.columns = columns;
     this.#status = status;
@@ -159,7 +171,7 @@ export class RejectsWriter {
    * Opens a writer for `file` with the input's column names. Throws EXPORT_WRITE when `file`
    * exists and is not a rejects file this tool wrote, or when the folder is not writable.
    */
-  static async open(file: string, columns: readonly string[], options: { status?: boolean } = {}): Promise<RejectsWriter> {
+  static async open(file: string, columns: readonly string[], options: { status?: boolean; forPeople?: boolean } = {}): Promise<RejectsWriter> {
     await assertWritableTarget(file);
     sequence += 1;
     const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
@@ -176,7 +188,7 @@ export class RejectsWriter {
     // A rejects file validated again carries the old reasons; the new ones replace them.
     const own = columns.filter((column) => !OWN_COLUMNS.has(column));
     const status = options.status ?? false;
-    const writer = new RejectsWriter(file, own, handle, temp, status);
+    const writer = new RejectsWriter(file, own, handle, temp, status, options.forPeople ?? false);
     writer.#buffer = `${BOM}${headerLine(own, status)}\r\n`;
     return writer;
   }
@@ -190,9 +202,10 @@ export class RejectsWriter {
   async write(rejected: RejectsLine): Promise<void> {
     if (this.#closed) throw new Error('RejectsWriter.write after commit or abort');
     const values = rejected.values;
-    const cells = this.columns.map((column) => csvField(cellText(values?.[column])));
+    const field = this.#field;
+    const cells = this.columns.map((column) => field(cellText(values?.[column])));
     if (this.#status) cells.push(rejected.status === undefined ? '' : String(rejected.status));
-    cells.push(String(rejected.location.row), csvField(rejected.field), rejected.code, csvField(reasonText(rejected)), csvField(rejected.rule ?? ''), csvField(values === null ? (rejected.raw ?? '') : ''));
+    cells.push(String(rejected.location.row), field(rejected.field), rejected.code, field(reasonText(rejected)), field(rejected.rule ?? ''), field(values === null ? (rejected.raw ?? '') : ''));
     this.#buffer += `${cells.join(',')}\r\n`;
     this.#count += 1;
     if (this.#buffer.length >= FLUSH_AT) await this.#flush();

@@ -185,7 +185,7 @@ async function runStep(
     report.ok += 1;
     if (mapped.warnings === undefined || mapped.warnings.length === 0) return;
     countWarnings(report.warnings, mapped.warnings);
-    warningsWriter ??= await RejectsWriter.open(warningsFile, header);
+    warningsWriter ??= await RejectsWriter.open(warningsFile, header, { forPeople: true });
     for (const warning of mapped.warnings) await warningsWriter.write(warningRow(mapped, warning));
   };
   const checks = new RowChecks(step.name, step.mapping, book.linked.has(step.name));

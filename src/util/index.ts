@@ -1,19 +1,20 @@
 /** The shared helpers of every room (files, limits, printable text): small files, one door. */
-export { processAlive } from './alive.ts';
+export { bootId, processAlive, processStartTime } from './alive.ts';
 export { checkInputPath, decodeTextInput, readTextInput } from './input-file.ts';
 export { formatCount, MAX_COLUMNS, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, MAX_NESTING_DEPTH, MAX_PROBLEMS_SHOWN, listSome } from './limits.ts';
 export { checkNotSpecial, makeFolders } from './make-folders.ts';
 export { printable, printableLines } from './printable.ts';
 export { seededRandom } from './seeded-random.ts';
-export { jsonText, writeFileAtomic } from './write-file-atomic.ts';
+export { jsonText, removeStaleTemps, writeFileAtomic } from './write-file-atomic.ts';
 export { yamlValue } from './yaml-value.ts';
 export { ENTITIES, type Entity } from './entities.ts';
 export { closestName, didYouMean, normalizeWord, suggest } from './suggest.ts';
-export { formatYamlPath, parseLocatedYaml, yamlLineOf, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
+export { formatYamlPath, parseLocatedYaml, unknownTagMessage, unknownTags, yamlLineOf, yamlSchemaError, type LocatedYaml } from './yaml-location.ts';
 export { checkBaseUrl } from './base-url.ts';
 export { BUNDLED_MAPPINGS_DIR, bundledValidateDir, defaultStateDir, isBundledFile } from './bundled.ts';
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LIST_OF_RECORD, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from './v1-input.ts';
 export { checkRelativeName, fileNameFor, makePrivateFolder, MAX_FILE_NAME_BYTES, openInside, openNoFollow, type PathContext, pathInside, temporaryNameFor } from './safe-path.ts';
 export { formatDuration } from './duration.ts';
+export { looksLikeFormula, neutraliseFormula } from './formula.ts';
 export { isKnownTimeZone } from './time-zone.ts';
 export { lazyModule } from './lazy-module.ts';

@@ -1,8 +1,20 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { jsonText, writeFileAtomic } from './write-file-atomic.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { jsonText, removeStaleTemps, writeFileAtomic } from './write-file-atomic.ts';
+
+/** When on, a write creates its file and then fails as on a full disk (ENOSPC), leaving it empty. */
+const fullDisk = vi.hoisted(() => ({ on: false }));
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs/promises')>();
+  const writeFile: typeof fs.writeFile = async (path, data, options) => {
+    if (!fullDisk.on) return fs.writeFile(path, data, options);
+    await fs.writeFile(path, '', options);
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  };
+  return { ...fs, default: { ...fs, writeFile }, writeFile };
+});
 
 describe('writeFileAtomic', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ferry-atomic-'));
@@ -28,5 +40,33 @@ describe('writeFileAtomic', () => {
     await expect(writeFileAtomic(blocked, 'new')).rejects.toMatchObject({ code: expect.stringMatching(/^E/) });
     expect(readdirSync(dir).sort()).toEqual(['blocked', 'state.json']);
     expect(readFileSync(file, 'utf8')).toBe('old');
+  });
+
+  it('on a full disk removes the empty temporary file the failed write made', async () => {
+    const file = join(dir, 'state.json');
+    writeFileSync(file, 'old');
+    fullDisk.on = true;
+    try {
+      await expect(writeFileAtomic(file, 'new')).rejects.toMatchObject({ code: 'ENOSPC' });
+    } finally {
+      fullDisk.on = false;
+    }
+    expect(readdirSync(dir)).toEqual(['state.json']);
+    expect(readFileSync(file, 'utf8')).toBe('old');
+  });
+});
+
+describe('removeStaleTemps', () => {
+  it('removes the temporary files of processes that no longer run, and keeps those of one that does and every other file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ferry-stale-temps-'));
+    try {
+      const gone = 2 ** 22 + 23;
+      const names = [`.state.json.${gone}.0a1b2c3d4e5f.tmp`, `.verify.differences.csv.${gone}.7.tmp`, `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`, 'state.json', `.notes.${gone}.tmp`];
+      for (const name of names) writeFileSync(join(dir, name), '');
+      await removeStaleTemps(dir);
+      expect(readdirSync(dir).sort()).toEqual([`.notes.${gone}.tmp`, `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`, 'state.json']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

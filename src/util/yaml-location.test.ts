@@ -37,3 +37,23 @@ describe('yamlLineOf', () => {
     expect(located.lineOf(['fields', 1, 'to'])).toBe(5);
   });
 });
+
+describe('parseLocatedYaml refuses tags it does not know', () => {
+  it.each([
+    ['steps:\n  - mapping: !include /etc/passwd\n', 2, '!include'],
+    ['version: 1\nrun: !!js/function "function () { return 1 }"\n', 2, '!!js/function'],
+  ])('%j: the tag and its line, instead of its text as a value', (text, line, tag) => {
+    let caught: unknown;
+    try {
+      parseLocatedYaml(text, 'plan.yaml', 'PLAN_INVALID');
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ code: 'PLAN_INVALID', location: { file: 'plan.yaml', line } });
+    expect((caught as Error).message).toBe(`unknown YAML tag ${tag}: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself`);
+  });
+
+  it('still reads the standard tags', () => {
+    expect(parseLocatedYaml('a: !!str 5\nb: !!int "7"\n', 'plan.yaml', 'PLAN_INVALID').value).toEqual({ a: '5', b: 7 });
+  });
+});

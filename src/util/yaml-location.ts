@@ -2,7 +2,7 @@
  * Where a value stands in a YAML file (its line, its path as `fields[3].value`), for the plan and
  * mapping loaders' messages: one parser set-up, one path format, one line finder.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLWarning } from 'yaml';
 import type { z } from 'zod';
 import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { closestName } from './suggest.ts';
@@ -55,6 +55,22 @@ export function yamlLineOf(document: Document, counter: LineCounter, path: Reado
 }
 
 /**
+ * The tags of a document that the YAML library does not know (`!!js/function`, `!include`): it
+ * only warns, and would give the tagged text as a plain string, so that a file written for another
+ * tool (one that runs code or reads a file for such a tag) would be read as if it said something
+ * else. crm-ferry refuses them, with their line.
+ */
+export function unknownTags(document: Document.Parsed): YAMLWarning[] {
+  return document.warnings.filter((warning) => warning.code === 'TAG_RESOLVE_FAILED');
+}
+
+/** What is said of an unknown tag (its line is the location's). */
+export function unknownTagMessage(warning: YAMLWarning): string {
+  const tag = /^Unresolved tag: (\S+)/.exec(warning.message)?.[1]?.replace(/^tag:yaml\.org,2002:/, '!!') ?? 'a tag';
+  return `unknown YAML tag ${tag}: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself`;
+}
+
+/**
  * Parses YAML text; a syntax error becomes a FerryError with `code` and the line of the error.
  * Duplicate keys are syntax errors here: in a hand-written file the second one silently winning
  * hides a mistake.
@@ -62,12 +78,12 @@ export function yamlLineOf(document: Document, counter: LineCounter, path: Reado
 export function parseLocatedYaml(text: string, file: string, code: ErrorCode): LocatedYaml {
   const lineCounter = new LineCounter();
   const document: Document.Parsed = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
-  const first = document.errors[0];
+  const first = document.errors[0] ?? unknownTags(document)[0];
   if (first) {
     const line = first.pos[0] === undefined ? undefined : lineCounter.linePos(first.pos[0]).line;
     // The yaml library's messages carry a code-frame after the first line; the location says where.
-    const message = first.message.split('\n')[0] ?? first.message;
-    throw new FerryError(code, `not valid YAML: ${message}`, { location: line === undefined ? { file } : { file, line } });
+    const message = first.code === 'TAG_RESOLVE_FAILED' ? unknownTagMessage(first) : `not valid YAML: ${first.message.split('\n')[0] ?? first.message}`;
+    throw new FerryError(code, message, { location: line === undefined ? { file } : { file, line } });
   }
   const lineOf = (path: ReadonlyArray<PropertyKey>): number | undefined => yamlLineOf(document, lineCounter, path);
   return { file, value: yamlValue(document, file, code), lineOf };

@@ -10,6 +10,7 @@ import { catalogWanted, type CompiledMapping, csvField, type Entity, type Mapped
 import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend, RowChecks } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
+import { neutraliseFormula } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -687,7 +688,7 @@ function notCarriedCells(n: VerifyNotCarried): string[] {
 /** A CSV file (UTF-8 with a BOM and CRLF, like the other result files), written whole under a temporary name and renamed. */
 async function writeCsv(file: string, columns: readonly string[], rows: ReadonlyArray<readonly string[]>, what: string): Promise<void> {
   let text = `\uFEFF${columns.join(',')}\r\n`;
-  for (const cells of rows) text += `${cells.map(csvField).join(',')}\r\n`;
+  for (const cells of rows) text += `${cells.map((cell) => csvField(neutraliseFormula(cell))).join(',')}\r\n`;
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await writeFileAtomic(file, text);

@@ -5,7 +5,9 @@
  * folder. Nothing here keeps state of its own beyond what a page is shown: whatever the workbench
  * did, `crm-ferry run plan.yaml` goes on from it.
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, rm, stat } from 'node:fs/promises';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { basename, join } from 'node:path';
 import { type AccountCatalog, type CrmClient, readAccountCatalog, RecordService, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
@@ -16,7 +18,7 @@ import type { VerifySummary } from '../verify/index.ts';
 import { compileMapping, createResolver, draftMapping, findReadyMapping, loadMapping, type Mapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
 import { ReferenceBook } from '../plan/index.ts';
 import { openSource } from '../sources/index.ts';
-import { writeFileAtomic } from '../util/index.ts';
+import { printable, writeFileAtomic } from '../util/index.ts';
 import type { AccountView, CheckStepView, CheckView, InspectView, MapRequest, MapView, ProgressPoint, RunOutcome, RunProgress, SaveRequest, SaveResult, StepProgress, UndoPreview, UndoResult, VerifyView, YamlProblem } from './api.ts';
 import type { JobContext } from './jobs.ts';
 import { applyEdit, entityOf, looseParse, matchChoices, parseEdit, previewRows, readSample, readStepKeys, samplesOf, type StepKeys, tableOf, targetChoices, yamlProblems } from './map-view.ts';
@@ -56,6 +58,8 @@ export interface EngineDeps {
   version: string;
   /** How often a run reports progress, in ms. @default 500 */
   progressEveryMs?: number;
+  /** Bytes all uploads under way may hold together. @default UPLOAD_TOTAL_BYTES */
+  uploadLimitBytes?: number;
 }
 
 const FIELD_ENTITY = { party: 'parties', kase: 'kases', opportunity: 'opportunities' } as const;
@@ -65,7 +69,28 @@ function stepProgress(steps: Array<{ step: string; total?: number | null; rowsRe
   return steps.map((s) => ({ step: s.step, total: s.total ?? null, rowsRead: s.rowsRead, created: s.created, updated: s.updated, unchanged: s.unchanged, rejected: s.rejected, skipped: s.skipped, repeated: s.repeated }));
 }
 
+/**
+ * Bytes all uploads under way may hold together: one file of that size, or several smaller ones
+ * at once. A larger file is copied into the folder by hand.
+ */
+export const UPLOAD_TOTAL_BYTES = 256 * 1024 * 1024;
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${bytes} bytes`;
+}
+
+/** Characters an upload's name may not hold: controls, line and format characters, and markup. */
+const UNSHOWABLE_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}<>&"'`]/u;
+
+function uploadTooLarge(limit: number): FerryError {
+  return new FerryError('USAGE', `the uploads under way would pass ${formatBytes(limit)} together; nothing of this one was kept`, {
+    hint: 'Wait for the other uploads to finish, or copy a large file into the project folder yourself: the workbench lists it as it is.',
+  });
+}
+
 export class Engine {
+  /** Bytes of the uploads under way (declared, or received when more). */
+  #uploading = 0;
   #catalog: Promise<AccountCatalog> | null = null;
   #verifyReport: string | null = null;
   readonly #stepKeys = new Map<string, { stamp: string; keys: Promise<StepKeys> }>();
@@ -122,17 +147,47 @@ export class Engine {
   }
 
   /** Adds an input file by upload: a new name in the folder, never over a file there. */
-  async upload(name: string, bytes: Buffer): Promise<string> {
+  async upload(name: string, body: Readable, declaredBytes: number | null): Promise<string> {
     const plain = basename(name);
     if (plain !== name || plain.startsWith('.') || !/\.(csv|tsv|txt|xlsx|xml|json)$/i.test(plain)) {
-      throw new FerryError('USAGE', `an upload is a CSV, XLSX or legacy export file with a plain name, got ${JSON.stringify(name)}`);
+      throw new FerryError('USAGE', `an upload is a CSV, XLSX or legacy export file with a plain name, got ${JSON.stringify(printable(name))}`);
     }
-    const path = await this.project.inside(plain, 'upload');
+    // The name is shown on the page and in file lists: printable characters only, and nothing a
+    // page or a terminal could take for markup or a control.
+    if (UNSHOWABLE_NAME.test(plain)) {
+      throw new FerryError('USAGE', `an upload's name holds a control character or one of < > & " ' \`: ${JSON.stringify(printable(plain))}`, { hint: 'Rename the file to letters, digits, spaces and - _ . ( ) before adding it.' });
+    }
+    // Every upload under way counts against one limit, declared sizes first: four large files
+    // sent at once cannot take the disk (or, before uploads were streamed, the memory) together.
+    const cap = this.deps.uploadLimitBytes ?? UPLOAD_TOTAL_BYTES;
+    const reserved = declaredBytes ?? 0;
+    if (this.#uploading + reserved > cap) throw uploadTooLarge(cap);
+    this.#uploading += reserved;
+    let counted = 0;
+    const path = await this.project.inside(plain, 'upload').catch((error: unknown) => {
+      this.#uploading -= reserved;
+      throw error;
+    });
+    let created = false;
     try {
-      await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
+      const handle = await open(path, 'wx', 0o600);
+      created = true;
+      const limit = new Transform({
+        transform: (chunk: Buffer, _encoding, done) => {
+          counted += chunk.length;
+          // Past what was declared, the extra bytes count too.
+          if (counted > reserved) this.#uploading += Math.min(chunk.length, counted - reserved);
+          if (this.#uploading > cap) done(uploadTooLarge(cap));
+          else done(null, chunk);
+        },
+      });
+      await pipeline(body, limit, handle.createWriteStream());
     } catch (error) {
+      if (created) await rm(path, { force: true });
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new FerryError('USAGE', `${plain} is in the folder already; nothing was written`, { hint: 'Rename the file before adding it.' });
       throw error;
+    } finally {
+      this.#uploading -= Math.max(reserved, counted);
     }
     return plain;
   }
@@ -192,6 +247,8 @@ export class Engine {
     const steps = planSteps.map((s) => s.name).filter((name) => name !== step);
     let preview: MapView['preview'] = [];
     if (mapping) {
+      // What the preview would read (a lookup file) must be inside the folder, before it is read.
+      await this.project.checkMappingFiles(mapping, this.project.dir);
       try {
         preview = await previewRows({ mapping, mappingFile: mappingPath, baseDir: this.project.dir, sample, resolver, step, ...(await this.linkKeys(mapping, step, planSteps)) });
       } catch (error) {
@@ -268,6 +325,8 @@ export class Engine {
   private async stepKeys(step: PlanStepFile): Promise<StepKeys> {
     const mappingPath = await this.project.inside(step.mapping, 'mapping file');
     const inputPath = await this.project.inside(step.input, 'input file');
+    // Its keys are read by compiling its mapping here, with the folder as the lookups' base.
+    await this.project.checkMappingFileAt(mappingPath, this.project.dir);
     const [m, i] = await Promise.all([stat(mappingPath), stat(inputPath)]);
     const stamp = `${mappingPath}:${m.mtimeMs}:${m.size}:${inputPath}:${i.mtimeMs}:${i.size}`;
     const cached = this.#stepKeys.get(step.name);
@@ -288,6 +347,7 @@ export class Engine {
     const mappingPath = await this.project.inside(mappingFile, 'mapping file');
     // A mapping that does not load is not saved: the plan would stop on it.
     const mapping = parseMapping(request.yaml, mappingPath);
+    await this.project.checkMappingFiles(mapping, this.project.dir);
     await compileMapping(mapping, { file: mappingPath, baseDir: this.project.dir });
     await writeFileAtomic(mappingPath, request.yaml, { mode: 0o644 });
     if (!(await this.project.exists(this.planFile))) {
@@ -305,6 +365,8 @@ export class Engine {
     if (!(await this.project.exists(this.planFile))) {
       throw new FerryError('USAGE', `the folder has no ${PLAN_FILE} yet`, { hint: 'Open a file in Files, and save its mapping in Map: that writes the plan.' });
     }
+    // A plan edited by hand may name files elsewhere: a check or a run reads only inside the folder.
+    await this.project.checkPlanFiles();
   }
 
   private v1Live(): V1LiveConnection {

@@ -25,7 +25,12 @@ export class Jobs {
   #told = 0;
   #pending: NodeJS.Timeout | null = null;
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    /** What the page is told of a job's error: the server's rule (no stack, no server path). */
+    private readonly describe: (error: unknown) => { code: string; message: string } = (error) =>
+      error instanceof FerryError ? { code: error.code, message: error.hint ? `${error.message}. ${error.hint}` : error.message } : { code: 'INTERNAL', message: 'this is a bug in crm-ferry; please report it' },
+  ) {}
 
   view(): JobsView {
     return { current: this.#current ? structuredClone(this.#current.view) : null, last: structuredClone(this.#last) };
@@ -77,10 +82,7 @@ export class Jobs {
         view.state = 'finished';
       } catch (error) {
         view.state = 'failed';
-        view.error =
-          error instanceof FerryError
-            ? { code: error.code, message: error.hint ? `${error.message}. ${error.hint}` : error.message }
-            : { code: 'INTERNAL', message: `this is a bug in crm-ferry: ${(error as Error)?.stack ?? String(error)}` };
+        view.error = this.describe(error);
       } finally {
         this.#last[kind] = view;
         this.#current = null;

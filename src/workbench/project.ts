@@ -5,10 +5,10 @@
  * every file written is written fresh (`writeFileAtomic`).
  */
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
-import { basename, extname, join, relative, sep } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { isMap, isSeq, parseDocument, YAMLMap, type Document } from 'yaml';
 import { FerryError } from '../errors/index.ts';
-import { pathInside, writeFileAtomic } from '../util/index.ts';
+import { isV1LiveInput, pathInside, writeFileAtomic } from '../util/index.ts';
 import type { FilesView, InputFile, InputKind } from './api.ts';
 
 /** The plan the workbench keeps in the folder: `crm-ferry run plan.yaml` runs it. */
@@ -35,6 +35,19 @@ export function stepNameFor(input: string): string {
     .replace(/^[^A-Za-z]+/, '')
     .replace(/-+$/, '');
   return stem === '' ? 'rows' : stem;
+}
+
+/** Every lookup file a mapping names (`{lookup: {file: ...}}` anywhere in it), as written. */
+export function lookupFilesOf(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) {
+    for (const item of value) lookupFilesOf(item, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'lookup' && inner !== null && typeof inner === 'object' && typeof (inner as { file?: unknown }).file === 'string') out.push((inner as { file: string }).file);
+      lookupFilesOf(inner, out);
+    }
+  }
+  return out;
 }
 
 /** A name as the page shows it: relative to the folder, `/` between levels. */
@@ -66,6 +79,41 @@ export class Project {
   /** A name from the page, as a path inside the folder; `PATH_UNSAFE` when it leads out. */
   async inside(name: string, what: string): Promise<string> {
     return pathInside(this.dir, name, { what: `the page's ${what}`, hint: 'The workbench reads and writes only inside its project folder.' });
+  }
+
+  /**
+   * The one path rule for what a mapping the workbench edits names: every lookup file (relative to
+   * `baseFolder`, as the mapping's compiler reads it) is inside the folder, or `PATH_UNSAFE`.
+   */
+  async checkMappingFiles(mapping: unknown, baseFolder: string): Promise<void> {
+    for (const file of lookupFilesOf(mapping)) {
+      const name = relative(this.dir, resolve(baseFolder, file)).split(sep).join('/');
+      await this.inside(name === '' ? file : name, `mapping's lookup file ${JSON.stringify(file)}`);
+    }
+  }
+
+  /**
+   * The same rule for the plan a check or a run reads: every step's input (a live v1 source
+   * excepted: it is no path), its mapping, and the mapping's lookup files, each inside the folder.
+   */
+  async checkPlanFiles(): Promise<void> {
+    for (const step of await this.planSteps()) {
+      if (!isV1LiveInput(step.input)) await this.inside(step.input, `plan's input of step ${step.name}`);
+      await this.checkMappingFileAt(await this.inside(step.mapping, `plan's mapping of step ${step.name}`));
+    }
+  }
+
+  /** checkMappingFiles for a mapping file of the folder; its lookups are relative to its own folder, as a run reads them, unless `baseFolder` says otherwise. */
+  async checkMappingFileAt(mappingPath: string, baseFolder = dirname(mappingPath)): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(mappingPath, 'utf8');
+    } catch {
+      // A mapping that cannot be read is for the run itself to report, with its own words.
+      return;
+    }
+    const doc = parseDocument(text);
+    if (doc.errors.length === 0) await this.checkMappingFiles(doc.toJS(), baseFolder);
   }
 
   /** The plan's steps as written (names relative to the folder), or none without a plan. */

@@ -4,8 +4,9 @@
  * the page: closing the tab leaves it running, and a page opened later is shown it (the events
  * stream sends the job's state on connecting and on every change).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { FerryError } from '../errors/index.ts';
@@ -22,9 +23,6 @@ export const PAGE_DIR = fileURLToPath(new URL('../../dist/workbench/page/', impo
 /** The addresses the page routes itself; each serves the page, which then shows its view. */
 const VIEWS = ['/', '/files', '/map', '/check', '/run', '/verify', '/undo'];
 
-/** An upload is at most this large. */
-const UPLOAD_LIMIT = 256 * 1024 * 1024;
-
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8', '.svg': 'image/svg+xml' };
 
 export interface WorkbenchServerOptions {
@@ -34,6 +32,8 @@ export interface WorkbenchServerOptions {
   port?: number;
   /** Where the page's built files are. @default PAGE_DIR */
   pageDir?: string;
+  /** Told of an unexpected error (a bug), with its stack: the page is only told that one happened. */
+  onBug?: (error: unknown) => void;
 }
 
 export interface RunningWorkbench {
@@ -53,14 +53,24 @@ function statusOf(error: FerryError): number {
   return 400;
 }
 
-function errorBody(error: unknown): { status: number; body: ErrorBody } {
+/**
+ * The answer for an error: its code and words, never a stack trace, and never a path of the server
+ * (the project folder is "the project folder" there, the page's files "the page's folder"). A
+ * file that is not there is 404 with its code; anything unexpected is said to be a bug, its
+ * details left to the terminal the workbench runs in (`onBug`).
+ */
+function errorBody(error: unknown, folders: ReadonlyArray<[string, string]>, onBug: (error: unknown) => void): { status: number; body: ErrorBody } {
+  const scrub = (message: string): string => folders.reduce((text, [path, name]) => (path === '' ? text : text.split(path).join(name)), message);
   if (error instanceof FerryError) {
     const message = error.hint ? `${error.message}. ${error.hint}` : error.message;
-    return { status: statusOf(error), body: { error: { code: error.code, message, line: error.location?.line ?? null } } };
+    return { status: statusOf(error), body: { error: { code: error.code, message: scrub(message), line: error.location?.line ?? null } } };
   }
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 404, body: { error: { code: 'SOURCE_NOT_FOUND', message: 'there is no such file in the project folder' } } };
   const fastify = error as { statusCode?: number; message?: string };
-  if (typeof fastify.statusCode === 'number' && fastify.statusCode < 500) return { status: fastify.statusCode, body: { error: { code: 'USAGE', message: fastify.message ?? 'bad request' } } };
-  return { status: 500, body: { error: { code: 'INTERNAL', message: `this is a bug in crm-ferry: ${(error as Error)?.stack ?? String(error)}` } } };
+  if (typeof fastify.statusCode === 'number' && fastify.statusCode < 500) return { status: fastify.statusCode, body: { error: { code: 'USAGE', message: scrub(fastify.message ?? 'bad request') } } };
+  onBug(error);
+  return { status: 500, body: { error: { code: 'INTERNAL', message: "this is a bug in crm-ferry: the workbench's terminal shows what happened; please report it" } } };
 }
 
 function text(value: unknown, what: string): string {
@@ -72,11 +82,11 @@ function text(value: unknown, what: string): string {
 export async function startWorkbenchServer(options: WorkbenchServerOptions): Promise<RunningWorkbench> {
   const { engine } = options;
   const pageDir = options.pageDir ?? PAGE_DIR;
-  const jobs = new Jobs();
   let session: Session | null = null;
   // The events streams stay open: closing ends them rather than waiting for the pages to go.
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, forceCloseConnections: true });
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: UPLOAD_LIMIT }, (_request, body, done) => done(null, body));
+  // An upload is streamed to its file as it comes (Engine.upload), never held whole in memory.
+  app.addContentTypeParser('application/octet-stream', (_request, payload, done) => done(null, payload));
 
   app.addHook('onRequest', async (request, reply) => {
     const admission = session
@@ -101,8 +111,18 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
     if (!reply.hasHeader('content-security-policy')) reply.headers(commonHeaders());
     return payload;
   });
+  const folders: Array<[string, string]> = [
+    [engine.project.dir, 'the project folder'],
+    [await realpath(engine.project.dir).catch(() => ''), 'the project folder'],
+    [pageDir, "the page's folder"],
+  ];
+  const onBug = options.onBug ?? (() => {});
+  const jobs = new Jobs(undefined, (error) => {
+    const { code, message } = errorBody(error, folders, onBug).body.error;
+    return { code, message };
+  });
   app.setErrorHandler((error, _request, reply) => {
-    const { status, body } = errorBody(error);
+    const { status, body } = errorBody(error, folders, onBug);
     void reply.code(status).send(body);
   });
   app.setNotFoundHandler((_request, reply) => {
@@ -172,8 +192,9 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
 
   // -- Changes (POST: from the workbench's own origin only) ----------------------------------
   app.post('/api/upload', async (request: FastifyRequest<{ Querystring: { name?: string } }>) => {
-    if (!Buffer.isBuffer(request.body)) throw new FerryError('USAGE', 'an upload is sent as application/octet-stream');
-    return { name: await engine.upload(text(request.query.name, 'the file name'), request.body) };
+    if (!(request.body instanceof Readable)) throw new FerryError('USAGE', 'an upload is sent as application/octet-stream');
+    const length = Number(request.headers['content-length']);
+    return { name: await engine.upload(text(request.query.name, 'the file name'), request.body, Number.isSafeInteger(length) && length >= 0 ? length : null) };
   });
   app.post('/api/map', (request: FastifyRequest<{ Body: Partial<Record<keyof MapRequest, unknown>> | undefined }>) => {
     const body = request.body ?? {};

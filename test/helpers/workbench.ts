@@ -70,7 +70,7 @@ export interface TestWorkbench extends RunningWorkbench {
 }
 
 /** Starts a workbench over `dir` writing to `box`, and trades the printed URL's secret for the cookie. */
-export async function startTestWorkbench(box: TestSandbox, dir: string, options: { progressEveryMs?: number } = {}): Promise<TestWorkbench> {
+export async function startTestWorkbench(box: TestSandbox, dir: string, options: { progressEveryMs?: number; uploadLimitBytes?: number } = {}): Promise<TestWorkbench> {
   const gate = new RequestGate();
   const agent = new Agent().compose(gate.interceptor);
   const { client } = await connect({ baseUrl: box.url, token: box.token, env: {}, dispatcher: agent });

@@ -86,7 +86,7 @@ describe('text transforms', () => {
 
 const optionCases: Array<[TransformDefinition<any>, unknown, string]> = [
   [trim, { extra: 1 }, 'Unrecognized key: "extra"'],
-  [replace, { pattern: '(', regex: true }, 'pattern "(" is not a valid regular expression (Invalid regular expression: /(/g: Unterminated group)'],
+  [replace, { pattern: '(', regex: true }, 'pattern "(" is not a valid regular expression (missing closing ): `(`)'],
   [replace, { pattern: 'a', flags: 'gg' }, 'flags "gg" are not valid: use each of g, i, m, s, u, v at most once'],
   [replace, { pattern: 'a', flags: 'y' }, 'flags "y" are not valid: use each of g, i, m, s, u, v at most once'],
   [replace, { pattern: '' }, 'Too small: expected string to have >=1 characters'],
@@ -95,7 +95,7 @@ const optionCases: Array<[TransformDefinition<any>, unknown, string]> = [
   [prefix, {}, 'Invalid input: expected string, received undefined'],
   [extract, { pattern: '\\d+' }, 'pattern "\\\\d+" must have exactly one capturing group, it has 0'],
   [extract, { pattern: '(a)(b)' }, 'pattern "(a)(b)" must have exactly one capturing group, it has 2'],
-  [extract, { pattern: '(a', otherwise: 'empty' }, 'pattern "(a" is not a valid regular expression (Invalid regular expression: /(a/: Unterminated group)'],
+  [extract, { pattern: '(a', otherwise: 'empty' }, 'pattern "(a" is not a valid regular expression (missing closing ): `(a`)'],
   [extract, { pattern: '(a)', otherwise: 'skip' }, 'Invalid option: expected one of "error"|"empty"|"keep"'],
 ];
 

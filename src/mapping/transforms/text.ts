@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { compileLinearPattern, type LinearPattern, PatternError } from '../linear-pattern.ts';
 import { TransformError } from './types.ts';
 import type { TransformDefinition, TransformFn, Value } from './types.ts';
 import { escapeRegExp, FewSpellings, quote, scalarToText, textTransform } from './values.ts';
@@ -12,14 +13,23 @@ type NoOptions = z.output<typeof noOptions>;
  */
 const FLAGS_PATTERN = /^(?!.*(.).*\1)[gimsuv]*$/;
 
-/** Compiles a pattern from options, or says why it cannot be compiled (for a zod issue). */
-function compileRegExp(pattern: string, flags: string): RegExp | string {
+/**
+ * Compiles a mapping's regular expression for the linear-time engine (see linear-pattern.ts), or
+ * says why it cannot be run (for a zod issue).
+ */
+function compileRegExp(pattern: string, flags: string): LinearPattern | string {
   if (!FLAGS_PATTERN.test(flags)) return `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
   try {
-    return new RegExp(pattern, flags);
+    return compileLinearPattern(pattern, flags);
   } catch (error) {
-    return `pattern ${quote(pattern)} is not a valid regular expression (${(error as Error).message})`;
+    if (!(error instanceof PatternError)) throw error;
+    return `pattern ${quote(pattern)} ${error.message}`;
   }
+}
+
+/** Checks a plain-text pattern's flags (the text itself is escaped, so it always compiles). */
+function flagsProblem(flags: string): string | undefined {
+  return FLAGS_PATTERN.test(flags) ? undefined : `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
 }
 
 export const trim: TransformDefinition<NoOptions> = {
@@ -121,13 +131,13 @@ const replaceOptions = z
   .object({
     pattern: z.string().min(1).describe('The text to find; a regular expression when `regex` is true'),
     with: z.string().default('').describe('The replacement; with `regex`, `$1` and `$<name>` insert captured groups.'),
-    regex: z.boolean().default(false).describe('Treat `pattern` as a JavaScript regular expression.'),
+    regex: z.boolean().default(false).describe('Treat `pattern` as a regular expression (JavaScript syntax without lookarounds or backreferences; see Regular expressions).'),
     flags: z.string().default('g').describe('Regular expression flags (g, i, m, s, u, v); without `g` only the first match is replaced. Also applies to plain text patterns.'),
   })
   .strict()
   .superRefine((options, context) => {
-    const compiled = compileRegExp(options.regex ? options.pattern : escapeRegExp(options.pattern), options.flags);
-    if (typeof compiled === 'string') context.addIssue({ code: 'custom', message: compiled, path: ['pattern'] });
+    const problem = options.regex ? compileRegExp(options.pattern, options.flags) : flagsProblem(options.flags);
+    if (typeof problem === 'string') context.addIssue({ code: 'custom', message: problem, path: ['pattern'] });
   });
 
 export const replace: TransformDefinition<z.output<typeof replaceOptions>> = {
@@ -139,10 +149,17 @@ export const replace: TransformDefinition<z.output<typeof replaceOptions>> = {
     { yaml: "{replace: {pattern: '^(\\w+), (\\w+)$', with: '$2 $1', regex: true}}", input: 'Lovelace, Ada', output: 'Ada Lovelace' },
   ],
   create(options) {
-    const expression = new RegExp(options.regex ? options.pattern : escapeRegExp(options.pattern), options.flags);
     const replacement = options.with;
-    // A plain replacement is inserted as written: `$&` in it must not be read as a group reference.
-    const apply = options.regex ? (text: string) => text.replace(expression, replacement) : (text: string) => text.replace(expression, () => replacement);
+    let apply: (text: string) => string;
+    if (options.regex) {
+      const expression = compileLinearPattern(options.pattern, options.flags);
+      apply = (text) => expression.replace(text, replacement);
+    } else {
+      // Escaped plain text cannot backtrack: the built-in engine runs it. A plain replacement is
+      // inserted as written: `$&` in it must not be read as a group reference.
+      const expression = new RegExp(escapeRegExp(options.pattern), options.flags);
+      apply = (text) => text.replace(expression, () => replacement);
+    }
     const general = textTransform(apply);
     // The same text always gives the same result (no sticky flag, lastIndex is reset by replace),
     // so the few texts a column repeats are replaced once.
@@ -218,12 +235,6 @@ export const suffix: TransformDefinition<z.output<typeof affixOptions>> = {
   },
 };
 
-/** Number of capturing groups of an expression: an alternative that always matches reveals it. */
-function countGroups(pattern: string, flags: string): number {
-  const match = new RegExp(`${pattern}|`, flags.replace('g', '')).exec('');
-  return match === null ? 0 : match.length - 1;
-}
-
 const extractOptions = z
   .object({
     pattern: z.string().min(1).describe('A regular expression with exactly one capturing group; the group is the result'),
@@ -237,7 +248,7 @@ const extractOptions = z
       context.addIssue({ code: 'custom', message: compiled, path: ['pattern'] });
       return;
     }
-    const groups = countGroups(options.pattern, options.flags);
+    const { groups } = compiled;
     if (groups !== 1) {
       context.addIssue({
         code: 'custom',
@@ -257,8 +268,7 @@ export const extract: TransformDefinition<z.output<typeof extractOptions>> = {
     { yaml: "{extract: {pattern: '@(.+)$', otherwise: empty}}", input: 'no address', output: null },
   ],
   create(options) {
-    // The global flag would make exec() remember where it stopped, from one row to the next.
-    const expression = new RegExp(options.pattern, options.flags.replace('g', ''));
+    const expression = compileLinearPattern(options.pattern, options.flags.replace('g', ''));
     const { otherwise } = options;
     const one = (text: string): string | null => {
       // A blank cell has nothing to extract from: it stays empty, as in the other parsing transforms.

@@ -337,3 +337,76 @@ describe('Transport', () => {
     });
   });
 });
+
+describe('Transport with a stop signal (a run stopped by Ctrl-C or SIGTERM)', () => {
+  /** A service that takes each request and answers only when the test says. */
+  async function holdingService(): Promise<{ url: string; received: () => Promise<void>; answer: (status: number, body: unknown) => void; close: () => Promise<void> }> {
+    const { createServer } = await import('node:http');
+    let waiting: { done: () => void } | null = null;
+    let pending: ((status: number, body: unknown) => void) | null = null;
+    let got = false;
+    const server = createServer((request, response) => {
+      request.resume();
+      pending = (status, body) => {
+        response.writeHead(status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(body));
+      };
+      got = true;
+      waiting?.done();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return {
+      url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      received: () => (got ? Promise.resolve() : new Promise<void>((done) => (waiting = { done }))),
+      answer: (status, body) => pending?.(status, body),
+      close: () =>
+        new Promise<void>((done) => {
+          server.closeAllConnections();
+          server.close(() => done());
+        }),
+    };
+  }
+
+  it('cuts off an upload under way (safe to send again), whatever signal the request had', async () => {
+    const service = await holdingService();
+    const stop = new AbortController();
+    const sender = new Transport({ baseUrl: service.url, auth: TOKEN, stopSignal: stop.signal });
+    try {
+      const upload = sender.request({ method: 'POST', path: '/attachments/upload', idempotent: true, body: Buffer.from('file'), headers: { 'content-type': 'text/plain' } });
+      await service.received();
+      stop.abort();
+      await expect(upload).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      await sender.close();
+      await service.close();
+    }
+  });
+
+  it('ends the back-off before a lost write is looked up', async () => {
+    const stop = new AbortController();
+    const sender = new Transport({ baseUrl: 'http://127.0.0.1:9', auth: TOKEN, stopSignal: stop.signal, retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    try {
+      const waiting = sender.backoff(1);
+      stop.abort();
+      await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('lets a write under way finish, its outcome known', async () => {
+    const service = await holdingService();
+    const stop = new AbortController();
+    const sender = new Transport({ baseUrl: service.url, auth: TOKEN, stopSignal: stop.signal });
+    try {
+      const create = sender.request({ method: 'POST', path: '/parties', json: { party: { lastName: 'Lovelace' } } });
+      await service.received();
+      stop.abort();
+      service.answer(201, { party: { id: 1 } });
+      expect((await create).body).toEqual({ party: { id: 1 } });
+    } finally {
+      await sender.close();
+      await service.close();
+    }
+  });
+});

@@ -151,3 +151,67 @@ describe('the state lock, taken over from a dead process', () => {
     await second.close();
   });
 });
+
+describe('a lock whose holder is not what it says', () => {
+  /** The lock, and what opening the state over it gives: the state (the lock was stale) or the refusal. */
+  async function openOver(name: string, holder: Record<string, unknown>): Promise<{ opened: boolean; error: FerryError | null; lockFile: string }> {
+    const stateDir = join(dir, name);
+    mkdirSync(stateDir);
+    const lockFile = join(stateDir, 'lock');
+    writeFileSync(lockFile, JSON.stringify({ host: hostname(), since: '2026-01-01T00:00:00.000Z', ...holder }));
+    try {
+      const state = await StateDir.open({ dir: stateDir, account, users });
+      await state.close();
+      return { opened: true, error: null, lockFile };
+    } catch (error) {
+      return { opened: false, error: error as FerryError, lockFile };
+    }
+  }
+
+  it.each([0, -1, 1.5, '123'])('takes over a lock naming process %j, which is no process', async (pid) => {
+    const { opened, error } = await openOver(`pid-${String(pid)}`, { pid });
+    expect(error).toBeNull();
+    expect(opened).toBe(true);
+  });
+
+  it('takes over a lock whose process id now belongs to another program (another start time)', async () => {
+    // The test's own parent runs, but it is not the process that took this lock.
+    const { opened, error } = await openOver('reused-pid', { pid: process.ppid, start: '1', token: 'x' });
+    expect(error).toBeNull();
+    expect(opened).toBe(true);
+  });
+
+  it('takes over a lock taken before the machine last started (another boot)', async () => {
+    const { opened, error } = await openOver('other-boot', { pid: process.ppid, boot: 'an-earlier-boot' });
+    expect(error).toBeNull();
+    expect(opened).toBe(true);
+  });
+
+  it('refuses a lock its running holder took, saying how to clear it if that is wrong', async () => {
+    const { readFileSync } = await import('node:fs');
+    const start = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
+    const ticks = start.slice(start.lastIndexOf(')') + 2).split(' ')[19];
+    const { error, lockFile } = await openOver('alive', { pid: process.ppid, start: ticks });
+    expect(error?.code).toBe('JOURNAL_LOCKED');
+    expect(error?.hint).toContain(`If no crm-ferry runs as process ${process.ppid} (\`ps -p ${process.ppid}\`), remove ${lockFile} and run again.`);
+  });
+
+  it('refuses a lock from another machine, naming it and the file to remove', async () => {
+    const { error, lockFile } = await openOver('other-host', { pid: 4242, host: 'build-7.example' });
+    expect(error?.code).toBe('JOURNAL_LOCKED');
+    expect(error?.message).toContain('process 4242 on build-7.example');
+    expect(error?.hint).toBe(`A lock taken on another machine (build-7.example) cannot be checked from here: if no crm-ferry runs there on this state any more, remove ${lockFile} and run again.`);
+  });
+});
+
+describe('opening a state folder', () => {
+  it('removes the temporary file a run left when its atomic write failed or it was killed', async () => {
+    const stateDir = join(dir, 'left-temps');
+    mkdirSync(stateDir);
+    const left = `.state.json.${2 ** 22 + 23}.0a1b2c3d4e5f.tmp`;
+    writeFileSync(join(stateDir, left), '');
+    const state = await StateDir.open({ dir: stateDir, account, users });
+    await state.close();
+    expect(readdirSync(stateDir)).not.toContain(left);
+  });
+});
