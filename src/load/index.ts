@@ -35,4 +35,4 @@ export {
   type SetupReport,
 } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
-export { readNames, type AccountNames } from './open-run.ts';
+export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions } from './open-run.ts';

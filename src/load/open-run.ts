@@ -1,11 +1,12 @@
 /**
  * The start every command that reads the account for a run shares (import, run, the dry run,
- * verify): the account's names, read once, with the requests that took and the check of the
- * account's users that binds a state folder to its account. The files come first (plan's
- * prepareRun), then this, then the state folder, which each command opens its own way.
+ * verify): the files (the plan's prepareRun), then the account's names, read once, with the
+ * requests that took, then the state folder, bound to the account by the check of its users.
  */
 import { type AccountCatalog, type CatalogWanted, type CrmClient, readAccountCatalog } from '../client/index.ts';
-import { CatalogResolver, createResolver, type NameResolver } from '../mapping/index.ts';
+import { type OpenStateOptions, StateDir } from '../journal/index.ts';
+import { CatalogResolver, catalogWanted, createResolver, type NameResolver } from '../mapping/index.ts';
+import { type Plan, type PreparedRun, prepareRun, type PrepareRunOptions, type RunSource } from '../plan/index.ts';
 
 export interface AccountNames {
   /** The catalog read from the account; null when the caller gave its own resolver. */
@@ -32,4 +33,36 @@ export async function readNames(client: CrmClient, given?: NameResolver, known?:
     requests: client.transport.requestsSent - before,
     users: async () => (resolver instanceof CatalogResolver ? resolver.userIds() : []),
   };
+}
+
+export interface OpenRunOptions {
+  source: RunSource;
+  /** How the files are read (rejects, a fixed rejects file, live steps, transforms, a check of the plan). */
+  prepare: PrepareRunOptions;
+  /**
+   * Whether the run needs all of the account's names rather than those its mappings can hold (a
+   * plan's set-up creates what the rows name; a caller keeps them for its next runs). @default never
+   */
+  allNames?: (plan: Plan | null) => boolean;
+  /** The state folder: where, which account, and how it is opened; its users check comes from the names. */
+  state: Omit<OpenStateOptions, 'users'>;
+}
+
+/** A run opened: its steps ready to be read, the account's names, and its state folder (locked; close it). */
+export interface OpenedRun extends PreparedRun {
+  names: AccountNames;
+  state: StateDir;
+}
+
+/**
+ * The one way a run is opened, for import, run, the dry run and verify: the plan or mapping and
+ * its inputs (nothing read from the account yet, so a broken file costs no request), the account's
+ * names, then the state folder, whose account and users are checked before anything is written.
+ */
+export async function openRun(options: OpenRunOptions, deps: { client: CrmClient; resolver?: NameResolver | undefined; catalog?: AccountCatalog | undefined }): Promise<OpenedRun> {
+  const prepared = await prepareRun(options.source, options.prepare);
+  const wanted = options.allNames?.(prepared.plan) ? undefined : catalogWanted(prepared.steps.map((step) => step.mapping));
+  const names = await readNames(deps.client, deps.resolver, deps.catalog, wanted);
+  const state = await StateDir.open({ ...options.state, users: names.users });
+  return { ...prepared, names, state };
 }

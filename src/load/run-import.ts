@@ -7,10 +7,10 @@
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
-import { catalogWanted, type CompiledMapping, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, withType } from '../plan/index.ts';
-import { readNames } from './open-run.ts';
+import { bindStateSteps, type JournalEntry } from '../journal/index.ts';
+import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
+import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, readsLive, withType } from '../plan/index.ts';
+import { openRun } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordSender } from './record-sender.ts';
 import { RunContext } from './run-context.ts';
@@ -107,27 +107,33 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     plan,
     steps: prepared,
     compiled,
-  } = await prepareRun(source, {
-    retryFile: options.retryFile,
-    transforms: deps.transforms,
-    live: { connection: deps.v1Live },
-    checkPlan: (loaded) => {
-      if (options.strict && !loaded?.setup) {
-        throw new FerryError('USAGE', "--strict checks the account against a plan's `setup:`; this run has none", { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
-      }
+    names,
+    state,
+  } = await openRun(
+    {
+      source,
+      prepare: {
+        retryFile: options.retryFile,
+        transforms: deps.transforms,
+        live: { connection: deps.v1Live },
+        checkPlan: (loaded) => {
+          if (options.strict && !loaded?.setup) {
+            throw new FerryError('USAGE', "--strict checks the account against a plan's `setup:`; this run has none", { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+          }
+        },
+      },
+      // All of them for the set-up, which starts from the same names (it creates what the rows
+      // name and the account lacks), and for a caller that keeps them for its next runs
+      // (`onCatalog`); otherwise only the lists the mappings can name.
+      allNames: (loaded) => Boolean(loaded?.setup) || deps.onCatalog !== undefined,
+      // The account's users are checked as the state is bound; a dry run leaves the state as it was.
+      state: { dir: options.stateDir, account: deps.account, fresh: options.fresh, keepUsers: !options.dryRun },
     },
-  });
-
-  // Kept for the set-up, which starts from the same names and needs them all (it creates what the
-  // rows name and the account lacks), and read whole for a caller that keeps them for its next
-  // runs (`onCatalog`); otherwise only the lists the mappings can name.
-  const wanted = plan?.setup || deps.onCatalog ? undefined : catalogWanted(prepared.map((step) => step.mapping));
-  const names = await readNames(deps.client, deps.resolver, deps.catalog, wanted);
-  const { catalog, users } = names;
+    deps,
+  );
+  const { catalog } = names;
   let resolver = names.resolver;
   const requestsForNames = names.requests;
-  // The account's users are checked as the state is bound; a dry run leaves the state as it was.
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, fresh: options.fresh, users, keepUsers: !options.dryRun });
   const steps: StepRun[] = [];
   try {
     await removeStaleTemps(dirname(state.resultFile(prepared[0]?.name ?? 'step', 'success')));

@@ -4,10 +4,10 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { type CrmClient, RecordService, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState, StateDir } from '../journal/index.ts';
-import { assertSameKey, attachmentFilesOf, isMadeKey, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, readNames } from '../load/index.ts';
-import { catalogWanted, type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
-import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, prepareRun, recordToSend, RowChecks } from '../plan/index.ts';
+import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState } from '../journal/index.ts';
+import { assertSameKey, attachmentFilesOf, isMadeKey, openRun, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments } from '../load/index.ts';
+import { type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
 import { neutraliseFormula } from '../util/index.ts';
@@ -349,13 +349,18 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
   const emit = deps.onEvent ?? (() => undefined);
-  const { steps: prepared, compiled } = await prepareRun(options.source, { live: { connection: deps.v1Live }, transforms: deps.transforms });
-  // Only the lists of names the mappings can hold: verify creates nothing.
-  const wanted = catalogWanted(prepared.map((step) => step.mapping));
-  const names = await readNames(deps.client, deps.resolver, undefined, wanted);
-  const { resolver, users, requests: requestsForNames } = names;
-  // Every command that binds a state makes the account's user check; verify only reads, and leaves the state as it was.
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: false });
+  // Only the lists of names the mappings can hold: verify creates nothing. Every command that binds
+  // a state makes the account's user check; verify only reads, and leaves the state as it was.
+  const {
+    steps: prepared,
+    compiled,
+    names,
+    state,
+  } = await openRun(
+    { source: options.source, prepare: { live: { connection: deps.v1Live }, transforms: deps.transforms }, state: { dir: options.stateDir, account: deps.account, existing: true, keepUsers: false } },
+    { client: deps.client, resolver: deps.resolver },
+  );
+  const { resolver, requests: requestsForNames } = names;
   try {
     const checks: StepCheck[] = [];
     for (const [index, step] of prepared.entries()) {
