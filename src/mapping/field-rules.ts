@@ -6,6 +6,7 @@
  * request, and follows its field's `onInvalid` as any value a transform refuses.
  */
 import type { CatalogFieldDefinition } from '../client/index.ts';
+import { isCalendarDate } from './field-values.ts';
 
 /** Why a value does not fit its field, in words. */
 export interface FieldRefusal {
@@ -13,16 +14,6 @@ export interface FieldRefusal {
   expected?: string;
   /** The sentence a message gives: `is not one of the choices of Industry: …`. */
   message: string;
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function isDate(text: string): boolean {
-  const parts = DATE.exec(text);
-  if (!parts) return false;
-  const [year, month, day] = [Number(parts[1]), Number(parts[2]), Number(parts[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** Compiled once per pattern: the account's patterns are few, its rows many. */
@@ -60,7 +51,7 @@ export function refusedFieldValue(definition: CatalogFieldDefinition, value: unk
     case 'Boolean':
       return typeof value === 'boolean' ? null : refuse(`yes or no (true or false) for the Boolean field ${name}`);
     case 'Date':
-      return typeof value === 'string' && isDate(value) ? null : refuse(`a date (YYYY-MM-DD) for the Date field ${name}`);
+      return typeof value === 'string' && isCalendarDate(value) ? null : refuse(`a date (YYYY-MM-DD) for the Date field ${name}`);
     case 'List': {
       const options = definition.options;
       if (options === undefined) return null;

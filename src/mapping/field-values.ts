@@ -25,7 +25,8 @@ export function refused(field: string, message: string, value: Value, expected: 
   return new RowRejection(field, message, 'MAPPING_VALUE', true, { value: valueText(value), expected });
 }
 
-function isCalendarDate(text: string): boolean {
+/** Whether `text` is a date of the calendar written YYYY-MM-DD (no 31 February). */
+export function isCalendarDate(text: string): boolean {
   const m = DATE.exec(text);
   if (!m) return false;
   const date = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
