@@ -33,6 +33,11 @@ describe('refusedFieldValue: what the service refuses, said before a request', (
     expect(refusedFieldValue(LANGUAGE, 'Dutch', 'organisation')?.message).toBe('Language is a field of people only, and this record is an organisation');
   });
 
+  it("an account's pattern that would backtrack for ever is run in linear time", () => {
+    const greedy: CatalogFieldDefinition = { id: 8, name: 'Code', tag: null, type: 'Text', pattern: '^(a+)+$' };
+    expect(refusedFieldValue(greedy, `${'a'.repeat(50_000)}!`, undefined)?.expected).toBe('text matching the pattern of Code (^(a+)+$)');
+  });
+
   it('a List whose choices the service did not give is not checked', () => {
     expect(refusedFieldValue({ id: 7, name: 'Sector', tag: null, type: 'List' }, 'Anything', undefined)).toBeNull();
   });

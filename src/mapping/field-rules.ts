@@ -7,6 +7,7 @@
  */
 import type { CatalogFieldDefinition } from '../client/index.ts';
 import { isCalendarDate } from './field-values.ts';
+import { compileLinearPattern, type LinearPattern } from './linear-pattern.ts';
 
 /** Why a value does not fit its field, in words. */
 export interface FieldRefusal {
@@ -16,16 +17,20 @@ export interface FieldRefusal {
   message: string;
 }
 
-/** Compiled once per pattern: the account's patterns are few, its rows many. */
-const PATTERNS = new Map<string, RegExp | null>();
+/**
+ * Compiled once per pattern: the account's patterns are few, its rows many. A pattern comes from
+ * the account, so it runs on the linear-time engine the mapping's own patterns run on: one that
+ * would backtrack for ever cannot stall a run.
+ */
+const PATTERNS = new Map<string, LinearPattern | null>();
 
-function patternOf(source: string): RegExp | null {
+function patternOf(source: string): LinearPattern | null {
   let pattern = PATTERNS.get(source);
   if (pattern === undefined) {
     try {
-      pattern = new RegExp(source);
+      pattern = compileLinearPattern(source);
     } catch {
-      // A pattern this engine cannot read is left to the service to apply.
+      // A pattern this engine cannot run (a lookaround, a backreference) is left to the service to apply.
       pattern = null;
     }
     PATTERNS.set(source, pattern);
