@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -184,6 +185,9 @@ export class Transport {
   constructor(options: TransportOptions) {
     const { auth, authScheme: _scheme, dispatcher, governor, clock, random, log, stopSignal, ...rest } = options;
     this.stopSignal = stopSignal;
+    // Every request under way (and each of its waits) follows the stop signal: many at once is the
+    // design, not a leak, and Node's warning about it would land in the consultant's terminal.
+    if (stopSignal) setMaxListeners(0, stopSignal);
     this.settings = transportOptionsSchema.parse(rest);
     const url = checkSecureTransport(this.settings.baseUrl);
     this.origin = url.origin;
