@@ -168,7 +168,8 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
               summary.alreadyGone += 1;
               return;
             }
-            const reason = whyNotOwn(step.entity, record, now ?? null, row) ?? (isMadeKey(row.key) ? await stillBelongs(service, id) : null);
+            // A dry run deletes no one: the people of the runs still belong to what they made by name.
+            const reason = whyNotOwn(step.entity, record, now ?? null, row) ?? (isMadeKey(row.key) && !options.dryRun ? await stillBelongs(service, id) : null);
             if (reason !== null) {
               summary.kept.push({ step: step.name, key: row.key, id, reason });
               return;

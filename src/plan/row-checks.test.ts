@@ -46,5 +46,8 @@ describe('RowChecks: the one order of row checks the run, validate, verify and t
     expect(checks.check({ kind: 'skipped', row: 2, location: { file: 'f.csv', row: 2 } }).kind).toBe('skipped');
     expect(checks.check({ kind: 'skipped', row: 3, location: { file: 'f.csv', row: 3 }, folded: { key: 'B', into: 'A' } })).toMatchObject({ kind: 'folded', key: 'B', into: 'A' });
     expect(checks.seen.has('B')).toBe(true);
+    // Under merge a row of the first row's own key is folded before that row comes: not a duplicate then.
+    expect(checks.check({ kind: 'skipped', row: 4, location: { file: 'f.csv', row: 4 }, folded: { key: 'A', into: 'A' } }).kind).toBe('folded');
+    expect(checks.check(row('A')).kind).toBe('ready');
   });
 });

@@ -52,7 +52,9 @@ export class RowChecks {
   check(item: MappedItem): RowOutcome {
     if (item.kind === 'skipped') {
       if (!item.folded) return { kind: 'skipped', row: item };
-      this.seen.add(item.folded.key);
+      // A row of the same key as the row it folds into may come before that row (under `merge` the
+      // first row comes out after its last later row): only another key is seen here.
+      if (item.folded.key !== item.folded.into) this.seen.add(item.folded.key);
       return { kind: 'folded', row: item, key: item.folded.key, into: item.folded.into };
     }
     if (item.kind === 'rejected') {

@@ -191,11 +191,12 @@ describe('the workbench in headless Chromium', () => {
     await page.getByRole('button', { name: 'Undo the last run…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Undo the last run?' });
     await dialog.waitFor();
-    expect(await dialog.textContent()).toContain('11 records to delete');
+    // The 11 people, and the 11 organisations the service made for their companies' names.
+    expect(await dialog.textContent()).toContain('22 records to delete');
     await checkAccessibility('Undo');
     await dialog.getByRole('button', { name: 'Delete and set back' }).click();
     await page.locator('[data-undo="outcome"]').waitFor();
-    expect(await page.locator('[data-undo="outcome"]').textContent()).toContain('11 records deleted');
+    expect(await page.locator('[data-undo="outcome"]').textContent()).toContain('22 records deleted');
 
     expect(seen.problems).toEqual([]);
     expect(seen.elsewhere).toEqual([]);
