@@ -1,17 +1,22 @@
 /**
- * crm-ferry as a module: the one entry other programs import (`import { runImport } from
+ * crm-ferry as a module: the migration library other programs import (`import { runImport } from
  * 'crm-ferry'`). What the command line does, each as one function with an options object and its
  * dependencies (the client, the account, a signal, events): run a plan or import one file,
  * validate, verify, roll back, export, back up and restore, open a source, load and compile a
  * mapping, and the client of the service. Custom transforms come in through transformRegistry,
  * source formats of one's own through registerSourceFormat. docs/library.md shows each in use.
  *
+ * The local sandbox of the service has its own door, `crm-ferry/sandbox` (src/sandbox-door.ts):
+ * nothing here loads it or the workbench, so that importing this costs a program little
+ * (docs/benchmarks.md, "Importing the library").
+ *
  * The rooms below keep their own doors (src/<room>/index.ts); this file only chooses what the
  * package promises, so that a room can change inside without breaking a program that imports it.
  */
 
-// Errors: one class with a closed set of codes, and the exit code each maps to.
-export { ERROR_CODES, EXIT, exitCodeFor, FerryError, isFerryError, type ErrorCode, type ErrorLocation } from './errors/index.ts';
+// Errors: one class with a closed set of codes, each of a kind (input, service, internal), and
+// the exit code each maps to.
+export { ERROR_CODES, EXIT, exitCodeFor, FerryError, isFerryError, type ErrorCode, type ErrorKind, type ErrorLocation } from './errors/index.ts';
 
 // The client of the service.
 export {
@@ -92,6 +97,3 @@ export { normaliseExportOptions, runExport, type ExportDeps, type ExportOptions,
 
 // Backup and restore of a whole account.
 export { openBackup, runBackup, runRestore, type Backup, type BackupDeps, type BackupOptions, type BackupSummary, type RestoreDeps, type RestoreOptions, type RestoreSummary } from './backup/index.ts';
-
-// The local sandbox of the service, for trying a migration (and for tests).
-export { startSandbox, type RunningSandbox, type SandboxOptions } from './sandbox/index.ts';
