@@ -93,7 +93,7 @@ export {
 export { runVerify, type VerifyDeps, type VerifyEvent, type VerifyOptionsInput, type VerifySummary } from './verify/index.ts';
 
 // Export: records of the account to CSV, XLSX or JSON Lines.
-export { normaliseExportOptions, runExport, type ExportDeps, type ExportOptions, type ExportSummary } from './export/index.ts';
+export { runExport, type ExportDeps, type ExportEntity, type ExportEvent, type ExportFormat, type ExportOptionsInput, type ExportSummary } from './export/index.ts';
 
 // Backup and restore of a whole account.
 export { openBackup, runBackup, runRestore, type Backup, type BackupDeps, type BackupOptions, type BackupSummary, type RestoreDeps, type RestoreOptions, type RestoreSummary } from './backup/index.ts';
