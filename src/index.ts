@@ -96,4 +96,17 @@ export { runVerify, type VerifyDeps, type VerifyEvent, type VerifyOptionsInput, 
 export { runExport, type ExportDeps, type ExportEntity, type ExportEvent, type ExportFormat, type ExportOptionsInput, type ExportSummary } from './export/index.ts';
 
 // Backup and restore of a whole account.
-export { openBackup, runBackup, runRestore, type Backup, type BackupDeps, type BackupOptions, type BackupSummary, type RestoreDeps, type RestoreOptions, type RestoreSummary } from './backup/index.ts';
+export {
+  openBackup,
+  runBackup,
+  runRestore,
+  type Backup,
+  type BackupDeps,
+  type BackupEvent,
+  type BackupOptionsInput,
+  type BackupSummary,
+  type MissingItem,
+  type RestoreDeps,
+  type RestoreOptionsInput,
+  type RestoreSummary,
+} from './backup/index.ts';

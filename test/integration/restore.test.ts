@@ -38,7 +38,7 @@ beforeAll(async () => {
   await a.v2('PUT', `/kases/${seeded.kases[0]}`, { kase: { stage: { id: 103 } } });
   await a.v2('PUT', `/kases/${seeded.kases[2]}`, { kase: { stage: { id: 104 } } });
   const ca = client(a);
-  await runBackup({ out, since: null }, { client: ca, account: a.url });
+  await runBackup({ out, since: null }, { client: ca, account: { baseUrl: a.url, account: a.url } });
   await ca.close();
 });
 
@@ -469,7 +469,7 @@ describe('restore of configuration and of entries the interface cannot create', 
     await ok('POST', '/tasks', { task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' } });
     addEntry(src.store, { type: 'task', content: 'Old follow-up', partyId: org1, activityTypeId: null, entryAt: '2025-01-01T09:00:00Z' });
     const cs = client(src);
-    await runBackup({ out: out2, since: null }, { client: cs, account: src.url });
+    await runBackup({ out: out2, since: null }, { client: cs, account: { baseUrl: src.url, account: src.url } });
     await cs.close();
   }, 60_000);
 
