@@ -16,7 +16,10 @@
 
 // Errors: one class with a closed set of codes, each of a kind (input, service, internal), and
 // the exit code each maps to.
-export { ERROR_CODES, EXIT, exitCodeFor, FerryError, isFerryError, type ErrorCode, type ErrorKind, type ErrorLocation } from './errors/index.ts';
+export { ERROR_CODES, EXIT, exitCodeFor, FerryError, isFerryError, type ErrorCode, type ErrorKind, type ErrorLocation, type FerryErrorOptions } from './errors/index.ts';
+
+// The account a state folder, a backup folder or an export's state belongs to.
+export type { AccountIdentity } from './journal/index.ts';
 
 // The client of the service.
 export {
@@ -24,9 +27,42 @@ export {
   ApiError,
   connect,
   CrmClient,
+  type CredentialStore,
+  type Transport,
+  type AccountCatalog,
+  type ApiErrorDetails,
+  type ApiRequest,
+  type ApiResponse,
+  type CatalogFieldDefinition,
+  type CatalogMilestone,
+  type CatalogStage,
+  type CatalogUser,
+  type Clock,
   type ConnectOptions,
+  type Embed,
+  type FieldEntity,
+  type FieldError,
+  type Filter,
+  type GovernorOptions,
+  type GovernorState,
+  type HeaderValue,
+  type HttpMethod,
+  type NamedItem,
+  type OAuthSession,
+  type PageOptions,
+  type RateGovernor,
+  type Redactor,
   type RetryOptions,
+  type TokenSource,
   type TransportOptions,
+  type TransportWait,
+  type V1Body,
+  type V1LiveConnection,
+  type V1Page,
+  type V1ReadLimits,
+  type V1Reader,
+  type V1ReaderOptions,
+  type V1WireFormat,
 } from './client/index.ts';
 
 // Sources: any file (or live legacy account) as rows, and the registry of formats.
@@ -37,13 +73,26 @@ export {
   registerSourceFormat,
   sourceFormats,
   type CellValue,
+  type ColumnFinding,
+  type ColumnReport,
+  type CsvDetection,
+  type FieldRow,
+  type FormatDecision,
+  type FormatSample,
+  type InspectOptions,
   type InspectReport,
   type OpenedSource,
   type OpenSourceOptions,
+  type ReportedError,
+  type ReportedWarning,
   type SourceFormat,
   type SourceFormatDefinition,
   type SourceItem,
+  type SourceLocation,
+  type SourceReadOptions,
   type SourceRow,
+  type SourceRowError,
+  type SourceWarning,
 } from './sources/index.ts';
 
 // Mappings: load and check one, compile it, map rows; transforms of one's own.
@@ -56,6 +105,7 @@ export {
   transformRegistry,
   TRANSFORMS,
   TransformError,
+  type AttachmentUse,
   type CompiledMapping,
   type CompileOptions,
   type CustomTransform,
@@ -63,6 +113,16 @@ export {
   type MappedItem,
   type MappedRecord,
   type Mapping,
+  type NameKind,
+  type NameResolver,
+  type NameUse,
+  type RefUse,
+  type RejectedRow,
+  type RowWarning,
+  type WarningCode,
+  type WarningCounts,
+  type SkippedRow,
+  type StaleRejects,
   type TransformContext,
   type TransformDefinition,
   type TransformEnvironment,
@@ -72,25 +132,45 @@ export {
 } from './mapping/index.ts';
 
 // Plans: load one, and validate a plan or a mapping without writing.
-export { loadPlan, validateMapping, validatePlan, type Plan, type PlanStep, type ValidateMappingOptions, type ValidatePlanOptions, type ValidateReport } from './plan/index.ts';
+export {
+  loadPlan,
+  validateMapping,
+  validatePlan,
+  type NotCarried,
+  type Plan,
+  type PlanStep,
+  type RecordFinder,
+  type RejectReason,
+  type StepReport,
+  type ValidateMappingOptions,
+  type ValidatePlanOptions,
+  type ValidateReport,
+} from './plan/index.ts';
 
 // Import: a plan or one file into the account, exactly once; its set-up; its rollback.
 export {
   runImport,
   runRollback,
   runSetup,
+  type ChecklistItem,
+  type DryRunReport,
   type ImportDeps,
   type ImportEvent,
   type ImportOptionsInput,
   type ImportSummary,
+  type ProgressWait,
   type RollbackOptions,
   type RollbackSummary,
   type SetupCommandOptions,
+  type SetupItem,
+  type SetupPlan,
   type SetupReport,
+  type StepCounts,
+  type StepSummary,
 } from './load/index.ts';
 
 // Verify: the account against the source of a migration.
-export { runVerify, type VerifyDeps, type VerifyEvent, type VerifyOptionsInput, type VerifySummary } from './verify/index.ts';
+export { runVerify, type ChangedIn, type DifferenceKind, type VerifyDeps, type VerifyDifference, type VerifyEvent, type VerifyNotCarried, type VerifyStepSummary, type VerifyOptionsInput, type VerifySummary } from './verify/index.ts';
 
 // Export: records of the account to CSV, XLSX or JSON Lines.
 export { runExport, type ExportDeps, type ExportEntity, type ExportEvent, type ExportFormat, type ExportOptionsInput, type ExportSummary } from './export/index.ts';
@@ -100,7 +180,9 @@ export {
   openBackup,
   runBackup,
   runRestore,
+  type ActivityInputs,
   type Backup,
+  type BackupAttachment,
   type BackupDeps,
   type BackupEvent,
   type BackupOptionsInput,
