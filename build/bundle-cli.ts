@@ -143,8 +143,8 @@ export async function bundleLibrary(out: string = LIBRARY_OUT): Promise<Array<{ 
 /**
  * Packages the bundles still load from node_modules: those left outside (EXTERNAL, zod) and those
  * lazyModule() requires at run time (src/util/lazy-module.ts). Everything else is inside the
- * bundles, so package.json lists only these (and zod, a peer) for a program that installs
- * crm-ferry; the rest are development dependencies.
+ * bundles, so package.json lists only these (zod as a peer) for a program that installs crm-ferry,
+ * and yaml, whose types the declarations of dist/util/ name; the rest are development dependencies.
  */
 export const RUNTIME_PACKAGES = ['undici', 'zod', 'luxon', 'libphonenumber-js', 'iconv-lite'];
 
