@@ -14,6 +14,10 @@
  * package promises, so that a room can change inside without breaking a program that imports it.
  */
 
+import { guarded, parseOptions } from './errors/index.ts';
+import { importOptionsSchema, runImport as importRows, runRollback as rollBack, runSetup as setUp } from './load/index.ts';
+import { runVerify as verifyRows, verifyOptionsSchema } from './verify/index.ts';
+
 // Errors: one class with a closed set of codes, each of a kind (input, service, internal), and
 // the exit code each maps to.
 export { ERROR_CODES, EXIT, exitCodeFor, FerryError, isFerryError, type ErrorCode, type ErrorKind, type ErrorLocation, type FerryErrorOptions } from './errors/index.ts';
@@ -148,29 +152,46 @@ export {
 } from './plan/index.ts';
 
 // Import: a plan or one file into the account, exactly once; its set-up; its rollback.
-export {
-  runImport,
-  runRollback,
-  runSetup,
-  type ChecklistItem,
-  type DryRunReport,
-  type ImportDeps,
-  type ImportEvent,
-  type ImportOptionsInput,
-  type ImportSummary,
-  type ProgressWait,
-  type RollbackOptions,
-  type RollbackSummary,
-  type SetupCommandOptions,
-  type SetupItem,
-  type SetupPlan,
-  type SetupReport,
-  type StepCounts,
-  type StepSummary,
+export type {
+  ChecklistItem,
+  DryRunReport,
+  ImportDeps,
+  ImportEvent,
+  ImportOptionsInput,
+  ImportSummary,
+  ProgressWait,
+  RollbackOptions,
+  RollbackSummary,
+  SetupCommandOptions,
+  SetupItem,
+  SetupPlan,
+  SetupReport,
+  StepCounts,
+  StepSummary,
 } from './load/index.ts';
 
 // Verify: the account against the source of a migration.
-export { runVerify, type ChangedIn, type DifferenceKind, type VerifyDeps, type VerifyDifference, type VerifyEvent, type VerifyNotCarried, type VerifyStepSummary, type VerifyOptionsInput, type VerifySummary } from './verify/index.ts';
+export type { ChangedIn, DifferenceKind, VerifyDeps, VerifyDifference, VerifyEvent, VerifyNotCarried, VerifyStepSummary, VerifyOptionsInput, VerifySummary } from './verify/index.ts';
+
+// The importer's and verify's jobs through the door: whatever they end with is a FerryError, and
+// a wrong option is refused (CONFIG_INVALID, of kind input, naming it) before they start.
+
+/** Imports a plan or one file into the account, exactly once and resumably (docs/importer.md). */
+export const runImport: typeof importRows = (options, deps) =>
+  guarded('runImport', () => {
+    parseOptions(importOptionsSchema, options, 'runImport');
+    return importRows(options, deps);
+  });
+/** Verifies the account against the source of a migration (docs/verify.md). */
+export const runVerify: typeof verifyRows = (options, deps) =>
+  guarded('runVerify', () => {
+    parseOptions(verifyOptionsSchema, options, 'runVerify');
+    return verifyRows(options, deps);
+  });
+/** Runs a plan's `setup:` alone. */
+export const runSetup: typeof setUp = (options, deps) => guarded('runSetup', () => setUp(options, deps));
+/** Undoes the last run of a state folder. */
+export const runRollback: typeof rollBack = (options, deps) => guarded('runRollback', () => rollBack(options, deps));
 
 // Export: records of the account to CSV, XLSX or JSON Lines.
 export { runExport, type ExportDeps, type ExportEntity, type ExportEvent, type ExportFormat, type ExportOptionsInput, type ExportSummary } from './export/index.ts';

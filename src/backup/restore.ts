@@ -8,7 +8,7 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { accountOf, type CrmClient, readAccountCatalog } from '../client/index.ts';
-import { asFerryError, FerryError, parseOptions } from '../errors/index.ts';
+import { FerryError, guarded, parseOptions } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
@@ -112,12 +112,8 @@ function listUpTo(files: Record<string, { records: number }>): number {
  * the parties it created. A restore into an account that holds the backup's records, with any
  * state folder, adds nothing.
  */
-export async function runRestore(given: RestoreOptionsInput, deps: RestoreDeps): Promise<RestoreSummary> {
-  try {
-    return await restore(parseOptions(restoreOptionsSchema.strict(), given, 'runRestore'), { ...deps, account: deps.account ?? accountOf(deps.client) });
-  } catch (error) {
-    throw asFerryError(error, 'runRestore');
-  }
+export function runRestore(given: RestoreOptionsInput, deps: RestoreDeps): Promise<RestoreSummary> {
+  return guarded('runRestore', () => restore(parseOptions(restoreOptionsSchema.strict(), given, 'runRestore'), { ...deps, account: deps.account ?? accountOf(deps.client) }));
 }
 
 async function restore(options: RestoreOptions, deps: RestoreDeps & { account: AccountIdentity }): Promise<RestoreSummary> {

@@ -8,7 +8,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
-import { asFerryError, FerryError, parseOptions } from '../errors/index.ts';
+import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
 import { type AccountIdentity, releaseLock, takeLock } from '../journal/index.ts';
 import { jsonText, makeFolders, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
@@ -88,12 +88,8 @@ export interface BackupSummary {
  * parties, opportunities and projects changed since it began are read, merged into its files, and
  * those deleted in the account removed.
  */
-export async function runBackup(given: BackupOptionsInput, deps: BackupDeps): Promise<BackupSummary> {
-  try {
-    return await backup(parseOptions(backupOptionsSchema.strict(), given, 'runBackup'), { ...deps, account: (deps.account ?? accountOf(deps.client)).account });
-  } catch (error) {
-    throw asFerryError(error, 'runBackup');
-  }
+export function runBackup(given: BackupOptionsInput, deps: BackupDeps): Promise<BackupSummary> {
+  return guarded('runBackup', () => backup(parseOptions(backupOptionsSchema.strict(), given, 'runBackup'), { ...deps, account: (deps.account ?? accountOf(deps.client)).account }));
 }
 
 async function backup(options: BackupOptions, deps: RunDeps): Promise<BackupSummary> {

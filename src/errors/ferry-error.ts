@@ -97,6 +97,15 @@ export function asFerryError(error: unknown, call: string): FerryError {
   return new FerryError('INTERNAL', `${call} failed unexpectedly: ${message}`, { cause: error, hint: 'This is a bug in crm-ferry; please report it with the message.' });
 }
 
+/** Runs a library call's work, giving any error it ends with as a FerryError (asFerryError). */
+export async function guarded<T>(call: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asFerryError(error, call);
+  }
+}
+
 export function isFerryError(error: unknown): error is FerryError {
   return error instanceof FerryError;
 }

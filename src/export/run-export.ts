@@ -3,7 +3,7 @@ import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { accountOf, type CatalogPart, type CrmClient, EVERY_TASK_STATUS, type Filter, readCatalogPart, RecordService } from '../client/index.ts';
-import { asFerryError, FerryError, parseOptions } from '../errors/index.ts';
+import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { loadMapping } from '../mapping/index.ts';
 import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
@@ -415,12 +415,8 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
  * its name only when complete. With `since`, only what changed (and the ids deleted) since then;
  * with `since: 'auto'` and a state file, since the last complete export.
  */
-export async function runExport(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {
-  try {
-    return await exportRecords(given, deps);
-  } catch (error) {
-    throw asFerryError(error, 'runExport');
-  }
+export function runExport(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {
+  return guarded('runExport', () => exportRecords(given, deps));
 }
 
 async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {

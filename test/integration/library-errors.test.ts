@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BackupOptionsInput, connect, type CrmClient, type ExportOptionsInput, type ExportSummary, FerryError, runBackup, runExport, runRestore } from '../../src/index.ts';
+import { accountOf, type BackupOptionsInput, connect, type CrmClient, type ExportOptionsInput, type ExportSummary, FerryError, runBackup, runExport, runImport, runRestore, runVerify } from '../../src/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 /**
@@ -40,6 +40,8 @@ describe('the jobs of the library', () => {
     ['runExport', () => runExport({ entity: 'parties', out: join(dir, 'a.csv'), since: 'auto' }, { client }), '`since` auto needs `stateFile`'],
     ['runBackup', () => runBackup({ out: join(dir, 'backup'), since: 'yesterday' } as unknown as BackupOptionsInput, { client }), 'option `since`'],
     ['runRestore', () => runRestore({ from: join(dir, 'backup'), concurrency: 0 }, { client }), 'option `concurrency`'],
+    ['runImport', () => runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state'), concurrency: 0 }, { client, account: accountOf(client) }), 'option `concurrency`'],
+    ['runVerify', () => runVerify({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: '' }, { client, account: accountOf(client) }), 'option `stateDir`'],
   ])('%s refuses a wrong option before any request: a FerryError of kind input naming it', async (call, run, named) => {
     const before = client.transport.requestsSent;
     const error = await caught(run());
