@@ -58,8 +58,7 @@ const UNDICI_FILES: Plugin = {
 /**
  * zod's messages in English only. zod exports every language it has (`z.locales`, half of its
  * code: 290 kB of the 580 kB every command loaded and compiled), and uses English unless told
- * otherwise; crm-ferry writes its own messages and never picks another. The library (tsc's
- * dist/) keeps zod whole.
+ * otherwise; crm-ferry writes its own messages and never picks another.
  */
 const ZOD_ENGLISH_ONLY: Plugin = {
   name: 'zod-english-only',
@@ -122,10 +121,12 @@ export const LIBRARY_OUT = `${ROOT}dist/lib/`;
  * Bundles the library's doors (`crm-ferry`: src/index.ts, `crm-ferry/sandbox`:
  * src/sandbox-door.ts) into dist/lib/, as the command line is: node loads the few files far faster
  * than the 600 modules the sources and their dependencies are, and importing the library took 5
- * times a bare node's start (docs/benchmarks.md, "Importing the library"). The two doors share
- * their common code as chunks, so a FerryError of one is a FerryError of the other. zod stays
- * outside: it is a peer dependency, the one whose schemas a program hands in (a transform's
- * options). The declarations stay tsc's (dist/index.d.ts, dist/sandbox-door.d.ts).
+ * times a bare node's start (docs/benchmarks.md, `library-import`). The two doors share their
+ * common code as chunks, so a FerryError of one is a FerryError of the other. zod is inside too
+ * (English only, as for the command line): loading its 95 modules from node_modules was a fifth of
+ * the import. A program's own schemas (a transform's options) come from its own zod, the peer
+ * dependency the declarations name; crm-ferry only calls their safeParse() and reads the issues,
+ * which any zod 4 gives alike. The declarations stay tsc's (dist/index.d.ts, dist/sandbox-door.d.ts).
  */
 export async function bundleLibrary(out: string = LIBRARY_OUT): Promise<Array<{ file: string; bytes: number }>> {
   rmSync(out, { recursive: true, force: true });
@@ -133,20 +134,19 @@ export async function bundleLibrary(out: string = LIBRARY_OUT): Promise<Array<{ 
     ...BUNDLE_SETTINGS,
     entryPoints: { index: 'src/index.ts', sandbox: 'src/sandbox-door.ts' },
     outdir: out,
-    external: ['zod'],
-    plugins: [EXTERNAL_DOORS, UNDICI_FILES],
+    plugins: [EXTERNAL_DOORS, UNDICI_FILES, ZOD_ENGLISH_ONLY],
   });
   checkRuntimePackages(result.metafile);
   return Object.entries(result.metafile.outputs).map(([file, { bytes }]) => ({ file, bytes }));
 }
 
 /**
- * Packages the bundles still load from node_modules: those left outside (EXTERNAL, zod) and those
+ * Packages the bundles still load from node_modules: those left outside (EXTERNAL) and those
  * lazyModule() requires at run time (src/util/lazy-module.ts). Everything else is inside the
- * bundles, so package.json lists only these (zod as a peer) for a program that installs crm-ferry,
- * and yaml, whose types the declarations of dist/util/ name; the rest are development dependencies.
+ * bundles, so package.json lists only these for a program that installs crm-ferry, with yaml and
+ * zod (a peer) whose types the declarations name; the rest are development dependencies.
  */
-export const RUNTIME_PACKAGES = ['undici', 'zod', 'luxon', 'libphonenumber-js', 'iconv-lite'];
+export const RUNTIME_PACKAGES = ['undici', 'luxon', 'libphonenumber-js', 'iconv-lite'];
 
 /** Fails the build when a bundle imports a package that is not in RUNTIME_PACKAGES. */
 function checkRuntimePackages(metafile: Metafile): void {

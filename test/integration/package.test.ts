@@ -85,8 +85,12 @@ const HOOKS = `export async function resolve(specifier, context, next) {
 }
 `;
 
-/** Median wall time, in ms, of `node ARGS` in `cwd` over `rounds` runs, each kind run in turn. */
-async function medians(cwd: string, kinds: string[][], rounds: number): Promise<number[]> {
+/**
+ * The wall times, in ms, of `node ARGS` in `cwd` over `rounds` runs, each kind run in turn: the
+ * fastest and the median of each. On a machine shared with other work the fastest turn is the one
+ * least disturbed by it.
+ */
+async function timings(cwd: string, kinds: string[][], rounds: number): Promise<Array<{ best: number; median: number }>> {
   const times = kinds.map((): number[] => []);
   for (let round = 0; round < rounds; round += 1) {
     for (const [index, args] of kinds.entries()) {
@@ -95,7 +99,10 @@ async function medians(cwd: string, kinds: string[][], rounds: number): Promise<
       times[index]?.push(performance.now() - started);
     }
   }
-  return times.map((list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)] as number);
+  return times.map((list) => {
+    const sorted = list.sort((a, b) => a - b);
+    return { best: sorted[0] as number, median: sorted[Math.floor(sorted.length / 2)] as number };
+  });
 }
 
 describe('the packed package', () => {
@@ -140,15 +147,16 @@ describe('the packed package', () => {
     const urls = loaded.stderr.split('\n').filter((line) => line.startsWith('LOADED '));
     expect(urls.some((url) => url.includes('crm-ferry/dist/lib/index.js'))).toBe(true);
     expect(urls.filter((url) => /sandbox|fastify|pino|ajv|workbench/.test(url))).toEqual([]);
-    const [bare, library] = await medians(
+    const [bare, library] = (await timings(
       app,
       [
         ['-e', '0'],
         ['--input-type=module', '-e', "await import('crm-ferry')"],
       ],
       7,
-    );
-    expect(library, `import('crm-ferry') took ${library?.toFixed(0)} ms, a bare node ${bare?.toFixed(0)} ms`).toBeLessThanOrEqual(4 * (bare as number));
+    )) as [{ best: number; median: number }, { best: number; median: number }];
+    const said = `import('crm-ferry') took ${library.best.toFixed(0)} ms at best (median ${library.median.toFixed(0)}), a bare node ${bare.best.toFixed(0)} ms (median ${bare.median.toFixed(0)})`;
+    expect(library.best, said).toBeLessThanOrEqual(4 * bare.best);
 
     // The examples of docs/library.md, each a module compiled as written; the first makes the
     // client and the account the others go on with (it exports them, and they import them).
@@ -186,7 +194,7 @@ describe('the packed package', () => {
     // the errors' example, and the export of all five parties.
     expect(examples.stdout).toMatch(/people: 3 created, 0 rejected/);
     expect(examples.stdout).toMatch(/^3 records in parties\.jsonl$/m);
-    expect(examples.stdout).toMatch(/^true$/m);
+    expect(examples.stdout, `the examples printed:\n${examples.stdout}\n${examples.stderr}`).toMatch(/^true$/m);
     expect(examples.stderr).toMatch(/^USAGE \(input\): `format` xlsx disagrees with the extension of parties\.csv/m);
     expect(examples.stdout).toMatch(/^5 records$/m);
 
