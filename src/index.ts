@@ -14,8 +14,13 @@
  * package promises, so that a room can change inside without breaking a program that imports it.
  */
 
-import { guarded, parseOptions } from './errors/index.ts';
+import { openBackup as openBackupFolder } from './backup/index.ts';
+import { connect as connectClient } from './client/index.ts';
+import { guard, guarded, parseOptions } from './errors/index.ts';
 import { importOptionsSchema, runImport as importRows, runRollback as rollBack, runSetup as setUp } from './load/index.ts';
+import { compileMapping as compile, loadMapping as loadMappingFile } from './mapping/index.ts';
+import { loadPlan as loadPlanFile, validateMapping as checkMapping, validatePlan as checkPlan } from './plan/index.ts';
+import { inspectSource as inspect, openSource as open } from './sources/index.ts';
 import { runVerify as verifyRows, verifyOptionsSchema } from './verify/index.ts';
 
 // Errors: one class with a closed set of codes, each of a kind (input, service, internal), and
@@ -29,7 +34,6 @@ export type { AccountIdentity } from './journal/index.ts';
 export {
   accountOf,
   ApiError,
-  connect,
   CrmClient,
   type CredentialStore,
   type Transport,
@@ -72,8 +76,6 @@ export {
 // Sources: any file (or live legacy account) as rows, and the registry of formats.
 export {
   detectFormat,
-  inspectSource,
-  openSource,
   registerSourceFormat,
   sourceFormats,
   type CellValue,
@@ -101,8 +103,6 @@ export {
 
 // Mappings: load and check one, compile it, map rows; transforms of one's own.
 export {
-  compileMapping,
-  loadMapping,
   mapRows,
   MappingErrors,
   parseMapping,
@@ -136,19 +136,16 @@ export {
 } from './mapping/index.ts';
 
 // Plans: load one, and validate a plan or a mapping without writing.
-export {
-  loadPlan,
-  validateMapping,
-  validatePlan,
-  type NotCarried,
-  type Plan,
-  type PlanStep,
-  type RecordFinder,
-  type RejectReason,
-  type StepReport,
-  type ValidateMappingOptions,
-  type ValidatePlanOptions,
-  type ValidateReport,
+export type {
+  NotCarried,
+  Plan,
+  PlanStep,
+  RecordFinder,
+  RejectReason,
+  StepReport,
+  ValidateMappingOptions,
+  ValidatePlanOptions,
+  ValidateReport,
 } from './plan/index.ts';
 
 // Import: a plan or one file into the account, exactly once; its set-up; its rollback.
@@ -189,16 +186,35 @@ export const runVerify: typeof verifyRows = (options, deps) =>
     return verifyRows(options, deps);
   });
 /** Runs a plan's `setup:` alone. */
-export const runSetup: typeof setUp = (options, deps) => guarded('runSetup', () => setUp(options, deps));
+export const runSetup = guard('runSetup', setUp);
 /** Undoes the last run of a state folder. */
-export const runRollback: typeof rollBack = (options, deps) => guarded('runRollback', () => rollBack(options, deps));
+export const runRollback = guard('runRollback', rollBack);
+
+// The other calls that read files or the service, through the same door: whatever they end with is a FerryError.
+/** A client of the service from a token and an address (or `env`, or a stored login). */
+export const connect = guard('connect', connectClient);
+/** Opens a file (or a live legacy account) as rows; the format is found from its first bytes. */
+export const openSource = guard('openSource', open);
+/** What `crm-ferry inspect` prints about a file, as data. */
+export const inspectSource = guard('inspectSource', inspect);
+/** Loads and checks a mapping file: every problem at once (MappingErrors), each with its line. */
+export const loadMapping = guard('loadMapping', loadMappingFile);
+/** Compiles a mapping for mapRows. */
+export const compileMapping = guard('compileMapping', compile);
+/** Loads and checks a plan file. */
+export const loadPlan = guard('loadPlan', loadPlanFile);
+/** Validates a plan without writing (as `crm-ferry validate`). */
+export const validatePlan = guard('validatePlan', checkPlan);
+/** Validates one mapping over one input without writing. */
+export const validateMapping = guard('validateMapping', checkMapping);
+/** Opens a complete backup folder, every file checked against its manifest. */
+export const openBackup = guard('openBackup', openBackupFolder);
 
 // Export: records of the account to CSV, XLSX or JSON Lines.
 export { runExport, type ExportDeps, type ExportEntity, type ExportEvent, type ExportFormat, type ExportOptionsInput, type ExportSummary } from './export/index.ts';
 
 // Backup and restore of a whole account.
 export {
-  openBackup,
   runBackup,
   runRestore,
   type ActivityInputs,

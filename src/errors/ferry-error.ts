@@ -106,6 +106,11 @@ export async function guarded<T>(call: string, work: () => Promise<T>): Promise<
   }
 }
 
+/** `work` as a library call named `call`: the same call, whatever it ends with a FerryError (guarded). */
+export function guard<A extends unknown[], R>(call: string, work: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args) => guarded(call, () => work(...args));
+}
+
 export function isFerryError(error: unknown): error is FerryError {
   return error instanceof FerryError;
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { AmbiguousWriteError, ApiError } from '../../../src/client/index.ts';
-import { asFerryError, ERROR_CODES, exitCodeForCode, FerryError, parseOptions } from '../../../src/errors/index.ts';
+import { asFerryError, ERROR_CODES, exitCodeForCode, FerryError, guard, parseOptions } from '../../../src/errors/index.ts';
+import { connect, openSource } from '../../../src/index.ts';
 import { startSandbox } from '../../../src/sandbox-door.ts';
 
 describe('the kind and retryability of an error', () => {
@@ -22,6 +23,21 @@ describe('the kind and retryability of an error', () => {
     expect(asFerryError(bug, 'runExport')).toMatchObject({ code: 'INTERNAL', kind: 'internal', retryable: false, cause: bug, message: 'runExport failed unexpectedly: x is undefined' });
     const own = new FerryError('USAGE', 'no');
     expect(asFerryError(own, 'runExport')).toBe(own);
+  });
+
+  it('gives a call through the door as the same call, ending in a FerryError whatever happens inside', async () => {
+    const parse = guard('parseCount', async (text: string, base: number = 10) => {
+      const value = Number.parseInt(text, base);
+      if (Number.isNaN(value)) throw new RangeError(`not a number: ${text}`);
+      return value;
+    });
+    expect(await parse('ff', 16)).toBe(255);
+    await expect(parse('x')).rejects.toMatchObject({ code: 'INTERNAL', message: 'parseCount failed unexpectedly: not a number: x', cause: expect.any(RangeError) });
+  });
+
+  it("keeps the door's calls' own FerryErrors, of kind input for what was given", async () => {
+    await expect(openSource('/no/such/file.csv')).rejects.toMatchObject({ code: 'SOURCE_NOT_FOUND', kind: 'input' });
+    await expect(connect({ token: 'a token with spaces', baseUrl: 'https://acme.example.com' })).rejects.toMatchObject({ code: 'CONFIG_INVALID', kind: 'input' });
   });
 });
 
