@@ -72,7 +72,7 @@ for (const book of BOOKS) {
   try {
     const seeded = await seedBackupAccount(box, book.organisations, book.shape);
     const client = new CrmClient({ baseUrl: box.url, auth: box.token });
-    const full = await runBackup({ out: dir, since: null }, { client, account: box.url });
+    const full = await runBackup({ out: dir, since: null }, { client, account: { baseUrl: box.url, account: box.url } });
     const records = Object.values(full.files).reduce((sum, file) => sum + file.records, 0);
     const perRecordSteps = ['kase-parties', 'tracks', 'attachments', 'milestones'];
     let listPages = 0;
@@ -96,7 +96,7 @@ for (const book of BOOKS) {
       offsetMs = 0;
       const changed = Math.max(1, Math.floor(book.organisations / 100));
       for (const id of seeded.organisations.slice(0, changed)) await box.v2('PUT', `/parties/${id}`, { party: { about: 'changed' } });
-      const incremental = await runBackup({ out: dir, since: 'auto' }, { client, account: box.url });
+      const incremental = await runBackup({ out: dir, since: 'auto' }, { client, account: { baseUrl: box.url, account: box.url } });
       console.log(JSON.stringify({ book: book.name, run: 'backup --since auto', changedParties: changed, requests: incremental.requests, downloaded: incremental.attachments.downloaded }));
     }
     await client.close();

@@ -196,7 +196,7 @@ async function child(format: string, url: string): Promise<void> {
   const client = new CrmClient({ baseUrl: url, auth: TOKEN });
   const options = normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() });
   const exportOnce = async () => {
-    const summary = await runExport(options, { client, account: url });
+    const summary = await runExport(options, { client, account: { baseUrl: url, account: url } });
     return { records: summary.records, writingSeconds: summary.writingMs / 1000, fileWaitSeconds: summary.fileWaitMs / 1000 };
   };
   await readAll(client);
@@ -236,7 +236,7 @@ async function memoryChild(format: string, url: string): Promise<void> {
   const client = new CrmClient({ baseUrl: url, auth: TOKEN });
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const summary = await runExport(normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() }), { client, account: url });
+  const summary = await runExport(normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() }), { client, account: { baseUrl: url, account: url } });
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
   rmSync(out, { force: true });

@@ -3,6 +3,8 @@
 // and their dependencies bundled into a few files, build/bundle-cli.ts), which starts in a tenth of
 // a second. In a checkout, when the build is missing or older than a source file (someone is
 // editing src/), it runs the TypeScript sources through tsx instead, so a change is never run stale.
+// tsx is a development dependency: installed from the registry the package has no src/ and never
+// needs it; a checkout installed without development dependencies runs its build, saying so.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -36,12 +38,27 @@ function newerSource(dir, time) {
   return false;
 }
 
+/** tsx's register(), or null when it is not installed. */
+async function tsxRegister() {
+  try {
+    return (await import('tsx/esm/api')).register;
+  } catch (error) {
+    if (error?.code === 'ERR_MODULE_NOT_FOUND') return null;
+    throw error;
+  }
+}
+
 let main;
-if (compiledIsFresh()) {
-  ({ main } = await import('../dist/bundle/main.js'));
-} else {
-  const { register } = await import('tsx/esm/api');
+const fresh = compiledIsFresh();
+const register = fresh ? null : await tsxRegister();
+if (register) {
   register();
   ({ main } = await import('../src/cli/main.ts'));
+} else if (existsSync(`${root}dist/bundle/main.js`)) {
+  if (!fresh) process.stderr.write('crm-ferry: the build in dist/ is older than src/, and tsx (a development dependency) is missing: running the build\n');
+  ({ main } = await import('../dist/bundle/main.js'));
+} else {
+  process.stderr.write('crm-ferry: dist/ is not built and tsx is missing: run `npm install` (which builds it), or `npm run build`\n');
+  process.exit(2);
 }
 process.exitCode = await main(process.argv.slice(2));

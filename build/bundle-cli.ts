@@ -24,7 +24,8 @@
 import { cpSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { isBuiltin } from 'node:module';
+import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const DEFAULT_OUT = `${ROOT}dist/bundle/`;
@@ -57,8 +58,7 @@ const UNDICI_FILES: Plugin = {
 /**
  * zod's messages in English only. zod exports every language it has (`z.locales`, half of its
  * code: 290 kB of the 580 kB every command loaded and compiled), and uses English unless told
- * otherwise; crm-ferry writes its own messages and never picks another. The library (tsc's
- * dist/) keeps zod whole.
+ * otherwise; crm-ferry writes its own messages and never picks another.
  */
 const ZOD_ENGLISH_ONLY: Plugin = {
   name: 'zod-english-only',
@@ -71,33 +71,39 @@ const ZOD_ENGLISH_ONLY: Plugin = {
   },
 };
 
+/** What the command line's and the library's bundles share. */
+const BUNDLE_SETTINGS = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // CommonJS dependencies bundled into ES modules still call require() for node's own modules,
+  // and read __dirname (yargs, for its locales).
+  banner: {
+    js: "import { createRequire as __ferryCreateRequire } from 'node:module'; import { dirname as __ferryDirname } from 'node:path'; import { fileURLToPath as __ferryPath } from 'node:url'; const require = __ferryCreateRequire(import.meta.url); const __filename = __ferryPath(import.meta.url); const __dirname = __ferryDirname(__filename);",
+  },
+  chunkNames: 'chunk-[hash]',
+  // Whitespace and syntax only: names stay, so a stack trace in a bug report still says where.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  metafile: true,
+  logLevel: 'warning',
+} as const satisfies BuildOptions;
+
 /** Bundles the command line into `out`; returns the files written and their bytes. */
 export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file: string; bytes: number }>> {
   // Chunks are named by their content: those of an earlier build would stay beside the new ones.
   rmSync(out, { recursive: true, force: true });
   const result = await build({
-    absWorkingDir: ROOT,
+    ...BUNDLE_SETTINGS,
     entryPoints: { main: 'src/cli/main.ts' },
     outdir: out,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
     plugins: [EXTERNAL_DOORS, UNDICI_FILES, ZOD_ENGLISH_ONLY],
-    // CommonJS dependencies bundled into ES modules still call require() for node's own modules,
-    // and read __dirname (yargs, for its locales).
-    banner: {
-      js: "import { createRequire as __ferryCreateRequire } from 'node:module'; import { dirname as __ferryDirname } from 'node:path'; import { fileURLToPath as __ferryPath } from 'node:url'; const require = __ferryCreateRequire(import.meta.url); const __filename = __ferryPath(import.meta.url); const __dirname = __ferryDirname(__filename);",
-    },
-    chunkNames: 'chunk-[hash]',
-    // Whitespace and syntax only: names stay, so a stack trace in a bug report still says where.
-    minifyWhitespace: true,
-    minifySyntax: true,
-    legalComments: 'none',
-    metafile: true,
-    logLevel: 'warning',
   });
+  checkRuntimePackages(result.metafile);
   // A CommonJS module reached by import() becomes a chunk with a default export only: code that
   // takes a named export from it gets undefined (it did for OAuth's request()).
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
@@ -109,8 +115,63 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
   return Object.entries(result.metafile.outputs).map(([file, { bytes }]) => ({ file, bytes }));
 }
 
+export const LIBRARY_OUT = `${ROOT}dist/lib/`;
+
+/**
+ * Bundles the library's doors (`crm-ferry`: src/index.ts, `crm-ferry/sandbox`:
+ * src/sandbox-door.ts) into dist/lib/, as the command line is: node loads the few files far faster
+ * than the 600 modules the sources and their dependencies are, and importing the library took 5
+ * times a bare node's start (docs/benchmarks.md, `library-import`). The two doors share their
+ * common code as chunks, so a FerryError of one is a FerryError of the other. zod is inside too
+ * (English only, as for the command line): loading its 95 modules from node_modules was a fifth of
+ * the import. A program's own schemas (a transform's options) come from its own zod, the peer
+ * dependency the declarations name; crm-ferry only calls their safeParse() and reads the issues,
+ * which any zod 4 gives alike. The declarations stay tsc's (dist/index.d.ts, dist/sandbox-door.d.ts).
+ */
+export async function bundleLibrary(out: string = LIBRARY_OUT): Promise<Array<{ file: string; bytes: number }>> {
+  rmSync(out, { recursive: true, force: true });
+  const result = await build({
+    ...BUNDLE_SETTINGS,
+    entryPoints: { index: 'src/index.ts', sandbox: 'src/sandbox-door.ts' },
+    outdir: out,
+    plugins: [EXTERNAL_DOORS, UNDICI_FILES, ZOD_ENGLISH_ONLY],
+  });
+  checkRuntimePackages(result.metafile);
+  return Object.entries(result.metafile.outputs).map(([file, { bytes }]) => ({ file, bytes }));
+}
+
+/**
+ * Packages the bundles still load from node_modules: those left outside (EXTERNAL) and those
+ * lazyModule() requires at run time (src/util/lazy-module.ts). Everything else is inside the
+ * bundles, so package.json lists only these for a program that installs crm-ferry, with yaml and
+ * zod (a peer) whose types the declarations name; the rest are development dependencies.
+ */
+export const RUNTIME_PACKAGES = ['undici', 'luxon', 'libphonenumber-js', 'iconv-lite'];
+
+/** Fails the build when a bundle imports a package that is not in RUNTIME_PACKAGES. */
+function checkRuntimePackages(metafile: Metafile): void {
+  const outside = new Set<string>();
+  for (const output of Object.values(metafile.outputs)) {
+    for (const imported of output.imports) {
+      if (imported.external && !imported.path.startsWith('node:') && !imported.path.startsWith('.'))
+        outside.add(
+          imported.path
+            .split('/')
+            .slice(0, imported.path.startsWith('@') ? 2 : 1)
+            .join('/'),
+        );
+    }
+  }
+  const unlisted = [...outside].filter((name) => !RUNTIME_PACKAGES.includes(name) && !isBuiltin(name));
+  if (unlisted.length > 0) throw new Error(`the bundles load ${unlisted.join(', ')} from node_modules: add them to RUNTIME_PACKAGES and package.json dependencies (build/bundle-cli.ts)`);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const files = await bundleCli(process.argv[2] ?? DEFAULT_OUT);
   const total = files.reduce((sum, f) => sum + f.bytes, 0);
   process.stdout.write(`command line: ${files.length} files, ${(total / 1024).toFixed(0)} KiB\n`);
+  if (process.argv[2] === undefined) {
+    const library = await bundleLibrary();
+    process.stdout.write(`library: ${library.length} files, ${(library.reduce((sum, f) => sum + f.bytes, 0) / 1024).toFixed(0)} KiB\n`);
+  }
 }

@@ -27,7 +27,7 @@ export interface Backup {
   dir: string;
   manifest: Manifest;
   /** The records of one file of the folder (`parties.jsonl`), in order; none when the manifest lists no such file. */
-  read(name: string): Promise<Body[]>;
+  read(name: string): Promise<Array<Record<string, unknown>>>;
   /** The attachments, by id, each checked against its bytes. */
   attachments: ReadonlyMap<number, BackupAttachment>;
 }

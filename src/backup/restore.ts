@@ -7,8 +7,8 @@
  */
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { type CrmClient, readAccountCatalog } from '../client/index.ts';
-import { FerryError } from '../errors/index.ts';
+import { accountOf, type CrmClient, readAccountCatalog } from '../client/index.ts';
+import { FerryError, guarded, parseOptions } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
@@ -32,11 +32,17 @@ export const restoreOptionsSchema = z.object({
 });
 export type RestoreOptions = z.output<typeof restoreOptionsSchema>;
 
+/** Options of runRestore as a program gives them: the backup folder; the rest is optional. */
+export type RestoreOptionsInput = z.input<typeof restoreOptionsSchema>;
+
 export interface RestoreDeps {
   client: CrmClient;
-  account: AccountIdentity;
-  signal?: AbortSignal;
-  onEvent?: (event: ImportEvent) => void;
+  /** The account the importer's state belongs to. @default accountOf(client) */
+  account?: AccountIdentity | undefined;
+  /** Stops the restore cleanly: the summary says `interrupted`, and the same call continues. */
+  signal?: AbortSignal | undefined;
+  /** The importer's events, for both of its runs (the set-up told once). */
+  onEvent?: ((event: ImportEvent) => void) | undefined;
 }
 
 export interface RestoreSummary {
@@ -106,8 +112,11 @@ function listUpTo(files: Record<string, { records: number }>): number {
  * the parties it created. A restore into an account that holds the backup's records, with any
  * state folder, adds nothing.
  */
-export async function runRestore(given: z.input<typeof restoreOptionsSchema>, deps: RestoreDeps): Promise<RestoreSummary> {
-  const options = restoreOptionsSchema.parse(given);
+export function runRestore(given: RestoreOptionsInput, deps: RestoreDeps): Promise<RestoreSummary> {
+  return guarded('runRestore', () => restore(parseOptions(restoreOptionsSchema.strict(), given, 'runRestore'), { ...deps, account: deps.account ?? accountOf(deps.client) }));
+}
+
+async function restore(options: RestoreOptions, deps: RestoreDeps & { account: AccountIdentity }): Promise<RestoreSummary> {
   const requestsAtStart = deps.client.transport.requestsSent;
   const from = resolve(options.from);
   // A restore's inputs describe that restore (its entries and tasks leave out what the target held):

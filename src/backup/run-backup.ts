@@ -7,9 +7,9 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { type CrmClient, RecordService } from '../client/index.ts';
-import { FerryError } from '../errors/index.ts';
-import { releaseLock, takeLock } from '../journal/index.ts';
+import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
+import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
+import { type AccountIdentity, releaseLock, takeLock } from '../journal/index.ts';
 import { jsonText, makeFolders, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
 import {
@@ -43,15 +43,29 @@ export const backupOptionsSchema = z.object({
 });
 export type BackupOptions = z.output<typeof backupOptionsSchema>;
 
+/** Options of runBackup as a program gives them: the folder, and whether to add to the backup in it. */
+export interface BackupOptionsInput {
+  /** The backup folder: empty or new, or holding an earlier backup (complete or interrupted) of the same account. */
+  out: string;
+  /** 'auto': only what changed since the backup in `out` began (everything when there is none); null (the default): everything. */
+  since?: 'auto' | null | undefined;
+}
+
+/** What a backup tells as it goes: after each page or record step, the records read and requests sent so far. */
+export type BackupEvent = { type: 'progress'; step: string; records: number; requests: number };
+
 export interface BackupDeps {
   client: CrmClient;
-  /** What identifies the account; a backup folder is never continued from another one. */
-  account: string;
-  signal?: AbortSignal;
-  now?: () => Date;
-  /** After each page or record step: records read so far and requests sent by this run. */
-  onProgress?: (progress: { step: string; records: number; requests: number }) => void;
+  /** The account the folder belongs to (a backup folder is never continued from another). @default accountOf(client) */
+  account?: AccountIdentity | undefined;
+  /** Stops the backup cleanly: the folder keeps what was read, the summary says `interrupted`, and the same call continues. */
+  signal?: AbortSignal | undefined;
+  now?: (() => Date) | undefined;
+  onEvent?: ((event: BackupEvent) => void) | undefined;
 }
+
+/** The dependencies of a run, the account as the folder's files name it. */
+type RunDeps = Omit<BackupDeps, 'account'> & { account: string };
 
 export interface BackupSummary {
   /** Records (lines) by file, as the manifest has them. */
@@ -74,8 +88,11 @@ export interface BackupSummary {
  * parties, opportunities and projects changed since it began are read, merged into its files, and
  * those deleted in the account removed.
  */
-export async function runBackup(given: BackupOptions, deps: BackupDeps): Promise<BackupSummary> {
-  const options = backupOptionsSchema.parse(given);
+export function runBackup(given: BackupOptionsInput, deps: BackupDeps): Promise<BackupSummary> {
+  return guarded('runBackup', () => backup(parseOptions(backupOptionsSchema.strict(), given, 'runBackup'), { ...deps, account: (deps.account ?? accountOf(deps.client)).account }));
+}
+
+async function backup(options: BackupOptions, deps: RunDeps): Promise<BackupSummary> {
   const dir = await makeFolders(options.out, { mode: 0o700, what: 'the backup folder', hint: 'Give --out a folder that can be written.' });
   // Two backups into one folder would write the same work files.
   const lock = await takeLock(join(dir, LOCK_FILE));
@@ -87,7 +104,7 @@ export async function runBackup(given: BackupOptions, deps: BackupDeps): Promise
 }
 
 /** Where the run starts: a new backup, or the one a killed or stopped run left. */
-async function startOrResume(options: BackupOptions, deps: BackupDeps, dir: string, previous: Manifest | undefined): Promise<{ progress: Progress; resumed: boolean }> {
+async function startOrResume(options: BackupOptions, deps: RunDeps, dir: string, previous: Manifest | undefined): Promise<{ progress: Progress; resumed: boolean }> {
   const progressFile = join(dir, PROGRESS_FILE);
   const manifestFile = join(dir, MANIFEST_FILE);
   const saved = await readChecked(progressFile, progressSchema, 'progress file');
@@ -110,7 +127,7 @@ async function startOrResume(options: BackupOptions, deps: BackupDeps, dir: stri
   return { progress: { format: BACKUP_FORMAT, account: deps.account, startedAt: now().toISOString(), since, phase: 'read', steps: {}, requests: 0, downloaded: 0 }, resumed: false };
 }
 
-async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: string): Promise<BackupSummary> {
+async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string): Promise<BackupSummary> {
   const now = deps.now ?? (() => new Date());
   const client = deps.client;
   const requestsAtStart = client.transport.requestsSent;
@@ -134,7 +151,7 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
     ctx.downloads = 0;
     await saveProgress(progressFile, progress);
   };
-  const told = (step: string, records: number): void => deps.onProgress?.({ step, records, requests: client.transport.requestsSent - requestsAtStart });
+  const told = (step: string, records: number): void => deps.onEvent?.({ type: 'progress', step, records, requests: client.transport.requestsSent - requestsAtStart });
   const summary: BackupSummary = { files: {}, attachments: { files: 0, bytes: 0, downloaded: 0 }, since: progress.since, resumed, deleted: { parties: 0, opportunities: 0, kases: 0 }, requests: 0, interrupted: false };
   const steps = backupSteps();
   try {
@@ -227,9 +244,18 @@ async function backupLocked(options: BackupOptions, deps: BackupDeps, dir: strin
       summary.interrupted = true;
     } else if (!(error instanceof FerryError) && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string') {
       // The disk, not crm-ferry: full, read-only, gone. What was recorded is kept for the next run.
-      throw new FerryError('EXPORT_WRITE', `cannot write the backup in ${dir}: ${(error as Error).message}`, { location: { file: dir }, cause: error, hint: 'Make room or give another --out folder; the same command continues the backup.' });
+      const failure = new FerryError('EXPORT_WRITE', `cannot write the backup in ${dir}: ${(error as Error).message}`, {
+        location: { file: dir },
+        cause: error,
+        hint: 'Make room or give another --out folder; the same command continues the backup.',
+      });
+      failure.partial = { ...summary, requests: client.transport.requestsSent - requestsAtStart };
+      throw failure;
     } else {
-      throw error;
+      // What was read before the failure is kept in the folder; the same call continues it.
+      const failure = asFerryError(error, 'runBackup');
+      failure.partial = { ...summary, requests: client.transport.requestsSent - requestsAtStart };
+      throw failure;
     }
   }
   summary.requests = client.transport.requestsSent - requestsAtStart;

@@ -53,9 +53,9 @@ reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to 
         { out: folder, since: since === 'auto' ? 'auto' : null },
         {
           client,
-          account: account.account,
+          account,
           signal: io.signal,
-          onProgress: (p) => {
+          onEvent: (p) => {
             const line = `${p.step}: ${formatCount(p.records)} records, ${p.requests} requests`;
             if (tty) {
               io.stderr.write(`\r${line}\u001b[K`);

@@ -95,10 +95,10 @@ is unchanged).`,
       const progress = new ProgressLine(io.stderr, tty ? 'tty' : 'lines', 30_000);
       const summary = await runExport(options, {
         client,
-        account: account.account,
+        account,
         signal: io.signal,
         stdout: io.stdout,
-        onProgress: (p) => progress.show(`${formatCount(p.records)} records, ${p.requests} requests`),
+        onEvent: (p) => progress.show(`${formatCount(p.records)} records, ${p.requests} requests`),
       });
       progress.finish();
       if (summary.interrupted) {

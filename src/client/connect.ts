@@ -14,7 +14,11 @@ export interface ConnectOptions {
   baseUrl?: string | undefined;
   /** `--profile`: which stored OAuth login to use. @default 'default' */
   profile?: string | undefined;
-  env: NodeJS.ProcessEnv;
+  /**
+   * Where CRM_FERRY_TOKEN and CRM_FERRY_BASE_URL are read when `token` or `baseUrl` is not given
+   * (the command line passes `process.env`). @default {} (a library call reads nothing of the process)
+   */
+  env?: NodeJS.ProcessEnv;
   /** Where OAuth logins are kept. @default the XDG config path */
   credentialsFile?: string;
   dispatcher?: Dispatcher;
@@ -39,15 +43,16 @@ function checkToken(token: string): void {
  * `--base-url`, `CRM_FERRY_BASE_URL`, or the stored login.
  */
 export async function connect(options: ConnectOptions): Promise<{ client: CrmClient; session: OAuthSession | null }> {
-  const token = options.token ?? (options.env.CRM_FERRY_TOKEN || undefined);
-  let baseUrl = options.baseUrl ?? (options.env.CRM_FERRY_BASE_URL || undefined);
+  const env = options.env ?? {};
+  const token = options.token ?? (env.CRM_FERRY_TOKEN || undefined);
+  let baseUrl = options.baseUrl ?? (env.CRM_FERRY_BASE_URL || undefined);
   const profileName = options.profile ?? 'default';
   let session: OAuthSession | null = null;
   let auth: TransportOptions['auth'];
   if (token) {
     auth = token;
   } else {
-    const store = new CredentialStore(options.credentialsFile ?? defaultCredentialsPath(options.env));
+    const store = new CredentialStore(options.credentialsFile ?? defaultCredentialsPath(env));
     const stored = await store.get(profileName);
     if (!stored) {
       throw new FerryError('CONFIG_MISSING', 'no credentials: give --token, set CRM_FERRY_TOKEN, or log in', {

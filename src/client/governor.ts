@@ -1,6 +1,7 @@
 import type { Clock } from './clock.ts';
 
-type HeaderValue = string | string[] | undefined;
+/** A header of an answer, as node gives it. */
+export type HeaderValue = string | string[] | undefined;
 
 function headerNumber(value: HeaderValue): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;

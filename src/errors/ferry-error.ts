@@ -1,5 +1,21 @@
 import type { ErrorCode } from './codes.ts';
 
+/**
+ * Whose the problem is, for a program deciding what to do: `input` (the options, files, mapping,
+ * plan, state folder or credentials given: fix them and run again), `service` (the service refused
+ * or could not be reached) or `internal` (a bug in crm-ferry).
+ */
+export type ErrorKind = 'input' | 'service' | 'internal';
+
+/** Codes where running the same call again later may succeed without changing anything. */
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['API_RATE_LIMITED', 'API_NETWORK', 'API_TIMEOUT', 'API_SERVER', 'API_AMBIGUOUS_WRITE', 'JOURNAL_LOCKED']);
+
+/** The kind of an error code (see ErrorKind): the same split as the exit codes. */
+export function kindOfCode(code: ErrorCode): ErrorKind {
+  if (code === 'INTERNAL') return 'internal';
+  return code.startsWith('API_') ? 'service' : 'input';
+}
+
 /** Where in the input an error was found. Every field is optional; set what is known. */
 export interface ErrorLocation {
   file?: string;
@@ -26,6 +42,11 @@ export class FerryError extends Error {
   readonly code: ErrorCode;
   readonly location: ErrorLocation | undefined;
   readonly hint: string | undefined;
+  /**
+   * What a summary of the work done before the error says, when the call that threw had one
+   * (an export's or a backup's records so far). Undefined otherwise.
+   */
+  partial: unknown;
 
   constructor(code: ErrorCode, message: string, options: FerryErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -33,6 +54,21 @@ export class FerryError extends Error {
     this.code = code;
     this.location = options.location;
     this.hint = options.hint;
+    this.partial = undefined;
+  }
+
+  /** Whose the problem is: `input`, `service` or `internal` (see ErrorKind). */
+  get kind(): ErrorKind {
+    return kindOfCode(this.code);
+  }
+
+  /**
+   * Whether the same call may succeed if made again later, unchanged: the service was busy, slow
+   * or unreachable, a write's outcome was unknown (a resumed run settles it), or another run held
+   * the state folder's lock.
+   */
+  get retryable(): boolean {
+    return RETRYABLE.has(this.code);
   }
 }
 
@@ -48,6 +84,31 @@ export function formatLocation(location: ErrorLocation | undefined): string {
   if (location.elementPath) parts.push(location.elementPath);
   if (location.yamlPath) parts.push(location.yamlPath);
   return parts.join(', ');
+}
+
+/**
+ * `error` as a FerryError: itself when it is one, else an INTERNAL one (a bug in crm-ferry)
+ * naming the call and keeping the error as its cause. A library call ends with this, so that a
+ * program catches one class.
+ */
+export function asFerryError(error: unknown, call: string): FerryError {
+  if (error instanceof FerryError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FerryError('INTERNAL', `${call} failed unexpectedly: ${message}`, { cause: error, hint: 'This is a bug in crm-ferry; please report it with the message.' });
+}
+
+/** Runs a library call's work, giving any error it ends with as a FerryError (asFerryError). */
+export async function guarded<T>(call: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asFerryError(error, call);
+  }
+}
+
+/** `work` as a library call named `call`: the same call, whatever it ends with a FerryError (guarded). */
+export function guard<A extends unknown[], R>(call: string, work: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return (...args) => guarded(call, () => work(...args));
 }
 
 export function isFerryError(error: unknown): error is FerryError {

@@ -15,6 +15,16 @@ export {
   type ExportEntity,
   type FilterEntity,
 } from './filter.ts';
-export { exportOptionsSchema, normaliseExportOptions, runExport, type ExportDeps, type ExportFlags, type ExportOptions, type ExportSummary } from './run-export.ts';
+export {
+  exportOptionsSchema,
+  normaliseExportOptions,
+  runExport,
+  type ExportDeps,
+  type ExportEvent,
+  type ExportFlags,
+  type ExportOptions,
+  type ExportOptionsInput,
+  type ExportSummary,
+} from './run-export.ts';
 export { deletedFileOf, looksLikeFormula, openWriter, type DeletedRecord, type ExportFormat, type ExportWriter } from './writers.ts';
 export { columnsFromMappings } from './mapping-columns.ts';

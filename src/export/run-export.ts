@@ -2,8 +2,9 @@ import { rename, rm, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { type CatalogPart, type CrmClient, EVERY_TASK_STATUS, type Filter, readCatalogPart, RecordService } from '../client/index.ts';
-import { FerryError } from '../errors/index.ts';
+import { accountOf, type CatalogPart, type CrmClient, EVERY_TASK_STATUS, type Filter, readCatalogPart, RecordService } from '../client/index.ts';
+import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
 import { loadMapping } from '../mapping/index.ts';
 import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
@@ -93,36 +94,113 @@ function isSinceDate(text: string): boolean {
   return check.getUTCFullYear() === year && check.getUTCMonth() === month - 1 && check.getUTCDate() === day;
 }
 
+/**
+ * Options of runExport as a program gives them: what to export (`entity`) and where (`out`); the
+ * rest is optional. Paths are taken as given (relative ones from the process's folder).
+ */
+export interface ExportOptionsInput {
+  entity: ExportEntity;
+  /** The file to write (.csv, .xlsx, .jsonl); null writes CSV or JSON Lines to `deps.stdout`. */
+  out: string | null;
+  /** @default from the extension of `out`; CSV for a stream */
+  format?: ExportFormat | undefined;
+  /** Conditions as `crm-ferry export --where` takes them (docs/export.md), all of which must hold. */
+  where?: string[] | undefined;
+  /** Any one condition of `where` instead of all of them. @default false */
+  any?: boolean | undefined;
+  orderBy?: string | null | undefined;
+  /** A filter file (YAML or JSON) instead of `where`. */
+  filterFile?: string | null | undefined;
+  /** The columns, by name. @default every column of the entity */
+  columns?: string[] | null | undefined;
+  /** Mapping files (the import's language) whose columns the export writes, instead of `columns`. */
+  mappings?: string[] | undefined;
+  /** Entries: the folder the attachments the mapping reads are downloaded into. */
+  attachments?: string | null | undefined;
+  /** CSV without BOM and with LF. @default false */
+  plain?: boolean | undefined;
+  /** No protection of texts that look like formulas. @default false */
+  raw?: boolean | undefined;
+  /** 'auto' (with `stateFile`: since the last complete export), a date or a timestamp; null (the default) exports everything. */
+  since?: string | null | undefined;
+  /** Where `since: 'auto'` keeps the time of the last complete export. */
+  stateFile?: string | null | undefined;
+}
+
+/** How an option is named in a message: its flag on the command line, its name in the library. */
+type OptionName = (option: Exclude<keyof ExportOptionsInput, 'entity' | 'plain' | 'raw'>) => string;
+
+const FLAG_NAMES: Record<Parameters<OptionName>[0], string> = {
+  out: '--out',
+  format: '--format',
+  where: '--where',
+  any: '--any',
+  orderBy: '--order-by',
+  filterFile: '--filter',
+  columns: '--columns',
+  mappings: '--mapping',
+  attachments: '--attachments',
+  since: '--since',
+  stateFile: '--state',
+};
+const flagName: OptionName = (option) => FLAG_NAMES[option];
+const libraryName: OptionName = (option) => `\`${option}\``;
+
+/** The shape of ExportOptionsInput, checked before what the options mean together. */
+const exportInputSchema = exportOptionsSchema.extend({ out: z.string().min(1).nullable(), format: z.enum(['csv', 'xlsx', 'jsonl']).optional() }).strict();
+
+/**
+ * Checks and completes the options of an export: each mistake is one USAGE error, naming the
+ * options as `name` does (flags for the command line).
+ */
+function checkExportOptions(input: ExportOptionsInput, name: OptionName, outAsGiven?: string): ExportOptions {
+  const given = parseOptions(exportInputSchema, input, 'runExport');
+  const { entity, out } = given;
+  const shownOut = outAsGiven ?? out;
+  const forOut = name === flagName ? '--out FILE' : '`out` (a file)';
+  let format = given.format;
+  const named = out === null ? undefined : FORMATS[extname(out).toLowerCase()];
+  // An XLSX file named .csv opens as garbage, and the next tool that trusts the name fails.
+  if (format !== undefined && named !== undefined && format !== named) usage(`${name('format')} ${format} disagrees with the extension of ${shownOut} (${named})`, `Name the file .${format}, or leave ${name('format')} out.`);
+  format ??= out === null ? 'csv' : named;
+  if (!format) usage(`cannot tell the format of ${shownOut} from its extension`, `Name it .csv, .xlsx or .jsonl, or give ${name('format')}.`);
+  if (format === 'xlsx' && out === null) usage(`XLSX cannot go to standard output; give ${forOut}.xlsx`);
+  const filterable = isFilterEntity(entity);
+  const { where, any, orderBy, filterFile, columns, mappings, attachments, since, stateFile } = given;
+  if (!filterable && (where.length > 0 || filterFile || orderBy || any)) usage(`${entity} cannot be filtered: ${name('where')}, ${name('any')}, ${name('orderBy')} and ${name('filterFile')} work for parties, opportunities and kases`);
+  if (filterFile && where.length > 0) usage(`give ${name('where')} or ${name('filterFile')}, not both`);
+  if (any && where.length < 2) usage(`${name('any')} combines two or more ${name('where')} conditions`);
+  if (since !== null) {
+    if (entity === 'entries' || entity === 'tasks') usage(`${name('since')} works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`);
+    if (since === 'auto' && !stateFile) usage(`${name('since')} auto needs ${name === flagName ? '--state FILE' : '`stateFile`'}, where the time of the last export is kept`);
+    if (since !== 'auto' && !isSinceDate(since)) usage(`${name('since')} takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
+    if (out === null) usage(`an incremental export writes its deleted ids beside the output: give ${forOut}`);
+  }
+  if (stateFile && since === null) usage(`${name('stateFile')} goes with ${name('since')} auto`);
+  if (filterable && where.length > 0) parseWhere(entity, where, undefined, any);
+  if (filterable && orderBy) parseOrderBy(entity, orderBy);
+  if (columns !== null && columns.length === 0) usage(`${name('columns')} needs at least one column name`);
+  const twice = columns?.find((column, i) => columns.findIndex((other) => other.toLowerCase() === column.toLowerCase()) !== i);
+  if (twice !== undefined) usage(`${name('columns')} names ${JSON.stringify(twice)} twice: a column is written once; name each column once`);
+  if (mappings.length > 0 && columns !== null) usage(`give ${name('columns')} or ${name('mappings')}, not both`);
+  if (mappings.length > 0 && format === 'jsonl') usage(`${name('mappings')} chooses columns, and JSON Lines holds whole records: export to CSV or XLSX`);
+  if (attachments !== null) {
+    if (entity !== 'entries') usage(`${name('attachments')} downloads the files of entries, and this export is of ${entity}`);
+    if (mappings.length === 0) usage(`${name('attachments')} goes with a ${name === flagName ? '--mapping' : '`mappings` file'} that reads attachments (the file names the attachment column gives)`);
+    if (out === null) usage(`${name('attachments')} writes paths relative to the output file: give ${forOut}`);
+    if (attachments === '') usage(`${name('attachments')} needs a folder`);
+  }
+  return { ...given, format };
+}
+
 /** Checks and completes the flags of `crm-ferry export`; every mistake is one USAGE line. */
 export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const entity = flags.entity;
   if (!entity || !(EXPORT_ENTITIES as readonly string[]).includes(entity)) usage(`export needs an ENTITY: ${EXPORT_ENTITIES.join(', ')}${entity ? ` (got ${JSON.stringify(entity)})` : ''}`);
   const path = (p: string): string => (isAbsolute(p) ? p : resolve(flags.cwd, p));
   if (flags.out === undefined || flags.out === '') usage('export needs --out FILE (.csv, .xlsx, .jsonl), or --out - for standard output');
-  const out = flags.out === '-' ? null : path(flags.out);
-  let format = flags.format as ExportFormat | undefined;
+  const format = flags.format;
   if (format !== undefined && !['csv', 'xlsx', 'jsonl'].includes(format)) usage(`--format takes csv, xlsx or jsonl, got ${JSON.stringify(format)}`);
-  const named = out === null ? undefined : FORMATS[extname(out).toLowerCase()];
-  // An XLSX file named .csv opens as garbage, and the next tool that trusts the name fails.
-  if (format !== undefined && named !== undefined && format !== named) usage(`--format ${format} disagrees with the extension of ${flags.out} (${named})`, `Name the file .${format}, or leave --format out.`);
-  format ??= out === null ? 'csv' : named;
-  if (!format) usage(`cannot tell the format of ${flags.out} from its extension`, 'Name it .csv, .xlsx or .jsonl, or give --format.');
-  if (format === 'xlsx' && out === null) usage('XLSX cannot go to standard output; give --out FILE.xlsx');
-  const filterable = isFilterEntity(entity as ExportEntity);
-  const where = flags.where ?? [];
-  if (!filterable && (where.length > 0 || flags.filter || flags.orderBy || flags.any)) usage(`${entity} cannot be filtered: --where, --any, --order-by and --filter work for parties, opportunities and kases`);
-  if (flags.filter && where.length > 0) usage('give --where or --filter, not both');
-  if (flags.any && where.length < 2) usage('--any combines two or more --where conditions');
-  const since = flags.since ?? null;
-  if (since !== null) {
-    if (entity === 'entries' || entity === 'tasks') usage(`--since works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`);
-    if (since === 'auto' && !flags.state) usage('--since auto needs --state FILE, where the time of the last export is kept');
-    if (since !== 'auto' && !isSinceDate(since)) usage(`--since takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
-    if (out === null) usage('an incremental export writes its deleted ids beside the output: give --out FILE');
-  }
-  if (flags.state && since === null) usage('--state goes with --since auto');
-  if (filterable && where.length > 0) parseWhere(entity as FilterEntity, where, undefined, flags.any ?? false);
-  if (filterable && flags.orderBy) parseOrderBy(entity as FilterEntity, flags.orderBy);
   const columns =
     flags.columns === undefined
       ? null
@@ -130,34 +208,26 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
           .split(',')
           .map((c) => c.trim())
           .filter(Boolean);
-  if (columns !== null && columns.length === 0) usage('--columns needs at least one column name');
-  const twice = columns?.find((name, i) => columns.findIndex((other) => other.toLowerCase() === name.toLowerCase()) !== i);
-  if (twice !== undefined) usage(`--columns names ${JSON.stringify(twice)} twice: a column is written once; name each column once`);
-  const mappings = (flags.mapping ?? []).map(path);
-  if (mappings.length > 0 && columns !== null) usage('give --columns or --mapping, not both');
-  if (mappings.length > 0 && format === 'jsonl') usage('--mapping chooses columns, and JSON Lines holds whole records: export to CSV or XLSX');
-  if (flags.attachments !== undefined) {
-    if (entity !== 'entries') usage(`--attachments downloads the files of entries, and this export is of ${entity}`);
-    if (mappings.length === 0) usage('--attachments goes with a --mapping that reads attachments (the file names the attachment column gives)');
-    if (out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
-    if (flags.attachments === '') usage('--attachments needs a folder');
-  }
-  return exportOptionsSchema.parse({
-    entity,
-    out,
-    format,
-    where,
-    any: flags.any ?? false,
-    orderBy: flags.orderBy ?? null,
-    filterFile: flags.filter ? path(flags.filter) : null,
-    columns,
-    mappings,
-    attachments: flags.attachments ? path(flags.attachments) : null,
-    plain: flags.plain ?? false,
-    raw: flags.raw ?? false,
-    since,
-    stateFile: flags.state ? path(flags.state) : null,
-  });
+  return checkExportOptions(
+    {
+      entity: entity as ExportEntity,
+      out: flags.out === '-' ? null : path(flags.out),
+      format: format as ExportFormat | undefined,
+      where: flags.where ?? [],
+      any: flags.any ?? false,
+      orderBy: flags.orderBy ?? null,
+      filterFile: flags.filter ? path(flags.filter) : null,
+      columns,
+      mappings: (flags.mapping ?? []).map(path),
+      attachments: flags.attachments === undefined ? null : flags.attachments === '' ? '' : path(flags.attachments),
+      plain: flags.plain ?? false,
+      raw: flags.raw ?? false,
+      since: flags.since ?? null,
+      stateFile: flags.state ? path(flags.state) : null,
+    },
+    flagName,
+    flags.out,
+  );
 }
 
 /** What an incremental export remembers between runs. */
@@ -191,18 +261,23 @@ async function readState(file: string): Promise<ExportState | null> {
   }
 }
 
+/** What an export tells as it goes. */
+export type ExportEvent = { type: 'progress'; records: number; requests: number };
+
 export interface ExportDeps {
   client: CrmClient;
-  /** What identifies the account; an incremental state is never applied to another one. */
-  account: string;
-  signal?: AbortSignal;
+  /** The account an incremental state belongs to (it is never applied to another). @default accountOf(client) */
+  account?: AccountIdentity | undefined;
+  /** Stops the export cleanly: no file is written, the state is unchanged, and the summary says `interrupted`. */
+  signal?: AbortSignal | undefined;
   /**
    * Where an export with `out: null` goes (CSV or JSON Lines); required then. The library reads
    * nothing of the process it runs in: the command passes its standard output.
    */
-  stdout?: NodeJS.WritableStream;
-  onProgress?: (progress: { records: number; requests: number }) => void;
-  now?: () => Date;
+  stdout?: NodeJS.WritableStream | undefined;
+  /** Told every 100 records: those written and the requests sent so far. */
+  onEvent?: ((event: ExportEvent) => void) | undefined;
+  now?: (() => Date) | undefined;
 }
 
 export interface ExportSummary {
@@ -340,8 +415,13 @@ async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>
  * its name only when complete. With `since`, only what changed (and the ids deleted) since then;
  * with `since: 'auto'` and a state file, since the last complete export.
  */
-export async function runExport(given: ExportOptions, deps: ExportDeps): Promise<ExportSummary> {
-  let options = given;
+export function runExport(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {
+  return guarded('runExport', () => exportRecords(given, deps));
+}
+
+async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {
+  let options = checkExportOptions(given, libraryName);
+  const account = (deps.account ?? accountOf(deps.client)).account;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
   const requestsAtStart = deps.client.transport.requestsSent;
@@ -372,8 +452,8 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
   const query = JSON.stringify({ entity, filter, ...(checkedHere.length > 0 ? { checkedHere, any: options.any } : {}), columns: options.columns, ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}) });
 
   const state = options.stateFile ? await readState(options.stateFile) : null;
-  if (state && state.account !== deps.account) {
-    throw new FerryError('EXPORT_WRITE', `the export state ${options.stateFile} belongs to ${state.account}, and this export is connected to ${deps.account}`, {
+  if (state && state.account !== account) {
+    throw new FerryError('EXPORT_WRITE', `the export state ${options.stateFile} belongs to ${state.account}, and this export is connected to ${account}`, {
       location: { file: options.stateFile ?? '' },
       hint: 'Give each account its own --state file.',
     });
@@ -432,7 +512,7 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
           waiting += at - handed;
         }
         summary.records += 1;
-        if (summary.records % 100 === 0) deps.onProgress?.({ records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
+        if (summary.records % 100 === 0) deps.onEvent?.({ type: 'progress', records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
       }
       writing += performance.now() - at;
     }
@@ -458,20 +538,25 @@ export async function runExport(given: ExportOptions, deps: ExportDeps): Promise
       summary.requests = deps.client.transport.requestsSent - requestsAtStart;
       return summary;
     }
-    throw error;
+    // What was read before the failure; no file was written.
+    const failure = asFerryError(error, 'runExport');
+    failure.partial = { ...summary, elapsedMs: Date.now() - started, requests: deps.client.transport.requestsSent - requestsAtStart };
+    throw failure;
   }
   if (options.stateFile) {
-    const next: ExportState = { format: 1, account: deps.account, entity, query, since: nextSince };
+    const next: ExportState = { format: 1, account, entity, query, since: nextSince };
     try {
       await writeFileAtomic(options.stateFile, jsonText(next));
     } catch (error) {
       // The export's files are in place; the next run starts from the previous state and exports
       // this window again, so nothing is missed.
-      throw new FerryError('EXPORT_WRITE', `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`, {
+      const failure = new FerryError('EXPORT_WRITE', `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`, {
         location: { file: options.stateFile },
         hint: 'The next run exports these changes again. Make the state file writable.',
         cause: error,
       });
+      failure.partial = { ...summary, elapsedMs: Date.now() - started, requests: deps.client.transport.requestsSent - requestsAtStart };
+      throw failure;
     }
   }
   summary.elapsedMs = Date.now() - started;

@@ -12,6 +12,7 @@ export {
   type ImportOptions,
   type ImportOptionsInput,
   type ImportSummary,
+  type ProgressWait,
   type StepCounts,
   type StepSummary,
 } from './run-import.ts';

@@ -3,7 +3,7 @@ import { TRANSFORMS } from './transforms/index.ts';
 import type { TransformDefinition } from './transforms/types.ts';
 
 /** A registry of transforms by name; TRANSFORMS unless a caller brings its own (transformRegistry). */
-export type TransformRegistry = Readonly<Record<string, TransformDefinition<any>>>;
+export type TransformRegistry = Readonly<Record<string, TransformDefinition<unknown>>>;
 
 /**
  * A transform of one's own: a TransformDefinition whose one-line summary and examples (for the
@@ -21,7 +21,7 @@ const TRANSFORM_NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
  * means the same in every mapping. A definition that is not one (no name, no options schema, no
  * `create`) is refused here, not when a row meets it.
  */
-export function transformRegistry(custom: ReadonlyArray<CustomTransform<any>>, base: TransformRegistry = TRANSFORMS): TransformRegistry {
+export function transformRegistry(custom: ReadonlyArray<CustomTransform<unknown>>, base: TransformRegistry = TRANSFORMS): TransformRegistry {
   const registry: Record<string, TransformDefinition<any>> = { ...base };
   for (const [index, definition] of custom.entries()) {
     const name: unknown = (definition as { name?: unknown } | null)?.name;

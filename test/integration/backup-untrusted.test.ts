@@ -40,7 +40,7 @@ beforeAll(async () => {
   const previous = process.umask(0o022);
   try {
     const ca = client(a);
-    await runBackup({ out: backup, since: null }, { client: ca, account: a.url });
+    await runBackup({ out: backup, since: null }, { client: ca, account: { baseUrl: a.url, account: a.url } });
     await ca.close();
   } finally {
     process.umask(previous);

@@ -32,7 +32,7 @@ afterAll(async () => {
 async function backup(out: string, since: 'auto' | null = null) {
   const client = new CrmClient({ baseUrl: box.url, auth: box.token });
   try {
-    return await runBackup({ out, since }, { client, account: box.url });
+    return await runBackup({ out, since }, { client, account: { baseUrl: box.url, account: box.url } });
   } finally {
     await client.close();
   }
@@ -154,7 +154,7 @@ describe('backup killed with SIGKILL', () => {
       await seedBackupAccount(slow, 12, { attachmentEvery: 2 });
       const reference = join(dir, 'reference');
       const client = new CrmClient({ baseUrl: slow.url, auth: slow.token });
-      const uninterrupted = await runBackup({ out: reference, since: null }, { client, account: slow.url });
+      const uninterrupted = await runBackup({ out: reference, since: null }, { client, account: { baseUrl: slow.url, account: slow.url } });
       const killed = join(dir, 'killed');
       const child = spawn(process.execPath, [BIN, 'backup', '--out', killed, '--base-url', slow.url, '--token', slow.token], { stdio: ['ignore', 'pipe', 'pipe'] });
       const ended = new Promise((done) => child.on('close', done));
@@ -164,7 +164,7 @@ describe('backup killed with SIGKILL', () => {
       await ended;
       expect(existsSync(join(killed, MANIFEST_FILE))).toBe(false);
       const before = JSON.parse(readFileSync(join(killed, PROGRESS_FILE), 'utf8'));
-      const summary = await runBackup({ out: killed, since: null }, { client, account: slow.url });
+      const summary = await runBackup({ out: killed, since: null }, { client, account: { baseUrl: slow.url, account: slow.url } });
       await client.close();
       expect(summary.resumed).toBe(true);
       // What was read before the kill is not asked again.

@@ -34,7 +34,7 @@ afterAll(async () => {
 async function goodNight(out: string, state: string): Promise<{ file: string; deleted: string; state: string }> {
   const client = new CrmClient({ baseUrl: box.url, auth: box.token });
   try {
-    await runExport(normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir }), { client, account: box.url });
+    await runExport(normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir }), { client, account: { baseUrl: box.url, account: box.url } });
   } finally {
     await client.close();
   }

@@ -38,7 +38,7 @@ it('a state that cannot be saved is an EXPORT_WRITE error saying the export is w
   const out = join(dir, 'unsaved.csv');
   const state = join(dir, 'unsaved.state.json');
   const options = normaliseExportOptions({ entity: 'parties', out, columns: 'id', since: 'auto', state, cwd: dir });
-  const error = await runExport(options, { client, account: box.url }).then(
+  const error = await runExport(options, { client, account: { baseUrl: box.url, account: box.url } }).then(
     () => null,
     (e: unknown) => e,
   );

@@ -54,7 +54,7 @@ afterAll(async () => {
 
 async function exportWith(flags: Omit<ExportFlags, 'cwd'>, account = box.url, signal?: AbortSignal): Promise<ExportSummary> {
   const options = normaliseExportOptions({ ...flags, cwd: dir });
-  return runExport(options, { client, account, ...(signal ? { signal } : {}) });
+  return runExport(options, { client, account: { baseUrl: account, account }, ...(signal ? { signal } : {}) });
 }
 
 function csvRows(file: string): string[][] {
@@ -427,8 +427,8 @@ describe('export: columns and formats', () => {
       const requestsAt: Record<number, number> = {};
       const summary = await runExport(normaliseExportOptions({ entity: 'parties', out: join(dir, 'paged.csv'), columns: 'id', cwd: dir }), {
         client: ownClient,
-        account: own.url,
-        onProgress: (p) => (requestsAt[p.records] = p.requests),
+        account: { baseUrl: own.url, account: own.url },
+        onEvent: (p) => (requestsAt[p.records] = p.requests),
       });
       expect(summary.records).toBe(250);
       // Three pages: when the first page's last record is written, the second page has been asked
@@ -700,13 +700,13 @@ describe('export: nightly incremental exports', () => {
         let readings = 0;
         await runExport(options, {
           client: ownClient,
-          account: own.url,
+          account: { baseUrl: own.url, account: own.url },
           // The window overlaps by one second instead of five minutes (clocks that agree), so that
           // the next run can tell the records apart; and the export takes ten minutes: any reading
           // of the clock after the first is that much later.
           now: () => new Date(Date.now() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
           // After the first 100 records are written (the first among them), it changes.
-          onProgress: () => {
+          onEvent: () => {
             change ??= own.v2('PUT', `/parties/${first}`, { party: { about: 'changed during the export' } });
           },
         });
@@ -714,7 +714,7 @@ describe('export: nightly incremental exports', () => {
         const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
         expect(aboutOf(first)).toBe('as created');
         expect(csvRows(out)).toHaveLength(151);
-        await runExport(options, { client: ownClient, account: own.url });
+        await runExport(options, { client: ownClient, account: { baseUrl: own.url, account: own.url } });
         expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
       } finally {
         await ownClient.close();
@@ -754,7 +754,7 @@ describe('export: nightly incremental exports', () => {
     const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir });
     writeFileSync(state, JSON.stringify({ ...JSON.parse(stateBefore), since: '2000-01-01T00:00:00.000Z' }));
     const stateMid = readFileSync(state, 'utf8');
-    const summary = await runExport(options, { client, account: box.url, signal: controller.signal, onProgress: () => controller.abort() });
+    const summary = await runExport(options, { client, account: { baseUrl: box.url, account: box.url }, signal: controller.signal, onEvent: () => controller.abort() });
     expect(summary.interrupted).toBe(true);
     expect(readFileSync(out, 'utf8')).toBe(before);
     expect(readFileSync(state, 'utf8')).toBe(stateMid);

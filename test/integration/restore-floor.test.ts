@@ -50,7 +50,7 @@ beforeAll(async () => {
   ).trackDefinition;
   await ok(a, 'POST', '/tracks', { track: { definition: review.id, party: { id: seeded.organisations[1] }, trackDateOn: TRACK_DATE } });
   const ca = client(a);
-  await runBackup({ out, since: null }, { client: ca, account: a.url });
+  await runBackup({ out, since: null }, { client: ca, account: { baseUrl: a.url, account: a.url } });
   await ca.close();
 }, 60_000);
 

@@ -46,7 +46,7 @@ beforeAll(async () => {
   const note = await a.call('POST', '/api/v2/entries', { token: KIM_TOKEN, body: { entry: { type: 'note', content: 'Kim was here\n\nwith two lines', party: { id: seeded.organisations[0] } } } });
   expect(note.status).toBe(201);
   const ca = client(a);
-  await runBackup({ out, since: null }, { client: ca, account: a.url });
+  await runBackup({ out, since: null }, { client: ca, account: { baseUrl: a.url, account: a.url } });
   await ca.close();
 });
 
@@ -512,7 +512,7 @@ describe('restore of configuration and of entries the interface cannot create', 
     await ok('POST', '/tasks', { task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' } });
     addEntry(src.store, { type: 'task', content: 'Old follow-up', partyId: org1, activityTypeId: null, entryAt: '2025-01-01T09:00:00Z' });
     const cs = client(src);
-    await runBackup({ out: out2, since: null }, { client: cs, account: src.url });
+    await runBackup({ out: out2, since: null }, { client: cs, account: { baseUrl: src.url, account: src.url } });
     await cs.close();
   }, 60_000);
 

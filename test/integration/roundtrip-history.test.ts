@@ -170,7 +170,7 @@ async function exportAll(box: TestSandbox, into: string): Promise<Record<string,
     for (const { entity, file, mappings } of EXPORTS) {
       const out = join(into, file);
       const options = normaliseExportOptions({ entity, out, raw: true, mapping: mappings.map(bundled), ...(entity === 'entries' ? { attachments: 'attachments' } : {}), cwd: into });
-      await runExport(options, { client, account: box.url });
+      await runExport(options, { client, account: { baseUrl: box.url, account: box.url } });
       files[entity] = parse(readFileSync(out, 'utf8'), { bom: true, columns: true });
     }
   } finally {
@@ -272,14 +272,18 @@ describe('export --attachments', () => {
     boxes.push(a);
     const client = new CrmClient({ baseUrl: a.url, auth: a.token });
     try {
-      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')] }), { client, account: a.url })).rejects.toThrow(
+      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')] }), { client, account: { baseUrl: a.url, account: a.url } })).rejects.toThrow(
         /reads attachments \(column "attachmentFiles"\).*not in the account's listing/,
       );
       // Files no column names would be downloaded for nothing.
       const noFiles = join(dir, 'no-files.yaml');
       writeFileSync(noFiles, 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - { to: content, value: { column: content } }\n');
-      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [noFiles], attachments: 'files' }), { client, account: a.url })).rejects.toThrow(/--attachments: the mapping reads no attachments/);
-      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')], attachments: noFiles }), { client, account: a.url })).rejects.toThrow(/is not a folder/);
+      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [noFiles], attachments: 'files' }), { client, account: { baseUrl: a.url, account: a.url } })).rejects.toThrow(
+        /--attachments: the mapping reads no attachments/,
+      );
+      await expect(runExport(normaliseExportOptions({ ...base, entity: 'entries', mapping: [bundled('roundtrip-entries')], attachments: noFiles }), { client, account: { baseUrl: a.url, account: a.url } })).rejects.toThrow(
+        /is not a folder/,
+      );
     } finally {
       await client.close();
     }

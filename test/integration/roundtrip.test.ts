@@ -27,7 +27,7 @@ async function exportTo(box: TestSandbox, entity: 'parties' | 'opportunities', o
   try {
     // --raw: the file is for the importer, not a spreadsheet, so texts stay exactly as they are.
     const mapping = entity === 'parties' ? PARTY_MAPPINGS : OPPORTUNITY_MAPPINGS;
-    await runExport(normaliseExportOptions({ entity, out, raw: true, mapping, cwd: dir }), { client, account: box.url });
+    await runExport(normaliseExportOptions({ entity, out, raw: true, mapping, cwd: dir }), { client, account: { baseUrl: box.url, account: box.url } });
   } finally {
     await client.close();
   }

@@ -75,6 +75,18 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/** The relative imports of a file that remain at run time: a type import is gone then. */
+function valueImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+  const found = new Set<string>();
+  for (const match of text.matchAll(/(?:\b(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+    found.add(resolve(dirname(file), match[1] as string));
+  }
+  return [...found];
+}
+
 describe('the import graph of src/', () => {
   const graph = new Map(sourceFiles(SRC).map((file) => [file, importsOf(file)]));
 
@@ -135,17 +147,6 @@ describe('the import graph of src/', () => {
   });
 
   it('keeps the mapping away from the network: mapping/ uses client/ only for types, and reaches it through no other room at run time', () => {
-    // Value imports only: a type import is gone at run time.
-    const valueImports = (file: string): string[] => {
-      const text = readFileSync(file, 'utf8')
-        .replace(/\/\*[\s\S]*?\*\//g, '')
-        .replace(/^\s*\/\/.*$/gm, '');
-      const found = new Set<string>();
-      for (const match of text.matchAll(/(?:\b(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
-        found.add(resolve(dirname(file), match[1] as string));
-      }
-      return [...found];
-    };
     const direct = [...graph.keys()]
       .filter((file) => roomOf(file) === 'mapping')
       .flatMap((file) =>
@@ -173,12 +174,25 @@ describe('the import graph of src/', () => {
 
   it('ships no test helpers: every file under src/ is imported by the program (test helpers live under test/)', () => {
     const imported = new Set([...graph.values()].flat());
-    // The entry points: the module's (package.json `exports`) and the demo script
+    // The entry points: the module's two doors (package.json `exports`) and the demo script
     // (bin/crm-ferry.js loads cli/main.ts through the build).
-    const entries = new Set(['index.ts', 'demo.ts']);
+    const entries = new Set(['index.ts', 'sandbox-door.ts', 'demo.ts']);
     const unused = [...graph.keys()].map((file) => relative(SRC, file)).filter((file) => !entries.has(file) && !imported.has(join(SRC, file)));
     expect(unused).toEqual([]);
     const helpers = [...graph.keys()].filter((file) => /from ['"]vitest['"]/.test(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file));
     expect(helpers).toEqual([]);
+  });
+
+  it("keeps the sandbox and the workbench out of the library: the module's entry reaches neither at run time", () => {
+    const reached = new Set<string>();
+    const visit = (file: string): void => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const next of valueImports(file)) visit(next);
+    };
+    visit(join(SRC, 'index.ts'));
+    expect(reached.size).toBeGreaterThan(50);
+    const servers = [...reached].filter((file) => roomOf(file) === 'sandbox' || roomOf(file) === 'workbench').map((file) => relative(SRC, file));
+    expect(servers).toEqual([]);
   });
 });

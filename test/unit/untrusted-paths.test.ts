@@ -317,7 +317,7 @@ describe('untrusted paths: export --attachments DIR', () => {
   async function exportInto(dir: string): Promise<unknown> {
     mkdirSync(dir, { recursive: true });
     const options = normaliseExportOptions({ entity: 'entries', out: join(dir, 'entries.csv'), raw: true, mapping: [join(ROOT, 'mappings/roundtrip-entries.yaml')], attachments: join(dir, 'files'), cwd: dir });
-    return runExport(options, { client: sandbox.client, account: sandbox.box.url });
+    return runExport(options, { client: sandbox.client, account: { baseUrl: sandbox.box.url, account: sandbox.box.url } });
   }
 
   it.each([

@@ -40,4 +40,4 @@ const DEFINITIONS: ReadonlyArray<TransformDefinition<any>> = [
  * Every transform of the mapping language, by the name mapping files use. Listed in the order the
  * mapping reference shows them: text, lists, tables, then typed values.
  */
-export const TRANSFORMS: Readonly<Record<string, TransformDefinition<any>>> = Object.freeze(Object.fromEntries(DEFINITIONS.map((definition) => [definition.name, definition])));
+export const TRANSFORMS: Readonly<Record<string, TransformDefinition<unknown>>> = Object.freeze(Object.fromEntries(DEFINITIONS.map((definition) => [definition.name, definition])));
