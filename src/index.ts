@@ -121,6 +121,7 @@ export {
   type NameResolver,
   type NameUse,
   type RefUse,
+  type RejectedReason,
   type RejectedRow,
   type RowWarning,
   type WarningCode,

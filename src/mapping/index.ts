@@ -10,7 +10,7 @@ export { conditionColumns } from './compile-condition.ts';
 export { EXAMPLE_MAPPING, mappingJsonSchema, renderMappingReference, REFERENCE_END, REFERENCE_START, withReference } from './reference.ts';
 export { draftMapping, type DraftOptions, type DraftResult } from './init.ts';
 export * from './schema.ts';
-export type { MappedItem, MappedRecord, NameKind, NameResolver, NameUse, RefUse, RejectedRow, RowWarning, SkippedRow, WarningCode } from './types.ts';
+export type { MappedItem, MappedRecord, NameKind, NameResolver, NameUse, RefUse, RejectedReason, RejectedRow, RowWarning, SkippedRow, WarningCode } from './types.ts';
 export { countWarnings, emptyWarningCounts, totalWarnings, WARNING_CODES, warningsText, type WarningCounts } from './warnings.ts';
 export { isEmpty } from './compile-template.ts';
 export { findReadyMapping } from './init-ready.ts';
