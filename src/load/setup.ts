@@ -3,6 +3,7 @@ import { FerryError } from '../errors/index.ts';
 import { StateDir, writeStateSteps, type AccountIdentity, type JournalEntry } from '../journal/index.ts';
 import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse, type TransformRegistry } from '../mapping/index.ts';
 import { openStepItems, type PreparedStep, prepareRun, type SetupSpec } from '../plan/index.ts';
+import { openRun } from './open-run.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
 
 export { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
@@ -475,10 +476,13 @@ export interface SetupCommandOptions {
  * `run` and `rollback` know it). A plan without `setup:` derives everything.
  */
 export async function runSetup(options: SetupCommandOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry }): Promise<SetupReport> {
-  const { plan, steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { transforms: deps.transforms });
-  const catalog = await readAccountCatalog(deps.client);
-  // The state is the account's: checked by its users, as a run checks it.
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, users: async () => catalog.users.map((user) => user.id), keepUsers: !options.dryRun });
+  // Opened as a run is, with all of the account's names (the set-up creates what the rows name and
+  // the account lacks); the state is the account's, checked by its users.
+  const { plan, steps, compiled, names, state } = await openRun(
+    { source: { kind: 'plan', planFile: options.planFile }, prepare: { transforms: deps.transforms }, allNames: () => true, state: { dir: options.stateDir, account: deps.account, keepUsers: !options.dryRun } },
+    { client: deps.client },
+  );
+  const catalog = names.catalog as AccountCatalog;
   try {
     const spec = plan?.setup ?? { derive: true, pipelines: [], milestones: [], activityTypes: [], trackDefinitions: [] };
     const forRun: SetupForRunOptions = { spec, steps, compiled, dryRun: options.dryRun ?? false, strict: options.strict ?? false, catalog };
