@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const BENCHES = [
   'sandbox-throughput',
+  'sandbox-account-size',
   'sandbox-chaos',
   'sandbox-attachments',
   'csv-read',

@@ -64,11 +64,6 @@ class Postings {
     return this.map.get(key)?.sorted() ?? EMPTY;
   }
 
-  /** How many ids the longest posting of `keys` would give (the shortest is the one to read). */
-  size(key: string): number {
-    return this.map.get(key)?.size ?? 0;
-  }
-
   /** Ids held, counting repeats and stale ones (for the docs and tests). */
   entries(): number {
     let total = 0;
@@ -241,17 +236,23 @@ export class PartyIndex implements TableWatcher {
     if (phoneLike && digits.length < GRAM) return null;
     this.sync();
     // A name or an address holding the needle holds each of its pieces: the rarest one narrows most.
-    const lists = [this.rarest(this.text, needle), this.zips.get(squeezed)];
-    if (phoneLike) lists.push(this.rarest(this.phones, digits));
+    const lists = [this.narrowest(this.text, needle), this.zips.get(squeezed)];
+    if (phoneLike) lists.push(this.narrowest(this.phones, digits));
     return this.records(union(lists));
   }
 
-  private rarest(postings: Postings, text: string): Int32Array {
+  /**
+   * The ids whose postings hold every piece of `text`, or a superset: the rarest piece's posting,
+   * narrowed by the next rarest while that pays (a few merges of sorted lists, each far shorter
+   * than the table), so that a piece common in a large account does not make the search long.
+   */
+  private narrowest(postings: Postings, text: string): Int32Array {
     const pieces = new Set<string>();
     grams(text, pieces);
-    let best: string | null = null;
-    for (const piece of pieces) if (best === null || postings.size(piece) < postings.size(best)) best = piece;
-    return best === null ? EMPTY : postings.get(best);
+    const lists = [...pieces].map((piece) => postings.get(piece)).sort((a, b) => a.length - b.length);
+    let ids = lists[0] ?? EMPTY;
+    for (let i = 1; i < lists.length && i <= 3 && ids.length > 8; i++) ids = intersect(ids, lists[i] as Int32Array);
+    return ids;
   }
 
   /** Ids held across the postings, repeats and stale ones included (what the index costs). */
@@ -276,4 +277,34 @@ function union(lists: Int32Array[]): Int32Array {
   let kept = 0;
   for (let i = 0; i < all.length; i++) if (kept === 0 || all[i] !== all[kept - 1]) all[kept++] = all[i] as number;
   return all.subarray(0, kept);
+}
+
+/** The ids in both sorted lists: a merge, or a binary search of the longer one when it is much longer. */
+function intersect(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(Math.min(a.length, b.length));
+  let kept = 0;
+  if (b.length > a.length * 16) {
+    let low = 0;
+    for (const id of a) {
+      let high = b.length;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if ((b[mid] as number) < id) low = mid + 1;
+        else high = mid;
+      }
+      if (low < b.length && b[low] === id) out[kept++] = id;
+    }
+    return out.subarray(0, kept);
+  }
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    const x = a[i] as number;
+    const y = b[j] as number;
+    if (x === y) {
+      out[kept++] = x;
+      i++;
+      j++;
+    } else if (x < y) i++;
+    else j++;
+  }
+  return out.subarray(0, kept);
 }
