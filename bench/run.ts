@@ -18,6 +18,7 @@ const BENCHES = [
   'mapping',
   'import',
   'import-cpu',
+  'import-scale',
   'import-match',
   'import-chaos',
   'import-unattended',
