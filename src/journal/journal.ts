@@ -103,21 +103,27 @@ const BODY_TEXT = Symbol('bodyText');
 /** Where the line of an entry with a body is in its journal: byte offset and length (newline included). */
 const LINE_AT = Symbol('lineAt');
 
-/** The entry of a line without its newline (read at byte `at` of its journal), or null when the line is damaged. */
-function parseLine(line: Buffer, at = -1): JournalEntry | null {
+const BODY_MARK_BYTES = Buffer.from(',"body":');
+
+/**
+ * The entry of a line without its newline (read at byte `at` of its journal), or null when the
+ * line is damaged. Without `withBody` (loading), a body is not even decoded: the entry says where
+ * its line is, and the body is read from there when asked for.
+ */
+function parseLine(line: Buffer, at = -1, withBody = true): JournalEntry | null {
   const tab = line.lastIndexOf(TAB);
   if (tab < 0 || line.length - tab !== 9) return null;
   const json = line.subarray(0, tab);
   if (checksum(json) !== line.subarray(tab + 1).toString('latin1')) return null;
   try {
-    const text = json.toString('utf8');
-    const mark = text.indexOf(BODY_MARK);
+    // The mark is ASCII: its first place in the bytes is its first place in the text.
+    const mark = json.indexOf(BODY_MARK_BYTES);
     if (mark < 0) {
-      const entry = JSON.parse(text) as JournalEntry;
+      const entry = JSON.parse(json.toString('utf8')) as JournalEntry;
       return entry && typeof entry === 'object' && typeof entry.t === 'string' ? entry : null;
     }
-    const entry = JSON.parse(`${text.slice(0, mark)}}`) as JournalEntry & { [BODY_TEXT]?: string; [LINE_AT]?: [number, number] };
-    entry[BODY_TEXT] = text.slice(mark + BODY_MARK.length, -1);
+    const entry = JSON.parse(`${json.toString('utf8', 0, mark)}}`) as JournalEntry & Located;
+    if (withBody || at < 0) entry[BODY_TEXT] = json.toString('utf8', mark + BODY_MARK_BYTES.length, json.length - 1);
     if (at >= 0) entry[LINE_AT] = [at, line.length + 1];
     return typeof entry.t === 'string' ? entry : null;
   } catch {
@@ -161,7 +167,7 @@ export async function openStateFile(file: string, flags: number, what: string): 
  * a damaged or unfinished last line is what a crash in the middle of an append leaves, and is
  * dropped. With `expected`, the journal must start with the lines that seal says (see JournalSeal).
  */
-async function* scan(file: string, expected: JournalSeal | null = null): AsyncGenerator<JournalEntry[], Scan> {
+async function* scan(file: string, expected: JournalSeal | null = null, withBodies = true): AsyncGenerator<JournalEntry[], Scan> {
   const result: Scan = { lines: 0, tornTail: false, validLength: 0, seal: EMPTY_SEAL };
   let handle: FileHandle;
   try {
@@ -205,7 +211,7 @@ async function* scan(file: string, expected: JournalSeal | null = null): AsyncGe
           hint: 'The file was changed by something other than crm-ferry. Restore it from a copy, or start over with --fresh (records already written stay in the account).',
         });
       }
-      const entry = line.length === 0 ? null : parseLine(line, offset + start);
+      const entry = line.length === 0 ? null : parseLine(line, offset + start, withBodies);
       if (entry === null) damaged = { line: result.lines };
       else {
         entries.push(entry);
@@ -247,7 +253,8 @@ async function* scan(file: string, expected: JournalSeal | null = null): AsyncGe
 
 /** Runs `scan` to its end, handing each entry to `onEntry`, and returns what it found. */
 async function scanAll(file: string, onEntry: (entry: JournalEntry) => void, expected: JournalSeal | null = null): Promise<Scan> {
-  const iterator = scan(file, expected);
+  // Bodies stay on disk: the rows read them again from their lines when asked for.
+  const iterator = scan(file, expected, false);
   for (;;) {
     const next = await iterator.next();
     if (next.done) return next.value;
@@ -258,7 +265,7 @@ async function scanAll(file: string, onEntry: (entry: JournalEntry) => void, exp
 type Located = { body?: Body; [BODY_TEXT]?: string; [LINE_AT]?: [number, number] };
 
 function hasBody(entry: Located): boolean {
-  return entry.body !== undefined || entry[BODY_TEXT] !== undefined;
+  return entry.body !== undefined || entry[BODY_TEXT] !== undefined || entry[LINE_AT] !== undefined;
 }
 
 /** Gives an entry read from disk its body as an object. */
@@ -370,7 +377,14 @@ export async function loadJournal(file: string, options: ReadJournalOptions = {}
     },
     options.seal ?? null,
   );
-  for (const slot of rows.pendingSlots()) hydrate(rows.pending(slot) as PendingIntent);
+  // The few intents left pending are handed out with their bodies, read from their lines.
+  const read = bodyReader(file);
+  for (const slot of rows.pendingSlots()) {
+    const intent = rows.pending(slot) as PendingIntent & Located;
+    const line = intent[LINE_AT];
+    if (line && intent[BODY_TEXT] === undefined && intent.body === undefined) intent.body = read(intent.k, line[0], line[1]);
+    hydrate(intent);
+  }
   return { rows, runs, unread, key, ...result };
 }
 
