@@ -182,6 +182,11 @@ export class JournalRows {
     for (let slot = 0; slot < this.#count; slot++) if (this.#visible[slot] === 1) yield new RowView(this.#keys[slot] as string, this, slot);
   }
 
+  /** The rows with an intent not settled, in the order of `values()`, without a look at the others. */
+  *pendingRows(): IterableIterator<RowState> {
+    for (const slot of [...this.#pending.keys()].sort((a, b) => a - b)) yield new RowView(this.#keys[slot] as string, this, slot);
+  }
+
   *keys(): IterableIterator<string> {
     for (let slot = 0; slot < this.#count; slot++) if (this.#visible[slot] === 1) yield this.#keys[slot] as string;
   }
