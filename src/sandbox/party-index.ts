@@ -64,6 +64,11 @@ class Postings {
     return this.map.get(key)?.sorted() ?? EMPTY;
   }
 
+  /** The posting of `key` itself (its size read without sorting it), or undefined. */
+  posting(key: string): Posting | undefined {
+    return this.map.get(key);
+  }
+
   /** Ids held, counting repeats and stale ones (for the docs and tests). */
   entries(): number {
     let total = 0;
@@ -247,11 +252,20 @@ export class PartyIndex implements TableWatcher {
    * than the table), so that a piece common in a large account does not make the search long.
    */
   private narrowest(postings: Postings, text: string): Int32Array {
-    const pieces = new Set<string>();
-    grams(text, pieces);
-    const lists = [...pieces].map((piece) => postings.get(piece)).sort((a, b) => a.length - b.length);
-    let ids = lists[0] ?? EMPTY;
-    for (let i = 1; i < lists.length && i <= 3 && ids.length > 8; i++) ids = intersect(ids, lists[i] as Int32Array);
+    // The three rarest pieces, by their postings' sizes: only those are read.
+    const rarest: Posting[] = [];
+    for (let i = 0; i + GRAM <= text.length; i++) {
+      const posting = postings.posting(text.slice(i, i + GRAM));
+      // A piece no party holds: no party holds the text.
+      if (!posting || posting.size === 0) return EMPTY;
+      if (rarest.includes(posting)) continue;
+      if (rarest.length < 3) rarest.push(posting);
+      else if (posting.size < (rarest[2] as Posting).size) rarest[2] = posting;
+      else continue;
+      rarest.sort((a, b) => a.size - b.size);
+    }
+    let ids = rarest[0]?.sorted() ?? EMPTY;
+    for (let i = 1; i < rarest.length && ids.length > 8; i++) ids = intersect(ids, (rarest[i] as Posting).sorted());
     return ids;
   }
 
@@ -283,7 +297,7 @@ function union(lists: Int32Array[]): Int32Array {
 function intersect(a: Int32Array, b: Int32Array): Int32Array {
   const out = new Int32Array(Math.min(a.length, b.length));
   let kept = 0;
-  if (b.length > a.length * 16) {
+  if (b.length > a.length * 4) {
     let low = 0;
     for (const id of a) {
       let high = b.length;
