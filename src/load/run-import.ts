@@ -7,7 +7,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { bindStateSteps, type JournalEntry, type RowState, StateDir } from '../journal/index.ts';
+import { bindStateSteps, type JournalEntry, StateDir } from '../journal/index.ts';
 import { catalogWanted, type CompiledMapping, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, prepareRun, readsLive, recordDigest, repeatedKey, withType } from '../plan/index.ts';
 import { readNames } from './open-run.ts';
@@ -290,7 +290,7 @@ class ImportEngine {
   async reconcile(): Promise<void> {
     for (const step of this.ctx.steps) {
       // Taken out first: settling a row clears its pending intent in place.
-      const pending = [...step.journal.rows.pendingRows()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
+      const pending = [...step.journal.rows.values()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
       if (pending.length === 0 || this.ctx.options.dryRun) continue;
       const creates = pending.filter((p) => p.intent.op === 'create');
       const entity = step.compiled.entity;
@@ -442,8 +442,7 @@ class ImportEngine {
     for (const step of [...this.ctx.steps].reverse()) {
       // A rejects file fed back holds the rows to fix, not the whole input; a live read --since, only what changed.
       if (step.prepared.fromRejects || (readsLive(step.prepared) && step.prepared.live?.since !== undefined)) continue;
-      const gone: RowState[] = [];
-      for (const row of step.journal.rows.values()) if (row.id !== null && !step.seen.has(row.key)) gone.push(row);
+      const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key));
       step.counts.missing = gone.length;
       if (this.ctx.options.dryRun) continue;
       const entity = step.compiled.entity;
