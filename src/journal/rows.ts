@@ -60,7 +60,7 @@ function hashOf(key: string): number {
  * (`get`, `values`) are views of their slot: changing one (`Object.assign(row, change)`) changes
  * the row, as with the row objects this replaces.
  */
-export class JournalRows {
+export class JournalRows implements ReadonlyMap<string, RowState> {
   #capacity = 0;
   #count = 0;
   /** Slot of each key, plus one (0: empty), at the key's hash, probing linearly. */
@@ -197,6 +197,10 @@ export class JournalRows {
 
   [Symbol.iterator](): IterableIterator<[string, RowState]> {
     return this.entries();
+  }
+
+  forEach(callback: (row: RowState, key: string, rows: ReadonlyMap<string, RowState>) => void, thisArg?: unknown): void {
+    for (const row of this.values()) callback.call(thisArg, row, row.key, this);
   }
 
   // --- Columns, for RowView and the journal's fold.
