@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const BENCHES = [
   'sandbox-throughput',
+  'sandbox-account-size',
   'sandbox-chaos',
   'sandbox-attachments',
   'csv-read',
@@ -17,6 +18,7 @@ const BENCHES = [
   'mapping',
   'import',
   'import-cpu',
+  'import-scale',
   'import-match',
   'import-chaos',
   'import-unattended',

@@ -4,6 +4,9 @@ import { basename, dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { FerryError } from '../errors/index.ts';
 import { openNoFollow } from '../util/index.ts';
+import { JournalRows, type PendingIntent, RowView, type RowState, readLineAt } from './rows.ts';
+
+export type { RowState } from './rows.ts';
 
 type Body = Record<string, unknown>;
 
@@ -24,24 +27,6 @@ export type JournalEntry =
    */
   | { t: 'run'; run: string; at: string; event: 'start' | 'end' | 'interrupted'; unread?: number; key?: string };
 
-/** What the journal says of one row, folded from all its lines in order. */
-export interface RowState {
-  key: string;
-  /** The record in the account once a create or match was confirmed; null before, and after a confirmed delete. */
-  id: number | null;
-  /** Fingerprint of what was last confirmed written for the row, or null. */
-  fp: string | null;
-  /** The body last confirmed written (the intent's for create and update, the done's for match). */
-  body: Body | null;
-  origin: 'created' | 'matched' | null;
-  /** An intent without its done or cancel: reconciled before the row is touched again. */
-  pending: Extract<JournalEntry, { t: 'intent' }> | null;
-  /** The last reject, cleared by a later done. */
-  rejected: { code: string; message: string; status?: number; run: string } | null;
-  /** Run of the last done. */
-  run: string | null;
-}
-
 /**
  * What a journal held when its runs last said so: its first `lines` lines, `bytes` long, whose
  * bytes have the CRC-32 `crc` (one checksum chained over every line, so a line changed anywhere
@@ -59,7 +44,8 @@ export interface JournalSeal {
 export const EMPTY_SEAL: JournalSeal = Object.freeze({ lines: 0, bytes: 0, crc: '00000000' });
 
 export interface LoadedJournal {
-  rows: Map<string, RowState>;
+  /** The rows by key, compact (see JournalRows): their bodies are read from the journal when asked for. */
+  rows: JournalRows;
   /** Run ids in the order their first line appears. */
   runs: string[];
   lines: number;
@@ -114,22 +100,31 @@ const BODY_MARK = ',"body":';
  * readJournal hands out are parsed.
  */
 const BODY_TEXT = Symbol('bodyText');
+/** Where the line of an entry with a body is in its journal: byte offset and length (newline included). */
+const LINE_AT = Symbol('lineAt');
 
-/** The entry of a line without its newline, or null when the line is damaged. */
-function parseLine(line: Buffer): JournalEntry | null {
+const BODY_MARK_BYTES = Buffer.from(',"body":');
+
+/**
+ * The entry of a line without its newline (read at byte `at` of its journal), or null when the
+ * line is damaged. Without `withBody` (loading), a body is not even decoded: the entry says where
+ * its line is, and the body is read from there when asked for.
+ */
+function parseLine(line: Buffer, at = -1, withBody = true): JournalEntry | null {
   const tab = line.lastIndexOf(TAB);
   if (tab < 0 || line.length - tab !== 9) return null;
   const json = line.subarray(0, tab);
   if (checksum(json) !== line.subarray(tab + 1).toString('latin1')) return null;
   try {
-    const text = json.toString('utf8');
-    const mark = text.indexOf(BODY_MARK);
+    // The mark is ASCII: its first place in the bytes is its first place in the text.
+    const mark = json.indexOf(BODY_MARK_BYTES);
     if (mark < 0) {
-      const entry = JSON.parse(text) as JournalEntry;
+      const entry = JSON.parse(json.toString('utf8')) as JournalEntry;
       return entry && typeof entry === 'object' && typeof entry.t === 'string' ? entry : null;
     }
-    const entry = JSON.parse(`${text.slice(0, mark)}}`) as JournalEntry & { [BODY_TEXT]?: string };
-    entry[BODY_TEXT] = text.slice(mark + BODY_MARK.length, -1);
+    const entry = JSON.parse(`${json.toString('utf8', 0, mark)}}`) as JournalEntry & Located;
+    if (withBody || at < 0) entry[BODY_TEXT] = json.toString('utf8', mark + BODY_MARK_BYTES.length, json.length - 1);
+    if (at >= 0) entry[LINE_AT] = [at, line.length + 1];
     return typeof entry.t === 'string' ? entry : null;
   } catch {
     return null;
@@ -172,7 +167,7 @@ export async function openStateFile(file: string, flags: number, what: string): 
  * a damaged or unfinished last line is what a crash in the middle of an append leaves, and is
  * dropped. With `expected`, the journal must start with the lines that seal says (see JournalSeal).
  */
-async function* scan(file: string, expected: JournalSeal | null = null): AsyncGenerator<JournalEntry[], Scan> {
+async function* scan(file: string, expected: JournalSeal | null = null, withBodies = true): AsyncGenerator<JournalEntry[], Scan> {
   const result: Scan = { lines: 0, tornTail: false, validLength: 0, seal: EMPTY_SEAL };
   let handle: FileHandle;
   try {
@@ -216,7 +211,7 @@ async function* scan(file: string, expected: JournalSeal | null = null): AsyncGe
           hint: 'The file was changed by something other than crm-ferry. Restore it from a copy, or start over with --fresh (records already written stay in the account).',
         });
       }
-      const entry = line.length === 0 ? null : parseLine(line);
+      const entry = line.length === 0 ? null : parseLine(line, offset + start, withBodies);
       if (entry === null) damaged = { line: result.lines };
       else {
         entries.push(entry);
@@ -258,7 +253,8 @@ async function* scan(file: string, expected: JournalSeal | null = null): AsyncGe
 
 /** Runs `scan` to its end, handing each entry to `onEntry`, and returns what it found. */
 async function scanAll(file: string, onEntry: (entry: JournalEntry) => void, expected: JournalSeal | null = null): Promise<Scan> {
-  const iterator = scan(file, expected);
+  // Bodies stay on disk: the rows read them again from their lines when asked for.
+  const iterator = scan(file, expected, false);
   for (;;) {
     const next = await iterator.next();
     if (next.done) return next.value;
@@ -266,99 +262,88 @@ async function scanAll(file: string, onEntry: (entry: JournalEntry) => void, exp
   }
 }
 
-/** A row's state; its body stays the JSON text it was read as until someone asks for it. */
-class Row implements RowState {
-  id: number | null = null;
-  fp: string | null = null;
-  origin: 'created' | 'matched' | null = null;
-  pending: Extract<JournalEntry, { t: 'intent' }> | null = null;
-  rejected: RowState['rejected'] = null;
-  run: string | null = null;
-  #text: string | null = null;
-  #body: Body | null = null;
+type Located = { body?: Body; [BODY_TEXT]?: string; [LINE_AT]?: [number, number] };
 
-  constructor(readonly key: string) {}
-
-  get body(): Body | null {
-    if (this.#body === null && this.#text !== null) this.#body = JSON.parse(this.#text) as Body;
-    return this.#body;
-  }
-
-  set body(value: Body | null) {
-    this.#body = value;
-    this.#text = null;
-  }
-
-  /** Takes the body of a line, as text when it was read from disk. */
-  takeBody(entry: { body?: Body; [BODY_TEXT]?: string }): void {
-    const text = entry[BODY_TEXT];
-    if (text !== undefined) {
-      this.#body = null;
-      this.#text = text;
-      return;
-    }
-    this.body = entry.body ?? null;
-  }
-}
-
-function hasBody(entry: { body?: Body; [BODY_TEXT]?: string }): boolean {
-  return entry.body !== undefined || entry[BODY_TEXT] !== undefined;
+function hasBody(entry: Located): boolean {
+  return entry.body !== undefined || entry[BODY_TEXT] !== undefined || entry[LINE_AT] !== undefined;
 }
 
 /** Gives an entry read from disk its body as an object. */
 function hydrate<T extends JournalEntry>(entry: T): T {
-  const holder = entry as T & { body?: Body; [BODY_TEXT]?: string };
+  const holder = entry as T & Located;
   const text = holder[BODY_TEXT];
   if (text !== undefined) {
     holder.body = JSON.parse(text) as Body;
     delete holder[BODY_TEXT];
   }
+  delete holder[LINE_AT];
   return entry;
 }
 
-/** A blank state, for rows a run meets for the first time. */
+/** A blank state, for rows a run meets for the first time (bound to its slot by `rows.set`). */
 export function blankRow(key: string): RowState {
-  return new Row(key);
+  return new RowView(key);
+}
+
+/** Takes the body of a line read from disk: where its line is. */
+function takeBody(rows: JournalRows, slot: number, entry: Located): void {
+  const line = entry[LINE_AT];
+  if (line) rows.setBodyLine(slot, line[0], line[1]);
+  else rows.setBody(slot, entry.body ?? null);
 }
 
 /** Applies one line to the rows. */
-function fold(rows: Map<string, RowState>, entry: Exclude<JournalEntry, { t: 'run' }>): void {
-  let row = rows.get(entry.k) as Row | undefined;
-  if (!row) {
-    row = new Row(entry.k);
-    rows.set(entry.k, row);
-  }
+function fold(rows: JournalRows, entry: Exclude<JournalEntry, { t: 'run' }>): void {
+  const slot = rows.slotOf(entry.k);
+  rows.show(slot);
   switch (entry.t) {
     case 'intent':
-      row.pending = entry;
+      rows.setPending(slot, entry);
       return;
     case 'cancel':
-      row.pending = null;
+      rows.setPending(slot, null);
       return;
     case 'reject':
-      row.pending = null;
-      row.rejected = { code: entry.code, message: entry.message, run: entry.run, ...(entry.status !== undefined ? { status: entry.status } : {}) };
+      rows.setPending(slot, null);
+      rows.setRejected(slot, { code: entry.code, message: entry.message, run: entry.run, ...(entry.status !== undefined ? { status: entry.status } : {}) });
       return;
     case 'done': {
-      const intent = row.pending;
-      row.pending = null;
-      row.rejected = null;
-      row.run = entry.run;
+      const intent = rows.pending(slot) as (PendingIntent & Located) | null;
+      rows.setPending(slot, null);
+      rows.setRejected(slot, null);
+      rows.setRun(slot, entry.run);
       if (entry.op === 'delete') {
-        row.id = null;
-        row.fp = null;
-        row.body = null;
-        row.origin = null;
+        rows.setId(slot, null);
+        rows.setFp(slot, null);
+        rows.setBody(slot, null);
+        rows.setOrigin(slot, null);
         return;
       }
-      row.id = entry.id;
-      row.fp = entry.fp;
-      if (entry.op === 'match') row.takeBody(hasBody(entry) ? entry : { body: {} });
-      else if (intent && hasBody(intent)) row.takeBody(intent);
-      if (entry.origin) row.origin = entry.origin;
-      else if (entry.op === 'create') row.origin = 'created';
+      rows.setId(slot, entry.id);
+      rows.setFp(slot, entry.fp);
+      if (entry.op === 'match') {
+        if (hasBody(entry)) takeBody(rows, slot, entry);
+        else rows.setEmptyBody(slot);
+      } else if (intent && hasBody(intent)) takeBody(rows, slot, intent);
+      if (entry.origin) rows.setOrigin(slot, entry.origin);
+      else if (entry.op === 'create') rows.setOrigin(slot, 'created');
     }
   }
+}
+
+/** Reads the body of a row again from the line the rows say holds it, checking the line and its key. */
+function bodyReader(file: string): (key: string, at: number, length: number) => Body {
+  return (key, at, length) => {
+    const bytes = readLineAt(file, at, length);
+    const entry = bytes.length === length && bytes[length - 1] === NEWLINE ? (parseLine(bytes.subarray(0, length - 1)) as (JournalEntry & Located) | null) : null;
+    if (!entry || entry.t === 'run' || entry.k !== key || !hasBody(entry)) {
+      throw new FerryError('JOURNAL_CORRUPT', `the journal ${file} changed while the run read it: the line at byte ${at} is not the one of the row ${JSON.stringify(key)}`, {
+        location: { file },
+        hint: 'Only one run may use a state folder at a time, and nothing else may write its journals. Run the command again.',
+      });
+    }
+    return hydrate(entry).body as Body;
+  };
 }
 
 export interface ReadJournalOptions {
@@ -372,7 +357,7 @@ export interface ReadJournalOptions {
  * start with the lines `options.seal` says (JOURNAL_CORRUPT).
  */
 export async function loadJournal(file: string, options: ReadJournalOptions = {}): Promise<LoadedJournal> {
-  const rows = new Map<string, RowState>();
+  const rows = new JournalRows(bodyReader(file));
   const runs: string[] = [];
   const seen = new Set<string>();
   let unread = 0;
@@ -392,7 +377,14 @@ export async function loadJournal(file: string, options: ReadJournalOptions = {}
     },
     options.seal ?? null,
   );
-  for (const row of rows.values()) if (row.pending) hydrate(row.pending);
+  // The few intents left pending are handed out with their bodies, read from their lines.
+  const read = bodyReader(file);
+  for (const slot of rows.pendingSlots()) {
+    const intent = rows.pending(slot) as PendingIntent & Located;
+    const line = intent[LINE_AT];
+    if (line && intent[BODY_TEXT] === undefined && intent.body === undefined) intent.body = read(intent.k, line[0], line[1]);
+    hydrate(intent);
+  }
   return { rows, runs, unread, key, ...result };
 }
 
@@ -416,6 +408,12 @@ export interface JournalWriterOptions {
   onSeal?: (seal: JournalSeal) => Promise<void>;
   /** @default 1000 */
   sealEvery?: number;
+  /**
+   * Told of every line with a body as it is queued: its key, where it will be (byte offset and
+   * length) and the body. The loaded rows take it (JournalRows.wrote), so that a body folded in
+   * by the run is read from its line when asked for, not kept in memory. @default none
+   */
+  onBody?: (key: string, at: number, length: number, body: Body) => void;
   /**
    * How long a queued line (`enqueue`) may wait for a group someone else starts before one is
    * started for it: what a crash can lose of lines nobody waits for. @default 1000
@@ -461,14 +459,17 @@ export class JournalWriter {
   #sealed: number;
   /** Groups made durable (synchronised writes or fdatasyncs), for tests and benchmarks. */
   syncs = 0;
+  /** Where the next line queued will start: the bytes on disk and queued. */
+  #queuedEnd: number;
 
   private constructor(
     readonly file: string,
     private readonly handle: FileHandle,
-    private readonly options: { maxBatch: number; dsync: boolean; onSeal: JournalWriterOptions['onSeal']; sealEvery: number; queuedUpToMs: number },
+    private readonly options: { maxBatch: number; dsync: boolean; onSeal: JournalWriterOptions['onSeal']; sealEvery: number; queuedUpToMs: number; onBody: JournalWriterOptions['onBody'] },
     seal: JournalSeal,
   ) {
     this.#seal = seal;
+    this.#queuedEnd = seal.bytes;
     this.#sealed = seal.lines;
   }
 
@@ -502,7 +503,7 @@ export class JournalWriter {
       await handle.close().catch(() => undefined);
       throw new FerryError('JOURNAL_WRITE', `cannot open the journal ${file} for writing: ${(error as Error).message}`, { location: { file }, cause: error });
     }
-    return new JournalWriter(file, handle, { maxBatch: options.maxBatch ?? 256, dsync, onSeal: options.onSeal, sealEvery: options.sealEvery ?? 1000, queuedUpToMs: options.queuedUpToMs ?? 1000 }, seal);
+    return new JournalWriter(file, handle, { maxBatch: options.maxBatch ?? 256, dsync, onSeal: options.onSeal, sealEvery: options.sealEvery ?? 1000, queuedUpToMs: options.queuedUpToMs ?? 1000, onBody: options.onBody }, seal);
   }
 
   /** What is on disk so far. */
@@ -529,7 +530,11 @@ export class JournalWriter {
   enqueue(entry: JournalEntry): number {
     if (this.#failed) throw this.#failed;
     if (this.#closed) throw new FerryError('INTERNAL', `append to the closed journal ${this.file}`);
-    this.#lines.push(journalLine(entry));
+    const line = journalLine(entry);
+    const length = Buffer.byteLength(line, 'utf8');
+    if (this.options.onBody && (entry.t === 'intent' || entry.t === 'done') && entry.body !== undefined) this.options.onBody(entry.k, this.#queuedEnd, length, entry.body);
+    this.#queuedEnd += length;
+    this.#lines.push(line);
     this.#queued += 1;
     if (this.#lines.length >= this.options.maxBatch && !this.#flushing) void this.#flush();
     else this.#writeLater ??= setTimeout(this.#writeQueued, this.options.queuedUpToMs).unref();

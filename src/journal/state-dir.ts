@@ -227,7 +227,12 @@ export class StateDir {
 
   /** A writer for a step's journal loaded by loadJournal; what it makes durable is sealed in state.json as it goes. */
   openJournal(step: string, loaded: LoadedJournal): Promise<JournalWriter> {
-    return JournalWriter.open(this.journalFile(step), { seal: loaded.seal, onSeal: (seal) => this.#saveSeal(step, seal) });
+    return JournalWriter.open(this.journalFile(step), {
+      seal: loaded.seal,
+      onSeal: (seal) => this.#saveSeal(step, seal),
+      // The rows find the bodies the run folds in on the lines it wrote them on.
+      onBody: (key, at, length, body) => loaded.rows.wrote(key, at, length, body),
+    });
   }
 
   async #moveAside(): Promise<void> {

@@ -27,6 +27,7 @@ import type {
   UploadRec,
   UserRec,
 } from './model.ts';
+import { PartyIndex } from './party-index.ts';
 import { BlobStore } from './storage/blobs.ts';
 
 /** What a data file holds: the state of the account as written by Store.toJSON(). */
@@ -61,10 +62,22 @@ export class ChangeTracker {
   version = 0;
 }
 
+/**
+ * Told of every record a table changes (or may change): an index kept beside the table (see
+ * PartyIndex) reads the record again when it is next asked, so it stays in step with every write.
+ */
+export interface TableWatcher {
+  /** The record with this id was stored, deleted, touched or fetched during a write. */
+  noted(id: number): void;
+  /** The table was emptied. */
+  cleared(): void;
+}
+
 /** A table of records with integer ids, in insertion order (ids ascending). */
 export class Table<T extends { id: number }> {
   private readonly rows = new Map<number, T>();
   private readonly changed = new Set<number>();
+  private watcher: TableWatcher | null = null;
 
   constructor(
     private readonly nextId: () => number,
@@ -76,8 +89,19 @@ export class Table<T extends { id: number }> {
     if (row !== undefined && this.tracker.writes > 0) {
       this.tracker.version += 1;
       if (this.tracker.enabled) this.changed.add(id);
+      this.watcher?.noted(id);
     }
     return row;
+  }
+
+  /** The record with this id, without counting it as changed (indexes reading what they were told of). */
+  peek(id: number): T | undefined {
+    return this.rows.get(id);
+  }
+
+  /** Tells `watcher` of every change from now on (one watcher per table). */
+  watch(watcher: TableWatcher): void {
+    this.watcher = watcher;
   }
 
   has(id: number): boolean {
@@ -125,6 +149,7 @@ export class Table<T extends { id: number }> {
   clear(): void {
     this.rows.clear();
     this.changed.clear();
+    this.watcher?.cleared();
   }
 
   /** The records changed since the last call (null: deleted), and forgets them. */
@@ -144,6 +169,7 @@ export class Table<T extends { id: number }> {
   private note(id: number): void {
     this.tracker.version += 1;
     if (this.tracker.enabled) this.changed.add(id);
+    this.watcher?.noted(id);
   }
 }
 
@@ -228,6 +254,8 @@ export class Store {
   readonly tags = new Table<TagRec>(this.next, this.tracker);
   readonly fieldDefinitions = new Table<FieldDefinitionRec>(this.next, this.tracker);
   readonly parties = new Table<PartyRec>(this.next, this.tracker);
+  /** Finds parties by value (organisation by name, search, people of an organisation) without a walk. */
+  readonly partyIndex = new PartyIndex(this.parties);
   readonly kases = new Table<KaseRec>(this.next, this.tracker);
   readonly opportunities = new Table<OpportunityRec>(this.next, this.tracker);
   readonly entries = new Table<EntryRec>(this.next, this.tracker);

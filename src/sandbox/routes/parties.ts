@@ -134,7 +134,7 @@ function readOrganisation(ctx: SandboxContext, value: unknown, problems: Problem
       return undefined;
     }
     const wanted = value.name.trim().toLowerCase();
-    const found = ctx.store.parties.all().find((p) => p.type === 'organisation' && (p.name ?? '').toLowerCase() === wanted);
+    const found = ctx.store.partyIndex.organisationNamed(wanted);
     return found ? { id: found.id } : { id: null, newName: value.name.trim() };
   }
   const id = readIdRef(value, 'organisation', problems);
@@ -266,11 +266,11 @@ function searchQuery(request: FastifyRequest): string {
 /** Registers the v2 party endpoints (spec 4.3) and the per-party lists of projects and opportunities. */
 export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
-  const list = (request: FastifyRequest, reply: FastifyReply, matches: (party: PartyRec) => boolean): { parties: unknown[] } => {
+  const list = (request: FastifyRequest, reply: FastifyReply, matches: (party: PartyRec) => boolean, candidates?: () => Iterable<PartyRec> | null): { parties: unknown[] } => {
     const embed = parseEmbed(request, PARTY_EMBEDS);
     const caller = callerOf(request);
     const page = pageOf(store, request, reply, {
-      records: () => store.parties.values(),
+      records: () => candidates?.() ?? store.parties.values(),
       matches: (r) => visibleTo(r, caller) && matches(r),
       key: `caller ${caller.user.id}`,
     });
@@ -282,7 +282,13 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
 
   app.get('/api/v2/parties/search', async (request, reply) => {
     const q = searchQuery(request);
-    return list(request, reply, (p) => partyMatches(p, q));
+    // The index gives the parties the search can match, in table order; partyMatches keeps the matches.
+    return list(
+      request,
+      reply,
+      (p) => partyMatches(p, q),
+      () => store.partyIndex.searchCandidates(q),
+    );
   });
 
   app.get('/api/v2/parties/deleted', async (request) =>
@@ -331,7 +337,12 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
   app.get('/api/v2/parties/:partyId/people', async (request, reply) => {
     const { partyId } = request.params as { partyId: string };
     const party = mustFind(store.parties, parseId(partyId, 'party'), callerOf(request), 'party');
-    return list(request, reply, (p) => p.type === 'person' && p.organisationId === party.id);
+    return list(
+      request,
+      reply,
+      (p) => p.type === 'person' && p.organisationId === party.id,
+      () => store.partyIndex.employees(party.id),
+    );
   });
 
   app.get('/api/v2/parties/:partyId/kases', async (request, reply) => {

@@ -75,8 +75,7 @@ export function deleteParty(ctx: SandboxContext, id: number): void {
       store.opportunities.touch(opportunity);
     }
   }
-  for (const person of store.parties.all()) {
-    if (person.organisationId !== id) continue;
+  for (const person of store.partyIndex.employees(id)) {
     person.organisationId = null;
     store.parties.touch(person);
   }
@@ -90,5 +89,5 @@ export function partyDeleteIsScheduled(ctx: SandboxContext, id: number): boolean
   const party = store.parties.get(id);
   if (!party) return false;
   if (store.entries.all().some((e) => e.partyId === id || e.partyIds.includes(id))) return true;
-  return party.type === 'organisation' && store.parties.all().some((p) => p.organisationId === id);
+  return party.type === 'organisation' && store.partyIndex.employees(id).length > 0;
 }

@@ -7,7 +7,8 @@ export function partyName(party: PartyRec): string {
   return party.type === 'organisation' ? (party.name ?? '') : [party.firstName, party.lastName].filter(Boolean).join(' ');
 }
 
-function digitsOf(text: string): string {
+/** The digits of a text alone: how phone numbers are compared. */
+export function digitsOf(text: string): string {
   return text.replace(/\D+/g, '');
 }
 

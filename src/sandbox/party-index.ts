@@ -1,0 +1,324 @@
+/**
+ * Indexes of the parties by value, so that what the service finds by value costs the same in an
+ * account of a million parties as in an empty one: an organisation by name, the people of an
+ * organisation, and the candidates of a search (`/parties/search`).
+ *
+ * The index is told of every record the table stores, deletes, touches or hands out during a
+ * write (Table.watch), and reads those records again when it is next asked (`sync`), so it is in
+ * step with every write, with loading a data file and with the change log's replay. It answers
+ * with candidates, never with a verdict: postings may still hold a record whose values changed
+ * (removing an id from a long posting would cost a shift per change), so every caller checks the
+ * records it gets with the same predicate a walk would use, and the answers are the walk's.
+ */
+import { digitsOf, partyName } from './routes/record-search.ts';
+import type { PartyRec } from './model.ts';
+import type { Table, TableWatcher } from './store.ts';
+
+/** Length of the pieces of text (n-grams) the search indexes; shorter queries walk the table. */
+export const GRAM = 4;
+
+/** Ids of the records that hold one value, ascending once `sorted()` has run. */
+class Posting {
+  ids = new Int32Array(2);
+  size = 0;
+  ordered = true;
+
+  add(id: number): void {
+    if (this.size > 0) {
+      const last = this.ids[this.size - 1] as number;
+      if (last === id) return;
+      if (last > id) this.ordered = false;
+    }
+    if (this.size === this.ids.length) {
+      const grown = new Int32Array(this.ids.length * 2);
+      grown.set(this.ids);
+      this.ids = grown;
+    }
+    this.ids[this.size] = id;
+    this.size += 1;
+  }
+
+  /** The ids, ascending and without repeats. */
+  sorted(): Int32Array {
+    if (!this.ordered) {
+      const ids = this.ids.subarray(0, this.size).sort();
+      let kept = 0;
+      for (let i = 0; i < ids.length; i++) if (kept === 0 || ids[i] !== ids[kept - 1]) ids[kept++] = ids[i] as number;
+      this.size = kept;
+      this.ordered = true;
+    }
+    return this.ids.subarray(0, this.size);
+  }
+}
+
+class Postings {
+  private readonly map = new Map<string, Posting>();
+
+  add(key: string, id: number): void {
+    let posting = this.map.get(key);
+    if (!posting) this.map.set(key, (posting = new Posting()));
+    posting.add(id);
+  }
+
+  get(key: string): Int32Array {
+    return this.map.get(key)?.sorted() ?? EMPTY;
+  }
+
+  /** The posting of `key` itself (its size read without sorting it), or undefined. */
+  posting(key: string): Posting | undefined {
+    return this.map.get(key);
+  }
+
+  /** Ids held, counting repeats and stale ones (for the docs and tests). */
+  entries(): number {
+    let total = 0;
+    for (const posting of this.map.values()) total += posting.size;
+    return total;
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+const EMPTY = new Int32Array(0);
+
+/** The pieces of `text` a search can be narrowed by: every GRAM-long piece. */
+function grams(text: string, into: Set<string>): void {
+  for (let i = 0; i + GRAM <= text.length; i++) into.add(text.slice(i, i + GRAM));
+}
+
+/** What the index holds of one party. */
+interface Keys {
+  /** Lower-case name of an organisation; null for a person. */
+  organisation: string | null;
+  employer: number | null;
+  text: Set<string>;
+  zips: string[];
+  phone: Set<string>;
+}
+
+function keysOf(party: PartyRec): Keys {
+  const text = new Set<string>();
+  grams(partyName(party).toLowerCase(), text);
+  for (const email of party.emailAddresses) grams(email.address.toLowerCase(), text);
+  const phone = new Set<string>();
+  for (const number of party.phoneNumbers) grams(digitsOf(number.number), phone);
+  const zips: string[] = [];
+  for (const address of party.addresses) if (address.zip !== null) zips.push(address.zip.toLowerCase().replace(/\s+/g, ''));
+  return { organisation: party.type === 'organisation' ? (party.name ?? '').toLowerCase() : null, employer: party.organisationId, text, zips, phone };
+}
+
+/**
+ * A 53-bit hash of what the index holds of a party: two 32-bit FNV-1a hashes of the same text
+ * with different seeds. A change whose hash equals the old one would leave the new values out of
+ * the postings; at 2^-53 a change that is not a risk worth a copy of every party's keys.
+ */
+function fingerprint(keys: Keys): number {
+  const text = `${keys.organisation}\u0001${keys.employer}\u0001${[...keys.text].join('\u0002')}\u0001${keys.zips.join('\u0002')}\u0001${[...keys.phone].join('\u0002')}`;
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  // 0 means "not indexed".
+  return (a >>> 0) * 0x200000 + (b & 0x1fffff) || 1;
+}
+
+export class PartyIndex implements TableWatcher {
+  /** Ids told of since the last sync. */
+  private dirty = new Set<number>();
+  /** What each indexed party's keys hashed to when it was last read. */
+  private readonly indexed = new Map<number, number>();
+  /** Postings left behind by changed or deleted parties; past a limit the index is built again. */
+  private stale = 0;
+  private readonly organisations = new Postings();
+  private readonly employers = new Postings();
+  private readonly text = new Postings();
+  private readonly zips = new Postings();
+  private readonly phones = new Postings();
+
+  constructor(private readonly table: Table<PartyRec>) {
+    table.watch(this);
+  }
+
+  noted(id: number): void {
+    this.dirty.add(id);
+  }
+
+  cleared(): void {
+    this.dirty.clear();
+    this.indexed.clear();
+    this.stale = 0;
+    for (const postings of this.all()) postings.clear();
+  }
+
+  private all(): Postings[] {
+    return [this.organisations, this.employers, this.text, this.zips, this.phones];
+  }
+
+  /** Reads again the parties changed since the last call. */
+  private sync(): void {
+    if (this.dirty.size === 0) return;
+    const dirty = this.dirty;
+    this.dirty = new Set();
+    for (const id of dirty) {
+      const party = this.table.peek(id);
+      const before = this.indexed.get(id);
+      if (!party) {
+        if (before !== undefined) {
+          this.indexed.delete(id);
+          this.stale += 1;
+        }
+        continue;
+      }
+      const keys = keysOf(party);
+      const hash = fingerprint(keys);
+      if (hash === before) continue;
+      if (before !== undefined) this.stale += 1;
+      this.indexed.set(id, hash);
+      this.add(id, keys);
+    }
+    if (this.stale > 10_000 && this.stale > this.indexed.size) this.rebuild();
+  }
+
+  private add(id: number, keys: Keys): void {
+    if (keys.organisation !== null) this.organisations.add(keys.organisation, id);
+    if (keys.employer !== null) this.employers.add(String(keys.employer), id);
+    for (const gram of keys.text) this.text.add(gram, id);
+    for (const zip of keys.zips) this.zips.add(zip, id);
+    for (const gram of keys.phone) this.phones.add(gram, id);
+  }
+
+  private rebuild(): void {
+    for (const postings of this.all()) postings.clear();
+    this.indexed.clear();
+    this.stale = 0;
+    for (const party of this.table.values()) {
+      const keys = keysOf(party);
+      this.indexed.set(party.id, fingerprint(keys));
+      this.add(party.id, keys);
+    }
+  }
+
+  /** The records of `ids` that still exist, in id order. */
+  private *records(ids: Int32Array): Generator<PartyRec> {
+    for (const id of ids) {
+      const party = this.table.peek(id);
+      if (party) yield party;
+    }
+  }
+
+  /** The first organisation (in id order) whose name is `wanted` ignoring case (`wanted` in lower case). */
+  organisationNamed(wanted: string): PartyRec | undefined {
+    this.sync();
+    for (const party of this.records(this.organisations.get(wanted))) {
+      if (party.type === 'organisation' && (party.name ?? '').toLowerCase() === wanted) return party;
+    }
+    return undefined;
+  }
+
+  /** The parties whose organisation is `id`, in id order. */
+  employees(id: number): PartyRec[] {
+    this.sync();
+    return [...this.records(this.employers.get(String(id)))].filter((party) => party.organisationId === id);
+  }
+
+  /**
+   * The parties a search for `q` can match (see partyMatches), in id order: a superset of the
+   * matches, which the caller checks. Null when the query is too short to narrow (the caller walks
+   * the table, where such a query usually fills its page soon).
+   */
+  searchCandidates(q: string): Iterable<PartyRec> | null {
+    const needle = q.trim().toLowerCase();
+    if (needle === '') return [];
+    if (needle.length < GRAM) return null;
+    const squeezed = needle.replace(/\s+/g, '');
+    const digits = digitsOf(needle);
+    const phoneLike = digits.length >= 3 && digits.length >= squeezed.replace(/[^0-9a-z]/g, '').length;
+    if (phoneLike && digits.length < GRAM) return null;
+    this.sync();
+    // A name or an address holding the needle holds each of its pieces: the rarest one narrows most.
+    const lists = [this.narrowest(this.text, needle), this.zips.get(squeezed)];
+    if (phoneLike) lists.push(this.narrowest(this.phones, digits));
+    return this.records(union(lists));
+  }
+
+  /**
+   * The ids whose postings hold every piece of `text`, or a superset: the rarest piece's posting,
+   * narrowed by the next rarest while that pays (a few merges of sorted lists, each far shorter
+   * than the table), so that a piece common in a large account does not make the search long.
+   */
+  private narrowest(postings: Postings, text: string): Int32Array {
+    // The three rarest pieces, by their postings' sizes: only those are read.
+    const rarest: Posting[] = [];
+    for (let i = 0; i + GRAM <= text.length; i++) {
+      const posting = postings.posting(text.slice(i, i + GRAM));
+      // A piece no party holds: no party holds the text.
+      if (!posting || posting.size === 0) return EMPTY;
+      if (rarest.includes(posting)) continue;
+      if (rarest.length < 3) rarest.push(posting);
+      else if (posting.size < (rarest[2] as Posting).size) rarest[2] = posting;
+      else continue;
+      rarest.sort((a, b) => a.size - b.size);
+    }
+    let ids = rarest[0]?.sorted() ?? EMPTY;
+    for (let i = 1; i < rarest.length && ids.length > 8; i++) ids = intersect(ids, (rarest[i] as Posting).sorted());
+    return ids;
+  }
+
+  /** Ids held across the postings, repeats and stale ones included (what the index costs). */
+  entries(): number {
+    this.sync();
+    return this.all().reduce((sum, postings) => sum + postings.entries(), 0);
+  }
+}
+
+/** The ids of sorted lists, ascending and without repeats. */
+function union(lists: Int32Array[]): Int32Array {
+  const nonEmpty = lists.filter((list) => list.length > 0);
+  if (nonEmpty.length === 0) return EMPTY;
+  if (nonEmpty.length === 1) return nonEmpty[0] as Int32Array;
+  const all = new Int32Array(nonEmpty.reduce((sum, list) => sum + list.length, 0));
+  let at = 0;
+  for (const list of nonEmpty) {
+    all.set(list, at);
+    at += list.length;
+  }
+  all.sort();
+  let kept = 0;
+  for (let i = 0; i < all.length; i++) if (kept === 0 || all[i] !== all[kept - 1]) all[kept++] = all[i] as number;
+  return all.subarray(0, kept);
+}
+
+/** The ids in both sorted lists: a merge, or a binary search of the longer one when it is much longer. */
+function intersect(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(Math.min(a.length, b.length));
+  let kept = 0;
+  if (b.length > a.length * 4) {
+    let low = 0;
+    for (const id of a) {
+      let high = b.length;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if ((b[mid] as number) < id) low = mid + 1;
+        else high = mid;
+      }
+      if (low < b.length && b[low] === id) out[kept++] = id;
+    }
+    return out.subarray(0, kept);
+  }
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    const x = a[i] as number;
+    const y = b[j] as number;
+    if (x === y) {
+      out[kept++] = x;
+      i++;
+      j++;
+    } else if (x < y) i++;
+    else j++;
+  }
+  return out.subarray(0, kept);
+}
