@@ -40,6 +40,37 @@ function unlessMissing<T>(read: Promise<T[]>): Promise<T[] | null> {
 
 type Listed = { id: number; name: string } & Record<string, unknown>;
 
+/** The v1 path of an entity's custom field definitions. */
+const V1_DEFINITIONS: Record<FieldEntity, string> = { parties: '/api/party/customfield/definitions', kases: '/api/kase/customfield/definitions', opportunities: '/api/opportunity/customfield/definitions' };
+
+/** Whether a definition leaves out what its type needs checked: a List's choices, a Text field's pattern. */
+function lacksDetail(d: Listed): boolean {
+  return (d.type === 'List' && d.options === undefined) || (d.type === 'Text' && d.pattern === undefined && d.options === undefined);
+}
+
+/**
+ * An entity's custom field definitions with what each takes. The v2 list is read first; where it
+ * leaves out a List's choices or a Text field's pattern, the v1 list of the same definitions gives
+ * them (`options`: the choices joined by `;`, or the pattern; ids as text), read once, merged by
+ * id. Where v1 has no such list either, the definitions stay as they are, and the service alone
+ * checks those values.
+ */
+async function fieldDefinitionsOf(client: CrmClient, entity: FieldEntity): Promise<Listed[]> {
+  const listed = (await client.fieldDefinitions(entity)) as Listed[];
+  if (!listed.some(lacksDetail)) return listed;
+  const answer = await client.transport.request({ method: 'GET', path: V1_DEFINITIONS[entity], headers: { accept: 'application/json' }, accept: [404, 406] });
+  if (answer.status !== 200) return listed;
+  const holder = (answer.body as { customFieldDefinitions?: { customFieldDefinition?: unknown } } | null)?.customFieldDefinitions?.customFieldDefinition;
+  // A v1 list of one item is the item itself.
+  const items = (Array.isArray(holder) ? holder : holder === undefined || holder === null ? [] : [holder]) as Array<Record<string, unknown>>;
+  const byId = new Map(items.map((item) => [Number(item.id), item]));
+  return listed.map((d) => {
+    const v1 = byId.get(d.id);
+    if (!v1 || !lacksDetail(d)) return d;
+    return { ...d, options: v1.options ?? null, ...(d.forClass === undefined && v1.forClass !== undefined ? { forClass: v1.forClass } : {}) };
+  });
+}
+
 /** A List's choices: a list (v2), or one text with `;` between them (v1's `options`). */
 function optionsOf(options: unknown): string[] | undefined {
   if (Array.isArray(options)) return options.filter((o): o is string => typeof o === 'string');
@@ -131,7 +162,7 @@ function notRead(target: object, key: string, what: string): void {
 export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWanted): Promise<AccountCatalog> {
   const want = (list: CatalogList): boolean => wanted === undefined || wanted.lists.has(list);
   const wantFields = (entity: FieldEntity): boolean => wanted === undefined || wanted.fieldDefinitions.has(entity);
-  const fields = (entity: FieldEntity): Promise<Listed[]> | undefined => (wantFields(entity) ? client.fieldDefinitions(entity) : undefined);
+  const fields = (entity: FieldEntity): Promise<Listed[]> | undefined => (wantFields(entity) ? fieldDefinitionsOf(client, entity) : undefined);
   const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions, stages, lostReasons] = await Promise.all([
     wanted?.users === false ? [] : client.users(),
     want('teams') ? readTeams(client) : null,
