@@ -45,28 +45,49 @@ export function linkedByName(entity: Entity, body: Body): string | undefined {
  */
 const SAME_REQUEST_MS = 2000;
 
-/** A step as this registry reads it: its journal's rows. */
+/**
+ * A step as this registry reads it: its journal's rows, and the ids of every record they hold
+ * (StepRun.taken), which it asks rather than keep a second set of a million ids.
+ */
 interface JournalledStep {
-  journal: { rows: ReadonlyMap<string, { key: string; id: number | null }> };
+  journal: { rows: ReadonlyMap<string, { id: number | null }> };
+  taken: ReadonlySet<number>;
 }
 
 /** The organisations the plan's runs made by name, and which of them a row of the plan has taken as its record. */
 export class MadeByName {
   /** nameKey -> id of the organisation made by that name. */
   readonly #made = new Map<string, number>();
-  /** Ids that are a source row's record in some step: not free to be taken. */
-  readonly #taken = new Set<number>();
+  /** The ids in #made, which the steps' sets of ids hold too. */
+  readonly #madeIds = new Set<number>();
+  /** Organisations made by name that a row of this run took as its record. */
+  readonly #takenNow = new Set<number>();
   /** Names whose organisation this run is looking at, shared by the rows that name it at once. */
   readonly #checking = new Map<string, Promise<boolean>>();
 
-  constructor(steps: readonly JournalledStep[]) {
+  constructor(readonly steps: readonly JournalledStep[]) {
     for (const step of steps) {
-      for (const row of step.journal.rows.values()) {
-        if (row.id === null) continue;
-        if (isMadeKey(row.key)) this.#made.set(row.key.slice(MADE_PREFIX.length), row.id);
-        else this.#taken.add(row.id);
+      // The keys alone: the rows' states are not made for the few this looks for.
+      for (const key of step.journal.rows.keys()) {
+        if (!isMadeKey(key)) continue;
+        const id = step.journal.rows.get(key)?.id;
+        if (id === null || id === undefined) continue;
+        this.#made.set(key.slice(MADE_PREFIX.length), id);
+        this.#madeIds.add(id);
       }
     }
+  }
+
+  /** Whether `id` is a source row's record: in a step's ids and not only as made by name, or taken by a row of this run. */
+  #taken(id: number): boolean {
+    if (this.#takenNow.has(id)) return true;
+    if (!this.steps.some((step) => step.taken.has(id))) return false;
+    if (!this.#madeIds.has(id)) return true;
+    // Made by name, and a source row's record too when some row of a journal holds it under its own key.
+    return this.steps.some((step) => {
+      for (const [key, row] of step.journal.rows) if (row.id === id && !isMadeKey(key)) return true;
+      return false;
+    });
   }
 
   /**
@@ -76,8 +97,8 @@ export class MadeByName {
    */
   take(name: string): number | undefined {
     const id = this.#made.get(nameKey(name));
-    if (id === undefined || this.#taken.has(id)) return undefined;
-    this.#taken.add(id);
+    if (id === undefined || this.#taken(id)) return undefined;
+    this.#takenNow.add(id);
     return id;
   }
 
@@ -91,7 +112,7 @@ export class MadeByName {
     const organisation = answer.organisation as Body | undefined;
     const id = organisation?.id;
     const key = nameKey(name);
-    if (typeof id !== 'number' || this.#made.has(key) || this.#taken.has(id)) return;
+    if (typeof id !== 'number' || this.#made.has(key) || this.#taken(id)) return;
     let checking = this.#checking.get(key);
     if (!checking) {
       checking = (async () => {

@@ -10,9 +10,8 @@
  * (removing an id from a long posting would cost a shift per change), so every caller checks the
  * records it gets with the same predicate a walk would use, and the answers are the walk's.
  */
-import { digitsOf, partyName } from './routes/record-search.ts';
+import { digitsOf, partyName } from './party-text.ts';
 import type { PartyRec } from './model.ts';
-import type { Table, TableWatcher } from './store.ts';
 
 /** Length of the pieces of text (n-grams) the search indexes; shorter queries walk the table. */
 export const GRAM = 4;
@@ -127,6 +126,24 @@ function fingerprint(keys: Keys): number {
   return (a >>> 0) * 0x200000 + (b & 0x1fffff) || 1;
 }
 
+/**
+ * Told of every record a table changes (or may change): an index kept beside the table (see
+ * PartyIndex) reads the record again when it is next asked, so it stays in step with every write.
+ */
+export interface TableWatcher {
+  /** The record with this id was stored, deleted, touched or fetched during a write. */
+  noted(id: number): void;
+  /** The table was emptied. */
+  cleared(): void;
+}
+
+/** The store's table of parties, as the index reads it (the store imports the index, not the other way). */
+export interface PartyTable {
+  peek(id: number): PartyRec | undefined;
+  values(): IterableIterator<PartyRec>;
+  watch(watcher: TableWatcher): void;
+}
+
 export class PartyIndex implements TableWatcher {
   /** Ids told of since the last sync. */
   private dirty = new Set<number>();
@@ -140,7 +157,7 @@ export class PartyIndex implements TableWatcher {
   private readonly zips = new Postings();
   private readonly phones = new Postings();
 
-  constructor(private readonly table: Table<PartyRec>) {
+  constructor(private readonly table: PartyTable) {
     table.watch(this);
   }
 

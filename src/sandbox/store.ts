@@ -27,7 +27,7 @@ import type {
   UploadRec,
   UserRec,
 } from './model.ts';
-import { PartyIndex } from './party-index.ts';
+import { PartyIndex, type TableWatcher } from './party-index.ts';
 import { BlobStore } from './storage/blobs.ts';
 
 /** What a data file holds: the state of the account as written by Store.toJSON(). */
@@ -60,17 +60,6 @@ export class ChangeTracker {
   writes = 0;
   /** Goes up with every change (or possible change) to any table: cached list results are keyed by it. */
   version = 0;
-}
-
-/**
- * Told of every record a table changes (or may change): an index kept beside the table (see
- * PartyIndex) reads the record again when it is next asked, so it stays in step with every write.
- */
-export interface TableWatcher {
-  /** The record with this id was stored, deleted, touched or fetched during a write. */
-  noted(id: number): void;
-  /** The table was emptied. */
-  cleared(): void;
 }
 
 /** A table of records with integer ids, in insertion order (ids ascending). */

@@ -2,15 +2,9 @@
 import type { SandboxContext } from '../context.ts';
 import type { PartyRec } from '../model.ts';
 
-/** The display name of a party: the organisation name or the person's first and last name. */
-export function partyName(party: PartyRec): string {
-  return party.type === 'organisation' ? (party.name ?? '') : [party.firstName, party.lastName].filter(Boolean).join(' ');
-}
+import { digitsOf, partyName } from '../party-text.ts';
 
-/** The digits of a text alone: how phone numbers are compared. */
-export function digitsOf(text: string): string {
-  return text.replace(/\D+/g, '');
-}
+export { digitsOf, partyName };
 
 /**
  * Whether one of a party's e-mail addresses is `needle` (lower case), ignoring case. A needle with
