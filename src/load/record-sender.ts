@@ -78,6 +78,16 @@ export function serviceProblems(error: ApiError, mapping: Pick<Mapping, 'fields'
   });
 }
 
+/**
+ * The account's record a new row takes, and why: `match:` found it, an earlier row made it by name
+ * (updated with this row), or an earlier run made it for this row though its journal line was lost
+ * (--reconcile).
+ */
+interface Found {
+  record: Body;
+  by: 'match' | 'name' | 'own';
+}
+
 function stepList(steps: readonly string[]): string {
   return steps.length === 1 ? `step ${steps[0]}` : `steps ${steps.join(', ')}`;
 }
@@ -163,34 +173,32 @@ export class RecordSender {
     // A record matched under `onMatch: skip` is the account's, not the input's: left alone.
     if (known && known.origin === 'matched' && step.match?.onMatch === 'skip') return this.succeed(step, mapped, 'matched', known.id);
     if (known && !this.ctx.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
-    let found: Body | null = null;
+    let found: Found | null = null;
     if (!known && step.matcher) {
       const match = await this.lookUp(step, mapped, body);
       if (match === 'rejected') return;
-      found = match;
+      if (match) found = { record: match, by: 'match' };
     }
     // The organisation an earlier row made by name (its company's row was rejected then): this
     // row is that organisation's, and updates it rather than making a second of the same name.
-    let madeByName = false;
     if (!known && !found) {
       const name = step.compiled.entity === 'party' && body.type === 'organisation' && typeof body.name === 'string' ? body.name : undefined;
       const made = name === undefined ? undefined : this.ctx.made.take(name);
-      if (made !== undefined) {
-        found = await this.ctx.service.read('party', made);
-        madeByName = found !== null;
-      }
+      const record = made === undefined ? null : await this.ctx.service.read('party', made);
+      if (record) found = { record, by: 'name' };
     }
     // --reconcile: a row the journal does not know may have a record an earlier run made.
-    let own = false;
     if (!known && !found && this.ctx.options.reconcile) {
       step.reconcile ??= new ReconcileIndex(this.ctx.service, step.compiled.entity, this.ctx.state.created, (id) => step.taken.has(id));
-      found = await step.reconcile.find(body);
-      if (found) step.taken.add(found.id as number);
-      own = found !== null;
+      const record = await step.reconcile.find(body);
+      if (record) {
+        step.taken.add(record.id as number);
+        found = { record, by: 'own' };
+      }
     }
     step.ready += 1;
     try {
-      await this.write(step, mapped, body, fp, known, found, own, madeByName);
+      await this.write(step, mapped, body, fp, known, found);
     } finally {
       step.ready -= 1;
       // Its look-up held back for others to share it, a row waits no longer than the writes have rows to write.
@@ -199,11 +207,11 @@ export class RecordSender {
   }
 
   /**
-   * Creates, adopts or updates a row's record (in a dry run, counts what that would send). `own`:
-   * `found` is the record an earlier run made for the row (--reconcile), not one `match:` found.
+   * Creates, adopts or updates a row's record (in a dry run, counts what that would send); `found`
+   * says which record of the account the row takes, and why.
    */
-  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Body | null, own = false, madeByName = false): Promise<void> {
-    if (this.ctx.options.dryRun) return this.countDry(step, mapped, body, known, found);
+  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Found | null): Promise<void> {
+    if (this.ctx.options.dryRun) return this.countDry(step, mapped, body, known, found?.record ?? null);
     // The intent of a plain create is queued while the row waits for a slot: the row that first
     // needs its own on disk writes every intent queued by then in one group, so that the rows
     // behind it find theirs there when their slot comes.
@@ -220,8 +228,8 @@ export class RecordSender {
         }
         try {
           if (known) await this.update(step, mapped, body, fp, known);
-          else if (found && own) await this.adoptOwn(step, mapped, body, fp, found);
-          else if (found) await this.adopt(step, mapped, body, fp, found, madeByName ? 'update' : (step.match as MatchSpec).onMatch);
+          else if (found?.by === 'own') await this.adoptOwn(step, mapped, body, fp, found.record);
+          else if (found) await this.adopt(step, mapped, body, fp, found.record, found.by === 'name' ? 'update' : (step.match as MatchSpec).onMatch);
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
           if (!isRowLevel(error)) throw error;
