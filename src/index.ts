@@ -17,11 +17,11 @@
 import { openBackup as openBackupFolder } from './backup/index.ts';
 import { connect as connectClient } from './client/index.ts';
 import { guard, guarded, parseOptions } from './errors/index.ts';
-import { importOptionsSchema, runImport as importRows, runRollback as rollBack, runSetup as setUp } from './load/index.ts';
+import { type ImportDeps, type ImportOptionsInput, importOptionsSchema, type ImportSummary, runImport as importRows, runRollback as rollBack, runSetup as setUp } from './load/index.ts';
 import { compileMapping as compile, loadMapping as loadMappingFile } from './mapping/index.ts';
 import { loadPlan as loadPlanFile, validateMapping as checkMapping, validatePlan as checkPlan } from './plan/index.ts';
 import { inspectSource as inspect, openSource as open } from './sources/index.ts';
-import { runVerify as verifyRows, verifyOptionsSchema } from './verify/index.ts';
+import { type VerifyDeps, type VerifyOptionsInput, runVerify as verifyRows, verifyOptionsSchema, type VerifySummary } from './verify/index.ts';
 
 // Errors: one class with a closed set of codes, each of a kind (input, service, internal), and
 // the exit code each maps to.
@@ -91,6 +91,7 @@ export {
   type OpenSourceOptions,
   type ReportedError,
   type ReportedWarning,
+  type RowReader,
   type SourceFormat,
   type SourceFormatDefinition,
   type SourceItem,
@@ -143,6 +144,8 @@ export type {
   PlanStep,
   RecordFinder,
   RejectReason,
+  RowsSource,
+  RunSource,
   StepReport,
   ValidateMappingOptions,
   ValidatePlanOptions,
@@ -188,6 +191,32 @@ export const runVerify: typeof verifyRows = (options, deps) =>
   });
 /** Runs a plan's `setup:` alone. */
 export const runSetup = guard('runSetup', setUp);
+
+/** What a program binds once for all its jobs (createFerry): the client, its account, and its own transforms. */
+export interface FerryDeps {
+  client: ImportDeps['client'];
+  /** @default accountOf(client) */
+  account?: ImportDeps['account'];
+  /** The transforms its mappings may name: the built-in ones and its own (transformRegistry). @default TRANSFORMS */
+  transforms?: ImportDeps['transforms'];
+}
+
+/** The jobs of one account with the program's client, account and transforms bound: each takes its options and what differs per call. */
+export interface Ferry {
+  runImport(options: ImportOptionsInput, deps?: Partial<ImportDeps>): Promise<ImportSummary>;
+  runVerify(options: VerifyOptionsInput, deps?: Partial<VerifyDeps>): Promise<VerifySummary>;
+}
+
+/**
+ * Binds the client, the account and the program's transforms once, so that a mapping naming a
+ * transform of its own is imported and verified alike without handing the registry to each call.
+ */
+export function createFerry(bound: FerryDeps): Ferry {
+  return {
+    runImport: (options, deps = {}) => runImport(options, { ...bound, ...deps }),
+    runVerify: (options, deps = {}) => runVerify(options, { ...bound, ...deps }),
+  };
+}
 /** Undoes the last run of a state folder. */
 export const runRollback = guard('runRollback', rollBack);
 

@@ -6,6 +6,7 @@ import { defaultStateDir, isV1LiveInput, printableLines } from '../util/index.ts
 export { defaultStateDir } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
+import { describeRunSource } from '../plan/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
@@ -225,7 +226,7 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
   if (reportFile && report && tally) {
     const { importReport } = await import('../report/index.ts');
     const source = options.run.source;
-    const plan = source.kind === 'plan' ? shownPath(source.planFile, io.cwd) : `${shownPath(source.inputFile, io.cwd)} with ${shownPath(source.mappingFile, io.cwd)}`;
+    const plan = describeRunSource(source, (path) => shownPath(path, io.cwd));
     const outcome = formatImportSummary(summary, io.cwd, liveReads).trimEnd().split('\n').at(-1) ?? '';
     const input = importReport(summary, { command: source.kind === 'plan' ? 'run' : 'import', version: version(), plan, account: report.account, usage: report.usage, outcome, reasons: tally.groups(), shown: (p) => shownPath(p, io.cwd) });
     await writeCommandReport(reportFile, input, options.json ? io.stderr : io.stdout, io.cwd);

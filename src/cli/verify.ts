@@ -1,4 +1,5 @@
 import { EXIT, FerryError } from '../errors/index.ts';
+import { describeRunSource } from '../plan/index.ts';
 import type { VerifyEvent, VerifyNotCarried, VerifyOptionsInput, VerifySummary } from '../verify/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
@@ -139,7 +140,7 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
       const source = options.source;
       // The page names every file relative to where the command ran, as the person typed them.
       const shown = (p: string): string => relativePath(p, io.cwd);
-      const plan = source.kind === 'plan' ? shown(source.planFile) : `${shown(source.inputFile)} with ${shown(source.mappingFile)}`;
+      const plan = describeRunSource(source, shown);
       const input = verifyReport(summary, { version: version(), plan, account: report.account, usage: report.usage, outcome: verifyOutcome(summary, strict), strict, shown });
       await writeCommandReport(reportFile, input, json ? io.stderr : io.stdout, io.cwd);
     }

@@ -8,7 +8,7 @@ export type ProgressWait = TransportWait & { of: 'account' | 'old account' };
 import type { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
-import type { NotCarried, RejectReason } from '../plan/index.ts';
+import { type NotCarried, type RejectReason, runSourceSchema } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
 import type { SetupPlan, SetupReport } from './setup.ts';
 
@@ -16,7 +16,7 @@ type Body = Record<string, unknown>;
 
 export const importOptionsSchema = z.object({
   /** One mapping over one input, or a whole plan. */
-  source: z.discriminatedUnion('kind', [z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }), z.object({ kind: z.literal('plan'), planFile: z.string().min(1) })]),
+  source: runSourceSchema,
   /** Where the journal, the lock and the result files live. */
   stateDir: z.string().min(1),
   /** Requests under way at once. @default 8 */
@@ -56,8 +56,8 @@ export type ImportOptionsInput = z.input<typeof importOptionsSchema>;
 
 export interface ImportDeps {
   client: CrmClient;
-  /** The account the state must belong to. */
-  account: AccountIdentity;
+  /** The account the state must belong to. @default accountOf(client): the client's own address */
+  account?: AccountIdentity | undefined;
   /** Ctrl-C: stop taking rows, let requests under way finish, flush the journal. */
   signal?: AbortSignal;
   onEvent?: (event: ImportEvent) => void;

@@ -3,8 +3,8 @@
  * verify): the files (the plan's prepareRun), then the account's names, read once, with the
  * requests that took, then the state folder, bound to the account by the check of its users.
  */
-import { type AccountCatalog, type CatalogWanted, type CrmClient, readAccountCatalog } from '../client/index.ts';
-import { type OpenStateOptions, StateDir } from '../journal/index.ts';
+import { type AccountCatalog, accountOf, type CatalogWanted, type CrmClient, readAccountCatalog } from '../client/index.ts';
+import { type AccountIdentity, type OpenStateOptions, StateDir } from '../journal/index.ts';
 import { CatalogResolver, catalogWanted, createResolver, type NameResolver } from '../mapping/index.ts';
 import { type Plan, type PreparedRun, prepareRun, type PrepareRunOptions, type RunSource } from '../plan/index.ts';
 
@@ -44,8 +44,8 @@ export interface OpenRunOptions {
    * plan's set-up creates what the rows name; a caller keeps them for its next runs). @default never
    */
   allNames?: (plan: Plan | null) => boolean;
-  /** The state folder: where, which account, and how it is opened; its users check comes from the names. */
-  state: Omit<OpenStateOptions, 'users'>;
+  /** The state folder: where, which account (the client's own unless said), and how it is opened; its users check comes from the names. */
+  state: Omit<OpenStateOptions, 'users' | 'account'> & { account?: AccountIdentity | undefined };
 }
 
 /** A run opened: its steps ready to be read, the account's names, and its state folder (locked; close it). */
@@ -63,6 +63,6 @@ export async function openRun(options: OpenRunOptions, deps: { client: CrmClient
   const prepared = await prepareRun(options.source, options.prepare);
   const wanted = options.allNames?.(prepared.plan) ? undefined : catalogWanted(prepared.steps.map((step) => step.mapping));
   const names = await readNames(deps.client, deps.resolver, deps.catalog, wanted);
-  const state = await StateDir.open({ ...options.state, users: names.users });
+  const state = await StateDir.open({ ...options.state, account: options.state.account ?? accountOf(deps.client), users: names.users });
   return { ...prepared, names, state };
 }

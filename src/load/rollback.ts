@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { type CrmClient, RecordService } from '../client/index.ts';
+import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
 import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, StateDir, writeRollbacks } from '../journal/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
@@ -78,10 +78,10 @@ interface RowUndo {
  * values. Every undo is journalled like an import's writes, so a rollback that is interrupted is
  * run again to finish, and running it again after it finished goes one run further back.
  */
-export async function runRollback(options: RollbackOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal }): Promise<RollbackSummary> {
+export async function runRollback(options: RollbackOptions, deps: { client: CrmClient; account?: AccountIdentity | undefined; signal?: AbortSignal }): Promise<RollbackSummary> {
   // The same user check as an import's: a rollback deletes records, in the account it is pointed at.
   const users = async (): Promise<number[]> => (await deps.client.users()).map((user) => user.id);
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account, existing: true, users, keepUsers: !options.dryRun });
+  const state = await StateDir.open({ dir: options.stateDir, account: deps.account ?? accountOf(deps.client), existing: true, users, keepUsers: !options.dryRun });
   const requestsAtStart = deps.client.transport.requestsSent;
   try {
     const { steps } = await readStateSteps(state.dir);

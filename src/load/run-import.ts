@@ -144,7 +144,8 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     for (const step of prepared) if (readsLive(step)) step.spool = spools;
     // A dry run's spools serve that run only: the state is left as it was.
     if (options.dryRun) await removeSpools(spools);
-    const sourceFile = resolve(source.kind === 'plan' ? source.planFile : source.mappingFile);
+    // What the state's steps were written from: a plan, a mapping file, or the name of rows handed in.
+    const sourceFile = source.kind === 'plan' ? resolve(source.planFile) : source.kind === 'mapping' ? resolve(source.mappingFile) : typeof source.mapping === 'string' ? resolve(source.mapping) : source.name;
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
     await bindStateSteps(
       state.dir,

@@ -475,7 +475,10 @@ export interface SetupCommandOptions {
  * `crm-ferry setup PLAN`: the plan's set-up alone, in the plan's state folder (so that a later
  * `run` and `rollback` know it). A plan without `setup:` derives everything.
  */
-export async function runSetup(options: SetupCommandOptions, deps: { client: CrmClient; account: AccountIdentity; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry }): Promise<SetupReport> {
+export async function runSetup(
+  options: SetupCommandOptions,
+  deps: { client: CrmClient; account?: AccountIdentity | undefined; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry },
+): Promise<SetupReport> {
   // Opened as a run is, with all of the account's names (the set-up creates what the rows name and
   // the account lacks); the state is the account's, checked by its users.
   const { plan, steps, compiled, names, state } = await openRun(

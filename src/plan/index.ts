@@ -19,7 +19,22 @@ export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type
 export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink, unresolvedText } from './references.ts';
 export { RowChecks, type RowOutcome } from './row-checks.ts';
-export { assertConstantNames, compileSteps, countStepItems, openStepItems, prepareRun, prepareSingleStep, retryFromRejects, type PreparedRun, type PreparedStep, type PrepareRunOptions, type RunSource } from './prepare-step.ts';
+export {
+  assertConstantNames,
+  compileSteps,
+  countStepItems,
+  openStepItems,
+  prepareRun,
+  prepareSingleStep,
+  retryFromRejects,
+  describeRunSource,
+  runSourceSchema,
+  type RowsSource,
+  type PreparedRun,
+  type PreparedStep,
+  type PrepareRunOptions,
+  type RunSource,
+} from './prepare-step.ts';
 export { createMatcher, judgeMatch, MATCH_BATCH, matchValues, type Matcher, type MatcherOptions, type MatchValue, type RecordFinder } from './matching.ts';
 export { connectLiveSteps, readsLive } from './prepare-step.ts';
 export { findAttachments, type FoundFile } from './find-attachments.ts';

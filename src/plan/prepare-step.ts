@@ -7,12 +7,15 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
+import { stringify as stringifyYaml } from 'yaml';
+import { z } from 'zod';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import {
   checkConstantNames,
   type CompiledMapping,
   compileMapping,
   loadMapping,
+  parseMapping,
   mapFieldBatches,
   type MappedItem,
   type Mapping,
@@ -24,7 +27,7 @@ import {
   type SourceOptions,
   type TransformRegistry,
 } from '../mapping/index.ts';
-import { type FieldRow, openSource, type OpenSourceOptions, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
+import { type FieldRow, openSource, type OpenSourceOptions, readGivenRows, type RowReader, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
 import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
 import { loadPlan, type Plan, type PlanStep } from './load.ts';
@@ -51,6 +54,8 @@ export interface PreparedStep {
   spool?: string;
   /** The transforms its mapping may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
   transforms?: TransformRegistry;
+  /** Rows the caller hands in, read in place of a file (`inputFile` then only names them). */
+  rows?: RowReader;
 }
 
 /** The steps' mappings compiled, in the steps' order, with the transforms each was loaded with. */
@@ -134,14 +139,21 @@ interface StepToPrepare {
   planLocation?: ErrorLocation | undefined;
   /** The transforms the mapping may name, when the caller brought its own (transformRegistry). @default TRANSFORMS */
   transforms?: TransformRegistry | undefined;
+  /** The mapping as a value, checked as a file's would be; `mappingFile` then only names it. */
+  mapping?: Mapping | undefined;
+  /** Rows the caller hands in, read in place of a file. */
+  rows?: RowReader | undefined;
 }
 
 async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
   const { name, mappingFile, inputFile, rejectsFile, source: sourceOverride, timeZone: planTimeZone, planLocation, transforms } = options;
-  let mapping = await loadMapping(mappingFile, { transforms });
+  // A mapping given as a value is checked as its YAML text would be, so that its errors say the
+  // same things (its place by `yamlPath`; the lines are those of the value written as YAML).
+  const text = options.mapping === undefined ? undefined : stringifyYaml(options.mapping);
+  let mapping = text === undefined ? await loadMapping(mappingFile, { transforms }) : parseMapping(text, mappingFile, { transforms });
   // Read again for line numbers and to see whether the mapping names a time zone itself (the
   // schema's default hides that).
-  const yaml = parseLocatedYaml((await readFile(mappingFile, 'utf8')).replace(/^\uFEFF/, ''), mappingFile, 'MAPPING_INVALID');
+  const yaml = parseLocatedYaml(text ?? (await readFile(mappingFile, 'utf8')).replace(/^\uFEFF/, ''), mappingFile, 'MAPPING_INVALID');
   const raw = yaml.value as Record<string, unknown> | null;
   if (planTimeZone !== undefined && (raw === null || typeof raw !== 'object' || !('timeZone' in raw))) {
     mapping = { ...mapping, timeZone: planTimeZone };
@@ -152,6 +164,10 @@ async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
   }));
   const step: PreparedStep = { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
   if (transforms) step.transforms = transforms;
+  if (options.rows) {
+    step.rows = options.rows;
+    return step;
+  }
   liveInputOf(step);
   if (readsLive(step)) {
     await checkLiveList({
@@ -277,7 +293,8 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
   let header: string[];
   let legacy = false;
   try {
-    const opened = await openSource(step.inputFile, options);
+    // Rows a caller hands in carry the columns each row has, as a legacy export's records do.
+    const opened = step.rows ? { items: readGivenRows(step.inputFile, step.rows, signal), varyingColumns: true } : await openSource(step.inputFile, options);
     legacy = opened.varyingColumns;
     const fieldBatches = sourceFieldBatches(opened.items);
     if (fieldBatches) {
@@ -349,7 +366,7 @@ export async function countStepItems(step: PreparedStep, signal?: AbortSignal): 
   // A live account is counted from a spool holding its whole list, never by reading it again.
   const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live, v1Spool: step.spool, v1SpoolOnly: true };
   if (signal) options.signal = signal;
-  const opened = await openSource(step.inputFile, options);
+  const opened = step.rows ? { items: readGivenRows(step.inputFile, step.rows, signal) } : await openSource(step.inputFile, options);
   const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);
   let count = 0;
   if (batches) for await (const batch of batches()) count += batch.length;
@@ -416,8 +433,52 @@ export async function preparePlan(planFile: string, rejectsDir?: string, transfo
   return { plan, steps: orderSteps(prepared) };
 }
 
-/** What a command runs over: one mapping and its input, or a plan. */
-export type RunSource = { kind: 'mapping'; mappingFile: string; inputFile: string } | { kind: 'plan'; planFile: string };
+/**
+ * What a command runs over: one mapping and its input, a plan, or rows the caller hands in (another
+ * system's API, a database) with a mapping file or a mapping value.
+ */
+export type RunSource = { kind: 'mapping'; mappingFile: string; inputFile: string } | { kind: 'plan'; planFile: string } | RowsSource;
+
+/** Rows from anywhere: `read` gives them again each time it is called; the mapping's key makes each row's stable key. */
+export interface RowsSource {
+  kind: 'rows';
+  /** Names the rows in messages, results and the state (the step's name). */
+  name: string;
+  /** A mapping file, or the mapping as a value (checked as a file's would be). */
+  mapping: string | Mapping;
+  read: RowReader;
+}
+
+/** A RunSource as options take it (import, verify): checked once, named in errors by its place. */
+export const runSourceSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }),
+  z.object({ kind: z.literal('plan'), planFile: z.string().min(1) }),
+  z.object({
+    kind: z.literal('rows'),
+    name: z.string().min(1),
+    mapping: z.union([z.string().min(1), z.custom<Mapping>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), { message: 'a mapping file or a mapping value' })]),
+    read: z.custom<RowReader>((value) => typeof value === 'function', { message: 'a function that reads the rows (an async iterable of objects)' }),
+  }),
+]);
+
+/** A run's source as a summary names it: the plan, or the input with its mapping (`shown` makes a path readable). */
+export function describeRunSource(source: RunSource, shown: (path: string) => string): string {
+  if (source.kind === 'plan') return shown(source.planFile);
+  if (source.kind === 'mapping') return `${shown(source.inputFile)} with ${shown(source.mappingFile)}`;
+  return `the rows of ${source.name} with ${typeof source.mapping === 'string' ? shown(source.mapping) : 'a mapping value'}`;
+}
+
+/** One step over rows a caller hands in. */
+async function prepareRowsStep(source: RowsSource, rejectsFile: string | undefined, transforms: TransformRegistry | undefined): Promise<PreparedStep> {
+  const value = typeof source.mapping === 'string' ? undefined : source.mapping;
+  const mappingFile = typeof source.mapping === 'string' ? source.mapping : `the mapping of ${source.name}`;
+  const step = await prepareStep({ name: source.name, mappingFile, inputFile: source.name, rejectsFile: rejectsFile ?? `${source.name}.rejects.csv`, transforms, mapping: value, rows: source.read });
+  const firstRef = step.refs[0];
+  if (firstRef) {
+    throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, { location: firstRef.location, hint: 'Link by id or name instead of ref.' });
+  }
+  return step;
+}
 
 /** The steps of a run, ready to be read: what import, run, the dry run, validate and verify all start from. */
 export interface PreparedRun {
@@ -456,7 +517,7 @@ export interface PrepareRunOptions {
  */
 export async function checkStepInputs(steps: readonly PreparedStep[]): Promise<void> {
   for (const step of steps) {
-    if (readsLive(step)) continue;
+    if (readsLive(step) || step.rows) continue;
     try {
       await statSource(step.inputFile);
     } catch (error) {
@@ -476,7 +537,12 @@ export async function prepareRun(source: RunSource, options: PrepareRunOptions =
   const { transforms } = options;
   const planned = source.kind === 'plan' ? await preparePlan(source.planFile, options.rejectsDir, transforms) : null;
   options.checkPlan?.(planned?.plan ?? null);
-  const steps = source.kind === 'plan' ? (planned?.steps ?? []) : [await prepareSingleStep(source.mappingFile, source.inputFile, options.rejectsFile, transforms)];
+  const steps =
+    source.kind === 'plan'
+      ? (planned?.steps ?? [])
+      : source.kind === 'rows'
+        ? [await prepareRowsStep(source, options.rejectsFile, transforms)]
+        : [await prepareSingleStep(source.mappingFile, source.inputFile, options.rejectsFile, transforms)];
   await checkStepInputs(steps);
   if (options.retryFile !== undefined && options.retryFile !== null) await retryFromRejects(steps, options.retryFile);
   if (options.live) connectLiveSteps(steps, options.live.connection);

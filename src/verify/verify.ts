@@ -7,7 +7,7 @@ import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, isMadeKey, openRun, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments } from '../load/index.ts';
 import { type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
-import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks } from '../plan/index.ts';
+import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks, runSourceSchema } from '../plan/index.ts';
 import { writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
 import { neutraliseFormula } from '../util/index.ts';
@@ -16,7 +16,7 @@ type Body = Record<string, unknown>;
 
 export const verifyOptionsSchema = z.object({
   /** One mapping over one input, or a whole plan: what the run was made with. */
-  source: z.discriminatedUnion('kind', [z.object({ kind: z.literal('mapping'), mappingFile: z.string().min(1), inputFile: z.string().min(1) }), z.object({ kind: z.literal('plan'), planFile: z.string().min(1) })]),
+  source: runSourceSchema,
   /** The state folder of the runs to check. */
   stateDir: z.string().min(1),
   /**
@@ -170,8 +170,8 @@ export type VerifyEvent =
 
 export interface VerifyDeps {
   client: CrmClient;
-  /** The account the state must belong to. */
-  account: AccountIdentity;
+  /** The account the state must belong to. @default accountOf(client): the client's own address */
+  account?: AccountIdentity | undefined;
   signal?: AbortSignal;
   onEvent?: (event: VerifyEvent) => void;
   /** Names of the account; read once from the account when absent. */

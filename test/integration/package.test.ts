@@ -195,12 +195,14 @@ describe('the packed package', () => {
     expect(outcome.sandbox).toMatchObject({ code: 'CONFIG_INVALID', kind: 'input', message: expect.stringContaining('option `rateLimit.limit`') });
     // What the examples did, as they printed it: the plan's three people, the export of them, the
     // verify of the mapping with a transform of its own (true: it agrees), the refused option of
-    // the errors' example, and the export of all five parties.
+    // the errors' example, and the export of all seven parties.
     expect(examples.stdout).toMatch(/people: 3 created, 0 rejected/);
     expect(examples.stdout).toMatch(/^3 records in parties\.jsonl$/m);
     expect(examples.stdout, `the examples printed:\n${examples.stdout}\n${examples.stderr}`).toMatch(/^true$/m);
     expect(examples.stderr).toMatch(/^USAGE \(input\): `format` xlsx disagrees with the extension of parties\.csv/m);
-    expect(examples.stdout).toMatch(/^5 records$/m);
+    // Rows from anywhere: two rows of a program's own, a mapping value, imported and verified.
+    expect(examples.stdout).toMatch(/^2 created from rows true$/m);
+    expect(examples.stdout).toMatch(/^7 records$/m);
 
     // The command as installed runs its bundle (dist/bundle/, build/bundle-cli.ts); the paths it
     // reads beside its own files (package.json, the ready mappings, the samples) resolve from it.
