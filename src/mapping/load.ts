@@ -446,7 +446,6 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
   return parsed.data as Mapping;
 }
 
-/** Reads and checks a mapping file; see parseMapping. A file that cannot be read is MAPPING_NOT_FOUND. */
 /** A mapping file past MAX_MAPPING_BYTES, refused before it is read. */
 function mappingTooLarge(file: string, bytes: number): FerryError {
   return new FerryError('MAPPING_INVALID', `the mapping file is ${(bytes / 1024 / 1024).toFixed(1)} MB; a mapping file is at most ${MAX_MAPPING_BYTES / 1024 / 1024} MB`, {
@@ -455,6 +454,7 @@ function mappingTooLarge(file: string, bytes: number): FerryError {
   });
 }
 
+/** Reads and checks a mapping file; see parseMapping. A file that cannot be read is MAPPING_NOT_FOUND. */
 export async function loadMapping(file: string, options: LoadOptions = {}): Promise<Mapping> {
   let text: string;
   try {
