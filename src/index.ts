@@ -177,11 +177,21 @@ export type { ChangedIn, DifferenceKind, VerifyDeps, VerifyDifference, VerifyEve
 // The importer's and verify's jobs through the door: whatever they end with is a FerryError, and
 // a wrong option is refused (CONFIG_INVALID, of kind input, naming it) before they start.
 
-/** Imports a plan or one file into the account, exactly once and resumably (docs/importer.md). */
+/**
+ * Imports a plan, one file or rows handed in into the account, exactly once and resumably
+ * (docs/importer.md). A run the service stopped part-way (unreachable, refusing) throws its
+ * FerryError, the summary so far as its `partial`: the one channel every job fails by. An
+ * interrupted run (the signal) resolves, `interrupted` set.
+ */
 export const runImport: typeof importRows = (options, deps) =>
-  guarded('runImport', () => {
+  guarded('runImport', async () => {
     parseOptions(importOptionsSchema, options, 'runImport');
-    return importRows(options, deps);
+    const summary = await importRows(options, deps);
+    if (summary.stopped) {
+      summary.stopped.partial = summary;
+      throw summary.stopped;
+    }
+    return summary;
   });
 /** Verifies the account against the source of a migration (docs/verify.md). */
 export const runVerify: typeof verifyRows = (options, deps) =>

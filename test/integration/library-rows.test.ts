@@ -96,6 +96,29 @@ describe('rows from anywhere: a source of rows, a mapping value and a transform 
     }
   });
 
+  it('a run stopped part-way throws its FerryError with the summary so far, and the same call goes on from it', async () => {
+    const { client } = await connect({ token: box.token, baseUrl: box.url });
+    try {
+      let broken = true;
+      const read = async function* (): AsyncGenerator<Record<string, unknown>> {
+        yield { id: 'p1', first: 'Pat', last: 'One', number: '1' };
+        if (broken) throw new FerryError('SOURCE_UNREADABLE', 'the API answered 502 on its second page');
+        yield { id: 'p2', first: 'Pat', last: 'Two', number: '2' };
+      };
+      const ferry = createFerry({ client, transforms: transformRegistry([customerNumber]) });
+      const options = { source: { kind: 'rows' as const, name: 'paged', mapping: MAPPING, read }, stateDir: join(dir, 'paged') };
+      const error = await ferry.runImport(options).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(FerryError);
+      expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE', message: 'the API answered 502 on its second page' });
+      expect((error as FerryError).partial).toMatchObject({ steps: [{ step: 'paged', rowsRead: 1 }] });
+      broken = false;
+      const resumed = await ferry.runImport(options);
+      expect(resumed.steps[0]).toMatchObject({ rowsRead: 2, created: 1, unchanged: 1 });
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a source without a way to read its rows is an input error naming the option', async () => {
     const { client } = await connect({ token: box.token, baseUrl: box.url });
     try {
