@@ -109,7 +109,10 @@ export class StepRun {
   /** The row of `key` is settled: written as record `id`, or not written (null). Once; later calls change nothing. */
   settle(key: string, id: number | null): void {
     if (this.#ids.has(key)) return;
-    this.#ids.set(key, id);
+    // The id the journal holds for the row (written by this run or an earlier one) is found there
+    // (idOf): kept twice, every row of a million-row file would cost a map entry more. Any later
+    // settling of the row gives that same id (settleUnwritten takes the journal's).
+    if (id === null || id !== this.journal.rows.get(key)?.id) this.#ids.set(key, id);
     const waiting = this.#awaited.get(key);
     if (waiting) {
       this.#awaited.delete(key);
