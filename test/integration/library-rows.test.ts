@@ -2,23 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { connect, createFerry, type CustomTransform, FerryError, type Mapping, transformRegistry, TransformError } from '../../src/index.ts';
+import { connect, createFerry, FerryError, type Mapping, transformRegistry } from '../../src/index.ts';
+import { customerNumber } from '../helpers/customer-number.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
-
-/** A transform of the program's own, bound once for import and verify. */
-const customerNumber: CustomTransform<{ prefix: string }> = {
-  name: 'customerNumber',
-  options: z.object({ prefix: z.string().default('C-') }).strict(),
-  shorthand: 'prefix',
-  create:
-    ({ prefix }) =>
-    (value) => {
-      const digits = String(value ?? '').replace(/\D/g, '');
-      if (digits === '') throw new TransformError(`no digits in ${JSON.stringify(value)}`, 'customerNumber');
-      return `${prefix}${digits.padStart(6, '0')}`;
-    },
-};
 
 /** The mapping as a value, built in code: no file. */
 const MAPPING = {

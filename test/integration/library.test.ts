@@ -1,27 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountOf, connect, type CustomTransform, FerryError, openSource, registerSourceFormat, runImport, runVerify, type SourceItem, transformRegistry, TransformError, TRANSFORMS } from '../../src/index.ts';
+import { accountOf, connect, type CustomTransform, FerryError, openSource, registerSourceFormat, runImport, runVerify, type SourceItem, transformRegistry, TRANSFORMS } from '../../src/index.ts';
+import { customerNumber } from '../helpers/customer-number.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-library-'));
 let box: TestSandbox;
-
-/** A transform of one's own: a customer number written as `C-` and six digits. */
-const customerNumber: CustomTransform<{ prefix: string }> = {
-  name: 'customerNumber',
-  options: z.object({ prefix: z.string().default('C-') }).strict(),
-  shorthand: 'prefix',
-  create:
-    ({ prefix }) =>
-    (value) => {
-      const digits = String(value ?? '').replace(/\D/g, '');
-      if (digits === '') throw new TransformError(`no digits in ${JSON.stringify(value)}`, 'customerNumber');
-      return `${prefix}${digits.padStart(6, '0')}`;
-    },
-};
 
 beforeAll(async () => {
   box = await startTestSandbox();
