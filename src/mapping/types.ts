@@ -1,4 +1,4 @@
-import type { CatalogFieldDefinition } from '../client/index.ts';
+import type { CatalogFieldDefinition, WritingUser } from '../client/index.ts';
 import type { ErrorCode } from '../errors/index.ts';
 import type { CellValue, SourceLocation } from '../sources/index.ts';
 import type { Entity } from './schema.ts';
@@ -208,4 +208,6 @@ export interface NameResolver {
   nameOf?(kind: NameKind, id: number): string | undefined;
   /** The custom field of `entity` with this id and what it takes; without it custom field values are left to the service. */
   fieldDefinition?(entity: 'parties' | 'kases' | 'opportunities', id: number): CatalogFieldDefinition | undefined;
+  /** The user the import writes as (a note's `author` is compared with it); without it every named author heads the note. */
+  writer?(): WritingUser | null | undefined;
 }
