@@ -363,7 +363,7 @@ export function setAt(target: Record<string, unknown>, path: ReadonlyArray<strin
  * NOT_CARRIED for a team). With the offline resolver nothing is checked and nothing is filled in.
  */
 export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): RecordProblem[] {
-  if (mapped.entity === 'entry') headByAuthor(mapped.record, resolver);
+  if (mapped.entity === 'entry') headByAuthor(mapped, resolver);
   if (isExplaining(resolver) && !resolver.online) return [];
   const problems: RecordProblem[] = [];
   /** Custom field values their field refuses under `onInvalid: drop`: taken out once every path is filled in. */
@@ -404,16 +404,20 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
  * (note-author.ts, the rule restore follows too). A resolver that knows no writing user (offline)
  * heads every named author's note.
  */
-function headByAuthor(record: Record<string, unknown>, resolver: NameResolver): void {
+function headByAuthor(mapped: MappedRecord, resolver: NameResolver): void {
+  const record = mapped.record;
   if (!('author' in record) && !('authorLine' in record)) return;
-  const { author, authorLine, ...rest } = record;
-  const name = typeof author === 'string' ? author.trim() : '';
-  const content = typeof rest.content === 'string' ? rest.content : '';
-  const given = { ...(name.includes('@') ? { email: name } : { name }), line: typeof authorLine === 'string' ? authorLine : undefined };
-  const text = name === '' ? content : authoredContent(content, given, resolver.writer?.());
+  const { author, authorLine, content } = record;
   delete record.author;
   delete record.authorLine;
-  if (text !== content || 'content' in record) record.content = text;
+  const name = typeof author === 'string' ? author.trim() : '';
+  if (name === '') return;
+  const given = { ...(name.includes('@') ? { email: name } : { name }), line: typeof authorLine === 'string' ? authorLine : undefined };
+  const text = typeof content === 'string' ? content : '';
+  const headed = authoredContent(text, given, null);
+  const sent = authoredContent(text, given, resolver.writer?.());
+  if (sent !== headed) mapped.contentAlso = headed;
+  if (sent !== text || 'content' in record) record.content = sent;
 }
 
 /**

@@ -99,6 +99,11 @@ export interface MappedRecord {
   /** Entries: files to upload and attach, as paths resolved against the input's folder. */
   attachments: AttachmentUse[];
   /**
+   * A note of the writing user, whose text is sent as it was: its text headed by its author's
+   * line, as earlier versions wrote every note. Verify takes a note of either text as carried.
+   */
+  contentAlso?: string;
+  /**
    * The row as read, by column name, made when asked (a row mapped by position has no such object
    * until then): for the rejects file, when linking or the service refuses the record.
    */

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { normaliseExportOptions, runExport } from '../../src/export/index.ts';
 import { runImport } from '../../src/load/index.ts';
+import { runVerify } from '../../src/verify/index.ts';
 import { addPersonalToken } from '../../src/sandbox/auth.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -250,6 +251,21 @@ describe('round trip of projects, notes and tasks', () => {
     await runImport({ source: { kind: 'plan', planFile: join(second, 'plan.yaml') }, stateDir: join(second, 'state') }, { client: third, account: { baseUrl: c.url, account: c.url } });
     await third.close();
     expect(inOrder((await snapshot(c)).entries as Body[])).toEqual(inOrder(authored));
+
+    // Verify finds the notes carried, the Administrator's also in the form earlier versions wrote
+    // (headed with her own name), and not a note whose text differs.
+    const verify = async (): Promise<unknown[]> => {
+      const checker = new CrmClient({ baseUrl: b.url, auth: b.token });
+      const verified = await runVerify({ source: { kind: 'plan', planFile: join(out, 'plan.yaml') }, stateDir: join(out, 'state') }, { client: checker, account: { baseUrl: b.url, account: b.url } });
+      await checker.close();
+      return verified.differences.map((d) => [d.key, d.field, d.inAccount]);
+    };
+    expect(await verify()).toEqual([]);
+    const deal = ((await allPages(b, '/entries', 'entries')) as Body[]).find((e) => e.content === 'On the deal');
+    expect((await b.v2('PUT', `/entries/${deal?.id}`, { entry: { content: 'Originally by Alex Admin\n\nOn the deal' } })).status).toBe(200);
+    expect(await verify()).toEqual([]);
+    expect((await b.v2('PUT', `/entries/${deal?.id}`, { entry: { content: 'Off the deal' } })).status).toBe(200);
+    expect(await verify()).toEqual([[expect.any(String), 'content', 'Off the deal']]);
   });
 });
 
