@@ -150,10 +150,10 @@ function notRead(target: object, key: string, what: string): void {
 /**
  * Reads the account's users, teams, active pipelines and their milestones, activity types, task
  * categories, custom field definitions of parties, projects and opportunities, track definitions,
- * project stages and lost reasons: eleven requests and one a pipeline (more past 100 of any), run
- * once, before any row. With `wanted` only the users and the lists it names: an import of people
- * with an owner and a custom field reads two lists instead of them all; the lists left out throw
- * when read (see CatalogWanted).
+ * project stages, lost reasons and the token's user: twelve requests and one a pipeline (more past 100 of any), run
+ * once, before any row. With `wanted` only the users and the lists it names (and the token's user
+ * when a note mapping names an author): an import of people with an owner and a custom field reads
+ * two lists instead of them all; the lists left out throw when read (see CatalogWanted).
  *
  * Teams, stages and lost reasons are lists the spec leaves out (the service serves stages and
  * lost reasons; only the sandbox lists teams): where the service has no such list, the catalog
