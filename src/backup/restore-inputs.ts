@@ -274,6 +274,20 @@ export function writtenByWriter(creator: unknown, writer: WritingUser | null | u
 }
 
 /**
+ * A note's creator as the restore's entries file names it, for the round-trip mapping's `author`
+ * (which compares the name alone with the writing user): none for the writing user's note, whose
+ * text stays as it was; another user of the writing user's full name (another e-mail address) is
+ * named with their username too, so that their note is headed still.
+ */
+export function creatorAsWritten(creator: unknown, writer: WritingUser | null | undefined, users: readonly CatalogUser[] = []): unknown {
+  if (writtenByWriter(creator, writer, users)) return null;
+  if (creator === null || typeof creator !== 'object') return creator;
+  const { name, username } = creator as Body;
+  if (!isWritingUser({ name }, writer)) return creator;
+  return { ...(creator as Body), name: `${String(name)} (${typeof username === 'string' && username !== '' ? username : 'another user'})` };
+}
+
+/**
  * Writes the entries and tasks (and the attachment files). Notes are written as they are (a note
  * of an author other than `writer` headed with the author's name by the mapping); emails
  * and the entries of completed tasks whose task the restore does not make completed become
@@ -305,7 +319,7 @@ export async function writeActivityInputs(backup: Backup, catalog: AccountCatalo
       ...linkedOnce(entry),
       // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
       // A note of the writing user names no author: the round-trip mapping then keeps its text as it was.
-      ...(carried === null ? (writtenByWriter(entry.creator, writer, catalog.users) ? { creator: null } : {}) : { type: 'note', content: carried, creator: null }),
+      ...(carried === null ? { creator: creatorAsWritten(entry.creator, writer, catalog.users) } : { type: 'note', content: carried, creator: null }),
       activityType: activityType === null ? null : { name: activityType },
       attachments: await attachmentFiles(backup, work, entry),
     });
