@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carriedContent, onRecord, writtenByWriter } from './restore-inputs.ts';
+import { carriedContent, creatorAsWritten, onRecord, writtenByWriter } from './restore-inputs.ts';
 
 describe('carriedContent: what a note says for an entry the interface cannot create', () => {
   it.each([
@@ -63,5 +63,23 @@ describe('writtenByWriter: whether the restoring user wrote a note', () => {
   });
   it('is false when the writing user is unknown (the service has no GET /users/current)', () => {
     expect(writtenByWriter(alex, null, users)).toBe(false);
+  });
+});
+
+describe("creatorAsWritten: a note's creator in the restore's entries file", () => {
+  const users = [
+    { id: 7, username: 'admin', name: 'Alex Admin', email: 'alex@example.com' },
+    { id: 9, username: 'alex2', name: 'Alex Admin', email: 'other@example.com' },
+    { id: 8, username: 'kim', name: 'Kim Keeper', email: undefined },
+  ];
+  const writer = { username: 'admin', name: 'Alex Admin', email: 'alex@example.com' };
+  it("names nobody for the writing user's note, so that its text stays as it was", () => {
+    expect(creatorAsWritten({ id: 7, username: 'admin', name: 'Alex Admin' }, writer, users)).toBeNull();
+  });
+  it('keeps another author as they are', () => {
+    expect(creatorAsWritten({ id: 8, username: 'kim', name: 'Kim Keeper' }, writer, users)).toEqual({ id: 8, username: 'kim', name: 'Kim Keeper' });
+  });
+  it("names another user of the writing user's full name with their username, so that the mapping still heads the note", () => {
+    expect(creatorAsWritten({ id: 9, username: 'alex2', name: 'Alex Admin' }, writer, users)).toEqual({ id: 9, username: 'alex2', name: 'Alex Admin (alex2)' });
   });
 });

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { FerryError } from '../errors/index.ts';
 import { type Cell, type Column, columnsFromMappings, openWriter } from '../export/index.ts';
-import type { CatalogUser } from '../client/index.ts';
-import { type AccountCatalog, loadMapping } from '../mapping/index.ts';
+import type { CatalogUser, WritingUser } from '../client/index.ts';
+import { type AccountCatalog, isWritingUser, loadMapping } from '../mapping/index.ts';
 import { fileNameFor, makePrivateFolder } from '../util/index.ts';
 import { type TrackLine } from './format.ts';
 import type { Backup } from './read-backup.ts';
@@ -262,27 +262,29 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
   return out;
 }
 
-/** The user a restore writes as (the token's), as the service names users. */
-export interface WritingUser {
-  username: string;
-  name?: string | undefined;
-  email?: unknown;
+/**
+ * Whether a note's author is the user the restore writes as, by the rule of every note import
+ * (isWritingUser): the backed-up account's user of the author's id gives the e-mail address.
+ * Such a note keeps its text as it was; another author's note is headed with the author's name.
+ */
+export function writtenByWriter(creator: unknown, writer: WritingUser | null | undefined, users: readonly CatalogUser[] = []): boolean {
+  if (creator === null || typeof creator !== 'object') return false;
+  const { id, name, username } = creator as Body;
+  return isWritingUser({ name, username, email: users.find((u) => u.id === id)?.email }, writer);
 }
 
 /**
- * Whether a note's author is the user the restore writes as (the same person in another account
- * has another id): the backed-up account's user of that id has the writer's e-mail address (case
- * aside), or, where either address is unknown, the same full name and (where both say one) the
- * same username. Such a note keeps its text as it was; another author's note is headed with the
- * author's name.
+ * A note's creator as the restore's entries file names it, for the round-trip mapping's `author`
+ * (which compares the name alone with the writing user): none for the writing user's note, whose
+ * text stays as it was; another user of the writing user's full name (another e-mail address) is
+ * named with their username too, so that their note is headed still.
  */
-export function writtenByWriter(creator: unknown, writer: WritingUser | null, users: readonly CatalogUser[] = []): boolean {
-  if (writer === null || creator === null || typeof creator !== 'object') return false;
-  const { id, name, username } = creator as Body;
-  const email = users.find((u) => u.id === id)?.email;
-  if (typeof email === 'string' && typeof writer.email === 'string') return email.toLowerCase() === writer.email.toLowerCase();
-  if (typeof name !== 'string' || name.trim() === '' || writer.name === undefined || name.trim() !== writer.name.trim()) return false;
-  return typeof username !== 'string' || username === writer.username;
+export function creatorAsWritten(creator: unknown, writer: WritingUser | null | undefined, users: readonly CatalogUser[] = []): unknown {
+  if (writtenByWriter(creator, writer, users)) return null;
+  if (creator === null || typeof creator !== 'object') return creator;
+  const { name, username } = creator as Body;
+  if (!isWritingUser({ name }, writer)) return creator;
+  return { ...(creator as Body), name: `${String(name)} (${typeof username === 'string' && username !== '' ? username : 'another user'})` };
 }
 
 /**
@@ -292,7 +294,7 @@ export function writtenByWriter(creator: unknown, writer: WritingUser | null, us
  * notes; what `present` says the target has already is left out. Entries of completed tasks the
  * service files again, and tasks of tracks, stay in the files for the mappings to skip.
  */
-export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf, writer: WritingUser | null = null): Promise<ActivityInputs> {
+export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf, writer: WritingUser | null | undefined = null): Promise<ActivityInputs> {
   const result: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
   const tasks = await backup.read('tasks.jsonl');
   const refiled = refiledTaskEntries(tasks);
@@ -317,7 +319,7 @@ export async function writeActivityInputs(backup: Backup, catalog: AccountCatalo
       ...linkedOnce(entry),
       // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
       // A note of the writing user names no author: the round-trip mapping then keeps its text as it was.
-      ...(carried === null ? (writtenByWriter(entry.creator, writer, catalog.users) ? { creator: null } : {}) : { type: 'note', content: carried, creator: null }),
+      ...(carried === null ? { creator: creatorAsWritten(entry.creator, writer, catalog.users) } : { type: 'note', content: carried, creator: null }),
       activityType: activityType === null ? null : { name: activityType },
       attachments: await attachmentFiles(backup, work, entry),
     });

@@ -129,8 +129,8 @@ async function restore(options: RestoreOptions, deps: RestoreDeps & { account: A
   const source = await catalogOfBackup(backup);
   // The account's names, read once for the whole restore.
   let names: AccountCatalog = await readAccountCatalog(deps.client);
-  // The user the restore writes as: their own notes keep their text, others' are headed with the author.
-  const writer = await deps.client.currentUser();
+  // The user the restore writes as (read with the names): their own notes keep their text, others' are headed with the author.
+  const writer = names.writer;
   const requestsForNames = deps.client.transport.requestsSent - requestsAtStart;
   const missing = missingConfiguration(source, names).filter((m) => !m.creatable);
   if (missing.length > 0 && !options.allowMissing) {

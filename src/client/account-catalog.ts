@@ -150,10 +150,10 @@ function notRead(target: object, key: string, what: string): void {
 /**
  * Reads the account's users, teams, active pipelines and their milestones, activity types, task
  * categories, custom field definitions of parties, projects and opportunities, track definitions,
- * project stages and lost reasons: eleven requests and one a pipeline (more past 100 of any), run
- * once, before any row. With `wanted` only the users and the lists it names: an import of people
- * with an owner and a custom field reads two lists instead of them all; the lists left out throw
- * when read (see CatalogWanted).
+ * project stages, lost reasons and the token's user: twelve requests and one a pipeline (more past 100 of any), run
+ * once, before any row. With `wanted` only the users and the lists it names (and the token's user
+ * when a note mapping names an author): an import of people with an owner and a custom field reads
+ * two lists instead of them all; the lists left out throw when read (see CatalogWanted).
  *
  * Teams, stages and lost reasons are lists the spec leaves out (the service serves stages and
  * lost reasons; only the sandbox lists teams): where the service has no such list, the catalog
@@ -176,6 +176,8 @@ export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWant
     want('stages') ? unlessMissing(listAll(client.paginate('/stages', 'stages', stageSchema))) : null,
     want('lostReasons') ? unlessMissing(listAll(client.paginate('/lostreasons', 'lostReasons', namedSchema))) : null,
   ]);
+  // The token's user, when a note mapping names an author (see mapping/note-author.ts).
+  const writer = wanted === undefined || wanted.writer === true ? await client.currentUser() : undefined;
   const milestoneLists = await Promise.all(pipelines.map((pipeline) => client.pipelineMilestones(pipeline.id)));
   const milestones = pipelines.flatMap((pipeline, index) => (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })));
   const catalog: AccountCatalog = {
@@ -189,6 +191,7 @@ export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWant
     trackDefinitions: trackDefinitions.map((t) => ({ id: t.id, name: t.description })),
     stages: stages === null ? null : stages.map((s) => ({ id: s.id, name: s.name, boardName: s.board?.name ?? '' })),
     lostReasons: lostReasons === null ? null : lostReasons.map((r) => ({ id: r.id, name: r.name })),
+    ...(writer === undefined ? {} : { writer: writer === null ? null : { username: writer.username, name: typeof writer.name === 'string' && writer.name.trim() !== '' ? writer.name : undefined, email: emailOf(writer) } }),
   };
   return wanted === undefined ? catalog : catalogWithOnly(catalog, wanted);
 }

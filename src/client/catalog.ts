@@ -21,6 +21,13 @@ export interface CatalogUser {
   email: string | undefined;
 }
 
+/** The user an import writes as (the token's, `GET /users/current`, beyond the spec), as the service names users. */
+export interface WritingUser {
+  username: string;
+  name?: string | undefined;
+  email?: unknown;
+}
+
 export interface CatalogMilestone extends NamedItem {
   pipelineId: number;
   pipelineName: string;
@@ -69,6 +76,12 @@ export interface AccountCatalog {
   stages?: CatalogStage[] | null;
   /** The reasons an opportunity is lost (`GET /lostreasons`, beyond the spec); absent or null as for stages. */
   lostReasons?: NamedItem[] | null;
+  /**
+   * The user the token belongs to, whom the service makes every note's author: read when a mapping
+   * names a note's `author` (or the whole catalog is read); null when the service has no
+   * `GET /users/current`. Absent when not read: then every named author heads the note.
+   */
+  writer?: WritingUser | null;
 }
 
 /** The lists of an account's names besides its users, which every run reads (they tell one account from another). */
@@ -83,6 +96,8 @@ export interface CatalogWanted {
   fieldDefinitions: ReadonlySet<FieldEntity>;
   /** The users, which a run always reads (they tell one account from another); an export may not need them. @default true */
   users?: boolean;
+  /** The token's user (`GET /users/current`), which a note mapping's `author` is compared with. @default false */
+  writer?: boolean;
 }
 
 /**

@@ -13,4 +13,4 @@ export { catalogWithOnly, readAccountCatalog, readCatalogPart } from './account-
 export { accountOf, connect, type ConnectOptions } from './connect.ts';
 export { CredentialStore, defaultCredentialsPath } from './credentials.ts';
 export { loginWithBrowser, profileFromAnswer, revokeToken, type OAuthSession } from './oauth.ts';
-export type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogPart, CatalogMilestone, CatalogStage, CatalogUser, CatalogWanted, FieldEntity, NamedItem } from './catalog.ts';
+export type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogPart, CatalogMilestone, CatalogStage, CatalogUser, CatalogWanted, FieldEntity, NamedItem, WritingUser } from './catalog.ts';

@@ -145,6 +145,10 @@ export const TARGET_INFO: Record<Entity, Record<string, TargetInfo>> = {
     kase: link('project the note is on'),
     opportunity: link('opportunity the note is on'),
     content: text("the note's text (required unless there is an attachment)"),
+    author: text(
+      "who wrote the note: their full name, or e-mail address. Compared with the token's user, whom the service makes every note's author: the text stays as it is when it is that user (or empty); any other author's heads it (`authorLine`)",
+    ),
+    authorLine: text('the line that heads a note of an author other than the writing user (default `Originally by AUTHOR`); needs `author`'),
     activityType: { kind: 'name', nameKind: 'activityType', takes: 'an activity type name (Note, Meeting, Call, ...) or its id' },
     entryAt: { kind: 'timestamp', takes: 'when it happened, an ISO 8601 timestamp (use the `timestamp` transform for other formats)' },
     attachment: {

@@ -22,3 +22,4 @@ export { ENTITIES, sourceSchema, type Entity, type Mapping, type MatchSpec, type
 export type { AttachmentUse } from './types.ts';
 export { createResolver } from './resolve.ts';
 export { plainMessage, reasonText, type Reason } from './reasons.ts';
+export { authoredContent, authorLineOf, isWritingUser, type NoteAuthor, type WritingUser } from './note-author.ts';

@@ -3,7 +3,8 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { NAME_VALUED_KINDS } from './compile-fields.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
 import { refusedFieldValue } from './field-rules.ts';
-import type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogMilestone, CatalogWanted, FieldEntity, NamedItem } from '../client/index.ts';
+import type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogMilestone, CatalogWanted, FieldEntity, NamedItem, WritingUser } from '../client/index.ts';
+import { authoredContent } from './note-author.ts';
 import { type Entity, type Mapping, matchCriteria, type ValueSpec } from './schema.ts';
 import type { MappedRecord, NameKind, NameResolver, NameUse, RowWarning } from './types.ts';
 
@@ -120,6 +121,11 @@ export class CatalogResolver implements ExplainingResolver {
         this.#userNames.set(key, this.#userNames.has(key) ? null : user.id);
       }
     }
+  }
+
+  /** The user the import writes as, when the catalog read it. */
+  writer(): WritingUser | null | undefined {
+    return this.#catalog.writer;
   }
 
   /** The ids of the account's users: what tells one account from another behind the same address. */
@@ -357,6 +363,7 @@ export function setAt(target: Record<string, unknown>, path: ReadonlyArray<strin
  * NOT_CARRIED for a team). With the offline resolver nothing is checked and nothing is filled in.
  */
 export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): RecordProblem[] {
+  if (mapped.entity === 'entry') headByAuthor(mapped, resolver);
   if (isExplaining(resolver) && !resolver.online) return [];
   const problems: RecordProblem[] = [];
   /** Custom field values their field refuses under `onInvalid: drop`: taken out once every path is filled in. */
@@ -389,6 +396,28 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
     for (const position of dropped.sort((a, b) => b - a)) fields.splice(position, 1);
   }
   return problems;
+}
+
+/**
+ * A note's `author` and `authorLine` (which the service does not take) turned into its text: kept
+ * as it was when the author is the user the import writes as, else headed by the author's line
+ * (note-author.ts, the rule restore follows too). A resolver that knows no writing user (offline)
+ * heads every named author's note.
+ */
+function headByAuthor(mapped: MappedRecord, resolver: NameResolver): void {
+  const record = mapped.record;
+  if (!('author' in record) && !('authorLine' in record)) return;
+  const { author, authorLine, content } = record;
+  delete record.author;
+  delete record.authorLine;
+  const name = typeof author === 'string' ? author.trim() : '';
+  if (name === '') return;
+  const given = { ...(name.includes('@') ? { email: name } : { name }), line: typeof authorLine === 'string' ? authorLine : undefined };
+  const text = typeof content === 'string' ? content : '';
+  const headed = authoredContent(text, given, null);
+  const sent = authoredContent(text, given, resolver.writer?.());
+  if (sent !== headed) mapped.contentAlso = headed;
+  if (sent !== text || 'content' in record) record.content = sent;
 }
 
 /**
@@ -451,7 +480,9 @@ const LIST_OF_KIND: Record<Exclude<NameKind, 'user' | 'fieldDefinition'>, Catalo
 export function catalogWanted(mappings: ReadonlyArray<Pick<Mapping, 'entity' | 'fields' | 'match'>>): CatalogWanted {
   const lists = new Set<CatalogList>();
   const fieldDefinitions = new Set<FieldEntity>();
+  let writer = false;
   for (const mapping of mappings) {
+    if (mapping.entity === 'entry' && mapping.fields.some((field) => field.to === 'author')) writer = true;
     const entity = FIELD_ENTITY[mapping.entity];
     if (entity !== undefined && mapping.match !== undefined && matchCriteria(mapping.match).includes('custom')) fieldDefinitions.add(entity);
     for (const field of mapping.fields) {
@@ -463,7 +494,7 @@ export function catalogWanted(mappings: ReadonlyArray<Pick<Mapping, 'entity' | '
       if (kind !== undefined && kind !== 'user' && kind !== 'fieldDefinition') lists.add(LIST_OF_KIND[kind]);
     }
   }
-  return { lists, fieldDefinitions };
+  return writer ? { lists, fieldDefinitions, writer } : { lists, fieldDefinitions };
 }
 
 /** The value of a spec when it is the same for every row; undefined when it depends on the row or on transforms. */

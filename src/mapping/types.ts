@@ -1,4 +1,4 @@
-import type { CatalogFieldDefinition } from '../client/index.ts';
+import type { CatalogFieldDefinition, WritingUser } from '../client/index.ts';
 import type { ErrorCode } from '../errors/index.ts';
 import type { CellValue, SourceLocation } from '../sources/index.ts';
 import type { Entity } from './schema.ts';
@@ -98,6 +98,11 @@ export interface MappedRecord {
   refs: RefUse[];
   /** Entries: files to upload and attach, as paths resolved against the input's folder. */
   attachments: AttachmentUse[];
+  /**
+   * A note of the writing user, whose text is sent as it was: its text headed by its author's
+   * line, as earlier versions wrote every note. Verify takes a note of either text as carried.
+   */
+  contentAlso?: string;
   /**
    * The row as read, by column name, made when asked (a row mapped by position has no such object
    * until then): for the rejects file, when linking or the service refuses the record.
@@ -208,4 +213,6 @@ export interface NameResolver {
   nameOf?(kind: NameKind, id: number): string | undefined;
   /** The custom field of `entity` with this id and what it takes; without it custom field values are left to the service. */
   fieldDefinition?(entity: 'parties' | 'kases' | 'opportunities', id: number): CatalogFieldDefinition | undefined;
+  /** The user the import writes as (a note's `author` is compared with it); without it every named author heads the note. */
+  writer?(): WritingUser | null | undefined;
 }

@@ -599,7 +599,9 @@ async function compareStep(check: StepCheck, compiled: CompiledMapping, context:
       const body = sent.body;
       const organisation = body.organisation as Body | undefined;
       if (organisation && typeof organisation.name === 'string' && organisation.id === undefined) found.namedOrganisations.add(nameKey(organisation.name));
-      const differing = compareRecord(body, record, known.body, rowNames(item, body, record));
+      // A note of the writing user that an earlier version headed with its author is as carried.
+      const held = item.contentAlso !== undefined && record.content === item.contentAlso ? { ...record, content: body.content } : record;
+      const differing = compareRecord(body, held, known.body, rowNames(item, body, held));
       if (differing.length > 0) counts.differing += 1;
       else counts.carried += 1;
       for (const difference of differing) add({ ...difference, row, key: item.key, id: known.id });

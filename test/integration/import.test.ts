@@ -496,8 +496,8 @@ describe('runImport --dry-run', () => {
     writeFileSync(p.plan, `${readFileSync(p.plan, 'utf8')}setup: {}\n`);
     const summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), dryRun: true });
     // Users, teams, pipelines and the milestones of the one, activity types, task categories,
-    // custom fields of three entities, track definitions, stages, lost reasons.
-    expect(summary.requestsForNames).toBe(12);
+    // custom fields of three entities, track definitions, stages, lost reasons, the token's user.
+    expect(summary.requestsForNames).toBe(13);
     expect(summary.setup?.dryRun).toBe(true);
   });
 });

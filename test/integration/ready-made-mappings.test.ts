@@ -71,6 +71,14 @@ async function recordOf(mapping: string, input: string, key: string): Promise<Ma
   return found;
 }
 
+/** A mapped note's text as the importer sends it when the token's user is `writer` (the names resolved to 1). */
+function contentAs(record: MappedRecord, writer: { username: string; name: string } | null): unknown {
+  const copy: MappedRecord = { ...record, record: structuredClone(record.record), names: [...record.names] };
+  resolveRecord(copy, { resolve: () => 1, suggest: () => [], writer: () => writer });
+  expect(copy.record.author).toBeUndefined();
+  return copy.record.content;
+}
+
 /** The names a record asks to resolve, as `kind:name`. */
 function namesOf(record: MappedRecord): string[] {
   return record.names.map((n) => `${n.kind}:${n.name}`);
@@ -479,15 +487,20 @@ describe('legacy v1 exports', () => {
     ]);
   });
 
-  it('maps history nested in cases to notes on the project, author and date first', async () => {
+  it('maps history nested in cases to notes on the project, author and date first unless the author imports', async () => {
     const call = await recordOf('v1-kase-notes.yaml', 'samples/v1-migration/kases.xml', '706');
     expect(call.record).toEqual({
       type: 'note',
       kase: { id: null },
-      content: 'Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.',
+      content: 'Customer reports a cracked gear. Parts ordered.',
+      author: 'Al Jones',
+      authorLine: 'Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z',
       activityType: null,
       entryAt: '2012-01-12T08:30:00Z',
     });
+    expect(contentAs(call, { username: 'admin', name: 'Alex Admin' })).toBe('Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.');
+    expect(contentAs(call, null)).toBe('Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.');
+    expect(contentAs(call, { username: 'ajones', name: 'Al Jones' })).toBe('Customer reports a cracked gear. Parts ordered.');
     expect(namesOf(call)).toEqual(['activityType:Call']);
     expect(refsOf(call)).toEqual(['kases:402']);
   });
@@ -497,10 +510,14 @@ describe('legacy v1 exports', () => {
     expect(email.record).toEqual({
       type: 'note',
       party: { id: null },
-      content: 'Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z\n\nFollow-up\n\nSent the brochure.',
+      content: 'Follow-up\n\nSent the brochure.',
+      author: 'Jo Smith',
+      authorLine: 'Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z',
       activityType: null,
       entryAt: '2011-10-02T11:30:00Z',
     });
+    expect(contentAs(email, { username: 'admin', name: 'Alex Admin' })).toBe('Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z\n\nFollow-up\n\nSent the brochure.');
+    expect(contentAs(email, { username: 'jsmith', name: 'Jo Smith' })).toBe('Follow-up\n\nSent the brochure.');
     expect(namesOf(email)).toEqual(['activityType:Email']);
     expect(refsOf(email)).toEqual(['people|organisations:101']);
     expect(email.attachments).toEqual([{ path: join(ROOT, 'samples/v1/attachments/801/brochure.pdf'), contentType: 'application/pdf' }]);

@@ -82,8 +82,7 @@ describe('the requests of a restore', () => {
       files: lines('attachments.jsonl').length,
       partyTracks: lines('tracks.jsonl').filter((t) => t.appliedTo.entity === 'parties').length,
       setup: 1, // the track definition Account review, which B lacks
-      writer: 1, // GET /users/current: the user the notes are written as
-      names,
+      names, // GET /users/current among them: the user the notes are written as
     };
     expect(floor).toMatchObject({ contacts: 8, files: 4, partyTracks: 1 });
     const wanted = Object.values(floor).reduce((sum, n) => sum + n, 0) + 3;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { runImport, runRollback, type ImportSummary } from '../../src/load/index.ts';
+import { addPersonalToken } from '../../src/sandbox/auth.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import { copyFromCheckout } from '../helpers/checkout-copy.ts';
 
@@ -13,14 +14,26 @@ copyFromCheckout(['mappings', 'samples/v1', 'samples/v1-migration'], work);
 const PLAN = join(work, 'mappings/plans/v1-migration.yaml');
 const STATE = join(work, 'state');
 
-/** Every history item of the export files, as v1 wrote it: id, kind, date. */
-function historyItems(): Array<{ id: string; type: string; entryDate: string; attachments: string[] }> {
+/** Every history item of the export files, as v1 wrote it: id, kind, date, author, text. */
+const unescapeXml = (text: string): string =>
+  text.replace(/&(amp|lt|gt|quot|apos|#(\d+));/g, (_, name: string, code?: string) => (code ? String.fromCharCode(Number(code)) : (({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name] ?? '')));
+
+function historyItems(): Array<{ id: string; type: string; entryDate: string; attachments: string[]; creator: string; creatorName: string; subject: string; note: string }> {
   const files = ['samples/v1/parties.xml', 'samples/v1/history.xml', 'samples/v1-migration/kases.xml', 'samples/v1/opportunities.xml'];
   return files.flatMap((file) =>
     [...readFileSync(join(work, file), 'utf8').matchAll(/<historyItem>([\s\S]*?)<\/historyItem>/g)].map((m) => {
       const text = m[1] as string;
-      const field = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(text)?.[1] ?? '';
-      return { id: field('id'), type: field('type'), entryDate: field('entryDate'), attachments: [...text.matchAll(/<filename>([^<]*)<\/filename>/g)].map((a) => a[1] as string) };
+      const field = (name: string) => unescapeXml(new RegExp(`<${name}>([^<]*)</${name}>`).exec(text)?.[1] ?? '');
+      return {
+        id: field('id'),
+        type: field('type'),
+        entryDate: field('entryDate'),
+        creator: field('creator'),
+        creatorName: field('creatorName'),
+        subject: field('subject'),
+        note: field('note'),
+        attachments: [...text.matchAll(/<filename>([^<]*)<\/filename>/g)].map((a) => a[1] as string),
+      };
     }),
   );
 }
@@ -41,7 +54,12 @@ async function migrate(dryRun = false): Promise<ImportSummary> {
 }
 
 function idOf(step: string, key: string): number {
-  for (const line of readFileSync(join(STATE, 'results', `${step}.success.csv`), 'utf8')
+  return idOfIn(STATE, step, key);
+}
+
+/** The id a run of `state` gave the row `key` of `step`, from its success file. */
+function idOfIn(state: string, step: string, key: string): number {
+  for (const line of readFileSync(join(state, 'results', `${step}.success.csv`), 'utf8')
     .split('\n')
     .slice(1)) {
     const cells = line.split(',');
@@ -162,5 +180,34 @@ describe('the bundled v1 account into an empty account', () => {
     expect(types).not.toContain('Email');
     expect((await all(box, '/trackdefinitions', 'trackDefinitions')).map((t) => t.description)).not.toContain('Installation checklist');
     expect(await all(box, '/kases', 'kases')).toEqual([]);
+  });
+});
+
+describe('the v1 history imported by one of its authors', () => {
+  it("keeps that author's notes byte for byte and heads the other author's", async () => {
+    const own = await startTestSandbox({ tokens: ['jo-token'] });
+    try {
+      // Jo Smith, who wrote most of the v1 history, imports it with a token of her own.
+      const team = own.store.teams.all()[0] as { id: number };
+      const jo = own.store.users.insert({ username: 'jsmith', name: 'Jo Smith', email: 'jo@sandbox.example', role: 'Administrator', defaultTeamId: team.id, teamIds: [team.id] });
+      addPersonalToken(own.context, 'jo-token', jo.id);
+      const state = join(work, 'state-jo');
+      const client = new CrmClient({ baseUrl: own.url, auth: 'jo-token' });
+      const summary = await runImport({ source: { kind: 'plan', planFile: PLAN }, stateDir: state }, { client, account: { baseUrl: own.url, account: own.url } }).finally(() => client.close());
+      expect(summary.stopped).toBeNull();
+      const entries = new Map((await all(own, '/entries', 'entries')).map((e) => [e.id as number, e]));
+      const STEP: Record<string, string> = { 705: 'kase-notes', 706: 'kase-notes', 709: 'kase-notes', 703: 'history', 704: 'history', 708: 'history', 710: 'opportunity-notes' };
+      const authors = new Set<string>();
+      for (const item of historyItems()) {
+        const id = idOfIn(state, STEP[item.id] ?? 'notes', item.id);
+        const text = item.subject === '' ? item.note : `${item.subject}\n\n${item.note}`;
+        const expected = item.creator === 'jsmith' ? text : `Originally by ${item.creatorName} (${item.creator}) on ${item.entryDate}\n\n${text}`;
+        expect(entries.get(id)?.content, item.id).toBe(expected);
+        authors.add(item.creator);
+      }
+      expect([...authors].sort()).toEqual(['ajones', 'jsmith']);
+    } finally {
+      await own.close();
+    }
   });
 });
