@@ -31,6 +31,11 @@ export function isMadeKey(key: string): boolean {
   return key.startsWith(MADE_PREFIX);
 }
 
+/** A journal key as a person reads it: a made organisation's as `organisation made by name: acme ltd`. */
+export function shownKey(key: string): string {
+  return isMadeKey(key) ? `organisation made by name: ${key.slice(MADE_PREFIX.length)}` : key;
+}
+
 /** The name of the organisation a party's body links to by name alone, or undefined. */
 export function linkedByName(entity: Entity, body: Body): string | undefined {
   if (entity !== 'party') return undefined;

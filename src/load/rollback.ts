@@ -4,7 +4,7 @@ import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, Sta
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
-import { isMadeKey } from './made-by-name.ts';
+import { isMadeKey, shownKey } from './made-by-name.ts';
 import { planUpdate, signatureOf } from './records.ts';
 import { setupRuns, undoSetup } from './setup.ts';
 
@@ -171,7 +171,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
             // A dry run deletes no one: the people of the runs still belong to what they made by name.
             const reason = whyNotOwn(step.entity, record, now ?? null, row) ?? (isMadeKey(row.key) && !options.dryRun ? await stillBelongs(service, id) : null);
             if (reason !== null) {
-              summary.kept.push({ step: step.name, key: row.key, id, reason });
+              summary.kept.push({ step: step.name, key: shownKey(row.key), id, reason });
               return;
             }
             counts.deleted += 1;
