@@ -71,6 +71,7 @@ export {
   type V1Reader,
   type V1ReaderOptions,
   type V1WireFormat,
+  type WritingUser,
 } from './client/index.ts';
 
 // Sources: any file (or live legacy account) as rows, and the registry of formats.
