@@ -52,6 +52,14 @@ interface Rule {
   wholeName?: boolean;
 }
 
+/**
+ * An e-mail column's entry: its type, and the address checked (the `email` transform trims and
+ * lower-cases it); a malformed one is left out with a warning and the record kept.
+ */
+function emailExtra(type: string): string[] {
+  return [`type: ${type}`, '# a malformed address (jan@@bakker.nl) is left out of the record, with a warning', 'onInvalid: drop'];
+}
+
 const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((n) => [normalizeWord(n), rule]);
 
 // Header names seen in exports of spreadsheets and CRMs, in English, French, German, Spanish,
@@ -99,10 +107,10 @@ const PARTY_RULES = new Map<string, Rule>([
   ),
   ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'Email Work', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], {
     to: 'email',
-    extra: ['type: Work'],
-    transform: '[trim, lowercase]',
+    extra: emailExtra('Work'),
+    transform: '[email]',
   }),
-  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], { to: 'email', extra: ['type: Home'], transform: '[trim, lowercase]' }),
+  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], { to: 'email', extra: emailExtra('Home'), transform: '[email]' }),
   ...word(
     ['Mobile', 'Mobile Phone', 'Mobile Number', 'Mobile Phone Number', 'Phone Mobile', 'Cell', 'Cell Phone', 'Handy', 'Mobil', 'Mobiltelefon', 'Mobilnummer', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'],
     { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' },

@@ -50,6 +50,16 @@ describe('mapping init on real exports', () => {
     expect(report.steps.map((s) => ({ rejected: s.rejected, ok: s.ok > 0 }))).toEqual([{ rejected: 0, ok: true }]);
   });
 
+  it('an e-mail column is checked: a malformed address is left out with a warning, the record kept', async () => {
+    const input = join(dir, 'klanten.csv');
+    writeFileSync(input, 'Voornaam,Achternaam,E-mail\nJan,Bakker,jan@@bakker.nl\nEva,Visser, Eva@Visser.example \n');
+    const mappingFile = join(dir, 'klanten.yaml');
+    writeFileSync(mappingFile, (await draftMapping(input, { entity: 'party' })).yaml);
+    const report = await validateMapping({ mappingFile, inputFile: input, rejectsFile: join(dir, 'klanten.rejects.csv') });
+    expect(report.steps[0]).toMatchObject({ ok: 2, rejected: 0 });
+    expect(report.steps[0]?.warnings.VALUE_DROPPED).toBe(1);
+  });
+
   it.each([
     ['locales/contacts-fr.csv', ['{phone: FR}', '{date: "dd/MM/yyyy"}', '{number: de-DE}', '{split: ","}']],
     ['locales/contacts-de.csv', ['{phone: DE}', '{date: "dd.MM.yyyy"}', '{number: de-DE}', '{boolean: {true: ["ja"], false: ["nein", ""]}}']],
