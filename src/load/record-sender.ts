@@ -64,7 +64,7 @@ const TARGET_OF_LIST: Readonly<Record<string, string>> = { emailAddresses: 'emai
  * own with the service's words whole, and the column it came from where one field entry of the
  * mapping writes that target from one column.
  */
-export function serviceProblems(error: ApiError, mapping: Pick<Mapping, 'fields'>): RecordProblem[] {
+function serviceProblems(error: ApiError, mapping: Pick<Mapping, 'fields'>): RecordProblem[] {
   if (error.fieldErrors.length === 0) return [{ field: '', code: error.code, message: error.serviceMessage ?? error.message }];
   return error.fieldErrors.map((fieldError) => {
     const field = fieldError.field ?? '';

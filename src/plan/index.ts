@@ -16,8 +16,8 @@ export {
   type ValidateReport,
 } from './validate.ts';
 export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type CensusStep, type NotCarried } from './census.ts';
-export { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord, type DuplicateIndex } from './duplicates.ts';
-export { linkKeys, linkedSteps, recordDigest, repeatedKey, unresolvedLink, unresolvedText } from './references.ts';
+export { foldDuplicates, indexDuplicates, matchValueOf, mergeRecord, type DuplicateIndex } from './duplicates.ts';
+export { linkKeys, linkedSteps, unresolvedLink, unresolvedText } from './references.ts';
 export { RowChecks, type RowOutcome } from './row-checks.ts';
 export {
   assertConstantNames,
