@@ -105,6 +105,8 @@ interface Step {
   at: string;
   /** For the built-in `trim`: all it does to text, which the generated code then does itself. */
   trims?: boolean;
+  /** The other columns of the row the transform reads (its definition's `columns`). */
+  reads?: string[];
 }
 
 async function compileSteps(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, yamlPath: string): Promise<Step[]> {
@@ -118,6 +120,8 @@ async function compileSteps(compiler: ValueCompiler, specs: Array<string | Recor
     const step: Step = { fn, name: normalized.name, at: `${yamlPath}.transform[${index}]` };
     // Trimming text, which nearly every value is, is done inline; the transform gets the rest.
     if (normalized.definition === TRANSFORMS.trim) step.trims = true;
+    const reads = normalized.definition.columns?.(options) ?? [];
+    if (reads.length > 0) step.reads = reads;
     steps.push(step);
   }
   return steps;
@@ -137,6 +141,8 @@ function rejecter(steps: Step[], owner: ValueOwner): (error: unknown, index: num
 
 /** Runs the steps on a constant once, while compiling; undefined when a step refuses it (each row is then rejected as it would be). */
 function fold(steps: Step[], value: Value, context: TransformContext): { value: Value } | undefined {
+  // A step reading other cells of the row gives each row its own value.
+  if (steps.some((step) => step.reads !== undefined)) return undefined;
   let current = value;
   try {
     for (const step of steps) current = step.fn(current, context);
@@ -156,8 +162,16 @@ function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, in
   if (steps.length === 0) return;
   const { code, helpers } = compiler;
   const reject = code.constant(rejecter(steps, owner));
+  const cellOf = (column: string): string => (compiler.star !== undefined && column.includes('*') ? `(${code.dynamicCell(numberedColumn(column, compiler.star))} ?? null)` : `(${code.cell(column)} ?? null)`);
+  for (const step of steps) {
+    for (const column of step.reads ?? []) {
+      if (compiler.star !== undefined && column.includes('*')) compiler.patterns.add(column);
+      else compiler.columns.add(column);
+    }
+  }
   const call = (step: Step): string => {
-    const general = `${code.constant(step.fn)}(${into}, ${helpers.context})`;
+    const cells = step.reads === undefined ? '' : `, [${step.reads.map(cellOf).join(', ')}]`;
+    const general = `${code.constant(step.fn)}(${into}, ${helpers.context}${cells})`;
     return step.trims ? `typeof ${into} === 'string' ? ${helpers.trimText}(${into}) : ${general}` : general;
   };
   if (steps.length === 1) {

@@ -3,6 +3,7 @@ import { phoneLibrary } from './transforms/phone-library.ts';
 import type { CellValue } from '../sources/index.ts';
 import { normalizeWord } from '../util/index.ts';
 import { localeSeparators, NUMBER_LOCALES } from './transforms/number.ts';
+import { countryCodeOf, countryName } from './countries.ts';
 
 /**
  * What `mapping init` reads from a column's sample values: the transform a person would write
@@ -150,9 +151,11 @@ const PHONE_COUNTRIES: CountryCode[] = ['US', 'GB', 'FR', 'DE', 'ES', 'IT', 'NL'
 /**
  * The country of phone numbers written without a country code. Many countries accept almost any
  * digits, so a country scores first by the numbers it would write exactly as the file does
- * (`01 42 68 53 00` is how France writes a Paris number), then by the numbers valid there.
+ * (`01 42 68 53 00` is how France writes a Paris number), then by the file's other evidence
+ * (`evidence`: the countries its e-mail addresses and websites are at, `.nl`), then by the numbers
+ * valid there. When neither the writing nor the evidence decides, the comment says it is a guess.
  */
-export function proposePhone(samples: CellValue[]): Proposal | undefined {
+export function proposePhone(samples: CellValue[], evidence: readonly CountryCode[] = []): Proposal | undefined {
   const texts = sampleTexts(samples);
   if (texts.length === 0) return undefined;
   if (texts.every((t) => t.startsWith('+'))) return { transform: 'phone', why: `every number carries its country code (${q(texts[0] as string)})` };
@@ -160,8 +163,11 @@ export function proposePhone(samples: CellValue[]): Proposal | undefined {
   const national = texts.filter((t) => !t.startsWith('+'));
   // The grouping counts: "01 42 68 53 00" is how France writes a number, "01426 85300" is not.
   const squash = (text: string): string => text.replace(/[\s.\-/]+/g, ' ').trim();
-  let best: { country: CountryCode; written: number; valid: number } | undefined;
-  for (const country of PHONE_COUNTRIES) {
+  const pointed = (country: CountryCode): number => evidence.filter((c) => c === country).length;
+  const candidates = [...new Set([...PHONE_COUNTRIES, ...evidence])];
+  let best: { country: CountryCode; written: number; valid: number; pointed: number } | undefined;
+  const scored: Array<{ country: CountryCode; valid: number }> = [];
+  for (const country of candidates) {
     let written = 0;
     let valid = 0;
     for (const text of national) {
@@ -170,12 +176,52 @@ export function proposePhone(samples: CellValue[]): Proposal | undefined {
       valid += 1;
       if (squash(number.formatNational()) === squash(text)) written += 1;
     }
-    if (best === undefined || written > best.written || (written === best.written && valid > best.valid)) best = { country, written, valid };
+    scored.push({ country, valid });
+    const score = { country, written, valid, pointed: valid === national.length ? pointed(country) : 0 };
+    if (best === undefined || written > best.written || (written === best.written && (score.pointed > best.pointed || (score.pointed === best.pointed && valid > best.valid)))) best = score;
   }
   if (best === undefined || best.valid < national.length) return undefined;
-  const name = new Intl.DisplayNames(['en'], { type: 'region' }).of(best.country) ?? best.country;
-  const how = best.written > 0 ? 'written as in' : 'valid in';
-  return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, ${how} ${name} (${best.country}): ${q(national[0] as string)}` };
+  const name = countryName(best.country);
+  const example = q(national[0] as string);
+  if (best.written > 0) return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, written as in ${name}: ${example}` };
+  if (best.pointed > 0) {
+    return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, valid in ${name}, where the file's addresses are (.${best.country.toLowerCase()}): a guess, check (${example})` };
+  }
+  const others = scored.filter((s) => s.valid === national.length && s.country !== best?.country).length;
+  const alike = others > 0 ? ` and in ${others} other ${others === 1 ? 'country' : 'countries'} alike` : '';
+  return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, valid in ${name}${alike}: a guess, check; a country column says each row's (${example})` };
+}
+
+/**
+ * The phone numbers' country read from each row's country column (`Land`: Nederland, België):
+ * `{phone: {countryColumn, defaultCountry}}`, the default being the country the column names
+ * most. Undefined when the column names no country in the rows that have a number.
+ */
+export function proposeRowCountry(rows: ReadonlyArray<readonly [number: CellValue, country: CellValue]>, countryColumn: string): Proposal | undefined {
+  const named = new Map<CountryCode, string>();
+  const counts = new Map<CountryCode, number>();
+  let unknown: string | undefined;
+  for (const [number, country] of rows) {
+    if (number === null || (typeof number === 'string' && number.trim() === '')) continue;
+    const text = typeof country === 'string' ? country.trim() : '';
+    if (text === '') continue;
+    const code = countryCodeOf(text);
+    if (code === undefined) {
+      unknown ??= text;
+      continue;
+    }
+    counts.set(code, (counts.get(code) ?? 0) + 1);
+    if (!named.has(code)) named.set(code, text);
+  }
+  const top = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  if (top === undefined) return undefined;
+  const shown = [...named].slice(0, 4).map(([code, text]) => (normalizeWord(text) === code.toLowerCase() ? code : `${q(text)}: ${code}`));
+  const names = named.size > 4 ? `${shown.join(', ')} and ${named.size - 4} more` : shown.join(', ');
+  const strange = unknown === undefined ? '' : `; ${q(unknown)} names no country crm-ferry knows: its rows use ${top} too`;
+  return {
+    transform: `{phone: {countryColumn: ${q(countryColumn)}, defaultCountry: ${top}}}`,
+    why: `each row's country from ${q(countryColumn)} (${names}); a row without one: ${top}, the most common${strange}`,
+  };
 }
 
 /** Yes/no words in the languages of the synonyms; `x` and a blank cell are how checkboxes export. */

@@ -37,7 +37,8 @@ describe('draftMapping', () => {
     expect(mapping.fields.length).toBeLessThanOrEqual(MAX_MAPPING_FIELDS);
     expect(draft.matched[0]).toEqual({ column: 'Email', to: 'email' });
     expect(draft.leftOut.length).toBeGreaterThan(0);
-    expect(draft.matched.length + draft.leftOut.length).toBe(10_001);
+    expect(draft.notCarried.length).toBeGreaterThan(0);
+    expect(draft.matched.length + draft.notCarried.length + draft.leftOut.length).toBe(10_001);
     expect(draft.unmatched).toEqual(draft.leftOut);
     expect(draft.yaml).toContain(`  # ${draft.leftOut.length.toLocaleString('en-GB')} more columns are not drafted (from "${draft.leftOut[0]}" on): a mapping file holds at most`);
     expect(draft.yaml).toMatch(/#   and [\d,]+ more \(crm-ferry inspect lists every column\)\n$/);
@@ -111,10 +112,14 @@ describe('draftMapping', () => {
       { column: 'Téléphone', to: 'phone' },
       { column: 'Étiquettes', to: 'tags' },
       { column: 'Notes', to: 'about' },
-      { column: 'Date de naissance', to: 'custom' },
-      { column: "Chiffre d'affaires", to: 'custom' },
     ]);
     expect(draft.unmatched).toEqual([]);
+    // Offline no custom field of the account is known: the columns are left out, each with the field to create.
+    expect(draft.notCarried).toEqual([
+      { column: 'Date de naissance', why: `no standard field takes it: create a custom field "Date de naissance" (Date) in the account's settings, then map it` },
+      { column: "Chiffre d'affaires", why: `no standard field takes it: create a custom field "Chiffre d'affaires" (Text) in the account's settings, then map it` },
+    ]);
+    expect(parseMapping(draft.yaml, 'draft.yaml').leaveOut).toEqual(Object.fromEntries(draft.notCarried.map((n) => [n.column, n.why])));
     expect(await mapAll(file, draft.yaml)).toEqual({ records: 1, rejected: [] });
   });
 
@@ -148,11 +153,12 @@ describe('draftMapping', () => {
       { column: 'country', to: 'address' },
       { column: 'tags', to: 'tags' },
       { column: 'notes', to: 'about' },
-      { column: 'date_added', to: 'custom' },
     ]);
     expect(draft.unmatched).toEqual([]);
+    expect(draft.notCarried.map((n) => n.column)).toEqual(['date_added']);
     expect(draft.yaml).toContain('value: {column: "tags", transform: [{split: ";"}]}');
-    expect(draft.yaml).toContain('value: {column: "date_added", transform: [date]}');
+    // The entry to add once the account has the field, as a comment.
+    expect(draft.yaml).toContain('#     value: {column: "date_added", transform: [date]}');
     const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
     compiled.checkColumns(draft.header);
     const { records, rejected } = await mapAll(file, draft.yaml);
@@ -163,9 +169,10 @@ describe('draftMapping', () => {
   it('drafts from samples/contacts.xlsx', async () => {
     const file = join(ROOT, 'samples/contacts.xlsx');
     const draft = await draftMapping(file);
-    expect(draft.matched.map((m) => m.to)).toEqual(['lastName', 'email', 'phone', 'website', 'about', 'email', 'custom', 'custom', 'custom', 'custom']);
+    expect(draft.matched.map((m) => m.to)).toEqual(['lastName', 'email', 'phone', 'website', 'about', 'email']);
+    expect(draft.notCarried).toHaveLength(4);
     expect(draft.key).toBe('{{Email}}');
-    expect(draft.yaml).toContain('value: {column: "Born", transform: [date]}');
+    expect(draft.yaml).toContain('#     value: {column: "Born", transform: [date]}');
     const compiled = await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
     expect(() => compiled.checkColumns(draft.header)).not.toThrow();
   });
@@ -181,9 +188,11 @@ describe('draftMapping', () => {
       { column: 'E-Mail Address', to: 'email' },
       { column: 'Post-code', to: 'address' },
       { column: 'Telephone', to: 'phone' },
-      { column: 'Mystery', to: 'custom' },
     ]);
     expect(draft.unmatched).toEqual([]);
+    expect(draft.notCarried.map((n) => n.column)).toEqual(['Mystery']);
+    expect(draft.organisations).toBe('"ACCOUNT NAME" names a company, and no column a person');
+    expect(draft.yaml).toContain('  - to: type\n    # organisations: "ACCOUNT NAME" names a company, and no column a person\n    value: organisation\n');
     // "020 1" is no number of any country: the draft says so instead of guessing one.
     expect(draft.yaml).toContain('# the country of these numbers could not be told');
     const { records, rejected } = await mapAll(file, draft.yaml);

@@ -3,7 +3,11 @@ import { FerryError } from '../errors/index.ts';
 import { type CellValue, isIdColumn, openSource, type OpenSourceOptions } from '../sources/index.ts';
 import { normalizeWord, formatCount } from '../util/index.ts';
 import type { Entity } from './schema.ts';
-import { proposeDate, proposeNumber, proposePhone, proposeSplit, proposeTyped, sampleTexts, type Proposal } from './init-values.ts';
+import type { CountryCode } from 'libphonenumber-js';
+import type { CatalogFieldDefinition } from '../client/index.ts';
+import { countryOfDomain } from './countries.ts';
+import { fieldHomeOf } from './init-fields.ts';
+import { proposeDate, proposeNumber, proposePhone, proposeRowCountry, proposeSplit, sampleTexts, type Proposal } from './init-values.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, printable } from '../util/index.ts';
 
 /** Options of draftMapping. */
@@ -12,6 +16,19 @@ export interface DraftOptions extends OpenSourceOptions {
   entity?: Entity;
   /** Rows read for samples (tag separators, whether a column holds ids). @default 20 */
   sampleRows?: number;
+  /**
+   * The account's custom field definitions of the entity (`mapping init --online`, the workbench):
+   * a column no standard field takes is mapped to the field of its name that takes its values, and
+   * left out, with why, when there is none. Without them (offline) every such column is left out,
+   * with the field to create. Never a field the account may lack: the run would stop at it.
+   */
+  customFields?: readonly CatalogFieldDefinition[];
+}
+
+/** A column the draft does not carry, and the words that make it carry. */
+export interface NotCarried {
+  column: string;
+  why: string;
 }
 
 export interface DraftResult {
@@ -31,6 +48,10 @@ export interface DraftResult {
   /** What each row becomes, and why when it was not asked for: `the file holds v1 opportunity records`. */
   entity: Entity;
   entityReason: string | null;
+  /** Columns with values that no field of the draft carries (its `leaveOut:`), each with what to do to carry it. */
+  notCarried: NotCarried[];
+  /** Why the rows are drafted as organisations, when they are (`the file's columns "KvK-nummer", "Sector" are a company's`). */
+  organisations: string | null;
 }
 
 /** What the records of a legacy v1 export become. */
@@ -60,6 +81,9 @@ function emailExtra(type: string): string[] {
   return [`type: ${type}`, '# a malformed address (jan@@bakker.nl) is left out of the record, with a warning', 'onInvalid: drop'];
 }
 
+/** A normalised phone entry's rule for a number it cannot read. */
+const PHONE_CHECKED = ['# a number not valid in its country (or written with letters) is left out of the record, with a warning', 'onInvalid: drop'];
+
 const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((n) => [normalizeWord(n), rule]);
 
 // Header names seen in exports of spreadsheets and CRMs, in English, French, German, Spanish,
@@ -68,7 +92,7 @@ const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((
 const PARTY_RULES = new Map<string, Rule>([
   ...word(['First Name', 'Firstname', 'Given name', 'Forename', 'Vorname', 'Prénom', 'First', 'Nombre', 'Voornaam', 'Nome'], { to: 'firstName', transform: '[trim]' }),
   ...word(['Last Name', 'Lastname', 'Surname', 'Family name', 'Nachname', 'Familienname', 'Nom', 'Nom de famille', 'Last', 'Apellido', 'Apellidos', 'Achternaam', 'Cognome'], { to: 'lastName', transform: '[trim]' }),
-  ...word(['Name', 'Full Name', 'Contact Name', 'Contact', 'Person'], {
+  ...word(['Name', 'Full Name', 'Contact Name', 'Contact', 'Person', 'Naam', 'Volledige naam', 'Vollständiger Name', 'Nom complet', 'Nombre completo', 'Nome completo'], {
     to: 'lastName',
     wholeName: true,
     extra: ['# the whole name goes to lastName: split it into firstName and lastName if the file allows'],
@@ -176,6 +200,9 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
   ]),
 };
 
+/** Columns left out whose entry-to-be a draft writes out as a comment; the others are alike. */
+const MAX_ENTRIES_SHOWN = 10;
+
 /** Room kept in a draft for the lines around its entries: the address, the comments, 50 columns not mapped. */
 const DRAFT_ROOM_BYTES = 64 * 1024;
 const DRAFT_ROOM_FIELDS = 10;
@@ -221,15 +248,35 @@ function isLinkColumn(column: string): boolean {
 
 const DATE_TARGETS = new Set(['startOn', 'expectedCloseOn', 'closedOn', 'dueOn']);
 
+/** What the file says beyond a column's own values: its date order, each row's country, the countries of its addresses. */
+interface FileEvidence {
+  hint: { monthFirst?: string };
+  /** The column naming each row's country (`Land`, `Country`), when the file has one. */
+  countryColumn: string | undefined;
+  /** The rows read, as the samples came. */
+  rows: ReadonlyArray<Readonly<Record<string, CellValue>>>;
+  /** The countries of the file's e-mail addresses and websites, one per address (`.nl`). */
+  countries: CountryCode[];
+}
+
 /** The transforms of a matched column: the rule's own, or the ones its sample values call for. */
-function transformsFor(to: string, rule: Rule, samples: CellValue[], hint: { monthFirst?: string }): { transforms: string[]; why: string[] } {
+function transformsFor(column: string, to: string, rule: Rule, samples: CellValue[], evidence: FileEvidence): { transforms: string[]; why: string[] } {
+  const { hint } = evidence;
   const base = rule.transform ? rule.transform.slice(1, -1).split(', ') : [];
   const from = (proposal: Proposal | undefined, fallback: string[], missing?: string): { transforms: string[]; why: string[] } =>
     proposal ? { transforms: [proposal.transform], why: [proposal.why] } : { transforms: fallback, why: missing ? [missing] : [] };
   if (to === 'tags') return from(proposeSplit(samples), []);
   if (to === 'phone') {
     const national = sampleTexts(samples).some((t) => !t.startsWith('+'));
-    return from(proposePhone(samples), base, national ? 'the country of these numbers could not be told: add {phone: XX} (an ISO country) to normalise them' : undefined);
+    // A country column says each row's country; the numbers' own look is only a guess.
+    const byRow =
+      national && evidence.countryColumn !== undefined
+        ? proposeRowCountry(
+            evidence.rows.map((row) => [row[column] ?? null, row[evidence.countryColumn as string] ?? null] as const),
+            evidence.countryColumn,
+          )
+        : undefined;
+    return from(byRow ?? proposePhone(samples, evidence.countries), base, national ? 'the country of these numbers could not be told: add {phone: XX} (an ISO country) to normalise them' : undefined);
   }
   if (to === 'email' && sampleTexts(samples).some((t) => /[;,]/.test(t))) {
     const split = proposeSplit(samples);
@@ -306,6 +353,91 @@ function phoneTransforms(header: readonly string[], samples: ReadonlyMap<string,
   return proposal ? [proposal.transform] : ['trim'];
 }
 
+/** Targets only a person has (names apart, its company), but for its names: an organisations file leaves such columns unmapped. */
+const PERSON_ONLY_TARGETS = ['title', 'jobTitle'] as const;
+
+/**
+ * Columns only a company has, as exports in the drafts' languages name them: its registry and tax
+ * numbers, its trade, its size, its turnover, its legal name.
+ */
+const ORGANISATION_COLUMNS = new Set(
+  [
+    'KvK',
+    'KvK-nummer',
+    'KvK nr',
+    'Chamber of Commerce',
+    'CoC number',
+    'Company number',
+    'Company registration number',
+    'Registration number',
+    'Handelsregister',
+    'Handelsregisternummer',
+    'HRB',
+    'Registernummer',
+    'SIRET',
+    'SIREN',
+    'CIF',
+    'NIF',
+    'VAT',
+    'VAT number',
+    'VAT ID',
+    'BTW',
+    'BTW-nummer',
+    'USt-IdNr',
+    'USt-ID',
+    'Umsatzsteuer-ID',
+    'TVA',
+    'Numéro de TVA',
+    'Partita IVA',
+    'Industry',
+    'Branche',
+    'Sector',
+    'Secteur',
+    'Settore',
+    'Employees',
+    'Number of employees',
+    'Medewerkers',
+    'Aantal medewerkers',
+    'Mitarbeiter',
+    'Anzahl Mitarbeiter',
+    'Employés',
+    'Empleados',
+    'Dipendenti',
+    'Company Name',
+    'Bedrijfsnaam',
+    'Firmenname',
+    'Raison sociale',
+    'Razón social',
+    'Ragione sociale',
+    'Organisation Name',
+    'Organization Name',
+    'Legal name',
+    'Annual revenue',
+    'Omzet',
+    'Umsatz',
+    "Chiffre d'affaires",
+    'Facturación',
+    'Fatturato',
+  ].map(normalizeWord),
+);
+
+/** A file named for companies: `companies.csv`, `Bedrijven 2024.xlsx`, `organisaties.csv`. */
+const ORGANISATION_FILE = /(compan|organi[sz]ation|organisatie|bedrijven|firmen|unternehmen|entreprises|societes|empresas|aziende|accounts)/;
+
+/**
+ * Why a party file's rows are organisations, or null: a file without first and last names whose
+ * name, or some column only a company has, says so. Its whole-name column is then the name.
+ */
+function organisationEvidence(file: string, header: readonly string[], ruleOf: (column: string) => Rule | undefined): string | null {
+  const companyColumns = header.filter((column) => ORGANISATION_COLUMNS.has(normalizeWord(column)));
+  if (companyColumns.length > 0) return `${companyColumns.slice(0, 3).map(q).join(', ')} ${companyColumns.length === 1 ? 'is a column' : 'are columns'} only a company has`;
+  const named = normalizeWord(basename(file).replace(/\.[^.]+$/, ''));
+  if (ORGANISATION_FILE.test(named)) return `the file is named for companies (${q(basename(file))})`;
+  // A company name column and no person's name: the column names the organisation itself.
+  const company = header.find((column) => ruleOf(column)?.to === 'organisation');
+  return company === undefined ? null : `${q(company)} names a company, and no column a person`;
+}
+
 /** `type` (or `Kind`, `Party type` ...) holding only `person` and `organisation`, as the service writes them. */
 function isKindColumn(column: string, samples: CellValue[]): boolean {
   if (!['type', 'kind', 'partytype', 'recordtype'].includes(normalizeWord(column))) return false;
@@ -323,6 +455,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const sampleRows = options.sampleRows ?? 20;
   const opened = await openSource(file, options);
   const samples = new Map<string, CellValue[]>();
+  const rows: Array<Readonly<Record<string, CellValue>>> = [];
   let read = 0;
   let firstError: FerryError | undefined;
   let recordKind: string | undefined;
@@ -331,6 +464,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
       if (item.kind === 'error') firstError ??= item.error;
       if (item.kind !== 'row') continue;
       recordKind ??= item.recordKind;
+      rows.push(item.values);
       for (const [column, value] of Object.entries(item.values)) {
         const list = samples.get(column) ?? [];
         list.push(value);
@@ -376,6 +510,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     return rule !== undefined && !rule.wholeName && (rule.to === 'firstName' || rule.to === 'lastName');
   });
   const reasons = new Map<string, string>();
+  const organisations = entity === 'party' && !namesApart ? organisationEvidence(file, header, ruleOf) : null;
   // A column saying person or organisation on each row (the service's own export, the legacy v1
   // one): it gives the type, and the whole-name column then names the organisations.
   const kindColumn = entity === 'party' ? header.find((column) => isKindColumn(column, samples.get(column) ?? [])) : undefined;
@@ -401,6 +536,12 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
       reasons.set(column, `names the ${rule.to} of the record: link it with ref to a step of a plan (docs/plans.md)`);
       rule = undefined;
     }
+    // An organisation's whole name is its name; a person's title is no organisation's.
+    if (organisations !== null && rule?.wholeName) rule = { to: 'name', transform: '[trim]' };
+    if (organisations !== null && rule !== undefined && (PERSON_ONLY_TARGETS as readonly string[]).includes(rule.to)) {
+      reasons.set(column, `a person's ${rule.to}, and the rows are organisations`);
+      rule = undefined;
+    }
     const slotOf = (r: Rule): string => (r.part ? `address.${r.part}` : r.to);
     if (rule && taken.has(slotOf(rule)) && !REPEATABLE.has(rule.to) && rule.alt) rule = rule.alt;
     if (!rule || (taken.has(slotOf(rule)) && !REPEATABLE.has(rule.to))) {
@@ -411,6 +552,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     matched.push({ column, rule });
   }
   const person = matched.some((m) => m.rule.to === 'firstName' || m.rule.to === 'lastName');
+  const partyClass = entity !== 'party' || kindColumn !== undefined ? undefined : organisations !== null || !person ? 'organisation' : 'person';
   const idColumn = header.find(isIdColumn);
   const emailColumn = matched.find((m) => m.rule.to === 'email')?.column;
   const keyColumn = idColumn ?? emailColumn ?? (header[0] as string);
@@ -422,6 +564,9 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   // amounts written 1,234.56, tell that the file writes the month first.
   const usPhones = matched.some((m) => m.rule.to === 'phone' && /\{phone: (US|CA)\}/.test(proposePhone(samples.get(m.column) ?? [])?.transform ?? ''));
   const hint = usPhones ? { monthFirst: 'the phone numbers are North American' } : {};
+  const countryColumn = matched.find((m) => m.rule.part === 'country')?.column;
+  const addresses = matched.filter((m) => m.rule.to === 'email' || m.rule.to === 'website').flatMap((m) => sampleTexts(samples.get(m.column) ?? []));
+  const evidence: FileEvidence = { hint, countryColumn, rows, countries: addresses.map(countryOfDomain).filter((c): c is CountryCode => c !== undefined) };
 
   const lines: string[] = [
     `# Drafted by crm-ferry mapping init from ${printable(basename(file))} (${opened.format}). Check every entry before use;`,
@@ -431,6 +576,7 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     `key: ${q(key)}${idColumn ? `  # ${q(idColumn)} holds an id for each row` : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,
     'fields:',
   ];
+  if (organisations !== null) lines.push('  - to: type', `    # organisations: ${organisations}`, '    value: organisation');
   const entries: Array<{ column: string; to: string }> = [];
   if (idColumn !== undefined) entries.push({ column: idColumn, to: 'key' });
   const addressParts: Array<{ part: string; column: string }> = [];
@@ -449,7 +595,8 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     }
   }
   // The entries of columns, in order, before they are fitted into what a mapping file may hold.
-  const blocks: Array<{ entries: Array<{ column: string; to: string }>; lines: string[] }> = [];
+  // A block of entries, or (`leave`) a column left out, with why and its entry once the field exists.
+  const blocks: Array<{ entries: Array<{ column: string; to: string }>; lines: string[]; leave?: NotCarried & { entry: string[] } }> = [];
   for (const { column, rule } of matched) {
     const columnSamples = samples.get(column) ?? [];
     if (rule.to === 'address' && rule.part) {
@@ -462,34 +609,47 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     let to = rule.to;
     // Without person columns the company column names the organisation itself.
     if (to === 'organisation' && !person) to = 'name';
-    const { transforms, why } = transformsFor(to, rule, columnSamples, hint);
-    blocks.push({ entries: [{ column, to }], lines: [`  - to: ${to}`, ...(rule.extra ?? []).map((l) => `    ${l}`), ...valueLine(column, transforms, why)] });
+    const { transforms, why } = transformsFor(column, to, rule, columnSamples, evidence);
+    // A number its country does not have is left out with a warning, as a malformed address is: the person is kept.
+    const checked = to === 'phone' && transforms.some((t) => t === 'phone' || t.startsWith('{phone:')) ? PHONE_CHECKED : [];
+    blocks.push({ entries: [{ column, to }], lines: [`  - to: ${to}`, ...[...(rule.extra ?? []), ...checked].map((l) => `    ${l}`), ...valueLine(column, transforms, why)] });
   }
   if (numbered.lines.length > 0) blocks.push({ entries: numbered.used.map((column) => ({ column, to: NUMBERED.exec(column)?.[1] as string })), lines: numbered.lines });
-  // Columns no standard field takes: custom fields, typed from their values (dates, yes/no,
-  // numbers) or text. Ids of other records (links for a plan) and empty columns stay listed.
-  for (const column of CUSTOM_ENTITIES.has(entity) ? [...unmatched] : []) {
+  // Columns no standard field takes go to the account's custom fields of their name that take
+  // their values; the rest are left out, each with the field to create. Ids of other records
+  // (links for a plan) and empty columns stay listed. The key column is carried too when the
+  // account has a field for it (a company's registry number).
+  const customColumns = CUSTOM_ENTITIES.has(entity) ? [...(idColumn !== undefined && options.customFields !== undefined ? [idColumn] : []), ...unmatched] : [];
+  for (const column of customColumns) {
     if (reasons.has(column)) continue;
     const columnSamples = samples.get(column) ?? [];
-    if (isLinkColumn(column)) {
+    // The key's column is read already: carried too only where the account has a field for it.
+    const isKey = column === keyColumn;
+    if (!isKey && isLinkColumn(column)) {
       reasons.set(column, 'ids of records in another file: link them with ref in a plan (docs/plans.md)');
       continue;
     }
     if (columnSamples.every((v) => v === null || (typeof v === 'string' && v.trim() === ''))) {
-      reasons.set(column, `empty in the first ${read} rows`);
+      if (!isKey) reasons.set(column, `empty in the first ${read} rows`);
       continue;
     }
-    const proposal = proposeTyped(columnSamples, hint);
-    blocks.push({
-      entries: [{ column, to: 'custom' }],
-      lines: [
-        '  - to: custom',
-        `    definition: ${q(column.replace(RECORD_PREFIX, ''))}  # no standard field: a custom field of this name (create it, or rename)`,
-        '    tag: null',
-        ...valueLine(column, proposal ? [proposal.transform] : ['trim'], proposal ? [proposal.why] : []),
-      ],
-    });
-    unmatched.splice(unmatched.indexOf(column), 1);
+    const home = fieldHomeOf(column, column.replace(RECORD_PREFIX, ''), columnSamples, { fields: options.customFields, hint, partyClass });
+    if (home.kind === 'none') {
+      if (isKey) continue;
+      blocks.push({ entries: [], lines: [], leave: { column, why: home.why, entry: home.entry } });
+    } else {
+      const { definition } = home;
+      blocks.push({
+        entries: [{ column, to: 'custom' }],
+        lines: [
+          '  - to: custom',
+          `    definition: ${q(definition.name)}  # the account's ${definition.type ?? 'custom'} field${definition.tag === null ? '' : ` of the data tag ${q(definition.tag)}`}`,
+          `    tag: ${definition.tag === null ? 'null' : q(definition.tag)}`,
+          ...valueLine(column, [home.transform], [home.why]),
+        ],
+      });
+    }
+    if (!isKey) unmatched.splice(unmatched.indexOf(column), 1);
   }
   // What a mapping file may hold (load.ts refuses more): the entries that fit, in order; the
   // columns of the others are listed as not mapped, so the draft still loads. A room is kept for
@@ -497,7 +657,23 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const leftOut: string[] = [];
   let fields = 0;
   let bytes = Buffer.byteLength(lines.join('\n')) + DRAFT_ROOM_BYTES;
+  const notCarried: NotCarried[] = [];
+  const toCreate: string[] = [];
   for (const block of blocks) {
+    if (block.leave !== undefined) {
+      // Its leaveOut line, and for the first few its entry as a comment (the others are written alike).
+      const { column, why, entry } = block.leave;
+      const shown = notCarried.length < MAX_ENTRIES_SHOWN ? entry : [];
+      const size = Buffer.byteLength(`  ${q(column)}: ${q(why)}\n${shown.join('\n')}`) + 1;
+      if (leftOut.length > 0 || bytes + size > MAX_MAPPING_BYTES) {
+        leftOut.push(column);
+        continue;
+      }
+      bytes += size;
+      notCarried.push({ column, why });
+      toCreate.push(...shown);
+      continue;
+    }
     const size = Buffer.byteLength(block.lines.join('\n')) + 1;
     const count = block.lines.filter((line) => line.startsWith('  - to: ')).length;
     if (block.lines.length > 0 && (leftOut.length > 0 || fields + count > MAX_MAPPING_FIELDS - DRAFT_ROOM_FIELDS || bytes + size > MAX_MAPPING_BYTES)) {
@@ -541,10 +717,23 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   }
   if (entity === 'task' && !entries.some((e) => e.to === 'dueOn')) lines.push('  # A task needs a due date:', '  # - to: dueOn', '  #   value: {column: "Due", transform: [{date: "dd.MM.yyyy"}]}');
   if (entity === 'opportunity') lines.push('  # An opportunity needs a milestone (and a pipeline when names repeat across pipelines).');
+  if (notCarried.length > 0) {
+    lines.push(
+      options.customFields === undefined
+        ? '# Not carried: no standard field takes these columns, and a draft made offline does not know the'
+        : '# Not carried: no standard field takes these columns, and the account has no custom field that',
+      options.customFields === undefined ? "# account's custom fields (mapping init --online does). To carry one, do what its line says, then" : '# takes them. To carry one, do what its line says, then move its entry (below) into fields:',
+      ...(options.customFields === undefined ? ['# move its entry (below) into fields:'] : []),
+      ...toCreate.map((line) => `# ${line}`),
+      ...(notCarried.length > MAX_ENTRIES_SHOWN ? [`#   (and the ${formatCount(notCarried.length - MAX_ENTRIES_SHOWN)} others alike)`] : []),
+      'leaveOut:',
+      ...notCarried.map(({ column, why }) => `  ${q(column)}: ${q(why)}`),
+    );
+  }
   if (unmatched.length > 0) {
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
     for (const column of unmatched.slice(0, MAX_NAMES_SHOWN)) lines.push(`#   ${shortName(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
     if (unmatched.length > MAX_NAMES_SHOWN) lines.push(`#   and ${formatCount(unmatched.length - MAX_NAMES_SHOWN)} more (crm-ferry inspect lists every column)`);
   }
-  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, leftOut, key, entity, entityReason };
+  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, leftOut, key, entity, entityReason, notCarried, organisations };
 }

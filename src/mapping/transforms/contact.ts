@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { readPhoneFast } from './phone-fast-path.ts';
 import { phoneLibrary } from './phone-library.ts';
 import { TransformError } from './types.ts';
-import type { TransformDefinition, TransformFn } from './types.ts';
+import type { TransformContext, TransformDefinition, TransformFn, Value } from './types.ts';
+import { countryCodeOf } from '../countries.ts';
 import { parsingTransform, quote } from './values.ts';
 
 /**
@@ -18,6 +19,13 @@ const PHONE_CACHE_SIZE = 10_000;
 const phoneOptions = z
   .object({
     defaultCountry: z.string().optional().describe('ISO 3166 alpha-2 country (GB, DE, US; any case) of numbers written without a country code; without it such numbers are invalid'),
+    countryColumn: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "A column saying each row's country (`Nederland`, `België`, `DE`: names in English, French, German, Spanish, Dutch and Italian, or ISO codes): a number without a country code is read as that country's; a row whose cell is empty or names no country uses `defaultCountry`",
+      ),
     invalid: z.enum(['error', 'keep']).default('error').describe('A number that is not valid: reject the row, or keep the text as written (trimmed).'),
   })
   .strict()
@@ -31,9 +39,13 @@ const phoneOptions = z
     }
   });
 
+/** How one country's numbers are read: the reader of a phone transform for one country. */
+type CountryReader = (value: Value, context: TransformContext) => Value;
+
 export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
   name: 'phone',
-  summary: 'Normalises a phone number to E.164 (+442079460000); numbers with a country code keep it, others use `defaultCountry`. Letters, extensions and numbers not valid for the country reject the row.',
+  summary:
+    "Normalises a phone number to E.164 (+442079460000); numbers with a country code keep it, others use the row's country (`countryColumn`) or `defaultCountry`. Letters, extensions and numbers not valid for the country reject the row.",
   options: phoneOptions,
   shorthand: 'defaultCountry',
   examples: [
@@ -41,50 +53,72 @@ export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
     { yaml: '{phone: GB}', input: '+49 30 1234567', output: '+49301234567' },
     { yaml: '{phone: {defaultCountry: GB, invalid: keep}}', input: 'ask reception', output: 'ask reception' },
   ],
+  columns: (options) => (options.countryColumn === undefined ? [] : [options.countryColumn]),
   create(options) {
-    const country = options.defaultCountry?.toUpperCase() as CountryCode | undefined;
+    const fallback = options.defaultCountry?.toUpperCase() as CountryCode | undefined;
     const keep = options.invalid === 'keep';
-    const expected = `a phone number${country === undefined ? ' with a country code' : ` valid in ${country} or with a country code`} like ${country === 'GB' ? '020 7946 0000' : '+44 20 7946 0000'}`;
-    // Parsing costs tens of microseconds; switchboard numbers repeat across a company's contacts.
-    const seen = new Map<string, string | null>();
-    const read = (written: string): string | undefined => {
-      // Most numbers are distinct, so the cache rarely helps them; the fast path answers the plain shapes.
-      const fast = readPhoneFast(written, country);
-      if (fast !== undefined) return fast ?? undefined;
-      const known = seen.get(written);
-      if (known !== undefined) return known ?? undefined;
-      const parsed = PHONE_CHARACTERS.test(written) ? phoneLibrary().parsePhoneNumberFromString(written, country) : undefined;
-      const result = parsed !== undefined && parsed.isValid() ? parsed.number : null;
-      if (seen.size >= PHONE_CACHE_SIZE) seen.clear();
-      seen.set(written, result);
-      return result ?? undefined;
-    };
-    const plain = `a phone number${country === undefined ? ' with a country code' : ` (of ${country}, or with a country code)`}`;
-    const invalid = (text: string): string => {
-      if (keep) return text;
-      throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'phone', plain);
-    };
-    const general = parsingTransform((text, _context, original) => {
-      // 00 is the international prefix in most of the world; without a default country libphonenumber would not know it.
-      const written = country === undefined && text.startsWith('00') ? `+${text.slice(2)}` : text;
-      // A spreadsheet cell formatted as a number has lost its leading 0 or +: the national reading
-      // is tried first (the usual case), then the international one.
-      const normalised = read(written) ?? (typeof original === 'number' ? read(`+${written}`) : undefined);
-      return normalised ?? invalid(text);
-    });
-    return (value, context) => {
-      // Text cells are the bulk of an import and the fast path answers most of them; the layers of
-      // the general path cost a quarter of the call. Text the fast path answers starts with + or a
-      // digit and ends with a digit, so trimming would not change it, and a country-less 00 number
-      // is declined by it and gets its rewrite below.
-      if (typeof value === 'string') {
-        const fast = readPhoneFast(value, country);
-        if (fast !== undefined) return fast ?? invalid(value);
+    const fixed = countryReader(fallback, keep);
+    const column = options.countryColumn;
+    if (column === undefined) return fixed;
+    // One reader per country the rows name: each keeps its own cache and message.
+    const readers = new Map<CountryCode, CountryReader>();
+    return (value, context, cells) => {
+      const cell = cells?.[0];
+      const named = typeof cell === 'string' ? countryCodeOf(cell) : undefined;
+      if (named === undefined || named === fallback) return fixed(value, context);
+      let reader = readers.get(named);
+      if (reader === undefined) {
+        reader = countryReader(named, keep, column);
+        readers.set(named, reader);
       }
-      return general(value, context);
+      return reader(value, context);
     };
   },
 };
+
+/** The reader of numbers of `country` (undefined: only numbers with a country code); `from` names the column the country came from, for messages. */
+function countryReader(country: CountryCode | undefined, keep: boolean, from?: string): CountryReader {
+  const where = country === undefined ? '' : from === undefined ? ` valid in ${country}` : ` valid in ${country} (the row's ${quote(from)})`;
+  const expected = `a phone number${where}${country === undefined ? ' with a country code' : ' or with a country code'} like ${country === 'GB' ? '020 7946 0000' : '+44 20 7946 0000'}`;
+  // Parsing costs tens of microseconds; switchboard numbers repeat across a company's contacts.
+  const seen = new Map<string, string | null>();
+  const read = (written: string): string | undefined => {
+    // Most numbers are distinct, so the cache rarely helps them; the fast path answers the plain shapes.
+    const fast = readPhoneFast(written, country);
+    if (fast !== undefined) return fast ?? undefined;
+    const known = seen.get(written);
+    if (known !== undefined) return known ?? undefined;
+    const parsed = PHONE_CHARACTERS.test(written) ? phoneLibrary().parsePhoneNumberFromString(written, country) : undefined;
+    const result = parsed !== undefined && parsed.isValid() ? parsed.number : null;
+    if (seen.size >= PHONE_CACHE_SIZE) seen.clear();
+    seen.set(written, result);
+    return result ?? undefined;
+  };
+  const plain = `a phone number${country === undefined ? ' with a country code' : ` (of ${country}, or with a country code)`}`;
+  const invalid = (text: string): string => {
+    if (keep) return text;
+    throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'phone', plain);
+  };
+  const general = parsingTransform((text, _context, original) => {
+    // 00 is the international prefix in most of the world; without a default country libphonenumber would not know it.
+    const written = country === undefined && text.startsWith('00') ? `+${text.slice(2)}` : text;
+    // A spreadsheet cell formatted as a number has lost its leading 0 or +: the national reading
+    // is tried first (the usual case), then the international one.
+    const normalised = read(written) ?? (typeof original === 'number' ? read(`+${written}`) : undefined);
+    return normalised ?? invalid(text);
+  });
+  return (value, context) => {
+    // Text cells are the bulk of an import and the fast path answers most of them; the layers of
+    // the general path cost a quarter of the call. Text the fast path answers starts with + or a
+    // digit and ends with a digit, so trimming would not change it, and a country-less 00 number
+    // is declined by it and gets its rewrite below.
+    if (typeof value === 'string') {
+      const fast = readPhoneFast(value, country);
+      if (fast !== undefined) return fast ?? invalid(value);
+    }
+    return general(value, context);
+  };
+}
 
 /**
  * The practical shape of an address: a local part without spaces, one @, and a domain of at least

@@ -21,8 +21,11 @@ export interface TransformEnvironment {
   readTextFile(path: string): Promise<string>;
 }
 
-/** Applies one configured transform to a value. Throws TransformError for a value it cannot handle. */
-export type TransformFn = (value: Value, context: TransformContext) => Value;
+/**
+ * Applies one configured transform to a value. Throws TransformError for a value it cannot handle.
+ * `cells` holds the row's cells of the columns the definition's `columns` names, in that order.
+ */
+export type TransformFn = (value: Value, context: TransformContext, cells?: readonly Value[]) => Value;
 
 /** One transform of the mapping language: its name, its options, and how it is built. */
 export interface TransformDefinition<Options = unknown> {
@@ -38,6 +41,12 @@ export interface TransformDefinition<Options = unknown> {
   shorthand?: string;
   /** YAML examples for the reference, each with an input and the output. */
   examples: Array<{ yaml: string; input: Value; output: Value }>;
+  /**
+   * Other columns of the row the transform reads, as its options name them (`{phone: {countryColumn:
+   * Land}}` reads each row's country): the mapping reads them too, and hands their cells to the
+   * function as `cells`, in this order. A transform without it sees only its value.
+   */
+  columns?(options: Options): string[];
   create(options: Options, environment: TransformEnvironment): TransformFn | Promise<TransformFn>;
 }
 
