@@ -222,8 +222,12 @@ export class Engine {
       origin = 'saved';
       originNote = `as saved in ${mappingFile}`;
     } else {
-      // What `crm-ferry mapping init` gives: a ready-made mapping when one reads every column, else a draft.
-      const draft = await draftMapping(inputPath);
+      // What `crm-ferry mapping init --online` gives: a ready-made mapping when one reads every
+      // column, else a draft whose other columns go to the account's custom fields (offline: left out).
+      let draft = await draftMapping(inputPath);
+      const fieldEntity = FIELD_ENTITY[draft.entity as keyof typeof FIELD_ENTITY];
+      const { catalog: account } = await this.resolver();
+      if (account !== null && fieldEntity !== undefined) draft = await draftMapping(inputPath, { entity: draft.entity, customFields: account.fieldDefinitions[fieldEntity] });
       const ready = await findReadyMapping(draft.header, request.input);
       yaml = ready ? ready.yaml : draft.yaml;
       origin = ready ? 'ready-made' : 'draft';
