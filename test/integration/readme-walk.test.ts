@@ -138,9 +138,10 @@ describe('the README walk, as a user does it', () => {
       [/^export CRM_FERRY_BASE_URL=/, () => expect([shell.env.CRM_FERRY_BASE_URL, shell.env.CRM_FERRY_TOKEN]).toEqual([box.url, 'rehearsal-token-1'])],
       [/^crm-ferry inspect samples\/contacts\.csv$/, (ran) => expect(ran.out).toMatch(/Rows:\s+30\n/)],
       [
-        /^crm-ferry mapping init samples\/contacts\.csv > people\.yaml$/,
+        /^crm-ferry mapping init samples\/contacts\.csv --online > people\.yaml$/,
         (ran) => {
-          expect(ran.out).toContain('mapped 13 of 13 columns');
+          expect(ran.out).toContain('mapped 12 of 13 columns');
+          expect(ran.out).toMatch(/"date_added": .*create a custom field "date_added" \(Date\)/);
           expect(readFileSync(join(shell.cwd, 'people.yaml'), 'utf8')).toContain('entity: party');
         },
       ],
