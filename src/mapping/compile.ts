@@ -201,6 +201,14 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
     return positional.fill;
   };
   const writes = new Set(mapping.fields.map((f) => f.to));
+  // The line that heads another author's note names that author: without one it would head nothing.
+  if (writes.has('authorLine') && !writes.has('author')) {
+    const at = mapping.fields.findIndex((f) => f.to === 'authorLine');
+    throw new FerryError('MAPPING_INVALID', '`authorLine` heads the notes of an author other than the writing user, and no entry gives the `author`', {
+      location: { file, yamlPath: `fields[${at}].to` },
+      hint: 'Add an entry `to: author` (the column naming who wrote each note), or take the `authorLine` entry out.',
+    });
+  }
   const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
   const columns = [...compiler.columns];
   const columnPatterns = [...compiler.patterns];

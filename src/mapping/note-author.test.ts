@@ -73,3 +73,15 @@ describe("the resolver and a note's author", () => {
     expect(catalogWanted([mapping('  - {to: content, value: {column: text}}\n  - {to: author, value: {column: by}}')]).writer).toBe(true);
   });
 });
+
+describe('a mapping with authorLine', () => {
+  it('is refused without an author, saying what to add', async () => {
+    const { compileMapping } = await import('./compile.ts');
+    const text = 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: text}}\n  - {to: authorLine, value: {column: line}}\n';
+    await expect(compileMapping(parseMapping(text, '/maps/notes.yaml'), { file: '/maps/notes.yaml' })).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      location: { yamlPath: 'fields[1].to' },
+      hint: expect.stringContaining('`to: author`'),
+    });
+  });
+});
