@@ -1,6 +1,6 @@
 import type { CatalogFieldDefinition } from '../client/index.ts';
 import type { CellValue } from '../sources/index.ts';
-import { normalizeWord } from '../util/index.ts';
+import { normalizeWord, printable } from '../util/index.ts';
 import { refusedFieldValue } from './field-rules.ts';
 import { proposeBoolean, proposeDate, sampleTexts, type Proposal } from './init-values.ts';
 
@@ -12,7 +12,7 @@ import { proposeBoolean, proposeDate, sampleTexts, type Proposal } from './init-
  */
 export type FieldHome = { kind: 'field'; definition: CatalogFieldDefinition; transform: string; why: string } | { kind: 'none'; why: string /** The entry to write once the field exists, as comment lines. */; entry: string[] };
 
-const q = (text: string): string => JSON.stringify(text);
+const q = (text: string): string => printable(JSON.stringify(text));
 
 /** Distinct texts of a column, in the order first seen. */
 function distinct(texts: string[]): string[] {
