@@ -3,16 +3,14 @@
  * restarts it, and checks that every acknowledged write survived: the crash test in the suite and
  * `npm run bench -- sandbox-chaos` share it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { seededRandom } from '../../src/util/seeded-random.ts';
+import { killSandboxProcess, startSandboxProcess } from './sandbox-process.ts';
 
-const CHILD = fileURLToPath(new URL('./sandbox-child.ts', import.meta.url));
 const TOKEN = 'crash-test-token-1';
 
 export interface CrashOptions {
@@ -57,27 +55,6 @@ function sha(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-async function startChild(file: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, file, TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const url = await new Promise<string>((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`the sandbox child exited (${code}) before listening: ${stderr}`)));
-  });
-  return { child, url };
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
 /** Runs the rounds and returns what was seen; `problems` is empty when every promise was kept. */
 export async function runCrashRounds(options: CrashOptions): Promise<CrashFigures> {
   const file = join(options.dir, 'state.json');
@@ -103,7 +80,7 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
 
   const start = async (): Promise<{ child: ChildProcess; url: string; agent: Agent }> => {
     const began = performance.now();
-    const started = await startChild(file);
+    const started = await startSandboxProcess(file, TOKEN);
     restartMs += performance.now() - began;
     restarts += 1;
     return { ...started, agent: new Agent({ connections: options.writers * 2 }) };
@@ -248,7 +225,7 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
     const [min, max] = options.killAfterMs;
     await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));
     dead = true;
-    await kill(child);
+    await killSandboxProcess(child);
     await Promise.all(writers);
     await agent.close().catch(() => undefined);
     lastRound = { parties: roundParties, attached: roundAttached };
@@ -258,7 +235,7 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
   try {
     checked += await check(agent, url, { parties: [...parties.values()], attached });
   } finally {
-    await kill(child);
+    await killSandboxProcess(child);
     await agent.close().catch(() => undefined);
   }
   return { rounds: options.rounds, acknowledged, checked, inFlightAtKill, problems, meanRestartMs: Math.round(restartMs / restarts) };

@@ -13,12 +13,12 @@ import { request } from 'undici';
 import { CredentialStore } from '../../src/client/credentials.ts';
 import { profileFromAnswer, type TokenAnswer } from '../../src/client/oauth.ts';
 import type { SandboxOptions } from '../../src/sandbox/index.ts';
+import { killSandboxProcess, type SandboxProcessOptions, startSandboxProcess } from './sandbox-process.ts';
 import { checkChaos, type ChaosFigures } from './chaos-check.ts';
 import { writeChaosPlan, type ChaosSizes } from './chaos-plan.ts';
 import type { TestSandbox } from './sandbox.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
-const CHILD = join(ROOT, 'test/helpers/sandbox-child.ts');
 const CLI = join(ROOT, 'bin/crm-ferry.js');
 /** The personal token the check reads the account with; the run itself signs in with OAuth. */
 const TOKEN = 'unattended-check-token-1';
@@ -55,30 +55,6 @@ export interface UnattendedResult {
   /** The run's standard error, and its last output lines, for a failing test's message. */
   stderr: string;
   tail: string[];
-}
-
-interface Running {
-  child: ChildProcess;
-  url: string;
-}
-
-async function startSandboxChild(file: string, options: SandboxOptions): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, file, TOKEN, JSON.stringify(options)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout! });
-  const url = await new Promise<string>((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`the sandbox child exited (${code}) before listening: ${stderr}`)));
-  });
-  return { child, url };
-}
-
-async function killChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
 }
 
 async function form(url: string, path: string, values: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
@@ -123,8 +99,8 @@ export async function runUnattended(options: UnattendedOptions): Promise<Unatten
   const dataFile = join(options.dir, 'sandbox.json');
   const configDir = join(options.dir, 'config');
   mkdirSync(configDir, { recursive: true });
-  const sandboxOptions = (seed: number, port: number): SandboxOptions => ({ port, seed, faults: options.faults, clients: [CLIENT], tokenTtlSeconds: options.tokenTtlSeconds });
-  let sandbox = await startSandboxChild(dataFile, sandboxOptions(options.seed, 0));
+  const sandboxOptions = (seed: number, port: number): SandboxProcessOptions => ({ port, seed, faults: options.faults, clients: [CLIENT], tokenTtlSeconds: options.tokenTtlSeconds });
+  let sandbox = await startSandboxProcess(dataFile, TOKEN, sandboxOptions(options.seed, 0));
   const port = Number(new URL(sandbox.url).port);
   const firstToken = await logIn(sandbox.url, configDir);
 
@@ -143,11 +119,11 @@ export async function runUnattended(options: UnattendedOptions): Promise<Unatten
   let restarting: Promise<void> | null = null;
   const thresholds = options.killAt.map((share) => Math.floor(total * share));
   const restart = async (): Promise<void> => {
-    await killChild(sandbox.child);
+    await killSandboxProcess(sandbox.child);
     kills += 1;
     await new Promise((resolve) => setTimeout(resolve, options.downMs));
     // The same data and port; other fault draws.
-    sandbox = await startSandboxChild(dataFile, sandboxOptions(options.seed + kills, port));
+    sandbox = await startSandboxProcess(dataFile, TOKEN, sandboxOptions(options.seed + kills, port));
   };
   const lines = createInterface({ input: run.stdout! });
   lines.on('line', (line) => {
@@ -180,6 +156,6 @@ export async function runUnattended(options: UnattendedOptions): Promise<Unatten
       tail,
     };
   } finally {
-    await killChild(sandbox.child);
+    await killSandboxProcess(sandbox.child);
   }
 }
