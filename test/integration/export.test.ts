@@ -17,9 +17,15 @@ const dir = mkdtempSync(join(tmpdir(), 'ferry-export-'));
 let box: TestSandbox;
 let client: CrmClient;
 const ids: Record<string, number> = {};
+/**
+ * The service's time, and the export's: real time, which a test moves forward where it would
+ * otherwise wait for the service's next whole second.
+ */
+let ahead = 0;
+const serviceNow = (): Date => new Date(Date.now() + ahead);
 
 beforeAll(async () => {
-  box = await startTestSandbox();
+  box = await startTestSandbox({ now: serviceNow });
   client = new CrmClient({ baseUrl: box.url, auth: box.token });
   const party = async (name: string, body: Record<string, unknown>): Promise<void> => {
     const answer = await box.v2('POST', '/parties', { party: body });
@@ -54,7 +60,7 @@ afterAll(async () => {
 
 async function exportWith(flags: Omit<ExportFlags, 'cwd'>, account = box.url, signal?: AbortSignal): Promise<ExportSummary> {
   const options = normaliseExportOptions({ ...flags, cwd: dir });
-  return runExport(options, { client, account: { baseUrl: account, account }, ...(signal ? { signal } : {}) });
+  return runExport(options, { client, account: { baseUrl: account, account }, now: serviceNow, ...(signal ? { signal } : {}) });
 }
 
 function csvRows(file: string): string[][] {
@@ -636,10 +642,10 @@ describe('export: nightly incremental exports', () => {
    */
   async function closeTheWindow(state: string): Promise<void> {
     const saved = JSON.parse(readFileSync(state, 'utf8'));
-    const next = Math.floor(Date.now() / 1000) * 1000 + 1000;
+    const next = Math.floor(serviceNow().getTime() / 1000) * 1000 + 1000;
     saved.since = new Date(next).toISOString();
     writeFileSync(state, JSON.stringify(saved));
-    await new Promise((r) => setTimeout(r, next - Date.now() + 50));
+    ahead += next - serviceNow().getTime() + 50;
   }
 
   it.each(['csv', 'xlsx', 'jsonl'] as const)('--since auto across three runs (%s): everything, then the changes and the deletions of each day, never another account', async (format) => {
@@ -685,14 +691,16 @@ describe('export: nightly incremental exports', () => {
     'through %s: a record changed while an export runs is exported again by the next one, the others not',
     async (_, where) => {
       // An account of its own, so that the first page holds the record that changes.
-      const own = await startTestSandbox();
+      let ownAhead = 0;
+      const ownNow = (): number => Date.now() + ownAhead;
+      const own = await startTestSandbox({ now: () => new Date(ownNow()) });
       const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
       try {
         const created: number[] = [];
         for (let i = 0; i < 150; i += 1) created.push((await own.v2('POST', '/parties', { party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' } })).body.party.id);
         const first = created[0] as number;
-        // The service stamps changes to the second: let the records above fall out of the next window.
-        await new Promise((r) => setTimeout(r, 2_100));
+        // The service stamps changes to the second: the records above fall out of the next window.
+        ownAhead += 2_100;
         const out = join(dir, 'boundary.csv');
         const state = join(dir, `boundary-${where.length}.state.json`);
         const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, where, columns: 'id,about', cwd: dir });
@@ -704,7 +712,7 @@ describe('export: nightly incremental exports', () => {
           // The window overlaps by one second instead of five minutes (clocks that agree), so that
           // the next run can tell the records apart; and the export takes ten minutes: any reading
           // of the clock after the first is that much later.
-          now: () => new Date(Date.now() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
+          now: () => new Date(ownNow() + 5 * 60_000 - 1_000 + (readings++ === 0 ? 0 : 10 * 60_000)),
           // After the first 100 records are written (the first among them), it changes.
           onEvent: () => {
             change ??= own.v2('PUT', `/parties/${first}`, { party: { about: 'changed during the export' } });
@@ -714,7 +722,7 @@ describe('export: nightly incremental exports', () => {
         const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
         expect(aboutOf(first)).toBe('as created');
         expect(csvRows(out)).toHaveLength(151);
-        await runExport(options, { client: ownClient, account: { baseUrl: own.url, account: own.url } });
+        await runExport(options, { client: ownClient, account: { baseUrl: own.url, account: own.url }, now: () => new Date(ownNow()) });
         expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
       } finally {
         await ownClient.close();

@@ -555,7 +555,10 @@ describe('runImport: exactly once when answers are lost', () => {
   });
 
   it('an unconfirmed create takes the newest record with its values, so a rollback never deletes an older twin', async () => {
-    const box = await sandbox();
+    // The service's clock, moved forward by the test rather than waited for.
+    let ahead = 0;
+    const serviceNow = (): Date => new Date(Date.now() + ahead);
+    const box = await sandbox({ now: serviceNow });
     const dir = join(work, 'twin');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', ''].join('\n'));
@@ -566,10 +569,10 @@ describe('runImport: exactly once when answers are lost', () => {
     // The account had a record with the same values before (imported earlier by someone else).
     const older = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Twin Trading Ltd' } });
     // The service's times have whole seconds: the run's own create comes a second later.
-    await new Promise((r) => setTimeout(r, 1100));
+    ahead += 1100;
     const body = { type: 'organisation', name: 'Twin Trading Ltd' };
     const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
-    await journal.append({ t: 'intent', k: 'O1', op: 'create', run: 'crashed', at: new Date().toISOString(), fp: fingerprint({ body, attachments: [] }), body });
+    await journal.append({ t: 'intent', k: 'O1', op: 'create', run: 'crashed', at: serviceNow().toISOString(), fp: fingerprint({ body, attachments: [] }), body });
     await journal.close();
     const mine = await box.v2('POST', '/parties', { party: body });
 
