@@ -656,7 +656,15 @@ function applyTarget(doc: Document, entity: Entity, column: string, value: strin
     return;
   }
   const { spec, at } = cell ? detach(fields, cell) : { spec: null, at: -1 };
-  if (target) attach(doc, fields, entity, target, column, spec, at);
+  if (!target) return;
+  attach(doc, fields, entity, target, column, spec, at);
+  // A column the draft left out on purpose is carried now: it leaves the list (a mapping may not
+  // both read a column and leave it out).
+  const leaveOut = doc.get('leaveOut', true);
+  if (isMap(leaveOut) && leaveOut.has(column)) {
+    leaveOut.delete(column);
+    if (leaveOut.items.length === 0) doc.delete('leaveOut');
+  }
 }
 
 /** A type or service as the page chose it: '' for none, else a constant or `{column}`, as JSON. */
