@@ -1,7 +1,7 @@
 import type { CheckView as Check, JobView } from '../../src/workbench/api.ts';
 import { duration, n, post, q } from './http.ts';
 import { Head, JobError, jobOf } from './job.tsx';
-import { Link, type ViewProps } from './main.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 /** The Check view: `validate --online` over every row and the dry run, before anything is written. */
 export function CheckView(props: ViewProps) {

@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
 import { ON_INVALID_CHOICES } from '../../src/workbench/api.ts';
 import { post } from './http.ts';
-import { Link, type ViewProps } from './main.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 /** How long the YAML rests before the table follows it. */
 const YAML_PAUSE_MS = 400;
@@ -25,6 +25,10 @@ export function MapView(props: ViewProps) {
   const [saved, setSaved] = useState<string | null>(null);
   const pause = useRef<number | null>(null);
   const asked = useRef(0);
+  // Changes made here since the mapping was opened or saved: leaving the view would lose them.
+  const [edited, setEdited] = useState(false);
+  useEffect(() => props.holdsWork(edited && view !== null && view.unsaved), [edited, view]);
+  useEffect(() => () => props.holdsWork(false), []);
 
   /** Sends the YAML (and an edit of the table); the newest answer wins. */
   const ask = (text: string | undefined, edit?: MapEdit, fromYaml = false): void => {
@@ -57,11 +61,13 @@ export function MapView(props: ViewProps) {
   }
   const edit = (change: MapEdit): void => {
     setSaved(null);
+    setEdited(true);
     ask(yaml, change);
   };
   const typed = (text: string): void => {
     setYaml(text);
     setSaved(null);
+    setEdited(true);
     if (pause.current !== null) window.clearTimeout(pause.current);
     pause.current = window.setTimeout(() => ask(text, undefined, true), YAML_PAUSE_MS);
   };
@@ -70,6 +76,7 @@ export function MapView(props: ViewProps) {
     post<SaveResult>('/api/save', { input, yaml })
       .then((result) => {
         setSaved(`Saved ${result.mappingFile}; ${result.plan} reads ${input} in step ${result.step}.`);
+        setEdited(false);
         props.refresh();
         ask(yaml);
       }, props.fail)

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { JobView, ProgressPoint, RunProgress, StepProgress } from '../../src/workbench/api.ts';
 import { duration, n, post } from './http.ts';
 import { Head, JobError, jobOf } from './job.tsx';
-import { Link, type ViewProps } from './main.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 /** The Run view: a sample first, then the whole run, its progress live; Stop and Resume. */
 export function RunView(props: ViewProps) {
