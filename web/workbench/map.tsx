@@ -321,7 +321,8 @@ function Preview({ view }: { view: Mapping }) {
         {view.preview.length === 0 ? 'No row mapped: fix the mapping first.' : `${view.preview.length} rows: ${rejected} rejected, ${warned} with a warning.`}
       </p>
       {view.preview.length > 0 ? (
-        <div class="scroll" tabIndex={0} role="region" aria-label="The first rows, mapped">
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
+        <section class="scroll" tabIndex={0} aria-label="The first rows, mapped">
           <table class="grid preview">
             <caption>First {view.preview.length} rows of {view.input}</caption>
             <thead>
@@ -369,7 +370,7 @@ function Preview({ view }: { view: Mapping }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </section>
       ) : null}
     </>
   );
