@@ -16,7 +16,11 @@ export function CheckView(props: ViewProps) {
       <p>Maps every row of every step without writing, checks names against the account and counts the requests the run needs.</p>
       {!props.session.planExists ? (
         <p>
-          Nothing to check yet: save a mapping in <Link href="/files" go={props.go}>Files → Map</Link> first.
+          Nothing to check yet: save a mapping in{' '}
+          <Link href="/files" go={props.go}>
+            Files → Map
+          </Link>{' '}
+          first.
         </p>
       ) : (
         <button type="button" class="primary" onClick={start} disabled={busy}>
@@ -109,7 +113,9 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
         ),
       )}
       <h2>Set-up of the account</h2>
-      {check.create.length === 0 ? <p>The run creates nothing in the account's set-up.</p> : (
+      {check.create.length === 0 ? (
+        <p>The run creates nothing in the account's set-up.</p>
+      ) : (
         <>
           <p>The run creates first:</p>
           <ul>
@@ -119,7 +125,9 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
           </ul>
         </>
       )}
-      {check.personMust.length === 0 ? <p>Nothing is missing that only a person can create.</p> : (
+      {check.personMust.length === 0 ? (
+        <p>Nothing is missing that only a person can create.</p>
+      ) : (
         <>
           <p>Only a person can create these, in the account, before the run:</p>
           <ul>

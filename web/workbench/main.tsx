@@ -163,7 +163,11 @@ function App() {
           ))}
         </ol>
         <p class="status" role="status" aria-live="polite">
-          {running ? `${running.kind === 'run' ? (running.limit ? `Sample run (${running.limit} rows a step)` : 'Run') : running.kind === 'check' ? 'Check' : running.kind === 'verify' ? 'Verify' : 'Undo'} under way${running.state === 'stopping' ? ', stopping' : ''}` : live ? 'Nothing under way' : 'Connecting…'}
+          {running
+            ? `${running.kind === 'run' ? (running.limit ? `Sample run (${running.limit} rows a step)` : 'Run') : running.kind === 'check' ? 'Check' : running.kind === 'verify' ? 'Verify' : 'Undo'} under way${running.state === 'stopping' ? ', stopping' : ''}`
+            : live
+              ? 'Nothing under way'
+              : 'Connecting…'}
         </p>
       </nav>
       <main>

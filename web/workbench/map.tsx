@@ -54,7 +54,11 @@ export function MapView(props: ViewProps) {
       <section aria-labelledby="map-title">
         <h1 id="map-title">Map</h1>
         <p>
-          Choose a file to map in <Link href="/files" go={props.go}>Files</Link>.
+          Choose a file to map in{' '}
+          <Link href="/files" go={props.go}>
+            Files
+          </Link>
+          .
         </p>
       </section>
     );
@@ -118,7 +122,15 @@ export function MapView(props: ViewProps) {
           <p class="note">The table and this YAML are one mapping: change either, the other follows.</p>
           <div class="yaml">
             <label for="yaml-text">Mapping YAML</label>
-            <textarea id="yaml-text" spellcheck={false} rows={Math.min(40, yaml.split('\n').length + 2)} value={yaml} onInput={(event) => typed((event.target as HTMLTextAreaElement).value)} aria-describedby="yaml-problems" aria-invalid={view.problems.length > 0} />
+            <textarea
+              id="yaml-text"
+              spellcheck={false}
+              rows={Math.min(40, yaml.split('\n').length + 2)}
+              value={yaml}
+              onInput={(event) => typed((event.target as HTMLTextAreaElement).value)}
+              aria-describedby="yaml-problems"
+              aria-invalid={view.problems.length > 0}
+            />
             <div id="yaml-problems" role="status" aria-live="polite">
               {view.problems.length > 0 ? (
                 <ul class="problems">
@@ -288,10 +300,21 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
       </td>
       <td>
         {entry && !link && entry.transform !== '' ? (
-          <input type="text" aria-label={`Options of ${name}`} value={param} size={12} onInput={(event) => setParam((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })} />
+          <input
+            type="text"
+            aria-label={`Options of ${name}`}
+            value={param}
+            size={12}
+            onInput={(event) => setParam((event.target as HTMLInputElement).value)}
+            onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })}
+          />
         ) : null}
       </td>
-      <td>{entry ? <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
+      <td>
+        {entry ? (
+          <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} />
+        ) : null}
+      </td>
       <td>
         {entry && !link ? (
           <EditSelect label={`A bad value in ${name}`} value={entry.onInvalid} describedBy={shared} onChoose={(chosen) => edit({ kind: 'onInvalid', column: name, onInvalid: chosen as OnInvalidChoice })}>
@@ -324,7 +347,9 @@ function Preview({ view }: { view: Mapping }) {
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
         <section class="scroll" tabIndex={0} aria-label="The first rows, mapped">
           <table class="grid preview">
-            <caption>First {view.preview.length} rows of {view.input}</caption>
+            <caption>
+              First {view.preview.length} rows of {view.input}
+            </caption>
             <thead>
               <tr>
                 <th scope="col">Row</th>

@@ -24,7 +24,11 @@ export function RunView(props: ViewProps) {
       <p>Writes the rows into the account, each exactly once. Closing this page does not stop a run; open it again to see it.</p>
       {!props.session.planExists ? (
         <p>
-          Nothing to run yet: save a mapping in <Link href="/files" go={props.go}>Files → Map</Link> first.
+          Nothing to run yet: save a mapping in{' '}
+          <Link href="/files" go={props.go}>
+            Files → Map
+          </Link>{' '}
+          first.
         </p>
       ) : (
         <div class="toolbar">
