@@ -1,6 +1,6 @@
 import type { CheckView as Check, JobView } from '../../src/workbench/api.ts';
 import { duration, n, post, q } from './http.ts';
-import { Head, JobError, jobOf } from './job.tsx';
+import { Head, JobError, jobOf, RejectsTable } from './job.tsx';
 import { Link, type ViewProps } from './router.tsx';
 
 /** The Check view: `validate --online` over every row and the dry run, before anything is written. */
@@ -62,29 +62,7 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
         s.rejects.length === 0 && s.warnings.length === 0 && s.notCarried.length === 0 ? null : (
           <section key={s.step} aria-labelledby={`step-${s.step}`}>
             <h3 id={`step-${s.step}`}>Step {s.step}</h3>
-            {s.rejects.length > 0 ? (
-              <table class="grid">
-                <caption>
-                  Rejected rows of {s.step}
-                  {s.rejectsFile ? (
-                    <>
-                      {' '}
-                      (all in <a href={`/api/download?${q('file', s.rejectsFile)}`}>{s.rejectsFile}</a>)
-                    </>
-                  ) : null}
-                </caption>
-                <Head columns={['Row', 'Field', 'Why']} />
-                <tbody>
-                  {s.rejects.map((r) => (
-                    <tr key={r.row}>
-                      <th scope="row">{r.row}</th>
-                      <td>{r.field}</td>
-                      <td>{r.reason}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            ) : null}
+            {s.rejects.length > 0 ? <RejectsTable step={s.step} rejects={s.rejects} total={s.rejected} file={s.rejectsFile} /> : null}
             {s.warnings.length > 0 ? (
               <>
                 <h4>Warnings by kind</h4>

@@ -1,7 +1,7 @@
 import { Head } from './job.tsx';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
+import type { ChainLink, Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
 import { ON_INVALID_CHOICES } from '../../src/workbench/api.ts';
 import { post } from './http.ts';
 import { Link, type ViewProps } from './router.tsx';
@@ -180,15 +180,18 @@ function MappingSettings({ view, edit }: { view: Mapping; edit: (e: MapEdit) => 
 function ColumnTable({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
   const groups = groupsOf(view.targets);
   return (
-    <table class="grid columns">
-      <caption>Columns of {view.input}: what each becomes</caption>
-      <Head columns={['Column', 'Samples', 'Target', 'Type', 'Transform', 'Options', 'Required', 'A bad value']} />
-      <tbody>
-        {view.columns.map((column, place) => (
-          <ColumnRow key={column.name} view={view} groups={groups} column={column} place={place} edit={edit} />
-        ))}
-      </tbody>
-    </table>
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
+    <section class="scroll" tabIndex={0} aria-label="What each column becomes">
+      <table class="grid columns">
+        <caption>Columns of {view.input}: what each becomes</caption>
+        <Head columns={['Column', 'Samples', 'Target', 'Type', 'Transforms, in order', 'Required', 'A bad value']} />
+        <tbody>
+          {view.columns.map((column, place) => (
+            <ColumnRow key={column.name} view={view} groups={groups} column={column} place={place} edit={edit} />
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }
 
@@ -243,7 +246,6 @@ function EditSelect(props: { label: string; value: string; describedBy?: string 
 function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; groups: Array<[string, TargetChoice[]]>; column: MapColumnView; place: number; edit: (e: MapEdit) => void }) {
   const entry = column.entries.find((e) => e.editable);
   const others = column.entries.filter((e) => e !== entry);
-  const [param, setParam] = useChoice(entry?.param ?? '');
   const name = column.name;
   // An id holds no space, whatever the column's name.
   const shared = entry?.shared ? `shared-${place}` : undefined;
@@ -286,30 +288,7 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
           </EditSelect>
         ) : null}
       </td>
-      <td>
-        {entry && !link ? (
-          <EditSelect label={`Transform of ${name}`} value={entry.transform} onChoose={(transform) => edit({ kind: 'transform', column: name, transform, param: '' })}>
-            <option value="">{entry.before.length > 0 ? `only ${entry.before.join(', ')}` : '(none)'}</option>
-            {view.transforms.map((t) => (
-              <option key={t} value={t}>
-                {entry.before.length > 0 ? `${entry.before.join(', ')}, ${t}` : t}
-              </option>
-            ))}
-          </EditSelect>
-        ) : null}
-      </td>
-      <td>
-        {entry && !link && entry.transform !== '' ? (
-          <input
-            type="text"
-            aria-label={`Options of ${name}`}
-            value={param}
-            size={12}
-            onInput={(event) => setParam((event.target as HTMLInputElement).value)}
-            onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })}
-          />
-        ) : null}
-      </td>
+      <td>{entry && !link ? <Chain name={name} chain={entry.chain} transforms={view.transforms} edit={edit} /> : null}</td>
       <td>
         {entry ? (
           <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} />
@@ -330,6 +309,82 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
   );
 }
 
+/**
+ * A column's transforms as a chain: each in the order it runs, with its options, moved earlier or
+ * removed; another added at the end. Choosing one never drops the others (`trim` stays before `email`).
+ */
+function Chain({ name, chain, transforms, edit }: { name: string; chain: ChainLink[]; transforms: string[]; edit: (e: MapEdit) => void }) {
+  const send = (next: ChainLink[]): void => edit({ kind: 'chain', column: name, chain: next });
+  const put = (at: number, link: ChainLink): void => send(chain.map((old, i) => (i === at ? link : old)));
+  return (
+    <div class="chain">
+      {chain.length > 0 ? (
+        <ol>
+          {chain.map((link, i) => (
+            <ChainStep key={`${i}-${link.transform}`} name={name} at={i} link={link} transforms={transforms} put={put} send={send} chain={chain} />
+          ))}
+        </ol>
+      ) : null}
+      <select
+        aria-label={`Add a transform to ${name}`}
+        value=""
+        onChange={(event) => {
+          const select = event.target as HTMLSelectElement;
+          const chosen = select.value;
+          select.value = '';
+          if (chosen !== '') send([...chain, { transform: chosen, param: '' }]);
+        }}
+      >
+        <option value="">{chain.length === 0 ? 'add a transform…' : 'add another…'}</option>
+        {transforms.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function ChainStep(props: { name: string; at: number; link: ChainLink; transforms: string[]; chain: ChainLink[]; put: (at: number, link: ChainLink) => void; send: (chain: ChainLink[]) => void }) {
+  const { name, at, link, chain } = props;
+  const [param, setParam] = useChoice(link.param);
+  const place = `${at + 1} of ${name}`;
+  const moved = (): ChainLink[] => {
+    const next = [...chain];
+    [next[at - 1], next[at]] = [next[at] as ChainLink, next[at - 1] as ChainLink];
+    return next;
+  };
+  return (
+    <li>
+      <EditSelect label={`Transform ${place}`} value={link.transform} onChoose={(transform) => props.put(at, { transform, param: '' })}>
+        {props.transforms.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </EditSelect>
+      <input
+        type="text"
+        aria-label={`Options of transform ${place}`}
+        placeholder="options"
+        value={param}
+        size={8}
+        onInput={(event) => setParam((event.target as HTMLInputElement).value)}
+        onChange={() => props.put(at, { transform: link.transform, param })}
+      />
+      {at > 0 ? (
+        <button type="button" class="small" aria-label={`Move transform ${place} earlier`} onClick={() => props.send(moved())}>
+          ↑
+        </button>
+      ) : null}
+      <button type="button" class="small" aria-label={`Remove transform ${place}`} onClick={() => props.send(chain.filter((_, i) => i !== at))}>
+        ✕
+      </button>
+    </li>
+  );
+}
+
 function statusWords(row: PreviewRow): string {
   return row.status === 'ok' ? 'ok' : row.status === 'rejected' ? 'rejected' : 'skipped';
 }
@@ -345,7 +400,7 @@ function Preview({ view }: { view: Mapping }) {
       </p>
       {view.preview.length > 0 ? (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
-        <section class="scroll" tabIndex={0} aria-label="The first rows, mapped">
+        <section class="scroll rows" tabIndex={0} aria-label="The first rows, mapped">
           <table class="grid preview">
             <caption>
               First {view.preview.length} rows of {view.input}
@@ -354,12 +409,12 @@ function Preview({ view }: { view: Mapping }) {
               <tr>
                 <th scope="col">Row</th>
                 <th scope="col">Outcome</th>
+                <th scope="col">What the row becomes</th>
                 {view.columns.map((c) => (
                   <th scope="col" key={c.name}>
                     {c.name}
                   </th>
                 ))}
-                <th scope="col">What the row becomes</th>
               </tr>
             </thead>
             <tbody>
@@ -373,6 +428,9 @@ function Preview({ view }: { view: Mapping }) {
                         {m.text}
                       </span>
                     ))}
+                  </td>
+                  <td class="record" data-column="record">
+                    {row.record}
                   </td>
                   {view.columns.map((c) => {
                     const marks = row.marks[c.name] ?? [];
@@ -388,9 +446,6 @@ function Preview({ view }: { view: Mapping }) {
                       </td>
                     );
                   })}
-                  <td class="record" data-column="record">
-                    {row.record}
-                  </td>
                 </tr>
               ))}
             </tbody>
