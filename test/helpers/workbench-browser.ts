@@ -105,5 +105,6 @@ export function chosen(page: Page, name: string): Promise<string> {
 
 /** Waits until the YAML beside the Map view's table holds (or no longer holds) `text`. */
 export async function yamlShows(page: Page, text: string, holds = true): Promise<void> {
-  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text').value.includes(wanted) as boolean) === yes, [text, holds] as const);
+  // Until the Map view has its YAML (the file read, the mapping drafted), neither holds.
+  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text')?.value.includes(wanted) as boolean | undefined) === yes, [text, holds] as const);
 }

@@ -82,7 +82,7 @@ describe('the workbench in headless Chromium', () => {
     expect(await chosen(page, 'Target of first_name')).toBe('firstName');
     expect(await chosen(page, 'Target of email')).toBe('e-mail address');
     await page.locator('td.cell-rejected[data-column="date_added"]').first().waitFor();
-    expect(await page.locator('tr[data-row="2"] td[data-column="date_added"]').textContent()).toContain('Rejected: Unknown custom field date_added without a data tag of parties');
+    expect(await page.locator('tr[data-row="2"] td[data-column="date_added"]').textContent()).toContain('Rejected: Unknown custom field date_added of people and organisations');
     await checkAccessibility('Map');
     // Change one target: the date goes to the account's own custom field.
     await select(page, 'Target of date_added').selectOption({ label: 'custom field: Customer since' });
@@ -112,9 +112,13 @@ describe('the workbench in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Map contacts.csv' }).waitFor();
     await select(page, 'Target of date_added').focus();
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('Transform of date_added');
+    expect(await focused()).toBe('Transform 1 of date_added');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('Options of date_added');
+    expect(await focused()).toBe('Options of transform 1 of date_added');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Remove transform 1 of date_added');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Add a transform to date_added');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('date_added required');
     await page.keyboard.press('Tab');

@@ -1,5 +1,5 @@
 import type { CheckView as Check, JobView } from '../../src/workbench/api.ts';
-import { duration, n, post, q } from './http.ts';
+import { duration, n, post } from './http.ts';
 import { Head, JobError, jobOf, RejectsTable } from './job.tsx';
 import { Link, type ViewProps } from './router.tsx';
 

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { JobView, LatestRunView, ProgressPoint, RunProgress, StepProgress } from '../../src/workbench/api.ts';
-import { duration, get, n, post, q } from './http.ts';
+import { duration, get, n, post } from './http.ts';
 import { Head, JobError, jobOf, RejectsTable } from './job.tsx';
 import { Link, type ViewProps } from './router.tsx';
 
@@ -23,7 +23,9 @@ export function RunView(props: ViewProps) {
     if (props.session.planExists) get<LatestRunView>('/api/latest-run').then(setLatest, props.fail);
   }, [ended, props.session.planExists]);
   const size = Number(sample);
-  const undone = latest?.state === 'undone' && latest.id === job?.run?.id;
+  // The page's own last run is shown while it is the folder's latest and not undone: a run from the
+  // command line since, or an undo, makes the latest run below the one to read.
+  const superseded = !running && latest !== null && job?.run != null && (latest.id !== job.run.id || latest.state === 'undone');
   const cut = job?.run?.status === 'interrupted' || job?.run?.status === 'stopped' || job?.state === 'failed' || (!running && (latest?.state === 'going' || latest?.state === 'interrupted'));
   return (
     <section aria-labelledby="run-title">
@@ -54,7 +56,7 @@ export function RunView(props: ViewProps) {
           </button>
         </div>
       )}
-      {job && !undone ? (
+      {job && !superseded ? (
         <section aria-labelledby="run-state">
           <h2 id="run-state">
             {job.limit === null ? 'The run' : `The sample of ${job.limit} rows a step`}
