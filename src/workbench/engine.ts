@@ -431,7 +431,7 @@ export class Engine {
     const { KIND_WORDS } = await import('../load/index.ts');
     if (setup) {
       check.create = setup.plan.create.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : ''}`);
-      check.personMust = setup.plan.checklist.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`);
+      check.personMust = setup.plan.checklist.map((item) => forPage(`${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`));
     }
     context.result({ check });
     // The dry run: the requests the run needs and the time at the account's rate.

@@ -14,6 +14,7 @@ const SAID = [
   'Rolled back run 20261129T041000123Z-4242-1:\n  contacts             11 records deleted, 0 restored\nRequests: 23.',
   'Would roll back runs 20261129T041000123Z-4242-1, 20261129T051000123Z-4242-2:',
   'the state belongs to another account. Give another --state-dir for this account; `run` and `import` also take --fresh, to start over here.',
+  'custom field Lid sinds (parties): named by 4 rows of leden',
 ];
 
 describe("the page's words: forPage", () => {
@@ -30,6 +31,7 @@ describe("the page's words: forPage", () => {
     expect(forPage(SAID[7] as string)).toBe('Rolled back the run:\n  contacts             11 records deleted, 0 restored\nRequests: 23.');
     expect(forPage(SAID[8] as string)).toBe('Would roll back those runs:');
     expect(forPage(SAID[9] as string)).toBe('the state belongs to another account.');
+    expect(forPage(SAID[10] as string)).toBe('custom field Lid sinds (people and organisations): named by 4 rows of leden');
   });
 
   it('leaves plain words alone', () => {

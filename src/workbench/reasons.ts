@@ -75,6 +75,7 @@ function lineForPage(line: string): string {
     .replace(/ without a data tag of (parties|kases|opportunities)\b/g, (_all, entity: string) => ` of ${ENTITY_WORDS[entity] ?? entity}`)
     .replace(/ (in data tag [^ ]+) of (parties|kases|opportunities)\b/g, (_all, tag: string, entity: string) => ` of ${ENTITY_WORDS[entity] ?? entity} ${tag}`)
     .replace(/\b(custom fields?) of (parties|kases|opportunities)\b/g, (_all, what: string, entity: string) => `${what} of ${ENTITY_WORDS[entity] ?? entity}`)
+    .replace(/\((parties|kases|opportunities)(, [^)]*)?\)/g, (_all, entity: string, more: string | undefined) => `(${ENTITY_WORDS[entity] ?? entity}${more ?? ''})`)
     .replace(new RegExp(String.raw`\bruns? ${RUN_ID}(?:, ${RUN_ID})*`, 'g'), (all) => (all.includes(',') ? 'those runs' : 'the run'))
     .replace(new RegExp(RUN_ID, 'g'), 'a run');
   // A clause that tells the reader to type a command or a flag: the page has buttons for it instead.

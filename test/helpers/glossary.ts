@@ -11,7 +11,7 @@ export const JARGON: ReadonlyArray<readonly [RegExp, string]> = [
   [/\b(?:validate|import|rollback|run) --/, 'a command line'],
   [/\bvalidate --input\b|\bcrm-ferry (?:run|validate|import|rollback)\b/, 'a command line'],
   [/\b(?:rollback-)?\d{8}T\d{6,9}Z-\d+-\d+\b/, 'a run id'],
-  [/\bdata tag of (?:parties|kases|opportunities)\b|\bof (?:parties|kases)\b/, "the service's name of an entity"],
+  [/\bdata tag of (?:parties|kases|opportunities)\b|\b(?:parties|kases)\b/, "the service's name of an entity"],
 ];
 
 /** The jargon in a text, each with what it is and the words around it. */

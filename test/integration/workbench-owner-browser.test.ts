@@ -278,4 +278,36 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     expect(jargon).toEqual([]);
     expect(layout).toEqual([]);
   }, 240_000);
+
+  it('says warnings, a check and a run that cannot start, and a YAML problem in the same plain words', async () => {
+    // A custom field the account lacks: the check and the run stop before reading a row, and say why.
+    writeFileSync(join(dir, 'leden.csv'), `${ROWS.join('\n')}\n`);
+    const mapping = readFileSync(join(dir, 'leden.mapping.yaml'), 'utf8').replace('onInvalid: reject', 'onInvalid: drop');
+    writeFileSync(join(dir, 'leden.mapping.yaml'), `${mapping.trimEnd()}\n  - to: custom\n    definition: "Lid sinds"\n    tag: null\n    value: {column: "since", transform: [date]}\n`);
+    await nav('Check').click();
+    await page.getByRole('button', { name: 'Check every row' }).click();
+    await page.getByRole('alert').filter({ hasText: 'It stopped: unknown custom field Lid sinds of people and organisations' }).waitFor();
+    await look('Check, stopped');
+    await nav('Run').click();
+    await page.getByRole('button', { name: 'Run everything' }).click();
+    await page.getByRole('alert').filter({ hasText: 'It stopped:' }).waitFor();
+    await look('Run, stopped');
+    // Without it: the bad addresses are left out of their records, with a warning each.
+    writeFileSync(join(dir, 'leden.mapping.yaml'), mapping);
+    await nav('Check').click();
+    await page.getByRole('button', { name: 'Check every row' }).click();
+    await page.getByText(/^value left out: 2$/).waitFor();
+    await page.locator('[data-check="requests"]').waitFor();
+    await look('Check, with warnings');
+    // A YAML problem: said with its line, in words.
+    await page.goto(`${open.bench.origin}/map?input=leden.csv`);
+    const yaml = page.getByRole('textbox', { name: 'Mapping YAML' });
+    await yamlShows(page, 'transform: [trim, email]');
+    await yaml.fill((await yaml.inputValue()).replace('transform: [trim, email]', 'transform: [trim, emial]'));
+    await page.getByText(/^Line \d+: /).waitFor();
+    await look('Map, a problem');
+    expect(open.seen.problems).toEqual([]);
+    expect(violations).toEqual([]);
+    expect(jargon).toEqual([]);
+  }, 120_000);
 });
