@@ -164,8 +164,8 @@ export class Engine {
       rows: report.rowCount,
       rowErrors: report.errorCount,
       columns: report.columns.map((c) => ({ name: c.name, fillRate: c.fillRate, samples: c.samples })),
-      findings: report.findings.map((f) => ({ code: f.code, message: f.message })),
-      notes: [...report.warnings.map((w) => `row ${w.row}: ${w.message}`), ...report.errors.map((e) => `row ${e.row}: ${e.message}`)],
+      findings: report.findings.map((f) => ({ code: f.code, message: forPage(f.message) })),
+      notes: [...report.warnings.map((w) => `row ${w.row}: ${forPage(w.message)}`), ...report.errors.map((e) => `row ${e.row}: ${forPage(e.message)}`)],
     };
   }
 
@@ -539,7 +539,7 @@ export class Engine {
     this.#verifyReport = renderReport(input);
     const verify: VerifyView = {
       matches: summary.matches,
-      text: outcome,
+      text: forPage(outcome),
       steps: summary.steps.map((s) => ({ step: s.step, found: s.found, missing: s.missing, extra: s.extra, differing: s.differing, unresolved: s.unresolved })),
       differences: summary.differences.length,
       reportUrl: '/report/verify.html',

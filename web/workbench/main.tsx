@@ -11,7 +11,7 @@ import { CheckView } from './check.tsx';
 import { FilesView } from './files.tsx';
 import { get } from './http.ts';
 import { MapView } from './map.tsx';
-import { Link, ROUTE_ORDER, ROUTES, type Route, routeOf, type ViewProps } from './router.tsx';
+import { Link, ROUTES, type Route, routeOf, type ViewProps } from './router.tsx';
 import { RunView } from './run.tsx';
 import { UndoView } from './undo.tsx';
 import { VerifyView } from './verify.tsx';
@@ -112,7 +112,7 @@ function App() {
   };
   const route = routeOf(location.path);
   useEffect(() => {
-    document.title = `${ROUTES[route].title} · crm-ferry workbench`;
+    document.title = `${route.title} · crm-ferry workbench`;
   }, [route]);
 
   if (session === null) {
@@ -131,7 +131,7 @@ function App() {
   }
   const props: ViewProps = { session, jobs, go, fail, query: new URLSearchParams(location.search), refresh, holdsWork };
   const running = jobs.current;
-  const View = VIEWS[route];
+  const View = VIEWS[route.href];
   return (
     <>
       <header class="top">
@@ -154,10 +154,10 @@ function App() {
       </header>
       <nav aria-label="Steps of the migration">
         <ol>
-          {ROUTE_ORDER.map((r) => (
-            <li key={r}>
-              <Link href={r} go={go} current={r === route}>
-                {ROUTES[r].label}
+          {ROUTES.map((r) => (
+            <li key={r.href}>
+              <Link href={r.href} go={go} current={r.href === route.href}>
+                {r.label}
               </Link>
             </li>
           ))}

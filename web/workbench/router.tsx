@@ -5,28 +5,22 @@
 import type { ComponentChildren } from 'preact';
 import type { JobsView, SessionView } from '../../src/workbench/api.ts';
 
-/** Every view's address, its name in the steps' list and its page title. */
-export const ROUTES = {
-  '/files': { label: 'Files', title: 'Files' },
-  '/map': { label: 'Map', title: 'Map' },
-  '/check': { label: 'Check', title: 'Check' },
-  '/run': { label: 'Run', title: 'Run' },
-  '/verify': { label: 'Verify', title: 'Verify' },
-  '/undo': { label: 'Undo', title: 'Undo' },
-} as const satisfies Record<string, { label: string; title: string }>;
+/** Every view's address, its name in the steps' list and its page title, in the order of a migration. */
+export const ROUTES = [
+  { href: '/files', label: 'Files', title: 'Files' },
+  { href: '/map', label: 'Map', title: 'Map' },
+  { href: '/check', label: 'Check', title: 'Check' },
+  { href: '/run', label: 'Run', title: 'Run' },
+  { href: '/verify', label: 'Verify', title: 'Verify' },
+  { href: '/undo', label: 'Undo', title: 'Undo' },
+] as const;
 
-export type Route = keyof typeof ROUTES;
-
-/** The routes in the order of a migration's steps. */
-export const ROUTE_ORDER = Object.keys(ROUTES) as Route[];
-
-function isRoute(path: string): path is Route {
-  return Object.hasOwn(ROUTES, path);
-}
+export type RouteInfo = (typeof ROUTES)[number];
+export type Route = RouteInfo['href'];
 
 /** The view an address shows: `/` and an unknown address show Files. */
-export function routeOf(path: string): Route {
-  return isRoute(path) ? path : '/files';
+export function routeOf(path: string): RouteInfo {
+  return ROUTES.find((route) => route.href === path) ?? ROUTES[0];
 }
 
 export interface ViewProps {
