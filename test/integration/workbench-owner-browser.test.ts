@@ -268,6 +268,7 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     await confirm.getByRole('button', { name: 'Delete and set back' }).click();
     await page.locator('[data-undo="outcome"]').waitFor();
     await look('Undo');
+    layout.push(...(await laidOut('Undo')));
     await nav('Run').click();
     await latest.filter({ hasText: /^Undone: what the run of .* wrote was deleted and set back\. Run everything writes the rows again\.$/ }).waitFor();
     await look('Run, undone');
