@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
 import { jargonIn } from '../helpers/glossary.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
-import { axeViolations, type BrowserBench, openBrowserBench, select, yamlShows } from '../helpers/workbench-browser.ts';
+import { axeViolations, type BrowserBench, laidOut, openBrowserBench, select, yamlShows } from '../helpers/workbench-browser.ts';
 
 /**
  * The workbench as the data owner meets it, in Debian's chromium by role and label: the
@@ -71,79 +71,6 @@ async function look(view: string): Promise<void> {
   for (const found of jargonIn(text)) jargon.push(`${view}: ${found}`);
 }
 
-/**
- * What spills out of the window or overlaps at the window's present size: elements wider than
- * the window (but those inside the tables' own scroll areas), and pairs of text boxes that cover
- * each other (each clipped to the scroll areas it is in).
- */
-async function layoutProblems(): Promise<string[]> {
-  return page.evaluate(() => {
-    const doc = (globalThis as any).document;
-    const width = (globalThis as any).innerWidth as number;
-    const problems: string[] = [];
-    const describe = (el: any): string =>
-      `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
-    if (doc.documentElement.scrollWidth > width) problems.push(`the page is ${doc.documentElement.scrollWidth} px wide in a ${width} px window`);
-    for (const el of doc.querySelectorAll('body *')) {
-      if (el.closest('.scroll') && !el.classList.contains('scroll')) continue;
-      if (el.closest('dialog:not([open])')) continue;
-      const box = el.getBoundingClientRect();
-      if (box.width === 0 || box.height === 0) continue;
-      if (box.right > width + 0.5) problems.push(`${describe(el)} reaches ${Math.round(box.right)} px`);
-    }
-    // Text boxes, each clipped to the scroll areas around it.
-    const boxes: Array<{ el: any; l: number; t: number; r: number; b: number }> = [];
-    const walker = doc.createTreeWalker(doc.body, 4);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!node.textContent.trim()) continue;
-      const el = node.parentElement;
-      if (!el || el.closest('dialog:not([open])') || el.closest('option') || el.closest('textarea')) continue;
-      const range = doc.createRange();
-      range.selectNodeContents(node);
-      for (const rect of range.getClientRects()) {
-        let l = rect.left;
-        let t = rect.top;
-        let r = rect.right;
-        let b = rect.bottom;
-        for (let area = el.closest('.scroll'); area; area = area.parentElement?.closest('.scroll')) {
-          const clip = area.getBoundingClientRect();
-          l = Math.max(l, clip.left);
-          t = Math.max(t, clip.top);
-          r = Math.min(r, clip.right);
-          b = Math.min(b, clip.bottom);
-        }
-        if (r - l > 1 && b - t > 1) boxes.push({ el, l, t, r, b });
-      }
-    }
-    for (let i = 0; i < boxes.length; i += 1) {
-      for (let j = i + 1; j < boxes.length; j += 1) {
-        const a = boxes[i] as (typeof boxes)[number];
-        const c = boxes[j] as (typeof boxes)[number];
-        if (a.el === c.el) continue;
-        const across = Math.min(a.r, c.r) - Math.max(a.l, c.l);
-        const down = Math.min(a.b, c.b) - Math.max(a.t, c.t);
-        // A sticky header drawn over a row is the one overlap meant; none is scrolled here.
-        if (across > 2 && down > 2) problems.push(`${describe(a.el)} overlaps ${describe(c.el)}`);
-      }
-    }
-    return problems.slice(0, 20);
-  });
-}
-
-/** The layout at 1280 px and at a laptop's 1366 x 768, then back to the test's window. */
-async function laidOut(view: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const size of [
-    { width: 1280, height: 800 },
-    { width: 1366, height: 768 },
-  ]) {
-    await page.setViewportSize(size);
-    for (const problem of await layoutProblems()) found.push(`${view} at ${size.width} px: ${problem}`);
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-  return found;
-}
-
 const nav = (name: string) => page.getByRole('navigation').getByRole('link', { name, exact: true });
 
 describe('the workbench for the data owner, in headless Chromium', () => {
@@ -151,13 +78,13 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     const layout: string[] = [];
     await page.goto(open.bench.url);
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
-    layout.push(...(await laidOut('Files')));
+    layout.push(...(await laidOut(page, 'Files')));
     await page.getByRole('link', { name: 'Map leden.csv' }).click();
     await page.getByRole('heading', { name: 'Map leden.csv' }).waitFor();
     // The account has no custom field "Lid sinds": said in the page's words on its cells.
     await page.locator('tr[data-row="2"] td[data-column="since"]').filter({ hasText: 'Rejected: Unknown custom field Lid sinds of people and organisations' }).waitFor();
     await look('Map, as saved');
-    layout.push(...(await laidOut('Map')));
+    layout.push(...(await laidOut(page, 'Map')));
     const region = page.getByRole('region', { name: 'The first rows, mapped' });
     // What the row becomes is in view without scrolling the first rows sideways.
     const record = page.locator('tr[data-row="2"] td[data-column="record"]');
@@ -228,7 +155,7 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     expect(readdirSync(dir).filter((name) => /rejects|warnings/.test(name))).toEqual([]);
     expect(readdirSync(join(dir, '.crm-ferry', 'check'))).toContain('leden.rejects.csv');
     await look('Check');
-    layout.push(...(await laidOut('Check')));
+    layout.push(...(await laidOut(page, 'Check')));
 
     // Run everything: two rows in, two rejected, each with its reason; the file linked; the next step in words.
     await nav('Run').click();
@@ -250,7 +177,7 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     const text = await page.evaluate(() => (globalThis as any).document.body.innerText as string);
     expect(text).not.toMatch(/--retry-rejects|validate --input/);
     await look('Run, with rejects');
-    layout.push(...(await laidOut('Run')));
+    layout.push(...(await laidOut(page, 'Run')));
 
     // The file fixed and run from the command line in the folder: the page shows that run.
     writeFileSync(join(dir, 'leden.csv'), `${ROWS.map((row) => row.replace('piet@@jansen.nl', 'piet@jansen.nl').replace('kim at smit', 'kim@smit.nl')).join('\n')}\n`);
@@ -268,7 +195,7 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     await confirm.getByRole('button', { name: 'Delete and set back' }).click();
     await page.locator('[data-undo="outcome"]').waitFor();
     await look('Undo');
-    layout.push(...(await laidOut('Undo')));
+    layout.push(...(await laidOut(page, 'Undo')));
     await nav('Run').click();
     await latest.filter({ hasText: /^Undone: what the run of .* wrote was deleted and set back\. Run everything writes the rows again\.$/ }).waitFor();
     await look('Run, undone');

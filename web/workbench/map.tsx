@@ -25,9 +25,9 @@ export function MapView(props: ViewProps) {
   const [saved, setSaved] = useState<string | null>(null);
   const pause = useRef<number | null>(null);
   const asked = useRef(0);
-  // Changes made here since the mapping was opened or saved: leaving the view would lose them.
-  const [edited, setEdited] = useState(false);
-  useEffect(() => props.holdsWork(edited && view !== null && view.unsaved), [edited, view]);
+  // Changes made here since the mapping was opened or saved: leaving the view would lose them. The
+  // page is told at once (not in an effect, which runs after the next paint): a click on another
+  // view right after Save must not be asked about.
   useEffect(() => () => props.holdsWork(false), []);
 
   /** Sends the YAML (and an edit of the table); the newest answer wins. */
@@ -65,13 +65,13 @@ export function MapView(props: ViewProps) {
   }
   const edit = (change: MapEdit): void => {
     setSaved(null);
-    setEdited(true);
+    props.holdsWork(true);
     ask(yaml, change);
   };
   const typed = (text: string): void => {
     setYaml(text);
     setSaved(null);
-    setEdited(true);
+    props.holdsWork(true);
     if (pause.current !== null) window.clearTimeout(pause.current);
     pause.current = window.setTimeout(() => ask(text, undefined, true), YAML_PAUSE_MS);
   };
@@ -80,7 +80,7 @@ export function MapView(props: ViewProps) {
     post<SaveResult>('/api/save', { input, yaml })
       .then((result) => {
         setSaved(`Saved ${result.mappingFile}; ${result.plan} reads ${input} in step ${result.step}.`);
-        setEdited(false);
+        props.holdsWork(false);
         props.refresh();
         ask(yaml);
       }, props.fail)
