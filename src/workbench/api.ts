@@ -110,6 +110,8 @@ export interface MapEntryView {
   param: string;
   /** The transforms before it (usually trim), kept when the last one is changed. */
   before: string[];
+  /** The whole chain, in the order the transforms run: the table shows and edits each link. */
+  chain: ChainLink[];
   required: boolean;
   onInvalid: OnInvalidChoice;
   /** The table edits this entry's reading of the column (every role but `other`). */
@@ -121,6 +123,12 @@ export interface MapEntryView {
    * type, Required and what a bad value does are the whole entry's, which this says.
    */
   shared: string | null;
+}
+
+/** One transform of a column's chain, and its options as YAML flow text ('' for none). */
+export interface ChainLink {
+  transform: string;
+  param: string;
 }
 
 export interface MapColumnView {
@@ -201,6 +209,8 @@ export type MapEdit =
   | { kind: 'type'; column: string; type: string }
   | { kind: 'service'; column: string; service: string }
   | { kind: 'transform'; column: string; transform: string; param: string }
+  /** `chain`: the column's transforms, whole, in order (an empty chain: none). */
+  | { kind: 'chain'; column: string; chain: ChainLink[] }
   | { kind: 'required'; column: string; required: boolean }
   | { kind: 'onInvalid'; column: string; onInvalid: OnInvalidChoice }
   | { kind: 'onDuplicate'; onDuplicate: string }
@@ -236,7 +246,7 @@ export interface CheckStepView {
   skipped: number;
   rejected: number;
   /** Rejected rows, the first of them, each with its reason in plain words. */
-  rejects: Array<{ row: number; field: string; reason: string }>;
+  rejects: RejectView[];
   /** The rejects file, relative to the folder, when one was written. */
   rejectsFile: string | null;
   warnings: Array<{ kind: string; count: number }>;
@@ -288,12 +298,46 @@ export interface RunProgress {
 }
 
 export interface RunOutcome {
-  /** The run's closing line, as `crm-ferry run` prints it. */
+  /** The run's id in the state folder: the page matches it with the latest run's, never shows it. */
+  id: string;
+  /** The run's closing line, in the page's words. */
   text: string;
   status: 'done' | 'rejects' | 'interrupted' | 'stopped';
   steps: StepProgress[];
   requests: number;
   elapsedMs: number;
+}
+
+/** A rejected row as the page lists it: its row number, the column or field, the reason in words. */
+export interface RejectView {
+  row: number;
+  field: string;
+  reason: string;
+}
+
+/**
+ * The latest run of the folder's state, whoever started it (this page, an earlier workbench, or
+ * `crm-ferry run` in the folder), read from the state folder's journals.
+ */
+export interface LatestRunView {
+  /** The run's id (matched with a job's, never shown); null when no run wrote to the account yet. */
+  id: string | null;
+  /** `going`: started and not ended: under way, or stopped before its end (Run everything goes on). */
+  state: 'none' | 'finished' | 'interrupted' | 'going' | 'undone';
+  /** Whether this workbench started it. */
+  fromPage: boolean;
+  startedAt: string | null;
+  endedAt: string | null;
+  steps: Array<{
+    step: string;
+    created: number;
+    updated: number;
+    rejected: number;
+    /** The run's rejected rows, the first of them, each with its reason. */
+    rejects: RejectView[];
+    /** The rejects file, relative to the folder (the page links it), when the run wrote one. */
+    rejectsFile: string | null;
+  }>;
 }
 
 export interface VerifyView {

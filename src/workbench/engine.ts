@@ -17,16 +17,37 @@ import type { UsageRecorder } from '../report/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
 import { compileMapping, createResolver, draftMapping, findReadyMapping, loadMapping, type Mapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
 import { ReferenceBook } from '../plan/index.ts';
-import { openSource } from '../sources/index.ts';
 import { printable, writeFileAtomic } from '../util/index.ts';
-import type { AccountView, CheckStepView, CheckView, InspectView, MapRequest, MapView, ProgressPoint, RunOutcome, RunProgress, SaveRequest, SaveResult, StepProgress, UndoPreview, UndoResult, VerifyView, YamlProblem } from './api.ts';
+import type {
+  AccountView,
+  CheckStepView,
+  CheckView,
+  InspectView,
+  LatestRunView,
+  MapRequest,
+  MapView,
+  ProgressPoint,
+  RunOutcome,
+  RunProgress,
+  SaveRequest,
+  SaveResult,
+  StepProgress,
+  UndoPreview,
+  UndoResult,
+  VerifyView,
+  YamlProblem,
+} from './api.ts';
 import type { JobContext } from './jobs.ts';
 import { applyEdit, entityOf, looseParse, matchChoices, parseEdit, previewRows, readSample, readStepKeys, samplesOf, type StepKeys, tableOf, targetChoices, yamlProblems } from './map-view.ts';
 import { PLAN_FILE, type PlanStepFile, Project, shownName, stepNameFor } from './project.ts';
-import { warningKind } from './reasons.ts';
+import { latestRun, rejectsOf } from './latest-run.ts';
+import { forPage, warningKind } from './reasons.ts';
 
-/** Rejected rows the Check view lists per step; the rejects file has them all. */
-const REJECTS_SHOWN = 100;
+/**
+ * Where a check writes its rejects and warnings files (customer rows): inside the state folder,
+ * not at the top of the customer's folder beside their files.
+ */
+export const CHECK_DIR = 'check';
 
 /**
  * The command line's own words for what a run, a verify and a rollback did, handed in by the
@@ -93,6 +114,8 @@ export class Engine {
   #uploading = 0;
   #catalog: Promise<AccountCatalog> | null = null;
   #verifyReport: string | null = null;
+  /** The runs this workbench started: the latest run shown says whether it was one of them. */
+  readonly #pageRuns = new Set<string>();
   readonly #stepKeys = new Map<string, { stamp: string; keys: Promise<StepKeys> }>();
 
   constructor(private readonly deps: EngineDeps) {}
@@ -141,8 +164,8 @@ export class Engine {
       rows: report.rowCount,
       rowErrors: report.errorCount,
       columns: report.columns.map((c) => ({ name: c.name, fillRate: c.fillRate, samples: c.samples })),
-      findings: report.findings.map((f) => ({ code: f.code, message: f.message })),
-      notes: [...report.warnings.map((w) => `row ${w.row}: ${w.message}`), ...report.errors.map((e) => `row ${e.row}: ${e.message}`)],
+      findings: report.findings.map((f) => ({ code: f.code, message: forPage(f.message) })),
+      notes: [...report.warnings.map((w) => `row ${w.row}: ${forPage(w.message)}`), ...report.errors.map((e) => `row ${e.row}: ${forPage(e.message)}`)],
     };
   }
 
@@ -259,6 +282,9 @@ export class Engine {
         problems.push(...yamlProblems(error));
       }
     }
+    // The marks and problems in the page's words: the rule's place is the YAML's line, not a path.
+    for (const row of preview) for (const marks of Object.values(row.marks)) for (const mark of marks) mark.text = forPage(mark.text);
+    for (const problem of problems) problem.message = forPage(problem.message);
     const table = tableOf(raw, sample.header, samplesOf(sample));
     const rawMap = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const fieldEntity = entity in FIELD_ENTITY ? FIELD_ENTITY[entity as keyof typeof FIELD_ENTITY] : null;
@@ -387,7 +413,7 @@ export class Engine {
     this.#catalog = null;
     const setup = await plannedSetup(this.planFile, client, context.signal);
     const resolver = setup?.resolver ?? createResolver(await this.catalog());
-    const report = await validatePlan({ planFile: this.planFile, resolver, service: new RecordService(client, context.signal), signal: context.signal });
+    const report = await validatePlan({ planFile: this.planFile, rejectsDir: join(this.project.stateDir, CHECK_DIR), resolver, service: new RecordService(client, context.signal), signal: context.signal });
     if (report.interrupted) throw new FerryError('USAGE', 'the check was stopped before the end: its counts are partial');
     const steps: CheckStepView[] = [];
     for (const step of report.steps) {
@@ -399,7 +425,7 @@ export class Engine {
         ok: step.ok,
         skipped: step.skipped,
         rejected: step.rejected,
-        rejects: step.rejectsFile ? await this.rejectsOf(step.rejectsFile) : [],
+        rejects: step.rejectsFile ? await rejectsOf(step.rejectsFile) : [],
         rejectsFile: step.rejectsFile ? shownName(this.project.dir, step.rejectsFile) : null,
         warnings: WARNING_CODES.filter((code) => step.warnings[code] > 0).map((code) => ({ kind: warningKind(code), count: step.warnings[code] })),
         notCarried: step.notCarried.map((n) => ({ column: n.column, rows: n.rows })),
@@ -409,7 +435,7 @@ export class Engine {
     const { KIND_WORDS } = await import('../load/index.ts');
     if (setup) {
       check.create = setup.plan.create.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : ''}`);
-      check.personMust = setup.plan.checklist.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`);
+      check.personMust = setup.plan.checklist.map((item) => forPage(`${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`));
     }
     context.result({ check });
     // The dry run: the requests the run needs and the time at the account's rate.
@@ -426,24 +452,6 @@ export class Engine {
       await v1Live.close();
     }
     context.result({ check });
-  }
-
-  /** The first rows of a rejects file validate wrote, each with its reason. */
-  private async rejectsOf(file: string): Promise<CheckStepView['rejects']> {
-    const out: CheckStepView['rejects'] = [];
-    const opened = await openSource(file, { format: 'csv' });
-    try {
-      for await (const item of opened.items) {
-        if (item.kind !== 'row') continue;
-        const v = item.values;
-        // The file's `_message` is the reason in plain words already (reasonText, as validate wrote it).
-        out.push({ row: Number(v._row), field: String(v._field ?? ''), reason: String(v._message ?? '') });
-        if (out.length >= REJECTS_SHOWN) break;
-      }
-    } finally {
-      await opened.items.return?.(undefined);
-    }
-    return out;
   }
 
   /** `crm-ferry run plan.yaml [--limit N]`: the same run, its events turned into the page's progress. */
@@ -497,11 +505,17 @@ export class Engine {
     } finally {
       await v1Live.close();
     }
-    const text = this.deps.words.runOutcome(summary, this.project.dir, v1Live.reads);
-    const rejected = summary.steps.some((s) => s.rejected > 0);
+    if (summary.run) this.#pageRuns.add(summary.run);
+    const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
+    // The command line's closing line tells of flags to type; the page says its own next step.
+    const text =
+      rejected > 0 && !summary.stopped && !summary.interrupted
+        ? `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected, the others are in the account: fix the file or the mapping, then Run everything again: only the rejected rows are sent.`
+        : forPage(this.deps.words.runOutcome(summary, this.project.dir, v1Live.reads));
     const run: RunOutcome = {
+      id: summary.run ?? '',
       text,
-      status: summary.stopped ? 'stopped' : summary.interrupted ? 'interrupted' : rejected ? 'rejects' : 'done',
+      status: summary.stopped ? 'stopped' : summary.interrupted ? 'interrupted' : rejected > 0 ? 'rejects' : 'done',
       steps: stepProgress(summary.steps),
       requests: summary.requests,
       elapsedMs: summary.elapsedMs,
@@ -529,7 +543,7 @@ export class Engine {
     this.#verifyReport = renderReport(input);
     const verify: VerifyView = {
       matches: summary.matches,
-      text: outcome,
+      text: forPage(outcome),
       steps: summary.steps.map((s) => ({ step: s.step, found: s.found, missing: s.missing, extra: s.extra, differing: s.differing, unresolved: s.unresolved })),
       differences: summary.differences.length,
       reportUrl: '/report/verify.html',
@@ -550,7 +564,15 @@ export class Engine {
       return { lines: ['Nothing to undo: no run has written to the account from this folder.'], deleted: 0, restored: 0, runs: 0 };
     }
     const summary = await runRollback({ stateDir: this.project.stateDir, dryRun: true }, { client: this.deps.client, account: this.deps.account });
-    return { lines: this.deps.words.rollbackLines(summary, true), deleted: summary.deleted, restored: summary.restored, runs: summary.runs.length };
+    return {
+      lines: this.deps.words
+        .rollbackLines(summary, true)
+        .map(forPage)
+        .filter((line) => line !== ''),
+      deleted: summary.deleted,
+      restored: summary.restored,
+      runs: summary.runs.length,
+    };
   }
 
   /** `crm-ferry rollback plan.yaml`: undoes the last run. */
@@ -558,8 +580,13 @@ export class Engine {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
     const summary = await runRollback({ stateDir: this.project.stateDir }, { client: this.deps.client, account: this.deps.account, signal: context.signal });
-    const undo: UndoResult = { text: this.deps.words.rollbackLines(summary, false).join('\n'), deleted: summary.deleted, restored: summary.restored };
+    const undo: UndoResult = { text: forPage(this.deps.words.rollbackLines(summary, false).join('\n')), deleted: summary.deleted, restored: summary.restored };
     context.result({ undo });
+  }
+
+  /** The latest run of the folder's state, whoever started it, or undone. */
+  latestRun(): Promise<LatestRunView> {
+    return latestRun(this.project.stateDir, this.#pageRuns, (path) => shownName(this.project.dir, path));
   }
 
   /** The result files of the state folder, for download. */

@@ -190,6 +190,123 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
   });
 });
 
+describe('a chain of transforms, and the comments that follow the edits', () => {
+  /** As `mapping init` drafts them: a comment line above a key says why it was chosen. */
+  const DRAFT = `version: 1
+entity: party
+key: "{{email}}"
+fields:
+  - to: email
+    type: Work
+    # a malformed address is left out of the record, with a warning
+    onInvalid: drop
+    value: {column: "email", transform: [trim]}
+  - to: phone
+    type: Work
+    # the country of these numbers could not be told: add {phone: XX} to normalise them
+    value: {column: "tel", transform: [trim]}  # the desk line
+  - to: custom
+    definition: "Lid sinds"  # no standard field: a custom field of this name
+    tag: null
+    # dates written as dd-MM-yyyy ("01-02-2020")
+    value: {column: "since", transform: [{date: dd-MM-yyyy}]}
+`;
+  const chain = (column: string, links: Array<[string, string]>): MapEdit => ({ kind: 'chain', column, chain: links.map(([transform, param]) => ({ transform, param })) });
+
+  it('adds email after trim, keeping trim; moves, changes options and removes links in place', () => {
+    const added = applyEdit(
+      DRAFT,
+      parseEdit(
+        chain('email', [
+          ['trim', ''],
+          ['email', ''],
+        ]),
+      ),
+    );
+    expect(added).toContain('value: {column: "email", transform: [trim, email]}');
+    const moved = applyEdit(
+      added,
+      parseEdit(
+        chain('email', [
+          ['email', ''],
+          ['trim', ''],
+        ]),
+      ),
+    );
+    expect(moved).toContain('transform: [email, trim]');
+    const options = applyEdit(
+      DRAFT,
+      parseEdit(
+        chain('tel', [
+          ['trim', ''],
+          ['phone', 'NL'],
+        ]),
+      ),
+    );
+    expect(options).toContain('transform: [trim, {phone: NL}]');
+    const none = applyEdit(DRAFT, parseEdit(chain('tel', [])));
+    expect(none).toMatch(/value: \{column: "tel"\}/);
+    expect(() => parseMapping(options, 'm.yaml')).not.toThrow();
+    expect(() =>
+      applyEdit(
+        DRAFT,
+        parseEdit(
+          chain('tel', [
+            ['trim', ''],
+            ['nosuch', ''],
+          ]),
+        ),
+      ),
+    ).toThrow(/no transform "nosuch"/);
+    expect(() => parseEdit({ kind: 'chain', column: 'tel', chain: [{ transform: '', param: '' }] })).toThrow(/does not know/);
+  });
+
+  it('the table reads the chain back, in order', () => {
+    const yaml = applyEdit(
+      DRAFT,
+      parseEdit(
+        chain('tel', [
+          ['trim', ''],
+          ['phone', 'NL'],
+        ]),
+      ),
+    );
+    const table = tableOf(parse(yaml), ['email', 'tel', 'since'], new Map());
+    const tel = table.columns.find((c) => c.name === 'tel')?.entries[0];
+    expect(tel?.chain).toEqual([
+      { transform: 'trim', param: '' },
+      { transform: 'phone', param: 'NL' },
+    ]);
+  });
+
+  it("drops the comment that says why a transform was chosen once the table changes the transforms; the value's own note stays", () => {
+    const out = applyEdit(
+      DRAFT,
+      parseEdit(
+        chain('tel', [
+          ['trim', ''],
+          ['phone', 'NL'],
+        ]),
+      ),
+    );
+    expect(out).not.toContain('could not be told');
+    expect(out).toContain('# the desk line');
+    // The other entries' comments stay as written.
+    expect(out).toContain('# a malformed address is left out');
+    expect(out).toContain('# dates written as dd-MM-yyyy');
+  });
+
+  it("drops an entry's comments about its target once the table gives it another", () => {
+    const out = applyEdit(DRAFT, parseEdit({ kind: 'target', column: 'since', target: target({ to: 'about' }) }));
+    expect(out).not.toContain('no standard field');
+    expect(out).not.toContain('dates written as');
+    expect(out).toMatch(/- to: about\n\s+value: \{column: "since"/);
+    const email = applyEdit(DRAFT, parseEdit({ kind: 'onInvalid', column: 'email', onInvalid: 'reject' }));
+    expect(email).not.toContain('left out of the record');
+    expect(email).toContain('onInvalid: reject');
+  });
+});
+
 describe('the table reads every form it writes back', () => {
   const header = ['first', 'email', 'joined', 'city', 'street', 'tel', 'kind', 'site', 'company id', 'company', 'note'];
   let yaml = YAML;

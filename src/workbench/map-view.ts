@@ -11,7 +11,7 @@
  * and `onInvalid`. Anything else (a template over several columns, a condition, numbered items)
  * is shown in words and edited in the YAML: the table never writes a form it cannot read back.
  */
-import { isMap, isScalar, isSeq, parse as parseYamlValue, parseDocument, Scalar, YAMLMap, type Document, type YAMLSeq } from 'yaml';
+import { isMap, isNode, isScalar, isSeq, parse as parseYamlValue, parseDocument, Scalar, YAMLMap, type Document, type YAMLSeq } from 'yaml';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import {
@@ -375,6 +375,10 @@ function entryView(entity: Entity, entry: Raw, index: number, column: string, pl
     transform: last.name,
     param: last.param,
     before: chain.slice(0, -1).map((t) => (typeof t === 'string' ? t : flowText(t))),
+    chain: chain.map((t) => {
+      const link = transformName(t);
+      return { transform: link.name, param: link.param };
+    }),
     required: entry.required === true,
     onInvalid,
     editable,
@@ -448,6 +452,7 @@ const mapEditSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('type'), column: columnSchema, type: z.string() }).strict(),
   z.object({ kind: z.literal('service'), column: columnSchema, service: z.string() }).strict(),
   z.object({ kind: z.literal('transform'), column: columnSchema, transform: z.string(), param: z.string() }).strict(),
+  z.object({ kind: z.literal('chain'), column: columnSchema, chain: z.array(z.object({ transform: z.string().min(1), param: z.string() }).strict()).max(20) }).strict(),
   z.object({ kind: z.literal('required'), column: columnSchema, required: z.boolean() }).strict(),
   z.object({ kind: z.literal('onInvalid'), column: columnSchema, onInvalid: onInvalidSchema }).strict(),
   z.object({ kind: z.literal('onDuplicate'), onDuplicate: z.enum(['reject', 'first', 'merge', 'separate']) }).strict(),
@@ -548,8 +553,34 @@ function partnerOf(fields: YAMLSeq, entity: Entity, target: Target): YAMLMap | u
   });
 }
 
-/** Gives an entry read from a plain value another target in place, keeping its transforms, Required and comments. */
+/**
+ * Takes away the comments that say why an entry's choices were made (the lines above its keys, as
+ * `mapping init` writes them, and the notes after its target's keys): once the table changes the
+ * target they would speak of the old one. A note after the value (on the column) stays with it.
+ */
+function forgetWhy(node: YAMLMap): void {
+  node.commentBefore = null;
+  for (const pair of node.items) {
+    if (isNode(pair.key)) pair.key.commentBefore = null;
+    if (isNode(pair.value) && isScalar(pair.key) && pair.key.value !== 'value' && pair.key.value !== 'parts') pair.value.comment = null;
+  }
+}
+
+/** Takes away the comment lines above the key that holds a value's transforms (they say why those were chosen). */
+function forgetWhyTransform(cell: DocCell): void {
+  const holder = cell.place.role === 'part' ? mapAt(cell.node, 'parts') : cell.node;
+  const key = cell.place.role === 'part' ? cell.place.part : 'value';
+  for (const pair of holder.items) if (isScalar(pair.key) && pair.key.value === key) pair.key.commentBefore = null;
+}
+
+/** Takes away the comment lines above a key of an entry (`onInvalid`, `required`) whose value the table changed. */
+function forgetWhyKey(node: YAMLMap, key: string): void {
+  for (const pair of node.items) if (isScalar(pair.key) && pair.key.value === key) pair.key.commentBefore = null;
+}
+
+/** Gives an entry read from a plain value another target in place, keeping its transforms, Required and its value's note. */
 function retarget(node: YAMLMap, entity: Entity, target: Target): void {
+  forgetWhy(node);
   node.set('to', target.to);
   if (target.definition !== undefined) {
     node.set('definition', target.definition);
@@ -686,6 +717,25 @@ function setOrDelete(node: YAMLMap, key: string, value: unknown): void {
   else node.set(key, value);
 }
 
+/** One transform as the YAML writes it: its name, or `{name: options}`; refused when unknown or its options do not read. */
+function chainLink(transform: string, param: string): unknown {
+  if (!(transform in TRANSFORMS)) throw new FerryError('USAGE', `there is no transform ${JSON.stringify(transform)}`, { hint: 'Choose one from the transform list.' });
+  let options: unknown;
+  try {
+    options = param.trim() === '' ? undefined : parseYamlValue(param);
+  } catch (error) {
+    throw new FerryError('USAGE', `the options of ${transform} are not a YAML value: ${(error as Error).message.split('\n')[0]}`, { cause: error, hint: 'Write them as in the YAML: `;`, `FR`, `{format: dd.MM.yyyy}`.' });
+  }
+  return options === undefined ? transform : { [transform]: options };
+}
+
+/** Sets a value's whole chain of transforms, in order; an empty chain takes `transform` away. */
+function applyChain(doc: Document, spec: YAMLMap, chain: ReadonlyArray<{ transform: string; param: string }>): void {
+  const links = chain.map((link) => chainLink(link.transform, link.param));
+  if (links.length === 0) spec.delete('transform');
+  else spec.set('transform', doc.createNode(links, { flow: true }));
+}
+
 function applyTransform(doc: Document, spec: YAMLMap, transform: string, param: string): void {
   const chain = spec.get('transform', true);
   const before = isSeq(chain) ? chain.items.slice(0, -1).map((item) => (isScalar(item) ? item.value : (item as { toJSON(): unknown }).toJSON())) : [];
@@ -694,14 +744,7 @@ function applyTransform(doc: Document, spec: YAMLMap, transform: string, param: 
     else spec.set('transform', doc.createNode(before, { flow: true }));
     return;
   }
-  if (!(transform in TRANSFORMS)) throw new FerryError('USAGE', `there is no transform ${JSON.stringify(transform)}`, { hint: 'Choose one from the transform list.' });
-  let options: unknown;
-  try {
-    options = param.trim() === '' ? undefined : parseYamlValue(param);
-  } catch (error) {
-    throw new FerryError('USAGE', `the options of ${transform} are not a YAML value: ${(error as Error).message.split('\n')[0]}`, { cause: error, hint: 'Write them as in the YAML: `;`, `FR`, `{format: dd.MM.yyyy}`.' });
-  }
-  const last = options === undefined ? transform : { [transform]: options };
+  const last = chainLink(transform, param);
   spec.set('transform', doc.createNode([...before, last], { flow: true }));
 }
 
@@ -758,10 +801,14 @@ export function applyEdit(yaml: string, edit: MapEdit): string {
       setOrDelete(cell.node, edit.kind, constantOrColumn(doc, edit.kind === 'type' ? edit.type : edit.service, edit.kind));
       break;
     }
-    case 'transform': {
-      const spec = specNode(needCell(fieldsSeq(doc), edit.column));
+    case 'transform':
+    case 'chain': {
+      const cell = needCell(fieldsSeq(doc), edit.column);
+      const spec = specNode(cell);
       if (spec === null) throw new FerryError('USAGE', `the column ${JSON.stringify(edit.column)} is a link's key, which takes no transform`, { hint: 'Write a template key in the YAML.' });
-      applyTransform(doc, spec, edit.transform, edit.param);
+      if (edit.kind === 'chain') applyChain(doc, spec, edit.chain);
+      else applyTransform(doc, spec, edit.transform, edit.param);
+      forgetWhyTransform(cell);
       break;
     }
     case 'required': {
@@ -771,6 +818,7 @@ export function applyEdit(yaml: string, edit: MapEdit): string {
     }
     case 'onInvalid': {
       const { node } = needCell(fieldsSeq(doc), edit.column);
+      forgetWhyKey(node, 'onInvalid');
       setOrDelete(node, 'onInvalid', edit.onInvalid === 'default' ? undefined : edit.onInvalid);
       break;
     }

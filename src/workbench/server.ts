@@ -15,6 +15,7 @@ import type { ErrorBody, JobKind, MapEdit, MapRequest, SaveRequest, SessionView 
 import type { Engine } from './engine.ts';
 import { Jobs } from './jobs.ts';
 import { PLAN_FILE } from './project.ts';
+import { forPage } from './reasons.ts';
 import { admit, commonHeaders, newSession, REPORT_POLICY, type Session, sessionUrl } from './security.ts';
 
 /** The page's files, built by `npm run build` (web/workbench -> dist/workbench/page). */
@@ -60,7 +61,8 @@ function statusOf(error: FerryError): number {
  * details left to the terminal the workbench runs in (`onBug`).
  */
 function errorBody(error: unknown, folders: ReadonlyArray<[string, string]>, onBug: (error: unknown) => void): { status: number; body: ErrorBody } {
-  const scrub = (message: string): string => folders.reduce((text, [path, name]) => (path === '' ? text : text.split(path).join(name)), message);
+  // The page's words (no flag, rule path or run id), and no path of the server.
+  const scrub = (message: string): string => forPage(folders.reduce((text, [path, name]) => (path === '' ? text : text.split(path).join(name)), message));
   if (error instanceof FerryError) {
     const message = error.hint ? `${error.message}. ${error.hint}` : error.message;
     return { status: statusOf(error), body: { error: { code: error.code, message: scrub(message), line: error.location?.line ?? null } } };
@@ -152,6 +154,7 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
   app.get('/api/inspect', (request: FastifyRequest<{ Querystring: { file?: string } }>) => engine.inspect(text(request.query.file, 'the file')));
   app.get('/api/jobs', () => jobs.view());
   app.get('/api/results', () => engine.results());
+  app.get('/api/latest-run', () => engine.latestRun());
   app.get('/api/undo/preview', () => engine.undoPreview());
   app.get('/api/download', async (request: FastifyRequest<{ Querystring: { file?: string } }>, reply) => {
     const name = text(request.query.file, 'the file');

@@ -105,5 +105,79 @@ export function chosen(page: Page, name: string): Promise<string> {
 
 /** Waits until the YAML beside the Map view's table holds (or no longer holds) `text`. */
 export async function yamlShows(page: Page, text: string, holds = true): Promise<void> {
-  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text').value.includes(wanted) as boolean) === yes, [text, holds] as const);
+  // Until the Map view has its YAML (the file read, the mapping drafted), neither holds.
+  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text')?.value.includes(wanted) as boolean | undefined) === yes, [text, holds] as const);
+}
+
+/**
+ * What spills out of the window or overlaps at the window's present size: elements wider than
+ * the window (but those inside the tables' own scroll areas), and pairs of text boxes that cover
+ * each other (each clipped to the scroll areas it is in).
+ */
+export async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const doc = (globalThis as any).document;
+    const width = (globalThis as any).innerWidth as number;
+    const problems: string[] = [];
+    const describe = (el: any): string =>
+      `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
+    if (doc.documentElement.scrollWidth > width) problems.push(`the page is ${doc.documentElement.scrollWidth} px wide in a ${width} px window`);
+    for (const el of doc.querySelectorAll('body *')) {
+      if (el.closest('.scroll') && !el.classList.contains('scroll')) continue;
+      if (el.closest('dialog:not([open])')) continue;
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      if (box.right > width + 0.5) problems.push(`${describe(el)} reaches ${Math.round(box.right)} px`);
+    }
+    // Text boxes, each clipped to the scroll areas around it.
+    const boxes: Array<{ el: any; l: number; t: number; r: number; b: number }> = [];
+    const walker = doc.createTreeWalker(doc.body, 4);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const el = node.parentElement;
+      if (!el || el.closest('dialog:not([open])') || el.closest('option') || el.closest('textarea')) continue;
+      const range = doc.createRange();
+      range.selectNodeContents(node);
+      for (const rect of range.getClientRects()) {
+        let l = rect.left;
+        let t = rect.top;
+        let r = rect.right;
+        let b = rect.bottom;
+        for (let area = el.closest('.scroll'); area; area = area.parentElement?.closest('.scroll')) {
+          const clip = area.getBoundingClientRect();
+          l = Math.max(l, clip.left);
+          t = Math.max(t, clip.top);
+          r = Math.min(r, clip.right);
+          b = Math.min(b, clip.bottom);
+        }
+        if (r - l > 1 && b - t > 1) boxes.push({ el, l, t, r, b });
+      }
+    }
+    for (let i = 0; i < boxes.length; i += 1) {
+      for (let j = i + 1; j < boxes.length; j += 1) {
+        const a = boxes[i] as (typeof boxes)[number];
+        const c = boxes[j] as (typeof boxes)[number];
+        if (a.el === c.el) continue;
+        const across = Math.min(a.r, c.r) - Math.max(a.l, c.l);
+        const down = Math.min(a.b, c.b) - Math.max(a.t, c.t);
+        // A sticky header drawn over a row is the one overlap meant; none is scrolled here.
+        if (across > 2 && down > 2) problems.push(`${describe(a.el)} overlaps ${describe(c.el)}`);
+      }
+    }
+    return problems.slice(0, 20);
+  });
+}
+
+/** The layout at 1280 px and at a laptop's 1366 x 768, then back to the test's window. */
+export async function laidOut(page: Page, view: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const size of [
+    { width: 1280, height: 800 },
+    { width: 1366, height: 768 },
+  ]) {
+    await page.setViewportSize(size);
+    for (const problem of await layoutProblems(page)) found.push(`${view} at ${size.width} px: ${problem}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  return found;
 }

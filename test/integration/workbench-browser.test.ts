@@ -6,7 +6,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import type { TestWorkbench } from '../helpers/workbench.ts';
-import { axeViolations, type BrowserBench, chosen, openBrowserBench, type PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
+import { axeViolations, type BrowserBench, chosen, laidOut, openBrowserBench, type PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
 
 /**
  * The workbench in Debian's chromium, driven by roles and visible labels as a person would: a
@@ -82,8 +82,14 @@ describe('the workbench in headless Chromium', () => {
     expect(await chosen(page, 'Target of first_name')).toBe('firstName');
     expect(await chosen(page, 'Target of email')).toBe('e-mail address');
     await page.locator('td.cell-rejected[data-column="date_added"]').first().waitFor();
-    expect(await page.locator('tr[data-row="2"] td[data-column="date_added"]').textContent()).toContain('Rejected: Unknown custom field date_added without a data tag of parties');
+    expect(await page.locator('tr[data-row="2"] td[data-column="date_added"]').textContent()).toContain('Rejected: Unknown custom field date_added of people and organisations');
     await checkAccessibility('Map');
+    // Laid out for 1280 px and a laptop: the first rows in their own scroll area, no text over text,
+    // and each of the first rows a few lines tall, not a column of words.
+    expect(await laidOut(page, 'Map')).toEqual([]);
+    const tallest = await page.locator('table.preview tbody tr').evaluateAll((rows: any[]) => Math.max(...rows.map((row) => row.getBoundingClientRect().height)));
+    // The page had rows 300 px tall: the record's long line in a narrow column.
+    expect(tallest).toBeLessThan(200);
     // Change one target: the date goes to the account's own custom field.
     await select(page, 'Target of date_added').selectOption({ label: 'custom field: Customer since' });
     await yamlShows(page, 'definition: "Customer since"');
@@ -112,9 +118,13 @@ describe('the workbench in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Map contacts.csv' }).waitFor();
     await select(page, 'Target of date_added').focus();
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('Transform of date_added');
+    expect(await focused()).toBe('Transform 1 of date_added');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('Options of date_added');
+    expect(await focused()).toBe('Options of transform 1 of date_added');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Remove transform 1 of date_added');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Add a transform to date_added');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('date_added required');
     await page.keyboard.press('Tab');

@@ -65,7 +65,7 @@ describe('the Map view in headless Chromium', () => {
     expect(await chosen(page, 'Service of linkedin')).toBe('LINKED_IN');
     await page.getByText("One address entry with street: its type, Required and A bad value are the whole entry's.").waitFor();
     // The draft's custom field is not in the account: rejected on its cells, with the reason.
-    await cell(2, 'since').filter({ hasText: 'Rejected: Unknown custom field since without a data tag of parties' }).waitFor();
+    await cell(2, 'since').filter({ hasText: 'Rejected: Unknown custom field since of people and organisations' }).waitFor();
 
     // The company's id links to the step of companies, by keyboard (type-ahead on the list): the
     // name stays beside it, written when the id finds no company.
@@ -115,7 +115,7 @@ describe('the Map view in headless Chromium', () => {
 
     // A transform's options: the month read first rejects the dates whose "month" is over 12, the
     // reason on the cell; a bad value left out lets the row through, warned about on the same cell.
-    const since = page.getByRole('textbox', { name: 'Options of since' });
+    const since = page.getByRole('textbox', { name: 'Options of transform 1 of since' });
     expect(await since.inputValue()).toBe('dd.MM.yyyy');
     await since.fill('MM.dd.yyyy');
     await since.press('Tab');
@@ -132,9 +132,9 @@ describe('the Map view in headless Chromium', () => {
     await yamlShows(page, 'transform: [{date: dd.MM.yyyy}]');
     await page.getByText('4 rows: 1 rejected, 2 with a warning.').waitFor();
     expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
-    // Another transform from the list; a website's service.
-    await select(page, 'Transform of first').selectOption({ label: 'uppercase' });
-    await yamlShows(page, 'column: "first", transform: [uppercase]');
+    // Another transform from the list, after the draft's trim (kept); a website's service.
+    await select(page, 'Add a transform to first').selectOption({ label: 'uppercase' });
+    await yamlShows(page, 'column: "first", transform: [trim, uppercase]');
     await cell(2, 'record').filter({ hasText: 'firstName ANN;' }).waitFor();
     await select(page, 'Service of linkedin').selectOption({ label: 'XING' });
     await yamlShows(page, 'service: XING');

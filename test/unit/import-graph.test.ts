@@ -3,6 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(import.meta.dirname, '../../src');
+const WEB = resolve(import.meta.dirname, '../../web');
 
 /**
  * The rooms of src/, lowest first: a room may import only rooms before it in this list, so data
@@ -12,12 +13,12 @@ const SRC = resolve(import.meta.dirname, '../../src');
  */
 const ROOM_ORDER = ['errors', 'util', 'journal', 'client', 'sources', 'mapping', 'plan', 'load', 'export', 'verify', 'report', 'backup', 'sandbox', 'workbench', 'cli'] as const;
 
-/** Every .ts file under src/ (tests beside the code are not part of the graph). */
+/** Every .ts (and .tsx) file under a folder (tests beside the code are not part of the graph). */
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+    return /\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -194,5 +195,27 @@ describe('the import graph of src/', () => {
     expect(reached.size).toBeGreaterThan(50);
     const servers = [...reached].filter((file) => roomOf(file) === 'sandbox' || roomOf(file) === 'workbench').map((file) => relative(SRC, file));
     expect(servers).toEqual([]);
+  });
+});
+
+describe('the import graph of the page (web/)', () => {
+  const files = sourceFiles(WEB);
+  const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+  it('reads the imports it is meant to: the views, and the page entry that imports them', () => {
+    const main = graph.get(join(WEB, 'workbench/main.tsx')) ?? [];
+    expect(main).toContain(join(WEB, 'workbench/map.tsx'));
+    expect(main).toContain(join(WEB, 'workbench/router.tsx'));
+    for (const imports of graph.values()) for (const target of imports) expect(target.startsWith(WEB) ? graph.has(target) : true, `${target} exists`).toBe(true);
+  });
+
+  it('has no circles: the views reach the router, never the page entry back', () => {
+    const named = circles(graph).map((component) => component.map((file) => relative(WEB, file)));
+    expect(named).toEqual([]);
+  });
+
+  it("takes from src/ only the workbench's shapes (api.ts): the page is built for the browser", () => {
+    const reached = [...graph].flatMap(([file, imports]) => imports.filter((target) => target.startsWith(SRC)).map((target) => `${relative(WEB, file)} -> ${relative(SRC, target)}`)).filter((line) => !line.endsWith('-> workbench/api.ts'));
+    expect(reached).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { CheckView as Check, JobView } from '../../src/workbench/api.ts';
-import { duration, n, post, q } from './http.ts';
-import { Head, JobError, jobOf } from './job.tsx';
-import { Link, type ViewProps } from './main.tsx';
+import { duration, n, post } from './http.ts';
+import { Head, JobError, jobOf, RejectsTable } from './job.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 /** The Check view: `validate --online` over every row and the dry run, before anything is written. */
 export function CheckView(props: ViewProps) {
@@ -16,7 +16,11 @@ export function CheckView(props: ViewProps) {
       <p>Maps every row of every step without writing, checks names against the account and counts the requests the run needs.</p>
       {!props.session.planExists ? (
         <p>
-          Nothing to check yet: save a mapping in <Link href="/files" go={props.go}>Files → Map</Link> first.
+          Nothing to check yet: save a mapping in{' '}
+          <Link href="/files" go={props.go}>
+            Files → Map
+          </Link>{' '}
+          first.
         </p>
       ) : (
         <button type="button" class="primary" onClick={start} disabled={busy}>
@@ -58,29 +62,7 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
         s.rejects.length === 0 && s.warnings.length === 0 && s.notCarried.length === 0 ? null : (
           <section key={s.step} aria-labelledby={`step-${s.step}`}>
             <h3 id={`step-${s.step}`}>Step {s.step}</h3>
-            {s.rejects.length > 0 ? (
-              <table class="grid">
-                <caption>
-                  Rejected rows of {s.step}
-                  {s.rejectsFile ? (
-                    <>
-                      {' '}
-                      (all in <a href={`/api/download?${q('file', s.rejectsFile)}`}>{s.rejectsFile}</a>)
-                    </>
-                  ) : null}
-                </caption>
-                <Head columns={['Row', 'Field', 'Why']} />
-                <tbody>
-                  {s.rejects.map((r) => (
-                    <tr key={r.row}>
-                      <th scope="row">{r.row}</th>
-                      <td>{r.field}</td>
-                      <td>{r.reason}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            ) : null}
+            {s.rejects.length > 0 ? <RejectsTable step={s.step} rejects={s.rejects} total={s.rejected} file={s.rejectsFile} /> : null}
             {s.warnings.length > 0 ? (
               <>
                 <h4>Warnings by kind</h4>
@@ -109,7 +91,9 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
         ),
       )}
       <h2>Set-up of the account</h2>
-      {check.create.length === 0 ? <p>The run creates nothing in the account's set-up.</p> : (
+      {check.create.length === 0 ? (
+        <p>The run creates nothing in the account's set-up.</p>
+      ) : (
         <>
           <p>The run creates first:</p>
           <ul>
@@ -119,7 +103,9 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
           </ul>
         </>
       )}
-      {check.personMust.length === 0 ? <p>Nothing is missing that only a person can create.</p> : (
+      {check.personMust.length === 0 ? (
+        <p>Nothing is missing that only a person can create.</p>
+      ) : (
         <>
           <p>Only a person can create these, in the account, before the run:</p>
           <ul>

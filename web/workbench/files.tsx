@@ -2,7 +2,7 @@ import { Head } from './job.tsx';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FilesView as Files, InspectView } from '../../src/workbench/api.ts';
 import { get, n, q, upload } from './http.ts';
-import { Link, type ViewProps } from './main.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 function size(bytes: number): string {
   return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;

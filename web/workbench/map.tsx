@@ -1,10 +1,10 @@
 import { Head } from './job.tsx';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
+import type { ChainLink, Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
 import { ON_INVALID_CHOICES } from '../../src/workbench/api.ts';
 import { post } from './http.ts';
-import { Link, type ViewProps } from './main.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 /** How long the YAML rests before the table follows it. */
 const YAML_PAUSE_MS = 400;
@@ -25,6 +25,10 @@ export function MapView(props: ViewProps) {
   const [saved, setSaved] = useState<string | null>(null);
   const pause = useRef<number | null>(null);
   const asked = useRef(0);
+  // Changes made here since the mapping was opened or saved: leaving the view would lose them. The
+  // page is told at once (not in an effect, which runs after the next paint): a click on another
+  // view right after Save must not be asked about.
+  useEffect(() => () => props.holdsWork(false), []);
 
   /** Sends the YAML (and an edit of the table); the newest answer wins. */
   const ask = (text: string | undefined, edit?: MapEdit, fromYaml = false): void => {
@@ -50,18 +54,24 @@ export function MapView(props: ViewProps) {
       <section aria-labelledby="map-title">
         <h1 id="map-title">Map</h1>
         <p>
-          Choose a file to map in <Link href="/files" go={props.go}>Files</Link>.
+          Choose a file to map in{' '}
+          <Link href="/files" go={props.go}>
+            Files
+          </Link>
+          .
         </p>
       </section>
     );
   }
   const edit = (change: MapEdit): void => {
     setSaved(null);
+    props.holdsWork(true);
     ask(yaml, change);
   };
   const typed = (text: string): void => {
     setYaml(text);
     setSaved(null);
+    props.holdsWork(true);
     if (pause.current !== null) window.clearTimeout(pause.current);
     pause.current = window.setTimeout(() => ask(text, undefined, true), YAML_PAUSE_MS);
   };
@@ -70,6 +80,7 @@ export function MapView(props: ViewProps) {
     post<SaveResult>('/api/save', { input, yaml })
       .then((result) => {
         setSaved(`Saved ${result.mappingFile}; ${result.plan} reads ${input} in step ${result.step}.`);
+        props.holdsWork(false);
         props.refresh();
         ask(yaml);
       }, props.fail)
@@ -111,7 +122,15 @@ export function MapView(props: ViewProps) {
           <p class="note">The table and this YAML are one mapping: change either, the other follows.</p>
           <div class="yaml">
             <label for="yaml-text">Mapping YAML</label>
-            <textarea id="yaml-text" spellcheck={false} rows={Math.min(40, yaml.split('\n').length + 2)} value={yaml} onInput={(event) => typed((event.target as HTMLTextAreaElement).value)} aria-describedby="yaml-problems" aria-invalid={view.problems.length > 0} />
+            <textarea
+              id="yaml-text"
+              spellcheck={false}
+              rows={Math.min(40, yaml.split('\n').length + 2)}
+              value={yaml}
+              onInput={(event) => typed((event.target as HTMLTextAreaElement).value)}
+              aria-describedby="yaml-problems"
+              aria-invalid={view.problems.length > 0}
+            />
             <div id="yaml-problems" role="status" aria-live="polite">
               {view.problems.length > 0 ? (
                 <ul class="problems">
@@ -161,15 +180,18 @@ function MappingSettings({ view, edit }: { view: Mapping; edit: (e: MapEdit) => 
 function ColumnTable({ view, edit }: { view: Mapping; edit: (e: MapEdit) => void }) {
   const groups = groupsOf(view.targets);
   return (
-    <table class="grid columns">
-      <caption>Columns of {view.input}: what each becomes</caption>
-      <Head columns={['Column', 'Samples', 'Target', 'Type', 'Transform', 'Options', 'Required', 'A bad value']} />
-      <tbody>
-        {view.columns.map((column, place) => (
-          <ColumnRow key={column.name} view={view} groups={groups} column={column} place={place} edit={edit} />
-        ))}
-      </tbody>
-    </table>
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
+    <section class="scroll" tabIndex={0} aria-label="What each column becomes">
+      <table class="grid columns">
+        <caption>Columns of {view.input}: what each becomes</caption>
+        <Head columns={['Column', 'Samples', 'Target', 'Type', 'Transforms, in order', 'Required', 'A bad value']} />
+        <tbody>
+          {view.columns.map((column, place) => (
+            <ColumnRow key={column.name} view={view} groups={groups} column={column} place={place} edit={edit} />
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }
 
@@ -224,7 +246,6 @@ function EditSelect(props: { label: string; value: string; describedBy?: string 
 function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; groups: Array<[string, TargetChoice[]]>; column: MapColumnView; place: number; edit: (e: MapEdit) => void }) {
   const entry = column.entries.find((e) => e.editable);
   const others = column.entries.filter((e) => e !== entry);
-  const [param, setParam] = useChoice(entry?.param ?? '');
   const name = column.name;
   // An id holds no space, whatever the column's name.
   const shared = entry?.shared ? `shared-${place}` : undefined;
@@ -267,24 +288,12 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
           </EditSelect>
         ) : null}
       </td>
+      <td>{entry && !link ? <Chain name={name} chain={entry.chain} transforms={view.transforms} edit={edit} /> : null}</td>
       <td>
-        {entry && !link ? (
-          <EditSelect label={`Transform of ${name}`} value={entry.transform} onChoose={(transform) => edit({ kind: 'transform', column: name, transform, param: '' })}>
-            <option value="">{entry.before.length > 0 ? `only ${entry.before.join(', ')}` : '(none)'}</option>
-            {view.transforms.map((t) => (
-              <option key={t} value={t}>
-                {entry.before.length > 0 ? `${entry.before.join(', ')}, ${t}` : t}
-              </option>
-            ))}
-          </EditSelect>
+        {entry ? (
+          <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} />
         ) : null}
       </td>
-      <td>
-        {entry && !link && entry.transform !== '' ? (
-          <input type="text" aria-label={`Options of ${name}`} value={param} size={12} onInput={(event) => setParam((event.target as HTMLInputElement).value)} onChange={() => edit({ kind: 'transform', column: name, transform: entry.transform, param })} />
-        ) : null}
-      </td>
-      <td>{entry ? <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} /> : null}</td>
       <td>
         {entry && !link ? (
           <EditSelect label={`A bad value in ${name}`} value={entry.onInvalid} describedBy={shared} onChoose={(chosen) => edit({ kind: 'onInvalid', column: name, onInvalid: chosen as OnInvalidChoice })}>
@@ -297,6 +306,82 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
         ) : null}
       </td>
     </tr>
+  );
+}
+
+/**
+ * A column's transforms as a chain: each in the order it runs, with its options, moved earlier or
+ * removed; another added at the end. Choosing one never drops the others (`trim` stays before `email`).
+ */
+function Chain({ name, chain, transforms, edit }: { name: string; chain: ChainLink[]; transforms: string[]; edit: (e: MapEdit) => void }) {
+  const send = (next: ChainLink[]): void => edit({ kind: 'chain', column: name, chain: next });
+  const put = (at: number, link: ChainLink): void => send(chain.map((old, i) => (i === at ? link : old)));
+  return (
+    <div class="chain">
+      {chain.length > 0 ? (
+        <ol>
+          {chain.map((link, i) => (
+            <ChainStep key={`${i}-${link.transform}`} name={name} at={i} link={link} transforms={transforms} put={put} send={send} chain={chain} />
+          ))}
+        </ol>
+      ) : null}
+      <select
+        aria-label={`Add a transform to ${name}`}
+        value=""
+        onChange={(event) => {
+          const select = event.target as HTMLSelectElement;
+          const chosen = select.value;
+          select.value = '';
+          if (chosen !== '') send([...chain, { transform: chosen, param: '' }]);
+        }}
+      >
+        <option value="">{chain.length === 0 ? 'add a transform…' : 'add another…'}</option>
+        {transforms.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function ChainStep(props: { name: string; at: number; link: ChainLink; transforms: string[]; chain: ChainLink[]; put: (at: number, link: ChainLink) => void; send: (chain: ChainLink[]) => void }) {
+  const { name, at, link, chain } = props;
+  const [param, setParam] = useChoice(link.param);
+  const place = `${at + 1} of ${name}`;
+  const moved = (): ChainLink[] => {
+    const next = [...chain];
+    [next[at - 1], next[at]] = [next[at] as ChainLink, next[at - 1] as ChainLink];
+    return next;
+  };
+  return (
+    <li>
+      <EditSelect label={`Transform ${place}`} value={link.transform} onChoose={(transform) => props.put(at, { transform, param: '' })}>
+        {props.transforms.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </EditSelect>
+      <input
+        type="text"
+        aria-label={`Options of transform ${place}`}
+        placeholder="options"
+        value={param}
+        size={8}
+        onInput={(event) => setParam((event.target as HTMLInputElement).value)}
+        onChange={() => props.put(at, { transform: link.transform, param })}
+      />
+      {at > 0 ? (
+        <button type="button" class="small" aria-label={`Move transform ${place} earlier`} onClick={() => props.send(moved())}>
+          ↑
+        </button>
+      ) : null}
+      <button type="button" class="small" aria-label={`Remove transform ${place}`} onClick={() => props.send(chain.filter((_, i) => i !== at))}>
+        ✕
+      </button>
+    </li>
   );
 }
 
@@ -314,19 +399,22 @@ function Preview({ view }: { view: Mapping }) {
         {view.preview.length === 0 ? 'No row mapped: fix the mapping first.' : `${view.preview.length} rows: ${rejected} rejected, ${warned} with a warning.`}
       </p>
       {view.preview.length > 0 ? (
-        <div class="scroll" tabIndex={0} role="region" aria-label="The first rows, mapped">
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
+        <section class="scroll rows" tabIndex={0} aria-label="The first rows, mapped">
           <table class="grid preview">
-            <caption>First {view.preview.length} rows of {view.input}</caption>
+            <caption>
+              First {view.preview.length} rows of {view.input}
+            </caption>
             <thead>
               <tr>
                 <th scope="col">Row</th>
                 <th scope="col">Outcome</th>
+                <th scope="col">What the row becomes</th>
                 {view.columns.map((c) => (
                   <th scope="col" key={c.name}>
                     {c.name}
                   </th>
                 ))}
-                <th scope="col">What the row becomes</th>
               </tr>
             </thead>
             <tbody>
@@ -340,6 +428,9 @@ function Preview({ view }: { view: Mapping }) {
                         {m.text}
                       </span>
                     ))}
+                  </td>
+                  <td class="record" data-column="record">
+                    {row.record}
                   </td>
                   {view.columns.map((c) => {
                     const marks = row.marks[c.name] ?? [];
@@ -355,14 +446,11 @@ function Preview({ view }: { view: Mapping }) {
                       </td>
                     );
                   })}
-                  <td class="record" data-column="record">
-                    {row.record}
-                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </section>
       ) : null}
     </>
   );

@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
-import type { JobView, ProgressPoint, RunProgress, StepProgress } from '../../src/workbench/api.ts';
-import { duration, n, post } from './http.ts';
-import { Head, JobError, jobOf } from './job.tsx';
-import { Link, type ViewProps } from './main.tsx';
+import { useEffect, useState } from 'preact/hooks';
+import type { JobView, LatestRunView, ProgressPoint, RunProgress, StepProgress } from '../../src/workbench/api.ts';
+import { duration, get, n, post } from './http.ts';
+import { Head, JobError, jobOf, RejectsTable } from './job.tsx';
+import { Link, type ViewProps } from './router.tsx';
 
 /** The Run view: a sample first, then the whole run, its progress live; Stop and Resume. */
 export function RunView(props: ViewProps) {
@@ -16,15 +16,28 @@ export function RunView(props: ViewProps) {
   const stop = (): void => {
     post('/api/stop').then(() => props.fail(null), props.fail);
   };
+  const [latest, setLatest] = useState<LatestRunView | null>(null);
+  // The state folder's latest run, read again whenever a job ends (a run, an undo) or another starts.
+  const ended = `${props.jobs.current?.id ?? ''}/${props.jobs.last.run?.id ?? ''}/${props.jobs.last.undo?.id ?? ''}`;
+  useEffect(() => {
+    if (props.session.planExists) get<LatestRunView>('/api/latest-run').then(setLatest, props.fail);
+  }, [ended, props.session.planExists]);
   const size = Number(sample);
-  const cut = job?.run?.status === 'interrupted' || job?.run?.status === 'stopped' || job?.state === 'failed';
+  // The page's own last run is shown while it is the folder's latest and not undone: a run from the
+  // command line since, or an undo, makes the latest run below the one to read.
+  const superseded = !running && latest !== null && job?.run != null && (latest.id !== job.run.id || latest.state === 'undone');
+  const cut = job?.run?.status === 'interrupted' || job?.run?.status === 'stopped' || job?.state === 'failed' || (!running && (latest?.state === 'going' || latest?.state === 'interrupted'));
   return (
     <section aria-labelledby="run-title">
       <h1 id="run-title">Run</h1>
       <p>Writes the rows into the account, each exactly once. Closing this page does not stop a run; open it again to see it.</p>
       {!props.session.planExists ? (
         <p>
-          Nothing to run yet: save a mapping in <Link href="/files" go={props.go}>Files → Map</Link> first.
+          Nothing to run yet: save a mapping in{' '}
+          <Link href="/files" go={props.go}>
+            Files → Map
+          </Link>{' '}
+          first.
         </p>
       ) : (
         <div class="toolbar">
@@ -43,7 +56,7 @@ export function RunView(props: ViewProps) {
           </button>
         </div>
       )}
-      {job ? (
+      {job && !superseded ? (
         <section aria-labelledby="run-state">
           <h2 id="run-state">
             {job.limit === null ? 'The run' : `The sample of ${job.limit} rows a step`}
@@ -63,6 +76,47 @@ export function RunView(props: ViewProps) {
           ) : null}
           <JobError job={job} />
         </section>
+      ) : null}
+      {latest && !running ? <LatestRun latest={latest} /> : null}
+    </section>
+  );
+}
+
+function when(at: string | null): string {
+  return at === null ? '' : new Date(at).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** What the latest run of the folder did, whoever started it; its rejected rows and what to do about them. */
+function LatestRun({ latest }: { latest: LatestRunView }) {
+  const rejected = latest.steps.reduce((sum, s) => sum + s.rejected, 0);
+  const created = latest.steps.reduce((sum, s) => sum + s.created, 0);
+  const updated = latest.steps.reduce((sum, s) => sum + s.updated, 0);
+  const origin = latest.fromPage ? '' : ' (started outside this page: on the command line, or by an earlier workbench)';
+  let said: string;
+  if (latest.state === 'none') said = 'No run has written to the account from this folder yet.';
+  else if (latest.state === 'undone') said = `Undone: what the run of ${when(latest.startedAt)}${origin} wrote was deleted and set back. Run everything writes the rows again.`;
+  else if (latest.state === 'going') said = `Started ${when(latest.startedAt)}${origin} and not ended: it is under way, or it stopped before its end. Run everything goes on from where it stopped.`;
+  else {
+    const counts = `${n(created)} created, ${n(updated)} updated, ${n(rejected)} rejected`;
+    said = latest.state === 'interrupted' ? `Stopped before its end, ${when(latest.endedAt)}${origin}: ${counts}. Run everything goes on from where it stopped.` : `Ended ${when(latest.endedAt)}${origin}: ${counts}.`;
+  }
+  return (
+    <section aria-labelledby="latest-title">
+      <h2 id="latest-title">The latest run</h2>
+      <p data-latest="state">{said}</p>
+      {rejected > 0 && latest.state !== 'undone' ? (
+        <>
+          <p data-latest="next">
+            <strong>Next:</strong> fix the file or the mapping, then Run everything again: only the rejected rows are sent.
+          </p>
+          {latest.steps
+            .filter((s) => s.rejects.length > 0)
+            .map((s) => (
+              <div key={s.step} class="scroll">
+                <RejectsTable step={s.step} rejects={s.rejects} total={s.rejected} file={s.rejectsFile} />
+              </div>
+            ))}
+        </>
       ) : null}
     </section>
   );

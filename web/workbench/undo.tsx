@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { JobView, UndoPreview } from '../../src/workbench/api.ts';
 import { get, post } from './http.ts';
 import { JobError, jobOf } from './job.tsx';
-import type { ViewProps } from './main.tsx';
+import type { ViewProps } from './router.tsx';
 
 /** The Undo view: the last run rolled back, after a confirmation that says what goes. */
 export function UndoView(props: ViewProps) {

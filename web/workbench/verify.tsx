@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { JobView, ResultFile } from '../../src/workbench/api.ts';
 import { get, n, post, q } from './http.ts';
 import { Head, JobError, jobOf } from './job.tsx';
-import type { ViewProps } from './main.tsx';
+import type { ViewProps } from './router.tsx';
 
 /** The Verify view: the account compared with the source, the same page as `verify --report`, and the result files. */
 export function VerifyView(props: ViewProps) {
