@@ -64,8 +64,9 @@ describe('the Map view in headless Chromium', () => {
     expect(await chosen(page, 'Target of city')).toBe('address: city');
     expect(await chosen(page, 'Service of linkedin')).toBe('LINKED_IN');
     await page.getByText("One address entry with street: its type, Required and A bad value are the whole entry's.").waitFor();
-    // The draft's custom field is not in the account: rejected on its cells, with the reason.
-    await cell(2, 'since').filter({ hasText: 'Rejected: Unknown custom field since of people and organisations' }).waitFor();
+    // The account has no custom field of the dates' name: the draft leaves the column out, and says which to create.
+    expect(await chosen(page, 'Target of since')).toBe('(not imported)');
+    await yamlShows(page, 'create a custom field \\"since\\" (Date)');
 
     // The company's id links to the step of companies, by keyboard (type-ahead on the list): the
     // name stays beside it, written when the id finds no company.
@@ -95,9 +96,15 @@ describe('the Map view in headless Chromium', () => {
     await select(page, 'Type of city').selectOption({ label: 'Postal' });
     await yamlShows(page, 'type: Postal');
     await cell(2, 'record').filter({ hasText: '1 High St, Oslo (Postal)' }).waitFor();
-    // The account's custom field by name: its rejects are gone; the missing company's stays.
+    // The account's custom field chosen, its dates read as the file writes them: the rows'
+    // rejects are the missing company's and the repeated key's.
     await select(page, 'Target of since').selectOption({ label: 'custom field: Customer since' });
-    await yamlShows(page, 'definition: "Customer since"');
+    await yamlShows(page, 'definition: Customer since');
+    await select(page, 'Add a transform to since').selectOption('date');
+    await yamlShows(page, 'value: {column: since, transform: [date]}');
+    await page.getByRole('textbox', { name: 'Options of transform 1 of since' }).fill('dd.MM.yyyy');
+    await page.getByRole('textbox', { name: 'Options of transform 1 of since' }).press('Tab');
+    await yamlShows(page, 'dd.MM.yyyy');
     await page.getByText('4 rows: 2 rejected, 0 with a warning.').waitFor();
     expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
     await cell(5, 'id').filter({ hasText: "Rejected: Duplicate key 'p1'" }).waitFor();
