@@ -1,6 +1,5 @@
 import { FerryError } from '../errors/index.ts';
-import { AtomicFile } from './atomic-file.ts';
-import { ChunkedText } from './chunked-text.ts';
+import { AtomicFile, ChunkedText } from '../files/index.ts';
 import type { Cell } from './columns.ts';
 import { cellXml, contentTypes, cutText, letters, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, textElement, workbookRels, workbookXml, XLSX_MAX_TEXT } from './ooxml.ts';
 import type { DeletedRecord, ExportWriter } from './writer-types.ts';

@@ -6,11 +6,10 @@ import { type CrmClient, RecordService, type V1LiveConnection } from '../client/
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, isMadeKey, openRun, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments } from '../load/index.ts';
-import { type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { type CompiledMapping, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks, runSourceSchema } from '../plan/index.ts';
-import { writeFileAtomic } from '../util/index.ts';
+import { csvDocument, csvFieldForPeople, writeFileAtomic } from '../files/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
-import { neutraliseFormula } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -694,8 +693,11 @@ function notCarriedCells(n: VerifyNotCarried): string[] {
 
 /** A CSV file (UTF-8 with a BOM and CRLF, like the other result files), written whole under a temporary name and renamed. */
 async function writeCsv(file: string, columns: readonly string[], rows: ReadonlyArray<readonly string[]>, what: string): Promise<void> {
-  let text = `\uFEFF${columns.join(',')}\r\n`;
-  for (const cells of rows) text += `${cells.map((cell) => csvField(neutraliseFormula(cell))).join(',')}\r\n`;
+  const text = csvDocument(
+    columns,
+    rows.map((cells) => cells.map(csvFieldForPeople)),
+    'excel',
+  );
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     await writeFileAtomic(file, text);

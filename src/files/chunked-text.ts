@@ -1,6 +1,6 @@
 import { FerryError } from '../errors/index.ts';
 import type { AtomicFile } from './atomic-file.ts';
-import { drained } from './zip.ts';
+import { drained } from './drained.ts';
 
 /** Text is handed to the file in pieces of about this many characters: a write per row costs more than the row. */
 export const TEXT_CHUNK = 65_536;

@@ -8,7 +8,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { csvField } from '../mapping/rejects.ts';
+import { csvField } from './csv.ts';
 
 const FIELDS = [
   '',

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { jsonText, removeStaleTemps, writeFileAtomic } from './write-file-atomic.ts';
+import { jsonText, writeFileAtomic } from './atomic-file.ts';
 
 /** When on, a write creates its file and then fails as on a full disk (ENOSPC), leaving it empty. */
 const fullDisk = vi.hoisted(() => ({ on: false }));
@@ -53,20 +53,5 @@ describe('writeFileAtomic', () => {
     }
     expect(readdirSync(dir)).toEqual(['state.json']);
     expect(readFileSync(file, 'utf8')).toBe('old');
-  });
-});
-
-describe('removeStaleTemps', () => {
-  it('removes the temporary files of processes that no longer run, and keeps those of one that does and every other file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ferry-stale-temps-'));
-    try {
-      const gone = 2 ** 22 + 23;
-      const names = [`.state.json.${gone}.0a1b2c3d4e5f.tmp`, `.verify.differences.csv.${gone}.7.tmp`, `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`, 'state.json', `.notes.${gone}.tmp`];
-      for (const name of names) writeFileSync(join(dir, name), '');
-      await removeStaleTemps(dir);
-      expect(readdirSync(dir).sort()).toEqual([`.notes.${gone}.tmp`, `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`, 'state.json']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });
