@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readXlsx } from '../sources/xlsx.ts';
-import { serialToDate } from '../sources/xlsx-cells.ts';
+import { serialToDate } from '../files/index.ts';
 import { cellXml, serialText } from './ooxml.ts';
 import { openWriter } from './writers.ts';
 

@@ -8,3 +8,4 @@ export { csvDocument, csvField, csvFieldForPeople, CsvFile, type CsvFraming, csv
 export { drained } from './drained.ts';
 export { fileNameFor, MAX_FILE_NAME_BYTES, temporaryNameFor, TEMPORARY_NAME } from './file-name.ts';
 export { looksLikeFormula, neutraliseFormula } from './formula.ts';
+export { columnLetters, serialOf, serialToDate, UNIX_EPOCH_SERIAL } from './xlsx-grid.ts';

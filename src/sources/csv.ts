@@ -149,7 +149,8 @@ export function fileError(file: string, error: unknown): FerryError {
   });
 }
 
-function describeDelimiter(delimiter: string): string {
+/** A delimiter as messages and `inspect` name it: `tab`, or the character in quotes. */
+export function describeDelimiter(delimiter: string): string {
   return delimiter === '\t' ? 'tab' : JSON.stringify(delimiter);
 }
 

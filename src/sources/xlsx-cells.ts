@@ -1,3 +1,4 @@
+import { serialToDate } from '../files/index.ts';
 import type { CellValue } from './types.ts';
 import { unescapeOoxml } from './xlsx-xml.ts';
 
@@ -22,11 +23,6 @@ export interface RawCell {
   dateStyle: boolean;
 }
 
-const MS_PER_DAY = 86_400_000;
-/** Serial 25569 is 1970-01-01 in the 1900 date system; the 1904 system is 1462 days behind. */
-const UNIX_EPOCH_SERIAL = 25_569;
-const DATE1904_OFFSET = 1_462;
-
 /**
  * Mirrors how Excel decides a number format shows a date: after removing literal text and
  * bracketed parts (colours, locales, elapsed-time markers) a date or time token remains.
@@ -38,12 +34,6 @@ export function isDateFormat(format: string | undefined): boolean {
     .replace(/"[^"]*"/g, '')
     .replace(/\\./g, '');
   return /[ymdhsb]/i.test(stripped);
-}
-
-/** Converts a serial day number to a Date; Excel dates carry no zone, so they are read as UTC. */
-export function serialToDate(serial: number, date1904: boolean): Date {
-  const days = serial - UNIX_EPOCH_SERIAL + (date1904 ? DATE1904_OFFSET : 0);
-  return new Date(Math.round(days * MS_PER_DAY));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { FerryError } from '../errors/index.ts';
+import { columnLetters } from '../files/index.ts';
 import { MAX_COLUMNS } from '../util/index.ts';
 import type { CellValue } from './types.ts';
 import { convertRawCell, type RawCell } from './xlsx-cells.ts';
@@ -54,13 +55,6 @@ export function columnOfRef(ref: string): number {
     if (column > MAX_COLUMN) return column;
   }
   return column;
-}
-
-/** 3 -> `C`. */
-export function columnLetters(column: number): string {
-  let letters = '';
-  for (let rest = column; rest > 0; rest = Math.floor((rest - 1) / 26)) letters = String.fromCharCode(65 + ((rest - 1) % 26)) + letters;
-  return letters;
 }
 
 /**
