@@ -37,3 +37,4 @@ export {
 } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
 export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions } from './open-run.ts';
+export { WriteSlots } from './write-slots.ts';

@@ -1,11 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import pLimit from 'p-limit';
 import { z } from 'zod';
 import { type CrmClient, RecordService, type V1LiveConnection } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState } from '../journal/index.ts';
-import { assertSameKey, attachmentFilesOf, isMadeKey, openRun, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments } from '../load/index.ts';
+import { assertSameKey, attachmentFilesOf, isMadeKey, openRun, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments, WriteSlots } from '../load/index.ts';
 import { type CompiledMapping, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
 import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks, runSourceSchema } from '../plan/index.ts';
 import { csvDocument, csvFieldForPeople, writeFileAtomic } from '../files/index.ts';
@@ -310,14 +309,14 @@ function nameOf(record: Body): string {
 }
 
 /** Reads the records of the ids, a filter page of 100 at a time where the entity has a filter, else one GET each. */
-async function readRecords(service: RecordService, entity: Entity, ids: number[], limit: ReturnType<typeof pLimit>): Promise<Map<number, Body>> {
+async function readRecords(service: RecordService, entity: Entity, ids: number[], limit: WriteSlots): Promise<Map<number, Body>> {
   const found = new Map<number, Body>();
   if (FILTERABLE.has(entity)) {
     const batches: number[][] = [];
     for (let i = 0; i < ids.length; i += VERIFY_BATCH) batches.push(ids.slice(i, i + VERIFY_BATCH));
     await Promise.all(
       batches.map((batch) =>
-        limit(async () => {
+        limit.run(async () => {
           const conditions = [{ orGroup: batch.map((id) => ({ field: 'id', operator: 'is', value: id })) }];
           for await (const record of service.filter(entity as 'party', conditions)) if (typeof record.id === 'number') found.set(record.id, record);
         }),
@@ -327,7 +326,7 @@ async function readRecords(service: RecordService, entity: Entity, ids: number[]
   }
   await Promise.all(
     ids.map((id) =>
-      limit(async () => {
+      limit.run(async () => {
         const record = await service.read(entity, id);
         if (record !== null) found.set(id, record);
       }),
@@ -383,7 +382,7 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const plannedRequests = planned.reduce((sum, s) => sum + s.requests, 0);
     emit({ type: 'plan', steps: planned, requests: plannedRequests, requestsForNames, requestsForAdded });
 
-    const limit = pLimit(options.concurrency);
+    const limit = new WriteSlots(options.concurrency);
     for (const check of checks) {
       check.records = await readRecords(
         service,
