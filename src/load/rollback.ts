@@ -253,13 +253,7 @@ const LISTED_BY_TIME: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'o
  * earliest create), the others (and any not in that list) one by one. An id missing from the map
  * was not read (the rollback was interrupted).
  */
-async function readForCheck(
-  service: RecordService,
-  entity: Entity,
-  rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>,
-  limit: WriteSlots,
-  signal: AbortSignal | undefined,
-): Promise<Map<number, Body | null>> {
+async function readForCheck(service: RecordService, entity: Entity, rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>, limit: WriteSlots, signal: AbortSignal | undefined): Promise<Map<number, Body | null>> {
   const found = new Map<number, Body | null>();
   if (rows.length === 0) return found;
   const wanted = new Set(rows.map((r) => r.now.id));

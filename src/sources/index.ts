@@ -1,5 +1,6 @@
 export type { BatchedItems, CellValue, CommonReadOptions, FieldRow, SourceItem, SourceLocation, SourceRow, SourceRowError, SourceWarning } from './types.ts';
 export { itemsOfBatches, SOURCE_BATCHES, SOURCE_FIELD_BATCHES, sourceBatches, sourceFieldBatches } from './types.ts';
+export { readCsvText } from './csv-text.ts';
 export { DEFAULT_MAX_FIELD_SIZE, describeDelimiter, normalizeDelimiter, normalizeHeaderRow, readCsv, type CsvDetection, type CsvReadOptions } from './csv.ts';
 export { readGivenRows, type RowReader } from './given-rows.ts';
 export { detectFormat, openSource, type FormatDecision, type OpenedSource, type OpenSourceOptions, type SourceFormat } from './open.ts';
