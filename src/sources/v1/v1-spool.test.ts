@@ -3,8 +3,8 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { V1Body, V1Reader } from '../client/index.ts';
-import type { SourceItem } from './types.ts';
+import type { V1Body, V1Reader } from '../../client/index.ts';
+import type { SourceItem } from '../types.ts';
 import { readV1Live, type V1LiveReadOptions } from './v1-live.ts';
 import { removeV1Spools, v1SpoolFiles } from './v1-spool.ts';
 

@@ -1,4 +1,4 @@
-import type { CellValue } from './types.ts';
+import type { CellValue } from '../types.ts';
 
 /**
  * One element of a v1 record, the same whether it came from XML or JSON: a leaf has `text`

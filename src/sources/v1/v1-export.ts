@@ -1,7 +1,7 @@
 import { open as openFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { FerryError } from '../errors/index.ts';
-import type { CommonReadOptions, SourceItem, SourceLocation } from './types.ts';
+import { FerryError } from '../../errors/index.ts';
+import type { CommonReadOptions, SourceItem, SourceLocation } from '../types.ts';
 import { flattenRecord, isRecordKind } from './v1-flatten.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
 import { readV1JsonRecords } from './v1-json.ts';

@@ -3,8 +3,8 @@
  * taken from its body (held whole, in memory or a temporary file, by V1Body), and the guard against
  * a service that answers the same page again and again.
  */
-import type { V1Body, V1WireFormat } from '../client/index.ts';
-import { FerryError } from '../errors/index.ts';
+import type { V1Body, V1WireFormat } from '../../client/index.ts';
+import { FerryError } from '../../errors/index.ts';
 import type { RawV1Record } from './v1-xml.ts';
 
 /** One page of a list: its records, read once, as they are taken. */

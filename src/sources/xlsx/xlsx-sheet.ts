@@ -1,7 +1,7 @@
-import { FerryError } from '../errors/index.ts';
-import { columnLetters } from '../files/index.ts';
-import { MAX_COLUMNS } from '../util/index.ts';
-import type { CellValue } from './types.ts';
+import { FerryError } from '../../errors/index.ts';
+import { columnLetters } from '../../files/index.ts';
+import { MAX_COLUMNS } from '../../util/index.ts';
+import type { CellValue } from '../types.ts';
 import { convertRawCell, type RawCell } from './xlsx-cells.ts';
 import type { SharedStringTable } from './xlsx-strings.ts';
 import type { DateStyles } from './xlsx-styles.ts';

@@ -1,4 +1,4 @@
-import { FerryError } from '../errors/index.ts';
+import { FerryError } from '../../errors/index.ts';
 import { createXmlParser, localName, parseXmlPart, unescapeOoxml } from './xlsx-xml.ts';
 
 /** Offsets are 32-bit; a table past this would be a crafted file, not a spreadsheet. */

@@ -1,6 +1,6 @@
 import { SaxesParser } from 'saxes';
-import { FerryError } from '../errors/index.ts';
-import { MAX_NESTING_DEPTH } from '../util/index.ts';
+import { FerryError } from '../../errors/index.ts';
+import { MAX_NESTING_DEPTH } from '../../util/index.ts';
 import { readDecoded } from './v1-decode.ts';
 import { isRecordKind } from './v1-flatten.ts';
 import type { V1Node } from './v1-flatten.ts';

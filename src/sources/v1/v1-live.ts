@@ -10,10 +10,10 @@
  * and a later read of the same list takes it from there, reading live from the recorded page on
  * (v1-spool.ts).
  */
-import { FerryError } from '../errors/index.ts';
-import type { V1Reader } from '../client/index.ts';
-import { V1_LIST_OF_RECORD, V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../util/index.ts';
-import type { SourceItem } from './types.ts';
+import { FerryError } from '../../errors/index.ts';
+import type { V1Reader } from '../../client/index.ts';
+import { V1_LIST_OF_RECORD, V1_LIVE_PREFIX, v1FilterTime, type V1List } from '../../util/index.ts';
+import type { SourceItem } from '../types.ts';
 import { normalizeOptions, rowsOfV1Records, type V1ReadOptions } from './v1-export.ts';
 import type { V1Node, V1RecordKind } from './v1-flatten.ts';
 import { readV1JsonRecords } from './v1-json.ts';

@@ -1,5 +1,5 @@
-import { FerryError } from '../errors/index.ts';
-import { MAX_NESTING_DEPTH } from '../util/index.ts';
+import { FerryError } from '../../errors/index.ts';
+import { MAX_NESTING_DEPTH } from '../../util/index.ts';
 import { readDecoded } from './v1-decode.ts';
 import { JsonSyntaxError, JsonTokenizer } from './v1-json-tokens.ts';
 import type { JsonEvent } from './v1-json-tokens.ts';

@@ -1,6 +1,6 @@
 import { TextDecoder } from 'node:util';
 import { SaxesParser } from 'saxes';
-import { FerryError } from '../errors/index.ts';
+import { FerryError } from '../../errors/index.ts';
 
 /**
  * Element name without its prefix: most writers put SpreadsheetML in the default namespace, but

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
-import { iconvLite } from './iconv.ts';
-import { FerryError } from '../errors/index.ts';
-import { findInvalidUtf8 } from './csv-encoding.ts';
+import { iconvLite } from '../iconv.ts';
+import { FerryError } from '../../errors/index.ts';
+import { findInvalidUtf8 } from '../csv/csv-encoding.ts';
 
 /** Turns chunks of bytes into text, keeping characters split across chunks whole. */
 export interface TextChunkDecoder {

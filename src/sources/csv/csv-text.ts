@@ -1,4 +1,4 @@
-import { FerryError } from '../errors/index.ts';
+import { FerryError } from '../../errors/index.ts';
 import { sniffDelimiter } from './csv-delimiter.ts';
 import { CsvTokenizer, type TokenizedRecord } from './csv-tokenizer.ts';
 

@@ -1,5 +1,5 @@
-import { serialToDate } from '../files/index.ts';
-import type { CellValue } from './types.ts';
+import { serialToDate } from '../../files/index.ts';
+import type { CellValue } from '../types.ts';
 import { unescapeOoxml } from './xlsx-xml.ts';
 
 /** The result of reading one cell: a value, or the spreadsheet error it holds (`#N/A`, `#DIV/0!`). */

@@ -1,8 +1,8 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { TextDecoder } from 'node:util';
 import type Iconv from 'iconv-lite';
-import { iconvLite } from './iconv.ts';
-import { FerryError } from '../errors/index.ts';
+import { iconvLite } from '../iconv.ts';
+import { FerryError } from '../../errors/index.ts';
 
 /** Canonical names of the encodings crm-ferry tells apart on its own. */
 export type DetectedEncoding = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';

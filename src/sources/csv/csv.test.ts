@@ -4,14 +4,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import iconv from 'iconv-lite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FerryError } from '../errors/index.ts';
-import type { ErrorCode } from '../errors/index.ts';
+import { FerryError } from '../../errors/index.ts';
+import type { ErrorCode } from '../../errors/index.ts';
 import { CSV_CHUNK_SIZE, readCsv } from './csv.ts';
 import type { CsvDetection, CsvReadOptions } from './csv.ts';
-import { SOURCE_BATCHES, sourceBatches } from './types.ts';
-import type { SourceItem, SourceWarning } from './types.ts';
+import { SOURCE_BATCHES, sourceBatches } from '../types.ts';
+import type { SourceItem, SourceWarning } from '../types.ts';
 
-const SAMPLES = resolve(dirname(fileURLToPath(import.meta.url)), '../../samples');
+const SAMPLES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../samples');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-csv-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

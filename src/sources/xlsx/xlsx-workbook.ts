@@ -1,5 +1,5 @@
 import { SaxesParser } from 'saxes';
-import { FerryError } from '../errors/index.ts';
+import { FerryError } from '../../errors/index.ts';
 
 /** A sheet as the workbook index lists it, in the order Excel shows the tabs. */
 export interface XlsxSheetInfo {

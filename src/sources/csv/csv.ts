@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { type ErrorCode, FerryError } from '../errors/index.ts';
+import { type ErrorCode, FerryError } from '../../errors/index.ts';
 import { ChunkDecoder, detectEncoding, type EncodingDecision } from './csv-encoding.ts';
 import { sniffDelimiter } from './csv-delimiter.ts';
-import { checkInputPath, MAX_COLUMNS, formatCount } from '../util/index.ts';
+import { checkInputPath, MAX_COLUMNS, formatCount } from '../../util/index.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer, type TokenizedRecord } from './csv-tokenizer.ts';
-import { type BatchedItems, type CommonReadOptions, type FieldRow, itemsOfBatches, namedValues, type SourceItem, type SourceLocation, type SourceRowError, type SourceWarning } from './types.ts';
+import { type BatchedItems, type CommonReadOptions, type FieldRow, itemsOfBatches, namedValues, type SourceItem, type SourceLocation, type SourceRowError, type SourceWarning } from '../types.ts';
 
 /** A row wider than any spreadsheet: refused before its columns are named or read. */
 function tooManyColumns(count: number, location: SourceLocation): FerryError {

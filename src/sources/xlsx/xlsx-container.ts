@@ -2,7 +2,7 @@ import { open as openFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Entry, ZipFile } from 'yauzl';
-import { FerryError } from '../errors/index.ts';
+import { FerryError } from '../../errors/index.ts';
 
 /** Limits applied to the zip container before any part of it is inflated. */
 export interface XlsxContainerLimits {

@@ -2,13 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import iconv from 'iconv-lite';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ErrorCode } from '../errors/index.ts';
-import type { SourceWarning } from './types.ts';
+import type { ErrorCode } from '../../errors/index.ts';
+import type { SourceWarning } from '../types.ts';
 import { readV1Export } from './v1-export.ts';
 import type { V1ReadOptions } from './v1-export.ts';
-import { collect, failureOf, rowValues, scratchDir } from '../../test/unit/sources/source-test-kit.ts';
+import { collect, failureOf, rowValues, scratchDir } from '../../../test/unit/sources/source-test-kit.ts';
 
-const sample = (name: string): string => fileURLToPath(new URL(`../../samples/v1/${name}`, import.meta.url));
+const sample = (name: string): string => fileURLToPath(new URL(`../../../samples/v1/${name}`, import.meta.url));
 const scratch = scratchDir();
 afterAll(() => scratch.remove());
 
@@ -95,7 +95,7 @@ describe('readV1Export on the samples', () => {
   });
 
   it("gives a case's additional contacts (whole parties nested in it) as party.<n>.id", async () => {
-    const { items } = await read(fileURLToPath(new URL('../../samples/v1-migration/kases.xml', import.meta.url)));
+    const { items } = await read(fileURLToPath(new URL('../../../samples/v1-migration/kases.xml', import.meta.url)));
     const [installation, claim] = rowValues(items);
     expect(installation).toMatchObject({ 'party.1.id': '102', 'parties.count': 1, 'track.1.description': 'Installation checklist' });
     expect(Object.keys(installation ?? {}).filter((key) => key.startsWith('party.'))).toEqual(['party.1.id']);

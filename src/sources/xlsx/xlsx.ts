@@ -1,12 +1,12 @@
 import { basename } from 'node:path';
-import { FerryError } from '../errors/index.ts';
-import type { CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceWarning } from './types.ts';
+import { FerryError } from '../../errors/index.ts';
+import type { CellValue, CommonReadOptions, SourceItem, SourceLocation, SourceWarning } from '../types.ts';
 import { checkPartSize, openXlsxContainer, openXlsxParts } from './xlsx-container.ts';
 import type { XlsxContainer } from './xlsx-container.ts';
 import { parseWorkbookIndex } from './xlsx-workbook.ts';
 import type { XlsxSheetInfo, XlsxWorkbookIndex } from './xlsx-workbook.ts';
 import { headerText } from './xlsx-cells.ts';
-import { nameColumns } from './csv-header.ts';
+import { nameColumns } from '../csv/csv-header.ts';
 import { readSheetRows } from './xlsx-sheet.ts';
 import type { SheetRowData } from './xlsx-sheet.ts';
 import { SharedStringTable, readSharedStrings } from './xlsx-strings.ts';
