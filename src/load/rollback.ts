@@ -5,7 +5,7 @@ import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { isMadeKey, shownKey } from './made-by-name.ts';
 import { planUpdate, signatureOf } from './records.ts';
-import { setupRuns, undoSetup } from './setup.ts';
+import { setupRuns, undoSetup } from './setup-undo.ts';
 import { WriteSlots } from './write-slots.ts';
 
 type Body = Record<string, unknown>;
