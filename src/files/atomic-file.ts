@@ -1,5 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { chmod, open, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { FerryError } from '../errors/index.ts';
@@ -19,6 +20,22 @@ import { temporaryNameFor } from './file-name.ts';
 export interface WriteFileAtomicOptions {
   /** Mode of the file written. @default 0o600 (state, credentials and reports are the person's own) */
   mode?: number;
+  /**
+   * Syncs the folder after the rename too, so that the new name itself survives a power cut (the
+   * sandbox's snapshot, after which its change log is emptied). Not on Windows, where a folder
+   * cannot be opened to sync. @default false
+   */
+  syncFolder?: boolean;
+}
+
+/** Syncs a folder, so that a rename in it survives a power loss. */
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Syncs the temporary file, sets its mode (the umask may have taken bits off; a tighter mode is kept as asked) and renames it over `file`. */
@@ -49,6 +66,7 @@ export async function replaceFile(file: string, fill: (temp: string) => Promise<
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await rm(temp, { force: true, recursive: false }).catch(() => undefined);
     throw error;
   }
+  if (options.syncFolder && process.platform !== 'win32') await syncFolder(dirname(file));
 }
 
 /** Writes `data` whole as `file` (replaceFile). */
