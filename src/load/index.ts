@@ -23,5 +23,5 @@ export { assertNothingMissing, collectNames, planSetup, type ChecklistItem, type
 export { undoSetup } from './setup-undo.ts';
 export { plannedSetup, runSetup, setupForRun, type SetupCommandOptions } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
-export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions } from './open-run.ts';
+export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions, type ReadNamesOptions } from './open-run.ts';
 export { WriteSlots } from './write-slots.ts';
