@@ -6,8 +6,8 @@ export { checkNotSpecial, makeFolders } from './make-folders.ts';
 export { printable, printableLines } from './printable.ts';
 export { seededRandom } from './seeded-random.ts';
 export { removeStaleTemps } from './stale-temps.ts';
-// Older doors of what files/ holds now, for the rooms that still import them from here.
-export { fileNameFor, jsonText, MAX_FILE_NAME_BYTES, temporaryNameFor, writeFileAtomic } from '../files/index.ts';
+// What files/ holds now, for the rooms that still import it from here (journal/, workbench/); others import files/.
+export { fileNameFor, jsonText, writeFileAtomic } from '../files/index.ts';
 export { yamlValue } from './yaml-value.ts';
 export { ENTITIES, type Entity } from './entities.ts';
 export { closestName, didYouMean, normalizeWord, suggest } from './suggest.ts';
