@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'csv-parse';
-import { readCsv } from '../src/sources/csv.ts';
+import { readCsv } from '../src/sources/csv/csv.ts';
 import { contactsCsv, formatCount, runChild } from './harness.ts';
 
 type Mode = 'csv-parse' | 'csv-parse-columns' | 'readCsv';

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { compileMapping } from '../src/mapping/compile.ts';
 import { parseMapping } from '../src/mapping/load.ts';
 import { mapRows } from '../src/mapping/map-rows.ts';
-import { readCsv } from '../src/sources/csv.ts';
+import { readCsv } from '../src/sources/csv/csv.ts';
 import { sourceFieldBatches } from '../src/sources/types.ts';
 import { contactsCsv, formatCount, runChild } from './harness.ts';
 

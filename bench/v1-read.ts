@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BENCH_DATA_DIR, generateContacts } from './generate.ts';
 import { spawnTsx } from './harness.ts';
-import { readV1Export } from '../src/sources/v1-export.ts';
+import { readV1Export } from '../src/sources/v1/v1-export.ts';
 
 const TARGET_RSS_MB = 150;
 

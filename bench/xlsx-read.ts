@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import ExcelJS from 'exceljs';
 import { BENCH_DATA_DIR, CONTACT_COLUMNS, generateContacts } from './generate.ts';
 import { spawnTsx } from './harness.ts';
-import { readXlsx } from '../src/sources/xlsx.ts';
+import { readXlsx } from '../src/sources/xlsx/xlsx.ts';
 
 const TARGET_RSS_MB = 300;
 const CAPPED_HEAP_FLAG = '--max-old-space-size=256';

@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, lstat, rename, rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { temporaryNameFor } from '../util/index.ts';
+import { replaceFile } from '../files/index.ts';
 import type { CrmClient } from '../client/index.ts';
 import { BACKUP_FILE_MODE, ATTACHMENTS_FOLDER, type AttachmentLine } from './format.ts';
 
@@ -39,16 +39,14 @@ export async function downloadAttachment(client: CrmClient, dir: string, target:
   let downloaded = false;
   if (!existing?.isFile()) {
     if (existing) await rm(file, { recursive: true, force: true });
-    const temp = temporaryNameFor(file);
-    try {
-      const got = await client.download(target.id, temp);
-      await chmod(temp, BACKUP_FILE_MODE);
-      await rename(temp, file);
-      contentType ??= got.contentType ?? null;
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
+    await replaceFile(
+      file,
+      async (temp) => {
+        const got = await client.download(target.id, temp);
+        contentType ??= got.contentType ?? null;
+      },
+      { mode: BACKUP_FILE_MODE },
+    );
     downloaded = true;
   }
   const bytes = (await lstat(file)).size;

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
-import { jsonText, writeFileAtomic } from '../util/index.ts';
+import { jsonText, writeFileAtomic } from '../files/index.ts';
 import { BACKUP_FILE_MODE, BACKUP_FORMAT } from './format.ts';
 
 const count = z.number().int().min(0);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { MatchSpec } from '../mapping/index.ts';
 import type { SetupSpec } from '../plan/index.ts';
-import { writeFileAtomic } from '../util/index.ts';
+import { writeFileAtomic } from '../files/index.ts';
 import { BACKUP_FILE_MODE } from './format.ts';
 import type { Backup } from './read-backup.ts';
 import { type Body, idOf } from './record-fields.ts';

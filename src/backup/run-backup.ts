@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
 import { type AccountIdentity, releaseLock, takeLock } from '../journal/index.ts';
-import { jsonText, makeFolders, makePrivateFolder, writeFileAtomic } from '../util/index.ts';
+import { jsonText, writeFileAtomic } from '../files/index.ts';
+import { makeFolders, makePrivateFolder, removeStaleTemps } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
 import {
   ATTACHMENTS_FOLDER,
@@ -30,7 +31,7 @@ import {
 } from './format.ts';
 import { jsonLine, readWorkFile } from './jsonl.ts';
 import { damaged, type Progress, progressSchema, readChecked, saveProgress } from './progress.ts';
-import { appendLines, commitFile, removeStaleTemps, truncateTo } from './work-files.ts';
+import { appendLines, commitFile, truncateTo } from './work-files.ts';
 
 /** Clock differences with the service that an incremental backup absorbs by overlapping. */
 const OVERLAP_MS = 5 * 60_000;

@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
-import { readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
-import { openNoFollow, processAlive, temporaryNameFor } from '../util/index.ts';
+import { replaceFile } from '../files/index.ts';
+import { openNoFollow } from '../util/index.ts';
 import { BACKUP_FILE_MODE, type DeletedLine, type ManifestFile, type SinceEntity } from './format.ts';
 import { jsonLine, readWorkFile } from './jsonl.ts';
 import { type Body, idOf } from './record-fields.ts';
@@ -52,17 +52,6 @@ function mergeKey(step: CommittedStep): ((line: Body) => number | null) | null {
   return null;
 }
 
-/** `.NAME.PID.HEX.tmp`: a file being written by process PID (temporaryNameFor). */
-const TEMP_NAME = /^\..*\.(\d+)\.[0-9a-f]{12}\.tmp$/;
-
-/** Removes what a killed run was writing; a file of a process still running is left alone. */
-export async function removeStaleTemps(folder: string): Promise<void> {
-  for (const name of await readdir(folder)) {
-    const match = TEMP_NAME.exec(name);
-    if (match && !processAlive(Number(match[1]))) await rm(join(folder, name), { force: true });
-  }
-}
-
 /**
  * Puts a step's work file in place in the folder, counted and checksummed. An incremental run
  * keeps the previous file's lines that were neither read again nor deleted. Safe to repeat after
@@ -72,41 +61,44 @@ export async function commitFile(dir: string, work: string, step: CommittedStep,
   const name = `${step.name}.jsonl`;
   const target = join(dir, name);
   const source = join(work, name);
-  const temp = temporaryNameFor(target);
-  const out = createWriteStream(temp, { flags: 'wx', mode: BACKUP_FILE_MODE });
   const hash = createHash('sha256');
   let records = 0;
   let bytes = 0;
-  const write = (line: Body): void => {
-    const text = jsonLine(line);
-    hash.update(text);
-    bytes += Buffer.byteLength(text);
-    records += 1;
-    out.write(text);
-  };
-  try {
-    const key = mergeKey(step);
-    if (incremental && key !== null) {
-      const entity = step.kind === 'list' && step.since ? step.since : 'kases';
-      const replaced = new Set<number>(deleted.filter((d) => d.entity === entity).map((d) => d.id));
-      // kase-parties: the projects read again are those in this run's kases file.
-      for await (const line of readWorkFile(step.name === 'kase-parties' ? join(work, 'kases.jsonl') : source)) {
-        const id = idOf(line);
-        if (id !== null) replaced.add(id);
+  await replaceFile(
+    target,
+    async (temp) => {
+      const out = createWriteStream(temp, { flags: 'wx', mode: BACKUP_FILE_MODE });
+      const write = (line: Body): void => {
+        const text = jsonLine(line);
+        hash.update(text);
+        bytes += Buffer.byteLength(text);
+        records += 1;
+        out.write(text);
+      };
+      try {
+        const key = mergeKey(step);
+        if (incremental && key !== null) {
+          const entity = step.kind === 'list' && step.since ? step.since : 'kases';
+          const replaced = new Set<number>(deleted.filter((d) => d.entity === entity).map((d) => d.id));
+          // kase-parties: the projects read again are those in this run's kases file.
+          for await (const line of readWorkFile(step.name === 'kase-parties' ? join(work, 'kases.jsonl') : source)) {
+            const id = idOf(line);
+            if (id !== null) replaced.add(id);
+          }
+          for await (const line of readWorkFile(target)) {
+            const id = key(line);
+            if (id === null || !replaced.has(id)) write(line);
+          }
+        }
+        for await (const line of readWorkFile(source)) write(line);
+        out.end();
+        await finished(out);
+      } catch (error) {
+        out.destroy();
+        throw error;
       }
-      for await (const line of readWorkFile(target)) {
-        const id = key(line);
-        if (id === null || !replaced.has(id)) write(line);
-      }
-    }
-    for await (const line of readWorkFile(source)) write(line);
-    out.end();
-    await finished(out);
-    await rename(temp, target);
-  } catch (error) {
-    out.destroy();
-    await rm(temp, { force: true });
-    throw error;
-  }
+    },
+    { mode: BACKUP_FILE_MODE },
+  );
   return { records, bytes, sha256: hash.digest('hex') };
 }

@@ -2,7 +2,7 @@ import type { BackupSummary } from '../backup/index.ts';
 import { EXIT } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { accountOf } from './import.ts';
+import { accountOf } from '../client/index.ts';
 import { formatCount } from '../util/index.ts';
 
 export function formatBackupSummary(summary: BackupSummary, out: string): string {

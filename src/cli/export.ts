@@ -2,7 +2,7 @@ import { EXIT } from '../errors/index.ts';
 import { type ExportFlags, type ExportSummary, LOCAL_WHERE_HELP } from '../export/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { accountOf } from './import.ts';
+import { accountOf } from '../client/index.ts';
 import { ProgressLine } from './progress-line.ts';
 import { formatCount } from '../util/index.ts';
 

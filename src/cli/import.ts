@@ -1,64 +1,16 @@
-import { isAbsolute, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { accountOf, type CrmClient, type V1LiveConnection, type V1WireFormat } from '../client/index.ts';
-import { defaultStateDir, isV1LiveInput, printableLines } from '../util/index.ts';
-
-export { defaultStateDir } from '../util/index.ts';
+import { accountOf, type CrmClient } from '../client/index.ts';
+import { defaultStateDir, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { describeRunSource } from '../plan/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
-import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectWith } from './connection-flags.ts';
 import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
+import { DEFAULT_GIVE_UP_AFTER_MS, inputPath, parseDuration, parseSince, path, type V1Flags, v1Format, v1LiveOf, wholeNumber } from './flags.ts';
 import { version } from './version.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
-
-export function path(value: unknown, cwd: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', 'a file or folder option needs a value');
-  return isAbsolute(value) ? value : resolve(cwd, value);
-}
-
-/** `--input`: a file (resolved like any path), or a live legacy account (`v1+https://HOST`), an address kept as given. */
-export function inputPath(value: unknown, cwd: string): string | undefined {
-  return typeof value === 'string' && isV1LiveInput(value) ? value : path(value, cwd);
-}
-
-export function wholeNumber(value: unknown, flag: string, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = String(value);
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new FerryError('USAGE', `--${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
-  }
-  return Number(text);
-}
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
-
-/**
- * A duration as a person writes it: `30m`, `90s`, `1h30m`, `500ms` (whole numbers, units ms, s,
- * m or min, h, largest first or in any order). Returns milliseconds.
- */
-export function parseDuration(value: unknown, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const text = String(value).trim().toLowerCase();
-  const parts = [...text.matchAll(/(\d+)\s*(ms|min|s|m|h)/g)];
-  const rebuilt = parts.map((p) => p[0]).join('');
-  if (parts.length === 0 || rebuilt.replace(/\s/g, '') !== text.replace(/\s/g, '')) {
-    throw new FerryError('USAGE', `--${flag} takes a duration such as 30m, 90s or 1h30m, got ${JSON.stringify(String(value))}`);
-  }
-  const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
-  if (ms < 1000) throw new FerryError('USAGE', `--${flag} must be at least 1s, got ${JSON.stringify(String(value))}`);
-  return ms;
-}
-
-/**
- * The longest a run waits for the service at a time before it stops (exit 4): an outage, or a
- * pause the service asks for (a 429's `Retry-After` or its hourly window's reset). A little over
- * the hourly window, so that a rate limit never stops a run that is left to wait.
- */
-export const DEFAULT_GIVE_UP_AFTER_MS = 65 * 60_000;
 
 export interface ImportCommandOptions {
   run: ImportOptionsInput;
@@ -67,23 +19,7 @@ export interface ImportCommandOptions {
   /** The transport's settings for the run: a pool of `concurrency` connections, the outage budget. */
   transport: { connections: number; giveUpAfterMs: number };
   /** Live v1 sources: the format to ask for (--v1-format) and the `lastmodified` filter (--since). */
-  v1: { format: V1WireFormat; since: Date | undefined };
-}
-
-/** `--v1-format xml|json`. */
-export function v1Format(value: unknown): V1WireFormat {
-  const format = value ?? 'xml';
-  if (format !== 'xml' && format !== 'json') throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
-  return format;
-}
-
-/** `--since 2024-05-01` or `--since 2024-05-01T12:00:00Z`: a moment (a date alone is its midnight, UTC). */
-export function parseSince(value: unknown): Date | undefined {
-  if (value === undefined) return undefined;
-  const text = String(value).trim();
-  const moment = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ? new Date(text) : new Date(Number.NaN);
-  if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', `--since takes a date or a time with its zone, such as 2024-05-01 or 2024-05-01T12:00:00Z, got ${JSON.stringify(text)}`);
-  return moment;
+  v1: V1Flags;
 }
 
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
@@ -134,20 +70,6 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
   return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport, v1: { format: v1Format(v['v1-format']), since: parseSince(v.since) } };
 }
-
-/**
- * How a command that connects reaches live v1 inputs: the old account's token from
- * CRM_FERRY_V1_TOKEN, the command's transport settings and `--verbose` log; a source at the
- * address written to, without a token of its own, shares the command's connection.
- */
-export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v1: ImportCommandOptions['v1'], transport?: ImportCommandOptions['transport']): Promise<V1LiveConnection> {
-  const { v1LiveConnection } = await import('../client/index.ts');
-  const log = connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {};
-  return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log, stopSignal: io.signal } });
-}
-
-/** The commands beside this one take it from here. */
-export { accountOf };
 
 /**
  * Asks before --fresh sets the state aside. The question goes to standard error, so that it is

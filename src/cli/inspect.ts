@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { isV1LiveInput, printable, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
-import { type InspectOptions, type InspectReport, normalizeDelimiter, normalizeHeaderRow } from '../sources/index.ts';
+import { describeDelimiter, type InspectOptions, type InspectReport, normalizeDelimiter, normalizeHeaderRow } from '../sources/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 
 /** Builds the library options from the flags; every flag error is a USAGE error. */
@@ -34,10 +34,6 @@ export function toInspectOptions(args: ParsedArgs): { file: string; json: boolea
     }
   }
   return { file: args.positionals[0] as string, json: Boolean(v.json), options };
-}
-
-function describeDelimiter(delimiter: string): string {
-  return delimiter === '\t' ? 'tab' : JSON.stringify(delimiter);
 }
 
 const ENCODING_BASIS: Record<NonNullable<InspectReport['encodingBasis']>, string> = {

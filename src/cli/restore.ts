@@ -2,7 +2,8 @@ import type { RestoreSummary } from '../backup/index.ts';
 import { EXIT } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { accountOf, path, wholeNumber } from './import.ts';
+import { accountOf } from '../client/index.ts';
+import { path, wholeNumber } from './flags.ts';
 import { formatImportSummary, ImportProgress, importExitCode } from './import-report.ts';
 import { formatCount } from '../util/index.ts';
 

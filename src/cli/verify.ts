@@ -3,11 +3,12 @@ import { describeRunSource } from '../plan/index.ts';
 import type { VerifyEvent, VerifyNotCarried, VerifyOptionsInput, VerifySummary } from '../verify/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, defaultStateDir, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './import.ts';
+import { accountOf } from '../client/index.ts';
+import { DEFAULT_GIVE_UP_AFTER_MS, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './flags.ts';
 import { recordUsage, relativePath, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 import { notListedText, VERIFY_COUNTS, verifyOutcome } from '../report/index.ts';
 import { version } from './version.ts';
-import { formatCount } from '../util/index.ts';
+import { defaultStateDir, formatCount } from '../util/index.ts';
 
 /** Builds verify's options from its flags: a PLAN, or --mapping and --input, and the state folder rules of `run` and `import`. */
 export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInput {

@@ -4,7 +4,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { EXIT, FerryError } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
-import { accountOf, DEFAULT_GIVE_UP_AFTER_MS, wholeNumber } from './import.ts';
+import { accountOf } from '../client/index.ts';
+import { DEFAULT_GIVE_UP_AFTER_MS, wholeNumber } from './flags.ts';
 import { version } from './version.ts';
 import type { EngineWords } from '../workbench/index.ts';
 

@@ -3,7 +3,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
-import { jsonText, makeFolders, writeFileAtomic } from '../util/index.ts';
+import { jsonText, writeFileAtomic } from '../files/index.ts';
+import { makeFolders } from '../util/index.ts';
 
 export const storedProfileSchema = z.object({
   baseUrl: z.string().url(),

@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   'EXPORT_WRITE',
   // Sandbox
   'SANDBOX_STATE',
+  'SANDBOX_REQUEST',
   // A bug in crm-ferry itself
   'INTERNAL',
 ] as const;

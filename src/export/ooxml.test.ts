@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readXlsx } from '../sources/xlsx.ts';
-import { serialToDate } from '../sources/xlsx-cells.ts';
+import { readXlsx } from '../sources/xlsx/xlsx.ts';
+import { serialToDate } from '../files/index.ts';
 import { cellXml, serialText } from './ooxml.ts';
 import { openWriter } from './writers.ts';
 

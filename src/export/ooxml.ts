@@ -1,3 +1,4 @@
+import { serialOf, UNIX_EPOCH_SERIAL } from '../files/index.ts';
 import type { Cell } from './columns.ts';
 import { looksLikeFormula } from './writer-types.ts';
 
@@ -68,26 +69,6 @@ export function textElement(text: string): string {
   return spacey ? `<t xml:space="preserve">${body}</t>` : `<t>${body}</t>`;
 }
 
-/** Column letters: 0 -> A, 26 -> AA. */
-export function letters(index: number): string {
-  let n = index + 1;
-  let out = '';
-  while (n > 0) {
-    const rem = (n - 1) % 26;
-    out = String.fromCharCode(65 + rem) + out;
-    n = Math.floor((n - 1) / 26);
-  }
-  return out;
-}
-
-const DAY_MS = 86_400_000;
-/** Days between the spreadsheet epoch (1899-12-30) and 1970-01-01. */
-const EPOCH_OFFSET = 25569;
-
-function serial(ms: number): number {
-  return ms / DAY_MS + EPOCH_OFFSET;
-}
-
 /** Style indexes in styles.xml below. */
 export const STYLE = { header: 1, date: 2, timestamp: 3, text: 4 } as const;
 
@@ -138,7 +119,7 @@ export const SHEET_OPEN =
 
 /** A date cell's value: days since the spreadsheet epoch, as a number. */
 function dateSerial(cell: { date: string } | { timestamp: string }): number {
-  return serial('date' in cell ? Date.parse(`${cell.date}T00:00:00Z`) : Date.parse(cell.timestamp));
+  return serialOf('date' in cell ? Date.parse(`${cell.date}T00:00:00Z`) : Date.parse(cell.timestamp));
 }
 
 /** The digits of `text` from `at`, `count` of them, as a number; -1 when one is not a digit. */
@@ -199,7 +180,7 @@ export function serialText(text: string, instant: boolean): string | null {
     if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59 || seconds < 0 || seconds > 59) return null;
     second = hours * 3600 + minutes * 60 + seconds;
   }
-  const days = civilDays(year, month, day) + EPOCH_OFFSET;
+  const days = civilDays(year, month, day) + UNIX_EPOCH_SERIAL;
   return days < 0 ? null : `${days}${dayFraction(second)}`;
 }
 

@@ -1,4 +1,4 @@
-import { rename, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -6,7 +6,8 @@ import { accountOf, type CatalogPart, type CrmClient, EVERY_TASK_STATUS, type Fi
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { loadMapping } from '../mapping/index.ts';
-import { fileNameFor, jsonText, makePrivateFolder, pathInside, readTextInput, temporaryNameFor, writeFileAtomic } from '../util/index.ts';
+import { fileNameFor, jsonText, replaceFile, writeFileAtomic } from '../files/index.ts';
+import { makePrivateFolder, pathInside, readTextInput } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
 import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, namesNeeded, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
@@ -370,12 +371,11 @@ async function downloadAttachment(client: CrmClient, dir: string, id: number, fi
   await makePrivateFolder(folder, context);
   const name = fileNameFor(typeof filename === 'string' && filename !== '' ? filename : 'attachment');
   const file = await pathInside(dir, `${id}/${name}`, context);
-  const temp = temporaryNameFor(file);
   try {
-    await client.download(id, temp);
-    await rename(temp, file);
+    await replaceFile(file, async (temp) => {
+      await client.download(id, temp);
+    });
   } catch (error) {
-    await rm(temp, { force: true });
     if (error instanceof FerryError) throw error;
     throw new FerryError('EXPORT_WRITE', `cannot write the attachment ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
   }

@@ -1,8 +1,6 @@
-import { csvField } from '../mapping/index.ts';
-import { AtomicFile, commitWithDeleted } from './atomic-file.ts';
-import { ChunkedText, sendTo } from './chunked-text.ts';
+import { AtomicFile, ChunkedText, csvDocument, csvField, type CsvFraming, csvStart, CsvText, neutraliseFormula, sendTo } from '../files/index.ts';
+import { commitWithDeleted } from './deleted-ids.ts';
 import type { Cell } from './columns.ts';
-import { neutraliseFormula } from '../util/index.ts';
 import { type Body, type DeletedRecord, type ExportWriter } from './writer-types.ts';
 
 function csvText(cell: Cell, raw: boolean): string {
@@ -12,13 +10,13 @@ function csvText(cell: Cell, raw: boolean): string {
   return raw ? cell : neutraliseFormula(cell);
 }
 
-/** CSV in UTF-8 with a BOM and CRLF (what Excel opens as it is) unless plain. */
+/** CSV framed for Excel (files/csv.ts) unless plain. */
 export class CsvWriter implements ExportWriter {
   readonly usesCells = true;
   readonly textsCut = 0;
   readonly #file: AtomicFile | null;
-  readonly #text: ChunkedText;
-  readonly #eol: string;
+  readonly #text: CsvText;
+  readonly #framing: CsvFraming;
   #deleted: DeletedRecord[] | null = null;
 
   constructor(
@@ -26,18 +24,17 @@ export class CsvWriter implements ExportWriter {
     header: string[],
     private readonly options: { plain: boolean; raw: boolean; stdout?: NodeJS.WritableStream | undefined },
   ) {
-    this.#eol = options.plain ? '\n' : '\r\n';
-    // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
-    const bom = !options.plain && target !== null ? '\uFEFF' : '';
+    this.#framing = options.plain ? 'plain' : 'excel';
     this.#file = target === null ? null : new AtomicFile(target);
-    this.#text = new ChunkedText(sendTo(this.#file, options.stdout), `${bom}${header.map(csvField).join(',')}${this.#eol}`);
+    // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
+    this.#text = new CsvText(sendTo(this.#file, options.stdout), this.#framing, csvStart(header, this.#framing, this.#framing === 'excel' && target !== null));
   }
 
   write(cells: Cell[]): Promise<void> | undefined {
     const raw = this.options.raw;
     const fields = new Array<string>(cells.length);
     for (let i = 0; i < cells.length; i += 1) fields[i] = csvField(csvText(cells[i] as Cell, raw));
-    return this.#text.add(fields.join(',') + this.#eol);
+    return this.#text.row(fields);
   }
 
   async deleted(records: DeletedRecord[]): Promise<void> {
@@ -47,9 +44,13 @@ export class CsvWriter implements ExportWriter {
   async commit(): Promise<string[]> {
     await this.#text.flush();
     // The deleted-ids file always has its BOM unless --plain, even when the export went to standard output.
-    const bom = this.options.plain ? '' : '\uFEFF';
-    const eol = this.#eol;
-    const deleted = this.#deleted && `${bom}id,deletedAt${eol}${this.#deleted.map((d) => `${d.id},${d.deletedAt}${eol}`).join('')}`;
+    const deleted =
+      this.#deleted &&
+      csvDocument(
+        ['id', 'deletedAt'],
+        this.#deleted.map((d) => [String(d.id), d.deletedAt]),
+        this.#framing,
+      );
     return commitWithDeleted(this.#file, this.target, deleted, 'csv');
   }
 

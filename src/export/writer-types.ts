@@ -30,5 +30,5 @@ export interface ExportWriter {
   readonly textsCut: number;
 }
 
-// Kept in util (formula.ts) so that every room writing files for people shares it.
-export { looksLikeFormula } from '../util/index.ts';
+// Kept in files/ (formula.ts) so that every room writing files for people shares it.
+export { looksLikeFormula } from '../files/index.ts';

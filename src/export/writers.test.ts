@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FerryError } from '../errors/index.ts';
-import { readXlsx } from '../sources/xlsx.ts';
-import { openXlsxParts } from '../sources/xlsx-container.ts';
+import { readXlsx } from '../sources/xlsx/xlsx.ts';
+import { openXlsxParts } from '../sources/xlsx/xlsx-container.ts';
 import { openWriter, XLSX_MAX_TEXT } from './writers.ts';
 
 /** Files whose writes fail once opened, as on a disk that fills up: the file exists, its bytes never arrive. */

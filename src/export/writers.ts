@@ -1,14 +1,14 @@
 /**
  * The door to the export's writers: openWriter picks one by format. The writers and their parts
- * live beside it, one concern a file: atomic-file.ts (a file renamed into place when complete),
- * check-target.ts, chunked-text.ts, text-writers.ts (CSV, JSON Lines), ooxml.ts and xlsx-writer.ts.
+ * live beside it, one concern a file: deleted-ids.ts (the ids deleted since the last export, beside it),
+ * check-target.ts, text-writers.ts (CSV, JSON Lines), ooxml.ts and xlsx-writer.ts.
  */
 import { FerryError } from '../errors/index.ts';
 import { CsvWriter, JsonlWriter } from './text-writers.ts';
 import type { ExportFormat, ExportWriter } from './writer-types.ts';
 import { XLSX_MAX_ROWS, XlsxWriter } from './xlsx-writer.ts';
 
-export { deletedFileOf, removeStaleTemps } from './atomic-file.ts';
+export { deletedFileOf, removeStaleTemps } from './deleted-ids.ts';
 export { checkTarget } from './check-target.ts';
 export { XLSX_MAX_TEXT } from './ooxml.ts';
 export { looksLikeFormula, type DeletedRecord, type ExportFormat, type ExportWriter } from './writer-types.ts';

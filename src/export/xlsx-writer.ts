@@ -1,8 +1,7 @@
 import { FerryError } from '../errors/index.ts';
-import { AtomicFile } from './atomic-file.ts';
-import { ChunkedText } from './chunked-text.ts';
+import { AtomicFile, ChunkedText, columnLetters } from '../files/index.ts';
 import type { Cell } from './columns.ts';
-import { cellXml, contentTypes, cutText, letters, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, textElement, workbookRels, workbookXml, XLSX_MAX_TEXT } from './ooxml.ts';
+import { cellXml, contentTypes, cutText, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, textElement, workbookRels, workbookXml, XLSX_MAX_TEXT } from './ooxml.ts';
 import type { DeletedRecord, ExportWriter } from './writer-types.ts';
 import { ZipWriter, type ZipEntrySink } from './zip.ts';
 import { formatCount } from '../util/index.ts';
@@ -42,7 +41,7 @@ export class XlsxWriter implements ExportWriter {
     modified: Date,
     private readonly maxRows: number,
   ) {
-    this.#opens = header.map((_, i) => `<c r="${letters(i)}`);
+    this.#opens = header.map((_, i) => `<c r="${columnLetters(i + 1)}`);
     this.#file = new AtomicFile(target);
     this.#zip = new ZipWriter(this.#file.stream, modified);
   }
@@ -68,7 +67,7 @@ export class XlsxWriter implements ExportWriter {
         cell = cutText(cell);
         this.#cut += 1;
       }
-      row += cellXml(`${this.#opens[i] ?? `<c r="${letters(i)}`}${at}`, cell, this.raw);
+      row += cellXml(`${this.#opens[i] ?? `<c r="${columnLetters(i + 1)}`}${at}`, cell, this.raw);
     }
     return `${row}</row>`;
   }
@@ -90,7 +89,7 @@ export class XlsxWriter implements ExportWriter {
     await this.#text.add(
       `${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/><cols>${widths
         .map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`)
-        .join('')}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${letters(i)}1" t="inlineStr" s="${STYLE.header}"><is>${textElement(name)}</is></c>`).join('')}</row>`,
+        .join('')}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${columnLetters(i + 1)}1" t="inlineStr" s="${STYLE.header}"><is>${textElement(name)}</is></c>`).join('')}</row>`,
     );
     for (const row of sample) {
       this.#rows += 1;
@@ -127,7 +126,7 @@ export class XlsxWriter implements ExportWriter {
 
   async #commit(): Promise<string[]> {
     if (this.#sample) await this.#start();
-    const last = `${letters(Math.max(0, this.header.length - 1))}${this.#rows}`;
+    const last = `${columnLetters(Math.max(1, this.header.length))}${this.#rows}`;
     await this.#text.add(`</sheetData><autoFilter ref="A1:${last}"/></worksheet>`);
     await this.#text.flush();
     await this.#sheet?.end();
@@ -142,7 +141,7 @@ export class XlsxWriter implements ExportWriter {
         ),
       );
     }
-    const filterRange = `'Export'!$A$1:$${letters(Math.max(0, this.header.length - 1))}$${this.#rows}`;
+    const filterRange = `'Export'!$A$1:$${columnLetters(Math.max(1, this.header.length))}$${this.#rows}`;
     await this.#zip.addBuffer('xl/workbook.xml', Buffer.from(workbookXml(sheets, filterRange)));
     await this.#zip.addBuffer('xl/_rels/workbook.xml.rels', Buffer.from(workbookRels(sheets.length)));
     await this.#zip.addBuffer('xl/styles.xml', Buffer.from(STYLES));

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { crc32, createDeflateRaw, deflateRawSync, type ZlibOptions } from 'node:zlib';
 import { FerryError } from '../errors/index.ts';
+import { drained } from '../files/index.ts';
 
 /**
  * A zip archive written front to back into one stream: what an XLSX file is. yazl did this before;
@@ -38,29 +39,6 @@ function dosTime(date: Date): { time: number; date: number } {
     time: (date.getHours() << 11) | (date.getMinutes() << 5) | Math.floor(date.getSeconds() / 2),
     date: ((year - 1980) << 9) | ((date.getMonth() + 1) << 5) | date.getDate(),
   };
-}
-
-/**
- * Waits until a stream takes more; fails when it fails or closes first. A stream destroyed by an
- * earlier error (a full disk) never drains and emits nothing more: waiting for 'drain' alone
- * waited for ever, and node exited with 13 and no word. No listener is left behind.
- */
-export function drained(stream: NodeJS.WritableStream): Promise<void> {
-  if ((stream as { destroyed?: boolean }).destroyed) return Promise.reject(new Error('the output was closed before it took everything'));
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error): void => {
-      stream.off('drain', onDrain);
-      stream.off('error', done);
-      stream.off('close', onClose);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onDrain = (): void => done();
-    const onClose = (): void => done(new Error('the output was closed before it took everything'));
-    stream.on('drain', onDrain);
-    stream.on('error', done);
-    stream.on('close', onClose);
-  });
 }
 
 /** Hands text to a streamed entry; `end` finishes the entry. */

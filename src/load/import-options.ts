@@ -10,7 +10,7 @@ import type { AccountIdentity } from '../journal/index.ts';
 import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
 import { type NotCarried, type RejectReason, runSourceSchema } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
-import type { SetupPlan, SetupReport } from './setup.ts';
+import type { SetupPlan, SetupReport } from './setup-plan.ts';
 
 type Body = Record<string, unknown>;
 

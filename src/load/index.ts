@@ -17,23 +17,11 @@ export {
   type StepSummary,
 } from './run-import.ts';
 export { runRollback, type RollbackOptions, type RollbackSummary } from './rollback.ts';
-export {
-  applySetup,
-  assertNothingMissing,
-  collectNames,
-  KIND_WORDS,
-  planSetup,
-  plannedSetup,
-  runSetup,
-  setupForRun,
-  undoSetup,
-  type ChecklistItem,
-  type ChecklistKind,
-  type SetupKind,
-  type SetupCommandOptions,
-  type SetupItem,
-  type SetupPlan,
-  type SetupReport,
-} from './setup.ts';
+export { KIND_WORDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
+export { applySetup } from './setup-apply.ts';
+export { assertNothingMissing, collectNames, planSetup, type ChecklistItem, type SetupItem, type SetupPlan, type SetupReport } from './setup-plan.ts';
+export { undoSetup } from './setup-undo.ts';
+export { plannedSetup, runSetup, setupForRun, type SetupCommandOptions } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
-export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions } from './open-run.ts';
+export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions, type ReadNamesOptions } from './open-run.ts';
+export { WriteSlots } from './write-slots.ts';

@@ -18,12 +18,22 @@ export interface AccountNames {
   users: () => Promise<number[]>;
 }
 
+/** What readNames may be handed instead of reading, and what it reads. */
+export interface ReadNamesOptions {
+  /** A resolver the caller has already: nothing is read. */
+  resolver?: NameResolver | undefined;
+  /** The names themselves (a restore reads them once for all its runs): only the resolver is made. */
+  catalog?: AccountCatalog | undefined;
+  /** catalogWanted of the run's mappings: only the users and the lists the mappings can name. @default all of them */
+  wanted?: CatalogWanted | undefined;
+}
+
 /**
  * Reads the account's names (users, pipelines, fields, ...) once, unless the caller has a resolver
- * already, or the names themselves (a restore reads them once for all its runs). With `wanted`
- * (catalogWanted of the run's mappings) only the users and the lists the mappings can name.
+ * or the names already (ReadNamesOptions).
  */
-export async function readNames(client: CrmClient, given?: NameResolver, known?: AccountCatalog, wanted?: CatalogWanted): Promise<AccountNames> {
+export async function readNames(client: CrmClient, options: ReadNamesOptions = {}): Promise<AccountNames> {
+  const { resolver: given, catalog: known, wanted } = options;
   const before = client.transport.requestsSent;
   const catalog = given ? null : (known ?? (await readAccountCatalog(client, wanted)));
   const resolver = given ?? createResolver(catalog as AccountCatalog);
@@ -62,7 +72,7 @@ export interface OpenedRun extends PreparedRun {
 export async function openRun(options: OpenRunOptions, deps: { client: CrmClient; resolver?: NameResolver | undefined; catalog?: AccountCatalog | undefined }): Promise<OpenedRun> {
   const prepared = await prepareRun(options.source, options.prepare);
   const wanted = options.allNames?.(prepared.plan) ? undefined : catalogWanted(prepared.steps.map((step) => step.mapping));
-  const names = await readNames(deps.client, deps.resolver, deps.catalog, wanted);
+  const names = await readNames(deps.client, { resolver: deps.resolver, catalog: deps.catalog, wanted });
   const state = await StateDir.open({ ...options.state, account: options.state.account ?? accountOf(deps.client), users: names.users });
   return { ...prepared, names, state };
 }

@@ -78,6 +78,18 @@ function serviceProblems(error: ApiError, mapping: Pick<Mapping, 'fields'>): Rec
   });
 }
 
+/** A row ready to be written (RecordSender.write). */
+interface RowToWrite {
+  mapped: MappedRecord;
+  /** What is sent, and its fingerprint (what the journal keeps to tell a changed row). */
+  body: Body;
+  fp: string;
+  /** The record an earlier run wrote for the row, from the journal; null for a row it does not know. */
+  known: (RowState & { id: number }) | null;
+  /** The account's record the row takes instead of creating one, and why; null to create. */
+  found: Found | null;
+}
+
 /**
  * The account's record a new row takes, and why: `match:` found it, an earlier row made it by name
  * (updated with this row), or an earlier run made it for this row though its journal line was lost
@@ -198,7 +210,7 @@ export class RecordSender {
     }
     step.ready += 1;
     try {
-      await this.write(step, mapped, body, fp, known, found);
+      await this.write(step, { mapped, body, fp, known, found });
     } finally {
       step.ready -= 1;
       // Its look-up held back for others to share it, a row waits no longer than the writes have rows to write.
@@ -210,7 +222,8 @@ export class RecordSender {
    * Creates, adopts or updates a row's record (in a dry run, counts what that would send); `found`
    * says which record of the account the row takes, and why.
    */
-  async write(step: StepRun, mapped: MappedRecord, body: Body, fp: string, known: (RowState & { id: number }) | null, found: Found | null): Promise<void> {
+  async write(step: StepRun, row: RowToWrite): Promise<void> {
+    const { mapped, body, fp, known, found } = row;
     if (this.ctx.options.dryRun) return this.countDry(step, mapped, body, known, found?.record ?? null);
     // The intent of a plain create is queued while the row waits for a slot: the row that first
     // needs its own on disk writes every intent queued by then in one group, so that the rows

@@ -1,7 +1,6 @@
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { csvFieldForPeople } from '../mapping/index.ts';
+import { csvFieldForPeople, CsvFile } from '../files/index.ts';
 import { makePrivateFolder } from '../util/index.ts';
 
 /**
@@ -24,8 +23,6 @@ export interface SuccessRow {
 
 const COLUMNS = ['_row', 'key', 'action', 'id', 'url', 'warnings'];
 const HINT = 'Free the disk (or fix the folder) and run the same command again: what was written is in the journal, and is not written twice.';
-const FLUSH_AT = 64 * 1024;
-let sequence = 0;
 
 /**
  * The success file of a step: one line per row written, matched or found unchanged, and per
@@ -34,22 +31,18 @@ let sequence = 0;
  * BOM and CRLF so that Excel opens it as it is.
  */
 export class SuccessWriter {
-  #buffer = `\uFEFF${COLUMNS.join(',')}\r\n`;
   #closed = false;
 
   private constructor(
     readonly file: string,
-    private readonly handle: FileHandle,
-    private readonly temp: string,
+    private readonly csv: CsvFile,
   ) {}
 
   static async open(file: string): Promise<SuccessWriter> {
-    sequence += 1;
-    const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
     try {
       // The results folder is refused when it is a link; the file is made fresh (exclusive create) and renamed into place.
       await makePrivateFolder(dirname(file), { what: 'the results folder of the state' });
-      return new SuccessWriter(file, await open(temp, 'wx', 0o600), temp);
+      return new SuccessWriter(file, await CsvFile.open(file, COLUMNS, { what: 'the success file', hint: HINT }));
     } catch (error) {
       if (error instanceof FerryError) throw error;
       throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: HINT });
@@ -58,37 +51,18 @@ export class SuccessWriter {
 
   async write(row: SuccessRow): Promise<void> {
     if (this.#closed) throw new Error('SuccessWriter.write after commit or abort');
-    this.#buffer += `${[String(row.row), csvFieldForPeople(row.key), row.action, String(row.id), csvFieldForPeople(row.url), csvFieldForPeople(row.warnings)].join(',')}\r\n`;
-    if (this.#buffer.length >= FLUSH_AT) {
-      const text = this.#buffer;
-      this.#buffer = '';
-      try {
-        await this.handle.write(text, null, 'utf8');
-      } catch (error) {
-        throw new FerryError('EXPORT_WRITE', `cannot write the success file ${this.file}: ${(error as Error).message}`, { location: { file: this.file }, cause: error, hint: HINT });
-      }
-    }
+    await this.csv.add([String(row.row), csvFieldForPeople(row.key), row.action, String(row.id), csvFieldForPeople(row.url), csvFieldForPeople(row.warnings)]);
   }
 
   async commit(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      await this.handle.write(this.#buffer, null, 'utf8');
-      await this.handle.sync();
-      await this.handle.close();
-      await rename(this.temp, this.file);
-    } catch (error) {
-      await this.handle.close().catch(() => undefined);
-      await rm(this.temp, { force: true });
-      throw new FerryError('EXPORT_WRITE', `cannot write the success file ${this.file}: ${(error as Error).message}`, { location: { file: this.file }, cause: error, hint: HINT });
-    }
+    await this.csv.commit();
   }
 
   async abort(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.handle.close().catch(() => undefined);
-    await rm(this.temp, { force: true });
+    await this.csv.abort();
   }
 }

@@ -1,4 +1,3 @@
-import pLimit from 'p-limit';
 import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
 import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, StateDir, writeRollbacks } from '../journal/index.ts';
 import type { Entity } from '../mapping/index.ts';
@@ -6,7 +5,8 @@ import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { isMadeKey, shownKey } from './made-by-name.ts';
 import { planUpdate, signatureOf } from './records.ts';
-import { setupRuns, undoSetup } from './setup.ts';
+import { setupRuns, undoSetup } from './setup-undo.ts';
+import { WriteSlots } from './write-slots.ts';
 
 type Body = Record<string, unknown>;
 /** The records that carry tags. */
@@ -103,7 +103,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     // Said before the first undo: until it finishes, a run refuses this state.
     if (!options.dryRun && !rollbacks.pending) await writeRollbacks(state.dir, { ...rollbacks, pending: { run: rollbackRun, targets, started: new Date().toISOString() } });
     const service = new RecordService(deps.client, deps.signal);
-    const limit = pLimit(options.concurrency ?? 8);
+    const limit = new WriteSlots(options.concurrency ?? 8);
     // Per tagged list, the tags the undone records carried (lower case -> as first spelled).
     const tagged = new Map<TaggedEntity, Map<string, string>>();
 
@@ -139,7 +139,7 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       // An organisation made by name goes after the people of the same runs: it is kept while
       // anyone still belongs to it (see made-by-name.ts).
       const undoRow = (row: RowUndo): Promise<void> =>
-        limit(async () => {
+        limit.run(async () => {
           if (deps.signal?.aborted) {
             summary.interrupted = true;
             return;
@@ -253,13 +253,7 @@ const LISTED_BY_TIME: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'o
  * earliest create), the others (and any not in that list) one by one. An id missing from the map
  * was not read (the rollback was interrupted).
  */
-async function readForCheck(
-  service: RecordService,
-  entity: Entity,
-  rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>,
-  limit: ReturnType<typeof pLimit>,
-  signal: AbortSignal | undefined,
-): Promise<Map<number, Body | null>> {
+async function readForCheck(service: RecordService, entity: Entity, rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>, limit: WriteSlots, signal: AbortSignal | undefined): Promise<Map<number, Body | null>> {
   const found = new Map<number, Body | null>();
   if (rows.length === 0) return found;
   const wanted = new Set(rows.map((r) => r.now.id));
@@ -276,7 +270,7 @@ async function readForCheck(
     [...wanted]
       .filter((id) => !found.has(id))
       .map((id) =>
-        limit(async () => {
+        limit.run(async () => {
           if (signal?.aborted) return;
           found.set(id, await service.read(entity, id));
         }),

@@ -18,7 +18,8 @@ import { RowWindow } from './row-window.ts';
 import type { RecordService } from '../client/index.ts';
 import { findCreated } from './lost-creates.ts';
 import { isMadeKey } from './made-by-name.ts';
-import { setupForRun, type SetupReport } from './setup.ts';
+import type { SetupReport } from './setup-plan.ts';
+import { setupForRun } from './setup.ts';
 import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
 

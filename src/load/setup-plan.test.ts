@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountCatalog, NameUse } from '../mapping/index.ts';
-import { type NameNeed, planSetup } from './setup.ts';
+import { type NameNeed, planSetup } from './setup-plan.ts';
 
 const CATALOG: AccountCatalog = {
   users: [],

@@ -1,6 +1,7 @@
 /**
- * The write slots of a run: at most `size` rows (`--concurrency`) sending at once, the others
- * waiting in the order they asked. A count and a queue of waiters: a row that finds a slot free
+ * The one concurrency limiter of crm-ferry. The write slots of a run: at most `size` rows
+ * (`--concurrency`) sending at once, the others waiting in the order they asked; rollback's and
+ * verify's requests take turns in it the same way. A count and a queue of waiters: a row that finds a slot free
  * takes it in its own turn, with no promise of its own (p-limit, used before, made four promises
  * and a queue entry for every row, free slot or not).
  */

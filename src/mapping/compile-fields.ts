@@ -272,7 +272,7 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
         return;
       }
       await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
-        if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, info, yamlPath, required, raw);
+        if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, { info, yamlPath, required, raw });
         else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
         else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
         else await emitSimple(context, entry, info, yamlPath, required, raw);
@@ -371,7 +371,7 @@ async function emitNumbered(context: FieldContext, field: FieldEntry, info: Targ
     try {
       // The policy holds for each item: a third phone that cannot be read leaves the first two.
       await emitGuarded(context, field, info, yamlPath, policy, raw, async () => {
-        if (field.ref !== undefined && field.key !== undefined) await emitRef(context, field, info, yamlPath, undefined, raw);
+        if (field.ref !== undefined && field.key !== undefined) await emitRef(context, field, { info, yamlPath, required: undefined, raw });
         else if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
         else await emitSimple(context, field, info, yamlPath, undefined, raw);
       });
@@ -502,12 +502,25 @@ function linkObject(info: TargetInfo, to: string): (value: Value) => Record<stri
   };
 }
 
+/** How emitRef writes a link field. */
+interface RefOptions {
+  /** What the target field is (a link, a list of links). */
+  info: TargetInfo;
+  /** The field's place in the mapping, for its rejects. */
+  yamlPath: string;
+  /** The generated code's maker of the rejection for a link that finds nothing (a required field); undefined when the row may go without it. */
+  required: string | undefined;
+  /** The generated code's variable keeping the value as read, for `onInvalid: drop | keep`; undefined under `reject`. */
+  raw: string | undefined;
+}
+
 /**
  * A link to a record of another step, by that step's key: the first of the `key` templates that
  * is filled, the others tried in order after it when the steps lack it, and the field's `value`
  * (an id, an organisation's name) written when none is found.
  */
-async function emitRef(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined, raw: string | undefined): Promise<void> {
+async function emitRef(context: FieldContext, field: FieldEntry, options: RefOptions): Promise<void> {
+  const { info, yamlPath, required, raw } = options;
   const { compiler } = context;
   const { code } = compiler;
   const to = field.to;

@@ -15,7 +15,7 @@ export { countWarnings, emptyWarningCounts, totalWarnings, WARNING_CODES, warnin
 export { isEmpty } from './compile-template.ts';
 export { findReadyMapping } from './init-ready.ts';
 export { mapFieldBatches } from './map-rows.ts';
-export { REJECT_COLUMNS, RejectsWriter, assertWritableTarget, csvField, csvFieldForPeople, readsAsRejectsFile, removeStaleRejects, type RejectsLine, type StaleRejects } from './rejects.ts';
+export { REJECT_COLUMNS, RejectsWriter, assertWritableTarget, readsAsRejectsFile, removeStaleRejects, type RejectsLine, type StaleRejects } from './rejects.ts';
 export type { AccountCatalog, CatalogFieldDefinition, FieldEntity } from './resolve.ts';
 export { CatalogResolver, catalogWanted, checkConstantNames, offlineResolver, resolveRecord, setAt, type RecordProblem } from './resolve.ts';
 export { ENTITIES, sourceSchema, type Entity, type Mapping, type MatchSpec, type OnDuplicate, type SourceOptions } from './schema.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCsv } from '../sources/csv.ts';
+import { readCsv } from '../sources/csv/csv.ts';
 import { sourceFieldBatches } from '../sources/types.ts';
 import { compileMapping } from './compile.ts';
 import { parseMapping } from './load.ts';

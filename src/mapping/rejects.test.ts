@@ -2,7 +2,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cellText, csvField, isRejectsFile, RejectsWriter, removeStaleRejects } from './rejects.ts';
+import { csvField } from '../files/index.ts';
+import { cellText, isRejectsFile, RejectsWriter, removeStaleRejects } from './rejects.ts';
 import type { RejectedRow } from './types.ts';
 
 let dir: string;

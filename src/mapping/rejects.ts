@@ -1,8 +1,8 @@
-import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { FerryError } from '../errors/index.ts';
+import { csvField, csvFieldForPeople, CsvFile } from '../files/index.ts';
 import type { CellValue } from '../sources/index.ts';
-import { checkInputPath, neutraliseFormula } from '../util/index.ts';
+import { checkInputPath } from '../util/index.ts';
 import { reasonText } from './reasons.ts';
 import type { RejectedRow } from './types.ts';
 
@@ -23,33 +23,6 @@ const EARLIER_REJECT_COLUMNS = ['_row', '_field', '_code', '_message', '_raw'] a
 const OWN_COLUMNS: ReadonlySet<string> = new Set([...REJECT_COLUMNS, STATUS_COLUMN]);
 
 const BOM = '\uFEFF';
-/** Buffered text is written once it passes this size; keeps syscalls few without holding much. */
-const FLUSH_AT = 64 * 1024;
-
-const QUOTES = /"/g;
-
-/**
- * RFC 4180: a field is quoted when it holds the delimiter, a quote or a line break; quotes double.
- * The same output as csv-stringify 6 with its defaults (`src/export/csv-stringify-behaviour.test.ts`
- * holds the two together), at a tenth of its cost per field: the export writes every cell with it.
- */
-export function csvField(text: string): string {
-  // A loop over the characters: a regular expression's test cost a third of a short field's time.
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    if (code === 0x22 || code === 0x2c || code === 0x0d || code === 0x0a) return `"${text.replace(QUOTES, '""')}"`;
-  }
-  return text;
-}
-
-/**
- * A field of a CSV made for people to open (results, verify's differences, warnings): a text a
- * spreadsheet would run as a formula is made text first, as exports do. The rejects file uses
- * csvField alone: it is fixed and read back, and must hold what the input held.
- */
-export function csvFieldForPeople(text: string): string {
-  return csvField(neutraliseFormula(text));
-}
 
 /**
  * A value as the rejects file shows it: as close as possible to what the input held, so that a
@@ -64,11 +37,6 @@ export function cellText(value: CellValue | undefined): string {
     return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso;
   }
   return String(value);
-}
-
-/** The header line this tool writes, used to recognise its own files. */
-function headerLine(columns: readonly string[], status: boolean): string {
-  return [...columns, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS].map(csvField).join(',');
 }
 
 /** The first 64 KiB of `file` as text, or null when it cannot be read or is no regular file (a FIFO would block the open). */
@@ -131,8 +99,6 @@ export async function removeStaleRejects(file: string): Promise<StaleRejects> {
   return 'removed';
 }
 
-let sequence = 0;
-
 /** A line of a rejects file: a rejected row, or a warning about a written one (its code a WarningCode). */
 export type RejectsLine = Omit<RejectedRow, 'kind' | 'code'> & { code: string };
 
@@ -149,22 +115,18 @@ export type RejectsLine = Omit<RejectedRow, 'kind' | 'code'> & { code: string };
 export class RejectsWriter {
   readonly file: string;
   readonly columns: readonly string[];
-  #handle: FileHandle;
-  #temp: string;
-  #buffer = '';
-  #count = 0;
+  readonly #csv: CsvFile;
   #closed = false;
   readonly #status: boolean;
   /** csvField, or csvFieldForPeople in a file made to be opened (warnings). */
   readonly #field: (text: string) => string;
 
-  private constructor(file: string, columns: readonly string[], handle: FileHandle, temp: string, status: boolean, forPeople: boolean) {
+  private constructor(file: string, columns: readonly string[], csv: CsvFile, status: boolean, forPeople: boolean) {
     this.#field = forPeople ? csvFieldForPeople : csvField;
     this.file = file;
     this.columns = columns;
     this.#status = status;
-    this.#handle = handle;
-    this.#temp = temp;
+    this.#csv = csv;
   }
 
   /**
@@ -173,29 +135,16 @@ export class RejectsWriter {
    */
   static async open(file: string, columns: readonly string[], options: { status?: boolean; forPeople?: boolean } = {}): Promise<RejectsWriter> {
     await assertWritableTarget(file);
-    sequence += 1;
-    const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${sequence}.tmp`);
-    let handle: FileHandle;
-    try {
-      // 0600: the rows hold the customer's data, whatever the umask.
-      handle = await open(temp, 'wx', 0o600);
-    } catch (error) {
-      throw new FerryError('EXPORT_WRITE', `cannot create the rejects file beside ${file}: ${(error as Error).message}`, {
-        location: { file },
-        cause: error,
-      });
-    }
     // A rejects file validated again carries the old reasons; the new ones replace them.
     const own = columns.filter((column) => !OWN_COLUMNS.has(column));
     const status = options.status ?? false;
-    const writer = new RejectsWriter(file, own, handle, temp, status, options.forPeople ?? false);
-    writer.#buffer = `${BOM}${headerLine(own, status)}\r\n`;
-    return writer;
+    const csv = await CsvFile.open(file, [...own, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS], { what: 'the rejects file' });
+    return new RejectsWriter(file, own, csv, status, options.forPeople ?? false);
   }
 
   /** Rows written so far. */
   get count(): number {
-    return this.#count;
+    return this.#csv.count;
   }
 
   /** Adds one rejected row, or (in a warnings file, which has the same columns) one warning about a row. */
@@ -206,43 +155,21 @@ export class RejectsWriter {
     const cells = this.columns.map((column) => field(cellText(values?.[column])));
     if (this.#status) cells.push(rejected.status === undefined ? '' : String(rejected.status));
     cells.push(String(rejected.location.row), field(rejected.field), rejected.code, field(reasonText(rejected)), field(rejected.rule ?? ''), field(values === null ? (rejected.raw ?? '') : ''));
-    this.#buffer += `${cells.join(',')}\r\n`;
-    this.#count += 1;
-    if (this.#buffer.length >= FLUSH_AT) await this.#flush();
-  }
-
-  async #flush(): Promise<void> {
-    if (this.#buffer === '') return;
-    const text = this.#buffer;
-    this.#buffer = '';
-    await this.#handle.write(text, null, 'utf8');
+    await this.#csv.add(cells);
   }
 
   /** Writes what is buffered, syncs, and moves the file to its name (replacing a file of an earlier run). */
   async commit(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      await this.#flush();
-      await this.#handle.sync();
-      await this.#handle.close();
-      await rename(this.#temp, this.file);
-    } catch (error) {
-      await this.#handle.close().catch(() => undefined);
-      await rm(this.#temp, { force: true });
-      throw new FerryError('EXPORT_WRITE', `cannot write the rejects file ${this.file}: ${(error as Error).message}`, {
-        location: { file: this.file },
-        cause: error,
-      });
-    }
+    await this.#csv.commit();
   }
 
   /** Drops the temporary file; the target (if any) stays as it was. */
   async abort(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#handle.close().catch(() => undefined);
-    await rm(this.#temp, { force: true });
+    await this.#csv.abort();
   }
 }
 

@@ -3,7 +3,8 @@ import { dirname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { VerifyDifference, VerifyNotCarried } from '../verify/index.ts';
 import type { UsageSample } from './usage.ts';
-import { writeFileAtomic, formatCount } from '../util/index.ts';
+import { writeFileAtomic } from '../files/index.ts';
+import { formatCount } from '../util/index.ts';
 
 export type ReportCommand = 'run' | 'import' | 'verify' | 'rollback';
 

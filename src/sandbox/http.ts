@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { FerryError } from '../errors/index.ts';
 
 /** One field-level problem in a 422 answer. */
 export interface FieldProblem {
@@ -8,16 +9,17 @@ export interface FieldProblem {
 }
 
 /**
- * An error a route throws to answer with a status and a JSON body. The server's error handler
- * turns it into the answer; anything else thrown is a sandbox bug and answers 500.
+ * An error a route throws to answer with a status and a JSON body (a FerryError with the code
+ * SANDBOX_REQUEST). The server's error handler turns it into the answer; anything else thrown is a
+ * sandbox bug and answers 500.
  */
-export class HttpError extends Error {
+export class HttpError extends FerryError {
   constructor(
     readonly status: number,
     readonly body: Record<string, unknown>,
     readonly headers: Record<string, string> = {},
   ) {
-    super(typeof body.message === 'string' ? body.message : `HTTP ${status}`);
+    super('SANDBOX_REQUEST', typeof body.message === 'string' ? body.message : `HTTP ${status}`);
   }
 }
 

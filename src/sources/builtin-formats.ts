@@ -5,11 +5,11 @@
  */
 import { iconvLite } from './iconv.ts';
 import { FerryError } from '../errors/index.ts';
-import { readCsv } from './csv.ts';
+import { readCsv } from './csv/csv.ts';
 import type { SourceFormatDefinition, SourceReadOptions } from './format-types.ts';
 import type { CommonReadOptions, SourceItem } from './types.ts';
-import { readV1Export } from './v1-export.ts';
-import { readXlsx } from './xlsx.ts';
+import { readV1Export } from './v1/v1-export.ts';
+import { readXlsx } from './xlsx/xlsx.ts';
 
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
 const ZIP_EMPTY = [0x50, 0x4b, 0x05, 0x06];

@@ -1,7 +1,7 @@
 /** What a source format is (formats.ts keeps the registry; builtin-formats.ts defines crm-ferry's own). */
-import type { CsvReadOptions } from './csv.ts';
+import type { CsvReadOptions } from './csv/csv.ts';
 import type { SourceItem } from './types.ts';
-import type { V1ReadOptions } from './v1-export.ts';
+import type { V1ReadOptions } from './v1/v1-export.ts';
 
 /** The settings of a mapping's `source:` that only some formats read. */
 export const FORMAT_SETTINGS = ['sheet', 'delimiter', 'encoding', 'record'] as const;

@@ -1,10 +1,10 @@
 import type { ErrorCode } from '../errors/index.ts';
-import type { CsvDetection } from './csv.ts';
+import type { CsvDetection } from './csv/csv.ts';
 import { ColumnChecks, type ColumnFinding } from './inspect-checks.ts';
 import { detectFormat, openSource } from './open.ts';
 import type { SourceFormat } from './open.ts';
 import type { CellValue, SourceWarning } from './types.ts';
-import { listXlsxSheets } from './xlsx.ts';
+import { listXlsxSheets } from './xlsx/xlsx.ts';
 
 export interface InspectOptions {
   /** Skips format detection. */

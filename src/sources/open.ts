@@ -1,15 +1,15 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { fileError, statSource } from './csv.ts';
-import type { CsvReadOptions } from './csv.ts';
+import { fileError, statSource } from './csv/csv.ts';
+import type { CsvReadOptions } from './csv/csv.ts';
 import { FORMAT_SETTINGS, type FormatSetting, type SourceFormatDefinition } from './format-types.ts';
 import { findSourceFormat, sourceFormatNames, sourceFormats } from './formats.ts';
 import type { SourceItem, SourceWarning } from './types.ts';
-import type { V1ReadOptions } from './v1-export.ts';
+import type { V1ReadOptions } from './v1/v1-export.ts';
 import type { V1LiveConnection, V1WireFormat } from '../client/index.ts';
 import { isV1LiveInput, parseV1LiveInput } from '../util/index.ts';
-import { readV1Live } from './v1-live.ts';
+import { readV1Live } from './v1/v1-live.ts';
 
 /**
  * The name of a format of the registry (formats.ts): `csv`, `xlsx`, `v1-xml`, `v1-json`, `v1-api`

@@ -5,7 +5,9 @@ export { formatCount, MAX_COLUMNS, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NA
 export { checkNotSpecial, makeFolders } from './make-folders.ts';
 export { printable, printableLines } from './printable.ts';
 export { seededRandom } from './seeded-random.ts';
-export { jsonText, removeStaleTemps, writeFileAtomic } from './write-file-atomic.ts';
+export { removeStaleTemps } from './stale-temps.ts';
+// What files/ holds now, for the rooms that still import it from here (journal/, workbench/); others import files/.
+export { fileNameFor, jsonText, writeFileAtomic } from '../files/index.ts';
 export { yamlValue } from './yaml-value.ts';
 export { ENTITIES, type Entity } from './entities.ts';
 export { closestName, didYouMean, normalizeWord, suggest } from './suggest.ts';
@@ -13,8 +15,7 @@ export { formatYamlPath, parseLocatedYaml, unknownTagMessage, unknownTags, yamlL
 export { checkBaseUrl } from './base-url.ts';
 export { BUNDLED_MAPPINGS_DIR, bundledValidateDir, defaultStateDir, isBundledFile } from './bundled.ts';
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LIST_OF_RECORD, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from './v1-input.ts';
-export { checkRelativeName, fileNameFor, makePrivateFolder, MAX_FILE_NAME_BYTES, openInside, openNoFollow, type PathContext, pathInside, temporaryNameFor } from './safe-path.ts';
+export { checkRelativeName, makePrivateFolder, openInside, openNoFollow, type PathContext, pathInside } from './safe-path.ts';
 export { formatDuration } from './duration.ts';
-export { looksLikeFormula, neutraliseFormula } from './formula.ts';
 export { isKnownTimeZone } from './time-zone.ts';
 export { lazyModule } from './lazy-module.ts';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FerryError } from '../errors/index.ts';
-import { fileNameFor, makePrivateFolder, openInside, openNoFollow, pathInside, temporaryNameFor } from './safe-path.ts';
-import { writeFileAtomic } from './write-file-atomic.ts';
+import { fileNameFor, temporaryNameFor, writeFileAtomic } from '../files/index.ts';
+import { makePrivateFolder, openInside, openNoFollow, pathInside } from './safe-path.ts';
 
 let top: string;
 let folder: string;

@@ -1,7 +1,6 @@
+export { notCarriedFileOf } from './differences-file.ts';
+export { requestsToRead } from './read-account.ts';
 export {
-  notCarriedFileOf,
-  requestsToRead,
-  runVerify,
   VERIFY_BATCH,
   verifyOptionsSchema,
   type ChangedIn,
@@ -14,4 +13,5 @@ export {
   type VerifyOptionsInput,
   type VerifyStepSummary,
   type VerifySummary,
-} from './verify.ts';
+} from './types.ts';
+export { runVerify } from './verify.ts';

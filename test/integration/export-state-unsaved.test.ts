@@ -8,8 +8,8 @@ import { normaliseExportOptions, runExport } from '../../src/export/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 // The disk fills up just as the export's state is saved: every other file is written as usual.
-vi.mock('../../src/util/write-file-atomic.ts', async (original) => {
-  const real = await original<typeof import('../../src/util/write-file-atomic.ts')>();
+vi.mock('../../src/files/atomic-file.ts', async (original) => {
+  const real = await original<typeof import('../../src/files/atomic-file.ts')>();
   return {
     ...real,
     writeFileAtomic: async (file: string, data: string | Buffer, options?: { mode?: number }) => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { normaliseExportOptions, runExport, splitWhere, type ExportFlags, type ExportSummary } from '../../src/export/index.ts';
-import { listXlsxSheets, readXlsx } from '../../src/sources/xlsx.ts';
+import { listXlsxSheets, readXlsx } from '../../src/sources/xlsx/xlsx.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { addParty } from '../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { v1LiveConnection, type V1ReadLimits, type V1WireFormat } from '../../src/client/v1-reader.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import type { SourceItem } from '../../src/sources/types.ts';
-import { readV1Live, type V1LiveReadOptions } from '../../src/sources/v1-live.ts';
+import { readV1Live, type V1LiveReadOptions } from '../../src/sources/v1/v1-live.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { startTestSandbox } from '../helpers/sandbox.ts';
 

@@ -11,7 +11,7 @@ const WEB = resolve(import.meta.dirname, '../../web');
  * files directly in src/ (the module's entry, the demo) stand above every room. A new room is
  * placed here once, where what it imports allows.
  */
-const ROOM_ORDER = ['errors', 'util', 'journal', 'client', 'sources', 'mapping', 'plan', 'load', 'export', 'verify', 'report', 'backup', 'sandbox', 'workbench', 'cli'] as const;
+const ROOM_ORDER = ['errors', 'files', 'util', 'journal', 'client', 'sources', 'mapping', 'plan', 'load', 'export', 'verify', 'report', 'backup', 'sandbox', 'workbench', 'cli'] as const;
 
 /** Every .ts (and .tsx) file under a folder (tests beside the code are not part of the graph). */
 function sourceFiles(folder: string): string[] {

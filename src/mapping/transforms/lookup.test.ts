@@ -88,7 +88,7 @@ describe('lookup from a CSV file', () => {
   it.each([
     ['a,b\nx,y,z\n', 'the lookup file /maps/t.csv needs two columns (from, to) on every record, record 2 has 3'],
     ['a,b\nx,y\nX,z\n', 'the lookup file /maps/t.csv has keys "x" and "X" that are the same key ignoring case but give different values'],
-    ['a,b\n"x,y\n', 'the lookup file /maps/t.csv is not valid CSV: Quote Not Closed: the parsing is finished with an opening quote at line 2'],
+    ['a,b\n"x,y\n', 'the lookup file /maps/t.csv is not valid CSV: line 2: a quote opened in field 1 on line 2 is never closed'],
   ])('refuses a broken file %j', async (text, message) => {
     const promise = build(lookup, { file: 't.csv' }, memoryEnvironment({ '/maps/t.csv': text }));
     await expect(promise).rejects.toThrow(FerryError);

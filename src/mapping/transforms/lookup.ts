@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
 import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
 import { FerryError } from '../../errors/index.ts';
+import { readCsvText } from '../../sources/index.ts';
 import { TransformError } from './types.ts';
 import type { TransformDefinition, TransformEnvironment, TransformFn, Value } from './types.ts';
 import { FewSpellings, quote, scalarToText } from './values.ts';
@@ -90,15 +90,6 @@ const lookupOptions = z
 
 type LookupOptions = z.output<typeof lookupOptions>;
 
-/** Picks the delimiter from the header line: spreadsheets in many locales save CSV with `;`. */
-function guessDelimiter(text: string): string {
-  const firstLine = text.slice(0, text.search(/\r?\n|$/));
-  if (firstLine.includes(',')) return ',';
-  if (firstLine.includes(';')) return ';';
-  if (firstLine.includes('\t')) return '\t';
-  return ',';
-}
-
 async function readTableFile(file: string, caseInsensitive: boolean, environment: TransformEnvironment): Promise<Array<[string, TableValue]>> {
   const path = resolve(environment.baseDir, file);
   let text: string;
@@ -112,7 +103,8 @@ async function readTableFile(file: string, caseInsensitive: boolean, environment
   }
   let records: string[][];
   try {
-    records = parseCsv(text, { bom: true, delimiter: guessDelimiter(text), skip_empty_lines: true, relax_column_count: true }) as string[][];
+    // The source reader's tokenizer and delimiter guess (spreadsheets in many locales save CSV with `;`).
+    records = readCsvText(text, path);
   } catch (error) {
     throw new FerryError('MAPPING_INVALID', `the lookup file ${path} is not valid CSV: ${(error as Error).message}`, {
       location: { file: path },

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { CellValue } from '../../sources/index.ts';
+import { FerryError } from '../../errors/index.ts';
 
 /**
  * A value on its way through a field's transforms: what a reader gave (text, number, boolean,
@@ -51,10 +52,10 @@ export interface TransformDefinition<Options = unknown> {
 }
 
 /**
- * A value a transform cannot handle ("31.02.2024" as a date). The row goes to the rejects file
- * with this message; the run goes on.
+ * A value a transform cannot handle ("31.02.2024" as a date): a FerryError with the code
+ * MAPPING_VALUE. The row goes to the rejects file with this message; the run goes on.
  */
-export class TransformError extends Error {
+export class TransformError extends FerryError {
   constructor(
     message: string,
     readonly transform: string,
@@ -69,8 +70,7 @@ export class TransformError extends Error {
     // of the speed once `onInvalid` turned each into an error to catch).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(message);
+    super('MAPPING_VALUE', message);
     Error.stackTraceLimit = limit;
-    this.name = 'TransformError';
   }
 }

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { FerryError } from '../../errors/index.ts';
-import { checkNotSpecial, makeFolders } from '../../util/index.ts';
+import { replaceFile } from '../../files/index.ts';
+import { checkNotSpecial, makeFolders, removeStaleTemps } from '../../util/index.ts';
 import { BLOB_ID, type ChangeRecord, Store } from '../store.ts';
 
 /** Log size past which the log is folded into the snapshot in the background. */
@@ -158,6 +158,8 @@ export class DurableState {
 
   private async removeTemporaryFiles(): Promise<void> {
     const folder = dirname(this.paths.snapshot);
+    await removeStaleTemps(folder);
+    // `SNAPSHOT.UUID.tmp`: the temporary snapshots of versions before the one atomic writer (files/).
     const prefix = `${basename(this.paths.snapshot)}.`;
     for (const name of await readdir(folder).catch(() => [] as string[])) {
       if (name.startsWith(prefix) && name.endsWith('.tmp')) await rm(join(folder, name), { force: true });
@@ -306,50 +308,38 @@ export class DurableState {
   /** Writes the whole state to a temporary file, syncs it, renames it over the snapshot, then empties the log. */
   private async writeSnapshot(): Promise<void> {
     const { snapshot } = this.paths;
-    const temp = `${snapshot}.${randomUUID()}.tmp`;
-    try {
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        let buffer: string[] = [];
-        let size = 0;
-        for (const chunk of this.store.snapshotChunks()) {
-          buffer.push(chunk);
-          size += chunk.length;
-          if (size > 1 << 20) {
-            await handle.write(buffer.join(''));
-            buffer = [];
-            size = 0;
+    await replaceFile(
+      snapshot,
+      async (temp) => {
+        const handle = await open(temp, 'wx', 0o600);
+        try {
+          let buffer: string[] = [];
+          let size = 0;
+          for (const chunk of this.store.snapshotChunks()) {
+            buffer.push(chunk);
+            size += chunk.length;
+            if (size > 1 << 20) {
+              await handle.write(buffer.join(''));
+              buffer = [];
+              size = 0;
+            }
           }
+          await handle.write(buffer.join(''));
+        } finally {
+          await handle.close();
         }
-        await handle.write(buffer.join(''));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      // Blobs still in memory (a state loaded from the older format) must be on disk before a
-      // snapshot that only names them replaces the old one.
-      await this.store.blobs.writePending();
-      await rename(temp, snapshot);
-    } finally {
-      await rm(temp, { force: true });
-    }
-    await syncFolder(dirname(snapshot));
+        // Blobs still in memory (a state loaded from the older format) must be on disk before a
+        // snapshot that only names them replaces the old one.
+        await this.store.blobs.writePending();
+      },
+      { syncFolder: true },
+    );
     if (!this.log) throw new Error('the change log is closed');
     await this.log.truncate(0);
     await this.log.sync();
     this.logBytes = 0;
     const known = new Set(this.store.blobs.ids());
     for (const name of await readdir(this.paths.blobs)) if (!known.has(name)) await rm(join(this.paths.blobs, name), { force: true });
-  }
-}
-
-/** Syncs a folder, so that a rename in it survives a power loss. */
-async function syncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GIVE_UP_AFTER_MS, parseDuration, toImportCommandOptions } from '../../../src/cli/import.ts';
+import { DEFAULT_GIVE_UP_AFTER_MS, parseDuration } from '../../../src/cli/flags.ts';
+import { toImportCommandOptions } from '../../../src/cli/import.ts';
 
 describe('import and run flags', () => {
   it.each([

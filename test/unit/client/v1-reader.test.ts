@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FerryError } from '../../../src/errors/index.ts';
 import { isV1LiveInput, parseV1LiveInput, v1FilterTime } from '../../../src/client/v1-reader.ts';
-import { parseSince, v1Format } from '../../../src/cli/import.ts';
+import { parseSince, v1Format } from '../../../src/cli/flags.ts';
 
 describe('live v1 inputs', () => {
   it.each([
