@@ -38,7 +38,10 @@ import type {
   YamlProblem,
 } from './api.ts';
 import type { JobContext } from './jobs.ts';
-import { applyEdit, entityOf, looseParse, matchChoices, parseEdit, previewRows, readSample, readStepKeys, samplesOf, type StepKeys, tableOf, targetChoices, yamlProblems } from './map-view.ts';
+import { applyEdit, parseEdit } from './map-edit.ts';
+import { entityOf, looseParse, targetChoices } from './map-entries.ts';
+import { previewRows, readSample, readStepKeys, samplesOf, type StepKeys } from './map-preview.ts';
+import { matchChoices, tableOf, yamlProblems } from './map-table.ts';
 import { PLAN_FILE, type PlanStepFile, Project, shownName, stepNameFor } from './project.ts';
 import { latestRun, rejectsOf } from './latest-run.ts';
 import { forPage, warningKind } from './reasons.ts';

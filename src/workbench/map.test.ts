@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccountCatalog, createResolver, type NameResolver, offlineResolver, parseMapping } from '../mapping/index.ts';
 import { ReferenceBook } from '../plan/index.ts';
 import type { MapEdit, PreviewRow } from './api.ts';
-import { applyEdit, matchChoices, parseEdit, previewRows, readSample, readStepKeys, type Sample, samplesOf, tableOf, targetChoices } from './map-view.ts';
+import { applyEdit, parseEdit } from './map-edit.ts';
+import { targetChoices } from './map-entries.ts';
+import { previewRows, readSample, readStepKeys, type Sample, samplesOf } from './map-preview.ts';
+import { matchChoices, tableOf } from './map-table.ts';
 
 const YAML = `# People of the sheet
 version: 1
@@ -29,7 +32,7 @@ fields:
 const target = (t: { to: string; part?: string; definition?: string; tag?: string | null; ref?: string | string[] }): string =>
   JSON.stringify({ to: t.to, part: t.part, definition: t.definition, tag: t.definition === undefined ? undefined : (t.tag ?? null), ref: t.ref });
 
-const dir = mkdtempSync(join(tmpdir(), 'ferry-map-view-'));
+const dir = mkdtempSync(join(tmpdir(), 'ferry-map-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('applyEdit: the table edits the YAML, keeping the rest as written', () => {
