@@ -1,7 +1,7 @@
 export { attachmentFilesOf, attachmentsLacking, readAttachments, type AttachmentFile } from './attachments.ts';
 export { canonicalJson, fingerprint } from './fingerprint.ts';
 export { isMadeKey, linkedByName, madeKey, nameKey } from './made-by-name.ts';
-export { beforeImage, fromRecord, planUpdate, signatureOf, type UpdatePlan } from './records.ts';
+export { beforeImage, fromRecord, planUpdate, signatureOf, type UpdatePlan } from './update-plan.ts';
 export { SuccessWriter, type RowAction, type SuccessRow } from './results.ts';
 export {
   importOptionsSchema,

@@ -4,7 +4,7 @@
  */
 import type { RecordService } from '../client/index.ts';
 import type { Entity } from '../mapping/index.ts';
-import { signatureOf } from './records.ts';
+import { signatureOf } from './update-plan.ts';
 
 type Body = Record<string, unknown>;
 

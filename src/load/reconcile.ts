@@ -8,7 +8,7 @@
  * request, not once per row.
  */
 import type { Entity } from '../mapping/index.ts';
-import { signatureOf } from './records.ts';
+import { signatureOf } from './update-plan.ts';
 import type { RecordService } from '../client/index.ts';
 
 type Body = Record<string, unknown>;

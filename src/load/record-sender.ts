@@ -12,7 +12,7 @@ import { columnsOfSpec, countWarnings, type Mapping, type MappedRecord, type Mat
 import { joinProblems, judgeMatch, type LinkBook, type LinkTarget, unresolvedText, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
-import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './records.ts';
+import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './update-plan.ts';
 import { SuccessWriter, type RowAction } from './results.ts';
 import { ReconcileIndex } from './reconcile.ts';
 import { LostCreates } from './lost-creates.ts';

@@ -4,7 +4,7 @@ import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
 import { isMadeKey, shownKey } from './made-by-name.ts';
-import { planUpdate, signatureOf } from './records.ts';
+import { planUpdate, signatureOf } from './update-plan.ts';
 import { setupRuns, undoSetup } from './setup-undo.ts';
 import { WriteSlots } from './write-slots.ts';
 

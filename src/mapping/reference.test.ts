@@ -11,7 +11,7 @@ import { TRANSFORMS } from './transforms/index.ts';
 describe('the mapping reference', () => {
   const rendered = renderMappingReference();
 
-  it('is in docs/mapping.md exactly as rendered (run `npx tsx src/mapping/reference.ts` after changing the schema or the transforms)', async () => {
+  it('is in docs/mapping.md exactly as rendered (run `npm run docs:mapping` after changing the schema or the transforms)', async () => {
     const page = await readFile(new URL('../../docs/mapping.md', import.meta.url), 'utf8');
     const start = page.indexOf(REFERENCE_START);
     const end = page.indexOf(REFERENCE_END);

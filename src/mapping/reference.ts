@@ -263,12 +263,3 @@ export function withReference(page: string, reference: string): string {
   if (start === -1 || end === -1 || end < start) throw new Error(`docs/mapping.md lacks the markers ${REFERENCE_START} ... ${REFERENCE_END}`);
   return `${page.slice(0, start + REFERENCE_START.length)}\n${reference}\n${page.slice(end)}`;
 }
-
-// `npx tsx src/mapping/reference.ts` rewrites docs/mapping.md's reference after the schema or the transforms changed.
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
-if (isMain) {
-  const file = resolve(new URL('../..', import.meta.url).pathname, 'docs/mapping.md');
-  const readme = await readFile(file, 'utf8');
-  await writeFile(file, withReference(readme, renderMappingReference()));
-  process.stdout.write(`updated the mapping reference in ${file}\n`);
-}

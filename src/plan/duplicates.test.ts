@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MappedItem, MappedRecord } from '../mapping/types.ts';
 import { compileMapping } from '../mapping/compile.ts';
 import { parseMapping } from '../mapping/load.ts';
-import { ColumnCensus, notCarriedLines } from './census.ts';
+import { ColumnCensus, notCarriedLines } from './columns-not-carried.ts';
 import { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord } from './duplicates.ts';
 import { judgeMatch } from './matching.ts';
 

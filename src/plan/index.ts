@@ -15,7 +15,7 @@ export {
   type ValidatePlanOptions,
   type ValidateReport,
 } from './validate.ts';
-export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type CensusStep, type NotCarried } from './census.ts';
+export { ColumnCensus, narrowNotCarried, notCarriedInPlan, notCarriedLines, type CensusStep, type NotCarried } from './columns-not-carried.ts';
 export { foldDuplicates, indexDuplicates, matchValueOf, mergeRecord, type DuplicateIndex } from './duplicates.ts';
 export { linkKeys, linkedSteps, unresolvedLink, unresolvedText } from './references.ts';
 export { RowChecks, type RowOutcome } from './row-checks.ts';

@@ -32,7 +32,7 @@ import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } f
 import type { V1LiveConnection } from '../client/index.ts';
 import { loadPlan, type Plan, type PlanStep } from './load.ts';
 import { mappingRefs, orderSteps, type StepRef } from './order.ts';
-import { ColumnCensus } from './census.ts';
+import { ColumnCensus } from './columns-not-carried.ts';
 import { foldDuplicates, indexDuplicates } from './duplicates.ts';
 import { checkLiveList } from './live-list.ts';
 

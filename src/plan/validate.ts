@@ -30,7 +30,7 @@ import { isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, ReferenceBook } from './references.ts';
 import { RowChecks } from './row-checks.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
-import { narrowNotCarried, type NotCarried } from './census.ts';
+import { narrowNotCarried, type NotCarried } from './columns-not-carried.ts';
 import { findAttachments } from './find-attachments.ts';
 import { joinProblems, recordToSend, rejectedRow, type TakeFiles } from './record-to-send.ts';
 import { assertConstantNames, openStepItems, type PreparedStep, prepareRun } from './prepare-step.ts';

@@ -2,7 +2,7 @@ import type { ImportEvent, ImportSummary, RollbackSummary, StepCounts, StepSumma
 import { reasonText } from '../mapping/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
 import type { ReportNotCarried, ReasonExample, ReasonGroup, ReportCount, ReportInput, ReportStep } from './html.ts';
-import type { UsageSample } from './usage.ts';
+import type { UsageSample } from './quota-usage.ts';
 import { formatCount } from '../util/index.ts';
 
 /** Examples kept per reason. */

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { VerifyDifference, VerifyNotCarried } from '../verify/index.ts';
-import type { UsageSample } from './usage.ts';
+import type { UsageSample } from './quota-usage.ts';
 import { writeFileAtomic } from '../files/index.ts';
 import { formatCount } from '../util/index.ts';
 

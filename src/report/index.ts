@@ -13,4 +13,4 @@ export {
   type ReportInput,
   type ReportStep,
 } from './html.ts';
-export { UsageRecorder, type UsageRecorderOptions, type UsageSample, type UsageSource } from './usage.ts';
+export { UsageRecorder, type UsageRecorderOptions, type UsageSample, type UsageSource } from './quota-usage.ts';

@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TEMPORARY_NAME } from '../files/index.ts';
-import { processAlive } from './alive.ts';
+import { processAlive } from './process-alive.ts';
 
 /**
  * Removes the temporary files that atomic writes into `folder` left when their process could not

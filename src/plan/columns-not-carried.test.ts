@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { notCarriedInPlan, type ColumnUse } from './census.ts';
+import { notCarriedInPlan, type ColumnUse } from './columns-not-carried.ts';
 import { validatePlan } from './validate.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');

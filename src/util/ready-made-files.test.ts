@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUNDLED_MAPPINGS_DIR, defaultStateDir, isBundledFile } from './bundled.ts';
+import { BUNDLED_MAPPINGS_DIR, defaultStateDir, isBundledFile } from './ready-made-files.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-bundled-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +33,7 @@ describe('the default state folder (issue 26, item 9)', () => {
 
 describe("where validate writes a ready-made plan's rejects", () => {
   it('in validate/ of its state folder; for any other plan, nowhere decided here (its own folder)', async () => {
-    const { bundledValidateDir } = await import('./bundled.ts');
+    const { bundledValidateDir } = await import('./ready-made-files.ts');
     expect(bundledValidateDir(join(BUNDLED_MAPPINGS_DIR, 'plans/generic.yaml'), '/cwd')).toBe(join('/cwd', '.crm-ferry', 'generic', 'validate'));
     expect(bundledValidateDir(join(dir, 'plan.yaml'), '/cwd')).toBeUndefined();
   });
