@@ -18,3 +18,4 @@ export { formatDuration } from './duration.ts';
 export { looksLikeFormula, neutraliseFormula } from './formula.ts';
 export { isKnownTimeZone } from './time-zone.ts';
 export { lazyModule } from './lazy-module.ts';
+export { IdSet, KeySet } from './compact-sets.ts';
