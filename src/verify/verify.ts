@@ -6,9 +6,9 @@ import { type CrmClient, RecordService, type V1LiveConnection } from '../client/
 import { FerryError } from '../errors/index.ts';
 import { type AccountIdentity, loadJournal, type LoadedJournal, readJournal, type RowState } from '../journal/index.ts';
 import { assertSameKey, attachmentFilesOf, isMadeKey, openRun, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments } from '../load/index.ts';
-import { type CompiledMapping, csvField, type Entity, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
-import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks, runSourceSchema } from '../plan/index.ts';
-import { writeFileAtomic } from '../util/index.ts';
+import { type CompiledMapping, csvField, type Entity, type MappedItem, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow, type TransformRegistry } from '../mapping/index.ts';
+import { joinProblems, type LinkBook, linkedSteps, linkKeys, openStepItems, type PreparedStep, recordToSend, RowChecks, type RowOutcome, runSourceSchema } from '../plan/index.ts';
+import { IdSet, KeySet, writeFileAtomic } from '../util/index.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
 import { neutraliseFormula } from '../util/index.ts';
 
@@ -187,20 +187,96 @@ export function requestsToRead(entity: Entity, count: number): number {
   return FILTERABLE.has(entity) ? Math.ceil(count / VERIFY_BATCH) : count;
 }
 
-/** The ids a journal holds for its rows, by key: what the account should have. */
-function idsOf(journal: LoadedJournal): Map<string, RowState & { id: number }> {
-  const ids = new Map<string, RowState & { id: number }>();
-  for (const row of journal.rows.values()) if (row.id !== null) ids.set(row.key, row as RowState & { id: number });
-  return ids;
+/** The row of `key` when the journal holds a record id for it: what the account should have. */
+function idRow(journal: LoadedJournal, key: string): (RowState & { id: number }) | undefined {
+  const row = journal.rows.get(key);
+  return row && row.id !== null ? (row as RowState & { id: number }) : undefined;
+}
+
+/** How many rows of the journal hold a record id (a walk: the journal's rows are not a list kept twice). */
+function idCount(journal: LoadedJournal): number {
+  let count = 0;
+  for (const row of journal.rows.values()) if (row.id !== null) count += 1;
+  return count;
+}
+
+/** Rows compared while the queries of the rows after them are under way. */
+const VERIFY_WINDOW = 1000;
+
+/** A record asked for: its query sent (or still waiting for more ids), and its answer (undefined: not in the account). */
+interface Wanted {
+  id: number;
+  sent: boolean;
+  record: Promise<Body | undefined>;
+}
+
+/** A row (or a record of the journal whose row is gone) waiting in turn to be compared. */
+interface Queued {
+  wanted: Wanted | null;
+  run(): Promise<void>;
+}
+
+/**
+ * The account's records as a step's comparison asks for them: ids gathered into queries of a
+ * page (VERIFY_BATCH) where the kind has a filter, else read one GET each; each record handed to
+ * the one row that asked for it and then let go.
+ */
+class RecordWindow {
+  #batch: Array<{ wanted: Wanted; answer(record: Body | undefined): void; fail(error: unknown): void }> = [];
+
+  constructor(
+    private readonly service: RecordService,
+    private readonly entity: Entity,
+    private readonly limit: ReturnType<typeof pLimit>,
+  ) {}
+
+  want(id: number): Wanted {
+    let answer!: (record: Body | undefined) => void;
+    let fail!: (error: unknown) => void;
+    const record = new Promise<Body | undefined>((ok, no) => ((answer = ok), (fail = no)));
+    // Awaited when its row's turn comes: a failure before then is not an unhandled one.
+    record.catch(() => undefined);
+    const wanted: Wanted = { id, sent: false, record };
+    this.#batch.push({ wanted, answer, fail });
+    if (this.#batch.length >= (FILTERABLE.has(this.entity) ? VERIFY_BATCH : 1)) this.flush();
+    return wanted;
+  }
+
+  /** A record asked for and sent at once. */
+  wantNow(id: number): Promise<Body | undefined> {
+    const wanted = this.want(id);
+    this.flush();
+    return wanted.record;
+  }
+
+  /** Sends the ids gathered. */
+  flush(): void {
+    const batch = this.#batch;
+    if (batch.length === 0) return;
+    this.#batch = [];
+    for (const item of batch) item.wanted.sent = true;
+    readRecords(
+      this.service,
+      this.entity,
+      batch.map((item) => item.wanted.id),
+      this.limit,
+    ).then(
+      (found) => {
+        for (const item of batch) item.answer(found.get(item.wanted.id));
+      },
+      (error: unknown) => {
+        for (const item of batch) item.fail(error);
+      },
+    );
+  }
 }
 
 interface StepCheck {
   prepared: PreparedStep;
   entity: Entity;
   journal: LoadedJournal;
-  ids: Map<string, RowState & { id: number }>;
-  /** The account's records by id, once read; an id absent here is not in the account. */
-  records: Map<number, Body>;
+  /** How many of the journal's rows hold a record id: the records verify reads. */
+  written: number;
   /** When the step's first run began (its journal's first line), or null for a step never run. */
   began: Date | null;
   /** The party types (person, organisation) the step's rows map to: where a record added by hand belongs. */
@@ -258,7 +334,8 @@ async function readAdded(service: RecordService, checks: readonly StepCheck[]): 
     const mine = checks.filter((check) => check.entity === entity);
     const began = mine.map((check) => check.began?.getTime() ?? Number.POSITIVE_INFINITY).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
     if (mine.length === 0 || !Number.isFinite(began)) continue;
-    const known = new Set(mine.flatMap((check) => [...check.ids.values()].map((row) => row.id)));
+    const known = new IdSet();
+    for (const check of mine) for (const row of check.journal.rows.values()) if (row.id !== null) known.add(row.id);
     const found: Body[] = [];
     const listed = entity === 'entry' || entity === 'task';
     const cap = listingCap(known.size);
@@ -368,9 +445,9 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       // Rows keyed otherwise than the run keyed them would find none of its records.
       assertSameKey(step, journal);
       const entity = (compiled[index] as CompiledMapping).entity;
-      checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map(), began: await firstRunTime(state.journalFile(step.name)), types: new Set(), aliases: new Map() });
+      checks.push({ prepared: step, entity, journal, written: idCount(journal), began: await firstRunTime(state.journalFile(step.name)), types: new Set(), aliases: new Map() });
     }
-    if (checks.every((check) => check.ids.size === 0 && check.journal.lines === 0)) {
+    if (checks.every((check) => check.written === 0 && check.journal.lines === 0)) {
       throw new FerryError('USAGE', `the state in ${state.dir} holds no run of ${prepared.map((s) => s.name).join(', ')}: nothing to verify`, {
         location: { file: state.dir },
         hint: 'Give the plan or mapping the run was made with, and the same --state-dir.',
@@ -380,26 +457,18 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const beforeAdded = deps.client.transport.requestsSent;
     const added = await readAdded(service, checks);
     const requestsForAdded = deps.client.transport.requestsSent - beforeAdded;
-    const planned = checks.map((check) => ({ step: check.prepared.name, records: check.ids.size, requests: requestsToRead(check.entity, check.ids.size) }));
+    const planned = checks.map((check) => ({ step: check.prepared.name, records: check.written, requests: requestsToRead(check.entity, check.written) }));
     const plannedRequests = planned.reduce((sum, s) => sum + s.requests, 0);
     emit({ type: 'plan', steps: planned, requests: plannedRequests, requestsForNames, requestsForAdded });
 
     const limit = pLimit(options.concurrency);
-    for (const check of checks) {
-      check.records = await readRecords(
-        service,
-        check.entity,
-        [...check.ids.values()].map((row) => row.id),
-        limit,
-      );
-    }
 
     const found: Found = { differences: [], notCarried: [], namedOrganisations: new Set() };
     const steps: VerifyStepSummary[] = [];
     const byName = new Map(checks.map((check) => [check.prepared.name, check]));
     const links = verifyLinks(byName);
     for (const [index, check] of checks.entries()) {
-      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, linked: linkedSteps(prepared), resolver, found, signal: deps.signal }));
+      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, linked: linkedSteps(prepared), resolver, found, signal: deps.signal, service, limit }));
     }
     for (const [entity, records] of added.records) {
       for (const record of records) {
@@ -474,7 +543,7 @@ function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
   return {
     find: (name, key) => {
       const check = byName.get(name);
-      return check?.ids.get(check.aliases.get(key) ?? key)?.id;
+      return check ? idRow(check.journal, check.aliases.get(key) ?? key)?.id : undefined;
     },
     ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
     unresolved: (ref) =>
@@ -487,7 +556,11 @@ function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
 /** Warnings that leave something of the row out of its record: listed as not carried. */
 const LEFT_OUT: ReadonlySet<string> = new Set(['VALUE_DROPPED', 'LINK_UNRESOLVED', 'USER_UNKNOWN', 'NOT_CARRIED', 'DUPLICATE_DROPPED']);
 
-async function compareStep(check: StepCheck, compiled: CompiledMapping, context: { links: LinkBook; linked: ReadonlySet<string>; resolver: NameResolver; found: Found; signal: AbortSignal | undefined }): Promise<VerifyStepSummary> {
+async function compareStep(
+  check: StepCheck,
+  compiled: CompiledMapping,
+  context: { links: LinkBook; linked: ReadonlySet<string>; resolver: NameResolver; found: Found; signal: AbortSignal | undefined; service: RecordService; limit: ReturnType<typeof pLimit> },
+): Promise<VerifyStepSummary> {
   const step = check.prepared;
   const { found, signal } = context;
   const counts: VerifyStepSummary = {
@@ -516,110 +589,158 @@ async function compareStep(check: StepCheck, compiled: CompiledMapping, context:
   // The run's row checks: a row verify reads is what the run made of it.
   const checks = new RowChecks(step.name, step.mapping, context.linked.has(step.name));
   const seen = checks.seen;
+  // The account's records are read as the rows come, 100 ids a query, and each row compared once
+  // its query is answered: a window of rows and their records is held, never the whole account.
+  // Each id of the journal is asked for once (the input's rows first, then the rows gone from it),
+  // so the queries are the ones the plan announced.
+  const records = new RecordWindow(context.service, check.entity, context.limit);
+  const asked = new KeySet();
+  const queue: Queued[] = [];
+  const drain = async (all: boolean): Promise<void> => {
+    while (queue.length > 0) {
+      const head = queue[0] as Queued;
+      if (head.wanted) {
+        // Rows behind it keep the next queries under way while this one's is awaited.
+        if (!all && queue.length <= VERIFY_WINDOW) return;
+        if (!head.wanted.sent) {
+          // Its query waits for more ids; past many rows without them it goes as it is.
+          if (!all && queue.length <= VERIFY_WINDOW * 8) return;
+          records.flush();
+        }
+      }
+      queue.shift();
+      await head.run();
+    }
+  };
+  const compareRow = async (read: MappedItem, outcome: RowOutcome, wanted: Wanted | null): Promise<void> => {
+    const recordOf = (id: number): Promise<Body | undefined> => (wanted && wanted.id === id ? wanted.record : records.wantNow(id));
+    const row = read.location.row;
+    if (outcome.kind === 'skipped') {
+      counts.skipped += 1;
+      return;
+    }
+    if (outcome.kind === 'folded' || outcome.kind === 'repeated') {
+      // Folded into an earlier row of its record (onDuplicate), or that record named again:
+      // carried with that row's record.
+      if (outcome.kind === 'folded' && outcome.key !== outcome.into) check.aliases.set(outcome.key, outcome.into);
+      counts.carried += 1;
+      return;
+    }
+    if (outcome.kind === 'rejected' && read.kind === 'record') {
+      // A key or match value an earlier row has: the run refused this row too.
+      const refusal = outcome.rejected;
+      counts.rejected += 1;
+      notCarried({ kind: 'rejected', row, key: read.key, field: refusal.field, column: refusal.column ?? '', value: valueOf(refusal), code: refusal.code, rule: refusal.rule ?? '', id: null }, refusal);
+      return;
+    }
+    const item = read as MappedRecord | RejectedRow;
+    const key: string | null = item.key;
+    const known = key !== null ? idRow(check.journal, key) : undefined;
+    if (item.kind === 'rejected') {
+      if (known) {
+        // The run wrote it; the row as it is now does not map: it changed in the source since.
+        counts.differing += 1;
+        add({ kind: 'differs', changedIn: 'source', row, key: key ?? '', field: item.field, inFile: `the row does not map now: ${reasonText(item)}`, inAccount: `record ${known.id}, written by an earlier run`, id: known.id });
+        return;
+      }
+      if (key !== null && !check.journal.rows.get(key)?.rejected) {
+        // No run saw it: a row added to the source since.
+        counts.missing += 1;
+        add({ kind: 'missing', changedIn: 'source', row, key, field: item.field, inFile: `a row that does not map: ${reasonText(item)}`, inAccount: 'never written: no run read this row', id: null });
+        return;
+      }
+      counts.rejected += 1;
+      notCarried({ kind: 'rejected', row, key: key ?? '', field: item.field, column: item.column ?? '', value: valueOf(item), code: item.code, rule: item.rule ?? '', id: null }, item);
+      return;
+    }
+    if (typeof item.record.type === 'string') check.types.add(item.record.type);
+    if (!known) {
+      const refused = check.journal.rows.get(item.key)?.rejected;
+      if (!refused) {
+        counts.missing += 1;
+        add({ kind: 'missing', changedIn: 'source', row, key: item.key, field: '', inFile: 'a record', inAccount: 'never written: no run wrote this row', id: null });
+        return;
+      }
+      // Refused by the run: its reason as the row gives it now, or as the run was told it (the service's refusal).
+      const now = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
+      const reason: RecordProblem = now.kind === 'problems' ? joinProblems(now.problems) : { field: '', code: refused.code as RecordProblem['code'], message: refused.message };
+      counts.rejected += 1;
+      notCarried({ kind: 'rejected', row, key: item.key, field: reason.field, column: '', value: '', code: reason.code, rule: now.kind === 'problems' ? reason.field : '', id: null }, reason);
+      return;
+    }
+    const record = await recordOf(known.id);
+    if (!record) {
+      counts.missing += 1;
+      add({ kind: 'missing', changedIn: 'account', row, key: item.key, field: '', inFile: 'a record', inAccount: `record ${known.id} is no longer in the account`, id: known.id });
+      return;
+    }
+    counts.found += 1;
+    if (known.origin === 'matched' && step.mapping.match?.onMatch === 'skip') {
+      counts.notCompared += 1;
+      return;
+    }
+    const sent = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
+    if (sent.kind === 'problems') {
+      counts.unresolved += 1;
+      for (const problem of sent.problems) {
+        add({ kind: 'unresolved', changedIn: problem.code === 'MAPPING_UNKNOWN_NAME' ? 'account' : 'source', row, key: item.key, field: problem.field, inFile: problem.message, inAccount: '', id: known.id });
+      }
+      return;
+    }
+    const body = sent.body;
+    const organisation = body.organisation as Body | undefined;
+    if (organisation && typeof organisation.name === 'string' && organisation.id === undefined) found.namedOrganisations.add(nameKey(organisation.name));
+    // A note of the writing user that an earlier version headed with its author is as carried.
+    const held = item.contentAlso !== undefined && record.content === item.contentAlso ? { ...record, content: body.content } : record;
+    const differing = compareRecord(body, held, known.body, rowNames(item, body, held));
+    if (differing.length > 0) counts.differing += 1;
+    else counts.carried += 1;
+    for (const difference of differing) add({ ...difference, row, key: item.key, id: known.id });
+    for (const warning of item.warnings ?? []) {
+      if (!LEFT_OUT.has(warning.code)) return;
+      counts.dropped += 1;
+      notCarried({ kind: 'dropped', row, key: item.key, field: warning.field, column: warning.column ?? '', value: warning.value ?? '', code: warning.code, rule: warning.rule ?? '', id: known.id }, warning);
+    }
+  };
   const opened = await openStepItems(step, compiled, signal);
   if (opened) {
     for await (const read of opened.items) {
       // Nothing was written: an interrupted verify is simply run again.
       signal?.throwIfAborted();
       counts.rows += 1;
-      const row = read.location.row;
       const outcome = checks.check(read);
-      if (outcome.kind === 'skipped') {
-        counts.skipped += 1;
-        continue;
-      }
-      if (outcome.kind === 'folded' || outcome.kind === 'repeated') {
-        // Folded into an earlier row of its record (onDuplicate), or that record named again:
-        // carried with that row's record.
-        if (outcome.kind === 'folded' && outcome.key !== outcome.into) check.aliases.set(outcome.key, outcome.into);
-        counts.carried += 1;
-        continue;
-      }
-      if (outcome.kind === 'rejected' && read.kind === 'record') {
-        // A key or match value an earlier row has: the run refused this row too.
-        const refusal = outcome.rejected;
-        counts.rejected += 1;
-        notCarried({ kind: 'rejected', row, key: read.key, field: refusal.field, column: refusal.column ?? '', value: valueOf(refusal), code: refusal.code, rule: refusal.rule ?? '', id: null }, refusal);
-        continue;
-      }
-      const item = read as MappedRecord | RejectedRow;
-      const key: string | null = item.key;
-      const known = key !== null ? check.ids.get(key) : undefined;
-      if (item.kind === 'rejected') {
-        if (known) {
-          // The run wrote it; the row as it is now does not map: it changed in the source since.
-          counts.differing += 1;
-          add({ kind: 'differs', changedIn: 'source', row, key: key ?? '', field: item.field, inFile: `the row does not map now: ${reasonText(item)}`, inAccount: `record ${known.id}, written by an earlier run`, id: known.id });
-          continue;
+      let wanted: Wanted | null = null;
+      if (outcome.kind === 'ready' && !asked.has(outcome.mapped.key)) {
+        const id = idRow(check.journal, outcome.mapped.key)?.id;
+        if (id !== undefined) {
+          asked.add(outcome.mapped.key);
+          wanted = records.want(id);
         }
-        if (key !== null && !check.journal.rows.get(key)?.rejected) {
-          // No run saw it: a row added to the source since.
-          counts.missing += 1;
-          add({ kind: 'missing', changedIn: 'source', row, key, field: item.field, inFile: `a row that does not map: ${reasonText(item)}`, inAccount: 'never written: no run read this row', id: null });
-          continue;
-        }
-        counts.rejected += 1;
-        notCarried({ kind: 'rejected', row, key: key ?? '', field: item.field, column: item.column ?? '', value: valueOf(item), code: item.code, rule: item.rule ?? '', id: null }, item);
-        continue;
       }
-      if (typeof item.record.type === 'string') check.types.add(item.record.type);
-      if (!known) {
-        const refused = check.journal.rows.get(item.key)?.rejected;
-        if (!refused) {
-          counts.missing += 1;
-          add({ kind: 'missing', changedIn: 'source', row, key: item.key, field: '', inFile: 'a record', inAccount: 'never written: no run wrote this row', id: null });
-          continue;
-        }
-        // Refused by the run: its reason as the row gives it now, or as the run was told it (the service's refusal).
-        const now = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
-        const reason: RecordProblem = now.kind === 'problems' ? joinProblems(now.problems) : { field: '', code: refused.code as RecordProblem['code'], message: refused.message };
-        counts.rejected += 1;
-        notCarried({ kind: 'rejected', row, key: item.key, field: reason.field, column: '', value: '', code: reason.code, rule: now.kind === 'problems' ? reason.field : '', id: null }, reason);
-        continue;
-      }
-      const record = check.records.get(known.id);
-      if (!record) {
-        counts.missing += 1;
-        add({ kind: 'missing', changedIn: 'account', row, key: item.key, field: '', inFile: 'a record', inAccount: `record ${known.id} is no longer in the account`, id: known.id });
-        continue;
-      }
-      counts.found += 1;
-      if (known.origin === 'matched' && step.mapping.match?.onMatch === 'skip') {
-        counts.notCompared += 1;
-        continue;
-      }
-      const sent = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
-      if (sent.kind === 'problems') {
-        counts.unresolved += 1;
-        for (const problem of sent.problems) {
-          add({ kind: 'unresolved', changedIn: problem.code === 'MAPPING_UNKNOWN_NAME' ? 'account' : 'source', row, key: item.key, field: problem.field, inFile: problem.message, inAccount: '', id: known.id });
-        }
-        continue;
-      }
-      const body = sent.body;
-      const organisation = body.organisation as Body | undefined;
-      if (organisation && typeof organisation.name === 'string' && organisation.id === undefined) found.namedOrganisations.add(nameKey(organisation.name));
-      // A note of the writing user that an earlier version headed with its author is as carried.
-      const held = item.contentAlso !== undefined && record.content === item.contentAlso ? { ...record, content: body.content } : record;
-      const differing = compareRecord(body, held, known.body, rowNames(item, body, held));
-      if (differing.length > 0) counts.differing += 1;
-      else counts.carried += 1;
-      for (const difference of differing) add({ ...difference, row, key: item.key, id: known.id });
-      for (const warning of item.warnings ?? []) {
-        if (!LEFT_OUT.has(warning.code)) continue;
-        counts.dropped += 1;
-        notCarried({ kind: 'dropped', row, key: item.key, field: warning.field, column: warning.column ?? '', value: warning.value ?? '', code: warning.code, rule: warning.rule ?? '', id: known.id }, warning);
-      }
+      queue.push({ wanted, run: () => compareRow(read, outcome, wanted) });
+      await drain(false);
     }
   }
-  for (const [key, row] of check.ids) {
+  for (const row of check.journal.rows.values()) {
+    if (row.id === null || asked.has(row.key)) continue;
+    // Read though it may not be compared, as the plan counted it.
+    const wanted = records.want(row.id);
+    const { key, id, run } = { key: row.key, id: row.id, run: row.run };
     // An organisation made for a link by name is the run's, and no row of the input.
-    if (seen.has(key) || row.origin !== 'created' || isMadeKey(key)) continue;
-    const record = check.records.get(row.id);
-    if (!record) continue;
-    counts.extra += 1;
-    add({ kind: 'extra', changedIn: 'source', row: null, key, field: '', inFile: 'no row with this key', inAccount: `record ${row.id}, created by run ${row.run ?? '?'}`, id: row.id });
+    const extra = !seen.has(key) && row.origin === 'created' && !isMadeKey(key);
+    queue.push({
+      wanted,
+      run: async () => {
+        const record = await wanted.record;
+        if (!extra || !record) return;
+        counts.extra += 1;
+        add({ kind: 'extra', changedIn: 'source', row: null, key, field: '', inFile: 'no row with this key', inAccount: `record ${id}, created by run ${run ?? '?'}`, id });
+      },
+    });
+    await drain(false);
   }
+  records.flush();
+  await drain(true);
   return counts;
 }
 
