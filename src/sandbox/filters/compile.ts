@@ -12,6 +12,12 @@ export interface CompiledFilter<R> {
   compare(a: R, b: R): number;
   /** Sorts a copy of `records` by compare(), working out each record's sort keys only once. */
   sort(records: readonly R[]): R[];
+  /**
+   * The only ids the filter can match, ascending, when a condition of it says `id is N` (or an
+   * orGroup of such conditions does, as a read of records by id asks): the records to look at
+   * instead of every one. Null when no condition narrows it so. matches() still decides.
+   */
+  ids: number[] | null;
 }
 
 type Predicate<R> = (record: R) => boolean;
@@ -79,6 +85,7 @@ export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterS
 
   return {
     matches,
+    ids: idsNamed(filter),
     compare: (a, b) => compareKeyLists(keysOf(a), keysOf(b), a.id, b.id),
     sort: (records) => {
       if (steps.length === 0) return [...records].sort((a, b) => a.id - b.id);
@@ -87,6 +94,19 @@ export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterS
       return decorated.map((entry) => entry.record);
     },
   };
+}
+
+/** The ids that conditions `id is N` (alone, or every condition of an orGroup) leave possible; null when none says so. */
+function idsNamed(filter: FilterSpec): number[] | null {
+  let ids: number[] | null = null;
+  for (const c of filter.conditions) {
+    const group = c.kind === 'orGroup' ? c.conditions : [c];
+    if (group.length === 0 || !group.every((one) => one.field === 'id' && one.operator === 'is' && typeof one.value === 'number')) continue;
+    const named = new Set(group.map((one) => one.value as number));
+    // Conditions all hold: an id must be named by each such condition.
+    ids = ids === null ? [...named] : ids.filter((id) => named.has(id));
+  }
+  return ids === null ? null : ids.sort((a, b) => a - b);
 }
 
 function signOf(direction: SortDirection): 1 | -1 {
