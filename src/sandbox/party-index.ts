@@ -264,6 +264,23 @@ export class PartyIndex implements TableWatcher {
   }
 
   /**
+   * The parties a structured filter can match by the texts its conditions name (see
+   * CompiledFilter.texts), in id order: a superset, which the caller checks. Null when none is
+   * long enough to narrow (GRAM), and the caller walks the table.
+   */
+  filterCandidates(texts: ReadonlyArray<{ on: 'text' | 'phone'; value: string }>): Iterable<PartyRec> | null {
+    const usable = texts.filter((text) => text.value.length >= GRAM);
+    if (usable.length === 0) return null;
+    this.sync();
+    let ids: Int32Array | null = null;
+    for (const text of usable) {
+      const holding = this.narrowest(text.on === 'phone' ? this.phones : this.text, text.value);
+      ids = ids === null ? holding : intersect(ids, holding);
+    }
+    return this.records(ids ?? EMPTY);
+  }
+
+  /**
    * The ids whose postings hold every piece of `text`, or a superset: the rarest piece's posting,
    * narrowed by the next rarest while that pays (a few merges of sorted lists, each far shorter
    * than the table), so that a piece common in a large account does not make the search long.

@@ -1,3 +1,4 @@
+import { digitsOf } from '../party-text.ts';
 import { resolveField } from './fields.ts';
 import { FilterError } from './filter-error.ts';
 import { compileCondition } from './operators.ts';
@@ -18,7 +19,21 @@ export interface CompiledFilter<R> {
    * instead of every one. Null when no condition narrows it so. matches() still decides.
    */
   ids: number[] | null;
+  /**
+   * Texts a party must hold for the filter to match it, from conditions on its name, e-mail
+   * address or phone number (is, starts with, ends with, contains): what the party index narrows
+   * the records by. Empty for other entities and filters without such a condition.
+   */
+  texts: TextNarrowing[];
 }
+
+/** A text the filter's matches hold: in their name or an e-mail address (`text`, lower case), or a phone number's digits. */
+export interface TextNarrowing {
+  on: 'text' | 'phone';
+  value: string;
+}
+
+const HOLDING: ReadonlySet<string> = new Set(['is', 'starts with', 'ends with', 'contains']);
 
 type Predicate<R> = (record: R) => boolean;
 
@@ -86,6 +101,7 @@ export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterS
   return {
     matches,
     ids: idsNamed(filter),
+    texts: entity === 'parties' ? textsNamed(filter) : [],
     compare: (a, b) => compareKeyLists(keysOf(a), keysOf(b), a.id, b.id),
     sort: (records) => {
       if (steps.length === 0) return [...records].sort((a, b) => a.id - b.id);
@@ -107,6 +123,21 @@ function idsNamed(filter: FilterSpec): number[] | null {
     ids = ids === null ? [...named] : ids.filter((id) => named.has(id));
   }
   return ids === null ? null : ids.sort((a, b) => a - b);
+}
+
+/**
+ * The texts a party's name, e-mail addresses or phone numbers must hold, from the conditions that
+ * must all hold (not those of an orGroup): compared in lower case, and a phone number with digits
+ * on its digits alone, as compileCondition compares them.
+ */
+function textsNamed(filter: FilterSpec): TextNarrowing[] {
+  const texts: TextNarrowing[] = [];
+  for (const c of filter.conditions) {
+    if (c.kind !== 'condition' || typeof c.value !== 'string' || !HOLDING.has(c.operator)) continue;
+    if (c.field === 'name' || c.field === 'email') texts.push({ on: 'text', value: c.value.toLowerCase() });
+    else if (c.field === 'phone' && /\d/.test(c.value)) texts.push({ on: 'phone', value: digitsOf(c.value) });
+  }
+  return texts;
 }
 
 function signOf(direction: SortDirection): 1 | -1 {

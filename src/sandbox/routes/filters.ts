@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import { compileFilter, FilterError, parseFilterBody, utcDate } from '../filters/index.ts';
+import { type CompiledFilter, compileFilter, FilterError, parseFilterBody, utcDate } from '../filters/index.ts';
 import type { EntityRecords, FilterEntity } from '../filters/index.ts';
 import { badRequest, parseEmbed, parsePage } from '../http.ts';
 import { pageOf } from '../paging.ts';
@@ -13,11 +13,20 @@ interface Endpoint<E extends FilterEntity> {
   records(ctx: SandboxContext): Iterable<EntityRecords[E]>;
   /** The record of an id, not counted as changed. */
   peek(ctx: SandboxContext, id: number): EntityRecords[E] | undefined;
+  /** The records a filter can match by the texts it names, from an index; null: walk them all. */
+  holding?(ctx: SandboxContext, texts: CompiledFilter<EntityRecords[E]>['texts']): Iterable<EntityRecords[E]> | null;
   serialize(ctx: SandboxContext, record: EntityRecords[E], embed: ReadonlySet<string>): Record<string, unknown>;
 }
 
 const ENDPOINTS: { [E in FilterEntity]: Endpoint<E> } = {
-  parties: { entity: 'parties', embeds: PARTY_EMBEDS, records: (ctx) => ctx.store.parties.values(), peek: (ctx, id) => ctx.store.parties.peek(id), serialize: serializeParty },
+  parties: {
+    entity: 'parties',
+    embeds: PARTY_EMBEDS,
+    records: (ctx) => ctx.store.parties.values(),
+    peek: (ctx, id) => ctx.store.parties.peek(id),
+    holding: (ctx, texts) => ctx.store.partyIndex.filterCandidates(texts),
+    serialize: serializeParty,
+  },
   opportunities: {
     entity: 'opportunities',
     embeds: OPPORTUNITY_EMBEDS,
@@ -67,7 +76,8 @@ export function registerFilterRoutes(app: FastifyInstance, ctx: SandboxContext):
       // The filter is run over the records once per query; its pages come from that result.
       const page = pageOf(ctx.store, request, reply, {
         // Records named by id (a read of many records by id, as verify makes) are looked up, not walked for.
-        records: () => (filter.ids ? recordsOf(ctx, endpoint, filter.ids) : endpoint.records(ctx)),
+        // A name, e-mail address or phone number the filter names: the parties holding it, from the index.
+        records: () => (filter.ids ? recordsOf(ctx, endpoint, filter.ids) : ((filter.texts.length > 0 ? endpoint.holding?.(ctx, filter.texts) : null) ?? endpoint.records(ctx))),
         matches: (record) => !record.restrictedFor.includes(userId) && filter.matches(record),
         sort: (records) => filter.sort(records),
         key: `caller ${userId} ${JSON.stringify(request.body)}`,
