@@ -83,7 +83,14 @@ const FILTERS: unknown[][] = [
     { field: 'name', operator: 'contains', value: 'smith' },
     { field: 'email', operator: 'contains', value: 'mail.example' },
   ],
-  [{ orGroup: [{ field: 'name', operator: 'contains', value: 'grün' }, { field: 'email', operator: 'contains', value: 'acme.0' }] }],
+  [
+    {
+      orGroup: [
+        { field: 'name', operator: 'contains', value: 'grün' },
+        { field: 'email', operator: 'contains', value: 'acme.0' },
+      ],
+    },
+  ],
 ];
 
 /** What the index answers, beside what a walk over every party answers. */
