@@ -1,9 +1,10 @@
 // The importer as the file grows: `crm-ferry import` of N people (an e-mail address, a phone and an
 // organisation by name, one organisation for forty people) into a sandbox in a process of its
-// own, then the same command again with nothing changed (the re-run), each timed by
-// /usr/bin/time: wall, CPU (user + system) and peak RSS of the importer's process. Not a test.
+// own, then the same command again with nothing changed (the re-run), then `validate` of the
+// file, `verify` of the import and `export parties` of the account, each timed by
+// /usr/bin/time: wall, CPU (user + system) and peak RSS of the command's process. Not a test.
 //   npm run bench -- import-scale [--rows 10000] [--latency 0] [--concurrency 16] [--root DIR ...]
-//     [--limit N]
+//     [--limit N] [--only import,validate,verify,export]
 // `--root` names a checkout of other code (e.g. main, exported with `git archive`, with a link to
 // this node_modules) to run the same way, side by side: its importer against its own sandbox.
 // Both run from their TypeScript sources (tsx), start-up included. `--limit N` stops the first run
@@ -24,6 +25,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '16' },
     root: { type: 'string', multiple: true },
     limit: { type: 'string' },
+    /** The commands to time besides the import (which every other needs): e.g. `import` alone. */
+    only: { type: 'string', default: 'import,validate,verify,export' },
   },
 });
 const rows = Number(values.rows);
@@ -79,22 +82,24 @@ async function main(): Promise<void> {
     for (const root of roots) {
       const server = await sandboxOf(root, Number(values.latency));
       const stateDir = join(work, `state-${roots.indexOf(root)}`);
-      const command = (extra: string[] = []): Timed =>
-        timedNode([join(root, 'bin', 'crm-ferry.js'), 'import', '--mapping', mapping, '--input', input, '--concurrency', values.concurrency, '--state-dir', stateDir, ...extra], {
-          CRM_FERRY_TOKEN: TOKEN,
-          CRM_FERRY_BASE_URL: server.url,
-        });
+      const env = { CRM_FERRY_TOKEN: TOKEN, CRM_FERRY_BASE_URL: server.url };
+      const ferry = (args: string[]): Timed => timedNode([join(root, 'bin', 'crm-ferry.js'), ...args], env);
+      const command = (extra: string[] = []): Timed => ferry(['import', '--mapping', mapping, '--input', input, '--concurrency', values.concurrency, '--state-dir', stateDir, ...extra]);
       try {
         const first = values.limit ? add(command(['--limit', values.limit]), command()) : command();
         const line = (what: string, t: Timed): void => {
           const result = { bench: 'import-scale', root, rows, latencyMs: Number(values.latency), concurrency: Number(values.concurrency), run: what, ...t, load: Number(loadavg()[0]?.toFixed(2)) };
           process.stdout.write(`${JSON.stringify(result)}\n`);
           process.stdout.write(
-            `# ${root === here ? 'this code' : root}, ${rows.toLocaleString('en-US')} rows, ${what}: wall ${t.wallSeconds.toFixed(1)} s, CPU ${t.cpuSeconds.toFixed(1)} s, peak RSS ${t.peakRssMb} MB (load ${result.load})\n`,
+            `# ${resolve(root) === resolve(here) ? 'this code' : root}, ${rows.toLocaleString('en-US')} rows, ${what}: wall ${t.wallSeconds.toFixed(1)} s, CPU ${t.cpuSeconds.toFixed(1)} s, peak RSS ${t.peakRssMb} MB (load ${result.load})\n`,
           );
         };
         line(values.limit ? `first run (in two parts, ${values.limit} rows first)` : 'first run', first);
         line('re-run, nothing changed', command());
+        const only = new Set(values.only.split(','));
+        if (only.has('validate')) line('validate', ferry(['validate', '--mapping', mapping, '--input', input, '--rejects', join(work, 'rejects.csv')]));
+        if (only.has('verify')) line('verify', ferry(['verify', '--mapping', mapping, '--input', input, '--state-dir', stateDir, '--concurrency', values.concurrency, '--differences', join(work, 'differences.csv')]));
+        if (only.has('export')) line('export parties (CSV)', ferry(['export', 'parties', '--out', join(work, `parties-${roots.indexOf(root)}.csv`)]));
       } finally {
         await server.stop();
       }

@@ -62,12 +62,15 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
   if (madeFirst.statusCode !== 201) throw new Error(`the first create answered ${madeFirst.statusCode}`);
   let seeded = 0;
   let organisationId = 0;
+  const madeFirstId = (JSON.parse(madeFirst.body) as { party: { id: number } }).party.id;
+  let firstSeededId = 0;
   for (const parties of sizes) {
     const began = performance.now();
     for (; seeded < parties; seeded += 1) {
       const i = seeded;
       if (i % ORGANISATION_EVERY === 0) {
         organisationId = addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}` }).id;
+        if (i === 0) firstSeededId = organisationId;
         continue;
       }
       const person = personOf(i);
@@ -93,6 +96,8 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
     };
     const organisation = parties > 0 ? (): string => `Company ${Math.floor(random() * (parties / ORGANISATION_EVERY)) * ORGANISATION_EVERY}` : (): string => 'Company 0';
     let made = 0;
+    // The id of the i-th party seeded: ids follow the seeding order, after the empty account's two.
+    const idOf = (i: number): number => (parties > 0 ? firstSeededId + i : (madeFirstId as number));
     const kinds: Record<string, () => { method: 'GET' | 'POST'; url: string; payload?: string; expect: number }> = {
       'create, organisation by name': () => {
         made += 1;
@@ -109,6 +114,13 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
         return { method: 'GET', url: `/api/v2/parties/search?q=${encodeURIComponent(`${person.firstName} ${person.lastName}`)}`, expect: 200 };
       },
       'search, phone number': () => ({ method: 'GET', url: `/api/v2/parties/search?q=${encodeURIComponent(personOf(existing()).phone.slice(7))}`, expect: 200 }),
+      // 100 records read by id in one filter query, as verify reads an import's records.
+      'filter, 100 ids': () => ({
+        method: 'POST',
+        url: '/api/v2/parties/filters/results?perPage=100',
+        payload: JSON.stringify({ filter: { conditions: [{ orGroup: Array.from({ length: 100 }, () => ({ field: 'id', operator: 'is', value: idOf(existing()) })) }] } }),
+        expect: 200,
+      }),
     };
     for (const [kind, next] of Object.entries(kinds)) {
       // Requests first, so that the first requests' one-off costs (an index built, code compiled) are not

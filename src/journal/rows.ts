@@ -11,6 +11,7 @@
  */
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { FerryError } from '../errors/index.ts';
+import { KeySet } from '../util/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -46,14 +47,13 @@ type Origin = (typeof ORIGINS)[number];
 /** Reads the line at `at` (`length` bytes, newline included) and gives its body, checked. */
 export type LineReader = (key: string, at: number, length: number) => Body;
 
-/** Bytes one row costs in the columns and the hash table, besides its key and fingerprint strings. */
-export const COLUMN_BYTES_PER_ROW = 8 + 8 + 4 + 1 + 4 + 1 + 2 * 4;
-
-function hashOf(key: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
+/** A fingerprint as the importer makes them (fingerprint()): 22 characters of base64url, kept as 22 bytes. */
+const FP_LENGTH = 22;
+const COMPACT_FP = /^[A-Za-z0-9_-]{22}$/;
+/** How a slot's fingerprint is kept: none, as 22 bytes, or as a string beside the columns (any other). */
+const FP_NONE = 0;
+const FP_BYTES = 1;
+const FP_OTHER = 2;
 
 /**
  * The journal's rows by key, with the part of Map's interface the importer uses. Rows handed out
@@ -62,11 +62,12 @@ function hashOf(key: string): number {
  */
 export class JournalRows implements ReadonlyMap<string, RowState> {
   #capacity = 0;
-  #count = 0;
-  /** Slot of each key, plus one (0: empty), at the key's hash, probing linearly. */
-  #table = new Int32Array(0);
-  #keys: string[] = [];
-  #fps: (string | null)[] = [];
+  /** The keys, each at its slot (a key's slot is its number in the order keys came). */
+  #keys = new KeySet();
+  /** The fingerprints: FP_LENGTH bytes a slot, and how each is kept. */
+  #fpBytes = new Uint8Array(0);
+  #fpKind = new Uint8Array(0);
+  #otherFps = new Map<number, string>();
   /** Record id, NaN for none. */
   #ids = new Float64Array(0);
   /** Byte offset of the line holding the body, or NO_BODY, EMPTY_BODY, HELD_BODY. */
@@ -94,7 +95,7 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
 
   get size(): number {
     let visible = 0;
-    for (let slot = 0; slot < this.#count; slot++) visible += this.#visible[slot] as number;
+    for (let slot = 0; slot < this.#keys.size; slot++) visible += this.#visible[slot] as number;
     return visible;
   }
 
@@ -103,9 +104,10 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
     return this.#held.size;
   }
 
-  /** What the columns hold now, in bytes (typed arrays and hash table; strings not counted). */
+  /** What the columns and the keys hold now, in bytes (typed arrays and the keys' bytes). */
   get columnBytes(): number {
-    return this.#table.byteLength + this.#ids.byteLength + this.#bodyAt.byteLength + this.#bodyLength.byteLength + this.#origin.byteLength + this.#run.byteLength + this.#visible.byteLength;
+    const columns = this.#ids.byteLength + this.#bodyAt.byteLength + this.#bodyLength.byteLength + this.#origin.byteLength + this.#run.byteLength + this.#visible.byteLength;
+    return columns + this.#fpBytes.byteLength + this.#fpKind.byteLength + this.#keys.bytes;
   }
 
   #grow(capacity: number): void {
@@ -120,41 +122,22 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
     this.#origin = grow(this.#origin, (n) => new Uint8Array(n));
     this.#run = grow(this.#run, (n) => new Int32Array(n));
     this.#visible = grow(this.#visible, (n) => new Uint8Array(n));
+    this.#fpKind = grow(this.#fpKind, (n) => new Uint8Array(n));
+    const fpBytes = new Uint8Array(capacity * FP_LENGTH);
+    fpBytes.set(this.#fpBytes);
+    this.#fpBytes = fpBytes;
     this.#capacity = capacity;
-    // At most half full, so that a probe ends soon.
-    this.#table = new Int32Array(capacity * 2);
-    const mask = this.#table.length - 1;
-    for (let slot = 0; slot < this.#count; slot++) {
-      let at = hashOf(this.#keys[slot] as string) & mask;
-      while (this.#table[at] !== 0) at = (at + 1) & mask;
-      this.#table[at] = slot + 1;
-    }
   }
 
-  /** The slot of `key`, or -1. */
+  /** The slot of `key`, or -1. The full key is compared (KeySet): a hash shared by two keys never makes one row of them. */
   #find(key: string): number {
-    const mask = this.#table.length - 1;
-    for (let at = hashOf(key) & mask; ; at = (at + 1) & mask) {
-      const entry = this.#table[at] as number;
-      if (entry === 0) return -1;
-      // The full key is compared: a hash shared by two keys never makes one row of them.
-      if (this.#keys[entry - 1] === key) return entry - 1;
-    }
+    return this.#keys.find(key);
   }
 
   /** The slot of `key`, made (not yet a row) when there is none. */
   slotOf(key: string): number {
-    const found = this.#find(key);
-    if (found >= 0) return found;
-    if (this.#count === this.#capacity) this.#grow(this.#capacity * 2);
-    const slot = this.#count;
-    this.#count += 1;
-    this.#keys[slot] = key;
-    this.#fps[slot] = null;
-    const mask = this.#table.length - 1;
-    let at = hashOf(key) & mask;
-    while (this.#table[at] !== 0) at = (at + 1) & mask;
-    this.#table[at] = slot + 1;
+    const slot = this.#keys.slotOf(key);
+    if (slot >= this.#capacity) this.#grow(this.#capacity * 2);
     return slot;
   }
 
@@ -179,16 +162,16 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
   }
 
   *values(): IterableIterator<RowState> {
-    for (let slot = 0; slot < this.#count; slot++) if (this.#visible[slot] === 1) yield new RowView(this.#keys[slot] as string, this, slot);
+    for (let slot = 0; slot < this.#keys.size; slot++) if (this.#visible[slot] === 1) yield new RowView(this.#keys.keyAt(slot), this, slot);
   }
 
   /** The rows with an intent not settled, in the order of `values()`, without a look at the others. */
   *pendingRows(): IterableIterator<RowState> {
-    for (const slot of [...this.#pending.keys()].sort((a, b) => a - b)) yield new RowView(this.#keys[slot] as string, this, slot);
+    for (const slot of [...this.#pending.keys()].sort((a, b) => a - b)) yield new RowView(this.#keys.keyAt(slot), this, slot);
   }
 
   *keys(): IterableIterator<string> {
-    for (let slot = 0; slot < this.#count; slot++) if (this.#visible[slot] === 1) yield this.#keys[slot] as string;
+    for (let slot = 0; slot < this.#keys.size; slot++) if (this.#visible[slot] === 1) yield this.#keys.keyAt(slot);
   }
 
   *entries(): IterableIterator<[string, RowState]> {
@@ -219,11 +202,24 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
   }
 
   fp(slot: number): string | null {
-    return this.#fps[slot] ?? null;
+    const kind = this.#fpKind[slot];
+    if (kind === FP_BYTES) return String.fromCharCode(...this.#fpBytes.subarray(slot * FP_LENGTH, (slot + 1) * FP_LENGTH));
+    return kind === FP_OTHER ? (this.#otherFps.get(slot) as string) : null;
   }
 
   setFp(slot: number, fp: string | null): void {
-    this.#fps[slot] = fp;
+    this.#otherFps.delete(slot);
+    if (fp === null) {
+      this.#fpKind[slot] = FP_NONE;
+    } else if (COMPACT_FP.test(fp)) {
+      this.#fpKind[slot] = FP_BYTES;
+      const at = slot * FP_LENGTH;
+      for (let i = 0; i < FP_LENGTH; i++) this.#fpBytes[at + i] = fp.charCodeAt(i);
+    } else {
+      // Fingerprints of another form (a delete's empty one, a journal of older code): as they are.
+      this.#fpKind[slot] = FP_OTHER;
+      this.#otherFps.set(slot, fp);
+    }
   }
 
   origin(slot: number): Origin {
@@ -296,7 +292,7 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
     if (at === HELD_BODY) return this.#held.get(slot) ?? null;
     const recent = this.#recent.get(slot);
     if (recent) return recent;
-    const body = this.readLine(this.#keys[slot] as string, at, this.#bodyLength[slot] as number);
+    const body = this.readLine(this.#keys.keyAt(slot), at, this.#bodyLength[slot] as number);
     this.#remember(slot, body);
     return body;
   }
@@ -313,7 +309,7 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
       this.#held.delete(slot);
       return;
     }
-    const written = this.#written.get(this.#keys[slot] as string);
+    const written = this.#written.get(this.#keys.keyAt(slot));
     if (written && (written.body === body || JSON.stringify(written.body) === JSON.stringify(body))) {
       this.setBodyLine(slot, written.at, written.length);
       this.#remember(slot, body);

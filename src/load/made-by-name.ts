@@ -56,7 +56,7 @@ const SAME_REQUEST_MS = 2000;
  */
 interface JournalledStep {
   journal: { rows: ReadonlyMap<string, { id: number | null }> };
-  taken: ReadonlySet<number>;
+  taken: { has(id: number): boolean };
 }
 
 /** The organisations the plan's runs made by name, and which of them a row of the plan has taken as its record. */

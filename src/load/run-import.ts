@@ -7,7 +7,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { bindStateSteps, type JournalEntry } from '../journal/index.ts';
+import { bindStateSteps, type JournalEntry, type RowState } from '../journal/index.ts';
 import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
 import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, readsLive, withType } from '../plan/index.ts';
 import { openRun } from './open-run.ts';
@@ -299,7 +299,7 @@ class ImportEngine {
   async reconcile(): Promise<void> {
     for (const step of this.ctx.steps) {
       // Taken out first: settling a row clears its pending intent in place.
-      const pending = [...step.journal.rows.values()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
+      const pending = [...step.journal.rows.pendingRows()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
       if (pending.length === 0 || this.ctx.options.dryRun) continue;
       const creates = pending.filter((p) => p.intent.op === 'create');
       const entity = step.compiled.entity;
@@ -431,7 +431,9 @@ class ImportEngine {
       // A rejects file fed back holds the rows to fix, not the whole input; a live read --since, only what changed.
       if (step.prepared.fromRejects || (readsLive(step.prepared) && step.prepared.live?.since !== undefined)) continue;
       // An organisation made by name is no row of the input: it is never missing from it.
-      const gone = [...step.journal.rows.values()].filter((row) => row.id !== null && !step.seen.has(row.key) && !isMadeKey(row.key));
+      // A walk, not a list of every row: on a re-run of a million rows only the few gone are kept.
+      const gone: RowState[] = [];
+      for (const row of step.journal.rows.values()) if (row.id !== null && !step.seen.has(row.key) && !isMadeKey(row.key)) gone.push(row);
       step.counts.missing = gone.length;
       if (this.ctx.options.dryRun) continue;
       const entity = step.compiled.entity;

@@ -6,6 +6,7 @@ import { type Matcher, type NotCarried, type PreparedStep, ReasonCounter, RowChe
 import { SuccessWriter } from './results.ts';
 import type { ReconcileIndex } from './reconcile.ts';
 import type { LostCreates } from './lost-creates.ts';
+import { IdSet } from '../util/index.ts';
 import type { StepCounts } from './import-options.ts';
 
 /** An id a row waits for: resolved once, when its row is settled (see StepRun). */
@@ -36,8 +37,8 @@ export class StepRun {
   success: Promise<SuccessWriter> | null = null;
   rejects: Promise<RejectsWriter> | null = null;
   header: string[] = [];
-  /** Ids of every record the journal holds for this step, so reconciliation never adopts one twice. */
-  readonly taken = new Set<number>();
+  /** Ids of every record the journal holds for this step, so reconciliation never adopts one twice (bytes an id: a million rows). */
+  readonly taken = new IdSet();
   /** Finds records the account has already, when the mapping says `match:`. */
   matcher: Matcher | null = null;
   /** Rows past their look-up (or needing none) and not yet written: what keeps the writes busy while look-ups wait to share a query. */
@@ -77,7 +78,7 @@ export class StepRun {
   }
 
   /** Keys of the rows read so far. */
-  get seen(): ReadonlySet<string> {
+  get seen(): { has(key: string): boolean } {
     return this.checks.seen;
   }
 
@@ -152,9 +153,15 @@ export class StepRun {
  */
 export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
   const key = JSON.stringify(step.mapping.key);
-  if (journal.key === null || journal.key === key || ![...journal.rows.values()].some((row) => row.id !== null)) return;
+  if (journal.key === null || journal.key === key || !anyWritten(journal)) return;
   throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
     location: { file: step.mappingFile, yamlPath: 'key' },
     hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
   });
+}
+
+/** Whether the journal holds a record for any row (a walk that stops at the first, without a list of every row). */
+function anyWritten(journal: LoadedJournal): boolean {
+  for (const row of journal.rows.values()) if (row.id !== null) return true;
+  return false;
 }

@@ -271,7 +271,7 @@ export type MatchOutcome = { kind: 'none' } | { kind: 'found'; record: Record<st
  * written or matched for other rows, never matched again. `row`: the row's body, its links
  * written, for `within`.
  */
-export function judgeMatch(spec: MatchSpec, match: MatchValue, found: Array<Record<string, unknown>>, taken: ReadonlySet<number>, policy: OnDuplicate = 'reject', row?: Body): MatchOutcome {
+export function judgeMatch(spec: MatchSpec, match: MatchValue, found: Array<Record<string, unknown>>, taken: { has(id: number): boolean }, policy: OnDuplicate = 'reject', row?: Body): MatchOutcome {
   const within = spec.within;
   const linkOf = (record: Body): number | null => {
     const link = within === undefined ? undefined : record[within];

@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { MappedRecord, RecordProblem, RefUse } from '../mapping/index.ts';
+import { KeySet } from '../util/index.ts';
 
 /**
  * Why one record cannot be linked or kept: a record problem like any other on its way to the
@@ -202,14 +203,15 @@ export function unresolvedText(ref: Pick<RefUse, 'key' | 'steps'>, tried: readon
 /**
  * Keys of the rows each step produced, to check links between steps without writing anything.
  *
- * Memory: one Set of strings per step, measured on Node 20 at about 45 bytes per key of 8
- * characters (43 MiB per million keys) and about 117 bytes per key of 36 characters (111 MiB per
- * million). A plan with several million-row steps therefore needs a few hundred MB of heap.
+ * Memory: the valid keys of a step in a KeySet (their UTF-8 bytes and a hash table: about 30
+ * bytes per key of 8 characters, where a Set of strings took 45, and 117 for a key of 36), so a
+ * million-row step costs some tens of MB. The few keys found rejected after all (demote) are a
+ * small set beside it.
  * Keys of rejected rows are kept apart, so a link to one can say the row exists but was
  * rejected instead of that it is missing.
  */
 export class ReferenceBook implements LinkBook {
-  readonly #valid = new Map<string, Set<string>>();
+  readonly #valid = new Map<string, ValidKeys>();
   readonly #rejected = new Map<string, Set<string>>();
   /** `step\0key` of a folded row -> the key of the row it was folded into, until that row is valid. */
   readonly #aliases = new Map<string, string>();
@@ -224,6 +226,15 @@ export class ReferenceBook implements LinkBook {
       map.set(step, set);
     }
     return set;
+  }
+
+  #validOf(step: string): ValidKeys {
+    let valid = this.#valid.get(step);
+    if (!valid) {
+      valid = new ValidKeys();
+      this.#valid.set(step, valid);
+    }
+    return valid;
   }
 
   /** What a step has recorded for a key: a valid row wins over a rejected duplicate of it. */
@@ -267,18 +278,18 @@ export class ReferenceBook implements LinkBook {
   /** A key of a step that stands for another row's record (onDuplicate folded its row into that one). */
   addAlias(step: string, key: string, into: string): void {
     if (key === into) return;
-    if (this.#state(step, into) === 'valid') this.#set(this.#valid, step).add(key);
+    if (this.#state(step, into) === 'valid') this.#validOf(step).add(key);
     else this.#aliases.set(`${step}\u0000${key}`, into);
   }
 
   /** Records the key of a row that became a valid record. */
   addValid(step: string, key: string): void {
-    this.#set(this.#valid, step).add(key);
+    this.#validOf(step).add(key);
   }
 
   /** A row recorded as valid that turns out rejected after all (the account's lookup under `match:`). */
   demote(step: string, key: string): void {
-    this.#valid.get(step)?.delete(key);
+    this.#valid.get(step)?.remove(key);
     this.addRejected(step, key);
   }
 
@@ -290,5 +301,28 @@ export class ReferenceBook implements LinkBook {
   /** Number of valid keys kept for a step. */
   validCount(step: string): number {
     return this.#valid.get(step)?.size ?? 0;
+  }
+}
+
+/** The valid keys of a step: a KeySet, which only grows, and the few keys taken out again. */
+class ValidKeys {
+  readonly #keys = new KeySet();
+  readonly #removed = new Set<string>();
+
+  get size(): number {
+    return this.#keys.size - this.#removed.size;
+  }
+
+  has(key: string): boolean {
+    return this.#keys.has(key) && !this.#removed.has(key);
+  }
+
+  add(key: string): void {
+    this.#keys.add(key);
+    this.#removed.delete(key);
+  }
+
+  remove(key: string): void {
+    if (this.#keys.has(key)) this.#removed.add(key);
   }
 }

@@ -14,6 +14,7 @@ import type { MappedItem, MappedRecord, MatchSpec, OnDuplicate, RejectedRow, Ski
 import { MatchValueCheck } from './duplicates.ts';
 import { recordDigest, repeatedKey } from './references.ts';
 import { rejectedRow } from './record-to-send.ts';
+import { KeySet } from '../util/index.ts';
 
 /** What becomes of one row. */
 export type RowOutcome =
@@ -33,10 +34,10 @@ export type RowOutcome =
 
 /** The row checks of one step, in the order its rows are read. */
 export class RowChecks {
-  /** Keys of the rows read so far (rejected ones with a key included). */
-  readonly seen = new Set<string>();
-  /** In a step others link to: each key's digest, so a row naming its record again is told from a conflicting one. */
-  readonly #digests: Map<string, number> | null;
+  /** Keys of the rows read so far (rejected ones with a key included); bytes a key, not a string (a file may have a million rows). */
+  readonly seen = new KeySet();
+  /** In a step others link to: each key's digest by its slot in `seen` (NaN: none), so a row naming its record again is told from a conflicting one. */
+  #digests: Float64Array | null;
   readonly #matches: MatchValueCheck;
 
   /** `linked`: other steps link to this one (linkedSteps), whose rows may name one record many times. */
@@ -45,7 +46,7 @@ export class RowChecks {
     mapping: { match?: MatchSpec | undefined; onDuplicate: OnDuplicate },
     linked: boolean,
   ) {
-    this.#digests = linked ? new Map() : null;
+    this.#digests = linked ? new Float64Array(1024).fill(Number.NaN) : null;
     this.#matches = new MatchValueCheck(mapping.match, mapping.onDuplicate);
   }
 
@@ -62,15 +63,31 @@ export class RowChecks {
       return { kind: 'rejected', rejected: item, own: true };
     }
     const digest = this.#digests ? recordDigest(item) : undefined;
-    if (this.seen.has(item.key)) {
-      const problem = repeatedKey(this.step, item.key, digest, this.#digests?.get(item.key));
+    const earlier = this.seen.find(item.key);
+    if (earlier >= 0) {
+      const problem = repeatedKey(this.step, item.key, digest, this.#digestOf(earlier));
       if (problem === 'repeat') return { kind: 'repeated', mapped: item };
       return { kind: 'rejected', rejected: rejectedRow(item, problem), own: false };
     }
-    this.seen.add(item.key);
+    const slot = this.seen.slotOf(item.key);
     const sameRecord = this.#matches.check(item);
     if (sameRecord) return { kind: 'rejected', rejected: rejectedRow(item, sameRecord), own: true };
-    if (digest !== undefined) this.#digests?.set(item.key, digest);
+    if (digest !== undefined) this.#setDigest(slot, digest);
     return { kind: 'ready', mapped: item };
+  }
+
+  #digestOf(slot: number): number | undefined {
+    const digest = this.#digests?.[slot];
+    return digest === undefined || Number.isNaN(digest) ? undefined : digest;
+  }
+
+  #setDigest(slot: number, digest: number): void {
+    let digests = this.#digests as Float64Array;
+    if (slot >= digests.length) {
+      const grown = new Float64Array(Math.max(slot + 1, digests.length * 2)).fill(Number.NaN);
+      grown.set(digests);
+      digests = this.#digests = grown;
+    }
+    digests[slot] = digest;
   }
 }

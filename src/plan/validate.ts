@@ -26,7 +26,7 @@ import {
   type TransformRegistry,
   type WarningCounts,
 } from '../mapping/index.ts';
-import { isV1LiveInput, makeFolders } from '../util/index.ts';
+import { IdSet, isV1LiveInput, makeFolders } from '../util/index.ts';
 import { linkedSteps, ReferenceBook } from './references.ts';
 import { RowChecks } from './row-checks.ts';
 import { createMatcher, judgeMatch, type MatchValue, type RecordFinder } from './matching.ts';
@@ -193,7 +193,7 @@ async function runStep(
   // in the order of the rows, a few hundred behind the reading, so that lookups share queries.
   const matcher = service === undefined ? null : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
   const spec = step.mapping.match;
-  const taken = new Set<number>();
+  const taken = new IdSet();
   const waiting: Array<{ mapped: MappedRecord; value: MatchValue; found: Promise<Array<Record<string, unknown>>> }> = [];
   const settleLookup = async (): Promise<void> => {
     const next = waiting.shift();

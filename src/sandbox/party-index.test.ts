@@ -5,6 +5,7 @@ import type { PartyRec } from './model.ts';
 import { partyMatches } from './routes/record-search.ts';
 import { seedAccount } from './seed.ts';
 import { type ChangeRecord, Store } from './store.ts';
+import { compileFilter, parseFilter } from './filters/index.ts';
 
 /** A store with the seeded account (its users) and no parties. */
 function emptyStore(): Store {
@@ -66,20 +67,50 @@ const QUERIES = [
   ' ',
 ];
 
+/** Structured filters whose conditions on a name, an e-mail address or a phone number the index narrows by. */
+const FILTERS: unknown[][] = [
+  [{ field: 'name', operator: 'contains', value: 'acme' }],
+  [{ field: 'name', operator: 'is', value: 'Anna Smith' }],
+  [{ field: 'name', operator: 'starts with', value: 'Çeli' }],
+  [{ field: 'name', operator: 'ends with', value: 'son Jr' }],
+  [{ field: 'name', operator: 'is not', value: 'acme' }],
+  [{ field: 'email', operator: 'contains', value: '@ACME.example' }],
+  [{ field: 'email', operator: 'is', value: 'ann.1@mail.example' }],
+  [{ field: 'phone', operator: 'contains', value: '7946 0018' }],
+  [{ field: 'phone', operator: 'is', value: '555-0100' }],
+  [{ field: 'phone', operator: 'contains', value: '12' }],
+  [
+    { field: 'name', operator: 'contains', value: 'smith' },
+    { field: 'email', operator: 'contains', value: 'mail.example' },
+  ],
+  [
+    {
+      orGroup: [
+        { field: 'name', operator: 'contains', value: 'grün' },
+        { field: 'email', operator: 'contains', value: 'acme.0' },
+      ],
+    },
+  ],
+];
+
 /** What the index answers, beside what a walk over every party answers. */
 function answers(store: Store): unknown {
   const all = store.parties.all();
+  const env = { store, callerId: 0, today: '2026-01-01', boards: [] };
+  const filters = FILTERS.map((conditions) => compileFilter('parties', parseFilter({ conditions }), env));
   const organisations = [...new Set(all.filter((p) => p.type === 'organisation').map((p) => (p.name ?? '').toLowerCase()))];
   const walk = {
     named: organisations.map((name) => all.find((p) => p.type === 'organisation' && (p.name ?? '').toLowerCase() === name)?.id),
     employees: all.map((o) => all.filter((p) => p.organisationId === o.id).map((p) => p.id)),
     search: QUERIES.map((q) => all.filter((p) => partyMatches(p, q)).map((p) => p.id)),
+    filters: filters.map((filter) => all.filter((p) => filter.matches(p)).map((p) => p.id)),
   };
   const index = store.partyIndex;
   const indexed = {
     named: organisations.map((name) => index.organisationNamed(name)?.id),
     employees: all.map((o) => index.employees(o.id).map((p) => p.id)),
     search: QUERIES.map((q) => [...(index.searchCandidates(q) ?? store.parties.values())].filter((p) => partyMatches(p, q)).map((p) => p.id)),
+    filters: filters.map((filter) => [...(index.filterCandidates(filter.texts) ?? store.parties.values())].filter((p) => filter.matches(p)).map((p) => p.id)),
   };
   return { walk, indexed };
 }

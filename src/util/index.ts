@@ -19,3 +19,4 @@ export { checkRelativeName, makePrivateFolder, openInside, openNoFollow, type Pa
 export { formatDuration } from './duration.ts';
 export { isKnownTimeZone } from './time-zone.ts';
 export { lazyModule } from './lazy-module.ts';
+export { IdSet, KeySet } from './compact-sets.ts';

@@ -6,6 +6,7 @@ import { RecordService } from '../client/index.ts';
 import { type LoadedJournal, readJournal, type RowState } from '../journal/index.ts';
 import { WriteSlots } from '../load/index.ts';
 import { type Entity } from '../mapping/index.ts';
+import { IdSet } from '../util/index.ts';
 import { type Body, VERIFY_BATCH, type StepCheck } from './types.ts';
 
 /** Kinds the structured filter can fetch by id, a page at a time; the others are read one GET each. */
@@ -16,11 +17,17 @@ export function requestsToRead(entity: Entity, count: number): number {
   return FILTERABLE.has(entity) ? Math.ceil(count / VERIFY_BATCH) : count;
 }
 
-/** The ids a journal holds for its rows, by key: what the account should have. */
-export function idsOf(journal: LoadedJournal): Map<string, RowState & { id: number }> {
-  const ids = new Map<string, RowState & { id: number }>();
-  for (const row of journal.rows.values()) if (row.id !== null) ids.set(row.key, row as RowState & { id: number });
-  return ids;
+/** The row of `key` when the journal holds a record id for it: what the account should have. */
+export function idRow(journal: LoadedJournal, key: string): (RowState & { id: number }) | undefined {
+  const row = journal.rows.get(key);
+  return row && row.id !== null ? (row as RowState & { id: number }) : undefined;
+}
+
+/** How many rows of the journal hold a record id (a walk: the journal's rows are not a list kept twice). */
+export function idCount(journal: LoadedJournal): number {
+  let count = 0;
+  for (const row of journal.rows.values()) if (row.id !== null) count += 1;
+  return count;
 }
 
 /** When a journal's first run began: its first line's time. */
@@ -72,7 +79,8 @@ export async function readAdded(service: RecordService, checks: readonly StepChe
     const mine = checks.filter((check) => check.entity === entity);
     const began = mine.map((check) => check.began?.getTime() ?? Number.POSITIVE_INFINITY).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
     if (mine.length === 0 || !Number.isFinite(began)) continue;
-    const known = new Set(mine.flatMap((check) => [...check.ids.values()].map((row) => row.id)));
+    const known = new IdSet();
+    for (const check of mine) for (const row of check.journal.rows.values()) if (row.id !== null) known.add(row.id);
     const found: Body[] = [];
     const listed = entity === 'entry' || entity === 'task';
     const cap = listingCap(known.size);
@@ -149,4 +157,66 @@ export async function readRecords(service: RecordService, entity: Entity, ids: n
     ),
   );
   return found;
+}
+
+/** A record asked for: its query sent (or still waiting for more ids), and its answer (undefined: not in the account). */
+export interface Wanted {
+  id: number;
+  sent: boolean;
+  record: Promise<Body | undefined>;
+}
+
+/**
+ * The account's records as a step's comparison asks for them: ids gathered into queries of a
+ * page (VERIFY_BATCH) where the kind has a filter, else read one GET each; each record handed to
+ * the one row that asked for it and then let go.
+ */
+export class RecordWindow {
+  #batch: Array<{ wanted: Wanted; answer(record: Body | undefined): void; fail(error: unknown): void }> = [];
+
+  constructor(
+    private readonly service: RecordService,
+    private readonly entity: Entity,
+    private readonly limit: WriteSlots,
+  ) {}
+
+  want(id: number): Wanted {
+    let answer!: (record: Body | undefined) => void;
+    let fail!: (error: unknown) => void;
+    const record = new Promise<Body | undefined>((ok, no) => ((answer = ok), (fail = no)));
+    // Awaited when its row's turn comes: a failure before then is not an unhandled one.
+    record.catch(() => undefined);
+    const wanted: Wanted = { id, sent: false, record };
+    this.#batch.push({ wanted, answer, fail });
+    if (this.#batch.length >= (FILTERABLE.has(this.entity) ? VERIFY_BATCH : 1)) this.flush();
+    return wanted;
+  }
+
+  /** A record asked for and sent at once. */
+  wantNow(id: number): Promise<Body | undefined> {
+    const wanted = this.want(id);
+    this.flush();
+    return wanted.record;
+  }
+
+  /** Sends the ids gathered. */
+  flush(): void {
+    const batch = this.#batch;
+    if (batch.length === 0) return;
+    this.#batch = [];
+    for (const item of batch) item.wanted.sent = true;
+    readRecords(
+      this.service,
+      this.entity,
+      batch.map((item) => item.wanted.id),
+      this.limit,
+    ).then(
+      (found) => {
+        for (const item of batch) item.answer(found.get(item.wanted.id));
+      },
+      (error: unknown) => {
+        for (const item of batch) item.fail(error);
+      },
+    );
+  }
 }

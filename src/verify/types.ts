@@ -177,9 +177,8 @@ export interface StepCheck {
   prepared: PreparedStep;
   entity: Entity;
   journal: LoadedJournal;
-  ids: Map<string, RowState & { id: number }>;
-  /** The account's records by id, once read; an id absent here is not in the account. */
-  records: Map<number, Body>;
+  /** How many of the journal's rows hold a record id: the records verify reads. */
+  written: number;
   /** When the step's first run began (its journal's first line), or null for a step never run. */
   began: Date | null;
   /** The party types (person, organisation) the step's rows map to: where a record added by hand belongs. */

@@ -7,7 +7,7 @@ import { type CompiledMapping } from '../mapping/index.ts';
 import { linkedSteps } from '../plan/index.ts';
 import { type Found, nameKey, verifyLinks, compareStep } from './compare.ts';
 import { writeVerifyFiles } from './differences-file.ts';
-import { requestsToRead, idsOf, firstRunTime, readAdded, stepFor, nameOf, readRecords } from './read-account.ts';
+import { requestsToRead, idCount, firstRunTime, readAdded, stepFor, nameOf } from './read-account.ts';
 import { verifyOptionsSchema, type VerifyOptionsInput, type VerifyStepSummary, type VerifySummary, type VerifyDeps, type StepCheck } from './types.ts';
 
 /**
@@ -41,9 +41,9 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       // Rows keyed otherwise than the run keyed them would find none of its records.
       assertSameKey(step, journal);
       const entity = (compiled[index] as CompiledMapping).entity;
-      checks.push({ prepared: step, entity, journal, ids: idsOf(journal), records: new Map(), began: await firstRunTime(state.journalFile(step.name)), types: new Set(), aliases: new Map() });
+      checks.push({ prepared: step, entity, journal, written: idCount(journal), began: await firstRunTime(state.journalFile(step.name)), types: new Set(), aliases: new Map() });
     }
-    if (checks.every((check) => check.ids.size === 0 && check.journal.lines === 0)) {
+    if (checks.every((check) => check.written === 0 && check.journal.lines === 0)) {
       throw new FerryError('USAGE', `the state in ${state.dir} holds no run of ${prepared.map((s) => s.name).join(', ')}: nothing to verify`, {
         location: { file: state.dir },
         hint: 'Give the plan or mapping the run was made with, and the same --state-dir.',
@@ -53,26 +53,18 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const beforeAdded = deps.client.transport.requestsSent;
     const added = await readAdded(service, checks);
     const requestsForAdded = deps.client.transport.requestsSent - beforeAdded;
-    const planned = checks.map((check) => ({ step: check.prepared.name, records: check.ids.size, requests: requestsToRead(check.entity, check.ids.size) }));
+    const planned = checks.map((check) => ({ step: check.prepared.name, records: check.written, requests: requestsToRead(check.entity, check.written) }));
     const plannedRequests = planned.reduce((sum, s) => sum + s.requests, 0);
     emit({ type: 'plan', steps: planned, requests: plannedRequests, requestsForNames, requestsForAdded });
 
     const limit = new WriteSlots(options.concurrency);
-    for (const check of checks) {
-      check.records = await readRecords(
-        service,
-        check.entity,
-        [...check.ids.values()].map((row) => row.id),
-        limit,
-      );
-    }
 
     const found: Found = { differences: [], notCarried: [], namedOrganisations: new Set() };
     const steps: VerifyStepSummary[] = [];
     const byName = new Map(checks.map((check) => [check.prepared.name, check]));
     const links = verifyLinks(byName);
     for (const [index, check] of checks.entries()) {
-      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, linked: linkedSteps(prepared), resolver, found, signal: deps.signal }));
+      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, linked: linkedSteps(prepared), resolver, found, signal: deps.signal, service, limit }));
     }
     for (const [entity, records] of added.records) {
       for (const record of records) {

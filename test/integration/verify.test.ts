@@ -209,6 +209,57 @@ describe('crm-ferry verify', () => {
     }
   });
 
+  it('reads the records of thousands of rows a window at a time: the queries it announced, each difference in row order', async () => {
+    const big = mkdtempSync(join(tmpdir(), 'ferry-verify-big-'));
+    const own = await startTestSandbox();
+    try {
+      const rows = 3500;
+      const lines = (skip: (i: number) => boolean): string =>
+        [
+          'id,first,last',
+          ...Array.from({ length: rows }, (_, i) => i)
+            .filter((i) => !skip(i))
+            .map((i) => `P${i},First${i},Last${i}`),
+        ].join('\n');
+      writeFileSync(
+        join(big, 'people.yaml'),
+        ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: firstName, value: { column: first } }', '  - { to: lastName, value: { column: last } }', ''].join('\n'),
+      );
+      writeFileSync(join(big, 'people.csv'), `${lines(() => false)}\n`);
+      const ownEnv = { CRM_FERRY_BASE_URL: own.url, CRM_FERRY_TOKEN: own.token };
+      const args = ['--mapping', 'people.yaml', '--input', 'people.csv'];
+      const run = await runCli(['import', ...args, '--concurrency', '16'], { cwd: big, env: ownEnv });
+      expect(run.code, run.stderr).toBe(0);
+      const ids = new Map((parse(readFileSync(join(big, '.crm-ferry', 'results', 'people.success.csv'), 'utf8'), { columns: true, bom: true }) as Array<{ key: string; id: string }>).map((row) => [row.key, Number(row.id)]));
+      expect(ids.size).toBe(rows);
+      // An edit past the first windows, a record deleted, and rows gone from the file (one early, one late).
+      expect((await own.v2('PUT', `/parties/${ids.get('P2700')}`, { party: { lastName: 'Edited' } })).status).toBe(200);
+      expect((await own.v2('DELETE', `/parties/${ids.get('P1500')}`)).status).toBeLessThan(300);
+      writeFileSync(join(big, 'people.csv'), `${lines((i) => i === 100 || i === 3400)}\n`);
+
+      const { code, stdout, stderr } = await runCli(['verify', ...args, '--json'], { cwd: big, env: ownEnv });
+      // 3: differences found.
+      expect(code, stderr).toBe(3);
+      const events = stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      const [plan, end] = [events[0], events.at(-1)];
+      expect(plan.steps).toEqual([{ step: 'people', records: rows, requests: rows / 100 }]);
+      expect(end.summary.requests).toBe(plan.requestsForNames + plan.requestsForAdded + plan.requests);
+      expect(end.summary.steps[0]).toMatchObject({ rows: rows - 2, found: rows - 3, missing: 1, extra: 2, differing: 1 });
+      expect(differences(join(big, '.crm-ferry', 'results', 'verify.differences.csv')).map((row) => [row.kind, row.key, row.changed_in])).toEqual([
+        ['missing', 'P1500', 'account'],
+        ['differs', 'P2700', 'account'],
+        ['extra', 'P100', 'source'],
+        ['extra', 'P3400', 'source'],
+      ]);
+    } finally {
+      await own.close();
+      rmSync(big, { recursive: true, force: true });
+    }
+  });
+
   it.each([
     [['verify'], /verify needs the PLAN of the run, or --mapping M and --input F/],
     [['verify', 'plan.yaml', '--mapping', 'people.yaml'], /give verify a PLAN or --mapping M --input F, not both/],

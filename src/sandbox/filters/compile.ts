@@ -1,3 +1,4 @@
+import { digitsOf } from '../party-text.ts';
 import { resolveField } from './fields.ts';
 import { FilterError } from './filter-error.ts';
 import { compileCondition } from './operators.ts';
@@ -12,7 +13,27 @@ export interface CompiledFilter<R> {
   compare(a: R, b: R): number;
   /** Sorts a copy of `records` by compare(), working out each record's sort keys only once. */
   sort(records: readonly R[]): R[];
+  /**
+   * The only ids the filter can match, ascending, when a condition of it says `id is N` (or an
+   * orGroup of such conditions does, as a read of records by id asks): the records to look at
+   * instead of every one. Null when no condition narrows it so. matches() still decides.
+   */
+  ids: number[] | null;
+  /**
+   * Texts a party must hold for the filter to match it, from conditions on its name, e-mail
+   * address or phone number (is, starts with, ends with, contains): what the party index narrows
+   * the records by. Empty for other entities and filters without such a condition.
+   */
+  texts: TextNarrowing[];
 }
+
+/** A text the filter's matches hold: in their name or an e-mail address (`text`, lower case), or a phone number's digits. */
+export interface TextNarrowing {
+  on: 'text' | 'phone';
+  value: string;
+}
+
+const HOLDING: ReadonlySet<string> = new Set(['is', 'starts with', 'ends with', 'contains']);
 
 type Predicate<R> = (record: R) => boolean;
 
@@ -79,6 +100,8 @@ export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterS
 
   return {
     matches,
+    ids: idsNamed(filter),
+    texts: entity === 'parties' ? textsNamed(filter) : [],
     compare: (a, b) => compareKeyLists(keysOf(a), keysOf(b), a.id, b.id),
     sort: (records) => {
       if (steps.length === 0) return [...records].sort((a, b) => a.id - b.id);
@@ -87,6 +110,34 @@ export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterS
       return decorated.map((entry) => entry.record);
     },
   };
+}
+
+/** The ids that conditions `id is N` (alone, or every condition of an orGroup) leave possible; null when none says so. */
+function idsNamed(filter: FilterSpec): number[] | null {
+  let ids: number[] | null = null;
+  for (const c of filter.conditions) {
+    const group = c.kind === 'orGroup' ? c.conditions : [c];
+    if (group.length === 0 || !group.every((one) => one.field === 'id' && one.operator === 'is' && typeof one.value === 'number')) continue;
+    const named = new Set(group.map((one) => one.value as number));
+    // Conditions all hold: an id must be named by each such condition.
+    ids = ids === null ? [...named] : ids.filter((id) => named.has(id));
+  }
+  return ids === null ? null : ids.sort((a, b) => a - b);
+}
+
+/**
+ * The texts a party's name, e-mail addresses or phone numbers must hold, from the conditions that
+ * must all hold (not those of an orGroup): compared in lower case, and a phone number with digits
+ * on its digits alone, as compileCondition compares them.
+ */
+function textsNamed(filter: FilterSpec): TextNarrowing[] {
+  const texts: TextNarrowing[] = [];
+  for (const c of filter.conditions) {
+    if (c.kind !== 'condition' || typeof c.value !== 'string' || !HOLDING.has(c.operator)) continue;
+    if (c.field === 'name' || c.field === 'email') texts.push({ on: 'text', value: c.value.toLowerCase() });
+    else if (c.field === 'phone' && /\d/.test(c.value)) texts.push({ on: 'phone', value: digitsOf(c.value) });
+  }
+  return texts;
 }
 
 function signOf(direction: SortDirection): 1 | -1 {
