@@ -1,6 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+
 import { z } from 'zod';
 import { TARGET_INFO } from './compile-targets.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
