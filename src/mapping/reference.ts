@@ -1,4 +1,3 @@
-
 import { z } from 'zod';
 import { TARGET_INFO } from './compile-targets.ts';
 import type { TransformRegistry } from './compile-transforms.ts';

@@ -1,7 +1,7 @@
 /** verify's options, its findings and events, and what a step's check holds. */
 import { z } from 'zod';
 import { type CrmClient, type V1LiveConnection } from '../client/index.ts';
-import { type AccountIdentity, type LoadedJournal, } from '../journal/index.ts';
+import { type AccountIdentity, type LoadedJournal } from '../journal/index.ts';
 import { type Entity, type NameResolver, type TransformRegistry } from '../mapping/index.ts';
 import { type PreparedStep, runSourceSchema } from '../plan/index.ts';
 

@@ -4,7 +4,7 @@
  * again on its data file and port while the run goes on. The suite's chaos test and
  * `npm run bench -- import-unattended` share it.
  */
-import { spawn, } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
