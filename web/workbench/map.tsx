@@ -30,13 +30,33 @@ export function MapView(props: ViewProps) {
   // view right after Save must not be asked about.
   useEffect(() => () => props.holdsWork(false), []);
 
-  /** Sends the YAML (and an edit of the table); the newest answer wins. */
-  const ask = (text: string | undefined, edit?: MapEdit, fromYaml = false): void => {
+  // The YAML as the last answer or keystroke left it, and the requests in turn: an edit is made to
+  // the YAML the edit before it gave, and Save saves what every edit before it made. Two quick
+  // changes to the table (or a change and Save) never race, and none is lost.
+  const yamlNow = useRef('');
+  const turns = useRef<Promise<unknown>>(Promise.resolve());
+  const showYaml = (text: string): void => {
+    yamlNow.current = text;
+    setYaml(text);
+  };
+  const inTurn = <T,>(request: () => Promise<T>): Promise<T> => {
+    const next = turns.current.then(request, request);
+    turns.current = next.catch(() => undefined);
+    return next;
+  };
+
+  /** Sends the YAML (`text` says which, when its turn comes) and an edit of the table; the newest answer wins. */
+  const ask = (text: () => string | undefined, edit?: MapEdit, fromYaml = false): void => {
     if (input === null) return;
     const ticket = ++asked.current;
     setBusy(true);
-    post<Mapping>('/api/map', { input, ...(text === undefined ? {} : { yaml: text }), ...(edit ? { edit } : {}) })
+    inTurn(() => {
+      const sent = text();
+      return post<Mapping>('/api/map', { input, ...(sent === undefined ? {} : { yaml: sent }), ...(edit ? { edit } : {}) });
+    })
       .then((answer) => {
+        // A table edit's answer is the YAML the next edit starts from, even when a newer one is coming.
+        if (!fromYaml) yamlNow.current = answer.yaml;
         if (ticket !== asked.current) return;
         setView(answer);
         // The text being typed is left alone; an edit of the table shows its new YAML.
@@ -47,7 +67,7 @@ export function MapView(props: ViewProps) {
         if (ticket === asked.current) setBusy(false);
       });
   };
-  useEffect(() => ask(undefined), [input]);
+  useEffect(() => ask(() => undefined), [input]);
 
   if (input === null) {
     return (
@@ -66,23 +86,28 @@ export function MapView(props: ViewProps) {
   const edit = (change: MapEdit): void => {
     setSaved(null);
     props.holdsWork(true);
-    ask(yaml, change);
+    ask(() => yamlNow.current, change);
   };
   const typed = (text: string): void => {
-    setYaml(text);
+    showYaml(text);
     setSaved(null);
     props.holdsWork(true);
     if (pause.current !== null) window.clearTimeout(pause.current);
-    pause.current = window.setTimeout(() => ask(text, undefined, true), YAML_PAUSE_MS);
+    pause.current = window.setTimeout(() => ask(() => text, undefined, true), YAML_PAUSE_MS);
   };
   const save = (): void => {
     setBusy(true);
-    post<SaveResult>('/api/save', { input, yaml })
+    let saving = '';
+    inTurn(() => {
+      saving = yamlNow.current;
+      return post<SaveResult>('/api/save', { input, yaml: saving });
+    })
       .then((result) => {
         setSaved(`Saved ${result.mappingFile}; ${result.plan} reads ${input} in step ${result.step}.`);
-        props.holdsWork(false);
+        // Typed while it was saved: still to save.
+        if (yamlNow.current === saving) props.holdsWork(false);
         props.refresh();
-        ask(yaml);
+        ask(() => yamlNow.current);
       }, props.fail)
       .finally(() => setBusy(false));
   };
