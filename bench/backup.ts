@@ -28,7 +28,11 @@ const rows = Number(values.rows ?? 1000);
 const BOOKS: Array<{ name: string; organisations: number; shape: BookShape }> = [
   { name: 'benchmark', organisations: rows, shape: {} },
   { name: 'notes-heavy', organisations: Math.max(1, Math.round(rows / 5)), shape: { notes: 25, attachmentEvery: 10 } },
-  { name: 'project-heavy', organisations: Math.max(1, Math.round(rows / 5)), shape: { people: 3, projects: 10, contacts: 3 } },
+  {
+    name: 'project-heavy',
+    organisations: Math.max(1, Math.round(rows / 5)),
+    shape: { people: 3, projects: 10, contacts: 3 },
+  },
 ];
 
 /** Counts every request the sandbox's HTTP server is sent. */
@@ -45,7 +49,18 @@ const lines = (dir: string, name: string): Array<Record<string, any>> =>
     .map((line) => JSON.parse(line));
 
 /** What a restore of the backup in `dir` must write at the least, from the backup's files and what the restore found it had to read. */
-function floorOf(dir: string, summary: RestoreSummary): { records: number; contacts: number; files: number; partyTracks: number; setup: number; names: number; total: number } {
+function floorOf(
+  dir: string,
+  summary: RestoreSummary,
+): {
+  records: number;
+  contacts: number;
+  files: number;
+  partyTracks: number;
+  setup: number;
+  names: number;
+  total: number;
+} {
   const tasks = lines(dir, 'tasks.jsonl');
   const records =
     lines(dir, 'parties.jsonl').length +
@@ -60,7 +75,15 @@ function floorOf(dir: string, summary: RestoreSummary): { records: number; conta
   const partyTracks = lines(dir, 'tracks.jsonl').filter((t) => t.appliedTo.entity === 'parties').length;
   const setup = summary.import.setup?.created.length ?? 0;
   const names = summary.import.requestsForNames;
-  return { records, contacts, files, partyTracks, setup, names, total: records + contacts + files + partyTracks + setup + names };
+  return {
+    records,
+    contacts,
+    files,
+    partyTracks,
+    setup,
+    names,
+    total: records + contacts + files + partyTracks + setup + names,
+  };
 }
 
 const results: Array<Record<string, unknown>> = [];
@@ -72,11 +95,16 @@ for (const book of BOOKS) {
   try {
     const seeded = await seedBackupAccount(box, book.organisations, book.shape);
     const client = new CrmClient({ baseUrl: box.url, auth: box.token });
-    const full = await runBackup({ out: dir, since: null }, { client, account: { baseUrl: box.url, account: box.url } });
+    const full = await runBackup(
+      { out: dir, since: null },
+      { client, account: { baseUrl: box.url, account: box.url } },
+    );
     const records = Object.values(full.files).reduce((sum, file) => sum + file.records, 0);
     const perRecordSteps = ['kase-parties', 'tracks', 'attachments', 'milestones'];
     let listPages = 0;
-    for (const [name, file] of Object.entries(full.files)) if (!perRecordSteps.includes(name.replace(/\.jsonl$/, ''))) listPages += Math.max(1, Math.ceil(file.records / 100));
+    for (const [name, file] of Object.entries(full.files))
+      if (!perRecordSteps.includes(name.replace(/\.jsonl$/, '')))
+        listPages += Math.max(1, Math.ceil(file.records / 100));
     console.log(
       JSON.stringify({
         book: book.name,
@@ -95,9 +123,21 @@ for (const book of BOOKS) {
     if (book.name === 'benchmark') {
       offsetMs = 0;
       const changed = Math.max(1, Math.floor(book.organisations / 100));
-      for (const id of seeded.organisations.slice(0, changed)) await box.v2('PUT', `/parties/${id}`, { party: { about: 'changed' } });
-      const incremental = await runBackup({ out: dir, since: 'auto' }, { client, account: { baseUrl: box.url, account: box.url } });
-      console.log(JSON.stringify({ book: book.name, run: 'backup --since auto', changedParties: changed, requests: incremental.requests, downloaded: incremental.attachments.downloaded }));
+      for (const id of seeded.organisations.slice(0, changed))
+        await box.v2('PUT', `/parties/${id}`, { party: { about: 'changed' } });
+      const incremental = await runBackup(
+        { out: dir, since: 'auto' },
+        { client, account: { baseUrl: box.url, account: box.url } },
+      );
+      console.log(
+        JSON.stringify({
+          book: book.name,
+          run: 'backup --since auto',
+          changedParties: changed,
+          requests: incremental.requests,
+          downloaded: incremental.attachments.downloaded,
+        }),
+      );
     }
     await client.close();
 
@@ -107,16 +147,31 @@ for (const book of BOOKS) {
     try {
       const account = { baseUrl: target.url, account: target.url };
       const startedAt = Date.now();
-      const restored = await runRestore({ from: dir, workDir: join(dir, 'restore') }, { client: targetClient, account });
+      const restored = await runRestore(
+        { from: dir, workDir: join(dir, 'restore') },
+        { client: targetClient, account },
+      );
       const requests = counter.count();
       const floor = floorOf(dir, restored);
       const created = restored.import.steps.reduce((sum, step) => sum + step.created, 0);
       const rejected = restored.import.steps.reduce((sum, step) => sum + step.rejected, 0);
-      const restore = { requests, floor: floor.total, ratio: +(requests / floor.total).toFixed(4), beyondFloor: requests - floor.total, created, rejected, floorParts: floor, elapsedMs: Date.now() - startedAt };
+      const restore = {
+        requests,
+        floor: floor.total,
+        ratio: +(requests / floor.total).toFixed(4),
+        beyondFloor: requests - floor.total,
+        created,
+        rejected,
+        floorParts: floor,
+        elapsedMs: Date.now() - startedAt,
+      };
       console.log(JSON.stringify({ book: book.name, run: 'restore', ...restore }));
 
       const before = counter.count();
-      const again = await runRestore({ from: dir, workDir: join(dir, 'restore'), stateDir: join(dir, 'restore', 'state-again') }, { client: targetClient, account });
+      const again = await runRestore(
+        { from: dir, workDir: join(dir, 'restore'), stateDir: join(dir, 'restore', 'state-again') },
+        { client: targetClient, account },
+      );
       const againRequests = counter.count() - before;
       const matched = again.import.steps.reduce((sum, step) => sum + step.matched, 0);
       const found = matched + again.entries.present.entries + again.entries.present.tasks;
@@ -154,7 +209,9 @@ for (const book of BOOKS) {
   }
 }
 // found: records matched, and entries and tasks found on them; matched: the records alone.
-console.log('\nbook            restore  floor  ratio   again  found  found/request  matched/request  goal (<= 1.05, >= 50 found)');
+console.log(
+  '\nbook            restore  floor  ratio   again  found  found/request  matched/request  goal (<= 1.05, >= 50 found)',
+);
 for (const r of results) {
   console.log(
     `${String(r.book).padEnd(15)} ${String(r.restoreRequests).padStart(7)} ${String(r.floor).padStart(6)} ${String(r.ratio).padStart(6)} ${String(r.againRequests).padStart(7)} ${String(r.found).padStart(6)} ${String(r.recordsPerRequest).padStart(14)} ${String(r.matchedPerRequest).padStart(16)}  ${r.ok ? 'met' : 'NOT MET'}`,

@@ -48,7 +48,9 @@ async function child(mode: Mode, file: string): Promise<void> {
 async function parent(rows: number, runs: number): Promise<void> {
   const file = await contactsCsv(rows);
   const megabytes = statSync(file).size / 1e6;
-  process.stdout.write(`file: ${file} (${megabytes.toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, load average ${(loadavg()[0] ?? 0).toFixed(2)}\n\n`);
+  process.stdout.write(
+    `file: ${file} (${megabytes.toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, load average ${(loadavg()[0] ?? 0).toFixed(2)}\n\n`,
+  );
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both readers alike.
   for (let run = 0; run < runs; run++) {
@@ -56,10 +58,13 @@ async function parent(rows: number, runs: number): Promise<void> {
       const measure = runChild<Measure>(import.meta.url, mode, file);
       if (measure.rows !== rows) throw new Error(`${mode} counted ${measure.rows} rows, expected ${rows}`);
       const previous = best.get(mode);
-      if (!previous || measure.ms < previous.ms) best.set(mode, { ...measure, peakRssMb: Math.max(measure.peakRssMb, previous?.peakRssMb ?? 0) });
+      if (!previous || measure.ms < previous.ms)
+        best.set(mode, { ...measure, peakRssMb: Math.max(measure.peakRssMb, previous?.peakRssMb ?? 0) });
     }
   }
-  process.stdout.write(`${'reader'.padEnd(28)}${'rows/s'.padStart(10)}${'MB/s'.padStart(8)}${'time'.padStart(9)}${'peak RSS'.padStart(11)}\n`);
+  process.stdout.write(
+    `${'reader'.padEnd(28)}${'rows/s'.padStart(10)}${'MB/s'.padStart(8)}${'time'.padStart(9)}${'peak RSS'.padStart(11)}\n`,
+  );
   const labels: Record<Mode, string> = {
     'csv-parse': 'csv-parse (arrays)',
     'csv-parse-columns': 'csv-parse (columns: true)',
@@ -68,20 +73,28 @@ async function parent(rows: number, runs: number): Promise<void> {
   for (const mode of ['csv-parse', 'csv-parse-columns', 'readCsv'] as Mode[]) {
     const m = best.get(mode) as Measure;
     const seconds = m.ms / 1000;
-    process.stdout.write(`${labels[mode].padEnd(28)}${formatCount(m.rows / seconds).padStart(10)}${(megabytes / seconds).toFixed(1).padStart(8)}${`${seconds.toFixed(2)} s`.padStart(9)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`);
+    process.stdout.write(
+      `${labels[mode].padEnd(28)}${formatCount(m.rows / seconds).padStart(10)}${(megabytes / seconds).toFixed(1).padStart(8)}${`${seconds.toFixed(2)} s`.padStart(9)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`,
+    );
   }
   const bare = best.get('csv-parse') as Measure;
   const ours = best.get('readCsv') as Measure;
   const ratio = bare.ms / ours.ms;
   process.stdout.write(
-    `\nreadCsv rows/s / csv-parse rows/s = ${ratio.toFixed(2)} (target >= 0.80: ${ratio >= 0.8 ? 'met' : 'MISSED'}); ` + `readCsv peak RSS ${ours.peakRssMb.toFixed(0)} MB (target < 150 MB: ${ours.peakRssMb < 150 ? 'met' : 'MISSED'})\n`,
+    `\nreadCsv rows/s / csv-parse rows/s = ${ratio.toFixed(2)} (target >= 0.80: ${ratio >= 0.8 ? 'met' : 'MISSED'}); ` +
+      `readCsv peak RSS ${ours.peakRssMb.toFixed(0)} MB (target < 150 MB: ${ours.peakRssMb < 150 ? 'met' : 'MISSED'})\n`,
   );
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (isMain) {
   const { values } = parseArgs({
-    options: { rows: { type: 'string' }, runs: { type: 'string' }, child: { type: 'string' }, file: { type: 'string' } },
+    options: {
+      rows: { type: 'string' },
+      runs: { type: 'string' },
+      child: { type: 'string' },
+      file: { type: 'string' },
+    },
   });
   if (values.child) await child(values.child as Mode, values.file as string);
   else await parent(Number(values.rows ?? 1_000_000), Number(values.runs ?? 1));

@@ -58,7 +58,23 @@ function sampleRow(i: number): Cell[] {
     i % 2 === 0,
   ];
 }
-const SAMPLE_HEADER = ['id', 'type', 'name', 'firstName', 'lastName', 'jobTitle', 'email', 'phone', 'city', 'country', 'tags', 'owner', 'Customer since', 'createdAt', 'VIP'];
+const SAMPLE_HEADER = [
+  'id',
+  'type',
+  'name',
+  'firstName',
+  'lastName',
+  'jobTitle',
+  'email',
+  'phone',
+  'city',
+  'country',
+  'tags',
+  'owner',
+  'Customer since',
+  'createdAt',
+  'VIP',
+];
 
 /** The XLSX writers alone, without the service: this project's against exceljs's streaming writer. */
 async function compareWriter(which: string, rows: number): Promise<void> {
@@ -72,13 +88,19 @@ async function compareWriter(which: string, rows: number): Promise<void> {
     await writer.commit();
   } else {
     const { default: ExcelJS } = await import('exceljs');
-    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: out, useSharedStrings: false, useStyles: true });
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+      filename: out,
+      useSharedStrings: false,
+      useStyles: true,
+    });
     const sheet = workbook.addWorksheet('Export', { views: [{ state: 'frozen', ySplit: 1 }] });
     sheet.columns = SAMPLE_HEADER.map((header) => ({ header, key: header, width: 16 }));
     sheet.getRow(1).font = { bold: true };
     sheet.autoFilter = { from: 'A1', to: { row: rows + 1, column: SAMPLE_HEADER.length } };
     for (let i = 0; i < rows; i += 1) {
-      const cells = sampleRow(i).map((c) => (c !== null && typeof c === 'object' ? new Date('date' in c ? `${c.date}T00:00:00Z` : c.timestamp) : c));
+      const cells = sampleRow(i).map((c) =>
+        c !== null && typeof c === 'object' ? new Date('date' in c ? `${c.date}T00:00:00Z` : c.timestamp) : c,
+      );
       sheet.addRow(cells).commit();
     }
     sheet.commit();
@@ -88,18 +110,33 @@ async function compareWriter(which: string, rows: number): Promise<void> {
   clearInterval(sampler);
   const bytes = statSync(out).size;
   rmSync(out, { force: true });
-  console.log(JSON.stringify({ writer: which, rows, seconds, peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20), bytes }));
+  console.log(
+    JSON.stringify({
+      writer: which,
+      rows,
+      seconds,
+      peakRssMb: Math.round(Math.max(peak, process.memoryUsage().rss) / 2 ** 20),
+      bytes,
+    }),
+  );
 }
 
 async function serve(rows: number, latencyMs: number): Promise<void> {
   // Without latency no fault hook at all: it would add an awaited hook to every request.
-  const faults = latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {};
+  const faults =
+    latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {};
   const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], ...faults });
   for (let i = 0; i < rows; i += 1) {
     addParty(
       sandbox.store,
       i % 3 === 0
-        ? { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}`, about: `Customer since ${2000 + (i % 20)}` }
+        ? {
+            type: 'organisation',
+            firstName: null,
+            lastName: null,
+            name: `Company ${i}`,
+            about: `Customer since ${2000 + (i % 20)}`,
+          }
         : {
             firstName: `First${i}`,
             lastName: `Last${i}`,
@@ -126,7 +163,11 @@ async function barePager(url: string): Promise<{ seconds: number; records: numbe
   let records = 0;
   let path: string | null = `/api/v2/parties?embed=${embedFor('parties').join(',')}&perPage=100`;
   while (path !== null) {
-    const answer: Dispatcher.ResponseData = await pool.request({ path, method: 'GET', headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' } });
+    const answer: Dispatcher.ResponseData = await pool.request({
+      path,
+      method: 'GET',
+      headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' },
+    });
     const body = (await answer.body.json()) as { parties: unknown[] };
     records += body.parties.length;
     const link: unknown = answer.headers.link;
@@ -197,7 +238,11 @@ async function child(format: string, url: string): Promise<void> {
   const options = normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() });
   const exportOnce = async () => {
     const summary = await runExport(options, { client, account: { baseUrl: url, account: url } });
-    return { records: summary.records, writingSeconds: summary.writingMs / 1000, fileWaitSeconds: summary.fileWaitMs / 1000 };
+    return {
+      records: summary.records,
+      writingSeconds: summary.writingMs / 1000,
+      fileWaitSeconds: summary.fileWaitMs / 1000,
+    };
   };
   await readAll(client);
   await barePager(url);
@@ -210,7 +255,8 @@ async function child(format: string, url: string): Promise<void> {
   const bytes = statSync(out).size;
   rmSync(out, { force: true });
   await client.close();
-  for (const read of [bareBefore, bareAfter, clientRead, warm, bareLast]) if (read.records !== first.records) throw new Error(`read ${read.records} records, exported ${first.records}`);
+  for (const read of [bareBefore, bareAfter, clientRead, warm, bareLast])
+    if (read.records !== first.records) throw new Error(`read ${read.records} records, exported ${first.records}`);
   const pick = (t: Timed): Timed => ({ seconds: t.seconds, cpuMs: t.cpuMs });
   const result: ChildResult = {
     format,
@@ -236,7 +282,10 @@ async function memoryChild(format: string, url: string): Promise<void> {
   const client = new CrmClient({ baseUrl: url, auth: TOKEN });
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-  const summary = await runExport(normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() }), { client, account: { baseUrl: url, account: url } });
+  const summary = await runExport(normaliseExportOptions({ entity: 'parties', out, cwd: tmpdir() }), {
+    client,
+    account: { baseUrl: url, account: url },
+  });
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
   rmSync(out, { force: true });
@@ -247,7 +296,9 @@ async function memoryChild(format: string, url: string): Promise<void> {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const percent = (share: number): string => `${(share * 100).toFixed(1)}%`;
@@ -263,7 +314,11 @@ async function main(): Promise<void> {
   const rows = Number(values.rows ?? 100_000);
   const runs = Number(values.runs ?? 3);
   const latencyMs = Number(values.latency ?? 0);
-  const server: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', String(rows), '--latency', String(latencyMs)], { stdio: 'inherit', execArgv: ['--import', 'tsx', '--max-old-space-size=4096'] });
+  const server: ChildProcess = fork(
+    fileURLToPath(import.meta.url),
+    ['--serve', String(rows), '--latency', String(latencyMs)],
+    { stdio: 'inherit', execArgv: ['--import', 'tsx', '--max-old-space-size=4096'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     server.once('message', (m: { url: string }) => resolve(m.url));
     server.once('exit', (code) => reject(new Error(`sandbox exited (${code})`)));
@@ -283,7 +338,10 @@ async function main(): Promise<void> {
       memoryTsx[format] = r.peakRssMb;
       // As a person runs it: `crm-ferry export` from the compiled dist/.
       const out = join(tmpdir(), `crm-ferry-bench-export-command.${format}`);
-      const command = timedNode([fileURLToPath(new URL('../bin/crm-ferry.js', import.meta.url)), 'export', 'parties', '--out', out], { CRM_FERRY_TOKEN: TOKEN, CRM_FERRY_BASE_URL: url });
+      const command = timedNode(
+        [fileURLToPath(new URL('../bin/crm-ferry.js', import.meta.url)), 'export', 'parties', '--out', out],
+        { CRM_FERRY_TOKEN: TOKEN, CRM_FERRY_BASE_URL: url },
+      );
       rmSync(out, { force: true });
       memory[format] = command.peakRssMb;
       console.log(
@@ -327,7 +385,9 @@ async function main(): Promise<void> {
       /** The export's CPU time over the bare pager's (this process only; the sandbox is another). */
       cpuOverBarePager: Number(median(list.map(cpuOverBare)).toFixed(3)),
       /** The client's read without writing, over the bare pager's wall time. */
-      clientReadOverBarePager: Number(median(list.map((r) => r.clientRead.seconds / ((r.bareAfter.seconds + r.bareLast.seconds) / 2))).toFixed(3)),
+      clientReadOverBarePager: Number(
+        median(list.map((r) => r.clientRead.seconds / ((r.bareAfter.seconds + r.bareLast.seconds) / 2))).toFixed(3),
+      ),
       /** Time the main thread spent building rows and handing them to the file, over the export's wall time. */
       writingShare: Number(median(list.map((r) => r.export.writingSeconds / r.export.seconds)).toFixed(3)),
       /** Time spent waiting for the file (the disk; zlib's thread for XLSX), over the wall time. */
@@ -350,7 +410,9 @@ async function main(): Promise<void> {
         .pop() ?? '{}';
     const r = JSON.parse(line) as { writer: string; rows: number; seconds: number; peakRssMb: number; bytes: number };
     console.log(JSON.stringify({ bench: 'xlsx-writer', ...r, rowsPerSecond: Math.round(r.rows / r.seconds) }));
-    console.log(`XLSX writer ${r.writer}: ${formatCount(r.rows)} rows in ${r.seconds.toFixed(1)} s (${formatCount(r.rows / r.seconds)}/s), peak RSS ${r.peakRssMb} MB, ${formatCount(r.bytes / 1024)} KiB`);
+    console.log(
+      `XLSX writer ${r.writer}: ${formatCount(r.rows)} rows in ${r.seconds.toFixed(1)} s (${formatCount(r.rows / r.seconds)}/s), peak RSS ${r.peakRssMb} MB, ${formatCount(r.bytes / 1024)} KiB`,
+    );
   }
 }
 

@@ -15,10 +15,67 @@ import { seededRandom } from '../src/util/seeded-random.ts';
 /** Benchmarks must see the same data on every machine: a seeded generator. */
 export const createRandom = seededRandom;
 
-const FIRST = ['Anna', 'Ben', 'Chloé', 'David', 'Emma', 'François', 'Grace', 'Hamza', 'Inès', 'Jonas', 'Katarzyna', 'Liam', 'María', 'Noah', 'Olivia', 'Pedro', 'Quentin', 'Rosa', 'Sven', 'Zoë'];
-const LAST = ['Smith', 'Müller', 'García', 'Dubois', 'Rossi', 'Novak', "O'Brien", 'Jensen', 'Ødegård', 'Kowalski', 'Martin', 'Nguyen', 'Schmidt', 'Fernández', 'Brown'];
-const COMPANIES = ['Acme Ltd', 'Globex, Inc.', 'Initech GmbH', 'Umbrella plc', 'Stark & Sons', 'Wayne Enterprises', 'Hooli', 'Vandelay Industries', 'Soylent SA', 'Tyrell Corp'];
-const TITLES = ['Sales Manager', 'CEO', 'Office Manager', 'Head of IT', 'Buyer', 'Accountant', 'Marketing Lead', 'Engineer'];
+const FIRST = [
+  'Anna',
+  'Ben',
+  'Chloé',
+  'David',
+  'Emma',
+  'François',
+  'Grace',
+  'Hamza',
+  'Inès',
+  'Jonas',
+  'Katarzyna',
+  'Liam',
+  'María',
+  'Noah',
+  'Olivia',
+  'Pedro',
+  'Quentin',
+  'Rosa',
+  'Sven',
+  'Zoë',
+];
+const LAST = [
+  'Smith',
+  'Müller',
+  'García',
+  'Dubois',
+  'Rossi',
+  'Novak',
+  "O'Brien",
+  'Jensen',
+  'Ødegård',
+  'Kowalski',
+  'Martin',
+  'Nguyen',
+  'Schmidt',
+  'Fernández',
+  'Brown',
+];
+const COMPANIES = [
+  'Acme Ltd',
+  'Globex, Inc.',
+  'Initech GmbH',
+  'Umbrella plc',
+  'Stark & Sons',
+  'Wayne Enterprises',
+  'Hooli',
+  'Vandelay Industries',
+  'Soylent SA',
+  'Tyrell Corp',
+];
+const TITLES = [
+  'Sales Manager',
+  'CEO',
+  'Office Manager',
+  'Head of IT',
+  'Buyer',
+  'Accountant',
+  'Marketing Lead',
+  'Engineer',
+];
 const STREETS = ['High Street', 'Rue de la Paix', 'Hauptstraße', 'Calle Mayor', 'Via Roma', 'Main St', 'Church Lane'];
 const CITIES: [string, string, string][] = [
   ['London', 'SW1A 1AA', 'United Kingdom'],
@@ -30,9 +87,32 @@ const CITIES: [string, string, string][] = [
   ['Oslo', '0150', 'Norway'],
 ];
 const TAGS = ['customer', 'lead', 'vip', 'newsletter', 'partner', 'event-2024'];
-const NOTES = ['', '', 'Met at the trade fair; wants a quote for 50 licences.', 'Prefers calls after 3pm.\nAssistant: "Jo" on ext. 214', 'Called about the "premium" plan, follow up in Q3', 'Budget approved, 12,500 EUR'];
+const NOTES = [
+  '',
+  '',
+  'Met at the trade fair; wants a quote for 50 licences.',
+  'Prefers calls after 3pm.\nAssistant: "Jo" on ext. 214',
+  'Called about the "premium" plan, follow up in Q3',
+  'Budget approved, 12,500 EUR',
+];
 
-export const CONTACT_COLUMNS = ['id', 'first_name', 'last_name', 'email', 'phone', 'company', 'job_title', 'website', 'street', 'city', 'postcode', 'country', 'tags', 'notes', 'created_on'] as const;
+export const CONTACT_COLUMNS = [
+  'id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'company',
+  'job_title',
+  'website',
+  'street',
+  'city',
+  'postcode',
+  'country',
+  'tags',
+  'notes',
+  'created_on',
+] as const;
 
 function pick<T>(random: () => number, list: readonly T[]): T {
   return list[Math.floor(random() * list.length)] as T;
@@ -83,12 +163,17 @@ export function csvField(value: string, delimiter = ','): string {
 }
 
 /** Writes rows as a UTF-8 CSV with a header, respecting back-pressure. Returns the number of bytes written. */
-export async function writeContactsCsv(path: string, rows: Iterable<string[]>, options: { delimiter?: string; lineBreak?: string } = {}): Promise<number> {
+export async function writeContactsCsv(
+  path: string,
+  rows: Iterable<string[]>,
+  options: { delimiter?: string; lineBreak?: string } = {},
+): Promise<number> {
   const delimiter = options.delimiter ?? ',';
   const lineBreak = options.lineBreak ?? '\n';
   await mkdir(dirname(path), { recursive: true });
   const out = createWriteStream(path);
-  const line = (fields: readonly string[]): string => fields.map((f) => csvField(f, delimiter)).join(delimiter) + lineBreak;
+  const line = (fields: readonly string[]): string =>
+    fields.map((f) => csvField(f, delimiter)).join(delimiter) + lineBreak;
   let batch = line(CONTACT_COLUMNS);
   for (const row of rows) {
     batch += line(row);
@@ -106,7 +191,9 @@ export const BENCH_DATA_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (isMain) {
-  const { values } = parseArgs({ options: { rows: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { rows: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' } },
+  });
   const rows = Number(values.rows ?? 1_000_000);
   const seed = Number(values.seed ?? 1);
   const out = values.out ?? resolve(BENCH_DATA_DIR, `contacts-${rows}.csv`);

@@ -30,7 +30,8 @@ export function spawnTsx(scriptUrl: string, args: string[], nodeFlags: string[] 
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
   });
-  if (result.status !== 0) throw new Error(`${args.join(' ')} run failed (${result.status ?? result.signal}):\n${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`${args.join(' ')} run failed (${result.status ?? result.signal}):\n${result.stderr}`);
   if (result.stderr) process.stderr.write(result.stderr);
   return result.stdout;
 }
@@ -63,13 +64,27 @@ export interface Timed {
  * its wall and CPU seconds and peak RSS; a failed run throws with what it printed.
  */
 export function timedNode(args: string[], env: NodeJS.ProcessEnv = {}): Timed {
-  if (!existsSync('/usr/bin/time')) throw new Error('this benchmark times its processes with /usr/bin/time (GNU time), which is not installed');
+  if (!existsSync('/usr/bin/time'))
+    throw new Error('this benchmark times its processes with /usr/bin/time (GNU time), which is not installed');
   const report = join(tmpdir(), `crm-ferry-bench-time-${process.pid}.txt`);
-  const result = spawnSync('/usr/bin/time', ['-o', report, '-f', '%e %U %S %M', process.execPath, ...args], { cwd: root, env: { ...process.env, ...env }, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${args.join(' ')} exited with ${result.status ?? result.signal}:\n${result.stdout}\n${result.stderr}`);
-  const [wall, user, system, rssKb] = (readFileSync(report, 'utf8').trim().split('\n').pop() ?? '').split(' ').map(Number);
+  const result = spawnSync('/usr/bin/time', ['-o', report, '-f', '%e %U %S %M', process.execPath, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0)
+    throw new Error(
+      `${args.join(' ')} exited with ${result.status ?? result.signal}:\n${result.stdout}\n${result.stderr}`,
+    );
+  const [wall, user, system, rssKb] = (readFileSync(report, 'utf8').trim().split('\n').pop() ?? '')
+    .split(' ')
+    .map(Number);
   rmSync(report, { force: true });
-  return { wallSeconds: wall ?? 0, cpuSeconds: (user ?? 0) + (system ?? 0), peakRssMb: Math.round((rssKb ?? 0) / 1024) };
+  return {
+    wallSeconds: wall ?? 0,
+    cpuSeconds: (user ?? 0) + (system ?? 0),
+    peakRssMb: Math.round((rssKb ?? 0) / 1024),
+  };
 }
 
 /**
@@ -79,7 +94,11 @@ export function timedNode(args: string[], env: NodeJS.ProcessEnv = {}): Timed {
 export function ensureBuilt(): void {
   const stamp = join(root, 'dist', '.build-stamp');
   const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-  const fresh = built > 0 && readdirSync(join(root, 'src'), { recursive: true }).every((name) => !String(name).endsWith('.ts') || statSync(join(root, 'src', String(name))).mtimeMs <= built);
+  const fresh =
+    built > 0 &&
+    readdirSync(join(root, 'src'), { recursive: true }).every(
+      (name) => !String(name).endsWith('.ts') || statSync(join(root, 'src', String(name))).mtimeMs <= built,
+    );
   if (fresh) return;
   console.log('dist/ is older than src/: npm run build');
   const result = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });

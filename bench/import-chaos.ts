@@ -8,9 +8,18 @@ import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({ options: { kills: { type: 'string' }, scale: { type: 'string' } }, strict: false });
 const root = fileURLToPath(new URL('..', import.meta.url));
-const result = spawnSync(process.execPath, [`${root}node_modules/vitest/vitest.mjs`, 'run', 'test/integration/import-chaos.test.ts'], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, CHAOS_KILLS: String(values.kills ?? 40), CHAOS_SCALE: String(values.scale ?? 4), CHAOS_TIMEOUT_MS: String(30 * 60_000) },
-});
+const result = spawnSync(
+  process.execPath,
+  [`${root}node_modules/vitest/vitest.mjs`, 'run', 'test/integration/import-chaos.test.ts'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      CHAOS_KILLS: String(values.kills ?? 40),
+      CHAOS_SCALE: String(values.scale ?? 4),
+      CHAOS_TIMEOUT_MS: String(30 * 60_000),
+    },
+  },
+);
 process.exit(result.status ?? 1);

@@ -20,7 +20,17 @@ import { ensureBuilt, timedNode } from './harness.ts';
 import { BENCH_TOKEN, serveSandbox, type ServedSandbox, writePlan } from './import-setup.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, runs: { type: 'string' }, compare: { type: 'string' }, 'cpu-prof': { type: 'string' } }, strict: false });
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string' },
+    concurrency: { type: 'string' },
+    latency: { type: 'string' },
+    runs: { type: 'string' },
+    compare: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+  },
+  strict: false,
+});
 const people = Number(values.rows ?? 2000);
 const concurrency = Number(values.concurrency ?? 16);
 const latencyMs = Number(values.latency ?? 0);
@@ -30,7 +40,8 @@ const runs = Number(values.runs ?? 3);
 async function sentBodies(stateDir: string): Promise<Array<{ path: string; json: unknown }>> {
   const bodies: Array<{ path: string; json: unknown }> = [];
   for (const step of ['organisations', 'people']) {
-    for await (const entry of readJournal(join(stateDir, 'journal', `${step}.jsonl`))) if (entry.t === 'intent' && entry.body) bodies.push({ path: '/api/v2/parties', json: { party: entry.body } });
+    for await (const entry of readJournal(join(stateDir, 'journal', `${step}.jsonl`)))
+      if (entry.t === 'intent' && entry.body) bodies.push({ path: '/api/v2/parties', json: { party: entry.body } });
   }
   return bodies;
 }
@@ -44,22 +55,42 @@ function cliOf(dist: string | null): string[] {
   // code as some two hundred modules, which cost 0.3 s more to load (a build from before the bundle).
   const bundled = join(dist, 'bundle', 'main.js');
   const main = existsSync(bundled) ? bundled : join(dist, 'cli', 'main.js');
-  return ['--input-type=module', '-e', `const { main } = await import(${JSON.stringify(main)}); process.exitCode = await main(process.argv.slice(1));`];
+  return [
+    '--input-type=module',
+    '-e',
+    `const { main } = await import(${JSON.stringify(main)}); process.exitCode = await main(process.argv.slice(1));`,
+  ];
 }
 
 /** CPU seconds of one `crm-ferry run` of `rows` people; the bodies it sent are left in `dir`/bodies.json. */
-async function importerCpu(server: ServedSandbox, dist: string | null, dir: string, rows: number, profile: string[]): Promise<number> {
+async function importerCpu(
+  server: ServedSandbox,
+  dist: string | null,
+  dir: string,
+  rows: number,
+  profile: string[],
+): Promise<number> {
   const plan = writePlan(dir, rows, organisationsFor(rows));
   const stateDir = join(dir, '.crm-ferry');
-  const timed = timedNode([...profile, ...cliOf(dist), 'run', plan, '--concurrency', String(concurrency), '--state-dir', stateDir], { CRM_FERRY_TOKEN: BENCH_TOKEN, CRM_FERRY_BASE_URL: server.url });
+  const timed = timedNode(
+    [...profile, ...cliOf(dist), 'run', plan, '--concurrency', String(concurrency), '--state-dir', stateDir],
+    { CRM_FERRY_TOKEN: BENCH_TOKEN, CRM_FERRY_BASE_URL: server.url },
+  );
   const bodies = await sentBodies(stateDir);
-  if (bodies.length !== rows + organisationsFor(rows)) throw new Error(`the importer's journals hold ${bodies.length} bodies`);
+  if (bodies.length !== rows + organisationsFor(rows))
+    throw new Error(`the importer's journals hold ${bodies.length} bodies`);
   writeFileSync(join(dir, 'bodies.json'), JSON.stringify(bodies));
   return timed.cpuSeconds;
 }
 
 function bareCpu(server: ServedSandbox, dir: string): number {
-  return timedNode([join(root, 'bench', 'bare-post.mjs'), server.url, BENCH_TOKEN, join(dir, 'bodies.json'), String(concurrency)]).cpuSeconds;
+  return timedNode([
+    join(root, 'bench', 'bare-post.mjs'),
+    server.url,
+    BENCH_TOKEN,
+    join(dir, 'bodies.json'),
+    String(concurrency),
+  ]).cpuSeconds;
 }
 
 const median = (list: number[]): number => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0;
@@ -74,18 +105,33 @@ interface Turn {
 async function main(): Promise<void> {
   ensureBuilt();
   const compare = typeof values.compare === 'string' ? resolve(values.compare) : null;
-  const profile = typeof values['cpu-prof'] === 'string' ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : [];
+  const profile =
+    typeof values['cpu-prof'] === 'string' ? ['--cpu-prof', '--cpu-prof-dir', resolve(values['cpu-prof'])] : [];
   const work = join(tmpdir(), `crm-ferry-bench-import-cpu-${process.pid}`);
-  const server = await serveSandbox(latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {});
+  const server = await serveSandbox(
+    latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {},
+  );
   const turns: Record<'importer' | 'compared' | 'bare', Turn[]> = { importer: [], compared: [], bare: [] };
   const loads: number[] = [];
   const large = people * 3;
   try {
     for (let run = 0; run < runs; run += 1) {
       const dir = (name: string, rows: number): string => join(work, `${run}-${name}-${rows}`);
-      const importer: Turn = { small: await importerCpu(server, null, dir('importer', people), people, profile), large: await importerCpu(server, null, dir('importer', large), large, profile) };
-      const compared: Turn | null = compare === null ? null : { small: await importerCpu(server, compare, dir('compared', people), people, []), large: await importerCpu(server, compare, dir('compared', large), large, []) };
-      const bare: Turn = { small: bareCpu(server, dir('importer', people)), large: bareCpu(server, dir('importer', large)) };
+      const importer: Turn = {
+        small: await importerCpu(server, null, dir('importer', people), people, profile),
+        large: await importerCpu(server, null, dir('importer', large), large, profile),
+      };
+      const compared: Turn | null =
+        compare === null
+          ? null
+          : {
+              small: await importerCpu(server, compare, dir('compared', people), people, []),
+              large: await importerCpu(server, compare, dir('compared', large), large, []),
+            };
+      const bare: Turn = {
+        small: bareCpu(server, dir('importer', people)),
+        large: bareCpu(server, dir('importer', large)),
+      };
       turns.importer.push(importer);
       if (compared) turns.compared.push(compared);
       turns.bare.push(bare);
@@ -124,10 +170,14 @@ async function main(): Promise<void> {
       bare,
       /** Whole processes, start-up included, at `people` rows (target <= 1.5). */
       medianCpuRatio: round(median(turns.importer.map((t, i) => t.small / (turns.bare[i]?.small ?? 1)))),
-      ...(compared ? { comparedMedianCpuRatio: round(median(turns.compared.map((t, i) => t.small / (turns.bare[i]?.small ?? 1)))) } : {}),
+      ...(compared
+        ? { comparedMedianCpuRatio: round(median(turns.compared.map((t, i) => t.small / (turns.bare[i]?.small ?? 1)))) }
+        : {}),
       /** The extra rows alone: CPU a record once running. */
       perRecordRatio: round((importer?.medianMsPerRecord ?? 0) / (bare?.medianMsPerRecord ?? 1)),
-      ...(compared ? { comparedPerRecordRatio: round((compared.medianMsPerRecord ?? 0) / (bare?.medianMsPerRecord ?? 1)) } : {}),
+      ...(compared
+        ? { comparedPerRecordRatio: round((compared.medianMsPerRecord ?? 0) / (bare?.medianMsPerRecord ?? 1)) }
+        : {}),
       loadavg: loads.map((l) => l.toFixed(2)).join(' '),
     }),
   );

@@ -54,19 +54,37 @@ const PEOPLE_PER_ORGANISATION = 20;
 const organisationOf = (k: number): string => `Match Bench Org ${k}`;
 
 /** The project folder: the mapping (a plan of organisations and people when linked) and N rows, every second row a person the account has. */
-function writeProject(dir: string, rows: number, linked: boolean): { mappingFile: string; inputFile: string; planFile: string | null } {
+function writeProject(
+  dir: string,
+  rows: number,
+  linked: boolean,
+): { mappingFile: string; inputFile: string; planFile: string | null } {
   mkdirSync(dir, { recursive: true });
   const mappingFile = join(dir, 'people.yaml');
   const inputFile = join(dir, 'people.csv');
-  writeFileSync(mappingFile, linked ? MAPPING.replace('fields:\n', 'fields:\n  - { to: organisation, ref: organisations, key: "{{org}}" }\n') : MAPPING);
-  const lines = Array.from({ length: rows }, (_, i) => `P${i},First${i},Last${i},Engineer,${emailOf(i)},O${Math.floor(i / PEOPLE_PER_ORGANISATION)}`);
+  writeFileSync(
+    mappingFile,
+    linked
+      ? MAPPING.replace('fields:\n', 'fields:\n  - { to: organisation, ref: organisations, key: "{{org}}" }\n')
+      : MAPPING,
+  );
+  const lines = Array.from(
+    { length: rows },
+    (_, i) => `P${i},First${i},Last${i},Engineer,${emailOf(i)},O${Math.floor(i / PEOPLE_PER_ORGANISATION)}`,
+  );
   writeFileSync(inputFile, `id,first,last,title,email,org\n${lines.join('\n')}\n`);
   if (!linked) return { mappingFile, inputFile, planFile: null };
   writeFileSync(join(dir, 'orgs.yaml'), ORGANISATIONS);
-  const orgs = Array.from({ length: Math.ceil(rows / PEOPLE_PER_ORGANISATION) }, (_, k) => `O${k},${organisationOf(k)},Imported`);
+  const orgs = Array.from(
+    { length: Math.ceil(rows / PEOPLE_PER_ORGANISATION) },
+    (_, k) => `O${k},${organisationOf(k)},Imported`,
+  );
   writeFileSync(join(dir, 'orgs.csv'), `id,name,about\n${orgs.join('\n')}\n`);
   const planFile = join(dir, 'plan.yaml');
-  writeFileSync(planFile, 'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  writeFileSync(
+    planFile,
+    'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
+  );
   return { mappingFile, inputFile, planFile };
 }
 
@@ -75,16 +93,31 @@ async function seed(dataFile: string, rows: number, linked: boolean): Promise<vo
   const box = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], dataFile, reset: true });
   const people = Array.from({ length: Math.ceil(rows / 2) }, (_, k): unknown => {
     const i = 2 * k;
-    return { type: 'person', firstName: `First${i}`, lastName: `Last${i}`, jobTitle: 'Trainee', emailAddresses: [{ type: 'Home', address: emailOf(i) }] };
+    return {
+      type: 'person',
+      firstName: `First${i}`,
+      lastName: `Last${i}`,
+      jobTitle: 'Trainee',
+      emailAddresses: [{ type: 'Home', address: emailOf(i) }],
+    };
   });
-  const organisations = linked ? Array.from({ length: Math.ceil(rows / PEOPLE_PER_ORGANISATION / 2) }, (_, k): unknown => ({ type: 'organisation', name: organisationOf(2 * k) })) : [];
+  const organisations = linked
+    ? Array.from({ length: Math.ceil(rows / PEOPLE_PER_ORGANISATION / 2) }, (_, k): unknown => ({
+        type: 'organisation',
+        name: organisationOf(2 * k),
+      }))
+    : [];
   const parties = [...organisations, ...people];
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (next < parties.length) {
         const party = parties[next++];
-        const answer = await request(`${box.url}/api/v2/parties`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ party }) });
+        const answer = await request(`${box.url}/api/v2/parties`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ party }),
+        });
         await answer.body.text();
         if (answer.statusCode !== 201) throw new Error(`seeding: ${answer.statusCode}`);
       }
@@ -108,15 +141,33 @@ interface Measured {
   dryRunLookUps: number | null;
 }
 
-async function measure(work: string, rows: number, concurrency: number, limit: number, windowSeconds: number, dryRunFirst: boolean, linked: boolean): Promise<Measured> {
+async function measure(
+  work: string,
+  rows: number,
+  concurrency: number,
+  limit: number,
+  windowSeconds: number,
+  dryRunFirst: boolean,
+  linked: boolean,
+): Promise<Measured> {
   const dir = join(work, `c${concurrency}-w${windowSeconds}`);
   const { mappingFile, inputFile, planFile } = writeProject(dir, rows, linked);
   const dataFile = join(dir, 'sandbox.json');
   await seed(dataFile, rows, linked);
-  const box = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], dataFile, rateLimit: { limit, windowSeconds } });
+  const box = await startSandbox({
+    port: 0,
+    host: '127.0.0.1',
+    tokens: [TOKEN],
+    dataFile,
+    rateLimit: { limit, windowSeconds },
+  });
   try {
     let filters = 0;
-    const { transport } = toImportCommandOptions({ values: { concurrency: String(concurrency), mapping: mappingFile, input: inputFile }, positionals: [] }, process.cwd(), 'mapping');
+    const { transport } = toImportCommandOptions(
+      { values: { concurrency: String(concurrency), mapping: mappingFile, input: inputFile }, positionals: [] },
+      process.cwd(),
+      'mapping',
+    );
     const { client } = await connect({
       token: TOKEN,
       baseUrl: box.url,
@@ -127,10 +178,12 @@ async function measure(work: string, rows: number, concurrency: number, limit: n
       },
     });
     const account = { baseUrl: box.url, account: box.url };
-    const source = planFile === null ? { kind: 'mapping' as const, mappingFile, inputFile } : { kind: 'plan' as const, planFile };
+    const source =
+      planFile === null ? { kind: 'mapping' as const, mappingFile, inputFile } : { kind: 'plan' as const, planFile };
     const options = { source, stateDir: join(dir, '.crm-ferry'), concurrency };
     let dryRunLookUps: number | null = null;
-    if (dryRunFirst) dryRunLookUps = (await runImport({ ...options, dryRun: true }, { client, account })).dryRun?.lookUps ?? null;
+    if (dryRunFirst)
+      dryRunLookUps = (await runImport({ ...options, dryRun: true }, { client, account })).dryRun?.lookUps ?? null;
     filters = 0;
     const started = performance.now();
     const summary = await runImport(options, { client, account });
@@ -158,7 +211,16 @@ async function measure(work: string, rows: number, concurrency: number, limit: n
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string' }, 'long-rows': { type: 'string' }, concurrency: { type: 'string' }, 'dry-run': { type: 'boolean' }, linked: { type: 'boolean' } }, strict: false });
+  const { values } = parseArgs({
+    options: {
+      rows: { type: 'string' },
+      'long-rows': { type: 'string' },
+      concurrency: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      linked: { type: 'boolean' },
+    },
+    strict: false,
+  });
   const rows = Number(values.rows ?? 1000);
   const longRows = Number(values['long-rows'] ?? 400);
   const concurrencies = String(values.concurrency ?? '4,16')
@@ -171,7 +233,15 @@ async function main(): Promise<void> {
       [200, 20, longRows],
     ] as const) {
       for (const concurrency of concurrencies) {
-        const m = await measure(work, n, concurrency, limit, windowSeconds, values['dry-run'] === true, values.linked === true);
+        const m = await measure(
+          work,
+          n,
+          concurrency,
+          limit,
+          windowSeconds,
+          values['dry-run'] === true,
+          values.linked === true,
+        );
         console.log(JSON.stringify({ bench: 'import-match', ...m }));
         console.log(
           `${m.rows} rows${m.linked ? ' (organisations and people)' : ''} (people: ${m.matched} matched, ${m.created} created), concurrency ${m.concurrency}, ${m.window}: ${m.lookUps} look-ups (${m.lookUpsPerRow} a row${m.dryRunLookUps === null ? '' : `; the dry run ${m.dryRunLookUps}`}), ${m.requests} requests (${m.requestsPerRow} a row), ${m.seconds} s`,

@@ -38,7 +38,10 @@ function writeInput(dir: string): { mapping: string; input: string } {
   mkdirSync(dir, { recursive: true });
   const input = join(dir, 'people.csv');
   const lines = ['id,first,last,email,phone,company'];
-  for (let i = 0; i < rows; i += 1) lines.push(`P${i},First${i},Last${i},p${i}@bench.example,+44 20 ${30_000_000 + i},Bench Company ${Math.floor(i / 40)}`);
+  for (let i = 0; i < rows; i += 1)
+    lines.push(
+      `P${i},First${i},Last${i},p${i}@bench.example,+44 20 ${30_000_000 + i},Bench Company ${Math.floor(i / 40)}`,
+    );
   writeFileSync(input, `${lines.join('\n')}\n`);
   const mapping = join(dir, 'people.yaml');
   writeFileSync(
@@ -62,8 +65,15 @@ function writeInput(dir: string): { mapping: string; input: string } {
 
 /** A sandbox of `root`'s code in a process of its own, with `latency` ms added to every answer. */
 async function sandboxOf(root: string, latencyMs: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const options = { tokens: [TOKEN], ...(latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {}) };
-  const child = spawn(process.execPath, ['--max-old-space-size=8192', '--import', 'tsx', join(root, 'bench', 'sandbox-child.ts'), JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], cwd: root });
+  const options = {
+    tokens: [TOKEN],
+    ...(latencyMs > 0 ? { faults: { errorRate: 0, latencyMs, latencyJitterMs: 0, dropAfterWriteRate: 0 } } : {}),
+  };
+  const child = spawn(
+    process.execPath,
+    ['--max-old-space-size=8192', '--import', 'tsx', join(root, 'bench', 'sandbox-child.ts'), JSON.stringify(options)],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], cwd: root },
+  );
   const url = await new Promise<string>((ok, fail) => {
     child.once('message', (m: { url: string }) => ok(m.url));
     child.once('exit', (code) => fail(new Error(`sandbox exited (${code})`)));
@@ -72,7 +82,11 @@ async function sandboxOf(root: string, latencyMs: number): Promise<{ url: string
 }
 
 function add(a: Timed, b: Timed): Timed {
-  return { wallSeconds: a.wallSeconds + b.wallSeconds, cpuSeconds: a.cpuSeconds + b.cpuSeconds, peakRssMb: Math.max(a.peakRssMb, b.peakRssMb) };
+  return {
+    wallSeconds: a.wallSeconds + b.wallSeconds,
+    cpuSeconds: a.cpuSeconds + b.cpuSeconds,
+    peakRssMb: Math.max(a.peakRssMb, b.peakRssMb),
+  };
 }
 
 async function main(): Promise<void> {
@@ -84,11 +98,32 @@ async function main(): Promise<void> {
       const stateDir = join(work, `state-${roots.indexOf(root)}`);
       const env = { CRM_FERRY_TOKEN: TOKEN, CRM_FERRY_BASE_URL: server.url };
       const ferry = (args: string[]): Timed => timedNode([join(root, 'bin', 'crm-ferry.js'), ...args], env);
-      const command = (extra: string[] = []): Timed => ferry(['import', '--mapping', mapping, '--input', input, '--concurrency', values.concurrency, '--state-dir', stateDir, ...extra]);
+      const command = (extra: string[] = []): Timed =>
+        ferry([
+          'import',
+          '--mapping',
+          mapping,
+          '--input',
+          input,
+          '--concurrency',
+          values.concurrency,
+          '--state-dir',
+          stateDir,
+          ...extra,
+        ]);
       try {
         const first = values.limit ? add(command(['--limit', values.limit]), command()) : command();
         const line = (what: string, t: Timed): void => {
-          const result = { bench: 'import-scale', root, rows, latencyMs: Number(values.latency), concurrency: Number(values.concurrency), run: what, ...t, load: Number(loadavg()[0]?.toFixed(2)) };
+          const result = {
+            bench: 'import-scale',
+            root,
+            rows,
+            latencyMs: Number(values.latency),
+            concurrency: Number(values.concurrency),
+            run: what,
+            ...t,
+            load: Number(loadavg()[0]?.toFixed(2)),
+          };
           process.stdout.write(`${JSON.stringify(result)}\n`);
           process.stdout.write(
             `# ${resolve(root) === resolve(here) ? 'this code' : root}, ${rows.toLocaleString('en-US')} rows, ${what}: wall ${t.wallSeconds.toFixed(1)} s, CPU ${t.cpuSeconds.toFixed(1)} s, peak RSS ${t.peakRssMb} MB (load ${result.load})\n`,
@@ -97,9 +132,33 @@ async function main(): Promise<void> {
         line(values.limit ? `first run (in two parts, ${values.limit} rows first)` : 'first run', first);
         line('re-run, nothing changed', command());
         const only = new Set(values.only.split(','));
-        if (only.has('validate')) line('validate', ferry(['validate', '--mapping', mapping, '--input', input, '--rejects', join(work, 'rejects.csv')]));
-        if (only.has('verify')) line('verify', ferry(['verify', '--mapping', mapping, '--input', input, '--state-dir', stateDir, '--concurrency', values.concurrency, '--differences', join(work, 'differences.csv')]));
-        if (only.has('export')) line('export parties (CSV)', ferry(['export', 'parties', '--out', join(work, `parties-${roots.indexOf(root)}.csv`)]));
+        if (only.has('validate'))
+          line(
+            'validate',
+            ferry(['validate', '--mapping', mapping, '--input', input, '--rejects', join(work, 'rejects.csv')]),
+          );
+        if (only.has('verify'))
+          line(
+            'verify',
+            ferry([
+              'verify',
+              '--mapping',
+              mapping,
+              '--input',
+              input,
+              '--state-dir',
+              stateDir,
+              '--concurrency',
+              values.concurrency,
+              '--differences',
+              join(work, 'differences.csv'),
+            ]),
+          );
+        if (only.has('export'))
+          line(
+            'export parties (CSV)',
+            ferry(['export', 'parties', '--out', join(work, `parties-${roots.indexOf(root)}.csv`)]),
+          );
       } finally {
         await server.stop();
       }

@@ -19,7 +19,10 @@ export interface ServedSandbox {
 /** The sandbox in a child process (bench/sandbox-child.ts), with `options` and the bench token. */
 export async function serveSandbox(options: SandboxOptions): Promise<ServedSandbox> {
   const script = fileURLToPath(new URL('./sandbox-child.ts', import.meta.url));
-  const child: ChildProcess = fork(script, [JSON.stringify({ ...options, tokens: [BENCH_TOKEN] })], { stdio: 'inherit', execArgv: ['--import', 'tsx'] });
+  const child: ChildProcess = fork(script, [JSON.stringify({ ...options, tokens: [BENCH_TOKEN] })], {
+    stdio: 'inherit',
+    execArgv: ['--import', 'tsx'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (m: { url: string }) => resolve(m.url));
     child.once('exit', (code) => reject(new Error(`sandbox exited (${code})`)));
@@ -49,10 +52,20 @@ function processCpuMs(pid: number | undefined): number {
 /** `people` people linked to `organisations` organisations, with tags and a custom field; the plan file. */
 export function writePlan(dir: string, people: number, organisations: number): string {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'orgs.csv'), `id,name\n${Array.from({ length: organisations }, (_, i) => `O${i},Bench Org ${i}`).join('\n')}\n`);
-  const rows = Array.from({ length: people }, (_, i) => `P${i},First${i},Last${i},p${i}@bench.example,O${i % organisations},${i % 3 === 0 ? 'vip;customer' : 'lead'},${i % 2 === 0 ? 'true' : 'false'}`);
+  writeFileSync(
+    join(dir, 'orgs.csv'),
+    `id,name\n${Array.from({ length: organisations }, (_, i) => `O${i},Bench Org ${i}`).join('\n')}\n`,
+  );
+  const rows = Array.from(
+    { length: people },
+    (_, i) =>
+      `P${i},First${i},Last${i},p${i}@bench.example,O${i % organisations},${i % 3 === 0 ? 'vip;customer' : 'lead'},${i % 2 === 0 ? 'true' : 'false'}`,
+  );
   writeFileSync(join(dir, 'people.csv'), `id,first,last,email,org,tags,vip\n${rows.join('\n')}\n`);
-  writeFileSync(join(dir, 'orgs.yaml'), 'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: organisation }\n  - { to: name, value: { column: name } }\n');
+  writeFileSync(
+    join(dir, 'orgs.yaml'),
+    'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: organisation }\n  - { to: name, value: { column: name } }\n',
+  );
   writeFileSync(
     join(dir, 'people.yaml'),
     [
@@ -71,6 +84,9 @@ export function writePlan(dir: string, people: number, organisations: number): s
     ].join('\n'),
   );
   const plan = join(dir, 'plan.yaml');
-  writeFileSync(plan, 'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  writeFileSync(
+    plan,
+    'version: 1\nsteps:\n  - { name: organisations, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
+  );
   return plan;
 }

@@ -11,9 +11,13 @@ const { values } = parseArgs({ options: { rows: { type: 'string' } }, strict: fa
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The suite's plan has 305 rows at scale 1.
 const scale = Number(values.rows ?? 5000) / 305;
-const result = spawnSync(process.execPath, [`${root}node_modules/vitest/vitest.mjs`, 'run', 'test/integration/import-unattended.test.ts'], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, UNATTENDED_SCALE: String(scale), UNATTENDED_TIMEOUT_MS: String(30 * 60_000) },
-});
+const result = spawnSync(
+  process.execPath,
+  [`${root}node_modules/vitest/vitest.mjs`, 'run', 'test/integration/import-unattended.test.ts'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, UNATTENDED_SCALE: String(scale), UNATTENDED_TIMEOUT_MS: String(30 * 60_000) },
+  },
+);
 process.exit(result.status ?? 1);

@@ -32,7 +32,11 @@ import { BENCH_TOKEN as TOKEN, type ServedSandbox, serveSandbox as serve, writeP
 
 await main();
 
-async function bareLoop(url: string, bodies: unknown[], concurrency: number): Promise<{ rate: number; busyMsPerRecord: number }> {
+async function bareLoop(
+  url: string,
+  bodies: unknown[],
+  concurrency: number,
+): Promise<{ rate: number; busyMsPerRecord: number }> {
   const pool = new Pool(url, { connections: concurrency });
   let next = 0;
   const started = performance.now();
@@ -41,7 +45,12 @@ async function bareLoop(url: string, bodies: unknown[], concurrency: number): Pr
     Array.from({ length: concurrency }, async () => {
       while (next < bodies.length) {
         const body = JSON.stringify({ party: bodies[next++] });
-        const answer = await pool.request({ path: '/api/v2/parties', method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+        const answer = await pool.request({
+          path: '/api/v2/parties',
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body,
+        });
         await answer.body.text();
         if (answer.statusCode !== 201) throw new Error(`bare loop: ${answer.statusCode}`);
       }
@@ -61,12 +70,24 @@ async function warmUp(url: string, count: number, concurrency: number): Promise<
   const pool = new Pool(url, { connections: 1 });
   const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   try {
-    const listed = await pool.request({ path: '/api/v2/parties/fields/definitions?perPage=100', method: 'GET', headers });
+    const listed = await pool.request({
+      path: '/api/v2/parties/fields/definitions?perPage=100',
+      method: 'GET',
+      headers,
+    });
     const definitions = (await listed.body.json()) as { definitions?: Array<{ id: number; name: string }> };
     const vip = definitions.definitions?.find((d) => d.name === 'VIP')?.id;
-    const made = await pool.request({ path: '/api/v2/parties', method: 'POST', headers, body: JSON.stringify({ party: { type: 'organisation', name: 'Warm-up Org' } }) });
+    const made = await pool.request({
+      path: '/api/v2/parties',
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ party: { type: 'organisation', name: 'Warm-up Org' } }),
+    });
     const organisation = ((await made.body.json()) as { party?: { id: number } }).party?.id;
-    if (vip === undefined || organisation === undefined) throw new Error(`warm-up: the sandbox answered ${listed.statusCode} for its field definitions (no VIP field?) and ${made.statusCode} for an organisation`);
+    if (vip === undefined || organisation === undefined)
+      throw new Error(
+        `warm-up: the sandbox answered ${listed.statusCode} for its field definitions (no VIP field?) and ${made.statusCode} for an organisation`,
+      );
     const bodies = Array.from({ length: count }, (_, i) => ({
       type: 'person',
       firstName: `Warm${i}`,
@@ -83,15 +104,32 @@ async function warmUp(url: string, count: number, concurrency: number): Promise<
 }
 
 /** A client as `crm-ferry run PLAN --concurrency N` makes it, logging each request when asked. */
-async function commandClient(url: string, plan: string, concurrency: number, log?: (line: string) => void): Promise<CrmClient> {
-  const { transport } = toImportCommandOptions({ values: { concurrency: String(concurrency) }, positionals: [plan] }, process.cwd(), 'plan');
+async function commandClient(
+  url: string,
+  plan: string,
+  concurrency: number,
+  log?: (line: string) => void,
+): Promise<CrmClient> {
+  const { transport } = toImportCommandOptions(
+    { values: { concurrency: String(concurrency) }, positionals: [plan] },
+    process.cwd(),
+    'plan',
+  );
   const { client } = await connect({ token: TOKEN, baseUrl: url, env: {}, transport, ...(log ? { log } : {}) });
   return client;
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { rows: { type: 'string' }, concurrency: { type: 'string' }, latency: { type: 'string' }, 'quota-seconds': { type: 'string' }, runs: { type: 'string' }, only: { type: 'string' }, burn: { type: 'boolean' } },
+    options: {
+      rows: { type: 'string' },
+      concurrency: { type: 'string' },
+      latency: { type: 'string' },
+      'quota-seconds': { type: 'string' },
+      runs: { type: 'string' },
+      only: { type: 'string' },
+      burn: { type: 'boolean' },
+    },
     strict: false,
   });
   const people = Number(values.rows ?? 2000);
@@ -102,7 +140,9 @@ async function main(): Promise<void> {
   const work = join(tmpdir(), `crm-ferry-bench-import-${process.pid}`);
   // Another program using a whole core the while: the importer's CPU is then taken from the
   // sandbox, or from it, and the loop's the same.
-  const burner: ChildProcess | null = values.burn ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }) : null;
+  const burner: ChildProcess | null = values.burn
+    ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' })
+    : null;
   try {
     // `--only speed` or `--only quota`: one half, for repeated runs on a busy machine.
     if (values.only !== 'quota') {
@@ -120,7 +160,15 @@ async function main(): Promise<void> {
       }
       if (runs > 1) {
         const sorted = [...ratios].sort((a, b) => a - b);
-        console.log(JSON.stringify({ bench: 'import-speed-runs', runs, burn: burner !== null, ratios, medianRatio: sorted[Math.floor(runs / 2)] }));
+        console.log(
+          JSON.stringify({
+            bench: 'import-speed-runs',
+            runs,
+            burn: burner !== null,
+            ratios,
+            medianRatio: sorted[Math.floor(runs / 2)],
+          }),
+        );
       }
     }
     if (values.only !== 'speed') await quota();
@@ -166,7 +214,8 @@ async function main(): Promise<void> {
     const peopleStep = summary.steps.find((s) => s.step === 'people');
     const importerRate = (peopleStep?.created ?? 0) / ((peopleEnded - peopleStarted) / 1000);
     const bodies: unknown[] = [];
-    for await (const entry of readJournal(join(stateDir, 'journal', 'people.jsonl'))) if (entry.t === 'intent' && entry.body) bodies.push(entry.body);
+    for await (const entry of readJournal(join(stateDir, 'journal', 'people.jsonl')))
+      if (entry.t === 'intent' && entry.body) bodies.push(entry.body);
     const sandboxCpuBeforeLoop = server.cpuMs();
     const { rate: loopRate, busyMsPerRecord: loopMsPerRecord } = await bareLoop(server.url, bodies, concurrency);
     const sandboxCpuLoop = server.cpuMs() - sandboxCpuBeforeLoop;
@@ -192,7 +241,9 @@ async function main(): Promise<void> {
         sandboxMsPerRecordUnderLoop: Number((sandboxCpuLoop / bodies.length).toFixed(3)),
       }),
     );
-    console.log(`importer ${importerRate.toFixed(0)} records/s vs bare POST loop ${loopRate.toFixed(0)}/s: ratio ${(importerRate / loopRate).toFixed(2)} (target >= 0.9); ${perRecord.toFixed(3)} requests per record (target <= 1.02)`);
+    console.log(
+      `importer ${importerRate.toFixed(0)} records/s vs bare POST loop ${loopRate.toFixed(0)}/s: ratio ${(importerRate / loopRate).toFixed(2)} (target >= 0.9); ${perRecord.toFixed(3)} requests per record (target <= 1.02)`,
+    );
     return importerRate / loopRate;
   }
 
@@ -213,7 +264,11 @@ async function main(): Promise<void> {
       const stop = new AbortController();
       const timer = setTimeout(() => stop.abort(), seconds * 1000);
       await runImport(
-        { source: { kind: 'plan', planFile: quotaPlan }, stateDir: join(work, `quota-${windowSeconds}`, '.crm-ferry'), concurrency: 8 },
+        {
+          source: { kind: 'plan', planFile: quotaPlan },
+          stateDir: join(work, `quota-${windowSeconds}`, '.crm-ferry'),
+          concurrency: 8,
+        },
         { client: quotaClient, account: { baseUrl: limited.url, account: limited.url }, signal: stop.signal },
       );
       clearTimeout(timer);
@@ -229,8 +284,20 @@ async function main(): Promise<void> {
       const windows = Math.max(0, (to - from) / length);
       const steady = times.filter((t) => t >= from && t < to).length;
       const share = windows > 0 ? steady / (windows * limit) : 0;
-      console.log(JSON.stringify({ bench: 'import-quota', limitPerWindow: limit, windowSeconds, windows, answered: steady, share: Number(share.toFixed(3)), answered429: rejected429 }));
-      console.log(`quota ${limit} per ${windowSeconds} s: ${steady} requests answered in ${windows} full windows: ${(share * 100).toFixed(1)}% used (target >= 97%), ${rejected429} answered 429`);
+      console.log(
+        JSON.stringify({
+          bench: 'import-quota',
+          limitPerWindow: limit,
+          windowSeconds,
+          windows,
+          answered: steady,
+          share: Number(share.toFixed(3)),
+          answered429: rejected429,
+        }),
+      );
+      console.log(
+        `quota ${limit} per ${windowSeconds} s: ${steady} requests answered in ${windows} full windows: ${(share * 100).toFixed(1)}% used (target >= 97%), ${rejected429} answered 429`,
+      );
     }
   }
 }

@@ -17,7 +17,14 @@ if (typeof values.child === 'string') {
   const started = performance.now();
   const loaded = await loadJournal(values.child);
   const seconds = (performance.now() - started) / 1000;
-  console.log(JSON.stringify({ rows: loaded.rows.size, lines: loaded.lines, seconds, rssMb: Math.round(process.memoryUsage().rss / 2 ** 20) }));
+  console.log(
+    JSON.stringify({
+      rows: loaded.rows.size,
+      lines: loaded.lines,
+      seconds,
+      rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
+    }),
+  );
 } else {
   const rows = Number(values.rows ?? 1_000_000);
   const file = join(tmpdir(), `crm-ferry-bench-journal-${process.pid}.jsonl`);
@@ -39,8 +46,28 @@ if (typeof values.child === 'string') {
     for (let i = 0; i < rows; i += 2048) {
       const batch: Array<Promise<void>> = [];
       for (let j = i; j < Math.min(rows, i + 2048); j += 1) {
-        batch.push(writer.append({ t: 'intent', k: `row-${j}`, op: 'create', run: 'r1', at, fp: 'abcdefghijklmnopqrstuv', body: body(j) }));
-        batch.push(writer.append({ t: 'done', k: `row-${j}`, op: 'create', run: 'r1', at, id: 1_000_000 + j, fp: 'abcdefghijklmnopqrstuv' }));
+        batch.push(
+          writer.append({
+            t: 'intent',
+            k: `row-${j}`,
+            op: 'create',
+            run: 'r1',
+            at,
+            fp: 'abcdefghijklmnopqrstuv',
+            body: body(j),
+          }),
+        );
+        batch.push(
+          writer.append({
+            t: 'done',
+            k: `row-${j}`,
+            op: 'create',
+            run: 'r1',
+            at,
+            id: 1_000_000 + j,
+            fp: 'abcdefghijklmnopqrstuv',
+          }),
+        );
       }
       await Promise.all(batch);
     }
@@ -57,7 +84,15 @@ if (typeof values.child === 'string') {
     const appendFile = `${file}.appends`;
     const appender = await JournalWriter.open(appendFile);
     const perWriter = 500;
-    const entry = (k: string): JournalEntry => ({ t: 'intent', k, op: 'create', run: 'r2', at, fp: 'abcdefghijklmnopqrstuv', body: body(1) });
+    const entry = (k: string): JournalEntry => ({
+      t: 'intent',
+      k,
+      op: 'create',
+      run: 'r2',
+      at,
+      fp: 'abcdefghijklmnopqrstuv',
+      body: body(1),
+    });
     const started = performance.now();
     await Promise.all(
       Array.from({ length: 16 }, async (_, w) => {

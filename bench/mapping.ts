@@ -88,7 +88,10 @@ async function child(mode: Mode, file: string): Promise<void> {
   } else {
     // The phone transform (libphonenumber) costs far more per value than everything else; the
     // second mapping swaps it for `collapse` to show what the rest of the mapping costs.
-    const text = mode === 'map' ? BENCH_MAPPING : BENCH_MAPPING.replace('[{phone: {defaultCountry: GB, invalid: keep}}]', '[collapse]');
+    const text =
+      mode === 'map'
+        ? BENCH_MAPPING
+        : BENCH_MAPPING.replace('[{phone: {defaultCountry: GB, invalid: keep}}]', '[collapse]');
     const compiled = await compileMapping(parseMapping(text, 'bench.yaml'), { file: 'bench.yaml' });
     for await (const item of mapRows(readCsv(file), compiled)) {
       rows++;
@@ -103,7 +106,9 @@ async function child(mode: Mode, file: string): Promise<void> {
 
 async function parent(rows: number, runs: number): Promise<void> {
   const file = await contactsCsv(rows);
-  process.stdout.write(`file: ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, 20-field mapping, load average ${(loadavg()[0] ?? 0).toFixed(2)}\n\n`);
+  process.stdout.write(
+    `file: ${file} (${(statSync(file).size / 1e6).toFixed(1)} MB, ${formatCount(rows)} rows), node ${process.version}, 20-field mapping, load average ${(loadavg()[0] ?? 0).toFixed(2)}\n\n`,
+  );
   const best = new Map<Mode, Measure>();
   // Interleaved runs, best of each, so a noisy neighbour hurts both modes alike.
   for (let run = 0; run < runs; run++) {
@@ -111,10 +116,13 @@ async function parent(rows: number, runs: number): Promise<void> {
       const measure = runChild<Measure>(import.meta.url, mode, file);
       if (measure.rows !== rows) throw new Error(`${mode} saw ${measure.rows} rows, expected ${rows}`);
       const previous = best.get(mode);
-      if (!previous || measure.ms < previous.ms) best.set(mode, { ...measure, peakRssMb: Math.max(measure.peakRssMb, previous?.peakRssMb ?? 0) });
+      if (!previous || measure.ms < previous.ms)
+        best.set(mode, { ...measure, peakRssMb: Math.max(measure.peakRssMb, previous?.peakRssMb ?? 0) });
     }
   }
-  process.stdout.write(`${'mode'.padEnd(26)}${'rows/s'.padStart(10)}${'time'.padStart(10)}${'peak RSS'.padStart(11)}\n`);
+  process.stdout.write(
+    `${'mode'.padEnd(26)}${'rows/s'.padStart(10)}${'time'.padStart(10)}${'peak RSS'.padStart(11)}\n`,
+  );
   const labels: Record<Mode, string> = {
     read: 'readCsv, item by item',
     'read-fields': 'readCsv, by position',
@@ -124,7 +132,9 @@ async function parent(rows: number, runs: number): Promise<void> {
   for (const mode of MODES) {
     const m = best.get(mode) as Measure;
     const seconds = m.ms / 1000;
-    process.stdout.write(`${labels[mode].padEnd(26)}${formatCount(m.rows / seconds).padStart(10)}${`${seconds.toFixed(2)} s`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`);
+    process.stdout.write(
+      `${labels[mode].padEnd(26)}${formatCount(m.rows / seconds).padStart(10)}${`${seconds.toFixed(2)} s`.padStart(10)}${`${m.peakRssMb.toFixed(0)} MB`.padStart(11)}\n`,
+    );
   }
   // The baseline: the same positional read path the mapping takes.
   const read = best.get('read-fields') as Measure;
@@ -141,7 +151,12 @@ async function parent(rows: number, runs: number): Promise<void> {
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (isMain) {
   const { values } = parseArgs({
-    options: { rows: { type: 'string' }, runs: { type: 'string' }, child: { type: 'string' }, file: { type: 'string' } },
+    options: {
+      rows: { type: 'string' },
+      runs: { type: 'string' },
+      child: { type: 'string' },
+      file: { type: 'string' },
+    },
   });
   if (values.child) await child(values.child as Mode, values.file as string);
   // Best of three interleaved runs by default: the figure sits near its target, and one run on a

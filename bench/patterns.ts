@@ -13,16 +13,37 @@ import { parseArgs } from 'node:util';
 import { compileLinearPattern } from '../src/mapping/linear-pattern.ts';
 import { seededRandom } from '../src/util/seeded-random.ts';
 
-const { values } = parseArgs({ options: { texts: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { texts: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } },
+});
 const count = Number(values.texts);
 const runs = Number(values.runs);
 const random = seededRandom(7);
 const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)] as T;
 
-const words = ['acme', 'global', 'analytical', 'engine', 'works', 'north', 'star', 'partners', 'ltd', '& co.', 'gmbh', 'data'];
+const words = [
+  'acme',
+  'global',
+  'analytical',
+  'engine',
+  'works',
+  'north',
+  'star',
+  'partners',
+  'ltd',
+  '& co.',
+  'gmbh',
+  'data',
+];
 const companies = Array.from({ length: count }, (_, i) => `${pick(words)} ${pick(words)} ${pick(words)} ${i}`);
-const tags = Array.from({ length: count }, () => [pick(['lead', 'customer', 'partner']), pick(['vip', 'newsletter', 'press', 'Vip ']), pick(['', 'event'])].join(';'));
-const stamps = Array.from({ length: count }, (_, i) => `2026-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}T10:${String(i % 60).padStart(2, '0')}:00Z`);
+const tags = Array.from({ length: count }, () =>
+  [pick(['lead', 'customer', 'partner']), pick(['vip', 'newsletter', 'press', 'Vip ']), pick(['', 'event'])].join(';'),
+);
+const stamps = Array.from(
+  { length: count },
+  (_, i) =>
+    `2026-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}T10:${String(i % 60).padStart(2, '0')}:00Z`,
+);
 
 interface Case {
   name: string;
@@ -61,8 +82,12 @@ function time(fn: () => number): { ms: number; result: number } {
   return { ms: performance.now() - start, result };
 }
 
-console.log(`${count.toLocaleString('en')} texts a case, best of ${runs} interleaved runs, node ${process.version}, load average ${loadavg()[0]?.toFixed(2)}\n`);
-console.log(`${'case'.padEnd(46)}${'built-in'.padStart(12)}${'re2js'.padStart(12)}${'ratio'.padStart(8)}${'µs/text'.padStart(10)}`);
+console.log(
+  `${count.toLocaleString('en')} texts a case, best of ${runs} interleaved runs, node ${process.version}, load average ${loadavg()[0]?.toFixed(2)}\n`,
+);
+console.log(
+  `${'case'.padEnd(46)}${'built-in'.padStart(12)}${'re2js'.padStart(12)}${'ratio'.padStart(8)}${'µs/text'.padStart(10)}`,
+);
 for (const { name, native, linear } of CASES) {
   let bestNative = Number.POSITIVE_INFINITY;
   let bestLinear = Number.POSITIVE_INFINITY;
@@ -73,5 +98,7 @@ for (const { name, native, linear } of CASES) {
     bestNative = Math.min(bestNative, a.ms);
     bestLinear = Math.min(bestLinear, b.ms);
   }
-  console.log(`${name.padEnd(46)}${`${bestNative.toFixed(0)} ms`.padStart(12)}${`${bestLinear.toFixed(0)} ms`.padStart(12)}${(bestLinear / bestNative).toFixed(1).padStart(8)}${((bestLinear * 1000) / count).toFixed(2).padStart(10)}`);
+  console.log(
+    `${name.padEnd(46)}${`${bestNative.toFixed(0)} ms`.padStart(12)}${`${bestLinear.toFixed(0)} ms`.padStart(12)}${(bestLinear / bestNative).toFixed(1).padStart(8)}${((bestLinear * 1000) / count).toFixed(2).padStart(10)}`,
+  );
 }

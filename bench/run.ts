@@ -38,12 +38,19 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 // The chaos runs take minutes and the attachments run writes 2 GiB: only when named.
-const selected = wanted.length > 0 ? wanted : BENCHES.filter((name) => name !== 'sandbox-chaos' && name !== 'sandbox-attachments' && name !== 'import-unattended');
+const selected =
+  wanted.length > 0
+    ? wanted
+    : BENCHES.filter(
+        (name) => name !== 'sandbox-chaos' && name !== 'sandbox-attachments' && name !== 'import-unattended',
+      );
 let failed = 0;
 for (const name of selected) {
   const script = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
   console.log(`\n== ${name}`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', script, ...options], { stdio: 'inherit' });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', script, ...options], {
+    stdio: 'inherit',
+  });
   if (result.status !== 0) {
     failed += 1;
     console.error(`${name} exited with ${result.status ?? result.signal}`);

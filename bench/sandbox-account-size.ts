@@ -20,8 +20,38 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const FIRST = ['Anna', 'Ben', 'Chloé', 'David', 'Emma', 'François', 'Grace', 'Hamza', 'Inès', 'Jonas', 'Katarzyna', 'Liam', 'María', 'Noah', 'Olivia', 'Pedro'];
-const LAST = ['Smith', 'Müller', 'García', 'Dubois', 'Rossi', 'Novak', 'Jensen', 'Kowalski', 'Martin', 'Nguyen', 'Schmidt', 'Brown'];
+const FIRST = [
+  'Anna',
+  'Ben',
+  'Chloé',
+  'David',
+  'Emma',
+  'François',
+  'Grace',
+  'Hamza',
+  'Inès',
+  'Jonas',
+  'Katarzyna',
+  'Liam',
+  'María',
+  'Noah',
+  'Olivia',
+  'Pedro',
+];
+const LAST = [
+  'Smith',
+  'Müller',
+  'García',
+  'Dubois',
+  'Rossi',
+  'Novak',
+  'Jensen',
+  'Kowalski',
+  'Martin',
+  'Nguyen',
+  'Schmidt',
+  'Brown',
+];
 /** One party in ten is an organisation; every person works for one. */
 const ORGANISATION_EVERY = 10;
 
@@ -41,14 +71,30 @@ interface Result {
 function personOf(i: number): { firstName: string; lastName: string; email: string; phone: string } {
   const firstName = FIRST[i % FIRST.length] as string;
   const lastName = `${LAST[Math.floor(i / FIRST.length) % LAST.length]}${i}`;
-  return { firstName, lastName, email: `${firstName.toLowerCase()}.${i}@company${i % 997}.example`, phone: `+44 20 ${String(30_000_000 + i)}` };
+  return {
+    firstName,
+    lastName,
+    email: `${firstName.toLowerCase()}.${i}@company${i % 997}.example`,
+    phone: `+44 20 ${String(30_000_000 + i)}`,
+  };
 }
 
 async function child(root: string, sizes: number[], seconds: number): Promise<void> {
-  const { startSandbox } = (await import(pathToFileURL(resolve(root, 'src/sandbox/index.ts')).href)) as typeof import('../src/sandbox/index.ts');
-  const { addParty } = (await import(pathToFileURL(resolve(root, 'test/helpers/records.ts')).href)) as typeof import('../test/helpers/records.ts');
-  const { seededRandom } = (await import(pathToFileURL(resolve(root, 'src/util/seeded-random.ts')).href)) as typeof import('../src/util/seeded-random.ts');
-  const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: ['bench-token-0123456789'], dataFile: null });
+  const { startSandbox } = (await import(
+    pathToFileURL(resolve(root, 'src/sandbox/index.ts')).href
+  )) as typeof import('../src/sandbox/index.ts');
+  const { addParty } = (await import(
+    pathToFileURL(resolve(root, 'test/helpers/records.ts')).href
+  )) as typeof import('../test/helpers/records.ts');
+  const { seededRandom } = (await import(
+    pathToFileURL(resolve(root, 'src/util/seeded-random.ts')).href
+  )) as typeof import('../src/util/seeded-random.ts');
+  const sandbox = await startSandbox({
+    port: 0,
+    host: '127.0.0.1',
+    tokens: ['bench-token-0123456789'],
+    dataFile: null,
+  });
   const headers = { authorization: 'Bearer bench-token-0123456789', 'content-type': 'application/json' };
   const random = seededRandom(11);
   // The empty account's person and organisation, made first (the account has them at every size).
@@ -57,7 +103,16 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
     method: 'POST',
     url: '/api/v2/parties',
     headers,
-    payload: JSON.stringify({ party: { type: 'person', firstName: first.firstName, lastName: first.lastName, organisation: { name: 'Company 0' }, emailAddresses: [{ address: first.email }], phoneNumbers: [{ number: first.phone }] } }),
+    payload: JSON.stringify({
+      party: {
+        type: 'person',
+        firstName: first.firstName,
+        lastName: first.lastName,
+        organisation: { name: 'Company 0' },
+        emailAddresses: [{ address: first.email }],
+        phoneNumbers: [{ number: first.phone }],
+      },
+    }),
   });
   if (madeFirst.statusCode !== 201) throw new Error(`the first create answered ${madeFirst.statusCode}`);
   let seeded = 0;
@@ -69,7 +124,12 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
     for (; seeded < parties; seeded += 1) {
       const i = seeded;
       if (i % ORGANISATION_EVERY === 0) {
-        organisationId = addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}` }).id;
+        organisationId = addParty(sandbox.store, {
+          type: 'organisation',
+          firstName: null,
+          lastName: null,
+          name: `Company ${i}`,
+        }).id;
         if (i === 0) firstSeededId = organisationId;
         continue;
       }
@@ -94,7 +154,10 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
       const i = Math.floor(random() * Math.max(1, parties));
       return i % ORGANISATION_EVERY === 0 ? i + 1 : i;
     };
-    const organisation = parties > 0 ? (): string => `Company ${Math.floor(random() * (parties / ORGANISATION_EVERY)) * ORGANISATION_EVERY}` : (): string => 'Company 0';
+    const organisation =
+      parties > 0
+        ? (): string => `Company ${Math.floor(random() * (parties / ORGANISATION_EVERY)) * ORGANISATION_EVERY}`
+        : (): string => 'Company 0';
     let made = 0;
     // The id of the i-th party seeded: ids follow the seeding order, after the empty account's two.
     const idOf = (i: number): number => (parties > 0 ? firstSeededId + i : (madeFirstId as number));
@@ -104,21 +167,48 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
         return {
           method: 'POST',
           url: '/api/v2/parties',
-          payload: JSON.stringify({ party: { type: 'person', firstName: 'New', lastName: `Person ${made}`, organisation: { name: organisation() } } }),
+          payload: JSON.stringify({
+            party: {
+              type: 'person',
+              firstName: 'New',
+              lastName: `Person ${made}`,
+              organisation: { name: organisation() },
+            },
+          }),
           expect: 201,
         };
       },
-      'search, e-mail address': () => ({ method: 'GET', url: `/api/v2/parties/search?q=${encodeURIComponent(personOf(existing()).email)}`, expect: 200 }),
+      'search, e-mail address': () => ({
+        method: 'GET',
+        url: `/api/v2/parties/search?q=${encodeURIComponent(personOf(existing()).email)}`,
+        expect: 200,
+      }),
       'search, name': () => {
         const person = personOf(existing());
-        return { method: 'GET', url: `/api/v2/parties/search?q=${encodeURIComponent(`${person.firstName} ${person.lastName}`)}`, expect: 200 };
+        return {
+          method: 'GET',
+          url: `/api/v2/parties/search?q=${encodeURIComponent(`${person.firstName} ${person.lastName}`)}`,
+          expect: 200,
+        };
       },
-      'search, phone number': () => ({ method: 'GET', url: `/api/v2/parties/search?q=${encodeURIComponent(personOf(existing()).phone.slice(7))}`, expect: 200 }),
+      'search, phone number': () => ({
+        method: 'GET',
+        url: `/api/v2/parties/search?q=${encodeURIComponent(personOf(existing()).phone.slice(7))}`,
+        expect: 200,
+      }),
       // 100 records read by id in one filter query, as verify reads an import's records.
       'filter, 100 ids': () => ({
         method: 'POST',
         url: '/api/v2/parties/filters/results?perPage=100',
-        payload: JSON.stringify({ filter: { conditions: [{ orGroup: Array.from({ length: 100 }, () => ({ field: 'id', operator: 'is', value: idOf(existing()) })) }] } }),
+        payload: JSON.stringify({
+          filter: {
+            conditions: [
+              {
+                orGroup: Array.from({ length: 100 }, () => ({ field: 'id', operator: 'is', value: idOf(existing()) })),
+              },
+            ],
+          },
+        }),
         expect: 200,
       }),
     };
@@ -127,7 +217,8 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
       // counted, and a full collection, so that one kind does not pay for the garbage of the last.
       // Up to 200 requests or a second, whichever ends first: the code compiled before it is timed.
       const warm = performance.now() + 1000;
-      for (let i = 0; i < 200 && (i < 3 || performance.now() < warm); i += 1) await sandbox.app.inject({ ...next(), headers });
+      for (let i = 0; i < 200 && (i < 3 || performance.now() < warm); i += 1)
+        await sandbox.app.inject({ ...next(), headers });
       (globalThis as { gc?: () => void }).gc?.();
       const latencies: number[] = [];
       const cpu = process.cpuUsage();
@@ -135,10 +226,21 @@ async function child(root: string, sizes: number[], seconds: number): Promise<vo
       while (performance.now() < until || latencies.length < 5) {
         const request = next();
         const started = performance.now();
-        const answer = await sandbox.app.inject({ method: request.method, url: request.url, headers, ...(request.payload ? { payload: request.payload } : {}) });
+        const answer = await sandbox.app.inject({
+          method: request.method,
+          url: request.url,
+          headers,
+          ...(request.payload ? { payload: request.payload } : {}),
+        });
         latencies.push(performance.now() - started);
-        if (answer.statusCode !== request.expect) throw new Error(`${kind}: ${request.url} answered ${answer.statusCode}: ${answer.body.slice(0, 300)}`);
-        if (request.method === 'GET' && parties > 0 && (JSON.parse(answer.body) as { parties: unknown[] }).parties.length === 0) throw new Error(`${kind}: ${request.url} found nothing`);
+        if (answer.statusCode !== request.expect)
+          throw new Error(`${kind}: ${request.url} answered ${answer.statusCode}: ${answer.body.slice(0, 300)}`);
+        if (
+          request.method === 'GET' &&
+          parties > 0 &&
+          (JSON.parse(answer.body) as { parties: unknown[] }).parties.length === 0
+        )
+          throw new Error(`${kind}: ${request.url} found nothing`);
       }
       const used = process.cpuUsage(cpu);
       latencies.sort((a, b) => a - b);
@@ -177,10 +279,27 @@ async function main(): Promise<void> {
   const roots = values.root ?? [here];
   const script = fileURLToPath(import.meta.url);
   for (const root of roots) {
-    const run = spawnSync(process.execPath, ['--max-old-space-size=8192', '--expose-gc', '--import', 'tsx', script, '--child', '--root', root, '--parties', values.sizes, '--seconds', values.seconds], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--max-old-space-size=8192',
+        '--expose-gc',
+        '--import',
+        'tsx',
+        script,
+        '--child',
+        '--root',
+        root,
+        '--parties',
+        values.sizes,
+        '--seconds',
+        values.seconds,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        encoding: 'utf8',
+      },
+    );
     if (run.status !== 0) throw new Error(`the run on ${root} failed (${run.status ?? run.signal})`);
     for (const line of run.stdout.trim().split('\n')) {
       const result = JSON.parse(line) as Result;

@@ -15,12 +15,25 @@ const { values } = parseArgs({
 });
 const totalMiB = Number(values['total-mib']);
 const eachMiB = Number(values['each-mib']);
-if (!(totalMiB > 0 && eachMiB > 0 && eachMiB <= 10)) throw new Error('--total-mib takes a positive number, --each-mib one up to 10');
+if (!(totalMiB > 0 && eachMiB > 0 && eachMiB <= 10))
+  throw new Error('--total-mib takes a positive number, --each-mib one up to 10');
 const dir = await mkdtemp(join(tmpdir(), 'ferry-attachments-'));
 try {
   const load = loadavg()[0];
-  const figures = await fillWithAttachments({ file: join(dir, 'state.json'), totalBytes: totalMiB * 2 ** 20, eachBytes: eachMiB * 2 ** 20 });
-  console.log(JSON.stringify({ bench: 'sandbox-attachments', ...figures, problems: figures.problems.length, loadAverage1m: load, node: process.version }));
+  const figures = await fillWithAttachments({
+    file: join(dir, 'state.json'),
+    totalBytes: totalMiB * 2 ** 20,
+    eachBytes: eachMiB * 2 ** 20,
+  });
+  console.log(
+    JSON.stringify({
+      bench: 'sandbox-attachments',
+      ...figures,
+      problems: figures.problems.length,
+      loadAverage1m: load,
+      node: process.version,
+    }),
+  );
   for (const problem of figures.problems) console.error(problem);
   console.log(
     `${figures.totalMiB} MiB in ${figures.attachments} attachments: written in ${figures.writeSeconds} s ` +

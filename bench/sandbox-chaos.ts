@@ -10,7 +10,11 @@ import { parseArgs } from 'node:util';
 import { runCrashRounds } from '../test/helpers/crash.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '200' }, writers: { type: 'string', default: '16' }, seed: { type: 'string', default: '7' } },
+  options: {
+    rounds: { type: 'string', default: '200' },
+    writers: { type: 'string', default: '16' },
+    seed: { type: 'string', default: '7' },
+  },
   strict: false,
 });
 const dir = await mkdtemp(join(tmpdir(), 'ferry-chaos-'));
@@ -25,7 +29,8 @@ try {
   console.log(JSON.stringify({ bench: 'sandbox-chaos', ...figures, problems: figures.problems.length }));
   for (const problem of figures.problems) console.error(problem);
   console.log(
-    `${figures.rounds} kills: ${figures.acknowledged.creates} creates, ${figures.acknowledged.updates} updates, ` + `${figures.acknowledged.uploads} uploads acknowledged; ${figures.checked} checks, ${figures.problems.length} problems`,
+    `${figures.rounds} kills: ${figures.acknowledged.creates} creates, ${figures.acknowledged.updates} updates, ` +
+      `${figures.acknowledged.uploads} uploads acknowledged; ${figures.checked} checks, ${figures.problems.length} problems`,
   );
   process.exitCode = figures.problems.length > 0 ? 1 : 0;
 } finally {

@@ -48,7 +48,12 @@ interface ServerSetup {
 async function startBenchSandbox(setup: ServerSetup): Promise<RunningSandbox> {
   const sandbox = await startSandbox({ port: 0, host: '127.0.0.1', tokens: [BENCH_TOKEN], dataFile: setup.dataFile });
   for (let i = 0; i < setup.parties; i += 1) {
-    addParty(sandbox.store, i % 2 === 0 ? { lastName: `Person ${i}` } : { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}` });
+    addParty(
+      sandbox.store,
+      i % 2 === 0
+        ? { lastName: `Person ${i}` }
+        : { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}` },
+    );
   }
   sandbox.store.forgetChanges();
   return sandbox;
@@ -131,9 +136,12 @@ interface Workload {
   next(ids: number[], random: () => number, n: number): Request;
 }
 
-const createBody = (n: number): string => JSON.stringify({ party: { type: 'person', firstName: 'Bench', lastName: `Person ${n}` } });
+const createBody = (n: number): string =>
+  JSON.stringify({ party: { type: 'person', firstName: 'Bench', lastName: `Person ${n}` } });
 const create = (n: number): Request => ({ method: 'POST', path: '/api/v2/parties', body: createBody(n), expect: 201 });
-const filterBody = JSON.stringify({ filter: { conditions: [{ field: 'name', operator: 'contains', value: 'Company 1' }] } });
+const filterBody = JSON.stringify({
+  filter: { conditions: [{ field: 'name', operator: 'contains', value: 'Company 1' }] },
+});
 
 const WORKLOADS: Workload[] = [
   {
@@ -141,29 +149,62 @@ const WORKLOADS: Workload[] = [
     describe: 'GET /api/v2/parties/{id}, 10% POST /api/v2/parties',
     parties: 0,
     created: 200,
-    next: (ids, random, n) => (random() < 0.1 ? create(n) : { method: 'GET', path: `/api/v2/parties/${ids[Math.floor(random() * ids.length)]}`, expect: 200 }),
+    next: (ids, random, n) =>
+      random() < 0.1
+        ? create(n)
+        : { method: 'GET', path: `/api/v2/parties/${ids[Math.floor(random() * ids.length)]}`, expect: 200 },
   },
   { name: 'creates', describe: 'POST /api/v2/parties, in memory', parties: 0, next: (_ids, _random, n) => create(n) },
-  { name: 'durable-creates', describe: 'POST /api/v2/parties with --data (synced before the 201)', parties: 0, durable: true, next: (_ids, _random, n) => create(n) },
-  { name: 'list-10k', describe: 'GET /api/v2/parties?perPage=100, 10,000 parties', parties: 10_000, next: () => ({ method: 'GET', path: '/api/v2/parties?perPage=100', expect: 200 }) },
-  { name: 'list-300k', describe: 'GET /api/v2/parties?perPage=100, 300,000 parties', parties: 300_000, next: () => ({ method: 'GET', path: '/api/v2/parties?perPage=100', expect: 200 }) },
+  {
+    name: 'durable-creates',
+    describe: 'POST /api/v2/parties with --data (synced before the 201)',
+    parties: 0,
+    durable: true,
+    next: (_ids, _random, n) => create(n),
+  },
+  {
+    name: 'list-10k',
+    describe: 'GET /api/v2/parties?perPage=100, 10,000 parties',
+    parties: 10_000,
+    next: () => ({ method: 'GET', path: '/api/v2/parties?perPage=100', expect: 200 }),
+  },
+  {
+    name: 'list-300k',
+    describe: 'GET /api/v2/parties?perPage=100, 300,000 parties',
+    parties: 300_000,
+    next: () => ({ method: 'GET', path: '/api/v2/parties?perPage=100', expect: 200 }),
+  },
   {
     name: 'pages-300k',
     describe: 'GET /api/v2/parties?perPage=100&page={random}, 300,000 parties',
     parties: 300_000,
-    next: (_ids, random) => ({ method: 'GET', path: `/api/v2/parties?perPage=100&page=${1 + Math.floor(random() * 3000)}`, expect: 200 }),
+    next: (_ids, random) => ({
+      method: 'GET',
+      path: `/api/v2/parties?perPage=100&page=${1 + Math.floor(random() * 3000)}`,
+      expect: 200,
+    }),
   },
   {
     name: 'filter-10k',
     describe: 'POST /api/v2/parties/filters/results?perPage=100 (name contains), 10,000 parties',
     parties: 10_000,
-    next: () => ({ method: 'POST', path: '/api/v2/parties/filters/results?perPage=100', body: filterBody, expect: 200 }),
+    next: () => ({
+      method: 'POST',
+      path: '/api/v2/parties/filters/results?perPage=100',
+      body: filterBody,
+      expect: 200,
+    }),
   },
   {
     name: 'filter-300k',
     describe: 'POST /api/v2/parties/filters/results?perPage=100 (name contains), 300,000 parties',
     parties: 300_000,
-    next: () => ({ method: 'POST', path: '/api/v2/parties/filters/results?perPage=100', body: filterBody, expect: 200 }),
+    next: () => ({
+      method: 'POST',
+      path: '/api/v2/parties/filters/results?perPage=100',
+      body: filterBody,
+      expect: 200,
+    }),
   },
 ];
 
@@ -266,7 +307,9 @@ async function measureTogether(workloads: Workload[], options: MeasureOptions): 
         workload: workload.name,
         server: options.inProcess ? 'in-process' : 'child-process',
         describe: workload.describe,
-        ...(sessions.length > 1 ? { interleavedWith: sessions.filter((s) => s !== session).map((s) => s.workload.name) } : {}),
+        ...(sessions.length > 1
+          ? { interleavedWith: sessions.filter((s) => s !== session).map((s) => s.workload.name) }
+          : {}),
         concurrency,
         durationS: round(elapsedMs / 1000),
         requests: latencies.length,
@@ -310,7 +353,8 @@ async function main(): Promise<void> {
   }
   const names = values.workloads.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !WORKLOADS.some((w) => w.name === name));
-  if (unknown.length > 0) throw new Error(`unknown workload(s) ${unknown.join(', ')}; known: ${WORKLOADS.map((w) => w.name).join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown workload(s) ${unknown.join(', ')}; known: ${WORKLOADS.map((w) => w.name).join(', ')}`);
   const options = { durationMs, warmupMs, concurrency, inProcess: values['in-process'] };
   let ok = true;
   // Workloads that differ only in the store's size are measured in turns, to be compared.

@@ -11,14 +11,18 @@ const { values } = parseArgs({ options: { runs: { type: 'string' } }, strict: fa
 const runs = Number(values.runs ?? 10);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = `${root}bin/crm-ferry.js`;
-if (!existsSync(`${root}dist/.build-stamp`)) console.log('dist/ is missing: these are the figures of the tsx fallback (run `npm run build`).');
+if (!existsSync(`${root}dist/.build-stamp`))
+  console.log('dist/ is missing: these are the figures of the tsx fallback (run `npm run build`).');
 
 /** Median wall time and peak RSS of a command, over `runs` runs. */
 function measure(label: string, args: string[]): { label: string; medianMs: number; rssMb: number } {
   const times: number[] = [];
   const rss: number[] = [];
   for (let i = 0; i < runs; i += 1) {
-    const result = spawnSync('/usr/bin/time', ['-f', '%e %M', process.execPath, ...args], { cwd: root, encoding: 'utf8' });
+    const result = spawnSync('/usr/bin/time', ['-f', '%e %M', process.execPath, ...args], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     const [seconds, kb] = (result.stderr.trim().split('\n').pop() ?? '0 0').split(' ').map(Number) as [number, number];
     times.push(seconds * 1000);
     rss.push(kb / 1024);
@@ -37,4 +41,5 @@ const results = [
   measure('crm-ferry inspect samples/contacts.csv', [bin, 'inspect', 'samples/contacts.csv']),
 ];
 for (const r of results) console.log(JSON.stringify({ bench: 'startup', ...r }));
-for (const r of results) console.log(`${r.label.padEnd(40)} ${String(r.medianMs).padStart(5)} ms  ${String(r.rssMb).padStart(4)} MB`);
+for (const r of results)
+  console.log(`${r.label.padEnd(40)} ${String(r.medianMs).padStart(5)} ms  ${String(r.rssMb).padStart(4)} MB`);

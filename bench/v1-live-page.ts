@@ -13,7 +13,15 @@ import { parseArgs } from 'node:util';
 import { Transport, V1Reader } from '../src/client/index.ts';
 import { readV1Live } from '../src/sources/index.ts';
 
-const { values } = parseArgs({ options: { mb: { type: 'string' }, format: { type: 'string' }, 'cap-mb': { type: 'string' }, spool: { type: 'boolean' } }, strict: false });
+const { values } = parseArgs({
+  options: {
+    mb: { type: 'string' },
+    format: { type: 'string' },
+    'cap-mb': { type: 'string' },
+    spool: { type: 'boolean' },
+  },
+  strict: false,
+});
 const megabytes = Number(values.mb ?? 200);
 const format = values.format === 'json' ? 'json' : 'xml';
 const target = megabytes * 1024 * 1024;
@@ -61,7 +69,8 @@ const sample = (): void => {
 const sampler = setInterval(sample, 20);
 const spool = values.spool ? mkdtempSync(join(tmpdir(), 'ferry-bench-spool-')) : undefined;
 const transport = new Transport({ baseUrl: url, auth: 'bench-token-0123456789', authScheme: 'basic' });
-const limits = values['cap-mb'] === undefined ? {} : { limits: { maxAnswerBytes: Number(values['cap-mb']) * 1024 * 1024 } };
+const limits =
+  values['cap-mb'] === undefined ? {} : { limits: { maxAnswerBytes: Number(values['cap-mb']) * 1024 * 1024 } };
 const reader = new V1Reader(transport, format, limits);
 const started = performance.now();
 let rows = 0;
@@ -80,4 +89,14 @@ try {
   server.close();
   if (spool) rmSync(spool, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ format, pageMB: megabytes, spooled: spool !== undefined, rows, seconds: +((performance.now() - started) / 1000).toFixed(1), peakRssMB: Math.round(peak / (1024 * 1024)), failure }));
+console.log(
+  JSON.stringify({
+    format,
+    pageMB: megabytes,
+    spooled: spool !== undefined,
+    rows,
+    seconds: +((performance.now() - started) / 1000).toFixed(1),
+    peakRssMB: Math.round(peak / (1024 * 1024)),
+    failure,
+  }),
+);

@@ -32,7 +32,17 @@ try {
       for await (const item of readV1Live(reader, { list, record })) if (item.kind === 'row') records += 1;
       const seconds = (performance.now() - started) / 1000;
       const parents = record === 'historyItem' ? rows * 2 : records;
-      console.log(JSON.stringify({ format, list, record, records, requestsPerParent: +(transport.requestsSent / Math.max(1, parents)).toFixed(3), requests: transport.requestsSent, seconds: +seconds.toFixed(2) }));
+      console.log(
+        JSON.stringify({
+          format,
+          list,
+          record,
+          records,
+          requestsPerParent: +(transport.requestsSent / Math.max(1, parents)).toFixed(3),
+          requests: transport.requestsSent,
+          seconds: +seconds.toFixed(2),
+        }),
+      );
       await transport.close();
     }
   }

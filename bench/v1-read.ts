@@ -49,11 +49,36 @@ function* parties(count: number): Generator<Party> {
   let n = 0;
   for (const c of generateContacts(count, 11)) {
     n++;
-    const [id = '', first = '', last = '', email = '', phone = '', company = '', job = '', , , city = '', , country = '', tags = '', note = '', created = ''] = c;
+    const [
+      id = '',
+      first = '',
+      last = '',
+      email = '',
+      phone = '',
+      company = '',
+      job = '',
+      ,
+      ,
+      city = '',
+      ,
+      country = '',
+      tags = '',
+      note = '',
+      created = '',
+    ] = c;
     const organisation = n % 10 === 0;
     yield {
       kind: organisation ? 'organisation' : 'person',
-      fields: organisation ? { id, name: company, createdOn: `${created}T09:00:00Z` } : { id, firstName: first, lastName: last, jobTitle: job, organisationName: company, createdOn: `${created}T09:00:00Z` },
+      fields: organisation
+        ? { id, name: company, createdOn: `${created}T09:00:00Z` }
+        : {
+            id,
+            firstName: first,
+            lastName: last,
+            jobTitle: job,
+            organisationName: company,
+            createdOn: `${created}T09:00:00Z`,
+          },
       emails: [email],
       phones: n % 3 === 0 ? [phone, `${phone}9`] : [phone],
       city,
@@ -69,12 +94,22 @@ function partyXml(party: Party): string {
   const fields = Object.entries(party.fields)
     .map(([key, value]) => `<${key}>${escapeXml(value)}</${key}>`)
     .join('');
-  const emails = party.emails.map((address) => `<email><type>Work</type><emailAddress>${escapeXml(address)}</emailAddress></email>`).join('');
-  const phones = party.phones.map((number) => `<phone><type>Work</type><phoneNumber>${escapeXml(number)}</phoneNumber></phone>`).join('');
+  const emails = party.emails
+    .map((address) => `<email><type>Work</type><emailAddress>${escapeXml(address)}</emailAddress></email>`)
+    .join('');
+  const phones = party.phones
+    .map((number) => `<phone><type>Work</type><phoneNumber>${escapeXml(number)}</phoneNumber></phone>`)
+    .join('');
   const address = `<address><type>Office</type><city>${escapeXml(party.city)}</city><country>${escapeXml(party.country)}</country></address>`;
   const custom = `<customFields><customField><label>Industry</label><text>${escapeXml(party.industry)}</text></customField></customFields>`;
-  const tags = party.tags.length === 0 ? '' : `<tags>${party.tags.map((tag) => `<tag><name>${escapeXml(tag)}</name></tag>`).join('')}</tags>`;
-  const history = party.notes.length === 0 ? '' : `<history>${party.notes.map((note) => `<historyItem><type>Note</type><note>${escapeXml(note)}</note></historyItem>`).join('')}</history>`;
+  const tags =
+    party.tags.length === 0
+      ? ''
+      : `<tags>${party.tags.map((tag) => `<tag><name>${escapeXml(tag)}</name></tag>`).join('')}</tags>`;
+  const history =
+    party.notes.length === 0
+      ? ''
+      : `<history>${party.notes.map((note) => `<historyItem><type>Note</type><note>${escapeXml(note)}</note></historyItem>`).join('')}</history>`;
   return `  <${party.kind}>${fields}<contacts>${address}${emails}${phones}</contacts>${custom}${tags}${history}</${party.kind}>\n`;
 }
 
@@ -148,7 +183,12 @@ async function measure(file: string): Promise<Measurement> {
   }
   const seconds = (performance.now() - started) / 1000;
   const peakRss = Math.max(peakSampled, process.resourceUsage().maxRSS * 1024);
-  return { rows: count, seconds: Math.round(seconds * 10) / 10, rowsPerSecond: Math.round(count / seconds), peakRssMb: Math.round(peakRss / 1024 / 1024) };
+  return {
+    rows: count,
+    seconds: Math.round(seconds * 10) / 10,
+    rowsPerSecond: Math.round(count / seconds),
+    peakRssMb: Math.round(peakRss / 1024 / 1024),
+  };
 }
 
 function runChild(extra: string[]): string {
@@ -173,7 +213,14 @@ async function main(): Promise<void> {
   for (const file of [xmlFile, jsonFile]) {
     const result = JSON.parse(runChild(['--measure-only', file])) as Measurement;
     const fileMb = Math.round((statSync(file).size / 1024 / 1024) * 10) / 10;
-    console.log(JSON.stringify({ file: file.slice(BENCH_DATA_DIR.length + 1), fileMb, ...result, targetPeakRssMb: TARGET_RSS_MB }));
+    console.log(
+      JSON.stringify({
+        file: file.slice(BENCH_DATA_DIR.length + 1),
+        fileMb,
+        ...result,
+        targetPeakRssMb: TARGET_RSS_MB,
+      }),
+    );
     if (result.rows !== records) throw new Error(`read ${result.rows} records from ${file}, wrote ${records}`);
     if (result.peakRssMb > TARGET_RSS_MB) failed = true;
   }

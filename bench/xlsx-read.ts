@@ -94,7 +94,13 @@ async function measure(): Promise<Measurement> {
   }
   const seconds = (performance.now() - started) / 1000;
   const peakRss = Math.max(peakSampled, process.resourceUsage().maxRSS * 1024);
-  return { rows: count, seconds: Math.round(seconds * 10) / 10, rowsPerSecond: Math.round(count / seconds), peakRssMb: Math.round(peakRss / MB), liveMbAtHalf };
+  return {
+    rows: count,
+    seconds: Math.round(seconds * 10) / 10,
+    rowsPerSecond: Math.round(count / seconds),
+    peakRssMb: Math.round(peakRss / MB),
+    liveMbAtHalf,
+  };
 }
 
 function runChild(flags: string[], extra: string[]): string {
@@ -118,7 +124,9 @@ async function main(): Promise<void> {
   const fileMb = Math.round((statSync(file).size / 1024 / 1024) * 10) / 10;
   const byDefault = JSON.parse(runChild(['--expose-gc'], ['--measure-only'])) as Measurement;
   const capped = JSON.parse(runChild(['--expose-gc', CAPPED_HEAP_FLAG], ['--measure-only'])) as Measurement;
-  console.log(JSON.stringify({ fileMb, targetPeakRssMb: TARGET_RSS_MB, defaultHeap: byDefault, [CAPPED_HEAP_FLAG]: capped }));
+  console.log(
+    JSON.stringify({ fileMb, targetPeakRssMb: TARGET_RSS_MB, defaultHeap: byDefault, [CAPPED_HEAP_FLAG]: capped }),
+  );
   for (const result of [byDefault, capped]) {
     if (result.rows !== rows) throw new Error(`read ${result.rows} rows, wrote ${rows}`);
   }

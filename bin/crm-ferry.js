@@ -33,7 +33,8 @@ function compiledIsFresh() {
 function newerSource(dir, time) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = `${dir}/${entry.name}`;
-    if (entry.isDirectory() ? newerSource(path, time) : entry.name.endsWith('.ts') && statSync(path).mtimeMs > time) return true;
+    if (entry.isDirectory() ? newerSource(path, time) : entry.name.endsWith('.ts') && statSync(path).mtimeMs > time)
+      return true;
   }
   return false;
 }
@@ -55,10 +56,15 @@ if (register) {
   register();
   ({ main } = await import('../src/cli/main.ts'));
 } else if (existsSync(`${root}dist/bundle/main.js`)) {
-  if (!fresh) process.stderr.write('crm-ferry: the build in dist/ is older than src/, and tsx (a development dependency) is missing: running the build\n');
+  if (!fresh)
+    process.stderr.write(
+      'crm-ferry: the build in dist/ is older than src/, and tsx (a development dependency) is missing: running the build\n',
+    );
   ({ main } = await import('../dist/bundle/main.js'));
 } else {
-  process.stderr.write('crm-ferry: dist/ is not built and tsx is missing: run `npm install` (which builds it), or `npm run build`\n');
+  process.stderr.write(
+    'crm-ferry: dist/ is not built and tsx is missing: run `npm install` (which builds it), or `npm run build`\n',
+  );
   process.exit(2);
 }
 process.exitCode = await main(process.argv.slice(2));

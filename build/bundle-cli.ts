@@ -65,9 +65,16 @@ const ZOD_ENGLISH_ONLY: Plugin = {
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
       if (!/[\\/]node_modules[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer)) return undefined;
-      return { path: fileURLToPath(new URL('../locales/en.js', `file://${args.importer}`)), namespace: 'zod-english-only' };
+      return {
+        path: fileURLToPath(new URL('../locales/en.js', `file://${args.importer}`)),
+        namespace: 'zod-english-only',
+      };
     });
-    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, loader: 'js', resolveDir: ROOT }));
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      loader: 'js',
+      resolveDir: ROOT,
+    }));
   },
 };
 
@@ -107,8 +114,14 @@ export async function bundleCli(out: string = DEFAULT_OUT): Promise<Array<{ file
   // A CommonJS module reached by import() becomes a chunk with a default export only: code that
   // takes a named export from it gets undefined (it did for OAuth's request()).
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
-    if (output.entryPoint && output.exports.join() === 'default' && /export default require_\w+\(\);\s*$/.test(await readFile(`${ROOT}${file}`, 'utf8'))) {
-      throw new Error(`${output.entryPoint} is a CommonJS module reached by import(): add its package to EXTERNAL in build/bundle-cli.ts`);
+    if (
+      output.entryPoint &&
+      output.exports.join() === 'default' &&
+      /export default require_\w+\(\);\s*$/.test(await readFile(`${ROOT}${file}`, 'utf8'))
+    ) {
+      throw new Error(
+        `${output.entryPoint} is a CommonJS module reached by import(): add its package to EXTERNAL in build/bundle-cli.ts`,
+      );
     }
   }
   cpSync(`${ROOT}node_modules/yargs/locales`, `${out}../locales`, { recursive: true });
@@ -163,7 +176,10 @@ function checkRuntimePackages(metafile: Metafile): void {
     }
   }
   const unlisted = [...outside].filter((name) => !RUNTIME_PACKAGES.includes(name) && !isBuiltin(name));
-  if (unlisted.length > 0) throw new Error(`the bundles load ${unlisted.join(', ')} from node_modules: add them to RUNTIME_PACKAGES and package.json dependencies (build/bundle-cli.ts)`);
+  if (unlisted.length > 0)
+    throw new Error(
+      `the bundles load ${unlisted.join(', ')} from node_modules: add them to RUNTIME_PACKAGES and package.json dependencies (build/bundle-cli.ts)`,
+    );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -172,6 +188,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   process.stdout.write(`command line: ${files.length} files, ${(total / 1024).toFixed(0)} KiB\n`);
   if (process.argv[2] === undefined) {
     const library = await bundleLibrary();
-    process.stdout.write(`library: ${library.length} files, ${(library.reduce((sum, f) => sum + f.bytes, 0) / 1024).toFixed(0)} KiB\n`);
+    process.stdout.write(
+      `library: ${library.length} files, ${(library.reduce((sum, f) => sum + f.bytes, 0) / 1024).toFixed(0)} KiB\n`,
+    );
   }
 }

@@ -17,15 +17,39 @@
 import { openBackup as openBackupFolder } from './backup/index.ts';
 import { connect as connectClient } from './client/index.ts';
 import { guard, guarded, parseOptions } from './errors/index.ts';
-import { type ImportDeps, type ImportOptionsInput, importOptionsSchema, type ImportSummary, runImport as importRows, runRollback as rollBack, runSetup as setUp } from './load/index.ts';
+import {
+  type ImportDeps,
+  type ImportOptionsInput,
+  importOptionsSchema,
+  type ImportSummary,
+  runImport as importRows,
+  runRollback as rollBack,
+  runSetup as setUp,
+} from './load/index.ts';
 import { compileMapping as compile, loadMapping as loadMappingFile } from './mapping/index.ts';
 import { loadPlan as loadPlanFile, validateMapping as checkMapping, validatePlan as checkPlan } from './plan/index.ts';
 import { inspectSource as inspect, openSource as open } from './sources/index.ts';
-import { type VerifyDeps, type VerifyOptionsInput, runVerify as verifyRows, verifyOptionsSchema, type VerifySummary } from './verify/index.ts';
+import {
+  type VerifyDeps,
+  type VerifyOptionsInput,
+  runVerify as verifyRows,
+  verifyOptionsSchema,
+  type VerifySummary,
+} from './verify/index.ts';
 
 // Errors: one class with a closed set of codes, each of a kind (input, service, internal), and
 // the exit code each maps to.
-export { ERROR_CODES, EXIT, exitCodeFor, FerryError, isFerryError, type ErrorCode, type ErrorKind, type ErrorLocation, type FerryErrorOptions } from './errors/index.ts';
+export {
+  ERROR_CODES,
+  EXIT,
+  exitCodeFor,
+  FerryError,
+  isFerryError,
+  type ErrorCode,
+  type ErrorKind,
+  type ErrorLocation,
+  type FerryErrorOptions,
+} from './errors/index.ts';
 
 // The account a state folder, a backup folder or an export's state belongs to.
 export type { AccountIdentity } from './journal/index.ts';
@@ -173,7 +197,17 @@ export type {
 } from './load/index.ts';
 
 // Verify: the account against the source of a migration.
-export type { ChangedIn, DifferenceKind, VerifyDeps, VerifyDifference, VerifyEvent, VerifyNotCarried, VerifyStepSummary, VerifyOptionsInput, VerifySummary } from './verify/index.ts';
+export type {
+  ChangedIn,
+  DifferenceKind,
+  VerifyDeps,
+  VerifyDifference,
+  VerifyEvent,
+  VerifyNotCarried,
+  VerifyStepSummary,
+  VerifyOptionsInput,
+  VerifySummary,
+} from './verify/index.ts';
 
 // The importer's and verify's jobs through the door: whatever they end with is a FerryError, and
 // a wrong option is refused (CONFIG_INVALID, of kind input, naming it) before they start.
@@ -252,7 +286,15 @@ export const validateMapping = guard('validateMapping', checkMapping);
 export const openBackup = guard('openBackup', openBackupFolder);
 
 // Export: records of the account to CSV, XLSX or JSON Lines.
-export { runExport, type ExportDeps, type ExportEntity, type ExportEvent, type ExportFormat, type ExportOptionsInput, type ExportSummary } from './export/index.ts';
+export {
+  runExport,
+  type ExportDeps,
+  type ExportEntity,
+  type ExportEvent,
+  type ExportFormat,
+  type ExportOptionsInput,
+  type ExportSummary,
+} from './export/index.ts';
 
 // Backup and restore of a whole account.
 export {

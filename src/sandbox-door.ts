@@ -104,10 +104,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      throw new FerryError('CONFIG_INVALID', `startSandbox: cannot listen on ${settings.host ?? '127.0.0.1'}:${settings.port ?? 0} (${code})`, {
-        cause: error,
-        hint: 'Choose another `port` (0 takes a free one) or `host`.',
-      });
+      throw new FerryError(
+        'CONFIG_INVALID',
+        `startSandbox: cannot listen on ${settings.host ?? '127.0.0.1'}:${settings.port ?? 0} (${code})`,
+        {
+          cause: error,
+          hint: 'Choose another `port` (0 takes a free one) or `host`.',
+        },
+      );
     }
     throw asFerryError(error, 'startSandbox');
   }

@@ -59,10 +59,21 @@ export interface Target {
   extra?: Body;
 }
 
-const list = (name: string, path: string, key: string, query: Record<string, string> = {}, since?: SinceEntity): ListStep => ({ kind: 'list', name, path, key, query, ...(since ? { since } : {}) });
+const list = (
+  name: string,
+  path: string,
+  key: string,
+  query: Record<string, string> = {},
+  since?: SinceEntity,
+): ListStep => ({ kind: 'list', name, path, key, query, ...(since ? { since } : {}) });
 
 /** Every record of a list, through the client's paginator. */
-async function readAll(ctx: StepContext, path: string, key: string, query: Record<string, string> = {}): Promise<Body[]> {
+async function readAll(
+  ctx: StepContext,
+  path: string,
+  key: string,
+  query: Record<string, string> = {},
+): Promise<Body[]> {
   const all: Body[] = [];
   for await (const record of ctx.client.paginate(path, key, RECORD, { query, signal: ctx.signal })) all.push(record);
   return all;
@@ -144,7 +155,12 @@ export function backupSteps(): Step[] {
       },
       fetch: async (ctx, target) => {
         const tracks = await readAll(ctx, `/${target.entity}/${target.id}/tracks`, 'tracks', { embed: 'task' });
-        return tracks.map((track): TrackLine => ({ appliedTo: { entity: target.entity as SinceEntity, id: target.id }, track: track as TrackLine['track'] }));
+        return tracks.map(
+          (track): TrackLine => ({
+            appliedTo: { entity: target.entity as SinceEntity, id: target.id },
+            track: track as TrackLine['track'],
+          }),
+        );
       },
     },
     {
@@ -155,7 +171,16 @@ export function backupSteps(): Step[] {
         for await (const entry of readWorkFile(join(ctx.work, 'entries.jsonl'))) {
           for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
             const id = idOf(attachment);
-            if (id !== null) out.push({ entity: 'attachments', id, extra: { entryId: entry.id, filename: attachment.filename, contentType: attachment.contentType ?? null } });
+            if (id !== null)
+              out.push({
+                entity: 'attachments',
+                id,
+                extra: {
+                  entryId: entry.id,
+                  filename: attachment.filename,
+                  contentType: attachment.contentType ?? null,
+                },
+              });
           }
         }
         return out;

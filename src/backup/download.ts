@@ -30,7 +30,11 @@ export interface AttachmentTarget {
  * Downloads an attachment into `DIR/attachments/ID` once: a file already there (an earlier run's)
  * is kept. Gives its line of attachments.jsonl and whether it was downloaded now.
  */
-export async function downloadAttachment(client: CrmClient, dir: string, target: AttachmentTarget): Promise<{ line: AttachmentLine; downloaded: boolean }> {
+export async function downloadAttachment(
+  client: CrmClient,
+  dir: string,
+  target: AttachmentTarget,
+): Promise<{ line: AttachmentLine; downloaded: boolean }> {
   const relative = `${ATTACHMENTS_FOLDER}/${target.id}`;
   const file = join(dir, relative);
   // A plain file this backup wrote; anything else there (a link, a folder) is replaced.
@@ -50,5 +54,16 @@ export async function downloadAttachment(client: CrmClient, dir: string, target:
     downloaded = true;
   }
   const bytes = (await lstat(file)).size;
-  return { line: { id: target.id, entryId: target.entryId, filename: target.filename, contentType, bytes, sha256: await sha256Of(file), file: relative }, downloaded };
+  return {
+    line: {
+      id: target.id,
+      entryId: target.entryId,
+      filename: target.filename,
+      contentType,
+      bytes,
+      sha256: await sha256Of(file),
+      file: relative,
+    },
+    downloaded,
+  };
 }

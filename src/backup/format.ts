@@ -58,7 +58,11 @@ export const manifestSchema = z.object({
   /** Every JSON Lines file, by name (relative to the folder). */
   files: z.record(z.string(), manifestFileSchema).superRefine((files, context) => {
     for (const name of Object.keys(files)) {
-      if (!BACKUP_FILE_NAME.test(name)) context.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is not a file name of the folder (such as "parties.jsonl"), and a backup lists no path` });
+      if (!BACKUP_FILE_NAME.test(name))
+        context.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(name)} is not a file name of the folder (such as "parties.jsonl"), and a backup lists no path`,
+        });
     }
   }),
   /** Attachment files under attachments/: how many and their bytes (each file's SHA-256 is in attachments.jsonl). */

@@ -53,11 +53,19 @@ describe('readJsonLines', () => {
   });
 
   it('refuses a line that is not JSON, naming the file and line', async () => {
-    await expect(read('{"a":1}\n{oops\n')).rejects.toMatchObject({ code: 'SOURCE_UNREADABLE', message: expect.stringMatching(/f\.jsonl, line 2: not JSON/), location: { line: 2 } });
+    await expect(read('{"a":1}\n{oops\n')).rejects.toMatchObject({
+      code: 'SOURCE_UNREADABLE',
+      message: expect.stringMatching(/f\.jsonl, line 2: not JSON/),
+      location: { line: 2 },
+    });
   });
 
   it('refuses a line over the cap before it becomes a string, naming the line', async () => {
-    await expect(read(`{"a":1}\n{"b":"${'x'.repeat(5000)}"}\n`, 1000)).rejects.toMatchObject({ code: 'SOURCE_UNREADABLE', message: expect.stringMatching(/line 2: a line longer than 1,000 bytes/), location: { line: 2 } });
+    await expect(read(`{"a":1}\n{"b":"${'x'.repeat(5000)}"}\n`, 1000)).rejects.toMatchObject({
+      code: 'SOURCE_UNREADABLE',
+      message: expect.stringMatching(/line 2: a line longer than 1,000 bytes/),
+      location: { line: 2 },
+    });
     // A last line without a newline is measured too.
     await expect(read(`{"a":1}\n${'y'.repeat(5000)}`, 1000)).rejects.toMatchObject({ location: { line: 2 } });
   });

@@ -50,7 +50,11 @@ export async function* readJsonLines(source: JsonLinesSource): AsyncGenerator<Js
   const max = source.maxLineBytes ?? MAX_LINE_BYTES;
   const code = source.code ?? 'SOURCE_UNREADABLE';
   const bad = (line: number, message: string, cause?: unknown): FerryError =>
-    new FerryError(code, `${source.file}, line ${line}: ${message}`, { location: { file: source.file, line }, ...(cause === undefined ? {} : { cause }), ...(source.hint ? { hint: source.hint } : {}) });
+    new FerryError(code, `${source.file}, line ${line}: ${message}`, {
+      location: { file: source.file, line },
+      ...(cause === undefined ? {} : { cause }),
+      ...(source.hint ? { hint: source.hint } : {}),
+    });
   const own = source.handle === undefined;
   const handle = source.handle ?? (await open(source.file, 'r'));
   let line = 0;
@@ -79,7 +83,8 @@ export async function* readJsonLines(source: JsonLinesSource): AsyncGenerator<Js
         const end = buffer.indexOf(NEWLINE, start);
         if (end === -1 || end >= bytesRead) break;
         if (length + (end - start) > max) throw tooLong();
-        const bytes = parts.length === 0 ? buffer.subarray(start, end) : Buffer.concat([...parts, buffer.subarray(start, end)]);
+        const bytes =
+          parts.length === 0 ? buffer.subarray(start, end) : Buffer.concat([...parts, buffer.subarray(start, end)]);
         parts = [];
         length = 0;
         const read = parse(bytes);
@@ -115,13 +120,17 @@ const WORK_HINT = 'Give the backup another --out folder, or remove this one to b
 export async function* readWorkFile(file: string): AsyncGenerator<Body> {
   let handle;
   try {
-    handle = await openNoFollow(file, constants.O_RDONLY, { what: `the backup's file ${basename(file)}`, hint: WORK_HINT });
+    handle = await openNoFollow(file, constants.O_RDONLY, {
+      what: `the backup's file ${basename(file)}`,
+      hint: WORK_HINT,
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
   try {
-    for await (const { value } of readJsonLines({ file, handle, code: 'EXPORT_WRITE', hint: WORK_HINT })) yield value as Body;
+    for await (const { value } of readJsonLines({ file, handle, code: 'EXPORT_WRITE', hint: WORK_HINT }))
+      yield value as Body;
   } finally {
     await handle.close();
   }

@@ -40,7 +40,10 @@ const HINT = 'Give the backup another --out folder, or remove this one to back u
 
 /** A file of the backup folder that the backup cannot go on from. */
 export function damaged(file: string, message: string): FerryError {
-  return new FerryError('EXPORT_WRITE', `${file} is not a backup crm-ferry can continue (${message})`, { location: { file }, hint: HINT });
+  return new FerryError('EXPORT_WRITE', `${file} is not a backup crm-ferry can continue (${message})`, {
+    location: { file },
+    hint: HINT,
+  });
 }
 
 /** A JSON file of the folder checked against its schema; undefined when it is not there. */
@@ -50,7 +53,10 @@ export async function readChecked<T>(file: string, schema: z.ZodType<T>, what: s
     value = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new FerryError('EXPORT_WRITE', `${file} is damaged (${(error as Error).message})`, { location: { file }, hint: HINT });
+    throw new FerryError('EXPORT_WRITE', `${file} is damaged (${(error as Error).message})`, {
+      location: { file },
+      hint: HINT,
+    });
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw damaged(file, `its ${what} is not one`);

@@ -24,11 +24,26 @@ describe('carriedContent: what a note says for an entry the interface cannot cre
     ],
     [
       'an email on a project names every party: the note goes on the project',
-      { type: 'email', content: 'x', subject: '', kase: { id: 9 }, parties: [{ id: 1, name: 'Acme' }], participants: [] },
+      {
+        type: 'email',
+        content: 'x',
+        subject: '',
+        kase: { id: 9 },
+        parties: [{ id: 1, name: 'Acme' }],
+        participants: [],
+      },
       'Originally an email\nAlso filed on: Acme\n\nx',
     ],
-    ['an email without participants or subject', { type: 'email', content: 'Hello', parties: [{ id: 1, name: 'Acme' }] }, 'Originally an email\n\nHello'],
-    ['the entry of a completed task', { type: 'task', content: 'Call back\n\nabout the quote' }, 'Originally the entry of a completed task\n\nCall back\n\nabout the quote'],
+    [
+      'an email without participants or subject',
+      { type: 'email', content: 'Hello', parties: [{ id: 1, name: 'Acme' }] },
+      'Originally an email\n\nHello',
+    ],
+    [
+      'the entry of a completed task',
+      { type: 'task', content: 'Call back\n\nabout the quote' },
+      'Originally the entry of a completed task\n\nCall back\n\nabout the quote',
+    ],
   ])('%s', (_name, entry, expected) => {
     expect(carriedContent(entry)).toBe(expected);
   });
@@ -36,8 +51,16 @@ describe('carriedContent: what a note says for an entry the interface cannot cre
 
 describe('onRecord: the record an entry or task goes on', () => {
   it.each([
-    ['a project before its party', { kase: { id: 3 }, party: { id: 1 } }, { partyId: null, kaseId: 3, opportunityId: null }],
-    ['an opportunity before its party', { opportunity: { id: 4 }, party: { id: 1 } }, { partyId: null, kaseId: null, opportunityId: 4 }],
+    [
+      'a project before its party',
+      { kase: { id: 3 }, party: { id: 1 } },
+      { partyId: null, kaseId: 3, opportunityId: null },
+    ],
+    [
+      'an opportunity before its party',
+      { opportunity: { id: 4 }, party: { id: 1 } },
+      { partyId: null, kaseId: null, opportunityId: 4 },
+    ],
     ['a party', { party: { id: 1 }, kase: null }, { partyId: 1, kaseId: null, opportunityId: null }],
     ["an email's first party", { parties: [{ id: 7 }, { id: 8 }] }, { partyId: 7, kaseId: null, opportunityId: null }],
   ])('%s', (_name, record, expected) => {
@@ -52,11 +75,36 @@ describe('writtenByWriter: whether the restoring user wrote a note', () => {
   ];
   const alex = { id: 7, username: 'admin', name: 'Alex Admin' };
   it.each([
-    ['the same address, another username in the target', alex, { username: 'alex', name: 'Alex A.', email: 'alex@example.com' }, true],
-    ['another address, the same name and username', alex, { username: 'admin', name: 'Alex Admin', email: 'other@example.com' }, false],
-    ['no address known: the same name and username', { id: 8, username: 'kim', name: 'Kim Keeper' }, { username: 'kim', name: 'Kim Keeper', email: 'kim@example.com' }, true],
-    ['no address known: the same name, another username', { id: 8, username: 'kim', name: 'Kim Keeper' }, { username: 'kkeeper', name: 'Kim Keeper' }, false],
-    ['no address known: another name', { id: 8, username: 'kim', name: 'Kim Keeper' }, { username: 'kim', name: 'Kim K.' }, false],
+    [
+      'the same address, another username in the target',
+      alex,
+      { username: 'alex', name: 'Alex A.', email: 'alex@example.com' },
+      true,
+    ],
+    [
+      'another address, the same name and username',
+      alex,
+      { username: 'admin', name: 'Alex Admin', email: 'other@example.com' },
+      false,
+    ],
+    [
+      'no address known: the same name and username',
+      { id: 8, username: 'kim', name: 'Kim Keeper' },
+      { username: 'kim', name: 'Kim Keeper', email: 'kim@example.com' },
+      true,
+    ],
+    [
+      'no address known: the same name, another username',
+      { id: 8, username: 'kim', name: 'Kim Keeper' },
+      { username: 'kkeeper', name: 'Kim Keeper' },
+      false,
+    ],
+    [
+      'no address known: another name',
+      { id: 8, username: 'kim', name: 'Kim Keeper' },
+      { username: 'kim', name: 'Kim K.' },
+      false,
+    ],
     ['no creator', null, { username: 'kim', name: 'Kim Keeper' }, false],
   ])('%s', (_, creator, writer, expected) => {
     expect(writtenByWriter(creator, writer, users)).toBe(expected);
@@ -77,9 +125,17 @@ describe("creatorAsWritten: a note's creator in the restore's entries file", () 
     expect(creatorAsWritten({ id: 7, username: 'admin', name: 'Alex Admin' }, writer, users)).toBeNull();
   });
   it('keeps another author as they are', () => {
-    expect(creatorAsWritten({ id: 8, username: 'kim', name: 'Kim Keeper' }, writer, users)).toEqual({ id: 8, username: 'kim', name: 'Kim Keeper' });
+    expect(creatorAsWritten({ id: 8, username: 'kim', name: 'Kim Keeper' }, writer, users)).toEqual({
+      id: 8,
+      username: 'kim',
+      name: 'Kim Keeper',
+    });
   });
   it("names another user of the writing user's full name with their username, so that the mapping still heads the note", () => {
-    expect(creatorAsWritten({ id: 9, username: 'alex2', name: 'Alex Admin' }, writer, users)).toEqual({ id: 9, username: 'alex2', name: 'Alex Admin (alex2)' });
+    expect(creatorAsWritten({ id: 9, username: 'alex2', name: 'Alex Admin' }, writer, users)).toEqual({
+      id: 9,
+      username: 'alex2',
+      name: 'Alex Admin (alex2)',
+    });
   });
 });

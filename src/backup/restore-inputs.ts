@@ -24,7 +24,13 @@ import { MAPPINGS, RESTORE_STEPS } from './restore-plan.ts';
 type ExportEntity = 'parties' | 'opportunities' | 'kases' | 'entries' | 'tasks';
 
 /** Writes one CSV of the restore's inputs through the columns its step's mappings read. */
-async function writeCsv(work: string, file: string, entity: ExportEntity, catalog: AccountCatalog, records: Iterable<Body>): Promise<void> {
+async function writeCsv(
+  work: string,
+  file: string,
+  entity: ExportEntity,
+  catalog: AccountCatalog,
+  records: Iterable<Body>,
+): Promise<void> {
   const mappings = RESTORE_STEPS.filter((s) => s.input === file).map((s) => join(MAPPINGS, s.mapping));
   const loaded = await Promise.all(mappings.map(async (name) => ({ file: name, mapping: await loadMapping(name) })));
   const columns: Column[] = columnsFromMappings(entity, loaded, catalog);
@@ -49,7 +55,11 @@ async function writeCsv(work: string, file: string, entity: ExportEntity, catalo
 }
 
 /** The record an entry or task is on in the backup: the most specific one (a project or opportunity before its party; an email's first party). */
-export function onRecord(record: Body): { partyId: number | null; kaseId: number | null; opportunityId: number | null } {
+export function onRecord(record: Body): {
+  partyId: number | null;
+  kaseId: number | null;
+  opportunityId: number | null;
+} {
   const kaseId = idOf(record.kase);
   const opportunityId = kaseId === null ? idOf(record.opportunity) : null;
   const parties = Array.isArray(record.parties) ? (record.parties as unknown[]) : [];
@@ -60,7 +70,12 @@ export function onRecord(record: Body): { partyId: number | null; kaseId: number
 /** The record with only its most specific link (the interface files an entry or task on one record). */
 function linkedOnce(record: Body): Body {
   const on = onRecord(record);
-  return { ...record, party: on.partyId === null ? null : { id: on.partyId }, kase: on.kaseId === null ? null : { id: on.kaseId }, opportunity: on.opportunityId === null ? null : { id: on.opportunityId } };
+  return {
+    ...record,
+    party: on.partyId === null ? null : { id: on.partyId },
+    kase: on.kaseId === null ? null : { id: on.kaseId },
+    opportunity: on.opportunityId === null ? null : { id: on.opportunityId },
+  };
 }
 
 /** The tracks of the backup by the record they are applied to (`kases/12`), and whether each can be applied by its definition's name. */
@@ -101,16 +116,29 @@ export async function tracksOfBackup(backup: Backup, catalog: AccountCatalog): P
  * tracks, an opportunity with its tracks, each track by its definition's name. Gives how many
  * additional parties the projects carry.
  */
-export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog, tracks: BackupTracks, work: string): Promise<{ kaseParties: number }> {
-  await makePrivateFolder(work, { what: "the folder of the restore's inputs", hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written, or give --state-dir.' });
-  const named = (entity: string, id: unknown): Body[] => (tracks.onCreate.get(`${entity}/${String(id)}`) ?? []).map((description) => ({ description }));
+export async function writeRecordInputs(
+  backup: Backup,
+  catalog: AccountCatalog,
+  tracks: BackupTracks,
+  work: string,
+): Promise<{ kaseParties: number }> {
+  await makePrivateFolder(work, {
+    what: "the folder of the restore's inputs",
+    hint: 'The restore writes its inputs into DIR/restore; copy the backup to a folder that can be written, or give --state-dir.',
+  });
+  const named = (entity: string, id: unknown): Body[] =>
+    (tracks.onCreate.get(`${entity}/${String(id)}`) ?? []).map((description) => ({ description }));
   // An opportunity read back names its milestone without the pipeline, which a milestone name
   // two pipelines share needs: it is taken from the backup's milestones.
   const pipelineOf = new Map(catalog.milestones.map((m) => [m.id, { id: m.pipelineId, name: m.pipelineName }]));
   const opportunity = (record: Body): Body => {
     const milestone = record.milestone as Body | null | undefined;
     const pipeline = pipelineOf.get(idOf(milestone) ?? -1);
-    return { ...record, ...(milestone && !milestone.pipeline && pipeline ? { milestone: { ...milestone, pipeline } } : {}), tracks: named('opportunities', record.id) };
+    return {
+      ...record,
+      ...(milestone && !milestone.pipeline && pipeline ? { milestone: { ...milestone, pipeline } } : {}),
+      tracks: named('opportunities', record.id),
+    };
   };
   const contacts = new Map<number, Body[]>();
   let kaseParties = 0;
@@ -120,13 +148,23 @@ export async function writeRecordInputs(backup: Backup, catalog: AccountCatalog,
     kaseParties += 1;
   }
   await writeCsv(work, 'parties.csv', 'parties', catalog, await backup.read('parties.jsonl'));
-  await writeCsv(work, 'opportunities.csv', 'opportunities', catalog, (await backup.read('opportunities.jsonl')).map(opportunity));
+  await writeCsv(
+    work,
+    'opportunities.csv',
+    'opportunities',
+    catalog,
+    (await backup.read('opportunities.jsonl')).map(opportunity),
+  );
   await writeCsv(
     work,
     'kases.csv',
     'kases',
     catalog,
-    (await backup.read('kases.jsonl')).map((kase) => ({ ...kase, parties: contacts.get(kase.id as number) ?? [], tracks: named('kases', kase.id) })),
+    (await backup.read('kases.jsonl')).map((kase) => ({
+      ...kase,
+      parties: contacts.get(kase.id as number) ?? [],
+      tracks: named('kases', kase.id),
+    })),
   );
   return { kaseParties };
 }
@@ -139,7 +177,9 @@ function participant(p: Body): string {
 }
 
 function partyName(p: Body): string {
-  return typeof p.name === 'string' ? p.name : [p.firstName, p.lastName].filter((x) => typeof x === 'string' && x !== '').join(' ');
+  return typeof p.name === 'string'
+    ? p.name
+    : [p.firstName, p.lastName].filter((x) => typeof x === 'string' && x !== '').join(' ');
 }
 
 /**
@@ -174,7 +214,10 @@ export function carriedContent(entry: Body): string | null {
 export const CARRIED_TYPE = { email: 'Email', task: 'Task completed' } as const;
 
 /** A completed task's entry, as the service files it when a task is completed: on the task's record, its description (and detail). */
-function taskEntryKey(record: { partyId: number | null; kaseId: number | null; opportunityId: number | null }, content: string): string {
+function taskEntryKey(
+  record: { partyId: number | null; kaseId: number | null; opportunityId: number | null },
+  content: string,
+): string {
   return `${record.partyId}/${record.kaseId}/${record.opportunityId}\u0000${content}`;
 }
 
@@ -208,7 +251,11 @@ export interface PresentInTarget {
 }
 
 /** The key of a record in the target: `kases:12`. */
-export type TargetOf = (record: { partyId: number | null; kaseId: number | null; opportunityId: number | null }) => string | null;
+export type TargetOf = (record: {
+  partyId: number | null;
+  kaseId: number | null;
+  opportunityId: number | null;
+}) => string | null;
 
 /**
  * A note's text without the line that names its first author (`Originally by Ann Smith`), which
@@ -216,8 +263,10 @@ export type TargetOf = (record: { partyId: number | null; kaseId: number | null;
  */
 const withoutAuthor = (content: string): string => content.replace(/^Originally by [^\n]*\n\n/, '');
 
-export const entryKey = (record: string, content: string, entryAt: unknown): string => `${record}\u0000${withoutAuthor(content)}\u0000${typeof entryAt === 'string' ? Date.parse(entryAt) : ''}`;
-export const taskKey = (record: string, description: unknown, dueOn: unknown): string => `${record}\u0000${String(description ?? '')}\u0000${String(dueOn ?? '')}`;
+export const entryKey = (record: string, content: string, entryAt: unknown): string =>
+  `${record}\u0000${withoutAuthor(content)}\u0000${typeof entryAt === 'string' ? Date.parse(entryAt) : ''}`;
+export const taskKey = (record: string, description: unknown, dueOn: unknown): string =>
+  `${record}\u0000${String(description ?? '')}\u0000${String(dueOn ?? '')}`;
 
 /** Takes one of `key` from the multiset: true when the target had one left. */
 function takeOne(set: Map<string, number>, key: string): boolean {
@@ -246,7 +295,11 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
   for (const attachment of (entry.attachments as Body[] | undefined) ?? []) {
     // openBackup checked that every attachment of an entry is there, with its bytes.
     const line = backup.attachments.get(attachment.id as number);
-    if (!line) throw new FerryError('INTERNAL', `attachment ${String(attachment.id)} of entry ${String(entry.id)} was not checked when the backup was opened`);
+    if (!line)
+      throw new FerryError(
+        'INTERNAL',
+        `attachment ${String(attachment.id)} of entry ${String(entry.id)} was not checked when the backup was opened`,
+      );
     const relative = `files/${line.id}/${fileNameFor(line.filename)}`;
     out.push({ ...attachment, filename: line.filename, contentType: line.contentType, file: relative });
     const file = join(work, relative);
@@ -257,7 +310,9 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
       )
     )
       continue;
-    await makePrivateFolder(join(work, 'files', String(line.id)), { what: "a folder of the restore's attachment files" });
+    await makePrivateFolder(join(work, 'files', String(line.id)), {
+      what: "a folder of the restore's attachment files",
+    });
     await link(line.path, file).catch(() => copyFile(line.path, file, constants.COPYFILE_EXCL));
   }
   return out;
@@ -268,7 +323,11 @@ async function attachmentFiles(backup: Backup, work: string, entry: Body): Promi
  * (isWritingUser): the backed-up account's user of the author's id gives the e-mail address.
  * Such a note keeps its text as it was; another author's note is headed with the author's name.
  */
-export function writtenByWriter(creator: unknown, writer: WritingUser | null | undefined, users: readonly CatalogUser[] = []): boolean {
+export function writtenByWriter(
+  creator: unknown,
+  writer: WritingUser | null | undefined,
+  users: readonly CatalogUser[] = [],
+): boolean {
   if (creator === null || typeof creator !== 'object') return false;
   const { id, name, username } = creator as Body;
   return isWritingUser({ name, username, email: users.find((u) => u.id === id)?.email }, writer);
@@ -280,12 +339,19 @@ export function writtenByWriter(creator: unknown, writer: WritingUser | null | u
  * text stays as it was; another user of the writing user's full name (another e-mail address) is
  * named with their username too, so that their note is headed still.
  */
-export function creatorAsWritten(creator: unknown, writer: WritingUser | null | undefined, users: readonly CatalogUser[] = []): unknown {
+export function creatorAsWritten(
+  creator: unknown,
+  writer: WritingUser | null | undefined,
+  users: readonly CatalogUser[] = [],
+): unknown {
   if (writtenByWriter(creator, writer, users)) return null;
   if (creator === null || typeof creator !== 'object') return creator;
   const { name, username } = creator as Body;
   if (!isWritingUser({ name }, writer)) return creator;
-  return { ...(creator as Body), name: `${String(name)} (${typeof username === 'string' && username !== '' ? username : 'another user'})` };
+  return {
+    ...(creator as Body),
+    name: `${String(name)} (${typeof username === 'string' && username !== '' ? username : 'another user'})`,
+  };
 }
 
 /**
@@ -295,8 +361,19 @@ export function creatorAsWritten(creator: unknown, writer: WritingUser | null | 
  * notes; what `present` says the target has already is left out. Entries of completed tasks the
  * service files again, and tasks of tracks, stay in the files for the mappings to skip.
  */
-export async function writeActivityInputs(backup: Backup, catalog: AccountCatalog, work: string, present: PresentInTarget, targetOf: TargetOf, writer: WritingUser | null | undefined = null): Promise<ActivityInputs> {
-  const result: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
+export async function writeActivityInputs(
+  backup: Backup,
+  catalog: AccountCatalog,
+  work: string,
+  present: PresentInTarget,
+  targetOf: TargetOf,
+  writer: WritingUser | null | undefined = null,
+): Promise<ActivityInputs> {
+  const result: ActivityInputs = {
+    carried: { emails: 0, taskEntries: 0 },
+    leftOut: { taskEntries: 0 },
+    present: { entries: 0, tasks: 0 },
+  };
   const tasks = await backup.read('tasks.jsonl');
   const refiled = refiledTaskEntries(tasks);
   const entries: Body[] = [];
@@ -315,12 +392,15 @@ export async function writeActivityInputs(backup: Backup, catalog: AccountCatalo
     }
     if (entry.type === 'email') result.carried.emails += 1;
     if (entry.type === 'task') result.carried.taskEntries += 1;
-    const activityType = nameOf(entry.activityType) ?? (entry.type === 'email' || entry.type === 'task' ? CARRIED_TYPE[entry.type] : null);
+    const activityType =
+      nameOf(entry.activityType) ?? (entry.type === 'email' || entry.type === 'task' ? CARRIED_TYPE[entry.type] : null);
     entries.push({
       ...linkedOnce(entry),
       // A carried entry is a note; its head says who wrote it (an email's sender), not the author line.
       // A note of the writing user names no author: the round-trip mapping then keeps its text as it was.
-      ...(carried === null ? { creator: creatorAsWritten(entry.creator, writer, catalog.users) } : { type: 'note', content: carried, creator: null }),
+      ...(carried === null
+        ? { creator: creatorAsWritten(entry.creator, writer, catalog.users) }
+        : { type: 'note', content: carried, creator: null }),
       activityType: activityType === null ? null : { name: activityType },
       attachments: await attachmentFiles(backup, work, entry),
     });
@@ -346,7 +426,12 @@ export async function carriedTypesNeeded(backup: Backup): Promise<string[]> {
   const needed = new Set<string>();
   for (const entry of await backup.read('entries.jsonl')) {
     // Taken in the order the inputs take them, so that both leave out the same entries.
-    if (filedAgain(refiled, entry) || (entry.type !== 'email' && entry.type !== 'task') || nameOf(entry.activityType) !== null) continue;
+    if (
+      filedAgain(refiled, entry) ||
+      (entry.type !== 'email' && entry.type !== 'task') ||
+      nameOf(entry.activityType) !== null
+    )
+      continue;
     needed.add(CARRIED_TYPE[entry.type]);
   }
   return [...needed].sort();

@@ -28,10 +28,30 @@ type MatchRule = Omit<MatchSpec, 'onMatch'> & { onMatch: 'update' };
  * another party, a person of the same name at another organisation, is someone else's.
  */
 export const RESTORE_STEPS = [
-  { name: 'organisations', mapping: 'roundtrip-organisations.yaml', input: 'parties.csv', match: { by: 'name', onMatch: 'update' } },
-  { name: 'people', mapping: 'roundtrip-people.yaml', input: 'parties.csv', match: { by: ['email', 'name'], within: 'organisation', onMatch: 'update' } },
-  { name: 'opportunities', mapping: 'roundtrip-opportunities.yaml', input: 'opportunities.csv', match: { by: 'name', within: 'party', onMatch: 'update' } },
-  { name: 'kases', mapping: 'roundtrip-kases.yaml', input: 'kases.csv', match: { by: 'name', within: 'party', onMatch: 'update' } },
+  {
+    name: 'organisations',
+    mapping: 'roundtrip-organisations.yaml',
+    input: 'parties.csv',
+    match: { by: 'name', onMatch: 'update' },
+  },
+  {
+    name: 'people',
+    mapping: 'roundtrip-people.yaml',
+    input: 'parties.csv',
+    match: { by: ['email', 'name'], within: 'organisation', onMatch: 'update' },
+  },
+  {
+    name: 'opportunities',
+    mapping: 'roundtrip-opportunities.yaml',
+    input: 'opportunities.csv',
+    match: { by: 'name', within: 'party', onMatch: 'update' },
+  },
+  {
+    name: 'kases',
+    mapping: 'roundtrip-kases.yaml',
+    input: 'kases.csv',
+    match: { by: 'name', within: 'party', onMatch: 'update' },
+  },
   { name: 'entries', mapping: 'roundtrip-entries.yaml', input: 'entries.csv', match: null },
   { name: 'tasks', mapping: 'roundtrip-tasks.yaml', input: 'tasks.csv', match: null },
 ] as const satisfies ReadonlyArray<{ name: string; mapping: string; input: string; match: MatchRule | null }>;
@@ -49,11 +69,20 @@ export async function setupOfBackup(backup: Backup, activityTypesNeeded: readonl
   const types = (await backup.read('activity-types.jsonl'))
     // The built-in types (negative ids: Note, Meeting, Call) every account has.
     .filter((a) => typeof a.id === 'number' && a.id > 0)
-    .map((a) => ({ name: String(a.name), ...(text((a.icon as Body | null)?.id) ? { icon: String((a.icon as Body).id) } : {}), ...(typeof a.updateLastContacted === 'boolean' ? { updateLastContacted: a.updateLastContacted } : {}) }));
-  for (const name of activityTypesNeeded) if (!types.some((t) => t.name.toLowerCase() === name.toLowerCase())) types.push({ name, icon: name === 'Email' ? 'MAIL' : 'CLIPBOARD' });
+    .map((a) => ({
+      name: String(a.name),
+      ...(text((a.icon as Body | null)?.id) ? { icon: String((a.icon as Body).id) } : {}),
+      ...(typeof a.updateLastContacted === 'boolean' ? { updateLastContacted: a.updateLastContacted } : {}),
+    }));
+  for (const name of activityTypesNeeded)
+    if (!types.some((t) => t.name.toLowerCase() === name.toLowerCase()))
+      types.push({ name, icon: name === 'Email' ? 'MAIL' : 'CLIPBOARD' });
   return {
     derive: false,
-    pipelines: pipelines.map((p) => ({ name: String(p.name), ...(text(p.description) ? { description: String(p.description) } : {}) })),
+    pipelines: pipelines.map((p) => ({
+      name: String(p.name),
+      ...(text(p.description) ? { description: String(p.description) } : {}),
+    })),
     milestones: (await backup.read('milestones.jsonl'))
       .filter((m) => active.has(idOf(m.pipeline) ?? -1))
       .map((m) => ({
@@ -70,7 +99,11 @@ export async function setupOfBackup(backup: Backup, activityTypesNeeded: readonl
       tasks: ((t.taskDefinitions as Body[] | undefined) ?? [])
         .slice()
         .sort((x, y) => Number(x.displayOrder ?? 0) - Number(y.displayOrder ?? 0))
-        .map((d) => ({ description: String(d.description), daysAfter: typeof d.daysAfter === 'number' ? d.daysAfter : 0, daysAfterRule: d.daysAfterRule === 'LAST_TASK' ? ('LAST_TASK' as const) : ('TRACK_START' as const) })),
+        .map((d) => ({
+          description: String(d.description),
+          daysAfter: typeof d.daysAfter === 'number' ? d.daysAfter : 0,
+          daysAfterRule: d.daysAfterRule === 'LAST_TASK' ? ('LAST_TASK' as const) : ('TRACK_START' as const),
+        })),
     })),
   };
 }
@@ -89,7 +122,12 @@ export async function writeRestorePlan(work: string, setup: SetupSpec, steps: re
   const body = stringify({
     version: 1,
     setup,
-    steps: steps.map((s) => ({ name: s.name, mapping: join(MAPPINGS, s.mapping), input: s.input, ...(s.match ? { match: s.match, onDuplicate: 'separate' } : {}) })),
+    steps: steps.map((s) => ({
+      name: s.name,
+      mapping: join(MAPPINGS, s.mapping),
+      input: s.input,
+      ...(s.match ? { match: s.match, onDuplicate: 'separate' } : {}),
+    })),
   });
   await writeFileAtomic(plan, `${head}${body}`, { mode: BACKUP_FILE_MODE });
   return plan;

@@ -13,9 +13,24 @@ afterEach(async () => {
   dir = null;
 });
 
-async function journal(state: string, step: string, rows: Array<{ key: string; id: number; origin: 'created' | 'matched' }>): Promise<void> {
+async function journal(
+  state: string,
+  step: string,
+  rows: Array<{ key: string; id: number; origin: 'created' | 'matched' }>,
+): Promise<void> {
   await mkdir(join(state, 'journal'), { recursive: true });
-  const lines = rows.map(({ key, id, origin }) => journalLine({ t: 'done', k: key, op: origin === 'matched' ? 'match' : 'create', run: 'r1', at: '2026-11-25T00:00:00Z', id, fp: 'x', origin } as JournalEntry));
+  const lines = rows.map(({ key, id, origin }) =>
+    journalLine({
+      t: 'done',
+      k: key,
+      op: origin === 'matched' ? 'match' : 'create',
+      run: 'r1',
+      at: '2026-11-25T00:00:00Z',
+      id,
+      fp: 'x',
+      origin,
+    } as JournalEntry),
+  );
   await writeFile(join(state, 'journal', `${step}.jsonl`), lines.map((l) => `${l}\n`).join(''));
 }
 
@@ -33,7 +48,13 @@ describe('presentOnMatched: what a matched record already holds', () => {
       transport: { requestsSent: 0 },
       // The account's lists, as the client's one paginator gives them.
       paginate: (path: string) =>
-        each(path === '/entries' ? [{ id: 7, type: 'note', content: 'ours', entryAt: '2026-01-01T00:00:00Z', party: { id: 100 } }] : path === '/tasks' ? [{ id: 7, description: 'Call back', dueOn: '2026-12-01', party: { id: 100 } }] : []),
+        each(
+          path === '/entries'
+            ? [{ id: 7, type: 'note', content: 'ours', entryAt: '2026-01-01T00:00:00Z', party: { id: 100 } }]
+            : path === '/tasks'
+              ? [{ id: 7, description: 'Call back', dueOn: '2026-12-01', party: { id: 100 } }]
+              : [],
+        ),
       entriesOf: () => each([]),
     } as unknown as CrmClient;
     const { present, matched } = await presentOnMatched(dir, client);

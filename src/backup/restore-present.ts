@@ -12,14 +12,23 @@ import { RECORD_STEPS } from './restore-plan.ts';
 
 type Body = Record<string, unknown>;
 
-const ENTITY_OF = { organisations: 'parties', people: 'parties', opportunities: 'opportunities', kases: 'kases' } as const;
+const ENTITY_OF = {
+  organisations: 'parties',
+  people: 'parties',
+  opportunities: 'opportunities',
+  kases: 'kases',
+} as const;
 
 /** The restore's journals, read: each step's rows by the id in the backed-up account, with the target's id and whether it was matched. */
-export async function restoredRows(stateDir: string, steps: readonly string[]): Promise<Map<string, { id: number; matched: boolean }>> {
+export async function restoredRows(
+  stateDir: string,
+  steps: readonly string[],
+): Promise<Map<string, { id: number; matched: boolean }>> {
   const rows = new Map<string, { id: number; matched: boolean }>();
   for (const step of steps) {
     const journal = await loadJournal(join(stateDir, 'journal', `${step}.jsonl`)).catch(() => null);
-    for (const [key, row] of journal?.rows ?? []) if (row.id !== null) rows.set(`${step}/${key}`, { id: row.id, matched: row.origin === 'matched' });
+    for (const [key, row] of journal?.rows ?? [])
+      if (row.id !== null) rows.set(`${step}/${key}`, { id: row.id, matched: row.origin === 'matched' });
   }
   return rows;
 }
@@ -29,7 +38,8 @@ export function targetOfRows(rows: ReadonlyMap<string, { id: number }>): TargetO
   return (on) => {
     if (on.kaseId !== null) return key('kases', rows.get(`kases/${on.kaseId}`)?.id);
     if (on.opportunityId !== null) return key('opportunities', rows.get(`opportunities/${on.opportunityId}`)?.id);
-    if (on.partyId !== null) return key('parties', (rows.get(`organisations/${on.partyId}`) ?? rows.get(`people/${on.partyId}`))?.id);
+    if (on.partyId !== null)
+      return key('parties', (rows.get(`organisations/${on.partyId}`) ?? rows.get(`people/${on.partyId}`))?.id);
     return null;
   };
 }
@@ -39,7 +49,13 @@ const key = (entity: string, id: number | undefined): string | null => (id === u
 /** The target's key of a record an entry or task read from the target is on (ids already the target's). */
 function keyInTarget(record: Body): string | null {
   const on = onRecord(record);
-  return on.kaseId !== null ? `kases:${on.kaseId}` : on.opportunityId !== null ? `opportunities:${on.opportunityId}` : on.partyId !== null ? `parties:${on.partyId}` : null;
+  return on.kaseId !== null
+    ? `kases:${on.kaseId}`
+    : on.opportunityId !== null
+      ? `opportunities:${on.opportunityId}`
+      : on.partyId !== null
+        ? `parties:${on.partyId}`
+        : null;
 }
 
 /**
@@ -48,7 +64,16 @@ function keyInTarget(record: Body): string | null {
  * a resumed restore keeps its own rows, which the journal knows. Gives also the record steps' rows
  * it read (restoredRows), which the rest of the restore goes by.
  */
-export async function presentOnMatched(stateDir: string, client: CrmClient, signal?: AbortSignal): Promise<{ present: PresentInTarget; matched: number; requests: number; rows: Map<string, { id: number; matched: boolean }> }> {
+export async function presentOnMatched(
+  stateDir: string,
+  client: CrmClient,
+  signal?: AbortSignal,
+): Promise<{
+  present: PresentInTarget;
+  matched: number;
+  requests: number;
+  rows: Map<string, { id: number; matched: boolean }>;
+}> {
   const before = client.transport.requestsSent;
   const records = new RecordService(client);
   const present: PresentInTarget = { entries: new Map(), tasks: new Map() };

@@ -34,15 +34,23 @@ export interface PartyTracksDeps {
 }
 
 /** The journal's key of a track: the party it is applied to in the backup, and the track's id there. */
-const keyOf = (line: TrackLine): string => `${line.appliedTo.id}/${String(line.track.id ?? `${line.track.description}@${String(line.track.trackDateOn ?? '')}`)}`;
+const keyOf = (line: TrackLine): string =>
+  `${line.appliedTo.id}/${String(line.track.id ?? `${line.track.description}@${String(line.track.trackDateOn ?? '')}`)}`;
 
 /** Applies the tracks of the backup's parties (see the top of this file). */
-export async function restorePartyTracks(lines: readonly TrackLine[], deps: PartyTracksDeps): Promise<PartyTracksResult> {
+export async function restorePartyTracks(
+  lines: readonly TrackLine[],
+  deps: PartyTracksDeps,
+): Promise<PartyTracksResult> {
   const result: PartyTracksResult = { applied: 0, onFound: 0, unresolved: 0 };
   if (lines.length === 0) return result;
   const now = deps.now ?? (() => new Date());
   const definitions = new Map(deps.catalog.trackDefinitions.map((d) => [d.name.toLowerCase(), d.id]));
-  const state = await StateDir.open({ dir: deps.stateDir, account: deps.account, users: async () => deps.catalog.users.map((u) => u.id) });
+  const state = await StateDir.open({
+    dir: deps.stateDir,
+    account: deps.account,
+    users: async () => deps.catalog.users.map((u) => u.id),
+  });
   try {
     const journal = await state.loadJournal('_tracks');
     const writer = await state.openJournal('_tracks', journal);
@@ -63,21 +71,48 @@ export async function restorePartyTracks(lines: readonly TrackLine[], deps: Part
         const key = keyOf(line);
         const row = journal.rows.get(key);
         if (row?.id !== undefined && row.id !== null) continue;
-        const body = { definition, description: line.track.description, ...(line.track.trackDateOn ? { trackDateOn: line.track.trackDateOn } : {}), party: { id: party.id } };
+        const body = {
+          definition,
+          description: line.track.description,
+          ...(line.track.trackDateOn ? { trackDateOn: line.track.trackDateOn } : {}),
+          party: { id: party.id },
+        };
         // Sent before and its answer lost: the party's tracks say whether it was applied.
         if (row?.pending) {
           let found: number | undefined;
           for await (const track of deps.client.tracksOf('parties', party.id)) {
-            if (track.description === body.description && (track as { trackDateOn?: unknown }).trackDateOn === (body.trackDateOn ?? track.trackDateOn)) found = track.id;
+            if (
+              track.description === body.description &&
+              (track as { trackDateOn?: unknown }).trackDateOn === (body.trackDateOn ?? track.trackDateOn)
+            )
+              found = track.id;
           }
           if (found !== undefined) {
-            await writer.append({ t: 'done', k: key, op: 'create', run: row.pending.run, at: now().toISOString(), id: found, fp: '', origin: 'created' });
+            await writer.append({
+              t: 'done',
+              k: key,
+              op: 'create',
+              run: row.pending.run,
+              at: now().toISOString(),
+              id: found,
+              fp: '',
+              origin: 'created',
+            });
             continue;
           }
         }
         await writer.append({ t: 'intent', k: key, op: 'create', run, at: now().toISOString(), fp: '', body });
         const id = await new RecordService(deps.client).applyTrack(body);
-        await writer.append({ t: 'done', k: key, op: 'create', run, at: now().toISOString(), id, fp: '', origin: 'created' });
+        await writer.append({
+          t: 'done',
+          k: key,
+          op: 'create',
+          run,
+          at: now().toISOString(),
+          id,
+          fp: '',
+          origin: 'created',
+        });
         result.applied += 1;
       }
     } finally {

@@ -13,7 +13,13 @@ import type { AccountIdentity } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
 import { catalogOfBackup, missingConfiguration, openBackup, type MissingItem } from './read-backup.ts';
-import { type ActivityInputs, carriedTypesNeeded, tracksOfBackup, writeActivityInputs, writeRecordInputs } from './restore-inputs.ts';
+import {
+  type ActivityInputs,
+  carriedTypesNeeded,
+  tracksOfBackup,
+  writeActivityInputs,
+  writeRecordInputs,
+} from './restore-inputs.ts';
 import { RECORD_STEPS, RESTORE_STEPS, setupOfBackup, writeRestorePlan } from './restore-plan.ts';
 import { presentOnMatched, restoredRows, targetOfRows } from './restore-present.ts';
 import { restorePartyTracks } from './restore-tracks.ts';
@@ -74,7 +80,10 @@ export interface RestoreSummary {
 }
 
 /** Ids in the target of the records a restore wrote or matched, as `STEP/SOURCE_ID` (e.g. `kases/12`), from its journals. */
-export async function restoredIds(stateDir: string, steps: readonly string[] = RESTORE_STEPS.map((s) => s.name)): Promise<Map<string, number>> {
+export async function restoredIds(
+  stateDir: string,
+  steps: readonly string[] = RESTORE_STEPS.map((s) => s.name),
+): Promise<Map<string, number>> {
   const rows = await restoredRows(stateDir, steps);
   return new Map([...rows].map(([key, row]) => [key, row.id]));
 }
@@ -82,7 +91,10 @@ export async function restoredIds(stateDir: string, steps: readonly string[] = R
 /** The summary of the two runs of a restore: the records' steps of the first, the others of the second. */
 function joinRuns(first: ImportSummary, second: ImportSummary): ImportSummary {
   const records = new Set<string>(RECORD_STEPS.map((s) => s.name));
-  const setup = first.setup && second.setup ? { ...first.setup, created: [...first.setup.created, ...second.setup.created] } : (first.setup ?? second.setup);
+  const setup =
+    first.setup && second.setup
+      ? { ...first.setup, created: [...first.setup.created, ...second.setup.created] }
+      : (first.setup ?? second.setup);
   return {
     ...second,
     steps: [...first.steps, ...second.steps.filter((s) => !records.has(s.step))],
@@ -90,14 +102,24 @@ function joinRuns(first: ImportSummary, second: ImportSummary): ImportSummary {
     requestsForNames: first.requestsForNames + second.requestsForNames,
     requestsForSetup: first.requestsForSetup + second.requestsForSetup,
     elapsedMs: first.elapsedMs + second.elapsedMs,
-    reconciled: { applied: first.reconciled.applied + second.reconciled.applied, notApplied: first.reconciled.notApplied + second.reconciled.notApplied },
+    reconciled: {
+      applied: first.reconciled.applied + second.reconciled.applied,
+      notApplied: first.reconciled.notApplied + second.reconciled.notApplied,
+    },
     setup,
   };
 }
 
 /** How many records of the account a record step reads whole rather than by filter queries: twice the backup's (see Matcher). */
 function listUpTo(files: Record<string, { records: number }>): number {
-  return 2 * Math.max(files['parties.jsonl']?.records ?? 0, files['opportunities.jsonl']?.records ?? 0, files['kases.jsonl']?.records ?? 0);
+  return (
+    2 *
+    Math.max(
+      files['parties.jsonl']?.records ?? 0,
+      files['opportunities.jsonl']?.records ?? 0,
+      files['kases.jsonl']?.records ?? 0,
+    )
+  );
 }
 
 /**
@@ -113,10 +135,18 @@ function listUpTo(files: Record<string, { records: number }>): number {
  * state folder, adds nothing.
  */
 export function runRestore(given: RestoreOptionsInput, deps: RestoreDeps): Promise<RestoreSummary> {
-  return guarded('runRestore', () => restore(parseOptions(restoreOptionsSchema.strict(), given, 'runRestore'), { ...deps, account: deps.account ?? accountOf(deps.client) }));
+  return guarded('runRestore', () =>
+    restore(parseOptions(restoreOptionsSchema.strict(), given, 'runRestore'), {
+      ...deps,
+      account: deps.account ?? accountOf(deps.client),
+    }),
+  );
 }
 
-async function restore(options: RestoreOptions, deps: RestoreDeps & { account: AccountIdentity }): Promise<RestoreSummary> {
+async function restore(
+  options: RestoreOptions,
+  deps: RestoreDeps & { account: AccountIdentity },
+): Promise<RestoreSummary> {
   const requestsAtStart = deps.client.transport.requestsSent;
   const from = resolve(options.from);
   // A restore's inputs describe that restore (its entries and tasks leave out what the target held):
@@ -150,18 +180,46 @@ async function restore(options: RestoreOptions, deps: RestoreDeps & { account: A
   const run = (plan: string, onEvent = deps.onEvent) =>
     runImport(
       { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency, matchFromListUpTo },
-      { client: deps.client, account: deps.account, catalog: names, onCatalog: (catalog) => (names = catalog), ...(deps.signal ? { signal: deps.signal } : {}), ...(onEvent ? { onEvent } : {}) },
+      {
+        client: deps.client,
+        account: deps.account,
+        catalog: names,
+        onCatalog: (catalog) => (names = catalog),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(onEvent ? { onEvent } : {}),
+      },
     );
   // The records first, through the plan of their steps alone: what they matched decides which
   // entries and tasks the target has already. The same plan file grows to all steps after.
   const first = await run(await writeRestorePlan(work, setup, RECORD_STEPS));
-  const links: RestoreSummary['links'] = { kaseParties, tracks: { onCreate: 0, ofParties: 0, onFound: 0, unresolved: tracks.unresolved } };
-  const entries: ActivityInputs = { carried: { emails: 0, taskEntries: 0 }, leftOut: { taskEntries: 0 }, present: { entries: 0, tasks: 0 } };
-  const result: RestoreSummary = { plan: join(work, 'plan.yaml'), stateDir, missing, import: first, links, entries, lookedAt: { records: 0, requests: 0 }, requests: 0, interrupted: first.interrupted };
+  const links: RestoreSummary['links'] = {
+    kaseParties,
+    tracks: { onCreate: 0, ofParties: 0, onFound: 0, unresolved: tracks.unresolved },
+  };
+  const entries: ActivityInputs = {
+    carried: { emails: 0, taskEntries: 0 },
+    leftOut: { taskEntries: 0 },
+    present: { entries: 0, tasks: 0 },
+  };
+  const result: RestoreSummary = {
+    plan: join(work, 'plan.yaml'),
+    stateDir,
+    missing,
+    import: first,
+    links,
+    entries,
+    lookedAt: { records: 0, requests: 0 },
+    requests: 0,
+    interrupted: first.interrupted,
+  };
   // The importer's summary counts the names the restore read for its runs.
   const done = (): RestoreSummary => ({
     ...result,
-    import: { ...result.import, requests: result.import.requests + requestsForNames, requestsForNames: result.import.requestsForNames + requestsForNames },
+    import: {
+      ...result.import,
+      requests: result.import.requests + requestsForNames,
+      requestsForNames: result.import.requestsForNames + requestsForNames,
+    },
     requests: deps.client.transport.requestsSent - requestsAtStart,
   });
   if (first.stopped || first.interrupted) return done();
@@ -176,7 +234,10 @@ async function restore(options: RestoreOptions, deps: RestoreDeps & { account: A
   }
   // The set-up was told by the first run; the second finds it done.
   const told = deps.onEvent;
-  const second = await run(await writeRestorePlan(work, setup, RESTORE_STEPS), told && ((event) => (event.type === 'setup' ? undefined : told(event))));
+  const second = await run(
+    await writeRestorePlan(work, setup, RESTORE_STEPS),
+    told && ((event) => (event.type === 'setup' ? undefined : told(event))),
+  );
   result.import = joinRuns(first, second);
   result.interrupted = second.interrupted;
   if (second.stopped || second.interrupted) return done();
@@ -197,7 +258,14 @@ async function restore(options: RestoreOptions, deps: RestoreDeps & { account: A
     if (step === 'organisations' || step === 'people') parties.set(Number(id), row);
   }
   try {
-    const ofParties = await restorePartyTracks(tracks.ofParties, { client: deps.client, account: deps.account, stateDir, catalog: names, parties, ...(deps.signal ? { signal: deps.signal } : {}) });
+    const ofParties = await restorePartyTracks(tracks.ofParties, {
+      client: deps.client,
+      account: deps.account,
+      stateDir,
+      catalog: names,
+      parties,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
     links.tracks.ofParties = ofParties.applied;
     links.tracks.onFound += ofParties.onFound;
     links.tracks.unresolved += ofParties.unresolved;

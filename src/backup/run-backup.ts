@@ -90,11 +90,20 @@ export interface BackupSummary {
  * those deleted in the account removed.
  */
 export function runBackup(given: BackupOptionsInput, deps: BackupDeps): Promise<BackupSummary> {
-  return guarded('runBackup', () => backup(parseOptions(backupOptionsSchema.strict(), given, 'runBackup'), { ...deps, account: (deps.account ?? accountOf(deps.client)).account }));
+  return guarded('runBackup', () =>
+    backup(parseOptions(backupOptionsSchema.strict(), given, 'runBackup'), {
+      ...deps,
+      account: (deps.account ?? accountOf(deps.client)).account,
+    }),
+  );
 }
 
 async function backup(options: BackupOptions, deps: RunDeps): Promise<BackupSummary> {
-  const dir = await makeFolders(options.out, { mode: 0o700, what: 'the backup folder', hint: 'Give --out a folder that can be written.' });
+  const dir = await makeFolders(options.out, {
+    mode: 0o700,
+    what: 'the backup folder',
+    hint: 'Give --out a folder that can be written.',
+  });
   // Two backups into one folder would write the same work files.
   const lock = await takeLock(join(dir, LOCK_FILE));
   try {
@@ -105,27 +114,59 @@ async function backup(options: BackupOptions, deps: RunDeps): Promise<BackupSumm
 }
 
 /** Where the run starts: a new backup, or the one a killed or stopped run left. */
-async function startOrResume(options: BackupOptions, deps: RunDeps, dir: string, previous: Manifest | undefined): Promise<{ progress: Progress; resumed: boolean }> {
+async function startOrResume(
+  options: BackupOptions,
+  deps: RunDeps,
+  dir: string,
+  previous: Manifest | undefined,
+): Promise<{ progress: Progress; resumed: boolean }> {
   const progressFile = join(dir, PROGRESS_FILE);
   const manifestFile = join(dir, MANIFEST_FILE);
   const saved = await readChecked(progressFile, progressSchema, 'progress file');
   if (saved !== undefined) {
     if (saved.account !== deps.account) {
-      throw new FerryError('EXPORT_WRITE', `the backup under way in ${dir} is of ${saved.account}, and this run is connected to ${deps.account}`, { location: { file: progressFile }, hint: 'Give each account its own backup folder.' });
+      throw new FerryError(
+        'EXPORT_WRITE',
+        `the backup under way in ${dir} is of ${saved.account}, and this run is connected to ${deps.account}`,
+        { location: { file: progressFile }, hint: 'Give each account its own backup folder.' },
+      );
     }
-    if (saved.since !== null && previous === undefined) throw damaged(manifestFile, 'an incremental backup under way lost the manifest of the backup it adds to');
+    if (saved.since !== null && previous === undefined)
+      throw damaged(manifestFile, 'an incremental backup under way lost the manifest of the backup it adds to');
     return { progress: saved, resumed: true };
   }
   if (previous === undefined) {
     const names = (await readdir(dir)).filter((name) => !name.startsWith('.') && name !== ATTACHMENTS_FOLDER);
-    if (names.length > 0) throw new FerryError('USAGE', `the backup folder ${dir} holds other files (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}) and no backup`, { hint: 'Give --out an empty or new folder.' });
+    if (names.length > 0)
+      throw new FerryError(
+        'USAGE',
+        `the backup folder ${dir} holds other files (${names.slice(0, 3).join(', ')}${names.length > 3 ? ', ...' : ''}) and no backup`,
+        { hint: 'Give --out an empty or new folder.' },
+      );
   } else if (previous.account !== deps.account) {
-    throw new FerryError('EXPORT_WRITE', `the backup in ${dir} is of ${previous.account}, and this run is connected to ${deps.account}`, { location: { file: manifestFile }, hint: 'Give each account its own backup folder.' });
+    throw new FerryError(
+      'EXPORT_WRITE',
+      `the backup in ${dir} is of ${previous.account}, and this run is connected to ${deps.account}`,
+      { location: { file: manifestFile }, hint: 'Give each account its own backup folder.' },
+    );
   }
-  const since = options.since === 'auto' && previous ? new Date(Date.parse(previous.startedAt) - OVERLAP_MS).toISOString() : null;
+  const since =
+    options.since === 'auto' && previous ? new Date(Date.parse(previous.startedAt) - OVERLAP_MS).toISOString() : null;
   await rm(join(dir, WORK_FOLDER), { recursive: true, force: true });
   const now = deps.now ?? (() => new Date());
-  return { progress: { format: BACKUP_FORMAT, account: deps.account, startedAt: now().toISOString(), since, phase: 'read', steps: {}, requests: 0, downloaded: 0 }, resumed: false };
+  return {
+    progress: {
+      format: BACKUP_FORMAT,
+      account: deps.account,
+      startedAt: now().toISOString(),
+      since,
+      phase: 'read',
+      steps: {},
+      requests: 0,
+      downloaded: 0,
+    },
+    resumed: false,
+  };
 }
 
 async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string): Promise<BackupSummary> {
@@ -140,7 +181,11 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
   const { progress, resumed } = await startOrResume(options, deps, dir, previous);
   // Folders of earlier versions (0755) are made private too: they are crm-ferry's own.
   await makePrivateFolder(work, { what: "the backup's work folder" }, { tighten: true });
-  await makePrivateFolder(join(dir, ATTACHMENTS_FOLDER), { what: "the backup's attachments folder" }, { tighten: true });
+  await makePrivateFolder(
+    join(dir, ATTACHMENTS_FOLDER),
+    { what: "the backup's attachments folder" },
+    { tighten: true },
+  );
   await removeStaleTemps(dir);
   await removeStaleTemps(join(dir, ATTACHMENTS_FOLDER));
 
@@ -152,8 +197,17 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
     ctx.downloads = 0;
     await saveProgress(progressFile, progress);
   };
-  const told = (step: string, records: number): void => deps.onEvent?.({ type: 'progress', step, records, requests: client.transport.requestsSent - requestsAtStart });
-  const summary: BackupSummary = { files: {}, attachments: { files: 0, bytes: 0, downloaded: 0 }, since: progress.since, resumed, deleted: { parties: 0, opportunities: 0, kases: 0 }, requests: 0, interrupted: false };
+  const told = (step: string, records: number): void =>
+    deps.onEvent?.({ type: 'progress', step, records, requests: client.transport.requestsSent - requestsAtStart });
+  const summary: BackupSummary = {
+    files: {},
+    attachments: { files: 0, bytes: 0, downloaded: 0 },
+    since: progress.since,
+    resumed,
+    deleted: { parties: 0, opportunities: 0, kases: 0 },
+    requests: 0,
+    interrupted: false,
+  };
   const steps = backupSteps();
   try {
     if (progress.phase === 'read') {
@@ -166,7 +220,11 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
         if (step.kind === 'list') {
           const query = { ...step.query, ...(step.since && ctx.since ? { since: ctx.since } : {}) };
           // A page is on disk, and the progress says so, before the next one counts.
-          for await (const page of client.pages(step.path, step.key, RECORD, { query, signal: deps.signal, from: state.next })) {
+          for await (const page of client.pages(step.path, step.key, RECORD, {
+            query,
+            signal: deps.signal,
+            from: state.next,
+          })) {
             state.bytes = await appendLines(file, page.records);
             state.records += page.records.length;
             state.next = page.next;
@@ -196,7 +254,8 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
         const deleted: DeletedLine[] = [];
         for (const entity of SINCE_ENTITIES) {
           deps.signal?.throwIfAborted();
-          for (const gone of await new RecordService(client).deleted(entity, ctx.since)) deleted.push({ entity, id: gone.id, deletedAt: String(gone.deletedAt ?? '') });
+          for (const gone of await new RecordService(client).deleted(entity, ctx.since))
+            deleted.push({ entity, id: gone.id, deletedAt: String(gone.deletedAt ?? '') });
         }
         await writeFileAtomic(join(work, 'deleted.jsonl'), deleted.map(jsonLine).join(''), { mode: BACKUP_FILE_MODE });
       }
@@ -210,8 +269,10 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
     for await (const line of readWorkFile(join(work, 'deleted.jsonl'))) deleted.push(line as unknown as DeletedLine);
     for (const entity of SINCE_ENTITIES) summary.deleted[entity] = deleted.filter((d) => d.entity === entity).length;
     const files: Record<string, ManifestFile> = {};
-    for (const step of steps) files[`${step.name}.jsonl`] = await commitFile(dir, work, step, ctx.since !== null, deleted);
-    if (ctx.since !== null) files['deleted.jsonl'] = await commitFile(dir, work, { kind: 'list', name: 'deleted' }, false, []);
+    for (const step of steps)
+      files[`${step.name}.jsonl`] = await commitFile(dir, work, step, ctx.since !== null, deleted);
+    if (ctx.since !== null)
+      files['deleted.jsonl'] = await commitFile(dir, work, { kind: 'list', name: 'deleted' }, false, []);
     else await rm(join(dir, 'deleted.jsonl'), { force: true });
     // Attachment files no entry refers to any more (entries deleted or changed) go.
     const kept = new Set<string>();
@@ -220,7 +281,8 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
       summary.attachments.files += 1;
       summary.attachments.bytes += Number(line.bytes);
     }
-    for (const name of await readdir(join(dir, ATTACHMENTS_FOLDER))) if (!kept.has(name)) await rm(join(dir, ATTACHMENTS_FOLDER, name), { recursive: true, force: true });
+    for (const name of await readdir(join(dir, ATTACHMENTS_FOLDER)))
+      if (!kept.has(name)) await rm(join(dir, ATTACHMENTS_FOLDER, name), { recursive: true, force: true });
     await save();
     const manifest: Manifest = {
       format: BACKUP_FORMAT,
@@ -243,7 +305,11 @@ async function backupLocked(options: BackupOptions, deps: RunDeps, dir: string):
     if (deps.signal?.aborted) {
       await save().catch(() => undefined);
       summary.interrupted = true;
-    } else if (!(error instanceof FerryError) && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string') {
+    } else if (
+      !(error instanceof FerryError) &&
+      typeof (error as NodeJS.ErrnoException).code === 'string' &&
+      typeof (error as NodeJS.ErrnoException).syscall === 'string'
+    ) {
       // The disk, not crm-ferry: full, read-only, gone. What was recorded is kept for the next run.
       const failure = new FerryError('EXPORT_WRITE', `cannot write the backup in ${dir}: ${(error as Error).message}`, {
         location: { file: dir },

@@ -18,7 +18,12 @@ const HINT = 'Give the backup another --out folder, or remove this one to back u
 
 /** Appends lines to a work file and makes them durable before the progress says they are there; gives the file's size. */
 export async function appendLines(file: string, lines: readonly unknown[]): Promise<number> {
-  const handle = await openNoFollow(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, { what: 'a work file of the backup', hint: HINT }, BACKUP_FILE_MODE);
+  const handle = await openNoFollow(
+    file,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+    { what: 'a work file of the backup', hint: HINT },
+    BACKUP_FILE_MODE,
+  );
   try {
     if (lines.length > 0) await handle.write(lines.map(jsonLine).join(''));
     await handle.sync();
@@ -30,7 +35,12 @@ export async function appendLines(file: string, lines: readonly unknown[]): Prom
 
 /** Cuts a work file back to what the progress recorded (a page written but not recorded is read again). */
 export async function truncateTo(file: string, bytes: number): Promise<void> {
-  const handle = await openNoFollow(file, constants.O_WRONLY | constants.O_CREAT, { what: 'a work file of the backup', hint: HINT }, BACKUP_FILE_MODE);
+  const handle = await openNoFollow(
+    file,
+    constants.O_WRONLY | constants.O_CREAT,
+    { what: 'a work file of the backup', hint: HINT },
+    BACKUP_FILE_MODE,
+  );
   try {
     await handle.truncate(bytes);
   } finally {
@@ -57,7 +67,13 @@ function mergeKey(step: CommittedStep): ((line: Body) => number | null) | null {
  * keeps the previous file's lines that were neither read again nor deleted. Safe to repeat after
  * a kill: merging the same changes into an already merged file gives the same file.
  */
-export async function commitFile(dir: string, work: string, step: CommittedStep, incremental: boolean, deleted: readonly DeletedLine[]): Promise<ManifestFile> {
+export async function commitFile(
+  dir: string,
+  work: string,
+  step: CommittedStep,
+  incremental: boolean,
+  deleted: readonly DeletedLine[],
+): Promise<ManifestFile> {
   const name = `${step.name}.jsonl`;
   const target = join(dir, name);
   const source = join(work, name);

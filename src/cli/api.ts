@@ -27,7 +27,11 @@ export async function apiOptions(args: ParsedArgs, cwd: string): Promise<ApiComm
   if (typeof raw === 'string') {
     const file = resolve(cwd, raw.slice(1));
     const text = raw.startsWith('@')
-      ? await readTextInput(file, 'the --data file', (message) => new FerryError('USAGE', message, { location: { file } })).catch((error: Error) => {
+      ? await readTextInput(
+          file,
+          'the --data file',
+          (message) => new FerryError('USAGE', message, { location: { file } }),
+        ).catch((error: Error) => {
           if (error instanceof FerryError) throw error;
           throw new FerryError('USAGE', `cannot read --data file ${raw.slice(1)}: ${error.message}`);
         })
@@ -39,7 +43,8 @@ export async function apiOptions(args: ParsedArgs, cwd: string): Promise<ApiComm
     }
   }
   const method = (hasMethod ? first.toUpperCase() : data === undefined ? 'GET' : 'POST') as HttpMethod;
-  if (!METHODS.has(method)) throw new FerryError('USAGE', `unknown method ${JSON.stringify(first)}; use GET, POST, PUT, DELETE or HEAD`);
+  if (!METHODS.has(method))
+    throw new FerryError('USAGE', `unknown method ${JSON.stringify(first)}; use GET, POST, PUT, DELETE or HEAD`);
   if (!path.startsWith('/')) throw new FerryError('USAGE', `PATH must start with /, got ${JSON.stringify(path)}`);
   const query: Record<string, string> = {};
   for (const pair of (args.values.query as string[] | undefined) ?? []) {
@@ -48,7 +53,8 @@ export async function apiOptions(args: ParsedArgs, cwd: string): Promise<ApiComm
     query[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   const paginate = Boolean(args.values.paginate);
-  if (paginate && method !== 'GET' && method !== 'POST') throw new FerryError('USAGE', '--paginate works with GET (lists) and POST (filters)');
+  if (paginate && method !== 'GET' && method !== 'POST')
+    throw new FerryError('USAGE', '--paginate works with GET (lists) and POST (filters)');
   return { method, path, query, data, paginate };
 }
 
@@ -66,7 +72,8 @@ async function runApi(options: ApiCommandOptions, io: CliIo, args: ParsedArgs): 
     if (options.data !== undefined) base.json = options.data;
     if (!options.paginate) {
       const answer = await client.transport.request(base);
-      if (answer.body !== null) io.stdout.write(`${typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body, null, 2)}\n`);
+      if (answer.body !== null)
+        io.stdout.write(`${typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body, null, 2)}\n`);
       return 0;
     }
     let request: ApiRequest | null = { ...base, idempotent: true, query: { perPage: '100', ...options.query } };

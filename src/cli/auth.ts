@@ -37,11 +37,27 @@ Runs the OAuth authorisation code flow: prints (and opens) the approval page, wa
 redirect on a loopback address, and stores the tokens in the credentials file (mode 0600).`,
   options: {
     'client-id': { type: 'string', value: 'ID', describe: "the registered application's client id (required)" },
-    'client-secret': { type: 'string', value: 'SECRET', describe: 'the client secret (web applications; installed ones have none)' },
-    scope: { type: 'string', value: 'SCOPE', describe: '"read", "read write" (default) or "read write user_preference"' },
-    'redirect-uri': { type: 'string', value: 'URI', describe: 'the registered loopback redirect URI (default http://127.0.0.1:8976/callback)' },
+    'client-secret': {
+      type: 'string',
+      value: 'SECRET',
+      describe: 'the client secret (web applications; installed ones have none)',
+    },
+    scope: {
+      type: 'string',
+      value: 'SCOPE',
+      describe: '"read", "read write" (default) or "read write user_preference"',
+    },
+    'redirect-uri': {
+      type: 'string',
+      value: 'URI',
+      describe: 'the registered loopback redirect URI (default http://127.0.0.1:8976/callback)',
+    },
     'base-url': { type: 'string', value: 'URL', describe: "the service's address (or CRM_FERRY_BASE_URL)" },
-    profile: { type: 'string', value: 'NAME', describe: 'store the login under this name (CRM_FERRY_PROFILE; default "default")' },
+    profile: {
+      type: 'string',
+      value: 'NAME',
+      describe: 'store the login under this name (CRM_FERRY_PROFILE; default "default")',
+    },
     'no-browser': { type: 'boolean', describe: 'only print the URL (for a machine without a browser)' },
   },
   async run(args, io) {
@@ -50,10 +66,17 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     const clientId = v['client-id'];
     if (typeof clientId !== 'string' || clientId === '') throw new FerryError('USAGE', 'auth login needs --client-id');
     const baseUrl = (v['base-url'] as string | undefined) ?? (io.env.CRM_FERRY_BASE_URL || undefined);
-    if (!baseUrl) throw new FerryError('CONFIG_MISSING', 'no base address of the service', { hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.' });
+    if (!baseUrl)
+      throw new FerryError('CONFIG_MISSING', 'no base address of the service', {
+        hint: 'Pass --base-url or set CRM_FERRY_BASE_URL.',
+      });
     const redirectUri = (v['redirect-uri'] as string | undefined) ?? 'http://127.0.0.1:8976/callback';
     const scope = (v.scope as string | undefined) ?? 'read write';
-    if (!SCOPES.has(scope)) throw new FerryError('USAGE', `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`);
+    if (!SCOPES.has(scope))
+      throw new FerryError(
+        'USAGE',
+        `--scope must be "read", "read write" or "read write user_preference", got ${JSON.stringify(scope)}`,
+      );
     const config = { baseUrl, clientId, clientSecret: (v['client-secret'] as string | undefined) ?? '' };
     const { loginWithBrowser, profileFromAnswer } = await import('../client/index.ts');
     const answer = await loginWithBrowser({
@@ -69,7 +92,9 @@ redirect on a loopback address, and stores the tokens in the credentials file (m
     const profile = profileOf(args, io.env);
     const store = await storeOf(io);
     await store.put(profile, profileFromAnswer(config, answer, Date.now()));
-    io.stdout.write(`Logged in to ${baseUrl} with scope "${answer.scope}"; tokens stored in ${store.file} (profile "${profile}").\n`);
+    io.stdout.write(
+      `Logged in to ${baseUrl} with scope "${answer.scope}"; tokens stored in ${store.file} (profile "${profile}").\n`,
+    );
     return 0;
   },
 };
@@ -79,7 +104,13 @@ export const authStatusCommand: Command = {
   usage: `Usage: crm-ferry auth status [--profile NAME]
 
 Shows the stored login of the profile, refreshing the access token if needed, and who it is.`,
-  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to show (CRM_FERRY_PROFILE; default "default")' } },
+  options: {
+    profile: {
+      type: 'string',
+      value: 'NAME',
+      describe: 'the stored login to show (CRM_FERRY_PROFILE; default "default")',
+    },
+  },
   async run(args, io) {
     refuseArguments('auth status', args);
     const profile = profileOf(args, io.env);
@@ -113,7 +144,13 @@ export const authLogoutCommand: Command = {
 
 Revokes the stored refresh token at the service (which also ends its access tokens) and removes
 the profile from the credentials file.`,
-  options: { profile: { type: 'string', value: 'NAME', describe: 'the stored login to end (CRM_FERRY_PROFILE; default "default")' } },
+  options: {
+    profile: {
+      type: 'string',
+      value: 'NAME',
+      describe: 'the stored login to end (CRM_FERRY_PROFILE; default "default")',
+    },
+  },
   async run(args, io) {
     refuseArguments('auth logout', args);
     const profile = profileOf(args, io.env);
@@ -124,7 +161,10 @@ the profile from the credentials file.`,
       return 0;
     }
     const { revokeToken } = await import('../client/index.ts');
-    await revokeToken({ baseUrl: stored.baseUrl, clientId: stored.clientId, clientSecret: stored.clientSecret }, stored.refreshToken);
+    await revokeToken(
+      { baseUrl: stored.baseUrl, clientId: stored.clientId, clientSecret: stored.clientSecret },
+      stored.refreshToken,
+    );
     await store.remove(profile);
     io.stdout.write(`Revoked and removed the login of profile "${profile}".\n`);
     return 0;

@@ -11,7 +11,10 @@ export function formatBackupSummary(summary: BackupSummary, out: string): string
   const lines = [
     `Backed up ${formatCount(records)} records in ${files.length} files and ${summary.attachments.files} attachment files${summary.since ? ` (changes since ${summary.since} merged in)` : ''}${summary.resumed ? ', continuing an interrupted backup' : ''}; ${summary.requests} requests.`,
   ];
-  if (summary.since) lines.push(`Deleted since then: ${summary.deleted.parties} parties, ${summary.deleted.opportunities} opportunities, ${summary.deleted.kases} projects.`);
+  if (summary.since)
+    lines.push(
+      `Deleted since then: ${summary.deleted.parties} parties, ${summary.deleted.opportunities} opportunities, ${summary.deleted.kases} projects.`,
+    );
   lines.push(`  -> ${out}`);
   return `${lines.join('\n')}\n`;
 }
@@ -28,17 +31,30 @@ same command.`,
   epilog: `Exit code 0 done, 2 bad usage or a folder that cannot be written, 4 the service refused or could not be
 reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to continue).`,
   options: {
-    out: { type: 'string', value: 'DIR', describe: 'the backup folder: new, empty, or holding a backup of the same account' },
-    since: { type: 'string', value: 'auto', describe: 'auto: only parties, opportunities and projects changed since the backup in DIR began are read and merged in, deleted ones removed (a first run reads everything)' },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      describe: 'the backup folder: new, empty, or holding a backup of the same account',
+    },
+    since: {
+      type: 'string',
+      value: 'auto',
+      describe:
+        'auto: only parties, opportunities and projects changed since the backup in DIR began are read and merged in, deleted ones removed (a first run reads everything)',
+    },
     ...connectionFlags,
   },
   async run(args, io) {
     refuseArguments('backup', args);
     const { FerryError } = await import('../errors/index.ts');
     const out = args.values.out;
-    if (typeof out !== 'string' || out === '') throw new FerryError('USAGE', 'backup needs --out DIR, the folder to write the backup into');
+    if (typeof out !== 'string' || out === '')
+      throw new FerryError('USAGE', 'backup needs --out DIR, the folder to write the backup into');
     const since = args.values.since;
-    if (since !== undefined && since !== 'auto') throw new FerryError('USAGE', `--since takes auto, got ${JSON.stringify(since)}`, { hint: 'A backup folder knows when it was made: --since auto reads what changed since then.' });
+    if (since !== undefined && since !== 'auto')
+      throw new FerryError('USAGE', `--since takes auto, got ${JSON.stringify(since)}`, {
+        hint: 'A backup folder knows when it was made: --since auto reads what changed since then.',
+      });
     const { resolve } = await import('node:path');
     const { runBackup } = await import('../backup/index.ts');
     const { client, session } = await connectWith(args, io);

@@ -54,7 +54,13 @@ export function refuseArguments(command: string, args: ParsedArgs, takes: string
   const extra = args.positionals.slice(takes.length);
   if (extra.length === 0) return;
   const got = extra.map((p) => JSON.stringify(p)).join(' ');
-  throw new FerryError('USAGE', takes.length === 0 ? `${command} takes no arguments, got ${got}` : `${command} takes ${takes.join(' ')} only, got also ${got}`, {
-    hint: `Run 'crm-ferry ${command} --help' for its options.`,
-  });
+  throw new FerryError(
+    'USAGE',
+    takes.length === 0
+      ? `${command} takes no arguments, got ${got}`
+      : `${command} takes ${takes.join(' ')} only, got also ${got}`,
+    {
+      hint: `Run 'crm-ferry ${command} --help' for its options.`,
+    },
+  );
 }

@@ -42,9 +42,11 @@ SHELL names); file names where a file goes.`,
   crm-ferry completion zsh >> ~/.zshrc`,
   options: {},
   async run(args, io) {
-    if (args.positionals.length > 1) throw new FerryError('USAGE', `completion takes one shell, got ${args.positionals.join(' ')}`);
+    if (args.positionals.length > 1)
+      throw new FerryError('USAGE', `completion takes one shell, got ${args.positionals.join(' ')}`);
     const shell = args.positionals[0] ?? (basename(io.env.SHELL ?? '') === 'zsh' ? 'zsh' : 'bash');
-    if (shell !== 'bash' && shell !== 'zsh') throw new FerryError('USAGE', `completion knows bash and zsh, got ${JSON.stringify(shell)}`);
+    if (shell !== 'bash' && shell !== 'zsh')
+      throw new FerryError('USAGE', `completion knows bash and zsh, got ${JSON.stringify(shell)}`);
     io.stdout.write(SCRIPTS[shell]);
     return EXIT.OK;
   },

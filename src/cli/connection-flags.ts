@@ -6,31 +6,63 @@ const CONNECTION = 'Connection (each flag, else the CRM_FERRY_* variable named):
 
 /** The flags every command that talks to the service takes, in their own group of `--help`. */
 export const connectionFlags: OptionSpec = {
-  'base-url': { type: 'string', value: 'URL', describe: "the service's address (CRM_FERRY_BASE_URL)", group: CONNECTION },
-  token: { type: 'string', value: 'TOKEN', describe: 'a personal API token (CRM_FERRY_TOKEN); without it the stored OAuth login is used', group: CONNECTION },
-  profile: { type: 'string', value: 'NAME', describe: 'which stored OAuth login to use (CRM_FERRY_PROFILE; default "default")', group: CONNECTION },
-  verbose: { type: 'boolean', describe: 'log every request to stderr, tokens never shown (CRM_FERRY_VERBOSE=1)', group: CONNECTION },
+  'base-url': {
+    type: 'string',
+    value: 'URL',
+    describe: "the service's address (CRM_FERRY_BASE_URL)",
+    group: CONNECTION,
+  },
+  token: {
+    type: 'string',
+    value: 'TOKEN',
+    describe: 'a personal API token (CRM_FERRY_TOKEN); without it the stored OAuth login is used',
+    group: CONNECTION,
+  },
+  profile: {
+    type: 'string',
+    value: 'NAME',
+    describe: 'which stored OAuth login to use (CRM_FERRY_PROFILE; default "default")',
+    group: CONNECTION,
+  },
+  verbose: {
+    type: 'boolean',
+    describe: 'log every request to stderr, tokens never shown (CRM_FERRY_VERBOSE=1)',
+    group: CONNECTION,
+  },
 };
 
 /** Each connection flag and the environment variable that stands in for it when the flag is not given. */
-const FROM_ENVIRONMENT = { 'base-url': 'CRM_FERRY_BASE_URL', token: 'CRM_FERRY_TOKEN', profile: 'CRM_FERRY_PROFILE', verbose: 'CRM_FERRY_VERBOSE' } as const;
+const FROM_ENVIRONMENT = {
+  'base-url': 'CRM_FERRY_BASE_URL',
+  token: 'CRM_FERRY_TOKEN',
+  profile: 'CRM_FERRY_PROFILE',
+  verbose: 'CRM_FERRY_VERBOSE',
+} as const;
 
 /**
  * The connection settings from the flags, or else from CRM_FERRY_* in the environment: one rule for
  * every command. (Not yargs's `.env()`: that would let any CRM_FERRY_* variable set any option of
  * any command, `CRM_FERRY_YES=1` confirming a --fresh start, and it reads only process.env.)
  */
-export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {}): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
+export function connectionOptions(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv = {},
+): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
   const value = (flag: keyof typeof FROM_ENVIRONMENT): string | boolean | undefined => {
     const given = args.values[flag];
     // `--token ''` (a variable that expanded to nothing): said, rather than falling back to a stored login.
-    if (given === '') throw new FerryError('USAGE', `--${flag} is empty`, { hint: `Give --${flag} a value, or leave it out (then ${FROM_ENVIRONMENT[flag]} is read).` });
+    if (given === '')
+      throw new FerryError('USAGE', `--${flag} is empty`, {
+        hint: `Give --${flag} a value, or leave it out (then ${FROM_ENVIRONMENT[flag]} is read).`,
+      });
     if (typeof given === 'string' || typeof given === 'boolean') return given;
     const fromEnv = env[FROM_ENVIRONMENT[flag]];
     return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
   };
   const verbose = value('verbose');
-  const result: { token?: string; baseUrl?: string; profile?: string; verbose: boolean } = { verbose: verbose === true || verbose === '1' || verbose === 'true' };
+  const result: { token?: string; baseUrl?: string; profile?: string; verbose: boolean } = {
+    verbose: verbose === true || verbose === '1' || verbose === 'true',
+  };
   const token = value('token');
   const baseUrl = value('base-url');
   const profile = value('profile');
@@ -44,8 +76,18 @@ export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {})
  * Connects with the connection flags (and CRM_FERRY_* from the environment). The client's code is
  * loaded only here, so that a command's --help does not wait for it.
  */
-export async function connectWith(args: ParsedArgs, io: CliIo, transport?: ConnectOptions['transport']): Promise<{ client: CrmClient; session: OAuthSession | null }> {
+export async function connectWith(
+  args: ParsedArgs,
+  io: CliIo,
+  transport?: ConnectOptions['transport'],
+): Promise<{ client: CrmClient; session: OAuthSession | null }> {
   const flags = connectionOptions(args, io.env);
   const { connect } = await import('../client/index.ts');
-  return connect({ ...flags, env: io.env, signal: io.signal, ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}), ...(transport ? { transport } : {}) });
+  return connect({
+    ...flags,
+    env: io.env,
+    signal: io.signal,
+    ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}),
+    ...(transport ? { transport } : {}),
+  });
 }

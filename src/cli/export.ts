@@ -11,9 +11,13 @@ function seconds(ms: number): string {
 }
 
 export function formatExportSummary(summary: ExportSummary): string {
-  const lines = [`Exported ${formatCount(summary.records)} record${summary.records === 1 ? '' : 's'}${summary.since ? ` changed since ${summary.since}` : ''}, ${summary.requests} requests, ${seconds(summary.elapsedMs)}.`];
+  const lines = [
+    `Exported ${formatCount(summary.records)} record${summary.records === 1 ? '' : 's'}${summary.since ? ` changed since ${summary.since}` : ''}, ${summary.requests} requests, ${seconds(summary.elapsedMs)}.`,
+  ];
   if (summary.checkedHere.length > 0) {
-    lines.push(`Read ${formatCount(summary.read)} record${summary.read === 1 ? '' : 's'} to check ${summary.checkedHere.map((c) => JSON.stringify(c)).join(', ')} here: the service's filter cannot compare amounts.`);
+    lines.push(
+      `Read ${formatCount(summary.read)} record${summary.read === 1 ? '' : 's'} to check ${summary.checkedHere.map((c) => JSON.stringify(c)).join(', ')} here: the service's filter cannot compare amounts.`,
+    );
   }
   if (summary.since) lines.push(`${summary.deleted} deleted since then.`);
   for (const file of summary.files) lines.push(`  -> ${file}`);
@@ -41,34 +45,84 @@ is unchanged).`,
   options: {
     out: { type: 'string', value: 'FILE', describe: 'the file to write; - for standard output', group: 'Output:' },
     format: { type: 'string', value: 'csv|xlsx|jsonl', describe: 'when the extension does not say', group: 'Output:' },
-    columns: { type: 'string', value: 'a,b,c', describe: 'these columns, in this order (default: every column)', group: 'Output:' },
-    mapping: { type: 'string', multiple: true, value: 'FILE', describe: 'the columns an import mapping reads, filled so that importing the file with it makes the same records (repeatable)', group: 'Output:' },
-    attachments: { type: 'string', value: 'DIR', describe: "entries: download each entry's attachments to DIR/<attachment id>/<file name>, for a --mapping that reads them", group: 'Output:' },
+    columns: {
+      type: 'string',
+      value: 'a,b,c',
+      describe: 'these columns, in this order (default: every column)',
+      group: 'Output:',
+    },
+    mapping: {
+      type: 'string',
+      multiple: true,
+      value: 'FILE',
+      describe:
+        'the columns an import mapping reads, filled so that importing the file with it makes the same records (repeatable)',
+      group: 'Output:',
+    },
+    attachments: {
+      type: 'string',
+      value: 'DIR',
+      describe:
+        "entries: download each entry's attachments to DIR/<attachment id>/<file name>, for a --mapping that reads them",
+      group: 'Output:',
+    },
     plain: { type: 'boolean', describe: 'CSV without the BOM and with LF line ends', group: 'Output:' },
-    raw: { type: 'boolean', describe: 'texts that look like formulas (=, +, -, @) are written as they are', group: 'Output:' },
+    raw: {
+      type: 'boolean',
+      describe: 'texts that look like formulas (=, +, -, @) are written as they are',
+      group: 'Output:',
+    },
     where: {
       type: 'string',
       multiple: true,
       value: 'FIELD OPERATOR VALUE',
-      describe: 'a condition (repeatable; all must hold); amounts compared here cost a read of what the others let through (below)',
+      describe:
+        'a condition (repeatable; all must hold); amounts compared here cost a read of what the others let through (below)',
       group: 'Filters (parties, opportunities, kases):',
     },
-    any: { type: 'boolean', describe: 'one of the conditions is enough', group: 'Filters (parties, opportunities, kases):' },
-    'order-by': { type: 'string', value: 'FIELD[:desc]', describe: 'the order of the records', group: 'Filters (parties, opportunities, kases):' },
-    filter: { type: 'string', value: 'FILE', describe: "a filter in the service's shape (YAML or JSON) instead", group: 'Filters (parties, opportunities, kases):' },
+    any: {
+      type: 'boolean',
+      describe: 'one of the conditions is enough',
+      group: 'Filters (parties, opportunities, kases):',
+    },
+    'order-by': {
+      type: 'string',
+      value: 'FIELD[:desc]',
+      describe: 'the order of the records',
+      group: 'Filters (parties, opportunities, kases):',
+    },
+    filter: {
+      type: 'string',
+      value: 'FILE',
+      describe: "a filter in the service's shape (YAML or JSON) instead",
+      group: 'Filters (parties, opportunities, kases):',
+    },
     since: {
       type: 'string',
       value: 'auto|DATE',
-      describe: 'auto (with --state): only what changed since the last complete export, the first run exports everything, deleted ids go to OUT.deleted.csv (or a Deleted sheet); DATE: only what changed since DATE',
+      describe:
+        'auto (with --state): only what changed since the last complete export, the first run exports everything, deleted ids go to OUT.deleted.csv (or a Deleted sheet); DATE: only what changed since DATE',
       group: 'Incremental (parties, opportunities, kases):',
     },
-    state: { type: 'string', value: 'FILE', describe: 'where --since auto keeps the time of the last complete export', group: 'Incremental (parties, opportunities, kases):' },
+    state: {
+      type: 'string',
+      value: 'FILE',
+      describe: 'where --since auto keeps the time of the last complete export',
+      group: 'Incremental (parties, opportunities, kases):',
+    },
     ...connectionFlags,
   },
   async run(args, io) {
     const v = args.values;
     const str = (name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
-    const flags = { cwd: io.cwd, where: (v.where as string[] | undefined) ?? [], mapping: (v.mapping as string[] | undefined) ?? [], any: Boolean(v.any), plain: Boolean(v.plain), raw: Boolean(v.raw) } as ExportFlags;
+    const flags = {
+      cwd: io.cwd,
+      where: (v.where as string[] | undefined) ?? [],
+      mapping: (v.mapping as string[] | undefined) ?? [],
+      any: Boolean(v.any),
+      plain: Boolean(v.plain),
+      raw: Boolean(v.raw),
+    } as ExportFlags;
     refuseArguments('export', args, ['ENTITY']);
     if (args.positionals[0] !== undefined) flags.entity = args.positionals[0];
     for (const [flag, key] of [
@@ -106,11 +160,17 @@ is unchanged).`,
         return EXIT.INTERRUPTED;
       }
       (toStdout ? io.stderr : io.stdout).write(formatExportSummary(summary));
-      if (summary.records === 0 && summary.since === null && (options.where.length > 0 || options.filterFile !== null)) {
+      if (
+        summary.records === 0 &&
+        summary.since === null &&
+        (options.where.length > 0 || options.filterFile !== null)
+      ) {
         // Users, teams and custom fields named in a condition are checked against the account;
         // tags cannot be (the service lists no tags), so a misspelt tag is an empty result.
         const tagged = options.where.some((condition) => /^"?(org\.)?tag"?\s/i.test(condition.trim()));
-        io.stderr.write(`No record matched the filter.${tagged ? ' Tag names are not checked before the export (the service lists no tags): check the spelling of the tag, as the account writes it.' : ''}\n`);
+        io.stderr.write(
+          `No record matched the filter.${tagged ? ' Tag names are not checked before the export (the service lists no tags): check the spelling of the tag, as the account writes it.' : ''}\n`,
+        );
       }
       if (summary.textsCut > 0) {
         io.stderr.write(

@@ -43,7 +43,10 @@ export function parseDuration(value: unknown, flag: string): number | undefined 
   const parts = [...text.matchAll(/(\d+)\s*(ms|min|s|m|h)/g)];
   const rebuilt = parts.map((p) => p[0]).join('');
   if (parts.length === 0 || rebuilt.replace(/\s/g, '') !== text.replace(/\s/g, '')) {
-    throw new FerryError('USAGE', `--${flag} takes a duration such as 30m, 90s or 1h30m, got ${JSON.stringify(String(value))}`);
+    throw new FerryError(
+      'USAGE',
+      `--${flag} takes a duration such as 30m, 90s or 1h30m, got ${JSON.stringify(String(value))}`,
+    );
   }
   const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
   if (ms < 1000) throw new FerryError('USAGE', `--${flag} must be at least 1s, got ${JSON.stringify(String(value))}`);
@@ -66,7 +69,8 @@ export interface V1Flags {
 /** `--v1-format xml|json`. */
 export function v1Format(value: unknown): V1WireFormat {
   const format = value ?? 'xml';
-  if (format !== 'xml' && format !== 'json') throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
+  if (format !== 'xml' && format !== 'json')
+    throw new FerryError('USAGE', `--v1-format takes xml or json, got ${JSON.stringify(String(format))}`);
   return format;
 }
 
@@ -74,8 +78,16 @@ export function v1Format(value: unknown): V1WireFormat {
 export function parseSince(value: unknown): Date | undefined {
   if (value === undefined) return undefined;
   const text = String(value).trim();
-  const moment = /^\d{4}-\d{2}-\d{2}$/.test(text) ? new Date(`${text}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ? new Date(text) : new Date(Number.NaN);
-  if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', `--since takes a date or a time with its zone, such as 2024-05-01 or 2024-05-01T12:00:00Z, got ${JSON.stringify(text)}`);
+  const moment = /^\d{4}-\d{2}-\d{2}$/.test(text)
+    ? new Date(`${text}T00:00:00Z`)
+    : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text)
+      ? new Date(text)
+      : new Date(Number.NaN);
+  if (Number.isNaN(moment.getTime()))
+    throw new FerryError(
+      'USAGE',
+      `--since takes a date or a time with its zone, such as 2024-05-01 or 2024-05-01T12:00:00Z, got ${JSON.stringify(text)}`,
+    );
   return moment;
 }
 
@@ -84,8 +96,20 @@ export function parseSince(value: unknown): Date | undefined {
  * CRM_FERRY_V1_TOKEN, the command's transport settings and `--verbose` log; a source at the
  * address written to, without a token of its own, shares the command's connection.
  */
-export async function v1LiveOf(client: CrmClient, args: ParsedArgs, io: CliIo, v1: V1Flags, transport?: { connections: number; giveUpAfterMs: number }): Promise<V1LiveConnection> {
+export async function v1LiveOf(
+  client: CrmClient,
+  args: ParsedArgs,
+  io: CliIo,
+  v1: V1Flags,
+  transport?: { connections: number; giveUpAfterMs: number },
+): Promise<V1LiveConnection> {
   const { v1LiveConnection } = await import('../client/index.ts');
   const log = connectionOptions(args, io.env).verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {};
-  return v1LiveConnection({ target: client.transport, token: io.env.CRM_FERRY_V1_TOKEN || undefined, format: v1.format, since: v1.since, transport: { ...(transport ?? {}), ...log, stopSignal: io.signal } });
+  return v1LiveConnection({
+    target: client.transport,
+    token: io.env.CRM_FERRY_V1_TOKEN || undefined,
+    format: v1.format,
+    since: v1.since,
+    transport: { ...(transport ?? {}), ...log, stopSignal: io.signal },
+  });
 }

@@ -1,6 +1,14 @@
 import { EXIT, exitCodeFor } from '../errors/index.ts';
 import { fixInInput, fixInRejectsFile } from './rejects-hint.ts';
-import { type ChecklistItem, type ImportEvent, type ImportSummary, KIND_WORDS, type RollbackSummary, type SetupPlan, type SetupReport } from '../load/index.ts';
+import {
+  type ChecklistItem,
+  type ImportEvent,
+  type ImportSummary,
+  KIND_WORDS,
+  type RollbackSummary,
+  type SetupPlan,
+  type SetupReport,
+} from '../load/index.ts';
 import { IMPORT_COUNTS as COUNTS } from '../report/index.ts';
 import { WARNING_CODES, type WarningCounts } from '../mapping/index.ts';
 import { notCarriedLines, type NotCarried, type RejectReason } from '../plan/index.ts';
@@ -12,7 +20,12 @@ import { formatCount } from '../util/index.ts';
  * What a step's records go without or carry in another form, and the columns no field reads:
  * lines shared by the summaries of run and validate, so that both say it the same way.
  */
-export function warningAndColumnLines(warnings: WarningCounts, notCarried: readonly NotCarried[], indent = '  ', file: string | null = null): string[] {
+export function warningAndColumnLines(
+  warnings: WarningCounts,
+  notCarried: readonly NotCarried[],
+  indent = '  ',
+  file: string | null = null,
+): string[] {
   const lines: string[] = [];
   const codes = WARNING_CODES.filter((code) => warnings[code] > 0);
   if (codes.length > 0) {
@@ -32,10 +45,14 @@ const TOP_REASONS = 10;
  */
 export function reasonLines(reasons: readonly RejectReason[], indent = '  '): string[] {
   if (reasons.length === 0) return [];
-  const lines = [reasons.length > TOP_REASONS ? `${indent}top reasons (${TOP_REASONS} of ${reasons.length}):` : `${indent}reasons:`];
+  const lines = [
+    reasons.length > TOP_REASONS ? `${indent}top reasons (${TOP_REASONS} of ${reasons.length}):` : `${indent}reasons:`,
+  ];
   const width = Math.max(...reasons.map((r) => String(r.count).length));
   for (const reason of reasons.slice(0, TOP_REASONS)) {
-    lines.push(`${indent}  ${String(reason.count).padStart(width)}  ${reason.code}: ${reason.example} (first at row ${reason.firstRow})`);
+    lines.push(
+      `${indent}  ${String(reason.count).padStart(width)}  ${reason.code}: ${reason.example} (first at row ${reason.firstRow})`,
+    );
   }
   if (reasons.some((reason) => reason.byService))
     lines.push(
@@ -54,7 +71,9 @@ function plural(count: number, word: string): string {
 function seconds(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const minutes = Math.floor(ms / 60_000);
-  return minutes < 60 ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  return minutes < 60
+    ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`
+    : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 /** What a run's requests go to (or a dry run's would): the account's names, once a run; the set-up's creates; the rows. */
@@ -71,7 +90,10 @@ function written(summary: ImportSummary): number {
 /** The checklist as lines for a person: what to make in the account by hand, and why. */
 function formatChecklist(checklist: readonly ChecklistItem[]): string {
   if (checklist.length === 0) return '';
-  const lines = checklist.map((item) => `  [ ] ${KIND_WORDS[item.kind]} \`${item.name}\`${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`);
+  const lines = checklist.map(
+    (item) =>
+      `  [ ] ${KIND_WORDS[item.kind]} \`${item.name}\`${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`,
+  );
   return `The account lacks ${checklist.length} thing${checklist.length === 1 ? '' : 's'} the interface cannot create; make ${checklist.length === 1 ? 'it' : 'them'} in the service before the run, or the rows that name ${checklist.length === 1 ? 'it' : 'them'} are rejected:\n${lines.join('\n')}\n`;
 }
 
@@ -86,10 +108,14 @@ export function formatSetupPlan(plan: SetupPlan): string {
         : `Set-up: nothing to create: the account has the ${plural(plan.present, 'name')} the plan and its rows use.`,
     );
   } else {
-    lines.push(`Set-up: ${plural(plan.create.length, 'thing')} to create${plan.present > 0 ? ` (${plan.present} found already)` : ''}:`);
+    lines.push(
+      `Set-up: ${plural(plan.create.length, 'thing')} to create${plan.present > 0 ? ` (${plan.present} found already)` : ''}:`,
+    );
     for (const item of plan.create) {
       const where = item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : '';
-      lines.push(`  ${KIND_WORDS[item.kind]} \`${item.name}\`${where} (${item.origin === 'plan' ? 'listed in the plan' : 'named by the rows'})`);
+      lines.push(
+        `  ${KIND_WORDS[item.kind]} \`${item.name}\`${where} (${item.origin === 'plan' ? 'listed in the plan' : 'named by the rows'})`,
+      );
     }
   }
   return `${lines.join('\n')}\n${formatChecklist(plan.checklist)}`;
@@ -100,7 +126,10 @@ export function formatSetupPlan(plan: SetupPlan): string {
  * one line). Items an interrupted set-up had made and this one found are reported as created.
  */
 export function formatSetupReport(report: SetupReport): string {
-  if (report.dryRun) return report.create.length === 0 ? '' : `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
+  if (report.dryRun)
+    return report.create.length === 0
+      ? ''
+      : `Set-up (dry run): ${plural(report.create.length, 'thing')} would be created; nothing was.\n`;
   if (report.created.length === 0) return '';
   return `Set-up: created ${report.created.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\` (id ${c.id})`).join(', ')}.\n`;
 }
@@ -126,31 +155,45 @@ function rejectedHint(rejected: number, retryRejects: boolean): string {
 export function formatImportSummary(summary: ImportSummary, cwd: string, liveReads = 0, namesRead = 'once'): string {
   const lines: string[] = [];
   const dry = summary.dryRun;
-  lines.push(dry ? `Dry run: nothing was written to the account.` : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`);
+  lines.push(
+    dry
+      ? `Dry run: nothing was written to the account.`
+      : `Run ${summary.run} (state: ${shown(summary.stateDir, cwd)})`,
+  );
   if (summary.setup) lines.push(formatSetupReport(summary.setup).trimEnd());
   for (const step of summary.steps) {
     lines.push('', `Step ${step.step}: ${shown(step.inputFile, cwd)} with ${shown(step.mappingFile, cwd)}`);
     for (const [key, label] of COUNTS) {
       const value = step[key];
       if (value === 0 && !['rowsRead', 'created', 'rejected'].includes(key)) continue;
-      const label2 = dry && (key === 'created' || key === 'updated') ? `to ${key === 'created' ? 'create' : 'update'}` : label;
+      const label2 =
+        dry && (key === 'created' || key === 'updated') ? `to ${key === 'created' ? 'create' : 'update'}` : label;
       const file = key === 'rejected' && step.rejectsFile ? `  -> ${shown(step.rejectsFile, cwd)}` : '';
       lines.push(`  ${label2.padEnd(16)}${String(value).padStart(9)}${file}`);
     }
     if (step.successFile) lines.push(`  ${'results'.padEnd(16)}${''.padStart(9)}  -> ${shown(step.successFile, cwd)}`);
-    if (step.missing > 0) lines.push(`  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept, listed in the results as missing; --delete-missing deletes them)`);
+    if (step.missing > 0)
+      lines.push(
+        `  (${plural(step.missing, 'record')} of earlier runs no longer in the input: kept, listed in the results as missing; --delete-missing deletes them)`,
+      );
     // Each row's warnings are in its line of the results file.
     lines.push(...warningAndColumnLines(step.warnings, step.notCarried));
     lines.push(...reasonLines(step.reasons));
   }
   lines.push('');
   if (summary.reconciled.applied + summary.reconciled.notApplied > 0) {
-    lines.push(`Unconfirmed writes of an earlier run: ${summary.reconciled.applied} found applied, ${summary.reconciled.notApplied} not applied (sent again where still needed).`);
+    lines.push(
+      `Unconfirmed writes of an earlier run: ${summary.reconciled.applied} found applied, ${summary.reconciled.notApplied} not applied (sent again where still needed).`,
+    );
   }
   if (dry) {
-    lines.push(`Requests needed: ${formatCount(dry.requests)} (${requestParts(dry.requestsForNames, dry.requestsForSetup, dry.requests)}).`);
+    lines.push(
+      `Requests needed: ${formatCount(dry.requests)} (${requestParts(dry.requestsForNames, dry.requestsForSetup, dry.requests)}).`,
+    );
     if (dry.limitPerHour !== null && dry.estimatedSeconds !== null) {
-      lines.push(`At the account's limit of ${formatCount(dry.limitPerHour)} requests per hour that takes about ${seconds(dry.estimatedSeconds * 1000)}.`);
+      lines.push(
+        `At the account's limit of ${formatCount(dry.limitPerHour)} requests per hour that takes about ${seconds(dry.estimatedSeconds * 1000)}.`,
+      );
     } else {
       lines.push('The service did not say its rate limit; the time depends on it.');
     }
@@ -161,14 +204,24 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
         `Of those, ${plural(dry.lookUps, 'request')} look up ${plural(dry.lookUpValues, 'value')} of match: in the account, up to 50 a request, as the run will; a step whose rows wait for another step's records may need a few more.`,
       );
     }
-    if (liveReads > 0) lines.push(`Reading the old account (v1) took ${plural(liveReads, 'request')} besides, at the old account's own rate limit; the run reads it again.`);
-    for (const sample of dry.samples) lines.push('', `Sample ${sample.action} (step ${sample.step}, key ${sample.key}):`, JSON.stringify(sample.body, null, 2));
+    if (liveReads > 0)
+      lines.push(
+        `Reading the old account (v1) took ${plural(liveReads, 'request')} besides, at the old account's own rate limit; the run reads it again.`,
+      );
+    for (const sample of dry.samples)
+      lines.push(
+        '',
+        `Sample ${sample.action} (step ${sample.step}, key ${sample.key}):`,
+        JSON.stringify(sample.body, null, 2),
+      );
     return `${lines.join('\n')}\n`;
   }
   const count = written(summary);
   const writing = summary.requests - summary.requestsForNames - summary.requestsForSetup;
   const perRecord = count > 0 ? `, ${(writing / count).toFixed(2)} per record written` : '';
-  lines.push(`Requests: ${formatCount(summary.requests)} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests, namesRead)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`);
+  lines.push(
+    `Requests: ${formatCount(summary.requests)} (${requestParts(summary.requestsForNames, summary.requestsForSetup, summary.requests, namesRead)}${perRecord}); elapsed ${seconds(summary.elapsedMs)}.`,
+  );
   if (liveReads > 0) lines.push(`Reading the old account (v1): ${plural(liveReads, 'request')}.`);
   const rejected = summary.steps.reduce((sum, s) => sum + s.rejected, 0);
   if (summary.stopped) {
@@ -180,7 +233,10 @@ export function formatImportSummary(summary: ImportSummary, cwd: string, liveRea
     );
   } else if (summary.interrupted) lines.push('Interrupted. Run the same command again to go on where it stopped.');
   else if (rejected > 0) lines.push(rejectedHint(rejected, summary.retryRejects));
-  else if (summary.limited) lines.push('Sample done: the first rows of each step are in the account (--limit). Run the same command without --limit for the rest.');
+  else if (summary.limited)
+    lines.push(
+      'Sample done: the first rows of each step are in the account (--limit). Run the same command without --limit for the rest.',
+    );
   else if (summary.retryRejects) lines.push('Done: the rows earlier runs rejected are in the account.');
   else lines.push('Done: every row is in the account.');
   return `${lines.join('\n')}\n`;
@@ -229,13 +285,25 @@ export class ImportProgress {
   onEvent = (event: ImportEvent): void => {
     if (this.mode === 'json') {
       const { type } = event;
-      const payload = event.type === 'end' ? { type, summary: { ...event.summary, stopped: event.summary.stopped ? { code: event.summary.stopped.code, message: event.summary.stopped.message } : null } } : event;
+      const payload =
+        event.type === 'end'
+          ? {
+              type,
+              summary: {
+                ...event.summary,
+                stopped: event.summary.stopped
+                  ? { code: event.summary.stopped.code, message: event.summary.stopped.message }
+                  : null,
+              },
+            }
+          : event;
       this.out.write(`${JSON.stringify(payload)}\n`);
       return;
     }
     // Before any write, so that the checklist is read while there is time to act on it.
     if (event.type === 'setup') this.out.write(formatSetupPlan(event.plan));
-    if (event.type === 'start' && !event.dryRun) this.out.write(`Writing ${event.steps.join(', ')} (state: ${event.stateDir})\n`);
+    if (event.type === 'start' && !event.dryRun)
+      this.out.write(`Writing ${event.steps.join(', ')} (state: ${event.stateDir})\n`);
     if (event.type !== 'progress') return;
     const done = event.steps.reduce((sum, s) => sum + s.created + s.updated + s.unchanged + s.matched, 0);
     const rejected = event.steps.reduce((sum, s) => sum + s.rejected, 0);
@@ -244,8 +312,15 @@ export class ImportProgress {
     const g = event.governor;
     const left = g.remaining !== null ? `, ${formatCount(g.remaining)} requests left in the window` : '';
     const waiting = describeWaits(event.waits, Date.now());
-    const paused = waiting !== '' ? `, ${waiting}` : g.pausedUntil !== null && g.pausedUntil > Date.now() ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s` : '';
-    const perStep = event.steps.map((s) => `${s.step} ${formatCount(s.rowsRead)}${s.total === null ? '' : `/${formatCount(s.total)}`}`).join(' | ');
+    const paused =
+      waiting !== ''
+        ? `, ${waiting}`
+        : g.pausedUntil !== null && g.pausedUntil > Date.now()
+          ? `, paused by the rate limit for ${Math.ceil((g.pausedUntil - Date.now()) / 1000)} s`
+          : '';
+    const perStep = event.steps
+      .map((s) => `${s.step} ${formatCount(s.rowsRead)}${s.total === null ? '' : `/${formatCount(s.total)}`}`)
+      .join(' | ');
     const line = `${perStep} | ${done} done, ${rate.toFixed(1)} records/s, ${rejected} rejected${left}${paused}${timeLeft(event, done)}`;
     this.#line?.show(line);
   };
@@ -256,14 +331,28 @@ export class ImportProgress {
   }
 }
 
-const TAG_LISTS: Record<RollbackSummary['tagsLeft'][number]['entity'], string> = { party: 'parties', kase: 'projects', opportunity: 'opportunities' };
+const TAG_LISTS: Record<RollbackSummary['tagsLeft'][number]['entity'], string> = {
+  party: 'parties',
+  kase: 'projects',
+  opportunity: 'opportunities',
+};
 
 export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean): string {
-  if (summary.runs.length === 0) return 'Nothing to roll back: no run in this state that was not rolled back already.\n';
-  const lines = [`${dryRun ? 'Would roll back' : 'Rolled back'} run${summary.runs.length === 1 ? '' : 's'} ${summary.runs.join(', ')}:`];
-  for (const step of summary.steps) lines.push(`  ${step.step.padEnd(20)} ${plural(step.deleted, 'record')} ${dryRun ? 'to delete' : 'deleted'}, ${step.restored} ${dryRun ? 'to restore' : 'restored'}`);
-  if (summary.alreadyGone > 0) lines.push(`${plural(summary.alreadyGone, 'record')} were already gone from the account.`);
-  if (summary.notRestorable > 0) lines.push(`${plural(summary.notRestorable, 'record')} deleted by --delete-missing cannot be brought back; their last values are in the journal.`);
+  if (summary.runs.length === 0)
+    return 'Nothing to roll back: no run in this state that was not rolled back already.\n';
+  const lines = [
+    `${dryRun ? 'Would roll back' : 'Rolled back'} run${summary.runs.length === 1 ? '' : 's'} ${summary.runs.join(', ')}:`,
+  ];
+  for (const step of summary.steps)
+    lines.push(
+      `  ${step.step.padEnd(20)} ${plural(step.deleted, 'record')} ${dryRun ? 'to delete' : 'deleted'}, ${step.restored} ${dryRun ? 'to restore' : 'restored'}`,
+    );
+  if (summary.alreadyGone > 0)
+    lines.push(`${plural(summary.alreadyGone, 'record')} were already gone from the account.`);
+  if (summary.notRestorable > 0)
+    lines.push(
+      `${plural(summary.notRestorable, 'record')} deleted by --delete-missing cannot be brought back; their last values are in the journal.`,
+    );
   if (summary.tagsLeft.length > 0) {
     const lists = summary.tagsLeft.map((t) => `${t.names.join(', ')} (${TAG_LISTS[t.entity]})`).join('; ');
     lines.push(
@@ -276,10 +365,14 @@ export function formatRollbackSummary(summary: RollbackSummary, dryRun: boolean)
     lines.push(
       `Left ${plural(summary.kept.length, 'record')} the journal says ${summary.runs.length === 1 ? 'the run' : 'the runs'} created, because the record in the account is not what ${summary.runs.length === 1 ? 'it' : 'they'} wrote (delete by hand what is meant to go):`,
     );
-    for (const kept of summary.kept.slice(0, 20)) lines.push(`  ${kept.step} ${JSON.stringify(kept.key)}: record ${kept.id}: ${kept.reason}`);
+    for (const kept of summary.kept.slice(0, 20))
+      lines.push(`  ${kept.step} ${JSON.stringify(kept.key)}: record ${kept.id}: ${kept.reason}`);
     if (summary.kept.length > 20) lines.push(`  and ${summary.kept.length - 20} more`);
   }
-  for (const kept of summary.setupKept) lines.push(`Kept ${kept.kind} ${kept.id}, which the set-up created: ${kept.reason}; delete it in the account once nothing uses it.`);
+  for (const kept of summary.setupKept)
+    lines.push(
+      `Kept ${kept.kind} ${kept.id}, which the set-up created: ${kept.reason}; delete it in the account once nothing uses it.`,
+    );
   if (summary.interrupted) lines.push('Interrupted: run the same command again to finish the rollback.');
   if (!dryRun) lines.push(`Requests: ${summary.requests}.`);
   return `${lines.join('\n')}\n`;

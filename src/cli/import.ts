@@ -7,8 +7,25 @@ import { describeRunSource } from '../plan/index.ts';
 import type { ImportEvent, ImportOptionsInput } from '../load/index.ts';
 import { refuseArguments, type CliIo, type Command, type OptionSpec, type ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
-import { formatImportSummary, formatRollbackSummary, formatSetupPlan, formatSetupReport, ImportProgress, importExitCode } from './import-report.ts';
-import { DEFAULT_GIVE_UP_AFTER_MS, inputPath, parseDuration, parseSince, path, type V1Flags, v1Format, v1LiveOf, wholeNumber } from './flags.ts';
+import {
+  formatImportSummary,
+  formatRollbackSummary,
+  formatSetupPlan,
+  formatSetupReport,
+  ImportProgress,
+  importExitCode,
+} from './import-report.ts';
+import {
+  DEFAULT_GIVE_UP_AFTER_MS,
+  inputPath,
+  parseDuration,
+  parseSince,
+  path,
+  type V1Flags,
+  v1Format,
+  v1LiveOf,
+  wholeNumber,
+} from './flags.ts';
 import { version } from './version.ts';
 import { recordUsage, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 
@@ -28,29 +45,54 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   const retry = v['retry-rejects'];
   // `run --retry-rejects plan.yaml`: the word after the flag was read as its file.
   if (typeof retry === 'string' && /\.ya?ml$/i.test(retry) && args.positionals.length === 0) {
-    throw new FerryError('USAGE', `--retry-rejects takes a rejects file, got ${JSON.stringify(retry)}; put the plan before it (\`crm-ferry run PLAN --retry-rejects\`), or give --retry-rejects=FILE`);
+    throw new FerryError(
+      'USAGE',
+      `--retry-rejects takes a rejects file, got ${JSON.stringify(retry)}; put the plan before it (\`crm-ferry run PLAN --retry-rejects\`), or give --retry-rejects=FILE`,
+    );
   }
   let source: ImportOptionsInput['source'];
   let anchor: string;
   if (kind === 'plan') {
-    if (args.positionals.length !== 1) throw new FerryError('USAGE', `run takes one PLAN file, got ${args.positionals.length === 0 ? 'none' : args.positionals.map((p) => JSON.stringify(p)).join(' ')}`);
+    if (args.positionals.length !== 1)
+      throw new FerryError(
+        'USAGE',
+        `run takes one PLAN file, got ${args.positionals.length === 0 ? 'none' : args.positionals.map((p) => JSON.stringify(p)).join(' ')}`,
+      );
     anchor = path(args.positionals[0], cwd) as string;
     source = { kind: 'plan', planFile: anchor };
   } else {
-    if (args.positionals.length > 0) throw new FerryError('USAGE', `import takes no positional arguments (got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}); for a plan use \`crm-ferry run PLAN\``);
+    if (args.positionals.length > 0)
+      throw new FerryError(
+        'USAGE',
+        `import takes no positional arguments (got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}); for a plan use \`crm-ferry run PLAN\``,
+      );
     const mapping = path(v.mapping, cwd);
     const input = inputPath(v.input, cwd);
-    if (mapping === undefined || input === undefined) throw new FerryError('USAGE', 'import needs --mapping M and --input F');
+    if (mapping === undefined || input === undefined)
+      throw new FerryError('USAGE', 'import needs --mapping M and --input F');
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
   }
-  if (v['delete-missing'] && v.since !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone');
-  if (v['delete-missing'] && v.limit !== undefined) throw new FerryError('USAGE', '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone');
+  if (v['delete-missing'] && v.since !== undefined)
+    throw new FerryError(
+      'USAGE',
+      '--delete-missing does not go with --since: a read of what changed cannot tell which records are gone',
+    );
+  if (v['delete-missing'] && v.limit !== undefined)
+    throw new FerryError(
+      'USAGE',
+      '--delete-missing does not go with --limit: a partial read cannot tell which rows are gone',
+    );
   if (v.fresh && v.reconcile)
-    throw new FerryError('USAGE', '--fresh starts a new state, in which --reconcile finds nothing to look up: give one', {
-      hint: 'After JOURNAL_CORRUPT, run with --reconcile alone; to adopt records the account had before any run, use `match:` in the mapping.',
-    });
-  if (retry !== undefined && v.full) throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
+    throw new FerryError(
+      'USAGE',
+      '--fresh starts a new state, in which --reconcile finds nothing to look up: give one',
+      {
+        hint: 'After JOURNAL_CORRUPT, run with --reconcile alone; to adopt records the account had before any run, use `match:` in the mapping.',
+      },
+    );
+  if (retry !== undefined && v.full)
+    throw new FerryError('USAGE', '--retry-rejects and --full ask for opposite things; give one');
   const run: ImportOptionsInput = {
     source,
     stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor, cwd),
@@ -67,8 +109,17 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
   if (concurrency !== undefined) run.concurrency = concurrency;
   const limit = wholeNumber(v.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   if (limit !== undefined) run.limit = limit;
-  const transport = { connections: concurrency ?? 8, giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS };
-  return { run, json: Boolean(v.json), yes: Boolean(v.yes), transport, v1: { format: v1Format(v['v1-format']), since: parseSince(v.since) } };
+  const transport = {
+    connections: concurrency ?? 8,
+    giveUpAfterMs: parseDuration(v['give-up-after'], 'give-up-after') ?? DEFAULT_GIVE_UP_AFTER_MS,
+  };
+  return {
+    run,
+    json: Boolean(v.json),
+    yes: Boolean(v.yes),
+    transport,
+    v1: { format: v1Format(v['v1-format']), since: parseSince(v.since) },
+  };
 }
 
 /**
@@ -80,7 +131,10 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
   if (yes) return 'yes';
   const stdin = process.stdin;
   if (io.stderr !== process.stderr || !stdin.isTTY || !process.stderr.isTTY) {
-    throw new FerryError('USAGE', '--fresh starts over and sets the earlier state aside; add --yes to confirm it in a script');
+    throw new FerryError(
+      'USAGE',
+      '--fresh starts over and sets the earlier state aside; add --yes to confirm it in a script',
+    );
   }
   const rl = createInterface({ input: stdin, output: process.stderr });
   const stop = new AbortController();
@@ -92,7 +146,10 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
   const onSignal = (): void => stop.abort();
   io.signal.addEventListener('abort', onSignal, { once: true });
   try {
-    const answer = await rl.question(`Start over? The state in ${stateDir} is moved aside (records already written stay in the account). [y/N] `, { signal: stop.signal });
+    const answer = await rl.question(
+      `Start over? The state in ${stateDir} is moved aside (records already written stay in the account). [y/N] `,
+      { signal: stop.signal },
+    );
     return /^y(es)?$/i.test(answer.trim()) ? 'yes' : 'no';
   } catch (error) {
     if (!(error instanceof Error && error.name === 'AbortError')) throw error;
@@ -105,7 +162,12 @@ async function confirmFresh(stateDir: string, io: CliIo, yes: boolean): Promise<
   }
 }
 
-async function withClient<T>(args: ParsedArgs, io: CliIo, work: (client: CrmClient, account: AccountIdentity) => Promise<T>, transport?: ImportCommandOptions['transport']): Promise<T> {
+async function withClient<T>(
+  args: ParsedArgs,
+  io: CliIo,
+  work: (client: CrmClient, account: AccountIdentity) => Promise<T>,
+  transport?: ImportCommandOptions['transport'],
+): Promise<T> {
   const { client, session } = await connectWith(args, io, transport);
   try {
     return await work(client, accountOf(client, session?.subdomain));
@@ -123,10 +185,15 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     }
   }
   const tty = !options.json && io.stderr === process.stderr && Boolean(process.stderr.isTTY);
-  const progress = new ImportProgress(options.json ? io.stdout : io.stderr, options.json ? 'json' : tty ? 'tty' : 'lines');
+  const progress = new ImportProgress(
+    options.json ? io.stdout : io.stderr,
+    options.json ? 'json' : tty ? 'tty' : 'lines',
+  );
   const reportFile = reportPath(args, io.cwd);
   const tally = reportFile ? new (await import('../report/index.ts')).ReasonTally() : null;
-  const onEvent = tally ? (event: ImportEvent): void => (tally.onImportEvent(event), progress.onEvent(event)) : progress.onEvent;
+  const onEvent = tally
+    ? (event: ImportEvent): void => (tally.onImportEvent(event), progress.onEvent(event))
+    : progress.onEvent;
   const { runImport } = await import('../load/index.ts');
   const { summary, liveReads, report } = await withClient(
     args,
@@ -135,8 +202,19 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
       const usage = reportFile ? await recordUsage(client) : null;
       const v1Live = await v1LiveOf(client, args, io, options.v1, options.transport);
       try {
-        const summary = await runImport(options.run, { client, account, signal: io.signal, onEvent, progressEveryMs: tty || options.json ? 1000 : 30_000, v1Live });
-        return { summary, liveReads: v1Live.reads, report: usage ? { usage: usage.stop(), account: account.account } : null };
+        const summary = await runImport(options.run, {
+          client,
+          account,
+          signal: io.signal,
+          onEvent,
+          progressEveryMs: tty || options.json ? 1000 : 30_000,
+          v1Live,
+        });
+        return {
+          summary,
+          liveReads: v1Live.reads,
+          report: usage ? { usage: usage.stop(), account: account.account } : null,
+        };
       } finally {
         await v1Live.close();
       }
@@ -150,7 +228,16 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
     const source = options.run.source;
     const plan = describeRunSource(source, (path) => shownPath(path, io.cwd));
     const outcome = formatImportSummary(summary, io.cwd, liveReads).trimEnd().split('\n').at(-1) ?? '';
-    const input = importReport(summary, { command: source.kind === 'plan' ? 'run' : 'import', version: version(), plan, account: report.account, usage: report.usage, outcome, reasons: tally.groups(), shown: (p) => shownPath(p, io.cwd) });
+    const input = importReport(summary, {
+      command: source.kind === 'plan' ? 'run' : 'import',
+      version: version(),
+      plan,
+      account: report.account,
+      usage: report.usage,
+      outcome,
+      reasons: tally.groups(),
+      shown: (p) => shownPath(p, io.cwd),
+    });
     await writeCommandReport(reportFile, input, options.json ? io.stderr : io.stdout, io.cwd);
   }
   // The summary says how far it got; the error (printed and mapped to its exit code in one
@@ -160,26 +247,61 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
 }
 
 const RUN_FLAGS: OptionSpec = {
-  'state-dir': { type: 'string', value: 'DIR', describe: 'journal, lock and results (default: .crm-ferry beside the mapping or plan; for a ready-made one, .crm-ferry/NAME in the current folder)' },
-  concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64, each with its connection (default 8)' },
-  'give-up-after': { type: 'string', value: 'TIME', describe: 'the longest the run waits for the service at a time (an outage, a rate-limit pause, one answer of a live v1 source), e.g. 30m, 90s, 2h (default 1h5m)' },
+  'state-dir': {
+    type: 'string',
+    value: 'DIR',
+    describe:
+      'journal, lock and results (default: .crm-ferry beside the mapping or plan; for a ready-made one, .crm-ferry/NAME in the current folder)',
+  },
+  concurrency: {
+    type: 'string',
+    value: 'N',
+    describe: 'requests under way at once, 1 to 64, each with its connection (default 8)',
+  },
+  'give-up-after': {
+    type: 'string',
+    value: 'TIME',
+    describe:
+      'the longest the run waits for the service at a time (an outage, a rate-limit pause, one answer of a live v1 source), e.g. 30m, 90s, 2h (default 1h5m)',
+  },
   limit: { type: 'string', value: 'N', describe: 'only the first N rows of each step: a sample migration' },
   'dry-run': { type: 'boolean', describe: 'map, resolve names, count the requests and the time; write nothing' },
   full: { type: 'boolean', describe: 'write every row again, even those unchanged since the last run' },
-  'delete-missing': { type: 'boolean', describe: 'delete the records of rows no longer in the input (listed otherwise)' },
+  'delete-missing': {
+    type: 'boolean',
+    describe: 'delete the records of rows no longer in the input (listed otherwise)',
+  },
   'retry-rejects': {
     type: 'string',
     optionalValue: true,
     value: 'FILE',
-    describe: "only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate's or a run's; in a plan, <step>.rejects.csv is that step's)",
+    describe:
+      "only the rows earlier runs rejected, from the fixed input (a plain run takes them again too); with FILE, from a rejects file fixed and fed back (validate's or a run's; in a plan, <step>.rejects.csv is that step's)",
   },
-  strict: { type: 'boolean', describe: "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users, teams, project stages or lost reasons the rows name" },
+  strict: {
+    type: 'boolean',
+    describe:
+      "with a plan's setup: stop before any write (exit 2) when the account lacks custom fields, task categories, users, teams, project stages or lost reasons the rows name",
+  },
   fresh: { type: 'boolean', describe: 'start over; the earlier state is moved aside (asks; --yes in scripts)' },
-  reconcile: { type: 'boolean', describe: 'look up in the account every row the journal does not know before creating it (after JOURNAL_CORRUPT: a journal cut short or replaced)' },
+  reconcile: {
+    type: 'boolean',
+    describe:
+      'look up in the account every row the journal does not know before creating it (after JOURNAL_CORRUPT: a journal cut short or replaced)',
+  },
   yes: { type: 'boolean', describe: "answer yes to --fresh's question" },
   json: { type: 'boolean', describe: 'one JSON event per line on stdout' },
-  'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (v1+https://HOST, token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
-  since: { type: 'string', value: 'TIME', describe: "live v1 input: only records changed after TIME (2024-05-01, 2024-05-01T12:00:00Z), by the list's lastmodified" },
+  'v1-format': {
+    type: 'string',
+    value: 'F',
+    describe: 'live v1 input (v1+https://HOST, token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json',
+  },
+  since: {
+    type: 'string',
+    value: 'TIME',
+    describe:
+      "live v1 input: only records changed after TIME (2024-05-01, 2024-05-01T12:00:00Z), by the list's lastmodified",
+  },
   ...reportFlag,
   ...connectionFlags,
 };
@@ -202,7 +324,12 @@ Maps every row of F with M and writes it into the account.`,
   epilog: RUN_EPILOG,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping file', group: 'Input:' },
-    input: { type: 'string', value: 'F', describe: 'the file to import, or v1+https://HOST to read a live legacy account', group: 'Input:' },
+    input: {
+      type: 'string',
+      value: 'F',
+      describe: 'the file to import, or v1+https://HOST to read a live legacy account',
+      group: 'Input:',
+    },
     ...RUN_FLAGS,
   },
   async run(args, io) {
@@ -230,7 +357,11 @@ Deletes the records the last run created (people before their organisations) and
 updated back to their earlier values. Run it again to go one run further back; an interrupted
 rollback is finished by running it again.`,
   options: {
-    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder, as given to run or import (default: as run finds it from the plan or mapping named)' },
+    'state-dir': {
+      type: 'string',
+      value: 'DIR',
+      describe: 'the state folder, as given to run or import (default: as run finds it from the plan or mapping named)',
+    },
     all: { type: 'boolean', describe: 'undo every run kept in the state' },
     'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
@@ -245,7 +376,8 @@ rollback is finished by running it again.`,
     // As with `run`: --state-dir, when given, names the state; the plan or mapping only says where
     // its default folder is.
     const stateDir = given ?? (named !== undefined ? defaultStateDir(named, io.cwd) : undefined);
-    if (stateDir === undefined) throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
+    if (stateDir === undefined)
+      throw new FerryError('USAGE', 'rollback needs the PLAN (or mapping) of the run, or --state-dir DIR');
     const dryRun = Boolean(v['dry-run']);
     const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
     const reportFile = reportPath(args, io.cwd);
@@ -256,7 +388,10 @@ rollback is finished by running it again.`,
       io,
       async (client, account) => {
         const usage = reportFile ? await recordUsage(client) : null;
-        const summary = await runRollback({ stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) }, { client, account, signal: io.signal });
+        const summary = await runRollback(
+          { stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) },
+          { client, account, signal: io.signal },
+        );
         return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
       },
       { connections: concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS },
@@ -270,7 +405,14 @@ rollback is finished by running it again.`,
         .split('\n')
         .filter((line) => !line.startsWith('Requests:'))
         .join(' ');
-      const input = rollbackReport(summary, { version: version(), plan: shownPath(stateDir, io.cwd), account: report.account, usage: report.usage, outcome, elapsedMs: Date.now() - started });
+      const input = rollbackReport(summary, {
+        version: version(),
+        plan: shownPath(stateDir, io.cwd),
+        account: report.account,
+        usage: report.usage,
+        outcome,
+        elapsedMs: Date.now() - started,
+      });
       await writeCommandReport(reportFile, input, io.stdout, io.cwd);
     }
     return summary.interrupted ? EXIT.INTERRUPTED : EXIT.OK;
@@ -289,8 +431,15 @@ removes what it created.`,
   epilog: `Exit code 0 when done, 2 for bad usage or input (and under --strict when the checklist is not
 empty: nothing is created then), 4 when the service refused or could not be reached.`,
   options: {
-    'state-dir': { type: 'string', value: 'DIR', describe: 'journal of what was created (default: the state folder `run` uses for the plan)' },
-    strict: { type: 'boolean', describe: 'stop before any write (exit 2) when the checklist of what the interface cannot create is not empty' },
+    'state-dir': {
+      type: 'string',
+      value: 'DIR',
+      describe: 'journal of what was created (default: the state folder `run` uses for the plan)',
+    },
+    strict: {
+      type: 'boolean',
+      describe: 'stop before any write (exit 2) when the checklist of what the interface cannot create is not empty',
+    },
     'dry-run': { type: 'boolean', describe: 'say what would be created, create nothing' },
     ...connectionFlags,
   },
@@ -302,7 +451,12 @@ empty: nothing is created then), 4 when the service refused or could not be reac
     const { runSetup } = await import('../load/index.ts');
     const report = await withClient(args, io, (client, account) =>
       runSetup(
-        { planFile, stateDir: path(v['state-dir'], io.cwd) ?? defaultStateDir(planFile, io.cwd), dryRun: Boolean(v['dry-run']), strict: Boolean(v.strict) },
+        {
+          planFile,
+          stateDir: path(v['state-dir'], io.cwd) ?? defaultStateDir(planFile, io.cwd),
+          dryRun: Boolean(v['dry-run']),
+          strict: Boolean(v.strict),
+        },
         { client, account, signal: io.signal, onPlan: (plan) => io.stderr.write(formatSetupPlan(plan)) },
       ),
     );

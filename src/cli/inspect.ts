@@ -1,7 +1,13 @@
 import { isAbsolute, resolve } from 'node:path';
 import { isV1LiveInput, printable, printableLines } from '../util/index.ts';
 import { EXIT, FerryError } from '../errors/index.ts';
-import { describeDelimiter, type InspectOptions, type InspectReport, normalizeDelimiter, normalizeHeaderRow } from '../sources/index.ts';
+import {
+  describeDelimiter,
+  type InspectOptions,
+  type InspectReport,
+  normalizeDelimiter,
+  normalizeHeaderRow,
+} from '../sources/index.ts';
 import type { Command, ParsedArgs } from './command.ts';
 
 /** Builds the library options from the flags; every flag error is a USAGE error. */
@@ -56,12 +62,17 @@ export function formatInspectReport(report: InspectReport): string {
   };
   field('File', report.file);
   field('Format', `${report.format} (${report.formatReason})`);
-  if (report.sheets) field('Sheets', `${report.sheets.map((s) => JSON.stringify(s)).join(', ')}; reading ${JSON.stringify(report.sheet)}`);
+  if (report.sheets)
+    field(
+      'Sheets',
+      `${report.sheets.map((s) => JSON.stringify(s)).join(', ')}; reading ${JSON.stringify(report.sheet)}`,
+    );
   if (report.encoding !== undefined) {
     const basis = report.encodingBasis ? ENCODING_BASIS[report.encodingBasis] : '';
     field('Encoding', `${report.encoding}${report.bom ? ' with BOM' : ''} (${basis})`);
   }
-  if (report.delimiter !== undefined) field('Delimiter', `${describeDelimiter(report.delimiter)} (${report.delimiterBasis})`);
+  if (report.delimiter !== undefined)
+    field('Delimiter', `${describeDelimiter(report.delimiter)} (${report.delimiterBasis})`);
   if (report.headerRow !== undefined) field('Header row', String(report.headerRow));
   field('Rows', String(report.rowCount));
   field('Row errors', String(report.errorCount));
@@ -73,7 +84,9 @@ export function formatInspectReport(report: InspectReport): string {
   lines.push(`  ${pad('#', numberWidth)}  ${pad('Name', nameWidth)}  ${pad('Filled', 7)}  Samples`);
   report.columns.forEach((column, index) => {
     const samples = column.samples.map((s) => JSON.stringify(s)).join(', ');
-    lines.push(`  ${pad(String(index + 1), numberWidth)}  ${pad(printable(column.name), nameWidth)}  ${pad(`${column.fillRate.toFixed(1)}%`, 7)}  ${samples}`);
+    lines.push(
+      `  ${pad(String(index + 1), numberWidth)}  ${pad(printable(column.name), nameWidth)}  ${pad(`${column.fillRate.toFixed(1)}%`, 7)}  ${samples}`,
+    );
   });
   if (report.findings.length > 0) {
     lines.push('');
@@ -82,12 +95,21 @@ export function formatInspectReport(report: InspectReport): string {
   }
   if (report.warningCount > 0) {
     lines.push('');
-    lines.push(report.warningCount > report.warnings.length ? `Warnings (first ${report.warnings.length} of ${report.warningCount}):` : `Warnings (${report.warningCount}):`);
-    for (const w of report.warnings) lines.push(`  row ${w.row}${w.line === undefined ? '' : `, line ${w.line}`}: [${w.code}] ${w.message}`);
+    lines.push(
+      report.warningCount > report.warnings.length
+        ? `Warnings (first ${report.warnings.length} of ${report.warningCount}):`
+        : `Warnings (${report.warningCount}):`,
+    );
+    for (const w of report.warnings)
+      lines.push(`  row ${w.row}${w.line === undefined ? '' : `, line ${w.line}`}: [${w.code}] ${w.message}`);
   }
   if (report.errorCount > 0) {
     lines.push('');
-    lines.push(report.errorCount > report.errors.length ? `Row errors (first ${report.errors.length} of ${report.errorCount}):` : `Row errors (${report.errorCount}):`);
+    lines.push(
+      report.errorCount > report.errors.length
+        ? `Row errors (first ${report.errors.length} of ${report.errorCount}):`
+        : `Row errors (${report.errorCount}):`,
+    );
     for (const e of report.errors) {
       const where = `${e.sheet === undefined ? '' : `sheet ${JSON.stringify(e.sheet)}, `}row ${e.row}${e.line === undefined ? '' : `, line ${e.line}`}`;
       lines.push(`  ${where}: [${e.code}] ${e.message}`);
@@ -108,9 +130,21 @@ whose dates read in two orders (03/04/2024 beside 25/04/2024, or 25/04/2024 besi
   epilog: 'Exit code 0, or 3 when some rows cannot be read.',
   options: {
     sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number (default: the first sheet)' },
-    encoding: { type: 'string', value: 'E', describe: 'CSV: utf-8, utf-16le, utf-16be, windows-1252, latin1 ... (default: detected)' },
-    delimiter: { type: 'string', value: 'D', describe: 'CSV: one character, or tab, comma, semicolon, pipe (default: detected)' },
-    'header-row': { type: 'string', value: 'N|none', describe: 'row holding the column names (default 1); none names them column1, column2 ...' },
+    encoding: {
+      type: 'string',
+      value: 'E',
+      describe: 'CSV: utf-8, utf-16le, utf-16be, windows-1252, latin1 ... (default: detected)',
+    },
+    delimiter: {
+      type: 'string',
+      value: 'D',
+      describe: 'CSV: one character, or tab, comma, semicolon, pipe (default: detected)',
+    },
+    'header-row': {
+      type: 'string',
+      value: 'N|none',
+      describe: 'row holding the column names (default 1); none names them column1, column2 ...',
+    },
     json: { type: 'boolean', describe: 'print the report as JSON' },
   },
   async run(args, io) {

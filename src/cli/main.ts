@@ -12,7 +12,9 @@ export function reportError(error: unknown, io: CliIo): number {
     if (error.hint) io.stderr.write(`  ${printableLines(error.hint)}\n`);
   } else {
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    io.stderr.write(`internal error: this is a bug in crm-ferry. Please report it with the command you ran and this text:\n${text}\n`);
+    io.stderr.write(
+      `internal error: this is a bug in crm-ferry. Please report it with the command you ran and this text:\n${text}\n`,
+    );
   }
   return exitCodeFor(error);
 }
@@ -44,7 +46,8 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
   // The first Ctrl-C asks the command to stop cleanly; a second one ends the process at once.
   // Stopped by SIGTERM, the interrupted exit code says so (143).
   let stoppedBy: NodeJS.Signals | null = null;
-  const interrupted = (code: number): number => (code === EXIT.INTERRUPTED && stoppedBy === 'SIGTERM' ? EXIT.TERMINATED : code);
+  const interrupted = (code: number): number =>
+    code === EXIT.INTERRUPTED && stoppedBy === 'SIGTERM' ? EXIT.TERMINATED : code;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (controller.signal.aborted) process.exit(interrupted(EXIT.INTERRUPTED));
     stoppedBy = signal;
@@ -68,14 +71,17 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
         io.stdout.write(`${outcome.overview}\n`);
         return EXIT.INVALID_INPUT;
       case 'usage-error':
-        io.stderr.write(`${printableLines(outcome.message)}\n${outcome.after.startsWith('Run ') ? '' : '\n'}${outcome.after}\n`);
+        io.stderr.write(
+          `${printableLines(outcome.message)}\n${outcome.after.startsWith('Run ') ? '' : '\n'}${outcome.after}\n`,
+        );
         return EXIT.INVALID_INPUT;
       case 'run':
         return interrupted(await outcome.command.run(outcome.args, io));
     }
   } catch (error) {
     // Interrupted while waiting (a login's browser step, a pause): not a bug, and nothing to show.
-    if (io.signal.aborted && error instanceof Error && error.name === 'AbortError') return interrupted(EXIT.INTERRUPTED);
+    if (io.signal.aborted && error instanceof Error && error.name === 'AbortError')
+      return interrupted(EXIT.INTERRUPTED);
     return reportError(error, io);
   } finally {
     process.off('SIGINT', onSignal);

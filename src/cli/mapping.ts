@@ -21,9 +21,23 @@ async function writeOut(io: CliIo, out: string | undefined, text: string, replac
     await writeFile(pathIn(io, out), text, { flag: replace ? 'w' : 'wx' });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new FerryError('USAGE', `${out} already exists; nothing was written`, { cause: error, hint: 'Give another --out, or --force to replace the file.' });
-    const why = code === 'ENOENT' ? 'its folder does not exist' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message;
-    throw new FerryError('USAGE', `cannot write ${out}: ${why}`, { cause: error, hint: 'Give --out a file in a folder you can write to.' });
+    if (code === 'EEXIST')
+      throw new FerryError('USAGE', `${out} already exists; nothing was written`, {
+        cause: error,
+        hint: 'Give another --out, or --force to replace the file.',
+      });
+    const why =
+      code === 'ENOENT'
+        ? 'its folder does not exist'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a folder'
+            : (error as Error).message;
+    throw new FerryError('USAGE', `cannot write ${out}: ${why}`, {
+      cause: error,
+      hint: 'Give --out a file in a folder you can write to.',
+    });
   }
   io.stderr.write(`wrote ${out}\n`);
 }
@@ -93,13 +107,23 @@ opportunities as opportunities). A file that has every column of a ready-made ma
 HubSpot, Salesforce and Pipedrive exports in mappings/) starts from that mapping instead, and
 says so.`,
   options: {
-    entity: { type: 'string', value: 'E', describe: "party, kase, opportunity, entry or task (default: a legacy export's own kind of records, else party)" },
+    entity: {
+      type: 'string',
+      value: 'E',
+      describe: "party, kase, opportunity, entry or task (default: a legacy export's own kind of records, else party)",
+    },
     out: { type: 'string', value: 'FILE', describe: 'write the draft to FILE instead of standard output' },
     sheet: { type: 'string', value: 'S', describe: 'XLSX: sheet name or 1-based number' },
     'header-row': { type: 'string', value: 'N|none', describe: 'row holding the column names (default 1)' },
     force: { type: 'boolean', describe: 'replace the --out file if it exists (otherwise it is left alone)' },
-    draft: { type: 'boolean', describe: 'draft from the columns even when a ready-made mapping (HubSpot, Salesforce, Pipedrive) reads the file' },
-    online: { type: 'boolean', describe: "map columns to the account's custom fields (needs a connection; one request)" },
+    draft: {
+      type: 'boolean',
+      describe: 'draft from the columns even when a ready-made mapping (HubSpot, Salesforce, Pipedrive) reads the file',
+    },
+    online: {
+      type: 'boolean',
+      describe: "map columns to the account's custom fields (needs a connection; one request)",
+    },
     ...connectionFlags,
   },
   async run(args, io) {
@@ -111,13 +135,20 @@ says so.`,
     if (args.values.online) {
       // The entity's custom fields decide where the other columns go: read once the entity is known.
       const { ENTITY_PLURAL } = await import('../mapping/index.ts');
-      const fieldEntity = (ENTITY_PLURAL as Partial<Record<Entity, 'parties' | 'kases' | 'opportunities'>>)[draft.entity];
+      const fieldEntity = (ENTITY_PLURAL as Partial<Record<Entity, 'parties' | 'kases' | 'opportunities'>>)[
+        draft.entity
+      ];
       if (fieldEntity !== undefined) {
         const { client } = await connectWith(args, io);
         try {
           const { readCatalogPart } = await import('../client/index.ts');
           const part = await readCatalogPart(client, { fieldDefinitions: [fieldEntity], users: false, teams: false });
-          draft = await draftMapping(pathIn(io, file), { ...options, entity: draft.entity, customFields: part.fieldDefinitions[fieldEntity] ?? [], signal: io.signal });
+          draft = await draftMapping(pathIn(io, file), {
+            ...options,
+            entity: draft.entity,
+            customFields: part.fieldDefinitions[fieldEntity] ?? [],
+            signal: io.signal,
+          });
         } finally {
           await client.close();
         }
@@ -135,23 +166,40 @@ says so.`,
       await compileMapping(parseMapping(yaml, name), { file: name, baseDir: io.cwd });
     } catch (error) {
       if (!(error instanceof FerryError)) throw error;
-      throw new FerryError('INTERNAL', `crm-ferry drafted a mapping for ${basename(file)} that it cannot load itself (${error.code}: ${error.message}); nothing was written`, {
-        cause: error,
-        hint: "This is a bug in crm-ferry: please report it with the file's header row. Meanwhile write the mapping by hand (docs/mapping.md).",
-      });
+      throw new FerryError(
+        'INTERNAL',
+        `crm-ferry drafted a mapping for ${basename(file)} that it cannot load itself (${error.code}: ${error.message}); nothing was written`,
+        {
+          cause: error,
+          hint: "This is a bug in crm-ferry: please report it with the file's header row. Meanwhile write the mapping by hand (docs/mapping.md).",
+        },
+      );
     }
     await writeOut(io, out, yaml, Boolean(args.values.force));
     if (ready && fits) {
-      io.stderr.write(`the columns match the ready-made ${ready.name} (it reads ${ready.reads} of the ${draft.header.length} columns): started from it; --draft drafts from the columns instead\n`);
+      io.stderr.write(
+        `the columns match the ready-made ${ready.name} (it reads ${ready.reads} of the ${draft.header.length} columns): started from it; --draft drafts from the columns instead\n`,
+      );
       return EXIT.OK;
     }
-    if (draft.entityReason) io.stderr.write(printableLines(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`));
-    io.stderr.write(printableLines(`mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${listSome(draft.unmatched)}` : ''}\n`));
+    if (draft.entityReason)
+      io.stderr.write(
+        printableLines(`drafted as ${draft.entity}: ${draft.entityReason} (--entity to choose another)\n`),
+      );
+    io.stderr.write(
+      printableLines(
+        `mapped ${draft.matched.length} of ${draft.header.length} columns; key ${draft.key}${draft.unmatched.length ? `; not mapped: ${listSome(draft.unmatched)}` : ''}\n`,
+      ),
+    );
     if (draft.organisations) io.stderr.write(printableLines(`drafted as organisations: ${draft.organisations}\n`));
     if (draft.notCarried.length > 0) {
       io.stderr.write(`not carried (under leaveOut:, the entry to add as a comment):\n`);
-      for (const { column, why } of draft.notCarried.slice(0, NOT_CARRIED_SHOWN)) io.stderr.write(printableLines(`  ${JSON.stringify(column)}: ${why}\n`));
-      if (draft.notCarried.length > NOT_CARRIED_SHOWN) io.stderr.write(`  and ${formatCount(draft.notCarried.length - NOT_CARRIED_SHOWN)} more (listed in the draft)\n`);
+      for (const { column, why } of draft.notCarried.slice(0, NOT_CARRIED_SHOWN))
+        io.stderr.write(printableLines(`  ${JSON.stringify(column)}: ${why}\n`));
+      if (draft.notCarried.length > NOT_CARRIED_SHOWN)
+        io.stderr.write(
+          `  and ${formatCount(draft.notCarried.length - NOT_CARRIED_SHOWN)} more (listed in the draft)\n`,
+        );
     }
     if (draft.leftOut.length > 0) {
       io.stderr.write(

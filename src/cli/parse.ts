@@ -11,7 +11,11 @@ import { version } from './version.ts';
  * - `run`: a command and its parsed flags;
  * - `nothing`: no command at all (the overview, exit 2).
  */
-export type ParseOutcome = { kind: 'output'; text: string } | { kind: 'usage-error'; message: string; after: string } | { kind: 'run'; command: Command; args: ParsedArgs } | { kind: 'nothing'; overview: string };
+export type ParseOutcome =
+  | { kind: 'output'; text: string }
+  | { kind: 'usage-error'; message: string; after: string }
+  | { kind: 'run'; command: Command; args: ParsedArgs }
+  | { kind: 'nothing'; overview: string };
 
 /** The key yargs answers completions on; the scripts of `crm-ferry completion` call it. */
 export const COMPLETION_KEY = '--get-yargs-completions';
@@ -77,7 +81,13 @@ export function reflow(text: string): string {
   const lines: string[] = [];
   for (const line of text.trimEnd().split('\n')) {
     const last = lines.at(-1);
-    const joins = last !== undefined && last !== '' && line !== '' && !/^\s/.test(last) && !/^\s/.test(line) && !last.startsWith('Usage:');
+    const joins =
+      last !== undefined &&
+      last !== '' &&
+      line !== '' &&
+      !/^\s/.test(last) &&
+      !/^\s/.test(line) &&
+      !last.startsWith('Usage:');
     if (joins) lines[lines.length - 1] = `${last} ${line}`;
     else lines.push(line);
   }
@@ -88,7 +98,12 @@ function configure(y: Argv, command: Command): Argv {
   y.usage(reflow(command.usage));
   if (command.epilog) y.epilog(reflow(command.epilog));
   for (const [key, def] of Object.entries(command.options)) {
-    y.option(key, { type: def.type, requiresArg: def.type === 'string' && !def.optionalValue, describe: describe(def), group: def.group ?? 'Options:' });
+    y.option(key, {
+      type: def.type,
+      requiresArg: def.type === 'string' && !def.optionalValue,
+      describe: describe(def),
+      group: def.group ?? 'Options:',
+    });
   }
   return y;
 }
@@ -124,7 +139,10 @@ function addCommands(y: Argv, loaded: Map<string, Command>, state: ParserState):
       g.usage(`Usage: crm-ferry ${first} <command> [options]`);
       for (const member of members) leaf(member, member.name.split(' ')[1] as string, g);
       const names = members.map((m) => m.name.split(' ')[1] as string);
-      return g.demandCommand(1, `crm-ferry ${first} needs a command: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`);
+      return g.demandCommand(
+        1,
+        `crm-ferry ${first} needs a command: ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`,
+      );
     });
   }
 }
@@ -136,7 +154,9 @@ function addCommands(y: Argv, loaded: Map<string, Command>, state: ParserState):
  * internal methods yargs gives its own parts; when a later yargs has neither, nothing changes.
  */
 function skipHelpCache(y: Argv): void {
-  const internal = y as Argv & { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } };
+  const internal = y as Argv & {
+    getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } };
+  };
   const usage = internal.getInternalMethods?.().getUsageInstance?.();
   if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
@@ -158,7 +178,9 @@ async function buildParser(words: string[], state: ParserState, width?: number):
     .help('help', 'show this help')
     .alias('help', 'h');
   // The value's shape (`<N>`) says more than yargs's [string]; usageConfiguration is newer than @types/yargs 17.0.
-  (y as Argv & { usageConfiguration(config: { 'hide-types': boolean }): Argv }).usageConfiguration({ 'hide-types': true });
+  (y as Argv & { usageConfiguration(config: { 'hide-types': boolean }): Argv }).usageConfiguration({
+    'hide-types': true,
+  });
   y.wrap(Math.min(HELP_WIDTH, width ?? HELP_WIDTH));
   addCommands(y, loaded, state);
   skipHelpCache(y);
@@ -187,7 +209,11 @@ function booleanWithValue(command: Command, argv: string[]): string | undefined 
   const end = argv.indexOf('--');
   return (end < 0 ? argv : argv.slice(0, end)).find((word) => {
     const match = /^--([^=]+)=(.*)$/s.exec(word);
-    return match !== null && command.options[match[1] as string]?.type === 'boolean' && !['true', 'false'].includes(match[2] as string);
+    return (
+      match !== null &&
+      command.options[match[1] as string]?.type === 'boolean' &&
+      !['true', 'false'].includes(match[2] as string)
+    );
   });
 }
 
@@ -209,29 +235,48 @@ function nearest(typed: string, names: string[]): string | undefined {
 }
 
 /** yargs's failure messages, said the way a person can act on them, with the closest option named on the first line. */
-function usageError(message: string, argv: string[], state: ParserState, loaded: Command | undefined, overview: string): ParseOutcome {
+function usageError(
+  message: string,
+  argv: string[],
+  state: ParserState,
+  loaded: Command | undefined,
+  overview: string,
+): ParseOutcome {
   const where = state.context ? `crm-ferry ${state.context}` : 'crm-ferry';
   const after = `Run '${where} --help' for its options.`;
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown) {
     const key = (unknown[1] as string).split(', ')[0] as string;
     // The option as typed, without its value: `--tokn=SECRET` must not print the secret.
-    const typed = argv.find((word) => /^-{1,2}[^-]/.test(word) && word.replace(/^-+/, '').split('=')[0] === key)?.split('=')[0] ?? `--${key}`;
+    const typed =
+      argv.find((word) => /^-{1,2}[^-]/.test(word) && word.replace(/^-+/, '').split('=')[0] === key)?.split('=')[0] ??
+      `--${key}`;
     const best = nearest(key, [...Object.keys(loaded?.options ?? {}), 'help', 'version']);
-    return { kind: 'usage-error', message: `${where}: unknown option ${typed}${best ? `; did you mean --${best}?` : ''}`, after };
+    return {
+      kind: 'usage-error',
+      message: `${where}: unknown option ${typed}${best ? `; did you mean --${best}?` : ''}`,
+      after,
+    };
   }
   const missing = /^Not enough arguments following: (.+)$/.exec(message);
   if (missing) {
     // `--where '-x'`: yargs takes a word starting with '-' for an option; the `=` form is read as a value.
     const flag = `--${missing[1]}`;
     const next = argv[argv.indexOf(flag) + 1];
-    const dashed = next !== undefined && next.startsWith('-') && next !== '--' ? `; for a value starting with '-', write ${flag}=${next}` : '';
+    const dashed =
+      next !== undefined && next.startsWith('-') && next !== '--'
+        ? `; for a value starting with '-', write ${flag}=${next}`
+        : '';
     return { kind: 'usage-error', message: `${where}: ${flag} needs a value${dashed}`, after };
   }
   const recommended = /^Did you mean (.+)\?$/.exec(message);
   if (recommended) {
     const meant = state.context ? `${state.context} ${recommended[1]}` : recommended[1];
-    return { kind: 'usage-error', message: `unknown command: ${commandWords(argv, state)}; did you mean \`crm-ferry ${meant}\`?`, after: overview };
+    return {
+      kind: 'usage-error',
+      message: `unknown command: ${commandWords(argv, state)}; did you mean \`crm-ferry ${meant}\`?`,
+      after: overview,
+    };
   }
   return { kind: 'usage-error', message: message.startsWith('crm-ferry') ? message : `${where}: ${message}`, after };
 }
@@ -293,9 +338,15 @@ export async function parseCommandLine(rawArgv: string[], width?: number): Promi
     const word = commandWords(argv, state);
     const inGroup = state.context !== undefined && !commands.some((c) => c.name === state.context);
     if ((word !== '' && !state.context) || (inGroup && word.includes(' ') && !word.split(' ')[1]?.startsWith('-'))) {
-      const names = inGroup ? commands.map((c) => c.name) : [...new Set(commands.map((c) => c.name.split(' ')[0] as string))];
+      const names = inGroup
+        ? commands.map((c) => c.name)
+        : [...new Set(commands.map((c) => c.name.split(' ')[0] as string))];
       const meant = nearest(word, names);
-      return { kind: 'usage-error', message: `unknown command: ${word}${meant ? `; did you mean \`crm-ferry ${meant}\`?` : ''}`, after: await overview() };
+      return {
+        kind: 'usage-error',
+        message: `unknown command: ${word}${meant ? `; did you mean \`crm-ferry ${meant}\`?` : ''}`,
+        after: await overview(),
+      };
     }
     return { kind: 'output', text: output };
   }

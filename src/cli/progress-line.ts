@@ -44,10 +44,16 @@ export type ShownWait = TransportWait & { of: 'account' | 'old account' };
  * Empty when nothing waits.
  */
 export function describeWaits(waits: readonly ShownWait[], now: number): string {
-  const longest = waits.reduce<ShownWait | null>((best, wait) => (wait.until > now && (best === null || wait.until > best.until) ? wait : best), null);
+  const longest = waits.reduce<ShownWait | null>(
+    (best, wait) => (wait.until > now && (best === null || wait.until > best.until) ? wait : best),
+    null,
+  );
   if (longest === null) return '';
   const left = formatDuration(Math.max(1000, longest.until - now));
   const whose = longest.of === 'old account' ? "the old account's" : 'the';
-  if (longest.reason === 'rate-limit') return longest.detail === 'Retry-After' ? `waiting ${left} for ${whose} rate limit (Retry-After)` : `waiting ${left} for ${whose} rate limit to reset`;
+  if (longest.reason === 'rate-limit')
+    return longest.detail === 'Retry-After'
+      ? `waiting ${left} for ${whose} rate limit (Retry-After)`
+      : `waiting ${left} for ${whose} rate limit to reset`;
   return `waiting ${left} for ${longest.of === 'old account' ? 'the old account' : 'the service'} to answer again (${longest.detail})`;
 }

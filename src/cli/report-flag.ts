@@ -7,15 +7,25 @@ import type { OptionSpec, ParsedArgs } from './command.ts';
 
 /** `--report FILE.html`, for the commands that write a report (run, import, verify, rollback). */
 export const reportFlag: OptionSpec = {
-  report: { type: 'string', value: 'FILE.html', describe: 'also write a self-contained HTML report of the run (counts, reasons, requests over time), for the customer' },
+  report: {
+    type: 'string',
+    value: 'FILE.html',
+    describe:
+      'also write a self-contained HTML report of the run (counts, reasons, requests over time), for the customer',
+  },
 };
 
 /** The report's path, resolved against the folder the command runs in; undefined without --report. */
 export function reportPath(args: ParsedArgs, cwd: string): string | undefined {
   const value = args.values.report;
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw new FerryError('USAGE', '--report needs a file name, e.g. --report migration.html');
-  if (!/\.html?$/i.test(value)) throw new FerryError('USAGE', `--report writes an HTML page: give a name ending in .html, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value === '')
+    throw new FerryError('USAGE', '--report needs a file name, e.g. --report migration.html');
+  if (!/\.html?$/i.test(value))
+    throw new FerryError(
+      'USAGE',
+      `--report writes an HTML page: give a name ending in .html, got ${JSON.stringify(value)}`,
+    );
   return isAbsolute(value) ? value : resolve(cwd, value);
 }
 
@@ -48,7 +58,12 @@ export async function recordUsage(client: CrmClient): Promise<UsageRecorder> {
 }
 
 /** Renders and writes the report; says where it went on `stderr`. */
-export async function writeCommandReport(file: string, input: ReportInput, stderr: NodeJS.WritableStream, cwd: string): Promise<void> {
+export async function writeCommandReport(
+  file: string,
+  input: ReportInput,
+  stderr: NodeJS.WritableStream,
+  cwd: string,
+): Promise<void> {
   const { renderReport, writeReport } = await import('../report/index.ts');
   await writeReport(file, renderReport(input));
   stderr.write(`Report: ${shownPath(file, cwd)}\n`);

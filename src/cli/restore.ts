@@ -17,10 +17,21 @@ export function formatRestoreLinks(summary: RestoreSummary): string {
     lines.push(
       `Found in the account: ${summary.lookedAt.records} records the backup holds (matched, not added again); of their entries and tasks ${present.entries} entries and ${present.tasks} tasks were there already (${summary.lookedAt.requests} requests to look).`,
     );
-  lines.push(`In all: ${formatCount(summary.requests)} requests (the importer's, ${summary.lookedAt.requests} to look at what the records found hold, ${tracks.ofParties} for the tracks of parties).`);
-  if (carried.emails + carried.taskEntries > 0) lines.push(`Carried as notes (the interface creates only notes): ${carried.emails} emails, ${carried.taskEntries} entries of completed tasks, each headed by what it was.`);
-  if (leftOut.taskEntries > 0) lines.push(`Left out: ${leftOut.taskEntries} entries of completed tasks, which the service filed again when their tasks were restored completed.`);
-  if (summary.missing.length > 0) lines.push(`Restored without ${summary.missing.length} item${summary.missing.length === 1 ? '' : 's'} the target lacks (--allow-missing): ${summary.missing.map((m) => `${m.kind} ${m.name}`).join('; ')}.`);
+  lines.push(
+    `In all: ${formatCount(summary.requests)} requests (the importer's, ${summary.lookedAt.requests} to look at what the records found hold, ${tracks.ofParties} for the tracks of parties).`,
+  );
+  if (carried.emails + carried.taskEntries > 0)
+    lines.push(
+      `Carried as notes (the interface creates only notes): ${carried.emails} emails, ${carried.taskEntries} entries of completed tasks, each headed by what it was.`,
+    );
+  if (leftOut.taskEntries > 0)
+    lines.push(
+      `Left out: ${leftOut.taskEntries} entries of completed tasks, which the service filed again when their tasks were restored completed.`,
+    );
+  if (summary.missing.length > 0)
+    lines.push(
+      `Restored without ${summary.missing.length} item${summary.missing.length === 1 ? '' : 's'} the target lacks (--allow-missing): ${summary.missing.map((m) => `${m.kind} ${m.name}`).join('; ')}.`,
+    );
   lines.push(
     `The plan is ${summary.plan}: verify with 'crm-ferry verify ${summary.plan} --state-dir ${summary.stateDir}', undo the whole restore with 'crm-ferry rollback ${summary.plan} --state-dir ${summary.stateDir} --all' (a restore is at least two runs, records then entries and tasks; the configuration its set-up created goes too).`,
   );
@@ -29,7 +40,9 @@ export function formatRestoreLinks(summary: RestoreSummary): string {
 
 /** The summary as one JSON object (`--json`): the error that stopped the import as its code and message. */
 export function restoreSummaryJson(summary: RestoreSummary): string {
-  const stopped = summary.import.stopped ? { code: summary.import.stopped.code, message: summary.import.stopped.message } : null;
+  const stopped = summary.import.stopped
+    ? { code: summary.import.stopped.code, message: summary.import.stopped.message }
+    : null;
   return `${JSON.stringify({ ...summary, import: { ...summary.import, stopped } })}\n`;
 }
 
@@ -49,8 +62,17 @@ and tasks that are there are left out: a second restore, with any state folder, 
 rejected, 4 the service refused or could not be reached, 130 interrupted (run the same command
 again to continue).`,
   options: {
-    'allow-missing': { type: 'boolean', describe: 'restore even when the account lacks configuration the backup refers to (missing owners and teams are left out with a warning; the importer reports what else a row lacks)' },
-    'state-dir': { type: 'string', value: 'DIR', describe: "the importer's state folder (default: DIR/restore/state); the restore's inputs then go beside it, in STATE-inputs" },
+    'allow-missing': {
+      type: 'boolean',
+      describe:
+        'restore even when the account lacks configuration the backup refers to (missing owners and teams are left out with a warning; the importer reports what else a row lacks)',
+    },
+    'state-dir': {
+      type: 'string',
+      value: 'DIR',
+      describe:
+        "the importer's state folder (default: DIR/restore/state); the restore's inputs then go beside it, in STATE-inputs",
+    },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once (default 8)' },
     json: { type: 'boolean', describe: 'the summary as one JSON object on stdout (no progress)' },
     ...connectionFlags,
@@ -59,7 +81,8 @@ again to continue).`,
     refuseArguments('restore', args, ['DIR']);
     const { FerryError } = await import('../errors/index.ts');
     const from = path(args.positionals[0], io.cwd);
-    if (from === undefined) throw new FerryError('USAGE', 'restore needs DIR, the folder of a backup (crm-ferry backup --out DIR)');
+    if (from === undefined)
+      throw new FerryError('USAGE', 'restore needs DIR, the folder of a backup (crm-ferry backup --out DIR)');
     const stateDir = path(args.values['state-dir'], io.cwd) ?? null;
     const concurrency = wholeNumber(args.values.concurrency, '--concurrency', 1, 64) ?? 8;
     const { runRestore } = await import('../backup/index.ts');
@@ -70,7 +93,12 @@ again to continue).`,
     try {
       const summary = await runRestore(
         { from, stateDir, allowMissing: Boolean(args.values['allow-missing']), concurrency },
-        { client, account: accountOf(client, session?.subdomain), signal: io.signal, ...(json ? {} : { onEvent: progress.onEvent }) },
+        {
+          client,
+          account: accountOf(client, session?.subdomain),
+          signal: io.signal,
+          ...(json ? {} : { onEvent: progress.onEvent }),
+        },
       );
       progress.finish();
       if (json) {

@@ -39,7 +39,8 @@ export function parseFaults(text: string): NonNullable<SandboxOptions['faults']>
     if (!fault) usage(`--faults: unknown fault ${JSON.stringify(name)}; use 5xx, latency, jitter or drop`);
     const value = Number(match[2]);
     if (fault.rate && value > 1) usage(`--faults: ${name} is a share of requests from 0 to 1, got ${match[2]}`);
-    if (!fault.rate && (!Number.isInteger(value) || value > 600_000)) usage(`--faults: ${name} takes whole milliseconds up to 600000, got ${match[2]}`);
+    if (!fault.rate && (!Number.isInteger(value) || value > 600_000))
+      usage(`--faults: ${name} takes whole milliseconds up to 600000, got ${match[2]}`);
     faults[fault.key] = value;
   }
   return faults;
@@ -57,7 +58,8 @@ export function parseClient(text: string): { clientId: string; clientSecret: str
   } catch {
     // reported below
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) usage(`--client: the redirect URI ${JSON.stringify(redirectUri)} is not an http(s) address`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    usage(`--client: the redirect URI ${JSON.stringify(redirectUri)} is not an http(s) address`);
   return { clientId: text.slice(0, first), clientSecret: text.slice(first + 1, second), redirectUri };
 }
 
@@ -65,7 +67,8 @@ export function parseClient(text: string): { clientId: string; clientSecret: str
 function wholeNumber(raw: unknown, flag: string, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
   const text = String(raw);
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) usage(`--${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+    usage(`--${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -77,7 +80,8 @@ function toOptions(args: ParsedArgs): SandboxOptions {
   const v = args.values;
   const tokens = (v.token as string[] | undefined) ?? [];
   for (const token of tokens) {
-    if (token.length < MIN_TOKEN || !/^[\x21-\x7e]+$/.test(token)) usage(`--token takes at least ${MIN_TOKEN} visible characters (no spaces), got one of ${token.length}`);
+    if (token.length < MIN_TOKEN || !/^[\x21-\x7e]+$/.test(token))
+      usage(`--token takes at least ${MIN_TOKEN} visible characters (no spaces), got one of ${token.length}`);
   }
   const host = (v.host as string | undefined) ?? '127.0.0.1';
   if (host.trim() === '') usage('--host needs an address, e.g. 127.0.0.1');
@@ -103,9 +107,12 @@ function toOptions(args: ParsedArgs): SandboxOptions {
 /** Listening failures a person causes (a busy port, an address not on this machine), said plainly (USAGE, exit 2); the workbench's too. */
 export function listenError(error: unknown, options: Pick<SandboxOptions, 'port' | 'host'>): never {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') usage(`port ${options.port} on ${options.host} is in use; give another --port (0 picks a free one)`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') usage(`--host ${options.host} is not an address of this machine; use 127.0.0.1 (or 0.0.0.0 for every address)`);
-  if (code === 'EACCES') usage(`not allowed to listen on port ${options.port}; ports below 1024 need privileges: give another --port`);
+  if (code === 'EADDRINUSE')
+    usage(`port ${options.port} on ${options.host} is in use; give another --port (0 picks a free one)`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    usage(`--host ${options.host} is not an address of this machine; use 127.0.0.1 (or 0.0.0.0 for every address)`);
+  if (code === 'EACCES')
+    usage(`not allowed to listen on port ${options.port}; ports below 1024 need privileges: give another --port`);
   throw error;
 }
 
@@ -123,12 +130,38 @@ Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals an
       value: 'VALUE',
       describe: `accept VALUE (at least ${MIN_TOKEN} visible characters, no spaces) as a personal token of the Administrator (repeatable); without it a token is generated and printed`,
     },
-    client: { type: 'string', multiple: true, value: 'ID:SECRET:URI', describe: 'register an OAuth client (repeatable; empty SECRET for an installed app)' },
+    client: {
+      type: 'string',
+      multiple: true,
+      value: 'ID:SECRET:URI',
+      describe: 'register an OAuth client (repeatable; empty SECRET for an installed app)',
+    },
     'token-ttl': { type: 'string', value: 'SECONDS', describe: 'lifetime of OAuth access tokens (default 7200)' },
-    'rate-limit': { type: 'string', value: 'N/h|N/min|N/s', describe: 'limit requests per user, like the service (default off)', group: 'Rehearsing trouble:' },
-    faults: { type: 'string', value: 'SPEC', describe: 'inject faults: 5xx=RATE,latency=MS,jitter=MS,drop=RATE', group: 'Rehearsing trouble:' },
-    seed: { type: 'string', value: 'N', describe: 'seed for fault injection, so runs repeat (default 1)', group: 'Rehearsing trouble:' },
-    data: { type: 'string', value: 'FILE', describe: 'keep the state in FILE between runs (every acknowledged write is synced to FILE.log first; uploads in FILE.blobs/)', group: 'State:' },
+    'rate-limit': {
+      type: 'string',
+      value: 'N/h|N/min|N/s',
+      describe: 'limit requests per user, like the service (default off)',
+      group: 'Rehearsing trouble:',
+    },
+    faults: {
+      type: 'string',
+      value: 'SPEC',
+      describe: 'inject faults: 5xx=RATE,latency=MS,jitter=MS,drop=RATE',
+      group: 'Rehearsing trouble:',
+    },
+    seed: {
+      type: 'string',
+      value: 'N',
+      describe: 'seed for fault injection, so runs repeat (default 1)',
+      group: 'Rehearsing trouble:',
+    },
+    data: {
+      type: 'string',
+      value: 'FILE',
+      describe:
+        'keep the state in FILE between runs (every acknowledged write is synced to FILE.log first; uploads in FILE.blobs/)',
+      group: 'State:',
+    },
     reset: { type: 'boolean', describe: 'start from the seeded account even if FILE exists', group: 'State:' },
     log: { type: 'boolean', describe: 'log every request to stderr' },
   },
@@ -143,7 +176,9 @@ Runs a local copy of the CRM service (v2, OAuth and legacy v1) for rehearsals an
       else io.signal.addEventListener('abort', () => resolve(), { once: true });
     });
     const grace = sandbox.context.settings.closeGraceMs / 1000;
-    io.stderr.write(`stopping: finishing the requests under way (at most ${grace} s), then saving; Ctrl-C again stops at once\n`);
+    io.stderr.write(
+      `stopping: finishing the requests under way (at most ${grace} s), then saving; Ctrl-C again stops at once\n`,
+    );
     await sandbox.close();
     io.stdout.write('sandbox stopped\n');
     return 0;

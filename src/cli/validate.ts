@@ -15,7 +15,8 @@ export type ValidateCommandOptions =
   | { kind: 'mapping'; mapping: string; input: string; rejects: string | undefined; online: boolean; json: boolean }
   | { kind: 'plan'; plan: string; rejectsDir: string | undefined; online: boolean; json: boolean };
 
-const USAGE_HINT = 'Usage: crm-ferry validate --mapping M --input F [--rejects FILE] | --plan P [--rejects-dir DIR] [--online]';
+const USAGE_HINT =
+  'Usage: crm-ferry validate --mapping M --input F [--rejects FILE] | --plan P [--rejects-dir DIR] [--online]';
 
 function usage(message: string): never {
   throw new FerryError('USAGE', message, { hint: USAGE_HINT });
@@ -30,13 +31,16 @@ export function toValidateOptions(args: ParsedArgs, cwd: string): ValidateComman
     if (typeof value !== 'string' || value === '') usage(`--${name} needs a value`);
     return isAbsolute(value) ? value : resolve(cwd, value);
   };
-  if (args.positionals.length > 0) usage(`validate takes no positional arguments, got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}`);
+  if (args.positionals.length > 0)
+    usage(`validate takes no positional arguments, got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}`);
   const online = Boolean(v.online);
   const json = Boolean(v.json);
   const plan = text('plan');
   const mapping = text('mapping');
   if (plan !== undefined) {
-    for (const flag of ['mapping', 'input', 'rejects']) if (v[flag] !== undefined) usage(`--${flag} does not go with --plan: the plan names each step's mapping and input`);
+    for (const flag of ['mapping', 'input', 'rejects'])
+      if (v[flag] !== undefined)
+        usage(`--${flag} does not go with --plan: the plan names each step's mapping and input`);
     return { kind: 'plan', plan, rejectsDir: text('rejects-dir'), online, json };
   }
   if (mapping === undefined) usage('give --mapping and --input, or --plan');
@@ -59,9 +63,18 @@ function formatStep(step: StepReport, show: (path: string) => string, lines: str
   count('ok', step.ok);
   count('skipped', step.skipped);
   count('rejected', step.rejected, step.rejectsFile ? `  -> ${show(step.rejectsFile)}` : '');
-  if (step.staleRejects === 'removed') lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
-  if (step.staleRejects === 'kept-not-ours') lines.push("  (a file with the rejects file's name exists and was not written by crm-ferry; left as it is)");
-  lines.push(...warningAndColumnLines(step.warnings, step.notCarried, '  ', step.warningsFile === null ? null : show(step.warningsFile)));
+  if (step.staleRejects === 'removed')
+    lines.push('  (removed the rejects file of an earlier run: its rows are fine now)');
+  if (step.staleRejects === 'kept-not-ours')
+    lines.push("  (a file with the rejects file's name exists and was not written by crm-ferry; left as it is)");
+  lines.push(
+    ...warningAndColumnLines(
+      step.warnings,
+      step.notCarried,
+      '  ',
+      step.warningsFile === null ? null : show(step.warningsFile),
+    ),
+  );
   lines.push(...reasonLines(step.reasons));
 }
 
@@ -71,7 +84,9 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   const lines: string[] = [];
   const names = report.online ? 'names checked against the account' : 'offline: names not checked (use --online)';
   if (options.plan !== undefined) {
-    lines.push(`Plan ${show(options.plan)}: ${report.steps.length} step${report.steps.length === 1 ? '' : 's'} run, ${names}`);
+    lines.push(
+      `Plan ${show(options.plan)}: ${report.steps.length} step${report.steps.length === 1 ? '' : 's'} run, ${names}`,
+    );
     for (const step of report.steps) {
       lines.push('');
       lines.push(`Step ${step.step}: ${show(step.inputFile)} with ${show(step.mappingFile)}`);
@@ -86,15 +101,28 @@ export function formatValidateReport(report: ValidateReport, options: { plan?: s
   }
   const rejected = report.steps.reduce((sum, s) => sum + s.rejected, 0);
   lines.push('');
-  if (report.interrupted) lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
-  else lines.push(rejected === 0 ? 'All rows are valid.' : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected: ${fixInInput(rejected)}; ${fixInRejectsFile(rejected)}.`);
+  if (report.interrupted)
+    lines.push('Interrupted: the counts are partial and no rejects file was written for the step that was running.');
+  else
+    lines.push(
+      rejected === 0
+        ? 'All rows are valid.'
+        : `${rejected} row${rejected === 1 ? ' was' : 's were'} rejected: ${fixInInput(rejected)}; ${fixInRejectsFile(rejected)}.`,
+    );
   const warned = report.steps.reduce((sum, s) => sum + totalWarnings(s.warnings), 0);
-  if (!report.interrupted && warned > 0) lines.push(`${warned} warning${warned === 1 ? '' : 's'}: values left out or kept as typed, links not made, rows merged; each is in the warnings file with its row.`);
+  if (!report.interrupted && warned > 0)
+    lines.push(
+      `${warned} warning${warned === 1 ? '' : 's'}: values left out or kept as typed, links not made, rows merged; each is in the warnings file with its row.`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
 /** The account's names (as the plan's set-up would leave them), and its records for `match:` lookups, read through one connection. */
-async function onlineResolver(args: ParsedArgs, io: CliIo, planFile: string | null): Promise<{ resolver: NameResolver; service: RecordService; close: () => Promise<void> }> {
+async function onlineResolver(
+  args: ParsedArgs,
+  io: CliIo,
+  planFile: string | null,
+): Promise<{ resolver: NameResolver; service: RecordService; close: () => Promise<void> }> {
   const { client } = await connectWith(args, io);
   try {
     // A plan's `setup:` runs before its rows: names it would create are no rejects, and its
@@ -143,9 +171,21 @@ unreadable input, 4 when the service cannot be reached with --online.`,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping file', group: 'One mapping:' },
     input: { type: 'string', value: 'F', describe: 'the file to validate', group: 'One mapping:' },
-    rejects: { type: 'string', value: 'FILE', describe: 'where rejected rows go (default: rejects.csv beside the input; when the input is that file, rejects.rejects.csv)', group: 'One mapping:' },
+    rejects: {
+      type: 'string',
+      value: 'FILE',
+      describe:
+        'where rejected rows go (default: rejects.csv beside the input; when the input is that file, rejects.rejects.csv)',
+      group: 'One mapping:',
+    },
     plan: { type: 'string', value: 'P', describe: 'validate every step of a plan instead', group: 'A plan:' },
-    'rejects-dir': { type: 'string', value: 'DIR', describe: "folder of the <step>.rejects.csv files (default: the plan's folder; for a ready-made plan, .crm-ferry/NAME/validate in the current folder)", group: 'A plan:' },
+    'rejects-dir': {
+      type: 'string',
+      value: 'DIR',
+      describe:
+        "folder of the <step>.rejects.csv files (default: the plan's folder; for a ready-made plan, .crm-ferry/NAME/validate in the current folder)",
+      group: 'A plan:',
+    },
     online: { type: 'boolean', describe: 'also check names against the account (needs a connection)' },
     json: { type: 'boolean', describe: 'print the report as JSON' },
     ...connectionFlags,
@@ -157,19 +197,38 @@ unreadable input, 4 when the service cannot be reached with --online.`,
     let resolver: NameResolver = offlineResolver;
     let service: RecordService | undefined;
     let close = async (): Promise<void> => undefined;
-    if (options.online) ({ resolver, service, close } = await onlineResolver(args, io, options.kind === 'plan' ? options.plan : null));
+    if (options.online)
+      ({ resolver, service, close } = await onlineResolver(args, io, options.kind === 'plan' ? options.plan : null));
     const online = service === undefined ? {} : { service };
     let report: ValidateReport;
     try {
       report =
         options.kind === 'plan'
-          ? await validatePlan({ planFile: options.plan, resolver, signal: io.signal, ...online, ...rejectsDirOf(options.rejectsDir ?? bundledValidateDir(options.plan, io.cwd)) })
-          : await validateMapping({ mappingFile: options.mapping, inputFile: options.input, resolver, signal: io.signal, ...online, ...(options.rejects ? { rejectsFile: options.rejects } : {}) });
+          ? await validatePlan({
+              planFile: options.plan,
+              resolver,
+              signal: io.signal,
+              ...online,
+              ...rejectsDirOf(options.rejectsDir ?? bundledValidateDir(options.plan, io.cwd)),
+            })
+          : await validateMapping({
+              mappingFile: options.mapping,
+              inputFile: options.input,
+              resolver,
+              signal: io.signal,
+              ...online,
+              ...(options.rejects ? { rejectsFile: options.rejects } : {}),
+            });
     } finally {
       await close();
     }
     if (options.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else io.stdout.write(printableLines(formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd })));
+    else
+      io.stdout.write(
+        printableLines(
+          formatValidateReport(report, options.kind === 'plan' ? { plan: options.plan, cwd: io.cwd } : { cwd: io.cwd }),
+        ),
+      );
     if (report.interrupted) return EXIT.INTERRUPTED;
     return report.steps.some((s) => s.rejected > 0) ? EXIT.ROWS_REJECTED : EXIT.OK;
   },

@@ -18,16 +18,26 @@ export function toVerifyOptions(args: ParsedArgs, cwd: string): VerifyOptionsInp
   let source: VerifyOptionsInput['source'];
   let anchor: string;
   if (args.positionals.length > 0) {
-    if (args.positionals.length > 1) throw new FerryError('USAGE', `verify takes one PLAN file, got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}`);
-    if (mapping !== undefined || input !== undefined) throw new FerryError('USAGE', 'give verify a PLAN or --mapping M --input F, not both');
+    if (args.positionals.length > 1)
+      throw new FerryError(
+        'USAGE',
+        `verify takes one PLAN file, got ${args.positionals.map((p) => JSON.stringify(p)).join(' ')}`,
+      );
+    if (mapping !== undefined || input !== undefined)
+      throw new FerryError('USAGE', 'give verify a PLAN or --mapping M --input F, not both');
     anchor = path(args.positionals[0], cwd) as string;
     source = { kind: 'plan', planFile: anchor };
   } else {
-    if (mapping === undefined || input === undefined) throw new FerryError('USAGE', 'verify needs the PLAN of the run, or --mapping M and --input F');
+    if (mapping === undefined || input === undefined)
+      throw new FerryError('USAGE', 'verify needs the PLAN of the run, or --mapping M and --input F');
     anchor = mapping;
     source = { kind: 'mapping', mappingFile: mapping, inputFile: input };
   }
-  const options: VerifyOptionsInput = { source, stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor, cwd), differencesFile: path(v.differences, cwd) ?? null };
+  const options: VerifyOptionsInput = {
+    source,
+    stateDir: path(v['state-dir'], cwd) ?? defaultStateDir(anchor, cwd),
+    differencesFile: path(v.differences, cwd) ?? null,
+  };
   const concurrency = wholeNumber(v.concurrency, 'concurrency', 1, 64);
   if (concurrency !== undefined) options.concurrency = concurrency;
   return options;
@@ -49,16 +59,23 @@ export function formatVerifySummary(summary: VerifySummary, cwd: string, strict 
     lines.push(`Step ${step.step}: ${shownPath(step.inputFile, cwd)} with ${shownPath(step.mappingFile, cwd)}`);
     for (const [key, label] of VERIFY_COUNTS) {
       const value = step[key] as number;
-      if (value === 0 && (key === 'skipped' || key === 'notCompared' || key === 'rejected' || key === 'dropped')) continue;
+      if (value === 0 && (key === 'skipped' || key === 'notCompared' || key === 'rejected' || key === 'dropped'))
+        continue;
       lines.push(`  ${label.padEnd(30)}${String(value).padStart(9)}`);
     }
     lines.push('');
   }
-  if (!summary.matches) lines.push(`Differences: ${formatCount(summary.differences.length)}  -> ${shownPath(summary.differencesFile, cwd)}`);
+  if (!summary.matches)
+    lines.push(
+      `Differences: ${formatCount(summary.differences.length)}  -> ${shownPath(summary.differencesFile, cwd)}`,
+    );
   if (summary.notCarried.length > 0) {
-    lines.push(`Not carried, by decision: ${formatCount(summary.notCarried.length)}  -> ${shownPath(summary.notCarriedFile, cwd)}`);
+    lines.push(
+      `Not carried, by decision: ${formatCount(summary.notCarried.length)}  -> ${shownPath(summary.notCarriedFile, cwd)}`,
+    );
     for (const item of summary.notCarried.slice(0, NOT_CARRIED_SHOWN)) lines.push(`  ${notCarriedLine(item)}`);
-    if (summary.notCarried.length > NOT_CARRIED_SHOWN) lines.push(`  ... and ${formatCount(summary.notCarried.length - NOT_CARRIED_SHOWN)} more in the file.`);
+    if (summary.notCarried.length > NOT_CARRIED_SHOWN)
+      lines.push(`  ... and ${formatCount(summary.notCarried.length - NOT_CARRIED_SHOWN)} more in the file.`);
   }
   for (const item of summary.notListed) lines.push(notListedText(item));
   lines.push(
@@ -96,12 +113,32 @@ differences file) or, with --strict, when something was not carried; 4 when the 
 could not be reached, 2 for bad usage or input, 130 interrupted (nothing was written: run it again).`,
   options: {
     mapping: { type: 'string', value: 'M', describe: 'the mapping of an import (instead of a PLAN)', group: 'Input:' },
-    input: { type: 'string', value: 'F', describe: 'the file of an import (instead of a PLAN), or v1+https://HOST', group: 'Input:' },
-    'v1-format': { type: 'string', value: 'F', describe: 'live v1 input (token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json' },
-    'state-dir': { type: 'string', value: 'DIR', describe: 'the state folder of the run (default: as run finds it from the plan or mapping)' },
-    differences: { type: 'string', value: 'FILE', describe: 'where the CSV of the differences goes (default: results/verify.differences.csv in the state folder)' },
+    input: {
+      type: 'string',
+      value: 'F',
+      describe: 'the file of an import (instead of a PLAN), or v1+https://HOST',
+      group: 'Input:',
+    },
+    'v1-format': {
+      type: 'string',
+      value: 'F',
+      describe: 'live v1 input (token in CRM_FERRY_V1_TOKEN): ask for xml (default) or json',
+    },
+    'state-dir': {
+      type: 'string',
+      value: 'DIR',
+      describe: 'the state folder of the run (default: as run finds it from the plan or mapping)',
+    },
+    differences: {
+      type: 'string',
+      value: 'FILE',
+      describe: 'where the CSV of the differences goes (default: results/verify.differences.csv in the state folder)',
+    },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
-    strict: { type: 'boolean', describe: 'rows and values not carried (rejected or left out by the runs) count as differences: exit 3' },
+    strict: {
+      type: 'boolean',
+      describe: 'rows and values not carried (rejected or left out by the runs) count as differences: exit 3',
+    },
     json: { type: 'boolean', describe: 'the plan and the summary as JSON lines on stdout' },
     ...reportFlag,
     ...connectionFlags,
@@ -111,13 +148,19 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
     const reportFile = reportPath(args, io.cwd);
     const json = Boolean(args.values.json);
     const onEvent = (event: VerifyEvent): void => {
-      if (json) io.stdout.write(`${JSON.stringify(event.type === 'end' ? { type: 'end', summary: { ...event.summary, differences: event.summary.differences.length, notCarried: event.summary.notCarried.length } } : event)}\n`);
+      if (json)
+        io.stdout.write(
+          `${JSON.stringify(event.type === 'end' ? { type: 'end', summary: { ...event.summary, differences: event.summary.differences.length, notCarried: event.summary.notCarried.length } } : event)}\n`,
+        );
       else if (event.type === 'plan') io.stderr.write(formatVerifyPlan(event));
     };
     const v1 = { format: v1Format(args.values['v1-format']), since: undefined };
     const { runVerify } = await import('../verify/index.ts');
     // Reads wait out an outage like an import does, on as many connections as requests under way.
-    const { client, session } = await connectWith(args, io, { connections: options.concurrency ?? 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS });
+    const { client, session } = await connectWith(args, io, {
+      connections: options.concurrency ?? 8,
+      giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS,
+    });
     let summary: VerifySummary;
     let report: { usage: import('../report/index.ts').UsageSample[]; account: string } | null = null;
     try {
@@ -142,7 +185,15 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
       // The page names every file relative to where the command ran, as the person typed them.
       const shown = (p: string): string => relativePath(p, io.cwd);
       const plan = describeRunSource(source, shown);
-      const input = verifyReport(summary, { version: version(), plan, account: report.account, usage: report.usage, outcome: verifyOutcome(summary, strict), strict, shown });
+      const input = verifyReport(summary, {
+        version: version(),
+        plan,
+        account: report.account,
+        usage: report.usage,
+        outcome: verifyOutcome(summary, strict),
+        strict,
+        shown,
+      });
       await writeCommandReport(reportFile, input, json ? io.stderr : io.stdout, io.cwd);
     }
     return summary.matches && !(strict && summary.notCarried.length > 0) ? EXIT.OK : EXIT.ROWS_REJECTED;

@@ -15,7 +15,8 @@ export async function workbenchWords(): Promise<EngineWords> {
   const { recordUsage, shownPath } = await import('./report-flag.ts');
   const { verifyOutcome } = await import('../report/index.ts');
   return {
-    runOutcome: (summary, cwd, liveReads) => formatImportSummary(summary, cwd, liveReads).trimEnd().split('\n').at(-1) ?? '',
+    runOutcome: (summary, cwd, liveReads) =>
+      formatImportSummary(summary, cwd, liveReads).trimEnd().split('\n').at(-1) ?? '',
     rollbackLines: (summary, dryRun) => formatRollbackSummary(summary, dryRun).trimEnd().split('\n'),
     verifyOutcome,
     recordUsage,
@@ -39,7 +40,8 @@ whatever the workbench did.
 Listens on 127.0.0.1 only and prints one address holding a random session secret: only a browser
 that opened it gets in. The run is held by the workbench, not the page: closing the tab does not
 stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the workbench.`,
-  epilog: 'Exit code 0 when closed with Ctrl-C after any run stopped cleanly, 2 for bad usage or a folder that cannot be used.',
+  epilog:
+    'Exit code 0 when closed with Ctrl-C after any run stopped cleanly, 2 for bad usage or a folder that cannot be used.',
   options: {
     port: { type: 'string', value: 'N', describe: 'the port on 127.0.0.1 (default: any free port)' },
     open: { type: 'boolean', describe: 'open the address in the browser' },
@@ -50,9 +52,15 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
     const given = args.positionals[0] ?? '.';
     const dir = isAbsolute(given) ? given : resolve(io.cwd, given);
     const info = await stat(dir).catch(() => null);
-    if (!info?.isDirectory()) throw new FerryError('USAGE', `${given} is not a folder`, { hint: "Give the project folder: where the customer's files are (it may be empty)." });
+    if (!info?.isDirectory())
+      throw new FerryError('USAGE', `${given} is not a folder`, {
+        hint: "Give the project folder: where the customer's files are (it may be empty).",
+      });
     const port = wholeNumber(args.values.port, 'port', 0, 65535) ?? 0;
-    const { client, session } = await connectWith(args, io, { connections: 8, giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS });
+    const { client, session } = await connectWith(args, io, {
+      connections: 8,
+      giveUpAfterMs: DEFAULT_GIVE_UP_AFTER_MS,
+    });
     try {
       const account = accountOf(client, session?.subdomain);
       const flags = connectionOptions(args, io.env);
@@ -70,16 +78,35 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
         users = (await client.users({ signal: asked })).length;
       } catch (error) {
         if (io.signal.aborted) return EXIT.INTERRUPTED;
-        problem = asked.aborted ? `no answer from ${account.baseUrl} within ${ACCOUNT_CHECK_MS / 1000} s` : error instanceof FerryError ? error.message : String(error);
+        problem = asked.aborted
+          ? `no answer from ${account.baseUrl} within ${ACCOUNT_CHECK_MS / 1000} s`
+          : error instanceof FerryError
+            ? error.message
+            : String(error);
       }
       const { Engine, Project, startWorkbenchServer } = await import('../workbench/index.ts');
-      const accountView = { address: account.baseUrl, user: problem === null ? `${user}; ${users} user${users === 1 ? '' : 's'} in the account` : user, problem };
-      const engine = new Engine({ words: await workbenchWords(), project: new Project(dir), client, account, accountView, v1Token: io.env.CRM_FERRY_V1_TOKEN || undefined, version: version() });
+      const accountView = {
+        address: account.baseUrl,
+        user: problem === null ? `${user}; ${users} user${users === 1 ? '' : 's'} in the account` : user,
+        problem,
+      };
+      const engine = new Engine({
+        words: await workbenchWords(),
+        project: new Project(dir),
+        client,
+        account,
+        accountView,
+        v1Token: io.env.CRM_FERRY_V1_TOKEN || undefined,
+        version: version(),
+      });
       const server = await startWorkbenchServer({
         engine,
         port,
         session: { dir: given, account: accountView, plan: 'plan.yaml', version: version() },
-        onBug: (error) => io.stderr.write(`internal error in the workbench (a bug in crm-ferry; please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+        onBug: (error) =>
+          io.stderr.write(
+            `internal error in the workbench (a bug in crm-ferry; please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+          ),
       }).catch((error: unknown) => listenError(error, { port, host: '127.0.0.1' }));
       io.stdout.write(`Workbench for ${given} on ${account.baseUrl}: open\n  ${server.url}\n`);
       if (problem !== null) io.stderr.write(`The account did not answer: ${problem}\n`);

@@ -1,13 +1,26 @@
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
-import type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogPart, CatalogUser, CatalogWanted, FieldEntity, NamedItem } from './catalog.ts';
+import type {
+  AccountCatalog,
+  CatalogFieldDefinition,
+  CatalogList,
+  CatalogPart,
+  CatalogUser,
+  CatalogWanted,
+  FieldEntity,
+  NamedItem,
+} from './catalog.ts';
 import type { CrmClient } from './client.ts';
 import { ApiError } from './errors.ts';
 import { activityTypeSchema, pipelineSchema, trackDefinitionSchema } from './schemas.ts';
 
 const teamSchema = z.looseObject({ id: z.number().int(), name: z.string() });
 const namedSchema = z.looseObject({ id: z.number().int(), name: z.string() });
-const stageSchema = z.looseObject({ id: z.number().int(), name: z.string(), board: z.looseObject({ name: z.string() }).nullish() });
+const stageSchema = z.looseObject({
+  id: z.number().int(),
+  name: z.string(),
+  board: z.looseObject({ name: z.string() }).nullish(),
+});
 
 function emailOf(user: Record<string, unknown>): string | undefined {
   for (const key of ['email', 'emailAddress']) {
@@ -20,7 +33,8 @@ function emailOf(user: Record<string, unknown>): string | undefined {
 function tagNameOf(definition: Record<string, unknown>): string | null {
   const tag = definition.tag;
   if (typeof tag === 'string') return tag;
-  if (tag !== null && typeof tag === 'object' && typeof (tag as { name?: unknown }).name === 'string') return (tag as { name: string }).name;
+  if (tag !== null && typeof tag === 'object' && typeof (tag as { name?: unknown }).name === 'string')
+    return (tag as { name: string }).name;
   return null;
 }
 
@@ -41,11 +55,18 @@ function unlessMissing<T>(read: Promise<T[]>): Promise<T[] | null> {
 type Listed = { id: number; name: string } & Record<string, unknown>;
 
 /** The v1 path of an entity's custom field definitions. */
-const V1_DEFINITIONS: Record<FieldEntity, string> = { parties: '/api/party/customfield/definitions', kases: '/api/kase/customfield/definitions', opportunities: '/api/opportunity/customfield/definitions' };
+const V1_DEFINITIONS: Record<FieldEntity, string> = {
+  parties: '/api/party/customfield/definitions',
+  kases: '/api/kase/customfield/definitions',
+  opportunities: '/api/opportunity/customfield/definitions',
+};
 
 /** Whether a definition leaves out what its type needs checked: a List's choices, a Text field's pattern. */
 function lacksDetail(d: Listed): boolean {
-  return (d.type === 'List' && d.options === undefined) || (d.type === 'Text' && d.pattern === undefined && d.options === undefined);
+  return (
+    (d.type === 'List' && d.options === undefined) ||
+    (d.type === 'Text' && d.pattern === undefined && d.options === undefined)
+  );
 }
 
 /**
@@ -58,16 +79,28 @@ function lacksDetail(d: Listed): boolean {
 async function fieldDefinitionsOf(client: CrmClient, entity: FieldEntity): Promise<Listed[]> {
   const listed = (await client.fieldDefinitions(entity)) as Listed[];
   if (!listed.some(lacksDetail)) return listed;
-  const answer = await client.transport.request({ method: 'GET', path: V1_DEFINITIONS[entity], headers: { accept: 'application/json' }, accept: [404, 406] });
+  const answer = await client.transport.request({
+    method: 'GET',
+    path: V1_DEFINITIONS[entity],
+    headers: { accept: 'application/json' },
+    accept: [404, 406],
+  });
   if (answer.status !== 200) return listed;
-  const holder = (answer.body as { customFieldDefinitions?: { customFieldDefinition?: unknown } } | null)?.customFieldDefinitions?.customFieldDefinition;
+  const holder = (answer.body as { customFieldDefinitions?: { customFieldDefinition?: unknown } } | null)
+    ?.customFieldDefinitions?.customFieldDefinition;
   // A v1 list of one item is the item itself.
-  const items = (Array.isArray(holder) ? holder : holder === undefined || holder === null ? [] : [holder]) as Array<Record<string, unknown>>;
+  const items = (Array.isArray(holder) ? holder : holder === undefined || holder === null ? [] : [holder]) as Array<
+    Record<string, unknown>
+  >;
   const byId = new Map(items.map((item) => [Number(item.id), item]));
   return listed.map((d) => {
     const v1 = byId.get(d.id);
     if (!v1 || !lacksDetail(d)) return d;
-    return { ...d, options: v1.options ?? null, ...(d.forClass === undefined && v1.forClass !== undefined ? { forClass: v1.forClass } : {}) };
+    return {
+      ...d,
+      options: v1.options ?? null,
+      ...(d.forClass === undefined && v1.forClass !== undefined ? { forClass: v1.forClass } : {}),
+    };
   });
 }
 
@@ -91,32 +124,51 @@ function definitions(list: readonly Listed[]): CatalogFieldDefinition[] {
     const options = d.type === 'List' ? optionsOf(d.options) : undefined;
     if (options !== undefined) definition.options = options;
     // v1 gives a Text field's pattern as its `options`.
-    const pattern = d.type === 'Text' ? (d.pattern ?? (typeof d.options === 'string' ? d.options : undefined)) : undefined;
+    const pattern =
+      d.type === 'Text' ? (d.pattern ?? (typeof d.options === 'string' ? d.options : undefined)) : undefined;
     if (typeof pattern === 'string' && pattern !== '') definition.pattern = pattern;
     else if (pattern === null) definition.pattern = null;
-    if (d.forClass === 'PERSON' || d.forClass === 'ORGANISATION' || d.forClass === null) definition.forClass = d.forClass;
+    if (d.forClass === 'PERSON' || d.forClass === 'ORGANISATION' || d.forClass === null)
+      definition.forClass = d.forClass;
     return definition;
   });
 }
 
 function catalogUsers(users: ReadonlyArray<{ id: number; username: string } & Record<string, unknown>>): CatalogUser[] {
-  return users.map((u) => ({ id: u.id, username: u.username, name: typeof u.name === 'string' && u.name.trim() !== '' ? u.name : undefined, email: emailOf(u) }));
+  return users.map((u) => ({
+    id: u.id,
+    username: u.username,
+    name: typeof u.name === 'string' && u.name.trim() !== '' ? u.name : undefined,
+    email: emailOf(u),
+  }));
 }
 
 function catalogTeams(teams: readonly Listed[] | null): NamedItem[] | null {
   return teams === null ? null : teams.map((t) => ({ id: t.id, name: t.name }));
 }
 
-const readTeams = (client: CrmClient): Promise<Listed[] | null> => unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema)));
+const readTeams = (client: CrmClient): Promise<Listed[] | null> =>
+  unlessMissing(listAll(client.paginate('/teams', 'teams', teamSchema)));
 
 /**
  * Some of the account's names for a command that needs few of them (an export): the custom field
  * definitions of some entities (a request each), and the users and the teams when asked for. Read
  * by readAccountCatalog, the one reader of names, narrowed to these.
  */
-export async function readCatalogPart(client: CrmClient, wanted: { fieldDefinitions: readonly FieldEntity[]; users: boolean; teams: boolean }): Promise<CatalogPart> {
-  const catalog = await readAccountCatalog(client, { lists: new Set(wanted.teams ? (['teams'] as const) : []), fieldDefinitions: new Set(wanted.fieldDefinitions), users: wanted.users });
-  const part: CatalogPart = { fieldDefinitions: Object.fromEntries(wanted.fieldDefinitions.map((entity) => [entity, catalog.fieldDefinitions[entity]])) };
+export async function readCatalogPart(
+  client: CrmClient,
+  wanted: { fieldDefinitions: readonly FieldEntity[]; users: boolean; teams: boolean },
+): Promise<CatalogPart> {
+  const catalog = await readAccountCatalog(client, {
+    lists: new Set(wanted.teams ? (['teams'] as const) : []),
+    fieldDefinitions: new Set(wanted.fieldDefinitions),
+    users: wanted.users,
+  });
+  const part: CatalogPart = {
+    fieldDefinitions: Object.fromEntries(
+      wanted.fieldDefinitions.map((entity) => [entity, catalog.fieldDefinitions[entity]]),
+    ),
+  };
   if (wanted.users) part.users = catalog.users;
   if (wanted.teams) part.teams = catalog.teams;
   return part;
@@ -140,9 +192,13 @@ function notRead(target: object, key: string, what: string): void {
   Object.defineProperty(target, key, {
     enumerable: true,
     get: () => {
-      throw new FerryError('INTERNAL', `the account's ${what} were not read for this run, whose mappings name none, and something asked for them`, {
-        hint: 'This is a bug in crm-ferry: please report it with the command and its mapping files.',
-      });
+      throw new FerryError(
+        'INTERNAL',
+        `the account's ${what} were not read for this run, whose mappings name none, and something asked for them`,
+        {
+          hint: 'This is a bug in crm-ferry: please report it with the command and its mapping files.',
+        },
+      );
     },
   });
 }
@@ -162,8 +218,21 @@ function notRead(target: object, key: string, what: string): void {
 export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWanted): Promise<AccountCatalog> {
   const want = (list: CatalogList): boolean => wanted === undefined || wanted.lists.has(list);
   const wantFields = (entity: FieldEntity): boolean => wanted === undefined || wanted.fieldDefinitions.has(entity);
-  const fields = (entity: FieldEntity): Promise<Listed[]> | undefined => (wantFields(entity) ? fieldDefinitionsOf(client, entity) : undefined);
-  const [users, teams, pipelines, activityTypes, taskCategories, parties, kases, opportunities, trackDefinitions, stages, lostReasons] = await Promise.all([
+  const fields = (entity: FieldEntity): Promise<Listed[]> | undefined =>
+    wantFields(entity) ? fieldDefinitionsOf(client, entity) : undefined;
+  const [
+    users,
+    teams,
+    pipelines,
+    activityTypes,
+    taskCategories,
+    parties,
+    kases,
+    opportunities,
+    trackDefinitions,
+    stages,
+    lostReasons,
+  ] = await Promise.all([
     wanted?.users === false ? [] : client.users(),
     want('teams') ? readTeams(client) : null,
     want('pipelines') ? listAll(client.paginate('/pipelines', 'pipelines', pipelineSchema)) : [],
@@ -172,14 +241,23 @@ export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWant
     fields('parties') ?? [],
     fields('kases') ?? [],
     fields('opportunities') ?? [],
-    want('trackDefinitions') ? listAll(client.paginate('/trackdefinitions', 'trackDefinitions', trackDefinitionSchema)) : [],
+    want('trackDefinitions')
+      ? listAll(client.paginate('/trackdefinitions', 'trackDefinitions', trackDefinitionSchema))
+      : [],
     want('stages') ? unlessMissing(listAll(client.paginate('/stages', 'stages', stageSchema))) : null,
     want('lostReasons') ? unlessMissing(listAll(client.paginate('/lostreasons', 'lostReasons', namedSchema))) : null,
   ]);
   // The token's user, when a note mapping names an author (see mapping/note-author.ts).
   const writer = wanted === undefined || wanted.writer === true ? await client.currentUser() : undefined;
   const milestoneLists = await Promise.all(pipelines.map((pipeline) => client.pipelineMilestones(pipeline.id)));
-  const milestones = pipelines.flatMap((pipeline, index) => (milestoneLists[index] ?? []).map((m) => ({ id: m.id, name: m.name, pipelineId: pipeline.id, pipelineName: pipeline.name })));
+  const milestones = pipelines.flatMap((pipeline, index) =>
+    (milestoneLists[index] ?? []).map((m) => ({
+      id: m.id,
+      name: m.name,
+      pipelineId: pipeline.id,
+      pipelineName: pipeline.name,
+    })),
+  );
   const catalog: AccountCatalog = {
     users: catalogUsers(users),
     teams: catalogTeams(teams),
@@ -187,11 +265,26 @@ export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWant
     milestones,
     activityTypes: activityTypes.map((a) => ({ id: a.id, name: a.name })),
     taskCategories: taskCategories.map((c) => ({ id: c.id, name: c.name })),
-    fieldDefinitions: { parties: definitions(parties), kases: definitions(kases), opportunities: definitions(opportunities) },
+    fieldDefinitions: {
+      parties: definitions(parties),
+      kases: definitions(kases),
+      opportunities: definitions(opportunities),
+    },
     trackDefinitions: trackDefinitions.map((t) => ({ id: t.id, name: t.description })),
     stages: stages === null ? null : stages.map((s) => ({ id: s.id, name: s.name, boardName: s.board?.name ?? '' })),
     lostReasons: lostReasons === null ? null : lostReasons.map((r) => ({ id: r.id, name: r.name })),
-    ...(writer === undefined ? {} : { writer: writer === null ? null : { username: writer.username, name: typeof writer.name === 'string' && writer.name.trim() !== '' ? writer.name : undefined, email: emailOf(writer) } }),
+    ...(writer === undefined
+      ? {}
+      : {
+          writer:
+            writer === null
+              ? null
+              : {
+                  username: writer.username,
+                  name: typeof writer.name === 'string' && writer.name.trim() !== '' ? writer.name : undefined,
+                  email: emailOf(writer),
+                },
+        }),
   };
   return wanted === undefined ? catalog : catalogWithOnly(catalog, wanted);
 }
@@ -199,9 +292,11 @@ export async function readAccountCatalog(client: CrmClient, wanted?: CatalogWant
 /** `catalog` with the lists `wanted` leaves out made unreadable (they throw): what a run that asked for those alone has. */
 export function catalogWithOnly(catalog: AccountCatalog, wanted: CatalogWanted): AccountCatalog {
   const narrowed: AccountCatalog = { ...catalog, fieldDefinitions: { ...catalog.fieldDefinitions } };
-  for (const list of Object.keys(LIST_LABEL) as CatalogList[]) if (!wanted.lists.has(list)) notRead(narrowed, list, LIST_LABEL[list]);
+  for (const list of Object.keys(LIST_LABEL) as CatalogList[])
+    if (!wanted.lists.has(list)) notRead(narrowed, list, LIST_LABEL[list]);
   if (!wanted.lists.has('pipelines')) notRead(narrowed, 'milestones', LIST_LABEL.pipelines);
   if (wanted.users === false) notRead(narrowed, 'users', 'users');
-  for (const entity of ['parties', 'kases', 'opportunities'] as const) if (!wanted.fieldDefinitions.has(entity)) notRead(narrowed.fieldDefinitions, entity, `custom fields of ${entity}`);
+  for (const entity of ['parties', 'kases', 'opportunities'] as const)
+    if (!wanted.fieldDefinitions.has(entity)) notRead(narrowed.fieldDefinitions, entity, `custom fields of ${entity}`);
   return narrowed;
 }

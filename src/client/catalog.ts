@@ -85,7 +85,14 @@ export interface AccountCatalog {
 }
 
 /** The lists of an account's names besides its users, which every run reads (they tell one account from another). */
-export type CatalogList = 'teams' | 'pipelines' | 'activityTypes' | 'taskCategories' | 'trackDefinitions' | 'stages' | 'lostReasons';
+export type CatalogList =
+  | 'teams'
+  | 'pipelines'
+  | 'activityTypes'
+  | 'taskCategories'
+  | 'trackDefinitions'
+  | 'stages'
+  | 'lostReasons';
 
 /**
  * The lists a run's mappings can name, to read those alone (a pipeline's milestones come with the

@@ -28,7 +28,10 @@ export interface PageOptions {
 
 /** A filter as the service takes it (spec section 4.12). */
 export interface Filter {
-  conditions: Array<{ field: string; operator: string; value?: unknown } | { orGroup: Array<{ field: string; operator: string; value?: unknown }> }>;
+  conditions: Array<
+    | { field: string; operator: string; value?: unknown }
+    | { orGroup: Array<{ field: string; operator: string; value?: unknown }> }
+  >;
   orderBy?: Array<{ field: string; direction: 'ascending' | 'descending' }>;
 }
 
@@ -37,10 +40,14 @@ export function parse<T>(schema: z.ZodType<T>, value: unknown, where: { method: 
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  throw new ApiError('API_RESPONSE_INVALID', `the answer does not have the expected shape (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`, {
-    ...where,
-    hint: 'The service may have changed its interface; report this with the request shown.',
-  });
+  throw new ApiError(
+    'API_RESPONSE_INVALID',
+    `the answer does not have the expected shape (${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'})`,
+    {
+      ...where,
+      hint: 'The service may have changed its interface; report this with the request shown.',
+    },
+  );
 }
 
 function embedQuery(embed: Embed | undefined): Record<string, string> {
@@ -65,7 +72,8 @@ export class CrmClient {
   async *paginate<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions = {}): AsyncGenerator<T> {
     const where = { method: options.method ?? 'GET', path };
     // Each record checked as it is reached: the ones before a bad record are handed over first.
-    for await (const page of this.rawPages(path, key, options)) for (const record of page.list) yield parse(schema, record, where);
+    for await (const page of this.rawPages(path, key, options))
+      for (const record of page.list) yield parse(schema, record, where);
   }
 
   /**
@@ -74,7 +82,12 @@ export class CrmClient {
    * fetched while the caller works through the current one. For callers that go through many
    * records (export, backup): one wait a page instead of one a record.
    */
-  async *pages<T>(path: string, key: string, schema: z.ZodType<T>, options: PageOptions & { from?: string | null } = {}): AsyncGenerator<{ records: T[]; next: string | null }> {
+  async *pages<T>(
+    path: string,
+    key: string,
+    schema: z.ZodType<T>,
+    options: PageOptions & { from?: string | null } = {},
+  ): AsyncGenerator<{ records: T[]; next: string | null }> {
     const where = { method: options.method ?? 'GET', path };
     for await (const page of this.rawPages(path, key, options)) {
       const records = new Array<T>(page.list.length);
@@ -84,7 +97,11 @@ export class CrmClient {
   }
 
   /** The one paginator: each page's list as the service sent it, and the address of the next. */
-  private async *rawPages(path: string, key: string, options: PageOptions & { from?: string | null }): AsyncGenerator<{ list: unknown[]; next: string | null }> {
+  private async *rawPages(
+    path: string,
+    key: string,
+    options: PageOptions & { from?: string | null },
+  ): AsyncGenerator<{ list: unknown[]; next: string | null }> {
     const method = options.method ?? 'GET';
     const fetchPage = (pagePath: string, query?: Record<string, string>) => {
       const request: ApiRequest = { method, path: pagePath, idempotent: true };
@@ -94,7 +111,9 @@ export class CrmClient {
       return this.transport.request(request);
     };
     // A next-page address holds the query of the first page already.
-    let pending: ReturnType<typeof fetchPage> | null = options.from ? fetchPage(options.from) : fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
+    let pending: ReturnType<typeof fetchPage> | null = options.from
+      ? fetchPage(options.from)
+      : fetchPage(path, { ...(options.query ?? {}), perPage: String(options.perPage ?? 100) });
     try {
       while (pending) {
         const page = await pending;
@@ -104,7 +123,10 @@ export class CrmClient {
         if (link) {
           const url = new URL(link, this.transport.origin);
           if (url.origin !== this.transport.origin) {
-            throw new ApiError('API_RESPONSE_INVALID', `the next-page link points at another host (${url.origin})`, { method, path });
+            throw new ApiError('API_RESPONSE_INVALID', `the next-page link points at another host (${url.origin})`, {
+              method,
+              path,
+            });
           }
           next = `${url.pathname}${url.search}`;
           pending = fetchPage(next);
@@ -133,10 +155,19 @@ export class CrmClient {
 
   /** Runs a structured filter and yields every matching record (spec 4.12). */
   filter(entity: 'parties', filter: Filter, options?: { embed?: Embed; perPage?: number }): AsyncGenerator<s.Party>;
-  filter(entity: 'opportunities', filter: Filter, options?: { embed?: Embed; perPage?: number }): AsyncGenerator<s.Opportunity>;
+  filter(
+    entity: 'opportunities',
+    filter: Filter,
+    options?: { embed?: Embed; perPage?: number },
+  ): AsyncGenerator<s.Opportunity>;
   filter(entity: 'kases', filter: Filter, options?: { embed?: Embed; perPage?: number }): AsyncGenerator<s.Kase>;
-  filter(entity: 'parties' | 'opportunities' | 'kases', filter: Filter, options: { embed?: Embed; perPage?: number } = {}): AsyncGenerator<unknown> {
-    const schema = entity === 'parties' ? s.partySchema : entity === 'opportunities' ? s.opportunitySchema : s.kaseSchema;
+  filter(
+    entity: 'parties' | 'opportunities' | 'kases',
+    filter: Filter,
+    options: { embed?: Embed; perPage?: number } = {},
+  ): AsyncGenerator<unknown> {
+    const schema =
+      entity === 'parties' ? s.partySchema : entity === 'opportunities' ? s.opportunitySchema : s.kaseSchema;
     return this.paginate(`/${entity}/filters/results`, entity, schema as z.ZodType<unknown>, {
       method: 'POST',
       json: { filter },
@@ -188,7 +219,10 @@ export class CrmClient {
     });
     const token = (answer.body as { upload?: { token?: unknown } } | null)?.upload?.token;
     if (typeof token !== 'string') {
-      throw new ApiError('API_RESPONSE_INVALID', 'the upload answer has no token', { method: 'POST', path: '/api/v2/attachments/upload' });
+      throw new ApiError('API_RESPONSE_INVALID', 'the upload answer has no token', {
+        method: 'POST',
+        path: '/api/v2/attachments/upload',
+      });
     }
     return token;
   }
@@ -298,11 +332,17 @@ export class CrmClient {
 
   /** The people of an organisation. */
   people(organisationId: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Party> {
-    return this.paginate(`/parties/${organisationId}/people`, 'parties', s.partySchema, { query: embedQuery(options.embed) });
+    return this.paginate(`/parties/${organisationId}/people`, 'parties', s.partySchema, {
+      query: embedQuery(options.embed),
+    });
   }
 
   /** Entries (notes, emails, completed tasks) of a party, opportunity or project. */
-  entriesOf(entity: 'parties' | 'opportunities' | 'kases', id: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Entry> {
+  entriesOf(
+    entity: 'parties' | 'opportunities' | 'kases',
+    id: number,
+    options: { embed?: Embed } = {},
+  ): AsyncGenerator<s.Entry> {
     return this.paginate(`/${entity}/${id}/entries`, 'entries', s.entrySchema, { query: embedQuery(options.embed) });
   }
 
@@ -317,7 +357,9 @@ export class CrmClient {
   }
 
   opportunitiesOf(partyId: number, options: { embed?: Embed } = {}): AsyncGenerator<s.Opportunity> {
-    return this.paginate(`/parties/${partyId}/opportunities`, 'opportunities', s.opportunitySchema, { query: embedQuery(options.embed) });
+    return this.paginate(`/parties/${partyId}/opportunities`, 'opportunities', s.opportunitySchema, {
+      query: embedQuery(options.embed),
+    });
   }
 
   /** Additional contacts of a project or an opportunity. */

@@ -11,7 +11,10 @@ const sleepers = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 /** What `timers/promises` rejects with: callers tell a stop from a failure by the name. */
 function abortError(reason: unknown): Error {
-  return Object.assign(new Error('The operation was aborted', { cause: reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+  return Object.assign(new Error('The operation was aborted', { cause: reason }), {
+    name: 'AbortError',
+    code: 'ABORT_ERR',
+  });
 }
 
 function wakeAll(this: AbortSignal): void {

@@ -31,9 +31,13 @@ export interface ConnectOptions {
 /** A token travels in a header: a line break or a space in it is a pasting mistake, said before any request. */
 function checkToken(token: string): void {
   if (!/^[\x21-\x7e]+$/.test(token)) {
-    throw new FerryError('CONFIG_INVALID', 'the token holds a character a token cannot have (a space, a line break or a non-ASCII character)', {
-      hint: 'Copy the token again, without the line break at its end (--token or CRM_FERRY_TOKEN).',
-    });
+    throw new FerryError(
+      'CONFIG_INVALID',
+      'the token holds a character a token cannot have (a space, a line break or a non-ASCII character)',
+      {
+        hint: 'Copy the token again, without the line break at its end (--token or CRM_FERRY_TOKEN).',
+      },
+    );
   }
 }
 
@@ -60,7 +64,12 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
       });
     }
     baseUrl ??= stored.baseUrl;
-    session = new OAuthSession(stored, store, profileName, options.dispatcher ? { dispatcher: options.dispatcher } : {});
+    session = new OAuthSession(
+      stored,
+      store,
+      profileName,
+      options.dispatcher ? { dispatcher: options.dispatcher } : {},
+    );
     auth = session;
   }
   if (!baseUrl) {

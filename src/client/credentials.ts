@@ -26,7 +26,8 @@ const fileSchema = z.object({ version: z.literal(1), profiles: z.record(z.string
 
 /** `$XDG_CONFIG_HOME/crm-ferry/credentials.json`, or `~/.config/crm-ferry/credentials.json`. */
 export function defaultCredentialsPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
+  const base =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
   return join(base, 'crm-ferry', 'credentials.json');
 }
 
@@ -43,7 +44,9 @@ export class CredentialStore {
       text = await readFile(this.file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, profiles: {} };
-      throw new FerryError('CONFIG_INVALID', `cannot read the credentials file: ${(error as Error).message}`, { location: { file: this.file } });
+      throw new FerryError('CONFIG_INVALID', `cannot read the credentials file: ${(error as Error).message}`, {
+        location: { file: this.file },
+      });
     }
     try {
       return fileSchema.parse(JSON.parse(text));
@@ -81,14 +84,21 @@ export class CredentialStore {
 
   private async write(all: z.infer<typeof fileSchema>): Promise<void> {
     const folder = dirname(this.file);
-    await makeFolders(folder, { mode: 0o700, what: 'the credentials folder', hint: 'Set XDG_CONFIG_HOME (or HOME) to an ordinary folder of yours.' });
+    await makeFolders(folder, {
+      mode: 0o700,
+      what: 'the credentials folder',
+      hint: 'Set XDG_CONFIG_HOME (or HOME) to an ordinary folder of yours.',
+    });
     // The folder holds nothing but secrets: closed to others even if it was made before.
     await chmod(folder, 0o700);
     try {
       // A name of its own per write: two refreshes in one process must not share a temporary file.
       await writeFileAtomic(this.file, jsonText(all));
     } catch (error) {
-      throw new FerryError('CONFIG_INVALID', `cannot write the credentials file: ${(error as Error).message}`, { location: { file: this.file }, cause: error });
+      throw new FerryError('CONFIG_INVALID', `cannot write the credentials file: ${(error as Error).message}`, {
+        location: { file: this.file },
+        cause: error,
+      });
     }
   }
 }

@@ -74,21 +74,39 @@ const STATUS_CODES: Record<number, ErrorCode> = {
 
 const HINTS: Partial<Record<ErrorCode, string>> = {
   API_UNAUTHORIZED: 'Check the token (--token or CRM_FERRY_TOKEN), or log in again with `crm-ferry auth login`.',
-  API_FORBIDDEN: 'The token lacks the scope or role for this: a read-only token cannot write, and pipelines need the Administrator role.',
+  API_FORBIDDEN:
+    'The token lacks the scope or role for this: a read-only token cannot write, and pipelines need the Administrator role.',
   API_RATE_LIMITED: 'The hourly request limit was reached; crm-ferry waits for the reset on its own when it can.',
 };
 
 /** The error for an answer with a non-success status. */
-export function errorFromStatus(status: number, body: unknown, request: { method: string; path: string }, extra: { retryAfterMs?: number; note?: string; hint?: string } = {}): ApiError {
+export function errorFromStatus(
+  status: number,
+  body: unknown,
+  request: { method: string; path: string },
+  extra: { retryAfterMs?: number; note?: string; hint?: string } = {},
+): ApiError {
   const { note = '', hint: ownHint, ...more } = extra;
   const parsed = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
-  const serviceMessage = typeof parsed.message === 'string' ? parsed.message : typeof parsed.error_description === 'string' ? parsed.error_description : typeof parsed.error === 'string' ? parsed.error : undefined;
-  const fieldErrors = Array.isArray(parsed.errors) ? parsed.errors.flatMap((e): FieldError[] => (e && typeof e === 'object' && typeof (e as FieldError).message === 'string' ? [e as FieldError] : [])) : [];
+  const serviceMessage =
+    typeof parsed.message === 'string'
+      ? parsed.message
+      : typeof parsed.error_description === 'string'
+        ? parsed.error_description
+        : typeof parsed.error === 'string'
+          ? parsed.error
+          : undefined;
+  const fieldErrors = Array.isArray(parsed.errors)
+    ? parsed.errors.flatMap((e): FieldError[] =>
+        e && typeof e === 'object' && typeof (e as FieldError).message === 'string' ? [e as FieldError] : [],
+      )
+    : [];
   const code: ErrorCode = STATUS_CODES[status] ?? (status >= 500 ? 'API_SERVER' : 'API_BAD_REQUEST');
   const details: ApiErrorDetails = { ...request, status, fieldErrors, ...more };
   if (serviceMessage !== undefined) details.serviceMessage = serviceMessage;
   const hint = ownHint ?? HINTS[code];
   if (hint !== undefined) details.hint = hint;
-  const what = fieldErrors.length > 0 ? fieldErrors.map((e) => `${e.field ?? '?'}: ${e.message}`).join('; ') : serviceMessage;
+  const what =
+    fieldErrors.length > 0 ? fieldErrors.map((e) => `${e.field ?? '?'}: ${e.message}`).join('; ') : serviceMessage;
   return new ApiError(code, `the service answered ${status}${what ? ` (${what})` : ''}${note}`, details);
 }

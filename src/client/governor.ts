@@ -190,7 +190,12 @@ export class RateGovernor {
   /** A 429 arrived: stop everything until the reset, or for `retryAfterMs` when given. */
   onRateLimited(retryAfterMs: number | undefined): number {
     const now = this.clock.now();
-    const until = retryAfterMs !== undefined ? now + retryAfterMs : this.resetAt !== null ? this.resetAt + this.safetyMarginMs : now + 60_000;
+    const until =
+      retryAfterMs !== undefined
+        ? now + retryAfterMs
+        : this.resetAt !== null
+          ? this.resetAt + this.safetyMarginMs
+          : now + 60_000;
     this.pausedUntil = Math.max(this.pausedUntil, until);
     if (this.windowQuota !== null) this.used = this.windowQuota;
     return this.pausedUntil - now;

@@ -11,8 +11,10 @@ import type { TokenSource } from './transport.ts';
 /** What a person should do about each OAuth error the service can answer. */
 const OAUTH_ADVICE: Record<string, string> = {
   invalid_client: 'The client id or secret is not registered with the service. Check --client-id and --client-secret.',
-  invalid_request: 'The request was refused, often because the redirect URI differs from the registered one. Check --redirect-uri.',
-  invalid_grant: 'The authorisation code or refresh token is no longer valid (expired, used or revoked). Log in again with `crm-ferry auth login`.',
+  invalid_request:
+    'The request was refused, often because the redirect URI differs from the registered one. Check --redirect-uri.',
+  invalid_grant:
+    'The authorisation code or refresh token is no longer valid (expired, used or revoked). Log in again with `crm-ferry auth login`.',
   unauthorized_client: 'This application may not use this grant type. Check its registration.',
   unsupported_grant_type: 'The service does not accept this grant type.',
   invalid_scope: 'The scope asked for is not one of "read", "read write" or "read write user_preference".',
@@ -50,7 +52,11 @@ function oauthError(path: string, status: number, body: Record<string, unknown>)
 }
 
 /** POSTs a form to an OAuth endpoint and reads the JSON answer. */
-async function postForm(config: OAuthClientConfig, path: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postForm(
+  config: OAuthClientConfig,
+  path: string,
+  form: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   // Every form here carries a secret: the client secret, a code, a refresh token or a token.
   const url = new URL(path, checkSecureTransport(config.baseUrl));
   let answer: Dispatcher.ResponseData;
@@ -65,7 +71,11 @@ async function postForm(config: OAuthClientConfig, path: string, form: Record<st
       ...(config.dispatcher ? { dispatcher: config.dispatcher } : {}),
     });
   } catch (error) {
-    throw new ApiError('API_NETWORK', `cannot reach the service: ${(error as Error).message}`, { method: 'POST', path, cause: error });
+    throw new ApiError('API_NETWORK', `cannot reach the service: ${(error as Error).message}`, {
+      method: 'POST',
+      path,
+      cause: error,
+    });
   }
   const text = await answer.body.text();
   let body: Record<string, unknown> = {};
@@ -80,24 +90,45 @@ async function postForm(config: OAuthClientConfig, path: string, form: Record<st
 function tokenAnswer(path: string, answer: { status: number; body: Record<string, unknown> }): TokenAnswer {
   if (answer.status !== 200) throw oauthError(path, answer.status, answer.body);
   const body = answer.body;
-  if (typeof body.access_token !== 'string' || typeof body.refresh_token !== 'string' || typeof body.expires_in !== 'number') {
-    throw new ApiError('API_RESPONSE_INVALID', 'the token answer lacks access_token, refresh_token or expires_in', { method: 'POST', path, status: answer.status });
+  if (
+    typeof body.access_token !== 'string' ||
+    typeof body.refresh_token !== 'string' ||
+    typeof body.expires_in !== 'number'
+  ) {
+    throw new ApiError('API_RESPONSE_INVALID', 'the token answer lacks access_token, refresh_token or expires_in', {
+      method: 'POST',
+      path,
+      status: answer.status,
+    });
   }
   return body as unknown as TokenAnswer;
 }
 
 function clientForm(config: OAuthClientConfig): Record<string, string> {
-  return config.clientSecret ? { client_id: config.clientId, client_secret: config.clientSecret } : { client_id: config.clientId };
+  return config.clientSecret
+    ? { client_id: config.clientId, client_secret: config.clientSecret }
+    : { client_id: config.clientId };
 }
 
 export async function exchangeCode(config: OAuthClientConfig, code: string, redirectUri: string): Promise<TokenAnswer> {
   const path = '/oauth/token';
-  return tokenAnswer(path, await postForm(config, path, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, ...clientForm(config) }));
+  return tokenAnswer(
+    path,
+    await postForm(config, path, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      ...clientForm(config),
+    }),
+  );
 }
 
 export async function refreshTokens(config: OAuthClientConfig, refreshToken: string): Promise<TokenAnswer> {
   const path = '/oauth/token';
-  return tokenAnswer(path, await postForm(config, path, { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientForm(config) }));
+  return tokenAnswer(
+    path,
+    await postForm(config, path, { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientForm(config) }),
+  );
 }
 
 /** Revokes a token (RFC 7009). Unknown tokens count as revoked. */
@@ -181,7 +212,11 @@ export class OAuthSession implements TokenSource {
   refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        const config: OAuthClientConfig = { baseUrl: this.profile.baseUrl, clientId: this.profile.clientId, clientSecret: this.profile.clientSecret };
+        const config: OAuthClientConfig = {
+          baseUrl: this.profile.baseUrl,
+          clientId: this.profile.clientId,
+          clientSecret: this.profile.clientSecret,
+        };
         if (this.options.dispatcher) config.dispatcher = this.options.dispatcher;
         const answer = await refreshTokens(config, this.profile.refreshToken);
         const next = profileFromAnswer(config, answer, this.now());
@@ -219,9 +254,13 @@ function loopbackRedirect(redirectUri: string): URL {
     // said below
   }
   if (!url || url.protocol !== 'http:' || !/^(127\.0\.0\.1|localhost|\[::1\])$/.test(url.hostname)) {
-    throw new FerryError('CONFIG_INVALID', `the redirect URI must be a loopback http address, e.g. http://127.0.0.1:8976/callback, got ${JSON.stringify(redirectUri)}`, {
-      hint: 'Register the client with a redirect URI like http://127.0.0.1:8976/callback and pass it with --redirect-uri.',
-    });
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `the redirect URI must be a loopback http address, e.g. http://127.0.0.1:8976/callback, got ${JSON.stringify(redirectUri)}`,
+      {
+        hint: 'Register the client with a redirect URI like http://127.0.0.1:8976/callback and pass it with --redirect-uri.',
+      },
+    );
   }
   return url;
 }
@@ -260,25 +299,46 @@ export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnsw
       };
       if (url.searchParams.get('state') !== state) {
         finish(400, 'The state does not match this login; it was not started by crm-ferry. Close this window.', () =>
-          reject(new ApiError('API_OAUTH', 'the redirect carried a state that does not match this login (possible forgery)', { method: 'GET', path: redirect.pathname })),
+          reject(
+            new ApiError(
+              'API_OAUTH',
+              'the redirect carried a state that does not match this login (possible forgery)',
+              { method: 'GET', path: redirect.pathname },
+            ),
+          ),
         );
         return;
       }
       const error = url.searchParams.get('error');
       if (error) {
-        finish(400, `Login failed: ${error}. You can close this window.`, () => reject(oauthError('/oauth/authorise', 400, { error, error_description: url.searchParams.get('error_description') ?? '' })));
+        finish(400, `Login failed: ${error}. You can close this window.`, () =>
+          reject(
+            oauthError('/oauth/authorise', 400, {
+              error,
+              error_description: url.searchParams.get('error_description') ?? '',
+            }),
+          ),
+        );
         return;
       }
       const received = url.searchParams.get('code');
       if (!received) {
-        finish(400, 'No code in the redirect.', () => reject(new ApiError('API_OAUTH', 'the redirect carried no code', { method: 'GET', path: redirect.pathname })));
+        finish(400, 'No code in the redirect.', () =>
+          reject(new ApiError('API_OAUTH', 'the redirect carried no code', { method: 'GET', path: redirect.pathname })),
+        );
         return;
       }
       finish(200, 'crm-ferry is logged in. You can close this window.', () => resolve(received));
     });
     const timer = setTimeout(() => {
       cleanup();
-      reject(new ApiError('API_TIMEOUT', 'nobody approved the login in time', { method: 'GET', path: '/oauth/authorise', hint: 'Run `crm-ferry auth login` again.' }));
+      reject(
+        new ApiError('API_TIMEOUT', 'nobody approved the login in time', {
+          method: 'GET',
+          path: '/oauth/authorise',
+          hint: 'Run `crm-ferry auth login` again.',
+        }),
+      );
     }, options.timeoutMs ?? 300_000);
     const onAbort = (): void => {
       cleanup();
@@ -294,11 +354,15 @@ export async function loginWithBrowser(options: LoginOptions): Promise<TokenAnsw
     server.once('error', (error: NodeJS.ErrnoException) => {
       cleanup();
       reject(
-        new ApiError('API_OAUTH', `cannot listen on ${redirect.host} for the redirect: ${error.code ?? error.message}`, {
-          method: 'GET',
-          path: redirect.pathname,
-          hint: 'Another program uses that port; close it or register another redirect URI.',
-        }),
+        new ApiError(
+          'API_OAUTH',
+          `cannot listen on ${redirect.host} for the redirect: ${error.code ?? error.message}`,
+          {
+            method: 'GET',
+            path: redirect.pathname,
+            hint: 'Another program uses that port; close it or register another redirect URI.',
+          },
+        ),
       );
     });
     const port = redirect.port === '' ? 80 : Number(redirect.port);

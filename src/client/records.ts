@@ -20,7 +20,13 @@ const ANY_RECORD = z.record(z.string(), z.unknown());
 export const ENTITY_API: Record<Entity, { path: string; one: string; many: string; label: string; embed: string }> = {
   party: { path: '/parties', one: 'party', many: 'parties', label: 'party', embed: 'tags,fields' },
   kase: { path: '/kases', one: 'kase', many: 'kases', label: 'project', embed: 'tags,fields' },
-  opportunity: { path: '/opportunities', one: 'opportunity', many: 'opportunities', label: 'opportunity', embed: 'tags,fields' },
+  opportunity: {
+    path: '/opportunities',
+    one: 'opportunity',
+    many: 'opportunities',
+    label: 'opportunity',
+    embed: 'tags,fields',
+  },
   entry: { path: '/entries', one: 'entry', many: 'entries', label: 'note', embed: '' },
   task: { path: '/tasks', one: 'task', many: 'tasks', label: 'task', embed: 'party,opportunity,kase' },
 };
@@ -65,14 +71,18 @@ export class RecordService {
   private idFrom(one: string, body: unknown, method: string, path: string): number {
     const record = (body as Body | null)?.[one] as Body | undefined;
     const id = record?.id;
-    if (typeof id !== 'number') throw new ApiError('API_RESPONSE_INVALID', `the answer has no ${one}.id`, { method, path });
+    if (typeof id !== 'number')
+      throw new ApiError('API_RESPONSE_INVALID', `the answer has no ${one}.id`, { method, path });
     return id;
   }
 
   /** Uploads each file with its name and content type, and returns the tokens to attach. */
   async upload(files: ReadonlyArray<{ path: string; filename: string; contentType: string }>): Promise<Body[]> {
     const tokens: Body[] = [];
-    for (const file of files) tokens.push({ token: await this.client.upload(file.path, { filename: file.filename, contentType: file.contentType }) });
+    for (const file of files)
+      tokens.push({
+        token: await this.client.upload(file.path, { filename: file.filename, contentType: file.contentType }),
+      });
     return tokens;
   }
 
@@ -96,13 +106,18 @@ export class RecordService {
 
   /** Adds and removes a project's additional contacts (adding one it has, or removing one it lacks, is no error). */
   async setContacts(kaseId: number, add: readonly number[], remove: readonly number[]): Promise<void> {
-    for (const partyId of add) await this.request({ method: 'POST', path: `/kases/${kaseId}/parties/${partyId}`, idempotent: true });
-    for (const partyId of remove) await this.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}`, accept: [404] });
+    for (const partyId of add)
+      await this.request({ method: 'POST', path: `/kases/${kaseId}/parties/${partyId}`, idempotent: true });
+    for (const partyId of remove)
+      await this.request({ method: 'DELETE', path: `/kases/${kaseId}/parties/${partyId}`, accept: [404] });
   }
 
   /** The ids of a project's additional contacts, 100 a request. */
   async *contactsOf(kaseId: number): AsyncGenerator<number> {
-    for await (const party of this.client.paginate(`/kases/${kaseId}/parties`, 'parties', ANY_RECORD, { signal: this.stop })) if (typeof party.id === 'number') yield party.id;
+    for await (const party of this.client.paginate(`/kases/${kaseId}/parties`, 'parties', ANY_RECORD, {
+      signal: this.stop,
+    }))
+      if (typeof party.id === 'number') yield party.id;
   }
 
   async update(entity: Entity, id: number, changes: Body): Promise<void> {
@@ -113,7 +128,12 @@ export class RecordService {
   /** The record as the service has it now, or null when it no longer exists. */
   async read(entity: Entity, id: number): Promise<Body | null> {
     const { path, one, embed } = ENTITY_API[entity];
-    const answer = await this.request({ method: 'GET', path: `${path}/${id}`, query: embed ? { embed } : {}, accept: [404] });
+    const answer = await this.request({
+      method: 'GET',
+      path: `${path}/${id}`,
+      query: embed ? { embed } : {},
+      accept: [404],
+    });
     if (answer.status === 404) return null;
     return ((answer.body as Body | null)?.[one] as Body | undefined) ?? null;
   }
@@ -136,7 +156,12 @@ export class RecordService {
    * `since`, those changed since then (with their tags and custom fields when `embed`); notes,
    * those on the records the bodies are on; tasks, all.
    */
-  async *candidates(entity: Entity, creates: ReadonlyArray<{ body: Body }>, since: Date, options: { embed?: boolean } = {}): AsyncGenerator<Body> {
+  async *candidates(
+    entity: Entity,
+    creates: ReadonlyArray<{ body: Body }>,
+    since: Date,
+    options: { embed?: boolean } = {},
+  ): AsyncGenerator<Body> {
     const { path, many, embed } = ENTITY_API[entity];
     if (entity === 'party' || entity === 'kase' || entity === 'opportunity') {
       yield* this.pages(path, many, { since: sinceQuery(since), ...(options.embed && embed ? { embed } : {}) });
@@ -195,7 +220,10 @@ export class RecordService {
       read = (async () => {
         const { path, many, embed } = ENTITY_API[entity];
         const all: Body[] = [];
-        for await (const record of this.client.paginate(path, many, ANY_RECORD, { query: { embed }, signal: this.stop })) {
+        for await (const record of this.client.paginate(path, many, ANY_RECORD, {
+          query: { embed },
+          signal: this.stop,
+        })) {
           if (all.length >= upTo) return null;
           all.push(record);
         }
@@ -219,7 +247,12 @@ export class RecordService {
 
   /** How many people belong to an organisation, counting up to one page (`GET /parties/{id}/people`). */
   async peopleOf(organisationId: number): Promise<number> {
-    const answer = await this.request({ method: 'GET', path: `/parties/${organisationId}/people`, query: { page: 1, perPage: 1 }, accept: [404] });
+    const answer = await this.request({
+      method: 'GET',
+      path: `/parties/${organisationId}/people`,
+      query: { page: 1, perPage: 1 },
+      accept: [404],
+    });
     if (answer.status === 404) return 0;
     const list = (answer.body as Body | null)?.parties;
     return Array.isArray(list) ? list.length : 0;
@@ -228,13 +261,24 @@ export class RecordService {
   /** Whether any record passes a structured filter: one request for the first page of one. */
   async anyPasses(entity: 'party' | 'kase' | 'opportunity', conditions: unknown[]): Promise<boolean> {
     const { path, many } = ENTITY_API[entity];
-    const answer = await this.request({ method: 'POST', path: `${path}/filters/results`, query: { page: 1, perPage: 1 }, json: { filter: { conditions } }, idempotent: true });
+    const answer = await this.request({
+      method: 'POST',
+      path: `${path}/filters/results`,
+      query: { page: 1, perPage: 1 },
+      json: { filter: { conditions } },
+      idempotent: true,
+    });
     const list = (answer.body as Body | null)?.[many];
     return Array.isArray(list) && list.length > 0;
   }
 
   /** A list through the client's paginator; a list that is not there (its parent is gone) is empty. */
-  private async *pages(path: string, key: string, query: Record<string, string>, filter?: unknown): AsyncGenerator<Body> {
+  private async *pages(
+    path: string,
+    key: string,
+    query: Record<string, string>,
+    filter?: unknown,
+  ): AsyncGenerator<Body> {
     const options: Parameters<CrmClient['paginate']>[3] = { query, signal: this.stop };
     if (filter !== undefined) {
       options.method = 'POST';

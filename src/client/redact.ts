@@ -21,7 +21,10 @@ export class Redactor {
         .replace(/(Bearer\s+)[^\s"',]+/gi, '$1[REDACTED]')
         // Base64 of `user:password`; a word after "Basic" in a sentence is shorter.
         .replace(/(Basic\s+)[A-Za-z0-9+/]{16,}={0,2}/g, '$1[REDACTED]')
-        .replace(/((?:access_token|refresh_token|client_secret|token)["']?\s*[=:]\s*["']?)[^\s"'&,}]+/gi, '$1[REDACTED]')
+        .replace(
+          /((?:access_token|refresh_token|client_secret|token)["']?\s*[=:]\s*["']?)[^\s"'&,}]+/gi,
+          '$1[REDACTED]',
+        )
     );
   }
 }

@@ -25,7 +25,12 @@ export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 5
  * full jitter, so that many clients failing together do not retry in step. A `Retry-After` from
  * the service wins and gets no jitter: the service said exactly when.
  */
-export function retryDelay(attempt: number, settings: RetrySettings, random: () => number, retryAfterMs?: number): number {
+export function retryDelay(
+  attempt: number,
+  settings: RetrySettings,
+  random: () => number,
+  retryAfterMs?: number,
+): number {
   if (retryAfterMs !== undefined) return Math.max(0, retryAfterMs);
   const ceiling = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
   // Full jitter, but never less than half the ceiling, so a retry storm still spreads out.

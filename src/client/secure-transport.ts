@@ -24,7 +24,11 @@ export function checkSecureTransport(baseUrl: string): URL {
     });
   }
   if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return url;
-  throw new FerryError('CONFIG_INSECURE_TRANSPORT', `refusing to send credentials over ${url.protocol}// to ${url.hostname}: they would travel in clear`, {
-    hint: 'Use the https:// address of the service; plain http is allowed only to a loopback address (the sandbox).',
-  });
+  throw new FerryError(
+    'CONFIG_INSECURE_TRANSPORT',
+    `refusing to send credentials over ${url.protocol}// to ${url.hostname}: they would travel in clear`,
+    {
+      hint: 'Use the https:// address of the service; plain http is allowed only to a loopback address (the sandbox).',
+    },
+  );
 }

@@ -262,7 +262,10 @@ export class Transport {
 
   /** Waits `ms` before trying again after failures, shown in waits(). */
   private sleepAfterFailure(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return this.waiting({ reason: 'outage', detail: `failing for ${this.silentFor()}`, until: this.clock.now() + ms }, () => this.clock.sleep(ms, signal));
+    return this.waiting(
+      { reason: 'outage', detail: `failing for ${this.silentFor()}`, until: this.clock.now() + ms },
+      () => this.clock.sleep(ms, signal),
+    );
   }
 
   /**
@@ -279,7 +282,12 @@ export class Transport {
   private tooLongNote(waitMs: number, what: 'retry-after' | 'reset' | 'pace'): string {
     const at = new Date(this.clock.now() + waitMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const wait = formatDuration(waitMs);
-    const asked = what === 'retry-after' ? `its Retry-After asks for a wait of ${wait}` : what === 'reset' ? `the rate limit resets in ${wait}` : `the rate limit lets the next request go in ${wait}`;
+    const asked =
+      what === 'retry-after'
+        ? `its Retry-After asks for a wait of ${wait}`
+        : what === 'reset'
+          ? `the rate limit resets in ${wait}`
+          : `the rate limit lets the next request go in ${wait}`;
     const bound =
       this.settings.giveUpAfterMs > 0 && this.settings.giveUpAfterMs <= this.settings.retry.maxRetryAfterMs
         ? `the ${formatDuration(this.settings.giveUpAfterMs)} a wait may take (--give-up-after)`
@@ -355,7 +363,9 @@ export class Transport {
     const idempotent = request.idempotent ?? request.method !== 'POST';
     const waits = eitherSignal(request.waitSignal ?? request.signal, this.stopSignal);
     // A read may be cut off and asked again later; a write under way is left to finish.
-    const reads = idempotent ? eitherSignal(request.signal, this.stopSignal) : { signal: request.signal, clear: () => {} };
+    const reads = idempotent
+      ? eitherSignal(request.signal, this.stopSignal)
+      : { signal: request.signal, clear: () => {} };
     try {
       return await this.attempts(request, read, idempotent, waits.signal, reads.signal);
     } finally {
@@ -364,7 +374,13 @@ export class Transport {
     }
   }
 
-  private async attempts<A extends Answer>(request: ApiRequest, read: Reader<A>, idempotent: boolean, waitSignal: AbortSignal | undefined, readSignal: AbortSignal | undefined): Promise<A> {
+  private async attempts<A extends Answer>(
+    request: ApiRequest,
+    read: Reader<A>,
+    idempotent: boolean,
+    waitSignal: AbortSignal | undefined,
+    readSignal: AbortSignal | undefined,
+  ): Promise<A> {
     const method = request.method;
     const path = this.resolvePath(request.path, request.query);
     const where = { method, path };
@@ -386,11 +402,15 @@ export class Transport {
           await this.waiting(paused, () => this.governor.acquire(waitSignal, this.longestWaitMs));
         } catch (error) {
           if (!(error instanceof RateWaitTooLong)) throw error;
-          throw new ApiError('API_RATE_LIMITED', `the rate limit holds requests back${this.tooLongNote(error.waitMs, 'pace')}`, {
-            ...where,
-            retryAfterMs: error.waitMs,
-            hint: WAIT_TOO_LONG_HINT,
-          });
+          throw new ApiError(
+            'API_RATE_LIMITED',
+            `the rate limit holds requests back${this.tooLongNote(error.waitMs, 'pace')}`,
+            {
+              ...where,
+              retryAfterMs: error.waitMs,
+              hint: WAIT_TOO_LONG_HINT,
+            },
+          );
         }
       }
       paused = null;
@@ -420,7 +440,19 @@ export class Transport {
       const signal = deadline === null ? readSignal : deadline.signal;
       let answer: A;
       try {
-        answer = await read(this.dispatcher, { origin: this.origin, path, method, headers, body: body ?? null, headersTimeout: this.settings.timeoutMs, bodyTimeout: this.settings.timeoutMs }, signal);
+        answer = await read(
+          this.dispatcher,
+          {
+            origin: this.origin,
+            path,
+            method,
+            headers,
+            body: body ?? null,
+            headersTimeout: this.settings.timeoutMs,
+            bodyTimeout: this.settings.timeoutMs,
+          },
+          signal,
+        );
       } catch (error) {
         deadline?.clear();
         if (readSignal?.aborted) throw error;
@@ -429,16 +461,26 @@ export class Transport {
         const reason = `${code ?? 'network error'}: ${(error as Error).message}`;
         this.writeLog(`${method} ${path} failed (${reason})`);
         if (sent && !idempotent) {
-          throw new AmbiguousWriteError(`the connection failed after the request was sent (${reason})`, { ...where, cause: error });
-        }
-        // Another attempt cut off by its deadline would run past the budget: the wait ends here.
-        const past = deadline?.signal.aborted === true && this.settings.giveUpAfterMs > 0 && this.clock.now() - this.#heardAt + (request.deadlineMs ?? 0) > this.settings.giveUpAfterMs;
-        if (past || !this.mayRetry(attempt)) {
-          throw new ApiError(deadline?.signal.aborted || code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK', `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`, {
+          throw new AmbiguousWriteError(`the connection failed after the request was sent (${reason})`, {
             ...where,
             cause: error,
-            hint: 'Check the network and the base address; the run can be resumed.',
           });
+        }
+        // Another attempt cut off by its deadline would run past the budget: the wait ends here.
+        const past =
+          deadline?.signal.aborted === true &&
+          this.settings.giveUpAfterMs > 0 &&
+          this.clock.now() - this.#heardAt + (request.deadlineMs ?? 0) > this.settings.giveUpAfterMs;
+        if (past || !this.mayRetry(attempt)) {
+          throw new ApiError(
+            deadline?.signal.aborted || code?.includes('TIMEOUT') ? 'API_TIMEOUT' : 'API_NETWORK',
+            `cannot reach the service (${reason}) after ${attempt} attempts${this.giveUpNote()}`,
+            {
+              ...where,
+              cause: error,
+              hint: 'Check the network and the base address; the run can be resumed.',
+            },
+          );
         }
         await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), waitSignal);
         continue;
@@ -461,7 +503,12 @@ export class Transport {
       // A service may quote the request back (its Authorization header too): never into an error.
       const errorBody = await readErrorBody(answer, (text) => this.redact(text));
       deadline?.clear();
-      if (status === 401 && !switchedScheme && this.#scheme === 'basic' && offersOnlyBearer(answer.headers['www-authenticate'])) {
+      if (
+        status === 401 &&
+        !switchedScheme &&
+        this.#scheme === 'basic' &&
+        offersOnlyBearer(answer.headers['www-authenticate'])
+      ) {
         // A service that takes the token as a bearer token only (the newer service, the sandbox).
         switchedScheme = true;
         this.#scheme = 'bearer';
@@ -481,12 +528,20 @@ export class Transport {
         rateLimitedTimes += 1;
         // A 429 means nothing was done: safe to send again, writes included, within reason.
         if (waitMs <= this.longestWaitMs && rateLimitedTimes <= 10) {
-          paused = { reason: 'rate-limit', detail: retryAfterMs !== undefined ? 'Retry-After' : 'the reset', until: this.clock.now() + waitMs };
+          paused = {
+            reason: 'rate-limit',
+            detail: retryAfterMs !== undefined ? 'Retry-After' : 'the reset',
+            until: this.clock.now() + waitMs,
+          };
           attempt -= 1;
           continue;
         }
         if (waitMs <= this.longestWaitMs) throw errorFromStatus(status, errorBody, where, { retryAfterMs: waitMs });
-        throw errorFromStatus(status, errorBody, where, { retryAfterMs: waitMs, note: this.tooLongNote(waitMs, retryAfterMs !== undefined ? 'retry-after' : 'reset'), hint: WAIT_TOO_LONG_HINT });
+        throw errorFromStatus(status, errorBody, where, {
+          retryAfterMs: waitMs,
+          note: this.tooLongNote(waitMs, retryAfterMs !== undefined ? 'retry-after' : 'reset'),
+          hint: WAIT_TOO_LONG_HINT,
+        });
       }
       if (RETRYABLE_STATUSES.has(status)) {
         if (!idempotent && status !== 408) {
@@ -502,7 +557,12 @@ export class Transport {
           await this.sleepAfterFailure(retryDelay(attempt, retry, this.random, retryAfterMs), waitSignal);
           continue;
         }
-        if (longer) throw errorFromStatus(status, errorBody, where, { retryAfterMs, note: this.tooLongNote(retryAfterMs, 'retry-after'), hint: WAIT_TOO_LONG_HINT });
+        if (longer)
+          throw errorFromStatus(status, errorBody, where, {
+            retryAfterMs,
+            note: this.tooLongNote(retryAfterMs, 'retry-after'),
+            hint: WAIT_TOO_LONG_HINT,
+          });
       }
       const failed = errorFromStatus(status, errorBody, where);
       if (SERVICE_FAILURES.has(status) && this.settings.giveUpAfterMs > 0) failed.message += this.giveUpNote();
@@ -516,7 +576,11 @@ export class Transport {
 
   /** The Authorization header for `token` in the scheme in use, made again only when either changes. */
   #authorization(token: string): string {
-    if (token !== this.#authorizationFor || this.#scheme !== this.#authorizationScheme || this.#authorizationHeader === '') {
+    if (
+      token !== this.#authorizationFor ||
+      this.#scheme !== this.#authorizationScheme ||
+      this.#authorizationHeader === ''
+    ) {
       this.#authorizationFor = token;
       this.#authorizationScheme = this.#scheme;
       this.#authorizationHeader = this.#scheme === 'basic' ? `Basic ${basicCredentials(token)}` : `Bearer ${token}`;
@@ -535,7 +599,8 @@ export class Transport {
   }
 }
 
-const WAIT_TOO_LONG_HINT = 'Nothing was lost: run the same command again after the time given (a run goes on where it stopped), or give a longer --give-up-after.';
+const WAIT_TOO_LONG_HINT =
+  'Nothing was lost: run the same command again after the time given (a run goes on where it stopped), or give a longer --give-up-after.';
 
 /** `TOKEN:x` in base64: HTTP Basic as the published v1 clients send it (the password is not read). */
 function basicCredentials(token: string): string {
@@ -604,7 +669,10 @@ function follow(controller: AbortController, outer: AbortSignal | undefined): ()
  * A signal that aborts when either does: the caller's, and the transport's stop signal (a run's
  * Ctrl-C). Most requests of a run are given the stop signal itself, and need no new one.
  */
-function eitherSignal(own: AbortSignal | undefined, stop: AbortSignal | undefined): { signal: AbortSignal | undefined; clear: () => void } {
+function eitherSignal(
+  own: AbortSignal | undefined,
+  stop: AbortSignal | undefined,
+): { signal: AbortSignal | undefined; clear: () => void } {
   if (own === undefined || own === stop) return { signal: stop, clear: () => {} };
   if (stop === undefined) return { signal: own, clear: () => {} };
   const controller = new AbortController();
@@ -625,7 +693,11 @@ const SERVICE_FAILURES: ReadonlySet<number> = new Set([408, 500, 502, 503, 504])
 /** A failure to reach the service or of the service, as a token refresh reports it. */
 function isOutage(error: unknown): boolean {
   if (!(error instanceof ApiError)) return false;
-  return error.code === 'API_NETWORK' || error.code === 'API_TIMEOUT' || (error.status !== undefined && SERVICE_FAILURES.has(error.status));
+  return (
+    error.code === 'API_NETWORK' ||
+    error.code === 'API_TIMEOUT' ||
+    (error.status !== undefined && SERVICE_FAILURES.has(error.status))
+  );
 }
 
 function messageOf(body: unknown): string | undefined {
@@ -636,7 +708,9 @@ function messageOf(body: unknown): string | undefined {
 }
 
 /** What one attempt hands back: its status and headers, and its body read whole or as a stream. */
-type Answer = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers'> & { body: Buffer | Dispatcher.ResponseData['body'] };
+type Answer = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers'> & {
+  body: Buffer | Dispatcher.ResponseData['body'];
+};
 
 /** An answer read whole: what request() parses. */
 interface WholeAnswer {
@@ -646,10 +720,15 @@ interface WholeAnswer {
 }
 
 /** Sends one attempt and reads its answer, either whole or as a stream; `signal` ends it. */
-type Reader<A extends Answer> = (dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal | undefined) => Promise<A>;
+type Reader<A extends Answer> = (
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  signal: AbortSignal | undefined,
+) => Promise<A>;
 
 /** The answer as a stream, through undici's request(): downloads, and reads that parse as they go. */
-const readStream: Reader<Dispatcher.ResponseData> = (dispatcher, options, signal) => streamRequest(dispatcher, { ...options, signal: signal ?? null });
+const readStream: Reader<Dispatcher.ResponseData> = (dispatcher, options, signal) =>
+  streamRequest(dispatcher, { ...options, signal: signal ?? null });
 
 /**
  * The answer read whole into one buffer, straight from undici's dispatch: a JSON answer needs no
@@ -707,7 +786,9 @@ function hasValues(query: NonNullable<ApiRequest['query']>): boolean {
 }
 
 async function readErrorBody(answer: Answer, redact: (text: string) => string): Promise<unknown> {
-  const text = redact(Buffer.isBuffer(answer.body) ? answer.body.toString('utf8') : await answer.body.text().catch(() => ''));
+  const text = redact(
+    Buffer.isBuffer(answer.body) ? answer.body.toString('utf8') : await answer.body.text().catch(() => ''),
+  );
   if (text === '') return null;
   try {
     return JSON.parse(text);

@@ -24,7 +24,10 @@ describe('undici-pool', () => {
       console.log(typeof pool.request, answer.statusCode, await answer.body.text());
       await pool.close();
       server.close();`;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(child.stderr).toBe('');
     expect(child.stdout.trim()).toBe('undefined 200 streamed');
   });

@@ -20,7 +20,10 @@ let requestApi: RequestApi | undefined;
  * dispatcher's prototype as it loads; a Pool from its own file lacks it, so it is taken from its
  * file too, on the first streamed answer.
  */
-export function streamRequest(dispatcher: Dispatcher, options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
+export function streamRequest(
+  dispatcher: Dispatcher,
+  options: Dispatcher.RequestOptions,
+): Promise<Dispatcher.ResponseData> {
   requestApi ??= require('undici/lib/api/api-request.js') as RequestApi;
   return requestApi.call(dispatcher, options);
 }

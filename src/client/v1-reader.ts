@@ -18,7 +18,16 @@ import type { Dispatcher } from 'undici';
 import { FerryError } from '../errors/index.ts';
 import { ApiError } from './errors.ts';
 import { AnswerDeadlineError, Transport, type TransportOptions, type TransportWait } from './transport.ts';
-import { formatDuration, isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress } from '../util/index.ts';
+import {
+  formatDuration,
+  isV1LiveInput,
+  parseV1LiveInput,
+  V1_LIVE_PREFIX,
+  V1_LISTS,
+  v1FilterTime,
+  type V1List,
+  type V1LiveAddress,
+} from '../util/index.ts';
 
 // The address and time forms are plain text work, in util/ so that sources/ reads them without the client.
 export { isV1LiveInput, parseV1LiveInput, V1_LIVE_PREFIX, V1_LISTS, v1FilterTime, type V1List, type V1LiveAddress };
@@ -43,7 +52,11 @@ export interface V1ReadLimits {
   spillBytes: number;
 }
 
-export const V1_READ_LIMITS: Readonly<V1ReadLimits> = { answerDeadlineMs: 600_000, maxAnswerBytes: 512 * 1024 * 1024, spillBytes: 16 * 1024 * 1024 };
+export const V1_READ_LIMITS: Readonly<V1ReadLimits> = {
+  answerDeadlineMs: 600_000,
+  maxAnswerBytes: 512 * 1024 * 1024,
+  spillBytes: 16 * 1024 * 1024,
+};
 
 /** 512 MiB, 16 MiB, 900 KiB: for messages. */
 function formatBytes(bytes: number): string {
@@ -93,13 +106,21 @@ export class V1Body {
    * is refused before a byte is read), in memory up to `limits.spillBytes`. The whole-answer
    * deadline is the transport's (the request's `deadlineMs`).
    */
-  static async read(answer: Dispatcher.ResponseData, where: { method: string; path: string }, limits: V1ReadLimits): Promise<V1Body> {
+  static async read(
+    answer: Dispatcher.ResponseData,
+    where: { method: string; path: string },
+    limits: V1ReadLimits,
+  ): Promise<V1Body> {
     const tooLarge = (): ApiError =>
-      new ApiError('API_RESPONSE_INVALID', `the answer is larger than ${formatBytes(limits.maxAnswerBytes)}, the most one answer of the old account may have`, {
-        ...where,
-        status: answer.statusCode,
-        hint: "Read the list in smaller pages (pageSize in the mapping's source; 100 records by default), or read an export file of it.",
-      });
+      new ApiError(
+        'API_RESPONSE_INVALID',
+        `the answer is larger than ${formatBytes(limits.maxAnswerBytes)}, the most one answer of the old account may have`,
+        {
+          ...where,
+          status: answer.statusCode,
+          hint: "Read the list in smaller pages (pageSize in the mapping's source; 100 records by default), or read an export file of it.",
+        },
+      );
     const declared = Number(answer.headers['content-length']);
     if (Number.isFinite(declared) && declared > limits.maxAnswerBytes) {
       answer.body.destroy();
@@ -133,21 +154,34 @@ export class V1Body {
         }
       } catch (error) {
         if (error instanceof ApiError) throw error;
-        const deadline = error instanceof AnswerDeadlineError ? error : (error as { cause?: unknown }).cause instanceof AnswerDeadlineError ? (error as { cause: AnswerDeadlineError }).cause : null;
+        const deadline =
+          error instanceof AnswerDeadlineError
+            ? error
+            : (error as { cause?: unknown }).cause instanceof AnswerDeadlineError
+              ? (error as { cause: AnswerDeadlineError }).cause
+              : null;
         if (deadline) {
-          throw new ApiError('API_TIMEOUT', `the answer did not come whole within ${formatDuration(deadline.deadlineMs)} (${formatBytes(size)} had come)`, {
+          throw new ApiError(
+            'API_TIMEOUT',
+            `the answer did not come whole within ${formatDuration(deadline.deadlineMs)} (${formatBytes(size)} had come)`,
+            {
+              ...where,
+              status: answer.statusCode,
+              cause: error,
+              hint: 'The old account (or the network to it) sends too slowly: run again later (the run goes on where it stopped), or give a longer --give-up-after.',
+            },
+          );
+        }
+        throw new ApiError(
+          'API_NETWORK',
+          `the answer broke off after ${formatBytes(size)} (${(error as Error).message})`,
+          {
             ...where,
             status: answer.statusCode,
             cause: error,
-            hint: 'The old account (or the network to it) sends too slowly: run again later (the run goes on where it stopped), or give a longer --give-up-after.',
-          });
-        }
-        throw new ApiError('API_NETWORK', `the answer broke off after ${formatBytes(size)} (${(error as Error).message})`, {
-          ...where,
-          status: answer.statusCode,
-          cause: error,
-          hint: 'Check the network to the old account; the run can be resumed.',
-        });
+            hint: 'Check the network to the old account; the run can be resumed.',
+          },
+        );
       } finally {
         await file?.close();
       }
@@ -188,12 +222,20 @@ export class V1Reader {
   }
 
   /** GETs `/api/...` in the chosen format and hands back the body read whole, unparsed. Throws an ApiError on failure. */
-  async get(path: string, query: Record<string, string | number | undefined> = {}, signal?: AbortSignal): Promise<V1Page> {
+  async get(
+    path: string,
+    query: Record<string, string | number | undefined> = {},
+    signal?: AbortSignal,
+  ): Promise<V1Page> {
     return (await this.fetch(path, query, signal, false)) as V1Page;
   }
 
   /** The same, but null when the service answers 404 (a record deleted since its list was read). */
-  async getIfFound(path: string, query: Record<string, string | number | undefined> = {}, signal?: AbortSignal): Promise<V1Page | null> {
+  async getIfFound(
+    path: string,
+    query: Record<string, string | number | undefined> = {},
+    signal?: AbortSignal,
+  ): Promise<V1Page | null> {
     return this.fetch(path, query, signal, true);
   }
 
@@ -203,7 +245,12 @@ export class V1Reader {
     return budget > 0 ? Math.min(budget, this.limits.answerDeadlineMs) : this.limits.answerDeadlineMs;
   }
 
-  private async fetch(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal | undefined, gone: boolean): Promise<V1Page | null> {
+  private async fetch(
+    path: string,
+    query: Record<string, string | number | undefined>,
+    signal: AbortSignal | undefined,
+    gone: boolean,
+  ): Promise<V1Page | null> {
     this.tally.reads += 1;
     const answer = await this.transport.send({
       method: 'GET',
@@ -284,13 +331,22 @@ export function v1LiveConnection(options: V1LiveConnectionOptions): V1LiveConnec
       const origin = new URL(baseUrl).origin;
       if (!options.token) {
         if (options.target && options.target.origin === origin) return new V1Reader(options.target, wire, reading);
-        throw new FerryError('CONFIG_MISSING', `the live v1 source ${V1_LIVE_PREFIX}${origin} is another account than the one written to, and no token for it was given`, {
-          hint: "Set CRM_FERRY_V1_TOKEN to an API token of the old account (its user's preferences, API authentication tokens).",
-        });
+        throw new FerryError(
+          'CONFIG_MISSING',
+          `the live v1 source ${V1_LIVE_PREFIX}${origin} is another account than the one written to, and no token for it was given`,
+          {
+            hint: "Set CRM_FERRY_V1_TOKEN to an API token of the old account (its user's preferences, API authentication tokens).",
+          },
+        );
       }
       let transport = opened.get(origin);
       if (!transport) {
-        transport = new Transport({ ...(options.transport ?? {}), baseUrl: origin, auth: options.token, authScheme: 'basic' });
+        transport = new Transport({
+          ...(options.transport ?? {}),
+          baseUrl: origin,
+          auth: options.token,
+          authScheme: 'basic',
+        });
         opened.set(origin, transport);
       }
       return new V1Reader(transport, wire, reading);

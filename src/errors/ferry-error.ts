@@ -8,7 +8,14 @@ import type { ErrorCode } from './codes.ts';
 export type ErrorKind = 'input' | 'service' | 'internal';
 
 /** Codes where running the same call again later may succeed without changing anything. */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['API_RATE_LIMITED', 'API_NETWORK', 'API_TIMEOUT', 'API_SERVER', 'API_AMBIGUOUS_WRITE', 'JOURNAL_LOCKED']);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'API_RATE_LIMITED',
+  'API_NETWORK',
+  'API_TIMEOUT',
+  'API_SERVER',
+  'API_AMBIGUOUS_WRITE',
+  'JOURNAL_LOCKED',
+]);
 
 /** The kind of an error code (see ErrorKind): the same split as the exit codes. */
 export function kindOfCode(code: ErrorCode): ErrorKind {
@@ -94,7 +101,10 @@ export function formatLocation(location: ErrorLocation | undefined): string {
 export function asFerryError(error: unknown, call: string): FerryError {
   if (error instanceof FerryError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new FerryError('INTERNAL', `${call} failed unexpectedly: ${message}`, { cause: error, hint: 'This is a bug in crm-ferry; please report it with the message.' });
+  return new FerryError('INTERNAL', `${call} failed unexpectedly: ${message}`, {
+    cause: error,
+    hint: 'This is a bug in crm-ferry; please report it with the message.',
+  });
 }
 
 /** Runs a library call's work, giving any error it ends with as a FerryError (asFerryError). */
@@ -107,7 +117,10 @@ export async function guarded<T>(call: string, work: () => Promise<T>): Promise<
 }
 
 /** `work` as a library call named `call`: the same call, whatever it ends with a FerryError (guarded). */
-export function guard<A extends unknown[], R>(call: string, work: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+export function guard<A extends unknown[], R>(
+  call: string,
+  work: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
   return (...args) => guarded(call, () => work(...args));
 }
 

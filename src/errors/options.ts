@@ -13,5 +13,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, given: unknown, cal
     const path = issue.path.map(String).join('.');
     return path === '' ? issue.message : `option \`${path}\`: ${issue.message}`;
   });
-  throw new FerryError('CONFIG_INVALID', `${call}: ${problems.join('; ')}`, { hint: `See the options of ${call} in docs/library.md.` });
+  throw new FerryError('CONFIG_INVALID', `${call}: ${problems.join('; ')}`, {
+    hint: `See the options of ${call} in docs/library.md.`,
+  });
 }

@@ -13,10 +13,14 @@ import { checkNotSpecial } from '../util/index.ts';
 export async function checkTarget(target: string, what = '--out'): Promise<string> {
   const hint = `Give ${what} the path of a file in a folder you can write.`;
   const special = (): never => {
-    throw new FerryError('USAGE', `cannot write ${target}: it is not a regular file (a device, a pipe, a socket or a link to one)`, {
-      location: { file: target },
-      hint: what === '--out' ? `${hint} For standard output, give --out -.` : hint,
-    });
+    throw new FerryError(
+      'USAGE',
+      `cannot write ${target}: it is not a regular file (a device, a pipe, a socket or a link to one)`,
+      {
+        location: { file: target },
+        hint: what === '--out' ? `${hint} For standard output, give --out -.` : hint,
+      },
+    );
   };
   let path = target;
   // A file in /dev, /proc or /sys (or a link in, or into, them) is no file to replace.
@@ -28,14 +32,23 @@ export async function checkTarget(target: string, what = '--out'): Promise<strin
   }
   const folder = dirname(path);
   const folderStat = await stat(folder).catch(() => null);
-  if (!folderStat?.isDirectory()) throw new FerryError('USAGE', `cannot write ${target}: the folder ${folder} does not exist`, { location: { file: target }, hint });
+  if (!folderStat?.isDirectory())
+    throw new FerryError('USAGE', `cannot write ${target}: the folder ${folder} does not exist`, {
+      location: { file: target },
+      hint,
+    });
   const existing = await stat(path).catch(() => null);
-  if (existing?.isDirectory()) throw new FerryError('USAGE', `cannot write ${target}: it is a folder`, { location: { file: target }, hint });
+  if (existing?.isDirectory())
+    throw new FerryError('USAGE', `cannot write ${target}: it is a folder`, { location: { file: target }, hint });
   if (existing && !existing.isFile()) special();
   try {
     await access(folder, constants.W_OK);
   } catch (error) {
-    throw new FerryError('EXPORT_WRITE', `cannot write ${target}: the folder ${folder} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { location: { file: target }, hint, cause: error });
+    throw new FerryError(
+      'EXPORT_WRITE',
+      `cannot write ${target}: the folder ${folder} is not writable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { location: { file: target }, hint, cause: error },
+    );
   }
   return path;
 }

@@ -89,9 +89,16 @@ function column(name: string, value: (record: Body) => Cell): Column {
 
 const address = (part: string) => (r: Body) => first(r, 'addresses', part);
 
-const COMMON_TAIL = (): Column[] => [column('tags', (r) => joined(r.tags, 0, 'name', ';')), column('owner', (r) => nameOf(r.owner)), column('team', (r) => nameOf(r.team))];
+const COMMON_TAIL = (): Column[] => [
+  column('tags', (r) => joined(r.tags, 0, 'name', ';')),
+  column('owner', (r) => nameOf(r.owner)),
+  column('team', (r) => nameOf(r.team)),
+];
 
-const STAMPS = (): Column[] => [column('createdAt', (r) => timestamp(r.createdAt)), column('updatedAt', (r) => timestamp(r.updatedAt))];
+const STAMPS = (): Column[] => [
+  column('createdAt', (r) => timestamp(r.createdAt)),
+  column('updatedAt', (r) => timestamp(r.updatedAt)),
+];
 
 /** The columns a person reads, per entity, before the custom fields. */
 const DEFAULTS: Record<ExportEntity, () => Column[]> = {
@@ -227,7 +234,10 @@ function customColumns(entity: ExportEntity, catalog: CatalogPart | null): Colum
 export function availableColumns(entity: ExportEntity, catalog: CatalogPart | null): Column[] {
   const columns = DEFAULTS[entity]();
   const taken = new Set(columns.map((c) => c.name.toLowerCase()));
-  const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
+  const definitions =
+    entity === 'parties' || entity === 'opportunities' || entity === 'kases'
+      ? (catalog?.fieldDefinitions[entity] ?? [])
+      : [];
   customColumns(entity, catalog).forEach((custom, i) => {
     let name = custom.name;
     if (taken.has(name.toLowerCase())) name = `${custom.name} (custom field)`;
@@ -239,12 +249,19 @@ export function availableColumns(entity: ExportEntity, catalog: CatalogPart | nu
 }
 
 /** The columns asked for with `--columns` (by name, in that order), or all of them. */
-export function chooseColumns(entity: ExportEntity, catalog: CatalogPart | null, names: readonly string[] | null): Column[] {
+export function chooseColumns(
+  entity: ExportEntity,
+  catalog: CatalogPart | null,
+  names: readonly string[] | null,
+): Column[] {
   const all = availableColumns(entity, catalog);
   if (names === null) return all;
   return names.map((name) => {
     const found = all.find((c) => c.name === name) ?? all.find((c) => c.name.toLowerCase() === name.toLowerCase());
-    if (!found) throw new FerryError('USAGE', `--columns: ${entity} have no column ${JSON.stringify(name)}`, { hint: `Columns: ${all.map((c) => c.name).join(', ')}.` });
+    if (!found)
+      throw new FerryError('USAGE', `--columns: ${entity} have no column ${JSON.stringify(name)}`, {
+        hint: `Columns: ${all.map((c) => c.name).join(', ')}.`,
+      });
     return found;
   });
 }

@@ -13,7 +13,12 @@ export function deletedFileOf(target: string, extension: string): string {
 }
 
 /** Commits the export's file, then the ids deleted since the last export beside it, when there are any to say. */
-export async function commitWithDeleted(file: AtomicFile | null, target: string | null, deleted: string | null, extension: string): Promise<string[]> {
+export async function commitWithDeleted(
+  file: AtomicFile | null,
+  target: string | null,
+  deleted: string | null,
+  extension: string,
+): Promise<string[]> {
   const files: string[] = [];
   if (file) {
     await file.commit();

@@ -85,7 +85,9 @@ const FIELDS: Record<FilterEntity, Record<string, FieldType>> = {
 /** Operators and the field types they take; the value they want follows from the type. */
 const OPERATORS: Record<string, { types: ReadonlySet<string>; days?: true }> = {
   is: { types: new Set(['string', 'number', 'boolean', 'date', 'tag', 'user', 'team', 'numberOrString', 'custom']) },
-  'is not': { types: new Set(['string', 'number', 'boolean', 'date', 'tag', 'user', 'team', 'numberOrString', 'custom']) },
+  'is not': {
+    types: new Set(['string', 'number', 'boolean', 'date', 'tag', 'user', 'team', 'numberOrString', 'custom']),
+  },
   'starts with': { types: new Set(['string', 'custom:Text', 'custom:List']) },
   'ends with': { types: new Set(['string', 'custom:Text', 'custom:List']) },
   contains: { types: new Set(['string', 'custom:Text', 'custom:List']) },
@@ -133,11 +135,21 @@ const LOCAL_NUMBERS: Partial<Record<FilterEntity, Record<string, (record: Record
 /** The fields and operators a `--where` checks here rather than in the service, for help texts. */
 export const LOCAL_WHERE_HELP = "an opportunity's value (or amount) `is greater than` / `is less than` N";
 
-function localCondition(entity: FilterEntity, text: string, field: string, operator: string, raw: string): Condition | LocalCondition | null {
+function localCondition(
+  entity: FilterEntity,
+  text: string,
+  field: string,
+  operator: string,
+  raw: string,
+): Condition | LocalCondition | null {
   const read = LOCAL_NUMBERS[entity]?.[field];
   if (!read) return null;
   const where = JSON.stringify(text);
-  if (!['is', 'is not', 'is greater than', 'is less than'].includes(operator)) usage(`--where ${where}: \`${operator}\` does not apply to ${field}`, `${field} takes: is, is not, is greater than, is less than (a number).`);
+  if (!['is', 'is not', 'is greater than', 'is less than'].includes(operator))
+    usage(
+      `--where ${where}: \`${operator}\` does not apply to ${field}`,
+      `${field} takes: is, is not, is greater than, is less than (a number).`,
+    );
   const wanted = typed(where, 'number', operator, raw, null) as number;
   if (operator === 'is' || operator === 'is not') return { field: 'expectedValue', operator, value: String(wanted) };
   const above = operator === 'is greater than';
@@ -172,14 +184,26 @@ export function splitWhere(text: string): { field: string; operator: string; val
       const found = at >= 0 ? at : atEnd;
       if (found > 0 && (best === null || found < best.at)) best = { at: found, op };
     }
-    if (!best) usage(`--where ${JSON.stringify(text)}: expected FIELD OPERATOR VALUE, e.g. 'tag is VIP'`, `Operators: ${OPERATOR_NAMES.join(', ')}.`);
+    if (!best)
+      usage(
+        `--where ${JSON.stringify(text)}: expected FIELD OPERATOR VALUE, e.g. 'tag is VIP'`,
+        `Operators: ${OPERATOR_NAMES.join(', ')}.`,
+      );
     field = trimmed.slice(0, best.at);
     rest = trimmed.slice(best.at);
   }
   const op = OPERATOR_NAMES.find((name) => rest.startsWith(` ${name} `) || rest === ` ${name}`);
-  if (!op) usage(`--where ${JSON.stringify(text)}: no operator after ${JSON.stringify(field)}`, `Operators: ${OPERATOR_NAMES.join(', ')}.`);
+  if (!op)
+    usage(
+      `--where ${JSON.stringify(text)}: no operator after ${JSON.stringify(field)}`,
+      `Operators: ${OPERATOR_NAMES.join(', ')}.`,
+    );
   const value = rest.slice(op.length + 2).trim();
-  if (value === '') usage(`--where ${JSON.stringify(text)}: no value after \`${op}\``, `Give one, or "" for an empty value: '${field.trim()} ${op} ""'.`);
+  if (value === '')
+    usage(
+      `--where ${JSON.stringify(text)}: no value after \`${op}\``,
+      `Give one, or "" for an empty value: '${field.trim()} ${op} ""'.`,
+    );
   // A value in quotes, as the field may be: "Acme Ltd" means Acme Ltd (it found nothing before).
   const quotedValue = /^(["'])(.*)\1$/s.exec(value);
   return { field: field.trim(), operator: op, value: quotedValue ? (quotedValue[2] as string) : value };
@@ -187,9 +211,16 @@ export function splitWhere(text: string): { field: string; operator: string; val
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-function typed(where: string, type: string, operator: string, raw: string, catalog: CatalogPart | null | undefined): unknown {
+function typed(
+  where: string,
+  type: string,
+  operator: string,
+  raw: string,
+  catalog: CatalogPart | null | undefined,
+): unknown {
   if (OPERATORS[operator]?.days) {
-    if (!/^\d+$/.test(raw)) usage(`--where ${where}: \`${operator}\` takes a number of days, got ${JSON.stringify(raw)}`);
+    if (!/^\d+$/.test(raw))
+      usage(`--where ${where}: \`${operator}\` takes a number of days, got ${JSON.stringify(raw)}`);
     return Number(raw);
   }
   const base = type.startsWith('custom:') ? type.slice('custom:'.length) : type;
@@ -199,11 +230,13 @@ function typed(where: string, type: string, operator: string, raw: string, catal
       return Number(raw);
     case 'boolean':
     case 'Boolean':
-      if (raw !== 'true' && raw !== 'false') usage(`--where ${where}: the field takes true or false, got ${JSON.stringify(raw)}`);
+      if (raw !== 'true' && raw !== 'false')
+        usage(`--where ${where}: the field takes true or false, got ${JSON.stringify(raw)}`);
       return raw === 'true';
     case 'date':
     case 'Date':
-      if (!DATE.test(raw) || Number.isNaN(Date.parse(raw))) usage(`--where ${where}: the field takes a date as YYYY-MM-DD, got ${JSON.stringify(raw)}`);
+      if (!DATE.test(raw) || Number.isNaN(Date.parse(raw)))
+        usage(`--where ${where}: the field takes a date as YYYY-MM-DD, got ${JSON.stringify(raw)}`);
       return raw;
     case 'tag':
     case 'numberOrString':
@@ -212,8 +245,14 @@ function typed(where: string, type: string, operator: string, raw: string, catal
       if (/^\d+$/.test(raw)) return Number(raw);
       if (catalog === undefined) return raw;
       const users = catalog === null ? [] : namesRead(catalog.users, 'users');
-      const user = users.find((u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase());
-      if (!user) usage(`--where ${where}: no user ${JSON.stringify(raw)} in the account`, catalog ? `Users: ${users.map((u) => u.username).join(', ')}.` : undefined);
+      const user = users.find(
+        (u) => u.username.toLowerCase() === raw.toLowerCase() || u.email?.toLowerCase() === raw.toLowerCase(),
+      );
+      if (!user)
+        usage(
+          `--where ${where}: no user ${JSON.stringify(raw)} in the account`,
+          catalog ? `Users: ${users.map((u) => u.username).join(', ')}.` : undefined,
+        );
       return user.id;
     }
     case 'team': {
@@ -221,7 +260,11 @@ function typed(where: string, type: string, operator: string, raw: string, catal
       if (catalog === undefined) return raw;
       const teams = (catalog === null ? null : namesRead(catalog.teams, 'teams')) ?? [];
       const team = teams.find((t) => t.name.toLowerCase() === raw.toLowerCase());
-      if (!team) usage(`--where ${where}: no team ${JSON.stringify(raw)} in the account`, teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : "Give the team's id.");
+      if (!team)
+        usage(
+          `--where ${where}: no team ${JSON.stringify(raw)} in the account`,
+          teams.length > 0 ? `Teams: ${teams.map((t) => t.name).join(', ')}.` : "Give the team's id.",
+        );
       return team.id;
     }
     default:
@@ -231,7 +274,8 @@ function typed(where: string, type: string, operator: string, raw: string, catal
 
 /** A list of the account's names that namesNeeded said to read. */
 function namesRead<T>(list: T | undefined, what: string): T {
-  if (list === undefined) throw new FerryError('INTERNAL', `a --where condition needs the account's ${what}, and they were not read`);
+  if (list === undefined)
+    throw new FerryError('INTERNAL', `a --where condition needs the account's ${what}, and they were not read`);
   return list;
 }
 
@@ -261,7 +305,12 @@ export function namesNeeded(entity: FilterEntity, wheres: readonly string[]): { 
  * names not read yet) everything but the names is checked, so that most mistakes are found
  * before any request.
  */
-export function parseWhere(entity: FilterEntity, wheres: readonly string[], catalog: CatalogPart | null | undefined, any = false): ParsedWhere {
+export function parseWhere(
+  entity: FilterEntity,
+  wheres: readonly string[],
+  catalog: CatalogPart | null | undefined,
+  any = false,
+): ParsedWhere {
   const parsed: ParsedWhere = { conditions: [], local: [] };
   for (const text of wheres) {
     const condition = parseCondition(entity, text, catalog);
@@ -282,7 +331,11 @@ export function passesLocal(local: readonly LocalCondition[], any: boolean, reco
   return any ? local.some((l) => l.test(record)) : local.every((l) => l.test(record));
 }
 
-function parseCondition(entity: FilterEntity, text: string, catalog: CatalogPart | null | undefined): Condition | LocalCondition {
+function parseCondition(
+  entity: FilterEntity,
+  text: string,
+  catalog: CatalogPart | null | undefined,
+): Condition | LocalCondition {
   const where = JSON.stringify(text);
   const { field, operator, value } = splitWhere(text);
   const local = localCondition(entity, text, field, operator, value);
@@ -292,25 +345,40 @@ function parseCondition(entity: FilterEntity, text: string, catalog: CatalogPart
   const custom = /^(org\.)?custom:(.+)$/.exec(field);
   // A person's organisation is a party: its custom fields are those of parties, in a party filter only.
   if (custom?.[1] !== undefined && entity !== 'parties') {
-    usage(`--where ${where}: ${entity} have no field ${JSON.stringify(field)}`, "org.custom:NAME is an organisation's custom field, in an export of parties; use custom:NAME.");
+    usage(
+      `--where ${where}: ${entity} have no field ${JSON.stringify(field)}`,
+      "org.custom:NAME is an organisation's custom field, in an export of parties; use custom:NAME.",
+    );
   }
   // Which operators and values fit a custom field depends on its type, known with the catalog.
   if (custom && catalog === undefined) return { field, operator, value };
   if (custom) {
     const wanted = custom[2] as string;
     const definitions = catalog?.fieldDefinitions[entity] ?? [];
-    const definition = /^\d+$/.test(wanted) ? definitions.find((d) => d.id === Number(wanted)) : definitions.find((d) => d.name.toLowerCase() === wanted.toLowerCase());
+    const definition = /^\d+$/.test(wanted)
+      ? definitions.find((d) => d.id === Number(wanted))
+      : definitions.find((d) => d.name.toLowerCase() === wanted.toLowerCase());
     if (!definition && !(/^\d+$/.test(wanted) && catalog === null)) {
-      usage(`--where ${where}: no custom field ${JSON.stringify(wanted)} for ${entity}`, definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined);
+      usage(
+        `--where ${where}: no custom field ${JSON.stringify(wanted)} for ${entity}`,
+        definitions.length > 0 ? `Custom fields: ${definitions.map((d) => d.name).join(', ')}.` : undefined,
+      );
     }
     name = `${custom[1] ?? ''}custom:${definition?.id ?? wanted}`;
     type = `custom:${definition?.type ?? 'Text'}`;
   }
-  if (type === undefined) usage(`--where ${where}: ${entity} have no field ${JSON.stringify(field)}`, `Fields: ${[...Object.keys(FIELDS[entity]), ...Object.keys(LOCAL_NUMBERS[entity] ?? {})].join(', ')}, custom:NAME.`);
+  if (type === undefined)
+    usage(
+      `--where ${where}: ${entity} have no field ${JSON.stringify(field)}`,
+      `Fields: ${[...Object.keys(FIELDS[entity]), ...Object.keys(LOCAL_NUMBERS[entity] ?? {})].join(', ')}, custom:NAME.`,
+    );
   const spec = OPERATORS[operator];
   const accepts = spec?.types.has(type) || (type.startsWith('custom:') && (operator === 'is' || operator === 'is not'));
   if (!accepts) {
-    const fits = OPERATOR_NAMES.filter((op) => OPERATORS[op]?.types.has(type as string) || (type?.startsWith('custom:') && (op === 'is' || op === 'is not')));
+    const fits = OPERATOR_NAMES.filter(
+      (op) =>
+        OPERATORS[op]?.types.has(type as string) || (type?.startsWith('custom:') && (op === 'is' || op === 'is not')),
+    );
     usage(`--where ${where}: \`${operator}\` does not apply to ${field}`, `${field} takes: ${fits.join(', ')}.`);
   }
   return { field: name, operator, value: typed(where, type, operator, value, catalog) };
@@ -320,8 +388,13 @@ function parseCondition(entity: FilterEntity, text: string, catalog: CatalogPart
 export function parseOrderBy(entity: FilterEntity, text: string): NonNullable<Filter['orderBy']> {
   return text.split(',').map((part) => {
     const [field = '', direction = 'asc'] = part.trim().split(':');
-    if (!(field in FIELDS[entity]) && !field.startsWith('custom:')) usage(`--order-by: ${entity} have no field ${JSON.stringify(field)}`, `Fields: ${Object.keys(FIELDS[entity]).join(', ')}.`);
-    if (!['asc', 'desc', 'ascending', 'descending'].includes(direction)) usage(`--order-by ${JSON.stringify(part)}: the direction is asc or desc`);
+    if (!(field in FIELDS[entity]) && !field.startsWith('custom:'))
+      usage(
+        `--order-by: ${entity} have no field ${JSON.stringify(field)}`,
+        `Fields: ${Object.keys(FIELDS[entity]).join(', ')}.`,
+      );
+    if (!['asc', 'desc', 'ascending', 'descending'].includes(direction))
+      usage(`--order-by ${JSON.stringify(part)}: the direction is asc or desc`);
     return { field, direction: direction.startsWith('desc') ? 'descending' : 'ascending' };
   });
 }
@@ -337,27 +410,66 @@ export function buildFilter(conditions: Condition[], any: boolean, orderBy: Filt
 export function checkFilterFile(entity: FilterEntity, value: unknown, file: string): Filter {
   const root = (value as { filter?: unknown } | null)?.filter ?? value;
   const conditions = (root as { conditions?: unknown } | null)?.conditions;
-  if (!Array.isArray(conditions)) throw new FerryError('USAGE', `${file}: a filter has \`conditions\`: a list of {field, operator, value} or {orGroup: [...]}`, { location: { file } });
+  if (!Array.isArray(conditions))
+    throw new FerryError(
+      'USAGE',
+      `${file}: a filter has \`conditions\`: a list of {field, operator, value} or {orGroup: [...]}`,
+      { location: { file } },
+    );
   const check = (c: unknown, path: string): void => {
     if (c && typeof c === 'object' && Array.isArray((c as { orGroup?: unknown }).orGroup)) {
       (c as { orGroup: unknown[] }).orGroup.forEach((inner, i) => check(inner, `${path}.orGroup[${i}]`));
       return;
     }
     const { field, operator } = (c ?? {}) as { field?: unknown; operator?: unknown };
-    if (typeof field !== 'string' || typeof operator !== 'string') throw new FerryError('USAGE', `${file}: ${path} needs field and operator`, { location: { file, yamlPath: path } });
+    if (typeof field !== 'string' || typeof operator !== 'string')
+      throw new FerryError('USAGE', `${file}: ${path} needs field and operator`, {
+        location: { file, yamlPath: path },
+      });
     if (!(field in FIELDS[entity]) && !/^(org\.)?custom:\d+$/.test(field)) {
-      throw new FerryError('USAGE', `${file}: ${path}: ${entity} have no field ${JSON.stringify(field)}`, { location: { file, yamlPath: path }, hint: `Fields: ${Object.keys(FIELDS[entity]).join(', ')}, custom:ID.` });
+      throw new FerryError('USAGE', `${file}: ${path}: ${entity} have no field ${JSON.stringify(field)}`, {
+        location: { file, yamlPath: path },
+        hint: `Fields: ${Object.keys(FIELDS[entity]).join(', ')}, custom:ID.`,
+      });
     }
-    if (!(operator in OPERATORS)) throw new FerryError('USAGE', `${file}: ${path}: unknown operator ${JSON.stringify(operator)}`, { location: { file, yamlPath: path }, hint: `Operators: ${OPERATOR_NAMES.join(', ')}.` });
+    if (!(operator in OPERATORS))
+      throw new FerryError('USAGE', `${file}: ${path}: unknown operator ${JSON.stringify(operator)}`, {
+        location: { file, yamlPath: path },
+        hint: `Operators: ${OPERATOR_NAMES.join(', ')}.`,
+      });
     const type = FIELDS[entity][field];
     // Custom fields' types are the account's; the service judges those.
     if (type === undefined) return;
     const fits = OPERATOR_NAMES.filter((op) => OPERATORS[op]?.types.has(type));
-    if (!fits.includes(operator)) throw new FerryError('USAGE', `${file}: ${path}: \`${operator}\` does not apply to ${field}`, { location: { file, yamlPath: path }, hint: `${field} takes: ${fits.join(', ')}.` });
+    if (!fits.includes(operator))
+      throw new FerryError('USAGE', `${file}: ${path}: \`${operator}\` does not apply to ${field}`, {
+        location: { file, yamlPath: path },
+        hint: `${field} takes: ${fits.join(', ')}.`,
+      });
     const value = (c as { value?: unknown }).value;
-    const wanted = OPERATORS[operator]?.days ? 'a number of days' : type === 'number' ? 'a number' : type === 'boolean' ? 'true or false' : type === 'date' ? 'a date as YYYY-MM-DD' : null;
-    const ok = OPERATORS[operator]?.days || type === 'number' ? typeof value === 'number' : type === 'boolean' ? typeof value === 'boolean' : type === 'date' ? typeof value === 'string' && DATE.test(value) : true;
-    if (!ok) throw new FerryError('USAGE', `${file}: ${path}: ${field} \`${operator}\` takes ${wanted}, got ${JSON.stringify(value)}`, { location: { file, yamlPath: path } });
+    const wanted = OPERATORS[operator]?.days
+      ? 'a number of days'
+      : type === 'number'
+        ? 'a number'
+        : type === 'boolean'
+          ? 'true or false'
+          : type === 'date'
+            ? 'a date as YYYY-MM-DD'
+            : null;
+    const ok =
+      OPERATORS[operator]?.days || type === 'number'
+        ? typeof value === 'number'
+        : type === 'boolean'
+          ? typeof value === 'boolean'
+          : type === 'date'
+            ? typeof value === 'string' && DATE.test(value)
+            : true;
+    if (!ok)
+      throw new FerryError(
+        'USAGE',
+        `${file}: ${path}: ${field} \`${operator}\` takes ${wanted}, got ${JSON.stringify(value)}`,
+        { location: { file, yamlPath: path } },
+      );
   };
   conditions.forEach((c, i) => check(c, `conditions[${i}]`));
   return root as Filter;

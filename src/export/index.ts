@@ -26,5 +26,12 @@ export {
   type ExportOptionsInput,
   type ExportSummary,
 } from './run-export.ts';
-export { deletedFileOf, looksLikeFormula, openWriter, type DeletedRecord, type ExportFormat, type ExportWriter } from './writers.ts';
+export {
+  deletedFileOf,
+  looksLikeFormula,
+  openWriter,
+  type DeletedRecord,
+  type ExportFormat,
+  type ExportWriter,
+} from './writers.ts';
 export { columnsFromMappings } from './mapping-columns.ts';

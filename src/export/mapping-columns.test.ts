@@ -58,7 +58,11 @@ const PERSON = {
 
 describe('columnsFromMappings', () => {
   it('the round-trip mappings: every column they read, once, in their order, with the key and the skip column', () => {
-    const columns = columnsFromMappings('parties', [bundled('roundtrip-organisations.yaml'), bundled('roundtrip-people.yaml')], CATALOG);
+    const columns = columnsFromMappings(
+      'parties',
+      [bundled('roundtrip-organisations.yaml'), bundled('roundtrip-people.yaml')],
+      CATALOG,
+    );
     expect(columns.map((c) => c.name)).toEqual([
       'name',
       'about',
@@ -79,9 +83,18 @@ describe('columnsFromMappings', () => {
       'organisationId',
     ]);
     const row = Object.fromEntries(columns.map((c) => [c.name, c.value(PERSON)]));
-    expect(row).toMatchObject({ name: 'Ada Lovelace', tags: 'vip;newsletter', organisationId: 3, type: 'person', id: 7 });
+    expect(row).toMatchObject({
+      name: 'Ada Lovelace',
+      tags: 'vip;newsletter',
+      organisationId: 3,
+      type: 'person',
+      id: 7,
+    });
     // Every item, with its type; ids left out.
-    expect(JSON.parse(row.emailAddresses as string)).toEqual([{ type: 'Work', address: 'ada@acme.example' }, { address: 'ada@home.example' }]);
+    expect(JSON.parse(row.emailAddresses as string)).toEqual([
+      { type: 'Work', address: 'ada@acme.example' },
+      { address: 'ada@home.example' },
+    ]);
     expect(JSON.parse(row.addresses as string)).toEqual([{ city: 'London', country: 'United Kingdom' }]);
     // Custom fields by name and data tag, whatever fields the account has.
     expect(JSON.parse(row.customFields as string)).toEqual([
@@ -92,12 +105,35 @@ describe('columnsFromMappings', () => {
   });
 
   it('numbered columns cannot be written back; a link by an id column writes the id', () => {
-    expect(() => columnsFromMappings('parties', [inline("version: 1\nentity: party\nkey: id\nfields:\n  - { to: phone, items: numbered, value: { column: 'phone.*.number' } }\n")], CATALOG)).toThrow(
-      /fields\[0\]\.items: numbered columns cannot be written back/,
-    );
+    expect(() =>
+      columnsFromMappings(
+        'parties',
+        [
+          inline(
+            "version: 1\nentity: party\nkey: id\nfields:\n  - { to: phone, items: numbered, value: { column: 'phone.*.number' } }\n",
+          ),
+        ],
+        CATALOG,
+      ),
+    ).toThrow(/fields\[0\]\.items: numbered columns cannot be written back/);
     const columns = columnsFromMappings('opportunities', [bundled('roundtrip-opportunities.yaml')], CATALOG);
-    const opportunity = { id: 5, name: 'Deal', party: { id: 3, name: 'Acme Ltd' }, milestone: { id: 2, name: 'Won', pipeline: { id: 1, name: 'Sales' } }, durationBasis: 'FIXED', value: { amount: 10, currency: 'EUR' } };
-    expect(Object.fromEntries(columns.map((c) => [c.name, c.value(opportunity)]))).toMatchObject({ partyId: 3, pipeline: 'Sales', milestone: 'Won', amount: 10, currency: 'EUR', durationBasis: 'FIXED', duration: null });
+    const opportunity = {
+      id: 5,
+      name: 'Deal',
+      party: { id: 3, name: 'Acme Ltd' },
+      milestone: { id: 2, name: 'Won', pipeline: { id: 1, name: 'Sales' } },
+      durationBasis: 'FIXED',
+      value: { amount: 10, currency: 'EUR' },
+    };
+    expect(Object.fromEntries(columns.map((c) => [c.name, c.value(opportunity)]))).toMatchObject({
+      partyId: 3,
+      pipeline: 'Sales',
+      milestone: 'Won',
+      amount: 10,
+      currency: 'EUR',
+      durationBasis: 'FIXED',
+      duration: null,
+    });
   });
 
   it('columns named as another tool has them: the mapping decides the names', () => {
@@ -119,10 +155,20 @@ describe('columnsFromMappings', () => {
   });
 
   it('a custom field named like another column is filled from the field, not from that column', () => {
-    const catalog = { ...CATALOG, fieldDefinitions: { ...CATALOG.fieldDefinitions, parties: [...CATALOG.fieldDefinitions.parties, { id: 4, name: 'tags', tag: null, type: 'Text' }] } } as AccountCatalog;
+    const catalog = {
+      ...CATALOG,
+      fieldDefinitions: {
+        ...CATALOG.fieldDefinitions,
+        parties: [...CATALOG.fieldDefinitions.parties, { id: 4, name: 'tags', tag: null, type: 'Text' }],
+      },
+    } as AccountCatalog;
     const columns = columnsFromMappings(
       'parties',
-      [inline('version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: tags, value: { column: Tags } }\n  - { to: custom, definition: tags, tag: null, value: { column: Labels } }\n')],
+      [
+        inline(
+          'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: tags, value: { column: Tags } }\n  - { to: custom, definition: tags, tag: null, value: { column: Labels } }\n',
+        ),
+      ],
       catalog,
     );
     const person = { ...PERSON, fields: [{ definition: { id: 4 }, value: 'from the field' }] };
@@ -134,13 +180,34 @@ describe('columnsFromMappings', () => {
   });
 
   it.each([
-    ['version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - { to: name, value: { column: name } }\n', /entity: the mapping makes kases, and this export is of parties/],
-    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: "{{First}} {{Last}}" }\n', /fields\[0\]\.value: a template cannot be split back/],
-    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: { coalesce: [{ column: A }, { column: B }] } }\n', /fields\[0\]\.value: a template or a coalesce cannot be split back/],
-    ['version: 1\nentity: party\nkey: "{{First}}-{{Last}}"\nfields:\n  - { to: firstName, value: { column: First } }\n', /key: the key "\{\{First\}\}-\{\{Last\}\}" is not one column/],
-    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: email, type: { column: Kind }, value: { column: E-mail } }\n', /fields\[0\]\.type: a type read from a column cannot be written back/],
-    ['version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: firstName, value: { column: Name } }\n  - { to: lastName, value: { column: Name } }\n', /fields\[1\]\.value: column "Name" would hold two different fields/],
-    ['version: 1\nentity: party\nkey: "{{id}}"\nskip: { column: Status, equals: gone }\nfields:\n  - { to: firstName, value: { column: First } }\n', /skip: the export has nothing to write into column "Status"/],
+    [
+      'version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - { to: name, value: { column: name } }\n',
+      /entity: the mapping makes kases, and this export is of parties/,
+    ],
+    [
+      'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: "{{First}} {{Last}}" }\n',
+      /fields\[0\]\.value: a template cannot be split back/,
+    ],
+    [
+      'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: name, value: { coalesce: [{ column: A }, { column: B }] } }\n',
+      /fields\[0\]\.value: a template or a coalesce cannot be split back/,
+    ],
+    [
+      'version: 1\nentity: party\nkey: "{{First}}-{{Last}}"\nfields:\n  - { to: firstName, value: { column: First } }\n',
+      /key: the key "\{\{First\}\}-\{\{Last\}\}" is not one column/,
+    ],
+    [
+      'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: email, type: { column: Kind }, value: { column: E-mail } }\n',
+      /fields\[0\]\.type: a type read from a column cannot be written back/,
+    ],
+    [
+      'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: firstName, value: { column: Name } }\n  - { to: lastName, value: { column: Name } }\n',
+      /fields\[1\]\.value: column "Name" would hold two different fields/,
+    ],
+    [
+      'version: 1\nentity: party\nkey: "{{id}}"\nskip: { column: Status, equals: gone }\nfields:\n  - { to: firstName, value: { column: First } }\n',
+      /skip: the export has nothing to write into column "Status"/,
+    ],
   ])('refuses %j, saying where', (yaml, message) => {
     const error = (() => {
       try {
@@ -160,9 +227,24 @@ describe('columnsFromMappings', () => {
 describe('round-trip columns of projects, notes and tasks', () => {
   it('a project: stage by name, links and additional contacts by id, tracks by description, each column saying what it needs fetched', () => {
     const columns = columnsFromMappings('kases', [bundled('roundtrip-kases.yaml')], CATALOG);
-    const kase = { id: 4, name: 'Rollout', party: { id: 3 }, opportunity: { id: 9 }, stage: { id: 102, name: 'In progress' }, parties: [{ id: 7 }, { id: 8 }], tracks: [{ description: 'Onboarding' }, { description: 'Audit' }] };
+    const kase = {
+      id: 4,
+      name: 'Rollout',
+      party: { id: 3 },
+      opportunity: { id: 9 },
+      stage: { id: 102, name: 'In progress' },
+      parties: [{ id: 7 }, { id: 8 }],
+      tracks: [{ description: 'Onboarding' }, { description: 'Audit' }],
+    };
     const cells = Object.fromEntries(columns.map((c) => [c.name, c.value(kase)]));
-    expect(cells).toMatchObject({ partyId: 3, opportunityId: 9, stage: 'In progress', additionalContacts: '[7,8]', tracks: 'Onboarding;Audit', id: 4 });
+    expect(cells).toMatchObject({
+      partyId: 3,
+      opportunityId: 9,
+      stage: 'In progress',
+      additionalContacts: '[7,8]',
+      tracks: 'Onboarding;Audit',
+      id: 4,
+    });
     expect(cells).not.toHaveProperty('stageId');
     expect(columns.filter((c) => c.fetches).map((c) => [c.name, c.fetches])).toEqual([
       ['additionalContacts', 'parties'],
@@ -172,20 +254,43 @@ describe('round-trip columns of projects, notes and tasks', () => {
 
   it('a note: the columns of its author line by name, its files as JSON with their content types', () => {
     const columns = columnsFromMappings('entries', [bundled('roundtrip-entries.yaml')], null);
-    const entry = { id: 5, type: 'note', content: 'Hello', creator: { username: 'sam', name: 'Sam Seller' }, kase: { id: 4 }, attachments: [{ id: 1, filename: 'a.txt', contentType: 'text/plain', file: 'files/1/a.txt' }] };
+    const entry = {
+      id: 5,
+      type: 'note',
+      content: 'Hello',
+      creator: { username: 'sam', name: 'Sam Seller' },
+      kase: { id: 4 },
+      attachments: [{ id: 1, filename: 'a.txt', contentType: 'text/plain', file: 'files/1/a.txt' }],
+    };
     const cells = Object.fromEntries(columns.map((c) => [c.name, c.value(entry)]));
-    expect(cells).toMatchObject({ kaseId: 4, partyId: null, creator: 'Sam Seller', content: 'Hello', type: 'note', attachmentFiles: '[{"file":"files/1/a.txt","contentType":"text/plain"}]' });
+    expect(cells).toMatchObject({
+      kaseId: 4,
+      partyId: null,
+      creator: 'Sam Seller',
+      content: 'Hello',
+      type: 'note',
+      attachmentFiles: '[{"file":"files/1/a.txt","contentType":"text/plain"}]',
+    });
     expect(columns.find((c) => c.name === 'attachmentFiles')?.fetches).toBe('attachments');
   });
 
   it('a template over a column the export does not have is still refused', () => {
-    const yaml = 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - { to: content, value: "By {{Author}}: {{content}}" }\n';
-    expect(() => columnsFromMappings('entries', [inline(yaml)], null)).toThrow(/fields\[0\]\.value: a template cannot be split back/);
+    const yaml =
+      'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - { to: content, value: "By {{Author}}: {{content}}" }\n';
+    expect(() => columnsFromMappings('entries', [inline(yaml)], null)).toThrow(
+      /fields\[0\]\.value: a template cannot be split back/,
+    );
   });
 });
 
 function catalogWith(kases: Array<{ id: number; name: string }>): AccountCatalog {
-  return { ...CATALOG, fieldDefinitions: { ...CATALOG.fieldDefinitions, kases: kases.map((d) => ({ id: d.id, name: d.name, tag: null, type: 'Text' })) } };
+  return {
+    ...CATALOG,
+    fieldDefinitions: {
+      ...CATALOG.fieldDefinitions,
+      kases: kases.map((d) => ({ id: d.id, name: d.name, tag: null, type: 'Text' })),
+    },
+  };
 }
 
 describe('custom field columns', () => {
@@ -199,7 +304,12 @@ describe('custom field columns', () => {
     const columns = availableColumns('kases', catalog);
     const names = columns.map((c) => c.name);
     expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(names.length);
-    expect(names.slice(-4)).toEqual(['Status (custom field)', 'Region', 'region (custom field)', 'Status (custom field) (custom field)']);
+    expect(names.slice(-4)).toEqual([
+      'Status (custom field)',
+      'Region',
+      'region (custom field)',
+      'Status (custom field) (custom field)',
+    ]);
     const record = {
       status: 'OPEN',
       fields: [
@@ -207,7 +317,11 @@ describe('custom field columns', () => {
         { definition: { id: 9 }, value: 'North' },
       ],
     };
-    const [status, custom, region] = chooseColumns('kases', catalog, ['status', 'Status (custom field)', 'region (custom field)']);
+    const [status, custom, region] = chooseColumns('kases', catalog, [
+      'status',
+      'Status (custom field)',
+      'region (custom field)',
+    ]);
     expect(status?.value(record)).toBe('OPEN');
     expect(custom?.value(record)).toBe('Blocked');
     expect(region?.value(record)).toBe('North');

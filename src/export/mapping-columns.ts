@@ -1,11 +1,24 @@
 import { FerryError } from '../errors/index.ts';
 import type { CatalogPart } from '../client/index.ts';
-import { conditionColumns, type FieldEntry, isTemplate, type Mapping, parseTemplate, type ValueSpec } from '../mapping/index.ts';
+import {
+  conditionColumns,
+  type FieldEntry,
+  isTemplate,
+  type Mapping,
+  parseTemplate,
+  type ValueSpec,
+} from '../mapping/index.ts';
 import { availableColumns, type Column } from './columns.ts';
 import type { ExportEntity } from './filter.ts';
 
 /** The export entity each mapping entity reads back. */
-const ENTITY_OF: Record<Mapping['entity'], ExportEntity> = { party: 'parties', kase: 'kases', opportunity: 'opportunities', entry: 'entries', task: 'tasks' };
+const ENTITY_OF: Record<Mapping['entity'], ExportEntity> = {
+  party: 'parties',
+  kase: 'kases',
+  opportunity: 'opportunities',
+  entry: 'entries',
+  task: 'tasks',
+};
 
 const ADDRESS_PARTS = ['street', 'city', 'state', 'zip', 'country'] as const;
 
@@ -30,7 +43,10 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
   parties: [{ name: 'organisationId', value: (r) => idOf(r.organisation) }],
   opportunities: [
     { name: 'partyId', value: (r) => idOf(r.party) },
-    { name: 'pipeline', value: (r) => textOrNull(((r.milestone as Body | null | undefined)?.pipeline as Body | null | undefined)?.name) },
+    {
+      name: 'pipeline',
+      value: (r) => textOrNull(((r.milestone as Body | null | undefined)?.pipeline as Body | null | undefined)?.name),
+    },
     { name: 'durationBasis', value: (r) => textOrNull(r.durationBasis) },
     { name: 'duration', value: (r) => (typeof r.duration === 'number' ? r.duration : null) },
     // A track applied on create starts from its definition, named as the track's description.
@@ -62,7 +78,9 @@ const MAPPING_ONLY: Record<ExportEntity, Column[]> = {
 
 /** The texts of `key` in a list of objects, joined with ";" (as a `split: ";"` reads them back). */
 function joinedTexts(items: unknown, key: string): string | null {
-  const texts = (Array.isArray(items) ? (items as Body[]) : []).flatMap((item) => (typeof item[key] === 'string' && item[key] !== '' ? [item[key] as string] : []));
+  const texts = (Array.isArray(items) ? (items as Body[]) : []).flatMap((item) =>
+    typeof item[key] === 'string' && item[key] !== '' ? [item[key] as string] : [],
+  );
   return texts.length === 0 ? null : texts.join(';');
 }
 
@@ -76,7 +94,9 @@ const LIST_COLUMNS: Record<'additionalContact' | 'attachment', (name: string) =>
     name,
     fetches: 'parties',
     value: (r) => {
-      const ids = (Array.isArray(r.parties) ? (r.parties as Body[]) : []).flatMap((p) => (typeof p.id === 'number' ? [p.id] : []));
+      const ids = (Array.isArray(r.parties) ? (r.parties as Body[]) : []).flatMap((p) =>
+        typeof p.id === 'number' ? [p.id] : [],
+      );
       return ids.length === 0 ? null : JSON.stringify(ids);
     },
   }),
@@ -88,7 +108,9 @@ const LIST_COLUMNS: Record<'additionalContact' | 'attachment', (name: string) =>
       const files = (Array.isArray(r.attachments) ? (r.attachments as Body[]) : []).map((a) => ({
         file: a.file,
         contentType: a.contentType ?? undefined,
-        ...(typeof a.filename === 'string' && typeof a.file === 'string' && a.file.split('/').pop() !== a.filename ? { filename: a.filename } : {}),
+        ...(typeof a.filename === 'string' && typeof a.file === 'string' && a.file.split('/').pop() !== a.filename
+          ? { filename: a.filename }
+          : {}),
       }));
       return files.length === 0 ? null : JSON.stringify(files);
     },
@@ -111,7 +133,10 @@ const ITEM_LISTS: Record<string, { list: string; keys: readonly string[] }> = {
 function itemsColumn(name: string, to: string, catalog: CatalogPart | null, entity: ExportEntity): Column {
   if (to === 'additionalContact' || to === 'attachment') return LIST_COLUMNS[to](name);
   if (to === 'custom') {
-    const definitions = entity === 'parties' || entity === 'opportunities' || entity === 'kases' ? (catalog?.fieldDefinitions[entity] ?? []) : [];
+    const definitions =
+      entity === 'parties' || entity === 'opportunities' || entity === 'kases'
+        ? (catalog?.fieldDefinitions[entity] ?? [])
+        : [];
     const byId = new Map(definitions.map((d) => [d.id, d]));
     return {
       name,
@@ -121,7 +146,8 @@ function itemsColumn(name: string, to: string, catalog: CatalogPart | null, enti
           const id = idOf(field.definition);
           const known = id === null ? undefined : byId.get(id);
           const definition = known?.name ?? (field.definition as Body | undefined)?.name;
-          if (typeof definition !== 'string' || field.value === undefined || field.value === null || field.value === '') return [];
+          if (typeof definition !== 'string' || field.value === undefined || field.value === null || field.value === '')
+            return [];
           return [{ definition, tag: known?.tag ?? null, value: field.value }];
         });
         return items.length === 0 ? null : JSON.stringify(items);
@@ -135,7 +161,8 @@ function itemsColumn(name: string, to: string, catalog: CatalogPart | null, enti
       const items = Array.isArray(r[list]) ? (r[list] as Body[]) : [];
       const out = items.map((item) => {
         const kept: Body = {};
-        for (const key of keys) if (item[key] !== undefined && item[key] !== null && item[key] !== '') kept[key] = item[key];
+        for (const key of keys)
+          if (item[key] !== undefined && item[key] !== null && item[key] !== '') kept[key] = item[key];
         return kept;
       });
       return out.length === 0 ? null : JSON.stringify(out);
@@ -166,7 +193,11 @@ function specColumns(spec: ValueSpec | undefined, into: Set<string> = new Set())
  * by a key of one column, the key and the skip condition's columns. A template or a coalesce over
  * several columns cannot be split again, and is refused with its place in the mapping.
  */
-export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file: string; mapping: Mapping }>, catalog: CatalogPart | null): Column[] {
+export function columnsFromMappings(
+  entity: ExportEntity,
+  mappings: Array<{ file: string; mapping: Mapping }>,
+  catalog: CatalogPart | null,
+): Column[] {
   const all = [...availableColumns(entity, catalog), ...MAPPING_ONLY[entity]];
   const byName = new Map(all.map((c) => [c.name, c]));
   const out = new Map<string, Column>();
@@ -174,15 +205,24 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
   const itemColumns = new Map<string, string>();
   for (const { file, mapping } of mappings) {
     const refuse = (yamlPath: string, message: string): never => {
-      throw new FerryError('USAGE', `${file}: ${yamlPath}: ${message}`, { location: { file, yamlPath }, hint: `An export mapping copies columns to fields; the export fills these columns: ${all.map((c) => c.name).join(', ')}.` });
+      throw new FerryError('USAGE', `${file}: ${yamlPath}: ${message}`, {
+        location: { file, yamlPath },
+        hint: `An export mapping copies columns to fields; the export fills these columns: ${all.map((c) => c.name).join(', ')}.`,
+      });
     };
-    if (ENTITY_OF[mapping.entity] !== entity) refuse('entity', `the mapping makes ${ENTITY_OF[mapping.entity]}, and this export is of ${entity}`);
+    if (ENTITY_OF[mapping.entity] !== entity)
+      refuse('entity', `the mapping makes ${ENTITY_OF[mapping.entity]}, and this export is of ${entity}`);
     /** The source column `name` holds what the export column `from` holds. */
     const add = (name: string, from: string | undefined, yamlPath: string): void => {
       const column = from === undefined ? undefined : byName.get(from);
-      if (!column) return refuse(yamlPath, `the export has nothing to write into column ${JSON.stringify(name)}${from ? ` (the field ${from})` : ''}`);
+      if (!column)
+        return refuse(
+          yamlPath,
+          `the export has nothing to write into column ${JSON.stringify(name)}${from ? ` (the field ${from})` : ''}`,
+        );
       const seen = out.get(name);
-      if (seen && seen.value !== column.value) refuse(yamlPath, `column ${JSON.stringify(name)} would hold two different fields`);
+      if (seen && seen.value !== column.value)
+        refuse(yamlPath, `column ${JSON.stringify(name)} would hold two different fields`);
       out.set(name, { name, value: column.value, ...(column.fetches ? { fetches: column.fetches } : {}) });
     };
     /**
@@ -199,17 +239,21 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
     /** A value that is one column as it is; null for a constant, or a value over columns written by name. */
     const columnOf = (value: ValueSpec | undefined, yamlPath: string): string | null => {
       if (value === undefined || value === null || typeof value !== 'object') {
-        if (typeof value === 'string' && isTemplate(value)) addByName(value, yamlPath, 'a template cannot be split back into its columns');
+        if (typeof value === 'string' && isTemplate(value))
+          addByName(value, yamlPath, 'a template cannot be split back into its columns');
         return null;
       }
-      if (value.column !== undefined && value.template === undefined && value.coalesce === undefined) return value.column;
-      if (value.template !== undefined || value.coalesce !== undefined) addByName(value, yamlPath, 'a template or a coalesce cannot be split back into its columns');
+      if (value.column !== undefined && value.template === undefined && value.coalesce === undefined)
+        return value.column;
+      if (value.template !== undefined || value.coalesce !== undefined)
+        addByName(value, yamlPath, 'a template or a coalesce cannot be split back into its columns');
       return null;
     };
     const keyColumns = (key: string | string[], yamlPath: string): string[] => {
       if (Array.isArray(key)) return key;
       const parsed = parseTemplate(key);
-      if (!parsed.ok || parsed.parts.length !== 1 || parsed.columns.length !== 1) refuse(yamlPath, `the key ${JSON.stringify(key)} is not one column ("{{Column}}")`);
+      if (!parsed.ok || parsed.parts.length !== 1 || parsed.columns.length !== 1)
+        refuse(yamlPath, `the key ${JSON.stringify(key)} is not one column ("{{Column}}")`);
       return parsed.ok ? parsed.columns : [];
     };
 
@@ -226,13 +270,17 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
         return;
       }
       if (field.items === 'numbered') {
-        return refuse(`${at}.items`, 'numbered columns cannot be written back: a file has one header for every record, however many items each has; use `items: {column: ...}`, which writes the whole list as JSON');
+        return refuse(
+          `${at}.items`,
+          'numbered columns cannot be written back: a file has one header for every record, however many items each has; use `items: {column: ...}`, which writes the whole list as JSON',
+        );
       }
       if (field.items !== undefined) {
         const column = field.items.column;
         const seen = out.get(column);
         // Two mappings of one export (organisations and people) read the same list: one column.
-        if (seen && itemColumns.get(column) !== field.to) refuse(`${at}.items`, `column ${JSON.stringify(column)} would hold two different fields`);
+        if (seen && itemColumns.get(column) !== field.to)
+          refuse(`${at}.items`, `column ${JSON.stringify(column)} would hold two different fields`);
         if (!seen) out.set(column, itemsColumn(column, field.to, catalog, entity));
         itemColumns.set(column, field.to);
         return;
@@ -245,8 +293,15 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
         return;
       }
       if (field.service !== undefined && columnOf(field.service, `${at}.service`) !== null)
-        refuse(`${at}.service`, 'a website service read from a column cannot be written back (the export writes the first website of any service); use `items: {column: ...}`');
-      if (field.type !== undefined && columnOf(field.type, `${at}.type`) !== null) refuse(`${at}.type`, 'a type read from a column cannot be written back (the export writes the first address, phone or e-mail of any type)');
+        refuse(
+          `${at}.service`,
+          'a website service read from a column cannot be written back (the export writes the first website of any service); use `items: {column: ...}`',
+        );
+      if (field.type !== undefined && columnOf(field.type, `${at}.type`) !== null)
+        refuse(
+          `${at}.type`,
+          'a type read from a column cannot be written back (the export writes the first address, phone or e-mail of any type)',
+        );
       const column = columnOf(field.value, `${at}.value`);
       if (column === null) return;
       if (field.to === 'custom') {
@@ -264,8 +319,10 @@ export function columnsFromMappings(entity: ExportEntity, mappings: Array<{ file
     });
     // The row's key and what decides a skip must be there too; a key column no field fills is
     // the record's id, which identifies the row as well as any.
-    for (const column of keyColumns(mapping.key, 'key')) if (!out.has(column)) add(column, byName.has(column) ? column : 'id', 'key');
-    if (mapping.skip) for (const column of conditionColumns(mapping.skip)) if (!out.has(column)) add(column, column, 'skip');
+    for (const column of keyColumns(mapping.key, 'key'))
+      if (!out.has(column)) add(column, byName.has(column) ? column : 'id', 'key');
+    if (mapping.skip)
+      for (const column of conditionColumns(mapping.skip)) if (!out.has(column)) add(column, column, 'skip');
   }
   return [...out.values()];
 }

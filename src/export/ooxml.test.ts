@@ -25,12 +25,28 @@ function expectSameInstant(text: string, instant: boolean): void {
 
 describe('serialText', () => {
   it('gives the serial of a date and of a whole-second instant as Date.parse does', () => {
-    for (const day of ['1899-12-30', '1900-01-01', '1900-03-01', '1970-01-01', '2000-02-29', '2023-12-31', '2024-02-29', '9999-12-31', '0100-03-01']) {
+    for (const day of [
+      '1899-12-30',
+      '1900-01-01',
+      '1900-03-01',
+      '1970-01-01',
+      '2000-02-29',
+      '2023-12-31',
+      '2024-02-29',
+      '9999-12-31',
+      '0100-03-01',
+    ]) {
       if (Date.parse(`${day}T00:00:00Z`) >= Date.parse('1899-12-30T00:00:00Z')) expectSameInstant(day, false);
     }
     expect(serialText('1970-01-01', false)).toBe('25569');
     expect(serialText('2024-01-01T12:00:00Z', true)).toBe('45292.5');
-    for (const instant of ['2024-01-01T00:00:00Z', '2024-01-01T00:00:01Z', '2024-02-29T23:59:59Z', '1999-12-31T23:59:59Z', '2038-01-19T03:14:07Z']) {
+    for (const instant of [
+      '2024-01-01T00:00:00Z',
+      '2024-01-01T00:00:01Z',
+      '2024-02-29T23:59:59Z',
+      '1999-12-31T23:59:59Z',
+      '2038-01-19T03:14:07Z',
+    ]) {
       expectSameInstant(instant, true);
     }
     // A day past its month's end runs on, as Date.parse takes it.
@@ -53,22 +69,47 @@ describe('serialText', () => {
   });
 
   it('leaves every other shape, and days before the spreadsheet epoch, to Date.parse', () => {
-    for (const instant of ['2024-01-01T10:00:00.500Z', '2024-01-01T10:00:00+01:00', '2024-01-01T10:00Z', '2024-01-01T24:00:00Z', '2024-01-01T10:60:00Z', '2024-01-01 10:00:00Z', '2024-1-01T10:00:00Z']) {
+    for (const instant of [
+      '2024-01-01T10:00:00.500Z',
+      '2024-01-01T10:00:00+01:00',
+      '2024-01-01T10:00Z',
+      '2024-01-01T24:00:00Z',
+      '2024-01-01T10:60:00Z',
+      '2024-01-01 10:00:00Z',
+      '2024-1-01T10:00:00Z',
+    ]) {
       expect(serialText(instant, true), instant).toBeNull();
     }
-    for (const day of ['1899-12-29', '2024-13-01', '2024-00-10', '2024-01-00', '2024-01-32', '20x4-01-01', '2024/01/01']) expect(serialText(day, false), day).toBeNull();
+    for (const day of [
+      '1899-12-29',
+      '2024-13-01',
+      '2024-00-10',
+      '2024-01-00',
+      '2024-01-32',
+      '20x4-01-01',
+      '2024/01/01',
+    ])
+      expect(serialText(day, false), day).toBeNull();
   });
 });
 
 describe('cellXml', () => {
   it('writes an instant of another shape through Date.parse, and one it cannot read as its text', () => {
-    expect(cellXml('<c r="B2"', { timestamp: '2024-01-01T10:00:00.500Z' }, false)).toBe(`<c r="B2" s="3"><v>${parsedSerial('2024-01-01T10:00:00.500Z', true)}</v></c>`);
-    expect(cellXml('<c r="B2"', { timestamp: '2024-01-01T11:00:00+01:00' }, false)).toBe(`<c r="B2" s="3"><v>${parsedSerial('2024-01-01T10:00:00Z', true)}</v></c>`);
-    expect(cellXml('<c r="B2"', { date: '2024-02-31x' }, false)).toBe('<c r="B2" t="inlineStr"><is><t>2024-02-31x</t></is></c>');
+    expect(cellXml('<c r="B2"', { timestamp: '2024-01-01T10:00:00.500Z' }, false)).toBe(
+      `<c r="B2" s="3"><v>${parsedSerial('2024-01-01T10:00:00.500Z', true)}</v></c>`,
+    );
+    expect(cellXml('<c r="B2"', { timestamp: '2024-01-01T11:00:00+01:00' }, false)).toBe(
+      `<c r="B2" s="3"><v>${parsedSerial('2024-01-01T10:00:00Z', true)}</v></c>`,
+    );
+    expect(cellXml('<c r="B2"', { date: '2024-02-31x' }, false)).toBe(
+      '<c r="B2" t="inlineStr"><is><t>2024-02-31x</t></is></c>',
+    );
   });
 
   it('writes texts, numbers and yes/no after the opening it is given', () => {
-    expect(cellXml('<c r="C9"', 'a  b', false)).toBe('<c r="C9" t="inlineStr"><is><t xml:space="preserve">a  b</t></is></c>');
+    expect(cellXml('<c r="C9"', 'a  b', false)).toBe(
+      '<c r="C9" t="inlineStr"><is><t xml:space="preserve">a  b</t></is></c>',
+    );
     expect(cellXml('<c r="C9"', '=1+1', false)).toBe('<c r="C9" t="inlineStr" s="4"><is><t>=1+1</t></is></c>');
     expect(cellXml('<c r="C9"', '=1+1', true)).toBe('<c r="C9" t="inlineStr"><is><t>=1+1</t></is></c>');
     expect(cellXml('<c r="C9"', 2.5, false)).toBe('<c r="C9"><v>2.5</v></c>');
@@ -85,7 +126,8 @@ describe('cellXml', () => {
     await writer.commit();
     const read: Array<[string, string]> = [];
     for await (const item of readXlsx(out)) {
-      if (item.kind === 'row') read.push([(item.values.day as Date).toISOString(), (item.values.at as Date).toISOString()]);
+      if (item.kind === 'row')
+        read.push([(item.values.day as Date).toISOString(), (item.values.at as Date).toISOString()]);
     }
     expect(read).toEqual(stamps.map((stamp) => [`${stamp.slice(0, 10)}T00:00:00.000Z`, new Date(stamp).toISOString()]));
   });

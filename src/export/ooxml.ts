@@ -12,7 +12,8 @@ import { looksLikeFormula } from './writer-types.ts';
  * lost the characters, and a text holding `_x0041_` came back as `A`.
  */
 // eslint-disable-next-line no-control-regex
-const OOXML_ESCAPE = /_(?=x[0-9A-Fa-f]{4}_)|[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const OOXML_ESCAPE =
+  /_(?=x[0-9A-Fa-f]{4}_)|[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
  * Anything xml() changes; most texts have none of it. Two tests, the second only for a text
@@ -32,7 +33,12 @@ export function xml(text: string): string {
 }
 
 function escapeXml(text: string): string {
-  return text.replace(OOXML_ESCAPE, ooxmlEscape).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return text
+    .replace(OOXML_ESCAPE, ooxmlEscape)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 }
 
 /** Whitespace a spreadsheet may drop at the ends of a text, or fold inside it, without xml:space. */
@@ -58,7 +64,14 @@ export function textElement(text: string): string {
       if (code !== 0x09 && code !== 0x0a) special = true;
     } else if (code === 0x20) {
       if (text.charCodeAt(i + 1) === 0x20) spacey = true;
-    } else if (code === 0x26 || code === 0x3c || code === 0x3e || code === 0x22 || (code >= 0xd800 && code <= 0xdfff) || code >= 0xfffe) {
+    } else if (
+      code === 0x26 ||
+      code === 0x3c ||
+      code === 0x3e ||
+      code === 0x22 ||
+      (code >= 0xd800 && code <= 0xdfff) ||
+      code >= 0xfffe
+    ) {
       special = true;
     } else if (code === 0x5f && text.charCodeAt(i + 1) === 0x78) {
       // `_x`: a literal `_xHHHH_` is escaped so that it is not read as an escaped character.
@@ -96,17 +109,27 @@ export function workbookXml(sheets: string[], filterRange: string): string {
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>${sheets
     .map((name, i) => `<sheet name="${xml(name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`)
-    .join('')}</sheets><definedNames><definedName name="_xlnm._FilterDatabase" localSheetId="0" hidden="1">${xml(filterRange)}</definedName></definedNames></workbook>`;
+    .join(
+      '',
+    )}</sheets><definedNames><definedName name="_xlnm._FilterDatabase" localSheetId="0" hidden="1">${xml(filterRange)}</definedName></definedNames></workbook>`;
 }
 
 export function workbookRels(count: number): string {
-  const sheets = Array.from({ length: count }, (_, i) => `<Relationship Id="rId${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join('');
+  const sheets = Array.from(
+    { length: count },
+    (_, i) =>
+      `<Relationship Id="rId${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`,
+  ).join('');
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${sheets}<Relationship Id="rId${count + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>`;
 }
 
 export function contentTypes(count: number): string {
-  const sheets = Array.from({ length: count }, (_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('');
+  const sheets = Array.from(
+    { length: count },
+    (_, i) =>
+      `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+  ).join('');
   return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>${sheets}</Types>`;
 }
@@ -142,7 +165,9 @@ function civilDays(year: number, month: number, day: number): number {
   const era = Math.floor(y / 400);
   const yearOfEra = y - era * 400;
   const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
-  return era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468;
+  return (
+    era * 146_097 + yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear - 719_468
+  );
 }
 
 /** A second of the day as the fraction of a day it is, from its decimal point; filled as met. */
@@ -173,7 +198,13 @@ export function serialText(text: string, instant: boolean): string | null {
   if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31) return null;
   let second = 0;
   if (instant) {
-    if (text.charCodeAt(10) !== 0x54 || text.charCodeAt(13) !== 0x3a || text.charCodeAt(16) !== 0x3a || text.charCodeAt(19) !== 0x5a) return null;
+    if (
+      text.charCodeAt(10) !== 0x54 ||
+      text.charCodeAt(13) !== 0x3a ||
+      text.charCodeAt(16) !== 0x3a ||
+      text.charCodeAt(19) !== 0x5a
+    )
+      return null;
     const hours = digitsAt(text, 11, 2);
     const minutes = digitsAt(text, 14, 2);
     const seconds = digitsAt(text, 17, 2);

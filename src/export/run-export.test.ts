@@ -11,15 +11,18 @@ describe('the export as a library', () => {
     expect(source).not.toMatch(/\bprocess\b/);
   });
 
-  it.each(['csv', 'jsonl'] as const)('a %s export to standard output without the stream to write to is refused as a bug', (format) => {
-    let error: unknown = null;
-    try {
-      openWriter(format, null, ['id'], { plain: false, raw: false });
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(FerryError);
-    expect((error as FerryError).code).toBe('INTERNAL');
-    expect((error as FerryError).message).toContain('needs the stream to write to');
-  });
+  it.each(['csv', 'jsonl'] as const)(
+    'a %s export to standard output without the stream to write to is refused as a bug',
+    (format) => {
+      let error: unknown = null;
+      try {
+        openWriter(format, null, ['id'], { plain: false, raw: false });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(FerryError);
+      expect((error as FerryError).code).toBe('INTERNAL');
+      expect((error as FerryError).message).toContain('needs the stream to write to');
+    },
+  );
 });

@@ -2,7 +2,15 @@ import { stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { accountOf, type CatalogPart, type CrmClient, EVERY_TASK_STATUS, type Filter, readCatalogPart, RecordService } from '../client/index.ts';
+import {
+  accountOf,
+  type CatalogPart,
+  type CrmClient,
+  EVERY_TASK_STATUS,
+  type Filter,
+  readCatalogPart,
+  RecordService,
+} from '../client/index.ts';
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import { loadMapping } from '../mapping/index.ts';
@@ -10,7 +18,19 @@ import { fileNameFor, jsonText, replaceFile, writeFileAtomic } from '../files/in
 import { makePrivateFolder, pathInside, readTextInput } from '../util/index.ts';
 import { chooseColumns, embedFor, type Cell, type Column } from './columns.ts';
 import { columnsFromMappings } from './mapping-columns.ts';
-import { buildFilter, checkFilterFile, EXPORT_ENTITIES, isFilterEntity, namesNeeded, parseOrderBy, parseWhere, passesLocal, type ExportEntity, type FilterEntity, type LocalCondition } from './filter.ts';
+import {
+  buildFilter,
+  checkFilterFile,
+  EXPORT_ENTITIES,
+  isFilterEntity,
+  namesNeeded,
+  parseOrderBy,
+  parseWhere,
+  passesLocal,
+  type ExportEntity,
+  type FilterEntity,
+  type LocalCondition,
+} from './filter.ts';
 import { checkTarget, openWriter, removeStaleTemps, type DeletedRecord, type ExportFormat } from './writers.ts';
 
 type Body = Record<string, unknown>;
@@ -21,7 +41,9 @@ const FORMATS: Record<string, ExportFormat> = { '.csv': 'csv', '.xlsx': 'xlsx', 
  * A listed record is an object; its fields are read as they come. z.looseObject would copy every
  * record, which cost 1.4 µs a record (more than a CSV row takes to write).
  */
-const RECORD = z.custom<Body>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), { message: 'expected a record (an object)' });
+const RECORD = z.custom<Body>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+  message: 'expected a record (an object)',
+});
 
 const NO_CELLS: Cell[] = [];
 
@@ -148,7 +170,9 @@ const flagName: OptionName = (option) => FLAG_NAMES[option];
 const libraryName: OptionName = (option) => `\`${option}\``;
 
 /** The shape of ExportOptionsInput, checked before what the options mean together. */
-const exportInputSchema = exportOptionsSchema.extend({ out: z.string().min(1).nullable(), format: z.enum(['csv', 'xlsx', 'jsonl']).optional() }).strict();
+const exportInputSchema = exportOptionsSchema
+  .extend({ out: z.string().min(1).nullable(), format: z.enum(['csv', 'xlsx', 'jsonl']).optional() })
+  .strict();
 
 /**
  * Checks and completes the options of an export: each mistake is one USAGE error, naming the
@@ -162,32 +186,58 @@ function checkExportOptions(input: ExportOptionsInput, name: OptionName, outAsGi
   let format = given.format;
   const named = out === null ? undefined : FORMATS[extname(out).toLowerCase()];
   // An XLSX file named .csv opens as garbage, and the next tool that trusts the name fails.
-  if (format !== undefined && named !== undefined && format !== named) usage(`${name('format')} ${format} disagrees with the extension of ${shownOut} (${named})`, `Name the file .${format}, or leave ${name('format')} out.`);
+  if (format !== undefined && named !== undefined && format !== named)
+    usage(
+      `${name('format')} ${format} disagrees with the extension of ${shownOut} (${named})`,
+      `Name the file .${format}, or leave ${name('format')} out.`,
+    );
   format ??= out === null ? 'csv' : named;
-  if (!format) usage(`cannot tell the format of ${shownOut} from its extension`, `Name it .csv, .xlsx or .jsonl, or give ${name('format')}.`);
+  if (!format)
+    usage(
+      `cannot tell the format of ${shownOut} from its extension`,
+      `Name it .csv, .xlsx or .jsonl, or give ${name('format')}.`,
+    );
   if (format === 'xlsx' && out === null) usage(`XLSX cannot go to standard output; give ${forOut}.xlsx`);
   const filterable = isFilterEntity(entity);
   const { where, any, orderBy, filterFile, columns, mappings, attachments, since, stateFile } = given;
-  if (!filterable && (where.length > 0 || filterFile || orderBy || any)) usage(`${entity} cannot be filtered: ${name('where')}, ${name('any')}, ${name('orderBy')} and ${name('filterFile')} work for parties, opportunities and kases`);
+  if (!filterable && (where.length > 0 || filterFile || orderBy || any))
+    usage(
+      `${entity} cannot be filtered: ${name('where')}, ${name('any')}, ${name('orderBy')} and ${name('filterFile')} work for parties, opportunities and kases`,
+    );
   if (filterFile && where.length > 0) usage(`give ${name('where')} or ${name('filterFile')}, not both`);
   if (any && where.length < 2) usage(`${name('any')} combines two or more ${name('where')} conditions`);
   if (since !== null) {
-    if (entity === 'entries' || entity === 'tasks') usage(`${name('since')} works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`);
-    if (since === 'auto' && !stateFile) usage(`${name('since')} auto needs ${name === flagName ? '--state FILE' : '`stateFile`'}, where the time of the last export is kept`);
-    if (since !== 'auto' && !isSinceDate(since)) usage(`${name('since')} takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
+    if (entity === 'entries' || entity === 'tasks')
+      usage(
+        `${name('since')} works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`,
+      );
+    if (since === 'auto' && !stateFile)
+      usage(
+        `${name('since')} auto needs ${name === flagName ? '--state FILE' : '`stateFile`'}, where the time of the last export is kept`,
+      );
+    if (since !== 'auto' && !isSinceDate(since))
+      usage(`${name('since')} takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
     if (out === null) usage(`an incremental export writes its deleted ids beside the output: give ${forOut}`);
   }
   if (stateFile && since === null) usage(`${name('stateFile')} goes with ${name('since')} auto`);
   if (filterable && where.length > 0) parseWhere(entity, where, undefined, any);
   if (filterable && orderBy) parseOrderBy(entity, orderBy);
   if (columns !== null && columns.length === 0) usage(`${name('columns')} needs at least one column name`);
-  const twice = columns?.find((column, i) => columns.findIndex((other) => other.toLowerCase() === column.toLowerCase()) !== i);
-  if (twice !== undefined) usage(`${name('columns')} names ${JSON.stringify(twice)} twice: a column is written once; name each column once`);
+  const twice = columns?.find(
+    (column, i) => columns.findIndex((other) => other.toLowerCase() === column.toLowerCase()) !== i,
+  );
+  if (twice !== undefined)
+    usage(`${name('columns')} names ${JSON.stringify(twice)} twice: a column is written once; name each column once`);
   if (mappings.length > 0 && columns !== null) usage(`give ${name('columns')} or ${name('mappings')}, not both`);
-  if (mappings.length > 0 && format === 'jsonl') usage(`${name('mappings')} chooses columns, and JSON Lines holds whole records: export to CSV or XLSX`);
+  if (mappings.length > 0 && format === 'jsonl')
+    usage(`${name('mappings')} chooses columns, and JSON Lines holds whole records: export to CSV or XLSX`);
   if (attachments !== null) {
-    if (entity !== 'entries') usage(`${name('attachments')} downloads the files of entries, and this export is of ${entity}`);
-    if (mappings.length === 0) usage(`${name('attachments')} goes with a ${name === flagName ? '--mapping' : '`mappings` file'} that reads attachments (the file names the attachment column gives)`);
+    if (entity !== 'entries')
+      usage(`${name('attachments')} downloads the files of entries, and this export is of ${entity}`);
+    if (mappings.length === 0)
+      usage(
+        `${name('attachments')} goes with a ${name === flagName ? '--mapping' : '`mappings` file'} that reads attachments (the file names the attachment column gives)`,
+      );
     if (out === null) usage(`${name('attachments')} writes paths relative to the output file: give ${forOut}`);
     if (attachments === '') usage(`${name('attachments')} needs a folder`);
   }
@@ -197,11 +247,14 @@ function checkExportOptions(input: ExportOptionsInput, name: OptionName, outAsGi
 /** Checks and completes the flags of `crm-ferry export`; every mistake is one USAGE line. */
 export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
   const entity = flags.entity;
-  if (!entity || !(EXPORT_ENTITIES as readonly string[]).includes(entity)) usage(`export needs an ENTITY: ${EXPORT_ENTITIES.join(', ')}${entity ? ` (got ${JSON.stringify(entity)})` : ''}`);
+  if (!entity || !(EXPORT_ENTITIES as readonly string[]).includes(entity))
+    usage(`export needs an ENTITY: ${EXPORT_ENTITIES.join(', ')}${entity ? ` (got ${JSON.stringify(entity)})` : ''}`);
   const path = (p: string): string => (isAbsolute(p) ? p : resolve(flags.cwd, p));
-  if (flags.out === undefined || flags.out === '') usage('export needs --out FILE (.csv, .xlsx, .jsonl), or --out - for standard output');
+  if (flags.out === undefined || flags.out === '')
+    usage('export needs --out FILE (.csv, .xlsx, .jsonl), or --out - for standard output');
   const format = flags.format;
-  if (format !== undefined && !['csv', 'xlsx', 'jsonl'].includes(format)) usage(`--format takes csv, xlsx or jsonl, got ${JSON.stringify(format)}`);
+  if (format !== undefined && !['csv', 'xlsx', 'jsonl'].includes(format))
+    usage(`--format takes csv, xlsx or jsonl, got ${JSON.stringify(format)}`);
   const columns =
     flags.columns === undefined
       ? null
@@ -245,20 +298,38 @@ interface ExportState {
 async function readState(file: string): Promise<ExportState | null> {
   let text: string;
   try {
-    text = await readTextInput(file, 'the export state', (message) => new FerryError('USAGE', message, { location: { file } }));
+    text = await readTextInput(
+      file,
+      'the export state',
+      (message) => new FerryError('USAGE', message, { location: { file } }),
+    );
   } catch (error) {
     if (error instanceof FerryError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new FerryError('EXPORT_WRITE', `cannot read the export state ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+    throw new FerryError('EXPORT_WRITE', `cannot read the export state ${file}: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
   }
   try {
     const state = JSON.parse(text) as ExportState;
-    if (state === null || typeof state !== 'object' || state.format !== 1 || typeof state.account !== 'string' || typeof state.query !== 'string') throw new Error('unexpected content');
+    if (
+      state === null ||
+      typeof state !== 'object' ||
+      state.format !== 1 ||
+      typeof state.account !== 'string' ||
+      typeof state.query !== 'string'
+    )
+      throw new Error('unexpected content');
     // Sent to the service as it is: a time it refuses would read as the service's fault (exit 4).
-    if (typeof state.since !== 'string' || Number.isNaN(Date.parse(state.since))) throw new Error(`its time ${JSON.stringify(state.since)} is not a timestamp`);
+    if (typeof state.since !== 'string' || Number.isNaN(Date.parse(state.since)))
+      throw new Error(`its time ${JSON.stringify(state.since)} is not a timestamp`);
     return state;
   } catch (error) {
-    throw new FerryError('EXPORT_WRITE', `the export state ${file} is damaged (${(error as Error).message})`, { location: { file }, hint: 'Remove it to export everything again.' });
+    throw new FerryError('EXPORT_WRITE', `the export state ${file} is damaged (${(error as Error).message})`, {
+      location: { file },
+      hint: 'Remove it to export everything again.',
+    });
   }
 }
 
@@ -320,20 +391,34 @@ interface LoadedFilter {
  * was a dozen requests, where a nightly export of a few changed records reads one page. Entries
  * and tasks have no custom fields and take no conditions: null, and no request.
  */
-async function readExportNames(client: CrmClient, entity: ExportEntity, where: readonly string[]): Promise<CatalogPart | null> {
+async function readExportNames(
+  client: CrmClient,
+  entity: ExportEntity,
+  where: readonly string[],
+): Promise<CatalogPart | null> {
   if (!isFilterEntity(entity)) return null;
   return readCatalogPart(client, { fieldDefinitions: [entity], ...namesNeeded(entity, where) });
 }
 
-async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog: CatalogPart | null): Promise<LoadedFilter> {
+async function loadFilter(
+  options: ExportOptions,
+  entity: FilterEntity,
+  catalog: CatalogPart | null,
+): Promise<LoadedFilter> {
   const file = options.filterFile;
   if (file) {
     let text: string;
     try {
-      text = await readTextInput(file, 'the filter file', (message) => new FerryError('USAGE', message, { location: { file } }));
+      text = await readTextInput(
+        file,
+        'the filter file',
+        (message) => new FerryError('USAGE', message, { location: { file } }),
+      );
     } catch (error) {
       if (error instanceof FerryError) throw error;
-      throw new FerryError('USAGE', `cannot read the filter file ${file}: ${(error as Error).message}`, { location: { file } });
+      throw new FerryError('USAGE', `cannot read the filter file ${file}: ${(error as Error).message}`, {
+        location: { file },
+      });
     }
     let value: unknown;
     try {
@@ -342,7 +427,9 @@ async function loadFilter(options: ExportOptions, entity: FilterEntity, catalog:
       // The YAML parser's message goes on with a code frame of the file; its first line says what is wrong.
       const message = ((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '');
       const line = (error as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
-      throw new FerryError('USAGE', `the filter file ${file} does not parse: ${message}`, { location: line === undefined ? { file } : { file, line } });
+      throw new FerryError('USAGE', `the filter file ${file} does not parse: ${message}`, {
+        location: line === undefined ? { file } : { file, line },
+      });
     }
     return { filter: checkFilterFile(entity, value, file), local: [] };
   }
@@ -377,7 +464,10 @@ async function downloadAttachment(client: CrmClient, dir: string, id: number, fi
     });
   } catch (error) {
     if (error instanceof FerryError) throw error;
-    throw new FerryError('EXPORT_WRITE', `cannot write the attachment ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+    throw new FerryError('EXPORT_WRITE', `cannot write the attachment ${file}: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
   }
   return file;
 }
@@ -387,7 +477,12 @@ async function downloadAttachment(client: CrmClient, dir: string, id: number, fi
  * tracks (read from their own endpoints into `parties` and `tracks`), an entry's attachments
  * (downloaded, each one's path relative to the output put in its `file`).
  */
-async function fetchBeside(record: Body, fetches: ReadonlySet<Column['fetches']>, options: ExportOptions, deps: ExportDeps): Promise<void> {
+async function fetchBeside(
+  record: Body,
+  fetches: ReadonlySet<Column['fetches']>,
+  options: ExportOptions,
+  deps: ExportDeps,
+): Promise<void> {
   const id = record.id;
   if (typeof id !== 'number') return;
   const all = async (path: string, key: string): Promise<Body[]> => {
@@ -431,32 +526,54 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
   if (options.stateFile !== null) options = { ...options, stateFile: await checkTarget(options.stateFile, '--state') };
   // A filter file needs no names from the account: a mistake in it is found before any request.
   const fromFile = isFilterEntity(entity) && options.filterFile ? await loadFilter(options, entity, null) : null;
-  const mappings = await Promise.all(options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })));
+  const mappings = await Promise.all(
+    options.mappings.map(async (file) => ({ file, mapping: await loadMapping(file) })),
+  );
   const catalog = await readExportNames(deps.client, entity, fromFile ? [] : options.where);
-  const columns = mappings.length > 0 ? columnsFromMappings(entity, mappings, catalog) : chooseColumns(entity, catalog, options.columns);
+  const columns =
+    mappings.length > 0
+      ? columnsFromMappings(entity, mappings, catalog)
+      : chooseColumns(entity, catalog, options.columns);
   const fetches = new Set(columns.flatMap((c) => (c.fetches ? [c.fetches] : [])));
   if (fetches.has('attachments') && options.attachments === null) {
     const column = columns.find((c) => c.fetches === 'attachments')?.name ?? '';
-    usage(`the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`, 'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.');
+    usage(
+      `the mapping reads attachments (column ${JSON.stringify(column)}), and their files are not in the account's listing`,
+      'Give --attachments DIR: each file is downloaded to DIR/<attachment id>/<file name>, and the column names it.',
+    );
   }
   if (options.attachments !== null) {
     if (options.out === null) usage('--attachments writes paths relative to the output file: give --out FILE');
     if (!fetches.has('attachments'))
-      usage('--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export', 'Leave --attachments out, or read the attachments in the mapping.');
+      usage(
+        '--attachments: the mapping reads no attachments (`to: attachment` with `items: {column: ...}`), so no file would be named in the export',
+        'Leave --attachments out, or read the attachments in the mapping.',
+      );
     const found = await stat(options.attachments).catch(() => null);
     if (found !== null && !found.isDirectory()) usage(`--attachments: ${options.attachments} is not a folder`);
     if (found === null) await makePrivateFolder(options.attachments, { what: '--attachments' });
   }
-  const { filter, local } = fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
+  const { filter, local } =
+    fromFile ?? (isFilterEntity(entity) ? await loadFilter(options, entity, catalog) : { filter: null, local: [] });
   const checkedHere = local.map((l) => l.text);
-  const query = JSON.stringify({ entity, filter, ...(checkedHere.length > 0 ? { checkedHere, any: options.any } : {}), columns: options.columns, ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}) });
+  const query = JSON.stringify({
+    entity,
+    filter,
+    ...(checkedHere.length > 0 ? { checkedHere, any: options.any } : {}),
+    columns: options.columns,
+    ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}),
+  });
 
   const state = options.stateFile ? await readState(options.stateFile) : null;
   if (state && state.account !== account) {
-    throw new FerryError('EXPORT_WRITE', `the export state ${options.stateFile} belongs to ${state.account}, and this export is connected to ${account}`, {
-      location: { file: options.stateFile ?? '' },
-      hint: 'Give each account its own --state file.',
-    });
+    throw new FerryError(
+      'EXPORT_WRITE',
+      `the export state ${options.stateFile} belongs to ${state.account}, and this export is connected to ${account}`,
+      {
+        location: { file: options.stateFile ?? '' },
+        hint: 'Give each account its own --state file.',
+      },
+    );
   }
   // Taken before the first request, less the overlap: whatever changes from here on is exported
   // again next time, never missed.
@@ -472,15 +589,36 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
     columns.map((c) => c.name),
     { plain: options.plain, raw: options.raw, ...(deps.stdout ? { stdout: deps.stdout } : {}), now },
   );
-  const summary: ExportSummary = { records: 0, read: 0, checkedHere, deleted: 0, requests: 0, elapsedMs: 0, writingMs: 0, fileWaitMs: 0, files: [], textsCut: 0, since, interrupted: false };
+  const summary: ExportSummary = {
+    records: 0,
+    read: 0,
+    checkedHere,
+    deleted: 0,
+    requests: 0,
+    elapsedMs: 0,
+    writingMs: 0,
+    fileWaitMs: 0,
+    files: [],
+    textsCut: 0,
+    since,
+    interrupted: false,
+  };
   try {
     const embed = embedFor(entity).join(',');
     const params: Record<string, string> = { embed };
     if (entity === 'tasks') params.status = EVERY_TASK_STATUS;
     let pages: AsyncGenerator<{ records: Body[] }>;
     if (filter !== null) {
-      const conditions = [...filter.conditions, ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : [])];
-      pages = deps.client.pages(`/${entity}/filters/results`, entity, RECORD, { method: 'POST', json: { filter: { ...filter, conditions } }, query: params, signal: deps.signal });
+      const conditions = [
+        ...filter.conditions,
+        ...(since ? [{ field: 'updatedOn', operator: 'is after', value: dayBefore(since) }] : []),
+      ];
+      pages = deps.client.pages(`/${entity}/filters/results`, entity, RECORD, {
+        method: 'POST',
+        json: { filter: { ...filter, conditions } },
+        query: params,
+        signal: deps.signal,
+      });
     } else {
       if (since) params.since = since;
       pages = deps.client.pages(`/${entity}`, entity, RECORD, { query: params, signal: deps.signal });
@@ -496,7 +634,8 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
       let at = performance.now();
       for (const record of page.records) {
         summary.read += 1;
-        if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs) continue;
+        if (sinceMs !== null && typeof record.updatedAt === 'string' && Date.parse(record.updatedAt) < sinceMs)
+          continue;
         if (local.length > 0 && !passesLocal(local, options.any, record)) continue;
         if (fetches.size > 0) {
           writing += performance.now() - at;
@@ -512,12 +651,20 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
           waiting += at - handed;
         }
         summary.records += 1;
-        if (summary.records % 100 === 0) deps.onEvent?.({ type: 'progress', records: summary.records, requests: deps.client.transport.requestsSent - requestsAtStart });
+        if (summary.records % 100 === 0)
+          deps.onEvent?.({
+            type: 'progress',
+            records: summary.records,
+            requests: deps.client.transport.requestsSent - requestsAtStart,
+          });
       }
       writing += performance.now() - at;
     }
     if (since !== null && isFilterEntity(entity)) {
-      const gone: DeletedRecord[] = (await new RecordService(deps.client).deleted(entity, since)).map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
+      const gone: DeletedRecord[] = (await new RecordService(deps.client).deleted(entity, since)).map((d) => ({
+        id: d.id,
+        deletedAt: d.deletedAt,
+      }));
       summary.deleted = gone.length;
       await writer.deleted(gone);
     } else if (options.since === 'auto') {
@@ -540,7 +687,11 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
     }
     // What was read before the failure; no file was written.
     const failure = asFerryError(error, 'runExport');
-    failure.partial = { ...summary, elapsedMs: Date.now() - started, requests: deps.client.transport.requestsSent - requestsAtStart };
+    failure.partial = {
+      ...summary,
+      elapsedMs: Date.now() - started,
+      requests: deps.client.transport.requestsSent - requestsAtStart,
+    };
     throw failure;
   }
   if (options.stateFile) {
@@ -550,12 +701,20 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
     } catch (error) {
       // The export's files are in place; the next run starts from the previous state and exports
       // this window again, so nothing is missed.
-      const failure = new FerryError('EXPORT_WRITE', `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`, {
-        location: { file: options.stateFile },
-        hint: 'The next run exports these changes again. Make the state file writable.',
-        cause: error,
-      });
-      failure.partial = { ...summary, elapsedMs: Date.now() - started, requests: deps.client.transport.requestsSent - requestsAtStart };
+      const failure = new FerryError(
+        'EXPORT_WRITE',
+        `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`,
+        {
+          location: { file: options.stateFile },
+          hint: 'The next run exports these changes again. Make the state file writable.',
+          cause: error,
+        },
+      );
+      failure.partial = {
+        ...summary,
+        elapsedMs: Date.now() - started,
+        requests: deps.client.transport.requestsSent - requestsAtStart,
+      };
       throw failure;
     }
   }

@@ -1,4 +1,14 @@
-import { AtomicFile, ChunkedText, csvDocument, csvField, type CsvFraming, csvStart, CsvText, neutraliseFormula, sendTo } from '../files/index.ts';
+import {
+  AtomicFile,
+  ChunkedText,
+  csvDocument,
+  csvField,
+  type CsvFraming,
+  csvStart,
+  CsvText,
+  neutraliseFormula,
+  sendTo,
+} from '../files/index.ts';
 import { commitWithDeleted } from './deleted-ids.ts';
 import type { Cell } from './columns.ts';
 import { type Body, type DeletedRecord, type ExportWriter } from './writer-types.ts';
@@ -27,7 +37,11 @@ export class CsvWriter implements ExportWriter {
     this.#framing = options.plain ? 'plain' : 'excel';
     this.#file = target === null ? null : new AtomicFile(target);
     // The BOM only in a file: a pipe's reader would take it for part of the first column's name.
-    this.#text = new CsvText(sendTo(this.#file, options.stdout), this.#framing, csvStart(header, this.#framing, this.#framing === 'excel' && target !== null));
+    this.#text = new CsvText(
+      sendTo(this.#file, options.stdout),
+      this.#framing,
+      csvStart(header, this.#framing, this.#framing === 'excel' && target !== null),
+    );
   }
 
   write(cells: Cell[]): Promise<void> | undefined {

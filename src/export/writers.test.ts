@@ -71,7 +71,19 @@ async function partText(file: string, name: string): Promise<string> {
 }
 
 /** The order of the children of styleSheet (CT_Stylesheet in ECMA-376 part 1). */
-const STYLESHEET_ORDER = ['numFmts', 'fonts', 'fills', 'borders', 'cellStyleXfs', 'cellXfs', 'cellStyles', 'dxfs', 'tableStyles', 'colors', 'extLst'];
+const STYLESHEET_ORDER = [
+  'numFmts',
+  'fonts',
+  'fills',
+  'borders',
+  'cellStyleXfs',
+  'cellXfs',
+  'cellStyles',
+  'dxfs',
+  'tableStyles',
+  'colors',
+  'extLst',
+];
 
 describe('the XLSX styles part', () => {
   it('holds the default cell style Excel writes ("Normal", builtinId 0, over cellStyleXfs 0), its lists counted and in schema order', async () => {
@@ -80,13 +92,29 @@ describe('the XLSX styles part', () => {
     await writer.write([1, { timestamp: '2024-04-03T10:20:30Z' }], {});
     await writer.commit();
     const styles = await partText(out, 'xl/styles.xml');
-    const lists = [...styles.matchAll(/<(\w+) count="(\d+)"[^>]*?(?:\/>|>([\s\S]*?)<\/\1>)/g)].map((m) => ({ name: m[1] as string, count: Number(m[2]), body: m[3] ?? '' }));
+    const lists = [...styles.matchAll(/<(\w+) count="(\d+)"[^>]*?(?:\/>|>([\s\S]*?)<\/\1>)/g)].map((m) => ({
+      name: m[1] as string,
+      count: Number(m[2]),
+      body: m[3] ?? '',
+    }));
     const names = lists.map((l) => l.name);
     expect(names).toEqual(STYLESHEET_ORDER.filter((n) => names.includes(n)));
-    for (const required of ['fonts', 'fills', 'borders', 'cellStyleXfs', 'cellXfs', 'cellStyles']) expect(names).toContain(required);
+    for (const required of ['fonts', 'fills', 'borders', 'cellStyleXfs', 'cellXfs', 'cellStyles'])
+      expect(names).toContain(required);
     const of = (name: string) => lists.find((l) => l.name === name) as (typeof lists)[number];
-    const item: Record<string, string> = { numFmts: 'numFmt', fonts: 'font', fills: 'fill', borders: 'border', cellStyleXfs: 'xf', cellXfs: 'xf', cellStyles: 'cellStyle', dxfs: 'dxf' };
-    for (const list of lists) if (item[list.name]) expect(list.body.match(new RegExp(`<${item[list.name]}[ >/]`, 'g'))?.length ?? 0, list.name).toBe(list.count);
+    const item: Record<string, string> = {
+      numFmts: 'numFmt',
+      fonts: 'font',
+      fills: 'fill',
+      borders: 'border',
+      cellStyleXfs: 'xf',
+      cellXfs: 'xf',
+      cellStyles: 'cellStyle',
+      dxfs: 'dxf',
+    };
+    for (const list of lists)
+      if (item[list.name])
+        expect(list.body.match(new RegExp(`<${item[list.name]}[ >/]`, 'g'))?.length ?? 0, list.name).toBe(list.count);
     expect(of('cellStyles').body).toMatch(/<cellStyle name="Normal" xfId="0" builtinId="0"\/>/);
     // Every cell format points at a font, fill, border and cell style that exist.
     for (const xf of of('cellXfs').body.match(/<xf [^>]*>/g) ?? []) {
@@ -96,7 +124,9 @@ describe('the XLSX styles part', () => {
         ['borderId', 'borders'],
         ['xfId', 'cellStyleXfs'],
       ] as const) {
-        expect(Number(new RegExp(`${attribute}="(\\d+)"`).exec(xf)?.[1]), `${xf} ${attribute}`).toBeLessThan(of(list).count);
+        expect(Number(new RegExp(`${attribute}="(\\d+)"`).exec(xf)?.[1]), `${xf} ${attribute}`).toBeLessThan(
+          of(list).count,
+        );
       }
     }
   });

@@ -19,10 +19,22 @@ export function openWriter(
   format: ExportFormat,
   target: string | null,
   header: string[],
-  options: { plain: boolean; raw: boolean /** Where a `target` of null is written; required then. */; stdout?: NodeJS.WritableStream; now?: () => Date /** @default XLSX_MAX_ROWS */; xlsxMaxRows?: number },
+  options: {
+    plain: boolean;
+    raw: boolean /** Where a `target` of null is written; required then. */;
+    stdout?: NodeJS.WritableStream;
+    now?: () => Date /** @default XLSX_MAX_ROWS */;
+    xlsxMaxRows?: number;
+  },
 ): ExportWriter {
   if (format === 'jsonl') return new JsonlWriter(target, options.stdout);
   if (format === 'csv') return new CsvWriter(target, header, options);
   if (target === null) throw new FerryError('USAGE', 'XLSX cannot go to standard output; give --out FILE.xlsx');
-  return new XlsxWriter(target, header, options.raw, options.now?.() ?? new Date(), options.xlsxMaxRows ?? XLSX_MAX_ROWS);
+  return new XlsxWriter(
+    target,
+    header,
+    options.raw,
+    options.now?.() ?? new Date(),
+    options.xlsxMaxRows ?? XLSX_MAX_ROWS,
+  );
 }

@@ -1,7 +1,19 @@
 import { FerryError } from '../errors/index.ts';
 import { AtomicFile, ChunkedText, columnLetters } from '../files/index.ts';
 import type { Cell } from './columns.ts';
-import { cellXml, contentTypes, cutText, ROOT_RELS, SHEET_OPEN, STYLE, STYLES, textElement, workbookRels, workbookXml, XLSX_MAX_TEXT } from './ooxml.ts';
+import {
+  cellXml,
+  contentTypes,
+  cutText,
+  ROOT_RELS,
+  SHEET_OPEN,
+  STYLE,
+  STYLES,
+  textElement,
+  workbookRels,
+  workbookXml,
+  XLSX_MAX_TEXT,
+} from './ooxml.ts';
 import type { DeletedRecord, ExportWriter } from './writer-types.ts';
 import { ZipWriter, type ZipEntrySink } from './zip.ts';
 import { formatCount } from '../util/index.ts';
@@ -80,7 +92,14 @@ export class XlsxWriter implements ExportWriter {
       let width = name.length + 2;
       for (const row of sample) {
         const cell = row[i];
-        const length = cell === null || cell === undefined ? 0 : typeof cell === 'object' ? ('date' in cell ? 10 : 19) : String(cell).length;
+        const length =
+          cell === null || cell === undefined
+            ? 0
+            : typeof cell === 'object'
+              ? 'date' in cell
+                ? 10
+                : 19
+              : String(cell).length;
         width = Math.max(width, Math.min(length, 60) + 2);
       }
       return Math.min(width, 62);
@@ -89,7 +108,9 @@ export class XlsxWriter implements ExportWriter {
     await this.#text.add(
       `${SHEET_OPEN}<sheetViews><sheetView workbookViewId="0"><pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/><cols>${widths
         .map((w, i) => `<col min="${i + 1}" max="${i + 1}" width="${w}" customWidth="1"/>`)
-        .join('')}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${columnLetters(i + 1)}1" t="inlineStr" s="${STYLE.header}"><is>${textElement(name)}</is></c>`).join('')}</row>`,
+        .join(
+          '',
+        )}</cols><sheetData><row r="1">${this.header.map((name, i) => `<c r="${columnLetters(i + 1)}1" t="inlineStr" s="${STYLE.header}"><is>${textElement(name)}</is></c>`).join('')}</row>`,
     );
     for (const row of sample) {
       this.#rows += 1;
@@ -103,10 +124,14 @@ export class XlsxWriter implements ExportWriter {
       return this.#sample.length >= SAMPLE_ROWS ? this.#start() : undefined;
     }
     if (this.#rows >= this.maxRows) {
-      throw new FerryError('EXPORT_WRITE', `an XLSX sheet holds at most ${formatCount(this.maxRows)} rows (the header included), and this export has more records`, {
-        location: { file: this.#file.target },
-        hint: 'Export to CSV or JSON Lines, or narrow the export with --where.',
-      });
+      throw new FerryError(
+        'EXPORT_WRITE',
+        `an XLSX sheet holds at most ${formatCount(this.maxRows)} rows (the header included), and this export has more records`,
+        {
+          location: { file: this.#file.target },
+          hint: 'Export to CSV or JSON Lines, or narrow the export with --where.',
+        },
+      );
     }
     this.#rows += 1;
     return this.#text.add(this.#rowXml(cells, this.#rows));
@@ -133,7 +158,12 @@ export class XlsxWriter implements ExportWriter {
     const sheets = ['Export'];
     if (this.#deleted !== null) {
       sheets.push('Deleted');
-      const rows = this.#deleted.map((d, i) => `<row r="${i + 2}"><c r="A${i + 2}"><v>${d.id}</v></c>${cellXml(`<c r="B${i + 2}"`, { timestamp: d.deletedAt }, true)}</row>`).join('');
+      const rows = this.#deleted
+        .map(
+          (d, i) =>
+            `<row r="${i + 2}"><c r="A${i + 2}"><v>${d.id}</v></c>${cellXml(`<c r="B${i + 2}"`, { timestamp: d.deletedAt }, true)}</row>`,
+        )
+        .join('');
       await this.#zip.addBuffer(
         'xl/worksheets/sheet2.xml',
         Buffer.from(

@@ -32,7 +32,13 @@ function readZip(file: string): Promise<Read[]> {
           stream.on('data', (chunk: Buffer) => chunks.push(chunk));
           stream.on('error', reject);
           stream.on('end', () => {
-            entries.push({ name: entry.fileName, crc: entry.crc32, size: entry.uncompressedSize, text: Buffer.concat(chunks).toString('utf8'), modified: entry.getLastModDate() });
+            entries.push({
+              name: entry.fileName,
+              crc: entry.crc32,
+              size: entry.uncompressedSize,
+              text: Buffer.concat(chunks).toString('utf8'),
+              modified: entry.getLastModDate(),
+            });
             zip.readEntry();
           });
         });
@@ -85,7 +91,9 @@ describe('ZipWriter', () => {
     out.destroy(new Error('ENOSPC: no space left on device'));
     await closed;
     const zip = new ZipWriter(out, new Date());
-    await expect(zip.addBuffer('a.xml', Buffer.from('x'.repeat(100)))).rejects.toThrow(/closed before it took everything/);
+    await expect(zip.addBuffer('a.xml', Buffer.from('x'.repeat(100)))).rejects.toThrow(
+      /closed before it took everything/,
+    );
   }, 5_000);
 
   it('fails when its output closes while it waits for it to drain', async () => {

@@ -68,7 +68,9 @@ export class ZipWriter {
   }
 
   #tooLarge(what: string): never {
-    throw new FerryError('EXPORT_WRITE', `the XLSX file's ${what} passed 4 GiB, more than a zip without zip64 holds`, { hint: 'Export to CSV or JSON Lines, or fewer columns or records (--columns, --where).' });
+    throw new FerryError('EXPORT_WRITE', `the XLSX file's ${what} passed 4 GiB, more than a zip without zip64 holds`, {
+      hint: 'Export to CSV or JSON Lines, or fewer columns or records (--columns, --where).',
+    });
   }
 
   /**
@@ -119,7 +121,11 @@ export class ZipWriter {
     // Room for a few pieces, so that zlib's thread compresses one while the next is built (zlib's
     // streams pass stream options on; its option type does not list them). Compressed pieces of
     // up to 64 KiB, not zlib's 16 KiB: half the callbacks and file writes on the main thread.
-    const deflate = createDeflateRaw({ level: XLSX_LEVEL, chunkSize: 1 << 16, writableHighWaterMark: 1 << 20 } as ZlibOptions);
+    const deflate = createDeflateRaw({
+      level: XLSX_LEVEL,
+      chunkSize: 1 << 16,
+      writableHighWaterMark: 1 << 20,
+    } as ZlibOptions);
     let failed: Error | null = null;
     deflate.on('error', (error) => (failed ??= error));
     // Compressed pieces go to the archive in order, as zlib hands them back.

@@ -55,7 +55,11 @@ async function moveIntoPlace(temp: string, file: string, mode: number): Promise<
  * exclusively, `wx`, or by a function that does so). On failure the temporary file is removed and
  * the error thrown as it came, for the caller to say what the file was.
  */
-export async function replaceFile(file: string, fill: (temp: string) => Promise<void>, options: WriteFileAtomicOptions = {}): Promise<void> {
+export async function replaceFile(
+  file: string,
+  fill: (temp: string) => Promise<void>,
+  options: WriteFileAtomicOptions = {},
+): Promise<void> {
   const temp = temporaryNameFor(file);
   try {
     await fill(temp);
@@ -63,14 +67,19 @@ export async function replaceFile(file: string, fill: (temp: string) => Promise<
   } catch (error) {
     // A full disk fails the write after the exclusive create made the file: it is ours to remove
     // then too. Only a name that was there already (EEXIST) is someone else's.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') await rm(temp, { force: true, recursive: false }).catch(() => undefined);
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      await rm(temp, { force: true, recursive: false }).catch(() => undefined);
     throw error;
   }
   if (options.syncFolder && process.platform !== 'win32') await syncFolder(dirname(file));
 }
 
 /** Writes `data` whole as `file` (replaceFile). */
-export async function writeFileAtomic(file: string, data: string | Buffer, options: WriteFileAtomicOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Buffer,
+  options: WriteFileAtomicOptions = {},
+): Promise<void> {
   const mode = options.mode ?? 0o600;
   await replaceFile(file, (temp) => writeFile(temp, data, { mode, flag: 'wx' }), { mode });
 }
@@ -127,7 +136,11 @@ export class AtomicFile {
 
   #error(error: Error, doing: 'create' | 'write'): FerryError {
     if (error instanceof FerryError) return error;
-    return new FerryError('EXPORT_WRITE', `cannot ${doing} ${this.#what}${this.target}: ${error.message}`, { location: { file: this.target }, cause: error, ...(this.#hint ? { hint: this.#hint } : {}) });
+    return new FerryError('EXPORT_WRITE', `cannot ${doing} ${this.#what}${this.target}: ${error.message}`, {
+      location: { file: this.target },
+      cause: error,
+      ...(this.#hint ? { hint: this.#hint } : {}),
+    });
   }
 
   /** Throws the failure of a write so far, if any. */

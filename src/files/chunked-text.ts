@@ -43,10 +43,14 @@ export class ChunkedText {
 }
 
 /** Where the text of a CSV or JSON Lines export goes: a file written atomically, or standard output. */
-export function sendTo(file: AtomicFile | null, stdout: NodeJS.WritableStream | undefined): (text: string) => Promise<void> {
+export function sendTo(
+  file: AtomicFile | null,
+  stdout: NodeJS.WritableStream | undefined,
+): (text: string) => Promise<void> {
   if (file) return (text) => file.write(text);
   // The library reads nothing of the process it runs in: the caller names the stream.
-  if (!stdout) throw new FerryError('INTERNAL', 'an export to standard output (no file) needs the stream to write to (`stdout`)');
+  if (!stdout)
+    throw new FerryError('INTERNAL', 'an export to standard output (no file) needs the stream to write to (`stdout`)');
   return async (text) => {
     if (!stdout.write(text)) await drained(stdout);
   };

@@ -37,12 +37,16 @@ describe('csvField against csv-stringify 6', () => {
   it.each(FIELDS.map((f) => [JSON.stringify(f), f]))('%s', (_, field) => {
     for (const record_delimiter of ['unix', 'windows'] as const) {
       const eol = record_delimiter === 'unix' ? '\n' : '\r\n';
-      expect(csvField(field)).toBe(stringify([[field]], { record_delimiter, quote_record_delimiter: true }).slice(0, -eol.length));
+      expect(csvField(field)).toBe(
+        stringify([[field]], { record_delimiter, quote_record_delimiter: true }).slice(0, -eol.length),
+      );
     }
   });
 
   it('a whole row of them, joined by commas', () => {
-    expect(`${FIELDS.map(csvField).join(',')}\r\n`).toBe(stringify([FIELDS], { record_delimiter: 'windows', quote_record_delimiter: true }));
+    expect(`${FIELDS.map(csvField).join(',')}\r\n`).toBe(
+      stringify([FIELDS], { record_delimiter: 'windows', quote_record_delimiter: true }),
+    );
   });
 
   it('csv-stringify with CRLF given leaves a lone line feed unquoted: the row would break in two', () => {

@@ -4,7 +4,8 @@
  * waited for ever, and node exited with 13 and no word. No listener is left behind.
  */
 export function drained(stream: NodeJS.WritableStream): Promise<void> {
-  if ((stream as { destroyed?: boolean }).destroyed) return Promise.reject(new Error('the output was closed before it took everything'));
+  if ((stream as { destroyed?: boolean }).destroyed)
+    return Promise.reject(new Error('the output was closed before it took everything'));
   return new Promise((resolve, reject) => {
     const done = (error?: Error): void => {
       stream.off('drain', onDrain);

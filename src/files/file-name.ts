@@ -49,7 +49,10 @@ export function fileNameFor(given: string, maxBytes = MAX_FILE_NAME_BYTES): stri
  * from a live one's.
  */
 export function temporaryNameFor(file: string): string {
-  return join(dirname(file), `.${fileNameFor(basename(file), 200)}.${process.pid}.${randomBytes(6).readUIntBE(0, 6)}.tmp`);
+  return join(
+    dirname(file),
+    `.${fileNameFor(basename(file), 200)}.${process.pid}.${randomBytes(6).readUIntBE(0, 6)}.tmp`,
+  );
 }
 
 /** `.NAME.PID.N.tmp`: a temporary name of an atomic write (N in hex in files of earlier versions); the process id is group 1. */

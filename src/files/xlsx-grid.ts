@@ -11,7 +11,8 @@ const DATE1904_OFFSET = 1_462;
 /** 1 -> `A`, 27 -> `AA` (columns count from 1, as cell references do). */
 export function columnLetters(column: number): string {
   let letters = '';
-  for (let rest = column; rest > 0; rest = Math.floor((rest - 1) / 26)) letters = String.fromCharCode(65 + ((rest - 1) % 26)) + letters;
+  for (let rest = column; rest > 0; rest = Math.floor((rest - 1) / 26))
+    letters = String.fromCharCode(65 + ((rest - 1) % 26)) + letters;
   return letters;
 }
 

@@ -1,4 +1,17 @@
-export { blankRow, EMPTY_SEAL, journalLine, JournalWriter, loadJournal, readJournal, type JournalEntry, type JournalSeal, type JournalWriterOptions, type LoadedJournal, type ReadJournalOptions, type RowState } from './journal.ts';
+export {
+  blankRow,
+  EMPTY_SEAL,
+  journalLine,
+  JournalWriter,
+  loadJournal,
+  readJournal,
+  type JournalEntry,
+  type JournalSeal,
+  type JournalWriterOptions,
+  type LoadedJournal,
+  type ReadJournalOptions,
+  type RowState,
+} from './journal.ts';
 export {
   bindStateSteps,
   readRollbacks,

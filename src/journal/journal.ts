@@ -13,9 +13,29 @@ type Body = Record<string, unknown>;
 /** One line of a step's journal. `k` is the source row's key within its step. */
 export type JournalEntry =
   /** Written and made durable before a request that changes the account is sent. */
-  | { t: 'intent'; k: string; op: 'create' | 'update' | 'delete'; run: string; at: string; fp: string; body?: Body; id?: number; before?: Body }
+  | {
+      t: 'intent';
+      k: string;
+      op: 'create' | 'update' | 'delete';
+      run: string;
+      at: string;
+      fp: string;
+      body?: Body;
+      id?: number;
+      before?: Body;
+    }
   /** The service confirmed the write, or reconciliation found it applied; `match`: the row was given a record the account had. */
-  | { t: 'done'; k: string; op: 'create' | 'update' | 'delete' | 'match'; run: string; at: string; id: number; fp: string; body?: Body; origin?: 'created' | 'matched' }
+  | {
+      t: 'done';
+      k: string;
+      op: 'create' | 'update' | 'delete' | 'match';
+      run: string;
+      at: string;
+      id: number;
+      fp: string;
+      body?: Body;
+      origin?: 'created' | 'matched';
+    }
   /** Reconciliation found the intent was not applied: the row is free to be written again. */
   | { t: 'cancel'; k: string; run: string; at: string }
   /** The service (or the importer) refused the row; a later run tries again. */
@@ -156,7 +176,11 @@ export async function openStateFile(file: string, flags: number, what: string): 
   const hint = `Something replaced part of the state folder with a link. Remove the link and put back what was there (the state folder is written by crm-ferry only), or give another --state-dir.`;
   const folder = await lstat(dirname(file)).catch(() => null);
   if (folder?.isSymbolicLink()) {
-    throw new FerryError('PATH_UNSAFE', `${what}: the folder ${dirname(file)} is a link, which crm-ferry does not follow`, { location: { file }, hint });
+    throw new FerryError(
+      'PATH_UNSAFE',
+      `${what}: the folder ${dirname(file)} is a link, which crm-ferry does not follow`,
+      { location: { file }, hint },
+    );
   }
   return openNoFollow(file, flags, { what, hint });
 }
@@ -167,7 +191,11 @@ export async function openStateFile(file: string, flags: number, what: string): 
  * a damaged or unfinished last line is what a crash in the middle of an append leaves, and is
  * dropped. With `expected`, the journal must start with the lines that seal says (see JournalSeal).
  */
-async function* scan(file: string, expected: JournalSeal | null = null, withBodies = true): AsyncGenerator<JournalEntry[], Scan> {
+async function* scan(
+  file: string,
+  expected: JournalSeal | null = null,
+  withBodies = true,
+): AsyncGenerator<JournalEntry[], Scan> {
   const result: Scan = { lines: 0, tornTail: false, validLength: 0, seal: EMPTY_SEAL };
   let handle: FileHandle;
   try {
@@ -176,17 +204,24 @@ async function* scan(file: string, expected: JournalSeal | null = null, withBodi
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      if (expected && expected.lines > 0) throw notWhatWasWritten(file, `it is missing, and its runs wrote ${expected.lines} lines`);
+      if (expected && expected.lines > 0)
+        throw notWhatWasWritten(file, `it is missing, and its runs wrote ${expected.lines} lines`);
       return result;
     }
     if (error instanceof FerryError) throw error;
-    throw new FerryError('JOURNAL_CORRUPT', `cannot read the journal ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+    throw new FerryError('JOURNAL_CORRUPT', `cannot read the journal ${file}: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
   }
   try {
     if (!(await handle.stat()).isFile()) throw new Error('not a regular file');
   } catch (error) {
     await handle.close();
-    throw new FerryError('JOURNAL_CORRUPT', `cannot read the journal ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+    throw new FerryError('JOURNAL_CORRUPT', `cannot read the journal ${file}: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
   }
   const stream = handle.createReadStream({ highWaterMark: 1 << 20 });
   let rest: Buffer = Buffer.alloc(0);
@@ -206,10 +241,14 @@ async function* scan(file: string, expected: JournalSeal | null = null, withBodi
       result.lines += 1;
       if (damaged) {
         stream.destroy();
-        throw new FerryError('JOURNAL_CORRUPT', `line ${damaged.line} of the journal ${file} is damaged, and lines follow it`, {
-          location: { file, line: damaged.line },
-          hint: 'The file was changed by something other than crm-ferry. Restore it from a copy, or start over with --fresh (records already written stay in the account).',
-        });
+        throw new FerryError(
+          'JOURNAL_CORRUPT',
+          `line ${damaged.line} of the journal ${file} is damaged, and lines follow it`,
+          {
+            location: { file, line: damaged.line },
+            hint: 'The file was changed by something other than crm-ferry. Restore it from a copy, or start over with --fresh (records already written stay in the account).',
+          },
+        );
       }
       const entry = line.length === 0 ? null : parseLine(line, offset + start, withBodies);
       if (entry === null) damaged = { line: result.lines };
@@ -227,7 +266,10 @@ async function* scan(file: string, expected: JournalSeal | null = null, withBodi
       sealPending = false;
       if (sealLines !== expected.lines || hex(crc) !== expected.crc) {
         stream.destroy();
-        throw notWhatWasWritten(file, `its first ${expected.lines} lines are not the lines its runs wrote (changed, or replaced by another journal)`);
+        throw notWhatWasWritten(
+          file,
+          `its first ${expected.lines} lines are not the lines its runs wrote (changed, or replaced by another journal)`,
+        );
       }
     }
     if (result.validLength > crcAt && crcAt >= offset) {
@@ -245,14 +287,21 @@ async function* scan(file: string, expected: JournalSeal | null = null, withBodi
   }
   if (rest.length > 0) result.tornTail = true;
   if (expected && sealPending) {
-    throw notWhatWasWritten(file, `it holds ${result.lines} whole lines (${result.validLength} bytes), and its runs wrote ${expected.lines} (${expected.bytes} bytes)`);
+    throw notWhatWasWritten(
+      file,
+      `it holds ${result.lines} whole lines (${result.validLength} bytes), and its runs wrote ${expected.lines} (${expected.bytes} bytes)`,
+    );
   }
   result.seal = { lines: result.lines, bytes: result.validLength, crc: hex(crc) };
   return result;
 }
 
 /** Runs `scan` to its end, handing each entry to `onEntry`, and returns what it found. */
-async function scanAll(file: string, onEntry: (entry: JournalEntry) => void, expected: JournalSeal | null = null): Promise<Scan> {
+async function scanAll(
+  file: string,
+  onEntry: (entry: JournalEntry) => void,
+  expected: JournalSeal | null = null,
+): Promise<Scan> {
   // Bodies stay on disk: the rows read them again from their lines when asked for.
   const iterator = scan(file, expected, false);
   for (;;) {
@@ -305,7 +354,12 @@ function fold(rows: JournalRows, entry: Exclude<JournalEntry, { t: 'run' }>): vo
       return;
     case 'reject':
       rows.setPending(slot, null);
-      rows.setRejected(slot, { code: entry.code, message: entry.message, run: entry.run, ...(entry.status !== undefined ? { status: entry.status } : {}) });
+      rows.setRejected(slot, {
+        code: entry.code,
+        message: entry.message,
+        run: entry.run,
+        ...(entry.status !== undefined ? { status: entry.status } : {}),
+      });
       return;
     case 'done': {
       const intent = rows.pending(slot) as (PendingIntent & Located) | null;
@@ -335,12 +389,19 @@ function fold(rows: JournalRows, entry: Exclude<JournalEntry, { t: 'run' }>): vo
 function bodyReader(file: string): (key: string, at: number, length: number) => Body {
   return (key, at, length) => {
     const bytes = readLineAt(file, at, length);
-    const entry = bytes.length === length && bytes[length - 1] === NEWLINE ? (parseLine(bytes.subarray(0, length - 1)) as (JournalEntry & Located) | null) : null;
+    const entry =
+      bytes.length === length && bytes[length - 1] === NEWLINE
+        ? (parseLine(bytes.subarray(0, length - 1)) as (JournalEntry & Located) | null)
+        : null;
     if (!entry || entry.t === 'run' || entry.k !== key || !hasBody(entry)) {
-      throw new FerryError('JOURNAL_CORRUPT', `the journal ${file} changed while the run read it: the line at byte ${at} is not the one of the row ${JSON.stringify(key)}`, {
-        location: { file },
-        hint: 'Only one run may use a state folder at a time, and nothing else may write its journals. Run the command again.',
-      });
+      throw new FerryError(
+        'JOURNAL_CORRUPT',
+        `the journal ${file} changed while the run read it: the line at byte ${at} is not the one of the row ${JSON.stringify(key)}`,
+        {
+          location: { file },
+          hint: 'Only one run may use a state folder at a time, and nothing else may write its journals. Run the command again.',
+        },
+      );
     }
     return hydrate(entry).body as Body;
   };
@@ -382,7 +443,8 @@ export async function loadJournal(file: string, options: ReadJournalOptions = {}
   for (const slot of rows.pendingSlots()) {
     const intent = rows.pending(slot) as PendingIntent & Located;
     const line = intent[LINE_AT];
-    if (line && intent[BODY_TEXT] === undefined && intent.body === undefined) intent.body = read(intent.k, line[0], line[1]);
+    if (line && intent[BODY_TEXT] === undefined && intent.body === undefined)
+      intent.body = read(intent.k, line[0], line[1]);
     hydrate(intent);
   }
   return { rows, runs, unread, key, ...result };
@@ -465,7 +527,14 @@ export class JournalWriter {
   private constructor(
     readonly file: string,
     private readonly handle: FileHandle,
-    private readonly options: { maxBatch: number; dsync: boolean; onSeal: JournalWriterOptions['onSeal']; sealEvery: number; queuedUpToMs: number; onBody: JournalWriterOptions['onBody'] },
+    private readonly options: {
+      maxBatch: number;
+      dsync: boolean;
+      onSeal: JournalWriterOptions['onSeal'];
+      sealEvery: number;
+      queuedUpToMs: number;
+      onBody: JournalWriterOptions['onBody'];
+    },
     seal: JournalSeal,
   ) {
     this.#seal = seal;
@@ -481,15 +550,21 @@ export class JournalWriter {
     try {
       handle = options.openFile
         ? await options.openFile(file, flags | DSYNC | constants.O_NOFOLLOW, 0o600)
-        : await openStateFile(file, flags | DSYNC, `the journal ${basename(file)}`).catch(async (error: NodeJS.ErrnoException) => {
-            // A file system that does not take O_DSYNC: write, then fdatasync.
-            if (error.code !== 'EINVAL' || !dsync) throw error;
-            dsync = false;
-            return openStateFile(file, flags, `the journal ${basename(file)}`);
-          });
+        : await openStateFile(file, flags | DSYNC, `the journal ${basename(file)}`).catch(
+            async (error: NodeJS.ErrnoException) => {
+              // A file system that does not take O_DSYNC: write, then fdatasync.
+              if (error.code !== 'EINVAL' || !dsync) throw error;
+              dsync = false;
+              return openStateFile(file, flags, `the journal ${basename(file)}`);
+            },
+          );
     } catch (error) {
       if (error instanceof FerryError) throw error;
-      throw new FerryError('JOURNAL_WRITE', `cannot open the journal ${file} for writing: ${(error as Error).message}`, { location: { file }, cause: error });
+      throw new FerryError(
+        'JOURNAL_WRITE',
+        `cannot open the journal ${file} for writing: ${(error as Error).message}`,
+        { location: { file }, cause: error },
+      );
     }
     try {
       const info = await handle.stat();
@@ -501,9 +576,25 @@ export class JournalWriter {
       }
     } catch (error) {
       await handle.close().catch(() => undefined);
-      throw new FerryError('JOURNAL_WRITE', `cannot open the journal ${file} for writing: ${(error as Error).message}`, { location: { file }, cause: error });
+      throw new FerryError(
+        'JOURNAL_WRITE',
+        `cannot open the journal ${file} for writing: ${(error as Error).message}`,
+        { location: { file }, cause: error },
+      );
     }
-    return new JournalWriter(file, handle, { maxBatch: options.maxBatch ?? 256, dsync, onSeal: options.onSeal, sealEvery: options.sealEvery ?? 1000, queuedUpToMs: options.queuedUpToMs ?? 1000, onBody: options.onBody }, seal);
+    return new JournalWriter(
+      file,
+      handle,
+      {
+        maxBatch: options.maxBatch ?? 256,
+        dsync,
+        onSeal: options.onSeal,
+        sealEvery: options.sealEvery ?? 1000,
+        queuedUpToMs: options.queuedUpToMs ?? 1000,
+        onBody: options.onBody,
+      },
+      seal,
+    );
   }
 
   /** What is on disk so far. */
@@ -532,7 +623,8 @@ export class JournalWriter {
     if (this.#closed) throw new FerryError('INTERNAL', `append to the closed journal ${this.file}`);
     const line = journalLine(entry);
     const length = Buffer.byteLength(line, 'utf8');
-    if (this.options.onBody && (entry.t === 'intent' || entry.t === 'done') && entry.body !== undefined) this.options.onBody(entry.k, this.#queuedEnd, length, entry.body);
+    if (this.options.onBody && (entry.t === 'intent' || entry.t === 'done') && entry.body !== undefined)
+      this.options.onBody(entry.k, this.#queuedEnd, length, entry.body);
     this.#queuedEnd += length;
     this.#lines.push(line);
     this.#queued += 1;
@@ -546,7 +638,8 @@ export class JournalWriter {
   readonly #writeQueued = (): void => {
     this.#writeLater = null;
     // A failure is reported to the next append or wait, as any failed group is.
-    if (!this.#failed && !this.#closed && this.#queued > this.#written) this.durable(this.#queued).catch(() => undefined);
+    if (!this.#failed && !this.#closed && this.#queued > this.#written)
+      this.durable(this.#queued).catch(() => undefined);
   };
 
   /** Whether line `line` (from `enqueue`) is on disk. */
@@ -587,15 +680,23 @@ export class JournalWriter {
         if (!this.options.dsync) await this.handle.datasync();
         this.syncs += 1;
         this.#written += group.length;
-        this.#seal = { lines: this.#seal.lines + group.length, bytes: this.#seal.bytes + bytes.length, crc: hex(crc32(bytes, Number.parseInt(this.#seal.crc, 16))) };
+        this.#seal = {
+          lines: this.#seal.lines + group.length,
+          bytes: this.#seal.bytes + bytes.length,
+          crc: hex(crc32(bytes, Number.parseInt(this.#seal.crc, 16))),
+        };
         this.#wake();
         if (this.options.onSeal && this.#seal.lines - this.#sealed >= this.options.sealEvery) await this.#tellSeal();
       } catch (error) {
-        this.#failed = new FerryError('JOURNAL_WRITE', `cannot write to the journal ${this.file}: ${(error as Error).message}`, {
-          location: { file: this.file },
-          cause: error,
-          hint: 'Nothing more is sent to the service. Free the disk (or fix the folder) and run the same command again: the run goes on from what the journal holds.',
-        });
+        this.#failed = new FerryError(
+          'JOURNAL_WRITE',
+          `cannot write to the journal ${this.file}: ${(error as Error).message}`,
+          {
+            location: { file: this.file },
+            cause: error,
+            hint: 'Nothing more is sent to the service. Free the disk (or fix the folder) and run the same command again: the run goes on from what the journal holds.',
+          },
+        );
         this.#lines = [];
         for (const waiting of this.#waiting.splice(0)) waiting.reject(this.#failed);
       }

@@ -64,10 +64,14 @@ async function look(file: string): Promise<{ ino: number; text: string } | null>
   }
   // A lock is a file crm-ferry links into place: a link or anything else there was planted.
   if (!info.isFile()) {
-    throw new FerryError('PATH_UNSAFE', `the lock ${file} is ${info.isSymbolicLink() ? 'a link' : 'not a plain file'}, which crm-ferry did not make`, {
-      location: { file },
-      hint: `Remove ${file}: no crm-ferry run holds it.`,
-    });
+    throw new FerryError(
+      'PATH_UNSAFE',
+      `the lock ${file} is ${info.isSymbolicLink() ? 'a link' : 'not a plain file'}, which crm-ferry did not make`,
+      {
+        location: { file },
+        hint: `Remove ${file}: no crm-ferry run holds it.`,
+      },
+    );
   }
   try {
     const text = await readFile(file, 'utf8');
@@ -79,7 +83,10 @@ async function look(file: string): Promise<{ ino: number; text: string } | null>
 }
 
 function lockError(file: string, error: unknown): FerryError {
-  return new FerryError('JOURNAL_WRITE', `cannot take the lock ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+  return new FerryError('JOURNAL_WRITE', `cannot take the lock ${file}: ${(error as Error).message}`, {
+    location: { file },
+    cause: error,
+  });
 }
 
 /**
@@ -95,7 +102,14 @@ function lockError(file: string, error: unknown): FerryError {
  */
 export async function takeLock(file: string): Promise<HeldLock> {
   const token = randomBytes(12).toString('hex');
-  const mine = JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString(), token, start: processStartTime(process.pid), boot: bootId() });
+  const mine = JSON.stringify({
+    pid: process.pid,
+    host: hostname(),
+    since: new Date().toISOString(),
+    token,
+    start: processStartTime(process.pid),
+    boot: bootId(),
+  });
   const temp = `${dirname(file)}/.${basename(file)}.${process.pid}.${token}.tmp`;
   try {
     await writeFile(temp, mine, { mode: 0o600, flag: 'wx' });
@@ -120,21 +134,28 @@ export async function takeLock(file: string): Promise<HeldLock> {
       } catch {
         // Written by an older crm-ferry killed between creating and filling it: as good as stale.
       }
-      const pid = typeof holder.pid === 'number' && Number.isSafeInteger(holder.pid) && holder.pid > 0 ? holder.pid : null;
+      const pid =
+        typeof holder.pid === 'number' && Number.isSafeInteger(holder.pid) && holder.pid > 0 ? holder.pid : null;
       const sameHost = holder.host === hostname();
       // A lock without a valid id (none, 0, -1, not a number) names no process: stale.
       if (pid !== null && (!sameHost || holderRuns(holder, pid))) {
         const host = printable(String(holder.host));
-        throw new FerryError('JOURNAL_LOCKED', `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${host}`}, since ${printable(String(holder.since))}) is using the state in ${dirname(file)}`, {
-          location: { file },
-          hint: sameHost
-            ? `Wait for it to finish, or stop it; the next run goes on from where it got. If no crm-ferry runs as process ${pid} (\`ps -p ${pid}\`), remove ${file} and run again.`
-            : `A lock taken on another machine (${host}) cannot be checked from here: if no crm-ferry runs there on this state any more, remove ${file} and run again.`,
-        });
+        throw new FerryError(
+          'JOURNAL_LOCKED',
+          `another crm-ferry run (process ${pid}${sameHost ? '' : ` on ${host}`}, since ${printable(String(holder.since))}) is using the state in ${dirname(file)}`,
+          {
+            location: { file },
+            hint: sameHost
+              ? `Wait for it to finish, or stop it; the next run goes on from where it got. If no crm-ferry runs as process ${pid} (\`ps -p ${pid}\`), remove ${file} and run again.`
+              : `A lock taken on another machine (${host}) cannot be checked from here: if no crm-ferry runs there on this state any more, remove ${file} and run again.`,
+          },
+        );
       }
       await takeOver(file, found);
     }
-    throw new FerryError('JOURNAL_LOCKED', `cannot take the lock ${file}: it keeps being taken`, { location: { file } });
+    throw new FerryError('JOURNAL_LOCKED', `cannot take the lock ${file}: it keeps being taken`, {
+      location: { file },
+    });
   } finally {
     await rm(temp, { force: true });
   }
@@ -163,7 +184,8 @@ async function takeOver(file: string, found: { ino: number; text: string }): Pro
   try {
     const claimed = await look(claim);
     // The lock may have been replaced between the look and the link: only the stale one goes.
-    if (claimed !== null && claimed.ino === found.ino && claimed.text === found.text) await unlink(file).catch(() => undefined);
+    if (claimed !== null && claimed.ino === found.ino && claimed.text === found.text)
+      await unlink(file).catch(() => undefined);
   } finally {
     await rm(claim, { force: true });
   }

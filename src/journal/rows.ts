@@ -106,7 +106,13 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
 
   /** What the columns and the keys hold now, in bytes (typed arrays and the keys' bytes). */
   get columnBytes(): number {
-    const columns = this.#ids.byteLength + this.#bodyAt.byteLength + this.#bodyLength.byteLength + this.#origin.byteLength + this.#run.byteLength + this.#visible.byteLength;
+    const columns =
+      this.#ids.byteLength +
+      this.#bodyAt.byteLength +
+      this.#bodyLength.byteLength +
+      this.#origin.byteLength +
+      this.#run.byteLength +
+      this.#visible.byteLength;
     return columns + this.#fpBytes.byteLength + this.#fpKind.byteLength + this.#keys.bytes;
   }
 
@@ -155,19 +161,29 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
   set(key: string, row: RowState): this {
     const slot = this.slotOf(key);
     this.#visible[slot] = 1;
-    const fields = { id: row.id, fp: row.fp, origin: row.origin, pending: row.pending, rejected: row.rejected, run: row.run, body: row.body };
+    const fields = {
+      id: row.id,
+      fp: row.fp,
+      origin: row.origin,
+      pending: row.pending,
+      rejected: row.rejected,
+      run: row.run,
+      body: row.body,
+    };
     if (row instanceof RowView) row.bind(this, slot);
     Object.assign(new RowView(key, this, slot), fields);
     return this;
   }
 
   *values(): IterableIterator<RowState> {
-    for (let slot = 0; slot < this.#keys.size; slot++) if (this.#visible[slot] === 1) yield new RowView(this.#keys.keyAt(slot), this, slot);
+    for (let slot = 0; slot < this.#keys.size; slot++)
+      if (this.#visible[slot] === 1) yield new RowView(this.#keys.keyAt(slot), this, slot);
   }
 
   /** The rows with an intent not settled, in the order of `values()`, without a look at the others. */
   *pendingRows(): IterableIterator<RowState> {
-    for (const slot of [...this.#pending.keys()].sort((a, b) => a - b)) yield new RowView(this.#keys.keyAt(slot), this, slot);
+    for (const slot of [...this.#pending.keys()].sort((a, b) => a - b))
+      yield new RowView(this.#keys.keyAt(slot), this, slot);
   }
 
   *keys(): IterableIterator<string> {
@@ -182,7 +198,10 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
     return this.entries();
   }
 
-  forEach(callback: (row: RowState, key: string, rows: ReadonlyMap<string, RowState>) => void, thisArg?: unknown): void {
+  forEach(
+    callback: (row: RowState, key: string, rows: ReadonlyMap<string, RowState>) => void,
+    thisArg?: unknown,
+  ): void {
     for (const row of this.values()) callback.call(thisArg, row, row.key, this);
   }
 
@@ -203,7 +222,8 @@ export class JournalRows implements ReadonlyMap<string, RowState> {
 
   fp(slot: number): string | null {
     const kind = this.#fpKind[slot];
-    if (kind === FP_BYTES) return String.fromCharCode(...this.#fpBytes.subarray(slot * FP_LENGTH, (slot + 1) * FP_LENGTH));
+    if (kind === FP_BYTES)
+      return String.fromCharCode(...this.#fpBytes.subarray(slot * FP_LENGTH, (slot + 1) * FP_LENGTH));
     return kind === FP_OTHER ? (this.#otherFps.get(slot) as string) : null;
   }
 
@@ -382,7 +402,9 @@ export class RowView implements RowState {
   ) {
     this.#rows = rows;
     this.#slot = slot;
-    this.#own = rows ? null : { id: null, fp: null, body: null, origin: null, pending: null, rejected: null, run: null };
+    this.#own = rows
+      ? null
+      : { id: null, fp: null, body: null, origin: null, pending: null, rejected: null, run: null };
   }
 
   /** Makes a blank row a view of its slot (JournalRows.set). */
@@ -450,7 +472,16 @@ export class RowView implements RowState {
 
   /** The fields as a plain object (tests, reports): a view's getters are not its own properties. */
   toJSON(): RowState {
-    return { key: this.key, id: this.id, fp: this.fp, body: this.body, origin: this.origin, pending: this.pending, rejected: this.rejected, run: this.run };
+    return {
+      key: this.key,
+      id: this.id,
+      fp: this.fp,
+      body: this.body,
+      origin: this.origin,
+      pending: this.pending,
+      rejected: this.rejected,
+      run: this.run,
+    };
   }
 }
 
@@ -460,7 +491,10 @@ export function readLineAt(file: string, at: number, length: number): Buffer {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
-    throw new FerryError('JOURNAL_CORRUPT', `cannot read the journal ${file} again: ${(error as Error).message}`, { location: { file }, cause: error });
+    throw new FerryError('JOURNAL_CORRUPT', `cannot read the journal ${file} again: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+    });
   }
   try {
     const buffer = Buffer.alloc(length);

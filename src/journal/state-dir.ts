@@ -2,8 +2,25 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { checkNotSpecial, ENTITIES, type Entity, fileNameFor, jsonText, makePrivateFolder, removeStaleTemps, writeFileAtomic } from '../util/index.ts';
-import { type JournalEntry, JournalWriter, type JournalSeal, type LoadedJournal, loadJournal, openStateFile, readJournal } from './journal.ts';
+import {
+  checkNotSpecial,
+  ENTITIES,
+  type Entity,
+  fileNameFor,
+  jsonText,
+  makePrivateFolder,
+  removeStaleTemps,
+  writeFileAtomic,
+} from '../util/index.ts';
+import {
+  type JournalEntry,
+  JournalWriter,
+  type JournalSeal,
+  type LoadedJournal,
+  loadJournal,
+  openStateFile,
+  readJournal,
+} from './journal.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
@@ -50,16 +67,30 @@ interface StateFile {
  * The names crm-ferry gives inside a state folder. None may be a link: one planted there would
  * carry the run's files (customer data) to a folder elsewhere, or read another file as the state.
  */
-const OWN_NAMES = [STATE_FILE, LOCK_FILE, 'journal', 'results', 'spool', join('spool', 'dry-run'), 'steps.json', 'rollbacks.json'];
+const OWN_NAMES = [
+  STATE_FILE,
+  LOCK_FILE,
+  'journal',
+  'results',
+  'spool',
+  join('spool', 'dry-run'),
+  'steps.json',
+  'rollbacks.json',
+];
 
-const LINK_HINT = 'Something replaced part of the state folder with a link. Remove the link and put back what was there (the state folder is written by crm-ferry only), or give another --state-dir.';
+const LINK_HINT =
+  'Something replaced part of the state folder with a link. Remove the link and put back what was there (the state folder is written by crm-ferry only), or give another --state-dir.';
 
 /** Refuses a state folder in which one of crm-ferry's own names is a link. */
 async function refuseLinks(dir: string): Promise<void> {
   for (const name of OWN_NAMES) {
     const info = await lstat(join(dir, name)).catch(() => null);
     if (info?.isSymbolicLink()) {
-      throw new FerryError('PATH_UNSAFE', `the state folder ${dir}: ${name} is a link, which crm-ferry does not follow`, { location: { file: join(dir, name) }, hint: LINK_HINT });
+      throw new FerryError(
+        'PATH_UNSAFE',
+        `the state folder ${dir}: ${name} is a link, which crm-ferry does not follow`,
+        { location: { file: join(dir, name) }, hint: LINK_HINT },
+      );
     }
   }
 }
@@ -77,7 +108,8 @@ export async function readStateText(file: string): Promise<string | null> {
     throw error;
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new FerryError('PATH_UNSAFE', `${file} is not a plain file`, { location: { file }, hint: LINK_HINT });
+    if (!(await handle.stat()).isFile())
+      throw new FerryError('PATH_UNSAFE', `${file} is not a plain file`, { location: { file }, hint: LINK_HINT });
     return await handle.readFile('utf8');
   } finally {
     await handle.close();
@@ -90,7 +122,8 @@ function stepFileName(step: string, suffix: string): string {
 }
 
 /** Said by every command that binds a state (setup, rollback, verify and restore have no --fresh). */
-const OTHER_ACCOUNT_HINT = 'A state is never carried over to another account. Give another --state-dir for this account; `run` and `import` also take --fresh, to start over here (what was written to the other account stays there).';
+const OTHER_ACCOUNT_HINT =
+  'A state is never carried over to another account. Give another --state-dir for this account; `run` and `import` also take --fresh, to start over here (what was written to the other account stays there).';
 
 function compactTime(date: Date): string {
   return date
@@ -119,10 +152,18 @@ export class StateDir {
 
   static async open(options: OpenStateOptions): Promise<StateDir> {
     const { dir } = options;
-    checkNotSpecial(dir, `the state folder ${dir}`, (message) => new FerryError('USAGE', `${message}; give a folder on a disk (--state-dir)`, { location: { file: dir } }));
+    checkNotSpecial(
+      dir,
+      `the state folder ${dir}`,
+      (message) =>
+        new FerryError('USAGE', `${message}; give a folder on a disk (--state-dir)`, { location: { file: dir } }),
+    );
     const existing = await lstat(dir).catch(() => null);
     if (existing && !existing.isDirectory()) {
-      throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, { location: { file: dir }, hint: 'Give another --state-dir.' });
+      throw new FerryError('USAGE', `the state folder ${dir} exists and is not a folder`, {
+        location: { file: dir },
+        hint: 'Give another --state-dir.',
+      });
     }
     if (existing) await refuseLinks(dir);
     if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null))) {
@@ -135,7 +176,10 @@ export class StateDir {
       // 0700 whatever the umask: the state holds the rows as they were written.
       if (!existing) await makePrivateFolder(dir, { what: 'the state folder' });
     } catch (error) {
-      throw new FerryError('JOURNAL_WRITE', `cannot create the state folder ${dir}: ${(error as Error).message}`, { location: { file: dir }, cause: error });
+      throw new FerryError('JOURNAL_WRITE', `cannot create the state folder ${dir}: ${(error as Error).message}`, {
+        location: { file: dir },
+        cause: error,
+      });
     }
     const state = new StateDir(dir, await takeLock(join(dir, LOCK_FILE)));
     try {
@@ -144,7 +188,8 @@ export class StateDir {
       if (options.fresh) await state.#moveAside();
       await state.#bind(options.account);
       await state.#checkUsers(await options.users(), options.keepUsers ?? true);
-      for (const folder of ['journal', 'results']) await makePrivateFolder(join(dir, folder), { what: 'the state folder', hint: LINK_HINT }, { tighten: true });
+      for (const folder of ['journal', 'results'])
+        await makePrivateFolder(join(dir, folder), { what: 'the state folder', hint: LINK_HINT }, { tighten: true });
     } catch (error) {
       await state.close();
       throw error;
@@ -159,7 +204,10 @@ export class StateDir {
       text = await readStateText(file);
     } catch (error) {
       if (error instanceof FerryError) throw error;
-      throw new FerryError('JOURNAL_CORRUPT', `cannot read ${file}: ${(error as Error).message}`, { location: { file }, cause: error });
+      throw new FerryError('JOURNAL_CORRUPT', `cannot read ${file}: ${(error as Error).message}`, {
+        location: { file },
+        cause: error,
+      });
     }
     if (text === null) {
       await this.#save({ format: FORMAT, account, created: new Date().toISOString() });
@@ -168,19 +216,36 @@ export class StateDir {
     let state: StateFile;
     try {
       state = JSON.parse(text) as StateFile;
-      if (typeof state.format !== 'number' || typeof state.account?.baseUrl !== 'string' || typeof state.account?.account !== 'string') throw new Error('fields missing');
+      if (
+        typeof state.format !== 'number' ||
+        typeof state.account?.baseUrl !== 'string' ||
+        typeof state.account?.account !== 'string'
+      )
+        throw new Error('fields missing');
     } catch (error) {
-      throw new FerryError('JOURNAL_CORRUPT', `${file} is damaged (${(error as Error).message})`, { location: { file }, cause: error, hint: 'Restore it from a copy, or start over with --fresh.' });
+      throw new FerryError('JOURNAL_CORRUPT', `${file} is damaged (${(error as Error).message})`, {
+        location: { file },
+        cause: error,
+        hint: 'Restore it from a copy, or start over with --fresh.',
+      });
     }
     if (state.format > FORMAT) {
-      throw new FerryError('JOURNAL_CORRUPT', `${file} was written by a newer crm-ferry (format ${state.format}); this one reads format ${FORMAT}`, { location: { file }, hint: 'Update crm-ferry.' });
+      throw new FerryError(
+        'JOURNAL_CORRUPT',
+        `${file} was written by a newer crm-ferry (format ${state.format}); this one reads format ${FORMAT}`,
+        { location: { file }, hint: 'Update crm-ferry.' },
+      );
     }
     if (state.account.baseUrl !== account.baseUrl || state.account.account !== account.account) {
       const of = (a: AccountIdentity): string => (a.account === a.baseUrl ? a.baseUrl : `${a.account} (${a.baseUrl})`);
-      throw new FerryError('JOURNAL_ACCOUNT', `the state in ${this.dir} belongs to ${of(state.account)}, and this run is connected to ${of(account)}`, {
-        location: { file },
-        hint: OTHER_ACCOUNT_HINT,
-      });
+      throw new FerryError(
+        'JOURNAL_ACCOUNT',
+        `the state in ${this.dir} belongs to ${of(state.account)}, and this run is connected to ${of(account)}`,
+        {
+          location: { file },
+          hint: OTHER_ACCOUNT_HINT,
+        },
+      );
     }
     this.#state = state;
   }
@@ -202,7 +267,9 @@ export class StateDir {
   /** What the step's journal held when its runs last said so; null for a journal kept before seals were. */
   sealOf(step: string): JournalSeal | null {
     const seal = this.#state?.journals?.[stepFileName(step, '.jsonl')];
-    return seal && typeof seal.lines === 'number' && typeof seal.bytes === 'number' && typeof seal.crc === 'string' ? seal : null;
+    return seal && typeof seal.lines === 'number' && typeof seal.bytes === 'number' && typeof seal.crc === 'string'
+      ? seal
+      : null;
   }
 
   async #saveSeal(step: string, seal: JournalSeal): Promise<void> {
@@ -337,11 +404,25 @@ export async function readStateSteps(dir: string): Promise<StateSteps> {
     parsed = JSON.parse(text);
   } catch (error) {
     if (error instanceof FerryError) throw error;
-    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`, { location: { file: join(dir, STEPS_FILE) }, cause: error });
+    throw new FerryError(
+      'JOURNAL_CORRUPT',
+      `${join(dir, STEPS_FILE)} is missing or unreadable: is ${dir} a state folder an import wrote?`,
+      { location: { file: join(dir, STEPS_FILE) }, cause: error },
+    );
   }
   const steps = (parsed as StateSteps | null)?.steps;
-  if (!Array.isArray(steps) || !steps.every((s) => typeof s?.name === 'string' && (ENTITIES as readonly string[]).includes(s.entity) && (s.source === undefined || typeof s.source === 'string'))) {
-    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, { location: { file: join(dir, STEPS_FILE) } });
+  if (
+    !Array.isArray(steps) ||
+    !steps.every(
+      (s) =>
+        typeof s?.name === 'string' &&
+        (ENTITIES as readonly string[]).includes(s.entity) &&
+        (s.source === undefined || typeof s.source === 'string'),
+    )
+  ) {
+    throw new FerryError('JOURNAL_CORRUPT', `${join(dir, STEPS_FILE)} does not list the steps as expected`, {
+      location: { file: join(dir, STEPS_FILE) },
+    });
   }
   return { steps };
 }
@@ -399,10 +480,12 @@ export async function readRollbacks(dir: string): Promise<Rollbacks> {
   } catch {
     return { undone: [] };
   }
-  const strings = (list: unknown): string[] => (Array.isArray(list) ? list.filter((r): r is string => typeof r === 'string') : []);
+  const strings = (list: unknown): string[] =>
+    Array.isArray(list) ? list.filter((r): r is string => typeof r === 'string') : [];
   const pending = parsed.pending;
   const rollbacks: Rollbacks = { undone: strings(parsed.undone) };
-  if (pending && typeof pending.run === 'string' && typeof pending.started === 'string') rollbacks.pending = { run: pending.run, targets: strings(pending.targets), started: pending.started };
+  if (pending && typeof pending.run === 'string' && typeof pending.started === 'string')
+    rollbacks.pending = { run: pending.run, targets: strings(pending.targets), started: pending.started };
   return rollbacks;
 }
 

@@ -83,14 +83,23 @@ async function sha256Of(path: string): Promise<string> {
 
 /** A file a note names, found on disk (or not). */
 /** The note's files as findAttachments finds them, each read for its content hash, with its content type. */
-export async function readAttachments(uses: readonly AttachmentUse[], field = 'attachment'): Promise<{ files: AttachmentFile[]; warnings: RowWarning[]; problem: string | null }> {
+export async function readAttachments(
+  uses: readonly AttachmentUse[],
+  field = 'attachment',
+): Promise<{ files: AttachmentFile[]; warnings: RowWarning[]; problem: string | null }> {
   const { found, warnings, problem } = await findAttachments(uses, field);
   const files: AttachmentFile[] = [];
   if (problem) return { files, warnings, problem };
   for (const { use, size } of found) {
     try {
       const filename = use.filename ?? basename(use.path);
-      files.push({ path: use.path, filename, contentType: contentTypeOf(filename, use.contentType), size, sha256: await sha256Of(use.path) });
+      files.push({
+        path: use.path,
+        filename,
+        contentType: contentTypeOf(filename, use.contentType),
+        size,
+        sha256: await sha256Of(use.path),
+      });
     } catch (error) {
       return { files, warnings, problem: `cannot read the attachment ${use.path}: ${(error as Error).message}` };
     }
@@ -102,11 +111,17 @@ export async function readAttachments(uses: readonly AttachmentUse[], field = 'a
 export function attachmentFilesOf(body: Body | null | undefined): AttachmentFile[] {
   const list = body?.attachments;
   if (!Array.isArray(list)) return [];
-  return list.filter((item): item is AttachmentFile => item !== null && typeof item === 'object' && typeof (item as AttachmentFile).sha256 === 'string');
+  return list.filter(
+    (item): item is AttachmentFile =>
+      item !== null && typeof item === 'object' && typeof (item as AttachmentFile).sha256 === 'string',
+  );
 }
 
 /** What an attachment is known by: its file name and content (or size, where only the service's list is at hand). */
-function sameFile(a: { filename?: unknown; size?: unknown; sha256?: unknown }, b: { filename?: unknown; size?: unknown; sha256?: unknown }): boolean {
+function sameFile(
+  a: { filename?: unknown; size?: unknown; sha256?: unknown },
+  b: { filename?: unknown; size?: unknown; sha256?: unknown },
+): boolean {
   if (a.filename !== b.filename || Number(a.size) !== Number(b.size)) return false;
   return typeof a.sha256 !== 'string' || typeof b.sha256 !== 'string' || a.sha256 === b.sha256;
 }
@@ -117,13 +132,22 @@ function sameFile(a: { filename?: unknown; size?: unknown; sha256?: unknown }, b
  * both). `current` is the note as the service has it, for the ids of those to remove; an
  * attachment someone added in the service is left alone.
  */
-export function planAttachments(before: readonly AttachmentFile[], after: readonly AttachmentFile[], current: Body | null): { add: AttachmentFile[]; remove: number[] } {
+export function planAttachments(
+  before: readonly AttachmentFile[],
+  after: readonly AttachmentFile[],
+  current: Body | null,
+): { add: AttachmentFile[]; remove: number[] } {
   const add = after.filter((file) => !before.some((old) => sameFile(old, file)));
   const gone = before.filter((old) => !after.some((file) => sameFile(old, file)));
   const held = Array.isArray(current?.attachments) ? (current.attachments as Body[]) : [];
   const remove: number[] = [];
   for (const old of gone) {
-    const match = held.find((item) => typeof item.id === 'number' && !remove.includes(item.id) && sameFile(item, { filename: old.filename, size: old.size }));
+    const match = held.find(
+      (item) =>
+        typeof item.id === 'number' &&
+        !remove.includes(item.id) &&
+        sameFile(item, { filename: old.filename, size: old.size }),
+    );
     if (match) remove.push(match.id as number);
   }
   return { add, remove };

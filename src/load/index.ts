@@ -19,9 +19,24 @@ export {
 export { runRollback, type RollbackOptions, type RollbackSummary } from './rollback.ts';
 export { KIND_WORDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
 export { applySetup } from './setup-apply.ts';
-export { assertNothingMissing, collectNames, planSetup, type ChecklistItem, type SetupItem, type SetupPlan, type SetupReport } from './setup-plan.ts';
+export {
+  assertNothingMissing,
+  collectNames,
+  planSetup,
+  type ChecklistItem,
+  type SetupItem,
+  type SetupPlan,
+  type SetupReport,
+} from './setup-plan.ts';
 export { undoSetup } from './setup-undo.ts';
 export { plannedSetup, runSetup, setupForRun, type SetupCommandOptions } from './setup.ts';
 export { assertSameKey } from './run-import.ts';
-export { openRun, readNames, type AccountNames, type OpenedRun, type OpenRunOptions, type ReadNamesOptions } from './open-run.ts';
+export {
+  openRun,
+  readNames,
+  type AccountNames,
+  type OpenedRun,
+  type OpenRunOptions,
+  type ReadNamesOptions,
+} from './open-run.ts';
 export { WriteSlots } from './write-slots.ts';

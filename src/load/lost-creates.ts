@@ -30,7 +30,12 @@ function createdTime(record: Body): number {
  * (signatureOf). `taken` says whether an id already belongs to another row. Returns the id found
  * for each key; a key missing from the answer was certainly not created.
  */
-export async function findCreated(service: RecordService, entity: Entity, creates: readonly UnconfirmedCreate[], taken: (id: number) => boolean): Promise<Map<string, number>> {
+export async function findCreated(
+  service: RecordService,
+  entity: Entity,
+  creates: readonly UnconfirmedCreate[],
+  taken: (id: number) => boolean,
+): Promise<Map<string, number>> {
   const found = new Map<string, number>();
   if (creates.length === 0) return found;
   const wanted = new Map<string, UnconfirmedCreate[]>();
@@ -51,7 +56,9 @@ export async function findCreated(service: RecordService, entity: Entity, create
   for (const [signature, records] of matching) {
     records.sort((a, b) => createdTime(b) - createdTime(a) || (b.id as number) - (a.id as number));
     for (const create of wanted.get(signature) ?? []) {
-      const index = records.findIndex((record) => Number.isNaN(createdTime(record)) || createdTime(record) >= Date.parse(create.at) - LOOKBACK_MS);
+      const index = records.findIndex(
+        (record) => Number.isNaN(createdTime(record)) || createdTime(record) >= Date.parse(create.at) - LOOKBACK_MS,
+      );
       if (index < 0) continue;
       found.set(create.key, records.splice(index, 1)[0]?.id as number);
     }

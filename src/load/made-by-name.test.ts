@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { isMadeKey, linkedByName, MadeByName, madeKey, shownKey } from './made-by-name.ts';
 
 /** A step as the registry reads it: its journal's rows by key, and the ids they hold. */
-function step(rows: Record<string, number | null>): { journal: { rows: Map<string, { id: number | null }> }; taken: Set<number> } {
+function step(rows: Record<string, number | null>): {
+  journal: { rows: Map<string, { id: number | null }> };
+  taken: Set<number>;
+} {
   const map = new Map(Object.entries(rows).map(([key, id]) => [key, { id }]));
   return { journal: { rows: map }, taken: new Set(Object.values(rows).filter((id): id is number => id !== null)) };
 }

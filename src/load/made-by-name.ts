@@ -113,7 +113,12 @@ export class MadeByName {
    * called once to journal it. An organisation the plan knows already (made earlier, or a row's
    * record) is not looked at; another is read once (its creation time against the person's).
    */
-  async afterWrite(service: RecordService, name: string, answer: Body, own: (id: number) => Promise<void>): Promise<void> {
+  async afterWrite(
+    service: RecordService,
+    name: string,
+    answer: Body,
+    own: (id: number) => Promise<void>,
+  ): Promise<void> {
     const organisation = answer.organisation as Body | undefined;
     const id = organisation?.id;
     const key = nameKey(name);
@@ -122,7 +127,11 @@ export class MadeByName {
     if (!checking) {
       checking = (async () => {
         const record = await service.read('party', id);
-        const made = record !== null && typeof record.createdAt === 'string' && typeof answer.createdAt === 'string' && Math.abs(Date.parse(record.createdAt) - Date.parse(answer.createdAt)) <= SAME_REQUEST_MS;
+        const made =
+          record !== null &&
+          typeof record.createdAt === 'string' &&
+          typeof answer.createdAt === 'string' &&
+          Math.abs(Date.parse(record.createdAt) - Date.parse(answer.createdAt)) <= SAME_REQUEST_MS;
         if (made) {
           this.#made.set(key, id);
           await own(id);

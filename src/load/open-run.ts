@@ -3,7 +3,13 @@
  * verify): the files (the plan's prepareRun), then the account's names, read once, with the
  * requests that took, then the state folder, bound to the account by the check of its users.
  */
-import { type AccountCatalog, accountOf, type CatalogWanted, type CrmClient, readAccountCatalog } from '../client/index.ts';
+import {
+  type AccountCatalog,
+  accountOf,
+  type CatalogWanted,
+  type CrmClient,
+  readAccountCatalog,
+} from '../client/index.ts';
 import { type AccountIdentity, type OpenStateOptions, StateDir } from '../journal/index.ts';
 import { CatalogResolver, catalogWanted, createResolver, type NameResolver } from '../mapping/index.ts';
 import { type Plan, type PreparedRun, prepareRun, type PrepareRunOptions, type RunSource } from '../plan/index.ts';
@@ -69,10 +75,19 @@ export interface OpenedRun extends PreparedRun {
  * its inputs (nothing read from the account yet, so a broken file costs no request), the account's
  * names, then the state folder, whose account and users are checked before anything is written.
  */
-export async function openRun(options: OpenRunOptions, deps: { client: CrmClient; resolver?: NameResolver | undefined; catalog?: AccountCatalog | undefined }): Promise<OpenedRun> {
+export async function openRun(
+  options: OpenRunOptions,
+  deps: { client: CrmClient; resolver?: NameResolver | undefined; catalog?: AccountCatalog | undefined },
+): Promise<OpenedRun> {
   const prepared = await prepareRun(options.source, options.prepare);
-  const wanted = options.allNames?.(prepared.plan) ? undefined : catalogWanted(prepared.steps.map((step) => step.mapping));
+  const wanted = options.allNames?.(prepared.plan)
+    ? undefined
+    : catalogWanted(prepared.steps.map((step) => step.mapping));
   const names = await readNames(deps.client, { resolver: deps.resolver, catalog: deps.catalog, wanted });
-  const state = await StateDir.open({ ...options.state, account: options.state.account ?? accountOf(deps.client), users: names.users });
+  const state = await StateDir.open({
+    ...options.state,
+    account: options.state.account ?? accountOf(deps.client),
+    users: names.users,
+  });
   return { ...prepared, names, state };
 }

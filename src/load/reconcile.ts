@@ -48,7 +48,11 @@ export class ReconcileIndex {
   async find(body: Body): Promise<Body | null> {
     const list = (await this.#list(body)).get(signatureOf(this.entity, body));
     if (!list) return null;
-    const index = list.findIndex((record) => !this.taken(record.id as number) && (Number.isNaN(createdTime(record)) || createdTime(record) >= this.#since.getTime()));
+    const index = list.findIndex(
+      (record) =>
+        !this.taken(record.id as number) &&
+        (Number.isNaN(createdTime(record)) || createdTime(record) >= this.#since.getTime()),
+    );
     if (index < 0) return null;
     return list.splice(index, 1)[0] as Body;
   }
@@ -72,7 +76,8 @@ export class ReconcileIndex {
       list.push(record);
       bySignature.set(signature, list);
     }
-    for (const list of bySignature.values()) list.sort((a, b) => createdTime(b) - createdTime(a) || (b.id as number) - (a.id as number));
+    for (const list of bySignature.values())
+      list.sort((a, b) => createdTime(b) - createdTime(a) || (b.id as number) - (a.id as number));
     return bySignature;
   }
 }

@@ -8,8 +8,28 @@
 import { AmbiguousWriteError, ApiError } from '../client/index.ts';
 import { type ErrorCode } from '../errors/index.ts';
 import type { JournalEntry, RowState } from '../journal/index.ts';
-import { columnsOfSpec, countWarnings, type Mapping, type MappedRecord, type MatchSpec, reasonText, type RecordProblem, type RejectedRow, RejectsWriter, warningsText } from '../mapping/index.ts';
-import { joinProblems, judgeMatch, type LinkBook, type LinkTarget, unresolvedText, type Matcher, recordToSend, rejectedRow } from '../plan/index.ts';
+import {
+  columnsOfSpec,
+  countWarnings,
+  type Mapping,
+  type MappedRecord,
+  type MatchSpec,
+  reasonText,
+  type RecordProblem,
+  type RejectedRow,
+  RejectsWriter,
+  warningsText,
+} from '../mapping/index.ts';
+import {
+  joinProblems,
+  judgeMatch,
+  type LinkBook,
+  type LinkTarget,
+  unresolvedText,
+  type Matcher,
+  recordToSend,
+  rejectedRow,
+} from '../plan/index.ts';
 import { attachmentFilesOf, planAttachments, readAttachments } from './attachments.ts';
 import { canonicalJson, fingerprint } from './fingerprint.ts';
 import { beforeImage, contactIdsOf, planContacts, planRecordUpdate, planUpdate, withoutApart } from './update-plan.ts';
@@ -29,7 +49,12 @@ type Body = Record<string, unknown>;
  */
 const MAX_LOST_CREATES = 10;
 
-const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set(['API_VALIDATION', 'API_BAD_REQUEST', 'API_NOT_FOUND', 'API_CONFLICT']);
+const ROW_LEVEL: ReadonlySet<ErrorCode> = new Set([
+  'API_VALIDATION',
+  'API_BAD_REQUEST',
+  'API_NOT_FOUND',
+  'API_CONFLICT',
+]);
 
 /** The service refused this row for what it holds: it goes to the rejects, the run goes on. */
 function isRowLevel(error: unknown): error is ApiError {
@@ -57,7 +82,12 @@ interface LostAnswer {
 }
 
 /** The service's list for a target of the mapping (`emailAddresses[0].address` is the `email` target's). */
-const TARGET_OF_LIST: Readonly<Record<string, string>> = { emailAddresses: 'email', phoneNumbers: 'phone', websites: 'website', addresses: 'address' };
+const TARGET_OF_LIST: Readonly<Record<string, string>> = {
+  emailAddresses: 'email',
+  phoneNumbers: 'phone',
+  websites: 'website',
+  addresses: 'address',
+};
 
 /**
  * The service's refusal of a row as reasons a person reads: each field it names is a reason of its
@@ -65,14 +95,19 @@ const TARGET_OF_LIST: Readonly<Record<string, string>> = { emailAddresses: 'emai
  * mapping writes that target from one column.
  */
 function serviceProblems(error: ApiError, mapping: Pick<Mapping, 'fields'>): RecordProblem[] {
-  if (error.fieldErrors.length === 0) return [{ field: '', code: error.code, message: error.serviceMessage ?? error.message }];
+  if (error.fieldErrors.length === 0)
+    return [{ field: '', code: error.code, message: error.serviceMessage ?? error.message }];
   return error.fieldErrors.map((fieldError) => {
     const field = fieldError.field ?? '';
     const head = /^[A-Za-z]+/.exec(field)?.[0] ?? '';
     const target = TARGET_OF_LIST[head] ?? head;
     const entries = mapping.fields.filter((entry) => entry.to === target);
     const columns = entries.length === 1 ? columnsOfSpec((entries[0] as (typeof entries)[number]).value) : [];
-    const problem: RecordProblem = { field, code: error.code, message: field === '' ? fieldError.message : `${fieldError.message} (the service, at ${field})` };
+    const problem: RecordProblem = {
+      field,
+      code: error.code,
+      message: field === '' ? fieldError.message : `${fieldError.message} (the service, at ${field})`,
+    };
     if (columns.length === 1) problem.column = columns[0] as string;
     return problem;
   });
@@ -124,12 +159,14 @@ export class RecordSender {
         const step = this.ctx.byName.get(name);
         const id = step?.idOf(key) ?? null;
         // A row that was read and rejected is there, unlike a key no row has (as validate tells them).
-        const target = (value: number | null): LinkTarget => value ?? (step?.rejectedKeys.has(key) ? 'rejected' : undefined);
+        const target = (value: number | null): LinkTarget =>
+          value ?? (step?.rejectedKeys.has(key) ? 'rejected' : undefined);
         return id instanceof Promise ? id.then(target) : target(id);
       },
       ambiguous: (key, steps) => `'${key}' is a key of ${stepList(steps)}: the link cannot tell which record is meant`,
       // As validate says it; a row past --limit was not read, which validate cannot know.
-      unresolved: (ref, tried) => `${unresolvedText(ref, tried)}${this.ctx.options.limit !== null ? ' (it may lie past --limit)' : ''}`,
+      unresolved: (ref, tried) =>
+        `${unresolvedText(ref, tried)}${this.ctx.options.limit !== null ? ' (it may lie past --limit)' : ''}`,
     };
   }
 
@@ -147,14 +184,30 @@ export class RecordSender {
     if (own && rejected.key) {
       step.rejectedKeys.add(rejected.key);
       step.settleUnwritten(rejected.key);
-      const entry: JournalEntry = { t: 'reject', k: rejected.key, run: this.ctx.runId, at: this.ctx.at(), code: rejected.code, message: rejected.message };
+      const entry: JournalEntry = {
+        t: 'reject',
+        k: rejected.key,
+        run: this.ctx.runId,
+        at: this.ctx.at(),
+        code: rejected.code,
+        message: rejected.message,
+      };
       if (rejected.status !== undefined) entry.status = rejected.status;
       await this.ctx.journal(step, entry);
     }
     step.reasons.add(rejected);
     step.rejects ??= RejectsWriter.open(this.ctx.rejectsFile(step), step.header, { status: true });
     await (await step.rejects).write(rejected);
-    this.ctx.emit({ type: 'row', step: step.name, row: rejected.location.row, key: rejected.key, action: 'rejected', code: rejected.code, message: rejected.message, reason: reasonText(rejected) });
+    this.ctx.emit({
+      type: 'row',
+      step: step.name,
+      row: rejected.location.row,
+      key: rejected.key,
+      action: 'rejected',
+      code: rejected.code,
+      message: rejected.message,
+      reason: reasonText(rejected),
+    });
   }
 
   async succeed(step: StepRun, mapped: MappedRecord, action: RowAction, id: number): Promise<void> {
@@ -163,17 +216,44 @@ export class RecordSender {
     step.settle(mapped.key, id);
     if (this.ctx.options.dryRun) return;
     await this.writeSuccess(step, mapped.location.row, mapped.key, action, id, warningsText(mapped.warnings));
-    this.ctx.emit({ type: 'row', step: step.name, row: mapped.location.row, key: mapped.key, action, id, ...(mapped.warnings ? { warnings: mapped.warnings } : {}) });
+    this.ctx.emit({
+      type: 'row',
+      step: step.name,
+      row: mapped.location.row,
+      key: mapped.key,
+      action,
+      id,
+      ...(mapped.warnings ? { warnings: mapped.warnings } : {}),
+    });
   }
 
   /** A line of the step's success file, which is opened at its first line. */
-  async writeSuccess(step: StepRun, row: number, key: string, action: RowAction, id: number, warnings = ''): Promise<void> {
+  async writeSuccess(
+    step: StepRun,
+    row: number,
+    key: string,
+    action: RowAction,
+    id: number,
+    warnings = '',
+  ): Promise<void> {
     step.success ??= SuccessWriter.open(this.ctx.state.resultFile(step.name, 'success'));
-    await (await step.success).write({ row, key, action, id, url: this.ctx.service.urlOf(step.compiled.entity, id), warnings });
+    await (await step.success).write({
+      row,
+      key,
+      action,
+      id,
+      url: this.ctx.service.urlOf(step.compiled.entity, id),
+      warnings,
+    });
   }
 
   async processRecord(step: StepRun, mapped: MappedRecord): Promise<void> {
-    const sent = await recordToSend(mapped, { entity: step.compiled.entity, links: this.links, resolver: this.ctx.resolver, files: readAttachments });
+    const sent = await recordToSend(mapped, {
+      entity: step.compiled.entity,
+      links: this.links,
+      resolver: this.ctx.resolver,
+      files: readAttachments,
+    });
     if (sent.kind === 'problems') {
       const problem = joinProblems(sent.problems);
       return this.reject(step, this.rejection(mapped, problem));
@@ -183,7 +263,8 @@ export class RecordSender {
     const prior = step.journal.rows.get(mapped.key);
     const known = prior?.id !== undefined && prior.id !== null ? (prior as RowState & { id: number }) : null;
     // A record matched under `onMatch: skip` is the account's, not the input's: left alone.
-    if (known && known.origin === 'matched' && step.match?.onMatch === 'skip') return this.succeed(step, mapped, 'matched', known.id);
+    if (known && known.origin === 'matched' && step.match?.onMatch === 'skip')
+      return this.succeed(step, mapped, 'matched', known.id);
     if (known && !this.ctx.options.full && known.fp === fp) return this.succeed(step, mapped, 'unchanged', known.id);
     let found: Found | null = null;
     if (!known && step.matcher) {
@@ -194,14 +275,19 @@ export class RecordSender {
     // The organisation an earlier row made by name (its company's row was rejected then): this
     // row is that organisation's, and updates it rather than making a second of the same name.
     if (!known && !found) {
-      const name = step.compiled.entity === 'party' && body.type === 'organisation' && typeof body.name === 'string' ? body.name : undefined;
+      const name =
+        step.compiled.entity === 'party' && body.type === 'organisation' && typeof body.name === 'string'
+          ? body.name
+          : undefined;
       const made = name === undefined ? undefined : this.ctx.made.take(name);
       const record = made === undefined ? null : await this.ctx.service.read('party', made);
       if (record) found = { record, by: 'name' };
     }
     // --reconcile: a row the journal does not know may have a record an earlier run made.
     if (!known && !found && this.ctx.options.reconcile) {
-      step.reconcile ??= new ReconcileIndex(this.ctx.service, step.compiled.entity, this.ctx.state.created, (id) => step.taken.has(id));
+      step.reconcile ??= new ReconcileIndex(this.ctx.service, step.compiled.entity, this.ctx.state.created, (id) =>
+        step.taken.has(id),
+      );
       const record = await step.reconcile.find(body);
       if (record) {
         step.taken.add(record.id as number);
@@ -228,7 +314,10 @@ export class RecordSender {
     // The intent of a plain create is queued while the row waits for a slot: the row that first
     // needs its own on disk writes every intent queued by then in one group, so that the rows
     // behind it find theirs there when their slot comes.
-    const announced = !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0 ? this.announce(step, mapped, body, fp) : null;
+    const announced =
+      !known && !found && mapped.attachments.length === 0 && contactIdsOf(body).length === 0
+        ? this.announce(step, mapped, body, fp)
+        : null;
     const attempt: CreateAttempt = { number: 1, announced, sent: null };
     for (;;) {
       const lost = await this.ctx.slots.run(async (): Promise<LostAnswer | null> => {
@@ -236,17 +325,29 @@ export class RecordSender {
           step.counts.notReached += 1;
           step.settleUnwritten(mapped.key);
           // Never sent: the next run need not look for it (the cancel follows its intent in the file).
-          if (attempt.announced) await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
+          if (attempt.announced)
+            await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
           return null;
         }
         try {
           if (known) await this.update(step, mapped, body, fp, known);
           else if (found?.by === 'own') await this.adoptOwn(step, mapped, body, fp, found.record);
-          else if (found) await this.adopt(step, mapped, body, fp, found.record, found.by === 'name' ? 'update' : (step.match as MatchSpec).onMatch);
+          else if (found)
+            await this.adopt(
+              step,
+              mapped,
+              body,
+              fp,
+              found.record,
+              found.by === 'name' ? 'update' : (step.match as MatchSpec).onMatch,
+            );
           else return await this.create(step, mapped, body, fp, attempt);
         } catch (error) {
           if (!isRowLevel(error)) throw error;
-          await this.reject(step, this.rejection(mapped, joinProblems(serviceProblems(error, step.prepared.mapping)), error.status));
+          await this.reject(
+            step,
+            this.rejection(mapped, joinProblems(serviceProblems(error, step.prepared.mapping)), error.status),
+          );
         }
         return null;
       });
@@ -265,9 +366,19 @@ export class RecordSender {
     const spec = step.match as MatchSpec;
     const value = matcher.valueOf(body);
     if (value === null) return null;
-    const outcome = judgeMatch(spec, value, await matcher.find(value), step.taken, step.prepared.mapping.onDuplicate, body);
+    const outcome = judgeMatch(
+      spec,
+      value,
+      await matcher.find(value),
+      step.taken,
+      step.prepared.mapping.onDuplicate,
+      body,
+    );
     if (outcome.kind === 'conflict') {
-      await this.reject(step, this.rejection(mapped, { field: 'match', code: 'API_CONFLICT', message: outcome.message }, outcome.status));
+      await this.reject(
+        step,
+        this.rejection(mapped, { field: 'match', code: 'API_CONFLICT', message: outcome.message }, outcome.status),
+      );
       return 'rejected';
     }
     if (outcome.kind === 'none') return null;
@@ -280,13 +391,30 @@ export class RecordSender {
    * A new row whose record the account has already: reject, leave, or update it as `onMatch` says
    * (an organisation made by name earlier is updated).
    */
-  async adopt(step: StepRun, mapped: MappedRecord, body: Body, fp: string, record: Body, onMatch: MatchSpec['onMatch']): Promise<void> {
+  async adopt(
+    step: StepRun,
+    mapped: MappedRecord,
+    body: Body,
+    fp: string,
+    record: Body,
+    onMatch: MatchSpec['onMatch'],
+  ): Promise<void> {
     const id = record.id as number;
     step.taken.add(id);
     if (onMatch === 'update') {
       const { plan, before } = planRecordUpdate(record, body);
       if (Object.keys(plan.changes).length > 0) {
-        await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id, before });
+        await this.ctx.journal(step, {
+          t: 'intent',
+          k: mapped.key,
+          op: 'update',
+          run: this.ctx.runId,
+          at: this.ctx.at(),
+          fp,
+          body,
+          id,
+          before,
+        });
         await this.ctx.service.update(step.compiled.entity, id, plan.changes);
       }
     }
@@ -296,10 +424,38 @@ export class RecordSender {
     // With skip nothing of the row was written: the next run must not take the record for the row's.
     // With contacts to add, the row is recorded without them until they are, as after a create.
     const written = onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
-    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.ctx.runId, at: this.ctx.at(), id, fp: written.fp, body: written.body, origin: 'matched' });
-    this.ctx.fold(step, mapped.key, { id, fp: written.fp, body: written.body, origin: 'matched', pending: null, rejected: null, run: this.ctx.runId });
+    this.ctx.record(step, {
+      t: 'done',
+      k: mapped.key,
+      op: 'match',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      id,
+      fp: written.fp,
+      body: written.body,
+      origin: 'matched',
+    });
+    this.ctx.fold(step, mapped.key, {
+      id,
+      fp: written.fp,
+      body: written.body,
+      origin: 'matched',
+      pending: null,
+      rejected: null,
+      run: this.ctx.runId,
+    });
     if (added.length > 0) {
-      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id, before: { parties: null } });
+      await this.ctx.journal(step, {
+        t: 'intent',
+        k: mapped.key,
+        op: 'update',
+        run: this.ctx.runId,
+        at: this.ctx.at(),
+        fp,
+        body,
+        id,
+        before: { parties: null },
+      });
       await this.ctx.service.setContacts(id, added, []);
       this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id, fp });
       this.ctx.fold(step, mapped.key, { fp, body });
@@ -319,14 +475,42 @@ export class RecordSender {
     const { attachments: _files, ...body } = withoutApart(whole);
     const { plan, before } = planRecordUpdate(record, body);
     if (Object.keys(plan.changes).length > 0) {
-      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body: whole, id, before });
+      await this.ctx.journal(step, {
+        t: 'intent',
+        k: mapped.key,
+        op: 'update',
+        run: this.ctx.runId,
+        at: this.ctx.at(),
+        fp,
+        body: whole,
+        id,
+        before,
+      });
       await this.ctx.service.update(step.compiled.entity, id, plan.changes);
     }
     // Adding a contact the project has is no error.
     const contacts = contactIdsOf(whole);
     if (contacts.length > 0) await this.ctx.service.setContacts(id, contacts, []);
-    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'match', run: this.ctx.runId, at: this.ctx.at(), id, fp, body: whole, origin: 'created' });
-    this.ctx.fold(step, mapped.key, { id, fp, body: whole, origin: 'created', pending: null, rejected: null, run: this.ctx.runId });
+    this.ctx.record(step, {
+      t: 'done',
+      k: mapped.key,
+      op: 'match',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      id,
+      fp,
+      body: whole,
+      origin: 'created',
+    });
+    this.ctx.fold(step, mapped.key, {
+      id,
+      fp,
+      body: whole,
+      origin: 'created',
+      pending: null,
+      rejected: null,
+      run: this.ctx.runId,
+    });
     return this.succeed(step, mapped, 'matched', id);
   }
 
@@ -339,7 +523,13 @@ export class RecordSender {
     return false;
   }
 
-  countDry(step: StepRun, mapped: MappedRecord, body: Body, known: (RowState & { id: number }) | null, found: Body | null): void {
+  countDry(
+    step: StepRun,
+    mapped: MappedRecord,
+    body: Body,
+    known: (RowState & { id: number }) | null,
+    found: Body | null,
+  ): void {
     countWarnings(step.warnings, mapped.warnings);
     if (found) {
       this.ctx.dry.requests += step.match?.onMatch === 'update' ? 1 : 0;
@@ -347,9 +537,14 @@ export class RecordSender {
       step.settle(mapped.key, found.id as number);
       return;
     }
-    const requests = known ? (this.ctx.options.full || planUpdate(known.body ?? {}, body).needsCurrent ? 2 : 1) : 1 + mapped.attachments.length + contactIdsOf(body).length;
+    const requests = known
+      ? this.ctx.options.full || planUpdate(known.body ?? {}, body).needsCurrent
+        ? 2
+        : 1
+      : 1 + mapped.attachments.length + contactIdsOf(body).length;
     this.ctx.dry.requests += requests;
-    if (this.ctx.dry.samples.length < 3) this.ctx.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
+    if (this.ctx.dry.samples.length < 3)
+      this.ctx.dry.samples.push({ step: step.name, key: mapped.key, action: known ? 'update' : 'create', body });
     step.counts[known ? 'updated' : 'created'] += 1;
     // Rows that link to this one go on being counted; nothing is sent.
     step.settle(mapped.key, known ? known.id : 0);
@@ -358,14 +553,23 @@ export class RecordSender {
   /** Queues the intent of a create in the step's journal (see `write`). */
   announce(step: StepRun, mapped: MappedRecord, body: Body, fp: string): Announced {
     const at = this.ctx.at();
-    return { at, line: this.ctx.stage(step, { t: 'intent', k: mapped.key, op: 'create', run: this.ctx.runId, at, fp, body }) };
+    return {
+      at,
+      line: this.ctx.stage(step, { t: 'intent', k: mapped.key, op: 'create', run: this.ctx.runId, at, fp, body }),
+    };
   }
 
   /**
    * One attempt at a create. Returns what is needed to look the record up when the answer was
    * lost (the request was sent: it may have been applied), null when the row is settled.
    */
-  async create(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, attempt: CreateAttempt): Promise<LostAnswer | null> {
+  async create(
+    step: StepRun,
+    mapped: MappedRecord,
+    whole: Body,
+    wholeFp: string,
+    attempt: CreateAttempt,
+  ): Promise<LostAnswer | null> {
     const entity = step.compiled.entity;
     const { body, fp } = apart(mapped, whole, wholeFp);
     const files = attachmentFilesOf(body);
@@ -384,11 +588,13 @@ export class RecordSender {
     } catch (error) {
       if (error instanceof AmbiguousWriteError) return { at, error };
       // Refused or never sent: the intent is void.
-      if (isRowLevel(error)) await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
+      if (isRowLevel(error))
+        await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
       throw error;
     }
     await this.created(step, mapped, whole, wholeFp, id);
-    if (byName !== undefined && answer !== null) await this.ctx.made.afterWrite(this.ctx.service, byName, answer, (made) => this.ownMade(step, byName, made));
+    if (byName !== undefined && answer !== null)
+      await this.ctx.made.afterWrite(this.ctx.service, byName, answer, (made) => this.ownMade(step, byName, made));
     return null;
   }
 
@@ -400,8 +606,25 @@ export class RecordSender {
     const key = madeKey(name);
     const body = { type: 'organisation', name };
     const fp = fingerprint({ body, attachments: [] });
-    await this.ctx.journal(step, { t: 'intent', k: key, op: 'create', run: this.ctx.runId, at: this.ctx.at(), fp, body });
-    this.ctx.record(step, { t: 'done', k: key, op: 'create', run: this.ctx.runId, at: this.ctx.at(), id, fp, origin: 'created' });
+    await this.ctx.journal(step, {
+      t: 'intent',
+      k: key,
+      op: 'create',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      fp,
+      body,
+    });
+    this.ctx.record(step, {
+      t: 'done',
+      k: key,
+      op: 'create',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      id,
+      fp,
+      origin: 'created',
+    });
     this.ctx.fold(step, key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.ctx.runId });
   }
 
@@ -413,13 +636,48 @@ export class RecordSender {
   async created(step: StepRun, mapped: MappedRecord, whole: Body, wholeFp: string, id: number): Promise<void> {
     const { body, fp } = apart(mapped, whole, wholeFp);
     step.taken.add(id);
-    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'create', run: this.ctx.runId, at: this.ctx.at(), id, fp, origin: 'created' });
-    this.ctx.fold(step, mapped.key, { id, fp, body, origin: 'created', pending: null, rejected: null, run: this.ctx.runId });
+    this.ctx.record(step, {
+      t: 'done',
+      k: mapped.key,
+      op: 'create',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      id,
+      fp,
+      origin: 'created',
+    });
+    this.ctx.fold(step, mapped.key, {
+      id,
+      fp,
+      body,
+      origin: 'created',
+      pending: null,
+      rejected: null,
+      run: this.ctx.runId,
+    });
     const contacts = contactIdsOf(whole);
     if (contacts.length > 0) {
-      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp: wholeFp, body: whole, id, before: { parties: null } });
+      await this.ctx.journal(step, {
+        t: 'intent',
+        k: mapped.key,
+        op: 'update',
+        run: this.ctx.runId,
+        at: this.ctx.at(),
+        fp: wholeFp,
+        body: whole,
+        id,
+        before: { parties: null },
+      });
       await this.ctx.service.setContacts(id, contacts, []);
-      this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id, fp: wholeFp });
+      this.ctx.record(step, {
+        t: 'done',
+        k: mapped.key,
+        op: 'update',
+        run: this.ctx.runId,
+        at: this.ctx.at(),
+        id,
+        fp: wholeFp,
+      });
       this.ctx.fold(step, mapped.key, { fp: wholeFp, body: whole });
     }
     return this.succeed(step, mapped, 'created', id);
@@ -429,7 +687,14 @@ export class RecordSender {
    * A create whose answer was lost: after a pause, the record is looked up the way a resumed run
    * looks it up. Returns true when it was not applied and is to be sent again.
    */
-  async settleLost(step: StepRun, mapped: MappedRecord, body: Body, fp: string, lost: LostAnswer, attempt: number): Promise<boolean> {
+  async settleLost(
+    step: StepRun,
+    mapped: MappedRecord,
+    body: Body,
+    fp: string,
+    lost: LostAnswer,
+    attempt: number,
+  ): Promise<boolean> {
     step.lost ??= new LostCreates(this.ctx.service, step.compiled.entity, (candidate) => step.taken.has(candidate));
     const id = await step.lost.find({ key: mapped.key, body, at: lost.at }, attempt);
     if (id !== undefined) {
@@ -441,11 +706,20 @@ export class RecordSender {
     await this.ctx.journal(step, { t: 'cancel', k: mapped.key, run: this.ctx.runId, at: this.ctx.at() });
     if (attempt < MAX_LOST_CREATES) return true;
     const message = `the service lost the answer to this create ${attempt} times, and it was not applied any of them (last: ${lost.error.message}); --retry-rejects sends it again`;
-    await this.reject(step, this.rejection(mapped, { field: '', code: 'API_AMBIGUOUS_WRITE', message }, lost.error.status));
+    await this.reject(
+      step,
+      this.rejection(mapped, { field: '', code: 'API_AMBIGUOUS_WRITE', message }, lost.error.status),
+    );
     return false;
   }
 
-  async update(step: StepRun, mapped: MappedRecord, body: Body, fp: string, prior: RowState & { id: number }): Promise<void> {
+  async update(
+    step: StepRun,
+    mapped: MappedRecord,
+    body: Body,
+    fp: string,
+    prior: RowState & { id: number },
+  ): Promise<void> {
     const entity = step.compiled.entity;
     const from = prior.body ?? {};
     let plan = planUpdate(from, body);
@@ -458,19 +732,27 @@ export class RecordSender {
     if (plan.needsCurrent || this.ctx.options.full || attachmentsChanged) {
       current = await this.ctx.service.read(entity, prior.id);
       if (current === null) {
-        throw new ApiError('API_NOT_FOUND', `record ${prior.id}, written for this row by an earlier run, is no longer in the account`, {
-          method: 'GET',
-          path: `${this.ctx.service.urlOf(entity, prior.id)}`,
-          status: 404,
-          hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
-        });
+        throw new ApiError(
+          'API_NOT_FOUND',
+          `record ${prior.id}, written for this row by an earlier run, is no longer in the account`,
+          {
+            method: 'GET',
+            path: `${this.ctx.service.urlOf(entity, prior.id)}`,
+            status: 404,
+            hint: 'Someone deleted it in the service. Run with --fresh into a new state folder to create it again.',
+          },
+        );
       }
       if (this.ctx.options.full) ({ plan, before } = planRecordUpdate(current, body));
       else plan = planUpdate(from, body, current);
     }
     if (attachmentsChanged) {
       const delta = planAttachments(previous, files, current);
-      if (delta.add.length + delta.remove.length > 0) plan.changes.attachments = [...(await this.ctx.service.upload(delta.add)), ...delta.remove.map((id) => ({ id, _delete: true }))];
+      if (delta.add.length + delta.remove.length > 0)
+        plan.changes.attachments = [
+          ...(await this.ctx.service.upload(delta.add)),
+          ...delta.remove.map((id) => ({ id, _delete: true })),
+        ];
     }
     const contacts = planContacts(prior.body, body);
     // Contacts an interrupted run was adding: those it added are found in one list (100 a page)
@@ -482,11 +764,30 @@ export class RecordSender {
     }
     const changed = Object.keys(plan.changes).length + contacts.add.length + contacts.remove.length > 0;
     if (changed) {
-      await this.ctx.journal(step, { t: 'intent', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), fp, body, id: prior.id, before: before ?? beforeImage(from, plan.changes) });
+      await this.ctx.journal(step, {
+        t: 'intent',
+        k: mapped.key,
+        op: 'update',
+        run: this.ctx.runId,
+        at: this.ctx.at(),
+        fp,
+        body,
+        id: prior.id,
+        before: before ?? beforeImage(from, plan.changes),
+      });
       if (Object.keys(plan.changes).length > 0) await this.ctx.service.update(entity, prior.id, plan.changes);
-      if (contacts.add.length + contacts.remove.length > 0) await this.ctx.service.setContacts(prior.id, contacts.add, contacts.remove);
+      if (contacts.add.length + contacts.remove.length > 0)
+        await this.ctx.service.setContacts(prior.id, contacts.add, contacts.remove);
     }
-    this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id: prior.id, fp });
+    this.ctx.record(step, {
+      t: 'done',
+      k: mapped.key,
+      op: 'update',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      id: prior.id,
+      fp,
+    });
     this.ctx.fold(step, mapped.key, { fp, body, pending: null, rejected: null, run: this.ctx.runId });
     return this.succeed(step, mapped, changed ? 'updated' : 'unchanged', prior.id);
   }

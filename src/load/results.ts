@@ -22,7 +22,8 @@ export interface SuccessRow {
 }
 
 const COLUMNS = ['_row', 'key', 'action', 'id', 'url', 'warnings'];
-const HINT = 'Free the disk (or fix the folder) and run the same command again: what was written is in the journal, and is not written twice.';
+const HINT =
+  'Free the disk (or fix the folder) and run the same command again: what was written is in the journal, and is not written twice.';
 
 /**
  * The success file of a step: one line per row written, matched or found unchanged, and per
@@ -45,13 +46,24 @@ export class SuccessWriter {
       return new SuccessWriter(file, await CsvFile.open(file, COLUMNS, { what: 'the success file', hint: HINT }));
     } catch (error) {
       if (error instanceof FerryError) throw error;
-      throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: HINT });
+      throw new FerryError('EXPORT_WRITE', `cannot create the success file ${file}: ${(error as Error).message}`, {
+        location: { file },
+        cause: error,
+        hint: HINT,
+      });
     }
   }
 
   async write(row: SuccessRow): Promise<void> {
     if (this.#closed) throw new Error('SuccessWriter.write after commit or abort');
-    await this.csv.add([String(row.row), csvFieldForPeople(row.key), row.action, String(row.id), csvFieldForPeople(row.url), csvFieldForPeople(row.warnings)]);
+    await this.csv.add([
+      String(row.row),
+      csvFieldForPeople(row.key),
+      row.action,
+      String(row.id),
+      csvFieldForPeople(row.url),
+      csvFieldForPeople(row.warnings),
+    ]);
   }
 
   async commit(): Promise<void> {

@@ -1,5 +1,12 @@
 import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
-import { type AccountIdentity, readRollbacks, readStateSteps, type RowState, StateDir, writeRollbacks } from '../journal/index.ts';
+import {
+  type AccountIdentity,
+  readRollbacks,
+  readStateSteps,
+  type RowState,
+  StateDir,
+  writeRollbacks,
+} from '../journal/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
 import { fingerprint } from './fingerprint.ts';
@@ -17,7 +24,9 @@ const TAGGED: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'opportuni
 function tagNames(body: Body | null | undefined): string[] {
   const tags = body?.tags;
   if (!Array.isArray(tags)) return [];
-  return tags.map((tag) => (tag as Body | null)?.name).filter((name): name is string => typeof name === 'string' && name !== '');
+  return tags
+    .map((tag) => (tag as Body | null)?.name)
+    .filter((name): name is string => typeof name === 'string' && name !== '');
 }
 
 export interface RollbackOptions {
@@ -78,10 +87,19 @@ interface RowUndo {
  * values. Every undo is journalled like an import's writes, so a rollback that is interrupted is
  * run again to finish, and running it again after it finished goes one run further back.
  */
-export async function runRollback(options: RollbackOptions, deps: { client: CrmClient; account?: AccountIdentity | undefined; signal?: AbortSignal }): Promise<RollbackSummary> {
+export async function runRollback(
+  options: RollbackOptions,
+  deps: { client: CrmClient; account?: AccountIdentity | undefined; signal?: AbortSignal },
+): Promise<RollbackSummary> {
   // The same user check as an import's: a rollback deletes records, in the account it is pointed at.
   const users = async (): Promise<number[]> => (await deps.client.users()).map((user) => user.id);
-  const state = await StateDir.open({ dir: options.stateDir, account: deps.account ?? accountOf(deps.client), existing: true, users, keepUsers: !options.dryRun });
+  const state = await StateDir.open({
+    dir: options.stateDir,
+    account: deps.account ?? accountOf(deps.client),
+    existing: true,
+    users,
+    keepUsers: !options.dryRun,
+  });
   const requestsAtStart = deps.client.transport.requestsSent;
   try {
     const { steps } = await readStateSteps(state.dir);
@@ -93,15 +111,33 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       for await (const entry of state.readJournal(step.name)) if (entry.t === 'done') runs.add(entry.run);
     }
     for (const run of await setupRuns(state)) runs.add(run);
-    const candidates = [...runs].filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-')).sort();
+    const candidates = [...runs]
+      .filter((run) => !rollbacks.undone.includes(run) && !run.startsWith('rollback-'))
+      .sort();
     // An interrupted rollback is finished first, under its own run id, whatever this one asks.
     const targets = rollbacks.pending?.targets ?? (options.all ? candidates : candidates.slice(-1));
-    const summary: RollbackSummary = { runs: targets, deleted: 0, restored: 0, notRestorable: 0, alreadyGone: 0, interrupted: false, tagsLeft: [], setupKept: [], kept: [], steps: [], requests: 0 };
+    const summary: RollbackSummary = {
+      runs: targets,
+      deleted: 0,
+      restored: 0,
+      notRestorable: 0,
+      alreadyGone: 0,
+      interrupted: false,
+      tagsLeft: [],
+      setupKept: [],
+      kept: [],
+      steps: [],
+      requests: 0,
+    };
     if (targets.length === 0) return summary;
     const target = new Set(targets);
     const rollbackRun = rollbacks.pending?.run ?? `rollback-${state.newRunId()}`;
     // Said before the first undo: until it finishes, a run refuses this state.
-    if (!options.dryRun && !rollbacks.pending) await writeRollbacks(state.dir, { ...rollbacks, pending: { run: rollbackRun, targets, started: new Date().toISOString() } });
+    if (!options.dryRun && !rollbacks.pending)
+      await writeRollbacks(state.dir, {
+        ...rollbacks,
+        pending: { run: rollbackRun, targets, started: new Date().toISOString() },
+      });
     const service = new RecordService(deps.client, deps.signal);
     const limit = new WriteSlots(options.concurrency ?? 8);
     // Per tagged list, the tags the undone records carried (lower case -> as first spelled).
@@ -112,7 +148,14 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
       const updateBefore = new Map<string, Body>();
       for await (const entry of state.readJournal(step.name)) {
         if (entry.t === 'run' || !target.has(entry.run)) continue;
-        const row = undo.get(entry.k) ?? { key: entry.k, created: false, sent: Number.NaN, confirmed: Number.NaN, before: null, deletedByRun: false };
+        const row = undo.get(entry.k) ?? {
+          key: entry.k,
+          created: false,
+          sent: Number.NaN,
+          confirmed: Number.NaN,
+          before: null,
+          deletedByRun: false,
+        };
         if (entry.t === 'intent' && entry.op === 'update' && entry.before) updateBefore.set(entry.k, entry.before);
         if (entry.t === 'intent' && entry.op === 'create') row.sent = Date.parse(entry.at);
         if (entry.t === 'done' && entry.op === 'create') {
@@ -153,7 +196,8 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
           if (id === null) return;
           if (TAGGED.has(step.entity) && (row.created || row.before)) {
             const names = tagged.get(step.entity as TaggedEntity) ?? new Map<string, string>();
-            for (const name of tagNames(now?.body)) if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
+            for (const name of tagNames(now?.body))
+              if (!names.has(name.toLowerCase())) names.set(name.toLowerCase(), name);
             tagged.set(step.entity as TaggedEntity, names);
           }
           const at = new Date().toISOString();
@@ -169,7 +213,9 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
               return;
             }
             // A dry run deletes no one: the people of the runs still belong to what they made by name.
-            const reason = whyNotOwn(step.entity, record, now ?? null, row) ?? (isMadeKey(row.key) && !options.dryRun ? await stillBelongs(service, id) : null);
+            const reason =
+              whyNotOwn(step.entity, record, now ?? null, row) ??
+              (isMadeKey(row.key) && !options.dryRun ? await stillBelongs(service, id) : null);
             if (reason !== null) {
               summary.kept.push({ step: step.name, key: shownKey(row.key), id, reason });
               return;
@@ -178,7 +224,15 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
             if (!writer) return;
             await writer.append({ t: 'intent', k: row.key, op: 'delete', run: rollbackRun, at, fp: now?.fp ?? '', id });
             if (!(await service.remove(step.entity, id))) summary.alreadyGone += 1;
-            await writer.append({ t: 'done', k: row.key, op: 'delete', run: rollbackRun, at: new Date().toISOString(), id, fp: now?.fp ?? '' });
+            await writer.append({
+              t: 'done',
+              k: row.key,
+              op: 'delete',
+              run: rollbackRun,
+              at: new Date().toISOString(),
+              id,
+              fp: now?.fp ?? '',
+            });
             return;
           }
           if (!row.before) return;
@@ -198,13 +252,34 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
               return;
             }
             plan = planUpdate(from, to, record);
-            const added = files ? planAttachments(attachmentFilesOf(from), attachmentFilesOf(row.before), record).remove : [];
-            if (added.length > 0) plan.changes.attachments = added.map((attachment) => ({ id: attachment, _delete: true }));
+            const added = files
+              ? planAttachments(attachmentFilesOf(from), attachmentFilesOf(row.before), record).remove
+              : [];
+            if (added.length > 0)
+              plan.changes.attachments = added.map((attachment) => ({ id: attachment, _delete: true }));
           }
           const fp = fingerprint({ body: to, attachments: [] });
-          await writer.append({ t: 'intent', k: row.key, op: 'update', run: rollbackRun, at, fp, body: to, id, before: row.before });
+          await writer.append({
+            t: 'intent',
+            k: row.key,
+            op: 'update',
+            run: rollbackRun,
+            at,
+            fp,
+            body: to,
+            id,
+            before: row.before,
+          });
           if (Object.keys(plan.changes).length > 0) await service.update(step.entity, id, plan.changes);
-          await writer.append({ t: 'done', k: row.key, op: 'update', run: rollbackRun, at: new Date().toISOString(), id, fp });
+          await writer.append({
+            t: 'done',
+            k: row.key,
+            op: 'update',
+            run: rollbackRun,
+            at: new Date().toISOString(),
+            id,
+            fp,
+          });
         });
       try {
         const rows = [...undo.values()];
@@ -221,7 +296,12 @@ export async function runRollback(options: RollbackOptions, deps: { client: CrmC
     // The plan's set-up ran before the rows, so it is undone after them: a milestone still used by
     // an opportunity could not go.
     if (!summary.interrupted) {
-      const undone = await undoSetup(state, target, { client: deps.client, rollbackRun, dryRun: options.dryRun ?? false, ...(deps.signal ? { signal: deps.signal } : {}) });
+      const undone = await undoSetup(state, target, {
+        client: deps.client,
+        rollbackRun,
+        dryRun: options.dryRun ?? false,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      });
       if (deps.signal?.aborted) summary.interrupted = true;
       summary.setupKept = undone.kept;
       if (undone.deleted + undone.alreadyGone > 0) {
@@ -253,11 +333,19 @@ const LISTED_BY_TIME: ReadonlySet<Entity> = new Set<Entity>(['party', 'kase', 'o
  * earliest create), the others (and any not in that list) one by one. An id missing from the map
  * was not read (the rollback was interrupted).
  */
-async function readForCheck(service: RecordService, entity: Entity, rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>, limit: WriteSlots, signal: AbortSignal | undefined): Promise<Map<number, Body | null>> {
+async function readForCheck(
+  service: RecordService,
+  entity: Entity,
+  rows: ReadonlyArray<{ row: RowUndo; now: RowState & { id: number } }>,
+  limit: WriteSlots,
+  signal: AbortSignal | undefined,
+): Promise<Map<number, Body | null>> {
   const found = new Map<number, Body | null>();
   if (rows.length === 0) return found;
   const wanted = new Set(rows.map((r) => r.now.id));
-  const times = rows.map((r) => (Number.isNaN(r.row.sent) ? r.row.confirmed : r.row.sent)).filter((t) => !Number.isNaN(t));
+  const times = rows
+    .map((r) => (Number.isNaN(r.row.sent) ? r.row.confirmed : r.row.sent))
+    .filter((t) => !Number.isNaN(t));
   // Listing pays when it spares reading records one by one; a few are read directly.
   if (LISTED_BY_TIME.has(entity) && rows.length > 20 && times.length > 0) {
     const since = new Date(Math.min(...times) - CLOCK_MARGIN_MS);
@@ -292,11 +380,19 @@ function whyNotOwn(entity: Entity, record: Body, row: RowState | null, undo: Row
   const created = typeof record.createdAt === 'string' ? Date.parse(record.createdAt) : Number.NaN;
   const from = Number.isNaN(undo.sent) ? undo.confirmed : undo.sent;
   const to = Number.isNaN(undo.confirmed) ? undo.sent : undo.confirmed;
-  if (!Number.isNaN(created) && !Number.isNaN(from) && (created < from - CLOCK_MARGIN_MS || created > to + CLOCK_MARGIN_MS)) {
+  if (
+    !Number.isNaN(created) &&
+    !Number.isNaN(from) &&
+    (created < from - CLOCK_MARGIN_MS || created > to + CLOCK_MARGIN_MS)
+  ) {
     return `it was made ${String(record.createdAt)}, not while the run created the row's record (${new Date(from).toISOString()})`;
   }
   const body = row?.body;
-  if (body && signatureOf(entity, entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body) !== signatureOf(entity, record)) {
+  if (
+    body &&
+    signatureOf(entity, entity === 'entry' && body.type === undefined ? { type: 'note', ...body } : body) !==
+      signatureOf(entity, record)
+  ) {
     return 'it does not hold what the run wrote (changed in the account since, or another record)';
   }
   return null;
@@ -304,19 +400,25 @@ function whyNotOwn(entity: Entity, record: Body, row: RowState | null, undo: Row
 
 /** Why an organisation made by name stays: people of the account still belong to it. */
 async function stillBelongs(service: RecordService, id: number): Promise<string | null> {
-  return (await service.peopleOf(id)) > 0 ? 'people of the account still belong to it (it was made for a link by name, and stays while it is in use)' : null;
+  return (await service.peopleOf(id)) > 0
+    ? 'people of the account still belong to it (it was made for a link by name, and stays while it is in use)'
+    : null;
 }
 
 /**
  * The tags of `tagged` that no record carries now, asked with one filter request per tag; without
  * a service (a dry run, which deletes nothing) every tag is listed.
  */
-async function tagsLeft(tagged: Map<TaggedEntity, Map<string, string>>, service: RecordService | null): Promise<RollbackSummary['tagsLeft']> {
+async function tagsLeft(
+  tagged: Map<TaggedEntity, Map<string, string>>,
+  service: RecordService | null,
+): Promise<RollbackSummary['tagsLeft']> {
   const left: RollbackSummary['tagsLeft'] = [];
   for (const [entity, byLower] of tagged) {
     const names: string[] = [];
     for (const name of byLower.values()) {
-      if (service === null || !(await service.anyPasses(entity, [{ field: 'tag', operator: 'is', value: name }]))) names.push(name);
+      if (service === null || !(await service.anyPasses(entity, [{ field: 'tag', operator: 'is', value: name }])))
+        names.push(name);
     }
     if (names.length > 0) left.push({ entity, names: names.sort((a, b) => a.localeCompare(b)) });
   }

@@ -48,7 +48,16 @@ export class RunContext {
   stopped: FerryError | null = null;
   interrupted = false;
   readonly reconciled = { applied: 0, notApplied: 0 };
-  readonly dry: DryRunReport = { requests: 0, requestsForNames: 0, requestsForSetup: 0, lookUps: 0, lookUpValues: 0, limitPerHour: null, estimatedSeconds: null, samples: [] };
+  readonly dry: DryRunReport = {
+    requests: 0,
+    requestsForNames: 0,
+    requestsForSetup: 0,
+    lookUps: 0,
+    lookUpValues: 0,
+    limitPerHour: null,
+    estimatedSeconds: null,
+    samples: [],
+  };
   readonly byName: Map<string, StepRun>;
   readonly started = Date.now();
   readonly requestsAtStart: number;
@@ -143,7 +152,12 @@ export class RunContext {
     if (this.stopped) return;
     // Stopping already (Ctrl-C): a wait cut short by it is how a row stops, not a failure.
     if (this.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
-    this.stopped = error instanceof FerryError ? error : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    this.stopped =
+      error instanceof FerryError
+        ? error
+        : new FerryError('INTERNAL', `unexpected error: ${(error as Error)?.message ?? String(error)}`, {
+            cause: error,
+          });
     this.halt.abort();
   }
 

@@ -9,7 +9,18 @@ import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import { bindStateSteps, type JournalEntry, type RowState } from '../journal/index.ts';
 import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
-import { assertConstantNames, countStepItems, createMatcher, linkedSteps, MATCH_BATCH, type Matcher, narrowNotCarried, openStepItems, readsLive, withType } from '../plan/index.ts';
+import {
+  assertConstantNames,
+  countStepItems,
+  createMatcher,
+  linkedSteps,
+  MATCH_BATCH,
+  type Matcher,
+  narrowNotCarried,
+  openStepItems,
+  readsLive,
+  withType,
+} from '../plan/index.ts';
 import { openRun } from './open-run.ts';
 import { removeV1Spools } from '../sources/index.ts';
 import { RecordSender } from './record-sender.ts';
@@ -20,7 +31,14 @@ import { findCreated } from './lost-creates.ts';
 import { isMadeKey } from './made-by-name.ts';
 import type { SetupReport } from './setup-plan.ts';
 import { setupForRun } from './setup.ts';
-import { type DryRunReport, importOptionsSchema, type ImportDeps, type ImportOptions, type ImportOptionsInput, type ImportSummary } from './import-options.ts';
+import {
+  type DryRunReport,
+  importOptionsSchema,
+  type ImportDeps,
+  type ImportOptions,
+  type ImportOptionsInput,
+  type ImportSummary,
+} from './import-options.ts';
 import { StepRun, assertSameKey } from './step-run.ts';
 
 export * from './import-options.ts';
@@ -29,7 +47,11 @@ export { assertSameKey } from './step-run.ts';
 /** Result files of a run that was killed before it could rename or remove them. */
 async function removeStaleTemps(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  await Promise.all(names.filter((name) => name.startsWith('.') && name.endsWith('.tmp')).map((name) => rm(join(dir, name), { force: true })));
+  await Promise.all(
+    names
+      .filter((name) => name.startsWith('.') && name.endsWith('.tmp'))
+      .map((name) => rm(join(dir, name), { force: true })),
+  );
 }
 
 /** Drops the spools of live steps' reads; a spool left behind would be read instead of the account. */
@@ -49,7 +71,13 @@ async function removeSpools(dir: string): Promise<void> {
  * A dry run's figure, made the run's: the rows' writes it counted, plus what it sent itself (the
  * names, look-ups of `match:`), which the run sends too, plus the creates its set-up would send.
  */
-function countDryRun(dry: DryRunReport, sent: { all: number; names: number; lookUps: number }, setup: SetupReport | null, steps: readonly StepRun[], limitPerHour: number | null): void {
+function countDryRun(
+  dry: DryRunReport,
+  sent: { all: number; names: number; lookUps: number },
+  setup: SetupReport | null,
+  steps: readonly StepRun[],
+  limitPerHour: number | null,
+): void {
   dry.requestsForNames = sent.names;
   dry.requestsForSetup = setup?.create.length ?? 0;
   dry.lookUps = sent.lookUps;
@@ -66,7 +94,12 @@ function countDryRun(dry: DryRunReport, sent: { all: number; names: number; look
  * more be read), or the step has rows enough with their answers to keep every write slot busy for
  * two rounds, so that a query sent then is answered before they are written.
  */
-function matcherFor(step: StepRun, service: RecordService, resolver: NameResolver, options: Pick<ImportOptions, 'concurrency' | 'matchFromListUpTo'>): Matcher | null {
+function matcherFor(
+  step: StepRun,
+  service: RecordService,
+  resolver: NameResolver,
+  options: Pick<ImportOptions, 'concurrency' | 'matchFromListUpTo'>,
+): Matcher | null {
   const matcher = createMatcher(service, step.compiled.entity, step.match, resolver, step.prepared.mappingFile, {
     busy: () => step.reading || step.ready >= 2 * options.concurrency || matcher?.querying === true,
     listUpTo: options.matchFromListUpTo,
@@ -119,7 +152,9 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
         live: { connection: deps.v1Live },
         checkPlan: (loaded) => {
           if (options.strict && !loaded?.setup) {
-            throw new FerryError('USAGE', "--strict checks the account against a plan's `setup:`; this run has none", { hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.' });
+            throw new FerryError('USAGE', "--strict checks the account against a plan's `setup:`; this run has none", {
+              hint: 'Add `setup:` to the plan (it may be empty: then it creates what the rows name), or leave out --strict.',
+            });
           }
         },
       },
@@ -146,11 +181,22 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     // A dry run's spools serve that run only: the state is left as it was.
     if (options.dryRun) await removeSpools(spools);
     // What the state's steps were written from: a plan, a mapping file, or the name of rows handed in.
-    const sourceFile = source.kind === 'plan' ? resolve(source.planFile) : source.kind === 'mapping' ? resolve(source.mappingFile) : typeof source.mapping === 'string' ? resolve(source.mapping) : source.name;
+    const sourceFile =
+      source.kind === 'plan'
+        ? resolve(source.planFile)
+        : source.kind === 'mapping'
+          ? resolve(source.mappingFile)
+          : typeof source.mapping === 'string'
+            ? resolve(source.mapping)
+            : source.name;
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
     await bindStateSteps(
       state.dir,
-      prepared.map((step, i) => ({ name: step.name, entity: (compiled[i] as CompiledMapping).entity, source: sourceFile })),
+      prepared.map((step, i) => ({
+        name: step.name,
+        entity: (compiled[i] as CompiledMapping).entity,
+        source: sourceFile,
+      })),
       !options.dryRun,
     );
     // The plan's set-up comes first: what it creates must resolve for the rows, constants included.
@@ -158,7 +204,16 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     const beforeSetup = deps.client.transport.requestsSent;
     if (plan?.setup) {
       const done = await setupForRun(
-        { spec: plan.setup, steps: prepared, compiled, dryRun: options.dryRun, strict: options.strict, catalog, ...(deps.signal ? { signal: deps.signal } : {}), onPlan: (p) => emit({ type: 'setup', plan: p }) },
+        {
+          spec: plan.setup,
+          steps: prepared,
+          compiled,
+          dryRun: options.dryRun,
+          strict: options.strict,
+          catalog,
+          ...(deps.signal ? { signal: deps.signal } : {}),
+          onPlan: (p) => emit({ type: 'setup', plan: p }),
+        },
         { client: deps.client, state, run, now, reconcile: options.reconcile },
       );
       setup = done.report;
@@ -186,13 +241,21 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
     // A finished run (every row read and handed on, rejected ones included) drops its spools: the
     // next run is a new read of the account (a delta sync, a retry of records fixed there). An
     // interrupted or stopped run, or one cut by --limit, keeps them to go on from.
-    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll))) await removeSpools(spools);
+    if (options.dryRun || (!summary.interrupted && summary.stopped === null && steps.every((step) => step.readAll)))
+      await removeSpools(spools);
     summary.setup = setup;
     summary.elapsedMs = Date.now() - started;
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
     summary.requestsForNames = requestsForNames;
     summary.requestsForSetup = requestsForSetup;
-    if (summary.dryRun) countDryRun(summary.dryRun, { all: summary.requests, names: requestsForNames, lookUps }, setup, steps, deps.client.transport.governor.state().limitPerHour);
+    if (summary.dryRun)
+      countDryRun(
+        summary.dryRun,
+        { all: summary.requests, names: requestsForNames, lookUps },
+        setup,
+        steps,
+        deps.client.transport.governor.state().limitPerHour,
+      );
     emit({ type: 'end', summary });
     return summary;
   } finally {
@@ -223,9 +286,17 @@ class ImportEngine {
     const counting = this.ctx.deps.onEvent ? setTimeout(() => this.countRows(), every / 2) : null;
     counting?.unref();
     try {
-      for (const step of this.ctx.steps) await this.ctx.journal(step, { t: 'run', run: this.ctx.runId, at: this.ctx.at(), event: 'start', key: JSON.stringify(step.prepared.mapping.key) });
+      for (const step of this.ctx.steps)
+        await this.ctx.journal(step, {
+          t: 'run',
+          run: this.ctx.runId,
+          at: this.ctx.at(),
+          event: 'start',
+          key: JSON.stringify(step.prepared.mapping.key),
+        });
       await this.reconcile();
-      if (!this.ctx.halt.signal.aborted) await Promise.all(this.ctx.steps.map((step) => this.runStep(step).catch((error) => this.ctx.fail(error))));
+      if (!this.ctx.halt.signal.aborted)
+        await Promise.all(this.ctx.steps.map((step) => this.runStep(step).catch((error) => this.ctx.fail(error))));
       if (!this.ctx.halt.signal.aborted) await this.missingRows();
       // A result file that cannot be written (a full disk) stops the run like any failure: the
       // summary still says how far it got, and the journal holds what was written.
@@ -264,7 +335,9 @@ class ImportEngine {
       interrupted: this.ctx.interrupted,
       stopped: this.ctx.stopped,
       reconciled: this.ctx.reconciled,
-      limited: this.ctx.options.limit !== null && this.ctx.steps.some((s) => s.counts.rowsRead >= (this.ctx.options.limit as number) && !s.readAll),
+      limited:
+        this.ctx.options.limit !== null &&
+        this.ctx.steps.some((s) => s.counts.rowsRead >= (this.ctx.options.limit as number) && !s.readAll),
       retryRejects: this.ctx.options.retryRejects,
       dryRun: this.ctx.options.dryRun ? this.ctx.dry : null,
       setup: null,
@@ -277,7 +350,9 @@ class ImportEngine {
       // A live step is counted from its spool once that holds the whole list (a plan's set-up read
       // it), never by reading the old account again: until then its total stays unknown.
       countStepItems(step.prepared, this.ctx.counting.signal)
-        .then((count) => (step.total = this.ctx.options.limit === null ? count : Math.min(count, this.ctx.options.limit)))
+        .then(
+          (count) => (step.total = this.ctx.options.limit === null ? count : Math.min(count, this.ctx.options.limit)),
+        )
         .catch(() => undefined);
     }
   }
@@ -289,7 +364,10 @@ class ImportEngine {
       requests: this.ctx.deps.client.transport.requestsSent - this.ctx.requestsAtStart,
       elapsedMs: Date.now() - this.ctx.started,
       governor: this.ctx.deps.client.transport.governor.state(),
-      waits: [...this.ctx.deps.client.transport.waits().map((wait) => ({ ...wait, of: 'account' as const })), ...(this.ctx.deps.v1Live?.waits() ?? []).map((wait) => ({ ...wait, of: 'old account' as const }))],
+      waits: [
+        ...this.ctx.deps.client.transport.waits().map((wait) => ({ ...wait, of: 'account' as const })),
+        ...(this.ctx.deps.v1Live?.waits() ?? []).map((wait) => ({ ...wait, of: 'old account' as const })),
+      ],
     });
   }
 
@@ -299,7 +377,9 @@ class ImportEngine {
   async reconcile(): Promise<void> {
     for (const step of this.ctx.steps) {
       // Taken out first: settling a row clears its pending intent in place.
-      const pending = [...step.journal.rows.pendingRows()].flatMap((row) => (row.pending ? [{ key: row.key, intent: row.pending }] : []));
+      const pending = [...step.journal.rows.pendingRows()].flatMap((row) =>
+        row.pending ? [{ key: row.key, intent: row.pending }] : [],
+      );
       if (pending.length === 0 || this.ctx.options.dryRun) continue;
       const creates = pending.filter((p) => p.intent.op === 'create');
       const entity = step.compiled.entity;
@@ -315,8 +395,23 @@ class ImportEngine {
           if (id !== undefined) {
             step.taken.add(id);
             this.ctx.reconciled.applied += 1;
-            await this.ctx.journal(step, { t: 'done', k: key, op: 'create', run: intent.run, at: this.ctx.at(), id, fp: intent.fp, origin: 'created' });
-            this.ctx.fold(step, key, { id, fp: intent.fp, body: intent.body ?? null, origin: 'created', pending: null });
+            await this.ctx.journal(step, {
+              t: 'done',
+              k: key,
+              op: 'create',
+              run: intent.run,
+              at: this.ctx.at(),
+              id,
+              fp: intent.fp,
+              origin: 'created',
+            });
+            this.ctx.fold(step, key, {
+              id,
+              fp: intent.fp,
+              body: intent.body ?? null,
+              origin: 'created',
+              pending: null,
+            });
           } else {
             this.ctx.reconciled.notApplied += 1;
             await this.ctx.journal(step, { t: 'cancel', k: key, run: this.ctx.runId, at: this.ctx.at() });
@@ -327,7 +422,15 @@ class ImportEngine {
         if (intent.op === 'delete' && intent.id !== undefined) {
           // Deleting again is harmless: gone is gone.
           await this.ctx.service.remove(entity, intent.id);
-          await this.ctx.journal(step, { t: 'done', k: key, op: 'delete', run: intent.run, at: this.ctx.at(), id: intent.id, fp: intent.fp });
+          await this.ctx.journal(step, {
+            t: 'done',
+            k: key,
+            op: 'delete',
+            run: intent.run,
+            at: this.ctx.at(),
+            id: intent.id,
+            fp: intent.fp,
+          });
           this.ctx.fold(step, key, { id: null, pending: null });
           this.ctx.reconciled.applied += 1;
           continue;
@@ -362,7 +465,10 @@ class ImportEngine {
     try {
       let cut = false;
       for await (const item of opened.items) {
-        if (this.ctx.halt.signal.aborted || (this.ctx.options.limit !== null && step.counts.rowsRead >= this.ctx.options.limit)) {
+        if (
+          this.ctx.halt.signal.aborted ||
+          (this.ctx.options.limit !== null && step.counts.rowsRead >= this.ctx.options.limit)
+        ) {
           cut = true;
           break;
         }
@@ -378,7 +484,13 @@ class ImportEngine {
           // written once, by that row; a folded row's key stands for that row's record.
           step.counts.repeated += 1;
           if (outcome.kind === 'folded') step.alias(outcome.key, outcome.into);
-          this.ctx.emit({ type: 'row', step: step.name, row: item.location.row, key: outcome.kind === 'folded' ? outcome.key : outcome.mapped.key, action: 'repeated' });
+          this.ctx.emit({
+            type: 'row',
+            step: step.name,
+            row: item.location.row,
+            key: outcome.kind === 'folded' ? outcome.key : outcome.mapped.key,
+            action: 'repeated',
+          });
           continue;
         }
         if (outcome.kind === 'rejected') {
@@ -401,7 +513,8 @@ class ImportEngine {
         const key = mapped.key;
         window.add(
           this.sender.processRecord(step, mapped).catch((error) => {
-            if (this.ctx.halt.signal.aborted && error instanceof Error && error.name === 'AbortError') step.counts.notReached += 1;
+            if (this.ctx.halt.signal.aborted && error instanceof Error && error.name === 'AbortError')
+              step.counts.notReached += 1;
             this.ctx.fail(error);
             step.settleUnwritten(key);
           }),
@@ -433,7 +546,8 @@ class ImportEngine {
       // An organisation made by name is no row of the input: it is never missing from it.
       // A walk, not a list of every row: on a re-run of a million rows only the few gone are kept.
       const gone: RowState[] = [];
-      for (const row of step.journal.rows.values()) if (row.id !== null && !step.seen.has(row.key) && !isMadeKey(row.key)) gone.push(row);
+      for (const row of step.journal.rows.values())
+        if (row.id !== null && !step.seen.has(row.key) && !isMadeKey(row.key)) gone.push(row);
       step.counts.missing = gone.length;
       if (this.ctx.options.dryRun) continue;
       const entity = step.compiled.entity;
@@ -447,9 +561,26 @@ class ImportEngine {
           this.ctx.slots
             .run(async () => {
               if (this.ctx.halt.signal.aborted || row.id === null) return;
-              await this.ctx.journal(step, { t: 'intent', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), fp: row.fp ?? '', id: row.id, ...(row.body ? { before: row.body } : {}) });
+              await this.ctx.journal(step, {
+                t: 'intent',
+                k: row.key,
+                op: 'delete',
+                run: this.ctx.runId,
+                at: this.ctx.at(),
+                fp: row.fp ?? '',
+                id: row.id,
+                ...(row.body ? { before: row.body } : {}),
+              });
               await this.ctx.service.remove(entity, row.id);
-              this.ctx.record(step, { t: 'done', k: row.key, op: 'delete', run: this.ctx.runId, at: this.ctx.at(), id: row.id, fp: row.fp ?? '' });
+              this.ctx.record(step, {
+                t: 'done',
+                k: row.key,
+                op: 'delete',
+                run: this.ctx.runId,
+                at: this.ctx.at(),
+                id: row.id,
+                fp: row.fp ?? '',
+              });
               step.counts.deleted += 1;
               step.counts.missing -= 1;
               await this.sender.writeSuccess(step, 0, row.key, 'deleted', row.id);

@@ -63,7 +63,11 @@ export interface ApplySetupDeps {
  * Gives back, besides what was created, the catalog as the set-up left it: `catalog` with each
  * new item under the id the service answered, so that the run needs no second read of the names.
  */
-export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps: ApplySetupDeps): Promise<{ created: SetupReport['created']; catalog: AccountCatalog }> {
+export async function applySetup(
+  plan: SetupPlan,
+  catalog: AccountCatalog,
+  deps: ApplySetupDeps,
+): Promise<{ created: SetupReport['created']; catalog: AccountCatalog }> {
   const now = deps.now ?? (() => new Date());
   const journal = await deps.state.loadJournal(SETUP_STEP, { trustAsItIs: deps.reconcile ?? false });
   const writer = await deps.state.openJournal(SETUP_STEP, journal);
@@ -77,7 +81,16 @@ export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps:
       const { kind, name, pipeline } = intent.body;
       const id = idIn(catalog, kind, name, pipeline);
       if (id !== undefined) {
-        await writer.append({ t: 'done', k: row.key, op: 'create', run: intent.run, at: now().toISOString(), id, fp: '', origin: 'created' });
+        await writer.append({
+          t: 'done',
+          k: row.key,
+          op: 'create',
+          run: intent.run,
+          at: now().toISOString(),
+          id,
+          fp: '',
+          origin: 'created',
+        });
         created.push({ kind, name, id });
       } else {
         await writer.append({ t: 'cancel', k: row.key, run: deps.run, at: now().toISOString() });
@@ -90,16 +103,38 @@ export async function applySetup(plan: SetupPlan, catalog: AccountCatalog, deps:
       const body: Body = { ...item.body };
       if (item.kind === 'milestone' && item.pipeline !== null) {
         const pipelineId = pipelineIds.get(norm(item.pipeline));
-        if (pipelineId === undefined) throw new FerryError('INTERNAL', `set-up: the pipeline ${item.pipeline} of milestone ${item.name} was neither found nor created`);
+        if (pipelineId === undefined)
+          throw new FerryError(
+            'INTERNAL',
+            `set-up: the pipeline ${item.pipeline} of milestone ${item.name} was neither found nor created`,
+          );
         body.pipeline = { id: pipelineId };
       }
       const intentBody: SetupIntentBody = { kind: item.kind, name: item.name, pipeline: item.pipeline, request: body };
-      await writer.append({ t: 'intent', k: item.key, op: 'create', run: deps.run, at: now().toISOString(), fp: '', body: intentBody });
+      await writer.append({
+        t: 'intent',
+        k: item.key,
+        op: 'create',
+        run: deps.run,
+        at: now().toISOString(),
+        fp: '',
+        body: intentBody,
+      });
       const { path, one } = SETUP_API[item.kind];
       const answer = await deps.client.transport.request({ method: 'POST', path, json: { [one]: body } });
       const id = ((answer.body as Body | null)?.[one] as Body | undefined)?.id;
-      if (typeof id !== 'number') throw new FerryError('API_RESPONSE_INVALID', `POST ${path}: the answer has no ${one}.id`);
-      await writer.append({ t: 'done', k: item.key, op: 'create', run: deps.run, at: now().toISOString(), id, fp: '', origin: 'created' });
+      if (typeof id !== 'number')
+        throw new FerryError('API_RESPONSE_INVALID', `POST ${path}: the answer has no ${one}.id`);
+      await writer.append({
+        t: 'done',
+        k: item.key,
+        op: 'create',
+        run: deps.run,
+        at: now().toISOString(),
+        id,
+        fp: '',
+        origin: 'created',
+      });
       if (item.kind === 'pipeline') pipelineIds.set(norm(item.name), id);
       created.push({ kind: item.kind, name: item.name, id });
       made.push({ ...item, id });

@@ -21,7 +21,12 @@ function need(kind: NameUse['kind'], name: string, entity: NameNeed['entity']): 
 }
 
 describe('set-up: project stages and lost reasons (the interface lists them, cannot create them)', () => {
-  const needs = [need('stage', 'Shipping', 'kase'), need('stage', 'planned', 'kase'), need('lostReason', 'Too slow', 'opportunity'), need('lostReason', 'PRICE', 'opportunity')];
+  const needs = [
+    need('stage', 'Shipping', 'kase'),
+    need('stage', 'planned', 'kase'),
+    need('lostReason', 'Too slow', 'opportunity'),
+    need('lostReason', 'PRICE', 'opportunity'),
+  ];
 
   it('lists those the account lacks for a person to make, and creates none', () => {
     const plan = planSetup(SPEC, needs, CATALOG);

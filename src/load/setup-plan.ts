@@ -4,7 +4,14 @@
  * must add by hand (the checklist). A plan is a value: printed by a dry run before it is applied.
  */
 import { FerryError } from '../errors/index.ts';
-import { type AccountCatalog, type CompiledMapping, createResolver, type Entity, type NameKind, type NameUse } from '../mapping/index.ts';
+import {
+  type AccountCatalog,
+  type CompiledMapping,
+  createResolver,
+  type Entity,
+  type NameKind,
+  type NameUse,
+} from '../mapping/index.ts';
 import { openStepItems, type PreparedStep, type SetupSpec } from '../plan/index.ts';
 import { CHECKLIST_KINDS, KIND_WORDS, SETUP_KINDS, type ChecklistKind, type SetupKind } from './setup-kinds.ts';
 
@@ -50,7 +57,11 @@ export interface SetupReport extends SetupPlan {
 
 const CAPTURE_RULE = { parties: 'PARTY', opportunities: 'OPPORTUNITY', kases: 'KASE' } as const;
 
-const PLURAL: Partial<Record<Entity, keyof typeof CAPTURE_RULE>> = { party: 'parties', opportunity: 'opportunities', kase: 'kases' };
+const PLURAL: Partial<Record<Entity, keyof typeof CAPTURE_RULE>> = {
+  party: 'parties',
+  opportunity: 'opportunities',
+  kase: 'kases',
+};
 
 export function norm(name: string): string {
   return name.trim().toLowerCase();
@@ -74,7 +85,12 @@ export interface NameNeed {
   rows: number;
 }
 
-const NEEDED_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['milestone', 'activityType', 'trackDefinition', ...CHECKLIST_KINDS]);
+const NEEDED_KINDS: ReadonlySet<NameKind> = new Set<NameKind>([
+  'milestone',
+  'activityType',
+  'trackDefinition',
+  ...CHECKLIST_KINDS,
+]);
 
 function needKey(use: NameUse): string {
   const scope = use.scope;
@@ -85,7 +101,11 @@ function needKey(use: NameUse): string {
  * Maps every row of the steps (as validate does, without writing) and collects the names their
  * records use of the kinds set-up creates or lists. Rows the mapping rejects name nothing.
  */
-export async function collectNames(steps: readonly PreparedStep[], compiled: readonly CompiledMapping[], signal?: AbortSignal): Promise<NameNeed[]> {
+export async function collectNames(
+  steps: readonly PreparedStep[],
+  compiled: readonly CompiledMapping[],
+  signal?: AbortSignal,
+): Promise<NameNeed[]> {
   const needs = new Map<string, NameNeed>();
   for (const [index, step] of steps.entries()) {
     const mapping = compiled[index] as CompiledMapping;
@@ -136,9 +156,13 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
     planned.add(key);
     create.push({ ...item, key });
   };
-  const pipelineExists = (name: string): boolean => hasName(catalog.pipelines, name) || planned.has(`pipeline:${norm(name)}`);
+  const pipelineExists = (name: string): boolean =>
+    hasName(catalog.pipelines, name) || planned.has(`pipeline:${norm(name)}`);
   const milestoneExists = (name: string, pipeline: string | null): boolean => {
-    const pool = pipeline === null ? catalog.milestones : catalog.milestones.filter((m) => norm(m.pipelineName) === norm(pipeline));
+    const pool =
+      pipeline === null
+        ? catalog.milestones
+        : catalog.milestones.filter((m) => norm(m.pipelineName) === norm(pipeline));
     return hasName(pool, name);
   };
   const addPipeline = (name: string, origin: SetupItem['origin'], description?: string): void => {
@@ -146,7 +170,13 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
       if (origin === 'plan') present += 1;
       return;
     }
-    add({ kind: 'pipeline', name: name.trim(), pipeline: null, origin, body: { name: name.trim(), ...(description !== undefined ? { description } : {}) } });
+    add({
+      kind: 'pipeline',
+      name: name.trim(),
+      pipeline: null,
+      origin,
+      body: { name: name.trim(), ...(description !== undefined ? { description } : {}) },
+    });
   };
   const addMilestone = (name: string, pipeline: string | null, origin: SetupItem['origin'], extra: Body = {}): void => {
     if (pipeline !== null) addPipeline(pipeline, origin);
@@ -159,7 +189,12 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
     const target = pipeline ?? defaultPipeline(catalog);
     add({ kind: 'milestone', name: name.trim(), pipeline: target, origin, body: { name: name.trim(), ...extra } });
   };
-  const addActivityType = (name: string, origin: SetupItem['origin'], icon?: string, updateLastContacted?: boolean): void => {
+  const addActivityType = (
+    name: string,
+    origin: SetupItem['origin'],
+    icon?: string,
+    updateLastContacted?: boolean,
+  ): void => {
     if (hasName(catalog.activityTypes, name)) {
       present += 1;
       return;
@@ -168,7 +203,12 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
     if (updateLastContacted !== undefined) body.updateLastContacted = updateLastContacted;
     add({ kind: 'activityType', name: name.trim(), pipeline: null, origin, body });
   };
-  const addTrackDefinition = (name: string, origin: SetupItem['origin'], appliesTo: keyof typeof CAPTURE_RULE, tasks: Array<{ description: string; daysAfter: number; daysAfterRule?: 'TRACK_START' | 'LAST_TASK' }> = []): void => {
+  const addTrackDefinition = (
+    name: string,
+    origin: SetupItem['origin'],
+    appliesTo: keyof typeof CAPTURE_RULE,
+    tasks: Array<{ description: string; daysAfter: number; daysAfterRule?: 'TRACK_START' | 'LAST_TASK' }> = [],
+  ): void => {
     if (hasName(catalog.trackDefinitions, name)) {
       present += 1;
       return;
@@ -177,7 +217,12 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
       description: name.trim(),
       captureRule: CAPTURE_RULE[appliesTo],
       direction: 'START_DATE',
-      taskDefinitions: tasks.map((task, index) => ({ description: task.description, daysAfterRule: task.daysAfterRule ?? 'TRACK_START', daysAfter: task.daysAfter, displayOrder: index })),
+      taskDefinitions: tasks.map((task, index) => ({
+        description: task.description,
+        daysAfterRule: task.daysAfterRule ?? 'TRACK_START',
+        daysAfter: task.daysAfter,
+        displayOrder: index,
+      })),
     };
     add({ kind: 'trackDefinition', name: name.trim(), pipeline: null, origin, body });
   };
@@ -192,11 +237,15 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
   }
   for (const type of spec.activityTypes) addActivityType(type.name, 'plan', type.icon, type.updateLastContacted);
   const appliesTo = new Map<string, keyof typeof CAPTURE_RULE>();
-  for (const need of needs) if (need.use.kind === 'trackDefinition') appliesTo.set(norm(need.use.name), PLURAL[need.entity] ?? 'kases');
+  for (const need of needs)
+    if (need.use.kind === 'trackDefinition') appliesTo.set(norm(need.use.name), PLURAL[need.entity] ?? 'kases');
   for (const definition of spec.trackDefinitions) {
     const target = definition.for ?? appliesTo.get(norm(definition.description));
     if (target === undefined) {
-      throw new FerryError('PLAN_INVALID', `setup.trackDefinitions: \`${definition.description}\` is named by no row, so what it applies to is not known; say \`for: kases\` (or parties, opportunities)`);
+      throw new FerryError(
+        'PLAN_INVALID',
+        `setup.trackDefinitions: \`${definition.description}\` is named by no row, so what it applies to is not known; say \`for: kases\` (or parties, opportunities)`,
+      );
     }
     addTrackDefinition(definition.description, 'plan', target, definition.tasks);
   }
@@ -215,8 +264,17 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
     if (use.kind === 'stage' && !catalog.stages) continue;
     if (use.kind === 'lostReason' && !catalog.lostReasons) continue;
     if (resolver.resolve(use.kind, use.name, use.scope) !== undefined) continue;
-    const scope = use.kind === 'fieldDefinition' ? `${use.scope?.entity ?? 'parties'}${use.scope?.tag ? `, data tag ${use.scope.tag}` : ''}` : null;
-    checklist.push({ kind: use.kind as ChecklistKind, name: use.name.trim(), scope, steps: [...need.steps], rows: need.rows });
+    const scope =
+      use.kind === 'fieldDefinition'
+        ? `${use.scope?.entity ?? 'parties'}${use.scope?.tag ? `, data tag ${use.scope.tag}` : ''}`
+        : null;
+    checklist.push({
+      kind: use.kind as ChecklistKind,
+      name: use.name.trim(),
+      scope,
+      steps: [...need.steps],
+      rows: need.rows,
+    });
   }
   create.sort((a, b) => SETUP_KINDS.indexOf(a.kind) - SETUP_KINDS.indexOf(b.kind));
   return { create, present, checklist };
@@ -225,7 +283,11 @@ export function planSetup(spec: SetupSpec, needs: readonly NameNeed[], catalog: 
 /** --strict: a checklist that is not empty stops everything before the first write. */
 export function assertNothingMissing(checklist: readonly ChecklistItem[]): void {
   if (checklist.length === 0) return;
-  throw new FerryError('MAPPING_UNKNOWN_NAME', `--strict: the account lacks ${checklist.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\``).join(', ')}, which the interface cannot create; nothing was written`, {
-    hint: 'Make them in the service (custom fields, task categories, project stages and lost reasons in the account settings, users and teams by inviting them), or leave out --strict to import the other rows.',
-  });
+  throw new FerryError(
+    'MAPPING_UNKNOWN_NAME',
+    `--strict: the account lacks ${checklist.map((c) => `${KIND_WORDS[c.kind]} \`${c.name}\``).join(', ')}, which the interface cannot create; nothing was written`,
+    {
+      hint: 'Make them in the service (custom fields, task categories, project stages and lost reasons in the account settings, users and teams by inviting them), or leave out --strict to import the other rows.',
+    },
+  );
 }

@@ -1,7 +1,13 @@
 /** Set-up as a run and the `setup` command do it: plan, then apply (or only print, in a dry run). */
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { writeStateSteps, type AccountIdentity } from '../journal/index.ts';
-import { type AccountCatalog, type CatalogResolver, type CompiledMapping, createResolver, type TransformRegistry } from '../mapping/index.ts';
+import {
+  type AccountCatalog,
+  type CatalogResolver,
+  type CompiledMapping,
+  createResolver,
+  type TransformRegistry,
+} from '../mapping/index.ts';
 import { type PreparedStep, prepareRun, type SetupSpec } from '../plan/index.ts';
 import { openRun } from './open-run.ts';
 import { type ApplySetupDeps, applySetup, withItems } from './setup-apply.ts';
@@ -33,18 +39,30 @@ export interface SetupForRunOptions {
  * (checklist included) before any write, stop under `strict` when the checklist is not empty,
  * create what is missing, and give back a resolver that knows what was created.
  */
-export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupDeps): Promise<{ report: SetupReport; resolver: CatalogResolver | null; catalog: AccountCatalog }> {
+export async function setupForRun(
+  options: SetupForRunOptions,
+  deps: ApplySetupDeps,
+): Promise<{ report: SetupReport; resolver: CatalogResolver | null; catalog: AccountCatalog }> {
   const catalog = options.catalog ?? (await readAccountCatalog(deps.client));
   const needs = await collectNames(options.steps, options.compiled, options.signal);
   const plan = planSetup(options.spec, needs, catalog);
   options.onPlan?.(plan);
   if (options.strict) assertNothingMissing(plan.checklist);
   // A dry run creates nothing, but its rows are mapped as if it had: the planned names resolve.
-  if (options.dryRun) return { report: { ...plan, created: [], dryRun: true }, resolver: createResolver(withPlanned(catalog, plan)), catalog };
+  if (options.dryRun)
+    return {
+      report: { ...plan, created: [], dryRun: true },
+      resolver: createResolver(withPlanned(catalog, plan)),
+      catalog,
+    };
   await writeStateSteps(deps.state.dir, []);
   // Pending intents of an interrupted set-up are settled even when nothing is left to create.
   const applied = await applySetup(plan, catalog, deps);
-  return { report: { ...plan, created: applied.created, dryRun: false }, resolver: createResolver(applied.catalog), catalog: applied.catalog };
+  return {
+    report: { ...plan, created: applied.created, dryRun: false },
+    resolver: createResolver(applied.catalog),
+    catalog: applied.catalog,
+  };
 }
 
 /**
@@ -52,7 +70,12 @@ export async function setupForRun(options: SetupForRunOptions, deps: ApplySetupD
  * would create resolves), so that validate rejects what the run would, and the set-up's plan for
  * its checklist. Null for a plan without `setup:`.
  */
-export async function plannedSetup(planFile: string, client: CrmClient, signal?: AbortSignal, transforms?: TransformRegistry): Promise<{ resolver: CatalogResolver; plan: SetupPlan } | null> {
+export async function plannedSetup(
+  planFile: string,
+  client: CrmClient,
+  signal?: AbortSignal,
+  transforms?: TransformRegistry,
+): Promise<{ resolver: CatalogResolver; plan: SetupPlan } | null> {
   const { plan: loaded, steps, compiled } = await prepareRun({ kind: 'plan', planFile }, { transforms });
   if (!loaded?.setup) return null;
   const catalog = await readAccountCatalog(client);
@@ -73,18 +96,42 @@ export interface SetupCommandOptions {
  */
 export async function runSetup(
   options: SetupCommandOptions,
-  deps: { client: CrmClient; account?: AccountIdentity | undefined; signal?: AbortSignal; onPlan?: (plan: SetupPlan) => void; transforms?: TransformRegistry },
+  deps: {
+    client: CrmClient;
+    account?: AccountIdentity | undefined;
+    signal?: AbortSignal;
+    onPlan?: (plan: SetupPlan) => void;
+    transforms?: TransformRegistry;
+  },
 ): Promise<SetupReport> {
   // Opened as a run is, with all of the account's names (the set-up creates what the rows name and
   // the account lacks); the state is the account's, checked by its users.
   const { plan, steps, compiled, names, state } = await openRun(
-    { source: { kind: 'plan', planFile: options.planFile }, prepare: { transforms: deps.transforms }, allNames: () => true, state: { dir: options.stateDir, account: deps.account, keepUsers: !options.dryRun } },
+    {
+      source: { kind: 'plan', planFile: options.planFile },
+      prepare: { transforms: deps.transforms },
+      allNames: () => true,
+      state: { dir: options.stateDir, account: deps.account, keepUsers: !options.dryRun },
+    },
     { client: deps.client },
   );
   const catalog = names.catalog as AccountCatalog;
   try {
-    const spec = plan?.setup ?? { derive: true, pipelines: [], milestones: [], activityTypes: [], trackDefinitions: [] };
-    const forRun: SetupForRunOptions = { spec, steps, compiled, dryRun: options.dryRun ?? false, strict: options.strict ?? false, catalog };
+    const spec = plan?.setup ?? {
+      derive: true,
+      pipelines: [],
+      milestones: [],
+      activityTypes: [],
+      trackDefinitions: [],
+    };
+    const forRun: SetupForRunOptions = {
+      spec,
+      steps,
+      compiled,
+      dryRun: options.dryRun ?? false,
+      strict: options.strict ?? false,
+      catalog,
+    };
     if (deps.signal) forRun.signal = deps.signal;
     if (deps.onPlan) forRun.onPlan = deps.onPlan;
     const { report } = await setupForRun(forRun, { client: deps.client, state, run: state.newRunId() });

@@ -23,7 +23,19 @@ function deferred(): Deferred {
 
 /** One step while it runs. */
 export class StepRun {
-  readonly counts: StepCounts = { rowsRead: 0, created: 0, updated: 0, unchanged: 0, matched: 0, deleted: 0, skipped: 0, repeated: 0, rejected: 0, missing: 0, notReached: 0 };
+  readonly counts: StepCounts = {
+    rowsRead: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    matched: 0,
+    deleted: 0,
+    skipped: 0,
+    repeated: 0,
+    rejected: 0,
+    missing: 0,
+    notReached: 0,
+  };
   /** Rows of this run settled: their record's id, null when not written. */
   readonly #ids = new Map<string, number | null>();
   /** Rows other rows wait for, not yet settled. */
@@ -154,10 +166,14 @@ export class StepRun {
 export function assertSameKey(step: PreparedStep, journal: LoadedJournal): void {
   const key = JSON.stringify(step.mapping.key);
   if (journal.key === null || journal.key === key || !anyWritten(journal)) return;
-  throw new FerryError('MAPPING_INVALID', `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`, {
-    location: { file: step.mappingFile, yamlPath: 'key' },
-    hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
-  });
+  throw new FerryError(
+    'MAPPING_INVALID',
+    `step ${step.name}: the mapping's key is ${key}, and the records earlier runs wrote in this state were keyed by ${journal.key}; every row would be created again`,
+    {
+      location: { file: step.mappingFile, yamlPath: 'key' },
+      hint: 'Put the key back as it was. To key the rows another way, start over (--fresh, or another --state-dir) with a `match:` in the mapping, so that rows find the records already written instead of creating them again.',
+    },
+  );
 }
 
 /** Whether the journal holds a record for any row (a walk that stops at the first, without a list of every row). */

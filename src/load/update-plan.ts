@@ -10,7 +10,8 @@ type Body = Record<string, unknown>;
 const COLLECTIONS: Record<string, (item: Body) => string> = {
   emailAddresses: (i) => String(i.address ?? '').toLowerCase(),
   phoneNumbers: (i) => String(i.number ?? '').replace(/[^\d+]/g, ''),
-  addresses: (i) => ['street', 'city', 'state', 'zip', 'country'].map((k) => String(i[k] ?? '').toLowerCase()).join('|'),
+  addresses: (i) =>
+    ['street', 'city', 'state', 'zip', 'country'].map((k) => String(i[k] ?? '').toLowerCase()).join('|'),
   websites: (i) => `${String(i.service ?? 'URL')}|${String(i.address ?? '').toLowerCase()}`,
   tags: (i) => (i.name !== undefined ? String(i.name).toLowerCase() : `#${String(i.id)}`),
   fields: (i) => `def:${definitionId(i.definition)}`,
@@ -95,7 +96,12 @@ export function planUpdate(from: Body, to: Body, current?: Body | null): UpdateP
     needsCurrent = true;
     const oldItems = new Map(itemsOf(from, key).map((item) => [identity(item), item]));
     const newItems = new Map(itemsOf(to, key).map((item) => [identity(item), item]));
-    const existing = new Map(itemsOf(current, key).map((item) => [key === 'fields' ? `def:${definitionId(item.definition)}` : identity(item), item]));
+    const existing = new Map(
+      itemsOf(current, key).map((item) => [
+        key === 'fields' ? `def:${definitionId(item.definition)}` : identity(item),
+        item,
+      ]),
+    );
     const delta: Body[] = [];
     for (const [id, item] of newItems) {
       const old = oldItems.get(id);
@@ -205,14 +211,34 @@ export function signatureOf(entity: Entity, record: Body): string {
   switch (entity) {
     case 'party': {
       const email = lower(itemsOf(record, 'emailAddresses')[0]?.address);
-      return ['party', lower(record.type), lower(record.name), lower(record.firstName), lower(record.lastName), email].join('|');
+      return [
+        'party',
+        lower(record.type),
+        lower(record.name),
+        lower(record.firstName),
+        lower(record.lastName),
+        email,
+      ].join('|');
     }
     case 'kase':
     case 'opportunity':
       return [entity, lower(record.name), idOf(record.party)].join('|');
     case 'entry':
-      return ['entry', idOf(record.party), idOf(record.kase), idOf(record.opportunity), String(record.content ?? '')].join('|');
+      return [
+        'entry',
+        idOf(record.party),
+        idOf(record.kase),
+        idOf(record.opportunity),
+        String(record.content ?? ''),
+      ].join('|');
     case 'task':
-      return ['task', lower(record.description), String(record.dueOn ?? ''), idOf(record.party), idOf(record.kase), idOf(record.opportunity)].join('|');
+      return [
+        'task',
+        lower(record.description),
+        String(record.dueOn ?? ''),
+        idOf(record.party),
+        idOf(record.kase),
+        idOf(record.opportunity),
+      ].join('|');
   }
 }

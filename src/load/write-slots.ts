@@ -10,7 +10,8 @@ export class WriteSlots {
   readonly #waiting: Array<() => void> = [];
 
   constructor(size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`WriteSlots: size must be a whole number of at least 1, got ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new RangeError(`WriteSlots: size must be a whole number of at least 1, got ${size}`);
     this.#free = size;
   }
 

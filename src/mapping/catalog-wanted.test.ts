@@ -37,7 +37,18 @@ const REQUIRED: Record<Entity, string[]> = {
 const NAME_TARGETS = new Set(['name', 'names', 'custom', 'pipeline']);
 
 /** A name the account above has, for each target that holds one. */
-const NAMES: Record<string, string> = { owner: 'ada', team: 'North', stage: 'Planning', tracks: 'Onboarding', pipeline: 'Sales', milestone: 'Won', lostReason: 'Price', activityType: 'Call', category: 'Follow-up', custom: 'x' };
+const NAMES: Record<string, string> = {
+  owner: 'ada',
+  team: 'North',
+  stage: 'Planning',
+  tracks: 'Onboarding',
+  pipeline: 'Sales',
+  milestone: 'Won',
+  lostReason: 'Price',
+  activityType: 'Call',
+  category: 'Follow-up',
+  custom: 'x',
+};
 
 /**
  * A mapping of `entity` that writes every target the compiler's table says holds a name, each from
@@ -48,8 +59,22 @@ function everyName(entity: Entity, fromColumns: boolean): { yaml: string; target
     .filter(([, info]) => NAME_TARGETS.has(info.kind))
     .map(([to]) => to);
   const value = (to: string): string => (fromColumns ? `{column: ${to}}` : (NAMES[to] ?? to));
-  const fields = targets.map((to) => (to === 'custom' ? `- {to: custom, definition: Level, tag: null, value: ${value(to)}}` : `- {to: ${to}, value: ${value(to)}}`));
-  return { yaml: ['version: 1', `entity: ${entity}`, 'key: "{{id}}"', 'fields:', ...[...REQUIRED[entity], ...fields].map((line) => `  ${line}`), ''].join('\n'), targets };
+  const fields = targets.map((to) =>
+    to === 'custom'
+      ? `- {to: custom, definition: Level, tag: null, value: ${value(to)}}`
+      : `- {to: ${to}, value: ${value(to)}}`,
+  );
+  return {
+    yaml: [
+      'version: 1',
+      `entity: ${entity}`,
+      'key: "{{id}}"',
+      'fields:',
+      ...[...REQUIRED[entity], ...fields].map((line) => `  ${line}`),
+      '',
+    ].join('\n'),
+    targets,
+  };
 }
 
 describe('catalogWanted: the lists of names a run reads', () => {
@@ -59,10 +84,18 @@ describe('catalogWanted: the lists of names a run reads', () => {
       const compiled = await compileMapping(parseMapping(yaml, '/maps/m.yaml'), { file: '/maps/m.yaml' });
       const resolver = createResolver(catalogWithOnly(full, catalogWanted([compiled.mapping])));
       const values = Object.fromEntries([['id', '1'], ['pid', 7], ...targets.map((to) => [to, NAMES[to] ?? to])]);
-      const item = compiled.mapRow({ kind: 'row', source: 'in.csv', row: 1, values, location: { file: '/data/in.csv', row: 2 } });
+      const item = compiled.mapRow({
+        kind: 'row',
+        source: 'in.csv',
+        row: 1,
+        values,
+        location: { file: '/data/in.csv', row: 2 },
+      });
       if (item.kind !== 'record') throw new Error(`expected a record, got ${JSON.stringify(item)}`);
       // Every name-holding target but the pipeline (a milestone's scope) puts a name in the row.
-      expect(new Set(item.names.map((use) => use.yamlPath)).size).toBe(targets.filter((to) => to !== 'pipeline').length);
+      expect(new Set(item.names.map((use) => use.yamlPath)).size).toBe(
+        targets.filter((to) => to !== 'pipeline').length,
+      );
       for (const use of item.names) {
         expect(resolver.resolve(use.kind, use.name, use.scope), `${use.kind} ${use.name}`).toBeTypeOf('number');
         expect(() => resolver.explain(use.kind, use.name, use.scope)).not.toThrow();
@@ -77,7 +110,18 @@ describe('catalogWanted: the lists of names a run reads', () => {
   }
 
   it('asks for nothing but the users for a mapping that names nothing, and reading another list is an error', () => {
-    const mapping = parseMapping(['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - {to: name, value: {column: n}}', '  - {to: tags, value: {column: t}}', ''].join('\n'), '/maps/m.yaml');
+    const mapping = parseMapping(
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - {to: name, value: {column: n}}',
+        '  - {to: tags, value: {column: t}}',
+        '',
+      ].join('\n'),
+      '/maps/m.yaml',
+    );
     const wanted = catalogWanted([mapping]);
     expect([...wanted.lists]).toEqual([]);
     expect([...wanted.fieldDefinitions]).toEqual([]);
@@ -85,14 +129,36 @@ describe('catalogWanted: the lists of names a run reads', () => {
     expect(narrowed.users).toEqual(full.users);
     // A list not read is not an empty list (a set-up would create again what the account has).
     expect(() => narrowed.pipelines).toThrow(FerryError);
-    expect(() => createResolver(narrowed).resolve('trackDefinition', 'Onboarding')).toThrow(/track definitions were not read for this run/);
+    expect(() => createResolver(narrowed).resolve('trackDefinition', 'Onboarding')).toThrow(
+      /track definitions were not read for this run/,
+    );
     expect(() => narrowed.fieldDefinitions.parties).toThrow(/custom fields of parties/);
   });
 
   it('reads the custom fields of an entity matched by one, and the pipelines for a milestone', () => {
-    const people = parseMapping(['version: 1', 'entity: party', 'key: "{{id}}"', 'match: {by: custom, definition: Ref}', 'fields:', '  - {to: name, value: {column: n}}', ''].join('\n'), '/maps/p.yaml');
+    const people = parseMapping(
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'match: {by: custom, definition: Ref}',
+        'fields:',
+        '  - {to: name, value: {column: n}}',
+        '',
+      ].join('\n'),
+      '/maps/p.yaml',
+    );
     const deals = parseMapping(
-      ['version: 1', 'entity: opportunity', 'key: "{{id}}"', 'fields:', '  - {to: name, value: {column: n}}', '  - {to: milestone, value: {column: m}}', '  - {to: owner, value: {column: o}}', ''].join('\n'),
+      [
+        'version: 1',
+        'entity: opportunity',
+        'key: "{{id}}"',
+        'fields:',
+        '  - {to: name, value: {column: n}}',
+        '  - {to: milestone, value: {column: m}}',
+        '  - {to: owner, value: {column: o}}',
+        '',
+      ].join('\n'),
       '/maps/o.yaml',
     );
     const wanted = catalogWanted([people, deals]);

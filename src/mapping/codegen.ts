@@ -94,18 +94,33 @@ export class CodeWriter {
    * The source so far, as the body of a function with the given parameters; `prologue` lines go
    * first (declarations that only the finished body shows to be needed).
    */
-  source(name: string, params: readonly string[], prologue: readonly string[] = [], cells: CellReader = namedCell): string {
+  source(
+    name: string,
+    params: readonly string[],
+    prologue: readonly string[] = [],
+    cells: CellReader = namedCell,
+  ): string {
     const constants = this.constants.map((_, i) => `const $${i} = constants[${i}];`);
-    if (this.dynamic && cells.header !== undefined) constants.push(`const columnIndex = new Map(${JSON.stringify(cells.header.map((column, index) => [column, index]))});`);
+    if (this.dynamic && cells.header !== undefined)
+      constants.push(
+        `const columnIndex = new Map(${JSON.stringify(cells.header.map((column, index) => [column, index]))});`,
+      );
     const body = [...prologue.map((line) => `  ${line}`), ...this.lines]
       .join('\n')
       .replace(/\u0001(\d+)\u0001/g, (_, index: string) => cells(this.cells[Number(index)] as string))
-      .replace(/\u0002([^\u0002]*)\u0002/g, (_, expression: string) => (cells.header === undefined ? `values[${expression}]` : `fields[columnIndex.get(${expression}) ?? -1]`));
+      .replace(/\u0002([^\u0002]*)\u0002/g, (_, expression: string) =>
+        cells.header === undefined ? `values[${expression}]` : `fields[columnIndex.get(${expression}) ?? -1]`,
+      );
     return `${constants.join('\n')}\nreturn function ${name}(${params.join(', ')}) {\n${body}\n};`;
   }
 
   /** Builds the function; `cells` says how a cell is read (by name from `values`, unless told otherwise). */
-  build<F>(name: string, params: readonly string[], prologue: readonly string[] = [], cells: CellReader = namedCell): { fn: F; source: string } {
+  build<F>(
+    name: string,
+    params: readonly string[],
+    prologue: readonly string[] = [],
+    cells: CellReader = namedCell,
+  ): { fn: F; source: string } {
     const source = this.source(name, params, prologue, cells);
     const factory = new Function('constants', source) as (constants: unknown[]) => F;
     return { fn: factory(this.constants), source };

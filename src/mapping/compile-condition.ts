@@ -53,7 +53,13 @@ function cellTest(condition: Extract<Condition, { column: string }>): CellTest {
     tests.push((cell) => {
       // Text longer than every wanted one cannot match once its ends are plain (trimming keeps
       // it) and lower-casing never shortens text: no need to make the lower-cased copy.
-      if (typeof cell === 'string' && cell.length > longest && visibleAscii(cell.charCodeAt(0)) && visibleAscii(cell.charCodeAt(cell.length - 1))) return false;
+      if (
+        typeof cell === 'string' &&
+        cell.length > longest &&
+        visibleAscii(cell.charCodeAt(0)) &&
+        visibleAscii(cell.charCodeAt(cell.length - 1))
+      )
+        return false;
       const text = cellText(cell);
       for (const want of list) if (same(cell, text, want)) return true;
       return false;
@@ -80,7 +86,11 @@ function cellTest(condition: Extract<Condition, { column: string }>): CellTest {
  * The condition as an expression of generated code over `values` (see codegen.ts): each column's
  * cell is read at its own site, and `all`, `any` and `not` become the operators they are.
  */
-export function emitCondition(code: CodeWriter, condition: Condition, helpers: { isEmpty: string; valueText: string }): string {
+export function emitCondition(
+  code: CodeWriter,
+  condition: Condition,
+  helpers: { isEmpty: string; valueText: string },
+): string {
   if ('all' in condition) return `(${condition.all.map((c) => emitCondition(code, c, helpers)).join(' && ')})`;
   if ('any' in condition) return `(${condition.any.map((c) => emitCondition(code, c, helpers)).join(' || ')})`;
   if ('not' in condition) return `!${emitCondition(code, condition.not, helpers)}`;

@@ -17,7 +17,21 @@ import type { Entity, FieldEntry, OnInvalid, ValueSpec } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { Value } from './transforms/types.ts';
 import type { AttachmentUse, NameKind, NameUse, RefUse, RowWarning } from './types.ts';
-import { contactItems, customItems, itemText, ITEM_SHAPES, parseItemList, refused, shown, toDate, toId, toInteger, toNumber, toTime, toTimestamp } from './field-values.ts';
+import {
+  contactItems,
+  customItems,
+  itemText,
+  ITEM_SHAPES,
+  parseItemList,
+  refused,
+  shown,
+  toDate,
+  toId,
+  toInteger,
+  toNumber,
+  toTime,
+  toTimestamp,
+} from './field-values.ts';
 
 /** Names whose id the service takes as a bare integer rather than {id}. */
 const BARE_ID_KINDS: ReadonlySet<NameKind> = new Set<NameKind>(['activityType', 'stage']);
@@ -131,10 +145,17 @@ function frozenUse(use: NameUse): NameUse {
  * resolveRecord): the field's `onInvalid` (`keep` drops, the service taking no value as typed
  * there) and the column the value comes from.
  */
-function customCheck(context: FieldContext, field: FieldEntry, info: TargetInfo): Pick<NameUse, 'onInvalid' | 'valueColumn'> {
+function customCheck(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+): Pick<NameUse, 'onInvalid' | 'valueColumn'> {
   const { policy } = invalidPolicy(field, info, context.onInvalid);
   const column = fieldColumn(field);
-  return { onInvalid: policy === 'reject' ? 'reject' : 'drop', ...(column === undefined ? {} : { valueColumn: column }) };
+  return {
+    onInvalid: policy === 'reject' ? 'reject' : 'drop',
+    ...(column === undefined ? {} : { valueColumn: column }),
+  };
 }
 
 function customValue(value: Value): string | boolean {
@@ -200,7 +221,11 @@ function constantType(spec: ValueSpec | undefined): { text: string | undefined }
  * `keep` means drop there. The phone transform's older `invalid: keep` is an alias of
  * `onInvalid: keep` on its field (with the warning that goes with it).
  */
-export function invalidPolicy(field: FieldEntry, info: TargetInfo, fallback: OnInvalid): { entry: FieldEntry; policy: OnInvalid } {
+export function invalidPolicy(
+  field: FieldEntry,
+  info: TargetInfo,
+  fallback: OnInvalid,
+): { entry: FieldEntry; policy: OnInvalid } {
   const keepable = KEEPABLE_KINDS.has(info.kind);
   if (field.onInvalid !== undefined) return { entry: field, policy: field.onInvalid };
   const spec = field.value;
@@ -208,7 +233,12 @@ export function invalidPolicy(field: FieldEntry, info: TargetInfo, fallback: OnI
     let aliased = false;
     const transform = spec.transform.map((t) => {
       const normalized = normalizeTransform(t, TRANSFORMS);
-      if (!normalized.ok || normalized.definition !== TRANSFORMS.phone || (normalized.options as { invalid?: string }).invalid !== 'keep') return t;
+      if (
+        !normalized.ok ||
+        normalized.definition !== TRANSFORMS.phone ||
+        (normalized.options as { invalid?: string }).invalid !== 'keep'
+      )
+        return t;
       aliased = true;
       return { phone: { ...(normalized.options as object), invalid: 'error' } };
     });
@@ -233,11 +263,19 @@ function shownValue(value: Value | undefined): string | undefined {
  * as typed, false when the field is left out; a warning says which. Rejections that are not
  * about a value (`required`) and bugs are thrown on.
  */
-function invalidHandler(to: string, policy: 'drop' | 'keep', yamlPath: string, column: string | undefined): (error: unknown, draft: Draft, raw: Value | undefined) => boolean {
+function invalidHandler(
+  to: string,
+  policy: 'drop' | 'keep',
+  yamlPath: string,
+  column: string | undefined,
+): (error: unknown, draft: Draft, raw: Value | undefined) => boolean {
   return (error, draft, raw) => {
     if (!(error instanceof RowRejection) || !error.badValue) throw error;
     const value = shownValue(raw);
-    const warning: RowWarning = policy === 'keep' && value !== undefined ? { code: 'VALUE_KEPT', field: to, message: `kept as typed: ${error.message}` } : { code: 'VALUE_DROPPED', field: to, message: `left out: ${error.message}` };
+    const warning: RowWarning =
+      policy === 'keep' && value !== undefined
+        ? { code: 'VALUE_KEPT', field: to, message: `kept as typed: ${error.message}` }
+        : { code: 'VALUE_DROPPED', field: to, message: `left out: ${error.message}` };
     if (value !== undefined) warning.value = value;
     const where = error.column ?? column;
     if (where !== undefined) warning.column = where;
@@ -253,12 +291,28 @@ function invalidHandler(to: string, policy: 'drop' | 'keep', yamlPath: string, c
  * the record (or the draft), rejecting the row where the value does not fit the target, or, as
  * the field's `onInvalid` says, leaving the value out or writing it as typed.
  */
-export async function emitField(context: FieldContext, field: FieldEntry, info: TargetInfo, index: number): Promise<void> {
+export async function emitField(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  index: number,
+): Promise<void> {
   const { compiler } = context;
   const { code } = compiler;
   const yamlPath = `fields[${index}]`;
   const column = fieldColumn(field);
-  const required = field.required ? code.constant(() => new RowRejection(field.to, `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`, 'MAPPING_VALUE', false, { rule: yamlPath, column, value: '' })) : undefined;
+  const required = field.required
+    ? code.constant(
+        () =>
+          new RowRejection(
+            field.to,
+            `\`${field.to}\` is required (${yamlPath}) but the row gives it no value`,
+            'MAPPING_VALUE',
+            false,
+            { rule: yamlPath, column, value: '' },
+          ),
+      )
+    : undefined;
   const { entry, policy } = invalidPolicy(field, info, context.onInvalid);
   code.line(`// ${yamlPath}: ${field.to}${policy === 'reject' ? '' : ` (onInvalid: ${policy})`}`);
   const raw = policy === 'reject' ? undefined : code.temp('raw');
@@ -272,7 +326,8 @@ export async function emitField(context: FieldContext, field: FieldEntry, info: 
         return;
       }
       await emitGuarded(context, entry, info, yamlPath, policy, raw, async () => {
-        if (entry.ref !== undefined && entry.key !== undefined) await emitRef(context, entry, { info, yamlPath, required, raw });
+        if (entry.ref !== undefined && entry.key !== undefined)
+          await emitRef(context, entry, { info, yamlPath, required, raw });
         else if (entry.items !== undefined) await emitItems(context, entry, info, yamlPath, required);
         else if (info.kind === 'address') await emitAddress(context, entry, yamlPath, required);
         else await emitSimple(context, entry, info, yamlPath, required, raw);
@@ -305,7 +360,15 @@ function placeRejection(yamlPath: string, column: string | undefined): (error: u
  * One place decides what a failing value becomes: the field (or one numbered item) is tried, and
  * a value it cannot take is dropped or kept; nothing of it is written before the value is read.
  */
-async function emitGuarded(context: FieldContext, entry: FieldEntry, info: TargetInfo, yamlPath: string, policy: OnInvalid, raw: string | undefined, body: () => Promise<void>): Promise<void> {
+async function emitGuarded(
+  context: FieldContext,
+  entry: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  policy: OnInvalid,
+  raw: string | undefined,
+  body: () => Promise<void>,
+): Promise<void> {
   const { compiler } = context;
   const { code } = compiler;
   if (raw === undefined || policy === 'reject') {
@@ -313,7 +376,9 @@ async function emitGuarded(context: FieldContext, entry: FieldEntry, info: Targe
     return;
   }
   await code.blockAsync('try', body, '} catch (error) {');
-  const handle = code.constant(invalidHandler(entry.to, policy, yamlPath, compiler.star === undefined ? fieldColumn(entry) : undefined));
+  const handle = code.constant(
+    invalidHandler(entry.to, policy, yamlPath, compiler.star === undefined ? fieldColumn(entry) : undefined),
+  );
   if (policy === 'keep') {
     const kept = code.name('kept');
     await code.blockAsync(`if (${handle}(error, draft, ${raw}))`, async () => {
@@ -326,7 +391,8 @@ async function emitGuarded(context: FieldContext, entry: FieldEntry, info: Targe
 
 /** The columns a value spec reads by name: `{column: ...}`, or the placeholders of a template. */
 export function columnsOfSpec(spec: ValueSpec | undefined): string[] {
-  const template = typeof spec === 'string' ? spec : spec !== null && typeof spec === 'object' ? spec.template : undefined;
+  const template =
+    typeof spec === 'string' ? spec : spec !== null && typeof spec === 'object' ? spec.template : undefined;
   if (template !== undefined && isTemplate(template)) {
     const parsed = parseTemplate(template);
     return parsed.ok ? parsed.columns : [];
@@ -343,7 +409,9 @@ export function columnsOfSpec(spec: ValueSpec | undefined): string[] {
 export function numberedColumns(field: FieldEntry): string[] {
   if (field.items !== 'numbered') return [];
   // A link's keys are templates, or names of one column.
-  const keys = (typeof field.key === 'string' ? [field.key] : (field.key ?? [])).map((key) => (isTemplate(key) ? key : `{{${key}}}`));
+  const keys = (typeof field.key === 'string' ? [field.key] : (field.key ?? [])).map((key) =>
+    isTemplate(key) ? key : `{{${key}}}`,
+  );
   const specs = [field.value, field.type, field.service, ...Object.values(field.parts ?? {}), ...keys];
   const out: string[] = [];
   for (const spec of specs) {
@@ -357,7 +425,15 @@ export function numberedColumns(field: FieldEntry): string[] {
  * the entry's columns for the number (a legacy record holds as many as it has; a file's header
  * as many as its widest row). An item whose columns are all empty is no item.
  */
-async function emitNumbered(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined, policy: OnInvalid, raw: string | undefined): Promise<void> {
+async function emitNumbered(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  required: string | undefined,
+  policy: OnInvalid,
+  raw: string | undefined,
+): Promise<void> {
   const { compiler } = context;
   const { code } = compiler;
   const columns = numberedColumns(field);
@@ -366,12 +442,15 @@ async function emitNumbered(context: FieldContext, field: FieldEntry, info: Targ
   const list = context.lists.use(ITEM_LISTS[info.kind] ?? 'fields');
   const before = required === undefined ? undefined : code.temp('before', `${list} === null ? 0 : ${list}.length`);
   await code.blockAsync(`for (let ${star} = 1; ; ${star}++)`, async () => {
-    code.line(`if (${columns.map((column) => `${code.dynamicCell(numberedColumn(column, star))} === undefined`).join(' && ')}) break;`);
+    code.line(
+      `if (${columns.map((column) => `${code.dynamicCell(numberedColumn(column, star))} === undefined`).join(' && ')}) break;`,
+    );
     compiler.star = star;
     try {
       // The policy holds for each item: a third phone that cannot be read leaves the first two.
       await emitGuarded(context, field, info, yamlPath, policy, raw, async () => {
-        if (field.ref !== undefined && field.key !== undefined) await emitRef(context, field, { info, yamlPath, required: undefined, raw });
+        if (field.ref !== undefined && field.key !== undefined)
+          await emitRef(context, field, { info, yamlPath, required: undefined, raw });
         else if (info.kind === 'address') await emitAddress(context, field, yamlPath, undefined);
         else await emitSimple(context, field, info, yamlPath, undefined, raw);
       });
@@ -379,21 +458,35 @@ async function emitNumbered(context: FieldContext, field: FieldEntry, info: Targ
       compiler.star = undefined;
     }
   });
-  if (required !== undefined) code.line(`if ((${list} === null ? 0 : ${list}.length) === ${before}) throw ${required}();`);
+  if (required !== undefined)
+    code.line(`if ((${list} === null ? 0 : ${list}.length) === ${before}) throw ${required}();`);
 }
 
-const ITEM_LISTS: Partial<Record<TargetInfo['kind'], ListKey>> = { email: 'emailAddresses', phone: 'phoneNumbers', website: 'websites', address: 'addresses', custom: 'fields' };
+const ITEM_LISTS: Partial<Record<TargetInfo['kind'], ListKey>> = {
+  email: 'emailAddresses',
+  phone: 'phoneNumbers',
+  website: 'websites',
+  address: 'addresses',
+  custom: 'fields',
+};
 
 /**
  * An entry over a column holding a JSON list of items: every item, each with its own type (and a
  * website's service; a custom field's definition and data tag), in the service's shapes.
  */
-async function emitItems(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined): Promise<void> {
+async function emitItems(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  required: string | undefined,
+): Promise<void> {
   const { compiler, lists, entity } = context;
   const { code } = compiler;
   const column = typeof field.items === 'object' ? field.items.column : '';
   const listKey = ITEM_LISTS[info.kind];
-  if (listKey === undefined && info.kind !== 'links' && info.kind !== 'attachment') throw new Error(`\`items\` is not for ${field.to}; the mapping's checks let it through`);
+  if (listKey === undefined && info.kind !== 'links' && info.kind !== 'attachment')
+    throw new Error(`\`items\` is not for ${field.to}; the mapping's checks let it through`);
   const v = code.temp('v');
   await emitValue(compiler, { column }, v, { field: field.to, yamlPath }, `${yamlPath}.items`);
   const to = field.to;
@@ -402,7 +495,12 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
     async () => {
       if (info.kind === 'links') {
         // Each key is one more element of the list, linked on its own as a numbered key is.
-        const link = linkItems(to, typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])], yamlPath, column);
+        const link = linkItems(
+          to,
+          typeof field.ref === 'string' ? [field.ref] : [...(field.ref ?? [])],
+          yamlPath,
+          column,
+        );
         code.line(`${code.constant(link)}(${v}, record, draft);`);
       } else if (info.kind === 'attachment') {
         code.line(`${code.constant(attachmentItems)}(${v}, ${literal(to)}, ${literal(column)}, draft);`);
@@ -410,8 +508,19 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
         const scopeEntity = ENTITY_PLURAL[entity as keyof typeof ENTITY_PLURAL];
         const list = lists.use('fields');
         const checked = customCheck(context, field, info);
-        const use = (item: { definition: string; tag: string | null }, position: number, draft: Draft): { name: string; tag: string | null } => {
-          draft.names.push({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: item.definition, scope: { entity: scopeEntity, tag: item.tag }, yamlPath, ...checked });
+        const use = (
+          item: { definition: string; tag: string | null },
+          position: number,
+          draft: Draft,
+        ): { name: string; tag: string | null } => {
+          draft.names.push({
+            path: ['fields', position, 'definition'],
+            kind: 'fieldDefinition',
+            name: item.definition,
+            scope: { entity: scopeEntity, tag: item.tag },
+            yamlPath,
+            ...checked,
+          });
           return { name: item.definition, tag: item.tag };
         };
         code.line(
@@ -419,7 +528,9 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
         );
       } else {
         const kind = info.kind as keyof typeof ITEM_SHAPES;
-        code.line(`for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey as ListKey, 'item')} }`);
+        code.line(
+          `for (const item of ${code.constant(contactItems)}(${literal(kind)}, ${v}, ${literal(to)}, ${literal(column)})) { ${lists.add(listKey as ListKey, 'item')} }`,
+        );
       }
     },
     required === undefined ? '}' : `} else throw ${required}();`,
@@ -430,7 +541,12 @@ async function emitItems(context: FieldContext, field: FieldEntry, info: TargetI
  * The links of a JSON cell that lists the linked records' keys (`[12, 15]`, as `export --mapping`
  * writes a project's additional contacts): one list element per key, each filled in by the plan.
  */
-function linkItems(to: string, steps: readonly string[], yamlPath: string, column: string): (value: Value, record: Record<string, unknown>, draft: Draft) => void {
+function linkItems(
+  to: string,
+  steps: readonly string[],
+  yamlPath: string,
+  column: string,
+): (value: Value, record: Record<string, unknown>, draft: Draft) => void {
   const frozen = Object.freeze([...steps]);
   const listName = LINK_LISTS[to] ?? to;
   return (value, record, draft) => {
@@ -440,8 +556,14 @@ function linkItems(to: string, steps: readonly string[], yamlPath: string, colum
     } catch {
       parsed = undefined;
     }
-    if (!Array.isArray(parsed) || parsed.some((key) => (typeof key !== 'string' && typeof key !== 'number') || String(key).trim() === '')) {
-      throw new RowRejection(to, `column \`${column}\` must hold a JSON list of keys of the linked records (as \`export --mapping\` writes it, e.g. [12, 15]), found ${shown(value)}`);
+    if (
+      !Array.isArray(parsed) ||
+      parsed.some((key) => (typeof key !== 'string' && typeof key !== 'number') || String(key).trim() === '')
+    ) {
+      throw new RowRejection(
+        to,
+        `column \`${column}\` must hold a JSON list of keys of the linked records (as \`export --mapping\` writes it, e.g. [12, 15]), found ${shown(value)}`,
+      );
     }
     const list = (record[listName] ??= []) as Array<{ id: null }>;
     for (const key of parsed as Array<string | number>) {
@@ -459,7 +581,8 @@ function linkItems(to: string, steps: readonly string[], yamlPath: string, colum
 function addAttachment(draft: Draft, path: string, contentType: string | null, to: string, filename?: string): void {
   const named = filename === undefined ? {} : { filename };
   if (isAbsolute(path)) draft.attachments.push({ path, contentType, ...named });
-  else if (draft.inputDir !== null) draft.attachments.push({ path: resolve(draft.inputDir, path), contentType, ...named });
+  else if (draft.inputDir !== null)
+    draft.attachments.push({ path: resolve(draft.inputDir, path), contentType, ...named });
   else {
     warn(draft, {
       code: 'NOT_CARRIED',
@@ -478,9 +601,19 @@ function addAttachment(draft: Draft, path: string, contentType: string | null, t
 function attachmentItems(value: Value, to: string, column: string, draft: Draft): void {
   for (const item of parseItemList(value, to, column)) {
     const file = itemText(item, 'file', to, column);
-    if (file === undefined) throw new RowRejection(to, `column \`${column}\`: an attachment item needs \`file\` (its path), found ${JSON.stringify(item)}`);
+    if (file === undefined)
+      throw new RowRejection(
+        to,
+        `column \`${column}\`: an attachment item needs \`file\` (its path), found ${JSON.stringify(item)}`,
+      );
     // `filename`: the name the service is to keep, when the file on disk has another (a name too long for a file system).
-    addAttachment(draft, file, itemText(item, 'contentType', to, column) ?? null, to, itemText(item, 'filename', to, column));
+    addAttachment(
+      draft,
+      file,
+      itemText(item, 'contentType', to, column) ?? null,
+      to,
+      itemText(item, 'filename', to, column),
+    );
   }
 }
 
@@ -494,10 +627,18 @@ function linkNeeded(entity: Entity, to: string): boolean {
 
 /** What a link target takes as a value (an id; an organisation also by name). */
 function linkObject(info: TargetInfo, to: string): (value: Value) => Record<string, unknown> {
-  if (info.kind === 'organisation') return (value) => (typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() });
+  if (info.kind === 'organisation')
+    return (value) =>
+      typeof value === 'number' && toId(value) !== undefined ? { id: value } : { name: valueText(value).trim() };
   return (value) => {
     const id = toId(value);
-    if (id === undefined) throw refused(to, `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`, value, 'an id (a whole number)');
+    if (id === undefined)
+      throw refused(
+        to,
+        `\`${to}\` takes an id (a whole number) or \`ref\` + \`key\`, found ${shown(value)}`,
+        value,
+        'an id (a whole number)',
+      );
     return { id };
   };
 }
@@ -541,7 +682,8 @@ async function emitRef(context: FieldContext, field: FieldEntry, options: RefOpt
     code.line(`if (${nonEmpty(compiler, value)}) ${fallback} = ${code.constant(linkObject(info, to))}(${value});`);
   }
   // The column of the first key, when one column makes it: what the reason of a link not made names.
-  const keyColumns = templates[0] === undefined ? [] : columnsOfSpec(isTemplate(templates[0]) ? templates[0] : `{{${templates[0]}}}`);
+  const keyColumns =
+    templates[0] === undefined ? [] : columnsOfSpec(isTemplate(templates[0]) ? templates[0] : `{{${templates[0]}}}`);
   const keyColumn = keyColumns.length === 1 && !(keyColumns[0] as string).includes('*') ? keyColumns[0] : undefined;
   const extra = `${mustLink ? ', required: true' : ''}${fallback === undefined ? '' : `, fallback: ${fallback}`}${keyColumn === undefined ? '' : `, column: ${literal(keyColumn)}`}`;
   // A repeatable link (a project's additional contacts) is one more element of a list, linked on its own.
@@ -555,7 +697,8 @@ async function emitRef(context: FieldContext, field: FieldEntry, options: RefOpt
     `draft.refs.push({ path: ${path}, steps: ${steps}, key: ${key}, yamlPath: ${literal(yamlPath)}${alternatives === undefined ? '' : `, alternatives: ${alternatives}`}${extra} });`;
   const otherwise = (): string => {
     const none = required === undefined ? '' : ` else throw ${required}();`;
-    const put = list === null ? `record[${literal(to)}] = ${fallback}` : `(record[${literal(list)}] ??= []).push(${fallback})`;
+    const put =
+      list === null ? `record[${literal(to)}] = ${fallback}` : `(record[${literal(list)}] ??= []).push(${fallback})`;
     return fallback === undefined ? `}${none}` : `} else if (${fallback} !== undefined) ${put};${none}`;
   };
   if (keys.length === 1) {
@@ -583,12 +726,22 @@ async function emitRef(context: FieldContext, field: FieldEntry, options: RefOpt
 }
 
 /** Every target but addresses and links: one value, written when it is not empty. */
-async function emitSimple(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, required: string | undefined, raw: string | undefined): Promise<void> {
+async function emitSimple(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  required: string | undefined,
+  raw: string | undefined,
+): Promise<void> {
   const { compiler } = context;
   const { code } = compiler;
   const owner = { field: field.to, yamlPath };
   const value = code.temp('v');
-  const known = field.value === undefined ? { value: null } : await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`, raw);
+  const known =
+    field.value === undefined
+      ? { value: null }
+      : await emitValue(compiler, field.value, value, owner, `${yamlPath}.value`, raw);
   if (known !== undefined && isEmpty(known.value)) {
     // Nothing to write in any row.
     if (required !== undefined) code.line(`throw ${required}();`);
@@ -596,7 +749,12 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
     return;
   }
   // The sink's own reads (a row-dependent `type`) happen only for a value that is written.
-  const otherwise = required !== undefined ? `} else throw ${required}();` : field.ifEmpty === 'clear' ? `} else record[${literal(field.to)}] = null;` : '}';
+  const otherwise =
+    required !== undefined
+      ? `} else throw ${required}();`
+      : field.ifEmpty === 'clear'
+        ? `} else record[${literal(field.to)}] = null;`
+        : '}';
   await code.blockAsync(
     known === undefined ? `if (${nonEmpty(compiler, value)})` : '',
     async () => {
@@ -607,7 +765,13 @@ async function emitSimple(context: FieldContext, field: FieldEntry, info: Target
 }
 
 /** The statements that write a value (in the variable `v`, not empty) into the record. */
-async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string): Promise<string[]> {
+async function sinkCode(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  v: string,
+): Promise<string[]> {
   const { compiler, lists, entity } = context;
   const { code } = compiler;
   const to = field.to;
@@ -621,7 +785,13 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `record.type = ${call((value: Value) => {
           const type = valueText(value).trim().toLowerCase();
-          if (type !== 'person' && type !== 'organisation') throw refused(to, `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`, value, 'person or organisation');
+          if (type !== 'person' && type !== 'organisation')
+            throw refused(
+              to,
+              `\`type\` must be person or organisation, found ${shown(value)}; a \`lookup\` transform can translate other words`,
+              value,
+              'person or organisation',
+            );
           return type;
         })};`,
       ];
@@ -638,7 +808,13 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `${target} = ${call((value: Value) => {
           const choice = valueText(value).trim().toUpperCase();
-          if (!choices.includes(choice)) throw refused(to, `\`${to}\` must be one of ${choices.join(', ')}, found ${shown(value)}`, value, `one of ${choices.join(', ')}`);
+          if (!choices.includes(choice))
+            throw refused(
+              to,
+              `\`${to}\` must be one of ${choices.join(', ')}, found ${shown(value)}`,
+              value,
+              `one of ${choices.join(', ')}`,
+            );
           return choice;
         })};`,
       ];
@@ -647,7 +823,8 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `draft.amount = ${call((value: Value) => {
           const amount = toNumber(value, to);
-          if (amount < 0) throw refused(to, `\`amount\` must be at least 0, found ${shown(value)}`, value, 'an amount of at least 0');
+          if (amount < 0)
+            throw refused(to, `\`amount\` must be at least 0, found ${shown(value)}`, value, 'an amount of at least 0');
           return amount;
         })};`,
       ];
@@ -655,7 +832,13 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       return [
         `draft.currency = ${call((value: Value) => {
           const currency = valueText(value).trim().toUpperCase();
-          if (!/^[A-Z]{3}$/.test(currency)) throw refused(to, `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`, value, 'a currency code such as EUR');
+          if (!/^[A-Z]{3}$/.test(currency))
+            throw refused(
+              to,
+              `\`currency\` must be an ISO 4217 code such as EUR, found ${shown(value)}`,
+              value,
+              'a currency code such as EUR',
+            );
           return currency;
         })};`,
       ];
@@ -697,9 +880,25 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
       const reference = code.constant(Object.freeze({ name: definition, tag }));
       const uses: NameUse[] = [];
       const checked = customCheck(context, field, info);
-      const useAt = code.constant((position: number) => (uses[position] ??= frozenUse({ path: ['fields', position, 'definition'], kind: 'fieldDefinition', name: definition, scope, yamlPath, ...checked })));
+      const useAt = code.constant(
+        (position: number) =>
+          (uses[position] ??= frozenUse({
+            path: ['fields', position, 'definition'],
+            kind: 'fieldDefinition',
+            name: definition,
+            scope,
+            yamlPath,
+            ...checked,
+          })),
+      );
       const list = lists.use('fields');
-      return [`draft.names.push(${useAt}(${list} === null ? 0 : ${list}.length));`, lists.add('fields', `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`)];
+      return [
+        `draft.names.push(${useAt}(${list} === null ? 0 : ${list}.length));`,
+        lists.add(
+          'fields',
+          `{ definition: ${reference}, value: typeof ${v} === 'string' ? ${v} : ${code.constant(customValue)}(${v}) }`,
+        ),
+      ];
     }
     case 'attachment': {
       // `type` is the file's content type (a v1 export lists it beside the file name); the
@@ -719,7 +918,14 @@ async function sinkCode(context: FieldContext, field: FieldEntry, info: TargetIn
 }
 
 /** A user, team, milestone, stage, ... by name: a placeholder in the record and a name to resolve. */
-function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string, text: string): string[] {
+function nameSink(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  v: string,
+  text: string,
+): string[] {
   const { code } = context.compiler;
   const to = field.to;
   const target = `record[${literal(to)}]`;
@@ -730,7 +936,10 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
   const bare = byName || BARE_ID_KINDS.has(kind);
   const path = Object.freeze(bare ? [to] : [to, 'id']);
   const column = context.compiler.star === undefined ? fieldColumn(field) : undefined;
-  const onUnknown = { ...(field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown }), ...(column === undefined ? {} : { column }) };
+  const onUnknown = {
+    ...(field.onUnknown === undefined ? {} : { onUnknown: field.onUnknown }),
+    ...(column === undefined ? {} : { column }),
+  };
   let use: (name: string, draft: Draft) => void;
   if (kind === 'milestone') {
     // Its scope is filled in per row when the record is finished, so it cannot be shared.
@@ -743,14 +952,18 @@ function nameSink(context: FieldContext, field: FieldEntry, info: TargetInfo, ya
     // Consecutive rows mostly name the same owner or team: share the (frozen) use.
     let last: NameUse | null = null;
     use = (name, draft) => {
-      if (last === null || last.name !== name) last = frozenUse({ path: [...path], kind, name, yamlPath, ...onUnknown });
+      if (last === null || last.name !== name)
+        last = frozenUse({ path: [...path], kind, name, yamlPath, ...onUnknown });
       draft.names.push(last);
     };
   }
   const placeholder = `${target} = ${bare ? 'null' : '{ id: null }'}; ${code.constant(use)}(${text}.trim(), draft);`;
   // A number is an id, except for a name-valued kind, which is always looked up (by name or id).
   if (byName) return [placeholder];
-  return [`if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`, `else { ${placeholder} }`];
+  return [
+    `if (typeof ${v} === 'number' && Number.isInteger(${v})) ${target} = ${bare ? v : `{ id: ${v} }`};`,
+    `else { ${placeholder} }`,
+  ];
 }
 
 /**
@@ -764,12 +977,20 @@ async function typeTextOf(context: FieldContext, field: FieldEntry, yamlPath: st
   const typeValue = code.temp('type');
   await emitValue(context.compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
   const typeText = code.temp('typeText');
-  code.line(`${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`);
+  code.line(
+    `${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`,
+  );
   return typeText;
 }
 
 /** Phone numbers, email addresses and websites: one entry per item of the value. */
-async function contactSink(context: FieldContext, field: FieldEntry, info: TargetInfo, yamlPath: string, v: string): Promise<string[]> {
+async function contactSink(
+  context: FieldContext,
+  field: FieldEntry,
+  info: TargetInfo,
+  yamlPath: string,
+  v: string,
+): Promise<string[]> {
   const { compiler, lists } = context;
   const { code, helpers } = compiler;
   const listKey = info.kind === 'phone' ? 'phoneNumbers' : info.kind === 'email' ? 'emailAddresses' : 'websites';
@@ -781,7 +1002,13 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
     const typeValue = code.temp('type');
     await emitValue(compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
     const serviceValue = code.temp('service');
-    await emitValue(compiler, field.service ?? 'URL', serviceValue, { field: field.to, yamlPath }, `${yamlPath}.service`);
+    await emitValue(
+      compiler,
+      field.service ?? 'URL',
+      serviceValue,
+      { field: field.to, yamlPath },
+      `${yamlPath}.service`,
+    );
     const site = code.constant(website);
     entry = (x) => `${site}(${typeValue}, ${serviceValue}, ${x})`;
   } else {
@@ -794,24 +1021,39 @@ async function contactSink(context: FieldContext, field: FieldEntry, info: Targe
       const typeValue = code.temp('type');
       await emitValue(compiler, field.type ?? null, typeValue, { field: field.to, yamlPath }, `${yamlPath}.type`);
       const typeText = code.temp('typeText');
-      code.line(`${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`);
+      code.line(
+        `${typeText} = ${typeValue} === undefined || ${helpers.isEmpty}(${typeValue}) ? undefined : ${helpers.valueText}(${typeValue}).trim();`,
+      );
       entry = (x) => `(${typeText} === undefined ? { ${valueKey}: ${x} } : { type: ${typeText}, ${valueKey}: ${x} })`;
     }
   }
-  return [`if (typeof ${v} === 'string') { ${lists.add(listKey, entry(`${helpers.trimText}(${v})`))} }`, `else for (const item of ${code.constant(items)}(${v})) { ${lists.add(listKey, entry('item'))} }`];
+  return [
+    `if (typeof ${v} === 'string') { ${lists.add(listKey, entry(`${helpers.trimText}(${v})`))} }`,
+    `else for (const item of ${code.constant(items)}(${v})) { ${lists.add(listKey, entry('item'))} }`,
+  ];
 }
 
 /** A website item: its service checked (upper case; URL when empty), its type when given. */
 function website(type: Value | undefined, service: Value | undefined, address: string): Record<string, string> {
   const named = service === undefined || isEmpty(service) ? 'URL' : valueText(service).trim().toUpperCase();
   if (!(WEBSITE_SERVICES as readonly string[]).includes(named)) {
-    throw new RowRejection('website', `a website's \`service\` must be one of ${WEBSITE_SERVICES.join(', ')}, found ${shown(service ?? null)}; a \`lookup\` transform can translate other words`);
+    throw new RowRejection(
+      'website',
+      `a website's \`service\` must be one of ${WEBSITE_SERVICES.join(', ')}, found ${shown(service ?? null)}; a \`lookup\` transform can translate other words`,
+    );
   }
-  return type === undefined || isEmpty(type) ? { service: named, address } : { type: valueText(type).trim(), service: named, address };
+  return type === undefined || isEmpty(type)
+    ? { service: named, address }
+    : { type: valueText(type).trim(), service: named, address };
 }
 
 /** An address from a value (the street) and parts; written when any of them is not empty. */
-async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: string, required: string | undefined): Promise<void> {
+async function emitAddress(
+  context: FieldContext,
+  field: FieldEntry,
+  yamlPath: string,
+  required: string | undefined,
+): Promise<void> {
   const { compiler, lists } = context;
   const { code, helpers } = compiler;
   const owner = { field: field.to, yamlPath };
@@ -856,7 +1098,9 @@ async function emitAddress(context: FieldContext, field: FieldEntry, yamlPath: s
         code.line(`${address} = {};`);
         const type = code.temp('type');
         await emitValue(compiler, field.type ?? null, type, owner, `${yamlPath}.type`);
-        code.line(`if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`);
+        code.line(
+          `if (${type} !== undefined && !${helpers.isEmpty}(${type})) ${address}.type = ${helpers.valueText}(${type}).trim();`,
+        );
         addParts();
       }
       code.line(lists.add('addresses', address));

@@ -11,13 +11,26 @@ async function compile(body: string): Promise<CompiledMapping> {
 }
 
 function row(values: Record<string, CellValue>): SourceRow {
-  return { kind: 'row', source: 'in.xml', row: 1, values: { id: '1', lastName: 'Lovelace', ...values }, location: { file: '/data/in.xml', row: 1 } };
+  return {
+    kind: 'row',
+    source: 'in.xml',
+    row: 1,
+    values: { id: '1', lastName: 'Lovelace', ...values },
+    location: { file: '/data/in.xml', row: 1 },
+  };
 }
 
 /** The same row given as fields under a header, as CSV rows are. */
 function fieldRow(values: Record<string, CellValue>): FieldRow {
   const all = { id: '1', lastName: 'Lovelace', ...values };
-  return { kind: 'fields', source: 'in.csv', row: 1, header: Object.keys(all), fields: Object.values(all), location: { file: '/data/in.csv', row: 2 } };
+  return {
+    kind: 'fields',
+    source: 'in.csv',
+    row: 1,
+    header: Object.keys(all),
+    fields: Object.values(all),
+    location: { file: '/data/in.csv', row: 2 },
+  };
 }
 
 function recordOf(item: MappedItem): MappedRecord {
@@ -96,7 +109,11 @@ describe('numbered columns (`*`)', () => {
     const none = recordOf(compiled.mapRow(row({}))).record;
     expect(none.emailAddresses).toBeUndefined();
     expect(none.addresses).toBeUndefined();
-    const gap = recordOf(compiled.mapRow(row({ 'phone.1.phoneNumber': '', 'phone.1.type': 'Work', 'phone.2.phoneNumber': '123', 'phone.2.type': null }))).record;
+    const gap = recordOf(
+      compiled.mapRow(
+        row({ 'phone.1.phoneNumber': '', 'phone.1.type': 'Work', 'phone.2.phoneNumber': '123', 'phone.2.type': null }),
+      ),
+    ).record;
     expect(gap.phoneNumbers).toEqual([{ number: '123' }]);
   });
 
@@ -118,11 +135,25 @@ describe('numbered columns (`*`)', () => {
   });
 
   it('is refused on a target that has no items, and without a `*`; elsewhere a `*` is part of the name', async () => {
-    expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, items: numbered, value: {column: 'note.*.text'}}\n", '/m.yaml')).toThrow(/`items: numbered` goes with/);
-    expect(() => parseMapping("version: 1\nentity: party\nkey: id\nfields:\n  - {to: phone, items: numbered, value: {column: 'Phone 1'}}\n", '/m.yaml')).toThrow(/needs a `\*`/);
-    const plain = await compile("fields:\n  - {to: lastName, value: {column: lastName}}\n  - {to: email, value: {column: 'Email*'}}\n");
+    expect(() =>
+      parseMapping(
+        "version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, items: numbered, value: {column: 'note.*.text'}}\n",
+        '/m.yaml',
+      ),
+    ).toThrow(/`items: numbered` goes with/);
+    expect(() =>
+      parseMapping(
+        "version: 1\nentity: party\nkey: id\nfields:\n  - {to: phone, items: numbered, value: {column: 'Phone 1'}}\n",
+        '/m.yaml',
+      ),
+    ).toThrow(/needs a `\*`/);
+    const plain = await compile(
+      "fields:\n  - {to: lastName, value: {column: lastName}}\n  - {to: email, value: {column: 'Email*'}}\n",
+    );
     expect(plain.columns).toContain('Email*');
-    expect(recordOf(plain.mapRow(row({ 'Email*': 'a@b.example' }))).record.emailAddresses).toEqual([{ address: 'a@b.example' }]);
+    expect(recordOf(plain.mapRow(row({ 'Email*': 'a@b.example' }))).record.emailAddresses).toEqual([
+      { address: 'a@b.example' },
+    ]);
   });
 });
 
@@ -174,8 +205,15 @@ describe('items: a JSON list in one column', () => {
   });
 
   it('is refused with value, type or definition beside it', () => {
-    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: email, type: Work, items: {column: emails}}\n', '/m.yaml')).toThrow(/leave `type` out/);
-    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, items: {column: x}}\n', '/m.yaml')).toThrow(/`items`.*not `about`/);
+    expect(() =>
+      parseMapping(
+        'version: 1\nentity: party\nkey: id\nfields:\n  - {to: email, type: Work, items: {column: emails}}\n',
+        '/m.yaml',
+      ),
+    ).toThrow(/leave `type` out/);
+    expect(() =>
+      parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, items: {column: x}}\n', '/m.yaml'),
+    ).toThrow(/`items`.*not `about`/);
   });
 });
 
@@ -199,10 +237,21 @@ describe('items: additional contacts and attachments in one column', () => {
     expect(bad.message).toMatch(/column `contacts` must hold a JSON list of keys/);
 
     const entry = compileMapping(
-      parseMapping('version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: {column: files}}\n', '/maps/e.yaml'),
+      parseMapping(
+        'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: content}}\n  - {to: party, value: {column: party}}\n  - {to: attachment, items: {column: files}}\n',
+        '/maps/e.yaml',
+      ),
       { file: '/maps/e.yaml' },
     );
-    const note = recordOf((await entry).mapRow(row({ content: 'Hi', party: '3', files: '[{"file": "files/1/a.txt", "contentType": "text/plain"}, {"file": "/abs/b.pdf"}]' })));
+    const note = recordOf(
+      (await entry).mapRow(
+        row({
+          content: 'Hi',
+          party: '3',
+          files: '[{"file": "files/1/a.txt", "contentType": "text/plain"}, {"file": "/abs/b.pdf"}]',
+        }),
+      ),
+    );
     expect(note.attachments).toEqual([
       { path: '/data/files/1/a.txt', contentType: 'text/plain' },
       { path: '/abs/b.pdf', contentType: null },
@@ -217,11 +266,32 @@ describe('items: additional contacts and attachments in one column', () => {
       ),
       { file: '/maps/e.yaml' },
     );
-    const values = { id: '7', content: 'Hi', party: '3', 'attachment.1.id': '801', 'attachment.1.filename': 'a.pdf', 'attachment.2.id': '802', 'attachment.2.filename': 'b.txt' };
-    const fromFile = recordOf(entry.mapRow({ kind: 'row', source: 'in.xml', row: 1, values, location: { file: '/data/in.xml', row: 1 } }));
-    expect(fromFile.attachments.map((a) => a.path)).toEqual(['/data/attachments/801/a.pdf', '/data/attachments/802/b.txt']);
+    const values = {
+      id: '7',
+      content: 'Hi',
+      party: '3',
+      'attachment.1.id': '801',
+      'attachment.1.filename': 'a.pdf',
+      'attachment.2.id': '802',
+      'attachment.2.filename': 'b.txt',
+    };
+    const fromFile = recordOf(
+      entry.mapRow({ kind: 'row', source: 'in.xml', row: 1, values, location: { file: '/data/in.xml', row: 1 } }),
+    );
+    expect(fromFile.attachments.map((a) => a.path)).toEqual([
+      '/data/attachments/801/a.pdf',
+      '/data/attachments/802/b.txt',
+    ]);
     expect(fromFile.warnings).toBeUndefined();
-    const live = recordOf(entry.mapRow({ kind: 'row', source: 'v1+party', row: 1, values, location: { file: 'v1+https://old.example.com/api/party', row: 1 } }));
+    const live = recordOf(
+      entry.mapRow({
+        kind: 'row',
+        source: 'v1+party',
+        row: 1,
+        values,
+        location: { file: 'v1+https://old.example.com/api/party', row: 1 },
+      }),
+    );
     expect(live.attachments).toEqual([]);
     expect(live.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([
       ['NOT_CARRIED', 'attachment', 'a.pdf'],
@@ -231,14 +301,34 @@ describe('items: additional contacts and attachments in one column', () => {
   });
 
   it('a link list goes with ref and without key', () => {
-    expect(() => parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}}\n', '/maps/k.yaml')).toThrow(/`items` of a link needs `ref`/);
-    expect(() => parseMapping('version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}, ref: people, key: "{{x}}"}\n', '/maps/k.yaml')).toThrow(/leave `key` out/);
+    expect(() =>
+      parseMapping(
+        'version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}}\n',
+        '/maps/k.yaml',
+      ),
+    ).toThrow(/`items` of a link needs `ref`/);
+    expect(() =>
+      parseMapping(
+        'version: 1\nentity: kase\nkey: "{{id}}"\nfields:\n  - {to: additionalContact, items: {column: contacts}, ref: people, key: "{{x}}"}\n',
+        '/maps/k.yaml',
+      ),
+    ).toThrow(/leave `key` out/);
   });
 });
 
 describe('onUnknown', () => {
   it('goes with owner and team only', () => {
-    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, onUnknown: drop, value: x}\n', '/m.yaml')).toThrow(/onUnknown/);
-    expect(() => parseMapping('version: 1\nentity: party\nkey: id\nfields:\n  - {to: owner, onUnknown: drop, value: {column: o}}\n', '/m.yaml')).not.toThrow();
+    expect(() =>
+      parseMapping(
+        'version: 1\nentity: party\nkey: id\nfields:\n  - {to: about, onUnknown: drop, value: x}\n',
+        '/m.yaml',
+      ),
+    ).toThrow(/onUnknown/);
+    expect(() =>
+      parseMapping(
+        'version: 1\nentity: party\nkey: id\nfields:\n  - {to: owner, onUnknown: drop, value: {column: o}}\n',
+        '/m.yaml',
+      ),
+    ).not.toThrow();
   });
 });

@@ -41,7 +41,8 @@ export function parseTemplate(text: string): ParsedTemplate {
     if (close === -1) return { ok: false, error: `the placeholder at character ${open + 1} is not closed with }}` };
     const name = text.slice(open + 2, close).trim();
     if (name === '') return { ok: false, error: `the placeholder at character ${open + 1} names no column` };
-    if (name.includes('{{')) return { ok: false, error: `the placeholder at character ${open + 1} is not closed before the next {{` };
+    if (name.includes('{{'))
+      return { ok: false, error: `the placeholder at character ${open + 1} is not closed before the next {{` };
     if (literal !== '') parts.push(literal);
     literal = '';
     parts.push({ column: name });
@@ -68,7 +69,11 @@ export function valueText(value: Value | undefined): string {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) return '';
-    const midnight = value.getUTCHours() === 0 && value.getUTCMinutes() === 0 && value.getUTCSeconds() === 0 && value.getUTCMilliseconds() === 0;
+    const midnight =
+      value.getUTCHours() === 0 &&
+      value.getUTCMinutes() === 0 &&
+      value.getUTCSeconds() === 0 &&
+      value.getUTCMilliseconds() === 0;
     return midnight ? dateText(value) : value.toISOString().replace(/\.000Z$/, 'Z');
   }
   let out = '';
@@ -110,7 +115,20 @@ export function trimText(text: string): string {
 function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code > 32 && code !== 160 && code !== 0xfeff && !(code >= 0x2000 && code <= 0x200a) && code !== 0x3000 && code !== 0x2028 && code !== 0x2029 && code !== 0x202f && code !== 0x205f && code !== 0x1680 && code !== 0x85) return false;
+    if (
+      code > 32 &&
+      code !== 160 &&
+      code !== 0xfeff &&
+      !(code >= 0x2000 && code <= 0x200a) &&
+      code !== 0x3000 &&
+      code !== 0x2028 &&
+      code !== 0x2029 &&
+      code !== 0x202f &&
+      code !== 0x205f &&
+      code !== 0x1680 &&
+      code !== 0x85
+    )
+      return false;
     if (code <= 32 && code !== 32 && (code < 9 || code > 13)) return false;
   }
   return true;

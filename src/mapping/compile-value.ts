@@ -2,7 +2,15 @@ import { FerryError } from '../errors/index.ts';
 import { conditionColumns, emitCondition } from './compile-condition.ts';
 import { literal } from './codegen.ts';
 import type { CodeWriter } from './codegen.ts';
-import { filledExpression, isEmpty, isTemplate, parseTemplate, textExpression, trimText, valueText } from './compile-template.ts';
+import {
+  filledExpression,
+  isEmpty,
+  isTemplate,
+  parseTemplate,
+  textExpression,
+  trimText,
+  valueText,
+} from './compile-template.ts';
 import type { TemplatePart } from './compile-template.ts';
 import { normalizeTransform } from './compile-transforms.ts';
 import type { TransformRegistry } from './compile-transforms.ts';
@@ -80,13 +88,21 @@ export interface ValueCompiler {
 }
 
 /** Starts a value compiler that writes into `code`. */
-export function valueCompiler(code: CodeWriter, base: Omit<ValueCompiler, 'code' | 'helpers' | 'columns' | 'patterns' | 'star'>): ValueCompiler {
+export function valueCompiler(
+  code: CodeWriter,
+  base: Omit<ValueCompiler, 'code' | 'helpers' | 'columns' | 'patterns' | 'star'>,
+): ValueCompiler {
   return {
     ...base,
     columns: new Set(),
     patterns: new Set(),
     code,
-    helpers: { isEmpty: code.constant(isEmpty), valueText: code.constant(valueText), trimText: code.constant(trimText), context: code.constant(base.context) },
+    helpers: {
+      isEmpty: code.constant(isEmpty),
+      valueText: code.constant(valueText),
+      trimText: code.constant(trimText),
+      context: code.constant(base.context),
+    },
   };
 }
 
@@ -111,7 +127,11 @@ interface Step {
   reads?: string[];
 }
 
-async function compileSteps(compiler: ValueCompiler, specs: Array<string | Record<string, unknown>>, yamlPath: string): Promise<Step[]> {
+async function compileSteps(
+  compiler: ValueCompiler,
+  specs: Array<string | Record<string, unknown>>,
+  yamlPath: string,
+): Promise<Step[]> {
   const steps: Step[] = [];
   for (const [index, spec] of specs.entries()) {
     const normalized = normalizeTransform(spec, compiler.transforms);
@@ -133,11 +153,19 @@ async function compileSteps(compiler: ValueCompiler, specs: Array<string | Recor
  * What a transform's failure becomes: a reject naming the field and the step, with the value the
  * step was given and the column it came from, or (a bug) the error itself.
  */
-function rejecter(steps: Step[], owner: ValueOwner): (error: unknown, index: number, input: Value, column: string | undefined) => unknown {
+function rejecter(
+  steps: Step[],
+  owner: ValueOwner,
+): (error: unknown, index: number, input: Value, column: string | undefined) => unknown {
   return (error, index, input, column) => {
     const step = steps[index] as Step;
     if (!(error instanceof TransformError)) return error;
-    return new RowRejection(owner.field, `${step.at} (\`${step.name}\`): ${error.message}`, 'MAPPING_VALUE', true, { rule: step.at, expected: error.expected, value: shownText(input), column });
+    return new RowRejection(owner.field, `${step.at} (\`${step.name}\`): ${error.message}`, 'MAPPING_VALUE', true, {
+      rule: step.at,
+      expected: error.expected,
+      value: shownText(input),
+      column,
+    });
   };
 }
 
@@ -160,11 +188,20 @@ function fold(steps: Step[], value: Value, context: TransformContext): { value: 
  * a reject. `column` is the expression of the column's name the value was read from, if one.
  * A step assigns `into` only when it returns, so on a failure `into` holds what it was given.
  */
-function emitSteps(compiler: ValueCompiler, steps: Step[], owner: ValueOwner, into: string, column = 'undefined'): void {
+function emitSteps(
+  compiler: ValueCompiler,
+  steps: Step[],
+  owner: ValueOwner,
+  into: string,
+  column = 'undefined',
+): void {
   if (steps.length === 0) return;
   const { code, helpers } = compiler;
   const reject = code.constant(rejecter(steps, owner));
-  const cellOf = (column: string): string => (compiler.star !== undefined && column.includes('*') ? `(${code.dynamicCell(numberedColumn(column, compiler.star))} ?? null)` : `(${code.cell(column)} ?? null)`);
+  const cellOf = (column: string): string =>
+    compiler.star !== undefined && column.includes('*')
+      ? `(${code.dynamicCell(numberedColumn(column, compiler.star))} ?? null)`
+      : `(${code.cell(column)} ?? null)`;
   for (const step of steps) {
     for (const column of step.reads ?? []) {
       if (compiler.star !== undefined && column.includes('*')) compiler.patterns.add(column);
@@ -197,7 +234,14 @@ export interface KnownValue {
  * added to compiler.columns. Returns the value when it is the same for every row (a constant
  * without `when`, after its transforms), so the caller can decide now what rows would decide.
  */
-export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: string, owner: ValueOwner, yamlPath: string, raw?: string): Promise<KnownValue | undefined> {
+export async function emitValue(
+  compiler: ValueCompiler,
+  spec: ValueSpec,
+  into: string,
+  owner: ValueOwner,
+  yamlPath: string,
+  raw?: string,
+): Promise<KnownValue | undefined> {
   const { code } = compiler;
   // `raw`: a variable that gets the value as read, before its transforms (what onInvalid keeps).
   const keepRaw = (): void => {
@@ -253,7 +297,11 @@ export async function emitValue(compiler: ValueCompiler, spec: ValueSpec, into: 
     return undefined;
   }
   for (const column of conditionColumns(spec.when)) compiler.columns.add(column);
-  await code.blockAsync(`if (${emitCondition(code, spec.when, compiler.helpers)})`, body, `} else ${into} = undefined;`);
+  await code.blockAsync(
+    `if (${emitCondition(code, spec.when, compiler.helpers)})`,
+    body,
+    `} else ${into} = undefined;`,
+  );
   return undefined;
 }
 
@@ -291,7 +339,8 @@ function templateExpression(compiler: ValueCompiler, parts: TemplatePart[]): str
   const pieces = parts.map((part) => {
     if (typeof part === 'string') return literal(part);
     // In an `items: numbered` entry a `*` in a placeholder is the item's number, as in a column.
-    if (compiler.star !== undefined && part.column.includes('*')) return `${helpers.valueText}(${code.dynamicCell(numberedColumn(part.column, compiler.star))} ?? null)`;
+    if (compiler.star !== undefined && part.column.includes('*'))
+      return `${helpers.valueText}(${code.dynamicCell(numberedColumn(part.column, compiler.star))} ?? null)`;
     return `${helpers.valueText}(${code.cell(part.column)})`;
   });
   // A lone placeholder is still text: valueText of the cell.

@@ -80,7 +80,9 @@ function startDraft(draft: Draft, inputDir: string | null): void {
 
 /** A key made of several columns: their texts joined by `|`, or '' when every one is empty. */
 function keyOfParts(cells: ReadonlyArray<CellValue | undefined>): string {
-  const parts = cells.map((value) => (value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value).trim()));
+  const parts = cells.map((value) =>
+    value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value).trim(),
+  );
   return parts.every((part) => part === '') ? '' : parts.join('|');
 }
 
@@ -101,7 +103,11 @@ function filledText(record: Record<string, unknown>, key: string): boolean {
 }
 
 /** Entity rules a single field cannot check: what makes a record the service accepts. */
-function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' | 'organisation'): Record<string, unknown> {
+function finishRecord(
+  entity: Entity,
+  draft: Draft,
+  defaultPartyType: 'person' | 'organisation',
+): Record<string, unknown> {
   const { record } = draft;
   if (draft.tags !== null) record.tags = draft.tags;
   switch (entity) {
@@ -109,11 +115,17 @@ function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' |
       const type = (record.type as 'person' | 'organisation' | undefined) ?? defaultPartyType;
       if (type === 'organisation') {
         const stray = PERSON_ONLY.filter((k) => record[k] !== undefined);
-        if (stray.length > 0) throw new RowRejection(stray[0] as string, `an organisation has no ${stray.join(', ')}; leave ${stray.length === 1 ? 'it' : 'them'} empty for organisations`);
+        if (stray.length > 0)
+          throw new RowRejection(
+            stray[0] as string,
+            `an organisation has no ${stray.join(', ')}; leave ${stray.length === 1 ? 'it' : 'them'} empty for organisations`,
+          );
         if (!filledText(record, 'name')) throw new RowRejection('name', 'an organisation needs a `name`');
       } else {
-        if (record.name !== undefined) throw new RowRejection('name', 'a person has no `name`; map it to firstName and lastName');
-        if (!filledText(record, 'firstName') && !filledText(record, 'lastName')) throw new RowRejection('lastName', 'a person needs a `firstName` or a `lastName`');
+        if (record.name !== undefined)
+          throw new RowRejection('name', 'a person has no `name`; map it to firstName and lastName');
+        if (!filledText(record, 'firstName') && !filledText(record, 'lastName'))
+          throw new RowRejection('lastName', 'a person needs a `firstName` or a `lastName`');
       }
       record.type = type;
       return record;
@@ -136,9 +148,15 @@ function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' |
     case 'entry': {
       const links = linksOf(record);
       if (links.length !== 1) {
-        throw new RowRejection(links[0] ?? 'party', links.length === 0 ? 'a note needs one of `party`, `kase` or `opportunity`' : `a note goes on exactly one record, found ${links.join(' and ')}`);
+        throw new RowRejection(
+          links[0] ?? 'party',
+          links.length === 0
+            ? 'a note needs one of `party`, `kase` or `opportunity`'
+            : `a note goes on exactly one record, found ${links.join(' and ')}`,
+        );
       }
-      if (!filledText(record, 'content') && draft.attachments.length === 0) throw new RowRejection('content', 'a note needs `content` or an `attachment`');
+      if (!filledText(record, 'content') && draft.attachments.length === 0)
+        throw new RowRejection('content', 'a note needs `content` or an `attachment`');
       record.type = 'note';
       return record;
     }
@@ -146,7 +164,8 @@ function finishRecord(entity: Entity, draft: Draft, defaultPartyType: 'person' |
       if (!filledText(record, 'description')) throw new RowRejection('description', 'a task needs a `description`');
       if (record.dueOn === undefined) throw new RowRejection('dueOn', 'a task needs a `dueOn` date');
       const links = linksOf(record);
-      if (links.length > 1) throw new RowRejection(links[1] as string, `a task goes on at most one record, found ${links.join(' and ')}`);
+      if (links.length > 1)
+        throw new RowRejection(links[1] as string, `a task goes on at most one record, found ${links.join(' and ')}`);
       return record;
     }
   }
@@ -179,65 +198,149 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
   if (typeof mapping.key === 'string') emitKeyTemplate(compiler, mapping.key, 'draft.key');
   else {
     for (const column of mapping.key) compiler.columns.add(column);
-    code.line(`draft.key = ${code.constant(keyOfParts)}([${mapping.key.map((column) => code.cell(column)).join(', ')}]);`);
+    code.line(
+      `draft.key = ${code.constant(keyOfParts)}([${mapping.key.map((column) => code.cell(column)).join(', ')}]);`,
+    );
   }
-  const keyColumns = typeof mapping.key === 'string' ? (isTemplate(mapping.key) ? (parseTemplate(mapping.key) as { columns: string[] }).columns : [mapping.key]) : mapping.key;
-  const noKey = (): RowRejection => new RowRejection('key', 'the row has no key: the key columns are empty', 'MAPPING_VALUE', false, { rule: 'key', column: keyColumns.join(', '), value: '' });
+  const keyColumns =
+    typeof mapping.key === 'string'
+      ? isTemplate(mapping.key)
+        ? (parseTemplate(mapping.key) as { columns: string[] }).columns
+        : [mapping.key]
+      : mapping.key;
+  const noKey = (): RowRejection =>
+    new RowRejection('key', 'the row has no key: the key columns are empty', 'MAPPING_VALUE', false, {
+      rule: 'key',
+      column: keyColumns.join(', '),
+      value: '',
+    });
   code.line(`if (draft.key === '') { draft.key = null; throw ${code.constant(noKey)}(); }`);
   const targets = TARGET_INFO[entity];
   const lists = new RecordLists();
   code.line('const record = draft.record;');
   for (const [index, field] of mapping.fields.entries()) {
     const info = Object.hasOwn(targets, field.to) ? targets[field.to] : undefined;
-    if (!info) throw new FerryError('MAPPING_INVALID', `unknown target \`${field.to}\` for entity ${entity}`, { location: { file, yamlPath: `fields[${index}].to` } });
+    if (!info)
+      throw new FerryError('MAPPING_INVALID', `unknown target \`${field.to}\` for entity ${entity}`, {
+        location: { file, yamlPath: `fields[${index}].to` },
+      });
     await emitField({ compiler, lists, entity, onInvalid: mapping.onInvalid }, field, info, index);
   }
   const prologue = lists.declarations();
-  const { fn: fill, source } = code.build<FillFn<Record<string, CellValue>>>('fillRecord', ['values', 'draft'], prologue);
+  const { fn: fill, source } = code.build<FillFn<Record<string, CellValue>>>(
+    'fillRecord',
+    ['values', 'draft'],
+    prologue,
+  );
   // Rows given as fields get the same function reading cells by position, built once per header.
   let positional: { header: readonly string[]; fill: FillFn<readonly CellValue[]> } | undefined;
   const fillFields = (header: readonly string[]): FillFn<readonly CellValue[]> => {
-    if (positional?.header !== header) positional = { header, fill: code.build<FillFn<readonly CellValue[]>>('fillRecord', ['fields', 'draft'], prologue, positionalCells(header)).fn };
+    if (positional?.header !== header)
+      positional = {
+        header,
+        fill: code.build<FillFn<readonly CellValue[]>>(
+          'fillRecord',
+          ['fields', 'draft'],
+          prologue,
+          positionalCells(header),
+        ).fn,
+      };
     return positional.fill;
   };
   const writes = new Set(mapping.fields.map((f) => f.to));
   // The line that heads another author's note names that author: without one it would head nothing.
   if (writes.has('authorLine') && !writes.has('author')) {
     const at = mapping.fields.findIndex((f) => f.to === 'authorLine');
-    throw new FerryError('MAPPING_INVALID', '`authorLine` heads the notes of an author other than the writing user, and no entry gives the `author`', {
-      location: { file, yamlPath: `fields[${at}].to` },
-      hint: 'Add an entry `to: author` (the column naming who wrote each note), or take the `authorLine` entry out.',
-    });
+    throw new FerryError(
+      'MAPPING_INVALID',
+      '`authorLine` heads the notes of an author other than the writing user, and no entry gives the `author`',
+      {
+        location: { file, yamlPath: `fields[${at}].to` },
+        hint: 'Add an entry `to: author` (the column naming who wrote each note), or take the `authorLine` entry out.',
+      },
+    );
   }
-  const defaultPartyType = writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
+  const defaultPartyType =
+    writes.has('name') && !writes.has('firstName') && !writes.has('lastName') ? 'organisation' : 'person';
   const columns = [...compiler.columns];
   const columnPatterns = [...compiler.patterns];
   const known = new Set(columns);
   const numbered = columnPatterns.map(numberedPattern);
-  const leftOut = Object.entries(mapping.leaveOut ?? {}).map(([pattern, reason]) => ({ test: numberedPattern(pattern), reason }));
+  const leftOut = Object.entries(mapping.leaveOut ?? {}).map(([pattern, reason]) => ({
+    test: numberedPattern(pattern),
+    reason,
+  }));
   // A column both read and left out is a mapping that contradicts itself.
   for (const pattern of Object.keys(mapping.leaveOut ?? {})) {
-    if (known.has(pattern) || columnPatterns.includes(pattern) || (!pattern.includes('*') && numbered.some((test) => test.test(pattern)))) {
-      throw new FerryError('MAPPING_INVALID', `\`leaveOut\` names column ${JSON.stringify(pattern)}, which the fields read: take it out of one of them`, { location: { file, yamlPath: `leaveOut.${pattern}` } });
+    if (
+      known.has(pattern) ||
+      columnPatterns.includes(pattern) ||
+      (!pattern.includes('*') && numbered.some((test) => test.test(pattern)))
+    ) {
+      throw new FerryError(
+        'MAPPING_INVALID',
+        `\`leaveOut\` names column ${JSON.stringify(pattern)}, which the fields read: take it out of one of them`,
+        { location: { file, yamlPath: `leaveOut.${pattern}` } },
+      );
     }
   }
   let lastDir: { file: string; dir: string | null } = { file: '', dir: '' };
-  const draft: Draft = { key: null, record: {}, names: [], refs: [], attachments: [], tags: null, milestone: null, pipeline: null, amount: null, currency: null, inputDir: '', warnings: null };
+  const draft: Draft = {
+    key: null,
+    record: {},
+    names: [],
+    refs: [],
+    attachments: [],
+    tags: null,
+    milestone: null,
+    pipeline: null,
+    amount: null,
+    currency: null,
+    inputDir: '',
+    warnings: null,
+  };
 
   /** Maps the cells of one row, by name or by position; `valuesOf` gives the named values for a reject. */
-  function map<Cells>(cells: Cells, run: FillFn<Cells>, row: number, location: SourceLocation, valuesOf: () => Record<string, CellValue>): MappedItem {
+  function map<Cells>(
+    cells: Cells,
+    run: FillFn<Cells>,
+    row: number,
+    location: SourceLocation,
+    valuesOf: () => Record<string, CellValue>,
+  ): MappedItem {
     // A live v1 source (`v1+https://HOST/api/party`) has no folder to read attachments from.
-    if (lastDir.file !== location.file) lastDir = { file: location.file, dir: isV1LiveInput(location.file) ? null : dirname(location.file) };
+    if (lastDir.file !== location.file)
+      lastDir = { file: location.file, dir: isV1LiveInput(location.file) ? null : dirname(location.file) };
     startDraft(draft, lastDir.dir);
     try {
       if (run(cells, draft) === true) return { kind: 'skipped', row, location };
       const record = finishRecord(entity, draft, defaultPartyType);
-      const mapped: MappedRecord = { kind: 'record', entity, key: draft.key as string, row, location, record, names: draft.names, refs: draft.refs, attachments: draft.attachments, valuesOf };
+      const mapped: MappedRecord = {
+        kind: 'record',
+        entity,
+        key: draft.key as string,
+        row,
+        location,
+        record,
+        names: draft.names,
+        refs: draft.refs,
+        attachments: draft.attachments,
+        valuesOf,
+      };
       if (draft.warnings !== null) mapped.warnings = draft.warnings;
       return mapped;
     } catch (error) {
       if (!(error instanceof RowRejection)) throw error;
-      const rejected: RejectedRow = { kind: 'rejected', row, location, key: draft.key, field: error.field, code: error.code, message: error.message, values: valuesOf() };
+      const rejected: RejectedRow = {
+        kind: 'rejected',
+        row,
+        location,
+        key: draft.key,
+        field: error.field,
+        code: error.code,
+        message: error.message,
+        values: valuesOf(),
+      };
       if (error.column !== undefined) rejected.column = error.column;
       if (error.value !== undefined) rejected.value = error.value;
       if (error.expected !== undefined) rejected.expected = error.expected;
@@ -265,10 +368,14 @@ export async function compileMapping(mapping: Mapping, options: CompileOptions):
         return `\`${c}\`${close[0] === undefined ? '' : ` (did you mean \`${close[0]}\`?)`}`;
       });
       const more = missing.length > MAX_NAMES_SHOWN ? ` and ${formatCount(missing.length - MAX_NAMES_SHOWN)} more` : '';
-      throw new FerryError('MAPPING_INVALID', `the input has no column${missing.length === 1 ? '' : 's'} ${described.join(', ')}${more}, which the mapping reads`, {
-        location: { file },
-        hint: `The input's ${formatCount(header.length)} columns are: ${listSome(header.map((h) => JSON.stringify(h)))}`,
-      });
+      throw new FerryError(
+        'MAPPING_INVALID',
+        `the input has no column${missing.length === 1 ? '' : 's'} ${described.join(', ')}${more}, which the mapping reads`,
+        {
+          location: { file },
+          hint: `The input's ${formatCount(header.length)} columns are: ${listSome(header.map((h) => JSON.stringify(h)))}`,
+        },
+      );
     },
     mapRow(row) {
       const { values } = row;

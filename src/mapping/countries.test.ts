@@ -53,7 +53,13 @@ fields:
   async function mapped(values: Record<string, CellValue>): Promise<unknown> {
     const compiled = await compileMapping(parseMapping(mapping, '/maps/m.yaml'), { file: '/maps/m.yaml' });
     expect(compiled.columns).toContain('Land');
-    const row: SourceRow = { kind: 'row', source: 'in.csv', row: 1, values: { id: '1', name: 'Bakker', ...values }, location: { file: '/data/in.csv', row: 2 } };
+    const row: SourceRow = {
+      kind: 'row',
+      source: 'in.csv',
+      row: 1,
+      values: { id: '1', name: 'Bakker', ...values },
+      location: { file: '/data/in.csv', row: 2 },
+    };
     const item = compiled.mapRow(row);
     return item.kind === 'record' ? item.record.phoneNumbers : item;
   }

@@ -4,8 +4,20 @@ import { refusedFieldValue } from './field-rules.ts';
 import { CatalogResolver, resolveRecord } from './resolve.ts';
 import type { MappedRecord } from './types.ts';
 
-const INDUSTRY: CatalogFieldDefinition = { id: 1, name: 'Industry', tag: null, type: 'List', options: ['Retail', 'Finance'] };
-const ACCOUNT: CatalogFieldDefinition = { id: 2, name: 'Account number', tag: null, type: 'Text', pattern: '^[A-Z]{2}-\\d{4}$' };
+const INDUSTRY: CatalogFieldDefinition = {
+  id: 1,
+  name: 'Industry',
+  tag: null,
+  type: 'List',
+  options: ['Retail', 'Finance'],
+};
+const ACCOUNT: CatalogFieldDefinition = {
+  id: 2,
+  name: 'Account number',
+  tag: null,
+  type: 'Text',
+  pattern: '^[A-Z]{2}-\\d{4}$',
+};
 const SINCE: CatalogFieldDefinition = { id: 3, name: 'Since', tag: null, type: 'Date' };
 const VIP: CatalogFieldDefinition = { id: 4, name: 'VIP', tag: null, type: 'Boolean' };
 const LANGUAGE: CatalogFieldDefinition = { id: 5, name: 'Language', tag: null, type: 'Text', forClass: 'PERSON' };
@@ -30,12 +42,16 @@ describe('refusedFieldValue: what the service refuses, said before a request', (
   });
 
   it('a field for people only is refused on an organisation', () => {
-    expect(refusedFieldValue(LANGUAGE, 'Dutch', 'organisation')?.message).toBe('Language is a field of people only, and this record is an organisation');
+    expect(refusedFieldValue(LANGUAGE, 'Dutch', 'organisation')?.message).toBe(
+      'Language is a field of people only, and this record is an organisation',
+    );
   });
 
   it("an account's pattern that would backtrack for ever is run in linear time", () => {
     const greedy: CatalogFieldDefinition = { id: 8, name: 'Code', tag: null, type: 'Text', pattern: '^(a+)+$' };
-    expect(refusedFieldValue(greedy, `${'a'.repeat(50_000)}!`, undefined)?.expected).toBe('text matching the pattern of Code (^(a+)+$)');
+    expect(refusedFieldValue(greedy, `${'a'.repeat(50_000)}!`, undefined)?.expected).toBe(
+      'text matching the pattern of Code (^(a+)+$)',
+    );
   });
 
   it('a List whose choices the service did not give is not checked', () => {
@@ -51,8 +67,24 @@ function record(fields: Array<{ value: unknown }>, onInvalid: 'reject' | 'drop')
     key: '1',
     record: { type: 'organisation', name: 'X', fields: fields.map((f) => ({ definition: null, ...f })) },
     names: [
-      { path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Industry', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[2]', onInvalid, valueColumn: 'Sector' },
-      { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Account number', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[3]', onInvalid, valueColumn: 'Nr' },
+      {
+        path: ['fields', 0, 'definition'],
+        kind: 'fieldDefinition',
+        name: 'Industry',
+        scope: { entity: 'parties', tag: null },
+        yamlPath: 'fields[2]',
+        onInvalid,
+        valueColumn: 'Sector',
+      },
+      {
+        path: ['fields', 1, 'definition'],
+        kind: 'fieldDefinition',
+        name: 'Account number',
+        scope: { entity: 'parties', tag: null },
+        yamlPath: 'fields[3]',
+        onInvalid,
+        valueColumn: 'Nr',
+      },
     ],
     refs: [],
     attachments: [],
@@ -61,7 +93,16 @@ function record(fields: Array<{ value: unknown }>, onInvalid: 'reject' | 'drop')
 }
 
 describe('resolveRecord checks custom field values against their definitions', () => {
-  const resolver = new CatalogResolver({ users: [], teams: [], pipelines: [], milestones: [], activityTypes: [], taskCategories: [], trackDefinitions: [], fieldDefinitions: { parties: [INDUSTRY, ACCOUNT], kases: [], opportunities: [] } });
+  const resolver = new CatalogResolver({
+    users: [],
+    teams: [],
+    pipelines: [],
+    milestones: [],
+    activityTypes: [],
+    taskCategories: [],
+    trackDefinitions: [],
+    fieldDefinitions: { parties: [INDUSTRY, ACCOUNT], kases: [], opportunities: [] },
+  });
 
   it('rejects the row with a reason per refused value (onInvalid: reject)', () => {
     const problems = resolveRecord(record([{ value: 'Groothandel' }, { value: '12' }], 'reject'), resolver);
@@ -75,6 +116,8 @@ describe('resolveRecord checks custom field values against their definitions', (
     const mapped = record([{ value: 'Groothandel' }, { value: 'NL-1234' }], 'drop');
     expect(resolveRecord(mapped, resolver)).toEqual([]);
     expect(mapped.record.fields).toEqual([{ definition: 2, value: 'NL-1234' }]);
-    expect(mapped.warnings?.map((w) => [w.code, w.column, w.value])).toEqual([['VALUE_DROPPED', 'Sector', 'Groothandel']]);
+    expect(mapped.warnings?.map((w) => [w.code, w.column, w.value])).toEqual([
+      ['VALUE_DROPPED', 'Sector', 'Groothandel'],
+    ]);
   });
 });

@@ -45,7 +45,11 @@ const CLASS_WORDS = { PERSON: 'people', ORGANISATION: 'organisations' } as const
  * (`person`, `organisation`, or undefined for a project or opportunity), or null when it fits or
  * the definition does not say enough to tell.
  */
-export function refusedFieldValue(definition: CatalogFieldDefinition, value: unknown, partyClass: string | undefined): FieldRefusal | null {
+export function refusedFieldValue(
+  definition: CatalogFieldDefinition,
+  value: unknown,
+  partyClass: string | undefined,
+): FieldRefusal | null {
   const name = definition.name;
   const forClass = definition.forClass;
   if (forClass && partyClass !== undefined && partyClass.toUpperCase() !== forClass) {
@@ -56,12 +60,18 @@ export function refusedFieldValue(definition: CatalogFieldDefinition, value: unk
     case 'Boolean':
       return typeof value === 'boolean' ? null : refuse(`yes or no (true or false) for the Boolean field ${name}`);
     case 'Date':
-      return typeof value === 'string' && isCalendarDate(value) ? null : refuse(`a date (YYYY-MM-DD) for the Date field ${name}`);
+      return typeof value === 'string' && isCalendarDate(value)
+        ? null
+        : refuse(`a date (YYYY-MM-DD) for the Date field ${name}`);
     case 'List': {
       const options = definition.options;
       if (options === undefined) return null;
       if (typeof value === 'string' && options.includes(value)) return null;
-      return refuse(options.length === 0 ? `a choice of ${name}, which offers none` : `one of the choices of ${name}: ${options.join(', ')}`);
+      return refuse(
+        options.length === 0
+          ? `a choice of ${name}, which offers none`
+          : `one of the choices of ${name}: ${options.join(', ')}`,
+      );
     }
     case 'Text': {
       if (typeof value !== 'string') return refuse(`text for the Text field ${name}`);

@@ -38,7 +38,12 @@ export function toDate(value: Value, field: string): string {
   if (value instanceof Date) return dateText(value);
   const text = valueText(value).trim();
   if (isCalendarDate(text)) return text;
-  throw refused(field, `\`${field}\` must be a date written YYYY-MM-DD, found ${shown(value)}; add a \`date\` transform with the source's format`, value, 'a date (YYYY-MM-DD)');
+  throw refused(
+    field,
+    `\`${field}\` must be a date written YYYY-MM-DD, found ${shown(value)}; add a \`date\` transform with the source's format`,
+    value,
+    'a date (YYYY-MM-DD)',
+  );
 }
 
 export function toTimestamp(value: Value, field: string): string {
@@ -48,27 +53,49 @@ export function toTimestamp(value: Value, field: string): string {
     const parsed = new Date(text);
     if (!Number.isNaN(parsed.getTime())) return parsed.toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
-  throw refused(field, `\`${field}\` must be a timestamp such as 2024-03-01T14:30:00Z, found ${shown(value)}; add a \`timestamp\` transform with the source's format`, value, 'a date and time (YYYY-MM-DDThh:mm:ssZ)');
+  throw refused(
+    field,
+    `\`${field}\` must be a timestamp such as 2024-03-01T14:30:00Z, found ${shown(value)}; add a \`timestamp\` transform with the source's format`,
+    value,
+    'a date and time (YYYY-MM-DDThh:mm:ssZ)',
+  );
 }
 
 export function toTime(value: Value, field: string): string {
   const m = TIME.exec(valueText(value).trim());
-  if (m && Number(m[1]) < 24 && Number(m[2]) < 60 && Number(m[3] ?? 0) < 60) return `${(m[1] as string).padStart(2, '0')}:${m[2]}:${m[3] ?? '00'}`;
-  throw refused(field, `\`${field}\` must be a time of day hh:mm or hh:mm:ss, found ${shown(value)}`, value, 'a time of day (hh:mm)');
+  if (m && Number(m[1]) < 24 && Number(m[2]) < 60 && Number(m[3] ?? 0) < 60)
+    return `${(m[1] as string).padStart(2, '0')}:${m[2]}:${m[3] ?? '00'}`;
+  throw refused(
+    field,
+    `\`${field}\` must be a time of day hh:mm or hh:mm:ss, found ${shown(value)}`,
+    value,
+    'a time of day (hh:mm)',
+  );
 }
 
 export function toNumber(value: Value, field: string): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   const text = valueText(value).trim();
   if (DECIMAL.test(text)) return Number(text);
-  throw refused(field, `\`${field}\` must be a number, found ${shown(value)}; add a \`number\` transform for numbers written with a locale (1.234,56)`, value, 'a number');
+  throw refused(
+    field,
+    `\`${field}\` must be a number, found ${shown(value)}; add a \`number\` transform for numbers written with a locale (1.234,56)`,
+    value,
+    'a number',
+  );
 }
 
 export function toInteger(value: Value, field: string, info: TargetInfo): number {
   const n = toNumber(value, field);
   const min = info.min ?? Number.MIN_SAFE_INTEGER;
   const max = info.max ?? Number.MAX_SAFE_INTEGER;
-  if (!Number.isInteger(n) || n < min || n > max) throw refused(field, `\`${field}\` must be a whole number from ${min} to ${max}, found ${shown(value)}`, value, `a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw refused(
+      field,
+      `\`${field}\` must be a whole number from ${min} to ${max}, found ${shown(value)}`,
+      value,
+      `a whole number from ${min} to ${max}`,
+    );
   return n;
 }
 
@@ -86,9 +113,15 @@ export function parseItemList(value: Value, to: string, column: string): Array<R
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new RowRejection(to, `column \`${column}\` must hold a JSON list of ${to} items (as \`export --mapping\` writes it), found ${shown(value)}`);
+    throw new RowRejection(
+      to,
+      `column \`${column}\` must hold a JSON list of ${to} items (as \`export --mapping\` writes it), found ${shown(value)}`,
+    );
   }
-  if (!Array.isArray(parsed) || parsed.some((item) => item === null || typeof item !== 'object' || Array.isArray(item))) {
+  if (
+    !Array.isArray(parsed) ||
+    parsed.some((item) => item === null || typeof item !== 'object' || Array.isArray(item))
+  ) {
     throw new RowRejection(to, `column \`${column}\` must hold a JSON list of objects, found ${shown(value)}`);
   }
   return parsed as Array<Record<string, unknown>>;
@@ -98,21 +131,36 @@ export function parseItemList(value: Value, to: string, column: string): Array<R
 export function itemText(item: Record<string, unknown>, key: string, to: string, column: string): string | undefined {
   const value = item[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new RowRejection(to, `column \`${column}\`: an item's \`${key}\` must be text, found ${JSON.stringify(value)}`);
+  if (typeof value !== 'string')
+    throw new RowRejection(
+      to,
+      `column \`${column}\`: an item's \`${key}\` must be text, found ${JSON.stringify(value)}`,
+    );
   const text = value.trim();
   return text === '' ? undefined : text;
 }
 
 /** The keys an item of each list may carry, the service's own; the first of `needs` must be there. */
-export const ITEM_SHAPES: Record<'email' | 'phone' | 'website' | 'address', { keys: readonly string[]; needs: readonly string[] }> = {
+export const ITEM_SHAPES: Record<
+  'email' | 'phone' | 'website' | 'address',
+  { keys: readonly string[]; needs: readonly string[] }
+> = {
   email: { keys: ['type', 'address'], needs: ['address'] },
   phone: { keys: ['type', 'number'], needs: ['number'] },
   website: { keys: ['type', 'service', 'address'], needs: ['address'] },
-  address: { keys: ['type', 'street', 'city', 'state', 'zip', 'country'], needs: ['street', 'city', 'state', 'zip', 'country'] },
+  address: {
+    keys: ['type', 'street', 'city', 'state', 'zip', 'country'],
+    needs: ['street', 'city', 'state', 'zip', 'country'],
+  },
 };
 
 /** The contact items of a JSON cell in the service's shapes (unknown keys such as `id` left out). */
-export function contactItems(kind: keyof typeof ITEM_SHAPES, value: Value, to: string, column: string): Array<Record<string, string>> {
+export function contactItems(
+  kind: keyof typeof ITEM_SHAPES,
+  value: Value,
+  to: string,
+  column: string,
+): Array<Record<string, string>> {
   const shape = ITEM_SHAPES[kind];
   const out: Array<Record<string, string>> = [];
   for (const item of parseItemList(value, to, column)) {
@@ -122,11 +170,18 @@ export function contactItems(kind: keyof typeof ITEM_SHAPES, value: Value, to: s
       if (text !== undefined) entry[key] = text;
     }
     if (!shape.needs.some((key) => entry[key] !== undefined)) {
-      throw new RowRejection(to, `column \`${column}\`: an item needs ${shape.needs.length === 1 ? `\`${shape.needs[0]}\`` : `one of ${shape.needs.join(', ')}`}, found ${JSON.stringify(item)}`);
+      throw new RowRejection(
+        to,
+        `column \`${column}\`: an item needs ${shape.needs.length === 1 ? `\`${shape.needs[0]}\`` : `one of ${shape.needs.join(', ')}`}, found ${JSON.stringify(item)}`,
+      );
     }
     if (kind === 'website') {
       const service = (entry.service ?? 'URL').toUpperCase();
-      if (!(WEBSITE_SERVICES as readonly string[]).includes(service)) throw new RowRejection(to, `column \`${column}\`: website service must be one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(entry.service)}`);
+      if (!(WEBSITE_SERVICES as readonly string[]).includes(service))
+        throw new RowRejection(
+          to,
+          `column \`${column}\`: website service must be one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(entry.service)}`,
+        );
       entry.service = service;
     }
     out.push(entry);
@@ -135,14 +190,25 @@ export function contactItems(kind: keyof typeof ITEM_SHAPES, value: Value, to: s
 }
 
 /** Custom field values of a JSON cell: `{definition, tag, value}` each. */
-export function customItems(value: Value, to: string, column: string): Array<{ definition: string; tag: string | null; value: string | boolean | number }> {
+export function customItems(
+  value: Value,
+  to: string,
+  column: string,
+): Array<{ definition: string; tag: string | null; value: string | boolean | number }> {
   return parseItemList(value, to, column).map((item) => {
     const definition = itemText(item, 'definition', to, column);
-    if (definition === undefined) throw new RowRejection(to, `column \`${column}\`: a custom field item needs \`definition\` (the field's name), found ${JSON.stringify(item)}`);
+    if (definition === undefined)
+      throw new RowRejection(
+        to,
+        `column \`${column}\`: a custom field item needs \`definition\` (the field's name), found ${JSON.stringify(item)}`,
+      );
     const tag = itemText(item, 'tag', to, column) ?? null;
     const v = item.value;
     if (typeof v !== 'string' && typeof v !== 'boolean' && typeof v !== 'number')
-      throw new RowRejection(to, `column \`${column}\`: custom field \`${definition}\` needs a \`value\` (text, a number or true/false), found ${JSON.stringify(v)}`);
+      throw new RowRejection(
+        to,
+        `column \`${column}\`: custom field \`${definition}\` needs a \`value\` (text, a number or true/false), found ${JSON.stringify(v)}`,
+      );
     return { definition, tag, value: v };
   });
 }

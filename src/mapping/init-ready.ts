@@ -26,7 +26,11 @@ export interface ReadyMapping {
  * missing one of its columns fails on the file), or null. When several fit, the one reading the
  * most columns: HubSpot's companies mapping reads a few columns its contacts export has too.
  */
-export async function findReadyMapping(header: readonly string[], source: string, dir = READY_MAPPINGS_DIR): Promise<ReadyMapping | null> {
+export async function findReadyMapping(
+  header: readonly string[],
+  source: string,
+  dir = READY_MAPPINGS_DIR,
+): Promise<ReadyMapping | null> {
   const have = new Set(header);
   let best: (ReadyMapping & { text: string; refs: boolean }) | null = null;
   for (const name of (await readdir(dir)).filter((n) => CRM_EXPORTS.test(n)).sort()) {
@@ -36,7 +40,14 @@ export async function findReadyMapping(header: readonly string[], source: string
     const { columns } = await compileMapping(mapping, { file });
     if (columns.length === 0 || !columns.every((c) => have.has(c))) continue;
     if (best && best.reads >= columns.length) continue;
-    best = { name: `mappings/${name}`, entity: mapping.entity, reads: columns.length, yaml: '', text, refs: mapping.fields.some((f) => f.ref !== undefined) };
+    best = {
+      name: `mappings/${name}`,
+      entity: mapping.entity,
+      reads: columns.length,
+      yaml: '',
+      text,
+      refs: mapping.fields.some((f) => f.ref !== undefined),
+    };
   }
   if (!best) return null;
   const lines = [

@@ -19,15 +19,24 @@ describe('what mapping init reads from sample values', () => {
   });
 
   it('an undecided order follows a hint (North American numbers)', () => {
-    expect(proposeDate(['3/2/2019'], { monthFirst: 'the phone numbers are North American' })?.transform).toBe('{date: "M/d/yyyy"}');
+    expect(proposeDate(['3/2/2019'], { monthFirst: 'the phone numbers are North American' })?.transform).toBe(
+      '{date: "M/d/yyyy"}',
+    );
   });
 
-  it.each([[['21/07/1951', '07/21/1951']], [['31/31/2020']], [['2020-01-01', '01/02/2020']], [['soon']]])('no date format for %j', (values) => {
-    expect(proposeDate(values)).toBeUndefined();
-  });
+  it.each([[['21/07/1951', '07/21/1951']], [['31/31/2020']], [['2020-01-01', '01/02/2020']], [['soon']]])(
+    'no date format for %j',
+    (values) => {
+      expect(proposeDate(values)).toBeUndefined();
+    },
+  );
 
   it.each([
-    [['448.609,91', '12.500,00', '0,00'], '{number: de-DE}', /"448.609,91": "." groups thousands and "," comes before the decimals, as de-DE/],
+    [
+      ['448.609,91', '12.500,00', '0,00'],
+      '{number: de-DE}',
+      /"448.609,91": "." groups thousands and "," comes before the decimals, as de-DE/,
+    ],
     [['1,234,567.89', '0.00'], '{number: en-US}', /as en-US writes numbers/],
     [['1 250 000,50'], '{number: fr-FR}', /as fr-FR/],
     [["1'250.50"], '{number: de-CH}', /as de-CH/],
@@ -39,9 +48,12 @@ describe('what mapping init reads from sample values', () => {
     expect(proposal?.why).toMatch(why);
   });
 
-  it.each([[['1.234']], [['1,234.5', '1.234,5']], [['n/a']], [['02134', '10118']]])('no number locale for %j', (values) => {
-    expect(proposeNumber(values)).toBeUndefined();
-  });
+  it.each([[['1.234']], [['1,234.5', '1.234,5']], [['n/a']], [['02134', '10118']]])(
+    'no number locale for %j',
+    (values) => {
+      expect(proposeNumber(values)).toBeUndefined();
+    },
+  );
 
   it.each([
     [['01 42 68 53 00', '06 12 34 56 78'], '{phone: FR}'],

@@ -41,8 +41,13 @@ export function proposeDate(samples: CellValue[], hint: { monthFirst?: string } 
   if (nonBlank.every((s) => s instanceof Date)) return { transform: 'date', why: 'the cells are spreadsheet dates' };
   const texts = sampleTexts(samples);
   if (texts.length !== nonBlank.length) return undefined;
-  if (texts.every((t) => ISO_DATE.test(t))) return { transform: 'date', why: `dates written as YYYY-MM-DD (${q(texts[0] as string)})` };
-  if (texts.every((t) => ISO_TIMESTAMP.test(t))) return { transform: 'date', why: `ISO 8601 dates with a time (${q(texts[0] as string)}): the date as written is kept` };
+  if (texts.every((t) => ISO_DATE.test(t)))
+    return { transform: 'date', why: `dates written as YYYY-MM-DD (${q(texts[0] as string)})` };
+  if (texts.every((t) => ISO_TIMESTAMP.test(t)))
+    return {
+      transform: 'date',
+      why: `ISO 8601 dates with a time (${q(texts[0] as string)}): the date as written is kept`,
+    };
   const withTime = texts.map((t) => ISO_DATE_TIME.exec(t));
   if (withTime.every((m) => m !== null)) {
     const seconds = withTime.every((m) => m[1] !== undefined);
@@ -67,7 +72,9 @@ export function proposeDate(samples: CellValue[], hint: { monthFirst?: string } 
   const month = twoDigits ? 'MM' : 'M';
   const year = yearLength === 4 ? 'yyyy' : 'yy';
   const dayFirst = secondOver === undefined && (firstOver !== undefined || hint.monthFirst === undefined);
-  const format = dayFirst ? `${day}${separator}${month}${separator}${year}` : `${month}${separator}${day}${separator}${year}`;
+  const format = dayFirst
+    ? `${day}${separator}${month}${separator}${year}`
+    : `${month}${separator}${day}${separator}${year}`;
   const why = firstOver
     ? `${q(firstOver.input)} has a number over 12 first: the day comes before the month`
     : secondOver
@@ -88,7 +95,8 @@ const AMOUNT = /^[-+(]?\s*(?:\p{Sc}|[A-Z]{3})?\s*(\d[\d.,' \u00A0\u202F]*)\s*(?:
 export function proposeNumber(samples: CellValue[]): Proposal | undefined {
   const texts = sampleTexts(samples);
   const nonText = samples.filter((s) => typeof s === 'number').length;
-  if (texts.length === 0) return nonText > 0 ? { transform: 'number', why: 'the cells are spreadsheet numbers' } : undefined;
+  if (texts.length === 0)
+    return nonText > 0 ? { transform: 'number', why: 'the cells are spreadsheet numbers' } : undefined;
   let decimal: string | undefined;
   let thousands: string | undefined;
   let evidence: string | undefined;
@@ -113,7 +121,8 @@ export function proposeNumber(samples: CellValue[]): Proposal | undefined {
     const tail = spaced.slice(spaced.lastIndexOf(last) + 1);
     if (others.size > 1 || (others.size === 1 && others.has(last) && last !== ' ' && last !== "'")) {
       // 1.234.567: the same mark three digits apart is a thousands separator.
-      if (!(others.size === 1 && others.has(last) && tail.length === 3 && agree('thousands', last, text))) return undefined;
+      if (!(others.size === 1 && others.has(last) && tail.length === 3 && agree('thousands', last, text)))
+        return undefined;
       continue;
     }
     if (others.size === 1) {
@@ -134,7 +143,9 @@ export function proposeNumber(samples: CellValue[]): Proposal | undefined {
     return { transform: 'number', why: `plain numbers (${q(texts[0] as string)})` };
   }
   // The first locale that writes the pair is the one proposed.
-  const pair = NUMBER_LOCALES.map((locale) => ({ locale, ...localeSeparators(locale) })).find((l) => (decimal === undefined || l.decimal === decimal) && (thousands === undefined || l.thousands === thousands));
+  const pair = NUMBER_LOCALES.map((locale) => ({ locale, ...localeSeparators(locale) })).find(
+    (l) => (decimal === undefined || l.decimal === decimal) && (thousands === undefined || l.thousands === thousands),
+  );
   if (pair === undefined) return undefined;
   const marks =
     thousands !== undefined && decimal !== undefined
@@ -142,11 +153,33 @@ export function proposeNumber(samples: CellValue[]): Proposal | undefined {
       : decimal !== undefined
         ? `${q(decimal)} comes before the decimals`
         : `${q(thousands as string)} groups thousands`;
-  return { transform: `{number: ${pair.locale}}`, why: `${q(evidence as string)}: ${marks}, as ${pair.locale} writes numbers` };
+  return {
+    transform: `{number: ${pair.locale}}`,
+    why: `${q(evidence as string)}: ${marks}, as ${pair.locale} writes numbers`,
+  };
 }
 
 /** Countries whose national numbers customers' exports hold most, in the order a tie is settled. */
-const PHONE_COUNTRIES: CountryCode[] = ['US', 'GB', 'FR', 'DE', 'ES', 'IT', 'NL', 'BE', 'CH', 'AT', 'IE', 'CA', 'AU', 'PT', 'PL', 'SE', 'DK', 'NO'];
+const PHONE_COUNTRIES: CountryCode[] = [
+  'US',
+  'GB',
+  'FR',
+  'DE',
+  'ES',
+  'IT',
+  'NL',
+  'BE',
+  'CH',
+  'AT',
+  'IE',
+  'CA',
+  'AU',
+  'PT',
+  'PL',
+  'SE',
+  'DK',
+  'NO',
+];
 
 /**
  * The country of phone numbers written without a country code. Many countries accept almost any
@@ -158,7 +191,8 @@ const PHONE_COUNTRIES: CountryCode[] = ['US', 'GB', 'FR', 'DE', 'ES', 'IT', 'NL'
 export function proposePhone(samples: CellValue[], evidence: readonly CountryCode[] = []): Proposal | undefined {
   const texts = sampleTexts(samples);
   if (texts.length === 0) return undefined;
-  if (texts.every((t) => t.startsWith('+'))) return { transform: 'phone', why: `every number carries its country code (${q(texts[0] as string)})` };
+  if (texts.every((t) => t.startsWith('+')))
+    return { transform: 'phone', why: `every number carries its country code (${q(texts[0] as string)})` };
   // "0034 91 ..." dials out of the country the file is from: it must read there too.
   const national = texts.filter((t) => !t.startsWith('+'));
   // The grouping counts: "01 42 68 53 00" is how France writes a number, "01426 85300" is not.
@@ -178,18 +212,34 @@ export function proposePhone(samples: CellValue[], evidence: readonly CountryCod
     }
     scored.push({ country, valid });
     const score = { country, written, valid, pointed: valid === national.length ? pointed(country) : 0 };
-    if (best === undefined || written > best.written || (written === best.written && (score.pointed > best.pointed || (score.pointed === best.pointed && valid > best.valid)))) best = score;
+    if (
+      best === undefined ||
+      written > best.written ||
+      (written === best.written &&
+        (score.pointed > best.pointed || (score.pointed === best.pointed && valid > best.valid)))
+    )
+      best = score;
   }
   if (best === undefined || best.valid < national.length) return undefined;
   const name = countryName(best.country);
   const example = q(national[0] as string);
-  if (best.written > 0) return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, written as in ${name}: ${example}` };
+  if (best.written > 0)
+    return {
+      transform: `{phone: ${best.country}}`,
+      why: `numbers without a country code, written as in ${name}: ${example}`,
+    };
   if (best.pointed > 0) {
-    return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, valid in ${name}, where the file's addresses are (.${best.country.toLowerCase()}): a guess, check (${example})` };
+    return {
+      transform: `{phone: ${best.country}}`,
+      why: `numbers without a country code, valid in ${name}, where the file's addresses are (.${best.country.toLowerCase()}): a guess, check (${example})`,
+    };
   }
   const others = scored.filter((s) => s.valid === national.length && s.country !== best?.country).length;
   const alike = others > 0 ? ` and in ${others} other ${others === 1 ? 'country' : 'countries'} alike` : '';
-  return { transform: `{phone: ${best.country}}`, why: `numbers without a country code, valid in ${name}${alike}: a guess, check; a country column says each row's (${example})` };
+  return {
+    transform: `{phone: ${best.country}}`,
+    why: `numbers without a country code, valid in ${name}${alike}: a guess, check; a country column says each row's (${example})`,
+  };
 }
 
 /**
@@ -197,7 +247,10 @@ export function proposePhone(samples: CellValue[], evidence: readonly CountryCod
  * `{phone: {countryColumn, defaultCountry}}`, the default being the country the column names
  * most. Undefined when the column names no country in the rows that have a number.
  */
-export function proposeRowCountry(rows: ReadonlyArray<readonly [number: CellValue, country: CellValue]>, countryColumn: string): Proposal | undefined {
+export function proposeRowCountry(
+  rows: ReadonlyArray<readonly [number: CellValue, country: CellValue]>,
+  countryColumn: string,
+): Proposal | undefined {
   const named = new Map<CountryCode, string>();
   const counts = new Map<CountryCode, number>();
   let unknown: string | undefined;
@@ -215,9 +268,12 @@ export function proposeRowCountry(rows: ReadonlyArray<readonly [number: CellValu
   }
   const top = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
   if (top === undefined) return undefined;
-  const shown = [...named].slice(0, 4).map(([code, text]) => (normalizeWord(text) === code.toLowerCase() ? code : `${q(text)}: ${code}`));
+  const shown = [...named]
+    .slice(0, 4)
+    .map(([code, text]) => (normalizeWord(text) === code.toLowerCase() ? code : `${q(text)}: ${code}`));
   const names = named.size > 4 ? `${shown.join(', ')} and ${named.size - 4} more` : shown.join(', ');
-  const strange = unknown === undefined ? '' : `; ${q(unknown)} names no country crm-ferry knows: its rows use ${top} too`;
+  const strange =
+    unknown === undefined ? '' : `; ${q(unknown)} names no country crm-ferry knows: its rows use ${top} too`;
   return {
     transform: `{phone: {countryColumn: ${q(countryColumn)}, defaultCountry: ${top}}}`,
     why: `each row's country from ${q(countryColumn)} (${names}); a row without one: ${top}, the most common${strange}`,
@@ -254,13 +310,16 @@ export function proposeBoolean(samples: CellValue[]): Proposal | undefined {
   const texts = sampleTexts(samples);
   if (texts.length === 0) return undefined;
   if (samples.every((s) => s === null || typeof s === 'boolean' || (typeof s === 'string' && s.trim() === ''))) {
-    return samples.some((s) => typeof s === 'boolean') ? { transform: 'boolean', why: 'the cells are spreadsheet booleans' } : undefined;
+    return samples.some((s) => typeof s === 'boolean')
+      ? { transform: 'boolean', why: 'the cells are spreadsheet booleans' }
+      : undefined;
   }
   const words = new Set(texts.map(normalizeWord));
   for (const [yes, no] of BOOLEAN_WORDS) {
     if (![...words].every((w) => yes.includes(w) || no.includes(w))) continue;
     const seen = texts.filter((t, i) => texts.findIndex((u) => normalizeWord(u) === normalizeWord(t)) === i);
-    if (yes === (BOOLEAN_WORDS[0] as [string[], string[]])[0]) return { transform: 'boolean', why: `yes/no values (${seen.map(q).join(', ')})` };
+    if (yes === (BOOLEAN_WORDS[0] as [string[], string[]])[0])
+      return { transform: 'boolean', why: `yes/no values (${seen.map(q).join(', ')})` };
     const trueWords = seen.filter((t) => yes.includes(normalizeWord(t)));
     const falseWords = seen.filter((t) => no.includes(normalizeWord(t)));
     return {
@@ -276,8 +335,15 @@ export function proposeSplit(samples: CellValue[], fallback = ','): Proposal {
   const texts = sampleTexts(samples);
   const separator = [';', '|', ','].find((s) => texts.some((t) => t.includes(s)));
   const example = texts.find((t) => separator !== undefined && t.includes(separator));
-  if (separator === undefined || example === undefined) return { transform: `{split: ${q(fallback)}}`, why: `one value per cell in the samples; ${q(fallback)} would separate several` };
-  return { transform: `{split: ${q(separator)}}`, why: `${q(example)} holds several values separated by ${q(separator)}` };
+  if (separator === undefined || example === undefined)
+    return {
+      transform: `{split: ${q(fallback)}}`,
+      why: `one value per cell in the samples; ${q(fallback)} would separate several`,
+    };
+  return {
+    transform: `{split: ${q(separator)}}`,
+    why: `${q(example)} holds several values separated by ${q(separator)}`,
+  };
 }
 
 /** A typed proposal for a column no standard field takes: a date, a yes/no or a number, in that order. */

@@ -40,16 +40,25 @@ describe('draftMapping', () => {
     expect(draft.notCarried.length).toBeGreaterThan(0);
     expect(draft.matched.length + draft.notCarried.length + draft.leftOut.length).toBe(10_001);
     expect(draft.unmatched).toEqual(draft.leftOut);
-    expect(draft.yaml).toContain(`  # ${draft.leftOut.length.toLocaleString('en-GB')} more columns are not drafted (from "${draft.leftOut[0]}" on): a mapping file holds at most`);
+    expect(draft.yaml).toContain(
+      `  # ${draft.leftOut.length.toLocaleString('en-GB')} more columns are not drafted (from "${draft.leftOut[0]}" on): a mapping file holds at most`,
+    );
     expect(draft.yaml).toMatch(/#   and [\d,]+ more \(crm-ferry inspect lists every column\)\n$/);
   });
 
   it('a type column of person and organisation gives the type, and the whole name names the organisations', async () => {
     const file = join(dir, 'parties-export.csv');
-    writeFileSync(file, 'id,type,name,firstName,lastName,email\n1,organisation,Acme Ltd,,,info@acme.example\n2,person,Ada Lovelace,Ada,Lovelace,ada@acme.example\n');
+    writeFileSync(
+      file,
+      'id,type,name,firstName,lastName,email\n1,organisation,Acme Ltd,,,info@acme.example\n2,person,Ada Lovelace,Ada,Lovelace,ada@acme.example\n',
+    );
     const draft = await draftMapping(file);
-    expect(draft.yaml).toContain('  - to: type\n    # "type" says person or organisation for each row\n    value: {column: "type", transform: [trim]}\n');
-    expect(draft.yaml).toContain('    value: {column: "name", transform: [trim], when: {column: "type", equals: organisation}}\n');
+    expect(draft.yaml).toContain(
+      '  - to: type\n    # "type" says person or organisation for each row\n    value: {column: "type", transform: [trim]}\n',
+    );
+    expect(draft.yaml).toContain(
+      '    value: {column: "name", transform: [trim], when: {column: "type", equals: organisation}}\n',
+    );
     expect(draft.unmatched).toEqual([]);
     expect(await mapAll(file, draft.yaml)).toEqual({ records: 2, rejected: [] });
   });
@@ -65,7 +74,9 @@ describe('draftMapping', () => {
   it('a legacy v1 export: every numbered email, phone, address and website becomes one `items: numbered` entry', async () => {
     const file = join(ROOT, 'samples/v1/parties.xml');
     const draft = await draftMapping(file);
-    expect(draft.yaml).toContain('  - to: phone\n    # every phone of a record (phone.1, phone.2, ...), each with its own type\n    items: numbered\n    type: {column: "phone.*.type", transform: [trim]}\n');
+    expect(draft.yaml).toContain(
+      '  - to: phone\n    # every phone of a record (phone.1, phone.2, ...), each with its own type\n    items: numbered\n    type: {column: "phone.*.type", transform: [trim]}\n',
+    );
     expect(draft.yaml).toContain('    service: {column: "website.*.webService", transform: [trim]}\n');
     expect(draft.matched).toContainEqual({ column: 'phone.3.phoneNumber', to: 'phone' });
     expect(draft.unmatched).toContain('phone.3.id');
@@ -91,7 +102,9 @@ describe('draftMapping', () => {
       (e: unknown) => e,
     );
     expect(error).toMatchObject({ code: 'SOURCE_MALFORMED_RECORD', location: { file, row: 2, line: 2 } });
-    expect((error as Error).message).toMatch(/^no row could be read to draft a mapping from; the first: a quote opened in field 1 on line 2 is never closed/);
+    expect((error as Error).message).toMatch(
+      /^no row could be read to draft a mapping from; the first: a quote opened in field 1 on line 2 is never closed/,
+    );
     expect((error as { hint: string }).hint).toBe(`Run 'crm-ferry inspect ${file}' to see every row error.`);
   });
 
@@ -116,18 +129,42 @@ describe('draftMapping', () => {
     expect(draft.unmatched).toEqual([]);
     // Offline no custom field of the account is known: the columns are left out, each with the field to create.
     expect(draft.notCarried).toEqual([
-      { column: 'Date de naissance', why: `no standard field takes it: create a custom field "Date de naissance" (Date) in the account's settings, then map it` },
-      { column: "Chiffre d'affaires", why: `no standard field takes it: create a custom field "Chiffre d'affaires" (Text) in the account's settings, then map it` },
+      {
+        column: 'Date de naissance',
+        why: `no standard field takes it: create a custom field "Date de naissance" (Date) in the account's settings, then map it`,
+      },
+      {
+        column: "Chiffre d'affaires",
+        why: `no standard field takes it: create a custom field "Chiffre d'affaires" (Text) in the account's settings, then map it`,
+      },
     ]);
-    expect(parseMapping(draft.yaml, 'draft.yaml').leaveOut).toEqual(Object.fromEntries(draft.notCarried.map((n) => [n.column, n.why])));
+    expect(parseMapping(draft.yaml, 'draft.yaml').leaveOut).toEqual(
+      Object.fromEntries(draft.notCarried.map((n) => [n.column, n.why])),
+    );
     expect(await mapAll(file, draft.yaml)).toEqual({ records: 1, rejected: [] });
   });
 
   it.each([
-    ['Kundennummer;Vorname;Nachname;Firma;Schlagwörter\n4711;Hans;Meier;Meier GmbH;kunde\n', 'Kundennummer', ['firstName', 'lastName', 'organisation', 'tags']],
-    ['Número de cliente;Nombre;Apellidos;Empresa;Etiquetas\nE-7;Ana;García;Acme SL;cliente\n', 'Número de cliente', ['firstName', 'lastName', 'organisation', 'tags']],
-    ['Klantnummer;Voornaam;Achternaam;Bedrijf;Etiketten\nK-1;Jan;Jansen;Acme BV;klant\n', 'Klantnummer', ['firstName', 'lastName', 'organisation', 'tags']],
-    ['Codice cliente;Nome;Cognome;Azienda;Etichette\nI-1;Luca;Rossi;Acme SRL;cliente\n', 'Codice cliente', ['firstName', 'lastName', 'organisation', 'tags']],
+    [
+      'Kundennummer;Vorname;Nachname;Firma;Schlagwörter\n4711;Hans;Meier;Meier GmbH;kunde\n',
+      'Kundennummer',
+      ['firstName', 'lastName', 'organisation', 'tags'],
+    ],
+    [
+      'Número de cliente;Nombre;Apellidos;Empresa;Etiquetas\nE-7;Ana;García;Acme SL;cliente\n',
+      'Número de cliente',
+      ['firstName', 'lastName', 'organisation', 'tags'],
+    ],
+    [
+      'Klantnummer;Voornaam;Achternaam;Bedrijf;Etiketten\nK-1;Jan;Jansen;Acme BV;klant\n',
+      'Klantnummer',
+      ['firstName', 'lastName', 'organisation', 'tags'],
+    ],
+    [
+      'Codice cliente;Nome;Cognome;Azienda;Etichette\nI-1;Luca;Rossi;Acme SRL;cliente\n',
+      'Codice cliente',
+      ['firstName', 'lastName', 'organisation', 'tags'],
+    ],
   ])('places a German, Spanish, Dutch and Italian header (%#)', async (text, key, targets) => {
     const file = join(dir, `lang-${key.replace(/\W/g, '')}.csv`);
     writeFileSync(file, text);
@@ -179,7 +216,10 @@ describe('draftMapping', () => {
 
   it('prefers an id column for the key, names an organisation when there are no person columns, and matches headers ignoring case and punctuation', async () => {
     const file = join(dir, 'orgs.csv');
-    writeFileSync(file, 'Account ID,ACCOUNT NAME,E-Mail Address,Post-code,Telephone,Mystery\n7,Acme,info@acme.test,N1,020 1,?\n');
+    writeFileSync(
+      file,
+      'Account ID,ACCOUNT NAME,E-Mail Address,Post-code,Telephone,Mystery\n7,Acme,info@acme.test,N1,020 1,?\n',
+    );
     const draft = await draftMapping(file);
     expect(draft.key).toBe('{{Account ID}}');
     expect(draft.matched).toEqual([
@@ -192,7 +232,9 @@ describe('draftMapping', () => {
     expect(draft.unmatched).toEqual([]);
     expect(draft.notCarried.map((n) => n.column)).toEqual(['Mystery']);
     expect(draft.organisations).toBe('"ACCOUNT NAME" names a company, and no column a person');
-    expect(draft.yaml).toContain('  - to: type\n    # organisations: "ACCOUNT NAME" names a company, and no column a person\n    value: organisation\n');
+    expect(draft.yaml).toContain(
+      '  - to: type\n    # organisations: "ACCOUNT NAME" names a company, and no column a person\n    value: organisation\n',
+    );
     // "020 1" is no number of any country: the draft says so instead of guessing one.
     expect(draft.yaml).toContain('# the country of these numbers could not be told');
     const { records, rejected } = await mapAll(file, draft.yaml);

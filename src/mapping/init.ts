@@ -7,7 +7,15 @@ import type { CountryCode } from 'libphonenumber-js';
 import type { CatalogFieldDefinition } from '../client/index.ts';
 import { countryOfDomain } from './countries.ts';
 import { fieldHomeOf } from './init-fields.ts';
-import { proposeDate, proposeNumber, proposePhone, proposeRowCountry, proposeSplit, sampleTexts, type Proposal } from './init-values.ts';
+import {
+  proposeDate,
+  proposeNumber,
+  proposePhone,
+  proposeRowCountry,
+  proposeSplit,
+  sampleTexts,
+  type Proposal,
+} from './init-values.ts';
 import { MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_NAMES_SHOWN, printable } from '../util/index.ts';
 
 /** Options of draftMapping. */
@@ -55,7 +63,14 @@ export interface DraftResult {
 }
 
 /** What the records of a legacy v1 export become. */
-const V1_ENTITIES: Readonly<Record<string, Entity>> = { person: 'party', organisation: 'party', opportunity: 'opportunity', kase: 'kase', task: 'task', historyItem: 'entry' };
+const V1_ENTITIES: Readonly<Record<string, Entity>> = {
+  person: 'party',
+  organisation: 'party',
+  opportunity: 'opportunity',
+  kase: 'kase',
+  task: 'task',
+  historyItem: 'entry',
+};
 
 /** What a draft entry writes for a matched column. */
 interface Rule {
@@ -78,11 +93,18 @@ interface Rule {
  * lower-cases it); a malformed one is left out with a warning and the record kept.
  */
 function emailExtra(type: string): string[] {
-  return [`type: ${type}`, '# a malformed address (jan@@bakker.nl) is left out of the record, with a warning', 'onInvalid: drop'];
+  return [
+    `type: ${type}`,
+    '# a malformed address (jan@@bakker.nl) is left out of the record, with a warning',
+    'onInvalid: drop',
+  ];
 }
 
 /** A normalised phone entry's rule for a number it cannot read. */
-const PHONE_CHECKED = ['# a number not valid in its country (or written with letters) is left out of the record, with a warning', 'onInvalid: drop'];
+const PHONE_CHECKED = [
+  '# a number not valid in its country (or written with letters) is left out of the record, with a warning',
+  'onInvalid: drop',
+];
 
 const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((n) => [normalizeWord(n), rule]);
 
@@ -90,17 +112,73 @@ const word = (names: string[], rule: Rule): Array<[string, Rule]> => names.map((
 // Dutch and Italian, compared without case, accents, spaces or punctuation ("E-Mail Address" =
 // "emailaddress", "Société" = "societe").
 const PARTY_RULES = new Map<string, Rule>([
-  ...word(['First Name', 'Firstname', 'Given name', 'Forename', 'Vorname', 'Prénom', 'First', 'Nombre', 'Voornaam', 'Nome'], { to: 'firstName', transform: '[trim]' }),
-  ...word(['Last Name', 'Lastname', 'Surname', 'Family name', 'Nachname', 'Familienname', 'Nom', 'Nom de famille', 'Last', 'Apellido', 'Apellidos', 'Achternaam', 'Cognome'], { to: 'lastName', transform: '[trim]' }),
-  ...word(['Name', 'Full Name', 'Contact Name', 'Contact', 'Person', 'Naam', 'Volledige naam', 'Vollständiger Name', 'Nom complet', 'Nombre completo', 'Nome completo'], {
-    to: 'lastName',
-    wholeName: true,
-    extra: ['# the whole name goes to lastName: split it into firstName and lastName if the file allows'],
-    transform: '[trim]',
-  }),
+  ...word(
+    ['First Name', 'Firstname', 'Given name', 'Forename', 'Vorname', 'Prénom', 'First', 'Nombre', 'Voornaam', 'Nome'],
+    { to: 'firstName', transform: '[trim]' },
+  ),
+  ...word(
+    [
+      'Last Name',
+      'Lastname',
+      'Surname',
+      'Family name',
+      'Nachname',
+      'Familienname',
+      'Nom',
+      'Nom de famille',
+      'Last',
+      'Apellido',
+      'Apellidos',
+      'Achternaam',
+      'Cognome',
+    ],
+    { to: 'lastName', transform: '[trim]' },
+  ),
+  ...word(
+    [
+      'Name',
+      'Full Name',
+      'Contact Name',
+      'Contact',
+      'Person',
+      'Naam',
+      'Volledige naam',
+      'Vollständiger Name',
+      'Nom complet',
+      'Nombre completo',
+      'Nome completo',
+    ],
+    {
+      to: 'lastName',
+      wholeName: true,
+      extra: ['# the whole name goes to lastName: split it into firstName and lastName if the file allows'],
+      transform: '[trim]',
+    },
+  ),
   ...word(['Salutation', 'Anrede', 'Civilité', 'Tratamiento', 'Aanhef'], { to: 'title', transform: '[trim]' }),
-  ...word(['Title', 'Titre', 'Titolo'], { to: 'title', transform: '[trim]', alt: { to: 'jobTitle', transform: '[trim]' } }),
-  ...word(['Job Title', 'Jobtitle', 'Position', 'Role', 'Berufsbezeichnung', 'Funktion', 'Fonction', 'Poste', 'Cargo', 'Puesto', 'Functie', 'Ruolo', 'Qualifica'], { to: 'jobTitle', transform: '[trim]' }),
+  ...word(['Title', 'Titre', 'Titolo'], {
+    to: 'title',
+    transform: '[trim]',
+    alt: { to: 'jobTitle', transform: '[trim]' },
+  }),
+  ...word(
+    [
+      'Job Title',
+      'Jobtitle',
+      'Position',
+      'Role',
+      'Berufsbezeichnung',
+      'Funktion',
+      'Fonction',
+      'Poste',
+      'Cargo',
+      'Puesto',
+      'Functie',
+      'Ruolo',
+      'Qualifica',
+    ],
+    { to: 'jobTitle', transform: '[trim]' },
+  ),
   ...word(
     [
       'Company',
@@ -129,36 +207,240 @@ const PARTY_RULES = new Map<string, Rule>([
       transform: '[trim]',
     },
   ),
-  ...word(['E-mail', 'Email', 'Email Address', 'E-mail Address', 'Mail', 'Work Email', 'Email Work', 'E-Mail-Adresse', 'Emailaddress', 'Courriel', 'Adresse e-mail', 'Correo', 'Correo electrónico', 'E-mailadres', 'Posta elettronica'], {
+  ...word(
+    [
+      'E-mail',
+      'Email',
+      'Email Address',
+      'E-mail Address',
+      'Mail',
+      'Work Email',
+      'Email Work',
+      'E-Mail-Adresse',
+      'Emailaddress',
+      'Courriel',
+      'Adresse e-mail',
+      'Correo',
+      'Correo electrónico',
+      'E-mailadres',
+      'Posta elettronica',
+    ],
+    {
+      to: 'email',
+      extra: emailExtra('Work'),
+      transform: '[email]',
+    },
+  ),
+  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], {
     to: 'email',
-    extra: emailExtra('Work'),
+    extra: emailExtra('Home'),
     transform: '[email]',
   }),
-  ...word(['Home Email', 'Private Email', 'Personal Email', 'Email Home', 'E-Mail privat'], { to: 'email', extra: emailExtra('Home'), transform: '[email]' }),
   ...word(
-    ['Mobile', 'Mobile Phone', 'Mobile Number', 'Mobile Phone Number', 'Phone Mobile', 'Cell', 'Cell Phone', 'Handy', 'Mobil', 'Mobiltelefon', 'Mobilnummer', 'Portable', 'Téléphone portable', 'Móvil', 'Celular', 'Mobiel', 'Cellulare'],
+    [
+      'Mobile',
+      'Mobile Phone',
+      'Mobile Number',
+      'Mobile Phone Number',
+      'Phone Mobile',
+      'Cell',
+      'Cell Phone',
+      'Handy',
+      'Mobil',
+      'Mobiltelefon',
+      'Mobilnummer',
+      'Portable',
+      'Téléphone portable',
+      'Móvil',
+      'Celular',
+      'Mobiel',
+      'Cellulare',
+    ],
     { to: 'phone', extra: ['type: Mobile'], transform: '[trim]' },
   ),
-  ...word(['Phone', 'Phone Number', 'Telephone', 'Tel', 'Telefon', 'Telefonnummer', 'Work Phone', 'Phone Work', 'Business Phone', 'Téléphone', 'Teléfono', 'Telefoon', 'Telefoonnummer', 'Telefono'], {
-    to: 'phone',
-    extra: ['type: Work'],
+  ...word(
+    [
+      'Phone',
+      'Phone Number',
+      'Telephone',
+      'Tel',
+      'Telefon',
+      'Telefonnummer',
+      'Work Phone',
+      'Phone Work',
+      'Business Phone',
+      'Téléphone',
+      'Teléfono',
+      'Telefoon',
+      'Telefoonnummer',
+      'Telefono',
+    ],
+    {
+      to: 'phone',
+      extra: ['type: Work'],
+      transform: '[trim]',
+    },
+  ),
+  ...word(['Fax', 'Fax Number'], { to: 'phone', extra: ['type: Fax'], transform: '[trim]' }),
+  ...word(
+    [
+      'Street',
+      'Address',
+      'Street Address',
+      'Address Line 1',
+      'Address 1',
+      'Strasse',
+      'Straße',
+      'Mailing Street',
+      'Adresse',
+      'Rue',
+      'Dirección',
+      'Calle',
+      'Adres',
+      'Straat',
+      'Indirizzo',
+    ],
+    { to: 'address', part: 'street' },
+  ),
+  ...word(
+    ['House number', 'House No', 'Hausnummer', 'Hausnr', 'Numéro de rue', 'Número', 'Huisnummer', 'Numero civico'],
+    { to: 'address', part: 'houseNumber' },
+  ),
+  ...word(
+    [
+      'City',
+      'Town',
+      'Ort',
+      'Stadt',
+      'Mailing City',
+      'Ville',
+      'Ciudad',
+      'Localidad',
+      'Plaats',
+      'Woonplaats',
+      'Città',
+      'Comune',
+    ],
+    { to: 'address', part: 'city' },
+  ),
+  ...word(
+    [
+      'State',
+      'Region',
+      'County',
+      'Province',
+      'Bundesland',
+      'Mailing State',
+      'Département',
+      'Provincia',
+      'Estado',
+      'Provincie',
+      'Regione',
+    ],
+    { to: 'address', part: 'state' },
+  ),
+  ...word(
+    [
+      'Postcode',
+      'Post Code',
+      'Zip',
+      'Zip Code',
+      'Postal Code',
+      'PLZ',
+      'Postleitzahl',
+      'Mailing Zip',
+      'Code postal',
+      'CP',
+      'Código postal',
+      'CAP',
+    ],
+    { to: 'address', part: 'zip' },
+  ),
+  ...word(['Country', 'Land', 'Mailing Country', 'Pays', 'País', 'Paese', 'Nazione'], {
+    to: 'address',
+    part: 'country',
+  }),
+  ...word(
+    [
+      'Website',
+      'Web Site',
+      'Website URL',
+      'URL',
+      'Homepage',
+      'Web',
+      'Webseite',
+      'Site web',
+      'Site internet',
+      'Sitio web',
+      'Página web',
+      'Sito web',
+    ],
+    { to: 'website', transform: '[trim]' },
+  ),
+  ...word(['LinkedIn', 'LinkedIn Company Page', 'LinkedIn URL', 'LinkedIn Profile'], {
+    to: 'website',
+    extra: ['service: LINKED_IN'],
     transform: '[trim]',
   }),
-  ...word(['Fax', 'Fax Number'], { to: 'phone', extra: ['type: Fax'], transform: '[trim]' }),
-  ...word(['Street', 'Address', 'Street Address', 'Address Line 1', 'Address 1', 'Strasse', 'Straße', 'Mailing Street', 'Adresse', 'Rue', 'Dirección', 'Calle', 'Adres', 'Straat', 'Indirizzo'], { to: 'address', part: 'street' }),
-  ...word(['House number', 'House No', 'Hausnummer', 'Hausnr', 'Numéro de rue', 'Número', 'Huisnummer', 'Numero civico'], { to: 'address', part: 'houseNumber' }),
-  ...word(['City', 'Town', 'Ort', 'Stadt', 'Mailing City', 'Ville', 'Ciudad', 'Localidad', 'Plaats', 'Woonplaats', 'Città', 'Comune'], { to: 'address', part: 'city' }),
-  ...word(['State', 'Region', 'County', 'Province', 'Bundesland', 'Mailing State', 'Département', 'Provincia', 'Estado', 'Provincie', 'Regione'], { to: 'address', part: 'state' }),
-  ...word(['Postcode', 'Post Code', 'Zip', 'Zip Code', 'Postal Code', 'PLZ', 'Postleitzahl', 'Mailing Zip', 'Code postal', 'CP', 'Código postal', 'CAP'], { to: 'address', part: 'zip' }),
-  ...word(['Country', 'Land', 'Mailing Country', 'Pays', 'País', 'Paese', 'Nazione'], { to: 'address', part: 'country' }),
-  ...word(['Website', 'Web Site', 'Website URL', 'URL', 'Homepage', 'Web', 'Webseite', 'Site web', 'Site internet', 'Sitio web', 'Página web', 'Sito web'], { to: 'website', transform: '[trim]' }),
-  ...word(['LinkedIn', 'LinkedIn Company Page', 'LinkedIn URL', 'LinkedIn Profile'], { to: 'website', extra: ['service: LINKED_IN'], transform: '[trim]' }),
   ...word(['Twitter', 'X (Twitter)'], { to: 'website', extra: ['service: TWITTER'], transform: '[trim]' }),
-  ...word(['Tags', 'Tag', 'Labels', 'Label', 'Schlagworte', 'Schlagwörter', 'Étiquettes', 'Étiquette', 'Mots-clés', 'Etiquetas', 'Etiketten', 'Etichette'], { to: 'tags' }),
-  ...word(['Notes', 'Note', 'About', 'Description', 'Comments', 'Comment', 'Bemerkung', 'Bemerkungen', 'Notizen', 'Anmerkungen', 'Remarques', 'Commentaires', 'Notas', 'Observaciones', 'Opmerkingen', 'Notities', 'Commenti'], {
-    to: 'about',
-  }),
-  ...word(['Owner', 'Contact Owner', 'Company Owner', 'Account Manager', 'Account Owner', 'Betreuer', 'Propriétaire', 'Responsable', 'Propietario', 'Eigenaar', 'Proprietario', 'Responsabile'], { to: 'owner', transform: '[trim]' }),
+  ...word(
+    [
+      'Tags',
+      'Tag',
+      'Labels',
+      'Label',
+      'Schlagworte',
+      'Schlagwörter',
+      'Étiquettes',
+      'Étiquette',
+      'Mots-clés',
+      'Etiquetas',
+      'Etiketten',
+      'Etichette',
+    ],
+    { to: 'tags' },
+  ),
+  ...word(
+    [
+      'Notes',
+      'Note',
+      'About',
+      'Description',
+      'Comments',
+      'Comment',
+      'Bemerkung',
+      'Bemerkungen',
+      'Notizen',
+      'Anmerkungen',
+      'Remarques',
+      'Commentaires',
+      'Notas',
+      'Observaciones',
+      'Opmerkingen',
+      'Notities',
+      'Commenti',
+    ],
+    {
+      to: 'about',
+    },
+  ),
+  ...word(
+    [
+      'Owner',
+      'Contact Owner',
+      'Company Owner',
+      'Account Manager',
+      'Account Owner',
+      'Betreuer',
+      'Propriétaire',
+      'Responsable',
+      'Propietario',
+      'Eigenaar',
+      'Proprietario',
+      'Responsabile',
+    ],
+    { to: 'owner', transform: '[trim]' },
+  ),
 ]);
 
 const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
@@ -171,15 +453,24 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
     ...word(['Tags', 'Labels'], { to: 'tags' }),
   ]),
   opportunity: new Map([
-    ...word(['Name', 'Opportunity', 'Opportunity Name', 'Deal', 'Deal Name', 'Title'], { to: 'name', transform: '[trim]' }),
+    ...word(['Name', 'Opportunity', 'Opportunity Name', 'Deal', 'Deal Name', 'Title'], {
+      to: 'name',
+      transform: '[trim]',
+    }),
     ...word(['Description', 'Details', 'Notes'], { to: 'description' }),
     ...word(['Pipeline'], { to: 'pipeline', transform: '[trim]' }),
     ...word(['Milestone', 'Stage', 'Deal Stage'], { to: 'milestone', transform: '[trim]' }),
     ...word(['Amount', 'Value', 'Deal Value'], { to: 'amount', transform: '[number]' }),
-    ...word(['Currency', 'Currency Code', 'Opportunity Currency', 'Deal Currency'], { to: 'currency', transform: '[trim, uppercase]' }),
+    ...word(['Currency', 'Currency Code', 'Opportunity Currency', 'Deal Currency'], {
+      to: 'currency',
+      transform: '[trim, uppercase]',
+    }),
     ...word(['Close Date', 'Expected Close Date', 'Expected Close', 'Closing Date'], { to: 'expectedCloseOn' }),
     ...word(['Won Time', 'Closed On', 'Won Date', 'Date Won'], { to: 'closedOn' }),
-    ...word(['Organization', 'Organisation', 'Account', 'Account Name', 'Company', 'Contact Person', 'Person', 'Contact'], { to: 'party', link: true }),
+    ...word(
+      ['Organization', 'Organisation', 'Account', 'Account Name', 'Company', 'Contact Person', 'Person', 'Contact'],
+      { to: 'party', link: true },
+    ),
     ...word(['Probability', 'Probability (%)'], { to: 'probability', transform: '[integer]' }),
     ...word(['Lost Reason', 'Reason Lost'], { to: 'lostReason' }),
     ...word(['Owner', 'Deal Owner', 'Opportunity Owner'], { to: 'owner', transform: '[trim]' }),
@@ -196,7 +487,22 @@ const GENERIC_RULES: Record<Exclude<Entity, 'party'>, Map<string, Rule>> = {
     ...word(['Category', 'Task Type', 'Type'], { to: 'category', transform: '[trim]' }),
     ...word(['Owner', 'Assigned To', 'Assignee'], { to: 'owner', transform: '[trim]' }),
     ...word(['Status'], { to: 'status', transform: '[trim]' }),
-    ...word(['Due', 'Due Date', 'Due On', 'Fällig', 'Fällig am', 'Fälligkeit', 'Échéance', "Date d'échéance", 'Vencimiento', 'Vervaldatum', 'Scadenza'], { to: 'dueOn' }),
+    ...word(
+      [
+        'Due',
+        'Due Date',
+        'Due On',
+        'Fällig',
+        'Fällig am',
+        'Fälligkeit',
+        'Échéance',
+        "Date d'échéance",
+        'Vencimiento',
+        'Vervaldatum',
+        'Scadenza',
+      ],
+      { to: 'dueOn' },
+    ),
   ]),
 };
 
@@ -260,11 +566,23 @@ interface FileEvidence {
 }
 
 /** The transforms of a matched column: the rule's own, or the ones its sample values call for. */
-function transformsFor(column: string, to: string, rule: Rule, samples: CellValue[], evidence: FileEvidence): { transforms: string[]; why: string[] } {
+function transformsFor(
+  column: string,
+  to: string,
+  rule: Rule,
+  samples: CellValue[],
+  evidence: FileEvidence,
+): { transforms: string[]; why: string[] } {
   const { hint } = evidence;
   const base = rule.transform ? rule.transform.slice(1, -1).split(', ') : [];
-  const from = (proposal: Proposal | undefined, fallback: string[], missing?: string): { transforms: string[]; why: string[] } =>
-    proposal ? { transforms: [proposal.transform], why: [proposal.why] } : { transforms: fallback, why: missing ? [missing] : [] };
+  const from = (
+    proposal: Proposal | undefined,
+    fallback: string[],
+    missing?: string,
+  ): { transforms: string[]; why: string[] } =>
+    proposal
+      ? { transforms: [proposal.transform], why: [proposal.why] }
+      : { transforms: fallback, why: missing ? [missing] : [] };
   if (to === 'tags') return from(proposeSplit(samples), []);
   if (to === 'phone') {
     const national = sampleTexts(samples).some((t) => !t.startsWith('+'));
@@ -276,7 +594,13 @@ function transformsFor(column: string, to: string, rule: Rule, samples: CellValu
             evidence.countryColumn,
           )
         : undefined;
-    return from(byRow ?? proposePhone(samples, evidence.countries), base, national ? 'the country of these numbers could not be told: add {phone: XX} (an ISO country) to normalise them' : undefined);
+    return from(
+      byRow ?? proposePhone(samples, evidence.countries),
+      base,
+      national
+        ? 'the country of these numbers could not be told: add {phone: XX} (an ISO country) to normalise them'
+        : undefined,
+    );
   }
   if (to === 'email' && sampleTexts(samples).some((t) => /[;,]/.test(t))) {
     const split = proposeSplit(samples);
@@ -294,7 +618,14 @@ const NUMBERED = /^(email|phone|address|website)\.(\d+)\.(\w+)$/;
 const NUMBERED_PARTS: Record<string, Record<string, string>> = {
   email: { type: 'type', emailAddress: 'value' },
   phone: { type: 'type', phoneNumber: 'value' },
-  address: { type: 'type', street: 'parts.street', city: 'parts.city', state: 'parts.state', zip: 'parts.zip', country: 'parts.country' },
+  address: {
+    type: 'type',
+    street: 'parts.street',
+    city: 'parts.city',
+    state: 'parts.state',
+    zip: 'parts.zip',
+    country: 'parts.country',
+  },
   website: { type: 'type', webService: 'service', webAddress: 'value' },
 };
 
@@ -309,7 +640,10 @@ const NUMBERED_LEFT_OUT: Record<string, string> = {
  * `email.1.emailAddress`, `email.2.type`, ...): every item of each list, with its type. Returns
  * the lines, the columns they read and the columns of those lists they leave out, with why.
  */
-function numberedEntries(header: readonly string[], samples: ReadonlyMap<string, CellValue[]>): { lines: string[]; used: string[]; leftOut: Map<string, string> } {
+function numberedEntries(
+  header: readonly string[],
+  samples: ReadonlyMap<string, CellValue[]>,
+): { lines: string[]; used: string[]; leftOut: Map<string, string> } {
   const lists = new Map<string, Set<string>>();
   for (const column of header) {
     const m = NUMBERED.exec(column);
@@ -325,12 +659,21 @@ function numberedEntries(header: readonly string[], samples: ReadonlyMap<string,
     const roles = NUMBERED_PARTS[list] as Record<string, string>;
     const pattern = (part: string): string => `${list}.*.${part}`;
     if (![...parts].some((part) => roles[part] === 'value' || roles[part]?.startsWith('parts.'))) continue;
-    lines.push(`  - to: ${list}`, `    # every ${list} of a record (${list}.1, ${list}.2, ...), each with its own type`, '    items: numbered');
+    lines.push(
+      `  - to: ${list}`,
+      `    # every ${list} of a record (${list}.1, ${list}.2, ...), each with its own type`,
+      '    items: numbered',
+    );
     const partLines: string[] = [];
     for (const part of parts) {
       const role = roles[part];
       if (role === undefined) continue;
-      const transforms = role === 'value' && list === 'email' ? ['trim', 'lowercase'] : role === 'value' && list === 'phone' ? phoneTransforms(header, samples, list, part) : ['trim'];
+      const transforms =
+        role === 'value' && list === 'email'
+          ? ['trim', 'lowercase']
+          : role === 'value' && list === 'phone'
+            ? phoneTransforms(header, samples, list, part)
+            : ['trim'];
       const spec = `{column: ${q(pattern(part))}, transform: [${transforms.join(', ')}]}`;
       if (role.startsWith('parts.')) partLines.push(`      ${role.slice(6)}: ${spec}`);
       else lines.push(`    ${role}: ${spec}`);
@@ -347,8 +690,15 @@ function numberedEntries(header: readonly string[], samples: ReadonlyMap<string,
 }
 
 /** A phone list's transforms, proposed from the numbers of every item. */
-function phoneTransforms(header: readonly string[], samples: ReadonlyMap<string, CellValue[]>, list: string, part: string): string[] {
-  const values = header.filter((column) => NUMBERED.exec(column)?.[1] === list && column.endsWith(`.${part}`)).flatMap((column) => samples.get(column) ?? []);
+function phoneTransforms(
+  header: readonly string[],
+  samples: ReadonlyMap<string, CellValue[]>,
+  list: string,
+  part: string,
+): string[] {
+  const values = header
+    .filter((column) => NUMBERED.exec(column)?.[1] === list && column.endsWith(`.${part}`))
+    .flatMap((column) => samples.get(column) ?? []);
   const proposal = proposePhone(values);
   return proposal ? [proposal.transform] : ['trim'];
 }
@@ -422,15 +772,21 @@ const ORGANISATION_COLUMNS = new Set(
 );
 
 /** A file named for companies: `companies.csv`, `Bedrijven 2024.xlsx`, `organisaties.csv`. */
-const ORGANISATION_FILE = /(compan|organi[sz]ation|organisatie|bedrijven|firmen|unternehmen|entreprises|societes|empresas|aziende|accounts)/;
+const ORGANISATION_FILE =
+  /(compan|organi[sz]ation|organisatie|bedrijven|firmen|unternehmen|entreprises|societes|empresas|aziende|accounts)/;
 
 /**
  * Why a party file's rows are organisations, or null: a file without first and last names whose
  * name, or some column only a company has, says so. Its whole-name column is then the name.
  */
-function organisationEvidence(file: string, header: readonly string[], ruleOf: (column: string) => Rule | undefined): string | null {
+function organisationEvidence(
+  file: string,
+  header: readonly string[],
+  ruleOf: (column: string) => Rule | undefined,
+): string | null {
   const companyColumns = header.filter((column) => ORGANISATION_COLUMNS.has(normalizeWord(column)));
-  if (companyColumns.length > 0) return `${companyColumns.slice(0, 3).map(q).join(', ')} ${companyColumns.length === 1 ? 'is a column' : 'are columns'} only a company has`;
+  if (companyColumns.length > 0)
+    return `${companyColumns.slice(0, 3).map(q).join(', ')} ${companyColumns.length === 1 ? 'is a column' : 'are columns'} only a company has`;
   const named = normalizeWord(basename(file).replace(/\.[^.]+$/, ''));
   if (ORGANISATION_FILE.test(named)) return `the file is named for companies (${q(basename(file))})`;
   // A company name column and no person's name: the column names the organisation itself.
@@ -480,19 +836,28 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const header = [...samples.keys()];
   if (header.length === 0 && firstError) {
     // Rows there were, but none could be read (an unclosed quote on the first one): say which and why.
-    throw new FerryError(firstError.code, `no row could be read to draft a mapping from; the first: ${firstError.message}`, {
-      location: { file, ...firstError.location },
-      cause: firstError,
-      hint: `Run 'crm-ferry inspect ${file}' to see every row error.`,
-    });
+    throw new FerryError(
+      firstError.code,
+      `no row could be read to draft a mapping from; the first: ${firstError.message}`,
+      {
+        location: { file, ...firstError.location },
+        cause: firstError,
+        hint: `Run 'crm-ferry inspect ${file}' to see every row error.`,
+      },
+    );
   }
   if (header.length === 0) {
-    throw new FerryError('SOURCE_HEADER', 'the file has no rows to draft a mapping from: a draft needs the header and at least one row', { location: { file } });
+    throw new FerryError(
+      'SOURCE_HEADER',
+      'the file has no rows to draft a mapping from: a draft needs the header and at least one row',
+      { location: { file } },
+    );
   }
   // A legacy export says what its records are: its opportunities are drafted as opportunities.
   const fromFile = recordKind === undefined ? undefined : V1_ENTITIES[recordKind];
   const entity = options.entity ?? fromFile ?? 'party';
-  const entityReason = options.entity === undefined && fromFile !== undefined ? `the file holds v1 ${recordKind} records` : null;
+  const entityReason =
+    options.entity === undefined && fromFile !== undefined ? `the file holds v1 ${recordKind} records` : null;
   const rules = entity === 'party' ? PARTY_RULES : GENERIC_RULES[entity];
   const matched: Array<{ column: string; rule: Rule }> = [];
   const unmatched: string[] = [];
@@ -513,9 +878,11 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   const organisations = entity === 'party' && !namesApart ? organisationEvidence(file, header, ruleOf) : null;
   // A column saying person or organisation on each row (the service's own export, the legacy v1
   // one): it gives the type, and the whole-name column then names the organisations.
-  const kindColumn = entity === 'party' ? header.find((column) => isKindColumn(column, samples.get(column) ?? [])) : undefined;
+  const kindColumn =
+    entity === 'party' ? header.find((column) => isKindColumn(column, samples.get(column) ?? [])) : undefined;
   let wholeNameColumn: string | undefined;
-  const numbered = entity === 'party' ? numberedEntries(header, samples) : { lines: [], used: [], leftOut: new Map<string, string>() };
+  const numbered =
+    entity === 'party' ? numberedEntries(header, samples) : { lines: [], used: [], leftOut: new Map<string, string>() };
   for (const [column, why] of numbered.leftOut) reasons.set(column, why);
   for (const column of header) {
     if (column === kindColumn || numbered.used.includes(column)) continue;
@@ -552,7 +919,12 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     matched.push({ column, rule });
   }
   const person = matched.some((m) => m.rule.to === 'firstName' || m.rule.to === 'lastName');
-  const partyClass = entity !== 'party' || kindColumn !== undefined ? undefined : organisations !== null || !person ? 'organisation' : 'person';
+  const partyClass =
+    entity !== 'party' || kindColumn !== undefined
+      ? undefined
+      : organisations !== null || !person
+        ? 'organisation'
+        : 'person';
   const idColumn = header.find(isIdColumn);
   const emailColumn = matched.find((m) => m.rule.to === 'email')?.column;
   const keyColumn = idColumn ?? emailColumn ?? (header[0] as string);
@@ -562,11 +934,21 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
 
   // Dates like 3/2/2019 say nothing of their order; numbers of the United States or Canada, or
   // amounts written 1,234.56, tell that the file writes the month first.
-  const usPhones = matched.some((m) => m.rule.to === 'phone' && /\{phone: (US|CA)\}/.test(proposePhone(samples.get(m.column) ?? [])?.transform ?? ''));
+  const usPhones = matched.some(
+    (m) =>
+      m.rule.to === 'phone' && /\{phone: (US|CA)\}/.test(proposePhone(samples.get(m.column) ?? [])?.transform ?? ''),
+  );
   const hint = usPhones ? { monthFirst: 'the phone numbers are North American' } : {};
   const countryColumn = matched.find((m) => m.rule.part === 'country')?.column;
-  const addresses = matched.filter((m) => m.rule.to === 'email' || m.rule.to === 'website').flatMap((m) => sampleTexts(samples.get(m.column) ?? []));
-  const evidence: FileEvidence = { hint, countryColumn, rows, countries: addresses.map(countryOfDomain).filter((c): c is CountryCode => c !== undefined) };
+  const addresses = matched
+    .filter((m) => m.rule.to === 'email' || m.rule.to === 'website')
+    .flatMap((m) => sampleTexts(samples.get(m.column) ?? []));
+  const evidence: FileEvidence = {
+    hint,
+    countryColumn,
+    rows,
+    countries: addresses.map(countryOfDomain).filter((c): c is CountryCode => c !== undefined),
+  };
 
   const lines: string[] = [
     `# Drafted by crm-ferry mapping init from ${printable(basename(file))} (${opened.format}). Check every entry before use;`,
@@ -576,7 +958,8 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     `key: ${q(key)}${idColumn ? `  # ${q(idColumn)} holds an id for each row` : emailColumn ? '  # no id column found: the email address identifies a row' : '  # no id or email column found: choose a column that identifies a row'}`,
     'fields:',
   ];
-  if (organisations !== null) lines.push('  - to: type', `    # organisations: ${organisations}`, '    value: organisation');
+  if (organisations !== null)
+    lines.push('  - to: type', `    # organisations: ${organisations}`, '    value: organisation');
   const entries: Array<{ column: string; to: string }> = [];
   if (idColumn !== undefined) entries.push({ column: idColumn, to: 'key' });
   const addressParts: Array<{ part: string; column: string }> = [];
@@ -586,17 +969,29 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     `${indent}value: {column: ${q(column)}${transforms.length > 0 ? `, transform: [${transforms.join(', ')}]` : ''}}`,
   ];
   if (kindColumn !== undefined) {
-    lines.push('  - to: type', `    # ${q(kindColumn)} says person or organisation for each row`, `    value: {column: ${q(kindColumn)}, transform: [trim]}`);
+    lines.push(
+      '  - to: type',
+      `    # ${q(kindColumn)} says person or organisation for each row`,
+      `    value: {column: ${q(kindColumn)}, transform: [trim]}`,
+    );
     entries.push({ column: kindColumn, to: 'type' });
     if (wholeNameColumn !== undefined) {
       const when = `{column: ${q(kindColumn)}, equals: organisation}`;
-      lines.push('  - to: name', `    # the name of the rows that are organisations (people have first and last names)`, `    value: {column: ${q(wholeNameColumn)}, transform: [trim], when: ${when}}`);
+      lines.push(
+        '  - to: name',
+        `    # the name of the rows that are organisations (people have first and last names)`,
+        `    value: {column: ${q(wholeNameColumn)}, transform: [trim], when: ${when}}`,
+      );
       entries.push({ column: wholeNameColumn, to: 'name' });
     }
   }
   // The entries of columns, in order, before they are fitted into what a mapping file may hold.
   // A block of entries, or (`leave`) a column left out, with why and its entry once the field exists.
-  const blocks: Array<{ entries: Array<{ column: string; to: string }>; lines: string[]; leave?: NotCarried & { entry: string[] } }> = [];
+  const blocks: Array<{
+    entries: Array<{ column: string; to: string }>;
+    lines: string[];
+    leave?: NotCarried & { entry: string[] };
+  }> = [];
   for (const { column, rule } of matched) {
     const columnSamples = samples.get(column) ?? [];
     if (rule.to === 'address' && rule.part) {
@@ -611,15 +1006,29 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     if (to === 'organisation' && !person) to = 'name';
     const { transforms, why } = transformsFor(column, to, rule, columnSamples, evidence);
     // A number its country does not have is left out with a warning, as a malformed address is: the person is kept.
-    const checked = to === 'phone' && transforms.some((t) => t === 'phone' || t.startsWith('{phone:')) ? PHONE_CHECKED : [];
-    blocks.push({ entries: [{ column, to }], lines: [`  - to: ${to}`, ...[...(rule.extra ?? []), ...checked].map((l) => `    ${l}`), ...valueLine(column, transforms, why)] });
+    const checked =
+      to === 'phone' && transforms.some((t) => t === 'phone' || t.startsWith('{phone:')) ? PHONE_CHECKED : [];
+    blocks.push({
+      entries: [{ column, to }],
+      lines: [
+        `  - to: ${to}`,
+        ...[...(rule.extra ?? []), ...checked].map((l) => `    ${l}`),
+        ...valueLine(column, transforms, why),
+      ],
+    });
   }
-  if (numbered.lines.length > 0) blocks.push({ entries: numbered.used.map((column) => ({ column, to: NUMBERED.exec(column)?.[1] as string })), lines: numbered.lines });
+  if (numbered.lines.length > 0)
+    blocks.push({
+      entries: numbered.used.map((column) => ({ column, to: NUMBERED.exec(column)?.[1] as string })),
+      lines: numbered.lines,
+    });
   // Columns no standard field takes go to the account's custom fields of their name that take
   // their values; the rest are left out, each with the field to create. Ids of other records
   // (links for a plan) and empty columns stay listed. The key column is carried too when the
   // account has a field for it (a company's registry number).
-  const customColumns = CUSTOM_ENTITIES.has(entity) ? [...(idColumn !== undefined && options.customFields !== undefined ? [idColumn] : []), ...unmatched] : [];
+  const customColumns = CUSTOM_ENTITIES.has(entity)
+    ? [...(idColumn !== undefined && options.customFields !== undefined ? [idColumn] : []), ...unmatched]
+    : [];
   for (const column of customColumns) {
     if (reasons.has(column)) continue;
     const columnSamples = samples.get(column) ?? [];
@@ -633,7 +1042,11 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
       if (!isKey) reasons.set(column, `empty in the first ${read} rows`);
       continue;
     }
-    const home = fieldHomeOf(column, column.replace(RECORD_PREFIX, ''), columnSamples, { fields: options.customFields, hint, partyClass });
+    const home = fieldHomeOf(column, column.replace(RECORD_PREFIX, ''), columnSamples, {
+      fields: options.customFields,
+      hint,
+      partyClass,
+    });
     if (home.kind === 'none') {
       if (isKey) continue;
       blocks.push({ entries: [], lines: [], leave: { column, why: home.why, entry: home.entry } });
@@ -676,7 +1089,12 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
     }
     const size = Buffer.byteLength(block.lines.join('\n')) + 1;
     const count = block.lines.filter((line) => line.startsWith('  - to: ')).length;
-    if (block.lines.length > 0 && (leftOut.length > 0 || fields + count > MAX_MAPPING_FIELDS - DRAFT_ROOM_FIELDS || bytes + size > MAX_MAPPING_BYTES)) {
+    if (
+      block.lines.length > 0 &&
+      (leftOut.length > 0 ||
+        fields + count > MAX_MAPPING_FIELDS - DRAFT_ROOM_FIELDS ||
+        bytes + size > MAX_MAPPING_BYTES)
+    ) {
       for (const { column } of block.entries) leftOut.push(column);
       continue;
     }
@@ -697,43 +1115,76 @@ export async function draftMapping(file: string, options: DraftOptions = {}): Pr
   }
   if (addressParts.length > 0 || houseNumber !== undefined) {
     const street = addressParts.find((p) => p.part === 'street');
-    if (houseNumber !== undefined && street === undefined) addressParts.unshift({ part: 'street', column: houseNumber });
+    if (houseNumber !== undefined && street === undefined)
+      addressParts.unshift({ part: 'street', column: houseNumber });
     lines.push('  - to: address', '    type: Work', '    parts:');
     for (const { part, column } of addressParts) {
       // The street and its house number make one street line, as the service keeps it.
-      if (part === 'street' && houseNumber !== undefined && column !== houseNumber) lines.push(`      street: {template: ${q(`{{${column}}} {{${houseNumber}}}`)}, transform: [trim]}`);
+      if (part === 'street' && houseNumber !== undefined && column !== houseNumber)
+        lines.push(`      street: {template: ${q(`{{${column}}} {{${houseNumber}}}`)}, transform: [trim]}`);
       else lines.push(`      ${part}: {column: ${q(column)}, transform: [trim]}`);
     }
   }
   if (entries.every((e) => e.to === 'key')) {
-    const fallback = entity === 'party' ? 'name' : entity === 'entry' ? 'content' : entity === 'task' ? 'description' : 'name';
+    const fallback =
+      entity === 'party' ? 'name' : entity === 'entry' ? 'content' : entity === 'task' ? 'description' : 'name';
     const column = unmatched[0] ?? (header[0] as string);
     lines.push(`  - to: ${fallback}  # no column name was recognised: a guess`, `    value: {column: ${q(column)}}`);
     entries.push({ column, to: fallback });
     if (unmatched.includes(column)) unmatched.splice(unmatched.indexOf(column), 1);
   }
   if (entity !== 'party') {
-    lines.push('  # Link the records to a party created by another step, e.g.:', '  # - to: party', '  #   ref: people', `  #   key: ${q(key)}`);
+    lines.push(
+      '  # Link the records to a party created by another step, e.g.:',
+      '  # - to: party',
+      '  #   ref: people',
+      `  #   key: ${q(key)}`,
+    );
   }
-  if (entity === 'task' && !entries.some((e) => e.to === 'dueOn')) lines.push('  # A task needs a due date:', '  # - to: dueOn', '  #   value: {column: "Due", transform: [{date: "dd.MM.yyyy"}]}');
-  if (entity === 'opportunity') lines.push('  # An opportunity needs a milestone (and a pipeline when names repeat across pipelines).');
+  if (entity === 'task' && !entries.some((e) => e.to === 'dueOn'))
+    lines.push(
+      '  # A task needs a due date:',
+      '  # - to: dueOn',
+      '  #   value: {column: "Due", transform: [{date: "dd.MM.yyyy"}]}',
+    );
+  if (entity === 'opportunity')
+    lines.push('  # An opportunity needs a milestone (and a pipeline when names repeat across pipelines).');
   if (notCarried.length > 0) {
     lines.push(
       options.customFields === undefined
         ? '# Not carried: no standard field takes these columns, and a draft made offline does not know the'
         : '# Not carried: no standard field takes these columns, and the account has no custom field that',
-      options.customFields === undefined ? "# account's custom fields (mapping init --online does). To carry one, do what its line says, then" : '# takes them. To carry one, do what its line says, then move its entry (below) into fields:',
+      options.customFields === undefined
+        ? "# account's custom fields (mapping init --online does). To carry one, do what its line says, then"
+        : '# takes them. To carry one, do what its line says, then move its entry (below) into fields:',
       ...(options.customFields === undefined ? ['# move its entry (below) into fields:'] : []),
       ...toCreate.map((line) => `# ${line}`),
-      ...(notCarried.length > MAX_ENTRIES_SHOWN ? [`#   (and the ${formatCount(notCarried.length - MAX_ENTRIES_SHOWN)} others alike)`] : []),
+      ...(notCarried.length > MAX_ENTRIES_SHOWN
+        ? [`#   (and the ${formatCount(notCarried.length - MAX_ENTRIES_SHOWN)} others alike)`]
+        : []),
       'leaveOut:',
       ...notCarried.map(({ column, why }) => `  ${q(column)}: ${q(why)}`),
     );
   }
   if (unmatched.length > 0) {
     lines.push('# Columns not mapped (add entries for them, or leave them out):');
-    for (const column of unmatched.slice(0, MAX_NAMES_SHOWN)) lines.push(`#   ${shortName(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
-    if (unmatched.length > MAX_NAMES_SHOWN) lines.push(`#   and ${formatCount(unmatched.length - MAX_NAMES_SHOWN)} more (crm-ferry inspect lists every column)`);
+    for (const column of unmatched.slice(0, MAX_NAMES_SHOWN))
+      lines.push(`#   ${shortName(column)}${reasons.has(column) ? `: ${reasons.get(column)}` : ''}`);
+    if (unmatched.length > MAX_NAMES_SHOWN)
+      lines.push(
+        `#   and ${formatCount(unmatched.length - MAX_NAMES_SHOWN)} more (crm-ferry inspect lists every column)`,
+      );
   }
-  return { yaml: `${lines.join('\n')}\n`, header, matched: entries, unmatched, leftOut, key, entity, entityReason, notCarried, organisations };
+  return {
+    yaml: `${lines.join('\n')}\n`,
+    header,
+    matched: entries,
+    unmatched,
+    leftOut,
+    key,
+    entity,
+    entityReason,
+    notCarried,
+    organisations,
+  };
 }

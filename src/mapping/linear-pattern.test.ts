@@ -23,7 +23,10 @@ interface Finished {
 /** Runs the child, killing it at the limit; the cases it finished by then. */
 function runCases(patterns: string[], length: number): Promise<{ finished: Finished[]; killed: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(patterns), String(length)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(patterns), String(length)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     let killed = false;
@@ -56,8 +59,11 @@ describe('patterns from a mapping run in linear time', () => {
     async () => {
       const { finished, killed } = await runCases(CATASTROPHIC, 100_000);
       expect(killed).toBe(false);
-      expect(finished.map(({ pattern, site }) => `${pattern} in ${site}`)).toEqual(CATASTROPHIC.flatMap((pattern) => SITES.map((site) => `${pattern} in ${site}`)));
-      for (const { pattern, site, ms } of finished) expect({ pattern, site, slow: ms > CASE_LIMIT_MS }).toEqual({ pattern, site, slow: false });
+      expect(finished.map(({ pattern, site }) => `${pattern} in ${site}`)).toEqual(
+        CATASTROPHIC.flatMap((pattern) => SITES.map((site) => `${pattern} in ${site}`)),
+      );
+      for (const { pattern, site, ms } of finished)
+        expect({ pattern, site, slow: ms > CASE_LIMIT_MS }).toEqual({ pattern, site, slow: false });
     },
     CHILD_LIMIT_MS + 10_000,
   );
@@ -86,7 +92,10 @@ describe('compileLinearPattern keeps JavaScript meaning', () => {
   it.each([
     ['a(?!b)', 'looks ahead ((?!...); lookarounds need backtracking, which crm-ferry does not run'],
     ['(?<!a)b', 'looks behind ((?<!...); lookarounds need backtracking, which crm-ferry does not run'],
-    ['(?<n>a)\\k<n>', 'refers back to a named group (\\k<...>); backreferences need backtracking, which crm-ferry does not run'],
+    [
+      '(?<n>a)\\k<n>',
+      'refers back to a named group (\\k<...>); backreferences need backtracking, which crm-ferry does not run',
+    ],
     ['[\\S,]', 'has \\S inside a character class, which cannot be run; write the class as [^...] instead'],
     ['a{1001}', 'is not a valid regular expression (invalid repeat count: `{1001}`)'],
   ])('refuses %j: %s', (pattern, reason) => {

@@ -48,12 +48,21 @@ function rewrite(pattern: string, dotAll: boolean, sets: boolean): string {
     if (char === '\\') {
       const next = pattern[index + 1];
       if (next === undefined) throw new PatternError('ends in a lone backslash');
-      if (next >= '1' && next <= '9') throw new PatternError(`refers back to a group (\\${next}); backreferences need backtracking, which crm-ferry does not run`);
-      if (next === 'k' && pattern[index + 2] === '<') throw new PatternError('refers back to a named group (\\k<...>); backreferences need backtracking, which crm-ferry does not run');
+      if (next >= '1' && next <= '9')
+        throw new PatternError(
+          `refers back to a group (\\${next}); backreferences need backtracking, which crm-ferry does not run`,
+        );
+      if (next === 'k' && pattern[index + 2] === '<')
+        throw new PatternError(
+          'refers back to a named group (\\k<...>); backreferences need backtracking, which crm-ferry does not run',
+        );
       index += 1;
       if (next === 's') out += inClass ? JS_SPACE : `[${JS_SPACE}]`;
       else if (next === 'S') {
-        if (inClass) throw new PatternError('has \\S inside a character class, which cannot be run; write the class as [^...] instead');
+        if (inClass)
+          throw new PatternError(
+            'has \\S inside a character class, which cannot be run; write the class as [^...] instead',
+          );
         out += `[^${JS_SPACE}]`;
       } else out += `\\${next}`;
       continue;
@@ -61,7 +70,9 @@ function rewrite(pattern: string, dotAll: boolean, sets: boolean): string {
     if (inClass) {
       if (char === ']') inClass = false;
       if (sets && (char === '[' || ((char === '-' || char === '&') && pattern[index + 1] === char))) {
-        throw new PatternError('uses a nested class or a set operation (--, &&) of the v flag, which cannot be run; list the characters in one class');
+        throw new PatternError(
+          'uses a nested class or a set operation (--, &&) of the v flag, which cannot be run; list the characters in one class',
+        );
       }
       // A `[` inside a class is a member in JavaScript; RE2 would start a named class ([:alpha:]).
       out += char === '[' ? '\\[' : char;
@@ -82,8 +93,14 @@ function rewrite(pattern: string, dotAll: boolean, sets: boolean): string {
     }
     if (char === '(' && pattern[index + 1] === '?') {
       const kind = pattern.slice(index + 2, index + 4);
-      if (kind.startsWith('=') || kind.startsWith('!')) throw new PatternError(`looks ahead (${pattern.slice(index, index + 3)}...); lookarounds need backtracking, which crm-ferry does not run`);
-      if (kind === '<=' || kind === '<!') throw new PatternError(`looks behind (${pattern.slice(index, index + 4)}...); lookarounds need backtracking, which crm-ferry does not run`);
+      if (kind.startsWith('=') || kind.startsWith('!'))
+        throw new PatternError(
+          `looks ahead (${pattern.slice(index, index + 3)}...); lookarounds need backtracking, which crm-ferry does not run`,
+        );
+      if (kind === '<=' || kind === '<!')
+        throw new PatternError(
+          `looks behind (${pattern.slice(index, index + 4)}...); lookarounds need backtracking, which crm-ferry does not run`,
+        );
     }
     if (char === '.' && !dotAll) {
       out += JS_DOT;

@@ -24,11 +24,21 @@ function problems(text: string): Array<[number | undefined, string | undefined, 
 }
 
 describe('parseMapping refuses broken files with the line, the YAML path and what was expected', () => {
-  const cases: Array<{ name: string; text: string; expected: Array<[number | undefined, string | undefined, string]> }> = [
+  const cases: Array<{
+    name: string;
+    text: string;
+    expected: Array<[number | undefined, string | undefined, string]>;
+  }> = [
     {
       name: 'YAML syntax error',
       text: `${HEAD}fields:\n  - to: firstName\n    value: {column: a\n  - to: lastName\n`,
-      expected: [[7, undefined, 'YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }']],
+      expected: [
+        [
+          7,
+          undefined,
+          'YAML syntax error: Flow map in block collection must be sufficiently indented and end with a }',
+        ],
+      ],
     },
     {
       name: 'duplicate key',
@@ -40,7 +50,11 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       text: 'version: 2\nentity: oportunity\nkey: id\nfields:\n  - {to: name, value: x}\n',
       expected: [
         [1, 'version', 'expected 1, found 2'],
-        [2, 'entity', 'expected one of party, kase, opportunity, entry, task, found the text "oportunity", did you mean `opportunity`?'],
+        [
+          2,
+          'entity',
+          'expected one of party, kase, opportunity, entry, task, found the text "oportunity", did you mean `opportunity`?',
+        ],
       ],
     },
     {
@@ -68,18 +82,34 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
     {
       name: 'transform options',
       text: `${HEAD}fields:\n  - to: tags\n    value:\n      column: t\n      transform:\n        - trim\n        - {split: {separater: ';'}}\n`,
-      expected: [[10, 'fields[0].value.transform[1].split.separater', 'transform `split`: unknown key `separater`, did you mean `separator`?']],
+      expected: [
+        [
+          10,
+          'fields[0].value.transform[1].split.separater',
+          'transform `split`: unknown key `separater`, did you mean `separator`?',
+        ],
+      ],
     },
     {
       name: 'transform written with two keys',
       text: `${HEAD}fields:\n  - to: tags\n    value: {column: t, transform: [{split: ';', trim: null}]}\n`,
-      expected: [[6, 'fields[0].value.transform[0]', 'a transform is written as its name or as an object with its name as the only key, found keys `split`, `trim`']],
+      expected: [
+        [
+          6,
+          'fields[0].value.transform[0]',
+          'a transform is written as its name or as an object with its name as the only key, found keys `split`, `trim`',
+        ],
+      ],
     },
     {
       name: 'a value with two sources, and one with none',
       text: `${HEAD}fields:\n  - to: firstName\n    value: {column: a, const: b}\n  - to: lastName\n    value: {transform: [trim]}\n`,
       expected: [
-        [6, 'fields[0].value', 'a value takes exactly one of `column`, `const`, `template` or `coalesce`, found `column` and `const`'],
+        [
+          6,
+          'fields[0].value',
+          'a value takes exactly one of `column`, `const`, `template` or `coalesce`, found `column` and `const`',
+        ],
         [8, 'fields[1].value', 'a value needs one of `column`, `const`, `template` or `coalesce`'],
       ],
     },
@@ -87,7 +117,11 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       name: 'ref on a target that is not a link, and key without ref',
       text: `${HEAD}fields:\n  - to: firstName\n    ref: people\n    key: "{{id}}"\n  - to: organisation\n    key: "{{company}}"\n`,
       expected: [
-        [6, 'fields[0].ref', '`ref` and `key` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not `firstName`'],
+        [
+          6,
+          'fields[0].ref',
+          '`ref` and `key` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not `firstName`',
+        ],
         [9, 'fields[1].key', '`key` needs a `ref`: the name of the step that creates the linked record'],
       ],
     },
@@ -123,8 +157,16 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       text: `${HEAD}fields:\n  - to: lastName\n    value: x\n    parts: {city: {column: c}}\n  - to: website\n    value: {column: w}\n    service: LINKEDIN\n  - to: firstName\n    value: y\n    type: Work\n    tag: null\n`,
       expected: [
         [7, 'fields[0].parts', '`parts` only go with an address, not `lastName`'],
-        [10, 'fields[1].service', 'expected one of URL, FEED, SKYPE, TWITTER, LINKED_IN, FACEBOOK, XING, GOOGLE_PLUS, FLICKR, GITHUB, YOUTUBE, INSTAGRAM, PINTEREST, found "LINKEDIN", did you mean `LINKED_IN`?'],
-        [13, 'fields[2].type', '`type` only goes with address, phone, email, website and attachment (its content type), not `firstName`'],
+        [
+          10,
+          'fields[1].service',
+          'expected one of URL, FEED, SKYPE, TWITTER, LINKED_IN, FACEBOOK, XING, GOOGLE_PLUS, FLICKR, GITHUB, YOUTUBE, INSTAGRAM, PINTEREST, found "LINKEDIN", did you mean `LINKED_IN`?',
+        ],
+        [
+          13,
+          'fields[2].type',
+          '`type` only goes with address, phone, email, website and attachment (its content type), not `firstName`',
+        ],
         [14, 'fields[2].tag', '`tag` only goes with custom, not `firstName`'],
       ],
     },
@@ -132,8 +174,16 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       name: 'malformed templates',
       text: 'version: 1\nentity: party\nkey: "{{id"\nfields:\n  - {to: lastName, value: "{{ }} x"}\n',
       expected: [
-        [3, 'key', 'malformed template "{{id": the placeholder at character 1 is not closed with }}; write a literal {{ as \\{{'],
-        [5, 'fields[0].value', 'malformed template "{{ }} x": the placeholder at character 1 names no column; write a literal {{ as \\{{'],
+        [
+          3,
+          'key',
+          'malformed template "{{id": the placeholder at character 1 is not closed with }}; write a literal {{ as \\{{',
+        ],
+        [
+          5,
+          'fields[0].value',
+          'malformed template "{{ }} x": the placeholder at character 1 names no column; write a literal {{ as \\{{',
+        ],
       ],
     },
     {
@@ -148,17 +198,37 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       name: 'patterns that need backtracking (a lookaround, a backreference), which the linear-time engine cannot run',
       text: `${HEAD}skip: {column: e, matches: "a(?=b)"}\nfields:\n  - {to: lastName, value: {column: n, transform: [{replace: {pattern: "(a)\\\\1", regex: true}}]}}\n  - {to: jobTitle, value: {column: j, transform: [{extract: "(?<=x)(y)"}]}}\n`,
       expected: [
-        [4, 'skip.matches', 'the pattern looks ahead ((?=...); lookarounds need backtracking, which crm-ferry does not run'],
-        [6, 'fields[0].value.transform[0].replace.pattern', 'transform `replace` option `pattern`: pattern "(a)\\\\1" refers back to a group (\\1); backreferences need backtracking, which crm-ferry does not run, found the text "(a)\\\\1"'],
-        [7, 'fields[1].value.transform[0]', 'transform `extract` option `pattern`: pattern "(?<=x)(y)" looks behind ((?<=...); lookarounds need backtracking, which crm-ferry does not run, found the text "(?<=x)(y)"'],
+        [
+          4,
+          'skip.matches',
+          'the pattern looks ahead ((?=...); lookarounds need backtracking, which crm-ferry does not run',
+        ],
+        [
+          6,
+          'fields[0].value.transform[0].replace.pattern',
+          'transform `replace` option `pattern`: pattern "(a)\\\\1" refers back to a group (\\1); backreferences need backtracking, which crm-ferry does not run, found the text "(a)\\\\1"',
+        ],
+        [
+          7,
+          'fields[1].value.transform[0]',
+          'transform `extract` option `pattern`: pattern "(?<=x)(y)" looks behind ((?<=...); lookarounds need backtracking, which crm-ferry does not run, found the text "(?<=x)(y)"',
+        ],
       ],
     },
     {
       name: 'unknown YAML tags, which another tool would run or read a file for',
       text: `${HEAD}fields:\n  - {to: lastName, value: !!js/function "function () {}"}\n  - {to: firstName, value: !include /etc/passwd}\n`,
       expected: [
-        [5, undefined, 'unknown YAML tag !!js/function: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself'],
-        [6, undefined, 'unknown YAML tag !include: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself'],
+        [
+          5,
+          undefined,
+          'unknown YAML tag !!js/function: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself',
+        ],
+        [
+          6,
+          undefined,
+          'unknown YAML tag !include: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself',
+        ],
       ],
     },
     {
@@ -171,7 +241,11 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       text: `${HEAD}timeZone: Europe/Berlinn\nfields:\n  - {to: lastName, value: x}\n  - {to: lastName, value: y}\n`,
       expected: [
         [4, 'timeZone', 'unknown time zone "Europe/Berlinn"; expected an IANA name such as Europe/Berlin or UTC'],
-        [7, 'fields[1].to', '`lastName` is already written by fields[0]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat'],
+        [
+          7,
+          'fields[1].to',
+          '`lastName` is already written by fields[0]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat',
+        ],
       ],
     },
     {
@@ -189,8 +263,16 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       text: 'version: 1\nentity: opportunity\nkey: id\nfields:\n  - {to: name, value: x}\nmatch: {by: [email, name, name], within: organisation}\n',
       expected: [
         [6, 'match.by', 'each criterion once: a fallback list names different ones, found a list'],
-        [6, 'match.within', 'a project or opportunity is matched within its party: `within: party`, found the text "organisation"'],
-        [6, 'match.by', 'only parties have e-mail addresses; match projects and opportunities by name or custom, found a list'],
+        [
+          6,
+          'match.within',
+          'a project or opportunity is matched within its party: `within: party`, found the text "organisation"',
+        ],
+        [
+          6,
+          'match.by',
+          'only parties have e-mail addresses; match projects and opportunities by name or custom, found a list',
+        ],
       ],
     },
     {
@@ -211,13 +293,18 @@ describe('parseMapping refuses broken files with the line, the YAML path and wha
       expect((error as FerryError).message).toBe('unknown target `lastNme` for entity party, did you mean `lastName`?');
       expect((error as FerryError).location).toEqual({ file: 'one.yaml', line: 5, yamlPath: 'fields[0].to' });
     }
-    expect(() => parseMapping('version: 2\nentity: x\nkey: k\nfields: [{to: a, value: b}]\n', 'two.yaml')).toThrow(/^2 problems in the mapping:\n {2}line 1, version: expected 1/);
+    expect(() => parseMapping('version: 2\nentity: x\nkey: k\nfields: [{to: a, value: b}]\n', 'two.yaml')).toThrow(
+      /^2 problems in the mapping:\n {2}line 1, version: expected 1/,
+    );
   });
 });
 
 describe('parseMapping accepts valid files', () => {
   it('fills in the default time zone and keeps values as written', () => {
-    const mapping = parseMapping(`${HEAD}fields:\n  - {to: lastName, value: {column: Name, transform: [trim, {truncate: 20}]}}\n  - {to: custom, definition: Size, tag: null, value: 3}\n`, 'ok.yaml');
+    const mapping = parseMapping(
+      `${HEAD}fields:\n  - {to: lastName, value: {column: Name, transform: [trim, {truncate: 20}]}}\n  - {to: custom, definition: Size, tag: null, value: 3}\n`,
+      'ok.yaml',
+    );
     expect(mapping.timeZone).toBe('UTC');
     expect(mapping.fields[0]?.value).toEqual({ column: 'Name', transform: ['trim', { truncate: 20 }] });
     expect(mapping.fields[1]?.tag).toBeNull();
@@ -238,10 +325,16 @@ describe('loadMapping', () => {
   it('reads a file and reports problems with its path', async () => {
     const file = join(dir, 'broken.yaml');
     writeFileSync(file, `${HEAD}fields:\n  - {to: emial, value: x}\n`);
-    await expect(loadMapping(file)).rejects.toMatchObject({ code: 'MAPPING_INVALID', location: { file, line: 5, yamlPath: 'fields[0].to' } });
+    await expect(loadMapping(file)).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      location: { file, line: 5, yamlPath: 'fields[0].to' },
+    });
   });
 
   it('says when the file cannot be read', async () => {
-    await expect(loadMapping(join(dir, 'missing.yaml'))).rejects.toMatchObject({ code: 'MAPPING_NOT_FOUND', message: 'the mapping file does not exist' });
+    await expect(loadMapping(join(dir, 'missing.yaml'))).rejects.toMatchObject({
+      code: 'MAPPING_NOT_FOUND',
+      message: 'the mapping file does not exist',
+    });
   });
 });

@@ -2,13 +2,46 @@ import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { type ErrorLocation, FerryError } from '../errors/index.ts';
-import { checkInputPath, decodeTextInput, MAX_MAPPING_BYTES, MAX_MAPPING_FIELDS, MAX_PROBLEMS_SHOWN, yamlValue, didYouMean, formatYamlPath, isKnownTimeZone, yamlLineOf, formatCount, unknownTagMessage, unknownTags } from '../util/index.ts';
+import {
+  checkInputPath,
+  decodeTextInput,
+  MAX_MAPPING_BYTES,
+  MAX_MAPPING_FIELDS,
+  MAX_PROBLEMS_SHOWN,
+  yamlValue,
+  didYouMean,
+  formatYamlPath,
+  isKnownTimeZone,
+  yamlLineOf,
+  formatCount,
+  unknownTagMessage,
+  unknownTags,
+} from '../util/index.ts';
 import { isTemplate, parseTemplate } from './compile-template.ts';
-import { ITEM_KINDS, KEEPABLE_KINDS, LINK_KINDS, NUMBERED_KINDS, REPEATABLE_KINDS, TARGET_INFO, TYPED_KINDS, WEBSITE_SERVICES } from './compile-targets.ts';
+import {
+  ITEM_KINDS,
+  KEEPABLE_KINDS,
+  LINK_KINDS,
+  NUMBERED_KINDS,
+  REPEATABLE_KINDS,
+  TARGET_INFO,
+  TYPED_KINDS,
+  WEBSITE_SERVICES,
+} from './compile-targets.ts';
 import { numberedColumns } from './compile-fields.ts';
 import { normalizeTransform, type TransformRegistry } from './compile-transforms.ts';
 import { linearPatternProblem } from './linear-pattern.ts';
-import { addressPartsSchema, type Condition, conditionSchema, type FieldEntry, fieldEntrySchema, type Mapping, mappingSchema, sourceSchema, type ValueSpec } from './schema.ts';
+import {
+  addressPartsSchema,
+  type Condition,
+  conditionSchema,
+  type FieldEntry,
+  fieldEntrySchema,
+  type Mapping,
+  mappingSchema,
+  sourceSchema,
+  type ValueSpec,
+} from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 import type { TransformDefinition } from './transforms/types.ts';
 
@@ -22,7 +55,9 @@ export class MappingErrors extends FerryError {
 
   constructor(file: string, errors: FerryError[]) {
     const lines = errors.slice(0, MAX_PROBLEMS_SHOWN).map((e) => {
-      const where = [e.location?.line === undefined ? '' : `line ${e.location.line}`, e.location?.yamlPath ?? ''].filter(Boolean).join(', ');
+      const where = [e.location?.line === undefined ? '' : `line ${e.location.line}`, e.location?.yamlPath ?? '']
+        .filter(Boolean)
+        .join(', ');
       return `  ${where ? `${where}: ` : ''}${e.message}`;
     });
     const first = errors[0];
@@ -119,7 +154,8 @@ function knownKeysAt(path: Path): string[] {
 /** Picks the union branch the author most likely meant: the one with fewest problems, missing keys weighing most. */
 function pickBranch(branches: z.core.$ZodIssue[][], data: unknown, base: Path): z.core.$ZodIssue[] | undefined {
   const value = valueAt(data, base);
-  const typeOnly = (issues: z.core.$ZodIssue[]): boolean => issues.length === 1 && issues[0]?.code === 'invalid_type' && issues[0].path.length === 0;
+  const typeOnly = (issues: z.core.$ZodIssue[]): boolean =>
+    issues.length === 1 && issues[0]?.code === 'invalid_type' && issues[0].path.length === 0;
   const candidates = branches.filter((b) => !typeOnly(b));
   if (candidates.length === 0) return undefined;
   const score = (issues: z.core.$ZodIssue[]): number =>
@@ -131,7 +167,13 @@ function pickBranch(branches: z.core.$ZodIssue[][], data: unknown, base: Path): 
 }
 
 /** Turns zod issues into problems with messages that say what was expected and what was found. */
-function issueProblems(issue: z.core.$ZodIssue, data: unknown, prefix: Path, out: Problem[], keysAt: (path: Path) => string[] = knownKeysAt): void {
+function issueProblems(
+  issue: z.core.$ZodIssue,
+  data: unknown,
+  prefix: Path,
+  out: Problem[],
+  keysAt: (path: Path) => string[] = knownKeysAt,
+): void {
   const path: Path = [...prefix, ...issue.path.map((s) => (typeof s === 'number' ? s : String(s)))];
   const found = valueAt(data, path);
   switch (issue.code) {
@@ -145,8 +187,17 @@ function issueProblems(issue: z.core.$ZodIssue, data: unknown, prefix: Path, out
         for (const inner of branch) issueProblems(inner, data, path, out, keysAt);
         return;
       }
-      const expected = [...new Set(issue.errors.map((b) => (b[0]?.code === 'invalid_type' ? (TYPE_NAMES[b[0].expected] ?? b[0].expected) : 'something else')))];
-      const list = expected.length > 1 ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}` : (expected[0] ?? 'something else');
+      const expected = [
+        ...new Set(
+          issue.errors.map((b) =>
+            b[0]?.code === 'invalid_type' ? (TYPE_NAMES[b[0].expected] ?? b[0].expected) : 'something else',
+          ),
+        ),
+      ];
+      const list =
+        expected.length > 1
+          ? `${expected.slice(0, -1).join(', ')} or ${expected.at(-1)}`
+          : (expected[0] ?? 'something else');
       out.push({ path, message: `expected ${list}, found ${describeFound(found)}` });
       return;
     }
@@ -156,27 +207,41 @@ function issueProblems(issue: z.core.$ZodIssue, data: unknown, prefix: Path, out
         out.push({ path, message: typeof key === 'string' ? `\`${key}\` is required` : 'a value is required' });
         return;
       }
-      out.push({ path, message: `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}, found ${describeFound(found)}` });
+      out.push({
+        path,
+        message: `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}, found ${describeFound(found)}`,
+      });
       return;
     }
     case 'unrecognized_keys': {
       const known = keysAt(path);
       for (const key of issue.keys) {
-        out.push({ path: [...path, key], atKey: true, message: `unknown key \`${key}\`${didYouMean(key, known) || `; known keys here: ${known.join(', ')}`}` });
+        out.push({
+          path: [...path, key],
+          atKey: true,
+          message: `unknown key \`${key}\`${didYouMean(key, known) || `; known keys here: ${known.join(', ')}`}`,
+        });
       }
       return;
     }
     case 'invalid_value': {
       const values = issue.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
       const hint = typeof found === 'string' ? didYouMean(found, values) : '';
-      out.push({ path, message: `expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`}, found ${describeFound(found)}${hint}` });
+      out.push({
+        path,
+        message: `expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`}, found ${describeFound(found)}${hint}`,
+      });
       return;
     }
     case 'too_small': {
-      const noun = issue.origin === 'array' ? 'a list of at least' : issue.origin === 'string' ? 'text of at least' : 'at least';
+      const noun =
+        issue.origin === 'array' ? 'a list of at least' : issue.origin === 'string' ? 'text of at least' : 'at least';
       const unit = issue.origin === 'array' ? ' item' : issue.origin === 'string' ? ' character' : '';
       const count = Number(issue.minimum);
-      out.push({ path, message: `expected ${noun} ${count}${unit}${unit && count !== 1 ? 's' : ''}, found ${Array.isArray(found) ? `${found.length} items` : describeFound(found)}` });
+      out.push({
+        path,
+        message: `expected ${noun} ${count}${unit}${unit && count !== 1 ? 's' : ''}, found ${Array.isArray(found) ? `${found.length} items` : describeFound(found)}`,
+      });
       return;
     }
     default:
@@ -194,7 +259,11 @@ interface Checker {
 
 function checkTemplate(checker: Checker, text: string, path: Path): void {
   const parsed = parseTemplate(text);
-  if (!parsed.ok) checker.problems.push({ path, message: `malformed template ${JSON.stringify(text)}: ${parsed.error}; write a literal {{ as \\{{` });
+  if (!parsed.ok)
+    checker.problems.push({
+      path,
+      message: `malformed template ${JSON.stringify(text)}: ${parsed.error}; write a literal {{ as \\{{`,
+    });
 }
 
 function checkCondition(checker: Checker, condition: Condition, path: Path): void {
@@ -210,7 +279,9 @@ function checkCondition(checker: Checker, condition: Condition, path: Path): voi
 /** Option names of a transform, for "did you mean" on unknown options. */
 function optionNames(definition: TransformDefinition<any>): string[] {
   try {
-    const json = z.toJSONSchema(definition.options, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> };
+    const json = z.toJSONSchema(definition.options, { io: 'input', unrepresentable: 'any' }) as {
+      properties?: Record<string, unknown>;
+    };
     return Object.keys(json.properties ?? {});
   } catch {
     return [];
@@ -223,12 +294,16 @@ function checkValue(checker: Checker, spec: ValueSpec, path: Path): void {
     return;
   }
   if (spec === null || typeof spec !== 'object') return;
-  const sources = (['column', 'const', 'template', 'coalesce'] as const).filter((k) => spec[k] !== undefined || (k === 'const' && 'const' in spec));
+  const sources = (['column', 'const', 'template', 'coalesce'] as const).filter(
+    (k) => spec[k] !== undefined || (k === 'const' && 'const' in spec),
+  );
   if (sources.length !== 1) {
     checker.problems.push({
       path,
       message:
-        sources.length === 0 ? 'a value needs one of `column`, `const`, `template` or `coalesce`' : `a value takes exactly one of \`column\`, \`const\`, \`template\` or \`coalesce\`, found ${sources.map((s) => `\`${s}\``).join(' and ')}`,
+        sources.length === 0
+          ? 'a value needs one of `column`, `const`, `template` or `coalesce`'
+          : `a value takes exactly one of \`column\`, \`const\`, \`template\` or \`coalesce\`, found ${sources.map((s) => `\`${s}\``).join(' and ')}`,
     });
   }
   if (spec.template !== undefined) checkTemplate(checker, spec.template, [...path, 'template']);
@@ -241,7 +316,10 @@ function checkValue(checker: Checker, spec: ValueSpec, path: Path): void {
       if (normalized.error === 'unknown') {
         const name = normalized.name ?? '';
         const hint = didYouMean(name, Object.keys(checker.transforms));
-        checker.problems.push({ path: at, message: `unknown transform \`${name}\`${hint || `; known transforms: ${Object.keys(checker.transforms).sort().join(', ')}`}` });
+        checker.problems.push({
+          path: at,
+          message: `unknown transform \`${name}\`${hint || `; known transforms: ${Object.keys(checker.transforms).sort().join(', ')}`}`,
+        });
       } else checker.problems.push({ path: at, message: normalized.error });
       return;
     }
@@ -261,7 +339,13 @@ function checkValue(checker: Checker, spec: ValueSpec, path: Path): void {
   });
 }
 
-function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index: number, seen: Map<string, number>): void {
+function checkField(
+  checker: Checker,
+  mapping: Mapping,
+  field: FieldEntry,
+  index: number,
+  seen: Map<string, number>,
+): void {
   const path: Path = ['fields', index];
   const targets = TARGET_INFO[mapping.entity];
   const info = Object.hasOwn(targets, field.to) ? targets[field.to] : undefined;
@@ -270,57 +354,112 @@ function checkField(checker: Checker, mapping: Mapping, field: FieldEntry, index
   };
   if (!info) {
     const hint = didYouMean(field.to, Object.keys(targets));
-    problem('to', `unknown target \`${field.to}\` for entity ${mapping.entity}${hint || `; targets: ${Object.keys(targets).join(', ')}`}`);
+    problem(
+      'to',
+      `unknown target \`${field.to}\` for entity ${mapping.entity}${hint || `; targets: ${Object.keys(targets).join(', ')}`}`,
+    );
   } else {
     if (!REPEATABLE_KINDS.has(info.kind)) {
       const before = seen.get(field.to);
-      if (before !== undefined) problem('to', `\`${field.to}\` is already written by fields[${before}]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat`);
+      if (before !== undefined)
+        problem(
+          'to',
+          `\`${field.to}\` is already written by fields[${before}]; only tags, custom, address, phone, email, website, tracks, attachment and additionalContact may repeat`,
+        );
       else seen.set(field.to, index);
     }
     const hasRef = field.ref !== undefined;
     const hasKey = field.key !== undefined;
-    if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind)) problem(hasRef ? 'ref' : 'key', `\`ref\` and \`key\` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not \`${field.to}\``);
+    if ((hasRef || hasKey) && !LINK_KINDS.has(info.kind))
+      problem(
+        hasRef ? 'ref' : 'key',
+        `\`ref\` and \`key\` link records, so they only go with organisation, party, kase, opportunity or additionalContact, not \`${field.to}\``,
+      );
     else if (info.kind === 'links' && field.items !== undefined && field.items !== 'numbered') {
       // Each item of the JSON list is a key in the `ref` steps.
       if (!hasRef) problem('items', '`items` of a link needs `ref`: the steps whose keys the list holds');
       if (hasKey) problem('key', "`items` gives each linked record's key itself: leave `key` out");
-    } else if (hasRef !== hasKey) problem(hasRef ? 'ref' : 'key', hasRef ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"' : '`key` needs a `ref`: the name of the step that creates the linked record');
+    } else if (hasRef !== hasKey)
+      problem(
+        hasRef ? 'ref' : 'key',
+        hasRef
+          ? '`ref` needs a `key`: the linked record\'s key in that step, e.g. "{{Company ID}}"'
+          : '`key` needs a `ref`: the name of the step that creates the linked record',
+      );
     if (field.onInvalid === 'keep' && !KEEPABLE_KINDS.has(info.kind)) {
-      problem('onInvalid', `\`${field.to}\` cannot hold a value as typed; use \`drop\` (write the record without it) or \`reject\``);
+      problem(
+        'onInvalid',
+        `\`${field.to}\` cannot hold a value as typed; use \`drop\` (write the record without it) or \`reject\``,
+      );
     }
     const usesParts = info.kind === 'address' && field.parts !== undefined;
     const usesItems = field.items !== undefined && field.items !== 'numbered';
     if (field.items === 'numbered') {
-      if (!NUMBERED_KINDS.has(info.kind)) problem('items', `\`items: numbered\` goes with email, phone, website, address, attachment, tracks and additionalContact, not \`${field.to}\``);
-      else if (numberedColumns(field).length === 0) problem('items', "`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item's number (`phone.*.phoneNumber`)");
+      if (!NUMBERED_KINDS.has(info.kind))
+        problem(
+          'items',
+          `\`items: numbered\` goes with email, phone, website, address, attachment, tracks and additionalContact, not \`${field.to}\``,
+        );
+      else if (numberedColumns(field).length === 0)
+        problem(
+          'items',
+          "`items: numbered` needs a `*` in a column name of `value`, `type`, `service`, `parts` or `key`, which stands for the item's number (`phone.*.phoneNumber`)",
+        );
     }
     if (usesItems) {
-      if (!ITEM_KINDS.has(info.kind)) problem('items', `\`items\` (a JSON list in one column) goes with email, phone, website, address, custom, attachment and additionalContact, not \`${field.to}\``);
+      if (!ITEM_KINDS.has(info.kind))
+        problem(
+          'items',
+          `\`items\` (a JSON list in one column) goes with email, phone, website, address, custom, attachment and additionalContact, not \`${field.to}\``,
+        );
       for (const key of ['value', 'type', 'service', 'parts', 'definition', 'tag'] as const) {
-        if (field[key] !== undefined) problem(key, `\`items\` gives each item's ${key === 'value' || key === 'parts' ? 'value' : key} itself: leave \`${key}\` out`);
+        if (field[key] !== undefined)
+          problem(
+            key,
+            `\`items\` gives each item's ${key === 'value' || key === 'parts' ? 'value' : key} itself: leave \`${key}\` out`,
+          );
       }
     } else if (field.value === undefined && !hasRef && !hasKey && !usesParts)
       problem(
         null,
-        info.kind === 'address' ? 'an address needs `parts` (or a `value` for the street)' : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}${ITEM_KINDS.has(info.kind) ? ' or `items`' : ''}`,
+        info.kind === 'address'
+          ? 'an address needs `parts` (or a `value` for the street)'
+          : `\`${field.to}\` needs a \`value\`${LINK_KINDS.has(info.kind) ? ' or `ref` + `key`' : ''}${ITEM_KINDS.has(info.kind) ? ' or `items`' : ''}`,
       );
-    if (field.parts !== undefined && info.kind !== 'address') problem('parts', `\`parts\` only go with an address, not \`${field.to}\``);
-    if (field.type !== undefined && !TYPED_KINDS.has(info.kind)) problem('type', `\`type\` only goes with address, phone, email, website and attachment (its content type), not \`${field.to}\``);
+    if (field.parts !== undefined && info.kind !== 'address')
+      problem('parts', `\`parts\` only go with an address, not \`${field.to}\``);
+    if (field.type !== undefined && !TYPED_KINDS.has(info.kind))
+      problem(
+        'type',
+        `\`type\` only goes with address, phone, email, website and attachment (its content type), not \`${field.to}\``,
+      );
     if (field.service !== undefined) {
       const service = typeof field.service === 'string' && !isTemplate(field.service) ? field.service : undefined;
       if (info.kind !== 'website') problem('service', `\`service\` only goes with website, not \`${field.to}\``);
       else if (service !== undefined && !(WEBSITE_SERVICES as readonly string[]).includes(service)) {
-        problem('service', `expected one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(service)}${didYouMean(service, WEBSITE_SERVICES)}`);
+        problem(
+          'service',
+          `expected one of ${WEBSITE_SERVICES.join(', ')}, found ${JSON.stringify(service)}${didYouMean(service, WEBSITE_SERVICES)}`,
+        );
       }
     }
-    if (field.ifEmpty !== undefined && field.to !== 'team') problem('ifEmpty', `\`ifEmpty\` goes with team, not \`${field.to}\``);
-    else if (field.ifEmpty === 'clear' && field.required) problem('ifEmpty', '`ifEmpty: clear` writes no team for an empty value, and `required` rejects the row: choose one');
-    if (field.onUnknown !== undefined && !(info.kind === 'name' && ON_UNKNOWN_KINDS.has(info.nameKind ?? 'user'))) problem('onUnknown', `\`onUnknown\` goes with owner, team, stage and lostReason, not \`${field.to}\``);
+    if (field.ifEmpty !== undefined && field.to !== 'team')
+      problem('ifEmpty', `\`ifEmpty\` goes with team, not \`${field.to}\``);
+    else if (field.ifEmpty === 'clear' && field.required)
+      problem(
+        'ifEmpty',
+        '`ifEmpty: clear` writes no team for an empty value, and `required` rejects the row: choose one',
+      );
+    if (field.onUnknown !== undefined && !(info.kind === 'name' && ON_UNKNOWN_KINDS.has(info.nameKind ?? 'user')))
+      problem('onUnknown', `\`onUnknown\` goes with owner, team, stage and lostReason, not \`${field.to}\``);
     if (info.kind === 'custom' && !usesItems) {
-      if (field.definition === undefined) problem(null, 'a custom field needs `definition`: the name of its custom field definition');
-      if (field.tag === undefined) problem(null, 'a custom field needs `tag`: the name of its data tag, or null for a field outside data tags');
+      if (field.definition === undefined)
+        problem(null, 'a custom field needs `definition`: the name of its custom field definition');
+      if (field.tag === undefined)
+        problem(null, 'a custom field needs `tag`: the name of its data tag, or null for a field outside data tags');
     } else if (info.kind !== 'custom') {
-      if (field.definition !== undefined) problem('definition', `\`definition\` only goes with custom, not \`${field.to}\``);
+      if (field.definition !== undefined)
+        problem('definition', `\`definition\` only goes with custom, not \`${field.to}\``);
       if (field.tag !== undefined) problem('tag', `\`tag\` only goes with custom, not \`${field.to}\``);
     }
   }
@@ -345,7 +484,11 @@ function checkRefSteps(checker: Checker, steps: readonly string[], path: Path): 
   steps.forEach((step, index) => {
     const before = firstAt.get(step);
     if (before === undefined) firstAt.set(step, index);
-    else checker.problems.push({ path: [...path, index], message: `step \`${step}\` is already named at ref[${before}]; name each step once` });
+    else
+      checker.problems.push({
+        path: [...path, index],
+        message: `step \`${step}\` is already named at ref[${before}]; name each step once`,
+      });
   });
 }
 
@@ -358,7 +501,10 @@ function semanticProblems(mapping: Mapping, transforms: TransformRegistry): Prob
   const checker: Checker = { problems: [], transforms };
   if (typeof mapping.key === 'string') checkTemplateOrColumn(checker, mapping.key, ['key']);
   if (!isKnownTimeZone(mapping.timeZone)) {
-    checker.problems.push({ path: ['timeZone'], message: `unknown time zone ${JSON.stringify(mapping.timeZone)}; expected an IANA name such as Europe/Berlin or UTC` });
+    checker.problems.push({
+      path: ['timeZone'],
+      message: `unknown time zone ${JSON.stringify(mapping.timeZone)}; expected an IANA name such as Europe/Berlin or UTC`,
+    });
   }
   if (mapping.skip) checkCondition(checker, mapping.skip, ['skip']);
   const seen = new Map<string, number>();
@@ -383,7 +529,10 @@ function partialSemanticProblems(data: unknown, transforms: TransformRegistry): 
       if (field.success) checkField(checker, partial, field.data, index, seen);
       else if (isObject(raw) && typeof raw.to === 'string' && !Object.hasOwn(TARGET_INFO[entity.data], raw.to)) {
         const hint = didYouMean(raw.to, Object.keys(TARGET_INFO[entity.data]));
-        checker.problems.push({ path: ['fields', index, 'to'], message: `unknown target \`${raw.to}\` for entity ${entity.data}${hint || `; targets: ${Object.keys(TARGET_INFO[entity.data]).join(', ')}`}` });
+        checker.problems.push({
+          path: ['fields', index, 'to'],
+          message: `unknown target \`${raw.to}\` for entity ${entity.data}${hint || `; targets: ${Object.keys(TARGET_INFO[entity.data]).join(', ')}`}`,
+        });
       }
     });
   }
@@ -416,7 +565,12 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
     const errors = [...doc.errors, ...tags].map((e) => {
       const line = counter.linePos(e.pos[0]).line;
       const key = /^[^:\n]*/.exec(text.slice(e.pos[0]))?.[0].trim() ?? '';
-      const message = e.code === 'DUPLICATE_KEY' ? `duplicate key \`${key}\`: each key may appear once in a map` : e.code === 'TAG_RESOLVE_FAILED' ? unknownTagMessage(e) : `YAML syntax error: ${e.message.split('\n')[0]}`;
+      const message =
+        e.code === 'DUPLICATE_KEY'
+          ? `duplicate key \`${key}\`: each key may appear once in a map`
+          : e.code === 'TAG_RESOLVE_FAILED'
+            ? unknownTagMessage(e)
+            : `YAML syntax error: ${e.message.split('\n')[0]}`;
       return located(line, undefined, message);
     });
     throw new MappingErrors(file, errors);
@@ -424,10 +578,14 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
   const data: unknown = yamlValue(doc, file, 'MAPPING_INVALID');
   const fields = (data as { fields?: unknown } | null)?.fields;
   if (Array.isArray(fields) && fields.length > MAX_MAPPING_FIELDS) {
-    throw new FerryError('MAPPING_INVALID', `the mapping has ${formatCount(fields.length)} field entries; a mapping takes at most ${formatCount(MAX_MAPPING_FIELDS)}`, {
-      location: { file, yamlPath: 'fields' },
-      hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
-    });
+    throw new FerryError(
+      'MAPPING_INVALID',
+      `the mapping has ${formatCount(fields.length)} field entries; a mapping takes at most ${formatCount(MAX_MAPPING_FIELDS)}`,
+      {
+        location: { file, yamlPath: 'fields' },
+        hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
+      },
+    );
   }
   const parsed = mappingSchema.safeParse(data);
   const transforms = options.transforms ?? TRANSFORMS;
@@ -448,10 +606,14 @@ export function parseMapping(text: string, file: string, options: LoadOptions = 
 
 /** A mapping file past MAX_MAPPING_BYTES, refused before it is read. */
 function mappingTooLarge(file: string, bytes: number): FerryError {
-  return new FerryError('MAPPING_INVALID', `the mapping file is ${(bytes / 1024 / 1024).toFixed(1)} MB; a mapping file is at most ${MAX_MAPPING_BYTES / 1024 / 1024} MB`, {
-    location: { file },
-    hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
-  });
+  return new FerryError(
+    'MAPPING_INVALID',
+    `the mapping file is ${(bytes / 1024 / 1024).toFixed(1)} MB; a mapping file is at most ${MAX_MAPPING_BYTES / 1024 / 1024} MB`,
+    {
+      location: { file },
+      hint: 'Split it into several mappings (steps of a plan), or leave out the columns nobody needs.',
+    },
+  );
 }
 
 /** Reads and checks a mapping file; see parseMapping. A file that cannot be read is MAPPING_NOT_FOUND. */
@@ -466,11 +628,17 @@ export async function loadMapping(file: string, options: LoadOptions = {}): Prom
   } catch (error) {
     if (error instanceof FerryError) throw error;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new FerryError('MAPPING_NOT_FOUND', missing ? 'the mapping file does not exist' : `cannot read the mapping file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      location: { file },
-      cause: error,
-      hint: 'Check the path (relative paths start from the current folder, or from the plan file in a plan).',
-    });
+    throw new FerryError(
+      'MAPPING_NOT_FOUND',
+      missing
+        ? 'the mapping file does not exist'
+        : `cannot read the mapping file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      {
+        location: { file },
+        cause: error,
+        hint: 'Check the path (relative paths start from the current folder, or from the plan file in a plan).',
+      },
+    );
   }
   return parseMapping(text, file, options);
 }

@@ -34,7 +34,11 @@ function csv(): string {
     const status = i % 89 === 0 ? 'deleted' : 'active';
     const id = i % 103 === 0 ? '' : String(i);
     const region = i % 103 === 0 || i % 7 === 0 ? '' : 'North';
-    lines.push(i === 1500 ? `${i},North,active,a,b,c,d,e,f,g` : `${id},${region},${status}, First ${i} ,${last},${mail},a;b;A,2024-0${1 + (i % 9)}-1${i % 10}`);
+    lines.push(
+      i === 1500
+        ? `${i},North,active,a,b,c,d,e,f,g`
+        : `${id},${region},${status}, First ${i} ,${last},${mail},a;b;A,2024-0${1 + (i % 9)}-1${i % 10}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -65,14 +69,31 @@ describe('mapRows over CSV rows read by position', () => {
         );
     }
     // A record gives back its row as read when asked: compared as the values it gives.
-    const given = (items: MappedItem[]) => items.map((item) => (item.kind === 'record' ? { ...item, valuesOf: item.valuesOf() } : item));
+    const given = (items: MappedItem[]) =>
+      items.map((item) => (item.kind === 'record' ? { ...item, valuesOf: item.valuesOf() } : item));
     expect(given(byPosition)).toEqual(given(byName));
     expect(byPosition).toHaveLength(3000);
     const record = byPosition.find((item) => item.kind === 'record');
-    expect(record?.kind === 'record' && record.valuesOf()).toMatchObject({ Id: record?.kind === 'record' ? record.key.split('|')[0] : '' });
-    const kinds = new Set(byPosition.map((item) => (item.kind === 'rejected' ? `${item.kind}:${item.field || item.code}` : item.kind)));
-    expect(kinds).toEqual(new Set(['record', 'skipped', 'rejected:email', 'rejected:lastName', 'rejected:key', 'rejected:SOURCE_COLUMN_COUNT']));
+    expect(record?.kind === 'record' && record.valuesOf()).toMatchObject({
+      Id: record?.kind === 'record' ? record.key.split('|')[0] : '',
+    });
+    const kinds = new Set(
+      byPosition.map((item) => (item.kind === 'rejected' ? `${item.kind}:${item.field || item.code}` : item.kind)),
+    );
+    expect(kinds).toEqual(
+      new Set([
+        'record',
+        'skipped',
+        'rejected:email',
+        'rejected:lastName',
+        'rejected:key',
+        'rejected:SOURCE_COLUMN_COUNT',
+      ]),
+    );
     const reject = byPosition.find((item) => item.kind === 'rejected' && item.field === 'email');
-    expect(reject).toMatchObject({ key: '97|North', values: { Id: '97', Region: 'North', Mail: 'not an address', Last: 'Last 97' } });
+    expect(reject).toMatchObject({
+      key: '97|North',
+      values: { Id: '97', Region: 'North', Mail: 'not an address', Last: 'Last 97' },
+    });
   });
 });

@@ -1,4 +1,10 @@
-import { type FieldRow, sourceBatches, sourceFieldBatches, type SourceItem, type SourceRowError } from '../sources/index.ts';
+import {
+  type FieldRow,
+  sourceBatches,
+  sourceFieldBatches,
+  type SourceItem,
+  type SourceRowError,
+} from '../sources/index.ts';
 import type { CompiledMapping } from './compile.ts';
 import type { MappedItem } from './types.ts';
 
@@ -29,7 +35,10 @@ function unreadable(item: SourceRowError): MappedItem {
  * position, with no object of named values made for them unless a row is rejected. Other sources
  * are mapped item by item.
  */
-export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapping): AsyncIterableIterator<MappedItem> {
+export function mapRows(
+  items: AsyncIterable<SourceItem>,
+  compiled: CompiledMapping,
+): AsyncIterableIterator<MappedItem> {
   const mapItem = (item: SourceItem): MappedItem => (item.kind === 'row' ? compiled.mapRow(item) : unreadable(item));
   const fieldBatches = sourceFieldBatches(items);
   if (fieldBatches !== undefined) return mapFieldBatches(fieldBatches(), compiled);
@@ -38,7 +47,8 @@ export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapp
   // A plain iterator rather than an async generator: mapping a row is synchronous, and a
   // generator's await and yield cost more per row than mapping most rows does.
   const source = items[Symbol.asyncIterator]();
-  const step = (result: IteratorResult<SourceItem>): IteratorResult<MappedItem> => (result.done ? { done: true, value: undefined } : { done: false, value: mapItem(result.value) });
+  const step = (result: IteratorResult<SourceItem>): IteratorResult<MappedItem> =>
+    result.done ? { done: true, value: undefined } : { done: false, value: mapItem(result.value) };
   const iterator: AsyncIterableIterator<MappedItem> = {
     next: () => source.next().then(step),
     // Stopping early (break, an error in the consumer) closes the source, so its file is closed.
@@ -52,11 +62,17 @@ export function mapRows(items: AsyncIterable<SourceItem>, compiled: CompiledMapp
 }
 
 /** Maps rows given as fields (SOURCE_FIELD_BATCHES), a batch at a time; see mapRows. */
-export function mapFieldBatches(batches: AsyncGenerator<Array<FieldRow | SourceRowError>>, compiled: CompiledMapping): AsyncGenerator<MappedItem> {
+export function mapFieldBatches(
+  batches: AsyncGenerator<Array<FieldRow | SourceRowError>>,
+  compiled: CompiledMapping,
+): AsyncGenerator<MappedItem> {
   return mapBatches(batches, (item) => (item.kind === 'fields' ? compiled.mapFields(item) : unreadable(item)));
 }
 
-async function* mapBatches<Item>(batches: AsyncGenerator<Item[]>, mapItem: (item: Item) => MappedItem): AsyncGenerator<MappedItem> {
+async function* mapBatches<Item>(
+  batches: AsyncGenerator<Item[]>,
+  mapItem: (item: Item) => MappedItem,
+): AsyncGenerator<MappedItem> {
   for await (const batch of batches) {
     const mapped: MappedItem[] = new Array(batch.length);
     for (let i = 0; i < batch.length; i++) mapped[i] = mapItem(batch[i] as Item);

@@ -27,14 +27,27 @@ describe('authoredContent', () => {
   it("keeps the writing user's text byte for byte, heads another author's", () => {
     expect(authoredContent(' two\n\nlines ', { name: 'Alex Admin' }, alex)).toBe(' two\n\nlines ');
     expect(authoredContent('text', { name: 'Kim Keeper' }, alex)).toBe('Originally by Kim Keeper\n\ntext');
-    expect(authoredContent('text', { name: 'Kim Keeper', line: 'Originally by Kim Keeper (kim) on 2024-01-02' }, alex)).toBe('Originally by Kim Keeper (kim) on 2024-01-02\n\ntext');
+    expect(
+      authoredContent('text', { name: 'Kim Keeper', line: 'Originally by Kim Keeper (kim) on 2024-01-02' }, alex),
+    ).toBe('Originally by Kim Keeper (kim) on 2024-01-02\n\ntext');
     expect(authoredContent('', { name: 'Kim Keeper' }, alex)).toBe('Originally by Kim Keeper');
     expect(authoredContent('text', { name: '' }, alex)).toBe('text');
   });
 });
 
 /** A note as a mapping makes it, before the resolver. */
-const note = (record: Record<string, unknown>): MappedRecord => ({ kind: 'record', entity: 'entry', key: '1', row: 1, location: { row: 2 }, record, names: [], refs: [], attachments: [] }) as unknown as MappedRecord;
+const note = (record: Record<string, unknown>): MappedRecord =>
+  ({
+    kind: 'record',
+    entity: 'entry',
+    key: '1',
+    row: 1,
+    location: { row: 2 },
+    record,
+    names: [],
+    refs: [],
+    attachments: [],
+  }) as unknown as MappedRecord;
 
 const catalog = (writer: AccountCatalog['writer']): AccountCatalog => ({
   users: [],
@@ -55,7 +68,12 @@ describe("the resolver and a note's author", () => {
     expect(own.record).toEqual({ type: 'note', content: 'Met them' });
     // Verify also takes the form earlier versions wrote.
     expect(own.contentAlso).toBe('Originally by Alex Admin\n\nMet them');
-    const kims = note({ type: 'note', content: 'Met them', author: 'Kim Keeper', authorLine: 'Originally by Kim (kim)' });
+    const kims = note({
+      type: 'note',
+      content: 'Met them',
+      author: 'Kim Keeper',
+      authorLine: 'Originally by Kim (kim)',
+    });
     resolveRecord(kims, createResolver(catalog(alex)));
     expect(kims.record).toEqual({ type: 'note', content: 'Originally by Kim (kim)\n\nMet them' });
     expect(kims.contentAlso).toBeUndefined();
@@ -68,17 +86,27 @@ describe("the resolver and a note's author", () => {
     }
   });
   it('reads the writing user only for a note mapping that names an author', () => {
-    const mapping = (fields: string) => parseMapping(`version: 1\nname: n\nentity: entry\nsource: {format: csv}\nkey: "{{id}}"\nfields:\n${fields}`, 'n.yaml');
+    const mapping = (fields: string) =>
+      parseMapping(
+        `version: 1\nname: n\nentity: entry\nsource: {format: csv}\nkey: "{{id}}"\nfields:\n${fields}`,
+        'n.yaml',
+      );
     expect(catalogWanted([mapping('  - {to: content, value: {column: text}}')]).writer).toBeUndefined();
-    expect(catalogWanted([mapping('  - {to: content, value: {column: text}}\n  - {to: author, value: {column: by}}')]).writer).toBe(true);
+    expect(
+      catalogWanted([mapping('  - {to: content, value: {column: text}}\n  - {to: author, value: {column: by}}')])
+        .writer,
+    ).toBe(true);
   });
 });
 
 describe('a mapping with authorLine', () => {
   it('is refused without an author, saying what to add', async () => {
     const { compileMapping } = await import('./compile.ts');
-    const text = 'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: text}}\n  - {to: authorLine, value: {column: line}}\n';
-    await expect(compileMapping(parseMapping(text, '/maps/notes.yaml'), { file: '/maps/notes.yaml' })).rejects.toMatchObject({
+    const text =
+      'version: 1\nentity: entry\nkey: "{{id}}"\nfields:\n  - {to: content, value: {column: text}}\n  - {to: authorLine, value: {column: line}}\n';
+    await expect(
+      compileMapping(parseMapping(text, '/maps/notes.yaml'), { file: '/maps/notes.yaml' }),
+    ).rejects.toMatchObject({
       code: 'MAPPING_INVALID',
       location: { yamlPath: 'fields[1].to' },
       hint: expect.stringContaining('`to: author`'),

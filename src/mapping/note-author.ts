@@ -24,8 +24,10 @@ export interface NoteAuthor {
 export function isWritingUser(author: NoteAuthor, writer: WritingUser | null | undefined): boolean {
   if (writer === null || writer === undefined) return false;
   const { name, username, email } = author;
-  if (typeof email === 'string' && email !== '' && typeof writer.email === 'string') return email.toLowerCase() === writer.email.toLowerCase();
-  if (typeof name !== 'string' || name.trim() === '' || writer.name === undefined || name.trim() !== writer.name.trim()) return false;
+  if (typeof email === 'string' && email !== '' && typeof writer.email === 'string')
+    return email.toLowerCase() === writer.email.toLowerCase();
+  if (typeof name !== 'string' || name.trim() === '' || writer.name === undefined || name.trim() !== writer.name.trim())
+    return false;
   return typeof username !== 'string' || username === '' || username === writer.username;
 }
 
@@ -36,8 +38,19 @@ export const authorLineOf = (author: string): string => `Originally by ${author}
  * A note's text as it is sent: as it was when `author` is the writing user or is empty, else
  * headed by `line` (or `Originally by AUTHOR`) and a blank line.
  */
-export function authoredContent(content: string, author: NoteAuthor & { line?: string | undefined }, writer: WritingUser | null | undefined): string {
-  const named = typeof author.name === 'string' && author.name.trim() !== '' ? author.name.trim() : typeof author.username === 'string' && author.username !== '' ? author.username : typeof author.email === 'string' ? author.email : '';
+export function authoredContent(
+  content: string,
+  author: NoteAuthor & { line?: string | undefined },
+  writer: WritingUser | null | undefined,
+): string {
+  const named =
+    typeof author.name === 'string' && author.name.trim() !== ''
+      ? author.name.trim()
+      : typeof author.username === 'string' && author.username !== ''
+        ? author.username
+        : typeof author.email === 'string'
+          ? author.email
+          : '';
   if (named === '' || isWritingUser(author, writer)) return content;
   const line = author.line !== undefined && author.line.trim() !== '' ? author.line : authorLineOf(named);
   return content === '' ? line : `${line}\n\n${content}`;

@@ -11,7 +11,13 @@ async function compile(entity: string, body: string): Promise<CompiledMapping> {
 }
 
 function map(compiled: CompiledMapping, values: Record<string, CellValue>): MappedItem {
-  const row: SourceRow = { kind: 'row', source: 'in.csv', row: 1, values: { id: '1', ...values }, location: { file: '/data/in.csv', row: 2 } };
+  const row: SourceRow = {
+    kind: 'row',
+    source: 'in.csv',
+    row: 1,
+    values: { id: '1', ...values },
+    location: { file: '/data/in.csv', row: 2 },
+  };
   return compiled.mapRow(row);
 }
 
@@ -42,10 +48,14 @@ describe('onInvalid', () => {
     expect(mapped.record.lastName).toBe('Lovelace');
     if (outcome === 'dropped') {
       expect(mapped.record.emailAddresses).toBeUndefined();
-      expect(mapped.warnings).toEqual([expect.objectContaining({ code: 'VALUE_DROPPED', field: 'email', value: 'ada at example' })]);
+      expect(mapped.warnings).toEqual([
+        expect.objectContaining({ code: 'VALUE_DROPPED', field: 'email', value: 'ada at example' }),
+      ]);
     } else {
       expect(mapped.record.emailAddresses).toEqual([{ address: 'ada at example' }]);
-      expect(mapped.warnings).toEqual([expect.objectContaining({ code: 'VALUE_KEPT', field: 'email', value: 'ada at example' })]);
+      expect(mapped.warnings).toEqual([
+        expect.objectContaining({ code: 'VALUE_KEPT', field: 'email', value: 'ada at example' }),
+      ]);
     }
   });
 
@@ -67,28 +77,31 @@ describe('onInvalid', () => {
       ],
       'VALUE_KEPT',
     ],
-  ])('with numbered items, %s holds for each item: the bad second email leaves the first and third', async (policy, emails, code) => {
-    const compiled = await compile(
-      'party',
-      `fields:
+  ])(
+    'with numbered items, %s holds for each item: the bad second email leaves the first and third',
+    async (policy, emails, code) => {
+      const compiled = await compile(
+        'party',
+        `fields:
   - {to: lastName, value: {column: l}}
   - {to: email, items: numbered, type: {column: 'email.*.type'}, value: {column: 'email.*.emailAddress', transform: [email]}, onInvalid: ${policy}}
 `,
-    );
-    const mapped = record(
-      map(compiled, {
-        l: 'Lovelace',
-        'email.1.type': 'Work',
-        'email.1.emailAddress': 'ada@example.com',
-        'email.2.type': 'Home',
-        'email.2.emailAddress': 'ada at home',
-        'email.3.type': 'Other',
-        'email.3.emailAddress': 'a.l@example.org',
-      }),
-    );
-    expect(mapped.record.emailAddresses).toEqual(emails);
-    expect(mapped.warnings).toEqual([expect.objectContaining({ code, field: 'email', value: 'ada at home' })]);
-  });
+      );
+      const mapped = record(
+        map(compiled, {
+          l: 'Lovelace',
+          'email.1.type': 'Work',
+          'email.1.emailAddress': 'ada@example.com',
+          'email.2.type': 'Home',
+          'email.2.emailAddress': 'ada at home',
+          'email.3.type': 'Other',
+          'email.3.emailAddress': 'a.l@example.org',
+        }),
+      );
+      expect(mapped.record.emailAddresses).toEqual(emails);
+      expect(mapped.warnings).toEqual([expect.objectContaining({ code, field: 'email', value: 'ada at home' })]);
+    },
+  );
 
   it('a good value carries no warning', async () => {
     const mapped = record(map(await compile('party', person(', onInvalid: drop')), { l: 'L', e: 'ada@example.com' }));
@@ -109,30 +122,46 @@ describe('onInvalid', () => {
     );
     const mapped = record(map(compiled, { n: 'Deal', a: 'about two grand' }));
     expect(mapped.record.value).toBeUndefined();
-    expect(mapped.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([['VALUE_DROPPED', 'amount', 'about two grand']]);
+    expect(mapped.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([
+      ['VALUE_DROPPED', 'amount', 'about two grand'],
+    ]);
     // The target's own check (a negative amount) is a bad value too.
     expect(record(map(compiled, { n: 'Deal', a: '-5' })).warnings?.[0]?.code).toBe('VALUE_DROPPED');
     expect(record(map(compiled, { n: 'Deal', a: '2000' })).record.value).toEqual({ amount: 2000, currency: 'EUR' });
   });
 
   it('required stays a reject under drop', async () => {
-    const compiled = await compile('party', 'onInvalid: drop\nfields:\n  - {to: lastName, value: {column: l}, required: true}\n');
+    const compiled = await compile(
+      'party',
+      'onInvalid: drop\nfields:\n  - {to: lastName, value: {column: l}, required: true}\n',
+    );
     expect(map(compiled, { l: '' })).toMatchObject({ kind: 'rejected', field: 'lastName' });
   });
 
   it('a mapping-wide keep drops where the target cannot hold text (a date)', async () => {
-    const compiled = await compile('task', 'onInvalid: keep\nfields:\n  - {to: description, value: Call}\n  - {to: dueOn, value: {column: d}}\n');
+    const compiled = await compile(
+      'task',
+      'onInvalid: keep\nfields:\n  - {to: description, value: Call}\n  - {to: dueOn, value: {column: d}}\n',
+    );
     const item = map(compiled, { d: 'next week' });
     // The task needs dueOn: the record rule still rejects once the value is dropped.
     expect(item).toMatchObject({ kind: 'rejected', field: 'dueOn', message: 'a task needs a `dueOn` date' });
   });
 
   it("refuses a field's keep on a target that cannot hold text as typed", async () => {
-    await expect(compile('task', 'fields:\n  - {to: description, value: Call}\n  - {to: dueOn, value: {column: d}, onInvalid: keep}\n')).rejects.toThrow(/cannot hold a value as typed/);
+    await expect(
+      compile(
+        'task',
+        'fields:\n  - {to: description, value: Call}\n  - {to: dueOn, value: {column: d}, onInvalid: keep}\n',
+      ),
+    ).rejects.toThrow(/cannot hold a value as typed/);
   });
 
   it("the phone transform's invalid: keep is onInvalid: keep, with its warning", async () => {
-    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: L}\n  - {to: phone, value: {column: p, transform: [{phone: {defaultCountry: GB, invalid: keep}}]}}\n');
+    const compiled = await compile(
+      'party',
+      'fields:\n  - {to: lastName, value: L}\n  - {to: phone, value: {column: p, transform: [{phone: {defaultCountry: GB, invalid: keep}}]}}\n',
+    );
     const kept = record(map(compiled, { p: ' ask reception ' }));
     expect(kept.record.phoneNumbers).toEqual([{ number: 'ask reception' }]);
     expect(kept.warnings?.[0]).toMatchObject({ code: 'VALUE_KEPT', field: 'phone', value: 'ask reception' });
@@ -141,11 +170,17 @@ describe('onInvalid', () => {
 });
 
 describe('links with several keys and a fallback', () => {
-  const contact = (extra: string): Promise<CompiledMapping> => compile('party', `fields:\n  - {to: lastName, value: L}\n  - to: organisation\n    ref: companies\n    key: ["{{cid}}", "{{cname}}"]\n${extra}`);
+  const contact = (extra: string): Promise<CompiledMapping> =>
+    compile(
+      'party',
+      `fields:\n  - {to: lastName, value: L}\n  - to: organisation\n    ref: companies\n    key: ["{{cid}}", "{{cname}}"]\n${extra}`,
+    );
 
   it('takes the filled keys in order', async () => {
     const compiled = await contact('');
-    expect(record(map(compiled, { cid: '12', cname: 'Acme' })).refs).toEqual([expect.objectContaining({ key: '12', alternatives: ['Acme'] })]);
+    expect(record(map(compiled, { cid: '12', cname: 'Acme' })).refs).toEqual([
+      expect.objectContaining({ key: '12', alternatives: ['Acme'] }),
+    ]);
     const byName = record(map(compiled, { cid: '', cname: 'Acme' }));
     expect(byName.refs[0]?.key).toBe('Acme');
     expect(byName.refs[0]?.alternatives).toBeUndefined();
@@ -153,7 +188,10 @@ describe('links with several keys and a fallback', () => {
   });
 
   it('writes the value beside ref when no key is filled, and keeps it as the fallback of a filled one', async () => {
-    const compiled = await compile('party', 'fields:\n  - {to: lastName, value: L}\n  - {to: organisation, ref: companies, key: "{{cid}}", value: {column: cname}}\n');
+    const compiled = await compile(
+      'party',
+      'fields:\n  - {to: lastName, value: L}\n  - {to: organisation, ref: companies, key: "{{cid}}", value: {column: cname}}\n',
+    );
     const none = record(map(compiled, { cid: '', cname: 'Acme' }));
     expect(none.record.organisation).toEqual({ name: 'Acme' });
     expect(none.refs).toEqual([]);
@@ -163,7 +201,10 @@ describe('links with several keys and a fallback', () => {
   });
 
   it('marks the links a record cannot go without as required', async () => {
-    const compiled = await compile('kase', 'fields:\n  - {to: name, value: P}\n  - {to: party, ref: people, key: "{{pid}}"}\n');
+    const compiled = await compile(
+      'kase',
+      'fields:\n  - {to: name, value: P}\n  - {to: party, ref: people, key: "{{pid}}"}\n',
+    );
     expect(record(map(compiled, { pid: '3' })).refs[0]?.required).toBe(true);
   });
 });

@@ -11,7 +11,13 @@ async function compile(body: string, key = '"{{id}}"'): Promise<CompiledMapping>
 }
 
 function map(compiled: CompiledMapping, values: Record<string, CellValue>): MappedItem {
-  const row: SourceRow = { kind: 'row', source: 'in.csv', row: 6, values: { id: '1', ...values }, location: { file: '/data/in.csv', row: 7 } };
+  const row: SourceRow = {
+    kind: 'row',
+    source: 'in.csv',
+    row: 6,
+    values: { id: '1', ...values },
+    location: { file: '/data/in.csv', row: 7 },
+  };
   return compiled.mapRow(row);
 }
 
@@ -36,8 +42,20 @@ describe("reasonText: the column, the value and what is wrong, in the data owner
       'Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)',
       'fields[1].value.transform[0]',
     ],
-    ['a target with set values', 'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: type, value: {column: Art}}\n', { Nom: 'Roux', Art: 'Roboter' }, 'Art "Roboter" is not person or organisation', 'fields[1]'],
-    ['a required value', 'fields:\n  - {to: lastName, value: {column: Nachname}, required: true}\n', { Nachname: '' }, 'Nachname is empty, and the mapping needs a value there', 'fields[0]'],
+    [
+      'a target with set values',
+      'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: type, value: {column: Art}}\n',
+      { Nom: 'Roux', Art: 'Roboter' },
+      'Art "Roboter" is not person or organisation',
+      'fields[1]',
+    ],
+    [
+      'a required value',
+      'fields:\n  - {to: lastName, value: {column: Nachname}, required: true}\n',
+      { Nachname: '' },
+      'Nachname is empty, and the mapping needs a value there',
+      'fields[0]',
+    ],
     [
       'a numbered item',
       'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: phone, items: numbered, value: {column: "phone.*.number", transform: [{phone: GB}]}}\n',
@@ -54,22 +72,55 @@ describe("reasonText: the column, the value and what is wrong, in the data owner
   });
 
   it('says a value left out under onInvalid: drop, and what became of it', async () => {
-    const item = map(await compile('fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: email, value: {column: E-mail, transform: [email]}, onInvalid: drop}\n'), { Nom: 'Roux', 'E-mail': 'anne@@example' });
+    const item = map(
+      await compile(
+        'fields:\n  - {to: lastName, value: {column: Nom}}\n  - {to: email, value: {column: E-mail, transform: [email]}, onInvalid: drop}\n',
+      ),
+      { Nom: 'Roux', 'E-mail': 'anne@@example' },
+    );
     if (item.kind !== 'record') throw new Error('expected a record');
     const [warning] = item.warnings ?? [];
-    expect(warning).toMatchObject({ code: 'VALUE_DROPPED', column: 'E-mail', value: 'anne@@example', rule: 'fields[1].value.transform[0]' });
-    expect(reasonText(warning as NonNullable<typeof warning>)).toBe('E-mail "anne@@example" is not an e-mail address: left out of the record');
+    expect(warning).toMatchObject({
+      code: 'VALUE_DROPPED',
+      column: 'E-mail',
+      value: 'anne@@example',
+      rule: 'fields[1].value.transform[0]',
+    });
+    expect(reasonText(warning as NonNullable<typeof warning>)).toBe(
+      'E-mail "anne@@example" is not an e-mail address: left out of the record',
+    );
   });
 
   it('names the key columns of a row without a key', async () => {
-    const item = rejected(map(await compile('fields:\n  - {to: lastName, value: {column: Nom}}\n', '"{{Kundennummer}}"'), { Kundennummer: ' ', Nom: 'Roux' }));
+    const item = rejected(
+      map(await compile('fields:\n  - {to: lastName, value: {column: Nom}}\n', '"{{Kundennummer}}"'), {
+        Kundennummer: ' ',
+        Nom: 'Roux',
+      }),
+    );
     expect(reasonText(item)).toBe('Kundennummer is empty, and the row needs it as its key');
   });
 
   it('says a reason without a column plainly: no place in the mapping, no backticks', () => {
-    expect(reasonText({ code: 'MAPPING_VALUE', field: 'lastName', message: 'a person needs a `firstName` or a `lastName`' })).toBe('A person needs a firstName or a lastName');
-    expect(reasonText({ code: 'API_VALIDATION', field: 'emailAddresses', message: 'the service refused the record: emailAddresses[0].address is not valid' })).toBe('The service refused the record: emailAddresses[0].address is not valid');
-    expect(reasonText({ code: 'LINK_UNRESOLVED', field: 'organisation', column: 'Firma ID', value: 'C-9', message: "left without organisation: links to 'C-9' in step orgs, which was not written" })).toBe(
+    expect(
+      reasonText({ code: 'MAPPING_VALUE', field: 'lastName', message: 'a person needs a `firstName` or a `lastName`' }),
+    ).toBe('A person needs a firstName or a lastName');
+    expect(
+      reasonText({
+        code: 'API_VALIDATION',
+        field: 'emailAddresses',
+        message: 'the service refused the record: emailAddresses[0].address is not valid',
+      }),
+    ).toBe('The service refused the record: emailAddresses[0].address is not valid');
+    expect(
+      reasonText({
+        code: 'LINK_UNRESOLVED',
+        field: 'organisation',
+        column: 'Firma ID',
+        value: 'C-9',
+        message: "left without organisation: links to 'C-9' in step orgs, which was not written",
+      }),
+    ).toBe(
       'Firma ID "C-9": links to it in step orgs, which was not written; the record is written without organisation',
     );
   });

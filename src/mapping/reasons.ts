@@ -42,7 +42,8 @@ function cellOf(values: Reason['values'], column: string | undefined): string | 
   if (column === undefined || values === null || values === undefined || !(column in values)) return undefined;
   const cell = values[column];
   if (cell === null || cell === undefined) return '';
-  if (cell instanceof Date) return Number.isNaN(cell.getTime()) ? '' : cell.toISOString().replace(/T00:00:00\.000Z$/, '');
+  if (cell instanceof Date)
+    return Number.isNaN(cell.getTime()) ? '' : cell.toISOString().replace(/T00:00:00\.000Z$/, '');
   return String(cell);
 }
 
@@ -90,7 +91,8 @@ export function reasonText(reason: Reason): string {
     // The message names the value again (`no row with key 'C-9' in step orgs`): said once is enough.
     const named = value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const unknown = new RegExp(`^unknown (.+?) \`${named}\`(.*)$`).exec(reason.message);
-    if (unknown) return `${column} ${quote(value)} is not a ${unknown[1]} in the account${unknown[2]?.replace(/`([^`]*)`/g, '$1') ?? ''}${after}`;
+    if (unknown)
+      return `${column} ${quote(value)} is not a ${unknown[1]} in the account${unknown[2]?.replace(/`([^`]*)`/g, '$1') ?? ''}${after}`;
     const message = reason.message
       .replace(/^left without (\w+): (.*)$/, '$2; the record is written without $1')
       .replace(new RegExp(`(?:the )?key '${named}'`, 'g'), 'this key')
@@ -98,6 +100,7 @@ export function reasonText(reason: Reason): string {
     const plain = plainMessage(message);
     return `${column} ${quote(value)}: ${plain.charAt(0).toLowerCase()}${plain.slice(1)}${after}`;
   }
-  if (reason.expected !== undefined && value !== undefined && value.trim() !== '') return `${quote(value)} is not ${reason.expected}${after}`;
+  if (reason.expected !== undefined && value !== undefined && value.trim() !== '')
+    return `${quote(value)} is not ${reason.expected}${after}`;
   return `${plainMessage(reason.message)}${after}`;
 }

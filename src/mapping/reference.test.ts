@@ -4,7 +4,14 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { compileMapping } from './compile.ts';
 import { parseMapping } from './load.ts';
-import { EXAMPLE_MAPPING, mappingJsonSchema, REFERENCE_END, REFERENCE_START, renderMappingReference, withReference } from './reference.ts';
+import {
+  EXAMPLE_MAPPING,
+  mappingJsonSchema,
+  REFERENCE_END,
+  REFERENCE_START,
+  renderMappingReference,
+  withReference,
+} from './reference.ts';
 import { ENTITIES, TARGETS } from './schema.ts';
 import { TRANSFORMS } from './transforms/index.ts';
 
@@ -62,8 +69,14 @@ describe('the JSON Schema of mapping files', () => {
     const example = parse(EXAMPLE_MAPPING) as Record<string, unknown>;
     expect(validator.safeParse(example).success).toBe(true);
     expect(validator.safeParse({ ...example, version: 2 }).success).toBe(false);
-    expect(validator.safeParse({ ...example, fields: [{ to: 'lastName', value: { colum: 'x' } }] }).success).toBe(false);
-    expect(validator.safeParse({ ...example, skip: { any: [{ not: { column: 'x', equal: 1 } }] } }).success).toBe(false);
-    expect(validator.safeParse({ ...example, skip: { any: [{ not: { column: 'x', equals: 1 } }] } }).success).toBe(true);
+    expect(validator.safeParse({ ...example, fields: [{ to: 'lastName', value: { colum: 'x' } }] }).success).toBe(
+      false,
+    );
+    expect(validator.safeParse({ ...example, skip: { any: [{ not: { column: 'x', equal: 1 } }] } }).success).toBe(
+      false,
+    );
+    expect(validator.safeParse({ ...example, skip: { any: [{ not: { column: 'x', equals: 1 } }] } }).success).toBe(
+      true,
+    );
   });
 });

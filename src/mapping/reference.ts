@@ -34,7 +34,13 @@ function renameRefs(node: unknown, names: Map<string, string>): unknown {
  * (targets per entity, known transforms and their options) are offered as suggestions only.
  */
 export function mappingJsonSchema(): Json {
-  const raw = z.toJSONSchema(mappingSchema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any', cycles: 'ref', reused: 'inline' }) as Json;
+  const raw = z.toJSONSchema(mappingSchema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+    cycles: 'ref',
+    reused: 'inline',
+  }) as Json;
   // zod names recursive definitions __schema0, __schema1 ...: give them names people can read.
   const names = new Map<string, string>();
   for (const [name, def] of Object.entries(isJson(raw.$defs) ? raw.$defs : {})) {
@@ -101,7 +107,10 @@ function transformSection(registry: TransformRegistry): string[] {
     '',
   );
   lines.push('| Transform | What it does | Shorthand for |', '|---|---|---|');
-  for (const definition of Object.values(registry)) lines.push(`| [\`${definition.name}\`](#transform-${definition.name}) | ${cell(definition.summary)} | ${definition.shorthand ? `\`${definition.shorthand}\`` : ''} |`);
+  for (const definition of Object.values(registry))
+    lines.push(
+      `| [\`${definition.name}\`](#transform-${definition.name}) | ${cell(definition.summary)} | ${definition.shorthand ? `\`${definition.shorthand}\`` : ''} |`,
+    );
   lines.push('');
   for (const definition of Object.values(registry)) {
     lines.push(`<a id="transform-${definition.name}"></a>`, `#### \`${definition.name}\``, '', definition.summary, '');
@@ -112,13 +121,18 @@ function transformSection(registry: TransformRegistry): string[] {
       lines.push('| Option | Type | Meaning |', '|---|---|---|');
       for (const [name, schema] of Object.entries(properties)) {
         const description = isJson(schema) && typeof schema.description === 'string' ? schema.description : '';
-        lines.push(`| \`${name}\`${required.includes(name) ? ' (required)' : ''} | ${cell(typeOfJson(schema))} | ${cell(description)} |`);
+        lines.push(
+          `| \`${name}\`${required.includes(name) ? ' (required)' : ''} | ${cell(typeOfJson(schema))} | ${cell(description)} |`,
+        );
       }
       lines.push('');
     } else lines.push('No options.', '');
     if (definition.examples.length > 0) {
       lines.push('| Written | Input | Output |', '|---|---|---|');
-      for (const example of definition.examples) lines.push(`| \`${cell(example.yaml)}\` | ${cell(shownValue(example.input))} | ${cell(shownValue(example.output))} |`);
+      for (const example of definition.examples)
+        lines.push(
+          `| \`${cell(example.yaml)}\` | ${cell(shownValue(example.input))} | ${cell(shownValue(example.output))} |`,
+        );
       lines.push('');
     }
   }
@@ -227,7 +241,13 @@ export function renderMappingReference(registry: TransformRegistry = TRANSFORMS)
     '',
     '| Form | Holds when |',
     '|---|---|',
-    ...Object.entries((conditionSchema as unknown as { def: { getter: () => { options: Array<{ shape?: Record<string, z.ZodType> }> } } }).def.getter().options[0]?.shape ?? {})
+    ...Object.entries(
+      (
+        conditionSchema as unknown as {
+          def: { getter: () => { options: Array<{ shape?: Record<string, z.ZodType> }> } };
+        }
+      ).def.getter().options[0]?.shape ?? {},
+    )
       .filter(([key]) => key !== 'column')
       .map(([key, schema]) => `| \`{column: C, ${key}: ...}\` | ${cell(schema.description ?? '')} |`),
     '| `{column: C}` | the value is not empty |',
@@ -242,7 +262,8 @@ export function renderMappingReference(registry: TransformRegistry = TRANSFORMS)
   );
   for (const entity of ENTITIES) {
     lines.push(`#### \`entity: ${entity}\``, '', '| Target | Takes |', '|---|---|');
-    for (const [target, info] of Object.entries(TARGET_INFO[entity])) lines.push(`| \`${target}\` | ${cell(info.takes)} |`);
+    for (const [target, info] of Object.entries(TARGET_INFO[entity]))
+      lines.push(`| \`${target}\` | ${cell(info.takes)} |`);
     lines.push('');
   }
   lines.push(
@@ -257,6 +278,7 @@ export function renderMappingReference(registry: TransformRegistry = TRANSFORMS)
 export function withReference(page: string, reference: string): string {
   const start = page.indexOf(REFERENCE_START);
   const end = page.indexOf(REFERENCE_END);
-  if (start === -1 || end === -1 || end < start) throw new Error(`docs/mapping.md lacks the markers ${REFERENCE_START} ... ${REFERENCE_END}`);
+  if (start === -1 || end === -1 || end < start)
+    throw new Error(`docs/mapping.md lacks the markers ${REFERENCE_START} ... ${REFERENCE_END}`);
   return `${page.slice(0, start + REFERENCE_START.length)}\n${reference}\n${page.slice(end)}`;
 }

@@ -60,13 +60,17 @@ describe('RejectsWriter', () => {
     const file = join(dir, 'rejects.csv');
     const writer = await RejectsWriter.open(file, ['Name', 'Notes, long', 'Email']);
     await writer.write(rejected(2, { Name: 'Zoë', 'Notes, long': 'He said "hi"\nthen left', Email: 'zoe@' }));
-    await writer.write(rejected(5, null, { field: '', code: 'SOURCE_MALFORMED_RECORD', message: 'unclosed quote', raw: 'a,"b\r\nc' }));
+    await writer.write(
+      rejected(5, null, { field: '', code: 'SOURCE_MALFORMED_RECORD', message: 'unclosed quote', raw: 'a,"b\r\nc' }),
+    );
     expect(writer.count).toBe(2);
     await writer.commit();
     const bytes = await readFile(file);
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(bytes.subarray(3).toString('utf8')).toBe(
-      'Name,"Notes, long",Email,_row,_field,_code,_message,_rule,_raw\r\n' + 'Zoë,"He said ""hi""\nthen left",zoe@,2,email,MAPPING_VALUE,Not an email address,,\r\n' + ',,,5,,SOURCE_MALFORMED_RECORD,Unclosed quote,,"a,""b\r\nc"\r\n',
+      'Name,"Notes, long",Email,_row,_field,_code,_message,_rule,_raw\r\n' +
+        'Zoë,"He said ""hi""\nthen left",zoe@,2,email,MAPPING_VALUE,Not an email address,,\r\n' +
+        ',,,5,,SOURCE_MALFORMED_RECORD,Unclosed quote,,"a,""b\r\nc"\r\n',
     );
     expect(await isRejectsFile(file)).toBe(true);
   });
@@ -115,7 +119,9 @@ describe('RejectsWriter', () => {
     const writer = await RejectsWriter.open(file, ['a', ...own]);
     await writer.write(rejected(2, { a: 'x', _row: '7', _message: 'old reason' }));
     await writer.commit();
-    expect(await readFile(file, 'utf8')).toBe('\uFEFFa,_row,_field,_code,_message,_rule,_raw\r\nx,2,email,MAPPING_VALUE,Not an email address,,\r\n');
+    expect(await readFile(file, 'utf8')).toBe(
+      '\uFEFFa,_row,_field,_code,_message,_rule,_raw\r\nx,2,email,MAPPING_VALUE,Not an email address,,\r\n',
+    );
   });
 
   it("says the reason in the data owner's words, and the rule's place in the mapping in _rule", async () => {
@@ -125,11 +131,19 @@ describe('RejectsWriter', () => {
       rejected(
         7,
         { 'E-mail': 'anne@@example' },
-        { message: 'fields[2].value.transform[0] (`email`): expected an email address like name@example.com, got "anne@@example"', column: 'E-mail', expected: 'an e-mail address', rule: 'fields[2].value.transform[0]' },
+        {
+          message:
+            'fields[2].value.transform[0] (`email`): expected an email address like name@example.com, got "anne@@example"',
+          column: 'E-mail',
+          expected: 'an e-mail address',
+          rule: 'fields[2].value.transform[0]',
+        },
       ),
     );
     await writer.commit();
-    expect(await readFile(file, 'utf8')).toBe('\uFEFFE-mail,_row,_field,_code,_message,_rule,_raw\r\nanne@@example,7,email,MAPPING_VALUE,"E-mail ""anne@@example"" is not an e-mail address",fields[2].value.transform[0],\r\n');
+    expect(await readFile(file, 'utf8')).toBe(
+      '\uFEFFE-mail,_row,_field,_code,_message,_rule,_raw\r\nanne@@example,7,email,MAPPING_VALUE,"E-mail ""anne@@example"" is not an e-mail address",fields[2].value.transform[0],\r\n',
+    );
   });
 
   it('refuses to overwrite a file it did not write', async () => {
@@ -147,7 +161,9 @@ describe('RejectsWriter', () => {
     const second = await RejectsWriter.open(file, ['b']);
     await second.write(rejected(9, { b: 'new' }));
     await second.commit();
-    expect(await readFile(file, 'utf8')).toBe('\uFEFFb,_row,_field,_code,_message,_rule,_raw\r\nnew,9,email,MAPPING_VALUE,Not an email address,,\r\n');
+    expect(await readFile(file, 'utf8')).toBe(
+      '\uFEFFb,_row,_field,_code,_message,_rule,_raw\r\nnew,9,email,MAPPING_VALUE,Not an email address,,\r\n',
+    );
   });
 });
 

@@ -65,7 +65,10 @@ async function headOf(file: string): Promise<string | null> {
  */
 export async function readsAsRejectsFile(file: string): Promise<boolean> {
   const first = (await headOf(file))?.replace(/^\uFEFF/, '').split(/\r?\n/)[0] ?? '';
-  return [',', ';', '\t', '|'].some((delimiter) => first.endsWith(REJECT_COLUMNS.join(delimiter)) || first.endsWith(EARLIER_REJECT_COLUMNS.join(delimiter)));
+  return [',', ';', '\t', '|'].some(
+    (delimiter) =>
+      first.endsWith(REJECT_COLUMNS.join(delimiter)) || first.endsWith(EARLIER_REJECT_COLUMNS.join(delimiter)),
+  );
 }
 
 /**
@@ -133,12 +136,18 @@ export class RejectsWriter {
    * Opens a writer for `file` with the input's column names. Throws EXPORT_WRITE when `file`
    * exists and is not a rejects file this tool wrote, or when the folder is not writable.
    */
-  static async open(file: string, columns: readonly string[], options: { status?: boolean; forPeople?: boolean } = {}): Promise<RejectsWriter> {
+  static async open(
+    file: string,
+    columns: readonly string[],
+    options: { status?: boolean; forPeople?: boolean } = {},
+  ): Promise<RejectsWriter> {
     await assertWritableTarget(file);
     // A rejects file validated again carries the old reasons; the new ones replace them.
     const own = columns.filter((column) => !OWN_COLUMNS.has(column));
     const status = options.status ?? false;
-    const csv = await CsvFile.open(file, [...own, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS], { what: 'the rejects file' });
+    const csv = await CsvFile.open(file, [...own, ...(status ? [STATUS_COLUMN] : []), ...REJECT_COLUMNS], {
+      what: 'the rejects file',
+    });
     return new RejectsWriter(file, own, csv, status, options.forPeople ?? false);
   }
 
@@ -154,7 +163,14 @@ export class RejectsWriter {
     const field = this.#field;
     const cells = this.columns.map((column) => field(cellText(values?.[column])));
     if (this.#status) cells.push(rejected.status === undefined ? '' : String(rejected.status));
-    cells.push(String(rejected.location.row), field(rejected.field), rejected.code, field(reasonText(rejected)), field(rejected.rule ?? ''), field(values === null ? (rejected.raw ?? '') : ''));
+    cells.push(
+      String(rejected.location.row),
+      field(rejected.field),
+      rejected.code,
+      field(reasonText(rejected)),
+      field(rejected.rule ?? ''),
+      field(values === null ? (rejected.raw ?? '') : ''),
+    );
     await this.#csv.add(cells);
   }
 
@@ -185,9 +201,13 @@ export async function assertWritableTarget(file: string): Promise<void> {
     exists = false;
   }
   if (exists && !(await isRejectsFile(file))) {
-    throw new FerryError('EXPORT_WRITE', `${file} exists and is not a rejects file written by crm-ferry; not overwriting it`, {
-      location: { file },
-      hint: 'Move the file away, or choose another name with --rejects (or --rejects-dir for plans).',
-    });
+    throw new FerryError(
+      'EXPORT_WRITE',
+      `${file} exists and is not a rejects file written by crm-ferry; not overwriting it`,
+      {
+        location: { file },
+        hint: 'Move the file away, or choose another name with --rejects (or --rejects-dir for plans).',
+      },
+    );
   }
 }

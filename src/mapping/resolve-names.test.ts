@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkConstantNames, constantNames, constantOf, createResolver, offlineResolver, resolveRecord, type AccountCatalog } from './resolve.ts';
+import {
+  checkConstantNames,
+  constantNames,
+  constantOf,
+  createResolver,
+  offlineResolver,
+  resolveRecord,
+  type AccountCatalog,
+} from './resolve.ts';
 import type { Mapping } from './schema.ts';
 import type { MappedRecord, NameResolver } from './types.ts';
 
@@ -35,7 +43,18 @@ const catalog: AccountCatalog = {
 const resolver = createResolver(catalog);
 
 function record(names: MappedRecord['names'], body: Record<string, unknown>): MappedRecord {
-  return { kind: 'record', entity: 'party', key: 'k', row: 2, location: { file: 'x.csv', row: 2 }, record: body, names, refs: [], attachments: [], valuesOf: () => ({}) };
+  return {
+    kind: 'record',
+    entity: 'party',
+    key: 'k',
+    row: 2,
+    location: { file: 'x.csv', row: 2 },
+    record: body,
+    names,
+    refs: [],
+    attachments: [],
+    valuesOf: () => ({}),
+  };
 }
 
 describe('CatalogResolver (by hand)', () => {
@@ -46,7 +65,9 @@ describe('CatalogResolver (by hand)', () => {
 
   it('a custom field in several data tags needs the tag', () => {
     expect(resolver.resolve('fieldDefinition', 'Level', { entity: 'parties' })).toBeUndefined();
-    expect(resolver.explain('fieldDefinition', 'Level', { entity: 'parties' })).toBe('custom field `Level` of parties exists several times (no data tag, `Customer`); give its data tag with `tag:` (null for none)');
+    expect(resolver.explain('fieldDefinition', 'Level', { entity: 'parties' })).toBe(
+      'custom field `Level` of parties exists several times (no data tag, `Customer`); give its data tag with `tag:` (null for none)',
+    );
     expect(resolver.resolve('fieldDefinition', 'Level', { entity: 'parties', tag: null })).toBe(40);
     expect(resolver.resolve('fieldDefinition', 'Level', { entity: 'parties', tag: 'Customer' })).toBe(41);
   });
@@ -54,14 +75,21 @@ describe('CatalogResolver (by hand)', () => {
   it('teams: names cannot be checked when the service lists none; ids pass', () => {
     expect(resolver.resolve('team', 'Sales')).toBeUndefined();
     expect(resolver.resolve('team', '7')).toBe(7);
-    expect(resolver.explain('team', 'Sales')).toBe("team `Sales` cannot be checked by name: the service does not list teams; give the team's id");
+    expect(resolver.explain('team', 'Sales')).toBe(
+      "team `Sales` cannot be checked by name: the service does not list teams; give the team's id",
+    );
   });
 
   it('suggests up to three names, closest first, and none that are far away', () => {
-    const many = createResolver({ ...catalog, taskCategories: ['Call', 'Cell', 'Calm', 'Cold', 'Meeting'].map((name, i) => ({ id: i + 1, name })) });
+    const many = createResolver({
+      ...catalog,
+      taskCategories: ['Call', 'Cell', 'Calm', 'Cold', 'Meeting'].map((name, i) => ({ id: i + 1, name })),
+    });
     expect(many.suggest('taskCategory', 'Cal')).toEqual(['Call', 'Calm', 'Cell']);
     expect(many.suggest('taskCategory', 'Invoice')).toEqual([]);
-    expect(many.explain('taskCategory', 'Cal')).toBe('unknown task category `Cal`; did you mean one of `Call`, `Calm`, `Cell`?');
+    expect(many.explain('taskCategory', 'Cal')).toBe(
+      'unknown task category `Cal`; did you mean one of `Call`, `Calm`, `Cell`?',
+    );
   });
 });
 
@@ -70,7 +98,13 @@ describe('resolveRecord', () => {
     const mapped = record(
       [
         { path: ['owner'], kind: 'user', name: 'ada', yamlPath: 'fields[0]' },
-        { path: ['fields', 1, 'definition'], kind: 'fieldDefinition', name: 'Industy', scope: { entity: 'parties', tag: null }, yamlPath: 'fields[3].definition' },
+        {
+          path: ['fields', 1, 'definition'],
+          kind: 'fieldDefinition',
+          name: 'Industy',
+          scope: { entity: 'parties', tag: null },
+          yamlPath: 'fields[3].definition',
+        },
       ],
       {
         owner: null,
@@ -81,7 +115,13 @@ describe('resolveRecord', () => {
       },
     );
     expect(resolveRecord(mapped, resolver)).toEqual([
-      { field: 'fields[3].definition', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?', value: 'Industy', rule: 'fields[3].definition' },
+      {
+        field: 'fields[3].definition',
+        code: 'MAPPING_UNKNOWN_NAME',
+        message: 'unknown custom field `Industy` without a data tag of parties; did you mean `Industry`?',
+        value: 'Industy',
+        rule: 'fields[3].definition',
+      },
     ]);
     expect(mapped.record.owner).toBe(1);
   });
@@ -94,7 +134,9 @@ describe('resolveRecord', () => {
 
   it('works with any NameResolver, using its suggestions', () => {
     const plain: NameResolver = { resolve: () => undefined, suggest: () => ['Won'] };
-    const mapped = record([{ path: ['milestone'], kind: 'milestone', name: 'Wonn', yamlPath: 'fields[1]' }], { milestone: null });
+    const mapped = record([{ path: ['milestone'], kind: 'milestone', name: 'Wonn', yamlPath: 'fields[1]' }], {
+      milestone: null,
+    });
     expect(resolveRecord(mapped, plain)[0]?.message).toBe('unknown milestone `Wonn`; did you mean `Won`?');
   });
 
@@ -118,7 +160,10 @@ describe('constant names of a mapping', () => {
     expect(constantOf(spec as never)).toBe(expected);
   });
 
-  const opportunity = (fields: Mapping['fields']): Pick<Mapping, 'entity' | 'fields'> => ({ entity: 'opportunity', fields });
+  const opportunity = (fields: Mapping['fields']): Pick<Mapping, 'entity' | 'fields'> => ({
+    entity: 'opportunity',
+    fields,
+  });
 
   it('finds milestones (scoped by a constant pipeline), owners, custom field definitions and tracks', () => {
     const found = constantNames(
@@ -134,7 +179,12 @@ describe('constant names of a mapping', () => {
     expect(found).toEqual([
       { kind: 'pipeline', name: 'Sales', yamlPath: 'fields[1].value' },
       { kind: 'milestone', name: 'Won', scope: { pipeline: 'Sales' }, yamlPath: 'fields[2].value' },
-      { kind: 'fieldDefinition', name: 'Source', scope: { entity: 'opportunities', tag: null }, yamlPath: 'fields[4].definition' },
+      {
+        kind: 'fieldDefinition',
+        name: 'Source',
+        scope: { entity: 'opportunities', tag: null },
+        yamlPath: 'fields[4].definition',
+      },
       { kind: 'trackDefinition', name: 'Onboarding', yamlPath: 'fields[5].value' },
     ]);
   });
@@ -157,7 +207,10 @@ describe('constant names of a mapping', () => {
     ]);
     expect(checkConstantNames(mapping, resolver)).toEqual([
       { yamlPath: 'fields[0].value', message: 'unknown milestone `Wonn` in any active pipeline; did you mean `Won`?' },
-      { yamlPath: 'fields[1].definition', message: 'unknown custom field `Sourse` without a data tag of opportunities; did you mean `Source`?' },
+      {
+        yamlPath: 'fields[1].definition',
+        message: 'unknown custom field `Sourse` without a data tag of opportunities; did you mean `Source`?',
+      },
     ]);
     expect(checkConstantNames(mapping, offlineResolver)).toEqual([]);
   });

@@ -20,7 +20,18 @@ const catalog: AccountCatalog = {
 const resolver = createResolver(catalog);
 
 function mapped(names: NameUse[], record: Record<string, unknown>): MappedRecord {
-  return { kind: 'record', entity: 'party', key: 'k', row: 1, location: { file: 'in.csv', row: 2 }, record, names, refs: [], attachments: [], valuesOf: () => ({}) };
+  return {
+    kind: 'record',
+    entity: 'party',
+    key: 'k',
+    row: 1,
+    location: { file: 'in.csv', row: 2 },
+    record,
+    names,
+    refs: [],
+    attachments: [],
+    valuesOf: () => ({}),
+  };
 }
 
 describe('users by username, email address or name', () => {
@@ -45,11 +56,25 @@ describe('users by username, email address or name', () => {
 });
 
 describe('onUnknown', () => {
-  const owner = (name: string, onUnknown?: 'reject' | 'drop'): NameUse => ({ path: ['owner', 'id'], kind: 'user', name, yamlPath: 'fields[3]', ...(onUnknown ? { onUnknown } : {}) });
+  const owner = (name: string, onUnknown?: 'reject' | 'drop'): NameUse => ({
+    path: ['owner', 'id'],
+    kind: 'user',
+    name,
+    yamlPath: 'fields[3]',
+    ...(onUnknown ? { onUnknown } : {}),
+  });
 
   it('rejects an unknown owner by default', () => {
     const record = mapped([owner('jsmith')], { lastName: 'L', owner: { id: null } });
-    expect(resolveRecord(record, resolver)).toEqual([{ field: 'fields[3]', code: 'MAPPING_UNKNOWN_NAME', message: 'unknown user `jsmith`', value: 'jsmith', rule: 'fields[3]' }]);
+    expect(resolveRecord(record, resolver)).toEqual([
+      {
+        field: 'fields[3]',
+        code: 'MAPPING_UNKNOWN_NAME',
+        message: 'unknown user `jsmith`',
+        value: 'jsmith',
+        rule: 'fields[3]',
+      },
+    ]);
     expect(record.warnings).toBeUndefined();
   });
 
@@ -57,11 +82,25 @@ describe('onUnknown', () => {
     const record = mapped([owner('jsmith', 'drop')], { lastName: 'L', owner: { id: null } });
     expect(resolveRecord(record, resolver)).toEqual([]);
     expect(record.record).toEqual({ lastName: 'L' });
-    expect(record.warnings).toEqual([{ code: 'USER_UNKNOWN', field: 'owner', value: 'jsmith', rule: 'fields[3]', message: "unknown user `jsmith`; the record goes to the token's user (onUnknown: drop)" }]);
+    expect(record.warnings).toEqual([
+      {
+        code: 'USER_UNKNOWN',
+        field: 'owner',
+        value: 'jsmith',
+        rule: 'fields[3]',
+        message: "unknown user `jsmith`; the record goes to the token's user (onUnknown: drop)",
+      },
+    ]);
   });
 
   it('with drop, leaves out an unknown team with a NOT_CARRIED warning, and keeps a known owner', () => {
-    const record = mapped([owner('kim', 'drop'), { path: ['team', 'id'], kind: 'team', name: 'Marketing', yamlPath: 'fields[4]', onUnknown: 'drop' }], { owner: { id: null }, team: { id: null } });
+    const record = mapped(
+      [
+        owner('kim', 'drop'),
+        { path: ['team', 'id'], kind: 'team', name: 'Marketing', yamlPath: 'fields[4]', onUnknown: 'drop' },
+      ],
+      { owner: { id: null }, team: { id: null } },
+    );
     expect(resolveRecord(record, resolver)).toEqual([]);
     expect(record.record).toEqual({ owner: { id: 4 } });
     expect(record.warnings?.map((w) => [w.code, w.field, w.value])).toEqual([['NOT_CARRIED', 'team', 'Marketing']]);
@@ -73,6 +112,11 @@ describe('constant names with onUnknown: drop', () => {
     const { checkConstantNames } = await import('./resolve.ts');
     const fields = [{ to: 'owner', value: 'nobody' }];
     expect(checkConstantNames({ entity: 'party', fields }, resolver)).toHaveLength(1);
-    expect(checkConstantNames({ entity: 'party', fields: [{ ...fields[0], onUnknown: 'drop' as const }] as never }, resolver)).toEqual([]);
+    expect(
+      checkConstantNames(
+        { entity: 'party', fields: [{ ...fields[0], onUnknown: 'drop' as const }] as never },
+        resolver,
+      ),
+    ).toEqual([]);
   });
 });

@@ -3,12 +3,28 @@ import { FerryError, type ErrorCode } from '../errors/index.ts';
 import { NAME_VALUED_KINDS } from './compile-fields.ts';
 import { ENTITY_PLURAL, TARGET_INFO } from './compile-targets.ts';
 import { refusedFieldValue } from './field-rules.ts';
-import type { AccountCatalog, CatalogFieldDefinition, CatalogList, CatalogMilestone, CatalogWanted, FieldEntity, NamedItem, WritingUser } from '../client/index.ts';
+import type {
+  AccountCatalog,
+  CatalogFieldDefinition,
+  CatalogList,
+  CatalogMilestone,
+  CatalogWanted,
+  FieldEntity,
+  NamedItem,
+  WritingUser,
+} from '../client/index.ts';
 import { authoredContent } from './note-author.ts';
 import { type Entity, type Mapping, matchCriteria, type ValueSpec } from './schema.ts';
 import type { MappedRecord, NameKind, NameResolver, NameUse, RowWarning } from './types.ts';
 
-export type { AccountCatalog, CatalogFieldDefinition, CatalogMilestone, CatalogUser, FieldEntity, NamedItem } from '../client/index.ts';
+export type {
+  AccountCatalog,
+  CatalogFieldDefinition,
+  CatalogMilestone,
+  CatalogUser,
+  FieldEntity,
+  NamedItem,
+} from '../client/index.ts';
 
 type Scope = NameUse['scope'];
 
@@ -229,7 +245,11 @@ export class CatalogResolver implements ExplainingResolver {
       case 'user':
         return closestNames(
           name,
-          this.#catalog.users.flatMap((u) => [u.username, ...(u.email === undefined ? [] : [u.email]), ...(u.name === undefined ? [] : [u.name])]),
+          this.#catalog.users.flatMap((u) => [
+            u.username,
+            ...(u.email === undefined ? [] : [u.email]),
+            ...(u.name === undefined ? [] : [u.name]),
+          ]),
         );
       case 'milestone': {
         const pipeline = scope?.pipeline;
@@ -263,24 +283,28 @@ export class CatalogResolver implements ExplainingResolver {
     const label = KIND_LABEL[kind];
     switch (kind) {
       case 'stage':
-        if (!this.#catalog.stages) return `project stage \`${name}\` cannot be checked by name: the service does not list stages; give the stage's id`;
+        if (!this.#catalog.stages)
+          return `project stage \`${name}\` cannot be checked by name: the service does not list stages; give the stage's id`;
         if (byName(this.#catalog.stages, name).length > 1) {
           const boards = byName(this.#catalog.stages, name).map((s) => `\`${s.boardName}\` (id ${s.id})`);
           return `project stage \`${name}\` is on several boards (${boards.join(', ')}); give the stage's id`;
         }
         break;
       case 'lostReason':
-        if (!this.#catalog.lostReasons) return `lost reason \`${name}\` cannot be checked: the service does not list lost reasons`;
+        if (!this.#catalog.lostReasons)
+          return `lost reason \`${name}\` cannot be checked: the service does not list lost reasons`;
         break;
       case 'team':
-        if (this.#catalog.teams === null) return `team \`${name}\` cannot be checked by name: the service does not list teams; give the team's id`;
+        if (this.#catalog.teams === null)
+          return `team \`${name}\` cannot be checked by name: the service does not list teams; give the team's id`;
         break;
       case 'milestone': {
         const pipeline = scope?.pipeline;
         const { matches, pipelineMissing } = this.#milestones(name, scope);
         if (pipelineMissing && pipeline) {
           const candidates = this.#pipeline(pipeline);
-          if (candidates.length > 1) return `pipeline \`${pipeline}\` is ambiguous: several active pipelines have that name`;
+          if (candidates.length > 1)
+            return `pipeline \`${pipeline}\` is ambiguous: several active pipelines have that name`;
           return withSuggestions(`unknown pipeline \`${pipeline}\``, this.suggest('pipeline', pipeline));
         }
         if (matches.length > 1) {
@@ -299,7 +323,10 @@ export class CatalogResolver implements ExplainingResolver {
         }
         const tag = scope?.tag;
         const where = tag === undefined ? '' : tag === null ? ' without a data tag' : ` in data tag \`${tag}\``;
-        return withSuggestions(`unknown custom field \`${name}\`${where} of ${entity}`, this.suggest(kind, name, scope));
+        return withSuggestions(
+          `unknown custom field \`${name}\`${where} of ${entity}`,
+          this.suggest(kind, name, scope),
+        );
       }
       default:
         break;
@@ -309,7 +336,8 @@ export class CatalogResolver implements ExplainingResolver {
     }
     if (kind !== 'user') {
       const items = this.#simple(kind) ?? [];
-      if (byName(items, name).length > 1) return `${label} \`${name}\` is ambiguous: the account has several with that name; give its id`;
+      if (byName(items, name).length > 1)
+        return `${label} \`${name}\` is ambiguous: the account has several with that name; give its id`;
     }
     return withSuggestions(`unknown ${label} \`${name}\``, this.suggest(kind, name, scope));
   }
@@ -374,22 +402,44 @@ export function resolveRecord(mapped: MappedRecord, resolver: NameResolver): Rec
       // A lost reason goes to the service as the account's name for it, not its id.
       const value = NAME_VALUED_KINDS.has(use.kind) ? (resolver.nameOf?.(use.kind, id) ?? use.name) : id;
       if (!setAt(mapped.record, use.path, value)) {
-        throw new FerryError('INTERNAL', `a name's path ${JSON.stringify(use.path)} does not exist in the mapped record (${use.yamlPath})`);
+        throw new FerryError(
+          'INTERNAL',
+          `a name's path ${JSON.stringify(use.path)} does not exist in the mapped record (${use.yamlPath})`,
+        );
       }
       if (use.kind === 'fieldDefinition') checkFieldValue(mapped, use, id, resolver, problems, dropped);
       continue;
     }
-    const message = isExplaining(resolver) ? resolver.explain(use.kind, use.name, use.scope) : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
+    const message = isExplaining(resolver)
+      ? resolver.explain(use.kind, use.name, use.scope)
+      : withSuggestions(
+          `unknown ${KIND_LABEL[use.kind]} \`${use.name}\``,
+          resolver.suggest(use.kind, use.name, use.scope),
+        );
     if (use.onUnknown === 'drop') {
       const field = String(use.path[0]);
       delete mapped.record[field];
-      const outcome = use.kind === 'user' ? "the record goes to the token's user" : `the record is written without a ${field}`;
-      const warning: RowWarning = { code: use.kind === 'user' ? 'USER_UNKNOWN' : 'NOT_CARRIED', field, message: `${message}; ${outcome} (onUnknown: drop)`, value: use.name, rule: use.yamlPath };
+      const outcome =
+        use.kind === 'user' ? "the record goes to the token's user" : `the record is written without a ${field}`;
+      const warning: RowWarning = {
+        code: use.kind === 'user' ? 'USER_UNKNOWN' : 'NOT_CARRIED',
+        field,
+        message: `${message}; ${outcome} (onUnknown: drop)`,
+        value: use.name,
+        rule: use.yamlPath,
+      };
       if (use.column !== undefined) warning.column = use.column;
       (mapped.warnings ??= []).push(warning);
       continue;
     }
-    problems.push({ field: use.yamlPath, code: 'MAPPING_UNKNOWN_NAME', message, value: use.name, rule: use.yamlPath, ...(use.column === undefined ? {} : { column: use.column }) });
+    problems.push({
+      field: use.yamlPath,
+      code: 'MAPPING_UNKNOWN_NAME',
+      message,
+      value: use.name,
+      rule: use.yamlPath,
+      ...(use.column === undefined ? {} : { column: use.column }),
+    });
   }
   if (dropped.length > 0) {
     const fields = mapped.record.fields as unknown[];
@@ -412,7 +462,10 @@ function headByAuthor(mapped: MappedRecord, resolver: NameResolver): void {
   delete record.authorLine;
   const name = typeof author === 'string' ? author.trim() : '';
   if (name === '') return;
-  const given = { ...(name.includes('@') ? { email: name } : { name }), line: typeof authorLine === 'string' ? authorLine : undefined };
+  const given = {
+    ...(name.includes('@') ? { email: name } : { name }),
+    line: typeof authorLine === 'string' ? authorLine : undefined,
+  };
   const text = typeof content === 'string' ? content : '';
   const headed = authoredContent(text, given, null);
   const sent = authoredContent(text, given, resolver.writer?.());
@@ -425,21 +478,42 @@ function headByAuthor(mapped: MappedRecord, resolver: NameResolver): void {
  * would refuse rejects the row, or under the field's `onInvalid: drop` (and `keep`, as the service
  * takes no value as typed there) is left out with a VALUE_DROPPED warning.
  */
-function checkFieldValue(mapped: MappedRecord, use: NameUse, id: number, resolver: NameResolver, problems: RecordProblem[], dropped: number[]): void {
+function checkFieldValue(
+  mapped: MappedRecord,
+  use: NameUse,
+  id: number,
+  resolver: NameResolver,
+  problems: RecordProblem[],
+  dropped: number[],
+): void {
   const entity = use.scope?.entity;
   const definition = entity === undefined ? undefined : resolver.fieldDefinition?.(entity, id);
   const [list, position] = use.path;
-  const element = typeof position === 'number' ? (mapped.record[list as string] as Array<{ value?: unknown }> | undefined)?.[position] : undefined;
+  const element =
+    typeof position === 'number'
+      ? (mapped.record[list as string] as Array<{ value?: unknown }> | undefined)?.[position]
+      : undefined;
   if (definition === undefined || element === undefined) return;
   const partyClass = entity === 'parties' && typeof mapped.record.type === 'string' ? mapped.record.type : undefined;
   const refusal = refusedFieldValue(definition, element.value, partyClass);
   if (refusal === null) return;
   const shown = typeof element.value === 'string' ? element.value : JSON.stringify(element.value);
-  const detail = { rule: use.yamlPath, ...(use.valueColumn === undefined ? {} : { column: use.valueColumn }), ...(refusal.expected === undefined ? {} : { expected: refusal.expected }) };
-  const message = refusal.expected === undefined ? refusal.message : `expected ${refusal.expected}, got ${JSON.stringify(shown)}`;
+  const detail = {
+    rule: use.yamlPath,
+    ...(use.valueColumn === undefined ? {} : { column: use.valueColumn }),
+    ...(refusal.expected === undefined ? {} : { expected: refusal.expected }),
+  };
+  const message =
+    refusal.expected === undefined ? refusal.message : `expected ${refusal.expected}, got ${JSON.stringify(shown)}`;
   if (use.onInvalid === 'drop') {
     dropped.push(position as number);
-    (mapped.warnings ??= []).push({ code: 'VALUE_DROPPED', field: 'custom', message: `left out: ${message}`, value: shown, ...detail });
+    (mapped.warnings ??= []).push({
+      code: 'VALUE_DROPPED',
+      field: 'custom',
+      message: `left out: ${message}`,
+      value: shown,
+      ...detail,
+    });
     return;
   }
   problems.push({ field: use.yamlPath, code: 'MAPPING_VALUE', message, value: shown, ...detail });
@@ -484,7 +558,8 @@ export function catalogWanted(mappings: ReadonlyArray<Pick<Mapping, 'entity' | '
   for (const mapping of mappings) {
     if (mapping.entity === 'entry' && mapping.fields.some((field) => field.to === 'author')) writer = true;
     const entity = FIELD_ENTITY[mapping.entity];
-    if (entity !== undefined && mapping.match !== undefined && matchCriteria(mapping.match).includes('custom')) fieldDefinitions.add(entity);
+    if (entity !== undefined && mapping.match !== undefined && matchCriteria(mapping.match).includes('custom'))
+      fieldDefinitions.add(entity);
     for (const field of mapping.fields) {
       if (TARGET_INFO[mapping.entity][field.to]?.kind === 'custom') {
         if (entity !== undefined) fieldDefinitions.add(entity);
@@ -552,12 +627,20 @@ export interface ConstantNameProblem {
 }
 
 /** The constant names of a mapping that do not resolve. Empty with the offline resolver. */
-export function checkConstantNames(mapping: Pick<Mapping, 'entity' | 'fields'>, resolver: NameResolver): ConstantNameProblem[] {
+export function checkConstantNames(
+  mapping: Pick<Mapping, 'entity' | 'fields'>,
+  resolver: NameResolver,
+): ConstantNameProblem[] {
   if (isExplaining(resolver) && !resolver.online) return [];
   const problems: ConstantNameProblem[] = [];
   for (const use of constantNames(mapping)) {
     if (resolver.resolve(use.kind, use.name, use.scope) !== undefined) continue;
-    const message = isExplaining(resolver) ? resolver.explain(use.kind, use.name, use.scope) : withSuggestions(`unknown ${KIND_LABEL[use.kind]} \`${use.name}\``, resolver.suggest(use.kind, use.name, use.scope));
+    const message = isExplaining(resolver)
+      ? resolver.explain(use.kind, use.name, use.scope)
+      : withSuggestions(
+          `unknown ${KIND_LABEL[use.kind]} \`${use.name}\``,
+          resolver.suggest(use.kind, use.name, use.scope),
+        );
     problems.push({ yamlPath: use.yamlPath, message });
   }
   return problems;

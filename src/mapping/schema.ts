@@ -9,17 +9,32 @@ import { findSourceFormat, sourceFormatNames } from '../sources/index.ts';
  */
 
 /** A transform as written: a name (`trim`) or a one-key object (`{split: ';'}`, `{date: {format: 'dd.MM.yyyy'}}`). */
-export const transformSpecSchema = z.union([z.string(), z.record(z.string(), z.unknown())]).describe('A transform: its name, or an object with its name as the only key and its options as the value');
+export const transformSpecSchema = z
+  .union([z.string(), z.record(z.string(), z.unknown())])
+  .describe('A transform: its name, or an object with its name as the only key and its options as the value');
 
 /** A condition on a row's values. */
-export type Condition = { column: string; equals?: string | number | boolean; in?: Array<string | number>; empty?: boolean; matches?: string } | { all: Condition[] } | { any: Condition[] } | { not: Condition };
+export type Condition =
+  | {
+      column: string;
+      equals?: string | number | boolean;
+      in?: Array<string | number>;
+      empty?: boolean;
+      matches?: string;
+    }
+  | { all: Condition[] }
+  | { any: Condition[] }
+  | { not: Condition };
 
 export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
   z.union([
     z
       .object({
         column: z.string().min(1).describe('Source column the condition looks at'),
-        equals: z.union([z.string(), z.number(), z.boolean()]).optional().describe('True when the value equals this (text compared after trimming, case-insensitively)'),
+        equals: z
+          .union([z.string(), z.number(), z.boolean()])
+          .optional()
+          .describe('True when the value equals this (text compared after trimming, case-insensitively)'),
         in: z
           .array(z.union([z.string(), z.number()]))
           .optional()
@@ -62,7 +77,9 @@ export const valueSpecSchema: z.ZodType<ValueSpec> = z.lazy(() =>
         template: z.string().optional().describe('Text with {{Column}} placeholders'),
         coalesce: z.array(valueSpecSchema).min(1).optional().describe('The first of these values that is not empty'),
         transform: z.array(transformSpecSchema).optional().describe('Transforms applied in order'),
-        when: conditionSchema.optional().describe('Use this value only when the condition holds; otherwise the field is left out'),
+        when: conditionSchema
+          .optional()
+          .describe('Use this value only when the condition holds; otherwise the field is left out'),
       })
       .strict(),
   ]),
@@ -76,7 +93,9 @@ export const ON_INVALID = ['reject', 'drop', 'keep'] as const;
 export type OnInvalid = (typeof ON_INVALID)[number];
 export const onInvalidSchema = z
   .enum(ON_INVALID)
-  .describe('reject: the row goes to the rejects file; drop: the record is written without the value (warning VALUE_DROPPED); keep: the value is written as typed (warning VALUE_KEPT; text-like targets only)');
+  .describe(
+    'reject: the row goes to the rejects file; drop: the record is written without the value (warning VALUE_DROPPED); keep: the value is written as typed (warning VALUE_KEPT; text-like targets only)',
+  );
 
 /** What happens to rows of one file that name the same record (same key, or same `match` value). */
 export const ON_DUPLICATE = ['reject', 'first', 'merge', 'separate'] as const;
@@ -99,19 +118,56 @@ export const linkKeySchema = z.union([z.string().min(1), z.array(z.string().min(
  */
 export const refStepsSchema = z
   .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
-  .describe('The plan step that creates the linked record, or a list of steps searched in order (a key found in two of them is ambiguous and rejects the row)');
+  .describe(
+    'The plan step that creates the linked record, or a list of steps searched in order (a key found in two of them is ambiguous and rejects the row)',
+  );
 
 /** A link to a record made by another step of the plan, found by that step's key. */
 export const refSchema = z
   .object({
     ref: refStepsSchema,
-    key: linkKeySchema.describe('That step\'s key for the linked record, as a template over this row, e.g. "{{Contact ID}}"; a list is tried in order'),
+    key: linkKeySchema.describe(
+      'That step\'s key for the linked record, as a template over this row, e.g. "{{Contact ID}}"; a list is tried in order',
+    ),
   })
   .strict();
 
 /** Targets a field entry can write, per entity. */
-export const PARTY_TARGETS = ['type', 'title', 'firstName', 'lastName', 'jobTitle', 'name', 'about', 'organisation', 'owner', 'team', 'address', 'phone', 'email', 'website', 'tags', 'custom'] as const;
-export const KASE_TARGETS = ['name', 'description', 'party', 'opportunity', 'owner', 'team', 'status', 'stage', 'startOn', 'expectedCloseOn', 'closedOn', 'tags', 'custom', 'tracks', 'additionalContact'] as const;
+export const PARTY_TARGETS = [
+  'type',
+  'title',
+  'firstName',
+  'lastName',
+  'jobTitle',
+  'name',
+  'about',
+  'organisation',
+  'owner',
+  'team',
+  'address',
+  'phone',
+  'email',
+  'website',
+  'tags',
+  'custom',
+] as const;
+export const KASE_TARGETS = [
+  'name',
+  'description',
+  'party',
+  'opportunity',
+  'owner',
+  'team',
+  'status',
+  'stage',
+  'startOn',
+  'expectedCloseOn',
+  'closedOn',
+  'tags',
+  'custom',
+  'tracks',
+  'additionalContact',
+] as const;
 export const OPPORTUNITY_TARGETS = [
   'name',
   'description',
@@ -132,8 +188,27 @@ export const OPPORTUNITY_TARGETS = [
   'custom',
   'tracks',
 ] as const;
-export const ENTRY_TARGETS = ['party', 'kase', 'opportunity', 'content', 'activityType', 'entryAt', 'attachment'] as const;
-export const TASK_TARGETS = ['description', 'detail', 'party', 'kase', 'opportunity', 'owner', 'category', 'dueOn', 'dueTime', 'status'] as const;
+export const ENTRY_TARGETS = [
+  'party',
+  'kase',
+  'opportunity',
+  'content',
+  'activityType',
+  'entryAt',
+  'attachment',
+] as const;
+export const TASK_TARGETS = [
+  'description',
+  'detail',
+  'party',
+  'kase',
+  'opportunity',
+  'owner',
+  'category',
+  'dueOn',
+  'dueTime',
+  'status',
+] as const;
 
 export { ENTITIES, type Entity };
 
@@ -163,10 +238,17 @@ export const addressPartsSchema = z
  * its type, not only the first.
  */
 export const itemsSchema = z.union([
-  z.literal('numbered').describe("The entry's column names hold a `*`, which stands for 1, 2, 3, ...: one item per number the row has (`phone.*.phoneNumber`, `phone.*.type`)"),
+  z
+    .literal('numbered')
+    .describe(
+      "The entry's column names hold a `*`, which stands for 1, 2, 3, ...: one item per number the row has (`phone.*.phoneNumber`, `phone.*.type`)",
+    ),
   z
     .object({
-      column: z.string().min(1).describe('The column whose cell holds the JSON list, e.g. [{"type": "Work", "address": "a@example.com"}]'),
+      column: z
+        .string()
+        .min(1)
+        .describe('The column whose cell holds the JSON list, e.g. [{"type": "Work", "address": "a@example.com"}]'),
     })
     .strict(),
 ]);
@@ -182,10 +264,24 @@ export const fieldEntrySchema = z
   .object({
     to: z.string().min(1).describe('The target field; see the reference for the targets of each entity'),
     value: valueSpecSchema.optional().describe('Where the value comes from'),
-    ref: refStepsSchema.optional().describe("Link to a record of another plan step (with key): the step's name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)"),
-    key: linkKeySchema.optional().describe('Key of the linked record in that step, as a template; a list of templates is tried in order (the first key the step has wins)'),
-    type: valueSpecSchema.optional().describe('Address, phone, email and website: the type (Home, Work, Mobile, ...), a constant or read from a column; attachment: its content type (application/pdf, ...)'),
-    service: valueSpecSchema.optional().describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
+    ref: refStepsSchema
+      .optional()
+      .describe(
+        "Link to a record of another plan step (with key): the step's name, or a list of steps searched in order (a key found in two of them rejects the row as ambiguous)",
+      ),
+    key: linkKeySchema
+      .optional()
+      .describe(
+        'Key of the linked record in that step, as a template; a list of templates is tried in order (the first key the step has wins)',
+      ),
+    type: valueSpecSchema
+      .optional()
+      .describe(
+        'Address, phone, email and website: the type (Home, Work, Mobile, ...), a constant or read from a column; attachment: its content type (application/pdf, ...)',
+      ),
+    service: valueSpecSchema
+      .optional()
+      .describe('Website: URL, TWITTER, LINKED_IN, FACEBOOK, ... (default URL), a constant or read from a column'),
     items: itemsSchema
       .optional()
       .describe(
@@ -204,10 +300,20 @@ export const fieldEntrySchema = z
         "Owner, team, stage and lostReason: what a name the account does not know does. reject (default): the row goes to the rejects file; drop: the record is written without it (an owner then is the token's user) and the row gets a warning",
       ),
     definition: z.string().min(1).optional().describe('Custom field: the definition name'),
-    tag: z.union([z.string(), z.null()]).optional().describe('Custom field: its data tag name, or null for a field without one'),
+    tag: z
+      .union([z.string(), z.null()])
+      .optional()
+      .describe('Custom field: its data tag name, or null for a field without one'),
     parts: addressPartsSchema.optional().describe('Address: street, city, state, zip, country'),
-    required: z.boolean().optional().describe('Reject the row when this field ends up empty (for a link: when a filled key finds no record)'),
-    onInvalid: onInvalidSchema.optional().describe("A value this field cannot take (a transform or the target refuses it): reject the row, drop the value, or keep it as typed; default the mapping's `onInvalid`"),
+    required: z
+      .boolean()
+      .optional()
+      .describe('Reject the row when this field ends up empty (for a link: when a filled key finds no record)'),
+    onInvalid: onInvalidSchema
+      .optional()
+      .describe(
+        "A value this field cannot take (a transform or the target refuses it): reject the row, drop the value, or keep it as typed; default the mapping's `onInvalid`",
+      ),
   })
   .strict();
 
@@ -222,7 +328,9 @@ export const sourceSchema = z
             .join(' or ')}, found ${JSON.stringify(issue.input)}`,
       })
       .optional()
-      .describe('Format (csv, xlsx, v1-xml, v1-json, v1-api, or one a program registered); inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)'),
+      .describe(
+        'Format (csv, xlsx, v1-xml, v1-json, v1-api, or one a program registered); inferred from the file when left out; v1-api is a live legacy account (input v1+https://HOST, or baseUrl)',
+      ),
     encoding: z.string().optional().describe('CSV: text encoding (default detected)'),
     delimiter: z.string().optional().describe('CSV: delimiter (default sniffed)'),
     headerRow: z
@@ -230,9 +338,21 @@ export const sourceSchema = z
       .optional()
       .describe('Header row number, or none'),
     sheet: z.union([z.string(), z.number().int().positive()]).optional().describe('XLSX: sheet name or 1-based index'),
-    record: z.enum(['person', 'organisation', 'party', 'opportunity', 'kase', 'task', 'historyItem']).optional().describe('v1 exports: which records to read'),
-    baseUrl: z.string().url().optional().describe("v1-api: the old account's address (https://HOST, or /api/kase at the end to pick a list), when the input does not give it"),
-    wireFormat: z.enum(['xml', 'json']).optional().describe('v1-api: the format to ask the legacy interface for (default xml)'),
+    record: z
+      .enum(['person', 'organisation', 'party', 'opportunity', 'kase', 'task', 'historyItem'])
+      .optional()
+      .describe('v1 exports: which records to read'),
+    baseUrl: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        "v1-api: the old account's address (https://HOST, or /api/kase at the end to pick a list), when the input does not give it",
+      ),
+    wireFormat: z
+      .enum(['xml', 'json'])
+      .optional()
+      .describe('v1-api: the format to ask the legacy interface for (default xml)'),
     pageSize: z.number().int().positive().max(1000).optional().describe('v1-api: records per page (default 100)'),
   })
   .strict();
@@ -260,7 +380,9 @@ export const matchSchema = z
     onMatch: z
       .enum(['update', 'skip', 'reject'])
       .default('update')
-      .describe("update: write the row's fields into the record found; skip: leave it as it is (rows that link to the row still link to it); reject: the row goes to the rejects file"),
+      .describe(
+        "update: write the row's fields into the record found; skip: leave it as it is (rows that link to the row still link to it); reject: the row goes to the rejects file",
+      ),
   })
   .strict();
 
@@ -270,13 +392,25 @@ export const mappingSchema = z
     name: z.string().optional().describe('A name for messages and plans'),
     entity: z.enum(ENTITIES).describe('What each row becomes'),
     source: sourceSchema.optional(),
-    key: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe('What identifies a row: a template ("{{Contact ID}}") or a list of columns. Used for checkpoints, references and re-runs'),
+    key: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .describe(
+        'What identifies a row: a template ("{{Contact ID}}") or a list of columns. Used for checkpoints, references and re-runs',
+      ),
     timeZone: z.string().default('UTC').describe('IANA time zone of dates and times without one'),
     skip: conditionSchema.optional().describe('Rows for which this holds are skipped (counted, not rejected)'),
     fields: z.array(fieldEntrySchema).min(1).describe('The target fields and where their values come from'),
-    match: matchSchema.optional().describe('Importing: find a record the account already has for a row (parties, projects, opportunities) instead of creating one. Without it every new row is created'),
-    onInvalid: onInvalidSchema.default('reject').describe("The default of every field's `onInvalid`; `keep` applies to text-like targets, others drop"),
-    onDuplicate: onDuplicateSchema.default('reject').describe('Rows of the input with the same key (or, with `match`, the same match value) as an earlier row'),
+    match: matchSchema
+      .optional()
+      .describe(
+        'Importing: find a record the account already has for a row (parties, projects, opportunities) instead of creating one. Without it every new row is created',
+      ),
+    onInvalid: onInvalidSchema
+      .default('reject')
+      .describe("The default of every field's `onInvalid`; `keep` applies to text-like targets, others drop"),
+    onDuplicate: onDuplicateSchema
+      .default('reject')
+      .describe('Rows of the input with the same key (or, with `match`, the same match value) as an earlier row'),
     leaveOut: z
       .record(z.string().min(1), z.string().min(1))
       .optional()
@@ -287,24 +421,48 @@ export const mappingSchema = z
   .strict()
   .superRefine((mapping, context) => {
     if (!mapping.match) return;
-    for (const problem of matchProblems(mapping.entity, mapping.match)) context.addIssue({ code: 'custom', path: ['match', ...problem.path], message: problem.message });
+    for (const problem of matchProblems(mapping.entity, mapping.match))
+      context.addIssue({ code: 'custom', path: ['match', ...problem.path], message: problem.message });
   });
 
 /**
  * What is wrong with a `match:` for records of `entity` (a mapping's, or a plan step's that wins
  * over it), each with its place under `match`; none when it is right.
  */
-export function matchProblems(entity: Entity, match: z.output<typeof matchSchema>): Array<{ path: string[]; message: string }> {
+export function matchProblems(
+  entity: Entity,
+  match: z.output<typeof matchSchema>,
+): Array<{ path: string[]; message: string }> {
   const problems: Array<{ path: string[]; message: string }> = [];
-  if (entity === 'entry' || entity === 'task') problems.push({ path: [], message: `\`match\` works for parties, projects and opportunities, not for entity ${entity}` });
+  if (entity === 'entry' || entity === 'task')
+    problems.push({
+      path: [],
+      message: `\`match\` works for parties, projects and opportunities, not for entity ${entity}`,
+    });
   const criteria = matchCriteria(match);
-  if (new Set(criteria).size !== criteria.length) problems.push({ path: ['by'], message: 'each criterion once: a fallback list names different ones' });
+  if (new Set(criteria).size !== criteria.length)
+    problems.push({ path: ['by'], message: 'each criterion once: a fallback list names different ones' });
   if (match.within !== undefined && match.within !== (entity === 'party' ? 'organisation' : 'party')) {
-    problems.push({ path: ['within'], message: entity === 'party' ? 'a party is matched within its organisation: `within: organisation`' : 'a project or opportunity is matched within its party: `within: party`' });
+    problems.push({
+      path: ['within'],
+      message:
+        entity === 'party'
+          ? 'a party is matched within its organisation: `within: organisation`'
+          : 'a project or opportunity is matched within its party: `within: party`',
+    });
   }
-  if (criteria.includes('email') && entity !== 'party') problems.push({ path: ['by'], message: 'only parties have e-mail addresses; match projects and opportunities by name or custom' });
+  if (criteria.includes('email') && entity !== 'party')
+    problems.push({
+      path: ['by'],
+      message: 'only parties have e-mail addresses; match projects and opportunities by name or custom',
+    });
   if (criteria.includes('custom') !== (match.definition !== undefined)) {
-    problems.push({ path: ['definition'], message: criteria.includes('custom') ? "`by: custom` needs `definition`: the custom field's name" : '`definition` goes with `by: custom` only' });
+    problems.push({
+      path: ['definition'],
+      message: criteria.includes('custom')
+        ? "`by: custom` needs `definition`: the custom field's name"
+        : '`definition` goes with `by: custom` only',
+    });
   }
   return problems;
 }

@@ -2,7 +2,16 @@ import { reasonText } from './reasons.ts';
 import type { RowWarning, WarningCode } from './types.ts';
 
 /** Every warning code, in the order summaries list them. */
-export const WARNING_CODES = ['VALUE_DROPPED', 'VALUE_KEPT', 'LINK_UNRESOLVED', 'LINK_BY_NAME', 'USER_UNKNOWN', 'DUPLICATE_MERGED', 'DUPLICATE_DROPPED', 'NOT_CARRIED'] as const satisfies readonly WarningCode[];
+export const WARNING_CODES = [
+  'VALUE_DROPPED',
+  'VALUE_KEPT',
+  'LINK_UNRESOLVED',
+  'LINK_BY_NAME',
+  'USER_UNKNOWN',
+  'DUPLICATE_MERGED',
+  'DUPLICATE_DROPPED',
+  'NOT_CARRIED',
+] as const satisfies readonly WarningCode[];
 
 // A code added to WarningCode but not to the list above fails to compile here.
 type Missing = Exclude<WarningCode, (typeof WARNING_CODES)[number]>;

@@ -68,7 +68,12 @@ export class ColumnCensus {
         const reason = this.use.leftOutBecause(column);
         return reason === undefined ? { column, rows } : { column, rows, reason };
       })
-      .sort((a, b) => Number(a.reason !== undefined) - Number(b.reason !== undefined) || b.rows - a.rows || a.column.localeCompare(b.column));
+      .sort(
+        (a, b) =>
+          Number(a.reason !== undefined) - Number(b.reason !== undefined) ||
+          b.rows - a.rows ||
+          a.column.localeCompare(b.column),
+      );
   }
 }
 
@@ -96,17 +101,33 @@ export function notCarriedInPlan(steps: readonly CensusStep[]): NotCarried[][] {
  * Narrows the not-carried lists of a plan's step results (a run's summary, validate's report) to
  * the plan's terms (notCarriedInPlan); `uses[i]` is the compiled mapping of `results[i]`.
  */
-export function narrowNotCarried(results: ReadonlyArray<{ inputFile: string; notCarried: NotCarried[] }>, uses: readonly ColumnUse[]): void {
-  const lists = notCarriedInPlan(results.map((result, i) => ({ inputFile: result.inputFile, notCarried: result.notCarried, use: uses[i] as ColumnUse })));
+export function narrowNotCarried(
+  results: ReadonlyArray<{ inputFile: string; notCarried: NotCarried[] }>,
+  uses: readonly ColumnUse[],
+): void {
+  const lists = notCarriedInPlan(
+    results.map((result, i) => ({
+      inputFile: result.inputFile,
+      notCarried: result.notCarried,
+      use: uses[i] as ColumnUse,
+    })),
+  );
   results.forEach((result, i) => (result.notCarried = lists[i] ?? []));
 }
 
 /** One line of a summary for a step's not-carried columns, or none. */
 export function notCarriedLines(list: readonly NotCarried[], indent: string): string[] {
-  const lines = list.filter((n) => n.reason === undefined).map((n) => `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value`);
+  const lines = list
+    .filter((n) => n.reason === undefined)
+    .map(
+      (n) =>
+        `${indent}not carried: column ${JSON.stringify(n.column)}, ${n.rows} row${n.rows === 1 ? '' : 's'} with a value`,
+    );
   // Columns left out on purpose, one line per reason: the mapping already says why.
   const byReason = new Map<string, string[]>();
-  for (const n of list) if (n.reason !== undefined) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.column]);
-  for (const [reason, columns] of byReason) lines.push(`${indent}left out: ${columns.map((c) => JSON.stringify(c)).join(', ')}: ${reason}`);
+  for (const n of list)
+    if (n.reason !== undefined) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.column]);
+  for (const [reason, columns] of byReason)
+    lines.push(`${indent}left out: ${columns.map((c) => JSON.stringify(c)).join(', ')}: ${reason}`);
   return lines;
 }

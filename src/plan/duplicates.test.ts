@@ -6,8 +6,25 @@ import { ColumnCensus, notCarriedLines } from './columns-not-carried.ts';
 import { foldDuplicates, indexDuplicates, matchValueOf, MatchValueCheck, mergeRecord } from './duplicates.ts';
 import { judgeMatch } from './matching.ts';
 
-function person(row: number, key: string, record: Record<string, unknown>, extra: Partial<MappedRecord> = {}): MappedRecord {
-  return { kind: 'record', entity: 'party', key, row, location: { file: 'in.csv', row: row + 1 }, record: { type: 'person', ...record }, names: [], refs: [], attachments: [], valuesOf: () => ({}), ...extra };
+function person(
+  row: number,
+  key: string,
+  record: Record<string, unknown>,
+  extra: Partial<MappedRecord> = {},
+): MappedRecord {
+  return {
+    kind: 'record',
+    entity: 'party',
+    key,
+    row,
+    location: { file: 'in.csv', row: row + 1 },
+    record: { type: 'person', ...record },
+    names: [],
+    refs: [],
+    attachments: [],
+    valuesOf: () => ({}),
+    ...extra,
+  };
 }
 
 async function* from(items: MappedItem[]): AsyncGenerator<MappedItem> {
@@ -24,8 +41,17 @@ const EMAIL = { by: 'email', onMatch: 'update' } as const;
 
 describe('mergeRecord', () => {
   it('fills empty fields, adds the list items the first row lacks, and moves their names to their new places', () => {
-    const first = person(1, 'a', { lastName: 'Ada', emailAddresses: [{ address: 'a@x.example' }], fields: [{ definition: { name: 'Since' }, value: '2020' }] });
-    first.names.push({ path: ['fields', 0, 'definition'], kind: 'fieldDefinition', name: 'Since', yamlPath: 'fields[3]' });
+    const first = person(1, 'a', {
+      lastName: 'Ada',
+      emailAddresses: [{ address: 'a@x.example' }],
+      fields: [{ definition: { name: 'Since' }, value: '2020' }],
+    });
+    first.names.push({
+      path: ['fields', 0, 'definition'],
+      kind: 'fieldDefinition',
+      name: 'Since',
+      yamlPath: 'fields[3]',
+    });
     const later = person(2, 'a', {
       lastName: 'Other',
       jobTitle: 'Analyst',
@@ -43,12 +69,21 @@ describe('mergeRecord', () => {
     );
     later.warnings = [{ code: 'VALUE_DROPPED', field: 'phone', message: 'left out' }];
     expect(mergeRecord(first, later)).toEqual(['jobTitle', '1 emailAddresses', '1 fields', 'owner']);
-    expect(first.record).toMatchObject({ lastName: 'Ada', jobTitle: 'Analyst', emailAddresses: [{ address: 'a@x.example' }, { address: 'b@x.example' }], owner: { id: null } });
+    expect(first.record).toMatchObject({
+      lastName: 'Ada',
+      jobTitle: 'Analyst',
+      emailAddresses: [{ address: 'a@x.example' }, { address: 'b@x.example' }],
+      owner: { id: null },
+    });
     expect(first.record.fields).toEqual([
       { definition: { name: 'Since' }, value: '2020' },
       { definition: { name: 'Club' }, value: 'yes' },
     ]);
-    expect(first.names.map((n) => `${n.name}@${n.path.join('.')}`)).toEqual(['Since@fields.0.definition', 'Club@fields.1.definition', 'kim@owner.id']);
+    expect(first.names.map((n) => `${n.name}@${n.path.join('.')}`)).toEqual([
+      'Since@fields.0.definition',
+      'Club@fields.1.definition',
+      'kim@owner.id',
+    ]);
     expect(first.warnings).toEqual(later.warnings);
   });
 });
@@ -75,16 +110,28 @@ describe('onDuplicate', () => {
     // Row 4 shares Ada's address; row 6 (no address, another key) has the name of row 2.
     expect(results.map((r) => r?.field)).toEqual([undefined, undefined, undefined, 'match', undefined, 'match']);
     expect(results[5]?.message).toContain("the row with key '102' has the same name (bob)");
-    expect(matchValueOf(rows()[1] as MappedRecord, { by: ['email', 'name'], onMatch: 'update' })).toEqual({ by: 'name', value: 'bob' });
+    expect(matchValueOf(rows()[1] as MappedRecord, { by: ['email', 'name'], onMatch: 'update' })).toEqual({
+      by: 'name',
+      value: 'bob',
+    });
   });
 
   it('separate: rows of one match value are records of their own, each given another record of the account', () => {
     const check = new MatchValueCheck(EMAIL, 'separate');
-    expect(rows().map((item) => check.check(item as MappedRecord))).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(rows().map((item) => check.check(item as MappedRecord))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     const found = [{ id: 9 }, { id: 4 }];
     const match = { by: 'name', value: 'acme' } as const;
     const spec = { by: 'name', onMatch: 'update' } as const;
-    expect(judgeMatch(spec, match, found, new Set(), 'reject')).toMatchObject({ kind: 'conflict', message: expect.stringContaining('2 records in the account have name acme') });
+    expect(judgeMatch(spec, match, found, new Set(), 'reject')).toMatchObject({
+      kind: 'conflict',
+      message: expect.stringContaining('2 records in the account have name acme'),
+    });
     expect(judgeMatch(spec, match, found, new Set(), 'separate')).toEqual({ kind: 'found', record: { id: 4 } });
     expect(judgeMatch(spec, match, found, new Set([4]), 'separate')).toEqual({ kind: 'found', record: { id: 9 } });
     expect(judgeMatch(spec, match, found, new Set([4, 9]), 'separate')).toEqual({ kind: 'none' });
@@ -97,18 +144,31 @@ describe('onDuplicate', () => {
       { id: 3, party: { id: 70 } },
       { id: 5, party: { id: 71 } },
     ];
-    expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 71 } })).toEqual({ kind: 'found', record: found[1] });
+    expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 71 } })).toEqual({
+      kind: 'found',
+      record: found[1],
+    });
     expect(judgeMatch(spec, match, found, new Set(), 'reject', { party: { id: 72 } })).toEqual({ kind: 'none' });
     expect(judgeMatch(spec, match, found, new Set(), 'reject')).toMatchObject({ kind: 'conflict' });
     // People within their organisation: a row without one matches only a person without one.
     const people = [{ id: 8, organisation: { id: 70 } }, { id: 9 }];
-    expect(judgeMatch({ by: 'name', onMatch: 'update', within: 'organisation' }, match, people, new Set(), 'reject', {})).toEqual({ kind: 'found', record: { id: 9 } });
+    expect(
+      judgeMatch({ by: 'name', onMatch: 'update', within: 'organisation' }, match, people, new Set(), 'reject', {}),
+    ).toEqual({ kind: 'found', record: { id: 9 } });
   });
 
   it('merge: the first row waits for its later rows, by key and by match value, and says what each added', async () => {
     const index = await indexDuplicates(from(rows()), EMAIL);
     const out = await all(foldDuplicates(from(rows()), index, 'merge'));
-    expect(out.map((i) => (i.kind === 'record' ? `record ${i.key}` : i.kind === 'skipped' ? `folded ${i.folded?.key}->${i.folded?.into}` : i.kind))).toEqual([
+    expect(
+      out.map((i) =>
+        i.kind === 'record'
+          ? `record ${i.key}`
+          : i.kind === 'skipped'
+            ? `folded ${i.folded?.key}->${i.folded?.into}`
+            : i.kind,
+      ),
+    ).toEqual([
       // Ada waits for her last later row (row 5), Bob for his (row 6); each goes out before it.
       'folded 101->101',
       'record 101',
@@ -132,14 +192,20 @@ describe('onDuplicate', () => {
     const ada = out[0] as MappedRecord;
     expect(ada.key).toBe('101');
     expect(ada.record.jobTitle).toBeUndefined();
-    expect(ada.warnings?.map((w) => `${w.code} ${w.value}`)).toEqual(['DUPLICATE_DROPPED 101', 'DUPLICATE_DROPPED 103']);
+    expect(ada.warnings?.map((w) => `${w.code} ${w.value}`)).toEqual([
+      'DUPLICATE_DROPPED 101',
+      'DUPLICATE_DROPPED 103',
+    ]);
     expect(out.filter((i) => i.kind === 'skipped')).toHaveLength(3);
   });
 });
 
 describe('ColumnCensus', () => {
   it('counts the rows with a value in each column no field reads, by position and by name', () => {
-    const census = new ColumnCensus({ readsColumn: (column) => column === 'id' || column === 'name', leftOutBecause: () => undefined });
+    const census = new ColumnCensus({
+      readsColumn: (column) => column === 'id' || column === 'name',
+      leftOutBecause: () => undefined,
+    });
     const header = ['id', 'name', 'notes', 'created', ''];
     census.countFields(['1', 'A', 'x', ' ', 'stray'], header);
     census.countFields(['2', 'B', 'y', '2020-01-01', null], header);
@@ -164,8 +230,23 @@ fields:
       '/maps/m.yaml',
     );
     const census = new ColumnCensus(await compileMapping(mapping, { file: '/maps/m.yaml' }));
-    census.countValues({ id: '1', name: 'A', 'email.1.type': 'Work', 'email.1.emailAddress': 'a@example.com', 'email.1.id': '7', 'email.2.id': '8', createdOn: '2020-01-01', fax: '1' });
-    census.countValues({ id: '2', name: 'B', 'email.12.emailAddress': 'b@example.com', 'email.12.id': '9', createdOn: '2020-01-02' });
+    census.countValues({
+      id: '1',
+      name: 'A',
+      'email.1.type': 'Work',
+      'email.1.emailAddress': 'a@example.com',
+      'email.1.id': '7',
+      'email.2.id': '8',
+      createdOn: '2020-01-01',
+      fax: '1',
+    });
+    census.countValues({
+      id: '2',
+      name: 'B',
+      'email.12.emailAddress': 'b@example.com',
+      'email.12.id': '9',
+      createdOn: '2020-01-02',
+    });
     const result = census.result();
     expect(result).toEqual([
       { column: 'fax', rows: 1 },
@@ -174,7 +255,11 @@ fields:
       { column: 'email.12.id', rows: 1, reason: "ids are the old system's" },
       { column: 'email.2.id', rows: 1, reason: "ids are the old system's" },
     ]);
-    expect(notCarriedLines(result, '')).toEqual(['not carried: column "fax", 1 row with a value', 'left out: "createdOn": the service sets it', `left out: "email.1.id", "email.12.id", "email.2.id": ids are the old system's`]);
+    expect(notCarriedLines(result, '')).toEqual([
+      'not carried: column "fax", 1 row with a value',
+      'left out: "createdOn": the service sets it',
+      `left out: "email.1.id", "email.12.id", "email.2.id": ids are the old system's`,
+    ]);
   });
 
   it('refuses a mapping that leaves out a column its fields read', async () => {
@@ -182,6 +267,9 @@ fields:
       'version: 1\nentity: party\nkey: "{{id}}"\nleaveOut: { "email.*.type": no }\nfields:\n  - {to: email, items: numbered, type: {column: "email.*.type"}, value: {column: "email.*.emailAddress"}}\n',
       '/maps/m.yaml',
     );
-    await expect(compileMapping(mapping, { file: '/maps/m.yaml' })).rejects.toMatchObject({ code: 'MAPPING_INVALID', location: { yamlPath: 'leaveOut.email.*.type' } });
+    await expect(compileMapping(mapping, { file: '/maps/m.yaml' })).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      location: { yamlPath: 'leaveOut.email.*.type' },
+    });
   });
 });

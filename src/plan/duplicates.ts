@@ -1,5 +1,14 @@
 import { matchValues, type MatchValue } from './matching.ts';
-import { matchCriteria, type MappedItem, type MappedRecord, type MatchSpec, type NameUse, type OnDuplicate, type RefUse, type RowWarning } from '../mapping/index.ts';
+import {
+  matchCriteria,
+  type MappedItem,
+  type MappedRecord,
+  type MatchSpec,
+  type NameUse,
+  type OnDuplicate,
+  type RefUse,
+  type RowWarning,
+} from '../mapping/index.ts';
 import { recordDigest, type ReferenceProblem } from './references.ts';
 
 /**
@@ -20,7 +29,10 @@ type Body = Record<string, unknown>;
  */
 export function matchValueOf(mapped: MappedRecord, spec: MatchSpec): MatchValue | null {
   for (const by of matchCriteria(spec)) {
-    const value = by === 'custom' ? customValueOf(mapped, spec.definition) : (matchValues(mapped.entity, by, mapped.record, undefined)[0] ?? null);
+    const value =
+      by === 'custom'
+        ? customValueOf(mapped, spec.definition)
+        : (matchValues(mapped.entity, by, mapped.record, undefined)[0] ?? null);
     if (value !== null) return { by, value };
   }
   return null;
@@ -29,7 +41,10 @@ export function matchValueOf(mapped: MappedRecord, spec: MatchSpec): MatchValue 
 function customValueOf(mapped: MappedRecord, definition: string | undefined): string | null {
   const fields = Array.isArray(mapped.record.fields) ? (mapped.record.fields as Body[]) : [];
   const field = fields.find((f) => (f.definition as { name?: string } | null)?.name === definition);
-  const value = field === undefined || field.value === undefined || field.value === null ? '' : String(field.value).trim().replace(/\s+/g, ' ').toLowerCase();
+  const value =
+    field === undefined || field.value === undefined || field.value === null
+      ? ''
+      : String(field.value).trim().replace(/\s+/g, ' ').toLowerCase();
   return value === '' ? null : value;
 }
 
@@ -83,7 +98,10 @@ export interface DuplicateIndex {
 }
 
 /** Reads mapped rows and groups those naming one record (same key, else same match value). Rejected and skipped rows take no part. */
-export async function indexDuplicates(items: AsyncIterable<MappedItem>, spec: MatchSpec | undefined): Promise<DuplicateIndex> {
+export async function indexDuplicates(
+  items: AsyncIterable<MappedItem>,
+  spec: MatchSpec | undefined,
+): Promise<DuplicateIndex> {
   const byKey = new Map<string, { row: number; digest: number }>();
   const byMatch = new Map<string, { row: number; digest: number }>();
   const index: DuplicateIndex = { leaderOf: new Map(), followers: new Map() };
@@ -121,7 +139,9 @@ function sameItem(a: unknown, b: unknown): boolean {
 
 /** Names and links of `from` under `key` (at `index` in a list, when given), moved to their place in the merged record. */
 function carried<T extends NameUse | RefUse>(uses: readonly T[], key: string, index?: number, to?: number): T[] {
-  return uses.filter((use) => use.path[0] === key && (index === undefined || use.path[1] === index)).map((use) => ({ ...use, path: index === undefined ? [...use.path] : [key, to as number, ...use.path.slice(2)] }));
+  return uses
+    .filter((use) => use.path[0] === key && (index === undefined || use.path[1] === index))
+    .map((use) => ({ ...use, path: index === undefined ? [...use.path] : [key, to as number, ...use.path.slice(2)] }));
 }
 
 /**
@@ -180,7 +200,11 @@ function warn(mapped: MappedRecord, warning: RowWarning): void {
  * `first` the first row carries a DUPLICATE_DROPPED warning per later row that differs, under
  * `merge` it waits for its last later row and carries a DUPLICATE_MERGED warning per row merged.
  */
-export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: DuplicateIndex, policy: 'first' | 'merge'): AsyncGenerator<MappedItem> {
+export async function* foldDuplicates(
+  items: AsyncIterable<MappedItem>,
+  index: DuplicateIndex,
+  policy: 'first' | 'merge',
+): AsyncGenerator<MappedItem> {
   const held = new Map<number, { leader: MappedRecord; remaining: number }>();
   const keyOf = new Map<number, string>();
   for await (const item of items) {
@@ -193,7 +217,13 @@ export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: D
       keyOf.set(item.row, item.key);
       if (policy === 'first') {
         for (const f of followers) {
-          if (!f.same) warn(item, { code: 'DUPLICATE_DROPPED', field: 'key', message: `row ${f.line} has the same ${f.why} and was left out (onDuplicate: first)`, value: f.key });
+          if (!f.same)
+            warn(item, {
+              code: 'DUPLICATE_DROPPED',
+              field: 'key',
+              message: `row ${f.line} has the same ${f.why} and was left out (onDuplicate: first)`,
+              value: f.key,
+            });
         }
         yield item;
       } else held.set(item.row, { leader: item, remaining: followers.length });
@@ -204,7 +234,12 @@ export async function* foldDuplicates(items: AsyncIterable<MappedItem>, index: D
       yield item;
       continue;
     }
-    const folded: MappedItem = { kind: 'skipped', row: item.row, location: item.location, folded: { key: item.key, into: keyOf.get(leaderRow) ?? item.key } };
+    const folded: MappedItem = {
+      kind: 'skipped',
+      row: item.row,
+      location: item.location,
+      folded: { key: item.key, into: keyOf.get(leaderRow) ?? item.key },
+    };
     const state = held.get(leaderRow);
     if (state === undefined) {
       yield folded;

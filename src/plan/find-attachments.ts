@@ -16,7 +16,10 @@ export interface FoundFile {
  * written without it, and a re-run once the file is in place adds it). A path that is there but is
  * no readable file is the row's `problem`: the row is rejected, the run goes on.
  */
-export async function findAttachments(uses: readonly AttachmentUse[], field = 'attachment'): Promise<{ found: FoundFile[]; warnings: RowWarning[]; problem: string | null }> {
+export async function findAttachments(
+  uses: readonly AttachmentUse[],
+  field = 'attachment',
+): Promise<{ found: FoundFile[]; warnings: RowWarning[]; problem: string | null }> {
   const found: FoundFile[] = [];
   const warnings: RowWarning[] = [];
   for (const use of uses) {
@@ -26,8 +29,14 @@ export async function findAttachments(uses: readonly AttachmentUse[], field = 'a
       found.push({ use, size: info.size });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') return { found, warnings, problem: `cannot read the attachment ${use.path}: ${(error as Error).message}` };
-      warnings.push({ code: 'NOT_CARRIED', field, message: `the attachment file ${use.path} is not there: the note is written without it (put the file there and run again to add it)`, value: basename(use.path) });
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        return { found, warnings, problem: `cannot read the attachment ${use.path}: ${(error as Error).message}` };
+      warnings.push({
+        code: 'NOT_CARRIED',
+        field,
+        message: `the attachment file ${use.path} is not there: the note is written without it (put the file there and run again to add it)`,
+        value: basename(use.path),
+      });
     }
   }
   return { found, warnings, problem: null };

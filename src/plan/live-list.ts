@@ -37,7 +37,8 @@ function parentKinds(mapping: Mapping): string[] {
   const kinds: string[] = [];
   for (const field of mapping.fields) {
     const keys = field.key === undefined ? [] : Array.isArray(field.key) ? field.key : [field.key];
-    if (PARENT_LIST[field.to] !== undefined && keys.some((key) => /\{\{\s*parent\.id\s*\}\}/.test(key))) kinds.push(field.to);
+    if (PARENT_LIST[field.to] !== undefined && keys.some((key) => /\{\{\s*parent\.id\s*\}\}/.test(key)))
+      kinds.push(field.to);
   }
   return kinds;
 }
@@ -53,18 +54,31 @@ export async function checkLiveList(step: LiveListStep): Promise<void> {
   const { baseUrl, list: named } = parseV1LiveInput(step.inputFile);
   const record = step.record;
   const list = named ?? V1_LIST_OF_RECORD[record ?? 'party'];
-  const reads = named === undefined ? `${V1_LIVE_PREFIX}${baseUrl} (its list /api/${list}, picked by the mapping's record)` : `${V1_LIVE_PREFIX}${baseUrl}/api/${list}`;
-  const refuse = (problem: string, hint: string): FerryError => new FerryError(step.code, `${step.label} reads the live account ${reads}, but ${problem}`, { location: step.location, hint });
+  const reads =
+    named === undefined
+      ? `${V1_LIVE_PREFIX}${baseUrl} (its list /api/${list}, picked by the mapping's record)`
+      : `${V1_LIVE_PREFIX}${baseUrl}/api/${list}`;
+  const refuse = (problem: string, hint: string): FerryError =>
+    new FerryError(step.code, `${step.label} reads the live account ${reads}, but ${problem}`, {
+      location: step.location,
+      hint,
+    });
   const input = (want: V1List): string => `${V1_LIVE_PREFIX}${baseUrl}/api/${want}`;
   const itsMapping = `its mapping ${basename(step.mappingFile)}`;
   if (record === undefined) return;
   if (record !== 'historyItem') {
     const want = V1_LIST_OF_RECORD[record];
     if (want === list) return;
-    throw refuse(`${itsMapping} reads ${record} records (source.record), which the v1 interface lists at /api/${want}`, `Give the input as ${input(want)}, or ${V1_LIVE_PREFIX}${baseUrl} alone (the mapping's record then picks the list).`);
+    throw refuse(
+      `${itsMapping} reads ${record} records (source.record), which the v1 interface lists at /api/${want}`,
+      `Give the input as ${input(want)}, or ${V1_LIVE_PREFIX}${baseUrl} alone (the mapping's record then picks the list).`,
+    );
   }
   if (list === 'tasks') {
-    throw refuse(`${itsMapping} reads history items, and tasks have no history in the v1 interface`, `Give the input as ${input('party')}, ${input('opportunity')} or ${input('kase')}: the list whose records' history the step carries.`);
+    throw refuse(
+      `${itsMapping} reads history items, and tasks have no history in the v1 interface`,
+      `Give the input as ${input('party')}, ${input('opportunity')} or ${input('kase')}: the list whose records' history the step carries.`,
+    );
   }
   const compiled = await compileMapping(step.mapping, { file: step.mappingFile, transforms: step.transforms });
   const byList = HISTORY_LIST_COLUMNS.filter((column) => compiled.readsColumn(column));

@@ -63,15 +63,60 @@ describe('parsePlan', () => {
   });
 
   it.each([
-    ['duplicate step names', GOOD.replace('name: people', 'name: orgs'), { line: 7, yamlPath: 'steps[1].name' }, 'two steps are named `orgs` (steps[0] and steps[1]); step names must be unique'],
-    ['a missing mapping file', GOOD.replace('maps/people.yaml', 'maps/peeple.yaml'), { line: 8, yamlPath: 'steps[1].mapping' }, /^step people: the mapping file maps\/peeple.yaml does not exist/],
-    ['a missing input file', GOOD.replace('input: people.csv\n    source', 'input: nobody.csv\n    source'), { line: 9, yamlPath: 'steps[1].input' }, /^step people: the input file nobody.csv does not exist/],
-    ['an unknown key', GOOD.replace('    input: people.csv\n  - name', '    inputs: people.csv\n  - name'), { line: 6, yamlPath: 'steps[0].inputs' }, 'the plan is not valid: unknown key `inputs`; did you mean `input`?'],
-    ['a wrong version', GOOD.replace('version: 1', 'version: 2'), { line: 1, yamlPath: 'version' }, 'the plan is not valid: expected 1, found number 2'],
-    ['a step name with a space', GOOD.replace('name: people', 'name: my people'), { line: 7, yamlPath: 'steps[1].name' }, /a step name starts with a letter/],
-    ['an unknown time zone', GOOD.replace('Europe/Berlin', 'Europe/Berlinn'), { line: 2, yamlPath: 'timeZone' }, 'unknown time zone `Europe/Berlinn`; expected an IANA name such as Europe/Berlin'],
-    ['a source option of the wrong type', GOOD.replace('delimiter: ";"', 'headerRow: -1'), { line: 11, yamlPath: 'steps[1].source.headerRow' }, /^the plan is not valid: /],
-    ['a step without input', GOOD.replace('    input: people.csv\n  - name', '  - name'), { line: 4, yamlPath: 'steps[0].input' }, 'the plan is not valid: `input` is required'],
+    [
+      'duplicate step names',
+      GOOD.replace('name: people', 'name: orgs'),
+      { line: 7, yamlPath: 'steps[1].name' },
+      'two steps are named `orgs` (steps[0] and steps[1]); step names must be unique',
+    ],
+    [
+      'a missing mapping file',
+      GOOD.replace('maps/people.yaml', 'maps/peeple.yaml'),
+      { line: 8, yamlPath: 'steps[1].mapping' },
+      /^step people: the mapping file maps\/peeple.yaml does not exist/,
+    ],
+    [
+      'a missing input file',
+      GOOD.replace('input: people.csv\n    source', 'input: nobody.csv\n    source'),
+      { line: 9, yamlPath: 'steps[1].input' },
+      /^step people: the input file nobody.csv does not exist/,
+    ],
+    [
+      'an unknown key',
+      GOOD.replace('    input: people.csv\n  - name', '    inputs: people.csv\n  - name'),
+      { line: 6, yamlPath: 'steps[0].inputs' },
+      'the plan is not valid: unknown key `inputs`; did you mean `input`?',
+    ],
+    [
+      'a wrong version',
+      GOOD.replace('version: 1', 'version: 2'),
+      { line: 1, yamlPath: 'version' },
+      'the plan is not valid: expected 1, found number 2',
+    ],
+    [
+      'a step name with a space',
+      GOOD.replace('name: people', 'name: my people'),
+      { line: 7, yamlPath: 'steps[1].name' },
+      /a step name starts with a letter/,
+    ],
+    [
+      'an unknown time zone',
+      GOOD.replace('Europe/Berlin', 'Europe/Berlinn'),
+      { line: 2, yamlPath: 'timeZone' },
+      'unknown time zone `Europe/Berlinn`; expected an IANA name such as Europe/Berlin',
+    ],
+    [
+      'a source option of the wrong type',
+      GOOD.replace('delimiter: ";"', 'headerRow: -1'),
+      { line: 11, yamlPath: 'steps[1].source.headerRow' },
+      /^the plan is not valid: /,
+    ],
+    [
+      'a step without input',
+      GOOD.replace('    input: people.csv\n  - name', '  - name'),
+      { line: 4, yamlPath: 'steps[0].input' },
+      'the plan is not valid: `input` is required',
+    ],
     ['no steps', 'version: 1\nsteps: []\n', { line: 2, yamlPath: 'steps' }, /^the plan is not valid: /],
     ['a duplicate YAML key', 'version: 1\nversion: 1\nsteps: []\n', { line: 2 }, /^not valid YAML: /],
     ['broken YAML', 'version: 1\nsteps:\n  - name: [a\n', { line: 4 }, /^not valid YAML: /],
@@ -84,7 +129,10 @@ describe('parsePlan', () => {
   });
 
   it('a plan file that does not exist is PLAN_INVALID naming the file', async () => {
-    await expect(loadPlan(join(dir, 'nope.yaml'))).rejects.toMatchObject({ code: 'PLAN_INVALID', message: `the plan file ${join(dir, 'nope.yaml')} does not exist` });
+    await expect(loadPlan(join(dir, 'nope.yaml'))).rejects.toMatchObject({
+      code: 'PLAN_INVALID',
+      message: `the plan file ${join(dir, 'nope.yaml')} does not exist`,
+    });
   });
 
   it('findStep suggests the closest name', async () => {

@@ -1,6 +1,15 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { closestName, formatYamlPath, isKnownTimeZone, isV1LiveInput, type LocatedYaml, parseLocatedYaml, readTextInput, yamlSchemaError } from '../util/index.ts';
+import {
+  closestName,
+  formatYamlPath,
+  isKnownTimeZone,
+  isV1LiveInput,
+  type LocatedYaml,
+  parseLocatedYaml,
+  readTextInput,
+  yamlSchemaError,
+} from '../util/index.ts';
 import { FerryError, type ErrorLocation } from '../errors/index.ts';
 import { loadMapping, type MatchSpec, type OnDuplicate, type SourceOptions, sourceSchema } from '../mapping/index.ts';
 import { planSchema, planStepSchema, setupSchema, type SetupSpec } from './schema.ts';
@@ -68,9 +77,13 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
   if (!parsed.success) throw yamlSchemaError(yaml, parsed.error, 'PLAN_INVALID', 'the plan is not valid', planKeysAt);
   const plan = parsed.data;
   if (plan.timeZone !== undefined && !isKnownTimeZone(plan.timeZone)) {
-    throw new FerryError('PLAN_INVALID', `unknown time zone \`${plan.timeZone}\`; expected an IANA name such as Europe/Berlin`, {
-      location: locate(yaml, ['timeZone']),
-    });
+    throw new FerryError(
+      'PLAN_INVALID',
+      `unknown time zone \`${plan.timeZone}\`; expected an IANA name such as Europe/Berlin`,
+      {
+        location: locate(yaml, ['timeZone']),
+      },
+    );
   }
   const baseDir = dirname(file);
   const seen = new Map<string, number>();
@@ -78,9 +91,13 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
   for (const [index, step] of plan.steps.entries()) {
     const earlier = seen.get(step.name);
     if (earlier !== undefined) {
-      throw new FerryError('PLAN_INVALID', `two steps are named \`${step.name}\` (steps[${earlier}] and steps[${index}]); step names must be unique`, {
-        location: locate(yaml, ['steps', index, 'name']),
-      });
+      throw new FerryError(
+        'PLAN_INVALID',
+        `two steps are named \`${step.name}\` (steps[${earlier}] and steps[${index}]); step names must be unique`,
+        {
+          location: locate(yaml, ['steps', index, 'name']),
+        },
+      );
     }
     seen.set(step.name, index);
     const mappingFile = resolve(baseDir, step.mapping);
@@ -95,22 +112,36 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
           ['input', inputFile],
         ] as const)) {
       if (!(await isFile(path))) {
-        throw new FerryError('PLAN_INVALID', `step ${step.name}: the ${key} file ${step[key]} does not exist (looked for ${path})`, {
-          location: locate(yaml, ['steps', index, key]),
-          hint: 'Paths in a plan are relative to the plan file.',
-        });
+        throw new FerryError(
+          'PLAN_INVALID',
+          `step ${step.name}: the ${key} file ${step[key]} does not exist (looked for ${path})`,
+          {
+            location: locate(yaml, ['steps', index, key]),
+            hint: 'Paths in a plan are relative to the plan file.',
+          },
+        );
       }
     }
     // Only a live account named by the source (format: v1-api, baseUrl) needs no input; a mapping
     // that does not load says so, with its own location, when the step is prepared.
-    const liveSource = async (): Promise<boolean> => (await loadMapping(mappingFile).catch(() => undefined))?.source?.format === 'v1-api';
+    const liveSource = async (): Promise<boolean> =>
+      (await loadMapping(mappingFile).catch(() => undefined))?.source?.format === 'v1-api';
     if (step.input === undefined && step.source?.format !== 'v1-api' && !(await liveSource())) {
       throw new FerryError('PLAN_INVALID', 'the plan is not valid: `input` is required', {
         location: { ...locate(yaml, ['steps', index]), yamlPath: formatYamlPath(['steps', index, 'input']) },
         hint: 'Give the step an input: a file (relative to the plan), or v1+https://HOST for a live legacy account.',
       });
     }
-    steps.push({ name: step.name, mappingFile, inputFile, source: step.source, match: step.match, onDuplicate: step.onDuplicate, index, location: locate(yaml, ['steps', index]) });
+    steps.push({
+      name: step.name,
+      mappingFile,
+      inputFile,
+      source: step.source,
+      match: step.match,
+      onDuplicate: step.onDuplicate,
+      index,
+      location: locate(yaml, ['steps', index]),
+    });
   }
   // `setup:` with nothing under it (YAML null) asks for the derived set-up alone.
   const setup = plan.setup === undefined ? null : setupSchema.parse(plan.setup ?? {});
@@ -121,14 +152,22 @@ export async function parsePlan(text: string, file: string): Promise<Plan> {
 export async function loadPlan(file: string): Promise<Plan> {
   let text: string;
   try {
-    text = await readTextInput(file, 'the plan file', (message) => new FerryError('PLAN_INVALID', message, { location: { file } }));
+    text = await readTextInput(
+      file,
+      'the plan file',
+      (message) => new FerryError('PLAN_INVALID', message, { location: { file } }),
+    );
   } catch (error) {
     if (error instanceof FerryError) throw error;
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new FerryError('PLAN_INVALID', missing ? `the plan file ${file} does not exist` : `cannot read the plan file ${file}`, {
-      location: { file },
-      cause: error,
-    });
+    throw new FerryError(
+      'PLAN_INVALID',
+      missing ? `the plan file ${file} does not exist` : `cannot read the plan file ${file}`,
+      {
+        location: { file },
+        cause: error,
+      },
+    );
   }
   return parsePlan(text.replace(/^\uFEFF/, ''), file);
 }
@@ -141,7 +180,11 @@ export function findStep(plan: Plan, name: string): PlanStep {
     name,
     plan.steps.map((s) => s.name),
   );
-  throw new FerryError('PLAN_INVALID', `the plan has no step \`${name}\`${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`, {
-    location: { file: plan.file },
-  });
+  throw new FerryError(
+    'PLAN_INVALID',
+    `the plan has no step \`${name}\`${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`,
+    {
+      location: { file: plan.file },
+    },
+  );
 }

@@ -13,7 +13,8 @@ function finder(): RecordFinder & { queries: string[][]; hold: Promise<void> | n
       const values = ((conditions[0] as { orGroup: Array<{ value: string }> }).orGroup ?? []).map((c) => c.value);
       queries.push(values);
       if (self.hold) await self.hold;
-      for (const [i, value] of values.entries()) yield { id: 1000 + queries.length * 100 + i, type: 'person', emailAddresses: [{ address: value }] };
+      for (const [i, value] of values.entries())
+        yield { id: 1000 + queries.length * 100 + i, type: 'person', emailAddresses: [{ address: value }] };
     },
   };
   return self;
@@ -53,14 +54,18 @@ describe('Matcher: look-ups held while more values are coming', () => {
     expect(service.queries).toHaveLength(1);
     expect(service.queries[0]).toHaveLength(15);
     const answered = await Promise.all([...first, ...more]);
-    expect(answered.every((records, i) => (records[0]?.emailAddresses as Body[])[0]?.address === `p${i}@example.org`)).toBe(true);
+    expect(
+      answered.every((records, i) => (records[0]?.emailAddresses as Body[])[0]?.address === `p${i}@example.org`),
+    ).toBe(true);
   });
 
   it('is querying while a query is under way, and looks at held values again when its answer comes', async () => {
     const service = finder();
     let open!: () => void;
     service.hold = new Promise<void>((resolve) => (open = resolve));
-    const matcher: Matcher = new Matcher(service, 'party', { by: 'email', onMatch: 'update' }, undefined, { busy: (): boolean => matcher.querying });
+    const matcher: Matcher = new Matcher(service, 'party', { by: 'email', onMatch: 'update' }, undefined, {
+      busy: (): boolean => matcher.querying,
+    });
     Array.from({ length: MATCH_BATCH }, (_, i) => matcher.find(email(i)));
     await vi.advanceTimersByTimeAsync(0);
     expect(matcher.querying).toBe(true);
@@ -85,7 +90,13 @@ describe('Matcher: the account read whole (listUpTo)', () => {
       async list(_entity: string, upTo: number): Promise<Body[] | null> {
         self.lists += 1;
         if (count > upTo) return null;
-        return Array.from({ length: count }, (_, i) => ({ id: i + 1, type: 'person', firstName: 'P', lastName: String(i), emailAddresses: [{ address: `p${i}@example.org` }, { address: `alt${i}@example.org` }] }));
+        return Array.from({ length: count }, (_, i) => ({
+          id: i + 1,
+          type: 'person',
+          firstName: 'P',
+          lastName: String(i),
+          emailAddresses: [{ address: `p${i}@example.org` }, { address: `alt${i}@example.org` }],
+        }));
       },
     };
     return self;
@@ -93,8 +104,15 @@ describe('Matcher: the account read whole (listUpTo)', () => {
 
   it("answers every look-up from one read of the list when it is short, by any of a record's values", async () => {
     const service = account(120);
-    const matcher = new Matcher(service, 'party', { by: ['email', 'name'], onMatch: 'update' }, undefined, { listUpTo: 200 });
-    const found = await Promise.all([matcher.find(email(3)), matcher.find({ by: 'email', value: 'alt7@example.org' }), matcher.find(email(500)), matcher.find({ by: 'name', value: 'p 9' })]);
+    const matcher = new Matcher(service, 'party', { by: ['email', 'name'], onMatch: 'update' }, undefined, {
+      listUpTo: 200,
+    });
+    const found = await Promise.all([
+      matcher.find(email(3)),
+      matcher.find({ by: 'email', value: 'alt7@example.org' }),
+      matcher.find(email(500)),
+      matcher.find({ by: 'name', value: 'p 9' }),
+    ]);
     expect(found.map((records) => records.map((r) => r.id))).toEqual([[4], [8], [], [10]]);
     expect(service.lists).toBe(1);
     expect(service.queries).toEqual([]);

@@ -1,5 +1,13 @@
 import { FerryError } from '../errors/index.ts';
-import { ENTITY_PLURAL, type Entity, matchCriteria, type MatchCriterion, type MatchSpec, type NameResolver, type OnDuplicate } from '../mapping/index.ts';
+import {
+  ENTITY_PLURAL,
+  type Entity,
+  matchCriteria,
+  type MatchCriterion,
+  type MatchSpec,
+  type NameResolver,
+  type OnDuplicate,
+} from '../mapping/index.ts';
 
 type Body = Record<string, unknown>;
 
@@ -36,12 +44,17 @@ export interface MatcherOptions {
 }
 
 function text(value: unknown): string {
-  return typeof value === 'string' ? value.trim().replace(/\s+/g, ' ').toLowerCase() : value === undefined || value === null ? '' : String(value).toLowerCase();
+  return typeof value === 'string'
+    ? value.trim().replace(/\s+/g, ' ').toLowerCase()
+    : value === undefined || value === null
+      ? ''
+      : String(value).toLowerCase();
 }
 
 function definitionIdOf(definition: unknown): number | undefined {
   if (typeof definition === 'number') return definition;
-  if (definition !== null && typeof definition === 'object' && typeof (definition as Body).id === 'number') return (definition as Body).id as number;
+  if (definition !== null && typeof definition === 'object' && typeof (definition as Body).id === 'number')
+    return (definition as Body).id as number;
   return undefined;
 }
 
@@ -50,14 +63,22 @@ function definitionIdOf(definition: unknown): number | undefined {
  * record in the account holds (a party may have several e-mail addresses: any of them matches).
  * Compared without regard to case or repeated spaces.
  */
-export function matchValues(entity: Entity, by: MatchCriterion, record: Body, definitionId: number | undefined): string[] {
+export function matchValues(
+  entity: Entity,
+  by: MatchCriterion,
+  record: Body,
+  definitionId: number | undefined,
+): string[] {
   switch (by) {
     case 'email': {
       const list = Array.isArray(record.emailAddresses) ? (record.emailAddresses as Body[]) : [];
       return list.map((e) => text(e.address)).filter((v) => v !== '');
     }
     case 'name': {
-      const name = entity === 'party' && record.type !== 'organisation' && record.name === undefined ? `${text(record.firstName)} ${text(record.lastName)}`.trim() : text(record.name);
+      const name =
+        entity === 'party' && record.type !== 'organisation' && record.name === undefined
+          ? `${text(record.firstName)} ${text(record.lastName)}`.trim()
+          : text(record.name);
       return name === '' ? [] : [name];
     }
     case 'custom': {
@@ -227,7 +248,8 @@ export class Matcher {
     try {
       const conditions = [{ orGroup: batch.map((w) => ({ field, operator: 'is', value: w.value })) }];
       for await (const record of this.service.filter(this.entity, conditions)) {
-        for (const value of new Set(matchValues(this.entity, by, record, this.definitionId))) found.get(value)?.push(record);
+        for (const value of new Set(matchValues(this.entity, by, record, this.definitionId)))
+          found.get(value)?.push(record);
       }
       for (const w of batch) w.resolve(found.get(w.value) ?? []);
     } catch (error) {
@@ -247,22 +269,39 @@ export class Matcher {
  * custom field to match by must exist in the account (MAPPING_UNKNOWN_NAME naming the mapping);
  * an offline resolver knows none and is let through. The importer and `validate --online` share it.
  */
-export function createMatcher(service: RecordFinder, entity: Entity, spec: MatchSpec | undefined, resolver: NameResolver & { online?: boolean }, mappingFile: string, options: MatcherOptions = {}): Matcher | null {
+export function createMatcher(
+  service: RecordFinder,
+  entity: Entity,
+  spec: MatchSpec | undefined,
+  resolver: NameResolver & { online?: boolean },
+  mappingFile: string,
+  options: MatcherOptions = {},
+): Matcher | null {
   if (!spec || (entity !== 'party' && entity !== 'kase' && entity !== 'opportunity')) return null;
   let definitionId: number | undefined;
   if (matchCriteria(spec).includes('custom')) {
-    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', { entity: ENTITY_PLURAL[entity], tag: null });
+    definitionId = resolver.resolve('fieldDefinition', spec.definition ?? '', {
+      entity: ENTITY_PLURAL[entity],
+      tag: null,
+    });
     if (definitionId === undefined && resolver.online !== false) {
-      throw new FerryError('MAPPING_UNKNOWN_NAME', `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_PLURAL[entity]}`, {
-        location: { file: mappingFile, yamlPath: 'match.definition' },
-      });
+      throw new FerryError(
+        'MAPPING_UNKNOWN_NAME',
+        `match.definition: the account has no custom field \`${spec.definition}\` for ${ENTITY_PLURAL[entity]}`,
+        {
+          location: { file: mappingFile, yamlPath: 'match.definition' },
+        },
+      );
     }
   }
   return new Matcher(service, entity, spec, definitionId, options);
 }
 
 /** What the account's records found for a new row's match value mean: the record to adopt, none, or a reason to reject the row. */
-export type MatchOutcome = { kind: 'none' } | { kind: 'found'; record: Record<string, unknown> } | { kind: 'conflict'; message: string; status?: number };
+export type MatchOutcome =
+  | { kind: 'none' }
+  | { kind: 'found'; record: Record<string, unknown> }
+  | { kind: 'conflict'; message: string; status?: number };
 
 /**
  * Judges a lookup's answer the way the importer acts on it: several records are a conflict (the
@@ -271,20 +310,40 @@ export type MatchOutcome = { kind: 'none' } | { kind: 'found'; record: Record<st
  * written or matched for other rows, never matched again. `row`: the row's body, its links
  * written, for `within`.
  */
-export function judgeMatch(spec: MatchSpec, match: MatchValue, found: Array<Record<string, unknown>>, taken: { has(id: number): boolean }, policy: OnDuplicate = 'reject', row?: Body): MatchOutcome {
+export function judgeMatch(
+  spec: MatchSpec,
+  match: MatchValue,
+  found: Array<Record<string, unknown>>,
+  taken: { has(id: number): boolean },
+  policy: OnDuplicate = 'reject',
+  row?: Body,
+): MatchOutcome {
   const within = spec.within;
   const linkOf = (record: Body): number | null => {
     const link = within === undefined ? undefined : record[within];
-    return link !== null && typeof link === 'object' && typeof (link as Body).id === 'number' ? ((link as Body).id as number) : null;
+    return link !== null && typeof link === 'object' && typeof (link as Body).id === 'number'
+      ? ((link as Body).id as number)
+      : null;
   };
   // Without the row's body (validate, before links are written) the link cannot be compared.
-  const sameLink = (record: Body): boolean => within === undefined || row === undefined || linkOf(record) === linkOf(row);
-  const records = found.filter((r) => typeof r.id === 'number' && !taken.has(r.id as number) && sameLink(r)).sort((x, y) => (x.id as number) - (y.id as number));
+  const sameLink = (record: Body): boolean =>
+    within === undefined || row === undefined || linkOf(record) === linkOf(row);
+  const records = found
+    .filter((r) => typeof r.id === 'number' && !taken.has(r.id as number) && sameLink(r))
+    .sort((x, y) => (x.id as number) - (y.id as number));
   if (records.length > 1 && policy !== 'separate') {
-    return { kind: 'conflict', message: `${records.length} records in the account have ${match.by} ${match.value} (ids ${records.map((r) => r.id).join(', ')}): the row cannot tell which one it is` };
+    return {
+      kind: 'conflict',
+      message: `${records.length} records in the account have ${match.by} ${match.value} (ids ${records.map((r) => r.id).join(', ')}): the row cannot tell which one it is`,
+    };
   }
   const [record] = records;
   if (record === undefined) return { kind: 'none' };
-  if (spec.onMatch === 'reject') return { kind: 'conflict', message: `the account has this record already (id ${record.id as number}, same ${match.by}); the mapping says onMatch: reject`, status: 409 };
+  if (spec.onMatch === 'reject')
+    return {
+      kind: 'conflict',
+      message: `the account has this record already (id ${record.id as number}, same ${match.by}); the mapping says onMatch: reject`,
+      status: 409,
+    };
   return { kind: 'found', record };
 }

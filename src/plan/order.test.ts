@@ -8,7 +8,12 @@ function steps(spec: string): StepDependencies[] {
     const [name = '', refs = ''] = part.split(':');
     return {
       name,
-      refs: refs === '' ? [] : refs.split(',').map((step, i) => ({ step, location: { file: `${name}.yaml`, yamlPath: `fields[${i}].ref` } })),
+      refs:
+        refs === ''
+          ? []
+          : refs
+              .split(',')
+              .map((step, i) => ({ step, location: { file: `${name}.yaml`, yamlPath: `fields[${i}].ref` } })),
     };
   });
 }
@@ -27,7 +32,11 @@ describe('orderSteps', () => {
   it.each([
     ['no references keeps the file order', 'a b c', 'a b c'],
     ['a step moves after the step it refers to', 'people:companies companies', 'companies people'],
-    ['independent steps keep their order around a moved one', 'notes:people tasks people companies', 'tasks people notes companies'],
+    [
+      'independent steps keep their order around a moved one',
+      'notes:people tasks people companies',
+      'tasks people notes companies',
+    ],
     ['a chain is ordered from its root', 'tasks:deals deals:people people:orgs orgs', 'orgs people deals tasks'],
     ['two references: after both', 'deals:people,orgs people orgs', 'people orgs deals'],
     ['an already ordered plan stays as it is', 'orgs people:orgs deals:people', 'orgs people deals'],
@@ -56,8 +65,16 @@ describe('orderSteps', () => {
   });
 
   it.each([
-    ['a typo gets a suggestion', 'people:compnies companies', 'step people refers to step `compnies`, which the plan does not have; did you mean `companies`?'],
-    ['nothing close: no suggestion', 'people:invoices companies', 'step people refers to step `invoices`, which the plan does not have'],
+    [
+      'a typo gets a suggestion',
+      'people:compnies companies',
+      'step people refers to step `compnies`, which the plan does not have; did you mean `companies`?',
+    ],
+    [
+      'nothing close: no suggestion',
+      'people:invoices companies',
+      'step people refers to step `invoices`, which the plan does not have',
+    ],
   ])('unknown step: %s', (_title, input, message) => {
     const error = thrown(() => orderSteps(steps(input)));
     expect(error.code).toBe('PLAN_INVALID');
@@ -123,7 +140,10 @@ describe('a ref naming several steps', () => {
   it('finds a cycle through the second step of a list', () => {
     const error = thrown(() =>
       orderSteps([
-        { name: 'organisations', refs: mappingRefs({ fields: [{ to: 'party', ref: 'tasks', key: '{{x}}' }] }, 'organisations.yaml') },
+        {
+          name: 'organisations',
+          refs: mappingRefs({ fields: [{ to: 'party', ref: 'tasks', key: '{{x}}' }] }, 'organisations.yaml'),
+        },
         { name: 'tasks', refs: mappingRefs(mapping, 'tasks.yaml') },
         { name: 'people', refs: [] },
         { name: 'kases', refs: [] },
@@ -143,7 +163,9 @@ describe('a ref naming several steps', () => {
       ]),
     );
     expect(error.code).toBe('PLAN_INVALID');
-    expect(error.message).toBe('step tasks refers to step `organsations`, which the plan does not have; did you mean `organisations`?');
+    expect(error.message).toBe(
+      'step tasks refers to step `organsations`, which the plan does not have; did you mean `organisations`?',
+    );
     expect(error.location).toEqual({ file: 'tasks.yaml', yamlPath: 'fields[0].ref[1]' });
   });
 });

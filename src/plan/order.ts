@@ -81,10 +81,14 @@ export function orderSteps<T extends StepDependencies>(steps: readonly T[]): T[]
     for (const ref of step.refs) {
       if (known.has(ref.step)) continue;
       const suggestion = closestName(ref.step, names);
-      throw new FerryError('PLAN_INVALID', `step ${step.name} refers to step \`${ref.step}\`, which the plan does not have${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`, {
-        location: ref.location,
-        hint: `The plan's steps are: ${names.join(', ')}.`,
-      });
+      throw new FerryError(
+        'PLAN_INVALID',
+        `step ${step.name} refers to step \`${ref.step}\`, which the plan does not have${suggestion ? `; did you mean \`${suggestion}\`?` : ''}`,
+        {
+          location: ref.location,
+          hint: `The plan's steps are: ${names.join(', ')}.`,
+        },
+      );
     }
   }
   const placed = new Set<string>();

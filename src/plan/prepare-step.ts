@@ -27,7 +27,17 @@ import {
   type SourceOptions,
   type TransformRegistry,
 } from '../mapping/index.ts';
-import { type FieldRow, openSource, type OpenSourceOptions, readGivenRows, type RowReader, sourceBatches, sourceFieldBatches, type SourceItem, statSource } from '../sources/index.ts';
+import {
+  type FieldRow,
+  openSource,
+  type OpenSourceOptions,
+  readGivenRows,
+  type RowReader,
+  sourceBatches,
+  sourceFieldBatches,
+  type SourceItem,
+  statSource,
+} from '../sources/index.ts';
 import { isV1LiveInput, type LocatedYaml, parseLocatedYaml, parseV1LiveInput } from '../util/index.ts';
 import type { V1LiveConnection } from '../client/index.ts';
 import { loadPlan, type Plan, type PlanStep } from './load.ts';
@@ -61,7 +71,8 @@ export interface PreparedStep {
 /** The steps' mappings compiled, in the steps' order, with the transforms each was loaded with. */
 export async function compileSteps(steps: readonly PreparedStep[]): Promise<CompiledMapping[]> {
   const compiled: CompiledMapping[] = [];
-  for (const step of steps) compiled.push(await compileMapping(step.mapping, { file: step.mappingFile, transforms: step.transforms }));
+  for (const step of steps)
+    compiled.push(await compileMapping(step.mapping, { file: step.mappingFile, transforms: step.transforms }));
   return compiled;
 }
 
@@ -72,18 +83,29 @@ export async function compileSteps(steps: readonly PreparedStep[]): Promise<Comp
 function liveInputOf(step: PreparedStep): void {
   const where = step.name === '' ? 'the mapping' : `step ${step.name}`;
   if (step.source.format !== 'v1-api' || isV1LiveInput(step.inputFile)) {
-    if (step.inputFile === '') throw new FerryError('PLAN_INVALID', `${where} has no input`, { hint: 'Give the step an input: a file, or v1+https://HOST for a live legacy account.' });
+    if (step.inputFile === '')
+      throw new FerryError('PLAN_INVALID', `${where} has no input`, {
+        hint: 'Give the step an input: a file, or v1+https://HOST for a live legacy account.',
+      });
     return;
   }
   if (step.inputFile !== '') {
-    throw new FerryError('USAGE', `${where} reads a live v1 account (source format v1-api), but its input is the file ${step.inputFile}`, {
-      hint: "Give the input as v1+https://HOST, leave it out (then the source's baseUrl is read), or drop format: v1-api to read the file.",
-    });
+    throw new FerryError(
+      'USAGE',
+      `${where} reads a live v1 account (source format v1-api), but its input is the file ${step.inputFile}`,
+      {
+        hint: "Give the input as v1+https://HOST, leave it out (then the source's baseUrl is read), or drop format: v1-api to read the file.",
+      },
+    );
   }
   if (step.source.baseUrl === undefined) {
-    throw new FerryError('PLAN_INVALID', `${where} reads a live v1 account (source format v1-api), but names neither an input nor a baseUrl`, {
-      hint: 'Add baseUrl: https://OLD-ACCOUNT.example.com to the source, or input: v1+https://OLD-ACCOUNT.example.com to the step.',
-    });
+    throw new FerryError(
+      'PLAN_INVALID',
+      `${where} reads a live v1 account (source format v1-api), but names neither an input nor a baseUrl`,
+      {
+        hint: 'Add baseUrl: https://OLD-ACCOUNT.example.com to the source, or input: v1+https://OLD-ACCOUNT.example.com to the step.',
+      },
+    );
   }
   step.inputFile = `v1+${step.source.baseUrl}`;
 }
@@ -96,12 +118,18 @@ export function connectLiveSteps(steps: PreparedStep[], live: V1LiveConnection |
   for (const step of steps) {
     if (!readsLive(step)) continue;
     if (!live) {
-      throw new FerryError('CONFIG_MISSING', `${step.name === '' ? 'the input' : `step ${step.name}`} reads a live v1 account, and this caller gave no connection to it`, {
-        hint: "Read it with crm-ferry import, run or verify (the old account's token in CRM_FERRY_V1_TOKEN).",
-      });
+      throw new FerryError(
+        'CONFIG_MISSING',
+        `${step.name === '' ? 'the input' : `step ${step.name}`} reads a live v1 account, and this caller gave no connection to it`,
+        {
+          hint: "Read it with crm-ferry import, run or verify (the old account's token in CRM_FERRY_V1_TOKEN).",
+        },
+      );
     }
     step.live = live;
-    live.readerFor(parseV1LiveInput(isV1LiveInput(step.inputFile) ? step.inputFile : `v1+${step.source.baseUrl ?? ''}`).baseUrl);
+    live.readerFor(
+      parseV1LiveInput(isV1LiveInput(step.inputFile) ? step.inputFile : `v1+${step.source.baseUrl ?? ''}`).baseUrl,
+    );
   }
 }
 
@@ -146,14 +174,30 @@ interface StepToPrepare {
 }
 
 async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
-  const { name, mappingFile, inputFile, rejectsFile, source: sourceOverride, timeZone: planTimeZone, planLocation, transforms } = options;
+  const {
+    name,
+    mappingFile,
+    inputFile,
+    rejectsFile,
+    source: sourceOverride,
+    timeZone: planTimeZone,
+    planLocation,
+    transforms,
+  } = options;
   // A mapping given as a value is checked as its YAML text would be, so that its errors say the
   // same things (its place by `yamlPath`; the lines are those of the value written as YAML).
   const text = options.mapping === undefined ? undefined : stringifyYaml(options.mapping);
-  let mapping = text === undefined ? await loadMapping(mappingFile, { transforms }) : parseMapping(text, mappingFile, { transforms });
+  let mapping =
+    text === undefined
+      ? await loadMapping(mappingFile, { transforms })
+      : parseMapping(text, mappingFile, { transforms });
   // Read again for line numbers and to see whether the mapping names a time zone itself (the
   // schema's default hides that).
-  const yaml = parseLocatedYaml(text ?? (await readFile(mappingFile, 'utf8')).replace(/^\uFEFF/, ''), mappingFile, 'MAPPING_INVALID');
+  const yaml = parseLocatedYaml(
+    text ?? (await readFile(mappingFile, 'utf8')).replace(/^\uFEFF/, ''),
+    mappingFile,
+    'MAPPING_INVALID',
+  );
   const raw = yaml.value as Record<string, unknown> | null;
   if (planTimeZone !== undefined && (raw === null || typeof raw !== 'object' || !('timeZone' in raw))) {
     mapping = { ...mapping, timeZone: planTimeZone };
@@ -162,7 +206,16 @@ async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
     ...ref,
     location: located(yaml, ref.location.yamlPath ?? '', pathOf(ref.location.yamlPath ?? '')),
   }));
-  const step: PreparedStep = { name, mappingFile, inputFile, rejectsFile, mapping, yaml, refs, source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) } };
+  const step: PreparedStep = {
+    name,
+    mappingFile,
+    inputFile,
+    rejectsFile,
+    mapping,
+    yaml,
+    refs,
+    source: { ...(mapping.source ?? {}), ...(sourceOverride ?? {}) },
+  };
   if (transforms) step.transforms = transforms;
   if (options.rows) {
     step.rows = options.rows;
@@ -176,7 +229,13 @@ async function prepareStep(options: StepToPrepare): Promise<PreparedStep> {
       mapping,
       transforms,
       record: step.source.record,
-      ...(planLocation === undefined ? { label: 'this import', code: 'CONFIG_INVALID', location: located(yaml, 'source.record', ['source', 'record']) } : { label: `step ${name}`, code: 'PLAN_INVALID', location: planLocation }),
+      ...(planLocation === undefined
+        ? {
+            label: 'this import',
+            code: 'CONFIG_INVALID',
+            location: located(yaml, 'source.record', ['source', 'record']),
+          }
+        : { label: `step ${name}`, code: 'PLAN_INVALID', location: planLocation }),
     });
   } else if (await readsAsRejectsFile(inputFile)) {
     readAsRejects(step, inputFile);
@@ -203,15 +262,23 @@ function readAsRejects(step: PreparedStep, file: string): void {
 export async function retryFromRejects(steps: PreparedStep[], file: string): Promise<void> {
   if (!(await readsAsRejectsFile(file))) {
     await statSource(file);
-    throw new FerryError('USAGE', `--retry-rejects takes a rejects file crm-ferry wrote (its last columns are ${REJECT_COLUMNS.join(', ')}); ${file} is not one`, {
-      location: { file },
-      hint: 'Give the rejects file of validate or of a run, fixed; to take the rejected rows from the fixed input instead, give --retry-rejects alone.',
-    });
+    throw new FerryError(
+      'USAGE',
+      `--retry-rejects takes a rejects file crm-ferry wrote (its last columns are ${REJECT_COLUMNS.join(', ')}); ${file} is not one`,
+      {
+        location: { file },
+        hint: 'Give the rejects file of validate or of a run, fixed; to take the rejected rows from the fixed input instead, give --retry-rejects alone.',
+      },
+    );
   }
   const named = basename(file).replace(/(\.dry-run)?\.rejects\.csv$/i, '');
   const step = steps.length === 1 ? steps[0] : steps.find((s) => s.name === named);
   if (!step) {
-    throw new FerryError('USAGE', `--retry-rejects: ${basename(file)} names no step of the plan; a step's rejects file is <step>.rejects.csv (${steps.map((s) => `${s.name}.rejects.csv`).join(', ')})`, { location: { file } });
+    throw new FerryError(
+      'USAGE',
+      `--retry-rejects: ${basename(file)} names no step of the plan; a step's rejects file is <step>.rejects.csv (${steps.map((s) => `${s.name}.rejects.csv`).join(', ')})`,
+      { location: { file } },
+    );
   }
   readAsRejects(step, file);
 }
@@ -277,24 +344,42 @@ async function* counted(items: AsyncIterable<SourceItem>, census: ColumnCensus):
 }
 
 /** The same for batches of rows given as fields. */
-async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(batches: AsyncGenerator<Batch>, census: ColumnCensus): AsyncGenerator<Batch> {
+async function* countedBatches<Batch extends ReadonlyArray<{ kind: string }>>(
+  batches: AsyncGenerator<Batch>,
+  census: ColumnCensus,
+): AsyncGenerator<Batch> {
   for await (const batch of batches) {
-    for (const item of batch) if (item.kind === 'fields') census.countFields((item as unknown as FieldRow).fields, (item as unknown as FieldRow).header);
+    for (const item of batch)
+      if (item.kind === 'fields')
+        census.countFields((item as unknown as FieldRow).fields, (item as unknown as FieldRow).header);
     yield batch;
   }
 }
 
 /** Opens, checks and maps one reading of a step's input; see openStepItems. */
-async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined, census: ColumnCensus | null): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
+async function openMapped(
+  step: PreparedStep,
+  compiled: CompiledMapping,
+  signal: AbortSignal | undefined,
+  census: ColumnCensus | null,
+): Promise<(Omit<OpenedStep, 'census'> & { census: ColumnCensus | null }) | null> {
   let detected: string[] | undefined;
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', onDetected: (d) => (detected ??= d.columns), v1Live: step.live, v1Spool: step.spool };
+  const options: OpenSourceOptions = {
+    ...step.source,
+    onMalformed: 'report',
+    onDetected: (d) => (detected ??= d.columns),
+    v1Live: step.live,
+    v1Spool: step.spool,
+  };
   if (signal) options.signal = signal;
   let items: AsyncIterableIterator<MappedItem>;
   let header: string[];
   let legacy = false;
   try {
     // Rows a caller hands in carry the columns each row has, as a legacy export's records do.
-    const opened = step.rows ? { items: readGivenRows(step.inputFile, step.rows, signal), varyingColumns: true } : await openSource(step.inputFile, options);
+    const opened = step.rows
+      ? { items: readGivenRows(step.inputFile, step.rows, signal), varyingColumns: true }
+      : await openSource(step.inputFile, options);
     legacy = opened.varyingColumns;
     const fieldBatches = sourceFieldBatches(opened.items);
     if (fieldBatches) {
@@ -339,7 +424,11 @@ async function openMapped(step: PreparedStep, compiled: CompiledMapping, signal:
  * read once beforehand to find the rows that name one record, which are then folded together
  * (see duplicates.ts); the importer and validate both read a step through here, so they agree.
  */
-export async function openStepItems(step: PreparedStep, compiled: CompiledMapping, signal: AbortSignal | undefined): Promise<OpenedStep | null> {
+export async function openStepItems(
+  step: PreparedStep,
+  compiled: CompiledMapping,
+  signal: AbortSignal | undefined,
+): Promise<OpenedStep | null> {
   const census = new ColumnCensus(compiled);
   const policy = step.mapping.onDuplicate;
   // Under `separate` only rows of one key name one record, and the key checks reject them as they come.
@@ -364,9 +453,17 @@ export async function openStepItems(step: PreparedStep, compiled: CompiledMappin
  */
 export async function countStepItems(step: PreparedStep, signal?: AbortSignal): Promise<number> {
   // A live account is counted from a spool holding its whole list, never by reading it again.
-  const options: OpenSourceOptions = { ...step.source, onMalformed: 'report', v1Live: step.live, v1Spool: step.spool, v1SpoolOnly: true };
+  const options: OpenSourceOptions = {
+    ...step.source,
+    onMalformed: 'report',
+    v1Live: step.live,
+    v1Spool: step.spool,
+    v1SpoolOnly: true,
+  };
   if (signal) options.signal = signal;
-  const opened = step.rows ? { items: readGivenRows(step.inputFile, step.rows, signal) } : await openSource(step.inputFile, options);
+  const opened = step.rows
+    ? { items: readGivenRows(step.inputFile, step.rows, signal) }
+    : await openSource(step.inputFile, options);
   const batches = sourceFieldBatches(opened.items) ?? sourceBatches(opened.items);
   let count = 0;
   if (batches) for await (const batch of batches()) count += batch.length;
@@ -382,15 +479,24 @@ function singleStepName(mappingFile: string, mapping: Mapping): string {
  * Loads one mapping for a run over one input, as a step named after the mapping. A mapping with
  * `ref:` links needs a plan: MAPPING_REFERENCE.
  */
-export async function prepareSingleStep(mappingFile: string, inputFile: string, rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv'), transforms?: TransformRegistry): Promise<PreparedStep> {
+export async function prepareSingleStep(
+  mappingFile: string,
+  inputFile: string,
+  rejectsFile = join(dirname(isV1LiveInput(inputFile) ? mappingFile : inputFile), 'rejects.csv'),
+  transforms?: TransformRegistry,
+): Promise<PreparedStep> {
   const step = await prepareStep({ name: '', mappingFile, inputFile, rejectsFile, transforms });
   step.name = singleStepName(mappingFile, step.mapping);
   const firstRef = step.refs[0];
   if (firstRef) {
-    throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, {
-      location: firstRef.location,
-      hint: 'Use the plan that holds both steps (`crm-ferry run PLAN`, `crm-ferry validate --plan PLAN`), or link by id or name instead of ref.',
-    });
+    throw new FerryError(
+      'MAPPING_REFERENCE',
+      `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`,
+      {
+        location: firstRef.location,
+        hint: 'Use the plan that holds both steps (`crm-ferry run PLAN`, `crm-ferry validate --plan PLAN`), or link by id or name instead of ref.',
+      },
+    );
   }
   return step;
 }
@@ -405,15 +511,30 @@ function withPlanMatch(step: PreparedStep, planStep: PlanStep): PreparedStep {
   const [problem] = match ? matchProblems(step.mapping.entity, match) : [];
   if (problem) {
     const at = ['match', ...problem.path].join('.');
-    throw new FerryError('PLAN_INVALID', `step ${planStep.name}: ${at}: ${problem.message} (for the ${step.mapping.entity} records of ${basename(step.mappingFile)})`, {
-      location: { ...planStep.location, yamlPath: `steps[${planStep.index}].match` },
-    });
+    throw new FerryError(
+      'PLAN_INVALID',
+      `step ${planStep.name}: ${at}: ${problem.message} (for the ${step.mapping.entity} records of ${basename(step.mappingFile)})`,
+      {
+        location: { ...planStep.location, yamlPath: `steps[${planStep.index}].match` },
+      },
+    );
   }
-  return { ...step, mapping: { ...step.mapping, ...(planStep.match ? { match: planStep.match } : {}), ...(planStep.onDuplicate ? { onDuplicate: planStep.onDuplicate } : {}) } };
+  return {
+    ...step,
+    mapping: {
+      ...step.mapping,
+      ...(planStep.match ? { match: planStep.match } : {}),
+      ...(planStep.onDuplicate ? { onDuplicate: planStep.onDuplicate } : {}),
+    },
+  };
 }
 
 /** Loads a plan and its mappings, in run order; every problem is found before any row is read. */
-export async function preparePlan(planFile: string, rejectsDir?: string, transforms?: TransformRegistry): Promise<{ plan: Plan; steps: PreparedStep[] }> {
+export async function preparePlan(
+  planFile: string,
+  rejectsDir?: string,
+  transforms?: TransformRegistry,
+): Promise<{ plan: Plan; steps: PreparedStep[] }> {
   const plan = await loadPlan(planFile);
   const dir = rejectsDir ?? dirname(planFile);
   const prepared: PreparedStep[] = [];
@@ -437,7 +558,10 @@ export async function preparePlan(planFile: string, rejectsDir?: string, transfo
  * What a command runs over: one mapping and its input, a plan, or rows the caller hands in (another
  * system's API, a database) with a mapping file or a mapping value.
  */
-export type RunSource = { kind: 'mapping'; mappingFile: string; inputFile: string } | { kind: 'plan'; planFile: string } | RowsSource;
+export type RunSource =
+  | { kind: 'mapping'; mappingFile: string; inputFile: string }
+  | { kind: 'plan'; planFile: string }
+  | RowsSource;
 
 /** Rows from anywhere: `read` gives them again each time it is called; the mapping's key makes each row's stable key. */
 export interface RowsSource {
@@ -456,8 +580,15 @@ export const runSourceSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('rows'),
     name: z.string().min(1),
-    mapping: z.union([z.string().min(1), z.custom<Mapping>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), { message: 'a mapping file or a mapping value' })]),
-    read: z.custom<RowReader>((value) => typeof value === 'function', { message: 'a function that reads the rows (an async iterable of objects)' }),
+    mapping: z.union([
+      z.string().min(1),
+      z.custom<Mapping>((value) => value !== null && typeof value === 'object' && !Array.isArray(value), {
+        message: 'a mapping file or a mapping value',
+      }),
+    ]),
+    read: z.custom<RowReader>((value) => typeof value === 'function', {
+      message: 'a function that reads the rows (an async iterable of objects)',
+    }),
   }),
 ]);
 
@@ -469,13 +600,29 @@ export function describeRunSource(source: RunSource, shown: (path: string) => st
 }
 
 /** One step over rows a caller hands in. */
-async function prepareRowsStep(source: RowsSource, rejectsFile: string | undefined, transforms: TransformRegistry | undefined): Promise<PreparedStep> {
+async function prepareRowsStep(
+  source: RowsSource,
+  rejectsFile: string | undefined,
+  transforms: TransformRegistry | undefined,
+): Promise<PreparedStep> {
   const value = typeof source.mapping === 'string' ? undefined : source.mapping;
   const mappingFile = typeof source.mapping === 'string' ? source.mapping : `the mapping of ${source.name}`;
-  const step = await prepareStep({ name: source.name, mappingFile, inputFile: source.name, rejectsFile: rejectsFile ?? `${source.name}.rejects.csv`, transforms, mapping: value, rows: source.read });
+  const step = await prepareStep({
+    name: source.name,
+    mappingFile,
+    inputFile: source.name,
+    rejectsFile: rejectsFile ?? `${source.name}.rejects.csv`,
+    transforms,
+    mapping: value,
+    rows: source.read,
+  });
   const firstRef = step.refs[0];
   if (firstRef) {
-    throw new FerryError('MAPPING_REFERENCE', `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`, { location: firstRef.location, hint: 'Link by id or name instead of ref.' });
+    throw new FerryError(
+      'MAPPING_REFERENCE',
+      `the mapping links to step \`${firstRef.step}\` with \`ref\`, which only a plan can provide`,
+      { location: firstRef.location, hint: 'Link by id or name instead of ref.' },
+    );
   }
   return step;
 }
@@ -522,7 +669,11 @@ export async function checkStepInputs(steps: readonly PreparedStep[]): Promise<v
       await statSource(step.inputFile);
     } catch (error) {
       if (!(error instanceof FerryError) || step.name === '') throw error;
-      throw new FerryError(error.code, `step ${step.name}: ${error.message}`, { location: error.location, hint: error.hint, cause: error });
+      throw new FerryError(error.code, `step ${step.name}: ${error.message}`, {
+        location: error.location,
+        hint: error.hint,
+        cause: error,
+      });
     }
   }
 }

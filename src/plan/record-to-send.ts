@@ -7,7 +7,15 @@
  * disagree on what a row becomes. Each caller says where links are found (LinkBook) and how the
  * files are taken.
  */
-import type { AttachmentUse, Entity, MappedRecord, NameResolver, RecordProblem, RejectedRow, RowWarning } from '../mapping/index.ts';
+import type {
+  AttachmentUse,
+  Entity,
+  MappedRecord,
+  NameResolver,
+  RecordProblem,
+  RejectedRow,
+  RowWarning,
+} from '../mapping/index.ts';
 import { resolveRecord, setAt } from '../mapping/index.ts';
 import { followLink, foundRejected, type LinkBook, unresolvedLink } from './references.ts';
 
@@ -19,7 +27,9 @@ export function withType(entity: Entity | string, body: Body): Body {
 }
 
 /** How a note's files are taken: read (the importer and verify hash them), or only looked for (validate). */
-export type TakeFiles = (uses: readonly AttachmentUse[]) => Promise<{ files?: readonly unknown[]; warnings: RowWarning[]; problem: string | null }>;
+export type TakeFiles = (
+  uses: readonly AttachmentUse[],
+) => Promise<{ files?: readonly unknown[]; warnings: RowWarning[]; problem: string | null }>;
 
 export interface SendContext {
   entity: Entity;
@@ -49,10 +59,22 @@ export async function recordToSend(mapped: MappedRecord, context: SendContext): 
       continue;
     }
     if (outcome.status === 'ambiguous') {
-      problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: context.links.ambiguous(outcome.key, outcome.steps), value: outcome.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
+      problems.push({
+        field: ref.yamlPath,
+        code: 'MAPPING_REFERENCE',
+        message: context.links.ambiguous(outcome.key, outcome.steps),
+        value: outcome.key,
+        rule: ref.yamlPath,
+        ...(ref.column === undefined ? {} : { column: ref.column }),
+      });
       continue;
     }
-    const problem = unresolvedLink(mapped, ref, context.links.unresolved(ref, outcome.tried), foundRejected(outcome.tried));
+    const problem = unresolvedLink(
+      mapped,
+      ref,
+      context.links.unresolved(ref, outcome.tried),
+      foundRejected(outcome.tried),
+    );
     if (problem) problems.push(problem);
   }
   problems.push(...resolveRecord(mapped, context.resolver));
@@ -60,7 +82,11 @@ export async function recordToSend(mapped: MappedRecord, context: SendContext): 
   const body = withType(context.entity, mapped.record);
   if (mapped.attachments.length > 0) {
     const taken = await context.files(mapped.attachments);
-    if (taken.problem) return { kind: 'problems', problems: [{ field: 'attachment', code: 'SOURCE_UNREADABLE', message: taken.problem }] };
+    if (taken.problem)
+      return {
+        kind: 'problems',
+        problems: [{ field: 'attachment', code: 'SOURCE_UNREADABLE', message: taken.problem }],
+      };
     if (taken.warnings.length > 0) (mapped.warnings ??= []).push(...taken.warnings);
     if (taken.files && taken.files.length > 0) body.attachments = taken.files;
   }
@@ -78,7 +104,16 @@ export function joinProblems(problems: readonly RecordProblem[]): RecordProblem 
 
 /** A mapped row refused for `problem`, as the rejects file takes it (with the service's HTTP status, when it refused). */
 export function rejectedRow(mapped: MappedRecord, problem: RecordProblem, status?: number): RejectedRow {
-  const rejected: RejectedRow = { kind: 'rejected', row: mapped.row, location: mapped.location, key: mapped.key, field: problem.field, code: problem.code, message: problem.message, values: mapped.valuesOf() };
+  const rejected: RejectedRow = {
+    kind: 'rejected',
+    row: mapped.row,
+    location: mapped.location,
+    key: mapped.key,
+    field: problem.field,
+    code: problem.code,
+    message: problem.message,
+    values: mapped.valuesOf(),
+  };
   if (problem.column !== undefined) rejected.column = problem.column;
   if (problem.value !== undefined) rejected.value = problem.value;
   if (problem.rule !== undefined) rejected.rule = problem.rule;

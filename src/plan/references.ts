@@ -25,7 +25,10 @@ export type RefLookup<T> =
  *
  * `find` says what a step has for a key (an id, a row's state), or undefined when it has none.
  */
-export function lookUpRef<T>(ref: Pick<RefUse, 'steps' | 'key'>, find: (step: string, key: string) => T | undefined): RefLookup<T> {
+export function lookUpRef<T>(
+  ref: Pick<RefUse, 'steps' | 'key'>,
+  find: (step: string, key: string) => T | undefined,
+): RefLookup<T> {
   let first: { step: string; value: T } | undefined;
   let steps: string[] | undefined;
   for (const step of ref.steps) {
@@ -35,7 +38,9 @@ export function lookUpRef<T>(ref: Pick<RefUse, 'steps' | 'key'>, find: (step: st
     else (steps ??= [first.step]).push(step);
   }
   if (!first) return { status: 'missing' };
-  return steps ? { status: 'ambiguous', steps, value: first.value } : { status: 'found', step: first.step, value: first.value };
+  return steps
+    ? { status: 'ambiguous', steps, value: first.value }
+    : { status: 'found', step: first.step, value: first.value };
 }
 
 /** The keys a link tries, in order: its key, then its alternatives. */
@@ -57,7 +62,10 @@ export interface KeyTried {
 }
 
 /** What following a link found: the id to write, a key two steps have, or nothing. */
-export type LinkOutcome = { status: 'linked'; id: number } | { status: 'ambiguous'; key: string; steps: string[] } | { status: 'unresolved'; tried: KeyTried[] };
+export type LinkOutcome =
+  | { status: 'linked'; id: number }
+  | { status: 'ambiguous'; key: string; steps: string[] }
+  | { status: 'unresolved'; tried: KeyTried[] };
 
 /** Where a run looks its links up, and how it words a link that cannot be made. */
 export interface LinkBook {
@@ -73,7 +81,10 @@ export interface LinkBook {
  * step has with a record wins. Synchronous when `find` is (validate's checks), a promise when
  * `find` waits for rows still being written (the importer).
  */
-export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, find: LinkBook['find']): LinkOutcome | Promise<LinkOutcome> {
+export function followLink(
+  ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>,
+  find: LinkBook['find'],
+): LinkOutcome | Promise<LinkOutcome> {
   // The usual link, one step and its record written, found with nothing more made (every row
   // of a step that links takes this path).
   if (ref.steps.length === 1) {
@@ -93,7 +104,9 @@ export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, 
       return next(index + 1);
     };
     const found = ref.steps.map((step) => find(step, key));
-    return found.some((value) => value instanceof Promise) ? Promise.all(found).then(decide) : decide(found as LinkTarget[]);
+    return found.some((value) => value instanceof Promise)
+      ? Promise.all(found).then(decide)
+      : decide(found as LinkTarget[]);
   };
   return next(0);
 }
@@ -103,13 +116,19 @@ export function followLink(ref: Pick<RefUse, 'steps' | 'key' | 'alternatives'>, 
  * rejected); any other gets its fallback (`value` beside `ref`) or is left out of the record, and
  * the record carries a LINK_UNRESOLVED warning with the keys it tried. Never silent.
  */
-export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string, rejected = false): ReferenceProblem | null {
+export function unresolvedLink(
+  mapped: MappedRecord,
+  ref: RefUse,
+  reason: string,
+  rejected = false,
+): ReferenceProblem | null {
   const detail = { value: ref.key, rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) };
   if (ref.required) return { field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: reason, ...detail };
   const target = ref.path[0] as string;
   // A link that is one element of a list (a project's additional contacts) is that element alone.
   const index = ref.path[1];
-  const list = typeof index === 'number' && Array.isArray(mapped.record[target]) ? (mapped.record[target] as unknown[]) : null;
+  const list =
+    typeof index === 'number' && Array.isArray(mapped.record[target]) ? (mapped.record[target] as unknown[]) : null;
   if (ref.fallback !== undefined) {
     if (list) list[index as number] = ref.fallback;
     else mapped.record[target] = ref.fallback;
@@ -128,13 +147,21 @@ export function unresolvedLink(mapped: MappedRecord, ref: RefUse, reason: string
   }
   // An element left without its id is not sent (see contactIdsOf); the rest of the list is.
   if (!list) delete mapped.record[target];
-  (mapped.warnings ??= []).push({ code: 'LINK_UNRESOLVED', field: target, message: `left without ${target}: ${reason}`, value: linkKeys(ref).join(' / '), rule: ref.yamlPath, ...(ref.column === undefined ? {} : { column: ref.column }) });
+  (mapped.warnings ??= []).push({
+    code: 'LINK_UNRESOLVED',
+    field: target,
+    message: `left without ${target}: ${reason}`,
+    value: linkKeys(ref).join(' / '),
+    rule: ref.yamlPath,
+    ...(ref.column === undefined ? {} : { column: ref.column }),
+  });
   return null;
 }
 
 /** The fallback a link writes, in words: `name "Groothandel Jansen"`. */
 function fallbackWords(fallback: unknown): string {
-  if (fallback !== null && typeof fallback === 'object' && typeof (fallback as { name?: unknown }).name === 'string') return `name "${(fallback as { name: string }).name}"`;
+  if (fallback !== null && typeof fallback === 'object' && typeof (fallback as { name?: unknown }).name === 'string')
+    return `name "${(fallback as { name: string }).name}"`;
   return `value ${JSON.stringify(fallback)}`;
 }
 
@@ -179,7 +206,12 @@ export function duplicateKeyProblem(step: string, key: string, differs: boolean)
  * of the valid row before it; a linked step's row giving the same values is that record named
  * again ('repeat'), anything else a duplicate key.
  */
-export function repeatedKey(step: string, key: string, digest: number | undefined, earlier: number | undefined): ReferenceProblem | 'repeat' {
+export function repeatedKey(
+  step: string,
+  key: string,
+  digest: number | undefined,
+  earlier: number | undefined,
+): ReferenceProblem | 'repeat' {
   if (digest === undefined || earlier === undefined) return duplicateKeyProblem(step, key, false);
   return earlier === digest ? 'repeat' : duplicateKeyProblem(step, key, true);
 }
@@ -255,8 +287,14 @@ export class ReferenceBook implements LinkBook {
     const problems: ReferenceProblem[] = [];
     for (const ref of refs) {
       const outcome = followLink(ref, this.find) as LinkOutcome;
-      if (outcome.status === 'ambiguous') problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: this.ambiguous(outcome.key, outcome.steps) });
-      else if (outcome.status === 'unresolved') problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: this.unresolved(ref, outcome.tried) });
+      if (outcome.status === 'ambiguous')
+        problems.push({
+          field: ref.yamlPath,
+          code: 'MAPPING_REFERENCE',
+          message: this.ambiguous(outcome.key, outcome.steps),
+        });
+      else if (outcome.status === 'unresolved')
+        problems.push({ field: ref.yamlPath, code: 'MAPPING_REFERENCE', message: this.unresolved(ref, outcome.tried) });
     }
     return problems;
   }

@@ -8,7 +8,8 @@ import { validateMapping, validatePlan } from './validate.ts';
 let dir: string;
 
 const ORGS = 'version: 1\nentity: party\nkey: "{{cid}}"\nfields:\n  - to: name\n    value: { column: name }\n';
-const PEOPLE = 'version: 1\nentity: party\nkey: "{{id}}"\ntimeZone: America/New_York\nfields:\n  - to: lastName\n    value: { column: last }\n  - to: organisation\n    ref: orgs\n    key: "{{org}}"\n';
+const PEOPLE =
+  'version: 1\nentity: party\nkey: "{{id}}"\ntimeZone: America/New_York\nfields:\n  - to: lastName\n    value: { column: last }\n  - to: organisation\n    ref: orgs\n    key: "{{org}}"\n';
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ferry-validate-lib-'));
@@ -55,14 +56,22 @@ describe('interruption', () => {
     const controller = new AbortController();
     controller.abort();
     await writeFile(join(dir, 'bad.csv'), 'cid,name\nC-1,\n');
-    const report = await validateMapping({ mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'bad.csv'), signal: controller.signal });
+    const report = await validateMapping({
+      mappingFile: join(dir, 'orgs.yaml'),
+      inputFile: join(dir, 'bad.csv'),
+      signal: controller.signal,
+    });
     expect(report.interrupted).toBe(true);
     expect(report.steps[0]?.rejected).toBe(0);
     expect((await readdir(dir)).filter((f) => f.includes('rejects'))).toEqual([]);
   });
 
   it('the same input without the abort is rejected, so the abort is what kept the file away', async () => {
-    const report = await validateMapping({ mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'bad.csv'), rejectsFile: join(dir, 'bad.rejects.csv') });
+    const report = await validateMapping({
+      mappingFile: join(dir, 'orgs.yaml'),
+      inputFile: join(dir, 'bad.csv'),
+      rejectsFile: join(dir, 'bad.rejects.csv'),
+    });
     expect(report.steps[0]?.rejected).toBe(1);
     expect(report.steps[0]?.rejectsFile).toBe(join(dir, 'bad.rejects.csv'));
     await rm(join(dir, 'bad.rejects.csv'));

@@ -128,7 +128,15 @@ export class ReasonCounter {
       const id = `${one.code}\u0000${one.field}\u0000${byService}`;
       const reason = this.#reasons.get(id);
       if (reason) reason.count += 1;
-      else this.#reasons.set(id, { code: one.code, field: one.field, count: 1, example: reasonText({ ...one, values: rejected.values }), firstRow: rejected.location.row, ...(byService ? { byService } : {}) });
+      else
+        this.#reasons.set(id, {
+          code: one.code,
+          field: one.field,
+          count: 1,
+          example: reasonText({ ...one, values: rejected.values }),
+          firstRow: rejected.location.row,
+          ...(byService ? { byService } : {}),
+        });
     }
   }
 
@@ -191,10 +199,14 @@ async function runStep(
   const checks = new RowChecks(step.name, step.mapping, book.linked.has(step.name));
   // With the account at hand, rows are looked up as the importer does; their answers are awaited
   // in the order of the rows, a few hundred behind the reading, so that lookups share queries.
-  const matcher = service === undefined ? null : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
+  const matcher =
+    service === undefined
+      ? null
+      : createMatcher(service, compiled.entity, step.mapping.match, resolver, step.mappingFile);
   const spec = step.mapping.match;
   const taken = new IdSet();
-  const waiting: Array<{ mapped: MappedRecord; value: MatchValue; found: Promise<Array<Record<string, unknown>>> }> = [];
+  const waiting: Array<{ mapped: MappedRecord; value: MatchValue; found: Promise<Array<Record<string, unknown>>> }> =
+    [];
   const settleLookup = async (): Promise<void> => {
     const next = waiting.shift();
     if (next === undefined || spec === undefined) return;
@@ -295,11 +307,17 @@ function warningRow(mapped: MappedRecord, warning: RowWarning): RejectsLine {
 
 function assertNotInput(rejectsFile: string, inputFile: string): void {
   if (resolve(rejectsFile) === resolve(inputFile)) {
-    throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, { location: { file: rejectsFile } });
+    throw new FerryError('USAGE', `the rejects file ${rejectsFile} is the input itself; choose another name`, {
+      location: { file: rejectsFile },
+    });
   }
   const warningsFile = warningsFileOf(rejectsFile);
   if (resolve(warningsFile) === resolve(inputFile)) {
-    throw new FerryError('USAGE', `the warnings file ${warningsFile} (beside the rejects file ${basename(rejectsFile)}) is the input itself; choose another rejects file name`, { location: { file: warningsFile } });
+    throw new FerryError(
+      'USAGE',
+      `the warnings file ${warningsFile} (beside the rejects file ${basename(rejectsFile)}) is the input itself; choose another rejects file name`,
+      { location: { file: warningsFile } },
+    );
   }
 }
 
@@ -310,18 +328,33 @@ function assertNotInput(rejectsFile: string, inputFile: string): void {
  */
 export async function validateMapping(options: ValidateMappingOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  let rejectsFile = options.rejectsFile ?? join(dirname(isV1LiveInput(options.inputFile) ? options.mappingFile : options.inputFile), 'rejects.csv');
+  let rejectsFile =
+    options.rejectsFile ??
+    join(dirname(isV1LiveInput(options.inputFile) ? options.mappingFile : options.inputFile), 'rejects.csv');
   // Validating a rejects file again (after fixing it) must not write over the file being read.
   if (options.rejectsFile === undefined && resolve(rejectsFile) === resolve(options.inputFile)) {
-    rejectsFile = join(dirname(options.inputFile), `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`);
+    rejectsFile = join(
+      dirname(options.inputFile),
+      `${basename(options.inputFile, extname(options.inputFile))}.rejects.csv`,
+    );
   }
   assertNotInput(rejectsFile, options.inputFile);
-  const { steps, compiled } = await prepareRun({ kind: 'mapping', mappingFile: options.mappingFile, inputFile: options.inputFile }, { rejectsFile, transforms: options.transforms });
+  const { steps, compiled } = await prepareRun(
+    { kind: 'mapping', mappingFile: options.mappingFile, inputFile: options.inputFile },
+    { rejectsFile, transforms: options.transforms },
+  );
   const step = steps[0] as PreparedStep;
   assertConstantNames(step, resolver);
   await assertWritableTarget(rejectsFile);
   await assertWritableTarget(warningsFileOf(rejectsFile));
-  const report = await runStep(step, compiled[0] as CompiledMapping, new ReferenceBook(), resolver, options.signal, options.service);
+  const report = await runStep(
+    step,
+    compiled[0] as CompiledMapping,
+    new ReferenceBook(),
+    resolver,
+    options.signal,
+    options.service,
+  );
   const { interrupted, ...stepReport } = report;
   return { steps: [stepReport], online: (resolver as { online?: boolean }).online !== false, interrupted };
 }
@@ -332,9 +365,16 @@ export async function validateMapping(options: ValidateMappingOptions): Promise<
  */
 export async function validatePlan(options: ValidatePlanOptions): Promise<ValidateReport> {
   const resolver = options.resolver ?? offlineResolver;
-  const { steps, compiled } = await prepareRun({ kind: 'plan', planFile: options.planFile }, { rejectsDir: options.rejectsDir, transforms: options.transforms });
+  const { steps, compiled } = await prepareRun(
+    { kind: 'plan', planFile: options.planFile },
+    { rejectsDir: options.rejectsDir, transforms: options.transforms },
+  );
   if (options.rejectsDir !== undefined) {
-    await makeFolders(options.rejectsDir, { mode: 0o700, what: 'the rejects folder', hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.' });
+    await makeFolders(options.rejectsDir, {
+      mode: 0o700,
+      what: 'the rejects folder',
+      hint: 'Give --rejects-dir an ordinary folder, e.g. ./rejects.',
+    });
   }
   for (const step of steps) assertConstantNames(step, resolver);
   for (const step of steps) {
@@ -345,7 +385,14 @@ export async function validatePlan(options: ValidatePlanOptions): Promise<Valida
   const book = new ReferenceBook(linkedSteps(steps));
   const reports: StepReport[] = [];
   for (const [index, step] of steps.entries()) {
-    const { interrupted, ...report } = await runStep(step, compiled[index] as CompiledMapping, book, resolver, options.signal, options.service);
+    const { interrupted, ...report } = await runStep(
+      step,
+      compiled[index] as CompiledMapping,
+      book,
+      resolver,
+      options.signal,
+      options.service,
+    );
     reports.push(report);
     if (interrupted) return { steps: reports, online: resolver.online !== false, interrupted: true };
   }

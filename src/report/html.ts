@@ -85,7 +85,10 @@ export const DIFFERENCES_SHOWN = 500;
 
 /** Text made safe for HTML, in element content and in quoted attributes alike. */
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return String(value).replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 }
 
 const esc = escapeHtml;
@@ -97,7 +100,9 @@ function number(value: number): string {
 function duration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const minutes = Math.floor(ms / 60_000);
-  return minutes < 60 ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  return minutes < 60
+    ? `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`
+    : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 const TITLES: Record<ReportCommand, string> = {
@@ -183,7 +188,10 @@ function countsTable(steps: readonly ReportStep[]): string {
     return `<tr><th scope="row">${esc(label)}</th>${cells.join('')}</tr>`;
   });
   const sources = steps.filter((s) => s.source !== null);
-  const list = sources.length > 0 ? `<ul>${sources.map((s) => `<li><strong>${esc(s.name)}</strong>: <span class="mono">${esc(s.source)}</span></li>`).join('')}</ul>` : '';
+  const list =
+    sources.length > 0
+      ? `<ul>${sources.map((s) => `<li><strong>${esc(s.name)}</strong>: <span class="mono">${esc(s.source)}</span></li>`).join('')}</ul>`
+      : '';
   return `${list}<table class="counts"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`;
 }
 
@@ -191,7 +199,8 @@ function reasonsTable(input: ReportInput): string {
   const warnings: ReasonGroup[] = [];
   for (const step of input.steps) {
     for (const [code, count] of Object.entries(step.warnings ?? {})) {
-      if (count > 0 && !input.reasons.some((r) => r.kind === 'warning' && r.step === step.name && r.code === code)) warnings.push({ step: step.name, kind: 'warning', code, count, examples: [] });
+      if (count > 0 && !input.reasons.some((r) => r.kind === 'warning' && r.step === step.name && r.code === code))
+        warnings.push({ step: step.name, kind: 'warning', code, count, examples: [] });
     }
   }
   const groups = [...input.reasons, ...warnings];
@@ -201,7 +210,10 @@ function reasonsTable(input: ReportInput): string {
       g.examples.length === 0
         ? '<span class="muted">see the results files</span>'
         : `<ul class="examples">${g.examples
-            .map((e) => `<li>${e.row !== null ? `row ${esc(e.row)}` : 'no row'}${e.key ? `, key <code>${esc(e.key)}</code>` : ''}${e.field ? `, <code>${esc(e.field)}</code>` : ''}: ${esc(e.message)}</li>`)
+            .map(
+              (e) =>
+                `<li>${e.row !== null ? `row ${esc(e.row)}` : 'no row'}${e.key ? `, key <code>${esc(e.key)}</code>` : ''}${e.field ? `, <code>${esc(e.field)}</code>` : ''}: ${esc(e.message)}</li>`,
+            )
             .join('')}</ul>`;
     return `<tr data-kind="${esc(g.kind)}" data-step="${esc(g.step)}" data-code="${esc(g.code)}"><td>${esc(g.step)}</td><td>${g.kind === 'rejected' ? 'rejected' : 'written with a warning'}</td><td><code>${esc(g.code)}</code></td><td class="n">${esc(number(g.count))}</td><td>${examples}</td></tr>`;
   });
@@ -232,14 +244,18 @@ export function usageChart(samples: readonly UsageSample[]): string {
   const maxLeft = Math.max(1, ...withQuota.map((p) => p.remaining as number));
   const x = (ms: number): number => PAD.left + (ms / endMs) * (W - PAD.left - PAD.right);
   const y = (share: number): number => H - PAD.bottom - share * (H - PAD.top - PAD.bottom);
-  const line = (values: Array<[number, number]>): string => values.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ');
+  const line = (values: Array<[number, number]>): string =>
+    values.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ');
   const requests = line(points.map((p) => [x(p.atMs), y(p.requests / maxRequests)]));
-  const quota = withQuota.length > 0 ? line(withQuota.map((p) => [x(p.atMs), y((p.remaining as number) / maxLeft)])) : null;
+  const quota =
+    withQuota.length > 0 ? line(withQuota.map((p) => [x(p.atMs), y((p.remaining as number) / maxLeft)])) : null;
   const grid = [0, 0.5, 1]
     .map(
       (share) =>
         `<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(share).toFixed(1)}" y2="${y(share).toFixed(1)}" stroke="#e3e7ec"/><text x="${PAD.left - 6}" y="${(y(share) + 4).toFixed(1)}" text-anchor="end">${esc(number(Math.round(maxRequests * share)))}</text>${
-          quota ? `<text x="${W - PAD.right + 6}" y="${(y(share) + 4).toFixed(1)}">${esc(number(Math.round(maxLeft * share)))}</text>` : ''
+          quota
+            ? `<text x="${W - PAD.right + 6}" y="${(y(share) + 4).toFixed(1)}">${esc(number(Math.round(maxLeft * share)))}</text>`
+            : ''
         }`,
     )
     .join('');
@@ -247,28 +263,45 @@ export function usageChart(samples: readonly UsageSample[]): string {
   const perHour = withQuota.find((p) => p.limit !== null)?.limit ?? null;
   const fewest = withQuota.length > 0 ? Math.min(...withQuota.map((p) => p.remaining as number)) : null;
   const label = `Requests sent over ${duration(endMs)}: ${number(maxRequests)} in all${
-    fewest !== null ? `; the fewest requests left in a rate-limit window: ${number(fewest)}${perHour !== null ? ` (the account allows ${number(perHour)} an hour)` : ''}` : ''
+    fewest !== null
+      ? `; the fewest requests left in a rate-limit window: ${number(fewest)}${perHour !== null ? ` (the account allows ${number(perHour)} an hour)` : ''}`
+      : ''
   }.`;
   return `<figure><svg class="usage-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}" xmlns="http://www.w3.org/2000/svg"><title>${esc(label)}</title>${grid}${axis}<polyline class="requests" fill="none" stroke="#2457a6" stroke-width="2" points="${requests}"/>${
-    quota ? `<polyline class="quota" fill="none" stroke="#9a5b00" stroke-width="1.5" stroke-dasharray="5 3" points="${quota}"/>` : ''
+    quota
+      ? `<polyline class="quota" fill="none" stroke="#9a5b00" stroke-width="1.5" stroke-dasharray="5 3" points="${quota}"/>`
+      : ''
   }</svg><figcaption><span class="legend-requests">━ requests sent so far</span> (left scale)${
-    quota ? ' · <span class="legend-quota">╌ requests left in the rate-limit window</span> (right scale)' : ' · the service did not say its rate limit'
+    quota
+      ? ' · <span class="legend-quota">╌ requests left in the rate-limit window</span> (right scale)'
+      : ' · the service did not say its rate limit'
   }. ${esc(label)}</figcaption></figure>`;
 }
 
 /** What each kind of difference means, in a word or two for the table. */
-const DIFFERENCE_WORDS: Record<VerifyDifference['kind'], string> = { missing: 'missing', extra: 'extra', differs: 'differs', unresolved: 'link not made' };
+const DIFFERENCE_WORDS: Record<VerifyDifference['kind'], string> = {
+  missing: 'missing',
+  extra: 'extra',
+  differs: 'differs',
+  unresolved: 'link not made',
+};
 
 function differencesTable(input: ReportInput): string {
   const all = input.differences ?? [];
-  if (all.length === 0) return '<p class="outcome ok">No difference: every row carried is in the account as in the file.</p>';
+  if (all.length === 0)
+    return '<p class="outcome ok">No difference: every row carried is in the account as in the file.</p>';
   const shown = all.slice(0, DIFFERENCES_SHOWN);
   const rows = shown.map(
     (d) =>
       `<tr data-kind="${esc(d.kind)}" data-step="${esc(d.step)}" data-key="${esc(d.key)}" data-field="${esc(d.field)}" data-changed-in="${esc(d.changedIn)}"><td>${esc(d.step)}</td><td>${esc(DIFFERENCE_WORDS[d.kind])}</td><td>${d.changedIn === 'account' ? 'the account' : 'the file'}</td><td class="n">${d.row === null ? '' : esc(d.row)}</td><td class="key"><code class="key">${esc(d.key)}</code></td><td><code>${esc(d.field)}</code></td><td class="mono">${esc(d.inFile)}</td><td class="mono">${esc(d.inAccount)}</td></tr>`,
   );
-  const more = all.length > shown.length ? `<p>${esc(number(all.length - shown.length))} more differences are in the differences file.</p>` : '';
-  const file = input.differencesFile ? `<p>Every difference, one a line: <span class="mono">${esc(input.differencesFile)}</span></p>` : '';
+  const more =
+    all.length > shown.length
+      ? `<p>${esc(number(all.length - shown.length))} more differences are in the differences file.</p>`
+      : '';
+  const file = input.differencesFile
+    ? `<p>Every difference, one a line: <span class="mono">${esc(input.differencesFile)}</span></p>`
+    : '';
   return `${file}<table class="differences"><thead><tr><th scope="col">Step</th><th scope="col">What</th><th scope="col">Changed in</th><th scope="col" class="n">Row</th><th scope="col">Key</th><th scope="col">Field</th><th scope="col">In the file</th><th scope="col">In the account</th></tr></thead><tbody>${rows.join('')}</tbody></table>${more}`;
 }
 
@@ -276,15 +309,23 @@ function differencesTable(input: ReportInput): string {
  * The rows the runs rejected and the values they left out, each with its reason in the data
  * owner's words, and the rule's place in the mapping in a column of its own.
  */
-function notCarriedTable(items: readonly VerifyNotCarried[], kind: VerifyNotCarried['kind'], file: string | undefined): string {
+function notCarriedTable(
+  items: readonly VerifyNotCarried[],
+  kind: VerifyNotCarried['kind'],
+  file: string | undefined,
+): string {
   const mine = items.filter((item) => item.kind === kind);
-  if (mine.length === 0) return kind === 'rejected' ? '<p class="muted">The runs rejected no row.</p>' : '<p class="muted">The runs left no value out.</p>';
+  if (mine.length === 0)
+    return kind === 'rejected'
+      ? '<p class="muted">The runs rejected no row.</p>'
+      : '<p class="muted">The runs left no value out.</p>';
   const shown = mine.slice(0, DIFFERENCES_SHOWN);
   const rows = shown.map(
     (n) =>
       `<tr data-kind="${esc(n.kind)}" data-step="${esc(n.step)}" data-key="${esc(n.key)}" data-row="${esc(n.row)}"><td>${esc(n.step)}</td><td class="n">${esc(n.row)}</td><td class="key"><code class="key">${esc(n.key)}</code></td>${kind === 'dropped' ? `<td>${esc(n.column)}</td><td class="mono">${esc(n.value)}</td>` : ''}<td class="reason">${esc(n.reason)}</td><td><code>${esc(n.rule)}</code></td></tr>`,
   );
-  const more = mine.length > shown.length ? `<p>${esc(number(mine.length - shown.length))} more are in the file.</p>` : '';
+  const more =
+    mine.length > shown.length ? `<p>${esc(number(mine.length - shown.length))} more are in the file.</p>` : '';
   const where = file ? `<p>Each with its reason, one a line: <span class="mono">${esc(file)}</span></p>` : '';
   const head = `<th scope="col">Step</th><th scope="col" class="n">Row</th><th scope="col">Key</th>${kind === 'dropped' ? '<th scope="col">Column</th><th scope="col">Value</th>' : ''}<th scope="col">Reason</th><th scope="col">Rule in the mapping</th>`;
   return `${where}<table class="not-carried ${esc(kind)}"><thead><tr>${head}</tr></thead><tbody>${rows.join('')}</tbody></table>${more}`;
@@ -302,20 +343,33 @@ export function renderReport(input: ReportInput): string {
   if (input.command === 'verify') {
     sections.push(`<section id="differences"><h2>Differences</h2>${differencesTable(input)}</section>`);
     const items = input.notCarriedItems ?? [];
-    sections.push(`<section id="rows-not-carried"><h2>Rows not carried, and why</h2>${notCarriedTable(items, 'rejected', input.notCarriedFile)}</section>`);
-    sections.push(`<section id="values-left-out"><h2>Values left out, and why</h2>${notCarriedTable(items, 'dropped', input.notCarriedFile)}</section>`);
+    sections.push(
+      `<section id="rows-not-carried"><h2>Rows not carried, and why</h2>${notCarriedTable(items, 'rejected', input.notCarriedFile)}</section>`,
+    );
+    sections.push(
+      `<section id="values-left-out"><h2>Values left out, and why</h2>${notCarriedTable(items, 'dropped', input.notCarriedFile)}</section>`,
+    );
   }
   // Right after the differences: "no difference" holds only for what was looked at.
   if (input.notChecked && input.notChecked.length > 0) {
-    sections.push(`<section id="not-checked"><h2>What was not checked</h2><ul>${input.notChecked.map((n) => `<li data-not-checked="${esc(n.what)}">${esc(n.text)}</li>`).join('')}</ul></section>`);
+    sections.push(
+      `<section id="not-checked"><h2>What was not checked</h2><ul>${input.notChecked.map((n) => `<li data-not-checked="${esc(n.what)}">${esc(n.text)}</li>`).join('')}</ul></section>`,
+    );
   }
-  if (input.command === 'run' || input.command === 'import') sections.push(`<section id="reasons"><h2>Rejected rows and warnings, by reason</h2>${reasonsTable(input)}</section>`);
+  if (input.command === 'run' || input.command === 'import')
+    sections.push(
+      `<section id="reasons"><h2>Rejected rows and warnings, by reason</h2>${reasonsTable(input)}</section>`,
+    );
   if (input.command !== 'rollback') {
-    sections.push(`<section id="not-carried"><h2>What was not carried</h2>${notCarriedList(input.notCarried)}</section>`);
+    sections.push(
+      `<section id="not-carried"><h2>What was not carried</h2>${notCarriedList(input.notCarried)}</section>`,
+    );
   }
   sections.push(`<section id="usage"><h2>Requests and quota over time</h2>${usageChart(input.usage)}</section>`);
   if (input.files && input.files.length > 0) {
-    sections.push(`<section id="files"><h2>Files</h2><ul>${input.files.map((f) => `<li>${esc(f.label)}: <span class="mono">${esc(f.path)}</span></li>`).join('')}</ul></section>`);
+    sections.push(
+      `<section id="files"><h2>Files</h2><ul>${input.files.map((f) => `<li>${esc(f.label)}: <span class="mono">${esc(f.path)}</span></li>`).join('')}</ul></section>`,
+    );
   }
   return `<!doctype html>
 <html lang="en">
@@ -348,6 +402,10 @@ export async function writeReport(file: string, html: string): Promise<void> {
     await mkdir(dirname(file), { recursive: true });
     await writeFileAtomic(file, html);
   } catch (error) {
-    throw new FerryError('EXPORT_WRITE', `cannot write the report ${file}: ${(error as Error).message}`, { location: { file }, cause: error, hint: 'Give --report a file in a folder you can write to.' });
+    throw new FerryError('EXPORT_WRITE', `cannot write the report ${file}: ${(error as Error).message}`, {
+      location: { file },
+      cause: error,
+      hint: 'Give --report a file in a folder you can write to.',
+    });
   }
 }

@@ -1,4 +1,15 @@
-export { EXAMPLES_PER_REASON, IMPORT_COUNTS, importReport, notListedText, ReasonTally, rollbackReport, VERIFY_COUNTS, verifyOutcome, verifyReport, type ReportContext } from './build.ts';
+export {
+  EXAMPLES_PER_REASON,
+  IMPORT_COUNTS,
+  importReport,
+  notListedText,
+  ReasonTally,
+  rollbackReport,
+  VERIFY_COUNTS,
+  verifyOutcome,
+  verifyReport,
+  type ReportContext,
+} from './build.ts';
 export {
   DIFFERENCES_SHOWN,
   escapeHtml,

@@ -69,7 +69,12 @@ export class UsageRecorder {
   /** Takes a sample now. */
   sample(): void {
     const quota = this.source.quota();
-    this.#samples.push({ atMs: this.#now() - this.#startedAt, requests: this.source.requests() - this.#requestsAtStart, remaining: quota.remaining, limit: quota.limit });
+    this.#samples.push({
+      atMs: this.#now() - this.#startedAt,
+      requests: this.source.requests() - this.#requestsAtStart,
+      remaining: quota.remaining,
+      limit: quota.limit,
+    });
     if (this.#samples.length > this.#maxSamples) {
       // Thin out: keep the first, every other one after it, and the newest.
       const last = this.#samples[this.#samples.length - 1] as UsageSample;

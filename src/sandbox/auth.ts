@@ -22,9 +22,18 @@ function challenge(error: string, description: string): string {
  * Refuses a request with the challenges of its interface: the legacy interface also offers HTTP
  * Basic (the published v1 clients send the token as the user name), so it names that scheme first.
  */
-function refuse(request: FastifyRequest, reply: FastifyReply, status: 401 | 403, error: string, description: string): FastifyReply {
+function refuse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: 401 | 403,
+  error: string,
+  description: string,
+): FastifyReply {
   const bearer = challenge(error, description);
-  reply.header('WWW-Authenticate', isLegacyPath(request.url) && status === 401 ? ['Basic realm="crm"', bearer] : bearer);
+  reply.header(
+    'WWW-Authenticate',
+    isLegacyPath(request.url) && status === 401 ? ['Basic realm="crm"', bearer] : bearer,
+  );
   return sendError(request, reply, status, { error, error_description: description, message: description });
 }
 
@@ -66,7 +75,9 @@ export function installBearerAuth(app: FastifyInstance, ctx: SandboxContext): vo
     const legacy = isLegacyPath(request.url);
     const token = tokenOf(request.headers.authorization, legacy);
     if (token === null) {
-      const missing = legacy ? 'missing API token: send it as a bearer token or as the user name of HTTP Basic authentication' : 'missing bearer token in the Authorization header';
+      const missing = legacy
+        ? 'missing API token: send it as a bearer token or as the user name of HTTP Basic authentication'
+        : 'missing bearer token in the Authorization header';
       return refuse(request, reply, 401, 'invalid_request', missing);
     }
     const found = findAccessToken(ctx, token);

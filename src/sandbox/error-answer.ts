@@ -16,13 +16,22 @@ export function isLegacyPath(url: string): boolean {
 }
 
 /** The answer's content type and text for an error body, in the shape of the request's interface. */
-export function errorPayload(request: FastifyRequest, status: number, body: Record<string, unknown>): { type: string; text: string } {
+export function errorPayload(
+  request: FastifyRequest,
+  status: number,
+  body: Record<string, unknown>,
+): { type: string; text: string } {
   if (isLegacyPath(request.url)) return v1ErrorPayload(request, status, body);
   return { type: 'application/json; charset=utf-8', text: JSON.stringify(body) };
 }
 
 /** Answers an error in the shape of the request's interface. */
-export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  body: Record<string, unknown>,
+): FastifyReply {
   const { type, text } = errorPayload(request, status, body);
   return reply.code(status).type(type).send(text);
 }

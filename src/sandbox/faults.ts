@@ -53,7 +53,11 @@ export function installFaults(app: FastifyInstance, ctx: SandboxContext, options
       const status = FAULT_STATUSES[Math.floor(ctx.random() * FAULT_STATUSES.length)] ?? 500;
       return sendError(request, reply, status, { message: FAULT_TEXT[status] });
     }
-    if (faults.dropAfterWriteRate > 0 && WRITE_METHODS.has(request.method) && ctx.random() < faults.dropAfterWriteRate) {
+    if (
+      faults.dropAfterWriteRate > 0 &&
+      WRITE_METHODS.has(request.method) &&
+      ctx.random() < faults.dropAfterWriteRate
+    ) {
       doomed.add(request);
     }
     return undefined;

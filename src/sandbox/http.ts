@@ -169,7 +169,9 @@ export function unwrap(request: FastifyRequest, key: string): Record<string, unk
   // it would be silently lost, so it is refused.
   const extra = Object.keys(body).filter((name) => name !== key);
   if (extra.length > 0) {
-    throw badRequest(`unexpected ${extra.map((name) => JSON.stringify(name)).join(', ')} beside "${key}": put it inside "${key}"`);
+    throw badRequest(
+      `unexpected ${extra.map((name) => JSON.stringify(name)).join(', ')} beside "${key}": put it inside "${key}"`,
+    );
   }
   return inner as Record<string, unknown>;
 }

@@ -16,7 +16,13 @@ export function registerJobHandler(table: JobRec['target']['table'], handler: Jo
  * Schedules work instead of doing it now and answers `202 Accepted` with the job's `Location`,
  * as the service does for some party and entry deletes.
  */
-export function answerScheduled(ctx: SandboxContext, request: FastifyRequest, reply: FastifyReply, action: string, target: JobRec['target']): FastifyReply {
+export function answerScheduled(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  action: string,
+  target: JobRec['target'],
+): FastifyReply {
   const now = ctx.now();
   const job: JobRec = {
     id: randomUUID(),

@@ -17,7 +17,12 @@ export type OAuthParams = Record<string, unknown>;
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /** An RFC 6749 section 5.2 error answer: `{error, error_description}`, 400 unless told. */
-export function oauthError(error: string, description: string, status = 400, headers: Record<string, string> = {}): HttpError {
+export function oauthError(
+  error: string,
+  description: string,
+  status = 400,
+  headers: Record<string, string> = {},
+): HttpError {
   return new HttpError(status, { error, error_description: description }, { ...NO_STORE, ...headers });
 }
 
@@ -114,14 +119,27 @@ const NO_CLIENT = 'no client found with the given key and secret';
  * their id alone. Returns null when `optional` and no client id was sent at all.
  */
 export function authenticateClient(ctx: SandboxContext, request: FastifyRequest, params: OAuthParams): OAuthClientRec;
-export function authenticateClient(ctx: SandboxContext, request: FastifyRequest, params: OAuthParams, optional: true): OAuthClientRec | null;
-export function authenticateClient(ctx: SandboxContext, request: FastifyRequest, params: OAuthParams, optional = false): OAuthClientRec | null {
+export function authenticateClient(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  params: OAuthParams,
+  optional: true,
+): OAuthClientRec | null;
+export function authenticateClient(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  params: OAuthParams,
+  optional = false,
+): OAuthClientRec | null {
   const basic = basicCredentials(request);
   const bodyId = single(params, 'client_id');
   const bodySecret = single(params, 'client_secret');
   if (basic && (bodySecret !== undefined || (bodyId !== undefined && bodyId !== basic.id))) {
     // RFC 6749 section 2.3: a client uses one authentication method per request.
-    throw oauthError('invalid_request', 'send client credentials either in the body or in the Authorization header, not both');
+    throw oauthError(
+      'invalid_request',
+      'send client credentials either in the body or in the Authorization header, not both',
+    );
   }
   const id = basic?.id ?? bodyId;
   const secret = basic?.secret ?? bodySecret ?? '';
@@ -133,7 +151,9 @@ export function authenticateClient(ctx: SandboxContext, request: FastifyRequest,
   // Compare even for an unknown client so that the answer time says nothing about which ids exist.
   const matches = secretsEqual(secret, client?.clientSecret ?? '\u0000unknown client');
   if (!client || !matches) {
-    throw basic ? oauthError('invalid_client', NO_CLIENT, 401, basicChallenge()) : oauthError('invalid_client', NO_CLIENT);
+    throw basic
+      ? oauthError('invalid_client', NO_CLIENT, 401, basicChallenge())
+      : oauthError('invalid_client', NO_CLIENT);
   }
   return client;
 }

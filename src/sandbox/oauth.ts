@@ -3,7 +3,16 @@ import { newTokenValue } from './auth.ts';
 import type { SandboxContext } from './context.ts';
 import { HttpError, timestamp } from './http.ts';
 import type { AuthCodeRec, OAuthClientRec, UserRec } from './model.ts';
-import { authenticateClient, bodyParams, noStoreHeaders, normaliseScope, oauthError, type OAuthParams, required, single } from './oauth-params.ts';
+import {
+  authenticateClient,
+  bodyParams,
+  noStoreHeaders,
+  normaliseScope,
+  oauthError,
+  type OAuthParams,
+  required,
+  single,
+} from './oauth-params.ts';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage } from './oauth-page.ts';
 import { ADMIN_USERNAME } from './seed.ts';
 
@@ -60,7 +69,8 @@ function identify(ctx: SandboxContext, params: OAuthParams): AuthoriseRequest {
 /** Checks the parts of an authorisation request that are reported to the client by redirect. */
 function checkGrantRequest(params: OAuthParams): { scope: string } {
   for (const name of ['response_type', 'scope', 'decision']) {
-    if (Array.isArray(params[name])) throw new RedirectableError('invalid_request', `the parameter ${name} was given more than once`);
+    if (Array.isArray(params[name]))
+      throw new RedirectableError('invalid_request', `the parameter ${name} was given more than once`);
   }
   const responseType = params.response_type;
   if (responseType === undefined || responseType === '') {
@@ -95,7 +105,12 @@ function showErrorPage(reply: FastifyReply, problem: string): FastifyReply {
  * before the client and its redirect URI are trusted goes to an error page; one found after goes
  * back to the client by redirect, with the request's state.
  */
-function answerAuthorise(ctx: SandboxContext, reply: FastifyReply, params: OAuthParams, answer: (target: AuthoriseRequest) => FastifyReply): FastifyReply {
+function answerAuthorise(
+  ctx: SandboxContext,
+  reply: FastifyReply,
+  params: OAuthParams,
+  answer: (target: AuthoriseRequest) => FastifyReply,
+): FastifyReply {
   let target: AuthoriseRequest;
   try {
     target = identify(ctx, params);
@@ -125,14 +140,24 @@ function adminOf(ctx: SandboxContext): UserRec {
  * Turns Fastify's own rejections on the token endpoints (malformed JSON, body too large) into
  * OAuth error bodies, so clients parse one error format there.
  */
-function tokenErrorHandler(error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function tokenErrorHandler(
+  error: FastifyError | HttpError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   if (error instanceof HttpError) return reply.code(error.status).headers(error.headers).send(error.body);
   const status = error.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    return reply.code(status).headers(noStoreHeaders()).send({ error: 'invalid_request', error_description: error.message });
+    return reply
+      .code(status)
+      .headers(noStoreHeaders())
+      .send({ error: 'invalid_request', error_description: error.message });
   }
   request.log.error(error);
-  return reply.code(500).headers(noStoreHeaders()).send({ error: 'server_error', error_description: 'internal sandbox error; this is a bug in the sandbox' });
+  return reply
+    .code(500)
+    .headers(noStoreHeaders())
+    .send({ error: 'server_error', error_description: 'internal sandbox error; this is a bug in the sandbox' });
 }
 
 /**
@@ -144,7 +169,8 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
   const sweepCodes = (): void => {
     // A used code is kept until it would have expired, so that a replay is still recognised.
     const now = ctx.now().getTime();
-    for (const [value, code] of ctx.store.authCodes) if (Date.parse(code.expiresAt) <= now) ctx.store.authCodes.delete(value);
+    for (const [value, code] of ctx.store.authCodes)
+      if (Date.parse(code.expiresAt) <= now) ctx.store.authCodes.delete(value);
   };
 
   /** Revokes every token the client holds for the user: the application loses its access. */
@@ -155,7 +181,8 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: SandboxContext): 
       ctx.store.refreshTokens.touch(refresh.token);
     }
     for (const [value, access] of ctx.store.accessTokens) {
-      if (access.kind === 'oauth' && access.clientId === clientId && access.userId === userId) ctx.store.accessTokens.delete(value);
+      if (access.kind === 'oauth' && access.clientId === clientId && access.userId === userId)
+        ctx.store.accessTokens.delete(value);
     }
   };
 

@@ -58,7 +58,14 @@ export function pageOf<T>(store: Store, request: FastifyRequest, reply: FastifyR
 }
 
 /** The page found by walking, or null when the walk ran out of budget before it was complete. */
-function walkPage<T>(store: Store, request: FastifyRequest, reply: FastifyReply, source: ListSource<T>, page: number, perPage: number): T[] | null {
+function walkPage<T>(
+  store: Store,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  source: ListSource<T>,
+  page: number,
+  perPage: number,
+): T[] | null {
   const start = (page - 1) * perPage;
   const out: T[] = [];
   let seen = 0;

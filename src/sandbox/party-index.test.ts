@@ -16,7 +16,20 @@ function emptyStore(): Store {
 }
 
 // Few distinct values, so that names, addresses and numbers are shared and found more than once.
-const WORDS = ['Acme', 'acme', 'Ann', 'Anna', 'Annabel', 'Bob', 'Smith', 'Smithson', 'Çelik', 'Grün', 'Øst', 'de la Cruz'];
+const WORDS = [
+  'Acme',
+  'acme',
+  'Ann',
+  'Anna',
+  'Annabel',
+  'Bob',
+  'Smith',
+  'Smithson',
+  'Çelik',
+  'Grün',
+  'Øst',
+  'de la Cruz',
+];
 const DOMAINS = ['acme.example', 'mail.example', 'ACME.example'];
 const ZIPS = ['SW1A 1AA', 'sw1a1aa', 'EC1 2BB', '10115', null];
 const PHONES = ['+44 (0)20 7946-0018', '020 7946 0018', '555-0100', '0049 30 1234567', '12'];
@@ -33,9 +46,21 @@ function values(next: () => number, store: Store): Partial<PartyRec> {
     lastName: next() < 0.8 ? `${pick(next, WORDS)}${next() < 0.3 ? ' Jr' : ''}` : null,
     name: `${pick(next, WORDS)} ${pick(next, ['Ltd', 'GmbH', ''])}`.trim(),
     organisationId: organisations.length > 0 && next() < 0.6 ? pick(next, organisations).id : null,
-    emailAddresses: some(() => ({ id: 0, type: null, address: `${pick(next, WORDS).replace(/ /g, '')}.${Math.floor(next() * 5)}@${pick(next, DOMAINS)}` })),
+    emailAddresses: some(() => ({
+      id: 0,
+      type: null,
+      address: `${pick(next, WORDS).replace(/ /g, '')}.${Math.floor(next() * 5)}@${pick(next, DOMAINS)}`,
+    })),
     phoneNumbers: some(() => ({ id: 0, type: null, number: pick(next, PHONES) })),
-    addresses: some(() => ({ id: 0, type: null, street: null, city: null, state: null, country: null, zip: pick(next, ZIPS) })),
+    addresses: some(() => ({
+      id: 0,
+      type: null,
+      street: null,
+      city: null,
+      state: null,
+      country: null,
+      zip: pick(next, ZIPS),
+    })),
   } as Partial<PartyRec>;
 }
 
@@ -98,9 +123,13 @@ function answers(store: Store): unknown {
   const all = store.parties.all();
   const env = { store, callerId: 0, today: '2026-01-01', boards: [] };
   const filters = FILTERS.map((conditions) => compileFilter('parties', parseFilter({ conditions }), env));
-  const organisations = [...new Set(all.filter((p) => p.type === 'organisation').map((p) => (p.name ?? '').toLowerCase()))];
+  const organisations = [
+    ...new Set(all.filter((p) => p.type === 'organisation').map((p) => (p.name ?? '').toLowerCase())),
+  ];
   const walk = {
-    named: organisations.map((name) => all.find((p) => p.type === 'organisation' && (p.name ?? '').toLowerCase() === name)?.id),
+    named: organisations.map(
+      (name) => all.find((p) => p.type === 'organisation' && (p.name ?? '').toLowerCase() === name)?.id,
+    ),
     employees: all.map((o) => all.filter((p) => p.organisationId === o.id).map((p) => p.id)),
     search: QUERIES.map((q) => all.filter((p) => partyMatches(p, q)).map((p) => p.id)),
     filters: filters.map((filter) => all.filter((p) => filter.matches(p)).map((p) => p.id)),
@@ -109,8 +138,14 @@ function answers(store: Store): unknown {
   const indexed = {
     named: organisations.map((name) => index.organisationNamed(name)?.id),
     employees: all.map((o) => index.employees(o.id).map((p) => p.id)),
-    search: QUERIES.map((q) => [...(index.searchCandidates(q) ?? store.parties.values())].filter((p) => partyMatches(p, q)).map((p) => p.id)),
-    filters: filters.map((filter) => [...(index.filterCandidates(filter.texts) ?? store.parties.values())].filter((p) => filter.matches(p)).map((p) => p.id)),
+    search: QUERIES.map((q) =>
+      [...(index.searchCandidates(q) ?? store.parties.values())].filter((p) => partyMatches(p, q)).map((p) => p.id),
+    ),
+    filters: filters.map((filter) =>
+      [...(index.filterCandidates(filter.texts) ?? store.parties.values())]
+        .filter((p) => filter.matches(p))
+        .map((p) => p.id),
+    ),
   };
   return { walk, indexed };
 }
@@ -126,15 +161,25 @@ function randomWrite(next: () => number, store: Store): void {
   const roll = next();
   if (parties.length < 5 || roll < 0.4) {
     const organisation = next() < 0.3;
-    addParty(store, { ...values(next, store), type: organisation ? 'organisation' : 'person', ...(organisation ? { firstName: null, lastName: null, organisationId: null } : { name: null }) });
+    addParty(store, {
+      ...values(next, store),
+      type: organisation ? 'organisation' : 'person',
+      ...(organisation ? { firstName: null, lastName: null, organisationId: null } : { name: null }),
+    });
   } else if (roll < 0.6) {
     const party = pick(next, parties);
     const changes = values(next, store);
-    store.parties.put({ ...party, ...(party.type === 'organisation' ? { name: changes.name } : { ...changes, name: null }) } as PartyRec);
+    store.parties.put({
+      ...party,
+      ...(party.type === 'organisation' ? { name: changes.name } : { ...changes, name: null }),
+    } as PartyRec);
   } else if (roll < 0.75) {
     // Changed in place, then touched, as the cascade of a deleted organisation does.
     const party = pick(next, parties);
-    party.emailAddresses = [...party.emailAddresses, { id: 0, type: null, address: `${pick(next, WORDS)}@${pick(next, DOMAINS)}` }];
+    party.emailAddresses = [
+      ...party.emailAddresses,
+      { id: 0, type: null, address: `${pick(next, WORDS)}@${pick(next, DOMAINS)}` },
+    ];
     if (party.type === 'organisation') party.name = pick(next, WORDS);
     else party.organisationId = null;
     store.parties.touch(party);
@@ -207,7 +252,10 @@ describe('the party index', () => {
 
   it('keeps a posting per piece of a party, and builds itself again once most of them are stale', () => {
     const store = emptyStore();
-    const party = addParty(store, { firstName: 'Ann', emailAddresses: [{ id: 0, type: null, address: 'ann@x.example' }] });
+    const party = addParty(store, {
+      firstName: 'Ann',
+      emailAddresses: [{ id: 0, type: null, address: 'ann@x.example' }],
+    });
     const first = store.partyIndex.entries();
     for (let i = 0; i < 30_000; i++) {
       party.firstName = `Ann${i}`;

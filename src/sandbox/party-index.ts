@@ -119,8 +119,15 @@ function keysOf(party: PartyRec): Keys {
   const phone = new Set<number>();
   for (const number of party.phoneNumbers) grams(digitsOf(number.number), phone);
   const zips: string[] = [];
-  for (const address of party.addresses) if (address.zip !== null) zips.push(address.zip.toLowerCase().replace(/\s+/g, ''));
-  return { organisation: party.type === 'organisation' ? (party.name ?? '').toLowerCase() : null, employer: party.organisationId, text, zips, phone };
+  for (const address of party.addresses)
+    if (address.zip !== null) zips.push(address.zip.toLowerCase().replace(/\s+/g, ''));
+  return {
+    organisation: party.type === 'organisation' ? (party.name ?? '').toLowerCase() : null,
+    employer: party.organisationId,
+    text,
+    zips,
+    phone,
+  };
 }
 
 /**

@@ -7,7 +7,9 @@ import type { PartyRec } from './model.ts';
 
 /** The display name of a party: the organisation name or the person's first and last name. */
 export function partyName(party: PartyRec): string {
-  return party.type === 'organisation' ? (party.name ?? '') : [party.firstName, party.lastName].filter(Boolean).join(' ');
+  return party.type === 'organisation'
+    ? (party.name ?? '')
+    : [party.firstName, party.lastName].filter(Boolean).join(' ');
 }
 
 /** The digits of a text alone: how phone numbers are compared. */

@@ -47,7 +47,13 @@ export function seedAccount(store: Store, now: Date): void {
     teamIds: [support.id],
   });
 
-  const pipeline = store.pipelines.insert({ name: 'Sales', description: 'New business', archived: false, createdAt: at, updatedAt: at });
+  const pipeline = store.pipelines.insert({
+    name: 'Sales',
+    description: 'New business',
+    archived: false,
+    createdAt: at,
+    updatedAt: at,
+  });
   const milestones: Array<[string, number, boolean, number | null]> = [
     ['New', 10, false, 14],
     ['Qualified', 25, false, 14],
@@ -84,7 +90,12 @@ export function seedAccount(store: Store, now: Date): void {
   const categoryIds = categories.map(([name, colour]) => store.taskCategories.insert({ name, colour }).id);
 
   let order = 0;
-  const field = (entity: EntityKind, name: string, type: FieldType, extra: Partial<Omit<FieldDefinitionRec, 'id' | 'entity' | 'name' | 'type'>> = {}): void => {
+  const field = (
+    entity: EntityKind,
+    name: string,
+    type: FieldType,
+    extra: Partial<Omit<FieldDefinitionRec, 'id' | 'entity' | 'name' | 'type'>> = {},
+  ): void => {
     store.fieldDefinitions.insert({
       entity,
       name,
@@ -98,12 +109,19 @@ export function seedAccount(store: Store, now: Date): void {
       ...extra,
     });
   };
-  field('parties', 'Industry', 'List', { options: ['Agriculture', 'Finance', 'Manufacturing', 'Retail', 'Software', 'Other'] });
+  field('parties', 'Industry', 'List', {
+    options: ['Agriculture', 'Finance', 'Manufacturing', 'Retail', 'Software', 'Other'],
+  });
   field('parties', 'Customer since', 'Date');
   field('parties', 'VIP', 'Boolean');
   field('parties', 'Account number', 'Text', { pattern: '^[A-Z]{2}-\\d{4,8}$', important: true });
   field('parties', 'Preferred language', 'Text', { forClass: 'PERSON' });
-  const customer = store.tags.insert({ entity: 'parties', name: 'Customer', description: 'Customers under contract', dataTag: true });
+  const customer = store.tags.insert({
+    entity: 'parties',
+    name: 'Customer',
+    description: 'Customers under contract',
+    dataTag: true,
+  });
   field('parties', 'Contract end', 'Date', { tagId: customer.id });
   field('parties', 'Support level', 'List', { tagId: customer.id, options: ['Bronze', 'Silver', 'Gold'] });
   store.tags.insert({ entity: 'parties', name: 'Prospect', description: null, dataTag: false });
@@ -128,9 +146,36 @@ export function seedAccount(store: Store, now: Date): void {
     createdAt: at,
     updatedAt: at,
     taskDefinitions: [
-      { id: store.next(), description: 'Welcome call', daysAfterRule: 'TRACK_START', daysAfter: 0, displayOrder: 0, dayDelayRule: 'TRACK_DAYS', assigneeType: 'ENTITY_OWNER', categoryId: categoryIds[0] ?? null },
-      { id: store.next(), description: 'Send training material', daysAfterRule: 'LAST_TASK', daysAfter: 3, displayOrder: 1, dayDelayRule: 'TRACK_WORKDAYS', assigneeType: 'ENTITY_OWNER', categoryId: categoryIds[1] ?? null },
-      { id: store.next(), description: 'Check-in', daysAfterRule: 'TRACK_START', daysAfter: 2, displayOrder: 2, dayDelayRule: 'TRACK_WEEKS', assigneeType: 'ENTITY_OWNER', categoryId: categoryIds[2] ?? null },
+      {
+        id: store.next(),
+        description: 'Welcome call',
+        daysAfterRule: 'TRACK_START',
+        daysAfter: 0,
+        displayOrder: 0,
+        dayDelayRule: 'TRACK_DAYS',
+        assigneeType: 'ENTITY_OWNER',
+        categoryId: categoryIds[0] ?? null,
+      },
+      {
+        id: store.next(),
+        description: 'Send training material',
+        daysAfterRule: 'LAST_TASK',
+        daysAfter: 3,
+        displayOrder: 1,
+        dayDelayRule: 'TRACK_WORKDAYS',
+        assigneeType: 'ENTITY_OWNER',
+        categoryId: categoryIds[1] ?? null,
+      },
+      {
+        id: store.next(),
+        description: 'Check-in',
+        daysAfterRule: 'TRACK_START',
+        daysAfter: 2,
+        displayOrder: 2,
+        dayDelayRule: 'TRACK_WEEKS',
+        assigneeType: 'ENTITY_OWNER',
+        categoryId: categoryIds[2] ?? null,
+      },
     ],
   });
   store.trackDefinitions.insert({
@@ -141,8 +186,26 @@ export function seedAccount(store: Store, now: Date): void {
     createdAt: at,
     updatedAt: at,
     taskDefinitions: [
-      { id: store.next(), description: 'Send proposal', daysAfterRule: 'TRACK_START', daysAfter: 1, displayOrder: 0, dayDelayRule: 'TRACK_DAYS', assigneeType: 'ENTITY_OWNER', categoryId: categoryIds[1] ?? null },
-      { id: store.next(), description: 'Follow-up call', daysAfterRule: 'LAST_TASK', daysAfter: 5, displayOrder: 1, dayDelayRule: 'TRACK_WORKDAYS', assigneeType: 'ENTITY_OWNER', categoryId: categoryIds[0] ?? null },
+      {
+        id: store.next(),
+        description: 'Send proposal',
+        daysAfterRule: 'TRACK_START',
+        daysAfter: 1,
+        displayOrder: 0,
+        dayDelayRule: 'TRACK_DAYS',
+        assigneeType: 'ENTITY_OWNER',
+        categoryId: categoryIds[1] ?? null,
+      },
+      {
+        id: store.next(),
+        description: 'Follow-up call',
+        daysAfterRule: 'LAST_TASK',
+        daysAfter: 5,
+        displayOrder: 1,
+        dayDelayRule: 'TRACK_WORKDAYS',
+        assigneeType: 'ENTITY_OWNER',
+        categoryId: categoryIds[0] ?? null,
+      },
     ],
   });
 }
@@ -167,9 +230,13 @@ export function seedAccountLists(store: Store, now: Date): void {
   const stamped = { createdAt: at, updatedAt: at };
   if (store.boards.size === 0) {
     store.boards.put({ ...SEEDED_BOARD, description: null, ...stamped });
-    SEEDED_STAGES.forEach((stage, displayOrder) => store.stages.put({ ...stage, boardId: SEEDED_BOARD.id, description: null, displayOrder, ...stamped }));
+    SEEDED_STAGES.forEach((stage, displayOrder) =>
+      store.stages.put({ ...stage, boardId: SEEDED_BOARD.id, description: null, displayOrder, ...stamped }),
+    );
   }
   if (store.lostReasons.size === 0) {
-    SEEDED_LOST_REASONS.forEach((name, index) => store.lostReasons.put({ id: 111 + index, name, includedForConversion: true, ...stamped }));
+    SEEDED_LOST_REASONS.forEach((name, index) =>
+      store.lostReasons.put({ id: 111 + index, name, includedForConversion: true, ...stamped }),
+    );
   }
 }

@@ -14,10 +14,15 @@ export function userPictureURL(user: UserRec): string {
  * A user as a record names its owner or creator. `pictureURL` and `deleted` are the service's,
  * beyond the spec (live answers carry them); the sandbox removes no user, so `deleted` is false.
  */
-export function userSummary(ctx: SandboxContext, userId: number | null): { id: number; username: string; name: string; pictureURL: string; deleted: boolean } | null {
+export function userSummary(
+  ctx: SandboxContext,
+  userId: number | null,
+): { id: number; username: string; name: string; pictureURL: string; deleted: boolean } | null {
   if (userId === null) return null;
   const user = ctx.store.users.get(userId);
-  return user ? { id: user.id, username: user.username, name: user.name, pictureURL: userPictureURL(user), deleted: false } : null;
+  return user
+    ? { id: user.id, username: user.username, name: user.name, pictureURL: userPictureURL(user), deleted: false }
+    : null;
 }
 
 export function teamSummary(ctx: SandboxContext, teamId: number | null): { id: number; name: string } | null {
@@ -27,7 +32,15 @@ export function teamSummary(ctx: SandboxContext, teamId: number | null): { id: n
 }
 
 export function partySummaryOf(party: PartyRec): Record<string, unknown> {
-  return party.type === 'person' ? { id: party.id, type: party.type, firstName: party.firstName, lastName: party.lastName, pictureURL: party.pictureURL } : { id: party.id, type: party.type, name: party.name, pictureURL: party.pictureURL };
+  return party.type === 'person'
+    ? {
+        id: party.id,
+        type: party.type,
+        firstName: party.firstName,
+        lastName: party.lastName,
+        pictureURL: party.pictureURL,
+      }
+    : { id: party.id, type: party.type, name: party.name, pictureURL: party.pictureURL };
 }
 
 export function partySummary(ctx: SandboxContext, partyId: number | null): Record<string, unknown> | null {
@@ -48,7 +61,10 @@ export function kaseSummary(ctx: SandboxContext, id: number | null): { id: numbe
   return kase ? { id: kase.id, name: kase.name } : null;
 }
 
-export function tagsOf(ctx: SandboxContext, tagIds: readonly number[]): Array<{ id: number; name: string; dataTag: boolean }> {
+export function tagsOf(
+  ctx: SandboxContext,
+  tagIds: readonly number[],
+): Array<{ id: number; name: string; dataTag: boolean }> {
   return tagIds.flatMap((id) => {
     const tag = ctx.store.tags.get(id);
     return tag ? [{ id: tag.id, name: tag.name, dataTag: tag.dataTag }] : [];

@@ -63,7 +63,8 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
 
   let durable: DurableState | null = null;
   let loaded = false;
-  if (settings.dataFile) ({ durable, loaded } = await DurableState.open(store, settings.dataFile, { reset: settings.reset, report }));
+  if (settings.dataFile)
+    ({ durable, loaded } = await DurableState.open(store, settings.dataFile, { reset: settings.reset, report }));
   if (!loaded) seedAccount(store, now());
   else seedAccountLists(store, now());
   store.teamsEdition = settings.teamsEdition;
@@ -111,7 +112,9 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<{
     request.log.error(error);
     return sendError(request, reply, 500, { message: 'internal sandbox error; this is a bug in the sandbox' });
   });
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, { message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, 404, { message: `no such endpoint: ${request.method} ${request.url.split('?')[0]}` }),
+  );
 
   installLastQueryValue(app);
   installWriteTracking(app, durable, store);

@@ -430,7 +430,8 @@ export class Store {
       yield ']';
     }
     yield `},"deleted":${JSON.stringify(this.deleted)}`;
-    for (const [name, map] of Object.entries(this.maps())) yield `,${JSON.stringify(name)}:${JSON.stringify([...map.values()])}`;
+    for (const [name, map] of Object.entries(this.maps()))
+      yield `,${JSON.stringify(name)}:${JSON.stringify([...map.values()])}`;
     yield `,"blobs":${JSON.stringify(this.blobs.ids())}}`;
   }
 
@@ -459,7 +460,8 @@ export class Store {
     }
     this.blobs.clear();
     if (Array.isArray(state.blobs)) for (const id of state.blobs) this.blobs.adopt(id);
-    else for (const [id, base64] of Object.entries(state.blobs ?? {})) this.blobs.set(id, Buffer.from(base64, 'base64'));
+    else
+      for (const [id, base64] of Object.entries(state.blobs ?? {})) this.blobs.set(id, Buffer.from(base64, 'base64'));
   }
 }
 
@@ -468,7 +470,14 @@ const OLD_FORMAT = 'crm-ferry-sandbox/1';
 
 function keyOf(name: MapName, value: unknown): string {
   const v = value as Record<string, unknown>;
-  const key = { jobs: v.id, uploads: v.token, accessTokens: v.token, refreshTokens: v.token, authCodes: v.code, oauthClients: v.clientId }[name];
+  const key = {
+    jobs: v.id,
+    uploads: v.token,
+    accessTokens: v.token,
+    refreshTokens: v.token,
+    authCodes: v.code,
+    oauthClients: v.clientId,
+  }[name];
   if (typeof key !== 'string') throw new Error(`a ${name} entry without its key`);
   return key;
 }
@@ -489,8 +498,10 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
   if (!data || typeof data !== 'object' || Array.isArray(data)) throw notOurs(file);
   const state = data as Record<string, unknown>;
   if (state.format !== SNAPSHOT_FORMAT && state.format !== OLD_FORMAT) throw notOurs(file);
-  if (typeof state.seq !== 'number' || !Number.isInteger(state.seq)) throw damaged('seq', `is ${describe(state.seq)}, not a whole number`);
-  if (typeof state.teamsEdition !== 'boolean') throw damaged('teamsEdition', `is ${describe(state.teamsEdition)}, not true or false`);
+  if (typeof state.seq !== 'number' || !Number.isInteger(state.seq))
+    throw damaged('seq', `is ${describe(state.seq)}, not a whole number`);
+  if (typeof state.teamsEdition !== 'boolean')
+    throw damaged('teamsEdition', `is ${describe(state.teamsEdition)}, not true or false`);
   const list = (value: unknown, where: string, check: (row: Record<string, unknown>, at: string) => void): void => {
     if (!Array.isArray(value)) throw damaged(where, `is ${describe(value)}, not a list`);
     value.forEach((row: unknown, i) => {
@@ -500,7 +511,8 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
     });
   };
   const withId = (row: Record<string, unknown>, at: string): void => {
-    if (typeof row.id !== 'number' || !Number.isInteger(row.id)) throw damaged(`${at}.id`, `is ${describe(row.id)}, not a whole number`);
+    if (typeof row.id !== 'number' || !Number.isInteger(row.id))
+      throw damaged(`${at}.id`, `is ${describe(row.id)}, not a whole number`);
   };
   const withKey =
     (key: string) =>
@@ -508,7 +520,8 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
       if (typeof row[key] !== 'string') throw damaged(`${at}.${key}`, `is ${describe(row[key])}, not a string`);
     };
   const object = (value: unknown, where: string): Record<string, unknown> => {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) throw damaged(where, `is ${describe(value)}, not an object`);
+    if (!value || typeof value !== 'object' || Array.isArray(value))
+      throw damaged(where, `is ${describe(value)}, not an object`);
     return value as Record<string, unknown>;
   };
   const tables = object(state.tables, 'tables');
@@ -519,7 +532,8 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
       withId(row, at);
       const id = row.id as number;
       // A record past the sequence would have its id given again to a new record.
-      if (id > seq) throw damaged(`${at}.id`, `is ${id}, past the id sequence (seq ${seq}): a new record would get the same id`);
+      if (id > seq)
+        throw damaged(`${at}.id`, `is ${id}, past the id sequence (seq ${seq}): a new record would get the same id`);
       const first = seen.get(id);
       if (first !== undefined) throw damaged(`${at}.id`, `repeats the id ${id} of tables.${name}[${first}]`);
       seen.set(id, seen.size);
@@ -527,12 +541,20 @@ function checkSnapshot(data: unknown, file: string): StoreSnapshot {
   }
   const deleted = object(state.deleted, 'deleted');
   for (const name of DELETED_TABLES) if (deleted[name] !== undefined) list(deleted[name], `deleted.${name}`, withId);
-  const keys: Record<MapName, string> = { jobs: 'id', uploads: 'token', accessTokens: 'token', refreshTokens: 'token', authCodes: 'code', oauthClients: 'clientId' };
+  const keys: Record<MapName, string> = {
+    jobs: 'id',
+    uploads: 'token',
+    accessTokens: 'token',
+    refreshTokens: 'token',
+    authCodes: 'code',
+    oauthClients: 'clientId',
+  };
   for (const name of MAP_NAMES) if (state[name] !== undefined) list(state[name], name, withKey(keys[name]));
   if (state.format === OLD_FORMAT) {
     const blobs = object(state.blobs, 'blobs');
     for (const [id, value] of Object.entries(blobs)) {
-      if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) throw damaged(`blobs.${id}`, 'is not base64 text');
+      if (typeof value !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(value))
+        throw damaged(`blobs.${id}`, 'is not base64 text');
     }
   } else {
     if (!Array.isArray(state.blobs)) throw damaged('blobs', `is ${describe(state.blobs)}, not a list of blob ids`);

@@ -47,19 +47,30 @@ export const xlsxFormat: SourceFormatDefinition = {
     if (startsWith(prefix, ZIP) || startsWith(prefix, ZIP_EMPTY)) return 'zip container (Excel workbook)';
     if (!startsWith(prefix, OLE2)) return undefined;
     if (extension === '.xlsx' || extension === '.xlsm') {
-      throw new FerryError('SOURCE_XLSX_ENCRYPTED', 'the workbook is password-protected (encrypted), so it cannot be read', {
-        location: { file },
-        hint: 'Ask the customer to remove the password (File > Info > Protect Workbook) and send it again.',
-      });
+      throw new FerryError(
+        'SOURCE_XLSX_ENCRYPTED',
+        'the workbook is password-protected (encrypted), so it cannot be read',
+        {
+          location: { file },
+          hint: 'Ask the customer to remove the password (File > Info > Protect Workbook) and send it again.',
+        },
+      );
     }
-    throw new FerryError('SOURCE_FORMAT_UNKNOWN', 'this is an old binary Excel file (.xls) or another Office file, which crm-ferry does not read', {
-      location: { file },
-      hint: 'Open it in a spreadsheet program and save it as .xlsx or CSV (UTF-8).',
-    });
+    throw new FerryError(
+      'SOURCE_FORMAT_UNKNOWN',
+      'this is an old binary Excel file (.xls) or another Office file, which crm-ferry does not read',
+      {
+        location: { file },
+        hint: 'Open it in a spreadsheet program and save it as .xlsx or CSV (UTF-8).',
+      },
+    );
   },
   read(file, options) {
     const { sheet, headerRow } = options;
-    return readXlsx(file, sheet === undefined ? { ...commonOf(options), headerRow } : { ...commonOf(options), headerRow, sheet });
+    return readXlsx(
+      file,
+      sheet === undefined ? { ...commonOf(options), headerRow } : { ...commonOf(options), headerRow, sheet },
+    );
   },
 };
 
@@ -93,7 +104,9 @@ export const v1JsonFormat: SourceFormatDefinition = {
   varyingColumns: true,
   detect({ prefix, extension }) {
     const text = peekText(prefix).trimStart();
-    return text.startsWith('{') || /^\[\s*[{\]]/.test(text) || (text.startsWith('[') && extension === '.json') ? 'JSON document (legacy export)' : undefined;
+    return text.startsWith('{') || /^\[\s*[{\]]/.test(text) || (text.startsWith('[') && extension === '.json')
+      ? 'JSON document (legacy export)'
+      : undefined;
   },
   read: (file, options) => readLegacyExport(file, options),
 };
@@ -109,7 +122,10 @@ export const csvFormat: SourceFormatDefinition = {
   description: 'delimited text',
   extensions: ['.csv', '.tsv', '.txt', '.tab'],
   settings: ['delimiter', 'encoding'],
-  detect: ({ extension }) => (extension === '.csv' || extension === '.tsv' || extension === '.txt' ? 'text file' : `text file despite the ${extension || 'missing'} extension`),
+  detect: ({ extension }) =>
+    extension === '.csv' || extension === '.tsv' || extension === '.txt'
+      ? 'text file'
+      : `text file despite the ${extension || 'missing'} extension`,
   read: (file, options) => readCsv(file, options),
 };
 

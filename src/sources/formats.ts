@@ -9,7 +9,13 @@ import { csvFormat, v1ApiFormat, v1JsonFormat, v1XmlFormat, xlsxFormat } from '.
 import { FORMAT_SETTINGS, type SourceFormatDefinition } from './format-types.ts';
 
 /** Every format crm-ferry reads, in the order they are tried on a file; the last (CSV) takes any text. */
-const BUILT_IN_FORMATS: readonly SourceFormatDefinition[] = [xlsxFormat, v1XmlFormat, v1JsonFormat, csvFormat, v1ApiFormat];
+const BUILT_IN_FORMATS: readonly SourceFormatDefinition[] = [
+  xlsxFormat,
+  v1XmlFormat,
+  v1JsonFormat,
+  csvFormat,
+  v1ApiFormat,
+];
 
 /** Formats registered by the program, tried before the built-in ones. */
 const registered: SourceFormatDefinition[] = [];
@@ -39,12 +45,26 @@ const FORMAT_NAME = /^[a-z][a-z0-9-]*$/;
  */
 export function registerSourceFormat(definition: SourceFormatDefinition): void {
   const name: unknown = (definition as { name?: unknown } | null)?.name;
-  const refuse = (problem: string, hint: string): FerryError => new FerryError('CONFIG_INVALID', `source format ${JSON.stringify(name)} ${problem}`, { hint });
-  if (typeof name !== 'string' || !FORMAT_NAME.test(name)) throw refuse('has no usable name', 'Name it with a lower-case word that starts with a letter (letters, digits and -), as mappings will write it.');
-  if (findSourceFormat(name)) throw refuse('is already a format crm-ferry reads', `Give it a name of its own; the formats are: ${sourceFormatNames().join(', ')}.`);
-  if (typeof definition.read !== 'function') throw refuse('has no `read` function', 'See docs/library.md, "A source format of your own".');
+  const refuse = (problem: string, hint: string): FerryError =>
+    new FerryError('CONFIG_INVALID', `source format ${JSON.stringify(name)} ${problem}`, { hint });
+  if (typeof name !== 'string' || !FORMAT_NAME.test(name))
+    throw refuse(
+      'has no usable name',
+      'Name it with a lower-case word that starts with a letter (letters, digits and -), as mappings will write it.',
+    );
+  if (findSourceFormat(name))
+    throw refuse(
+      'is already a format crm-ferry reads',
+      `Give it a name of its own; the formats are: ${sourceFormatNames().join(', ')}.`,
+    );
+  if (typeof definition.read !== 'function')
+    throw refuse('has no `read` function', 'See docs/library.md, "A source format of your own".');
   for (const setting of definition.settings ?? []) {
-    if (!(FORMAT_SETTINGS as readonly string[]).includes(setting)) throw refuse(`names the setting ${JSON.stringify(setting)}, which no source has`, `The settings are: ${FORMAT_SETTINGS.join(', ')}.`);
+    if (!(FORMAT_SETTINGS as readonly string[]).includes(setting))
+      throw refuse(
+        `names the setting ${JSON.stringify(setting)}, which no source has`,
+        `The settings are: ${FORMAT_SETTINGS.join(', ')}.`,
+      );
   }
   registered.push({ ...definition, extensions: definition.extensions.map((extension) => extension.toLowerCase()) });
 }

@@ -9,12 +9,15 @@ import { FerryError } from '../errors/index.ts';
 import type { CellValue, SourceItem } from './types.ts';
 
 /** Reads the rows again from the start, each an object of column -> value; `signal` ends a read early. */
-export type RowReader = (signal?: AbortSignal) => AsyncIterable<Record<string, unknown>> | Iterable<Record<string, unknown>>;
+export type RowReader = (
+  signal?: AbortSignal,
+) => AsyncIterable<Record<string, unknown>> | Iterable<Record<string, unknown>>;
 
 /** A value as a cell holds it: text, a number, a yes/no, a date, or nothing; anything else as its JSON text. */
 function cellOf(value: unknown): CellValue {
   if (value === undefined || value === null) return null;
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || value instanceof Date) return value;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || value instanceof Date)
+    return value;
   if (typeof value === 'bigint') return value.toString();
   return JSON.stringify(value);
 }
@@ -31,7 +34,11 @@ export async function* readGivenRows(name: string, read: RowReader, signal?: Abo
     row += 1;
     const location = { file: name, row: row + 1 };
     if (given === null || typeof given !== 'object' || Array.isArray(given)) {
-      const error = new FerryError('SOURCE_UNREADABLE', `row ${row} of ${name} is ${given === null ? 'null' : Array.isArray(given) ? 'a list' : `a ${typeof given}`}, not an object of column values`, { location });
+      const error = new FerryError(
+        'SOURCE_UNREADABLE',
+        `row ${row} of ${name} is ${given === null ? 'null' : Array.isArray(given) ? 'a list' : `a ${typeof given}`}, not an object of column values`,
+        { location },
+      );
       yield { kind: 'error', source: name, row, error, location };
       continue;
     }

@@ -204,7 +204,16 @@ export async function inspectSource(file: string, options: InspectOptions = {}):
     file,
     format: opened.format,
     formatReason: opened.reason,
-    ...(d ? { encoding: d.encoding, encodingBasis: d.encodingBasis, bom: d.bom, delimiter: d.delimiter, delimiterBasis: d.delimiterBasis, headerRow: d.headerRow } : {}),
+    ...(d
+      ? {
+          encoding: d.encoding,
+          encodingBasis: d.encodingBasis,
+          bom: d.bom,
+          delimiter: d.delimiter,
+          delimiterBasis: d.delimiterBasis,
+          headerRow: d.headerRow,
+        }
+      : {}),
     ...(sheets ? { sheets, sheet: typeof sheet === 'number' ? (sheets[sheet - 1] ?? sheet) : sheet } : {}),
     ...(opened.format === 'xlsx' ? { headerRow: options.headerRow ?? 1 } : {}),
     rowCount,

@@ -28,7 +28,12 @@ describe('detectFormat', () => {
     ['an empty file', 'empty.csv', '', 'csv'],
     ['XML', 'parties.xml', '<?xml version="1.0"?>\n<parties size="1"></parties>', 'v1-xml'],
     ['XML with a BOM and blank lines', 'parties.xml', '\ufeff\n\n<parties></parties>', 'v1-xml'],
-    ['UTF-16 XML', 'parties.xml', Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode('<parties/>', 'utf-16le')]), 'v1-xml'],
+    [
+      'UTF-16 XML',
+      'parties.xml',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode('<parties/>', 'utf-16le')]),
+      'v1-xml',
+    ],
     ['a JSON object', 'export.json', '{"parties": []}', 'v1-json'],
     ['a JSON array', 'export.dat', '[ {"id": "1"} ]', 'v1-json'],
   ];
@@ -55,7 +60,9 @@ describe('detectFormat', () => {
 describe('openSource', () => {
   it('reads a CSV renamed .xlsx as CSV and says so', async () => {
     const warnings: SourceWarning[] = [];
-    const opened = await openSource(fileWith('renamed.xlsx', 'name;city\nAnn;Oslo\n'), { onWarning: (w) => warnings.push(w) });
+    const opened = await openSource(fileWith('renamed.xlsx', 'name;city\nAnn;Oslo\n'), {
+      onWarning: (w) => warnings.push(w),
+    });
     const items: SourceItem[] = [];
     for await (const item of opened.items) items.push(item);
     expect(opened.format).toBe('csv');
@@ -72,10 +79,34 @@ describe('openSource', () => {
   });
 
   it.each([
-    ['a sheet for a CSV', 'sheet.csv', 'name\nAnn\n', { sheet: 2 }, /sheet 2 was given, but this file is read as csv .*no sheets/],
-    ['a delimiter for a legacy XML export', 'parties.xml', '<parties><person><id>1</id></person></parties>', { delimiter: ';' }, /delimiter ";" was given, but this file is read as v1-xml/],
-    ['an encoding for a legacy JSON export', 'parties.json', '{"parties":[]}', { encoding: 'latin1' }, /encoding "latin1" was given, but this file is read as v1-json/],
-    ['a legacy record kind for a CSV', 'rec.csv', 'name\nAnn\n', { record: 'person' as const }, /record "person" was given, but this file is read as csv .*no legacy records/],
+    [
+      'a sheet for a CSV',
+      'sheet.csv',
+      'name\nAnn\n',
+      { sheet: 2 },
+      /sheet 2 was given, but this file is read as csv .*no sheets/,
+    ],
+    [
+      'a delimiter for a legacy XML export',
+      'parties.xml',
+      '<parties><person><id>1</id></person></parties>',
+      { delimiter: ';' },
+      /delimiter ";" was given, but this file is read as v1-xml/,
+    ],
+    [
+      'an encoding for a legacy JSON export',
+      'parties.json',
+      '{"parties":[]}',
+      { encoding: 'latin1' },
+      /encoding "latin1" was given, but this file is read as v1-json/,
+    ],
+    [
+      'a legacy record kind for a CSV',
+      'rec.csv',
+      'name\nAnn\n',
+      { record: 'person' as const },
+      /record "person" was given, but this file is read as csv .*no legacy records/,
+    ],
   ])('refuses %s before reading it (USAGE, with the file)', async (_what, name, content, options, message) => {
     const error = await openSource(fileWith(name, content), options).then(
       () => null,

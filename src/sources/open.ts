@@ -65,13 +65,22 @@ const NONE: Record<FormatSetting, string> = {
  * A setting for another kind of file (`--sheet 2` on a CSV, `--delimiter ';'` on a workbook) is
  * a mistake about the file, not something to pass over: said before anything is read.
  */
-function refuseSettingsOfOtherFormats(file: string, decision: FormatDecision, definition: SourceFormatDefinition, options: OpenSourceOptions): void {
+function refuseSettingsOfOtherFormats(
+  file: string,
+  decision: FormatDecision,
+  definition: SourceFormatDefinition,
+  options: OpenSourceOptions,
+): void {
   for (const key of FORMAT_SETTINGS) {
     if (options[key] === undefined || definition.settings?.includes(key)) continue;
-    throw new FerryError('USAGE', `${key} ${JSON.stringify(options[key])} was given, but this file is read as ${decision.format} (${decision.reason}), which has ${NONE[key]}`, {
-      location: { file },
-      hint: `Leave \`${key}\` out for this file (from the mapping's \`source:\` or the command line), or check that the file and the mapping are the ones you meant (\`crm-ferry inspect\` shows what the file holds).`,
-    });
+    throw new FerryError(
+      'USAGE',
+      `${key} ${JSON.stringify(options[key])} was given, but this file is read as ${decision.format} (${decision.reason}), which has ${NONE[key]}`,
+      {
+        location: { file },
+        hint: `Leave \`${key}\` out for this file (from the mapping's \`source:\` or the command line), or check that the file and the mapping are the ones you meant (\`crm-ferry inspect\` shows what the file holds).`,
+      },
+    );
   }
 }
 
@@ -105,14 +114,21 @@ export async function detectFormat(file: string): Promise<FormatDecision> {
     const reason = format.detect?.({ file, prefix, extension });
     if (reason !== undefined) return { format: format.name, reason };
   }
-  throw new FerryError('SOURCE_FORMAT_UNKNOWN', 'no source format recognises this file', { location: { file }, hint: `Name its format in the mapping's \`source: {format: …}\` (${sourceFormatNames().join(', ')}).` });
+  throw new FerryError('SOURCE_FORMAT_UNKNOWN', 'no source format recognises this file', {
+    location: { file },
+    hint: `Name its format in the mapping's \`source: {format: …}\` (${sourceFormatNames().join(', ')}).`,
+  });
 }
 
 /** The registry's definition of a format named by a caller (a mapping's `source.format`). */
 function definitionOf(name: SourceFormat, file: string): SourceFormatDefinition {
   const definition = findSourceFormat(name);
   if (!definition) {
-    throw new FerryError('USAGE', `unknown source format ${JSON.stringify(name)}; the formats are ${sourceFormatNames().join(', ')}`, { location: { file } });
+    throw new FerryError(
+      'USAGE',
+      `unknown source format ${JSON.stringify(name)}; the formats are ${sourceFormatNames().join(', ')}`,
+      { location: { file } },
+    );
   }
   return definition;
 }
@@ -125,7 +141,9 @@ export async function openSource(file: string, options: OpenSourceOptions = {}):
   if (isV1LiveInput(file) || options.format === 'v1-api') return openV1Live(file, options);
   // detectFormat checks the file first; a format given skips detection, not the check.
   if (options.format) await statSource(file);
-  const decision: FormatDecision = options.format ? { format: options.format, reason: 'given' } : await detectFormat(file);
+  const decision: FormatDecision = options.format
+    ? { format: options.format, reason: 'given' }
+    : await detectFormat(file);
   const definition = definitionOf(decision.format, file);
   const extension = extname(file).toLowerCase();
   if (!options.format && !definition.extensions.includes(extension) && options.onWarning) {
@@ -137,7 +155,13 @@ export async function openSource(file: string, options: OpenSourceOptions = {}):
     options.onWarning(warning);
   }
   refuseSettingsOfOtherFormats(file, decision, definition, options);
-  return { file, format: decision.format, reason: decision.reason, varyingColumns: definition.varyingColumns === true, items: definition.read(file, options) };
+  return {
+    file,
+    format: decision.format,
+    reason: decision.reason,
+    varyingColumns: definition.varyingColumns === true,
+    items: definition.read(file, options),
+  };
 }
 
 /**
@@ -148,9 +172,13 @@ function openV1Live(input: string, options: OpenSourceOptions): OpenedSource {
   let address = input;
   if (!isV1LiveInput(input)) {
     if (options.baseUrl === undefined) {
-      throw new FerryError('USAGE', `the source format is v1-api (a live account), but the input ${JSON.stringify(input)} is no v1+https:// address and the source names no baseUrl`, {
-        hint: "Give the input as v1+https://OLD-ACCOUNT.example.com, or `baseUrl:` in the mapping's source.",
-      });
+      throw new FerryError(
+        'USAGE',
+        `the source format is v1-api (a live account), but the input ${JSON.stringify(input)} is no v1+https:// address and the source names no baseUrl`,
+        {
+          hint: "Give the input as v1+https://OLD-ACCOUNT.example.com, or `baseUrl:` in the mapping's source.",
+        },
+      );
     }
     address = `v1+${options.baseUrl}`;
   }
@@ -162,12 +190,22 @@ function openV1Live(input: string, options: OpenSourceOptions): OpenedSource {
   }
   const live = options.v1Live;
   const reader = live.readerFor(baseUrl, options.wireFormat);
-  const read: Parameters<typeof readV1Live>[1] = { onMalformed: options.onMalformed, onWarning: options.onWarning, signal: options.signal };
+  const read: Parameters<typeof readV1Live>[1] = {
+    onMalformed: options.onMalformed,
+    onWarning: options.onWarning,
+    signal: options.signal,
+  };
   if (options.record !== undefined) read.record = options.record;
   if (list !== undefined) read.list = list;
   if (options.pageSize !== undefined) read.pageSize = options.pageSize;
   if (live.since !== undefined) read.since = live.since;
   if (options.v1Spool !== undefined) read.spool = options.v1Spool;
   if (options.v1SpoolOnly) read.spoolOnly = true;
-  return { file: address, format: 'v1-api', reason: `live v1 account (${reader.format.toUpperCase()})`, varyingColumns: true, items: readV1Live(reader, read) };
+  return {
+    file: address,
+    format: 'v1-api',
+    reason: `live v1 account (${reader.format.toUpperCase()})`,
+    varyingColumns: true,
+    items: readV1Live(reader, read),
+  };
 }

@@ -94,13 +94,18 @@ export function sourceBatches(items: AsyncIterable<SourceItem>): (() => AsyncGen
 }
 
 /** The field batches of a source, when its reader offers them. */
-export function sourceFieldBatches(items: AsyncIterable<SourceItem>): (() => AsyncGenerator<Array<FieldRow | SourceRowError>>) | undefined {
+export function sourceFieldBatches(
+  items: AsyncIterable<SourceItem>,
+): (() => AsyncGenerator<Array<FieldRow | SourceRowError>>) | undefined {
   const batches = (items as Partial<BatchedItems>)[SOURCE_FIELD_BATCHES];
   return typeof batches === 'function' ? batches.bind(items) : undefined;
 }
 
 /** Items read from batches, one by one, offering the batches too (see SOURCE_BATCHES). */
-export function itemsOfBatches(batches: () => AsyncGenerator<SourceItem[]>, fieldBatches?: () => AsyncGenerator<Array<FieldRow | SourceRowError>>): AsyncGenerator<SourceItem> & BatchedItems {
+export function itemsOfBatches(
+  batches: () => AsyncGenerator<SourceItem[]>,
+  fieldBatches?: () => AsyncGenerator<Array<FieldRow | SourceRowError>>,
+): AsyncGenerator<SourceItem> & BatchedItems {
   async function* items(): AsyncGenerator<SourceItem> {
     for await (const batch of batches()) yield* batch;
   }

@@ -21,12 +21,18 @@ export function checkBaseUrl(baseUrl: string): URL {
     });
   }
   if (url.username !== '' || url.password !== '') {
-    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(maskUserInfo(baseUrl))} holds a user name or password; crm-ferry does not send them`, {
-      hint: 'Give the address without USER:PASSWORD@, and the credentials as a token (--token, CRM_FERRY_TOKEN) or an OAuth login (crm-ferry auth login).',
-    });
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `the base address ${JSON.stringify(maskUserInfo(baseUrl))} holds a user name or password; crm-ferry does not send them`,
+      {
+        hint: 'Give the address without USER:PASSWORD@, and the credentials as a token (--token, CRM_FERRY_TOKEN) or an OAuth login (crm-ferry auth login).',
+      },
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(baseUrl)} is not an http(s) address`, { hint: 'The service answers over https://.' });
+    throw new FerryError('CONFIG_INVALID', `the base address ${JSON.stringify(baseUrl)} is not an http(s) address`, {
+      hint: 'The service answers over https://.',
+    });
   }
   return url;
 }

@@ -9,7 +9,19 @@ describe('KeySet', () => {
     const expected = new Set<string>();
     const slots = new Map<string, number>();
     // Keys that UTF-8 would make one (lone surrogates become U+FFFD) must stay three.
-    const awkward = ['', '\uD800', '\uDC00', '\uFFFD', 'a\uD800b', 'a\uFFFDb', 'Zoë', 'Zoe', '株式会社', '😀', '\uD83D\uDE00x'];
+    const awkward = [
+      '',
+      '\uD800',
+      '\uDC00',
+      '\uFFFD',
+      'a\uD800b',
+      'a\uFFFDb',
+      'Zoë',
+      'Zoe',
+      '株式会社',
+      '😀',
+      '\uD83D\uDE00x',
+    ];
     const pool = [...awkward];
     for (let i = 0; i < 40_000; i++) pool.push(`P${Math.floor(random() * 30_000)}`);
     for (const key of pool) {
@@ -47,7 +59,8 @@ describe('IdSet', () => {
     const ids = new IdSet();
     const expected = new Set<number>();
     const pool = [0, -0, Number.NaN, 2 ** 32, 2 ** 32 + 1, 2 ** 53 - 1, 1.5, -7];
-    for (let i = 0; i < 50_000; i++) pool.push(1 + Math.floor(random() * 80_000), 2 ** 40 + Math.floor(random() * 1000));
+    for (let i = 0; i < 50_000; i++)
+      pool.push(1 + Math.floor(random() * 80_000), 2 ** 40 + Math.floor(random() * 1000));
     for (const id of pool) {
       expect(ids.has(id)).toBe(expected.has(id));
       ids.add(id);

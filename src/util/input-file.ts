@@ -32,7 +32,10 @@ export function decodeTextInput(bytes: Uint8Array, what: string, refuse: (messag
     throw refuse(`${what} is not UTF-8 text (it is binary, or saved in another encoding); save it as UTF-8`);
   }
   const control = findControlCharacter(text);
-  if (control) throw refuse(`${what} holds the control character ${characterCode(control.character)} on line ${control.line}, column ${control.column}, which a text file does not`);
+  if (control)
+    throw refuse(
+      `${what} holds the control character ${characterCode(control.character)} on line ${control.line}, column ${control.column}, which a text file does not`,
+    );
   return text;
 }
 

@@ -26,7 +26,12 @@ export interface MakeFoldersOptions {
  */
 export async function makeFolders(folder: string, options: MakeFoldersOptions): Promise<string> {
   const target = resolve(folder);
-  const refuse = (message: string, cause?: unknown): FerryError => new FerryError('CONFIG_INVALID', message, { location: { file: folder }, hint: options.hint, ...(cause === undefined ? {} : { cause }) });
+  const refuse = (message: string, cause?: unknown): FerryError =>
+    new FerryError('CONFIG_INVALID', message, {
+      location: { file: folder },
+      hint: options.hint,
+      ...(cause === undefined ? {} : { cause }),
+    });
   checkNotSpecial(target, options.what, refuse);
   // Find the nearest level that exists; the levels below it are created.
   const missing: string[] = [];
@@ -49,7 +54,8 @@ export async function makeFolders(folder: string, options: MakeFoldersOptions): 
     try {
       await mkdir(path, { mode: options.mode });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw refuse(`cannot create ${options.what} ${path}: ${(error as Error).message}`, error);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw refuse(`cannot create ${options.what} ${path}: ${(error as Error).message}`, error);
     }
   }
   return target;

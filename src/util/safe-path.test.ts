@@ -113,7 +113,9 @@ describe('writeFileAtomic', () => {
   });
 
   it('leaves no temporary file behind when the write fails', async () => {
-    await expect(writeFileAtomic(join(folder, 'missing-folder', 'x.json'), '{}')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(writeFileAtomic(join(folder, 'missing-folder', 'x.json'), '{}')).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
   });
 });
 
@@ -127,7 +129,9 @@ describe('makePrivateFolder', () => {
       process.umask(previous);
     }
     await symlink(join(top, 'elsewhere'), join(folder, 'linked-results'));
-    await expect(makePrivateFolder(join(folder, 'linked-results'), { what: 'the results folder' })).rejects.toMatchObject({ code: 'PATH_UNSAFE' });
+    await expect(
+      makePrivateFolder(join(folder, 'linked-results'), { what: 'the results folder' }),
+    ).rejects.toMatchObject({ code: 'PATH_UNSAFE' });
     expect(await readlink(join(folder, 'linked-results'))).toBe(join(top, 'elsewhere'));
   });
 });

@@ -23,7 +23,8 @@ export interface PathContext {
   hint?: string;
 }
 
-const DEFAULT_HINT = 'the folder or file came from elsewhere and names a path outside it: check where it came from; crm-ferry reads and writes only inside the folders it is given';
+const DEFAULT_HINT =
+  'the folder or file came from elsewhere and names a path outside it: check where it came from; crm-ferry reads and writes only inside the folders it is given';
 
 function refuse(message: string, context: PathContext, file: string, cause?: unknown): FerryError {
   return new FerryError('PATH_UNSAFE', message, {
@@ -41,7 +42,8 @@ function refuse(message: string, context: PathContext, file: string, cause?: unk
 export function checkRelativeName(name: string, context: PathContext, folder: string): string[] {
   if (typeof name !== 'string' || name === '') throw refuse(`${context.what}: the file name is empty`, context, folder);
   if (name.includes('\0')) throw refuse(`${context.what}: the file name holds a zero byte`, context, folder);
-  if (isAbsolute(name) || name.includes('\\')) throw refuse(`${context.what}: ${JSON.stringify(name)} is not a name inside ${folder}`, context, folder);
+  if (isAbsolute(name) || name.includes('\\'))
+    throw refuse(`${context.what}: ${JSON.stringify(name)} is not a name inside ${folder}`, context, folder);
   const levels = name.split('/').filter((level) => level !== '' && level !== '.');
   if (levels.length === 0 || levels.some((level) => level === '..')) {
     throw refuse(`${context.what}: ${JSON.stringify(name)} climbs out of ${folder}`, context, folder);
@@ -66,7 +68,12 @@ export async function pathInside(folder: string, name: string, context: PathCont
       throw error;
     });
     if (info === null) break;
-    if (info.isSymbolicLink()) throw refuse(`${context.what}: ${JSON.stringify(name)} leads through a link (${path}), which crm-ferry does not follow`, context, folder);
+    if (info.isSymbolicLink())
+      throw refuse(
+        `${context.what}: ${JSON.stringify(name)} leads through a link (${path}), which crm-ferry does not follow`,
+        context,
+        folder,
+      );
   }
   const inside = relative(root, path);
   if (inside === '' || inside.startsWith(`..${sep}`) || inside === '..' || isAbsolute(inside)) {
@@ -80,12 +87,18 @@ export async function pathInside(folder: string, name: string, context: PathCont
  * a journal replaced by a link to a file elsewhere is refused instead of written through. `flags`
  * are the `open(2)` flags without `O_NOFOLLOW`. Files created get `mode` (0600 by default).
  */
-export async function openNoFollow(path: string, flags: number, context: PathContext, mode = 0o600): Promise<FileHandle> {
+export async function openNoFollow(
+  path: string,
+  flags: number,
+  context: PathContext,
+  mode = 0o600,
+): Promise<FileHandle> {
   try {
     return await open(path, flags | constants.O_NOFOLLOW, mode);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK') throw refuse(`${context.what}: ${path} is a link, which crm-ferry does not follow`, context, path, error);
+    if (code === 'ELOOP' || code === 'EMLINK')
+      throw refuse(`${context.what}: ${path} is a link, which crm-ferry does not follow`, context, path, error);
     throw error;
   }
 }
@@ -96,7 +109,11 @@ export async function openNoFollow(path: string, flags: number, context: PathCon
  * the handle. A missing file is thrown as the file system's `ENOENT`, for the caller to say in its
  * own words.
  */
-export async function openInside(folder: string, name: string, context: PathContext): Promise<{ path: string; handle: FileHandle }> {
+export async function openInside(
+  folder: string,
+  name: string,
+  context: PathContext,
+): Promise<{ path: string; handle: FileHandle }> {
   const path = await pathInside(folder, name, context);
   const handle = await openNoFollow(path, constants.O_RDONLY, context);
   try {
@@ -114,10 +131,15 @@ export async function openInside(folder: string, name: string, context: PathCont
  * 0700 whatever the umask, and refused when it is a link or not a folder. An existing folder the
  * person made keeps its mode unless `tighten` is set.
  */
-export async function makePrivateFolder(folder: string, context: PathContext, options: { tighten?: boolean } = {}): Promise<string> {
+export async function makePrivateFolder(
+  folder: string,
+  context: PathContext,
+  options: { tighten?: boolean } = {},
+): Promise<string> {
   const path = resolve(folder);
   const before = await lstat(path).catch(() => null);
-  if (before?.isSymbolicLink()) throw refuse(`${context.what}: ${path} is a link, which crm-ferry does not write through`, context, path);
+  if (before?.isSymbolicLink())
+    throw refuse(`${context.what}: ${path} is a link, which crm-ferry does not write through`, context, path);
   if (before && !before.isDirectory()) throw refuse(`${context.what}: ${path} is not a folder`, context, path);
   if (!before) await mkdir(path, { recursive: true, mode: 0o700 });
   if (!before || options.tighten) await chmod(path, 0o700);

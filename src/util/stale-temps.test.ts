@@ -9,10 +9,20 @@ describe('removeStaleTemps', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ferry-stale-temps-'));
     try {
       const gone = 2 ** 22 + 23;
-      const names = [`.state.json.${gone}.0a1b2c3d4e5f.tmp`, `.verify.differences.csv.${gone}.7.tmp`, `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`, 'state.json', `.notes.${gone}.tmp`];
+      const names = [
+        `.state.json.${gone}.0a1b2c3d4e5f.tmp`,
+        `.verify.differences.csv.${gone}.7.tmp`,
+        `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`,
+        'state.json',
+        `.notes.${gone}.tmp`,
+      ];
       for (const name of names) writeFileSync(join(dir, name), '');
       await removeStaleTemps(dir);
-      expect(readdirSync(dir).sort()).toEqual([`.notes.${gone}.tmp`, `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`, 'state.json']);
+      expect(readdirSync(dir).sort()).toEqual([
+        `.notes.${gone}.tmp`,
+        `.state.json.${process.ppid}.0a1b2c3d4e5f.tmp`,
+        'state.json',
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -12,6 +12,7 @@ export async function removeStaleTemps(folder: string): Promise<void> {
   const names = await readdir(folder).catch(() => [] as string[]);
   for (const name of names) {
     const match = TEMPORARY_NAME.exec(name);
-    if (match && Number(match[1]) !== process.pid && !processAlive(Number(match[1]))) await rm(join(folder, name), { force: true });
+    if (match && Number(match[1]) !== process.pid && !processAlive(Number(match[1])))
+      await rm(join(folder, name), { force: true });
   }
 }

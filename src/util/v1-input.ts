@@ -22,7 +22,9 @@ export const V1_LISTS: readonly V1List[] = ['party', 'opportunity', 'kase', 'tas
  * reads. History has no list of its own: `historyItem` is read from the history of each record of
  * /api/party by default, or of /api/opportunity or /api/kase when the input names that list.
  */
-export const V1_LIST_OF_RECORD: Readonly<Record<'person' | 'organisation' | 'party' | 'opportunity' | 'kase' | 'task' | 'historyItem', V1List>> = {
+export const V1_LIST_OF_RECORD: Readonly<
+  Record<'person' | 'organisation' | 'party' | 'opportunity' | 'kase' | 'task' | 'historyItem', V1List>
+> = {
   party: 'party',
   person: 'party',
   organisation: 'party',
@@ -46,27 +48,40 @@ export interface V1LiveAddress {
  */
 export function parseV1LiveInput(input: string): V1LiveAddress {
   if (!isV1LiveInput(input)) {
-    throw new FerryError('USAGE', `${JSON.stringify(input)} is not a live v1 source`, { hint: 'Give it as v1+https://YOUR-OLD-ACCOUNT.example.com.' });
+    throw new FerryError('USAGE', `${JSON.stringify(input)} is not a live v1 source`, {
+      hint: 'Give it as v1+https://YOUR-OLD-ACCOUNT.example.com.',
+    });
   }
   const url = checkBaseUrl(input.slice(V1_LIVE_PREFIX.length));
   if (url.search !== '' || url.hash !== '') {
-    throw new FerryError('USAGE', `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} has a query or fragment; the reader adds its own`, {
-      hint: 'Give it as v1+https://HOST, or v1+https://HOST/api/kase to read one list.',
-    });
+    throw new FerryError(
+      'USAGE',
+      `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} has a query or fragment; the reader adds its own`,
+      {
+        hint: 'Give it as v1+https://HOST, or v1+https://HOST/api/kase to read one list.',
+      },
+    );
   }
   const path = url.pathname.replace(/\/+$/, '');
   const match = /^(?:\/api(?:\/([^/]+))?)?$/.exec(path);
   const list = match?.[1];
   if (!match || (list !== undefined && !(V1_LISTS as readonly string[]).includes(list))) {
-    throw new FerryError('USAGE', `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} names no list it reads; it reads ${V1_LISTS.map((l) => `/api/${l}`).join(', ')}`, {
-      hint: "Give it as v1+https://HOST (the mapping's record picks the list), or end it with /api/party, /api/opportunity, /api/kase or /api/tasks.",
-    });
+    throw new FerryError(
+      'USAGE',
+      `the live v1 source ${JSON.stringify(`${V1_LIVE_PREFIX}${url.origin}${url.pathname}`)} names no list it reads; it reads ${V1_LISTS.map((l) => `/api/${l}`).join(', ')}`,
+      {
+        hint: "Give it as v1+https://HOST (the mapping's record picks the list), or end it with /api/party, /api/opportunity, /api/kase or /api/tasks.",
+      },
+    );
   }
   return { baseUrl: url.origin, list: list as V1List | undefined };
 }
 
 /** `2011-09-14T15:22:01Z` -> `20110914T152201`, the form the v1 list filters take (UTC). */
 export function v1FilterTime(moment: Date): string {
-  if (Number.isNaN(moment.getTime())) throw new FerryError('USAGE', 'the time given for the v1 lastmodified filter is not a date', { hint: 'Give --since as 2024-05-01 or 2024-05-01T12:00:00Z.' });
+  if (Number.isNaN(moment.getTime()))
+    throw new FerryError('USAGE', 'the time given for the v1 lastmodified filter is not a date', {
+      hint: 'Give --since as 2024-05-01 or 2024-05-01T12:00:00Z.',
+    });
   return moment.toISOString().replace(/[-:]/g, '').slice(0, 15);
 }

@@ -14,7 +14,16 @@ describe('formatYamlPath', () => {
 });
 
 describe('yamlLineOf', () => {
-  const text = ['name: people', 'fields:', '  - to: firstName', '    value: First', '  - to: email', '    value:', 'unknownKey: 1', ''].join('\n');
+  const text = [
+    'name: people',
+    'fields:',
+    '  - to: firstName',
+    '    value: First',
+    '  - to: email',
+    '    value:',
+    'unknownKey: 1',
+    '',
+  ].join('\n');
   const counter = new LineCounter();
   const document = parseDocument(text, { lineCounter: counter });
 
@@ -50,7 +59,9 @@ describe('parseLocatedYaml refuses tags it does not know', () => {
       caught = error;
     }
     expect(caught).toMatchObject({ code: 'PLAN_INVALID', location: { file: 'plan.yaml', line } });
-    expect((caught as Error).message).toBe(`unknown YAML tag ${tag}: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself`);
+    expect((caught as Error).message).toBe(
+      `unknown YAML tag ${tag}: crm-ferry reads plain YAML values only (no tag runs code or reads a file); remove the tag and write the value itself`,
+    );
   });
 
   it('still reads the standard tags', () => {

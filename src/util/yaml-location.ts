@@ -30,10 +30,17 @@ export function formatYamlPath(path: ReadonlyArray<PropertyKey>): string {
  * The line (1-based) of the node at `path` in a parsed document, or of its nearest existing
  * parent; `atKey` points at the key of the last part rather than its value (an unknown key).
  */
-export function yamlLineOf(document: Document, counter: LineCounter, path: ReadonlyArray<PropertyKey>, atKey = false): number | undefined {
+export function yamlLineOf(
+  document: Document,
+  counter: LineCounter,
+  path: ReadonlyArray<PropertyKey>,
+  atKey = false,
+): number | undefined {
   let node: unknown = document.contents;
-  const lineAt = (offset: number | undefined): number | undefined => (offset === undefined ? undefined : counter.linePos(offset).line);
-  const rangeStart = (n: unknown): number | undefined => (n && typeof n === 'object' && 'range' in n ? (n as { range?: [number, number, number] }).range?.[0] : undefined);
+  const lineAt = (offset: number | undefined): number | undefined =>
+    offset === undefined ? undefined : counter.linePos(offset).line;
+  const rangeStart = (n: unknown): number | undefined =>
+    n && typeof n === 'object' && 'range' in n ? (n as { range?: [number, number, number] }).range?.[0] : undefined;
   let line = lineAt(rangeStart(node));
   for (let i = 0; i < path.length; i++) {
     const part = path[i];
@@ -82,7 +89,10 @@ export function parseLocatedYaml(text: string, file: string, code: ErrorCode): L
   if (first) {
     const line = first.pos[0] === undefined ? undefined : lineCounter.linePos(first.pos[0]).line;
     // The yaml library's messages carry a code-frame after the first line; the location says where.
-    const message = first.code === 'TAG_RESOLVE_FAILED' ? unknownTagMessage(first) : `not valid YAML: ${first.message.split('\n')[0] ?? first.message}`;
+    const message =
+      first.code === 'TAG_RESOLVE_FAILED'
+        ? unknownTagMessage(first)
+        : `not valid YAML: ${first.message.split('\n')[0] ?? first.message}`;
     throw new FerryError(code, message, { location: line === undefined ? { file } : { file, line } });
   }
   const lineOf = (path: ReadonlyArray<PropertyKey>): number | undefined => yamlLineOf(document, lineCounter, path);
@@ -112,7 +122,13 @@ function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {
  * over the rest, because a misspelt key also makes the intended one look missing.
  * `keysAt` lists the keys allowed at a path, for "did you mean".
  */
-export function yamlSchemaError(yaml: LocatedYaml, error: z.ZodError, code: ErrorCode, what: string, keysAt: (path: ReadonlyArray<PropertyKey>) => readonly string[] = () => []): FerryError {
+export function yamlSchemaError(
+  yaml: LocatedYaml,
+  error: z.ZodError,
+  code: ErrorCode,
+  what: string,
+  keysAt: (path: ReadonlyArray<PropertyKey>) => readonly string[] = () => [],
+): FerryError {
   const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
   let path = (issue?.path ?? []) as PropertyKey[];
   let message = issue?.message ?? 'invalid';
@@ -124,10 +140,14 @@ export function yamlSchemaError(yaml: LocatedYaml, error: z.ZodError, code: Erro
     path = [...path, key];
   } else if (issue) {
     const found = describeReceived(valueAt(yaml.value, path));
-    if (issue.code === 'invalid_value') message = `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}, found ${found}`;
+    if (issue.code === 'invalid_value')
+      message = `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}, found ${found}`;
     else if (issue.code === 'invalid_type') {
       const key = path[path.length - 1];
-      message = found === 'nothing' ? `\`${String(key ?? 'a value')}\` is required` : `expected ${issue.expected}, found ${found}`;
+      message =
+        found === 'nothing'
+          ? `\`${String(key ?? 'a value')}\` is required`
+          : `expected ${issue.expected}, found ${found}`;
     } else message = `${message} (found ${found})`;
   }
   const yamlPath = formatYamlPath(path);

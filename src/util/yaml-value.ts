@@ -14,10 +14,14 @@ export function yamlValue(document: Document.Parsed, file: string, code: ErrorCo
     return document.toJS({ maxAliasCount: MAX_YAML_ALIASES });
   } catch (error) {
     if (error instanceof ReferenceError && /alias/i.test(error.message)) {
-      throw new FerryError(code, `the file uses its YAML aliases (*name) more than ${MAX_YAML_ALIASES} times over; such a file is refused because it can expand into billions of values`, {
-        location: { file },
-        hint: 'Write the repeated parts out, or use fewer aliases.',
-      });
+      throw new FerryError(
+        code,
+        `the file uses its YAML aliases (*name) more than ${MAX_YAML_ALIASES} times over; such a file is refused because it can expand into billions of values`,
+        {
+          location: { file },
+          hint: 'Write the repeated parts out, or use fewer aliases.',
+        },
+      );
     }
     throw error;
   }

@@ -2,14 +2,46 @@
  * verify's comparing: each step's rows mapped again as the run would send them, set against the
  * records read from the account, giving the differences and what the rows do not carry.
  */
-import { type WriteSlots, attachmentFilesOf, isMadeKey, attachmentsLacking, canonicalJson, fromRecord, planUpdate, readAttachments } from '../load/index.ts';
+import {
+  type WriteSlots,
+  attachmentFilesOf,
+  isMadeKey,
+  attachmentsLacking,
+  canonicalJson,
+  fromRecord,
+  planUpdate,
+  readAttachments,
+} from '../load/index.ts';
 import type { RecordService } from '../client/index.ts';
 import { KeySet } from '../util/index.ts';
-import { type CompiledMapping, type MappedItem, type MappedRecord, type NameResolver, type Reason, reasonText, type RecordProblem, type RejectedRow } from '../mapping/index.ts';
-import { joinProblems, type LinkBook, linkKeys, openStepItems, recordToSend, RowChecks, type RowOutcome } from '../plan/index.ts';
+import {
+  type CompiledMapping,
+  type MappedItem,
+  type MappedRecord,
+  type NameResolver,
+  type Reason,
+  reasonText,
+  type RecordProblem,
+  type RejectedRow,
+} from '../mapping/index.ts';
+import {
+  joinProblems,
+  type LinkBook,
+  linkKeys,
+  openStepItems,
+  recordToSend,
+  RowChecks,
+  type RowOutcome,
+} from '../plan/index.ts';
 import { idRow, RecordWindow, type Wanted } from './read-account.ts';
 import { readable, rowNames, type RowNames } from './readable.ts';
-import { type Body, type VerifyDifference, type VerifyNotCarried, type VerifyStepSummary, type StepCheck } from './types.ts';
+import {
+  type Body,
+  type VerifyDifference,
+  type VerifyNotCarried,
+  type VerifyStepSummary,
+  type StepCheck,
+} from './types.ts';
 
 /** What the comparison finds, over all steps. */
 export interface Found {
@@ -48,7 +80,13 @@ export function verifyLinks(byName: ReadonlyMap<string, StepCheck>): LinkBook {
 }
 
 /** Warnings that leave something of the row out of its record: listed as not carried. */
-const LEFT_OUT: ReadonlySet<string> = new Set(['VALUE_DROPPED', 'LINK_UNRESOLVED', 'USER_UNKNOWN', 'NOT_CARRIED', 'DUPLICATE_DROPPED']);
+const LEFT_OUT: ReadonlySet<string> = new Set([
+  'VALUE_DROPPED',
+  'LINK_UNRESOLVED',
+  'USER_UNKNOWN',
+  'NOT_CARRIED',
+  'DUPLICATE_DROPPED',
+]);
 
 /** Rows compared while the queries of the rows after them are under way. */
 const VERIFY_WINDOW = 1000;
@@ -62,7 +100,15 @@ interface Queued {
 export async function compareStep(
   check: StepCheck,
   compiled: CompiledMapping,
-  context: { links: LinkBook; linked: ReadonlySet<string>; resolver: NameResolver; found: Found; signal: AbortSignal | undefined; service: RecordService; limit: WriteSlots },
+  context: {
+    links: LinkBook;
+    linked: ReadonlySet<string>;
+    resolver: NameResolver;
+    found: Found;
+    signal: AbortSignal | undefined;
+    service: RecordService;
+    limit: WriteSlots;
+  },
 ): Promise<VerifyStepSummary> {
   const step = check.prepared;
   const { found, signal } = context;
@@ -116,7 +162,8 @@ export async function compareStep(
     }
   };
   const compareRow = async (read: MappedItem, outcome: RowOutcome, wanted: Wanted | null): Promise<void> => {
-    const recordOf = (id: number): Promise<Body | undefined> => (wanted && wanted.id === id ? wanted.record : records.wantNow(id));
+    const recordOf = (id: number): Promise<Body | undefined> =>
+      wanted && wanted.id === id ? wanted.record : records.wantNow(id);
     const row = read.location.row;
     if (outcome.kind === 'skipped') {
       counts.skipped += 1;
@@ -133,7 +180,20 @@ export async function compareStep(
       // A key or match value an earlier row has: the run refused this row too.
       const refusal = outcome.rejected;
       counts.rejected += 1;
-      notCarried({ kind: 'rejected', row, key: read.key, field: refusal.field, column: refusal.column ?? '', value: valueOf(refusal), code: refusal.code, rule: refusal.rule ?? '', id: null }, refusal);
+      notCarried(
+        {
+          kind: 'rejected',
+          row,
+          key: read.key,
+          field: refusal.field,
+          column: refusal.column ?? '',
+          value: valueOf(refusal),
+          code: refusal.code,
+          rule: refusal.rule ?? '',
+          id: null,
+        },
+        refusal,
+      );
       return;
     }
     const item = read as MappedRecord | RejectedRow;
@@ -143,17 +203,48 @@ export async function compareStep(
       if (known) {
         // The run wrote it; the row as it is now does not map: it changed in the source since.
         counts.differing += 1;
-        add({ kind: 'differs', changedIn: 'source', row, key: key ?? '', field: item.field, inFile: `the row does not map now: ${reasonText(item)}`, inAccount: `record ${known.id}, written by an earlier run`, id: known.id });
+        add({
+          kind: 'differs',
+          changedIn: 'source',
+          row,
+          key: key ?? '',
+          field: item.field,
+          inFile: `the row does not map now: ${reasonText(item)}`,
+          inAccount: `record ${known.id}, written by an earlier run`,
+          id: known.id,
+        });
         return;
       }
       if (key !== null && !check.journal.rows.get(key)?.rejected) {
         // No run saw it: a row added to the source since.
         counts.missing += 1;
-        add({ kind: 'missing', changedIn: 'source', row, key, field: item.field, inFile: `a row that does not map: ${reasonText(item)}`, inAccount: 'never written: no run read this row', id: null });
+        add({
+          kind: 'missing',
+          changedIn: 'source',
+          row,
+          key,
+          field: item.field,
+          inFile: `a row that does not map: ${reasonText(item)}`,
+          inAccount: 'never written: no run read this row',
+          id: null,
+        });
         return;
       }
       counts.rejected += 1;
-      notCarried({ kind: 'rejected', row, key: key ?? '', field: item.field, column: item.column ?? '', value: valueOf(item), code: item.code, rule: item.rule ?? '', id: null }, item);
+      notCarried(
+        {
+          kind: 'rejected',
+          row,
+          key: key ?? '',
+          field: item.field,
+          column: item.column ?? '',
+          value: valueOf(item),
+          code: item.code,
+          rule: item.rule ?? '',
+          id: null,
+        },
+        item,
+      );
       return;
     }
     if (typeof item.record.type === 'string') check.types.add(item.record.type);
@@ -161,20 +252,59 @@ export async function compareStep(
       const refused = check.journal.rows.get(item.key)?.rejected;
       if (!refused) {
         counts.missing += 1;
-        add({ kind: 'missing', changedIn: 'source', row, key: item.key, field: '', inFile: 'a record', inAccount: 'never written: no run wrote this row', id: null });
+        add({
+          kind: 'missing',
+          changedIn: 'source',
+          row,
+          key: item.key,
+          field: '',
+          inFile: 'a record',
+          inAccount: 'never written: no run wrote this row',
+          id: null,
+        });
         return;
       }
       // Refused by the run: its reason as the row gives it now, or as the run was told it (the service's refusal).
-      const now = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
-      const reason: RecordProblem = now.kind === 'problems' ? joinProblems(now.problems) : { field: '', code: refused.code as RecordProblem['code'], message: refused.message };
+      const now = await recordToSend(item, {
+        entity: check.entity,
+        links: context.links,
+        resolver: context.resolver,
+        files: readAttachments,
+      });
+      const reason: RecordProblem =
+        now.kind === 'problems'
+          ? joinProblems(now.problems)
+          : { field: '', code: refused.code as RecordProblem['code'], message: refused.message };
       counts.rejected += 1;
-      notCarried({ kind: 'rejected', row, key: item.key, field: reason.field, column: '', value: '', code: reason.code, rule: now.kind === 'problems' ? reason.field : '', id: null }, reason);
+      notCarried(
+        {
+          kind: 'rejected',
+          row,
+          key: item.key,
+          field: reason.field,
+          column: '',
+          value: '',
+          code: reason.code,
+          rule: now.kind === 'problems' ? reason.field : '',
+          id: null,
+        },
+        reason,
+      );
       return;
     }
     const record = await recordOf(known.id);
     if (!record) {
       counts.missing += 1;
-      add({ kind: 'missing', changedIn: 'account', row, key: item.key, field: '', inFile: 'a record', inAccount: `record ${known.id} is no longer in the account`, id: known.id });
+      add({
+        kind: 'missing',
+        changedIn: 'account',
+        row,
+        key: item.key,
+        field: '',
+        inFile: 'a record',
+        inAccount: `record ${known.id} is no longer in the account`,
+        id: known.id,
+      });
       return;
     }
     counts.found += 1;
@@ -182,19 +312,37 @@ export async function compareStep(
       counts.notCompared += 1;
       return;
     }
-    const sent = await recordToSend(item, { entity: check.entity, links: context.links, resolver: context.resolver, files: readAttachments });
+    const sent = await recordToSend(item, {
+      entity: check.entity,
+      links: context.links,
+      resolver: context.resolver,
+      files: readAttachments,
+    });
     if (sent.kind === 'problems') {
       counts.unresolved += 1;
       for (const problem of sent.problems) {
-        add({ kind: 'unresolved', changedIn: problem.code === 'MAPPING_UNKNOWN_NAME' ? 'account' : 'source', row, key: item.key, field: problem.field, inFile: problem.message, inAccount: '', id: known.id });
+        add({
+          kind: 'unresolved',
+          changedIn: problem.code === 'MAPPING_UNKNOWN_NAME' ? 'account' : 'source',
+          row,
+          key: item.key,
+          field: problem.field,
+          inFile: problem.message,
+          inAccount: '',
+          id: known.id,
+        });
       }
       return;
     }
     const body = sent.body;
     const organisation = body.organisation as Body | undefined;
-    if (organisation && typeof organisation.name === 'string' && organisation.id === undefined) found.namedOrganisations.add(nameKey(organisation.name));
+    if (organisation && typeof organisation.name === 'string' && organisation.id === undefined)
+      found.namedOrganisations.add(nameKey(organisation.name));
     // A note of the writing user that an earlier version headed with its author is as carried.
-    const held = item.contentAlso !== undefined && record.content === item.contentAlso ? { ...record, content: body.content } : record;
+    const held =
+      item.contentAlso !== undefined && record.content === item.contentAlso
+        ? { ...record, content: body.content }
+        : record;
     const differing = compareRecord(body, held, known.body, rowNames(item, body, held));
     if (differing.length > 0) counts.differing += 1;
     else counts.carried += 1;
@@ -202,7 +350,20 @@ export async function compareStep(
     for (const warning of item.warnings ?? []) {
       if (!LEFT_OUT.has(warning.code)) return;
       counts.dropped += 1;
-      notCarried({ kind: 'dropped', row, key: item.key, field: warning.field, column: warning.column ?? '', value: warning.value ?? '', code: warning.code, rule: warning.rule ?? '', id: known.id }, warning);
+      notCarried(
+        {
+          kind: 'dropped',
+          row,
+          key: item.key,
+          field: warning.field,
+          column: warning.column ?? '',
+          value: warning.value ?? '',
+          code: warning.code,
+          rule: warning.rule ?? '',
+          id: known.id,
+        },
+        warning,
+      );
     }
   };
   const opened = await openStepItems(step, compiled, signal);
@@ -237,7 +398,16 @@ export async function compareStep(
         const record = await wanted.record;
         if (!extra || !record) return;
         counts.extra += 1;
-        add({ kind: 'extra', changedIn: 'source', row: null, key, field: '', inFile: 'no row with this key', inAccount: `record ${id}, created by run ${run ?? '?'}`, id });
+        add({
+          kind: 'extra',
+          changedIn: 'source',
+          row: null,
+          key,
+          field: '',
+          inFile: 'no row with this key',
+          inAccount: `record ${id}, created by run ${run ?? '?'}`,
+          id,
+        });
       },
     });
     await drain(false);
@@ -261,12 +431,18 @@ function valueOf(reason: Partial<Pick<RejectedRow, 'value' | 'column' | 'values'
  * A field the mapping does not write is never looked at. Each says whether the source changed
  * it since the run (the last written body differs there) or the account did.
  */
-function compareRecord(body: Body, record: Body, written: Body | null, names: RowNames): Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> {
+function compareRecord(
+  body: Body,
+  record: Body,
+  written: Body | null,
+  names: RowNames,
+): Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> {
   const account = planUpdate(fromRecord(record, body), body, record).changes;
   // What a run of the row as it is now would send after the last one: values the row dropped since.
   const since = written ? planUpdate(written, body, record).changes : {};
   const out: Array<Pick<VerifyDifference, 'kind' | 'changedIn' | 'field' | 'inFile' | 'inAccount'>> = [];
-  const changedInSource = (field: string): boolean => written !== null && canonicalJson(written[field]) !== canonicalJson(body[field]);
+  const changedInSource = (field: string): boolean =>
+    written !== null && canonicalJson(written[field]) !== canonicalJson(body[field]);
   for (const field of new Set([...Object.keys(account), ...Object.keys(since)])) {
     const list = Array.isArray(account[field] ?? since[field]);
     const inAccount = readable(field, record[field], names);
@@ -277,7 +453,13 @@ function compareRecord(body: Body, record: Body, written: Body | null, names: Ro
       continue;
     }
     // A list differs by the row's items the account lacks: those are shown.
-    out.push({ kind: 'differs', changedIn: changedInSource(field) ? 'source' : 'account', field, inFile: readable(field, list ? account[field] : body[field], names), inAccount });
+    out.push({
+      kind: 'differs',
+      changedIn: changedInSource(field) ? 'source' : 'account',
+      field,
+      inFile: readable(field, list ? account[field] : body[field], names),
+      inAccount,
+    });
   }
   // A note's files, by name and size: a file of the row the note lacks.
   const lacking = attachmentsLacking(attachmentFilesOf(body), record);

@@ -77,7 +77,9 @@ export async function readAdded(service: RecordService, checks: readonly StepChe
   const added: Added = { records: new Map(), cut: new Map() };
   for (const entity of ['party', 'kase', 'opportunity', 'entry', 'task'] as const) {
     const mine = checks.filter((check) => check.entity === entity);
-    const began = mine.map((check) => check.began?.getTime() ?? Number.POSITIVE_INFINITY).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+    const began = mine
+      .map((check) => check.began?.getTime() ?? Number.POSITIVE_INFINITY)
+      .reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
     if (mine.length === 0 || !Number.isFinite(began)) continue;
     const known = new IdSet();
     for (const check of mine) for (const row of check.journal.rows.values()) if (row.id !== null) known.add(row.id);
@@ -113,8 +115,13 @@ export function stepFor(record: Body, checks: readonly StepCheck[], entity: Enti
   const mine = checks.filter((check) => check.entity === entity);
   if (entity === 'entry' || entity === 'task') {
     // A note or task goes under the step that writes them on the kind of record it is on.
-    const on = (['party', 'kase', 'opportunity'] as const).find((kind) => record[kind] !== undefined && record[kind] !== null);
-    return mine.find((check) => on !== undefined && check.prepared.mapping.fields.some((field) => field.to === on)) ?? mine[0];
+    const on = (['party', 'kase', 'opportunity'] as const).find(
+      (kind) => record[kind] !== undefined && record[kind] !== null,
+    );
+    return (
+      mine.find((check) => on !== undefined && check.prepared.mapping.fields.some((field) => field.to === on)) ??
+      mine[0]
+    );
   }
   if (typeof record.type === 'string') return mine.find((check) => check.types.has(record.type as string));
   return mine[0];
@@ -123,17 +130,30 @@ export function stepFor(record: Body, checks: readonly StepCheck[], entity: Enti
 /** A record's name, as a person would look for it in the account. */
 export function nameOf(record: Body): string {
   // A note or task by the start of its text.
-  const text = typeof record.content === 'string' ? record.content : typeof record.description === 'string' ? record.description : null;
+  const text =
+    typeof record.content === 'string'
+      ? record.content
+      : typeof record.description === 'string'
+        ? record.description
+        : null;
   if (text !== null && text.trim() !== '') {
     const line = text.trim().split('\n')[0] as string;
     return `"${line.length > 60 ? `${line.slice(0, 59)}…` : line}"`;
   }
-  const name = typeof record.name === 'string' ? record.name : [record.firstName, record.lastName].filter((part) => typeof part === 'string' && part !== '').join(' ');
+  const name =
+    typeof record.name === 'string'
+      ? record.name
+      : [record.firstName, record.lastName].filter((part) => typeof part === 'string' && part !== '').join(' ');
   return name === '' ? `record ${String(record.id)}` : name;
 }
 
 /** Reads the records of the ids, a filter page of 100 at a time where the entity has a filter, else one GET each. */
-export async function readRecords(service: RecordService, entity: Entity, ids: number[], limit: WriteSlots): Promise<Map<number, Body>> {
+export async function readRecords(
+  service: RecordService,
+  entity: Entity,
+  ids: number[],
+  limit: WriteSlots,
+): Promise<Map<number, Body>> {
   const found = new Map<number, Body>();
   if (FILTERABLE.has(entity)) {
     const batches: number[][] = [];
@@ -142,7 +162,8 @@ export async function readRecords(service: RecordService, entity: Entity, ids: n
       batches.map((batch) =>
         limit.run(async () => {
           const conditions = [{ orGroup: batch.map((id) => ({ field: 'id', operator: 'is', value: id })) }];
-          for await (const record of service.filter(entity as 'party', conditions)) if (typeof record.id === 'number') found.set(record.id, record);
+          for await (const record of service.filter(entity as 'party', conditions))
+            if (typeof record.id === 'number') found.set(record.id, record);
         }),
       ),
     );

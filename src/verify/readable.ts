@@ -26,17 +26,23 @@ export function rowNames(mapped: MappedRecord, body: Body, record: Body): RowNam
       if (typeof id === 'number') names.definitions.set(id, use.name);
     } else if (use.path.length <= 2) names.byField.set(String(use.path[0]), use.name);
   }
-  for (const ref of mapped.refs) if (ref.path.length === 2) names.byField.set(String(ref.path[0]), `the record of ${ref.key}`);
+  for (const ref of mapped.refs)
+    if (ref.path.length === 2) names.byField.set(String(ref.path[0]), `the record of ${ref.key}`);
   for (const item of Array.isArray(record.fields) ? (record.fields as Body[]) : []) {
     const definition = item.definition as Body | undefined;
-    if (definition && typeof definition.id === 'number' && typeof definition.name === 'string') names.definitions.set(definition.id, definition.name);
+    if (definition && typeof definition.id === 'number' && typeof definition.name === 'string')
+      names.definitions.set(definition.id, definition.name);
   }
   return names;
 }
 
 function text(value: unknown): string {
   if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+  return typeof value === 'string'
+    ? value
+    : typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : JSON.stringify(value);
 }
 
 /** A linked record, a user, a milestone: by its name. */
@@ -60,7 +66,10 @@ function itemText(field: string, item: unknown, names: RowNames): string {
     case 'phoneNumbers':
       return typed(it.type, text(it.number));
     case 'websites':
-      return typed(it.type, `${it.service !== undefined && it.service !== 'URL' ? `${text(it.service)} ` : ''}${text(it.address)}`);
+      return typed(
+        it.type,
+        `${it.service !== undefined && it.service !== 'URL' ? `${text(it.service)} ` : ''}${text(it.address)}`,
+      );
     case 'addresses':
       return typed(
         it.type,
@@ -73,8 +82,11 @@ function itemText(field: string, item: unknown, names: RowNames): string {
       return nameOf(it) ?? `tag ${text(it.id)}`;
     case 'fields': {
       const definition = it.definition;
-      const id = typeof definition === 'number' ? definition : ((definition as Body | undefined)?.id as number | undefined);
-      const name = (definition !== null && typeof definition === 'object' ? nameOf(definition as Body) : undefined) ?? (id === undefined ? undefined : names.definitions.get(id));
+      const id =
+        typeof definition === 'number' ? definition : ((definition as Body | undefined)?.id as number | undefined);
+      const name =
+        (definition !== null && typeof definition === 'object' ? nameOf(definition as Body) : undefined) ??
+        (id === undefined ? undefined : names.definitions.get(id));
       return `${name ?? `field ${text(id)}`}: ${text(it.value)}`;
     }
     case 'attachments':
@@ -90,7 +102,8 @@ export function readable(field: string, value: unknown, names: RowNames): string
   if (Array.isArray(value)) return value.map((item) => itemText(field, item, names)).join('; ');
   if (typeof value === 'object') {
     const link = value as Body;
-    if (typeof link.amount === 'number' || typeof link.currency === 'string') return `${text(link.amount)} ${text(link.currency)}`.trim();
+    if (typeof link.amount === 'number' || typeof link.currency === 'string')
+      return `${text(link.amount)} ${text(link.currency)}`.trim();
     const named = nameOf(link);
     if (named !== undefined) return named;
     if (typeof link.id === 'number') return names.byField.get(field) ?? `record ${link.id}`;

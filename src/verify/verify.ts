@@ -8,7 +8,14 @@ import { linkedSteps } from '../plan/index.ts';
 import { type Found, nameKey, verifyLinks, compareStep } from './compare.ts';
 import { writeVerifyFiles } from './differences-file.ts';
 import { requestsToRead, idCount, firstRunTime, readAdded, stepFor, nameOf } from './read-account.ts';
-import { verifyOptionsSchema, type VerifyOptionsInput, type VerifyStepSummary, type VerifySummary, type VerifyDeps, type StepCheck } from './types.ts';
+import {
+  verifyOptionsSchema,
+  type VerifyOptionsInput,
+  type VerifyStepSummary,
+  type VerifySummary,
+  type VerifyDeps,
+  type StepCheck,
+} from './types.ts';
 
 /**
  * Compares the account with the source of a migration: every step's input is read and mapped
@@ -30,7 +37,11 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     names,
     state,
   } = await openRun(
-    { source: options.source, prepare: { live: { connection: deps.v1Live }, transforms: deps.transforms }, state: { dir: options.stateDir, account: deps.account, existing: true, keepUsers: false } },
+    {
+      source: options.source,
+      prepare: { live: { connection: deps.v1Live }, transforms: deps.transforms },
+      state: { dir: options.stateDir, account: deps.account, existing: true, keepUsers: false },
+    },
     { client: deps.client, resolver: deps.resolver },
   );
   const { resolver, requests: requestsForNames } = names;
@@ -41,19 +52,35 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
       // Rows keyed otherwise than the run keyed them would find none of its records.
       assertSameKey(step, journal);
       const entity = (compiled[index] as CompiledMapping).entity;
-      checks.push({ prepared: step, entity, journal, written: idCount(journal), began: await firstRunTime(state.journalFile(step.name)), types: new Set(), aliases: new Map() });
+      checks.push({
+        prepared: step,
+        entity,
+        journal,
+        written: idCount(journal),
+        began: await firstRunTime(state.journalFile(step.name)),
+        types: new Set(),
+        aliases: new Map(),
+      });
     }
     if (checks.every((check) => check.written === 0 && check.journal.lines === 0)) {
-      throw new FerryError('USAGE', `the state in ${state.dir} holds no run of ${prepared.map((s) => s.name).join(', ')}: nothing to verify`, {
-        location: { file: state.dir },
-        hint: 'Give the plan or mapping the run was made with, and the same --state-dir.',
-      });
+      throw new FerryError(
+        'USAGE',
+        `the state in ${state.dir} holds no run of ${prepared.map((s) => s.name).join(', ')}: nothing to verify`,
+        {
+          location: { file: state.dir },
+          hint: 'Give the plan or mapping the run was made with, and the same --state-dir.',
+        },
+      );
     }
     const service = new RecordService(deps.client, deps.signal);
     const beforeAdded = deps.client.transport.requestsSent;
     const added = await readAdded(service, checks);
     const requestsForAdded = deps.client.transport.requestsSent - beforeAdded;
-    const planned = checks.map((check) => ({ step: check.prepared.name, records: check.written, requests: requestsToRead(check.entity, check.written) }));
+    const planned = checks.map((check) => ({
+      step: check.prepared.name,
+      records: check.written,
+      requests: requestsToRead(check.entity, check.written),
+    }));
     const plannedRequests = planned.reduce((sum, s) => sum + s.requests, 0);
     emit({ type: 'plan', steps: planned, requests: plannedRequests, requestsForNames, requestsForAdded });
 
@@ -64,12 +91,28 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     const byName = new Map(checks.map((check) => [check.prepared.name, check]));
     const links = verifyLinks(byName);
     for (const [index, check] of checks.entries()) {
-      steps.push(await compareStep(check, compiled[index] as CompiledMapping, { links, linked: linkedSteps(prepared), resolver, found, signal: deps.signal, service, limit }));
+      steps.push(
+        await compareStep(check, compiled[index] as CompiledMapping, {
+          links,
+          linked: linkedSteps(prepared),
+          resolver,
+          found,
+          signal: deps.signal,
+          service,
+          limit,
+        }),
+      );
     }
     for (const [entity, records] of added.records) {
       for (const record of records) {
         // An organisation a person's plain-name link made the service create is the run's doing.
-        if (entity === 'party' && record.type === 'organisation' && typeof record.name === 'string' && found.namedOrganisations.has(nameKey(record.name))) continue;
+        if (
+          entity === 'party' &&
+          record.type === 'organisation' &&
+          typeof record.name === 'string' &&
+          found.namedOrganisations.has(nameKey(record.name))
+        )
+          continue;
         const check = stepFor(record, checks, entity);
         const counts = steps.find((s) => s.step === check?.prepared.name);
         if (!check || !counts) continue;

@@ -9,13 +9,32 @@ import { open, readFile, rm, stat } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { basename, join } from 'node:path';
-import { type AccountCatalog, type CrmClient, readAccountCatalog, RecordService, v1LiveConnection, type V1LiveConnection } from '../client/index.ts';
+import {
+  type AccountCatalog,
+  type CrmClient,
+  readAccountCatalog,
+  RecordService,
+  v1LiveConnection,
+  type V1LiveConnection,
+} from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
 import type { AccountIdentity } from '../journal/index.ts';
 import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
 import type { UsageRecorder } from '../report/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
-import { compileMapping, createResolver, draftMapping, findReadyMapping, loadMapping, type Mapping, offlineResolver, type NameResolver, parseMapping, TRANSFORMS, WARNING_CODES } from '../mapping/index.ts';
+import {
+  compileMapping,
+  createResolver,
+  draftMapping,
+  findReadyMapping,
+  loadMapping,
+  type Mapping,
+  offlineResolver,
+  type NameResolver,
+  parseMapping,
+  TRANSFORMS,
+  WARNING_CODES,
+} from '../mapping/index.ts';
 import { ReferenceBook } from '../plan/index.ts';
 import { printable, writeFileAtomic } from '../util/index.ts';
 import type {
@@ -89,8 +108,30 @@ export interface EngineDeps {
 const FIELD_ENTITY = { party: 'parties', kase: 'kases', opportunity: 'opportunities' } as const;
 
 /** What a run's counts are, for the page. */
-function stepProgress(steps: Array<{ step: string; total?: number | null; rowsRead: number; created: number; updated: number; unchanged: number; rejected: number; skipped: number; repeated: number }>): StepProgress[] {
-  return steps.map((s) => ({ step: s.step, total: s.total ?? null, rowsRead: s.rowsRead, created: s.created, updated: s.updated, unchanged: s.unchanged, rejected: s.rejected, skipped: s.skipped, repeated: s.repeated }));
+function stepProgress(
+  steps: Array<{
+    step: string;
+    total?: number | null;
+    rowsRead: number;
+    created: number;
+    updated: number;
+    unchanged: number;
+    rejected: number;
+    skipped: number;
+    repeated: number;
+  }>,
+): StepProgress[] {
+  return steps.map((s) => ({
+    step: s.step,
+    total: s.total ?? null,
+    rowsRead: s.rowsRead,
+    created: s.created,
+    updated: s.updated,
+    unchanged: s.unchanged,
+    rejected: s.rejected,
+    skipped: s.skipped,
+    repeated: s.repeated,
+  }));
 }
 
 /**
@@ -107,9 +148,13 @@ function formatBytes(bytes: number): string {
 const UNSHOWABLE_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}<>&"'`]/u;
 
 function uploadTooLarge(limit: number): FerryError {
-  return new FerryError('USAGE', `the uploads under way would pass ${formatBytes(limit)} together; nothing of this one was kept`, {
-    hint: 'Wait for the other uploads to finish, or copy a large file into the project folder yourself: the workbench lists it as it is.',
-  });
+  return new FerryError(
+    'USAGE',
+    `the uploads under way would pass ${formatBytes(limit)} together; nothing of this one was kept`,
+    {
+      hint: 'Wait for the other uploads to finish, or copy a large file into the project folder yourself: the workbench lists it as it is.',
+    },
+  );
 }
 
 export class Engine {
@@ -168,7 +213,10 @@ export class Engine {
       rowErrors: report.errorCount,
       columns: report.columns.map((c) => ({ name: c.name, fillRate: c.fillRate, samples: c.samples })),
       findings: report.findings.map((f) => ({ code: f.code, message: forPage(f.message) })),
-      notes: [...report.warnings.map((w) => `row ${w.row}: ${forPage(w.message)}`), ...report.errors.map((e) => `row ${e.row}: ${forPage(e.message)}`)],
+      notes: [
+        ...report.warnings.map((w) => `row ${w.row}: ${forPage(w.message)}`),
+        ...report.errors.map((e) => `row ${e.row}: ${forPage(e.message)}`),
+      ],
     };
   }
 
@@ -176,12 +224,19 @@ export class Engine {
   async upload(name: string, body: Readable, declaredBytes: number | null): Promise<string> {
     const plain = basename(name);
     if (plain !== name || plain.startsWith('.') || !/\.(csv|tsv|txt|xlsx|xml|json)$/i.test(plain)) {
-      throw new FerryError('USAGE', `an upload is a CSV, XLSX or legacy export file with a plain name, got ${JSON.stringify(printable(name))}`);
+      throw new FerryError(
+        'USAGE',
+        `an upload is a CSV, XLSX or legacy export file with a plain name, got ${JSON.stringify(printable(name))}`,
+      );
     }
     // The name is shown on the page and in file lists: printable characters only, and nothing a
     // page or a terminal could take for markup or a control.
     if (UNSHOWABLE_NAME.test(plain)) {
-      throw new FerryError('USAGE', `an upload's name holds a control character or one of < > & " ' \`: ${JSON.stringify(printable(plain))}`, { hint: 'Rename the file to letters, digits, spaces and - _ . ( ) before adding it.' });
+      throw new FerryError(
+        'USAGE',
+        `an upload's name holds a control character or one of < > & " ' \`: ${JSON.stringify(printable(plain))}`,
+        { hint: 'Rename the file to letters, digits, spaces and - _ . ( ) before adding it.' },
+      );
     }
     // Every upload under way counts against one limit, declared sizes first: four large files
     // sent at once cannot take the disk (or, before uploads were streamed, the memory) together.
@@ -210,7 +265,10 @@ export class Engine {
       await pipeline(body, limit, handle.createWriteStream());
     } catch (error) {
       if (created) await rm(path, { force: true });
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new FerryError('USAGE', `${plain} is in the folder already; nothing was written`, { hint: 'Rename the file before adding it.' });
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new FerryError('USAGE', `${plain} is in the folder already; nothing was written`, {
+          hint: 'Rename the file before adding it.',
+        });
       throw error;
     } finally {
       this.#uploading -= Math.max(reserved, counted);
@@ -242,7 +300,8 @@ export class Engine {
     if (request.yaml !== undefined) {
       yaml = request.edit === undefined ? request.yaml : applyEdit(request.yaml, parseEdit(request.edit));
       origin = yaml === saved ? 'saved' : 'edited';
-      originNote = origin === 'saved' ? `as saved in ${mappingFile}` : `changed, not saved yet: Save writes ${mappingFile}`;
+      originNote =
+        origin === 'saved' ? `as saved in ${mappingFile}` : `changed, not saved yet: Save writes ${mappingFile}`;
     } else if (saved !== null) {
       yaml = saved;
       origin = 'saved';
@@ -253,7 +312,11 @@ export class Engine {
       let draft = await draftMapping(inputPath);
       const fieldEntity = FIELD_ENTITY[draft.entity as keyof typeof FIELD_ENTITY];
       const { catalog: account } = await this.resolver();
-      if (account !== null && fieldEntity !== undefined) draft = await draftMapping(inputPath, { entity: draft.entity, customFields: account.fieldDefinitions[fieldEntity] });
+      if (account !== null && fieldEntity !== undefined)
+        draft = await draftMapping(inputPath, {
+          entity: draft.entity,
+          customFields: account.fieldDefinitions[fieldEntity],
+        });
       const ready = await findReadyMapping(draft.header, request.input);
       yaml = ready ? ready.yaml : draft.yaml;
       origin = ready ? 'ready-made' : 'draft';
@@ -270,7 +333,10 @@ export class Engine {
     } catch (error) {
       problems.push(...yamlProblems(error));
     }
-    const source = raw && typeof raw === 'object' ? ((raw as Record<string, unknown>).source as Record<string, unknown> | undefined) : undefined;
+    const source =
+      raw && typeof raw === 'object'
+        ? ((raw as Record<string, unknown>).source as Record<string, unknown> | undefined)
+        : undefined;
     const sample = await readSample(inputPath, source);
     const { resolver, catalog } = await this.resolver();
     const planSteps = await this.project.planSteps();
@@ -280,18 +346,28 @@ export class Engine {
       // What the preview would read (a lookup file) must be inside the folder, before it is read.
       await this.project.checkMappingFiles(mapping, this.project.dir);
       try {
-        preview = await previewRows({ mapping, mappingFile: mappingPath, baseDir: this.project.dir, sample, resolver, step, ...(await this.linkKeys(mapping, step, planSteps)) });
+        preview = await previewRows({
+          mapping,
+          mappingFile: mappingPath,
+          baseDir: this.project.dir,
+          sample,
+          resolver,
+          step,
+          ...(await this.linkKeys(mapping, step, planSteps)),
+        });
       } catch (error) {
         problems.push(...yamlProblems(error));
       }
     }
     // The marks and problems in the page's words: the rule's place is the YAML's line, not a path.
-    for (const row of preview) for (const marks of Object.values(row.marks)) for (const mark of marks) mark.text = forPage(mark.text);
+    for (const row of preview)
+      for (const marks of Object.values(row.marks)) for (const mark of marks) mark.text = forPage(mark.text);
     for (const problem of problems) problem.message = forPage(problem.message);
     const table = tableOf(raw, sample.header, samplesOf(sample));
     const rawMap = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const fieldEntity = entity in FIELD_ENTITY ? FIELD_ENTITY[entity as keyof typeof FIELD_ENTITY] : null;
-    const customFields = catalog && fieldEntity ? catalog.fieldDefinitions[fieldEntity].map((d) => ({ name: d.name, tag: d.tag })) : [];
+    const customFields =
+      catalog && fieldEntity ? catalog.fieldDefinitions[fieldEntity].map((d) => ({ name: d.name, tag: d.tag })) : [];
     const match = matchChoices(raw);
     return {
       input: request.input,
@@ -321,8 +397,14 @@ export class Engine {
    * whose files cannot be read, is named with why. Each step's keys are read once, and again only
    * when its mapping or input changes.
    */
-  private async linkKeys(mapping: Mapping, step: string, planSteps: PlanStepFile[]): Promise<{ book: ReferenceBook; unchecked: Map<string, string> }> {
-    const named = new Set(mapping.fields.flatMap((f) => (f.ref === undefined ? [] : Array.isArray(f.ref) ? f.ref : [f.ref])));
+  private async linkKeys(
+    mapping: Mapping,
+    step: string,
+    planSteps: PlanStepFile[],
+  ): Promise<{ book: ReferenceBook; unchecked: Map<string, string> }> {
+    const named = new Set(
+      mapping.fields.flatMap((f) => (f.ref === undefined ? [] : Array.isArray(f.ref) ? f.ref : [f.ref])),
+    );
     // Other steps' links to this one make it a linked step, whose rows may repeat a record.
     let linked = false;
     for (const other of planSteps) {
@@ -340,7 +422,10 @@ export class Engine {
       if (name === step) continue;
       const found = planSteps.find((s) => s.name === name);
       if (!found) {
-        unchecked.set(name, `${PLAN_FILE} has no step ${name}${planSteps.length > 0 ? ` (it has ${planSteps.map((s) => s.name).join(', ')})` : ''}; map and save its file first`);
+        unchecked.set(
+          name,
+          `${PLAN_FILE} has no step ${name}${planSteps.length > 0 ? ` (it has ${planSteps.map((s) => s.name).join(', ')})` : ''}; map and save its file first`,
+        );
         continue;
       }
       try {
@@ -348,7 +433,10 @@ export class Engine {
         for (const key of keys.valid) book.addValid(name, key);
         for (const key of keys.rejected) book.addRejected(name, key);
       } catch (error) {
-        unchecked.set(name, `its rows could not be read (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
+        unchecked.set(
+          name,
+          `its rows could not be read (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+        );
       }
     }
     return { book, unchecked };
@@ -385,7 +473,11 @@ export class Engine {
     await writeFileAtomic(mappingPath, request.yaml, { mode: 0o644 });
     if (!(await this.project.exists(this.planFile))) {
       // A new plan's set-up creates what the rows name and the account lacks, and lists what it cannot.
-      await writeFileAtomic(this.planFile, '# The migration plan the workbench keeps: `crm-ferry run plan.yaml` runs it.\nversion: 1\nsetup: {}\nsteps: []\n', { mode: 0o644 });
+      await writeFileAtomic(
+        this.planFile,
+        '# The migration plan the workbench keeps: `crm-ferry run plan.yaml` runs it.\nversion: 1\nsetup: {}\nsteps: []\n',
+        { mode: 0o644 },
+      );
     }
     await this.project.putStep({ name: step, mapping: mappingFile, input: request.input });
     return { mappingFile, plan: PLAN_FILE, step };
@@ -396,14 +488,21 @@ export class Engine {
 
   private async needPlan(): Promise<void> {
     if (!(await this.project.exists(this.planFile))) {
-      throw new FerryError('USAGE', `the folder has no ${PLAN_FILE} yet`, { hint: 'Open a file in Files, and save its mapping in Map: that writes the plan.' });
+      throw new FerryError('USAGE', `the folder has no ${PLAN_FILE} yet`, {
+        hint: 'Open a file in Files, and save its mapping in Map: that writes the plan.',
+      });
     }
     // A plan edited by hand may name files elsewhere: a check or a run reads only inside the folder.
     await this.project.checkPlanFiles();
   }
 
   private v1Live(): V1LiveConnection {
-    return v1LiveConnection({ target: this.deps.client.transport, token: this.deps.v1Token, format: 'xml', since: undefined });
+    return v1LiveConnection({
+      target: this.deps.client.transport,
+      token: this.deps.v1Token,
+      format: 'xml',
+      since: undefined,
+    });
   }
 
   /** `validate --plan plan.yaml --online`, then `run plan.yaml --dry-run`: what the run will do, before it does it. */
@@ -416,8 +515,15 @@ export class Engine {
     this.#catalog = null;
     const setup = await plannedSetup(this.planFile, client, context.signal);
     const resolver = setup?.resolver ?? createResolver(await this.catalog());
-    const report = await validatePlan({ planFile: this.planFile, rejectsDir: join(this.project.stateDir, CHECK_DIR), resolver, service: new RecordService(client, context.signal), signal: context.signal });
-    if (report.interrupted) throw new FerryError('USAGE', 'the check was stopped before the end: its counts are partial');
+    const report = await validatePlan({
+      planFile: this.planFile,
+      rejectsDir: join(this.project.stateDir, CHECK_DIR),
+      resolver,
+      service: new RecordService(client, context.signal),
+      signal: context.signal,
+    });
+    if (report.interrupted)
+      throw new FerryError('USAGE', 'the check was stopped before the end: its counts are partial');
     const steps: CheckStepView[] = [];
     for (const step of report.steps) {
       steps.push({
@@ -430,21 +536,41 @@ export class Engine {
         rejected: step.rejected,
         rejects: step.rejectsFile ? await rejectsOf(step.rejectsFile) : [],
         rejectsFile: step.rejectsFile ? shownName(this.project.dir, step.rejectsFile) : null,
-        warnings: WARNING_CODES.filter((code) => step.warnings[code] > 0).map((code) => ({ kind: warningKind(code), count: step.warnings[code] })),
+        warnings: WARNING_CODES.filter((code) => step.warnings[code] > 0).map((code) => ({
+          kind: warningKind(code),
+          count: step.warnings[code],
+        })),
         notCarried: step.notCarried.map((n) => ({ column: n.column, rows: n.rows })),
       });
     }
-    const check: CheckView = { steps, create: [], personMust: [], requests: 0, limitPerHour: null, estimatedSeconds: null };
+    const check: CheckView = {
+      steps,
+      create: [],
+      personMust: [],
+      requests: 0,
+      limitPerHour: null,
+      estimatedSeconds: null,
+    };
     const { KIND_WORDS } = await import('../load/index.ts');
     if (setup) {
-      check.create = setup.plan.create.map((item) => `${KIND_WORDS[item.kind]} ${item.name}${item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : ''}`);
-      check.personMust = setup.plan.checklist.map((item) => forPage(`${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`));
+      check.create = setup.plan.create.map(
+        (item) =>
+          `${KIND_WORDS[item.kind]} ${item.name}${item.kind === 'milestone' && item.pipeline ? ` in pipeline ${item.pipeline}` : ''}`,
+      );
+      check.personMust = setup.plan.checklist.map((item) =>
+        forPage(
+          `${KIND_WORDS[item.kind]} ${item.name}${item.scope ? ` (${item.scope})` : ''}: named by ${item.rows} row${item.rows === 1 ? '' : 's'} of ${item.steps.join(', ')}`,
+        ),
+      );
     }
     context.result({ check });
     // The dry run: the requests the run needs and the time at the account's rate.
     const v1Live = this.v1Live();
     try {
-      const dry = await runImport({ source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir, dryRun: true }, { client, account: this.deps.account, signal: context.signal, v1Live });
+      const dry = await runImport(
+        { source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir, dryRun: true },
+        { client, account: this.deps.account, signal: context.signal, v1Live },
+      );
       if (dry.dryRun) {
         check.requests = dry.dryRun.requests;
         check.limitPerHour = dry.dryRun.limitPerHour;
@@ -469,7 +595,9 @@ export class Engine {
     const show = (): void => {
       const steps = [...counts.values()];
       const done = steps.reduce((sum, s) => sum + s.rowsRead, 0);
-      const total = steps.every((s) => s.total !== null) ? steps.reduce((sum, s) => sum + (s.total as number), 0) : null;
+      const total = steps.every((s) => s.total !== null)
+        ? steps.reduce((sum, s) => sum + (s.total as number), 0)
+        : null;
       const elapsed = (Date.now() - started) / 1000;
       const progress: RunProgress = {
         steps,
@@ -483,17 +611,41 @@ export class Engine {
       context.progress(progress);
     };
     const onEvent = (event: ImportEvent): void => {
-      if (event.type === 'start') for (const step of event.steps) counts.set(step, { step, total: null, rowsRead: 0, created: 0, updated: 0, unchanged: 0, rejected: 0, skipped: 0, repeated: 0 });
+      if (event.type === 'start')
+        for (const step of event.steps)
+          counts.set(step, {
+            step,
+            total: null,
+            rowsRead: 0,
+            created: 0,
+            updated: 0,
+            unchanged: 0,
+            rejected: 0,
+            skipped: 0,
+            repeated: 0,
+          });
       else if (event.type === 'progress') {
         for (const step of stepProgress(event.steps)) counts.set(step.step, step);
         requests = event.requests;
         quota = { remaining: event.governor.remaining, limit: event.governor.limitPerHour };
-        points.push({ at: Math.round(event.elapsedMs / 100) / 10, rows: [...counts.values()].reduce((sum, s) => sum + s.rowsRead, 0), requests });
+        points.push({
+          at: Math.round(event.elapsedMs / 100) / 10,
+          rows: [...counts.values()].reduce((sum, s) => sum + s.rowsRead, 0),
+          requests,
+        });
       } else if (event.type === 'row') {
         const step = counts.get(event.step);
         if (step) {
           step.rowsRead += 1;
-          if (event.action === 'created' || event.action === 'updated' || event.action === 'unchanged' || event.action === 'rejected' || event.action === 'skipped' || event.action === 'repeated') step[event.action] += 1;
+          if (
+            event.action === 'created' ||
+            event.action === 'updated' ||
+            event.action === 'unchanged' ||
+            event.action === 'rejected' ||
+            event.action === 'skipped' ||
+            event.action === 'repeated'
+          )
+            step[event.action] += 1;
         }
       } else return;
       show();
@@ -502,8 +654,19 @@ export class Engine {
     let summary: ImportSummary;
     try {
       summary = await runImport(
-        { source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir, ...(limit === null ? {} : { limit }) },
-        { client: this.deps.client, account: this.deps.account, signal: context.signal, onEvent, progressEveryMs: this.deps.progressEveryMs ?? 500, v1Live },
+        {
+          source: { kind: 'plan', planFile: this.planFile },
+          stateDir: this.project.stateDir,
+          ...(limit === null ? {} : { limit }),
+        },
+        {
+          client: this.deps.client,
+          account: this.deps.account,
+          signal: context.signal,
+          onEvent,
+          progressEveryMs: this.deps.progressEveryMs ?? 500,
+          v1Live,
+        },
       );
     } finally {
       await v1Live.close();
@@ -537,17 +700,34 @@ export class Engine {
     const v1Live = this.v1Live();
     let summary;
     try {
-      summary = await runVerify({ source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir }, { client: this.deps.client, account: this.deps.account, signal: context.signal, v1Live });
+      summary = await runVerify(
+        { source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir },
+        { client: this.deps.client, account: this.deps.account, signal: context.signal, v1Live },
+      );
     } finally {
       await v1Live.close();
     }
     const outcome = words.verifyOutcome(summary);
-    const input = verifyReport(summary, { version: this.deps.version, plan: PLAN_FILE, account: this.deps.account.account, usage: usage.stop(), outcome, shown: (p) => words.shownPath(p, this.project.dir) });
+    const input = verifyReport(summary, {
+      version: this.deps.version,
+      plan: PLAN_FILE,
+      account: this.deps.account.account,
+      usage: usage.stop(),
+      outcome,
+      shown: (p) => words.shownPath(p, this.project.dir),
+    });
     this.#verifyReport = renderReport(input);
     const verify: VerifyView = {
       matches: summary.matches,
       text: forPage(outcome),
-      steps: summary.steps.map((s) => ({ step: s.step, found: s.found, missing: s.missing, extra: s.extra, differing: s.differing, unresolved: s.unresolved })),
+      steps: summary.steps.map((s) => ({
+        step: s.step,
+        found: s.found,
+        missing: s.missing,
+        extra: s.extra,
+        differing: s.differing,
+        unresolved: s.unresolved,
+      })),
       differences: summary.differences.length,
       reportUrl: '/report/verify.html',
     };
@@ -564,9 +744,17 @@ export class Engine {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
     if (!(await this.project.exists(this.project.stateDir))) {
-      return { lines: ['Nothing to undo: no run has written to the account from this folder.'], deleted: 0, restored: 0, runs: 0 };
+      return {
+        lines: ['Nothing to undo: no run has written to the account from this folder.'],
+        deleted: 0,
+        restored: 0,
+        runs: 0,
+      };
     }
-    const summary = await runRollback({ stateDir: this.project.stateDir, dryRun: true }, { client: this.deps.client, account: this.deps.account });
+    const summary = await runRollback(
+      { stateDir: this.project.stateDir, dryRun: true },
+      { client: this.deps.client, account: this.deps.account },
+    );
     return {
       lines: this.deps.words
         .rollbackLines(summary, true)
@@ -582,8 +770,15 @@ export class Engine {
   async undo(context: JobContext): Promise<void> {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
-    const summary = await runRollback({ stateDir: this.project.stateDir }, { client: this.deps.client, account: this.deps.account, signal: context.signal });
-    const undo: UndoResult = { text: forPage(this.deps.words.rollbackLines(summary, false).join('\n')), deleted: summary.deleted, restored: summary.restored };
+    const summary = await runRollback(
+      { stateDir: this.project.stateDir },
+      { client: this.deps.client, account: this.deps.account, signal: context.signal },
+    );
+    const undo: UndoResult = {
+      text: forPage(this.deps.words.rollbackLines(summary, false).join('\n')),
+      deleted: summary.deleted,
+      restored: summary.restored,
+    };
     context.result({ undo });
   }
 

@@ -29,7 +29,9 @@ export class Jobs {
     private readonly now: () => Date = () => new Date(),
     /** What the page is told of a job's error: the server's rule (no stack, no server path). */
     private readonly describe: (error: unknown) => { code: string; message: string } = (error) =>
-      error instanceof FerryError ? { code: error.code, message: error.hint ? `${error.message}. ${error.hint}` : error.message } : { code: 'INTERNAL', message: 'this is a bug in crm-ferry; please report it' },
+      error instanceof FerryError
+        ? { code: error.code, message: error.hint ? `${error.message}. ${error.hint}` : error.message }
+        : { code: 'INTERNAL', message: 'this is a bug in crm-ferry; please report it' },
   ) {}
 
   view(): JobsView {
@@ -61,10 +63,24 @@ export class Jobs {
    */
   start(kind: JobKind, limit: number | null, work: (context: JobContext) => Promise<void>): JobView {
     if (this.#current) {
-      throw new FerryError('USAGE', `a ${this.#current.view.kind} is under way; wait for it to end, or stop it`, { hint: 'The Run view shows it, with its Stop button.' });
+      throw new FerryError('USAGE', `a ${this.#current.view.kind} is under way; wait for it to end, or stop it`, {
+        hint: 'The Run view shows it, with its Stop button.',
+      });
     }
     const controller = new AbortController();
-    const view: JobView = { id: this.#next++, kind, limit, state: 'running', startedAt: this.now().toISOString(), progress: null, error: null, check: null, run: null, verify: null, undo: null };
+    const view: JobView = {
+      id: this.#next++,
+      kind,
+      limit,
+      state: 'running',
+      startedAt: this.now().toISOString(),
+      progress: null,
+      error: null,
+      check: null,
+      run: null,
+      verify: null,
+      undo: null,
+    };
     const context: JobContext = {
       signal: controller.signal,
       progress: (progress) => {

@@ -16,7 +16,9 @@ export const REJECTS_SHOWN = 100;
 
 /** A journal's file name back to its step: the state folder hex-escapes what a file name cannot hold. */
 function stepOfFile(name: string): string {
-  return name.replace(/\.jsonl$/, '').replace(/%([0-9a-f]+)/g, (_all, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)));
+  return name
+    .replace(/\.jsonl$/, '')
+    .replace(/%([0-9a-f]+)/g, (_all, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)));
 }
 
 /** A field the page shows: a target (`lastName`), but not the place of a rule in the mapping (`fields[3]`). */
@@ -32,7 +34,11 @@ export async function rejectsOf(file: string): Promise<RejectView[]> {
     for await (const item of opened.items) {
       if (item.kind !== 'row') continue;
       const v = item.values;
-      out.push({ row: Number(v._row), field: fieldForPage(String(v._field ?? '')), reason: forPage(String(v._message ?? '')) });
+      out.push({
+        row: Number(v._row),
+        field: fieldForPage(String(v._field ?? '')),
+        reason: forPage(String(v._message ?? '')),
+      });
       if (out.length >= REJECTS_SHOWN) break;
     }
   } finally {
@@ -54,19 +60,35 @@ interface StepTally {
  * ended, was stopped before its end, or was undone since. `pageRuns`: the runs this workbench
  * started; `shown`: a path as the page names it.
  */
-export async function latestRun(stateDir: string, pageRuns: ReadonlySet<string>, shown: (path: string) => string): Promise<LatestRunView> {
+export async function latestRun(
+  stateDir: string,
+  pageRuns: ReadonlySet<string>,
+  shown: (path: string) => string,
+): Promise<LatestRunView> {
   const none: LatestRunView = { id: null, state: 'none', fromPage: false, startedAt: null, endedAt: null, steps: [] };
-  const files = (await readdir(join(stateDir, 'journal')).catch(() => [] as string[])).filter((name) => name.endsWith('.jsonl')).sort();
+  const files = (await readdir(join(stateDir, 'journal')).catch(() => [] as string[]))
+    .filter((name) => name.endsWith('.jsonl'))
+    .sort();
   // The journals are read twice: first for the latest run's id, then for what it did. A folder's
   // journals are the customer's files, a few thousand lines each.
   let latest: string | null = null;
   for (const file of files) {
     for await (const entry of readJournal(join(stateDir, 'journal', file))) {
-      if (entry.t === 'run' && entry.event === 'start' && !entry.run.startsWith('rollback-') && (latest === null || entry.run > latest)) latest = entry.run;
+      if (
+        entry.t === 'run' &&
+        entry.event === 'start' &&
+        !entry.run.startsWith('rollback-') &&
+        (latest === null || entry.run > latest)
+      )
+        latest = entry.run;
     }
   }
   if (latest === null) return none;
-  const times: { startedAt: string | null; endedAt: string | null; interrupted: boolean } = { startedAt: null, endedAt: null, interrupted: false };
+  const times: { startedAt: string | null; endedAt: string | null; interrupted: boolean } = {
+    startedAt: null,
+    endedAt: null,
+    interrupted: false,
+  };
   const tallies: StepTally[] = [];
   for (const file of files) {
     const tally: StepTally = { step: stepOfFile(file), file, created: 0, updated: 0, rejected: new Set() };
@@ -93,7 +115,14 @@ export async function latestRun(stateDir: string, pageRuns: ReadonlySet<string>,
     // The rejects file is the last real run's: it is the latest run's when that run rejected rows.
     const rejectsPath = join(stateDir, 'results', tally.file.replace(/\.jsonl$/, '.rejects.csv'));
     const rejects = tally.rejected.size > 0 && !undone ? await rejectsOf(rejectsPath).catch(() => null) : null;
-    steps.push({ step: tally.step, created: tally.created, updated: tally.updated, rejected: tally.rejected.size, rejects: rejects ?? [], rejectsFile: rejects === null ? null : shown(rejectsPath) });
+    steps.push({
+      step: tally.step,
+      created: tally.created,
+      updated: tally.updated,
+      rejected: tally.rejected.size,
+      rejects: rejects ?? [],
+      rejectsFile: rejects === null ? null : shown(rejectsPath),
+    });
   }
   return {
     id: latest,

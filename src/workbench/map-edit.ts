@@ -3,14 +3,37 @@
  * person's comments and layout stay; comments that said why a replaced choice was made go with it.
  * The table never writes a form it cannot read back.
  */
-import { isMap, isNode, isScalar, isSeq, parse as parseYamlValue, parseDocument, Scalar, YAMLMap, type Document, type YAMLSeq } from 'yaml';
+import {
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  parse as parseYamlValue,
+  parseDocument,
+  Scalar,
+  YAMLMap,
+  type Document,
+  type YAMLSeq,
+} from 'yaml';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import { type Entity, LINK_KINDS, parseTemplate, REPEATABLE_KINDS, TARGET_INFO, TRANSFORMS } from '../mapping/index.ts';
 import type { MapEdit } from './api.ts';
 import { ON_INVALID_CHOICES } from './api.ts';
 
-import { type Raw, isObject, type Place, placeOf, type Target, choiceOf, kindOf, itemKind, parseChoice, targetOfPlace, entityOf } from './map-entries.ts';
+import {
+  type Raw,
+  isObject,
+  type Place,
+  placeOf,
+  type Target,
+  choiceOf,
+  kindOf,
+  itemKind,
+  parseChoice,
+  targetOfPlace,
+  entityOf,
+} from './map-entries.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Edits.
@@ -24,7 +47,13 @@ const mapEditSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('type'), column: columnSchema, type: z.string() }).strict(),
   z.object({ kind: z.literal('service'), column: columnSchema, service: z.string() }).strict(),
   z.object({ kind: z.literal('transform'), column: columnSchema, transform: z.string(), param: z.string() }).strict(),
-  z.object({ kind: z.literal('chain'), column: columnSchema, chain: z.array(z.object({ transform: z.string().min(1), param: z.string() }).strict()).max(20) }).strict(),
+  z
+    .object({
+      kind: z.literal('chain'),
+      column: columnSchema,
+      chain: z.array(z.object({ transform: z.string().min(1), param: z.string() }).strict()).max(20),
+    })
+    .strict(),
   z.object({ kind: z.literal('required'), column: columnSchema, required: z.boolean() }).strict(),
   z.object({ kind: z.literal('onInvalid'), column: columnSchema, onInvalid: onInvalidSchema }).strict(),
   z.object({ kind: z.literal('onDuplicate'), onDuplicate: z.enum(['reject', 'first', 'merge', 'separate']) }).strict(),
@@ -34,13 +63,20 @@ const mapEditSchema = z.discriminatedUnion('kind', [
 /** An edit from the page, checked; a USAGE error says what is wrong with it. */
 export function parseEdit(edit: unknown): MapEdit {
   const checked = mapEditSchema.safeParse(edit);
-  if (!checked.success) throw new FerryError('USAGE', `the table sent an edit the workbench does not know: ${checked.error.issues[0]?.message ?? 'malformed'}`);
+  if (!checked.success)
+    throw new FerryError(
+      'USAGE',
+      `the table sent an edit the workbench does not know: ${checked.error.issues[0]?.message ?? 'malformed'}`,
+    );
   return checked.data;
 }
 
 function fieldsSeq(doc: Document): YAMLSeq {
   const fields = doc.get('fields');
-  if (!isSeq(fields)) throw new FerryError('MAPPING_INVALID', 'the mapping has no `fields` list to edit', { hint: 'Fix the YAML first.' });
+  if (!isSeq(fields))
+    throw new FerryError('MAPPING_INVALID', 'the mapping has no `fields` list to edit', {
+      hint: 'Fix the YAML first.',
+    });
   return fields;
 }
 
@@ -61,14 +97,18 @@ function cellOf(fields: YAMLSeq, column: string): DocCell | undefined {
 
 function needCell(fields: YAMLSeq, column: string): DocCell {
   const cell = cellOf(fields, column);
-  if (!cell) throw new FerryError('USAGE', `no field reads the column ${JSON.stringify(column)} in a form the table edits`, { hint: 'Choose a target for it first, or edit it in the YAML.' });
+  if (!cell)
+    throw new FerryError('USAGE', `no field reads the column ${JSON.stringify(column)} in a form the table edits`, {
+      hint: 'Choose a target for it first, or edit it in the YAML.',
+    });
   return cell;
 }
 
 /** The map under `key` of an entry the table found to hold one there. */
 function mapAt(node: YAMLMap, key: unknown): YAMLMap {
   const found = node.get(key, true);
-  if (!isMap(found)) throw new FerryError('INTERNAL', `the entry's ${String(key)} is not a map; this is a bug in crm-ferry's workbench`);
+  if (!isMap(found))
+    throw new FerryError('INTERNAL', `the entry's ${String(key)} is not a map; this is a bug in crm-ferry's workbench`);
   return found;
 }
 
@@ -89,7 +129,11 @@ function keyTemplate(doc: Document, column: string): Scalar {
   const parsed = parseTemplate(text);
   const [part] = parsed.ok ? parsed.parts : [];
   if (!parsed.ok || parsed.parts.length !== 1 || typeof part !== 'object' || part.column !== column) {
-    throw new FerryError('USAGE', `the column ${JSON.stringify(column)} cannot be a link's key in a placeholder: its name holds braces or spaces at an end`, { hint: 'Write the link in the YAML.' });
+    throw new FerryError(
+      'USAGE',
+      `the column ${JSON.stringify(column)} cannot be a link's key in a placeholder: its name holds braces or spaces at an end`,
+      { hint: 'Write the link in the YAML.' },
+    );
   }
   const node = doc.createNode(text) as Scalar;
   node.type = Scalar.QUOTE_DOUBLE;
@@ -121,7 +165,9 @@ function partnerOf(fields: YAMLSeq, entity: Entity, target: Target): YAMLMap | u
     if (!isMap(node)) return false;
     const entry = node.toJSON() as Raw;
     if (entry.to !== target.to || entry.items !== undefined) return false;
-    return target.ref === undefined ? entry.ref !== undefined && entry.value === undefined : entry.ref === undefined && entry.value !== undefined;
+    return target.ref === undefined
+      ? entry.ref !== undefined && entry.value === undefined
+      : entry.ref === undefined && entry.value !== undefined;
   });
 }
 
@@ -134,7 +180,8 @@ function forgetWhy(node: YAMLMap): void {
   node.commentBefore = null;
   for (const pair of node.items) {
     if (isNode(pair.key)) pair.key.commentBefore = null;
-    if (isNode(pair.value) && isScalar(pair.key) && pair.key.value !== 'value' && pair.key.value !== 'parts') pair.value.comment = null;
+    if (isNode(pair.value) && isScalar(pair.key) && pair.key.value !== 'value' && pair.key.value !== 'parts')
+      pair.value.comment = null;
   }
 }
 
@@ -197,7 +244,15 @@ function detach(fields: YAMLSeq, cell: DocCell): { spec: YAMLMap | null; at: num
 }
 
 /** Makes `column` feed `target`: into an address with that part free, beside its partner link or name, or in an entry of its own. */
-function attach(doc: Document, fields: YAMLSeq, entity: Entity, target: Target, column: string, kept: YAMLMap | null, at: number): void {
+function attach(
+  doc: Document,
+  fields: YAMLSeq,
+  entity: Entity,
+  target: Target,
+  column: string,
+  kept: YAMLMap | null,
+  at: number,
+): void {
   const spec = kept ?? flowNode(doc, { column });
   const insert = (pairs: Array<[string, unknown]>): void => {
     const node = new YAMLMap();
@@ -209,7 +264,13 @@ function attach(doc: Document, fields: YAMLSeq, entity: Entity, target: Target, 
     const address = fields.items.filter((node): node is YAMLMap => {
       if (!isMap(node)) return false;
       const entry = node.toJSON() as Raw;
-      return entry.to === 'address' && entry.items === undefined && entry.value === undefined && isObject(entry.parts) && entry.parts[part] === undefined;
+      return (
+        entry.to === 'address' &&
+        entry.items === undefined &&
+        entry.value === undefined &&
+        isObject(entry.parts) &&
+        entry.parts[part] === undefined
+      );
     });
     const into = address[address.length - 1];
     if (into) mapAt(into, 'parts').set(part, spec);
@@ -254,7 +315,15 @@ function applyTarget(doc: Document, entity: Entity, column: string, value: strin
   const target = value === '' ? null : parseChoice(value, entity);
   const cell = cellOf(fields, column);
   if (cell && target && choiceOf(targetOfPlace(cell.node.toJSON() as Raw, cell.place)) === choiceOf(target)) return;
-  if (cell && target && cell.place.role === 'value' && !cell.node.has('ref') && target.part === undefined && target.ref === undefined && partnerOf(fields, entity, target) === undefined) {
+  if (
+    cell &&
+    target &&
+    cell.place.role === 'value' &&
+    !cell.node.has('ref') &&
+    target.part === undefined &&
+    target.ref === undefined &&
+    partnerOf(fields, entity, target) === undefined
+  ) {
     retarget(cell.node, entity, target);
     return;
   }
@@ -280,8 +349,11 @@ function constantOrColumn(doc: Document, value: string, what: string): unknown {
     parsed = undefined;
   }
   if (typeof parsed === 'string' && parsed !== '') return parsed;
-  if (isObject(parsed) && Object.keys(parsed).length === 1 && typeof parsed.column === 'string' && parsed.column !== '') return flowNode(doc, { column: parsed.column });
-  throw new FerryError('USAGE', `the ${what} ${JSON.stringify(value)} is neither a constant nor a column`, { hint: `Choose one from the ${what} list.` });
+  if (isObject(parsed) && Object.keys(parsed).length === 1 && typeof parsed.column === 'string' && parsed.column !== '')
+    return flowNode(doc, { column: parsed.column });
+  throw new FerryError('USAGE', `the ${what} ${JSON.stringify(value)} is neither a constant nor a column`, {
+    hint: `Choose one from the ${what} list.`,
+  });
 }
 
 function setOrDelete(node: YAMLMap, key: string, value: unknown): void {
@@ -291,12 +363,19 @@ function setOrDelete(node: YAMLMap, key: string, value: unknown): void {
 
 /** One transform as the YAML writes it: its name, or `{name: options}`; refused when unknown or its options do not read. */
 function chainLink(transform: string, param: string): unknown {
-  if (!(transform in TRANSFORMS)) throw new FerryError('USAGE', `there is no transform ${JSON.stringify(transform)}`, { hint: 'Choose one from the transform list.' });
+  if (!(transform in TRANSFORMS))
+    throw new FerryError('USAGE', `there is no transform ${JSON.stringify(transform)}`, {
+      hint: 'Choose one from the transform list.',
+    });
   let options: unknown;
   try {
     options = param.trim() === '' ? undefined : parseYamlValue(param);
   } catch (error) {
-    throw new FerryError('USAGE', `the options of ${transform} are not a YAML value: ${(error as Error).message.split('\n')[0]}`, { cause: error, hint: 'Write them as in the YAML: `;`, `FR`, `{format: dd.MM.yyyy}`.' });
+    throw new FerryError(
+      'USAGE',
+      `the options of ${transform} are not a YAML value: ${(error as Error).message.split('\n')[0]}`,
+      { cause: error, hint: 'Write them as in the YAML: `;`, `FR`, `{format: dd.MM.yyyy}`.' },
+    );
   }
   return options === undefined ? transform : { [transform]: options };
 }
@@ -310,7 +389,9 @@ function applyChain(doc: Document, spec: YAMLMap, chain: ReadonlyArray<{ transfo
 
 function applyTransform(doc: Document, spec: YAMLMap, transform: string, param: string): void {
   const chain = spec.get('transform', true);
-  const before = isSeq(chain) ? chain.items.slice(0, -1).map((item) => (isScalar(item) ? item.value : (item as { toJSON(): unknown }).toJSON())) : [];
+  const before = isSeq(chain)
+    ? chain.items.slice(0, -1).map((item) => (isScalar(item) ? item.value : (item as { toJSON(): unknown }).toJSON()))
+    : [];
   if (transform === '') {
     if (before.length === 0) spec.delete('transform');
     else spec.set('transform', doc.createNode(before, { flow: true }));
@@ -333,7 +414,10 @@ function applyMatch(doc: Document, value: string): void {
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-  if (by.length === 0 || custom === '') throw new FerryError('USAGE', `${JSON.stringify(value)} says nothing to find records by`, { hint: 'Choose one from the list.' });
+  if (by.length === 0 || custom === '')
+    throw new FerryError('USAGE', `${JSON.stringify(value)} says nothing to find records by`, {
+      hint: 'Choose one from the list.',
+    });
   const match = doc.get('match', true);
   const byNode = by.length === 1 ? by[0] : flowNode(doc, by);
   if (isMap(match)) {
@@ -341,7 +425,12 @@ function applyMatch(doc: Document, value: string): void {
     setOrDelete(match, 'definition', custom ?? undefined);
     return;
   }
-  const node = flowNode(doc, custom === null ? { by: by.length === 1 ? by[0] : by, onMatch: 'update' } : { by: 'custom', definition: custom, onMatch: 'update' });
+  const node = flowNode(
+    doc,
+    custom === null
+      ? { by: by.length === 1 ? by[0] : by, onMatch: 'update' }
+      : { by: 'custom', definition: custom, onMatch: 'update' },
+  );
   doc.set('match', node);
 }
 
@@ -358,7 +447,10 @@ function padsFlow(yaml: string): boolean {
  */
 export function applyEdit(yaml: string, edit: MapEdit): string {
   const doc = parseDocument(yaml);
-  if (doc.errors.length > 0) throw new FerryError('MAPPING_INVALID', 'the YAML has errors: fix them before using the table', { hint: 'The line of each error is shown beside the YAML.' });
+  if (doc.errors.length > 0)
+    throw new FerryError('MAPPING_INVALID', 'the YAML has errors: fix them before using the table', {
+      hint: 'The line of each error is shown beside the YAML.',
+    });
   const entity = entityOf(doc.toJS());
   switch (edit.kind) {
     case 'target':
@@ -369,15 +461,27 @@ export function applyEdit(yaml: string, edit: MapEdit): string {
       const cell = needCell(fieldsSeq(doc), edit.column);
       const to = String(cell.node.get('to'));
       const item = cell.place.role === 'key' ? null : itemKind(entity, to);
-      if (item === null || (edit.kind === 'service' && item !== 'website')) throw new FerryError('USAGE', `${to} has no ${edit.kind}`, { hint: 'Types are for e-mail addresses, phones, addresses and websites; services for websites.' });
-      setOrDelete(cell.node, edit.kind, constantOrColumn(doc, edit.kind === 'type' ? edit.type : edit.service, edit.kind));
+      if (item === null || (edit.kind === 'service' && item !== 'website'))
+        throw new FerryError('USAGE', `${to} has no ${edit.kind}`, {
+          hint: 'Types are for e-mail addresses, phones, addresses and websites; services for websites.',
+        });
+      setOrDelete(
+        cell.node,
+        edit.kind,
+        constantOrColumn(doc, edit.kind === 'type' ? edit.type : edit.service, edit.kind),
+      );
       break;
     }
     case 'transform':
     case 'chain': {
       const cell = needCell(fieldsSeq(doc), edit.column);
       const spec = specNode(cell);
-      if (spec === null) throw new FerryError('USAGE', `the column ${JSON.stringify(edit.column)} is a link's key, which takes no transform`, { hint: 'Write a template key in the YAML.' });
+      if (spec === null)
+        throw new FerryError(
+          'USAGE',
+          `the column ${JSON.stringify(edit.column)} is a link's key, which takes no transform`,
+          { hint: 'Write a template key in the YAML.' },
+        );
       if (edit.kind === 'chain') applyChain(doc, spec, edit.chain);
       else applyTransform(doc, spec, edit.transform, edit.param);
       forgetWhyTransform(cell);

@@ -18,7 +18,19 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
-import { addressPartsSchema, conditionColumns, type Condition, type Entity, ENTITIES, isTemplate, LINK_KINDS, parseTemplate, TARGET_INFO, TARGETS, type TargetKind } from '../mapping/index.ts';
+import {
+  addressPartsSchema,
+  conditionColumns,
+  type Condition,
+  type Entity,
+  ENTITIES,
+  isTemplate,
+  LINK_KINDS,
+  parseTemplate,
+  TARGET_INFO,
+  TARGETS,
+  type TargetKind,
+} from '../mapping/index.ts';
 import { type CellValue } from '../sources/index.ts';
 import type { CellRole, TargetChoice } from './api.ts';
 
@@ -124,7 +136,8 @@ export function placeOf(entry: Raw, column: string): Place | null {
   if (entry.items === undefined) {
     if (plainColumn(entry.value) === column) return { role: 'value', part: null };
     if (isObject(entry.parts)) {
-      for (const [part, spec] of Object.entries(entry.parts)) if (plainColumn(spec) === column) return { role: 'part', part };
+      for (const [part, spec] of Object.entries(entry.parts))
+        if (plainColumn(spec) === column) return { role: 'part', part };
     }
     if (keyColumn(entry) === column) return { role: 'key', part: null };
   }
@@ -152,7 +165,13 @@ export const targetSchema = z
 
 /** The target list's value for a target: its JSON, keys in one order, so that equal targets are equal text. */
 export function choiceOf(target: Target): string {
-  return JSON.stringify({ to: target.to, part: target.part, definition: target.definition, tag: target.definition === undefined ? undefined : (target.tag ?? null), ref: target.ref });
+  return JSON.stringify({
+    to: target.to,
+    part: target.part,
+    definition: target.definition,
+    tag: target.definition === undefined ? undefined : (target.tag ?? null),
+    ref: target.ref,
+  });
 }
 
 export function kindOf(entity: Entity, to: string): TargetKind | undefined {
@@ -173,13 +192,16 @@ export function parseChoice(value: string, entity: Entity): Target {
     parsed = undefined;
   }
   const checked = targetSchema.safeParse(parsed);
-  const refuse = (why: string): FerryError => new FerryError('USAGE', `the target ${JSON.stringify(value)} ${why}`, { hint: 'Choose one from the target list.' });
+  const refuse = (why: string): FerryError =>
+    new FerryError('USAGE', `the target ${JSON.stringify(value)} ${why}`, { hint: 'Choose one from the target list.' });
   if (!checked.success) throw refuse('is not a target of the list');
   const target = checked.data as Target;
   const kind = kindOf(entity, target.to);
   if (kind === undefined) throw refuse(`is not a target of entity ${entity}`);
-  if (target.part !== undefined && (kind !== 'address' || !ADDRESS_PARTS.includes(target.part))) throw refuse('names no part of an address');
-  if ((target.definition !== undefined) !== (kind === 'custom')) throw refuse('needs a definition exactly when it is a custom field');
+  if (target.part !== undefined && (kind !== 'address' || !ADDRESS_PARTS.includes(target.part)))
+    throw refuse('names no part of an address');
+  if ((target.definition !== undefined) !== (kind === 'custom'))
+    throw refuse('needs a definition exactly when it is a custom field');
   if (target.ref !== undefined && !LINK_KINDS.has(kind)) throw refuse(`cannot link: ${target.to} takes no \`ref\``);
   return target;
 }
@@ -192,7 +214,8 @@ export function stepWords(ref: string | string[]): string {
 export function targetLabel(entity: Entity, target: Target): string {
   if (target.ref !== undefined) return `${target.to}: link to a row of ${stepWords(target.ref)}`;
   if (target.part !== undefined) return `address: ${target.part}`;
-  if (target.definition !== undefined) return `custom field: ${target.definition}${target.tag ? ` (tag ${target.tag})` : ''}`;
+  if (target.definition !== undefined)
+    return `custom field: ${target.definition}${target.tag ? ` (tag ${target.tag})` : ''}`;
   const words = TARGET_WORDS[target.to];
   if (words !== undefined) return words;
   const kind = kindOf(entity, target.to);
@@ -204,7 +227,8 @@ export function targetOfPlace(entry: Raw, place: Place): Target {
   const to = String(entry.to ?? '');
   if (place.role === 'part' && place.part !== null) return { to, part: place.part };
   if (place.role === 'key') return { to, ref: entry.ref as string | string[] };
-  if (to === 'custom') return { to, definition: String(entry.definition ?? ''), tag: typeof entry.tag === 'string' ? entry.tag : null };
+  if (to === 'custom')
+    return { to, definition: String(entry.definition ?? ''), tag: typeof entry.tag === 'string' ? entry.tag : null };
   return { to };
 }
 
@@ -236,12 +260,17 @@ export function targetChoices(raw: unknown, header: readonly string[], context: 
   for (const to of targets) if (itemKind(entity, to) !== null && to !== 'address') add('Items', { to });
   if (targets.includes('address')) for (const part of ADDRESS_PARTS) add('Address parts', { to: 'address', part });
   if (targets.includes('tags')) add('Tags', { to: 'tags' });
-  if (targets.includes('custom')) for (const field of context.customFields) add('Custom fields', { to: 'custom', definition: field.name, tag: field.tag });
+  if (targets.includes('custom'))
+    for (const field of context.customFields)
+      add('Custom fields', { to: 'custom', definition: field.name, tag: field.tag });
   for (const to of targets) {
     const kind = kindOf(entity, to);
-    if (kind !== undefined && LINK_KINDS.has(kind)) for (const step of context.steps) add('Links to other steps', { to, ref: step });
+    if (kind !== undefined && LINK_KINDS.has(kind))
+      for (const step of context.steps) add('Links to other steps', { to, ref: step });
   }
-  for (const { entry, place } of placesIn(raw, header)) if (place.role !== 'other' && kindOf(entity, String(entry.to)) !== undefined) add('As the mapping has it', targetOfPlace(entry, place));
+  for (const { entry, place } of placesIn(raw, header))
+    if (place.role !== 'other' && kindOf(entity, String(entry.to)) !== undefined)
+      add('As the mapping has it', targetOfPlace(entry, place));
   return out;
 }
 
@@ -249,7 +278,10 @@ export function fieldsOfRaw(raw: unknown): unknown[] {
   return isObject(raw) && Array.isArray(raw.fields) ? raw.fields : [];
 }
 
-function* placesIn(raw: unknown, header: readonly string[]): Generator<{ entry: Raw; index: number; column: string; place: Place }> {
+function* placesIn(
+  raw: unknown,
+  header: readonly string[],
+): Generator<{ entry: Raw; index: number; column: string; place: Place }> {
   for (const [index, field] of fieldsOfRaw(raw).entries()) {
     if (!isObject(field)) continue;
     for (const column of header) {

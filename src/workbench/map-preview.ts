@@ -1,5 +1,23 @@
-import { compileMapping, loadMapping, type MappedItem, type MappedRecord, type Mapping, mapRows, type NameResolver, type Reason, reasonText, type SourceOptions } from '../mapping/index.ts';
-import { findAttachments, foldDuplicates, indexDuplicates, recordToSend, type ReferenceBook, RowChecks } from '../plan/index.ts';
+import {
+  compileMapping,
+  loadMapping,
+  type MappedItem,
+  type MappedRecord,
+  type Mapping,
+  mapRows,
+  type NameResolver,
+  type Reason,
+  reasonText,
+  type SourceOptions,
+} from '../mapping/index.ts';
+import {
+  findAttachments,
+  foldDuplicates,
+  indexDuplicates,
+  recordToSend,
+  type ReferenceBook,
+  RowChecks,
+} from '../plan/index.ts';
 import { openSource, type CellValue, type OpenSourceOptions, type SourceItem } from '../sources/index.ts';
 import type { CellMark, PreviewRow } from './api.ts';
 import { foldedText, uncheckedLinkText } from './reasons.ts';
@@ -17,7 +35,11 @@ export interface Sample {
 /** The header and the first rows of an input, read as the mapping's `source:` says. */
 export async function readSample(inputFile: string, source: Raw | undefined, rows = PREVIEW_ROWS): Promise<Sample> {
   let detected: string[] | undefined;
-  const options: OpenSourceOptions = { ...(source as SourceOptions | undefined), onMalformed: 'report', onDetected: (d) => (detected ??= d.columns) };
+  const options: OpenSourceOptions = {
+    ...(source as SourceOptions | undefined),
+    onMalformed: 'report',
+    onDetected: (d) => (detected ??= d.columns),
+  };
   const opened = await openSource(inputFile, options);
   const items: SourceItem[] = [];
   try {
@@ -93,9 +115,12 @@ function matchColumns(mapping: Mapping, map: ReturnType<typeof columnsByEntry>):
   for (const by of Array.isArray(match.by) ? match.by : [match.by]) {
     if (by === 'custom') {
       mapping.fields.forEach((entry, index) => {
-        if (entry.to === 'custom' && entry.definition === match.definition) for (const c of map.byIndex.get(index) ?? []) out.add(c);
+        if (entry.to === 'custom' && entry.definition === match.definition)
+          for (const c of map.byIndex.get(index) ?? []) out.add(c);
       });
-    } else for (const to of by === 'email' ? ['email'] : ['firstName', 'lastName', 'name']) for (const c of map.byTarget.get(to) ?? []) out.add(c);
+    } else
+      for (const to of by === 'email' ? ['email'] : ['firstName', 'lastName', 'name'])
+        for (const c of map.byTarget.get(to) ?? []) out.add(c);
   }
   return [...out];
 }
@@ -135,7 +160,8 @@ function shortText(value: unknown): string {
   if (typeof value !== 'object') return String(value);
   if (Array.isArray(value)) return value.map(shortText).filter(Boolean).join(', ');
   const object = value as Raw;
-  if ('definition' in object && 'value' in object) return `${shortText(isObject(object.definition) ? object.definition.name : object.definition)}: ${shortText(object.value)}`;
+  if ('definition' in object && 'value' in object)
+    return `${shortText(isObject(object.definition) ? object.definition.name : object.definition)}: ${shortText(object.value)}`;
   const type = typeof object.type === 'string' ? object.type : null;
   const service = typeof object.service === 'string' && object.service !== 'URL' ? object.service : null;
   const rest = Object.entries(object)
@@ -160,8 +186,12 @@ function recordText(mapped: MappedRecord, found: (ref: MappedRecord['refs'][numb
   for (const ref of mapped.refs) {
     const state = found(ref);
     // A link that finds no row writes its fallback, as the run does (the organisation by its name).
-    if (state === false && !ref.required && ref.fallback !== undefined) parts.push(`${String(ref.path[0])} ${shortText(ref.fallback)}`);
-    if (state !== false) parts.push(`${String(ref.path[0])}: the row '${ref.key}' of ${stepWords([...ref.steps])}${state === null ? ' (not checked)' : ''}`);
+    if (state === false && !ref.required && ref.fallback !== undefined)
+      parts.push(`${String(ref.path[0])} ${shortText(ref.fallback)}`);
+    if (state !== false)
+      parts.push(
+        `${String(ref.path[0])}: the row '${ref.key}' of ${stepWords([...ref.steps])}${state === null ? ' (not checked)' : ''}`,
+      );
   }
   const text = parts.join('; ');
   return text.length > 400 ? `${text.slice(0, 399)}…` : text;
@@ -192,13 +222,21 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
   const compiled = await compileMapping(mapping, { file: options.mappingFile, baseDir: options.baseDir });
   compiled.checkColumns(sample.header);
   const map = columnsByEntry(mapping);
-  const places: ReasonPlaces = { header: new Set(sample.header), map, key: Array.isArray(mapping.key) ? mapping.key : [...entryColumns({ key: mapping.key })], match: matchColumns(mapping, map) };
+  const places: ReasonPlaces = {
+    header: new Set(sample.header),
+    map,
+    key: Array.isArray(mapping.key) ? mapping.key : [...entryColumns({ key: mapping.key })],
+    match: matchColumns(mapping, map),
+  };
   const valuesOf = new Map<number, Record<string, CellValue>>();
   for (const item of sample.items) if (item.kind === 'row') valuesOf.set(item.location.row, item.values);
   const mapped: MappedItem[] = [];
   for await (const item of mapRows(fromList(sample.items), compiled)) mapped.push(item);
   const policy = mapping.onDuplicate;
-  const items = policy === 'first' || policy === 'merge' ? foldDuplicates(fromList(mapped), await indexDuplicates(fromList(mapped), mapping.match), policy) : fromList(mapped);
+  const items =
+    policy === 'first' || policy === 'merge'
+      ? foldDuplicates(fromList(mapped), await indexDuplicates(fromList(mapped), mapping.match), policy)
+      : fromList(mapped);
   // The run's row checks, in the run's order: what the preview says of a row is what the run does.
   const checks = new RowChecks(step, mapping, book.linked.has(step));
   const rows: PreviewRow[] = [];
@@ -209,12 +247,26 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
     const outcome = checks.check(item);
     if (outcome.kind === 'skipped' || outcome.kind === 'folded') {
       if (outcome.kind === 'folded') mark(marks, places.key, 'warning', foldedText(outcome.into));
-      rows.push({ row: item.location.row, status: 'skipped', key: outcome.kind === 'folded' ? outcome.key : null, cells, marks, record: '' });
+      rows.push({
+        row: item.location.row,
+        status: 'skipped',
+        key: outcome.kind === 'folded' ? outcome.key : null,
+        cells,
+        marks,
+        record: '',
+      });
       continue;
     }
     if (outcome.kind === 'repeated') {
       // A step others link to may name one record in many rows (a company per person): the same values are that record again.
-      rows.push({ row: item.location.row, status: 'ok', key: outcome.mapped.key, cells, marks, record: recordText(outcome.mapped, () => null) });
+      rows.push({
+        row: item.location.row,
+        status: 'ok',
+        key: outcome.mapped.key,
+        cells,
+        marks,
+        record: recordText(outcome.mapped, () => null),
+      });
       continue;
     }
     if (outcome.kind === 'rejected' && item.kind === 'rejected') {
@@ -229,21 +281,43 @@ export async function previewRows(options: PreviewOptions): Promise<PreviewRow[]
     const isChecked = (ref: (typeof refs)[number]): boolean => !ref.steps.some((s) => unchecked.has(s));
     for (const ref of refs) {
       const missing = ref.steps.find((s) => unchecked.has(s));
-      if (missing !== undefined) mark(marks, reasonColumns({ field: ref.yamlPath, message: '', column: ref.column }, places), 'warning', uncheckedLinkText(missing, unchecked.get(missing) ?? ''));
+      if (missing !== undefined)
+        mark(
+          marks,
+          reasonColumns({ field: ref.yamlPath, message: '', column: ref.column }, places),
+          'warning',
+          uncheckedLinkText(missing, unchecked.get(missing) ?? ''),
+        );
     }
     // Before links and names become ids: the row as the mapping names it.
     const record = recordText(mapped, (ref) => (isChecked(ref) ? book.checkRefs([ref]).length === 0 : null));
     // A key or match value an earlier row has; else links and names as the run makes them.
     const same = outcome.kind === 'rejected' ? outcome.rejected : null;
     mapped.refs = refs.filter(isChecked);
-    const sent = same ? null : await recordToSend(mapped, { entity: mapping.entity, links: book, resolver: options.resolver, files: findAttachments });
+    const sent = same
+      ? null
+      : await recordToSend(mapped, {
+          entity: mapping.entity,
+          links: book,
+          resolver: options.resolver,
+          files: findAttachments,
+        });
     mapped.refs = refs;
     const problems = same ? [same, ...(same.also ?? [])] : sent?.kind === 'problems' ? sent.problems : [];
-    for (const problem of problems) mark(marks, reasonColumns(problem, places), 'rejected', reasonText({ ...problem, values }));
-    for (const warning of mapped.warnings ?? []) mark(marks, reasonColumns(warning, places), 'warning', reasonText({ ...warning, values }));
+    for (const problem of problems)
+      mark(marks, reasonColumns(problem, places), 'rejected', reasonText({ ...problem, values }));
+    for (const warning of mapped.warnings ?? [])
+      mark(marks, reasonColumns(warning, places), 'warning', reasonText({ ...warning, values }));
     if (problems.length === 0) book.addValid(step, mapped.key);
     else book.addRejected(step, mapped.key);
-    rows.push({ row: item.location.row, status: problems.length > 0 ? 'rejected' : 'ok', key: mapped.key, cells, marks, record });
+    rows.push({
+      row: item.location.row,
+      status: problems.length > 0 ? 'rejected' : 'ok',
+      key: mapped.key,
+      cells,
+      marks,
+      record,
+    });
   }
   // Under `merge` a first row comes out after its last later row.
   return rows.sort((a, b) => a.row - b.row);

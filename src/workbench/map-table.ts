@@ -8,7 +8,22 @@ import { type Entity, MappingErrors, WEBSITE_SERVICES } from '../mapping/index.t
 import type { Choice, MapColumnView, MapEntryView, YamlProblem } from './api.ts';
 import { ON_INVALID_CHOICES } from './api.ts';
 
-import { USUAL_TYPES, type Raw, isObject, valueColumns, entryColumns, plainColumn, type Place, placeOf, choiceOf, itemKind, stepWords, targetOfPlace, fieldsOfRaw, entityOf } from './map-entries.ts';
+import {
+  USUAL_TYPES,
+  type Raw,
+  isObject,
+  valueColumns,
+  entryColumns,
+  plainColumn,
+  type Place,
+  placeOf,
+  choiceOf,
+  itemKind,
+  stepWords,
+  targetOfPlace,
+  fieldsOfRaw,
+  entityOf,
+} from './map-entries.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The table.
@@ -34,11 +49,29 @@ function flowText(value: unknown): string {
  * A type or service list: none, the usual constants, or read from a column of the file; what the
  * entry has now is in it whatever it is. The values are the YAML's value as JSON.
  */
-function constantOrColumnChoices(none: string, constants: readonly string[], header: readonly string[], current: unknown): { choices: Choice[]; chosen: string } {
-  const choices: Choice[] = [{ value: '', label: none }, ...constants.map((c) => ({ value: JSON.stringify(c), label: c })), ...header.map((column) => ({ value: JSON.stringify({ column }), label: `read from column ${column}` }))];
+function constantOrColumnChoices(
+  none: string,
+  constants: readonly string[],
+  header: readonly string[],
+  current: unknown,
+): { choices: Choice[]; chosen: string } {
+  const choices: Choice[] = [
+    { value: '', label: none },
+    ...constants.map((c) => ({ value: JSON.stringify(c), label: c })),
+    ...header.map((column) => ({ value: JSON.stringify({ column }), label: `read from column ${column}` })),
+  ];
   if (current === undefined || current === null) return { choices, chosen: '' };
-  const chosen = typeof current === 'string' ? JSON.stringify(current) : plainColumn(current) !== null && Object.keys(current as Raw).length === 1 ? JSON.stringify({ column: (current as Raw).column }) : JSON.stringify(current);
-  if (!choices.some((c) => c.value === chosen)) choices.splice(1, 0, { value: chosen, label: typeof current === 'string' ? current : `${flowText(current)} (as the YAML says)` });
+  const chosen =
+    typeof current === 'string'
+      ? JSON.stringify(current)
+      : plainColumn(current) !== null && Object.keys(current as Raw).length === 1
+        ? JSON.stringify({ column: (current as Raw).column })
+        : JSON.stringify(current);
+  if (!choices.some((c) => c.value === chosen))
+    choices.splice(1, 0, {
+      value: chosen,
+      label: typeof current === 'string' ? current : `${flowText(current)} (as the YAML says)`,
+    });
   return { choices, chosen };
 }
 
@@ -48,7 +81,8 @@ function summaryOf(entry: Raw, column: string, place: Place): string {
   if (place.role === 'part') return `address${type}, ${place.part} part`;
   if (place.role === 'key') return `${to}: link to a row of ${stepWords(entry.ref as string | string[])}, by its key`;
   if (place.role === 'value') {
-    if (entry.ref !== undefined) return `${to} by name, when the link to ${stepWords(entry.ref as string | string[])} finds no row`;
+    if (entry.ref !== undefined)
+      return `${to} by name, when the link to ${stepWords(entry.ref as string | string[])} finds no row`;
     if (to === 'custom') return `custom field ${String(entry.definition ?? '')}`;
     return `${to}${type}`;
   }
@@ -61,11 +95,13 @@ function summaryOf(entry: Raw, column: string, place: Place): string {
   };
   if (isObject(entry.parts)) {
     const parts = Object.entries(entry.parts).filter(([, spec]) => reads(spec));
-    if (parts.length > 0) return `address${type}, ${parts.map(([part]) => part).join(' and ')} part, from a template or a condition`;
+    if (parts.length > 0)
+      return `address${type}, ${parts.map(([part]) => part).join(' and ')} part, from a template or a condition`;
   }
   if (reads(entry.type)) return `${to}: its type`;
   if (reads(entry.service)) return `${to}: its service`;
-  if (entry.ref !== undefined) return `${to}: link to a row of ${stepWords(entry.ref as string | string[])}, by a key of several columns`;
+  if (entry.ref !== undefined)
+    return `${to}: link to a row of ${stepWords(entry.ref as string | string[])}, by a key of several columns`;
   if (to === 'custom') return `custom field ${String(entry.definition ?? '')}, from a template or a condition`;
   return `${to}, from a template or a condition`;
 }
@@ -76,17 +112,31 @@ function sharedText(to: string, others: string[], settings: string[]): string {
   return `One ${to} entry with ${others.join(', ')}: its ${list} ${settings.length === 1 ? 'is' : 'are'} the whole entry's.`;
 }
 
-function entryView(entity: Entity, entry: Raw, index: number, column: string, place: Place, header: readonly string[]): MapEntryView {
+function entryView(
+  entity: Entity,
+  entry: Raw,
+  index: number,
+  column: string,
+  place: Place,
+  header: readonly string[],
+): MapEntryView {
   const to = String(entry.to ?? '');
   const editable = place.role !== 'other';
-  const spec = place.role === 'value' ? entry.value : place.role === 'part' && isObject(entry.parts) ? entry.parts[place.part as string] : undefined;
+  const spec =
+    place.role === 'value'
+      ? entry.value
+      : place.role === 'part' && isObject(entry.parts)
+        ? entry.parts[place.part as string]
+        : undefined;
   const chain = isObject(spec) && Array.isArray(spec.transform) ? spec.transform : [];
   const last = chain.length > 0 ? transformName(chain[chain.length - 1]) : { name: '', param: '' };
   const item = editable && place.role !== 'key' ? itemKind(entity, to) : null;
   const types = item ? constantOrColumnChoices('(no type)', USUAL_TYPES[item], header, entry.type) : null;
-  const services = item === 'website' ? constantOrColumnChoices('URL (the default)', WEBSITE_SERVICES, header, entry.service) : null;
+  const services =
+    item === 'website' ? constantOrColumnChoices('URL (the default)', WEBSITE_SERVICES, header, entry.service) : null;
   const others = [...entryColumns(entry)].filter((c) => c !== column && header.includes(c));
-  const onInvalid = ON_INVALID_CHOICES.find((choice) => choice !== 'default' && choice === entry.onInvalid) ?? 'default';
+  const onInvalid =
+    ON_INVALID_CHOICES.find((choice) => choice !== 'default' && choice === entry.onInvalid) ?? 'default';
   return {
     index,
     to,
@@ -107,12 +157,23 @@ function entryView(entity: Entity, entry: Raw, index: number, column: string, pl
     onInvalid,
     editable,
     summary: summaryOf(entry, column, place),
-    shared: editable && others.length > 0 ? sharedText(to, others, [...(item ? ['type'] : []), 'Required', ...(place.role === 'key' ? [] : ['A bad value'])]) : null,
+    shared:
+      editable && others.length > 0
+        ? sharedText(to, others, [
+            ...(item ? ['type'] : []),
+            'Required',
+            ...(place.role === 'key' ? [] : ['A bad value']),
+          ])
+        : null,
   };
 }
 
 /** The table's lines: one per column of the input, each with the entries that read it. */
-export function tableOf(raw: unknown, header: readonly string[], samples: ReadonlyMap<string, string[]>): { columns: MapColumnView[]; otherEntries: Array<{ index: number; summary: string }> } {
+export function tableOf(
+  raw: unknown,
+  header: readonly string[],
+  samples: ReadonlyMap<string, string[]>,
+): { columns: MapColumnView[]; otherEntries: Array<{ index: number; summary: string }> } {
   const entity = entityOf(raw);
   const byColumn = new Map<string, MapEntryView[]>(header.map((column) => [column, []]));
   const otherEntries: Array<{ index: number; summary: string }> = [];
@@ -127,10 +188,16 @@ export function tableOf(raw: unknown, header: readonly string[], samples: Readon
     }
     if (!reads) {
       const shown = field.value === undefined ? '' : ` = ${flowText(field.value)}`;
-      otherEntries.push({ index, summary: `${String(field.to ?? '')}${field.definition ? ` ${String(field.definition)}` : ''}${shown}` });
+      otherEntries.push({
+        index,
+        summary: `${String(field.to ?? '')}${field.definition ? ` ${String(field.definition)}` : ''}${shown}`,
+      });
     }
   }
-  return { columns: header.map((name) => ({ name, samples: samples.get(name) ?? [], entries: byColumn.get(name) ?? [] })), otherEntries };
+  return {
+    columns: header.map((name) => ({ name, samples: samples.get(name) ?? [], entries: byColumn.get(name) ?? [] })),
+    otherEntries,
+  };
 }
 
 /** What records of the account are found by (`match`), for the entity: the list, and the mapping's choice. */
@@ -146,10 +213,15 @@ export function matchChoices(raw: unknown): { choices: Choice[]; chosen: string 
       { value: 'name, email', label: 'the name, else the e-mail address' },
     );
   } else choices.push({ value: 'name', label: 'the name' });
-  const definitions = new Set(fieldsOfRaw(raw).flatMap((f) => (isObject(f) && f.to === 'custom' && typeof f.definition === 'string' ? [f.definition] : [])));
+  const definitions = new Set(
+    fieldsOfRaw(raw).flatMap((f) =>
+      isObject(f) && f.to === 'custom' && typeof f.definition === 'string' ? [f.definition] : [],
+    ),
+  );
   const match = isObject(raw) ? raw.match : undefined;
   if (isObject(match) && typeof match.definition === 'string') definitions.add(match.definition);
-  for (const definition of definitions) choices.push({ value: `custom:${definition}`, label: `the custom field ${definition}` });
+  for (const definition of definitions)
+    choices.push({ value: `custom:${definition}`, label: `the custom field ${definition}` });
   if (!isObject(match) || match.by === undefined) return { choices, chosen: '' };
   const by = (Array.isArray(match.by) ? match.by : [match.by]).map(String);
   const chosen = by.length === 1 && by[0] === 'custom' ? `custom:${String(match.definition ?? '')}` : by.join(', ');
@@ -159,7 +231,11 @@ export function matchChoices(raw: unknown): { choices: Choice[]; chosen: string 
 
 /** The YAML's problems, each with its line. */
 export function yamlProblems(error: unknown): YamlProblem[] {
-  if (error instanceof MappingErrors) return error.errors.map((e) => ({ message: e.location?.yamlPath ? `${e.location.yamlPath}: ${e.message}` : e.message, line: e.location?.line ?? null }));
+  if (error instanceof MappingErrors)
+    return error.errors.map((e) => ({
+      message: e.location?.yamlPath ? `${e.location.yamlPath}: ${e.message}` : e.message,
+      line: e.location?.line ?? null,
+    }));
   if (error instanceof FerryError) return [{ message: error.message, line: error.location?.line ?? null }];
   throw error;
 }

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AccountCatalog, createResolver, type NameResolver, offlineResolver, parseMapping } from '../mapping/index.ts';
+import {
+  type AccountCatalog,
+  createResolver,
+  type NameResolver,
+  offlineResolver,
+  parseMapping,
+} from '../mapping/index.ts';
 import { ReferenceBook } from '../plan/index.ts';
 import type { MapEdit, PreviewRow } from './api.ts';
 import { applyEdit, parseEdit } from './map-edit.ts';
@@ -29,15 +35,32 @@ fields:
 `;
 
 /** A target list value, as the page sends it back. */
-const target = (t: { to: string; part?: string; definition?: string; tag?: string | null; ref?: string | string[] }): string =>
-  JSON.stringify({ to: t.to, part: t.part, definition: t.definition, tag: t.definition === undefined ? undefined : (t.tag ?? null), ref: t.ref });
+const target = (t: {
+  to: string;
+  part?: string;
+  definition?: string;
+  tag?: string | null;
+  ref?: string | string[];
+}): string =>
+  JSON.stringify({
+    to: t.to,
+    part: t.part,
+    definition: t.definition,
+    tag: t.definition === undefined ? undefined : (t.tag ?? null),
+    ref: t.ref,
+  });
 
 const dir = mkdtempSync(join(tmpdir(), 'ferry-map-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('applyEdit: the table edits the YAML, keeping the rest as written', () => {
   const cases: Array<[string, MapEdit[], RegExp[], RegExp[]]> = [
-    ['a new target for a column no field reads', [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }], [/- to: email\n\s+type: Work\n\s+value: \{column: email\}/], []],
+    [
+      'a new target for a column no field reads',
+      [{ kind: 'target', column: 'email', target: target({ to: 'email' }) }],
+      [/- to: email\n\s+type: Work\n\s+value: \{column: email\}/],
+      [],
+    ],
     [
       'another target for a mapped column, in place',
       [{ kind: 'target', column: 'first', target: target({ to: 'lastName' }) }],
@@ -46,12 +69,23 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
     ],
     [
       'a custom field of the account, with its tag',
-      [{ kind: 'target', column: 'first', target: target({ to: 'custom', definition: 'Contract end', tag: 'Customer' }) }],
+      [
+        {
+          kind: 'target',
+          column: 'first',
+          target: target({ to: 'custom', definition: 'Contract end', tag: 'Customer' }),
+        },
+      ],
       [/- to: custom\n\s+value: .*\n\s+definition: Contract end\n\s+tag: Customer/],
       [],
     ],
     ['a column left out', [{ kind: 'target', column: 'joined', target: '' }], [], [/joined/, /Joined/]],
-    ['a part of the address there', [{ kind: 'target', column: 'street', target: target({ to: 'address', part: 'street' }) }], [/parts:\n\s+city: \{column: "city"\}\n\s+street: \{column: street\}/], [/to: address[\s\S]*to: address/]],
+    [
+      'a part of the address there',
+      [{ kind: 'target', column: 'street', target: target({ to: 'address', part: 'street' }) }],
+      [/parts:\n\s+city: \{column: "city"\}\n\s+street: \{column: street\}/],
+      [/to: address[\s\S]*to: address/],
+    ],
     [
       'a second address once the first has the part',
       [{ kind: 'target', column: 'home', target: target({ to: 'address', part: 'city' }) }],
@@ -91,7 +125,12 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
       [/- to: phone\n\s+type: \{column: kind\}/],
       [],
     ],
-    ["an address part sets the whole address's type", [{ kind: 'type', column: 'city', type: '"Home"' }], [/- to: address\n\s+type: Home/], []],
+    [
+      "an address part sets the whole address's type",
+      [{ kind: 'type', column: 'city', type: '"Home"' }],
+      [/- to: address\n\s+type: Home/],
+      [],
+    ],
     ['no type', [{ kind: 'type', column: 'city', type: '' }], [/- to: address\n\s+parts:/], [/type:/]],
     [
       "a website's service",
@@ -102,7 +141,12 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
       [/- to: website\n\s+type: Work\n\s+value: \{column: site\}\n\s+service: LINKED_IN/],
       [],
     ],
-    ['a link to another step by key', [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }], [/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"/], []],
+    [
+      'a link to another step by key',
+      [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) }],
+      [/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"/],
+      [],
+    ],
     [
       'a link and a name of one organisation are one entry: the name is written when the link finds no row',
       [
@@ -131,9 +175,24 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
       [/- to: organisation\n\s+value: \{column: company\}\n/],
       [/ref:/, /key: "\{\{company/],
     ],
-    ['a transform with its options', [{ kind: 'transform', column: 'joined', transform: 'date', param: 'dd.MM.yyyy' }], [/transform: \[\{date: dd\.MM\.yyyy\}\]/], []],
-    ['the last transform replaced, the ones before kept', [{ kind: 'transform', column: 'first', transform: 'uppercase', param: '' }], [/transform: \[trim, uppercase\]/], []],
-    ["an address part's transform", [{ kind: 'transform', column: 'city', transform: 'titlecase', param: '' }], [/city: \{column: "city", transform: \[titlecase\]\}/], []],
+    [
+      'a transform with its options',
+      [{ kind: 'transform', column: 'joined', transform: 'date', param: 'dd.MM.yyyy' }],
+      [/transform: \[\{date: dd\.MM\.yyyy\}\]/],
+      [],
+    ],
+    [
+      'the last transform replaced, the ones before kept',
+      [{ kind: 'transform', column: 'first', transform: 'uppercase', param: '' }],
+      [/transform: \[trim, uppercase\]/],
+      [],
+    ],
+    [
+      "an address part's transform",
+      [{ kind: 'transform', column: 'city', transform: 'titlecase', param: '' }],
+      [/city: \{column: "city", transform: \[titlecase\]\}/],
+      [],
+    ],
     ['required', [{ kind: 'required', column: 'first', required: true }], [/required: true/], []],
     [
       'required on a link',
@@ -146,8 +205,18 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
     ],
     ['what a bad value does', [{ kind: 'onInvalid', column: 'joined', onInvalid: 'drop' }], [/onInvalid: drop/], []],
     ['rows with one key', [{ kind: 'onDuplicate', onDuplicate: 'merge' }], [/^onDuplicate: merge$/m], []],
-    ['records found by a fallback list', [{ kind: 'match', match: 'email, name' }], [/^match: \{by: \[email, name\], onMatch: update\}$/m], []],
-    ['records found by a custom field', [{ kind: 'match', match: 'custom:Joined' }], [/^match: \{by: custom, definition: Joined, onMatch: update\}$/m], []],
+    [
+      'records found by a fallback list',
+      [{ kind: 'match', match: 'email, name' }],
+      [/^match: \{by: \[email, name\], onMatch: update\}$/m],
+      [],
+    ],
+    [
+      'records found by a custom field',
+      [{ kind: 'match', match: 'custom:Joined' }],
+      [/^match: \{by: custom, definition: Joined, onMatch: update\}$/m],
+      [],
+    ],
     [
       'found by nothing',
       [
@@ -165,29 +234,59 @@ describe('applyEdit: the table edits the YAML, keeping the rest as written', () 
     for (const pattern of absent) expect(out).not.toMatch(pattern);
     // Comments and the entries not edited stay.
     expect(out).toContain('# People of the sheet');
-    if (!edits.some((e) => 'column' in e && e.column === 'first')) expect(out).toContain('value: {column: "first", transform: [trim, lowercase]} # kept as typed');
+    if (!edits.some((e) => 'column' in e && e.column === 'first'))
+      expect(out).toContain('value: {column: "first", transform: [trim, lowercase]} # kept as typed');
     expect(() => parseMapping(out, 'm.yaml')).not.toThrow();
   });
 
   it('keeps a file that pads its braces padded', () => {
-    const padded = YAML.replace('{column: "city"}', '{ column: "city" }').replace('{column: "joined", transform: [date]}', '{ column: "joined", transform: [date] }');
-    const out = applyEdit(padded.replace('{column: "first", transform: [trim, lowercase]}', '{ column: "first" }'), { kind: 'target', column: 'email', target: target({ to: 'email' }) });
+    const padded = YAML.replace('{column: "city"}', '{ column: "city" }').replace(
+      '{column: "joined", transform: [date]}',
+      '{ column: "joined", transform: [date] }',
+    );
+    const out = applyEdit(padded.replace('{column: "first", transform: [trim, lowercase]}', '{ column: "first" }'), {
+      kind: 'target',
+      column: 'email',
+      target: target({ to: 'email' }),
+    });
     expect(out).toContain('value: { column: email }');
   });
 
   it('refuses what the table does not edit, and says what to do', () => {
-    expect(() => applyEdit(YAML, { kind: 'required', column: 'nowhere', required: true })).toThrow(/in a form the table edits/);
+    expect(() => applyEdit(YAML, { kind: 'required', column: 'nowhere', required: true })).toThrow(
+      /in a form the table edits/,
+    );
     expect(() => applyEdit('fields: [', { kind: 'onDuplicate', onDuplicate: 'merge' })).toThrow(/fix them/);
-    expect(() => applyEdit(YAML, { kind: 'transform', column: 'first', transform: 'nosuch', param: '' })).toThrow(/no transform/);
+    expect(() => applyEdit(YAML, { kind: 'transform', column: 'first', transform: 'nosuch', param: '' })).toThrow(
+      /no transform/,
+    );
     expect(() => applyEdit(YAML, { kind: 'type', column: 'first', type: '"Work"' })).toThrow(/firstName has no type/);
-    expect(() => applyEdit(YAML, { kind: 'type', column: 'city', type: '42' })).toThrow(/neither a constant nor a column/);
-    expect(() => applyEdit(YAML, { kind: 'target', column: 'first', target: target({ to: 'firstName', ref: 'people' }) })).toThrow(/cannot link/);
-    expect(() => applyEdit(YAML, { kind: 'target', column: 'first', target: target({ to: 'address', part: 'planet' }) })).toThrow(/no part of an address/);
-    expect(() => applyEdit(YAML, { kind: 'target', column: 'first', target: '{"to":"milestone"}' })).toThrow(/not a target of entity party/);
-    expect(() => applyEdit(YAML, { kind: 'target', column: 'first', target: 'firstName' })).toThrow(/not a target of the list/);
-    const linked = applyEdit(YAML, { kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'companies' }) });
-    expect(() => applyEdit(linked, { kind: 'transform', column: 'company id', transform: 'trim', param: '' })).toThrow(/a link's key, which takes no transform/);
-    expect(() => applyEdit(YAML, { kind: 'target', column: 'a}}b', target: target({ to: 'organisation', ref: 'companies' }) })).toThrow(/cannot be a link's key/);
+    expect(() => applyEdit(YAML, { kind: 'type', column: 'city', type: '42' })).toThrow(
+      /neither a constant nor a column/,
+    );
+    expect(() =>
+      applyEdit(YAML, { kind: 'target', column: 'first', target: target({ to: 'firstName', ref: 'people' }) }),
+    ).toThrow(/cannot link/);
+    expect(() =>
+      applyEdit(YAML, { kind: 'target', column: 'first', target: target({ to: 'address', part: 'planet' }) }),
+    ).toThrow(/no part of an address/);
+    expect(() => applyEdit(YAML, { kind: 'target', column: 'first', target: '{"to":"milestone"}' })).toThrow(
+      /not a target of entity party/,
+    );
+    expect(() => applyEdit(YAML, { kind: 'target', column: 'first', target: 'firstName' })).toThrow(
+      /not a target of the list/,
+    );
+    const linked = applyEdit(YAML, {
+      kind: 'target',
+      column: 'company id',
+      target: target({ to: 'organisation', ref: 'companies' }),
+    });
+    expect(() => applyEdit(linked, { kind: 'transform', column: 'company id', transform: 'trim', param: '' })).toThrow(
+      /a link's key, which takes no transform/,
+    );
+    expect(() =>
+      applyEdit(YAML, { kind: 'target', column: 'a}}b', target: target({ to: 'organisation', ref: 'companies' }) }),
+    ).toThrow(/cannot be a link's key/);
     expect(() => parseEdit({ kind: 'target', column: 'first', to: 'email' })).toThrow(/does not know/);
     expect(() => parseEdit({ kind: 'onDuplicate', onDuplicate: 'twice' })).toThrow(/does not know/);
   });
@@ -214,7 +313,11 @@ fields:
     # dates written as dd-MM-yyyy ("01-02-2020")
     value: {column: "since", transform: [{date: dd-MM-yyyy}]}
 `;
-  const chain = (column: string, links: Array<[string, string]>): MapEdit => ({ kind: 'chain', column, chain: links.map(([transform, param]) => ({ transform, param })) });
+  const chain = (column: string, links: Array<[string, string]>): MapEdit => ({
+    kind: 'chain',
+    column,
+    chain: links.map(([transform, param]) => ({ transform, param })),
+  });
 
   it('adds email after trim, keeping trim; moves, changes options and removes links in place', () => {
     const added = applyEdit(
@@ -261,7 +364,9 @@ fields:
         ),
       ),
     ).toThrow(/no transform "nosuch"/);
-    expect(() => parseEdit({ kind: 'chain', column: 'tel', chain: [{ transform: '', param: '' }] })).toThrow(/does not know/);
+    expect(() => parseEdit({ kind: 'chain', column: 'tel', chain: [{ transform: '', param: '' }] })).toThrow(
+      /does not know/,
+    );
   });
 
   it('the table reads the chain back, in order', () => {
@@ -335,39 +440,87 @@ describe('the table reads every form it writes back', () => {
       ['other', '', '', []],
     ]);
     expect(line('first')[1]?.summary).toBe('about, from a template or a condition');
-    expect(line('joined')[0]).toMatchObject({ role: 'value', choice: target({ to: 'custom', definition: 'Joined', tag: null }), summary: 'custom field Joined' });
-    expect(line('city')[0]).toMatchObject({ role: 'part', choice: target({ to: 'address', part: 'city' }), type: '"Work"', summary: 'address (Work), city part' });
-    expect(line('city')[0]?.shared).toBe("One address entry with street: its type, Required and A bad value are the whole entry's.");
+    expect(line('joined')[0]).toMatchObject({
+      role: 'value',
+      choice: target({ to: 'custom', definition: 'Joined', tag: null }),
+      summary: 'custom field Joined',
+    });
+    expect(line('city')[0]).toMatchObject({
+      role: 'part',
+      choice: target({ to: 'address', part: 'city' }),
+      type: '"Work"',
+      summary: 'address (Work), city part',
+    });
+    expect(line('city')[0]?.shared).toBe(
+      "One address entry with street: its type, Required and A bad value are the whole entry's.",
+    );
     expect(line('tel')[0]).toMatchObject({ role: 'value', choice: target({ to: 'phone' }), type: '{"column":"kind"}' });
-    expect(line('tel')[0]?.types?.map((t) => t.label)).toEqual(expect.arrayContaining(['(no type)', 'Mobile', 'read from column kind']));
+    expect(line('tel')[0]?.types?.map((t) => t.label)).toEqual(
+      expect.arrayContaining(['(no type)', 'Mobile', 'read from column kind']),
+    );
     expect(line('kind').map((e) => [e.role, e.summary])).toEqual([['other', 'phone: its type']]);
     expect(line('site')[0]).toMatchObject({ service: '"LINKED_IN"' });
     expect(line('site')[0]?.services?.[0]).toEqual({ value: '', label: 'URL (the default)' });
-    expect(line('company id')[0]).toMatchObject({ role: 'key', choice: target({ to: 'organisation', ref: 'companies' }), types: null, summary: 'organisation: link to a row of step companies, by its key' });
-    expect(line('company id')[0]?.shared).toBe("One organisation entry with company: its Required is the whole entry's.");
-    expect(line('company')[0]).toMatchObject({ role: 'value', choice: target({ to: 'organisation' }), summary: 'organisation by name, when the link to step companies finds no row' });
+    expect(line('company id')[0]).toMatchObject({
+      role: 'key',
+      choice: target({ to: 'organisation', ref: 'companies' }),
+      types: null,
+      summary: 'organisation: link to a row of step companies, by its key',
+    });
+    expect(line('company id')[0]?.shared).toBe(
+      "One organisation entry with company: its Required is the whole entry's.",
+    );
+    expect(line('company')[0]).toMatchObject({
+      role: 'value',
+      choice: target({ to: 'organisation' }),
+      summary: 'organisation by name, when the link to step companies finds no row',
+    });
     expect(line('email')).toEqual([]);
     expect(table.otherEntries).toEqual([{ index: expect.any(Number), summary: 'tags = imported' }]);
   });
 
   it("lists the targets in groups, with the account's custom fields, the links to each step and what the mapping names besides", () => {
-    const choices = targetChoices(raw, header, { entity: 'party', customFields: [{ name: 'Contract end', tag: 'Customer' }], steps: ['companies', 'leads'] });
+    const choices = targetChoices(raw, header, {
+      entity: 'party',
+      customFields: [{ name: 'Contract end', tag: 'Customer' }],
+      steps: ['companies', 'leads'],
+    });
     const groups = new Map<string, string[]>();
     for (const c of choices) groups.set(c.group, [...(groups.get(c.group) ?? []), c.label]);
     expect(groups.get('Fields')).toContain('organisation by name (or id)');
     expect(groups.get('Items')).toEqual(['phone number', 'e-mail address', 'website']);
-    expect(groups.get('Address parts')).toEqual(['address: street', 'address: city', 'address: state', 'address: zip', 'address: country']);
+    expect(groups.get('Address parts')).toEqual([
+      'address: street',
+      'address: city',
+      'address: state',
+      'address: zip',
+      'address: country',
+    ]);
     expect(groups.get('Tags')).toEqual(['tags (a list: split it)']);
     expect(groups.get('Custom fields')).toEqual(['custom field: Contract end (tag Customer)']);
-    expect(groups.get('Links to other steps')).toEqual(['organisation: link to a row of step companies', 'organisation: link to a row of step leads']);
+    expect(groups.get('Links to other steps')).toEqual([
+      'organisation: link to a row of step companies',
+      'organisation: link to a row of step leads',
+    ]);
     expect(groups.get('As the mapping has it')).toEqual(['custom field: Joined']);
     // Every choice the table shows is in the list, so the list shows it chosen.
-    for (const column of table.columns) for (const entry of column.entries) if (entry.editable) expect(choices.map((c) => c.value)).toContain(entry.choice);
+    for (const column of table.columns)
+      for (const entry of column.entries)
+        if (entry.editable) expect(choices.map((c) => c.value)).toContain(entry.choice);
   });
 
   it('offers what records are found by, for the entity', () => {
-    expect(matchChoices(raw).choices.map((c) => c.value)).toEqual(['', 'email', 'name', 'email, name', 'name, email', 'custom:Joined']);
-    expect(matchChoices(parse(applyEdit(yaml, { kind: 'match', match: 'custom:Joined' }))).chosen).toBe('custom:Joined');
+    expect(matchChoices(raw).choices.map((c) => c.value)).toEqual([
+      '',
+      'email',
+      'name',
+      'email, name',
+      'name, email',
+      'custom:Joined',
+    ]);
+    expect(matchChoices(parse(applyEdit(yaml, { kind: 'match', match: 'custom:Joined' }))).chosen).toBe(
+      'custom:Joined',
+    );
     expect(matchChoices({ entity: 'task' }).choices).toEqual([]);
   });
 });
@@ -389,7 +542,11 @@ fields:
     milestones: [],
     activityTypes: [],
     taskCategories: [],
-    fieldDefinitions: { parties: [{ id: 1, name: 'Customer since', tag: null, type: 'Date' }], kases: [], opportunities: [] },
+    fieldDefinitions: {
+      parties: [{ id: 1, name: 'Customer since', tag: null, type: 'Date' }],
+      kases: [],
+      opportunities: [],
+    },
     trackDefinitions: [],
   };
   let sample: Sample;
@@ -409,19 +566,38 @@ fields:
     );
     sample = await readSample(input, undefined);
     writeFileSync(join(dir, 'companies.csv'), 'cid,name\nc1,Acme\n');
-    writeFileSync(join(dir, 'companies.yaml'), 'version: 1\nentity: party\nkey: "{{cid}}"\nfields:\n  - to: name\n    value: {column: name}\n');
+    writeFileSync(
+      join(dir, 'companies.yaml'),
+      'version: 1\nentity: party\nkey: "{{cid}}"\nfields:\n  - to: name\n    value: {column: name}\n',
+    );
     companies = await readStepKeys(join(dir, 'companies.yaml'), join(dir, 'companies.csv'), dir);
   });
 
-  async function preview(yaml: string, resolver: NameResolver = offlineResolver, unchecked = new Map<string, string>()): Promise<PreviewRow[]> {
+  async function preview(
+    yaml: string,
+    resolver: NameResolver = offlineResolver,
+    unchecked = new Map<string, string>(),
+  ): Promise<PreviewRow[]> {
     const book = new ReferenceBook();
     for (const key of companies.valid) book.addValid('companies', key);
-    return previewRows({ mapping: parseMapping(yaml, 'm.yaml'), mappingFile: join(dir, 'm.yaml'), baseDir: dir, sample, resolver, step: 'people', book, unchecked });
+    return previewRows({
+      mapping: parseMapping(yaml, 'm.yaml'),
+      mappingFile: join(dir, 'm.yaml'),
+      baseDir: dir,
+      sample,
+      resolver,
+      step: 'people',
+      book,
+      unchecked,
+    });
   }
   const row = (rows: PreviewRow[], n: number) => rows.find((r) => r.row === n) as PreviewRow;
-  const marks = (rows: PreviewRow[], n: number, column: string) => (row(rows, n).marks[column] ?? []).map((m) => `${m.kind}: ${m.text}`);
+  const marks = (rows: PreviewRow[], n: number, column: string) =>
+    (row(rows, n).marks[column] ?? []).map((m) => `${m.kind}: ${m.text}`);
 
-  const cases: Array<[string, MapEdit[], (rows: PreviewRow[]) => void, { resolver?: NameResolver; unchecked?: Map<string, string> }?]> = [
+  const cases: Array<
+    [string, MapEdit[], (rows: PreviewRow[]) => void, { resolver?: NameResolver; unchecked?: Map<string, string> }?]
+  > = [
     [
       'a target that refuses a value: the row is rejected on its cell',
       [
@@ -439,7 +615,9 @@ fields:
       'a custom field the account lacks, by name',
       [{ kind: 'target', column: 'joined', target: target({ to: 'custom', definition: 'Joined', tag: null }) }],
       (rows) => {
-        expect(marks(rows, 2, 'joined').join()).toBe('rejected: Unknown custom field Joined without a data tag of parties');
+        expect(marks(rows, 2, 'joined').join()).toBe(
+          'rejected: Unknown custom field Joined without a data tag of parties',
+        );
       },
       { resolver: createResolver(CATALOG) },
     ],
@@ -530,7 +708,9 @@ fields:
       (rows) => {
         expect(marks(rows, 2, 'company id')).toEqual([]);
         expect(row(rows, 2).record).toContain("organisation: the row 'c1' of step companies");
-        expect(marks(rows, 3, 'company id').join()).toBe('warning: company id "c9": no row with this key in step companies; the record is written without organisation');
+        expect(marks(rows, 3, 'company id').join()).toBe(
+          'warning: company id "c9": no row with this key in step companies; the record is written without organisation',
+        );
         expect(row(rows, 3).status).toBe('ok');
       },
     ],
@@ -542,7 +722,9 @@ fields:
       ],
       (rows) => {
         expect(row(rows, 3).status).toBe('rejected');
-        expect(marks(rows, 3, 'company id').join()).toBe('rejected: company id "c9": no row with this key in step companies');
+        expect(marks(rows, 3, 'company id').join()).toBe(
+          'rejected: company id "c9": no row with this key in step companies',
+        );
       },
     ],
     [
@@ -560,7 +742,9 @@ fields:
       'a link to a step the plan lacks: said, not checked',
       [{ kind: 'target', column: 'company id', target: target({ to: 'organisation', ref: 'leads' }) }],
       (rows) => {
-        expect(marks(rows, 2, 'company id')).toEqual(['warning: link to step leads not checked: plan.yaml has no step leads']);
+        expect(marks(rows, 2, 'company id')).toEqual([
+          'warning: link to step leads not checked: plan.yaml has no step leads',
+        ]);
       },
       { unchecked: new Map([['leads', 'plan.yaml has no step leads']]) },
     ],
@@ -573,7 +757,9 @@ fields:
       (rows) => {
         expect(row(rows, 5).status).toBe('skipped');
         expect(marks(rows, 5, 'id')).toEqual(["warning: the same record as the row with key '1': folded into it"]);
-        expect(marks(rows, 2, 'id').join()).toBe('warning: Row 5 has the same key and was left out (onDuplicate: first)');
+        expect(marks(rows, 2, 'id').join()).toBe(
+          'warning: Row 5 has the same key and was left out (onDuplicate: first)',
+        );
       },
     ],
     [
@@ -614,7 +800,9 @@ fields:
   it('rejects the later of two rows with one key, as the run does by default', async () => {
     const rows = await preview(BASE);
     expect(rows.map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'rejected', 'ok']);
-    expect(marks(rows, 5, 'id').join()).toBe("rejected: Duplicate key '1': an earlier row of step people has the same key; keys must be unique within a step");
+    expect(marks(rows, 5, 'id').join()).toBe(
+      "rejected: Duplicate key '1': an earlier row of step people has the same key; keys must be unique within a step",
+    );
   });
 
   it('places a sample column in the table with its samples', () => {

@@ -21,7 +21,14 @@ export const STATE_DIR = '.crm-ferry';
 const MAX_FILES = 2000;
 const MAX_DEPTH = 3;
 
-const INPUT_KINDS: Record<string, InputKind> = { '.csv': 'csv', '.tsv': 'csv', '.txt': 'csv', '.xlsx': 'xlsx', '.xml': 'v1-export', '.json': 'v1-export' };
+const INPUT_KINDS: Record<string, InputKind> = {
+  '.csv': 'csv',
+  '.tsv': 'csv',
+  '.txt': 'csv',
+  '.xlsx': 'xlsx',
+  '.xml': 'v1-export',
+  '.json': 'v1-export',
+};
 
 /** Files crm-ferry writes beside the inputs, which are not inputs themselves. */
 function isOwnOutput(name: string): boolean {
@@ -43,7 +50,13 @@ export function lookupFilesOf(value: unknown, out: string[] = []): string[] {
     for (const item of value) lookupFilesOf(item, out);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      if (key === 'lookup' && inner !== null && typeof inner === 'object' && typeof (inner as { file?: unknown }).file === 'string') out.push((inner as { file: string }).file);
+      if (
+        key === 'lookup' &&
+        inner !== null &&
+        typeof inner === 'object' &&
+        typeof (inner as { file?: unknown }).file === 'string'
+      )
+        out.push((inner as { file: string }).file);
       lookupFilesOf(inner, out);
     }
   }
@@ -78,7 +91,10 @@ export class Project {
 
   /** A name from the page, as a path inside the folder; `PATH_UNSAFE` when it leads out. */
   async inside(name: string, what: string): Promise<string> {
-    return pathInside(this.dir, name, { what: `the page's ${what}`, hint: 'The workbench reads and writes only inside its project folder.' });
+    return pathInside(this.dir, name, {
+      what: `the page's ${what}`,
+      hint: 'The workbench reads and writes only inside its project folder.',
+    });
   }
 
   /**
@@ -127,7 +143,9 @@ export class Project {
       const name = item.get('name');
       const mapping = item.get('mapping');
       const input = item.get('input');
-      return typeof name === 'string' && typeof mapping === 'string' && typeof input === 'string' ? [{ name, mapping, input }] : [];
+      return typeof name === 'string' && typeof mapping === 'string' && typeof input === 'string'
+        ? [{ name, mapping, input }]
+        : [];
     });
   }
 
@@ -141,7 +159,14 @@ export class Project {
     }
     const doc = parseDocument(text);
     if (doc.errors.length > 0) {
-      throw new FerryError('PLAN_INVALID', `the plan is not valid YAML: ${doc.errors[0]?.message.split('\n')[0] ?? ''}`, { location: { file: this.planFile }, hint: 'Fix it in an editor; the workbench adds steps to a plan it can read.' });
+      throw new FerryError(
+        'PLAN_INVALID',
+        `the plan is not valid YAML: ${doc.errors[0]?.message.split('\n')[0] ?? ''}`,
+        {
+          location: { file: this.planFile },
+          hint: 'Fix it in an editor; the workbench adds steps to a plan it can read.',
+        },
+      );
     }
     return doc;
   }
@@ -151,7 +176,11 @@ export class Project {
    * or a step added; the rest of the plan, comments included, stays as it was.
    */
   async putStep(step: PlanStepFile): Promise<void> {
-    const doc = (await this.planDocument()) ?? parseDocument('# The migration plan the workbench keeps: `crm-ferry run plan.yaml` runs it.\nversion: 1\nsteps: []\n');
+    const doc =
+      (await this.planDocument()) ??
+      parseDocument(
+        '# The migration plan the workbench keeps: `crm-ferry run plan.yaml` runs it.\nversion: 1\nsteps: []\n',
+      );
     let steps = doc.get('steps');
     if (!isSeq(steps)) {
       doc.set('steps', doc.createNode([]));
@@ -160,7 +189,9 @@ export class Project {
     if (!isSeq(steps)) throw new FerryError('INTERNAL', "the plan's steps could not be made a list");
     // A flow list written `steps: []` would keep the new steps on one line.
     (steps as { flow?: boolean }).flow = false;
-    const existing = steps.items.find((item) => isMap(item) && (item.get('input') === step.input || item.get('name') === step.name));
+    const existing = steps.items.find(
+      (item) => isMap(item) && (item.get('input') === step.input || item.get('name') === step.name),
+    );
     if (existing instanceof YAMLMap) {
       existing.set('name', step.name);
       existing.set('mapping', step.mapping);

@@ -28,13 +28,23 @@ describe("the page's words: forPage", () => {
     expect(forPage(SAID[0] as string)).toBe('Unknown custom field date_added of people and organisations');
     expect(forPage(SAID[2] as string)).toBe('expected an e-mail address, got "jan@@bakker.nl"');
     expect(forPage(SAID[3] as string)).toBe('the key repeats row 3 (rows with the same key are merged into the first)');
-    expect(forPage(SAID[7] as string)).toBe('Rolled back the run:\n  contacts             11 records deleted, 0 restored\nRequests: 23.');
+    expect(forPage(SAID[7] as string)).toBe(
+      'Rolled back the run:\n  contacts             11 records deleted, 0 restored\nRequests: 23.',
+    );
     expect(forPage(SAID[8] as string)).toBe('Would roll back those runs:');
     expect(forPage(SAID[9] as string)).toBe('the state belongs to another account.');
-    expect(forPage(SAID[10] as string)).toBe('custom field Lid sinds (people and organisations): named by 4 rows of leden');
+    expect(forPage(SAID[10] as string)).toBe(
+      'custom field Lid sinds (people and organisations): named by 4 rows of leden',
+    );
   });
 
   it('leaves plain words alone', () => {
-    for (const text of ['E-mail "anne@@example" is not an e-mail address', 'Every row is valid.', 'the fields of a person', 'run again after fixing the file']) expect(forPage(text)).toBe(text);
+    for (const text of [
+      'E-mail "anne@@example" is not an e-mail address',
+      'Every row is valid.',
+      'the fields of a person',
+      'run again after fixing the file',
+    ])
+      expect(forPage(text)).toBe(text);
   });
 });

@@ -41,7 +41,11 @@ const DUPLICATE_WORDS: Record<string, string> = {
   separate: 'rows with the same key each become a record',
 };
 
-const ENTITY_WORDS: Record<string, string> = { parties: 'people and organisations', kases: 'cases', opportunities: 'opportunities' };
+const ENTITY_WORDS: Record<string, string> = {
+  parties: 'people and organisations',
+  kases: 'cases',
+  opportunities: 'opportunities',
+};
 
 /**
  * The page's words for what the engine says in the words of the mapping file and the command line:
@@ -67,22 +71,41 @@ function lineForPage(line: string): string {
     .replace(/^(?:fields|key|match|skip)(?:\[\d+\]|\.[\w*]+)*(?: \(`[^`]*`\))?: /gm, '')
     .replace(/ \((?:fields|key|match|skip)(?:\[\d+\]|\.[\w*]+)+\)/g, '')
     .replace(/\b(?:fields|match|skip)(?:\[\d+\]|\.[\w*]+)+/g, 'a rule of the mapping')
-    .replace(/\bonDuplicate: ?`?(\w+)`?/g, (all, value: string) => DUPLICATE_WORDS[value] ?? 'what rows with the same key do')
+    .replace(
+      /\bonDuplicate: ?`?(\w+)`?/g,
+      (all, value: string) => DUPLICATE_WORDS[value] ?? 'what rows with the same key do',
+    )
     .replace(/\bonInvalid: ?`?(\w+)`?/g, 'what a bad value does')
     .replace(/\bonUnknown: ?`?(\w+)`?/g, 'what an unknown name does')
     .replace(/ \(onUnknown: \w+\)/g, '')
     // A custom field of the service's entity: `unknown custom field X without a data tag of parties`.
-    .replace(/ without a data tag of (parties|kases|opportunities)\b/g, (_all, entity: string) => ` of ${ENTITY_WORDS[entity] ?? entity}`)
-    .replace(/ (in data tag [^ ]+) of (parties|kases|opportunities)\b/g, (_all, tag: string, entity: string) => ` of ${ENTITY_WORDS[entity] ?? entity} ${tag}`)
-    .replace(/\b(custom fields?) of (parties|kases|opportunities)\b/g, (_all, what: string, entity: string) => `${what} of ${ENTITY_WORDS[entity] ?? entity}`)
-    .replace(/\((parties|kases|opportunities)(, [^)]*)?\)/g, (_all, entity: string, more: string | undefined) => `(${ENTITY_WORDS[entity] ?? entity}${more ?? ''})`)
-    .replace(new RegExp(String.raw`\bruns? ${RUN_ID}(?:, ${RUN_ID})*`, 'g'), (all) => (all.includes(',') ? 'those runs' : 'the run'))
+    .replace(
+      / without a data tag of (parties|kases|opportunities)\b/g,
+      (_all, entity: string) => ` of ${ENTITY_WORDS[entity] ?? entity}`,
+    )
+    .replace(
+      / (in data tag [^ ]+) of (parties|kases|opportunities)\b/g,
+      (_all, tag: string, entity: string) => ` of ${ENTITY_WORDS[entity] ?? entity} ${tag}`,
+    )
+    .replace(
+      /\b(custom fields?) of (parties|kases|opportunities)\b/g,
+      (_all, what: string, entity: string) => `${what} of ${ENTITY_WORDS[entity] ?? entity}`,
+    )
+    .replace(
+      /\((parties|kases|opportunities)(, [^)]*)?\)/g,
+      (_all, entity: string, more: string | undefined) => `(${ENTITY_WORDS[entity] ?? entity}${more ?? ''})`,
+    )
+    .replace(new RegExp(String.raw`\bruns? ${RUN_ID}(?:, ${RUN_ID})*`, 'g'), (all) =>
+      all.includes(',') ? 'those runs' : 'the run',
+    )
     .replace(new RegExp(RUN_ID, 'g'), 'a run');
   // A clause that tells the reader to type a command or a flag: the page has buttons for it instead.
   out = out
     .split(/(?<=[.;])\s+/)
     .map((clause) => clause.replace(/ ?\([^()]*(?:--[a-z]|`crm-ferry|crm-ferry \w)[^()]*\)/g, ''))
-    .filter((clause) => !/(?:^|[\s`(])--[a-z][\w-]*|`[^`]*\b(?:crm-ferry|validate|import|run|rollback) [^`]*`/.test(clause))
+    .filter(
+      (clause) => !/(?:^|[\s`(])--[a-z][\w-]*|`[^`]*\b(?:crm-ferry|validate|import|run|rollback) [^`]*`/.test(clause),
+    )
     .join(' ')
     .replace(/`([^`]*)`/g, '$1')
     .trim();

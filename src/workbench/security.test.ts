@@ -4,7 +4,14 @@ import { admit, cookieValue, newSession, type RequestFacts, sessionUrl } from '.
 let fill = 0;
 const session = newSession(4321, (size) => Buffer.alloc(size, (fill += 1)));
 const cookie = `${session.cookieName}=${session.cookie}`;
-const page: RequestFacts = { method: 'GET', url: '/api/files', host: '127.0.0.1:4321', origin: undefined, cookie, fetchSite: 'same-origin' };
+const page: RequestFacts = {
+  method: 'GET',
+  url: '/api/files',
+  host: '127.0.0.1:4321',
+  origin: undefined,
+  cookie,
+  fetchSite: 'same-origin',
+};
 const change: RequestFacts = { ...page, method: 'POST', url: '/api/run', origin: 'http://127.0.0.1:4321' };
 
 describe('admit: the guard in front of every route', () => {
@@ -27,13 +34,22 @@ describe('admit: the guard in front of every route', () => {
   ];
   it.each(cases)('%s', (_what, request, expected) => {
     const admission = admit(request, session);
-    const said = admission.kind === 'pass' ? 'pass' : admission.kind === 'enter' ? `enter ${admission.location}` : `refuse ${admission.status}`;
+    const said =
+      admission.kind === 'pass'
+        ? 'pass'
+        : admission.kind === 'enter'
+          ? `enter ${admission.location}`
+          : `refuse ${admission.status}`;
     expect(said).toBe(expected);
   });
 
   it('trades the secret for an HttpOnly SameSite=Strict cookie that is not the secret', () => {
     const admission = admit({ ...page, url: `/?session=${session.secret}&x=1`, cookie: undefined }, session);
-    expect(admission).toEqual({ kind: 'enter', location: '/?x=1', setCookie: `${session.cookieName}=${session.cookie}; HttpOnly; SameSite=Strict; Path=/` });
+    expect(admission).toEqual({
+      kind: 'enter',
+      location: '/?x=1',
+      setCookie: `${session.cookieName}=${session.cookie}; HttpOnly; SameSite=Strict; Path=/`,
+    });
     expect(session.cookie).not.toBe(session.secret);
     expect(sessionUrl(session)).toBe(`http://127.0.0.1:4321/?session=${session.secret}`);
   });

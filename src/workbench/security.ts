@@ -27,7 +27,12 @@ export interface Session {
 
 /** A fresh session for a workbench listening on `port`; `random` is injected by tests. */
 export function newSession(port: number, random: (size: number) => Buffer = randomBytes): Session {
-  return { secret: random(32).toString('base64url'), cookie: random(32).toString('base64url'), cookieName: `crm-ferry-workbench-${port}`, port };
+  return {
+    secret: random(32).toString('base64url'),
+    cookie: random(32).toString('base64url'),
+    cookieName: `crm-ferry-workbench-${port}`,
+    port,
+  };
 }
 
 /** The one URL to print (and open with --open). */
@@ -81,13 +86,22 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 export function admit(request: RequestFacts, session: Session): Admission {
   const hosts = ownHosts(session.port);
   if (request.host === undefined || !hosts.includes(request.host.toLowerCase())) {
-    return { kind: 'refuse', status: 421, message: `this workbench answers only to ${hosts[0]}; the request named the host ${JSON.stringify(request.host ?? '')}` };
+    return {
+      kind: 'refuse',
+      status: 421,
+      message: `this workbench answers only to ${hosts[0]}; the request named the host ${JSON.stringify(request.host ?? '')}`,
+    };
   }
   const url = new URL(request.url, `http://${hosts[0]}`);
   const given = url.searchParams.get(SECRET_PARAM);
   if (given !== null) {
     if (!SAFE_METHODS.has(request.method) || !sameSecret(given, session.secret)) {
-      return { kind: 'refuse', status: 403, message: "the session in the address is not this workbench's: open the address the workbench printed when it started" };
+      return {
+        kind: 'refuse',
+        status: 403,
+        message:
+          "the session in the address is not this workbench's: open the address the workbench printed when it started",
+      };
     }
     url.searchParams.delete(SECRET_PARAM);
     const setCookie = `${session.cookieName}=${session.cookie}; HttpOnly; SameSite=Strict; Path=/`;
@@ -95,15 +109,27 @@ export function admit(request: RequestFacts, session: Session): Admission {
   }
   const cookie = cookieValue(request.cookie, session.cookieName);
   if (cookie === undefined || !sameSecret(cookie, session.cookie)) {
-    return { kind: 'refuse', status: 401, message: 'no session: open the address the workbench printed when it started (it holds the session)' };
+    return {
+      kind: 'refuse',
+      status: 401,
+      message: 'no session: open the address the workbench printed when it started (it holds the session)',
+    };
   }
   if (!SAFE_METHODS.has(request.method)) {
     const origins = hosts.map((host) => `http://${host}`);
     if (request.origin === undefined || !origins.includes(request.origin.toLowerCase())) {
-      return { kind: 'refuse', status: 403, message: `a change must come from the workbench's own page; this request came from ${JSON.stringify(request.origin ?? 'no origin')}` };
+      return {
+        kind: 'refuse',
+        status: 403,
+        message: `a change must come from the workbench's own page; this request came from ${JSON.stringify(request.origin ?? 'no origin')}`,
+      };
     }
     if (request.fetchSite !== undefined && request.fetchSite !== 'same-origin') {
-      return { kind: 'refuse', status: 403, message: `a change must come from the workbench's own page; the browser says this one is ${request.fetchSite}` };
+      return {
+        kind: 'refuse',
+        status: 403,
+        message: `a change must come from the workbench's own page; the browser says this one is ${request.fetchSite}`,
+      };
     }
   }
   return { kind: 'pass' };
@@ -113,13 +139,31 @@ export function admit(request: RequestFacts, session: Session): Admission {
  * The page's policy: its own scripts, styles and requests only; no inline script, no frame of
  * anything but its own report, no form sent elsewhere, never framed by another site.
  */
-export const PAGE_POLICY = ["default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'", "frame-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
+export const PAGE_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /**
  * The verify report's policy: it is the same self-contained page `verify --report` writes, with
  * its styles inline and no script at all; only the workbench's own page may frame it.
  */
-export const REPORT_POLICY = ["default-src 'none'", "style-src 'unsafe-inline'", 'img-src data:', "base-uri 'none'", "form-action 'none'", "frame-ancestors 'self'", 'sandbox'].join('; ');
+export const REPORT_POLICY = [
+  "default-src 'none'",
+  "style-src 'unsafe-inline'",
+  'img-src data:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'self'",
+  'sandbox',
+].join('; ');
 
 /** Headers of every answer. */
 export function commonHeaders(policy: string = PAGE_POLICY): Record<string, string> {

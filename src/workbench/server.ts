@@ -24,7 +24,12 @@ export const PAGE_DIR = fileURLToPath(new URL('../../dist/workbench/page/', impo
 /** The addresses the page routes itself; each serves the page, which then shows its view. */
 const VIEWS = ['/', '/files', '/map', '/check', '/run', '/verify', '/undo'];
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8', '.svg': 'image/svg+xml' };
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
 
 export interface WorkbenchServerOptions {
   engine: Engine;
@@ -60,19 +65,43 @@ function statusOf(error: FerryError): number {
  * file that is not there is 404 with its code; anything unexpected is said to be a bug, its
  * details left to the terminal the workbench runs in (`onBug`).
  */
-function errorBody(error: unknown, folders: ReadonlyArray<[string, string]>, onBug: (error: unknown) => void): { status: number; body: ErrorBody } {
+function errorBody(
+  error: unknown,
+  folders: ReadonlyArray<[string, string]>,
+  onBug: (error: unknown) => void,
+): { status: number; body: ErrorBody } {
   // The page's words (no flag, rule path or run id), and no path of the server.
-  const scrub = (message: string): string => forPage(folders.reduce((text, [path, name]) => (path === '' ? text : text.split(path).join(name)), message));
+  const scrub = (message: string): string =>
+    forPage(folders.reduce((text, [path, name]) => (path === '' ? text : text.split(path).join(name)), message));
   if (error instanceof FerryError) {
     const message = error.hint ? `${error.message}. ${error.hint}` : error.message;
-    return { status: statusOf(error), body: { error: { code: error.code, message: scrub(message), line: error.location?.line ?? null } } };
+    return {
+      status: statusOf(error),
+      body: { error: { code: error.code, message: scrub(message), line: error.location?.line ?? null } },
+    };
   }
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 404, body: { error: { code: 'SOURCE_NOT_FOUND', message: 'there is no such file in the project folder' } } };
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return {
+      status: 404,
+      body: { error: { code: 'SOURCE_NOT_FOUND', message: 'there is no such file in the project folder' } },
+    };
   const fastify = error as { statusCode?: number; message?: string };
-  if (typeof fastify.statusCode === 'number' && fastify.statusCode < 500) return { status: fastify.statusCode, body: { error: { code: 'USAGE', message: scrub(fastify.message ?? 'bad request') } } };
+  if (typeof fastify.statusCode === 'number' && fastify.statusCode < 500)
+    return {
+      status: fastify.statusCode,
+      body: { error: { code: 'USAGE', message: scrub(fastify.message ?? 'bad request') } },
+    };
   onBug(error);
-  return { status: 500, body: { error: { code: 'INTERNAL', message: "this is a bug in crm-ferry: the workbench's terminal shows what happened; please report it" } } };
+  return {
+    status: 500,
+    body: {
+      error: {
+        code: 'INTERNAL',
+        message: "this is a bug in crm-ferry: the workbench's terminal shows what happened; please report it",
+      },
+    },
+  };
 }
 
 function text(value: unknown, what: string): string {
@@ -106,7 +135,8 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
       : ({ kind: 'refuse', status: 403, message: 'the workbench is starting' } as const);
     if (admission.kind === 'pass') return;
     reply.headers(commonHeaders());
-    if (admission.kind === 'enter') return reply.code(303).header('set-cookie', admission.setCookie).header('location', admission.location).send();
+    if (admission.kind === 'enter')
+      return reply.code(303).header('set-cookie', admission.setCookie).header('location', admission.location).send();
     return reply.code(admission.status).type('text/plain; charset=utf-8').send(`${admission.message}\n`);
   });
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -137,28 +167,41 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
     try {
       body = await readFile(`${pageDir}${name}`);
     } catch {
-      throw new FerryError('INTERNAL', `the page's file ${name} is missing from ${pageDir}: build it with \`npm run build\``);
+      throw new FerryError(
+        'INTERNAL',
+        `the page's file ${name} is missing from ${pageDir}: build it with \`npm run build\``,
+      );
     }
     await reply.type(TYPES[extname(name)] ?? 'application/octet-stream').send(body);
   };
   for (const view of VIEWS) app.get(view, (_request, reply) => sendPageFile(reply, 'index.html'));
   app.get('/assets/:name', (request: FastifyRequest<{ Params: { name: string } }>, reply) => {
     const name = request.params.name;
-    if (!/^[a-z0-9-]+\.(js|css|svg)$/.test(name)) throw new FerryError('PATH_UNSAFE', `no asset ${JSON.stringify(name)}`);
+    if (!/^[a-z0-9-]+\.(js|css|svg)$/.test(name))
+      throw new FerryError('PATH_UNSAFE', `no asset ${JSON.stringify(name)}`);
     return sendPageFile(reply, name);
   });
 
   // -- Reads -----------------------------------------------------------------------------------
-  app.get('/api/session', async () => ({ ...options.session, planExists: await engine.project.exists(engine.planFile) }) satisfies SessionView);
+  app.get(
+    '/api/session',
+    async () =>
+      ({ ...options.session, planExists: await engine.project.exists(engine.planFile) }) satisfies SessionView,
+  );
   app.get('/api/files', () => engine.project.files());
-  app.get('/api/inspect', (request: FastifyRequest<{ Querystring: { file?: string } }>) => engine.inspect(text(request.query.file, 'the file')));
+  app.get('/api/inspect', (request: FastifyRequest<{ Querystring: { file?: string } }>) =>
+    engine.inspect(text(request.query.file, 'the file')),
+  );
   app.get('/api/jobs', () => jobs.view());
   app.get('/api/results', () => engine.results());
   app.get('/api/latest-run', () => engine.latestRun());
   app.get('/api/undo/preview', () => engine.undoPreview());
   app.get('/api/download', async (request: FastifyRequest<{ Querystring: { file?: string } }>, reply) => {
     const name = text(request.query.file, 'the file');
-    const { handle } = await openInside(engine.project.dir, name, { what: "the page's download", hint: 'The workbench reads only inside its project folder.' });
+    const { handle } = await openInside(engine.project.dir, name, {
+      what: "the page's download",
+      hint: 'The workbench reads only inside its project folder.',
+    });
     try {
       const body = await handle.readFile();
       const file = name.split('/').at(-1) ?? 'download';
@@ -172,14 +215,19 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
   });
   app.get('/report/verify.html', async (_request, reply) => {
     const html = engine.verifyReportHtml();
-    if (html === null) throw new FerryError('USAGE', 'no verify has run yet', { hint: 'Start one in the Verify view.' });
+    if (html === null)
+      throw new FerryError('USAGE', 'no verify has run yet', { hint: 'Start one in the Verify view.' });
     return reply.headers(commonHeaders(REPORT_POLICY)).type('text/html; charset=utf-8').send(html);
   });
 
   // The job's state on connecting, then on every change: a page opened mid-run sees the run.
   app.get('/api/events', (request, reply) => {
     reply.hijack();
-    reply.raw.writeHead(200, { ...commonHeaders(), 'content-type': 'text/event-stream; charset=utf-8', connection: 'keep-alive' });
+    reply.raw.writeHead(200, {
+      ...commonHeaders(),
+      'content-type': 'text/event-stream; charset=utf-8',
+      connection: 'keep-alive',
+    });
     const send = (view: unknown): void => {
       reply.raw.write(`data: ${JSON.stringify(view)}\n\n`);
     };
@@ -195,13 +243,21 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
 
   // -- Changes (POST: from the workbench's own origin only) ----------------------------------
   app.post('/api/upload', async (request: FastifyRequest<{ Querystring: { name?: string } }>) => {
-    if (!(request.body instanceof Readable)) throw new FerryError('USAGE', 'an upload is sent as application/octet-stream');
+    if (!(request.body instanceof Readable))
+      throw new FerryError('USAGE', 'an upload is sent as application/octet-stream');
     const length = Number(request.headers['content-length']);
-    return { name: await engine.upload(text(request.query.name, 'the file name'), request.body, Number.isSafeInteger(length) && length >= 0 ? length : null) };
+    return {
+      name: await engine.upload(
+        text(request.query.name, 'the file name'),
+        request.body,
+        Number.isSafeInteger(length) && length >= 0 ? length : null,
+      ),
+    };
   });
   app.post('/api/map', (request: FastifyRequest<{ Body: Partial<Record<keyof MapRequest, unknown>> | undefined }>) => {
     const body = request.body ?? {};
-    if (body.yaml !== undefined && typeof body.yaml !== 'string') throw new FerryError('USAGE', 'the mapping is sent as text');
+    if (body.yaml !== undefined && typeof body.yaml !== 'string')
+      throw new FerryError('USAGE', 'the mapping is sent as text');
     // The edit is checked by the engine (parseEdit) against the edits the table makes; the YAML may be any text, even empty.
     return engine.mapView({
       input: text(body.input, 'the input'),
@@ -209,12 +265,16 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
       ...(body.edit === undefined ? {} : { edit: body.edit as MapEdit }),
     });
   });
-  app.post('/api/save', (request: FastifyRequest<{ Body: SaveRequest }>) => engine.save({ input: text(request.body?.input, 'the input'), yaml: text(request.body?.yaml, 'the mapping') }));
-  const startJob = (kind: JobKind, limit: number | null, work: Parameters<Jobs['start']>[2]) => jobs.start(kind, limit, work);
+  app.post('/api/save', (request: FastifyRequest<{ Body: SaveRequest }>) =>
+    engine.save({ input: text(request.body?.input, 'the input'), yaml: text(request.body?.yaml, 'the mapping') }),
+  );
+  const startJob = (kind: JobKind, limit: number | null, work: Parameters<Jobs['start']>[2]) =>
+    jobs.start(kind, limit, work);
   app.post('/api/check', () => startJob('check', null, (context) => engine.check(context)));
   app.post('/api/run', (request: FastifyRequest<{ Body: { limit?: number | null } | undefined }>) => {
     const limit = request.body?.limit ?? null;
-    if (limit !== null && (!Number.isInteger(limit) || limit < 1)) throw new FerryError('USAGE', `a sample takes a whole number of rows, got ${JSON.stringify(limit)}`);
+    if (limit !== null && (!Number.isInteger(limit) || limit < 1))
+      throw new FerryError('USAGE', `a sample takes a whole number of rows, got ${JSON.stringify(limit)}`);
     return startJob('run', limit, (context) => engine.run(context, limit));
   });
   app.post('/api/verify', () => startJob('verify', null, (context) => engine.verify(context)));

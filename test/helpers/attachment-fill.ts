@@ -40,10 +40,20 @@ export interface FillFigures {
 const TOKEN = 'attachment-fill-token';
 const sha = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-async function call(sandbox: RunningSandbox, method: 'GET' | 'POST', path: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: Buffer }> {
+async function call(
+  sandbox: RunningSandbox,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; bytes: Buffer }> {
   const answer = await request(`${sandbox.url}/api/v2${path}`, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: body ?? null,
   });
   return { status: answer.statusCode, bytes: Buffer.from(await answer.body.arrayBuffer()) };
@@ -53,7 +63,8 @@ const json = (bytes: Buffer): any => JSON.parse(bytes.toString('utf8'));
 
 export async function fillWithAttachments(options: FillOptions): Promise<FillFigures> {
   const count = Math.ceil(options.totalBytes / options.eachBytes);
-  const start = (): Promise<RunningSandbox> => startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], dataFile: options.file });
+  const start = (): Promise<RunningSandbox> =>
+    startSandbox({ port: 0, host: '127.0.0.1', tokens: [TOKEN], dataFile: options.file });
   let peakRss = process.memoryUsage().rss;
   const sample = (): void => void (peakRss = Math.max(peakRss, process.memoryUsage().rss));
   const expected: Array<{ id: number; sha: string }> = [];
@@ -61,16 +72,33 @@ export async function fillWithAttachments(options: FillOptions): Promise<FillFig
 
   let sandbox = await start();
   const began = performance.now();
-  const party = await call(sandbox, 'POST', '/parties', JSON.stringify({ party: { type: 'organisation', name: 'Holds the files Ltd' } }));
+  const party = await call(
+    sandbox,
+    'POST',
+    '/parties',
+    JSON.stringify({ party: { type: 'organisation', name: 'Holds the files Ltd' } }),
+  );
   if (party.status !== 201) throw new Error(`party create answered ${party.status}`);
   const partyId = json(party.bytes).party.id as number;
   for (let i = 0; i < count; i += 1) {
     const bytes = randomBytes(Math.min(options.eachBytes, options.totalBytes - i * options.eachBytes));
-    const upload = await call(sandbox, 'POST', '/attachments/upload', bytes, { 'content-type': 'application/octet-stream', 'x-attachment-filename': `file-${i}.bin` });
-    if (upload.status !== 200 && upload.status !== 201) throw new Error(`upload ${i} answered ${upload.status}: ${upload.bytes.toString().slice(0, 200)}`);
+    const upload = await call(sandbox, 'POST', '/attachments/upload', bytes, {
+      'content-type': 'application/octet-stream',
+      'x-attachment-filename': `file-${i}.bin`,
+    });
+    if (upload.status !== 200 && upload.status !== 201)
+      throw new Error(`upload ${i} answered ${upload.status}: ${upload.bytes.toString().slice(0, 200)}`);
     const token = json(upload.bytes).upload.token as string;
-    const entry = await call(sandbox, 'POST', '/entries', JSON.stringify({ entry: { type: 'note', party: { id: partyId }, content: `file ${i}`, attachments: [{ token }] } }));
-    if (entry.status !== 201) throw new Error(`entry ${i} answered ${entry.status}: ${entry.bytes.toString().slice(0, 200)}`);
+    const entry = await call(
+      sandbox,
+      'POST',
+      '/entries',
+      JSON.stringify({
+        entry: { type: 'note', party: { id: partyId }, content: `file ${i}`, attachments: [{ token }] },
+      }),
+    );
+    if (entry.status !== 201)
+      throw new Error(`entry ${i} answered ${entry.status}: ${entry.bytes.toString().slice(0, 200)}`);
     expected.push({ id: json(entry.bytes).entry.attachments[0].id as number, sha: sha(bytes) });
     sample();
   }

@@ -44,8 +44,10 @@ export async function checkChaos(box: TestSandbox, plan: ChaosPlan): Promise<Cha
   };
   // The service matches tag names without regard to case (a row's "customer" is the account's "Customer").
   const tagsOf = (record: any): string[] => (record.tags ?? []).map((t: any) => String(t.name).toLowerCase()).sort();
-  const split = (text: string | undefined): string[] => (text ? text.toLowerCase().split(';').filter(Boolean).sort() : []);
-  const field = (record: any, name: string): unknown => record.fields?.find((f: any) => f.definition?.name === name)?.value;
+  const split = (text: string | undefined): string[] =>
+    text ? text.toLowerCase().split(';').filter(Boolean).sort() : [];
+  const field = (record: any, name: string): unknown =>
+    record.fields?.find((f: any) => f.definition?.name === name)?.value;
 
   for (const row of plan.rows.organisations) {
     const org = one(

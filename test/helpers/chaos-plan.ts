@@ -12,7 +12,14 @@ export interface ChaosSizes {
   tasks: number;
 }
 
-export const SMALL: ChaosSizes = { organisations: 30, people: 120, opportunities: 30, projects: 25, notes: 60, tasks: 40 };
+export const SMALL: ChaosSizes = {
+  organisations: 30,
+  people: 120,
+  opportunities: 30,
+  projects: 25,
+  notes: 60,
+  tasks: 40,
+};
 
 function csv(rows: string[][]): string {
   return `${rows.map((row) => row.map((cell) => (/[",\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell)).join(',')).join('\n')}\n`;
@@ -90,9 +97,21 @@ export function writeChaosPlan(dir: string, sizes: ChaosSizes, seed = 1): ChaosP
   const random = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   mkdirSync(join(dir, 'files'), { recursive: true });
-  const rows: ChaosPlan['rows'] = { organisations: [], people: [], opportunities: [], projects: [], notes: [], tasks: [] };
+  const rows: ChaosPlan['rows'] = {
+    organisations: [],
+    people: [],
+    opportunities: [],
+    projects: [],
+    notes: [],
+    tasks: [],
+  };
   for (let i = 1; i <= sizes.organisations; i += 1) {
-    rows.organisations.push({ id: `O${i}`, name: `Chaos Org ${i} ${pick(['Ltd', 'GmbH', 'SA', 'Inc.'])}`, tags: pick(['customer', 'prospect;partner', '']), industry: pick(['Finance', 'Retail', 'Software']) });
+    rows.organisations.push({
+      id: `O${i}`,
+      name: `Chaos Org ${i} ${pick(['Ltd', 'GmbH', 'SA', 'Inc.'])}`,
+      tags: pick(['customer', 'prospect;partner', '']),
+      industry: pick(['Finance', 'Retail', 'Software']),
+    });
   }
   for (let i = 1; i <= sizes.people; i += 1) {
     rows.people.push({
@@ -106,10 +125,21 @@ export function writeChaosPlan(dir: string, sizes: ChaosSizes, seed = 1): ChaosP
     });
   }
   for (let i = 1; i <= sizes.opportunities; i += 1) {
-    rows.opportunities.push({ id: `D${i}`, name: `Deal ${i}`, org: `O${1 + (i % sizes.organisations)}`, milestone: pick(['New', 'Qualified', 'Proposal']), amount: String(1000 + i * 37) });
+    rows.opportunities.push({
+      id: `D${i}`,
+      name: `Deal ${i}`,
+      org: `O${1 + (i % sizes.organisations)}`,
+      milestone: pick(['New', 'Qualified', 'Proposal']),
+      amount: String(1000 + i * 37),
+    });
   }
   for (let i = 1; i <= sizes.projects; i += 1) {
-    rows.projects.push({ id: `K${i}`, name: `Project ${i}`, person: `P${1 + (i % sizes.people)}`, owner: pick(['sam', 'kim']) });
+    rows.projects.push({
+      id: `K${i}`,
+      name: `Project ${i}`,
+      person: `P${1 + (i % sizes.people)}`,
+      owner: pick(['sam', 'kim']),
+    });
   }
   for (let i = 1; i <= sizes.notes; i += 1) {
     const file = i % 3 === 0 ? `files/note-${i}.txt` : '';
@@ -117,7 +147,13 @@ export function writeChaosPlan(dir: string, sizes: ChaosSizes, seed = 1): ChaosP
     rows.notes.push({ id: `N${i}`, person: `P${1 + (i % sizes.people)}`, text: `Chaos note ${i}`, file });
   }
   for (let i = 1; i <= sizes.tasks; i += 1) {
-    rows.tasks.push({ id: `T${i}`, what: `Chaos task ${i}`, person: `P${1 + (i % sizes.people)}`, due: `2031-0${1 + (i % 9)}-1${i % 10}`, category: pick(['Call', 'Email']) });
+    rows.tasks.push({
+      id: `T${i}`,
+      what: `Chaos task ${i}`,
+      person: `P${1 + (i % sizes.people)}`,
+      due: `2031-0${1 + (i % 9)}-1${i % 10}`,
+      category: pick(['Call', 'Email']),
+    });
   }
   for (const [name, text] of Object.entries(MAPPINGS)) writeFileSync(join(dir, name), text);
   for (const [step, list] of Object.entries(rows)) {
@@ -125,7 +161,11 @@ export function writeChaosPlan(dir: string, sizes: ChaosSizes, seed = 1): ChaosP
     writeFileSync(join(dir, `${step}.csv`), csv([columns, ...list.map((row) => columns.map((c) => row[c] ?? ''))]));
   }
   const plan = join(dir, 'plan.yaml');
-  const step = (name: string, mapping: string): string => `  - name: ${name}\n    mapping: ${mapping}.yaml\n    input: ${name}.csv\n`;
-  writeFileSync(plan, `version: 1\nsteps:\n${step('organisations', 'organisations')}${step('people', 'people')}${step('opportunities', 'opportunities')}${step('projects', 'projects')}${step('notes', 'notes')}${step('tasks', 'tasks')}`);
+  const step = (name: string, mapping: string): string =>
+    `  - name: ${name}\n    mapping: ${mapping}.yaml\n    input: ${name}.csv\n`;
+  writeFileSync(
+    plan,
+    `version: 1\nsteps:\n${step('organisations', 'organisations')}${step('people', 'people')}${step('opportunities', 'opportunities')}${step('projects', 'projects')}${step('notes', 'notes')}${step('tasks', 'tasks')}`,
+  );
   return { dir, plan, sizes, rows };
 }

@@ -20,6 +20,9 @@ export function leftByRuns(path: string): boolean {
  */
 export function copyFromCheckout(folders: readonly string[], into: string): void {
   for (const folder of folders) {
-    cpSync(join(CHECKOUT, folder), join(into, folder), { recursive: true, filter: (source) => source === join(CHECKOUT, folder) || !leftByRuns(source) });
+    cpSync(join(CHECKOUT, folder), join(into, folder), {
+      recursive: true,
+      filter: (source) => source === join(CHECKOUT, folder) || !leftByRuns(source),
+    });
   }
 }

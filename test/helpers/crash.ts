@@ -86,7 +86,15 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
     return { ...started, agent: new Agent({ connections: options.writers * 2 }) };
   };
 
-  const call = async (agent: Agent, url: string, method: string, path: string, body?: unknown, raw?: Buffer, headers: Record<string, string> = {}) => {
+  const call = async (
+    agent: Agent,
+    url: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    raw?: Buffer,
+    headers: Record<string, string> = {},
+  ) => {
     const answer = await request(`${url}/api/v2${path}`, {
       method: method as 'GET',
       dispatcher: agent,
@@ -102,7 +110,11 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
   };
 
   /** Checks acknowledged writes against a running sandbox. */
-  const check = async (agent: Agent, url: string, which: { parties: PartyState[]; attached: Attached[] }): Promise<number> => {
+  const check = async (
+    agent: Agent,
+    url: string,
+    which: { parties: PartyState[]; attached: Attached[] },
+  ): Promise<number> => {
     let checked = 0;
     for (const party of which.parties) {
       const answer = await call(agent, url, 'GET', `/parties/${party.id}`);
@@ -112,10 +124,13 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
         continue;
       }
       const stored = answer.json().party as { name: string; about: string | null };
-      if (stored.name !== party.name) problems.push(`party ${party.id} is named ${stored.name}, acknowledged ${party.name}`);
+      if (stored.name !== party.name)
+        problems.push(`party ${party.id} is named ${stored.name}, acknowledged ${party.name}`);
       const about = stored.about ?? null;
       if (about !== party.about && about !== party.maybe) {
-        problems.push(`party ${party.id} has about ${JSON.stringify(about)}, acknowledged ${JSON.stringify(party.about)}`);
+        problems.push(
+          `party ${party.id} has about ${JSON.stringify(about)}, acknowledged ${JSON.stringify(party.about)}`,
+        );
       }
       // What is stored now is what the next round starts from.
       party.about = about;
@@ -124,25 +139,32 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
     for (const item of which.attached) {
       const answer = await call(agent, url, 'GET', `/attachments/${item.attachmentId}`);
       checked += 1;
-      if (answer.status !== 200) problems.push(`acknowledged attachment ${item.attachmentId} is gone: ${answer.status}`);
-      else if (sha(answer.bytes) !== item.sha) problems.push(`attachment ${item.attachmentId} has other bytes than were acknowledged`);
+      if (answer.status !== 200)
+        problems.push(`acknowledged attachment ${item.attachmentId} is gone: ${answer.status}`);
+      else if (sha(answer.bytes) !== item.sha)
+        problems.push(`attachment ${item.attachmentId} has other bytes than were acknowledged`);
     }
     // Uploads acknowledged but not yet attached: attaching them now proves the bytes survived.
     const anyParty = [...parties.values()][0];
     for (const upload of unattached.splice(0)) {
       checked += 1;
       if (!anyParty) break;
-      const entry = await call(agent, url, 'POST', '/entries', { entry: { type: 'note', party: { id: anyParty.id }, content: 'late', attachments: [{ token: upload.token }] } });
+      const entry = await call(agent, url, 'POST', '/entries', {
+        entry: { type: 'note', party: { id: anyParty.id }, content: 'late', attachments: [{ token: upload.token }] },
+      });
       if (entry.status !== 201) {
         if (upload.spent && entry.status === 422) continue;
-        problems.push(`acknowledged upload ${upload.token.slice(0, 6)}... cannot be attached: ${entry.status} ${entry.bytes.toString()}`);
+        problems.push(
+          `acknowledged upload ${upload.token.slice(0, 6)}... cannot be attached: ${entry.status} ${entry.bytes.toString()}`,
+        );
         continue;
       }
       const body = entry.json().entry as { id: number; attachments: { id: number }[] };
       newId(body.id, 'entry');
       const attachmentId = newId(body.attachments[0]?.id, 'attachment');
       const read = await call(agent, url, 'GET', `/attachments/${attachmentId}`);
-      if (sha(read.bytes) !== upload.sha) problems.push(`acknowledged upload ${upload.token.slice(0, 6)}... came back with other bytes`);
+      if (sha(read.bytes) !== upload.sha)
+        problems.push(`acknowledged upload ${upload.token.slice(0, 6)}... came back with other bytes`);
       attached.push({ attachmentId, sha: upload.sha });
     }
     const left = (await readdir(options.dir, { recursive: true })).filter((name) => String(name).endsWith('.tmp'));
@@ -204,7 +226,9 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
             unattached.push(pending);
             const party = own[Math.floor(random() * own.length)] as PartyState;
             pending.spent = true;
-            const entry = await call(agent, url, 'POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'with a file', attachments: [{ token }] } });
+            const entry = await call(agent, url, 'POST', '/entries', {
+              entry: { type: 'note', party: { id: party.id }, content: 'with a file', attachments: [{ token }] },
+            });
             if (entry.status !== 201) throw new Error(`entry answered ${entry.status}: ${entry.bytes.toString()}`);
             unattached.splice(unattached.indexOf(pending), 1);
             const body = entry.json().entry as { id: number; attachments: { id: number }[] };
@@ -238,5 +262,12 @@ export async function runCrashRounds(options: CrashOptions): Promise<CrashFigure
     await killSandboxProcess(child);
     await agent.close().catch(() => undefined);
   }
-  return { rounds: options.rounds, acknowledged, checked, inFlightAtKill, problems, meanRestartMs: Math.round(restartMs / restarts) };
+  return {
+    rounds: options.rounds,
+    acknowledged,
+    checked,
+    inFlightAtKill,
+    problems,
+    meanRestartMs: Math.round(restartMs / restarts),
+  };
 }

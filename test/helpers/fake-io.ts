@@ -2,7 +2,10 @@ import { PassThrough } from 'node:stream';
 import type { CliIo } from '../../src/cli/command.ts';
 
 /** A CliIo that collects what a command writes. */
-export function fakeIo(env: NodeJS.ProcessEnv = {}, cwd = process.cwd()): { io: CliIo; out: () => string; err: () => string } {
+export function fakeIo(
+  env: NodeJS.ProcessEnv = {},
+  cwd = process.cwd(),
+): { io: CliIo; out: () => string; err: () => string } {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -13,7 +16,10 @@ export function fakeIo(env: NodeJS.ProcessEnv = {}, cwd = process.cwd()): { io: 
 }
 
 /** Runs the command line in-process, as a person would type `crm-ferry ARGS`, and collects what it printed. */
-export async function runCli(argv: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCli(
+  argv: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const { main } = await import('../../src/cli/main.ts');
   const f = fakeIo(options.env ?? {}, options.cwd ?? process.cwd());
   const code = await main(argv, f.io);

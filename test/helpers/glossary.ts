@@ -19,7 +19,8 @@ export function jargonIn(text: string): string[] {
   const found: string[] = [];
   for (const [pattern, what] of JARGON) {
     const hit = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
-    for (const match of text.matchAll(hit)) found.push(`${what}: …${text.slice(Math.max(0, match.index - 30), match.index + match[0].length + 30)}…`);
+    for (const match of text.matchAll(hit))
+      found.push(`${what}: …${text.slice(Math.max(0, match.index - 30), match.index + match[0].length + 30)}…`);
   }
   return found;
 }

@@ -4,8 +4,18 @@ import { CrmClient } from '../../src/client/index.ts';
 import { announceFirstRow } from './child-rows.ts';
 import { runImport } from '../../src/load/index.ts';
 
-const [plan, stateDir, url, token, concurrency] = process.argv.slice(2) as [string, string, string, string, string | undefined];
-const client = new CrmClient({ baseUrl: url, auth: token, retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50, maxRetryAfterMs: 5000 } });
+const [plan, stateDir, url, token, concurrency] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+];
+const client = new CrmClient({
+  baseUrl: url,
+  auth: token,
+  retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50, maxRetryAfterMs: 5000 },
+});
 const summary = await runImport(
   { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: Number(concurrency ?? 4) },
   {
@@ -15,5 +25,7 @@ const summary = await runImport(
   },
 );
 await client.close();
-process.stdout.write(`${JSON.stringify({ stopped: summary.stopped?.code ?? null, message: summary.stopped?.message ?? null, reconciled: summary.reconciled })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ stopped: summary.stopped?.code ?? null, message: summary.stopped?.message ?? null, reconciled: summary.reconciled })}\n`,
+);
 process.exit(summary.stopped ? 4 : 0);

@@ -13,10 +13,13 @@ const length = Number(lengthText);
 
 /** Every site that takes a pattern; `P` is the pattern as a YAML double-quoted string. */
 const SITES: Record<string, string> = {
-  'replace (regex)': 'fields:\n  - {to: lastName, value: {column: n, transform: [{replace: {pattern: P, with: "x", regex: true}}]}}\n',
+  'replace (regex)':
+    'fields:\n  - {to: lastName, value: {column: n, transform: [{replace: {pattern: P, with: "x", regex: true}}]}}\n',
   extract: 'fields:\n  - {to: lastName, value: {column: n, transform: [{extract: {pattern: P, otherwise: keep}}]}}\n',
-  'when.matches': 'fields:\n  - {to: lastName, value: x}\n  - {to: jobTitle, value: {const: y, when: {column: n, matches: P}}}\n',
-  'when.matches with empty': 'fields:\n  - {to: lastName, value: x}\n  - {to: jobTitle, value: {const: y, when: {column: n, matches: P, empty: false}}}\n',
+  'when.matches':
+    'fields:\n  - {to: lastName, value: x}\n  - {to: jobTitle, value: {const: y, when: {column: n, matches: P}}}\n',
+  'when.matches with empty':
+    'fields:\n  - {to: lastName, value: x}\n  - {to: jobTitle, value: {const: y, when: {column: n, matches: P, empty: false}}}\n',
   'skip.matches': 'skip: {not: {column: n, matches: P}}\nfields:\n  - {to: lastName, value: x}\n',
 };
 
@@ -27,7 +30,13 @@ for (const pattern of patterns) {
     const text = `version: 1\nentity: party\nkey: "{{id}}"\n${body.replace('P', JSON.stringify(pattern))}`;
     const compiled = await compileMapping(parseMapping(text, '/maps/m.yaml'), { file: '/maps/m.yaml' });
     const start = performance.now();
-    compiled.mapRow({ kind: 'row', source: 'in.csv', row: 1, values: { id: '1', n: cell }, location: { file: '/data/in.csv', row: 2 } });
+    compiled.mapRow({
+      kind: 'row',
+      source: 'in.csv',
+      row: 1,
+      values: { id: '1', n: cell },
+      location: { file: '/data/in.csv', row: 2 },
+    });
     process.stdout.write(`${JSON.stringify({ pattern, site, ms: performance.now() - start })}\n`);
   }
 }

@@ -6,7 +6,11 @@ import { CrmClient } from '../../src/client/index.ts';
 import { announceFirstRow } from './child-rows.ts';
 
 const [from, url, token, workDir, step] = process.argv.slice(2) as [string, string, string, string, string | undefined];
-const client = new CrmClient({ baseUrl: url, auth: token, retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50, maxRetryAfterMs: 5000 } });
+const client = new CrmClient({
+  baseUrl: url,
+  auth: token,
+  retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50, maxRetryAfterMs: 5000 },
+});
 const summary = await runRestore(
   { from, workDir, concurrency: 2 },
   {

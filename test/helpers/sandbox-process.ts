@@ -35,14 +35,23 @@ function argumentsOf(file: string, token: string, options: SandboxProcessOptions
       .map(([key, value]) => `${key}=${value}`);
     if (spec.length > 0) args.push('--faults', spec.join(','));
   }
-  for (const client of options.clients ?? []) args.push('--client', `${client.clientId}:${client.clientSecret ?? ''}:${client.redirectUri}`);
+  for (const client of options.clients ?? [])
+    args.push('--client', `${client.clientId}:${client.clientSecret ?? ''}:${client.redirectUri}`);
   if (options.tokenTtlSeconds !== undefined) args.push('--token-ttl', String(options.tokenTtlSeconds));
   return args;
 }
 
 /** Starts the sandbox and resolves once it listens, with its address. */
-export async function startSandboxProcess(file: string, token: string, options: SandboxProcessOptions = {}, cwd?: string): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, argumentsOf(file, token, options), { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
+export async function startSandboxProcess(
+  file: string,
+  token: string,
+  options: SandboxProcessOptions = {},
+  cwd?: string,
+): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, argumentsOf(file, token, options), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd === undefined ? {} : { cwd }),
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -14,7 +14,11 @@ export interface TestSandbox extends RunningSandbox {
    * Sends a request. `path` is relative to the base address (`/api/v2/parties`, `/oauth/token`);
    * `body` objects are sent as JSON. The Administrator's token is sent unless `token` is null.
    */
-  call(method: string, path: string, options?: { body?: unknown; token?: string | null; headers?: Record<string, string>; rawBody?: string | Buffer }): Promise<ApiAnswer>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string | null; headers?: Record<string, string>; rawBody?: string | Buffer },
+  ): Promise<ApiAnswer>;
   /** call() under `/api/v2`. */
   v2(method: string, path: string, body?: unknown): Promise<ApiAnswer>;
 }

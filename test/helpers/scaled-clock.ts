@@ -22,7 +22,10 @@ export function scaledClock(speed: number, start = Date.parse('2026-03-02T09:00:
  * the sandbox passes with the work it does (a few reads a request), so a token that lives 60 s
  * lives a fixed number of requests on a busy machine as on an idle one.
  */
-export function steppingClock(stepMs: number, start = Date.parse('2026-03-02T09:00:00Z')): { now: () => number; date: () => Date } {
+export function steppingClock(
+  stepMs: number,
+  start = Date.parse('2026-03-02T09:00:00Z'),
+): { now: () => number; date: () => Date } {
   let reads = 0;
   const now = (): number => {
     reads += 1;

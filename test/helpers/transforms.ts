@@ -1,11 +1,20 @@
 import { TransformError } from '../../src/mapping/transforms/types.ts';
-import type { TransformContext, TransformDefinition, TransformEnvironment, TransformFn, Value } from '../../src/mapping/transforms/types.ts';
+import type {
+  TransformContext,
+  TransformDefinition,
+  TransformEnvironment,
+  TransformFn,
+  Value,
+} from '../../src/mapping/transforms/types.ts';
 
 /** A context for tests that do not care about time zones. */
 export const UTC: TransformContext = { timeZone: 'UTC' };
 
 /** An environment whose files are an in-memory map; reading a missing one fails like the disk would. */
-export function memoryEnvironment(files: Record<string, string> = {}, baseDir = '/maps'): TransformEnvironment & { reads: string[] } {
+export function memoryEnvironment(
+  files: Record<string, string> = {},
+  baseDir = '/maps',
+): TransformEnvironment & { reads: string[] } {
   const reads: string[] = [];
   return {
     baseDir,
@@ -13,7 +22,9 @@ export function memoryEnvironment(files: Record<string, string> = {}, baseDir = 
     readTextFile(path: string): Promise<string> {
       reads.push(path);
       const text = files[path];
-      return text === undefined ? Promise.reject(new Error(`ENOENT: no such file, open '${path}'`)) : Promise.resolve(text);
+      return text === undefined
+        ? Promise.reject(new Error(`ENOENT: no such file, open '${path}'`))
+        : Promise.resolve(text);
     },
   };
 }
@@ -22,13 +33,17 @@ export function memoryEnvironment(files: Record<string, string> = {}, baseDir = 
  * Expands a transform as written in a mapping (`trim`, `{split: ';'}`, `{date: {format: ...}}`)
  * the way the compiler does: a scalar stands for the definition's shorthand option.
  */
-export function expandSpec(spec: unknown, definitions: Readonly<Record<string, TransformDefinition<any>>>): { definition: TransformDefinition<any>; options: unknown } {
+export function expandSpec(
+  spec: unknown,
+  definitions: Readonly<Record<string, TransformDefinition<any>>>,
+): { definition: TransformDefinition<any>; options: unknown } {
   if (typeof spec === 'string') {
     const definition = definitions[spec];
     if (definition === undefined) throw new Error(`no transform ${spec}`);
     return { definition, options: {} };
   }
-  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new Error('a transform is a name or a one-key object');
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
+    throw new Error('a transform is a name or a one-key object');
   const entries = Object.entries(spec);
   const [entry] = entries;
   if (entry === undefined || entries.length !== 1) throw new Error('a transform object has one key');
@@ -42,7 +57,11 @@ export function expandSpec(spec: unknown, definitions: Readonly<Record<string, T
 }
 
 /** Validates options like the compiler and builds the function. */
-export async function build<O>(definition: TransformDefinition<O>, options: unknown = {}, environment: TransformEnvironment = memoryEnvironment()): Promise<TransformFn> {
+export async function build<O>(
+  definition: TransformDefinition<O>,
+  options: unknown = {},
+  environment: TransformEnvironment = memoryEnvironment(),
+): Promise<TransformFn> {
   return definition.create(definition.options.parse(options), environment);
 }
 

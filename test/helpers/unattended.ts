@@ -22,7 +22,12 @@ const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 const CLI = join(ROOT, 'bin/crm-ferry.js');
 /** The personal token the check reads the account with; the run itself signs in with OAuth. */
 const TOKEN = 'unattended-check-token-1';
-const CLIENT = { clientId: 'ferry-unattended', clientSecret: 'unattended-secret-0123456789', redirectUri: 'http://127.0.0.1:5555/cb', name: 'crm-ferry' };
+const CLIENT = {
+  clientId: 'ferry-unattended',
+  clientSecret: 'unattended-secret-0123456789',
+  redirectUri: 'http://127.0.0.1:5555/cb',
+  name: 'crm-ferry',
+};
 
 export interface UnattendedOptions {
   /** Folder for the plan, the state, the sandbox's data and the login; the caller removes it. */
@@ -57,7 +62,11 @@ export interface UnattendedResult {
   tail: string[];
 }
 
-async function form(url: string, path: string, values: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+async function form(
+  url: string,
+  path: string,
+  values: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const answer = await request(`${url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -68,10 +77,23 @@ async function form(url: string, path: string, values: Record<string, string>): 
 
 /** Logs in as a person would with `auth login`: approval, code, tokens, stored under `configDir`. */
 async function logIn(url: string, configDir: string): Promise<string> {
-  const approval = await form(url, '/oauth/authorise', { response_type: 'code', client_id: CLIENT.clientId, redirect_uri: CLIENT.redirectUri, scope: 'read write', state: 's', decision: 'approve' });
+  const approval = await form(url, '/oauth/authorise', {
+    response_type: 'code',
+    client_id: CLIENT.clientId,
+    redirect_uri: CLIENT.redirectUri,
+    scope: 'read write',
+    state: 's',
+    decision: 'approve',
+  });
   const code = new URL(String(approval.headers.location)).searchParams.get('code');
   if (!code) throw new Error(`the sandbox did not approve the login (${approval.status})`);
-  const exchange = await form(url, '/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret });
+  const exchange = await form(url, '/oauth/token', {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: CLIENT.redirectUri,
+    client_id: CLIENT.clientId,
+    client_secret: CLIENT.clientSecret,
+  });
   if (exchange.status !== 200) throw new Error(`the token exchange failed (${exchange.status}): ${exchange.body}`);
   const config = { baseUrl: url, clientId: CLIENT.clientId, clientSecret: CLIENT.clientSecret };
   const profile = profileFromAnswer(config, JSON.parse(exchange.body) as TokenAnswer, Date.now());
@@ -86,9 +108,17 @@ function credentialsFile(configDir: string): string {
 /** Reads the account with the personal token, as checkChaos expects of a test sandbox. */
 function reader(url: string): TestSandbox {
   const call: TestSandbox['call'] = async (method, path) => {
-    const answer = await request(`${url}${path}`, { method: method as 'GET', headers: { authorization: `Bearer ${TOKEN}` } });
+    const answer = await request(`${url}${path}`, {
+      method: method as 'GET',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     const text = await answer.body.text();
-    return { status: answer.statusCode, headers: answer.headers, body: String(answer.headers['content-type'] ?? '').includes('json') && text ? JSON.parse(text) : text, text };
+    return {
+      status: answer.statusCode,
+      headers: answer.headers,
+      body: String(answer.headers['content-type'] ?? '').includes('json') && text ? JSON.parse(text) : text,
+      text,
+    };
   };
   return { call, v2: (method: string, path: string) => call(method, `/api/v2${path}`) } as unknown as TestSandbox;
 }
@@ -99,21 +129,48 @@ export async function runUnattended(options: UnattendedOptions): Promise<Unatten
   const dataFile = join(options.dir, 'sandbox.json');
   const configDir = join(options.dir, 'config');
   mkdirSync(configDir, { recursive: true });
-  const sandboxOptions = (seed: number, port: number): SandboxProcessOptions => ({ port, seed, faults: options.faults, clients: [CLIENT], tokenTtlSeconds: options.tokenTtlSeconds });
+  const sandboxOptions = (seed: number, port: number): SandboxProcessOptions => ({
+    port,
+    seed,
+    faults: options.faults,
+    clients: [CLIENT],
+    tokenTtlSeconds: options.tokenTtlSeconds,
+  });
   let sandbox = await startSandboxProcess(dataFile, TOKEN, sandboxOptions(options.seed, 0));
   const port = Number(new URL(sandbox.url).port);
   const firstToken = await logIn(sandbox.url, configDir);
 
   const started = Date.now();
-  const run = spawn(process.execPath, [CLI, 'run', plan.plan, '--state-dir', join(options.dir, 'state'), '--json', '--concurrency', String(options.concurrency), '--give-up-after', '2m'], {
-    cwd: options.dir,
-    env: { ...process.env, XDG_CONFIG_HOME: configDir, CRM_FERRY_TOKEN: '', CRM_FERRY_BASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const run = spawn(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      plan.plan,
+      '--state-dir',
+      join(options.dir, 'state'),
+      '--json',
+      '--concurrency',
+      String(options.concurrency),
+      '--give-up-after',
+      '2m',
+    ],
+    {
+      cwd: options.dir,
+      env: { ...process.env, XDG_CONFIG_HOME: configDir, CRM_FERRY_TOKEN: '', CRM_FERRY_BASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   run.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const tail: string[] = [];
-  const end: { summary: { requests?: number; reconciled?: { applied: number; notApplied: number }; steps?: Array<{ rejected: number }> } | null } = { summary: null };
+  const end: {
+    summary: {
+      requests?: number;
+      reconciled?: { applied: number; notApplied: number };
+      steps?: Array<{ rejected: number }>;
+    } | null;
+  } = { summary: null };
   let rows = 0;
   let kills = 0;
   let restarting: Promise<void> | null = null;

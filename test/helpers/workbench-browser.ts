@@ -17,12 +17,22 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 
 /** Starts Debian's chromium, headless, at 1280 px wide, with a profile of its own. */
 export async function launchChromium(): Promise<BrowserContext> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
   return chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'ferry-chromium-')), {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -88,9 +98,15 @@ export async function axeViolations(target: Page): Promise<string[]> {
   await target.evaluate(AXE);
   const found = (await target.evaluate(async () => {
     const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) }));
+    return result.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3),
+    }));
   })) as Array<{ id: string; impact: string; nodes: string[] }>;
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} at ${v.nodes.join(', ')}`);
+  return found
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} at ${v.nodes.join(', ')}`);
 }
 
 /** A list of the Map view by its label (`Target of email`). */
@@ -106,7 +122,11 @@ export function chosen(page: Page, name: string): Promise<string> {
 /** Waits until the YAML beside the Map view's table holds (or no longer holds) `text`. */
 export async function yamlShows(page: Page, text: string, holds = true): Promise<void> {
   // Until the Map view has its YAML (the file read, the mapping drafted), neither holds.
-  await page.waitForFunction(([wanted, yes]) => ((globalThis as any).document.querySelector('#yaml-text')?.value.includes(wanted) as boolean | undefined) === yes, [text, holds] as const);
+  await page.waitForFunction(
+    ([wanted, yes]) =>
+      ((globalThis as any).document.querySelector('#yaml-text')?.value.includes(wanted) as boolean | undefined) === yes,
+    [text, holds] as const,
+  );
 }
 
 /**
@@ -121,7 +141,8 @@ export async function layoutProblems(page: Page): Promise<string[]> {
     const problems: string[] = [];
     const describe = (el: any): string =>
       `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ').join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
-    if (doc.documentElement.scrollWidth > width) problems.push(`the page is ${doc.documentElement.scrollWidth} px wide in a ${width} px window`);
+    if (doc.documentElement.scrollWidth > width)
+      problems.push(`the page is ${doc.documentElement.scrollWidth} px wide in a ${width} px window`);
     for (const el of doc.querySelectorAll('body *')) {
       if (el.closest('.scroll') && !el.classList.contains('scroll')) continue;
       if (el.closest('dialog:not([open])')) continue;

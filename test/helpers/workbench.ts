@@ -29,7 +29,8 @@ export function builtPage(): Promise<string> {
  * test lets them go: "mid-run" is then a state the test is sure of, on a machine however busy.
  */
 export class RequestGate {
-  #rule: { pick: (method: string, path: string) => boolean; after: number; passed: number; held: () => void } | null = null;
+  #rule: { pick: (method: string, path: string) => boolean; after: number; passed: number; held: () => void } | null =
+    null;
   readonly #waiting: Array<() => void> = [];
 
   /** Lets `after` requests `pick` chooses through, then holds the next ones; resolves when the first is held. */
@@ -70,14 +71,31 @@ export interface TestWorkbench extends RunningWorkbench {
 }
 
 /** Starts a workbench over `dir` writing to `box`, and trades the printed URL's secret for the cookie. */
-export async function startTestWorkbench(box: TestSandbox, dir: string, options: { progressEveryMs?: number; uploadLimitBytes?: number } = {}): Promise<TestWorkbench> {
+export async function startTestWorkbench(
+  box: TestSandbox,
+  dir: string,
+  options: { progressEveryMs?: number; uploadLimitBytes?: number } = {},
+): Promise<TestWorkbench> {
   const gate = new RequestGate();
   const agent = new Agent().compose(gate.interceptor);
   const { client } = await connect({ baseUrl: box.url, token: box.token, env: {}, dispatcher: agent });
   const account = { baseUrl: client.transport.origin, account: client.transport.origin };
   const accountView = { address: account.baseUrl, user: 'a personal API token from CRM_FERRY_TOKEN', problem: null };
-  const engine = new Engine({ words: await workbenchWords(), project: new Project(dir), client, account, accountView, v1Token: undefined, version: 'test', ...options });
-  const server = await startWorkbenchServer({ engine, session: { dir, account: accountView, plan: 'plan.yaml', version: 'test' }, pageDir: await builtPage() });
+  const engine = new Engine({
+    words: await workbenchWords(),
+    project: new Project(dir),
+    client,
+    account,
+    accountView,
+    v1Token: undefined,
+    version: 'test',
+    ...options,
+  });
+  const server = await startWorkbenchServer({
+    engine,
+    session: { dir, account: accountView, plan: 'plan.yaml', version: 'test' },
+    pageDir: await builtPage(),
+  });
   const entered = await request(server.url, { method: 'GET' });
   await entered.body.dump();
   const cookie = String(entered.headers['set-cookie']).split(';')[0] as string;
@@ -109,7 +127,11 @@ export async function call(
     if (value === undefined) delete headers[name];
     else headers[name] = value;
   }
-  const answer = await request(`${bench.origin}${path}`, { method: method as 'GET', headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const answer = await request(`${bench.origin}${path}`, {
+    method: method as 'GET',
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
   const text = await answer.body.text();
   return { status: answer.statusCode, headers: answer.headers, text, json: () => JSON.parse(text) };
 }

@@ -2,7 +2,20 @@
 // restore sends a request, naming the file and line; a file name longer than the file system takes
 // backs up and restores; a backup's files are private whatever the umask.
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync, openSync, writeSync, ftruncateSync, closeSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  readdirSync,
+  openSync,
+  writeSync,
+  ftruncateSync,
+  closeSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,15 +39,26 @@ const lines = (file: string) =>
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line));
-const writeLines = (file: string, values: unknown[]) => writeFileSync(file, values.map((v) => `${JSON.stringify(v)}\n`).join(''));
+const writeLines = (file: string, values: unknown[]) =>
+  writeFileSync(file, values.map((v) => `${JSON.stringify(v)}\n`).join(''));
 
 beforeAll(async () => {
   [a, b] = await Promise.all([startTestSandbox(), startTestSandbox()]);
   await seedBackupAccount(a, 2, { attachmentEvery: 1 });
   // A note whose file name takes 402 bytes: the service takes it, no file system does.
   const person = (await allPages(a, '/parties', 'parties')).find((p) => p.type === 'person');
-  const upload = await a.call('POST', '/api/v2/attachments/upload', { rawBody: Buffer.from('long name\n'), headers: { 'content-type': 'text/plain', 'x-attachment-filename': encodeURIComponent(LONG_NAME) } });
-  const made = await a.v2('POST', '/entries', { entry: { type: 'note', content: 'The long one', party: { id: person.id }, attachments: [{ token: upload.body.upload.token }] } });
+  const upload = await a.call('POST', '/api/v2/attachments/upload', {
+    rawBody: Buffer.from('long name\n'),
+    headers: { 'content-type': 'text/plain', 'x-attachment-filename': encodeURIComponent(LONG_NAME) },
+  });
+  const made = await a.v2('POST', '/entries', {
+    entry: {
+      type: 'note',
+      content: 'The long one',
+      party: { id: person.id },
+      attachments: [{ token: upload.body.upload.token }],
+    },
+  });
   expect(made.status).toBe(201);
   writeFileSync(secret, "the consultant's own file\n");
   const previous = process.umask(0o022);
@@ -60,12 +84,20 @@ function crafted(name: string, tamper: (folder: string) => void): string {
   return folder;
 }
 
-function recomputeManifest(folder: string, names: string[], given: Partial<Record<string, { bytes: number; sha256: string; records: number }>> = {}): void {
+function recomputeManifest(
+  folder: string,
+  names: string[],
+  given: Partial<Record<string, { bytes: number; sha256: string; records: number }>> = {},
+): void {
   const file = join(folder, 'manifest.json');
   const manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
   for (const name of names) {
     const bytes = readFileSync(join(folder, name));
-    manifest.files[name] = given[name] ?? { bytes: bytes.length, sha256: sha256(bytes), records: bytes.toString('utf8').split('\n').filter(Boolean).length };
+    manifest.files[name] = given[name] ?? {
+      bytes: bytes.length,
+      sha256: sha256(bytes),
+      records: bytes.toString('utf8').split('\n').filter(Boolean).length,
+    };
   }
   writeFileSync(file, JSON.stringify(manifest));
 }
@@ -97,16 +129,35 @@ async function refused(folder: string): Promise<any> {
 
 describe('a crafted backup is refused before the first request, naming the file and line', () => {
   it('an attachment whose file climbs out of the backup (its sha256 and the manifest made to match)', async () => {
-    const folder = crafted('climbing', (f) => setAttachmentLine(f, (line) => Object.assign(line, { file: '../secret-local.txt', bytes: readFileSync(secret).length, sha256: sha256(readFileSync(secret)) })));
+    const folder = crafted('climbing', (f) =>
+      setAttachmentLine(f, (line) =>
+        Object.assign(line, {
+          file: '../secret-local.txt',
+          bytes: readFileSync(secret).length,
+          sha256: sha256(readFileSync(secret)),
+        }),
+      ),
+    );
     const error = await refused(folder);
-    expect(error).toMatchObject({ code: 'PATH_UNSAFE', location: { file: join(folder, 'attachments.jsonl'), line: 1 } });
+    expect(error).toMatchObject({
+      code: 'PATH_UNSAFE',
+      location: { file: join(folder, 'attachments.jsonl'), line: 1 },
+    });
     expect(error.message).toMatch(/attachments\.jsonl, line 1: "\.\.\/secret-local\.txt" climbs out of/);
     const notes = await allPages(b, '/entries', 'entries');
     expect(notes).toEqual([]);
   });
 
   it('as a command: exit 2, the file and line named, nothing sent', async () => {
-    const folder = crafted('climbing-cli', (f) => setAttachmentLine(f, (line) => Object.assign(line, { file: '../secret-local.txt', bytes: readFileSync(secret).length, sha256: sha256(readFileSync(secret)) })));
+    const folder = crafted('climbing-cli', (f) =>
+      setAttachmentLine(f, (line) =>
+        Object.assign(line, {
+          file: '../secret-local.txt',
+          bytes: readFileSync(secret).length,
+          sha256: sha256(readFileSync(secret)),
+        }),
+      ),
+    );
     const result = await runCli(['restore', folder, '--base-url', b.url, '--token', b.token], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/PATH_UNSAFE.*attachments\.jsonl, line 1/);
@@ -115,7 +166,11 @@ describe('a crafted backup is refused before the first request, naming the file 
   });
 
   it('an attachment given by an absolute path', async () => {
-    const folder = crafted('absolute', (f) => setAttachmentLine(f, (line) => Object.assign(line, { file: secret, bytes: readFileSync(secret).length, sha256: sha256(readFileSync(secret)) })));
+    const folder = crafted('absolute', (f) =>
+      setAttachmentLine(f, (line) =>
+        Object.assign(line, { file: secret, bytes: readFileSync(secret).length, sha256: sha256(readFileSync(secret)) }),
+      ),
+    );
     const error = await refused(folder);
     expect(error).toMatchObject({ code: 'PATH_UNSAFE', location: { line: 1 } });
     expect(error.message).toContain('is not a name inside');
@@ -127,14 +182,20 @@ describe('a crafted backup is refused before the first request, naming the file 
       writeFileSync(join(f, first.file), 'not what was backed up\n');
     });
     const error = await refused(folder);
-    expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE', location: { file: join(folder, 'attachments.jsonl'), line: 1 } });
+    expect(error).toMatchObject({
+      code: 'SOURCE_UNREADABLE',
+      location: { file: join(folder, 'attachments.jsonl'), line: 1 },
+    });
     expect(error.message).toMatch(/is not the one backed up/);
   });
 
   it('an attachment line pointing at an entry the backup does not hold', async () => {
     const folder = crafted('dangling', (f) => setAttachmentLine(f, (line) => (line.entryId = 987_654)));
     const error = await refused(folder);
-    expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE', location: { file: join(folder, 'attachments.jsonl'), line: 1 } });
+    expect(error).toMatchObject({
+      code: 'SOURCE_UNREADABLE',
+      location: { file: join(folder, 'attachments.jsonl'), line: 1 },
+    });
     expect(error.message).toMatch(/belongs to entry 987654, which entries\.jsonl does not hold/);
   });
 
@@ -146,7 +207,9 @@ describe('a crafted backup is refused before the first request, naming the file 
     });
     const error = await refused(folder);
     expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE' });
-    expect(error.message).toMatch(/entries\.jsonl: entry \d+ has attachment \d+, which attachments\.jsonl does not hold/);
+    expect(error.message).toMatch(
+      /entries\.jsonl: entry \d+ has attachment \d+, which attachments\.jsonl does not hold/,
+    );
   });
 
   it('a file listed in the manifest that is a link to a file elsewhere', async () => {
@@ -168,11 +231,18 @@ describe('a crafted backup is refused before the first request, naming the file 
       ftruncateSync(fd, 2 * 1024 ** 3);
       closeSync(fd);
       const manifest = JSON.parse(readFileSync(join(f, 'manifest.json'), 'utf8')) as Manifest;
-      manifest.files['parties.jsonl'] = { bytes: 2 * 1024 ** 3, records: 1, sha256: '846b0d0e9711f4cd0b794d688f20e5e99601adcb8352f4f6392a2f2878ae3558' };
+      manifest.files['parties.jsonl'] = {
+        bytes: 2 * 1024 ** 3,
+        records: 1,
+        sha256: '846b0d0e9711f4cd0b794d688f20e5e99601adcb8352f4f6392a2f2878ae3558',
+      };
       writeFileSync(join(f, 'manifest.json'), JSON.stringify(manifest));
     });
     const error = await refused(folder);
-    expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE', location: { file: join(folder, 'parties.jsonl'), line: 1 } });
+    expect(error).toMatchObject({
+      code: 'SOURCE_UNREADABLE',
+      location: { file: join(folder, 'parties.jsonl'), line: 1 },
+    });
     expect(error.message).toMatch(/line 1: a line longer than [\d,]+ bytes/);
   }, 60_000);
 
@@ -184,7 +254,9 @@ describe('a crafted backup is refused before the first request, naming the file 
     });
     const error = await refused(folder);
     expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE' });
-    expect(error.message).toMatch(/manifest\.json is not one of a crm-ferry backup .*files: "\.\.\/secret-local\.txt" is not a file name of the folder/);
+    expect(error.message).toMatch(
+      /manifest\.json is not one of a crm-ferry backup .*files: "\.\.\/secret-local\.txt" is not a file name of the folder/,
+    );
   });
 });
 
@@ -195,14 +267,19 @@ describe('a file name longer than the file system takes', () => {
     const c = await startTestSandbox();
     try {
       const cc = client(c);
-      const summary = await runRestore({ from: backup, workDir: join(dir, 'restore-long') }, { client: cc, account: { baseUrl: c.url, account: c.url } });
+      const summary = await runRestore(
+        { from: backup, workDir: join(dir, 'restore-long') },
+        { client: cc, account: { baseUrl: c.url, account: c.url } },
+      );
       await cc.close();
       expect(summary.import.stopped).toBeNull();
       expect(summary.import.steps.reduce((sum, step) => sum + step.rejected, 0)).toBe(0);
       const note = (await allPages(c, '/entries', 'entries')).find((e) => e.content.endsWith('The long one'));
       // The file on disk has a name the file system takes; the service keeps the attachment's own.
       expect(note.attachments.map((x: any) => x.filename)).toEqual([LONG_NAME]);
-      const onDisk = readdirSync(join(dir, 'restore-long', 'files', String(attachments.find((x) => x.filename === LONG_NAME).id)));
+      const onDisk = readdirSync(
+        join(dir, 'restore-long', 'files', String(attachments.find((x) => x.filename === LONG_NAME).id)),
+      );
       expect(onDisk).toHaveLength(1);
       expect(Buffer.byteLength(onDisk[0]!)).toBeLessThanOrEqual(255);
       const downloaded = await c.call('GET', `/api/v2/attachments/${note.attachments[0].id}`);
@@ -221,7 +298,8 @@ describe("a backup's files", () => {
       for (const entry of readdirSync(folder, { withFileTypes: true })) {
         const path = join(folder, entry.name);
         if (entry.isDirectory()) walk(path);
-        else if (!entry.name.startsWith('.backup.lock')) modes.push(`${path.slice(backup.length)} ${(statSync(path).mode & 0o777).toString(8)}`);
+        else if (!entry.name.startsWith('.backup.lock'))
+          modes.push(`${path.slice(backup.length)} ${(statSync(path).mode & 0o777).toString(8)}`);
       }
     };
     walk(backup);

@@ -48,7 +48,9 @@ function lines(folder: string, name: string): any[] {
 /** Waits until the backup in `folder` (run by `child`) has recorded `step` done. */
 async function stepDone(folder: string, step: string, child: ChildProcess): Promise<void> {
   for (;;) {
-    const progress = existsSync(join(folder, PROGRESS_FILE)) ? JSON.parse(readFileSync(join(folder, PROGRESS_FILE), 'utf8')) : null;
+    const progress = existsSync(join(folder, PROGRESS_FILE))
+      ? JSON.parse(readFileSync(join(folder, PROGRESS_FILE), 'utf8'))
+      : null;
     if (progress?.steps?.[step]?.done) return;
     if (child.exitCode !== null) throw new Error(`the backup ended before its step ${step} was seen done`);
     await new Promise((r) => setTimeout(r, 5));
@@ -71,7 +73,11 @@ describe('backup', () => {
     expect(manifest.account).toBe(box.url);
     for (const [name, file] of Object.entries(manifest.files)) {
       const bytes = readFileSync(join(full, name));
-      expect({ name, sha: sha(bytes), records: lines(full, name).length }).toEqual({ name, sha: file.sha256, records: file.records });
+      expect({ name, sha: sha(bytes), records: lines(full, name).length }).toEqual({
+        name,
+        sha: file.sha256,
+        records: file.records,
+      });
     }
     expect(
       lines(full, 'parties.jsonl')
@@ -87,10 +93,15 @@ describe('backup', () => {
     ).toEqual(['VIP']);
     expect(lines(full, 'opportunities.jsonl')).toHaveLength(seeded.opportunities.length);
     expect(lines(full, 'kases.jsonl')).toHaveLength(seeded.kases.length);
-    expect(lines(full, 'kase-parties.jsonl')).toContainEqual({ kase: { id: seeded.kases[5] }, party: { id: seeded.people[5] } });
+    expect(lines(full, 'kase-parties.jsonl')).toContainEqual({
+      kase: { id: seeded.kases[5] },
+      party: { id: seeded.people[5] },
+    });
     // Projects 0, 3, 6 ... have the onboarding track.
     const tracks = lines(full, 'tracks.jsonl');
-    expect(tracks.map((t) => t.appliedTo).sort((a, b) => a.id - b.id)).toEqual(seeded.kases.filter((_, i) => i % 3 === 0).map((id) => ({ entity: 'kases', id })));
+    expect(tracks.map((t) => t.appliedTo).sort((a, b) => a.id - b.id)).toEqual(
+      seeded.kases.filter((_, i) => i % 3 === 0).map((id) => ({ entity: 'kases', id })),
+    );
     expect(lines(full, 'tasks.jsonl').length).toBeGreaterThanOrEqual(seeded.people.length);
     expect(
       lines(full, 'entries.jsonl')
@@ -99,7 +110,8 @@ describe('backup', () => {
     ).toEqual([...seeded.entries].sort((a, b) => a - b));
     const attachments = lines(full, 'attachments.jsonl');
     expect(attachments).toHaveLength(seeded.attachments);
-    for (const attachment of attachments) expect(sha(readFileSync(join(full, attachment.file)))).toBe(attachment.sha256);
+    for (const attachment of attachments)
+      expect(sha(readFileSync(join(full, attachment.file)))).toBe(attachment.sha256);
     expect(readFileSync(join(full, attachments[0].file), 'utf8')).toContain('minutes of meeting');
     expect(lines(full, 'milestones.jsonl').length).toBeGreaterThan(0);
     // An archived pipeline is told apart by being in the full list only.
@@ -122,7 +134,8 @@ describe('backup', () => {
     const client = new CrmClient({ baseUrl: box.url, auth: box.token });
     await new RecordService(client).remove('party', gone);
     await client.close();
-    const added = (await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Newcomer Ltd' } })).body.party.id;
+    const added = (await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Newcomer Ltd' } })).body
+      .party.id;
     const manifestFile = join(full, MANIFEST_FILE);
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
     const summary = await backup(full, 'auto');
@@ -154,9 +167,16 @@ describe('backup killed with SIGKILL', () => {
       await seedBackupAccount(slow, 12, { attachmentEvery: 2 });
       const reference = join(dir, 'reference');
       const client = new CrmClient({ baseUrl: slow.url, auth: slow.token });
-      const uninterrupted = await runBackup({ out: reference, since: null }, { client, account: { baseUrl: slow.url, account: slow.url } });
+      const uninterrupted = await runBackup(
+        { out: reference, since: null },
+        { client, account: { baseUrl: slow.url, account: slow.url } },
+      );
       const killed = join(dir, 'killed');
-      const child = spawn(process.execPath, [BIN, 'backup', '--out', killed, '--base-url', slow.url, '--token', slow.token], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [BIN, 'backup', '--out', killed, '--base-url', slow.url, '--token', slow.token],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       const ended = new Promise((done) => child.on('close', done));
       // Kill once the records are being read: some steps done, the folder not complete.
       await stepDone(killed, 'opportunities', child);
@@ -164,7 +184,10 @@ describe('backup killed with SIGKILL', () => {
       await ended;
       expect(existsSync(join(killed, MANIFEST_FILE))).toBe(false);
       const before = JSON.parse(readFileSync(join(killed, PROGRESS_FILE), 'utf8'));
-      const summary = await runBackup({ out: killed, since: null }, { client, account: { baseUrl: slow.url, account: slow.url } });
+      const summary = await runBackup(
+        { out: killed, since: null },
+        { client, account: { baseUrl: slow.url, account: slow.url } },
+      );
       await client.close();
       expect(summary.resumed).toBe(true);
       // What was read before the kill is not asked again.
@@ -174,10 +197,18 @@ describe('backup killed with SIGKILL', () => {
       const manifest = JSON.parse(readFileSync(join(killed, MANIFEST_FILE), 'utf8')) as Manifest;
       const expected = JSON.parse(readFileSync(join(reference, MANIFEST_FILE), 'utf8')) as Manifest;
       for (const name of Object.keys(expected.files)) {
-        expect({ name, lines: lines(killed, name).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) }).toEqual({ name, lines: lines(reference, name).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) });
+        expect({
+          name,
+          lines: lines(killed, name).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+        }).toEqual({
+          name,
+          lines: lines(reference, name).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+        });
         expect(manifest.files[name]!.records).toBe(expected.files[name]!.records);
       }
-      expect(readdirSync(join(killed, 'attachments')).sort()).toEqual(readdirSync(join(reference, 'attachments')).sort());
+      expect(readdirSync(join(killed, 'attachments')).sort()).toEqual(
+        readdirSync(join(reference, 'attachments')).sort(),
+      );
       expect(readdirSync(killed).filter((name) => name.endsWith('.tmp'))).toEqual([]);
     } finally {
       await slow.close();

@@ -45,7 +45,12 @@ describe('crm-ferry api', () => {
   it('sends PUT with query parameters', async () => {
     const id = sandbox.store.parties.all()[0]?.id;
     const f = fakeIo(env);
-    expect(await main(['api', 'PUT', `/parties/${id}`, '--data', '{"party":{"jobTitle":"Chief"}}', '--query', 'embed=tags'], f.io)).toBe(0);
+    expect(
+      await main(
+        ['api', 'PUT', `/parties/${id}`, '--data', '{"party":{"jobTitle":"Chief"}}', '--query', 'embed=tags'],
+        f.io,
+      ),
+    ).toBe(0);
     expect(JSON.parse(f.out()).party).toMatchObject({ id, jobTitle: 'Chief', tags: [] });
   });
 

@@ -70,7 +70,8 @@ describe('crm-ferry auth, as a new user would use it against the sandbox', () =>
       clients: [{ clientId: 'ferry-cli', clientSecret: '', redirectUri }],
     });
     dir = await mkdtemp(join(tmpdir(), 'ferry-auth-'));
-    for (let i = 0; i < 300; i += 1) addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: `Org ${i}` });
+    for (let i = 0; i < 300; i += 1)
+      addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: `Org ${i}` });
   });
   afterAll(async () => {
     await sandbox.close();
@@ -83,7 +84,20 @@ describe('crm-ferry auth, as a new user would use it against the sandbox', () =>
 
   async function login(decision: 'approve' | 'deny'): Promise<{ code: number; out: string; err: string }> {
     const f = fakeIo(env());
-    const running = main(['auth', 'login', '--base-url', sandbox.url, '--client-id', 'ferry-cli', '--redirect-uri', redirectUri, '--no-browser'], f.io);
+    const running = main(
+      [
+        'auth',
+        'login',
+        '--base-url',
+        sandbox.url,
+        '--client-id',
+        'ferry-cli',
+        '--redirect-uri',
+        redirectUri,
+        '--no-browser',
+      ],
+      f.io,
+    );
     let url: string | undefined;
     for (let i = 0; i < 200 && !url; i += 1) {
       url = /https?:\/\/\S+\/oauth\/authorise\S*/.exec(f.out())?.[0];

@@ -51,15 +51,21 @@ describe('crm-ferry backup and restore', () => {
     const restore = await runCli(['restore', out, ...connect(b)], { cwd: dir });
     expect(restore.stderr).not.toMatch(/Error/);
     expect(restore.code).toBe(0);
-    expect(restore.stdout).toContain('Links: 3 additional parties of projects carried; 1 tracks applied (1 as their project or opportunity was created, 0 to parties).');
+    expect(restore.stdout).toContain(
+      'Links: 3 additional parties of projects carried; 1 tracks applied (1 as their project or opportunity was created, 0 to parties).',
+    );
     // Two runs of the importer, the account's names read once for both.
     expect(restore.stdout).toMatch(/^Requests: \d+ \(\d+ to read the account's names once, /m);
-    expect(restore.stdout).toMatch(/^In all: \d+ requests \(the importer's, 0 to look at what the records found hold, 0 for the tracks of parties\)\.$/m);
+    expect(restore.stdout).toMatch(
+      /^In all: \d+ requests \(the importer's, 0 to look at what the records found hold, 0 for the tracks of parties\)\.$/m,
+    );
     expect((await allPages(b, '/parties', 'parties')).length).toBe((await allPages(a, '/parties', 'parties')).length);
   });
 
   it('restored again with --json and another state folder: one JSON summary, every record found, nothing added', async () => {
-    const restore = await runCli(['restore', out, '--json', '--state-dir', join(dir, 'state-2'), ...connect(b)], { cwd: dir });
+    const restore = await runCli(['restore', out, '--json', '--state-dir', join(dir, 'state-2'), ...connect(b)], {
+      cwd: dir,
+    });
     expect(restore.stderr).toBe('');
     expect(restore.code).toBe(0);
     const summary = JSON.parse(restore.stdout);

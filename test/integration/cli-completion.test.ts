@@ -28,23 +28,35 @@ describe('crm-ferry completion', () => {
     expect(stdout.split('\n')).toContain(expected);
   });
 
-  it.each([[['crm-ferry', 'export', '--out', '']], [['crm-ferry', 'inspect', '']], [['crm-ferry', 'mapping', 'init', 'samples/con']], [['crm-ferry', 'api', '/parties', '--token', '']]])(
-    'the words %j are for the shell to complete (file names): nothing from crm-ferry',
-    async (words) => {
-      const { code, stdout } = await runCli(['--get-yargs-completions', ...words], { env: {} });
-      expect(code).toBe(0);
-      expect(stdout.trim()).toBe('');
-    },
-  );
+  it.each([
+    [['crm-ferry', 'export', '--out', '']],
+    [['crm-ferry', 'inspect', '']],
+    [['crm-ferry', 'mapping', 'init', 'samples/con']],
+    [['crm-ferry', 'api', '/parties', '--token', '']],
+  ])('the words %j are for the shell to complete (file names): nothing from crm-ferry', async (words) => {
+    const { code, stdout } = await runCli(['--get-yargs-completions', ...words], { env: {} });
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe('');
+  });
 
   it('options are offered for a word starting with -, and after a boolean option', async () => {
-    expect((await runCli(['--get-yargs-completions', 'crm-ferry', 'inspect', '-'], { env: {} })).stdout.split('\n')).toContain('--sheet');
-    expect((await runCli(['--get-yargs-completions', 'crm-ferry', 'export', '--plain', '--'], { env: {} })).stdout.split('\n')).toContain('--out');
+    expect(
+      (await runCli(['--get-yargs-completions', 'crm-ferry', 'inspect', '-'], { env: {} })).stdout.split('\n'),
+    ).toContain('--sheet');
+    expect(
+      (await runCli(['--get-yargs-completions', 'crm-ferry', 'export', '--plain', '--'], { env: {} })).stdout.split(
+        '\n',
+      ),
+    ).toContain('--out');
   });
 
   it('prints the script of the shell asked for, or of SHELL', async () => {
-    expect((await runCli(['completion', 'bash'])).stdout).toMatch(/complete -o bashdefault -o default -F _crm_ferry_completions crm-ferry/);
-    expect((await runCli(['completion', 'zsh'])).stdout).toMatch(/^#compdef crm-ferry\n[\s\S]*compdef _crm_ferry_completions crm-ferry/);
+    expect((await runCli(['completion', 'bash'])).stdout).toMatch(
+      /complete -o bashdefault -o default -F _crm_ferry_completions crm-ferry/,
+    );
+    expect((await runCli(['completion', 'zsh'])).stdout).toMatch(
+      /^#compdef crm-ferry\n[\s\S]*compdef _crm_ferry_completions crm-ferry/,
+    );
     expect((await runCli(['completion'], { env: { SHELL: '/usr/bin/zsh' } })).stdout).toMatch(/^#compdef crm-ferry/);
     const fish = await runCli(['completion', 'fish']);
     expect(fish.code).toBe(2);
@@ -56,10 +68,17 @@ describe('crm-ferry completion', () => {
     writeFileSync(join(dir, 'completion.bash'), script);
     const ask = (line: string): string[] => {
       const words = line.split(' ');
-      const run = spawnSync('bash', ['-c', `source "${join(dir, 'completion.bash')}"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _crm_ferry_completions; printf '%s\\n' "\${COMPREPLY[@]}"`], {
-        encoding: 'utf8',
-        env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` },
-      });
+      const run = spawnSync(
+        'bash',
+        [
+          '-c',
+          `source "${join(dir, 'completion.bash')}"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _crm_ferry_completions; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` },
+        },
+      );
       expect(run.stderr).toBe('');
       return run.stdout.trim().split('\n');
     };
@@ -90,14 +109,19 @@ describe('crm-ferry completion', () => {
         return run.stdout.trim().split('\n');
       };
       expect(ask('crm-ferry insp')).toContain('inspect:show the format, columns, samples and errors of a source file');
-      expect(ask('crm-ferry sandbox --ra')).toContain('--rate-limit:<N/h|N/min|N/s> limit requests per user, like the service (default off)');
+      expect(ask('crm-ferry sandbox --ra')).toContain(
+        '--rate-limit:<N/h|N/min|N/s> limit requests per user, like the service (default off)',
+      );
       expect(ask('crm-ferry export --out ')).toEqual(['FILES']);
     },
     30_000,
   );
 
   it('zsh gets each command with its summary', () => {
-    const run = spawnSync(process.execPath, [BIN, '--get-yargs-completions', 'crm-ferry', 'insp'], { encoding: 'utf8', env: { ...process.env, SHELL: '/bin/zsh' } });
+    const run = spawnSync(process.execPath, [BIN, '--get-yargs-completions', 'crm-ferry', 'insp'], {
+      encoding: 'utf8',
+      env: { ...process.env, SHELL: '/bin/zsh' },
+    });
     expect(run.stdout).toMatch(/^inspect:show the format, columns, samples and errors of a source file$/m);
   }, 30_000);
 });

@@ -35,7 +35,14 @@ describe('the command line itself', () => {
     expect(stderr).toMatch(message);
   });
 
-  it.each([[['help']], [['--help']], [['help', 'export']], [['auth', '--help']], [['mapping', '-h']], [['auth', 'login', '--help']]])('%j shows help, exit 0', async (args) => {
+  it.each([
+    [['help']],
+    [['--help']],
+    [['help', 'export']],
+    [['auth', '--help']],
+    [['mapping', '-h']],
+    [['auth', 'login', '--help']],
+  ])('%j shows help, exit 0', async (args) => {
     const { code, stdout, stderr } = await runCli(args);
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -56,9 +63,17 @@ describe('the command line itself', () => {
   });
 
   it('a full disk on standard output is one clear line, no stack', () => {
-    const result = spawnSync(process.execPath, [BIN, 'mapping', 'schema'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', env: process.env });
+    const result = spawnSync(process.execPath, [BIN, 'mapping', 'schema'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      env: process.env,
+    });
     expect(result.status).toBe(0);
-    const full = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" mapping schema > /dev/full`], { cwd: ROOT, encoding: 'utf8' });
+    const full = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" mapping schema > /dev/full`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(full.status).toBe(2);
     expect(full.stderr.trim().split('\n')).toHaveLength(1);
     expect(full.stderr).toMatch(/cannot write to standard output: .*ENOSPC/);
@@ -69,12 +84,17 @@ describe('piped into head', () => {
   let box: TestSandbox;
   beforeAll(async () => {
     box = await startTestSandbox();
-    for (let i = 0; i < 400; i += 1) await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Piped ${i}` } });
+    for (let i = 0; i < 400; i += 1)
+      await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Piped ${i}` } });
   });
   afterAll(async () => box?.close());
 
   it('api --paginate stops quietly when the reader goes away (EPIPE), exit 0', async () => {
-    const child = spawn(process.execPath, [BIN, 'api', '/parties', '--paginate', '--base-url', box.url, '--token', box.token], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'api', '/parties', '--paginate', '--base-url', box.url, '--token', box.token],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     // Listen for the end from the start: a child that is quick can exit before its first line is read.
     const exited = new Promise<number | null>((done) => child.on('close', (c) => done(c)));
     let stderr = '';

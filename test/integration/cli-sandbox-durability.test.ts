@@ -21,7 +21,9 @@ interface Running {
 
 /** `crm-ferry sandbox --data FILE` in a process of its own, as a person runs it. */
 function startCli(file: string, extra: string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--token', TOKEN, '--data', file, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--token', TOKEN, '--data', file, ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -78,7 +80,9 @@ function said(sandbox: Running, text: string): Promise<void> {
       resolve();
     };
     sandbox.child.stderr?.on('data', check);
-    void sandbox.exited.then(() => reject(new Error(`the sandbox ended before saying ${JSON.stringify(text)}: ${sandbox.stderr()}`)));
+    void sandbox.exited.then(() =>
+      reject(new Error(`the sandbox ended before saying ${JSON.stringify(text)}: ${sandbox.stderr()}`)),
+    );
     check();
   });
 }
@@ -106,13 +110,21 @@ describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
       await rm(`${file}.blobs`, { recursive: true });
       const upload = await request(`${sandbox.url}/api/v2/attachments/upload`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/octet-stream', 'x-attachment-filename': 'lost.bin' },
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/octet-stream',
+          'x-attachment-filename': 'lost.bin',
+        },
         body: Buffer.from('lost'),
       });
       expect(upload.statusCode).toBe(503);
-      expect(((await upload.body.json()) as { message: string }).message).toMatch(/cannot save its state .* refuses writes until it is restarted/);
+      expect(((await upload.body.json()) as { message: string }).message).toMatch(
+        /cannot save its state .* refuses writes until it is restarted/,
+      );
       expect((await create(sandbox.url, 'Refused Ltd')).status).toBe(503);
-      expect(sandbox.stderr()).toMatch(/crm-ferry sandbox: cannot save the state to .*sb\.json: .*ENOENT.*Writes are refused \(503\)/);
+      expect(sandbox.stderr()).toMatch(
+        /crm-ferry sandbox: cannot save the state to .*sb\.json: .*ENOENT.*Writes are refused \(503\)/,
+      );
       sandbox.child.kill('SIGINT');
       expect(await sandbox.exited).toBe(2);
       expect(sandbox.stderr()).toMatch(/SANDBOX_STATE/);
@@ -165,7 +177,9 @@ describe('crm-ferry sandbox --data: failed saves, shutdown and signals', () => {
     sandbox = await startCli(file);
     try {
       for (const id of acknowledged) {
-        const answer = await request(`${sandbox.url}/api/v2/parties/${id}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        const answer = await request(`${sandbox.url}/api/v2/parties/${id}`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
         expect(answer.statusCode).toBe(200);
         await answer.body.dump();
       }

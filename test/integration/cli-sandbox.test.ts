@@ -52,7 +52,9 @@ describe('crm-ferry sandbox (command line)', () => {
   });
 
   it('refuses a malformed flag with exit code 2', async () => {
-    const child = spawn(process.execPath, [bin, 'sandbox', '--rate-limit', 'lots'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'sandbox', '--rate-limit', 'lots'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const code = await new Promise((done) => child.once('exit', done));

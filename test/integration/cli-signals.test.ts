@@ -13,7 +13,9 @@ const dir = mkdtempSync(join(tmpdir(), 'ferry-cli-signals-'));
 const STOP_LIMIT_MS = 5000;
 
 /** A service that answers every request the same bad way, and says when it has been asked `times` times. */
-async function badService(answer: { status: number; headers?: Record<string, string> } | 'never'): Promise<{ url: string; asked: (times: number) => Promise<void>; close: () => Promise<void> }> {
+async function badService(
+  answer: { status: number; headers?: Record<string, string> } | 'never',
+): Promise<{ url: string; asked: (times: number) => Promise<void>; close: () => Promise<void> }> {
   let count = 0;
   const waiting: Array<{ times: number; done: () => void }> = [];
   const server: Server = createServer((request, response) => {
@@ -43,9 +45,15 @@ async function badService(answer: { status: number; headers?: Record<string, str
 }
 
 beforeAll(() => {
-  writeFileSync(join(dir, 'people.yaml'), 'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - {to: lastName, value: {column: last}}\n');
+  writeFileSync(
+    join(dir, 'people.yaml'),
+    'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - {to: lastName, value: {column: last}}\n',
+  );
   writeFileSync(join(dir, 'people.csv'), 'id,last\n1,Lovelace\n2,Hopper\n');
-  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
+  );
 });
 
 afterAll(() => {
@@ -64,11 +72,21 @@ describe('crm-ferry run ends within seconds of a signal, whatever it is waiting 
     async (_state, answer, signal, exitCode) => {
       const service = await badService(answer);
       try {
-        const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'run', join(dir, 'plan.yaml'), '--state-dir', join(dir, `${signal}-${answer === 'never' ? 'never' : answer.status}-state`)], {
-          cwd: dir,
-          env: { ...process.env, CRM_FERRY_BASE_URL: service.url, CRM_FERRY_TOKEN: 'signals-test-token' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          process.execPath,
+          [
+            join(ROOT, 'bin/crm-ferry.js'),
+            'run',
+            join(dir, 'plan.yaml'),
+            '--state-dir',
+            join(dir, `${signal}-${answer === 'never' ? 'never' : answer.status}-state`),
+          ],
+          {
+            cwd: dir,
+            env: { ...process.env, CRM_FERRY_BASE_URL: service.url, CRM_FERRY_TOKEN: 'signals-test-token' },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         let stderr = '';
         child.stderr.on('data', (chunk) => (stderr += chunk));
         const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
@@ -83,7 +101,10 @@ describe('crm-ferry run ends within seconds of a signal, whatever it is waiting 
         }, STOP_LIMIT_MS);
         const code = await exited;
         clearTimeout(limit);
-        expect({ killed, afterMs: killed ? Date.now() - stopped : 'in time' }).toEqual({ killed: false, afterMs: 'in time' });
+        expect({ killed, afterMs: killed ? Date.now() - stopped : 'in time' }).toEqual({
+          killed: false,
+          afterMs: 'in time',
+        });
         expect(code, stderr).toBe(exitCode);
         expect(stderr).not.toMatch(/internal error|\n\s+at /);
       } finally {

@@ -66,22 +66,79 @@ const input = join(ROOT, 'samples/contacts.csv');
 
 /** Every command that sends a secret, each pointed at a plain-http address that is not this machine's loopback. */
 const COMMANDS: Array<[string, () => string[]]> = [
-  ['auth login', () => ['auth', 'login', '--base-url', baseUrl, '--client-id', 'ferry-cli', '--client-secret', SECRET, '--no-browser', '--redirect-uri', 'http://127.0.0.1:0/callback']],
+  [
+    'auth login',
+    () => [
+      'auth',
+      'login',
+      '--base-url',
+      baseUrl,
+      '--client-id',
+      'ferry-cli',
+      '--client-secret',
+      SECRET,
+      '--no-browser',
+      '--redirect-uri',
+      'http://127.0.0.1:0/callback',
+    ],
+  ],
   ['auth status (a stored login, refreshed first)', () => ['auth', 'status']],
   ['auth logout (revokes the stored refresh token)', () => ['auth', 'logout']],
   ['api with a token', () => ['api', '/parties', '--base-url', baseUrl, ...token]],
   ['api with the stored login', () => ['api', '/parties']],
-  ['import', () => ['import', '--mapping', mapping, '--input', input, '--base-url', baseUrl, ...token, '--state-dir', join(dir, 'import-state')]],
-  ['run', () => ['run', join(ROOT, 'samples/plans/contacts.plan.yaml'), '--base-url', baseUrl, ...token, '--state-dir', join(dir, 'run-state')]],
+  [
+    'import',
+    () => [
+      'import',
+      '--mapping',
+      mapping,
+      '--input',
+      input,
+      '--base-url',
+      baseUrl,
+      ...token,
+      '--state-dir',
+      join(dir, 'import-state'),
+    ],
+  ],
+  [
+    'run',
+    () => [
+      'run',
+      join(ROOT, 'samples/plans/contacts.plan.yaml'),
+      '--base-url',
+      baseUrl,
+      ...token,
+      '--state-dir',
+      join(dir, 'run-state'),
+    ],
+  ],
   ['export', () => ['export', 'parties', '--out', join(dir, 'parties.csv'), '--base-url', baseUrl, ...token]],
-  ['validate --online', () => ['validate', '--mapping', mapping, '--input', input, '--online', '--base-url', baseUrl, ...token, '--rejects', join(dir, 'rejects.csv')]],
+  [
+    'validate --online',
+    () => [
+      'validate',
+      '--mapping',
+      mapping,
+      '--input',
+      input,
+      '--online',
+      '--base-url',
+      baseUrl,
+      ...token,
+      '--rejects',
+      join(dir, 'rejects.csv'),
+    ],
+  ],
 ];
 
 describe('credentials never travel in clear off loopback', () => {
   it.each(COMMANDS)('%s: exit 2, CONFIG_INSECURE_TRANSPORT, nothing sent', async (_name, args) => {
     const before = connections;
     const { code, stdout, stderr } = await runCli(args(), { env: env(), cwd: dir });
-    expect(stderr).toMatch(/CONFIG_INSECURE_TRANSPORT.*refusing to send credentials over http:\/\/ to [\d.]+: they would travel in clear/);
+    expect(stderr).toMatch(
+      /CONFIG_INSECURE_TRANSPORT.*refusing to send credentials over http:\/\/ to [\d.]+: they would travel in clear/,
+    );
     expect(code).toBe(2);
     expect(connections).toBe(before);
     for (const text of [stdout, stderr]) {
@@ -93,7 +150,9 @@ describe('credentials never travel in clear off loopback', () => {
 
   it('keeps the stored login when logout is refused (nothing was revoked)', async () => {
     await runCli(['auth', 'logout'], { env: env(), cwd: dir });
-    expect(await new CredentialStore(defaultCredentialsPath(env())).get('default')).toMatchObject({ refreshToken: REFRESH });
+    expect(await new CredentialStore(defaultCredentialsPath(env())).get('default')).toMatchObject({
+      refreshToken: REFRESH,
+    });
   });
 
   it('the listener was reachable, so a refusal is the rule and not a network failure', () => {

@@ -38,9 +38,18 @@ const CUSTOMERS: Customer[] = [
       'K-0004;An;Janssens;an.janssens@example.be;02 123 45 67;Brussel;België;30-09-2021;nee;',
       'K-0005;Kees;Visser;kees@visser;010 123 4567;Rotterdam;Nederland;02-02-2022;ja;',
     ].join('\n'),
-    calling: { 'Jan Bakker': '+31', 'Els Peeters': '+32', 'Piet de Groot': '+31', 'An Janssens': '+32', 'Kees Visser': '+31' },
+    calling: {
+      'Jan Bakker': '+31',
+      'Els Peeters': '+32',
+      'Piet de Groot': '+31',
+      'An Janssens': '+32',
+      'Kees Visser': '+31',
+    },
     notCarried: ['Opmerking intern'],
-    fields: { 'Jan Bakker': { 'Lid sinds': '2019-03-15', Nieuwsbrief: 'true' }, 'Els Peeters': { 'Lid sinds': '2020-11-01' } },
+    fields: {
+      'Jan Bakker': { 'Lid sinds': '2019-03-15', Nieuwsbrief: 'true' },
+      'Els Peeters': { 'Lid sinds': '2020-11-01' },
+    },
     badAddresses: ['Jan Bakker', 'Kees Visser'],
   },
   {
@@ -120,8 +129,23 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ferry-drafts-that-run-'));
   // The account's custom fields: some columns have a home of their name and type, others none.
   let order = 100;
-  const field = (name: string, type: 'Text' | 'Date' | 'Boolean' | 'List', extra: Record<string, unknown> = {}): void => {
-    box.store.fieldDefinitions.insert({ entity: 'parties', name, type, options: null, pattern: null, tagId: null, important: false, forClass: null, displayOrder: order++, ...extra } as never);
+  const field = (
+    name: string,
+    type: 'Text' | 'Date' | 'Boolean' | 'List',
+    extra: Record<string, unknown> = {},
+  ): void => {
+    box.store.fieldDefinitions.insert({
+      entity: 'parties',
+      name,
+      type,
+      options: null,
+      pattern: null,
+      tagId: null,
+      important: false,
+      forClass: null,
+      displayOrder: order++,
+      ...extra,
+    } as never);
   };
   field('Lid sinds', 'Date');
   field('Nieuwsbrief', 'Boolean');
@@ -146,13 +170,18 @@ describe('drafts that run as drafted: mapping init --online, then the run, nothi
     const folder = join(dir, customer.file.replace(/\W/g, '-'));
     mkdirSync(folder);
     writeFileSync(join(folder, customer.file), `${customer.text}\n`);
-    const drafted = await runCli(['mapping', 'init', customer.file, '--online', '--out', 'mapping.yaml'], { cwd: folder, env: env() });
+    const drafted = await runCli(['mapping', 'init', customer.file, '--online', '--out', 'mapping.yaml'], {
+      cwd: folder,
+      env: env(),
+    });
     expect(drafted.code, drafted.stderr).toBe(0);
     const yaml = readFileSync(join(folder, 'mapping.yaml'), 'utf8');
 
     // Each column without a home is left out, with the words that make it carry.
     for (const column of customer.notCarried) {
-      expect(drafted.stderr).toMatch(new RegExp(`"${column}": .*(create a custom field|change the field in the account's settings)`));
+      expect(drafted.stderr).toMatch(
+        new RegExp(`"${column}": .*(create a custom field|change the field in the account's settings)`),
+      );
       expect(yaml).toMatch(new RegExp(`\\n  "${column}": ".*(create a custom field|change the field)`));
     }
     if (customer.notCarried.length === 0) expect(drafted.stderr).not.toContain('not carried');
@@ -160,7 +189,10 @@ describe('drafts that run as drafted: mapping init --online, then the run, nothi
     // A row's country, not the numbers' look, says how its number is read.
     expect(yaml).toMatch(/transform: \[\{phone: \{countryColumn: "(Land|Pays|País)", defaultCountry: [A-Z]{2}\}\}\]/);
 
-    const run = await runCli(['import', '--mapping', 'mapping.yaml', '--input', customer.file, '--state-dir', 'state'], { cwd: folder, env: env() });
+    const run = await runCli(
+      ['import', '--mapping', 'mapping.yaml', '--input', customer.file, '--state-dir', 'state'],
+      { cwd: folder, env: env() },
+    );
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
 
     const stored = await partiesByName();
@@ -179,7 +211,12 @@ describe('drafts that run as drafted: mapping init --online, then the run, nothi
       expect(addresses.length, name).toBe(customer.badAddresses.includes(name) || customer.organisations ? 0 : 1);
     }
     for (const [name, values] of Object.entries(customer.fields ?? {})) {
-      const fields = Object.fromEntries((stored.get(name)?.fields ?? []).map((f: { definition: { name: string }; value: unknown }) => [f.definition.name, String(f.value)]));
+      const fields = Object.fromEntries(
+        (stored.get(name)?.fields ?? []).map((f: { definition: { name: string }; value: unknown }) => [
+          f.definition.name,
+          String(f.value),
+        ]),
+      );
       expect(fields, name).toMatchObject(values);
     }
   });

@@ -22,7 +22,14 @@ const dir = mkdtempSync(join(tmpdir(), 'ferry-export-process-'));
 beforeAll(async () => {
   // 30 pages of 100 at 40 ms each: the export runs for over a second.
   box = await startTestSandbox({ faults: { latencyMs: 40 } });
-  for (let i = 0; i < PARTIES; i += 1) addParty(box.store, { type: 'organisation', firstName: null, lastName: null, name: `Company ${i}`, about: `A longer text that fills the rows of company ${i}, so that the file grows page by page` });
+  for (let i = 0; i < PARTIES; i += 1)
+    addParty(box.store, {
+      type: 'organisation',
+      firstName: null,
+      lastName: null,
+      name: `Company ${i}`,
+      about: `A longer text that fills the rows of company ${i}, so that the file grows page by page`,
+    });
 });
 
 afterAll(async () => {
@@ -34,13 +41,23 @@ afterAll(async () => {
 async function goodNight(out: string, state: string): Promise<{ file: string; deleted: string; state: string }> {
   const client = new CrmClient({ baseUrl: box.url, auth: box.token });
   try {
-    await runExport(normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir }), { client, account: { baseUrl: box.url, account: box.url } });
+    await runExport(normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir }), {
+      client,
+      account: { baseUrl: box.url, account: box.url },
+    });
   } finally {
     await client.close();
   }
   // Make the next run export everything again, as after a busy day.
-  writeFileSync(state, JSON.stringify({ ...JSON.parse(readFileSync(state, 'utf8')), since: '2000-01-01T00:00:00.000Z' }));
-  return { file: readFileSync(out, 'utf8'), deleted: readFileSync(out.replace(/\.csv$/, '.deleted.csv'), 'utf8'), state: readFileSync(state, 'utf8') };
+  writeFileSync(
+    state,
+    JSON.stringify({ ...JSON.parse(readFileSync(state, 'utf8')), since: '2000-01-01T00:00:00.000Z' }),
+  );
+  return {
+    file: readFileSync(out, 'utf8'),
+    deleted: readFileSync(out.replace(/\.csv$/, '.deleted.csv'), 'utf8'),
+    state: readFileSync(state, 'utf8'),
+  };
 }
 
 function temps(prefix: string): string[] {
@@ -51,9 +68,33 @@ function temps(prefix: string): string[] {
  * Starts `crm-ferry export` in a child process and sends `signal` once its temporary file holds
  * some rows (the export is half-way); resolves with its exit code or signal and what it printed.
  */
-async function killHalfWay(out: string, state: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: string | null; stderr: string; stdout: string; records: number }> {
-  const child = spawn(process.execPath, [BIN, 'export', 'parties', '--out', out, '--since', 'auto', '--state', state, '--base-url', box.url, '--token', box.token], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const ended = new Promise<{ code: number | null; signal: string | null }>((done) => child.on('close', (code, sig) => done({ code, signal: sig })));
+async function killHalfWay(
+  out: string,
+  state: string,
+  signal: NodeJS.Signals,
+): Promise<{ code: number | null; signal: string | null; stderr: string; stdout: string; records: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'export',
+      'parties',
+      '--out',
+      out,
+      '--since',
+      'auto',
+      '--state',
+      state,
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const ended = new Promise<{ code: number | null; signal: string | null }>((done) =>
+    child.on('close', (code, sig) => done({ code, signal: sig })),
+  );
   let stderr = '';
   let stdout = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -90,7 +131,23 @@ describe('export in a process of its own', () => {
     // that cannot be taken for the export...
     expect(temps('.killed.csv.')).toHaveLength(1);
     // ...and the next export of the same file removes it.
-    const { code, stderr } = await runCli(['export', 'parties', '--out', out, '--since', 'auto', '--state', state, '--base-url', box.url, '--token', box.token], { cwd: dir });
+    const { code, stderr } = await runCli(
+      [
+        'export',
+        'parties',
+        '--out',
+        out,
+        '--since',
+        'auto',
+        '--state',
+        state,
+        '--base-url',
+        box.url,
+        '--token',
+        box.token,
+      ],
+      { cwd: dir },
+    );
     expect(code, stderr).toBe(0);
     expect(temps('.killed.csv.')).toEqual([]);
     expect(readFileSync(out, 'utf8').split('\r\n').length - 2).toBe(PARTIES);
@@ -125,29 +182,50 @@ describe('export exit codes and what it prints for a log', () => {
 
   it('done: exit 0; without a terminal no progress line is rewritten in place, and the summary names the file', async () => {
     const out = join(dir, 'log.csv');
-    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', out, '--columns', 'id,name', ...connection()], { cwd: dir });
+    const { code, stdout, stderr } = await runCli(
+      ['export', 'parties', '--out', out, '--columns', 'id,name', ...connection()],
+      { cwd: dir },
+    );
     expect(code, stderr).toBe(0);
     expect(stderr).not.toContain('\r');
-    expect(stdout).toMatch(new RegExp(`^Exported ${PARTIES.toLocaleString('en-GB')} records, \\d+ requests, \\d+\\.\\d s\\.\\n  -> ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`));
+    expect(stdout).toMatch(
+      new RegExp(
+        `^Exported ${PARTIES.toLocaleString('en-GB')} records, \\d+ requests, \\d+\\.\\d s\\.\\n  -> ${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n$`,
+      ),
+    );
     expect(statSync(out).size).toBeGreaterThan(0);
   }, 30_000);
 
   it.each([
     ['a field the entity does not have', ['--where', 'colour is red'], /parties have no field "colour"/],
-    ['an operator that does not fit the field', ['--where', 'name is within last 3'], /`is within last` does not apply to name/],
+    [
+      'an operator that does not fit the field',
+      ['--where', 'name is within last 3'],
+      /`is within last` does not apply to name/,
+    ],
     ['--any with one condition', ['--where', 'name is x', '--any'], /--any combines two or more --where conditions/],
     ['an unknown --order-by field', ['--order-by', 'colour:desc'], /--order-by: parties have no field "colour"/],
     ['a value of the wrong kind', ['--where', 'addedOn is after last week'], /takes a date as YYYY-MM-DD/],
     ['--since without a date', ['--since', 'recently'], /--since takes auto, a date/],
     ['a filter file that is not there', ['--filter', 'nowhere.yaml'], /cannot read the filter file/],
-    ['a filter file naming a field parties do not have', ['--filter', 'bad-filter.json'], /conditions\[0\]: parties have no field "colour"/],
+    [
+      'a filter file naming a field parties do not have',
+      ['--filter', 'bad-filter.json'],
+      /conditions\[0\]: parties have no field "colour"/,
+    ],
   ])('%s: exit 2 before any request, nothing written', async (_, flags, message) => {
     const out = join(dir, 'bad.csv');
-    writeFileSync(join(dir, 'bad-filter.json'), JSON.stringify({ conditions: [{ field: 'colour', operator: 'is', value: 'red' }] }));
+    writeFileSync(
+      join(dir, 'bad-filter.json'),
+      JSON.stringify({ conditions: [{ field: 'colour', operator: 'is', value: 'red' }] }),
+    );
     // Nothing listens there: had a request been made, the exit code would be 4.
     const closed = await startTestSandbox();
     await closed.close();
-    const { code, stderr } = await runCli(['export', 'parties', '--out', out, ...flags, '--base-url', closed.url, '--token', box.token], { cwd: dir });
+    const { code, stderr } = await runCli(
+      ['export', 'parties', '--out', out, ...flags, '--base-url', closed.url, '--token', box.token],
+      { cwd: dir },
+    );
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(existsSync(out)).toBe(false);
@@ -159,7 +237,10 @@ describe('export exit codes and what it prints for a log', () => {
     const state = join(dir, 'other.state.json');
     const foreign = `${JSON.stringify({ format: 1, account: 'https://another-account.example', entity: 'parties', query: '{}', since: '2026-01-01T00:00:00.000Z' })}\n`;
     writeFileSync(state, foreign);
-    const { code, stderr } = await runCli(['export', 'parties', '--out', out, '--since', 'auto', '--state', state, ...connection()], { cwd: dir });
+    const { code, stderr } = await runCli(
+      ['export', 'parties', '--out', out, '--since', 'auto', '--state', state, ...connection()],
+      { cwd: dir },
+    );
     expect(code).toBe(2);
     expect(stderr).toMatch(/belongs to https:\/\/another-account\.example/);
     expect(stderr).toMatch(/Give each account its own --state file/);
@@ -169,7 +250,10 @@ describe('export exit codes and what it prints for a log', () => {
 
   it('the service refuses (a wrong token): exit 4, no file', async () => {
     const out = join(dir, 'refused.csv');
-    const { code, stderr } = await runCli(['export', 'parties', '--out', out, '--base-url', box.url, '--token', 'not-the-right-token-0000'], { cwd: dir });
+    const { code, stderr } = await runCli(
+      ['export', 'parties', '--out', out, '--base-url', box.url, '--token', 'not-the-right-token-0000'],
+      { cwd: dir },
+    );
     expect(code).toBe(4);
     expect(stderr).not.toContain('not-the-right-token-0000');
     expect(existsSync(out)).toBe(false);
@@ -180,7 +264,10 @@ describe('export exit codes and what it prints for a log', () => {
     const url = closed.url;
     await closed.close();
     const out = join(dir, 'unreachable.csv');
-    const { code, stderr } = await runCli(['export', 'parties', '--out', out, '--base-url', url, '--token', box.token], { cwd: dir });
+    const { code, stderr } = await runCli(
+      ['export', 'parties', '--out', out, '--base-url', url, '--token', box.token],
+      { cwd: dir },
+    );
     expect(code, stderr).toBe(4);
     expect(existsSync(out)).toBe(false);
   }, 60_000);

@@ -13,7 +13,8 @@ vi.mock('../../src/files/atomic-file.ts', async (original) => {
   return {
     ...real,
     writeFileAtomic: async (file: string, data: string | Buffer, options?: { mode?: number }) => {
-      if (file.endsWith('.state.json')) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      if (file.endsWith('.state.json'))
+        throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
       return real.writeFileAtomic(file, data, options);
     },
   };

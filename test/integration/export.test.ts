@@ -1,5 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -7,7 +18,13 @@ import yauzl from 'yauzl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
-import { normaliseExportOptions, runExport, splitWhere, type ExportFlags, type ExportSummary } from '../../src/export/index.ts';
+import {
+  normaliseExportOptions,
+  runExport,
+  splitWhere,
+  type ExportFlags,
+  type ExportSummary,
+} from '../../src/export/index.ts';
 import { listXlsxSheets, readXlsx } from '../../src/sources/xlsx/xlsx.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { addParty } from '../helpers/records.ts';
@@ -32,8 +49,17 @@ beforeAll(async () => {
     expect(answer.status).toBe(201);
     ids[name] = answer.body.party.id;
   };
-  await party('acme', { type: 'organisation', name: 'Acme Ltd', addresses: [{ type: 'Office', city: 'London', country: 'United Kingdom' }], tags: [{ name: 'VIP' }] });
-  await party('globex', { type: 'organisation', name: 'Globex', addresses: [{ type: 'Office', city: 'Paris', country: 'France' }] });
+  await party('acme', {
+    type: 'organisation',
+    name: 'Acme Ltd',
+    addresses: [{ type: 'Office', city: 'London', country: 'United Kingdom' }],
+    tags: [{ name: 'VIP' }],
+  });
+  await party('globex', {
+    type: 'organisation',
+    name: 'Globex',
+    addresses: [{ type: 'Office', city: 'Paris', country: 'France' }],
+  });
   await party('ada', {
     type: 'person',
     firstName: 'Ada',
@@ -49,7 +75,13 @@ beforeAll(async () => {
       { definition: { name: 'VIP', tag: null }, value: true },
     ],
   });
-  await party('evil', { type: 'person', firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd', jobTitle: '@SUM(A1)', about: '-2+3' });
+  await party('evil', {
+    type: 'person',
+    firstName: '=HYPERLINK("http://x","click")',
+    lastName: '+cmd',
+    jobTitle: '@SUM(A1)',
+    about: '-2+3',
+  });
 });
 
 afterAll(async () => {
@@ -58,9 +90,18 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function exportWith(flags: Omit<ExportFlags, 'cwd'>, account = box.url, signal?: AbortSignal): Promise<ExportSummary> {
+async function exportWith(
+  flags: Omit<ExportFlags, 'cwd'>,
+  account = box.url,
+  signal?: AbortSignal,
+): Promise<ExportSummary> {
   const options = normaliseExportOptions({ ...flags, cwd: dir });
-  return runExport(options, { client, account: { baseUrl: account, account }, now: serviceNow, ...(signal ? { signal } : {}) });
+  return runExport(options, {
+    client,
+    account: { baseUrl: account, account },
+    now: serviceNow,
+    ...(signal ? { signal } : {}),
+  });
 }
 
 function csvRows(file: string): string[][] {
@@ -104,8 +145,14 @@ describe('splitWhere', () => {
     ['tag is VIP', { field: 'tag', operator: 'is', value: 'VIP' }],
     ['name is not Acme Ltd', { field: 'name', operator: 'is not', value: 'Acme Ltd' }],
     ['addedOn is within last 30', { field: 'addedOn', operator: 'is within last', value: '30' }],
-    ['"custom:Customer since" is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
-    ['custom:Customer since is after 2021-01-01', { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' }],
+    [
+      '"custom:Customer since" is after 2021-01-01',
+      { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' },
+    ],
+    [
+      'custom:Customer since is after 2021-01-01',
+      { field: 'custom:Customer since', operator: 'is after', value: '2021-01-01' },
+    ],
     ['probability is greater than 50', { field: 'probability', operator: 'is greater than', value: '50' }],
     // A value in quotes loses them, as a field does; "" is the empty text.
     ['name is "Acme Ltd"', { field: 'name', operator: 'is', value: 'Acme Ltd' }],
@@ -116,15 +163,18 @@ describe('splitWhere', () => {
     ['name is "Acme', { field: 'name', operator: 'is', value: '"Acme' }],
   ])('%s', (text, expected) => expect(splitWhere(text)).toEqual(expected));
 
-  it.each(['name is', 'name is   ', 'addedOn is within last'])('%j without a value is a usage error saying how to ask for an empty one', (text) => {
-    expect(() => splitWhere(text)).toThrow(/no value after `is( within last)?`/);
-    try {
-      splitWhere(text);
-    } catch (error) {
-      expect((error as FerryError).code).toBe('USAGE');
-      expect((error as FerryError).hint).toContain('"" for an empty value');
-    }
-  });
+  it.each(['name is', 'name is   ', 'addedOn is within last'])(
+    '%j without a value is a usage error saying how to ask for an empty one',
+    (text) => {
+      expect(() => splitWhere(text)).toThrow(/no value after `is( within last)?`/);
+      try {
+        splitWhere(text);
+      } catch (error) {
+        expect((error as FerryError).code).toBe('USAGE');
+        expect((error as FerryError).hint).toContain('"" for an empty value');
+      }
+    },
+  );
 });
 
 describe('export: filters', () => {
@@ -161,7 +211,13 @@ describe('export: filters', () => {
 
   it('--any combines the conditions as an orGroup; --order-by sorts', async () => {
     const out = join(dir, 'any.csv');
-    await exportWith({ entity: 'parties', out, where: ['city is London', 'city is Paris'], any: true, orderBy: 'name:desc' });
+    await exportWith({
+      entity: 'parties',
+      out,
+      where: ['city is London', 'city is Paris'],
+      any: true,
+      orderBy: 'name:desc',
+    });
     const rows = csvRows(out);
     const at = (rows[0] ?? []).indexOf('name');
     expect(rows.slice(1).map((r) => r[at])).toEqual(['Globex', 'Acme Ltd']);
@@ -169,48 +225,119 @@ describe('export: filters', () => {
 
   it("a filter file in the service's shape", async () => {
     const file = join(dir, 'filter.yaml');
-    writeFileSync(file, `conditions:\n  - field: type\n    operator: is\n    value: organisation\norderBy:\n  - { field: name, direction: ascending }\n`);
+    writeFileSync(
+      file,
+      `conditions:\n  - field: type\n    operator: is\n    value: organisation\norderBy:\n  - { field: name, direction: ascending }\n`,
+    );
     const out = join(dir, 'file.csv');
     await exportWith({ entity: 'parties', out, filter: file });
     expect(names(out)).toEqual(['Acme Ltd', 'Globex']);
   });
 
   it.each([
-    [{ entity: 'parties', out: 'x.csv', where: ['citty is London'] }, /parties have no field "citty".*Fields: id, name, jobTitle, email/s, 'none'],
-    [{ entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] }, /`is greater than` does not apply to name.*name takes: starts with, ends with, contains, is not, is\./s, 'none'],
-    [{ entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] }, /takes a date as YYYY-MM-DD, got "yesterday"/, 'none'],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['citty is London'] },
+      /parties have no field "citty".*Fields: id, name, jobTitle, email/s,
+      'none',
+    ],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['name is greater than 3'] },
+      /`is greater than` does not apply to name.*name takes: starts with, ends with, contains, is not, is\./s,
+      'none',
+    ],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['addedOn is after yesterday'] },
+      /takes a date as YYYY-MM-DD, got "yesterday"/,
+      'none',
+    ],
     [{ entity: 'parties', out: 'x.csv', where: ['hasTags is yes'] }, /takes true or false, got "yes"/, 'none'],
     [{ entity: 'parties', out: 'x.csv', where: ['id is greater than ten'] }, /takes a number, got "ten"/, 'none'],
     [{ entity: 'parties', out: 'x.csv', where: ['addedOn is within last a week'] }, /takes a number of days/, 'none'],
-    [{ entity: 'parties', out: 'x.csv', where: ['name equals Acme'] }, /expected FIELD OPERATOR VALUE.*Operators: /s, 'none'],
-    [{ entity: 'opportunities', out: 'x.csv', where: ['city is London'] }, /opportunities have no field "city"/, 'none'],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['name equals Acme'] },
+      /expected FIELD OPERATOR VALUE.*Operators: /s,
+      'none',
+    ],
+    [
+      { entity: 'opportunities', out: 'x.csv', where: ['city is London'] },
+      /opportunities have no field "city"/,
+      'none',
+    ],
     [{ entity: 'parties', out: 'x.csv', orderBy: 'colour' }, /--order-by: parties have no field "colour"/, 'none'],
     [{ entity: 'parties', out: 'x.csv', orderBy: 'name:sideways' }, /the direction is asc or desc/, 'none'],
     [{ entity: 'tasks', out: 'x.csv', where: ['name is x'] }, /tasks cannot be filtered/, 'none'],
     [{ entity: 'parties', out: 'x.xls' }, /cannot tell the format/, 'none'],
     [{ entity: 'parties', out: 'x.csv', format: 'xml' }, /--format takes csv, xlsx or jsonl/, 'none'],
     [{ entity: 'parties', out: '-', format: 'xlsx' }, /XLSX cannot go to standard output/, 'none'],
-    [{ entity: 'parties', out: 'x.csv', format: 'xlsx' }, /--format xlsx disagrees with the extension of x.csv \(csv\).*Name the file .xlsx, or leave --format out/s, 'none'],
-    [{ entity: 'parties', out: 'x.xlsx', format: 'jsonl' }, /--format jsonl disagrees with the extension of x.xlsx \(xlsx\)/, 'none'],
-    [{ entity: 'widgets', out: 'x.csv' }, /export needs an ENTITY: parties, opportunities, kases, entries, tasks/, 'none'],
-    [{ entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' }, /--since works for parties, opportunities and kases/, 'none'],
+    [
+      { entity: 'parties', out: 'x.csv', format: 'xlsx' },
+      /--format xlsx disagrees with the extension of x.csv \(csv\).*Name the file .xlsx, or leave --format out/s,
+      'none',
+    ],
+    [
+      { entity: 'parties', out: 'x.xlsx', format: 'jsonl' },
+      /--format jsonl disagrees with the extension of x.xlsx \(xlsx\)/,
+      'none',
+    ],
+    [
+      { entity: 'widgets', out: 'x.csv' },
+      /export needs an ENTITY: parties, opportunities, kases, entries, tasks/,
+      'none',
+    ],
+    [
+      { entity: 'entries', out: 'x.csv', since: 'auto', state: 's.json' },
+      /--since works for parties, opportunities and kases/,
+      'none',
+    ],
     [{ entity: 'parties', out: 'x.csv', since: 'auto' }, /--since auto needs --state FILE/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: 'last tuesday' }, /--since takes auto, a date/, 'none'],
     // Date.parse takes these for 2001, 2001 and 2 March.
-    [{ entity: 'parties', out: 'x.csv', since: '1' }, /--since takes auto, a date \(YYYY-MM-DD\) or a timestamp, got "1"/, 'none'],
+    [
+      { entity: 'parties', out: 'x.csv', since: '1' },
+      /--since takes auto, a date \(YYYY-MM-DD\) or a timestamp, got "1"/,
+      'none',
+    ],
     [{ entity: 'parties', out: 'x.csv', since: 'Nov 24' }, /--since takes auto, a date/, 'none'],
     [{ entity: 'parties', out: 'x.csv', since: '2026-02-30' }, /--since takes auto, a date/, 'none'],
-    [{ entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] }, /give --columns or --mapping, not both/, 'none'],
+    [
+      { entity: 'parties', out: 'x.csv', columns: 'id', mapping: ['m.yaml'] },
+      /give --columns or --mapping, not both/,
+      'none',
+    ],
     [{ entity: 'parties', out: 'x.jsonl', mapping: ['m.yaml'] }, /JSON Lines holds whole records/, 'none'],
     [{ entity: 'parties', out: 'x.csv', columns: 'id,name,ID' }, /--columns names "ID" twice/, 'none'],
-    [{ entity: 'opportunities', out: 'x.csv', where: ['"org.custom:VIP" is true'] }, /opportunities have no field "org.custom:VIP".*in an export of parties; use custom:NAME/s, 'none'],
+    [
+      { entity: 'opportunities', out: 'x.csv', where: ['"org.custom:VIP" is true'] },
+      /opportunities have no field "org.custom:VIP".*in an export of parties; use custom:NAME/s,
+      'none',
+    ],
     // These need the account's names: those the export uses are read (the parties' custom fields,
     // and the users or teams a condition names), never a record.
-    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] }, /no custom field "Nope".*Custom fields: .*Customer since/s, 1],
-    [{ entity: 'parties', out: 'x.csv', where: ['"custom:Customer since" is greater than 3'] }, /`is greater than` does not apply to custom:Customer since/, 1],
-    [{ entity: 'parties', out: 'x.csv', where: ['owner is nobody'] }, /no user "nobody" in the account.*Users: admin/s, 2],
-    [{ entity: 'parties', out: 'x.csv', where: ['team is Nobody'] }, /no team "Nobody" in the account.*Teams: Sales, Support/s, 2],
-    [{ entity: 'parties', out: 'x.csv', columns: 'id,colour' }, /parties have no column "colour".*Columns: id, type, name/s, 1],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['"custom:Nope" is 1'] },
+      /no custom field "Nope".*Custom fields: .*Customer since/s,
+      1,
+    ],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['"custom:Customer since" is greater than 3'] },
+      /`is greater than` does not apply to custom:Customer since/,
+      1,
+    ],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['owner is nobody'] },
+      /no user "nobody" in the account.*Users: admin/s,
+      2,
+    ],
+    [
+      { entity: 'parties', out: 'x.csv', where: ['team is Nobody'] },
+      /no team "Nobody" in the account.*Teams: Sales, Support/s,
+      2,
+    ],
+    [
+      { entity: 'parties', out: 'x.csv', columns: 'id,colour' },
+      /parties have no column "colour".*Columns: id, type, name/s,
+      1,
+    ],
   ])('refuses %j, naming the valid choices', async (flags, message, requests) => {
     const before = client.transport.requestsSent;
     const error = await exportWith(flags as Omit<ExportFlags, 'cwd'>).then(
@@ -251,7 +378,12 @@ describe('export: columns and formats', () => {
 
   it('formula-looking texts are written as text in CSV and XLSX, and as they are with --raw', async () => {
     const csv = join(dir, 'evil.csv');
-    await exportWith({ entity: 'parties', out: csv, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName,jobTitle,about' });
+    await exportWith({
+      entity: 'parties',
+      out: csv,
+      where: ['jobTitle is @SUM(A1)'],
+      columns: 'firstName,lastName,jobTitle,about',
+    });
     const [, row] = csvRows(csv) as [string[], string[]];
     expect(row).toEqual(['\'=HYPERLINK("http://x","click")', "'+cmd", "'@SUM(A1)", "'-2+3"]);
     const raw = join(dir, 'raw.csv');
@@ -259,20 +391,43 @@ describe('export: columns and formats', () => {
     expect(csvRows(raw)[1]).toEqual(['+cmd']);
 
     const xlsx = join(dir, 'evil.xlsx');
-    await exportWith({ entity: 'parties', out: xlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName,lastName,jobTitle,about,id' });
+    await exportWith({
+      entity: 'parties',
+      out: xlsx,
+      where: ['jobTitle is @SUM(A1)'],
+      columns: 'firstName,lastName,jobTitle,about,id',
+    });
     const rows = [];
     for await (const item of readXlsx(xlsx)) rows.push(item);
     // The visible text is unchanged; the cells are text (inline strings with the quote-prefix style).
-    expect(rows[0]).toMatchObject({ kind: 'row', values: { firstName: '=HYPERLINK("http://x","click")', lastName: '+cmd', jobTitle: '@SUM(A1)', about: '-2+3', id: ids.evil } });
+    expect(rows[0]).toMatchObject({
+      kind: 'row',
+      values: {
+        firstName: '=HYPERLINK("http://x","click")',
+        lastName: '+cmd',
+        jobTitle: '@SUM(A1)',
+        about: '-2+3',
+        id: ids.evil,
+      },
+    });
     const sheet = await zipEntry(xlsx, 'xl/worksheets/sheet1.xml');
     expect(sheet).not.toContain('<f>');
-    for (const column of ['A', 'B', 'C', 'D']) expect(sheet).toMatch(new RegExp(`<c r="${column}2" t="inlineStr" s="4">`));
+    for (const column of ['A', 'B', 'C', 'D'])
+      expect(sheet).toMatch(new RegExp(`<c r="${column}2" t="inlineStr" s="4">`));
     // The id is a number, not a text that looks like one.
     expect(sheet).toMatch(/<c r="E2"><v>\d+<\/v><\/c>/);
     expect(await zipEntry(xlsx, 'xl/styles.xml')).toMatch(/<xf numFmtId="49"[^>]*quotePrefix="1"\/><\/cellXfs>/);
     const rawXlsx = join(dir, 'raw.xlsx');
-    await exportWith({ entity: 'parties', out: rawXlsx, where: ['jobTitle is @SUM(A1)'], columns: 'firstName', raw: true });
-    expect(await zipEntry(rawXlsx, 'xl/worksheets/sheet1.xml')).toContain('<c r="A2" t="inlineStr"><is><t>=HYPERLINK(&quot;http://x&quot;,&quot;click&quot;)</t></is></c>');
+    await exportWith({
+      entity: 'parties',
+      out: rawXlsx,
+      where: ['jobTitle is @SUM(A1)'],
+      columns: 'firstName',
+      raw: true,
+    });
+    expect(await zipEntry(rawXlsx, 'xl/worksheets/sheet1.xml')).toContain(
+      '<c r="A2" t="inlineStr"><is><t>=HYPERLINK(&quot;http://x&quot;,&quot;click&quot;)</t></is></c>',
+    );
   });
 
   it.each([
@@ -283,7 +438,9 @@ describe('export: columns and formats', () => {
     ['a - b = c', 'a - b = c'],
     [' =1+1 (a space first)', ' =1+1 (a space first)'],
   ])('CSV: %j is written as %j', async (about, written) => {
-    const party = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Formula Test Ltd', about } });
+    const party = await box.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Formula Test Ltd', about },
+    });
     expect(party.status).toBe(201);
     try {
       const out = join(dir, 'formula.csv');
@@ -295,11 +452,19 @@ describe('export: columns and formats', () => {
   });
 
   it('CSV: a text of several lines stays one row (quoted), in CRLF and in --plain files', async () => {
-    const party = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Multi Line Ltd', about: 'first line\nsecond line\rthird' } });
+    const party = await box.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Multi Line Ltd', about: 'first line\nsecond line\rthird' },
+    });
     try {
       for (const plain of [false, true]) {
         const out = join(dir, `lines-${plain}.csv`);
-        await exportWith({ entity: 'parties', out, where: [`id is ${party.body.party.id}`], columns: 'name,about', plain });
+        await exportWith({
+          entity: 'parties',
+          out,
+          where: [`id is ${party.body.party.id}`],
+          columns: 'name,about',
+          plain,
+        });
         expect(csvRows(out)).toEqual([
           ['name', 'about'],
           ['Multi Line Ltd', 'first line\nsecond line\rthird'],
@@ -312,7 +477,12 @@ describe('export: columns and formats', () => {
 
   it('XLSX as exceljs reads it: typed cells, a bold frozen header, an auto-filter over the rows, widths from the contents', async () => {
     const out = join(dir, 'exceljs.xlsx');
-    await exportWith({ entity: 'parties', out, where: ['email is ada@acme.example'], columns: 'id,name,email,about,VIP,Customer since,createdAt' });
+    await exportWith({
+      entity: 'parties',
+      out,
+      where: ['email is ada@acme.example'],
+      columns: 'id,name,email,about,VIP,Customer since,createdAt',
+    });
     const { default: ExcelJS } = await import('exceljs');
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.readFile(out);
@@ -379,7 +549,20 @@ describe('export: columns and formats', () => {
   });
 
   it('JSON Lines hold the records as the service returns them; --out - writes to standard output', async () => {
-    const { code, stdout } = await runCli(['export', 'parties', '--out', '-', '--format', 'jsonl', '--where', 'city is Paris', '--base-url', box.url, '--token', box.token]);
+    const { code, stdout } = await runCli([
+      'export',
+      'parties',
+      '--out',
+      '-',
+      '--format',
+      'jsonl',
+      '--where',
+      'city is Paris',
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ]);
     expect(code).toBe(0);
     const lines = stdout
       .trim()
@@ -390,7 +573,20 @@ describe('export: columns and formats', () => {
   });
 
   it('--out - writes CSV to standard output: no BOM, the summary on standard error', async () => {
-    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', '-', '--columns', 'id,name', '--where', 'city is Paris', '--base-url', box.url, '--token', box.token]);
+    const { code, stdout, stderr } = await runCli([
+      'export',
+      'parties',
+      '--out',
+      '-',
+      '--columns',
+      'id,name',
+      '--where',
+      'city is Paris',
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ]);
     expect(code, stderr).toBe(0);
     expect(stdout).toBe(`id,name\r\n${ids.globex},Globex\r\n`);
     expect(stderr).toMatch(/^Exported 1 record, \d+ requests, /);
@@ -400,7 +596,19 @@ describe('export: columns and formats', () => {
     [['--where', 'tag is Nope'], /^No record matched the filter\. Tag names are not checked before the export/m],
     [['--where', 'city is Atlantis'], /^No record matched the filter\.$/m],
   ])('an empty result of %j says that no record matched', async (filter, note) => {
-    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', '-', '--columns', 'id,name', ...filter, '--base-url', box.url, '--token', box.token]);
+    const { code, stdout, stderr } = await runCli([
+      'export',
+      'parties',
+      '--out',
+      '-',
+      '--columns',
+      'id,name',
+      ...filter,
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ]);
     expect(code, stderr).toBe(0);
     expect(stdout).toBe('id,name\r\n');
     expect(stderr).toMatch(/^Exported 0 records, /);
@@ -429,13 +637,17 @@ describe('export: columns and formats', () => {
     const own = await startTestSandbox();
     const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
     try {
-      for (let i = 0; i < 250; i += 1) addParty(own.store, { type: 'organisation', firstName: null, lastName: null, name: `Paged ${i}` });
+      for (let i = 0; i < 250; i += 1)
+        addParty(own.store, { type: 'organisation', firstName: null, lastName: null, name: `Paged ${i}` });
       const requestsAt: Record<number, number> = {};
-      const summary = await runExport(normaliseExportOptions({ entity: 'parties', out: join(dir, 'paged.csv'), columns: 'id', cwd: dir }), {
-        client: ownClient,
-        account: { baseUrl: own.url, account: own.url },
-        onEvent: (p) => (requestsAt[p.records] = p.requests),
-      });
+      const summary = await runExport(
+        normaliseExportOptions({ entity: 'parties', out: join(dir, 'paged.csv'), columns: 'id', cwd: dir }),
+        {
+          client: ownClient,
+          account: { baseUrl: own.url, account: own.url },
+          onEvent: (p) => (requestsAt[p.records] = p.requests),
+        },
+      );
       expect(summary.records).toBe(250);
       // Three pages: when the first page's last record is written, the second page has been asked
       // for, and when the second's is, the third (the last request of the export).
@@ -489,12 +701,24 @@ describe('export: filter files', () => {
 
   it.each([
     ['conditions: nope\n', /a filter has `conditions`/],
-    ['conditions:\n  - { field: colour, operator: is, value: red }\n', /conditions\[0\]: parties have no field "colour"/],
+    [
+      'conditions:\n  - { field: colour, operator: is, value: red }\n',
+      /conditions\[0\]: parties have no field "colour"/,
+    ],
     ['conditions:\n  - { field: name, operator: equals, value: x }\n', /conditions\[0\]: unknown operator "equals"/],
-    ['conditions:\n  - orGroup:\n      - { field: name, operator: is after, value: 2021-01-01 }\n', /conditions\[0\]\.orGroup\[0\]: `is after` does not apply to name/],
-    ['conditions:\n  - { field: addedOn, operator: is within last, value: a week }\n', /addedOn `is within last` takes a number of days, got "a week"/],
+    [
+      'conditions:\n  - orGroup:\n      - { field: name, operator: is after, value: 2021-01-01 }\n',
+      /conditions\[0\]\.orGroup\[0\]: `is after` does not apply to name/,
+    ],
+    [
+      'conditions:\n  - { field: addedOn, operator: is within last, value: a week }\n',
+      /addedOn `is within last` takes a number of days, got "a week"/,
+    ],
     ['conditions:\n  - { field: hasTags, operator: is, value: yes }\n', /hasTags `is` takes true or false, got "yes"/],
-    ['conditions:\n  - { field: addedOn, operator: is after, value: 1/2/2021 }\n', /addedOn `is after` takes a date as YYYY-MM-DD/],
+    [
+      'conditions:\n  - { field: addedOn, operator: is after, value: 1/2/2021 }\n',
+      /addedOn `is after` takes a date as YYYY-MM-DD/,
+    ],
     ['conditions: [\n', /does not parse/],
   ])('refuses %j before any request', async (text, message) => {
     const file = join(dir, 'bad-filter.yaml');
@@ -520,9 +744,23 @@ describe('export: opportunities and projects', () => {
       const answer = await box.v2('POST', '/opportunities', { opportunity });
       expect(answer.status, answer.text).toBe(201);
     };
-    await post({ name: 'Big deal', party: { id: ids.acme }, milestone: { id: proposal }, value: { amount: 25000.5, currency: 'GBP' }, expectedCloseOn: '2031-03-31', tags: [{ name: 'VIP' }] });
-    await post({ name: 'Small deal', party: { id: ids.ada }, milestone: { id: newOne }, value: { amount: 500, currency: 'EUR' } });
-    const kase = await box.v2('POST', '/kases', { kase: { name: 'Onboarding Acme', party: { id: ids.acme }, description: 'Set them up' } });
+    await post({
+      name: 'Big deal',
+      party: { id: ids.acme },
+      milestone: { id: proposal },
+      value: { amount: 25000.5, currency: 'GBP' },
+      expectedCloseOn: '2031-03-31',
+      tags: [{ name: 'VIP' }],
+    });
+    await post({
+      name: 'Small deal',
+      party: { id: ids.ada },
+      milestone: { id: newOne },
+      value: { amount: 500, currency: 'EUR' },
+    });
+    const kase = await box.v2('POST', '/kases', {
+      kase: { name: 'Onboarding Acme', party: { id: ids.acme }, description: 'Set them up' },
+    });
     expect(kase.status, kase.text).toBe(201);
   });
 
@@ -533,7 +771,15 @@ describe('export: opportunities and projects', () => {
     for await (const item of readXlsx(out)) rows.push(item);
     expect(rows).toHaveLength(1);
     const values = (rows[0] as { values: Record<string, unknown> }).values;
-    expect(values).toMatchObject({ name: 'Big deal', party: 'Acme Ltd', 'party.id': ids.acme, milestone: 'Proposal', amount: 25000.5, currency: 'GBP', tags: 'VIP' });
+    expect(values).toMatchObject({
+      name: 'Big deal',
+      party: 'Acme Ltd',
+      'party.id': ids.acme,
+      milestone: 'Proposal',
+      amount: 25000.5,
+      currency: 'GBP',
+      tags: 'VIP',
+    });
     expect(values.expectedCloseOn).toBeInstanceOf(Date);
     expect((values.expectedCloseOn as Date).toISOString().slice(0, 10)).toBe('2031-03-31');
   });
@@ -562,19 +808,42 @@ describe('export: opportunities and projects', () => {
   });
 
   it('amounts compared here: the summary says how many records were read for it; --any joins such conditions', async () => {
-    const { code, stdout } = await runCli(['export', 'opportunities', '--out', join(dir, 'big.csv'), '--where', 'value is greater than 20000', '--where', 'currency is GBP', '--base-url', box.url, '--token', box.token]);
+    const { code, stdout } = await runCli([
+      'export',
+      'opportunities',
+      '--out',
+      join(dir, 'big.csv'),
+      '--where',
+      'value is greater than 20000',
+      '--where',
+      'currency is GBP',
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ]);
     expect(code).toBe(0);
     // Only the GBP deal came from the service; its amount was compared here.
     expect(stdout).toContain('Exported 1 record,');
-    expect(stdout).toContain('Read 1 record to check "value is greater than 20000" here: the service\'s filter cannot compare amounts.');
+    expect(stdout).toContain(
+      'Read 1 record to check "value is greater than 20000" here: the service\'s filter cannot compare amounts.',
+    );
     const out = join(dir, 'either.csv');
-    const either = await exportWith({ entity: 'opportunities', out, where: ['value is greater than 20000', 'value is less than 600'], any: true });
+    const either = await exportWith({
+      entity: 'opportunities',
+      out,
+      where: ['value is greater than 20000', 'value is less than 600'],
+      any: true,
+    });
     expect(names(out)).toEqual(['Big deal', 'Small deal']);
     expect(either.checkedHere).toEqual(['value is greater than 20000', 'value is less than 600']);
   });
 
   it.each([
-    [{ where: ['value is greater than 20000', 'currency is GBP'], any: true }, /--any cannot join "value is greater than 20000" \(checked here/],
+    [
+      { where: ['value is greater than 20000', 'currency is GBP'], any: true },
+      /--any cannot join "value is greater than 20000" \(checked here/,
+    ],
     [{ where: ['value contains 5'] }, /`contains` does not apply to value/],
     [{ where: ['value is greater than lots'] }, /the field takes a number, got "lots"/],
   ])('amount conditions that cannot be checked are refused before any request: %j', async (flags, message) => {
@@ -632,7 +901,10 @@ describe('export: nightly incremental exports', () => {
     };
     const deleted = await rows('Deleted');
     for (const row of deleted) expect(row.deletedAt).toBeInstanceOf(Date);
-    return { names: (await rows('Export')).map((r) => String(r.name)).sort(), deleted: deleted.map((r) => r.id as number) };
+    return {
+      names: (await rows('Export')).map((r) => String(r.name)).sort(),
+      deleted: deleted.map((r) => r.id as number),
+    };
   }
 
   /**
@@ -648,41 +920,46 @@ describe('export: nightly incremental exports', () => {
     ahead += next - serviceNow().getTime() + 50;
   }
 
-  it.each(['csv', 'xlsx', 'jsonl'] as const)('--since auto across three runs (%s): everything, then the changes and the deletions of each day, never another account', async (format) => {
-    const out = join(dir, `nightly.${format}`);
-    const state = join(dir, `nightly-${format}.state.json`);
-    const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(first.since).toBeNull();
-    const firstNight = await night(format, out);
-    expect(firstNight.names.length).toBe(first.records);
-    expect(firstNight.names).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
-    expect(firstNight.deleted).toEqual([]);
+  it.each(['csv', 'xlsx', 'jsonl'] as const)(
+    '--since auto across three runs (%s): everything, then the changes and the deletions of each day, never another account',
+    async (format) => {
+      const out = join(dir, `nightly.${format}`);
+      const state = join(dir, `nightly-${format}.state.json`);
+      const first = await exportWith({ entity: 'parties', out, since: 'auto', state });
+      expect(first.since).toBeNull();
+      const firstNight = await night(format, out);
+      expect(firstNight.names.length).toBe(first.records);
+      expect(firstNight.names).toEqual(expect.arrayContaining(['Acme Ltd', 'Globex']));
+      expect(firstNight.deleted).toEqual([]);
 
-    const kept = await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Kept ${format} Ltd` } });
-    await closeTheWindow(state);
-    await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: `changed tonight (${format})` } });
-    const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Short-lived Ltd' } });
-    await box.v2('DELETE', `/parties/${gone.body.party.id}`);
-    const second = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(second.since).not.toBeNull();
-    expect(await night(format, out)).toEqual({ names: ['Globex'], deleted: [gone.body.party.id] });
+      const kept = await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Kept ${format} Ltd` } });
+      await closeTheWindow(state);
+      await box.v2('PUT', `/parties/${ids.globex}`, { party: { about: `changed tonight (${format})` } });
+      const gone = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Short-lived Ltd' } });
+      await box.v2('DELETE', `/parties/${gone.body.party.id}`);
+      const second = await exportWith({ entity: 'parties', out, since: 'auto', state });
+      expect(second.since).not.toBeNull();
+      expect(await night(format, out)).toEqual({ names: ['Globex'], deleted: [gone.body.party.id] });
 
-    await closeTheWindow(state);
-    await box.v2('PUT', `/parties/${kept.body.party.id}`, { party: { about: 'changed the next day' } });
-    await box.v2('DELETE', `/parties/${kept.body.party.id}`);
-    await box.v2('PUT', `/parties/${ids.acme}`, { party: { about: `changed on the third day (${format})` } });
-    const third = await exportWith({ entity: 'parties', out, since: 'auto', state });
-    expect(third.records).toBe(1);
-    expect(await night(format, out)).toEqual({ names: ['Acme Ltd'], deleted: [kept.body.party.id] });
+      await closeTheWindow(state);
+      await box.v2('PUT', `/parties/${kept.body.party.id}`, { party: { about: 'changed the next day' } });
+      await box.v2('DELETE', `/parties/${kept.body.party.id}`);
+      await box.v2('PUT', `/parties/${ids.acme}`, { party: { about: `changed on the third day (${format})` } });
+      const third = await exportWith({ entity: 'parties', out, since: 'auto', state });
+      expect(third.records).toBe(1);
+      expect(await night(format, out)).toEqual({ names: ['Acme Ltd'], deleted: [kept.body.party.id] });
 
-    const stateBefore = readFileSync(state, 'utf8');
-    const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect((error as FerryError).message).toMatch(/belongs to .* and this export is connected to https:\/\/other.example/);
-    expect(readFileSync(state, 'utf8')).toBe(stateBefore);
-  });
+      const stateBefore = readFileSync(state, 'utf8');
+      const error = await exportWith({ entity: 'parties', out, since: 'auto', state }, 'https://other.example').then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect((error as FerryError).message).toMatch(
+        /belongs to .* and this export is connected to https:\/\/other.example/,
+      );
+      expect(readFileSync(state, 'utf8')).toBe(stateBefore);
+    },
+  );
 
   it.each([
     ['the list', []],
@@ -697,13 +974,28 @@ describe('export: nightly incremental exports', () => {
       const ownClient = new CrmClient({ baseUrl: own.url, auth: own.token });
       try {
         const created: number[] = [];
-        for (let i = 0; i < 150; i += 1) created.push((await own.v2('POST', '/parties', { party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' } })).body.party.id);
+        for (let i = 0; i < 150; i += 1)
+          created.push(
+            (
+              await own.v2('POST', '/parties', {
+                party: { type: 'organisation', name: `Boundary ${i}`, about: 'as created' },
+              })
+            ).body.party.id,
+          );
         const first = created[0] as number;
         // The service stamps changes to the second: the records above fall out of the next window.
         ownAhead += 2_100;
         const out = join(dir, 'boundary.csv');
         const state = join(dir, `boundary-${where.length}.state.json`);
-        const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, where, columns: 'id,about', cwd: dir });
+        const options = normaliseExportOptions({
+          entity: 'parties',
+          out,
+          since: 'auto',
+          state,
+          where,
+          columns: 'id,about',
+          cwd: dir,
+        });
         let change: Promise<unknown> | null = null;
         let readings = 0;
         await runExport(options, {
@@ -722,7 +1014,11 @@ describe('export: nightly incremental exports', () => {
         const aboutOf = (id: number): string | undefined => csvRows(out).find((r) => Number(r[0]) === id)?.[1];
         expect(aboutOf(first)).toBe('as created');
         expect(csvRows(out)).toHaveLength(151);
-        await runExport(options, { client: ownClient, account: { baseUrl: own.url, account: own.url }, now: () => new Date(ownNow()) });
+        await runExport(options, {
+          client: ownClient,
+          account: { baseUrl: own.url, account: own.url },
+          now: () => new Date(ownNow()),
+        });
         expect(csvRows(out).slice(1)).toEqual([[String(first), 'changed during the export']]);
       } finally {
         await ownClient.close();
@@ -752,7 +1048,8 @@ describe('export: nightly incremental exports', () => {
   });
 
   it('an export interrupted half-way leaves no file, keeps the earlier one and the state', async () => {
-    for (let i = 0; i < 250; i += 1) await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Filler ${i}` } });
+    for (let i = 0; i < 250; i += 1)
+      await box.v2('POST', '/parties', { party: { type: 'organisation', name: `Filler ${i}` } });
     const out = join(dir, 'kept.csv');
     const state = join(dir, 'kept.state.json');
     await exportWith({ entity: 'parties', out, since: 'auto', state });
@@ -762,7 +1059,12 @@ describe('export: nightly incremental exports', () => {
     const options = normaliseExportOptions({ entity: 'parties', out, since: 'auto', state, cwd: dir });
     writeFileSync(state, JSON.stringify({ ...JSON.parse(stateBefore), since: '2000-01-01T00:00:00.000Z' }));
     const stateMid = readFileSync(state, 'utf8');
-    const summary = await runExport(options, { client, account: { baseUrl: box.url, account: box.url }, signal: controller.signal, onEvent: () => controller.abort() });
+    const summary = await runExport(options, {
+      client,
+      account: { baseUrl: box.url, account: box.url },
+      signal: controller.signal,
+      onEvent: () => controller.abort(),
+    });
     expect(summary.interrupted).toBe(true);
     expect(readFileSync(out, 'utf8')).toBe(before);
     expect(readFileSync(state, 'utf8')).toBe(stateMid);
@@ -829,7 +1131,17 @@ describe('export: a damaged state', () => {
   it.each([
     ['not JSON', '{"format":1,', /is damaged \(/],
     ['a list', '[]', /is damaged \(unexpected content\)/],
-    ['a time that is not one', JSON.stringify({ format: 1, account: 'ACCOUNT', entity: 'parties', query: '{"entity":"parties","filter":null,"columns":null}', since: 'garbage' }), /is damaged \(its time "garbage" is not a timestamp\)/],
+    [
+      'a time that is not one',
+      JSON.stringify({
+        format: 1,
+        account: 'ACCOUNT',
+        entity: 'parties',
+        query: '{"entity":"parties","filter":null,"columns":null}',
+        since: 'garbage',
+      }),
+      /is damaged \(its time "garbage" is not a timestamp\)/,
+    ],
   ])('%s is refused before any record is read (exit 2), not sent to the service', async (_what, text, message) => {
     const state = join(dir, 'damaged.state.json');
     writeFileSync(state, text.replace('ACCOUNT', box.url));
@@ -847,13 +1159,43 @@ describe('export: a damaged state', () => {
 
 describe('export: a text longer than a spreadsheet cell', () => {
   it('XLSX: the summary warns that it was cut, and names the formats that keep it whole', async () => {
-    await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Long About', about: 'z'.repeat(40_000) } });
+    await box.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Long About', about: 'z'.repeat(40_000) },
+    });
     const out = join(dir, 'long-about.xlsx');
-    const { code, stdout, stderr } = await runCli(['export', 'parties', '--out', out, '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
+    const { code, stdout, stderr } = await runCli([
+      'export',
+      'parties',
+      '--out',
+      out,
+      '--columns',
+      'id,about',
+      '--where',
+      'name is Long About',
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ]);
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^Exported 1 record,/);
-    expect(stderr).toContain('Warning: 1 text was longer than the 32,767 characters a spreadsheet cell holds and was cut in the XLSX file; export to CSV or JSON Lines for the whole texts.');
-    const csv = await runCli(['export', 'parties', '--out', join(dir, 'long-about.csv'), '--columns', 'id,about', '--where', 'name is Long About', '--base-url', box.url, '--token', box.token]);
+    expect(stderr).toContain(
+      'Warning: 1 text was longer than the 32,767 characters a spreadsheet cell holds and was cut in the XLSX file; export to CSV or JSON Lines for the whole texts.',
+    );
+    const csv = await runCli([
+      'export',
+      'parties',
+      '--out',
+      join(dir, 'long-about.csv'),
+      '--columns',
+      'id,about',
+      '--where',
+      'name is Long About',
+      '--base-url',
+      box.url,
+      '--token',
+      box.token,
+    ]);
     expect(csv.stderr).not.toContain('Warning');
   });
 });

@@ -24,7 +24,12 @@ const COMPANIES = [
   '10000007,Winkel Meijer,Retail,NL-10007',
 ];
 /** The customer's fix: the sectors mapped to choices the account offers, the numbers written as the field takes them. */
-const COMPANIES_FIXED = COMPANIES.map((line) => line.replace(',Groothandel,', ',Retail,').replace(',Agriculture,10004', ',Agriculture,NL-10004').replace(',Staalbouw,X-1', ',Manufacturing,NL-10006'));
+const COMPANIES_FIXED = COMPANIES.map((line) =>
+  line
+    .replace(',Groothandel,', ',Retail,')
+    .replace(',Agriculture,10004', ',Agriculture,NL-10004')
+    .replace(',Staalbouw,X-1', ',Manufacturing,NL-10006'),
+);
 const CONTACTS = [
   'Id,Voornaam,Achternaam,E-mail,KvK,Bedrijf',
   '1,Anna,de Vries,anna@devries.example,10000001,Bakkerij de Vries',
@@ -117,27 +122,50 @@ describe("a consultant's first customer: companies and the contacts that link to
 
   it('validate --online rejects what the run rejects, row for row, with the same reasons in words', async () => {
     before = (await parties()).map((p) => p.id as number);
-    const checked = await runCli(['validate', '--plan', 'plan.yaml', '--online', '--rejects-dir', 'checked'], { cwd: dir, env: env() });
+    const checked = await runCli(['validate', '--plan', 'plan.yaml', '--online', '--rejects-dir', 'checked'], {
+      cwd: dir,
+      env: env(),
+    });
     expect(checked.code, checked.stderr).toBe(3);
     const validateRejects = await rejectLines(join(dir, 'checked', 'companies.rejects.csv'));
     expect(validateRejects).toHaveLength(3);
     // The service's refusal, said before the run: the column, the value, and what the field takes.
-    expect(validateRejects[0]).toMatch(/^3 MAPPING_VALUE fields\[2\]: .*Sector "Groothandel" is not one of the choices of Industry: Agriculture, Finance, Manufacturing, Retail, Software, Other/);
-    expect(validateRejects[1]).toMatch(/^5 MAPPING_VALUE fields\[3\]: .*Klantnummer "10004" is not text matching the pattern of Account number/);
+    expect(validateRejects[0]).toMatch(
+      /^3 MAPPING_VALUE fields\[2\]: .*Sector "Groothandel" is not one of the choices of Industry: Agriculture, Finance, Manufacturing, Retail, Software, Other/,
+    );
+    expect(validateRejects[1]).toMatch(
+      /^5 MAPPING_VALUE fields\[3\]: .*Klantnummer "10004" is not text matching the pattern of Account number/,
+    );
     // Two problems in one row are two reasons.
     expect(validateRejects[2]).toMatch(/Sector "Staalbouw".*\n?.*Klantnummer "X-1"/s);
-    const validateWarnings = (await rows(join(dir, 'checked', 'contacts.warnings.csv'))).map((r) => `${r._row} ${r._code}`).sort();
+    const validateWarnings = (await rows(join(dir, 'checked', 'contacts.warnings.csv')))
+      .map((r) => `${r._row} ${r._code}`)
+      .sort();
 
     const run = await runCli(['run', 'plan.yaml'], { cwd: dir, env: env() });
     expect(run.code, run.stderr).toBe(3);
     const state = join(dir, '.crm-ferry', 'results');
     expect(await rejectLines(join(state, 'companies.rejects.csv'))).toEqual(validateRejects);
     // The contacts of a rejected company are linked by its name, and say so: in validate and the run alike.
-    expect(validateWarnings).toEqual(['10 LINK_BY_NAME', '3 LINK_BY_NAME', '4 LINK_BY_NAME', '6 LINK_BY_NAME', '8 LINK_BY_NAME']);
+    expect(validateWarnings).toEqual([
+      '10 LINK_BY_NAME',
+      '3 LINK_BY_NAME',
+      '4 LINK_BY_NAME',
+      '6 LINK_BY_NAME',
+      '8 LINK_BY_NAME',
+    ]);
     expect(await successWarnings(join(state, 'contacts.success.csv'))).toEqual(validateWarnings);
     // Each company made by name exists once, though two contacts name it.
     const names = (await parties()).filter((p) => p.type === 'organisation').map((p) => p.name as string);
-    expect(names.sort()).toEqual(['Bakkerij de Vries', 'Bank Mulder', 'Boerderij Visser', 'Fabriek Bos', 'Groothandel Jansen', 'Software Smit', 'Winkel Meijer']);
+    expect(names.sort()).toEqual([
+      'Bakkerij de Vries',
+      'Bank Mulder',
+      'Boerderij Visser',
+      'Fabriek Bos',
+      'Groothandel Jansen',
+      'Software Smit',
+      'Winkel Meijer',
+    ]);
   });
 
   it('verify counts the organisations made by name as the run’s: nothing extra', async () => {
@@ -149,16 +177,30 @@ describe("a consultant's first customer: companies and the contacts that link to
 
   it('after the fix, a second run writes the rest: no organisation twice, every contact on its company', async () => {
     writeFileSync(join(dir, 'companies.csv'), `${COMPANIES_FIXED.join('\n')}\n`);
-    const checked = await runCli(['validate', '--plan', 'plan.yaml', '--online', '--rejects-dir', 'checked'], { cwd: dir, env: env() });
+    const checked = await runCli(['validate', '--plan', 'plan.yaml', '--online', '--rejects-dir', 'checked'], {
+      cwd: dir,
+      env: env(),
+    });
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     const run = await runCli(['run', 'plan.yaml'], { cwd: dir, env: env() });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const all = await parties();
     const organisations = all.filter((p) => p.type === 'organisation');
-    expect(organisations.map((p) => p.name as string).sort()).toEqual(['Bakkerij de Vries', 'Bank Mulder', 'Boerderij Visser', 'Fabriek Bos', 'Groothandel Jansen', 'Software Smit', 'Winkel Meijer']);
+    expect(organisations.map((p) => p.name as string).sort()).toEqual([
+      'Bakkerij de Vries',
+      'Bank Mulder',
+      'Boerderij Visser',
+      'Fabriek Bos',
+      'Groothandel Jansen',
+      'Software Smit',
+      'Winkel Meijer',
+    ]);
     const byName = new Map(organisations.map((o) => [o.name as string, o]));
     // The companies fixed now hold their fields.
-    const industry = (o: Record<string, any>): unknown => (o.fields as Array<{ definition: { name: string }; value: unknown }>).find((f) => f.definition.name === 'Industry')?.value;
+    const industry = (o: Record<string, any>): unknown =>
+      (o.fields as Array<{ definition: { name: string }; value: unknown }>).find(
+        (f) => f.definition.name === 'Industry',
+      )?.value;
     const jansen = (await box.v2('GET', `/parties/${byName.get('Groothandel Jansen')?.id}?embed=fields`)).body.party;
     expect(industry(jansen)).toBe('Retail');
     for (const line of CONTACTS.slice(1)) {

@@ -17,7 +17,8 @@ const EVIL = "=cmd|' /C calc'!A0";
 let box: TestSandbox;
 
 const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token });
-const csv = (file: string): Array<Record<string, string>> => parse(readFileSync(file, 'utf8'), { columns: true, bom: true }) as Array<Record<string, string>>;
+const csv = (file: string): Array<Record<string, string>> =>
+  parse(readFileSync(file, 'utf8'), { columns: true, bom: true }) as Array<Record<string, string>>;
 
 beforeAll(async () => {
   box = await startTestSandbox();
@@ -25,8 +26,14 @@ beforeAll(async () => {
     join(dir, 'people.yaml'),
     'version: 1\nentity: party\nkey: "{{id}}"\nfields:\n  - {to: type, value: person}\n  - {to: lastName, value: {column: last}, required: true}\n  - {to: phone, type: Work, value: {column: phone, transform: [{phone: {defaultCountry: GB, invalid: keep}}]}}\n',
   );
-  writeFileSync(join(dir, 'people.csv'), `id,last,phone\n=1+1,Lovelace,\n2,Hopper,+1 (2) 3\n3,,"${EVIL.replace(/"/g, '""')}"\n`);
-  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  writeFileSync(
+    join(dir, 'people.csv'),
+    `id,last,phone\n=1+1,Lovelace,\n2,Hopper,+1 (2) 3\n3,,"${EVIL.replace(/"/g, '""')}"\n`,
+  );
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
+  );
 });
 
 afterAll(async () => {
@@ -55,6 +62,14 @@ describe('formulas in the files made for people', () => {
     const verified = await runCli(['verify', 'plan.yaml'], { cwd: dir, env: env() });
     expect(verified.code, verified.stderr).toBe(3);
     const differences = csv(join(state, 'results', 'verify.differences.csv'));
-    expect(differences).toContainEqual(expect.objectContaining({ kind: 'differs', key: '2', field: 'lastName', in_account: `'${EVIL}`, in_file: 'Hopper' }));
+    expect(differences).toContainEqual(
+      expect.objectContaining({
+        kind: 'differs',
+        key: '2',
+        field: 'lastName',
+        in_account: `'${EVIL}`,
+        in_file: 'Hopper',
+      }),
+    );
   });
 });

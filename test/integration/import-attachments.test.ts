@@ -40,7 +40,10 @@ fields:
 async function importInto(box: TestSandbox, dir: string): Promise<ImportSummary> {
   const client = new CrmClient({ baseUrl: box.url, auth: box.token });
   try {
-    return await runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, '.crm-ferry') }, { client, account: { baseUrl: box.url, account: box.url } });
+    return await runImport(
+      { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, '.crm-ferry') },
+      { client, account: { baseUrl: box.url, account: box.url } },
+    );
   } finally {
     await client.close();
   }
@@ -75,7 +78,9 @@ describe('attachments of imported notes', () => {
     expect(notes(first)?.created).toBe(1);
     const list = await box.v2('GET', '/entries?perPage=100');
     const entry = list.body.entries.find((e: { content: string }) => e.content === 'Scanned the contract');
-    expect(entry.attachments.map((a: { filename: string; contentType: string }) => [a.filename, a.contentType])).toEqual([['contract.scan', 'image/tiff']]);
+    expect(
+      entry.attachments.map((a: { filename: string; contentType: string }) => [a.filename, a.contentType]),
+    ).toEqual([['contract.scan', 'image/tiff']]);
 
     const again = await importInto(box, dir);
     expect(notes(again)?.unchanged).toBe(1);
@@ -95,7 +100,9 @@ describe('attachments of imported notes', () => {
     const changed = await importInto(box, dir);
     expect(notes(changed)?.updated).toBe(1);
     now = (await box.v2('GET', `/entries/${entry.id}`)).body.entry;
-    expect(now.attachments.map((a: { filename: string; size: number | string }) => [a.filename, Number(a.size)])).toEqual([
+    expect(
+      now.attachments.map((a: { filename: string; size: number | string }) => [a.filename, Number(a.size)]),
+    ).toEqual([
       ['contract.scan', 17],
       ['offer.pdf', 30],
     ]);
@@ -106,7 +113,10 @@ describe('attachments of imported notes', () => {
     // next run, finding the file still there, adds it once.
     const client = new CrmClient({ baseUrl: box.url, auth: box.token });
     try {
-      await runRollback({ stateDir: join(dir, '.crm-ferry') }, { client, account: { baseUrl: box.url, account: box.url } });
+      await runRollback(
+        { stateDir: join(dir, '.crm-ferry') },
+        { client, account: { baseUrl: box.url, account: box.url } },
+      );
     } finally {
       await client.close();
     }
@@ -115,7 +125,9 @@ describe('attachments of imported notes', () => {
     const redone = await importInto(box, dir);
     expect(notes(redone)?.updated).toBe(1);
     now = (await box.v2('GET', `/entries/${entry.id}`)).body.entry;
-    expect(now.attachments.map((a: { filename: string; size: number | string }) => [a.filename, Number(a.size)])).toEqual([
+    expect(
+      now.attachments.map((a: { filename: string; size: number | string }) => [a.filename, Number(a.size)]),
+    ).toEqual([
       ['contract.scan', 17],
       ['offer.pdf', 30],
     ]);
@@ -131,8 +143,12 @@ describe('attachments of imported notes', () => {
     ]);
     expect(read.problem).toBeNull();
     expect(read.files.map((f) => [f.filename, f.contentType, f.size])).toEqual([['a.txt', 'text/plain', 4]]);
-    expect(read.warnings).toEqual([expect.objectContaining({ code: 'NOT_CARRIED', field: 'attachment', value: 'gone.docx' })]);
-    expect((await readAttachments([{ path: join(dir, 'folder.pdf'), contentType: null }])).problem).toContain('is not a file');
+    expect(read.warnings).toEqual([
+      expect.objectContaining({ code: 'NOT_CARRIED', field: 'attachment', value: 'gone.docx' }),
+    ]);
+    expect((await readAttachments([{ path: join(dir, 'folder.pdf'), contentType: null }])).problem).toContain(
+      'is not a file',
+    );
   });
 
   it('validate rejects what the run rejects for a file that is no file, and lets a missing one through', async () => {
@@ -142,7 +158,11 @@ describe('attachments of imported notes', () => {
     mkdirSync(join(dir, 'files/folder.pdf'));
     const report = await validatePlan({ planFile: join(dir, 'plan.yaml'), rejectsDir: join(dir, 'rejects') });
     const validated = report.steps.find((s) => s.step === 'notes');
-    expect([validated?.ok, validated?.rejected, validated?.reasons.map((r) => `${r.code} ${r.field}`)]).toEqual([1, 1, ['SOURCE_UNREADABLE attachment']]);
+    expect([validated?.ok, validated?.rejected, validated?.reasons.map((r) => `${r.code} ${r.field}`)]).toEqual([
+      1,
+      1,
+      ['SOURCE_UNREADABLE attachment'],
+    ]);
     const ran = notes(await importInto(box, dir));
     expect([ran?.created, ran?.rejected]).toEqual([1, 1]);
     expect(readFileSync(ran?.rejectsFile as string, 'utf8')).toContain('SOURCE_UNREADABLE');

@@ -22,9 +22,15 @@ afterAll(async () => {
  * Runs the importer in a child; kills it with SIGKILL `killAfterMs` after it starts writing,
  * unless it ends first.
  */
-function runChild(args: string[], killAfterMs: number | null): Promise<{ code: number | null; killed: boolean; out: string }> {
+function runChild(
+  args: string[],
+  killAfterMs: number | null,
+): Promise<{ code: number | null; killed: boolean; out: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let killed = false;
     let timer: NodeJS.Timeout | null = null;
@@ -50,9 +56,14 @@ describe('chaos: the importer killed at random moments, against a faulty service
     'every source row ends in the account exactly once, with its fields and links',
     async () => {
       const kills = Number(process.env.CHAOS_KILLS ?? 8);
-      box = await startTestSandbox({ faults: { errorRate: 0.05, dropAfterWriteRate: 0.03, latencyMs: 5, latencyJitterMs: 10 }, seed: 3 });
+      box = await startTestSandbox({
+        faults: { errorRate: 0.05, dropAfterWriteRate: 0.03, latencyMs: 5, latencyJitterMs: 10 },
+        seed: 3,
+      });
       const scale = Number(process.env.CHAOS_SCALE ?? 1);
-      const sizes = Object.fromEntries(Object.entries(SMALL).map(([step, n]) => [step, n * scale])) as unknown as typeof SMALL;
+      const sizes = Object.fromEntries(
+        Object.entries(SMALL).map(([step, n]) => [step, n * scale]),
+      ) as unknown as typeof SMALL;
       const plan = writeChaosPlan(join(work, 'plan'), sizes, 11);
       const stateDir = join(work, 'state');
       const args = [plan.plan, stateDir, box.url, box.token];
@@ -68,7 +79,9 @@ describe('chaos: the importer killed at random moments, against a faulty service
       expect(last.code, last.out).toBe(0);
       const figures = await checkChaos(box, plan);
       const leftovers = readdirSync(join(stateDir, 'results')).filter((f) => f.endsWith('.tmp'));
-      console.log(`chaos: ${killed} kills, ${figures.rows} rows, ${figures.missing} missing, ${figures.duplicated} duplicated, ${figures.differing} differing`);
+      console.log(
+        `chaos: ${killed} kills, ${figures.rows} rows, ${figures.missing} missing, ${figures.duplicated} duplicated, ${figures.differing} differing`,
+      );
       expect(figures.problems).toEqual([]);
       expect(figures.rows).toBe(Object.values(plan.sizes).reduce((a, b) => a + b, 0));
       expect(killed).toBeGreaterThan(0);

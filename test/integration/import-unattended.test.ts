@@ -14,11 +14,21 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('an unattended run: one invocation to the end through faults, token expiry and restarts', () => {
   it('settles the creates whose answers were lost inside the run, and goes on', async () => {
-    const box = await startTestSandbox({ faults: { errorRate: 0.1, dropAfterWriteRate: 0.1, latencyMs: 0, latencyJitterMs: 2 }, seed: 8 });
-    const client = new CrmClient({ baseUrl: box.url, auth: box.token, retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50 } });
+    const box = await startTestSandbox({
+      faults: { errorRate: 0.1, dropAfterWriteRate: 0.1, latencyMs: 0, latencyJitterMs: 2 },
+      seed: 8,
+    });
+    const client = new CrmClient({
+      baseUrl: box.url,
+      auth: box.token,
+      retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50 },
+    });
     try {
       const plan = writeChaosPlan(join(work, 'in-process'), SMALL, 4);
-      const summary = await runImport({ source: { kind: 'plan', planFile: plan.plan }, stateDir: join(work, 'in-process', 'state'), concurrency: 8 }, { client, account: { baseUrl: box.url, account: box.url } });
+      const summary = await runImport(
+        { source: { kind: 'plan', planFile: plan.plan }, stateDir: join(work, 'in-process', 'state'), concurrency: 8 },
+        { client, account: { baseUrl: box.url, account: box.url } },
+      );
       expect(summary.stopped).toBeNull();
       // Dropped answers of applied creates were found; 5xx answers of creates not applied were sent again.
       expect(summary.reconciled.applied).toBeGreaterThan(0);
@@ -38,7 +48,9 @@ describe('an unattended run: one invocation to the end through faults, token exp
     async () => {
       // The suite's size; `npm run bench -- import-unattended` runs 5,000 rows.
       const scale = Number(process.env.UNATTENDED_SCALE ?? 3);
-      const sizes = Object.fromEntries(Object.entries(SMALL).map(([step, n]) => [step, Math.round(n * scale)])) as unknown as typeof SMALL;
+      const sizes = Object.fromEntries(
+        Object.entries(SMALL).map(([step, n]) => [step, Math.round(n * scale)]),
+      ) as unknown as typeof SMALL;
       const result = await runUnattended({
         dir: work,
         sizes,

@@ -8,7 +8,13 @@ import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { JournalWriter } from '../../src/journal/index.ts';
 import { fingerprint } from '../../src/load/fingerprint.ts';
-import { runImport, runRollback, type ImportEvent, type ImportOptionsInput, type ImportSummary } from '../../src/load/index.ts';
+import {
+  runImport,
+  runRollback,
+  type ImportEvent,
+  type ImportOptionsInput,
+  type ImportSummary,
+} from '../../src/load/index.ts';
 import { validatePlan } from '../../src/plan/validate.ts';
 import type { SandboxOptions } from '../../src/sandbox/index.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -39,19 +45,37 @@ function project(csv?: string): { dir: string; plan: string; csv: string } {
   writeFileSync(join(dir, 'contacts.csv'), csv ?? readFileSync(join(ROOT, 'samples/contacts.csv')));
   writeFileSync(
     join(dir, 'plan.yaml'),
-    ['version: 1', 'steps:', '  - name: organisations', '    mapping: organisations.yaml', '    input: contacts.csv', '  - name: people', '    mapping: people.yaml', '    input: contacts.csv', ''].join('\n'),
+    [
+      'version: 1',
+      'steps:',
+      '  - name: organisations',
+      '    mapping: organisations.yaml',
+      '    input: contacts.csv',
+      '  - name: people',
+      '    mapping: people.yaml',
+      '    input: contacts.csv',
+      '',
+    ].join('\n'),
   );
   return { dir, plan: join(dir, 'plan.yaml'), csv: join(dir, 'contacts.csv') };
 }
 
 function clientFor(box: TestSandbox): CrmClient {
-  return new CrmClient({ baseUrl: box.url, auth: box.token, retry: { limit: 5, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 } });
+  return new CrmClient({
+    baseUrl: box.url,
+    auth: box.token,
+    retry: { limit: 5, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 },
+  });
 }
 
 async function importInto(box: TestSandbox, options: ImportOptionsInput, signal?: AbortSignal): Promise<ImportSummary> {
   const client = clientFor(box);
   try {
-    return await runImport(options, { client, account: { baseUrl: box.url, account: box.url }, ...(signal ? { signal } : {}) });
+    return await runImport(options, {
+      client,
+      account: { baseUrl: box.url, account: box.url },
+      ...(signal ? { signal } : {}),
+    });
   } finally {
     await client.close();
   }
@@ -101,7 +125,10 @@ describe('runImport: a plan into an empty account', () => {
     const box = await sandbox();
     const p = project();
     const client = clientFor(box);
-    const summary = await runImport({ source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') }, { client, account: { baseUrl: box.url, account: box.url } });
+    const summary = await runImport(
+      { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') },
+      { client, account: { baseUrl: box.url, account: box.url } },
+    );
     await client.close();
     const written = step(summary, 'people').created + step(summary, 'organisations').created;
     // The reads of names happen once per run, whatever its size.
@@ -124,7 +151,10 @@ describe('runImport: re-runs of a changed file', () => {
 
     const lines = original.split('\n');
     const changed = original
-      .replace('Anna,Müller,anna.mueller@beispiel.de,+49 30 1234567,Müller & Söhne GmbH,Geschäftsführerin', 'Anna,Müller,anna.mueller@beispiel.de,+49 30 1234567,Müller & Söhne GmbH,Inhaberin')
+      .replace(
+        'Anna,Müller,anna.mueller@beispiel.de,+49 30 1234567,Müller & Söhne GmbH,Geschäftsführerin',
+        'Anna,Müller,anna.mueller@beispiel.de,+49 30 1234567,Müller & Söhne GmbH,Inhaberin',
+      )
       .replace(`${lines.find((l) => l.startsWith('Kari,'))}\n`, '')
       .concat('Zoe,Zeta,zoe.zeta@example.org,,,Analyst,,,,,,,2024-02-02\n');
     expect(changed).not.toBe(original);
@@ -148,7 +178,11 @@ describe('runImport: re-runs of a changed file', () => {
         .filter((line) => line.includes(',missing,'));
       expect(listed).toHaveLength(1);
       expect(listed[0]).toMatch(/^0,[^,]+,missing,\d+,http/);
-      const removed = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, deleteMissing: true });
+      const removed = await importInto(box, {
+        source: { kind: 'plan', planFile: p.plan },
+        stateDir,
+        deleteMissing: true,
+      });
       expect(step(removed, 'people').deleted).toBe(1);
       // Her organisation was named by her row only: it left the input too.
       expect(step(removed, 'organisations').deleted).toBe(1);
@@ -168,7 +202,9 @@ describe('runImport: another account behind the same address', () => {
     await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 });
     const stateFile = join(stateDir, 'state.json');
     const state = JSON.parse(readFileSync(stateFile, 'utf8'));
-    const users = (await box.v2('GET', '/users')).body.users.map((u: { id: number }) => u.id).sort((a: number, b: number) => a - b);
+    const users = (await box.v2('GET', '/users')).body.users
+      .map((u: { id: number }) => u.id)
+      .sort((a: number, b: number) => a - b);
     expect(state.users).toEqual(users);
     // What a state written with another account's personal token, at the same address, holds.
     writeFileSync(stateFile, JSON.stringify({ ...state, users: [987654, 987655] }));
@@ -182,7 +218,9 @@ describe('runImport: another account behind the same address', () => {
     expect((await all(box, '/parties', 'parties')).length).toBe(before);
     // One user in common is the same account (people join and leave): accepted, and remembered.
     writeFileSync(stateFile, JSON.stringify({ ...state, users: [users[0], 987654] }));
-    expect((await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 })).stopped).toBeNull();
+    expect(
+      (await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 1 })).stopped,
+    ).toBeNull();
     expect(JSON.parse(readFileSync(stateFile, 'utf8')).users).toEqual([...users, 987654]);
   });
 
@@ -203,7 +241,10 @@ describe('runImport: another account behind the same address', () => {
           () => null,
           (e: unknown) => e,
         );
-        expect(error).toMatchObject({ code: 'JOURNAL_ACCOUNT', message: expect.stringContaining("none of this account's users") });
+        expect(error).toMatchObject({
+          code: 'JOURNAL_ACCOUNT',
+          message: expect.stringContaining("none of this account's users"),
+        });
       }
       expect((await all(box, '/parties', 'parties')).length).toBe(before);
       // The state's own account: the rollback goes ahead.
@@ -223,7 +264,10 @@ describe('runImport: the mapping changed between runs', () => {
     await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
     const before = (await all(box, '/parties', 'parties')).length;
     const people = join(p.dir, 'people.yaml');
-    writeFileSync(people, readFileSync(people, 'utf8').replace('key: "{{email}}"', 'key: "{{first_name}} {{last_name}}"'));
+    writeFileSync(
+      people,
+      readFileSync(people, 'utf8').replace('key: "{{email}}"', 'key: "{{first_name}} {{last_name}}"'),
+    );
     const error = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir }).then(
       () => null,
       (e: unknown) => e,
@@ -233,7 +277,12 @@ describe('runImport: the mapping changed between runs', () => {
     expect((error as FerryError).message).toContain('every row would be created again');
     expect((await all(box, '/parties', 'parties')).length).toBe(before);
     // Other changes to the mapping are what re-runs are for.
-    writeFileSync(people, readFileSync(people, 'utf8').replace('key: "{{first_name}} {{last_name}}"', 'key: "{{email}}"').replace('{ column: job_title, transform: [trim] }', '{ const: Staff }'));
+    writeFileSync(
+      people,
+      readFileSync(people, 'utf8')
+        .replace('key: "{{first_name}} {{last_name}}"', 'key: "{{email}}"')
+        .replace('{ column: job_title, transform: [trim] }', '{ const: Staff }'),
+    );
     const rerun = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
     expect(step(rerun, 'people')).toMatchObject({ created: 0, updated: 30 });
   });
@@ -259,24 +308,39 @@ describe('runImport: rejects', () => {
       ].join('\n'),
     );
     // No e-mail check in the mapping: only the service refuses an address without an @.
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,wrong\nP3,Alan,Turing,cd5678@example.com\n');
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,wrong\nP3,Alan,Turing,cd5678@example.com\n',
+    );
     const stateDir = join(dir, '.crm-ferry');
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir,
+    };
     const first = await importInto(box, options);
     const s = first.steps[0];
     expect(s?.created).toBe(2);
     expect(s?.rejected).toBe(1);
     const rejects = readFileSync(s?.rejectsFile ?? '', 'utf8');
-    expect(rejects.split('\r\n')[0]).toBe('\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_rule,_raw');
+    expect(rejects.split('\r\n')[0]).toBe(
+      '\uFEFFid,first,last,account,_http_status,_row,_field,_code,_message,_rule,_raw',
+    );
     expect(rejects).toMatch(/\r\nP2,Grace,Hopper,wrong,422,3,[^,]*,API_VALIDATION,/);
     // Said as the service's, which validate cannot know beforehand.
     expect(s?.reasons.find((r) => r.code === 'API_VALIDATION')?.byService).toBe(true);
-    expect(reasonLines(s?.reasons ?? []).at(-1)).toMatch(/API_VALIDATION: refused by the service when sent, which only it could tell/);
+    expect(reasonLines(s?.reasons ?? []).at(-1)).toMatch(
+      /API_VALIDATION: refused by the service when sent, which only it could tell/,
+    );
     // The service's own words, whole, on the column the value came from.
-    expect(rejects).toMatch(/,API_VALIDATION,"account ""wrong"": is not an email address: ""wrong"" \(the service, at emailAddresses\[0\]\.address\)",/);
+    expect(rejects).toMatch(
+      /,API_VALIDATION,"account ""wrong"": is not an email address: ""wrong"" \(the service, at emailAddresses\[0\]\.address\)",/,
+    );
 
     // Fixed, and a row added since: --retry-rejects takes the fixed row only.
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP4,Barbara,Liskov,gh1111@example.com\n');
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP4,Barbara,Liskov,gh1111@example.com\n',
+    );
     const retry = await importInto(box, { ...options, retryRejects: true });
     expect(retry.steps[0]?.created).toBe(1);
     expect(retry.steps[0]?.unchanged).toBe(0);
@@ -289,11 +353,23 @@ describe('runImport: rejects', () => {
     ).toEqual(['Hopper', 'Lovelace', 'Turing']);
 
     // A row the mapping refuses (no last name) is journalled too, so --retry-rejects finds it once fixed.
-    writeFileSync(join(dir, 'people.yaml'), readFileSync(join(dir, 'people.yaml'), 'utf8').replace('{ to: lastName, value: { column: last } }', '{ to: lastName, value: { column: last }, required: true }'));
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP5,Edsger,,ij2222@example.com\n');
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      readFileSync(join(dir, 'people.yaml'), 'utf8').replace(
+        '{ to: lastName, value: { column: last } }',
+        '{ to: lastName, value: { column: last }, required: true }',
+      ),
+    );
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP5,Edsger,,ij2222@example.com\n',
+    );
     const mapped = await importInto(box, options);
     expect(mapped.steps[0]).toMatchObject({ rejected: 1, unchanged: 3, missing: 0 });
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP5,Edsger,Dijkstra,ij2222@example.com\n');
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,first,last,account\nP1,Ada,Lovelace,ab1234@example.com\nP2,Grace,Hopper,ef9999@example.com\nP3,Alan,Turing,cd5678@example.com\nP5,Edsger,Dijkstra,ij2222@example.com\n',
+    );
     const fixed = await importInto(box, { ...options, retryRejects: true });
     expect(fixed.steps[0]).toMatchObject({ created: 1, rejected: 0 });
   });
@@ -304,11 +380,25 @@ describe('runImport: a row that could not be read', () => {
     const box = await sandbox();
     const dir = join(work, 'unread');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'people.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'people.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: lastName, value: { column: last } }',
+        '',
+      ].join('\n'),
+    );
     // An unclosed quote: that row cannot be read, the rows after it can.
     writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,"Hopper\nP3,Turing\n');
     const stateDir = join(dir, '.crm-ferry');
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir,
+    };
     const first = await importInto(box, options);
     expect(first.steps[0]).toMatchObject({ created: 2, rejected: 1 });
     expect(readFileSync(first.steps[0]?.rejectsFile ?? '', 'utf8')).toContain('SOURCE_MALFORMED_RECORD');
@@ -316,10 +406,15 @@ describe('runImport: a row that could not be read', () => {
     writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,Hopper\nP3,Turing\n');
     const retry = await importInto(box, { ...options, retryRejects: true });
     expect(retry.steps[0]).toMatchObject({ created: 1, rejected: 0 });
-    expect((await all(box, '/parties', 'parties')).filter((p) => ['Lovelace', 'Hopper', 'Turing'].includes(p.lastName))).toHaveLength(3);
+    expect(
+      (await all(box, '/parties', 'parties')).filter((p) => ['Lovelace', 'Hopper', 'Turing'].includes(p.lastName)),
+    ).toHaveLength(3);
     // The input reads whole now: a row added later is for a plain run, not for --retry-rejects.
     writeFileSync(join(dir, 'people.csv'), 'id,last\nP1,Lovelace\nP2,Hopper\nP3,Turing\nP4,Liskov\n');
-    expect((await importInto(box, { ...options, retryRejects: true })).steps[0]).toMatchObject({ created: 0, rejected: 0 });
+    expect((await importInto(box, { ...options, retryRejects: true })).steps[0]).toMatchObject({
+      created: 0,
+      rejected: 0,
+    });
     // And the rejects file of the first run is gone: this run rejected nothing.
     expect(existsSync(join(stateDir, 'results', 'people.rejects.csv'))).toBe(false);
   });
@@ -352,12 +447,27 @@ describe('runImport --dry-run after a run with rejects', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'people.yaml'),
-      ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: person }', '  - { to: lastName, value: { column: last } }', '  - { to: email, value: { column: account } }', ''].join('\n'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: person }',
+        '  - { to: lastName, value: { column: last } }',
+        '  - { to: email, value: { column: account } }',
+        '',
+      ].join('\n'),
     );
     // P2: only the service refuses its e-mail address. P3: cannot be read (an unclosed quote).
-    writeFileSync(join(dir, 'people.csv'), 'id,last,account\nP1,Lovelace,ab1234@example.com\nP2,Hopper,wrong\nP3,"Turing,cd5678@example.com\n');
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,last,account\nP1,Lovelace,ab1234@example.com\nP2,Hopper,wrong\nP3,"Turing,cd5678@example.com\n',
+    );
     const stateDir = join(dir, '.crm-ferry');
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir,
+    };
     const real = await importInto(box, options);
     expect(real.steps[0]).toMatchObject({ created: 1, rejected: 2 });
     const dry = await importInto(box, { ...options, dryRun: true });
@@ -403,11 +513,19 @@ describe('runImport: a linked row refused on a re-run', () => {
         '',
       ].join('\n'),
     );
-    writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+    writeFileSync(
+      join(dir, 'plan.yaml'),
+      'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
+    );
     writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,Acme Ltd,AB-1234\n');
-    const people = (title: string): string => `id,last,title,org\n${Array.from({ length: 12 }, (_, i) => `P${i},Lovelace${i},${title},O1`).join('\n')}\n`;
+    const people = (title: string): string =>
+      `id,last,title,org\n${Array.from({ length: 12 }, (_, i) => `P${i},Lovelace${i},${title},O1`).join('\n')}\n`;
     writeFileSync(join(dir, 'people.csv'), people('Engineer'));
-    const options: ImportOptionsInput = { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 's'), concurrency: 2 };
+    const options: ImportOptionsInput = {
+      source: { kind: 'plan', planFile: join(dir, 'plan.yaml') },
+      stateDir: join(dir, 's'),
+      concurrency: 2,
+    };
     await importInto(box, options);
     // The organisation's row now holds a value the account refuses; the person's row changed too.
     writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,Acme Ltd,not-an-account-number\n');
@@ -415,8 +533,12 @@ describe('runImport: a linked row refused on a re-run', () => {
     const rerun = await importInto(box, options);
     expect(step(rerun, 'orgs').rejected).toBe(1);
     expect(step(rerun, 'people')).toMatchObject({ updated: 12, rejected: 0 });
-    const linked = (await all(box, '/parties', 'parties')).filter((party) => String(party.lastName).startsWith('Lovelace'));
-    expect(linked.map((p) => `${p.jobTitle} at ${p.organisation?.name}`)).toEqual(Array(12).fill('Countess at Acme Ltd'));
+    const linked = (await all(box, '/parties', 'parties')).filter((party) =>
+      String(party.lastName).startsWith('Lovelace'),
+    );
+    expect(linked.map((p) => `${p.jobTitle} at ${p.organisation?.name}`)).toEqual(
+      Array(12).fill('Countess at Acme Ltd'),
+    );
   });
 });
 
@@ -428,7 +550,9 @@ describe('runImport: the state belongs to one account', () => {
     const stateDir = join(p.dir, '.crm-ferry');
     await importInto(a, { source: { kind: 'plan', planFile: p.plan }, stateDir, limit: 2 });
     const before = (await all(b, '/parties', 'parties')).length;
-    const error = await importInto(b, { source: { kind: 'plan', planFile: p.plan }, stateDir }).catch((e: unknown) => e);
+    const error = await importInto(b, { source: { kind: 'plan', planFile: p.plan }, stateDir }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(FerryError);
     expect((error as FerryError).code).toBe('JOURNAL_ACCOUNT');
     expect((error as FerryError).message).toContain(a.url);
@@ -444,22 +568,55 @@ describe('runImport: two mappings of one name in one folder', () => {
     // A copy of the mapping for another file, its `name:` left as it was.
     copyFileSync(join(p.dir, 'organisations.yaml'), join(p.dir, 'suppliers.yaml'));
     const header = readFileSync(p.csv, 'utf8').split('\n')[0];
-    writeFileSync(join(p.dir, 'suppliers.csv'), `${header}\nSam,Supply,sam@supplier.example,,Supplier One Ltd,Buyer,Main St 1,Leeds,LS1,United Kingdom,,,2024-01-01\n`);
-    const first = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv }, stateDir });
+    writeFileSync(
+      join(p.dir, 'suppliers.csv'),
+      `${header}\nSam,Supply,sam@supplier.example,,Supplier One Ltd,Buyer,Main St 1,Leeds,LS1,United Kingdom,,,2024-01-01\n`,
+    );
+    const first = await importInto(box, {
+      source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv },
+      stateDir,
+    });
     expect(first.steps[0]?.created).toBeGreaterThan(0);
     const before = (await all(box, '/parties', 'parties')).length;
     for (const dryRun of [true, false]) {
-      const error = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') }, stateDir, dryRun, deleteMissing: true }).then(
+      const error = await importInto(box, {
+        source: {
+          kind: 'mapping',
+          mappingFile: join(p.dir, 'suppliers.yaml'),
+          inputFile: join(p.dir, 'suppliers.csv'),
+        },
+        stateDir,
+        dryRun,
+        deleteMissing: true,
+      }).then(
         () => null,
         (e: unknown) => e,
       );
-      expect(error).toMatchObject({ code: 'USAGE', message: expect.stringContaining(`was written by runs of ${join(p.dir, 'organisations.yaml')}; ${join(p.dir, 'suppliers.yaml')} has a step of the same name`) });
+      expect(error).toMatchObject({
+        code: 'USAGE',
+        message: expect.stringContaining(
+          `was written by runs of ${join(p.dir, 'organisations.yaml')}; ${join(p.dir, 'suppliers.yaml')} has a step of the same name`,
+        ),
+      });
     }
     expect((await all(box, '/parties', 'parties')).length).toBe(before);
     // The first mapping goes on as before; so does the second once it has a name of its own.
-    expect((await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv }, stateDir })).steps[0]?.created).toBe(0);
-    writeFileSync(join(p.dir, 'suppliers.yaml'), readFileSync(join(p.dir, 'suppliers.yaml'), 'utf8').replace(/^name: .*$/m, 'name: suppliers'));
-    const own = await importInto(box, { source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') }, stateDir });
+    expect(
+      (
+        await importInto(box, {
+          source: { kind: 'mapping', mappingFile: join(p.dir, 'organisations.yaml'), inputFile: p.csv },
+          stateDir,
+        })
+      ).steps[0]?.created,
+    ).toBe(0);
+    writeFileSync(
+      join(p.dir, 'suppliers.yaml'),
+      readFileSync(join(p.dir, 'suppliers.yaml'), 'utf8').replace(/^name: .*$/m, 'name: suppliers'),
+    );
+    const own = await importInto(box, {
+      source: { kind: 'mapping', mappingFile: join(p.dir, 'suppliers.yaml'), inputFile: join(p.dir, 'suppliers.csv') },
+      stateDir,
+    });
     expect(own.steps[0]).toMatchObject({ step: 'suppliers', created: 1 });
   });
 });
@@ -469,7 +626,11 @@ describe('runImport --dry-run', () => {
     const box = await sandbox({ rateLimit: { limit: 4000, windowSeconds: 3600 } });
     const p = project();
     const before = (await all(box, '/parties', 'parties')).length;
-    const summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), dryRun: true });
+    const summary = await importInto(box, {
+      source: { kind: 'plan', planFile: p.plan },
+      stateDir: join(p.dir, 's'),
+      dryRun: true,
+    });
     expect((await all(box, '/parties', 'parties')).length).toBe(before);
     const creates = step(summary, 'people').created + step(summary, 'organisations').created;
     expect(creates).toBeGreaterThan(30);
@@ -494,7 +655,11 @@ describe('runImport --dry-run', () => {
     const box = await sandbox();
     const p = project();
     writeFileSync(p.plan, `${readFileSync(p.plan, 'utf8')}setup: {}\n`);
-    const summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), dryRun: true });
+    const summary = await importInto(box, {
+      source: { kind: 'plan', planFile: p.plan },
+      stateDir: join(p.dir, 's'),
+      dryRun: true,
+    });
     // Users, teams, pipelines and the milestones of the one, activity types, task categories,
     // custom fields of three entities, track definitions, stages, lost reasons, the token's user.
     expect(summary.requestsForNames).toBe(13);
@@ -504,12 +669,16 @@ describe('runImport --dry-run', () => {
 
 describe('runImport: exactly once when answers are lost', () => {
   it('with dropped connections after writes and 5xx answers, every row exists once', async () => {
-    const box = await sandbox({ faults: { errorRate: 0.1, dropAfterWriteRate: 0.15, latencyMs: 0, latencyJitterMs: 0 }, seed: 7 });
+    const box = await sandbox({
+      faults: { errorRate: 0.1, dropAfterWriteRate: 0.15, latencyMs: 0, latencyJitterMs: 0 },
+      seed: 7,
+    });
     const p = project();
     const before = await all(box, '/parties', 'parties');
     let summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') });
     // A run stopped by a fault that outlasts the retries is simply run again.
-    for (let i = 0; i < 5 && summary.stopped; i += 1) summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') });
+    for (let i = 0; i < 5 && summary.stopped; i += 1)
+      summary = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's') });
     expect(summary.stopped).toBeNull();
     const after = await all(box, '/parties', 'parties');
     const added = after.filter((party) => !before.some((b) => b.id === party.id));
@@ -525,14 +694,32 @@ describe('runImport: exactly once when answers are lost', () => {
     const box = await sandbox();
     const dir = join(work, 'pending');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - to: type', '    value: organisation', '  - to: name', '    value: { column: name }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'orgs.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - to: type',
+        '    value: organisation',
+        '  - to: name',
+        '    value: { column: name }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Applied Before Crash Ltd\nO2,Never Sent Ltd\n');
     const stateDir = join(dir, '.crm-ferry');
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') },
+      stateDir,
+    };
     // A first run with no rows creates the state for this account.
     await importInto(box, { ...options, limit: 1, dryRun: true });
     // What a crash leaves: two intents, one of which the service applied.
-    const created = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Applied Before Crash Ltd' } });
+    const created = await box.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Applied Before Crash Ltd' },
+    });
     expect(created.status).toBe(201);
     const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
     const at = new Date(Date.now() - 1000).toISOString();
@@ -541,7 +728,15 @@ describe('runImport: exactly once when answers are lost', () => {
       ['O2', 'Never Sent Ltd'],
     ] as const) {
       const body = { type: 'organisation', name };
-      await journal.append({ t: 'intent', k, op: 'create', run: 'crashed', at, fp: fingerprint({ body, attachments: [] }), body });
+      await journal.append({
+        t: 'intent',
+        k,
+        op: 'create',
+        run: 'crashed',
+        at,
+        fp: fingerprint({ body, attachments: [] }),
+        body,
+      });
     }
     await journal.close();
 
@@ -561,10 +756,24 @@ describe('runImport: exactly once when answers are lost', () => {
     const box = await sandbox({ now: serviceNow });
     const dir = join(work, 'twin');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'orgs.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: organisation }',
+        '  - { to: name, value: { column: name } }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Twin Trading Ltd\n');
     const stateDir = join(dir, '.crm-ferry');
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') },
+      stateDir,
+    };
     await importInto(box, { ...options, dryRun: true });
     // The account had a record with the same values before (imported earlier by someone else).
     const older = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Twin Trading Ltd' } });
@@ -572,7 +781,15 @@ describe('runImport: exactly once when answers are lost', () => {
     ahead += 1100;
     const body = { type: 'organisation', name: 'Twin Trading Ltd' };
     const journal = await JournalWriter.open(join(stateDir, 'journal', 'orgs.jsonl'));
-    await journal.append({ t: 'intent', k: 'O1', op: 'create', run: 'crashed', at: serviceNow().toISOString(), fp: fingerprint({ body, attachments: [] }), body });
+    await journal.append({
+      t: 'intent',
+      k: 'O1',
+      op: 'create',
+      run: 'crashed',
+      at: serviceNow().toISOString(),
+      fp: fingerprint({ body, attachments: [] }),
+      body,
+    });
     await journal.close();
     const mine = await box.v2('POST', '/parties', { party: body });
 
@@ -584,7 +801,9 @@ describe('runImport: exactly once when answers are lost', () => {
     const client = clientFor(box);
     await runRollback({ stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
     await client.close();
-    const left = (await all(box, '/parties', 'parties')).filter((party) => party.name === 'Twin Trading Ltd').map((party) => party.id);
+    const left = (await all(box, '/parties', 'parties'))
+      .filter((party) => party.name === 'Twin Trading Ltd')
+      .map((party) => party.id);
     expect(left).toEqual([older.body.party.id]);
   });
 });
@@ -669,7 +888,10 @@ describe('runRollback', () => {
     writeFileSync(p.csv, original.replace(',Geschäftsführerin,', ',Inhaberin,'));
     const second = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
     expect(step(second, 'people').updated).toBe(1);
-    const annaOf = async () => (await all(box, '/parties', 'parties')).find((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
+    const annaOf = async () =>
+      (await all(box, '/parties', 'parties')).find(
+        (party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de',
+      );
     expect((await annaOf()).jobTitle).toBe('Inhaberin');
 
     const client = clientFor(box);
@@ -724,7 +946,14 @@ describe('runImport: match:', () => {
   async function setUp(onMatch: string, csv: string) {
     const box = await sandbox();
     const existing = await box.v2('POST', '/parties', {
-      party: { type: 'person', firstName: 'Ada', lastName: 'Lovelace', jobTitle: 'Countess', emailAddresses: [{ type: 'Home', address: 'Ada@Example.org' }], tags: [{ name: 'legacy' }] },
+      party: {
+        type: 'person',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        jobTitle: 'Countess',
+        emailAddresses: [{ type: 'Home', address: 'Ada@Example.org' }],
+        tags: [{ name: 'legacy' }],
+      },
     });
     expect(existing.status).toBe(201);
     folders += 1;
@@ -732,11 +961,15 @@ describe('runImport: match:', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'people.yaml'), MATCH_MAPPING(onMatch));
     writeFileSync(join(dir, 'people.csv'), csv);
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry') };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir: join(dir, '.crm-ferry'),
+    };
     return { box, id: existing.body.party.id as number, options };
   }
 
-  const CSV = 'id,first,last,title,email,tags\nA,Ada,Lovelace,Analyst,ada@example.org,imported\nB,Alan,Turing,Codebreaker,alan@example.org,imported\n';
+  const CSV =
+    'id,first,last,title,email,tags\nA,Ada,Lovelace,Analyst,ada@example.org,imported\nB,Alan,Turing,Codebreaker,alan@example.org,imported\n';
 
   it('update: writes the row into the record found by e-mail, keeps what the account had, and rollback sets it back', async () => {
     const { box, id, options } = await setUp('update', CSV);
@@ -753,7 +986,10 @@ describe('runImport: match:', () => {
     expect(again.steps[0]).toMatchObject({ unchanged: 2, matched: 0, created: 0 });
 
     const client = clientFor(box);
-    const undone = await runRollback({ stateDir: options.stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
+    const undone = await runRollback(
+      { stateDir: options.stateDir },
+      { client, account: { baseUrl: box.url, account: box.url } },
+    );
     await client.close();
     expect(undone).toMatchObject({ deleted: 1, restored: 1 });
     const back = (await box.v2('GET', `/parties/${id}?embed=tags`)).body.party;
@@ -781,24 +1017,47 @@ describe('runImport: match:', () => {
     const box = await sandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 20, latencyJitterMs: 0 } });
     const rows = 150;
     const existing = await Promise.all(
-      Array.from({ length: rows / 3 }, (_, k) => box.v2('POST', '/parties', { party: { type: 'person', firstName: `First${3 * k}`, lastName: 'Before', emailAddresses: [{ type: 'Home', address: `r${3 * k}@example.org` }] } })),
+      Array.from({ length: rows / 3 }, (_, k) =>
+        box.v2('POST', '/parties', {
+          party: {
+            type: 'person',
+            firstName: `First${3 * k}`,
+            lastName: 'Before',
+            emailAddresses: [{ type: 'Home', address: `r${3 * k}@example.org` }],
+          },
+        }),
+      ),
     );
     expect(existing.every((answer) => answer.status === 201)).toBe(true);
     folders += 1;
     const dir = join(work, `match${folders}`);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'people.yaml'), MATCH_MAPPING('update'));
-    writeFileSync(join(dir, 'people.csv'), `id,first,last,title,email,tags\n${Array.from({ length: rows }, (_, i) => `R${i},First${i},Last${i},,r${i}@example.org,`).join('\n')}\n`);
+    writeFileSync(
+      join(dir, 'people.csv'),
+      `id,first,last,title,email,tags\n${Array.from({ length: rows }, (_, i) => `R${i},First${i},Last${i},,r${i}@example.org,`).join('\n')}\n`,
+    );
     const log: string[] = [];
     const traced = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => log.push(line) });
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry'), concurrency: 2 };
-    const dry = await runImport({ ...options, dryRun: true }, { client: traced, account: { baseUrl: box.url, account: box.url } });
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir: join(dir, '.crm-ferry'),
+      concurrency: 2,
+    };
+    const dry = await runImport(
+      { ...options, dryRun: true },
+      { client: traced, account: { baseUrl: box.url, account: box.url } },
+    );
     log.length = 0;
     const summary = await runImport(options, { client: traced, account: { baseUrl: box.url, account: box.url } });
     await traced.close();
     // Answers stay right: every third row finds its person, the others are created, none twice.
     expect(summary.steps[0]).toMatchObject({ matched: rows / 3, created: rows - rows / 3, rejected: 0 });
-    expect((await all(box, '/parties', 'parties')).filter((p) => String(p.emailAddresses?.[0]?.address ?? '').endsWith('@example.org'))).toHaveLength(rows);
+    expect(
+      (await all(box, '/parties', 'parties')).filter((p) =>
+        String(p.emailAddresses?.[0]?.address ?? '').endsWith('@example.org'),
+      ),
+    ).toHaveLength(rows);
     const filters = log.filter((line) => line.includes('/filters/results') && line.includes('->'));
     expect(filters.length).toBeLessThanOrEqual(rows / 25 + 2);
     // A step that waits for no other step's records sends full queries but its last, as its dry run says.
@@ -833,7 +1092,16 @@ describe('runImport: organisations named by many rows', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, 'orgs.yaml'),
-      ['version: 1', 'entity: party', 'key: "{{company}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: company } }', '  - { to: phone, type: Work, value: { column: switchboard } }', ''].join('\n'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{company}}"',
+        'fields:',
+        '  - { to: type, value: organisation }',
+        '  - { to: name, value: { column: company } }',
+        '  - { to: phone, type: Work, value: { column: switchboard } }',
+        '',
+      ].join('\n'),
     );
     writeFileSync(
       join(dir, 'people.yaml'),
@@ -849,8 +1117,15 @@ describe('runImport: organisations named by many rows', () => {
         '',
       ].join('\n'),
     );
-    writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
-    const rows = Array.from({ length: 24 }, (_, i) => `Person${i},p${i}@example.org,${i % 3 === 0 ? 'Globex' : 'Acme Ltd'},${i % 3 === 0 ? '+44 20 7946 0001' : '+44 20 7946 0000'}`);
+    writeFileSync(
+      join(dir, 'plan.yaml'),
+      'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n',
+    );
+    const rows = Array.from(
+      { length: 24 },
+      (_, i) =>
+        `Person${i},p${i}@example.org,${i % 3 === 0 ? 'Globex' : 'Acme Ltd'},${i % 3 === 0 ? '+44 20 7946 0001' : '+44 20 7946 0000'}`,
+    );
     // One Acme row gives the organisation another switchboard: which one is meant, only the user knows.
     rows.push('Odd,odd@example.org,Acme Ltd,+44 20 7946 0999');
     writeFileSync(join(dir, 'contacts.csv'), `last,email,company,switchboard\n${rows.join('\n')}\n`);
@@ -862,11 +1137,17 @@ describe('runImport: organisations named by many rows', () => {
       ['people', 25, 0],
     ]);
 
-    const summary = await importInto(box, { source: { kind: 'plan', planFile: plan }, stateDir: join(dir, 's'), concurrency: 16 });
+    const summary = await importInto(box, {
+      source: { kind: 'plan', planFile: plan },
+      stateDir: join(dir, 's'),
+      concurrency: 16,
+    });
     expect(step(summary, 'orgs')).toMatchObject({ created: 2, repeated: 22, rejected: 1 });
     expect(step(summary, 'people')).toMatchObject({ created: 25, rejected: 0 });
     const rejects = readFileSync(step(summary, 'orgs').rejectsFile ?? '', 'utf8');
-    expect(rejects).toContain("Odd,odd@example.org,Acme Ltd,+44 20 7946 0999,,26,key,MAPPING_VALUE,Duplicate key 'Acme Ltd': an earlier row of step orgs has the same key with other values");
+    expect(rejects).toContain(
+      "Odd,odd@example.org,Acme Ltd,+44 20 7946 0999,,26,key,MAPPING_VALUE,Duplicate key 'Acme Ltd': an earlier row of step orgs has the same key with other values",
+    );
     const parties = await all(box, '/parties', 'parties');
     expect(parties.filter((p) => p.name === 'Acme Ltd')).toHaveLength(1);
     expect(parties.filter((p) => p.name === 'Globex')).toHaveLength(1);
@@ -874,7 +1155,11 @@ describe('runImport: organisations named by many rows', () => {
     expect(parties.filter((p) => p.type === 'person' && p.organisation?.id === acme.id)).toHaveLength(17);
 
     // A re-run: the repeated rows again send nothing.
-    const again = await importInto(box, { source: { kind: 'plan', planFile: plan }, stateDir: join(dir, 's'), concurrency: 16 });
+    const again = await importInto(box, {
+      source: { kind: 'plan', planFile: plan },
+      stateDir: join(dir, 's'),
+      concurrency: 16,
+    });
     expect(step(again, 'orgs')).toMatchObject({ created: 0, unchanged: 2, repeated: 22 });
     expect(step(again, 'people')).toMatchObject({ created: 0, unchanged: 25 });
   });
@@ -896,8 +1181,12 @@ describe('runImport --full and --limit', () => {
     const first = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
     expect(step(first, 'people').unchanged).toBe(3);
     // Someone changes a record in the service; the file does not change.
-    const anna = (await all(box, '/parties', 'parties')).find((party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de');
-    expect((await box.v2('PUT', `/parties/${anna.id}`, { party: { jobTitle: 'Changed in the service' } })).status).toBe(200);
+    const anna = (await all(box, '/parties', 'parties')).find(
+      (party) => party.emailAddresses?.[0]?.address === 'anna.mueller@beispiel.de',
+    );
+    expect((await box.v2('PUT', `/parties/${anna.id}`, { party: { jobTitle: 'Changed in the service' } })).status).toBe(
+      200,
+    );
 
     const plain = await importInto(box, { source: { kind: 'plan', planFile: p.plan }, stateDir });
     expect(step(plain, 'people').updated).toBe(0);
@@ -907,7 +1196,11 @@ describe('runImport --full and --limit', () => {
     expect(step(full, 'people').updated).toBe(1);
     expect((await box.v2('GET', `/parties/${anna.id}`)).body.party.jobTitle).toBe('Geschäftsführerin');
     // Nothing else differed: one read per row, one write.
-    const rows = step(full, 'people').unchanged + step(full, 'people').updated + step(full, 'organisations').unchanged + step(full, 'organisations').updated;
+    const rows =
+      step(full, 'people').unchanged +
+      step(full, 'people').updated +
+      step(full, 'organisations').unchanged +
+      step(full, 'organisations').updated;
     expect(full.requests - full.requestsForNames).toBe(rows + 1);
 
     // Rollback of that run sets the service's value back.
@@ -921,10 +1214,19 @@ describe('runImport --full and --limit', () => {
 describe('runImport: match by a custom field', () => {
   it('finds the record by the field value and updates it; rows without a record are created', async () => {
     const box = await sandbox();
-    const definitions = (await box.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
+    const definitions = (await box.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{
+      id: number;
+      name: string;
+    }>;
     const accountNumber = definitions.find((d) => d.name === 'Account number');
     expect(accountNumber).toBeDefined();
-    const existing = await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Old Name Ltd', fields: [{ definition: { id: accountNumber?.id }, value: 'AB-1234' }] } });
+    const existing = await box.v2('POST', '/parties', {
+      party: {
+        type: 'organisation',
+        name: 'Old Name Ltd',
+        fields: [{ definition: { id: accountNumber?.id }, value: 'AB-1234' }],
+      },
+    });
     expect(existing.status).toBe(201);
     folders += 1;
     const dir = join(work, `custom${folders}`);
@@ -944,10 +1246,15 @@ describe('runImport: match by a custom field', () => {
       ].join('\n'),
     );
     writeFileSync(join(dir, 'orgs.csv'), 'id,name,account\nO1,New Name Ltd,AB-1234\nO2,Other Ltd,CD-5678\n');
-    const summary = await importInto(box, { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir: join(dir, 's') });
+    const summary = await importInto(box, {
+      source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') },
+      stateDir: join(dir, 's'),
+    });
     expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1, rejected: 0 });
     expect((await box.v2('GET', `/parties/${existing.body.party.id}`)).body.party.name).toBe('New Name Ltd');
-    expect((await all(box, '/parties', 'parties')).filter((party) => ['New Name Ltd', 'Old Name Ltd'].includes(party.name))).toHaveLength(1);
+    expect(
+      (await all(box, '/parties', 'parties')).filter((party) => ['New Name Ltd', 'Old Name Ltd'].includes(party.name)),
+    ).toHaveLength(1);
   });
 });
 
@@ -970,10 +1277,16 @@ describe('runRollback: tags', () => {
         '',
       ].join('\n'),
     );
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, '.crm-ferry') };
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir: join(dir, '.crm-ferry'),
+    };
     writeFileSync(join(dir, 'people.csv'), 'id,last,tag1,tag2\nP1,Lovelace,Shared-Tag,\n');
     await importInto(box, options);
-    writeFileSync(join(dir, 'people.csv'), 'id,last,tag1,tag2\nP1,Lovelace,Shared-Tag,\nP2,Hopper,shared-tag,Fresh-Tag\n');
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,last,tag1,tag2\nP1,Lovelace,Shared-Tag,\nP2,Hopper,shared-tag,Fresh-Tag\n',
+    );
     expect((await importInto(box, options)).steps[0]).toMatchObject({ created: 1, unchanged: 1 });
     const client = clientFor(box);
     const account = { baseUrl: box.url, account: box.url };
@@ -985,7 +1298,9 @@ describe('runRollback: tags', () => {
       // Lovelace still carries Shared-Tag; Fresh-Tag is on no record, and stays in the account's list.
       expect(undone.tagsLeft).toEqual([{ entity: 'party', names: ['Fresh-Tag'] }]);
       expect((await all(box, '/parties/tags', 'tags')).map((t) => t.name)).toContain('Fresh-Tag');
-      expect(formatRollbackSummary(undone, false)).toContain("the interface has no request to delete a tag, only to take it off a record. No record carries these any more: Fresh-Tag (parties); remove them in the account's settings");
+      expect(formatRollbackSummary(undone, false)).toContain(
+        "the interface has no request to delete a tag, only to take it off a record. No record carries these any more: Fresh-Tag (parties); remove them in the account's settings",
+      );
     } finally {
       await client.close();
     }
@@ -1026,7 +1341,12 @@ describe('runImport: progress', () => {
     const progress: Array<Extract<ImportEvent, { type: 'progress' }>> = [];
     const summary = await runImport(
       { source: { kind: 'plan', planFile: p.plan }, stateDir: join(p.dir, 's'), concurrency: 2, limit: 20 },
-      { client, account: { baseUrl: box.url, account: box.url }, progressEveryMs: 20, onEvent: (event) => event.type === 'progress' && progress.push(event) },
+      {
+        client,
+        account: { baseUrl: box.url, account: box.url },
+        progressEveryMs: 20,
+        onEvent: (event) => event.type === 'progress' && progress.push(event),
+      },
     );
     await client.close();
     expect(progress.length).toBeGreaterThan(2);
@@ -1047,14 +1367,30 @@ describe('runRollback: scheduled deletes', () => {
     folders += 1;
     const dir = join(work, `scheduled${folders}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'orgs.yaml'), ['version: 1', 'entity: party', 'key: "{{id}}"', 'fields:', '  - { to: type, value: organisation }', '  - { to: name, value: { column: name } }', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'orgs.yaml'),
+      [
+        'version: 1',
+        'entity: party',
+        'key: "{{id}}"',
+        'fields:',
+        '  - { to: type, value: organisation }',
+        '  - { to: name, value: { column: name } }',
+        '',
+      ].join('\n'),
+    );
     writeFileSync(join(dir, 'orgs.csv'), 'id,name\nO1,Scheduled Delete Ltd\n');
     const stateDir = join(dir, 's');
-    const summary = await importInto(box, { source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') }, stateDir });
+    const summary = await importInto(box, {
+      source: { kind: 'mapping', mappingFile: join(dir, 'orgs.yaml'), inputFile: join(dir, 'orgs.csv') },
+      stateDir,
+    });
     const id = (await all(box, '/parties', 'parties')).find((party) => party.name === 'Scheduled Delete Ltd')?.id;
     expect(summary.steps[0]?.created).toBe(1);
     // A note someone wrote on it since: deleting the organisation drags the note along, which the service schedules.
-    expect((await box.v2('POST', '/entries', { entry: { type: 'note', party: { id }, content: 'Called them' } })).status).toBe(201);
+    expect(
+      (await box.v2('POST', '/entries', { entry: { type: 'note', party: { id }, content: 'Called them' } })).status,
+    ).toBe(201);
     const log: string[] = [];
     const client = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => log.push(line) });
     const undone = await runRollback({ stateDir }, { client, account: { baseUrl: box.url, account: box.url } });
@@ -1077,7 +1413,11 @@ describe('runRollback: interrupted', () => {
     const account = { baseUrl: box.url, account: box.url };
     const controller = new AbortController();
     let deletes = 0;
-    const client = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => line.startsWith('DELETE') && line.includes('->') && ++deletes === 5 && controller.abort() });
+    const client = new CrmClient({
+      baseUrl: box.url,
+      auth: box.token,
+      log: (line) => line.startsWith('DELETE') && line.includes('->') && ++deletes === 5 && controller.abort(),
+    });
     const cut = await runRollback({ stateDir, concurrency: 1 }, { client, account, signal: controller.signal });
     await client.close();
     expect(cut.interrupted).toBe(true);
@@ -1108,14 +1448,24 @@ describe('runImport after an interrupted rollback', () => {
     await importInto(box, plan);
     // A second run updates every person; its rollback sets them back, and is cut off after three.
     const people = join(p.dir, 'people.yaml');
-    writeFileSync(people, readFileSync(people, 'utf8').replace('value: { column: job_title, transform: [trim] }', 'value: Interim Title'));
+    writeFileSync(
+      people,
+      readFileSync(people, 'utf8').replace('value: { column: job_title, transform: [trim] }', 'value: Interim Title'),
+    );
     const second = await importInto(box, plan);
     expect(step(second, 'people').updated).toBeGreaterThan(0);
     const account = { baseUrl: box.url, account: box.url };
     const controller = new AbortController();
     let updates = 0;
-    const cutClient = new CrmClient({ baseUrl: box.url, auth: box.token, log: (line) => line.startsWith('PUT') && line.includes('->') && ++updates === 1 && controller.abort() });
-    const cut = await runRollback({ stateDir, concurrency: 1 }, { client: cutClient, account, signal: controller.signal });
+    const cutClient = new CrmClient({
+      baseUrl: box.url,
+      auth: box.token,
+      log: (line) => line.startsWith('PUT') && line.includes('->') && ++updates === 1 && controller.abort(),
+    });
+    const cut = await runRollback(
+      { stateDir, concurrency: 1 },
+      { client: cutClient, account, signal: controller.signal },
+    );
     await cutClient.close();
     expect(cut.interrupted).toBe(true);
     const snapshot = JSON.stringify(await all(box, '/parties', 'parties'));
@@ -1125,7 +1475,10 @@ describe('runImport after an interrupted rollback', () => {
         () => null,
         (e: unknown) => e,
       );
-      expect(error).toMatchObject({ code: 'USAGE', message: expect.stringContaining(`a rollback of run ${second.run} in ${stateDir}`) });
+      expect(error).toMatchObject({
+        code: 'USAGE',
+        message: expect.stringContaining(`a rollback of run ${second.run} in ${stateDir}`),
+      });
       expect((error as FerryError).message).toContain('did not finish');
       expect((error as FerryError).hint).toMatch(/Finish the rollback first/);
     }
@@ -1171,7 +1524,9 @@ describe('runImport --retry-rejects FILE in a plan', () => {
 describe('runImport: match by name', () => {
   it('finds a person by first and last name (case and spaces aside) and leaves it as it is under onMatch: skip', async () => {
     const box = await sandbox();
-    const existing = await box.v2('POST', '/parties', { party: { type: 'person', firstName: 'Grace', lastName: 'Hopper', jobTitle: 'Rear Admiral' } });
+    const existing = await box.v2('POST', '/parties', {
+      party: { type: 'person', firstName: 'Grace', lastName: 'Hopper', jobTitle: 'Rear Admiral' },
+    });
     expect(existing.status).toBe(201);
     folders += 1;
     const dir = join(work, `byname${folders}`);
@@ -1191,12 +1546,22 @@ describe('runImport: match by name', () => {
         '',
       ].join('\n'),
     );
-    writeFileSync(join(dir, 'people.csv'), 'id,first,last,title\nP1,grace,HOPPER ,Programmer\nP2,Katherine,Johnson,Mathematician\n');
-    const options: ImportOptionsInput = { source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: join(dir, 's') };
+    writeFileSync(
+      join(dir, 'people.csv'),
+      'id,first,last,title\nP1,grace,HOPPER ,Programmer\nP2,Katherine,Johnson,Mathematician\n',
+    );
+    const options: ImportOptionsInput = {
+      source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+      stateDir: join(dir, 's'),
+    };
     const summary = await importInto(box, options);
     expect(summary.steps[0]).toMatchObject({ matched: 1, created: 1, rejected: 0 });
     expect((await box.v2('GET', `/parties/${existing.body.party.id}`)).body.party.jobTitle).toBe('Rear Admiral');
-    expect((await all(box, '/parties', 'parties')).filter((party) => String(party.lastName).toLowerCase().startsWith('hopper'))).toHaveLength(1);
+    expect(
+      (await all(box, '/parties', 'parties')).filter((party) =>
+        String(party.lastName).toLowerCase().startsWith('hopper'),
+      ),
+    ).toHaveLength(1);
     const success = readFileSync(summary.steps[0]?.successFile ?? '', 'utf8');
     expect(success).toContain(`,P1,matched,${existing.body.party.id},`);
   });

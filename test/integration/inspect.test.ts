@@ -23,15 +23,22 @@ describe('crm-ferry inspect', () => {
     expect(stdout).toContain('Delimiter:  ";" (sniffed)');
     expect(stdout).toContain('Rows:       30');
     expect(stdout).toMatch(/ 2\s+last_name\s+100\.0%\s+"Müller", "Lefèvre", "Ødegård"/);
-    expect(stdout).toMatch(/notes\s+53\.3%\s+"Prefers email\.\\nSpeaks English and German\.", "Met at the “Salon du Cuir” – asked for a quote of €4,500\."/);
+    expect(stdout).toMatch(
+      /notes\s+53\.3%\s+"Prefers email\.\\nSpeaks English and German\.", "Met at the “Salon du Cuir” – asked for a quote of €4,500\."/,
+    );
     expect(stdout).toContain('[ENCODING_GUESSED]');
   });
 
   it('lists what would ruin an import under "Check before importing", exit 0 (the rows read)', async () => {
-    writeFileSync(join(dir, 'checks.csv'), 'Customer ID,Email,Signed\nC1,ada@x.org,03/04/2024\nC1,bob@x.org,25/04/2024\n');
+    writeFileSync(
+      join(dir, 'checks.csv'),
+      'Customer ID,Email,Signed\nC1,ada@x.org,03/04/2024\nC1,bob@x.org,25/04/2024\n',
+    );
     const { code, stdout } = await run([join(dir, 'checks.csv')]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/\nCheck before importing \(2\):\n  \[DUPLICATE_KEYS\] "Customer ID" looks like the key[^\n]*\n  \[DATE_ORDER_AMBIGUOUS\] 1 date in "Signed" reads either way/);
+    expect(stdout).toMatch(
+      /\nCheck before importing \(2\):\n  \[DUPLICATE_KEYS\] "Customer ID" looks like the key[^\n]*\n  \[DATE_ORDER_AMBIGUOUS\] 1 date in "Signed" reads either way/,
+    );
     const json = JSON.parse((await run([join(dir, 'checks.csv'), '--json'])).stdout);
     expect(json.findings.map((f: { code: string }) => f.code)).toEqual(['DUPLICATE_KEYS', 'DATE_ORDER_AMBIGUOUS']);
   });
@@ -40,7 +47,14 @@ describe('crm-ferry inspect', () => {
     const { code, stdout } = await run(['samples/contacts.csv', '--json']);
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as Record<string, unknown>;
-    expect(report).toMatchObject({ file: 'samples/contacts.csv', format: 'csv', encoding: 'utf-8', delimiter: ',', rowCount: 30, errorCount: 0 });
+    expect(report).toMatchObject({
+      file: 'samples/contacts.csv',
+      format: 'csv',
+      encoding: 'utf-8',
+      delimiter: ',',
+      rowCount: 30,
+      errorCount: 0,
+    });
   });
 
   it('exits 3 and lists the first errors when rows cannot be read', async () => {
@@ -59,7 +73,12 @@ describe('crm-ferry inspect', () => {
     ['--delimiter ;', ['--delimiter', ';'], 'a;b\n1;2\n', { delimiter: ';', delimiterBasis: 'option' }],
     ['--header-row 2', ['--header-row', '2'], 'junk\na,b\n1,2\n', { headerRow: 2, rowCount: 1 }],
     ['--header-row none', ['--header-row', 'none'], '1,2\n3,4\n', { headerRow: 'none', rowCount: 2 }],
-    ['--encoding windows-1252', ['--encoding', 'windows-1252'], 'a\nplain\n', { encoding: 'windows-1252', encodingBasis: 'option' }],
+    [
+      '--encoding windows-1252',
+      ['--encoding', 'windows-1252'],
+      'a\nplain\n',
+      { encoding: 'windows-1252', encodingBasis: 'option' },
+    ],
   ];
   it.each(flagCases)('passes %s on', async (_name, flags, content, expected) => {
     const path = join(dir, `flags-${flags.join('')}.csv`.replace(/[^\w.-]/g, '_'));
@@ -74,7 +93,12 @@ describe('crm-ferry inspect', () => {
     ['two files', ['a.csv', 'b.csv'], 2, /error \[USAGE\]/],
     ['a bad header row', ['samples/contacts.csv', '--header-row', 'first'], 2, /error \[USAGE\].*header row/],
     ['a bad delimiter', ['samples/contacts.csv', '--delimiter', '::'], 2, /error \[USAGE\].*delimiter/],
-    ['an unknown encoding', ['samples/contacts.csv', '--encoding', 'nope-8'], 2, /error \[CONFIG_INVALID\].*unknown encoding/],
+    [
+      'an unknown encoding',
+      ['samples/contacts.csv', '--encoding', 'nope-8'],
+      2,
+      /error \[CONFIG_INVALID\].*unknown encoding/,
+    ],
     ['a missing file', ['samples/nope.csv'], 2, /error \[SOURCE_NOT_FOUND\] at .*samples\/nope\.csv: no such file/],
     ['an unknown flag', ['samples/contacts.csv', '--colour'], 2, /^crm-ferry inspect: unknown option --colour\n/],
   ];

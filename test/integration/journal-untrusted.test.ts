@@ -20,8 +20,14 @@ const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: sandbox.box.url, CRM
 const account = (): { baseUrl: string; account: string } => ({ baseUrl: sandbox.box.url, account: sandbox.box.url });
 
 /** Imports a folder made by people() into its own state. */
-function importPeople(p: { mapping: string; input: string; state: string }, options: { reconcile?: boolean } = {}): ReturnType<typeof runImport> {
-  return runImport({ source: { kind: 'mapping', mappingFile: p.mapping, inputFile: p.input }, stateDir: p.state, ...options }, { client: sandbox.client, account: account() });
+function importPeople(
+  p: { mapping: string; input: string; state: string },
+  options: { reconcile?: boolean } = {},
+): ReturnType<typeof runImport> {
+  return runImport(
+    { source: { kind: 'mapping', mappingFile: p.mapping, inputFile: p.input }, stateDir: p.state, ...options },
+    { client: sandbox.client, account: account() },
+  );
 }
 
 function rollback(state: string): ReturnType<typeof runRollback> {
@@ -34,7 +40,10 @@ function people(tag: string, rows: number, extra = ''): { dir: string; mapping: 
   folders += 1;
   const dir = join(work, `f${folders}`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'people.csv'), `id,first,last,email\n${Array.from({ length: rows }, (_, i) => `${tag}${i},First${i},${tag} ${i},${tag.toLowerCase()}${i}@example.org`).join('\n')}\n${extra}`);
+  writeFileSync(
+    join(dir, 'people.csv'),
+    `id,first,last,email\n${Array.from({ length: rows }, (_, i) => `${tag}${i},First${i},${tag} ${i},${tag.toLowerCase()}${i}@example.org`).join('\n')}\n${extra}`,
+  );
   writeFileSync(
     join(dir, 'people.yaml'),
     [
@@ -54,7 +63,9 @@ function people(tag: string, rows: number, extra = ''): { dir: string; mapping: 
 }
 
 async function named(prefix: string): Promise<Array<{ id: number; lastName: string }>> {
-  return (await allPages(sandbox.box, '/parties', 'parties')).filter((p: { lastName?: string }) => p.lastName?.startsWith(`${prefix} `));
+  return (await allPages(sandbox.box, '/parties', 'parties')).filter((p: { lastName?: string }) =>
+    p.lastName?.startsWith(`${prefix} `),
+  );
 }
 
 function journalOf(state: string): string {
@@ -91,15 +102,28 @@ describe('a journal cut in half', () => {
 
   it('--reconcile writes what a row holds now and its record lacks, and creates the rows the account has not', async () => {
     const p = people('Changed', 10);
-    writeFileSync(p.mapping, readFileSync(p.mapping, 'utf8').concat('  - { to: jobTitle, value: { column: title } }\n'));
-    writeFileSync(p.input, readFileSync(p.input, 'utf8').replace('id,first,last,email', 'id,first,last,email,title').replace(/\n/g, ',Clerk\n').replace('id,first,last,email,title,Clerk', 'id,first,last,email,title'));
+    writeFileSync(
+      p.mapping,
+      readFileSync(p.mapping, 'utf8').concat('  - { to: jobTitle, value: { column: title } }\n'),
+    );
+    writeFileSync(
+      p.input,
+      readFileSync(p.input, 'utf8')
+        .replace('id,first,last,email', 'id,first,last,email,title')
+        .replace(/\n/g, ',Clerk\n')
+        .replace('id,first,last,email,title,Clerk', 'id,first,last,email,title'),
+    );
     await importPeople(p);
     writeFileSync(journalOf(p.state), '');
     // A job title changed since, and two rows more. (A row whose name or first e-mail address
     // changed is not recognised: those are what the look-up goes by.)
     writeFileSync(
       p.input,
-      readFileSync(p.input, 'utf8').replace('changed3@example.org,Clerk', 'changed3@example.org,Head clerk').concat('Changed10,First10,Changed 10,changed10@example.org,Clerk\nChanged11,First11,Changed 11,changed11@example.org,Clerk\n'),
+      readFileSync(p.input, 'utf8')
+        .replace('changed3@example.org,Clerk', 'changed3@example.org,Head clerk')
+        .concat(
+          'Changed10,First10,Changed 10,changed10@example.org,Clerk\nChanged11,First11,Changed 11,changed11@example.org,Clerk\n',
+        ),
     );
     const summary = await importPeople(p, { reconcile: true });
     const step = summary.steps[0];
@@ -114,7 +138,10 @@ describe('a journal cut in half', () => {
 
   it('--fresh and --reconcile together are refused', async () => {
     const p = people('Both', 1);
-    const { code, stderr } = await runCli(['import', '--mapping', p.mapping, '--input', p.input, '--fresh', '--yes', '--reconcile'], { cwd: p.dir, env: env() });
+    const { code, stderr } = await runCli(
+      ['import', '--mapping', p.mapping, '--input', p.input, '--fresh', '--yes', '--reconcile'],
+      { cwd: p.dir, env: env() },
+    );
     expect(code).toBe(2);
     expect(stderr).toContain('--fresh starts a new state, in which --reconcile finds nothing to look up');
   });
@@ -139,7 +166,10 @@ describe('rollback deletes only what the run made', () => {
   }
 
   /** Three people imported in a state of their own, one in another; the first's done line then names the other's record. */
-  async function pointedAtAnother(tag: string, otherTag: string): Promise<{ mine: ReturnType<typeof people>; victim: { id: number } }> {
+  async function pointedAtAnother(
+    tag: string,
+    otherTag: string,
+  ): Promise<{ mine: ReturnType<typeof people>; victim: { id: number } }> {
     const mine = people(tag, 3);
     const other = people(otherTag, 1);
     await importPeople(other);
@@ -165,11 +195,21 @@ describe('rollback deletes only what the run made', () => {
     unseal(mine.state);
     const summary = await rollback(mine.state);
     expect(await named('Foreign')).toHaveLength(1);
-    expect(summary.kept).toEqual([{ step: 'people', key: 'Own0', id: victim.id, reason: expect.stringContaining('does not hold what the run wrote') }]);
+    expect(summary.kept).toEqual([
+      {
+        step: 'people',
+        key: 'Own0',
+        id: victim.id,
+        reason: expect.stringContaining('does not hold what the run wrote'),
+      },
+    ]);
     expect(summary.deleted).toBe(2);
     // Own0's record lost its line: it stays, the two others are gone.
     expect((await named('Own')).map((r) => r.lastName)).toEqual(['Own 0']);
-    const { stdout } = await runCli(['rollback', '--state-dir', mine.state, '--dry-run'], { cwd: mine.dir, env: env() });
+    const { stdout } = await runCli(['rollback', '--state-dir', mine.state, '--dry-run'], {
+      cwd: mine.dir,
+      env: env(),
+    });
     expect(stdout).toMatch(/Nothing to roll back/);
   });
 
@@ -177,13 +217,27 @@ describe('rollback deletes only what the run made', () => {
     const mine = people('Twin', 2);
     await importPeople(mine);
     // Another record with Twin1's values, dated an hour before the run.
-    const twin = await sandbox.box.v2('POST', '/parties', { party: { type: 'person', firstName: 'First1', lastName: 'Twin 1', emailAddresses: [{ type: 'Work', address: 'twin1@example.org' }] } });
+    const twin = await sandbox.box.v2('POST', '/parties', {
+      party: {
+        type: 'person',
+        firstName: 'First1',
+        lastName: 'Twin 1',
+        emailAddresses: [{ type: 'Work', address: 'twin1@example.org' }],
+      },
+    });
     const record = sandbox.box.store.parties.get(twin.body.party.id) as unknown as Record<string, unknown>;
     record.createdAt = new Date(Date.now() - 3_600_000).toISOString();
     retarget(mine.state, 'Twin1', twin.body.party.id);
     unseal(mine.state);
     const summary = await rollback(mine.state);
-    expect(summary.kept).toEqual([{ step: 'people', key: 'Twin1', id: twin.body.party.id, reason: expect.stringMatching(/^it was made .*, not while the run created the row's record/) }]);
+    expect(summary.kept).toEqual([
+      {
+        step: 'people',
+        key: 'Twin1',
+        id: twin.body.party.id,
+        reason: expect.stringMatching(/^it was made .*, not while the run created the row's record/),
+      },
+    ]);
     expect((await named('Twin')).map((r) => r.id)).toContain(twin.body.party.id);
   });
 
@@ -195,7 +249,10 @@ describe('rollback deletes only what the run made', () => {
     const summary = await rollback(mine.state);
     expect(summary.kept.map((k) => k.id)).toEqual([first?.id]);
     expect(summary.deleted).toBe(1);
-    const { stdout } = await runCli(['rollback', '--state-dir', mine.state, '--dry-run', '--all'], { cwd: mine.dir, env: env() });
+    const { stdout } = await runCli(['rollback', '--state-dir', mine.state, '--dry-run', '--all'], {
+      cwd: mine.dir,
+      env: env(),
+    });
     expect(stdout).not.toContain('Left');
   });
 });
@@ -206,19 +263,33 @@ describe('files holding account data are 0600 in 0700 folders, whatever the umas
     try {
       // A row without a last name is rejected; one with an e-mail address that is not one is a warning.
       const p = people('Modes', 2, 'bad,First,,bad@example.org\nwarn,First,Modes warn,not-an-address\n');
-      writeFileSync(p.mapping, readFileSync(p.mapping, 'utf8').replace('{ column: last } }', '{ column: last }, required: true }').replace('{ column: email } }', '{ column: email, transform: [email] }, onInvalid: drop }'));
+      writeFileSync(
+        p.mapping,
+        readFileSync(p.mapping, 'utf8')
+          .replace('{ column: last } }', '{ column: last }, required: true }')
+          .replace('{ column: email } }', '{ column: email, transform: [email] }, onInvalid: drop }'),
+      );
       const summary = await importPeople(p);
       expect(summary.steps[0]?.rejected).toBe(1);
-      for (const folder of [p.state, join(p.state, 'journal'), join(p.state, 'results')]) expect(lstatSync(folder).mode & 0o777, folder).toBe(0o700);
-      for (const file of [join(p.state, 'state.json'), join(p.state, 'steps.json'), journalOf(p.state), ...readdirSync(join(p.state, 'results')).map((name) => join(p.state, 'results', name))]) {
+      for (const folder of [p.state, join(p.state, 'journal'), join(p.state, 'results')])
+        expect(lstatSync(folder).mode & 0o777, folder).toBe(0o700);
+      for (const file of [
+        join(p.state, 'state.json'),
+        join(p.state, 'steps.json'),
+        journalOf(p.state),
+        ...readdirSync(join(p.state, 'results')).map((name) => join(p.state, 'results', name)),
+      ]) {
         expect(lstatSync(file).mode & 0o777, file).toBe(0o600);
       }
       expect(readdirSync(join(p.state, 'results')).sort()).toEqual(['people.rejects.csv', 'people.success.csv']);
 
-      const report = (await validateMapping({ mappingFile: p.mapping, inputFile: p.input, rejectsFile: join(p.dir, 'rejects.csv') })).steps[0];
+      const report = (
+        await validateMapping({ mappingFile: p.mapping, inputFile: p.input, rejectsFile: join(p.dir, 'rejects.csv') })
+      ).steps[0];
       expect(report?.rejectsFile).not.toBeNull();
       expect(report?.warningsFile).not.toBeNull();
-      for (const file of [report?.rejectsFile, report?.warningsFile]) expect(lstatSync(file as string).mode & 0o777, file as string).toBe(0o600);
+      for (const file of [report?.rejectsFile, report?.warningsFile])
+        expect(lstatSync(file as string).mode & 0o777, file as string).toBe(0o600);
     } finally {
       process.umask(umask);
     }

@@ -2,7 +2,20 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountOf, type BackupOptionsInput, connect, type CrmClient, type ExportOptionsInput, type ExportSummary, FerryError, runBackup, runExport, runImport, runRestore, runVerify } from '../../src/index.ts';
+import {
+  accountOf,
+  type BackupOptionsInput,
+  connect,
+  type CrmClient,
+  type ExportOptionsInput,
+  type ExportSummary,
+  FerryError,
+  runBackup,
+  runExport,
+  runImport,
+  runRestore,
+  runVerify,
+} from '../../src/index.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 /**
@@ -18,7 +31,8 @@ beforeAll(async () => {
   box = await startTestSandbox();
   // Without `env`: a token and an address are enough.
   ({ client } = await connect({ token: box.token, baseUrl: box.url }));
-  for (let i = 0; i < 150; i += 1) await box.v2('POST', '/parties', { party: { type: 'person', lastName: `Person ${i}` } });
+  for (let i = 0; i < 150; i += 1)
+    await box.v2('POST', '/parties', { party: { type: 'person', lastName: `Person ${i}` } });
 });
 
 afterAll(async () => {
@@ -35,13 +49,52 @@ const caught = (promise: Promise<unknown>): Promise<unknown> =>
 
 describe('the jobs of the library', () => {
   it.each([
-    ['runExport', () => runExport({ entity: 'parties', out: join(dir, 'a.csv'), where: 'lastName is x' } as unknown as ExportOptionsInput, { client }), 'option `where`'],
-    ['runExport', () => runExport({ entity: 'parties', out: join(dir, 'a.csv'), colour: 'red' } as unknown as ExportOptionsInput, { client }), '"colour"'],
-    ['runExport', () => runExport({ entity: 'parties', out: join(dir, 'a.csv'), since: 'auto' }, { client }), '`since` auto needs `stateFile`'],
-    ['runBackup', () => runBackup({ out: join(dir, 'backup'), since: 'yesterday' } as unknown as BackupOptionsInput, { client }), 'option `since`'],
+    [
+      'runExport',
+      () =>
+        runExport(
+          { entity: 'parties', out: join(dir, 'a.csv'), where: 'lastName is x' } as unknown as ExportOptionsInput,
+          { client },
+        ),
+      'option `where`',
+    ],
+    [
+      'runExport',
+      () =>
+        runExport({ entity: 'parties', out: join(dir, 'a.csv'), colour: 'red' } as unknown as ExportOptionsInput, {
+          client,
+        }),
+      '"colour"',
+    ],
+    [
+      'runExport',
+      () => runExport({ entity: 'parties', out: join(dir, 'a.csv'), since: 'auto' }, { client }),
+      '`since` auto needs `stateFile`',
+    ],
+    [
+      'runBackup',
+      () => runBackup({ out: join(dir, 'backup'), since: 'yesterday' } as unknown as BackupOptionsInput, { client }),
+      'option `since`',
+    ],
     ['runRestore', () => runRestore({ from: join(dir, 'backup'), concurrency: 0 }, { client }), 'option `concurrency`'],
-    ['runImport', () => runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state'), concurrency: 0 }, { client, account: accountOf(client) }), 'option `concurrency`'],
-    ['runVerify', () => runVerify({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: '' }, { client, account: accountOf(client) }), 'option `stateDir`'],
+    [
+      'runImport',
+      () =>
+        runImport(
+          { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state'), concurrency: 0 },
+          { client, account: accountOf(client) },
+        ),
+      'option `concurrency`',
+    ],
+    [
+      'runVerify',
+      () =>
+        runVerify(
+          { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: '' },
+          { client, account: accountOf(client) },
+        ),
+      'option `stateDir`',
+    ],
   ])('%s refuses a wrong option before any request: a FerryError of kind input naming it', async (call, run, named) => {
     const before = client.transport.requestsSent;
     const error = await caught(run());
@@ -65,7 +118,11 @@ describe('the jobs of the library', () => {
       ),
     );
     expect(error).toBeInstanceOf(FerryError);
-    expect(error).toMatchObject({ code: 'INTERNAL', kind: 'internal', message: 'runExport failed unexpectedly: the caller broke' });
+    expect(error).toMatchObject({
+      code: 'INTERNAL',
+      kind: 'internal',
+      message: 'runExport failed unexpectedly: the caller broke',
+    });
     expect((error as FerryError).cause).toBeInstanceOf(TypeError);
     const partial = (error as FerryError).partial as ExportSummary;
     expect(partial).toMatchObject({ records: 100, interrupted: false, files: [] });
@@ -76,7 +133,10 @@ describe('the jobs of the library', () => {
   it('resolves an export stopped by its signal with a summary that says so, and writes no file', async () => {
     const out = join(dir, 'stopped.csv');
     const controller = new AbortController();
-    const summary = await runExport({ entity: 'parties', out }, { client, signal: controller.signal, onEvent: () => controller.abort() });
+    const summary = await runExport(
+      { entity: 'parties', out },
+      { client, signal: controller.signal, onEvent: () => controller.abort() },
+    );
     expect(summary).toMatchObject({ interrupted: true, records: 100, files: [] });
     expect(existsSync(out)).toBe(false);
   });

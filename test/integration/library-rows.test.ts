@@ -47,7 +47,10 @@ describe('rows from anywhere: a source of rows, a mapping value and a transform 
     const { client } = await connect({ token: box.token, baseUrl: box.url });
     try {
       const ferry = createFerry({ client, transforms: transformRegistry([customerNumber]) });
-      const options = { source: { kind: 'rows' as const, name: 'crm-api', mapping: MAPPING, read: fromApi }, stateDir: join(dir, 'state') };
+      const options = {
+        source: { kind: 'rows' as const, name: 'crm-api', mapping: MAPPING, read: fromApi },
+        stateDir: join(dir, 'state'),
+      };
       const first = await ferry.runImport(options);
       expect(first.steps[0]).toMatchObject({ step: 'crm-api', rowsRead: 3, created: 2, rejected: 1 });
       expect(first.steps[0]?.reasons[0]?.example).toBe('number "none": no digits in "none"');
@@ -62,7 +65,11 @@ describe('rows from anywhere: a source of rows, a mapping value and a transform 
       people = people.map((p) => (p.id === 17 ? { ...p, last: 'King' } : p.id === 'x' ? { ...p, number: '1906' } : p));
       const again = await ferry.runImport(options);
       expect(again.steps[0]).toMatchObject({ created: 1, updated: 1, unchanged: 1, rejected: 0 });
-      expect((await allPages(box, '/parties', 'parties')).map((p) => p.lastName).sort()).toEqual(['Hopper', 'King', 'Turing']);
+      expect((await allPages(box, '/parties', 'parties')).map((p) => p.lastName).sort()).toEqual([
+        'Hopper',
+        'King',
+        'Turing',
+      ]);
     } finally {
       await client.close();
     }
@@ -75,7 +82,10 @@ describe('rows from anywhere: a source of rows, a mapping value and a transform 
         yield { id: 'a', first: 'Ann', last: 'Arbor', number: '1' };
         yield 'not a row' as unknown as Record<string, unknown>;
       };
-      const summary = await createFerry({ client, transforms: transformRegistry([customerNumber]) }).runImport({ source: { kind: 'rows', name: 'odd', mapping: MAPPING, read }, stateDir: join(dir, 'odd') });
+      const summary = await createFerry({ client, transforms: transformRegistry([customerNumber]) }).runImport({
+        source: { kind: 'rows', name: 'odd', mapping: MAPPING, read },
+        stateDir: join(dir, 'odd'),
+      });
       expect(summary.steps[0]).toMatchObject({ created: 1, rejected: 1 });
     } finally {
       await client.close();
@@ -92,7 +102,10 @@ describe('rows from anywhere: a source of rows, a mapping value and a transform 
         yield { id: 'p2', first: 'Pat', last: 'Two', number: '2' };
       };
       const ferry = createFerry({ client, transforms: transformRegistry([customerNumber]) });
-      const options = { source: { kind: 'rows' as const, name: 'paged', mapping: MAPPING, read }, stateDir: join(dir, 'paged') };
+      const options = {
+        source: { kind: 'rows' as const, name: 'paged', mapping: MAPPING, read },
+        stateDir: join(dir, 'paged'),
+      };
       const error = await ferry.runImport(options).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(FerryError);
       expect(error).toMatchObject({ code: 'SOURCE_UNREADABLE', message: 'the API answered 502 on its second page' });
@@ -109,7 +122,10 @@ describe('rows from anywhere: a source of rows, a mapping value and a transform 
     const { client } = await connect({ token: box.token, baseUrl: box.url });
     try {
       const refused = await createFerry({ client })
-        .runImport({ source: { kind: 'rows', name: 'api', mapping: MAPPING, read: [] as never }, stateDir: join(dir, 'none') })
+        .runImport({
+          source: { kind: 'rows', name: 'api', mapping: MAPPING, read: [] as never },
+          stateDir: join(dir, 'none'),
+        })
         .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(FerryError);
       expect(refused).toMatchObject({ kind: 'input', message: expect.stringContaining('source.read') });

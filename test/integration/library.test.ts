@@ -2,7 +2,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountOf, connect, type CustomTransform, FerryError, openSource, registerSourceFormat, runImport, runVerify, type SourceItem, transformRegistry, TRANSFORMS } from '../../src/index.ts';
+import {
+  accountOf,
+  connect,
+  type CustomTransform,
+  FerryError,
+  openSource,
+  registerSourceFormat,
+  runImport,
+  runVerify,
+  type SourceItem,
+  transformRegistry,
+  TRANSFORMS,
+} from '../../src/index.ts';
 import { customerNumber } from '../helpers/customer-number.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -26,7 +38,10 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n');
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
+  );
 });
 
 afterAll(async () => {
@@ -37,7 +52,10 @@ afterAll(async () => {
 describe('crm-ferry as a module', () => {
   it('refuses a custom transform without the registry that has it, before any row is read', async () => {
     const { client } = await connect({ token: box.token, baseUrl: box.url, env: {} });
-    const error = await runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state-without') }, { client, account: accountOf(client) }).catch((e: unknown) => e);
+    const error = await runImport(
+      { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state-without') },
+      { client, account: accountOf(client) },
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FerryError);
     expect(error).toMatchObject({ code: 'MAPPING_INVALID', message: expect.stringContaining('customerNumber') });
   });
@@ -47,20 +65,34 @@ describe('crm-ferry as a module', () => {
     const { client } = await connect({ token: box.token, baseUrl: box.url, env: {} });
     const account = accountOf(client);
     const stateDir = join(dir, 'state');
-    const summary = await runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir }, { client, account, transforms });
+    const summary = await runImport(
+      { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir },
+      { client, account, transforms },
+    );
     expect(summary.steps[0]).toMatchObject({ created: 2, rejected: 1 });
     const people = await allPages(box, '/parties', 'parties');
     expect(people.map((p) => p.about).sort()).toEqual(['K-000017', 'K-004711']);
-    const verified = await runVerify({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir }, { client, account, transforms });
+    const verified = await runVerify(
+      { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir },
+      { client, account, transforms },
+    );
     // The two records carry what the transform made: no difference. The row it refused was not
     // carried, by decision, and is listed apart with the transform's reason.
     expect(verified.steps[0]).toMatchObject({ found: 2 });
     expect(verified.differences).toEqual([]);
-    expect(verified.notCarried).toEqual([expect.objectContaining({ key: 'none', kind: 'rejected', reason: expect.stringContaining('no digits in "none"') })]);
+    expect(verified.notCarried).toEqual([
+      expect.objectContaining({
+        key: 'none',
+        kind: 'rejected',
+        reason: expect.stringContaining('no digits in "none"'),
+      }),
+    ]);
   });
 
   it('refuses a registry that would change what a built-in name means, or a definition that is none', () => {
-    expect(() => transformRegistry([{ ...customerNumber, name: 'trim' }])).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => transformRegistry([{ ...customerNumber, name: 'trim' }])).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID' }),
+    );
     expect(() => transformRegistry([customerNumber, customerNumber])).toThrow(/given twice/);
     expect(() => transformRegistry([{ ...customerNumber, name: 'two words' }])).toThrow(/no usable name/);
     expect(() => transformRegistry([{ name: 'half' } as unknown as CustomTransform])).toThrow(/needs `options`/);
@@ -93,19 +125,37 @@ describe('a source format of its own', () => {
 
   it('is recognised from its first bytes and read through openSource', async () => {
     const file = join(dir, 'cards.txt');
-    writeFileSync(file, 'BEGIN:VCARD\nFN:Ada Lovelace\nEMAIL:ada@example.com\nEND:VCARD\nBEGIN:VCARD\nFN:Alan Turing\nEND:VCARD\n');
+    writeFileSync(
+      file,
+      'BEGIN:VCARD\nFN:Ada Lovelace\nEMAIL:ada@example.com\nEND:VCARD\nBEGIN:VCARD\nFN:Alan Turing\nEND:VCARD\n',
+    );
     const warnings: string[] = [];
     const opened = await openSource(file, { onWarning: (w) => warnings.push(w.message) });
     expect(opened).toMatchObject({ format: 'vcard', reason: 'vCard file', varyingColumns: false });
     const rows = [];
     for await (const item of opened.items) rows.push(item);
-    expect(rows.map((r) => (r as { values: Record<string, string> }).values.FN)).toEqual(['Ada Lovelace', 'Alan Turing']);
+    expect(rows.map((r) => (r as { values: Record<string, string> }).values.FN)).toEqual([
+      'Ada Lovelace',
+      'Alan Turing',
+    ]);
     // Named .txt, not .vcf: said, and read all the same.
     expect(warnings).toEqual(['the file is named .txt but holds vCard file; reading it as vcard']);
   });
 
   it('refuses a second format of a name already taken, and a setting no source has', () => {
-    expect(() => registerSourceFormat({ name: 'csv', description: '', extensions: [], read: openSource as never })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('already a format') }));
-    expect(() => registerSourceFormat({ name: 'other', description: '', extensions: [], settings: ['tab' as never], read: openSource as never })).toThrow(/names the setting "tab"/);
+    expect(() =>
+      registerSourceFormat({ name: 'csv', description: '', extensions: [], read: openSource as never }),
+    ).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('already a format') }),
+    );
+    expect(() =>
+      registerSourceFormat({
+        name: 'other',
+        description: '',
+        extensions: [],
+        settings: ['tab' as never],
+        read: openSource as never,
+      }),
+    ).toThrow(/names the setting "tab"/);
   });
 });

@@ -80,7 +80,9 @@ describe('crm-ferry mapping init', () => {
     writeFileSync(edited, '# my hand-made mapping\n');
     const refused = await run(['mapping', 'init', 'samples/contacts.csv', '--out', edited]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe(`error [USAGE]: ${edited} already exists; nothing was written\n  Give another --out, or --force to replace the file.\n`);
+    expect(refused.stderr).toBe(
+      `error [USAGE]: ${edited} already exists; nothing was written\n  Give another --out, or --force to replace the file.\n`,
+    );
     expect(readFileSync(edited, 'utf8')).toBe('# my hand-made mapping\n');
     const input = join(dir, 'input.csv');
     writeFileSync(input, readFileSync(join(ROOT, 'samples/contacts.csv')));
@@ -92,7 +94,13 @@ describe('crm-ferry mapping init', () => {
   });
 
   it('says why --out cannot be written', async () => {
-    const missing = await run(['mapping', 'init', 'samples/contacts.csv', '--out', join(dir, 'no-such-folder', 'm.yaml')]);
+    const missing = await run([
+      'mapping',
+      'init',
+      'samples/contacts.csv',
+      '--out',
+      join(dir, 'no-such-folder', 'm.yaml'),
+    ]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^error \[USAGE\]: cannot write .*m\.yaml: its folder does not exist\n/);
   });
@@ -106,7 +114,9 @@ describe('crm-ferry mapping init', () => {
     const { code, stdout, stderr } = await run(['mapping', 'init', `samples/${sample}`]);
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(new RegExp(`^entity: ${entity}  # the file holds v1 \\w+ records$`, 'm'));
-    expect(stderr).toMatch(new RegExp(`^drafted as ${entity}: the file holds v1 \\w+ records \\(--entity to choose another\\)$`, 'm'));
+    expect(stderr).toMatch(
+      new RegExp(`^drafted as ${entity}: the file holds v1 \\w+ records \\(--entity to choose another\\)$`, 'm'),
+    );
     // --entity still decides when given.
     const asked = await run(['mapping', 'init', `samples/${sample}`, '--entity', 'party']);
     expect(asked.stdout).toMatch(/^entity: party$/m);
@@ -116,10 +126,21 @@ describe('crm-ferry mapping init', () => {
   it('starts from the ready-made mapping whose every column the file has, and says so; --draft drafts instead', async () => {
     const { code, stdout, stderr } = await run(['mapping', 'init', 'samples/crm/salesforce-opportunities.csv']);
     expect(code, stderr).toBe(0);
-    expect(stderr).toMatch(/^the columns match the ready-made mappings\/salesforce-opportunities\.yaml \(it reads \d+ of the 15 columns\): started from it/);
-    expect(stdout).toMatch(/^# Started by crm-ferry mapping init from the ready-made mappings\/salesforce-opportunities\.yaml:\n/);
+    expect(stderr).toMatch(
+      /^the columns match the ready-made mappings\/salesforce-opportunities\.yaml \(it reads \d+ of the 15 columns\): started from it/,
+    );
+    expect(stdout).toMatch(
+      /^# Started by crm-ferry mapping init from the ready-made mappings\/salesforce-opportunities\.yaml:\n/,
+    );
     expect(stdout.endsWith(readFileSync(join(ROOT, 'mappings/salesforce-opportunities.yaml'), 'utf8'))).toBe(true);
-    const drafted = await run(['mapping', 'init', 'samples/crm/salesforce-opportunities.csv', '--draft', '--entity', 'opportunity']);
+    const drafted = await run([
+      'mapping',
+      'init',
+      'samples/crm/salesforce-opportunities.csv',
+      '--draft',
+      '--entity',
+      'opportunity',
+    ]);
     expect(drafted.stdout).toMatch(/^# Drafted by crm-ferry mapping init/);
     // A file lacking one of the mapping's columns is drafted from its columns.
     const fewer = join(dir, 'hubspot-fewer.csv');
@@ -132,7 +153,10 @@ describe('crm-ferry mapping init', () => {
 
   it.each([
     [['mapping', 'init'], 'error [USAGE]: mapping init takes exactly one FILE, got 0'],
-    [['mapping', 'init', 'samples/contacts.csv', '--entity', 'person'], 'error [USAGE]: --entity must be one of party, kase, opportunity, entry, task, got "person"'],
+    [
+      ['mapping', 'init', 'samples/contacts.csv', '--entity', 'person'],
+      'error [USAGE]: --entity must be one of party, kase, opportunity, entry, task, got "person"',
+    ],
     [['mapping', 'init', 'samples/contacts.csv', '--header-row', 'x'], 'error [USAGE]: '],
     [['mapping', 'init', 'samples/missing.csv'], 'error [SOURCE_NOT_FOUND]'],
   ])('refuses %j', async (args, message) => {

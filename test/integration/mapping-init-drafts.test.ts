@@ -41,28 +41,38 @@ describe('mapping init on real exports', () => {
     expect(draft.yaml).toBe(readFileSync(join(ROOT, 'test/fixtures/init', expected), 'utf8'));
   });
 
-  it.each(DRAFTS.filter(([, entity]) => entity === 'party'))('%s: the draft validates its file with no rejects', async (sample, entity) => {
-    const input = join(ROOT, 'samples', sample);
-    const draft = await draftMapping(input, { entity });
-    const mappingFile = join(dir, `${sample.replace(/\W/g, '-')}.yaml`);
-    writeFileSync(mappingFile, draft.yaml);
-    const report = await validateMapping({ mappingFile, inputFile: input, rejectsFile: join(dir, 'rejects.csv') });
-    expect(report.steps.map((s) => ({ rejected: s.rejected, ok: s.ok > 0 }))).toEqual([{ rejected: 0, ok: true }]);
-  });
+  it.each(DRAFTS.filter(([, entity]) => entity === 'party'))(
+    '%s: the draft validates its file with no rejects',
+    async (sample, entity) => {
+      const input = join(ROOT, 'samples', sample);
+      const draft = await draftMapping(input, { entity });
+      const mappingFile = join(dir, `${sample.replace(/\W/g, '-')}.yaml`);
+      writeFileSync(mappingFile, draft.yaml);
+      const report = await validateMapping({ mappingFile, inputFile: input, rejectsFile: join(dir, 'rejects.csv') });
+      expect(report.steps.map((s) => ({ rejected: s.rejected, ok: s.ok > 0 }))).toEqual([{ rejected: 0, ok: true }]);
+    },
+  );
 
   it('an e-mail column is checked: a malformed address is left out with a warning, the record kept', async () => {
     const input = join(dir, 'klanten.csv');
     writeFileSync(input, 'Voornaam,Achternaam,E-mail\nJan,Bakker,jan@@bakker.nl\nEva,Visser, Eva@Visser.example \n');
     const mappingFile = join(dir, 'klanten.yaml');
     writeFileSync(mappingFile, (await draftMapping(input, { entity: 'party' })).yaml);
-    const report = await validateMapping({ mappingFile, inputFile: input, rejectsFile: join(dir, 'klanten.rejects.csv') });
+    const report = await validateMapping({
+      mappingFile,
+      inputFile: input,
+      rejectsFile: join(dir, 'klanten.rejects.csv'),
+    });
     expect(report.steps[0]).toMatchObject({ ok: 2, rejected: 0 });
     expect(report.steps[0]?.warnings.VALUE_DROPPED).toBe(1);
   });
 
   it.each([
     ['locales/contacts-fr.csv', ['{phone: FR}', '{date: "dd/MM/yyyy"}', '{split: ","}']],
-    ['locales/contacts-de.csv', ['{phone: DE}', '{date: "dd.MM.yyyy"}', '{boolean: {true: ["ja"], false: ["nein", ""]}}']],
+    [
+      'locales/contacts-de.csv',
+      ['{phone: DE}', '{date: "dd.MM.yyyy"}', '{boolean: {true: ["ja"], false: ["nein", ""]}}'],
+    ],
     ['locales/contacts-us.csv', ['{phone: US}', '{date: "MM/dd/yyyy"}', 'boolean', '{split: ";"}']],
   ])('%s: places every column and proposes %j, each with a comment saying why', async (sample, transforms) => {
     const draft = await draftMapping(join(ROOT, 'samples', sample));

@@ -36,8 +36,16 @@ afterAll(async () => {
 function project(name: string): string {
   const folder = join(dir, name);
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, 'organisations.yaml'), readFileSync(join(CHECKOUT, 'mappings/generic-organisations.yaml')));
-  writeFileSync(join(folder, 'plan.yaml'), ['version: 1', 'steps:', '  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }', ''].join('\n'));
+  writeFileSync(
+    join(folder, 'organisations.yaml'),
+    readFileSync(join(CHECKOUT, 'mappings/generic-organisations.yaml')),
+  );
+  writeFileSync(
+    join(folder, 'plan.yaml'),
+    ['version: 1', 'steps:', '  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }', ''].join(
+      '\n',
+    ),
+  );
   return folder;
 }
 
@@ -63,10 +71,16 @@ describe('a missing input (issue 26, item 10)', () => {
   it('is what a folder holding an older state of another account is told, not the state', async () => {
     const folder = project('older-state');
     // A first import into one account leaves its state; the input is there then.
-    writeFileSync(join(folder, 'contacts.csv'), 'company,street,city,postcode,country\nAcme,1 Main St,Leeds,LS1 1AA,United Kingdom\n');
+    writeFileSync(
+      join(folder, 'contacts.csv'),
+      'company,street,city,postcode,country\nAcme,1 Main St,Leeds,LS1 1AA,United Kingdom\n',
+    );
     const old = await startTestSandbox();
     try {
-      const first = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv'], { cwd: folder, env: { CRM_FERRY_BASE_URL: old.url, CRM_FERRY_TOKEN: old.token } });
+      const first = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv'], {
+        cwd: folder,
+        env: { CRM_FERRY_BASE_URL: old.url, CRM_FERRY_TOKEN: old.token },
+      });
       expect(first.code, first.stderr).toBe(0);
     } finally {
       await old.close();
@@ -74,7 +88,10 @@ describe('a missing input (issue 26, item 10)', () => {
     rmSync(join(folder, 'contacts.csv'));
     const other = await startTestSandbox();
     try {
-      const result = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv'], { cwd: folder, env: { CRM_FERRY_BASE_URL: other.url, CRM_FERRY_TOKEN: other.token } });
+      const result = await runCli(['import', '--mapping', 'organisations.yaml', '--input', 'contacts.csv'], {
+        cwd: folder,
+        env: { CRM_FERRY_BASE_URL: other.url, CRM_FERRY_TOKEN: other.token },
+      });
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/error \[SOURCE_NOT_FOUND\]/);
       expect(result.stderr).not.toMatch(/JOURNAL_ACCOUNT/);

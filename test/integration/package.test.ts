@@ -17,7 +17,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'ferry-package-'));
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund'], { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_loglevel: 'warn' } });
+const npm = (args: string[], cwd: string) =>
+  run('npm', [...args, '--no-audit', '--no-fund'], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_loglevel: 'warn' },
+  });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -29,10 +34,13 @@ function builtIsFresh(): boolean {
   } catch {
     return false;
   }
-  return readdirSync(join(ROOT, 'src'), { recursive: true }).every((name) => !String(name).endsWith('.ts') || statSync(join(ROOT, 'src', String(name))).mtimeMs <= built);
+  return readdirSync(join(ROOT, 'src'), { recursive: true }).every(
+    (name) => !String(name).endsWith('.ts') || statSync(join(ROOT, 'src', String(name))).mtimeMs <= built,
+  );
 }
 
-const versionOf = (name: string): string => (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+const versionOf = (name: string): string =>
+  (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** The ```ts blocks of docs/library.md, in order. */
 function docBlocks(): string[] {
@@ -43,7 +51,8 @@ function docBlocks(): string[] {
 /** What the doc's examples read: a plan of one step, its mapping and input, and a mapping with a transform of its own. */
 const FIXTURES: Record<string, string> = {
   'migration/people.csv': 'no,first,last\n17,Ada,Lovelace\n4711,Alan,Turing\nnone,Grace,Hopper\n',
-  'migration/people.yaml': 'version: 1\nentity: party\nkey: "{{no}}"\nfields:\n  - { to: type, value: person }\n  - { to: firstName, value: { column: first } }\n  - { to: lastName, value: { column: last } }\n',
+  'migration/people.yaml':
+    'version: 1\nentity: party\nkey: "{{no}}"\nfields:\n  - { to: type, value: person }\n  - { to: firstName, value: { column: first } }\n  - { to: lastName, value: { column: last } }\n',
   'migration/customers.yaml':
     'version: 1\nentity: party\nkey: "customer-{{no}}"\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last } }\n  - { to: about, value: { column: no, transform: [{ customerNumber: K- }] } }\n',
   'migration/plan.yaml': 'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
@@ -96,7 +105,17 @@ describe('the packed package', () => {
     const packed = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT);
     const [{ filename, files }] = JSON.parse(packed.stdout) as [{ filename: string; files: Array<{ path: string }> }];
     const shipped = files.map((file) => file.path);
-    expect(shipped).toEqual(expect.arrayContaining(['dist/lib/index.js', 'dist/lib/sandbox.js', 'dist/index.d.ts', 'dist/sandbox-door.d.ts', 'dist/bundle/main.js', 'bin/crm-ferry.js', 'mappings/generic-people.yaml']));
+    expect(shipped).toEqual(
+      expect.arrayContaining([
+        'dist/lib/index.js',
+        'dist/lib/sandbox.js',
+        'dist/index.d.ts',
+        'dist/sandbox-door.d.ts',
+        'dist/bundle/main.js',
+        'bin/crm-ferry.js',
+        'mappings/generic-people.yaml',
+      ]),
+    );
     // The sources are not shipped: the bundles are what runs, the declarations what type-checks.
     expect(shipped.filter((path) => path.startsWith('src/') || path.endsWith('.test.ts'))).toEqual([]);
 
@@ -116,7 +135,9 @@ describe('the packed package', () => {
     // npm 11 names every package with a script it may run on install, crm-ferry's `prepare` (the
     // checkout's build, which an install from the registry or a tarball never runs) included: that
     // note aside, no warning.
-    const warnings = `${installed.stdout}${installed.stderr}`.split('\n').filter((line) => /^npm warn/i.test(line) && !/^npm warn install-scripts/i.test(line));
+    const warnings = `${installed.stdout}${installed.stderr}`
+      .split('\n')
+      .filter((line) => /^npm warn/i.test(line) && !/^npm warn install-scripts/i.test(line));
     expect(`${installed.stdout}${installed.stderr}`).not.toMatch(/EBADENGINE/);
     expect(warnings).toEqual([]);
     const production = await npm(['ls', '--omit=dev', '--all', '--parseable'], app);
@@ -126,8 +147,15 @@ describe('the packed package', () => {
 
     // The library alone: none of the sandbox's modules (its bundle, fastify, pino, ajv).
     writeFileSync(join(app, 'hooks.mjs'), HOOKS);
-    writeFileSync(join(app, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
-    const loaded = await run(process.execPath, ['--import', './register.mjs', '--input-type=module', '-e', "await import('crm-ferry')"], { cwd: app });
+    writeFileSync(
+      join(app, 'register.mjs'),
+      "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n",
+    );
+    const loaded = await run(
+      process.execPath,
+      ['--import', './register.mjs', '--input-type=module', '-e', "await import('crm-ferry')"],
+      { cwd: app },
+    );
     const urls = loaded.stderr.split('\n').filter((line) => line.startsWith('LOADED '));
     expect(urls.some((url) => url.includes('crm-ferry/dist/lib/index.js'))).toBe(true);
     expect(urls.filter((url) => /sandbox|fastify|pino|ajv|workbench/.test(url))).toEqual([]);
@@ -139,15 +167,31 @@ describe('the packed package', () => {
     const blocks = docBlocks();
     expect(blocks.length).toBeGreaterThanOrEqual(12);
     for (const [index, block] of blocks.entries()) {
-      const uses = ['client', 'account'].filter((name) => index > 0 && new RegExp(`\\b${name}\\b`).test(block) && !new RegExp(`const (\\{[^}]*\\b)?${name}\\b`).test(block));
+      const uses = ['client', 'account'].filter(
+        (name) =>
+          index > 0 &&
+          new RegExp(`\\b${name}\\b`).test(block) &&
+          !new RegExp(`const (\\{[^}]*\\b)?${name}\\b`).test(block),
+      );
       const prelude = uses.length > 0 ? `import { ${uses.join(', ')} } from './doc-0.js';\n` : '';
-      writeFileSync(join(app, `doc-${index}.ts`), `${prelude}${block}${index === 0 ? 'export { account, client };\n' : 'export {};\n'}`);
+      writeFileSync(
+        join(app, `doc-${index}.ts`),
+        `${prelude}${block}${index === 0 ? 'export { account, client };\n' : 'export {};\n'}`,
+      );
     }
     writeFileSync(join(app, 'runner.ts'), RUNNER);
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', skipLibCheck: false, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          outDir: 'out',
+          skipLibCheck: false,
+          types: ['node'],
+        },
         include: ['*.ts'],
       }),
     );
@@ -159,12 +203,27 @@ describe('the packed package', () => {
       mkdirSync(join(folder, file, '..'), { recursive: true });
       writeFileSync(join(folder, file), text);
     }
-    const examples = await run(process.execPath, ['runner.js', String(blocks.length)], { cwd: folder, maxBuffer: 64 * 1024 * 1024 }).catch((error: { stderr?: string }) => {
+    const examples = await run(process.execPath, ['runner.js', String(blocks.length)], {
+      cwd: folder,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { stderr?: string }) => {
       throw new Error(`the examples of docs/library.md failed:\n${error.stderr ?? String(error)}`);
     });
-    const outcome = JSON.parse(examples.stdout.trim().split('\n').pop() as string) as Record<string, { code: string; kind: string; message: string }>;
-    expect(outcome.refused).toMatchObject({ code: 'CONFIG_INVALID', kind: 'input', retryable: false, message: expect.stringContaining('option `where`') });
-    expect(outcome.sandbox).toMatchObject({ code: 'CONFIG_INVALID', kind: 'input', message: expect.stringContaining('option `rateLimit.limit`') });
+    const outcome = JSON.parse(examples.stdout.trim().split('\n').pop() as string) as Record<
+      string,
+      { code: string; kind: string; message: string }
+    >;
+    expect(outcome.refused).toMatchObject({
+      code: 'CONFIG_INVALID',
+      kind: 'input',
+      retryable: false,
+      message: expect.stringContaining('option `where`'),
+    });
+    expect(outcome.sandbox).toMatchObject({
+      code: 'CONFIG_INVALID',
+      kind: 'input',
+      message: expect.stringContaining('option `rateLimit.limit`'),
+    });
     // What the examples did, as they printed it: the plan's three people, the export of them, the
     // verify of the mapping with a transform of its own (true: it agrees), the refused option of
     // the errors' example, and the export of all seven parties.
@@ -180,8 +239,16 @@ describe('the packed package', () => {
     // reads beside its own files (package.json, the ready mappings, the samples) resolve from it.
     const bin = join(app, 'node_modules/.bin/crm-ferry');
     const version = await run(bin, ['--version'], { cwd: app });
-    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
-    const drafted = await run(bin, ['mapping', 'init', join(app, 'node_modules/crm-ferry/samples/crm/hubspot-contacts.csv')], { cwd: app });
-    expect(drafted.stdout).toMatch(/^# Started by crm-ferry mapping init from the ready-made mappings\/hubspot-contacts\.yaml:/m);
+    expect(version.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
+    const drafted = await run(
+      bin,
+      ['mapping', 'init', join(app, 'node_modules/crm-ferry/samples/crm/hubspot-contacts.csv')],
+      { cwd: app },
+    );
+    expect(drafted.stdout).toMatch(
+      /^# Started by crm-ferry mapping init from the ready-made mappings\/hubspot-contacts\.yaml:/m,
+    );
   }, 900_000);
 });

@@ -25,7 +25,8 @@ function demoBlock(): { command: string; lines: string[] }[] {
 }
 
 /** What varies from run to run: the elapsed time and the ids the account gives. */
-const steady = (line: string): string => line.replace(/elapsed \d+(\.\d+)? s/, 'elapsed T s').replace(/\(id \d+\)/g, '(id N)');
+const steady = (line: string): string =>
+  line.replace(/elapsed \d+(\.\d+)? s/, 'elapsed T s').replace(/\(id \d+\)/g, '(id N)');
 
 let box: TestSandbox;
 let dir: string;
@@ -43,10 +44,16 @@ afterAll(async () => {
 describe('the README demo block', () => {
   it('shows two runs of the bundled v1 plan, each line as the program prints it', async () => {
     const runs = demoBlock();
-    expect(runs.map((r) => r.command.replace(/ --state-dir \S+/, ''))).toEqual(['$ crm-ferry run mappings/plans/v1-migration.yaml', '$ crm-ferry run mappings/plans/v1-migration.yaml   # again: nothing changed, so nothing is sent']);
+    expect(runs.map((r) => r.command.replace(/ --state-dir \S+/, ''))).toEqual([
+      '$ crm-ferry run mappings/plans/v1-migration.yaml',
+      '$ crm-ferry run mappings/plans/v1-migration.yaml   # again: nothing changed, so nothing is sent',
+    ]);
     const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
     for (const run of runs) {
-      const result = await runCli(['run', join(root, 'mappings/plans/v1-migration.yaml'), '--state-dir', join(dir, 'state')], { cwd: root, env });
+      const result = await runCli(
+        ['run', join(root, 'mappings/plans/v1-migration.yaml'), '--state-dir', join(dir, 'state')],
+        { cwd: root, env },
+      );
       expect(result.code).toBe(0);
       const printed = new Set(`${result.stderr}\n${result.stdout}`.split('\n').map(steady));
       const absent = run.lines.filter((line) => !printed.has(steady(line)));

@@ -8,7 +8,17 @@
  * `mappings/` and `samples/`, which git does not show).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join, relative } from 'node:path';
@@ -22,7 +32,8 @@ const readme = await readFile(join(CHECKOUT, 'README.md'), 'utf8');
 function walkLines(): string[] {
   const start = readme.indexOf('## Migrating an account');
   const end = readme.indexOf('### From a live legacy account');
-  if (start === -1 || end < start) throw new Error('README.md has no walk (## Migrating an account ... ### From a live legacy account)');
+  if (start === -1 || end < start)
+    throw new Error('README.md has no walk (## Migrating an account ... ### From a live legacy account)');
   const walk = readme.slice(start, end);
   const block = /```sh\n([\s\S]*?)```/.exec(walk)?.[1];
   if (block === undefined) throw new Error("the README walk has no ```sh block to set up the walk's folder");
@@ -50,7 +61,11 @@ interface Ran {
  */
 async function runLine(shell: Shell, line: string, stateFile: string): Promise<Ran> {
   const dump = `'${process.execPath}' -e 'require("node:fs").writeFileSync(process.argv[1], JSON.stringify({ cwd: process.cwd(), env: process.env }))' "$1"`;
-  const child = spawn('sh', ['-c', `${line}\nstatus=$?\n${dump}\nexit $status`, 'sh', stateFile], { cwd: shell.cwd, env: shell.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', `${line}\nstatus=$?\n${dump}\nexit $status`, 'sh', stateFile], {
+    cwd: shell.cwd,
+    env: shell.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
   child.stderr.on('data', (chunk) => (out += chunk));
@@ -80,7 +95,11 @@ function listing(folder: string): string[] {
 function checkoutState(): { git: string; top: string[]; bundled: string[] } {
   const git = spawnSync('git', ['-C', CHECKOUT, 'status', '--porcelain'], { encoding: 'utf8' });
   if (git.status !== 0) throw new Error(`git status in ${CHECKOUT} failed: ${git.stderr}`);
-  return { git: git.stdout, top: readdirSync(CHECKOUT).sort(), bundled: [...listing('mappings'), ...listing('samples')] };
+  return {
+    git: git.stdout,
+    top: readdirSync(CHECKOUT).sort(),
+    bundled: [...listing('mappings'), ...listing('samples')],
+  };
 }
 
 let box: TestSandbox;
@@ -118,7 +137,12 @@ describe('the README walk, as a user does it', () => {
     for (const [key, value] of Object.entries(process.env)) {
       if (value !== undefined && !/^npm_config_prefix$/i.test(key) && !key.startsWith('CRM_FERRY_')) env[key] = value;
     }
-    Object.assign(env, { npm_config_prefix: prefix, PATH: `${join(prefix, 'bin')}${delimiter}${env.PATH ?? ''}`, HOME: join(scratch, 'home'), XDG_CONFIG_HOME: join(scratch, 'home', '.config') });
+    Object.assign(env, {
+      npm_config_prefix: prefix,
+      PATH: `${join(prefix, 'bin')}${delimiter}${env.PATH ?? ''}`,
+      HOME: join(scratch, 'home'),
+      XDG_CONFIG_HOME: join(scratch, 'home', '.config'),
+    });
     const shell: Shell = { cwd: scratch, env };
     const stateFile = join(scratch, 'shell-state.json');
     const sandboxLine = 'crm-ferry sandbox --token rehearsal-token-1';
@@ -127,7 +151,10 @@ describe('the README walk, as a user does it', () => {
     // README's walk and this test change together.
     const steps: Array<[RegExp, (ran: Ran) => Promise<void> | void]> = [
       [/^mkdir rehearsal && cd rehearsal$/, () => expect(shell.cwd).toBe(join(scratch, 'rehearsal'))],
-      [/^cp -r .*\/samples" \.$/, () => expect(lstatSync(join(shell.cwd, 'samples', 'contacts.csv')).isFile()).toBe(true)],
+      [
+        /^cp -r .*\/samples" \.$/,
+        () => expect(lstatSync(join(shell.cwd, 'samples', 'contacts.csv')).isFile()).toBe(true),
+      ],
       [
         /^ln -s .*\/mappings" \.$/,
         () => {
@@ -135,7 +162,10 @@ describe('the README walk, as a user does it', () => {
           expect(existsSync(join(shell.cwd, 'mappings', 'plans', 'generic.yaml'))).toBe(true);
         },
       ],
-      [/^export CRM_FERRY_BASE_URL=/, () => expect([shell.env.CRM_FERRY_BASE_URL, shell.env.CRM_FERRY_TOKEN]).toEqual([box.url, 'rehearsal-token-1'])],
+      [
+        /^export CRM_FERRY_BASE_URL=/,
+        () => expect([shell.env.CRM_FERRY_BASE_URL, shell.env.CRM_FERRY_TOKEN]).toEqual([box.url, 'rehearsal-token-1']),
+      ],
       [/^crm-ferry inspect samples\/contacts\.csv$/, (ran) => expect(ran.out).toMatch(/Rows:\s+30\n/)],
       [
         /^crm-ferry mapping init samples\/contacts\.csv --online > people\.yaml$/,
@@ -145,9 +175,19 @@ describe('the README walk, as a user does it', () => {
           expect(readFileSync(join(shell.cwd, 'people.yaml'), 'utf8')).toContain('entity: party');
         },
       ],
-      [/^crm-ferry validate --mapping people\.yaml --input samples\/contacts\.csv$/, (ran) => expect(ran.out).toMatch(/ok\s+30\n[\s\S]*All rows are valid\./)],
-      [/^crm-ferry validate --plan mappings\/plans\/generic\.yaml --online$/, (ran) => expect(ran.out).toMatch(/Step people:[^\n]*\n\s+rows read\s+30\n\s+ok\s+30\n[\s\S]*All rows are valid\./)],
-      [/^crm-ferry setup mappings\/plans\/generic\.yaml$/, (ran) => expect(ran.out).toContain('Set-up: nothing to create')],
+      [
+        /^crm-ferry validate --mapping people\.yaml --input samples\/contacts\.csv$/,
+        (ran) => expect(ran.out).toMatch(/ok\s+30\n[\s\S]*All rows are valid\./),
+      ],
+      [
+        /^crm-ferry validate --plan mappings\/plans\/generic\.yaml --online$/,
+        (ran) =>
+          expect(ran.out).toMatch(/Step people:[^\n]*\n\s+rows read\s+30\n\s+ok\s+30\n[\s\S]*All rows are valid\./),
+      ],
+      [
+        /^crm-ferry setup mappings\/plans\/generic\.yaml$/,
+        (ran) => expect(ran.out).toContain('Set-up: nothing to create'),
+      ],
       [
         /^crm-ferry run mappings\/plans\/generic\.yaml --limit 20$/,
         async (ran) => {
@@ -202,10 +242,19 @@ describe('the README walk, as a user does it', () => {
     }
     expect(walked).toHaveLength(steps.length);
     // The commands ran from the checkout, reached through the link as `npm link` leaves it.
-    expect(spawnSync('sh', ['-c', 'command -v crm-ferry'], { env, encoding: 'utf8' }).stdout.trim()).toBe(join(prefix, 'bin', 'crm-ferry'));
+    expect(spawnSync('sh', ['-c', 'command -v crm-ferry'], { env, encoding: 'utf8' }).stdout.trim()).toBe(
+      join(prefix, 'bin', 'crm-ferry'),
+    );
 
     // Everything the walk wrote is in its own folder; nothing in the checkout.
-    expect(readdirSync(join(scratch, 'rehearsal')).sort()).toEqual(['.crm-ferry', 'mappings', 'migration.html', 'parties.xlsx', 'people.yaml', 'samples']);
+    expect(readdirSync(join(scratch, 'rehearsal')).sort()).toEqual([
+      '.crm-ferry',
+      'mappings',
+      'migration.html',
+      'parties.xlsx',
+      'people.yaml',
+      'samples',
+    ]);
     expect(checkoutState()).toEqual(checkoutBefore);
   }, 60_000);
 });

@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { runSetup } from '../../src/load/setup.ts';
-import { compileMapping, loadMapping, mapRows, type MappedRecord, type Mapping, type RejectedRow, type SourceOptions } from '../../src/mapping/index.ts';
+import {
+  compileMapping,
+  loadMapping,
+  mapRows,
+  type MappedRecord,
+  type Mapping,
+  type RejectedRow,
+  type SourceOptions,
+} from '../../src/mapping/index.ts';
 import { readAccountCatalog } from '../../src/client/account-catalog.ts';
 import { CatalogResolver, resolveRecord, setAt } from '../../src/mapping/resolve.ts';
 import { loadPlan } from '../../src/plan/load.ts';
@@ -30,11 +38,20 @@ interface Mapped {
  * Maps a whole sample the way a run does: load, compile, check the header, map every row.
  * `adjust` changes the loaded mapping before it is compiled (another time zone, say).
  */
-async function mapFile(mappingFile: string, inputFile: string, override: SourceOptions = {}, adjust: (m: Mapping) => Mapping = (m) => m): Promise<Mapped> {
+async function mapFile(
+  mappingFile: string,
+  inputFile: string,
+  override: SourceOptions = {},
+  adjust: (m: Mapping) => Mapping = (m) => m,
+): Promise<Mapped> {
   const mapping = adjust(await loadMapping(mappingFile));
   const compiled = await compileMapping(mapping, { file: mappingFile });
   let header: string[] | undefined;
-  const opened = await openSource(inputFile, { ...mapping.source, ...override, onDetected: (d) => (header ??= d.columns) });
+  const opened = await openSource(inputFile, {
+    ...mapping.source,
+    ...override,
+    onDetected: (d) => (header ??= d.columns),
+  });
   const items: SourceItem[] = [];
   for await (const item of opened.items) items.push(item);
   // Only CSV has a header. Legacy v1 records each carry their own columns (an organisation has
@@ -105,8 +122,18 @@ const CASES: SampleCase[] = [
   { mapping: 'hubspot-contacts.yaml', input: 'samples/crm/hubspot-contacts.csv', records: 8, rejects: [] },
   { mapping: 'salesforce-accounts.yaml', input: 'samples/crm/salesforce-accounts.csv', records: 8, rejects: [] },
   { mapping: 'salesforce-contacts.yaml', input: 'samples/crm/salesforce-contacts.csv', records: 10, rejects: [] },
-  { mapping: 'salesforce-opportunities.yaml', input: 'samples/crm/salesforce-opportunities.csv', records: 8, rejects: [] },
-  { mapping: 'pipedrive-organizations.yaml', input: 'samples/crm/pipedrive-organizations.csv', records: 4, rejects: [] },
+  {
+    mapping: 'salesforce-opportunities.yaml',
+    input: 'samples/crm/salesforce-opportunities.csv',
+    records: 8,
+    rejects: [],
+  },
+  {
+    mapping: 'pipedrive-organizations.yaml',
+    input: 'samples/crm/pipedrive-organizations.csv',
+    records: 4,
+    rejects: [],
+  },
   { mapping: 'pipedrive-persons.yaml', input: 'samples/crm/pipedrive-persons.csv', records: 5, rejects: [] },
   { mapping: 'pipedrive-deals.yaml', input: 'samples/crm/pipedrive-deals.csv', records: 5, rejects: [] },
   { mapping: 'v1-organisations.yaml', input: 'samples/v1/parties.xml', records: 1, rejects: [] },
@@ -121,11 +148,34 @@ const CASES: SampleCase[] = [
   { mapping: 'v1-opportunity-notes.yaml', input: 'samples/v1/opportunities.xml', records: 1, rejects: [] },
   { mapping: 'v1-history.yaml', input: 'samples/v1/history.xml', records: 3, rejects: [] },
   { mapping: 'v1-tasks.yaml', input: 'samples/v1/tasks.xml', records: 4, rejects: [] },
-  { mapping: 'roundtrip-organisations.yaml', input: 'samples/export/roundtrip/parties.csv', records: 3, rejects: [], skipped: 2 },
-  { mapping: 'roundtrip-people.yaml', input: 'samples/export/roundtrip/parties.csv', records: 2, rejects: [], skipped: 3 },
-  { mapping: 'roundtrip-opportunities.yaml', input: 'samples/export/roundtrip/opportunities.csv', records: 3, rejects: [] },
+  {
+    mapping: 'roundtrip-organisations.yaml',
+    input: 'samples/export/roundtrip/parties.csv',
+    records: 3,
+    rejects: [],
+    skipped: 2,
+  },
+  {
+    mapping: 'roundtrip-people.yaml',
+    input: 'samples/export/roundtrip/parties.csv',
+    records: 2,
+    rejects: [],
+    skipped: 3,
+  },
+  {
+    mapping: 'roundtrip-opportunities.yaml',
+    input: 'samples/export/roundtrip/opportunities.csv',
+    records: 3,
+    rejects: [],
+  },
   { mapping: 'roundtrip-kases.yaml', input: 'samples/export/roundtrip/kases.csv', records: 2, rejects: [] },
-  { mapping: 'roundtrip-entries.yaml', input: 'samples/export/roundtrip/entries.csv', records: 3, rejects: [], skipped: 1 },
+  {
+    mapping: 'roundtrip-entries.yaml',
+    input: 'samples/export/roundtrip/entries.csv',
+    records: 3,
+    rejects: [],
+    skipped: 1,
+  },
   { mapping: 'roundtrip-tasks.yaml', input: 'samples/export/roundtrip/tasks.csv', records: 3, rejects: [], skipped: 1 },
 ];
 
@@ -141,15 +191,18 @@ describe('ready-made mappings over their samples', () => {
     );
   });
 
-  it.each(CASES)('$mapping maps $input: $records records, rejects $rejects', async ({ mapping, input, records, rejects, skipped = 0 }) => {
-    const result = await sample(mapping, input);
-    expect(result.rejected.map((r) => `${r.location.row} ${r.field} ${r.code}`)).toEqual(rejects);
-    expect(result.records).toHaveLength(records);
-    expect(result.skipped).toBe(skipped);
-    // Keys identify rows across re-runs and links: a sample must not repeat one.
-    const keys = result.records.map((r) => r.key);
-    expect(new Set(keys).size).toBe(keys.length);
-  });
+  it.each(CASES)(
+    '$mapping maps $input: $records records, rejects $rejects',
+    async ({ mapping, input, records, rejects, skipped = 0 }) => {
+      const result = await sample(mapping, input);
+      expect(result.rejected.map((r) => `${r.location.row} ${r.field} ${r.code}`)).toEqual(rejects);
+      expect(result.records).toHaveLength(records);
+      expect(result.skipped).toBe(skipped);
+      // Keys identify rows across re-runs and links: a sample must not repeat one.
+      const keys = result.records.map((r) => r.key);
+      expect(new Set(keys).size).toBe(keys.length);
+    },
+  );
 });
 
 describe('generic contacts sheet', () => {
@@ -270,7 +323,16 @@ describe('Salesforce', () => {
     const edge = await recordOf(...accounts, '0015g00000ABC01AAA');
     expect(edge.record).toMatchObject({
       name: 'Edge Communications',
-      addresses: [{ type: 'Office', street: '312 Constitution Place\nAustin, TX 78767\nUSA', city: 'Austin', state: 'TX', zip: '78767', country: 'United States' }],
+      addresses: [
+        {
+          type: 'Office',
+          street: '312 Constitution Place\nAustin, TX 78767\nUSA',
+          city: 'Austin',
+          state: 'TX',
+          zip: '78767',
+          country: 'United States',
+        },
+      ],
       phoneNumbers: [{ type: 'Work', number: '+15127576000' }],
       tags: [{ name: 'Customer - Direct' }],
       fields: [
@@ -282,14 +344,30 @@ describe('Salesforce', () => {
   });
 
   it('maps a contact: title without full stop, linked to its account; imports the one with a broken e-mail without it', async () => {
-    const sean = await recordOf('salesforce-contacts.yaml', 'samples/crm/salesforce-contacts.csv', '0035g00000XYZ01AAA');
-    expect(sean.record).toMatchObject({ title: 'Mr', firstName: 'Sean', lastName: 'Forbes', jobTitle: 'CFO', tags: [{ name: 'Source: Web' }] });
+    const sean = await recordOf(
+      'salesforce-contacts.yaml',
+      'samples/crm/salesforce-contacts.csv',
+      '0035g00000XYZ01AAA',
+    );
+    expect(sean.record).toMatchObject({
+      title: 'Mr',
+      firstName: 'Sean',
+      lastName: 'Forbes',
+      jobTitle: 'CFO',
+      tags: [{ name: 'Source: Web' }],
+    });
     expect(refsOf(sean)).toEqual(['accounts:0015g00000ABC01AAA']);
     expect(sean.warnings).toBeUndefined();
-    const bond = await recordOf('salesforce-contacts.yaml', 'samples/crm/salesforce-contacts.csv', '0035g00000XYZ10AAA');
+    const bond = await recordOf(
+      'salesforce-contacts.yaml',
+      'samples/crm/salesforce-contacts.csv',
+      '0035g00000XYZ10AAA',
+    );
     expect(bond.record.emailAddresses).toBeUndefined();
     expect(bond.record.lastName).toBe('Bond');
-    expect(bond.warnings).toEqual([expect.objectContaining({ code: 'VALUE_DROPPED', field: 'email', value: 'bond_john@@dickenson.example.com' })]);
+    expect(bond.warnings).toEqual([
+      expect.objectContaining({ code: 'VALUE_DROPPED', field: 'email', value: 'bond_john@@dickenson.example.com' }),
+    ]);
   });
 
   it('maps a won opportunity: milestone Won in Sales, value, close date, lead source, Signed', async () => {
@@ -313,7 +391,11 @@ describe('Salesforce', () => {
 
   it('maps an open opportunity: expected close date, next step in the description', async () => {
     const open = await recordOf(...opportunities, '0065g00000OPP02AAA');
-    expect(open.record).toMatchObject({ expectedCloseOn: '2024-10-31', description: 'Next step: Call to confirm budget', value: { amount: 50000, currency: 'USD' } });
+    expect(open.record).toMatchObject({
+      expectedCloseOn: '2024-10-31',
+      description: 'Next step: Call to confirm budget',
+      value: { amount: 50000, currency: 'USD' },
+    });
     expect(open.record.closedOn).toBeUndefined();
     expect(open.record.fields).toEqual([{ definition: { name: 'Lead source', tag: null }, value: 'Referral' }]);
     expect(namesOf(open)).toContain('milestone:New');
@@ -329,20 +411,31 @@ describe('Pipedrive', () => {
   const deals = ['pipedrive-deals.yaml', 'samples/crm/pipedrive-deals.csv'] as const;
 
   it.each([
-    ['101', 'Negotiation', { probability: 80, expectedCloseOn: '2024-12-20', value: { amount: 48000, currency: 'NOK' } }],
+    [
+      '101',
+      'Negotiation',
+      { probability: 80, expectedCloseOn: '2024-12-20', value: { amount: 48000, currency: 'NOK' } },
+    ],
     ['102', 'Won', { closedOn: '2024-05-28', value: { amount: 12500.5, currency: 'EUR' } }],
     ['103', 'Lost', { closedOn: '2024-04-02' }],
     ['104', 'New', { probability: 10 }],
     ['105', 'Qualified', { expectedCloseOn: '2025-01-15' }],
   ])('deal %s reaches milestone %s', async (key, milestone, fields) => {
     const deal = await recordOf(...deals, key);
-    expect(deal.names.find((n) => n.kind === 'milestone')).toMatchObject({ name: milestone, scope: { pipeline: 'Sales' } });
+    expect(deal.names.find((n) => n.kind === 'milestone')).toMatchObject({
+      name: milestone,
+      scope: { pipeline: 'Sales' },
+    });
     expect(deal.record).toMatchObject(fields);
   });
 
   it("folds Pipedrive's lost reason into the account's list, looked up by name (a reason it lacks is dropped with a warning)", async () => {
     const deal = await recordOf(...deals, '103');
-    expect(deal.names.find((n) => n.kind === 'lostReason')).toMatchObject({ name: 'Competitor', path: ['lostReason'], onUnknown: 'drop' });
+    expect(deal.names.find((n) => n.kind === 'lostReason')).toMatchObject({
+      name: 'Competitor',
+      path: ['lostReason'],
+      onUnknown: 'drop',
+    });
     expect(deal.record.lostReason).toBeNull();
   });
 
@@ -370,7 +463,11 @@ describe('Pipedrive', () => {
   });
 
   it('maps an organisation: street from road and house number, customer since for customers only', async () => {
-    const fjord = await recordOf('pipedrive-organizations.yaml', 'samples/crm/pipedrive-organizations.csv', 'Fjord Fisk AS');
+    const fjord = await recordOf(
+      'pipedrive-organizations.yaml',
+      'samples/crm/pipedrive-organizations.csv',
+      'Fjord Fisk AS',
+    );
     expect(fjord.record).toMatchObject({
       addresses: [{ type: 'Office', street: 'Karl Johans gate 1', city: 'Oslo', zip: '0154', country: 'Norway' }],
       fields: [
@@ -378,7 +475,11 @@ describe('Pipedrive', () => {
         { definition: { name: 'Customer since', tag: null }, value: '2022-03-01' },
       ],
     });
-    const virtanen = await recordOf('pipedrive-organizations.yaml', 'samples/crm/pipedrive-organizations.csv', 'Virtanen Oy');
+    const virtanen = await recordOf(
+      'pipedrive-organizations.yaml',
+      'samples/crm/pipedrive-organizations.csv',
+      'Virtanen Oy',
+    );
     expect(virtanen.record.fields).toEqual([{ definition: { name: 'Industry', tag: null }, value: 'Software' }]);
   });
 });
@@ -416,23 +517,30 @@ describe('legacy v1 exports', () => {
   });
 
   it('reads only the people with the people mapping and only the organisations with the other', async () => {
-    expect((await sample('v1-people.yaml', 'samples/v1/parties.xml')).records.map((r) => [r.key, r.record.type])).toEqual([
+    expect(
+      (await sample('v1-people.yaml', 'samples/v1/parties.xml')).records.map((r) => [r.key, r.record.type]),
+    ).toEqual([
       ['101', 'person'],
       ['102', 'person'],
     ]);
-    expect((await sample('v1-organisations.yaml', 'samples/v1/parties.xml')).records.map((r) => [r.key, r.record.type])).toEqual([['201', 'organisation']]);
+    expect(
+      (await sample('v1-organisations.yaml', 'samples/v1/parties.xml')).records.map((r) => [r.key, r.record.type]),
+    ).toEqual([['201', 'organisation']]);
     // A person without an organisation is not linked to one.
     const alan = await recordOf('v1-people.yaml', 'samples/v1/parties.xml', '102');
     expect(alan.refs).toEqual([]);
     expect(alan.record.organisation).toBeUndefined();
   });
 
-  it.each(['v1-people.yaml', 'v1-organisations.yaml'])('%s reads the JSON export of the same parties into the same records', async (mapping) => {
-    const xml = await sample(mapping, 'samples/v1/parties.xml');
-    const json = await sample(mapping, 'samples/v1/parties.json');
-    expect(json.records.map((r) => r.record)).toEqual(xml.records.map((r) => r.record));
-    expect(json.records.map((r) => r.refs)).toEqual(xml.records.map((r) => r.refs));
-  });
+  it.each(['v1-people.yaml', 'v1-organisations.yaml'])(
+    '%s reads the JSON export of the same parties into the same records',
+    async (mapping) => {
+      const xml = await sample(mapping, 'samples/v1/parties.xml');
+      const json = await sample(mapping, 'samples/v1/parties.json');
+      expect(json.records.map((r) => r.record)).toEqual(xml.records.map((r) => r.record));
+      expect(json.records.map((r) => r.refs)).toEqual(xml.records.map((r) => r.refs));
+    },
+  );
 
   it('maps an organisation with its twitter handle as a TWITTER website', async () => {
     const org = await recordOf('v1-organisations.yaml', 'samples/v1/parties.xml', '201');
@@ -466,7 +574,12 @@ describe('legacy v1 exports', () => {
 
   it('maps cases to projects with status, start and close dates', async () => {
     const claim = await recordOf('v1-kases.yaml', 'samples/v1/kases.xml', '402');
-    expect(claim.record).toMatchObject({ name: 'Warranty claim', status: 'CLOSED', startOn: '2012-01-10', closedOn: '2012-02-01' });
+    expect(claim.record).toMatchObject({
+      name: 'Warranty claim',
+      status: 'CLOSED',
+      startOn: '2012-01-10',
+      closedOn: '2012-02-01',
+    });
     // The plain export has no custom fields: only the unticked Billable checkbox is written.
     expect(namesOf(claim)).toEqual(['user:kim', 'fieldDefinition:Billable']);
     expect(refsOf(claim)).toEqual(['people|organisations:101']);
@@ -498,9 +611,15 @@ describe('legacy v1 exports', () => {
       activityType: null,
       entryAt: '2012-01-12T08:30:00Z',
     });
-    expect(contentAs(call, { username: 'admin', name: 'Alex Admin' })).toBe('Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.');
-    expect(contentAs(call, null)).toBe('Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.');
-    expect(contentAs(call, { username: 'ajones', name: 'Al Jones' })).toBe('Customer reports a cracked gear. Parts ordered.');
+    expect(contentAs(call, { username: 'admin', name: 'Alex Admin' })).toBe(
+      'Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.',
+    );
+    expect(contentAs(call, null)).toBe(
+      'Originally by Al Jones (ajones) on 2012-01-12T08:30:00Z\n\nCustomer reports a cracked gear. Parts ordered.',
+    );
+    expect(contentAs(call, { username: 'ajones', name: 'Al Jones' })).toBe(
+      'Customer reports a cracked gear. Parts ordered.',
+    );
     expect(namesOf(call)).toEqual(['activityType:Call']);
     expect(refsOf(call)).toEqual(['kases:402']);
   });
@@ -516,16 +635,24 @@ describe('legacy v1 exports', () => {
       activityType: null,
       entryAt: '2011-10-02T11:30:00Z',
     });
-    expect(contentAs(email, { username: 'admin', name: 'Alex Admin' })).toBe('Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z\n\nFollow-up\n\nSent the brochure.');
+    expect(contentAs(email, { username: 'admin', name: 'Alex Admin' })).toBe(
+      'Originally by Jo Smith (jsmith) on 2011-10-02T11:30:00Z\n\nFollow-up\n\nSent the brochure.',
+    );
     expect(contentAs(email, { username: 'jsmith', name: 'Jo Smith' })).toBe('Follow-up\n\nSent the brochure.');
     expect(namesOf(email)).toEqual(['activityType:Email']);
     expect(refsOf(email)).toEqual(['people|organisations:101']);
-    expect(email.attachments).toEqual([{ path: join(ROOT, 'samples/v1/attachments/801/brochure.pdf'), contentType: 'application/pdf' }]);
-    expect(namesOf(await recordOf('v1-notes.yaml', 'samples/v1/parties.xml', '707'))).toEqual(['activityType:Task completed']);
+    expect(email.attachments).toEqual([
+      { path: join(ROOT, 'samples/v1/attachments/801/brochure.pdf'), contentType: 'application/pdf' },
+    ]);
+    expect(namesOf(await recordOf('v1-notes.yaml', 'samples/v1/parties.xml', '707'))).toEqual([
+      'activityType:Task completed',
+    ]);
   });
 
   it('maps a history list saved on its own onto the record each item names', async () => {
-    expect(refsOf(await recordOf('v1-history.yaml', 'samples/v1/history.xml', '703'))).toEqual(['people|organisations:201']);
+    expect(refsOf(await recordOf('v1-history.yaml', 'samples/v1/history.xml', '703'))).toEqual([
+      'people|organisations:201',
+    ]);
     expect(refsOf(await recordOf('v1-history.yaml', 'samples/v1/history.xml', '704'))).toEqual(['kases:402']);
     const offer = await recordOf('v1-history.yaml', 'samples/v1/history.xml', '708');
     expect(refsOf(offer)).toEqual(['opportunities:301']);
@@ -546,7 +673,15 @@ describe('legacy v1 exports', () => {
     ['1001', { dueOn: '2012-03-01', detail: 'Both copies, signed' }, ['opportunities:301']],
     ['1002', { dueOn: '2012-03-02', dueTime: '14:30:00' }, ['people|organisations:101']],
     ['1003', { dueOn: '2012-03-05' }, ['kases:402']],
-    ['1004', { dueOn: '2012-01-20', status: 'COMPLETED', detail: 'Part no. G-42\n\nCompleted on 2012-01-18T15:20:00Z (legacy account)' }, ['kases:402']],
+    [
+      '1004',
+      {
+        dueOn: '2012-01-20',
+        status: 'COMPLETED',
+        detail: 'Part no. G-42\n\nCompleted on 2012-01-18T15:20:00Z (legacy account)',
+      },
+      ['kases:402'],
+    ],
   ])('maps task %s onto the record it belongs to', async (key, fields, refs) => {
     const task = await recordOf('v1-tasks.yaml', 'samples/v1/tasks.xml', key);
     expect(task.record).toMatchObject(fields);
@@ -558,11 +693,26 @@ describe('dates do not move with the time zone', () => {
   // Zones far from UTC on both sides: a date-only value read through a zone would shift a day.
   it.each(['Pacific/Kiritimati', 'Pacific/Pago_Pago', 'America/New_York'])('in %s', async (timeZone) => {
     const inZone = (m: Mapping): Mapping => ({ ...m, timeZone });
-    const v1 = await mapFile(join(MAPPINGS, 'v1-opportunities.yaml'), join(ROOT, 'samples/v1/opportunities.xml'), {}, inZone);
+    const v1 = await mapFile(
+      join(MAPPINGS, 'v1-opportunities.yaml'),
+      join(ROOT, 'samples/v1/opportunities.xml'),
+      {},
+      inZone,
+    );
     expect(v1.records.map((r) => r.record.expectedCloseOn ?? r.record.closedOn)).toEqual(['2012-03-31', '2012-01-15']);
-    const sf = await mapFile(join(MAPPINGS, 'salesforce-opportunities.yaml'), join(ROOT, 'samples/crm/salesforce-opportunities.csv'), {}, inZone);
+    const sf = await mapFile(
+      join(MAPPINGS, 'salesforce-opportunities.yaml'),
+      join(ROOT, 'samples/crm/salesforce-opportunities.csv'),
+      {},
+      inZone,
+    );
     expect(sf.records[0]?.record.closedOn).toBe('2023-05-17');
-    const pd = await mapFile(join(MAPPINGS, 'pipedrive-deals.yaml'), join(ROOT, 'samples/crm/pipedrive-deals.csv'), {}, inZone);
+    const pd = await mapFile(
+      join(MAPPINGS, 'pipedrive-deals.yaml'),
+      join(ROOT, 'samples/crm/pipedrive-deals.csv'),
+      {},
+      inZone,
+    );
     expect(pd.records[1]?.record.closedOn).toBe('2024-05-28');
   });
 });
@@ -574,7 +724,17 @@ const PLAN_STEPS: Record<string, string[]> = {
   hubspot: ['companies', 'people'],
   salesforce: ['accounts', 'contacts', 'opportunities'],
   pipedrive: ['organizations', 'people', 'deals'],
-  'v1-migration': ['organisations', 'people', 'opportunities', 'kases', 'notes', 'kase-notes', 'opportunity-notes', 'history', 'tasks'],
+  'v1-migration': [
+    'organisations',
+    'people',
+    'opportunities',
+    'kases',
+    'notes',
+    'kase-notes',
+    'opportunity-notes',
+    'history',
+    'tasks',
+  ],
 };
 
 interface PlannedStep {
@@ -590,7 +750,13 @@ async function plannedSteps(plan: string): Promise<PlannedStep[]> {
   const steps: PlannedStep[] = [];
   for (const step of loaded.steps) {
     const mapping = await loadMapping(step.mappingFile);
-    steps.push({ name: step.name, mappingFile: step.mappingFile, inputFile: step.inputFile, source: step.source, refs: mappingRefs(mapping, step.mappingFile) });
+    steps.push({
+      name: step.name,
+      mappingFile: step.mappingFile,
+      inputFile: step.inputFile,
+      source: step.source,
+      refs: mappingRefs(mapping, step.mappingFile),
+    });
   }
   return orderSteps(steps);
 }
@@ -609,7 +775,8 @@ describe('plans', () => {
       for (const record of result.records) {
         const outcome = checks.check(record);
         if (outcome.kind === 'rejected') problems.push(`${step.name} ${record.key}: ${outcome.rejected.message}`);
-        for (const problem of book.checkRefs(record.refs)) problems.push(`${step.name} ${record.key}: ${problem.message}`);
+        for (const problem of book.checkRefs(record.refs))
+          problems.push(`${step.name} ${record.key}: ${problem.message}`);
         book.addValid(step.name, record.key);
       }
     }
@@ -631,7 +798,20 @@ describe('plans', () => {
       ['hubspot', ['companies 6/0', 'people 8/0']],
       ['salesforce', ['accounts 8/0', 'contacts 10/0', 'opportunities 8/0']],
       ['pipedrive', ['organizations 4/0', 'people 5/0', 'deals 5/0']],
-      ['v1-migration', ['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']],
+      [
+        'v1-migration',
+        [
+          'organisations 1/0',
+          'people 2/0',
+          'opportunities 2/0',
+          'kases 2/0',
+          'notes 3/0',
+          'kase-notes 3/0',
+          'opportunity-notes 1/0',
+          'history 3/0',
+          'tasks 4/0',
+        ],
+      ],
       ['roundtrip', ['organisations 3/0', 'people 2/0', 'opportunities 3/0', 'kases 2/0', 'entries 3/0', 'tasks 3/0']],
     ])('%s: rows ok/rejected per step', async (plan, expected) => {
       const rejectsDir = join(dir, plan);
@@ -648,7 +828,13 @@ describe('imported into the sandbox', () => {
   let resolver: CatalogResolver;
   /** Ids the sandbox gave, by plan, step and key. */
   const created = new Map<string, Map<string, number>>();
-  const ENDPOINT = { party: 'parties', kase: 'kases', opportunity: 'opportunities', entry: 'entries', task: 'tasks' } as const;
+  const ENDPOINT = {
+    party: 'parties',
+    kase: 'kases',
+    opportunity: 'opportunities',
+    entry: 'entries',
+    task: 'tasks',
+  } as const;
 
   beforeAll(async () => {
     sandbox = await startTestSandbox();
@@ -688,7 +874,9 @@ describe('imported into the sandbox', () => {
         }
         for (const ref of record.refs) {
           const found = lookUpRef(ref, (linked, key) => created.get(`${plan}/${linked}`)?.get(key));
-          expect(found.status, `${step.name} ${record.key} links to ${ref.steps.join(' or ')} ${ref.key}`).toBe('found');
+          expect(found.status, `${step.name} ${record.key} links to ${ref.steps.join(' or ')} ${ref.key}`).toBe(
+            'found',
+          );
           if (found.status === 'found') expect(setAt(record.record, ref.path, found.value)).toBe(true);
         }
         const plural = ENDPOINT[record.entity];
@@ -699,7 +887,8 @@ describe('imported into the sandbox', () => {
         else ids.set(record.key, answer.body[singular].id);
         for (const party of parties ?? []) {
           const added = await sandbox.v2('POST', `/kases/${answer.body[singular]?.id}/parties/${party.id}`);
-          if (added.status !== 204) failures.push(`${step.name} ${record.key} contact ${party.id}: ${added.status} ${added.text}`);
+          if (added.status !== 204)
+            failures.push(`${step.name} ${record.key} contact ${party.id}: ${added.status} ${added.text}`);
         }
       }
     }
@@ -713,7 +902,9 @@ describe('imported into the sandbox', () => {
     const party = answer.body.party;
     expect(party.organisation.name).toBe('Northwind Traders');
     expect(party.owner.username).toBe('sam');
-    expect(party.fields.map((f: { definition: { name: string }; value: unknown }) => [f.definition.name, f.value])).toEqual([['Preferred language', 'English']]);
+    expect(
+      party.fields.map((f: { definition: { name: string }; value: unknown }) => [f.definition.name, f.value]),
+    ).toEqual([['Preferred language', 'English']]);
   });
 
   it('stored a Salesforce opportunity in milestone Won with its value and account', async () => {
@@ -732,13 +923,18 @@ describe('imported into the sandbox', () => {
     expect(org).toBeDefined();
     const found = await sandbox.v2('GET', `/parties/search?q=${encodeURIComponent('Analytical Engines')}&perPage=100`);
     expect(found.status).toBe(200);
-    const named = found.body.parties.filter((p: { type: string; name?: string }) => p.type === 'organisation' && p.name === 'Analytical Engines & Co');
+    const named = found.body.parties.filter(
+      (p: { type: string; name?: string }) => p.type === 'organisation' && p.name === 'Analytical Engines & Co',
+    );
     expect(named.map((p: { id: number }) => p.id)).toEqual([org]);
     const ada = created.get('v1-migration/people')?.get('101');
     const person = await sandbox.v2('GET', `/parties/${ada}?embed=organisation`);
     expect(person.body.party.organisation.id).toBe(org);
     // The opportunity links to the organisation through the same two-step link as notes to people.
-    const opportunity = await sandbox.v2('GET', `/opportunities/${created.get('v1-migration/opportunities')?.get('301')}?embed=party`);
+    const opportunity = await sandbox.v2(
+      'GET',
+      `/opportunities/${created.get('v1-migration/opportunities')?.get('301')}?embed=party`,
+    );
     expect(opportunity.body.opportunity.party.id).toBe(org);
   });
 
@@ -753,7 +949,12 @@ describe('imported into the sandbox', () => {
     ]);
     const project = created.get('v1-migration/kases')?.get('401');
     const projectAnswer = await sandbox.v2('GET', `/kases/${project}?embed=fields`);
-    expect(projectAnswer.body.kase.fields.map((f: { definition: { name: string }; value: unknown }) => [f.definition.name, f.value])).toEqual([
+    expect(
+      projectAnswer.body.kase.fields.map((f: { definition: { name: string }; value: unknown }) => [
+        f.definition.name,
+        f.value,
+      ]),
+    ).toEqual([
       ['Priority', 'High'],
       ['Go-live', '2012-04-01'],
       ['Reference', 'INST-2011-07'],

@@ -22,20 +22,39 @@ let browser: BrowserContext;
 const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
   // A quota the service states, and some latency, so that the chart has a line of each over time.
-  box = await startTestSandbox({ rateLimit: { limit: 5000, windowSeconds: 3600 }, faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 15, latencyJitterMs: 0 } });
+  box = await startTestSandbox({
+    rateLimit: { limit: 5000, windowSeconds: 3600 },
+    faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 15, latencyJitterMs: 0 },
+  });
   copyFileSync(join(ROOT, 'mappings/generic-organisations.yaml'), join(dir, 'organisations.yaml'));
   copyFileSync(join(ROOT, 'mappings/generic-people.yaml'), join(dir, 'people.yaml'));
   // Two people without a last name (the mapping requires one): rejected, with a reason and their rows.
   const contacts = readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8').trimEnd();
-  writeFileSync(join(dir, 'contacts.csv'), `${contacts}\nZed,,zed@example.com,,Zed & <Co>,,,,,,,,\nYan,,yan@example.com,,Zed & <Co>,,,,,,,,\n`);
-  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
+  writeFileSync(
+    join(dir, 'contacts.csv'),
+    `${contacts}\nZed,,zed@example.com,,Zed & <Co>,,,,,,,,\nYan,,yan@example.com,,Zed & <Co>,,,,,,,,\n`,
+  );
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n',
+  );
   browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'ferry-chromium-')), {
     executablePath: CHROMIUM,
     headless: true,
     javaScriptEnabled: false,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 
@@ -77,7 +96,10 @@ async function countOf(page: Page, step: string, key: string): Promise<number> {
 
 describe('the HTML report in headless Chromium', () => {
   it('of a run: loads with no console error and nothing fetched, its counts are the --json summary, the chart is drawn, no token', async () => {
-    const { code, stdout, stderr } = await runCli(['run', 'plan.yaml', '--json', '--report', 'run.html'], { cwd: dir, env: env() });
+    const { code, stdout, stderr } = await runCli(['run', 'plan.yaml', '--json', '--report', 'run.html'], {
+      cwd: dir,
+      env: env(),
+    });
     expect(code, stderr).toBe(3);
     const end = endOf(stdout);
     expect(stderr).toContain('Report: run.html');
@@ -91,10 +113,13 @@ describe('the HTML report in headless Chromium', () => {
     expect(requests).toEqual([]);
     expect(await page.locator('[data-meta="account"]').textContent()).toBe(box.url);
     expect(await page.locator('[data-meta="plan"]').textContent()).toBe('plan.yaml');
-    expect(await page.locator('[data-meta="crm-ferry"]').textContent()).toBe(`version ${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}`);
+    expect(await page.locator('[data-meta="crm-ferry"]').textContent()).toBe(
+      `version ${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}`,
+    );
     expect(end.summary.steps.map((s: { step: string }) => s.step)).toEqual(['organisations', 'people']);
     for (const step of end.summary.steps) {
-      for (const [key] of IMPORT_COUNTS) expect(await countOf(page, step.step, key), `${step.step} ${key}`).toBe(step[key]);
+      for (const [key] of IMPORT_COUNTS)
+        expect(await countOf(page, step.step, key), `${step.step} ${key}`).toBe(step[key]);
     }
     expect(await countOf(page, 'people', 'rejected')).toBe(2);
     // The rejects by reason, with the rows as examples.
@@ -129,18 +154,24 @@ describe('the HTML report in headless Chromium', () => {
     // Markup typed into the account, and a value too long for a column without a break in it.
     const typed = `<img src=x onerror=alert(1)> ${'x'.repeat(160)}`;
     expect((await box.v2('PUT', `/parties/${id}`, { party: { jobTitle: typed } })).status).toBe(200);
-    const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--json', '--report', 'verify.html'], { cwd: dir, env: env() });
+    const { code, stdout, stderr } = await runCli(['verify', 'plan.yaml', '--json', '--report', 'verify.html'], {
+      cwd: dir,
+      env: env(),
+    });
     expect(code, stderr).toBe(3);
     const end = endOf(stdout);
     const { page, problems, requests } = await open(join(dir, 'verify.html'));
     expect(problems).toEqual([]);
     expect(requests).toEqual([]);
     for (const step of end.summary.steps) {
-      for (const [key] of VERIFY_COUNTS) expect(await countOf(page, step.step, key), `${step.step} ${key}`).toBe(step[key]);
+      for (const [key] of VERIFY_COUNTS)
+        expect(await countOf(page, step.step, key), `${step.step} ${key}`).toBe(step[key]);
     }
     // The first sentence under the title answers "is my data there?".
     const answer = page.locator('header > h1 + p.answer');
-    expect(await answer.textContent()).toMatch(/^The account differs from the file: 1 difference, each in the differences file\. \d+ of \d+ rows are in the account as in the file; 2 rows were not carried, each for the reason listed\.$/);
+    expect(await answer.textContent()).toMatch(
+      /^The account differs from the file: 1 difference, each in the differences file\. \d+ of \d+ rows are in the account as in the file; 2 rows were not carried, each for the reason listed\.$/,
+    );
     const differs = page.locator('tr[data-kind="differs"][data-field="jobTitle"]');
     expect(await differs.count()).toBe(1);
     // Shown as text, never as markup.
@@ -150,7 +181,9 @@ describe('the HTML report in headless Chromium', () => {
     expect(await page.locator('tr[data-kind="missing"]').count()).toBe(0);
     const notCarried = page.locator('#rows-not-carried tbody tr');
     expect(await notCarried.count()).toBe(2);
-    expect(await notCarried.first().locator('td.reason').textContent()).toBe('last_name is empty, and the mapping needs a value there');
+    expect(await notCarried.first().locator('td.reason').textContent()).toBe(
+      'last_name is empty, and the mapping needs a value there',
+    );
     expect(await page.locator('#rows-not-carried tr[data-key="zed@example.com"][data-row="32"]').count()).toBe(1);
     expect(await page.locator('#rows-not-carried th').allTextContents()).toContain('Rule in the mapping');
     expect(readFileSync(join(dir, 'verify.html'), 'utf8')).not.toContain(box.token);
@@ -161,13 +194,16 @@ describe('the HTML report in headless Chromium', () => {
     await page.setViewportSize({ width: 703, height: 1000 });
     for (const table of await page.locator('table').all()) {
       const box1 = await table.boundingBox();
-      expect((box1?.x ?? 0) + (box1?.width ?? 0), (await table.getAttribute('class')) ?? 'table').toBeLessThanOrEqual(703);
+      expect((box1?.x ?? 0) + (box1?.width ?? 0), (await table.getAttribute('class')) ?? 'table').toBeLessThanOrEqual(
+        703,
+      );
     }
     const oneLine = (await page.locator('tr[data-kind="differs"] td code').nth(1).boundingBox())?.height ?? 0;
     expect(oneLine).toBeGreaterThan(0);
     const keys = await page.locator('code.key').all();
     expect(keys.length).toBeGreaterThanOrEqual(3);
-    for (const key of keys) expect((await key.boundingBox())?.height, (await key.textContent()) ?? '').toBeLessThan(oneLine * 1.5);
+    for (const key of keys)
+      expect((await key.boundingBox())?.height, (await key.textContent()) ?? '').toBeLessThan(oneLine * 1.5);
     expect((await page.pdf({ format: 'A4', preferCSSPageSize: true })).length).toBeGreaterThan(10_000);
     await page.close();
   });
@@ -186,8 +222,15 @@ describe('the HTML report in headless Chromium', () => {
       const clean = await runCli(['verify', plan, '--report', 'clean.html'], { cwd: v1, env: ownEnv() });
       expect(clean.code, clean.stdout + clean.stderr).toBe(0);
       const kase = (await own.v2('GET', '/kases?perPage=100')).body.kases[0];
-      for (let i = 0; i < 205; i++) expect((await own.v2('POST', '/entries', { entry: { type: 'note', kase: { id: kase.id }, content: `Note ${i}` } })).status).toBe(201);
-      const { stdout, stderr } = await runCli(['verify', plan, '--json', '--report', 'verify.html'], { cwd: v1, env: ownEnv() });
+      for (let i = 0; i < 205; i++)
+        expect(
+          (await own.v2('POST', '/entries', { entry: { type: 'note', kase: { id: kase.id }, content: `Note ${i}` } }))
+            .status,
+        ).toBe(201);
+      const { stdout, stderr } = await runCli(['verify', plan, '--json', '--report', 'verify.html'], {
+        cwd: v1,
+        env: ownEnv(),
+      });
       const end = endOf(stdout);
       expect(end.summary.notListed, stderr).toEqual([{ entity: 'entry', listed: 200 }]);
 
@@ -196,7 +239,9 @@ describe('the HTML report in headless Chromium', () => {
       expect(requests).toEqual([]);
       const items = page.locator('#not-checked li');
       expect(await items.count()).toBe(1);
-      expect(await page.locator('#not-checked li[data-not-checked="entry"]').textContent()).toBe(notListedText({ entity: 'entry', listed: 200 }));
+      expect(await page.locator('#not-checked li[data-not-checked="entry"]').textContent()).toBe(
+        notListedText({ entity: 'entry', listed: 200 }),
+      );
       expect(await page.locator('#not-checked h2').textContent()).toBe('What was not checked');
       // Seen printed too, after the differences it qualifies.
       await page.emulateMedia({ media: 'print' });
@@ -215,9 +260,14 @@ describe('the HTML report in headless Chromium', () => {
   });
 
   it('of rollback: the records deleted per step are the summary', async () => {
-    const { code, stdout, stderr } = await runCli(['rollback', 'plan.yaml', '--report', 'rollback.html'], { cwd: dir, env: env() });
+    const { code, stdout, stderr } = await runCli(['rollback', 'plan.yaml', '--report', 'rollback.html'], {
+      cwd: dir,
+      env: env(),
+    });
     expect(code, stderr).toBe(0);
-    const deleted = Object.fromEntries([...stdout.matchAll(/^  (\S+)\s+(\d+) records? deleted/gm)].map((m) => [m[1], Number(m[2])]));
+    const deleted = Object.fromEntries(
+      [...stdout.matchAll(/^  (\S+)\s+(\d+) records? deleted/gm)].map((m) => [m[1], Number(m[2])]),
+    );
     expect(deleted).toEqual({ people: 30, organisations: 31 });
     const { page, problems, requests } = await open(join(dir, 'rollback.html'));
     expect(problems).toEqual([]);

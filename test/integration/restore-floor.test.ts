@@ -42,13 +42,27 @@ beforeAll(async () => {
   const seeded = await seedBackupAccount(a, 4, { people: 2, contacts: 2, attachmentEvery: 2 });
   // A track on an opportunity (taken on its create) and one on an organisation (which no create takes), from another day.
   const definitions = (await ok(a, 'GET', '/trackdefinitions')).trackDefinitions as any[];
-  await ok(a, 'POST', '/tracks', { track: { definition: definitions.find((d) => d.captureRule === 'OPPORTUNITY').id, opportunity: { id: seeded.opportunities[0] } } });
+  await ok(a, 'POST', '/tracks', {
+    track: {
+      definition: definitions.find((d) => d.captureRule === 'OPPORTUNITY').id,
+      opportunity: { id: seeded.opportunities[0] },
+    },
+  });
   const review = (
     await ok(a, 'POST', '/trackdefinitions', {
-      trackDefinition: { description: 'Account review', captureRule: 'PARTY', direction: 'START_DATE', taskDefinitions: [{ description: 'Review the account', daysAfterRule: 'TRACK_START', daysAfter: 7, displayOrder: 0 }] },
+      trackDefinition: {
+        description: 'Account review',
+        captureRule: 'PARTY',
+        direction: 'START_DATE',
+        taskDefinitions: [
+          { description: 'Review the account', daysAfterRule: 'TRACK_START', daysAfter: 7, displayOrder: 0 },
+        ],
+      },
     })
   ).trackDefinition;
-  await ok(a, 'POST', '/tracks', { track: { definition: review.id, party: { id: seeded.organisations[1] }, trackDateOn: TRACK_DATE } });
+  await ok(a, 'POST', '/tracks', {
+    track: { definition: review.id, party: { id: seeded.organisations[1] }, trackDateOn: TRACK_DATE },
+  });
   const ca = client(a);
   await runBackup({ out, since: null }, { client: ca, account: { baseUrl: a.url, account: a.url } });
   await ca.close();
@@ -75,7 +89,12 @@ describe('the requests of a restore', () => {
     expect(summary.import.steps.reduce((sum, step) => sum + step.rejected, 0)).toBe(0);
 
     const tasks = lines('tasks.jsonl');
-    const records = lines('parties.jsonl').length + lines('opportunities.jsonl').length + lines('kases.jsonl').length + lines('entries.jsonl').length + tasks.filter((t) => !t.hasTrack).length;
+    const records =
+      lines('parties.jsonl').length +
+      lines('opportunities.jsonl').length +
+      lines('kases.jsonl').length +
+      lines('entries.jsonl').length +
+      tasks.filter((t) => !t.hasTrack).length;
     const floor = {
       records,
       contacts: lines('kase-parties.jsonl').length,
@@ -96,7 +115,16 @@ describe('the requests of a restore', () => {
       setup: byKind(/^POST \/api\/v2\/trackdefinitions$/),
       lists: byKind(/^GET \/api\/v2\/(parties|opportunities|kases)$/),
       writer: byKind(/^GET \/api\/v2\/users\/current$/),
-    }).toEqual({ total: wanted, records: floor.records, contacts: floor.contacts, files: floor.files, partyTracks: 1, setup: 1, lists: 3, writer: 1 });
+    }).toEqual({
+      total: wanted,
+      records: floor.records,
+      contacts: floor.contacts,
+      files: floor.files,
+      partyTracks: 1,
+      setup: 1,
+      lists: 3,
+      writer: 1,
+    });
     expect(summary.requests).toBe(wanted);
 
     // The tracks: the opportunity's applied as it was created, the organisation's with its date.
@@ -104,21 +132,40 @@ describe('the requests of a restore', () => {
     const ofOrganisation = await allPages(b, `/parties/${ids.get('Company 1')}/tracks`, 'tracks');
     expect(ofOrganisation.map((t) => [t.description, t.trackDateOn])).toEqual([['Account review', TRACK_DATE]]);
     const deal = (await allPages(b, '/opportunities', 'opportunities')).find((o) => o.name === 'Deal 0');
-    expect((await allPages(b, `/opportunities/${deal.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual(['Deal follow-up']);
+    expect((await allPages(b, `/opportunities/${deal.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual([
+      'Deal follow-up',
+    ]);
     expect(summary.links.tracks).toEqual({ onCreate: 2 + 1, ofParties: 1, onFound: 0, unresolved: 0 });
   }, 60_000);
 
   it('again, into the account that holds it all: the names and the lists, none a record', async () => {
     const seen = requestsAt(b);
     const cb = client(b);
-    const summary = await runRestore({ from: out, stateDir: join(dir, 'again') }, { client: cb, account: { baseUrl: b.url, account: b.url } });
+    const summary = await runRestore(
+      { from: out, stateDir: join(dir, 'again') },
+      { client: cb, account: { baseUrl: b.url, account: b.url } },
+    );
     await cb.close();
-    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({ step: step.step, created: 0, updated: 0, rejected: 0 });
+    for (const step of summary.import.steps)
+      expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({
+        step: step.step,
+        created: 0,
+        updated: 0,
+        rejected: 0,
+      });
     expect(seen.filter((line) => !line.startsWith('GET '))).toEqual([]);
     // Every record read at most in a list: no GET of one record, and no list of one record's links.
-    expect(seen.filter((line) => /^GET \/api\/v2\/(parties|opportunities|kases|entries|tasks)\/\d+/.test(line))).toEqual([]);
+    expect(
+      seen.filter((line) => /^GET \/api\/v2\/(parties|opportunities|kases|entries|tasks)\/\d+/.test(line)),
+    ).toEqual([]);
     const lists = seen.filter((line) => /^GET \/api\/v2\/(parties|opportunities|kases|entries|tasks)$/.test(line));
-    expect(lists.sort()).toEqual(['GET /api/v2/entries', 'GET /api/v2/kases', 'GET /api/v2/opportunities', 'GET /api/v2/parties', 'GET /api/v2/tasks']);
+    expect(lists.sort()).toEqual([
+      'GET /api/v2/entries',
+      'GET /api/v2/kases',
+      'GET /api/v2/opportunities',
+      'GET /api/v2/parties',
+      'GET /api/v2/tasks',
+    ]);
     expect(seen.length).toBe(summary.import.requestsForNames + lists.length);
   }, 60_000);
 });

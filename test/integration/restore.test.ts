@@ -32,18 +32,32 @@ beforeAll(async () => {
   [a, b] = await Promise.all([startTestSandbox(), startTestSandbox()]);
   seeded = await seedBackupAccount(a, 9, { attachmentEvery: 2 });
   // Custom field values, with and without a data tag, on a few records.
-  const defs = (await a.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
+  const defs = (await a.v2('GET', '/parties/fields/definitions')).body.definitions as Array<{
+    id: number;
+    name: string;
+  }>;
   const industry = defs.find((d) => d.name === 'Industry')!.id;
-  for (const id of seeded.organisations.slice(0, 3)) await a.v2('PUT', `/parties/${id}`, { party: { fields: [{ definition: industry, value: 'Retail' }] } });
-  const oppDefs = (await a.v2('GET', '/opportunities/fields/definitions')).body.definitions as Array<{ id: number; name: string }>;
-  await a.v2('PUT', `/opportunities/${seeded.opportunities[1]}`, { opportunity: { fields: [{ definition: oppDefs.find((d) => d.name === 'Competitor')!.id, value: 'Initech' }] } });
+  for (const id of seeded.organisations.slice(0, 3))
+    await a.v2('PUT', `/parties/${id}`, { party: { fields: [{ definition: industry, value: 'Retail' }] } });
+  const oppDefs = (await a.v2('GET', '/opportunities/fields/definitions')).body.definitions as Array<{
+    id: number;
+    name: string;
+  }>;
+  await a.v2('PUT', `/opportunities/${seeded.opportunities[1]}`, {
+    opportunity: { fields: [{ definition: oppDefs.find((d) => d.name === 'Competitor')!.id, value: 'Initech' }] },
+  });
   // Projects on stages past the first (a new project starts on the first): carried by the stage's name.
   await a.v2('PUT', `/kases/${seeded.kases[0]}`, { kase: { stage: { id: 103 } } });
   await a.v2('PUT', `/kases/${seeded.kases[2]}`, { kase: { stage: { id: 104 } } });
   // A note of another user than the Administrator, who restores: its author heads it in B.
   const kim = a.store.users.all().find((u) => u.username === 'kim')!;
   addPersonalToken(a.context, KIM_TOKEN, kim.id);
-  const note = await a.call('POST', '/api/v2/entries', { token: KIM_TOKEN, body: { entry: { type: 'note', content: 'Kim was here\n\nwith two lines', party: { id: seeded.organisations[0] } } } });
+  const note = await a.call('POST', '/api/v2/entries', {
+    token: KIM_TOKEN,
+    body: {
+      entry: { type: 'note', content: 'Kim was here\n\nwith two lines', party: { id: seeded.organisations[0] } },
+    },
+  });
   expect(note.status).toBe(201);
   const ca = client(a);
   await runBackup({ out, since: null }, { client: ca, account: { baseUrl: a.url, account: a.url } });
@@ -82,7 +96,12 @@ const fields = (record: any) =>
  * journals (`ids`); `extra`: parties and entries the account had besides (made by hand); `writer`:
  * the full name of the user the restore wrote as.
  */
-async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: { parties: number; entries: number } = { parties: 0, entries: 0 }, writer = 'Alex Admin'): Promise<void> {
+async function expectSameAsA(
+  box: TestSandbox,
+  ids: Map<string, number>,
+  extra: { parties: number; entries: number } = { parties: 0, entries: 0 },
+  writer = 'Alex Admin',
+): Promise<void> {
   const party = (id: number) => ids.get(`organisations/${id}`) ?? ids.get(`people/${id}`);
 
   const partiesA = await allPages(a, '/parties?embed=tags,fields', 'parties');
@@ -112,7 +131,9 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
   }
 
   const oppsA = await allPages(a, '/opportunities?embed=tags,fields', 'opportunities');
-  const oppsB = new Map((await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')).map((o) => [o.id, o]));
+  const oppsB = new Map(
+    (await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')).map((o) => [o.id, o]),
+  );
   expect(oppsB.size).toBe(oppsA.length);
   for (const o of oppsA) {
     const q = oppsB.get(ids.get(`opportunities/${o.id}`)!);
@@ -155,21 +176,38 @@ async function expectSameAsA(box: TestSandbox, ids: Map<string, number>, extra: 
       tags: tags(r),
       fields: fields(r),
     });
-    expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null));
+    expect(view(q, q.party.id, q.opportunity?.id ?? null)).toEqual(
+      view(k, party(k.party.id)!, k.opportunity ? ids.get(`opportunities/${k.opportunity.id}`)! : null),
+    );
     const extraA = (await allPages(a, `/kases/${k.id}/parties`, 'parties')).map((p) => party(p.id)).sort();
     const extraB = (await allPages(box, `/kases/${mapped}/parties`, 'parties')).map((p) => p.id).sort();
     expect(extraB).toEqual(extraA);
-    const tracksA = (await allPages(a, `/kases/${k.id}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
-    const tracksB = (await allPages(box, `/kases/${mapped}/tracks`, 'tracks')).map((t) => ({ description: t.description, trackDateOn: t.trackDateOn }));
+    const tracksA = (await allPages(a, `/kases/${k.id}/tracks`, 'tracks')).map((t) => ({
+      description: t.description,
+      trackDateOn: t.trackDateOn,
+    }));
+    const tracksB = (await allPages(box, `/kases/${mapped}/tracks`, 'tracks')).map((t) => ({
+      description: t.description,
+      trackDateOn: t.trackDateOn,
+    }));
     expect(tracksB).toEqual(tracksA);
   }
 
   const entriesA = await allPages(a, '/entries?embed=party,kase,opportunity,activityType', 'entries');
-  const entriesB = new Map((await allPages(box, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]));
+  const entriesB = new Map(
+    (await allPages(box, '/entries?embed=party,kase,opportunity,activityType', 'entries')).map((e) => [e.id, e]),
+  );
   expect(entriesB.size).toBe(entriesA.length + extra.entries);
   for (const e of entriesA) {
     const q = entriesB.get(ids.get(`entries/${e.id}`)!);
-    const view = (r: any, on: number | null, content: string) => ({ type: r.type, content, on, activityType: r.activityType?.name, entryAt: r.entryAt, attachments: items(r.attachments, ['filename', 'contentType', 'size']) });
+    const view = (r: any, on: number | null, content: string) => ({
+      type: r.type,
+      content,
+      on,
+      activityType: r.activityType?.name,
+      entryAt: r.entryAt,
+      attachments: items(r.attachments, ['filename', 'contentType', 'size']),
+    });
     // The service writes a note as the restoring user: the author's own notes come back byte for
     // byte; another author's name heads the text.
     const authored = e.creator.name === writer ? e.content : `Originally by ${e.creator.name}\n\n${e.content}`;
@@ -220,7 +258,12 @@ describe('restore', () => {
   it('a second restore changes nothing', async () => {
     const before = await countsOf(b);
     const summary = await restore();
-    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({ step: step.step, created: 0, updated: 0 });
+    for (const step of summary.import.steps)
+      expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({
+        step: step.step,
+        created: 0,
+        updated: 0,
+      });
     expect(summary.links.tracks.ofParties).toBe(0);
     expect(await countsOf(b)).toEqual(before);
   }, 60_000);
@@ -240,27 +283,45 @@ async function countsOf(box: TestSandbox): Promise<Record<string, number>> {
   return counts;
 }
 
-const created = (summary: Awaited<ReturnType<typeof runRestore>>) => Object.fromEntries(summary.import.steps.map((s) => [s.step, s.created]));
+const created = (summary: Awaited<ReturnType<typeof runRestore>>) =>
+  Object.fromEntries(summary.import.steps.map((s) => [s.step, s.created]));
 
 describe('restore into an account that holds the records already, with a new state folder', () => {
   it('finds every record the first restore made, adds nothing and changes nothing', async () => {
     const firstIds = await restoredIds(join(out, 'restore', 'state'));
     const counts = await countsOf(b);
-    const records = async () => JSON.stringify([await allPages(b, '/parties?embed=tags,fields', 'parties'), await allPages(b, '/opportunities?embed=tags,fields', 'opportunities'), await allPages(b, '/kases?embed=tags,fields', 'kases')]);
+    const records = async () =>
+      JSON.stringify([
+        await allPages(b, '/parties?embed=tags,fields', 'parties'),
+        await allPages(b, '/opportunities?embed=tags,fields', 'opportunities'),
+        await allPages(b, '/kases?embed=tags,fields', 'kases'),
+      ]);
     const before = await records();
     // verify takes a note made in the second its first run began as added by hand (the service
     // gives whole seconds): the second restore begins in a later second than the first one's notes.
     await new Promise((done) => setTimeout(done, 1000 - (Date.now() % 1000) + 10));
     const cb = client(b);
-    const summary = await runRestore({ from: out, stateDir: join(dir, 'state-b2') }, { client: cb, account: { baseUrl: b.url, account: b.url } });
+    const summary = await runRestore(
+      { from: out, stateDir: join(dir, 'state-b2') },
+      { client: cb, account: { baseUrl: b.url, account: b.url } },
+    );
     await cb.close();
     expect(summary.import.stopped).toBeNull();
-    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({ step: step.step, created: 0, updated: 0, rejected: 0 });
+    for (const step of summary.import.steps)
+      expect({ step: step.step, created: step.created, updated: step.updated, rejected: step.rejected }).toEqual({
+        step: step.step,
+        created: 0,
+        updated: 0,
+        rejected: 0,
+      });
     const matched = summary.import.steps.reduce((sum, step) => sum + step.matched, 0);
     expect(matched).toBe(counts.parties! + counts.opportunities! + counts.kases!);
     // verify over the new state: the records it found hold what the backup holds.
     const cv = client(b);
-    const verified = await runVerify({ source: { kind: 'plan', planFile: summary.plan }, stateDir: summary.stateDir }, { client: cv, account: { baseUrl: b.url, account: b.url } });
+    const verified = await runVerify(
+      { source: { kind: 'plan', planFile: summary.plan }, stateDir: summary.stateDir },
+      { client: cv, account: { baseUrl: b.url, account: b.url } },
+    );
     await cv.close();
     expect(verified.differences).toEqual([]);
     expect(verified.matches).toBe(true);
@@ -268,15 +329,27 @@ describe('restore into an account that holds the records already, with a new sta
     // restore (its entries and tasks were all written), and verify of it finds no difference.
     expect(summary.plan).toBe(join(dir, 'state-b2-inputs', 'plan.yaml'));
     const cf = client(b);
-    const first = await runVerify({ source: { kind: 'plan', planFile: join(out, 'restore', 'plan.yaml') }, stateDir: join(out, 'restore', 'state') }, { client: cf, account: { baseUrl: b.url, account: b.url } });
+    const first = await runVerify(
+      {
+        source: { kind: 'plan', planFile: join(out, 'restore', 'plan.yaml') },
+        stateDir: join(out, 'restore', 'state'),
+      },
+      { client: cf, account: { baseUrl: b.url, account: b.url } },
+    );
     await cf.close();
     expect(first.differences).toEqual([]);
-    const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter((t) => !t.hasTrack).length;
+    const tasksOfA = (await allPages(a, '/tasks?status=open,completed,pending', 'tasks')).filter(
+      (t) => !t.hasTrack,
+    ).length;
     expect(summary.entries.present).toEqual({ entries: counts.entries, tasks: tasksOfA });
     // The account's entries and tasks in a list each: shorter than a request per record found.
     expect(summary.lookedAt).toEqual({ records: matched, requests: 2 });
     // The tracks are the found projects' own, which they keep.
-    expect(summary.links.tracks).toMatchObject({ onCreate: 0, ofParties: 0, onFound: readFileSync(join(out, 'tracks.jsonl'), 'utf8').split('\n').filter(Boolean).length });
+    expect(summary.links.tracks).toMatchObject({
+      onCreate: 0,
+      ofParties: 0,
+      onFound: readFileSync(join(out, 'tracks.jsonl'), 'utf8').split('\n').filter(Boolean).length,
+    });
     expect(await countsOf(b)).toEqual(counts);
     // Not one field written: the records read back as they were, updatedAt included.
     expect(await records()).toBe(before);
@@ -294,11 +367,19 @@ describe('restore into an account that holds the records already, with a new sta
 describe('restore given the default state folder by name', () => {
   it('goes on with the restore of that folder: its inputs stay in DIR/restore, nothing is written', async () => {
     const cb = client(b);
-    const summary = await runRestore({ from: out, stateDir: join(out, 'restore', 'state') }, { client: cb, account: { baseUrl: b.url, account: b.url } });
+    const summary = await runRestore(
+      { from: out, stateDir: join(out, 'restore', 'state') },
+      { client: cb, account: { baseUrl: b.url, account: b.url } },
+    );
     await cb.close();
     expect(summary.plan).toBe(join(out, 'restore', 'plan.yaml'));
     expect(summary.import.stopped).toBeNull();
-    for (const step of summary.import.steps) expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({ step: step.step, created: 0, updated: 0 });
+    for (const step of summary.import.steps)
+      expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({
+        step: step.step,
+        created: 0,
+        updated: 0,
+      });
   }, 60_000);
 });
 
@@ -315,9 +396,12 @@ describe('restore into an account that holds part of the backup', () => {
       const records = new RecordService(cc);
       await records.remove('party', firstIds.get(`people/${seeded.people[1]}`)!);
       await records.remove('entry', firstIds.get(`entries/${seeded.entries[3]}`)!);
-      const task5 = (await allPages(c, '/tasks?status=open,completed,pending', 'tasks')).find((t) => t.description === 'Call back 5')!;
+      const task5 = (await allPages(c, '/tasks?status=open,completed,pending', 'tasks')).find(
+        (t) => t.description === 'Call back 5',
+      )!;
       await records.remove('task', task5.id);
-      const hand = (await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } })).body.party;
+      const hand = (await c.v2('POST', '/parties', { party: { type: 'organisation', name: 'Made by hand Ltd' } })).body
+        .party;
       // Many notes of its own: the account's list of entries is longer than looking record by record.
       const NOTES = 2_000;
       for (let i = 0; i < NOTES; i += 1) addEntry(c.store, { content: `Hand note ${i}`, partyId: hand.id });
@@ -325,10 +409,20 @@ describe('restore into an account that holds part of the backup', () => {
       const all = await countsOf(a);
       expect(before.parties).toBe(all.parties!); // one gone, one added
 
-      const summary = await runRestore({ from: out, workDir: work, stateDir: join(dir, 'state-part-2') }, { client: cc, account });
+      const summary = await runRestore(
+        { from: out, workDir: work, stateDir: join(dir, 'state-part-2') },
+        { client: cc, account },
+      );
       await cc.close();
       expect(summary.import.stopped).toBeNull();
-      expect(created(summary)).toEqual({ organisations: 0, people: 1, opportunities: 0, kases: 0, entries: all.entries! - (before.entries! - NOTES), tasks: all.tasks! - before.tasks! });
+      expect(created(summary)).toEqual({
+        organisations: 0,
+        people: 1,
+        opportunities: 0,
+        kases: 0,
+        entries: all.entries! - (before.entries! - NOTES),
+        tasks: all.tasks! - before.tasks!,
+      });
       expect(summary.import.steps.reduce((sum, step) => sum + step.rejected + step.updated, 0)).toBe(0);
       // Record by record: one request for each record found (each has fewer than 100 entries) and
       // one for the tasks, after the account's list was given up at half a request per record
@@ -358,11 +452,21 @@ describe("restore by another user than the notes' author", () => {
       expect(first.import.stopped).toBeNull();
       await expectSameAsA(c, await restoredIds(first.stateDir), undefined, 'Sam Seller');
       const notes = (await allPages(c, '/entries', 'entries')).filter((e) => e.type === 'note');
-      expect(notes.filter((e) => e.content.startsWith('Originally by Alex Admin\n\nMet ')).length).toBe(notes.length - 1);
+      expect(notes.filter((e) => e.content.startsWith('Originally by Alex Admin\n\nMet ')).length).toBe(
+        notes.length - 1,
+      );
       const before = await countsOf(c);
-      const again = await runRestore({ from: out, workDir: work, stateDir: join(dir, 'state-sam-2') }, { client: cc, account });
+      const again = await runRestore(
+        { from: out, workDir: work, stateDir: join(dir, 'state-sam-2') },
+        { client: cc, account },
+      );
       await cc.close();
-      for (const step of again.import.steps) expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({ step: step.step, created: 0, updated: 0 });
+      for (const step of again.import.steps)
+        expect({ step: step.step, created: step.created, updated: step.updated }).toEqual({
+          step: step.step,
+          created: 0,
+          updated: 0,
+        });
       expect(again.entries.present.entries).toBe(notes.length);
       expect(await countsOf(c)).toEqual(before);
     } finally {
@@ -381,12 +485,17 @@ describe('restore into an account that lacks configuration', () => {
       const parties = () => allPages(c, '/parties', 'parties');
       const before = (await parties()).length;
       const work = join(dir, 'restore-c');
-      await expect(runRestore({ from: out, workDir: work }, { client: cc, account: { baseUrl: c.url, account: c.url } })).rejects.toMatchObject({
+      await expect(
+        runRestore({ from: out, workDir: work }, { client: cc, account: { baseUrl: c.url, account: c.url } }),
+      ).rejects.toMatchObject({
         code: 'CONFIG_MISSING',
         message: expect.stringContaining(`task category ${category.name}`),
       });
       expect((await parties()).length).toBe(before);
-      const summary = await runRestore({ from: out, workDir: work, allowMissing: true }, { client: cc, account: { baseUrl: c.url, account: c.url } });
+      const summary = await runRestore(
+        { from: out, workDir: work, allowMissing: true },
+        { client: cc, account: { baseUrl: c.url, account: c.url } },
+      );
       await cc.close();
       expect(summary.missing).toEqual([{ kind: 'task category', name: category.name, creatable: false }]);
       expect((await parties()).length).toBe(before + (await allPages(a, '/parties', 'parties')).length);
@@ -409,7 +518,11 @@ describe('restore killed with SIGKILL', () => {
       try {
         const work = join(dir, `restore-d-${step ?? 'records'}`);
         // The inputs and state of a restore into this account go in a folder of their own.
-        const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out, d.url, d.token, work, ...(step ? [step] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', CHILD, out, d.url, d.token, work, ...(step ? [step] : [])],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
         const ended = new Promise((done) => child.on('close', done));
         const lines = createInterface({ input: child.stdout! });
         await new Promise<void>((resolve, reject) => {
@@ -427,7 +540,10 @@ describe('restore killed with SIGKILL', () => {
         const expected = (await allPages(a, counted[0], counted[1])).length;
         expect(partial).toBeLessThan(expected);
         const cd = client(d);
-        const summary = await runRestore({ from: out, workDir: work }, { client: cd, account: { baseUrl: d.url, account: d.url } });
+        const summary = await runRestore(
+          { from: out, workDir: work },
+          { client: cd, account: { baseUrl: d.url, account: d.url } },
+        );
         await cd.close();
         expect(summary.import.stopped).toBeNull();
         // Tasks of every status: those of the tracks too, which the links made after the import.
@@ -438,11 +554,15 @@ describe('restore killed with SIGKILL', () => {
           ['/entries', 'entries'],
           ['/tasks?status=open,completed,pending', 'tasks'],
         ] as const) {
-          expect({ path, count: (await allPages(d, path, key)).length }).toEqual({ path, count: (await allPages(a, path, key)).length });
+          expect({ path, count: (await allPages(d, path, key)).length }).toEqual({
+            path,
+            count: (await allPages(a, path, key)).length,
+          });
         }
         // Every project has its additional party once.
         let contacts = 0;
-        for (const kase of await allPages(d, '/kases', 'kases')) contacts += (await allPages(d, `/kases/${kase.id}/parties`, 'parties')).length;
+        for (const kase of await allPages(d, '/kases', 'kases'))
+          contacts += (await allPages(d, `/kases/${kase.id}/parties`, 'parties')).length;
         expect(contacts).toBe(summary.links.kaseParties);
         expect(contacts).toBe((await allPages(a, '/kases', 'kases')).length);
         const names = (await allPages(d, '/parties', 'parties')).map((p) => p.name ?? `${p.firstName} ${p.lastName}`);
@@ -476,10 +596,19 @@ describe('restore of configuration and of entries the interface cannot create', 
       if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`);
       return answer.body as any;
     };
-    const pipeline = (await ok('POST', '/pipelines', { pipeline: { name: 'Template sales', description: 'From the template' } })).pipeline;
-    const qualified = (await ok('POST', '/milestones', { milestone: { name: 'Qualified', pipeline: { id: pipeline.id }, probability: 20 } })).milestone;
-    await ok('POST', '/milestones', { milestone: { name: 'Signed', pipeline: { id: pipeline.id }, probability: 100, complete: true } });
-    const visit = (await ok('POST', '/activitytypes', { activityType: { name: 'Site visit', icon: { id: 'CAR' } } })).activityType;
+    const pipeline = (
+      await ok('POST', '/pipelines', { pipeline: { name: 'Template sales', description: 'From the template' } })
+    ).pipeline;
+    const qualified = (
+      await ok('POST', '/milestones', {
+        milestone: { name: 'Qualified', pipeline: { id: pipeline.id }, probability: 20 },
+      })
+    ).milestone;
+    await ok('POST', '/milestones', {
+      milestone: { name: 'Signed', pipeline: { id: pipeline.id }, probability: 100, complete: true },
+    });
+    const visit = (await ok('POST', '/activitytypes', { activityType: { name: 'Site visit', icon: { id: 'CAR' } } }))
+      .activityType;
     const onboarding = (
       await ok('POST', '/trackdefinitions', {
         trackDefinition: {
@@ -493,9 +622,15 @@ describe('restore of configuration and of entries the interface cannot create', 
         },
       })
     ).trackDefinition;
-    await ok('POST', '/opportunities', { opportunity: { name: 'Template deal', party: { id: org0 }, milestone: { id: qualified.id } } });
-    await ok('POST', '/entries', { entry: { type: 'note', content: 'Visited the site', party: { id: org0 }, activityType: visit.id } });
-    await ok('POST', '/kases', { kase: { name: 'Template onboarding', party: { id: org0 }, tracks: [{ definition: onboarding.id }] } });
+    await ok('POST', '/opportunities', {
+      opportunity: { name: 'Template deal', party: { id: org0 }, milestone: { id: qualified.id } },
+    });
+    await ok('POST', '/entries', {
+      entry: { type: 'note', content: 'Visited the site', party: { id: org0 }, activityType: visit.id },
+    });
+    await ok('POST', '/kases', {
+      kase: { name: 'Template onboarding', party: { id: org0 }, tracks: [{ definition: onboarding.id }] },
+    });
     const [person0] = seeded2.people as [number];
     addEntry(src.store, {
       type: 'email',
@@ -509,8 +644,16 @@ describe('restore of configuration and of entries the interface cannot create', 
         { id: 2, address: 'sales@example.test', name: 'Sales', role: 'TO' },
       ],
     });
-    await ok('POST', '/tasks', { task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' } });
-    addEntry(src.store, { type: 'task', content: 'Old follow-up', partyId: org1, activityTypeId: null, entryAt: '2025-01-01T09:00:00Z' });
+    await ok('POST', '/tasks', {
+      task: { description: 'Send contract', party: { id: org0 }, dueOn: '2026-03-02', status: 'COMPLETED' },
+    });
+    addEntry(src.store, {
+      type: 'task',
+      content: 'Old follow-up',
+      partyId: org1,
+      activityTypeId: null,
+      entryAt: '2025-01-01T09:00:00Z',
+    });
     const cs = client(src);
     await runBackup({ out: out2, since: null }, { client: cs, account: { baseUrl: src.url, account: src.url } });
     await cs.close();
@@ -523,7 +666,10 @@ describe('restore of configuration and of entries the interface cannot create', 
   const restoreInto = async (box: TestSandbox, options: { workDir: string; stateDir?: string }) => {
     const cc = client(box);
     try {
-      return await runRestore({ from: out2, ...options }, { client: cc, account: { baseUrl: box.url, account: box.url } });
+      return await runRestore(
+        { from: out2, ...options },
+        { client: cc, account: { baseUrl: box.url, account: box.url } },
+      );
     } finally {
       await cc.close();
     }
@@ -534,20 +680,39 @@ describe('restore of configuration and of entries the interface cannot create', 
     expect(summary.import.stopped).toBeNull();
     expect(summary.missing).toEqual([]);
     const made = (summary.import.setup?.created ?? []).map((c) => `${c.kind} ${c.name}`).sort();
-    expect(made).toEqual(['activityType Email', 'activityType Site visit', 'activityType Task completed', 'milestone Qualified', 'milestone Signed', 'pipeline Template sales', 'trackDefinition Customer onboarding']);
+    expect(made).toEqual([
+      'activityType Email',
+      'activityType Site visit',
+      'activityType Task completed',
+      'milestone Qualified',
+      'milestone Signed',
+      'pipeline Template sales',
+      'trackDefinition Customer onboarding',
+    ]);
     // The joined summary of the two runs counts the set-up's creates (the first run's) as the set-up's, not the rows'.
     expect(summary.import.requestsForSetup).toBe(made.length);
     const opportunity = (await allPages(e, '/opportunities', 'opportunities')).find((o) => o.name === 'Template deal');
     expect(opportunity.milestone.name).toBe('Qualified');
-    const pipeline = ((await e.v2('GET', '/pipelines')).body.pipelines as any[]).find((p) => p.name === 'Template sales');
+    const pipeline = ((await e.v2('GET', '/pipelines')).body.pipelines as any[]).find(
+      (p) => p.name === 'Template sales',
+    );
     expect(pipeline.description).toBe('From the template');
     const milestones = (await e.v2('GET', `/pipelines/${pipeline.id}/milestones`)).body.milestones as any[];
-    expect(milestones.map((m) => ({ name: m.name, probability: m.probability, complete: m.complete })).sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+    expect(
+      milestones
+        .map((m) => ({ name: m.name, probability: m.probability, complete: m.complete }))
+        .sort((x, y) => x.name.localeCompare(y.name)),
+    ).toEqual([
       { name: 'Qualified', probability: 20, complete: false },
       { name: 'Signed', probability: 100, complete: true },
     ]);
-    const definition = ((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).find((d) => d.description === 'Customer onboarding');
-    expect({ captureRule: definition.captureRule, tasks: definition.taskDefinitions.map((t: any) => [t.description, t.daysAfterRule, t.daysAfter]) }).toEqual({
+    const definition = ((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).find(
+      (d) => d.description === 'Customer onboarding',
+    );
+    expect({
+      captureRule: definition.captureRule,
+      tasks: definition.taskDefinitions.map((t: any) => [t.description, t.daysAfterRule, t.daysAfter]),
+    }).toEqual({
       captureRule: 'KASE',
       tasks: [
         ['Kick-off call', 'TRACK_START', 2],
@@ -555,8 +720,12 @@ describe('restore of configuration and of entries the interface cannot create', 
       ],
     });
     const kase = (await allPages(e, '/kases', 'kases')).find((k) => k.name === 'Template onboarding');
-    expect((await allPages(e, `/kases/${kase.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual(['Customer onboarding']);
-    const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find((x) => x.content === 'Visited the site'); // the restoring user's own note, as it was
+    expect((await allPages(e, `/kases/${kase.id}/tracks`, 'tracks')).map((t) => t.description)).toEqual([
+      'Customer onboarding',
+    ]);
+    const visit = (await allPages(e, '/entries?embed=activityType', 'entries')).find(
+      (x) => x.content === 'Visited the site',
+    ); // the restoring user's own note, as it was
     expect(visit.activityType.name).toBe('Site visit');
   }, 60_000);
 
@@ -566,19 +735,31 @@ describe('restore of configuration and of entries the interface cannot create', 
     const target1 = ids.get(`organisations/${org1}`)!;
     const entries = await allPages(e, '/entries?embed=party,activityType', 'entries');
     const email = entries.filter((x) => x.party?.id === target0 && x.content.startsWith('Originally an email'));
-    expect(email.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, entryAt: x.entryAt }))).toEqual([
+    expect(
+      email.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, entryAt: x.entryAt })),
+    ).toEqual([
       {
         type: 'note',
-        content: 'Originally an email\nFrom: Ann0 Smith <ann@example.test>\nTo: Sales <sales@example.test>\nSubject: Quote\nAlso filed on: Ann0 Smith\n\nPlease find the quote attached.',
+        content:
+          'Originally an email\nFrom: Ann0 Smith <ann@example.test>\nTo: Sales <sales@example.test>\nSubject: Quote\nAlso filed on: Ann0 Smith\n\nPlease find the quote attached.',
         activityType: 'Email',
         entryAt: new Date(EMAIL_AT).toISOString().replace('.000Z', 'Z'),
       },
     ]);
     // Send contract: restored completed, so the service filed its entry; nothing else records it.
-    expect(entries.filter((x) => x.content.includes('Send contract')).map((x) => ({ type: x.type, on: x.party?.id }))).toEqual([{ type: 'task', on: target0 }]);
+    expect(
+      entries.filter((x) => x.content.includes('Send contract')).map((x) => ({ type: x.type, on: x.party?.id })),
+    ).toEqual([{ type: 'task', on: target0 }]);
     const orphan = entries.filter((x) => x.content.includes('Old follow-up'));
-    expect(orphan.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, on: x.party?.id }))).toEqual([
-      { type: 'note', content: 'Originally the entry of a completed task\n\nOld follow-up', activityType: 'Task completed', on: target1 },
+    expect(
+      orphan.map((x) => ({ type: x.type, content: x.content, activityType: x.activityType?.name, on: x.party?.id })),
+    ).toEqual([
+      {
+        type: 'note',
+        content: 'Originally the entry of a completed task\n\nOld follow-up',
+        activityType: 'Task completed',
+        on: target1,
+      },
     ]);
     expect(entries.length).toBe((await allPages(src, '/entries', 'entries')).length);
   }, 60_000);
@@ -596,13 +777,22 @@ describe('restore of configuration and of entries the interface cannot create', 
 
   it('rollback of the restore removes its records and the configuration its set-up created', async () => {
     const ce = client(e);
-    const rolled = await runRollback({ stateDir: join(work, 'state'), all: true }, { client: ce, account: { baseUrl: e.url, account: e.url } });
+    const rolled = await runRollback(
+      { stateDir: join(work, 'state'), all: true },
+      { client: ce, account: { baseUrl: e.url, account: e.url } },
+    );
     await ce.close();
     expect(rolled.deleted).toBeGreaterThan(0);
     expect((await allPages(e, '/parties', 'parties')).length).toBe(0);
-    expect(((await e.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain('Template sales');
-    expect(((await e.v2('GET', '/activitytypes')).body.activityTypes as any[]).map((t) => t.name)).not.toContain('Site visit');
-    expect(((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).map((d) => d.description)).not.toContain('Customer onboarding');
+    expect(((await e.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain(
+      'Template sales',
+    );
+    expect(((await e.v2('GET', '/activitytypes')).body.activityTypes as any[]).map((t) => t.name)).not.toContain(
+      'Site visit',
+    );
+    expect(
+      ((await e.v2('GET', '/trackdefinitions')).body.trackDefinitions as any[]).map((d) => d.description),
+    ).not.toContain('Customer onboarding');
   }, 60_000);
 
   it('still stops with CONFIG_MISSING for a custom field the account lacks, naming it and not what set-up creates', async () => {
@@ -615,7 +805,9 @@ describe('restore of configuration and of entries the interface cannot create', 
         message: expect.stringMatching(/lacks 1 item .*that the interface cannot create: custom field Industry/),
       });
       expect((await allPages(f, '/parties', 'parties')).length).toBe(0);
-      expect(((await f.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain('Template sales');
+      expect(((await f.v2('GET', '/pipelines')).body.pipelines as any[]).map((p) => p.name)).not.toContain(
+        'Template sales',
+      );
     } finally {
       await f.close();
     }

@@ -12,7 +12,10 @@ import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-roundtrip-'));
 /** The bundled round-trip mappings: the export writes the columns they read. */
-const PARTY_MAPPINGS = [join(ROOT, 'mappings/roundtrip-organisations.yaml'), join(ROOT, 'mappings/roundtrip-people.yaml')];
+const PARTY_MAPPINGS = [
+  join(ROOT, 'mappings/roundtrip-organisations.yaml'),
+  join(ROOT, 'mappings/roundtrip-people.yaml'),
+];
 const OPPORTUNITY_MAPPINGS = [join(ROOT, 'mappings/roundtrip-opportunities.yaml')];
 const boxes: TestSandbox[] = [];
 afterAll(async () => {
@@ -27,7 +30,10 @@ async function exportTo(box: TestSandbox, entity: 'parties' | 'opportunities', o
   try {
     // --raw: the file is for the importer, not a spreadsheet, so texts stay exactly as they are.
     const mapping = entity === 'parties' ? PARTY_MAPPINGS : OPPORTUNITY_MAPPINGS;
-    await runExport(normaliseExportOptions({ entity, out, raw: true, mapping, cwd: dir }), { client, account: { baseUrl: box.url, account: box.url } });
+    await runExport(normaliseExportOptions({ entity, out, raw: true, mapping, cwd: dir }), {
+      client,
+      account: { baseUrl: box.url, account: box.url },
+    });
   } finally {
     await client.close();
   }
@@ -67,7 +73,14 @@ async function seed(a: TestSandbox): Promise<void> {
       { definition: { name: 'Support level', tag: 'Customer' }, value: 'Gold' },
     ],
   });
-  const acmeSouth = await post({ type: 'organisation', name: 'Acme Ltd', about: 'South branch', owner: user('kim'), team: team('Support'), phoneNumbers: [{ type: 'Work', number: '+442071234567' }] });
+  const acmeSouth = await post({
+    type: 'organisation',
+    name: 'Acme Ltd',
+    about: 'South branch',
+    owner: user('kim'),
+    team: team('Support'),
+    phoneNumbers: [{ type: 'Work', number: '+442071234567' }],
+  });
   await post({
     type: 'organisation',
     name: 'Ångström Optik AB',
@@ -113,8 +126,19 @@ async function seed(a: TestSandbox): Promise<void> {
       { definition: { name: 'Contract end', tag: 'Customer' }, value: '2026-12-31' },
     ],
   });
-  await post({ type: 'person', firstName: 'Grace', lastName: 'Hopper', about: '=1+1 is not a formula here', organisation: { id: acmeNorth }, owner: user('sam') });
-  const milestones = (await allPages(a, `/pipelines/${(await a.v2('GET', '/pipelines')).body.pipelines[0].id}/milestones`, 'milestones')) as Array<{ id: number; name: string }>;
+  await post({
+    type: 'person',
+    firstName: 'Grace',
+    lastName: 'Hopper',
+    about: '=1+1 is not a formula here',
+    organisation: { id: acmeNorth },
+    owner: user('sam'),
+  });
+  const milestones = (await allPages(
+    a,
+    `/pipelines/${(await a.v2('GET', '/pipelines')).body.pipelines[0].id}/milestones`,
+    'milestones',
+  )) as Array<{ id: number; name: string }>;
   const milestone = (name: string): { id: number } => ({ id: milestones.find((m) => m.name === name)?.id ?? -1 });
   const opportunity = async (body: Record<string, unknown>): Promise<void> => {
     const answer = await a.v2('POST', '/opportunities', { opportunity: body });
@@ -139,12 +163,29 @@ async function seed(a: TestSandbox): Promise<void> {
       { definition: { name: 'Contract start', tag: null }, value: '2027-03-01' },
     ],
   });
-  await opportunity({ name: 'Widgets 2027', party: { id: acmeNorth }, milestone: milestone('Lost'), value: { amount: 800, currency: 'EUR' }, lostReason: 'Price', closedOn: '2026-10-01', owner: user('sam') });
+  await opportunity({
+    name: 'Widgets 2027',
+    party: { id: acmeNorth },
+    milestone: milestone('Lost'),
+    value: { amount: 800, currency: 'EUR' },
+    lostReason: 'Price',
+    closedOn: '2026-10-01',
+    owner: user('sam'),
+  });
   await opportunity({ name: 'Engine study', party: { id: ada }, milestone: milestone('New'), owner: user('admin') });
 }
 
 /** Ids, times and derived values are each account's own. */
-const OWN = new Set(['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'lastStageChangedAt', 'lastOpenMilestone', 'pictureURL', 'tagId']);
+const OWN = new Set([
+  'id',
+  'createdAt',
+  'updatedAt',
+  'lastContactedAt',
+  'lastStageChangedAt',
+  'lastOpenMilestone',
+  'pictureURL',
+  'tagId',
+]);
 
 function comparable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(comparable);
@@ -157,10 +198,16 @@ function comparable(value: unknown): unknown {
 /** The records of an account as a client sees them, links named by what they link to (not by id). */
 async function snapshot(box: TestSandbox): Promise<{ parties: unknown[]; opportunities: unknown[] }> {
   const parties = (await allPages(box, '/parties?embed=tags,fields', 'parties')) as Array<Record<string, any>>;
-  const signature = new Map(parties.map((p) => [p.id, `${p.type}:${p.name ?? `${p.firstName} ${p.lastName}`}:${p.about ?? ''}`]));
+  const signature = new Map(
+    parties.map((p) => [p.id, `${p.type}:${p.name ?? `${p.firstName} ${p.lastName}`}:${p.about ?? ''}`]),
+  );
   const byTag = (list: Array<{ name: string }> | undefined): string[] => (list ?? []).map((t) => t.name).sort();
-  const shaped = parties.map((p) => comparable({ ...p, organisation: p.organisation ? signature.get(p.organisation.id) : null, tags: byTag(p.tags) }));
-  const opportunities = ((await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')) as Array<Record<string, any>>).map((o) => comparable({ ...o, party: signature.get(o.party?.id), tags: byTag(o.tags) }));
+  const shaped = parties.map((p) =>
+    comparable({ ...p, organisation: p.organisation ? signature.get(p.organisation.id) : null, tags: byTag(p.tags) }),
+  );
+  const opportunities = (
+    (await allPages(box, '/opportunities?embed=tags,fields', 'opportunities')) as Array<Record<string, any>>
+  ).map((o) => comparable({ ...o, party: signature.get(o.party?.id), tags: byTag(o.tags) }));
   const order = (items: unknown[]): unknown[] =>
     items
       .map((item) => JSON.stringify(item))
@@ -200,7 +247,11 @@ describe('round trip: export from one account, import into another', () => {
       ].join('\n'),
     );
     const client = new CrmClient({ baseUrl: b.url, auth: b.token });
-    const run = () => runImport({ source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state') }, { client, account: { baseUrl: b.url, account: b.url } });
+    const run = () =>
+      runImport(
+        { source: { kind: 'plan', planFile: join(dir, 'plan.yaml') }, stateDir: join(dir, 'state') },
+        { client, account: { baseUrl: b.url, account: b.url } },
+      );
     const summary = await run();
     expect(summary.stopped).toBeNull();
     expect(summary.steps.map((s) => s.rejected)).toEqual([0, 0, 0]);
@@ -225,7 +276,13 @@ describe('round trip: export from one account, import into another', () => {
     // And the second account exports the same file, but for its own ids and times.
     const exportedAgain = await exportTo(b, 'parties', join(dir, 'parties-b.csv'));
     // Tags come back in any order (a data tag is added with its first field).
-    const strip = (rows: Row[]): Row[] => rows.map(({ id: _id, organisationId: _org, ...rest }) => ({ ...rest, tags: (rest.tags ?? '').split(';').sort().join(';') })).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
+    const strip = (rows: Row[]): Row[] =>
+      rows
+        .map(({ id: _id, organisationId: _org, ...rest }) => ({
+          ...rest,
+          tags: (rest.tags ?? '').split(';').sort().join(';'),
+        }))
+        .sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y)));
     expect(strip(exportedAgain)).toEqual(strip(parties));
     expect(exportedAgain.find((r) => r.lastName === 'Hopper')?.about).toBe('=1+1 is not a formula here');
   });
@@ -235,11 +292,21 @@ describe('round-trip mappings into an account that lacks a user or a team', () =
   it('write the record for the importing user and without the team, and do not reject it', async () => {
     const c = await startTestSandbox();
     boxes.push(c);
-    const header = 'id,type,name,title,firstName,lastName,jobTitle,about,organisationId,owner,team,emailAddresses,phoneNumbers,websites,addresses,tags,customFields';
-    writeFileSync(join(dir, 'strangers.csv'), `${header}\n7,person,,,Ada,Lovelace,,,,Jo Smith,Marketing,,,,,,\n8,person,,,Alan,Turing,,,,kim@sandbox.example,Support,,,,,,\n`);
-    writeFileSync(join(dir, 'strangers.yaml'), `version: 1\nsteps:\n  - { name: organisations, mapping: ${PARTY_MAPPINGS[0]}, input: strangers.csv }\n  - { name: people, mapping: ${PARTY_MAPPINGS[1]}, input: strangers.csv }\n`);
+    const header =
+      'id,type,name,title,firstName,lastName,jobTitle,about,organisationId,owner,team,emailAddresses,phoneNumbers,websites,addresses,tags,customFields';
+    writeFileSync(
+      join(dir, 'strangers.csv'),
+      `${header}\n7,person,,,Ada,Lovelace,,,,Jo Smith,Marketing,,,,,,\n8,person,,,Alan,Turing,,,,kim@sandbox.example,Support,,,,,,\n`,
+    );
+    writeFileSync(
+      join(dir, 'strangers.yaml'),
+      `version: 1\nsteps:\n  - { name: organisations, mapping: ${PARTY_MAPPINGS[0]}, input: strangers.csv }\n  - { name: people, mapping: ${PARTY_MAPPINGS[1]}, input: strangers.csv }\n`,
+    );
     const client = new CrmClient({ baseUrl: c.url, auth: c.token });
-    const summary = await runImport({ source: { kind: 'plan', planFile: join(dir, 'strangers.yaml') }, stateDir: join(dir, 'strangers-state') }, { client, account: { baseUrl: c.url, account: c.url } });
+    const summary = await runImport(
+      { source: { kind: 'plan', planFile: join(dir, 'strangers.yaml') }, stateDir: join(dir, 'strangers-state') },
+      { client, account: { baseUrl: c.url, account: c.url } },
+    );
     await client.close();
     expect(summary.steps.map((s) => [s.step, s.created, s.rejected])).toEqual([
       ['organisations', 0, 0],

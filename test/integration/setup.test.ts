@@ -5,7 +5,14 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { JournalWriter, StateDir } from '../../src/journal/index.ts';
-import { runImport, runRollback, runSetup, type ImportEvent, type ImportSummary, type SetupPlan } from '../../src/load/index.ts';
+import {
+  runImport,
+  runRollback,
+  runSetup,
+  type ImportEvent,
+  type ImportSummary,
+  type SetupPlan,
+} from '../../src/load/index.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { allPages as all, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -24,7 +31,8 @@ async function sandbox(): Promise<TestSandbox> {
 
 const FILES: Record<string, string> = {
   'orgs.csv': 'id,name,size\nO1,Acme,\nO2,Globex,44\n',
-  'opps.csv': 'id,name,org,pipeline,milestone\nD1,Big deal,O1,Partners,Pilot\nD2,Small deal,O2,Partners,Signed\nD3,Old deal,O1,,Won\n',
+  'opps.csv':
+    'id,name,org,pipeline,milestone\nD1,Big deal,O1,Partners,Pilot\nD2,Small deal,O2,Partners,Signed\nD3,Old deal,O1,,Won\n',
   'notes.csv': 'id,org,kind,text\nN1,O1,Email,Sent the offer\nN2,O2,Note,Called\nN3,O1,Site visit,Walked the site\n',
   'projects.csv': 'id,name,org,track\nK1,Rollout,O1,Installation checklist\n',
   'tasks.csv': 'id,what,due,category\nT1,File it,2024-05-01,Paperwork\nT2,Ring them,2024-05-02,Call\n',
@@ -80,7 +88,8 @@ function project(setup: string, options: { shoeSize?: boolean } = {}): { dir: st
   const dir = join(work, `p${folders}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const [name, text] of Object.entries(FILES)) writeFileSync(join(dir, name), name === 'orgs.yaml' && options.shoeSize ? text + SHOE_SIZE : text);
+  for (const [name, text] of Object.entries(FILES))
+    writeFileSync(join(dir, name), name === 'orgs.yaml' && options.shoeSize ? text + SHOE_SIZE : text);
   const steps = STEPS.flatMap((s) => [`  - name: ${s}`, `    mapping: ${s}.yaml`, `    input: ${s}.csv`]);
   writeFileSync(join(dir, 'plan.yaml'), ['version: 1', setup, 'steps:', ...steps, ''].join('\n'));
   return { dir, plan: join(dir, 'plan.yaml'), stateDir: join(dir, '.crm-ferry') };
@@ -101,14 +110,26 @@ async function withClient<T>(box: TestSandbox, work: (client: CrmClient) => Prom
 
 const account = (box: TestSandbox) => ({ baseUrl: box.url, account: box.url });
 
-async function run(box: TestSandbox, p: { plan: string; stateDir: string }, extra: { strict?: boolean; dryRun?: boolean } = {}, events: ImportEvent[] = []): Promise<ImportSummary> {
-  return withClient(box, (client) => runImport({ source: { kind: 'plan', planFile: p.plan }, stateDir: p.stateDir, ...extra }, { client, account: account(box), onEvent: (e) => events.push(e) }));
+async function run(
+  box: TestSandbox,
+  p: { plan: string; stateDir: string },
+  extra: { strict?: boolean; dryRun?: boolean } = {},
+  events: ImportEvent[] = [],
+): Promise<ImportSummary> {
+  return withClient(box, (client) =>
+    runImport(
+      { source: { kind: 'plan', planFile: p.plan }, stateDir: p.stateDir, ...extra },
+      { client, account: account(box), onEvent: (e) => events.push(e) },
+    ),
+  );
 }
 
 /** What the account has of the kinds set-up makes, by name. */
 async function configuration(box: TestSandbox) {
   const pipelines = await all(box, '/pipelines', 'pipelines');
-  const milestones = (await Promise.all(pipelines.map((p) => all(box, `/pipelines/${p.id}/milestones`, 'milestones')))).flat();
+  const milestones = (
+    await Promise.all(pipelines.map((p) => all(box, `/pipelines/${p.id}/milestones`, 'milestones')))
+  ).flat();
   return {
     pipelines: pipelines.map((p) => p.name).sort(),
     milestones: milestones.map((m) => `${m.pipeline?.name ?? ''}/${m.name}/${m.probability}`).sort(),
@@ -129,7 +150,8 @@ describe('setup: the account configuration the rows need', () => {
     expect((error as FerryError).code).toBe('MAPPING_UNKNOWN_NAME');
     expect((error as FerryError).message).toContain('custom field `Shoe size`');
     expect((error as FerryError).message).toContain('task category `Paperwork`');
-    const plan = events.find((e): e is Extract<ImportEvent, { type: 'setup' }> => e.type === 'setup')?.plan as SetupPlan;
+    const plan = events.find((e): e is Extract<ImportEvent, { type: 'setup' }> => e.type === 'setup')
+      ?.plan as SetupPlan;
     expect(plan.checklist.map((c) => [c.kind, c.name, c.steps, c.rows])).toEqual([
       ['fieldDefinition', 'Shoe size', ['orgs'], 1],
       ['taskCategory', 'Paperwork', ['tasks'], 1],
@@ -151,7 +173,14 @@ describe('setup: the account configuration the rows need', () => {
     const before = await configuration(box);
     const first = await run(box, p);
     expect(first.stopped).toBeNull();
-    expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual(['pipeline Partners', 'milestone Pilot', 'milestone Signed', 'activityType Email', 'activityType Site visit', 'trackDefinition Installation checklist']);
+    expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual([
+      'pipeline Partners',
+      'milestone Pilot',
+      'milestone Signed',
+      'activityType Email',
+      'activityType Site visit',
+      'trackDefinition Installation checklist',
+    ]);
     // Not creatable: listed, and the rows that name them rejected as before.
     expect(first.setup?.checklist.map((c) => c.name)).toEqual(['Paperwork']);
     expect(first.steps.find((s) => s.step === 'tasks')?.rejected).toBe(1);
@@ -179,7 +208,9 @@ describe('setup: the account configuration the rows need', () => {
     expect(second.setup?.create).toEqual([]);
     expect(await configuration(box)).toEqual(after);
 
-    const rolled = await withClient(box, (client) => runRollback({ stateDir: p.stateDir }, { client, account: account(box) }));
+    const rolled = await withClient(box, (client) =>
+      runRollback({ stateDir: p.stateDir }, { client, account: account(box) }),
+    );
     expect(rolled.steps.find((s) => s.step === 'setup')?.deleted).toBe(6);
     // The rows went first (an opportunity holds its milestone), then the set-up.
     expect((await all(box, '/opportunities', 'opportunities')).length).toBe(0);
@@ -192,7 +223,14 @@ describe('setup: the account configuration the rows need', () => {
     const before = await configuration(box);
     const summary = await run(box, p, { dryRun: true });
     expect(summary.setup?.dryRun).toBe(true);
-    expect(summary.setup?.create.map((c) => c.name)).toEqual(['Partners', 'Pilot', 'Signed', 'Email', 'Site visit', 'Installation checklist']);
+    expect(summary.setup?.create.map((c) => c.name)).toEqual([
+      'Partners',
+      'Pilot',
+      'Signed',
+      'Email',
+      'Site visit',
+      'Installation checklist',
+    ]);
     expect(summary.steps.find((s) => s.step === 'opps')?.rejected).toBe(0);
     expect(await configuration(box)).toEqual(before);
   });
@@ -201,12 +239,25 @@ describe('setup: the account configuration the rows need', () => {
     const box = await sandbox();
     const p = project('');
     const before = await configuration(box);
-    const first = await withClient(box, (client) => runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }));
-    expect(first.created.map((c) => c.name)).toEqual(['Partners', 'Pilot', 'Signed', 'Email', 'Site visit', 'Installation checklist']);
-    const again = await withClient(box, (client) => runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }));
+    const first = await withClient(box, (client) =>
+      runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }),
+    );
+    expect(first.created.map((c) => c.name)).toEqual([
+      'Partners',
+      'Pilot',
+      'Signed',
+      'Email',
+      'Site visit',
+      'Installation checklist',
+    ]);
+    const again = await withClient(box, (client) =>
+      runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }),
+    );
     expect(again.created).toEqual([]);
     expect(again.present).toBeGreaterThan(0);
-    const strict = await withClient(box, (client) => runSetup({ planFile: p.plan, stateDir: p.stateDir, strict: true }, { client, account: account(box) })).catch((e: unknown) => e);
+    const strict = await withClient(box, (client) =>
+      runSetup({ planFile: p.plan, stateDir: p.stateDir, strict: true }, { client, account: account(box) }),
+    ).catch((e: unknown) => e);
     expect((strict as FerryError).code).toBe('MAPPING_UNKNOWN_NAME');
     await withClient(box, (client) => runRollback({ stateDir: p.stateDir }, { client, account: account(box) }));
     expect(await configuration(box)).toEqual(before);
@@ -220,14 +271,26 @@ describe('setup: the account configuration the rows need', () => {
     const made = await box.v2('POST', '/pipelines', { pipeline: { name: 'Partners' } });
     const state = await StateDir.open({ dir: p.stateDir, account: account(box), users: async () => [] });
     const journal = await JournalWriter.open(state.journalFile('_setup'));
-    await journal.append({ t: 'intent', k: 'pipeline:partners', op: 'create', run: '20240101T000000Z-1-1', at: new Date().toISOString(), fp: '', body: { kind: 'pipeline', name: 'Partners', pipeline: null, request: { name: 'Partners' } } });
+    await journal.append({
+      t: 'intent',
+      k: 'pipeline:partners',
+      op: 'create',
+      run: '20240101T000000Z-1-1',
+      at: new Date().toISOString(),
+      fp: '',
+      body: { kind: 'pipeline', name: 'Partners', pipeline: null, request: { name: 'Partners' } },
+    });
     await journal.close();
     await state.close();
-    const report = await withClient(box, (client) => runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }));
+    const report = await withClient(box, (client) =>
+      runSetup({ planFile: p.plan, stateDir: p.stateDir }, { client, account: account(box) }),
+    );
     expect(report.created[0]).toEqual({ kind: 'pipeline', name: 'Partners', id: made.body.pipeline.id });
     expect(report.created.filter((c) => c.kind === 'pipeline')).toHaveLength(1);
     expect((await all(box, '/pipelines', 'pipelines')).filter((x) => x.name === 'Partners')).toHaveLength(1);
-    await withClient(box, (client) => runRollback({ stateDir: p.stateDir, all: true }, { client, account: account(box) }));
+    await withClient(box, (client) =>
+      runRollback({ stateDir: p.stateDir, all: true }, { client, account: account(box) }),
+    );
     expect(await configuration(box)).toEqual(before);
   });
 
@@ -260,19 +323,33 @@ describe('setup: the account configuration the rows need', () => {
     expect(validated.stderr).toContain('[ ] task category `Paperwork`');
     const report = JSON.parse(validated.stdout) as { steps: Array<{ step: string; ok: number; rejected: number }> };
     const ran = await run(box, p);
-    expect(report.steps.map((s) => `${s.step} ${s.ok}/${s.rejected}`)).toEqual(ran.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`));
+    expect(report.steps.map((s) => `${s.step} ${s.ok}/${s.rejected}`)).toEqual(
+      ran.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`),
+    );
   });
 
   it('rollback keeps, and says, what the set-up created that records of other runs still use', async () => {
     const box = await sandbox();
     const p = project(SETUP);
     await run(box, p);
-    const pilot = (await all(box, '/opportunities?embed=milestone', 'opportunities')).find((d) => d.name === 'Big deal').milestone.id;
-    const someone = (await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Initech' } })).body.party.id;
+    const pilot = (await all(box, '/opportunities?embed=milestone', 'opportunities')).find((d) => d.name === 'Big deal')
+      .milestone.id;
+    const someone = (await box.v2('POST', '/parties', { party: { type: 'organisation', name: 'Initech' } })).body.party
+      .id;
     // Someone else's opportunity in the new milestone, written by hand, not by the run.
-    expect((await box.v2('POST', '/opportunities', { opportunity: { name: 'By hand', party: { id: someone }, milestone: { id: pilot } } })).status).toBe(201);
-    const rolled = await withClient(box, (client) => runRollback({ stateDir: p.stateDir }, { client, account: account(box) }));
-    expect(rolled.setupKept).toEqual([{ kind: 'milestone', id: pilot, reason: expect.stringContaining('is used by 1 opportunity') }]);
+    expect(
+      (
+        await box.v2('POST', '/opportunities', {
+          opportunity: { name: 'By hand', party: { id: someone }, milestone: { id: pilot } },
+        })
+      ).status,
+    ).toBe(201);
+    const rolled = await withClient(box, (client) =>
+      runRollback({ stateDir: p.stateDir }, { client, account: account(box) }),
+    );
+    expect(rolled.setupKept).toEqual([
+      { kind: 'milestone', id: pilot, reason: expect.stringContaining('is used by 1 opportunity') },
+    ]);
     expect((await box.v2('GET', `/milestones/${pilot}`)).status).toBe(200);
     expect((await all(box, '/activitytypes', 'activityTypes')).map((t) => t.name)).not.toContain('Site visit');
   });

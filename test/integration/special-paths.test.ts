@@ -20,16 +20,48 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  */
 describe('special paths are refused up front', () => {
   it.each([
-    ['sandbox --data under /proc', ['sandbox', '--port', '0', '--token', 'special-token', '--data', '/proc/x/sb.json'], /the sandbox data file cannot live under \/proc/],
-    ['sandbox --data in a missing /proc folder', ['sandbox', '--port', '0', '--token', 'special-token', '--data', '/proc/self/x/y/sb.json'], /cannot live under \/proc/],
-    ['sandbox --data that is a FIFO', ['sandbox', '--port', '0', '--token', 'special-token', '--data', FIFO], /is a FIFO, not a regular file/],
-    ['validate --rejects-dir under /proc', ['validate', '--plan', PLAN, '--rejects-dir', '/proc/x'], /the rejects folder cannot live under \/proc/],
-    ['validate --rejects-dir deep under /proc', ['validate', '--plan', PLAN, '--rejects-dir', '/proc/self/x/y'], /the rejects folder cannot live under \/proc/],
-    ['validate --rejects-dir through a FIFO', ['validate', '--plan', PLAN, '--rejects-dir', join(FIFO, 'out')], /pipe is not a folder/],
-    ['validate --rejects-dir through a file', ['validate', '--plan', PLAN, '--rejects-dir', join(dir, 'plain', 'out')], /plain is not a folder/],
+    [
+      'sandbox --data under /proc',
+      ['sandbox', '--port', '0', '--token', 'special-token', '--data', '/proc/x/sb.json'],
+      /the sandbox data file cannot live under \/proc/,
+    ],
+    [
+      'sandbox --data in a missing /proc folder',
+      ['sandbox', '--port', '0', '--token', 'special-token', '--data', '/proc/self/x/y/sb.json'],
+      /cannot live under \/proc/,
+    ],
+    [
+      'sandbox --data that is a FIFO',
+      ['sandbox', '--port', '0', '--token', 'special-token', '--data', FIFO],
+      /is a FIFO, not a regular file/,
+    ],
+    [
+      'validate --rejects-dir under /proc',
+      ['validate', '--plan', PLAN, '--rejects-dir', '/proc/x'],
+      /the rejects folder cannot live under \/proc/,
+    ],
+    [
+      'validate --rejects-dir deep under /proc',
+      ['validate', '--plan', PLAN, '--rejects-dir', '/proc/self/x/y'],
+      /the rejects folder cannot live under \/proc/,
+    ],
+    [
+      'validate --rejects-dir through a FIFO',
+      ['validate', '--plan', PLAN, '--rejects-dir', join(FIFO, 'out')],
+      /pipe is not a folder/,
+    ],
+    [
+      'validate --rejects-dir through a file',
+      ['validate', '--plan', PLAN, '--rejects-dir', join(dir, 'plain', 'out')],
+      /plain is not a folder/,
+    ],
     ['inspect of a FIFO', ['inspect', FIFO], /this is not a regular file/],
     // Looking whether an input is a rejects file fed back must not open a FIFO (that blocks).
-    ['validate of a FIFO', ['validate', '--mapping', join(ROOT, 'samples/plans/organisations.yaml'), '--input', FIFO], /this is not a regular file/],
+    [
+      'validate of a FIFO',
+      ['validate', '--mapping', join(ROOT, 'samples/plans/organisations.yaml'), '--input', FIFO],
+      /this is not a regular file/,
+    ],
   ])('%s: exit 2 with a clear message', async (_what, args, message) => {
     const { code, stderr } = await runCli(args, { env: {}, cwd: dir });
     expect(stderr).toMatch(message);

@@ -28,11 +28,22 @@ interface LegacyParty {
 function legacyParties(xml: string): LegacyParty[] {
   const parties: LegacyParty[] = [];
   for (const [, kind, body] of xml.matchAll(/<(person|organisation)>([\s\S]*?)<\/\1>/g)) {
-    const text = (tag: string, within: string): string => (new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(within)?.[1] ?? '').replace(/&amp;/g, '&');
+    const text = (tag: string, within: string): string =>
+      (new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(within)?.[1] ?? '').replace(/&amp;/g, '&');
     const contacts = /<contacts>([\s\S]*?)<\/contacts>/.exec(body ?? '')?.[1] ?? '';
-    const items = (tag: string): Item[] => [...contacts.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map(([, inner]) => Object.fromEntries([...(inner ?? '').matchAll(/<(\w+)>([^<]*)<\/\1>/g)].map(([, k, v]) => [k, v])));
-    const name = kind === 'person' ? `${text('firstName', body ?? '')} ${text('lastName', body ?? '')}` : text('name', body ?? '');
-    parties.push({ name, email: items('email'), phone: items('phone'), address: items('address'), website: items('website') });
+    const items = (tag: string): Item[] =>
+      [...contacts.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map(([, inner]) =>
+        Object.fromEntries([...(inner ?? '').matchAll(/<(\w+)>([^<]*)<\/\1>/g)].map(([, k, v]) => [k, v])),
+      );
+    const name =
+      kind === 'person' ? `${text('firstName', body ?? '')} ${text('lastName', body ?? '')}` : text('name', body ?? '');
+    parties.push({
+      name,
+      email: items('email'),
+      phone: items('phone'),
+      address: items('address'),
+      website: items('website'),
+    });
   }
   return parties;
 }
@@ -41,10 +52,20 @@ describe('the bundled v1 account, migrated with its plan', () => {
   it('carries every email, phone, address and website of every party, each with its type', async () => {
     box = await startTestSandbox();
     const client = new CrmClient({ baseUrl: box.url, auth: box.token });
-    const summary = await runImport({ source: { kind: 'plan', planFile: join(ROOT, 'mappings/plans/v1-migration.yaml') }, stateDir: join(dir, 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
+    const summary = await runImport(
+      {
+        source: { kind: 'plan', planFile: join(ROOT, 'mappings/plans/v1-migration.yaml') },
+        stateDir: join(dir, 'state'),
+      },
+      { client, account: { baseUrl: box.url, account: box.url } },
+    );
     await client.close();
     expect(summary.stopped).toBeNull();
-    expect(summary.steps.filter((s) => s.step === 'organisations' || s.step === 'people').map((s) => [s.step, s.created, s.rejected])).toEqual([
+    expect(
+      summary.steps
+        .filter((s) => s.step === 'organisations' || s.step === 'people')
+        .map((s) => [s.step, s.created, s.rejected]),
+    ).toEqual([
       ['organisations', 1, 0],
       ['people', 2, 0],
     ]);
@@ -68,7 +89,8 @@ describe('the bundled v1 account, migrated with its plan', () => {
         old.name,
       ).toEqual(old.phone.map((p) => [p.type, p.phoneNumber?.replace(/\D/g, '').slice(-7)]));
       // The service lists every part of an address, null where there is none.
-      const filled = (a: Record<string, string | null>): Item => Object.fromEntries(Object.entries(a).filter(([key, value]) => key !== 'id' && value !== null)) as Item;
+      const filled = (a: Record<string, string | null>): Item =>
+        Object.fromEntries(Object.entries(a).filter(([key, value]) => key !== 'id' && value !== null)) as Item;
       expect(party.addresses.map(filled), old.name).toEqual(old.address.map(filled));
       expect(
         party.websites.map((w: Item) => [w.type, w.service, w.address]),

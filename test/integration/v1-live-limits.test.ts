@@ -55,7 +55,8 @@ async function oldAccount(handler: (request: IncomingMessage, response: ServerRe
 }
 
 /** An organisation as the party list carries it: custom fields and tags nested, so it costs no request of its own. */
-const organisation = (id: number): string => `<organisation><id>${id}</id><name>Org ${id}</name><customFields/><tags/></organisation>`;
+const organisation = (id: number): string =>
+  `<organisation><id>${id}</id><name>Org ${id}</name><customFields/><tags/></organisation>`;
 
 interface Read {
   rows: string[];
@@ -64,7 +65,15 @@ interface Read {
 }
 
 /** Reads the party list of `account` as an import does (the old account's own token and transport), to its end or its first error. */
-async function read(account: OldAccount, options: { format?: V1WireFormat; giveUpAfterMs?: number; limits?: Partial<V1ReadLimits>; read?: V1LiveReadOptions } = {}): Promise<Read> {
+async function read(
+  account: OldAccount,
+  options: {
+    format?: V1WireFormat;
+    giveUpAfterMs?: number;
+    limits?: Partial<V1ReadLimits>;
+    read?: V1LiveReadOptions;
+  } = {},
+): Promise<Read> {
   const log: string[] = [];
   const live = v1LiveConnection({
     token: TOKEN,
@@ -75,7 +84,11 @@ async function read(account: OldAccount, options: { format?: V1WireFormat; giveU
   const rows: string[] = [];
   let error: FerryError | undefined;
   try {
-    const items: AsyncIterable<SourceItem> = readV1Live(live.readerFor(account.url), { record: 'organisation', pageSize: 2, ...(options.read ?? {}) });
+    const items: AsyncIterable<SourceItem> = readV1Live(live.readerFor(account.url), {
+      record: 'organisation',
+      pageSize: 2,
+      ...(options.read ?? {}),
+    });
     for await (const item of items) {
       if (item.kind === 'row') rows.push(String(item.values['name']));
       else throw item.error;
@@ -100,7 +113,12 @@ describe('a live v1 account that is slow, endless, huge or deep', () => {
     });
     const { rows, error } = await read(account, { giveUpAfterMs: 1000 });
     expect(rows).toEqual([]);
-    expect(error).toMatchObject({ code: 'API_TIMEOUT', message: expect.stringMatching(/^GET \/api\/party\?start=0&limit=2: the answer did not come whole within 1 s \(\d+ bytes had come\)$/) });
+    expect(error).toMatchObject({
+      code: 'API_TIMEOUT',
+      message: expect.stringMatching(
+        /^GET \/api\/party\?start=0&limit=2: the answer did not come whole within 1 s \(\d+ bytes had come\)$/,
+      ),
+    });
     expect(account.requests).toHaveLength(1);
   });
 
@@ -111,29 +129,33 @@ describe('a live v1 account that is slow, endless, huge or deep', () => {
     expect(account.requests).toHaveLength(1);
   });
 
-  it.each([false, true])('stops a server that answers every page with the same full page (spooled: %s), before spooling it again', async (spooled) => {
-    const account = await oldAccount((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/xml' });
-      response.end(`<?xml version="1.0"?><parties>${organisation(1)}${organisation(2)}</parties>`);
-    });
-    const spool = mkdtempSync(join(tmpdir(), 'ferry-v1-endless-'));
-    folders.push(spool);
-    const { rows, error } = await read(account, spooled ? { read: { spool } } : {});
-    expect(rows).toEqual(['Org 1', 'Org 2']);
-    expect(error).toMatchObject({
-      code: 'API_RESPONSE_INVALID',
-      message: 'GET /api/party?start=2&limit=2: the old account answered with the very page it gave for /api/party?start=0&limit=2: it does not go on through the list (it ignores start), and reading on would never end',
-    });
-    expect(account.requests.map((r) => r.url)).toEqual(['/api/party?start=0&limit=2', '/api/party?start=2&limit=2']);
-    if (spooled) {
-      const [records] = readdirSync(spool).filter((name) => name.endsWith('.jsonl'));
-      expect(
-        readFileSync(join(spool, records as string), 'utf8')
-          .trim()
-          .split('\n'),
-      ).toHaveLength(2);
-    }
-  });
+  it.each([false, true])(
+    'stops a server that answers every page with the same full page (spooled: %s), before spooling it again',
+    async (spooled) => {
+      const account = await oldAccount((_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/xml' });
+        response.end(`<?xml version="1.0"?><parties>${organisation(1)}${organisation(2)}</parties>`);
+      });
+      const spool = mkdtempSync(join(tmpdir(), 'ferry-v1-endless-'));
+      folders.push(spool);
+      const { rows, error } = await read(account, spooled ? { read: { spool } } : {});
+      expect(rows).toEqual(['Org 1', 'Org 2']);
+      expect(error).toMatchObject({
+        code: 'API_RESPONSE_INVALID',
+        message:
+          'GET /api/party?start=2&limit=2: the old account answered with the very page it gave for /api/party?start=0&limit=2: it does not go on through the list (it ignores start), and reading on would never end',
+      });
+      expect(account.requests.map((r) => r.url)).toEqual(['/api/party?start=0&limit=2', '/api/party?start=2&limit=2']);
+      if (spooled) {
+        const [records] = readdirSync(spool).filter((name) => name.endsWith('.jsonl'));
+        expect(
+          readFileSync(join(spool, records as string), 'utf8')
+            .trim()
+            .split('\n'),
+        ).toHaveLength(2);
+      }
+    },
+  );
 
   it('refuses a page over the size cap as it streams in, and one that declares it in Content-Length before reading it', async () => {
     const big = `<parties>${Array.from({ length: 2000 }, (_, i) => organisation(i + 1)).join('')}</parties>`;
@@ -143,7 +165,11 @@ describe('a live v1 account that is slow, endless, huge or deep', () => {
     });
     const limits = { maxAnswerBytes: 64 * 1024, spillBytes: 16 * 1024 };
     const { error } = await read(streamed, { limits });
-    expect(error).toMatchObject({ code: 'API_RESPONSE_INVALID', message: 'GET /api/party?start=0&limit=2: the answer is larger than 64 KiB, the most one answer of the old account may have' });
+    expect(error).toMatchObject({
+      code: 'API_RESPONSE_INVALID',
+      message:
+        'GET /api/party?start=0&limit=2: the answer is larger than 64 KiB, the most one answer of the old account may have',
+    });
     expect(error?.hint).toMatch(/pageSize/);
     const declared = await oldAccount((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/xml', 'content-length': String(Buffer.byteLength(big)) });
@@ -158,7 +184,11 @@ describe('a live v1 account that is slow, endless, huge or deep', () => {
       const start = Number(new URL(request.url ?? '', 'http://x').searchParams.get('start'));
       response.writeHead(200, { 'content-type': 'application/xml' });
       // The server gives every record at once, whatever the limit: one page of about 50 KiB.
-      response.end(start === 0 ? `<parties>${Array.from({ length: count }, (_, i) => organisation(i + 1)).join('')}</parties>` : '<parties/>');
+      response.end(
+        start === 0
+          ? `<parties>${Array.from({ length: count }, (_, i) => organisation(i + 1)).join('')}</parties>`
+          : '<parties/>',
+      );
     });
     const before = readdirSync(tmpdir()).filter((name) => name.startsWith('crm-ferry-v1-')).length;
     const { rows, error } = await read(account, { limits: { spillBytes: 4 * 1024 } });
@@ -170,20 +200,37 @@ describe('a live v1 account that is slow, endless, huge or deep', () => {
 
   it.each([
     ['json', `{"parties": ${'['.repeat(500_000)}`, /^the document nests deeper than 100 levels/],
-    ['xml', `<parties>${'<a>'.repeat(300_000)}${'</a>'.repeat(300_000)}</parties>`, /^the document nests deeper than 100 levels/],
-  ] as const)('refuses a %s page nested 300,000 levels deep or more with SOURCE_TOO_DEEP, not a stack overflow', async (format, page, message) => {
-    const account = await oldAccount((_request, response) => {
-      response.writeHead(200, { 'content-type': `application/${format}` });
-      response.end(page);
-    });
-    const { error } = await read(account, { format });
-    expect(error).toMatchObject({ code: 'SOURCE_TOO_DEEP', message: expect.stringMatching(message), location: { file: `v1+${account.url}/api/party?start=0&limit=2` } });
-  });
+    [
+      'xml',
+      `<parties>${'<a>'.repeat(300_000)}${'</a>'.repeat(300_000)}</parties>`,
+      /^the document nests deeper than 100 levels/,
+    ],
+  ] as const)(
+    'refuses a %s page nested 300,000 levels deep or more with SOURCE_TOO_DEEP, not a stack overflow',
+    async (format, page, message) => {
+      const account = await oldAccount((_request, response) => {
+        response.writeHead(200, { 'content-type': `application/${format}` });
+        response.end(page);
+      });
+      const { error } = await read(account, { format });
+      expect(error).toMatchObject({
+        code: 'SOURCE_TOO_DEEP',
+        message: expect.stringMatching(message),
+        location: { file: `v1+${account.url}/api/party?start=0&limit=2` },
+      });
+    },
+  );
 
   it('refuses a page with bytes that are not UTF-8 with SOURCE_ENCODING, not a silent U+FFFD', async () => {
     const account = await oldAccount((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/xml' });
-      response.end(Buffer.concat([Buffer.from('<parties><organisation><id>1</id><name>Soci'), Buffer.from([0xe9, 0x74, 0xe9]), Buffer.from('</name></organisation></parties>')]));
+      response.end(
+        Buffer.concat([
+          Buffer.from('<parties><organisation><id>1</id><name>Soci'),
+          Buffer.from([0xe9, 0x74, 0xe9]),
+          Buffer.from('</name></organisation></parties>'),
+        ]),
+      );
     });
     const { rows, error } = await read(account);
     expect(rows).toEqual([]);
@@ -208,9 +255,17 @@ describe('the old account is sent its token as the legacy service takes it', () 
     }
     const url = new URL(request.url ?? '', 'http://x');
     response.writeHead(200, { 'content-type': 'application/xml' });
-    if (url.pathname.endsWith('/customfields')) response.end('<customFields><customField><label>Industry</label><text>Shipping</text></customField></customFields>');
+    if (url.pathname.endsWith('/customfields'))
+      response.end(
+        '<customFields><customField><label>Industry</label><text>Shipping</text></customField></customFields>',
+      );
     else if (url.pathname.endsWith('/tag')) response.end('<tags><tag><name>VIP</name></tag></tags>');
-    else response.end(Number(url.searchParams.get('start')) === 0 ? '<parties><organisation><id>7</id><name>Org 7</name></organisation></parties>' : '<parties/>');
+    else
+      response.end(
+        Number(url.searchParams.get('start')) === 0
+          ? '<parties><organisation><id>7</id><name>Org 7</name></organisation></parties>'
+          : '<parties/>',
+      );
   }
 
   it('reads a server that takes HTTP Basic only, the token as the user name, and logs neither', async () => {
@@ -218,7 +273,11 @@ describe('the old account is sent its token as the legacy service takes it', () 
     const { rows, error, log } = await read(account);
     expect(error).toBeUndefined();
     expect(rows).toEqual(['Org 7']);
-    expect(account.requests.map((r) => r.url)).toEqual(['/api/party?start=0&limit=2', '/api/party/7/customfields', '/api/party/7/tag']);
+    expect(account.requests.map((r) => r.url)).toEqual([
+      '/api/party?start=0&limit=2',
+      '/api/party/7/customfields',
+      '/api/party/7/tag',
+    ]);
     expect(account.requests.every((r) => r.authorization === BASIC)).toBe(true);
     expect(log).toHaveLength(3);
     for (const line of log) expect(line).not.toMatch(new RegExp(`${TOKEN}|${BASIC.slice(6)}`));
@@ -230,7 +289,10 @@ describe('the old account is sent its token as the legacy service takes it', () 
       basicOnly(request, response);
     });
     const { error } = await read(account);
-    expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', message: 'GET /api/party?start=0&limit=2: the service answered 401 (<error>authentication required</error>)' });
+    expect(error).toMatchObject({
+      code: 'API_UNAUTHORIZED',
+      message: 'GET /api/party?start=0&limit=2: the service answered 401 (<error>authentication required</error>)',
+    });
     expect(`${error?.message} ${error?.hint}`).not.toContain(TOKEN);
   });
 });
@@ -245,10 +307,23 @@ describe('a rate limit of the old account past --give-up-after', () => {
     const state = mkdtempSync(join(tmpdir(), 'ferry-v1-429-'));
     folders.push(state);
     try {
-      const run = await runCli(['import', '--mapping', join(ROOT, 'mappings/v1-organisations.yaml'), '--input', `v1+${account.url}`, '--give-up-after', '20s', '--state-dir', state], {
-        cwd: state,
-        env: { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: TOKEN },
-      });
+      const run = await runCli(
+        [
+          'import',
+          '--mapping',
+          join(ROOT, 'mappings/v1-organisations.yaml'),
+          '--input',
+          `v1+${account.url}`,
+          '--give-up-after',
+          '20s',
+          '--state-dir',
+          state,
+        ],
+        {
+          cwd: state,
+          env: { CRM_FERRY_BASE_URL: target.url, CRM_FERRY_TOKEN: target.token, CRM_FERRY_V1_TOKEN: TOKEN },
+        },
+      );
       expect(run.code, run.stdout + run.stderr).toBe(4);
       expect(run.stderr).toMatch(
         /\[API_RATE_LIMITED\].*GET \/api\/party\?start=0&limit=100: the service answered 429 \(rate limit reached\); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take \(--give-up-after\): run again after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/,

@@ -30,12 +30,16 @@ beforeAll(async () => {
   a = await startTestSandbox();
   const ids: number[] = [];
   for (let i = 1; i <= ORGANISATIONS; i++) {
-    const created = await a.v2('POST', '/parties', { party: { type: 'organisation', name: `Org ${String(i).padStart(2, '0')}` } });
+    const created = await a.v2('POST', '/parties', {
+      party: { type: 'organisation', name: `Org ${String(i).padStart(2, '0')}` },
+    });
     expect(created.status).toBe(201);
     ids.push(created.body.party.id);
   }
   for (let i = 1; i <= PEOPLE; i++) {
-    const created = await a.v2('POST', '/parties', { party: { type: 'person', firstName: 'Person', lastName: `No ${i}`, organisation: { id: ids[i] } } });
+    const created = await a.v2('POST', '/parties', {
+      party: { type: 'person', firstName: 'Person', lastName: `No ${i}`, organisation: { id: ids[i] } },
+    });
     expect(created.status).toBe(201);
   }
   // Watched beside the sandbox's own handler: seen before the answer is sent.
@@ -72,16 +76,26 @@ afterEach(async () => {
 /** A bundled v1 mapping reading the live account, `PAGE` records a page. */
 function liveMapping(name: string): string {
   const file = join(work, `${name}.yaml`);
-  const text = readFileSync(join(ROOT, 'mappings', `${name}.yaml`), 'utf8').replace(/^source:\n/m, `source:\n  format: v1-api\n  baseUrl: ${a.url}\n  pageSize: ${PAGE}\n`);
+  const text = readFileSync(join(ROOT, 'mappings', `${name}.yaml`), 'utf8').replace(
+    /^source:\n/m,
+    `source:\n  format: v1-api\n  baseUrl: ${a.url}\n  pageSize: ${PAGE}\n`,
+  );
   expect(text).toContain('format: v1-api');
   writeFileSync(file, text);
   return file;
 }
 
-const env = (): NodeJS.ProcessEnv => ({ CRM_FERRY_BASE_URL: b.url, CRM_FERRY_TOKEN: b.token, CRM_FERRY_V1_TOKEN: a.token });
+const env = (): NodeJS.ProcessEnv => ({
+  CRM_FERRY_BASE_URL: b.url,
+  CRM_FERRY_TOKEN: b.token,
+  CRM_FERRY_V1_TOKEN: a.token,
+});
 
 /** The `start` of each page of the party list asked for, in order. */
-const listStarts = (): number[] => requests.filter((url) => url.startsWith('/api/party?')).map((url) => Number(new URL(url, a.url).searchParams.get('start')));
+const listStarts = (): number[] =>
+  requests
+    .filter((url) => url.startsWith('/api/party?'))
+    .map((url) => Number(new URL(url, a.url).searchParams.get('start')));
 
 /** The cursor of the one spool of the party list in the state folder (the steps reading it share it). */
 function cursorOf(stateDir: string): { next: number; bytes: number; done: boolean } {
@@ -89,11 +103,16 @@ function cursorOf(stateDir: string): { next: number; bytes: number; done: boolea
   expect(cursors).toHaveLength(1);
   return JSON.parse(readFileSync(join(stateDir, 'spool', cursors[0] as string), 'utf8'));
 }
-const spoolFiles = (stateDir: string): string[] => (existsSync(join(stateDir, 'spool')) ? readdirSync(join(stateDir, 'spool')).filter((name) => name !== 'dry-run') : []);
+const spoolFiles = (stateDir: string): string[] =>
+  existsSync(join(stateDir, 'spool')) ? readdirSync(join(stateDir, 'spool')).filter((name) => name !== 'dry-run') : [];
 
 /** Runs the command line in a child process, killed (SIGKILL) as the party list's sixth page is asked for; the signal it ended by. */
 async function killedAtSixthPage(args: string[]): Promise<string | null> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: work, env: { ...process.env, ...env() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: work,
+    env: { ...process.env, ...env() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const ended = new Promise<string | null>((done) => child.on('close', (_code, signal) => done(signal)));
   onRequest = (url) => {
     if (url.startsWith('/api/party?') && listStarts().length === 6) child.kill('SIGKILL');
@@ -121,7 +140,17 @@ describe('a live import killed in the middle of a list', () => {
   it('goes on from the page its spool recorded, reading no page before it, and writes each record once', async () => {
     const mapping = liveMapping('v1-organisations');
     const stateDir = join(work, 'state');
-    const args = ['import', '--mapping', mapping, '--input', `v1+${a.url}`, '--state-dir', stateDir, '--concurrency', '2'];
+    const args = [
+      'import',
+      '--mapping',
+      mapping,
+      '--input',
+      `v1+${a.url}`,
+      '--state-dir',
+      stateDir,
+      '--concurrency',
+      '2',
+    ];
 
     // What a whole read costs: a dry run reads the list and every record's sub-lists.
     const dry = await runCli([...args, '--dry-run'], { cwd: work, env: env() });
@@ -140,7 +169,8 @@ describe('a live import killed in the middle of a list', () => {
     expect(written).toBeGreaterThan(0);
     expect(written).toBeLessThan(ORGANISATIONS);
     // The spool holds no token.
-    for (const name of spoolFiles(stateDir)) expect(readFileSync(join(stateDir, 'spool', name), 'utf8')).not.toContain(a.token);
+    for (const name of spoolFiles(stateDir))
+      expect(readFileSync(join(stateDir, 'spool', name), 'utf8')).not.toContain(a.token);
 
     // Resumed: the recorded pages come from the spool, the list goes on live from the next one.
     requests = [];
@@ -150,7 +180,9 @@ describe('a live import killed in the middle of a list', () => {
     expect(Math.min(...listStarts())).toBe(cursor.next);
     expect(requests.length).toBeLessThan(wholeRead);
     // The records of the recorded pages cost no request: only the pages read live had their sub-lists read.
-    expect(requests.filter((url) => /\/(customfields|tag)\b/.test(url)).length).toBe(2 * (ORGANISATIONS + PEOPLE - 5 * PAGE));
+    expect(requests.filter((url) => /\/(customfields|tag)\b/.test(url)).length).toBe(
+      2 * (ORGANISATIONS + PEOPLE - 5 * PAGE),
+    );
     const summary = JSON.parse(resumed.stdout.trim().split('\n').at(-1) as string).summary.steps[0];
     expect(summary.rowsRead).toBe(ORGANISATIONS);
     expect(summary.missing).toBe(0);
@@ -164,7 +196,10 @@ describe('a live plan with set-up', () => {
   it('reads each list of the old account once per run: the set-up fills the spool the steps share, the run reads it back', async () => {
     const organisations = liveMapping('v1-organisations');
     const people = liveMapping('v1-people');
-    writeFileSync(join(work, 'plan.yaml'), `version: 1\nsetup:\n  activityTypes:\n    - { name: Email, icon: MAIL }\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`);
+    writeFileSync(
+      join(work, 'plan.yaml'),
+      `version: 1\nsetup:\n  activityTypes:\n    - { name: Email, icon: MAIL }\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`,
+    );
     const run = await runCli(['run', 'plan.yaml', '--json'], { cwd: work, env: env() });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const lines = run.stdout
@@ -177,7 +212,9 @@ describe('a live plan with set-up', () => {
     expect(requests.filter((url) => /\/customfields\b/.test(url)).length).toBe(ORGANISATIONS + PEOPLE);
     expect(requests.filter((url) => /\/tag\b/.test(url)).length).toBe(ORGANISATIONS + PEOPLE);
     expect(await organisationsIn(b)).toEqual(everyOrganisation);
-    const persons = ((await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{ type: string; organisation?: { id: number } }>).filter((p) => p.type === 'person');
+    const persons = (
+      (await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{ type: string; organisation?: { id: number } }>
+    ).filter((p) => p.type === 'person');
     expect(persons).toHaveLength(PEOPLE);
     expect(persons.every((p) => p.organisation?.id !== undefined)).toBe(true);
     expect(spoolFiles(join(work, '.crm-ferry'))).toEqual([]);
@@ -188,7 +225,10 @@ describe('a live plan without set-up, its steps reading one list side by side', 
   it('fetches each page and sub-list once, and killed mid-list goes on from the recorded page, each record once', async () => {
     const organisations = liveMapping('v1-organisations');
     const people = liveMapping('v1-people');
-    writeFileSync(join(work, 'plan.yaml'), `version: 1\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`);
+    writeFileSync(
+      join(work, 'plan.yaml'),
+      `version: 1\nsteps:\n  - name: organisations\n    mapping: ${organisations}\n  - name: people\n    mapping: ${people}\n`,
+    );
     const stateDir = join(work, '.crm-ferry');
     const args = ['run', 'plan.yaml', '--concurrency', '2'];
     const subLists = (): number => requests.filter((url) => /\/(customfields|tag)\b/.test(url)).length;
@@ -205,14 +245,26 @@ describe('a live plan without set-up, its steps reading one list side by side', 
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect(listStarts()).toEqual(Array.from({ length: PAGES - 5 }, (_, i) => (i + 5) * PAGE));
     expect(subLists()).toBe(2 * (ORGANISATIONS + PEOPLE - 5 * PAGE));
-    const steps = JSON.parse(resumed.stdout.trim().split('\n').at(-1) as string).summary.steps as Array<{ step: string; rowsRead: number; missing: number }>;
+    const steps = JSON.parse(resumed.stdout.trim().split('\n').at(-1) as string).summary.steps as Array<{
+      step: string;
+      rowsRead: number;
+      missing: number;
+    }>;
     expect(steps.map((s) => [s.step, s.rowsRead, s.missing])).toEqual([
       ['organisations', ORGANISATIONS, 0],
       ['people', PEOPLE, 0],
     ]);
     expect(await organisationsIn(b)).toEqual(everyOrganisation);
-    const persons = ((await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{ type: string; lastName?: string; organisation?: { id: number } }>).filter((p) => p.type === 'person');
-    expect(persons.map((p) => p.lastName).sort()).toEqual(Array.from({ length: PEOPLE }, (_, i) => `No ${i + 1}`).sort());
+    const persons = (
+      (await b.v2('GET', '/parties?perPage=100')).body.parties as Array<{
+        type: string;
+        lastName?: string;
+        organisation?: { id: number };
+      }>
+    ).filter((p) => p.type === 'person');
+    expect(persons.map((p) => p.lastName).sort()).toEqual(
+      Array.from({ length: PEOPLE }, (_, i) => `No ${i + 1}`).sort(),
+    );
     expect(persons.every((p) => p.organisation?.id !== undefined)).toBe(true);
     expect(spoolFiles(stateDir)).toEqual([]);
   }, 60_000);

@@ -25,8 +25,15 @@ describe('the bundled v1 plan given the live account with its history step kept'
   it('is refused before the set-up or any step writes, naming the step, its line and what to do', async () => {
     // Every input swapped for its list as docs/sources.md says, but the `history` step (history.xml,
     // a list v1 has no live equivalent of) left in: the mistake a consultant is most likely to make.
-    const plan = parseYaml(readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8')) as { steps: Array<{ name: string; mapping: string; input: string }> };
-    const lists: Record<string, string> = { kases: '/api/kase', 'kase-notes': '/api/kase', opportunities: '/api/opportunity', 'opportunity-notes': '/api/opportunity' };
+    const plan = parseYaml(readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8')) as {
+      steps: Array<{ name: string; mapping: string; input: string }>;
+    };
+    const lists: Record<string, string> = {
+      kases: '/api/kase',
+      'kase-notes': '/api/kase',
+      opportunities: '/api/opportunity',
+      'opportunity-notes': '/api/opportunity',
+    };
     for (const step of plan.steps) {
       step.input = `v1+${box.url}${lists[step.name] ?? ''}`;
       step.mapping = join(ROOT, 'mappings', step.mapping.replace('../', ''));
@@ -40,11 +47,17 @@ describe('the bundled v1 plan given the live account with its history step kept'
     const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
     const run = await runCli(['run', 'v1-live.yaml', '--state-dir', join(work, 'state')], { cwd: work, env });
     expect(run.code, run.stdout + run.stderr).toBe(2);
-    expect(run.stderr).toContain(`error [PLAN_INVALID] at ${join(work, 'v1-live.yaml')}, line ${line}, steps[7]: step history reads the live account v1+${box.url}`);
+    expect(run.stderr).toContain(
+      `error [PLAN_INVALID] at ${join(work, 'v1-live.yaml')}, line ${line}, steps[7]: step history reads the live account v1+${box.url}`,
+    );
     expect(run.stderr).toMatch(/the v1 interface has no list of all history/);
-    expect(run.stderr).toMatch(/Leave this step out when reading a live account: .*v1-kase-notes\.yaml from v1\+http:\/\/127\.0\.0\.1:\d+\/api\/kase/);
+    expect(run.stderr).toMatch(
+      /Leave this step out when reading a live account: .*v1-kase-notes\.yaml from v1\+http:\/\/127\.0\.0\.1:\d+\/api\/kase/,
+    );
     // Nothing written: no set-up (the plan's activity types), no record, no state folder.
-    expect({ parties: box.store.parties.all().length, activityTypes: box.store.activityTypes.all().length }).toEqual(before);
+    expect({ parties: box.store.parties.all().length, activityTypes: box.store.activityTypes.all().length }).toEqual(
+      before,
+    );
     expect(existsSync(join(work, 'state'))).toBe(false);
     // validate says the same, rather than that it cannot read a live account.
     const validate = await runCli(['validate', '--plan', 'v1-live.yaml'], { cwd: work, env });
@@ -60,15 +73,25 @@ describe('a dry run of the live plan as the README walks it', () => {
     const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
     process.on('warning', onWarning);
     try {
-      const seeded = await runCli(['run', join(ROOT, 'mappings/plans/v1-migration.yaml'), '--state-dir', join(work, 'seed-state')], { cwd: work, env: { CRM_FERRY_BASE_URL: old.url, CRM_FERRY_TOKEN: old.token } });
+      const seeded = await runCli(
+        ['run', join(ROOT, 'mappings/plans/v1-migration.yaml'), '--state-dir', join(work, 'seed-state')],
+        { cwd: work, env: { CRM_FERRY_BASE_URL: old.url, CRM_FERRY_TOKEN: old.token } },
+      );
       expect(seeded.code, seeded.stdout + seeded.stderr).toBe(0);
       // In the old account the users had their old names, which the bundled mappings translate.
       for (const user of old.store.users.all()) {
         if (user.username === 'sam') user.username = 'jsmith';
         if (user.username === 'kim') user.username = 'ajones';
       }
-      const plan = parseYaml(readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8')) as { steps: Array<{ name: string; mapping: string; input: string }> };
-      const lists: Record<string, string> = { kases: '/api/kase', 'kase-notes': '/api/kase', opportunities: '/api/opportunity', 'opportunity-notes': '/api/opportunity' };
+      const plan = parseYaml(readFileSync(join(ROOT, 'mappings/plans/v1-migration.yaml'), 'utf8')) as {
+        steps: Array<{ name: string; mapping: string; input: string }>;
+      };
+      const lists: Record<string, string> = {
+        kases: '/api/kase',
+        'kase-notes': '/api/kase',
+        opportunities: '/api/opportunity',
+        'opportunity-notes': '/api/opportunity',
+      };
       plan.steps = plan.steps.filter((step) => step.name !== 'history');
       for (const step of plan.steps) {
         step.input = `v1+${old.url}${lists[step.name] ?? ''}`;

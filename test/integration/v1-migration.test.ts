@@ -16,10 +16,28 @@ const STATE = join(work, 'state');
 
 /** Every history item of the export files, as v1 wrote it: id, kind, date, author, text. */
 const unescapeXml = (text: string): string =>
-  text.replace(/&(amp|lt|gt|quot|apos|#(\d+));/g, (_, name: string, code?: string) => (code ? String.fromCharCode(Number(code)) : (({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name] ?? '')));
+  text.replace(/&(amp|lt|gt|quot|apos|#(\d+));/g, (_, name: string, code?: string) =>
+    code
+      ? String.fromCharCode(Number(code))
+      : (({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[name] ?? ''),
+  );
 
-function historyItems(): Array<{ id: string; type: string; entryDate: string; attachments: string[]; creator: string; creatorName: string; subject: string; note: string }> {
-  const files = ['samples/v1/parties.xml', 'samples/v1/history.xml', 'samples/v1-migration/kases.xml', 'samples/v1/opportunities.xml'];
+function historyItems(): Array<{
+  id: string;
+  type: string;
+  entryDate: string;
+  attachments: string[];
+  creator: string;
+  creatorName: string;
+  subject: string;
+  note: string;
+}> {
+  const files = [
+    'samples/v1/parties.xml',
+    'samples/v1/history.xml',
+    'samples/v1-migration/kases.xml',
+    'samples/v1/opportunities.xml',
+  ];
   return files.flatMap((file) =>
     [...readFileSync(join(work, file), 'utf8').matchAll(/<historyItem>([\s\S]*?)<\/historyItem>/g)].map((m) => {
       const text = m[1] as string;
@@ -47,7 +65,10 @@ let firstReceived = 0;
 async function migrate(dryRun = false): Promise<ImportSummary> {
   const client = new CrmClient({ baseUrl: box.url, auth: box.token });
   try {
-    return await runImport({ source: { kind: 'plan', planFile: PLAN }, stateDir: STATE, dryRun }, { client, account: { baseUrl: box.url, account: box.url } });
+    return await runImport(
+      { source: { kind: 'plan', planFile: PLAN }, stateDir: STATE, dryRun },
+      { client, account: { baseUrl: box.url, account: box.url } },
+    );
   } finally {
     await client.close();
   }
@@ -87,8 +108,22 @@ afterAll(async () => {
 describe('the bundled v1 account into an empty account', () => {
   it('writes every row, after a set-up that created the activity types and the track definition it lacked', () => {
     expect(first.stopped).toBeNull();
-    expect(first.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`)).toEqual(['organisations 1/0', 'people 2/0', 'opportunities 2/0', 'kases 2/0', 'notes 3/0', 'kase-notes 3/0', 'opportunity-notes 1/0', 'history 3/0', 'tasks 4/0']);
-    expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual(['activityType Email', 'activityType Task completed', 'trackDefinition Installation checklist']);
+    expect(first.steps.map((s) => `${s.step} ${s.created}/${s.rejected}`)).toEqual([
+      'organisations 1/0',
+      'people 2/0',
+      'opportunities 2/0',
+      'kases 2/0',
+      'notes 3/0',
+      'kase-notes 3/0',
+      'opportunity-notes 1/0',
+      'history 3/0',
+      'tasks 4/0',
+    ]);
+    expect(first.setup?.created.map((c) => `${c.kind} ${c.name}`)).toEqual([
+      'activityType Email',
+      'activityType Task completed',
+      'trackDefinition Installation checklist',
+    ]);
     expect(first.setup?.checklist).toEqual([]);
     // Every item the mappings carry is read, numbered ones included; what is left is named.
     const notCarried = Object.fromEntries(first.steps.map((s) => [s.step, s.notCarried.map((c) => c.column)]));
@@ -100,16 +135,45 @@ describe('the bundled v1 account into an empty account', () => {
   it("the dry run before it gave the requests the run sent: names once, the set-up's creates, the rows", () => {
     // A quota is planned on this figure: the set-up's creates count, and the names are not read again after them.
     expect(firstReceived).toBe(first.requests);
-    expect(dryFirst.dryRun).toMatchObject({ requests: first.requests, requestsForNames: first.requestsForNames, requestsForSetup: 3 });
+    expect(dryFirst.dryRun).toMatchObject({
+      requests: first.requests,
+      requestsForNames: first.requestsForNames,
+      requestsForSetup: 3,
+    });
     expect(first.requestsForSetup).toBe(3);
     expect(dryFirst.steps.map((s) => s.created)).toEqual(first.steps.map((s) => s.created));
   });
 
   it('carries every history item as an entry with its v1 date, an activity type for its kind, its author and its attachments', async () => {
     const items = historyItems();
-    expect(items.map((i) => i.id).sort()).toEqual(['701', '702', '703', '704', '705', '706', '707', '708', '709', '710']);
-    const KIND: Record<string, string> = { Note: 'Note', Email: 'Email', Task: 'Task completed', Call: 'Call', Meeting: 'Meeting' };
-    const STEP: Record<string, string> = { 705: 'kase-notes', 706: 'kase-notes', 709: 'kase-notes', 703: 'history', 704: 'history', 708: 'history', 710: 'opportunity-notes' };
+    expect(items.map((i) => i.id).sort()).toEqual([
+      '701',
+      '702',
+      '703',
+      '704',
+      '705',
+      '706',
+      '707',
+      '708',
+      '709',
+      '710',
+    ]);
+    const KIND: Record<string, string> = {
+      Note: 'Note',
+      Email: 'Email',
+      Task: 'Task completed',
+      Call: 'Call',
+      Meeting: 'Meeting',
+    };
+    const STEP: Record<string, string> = {
+      705: 'kase-notes',
+      706: 'kase-notes',
+      709: 'kase-notes',
+      703: 'history',
+      704: 'history',
+      708: 'history',
+      710: 'opportunity-notes',
+    };
     for (const item of items) {
       const step = STEP[item.id] ?? 'notes';
       const entry = (await box.v2('GET', `/entries/${idOf(step, item.id)}?embed=activityType`)).body.entry;
@@ -123,12 +187,16 @@ describe('the bundled v1 account into an empty account', () => {
     }
     // Each file with the type v1 gave it (engine-photo has no extension to go by).
     const offer = (await box.v2('GET', `/entries/${idOf('history', '708')}`)).body.entry;
-    expect(offer.attachments.map((a: { filename: string; contentType: string }) => [a.filename, a.contentType])).toEqual([
+    expect(
+      offer.attachments.map((a: { filename: string; contentType: string }) => [a.filename, a.contentType]),
+    ).toEqual([
       ['offer.txt', 'text/plain'],
       ['engine-photo', 'image/png'],
     ]);
     const opportunity = idOf('opportunities', '301');
-    expect((await box.v2('GET', `/opportunities/${opportunity}/entries`)).body.entries.map((e: { id: number }) => e.id)).toEqual([offer.id]);
+    expect(
+      (await box.v2('GET', `/opportunities/${opportunity}/entries`)).body.entries.map((e: { id: number }) => e.id),
+    ).toEqual([offer.id]);
     const signing = (await box.v2('GET', `/opportunities/${idOf('opportunities', '302')}/entries`)).body.entries;
     expect(signing.map((e: { id: number }) => e.id)).toEqual([idOf('opportunity-notes', '710')]);
   });
@@ -165,7 +233,9 @@ describe('the bundled v1 account into an empty account', () => {
     const added = await migrate();
     expect(added.steps.find((s) => s.step === 'notes')).toMatchObject({ updated: 1, unchanged: 2, created: 0 });
     const entry = (await box.v2('GET', `/entries/${idOf('notes', '701')}`)).body.entry;
-    expect(entry.attachments.map((a: { filename: string; contentType: string }) => [a.filename, a.contentType])).toEqual([['call-notes.txt', 'text/plain']]);
+    expect(
+      entry.attachments.map((a: { filename: string; contentType: string }) => [a.filename, a.contentType]),
+    ).toEqual([['call-notes.txt', 'text/plain']]);
   });
 
   it('rollback of every run removes the records and what the set-up created', async () => {
@@ -178,7 +248,9 @@ describe('the bundled v1 account into an empty account', () => {
     const types = (await all(box, '/activitytypes', 'activityTypes')).map((t) => t.name);
     expect(types).not.toContain('Task completed');
     expect(types).not.toContain('Email');
-    expect((await all(box, '/trackdefinitions', 'trackDefinitions')).map((t) => t.description)).not.toContain('Installation checklist');
+    expect((await all(box, '/trackdefinitions', 'trackDefinitions')).map((t) => t.description)).not.toContain(
+      'Installation checklist',
+    );
     expect(await all(box, '/kases', 'kases')).toEqual([]);
   });
 });
@@ -189,19 +261,40 @@ describe('the v1 history imported by one of its authors', () => {
     try {
       // Jo Smith, who wrote most of the v1 history, imports it with a token of her own.
       const team = own.store.teams.all()[0] as { id: number };
-      const jo = own.store.users.insert({ username: 'jsmith', name: 'Jo Smith', email: 'jo@sandbox.example', role: 'Administrator', defaultTeamId: team.id, teamIds: [team.id] });
+      const jo = own.store.users.insert({
+        username: 'jsmith',
+        name: 'Jo Smith',
+        email: 'jo@sandbox.example',
+        role: 'Administrator',
+        defaultTeamId: team.id,
+        teamIds: [team.id],
+      });
       addPersonalToken(own.context, 'jo-token', jo.id);
       const state = join(work, 'state-jo');
       const client = new CrmClient({ baseUrl: own.url, auth: 'jo-token' });
-      const summary = await runImport({ source: { kind: 'plan', planFile: PLAN }, stateDir: state }, { client, account: { baseUrl: own.url, account: own.url } }).finally(() => client.close());
+      const summary = await runImport(
+        { source: { kind: 'plan', planFile: PLAN }, stateDir: state },
+        { client, account: { baseUrl: own.url, account: own.url } },
+      ).finally(() => client.close());
       expect(summary.stopped).toBeNull();
       const entries = new Map((await all(own, '/entries', 'entries')).map((e) => [e.id as number, e]));
-      const STEP: Record<string, string> = { 705: 'kase-notes', 706: 'kase-notes', 709: 'kase-notes', 703: 'history', 704: 'history', 708: 'history', 710: 'opportunity-notes' };
+      const STEP: Record<string, string> = {
+        705: 'kase-notes',
+        706: 'kase-notes',
+        709: 'kase-notes',
+        703: 'history',
+        704: 'history',
+        708: 'history',
+        710: 'opportunity-notes',
+      };
       const authors = new Set<string>();
       for (const item of historyItems()) {
         const id = idOfIn(state, STEP[item.id] ?? 'notes', item.id);
         const text = item.subject === '' ? item.note : `${item.subject}\n\n${item.note}`;
-        const expected = item.creator === 'jsmith' ? text : `Originally by ${item.creatorName} (${item.creator}) on ${item.entryDate}\n\n${text}`;
+        const expected =
+          item.creator === 'jsmith'
+            ? text
+            : `Originally by ${item.creatorName} (${item.creator}) on ${item.entryDate}\n\n${text}`;
         expect(entries.get(id)?.content, item.id).toBe(expected);
         authors.add(item.creator);
       }

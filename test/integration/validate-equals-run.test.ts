@@ -42,14 +42,18 @@ function dirtyCopy(seed: number): string {
         let header: string[];
         let rows: string[][];
         try {
-          [header = [], ...rows] = parse(readFileSync(path, 'utf8'), { bom: true, relax_column_count: true }) as string[][];
+          [header = [], ...rows] = parse(readFileSync(path, 'utf8'), {
+            bom: true,
+            relax_column_count: true,
+          }) as string[][];
         } catch {
           // Not a comma-separated UTF-8 file (the locale samples): no plan reads it.
           continue;
         }
         for (const row of rows) {
           if (random() > 0.6) continue;
-          for (let n = 0; n < 3; n += 1) row[Math.floor(random() * row.length)] = DIRT[Math.floor(random() * DIRT.length)] as string;
+          for (let n = 0; n < 3; n += 1)
+            row[Math.floor(random() * row.length)] = DIRT[Math.floor(random() * DIRT.length)] as string;
         }
         writeFileSync(path, stringify([header, ...rows]));
       }
@@ -68,7 +72,9 @@ async function lines(file: string, kind: 'rejects' | 'warnings'): Promise<string
     const v = item.values;
     if (kind === 'rejects') out.push(`${v._row} ${v._code} ${v._field}: ${v._message}`);
     else if (v._row !== undefined) out.push(`${v._row} ${v._code} ${v._field}`);
-    else for (const part of String(v.warnings ?? '').split(' | ')) if (part !== '') out.push(`${v._row} ${/^(\S+) ([^:]+):/.exec(part)?.slice(1).join(' ')}`);
+    else
+      for (const part of String(v.warnings ?? '').split(' | '))
+        if (part !== '') out.push(`${v._row} ${/^(\S+) ([^:]+):/.exec(part)?.slice(1).join(' ')}`);
   }
   return out.sort();
 }
@@ -98,7 +104,10 @@ describe('validate --online = run: every ready-made plan over its samples, clean
     const box = await startTestSandbox();
     try {
       const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
-      const checked = await runCli(['validate', '--plan', planFile, '--online', '--rejects-dir', join(out, 'checked')], { cwd: out, env });
+      const checked = await runCli(
+        ['validate', '--plan', planFile, '--online', '--rejects-dir', join(out, 'checked')],
+        { cwd: out, env },
+      );
       expect([0, 3], checked.stderr).toContain(checked.code);
       const run = await runCli(['run', planFile, '--state-dir', join(out, 'state')], { cwd: out, env });
       expect([0, 3], run.stdout + run.stderr).toContain(run.code);
@@ -110,8 +119,14 @@ describe('validate --online = run: every ready-made plan over its samples, clean
       for (const step of new Set(steps)) {
         said += (await lines(join(out, 'state', 'results', `${step}.rejects.csv`), 'rejects')).length;
         said += (await runWarnings(join(out, 'state', 'results', `${step}.success.csv`))).length;
-        expect(await lines(join(out, 'state', 'results', `${step}.rejects.csv`), 'rejects'), `${plan}: ${step}: rejects`).toEqual(await lines(join(out, 'checked', `${step}.rejects.csv`), 'rejects'));
-        expect(await runWarnings(join(out, 'state', 'results', `${step}.success.csv`)), `${plan}: ${step}: warnings`).toEqual(await lines(join(out, 'checked', `${step}.warnings.csv`), 'warnings'));
+        expect(
+          await lines(join(out, 'state', 'results', `${step}.rejects.csv`), 'rejects'),
+          `${plan}: ${step}: rejects`,
+        ).toEqual(await lines(join(out, 'checked', `${step}.rejects.csv`), 'rejects'));
+        expect(
+          await runWarnings(join(out, 'state', 'results', `${step}.success.csv`)),
+          `${plan}: ${step}: warnings`,
+        ).toEqual(await lines(join(out, 'checked', `${step}.warnings.csv`), 'warnings'));
       }
       // The spoilt files give validate and the run something to agree on (the legacy plan reads XML, which is not spoilt).
       if (seed !== 0 && plan !== 'v1-migration') expect(said).toBeGreaterThan(0);

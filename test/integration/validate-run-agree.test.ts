@@ -62,7 +62,11 @@ function sorted(lines: Line[]): string[] {
 /** Rejects and warnings as validate wrote them (the warnings file has the rejects file's columns). */
 async function validateLines(file: string | null): Promise<Line[]> {
   if (file === null) return [];
-  return (await csvRows(file)).map((r) => ({ row: String(r._row), field: String(r._field ?? ''), code: String(r._code) }));
+  return (await csvRows(file)).map((r) => ({
+    row: String(r._row),
+    field: String(r._field ?? ''),
+    code: String(r._code),
+  }));
 }
 
 /** The run's rejects, and its warnings from the success file (`CODE field: message | ...`). */
@@ -100,29 +104,61 @@ describe('validate --online and run agree on dirty files', () => {
   });
 
   /** Writes the plan and its mappings (changed by `edit`) into a folder of their own. */
-  async function planIn(name: string, edit: (text: string) => string, inputs = { companies: '../companies.csv', contacts: '../contacts.csv' }): Promise<string> {
+  async function planIn(
+    name: string,
+    edit: (text: string) => string,
+    inputs = { companies: '../companies.csv', contacts: '../contacts.csv' },
+  ): Promise<string> {
     const work = await mkdtemp(join(dir, `${name}-`));
     for (const mapping of ['hubspot-companies', 'hubspot-contacts']) {
-      await writeFile(join(work, `${mapping}.yaml`), edit(await readFile(join(ROOT, 'mappings', `${mapping}.yaml`), 'utf8')));
+      await writeFile(
+        join(work, `${mapping}.yaml`),
+        edit(await readFile(join(ROOT, 'mappings', `${mapping}.yaml`), 'utf8')),
+      );
     }
     await writeFile(
       join(work, 'plan.yaml'),
-      ['version: 1', 'steps:', '  - name: companies', '    mapping: hubspot-companies.yaml', `    input: ${inputs.companies}`, '  - name: people', '    mapping: hubspot-contacts.yaml', `    input: ${inputs.contacts}`, ''].join('\n'),
+      [
+        'version: 1',
+        'steps:',
+        '  - name: companies',
+        '    mapping: hubspot-companies.yaml',
+        `    input: ${inputs.companies}`,
+        '  - name: people',
+        '    mapping: hubspot-contacts.yaml',
+        `    input: ${inputs.contacts}`,
+        '',
+      ].join('\n'),
     );
     return join(work, 'plan.yaml');
   }
 
   function clientOf(box: TestSandbox): CrmClient {
-    return new CrmClient({ baseUrl: box.url, auth: box.token, retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 } });
+    return new CrmClient({
+      baseUrl: box.url,
+      auth: box.token,
+      retry: { limit: 3, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 1000 },
+    });
   }
 
   /** `validate --online` of a plan, then a run of it into the same account (a fresh state). */
-  async function validateThenRun(box: TestSandbox, plan: string): Promise<{ validated: ValidateReport; summary: ImportSummary }> {
+  async function validateThenRun(
+    box: TestSandbox,
+    plan: string,
+  ): Promise<{ validated: ValidateReport; summary: ImportSummary }> {
     const client = clientOf(box);
     try {
       const resolver = new CatalogResolver(await readAccountCatalog(client));
-      const validated = await validatePlan({ planFile: plan, rejectsDir: join(dirname(plan), 'validate'), resolver, service: new RecordService(client) });
-      const summary = await runImport({ source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
+      const validated = await validatePlan({
+        planFile: plan,
+        rejectsDir: join(dirname(plan), 'validate'),
+        resolver,
+        service: new RecordService(client),
+      });
+      const summary = await runImport(
+        { source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') },
+        { client, account: { baseUrl: box.url, account: box.url } },
+      );
       return { validated, summary };
     } finally {
       await client.close();
@@ -130,7 +166,9 @@ describe('validate --online and run agree on dirty files', () => {
   }
 
   async function both(onDuplicate: string): Promise<{ validated: ValidateReport; summary: ImportSummary }> {
-    const plan = await planIn(onDuplicate, (text) => text.replace(/^onDuplicate: merge$/m, `onDuplicate: ${onDuplicate}`));
+    const plan = await planIn(onDuplicate, (text) =>
+      text.replace(/^onDuplicate: merge$/m, `onDuplicate: ${onDuplicate}`),
+    );
     // An account of its own each time: the runs must not match each other's records.
     const box = await startTestSandbox();
     try {
@@ -151,7 +189,9 @@ describe('validate --online and run agree on dirty files', () => {
       expect(fromRun, `${step.step}: rejects`).toEqual(sorted(await validateLines(report?.rejectsFile ?? null)));
       expect(step.rejected).toBe(report?.rejected);
       rejects.push(...fromRun.map((line) => `${step.step} ${line}`));
-      expect(sorted(await runWarnings(step.successFile)), `${step.step}: warnings`).toEqual(sorted(await validateLines(report?.warningsFile ?? null)));
+      expect(sorted(await runWarnings(step.successFile)), `${step.step}: warnings`).toEqual(
+        sorted(await validateLines(report?.warningsFile ?? null)),
+      );
       expect(step.warnings).toEqual(report?.warnings);
       expect(step.notCarried).toEqual(report?.notCarried);
     }
@@ -163,7 +203,13 @@ describe('validate --online and run agree on dirty files', () => {
     const expectedRejects: Record<string, string[]> = {
       merge: ['companies 8 MAPPING_VALUE name', 'people 16 MAPPING_VALUE lastName'],
       first: ['companies 8 MAPPING_VALUE name', 'people 16 MAPPING_VALUE lastName'],
-      reject: ['companies 8 MAPPING_VALUE name', 'companies 9 MAPPING_VALUE match', 'people 10 MAPPING_VALUE key', 'people 11 MAPPING_VALUE match', 'people 16 MAPPING_VALUE lastName'],
+      reject: [
+        'companies 8 MAPPING_VALUE name',
+        'companies 9 MAPPING_VALUE match',
+        'people 10 MAPPING_VALUE key',
+        'people 11 MAPPING_VALUE match',
+        'people 16 MAPPING_VALUE lastName',
+      ],
     };
     const rejects = await expectAgreement(validated, summary);
     expect(rejects).toEqual(expectedRejects[onDuplicate]);
@@ -181,24 +227,36 @@ describe('validate --online and run agree on dirty files', () => {
     try {
       // The clean samples, imported without `match:`: the companies twice (two records of each name), the people once.
       const plain = (text: string): string => text.replace(/^(match|onDuplicate): .*\n/gm, '');
-      const samples = { companies: join(ROOT, 'samples/crm/hubspot-companies.csv'), contacts: join(ROOT, 'samples/crm/hubspot-contacts.csv') };
+      const samples = {
+        companies: join(ROOT, 'samples/crm/hubspot-companies.csv'),
+        contacts: join(ROOT, 'samples/crm/hubspot-contacts.csv'),
+      };
       const client = clientOf(box);
       try {
         for (const seed of ['seed-a', 'seed-b']) {
           const plan = await planIn(seed, plain, samples);
-          const seeded = await runImport({ source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') }, { client, account: { baseUrl: box.url, account: box.url } });
+          const seeded = await runImport(
+            { source: { kind: 'plan', planFile: plan }, stateDir: join(dirname(plan), 'state') },
+            { client, account: { baseUrl: box.url, account: box.url } },
+          );
           expect(seeded.stopped).toBeNull();
         }
       } finally {
         await client.close();
       }
       // People: onMatch reject; companies: update, but every name is there twice now.
-      const plan = await planIn('existing', (text) => text.replace('match: { by: email, onMatch: update }', 'match: { by: email, onMatch: reject }').replace(/^onDuplicate: merge$/m, 'onDuplicate: first'));
+      const plan = await planIn('existing', (text) =>
+        text
+          .replace('match: { by: email, onMatch: update }', 'match: { by: email, onMatch: reject }')
+          .replace(/^onDuplicate: merge$/m, 'onDuplicate: first'),
+      );
       const { validated, summary } = await validateThenRun(box, plan);
       const rejects = await expectAgreement(validated, summary);
       expect(rejects.filter((r) => r.startsWith('companies') && r.endsWith('API_CONFLICT match'))).toHaveLength(6);
       // Two copies of every person exist after two seeds: matched by e-mail, several records.
-      expect(rejects.filter((r) => r.startsWith('people') && r.endsWith('API_CONFLICT match')).length).toBeGreaterThan(0);
+      expect(rejects.filter((r) => r.startsWith('people') && r.endsWith('API_CONFLICT match')).length).toBeGreaterThan(
+        0,
+      );
     } finally {
       await box.close();
     }

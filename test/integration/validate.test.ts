@@ -43,7 +43,14 @@ fields:
     value: { column: owner }
 `;
 
-const PEOPLE_CSV = ['id,first,last,owner', 'P-1,Ada,Lovelace,sam', 'P-2,,,sam', 'P-1,Dup,Key,kim', 'P-3,Bob,"Smith, ""Jr.""",samm', ''].join('\n');
+const PEOPLE_CSV = [
+  'id,first,last,owner',
+  'P-1,Ada,Lovelace,sam',
+  'P-2,,,sam',
+  'P-1,Dup,Key,kim',
+  'P-3,Bob,"Smith, ""Jr.""",samm',
+  '',
+].join('\n');
 
 describe('crm-ferry validate --mapping', () => {
   it('exit 3: writes the rejects (BOM, quoting, CRLF) beside the input and prints the summary', async () => {
@@ -57,7 +64,9 @@ describe('crm-ferry validate --mapping', () => {
     expect(stdout).toMatch(/rows read\s+4\n/);
     expect(stdout).toMatch(/ok\s+2\n/);
     expect(stdout).toMatch(/rejected\s+2  -> rejects\.csv\n/);
-    expect(stdout).toContain("MAPPING_VALUE: Duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step (first at row 4)");
+    expect(stdout).toContain(
+      "MAPPING_VALUE: Duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step (first at row 4)",
+    );
     expect(stdout).toContain('2 rows were rejected');
     const bytes = readFileSync(join(base, 'rejects.csv'));
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
@@ -65,7 +74,9 @@ describe('crm-ferry validate --mapping', () => {
     const lines = text.split('\r\n');
     expect(lines[0]).toBe('id,first,last,owner,_row,_field,_code,_message,_rule,_raw');
     expect(lines[1]).toMatch(/^P-2,,,sam,3,lastName,MAPPING_VALUE,/);
-    expect(lines[2]).toBe("P-1,Dup,Key,kim,4,key,MAPPING_VALUE,Duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step,key,");
+    expect(lines[2]).toBe(
+      "P-1,Dup,Key,kim,4,key,MAPPING_VALUE,Duplicate key 'P-1': an earlier row of step people has the same key; keys must be unique within a step,key,",
+    );
     expect(lines[3]).toBe('');
     expect(lines).toHaveLength(4);
   });
@@ -89,7 +100,9 @@ describe('crm-ferry validate --mapping', () => {
     // The duplicate is no longer a duplicate in the rejects file alone; the empty name still is a reject.
     expect(code).toBe(3);
     expect(stdout).toMatch(/rejected\s+1  -> rejects\.rejects\.csv\n/);
-    expect(readFileSync(join(base, 'rejects.rejects.csv'), 'utf8').split('\r\n')[0]).toBe('\uFEFFid,first,last,owner,_row,_field,_code,_message,_rule,_raw');
+    expect(readFileSync(join(base, 'rejects.rejects.csv'), 'utf8').split('\r\n')[0]).toBe(
+      '\uFEFFid,first,last,owner,_row,_field,_code,_message,_rule,_raw',
+    );
   });
 
   it('records the reader cannot read go to the rejects with their raw text', async () => {
@@ -99,11 +112,20 @@ describe('crm-ferry validate --mapping', () => {
     const { code, stdout } = await run(['--mapping', 'people.yaml', '--input', 'bad.csv'], base);
     expect(code).toBe(3);
     expect(stdout).toContain('1  SOURCE_COLUMN_COUNT: Expected 4 fields, found 5 (first at row 3)');
-    expect(readFileSync(join(base, 'rejects.csv'), 'utf8').split('\r\n')[1]).toBe(',,,,3,,SOURCE_COLUMN_COUNT,"Expected 4 fields, found 5",,"P-2,Bob,Smith,sam,extra"');
+    expect(readFileSync(join(base, 'rejects.csv'), 'utf8').split('\r\n')[1]).toBe(
+      ',,,,3,,SOURCE_COLUMN_COUNT,"Expected 4 fields, found 5",,"P-2,Bob,Smith,sam,extra"',
+    );
   });
 
   it('checks the columns of a workbook before any row', async () => {
-    const { code, stderr } = await run(['--mapping', 'samples/plans/organisations.yaml', '--input', 'samples/contacts.xlsx', '--rejects', join(dir, 'xlsx-rejects.csv')]);
+    const { code, stderr } = await run([
+      '--mapping',
+      'samples/plans/organisations.yaml',
+      '--input',
+      'samples/contacts.xlsx',
+      '--rejects',
+      join(dir, 'xlsx-rejects.csv'),
+    ]);
     expect(code).toBe(2);
     expect(stderr).toContain('the input has no column `company`, which the mapping reads');
     expect(existsSync(join(dir, 'xlsx-rejects.csv'))).toBe(false);
@@ -113,15 +135,28 @@ describe('crm-ferry validate --mapping', () => {
     const base = join(dir, 'single');
     writeFileSync(join(base, 'people.csv'), PEOPLE_CSV);
     writeFileSync(join(base, 'mine.csv'), 'precious\n');
-    const { code, stderr } = await run(['--mapping', 'people.yaml', '--input', 'people.csv', '--rejects', 'mine.csv'], base);
+    const { code, stderr } = await run(
+      ['--mapping', 'people.yaml', '--input', 'people.csv', '--rejects', 'mine.csv'],
+      base,
+    );
     expect(code).toBe(2);
     expect(stderr).toContain('[EXPORT_WRITE]');
     expect(readFileSync(join(base, 'mine.csv'), 'utf8')).toBe('precious\n');
   });
 
   it.each([
-    ['a mapping with an unknown target', PEOPLE_MAPPING.replace('to: lastName', 'to: lastNam'), 'people.csv', /error \[MAPPING_INVALID\] at .*people\.yaml, line 7, fields\[1\]\.to: unknown target `lastNam`/],
-    ['a column the input lacks', PEOPLE_MAPPING.replace('column: owner', 'column: Owner Name'), 'people.csv', /error \[MAPPING_INVALID\].*Owner Name/],
+    [
+      'a mapping with an unknown target',
+      PEOPLE_MAPPING.replace('to: lastName', 'to: lastNam'),
+      'people.csv',
+      /error \[MAPPING_INVALID\] at .*people\.yaml, line 7, fields\[1\]\.to: unknown target `lastNam`/,
+    ],
+    [
+      'a column the input lacks',
+      PEOPLE_MAPPING.replace('column: owner', 'column: Owner Name'),
+      'people.csv',
+      /error \[MAPPING_INVALID\].*Owner Name/,
+    ],
     ['an input that does not exist', PEOPLE_MAPPING, 'nobody.csv', /error \[SOURCE_NOT_FOUND\]/],
     [
       'a mapping with a ref',
@@ -142,8 +177,14 @@ describe('crm-ferry validate --mapping', () => {
   it.each([
     [[], 'give --mapping and --input, or --plan'],
     [['--mapping', 'm.yaml'], '--mapping needs --input: the file to validate'],
-    [['--plan', 'p.yaml', '--input', 'x.csv'], "--input does not go with --plan: the plan names each step's mapping and input"],
-    [['--mapping', 'm.yaml', '--input', 'x.csv', '--rejects-dir', 'out'], '--rejects-dir goes with --plan; with --mapping use --rejects FILE'],
+    [
+      ['--plan', 'p.yaml', '--input', 'x.csv'],
+      "--input does not go with --plan: the plan names each step's mapping and input",
+    ],
+    [
+      ['--mapping', 'm.yaml', '--input', 'x.csv', '--rejects-dir', 'out'],
+      '--rejects-dir goes with --plan; with --mapping use --rejects FILE',
+    ],
     [['--mapping', 'm.yaml', '--input', 'x.csv', 'extra'], 'validate takes no positional arguments, got "extra"'],
   ])('usage error %j', async (args, message) => {
     const { code, stderr } = await run(args);
@@ -159,12 +200,17 @@ describe('crm-ferry validate --mapping --online (sandbox)', () => {
     const base = freshDir('online');
     writeFileSync(join(base, 'people.yaml'), PEOPLE_MAPPING);
     writeFileSync(join(base, 'people.csv'), 'id,first,last,owner\nP-1,Ada,Lovelace,SAM\nP-2,Bob,Smith,samm\n');
-    const { code, stdout, stderr } = await run(['--mapping', 'people.yaml', '--input', 'people.csv', ...online()], base);
+    const { code, stdout, stderr } = await run(
+      ['--mapping', 'people.yaml', '--input', 'people.csv', ...online()],
+      base,
+    );
     expect(stderr).toBe('');
     expect(code).toBe(3);
     expect(stdout).toContain('(names checked against the account)');
     const lines = readFileSync(join(base, 'rejects.csv'), 'utf8').split('\r\n');
-    expect(lines[1]).toBe('P-2,Bob,Smith,samm,3,fields[2],MAPPING_UNKNOWN_NAME,"owner ""samm"" is not a user in the account; did you mean sam?",fields[2],');
+    expect(lines[1]).toBe(
+      'P-2,Bob,Smith,samm,3,fields[2],MAPPING_UNKNOWN_NAME,"owner ""samm"" is not a user in the account; did you mean sam?",fields[2],',
+    );
     expect(lines).toHaveLength(3);
   });
 
@@ -173,10 +219,15 @@ describe('crm-ferry validate --mapping --online (sandbox)', () => {
     const mapping = `${PEOPLE_MAPPING}  - to: custom\n    definition: Industy\n    tag: null\n    value: Retail\n`;
     writeFileSync(join(base, 'people.yaml'), mapping);
     writeFileSync(join(base, 'people.csv'), PEOPLE_CSV);
-    const { code, stdout, stderr } = await run(['--mapping', 'people.yaml', '--input', 'people.csv', ...online()], base);
+    const { code, stdout, stderr } = await run(
+      ['--mapping', 'people.yaml', '--input', 'people.csv', ...online()],
+      base,
+    );
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toMatch(/error \[MAPPING_UNKNOWN_NAME\] at .*people\.yaml, line 12, fields\[3\]\.definition: unknown custom field `Industy` without a data tag of parties; did you mean `Industry`\?/);
+    expect(stderr).toMatch(
+      /error \[MAPPING_UNKNOWN_NAME\] at .*people\.yaml, line 12, fields\[3\]\.definition: unknown custom field `Industy` without a data tag of parties; did you mean `Industry`\?/,
+    );
     expect(existsSync(join(base, 'rejects.csv'))).toBe(false);
     // Offline the same mapping is fine: constant names are not checked.
     const offline = await run(['--mapping', 'people.yaml', '--input', 'people.csv'], base);
@@ -185,7 +236,20 @@ describe('crm-ferry validate --mapping --online (sandbox)', () => {
 
   it('exit 4 when the service refuses the token', async () => {
     const base = join(dir, 'online');
-    const { code, stderr } = await run(['--mapping', 'people.yaml', '--input', 'people.csv', '--online', '--base-url', sandbox.url, '--token', 'not-a-token'], base);
+    const { code, stderr } = await run(
+      [
+        '--mapping',
+        'people.yaml',
+        '--input',
+        'people.csv',
+        '--online',
+        '--base-url',
+        sandbox.url,
+        '--token',
+        'not-a-token',
+      ],
+      base,
+    );
     expect(stderr).toMatch(/error \[API_UNAUTHORIZED\]/);
     expect(code).toBe(4);
   });
@@ -238,7 +302,9 @@ describe('crm-ferry validate --plan', () => {
     expect(code).toBe(0);
     expect(stdout.indexOf('Step organisations:')).toBeGreaterThan(0);
     expect(stdout.indexOf('Step organisations:')).toBeLessThan(stdout.indexOf('Step people:'));
-    expect(stdout).toMatch(/Step people: samples\/contacts\.csv with samples\/plans\/people\.yaml\n  rows read\s+30\n  ok\s+30\n/);
+    expect(stdout).toMatch(
+      /Step people: samples\/contacts\.csv with samples\/plans\/people\.yaml\n  rows read\s+30\n  ok\s+30\n/,
+    );
     expect(readdirSync(out)).toEqual([]);
   });
 
@@ -248,8 +314,12 @@ describe('crm-ferry validate --plan', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     // One party export read twice: organisations first, so that people can link to them.
-    expect(stdout).toMatch(/Step organisations: samples\/v1\/parties\.xml with mappings\/v1-organisations\.yaml\n  rows read\s+1\n  ok\s+1\n/);
-    expect(stdout).toMatch(/Step people: samples\/v1\/parties\.xml with mappings\/v1-people\.yaml\n  rows read\s+2\n  ok\s+2\n/);
+    expect(stdout).toMatch(
+      /Step organisations: samples\/v1\/parties\.xml with mappings\/v1-organisations\.yaml\n  rows read\s+1\n  ok\s+1\n/,
+    );
+    expect(stdout).toMatch(
+      /Step people: samples\/v1\/parties\.xml with mappings\/v1-people\.yaml\n  rows read\s+2\n  ok\s+2\n/,
+    );
     expect(stdout.indexOf('Step organisations:')).toBeLessThan(stdout.indexOf('Step people:'));
     expect(stdout.indexOf('Step people:')).toBeLessThan(stdout.indexOf('Step opportunities:'));
     expect(stdout).toMatch(/All rows are valid\./);
@@ -262,8 +332,13 @@ describe('crm-ferry validate --plan', () => {
   it('--online checks the names of every step before any row', async () => {
     const base = planFolder('plan-online', PLAN);
     writeFileSync(join(base, 'contacts.yaml'), `${CONTACTS_MAPPING}  - to: owner\n    value: nobody\n`);
-    const { code, stderr } = await run(['--plan', 'plan.yaml', '--online', '--base-url', sandbox.url, '--token', sandbox.token], base);
-    expect(stderr).toMatch(/error \[MAPPING_UNKNOWN_NAME\] at .*contacts\.yaml, line 11, fields\[2\]\.value: unknown user `nobody`/);
+    const { code, stderr } = await run(
+      ['--plan', 'plan.yaml', '--online', '--base-url', sandbox.url, '--token', sandbox.token],
+      base,
+    );
+    expect(stderr).toMatch(
+      /error \[MAPPING_UNKNOWN_NAME\] at .*contacts\.yaml, line 11, fields\[2\]\.value: unknown user `nobody`/,
+    );
     expect(code).toBe(2);
     expect(readdirSync(base).filter((f) => f.endsWith('.rejects.csv'))).toEqual([]);
   });
@@ -275,7 +350,9 @@ describe('crm-ferry validate --plan', () => {
     expect(code).toBe(3);
     expect(stdout).toContain('Plan plan.yaml: 2 steps run');
     expect(stdout.indexOf('Step orgs:')).toBeLessThan(stdout.indexOf('Step contacts:'));
-    expect(stdout).toMatch(/Step contacts:[^]*rejected\s+0\n  warnings:  -> out\/rejects\/contacts\.warnings\.csv\n\s+2  LINK_UNRESOLVED\n/);
+    expect(stdout).toMatch(
+      /Step contacts:[^]*rejected\s+0\n  warnings:  -> out\/rejects\/contacts\.warnings\.csv\n\s+2  LINK_UNRESOLVED\n/,
+    );
     // The folder is created when missing.
     const out = join(base, 'out', 'rejects');
     expect(readdirSync(out).sort()).toEqual(['contacts.warnings.csv', 'orgs.rejects.csv']);
@@ -285,10 +362,15 @@ describe('crm-ferry validate --plan', () => {
       'P-3,Jones,C-9,4,organisation,LINK_UNRESOLVED,"org ""C-9"": no row with this key in step orgs; the record is written without organisation",fields[1],',
       '',
     ]);
-    expect(readFileSync(join(out, 'orgs.rejects.csv'), 'utf8')).toMatch(/^\uFEFFcid,name,_row,_field,_code,_message,_rule,_raw\r\nC-2,,3,name,MAPPING_VALUE,/);
+    expect(readFileSync(join(out, 'orgs.rejects.csv'), 'utf8')).toMatch(
+      /^\uFEFFcid,name,_row,_field,_code,_message,_rule,_raw\r\nC-2,,3,name,MAPPING_VALUE,/,
+    );
 
     // `required: true` makes the same links rejects.
-    writeFileSync(join(base, 'contacts.yaml'), readFileSync(join(base, 'contacts.yaml'), 'utf8').replace('key: "{{org}}"', 'key: "{{org}}"\n    required: true'));
+    writeFileSync(
+      join(base, 'contacts.yaml'),
+      readFileSync(join(base, 'contacts.yaml'), 'utf8').replace('key: "{{org}}"', 'key: "{{org}}"\n    required: true'),
+    );
     const strict = await run(['--plan', 'plan.yaml', '--rejects-dir', 'out/rejects'], base);
     expect(strict.stdout).toMatch(/rejected\s+2  -> out\/rejects\/contacts\.rejects\.csv\n/);
     expect(readFileSync(join(out, 'contacts.rejects.csv'), 'utf8').split('\r\n').slice(1)).toEqual([
@@ -304,11 +386,25 @@ describe('crm-ferry validate --plan', () => {
     [
       'a cycle',
       PLAN,
-      (base: string) => writeFileSync(join(base, 'orgs.yaml'), `${ORGS_MAPPING}  - to: organisation\n    ref: contacts\n    key: "{{cid}}"\n`),
+      (base: string) =>
+        writeFileSync(
+          join(base, 'orgs.yaml'),
+          `${ORGS_MAPPING}  - to: organisation\n    ref: contacts\n    key: "{{cid}}"\n`,
+        ),
       /error \[PLAN_CYCLE\].*: the steps refer to each other in a circle: contacts -> orgs -> contacts/,
     ],
-    ['a ref to an unknown step', PLAN.replace('name: orgs', 'name: organisations'), () => undefined, /error \[PLAN_INVALID\] at .*contacts\.yaml, line 8, fields\[1\]\.ref: step contacts refers to step `orgs`, which the plan does not have/],
-    ['a missing input', PLAN.replace('input: orgs.csv', 'input: org.csv'), () => undefined, /error \[PLAN_INVALID\] at .*plan\.yaml, line 8, steps\[1\]\.input: step orgs: the input file org\.csv does not exist/],
+    [
+      'a ref to an unknown step',
+      PLAN.replace('name: orgs', 'name: organisations'),
+      () => undefined,
+      /error \[PLAN_INVALID\] at .*contacts\.yaml, line 8, fields\[1\]\.ref: step contacts refers to step `orgs`, which the plan does not have/,
+    ],
+    [
+      'a missing input',
+      PLAN.replace('input: orgs.csv', 'input: org.csv'),
+      () => undefined,
+      /error \[PLAN_INVALID\] at .*plan\.yaml, line 8, steps\[1\]\.input: step orgs: the input file org\.csv does not exist/,
+    ],
   ])('exit 2: %s', async (_title, plan, change, message) => {
     const base = planFolder('plan-broken', plan);
     change(base);
@@ -382,7 +478,9 @@ steps:
   it('exit 2: an unknown step in the list is named with its line and a suggestion', async () => {
     const base = multiFolder('multi-typo', KASES_MAPPING.replace('[people, orgs]', '[people, orgz]'));
     const { code, stderr } = await run(['--plan', 'plan.yaml'], base);
-    expect(stderr).toMatch(/error \[PLAN_INVALID\] at .*kases\.yaml, line 8, fields\[1\]\.ref\[1\]: step kases refers to step `orgz`, which the plan does not have; did you mean `orgs`\?/);
+    expect(stderr).toMatch(
+      /error \[PLAN_INVALID\] at .*kases\.yaml, line 8, fields\[1\]\.ref\[1\]: step kases refers to step `orgz`, which the plan does not have; did you mean `orgs`\?/,
+    );
     expect(code).toBe(2);
   });
 });

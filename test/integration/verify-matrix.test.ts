@@ -39,10 +39,15 @@ function csv(file: string): Array<Record<string, string>> {
 
 /** The ids the run gave each key of a step, from its success file. */
 function idsOf(state: string, step: string): Map<string, number> {
-  return new Map(csv(join(dir, state, 'results', `${step}.success.csv`)).map((row) => [row.key as string, Number(row.id)]));
+  return new Map(
+    csv(join(dir, state, 'results', `${step}.success.csv`)).map((row) => [row.key as string, Number(row.id)]),
+  );
 }
 
-async function runThenVerify(plan: string, state: string): Promise<{ verified: Awaited<ReturnType<typeof runCli>>; differences: Array<Record<string, string>> }> {
+async function runThenVerify(
+  plan: string,
+  state: string,
+): Promise<{ verified: Awaited<ReturnType<typeof runCli>>; differences: Array<Record<string, string>> }> {
   await freshAccount();
   const run = await runCli(['run', plan, '--state-dir', state], { cwd: dir, env: env() });
   expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -91,7 +96,8 @@ const PLAIN = `${PERSON}  - { to: email, type: Work, value: { column: email, tra
   - { to: custom, definition: Support level, tag: Customer, value: { column: support } }
 `;
 
-const ORGS_MAPPING = 'version: 1\nentity: party\nkey: "{{company_id}}"\nfields:\n  - { to: name, value: { column: name } }\n';
+const ORGS_MAPPING =
+  'version: 1\nentity: party\nkey: "{{company_id}}"\nfields:\n  - { to: name, value: { column: name } }\n';
 
 /** An organisation by the key of another step, then by its name as a key, then by its plain name. */
 const FALLBACK = `${PERSON}  - to: organisation
@@ -108,8 +114,14 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'orgs.yaml'), ORGS_MAPPING);
   writeFileSync(join(dir, 'plain.yaml'), PLAIN);
   writeFileSync(join(dir, 'fallback.yaml'), FALLBACK);
-  writeFileSync(join(dir, 'fallback-plan.yaml'), 'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: fallback.yaml, input: people.csv }\n');
-  writeFileSync(join(dir, 'plain-plan.yaml'), 'version: 1\nsteps:\n  - { name: people, mapping: plain.yaml, input: people.csv }\n');
+  writeFileSync(
+    join(dir, 'fallback-plan.yaml'),
+    'version: 1\nsteps:\n  - { name: orgs, mapping: orgs.yaml, input: orgs.csv }\n  - { name: people, mapping: fallback.yaml, input: people.csv }\n',
+  );
+  writeFileSync(
+    join(dir, 'plain-plan.yaml'),
+    'version: 1\nsteps:\n  - { name: people, mapping: plain.yaml, input: people.csv }\n',
+  );
 });
 
 afterAll(async () => {
@@ -128,8 +140,11 @@ const READY_PLANS = [
 describe('run, then verify: exit 0 and no difference', () => {
   it('covers every ready-made mapping (restore reads its own, from a backup)', async () => {
     const used = new Set<string>();
-    for (const plan of READY_PLANS) for (const step of (await loadPlan(join(ROOT, plan))).steps) used.add(relative(ROOT, step.mappingFile));
-    const ready = readdirSync(join(ROOT, 'mappings')).filter((name) => name.endsWith('.yaml') && !name.startsWith('restore-'));
+    for (const plan of READY_PLANS)
+      for (const step of (await loadPlan(join(ROOT, plan))).steps) used.add(relative(ROOT, step.mappingFile));
+    const ready = readdirSync(join(ROOT, 'mappings')).filter(
+      (name) => name.endsWith('.yaml') && !name.startsWith('restore-'),
+    );
     expect(ready.filter((name) => !used.has(`mappings/${name}`))).toEqual([]);
   });
 
@@ -137,7 +152,9 @@ describe('run, then verify: exit 0 and no difference', () => {
     const { verified, differences } = await runThenVerify(plan, `state-${basename(plan, '.yaml')}`);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
     expect(differences).toEqual([]);
-    expect(verified.stdout).toMatch(/(The account holds what the file holds|No difference): (\d+) of \2 rows? (is|are) in the account as in the file/);
+    expect(verified.stdout).toMatch(
+      /(The account holds what the file holds|No difference): (\d+) of \2 rows? (is|are) in the account as in the file/,
+    );
   });
 
   it('a ref with fallback keys and a fallback name', async () => {
@@ -146,7 +163,9 @@ describe('run, then verify: exit 0 and no difference', () => {
     expect(differences).toEqual([]);
     // P3 and P6 fell back on the plain name, P4 and P9 too: the service made Dunn Ltd for them, no one by hand.
     expect(verified.stdout).toMatch(/Step orgs:[^]*extra\s+0\n/);
-    expect(verified.stdout).toContain('The account holds what the file holds: 11 of 11 rows are in the account as in the file.');
+    expect(verified.stdout).toContain(
+      'The account holds what the file holds: 11 of 11 rows are in the account as in the file.',
+    );
   });
 
   // The records changed by hand below are this plan's.
@@ -162,7 +181,8 @@ describe('records changed by hand', () => {
   it('are reported, each with what changed and where, and only they: not a change to a field the mapping does not write', async () => {
     const ids = idsOf('state-plain', 'people');
     const id = (key: string): number => ids.get(key) as number;
-    const read = async (key: string): Promise<any> => (await box.v2('GET', `/parties/${id(key)}?embed=tags,fields`)).body.party;
+    const read = async (key: string): Promise<any> =>
+      (await box.v2('GET', `/parties/${id(key)}?embed=tags,fields`)).body.party;
     const put = async (key: string, party: object): Promise<void> => {
       const answer = await box.v2('PUT', `/parties/${id(key)}`, { party });
       expect(answer.status, answer.text).toBe(200);
@@ -184,7 +204,11 @@ describe('records changed by hand', () => {
     const eva = await read('P5');
     const support = eva.fields.find((f: { definition: { name: string } }) => f.definition.name === 'Support level');
     await put('P5', { fields: [{ id: support.id, definition: { id: support.definition.id }, value: 'Gold' }] });
-    await put('P6', { owner: { id: (await box.v2('GET', '/users')).body.users.find((u: { username: string }) => u.username === 'admin').id } });
+    await put('P6', {
+      owner: {
+        id: (await box.v2('GET', '/users')).body.users.find((u: { username: string }) => u.username === 'admin').id,
+      },
+    });
     await put('P7', { organisation: { name: 'Adler & Söhne KG' } });
     // One deleted, one added, one changed only where the mapping writes nothing.
     expect((await box.v2('DELETE', `/parties/${id('P8')}`)).status).toBeLessThan(300);
@@ -192,9 +216,14 @@ describe('records changed by hand', () => {
     expect(added.status).toBe(201);
     await put('P9', { jobTitle: 'Head of Everything', about: 'Changed where the mapping writes nothing' });
 
-    const { code, stdout, stderr } = await runCli(['verify', 'plain-plan.yaml', '--state-dir', 'state-plain', '--report', 'changed.html'], { cwd: dir, env: env() });
+    const { code, stdout, stderr } = await runCli(
+      ['verify', 'plain-plan.yaml', '--state-dir', 'state-plain', '--report', 'changed.html'],
+      { cwd: dir, env: env() },
+    );
     expect(code, stdout + stderr).toBe(3);
-    const found = csv(join(dir, 'state-plain/results/verify.differences.csv')).map((d) => `${d.kind} ${d.changed_in} ${d.key} ${d.field}`);
+    const found = csv(join(dir, 'state-plain/results/verify.differences.csv')).map(
+      (d) => `${d.kind} ${d.changed_in} ${d.key} ${d.field}`,
+    );
     expect(found.sort()).toEqual(
       [
         'differs account P1 lastName',
@@ -212,11 +241,23 @@ describe('records changed by hand', () => {
     // Rows as a spreadsheet shows them: the header is row 1, P1 row 2.
     expect(rows.find((d) => d.key === 'P1')).toMatchObject({ row: '2', in_file: 'Köhler', in_account: 'Köhler-Braun' });
     // Said as a person reads them: names, not ids; a list's items the account lacks, then what it holds.
-    expect(rows.find((d) => d.key === 'P7')).toMatchObject({ row: '8', in_file: 'Köhler IT-Service GmbH', in_account: 'Adler & Söhne KG' });
+    expect(rows.find((d) => d.key === 'P7')).toMatchObject({
+      row: '8',
+      in_file: 'Köhler IT-Service GmbH',
+      in_account: 'Adler & Söhne KG',
+    });
     expect(rows.find((d) => d.key === 'P6')).toMatchObject({ in_file: 'sam', in_account: 'Alex Admin' });
-    expect(rows.find((d) => d.key === 'P5')).toMatchObject({ in_file: 'Support level: Bronze', in_account: 'Contract end: 2029-12-31; Support level: Gold' });
-    expect(rows.find((d) => d.key === 'P2')).toMatchObject({ in_file: 'Work: ben@example.com', in_account: 'Work: ben.adler@example.com' });
-    expect(rows.find((d) => d.kind === 'extra')?.in_account).toMatch(/^Hand Made \(record \d+\), added to the account on /);
+    expect(rows.find((d) => d.key === 'P5')).toMatchObject({
+      in_file: 'Support level: Bronze',
+      in_account: 'Contract end: 2029-12-31; Support level: Gold',
+    });
+    expect(rows.find((d) => d.key === 'P2')).toMatchObject({
+      in_file: 'Work: ben@example.com',
+      in_account: 'Work: ben.adler@example.com',
+    });
+    expect(rows.find((d) => d.kind === 'extra')?.in_account).toMatch(
+      /^Hand Made \(record \d+\), added to the account on /,
+    );
     expect(stdout).toContain('The account differs from the file: 9 differences, each in the differences file.');
   });
 });
@@ -245,26 +286,59 @@ fields:
     writeFileSync(join(dir, 'kunden.csv'), SHEET);
     writeFileSync(join(dir, 'kunden.yaml'), MAPPING);
     await freshAccount();
-    const validated = await runCli(['validate', '--mapping', 'kunden.yaml', '--input', 'kunden.csv'], { cwd: dir, env: env() });
+    const validated = await runCli(['validate', '--mapping', 'kunden.yaml', '--input', 'kunden.csv'], {
+      cwd: dir,
+      env: env(),
+    });
     expect(validated.code).toBe(3);
-    const run = await runCli(['import', '--mapping', 'kunden.yaml', '--input', 'kunden.csv', '--state-dir', 'state-kunden'], { cwd: dir, env: env() });
+    const run = await runCli(
+      ['import', '--mapping', 'kunden.yaml', '--input', 'kunden.csv', '--state-dir', 'state-kunden'],
+      { cwd: dir, env: env() },
+    );
     expect(run.code, run.stdout + run.stderr).toBe(3);
     // The run's summary says each reason as the data owner reads it.
     expect(run.stdout).toContain('Date de naissance "31/02/1980" is not a date (dd/MM/yyyy) (first at row 5)');
     expect(run.stdout).toContain('Nachname is empty, and the mapping needs a value there (first at row 4)');
 
-    const verified = await runCli(['verify', '--mapping', 'kunden.yaml', '--input', 'kunden.csv', '--state-dir', 'state-kunden'], { cwd: dir, env: env() });
+    const verified = await runCli(
+      ['verify', '--mapping', 'kunden.yaml', '--input', 'kunden.csv', '--state-dir', 'state-kunden'],
+      { cwd: dir, env: env() },
+    );
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
-    expect(verified.stdout).toContain('No difference: 3 of 5 rows are in the account as in the file; 2 rows were not carried, each for the reason listed; 1 value was left out of the records written, each for the reason listed.');
-    expect(verified.stdout).toContain('kunden, row 3 (K-2): value left out: E-mail "anne@@example" is not an e-mail address: left out of the record');
-    expect(verified.stdout).toContain('kunden, row 4 (K-3): row not carried: Nachname is empty, and the mapping needs a value there');
-    expect(verified.stdout).toContain('kunden, row 5 (K-4): row not carried: Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)');
+    expect(verified.stdout).toContain(
+      'No difference: 3 of 5 rows are in the account as in the file; 2 rows were not carried, each for the reason listed; 1 value was left out of the records written, each for the reason listed.',
+    );
+    expect(verified.stdout).toContain(
+      'kunden, row 3 (K-2): value left out: E-mail "anne@@example" is not an e-mail address: left out of the record',
+    );
+    expect(verified.stdout).toContain(
+      'kunden, row 4 (K-3): row not carried: Nachname is empty, and the mapping needs a value there',
+    );
+    expect(verified.stdout).toContain(
+      'kunden, row 5 (K-4): row not carried: Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)',
+    );
     expect(csv(join(dir, 'state-kunden/results/verify.differences.csv'))).toEqual([]);
     const notCarried = csv(join(dir, 'state-kunden/results/verify.not-carried.csv'));
     expect(notCarried.map((n) => [n.kind, n.row, n.key, n.column, n.value, n.reason, n.rule])).toEqual([
-      ['dropped', '3', 'K-2', 'E-mail', 'anne@@example', 'E-mail "anne@@example" is not an e-mail address: left out of the record', 'fields[2].value.transform[0]'],
+      [
+        'dropped',
+        '3',
+        'K-2',
+        'E-mail',
+        'anne@@example',
+        'E-mail "anne@@example" is not an e-mail address: left out of the record',
+        'fields[2].value.transform[0]',
+      ],
       ['rejected', '4', 'K-3', 'Nachname', '', 'Nachname is empty, and the mapping needs a value there', 'fields[1]'],
-      ['rejected', '5', 'K-4', 'Date de naissance', '31/02/1980', 'Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)', 'fields[3].value.transform[0]'],
+      [
+        'rejected',
+        '5',
+        'K-4',
+        'Date de naissance',
+        '31/02/1980',
+        'Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)',
+        'fields[3].value.transform[0]',
+      ],
     ]);
 
     // One row number for a record in every file: the rejects file, the warnings file, the success
@@ -275,12 +349,28 @@ fields:
       ['K-4', '5', 'Date de naissance "31/02/1980" is not a date (dd/MM/yyyy)', 'fields[3].value.transform[0]'],
     ]);
     const warnings = csv(join(dir, 'warnings.csv'));
-    expect(warnings.map((w) => [w.Kundennummer, w._row, w._code, w._message, w._rule])).toEqual([['K-2', '3', 'VALUE_DROPPED', 'E-mail "anne@@example" is not an e-mail address: left out of the record', 'fields[2].value.transform[0]']]);
+    expect(warnings.map((w) => [w.Kundennummer, w._row, w._code, w._message, w._rule])).toEqual([
+      [
+        'K-2',
+        '3',
+        'VALUE_DROPPED',
+        'E-mail "anne@@example" is not an e-mail address: left out of the record',
+        'fields[2].value.transform[0]',
+      ],
+    ]);
     const success = csv(join(dir, 'state-kunden/results/kunden.success.csv'));
-    expect(success.find((s) => s.key === 'K-2')).toMatchObject({ _row: '3', warnings: 'VALUE_DROPPED email: E-mail "anne@@example" is not an e-mail address: left out of the record' });
+    expect(success.find((s) => s.key === 'K-2')).toMatchObject({
+      _row: '3',
+      warnings: 'VALUE_DROPPED email: E-mail "anne@@example" is not an e-mail address: left out of the record',
+    });
 
-    const strict = await runCli(['verify', '--mapping', 'kunden.yaml', '--input', 'kunden.csv', '--state-dir', 'state-kunden', '--strict'], { cwd: dir, env: env() });
+    const strict = await runCli(
+      ['verify', '--mapping', 'kunden.yaml', '--input', 'kunden.csv', '--state-dir', 'state-kunden', '--strict'],
+      { cwd: dir, env: env() },
+    );
     expect(strict.code).toBe(3);
-    expect(strict.stdout).toContain('No difference, but --strict counts what was not carried: 3 of 5 rows are in the account as in the file;');
+    expect(strict.stdout).toContain(
+      'No difference, but --strict counts what was not carried: 3 of 5 rows are in the account as in the file;',
+    );
   });
 });

@@ -6,7 +6,16 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import type { TestWorkbench } from '../helpers/workbench.ts';
-import { axeViolations, type BrowserBench, chosen, laidOut, openBrowserBench, type PageWatch, select, yamlShows } from '../helpers/workbench-browser.ts';
+import {
+  axeViolations,
+  type BrowserBench,
+  chosen,
+  laidOut,
+  openBrowserBench,
+  type PageWatch,
+  select,
+  yamlShows,
+} from '../helpers/workbench-browser.ts';
 
 /**
  * The workbench in Debian's chromium, driven by roles and visible labels as a person would: a
@@ -24,11 +33,17 @@ let seen: PageWatch;
 const violations: string[] = [];
 
 beforeAll(async () => {
-  box = await startTestSandbox({ rateLimit: { limit: 5000, windowSeconds: 3600 }, faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 5, latencyJitterMs: 0 } });
+  box = await startTestSandbox({
+    rateLimit: { limit: 5000, windowSeconds: 3600 },
+    faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 5, latencyJitterMs: 0 },
+  });
   // The bundled contacts and one row whose date cannot be read: rejected until told to drop it.
   // Past the rows the draft samples, so the draft still reads the column as ISO dates.
   const contacts = readFileSync(join(ROOT, 'samples/contacts.csv'), 'utf8').trimEnd();
-  writeFileSync(join(dir, 'contacts.csv'), `${contacts}\nBea,Datum,bea.datum@example.com,,Datum & Co,,,,,,customer,,31/02/2023\n`);
+  writeFileSync(
+    join(dir, 'contacts.csv'),
+    `${contacts}\nBea,Datum,bea.datum@example.com,,Datum & Co,,,,,,customer,,31/02/2023\n`,
+  );
   open = await openBrowserBench(box, dir);
   ({ bench, browser, page, seen } = open);
 }, 120_000);
@@ -88,7 +103,9 @@ describe('the workbench in headless Chromium', () => {
     // Laid out for 1280 px and a laptop: the first rows in their own scroll area, no text over text,
     // and each of the first rows a few lines tall, not a column of words.
     expect(await laidOut(page, 'Map')).toEqual([]);
-    const tallest = await page.locator('table.preview tbody tr').evaluateAll((rows: any[]) => Math.max(...rows.map((row) => row.getBoundingClientRect().height)));
+    const tallest = await page
+      .locator('table.preview tbody tr')
+      .evaluateAll((rows: any[]) => Math.max(...rows.map((row) => row.getBoundingClientRect().height)));
     // The issue's page had rows 300 px tall: the record's long line in a narrow column.
     expect(tallest).toBeLessThan(200);
     // Change one target: the date goes to the account's own custom field.
@@ -106,7 +123,9 @@ describe('the workbench in headless Chromium', () => {
     await page.getByRole('button', { name: 'Save mapping' }).click();
     await page.getByText('Saved contacts.mapping.yaml; plan.yaml reads contacts.csv in step contacts.').waitFor();
     expect(readFileSync(join(dir, 'contacts.mapping.yaml'), 'utf8')).toContain('definition: Customer since');
-    expect(readFileSync(join(dir, 'plan.yaml'), 'utf8')).toMatch(/name: contacts\n\s+mapping: contacts\.mapping\.yaml\n\s+input: contacts\.csv/);
+    expect(readFileSync(join(dir, 'plan.yaml'), 'utf8')).toMatch(
+      /name: contacts\n\s+mapping: contacts\.mapping\.yaml\n\s+input: contacts\.csv/,
+    );
 
     // Check: every row, online; the reject with its reason.
     await page.getByRole('navigation').getByRole('link', { name: 'Check' }).click();
@@ -115,7 +134,9 @@ describe('the workbench in headless Chromium', () => {
     await rejects.waitFor();
     expect(await rejects.getByRole('row', { name: /^32 / }).textContent()).toContain('31/02/2023');
     await page.locator('[data-check="requests"]').waitFor();
-    expect(await page.locator('[data-check="requests"]').textContent()).toMatch(/The run needs \d+ requests: about .* at the account's 5,000 an hour\./);
+    expect(await page.locator('[data-check="requests"]').textContent()).toMatch(
+      /The run needs \d+ requests: about .* at the account's 5,000 an hour\./,
+    );
     await checkAccessibility('Check');
 
     // Back to Map: the bad date is left out (a warning) instead of losing the row; by keyboard alone.
@@ -167,7 +188,8 @@ describe('the workbench in headless Chromium', () => {
     const held = bench.gate.hold((method, path) => method === 'POST' && /\/parties(\?|$)/.test(path), 3);
     await page.getByRole('button', { name: 'Run everything' }).click();
     await held;
-    const soFar = (target: Page) => target.getByRole('table', { name: 'Rows so far' }).locator('tr[data-step="contacts"] [data-count="created"]');
+    const soFar = (target: Page) =>
+      target.getByRole('table', { name: 'Rows so far' }).locator('tr[data-step="contacts"] [data-count="created"]');
     await soFar(page).filter({ hasText: /^3$/ }).waitFor();
     // The tab closed and another opened: the run goes on in the workbench, and the new tab shows it
     // live. (The browser stays open: closing its last window ends its session cookies, and then the
@@ -186,7 +208,9 @@ describe('the workbench in headless Chromium', () => {
     await page.locator('[data-run="outcome"]').filter({ hasText: 'every row is in the account' }).waitFor();
     expect(await page.locator('tr[data-step="contacts"] [data-count="created"]').textContent()).toBe('11');
     expect(await page.locator('tr[data-step="contacts"] [data-count="rejected"]').textContent()).toBe('0');
-    const people = (await allPages(box, '/parties', 'parties')).filter((p) => p.type === 'person' && /@/.test(JSON.stringify(p.emailAddresses ?? [])));
+    const people = (await allPages(box, '/parties', 'parties')).filter(
+      (p) => p.type === 'person' && /@/.test(JSON.stringify(p.emailAddresses ?? [])),
+    );
     const emails = people.flatMap((p) => (p.emailAddresses ?? []).map((e: { address: string }) => e.address));
     expect(emails.filter((e) => e === 'bea.datum@example.com')).toHaveLength(1);
 
@@ -195,7 +219,9 @@ describe('the workbench in headless Chromium', () => {
     await page.getByRole('button', { name: 'Verify the account' }).click();
     await page.locator('[data-verify="outcome"]').waitFor();
     // The answer the customer reads first, as `verify` says it: rows left out by decision are no difference.
-    expect(await page.locator('[data-verify="outcome"]').textContent()).toMatch(/^No difference: 31 of 31 rows are in the account as in the file[;.]/);
+    expect(await page.locator('[data-verify="outcome"]').textContent()).toMatch(
+      /^No difference: 31 of 31 rows are in the account as in the file[;.]/,
+    );
     const report = page.frameLocator('iframe[title="Verify report"]');
     await report.locator('td[data-step="contacts"][data-count="found"]').waitFor();
     expect(await report.locator('td[data-step="contacts"][data-count="found"]').textContent()).toBe('31');

@@ -28,9 +28,18 @@ beforeAll(async () => {
   box = await startTestSandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 60, latencyJitterMs: 0 } });
   copyFileSync(join(ROOT, 'mappings/generic-organisations.yaml'), join(dir, 'organisations.yaml'));
   copyFileSync(join(ROOT, 'mappings/generic-people.yaml'), join(dir, 'people.yaml'));
-  const rows = Array.from({ length: PEOPLE }, (_, i) => `Pat,Person ${i},pat.${i}@example.com,,Company ${i % COMPANIES},,,,,,,,`);
-  writeFileSync(join(dir, 'contacts.csv'), `first_name,last_name,email,phone,company,job_title,street,city,postcode,country,tags,notes,date_added\n${rows.join('\n')}\n`);
-  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n');
+  const rows = Array.from(
+    { length: PEOPLE },
+    (_, i) => `Pat,Person ${i},pat.${i}@example.com,,Company ${i % COMPANIES},,,,,,,,`,
+  );
+  writeFileSync(
+    join(dir, 'contacts.csv'),
+    `first_name,last_name,email,phone,company,job_title,street,city,postcode,country,tags,notes,date_added\n${rows.join('\n')}\n`,
+  );
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n',
+  );
 });
 
 afterAll(async () => {
@@ -63,7 +72,10 @@ async function waitForEvent(origin: string, cookie: string, until: (view: JobsVi
 
 describe('a run started in the workbench and killed', () => {
   it('is finished by `crm-ferry run` on the same plan, every row once', async () => {
-    child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'workbench', dir], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'workbench', dir], {
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const lines = createInterface({ input: child.stdout! });
@@ -72,17 +84,27 @@ describe('a run started in the workbench and killed', () => {
         const match = /^\s+(http:\/\/127\.0\.0\.1:\d+\/\?session=\S+)$/.exec(line);
         if (match) found(match[1] as string);
       });
-      child?.once('exit', (code) => failed(new Error(`the workbench exited (${code}) before printing its address: ${stderr}`)));
+      child?.once('exit', (code) =>
+        failed(new Error(`the workbench exited (${code}) before printing its address: ${stderr}`)),
+      );
     });
     const origin = new URL(url).origin;
     const entered = await request(url);
     await entered.body.dump();
     const cookie = String(entered.headers['set-cookie']).split(';')[0] as string;
-    const started = await request(`${origin}/api/run`, { method: 'POST', headers: { cookie, origin, 'content-type': 'application/json' }, body: '{}' });
+    const started = await request(`${origin}/api/run`, {
+      method: 'POST',
+      headers: { cookie, origin, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(started.statusCode, await started.body.text()).toBe(200);
 
     // Killed as soon as the workbench says some people are written: mid-run.
-    const seen = await waitForEvent(origin, cookie, (view) => (view.current?.progress?.steps.find((s) => s.step === 'people')?.created ?? 0) >= 5);
+    const seen = await waitForEvent(
+      origin,
+      cookie,
+      (view) => (view.current?.progress?.steps.find((s) => s.step === 'people')?.created ?? 0) >= 5,
+    );
     const exited = new Promise((done) => child?.once('exit', done));
     child.kill('SIGKILL');
     await exited;
@@ -93,17 +115,24 @@ describe('a run started in the workbench and killed', () => {
     expect(finished.code, finished.stdout + finished.stderr).toBe(0);
     expect(finished.stdout).toContain('Done: every row is in the account.');
     // The run had not ended: `run` wrote the rest.
-    const createdAfter = [...finished.stdout.matchAll(/^\s+created\s+(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    const createdAfter = [...finished.stdout.matchAll(/^\s+created\s+(\d+)/gm)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
     expect(createdAfter).toBeGreaterThan(0);
 
     const parties = await allPages(box, '/parties', 'parties');
     for (let i = 0; i < PEOPLE; i += 1) {
       const email = `pat.${i}@example.com`;
-      const found = parties.filter((p) => (p.emailAddresses ?? []).some((e: { address: string }) => e.address === email));
+      const found = parties.filter((p) =>
+        (p.emailAddresses ?? []).some((e: { address: string }) => e.address === email),
+      );
       expect(found.length, email).toBe(1);
     }
     for (let i = 0; i < COMPANIES; i += 1) {
-      expect(parties.filter((p) => p.type === 'organisation' && p.name === `Company ${i}`).length, `Company ${i}`).toBe(1);
+      expect(parties.filter((p) => p.type === 'organisation' && p.name === `Company ${i}`).length, `Company ${i}`).toBe(
+        1,
+      );
     }
   }, 180_000);
 });

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
-import { axeViolations, type BrowserBench, chosen, openBrowserBench, select, yamlShows } from '../helpers/workbench-browser.ts';
+import {
+  axeViolations,
+  type BrowserBench,
+  chosen,
+  openBrowserBench,
+  select,
+  yamlShows,
+} from '../helpers/workbench-browser.ts';
 
 /**
  * The Map view's table in Debian's chromium, by role and visible label: a link to another step
@@ -22,8 +29,14 @@ beforeAll(async () => {
   box = await startTestSandbox();
   // A plan with a step of companies; the people link to them by id, one to a company the file lacks.
   writeFileSync(join(dir, 'companies.csv'), 'cid,name\nc1,Acme\nc2,Fjord\n');
-  writeFileSync(join(dir, 'companies.yaml'), 'version: 1\nentity: party\nkey: "{{cid}}"\nfields:\n  - to: name\n    value: {column: name}\n');
-  writeFileSync(join(dir, 'plan.yaml'), 'version: 1\nsteps:\n  - {name: companies, mapping: companies.yaml, input: companies.csv}\n');
+  writeFileSync(
+    join(dir, 'companies.yaml'),
+    'version: 1\nentity: party\nkey: "{{cid}}"\nfields:\n  - to: name\n    value: {column: name}\n',
+  );
+  writeFileSync(
+    join(dir, 'plan.yaml'),
+    'version: 1\nsteps:\n  - {name: companies, mapping: companies.yaml, input: companies.csv}\n',
+  );
   writeFileSync(
     join(dir, 'people.csv'),
     [
@@ -63,7 +76,9 @@ describe('the Map view in headless Chromium', () => {
     expect(await chosen(page, 'Type of mobile')).toBe('Mobile');
     expect(await chosen(page, 'Target of city')).toBe('address: city');
     expect(await chosen(page, 'Service of linkedin')).toBe('LINKED_IN');
-    await page.getByText("One address entry with street: its type, Required and A bad value are the whole entry's.").waitFor();
+    await page
+      .getByText("One address entry with street: its type, Required and A bad value are the whole entry's.")
+      .waitFor();
     // The account has no custom field of the dates' name: the draft leaves the column out, and says which to create.
     expect(await chosen(page, 'Target of since')).toBe('(not imported)');
     await yamlShows(page, 'create a custom field \\"since\\" (Date)');
@@ -81,11 +96,18 @@ describe('the Map view in headless Chromium', () => {
     await select(page, 'Target of company').focus();
     await page.keyboard.press('Home');
     await yamlShows(page, 'value: {column: "company"', false);
-    await cell(3, 'company id').filter({ hasText: 'Warning: company id "c9": no row with this key in step companies; the record is written without organisation' }).waitFor();
+    await cell(3, 'company id')
+      .filter({
+        hasText:
+          'Warning: company id "c9": no row with this key in step companies; the record is written without organisation',
+      })
+      .waitFor();
     expect(await cell(3, 'company id').getAttribute('class')).toBe('cell-warning');
     // Required: the link must be made, or the row is rejected.
     await page.getByRole('checkbox', { name: 'company id required' }).press('Space');
-    await cell(3, 'company id').filter({ hasText: 'Rejected: company id "c9": no row with this key in step companies' }).waitFor();
+    await cell(3, 'company id')
+      .filter({ hasText: 'Rejected: company id "c9": no row with this key in step companies' })
+      .waitFor();
 
     // An item's type, by keyboard: the mobile number becomes a home number, in the YAML and the row.
     await select(page, 'Type of mobile').focus();
@@ -109,12 +131,18 @@ describe('the Map view in headless Chromium', () => {
     expect(await cell(2, 'since').textContent()).toBe('15.01.2023');
     await cell(5, 'id').filter({ hasText: "Rejected: Duplicate key 'p1'" }).waitFor();
     // What records of the account are found by.
-    await page.getByRole('combobox', { name: 'Find records the account has by' }).selectOption({ label: 'the e-mail address' });
+    await page
+      .getByRole('combobox', { name: 'Find records the account has by' })
+      .selectOption({ label: 'the e-mail address' });
     await yamlShows(page, 'match: {by: email, onMatch: update}');
     // Rows with one key merged: the later row is folded into the first, a warning on its key.
-    await page.getByRole('combobox', { name: 'Rows with the same key' }).selectOption({ label: 'merge them into the first' });
+    await page
+      .getByRole('combobox', { name: 'Rows with the same key' })
+      .selectOption({ label: 'merge them into the first' });
     await yamlShows(page, 'onDuplicate: merge');
-    await cell(5, 'id').filter({ hasText: "Warning: the same record as the row with key 'p1': folded into it" }).waitFor();
+    await cell(5, 'id')
+      .filter({ hasText: "Warning: the same record as the row with key 'p1': folded into it" })
+      .waitFor();
     expect(await page.locator('tr[data-row="5"] td').first().textContent()).toBe('skipped');
     // The first row says what it took in: the later row's tag.
     expect(await cell(2, 'id').textContent()).toContain('Warning: Row 5 has the same key and was merged in: 1 tags');
@@ -127,11 +155,15 @@ describe('the Map view in headless Chromium', () => {
     await since.fill('MM.dd.yyyy');
     await since.press('Tab');
     await yamlShows(page, 'transform: [{date: MM.dd.yyyy}]');
-    await cell(2, 'since').filter({ hasText: '15.01.2023Rejected: since "15.01.2023" is not a date (MM.dd.yyyy)' }).waitFor();
+    await cell(2, 'since')
+      .filter({ hasText: '15.01.2023Rejected: since "15.01.2023" is not a date (MM.dd.yyyy)' })
+      .waitFor();
     expect(await cell(3, 'since').getAttribute('class')).toBeNull();
     await select(page, 'A bad value in since').selectOption({ label: 'leave the value out' });
     await yamlShows(page, 'onInvalid: drop');
-    await cell(2, 'since').filter({ hasText: '15.01.2023Warning: since "15.01.2023" is not a date (MM.dd.yyyy): left out of the record' }).waitFor();
+    await cell(2, 'since')
+      .filter({ hasText: '15.01.2023Warning: since "15.01.2023" is not a date (MM.dd.yyyy): left out of the record' })
+      .waitFor();
     expect(await cell(2, 'since').getAttribute('class')).toBe('cell-warning');
     expect(await cell(2, 'record').textContent()).not.toContain('Customer since');
     await since.fill('dd.MM.yyyy');
@@ -151,7 +183,11 @@ describe('the Map view in headless Chromium', () => {
     const yaml = page.getByRole('textbox', { name: 'Mapping YAML' });
     const text = await yaml.inputValue();
     await yaml.fill(text.replace('type: Home', 'type: Fax'));
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('select[aria-label="Type of mobile"]').selectedOptions[0]?.textContent === 'Fax');
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).document.querySelector('select[aria-label="Type of mobile"]').selectedOptions[0]
+          ?.textContent === 'Fax',
+    );
     await yaml.fill(text.replace('to: lastName', 'to: lastNome'));
     await page.getByText(/^Line 9: .*lastNome/).waitFor();
     expect(await page.getByRole('button', { name: 'Save mapping' }).isDisabled()).toBe(true);

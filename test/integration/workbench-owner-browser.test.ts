@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
 import { jargonIn } from '../helpers/glossary.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
-import { axeViolations, type BrowserBench, laidOut, openBrowserBench, select, yamlShows } from '../helpers/workbench-browser.ts';
+import {
+  axeViolations,
+  type BrowserBench,
+  laidOut,
+  openBrowserBench,
+  select,
+  yamlShows,
+} from '../helpers/workbench-browser.ts';
 
 /**
  * The workbench as the data owner meets it, in Debian's chromium by role and label: the
@@ -21,9 +28,20 @@ let open: BrowserBench;
 let page: Page;
 const violations: string[] = [];
 const jargon: string[] = [];
-const env = (): NodeJS.ProcessEnv => ({ ...process.env, CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token, CRM_FERRY_PROFILE: undefined });
+const env = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  CRM_FERRY_BASE_URL: box.url,
+  CRM_FERRY_TOKEN: box.token,
+  CRM_FERRY_PROFILE: undefined,
+});
 
-const ROWS = ['id,first,last,email,since', '1,Jan,Bakker,jan@bakker.nl,2020-01-15', '2,Piet,Jansen,piet@@jansen.nl,2021-03-01', '3,Els,Vos,els@vos.nl,2019-07-30', '4,Kim,Smit,kim at smit,2018-02-02'];
+const ROWS = [
+  'id,first,last,email,since',
+  '1,Jan,Bakker,jan@bakker.nl,2020-01-15',
+  '2,Piet,Jansen,piet@@jansen.nl,2021-03-01',
+  '3,Els,Vos,els@vos.nl,2019-07-30',
+  '4,Kim,Smit,kim at smit,2018-02-02',
+];
 
 beforeAll(async () => {
   box = await startTestSandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 0, latencyJitterMs: 0 } });
@@ -82,7 +100,10 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     await page.getByRole('link', { name: 'Map leden.csv' }).click();
     await page.getByRole('heading', { name: 'Map leden.csv' }).waitFor();
     // The account has no custom field "Lid sinds": said in the page's words on its cells.
-    await page.locator('tr[data-row="2"] td[data-column="since"]').filter({ hasText: 'Rejected: Unknown custom field Lid sinds of people and organisations' }).waitFor();
+    await page
+      .locator('tr[data-row="2"] td[data-column="since"]')
+      .filter({ hasText: 'Rejected: Unknown custom field Lid sinds of people and organisations' })
+      .waitFor();
     await look('Map, as saved');
     layout.push(...(await laidOut(page, 'Map')));
     const region = page.getByRole('region', { name: 'The first rows, mapped' });
@@ -110,7 +131,10 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     await yamlShows(page, 'value: {column: "email", transform: [trim]}');
     await select(page, 'Add a transform to email').selectOption({ label: 'email' });
     await yamlShows(page, 'transform: [trim, email]');
-    await page.locator('tr[data-row="3"] td[data-column="email"]').filter({ hasText: 'is not an e-mail address' }).waitFor();
+    await page
+      .locator('tr[data-row="3"] td[data-column="email"]')
+      .filter({ hasText: 'is not an e-mail address' })
+      .waitFor();
     await look('Map, edited');
 
     // Unsaved: another view is not opened without a question; staying keeps the edits.
@@ -163,13 +187,24 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     const latest = page.locator('[data-latest="state"]');
     await latest.filter({ hasText: /^Ended .*: 2 created, 0 updated, 2 rejected\.$/ }).waitFor();
     expect(await latest.textContent()).not.toContain('outside this page');
-    await page.locator('[data-run="outcome"]').filter({ hasText: 'fix the file or the mapping, then Run everything again: only the rejected rows are sent' }).waitFor();
-    expect(await page.locator('[data-latest="next"]').textContent()).toBe('Next: fix the file or the mapping, then Run everything again: only the rejected rows are sent.');
+    await page
+      .locator('[data-run="outcome"]')
+      .filter({ hasText: 'fix the file or the mapping, then Run everything again: only the rejected rows are sent' })
+      .waitFor();
+    expect(await page.locator('[data-latest="next"]').textContent()).toBe(
+      'Next: fix the file or the mapping, then Run everything again: only the rejected rows are sent.',
+    );
     const rejects = page.getByRole('table', { name: /Rejected rows of leden/ });
-    expect(await rejects.getByRole('row', { name: /^3 / }).textContent()).toContain('"piet@@jansen.nl" is not an e-mail address');
-    expect(await rejects.getByRole('row', { name: /^5 / }).textContent()).toContain('"kim at smit" is not an e-mail address');
+    expect(await rejects.getByRole('row', { name: /^3 / }).textContent()).toContain(
+      '"piet@@jansen.nl" is not an e-mail address',
+    );
+    expect(await rejects.getByRole('row', { name: /^5 / }).textContent()).toContain(
+      '"kim at smit" is not an e-mail address',
+    );
     const link = rejects.getByRole('link', { name: '.crm-ferry/results/leden.rejects.csv' });
-    const download = await page.request.get(new URL((await link.getAttribute('href')) as string, open.bench.origin).href);
+    const download = await page.request.get(
+      new URL((await link.getAttribute('href')) as string, open.bench.origin).href,
+    );
     expect(download.status()).toBe(200);
     expect(download.headers()['content-disposition']).toContain('attachment');
     expect(await download.text()).toContain('piet@@jansen.nl');
@@ -180,11 +215,19 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     layout.push(...(await laidOut(page, 'Run')));
 
     // The file fixed and run from the command line in the folder: the page shows that run.
-    writeFileSync(join(dir, 'leden.csv'), `${ROWS.map((row) => row.replace('piet@@jansen.nl', 'piet@jansen.nl').replace('kim at smit', 'kim@smit.nl')).join('\n')}\n`);
+    writeFileSync(
+      join(dir, 'leden.csv'),
+      `${ROWS.map((row) => row.replace('piet@@jansen.nl', 'piet@jansen.nl').replace('kim at smit', 'kim@smit.nl')).join('\n')}\n`,
+    );
     const cli = await runCli(['run', 'plan.yaml'], { cwd: dir, env: env() });
     expect(cli.code, cli.stdout + cli.stderr).toBe(0);
     await page.reload();
-    await latest.filter({ hasText: /^Ended .* \(started outside this page: on the command line, or by an earlier workbench\): 2 created, 0 updated, 0 rejected\.$/ }).waitFor();
+    await latest
+      .filter({
+        hasText:
+          /^Ended .* \(started outside this page: on the command line, or by an earlier workbench\): 2 created, 0 updated, 0 rejected\.$/,
+      })
+      .waitFor();
     expect(await page.getByRole('table', { name: /Rejected rows/ }).count()).toBe(0);
     await look('Run, after the command line');
 
@@ -197,7 +240,11 @@ describe('the workbench for the data owner, in headless Chromium', () => {
     await look('Undo');
     layout.push(...(await laidOut(page, 'Undo')));
     await nav('Run').click();
-    await latest.filter({ hasText: /^Undone: what the run of .* wrote was deleted and set back\. Run everything writes the rows again\.$/ }).waitFor();
+    await latest
+      .filter({
+        hasText: /^Undone: what the run of .* wrote was deleted and set back\. Run everything writes the rows again\.$/,
+      })
+      .waitFor();
     await look('Run, undone');
 
     expect(open.seen.problems).toEqual([]);
@@ -210,11 +257,20 @@ describe('the workbench for the data owner, in headless Chromium', () => {
   it('says warnings, a check and a run that cannot start, and a YAML problem in the same plain words', async () => {
     // A custom field the account lacks: the check and the run stop before reading a row, and say why.
     writeFileSync(join(dir, 'leden.csv'), `${ROWS.join('\n')}\n`);
-    const mapping = readFileSync(join(dir, 'leden.mapping.yaml'), 'utf8').replace('onInvalid: reject', 'onInvalid: drop');
-    writeFileSync(join(dir, 'leden.mapping.yaml'), `${mapping.trimEnd()}\n  - to: custom\n    definition: "Lid sinds"\n    tag: null\n    value: {column: "since", transform: [date]}\n`);
+    const mapping = readFileSync(join(dir, 'leden.mapping.yaml'), 'utf8').replace(
+      'onInvalid: reject',
+      'onInvalid: drop',
+    );
+    writeFileSync(
+      join(dir, 'leden.mapping.yaml'),
+      `${mapping.trimEnd()}\n  - to: custom\n    definition: "Lid sinds"\n    tag: null\n    value: {column: "since", transform: [date]}\n`,
+    );
     await nav('Check').click();
     await page.getByRole('button', { name: 'Check every row' }).click();
-    await page.getByRole('alert').filter({ hasText: 'It stopped: unknown custom field Lid sinds of people and organisations' }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'It stopped: unknown custom field Lid sinds of people and organisations' })
+      .waitFor();
     await look('Check, stopped');
     await nav('Run').click();
     await page.getByRole('button', { name: 'Run everything' }).click();

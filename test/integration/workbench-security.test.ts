@@ -36,7 +36,9 @@ describe('the workbench refuses what is not its own page', () => {
     const answer = await request(bench.url.replace('/?', '/files?'));
     expect(answer.statusCode).toBe(303);
     expect(answer.headers.location).toBe('/files');
-    expect(String(answer.headers['set-cookie'])).toMatch(/^crm-ferry-workbench-\d+=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(String(answer.headers['set-cookie'])).toMatch(
+      /^crm-ferry-workbench-\d+=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/$/,
+    );
     // The cookie is not the URL's secret: the secret is never stored in the browser.
     expect(String(answer.headers['set-cookie'])).not.toContain(new URL(bench.url).searchParams.get('session'));
     await answer.body.dump();
@@ -48,7 +50,9 @@ describe('the workbench refuses what is not its own page', () => {
       expect(answer.status, path).toBe(401);
       expect(answer.text).toContain('no session');
     }
-    expect((await call(bench, 'GET', '/api/files', { headers: { cookie: `${bench.cookie.split('=')[0]}=wrong` } })).status).toBe(401);
+    expect(
+      (await call(bench, 'GET', '/api/files', { headers: { cookie: `${bench.cookie.split('=')[0]}=wrong` } })).status,
+    ).toBe(401);
     expect((await call(bench, 'GET', '/?session=wrong', { headers: { cookie: undefined } })).status).toBe(403);
     // With the session, the same reads are answered.
     expect((await call(bench, 'GET', '/api/files')).status).toBe(200);
@@ -67,7 +71,9 @@ describe('the workbench refuses what is not its own page', () => {
     expect(foreign.status).toBe(403);
     expect(foreign.text).toContain('evil.example');
     expect((await call(bench, 'POST', '/api/run', { body: {}, headers: { origin: undefined } })).status).toBe(403);
-    expect((await call(bench, 'POST', '/api/map', { body: map, headers: { 'sec-fetch-site': 'cross-site' } })).status).toBe(403);
+    expect(
+      (await call(bench, 'POST', '/api/map', { body: map, headers: { 'sec-fetch-site': 'cross-site' } })).status,
+    ).toBe(403);
     // The same request from the workbench's own page goes through.
     expect((await call(bench, 'POST', '/api/map', { body: map })).status).toBe(200);
   });
@@ -75,11 +81,17 @@ describe('the workbench refuses what is not its own page', () => {
   it('answers a malformed map request with what is wrong, not a crash', async () => {
     const bad = [
       await call(bench, 'POST', '/api/map', { body: { input: 'contacts.csv', yaml: { version: 1 } } }),
-      await call(bench, 'POST', '/api/map', { body: { input: 'contacts.csv', yaml: 'version: 1', edit: { kind: 'drop-table' } } }),
+      await call(bench, 'POST', '/api/map', {
+        body: { input: 'contacts.csv', yaml: 'version: 1', edit: { kind: 'drop-table' } },
+      }),
       await call(bench, 'POST', '/api/map', { body: { yaml: 'version: 1' } }),
     ];
     expect(bad.map((answer) => answer.status)).toEqual([400, 400, 400]);
-    expect(bad.map((answer) => answer.json().error.message)).toEqual(['the mapping is sent as text', expect.stringContaining('does not know'), 'the input is missing']);
+    expect(bad.map((answer) => answer.json().error.message)).toEqual([
+      'the mapping is sent as text',
+      expect.stringContaining('does not know'),
+      'the input is missing',
+    ]);
   });
 
   it('refuses every path out of the folder, and through a link', async () => {
@@ -91,7 +103,10 @@ describe('the workbench refuses what is not its own page', () => {
       await call(bench, 'GET', '/api/inspect?file=planted.csv'),
       await call(bench, 'POST', '/api/map', { body: { input: '../secret.csv' } }),
       await call(bench, 'POST', '/api/save', { body: { input: 'contacts.csv/../../x.csv', yaml: 'version: 1' } }),
-      await call(bench, 'POST', '/api/upload?name=..%2Fx.csv', { body: undefined, headers: { 'content-type': 'application/octet-stream' } }),
+      await call(bench, 'POST', '/api/upload?name=..%2Fx.csv', {
+        body: undefined,
+        headers: { 'content-type': 'application/octet-stream' },
+      }),
     ];
     for (const answer of refused) {
       expect([400, 403], answer.text).toContain(answer.status);

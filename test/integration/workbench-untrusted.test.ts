@@ -22,10 +22,22 @@ const MAPPING = (lookup: string): string =>
   `version: 1\nentity: party\nkey: "{{email}}"\nfields:\n  - {to: lastName, value: {column: last_name}}\n  - {to: jobTitle, value: {column: country, transform: [{lookup: {file: ${JSON.stringify(lookup)}, otherwise: keep}}]}}\n`;
 
 /** An upload as the page sends it: the bytes as they come, with the cookie and the own origin. */
-async function upload(name: string, body: string | AsyncIterable<Buffer>, length?: number): Promise<{ status: number; json: any }> {
-  const headers: Record<string, string> = { cookie: bench.cookie, origin: bench.origin, 'content-type': 'application/octet-stream' };
+async function upload(
+  name: string,
+  body: string | AsyncIterable<Buffer>,
+  length?: number,
+): Promise<{ status: number; json: any }> {
+  const headers: Record<string, string> = {
+    cookie: bench.cookie,
+    origin: bench.origin,
+    'content-type': 'application/octet-stream',
+  };
   if (length !== undefined) headers['content-length'] = String(length);
-  const answer = await request(`${bench.origin}/api/upload?name=${encodeURIComponent(name)}`, { method: 'POST', headers, body: typeof body === 'string' ? body : Readable.from(body) });
+  const answer = await request(`${bench.origin}/api/upload?name=${encodeURIComponent(name)}`, {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : Readable.from(body),
+  });
   const text = await answer.body.text();
   return { status: answer.statusCode, json: JSON.parse(text) };
 }
@@ -53,30 +65,47 @@ afterAll(async () => {
 });
 
 describe('the workbench keeps to one path rule for what a mapping or plan names', () => {
-  it.each([join(outside, 'secret.csv'), `../${outside.split('/').at(-1)}/secret.csv`])('refuses the lookup file %s in the preview and on saving, with PATH_UNSAFE', async (lookup) => {
-    for (const [path, body] of [
-      ['/api/map', { input: 'contacts.csv', yaml: MAPPING(lookup) }],
-      ['/api/save', { input: 'contacts.csv', yaml: MAPPING(lookup) }],
-    ] as const) {
-      const answer = await call(bench, 'POST', path, { body });
-      expect(answer.status, answer.text).toBe(403);
-      expect(answer.json().error.code).toBe('PATH_UNSAFE');
-      expect(answer.json().error.message).toContain("the page's mapping's lookup file");
-      expectNoServerDetails(answer.text);
-    }
-    expect(existsSync(join(dir, 'contacts.mapping.yaml'))).toBe(false);
-  });
+  it.each([join(outside, 'secret.csv'), `../${outside.split('/').at(-1)}/secret.csv`])(
+    'refuses the lookup file %s in the preview and on saving, with PATH_UNSAFE',
+    async (lookup) => {
+      for (const [path, body] of [
+        ['/api/map', { input: 'contacts.csv', yaml: MAPPING(lookup) }],
+        ['/api/save', { input: 'contacts.csv', yaml: MAPPING(lookup) }],
+      ] as const) {
+        const answer = await call(bench, 'POST', path, { body });
+        expect(answer.status, answer.text).toBe(403);
+        expect(answer.json().error.code).toBe('PATH_UNSAFE');
+        expect(answer.json().error.message).toContain("the page's mapping's lookup file");
+        expectNoServerDetails(answer.text);
+      }
+      expect(existsSync(join(dir, 'contacts.mapping.yaml'))).toBe(false);
+    },
+  );
 
   it('reads a lookup file inside the folder', async () => {
-    const answer = await call(bench, 'POST', '/api/map', { body: { input: 'contacts.csv', yaml: MAPPING('countries.csv') } });
+    const answer = await call(bench, 'POST', '/api/map', {
+      body: { input: 'contacts.csv', yaml: MAPPING('countries.csv') },
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(JSON.stringify(answer.json().preview)).toContain('jobTitle DE');
   });
 
   it.each([
-    ['a lookup file outside', 'version: 1\nsteps:\n  - {name: people, mapping: people.yaml, input: contacts.csv}\n', MAPPING(join(outside, 'secret.csv'))],
-    ['an input outside', `version: 1\nsteps:\n  - {name: people, mapping: people.yaml, input: ${join(outside, 'secret.csv')}}\n`, MAPPING('countries.csv')],
-    ['a mapping outside', `version: 1\nsteps:\n  - {name: people, mapping: ../${outside.split('/').at(-1)}/people.yaml, input: contacts.csv}\n`, MAPPING('countries.csv')],
+    [
+      'a lookup file outside',
+      'version: 1\nsteps:\n  - {name: people, mapping: people.yaml, input: contacts.csv}\n',
+      MAPPING(join(outside, 'secret.csv')),
+    ],
+    [
+      'an input outside',
+      `version: 1\nsteps:\n  - {name: people, mapping: people.yaml, input: ${join(outside, 'secret.csv')}}\n`,
+      MAPPING('countries.csv'),
+    ],
+    [
+      'a mapping outside',
+      `version: 1\nsteps:\n  - {name: people, mapping: ../${outside.split('/').at(-1)}/people.yaml, input: contacts.csv}\n`,
+      MAPPING('countries.csv'),
+    ],
   ])('refuses a check and a run of a plan edited by hand naming %s', async (_what, plan, mapping) => {
     writeFileSync(join(dir, 'plan.yaml'), plan);
     writeFileSync(join(dir, 'people.yaml'), mapping);
@@ -116,13 +145,16 @@ describe('the workbench answers without stacks or server paths', () => {
 });
 
 describe('uploads', () => {
-  it.each(['two\nlines.csv', '<img src=x onerror=alert(1)>.csv', 'quote".csv', 'tab\t.csv', 'bidi\u202Egnp.csv'])('refuses the name %j', async (name) => {
-    const answer = await upload(name, 'a,b\n1,2\n');
-    expect(answer.status).toBe(400);
-    expect(answer.json.error.code).toBe('USAGE');
-    expect(answer.json.error.message).toMatch(/control character|plain name/);
-    expect(existsSync(join(dir, name))).toBe(false);
-  });
+  it.each(['two\nlines.csv', '<img src=x onerror=alert(1)>.csv', 'quote".csv', 'tab\t.csv', 'bidi\u202Egnp.csv'])(
+    'refuses the name %j',
+    async (name) => {
+      const answer = await upload(name, 'a,b\n1,2\n');
+      expect(answer.status).toBe(400);
+      expect(answer.json.error.code).toBe('USAGE');
+      expect(answer.json.error.message).toMatch(/control character|plain name/);
+      expect(existsSync(join(dir, name))).toBe(false);
+    },
+  );
 
   it('streams an upload to its file', async () => {
     const answer = await upload('added (1).csv', 'a,b\n1,2\n');
@@ -174,10 +206,14 @@ describe('crm-ferry workbench on a port in use', () => {
     await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
     const port = (taken.address() as { port: number }).port;
     try {
-      const child = spawn(process.execPath, [join(ROOT, 'bin/crm-ferry.js'), 'workbench', dir, '--port', String(port)], {
-        env: { ...process.env, CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [join(ROOT, 'bin/crm-ferry.js'), 'workbench', dir, '--port', String(port)],
+        {
+          env: { ...process.env, CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let stderr = '';
       child.stderr.on('data', (chunk) => (stderr += chunk));
       const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));

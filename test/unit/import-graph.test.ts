@@ -11,7 +11,24 @@ const WEB = resolve(import.meta.dirname, '../../web');
  * files directly in src/ (the module's entry, the demo) stand above every room. A new room is
  * placed here once, where what it imports allows.
  */
-const ROOM_ORDER = ['errors', 'files', 'util', 'journal', 'client', 'sources', 'mapping', 'plan', 'load', 'export', 'verify', 'report', 'backup', 'sandbox', 'workbench', 'cli'] as const;
+const ROOM_ORDER = [
+  'errors',
+  'files',
+  'util',
+  'journal',
+  'client',
+  'sources',
+  'mapping',
+  'plan',
+  'load',
+  'export',
+  'verify',
+  'report',
+  'backup',
+  'sandbox',
+  'workbench',
+  'cli',
+] as const;
 
 /** Every .ts (and .tsx) file under a folder (tests beside the code are not part of the graph). */
 function sourceFiles(folder: string): string[] {
@@ -82,7 +99,9 @@ function valueImports(file: string): string[] {
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/^\s*\/\/.*$/gm, '');
   const found = new Set<string>();
-  for (const match of text.matchAll(/(?:\b(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+  for (const match of text.matchAll(
+    /(?:\b(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm,
+  )) {
     found.add(resolve(dirname(file), match[1] as string));
   }
   return [...found];
@@ -95,7 +114,8 @@ describe('the import graph of src/', () => {
     expect(graph.size).toBeGreaterThan(100);
     const main = graph.get(join(SRC, 'cli/main.ts')) ?? [];
     expect(main.length).toBeGreaterThan(0);
-    for (const imports of graph.values()) for (const target of imports) expect(graph.has(target), `${target} exists`).toBe(true);
+    for (const imports of graph.values())
+      for (const target of imports) expect(graph.has(target), `${target} exists`).toBe(true);
   });
 
   it('has no circles: every module can be understood (and loaded) before the ones that use it', () => {
@@ -115,7 +135,8 @@ describe('the import graph of src/', () => {
       for (const target of imports) {
         const room = roomOf(target);
         if (room === null || room === roomOf(file)) continue;
-        if (relative(SRC, target) !== join(room, 'index.ts')) around.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+        if (relative(SRC, target) !== join(room, 'index.ts'))
+          around.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
       }
     }
     expect(around).toEqual([]);
@@ -141,7 +162,8 @@ describe('the import graph of src/', () => {
     const upwards: string[] = [];
     for (const [file, imports] of graph) {
       for (const target of imports) {
-        if (roomOf(target) !== roomOf(file) && rank(target) >= rank(file)) upwards.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+        if (roomOf(target) !== roomOf(file) && rank(target) >= rank(file))
+          upwards.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
       }
     }
     expect(upwards).toEqual([]);
@@ -178,9 +200,13 @@ describe('the import graph of src/', () => {
     // The entry points: the module's two doors (package.json `exports`) and the demo script
     // (bin/crm-ferry.js loads cli/main.ts through the build).
     const entries = new Set(['index.ts', 'sandbox-door.ts', 'demo.ts']);
-    const unused = [...graph.keys()].map((file) => relative(SRC, file)).filter((file) => !entries.has(file) && !imported.has(join(SRC, file)));
+    const unused = [...graph.keys()]
+      .map((file) => relative(SRC, file))
+      .filter((file) => !entries.has(file) && !imported.has(join(SRC, file)));
     expect(unused).toEqual([]);
-    const helpers = [...graph.keys()].filter((file) => /from ['"]vitest['"]/.test(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file));
+    const helpers = [...graph.keys()]
+      .filter((file) => /from ['"]vitest['"]/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
     expect(helpers).toEqual([]);
   });
 
@@ -193,7 +219,9 @@ describe('the import graph of src/', () => {
     };
     visit(join(SRC, 'index.ts'));
     expect(reached.size).toBeGreaterThan(50);
-    const servers = [...reached].filter((file) => roomOf(file) === 'sandbox' || roomOf(file) === 'workbench').map((file) => relative(SRC, file));
+    const servers = [...reached]
+      .filter((file) => roomOf(file) === 'sandbox' || roomOf(file) === 'workbench')
+      .map((file) => relative(SRC, file));
     expect(servers).toEqual([]);
   });
 });
@@ -206,7 +234,9 @@ describe('the import graph of the page (web/)', () => {
     const main = graph.get(join(WEB, 'workbench/main.tsx')) ?? [];
     expect(main).toContain(join(WEB, 'workbench/map.tsx'));
     expect(main).toContain(join(WEB, 'workbench/router.tsx'));
-    for (const imports of graph.values()) for (const target of imports) expect(target.startsWith(WEB) ? graph.has(target) : true, `${target} exists`).toBe(true);
+    for (const imports of graph.values())
+      for (const target of imports)
+        expect(target.startsWith(WEB) ? graph.has(target) : true, `${target} exists`).toBe(true);
   });
 
   it('has no circles: the views reach the router, never the page entry back', () => {
@@ -215,7 +245,13 @@ describe('the import graph of the page (web/)', () => {
   });
 
   it("takes from src/ only the workbench's shapes (api.ts): the page is built for the browser", () => {
-    const reached = [...graph].flatMap(([file, imports]) => imports.filter((target) => target.startsWith(SRC)).map((target) => `${relative(WEB, file)} -> ${relative(SRC, target)}`)).filter((line) => !line.endsWith('-> workbench/api.ts'));
+    const reached = [...graph]
+      .flatMap(([file, imports]) =>
+        imports
+          .filter((target) => target.startsWith(SRC))
+          .map((target) => `${relative(WEB, file)} -> ${relative(SRC, target)}`),
+      )
+      .filter((line) => !line.endsWith('-> workbench/api.ts'));
     expect(reached).toEqual([]);
   });
 });

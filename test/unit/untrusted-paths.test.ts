@@ -7,7 +7,17 @@
 // temporary name and renamed over the link), a rejects file (a file that is not a rejects file is
 // never overwritten), verify's differences file (writeFileAtomic), and a climbing attachment name
 // (export made it a plain name). Every other row fails without it.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +25,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordService } from '../../src/client/index.ts';
 import { FerryError } from '../../src/errors/index.ts';
 import { normaliseExportOptions, runExport } from '../../src/export/index.ts';
-import { JournalWriter, loadJournal, readRollbacks, readStateSteps, StateDir, writeStateSteps } from '../../src/journal/index.ts';
+import {
+  JournalWriter,
+  loadJournal,
+  readRollbacks,
+  readStateSteps,
+  StateDir,
+  writeStateSteps,
+} from '../../src/journal/index.ts';
 import { runImport, runRollback } from '../../src/load/index.ts';
 import { SuccessWriter } from '../../src/load/results.ts';
 import { RejectsWriter } from '../../src/mapping/index.ts';
@@ -28,7 +45,14 @@ const work = mkdtempSync(join(tmpdir(), 'ferry-untrusted-'));
 const account = { baseUrl: 'https://a.example', account: 'https://a.example' };
 const noUsers = async (): Promise<number[]> => [];
 const SECRET = "not crm-ferry's: must stay as it is\n";
-const KEY: V1SpoolKey = { address: 'https://old.example', list: 'party', record: null, wireFormat: 'xml', since: null, pageSize: 100 };
+const KEY: V1SpoolKey = {
+  address: 'https://old.example',
+  list: 'party',
+  record: null,
+  wireFormat: 'xml',
+  since: null,
+  pageSize: 100,
+};
 
 const sandbox = sandboxForFile();
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -174,7 +198,10 @@ const stateRows: Row[] = [
     place: 'state.json',
     act: async ({ state, outside }) => {
       // A state of the same account elsewhere: still not this state's.
-      writeFileSync(join(outside, 'state.json'), JSON.stringify({ format: 1, account, created: '2026-01-01T00:00:00.000Z' }));
+      writeFileSync(
+        join(outside, 'state.json'),
+        JSON.stringify({ format: 1, account, created: '2026-01-01T00:00:00.000Z' }),
+      );
       plant(join(state, 'state.json'), join(outside, 'state.json'));
       return StateDir.open({ dir: state, account, users: noUsers });
     },
@@ -264,9 +291,18 @@ const commandRows: Row[] = [
     act: async ({ state, secret }) => {
       const dir = dirname(state);
       writeFileSync(join(dir, 'people.csv'), 'id,last\n1,Lovelace\n');
-      writeFileSync(join(dir, 'people.yaml'), 'version: 1\nname: people\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last } }\n');
+      writeFileSync(
+        join(dir, 'people.yaml'),
+        'version: 1\nname: people\nentity: party\nkey: "{{id}}"\nfields:\n  - { to: type, value: person }\n  - { to: lastName, value: { column: last } }\n',
+      );
       plant(join(state, 'journal', 'people.jsonl'), secret);
-      return runImport({ source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') }, stateDir: state }, { client: sandbox.client, account });
+      return runImport(
+        {
+          source: { kind: 'mapping', mappingFile: join(dir, 'people.yaml'), inputFile: join(dir, 'people.csv') },
+          stateDir: state,
+        },
+        { client: sandbox.client, account },
+      );
     },
     outcome: 'refused',
   },
@@ -282,24 +318,27 @@ const commandRows: Row[] = [
 ];
 
 describe('untrusted paths: every place that reads or writes a path in a state folder', () => {
-  it.each([...stateRows, ...commandRows].map((row) => [row.place, row] as const))('%s: a link planted there', async (_place, row) => {
-    const p = await place();
-    const act = row.act(p);
-    const before = readdirSync(p.outside).sort();
-    if (row.outcome === 'refused') {
-      const error = await refusal(act);
-      expect(['PATH_UNSAFE', 'EXPORT_WRITE'], error.message).toContain(error.code);
-      if (error.code === 'PATH_UNSAFE') expect(error.hint).toBeTruthy();
-    } else {
-      await act;
-      const link = row.link?.(p) as string;
-      expect(lstatSync(link).isSymbolicLink()).toBe(false);
-      expect(lstatSync(link).mode & 0o777).toBe(0o600);
-    }
-    // Nothing outside was written, created or removed.
-    expect(readFileSync(p.secret, 'utf8')).toBe(SECRET);
-    expect(readdirSync(p.outside).sort()).toEqual(before);
-  });
+  it.each([...stateRows, ...commandRows].map((row) => [row.place, row] as const))(
+    '%s: a link planted there',
+    async (_place, row) => {
+      const p = await place();
+      const act = row.act(p);
+      const before = readdirSync(p.outside).sort();
+      if (row.outcome === 'refused') {
+        const error = await refusal(act);
+        expect(['PATH_UNSAFE', 'EXPORT_WRITE'], error.message).toContain(error.code);
+        if (error.code === 'PATH_UNSAFE') expect(error.hint).toBeTruthy();
+      } else {
+        await act;
+        const link = row.link?.(p) as string;
+        expect(lstatSync(link).isSymbolicLink()).toBe(false);
+        expect(lstatSync(link).mode & 0o777).toBe(0o600);
+      }
+      // Nothing outside was written, created or removed.
+      expect(readFileSync(p.secret, 'utf8')).toBe(SECRET);
+      expect(readdirSync(p.outside).sort()).toEqual(before);
+    },
+  );
 });
 
 describe('untrusted paths: export --attachments DIR', () => {
@@ -310,20 +349,49 @@ describe('untrusted paths: export --attachments DIR', () => {
     const token = await sandbox.client.upload(file, { contentType: 'text/plain' });
     const records = new RecordService(sandbox.client);
     const party = await records.create('party', { type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
-    const id = await records.create('entry', { type: 'note', party: { id: party }, content: 'Met', attachments: [{ token }] });
-    note = { id, attachment: ((await records.read('entry', id))?.attachments as Array<{ id: number }>)[0]?.id as number };
+    const id = await records.create('entry', {
+      type: 'note',
+      party: { id: party },
+      content: 'Met',
+      attachments: [{ token }],
+    });
+    note = {
+      id,
+      attachment: ((await records.read('entry', id))?.attachments as Array<{ id: number }>)[0]?.id as number,
+    };
   });
 
   async function exportInto(dir: string): Promise<unknown> {
     mkdirSync(dir, { recursive: true });
-    const options = normaliseExportOptions({ entity: 'entries', out: join(dir, 'entries.csv'), raw: true, mapping: [join(ROOT, 'mappings/roundtrip-entries.yaml')], attachments: join(dir, 'files'), cwd: dir });
-    return runExport(options, { client: sandbox.client, account: { baseUrl: sandbox.box.url, account: sandbox.box.url } });
+    const options = normaliseExportOptions({
+      entity: 'entries',
+      out: join(dir, 'entries.csv'),
+      raw: true,
+      mapping: [join(ROOT, 'mappings/roundtrip-entries.yaml')],
+      attachments: join(dir, 'files'),
+      cwd: dir,
+    });
+    return runExport(options, {
+      client: sandbox.client,
+      account: { baseUrl: sandbox.box.url, account: sandbox.box.url },
+    });
   }
 
   it.each([
-    ["the attachment's id folder", (files: string, outside: string) => plant(join(files, String(note.attachment)), outside)],
-    ["the attachment's file", (files: string, _outside: string, secret: string) => plant(join(files, String(note.attachment), 'minutes.txt'), secret)],
-    ["the attachment's file, linked to a file not there yet", (files: string, outside: string) => plant(join(files, String(note.attachment), 'minutes.txt'), join(outside, 'new.txt'))],
+    [
+      "the attachment's id folder",
+      (files: string, outside: string) => plant(join(files, String(note.attachment)), outside),
+    ],
+    [
+      "the attachment's file",
+      (files: string, _outside: string, secret: string) =>
+        plant(join(files, String(note.attachment), 'minutes.txt'), secret),
+    ],
+    [
+      "the attachment's file, linked to a file not there yet",
+      (files: string, outside: string) =>
+        plant(join(files, String(note.attachment), 'minutes.txt'), join(outside, 'new.txt')),
+    ],
   ])('%s linked elsewhere: refused, no byte goes through', async (_name, planting) => {
     cases += 1;
     const dir = join(work, `export-${cases}`);
@@ -359,7 +427,12 @@ describe('untrusted paths: export --attachments DIR', () => {
     writeFileSync(file, 'climbing\n');
     const token = await sandbox.client.upload(file, { contentType: 'text/plain', filename: '../../../escaped.txt' });
     const records = new RecordService(sandbox.client);
-    const id = await records.create('entry', { type: 'note', party: { id: await records.create('party', { type: 'person', lastName: 'Climber' }) }, content: 'Climb', attachments: [{ token }] });
+    const id = await records.create('entry', {
+      type: 'note',
+      party: { id: await records.create('party', { type: 'person', lastName: 'Climber' }) },
+      content: 'Climb',
+      attachments: [{ token }],
+    });
     const attachment = ((await records.read('entry', id))?.attachments as Array<{ id: number }>)[0]?.id;
     cases += 1;
     const dir = join(work, `export-${cases}`);
@@ -370,6 +443,10 @@ describe('untrusted paths: export --attachments DIR', () => {
     // Made a plain name (or, with a file-name rule that keeps the slashes, refused): never written outside.
     if (outcome !== null) expect((outcome as FerryError).code).toBe('PATH_UNSAFE');
     else expect(readdirSync(join(dir, 'files', String(attachment)))).toHaveLength(1);
-    expect(existsSync(join(dir, 'escaped.txt')) || existsSync(join(work, 'escaped.txt')) || existsSync(join(dirname(work), 'escaped.txt'))).toBe(false);
+    expect(
+      existsSync(join(dir, 'escaped.txt')) ||
+        existsSync(join(work, 'escaped.txt')) ||
+        existsSync(join(dirname(work), 'escaped.txt')),
+    ).toBe(false);
   });
 });

@@ -38,5 +38,7 @@ export async function buildPage(out: string = DEFAULT_OUT): Promise<{ script: nu
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const sizes = await buildPage(process.argv[2] ?? DEFAULT_OUT);
-  process.stdout.write(`workbench page: app.js ${(sizes.script / 1024).toFixed(1)} KiB, app.css ${(sizes.style / 1024).toFixed(1)} KiB\n`);
+  process.stdout.write(
+    `workbench page: app.js ${(sizes.script / 1024).toFixed(1)} KiB, app.css ${(sizes.style / 1024).toFixed(1)} KiB\n`,
+  );
 }

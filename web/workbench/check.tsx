@@ -13,7 +13,10 @@ export function CheckView(props: ViewProps) {
   return (
     <section aria-labelledby="check-title">
       <h1 id="check-title">Check</h1>
-      <p>Maps every row of every step without writing, checks names against the account and counts the requests the run needs.</p>
+      <p>
+        Maps every row of every step without writing, checks names against the account and counts the requests the run
+        needs.
+      </p>
       {!props.session.planExists ? (
         <p>
           Nothing to check yet: save a mapping in{' '}
@@ -39,7 +42,11 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
   return (
     <>
       <h2>Rows</h2>
-      <p role="status">{rejected === 0 ? 'Every row is valid.' : `${n(rejected)} row${rejected === 1 ? ' is' : 's are'} rejected: fix the input or the mapping, then check again.`}</p>
+      <p role="status">
+        {rejected === 0
+          ? 'Every row is valid.'
+          : `${n(rejected)} row${rejected === 1 ? ' is' : 's are'} rejected: fix the input or the mapping, then check again.`}
+      </p>
       <table class="grid">
         <caption>Rows by step</caption>
         <Head columns={['Step', 'File', 'Rows read', 'Valid', 'Skipped', 'Rejected']} />
@@ -62,7 +69,9 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
         s.rejects.length === 0 && s.warnings.length === 0 && s.notCarried.length === 0 ? null : (
           <section key={s.step} aria-labelledby={`step-${s.step}`}>
             <h3 id={`step-${s.step}`}>Step {s.step}</h3>
-            {s.rejects.length > 0 ? <RejectsTable step={s.step} rejects={s.rejects} total={s.rejected} file={s.rejectsFile} /> : null}
+            {s.rejects.length > 0 ? (
+              <RejectsTable step={s.step} rejects={s.rejects} total={s.rejected} file={s.rejectsFile} />
+            ) : null}
             {s.warnings.length > 0 ? (
               <>
                 <h4>Warnings by kind</h4>
@@ -119,7 +128,9 @@ function CheckResult({ check, done }: { check: Check; done: boolean }) {
       {done ? (
         <p data-check="requests">
           The run needs {n(check.requests)} requests
-          {check.estimatedSeconds !== null && check.limitPerHour !== null ? `: about ${duration(check.estimatedSeconds)} at the account's ${n(check.limitPerHour)} an hour.` : ' (the account has not said its rate).'}
+          {check.estimatedSeconds !== null && check.limitPerHour !== null
+            ? `: about ${duration(check.estimatedSeconds)} at the account's ${n(check.limitPerHour)} an hour.`
+            : ' (the account has not said its rate).'}
         </p>
       ) : (
         <p>Counting the requests (a dry run)…</p>

@@ -5,7 +5,11 @@ import { get, n, q, upload } from './http.ts';
 import { Link, type ViewProps } from './router.tsx';
 
 function size(bytes: number): string {
-  return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} KiB`
+      : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** The input files of the folder, each with `inspect`'s facts on demand, and a file added by upload. */
@@ -41,7 +45,9 @@ export function FilesView(props: ViewProps) {
   return (
     <section aria-labelledby="files-title">
       <h1 id="files-title">Files</h1>
-      <p>The customer's files in this folder. Inspect one to see how it reads; map it to say what each column becomes.</p>
+      <p>
+        The customer's files in this folder. Inspect one to see how it reads; map it to say what each column becomes.
+      </p>
       {files === null ? (
         <p>Reading the folder…</p>
       ) : files.inputs.length === 0 ? (
@@ -58,7 +64,12 @@ export function FilesView(props: ViewProps) {
                 <td>{size(file.bytes)}</td>
                 <td>{file.mapping ? `${file.mapping} (step ${file.step})` : 'none yet'}</td>
                 <td class="actions">
-                  <button type="button" disabled={busy} onClick={() => inspect(file.name)} aria-label={`Inspect ${file.name}`}>
+                  <button
+                    type="button"
+                    disabled={busy}
+                    onClick={() => inspect(file.name)}
+                    aria-label={`Inspect ${file.name}`}
+                  >
                     Inspect
                   </button>
                   <Link href={`/map?${q('input', file.name)}`} go={props.go}>

@@ -28,11 +28,25 @@ export async function get<T>(path: string): Promise<T> {
 }
 
 export async function post<T>(path: string, body: unknown = {}): Promise<T> {
-  return answer<T>(await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) }));
+  return answer<T>(
+    await fetch(path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  );
 }
 
 export async function upload<T>(path: string, file: File): Promise<T> {
-  return answer<T>(await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/octet-stream', accept: 'application/json' }, body: file }));
+  return answer<T>(
+    await fetch(path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/octet-stream', accept: 'application/json' },
+      body: file,
+    }),
+  );
 }
 
 /** A query parameter, encoded. */

@@ -38,7 +38,17 @@ export function Head({ columns }: { columns: string[] }) {
  * A step's rejected rows with their reasons, and a link to the file that holds them all (served by
  * the workbench from inside the folder, as a download).
  */
-export function RejectsTable({ step, rejects, total, file }: { step: string; rejects: RejectView[]; total: number; file: string | null }) {
+export function RejectsTable({
+  step,
+  rejects,
+  total,
+  file,
+}: {
+  step: string;
+  rejects: RejectView[];
+  total: number;
+  file: string | null;
+}) {
   return (
     <table class="grid">
       <caption>

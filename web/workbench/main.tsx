@@ -181,7 +181,12 @@ function App() {
         ) : null}
         <View {...props} />
       </main>
-      <dialog ref={question} aria-labelledby="leave-title" aria-describedby="leave-text" onClose={() => setLeaving(null)}>
+      <dialog
+        ref={question}
+        aria-labelledby="leave-title"
+        aria-describedby="leave-text"
+        onClose={() => setLeaving(null)}
+      >
         <h2 id="leave-title">Leave without saving?</h2>
         <p id="leave-text">The mapping has changes that are not saved. Leaving this view loses them.</p>
         <div class="toolbar">

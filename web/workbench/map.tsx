@@ -1,7 +1,17 @@
 import { Head } from './job.tsx';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ChainLink, Choice, MapColumnView, MapEdit, MapView as Mapping, OnInvalidChoice, PreviewRow, SaveResult, TargetChoice } from '../../src/workbench/api.ts';
+import type {
+  ChainLink,
+  Choice,
+  MapColumnView,
+  MapEdit,
+  MapView as Mapping,
+  OnInvalidChoice,
+  PreviewRow,
+  SaveResult,
+  TargetChoice,
+} from '../../src/workbench/api.ts';
 import { ON_INVALID_CHOICES } from '../../src/workbench/api.ts';
 import { post } from './http.ts';
 import { Link, type ViewProps } from './router.tsx';
@@ -9,8 +19,18 @@ import { Link, type ViewProps } from './router.tsx';
 /** How long the YAML rests before the table follows it. */
 const YAML_PAUSE_MS = 400;
 
-const ON_INVALID_WORDS: Record<OnInvalidChoice, string> = { default: "the mapping's default", reject: 'reject the row', drop: 'leave the value out', keep: 'keep it as typed' };
-const DUPLICATE_WORDS: Record<string, string> = { reject: 'reject the later rows', first: 'keep the first row', merge: 'merge them into the first', separate: 'each its own record' };
+const ON_INVALID_WORDS: Record<OnInvalidChoice, string> = {
+  default: "the mapping's default",
+  reject: 'reject the row',
+  drop: 'leave the value out',
+  keep: 'keep it as typed',
+};
+const DUPLICATE_WORDS: Record<string, string> = {
+  reject: 'reject the later rows',
+  first: 'keep the first row',
+  merge: 'merge them into the first',
+  separate: 'each its own record',
+};
 
 /**
  * The Map view: the input's columns as a table (target, transform, required, what a bad value
@@ -52,7 +72,11 @@ export function MapView(props: ViewProps) {
     setBusy(true);
     inTurn(() => {
       const sent = text();
-      return post<Mapping>('/api/map', { input, ...(sent === undefined ? {} : { yaml: sent }), ...(edit ? { edit } : {}) });
+      return post<Mapping>('/api/map', {
+        input,
+        ...(sent === undefined ? {} : { yaml: sent }),
+        ...(edit ? { edit } : {}),
+      });
     })
       .then((answer) => {
         // A table edit's answer is the YAML the next edit starts from, even when a newer one is coming.
@@ -120,7 +144,10 @@ export function MapView(props: ViewProps) {
       ) : (
         <>
           <p class="note">
-            {view.entity === 'party' ? 'Each row becomes a person or an organisation' : `Each row becomes a ${view.entity}`}; the key is {view.key || '(none)'}. Mapping: {view.originNote}.
+            {view.entity === 'party'
+              ? 'Each row becomes a person or an organisation'
+              : `Each row becomes a ${view.entity}`}
+            ; the key is {view.key || '(none)'}. Mapping: {view.originNote}.
           </p>
           <div class="toolbar">
             <button type="button" class="primary" onClick={save} disabled={busy || view.problems.length > 0}>
@@ -160,7 +187,9 @@ export function MapView(props: ViewProps) {
               {view.problems.length > 0 ? (
                 <ul class="problems">
                   {view.problems.map((p) => (
-                    <li key={`${p.line}-${p.message}`}>{p.line === null ? p.message : `Line ${p.line}: ${p.message}`}</li>
+                    <li key={`${p.line}-${p.message}`}>
+                      {p.line === null ? p.message : `Line ${p.line}: ${p.message}`}
+                    </li>
                   ))}
                 </ul>
               ) : (
@@ -182,7 +211,11 @@ function MappingSettings({ view, edit }: { view: Mapping; edit: (e: MapEdit) => 
       <legend>The whole mapping</legend>
       <label>
         {duplicates}
-        <EditSelect label={duplicates} value={view.onDuplicate} onChoose={(chosen) => edit({ kind: 'onDuplicate', onDuplicate: chosen })}>
+        <EditSelect
+          label={duplicates}
+          value={view.onDuplicate}
+          onChoose={(chosen) => edit({ kind: 'onDuplicate', onDuplicate: chosen })}
+        >
           {Object.entries(DUPLICATE_WORDS).map(([value, words]) => (
             <option key={value} value={value}>
               {words}
@@ -250,7 +283,13 @@ function useChoice<T>(server: T): [T, (value: T) => void] {
 }
 
 /** A list whose choice is sent as an edit at once. */
-function EditSelect(props: { label: string; value: string; describedBy?: string | undefined; onChoose: (value: string) => void; children: ComponentChildren }) {
+function EditSelect(props: {
+  label: string;
+  value: string;
+  describedBy?: string | undefined;
+  onChoose: (value: string) => void;
+  children: ComponentChildren;
+}) {
   const [value, setValue] = useChoice(props.value);
   return (
     <select
@@ -268,7 +307,19 @@ function EditSelect(props: { label: string; value: string; describedBy?: string 
   );
 }
 
-function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; groups: Array<[string, TargetChoice[]]>; column: MapColumnView; place: number; edit: (e: MapEdit) => void }) {
+function ColumnRow({
+  view,
+  groups,
+  column,
+  place,
+  edit,
+}: {
+  view: Mapping;
+  groups: Array<[string, TargetChoice[]]>;
+  column: MapColumnView;
+  place: number;
+  edit: (e: MapEdit) => void;
+}) {
   const entry = column.entries.find((e) => e.editable);
   const others = column.entries.filter((e) => e !== entry);
   const name = column.name;
@@ -281,7 +332,12 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
       <td class="samples">{column.samples.join(' · ')}</td>
       <td>
         {entry || others.length === 0 ? (
-          <EditSelect label={`Target of ${name}`} value={entry?.choice ?? ''} describedBy={shared} onChoose={(target) => edit({ kind: 'target', column: name, target })}>
+          <EditSelect
+            label={`Target of ${name}`}
+            value={entry?.choice ?? ''}
+            describedBy={shared}
+            onChoose={(target) => edit({ kind: 'target', column: name, target })}
+          >
             <option value="">(not imported)</option>
             {groups.map(([group, choices]) => (
               <optgroup key={group} label={group}>
@@ -303,25 +359,49 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
       </td>
       <td>
         {entry?.types ? (
-          <EditSelect label={`Type of ${name}`} value={entry.type} describedBy={shared} onChoose={(type) => edit({ kind: 'type', column: name, type })}>
+          <EditSelect
+            label={`Type of ${name}`}
+            value={entry.type}
+            describedBy={shared}
+            onChoose={(type) => edit({ kind: 'type', column: name, type })}
+          >
             <Options choices={entry.types} />
           </EditSelect>
         ) : null}
         {entry?.services ? (
-          <EditSelect label={`Service of ${name}`} value={entry.service} onChoose={(service) => edit({ kind: 'service', column: name, service })}>
+          <EditSelect
+            label={`Service of ${name}`}
+            value={entry.service}
+            onChoose={(service) => edit({ kind: 'service', column: name, service })}
+          >
             <Options choices={entry.services} />
           </EditSelect>
         ) : null}
       </td>
-      <td>{entry && !link ? <Chain name={name} chain={entry.chain} transforms={view.transforms} edit={edit} /> : null}</td>
+      <td>
+        {entry && !link ? <Chain name={name} chain={entry.chain} transforms={view.transforms} edit={edit} /> : null}
+      </td>
       <td>
         {entry ? (
-          <input type="checkbox" aria-label={`${name} required`} aria-describedby={shared} checked={entry.required} onChange={(event) => edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })} />
+          <input
+            type="checkbox"
+            aria-label={`${name} required`}
+            aria-describedby={shared}
+            checked={entry.required}
+            onChange={(event) =>
+              edit({ kind: 'required', column: name, required: (event.target as HTMLInputElement).checked })
+            }
+          />
         ) : null}
       </td>
       <td>
         {entry && !link ? (
-          <EditSelect label={`A bad value in ${name}`} value={entry.onInvalid} describedBy={shared} onChoose={(chosen) => edit({ kind: 'onInvalid', column: name, onInvalid: chosen as OnInvalidChoice })}>
+          <EditSelect
+            label={`A bad value in ${name}`}
+            value={entry.onInvalid}
+            describedBy={shared}
+            onChoose={(chosen) => edit({ kind: 'onInvalid', column: name, onInvalid: chosen as OnInvalidChoice })}
+          >
             {ON_INVALID_CHOICES.map((choice) => (
               <option key={choice} value={choice}>
                 {ON_INVALID_WORDS[choice]}
@@ -338,7 +418,17 @@ function ColumnRow({ view, groups, column, place, edit }: { view: Mapping; group
  * A column's transforms as a chain: each in the order it runs, with its options, moved earlier or
  * removed; another added at the end. Choosing one never drops the others (`trim` stays before `email`).
  */
-function Chain({ name, chain, transforms, edit }: { name: string; chain: ChainLink[]; transforms: string[]; edit: (e: MapEdit) => void }) {
+function Chain({
+  name,
+  chain,
+  transforms,
+  edit,
+}: {
+  name: string;
+  chain: ChainLink[];
+  transforms: string[];
+  edit: (e: MapEdit) => void;
+}) {
   const send = (next: ChainLink[]): void => edit({ kind: 'chain', column: name, chain: next });
   const put = (at: number, link: ChainLink): void => send(chain.map((old, i) => (i === at ? link : old)));
   return (
@@ -346,7 +436,16 @@ function Chain({ name, chain, transforms, edit }: { name: string; chain: ChainLi
       {chain.length > 0 ? (
         <ol>
           {chain.map((link, i) => (
-            <ChainStep key={`${i}-${link.transform}`} name={name} at={i} link={link} transforms={transforms} put={put} send={send} chain={chain} />
+            <ChainStep
+              key={`${i}-${link.transform}`}
+              name={name}
+              at={i}
+              link={link}
+              transforms={transforms}
+              put={put}
+              send={send}
+              chain={chain}
+            />
           ))}
         </ol>
       ) : null}
@@ -371,7 +470,15 @@ function Chain({ name, chain, transforms, edit }: { name: string; chain: ChainLi
   );
 }
 
-function ChainStep(props: { name: string; at: number; link: ChainLink; transforms: string[]; chain: ChainLink[]; put: (at: number, link: ChainLink) => void; send: (chain: ChainLink[]) => void }) {
+function ChainStep(props: {
+  name: string;
+  at: number;
+  link: ChainLink;
+  transforms: string[];
+  chain: ChainLink[];
+  put: (at: number, link: ChainLink) => void;
+  send: (chain: ChainLink[]) => void;
+}) {
   const { name, at, link, chain } = props;
   const [param, setParam] = useChoice(link.param);
   const place = `${at + 1} of ${name}`;
@@ -382,7 +489,11 @@ function ChainStep(props: { name: string; at: number; link: ChainLink; transform
   };
   return (
     <li>
-      <EditSelect label={`Transform ${place}`} value={link.transform} onChoose={(transform) => props.put(at, { transform, param: '' })}>
+      <EditSelect
+        label={`Transform ${place}`}
+        value={link.transform}
+        onChoose={(transform) => props.put(at, { transform, param: '' })}
+      >
         {props.transforms.map((t) => (
           <option key={t} value={t}>
             {t}
@@ -399,11 +510,21 @@ function ChainStep(props: { name: string; at: number; link: ChainLink; transform
         onChange={() => props.put(at, { transform: link.transform, param })}
       />
       {at > 0 ? (
-        <button type="button" class="small" aria-label={`Move transform ${place} earlier`} onClick={() => props.send(moved())}>
+        <button
+          type="button"
+          class="small"
+          aria-label={`Move transform ${place} earlier`}
+          onClick={() => props.send(moved())}
+        >
           ↑
         </button>
       ) : null}
-      <button type="button" class="small" aria-label={`Remove transform ${place}`} onClick={() => props.send(chain.filter((_, i) => i !== at))}>
+      <button
+        type="button"
+        class="small"
+        aria-label={`Remove transform ${place}`}
+        onClick={() => props.send(chain.filter((_, i) => i !== at))}
+      >
         ✕
       </button>
     </li>
@@ -416,12 +537,16 @@ function statusWords(row: PreviewRow): string {
 
 function Preview({ view }: { view: Mapping }) {
   const rejected = view.preview.filter((r) => r.status === 'rejected').length;
-  const warned = view.preview.filter((r) => Object.values(r.marks).some((marks) => marks.some((m) => m.kind === 'warning'))).length;
+  const warned = view.preview.filter((r) =>
+    Object.values(r.marks).some((marks) => marks.some((m) => m.kind === 'warning')),
+  ).length;
   return (
     <>
       <h2>The first rows, mapped</h2>
       <p class="note" role="status">
-        {view.preview.length === 0 ? 'No row mapped: fix the mapping first.' : `${view.preview.length} rows: ${rejected} rejected, ${warned} with a warning.`}
+        {view.preview.length === 0
+          ? 'No row mapped: fix the mapping first.'
+          : `${view.preview.length} rows: ${rejected} rejected, ${warned} with a warning.`}
       </p>
       {view.preview.length > 0 ? (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll area is reached by keyboard to scroll it (axe: scrollable-region-focusable)
@@ -460,7 +585,17 @@ function Preview({ view }: { view: Mapping }) {
                   {view.columns.map((c) => {
                     const marks = row.marks[c.name] ?? [];
                     return (
-                      <td key={c.name} class={marks.some((m) => m.kind === 'rejected') ? 'cell-rejected' : marks.length > 0 ? 'cell-warning' : undefined} data-column={c.name}>
+                      <td
+                        key={c.name}
+                        class={
+                          marks.some((m) => m.kind === 'rejected')
+                            ? 'cell-rejected'
+                            : marks.length > 0
+                              ? 'cell-warning'
+                              : undefined
+                        }
+                        data-column={c.name}
+                      >
                         {row.cells[c.name]}
                         {marks.map((m) => (
                           <span key={m.text} class={`mark ${m.kind}`}>

@@ -42,7 +42,12 @@ export interface ViewProps {
 }
 
 /** A link to a view, followed without reloading the page. */
-export function Link(props: { href: string; go: (href: string) => void; children: ComponentChildren; current?: boolean }) {
+export function Link(props: {
+  href: string;
+  go: (href: string) => void;
+  children: ComponentChildren;
+  current?: boolean;
+}) {
   return (
     <a
       href={props.href}

@@ -25,12 +25,20 @@ export function RunView(props: ViewProps) {
   const size = Number(sample);
   // The page's own last run is shown while it is the folder's latest and not undone: a run from the
   // command line since, or an undo, makes the latest run below the one to read.
-  const superseded = !running && latest !== null && job?.run != null && (latest.id !== job.run.id || latest.state === 'undone');
-  const cut = job?.run?.status === 'interrupted' || job?.run?.status === 'stopped' || job?.state === 'failed' || (!running && (latest?.state === 'going' || latest?.state === 'interrupted'));
+  const superseded =
+    !running && latest !== null && job?.run != null && (latest.id !== job.run.id || latest.state === 'undone');
+  const cut =
+    job?.run?.status === 'interrupted' ||
+    job?.run?.status === 'stopped' ||
+    job?.state === 'failed' ||
+    (!running && (latest?.state === 'going' || latest?.state === 'interrupted'));
   return (
     <section aria-labelledby="run-title">
       <h1 id="run-title">Run</h1>
-      <p>Writes the rows into the account, each exactly once. Closing this page does not stop a run; open it again to see it.</p>
+      <p>
+        Writes the rows into the account, each exactly once. Closing this page does not stop a run; open it again to see
+        it.
+      </p>
       {!props.session.planExists ? (
         <p>
           Nothing to run yet: save a mapping in{' '}
@@ -43,7 +51,12 @@ export function RunView(props: ViewProps) {
         <div class="toolbar">
           <label>
             Rows per step in a sample
-            <input type="number" min={1} value={sample} onInput={(event) => setSample((event.target as HTMLInputElement).value)} />
+            <input
+              type="number"
+              min={1}
+              value={sample}
+              onInput={(event) => setSample((event.target as HTMLInputElement).value)}
+            />
           </label>
           <button type="button" onClick={() => start(size)} disabled={busy || !Number.isInteger(size) || size < 1}>
             Run a sample
@@ -94,11 +107,16 @@ function LatestRun({ latest }: { latest: LatestRunView }) {
   const origin = latest.fromPage ? '' : ' (started outside this page: on the command line, or by an earlier workbench)';
   let said: string;
   if (latest.state === 'none') said = 'No run has written to the account from this folder yet.';
-  else if (latest.state === 'undone') said = `Undone: what the run of ${when(latest.startedAt)}${origin} wrote was deleted and set back. Run everything writes the rows again.`;
-  else if (latest.state === 'going') said = `Started ${when(latest.startedAt)}${origin} and not ended: it is under way, or it stopped before its end. Run everything goes on from where it stopped.`;
+  else if (latest.state === 'undone')
+    said = `Undone: what the run of ${when(latest.startedAt)}${origin} wrote was deleted and set back. Run everything writes the rows again.`;
+  else if (latest.state === 'going')
+    said = `Started ${when(latest.startedAt)}${origin} and not ended: it is under way, or it stopped before its end. Run everything goes on from where it stopped.`;
   else {
     const counts = `${n(created)} created, ${n(updated)} updated, ${n(rejected)} rejected`;
-    said = latest.state === 'interrupted' ? `Stopped before its end, ${when(latest.endedAt)}${origin}: ${counts}. Run everything goes on from where it stopped.` : `Ended ${when(latest.endedAt)}${origin}: ${counts}.`;
+    said =
+      latest.state === 'interrupted'
+        ? `Stopped before its end, ${when(latest.endedAt)}${origin}: ${counts}. Run everything goes on from where it stopped.`
+        : `Ended ${when(latest.endedAt)}${origin}: ${counts}.`;
   }
   return (
     <section aria-labelledby="latest-title">
@@ -107,7 +125,8 @@ function LatestRun({ latest }: { latest: LatestRunView }) {
       {rejected > 0 && latest.state !== 'undone' ? (
         <>
           <p data-latest="next">
-            <strong>Next:</strong> fix the file or the mapping, then Run everything again: only the rejected rows are sent.
+            <strong>Next:</strong> fix the file or the mapping, then Run everything again: only the rejected rows are
+            sent.
           </p>
           {latest.steps
             .filter((s) => s.rejects.length > 0)
@@ -155,10 +174,15 @@ function Progress({ progress }: { progress: RunProgress }) {
         <dt>Requests</dt>
         <dd>{n(progress.requests)}</dd>
         <dt>Quota left this hour</dt>
-        <dd>{progress.quotaRemaining === null ? 'not said' : `${n(progress.quotaRemaining)}${progress.quotaLimit === null ? '' : ` of ${n(progress.quotaLimit)}`}`}</dd>
+        <dd>
+          {progress.quotaRemaining === null
+            ? 'not said'
+            : `${n(progress.quotaRemaining)}${progress.quotaLimit === null ? '' : ` of ${n(progress.quotaLimit)}`}`}
+        </dd>
         <dt>Time</dt>
         <dd>
-          {duration(progress.elapsedMs / 1000)} so far{progress.secondsLeft !== null ? `, about ${duration(progress.secondsLeft)} left` : ''}
+          {duration(progress.elapsedMs / 1000)} so far
+          {progress.secondsLeft !== null ? `, about ${duration(progress.secondsLeft)} left` : ''}
         </dd>
       </dl>
       <Chart points={progress.points} />
@@ -174,10 +198,19 @@ function Chart({ points }: { points: ProgressPoint[] }) {
   const last = points[points.length - 1] as ProgressPoint;
   const maxAt = Math.max(last.at, 1);
   const maxY = Math.max(1, ...points.map((p) => Math.max(p.rows, p.requests)));
-  const line = (pick: (p: ProgressPoint) => number): string => points.map((p) => `${((p.at / maxAt) * width).toFixed(1)},${(height - (pick(p) / maxY) * height).toFixed(1)}`).join(' ');
+  const line = (pick: (p: ProgressPoint) => number): string =>
+    points
+      .map((p) => `${((p.at / maxAt) * width).toFixed(1)},${(height - (pick(p) / maxY) * height).toFixed(1)}`)
+      .join(' ');
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} width={width} height={height} role="img" aria-label={`${n(last.rows)} rows and ${n(last.requests)} requests after ${duration(last.at)}`}>
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        width={width}
+        height={height}
+        role="img"
+        aria-label={`${n(last.rows)} rows and ${n(last.requests)} requests after ${duration(last.at)}`}
+      >
         <polyline class="rows" points={line((p) => p.rows)} />
         <polyline class="requests" points={line((p) => p.requests)} />
       </svg>

@@ -18,7 +18,10 @@ export function VerifyView(props: ViewProps) {
   return (
     <section aria-labelledby="verify-title">
       <h1 id="verify-title">Verify</h1>
-      <p>Reads the source again and the account's records, and says what is missing, extra, differs or links nowhere. Writes nothing.</p>
+      <p>
+        Reads the source again and the account's records, and says what is missing, extra, differs or links nowhere.
+        Writes nothing.
+      </p>
       <button type="button" class="primary" onClick={start} disabled={busy || !props.session.planExists}>
         Verify the account
       </button>

@@ -39,7 +39,11 @@ describe('boolean', () => {
     [{ true: ['ja'], false: ['nein'] }, 'yes', 'expected one of "ja", "nein", got "yes"'],
     [{ true: ['ja'], false: ['nein'] }, '', 'expected one of "ja", "nein", got ""'],
     [{ true: ['ja'], false: ['nein'] }, null, 'expected one of "ja", "nein", got nothing'],
-    [{}, ['yes'], 'expected one of "yes", "y", "true", "1", "x", "no", "n", "false", "0", "", got a list of 1 value (pick one with `first` or `nth`, or combine them with `join`)'],
+    [
+      {},
+      ['yes'],
+      'expected one of "yes", "y", "true", "1", "x", "no", "n", "false", "0", "", got a list of 1 value (pick one with `first` or `nth`, or combine them with `join`)',
+    ],
   ])('%j rejects %j', async (options, input, message) => {
     const fn = await build(boolean, options);
     const error = transformErrorOf(fn, input);

@@ -15,22 +15,35 @@ function normalizeWord(entry: string | number | boolean): string {
 
 const booleanOptions = z
   .object({
-    true: z.array(word).default(DEFAULT_TRUE).describe('Words meaning true, compared ignoring case and surrounding spaces; a list given replaces the default one.'),
-    false: z.array(word).default(DEFAULT_FALSE).describe('Words meaning false; "" stands for a blank cell. A list given replaces the default one.'),
+    true: z
+      .array(word)
+      .default(DEFAULT_TRUE)
+      .describe(
+        'Words meaning true, compared ignoring case and surrounding spaces; a list given replaces the default one.',
+      ),
+    false: z
+      .array(word)
+      .default(DEFAULT_FALSE)
+      .describe('Words meaning false; "" stands for a blank cell. A list given replaces the default one.'),
   })
   .strict()
   .superRefine((options, context) => {
     const trueWords = new Set(options.true.map(normalizeWord));
     for (const entry of options.false) {
       if (trueWords.has(normalizeWord(entry))) {
-        context.addIssue({ code: 'custom', message: `${quote(String(entry))} cannot mean both true and false`, path: ['false'] });
+        context.addIssue({
+          code: 'custom',
+          message: `${quote(String(entry))} cannot mean both true and false`,
+          path: ['false'],
+        });
       }
     }
   });
 
 export const boolean: TransformDefinition<z.output<typeof booleanOptions>> = {
   name: 'boolean',
-  summary: 'Reads yes/no words as true or false (case-insensitive; by default a blank cell is false); other words reject the row.',
+  summary:
+    'Reads yes/no words as true or false (case-insensitive; by default a blank cell is false); other words reject the row.',
   options: booleanOptions,
   examples: [
     { yaml: 'boolean', input: 'X', output: true },
@@ -56,7 +69,11 @@ export const boolean: TransformDefinition<z.output<typeof booleanOptions>> = {
       const text = value === null ? '' : scalarToText(value);
       const found = words.get(text.trim().toLowerCase());
       if (found === undefined) {
-        throw new TransformError(`expected ${expected}, got ${value === null ? 'nothing' : quote(text)}`, 'boolean', `yes or no (${expected})`);
+        throw new TransformError(
+          `expected ${expected}, got ${value === null ? 'nothing' : quote(text)}`,
+          'boolean',
+          `yes or no (${expected})`,
+        );
       }
       return found;
     };

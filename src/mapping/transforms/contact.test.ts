@@ -31,11 +31,31 @@ describe('phone', () => {
   });
 
   it.each<[options: unknown, input: Value, message: string]>([
-    [{ defaultCountry: 'GB' }, '123', 'expected a phone number valid in GB or with a country code like 020 7946 0000, got "123"'],
-    [{ defaultCountry: 'GB' }, '0800 FLOWERS', 'expected a phone number valid in GB or with a country code like 020 7946 0000, got "0800 FLOWERS"'],
-    [{ defaultCountry: 'GB' }, 'call 020 7946 0000', 'expected a phone number valid in GB or with a country code like 020 7946 0000, got "call 020 7946 0000"'],
-    [{ defaultCountry: 'GB' }, '020 7946 0000 ext. 12', 'expected a phone number valid in GB or with a country code like 020 7946 0000, got "020 7946 0000 ext. 12"'],
-    [{ defaultCountry: 'DE' }, '+44 20 7946', 'expected a phone number valid in DE or with a country code like +44 20 7946 0000, got "+44 20 7946"'],
+    [
+      { defaultCountry: 'GB' },
+      '123',
+      'expected a phone number valid in GB or with a country code like 020 7946 0000, got "123"',
+    ],
+    [
+      { defaultCountry: 'GB' },
+      '0800 FLOWERS',
+      'expected a phone number valid in GB or with a country code like 020 7946 0000, got "0800 FLOWERS"',
+    ],
+    [
+      { defaultCountry: 'GB' },
+      'call 020 7946 0000',
+      'expected a phone number valid in GB or with a country code like 020 7946 0000, got "call 020 7946 0000"',
+    ],
+    [
+      { defaultCountry: 'GB' },
+      '020 7946 0000 ext. 12',
+      'expected a phone number valid in GB or with a country code like 020 7946 0000, got "020 7946 0000 ext. 12"',
+    ],
+    [
+      { defaultCountry: 'DE' },
+      '+44 20 7946',
+      'expected a phone number valid in DE or with a country code like +44 20 7946 0000, got "+44 20 7946"',
+    ],
     [{}, '020 7946 0000', 'expected a phone number with a country code like +44 20 7946 0000, got "020 7946 0000"'],
   ])('%j rejects %j', async (options, input, message) => {
     const fn = await build(phone, options);
@@ -53,7 +73,10 @@ describe('phone', () => {
 
   it.each([
     [{ defaultCountry: 'XX' }, '"XX" is not a country code phone numbers are known for (ISO 3166 alpha-2, such as GB)'],
-    [{ defaultCountry: 'GBR' }, '"GBR" is not a country code phone numbers are known for (ISO 3166 alpha-2, such as GB)'],
+    [
+      { defaultCountry: 'GBR' },
+      '"GBR" is not a country code phone numbers are known for (ISO 3166 alpha-2, such as GB)',
+    ],
     [{ invalid: 'drop' }, 'Invalid option: expected one of "error"|"keep"'],
   ])('rejects the options %j', (options, message) => {
     expect(optionsError(phone, options)).toBe(message);
@@ -102,7 +125,20 @@ describe('isSimpleEmail (the cheap check before the full expression)', () => {
   // Every address the cheap check accepts must be one the full check accepts: the transform
   // relies on that. Built from pieces so that near misses (dots, hyphens, lengths) are covered.
   const locals = ['a', 'ada.lovelace', 'a+b', 'a_b-c', '.a', 'a.', 'a..b', 'x'.repeat(64), 'x'.repeat(65), 'ä', 'a b'];
-  const domains = ['example.com', 'ex-ample.co.uk', '-example.com', 'example-.com', 'a.b', 'example.c0m', 'example.com.', `${'d'.repeat(63)}.com`, `${'d'.repeat(64)}.com`, 'exämple.com', `${'a.'.repeat(126)}com`, `${'a.'.repeat(127)}com`];
+  const domains = [
+    'example.com',
+    'ex-ample.co.uk',
+    '-example.com',
+    'example-.com',
+    'a.b',
+    'example.c0m',
+    'example.com.',
+    `${'d'.repeat(63)}.com`,
+    `${'d'.repeat(64)}.com`,
+    'exämple.com',
+    `${'a.'.repeat(126)}com`,
+    `${'a.'.repeat(127)}com`,
+  ];
 
   it('accepts nothing the full expression refuses, and some of what it accepts', () => {
     let simple = 0;
@@ -143,11 +179,36 @@ describe('email answers plain lower-case addresses before the general path', () 
 
   it('LOWER_EMAIL takes only what isSimpleEmail takes, and all its lower-case addresses, up to the length limit', () => {
     const random = seededRandom(11);
-    const pieces = ['a', 'z', '0', '9', '.', '..', '@', '-', '--', '_', '+', 'A', ' ', 'é', 'ab', 'example', 'com', 'co', '.uk', '.com', 'x'.repeat(30)];
+    const pieces = [
+      'a',
+      'z',
+      '0',
+      '9',
+      '.',
+      '..',
+      '@',
+      '-',
+      '--',
+      '_',
+      '+',
+      'A',
+      ' ',
+      'é',
+      'ab',
+      'example',
+      'com',
+      'co',
+      '.uk',
+      '.com',
+      'x'.repeat(30),
+    ];
     let matched = 0;
     for (let round = 0; round < 6000; round++) {
       // Half the strings start from a valid address and get changed, so near misses are common.
-      let text = random() < 0.5 ? `${pieces[Math.floor(random() * 14)]}ada@ex${pieces[Math.floor(random() * pieces.length)]}.com` : '';
+      let text =
+        random() < 0.5
+          ? `${pieces[Math.floor(random() * 14)]}ada@ex${pieces[Math.floor(random() * pieces.length)]}.com`
+          : '';
       const extra = Math.floor(random() * 8);
       for (let index = 0; index < extra; index++) {
         const at = Math.floor(random() * (text.length + 1));

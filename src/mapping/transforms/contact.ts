@@ -18,7 +18,12 @@ const PHONE_CACHE_SIZE = 10_000;
 
 const phoneOptions = z
   .object({
-    defaultCountry: z.string().optional().describe('ISO 3166 alpha-2 country (GB, DE, US; any case) of numbers written without a country code; without it such numbers are invalid'),
+    defaultCountry: z
+      .string()
+      .optional()
+      .describe(
+        'ISO 3166 alpha-2 country (GB, DE, US; any case) of numbers written without a country code; without it such numbers are invalid',
+      ),
     countryColumn: z
       .string()
       .min(1)
@@ -26,11 +31,17 @@ const phoneOptions = z
       .describe(
         "A column saying each row's country (`Nederland`, `België`, `DE`: names in English, French, German, Spanish, Dutch and Italian, or ISO codes): a number without a country code is read as that country's; a row whose cell is empty or names no country uses `defaultCountry`",
       ),
-    invalid: z.enum(['error', 'keep']).default('error').describe('A number that is not valid: reject the row, or keep the text as written (trimmed).'),
+    invalid: z
+      .enum(['error', 'keep'])
+      .default('error')
+      .describe('A number that is not valid: reject the row, or keep the text as written (trimmed).'),
   })
   .strict()
   .superRefine((options, context) => {
-    if (options.defaultCountry !== undefined && !phoneLibrary().isSupportedCountry(options.defaultCountry.toUpperCase())) {
+    if (
+      options.defaultCountry !== undefined &&
+      !phoneLibrary().isSupportedCountry(options.defaultCountry.toUpperCase())
+    ) {
       context.addIssue({
         code: 'custom',
         message: `${quote(options.defaultCountry)} is not a country code phone numbers are known for (ISO 3166 alpha-2, such as GB)`,
@@ -78,7 +89,12 @@ export const phone: TransformDefinition<z.output<typeof phoneOptions>> = {
 
 /** The reader of numbers of `country` (undefined: only numbers with a country code); `from` names the column the country came from, for messages. */
 function countryReader(country: CountryCode | undefined, keep: boolean, from?: string): CountryReader {
-  const where = country === undefined ? '' : from === undefined ? ` valid in ${country}` : ` valid in ${country} (the row's ${quote(from)})`;
+  const where =
+    country === undefined
+      ? ''
+      : from === undefined
+        ? ` valid in ${country}`
+        : ` valid in ${country} (the row's ${quote(from)})`;
   const expected = `a phone number${where}${country === undefined ? ' with a country code' : ' or with a country code'} like ${country === 'GB' ? '020 7946 0000' : '+44 20 7946 0000'}`;
   // Parsing costs tens of microseconds; switchboard numbers repeat across a company's contacts.
   const seen = new Map<string, string | null>();
@@ -88,7 +104,9 @@ function countryReader(country: CountryCode | undefined, keep: boolean, from?: s
     if (fast !== undefined) return fast ?? undefined;
     const known = seen.get(written);
     if (known !== undefined) return known ?? undefined;
-    const parsed = PHONE_CHARACTERS.test(written) ? phoneLibrary().parsePhoneNumberFromString(written, country) : undefined;
+    const parsed = PHONE_CHARACTERS.test(written)
+      ? phoneLibrary().parsePhoneNumberFromString(written, country)
+      : undefined;
     const result = parsed !== undefined && parsed.isValid() ? parsed.number : null;
     if (seen.size >= PHONE_CACHE_SIZE) seen.clear();
     seen.set(written, result);
@@ -124,7 +142,8 @@ function countryReader(country: CountryCode | undefined, keep: boolean, from?: s
  * The practical shape of an address: a local part without spaces, one @, and a domain of at least
  * two labels of letters, digits and hyphens (any script), ending in a label of two or more letters.
  */
-export const EMAIL = /^(?!\.)(?!.*\.\.)[^\s@"<>(),;:\\[\]]{1,64}(?<!\.)@(?=.{1,253}$)(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+\p{L}{2,63}$/u;
+export const EMAIL =
+  /^(?!\.)(?!.*\.\.)[^\s@"<>(),;:\\[\]]{1,64}(?<!\.)@(?=.{1,253}$)(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+\p{L}{2,63}$/u;
 
 /** Starts with "mailto:" in any case; only the first seven characters are lower-cased, not the whole cell. */
 function isMailto(text: string): boolean {
@@ -136,7 +155,8 @@ function isMailto(text: string): boolean {
  * every match EMAIL accepts too (its local part, labels and lengths stay inside EMAIL's rules);
  * anything it refuses is still given to EMAIL.
  */
-const SIMPLE_EMAIL = /^[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+const SIMPLE_EMAIL =
+  /^[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
 
 /** Whether the address is a plain one EMAIL would accept; false says nothing. */
 export function isSimpleEmail(address: string): boolean {
@@ -158,13 +178,17 @@ export const LOWER_EMAIL_MAX = 66;
 
 const emailOptions = z
   .object({
-    lowercase: z.boolean().default(true).describe('Write the whole address in lower case, so the same person matches across files.'),
+    lowercase: z
+      .boolean()
+      .default(true)
+      .describe('Write the whole address in lower case, so the same person matches across files.'),
   })
   .strict();
 
 export const email: TransformDefinition<z.output<typeof emailOptions>> = {
   name: 'email',
-  summary: 'Trims and checks an email address (one @, no spaces, a dotted domain), lower-cased by default; anything else rejects the row.',
+  summary:
+    'Trims and checks an email address (one @, no spaces, a dotted domain), lower-cased by default; anything else rejects the row.',
   options: emailOptions,
   examples: [
     { yaml: 'email', input: ' Ada.Lovelace@Example.COM ', output: 'ada.lovelace@example.com' },
@@ -175,7 +199,12 @@ export const email: TransformDefinition<z.output<typeof emailOptions>> = {
     const general = parsingTransform((text) => {
       // A "mailto:" link is an address in disguise, common in exports from web forms.
       const address = isMailto(text) ? text.slice(7).trim() : text;
-      if (!isSimpleEmail(address) && !EMAIL.test(address)) throw new TransformError(`expected an email address like name@example.com, got ${quote(text)}`, 'email', 'an e-mail address');
+      if (!isSimpleEmail(address) && !EMAIL.test(address))
+        throw new TransformError(
+          `expected an email address like name@example.com, got ${quote(text)}`,
+          'email',
+          'an e-mail address',
+        );
       return lower ? address.toLowerCase() : address;
     });
     // Nearly every cell is one plain address already in lower case (a `lowercase` step usually

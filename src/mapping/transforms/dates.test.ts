@@ -4,7 +4,14 @@ import { date, time, timestamp } from './dates.ts';
 import { build, optionsError, transformErrorOf, UTC } from '../../../test/helpers/transforms.ts';
 import type { TransformContext, Value } from './types.ts';
 
-const ZONES = ['Europe/Berlin', 'America/New_York', 'Pacific/Auckland', 'Pacific/Kiritimati', 'America/Santiago', 'UTC'];
+const ZONES = [
+  'Europe/Berlin',
+  'America/New_York',
+  'Pacific/Auckland',
+  'Pacific/Kiritimati',
+  'America/Santiago',
+  'UTC',
+];
 /** Days on which clocks change in at least one of the zones above (EU, US) plus a plain one. */
 const DAYS = ['2024-03-31', '2024-10-27', '2024-03-10', '2024-11-03', '2024-09-08', '2024-04-07', '2024-02-29'];
 
@@ -74,7 +81,11 @@ describe('date', () => {
     [{ format: 'dd.MM.yyyy' }, '2024/13/01', 'expected a date like 31.12.2024 (dd.MM.yyyy), got "2024/13/01"'],
     [{ format: 'dd.MM.yyyy' }, '31.02.2024', 'expected a date like 31.12.2024 (dd.MM.yyyy), got "31.02.2024"'],
     [{ format: 'dd.MM.yyyy' }, '1.3.2024', 'expected a date like 31.12.2024 (dd.MM.yyyy), got "1.3.2024"'],
-    [{ format: ['dd.MM.yyyy', 'M/d/yyyy'] }, '13/31/2024', 'expected a date like 31.12.2024 (dd.MM.yyyy) or 12/31/2024 (M/d/yyyy), got "13/31/2024"'],
+    [
+      { format: ['dd.MM.yyyy', 'M/d/yyyy'] },
+      '13/31/2024',
+      'expected a date like 31.12.2024 (dd.MM.yyyy) or 12/31/2024 (M/d/yyyy), got "13/31/2024"',
+    ],
     [{}, '2024-02-30', 'expected a date like 2024-12-31 (ISO 8601), got "2024-02-30"'],
     [{}, '2024', 'expected a date like 2024-12-31 (ISO 8601), got "2024"'],
     [{}, '2024-03-31T25:00:00', 'expected a date like 2024-12-31 (ISO 8601), got "2024-03-31T25:00:00"'],
@@ -196,16 +207,31 @@ describe('timestamp', () => {
 
   it('handles lists element by element', async () => {
     const fn = await build(timestamp, {});
-    expect(fn(['2024-01-01T00:00:00Z', '2024-01-02T00:00:00+01:00'], UTC)).toEqual(['2024-01-01T00:00:00Z', '2024-01-01T23:00:00Z']);
+    expect(fn(['2024-01-01T00:00:00Z', '2024-01-02T00:00:00+01:00'], UTC)).toEqual([
+      '2024-01-01T00:00:00Z',
+      '2024-01-01T23:00:00Z',
+    ]);
   });
 
   it.each<[options: unknown, input: Value, message: string]>([
     [{}, '2024-13-01T00:00:00', 'expected a timestamp like 2024-12-31T23:59:58 (ISO 8601), got "2024-13-01T00:00:00"'],
     [{}, 'yesterday', 'expected a timestamp like 2024-12-31T23:59:58 (ISO 8601), got "yesterday"'],
     [{}, 1711893600, 'expected a timestamp like 2024-12-31T23:59:58 (ISO 8601), got 1711893600'],
-    [{ format: 'dd.MM.yyyy HH:mm' }, '31.03.2024', 'expected a timestamp like 31.12.2024 23:59 (dd.MM.yyyy HH:mm), got "31.03.2024"'],
-    [{ format: 'dd.MM.yyyy HH:mm' }, '31.04.2024 10:00', 'expected a timestamp like 31.12.2024 23:59 (dd.MM.yyyy HH:mm), got "31.04.2024 10:00"'],
-    [{ format: 'dd.MM.yyyy HH:mm' }, '0031.03.2024 10:00', 'expected a timestamp like 31.12.2024 23:59 (dd.MM.yyyy HH:mm), got "0031.03.2024 10:00"'],
+    [
+      { format: 'dd.MM.yyyy HH:mm' },
+      '31.03.2024',
+      'expected a timestamp like 31.12.2024 23:59 (dd.MM.yyyy HH:mm), got "31.03.2024"',
+    ],
+    [
+      { format: 'dd.MM.yyyy HH:mm' },
+      '31.04.2024 10:00',
+      'expected a timestamp like 31.12.2024 23:59 (dd.MM.yyyy HH:mm), got "31.04.2024 10:00"',
+    ],
+    [
+      { format: 'dd.MM.yyyy HH:mm' },
+      '0031.03.2024 10:00',
+      'expected a timestamp like 31.12.2024 23:59 (dd.MM.yyyy HH:mm), got "0031.03.2024 10:00"',
+    ],
   ])('%j rejects %j', async (options, input, message) => {
     const fn = await build(timestamp, options);
     const error = transformErrorOf(fn, input);
@@ -265,7 +291,14 @@ describe('date reads a bare YYYY-MM-DD as the general ISO reading does', () => {
   // The bare-date fast path must accept and refuse exactly what the ISO reader does with the same
   // day at midnight: every day number 0..32 of months 0..13 in common, leap and century years.
   const years = ['0099', '0100', '1900', '2000', '2023', '2024'];
-  const cases = years.flatMap((year) => Array.from({ length: 14 }, (_, month) => Array.from({ length: 33 }, (_, day) => `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`)).flat());
+  const cases = years.flatMap((year) =>
+    Array.from({ length: 14 }, (_, month) =>
+      Array.from(
+        { length: 33 },
+        (_, day) => `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`,
+      ),
+    ).flat(),
+  );
 
   it('gives the same day or the same refusal for every case', async () => {
     const fn = await build(date);

@@ -10,7 +10,10 @@ import { ZoneOffsets } from './zone-offsets.ts';
 const SAMPLE = { year: 2024, month: 12, day: 31, hour: 23, minute: 59, second: 58 };
 
 const formatOption = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
-const localeOption = z.string().default('en-US').describe('Locale for month and day names in formats (MMM, MMMM, EEE).');
+const localeOption = z
+  .string()
+  .default('en-US')
+  .describe('Locale for month and day names in formats (MMM, MMMM, EEE).');
 
 /** A format tried on a value: luxon's precompiled parser, and how the format looks filled in. */
 interface CompiledFormat {
@@ -34,9 +37,12 @@ function checkFormat(format: string, locale: string, kind: FormatCheck): string 
   const sample = luxon().DateTime.fromObject(SAMPLE, { zone: 'utc', locale });
   const text = sample.toFormat(format);
   const back = luxon().DateTime.fromFormat(text, format, { zone: 'utc', locale });
-  if (!back.isValid) return `format ${quote(format)} cannot be read back (${back.invalidExplanation ?? back.invalidReason ?? 'unknown reason'})`;
-  if (kind === 'date' && back.toISODate() !== sample.toISODate()) return `format ${quote(format)} must contain a year, a month and a day (such as dd.MM.yyyy)`;
-  if (kind === 'time' && (back.hour !== SAMPLE.hour || back.minute !== SAMPLE.minute)) return `format ${quote(format)} must contain hours and minutes (such as HH:mm)`;
+  if (!back.isValid)
+    return `format ${quote(format)} cannot be read back (${back.invalidExplanation ?? back.invalidReason ?? 'unknown reason'})`;
+  if (kind === 'date' && back.toISODate() !== sample.toISODate())
+    return `format ${quote(format)} must contain a year, a month and a day (such as dd.MM.yyyy)`;
+  if (kind === 'time' && (back.hour !== SAMPLE.hour || back.minute !== SAMPLE.minute))
+    return `format ${quote(format)} must contain hours and minutes (such as HH:mm)`;
   return undefined;
 }
 
@@ -100,7 +106,13 @@ function compileNumeric(format: string): NumericFormat | undefined {
 }
 
 function daysInMonth(year: number, month: number): number {
-  return month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : month === 4 || month === 6 || month === 9 || month === 11
+      ? 30
+      : 31;
 }
 
 function pad4(value: number): string {
@@ -112,25 +124,41 @@ function readNumeric(text: string, numeric: NumericFormat): Reading | undefined 
   const match = numeric.pattern.exec(text);
   if (match === null) return undefined;
   const { y, M, d, H, m, s } = numeric.groups;
-  const unit = (index: number | undefined, fallback: number): number => (index === undefined ? fallback : Number(match[index]));
+  const unit = (index: number | undefined, fallback: number): number =>
+    index === undefined ? fallback : Number(match[index]);
   const year = unit(y, 1970);
   const month = unit(M, 1);
   const day = unit(d, 1);
   const hour = unit(H, 0);
   const minute = unit(m, 0);
   const second = unit(s, 0);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
+    return undefined;
   // Date.UTC would move years below 100 into the 1900s; no record of a CRM is dated that early.
   if (year < 100) return undefined;
-  return { wall: Date.UTC(year, month - 1, day, hour, minute, second), instant: undefined, date: `${pad4(year)}-${pad(month)}-${pad(day)}` };
+  return {
+    wall: Date.UTC(year, month - 1, day, hour, minute, second),
+    instant: undefined,
+    date: `${pad4(year)}-${pad(month)}-${pad(day)}`,
+  };
 }
 
-function addFormatIssues(format: string | string[] | undefined, locale: string, kind: FormatCheck, context: z.RefinementCtx): void {
+function addFormatIssues(
+  format: string | string[] | undefined,
+  locale: string,
+  kind: FormatCheck,
+  context: z.RefinementCtx,
+): void {
   if (format === undefined) return;
   const formats = typeof format === 'string' ? [format] : format;
   formats.forEach((entry, index) => {
     const problem = checkFormat(entry, locale, kind);
-    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem, path: typeof format === 'string' ? ['format'] : ['format', index] });
+    if (problem !== undefined)
+      context.addIssue({
+        code: 'custom',
+        message: problem,
+        path: typeof format === 'string' ? ['format'] : ['format', index],
+      });
   });
 }
 
@@ -178,14 +206,19 @@ function readWithFormats(text: string, formats: CompiledFormat[]): Reading | und
       if (reading !== undefined) return reading;
       continue;
     }
-    const parsed = luxon().DateTime.fromFormatParser(text, entry.parser, { zone: noOffset(), setZone: true, locale: entry.locale });
+    const parsed = luxon().DateTime.fromFormatParser(text, entry.parser, {
+      zone: noOffset(),
+      setZone: true,
+      locale: entry.locale,
+    });
     if (parsed.isValid) return fromLuxon(parsed);
   }
   return undefined;
 }
 
 /** The common ISO 8601 shapes, read without luxon because this runs for every row. */
-const ISO_PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:\s?(Z|[+-]\d{2}(?::?\d{2})?))?)?$/;
+const ISO_PARTS =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:\s?(Z|[+-]\d{2}(?::?\d{2})?))?)?$/;
 
 function readIsoFast(text: string): Reading | undefined {
   const match = ISO_PARTS.exec(text);
@@ -232,7 +265,8 @@ function plainCalendarDay(text: string): string | undefined {
   const year = y1 * 1000 + y2 * 100 + y3 * 10 + y4;
   const month = m1 * 10 + m2;
   const day = d1 * 10 + d2;
-  if (year < 100 || month < 1 || month > 12 || day < 1 || (day > 28 && day > daysInMonth(year, month))) return undefined;
+  if (year < 100 || month < 1 || month > 12 || day < 1 || (day > 28 && day > daysInMonth(year, month)))
+    return undefined;
   return text;
 }
 
@@ -258,7 +292,11 @@ function readIso(text: string): Reading | undefined {
 
 const dateOptions = z
   .object({
-    format: formatOption.optional().describe('A luxon format (dd.MM.yyyy, M/d/yyyy, d MMM yyyy) or a list tried in order. Default: ISO 8601 (2024-12-31, also a full timestamp)'),
+    format: formatOption
+      .optional()
+      .describe(
+        'A luxon format (dd.MM.yyyy, M/d/yyyy, d MMM yyyy) or a list tried in order. Default: ISO 8601 (2024-12-31, also a full timestamp)',
+      ),
     locale: localeOption,
   })
   .strict()
@@ -266,7 +304,8 @@ const dateOptions = z
 
 export const date: TransformDefinition<z.output<typeof dateOptions>> = {
   name: 'date',
-  summary: 'Reads a calendar date and writes it as YYYY-MM-DD. The date is taken as written, never moved by a time zone; a spreadsheet date gives its own day.',
+  summary:
+    'Reads a calendar date and writes it as YYYY-MM-DD. The date is taken as written, never moved by a time zone; a spreadsheet date gives its own day.',
   options: dateOptions,
   shorthand: 'format',
   examples: [
@@ -281,7 +320,8 @@ export const date: TransformDefinition<z.output<typeof dateOptions>> = {
     // The day is taken as written, before any zone is applied, so no zone can move it; a value
     // with its own offset keeps its own calendar day too.
     const fromText = parsingTransform((text) => {
-      const day = formats === undefined ? (plainCalendarDay(text) ?? readIso(text)?.date) : readWithFormats(text, formats)?.date;
+      const day =
+        formats === undefined ? (plainCalendarDay(text) ?? readIso(text)?.date) : readWithFormats(text, formats)?.date;
       if (day === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'date', plain);
       return day;
     });
@@ -294,10 +334,12 @@ export const date: TransformDefinition<z.output<typeof dateOptions>> = {
       }
       if (value instanceof Date) {
         // Spreadsheet dates are read as UTC midnight, so the UTC day is the day in the cell.
-        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'date', plain);
+        if (Number.isNaN(value.getTime()))
+          throw new TransformError(`expected ${expected}, got an invalid date`, 'date', plain);
         return value.toISOString().slice(0, 10);
       }
-      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'date', plain);
+      if (typeof value === 'boolean' || typeof value === 'number')
+        throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'date', plain);
       return fromText(value, context);
     };
     return fn;
@@ -311,14 +353,25 @@ function toUtcText(millis: number): string {
 
 const timestampOptions = z
   .object({
-    format: formatOption.optional().describe('A luxon format (dd.MM.yyyy HH:mm, M/d/yyyy h:mm a) or a list tried in order. Default: ISO 8601, also with a space instead of T'),
-    timeZone: z.string().optional().describe("IANA time zone of values without an offset. Default: the mapping's timeZone"),
+    format: formatOption
+      .optional()
+      .describe(
+        'A luxon format (dd.MM.yyyy HH:mm, M/d/yyyy h:mm a) or a list tried in order. Default: ISO 8601, also with a space instead of T',
+      ),
+    timeZone: z
+      .string()
+      .optional()
+      .describe("IANA time zone of values without an offset. Default: the mapping's timeZone"),
     locale: localeOption,
   })
   .strict()
   .superRefine((options, context) => {
     if (options.timeZone !== undefined && ZoneOffsets.of(options.timeZone) === undefined) {
-      context.addIssue({ code: 'custom', message: `${quote(options.timeZone)} is not an IANA time zone (such as Europe/Berlin)`, path: ['timeZone'] });
+      context.addIssue({
+        code: 'custom',
+        message: `${quote(options.timeZone)} is not an IANA time zone (such as Europe/Berlin)`,
+        path: ['timeZone'],
+      });
     }
     addFormatIssues(options.format, options.locale, 'date', context);
   });
@@ -330,13 +383,18 @@ export const timestamp: TransformDefinition<z.output<typeof timestampOptions>> =
   options: timestampOptions,
   shorthand: 'format',
   examples: [
-    { yaml: "{timestamp: {format: 'dd.MM.yyyy HH:mm', timeZone: Europe/Berlin}}", input: '31.03.2024 14:00', output: '2024-03-31T12:00:00Z' },
+    {
+      yaml: "{timestamp: {format: 'dd.MM.yyyy HH:mm', timeZone: Europe/Berlin}}",
+      input: '31.03.2024 14:00',
+      output: '2024-03-31T12:00:00Z',
+    },
     { yaml: 'timestamp', input: '2024-03-31T14:00:00+05:30', output: '2024-03-31T08:30:00Z' },
     { yaml: '{timestamp: {timeZone: America/New_York}}', input: '2024-11-03 01:30', output: '2024-11-03T05:30:00Z' },
   ],
   create(options) {
     const formats = options.format === undefined ? undefined : compileFormats(options.format, options.locale);
-    const expected = formats === undefined ? 'a timestamp like 2024-12-31T23:59:58 (ISO 8601)' : expectation('a timestamp', formats);
+    const expected =
+      formats === undefined ? 'a timestamp like 2024-12-31T23:59:58 (ISO 8601)' : expectation('a timestamp', formats);
     const plain = plainly('a date and time', formats, 'YYYY-MM-DDThh:mm:ss');
     const fixedZone = options.timeZone;
     let lastZone = '';
@@ -346,23 +404,30 @@ export const timestamp: TransformDefinition<z.output<typeof timestampOptions>> =
       if (zone !== lastZone || lastOffsets === undefined) {
         lastOffsets = ZoneOffsets.of(zone);
         lastZone = zone;
-        if (lastOffsets === undefined) throw new TransformError(`expected an IANA time zone for timestamps (such as Europe/Berlin), got ${quote(zone)}`, 'timestamp');
+        if (lastOffsets === undefined)
+          throw new TransformError(
+            `expected an IANA time zone for timestamps (such as Europe/Berlin), got ${quote(zone)}`,
+            'timestamp',
+          );
       }
       return lastOffsets;
     };
     const fromText = parsingTransform((text, context) => {
       const reading = formats === undefined ? readIso(text) : readWithFormats(text, formats);
-      if (reading === undefined) throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'timestamp', plain);
+      if (reading === undefined)
+        throw new TransformError(`expected ${expected}, got ${quote(text)}`, 'timestamp', plain);
       return toUtcText(reading.instant ?? offsetsOf(context).wallToUtc(reading.wall));
     });
     const fn: TransformFn = (value: Value, context) => {
       if (value instanceof Date) {
-        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'timestamp', plain);
+        if (Number.isNaN(value.getTime()))
+          throw new TransformError(`expected ${expected}, got an invalid date`, 'timestamp', plain);
         // Spreadsheet cells hold wall-clock time without a zone, read as if UTC: those clock
         // figures are local time in the zone.
         return toUtcText(offsetsOf(context).wallToUtc(Math.round(value.getTime() / 1000) * 1000));
       }
-      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'timestamp', plain);
+      if (typeof value === 'boolean' || typeof value === 'number')
+        throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'timestamp', plain);
       return fromText(value, context);
     };
     return fn;
@@ -371,7 +436,9 @@ export const timestamp: TransformDefinition<z.output<typeof timestampOptions>> =
 
 const timeOptions = z
   .object({
-    format: formatOption.default(['H:mm', 'H:mm:ss']).describe('A luxon format (HH:mm, h:mm a) or a list tried in order.'),
+    format: formatOption
+      .default(['H:mm', 'H:mm:ss'])
+      .describe('A luxon format (HH:mm, h:mm a) or a list tried in order.'),
     locale: localeOption,
   })
   .strict()
@@ -402,11 +469,13 @@ export const time: TransformDefinition<z.output<typeof timeOptions>> = {
     });
     const fn: TransformFn = (value, context) => {
       if (value instanceof Date) {
-        if (Number.isNaN(value.getTime())) throw new TransformError(`expected ${expected}, got an invalid date`, 'time', plain);
+        if (Number.isNaN(value.getTime()))
+          throw new TransformError(`expected ${expected}, got an invalid date`, 'time', plain);
         const rounded = new Date(Math.round(value.getTime() / 1000) * 1000);
         return `${pad(rounded.getUTCHours())}:${pad(rounded.getUTCMinutes())}:${pad(rounded.getUTCSeconds())}`;
       }
-      if (typeof value === 'boolean' || typeof value === 'number') throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'time', plain);
+      if (typeof value === 'boolean' || typeof value === 'number')
+        throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, 'time', plain);
       return fromText(value, context);
     };
     return fn;

@@ -56,17 +56,20 @@ describe('the transform registry', () => {
     }
   });
 
-  it.each(definitions)('%s documents itself: a one-line summary, 1-3 examples, every option described', (name, definition) => {
-    expect(definition.summary).toMatch(/^[A-Z].*\.$/);
-    expect(definition.summary).not.toContain('\n');
-    expect(definition.examples.length).toBeGreaterThanOrEqual(1);
-    expect(definition.examples.length).toBeLessThanOrEqual(3);
-    const shape = shapeOf(definition);
-    for (const [option, schema] of Object.entries(shape)) {
-      expect(schema.description, `${name}.${option}`).toMatch(/\S/);
-    }
-    if (definition.shorthand !== undefined) expect(Object.keys(shape)).toContain(definition.shorthand);
-  });
+  it.each(definitions)(
+    '%s documents itself: a one-line summary, 1-3 examples, every option described',
+    (name, definition) => {
+      expect(definition.summary).toMatch(/^[A-Z].*\.$/);
+      expect(definition.summary).not.toContain('\n');
+      expect(definition.examples.length).toBeGreaterThanOrEqual(1);
+      expect(definition.examples.length).toBeLessThanOrEqual(3);
+      const shape = shapeOf(definition);
+      for (const [option, schema] of Object.entries(shape)) {
+        expect(schema.description, `${name}.${option}`).toMatch(/\S/);
+      }
+      if (definition.shorthand !== undefined) expect(Object.keys(shape)).toContain(definition.shorthand);
+    },
+  );
 
   it.each(definitions)('%s refuses unknown options', (_name, definition) => {
     const result = definition.options.safeParse({ notAnOption: 1 });
@@ -76,7 +79,11 @@ describe('the transform registry', () => {
 });
 
 describe('the examples of the reference', () => {
-  const examples = definitions.flatMap(([name, definition]) => definition.examples.map((example) => [name, example.yaml, example.input, example.output] as [string, string, Value, Value]));
+  const examples = definitions.flatMap(([name, definition]) =>
+    definition.examples.map(
+      (example) => [name, example.yaml, example.input, example.output] as [string, string, Value, Value],
+    ),
+  );
 
   it.each(examples)('%s: %s turns %j into %j', async (name, yaml, input, output) => {
     const spec = expandSpec(parseYaml(yaml), TRANSFORMS);
@@ -93,26 +100,35 @@ describe('values every transform meets', () => {
     expect(fn(null, UTC)).toEqual(expected);
   });
 
-  it.each(definitions)('%s handles a list element by element or refuses it with a TransformError', async (name, definition) => {
-    const fn = await buildFirstExample(definition);
-    let result: Value | TransformError;
-    try {
-      result = fn(['2024-03-31', '7'], UTC);
-    } catch (error) {
-      result = error as TransformError;
-    }
-    if (result instanceof Error) {
-      expect(result).toBeInstanceOf(TransformError);
-      expect((result as TransformError).transform).toBe(name);
-    } else {
-      expect(result === null || typeof result === 'string' || Array.isArray(result)).toBe(true);
-    }
-  });
+  it.each(definitions)(
+    '%s handles a list element by element or refuses it with a TransformError',
+    async (name, definition) => {
+      const fn = await buildFirstExample(definition);
+      let result: Value | TransformError;
+      try {
+        result = fn(['2024-03-31', '7'], UTC);
+      } catch (error) {
+        result = error as TransformError;
+      }
+      if (result instanceof Error) {
+        expect(result).toBeInstanceOf(TransformError);
+        expect((result as TransformError).transform).toBe(name);
+      } else {
+        expect(result === null || typeof result === 'string' || Array.isArray(result)).toBe(true);
+      }
+    },
+  );
 
-  it.each(definitions)('%s keeps no state between rows: the same input twice gives the same output', async (_name, definition) => {
-    const [example] = definition.examples;
-    const fn = await buildFirstExample(definition);
-    const context = { timeZone: 'Europe/Berlin' };
-    expect([fn(example?.input ?? null, context), fn(example?.input ?? null, context)]).toEqual([example?.output, example?.output]);
-  });
+  it.each(definitions)(
+    '%s keeps no state between rows: the same input twice gives the same output',
+    async (_name, definition) => {
+      const [example] = definition.examples;
+      const fn = await buildFirstExample(definition);
+      const context = { timeZone: 'Europe/Berlin' };
+      expect([fn(example?.input ?? null, context), fn(example?.input ?? null, context)]).toEqual([
+        example?.output,
+        example?.output,
+      ]);
+    },
+  );
 });

@@ -7,7 +7,14 @@ import { lookup } from './lookup.ts';
 import { integer, number } from './number.ts';
 import { collapse, extract, lowercase, prefix, replace, suffix, titlecase, trim, truncate, uppercase } from './text.ts';
 
-export { TransformError, type TransformContext, type TransformDefinition, type TransformEnvironment, type TransformFn, type Value } from './types.ts';
+export {
+  TransformError,
+  type TransformContext,
+  type TransformDefinition,
+  type TransformEnvironment,
+  type TransformFn,
+  type Value,
+} from './types.ts';
 
 const DEFINITIONS: ReadonlyArray<TransformDefinition<any>> = [
   trim,
@@ -40,4 +47,6 @@ const DEFINITIONS: ReadonlyArray<TransformDefinition<any>> = [
  * Every transform of the mapping language, by the name mapping files use. Listed in the order the
  * mapping reference shows them: text, lists, tables, then typed values.
  */
-export const TRANSFORMS: Readonly<Record<string, TransformDefinition<unknown>>> = Object.freeze(Object.fromEntries(DEFINITIONS.map((definition) => [definition.name, definition])));
+export const TRANSFORMS: Readonly<Record<string, TransformDefinition<unknown>>> = Object.freeze(
+  Object.fromEntries(DEFINITIONS.map((definition) => [definition.name, definition])),
+);

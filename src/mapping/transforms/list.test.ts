@@ -53,10 +53,13 @@ const cases: Case[] = [
 ];
 
 describe('list transforms and default', () => {
-  it.each(cases.map(([definition, ...rest]) => [definition.name, definition, ...rest] as const))('%s %j: %j -> %j', async (_name, definition, options, input, output) => {
-    const fn = await build(definition, options);
-    expect(fn(input, UTC)).toEqual(output);
-  });
+  it.each(cases.map(([definition, ...rest]) => [definition.name, definition, ...rest] as const))(
+    '%s %j: %j -> %j',
+    async (_name, definition, options, input, output) => {
+      const fn = await build(definition, options);
+      expect(fn(input, UTC)).toEqual(output);
+    },
+  );
 
   it('gives every row its own copy of a default list', async () => {
     const fn = await build(defaultTransform, { value: ['a'] });

@@ -25,7 +25,8 @@ const splitOptions = z
 
 export const split: TransformDefinition<z.output<typeof splitOptions>> = {
   name: 'split',
-  summary: 'Splits text into a list (for tags, several emails or phone numbers); a list is split element by element and flattened.',
+  summary:
+    'Splits text into a list (for tags, several emails or phone numbers); a list is split element by element and flattened.',
   options: splitOptions,
   shorthand: 'separator',
   examples: [
@@ -51,7 +52,8 @@ export const split: TransformDefinition<z.output<typeof splitOptions>> = {
       if (value === null) return null;
       const out: string[] = [];
       if (typeof value === 'string') splitInto(value, out);
-      else if (Array.isArray(value)) for (let index = 0; index < value.length; index++) splitInto(value[index] as string, out);
+      else if (Array.isArray(value))
+        for (let index = 0; index < value.length; index++) splitInto(value[index] as string, out);
       else splitInto(scalarToText(value), out);
       return out;
     };
@@ -98,14 +100,18 @@ const nthOptions = z
     index: z
       .number()
       .int()
-      .refine((index) => index !== 0, 'index counts from 1 (the first element); use a negative number to count from the end')
+      .refine(
+        (index) => index !== 0,
+        'index counts from 1 (the first element); use a negative number to count from the end',
+      )
       .describe('Position in the list counting from 1; negative counts from the end (-1 is the last)'),
   })
   .strict();
 
 export const nth: TransformDefinition<z.output<typeof nthOptions>> = {
   name: 'nth',
-  summary: 'Takes one element of a list by its position, counting from 1 (-1 is the last); nothing when the list is shorter. A single value counts as a list of one.',
+  summary:
+    'Takes one element of a list by its position, counting from 1 (-1 is the last); nothing when the list is shorter. A single value counts as a list of one.',
   options: nthOptions,
   shorthand: 'index',
   examples: [
@@ -125,7 +131,9 @@ export const nth: TransformDefinition<z.output<typeof nthOptions>> = {
 
 const defaultOptions = z
   .object({
-    value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]).describe('The value used when the input is empty (nothing, blank text or an empty list)'),
+    value: z
+      .union([z.string(), z.number(), z.boolean(), z.array(z.string())])
+      .describe('The value used when the input is empty (nothing, blank text or an empty list)'),
   })
   .strict();
 

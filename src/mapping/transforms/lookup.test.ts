@@ -27,7 +27,9 @@ describe('lookup with an inline table', () => {
   it('matches case when asked to', async () => {
     const fn = await build(lookup, { table: { a: 'lower', A: 'upper' }, caseInsensitive: false });
     expect([fn('a', UTC), fn('A', UTC)]).toEqual(['lower', 'upper']);
-    expect(transformErrorOf(fn, 'b').message).toBe('expected a key of the lookup table, got "b" (closest keys: "a", "A")');
+    expect(transformErrorOf(fn, 'b').message).toBe(
+      'expected a key of the lookup table, got "b" (closest keys: "a", "A")',
+    );
   });
 
   it('looks up numbers by their text and gives non-text values as they are', async () => {
@@ -37,9 +39,13 @@ describe('lookup with an inline table', () => {
   });
 
   it('names the unknown value and the three closest keys', async () => {
-    const fn = await build(lookup, { table: { Germany: 'DE', Guernsey: 'GG', Greece: 'GR', France: 'FR', Grenada: 'GD' } });
+    const fn = await build(lookup, {
+      table: { Germany: 'DE', Guernsey: 'GG', Greece: 'GR', France: 'FR', Grenada: 'GD' },
+    });
     const error = transformErrorOf(fn, 'Germny');
-    expect(error.message).toBe('expected a key of the lookup table, got "Germny" (closest keys: "Germany", "Guernsey", "Greece")');
+    expect(error.message).toBe(
+      'expected a key of the lookup table, got "Germny" (closest keys: "Germany", "Guernsey", "Greece")',
+    );
     expect(error.transform).toBe('lookup');
   });
 
@@ -51,8 +57,14 @@ describe('lookup with an inline table', () => {
   it.each([
     [{}, 'give exactly one of `table` and `file`'],
     [{ table: {}, file: 'a.csv' }, 'give exactly one of `table` and `file`'],
-    [{ table: { Mr: 'male', MR: 'female' } }, 'keys "Mr" and "MR" are the same key ignoring case but give different values'],
-    [{ table: { 'a ': 'x', a: 'y' }, caseInsensitive: false }, 'keys "a " and "a" are the same key but give different values'],
+    [
+      { table: { Mr: 'male', MR: 'female' } },
+      'keys "Mr" and "MR" are the same key ignoring case but give different values',
+    ],
+    [
+      { table: { 'a ': 'x', a: 'y' }, caseInsensitive: false },
+      'keys "a " and "a" are the same key but give different values',
+    ],
     [{ table: { a: 'x' }, otherwise: 'drop' }, 'Invalid option: expected one of "error"|"keep"|"empty"'],
   ])('rejects the options %j', (options, message) => {
     expect(optionsError(lookup, options)).toBe(message);
@@ -65,7 +77,9 @@ describe('lookup with an inline table', () => {
 
 describe('lookup from a CSV file', () => {
   it('reads the file once, against the mapping folder, and skips the header', async () => {
-    const environment = memoryEnvironment({ '/maps/tables/countries.csv': '\uFEFFfrom,to\nDeutschland,DE\n"Vereinigtes Königreich, das",GB\n\n' });
+    const environment = memoryEnvironment({
+      '/maps/tables/countries.csv': '\uFEFFfrom,to\nDeutschland,DE\n"Vereinigtes Königreich, das",GB\n\n',
+    });
     const fn = await build(lookup, { file: 'tables/countries.csv' }, environment);
     expect(fn('deutschland', UTC)).toBe('DE');
     expect(fn('Vereinigtes Königreich, das', UTC)).toBe('GB');
@@ -87,12 +101,22 @@ describe('lookup from a CSV file', () => {
 
   it.each([
     ['a,b\nx,y,z\n', 'the lookup file /maps/t.csv needs two columns (from, to) on every record, record 2 has 3'],
-    ['a,b\nx,y\nX,z\n', 'the lookup file /maps/t.csv has keys "x" and "X" that are the same key ignoring case but give different values'],
-    ['a,b\n"x,y\n', 'the lookup file /maps/t.csv is not valid CSV: line 2: a quote opened in field 1 on line 2 is never closed'],
+    [
+      'a,b\nx,y\nX,z\n',
+      'the lookup file /maps/t.csv has keys "x" and "X" that are the same key ignoring case but give different values',
+    ],
+    [
+      'a,b\n"x,y\n',
+      'the lookup file /maps/t.csv is not valid CSV: line 2: a quote opened in field 1 on line 2 is never closed',
+    ],
   ])('refuses a broken file %j', async (text, message) => {
     const promise = build(lookup, { file: 't.csv' }, memoryEnvironment({ '/maps/t.csv': text }));
     await expect(promise).rejects.toThrow(FerryError);
-    await expect(promise).rejects.toMatchObject({ code: 'MAPPING_INVALID', message, location: { file: '/maps/t.csv' } });
+    await expect(promise).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      message,
+      location: { file: '/maps/t.csv' },
+    });
   });
 
   it('says which file it could not read', async () => {
@@ -108,7 +132,11 @@ describe('lookup remembers answers per spelling', () => {
   const table = { table: { 'United Kingdom': 'GB', ' Germany ': 'DE', Nowhere: null, Same: 'Same' } };
 
   it.each([
-    [{}, ['United Kingdom', 'united kingdom', ' UNITED KINGDOM ', 'germany', ' Germany ', 'Nowhere', 'Same', 'same', ''], ['GB', 'GB', 'GB', 'DE', 'DE', null, 'Same', 'Same', '']],
+    [
+      {},
+      ['United Kingdom', 'united kingdom', ' UNITED KINGDOM ', 'germany', ' Germany ', 'Nowhere', 'Same', 'same', ''],
+      ['GB', 'GB', 'GB', 'DE', 'DE', null, 'Same', 'Same', ''],
+    ],
     [{ otherwise: 'keep' }, ['Spain', 'spain', ' Spain'], ['Spain', 'spain', ' Spain']],
     [{ otherwise: 'empty' }, ['Spain', 'Germany'], [null, 'DE']],
     [{ caseInsensitive: false }, ['United Kingdom', ' Germany', 'Germany '], ['GB', 'DE', 'DE']],
@@ -128,7 +156,12 @@ describe('lookup remembers answers per spelling', () => {
 
   it('tells case apart from a remembered spelling when asked to', async () => {
     const fn = await build(lookup, { ...table, caseInsensitive: false, otherwise: 'keep' });
-    expect([fn('United Kingdom', UTC), fn('united kingdom', UTC), fn('United Kingdom', UTC), fn('united kingdom', UTC)]).toEqual(['GB', 'united kingdom', 'GB', 'united kingdom']);
+    expect([
+      fn('United Kingdom', UTC),
+      fn('united kingdom', UTC),
+      fn('United Kingdom', UTC),
+      fn('united kingdom', UTC),
+    ]).toEqual(['GB', 'united kingdom', 'GB', 'united kingdom']);
   });
 
   it('rejects an unknown key every time, not only the first', async () => {

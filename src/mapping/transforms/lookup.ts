@@ -65,10 +65,24 @@ function findConflict(entries: Iterable<[string, TableValue]>, caseInsensitive: 
 
 const lookupOptions = z
   .object({
-    table: z.record(z.string(), tableValue).optional().describe('The table inline: each key is a value as found, each value what it becomes'),
-    file: z.string().min(1).optional().describe('A CSV file with a header row and two columns (from, to), relative to the mapping file; read once when the mapping is compiled'),
+    table: z
+      .record(z.string(), tableValue)
+      .optional()
+      .describe('The table inline: each key is a value as found, each value what it becomes'),
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'A CSV file with a header row and two columns (from, to), relative to the mapping file; read once when the mapping is compiled',
+      ),
     caseInsensitive: z.boolean().default(true).describe('Match keys regardless of case.'),
-    otherwise: z.enum(['error', 'keep', 'empty']).default('error').describe('For a value not in the table: reject the row naming the closest keys, keep the value, or give nothing (dropped from a list).'),
+    otherwise: z
+      .enum(['error', 'keep', 'empty'])
+      .default('error')
+      .describe(
+        'For a value not in the table: reject the row naming the closest keys, keep the value, or give nothing (dropped from a list).',
+      ),
   })
   .strict()
   .superRefine((options, context) => {
@@ -90,7 +104,11 @@ const lookupOptions = z
 
 type LookupOptions = z.output<typeof lookupOptions>;
 
-async function readTableFile(file: string, caseInsensitive: boolean, environment: TransformEnvironment): Promise<Array<[string, TableValue]>> {
+async function readTableFile(
+  file: string,
+  caseInsensitive: boolean,
+  environment: TransformEnvironment,
+): Promise<Array<[string, TableValue]>> {
   const path = resolve(environment.baseDir, file);
   let text: string;
   try {
@@ -116,15 +134,23 @@ async function readTableFile(file: string, caseInsensitive: boolean, environment
   for (let index = 1; index < records.length; index += 1) {
     const record = records[index] ?? [];
     if (record.length !== 2) {
-      throw new FerryError('MAPPING_INVALID', `the lookup file ${path} needs two columns (from, to) on every record, record ${index + 1} has ${record.length}`, { location: { file: path, row: index + 1 } });
+      throw new FerryError(
+        'MAPPING_INVALID',
+        `the lookup file ${path} needs two columns (from, to) on every record, record ${index + 1} has ${record.length}`,
+        { location: { file: path, row: index + 1 } },
+      );
     }
     entries.push([record[0] ?? '', record[1] ?? '']);
   }
   const conflict = findConflict(entries, caseInsensitive);
   if (conflict !== undefined) {
-    throw new FerryError('MAPPING_INVALID', `the lookup file ${path} has keys ${quote(conflict[0])} and ${quote(conflict[1])} that are the same key${caseInsensitive ? ' ignoring case' : ''} but give different values`, {
-      location: { file: path },
-    });
+    throw new FerryError(
+      'MAPPING_INVALID',
+      `the lookup file ${path} has keys ${quote(conflict[0])} and ${quote(conflict[1])} that are the same key${caseInsensitive ? ' ignoring case' : ''} but give different values`,
+      {
+        location: { file: path },
+      },
+    );
   }
   return entries;
 }
@@ -140,7 +166,10 @@ function closestKeys(wanted: string, keys: ReadonlyArray<{ original: string; nor
 
 async function createLookup(options: LookupOptions, environment: TransformEnvironment): Promise<TransformFn> {
   const { caseInsensitive, otherwise } = options;
-  const entries = options.table !== undefined ? Object.entries(options.table) : await readTableFile(options.file ?? '', caseInsensitive, environment);
+  const entries =
+    options.table !== undefined
+      ? Object.entries(options.table)
+      : await readTableFile(options.file ?? '', caseInsensitive, environment);
   const table = new Map<string, TableValue>();
   const keys: Array<{ original: string; normal: string }> = [];
   for (const [key, value] of entries) {
@@ -161,7 +190,11 @@ async function createLookup(options: LookupOptions, environment: TransformEnviro
     if (otherwise === 'empty') return undefined;
     const near = closestKeys(normal, keys);
     const hint = near.length === 0 ? 'the table is empty' : `closest keys: ${near.map(quote).join(', ')}`;
-    throw new TransformError(`expected a key of the lookup table, got ${quote(text)} (${hint})`, 'lookup', 'one of the values the mapping knows');
+    throw new TransformError(
+      `expected a key of the lookup table, got ${quote(text)} (${hint})`,
+      'lookup',
+      'one of the values the mapping knows',
+    );
   };
 
   // Cells repeat their few spellings ("Germany" thousands of times): the answer for a text as
@@ -201,7 +234,8 @@ async function createLookup(options: LookupOptions, environment: TransformEnviro
 
 export const lookup: TransformDefinition<LookupOptions> = {
   name: 'lookup',
-  summary: 'Replaces a value with the one a table gives for it (inline or from a two-column CSV file); keys are matched after trimming, ignoring case by default; lists are looked up element by element.',
+  summary:
+    'Replaces a value with the one a table gives for it (inline or from a two-column CSV file); keys are matched after trimming, ignoring case by default; lists are looked up element by element.',
   options: lookupOptions,
   shorthand: 'file',
   examples: [

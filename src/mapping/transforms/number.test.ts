@@ -61,7 +61,11 @@ describe('number', () => {
 
   it.each<[options: unknown, input: Value, message: string]>([
     [{}, 'abc', 'expected a number like 1234.56, got "abc"'],
-    [{}, '1,234.56', 'expected a number like 1234.56, got "1,234.56"; en-US reads it as 1234.56 (write {number: en-US})'],
+    [
+      {},
+      '1,234.56',
+      'expected a number like 1234.56, got "1,234.56"; en-US reads it as 1234.56 (write {number: en-US})',
+    ],
     [{}, '1 234', 'expected a number like 1234.56, got "1 234"; fr-FR reads it as 1234 (write {number: fr-FR})'],
     [{}, '12.5.1', 'expected a number like 1234.56, got "12.5.1"'],
     [{}, '--12', 'expected a number like 1234.56, got "--12"'],
@@ -72,12 +76,36 @@ describe('number', () => {
     [{}, true, 'expected a number like 1234.56, got the boolean true'],
     [{}, Number.NaN, 'expected a number like 1234.56, got NaN'],
     [{}, new Date(Date.UTC(2024, 0, 1)), 'expected a number like 1234.56, got the date 2024-01-01'],
-    [{}, ['1', '2'], 'expected a number like 1234.56, got a list of 2 values (pick one with `first` or `nth`, or combine them with `join`)'],
-    [{ locale: 'de-DE' }, '1.5', 'expected a number like 1.234,56 (de-DE), got "1.5"; en-US reads it as 1.5 (write {number: en-US})'],
-    [{ locale: 'de-DE' }, '1,234.56', 'expected a number like 1.234,56 (de-DE), got "1,234.56"; en-US reads it as 1234.56 (write {number: en-US})'],
-    [{ locale: 'en-US' }, '1,23', 'expected a number like 1,234.56 (en-US), got "1,23"; de-DE reads it as 1.23 (write {number: de-DE})'],
-    [{ locale: 'en-US' }, '448.609,91', 'expected a number like 1,234.56 (en-US), got "448.609,91"; de-DE reads it as 448609.91 (write {number: de-DE})'],
-    [{ locale: 'fr-FR' }, '1.234,56', 'expected a number like 1 234,56 (fr-FR), got "1.234,56"; de-DE reads it as 1234.56 (write {number: de-DE})'],
+    [
+      {},
+      ['1', '2'],
+      'expected a number like 1234.56, got a list of 2 values (pick one with `first` or `nth`, or combine them with `join`)',
+    ],
+    [
+      { locale: 'de-DE' },
+      '1.5',
+      'expected a number like 1.234,56 (de-DE), got "1.5"; en-US reads it as 1.5 (write {number: en-US})',
+    ],
+    [
+      { locale: 'de-DE' },
+      '1,234.56',
+      'expected a number like 1.234,56 (de-DE), got "1,234.56"; en-US reads it as 1234.56 (write {number: en-US})',
+    ],
+    [
+      { locale: 'en-US' },
+      '1,23',
+      'expected a number like 1,234.56 (en-US), got "1,23"; de-DE reads it as 1.23 (write {number: de-DE})',
+    ],
+    [
+      { locale: 'en-US' },
+      '448.609,91',
+      'expected a number like 1,234.56 (en-US), got "448.609,91"; de-DE reads it as 448609.91 (write {number: de-DE})',
+    ],
+    [
+      { locale: 'fr-FR' },
+      '1.234,56',
+      'expected a number like 1 234,56 (fr-FR), got "1.234,56"; de-DE reads it as 1234.56 (write {number: de-DE})',
+    ],
     [{ decimal: ',', thousands: '.' }, 'x', 'expected a number like 1.234,56 (thousands ".", decimal ","), got "x"'],
   ])('%j rejects %j', async (options, input, message) => {
     const fn = await build(number, options);
@@ -87,7 +115,10 @@ describe('number', () => {
   });
 
   it.each([
-    [{ locale: 'xx-invalid-' }, '"xx-invalid-" is not a locale this system knows (a BCP 47 tag such as de-DE or en-US)'],
+    [
+      { locale: 'xx-invalid-' },
+      '"xx-invalid-" is not a locale this system knows (a BCP 47 tag such as de-DE or en-US)',
+    ],
     [{ decimal: ',', thousands: ',' }, 'the decimal and thousands separators are both ","'],
     [{ locale: 'de-DE', decimal: '.' }, 'the decimal and thousands separators are both "."'],
     [{ decimal: ';' }, 'Invalid option: expected one of "."|","'],

@@ -18,9 +18,20 @@ function isKnownLocale(tag: string): boolean {
 
 const numberOptions = z
   .object({
-    locale: z.string().optional().describe('A BCP 47 locale (de-DE, en-US, fr-FR) whose decimal and thousands separators are expected'),
-    decimal: z.enum(['.', ',']).optional().describe('The decimal separator. Default: the locale\'s, or "." without a locale'),
-    thousands: z.enum(THOUSANDS).optional().describe('The thousands separator, or "" for none; any space stands for all spaces, either apostrophe for both. Default: the locale\'s, or none without a locale'),
+    locale: z
+      .string()
+      .optional()
+      .describe('A BCP 47 locale (de-DE, en-US, fr-FR) whose decimal and thousands separators are expected'),
+    decimal: z
+      .enum(['.', ','])
+      .optional()
+      .describe('The decimal separator. Default: the locale\'s, or "." without a locale'),
+    thousands: z
+      .enum(THOUSANDS)
+      .optional()
+      .describe(
+        'The thousands separator, or "" for none; any space stands for all spaces, either apostrophe for both. Default: the locale\'s, or none without a locale',
+      ),
   })
   .strict()
   .superRefine((options, context) => {
@@ -34,7 +45,11 @@ const numberOptions = z
     }
     const { decimal, thousands } = resolveSeparators(options);
     if (decimal === thousands) {
-      context.addIssue({ code: 'custom', message: `the decimal and thousands separators are both ${quote(decimal)}`, path: ['thousands'] });
+      context.addIssue({
+        code: 'custom',
+        message: `the decimal and thousands separators are both ${quote(decimal)}`,
+        path: ['thousands'],
+      });
     }
   });
 
@@ -74,7 +89,9 @@ function createParser(options: NumberOptions): NumberParser {
   const { decimal, thousands } = resolveSeparators(options);
   const decimalPattern = escapeRegExp(decimal);
   const integerPart = thousands === '' ? '\\d+' : `\\d{1,3}(?:${separatorClass(thousands)}\\d{3})+|\\d+`;
-  const body = new RegExp(`^(?:(${integerPart})(?:${decimalPattern}(\\d*))?|${decimalPattern}(\\d+))(?:[eE]([+-]?\\d+))?$`);
+  const body = new RegExp(
+    `^(?:(${integerPart})(?:${decimalPattern}(\\d*))?|${decimalPattern}(\\d+))(?:[eE]([+-]?\\d+))?$`,
+  );
   const groupSeparator = thousands === '' ? null : new RegExp(separatorClass(thousands), 'g');
   // Currency: any symbol, or an ISO code (EUR, USD) at either end.
   const currency = /^(?:\p{Sc}|[A-Z]{3}(?![A-Za-z]))\s*|\s*(?:\p{Sc}|(?<![A-Za-z])[A-Z]{3})$/u;
@@ -116,7 +133,12 @@ function createParser(options: NumberOptions): NumberParser {
 
   const shownThousands = SPACES.has(thousands) ? ' ' : thousands;
   const example = `${thousands === '' ? '1234' : `1${shownThousands}234`}${decimal}56`;
-  const described = options.locale !== undefined ? ` (${options.locale})` : thousands === '' ? '' : ` (thousands ${quote(thousands)}, decimal ${quote(decimal)})`;
+  const described =
+    options.locale !== undefined
+      ? ` (${options.locale})`
+      : thousands === ''
+        ? ''
+        : ` (thousands ${quote(thousands)}, decimal ${quote(decimal)})`;
   return { parse, example: `${example}${described}` };
 }
 
@@ -141,9 +163,17 @@ let otherParsers: Array<{ locale: string; parser: NumberParser; separators: Sepa
  * the other locales' parsers and separators are worked out once, as they cost tens of µs each).
  */
 function readerHint(value: string, current: Separators): string {
-  otherParsers ??= NUMBER_LOCALES.map((locale) => ({ locale, parser: createParser({ locale }), separators: resolveSeparators({ locale }) }));
+  otherParsers ??= NUMBER_LOCALES.map((locale) => ({
+    locale,
+    parser: createParser({ locale }),
+    separators: resolveSeparators({ locale }),
+  }));
   for (const { locale, parser, separators: other } of otherParsers) {
-    if (other.decimal === current.decimal && (other.thousands === current.thousands || (SPACES.has(other.thousands) && SPACES.has(current.thousands)))) continue;
+    if (
+      other.decimal === current.decimal &&
+      (other.thousands === current.thousands || (SPACES.has(other.thousands) && SPACES.has(current.thousands)))
+    )
+      continue;
     const read = parser.parse(value);
     if (read !== undefined) return `; ${locale} reads it as ${read} (write {number: ${locale}})`;
   }
@@ -154,7 +184,10 @@ function readerHint(value: string, current: Separators): string {
 function createNumberTransform(name: 'number' | 'integer', options: NumberOptions): TransformFn {
   const parser = createParser(options);
   const separators = resolveSeparators(options);
-  const expected = name === 'integer' ? `a whole number like ${parser.example.replace(/[.,]56(?= |$)/, '')}` : `a number like ${parser.example}`;
+  const expected =
+    name === 'integer'
+      ? `a whole number like ${parser.example.replace(/[.,]56(?= |$)/, '')}`
+      : `a number like ${parser.example}`;
   const plain = name === 'integer' ? 'a whole number' : 'a number';
   const check = (result: number, found: string): number => {
     if (name === 'integer' && !Number.isSafeInteger(result)) {
@@ -166,24 +199,35 @@ function createNumberTransform(name: 'number' | 'integer', options: NumberOption
   return (value) => {
     if (value === null) return null;
     if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, name, plain);
+      if (!Number.isFinite(value))
+        throw new TransformError(`expected ${expected}, got ${describeValue(value)}`, name, plain);
       return check(value, describeValue(value));
     }
     if (typeof value === 'string') {
       // An empty cell is no amount, not a broken one.
       if (value.trim() === '') return null;
       const result = parser.parse(value);
-      if (result === undefined) throw new TransformError(`expected ${expected}, got ${quote(value)}${readerHint(value, separators)}`, name, plain);
+      if (result === undefined)
+        throw new TransformError(
+          `expected ${expected}, got ${quote(value)}${readerHint(value, separators)}`,
+          name,
+          plain,
+        );
       return check(result, quote(value));
     }
     if (Array.isArray(value)) throw listError(name, expected, value);
-    throw new TransformError(`expected ${expected}, got ${typeof value === 'boolean' ? `the boolean ${value}` : describeValue(value)}`, name, plain);
+    throw new TransformError(
+      `expected ${expected}, got ${typeof value === 'boolean' ? `the boolean ${value}` : describeValue(value)}`,
+      name,
+      plain,
+    );
   };
 }
 
 export const number: TransformDefinition<NumberOptions> = {
   name: 'number',
-  summary: "Reads a number written with a locale's separators; currency signs and codes and surrounding spaces are ignored, (12.50) and 12.50- are negative, blank is nothing.",
+  summary:
+    "Reads a number written with a locale's separators; currency signs and codes and surrounding spaces are ignored, (12.50) and 12.50- are negative, blank is nothing.",
   options: numberOptions,
   shorthand: 'locale',
   examples: [

@@ -18,7 +18,18 @@ interface PlanAccess {
   };
 }
 
-const TYPES = ['FIXED_LINE', 'MOBILE', 'PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL'];
+const TYPES = [
+  'FIXED_LINE',
+  'MOBILE',
+  'PREMIUM_RATE',
+  'TOLL_FREE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+];
 
 /** Every pattern the fast path compiles: national, number types and leading digits of every country. */
 function metadataPatterns(): string[] {
@@ -72,12 +83,15 @@ describe('compileDigitPattern', () => {
     expect(digits.search(new RegExp(source)) === 0).toBe(expected);
   });
 
-  it.each(['1$', '[^1]2', '(?=1)1', '\\s1', 'a', '(1)\\1', '1+?'])('keeps a RegExp for %s, outside the digit grammar', (source) => {
-    const pattern = compileDigitPattern(source);
-    expect(isAutomatonPattern(pattern)).toBe(false);
-    // The RegExp it keeps still answers, with its usual anchoring.
-    expect(pattern.matches(toDigits('11'), 0, 2)).toBe(new RegExp(`^(?:${source})$`).test('11'));
-  });
+  it.each(['1$', '[^1]2', '(?=1)1', '\\s1', 'a', '(1)\\1', '1+?'])(
+    'keeps a RegExp for %s, outside the digit grammar',
+    (source) => {
+      const pattern = compileDigitPattern(source);
+      expect(isAutomatonPattern(pattern)).toBe(false);
+      // The RegExp it keeps still answers, with its usual anchoring.
+      expect(pattern.matches(toDigits('11'), 0, 2)).toBe(new RegExp(`^(?:${source})$`).test('11'));
+    },
+  );
 
   it('answers like the RegExp for every metadata pattern on sampled, mutated and random digit strings', () => {
     const random = seededRandom(11);
@@ -110,8 +124,10 @@ describe('compileDigitPattern', () => {
         // Placed inside a larger buffer, so a matcher that ignores from/to gets caught.
         const buffer = toDigits(`98${input}76`);
         const to = 2 + input.length;
-        if (pattern.matches(buffer, 2, to) !== whole.test(input)) differences.push(`whole ${input} in ${source.slice(0, 60)}`);
-        if (pattern.matchesStart(buffer, 2, to) !== (input.search(start) === 0)) differences.push(`start ${input} in ${source.slice(0, 60)}`);
+        if (pattern.matches(buffer, 2, to) !== whole.test(input))
+          differences.push(`whole ${input} in ${source.slice(0, 60)}`);
+        if (pattern.matchesStart(buffer, 2, to) !== (input.search(start) === 0))
+          differences.push(`start ${input} in ${source.slice(0, 60)}`);
       }
     }
     expect(differences.slice(0, 10)).toEqual([]);
@@ -124,7 +140,12 @@ describe('compileDigitPattern', () => {
 
 describe('DigitProduct', () => {
   // Whole and start parts mixed, one part outside the grammar in the second product.
-  const sources = ['[1-357-9]\\d{9}|[18]\\d{8}', '7\\d{9}', '74576|(?:16|7[56])24', '1534\\d{6}|(?:[3578]\\d|90)\\d{8}'];
+  const sources = [
+    '[1-357-9]\\d{9}|[18]\\d{8}',
+    '7\\d{9}',
+    '74576|(?:16|7[56])24',
+    '1534\\d{6}|(?:[3578]\\d|90)\\d{8}',
+  ];
   const starts = [false, false, true, false];
   const decide = (matched: (part: number) => boolean): number => {
     let mask = 0;

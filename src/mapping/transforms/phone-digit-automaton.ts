@@ -12,7 +12,11 @@ type DigitSet = number;
 
 const ALL_DIGITS: DigitSet = 0x3ff;
 
-type Node = { kind: 'set'; digits: DigitSet } | { kind: 'seq'; items: Node[] } | { kind: 'alt'; options: Node[] } | { kind: 'repeat'; node: Node; min: number; max: number };
+type Node =
+  | { kind: 'set'; digits: DigitSet }
+  | { kind: 'seq'; items: Node[] }
+  | { kind: 'alt'; options: Node[] }
+  | { kind: 'repeat'; node: Node; min: number; max: number };
 
 /** Thrown for any syntax the reader does not handle; the caller then keeps the RegExp. */
 class UnsupportedPatternError extends Error {}
@@ -280,7 +284,8 @@ class DigitAutomaton implements DigitPattern {
     const targets: number[] = [];
     const bit = 1 << digit;
     for (const nfaState of this.sets[state] as number[]) {
-      for (const [digits, to] of this.nfa.moves[nfaState] as Array<[DigitSet, number]>) if ((digits & bit) !== 0) targets.push(to);
+      for (const [digits, to] of this.nfa.moves[nfaState] as Array<[DigitSet, number]>)
+        if ((digits & bit) !== 0) targets.push(to);
     }
     const target = this.intern(targets.length === 0 ? [] : this.closure(targets));
     if (target === UNKNOWN) {
@@ -384,7 +389,9 @@ export class DigitProduct {
     private readonly decide: (matched: (part: number) => boolean) => number,
   ) {
     const automata = parts.map((part) => part.pattern);
-    this.automata = automata.every((pattern) => pattern instanceof DigitAutomaton) ? (automata as DigitAutomaton[]) : null;
+    this.automata = automata.every((pattern) => pattern instanceof DigitAutomaton)
+      ? (automata as DigitAutomaton[])
+      : null;
     this.deadVerdict = decide(() => false);
     if (this.automata === null) return;
     this.intern(new Int32Array(parts.length)); // index 0: every part dead
@@ -395,7 +402,11 @@ export class DigitProduct {
 
   /** A start part that has matched stays matched; any other state is kept as it is. */
   private settle(part: number, state: number): number {
-    return (this.parts[part] as ProductPart).start && state > 0 && (this.automata as DigitAutomaton[])[part]?.isAccepting(state) ? MATCHED : state;
+    return (this.parts[part] as ProductPart).start &&
+      state > 0 &&
+      (this.automata as DigitAutomaton[])[part]?.isAccepting(state)
+      ? MATCHED
+      : state;
   }
 
   private intern(tuple: Int32Array): number {

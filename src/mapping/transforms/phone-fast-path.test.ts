@@ -21,12 +21,19 @@ function generate(count: number): Array<{ text: string; country: CountryCode | u
   const out: Array<{ text: string; country: CountryCode | undefined }> = [];
   while (out.length < count) {
     const country = pick(countries);
-    const defaultCountry = next() < 0.1 ? undefined : next() < 0.5 ? country : pick(['GB', 'DE', 'US', 'FR', 'NO', 'IT', 'AR', 'BR', 'MX', 'RU'] as CountryCode[]);
+    const defaultCountry =
+      next() < 0.1
+        ? undefined
+        : next() < 0.5
+          ? country
+          : pick(['GB', 'DE', 'US', 'FR', 'NO', 'IT', 'AR', 'BR', 'MX', 'RU'] as CountryCode[]);
     const code = getCountryCallingCode(country);
     const example = getExampleNumber(country, examples);
     const national = example?.nationalNumber ?? digits(9);
     // Keep the example's start (its leading digits) and vary the rest, so some stay valid.
-    const varied = national.slice(0, 1 + Math.floor(next() * 3)) + digits(Math.max(0, national.length - 3 + Math.floor(next() * 4) - 1));
+    const varied =
+      national.slice(0, 1 + Math.floor(next() * 3)) +
+      digits(Math.max(0, national.length - 3 + Math.floor(next() * 4) - 1));
     const body = next() < 0.4 ? national : varied;
     const spaced = body.replace(/(\d{3})(?=\d)/g, next() < 0.5 ? '$1 ' : next() < 0.5 ? '$1-' : '$1');
     const shape = Math.floor(next() * 8);
@@ -56,7 +63,8 @@ describe('readPhoneFast', () => {
       answered++;
       if (fast !== null) valid++;
       const expected = full(text, country);
-      if (fast !== expected) differences.push(`${JSON.stringify(text)} (${country ?? 'no country'}): fast ${fast}, full ${expected}`);
+      if (fast !== expected)
+        differences.push(`${JSON.stringify(text)} (${country ?? 'no country'}): fast ${fast}, full ${expected}`);
     }
     expect(differences.slice(0, 20)).toEqual([]);
     // A fast path that declines everything would pass the comparison above and help nobody.
@@ -72,10 +80,13 @@ describe('readPhoneFast', () => {
     ['+44 09953406510', 'GB', null],
     ['+0 123 4567', 'GB', null],
     ['+999 1234567', 'GB', null],
-  ] as Array<[string, CountryCode | undefined, string | null]>)('reads %s (default %s) as %s', (text, country, expected) => {
-    expect(readPhoneFast(text, country)).toBe(expected);
-    expect(full(text, country)).toBe(expected);
-  });
+  ] as Array<[string, CountryCode | undefined, string | null]>)(
+    'reads %s (default %s) as %s',
+    (text, country, expected) => {
+      expect(readPhoneFast(text, country)).toBe(expected);
+      expect(full(text, country)).toBe(expected);
+    },
+  );
 
   it("gives the full parser's answer on the benchmark's shape, +44 0 and ten random digits", () => {
     // Most are not valid anywhere, so every plan sharing calling code 44 is consulted.
@@ -104,7 +115,8 @@ describe('readPhoneFast', () => {
     let answered = 0;
     for (let i = 0; i < 3_000; i++) {
       const country = countries[Math.floor(next() * countries.length)] as CountryCode;
-      const code = i % 5 === 0 ? (['1', '7', '44', '262', '590'][(i % 25) / 5] as string) : getCountryCallingCode(country);
+      const code =
+        i % 5 === 0 ? (['1', '7', '44', '262', '590'][(i % 25) / 5] as string) : getCountryCallingCode(country);
       let digits = '';
       const length = Math.floor(next() * 19);
       for (let j = 0; j < length; j++) digits += String(Math.floor(next() * 10));
@@ -116,7 +128,8 @@ describe('readPhoneFast', () => {
       if (fast === undefined) continue;
       answered++;
       const expected = full(text.trim(), home);
-      if (fast !== expected) differences.push(`${JSON.stringify(text)} (${home ?? 'no country'}): fast ${fast}, full ${expected}`);
+      if (fast !== expected)
+        differences.push(`${JSON.stringify(text)} (${home ?? 'no country'}): fast ${fast}, full ${expected}`);
     }
     expect(differences.slice(0, 10)).toEqual([]);
     expect(answered).toBeGreaterThan(2_000);
@@ -142,10 +155,13 @@ describe('readPhoneFast', () => {
     ['+44 0', 'GB', undefined],
     ['+44 00', 'GB', null],
     ['+44 0 12345678901234567', 'GB', null],
-  ] as Array<[string, CountryCode | undefined, string | null | undefined]>)('reads %s (default %s) as %s, as the full parser does', (text, country, expected) => {
-    expect(readPhoneFast(text, country)).toBe(expected);
-    if (expected !== undefined) expect(full(text, country)).toBe(expected);
-  });
+  ] as Array<[string, CountryCode | undefined, string | null | undefined]>)(
+    'reads %s (default %s) as %s, as the full parser does',
+    (text, country, expected) => {
+      expect(readPhoneFast(text, country)).toBe(expected);
+      if (expected !== undefined) expect(full(text, country)).toBe(expected);
+    },
+  );
 
   it.each([
     ['(020) 7946 0000', 'GB'],

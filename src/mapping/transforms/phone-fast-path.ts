@@ -53,7 +53,18 @@ const scan = {
 };
 
 /** Number types in the order the library tries them; any match makes a number valid. */
-const TYPES = ['FIXED_LINE', 'MOBILE', 'PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL'] as const;
+const TYPES = [
+  'FIXED_LINE',
+  'MOBILE',
+  'PREMIUM_RATE',
+  'TOLL_FREE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+] as const;
 
 interface NumberType {
   source: string;
@@ -72,7 +83,9 @@ interface PrefixRule {
 }
 
 function prefixRuleOf(source: string): PrefixRule {
-  const literals = /^\d+(?:\|\d+)*$/.test(source) ? source.split('|').map((literal) => Uint8Array.from(literal, (char) => char.charCodeAt(0) - 48)) : null;
+  const literals = /^\d+(?:\|\d+)*$/.test(source)
+    ? source.split('|').map((literal) => Uint8Array.from(literal, (char) => char.charCodeAt(0) - 48))
+    : null;
   return { literals, regexp: new RegExp(`^(?:${source})`) };
 }
 
@@ -305,7 +318,8 @@ function typesOfLength(plan: Plan, length: number): DigitPattern | null {
   if (anyType === undefined) {
     // One walk instead of up to ten.
     const sources: string[] = [];
-    for (const type of plan.types) if (!type.lengths || type.lengths.includes(length)) sources.push(`(?:${type.source})`);
+    for (const type of plan.types)
+      if (!type.lengths || type.lengths.includes(length)) sources.push(`(?:${type.source})`);
     anyType = sources.length === 0 ? null : compileDigitPattern(sources.join('|'));
     plan.typesByLength[length] = anyType;
   }
@@ -330,8 +344,10 @@ function productOf(callingCode: CallingCode, fallback: Plan, length: number): Di
   const product = new DigitProduct(parts, (matched) => {
     const matchedPart = (part: number): boolean => part >= 0 && matched(part);
     // As hasNumberType and isValidIn read them.
-    const hasType = (index: number): boolean => matchedPart(national[index] as number) && matchedPart(types[index] as number);
-    const valid = (index: number): boolean => ((list[index] as Plan).hasTypes ? hasType(index) : matchedPart(national[index] as number));
+    const hasType = (index: number): boolean =>
+      matchedPart(national[index] as number) && matchedPart(types[index] as number);
+    const valid = (index: number): boolean =>
+      (list[index] as Plan).hasTypes ? hasType(index) : matchedPart(national[index] as number);
     let exact = -1;
     if (list.length === 1) exact = 0;
     else {
@@ -348,7 +364,9 @@ function productOf(callingCode: CallingCode, fallback: Plan, length: number): Di
         }
       }
     }
-    return (exact + 1) | (exact >= 0 && valid(exact) ? VALID_IN_EXACT : 0) | (valid(fallback.index) ? VALID_IN_FALLBACK : 0);
+    return (
+      (exact + 1) | (exact >= 0 && valid(exact) ? VALID_IN_EXACT : 0) | (valid(fallback.index) ? VALID_IN_FALLBACK : 0)
+    );
   });
   callingCode.products[key] = product;
   return product;
@@ -356,7 +374,12 @@ function productOf(callingCode: CallingCode, fallback: Plan, length: number): Di
 
 /** The VERDICT on the national number from `from`. */
 function verdictOf(callingCode: CallingCode, from: number, fallback: Plan): number {
-  if (callingCode.memoStamp === scan.stamp && callingCode.memoFrom === from && callingCode.memoFallback === fallback.index) return callingCode.memoVerdict;
+  if (
+    callingCode.memoStamp === scan.stamp &&
+    callingCode.memoFrom === from &&
+    callingCode.memoFallback === fallback.index
+  )
+    return callingCode.memoVerdict;
   const length = scan.count - from;
   let verdict: number;
   if (length >= 1 && length <= MAX_NATIONAL_LENGTH && callingCode.plans.length <= PLAN_BITS - 1) {
@@ -364,7 +387,10 @@ function verdictOf(callingCode: CallingCode, from: number, fallback: Plan): numb
   } else {
     // Empty or overlong national numbers are rare; the product needs at least one digit for a leading-digits match to mean what it means here.
     const exact = planByNationalNumberSlowly(callingCode, from);
-    verdict = (exact === undefined ? 0 : exact.index + 1) | (exact !== undefined && isValidIn(from, exact) ? VALID_IN_EXACT : 0) | (isValidIn(from, fallback) ? VALID_IN_FALLBACK : 0);
+    verdict =
+      (exact === undefined ? 0 : exact.index + 1) |
+      (exact !== undefined && isValidIn(from, exact) ? VALID_IN_EXACT : 0) |
+      (isValidIn(from, fallback) ? VALID_IN_FALLBACK : 0);
   }
   callingCode.memoStamp = scan.stamp;
   callingCode.memoFrom = from;

@@ -37,7 +37,12 @@ const cases: Case[] = [
   [replace, { pattern: '\\s+', with: ' ', regex: true }, 'a   b  c', 'a b c'],
   [replace, { pattern: 'a', with: 'o', regex: true, flags: '' }, 'banana', 'bonana'],
   [replace, { pattern: '(\\d{3})(\\d+)', with: '$1 $2', regex: true }, '0201234', '020 1234'],
-  [replace, { pattern: '(?<last>\\w+), (?<first>\\w+)', with: '$<first> $<last>', regex: true }, 'Lovelace, Ada', 'Ada Lovelace'],
+  [
+    replace,
+    { pattern: '(?<last>\\w+), (?<first>\\w+)', with: '$<first> $<last>', regex: true },
+    'Lovelace, Ada',
+    'Ada Lovelace',
+  ],
   [replace, { pattern: '-' }, ['a-b', 'c-d'], ['ab', 'cd']],
   [replace, { pattern: '0' }, 1050, '15'],
   [truncate, { length: 3 }, 'abcdef', 'abc'],
@@ -62,10 +67,13 @@ const cases: Case[] = [
 ];
 
 describe('text transforms', () => {
-  it.each(cases.map(([definition, ...rest]) => [definition.name, definition, ...rest] as const))('%s %j: %j -> %j', async (_name, definition, options, input, output) => {
-    const fn = await build(definition, options);
-    expect(fn(input, UTC)).toEqual(output);
-  });
+  it.each(cases.map(([definition, ...rest]) => [definition.name, definition, ...rest] as const))(
+    '%s %j: %j -> %j',
+    async (_name, definition, options, input, output) => {
+      const fn = await build(definition, options);
+      expect(fn(input, UTC)).toEqual(output);
+    },
+  );
 
   it('keeps no state between rows for a global expression', async () => {
     const fn = await build(extract, { pattern: '(\\d)', flags: 'g' });
@@ -80,7 +88,9 @@ describe('text transforms', () => {
 
   it('cuts long values in messages', async () => {
     const fn = await build(extract, { pattern: '(\\d)' });
-    expect(transformErrorOf(fn, 'x'.repeat(100)).message).toBe(`expected text matching /(\\d)/, got "${'x'.repeat(60)}…"`);
+    expect(transformErrorOf(fn, 'x'.repeat(100)).message).toBe(
+      `expected text matching /(\\d)/, got "${'x'.repeat(60)}…"`,
+    );
   });
 });
 
@@ -95,14 +105,21 @@ const optionCases: Array<[TransformDefinition<any>, unknown, string]> = [
   [prefix, {}, 'Invalid input: expected string, received undefined'],
   [extract, { pattern: '\\d+' }, 'pattern "\\\\d+" must have exactly one capturing group, it has 0'],
   [extract, { pattern: '(a)(b)' }, 'pattern "(a)(b)" must have exactly one capturing group, it has 2'],
-  [extract, { pattern: '(a', otherwise: 'empty' }, 'pattern "(a" is not a valid regular expression (missing closing ): `(a`)'],
+  [
+    extract,
+    { pattern: '(a', otherwise: 'empty' },
+    'pattern "(a" is not a valid regular expression (missing closing ): `(a`)',
+  ],
   [extract, { pattern: '(a)', otherwise: 'skip' }, 'Invalid option: expected one of "error"|"empty"|"keep"'],
 ];
 
 describe('text transform options', () => {
-  it.each(optionCases.map(([definition, ...rest]) => [definition.name, definition, ...rest] as const))('%s rejects %j', (_name, definition, options, message) => {
-    expect(optionsError(definition, options)).toBe(message);
-  });
+  it.each(optionCases.map(([definition, ...rest]) => [definition.name, definition, ...rest] as const))(
+    '%s rejects %j',
+    (_name, definition, options, message) => {
+      expect(optionsError(definition, options)).toBe(message);
+    },
+  );
 
   it('accepts the defaults', () => {
     expect(replace.options.parse({ pattern: 'a' })).toEqual({ pattern: 'a', with: '', regex: false, flags: 'g' });
@@ -134,7 +151,8 @@ describe('replace remembers the texts a column repeats', () => {
     // Repeating texts first (the memory fills and pays), then unique ones (it stops), then both.
     for (let round = 0; round < 6000; round++) {
       let text: string;
-      if (round < 2000 || (round >= 4000 && round % 2 === 0)) text = repeated[Math.floor(random() * repeated.length)] ?? '';
+      if (round < 2000 || (round >= 4000 && round % 2 === 0))
+        text = repeated[Math.floor(random() * repeated.length)] ?? '';
       else {
         text = `${unique++}`;
         for (let index = 0; index < 6; index++) text += alphabet[Math.floor(random() * alphabet.length)];

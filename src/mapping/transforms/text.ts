@@ -18,7 +18,8 @@ const FLAGS_PATTERN = /^(?!.*(.).*\1)[gimsuv]*$/;
  * says why it cannot be run (for a zod issue).
  */
 function compileRegExp(pattern: string, flags: string): LinearPattern | string {
-  if (!FLAGS_PATTERN.test(flags)) return `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
+  if (!FLAGS_PATTERN.test(flags))
+    return `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
   try {
     return compileLinearPattern(pattern, flags);
   } catch (error) {
@@ -29,7 +30,9 @@ function compileRegExp(pattern: string, flags: string): LinearPattern | string {
 
 /** Checks a plain-text pattern's flags (the text itself is escaped, so it always compiles). */
 function flagsProblem(flags: string): string | undefined {
-  return FLAGS_PATTERN.test(flags) ? undefined : `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
+  return FLAGS_PATTERN.test(flags)
+    ? undefined
+    : `flags ${quote(flags)} are not valid: use each of g, i, m, s, u, v at most once`;
 }
 
 export const trim: TransformDefinition<NoOptions> = {
@@ -62,7 +65,8 @@ function mayChangeCase(text: string, from: number, mayChange: RegExp): boolean {
   if (length === 0) return false;
   const first = text.charCodeAt(0);
   const last = text.charCodeAt(length - 1);
-  if ((first >= from && first <= from + 25) || first >= 128 || (last >= from && last <= from + 25) || last >= 128) return true;
+  if ((first >= from && first <= from + 25) || first >= 128 || (last >= from && last <= from + 25) || last >= 128)
+    return true;
   return mayChange.test(text);
 }
 
@@ -75,7 +79,12 @@ export const lowercase: TransformDefinition<NoOptions> = {
     const general = textTransform((text) => text.toLowerCase());
     // Text is what nearly every cell is, and mostly already lower case (emails, keys): asking the
     // expression engine whether anything could change is cheaper than toLowerCase finding nothing.
-    const fn: TransformFn = (value, context) => (typeof value === 'string' ? (mayChangeCase(value, 65, MAY_LOWER) ? value.toLowerCase() : value) : general(value, context));
+    const fn: TransformFn = (value, context) =>
+      typeof value === 'string'
+        ? mayChangeCase(value, 65, MAY_LOWER)
+          ? value.toLowerCase()
+          : value
+        : general(value, context);
     return fn;
   },
 };
@@ -88,7 +97,12 @@ export const uppercase: TransformDefinition<NoOptions> = {
   create: () => {
     const general = textTransform((text) => text.toUpperCase());
     // As for lowercase: codes and postcodes mostly arrive in capitals already.
-    const fn: TransformFn = (value, context) => (typeof value === 'string' ? (mayChangeCase(value, 97, MAY_UPPER) ? value.toUpperCase() : value) : general(value, context));
+    const fn: TransformFn = (value, context) =>
+      typeof value === 'string'
+        ? mayChangeCase(value, 97, MAY_UPPER)
+          ? value.toUpperCase()
+          : value
+        : general(value, context);
     return fn;
   },
 };
@@ -104,13 +118,15 @@ function titlecaseWord(word: string): string {
   // A one-letter prefix before an apostrophe is an Irish or French name part (O'Neil, D'Arcy);
   // a longer one is a contraction ("don't") whose tail stays small.
   const second = out.charAt(1);
-  if (out.length > 2 && (second === "'" || second === '’')) out = out.slice(0, 2) + out.charAt(2).toUpperCase() + out.slice(3);
+  if (out.length > 2 && (second === "'" || second === '’'))
+    out = out.slice(0, 2) + out.charAt(2).toUpperCase() + out.slice(3);
   return out;
 }
 
 export const titlecase: TransformDefinition<NoOptions> = {
   name: 'titlecase',
-  summary: "Capitalises the first letter of every word; words in all capitals are lowered first, other capitals are kept (McDonald stays, O'NEIL becomes O'Neil).",
+  summary:
+    "Capitalises the first letter of every word; words in all capitals are lowered first, other capitals are kept (McDonald stays, O'NEIL becomes O'Neil).",
   options: noOptions,
   examples: [
     { yaml: 'titlecase', input: "mary o'neil-SMITH", output: "Mary O'Neil-Smith" },
@@ -121,7 +137,8 @@ export const titlecase: TransformDefinition<NoOptions> = {
 
 export const collapse: TransformDefinition<NoOptions> = {
   name: 'collapse',
-  summary: 'Replaces every run of white space (tabs, line breaks, no-break spaces) with one space; ends are left to `trim`.',
+  summary:
+    'Replaces every run of white space (tabs, line breaks, no-break spaces) with one space; ends are left to `trim`.',
   options: noOptions,
   examples: [{ yaml: 'collapse', input: 'Ada\t\tKing \n Lovelace', output: 'Ada King Lovelace' }],
   create: () => textTransform((text) => text.replace(/\s+/g, ' ')),
@@ -131,8 +148,18 @@ const replaceOptions = z
   .object({
     pattern: z.string().min(1).describe('The text to find; a regular expression when `regex` is true'),
     with: z.string().default('').describe('The replacement; with `regex`, `$1` and `$<name>` insert captured groups.'),
-    regex: z.boolean().default(false).describe('Treat `pattern` as a regular expression (JavaScript syntax without lookarounds or backreferences; see Regular expressions).'),
-    flags: z.string().default('g').describe('Regular expression flags (g, i, m, s, u, v); without `g` only the first match is replaced. Also applies to plain text patterns.'),
+    regex: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Treat `pattern` as a regular expression (JavaScript syntax without lookarounds or backreferences; see Regular expressions).',
+      ),
+    flags: z
+      .string()
+      .default('g')
+      .describe(
+        'Regular expression flags (g, i, m, s, u, v); without `g` only the first match is replaced. Also applies to plain text patterns.',
+      ),
   })
   .strict()
   .superRefine((options, context) => {
@@ -146,7 +173,11 @@ export const replace: TransformDefinition<z.output<typeof replaceOptions>> = {
   options: replaceOptions,
   examples: [
     { yaml: "{replace: {pattern: ' Ltd.', with: ' Limited'}}", input: 'Acme Ltd.', output: 'Acme Limited' },
-    { yaml: "{replace: {pattern: '^(\\w+), (\\w+)$', with: '$2 $1', regex: true}}", input: 'Lovelace, Ada', output: 'Ada Lovelace' },
+    {
+      yaml: "{replace: {pattern: '^(\\w+), (\\w+)$', with: '$2 $1', regex: true}}",
+      input: 'Lovelace, Ada',
+      output: 'Ada Lovelace',
+    },
   ],
   create(options) {
     const replacement = options.with;
@@ -212,7 +243,8 @@ const affixOptions = z
 
 export const prefix: TransformDefinition<z.output<typeof affixOptions>> = {
   name: 'prefix',
-  summary: 'Puts text in front of a value; blank values stay as they are, so an empty cell does not become the prefix alone.',
+  summary:
+    'Puts text in front of a value; blank values stay as they are, so an empty cell does not become the prefix alone.',
   options: affixOptions,
   shorthand: 'text',
   examples: [
@@ -237,9 +269,17 @@ export const suffix: TransformDefinition<z.output<typeof affixOptions>> = {
 
 const extractOptions = z
   .object({
-    pattern: z.string().min(1).describe('A regular expression with exactly one capturing group; the group is the result'),
+    pattern: z
+      .string()
+      .min(1)
+      .describe('A regular expression with exactly one capturing group; the group is the result'),
     flags: z.string().default('').describe('Regular expression flags (i, m, s, u, v).'),
-    otherwise: z.enum(['error', 'empty', 'keep']).default('error').describe('When the pattern does not match: reject the row, give nothing (dropped from a list), or keep the value.'),
+    otherwise: z
+      .enum(['error', 'empty', 'keep'])
+      .default('error')
+      .describe(
+        'When the pattern does not match: reject the row, give nothing (dropped from a list), or keep the value.',
+      ),
   })
   .strict()
   .superRefine((options, context) => {
@@ -277,7 +317,11 @@ export const extract: TransformDefinition<z.output<typeof extractOptions>> = {
       if (match !== null) return match[1] ?? '';
       if (otherwise === 'keep') return text;
       if (otherwise === 'empty') return null;
-      throw new TransformError(`expected text matching /${options.pattern}/, got ${quote(text)}`, 'extract', 'in the form the mapping expects');
+      throw new TransformError(
+        `expected text matching /${options.pattern}/, got ${quote(text)}`,
+        'extract',
+        'in the form the mapping expects',
+      );
     };
     const fn: TransformFn = (value: Value) => {
       if (value === null) return null;

@@ -7,7 +7,9 @@ describe('FewSpellings', () => {
     expect(memo.set('Germany', 'DE')).toBe(true);
     expect(memo.set('', 'blank')).toBe(true);
     expect(memo.set('Nowhere', null)).toBe(true);
-    expect([memo.get('Germany'), memo.get(''), memo.get('Nowhere'), memo.get('germany'), memo.get('Germany ')]).toEqual(['DE', 'blank', null, undefined, undefined]);
+    expect([memo.get('Germany'), memo.get(''), memo.get('Nowhere'), memo.get('germany'), memo.get('Germany ')]).toEqual(
+      ['DE', 'blank', null, undefined, undefined],
+    );
     // A second result for the same text is refused: the first stays.
     expect(memo.set('Germany', 'XX')).toBe(false);
     expect(memo.get('Germany')).toBe('DE');
@@ -32,7 +34,12 @@ describe('FewSpellings', () => {
     expect(memo.set('x'.repeat(48), 0)).toBe(false);
     const kept = Array.from({ length: 40 }, (_, index) => memo.set(`text ${index}`, index));
     expect(kept.filter(Boolean)).toHaveLength(32);
-    expect([memo.get('text 0'), memo.get('text 31'), memo.get('text 32'), memo.get('x'.repeat(48))]).toEqual([0, 31, undefined, undefined]);
+    expect([memo.get('text 0'), memo.get('text 31'), memo.get('text 32'), memo.get('x'.repeat(48))]).toEqual([
+      0,
+      31,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('stops for good after a round of 1024 lookups of which fewer than a quarter found something', () => {

@@ -66,7 +66,9 @@ export function textTransform(apply: (text: string) => string): TransformFn {
  * text means "no value": it becomes null, and blank elements of a list are dropped, because an
  * empty cell is not an error in a migration.
  */
-export function parsingTransform(parse: (text: string, context: TransformContext, original: Value) => string): TransformFn {
+export function parsingTransform(
+  parse: (text: string, context: TransformContext, original: Value) => string,
+): TransformFn {
   return (value, context) => {
     if (value === null) return null;
     if (Array.isArray(value)) {
@@ -84,7 +86,11 @@ export function parsingTransform(parse: (text: string, context: TransformContext
 
 /** The error for a list given to a transform that needs one value. */
 export function listError(transform: string, expected: string, value: string[]): TransformError {
-  return new TransformError(`expected ${expected}, got ${describeValue(value)} (pick one with \`first\` or \`nth\`, or combine them with \`join\`)`, transform, 'a single value');
+  return new TransformError(
+    `expected ${expected}, got ${describeValue(value)} (pick one with \`first\` or \`nth\`, or combine them with \`join\`)`,
+    transform,
+    'a single value',
+  );
 }
 
 /** Escapes text for use inside a regular expression. */
@@ -110,7 +116,10 @@ const FEW_SPELLINGS_ROUND = 1024;
  */
 export class FewSpellings<T> {
   /** Per length: text, fingerprint, result, text, fingerprint, result, ... */
-  private readonly byLength: Array<Array<string | number | T> | undefined> = Array.from({ length: FEW_SPELLINGS_LENGTH }, () => undefined);
+  private readonly byLength: Array<Array<string | number | T> | undefined> = Array.from(
+    { length: FEW_SPELLINGS_LENGTH },
+    () => undefined,
+  );
   private kept = 0;
   private looked = 0;
   private found = 0;

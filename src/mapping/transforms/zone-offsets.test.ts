@@ -2,9 +2,27 @@ import { IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { ZoneOffsets } from './zone-offsets.ts';
 
-const ZONES = ['Europe/Berlin', 'America/New_York', 'Pacific/Auckland', 'Pacific/Kiritimati', 'America/Santiago', 'Australia/Lord_Howe', 'Asia/Kolkata'];
+const ZONES = [
+  'Europe/Berlin',
+  'America/New_York',
+  'Pacific/Auckland',
+  'Pacific/Kiritimati',
+  'America/Santiago',
+  'Australia/Lord_Howe',
+  'Asia/Kolkata',
+];
 /** UTC days around the 2024 clock changes of the zones above. */
-const DAYS = ['2024-03-31', '2024-10-27', '2024-03-10', '2024-11-03', '2024-04-07', '2024-09-29', '2024-09-08', '2024-04-06', '2024-10-06'];
+const DAYS = [
+  '2024-03-31',
+  '2024-10-27',
+  '2024-03-10',
+  '2024-11-03',
+  '2024-04-07',
+  '2024-09-29',
+  '2024-09-08',
+  '2024-04-06',
+  '2024-10-06',
+];
 const QUARTER = 15 * 60_000;
 
 function offsets(zone: string): ZoneOffsets {

@@ -81,7 +81,11 @@ export function day<R>(get: (record: R) => Maybe<string>): DateField<R> {
 }
 
 /** A reference to one record of `targets` (a pipeline, a stage), by id or by name. */
-export function reference<R>(targets: () => Iterable<{ id: number; name: string }>, get: (record: R) => Maybe<number>, sortName: (id: number) => Maybe<string>): RefField<R> {
+export function reference<R>(
+  targets: () => Iterable<{ id: number; name: string }>,
+  get: (record: R) => Maybe<number>,
+  sortName: (id: number) => Maybe<string>,
+): RefField<R> {
   return {
     kind: 'ref',
     targets,
@@ -109,11 +113,13 @@ export function tags<R extends { tagIds: number[] }>(env: FilterEnv, entity: Ent
 export function custom<R extends { fields: FieldValueRec[] }>(definitionId: number, type: FieldType): FieldSpec<R> {
   if (type === 'Boolean') {
     // An unticked checkbox is stored as no value at all, so no value reads as false.
-    const ticked = (record: R): boolean => record.fields.some((f) => f.definitionId === definitionId && f.value === true);
+    const ticked = (record: R): boolean =>
+      record.fields.some((f) => f.definitionId === definitionId && f.value === true);
     return flag(ticked);
   }
   const values = (record: R): FieldValueRec[] => record.fields;
-  const pick = (field: FieldValueRec): string | null => (field.definitionId === definitionId && typeof field.value === 'string' ? field.value : null);
+  const pick = (field: FieldValueRec): string | null =>
+    field.definitionId === definitionId && typeof field.value === 'string' ? field.value : null;
   if (type === 'Date') {
     const first = (record: R): string | null => {
       for (const field of record.fields) {

@@ -78,10 +78,17 @@ interface SortStep<R> {
  * @throws FilterError naming the condition or orderBy element whose field is unknown, whose
  *   operator does not fit the field, or whose value has the wrong type.
  */
-export function compileFilter<E extends FilterEntity>(entity: E, filter: FilterSpec, env: FilterEnv): CompiledFilter<EntityRecords[E]> {
+export function compileFilter<E extends FilterEntity>(
+  entity: E,
+  filter: FilterSpec,
+  env: FilterEnv,
+): CompiledFilter<EntityRecords[E]> {
   type R = EntityRecords[E];
-  const condition = (c: { path: string; field: string; operator: string; value: unknown }): Predicate<R> => compileCondition(resolveField(entity, c.field, env, c.path), c, env);
-  const matches = allOf<R>(filter.conditions.map((c) => (c.kind === 'orGroup' ? anyOf(c.conditions.map(condition)) : condition(c))));
+  const condition = (c: { path: string; field: string; operator: string; value: unknown }): Predicate<R> =>
+    compileCondition(resolveField(entity, c.field, env, c.path), c, env);
+  const matches = allOf<R>(
+    filter.conditions.map((c) => (c.kind === 'orGroup' ? anyOf(c.conditions.map(condition)) : condition(c))),
+  );
 
   const steps: SortStep<R>[] = filter.orderBy.map((order) => {
     const field = resolveField(entity, order.field, env, order.path);
@@ -117,7 +124,11 @@ function idsNamed(filter: FilterSpec): number[] | null {
   let ids: number[] | null = null;
   for (const c of filter.conditions) {
     const group = c.kind === 'orGroup' ? c.conditions : [c];
-    if (group.length === 0 || !group.every((one) => one.field === 'id' && one.operator === 'is' && typeof one.value === 'number')) continue;
+    if (
+      group.length === 0 ||
+      !group.every((one) => one.field === 'id' && one.operator === 'is' && typeof one.value === 'number')
+    )
+      continue;
     const named = new Set(group.map((one) => one.value as number));
     // Conditions all hold: an id must be named by each such condition.
     ids = ids === null ? [...named] : ids.filter((id) => named.has(id));

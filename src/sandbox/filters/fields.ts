@@ -107,7 +107,10 @@ const OPPORTUNITY_FIELDS: FieldTable<OpportunityRec> = {
     ...text((o: OpportunityRec) => (o.value ? String(o.value.amount) : null)),
     // `is "1500.00"` should find an amount of 1500. Only equality compares numbers: a prefix such
     // as "15." is not a number to normalise.
-    canonical: (value, operator) => ((operator === 'is' || operator === 'is not') && isNumeric(value) ? (text) => (isNumeric(text) ? String(Number(text)) : text) : null),
+    canonical: (value, operator) =>
+      (operator === 'is' || operator === 'is not') && isNumeric(value)
+        ? (text) => (isNumeric(text) ? String(Number(text)) : text)
+        : null,
     sortKey: (o: OpportunityRec) => o.value?.amount ?? null,
   }),
   pipeline: (env) =>
@@ -207,18 +210,30 @@ export function fieldNames(entity: FilterEntity): string[] {
   return names;
 }
 
-function customField<E extends FilterEntity>(entity: E, name: string, env: FilterEnv, path: string): FieldSpec<EntityRecords[E]> | null {
+function customField<E extends FilterEntity>(
+  entity: E,
+  name: string,
+  env: FilterEnv,
+  path: string,
+): FieldSpec<EntityRecords[E]> | null {
   const match = CUSTOM.exec(name);
   if (!match) {
     if (name.startsWith('custom:')) {
-      throw new FilterError(path, `custom fields are named custom:{fieldId} with a numeric id, got ${JSON.stringify(name)}`);
+      throw new FilterError(
+        path,
+        `custom fields are named custom:{fieldId} with a numeric id, got ${JSON.stringify(name)}`,
+      );
     }
     return null;
   }
   const definition = env.store.fieldDefinitions.get(Number(match[1]));
-  if (!definition) throw new FilterError(path, `there is no custom field definition with id ${match[1]} (field "${name}")`);
+  if (!definition)
+    throw new FilterError(path, `there is no custom field definition with id ${match[1]} (field "${name}")`);
   if (definition.entity !== entity) {
-    throw new FilterError(path, `custom field ${definition.id} ("${definition.name}") is defined for ${definition.entity}, not for ${entity}`);
+    throw new FilterError(
+      path,
+      `custom field ${definition.id} ("${definition.name}") is defined for ${definition.entity}, not for ${entity}`,
+    );
   }
   return custom(definition.id, definition.type) as FieldSpec<EntityRecords[E]>;
 }
@@ -238,7 +253,10 @@ function organisationField(name: string, env: FilterEnv, path: string): FieldSpe
   if (inner === 'name' || inner === 'tag') spec = PARTY_FIELDS[inner]?.(env) ?? null;
   else spec = customField('parties', inner, env, path);
   if (!spec) {
-    throw new FilterError(path, `unknown organisation field ${JSON.stringify(name)}; organisation fields: org.name, org.tag, org.custom:{fieldId}`);
+    throw new FilterError(
+      path,
+      `unknown organisation field ${JSON.stringify(name)}; organisation fields: org.name, org.tag, org.custom:{fieldId}`,
+    );
   }
   return via(spec, organisationOf(env));
 }
@@ -249,7 +267,12 @@ function organisationField(name: string, env: FilterEnv, path: string): FieldSpe
  * @throws FilterError (at `path`) for an unknown field, a custom field id without definition, or
  *   a definition that belongs to another entity.
  */
-export function resolveField<E extends FilterEntity>(entity: E, name: string, env: FilterEnv, path: string): FieldSpec<EntityRecords[E]> {
+export function resolveField<E extends FilterEntity>(
+  entity: E,
+  name: string,
+  env: FilterEnv,
+  path: string,
+): FieldSpec<EntityRecords[E]> {
   const table = TABLES[entity] as FieldTable<EntityRecords[E]>;
   if (Object.hasOwn(table, name)) {
     const factory = table[name];
@@ -261,5 +284,8 @@ export function resolveField<E extends FilterEntity>(entity: E, name: string, en
     const orgSpec = organisationField(name, env, path);
     if (orgSpec) return orgSpec as FieldSpec<EntityRecords[E]>;
   }
-  throw new FilterError(path, `unknown field ${JSON.stringify(name)} for ${entity}; fields: ${fieldNames(entity).join(', ')}`);
+  throw new FilterError(
+    path,
+    `unknown field ${JSON.stringify(name)} for ${entity}; fields: ${fieldNames(entity).join(', ')}`,
+  );
 }

@@ -1,7 +1,16 @@
 import { addDays, isIsoDate } from './dates.ts';
 import { describeValue } from '../describe-value.ts';
 import { FilterError } from './filter-error.ts';
-import { type FieldKind, type FieldSpec, type FilterEnv, type Operator, OPERATORS, OPERATORS_BY_KIND, type RefField, type StringField } from './types.ts';
+import {
+  type FieldKind,
+  type FieldSpec,
+  type FilterEnv,
+  type Operator,
+  OPERATORS,
+  OPERATORS_BY_KIND,
+  type RefField,
+  type StringField,
+} from './types.ts';
 
 const KIND_NAMES: Record<FieldKind, string> = {
   string: 'a string field',
@@ -24,7 +33,10 @@ export interface ConditionAt {
 }
 
 function wrongValue(at: ConditionAt, expected: string): FilterError {
-  return new FilterError(at.path, `operator "${at.operator}" on field "${at.field}" takes ${expected}, got ${describeValue(at.value, { withType: true })}`);
+  return new FilterError(
+    at.path,
+    `operator "${at.operator}" on field "${at.field}" takes ${expected}, got ${describeValue(at.value, { withType: true })}`,
+  );
 }
 
 function stringValue(at: ConditionAt): string {
@@ -72,7 +84,9 @@ function compileString<R>(field: StringField<R>, operator: Operator, at: Conditi
   const raw = stringValue(at);
   const rewrite = field.canonical?.(raw, operator) ?? null;
   const matches = textTest(operator, (rewrite ? rewrite(raw) : raw).toLowerCase());
-  const test = rewrite ? (text: string): boolean => matches(rewrite(text).toLowerCase()) : (text: string): boolean => matches(text.toLowerCase());
+  const test = rewrite
+    ? (text: string): boolean => matches(rewrite(text).toLowerCase())
+    : (text: string): boolean => matches(text.toLowerCase());
   return (record) => field.some(record, test);
 }
 
@@ -108,13 +122,21 @@ export function compileCondition<R>(field: FieldSpec<R>, at: ConditionAt, env: F
   }
   const allowed = OPERATORS_BY_KIND[field.kind];
   if (!allowed.includes(operator)) {
-    throw new FilterError(at.path, `operator "${operator}" does not apply to field "${at.field}" (${KIND_NAMES[field.kind]}); it takes: ${allowed.join(', ')}`);
+    throw new FilterError(
+      at.path,
+      `operator "${operator}" does not apply to field "${at.field}" (${KIND_NAMES[field.kind]}); it takes: ${allowed.join(', ')}`,
+    );
   }
   const positive = compilePositive(field, operator === 'is not' ? 'is' : operator, at, env);
   return operator === 'is not' ? (record) => !positive(record) : positive;
 }
 
-function compilePositive<R>(field: FieldSpec<R>, operator: Operator, at: ConditionAt, env: FilterEnv): (record: R) => boolean {
+function compilePositive<R>(
+  field: FieldSpec<R>,
+  operator: Operator,
+  at: ConditionAt,
+  env: FilterEnv,
+): (record: R) => boolean {
   switch (field.kind) {
     case 'string':
       return compileString(field, operator, at);
@@ -122,7 +144,12 @@ function compilePositive<R>(field: FieldSpec<R>, operator: Operator, at: Conditi
       return compileRef(field, operator, at);
     case 'number': {
       const wanted = numberValue(at);
-      const test = operator === 'is greater than' ? (n: number) => n > wanted : operator === 'is less than' ? (n: number) => n < wanted : (n: number) => n === wanted;
+      const test =
+        operator === 'is greater than'
+          ? (n: number) => n > wanted
+          : operator === 'is less than'
+            ? (n: number) => n < wanted
+            : (n: number) => n === wanted;
       return (record) => field.some(record, test);
     }
     case 'boolean': {

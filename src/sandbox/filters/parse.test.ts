@@ -60,16 +60,51 @@ describe('parseFilter: rejected shapes name where the problem is', () => {
     ['conditions not an array', { conditions: { field: 'x' } }, 'filter', /conditions must be an array, got an object/],
     ['unknown filter property', { conditions: [], order: [] }, 'filter', /unknown property "order"/],
     ['orderBy not an array', { conditions: [], orderBy: 'name' }, 'filter', /orderBy must be an array/],
-    ['condition not an object', { conditions: [{ field: 'a', operator: 'is', value: 1 }, 3] }, 'conditions[1]', /must be an object, got 3 \(a number\)/],
-    ['field missing', { conditions: [{ operator: 'is', value: 1 }] }, 'conditions[0]', /field must be a non-empty string, got nothing/],
-    ['field not a string', { conditions: [{ field: 7, operator: 'is', value: 1 }] }, 'conditions[0]', /field must be a non-empty string, got 7/],
-    ['operator missing', { conditions: [{ field: 'id', value: 1 }] }, 'conditions[0]', /operator must be a non-empty string/],
+    [
+      'condition not an object',
+      { conditions: [{ field: 'a', operator: 'is', value: 1 }, 3] },
+      'conditions[1]',
+      /must be an object, got 3 \(a number\)/,
+    ],
+    [
+      'field missing',
+      { conditions: [{ operator: 'is', value: 1 }] },
+      'conditions[0]',
+      /field must be a non-empty string, got nothing/,
+    ],
+    [
+      'field not a string',
+      { conditions: [{ field: 7, operator: 'is', value: 1 }] },
+      'conditions[0]',
+      /field must be a non-empty string, got 7/,
+    ],
+    [
+      'operator missing',
+      { conditions: [{ field: 'id', value: 1 }] },
+      'conditions[0]',
+      /operator must be a non-empty string/,
+    ],
     ['value missing', { conditions: [{ field: 'id', operator: 'is' }] }, 'conditions[0]', /value is missing/],
-    ['misspelt key', { conditions: [{ field: 'id', operater: 'is', value: 1 }] }, 'conditions[0]', /unknown property "operater"/],
+    [
+      'misspelt key',
+      { conditions: [{ field: 'id', operater: 'is', value: 1 }] },
+      'conditions[0]',
+      /unknown property "operater"/,
+    ],
     ['orGroup not an array', { conditions: [{ orGroup: {} }] }, 'conditions[0]', /orGroup must be an array/],
     ['empty orGroup', { conditions: [{ orGroup: [] }] }, 'conditions[0]', /at least one condition/],
-    ['orGroup with extra key', { conditions: [{ orGroup: [], field: 'x' }] }, 'conditions[0]', /unknown property "field"/],
-    ['nested orGroup', { conditions: [{ orGroup: [{ field: 'id', operator: 'is', value: 1 }, { orGroup: [] }] }] }, 'conditions[0].orGroup[1]', /one level deep/],
+    [
+      'orGroup with extra key',
+      { conditions: [{ orGroup: [], field: 'x' }] },
+      'conditions[0]',
+      /unknown property "field"/,
+    ],
+    [
+      'nested orGroup',
+      { conditions: [{ orGroup: [{ field: 'id', operator: 'is', value: 1 }, { orGroup: [] }] }] },
+      'conditions[0].orGroup[1]',
+      /one level deep/,
+    ],
     [
       'bad member of a group',
       {
@@ -87,7 +122,12 @@ describe('parseFilter: rejected shapes name where the problem is', () => {
     ],
     ['orderBy element not an object', { conditions: [], orderBy: ['name'] }, 'orderBy[0]', /must be an object/],
     ['orderBy without field', { conditions: [], orderBy: [{ direction: 'ascending' }] }, 'orderBy[0]', /field must be/],
-    ['orderBy bad direction', { conditions: [], orderBy: [{ field: 'id' }, { field: 'name', direction: 'asc' }] }, 'orderBy[1]', /"ascending" or "descending", got "asc"/],
+    [
+      'orderBy bad direction',
+      { conditions: [], orderBy: [{ field: 'id' }, { field: 'name', direction: 'asc' }] },
+      'orderBy[1]',
+      /"ascending" or "descending", got "asc"/,
+    ],
   ];
   it.each(cases)('%s', (_label, raw, path, message) => {
     const error = failure(() => parseFilter(raw));

@@ -50,12 +50,17 @@ function rejectUnknownKeys(object: Record<string, unknown>, allowed: readonly st
 }
 
 function parseCondition(raw: unknown, path: string, inGroup: boolean): ConditionSpec | OrGroupSpec {
-  if (!isObject(raw)) throw new FilterError(path, `a condition must be an object, got ${describeValue(raw, { withType: true })}`);
+  if (!isObject(raw))
+    throw new FilterError(path, `a condition must be an object, got ${describeValue(raw, { withType: true })}`);
   if ('orGroup' in raw) {
     if (inGroup) throw new FilterError(path, 'an orGroup cannot hold another orGroup (groups are one level deep)');
     rejectUnknownKeys(raw, ['orGroup'], path);
     const members = raw.orGroup;
-    if (!Array.isArray(members)) throw new FilterError(path, `orGroup must be an array of conditions, got ${describeValue(members, { withType: true })}`);
+    if (!Array.isArray(members))
+      throw new FilterError(
+        path,
+        `orGroup must be an array of conditions, got ${describeValue(members, { withType: true })}`,
+      );
     // An empty group could pass nothing, which is never what was meant.
     if (members.length === 0) throw new FilterError(path, 'orGroup must hold at least one condition');
     const conditions = members.map((member, index) => parseCondition(member, `${path}.orGroup[${index}]`, true));
@@ -67,21 +72,28 @@ function parseCondition(raw: unknown, path: string, inGroup: boolean): Condition
     throw new FilterError(path, `field must be a non-empty string, got ${describeValue(field, { withType: true })}`);
   }
   if (typeof operator !== 'string' || operator === '') {
-    throw new FilterError(path, `operator must be a non-empty string, got ${describeValue(operator, { withType: true })}`);
+    throw new FilterError(
+      path,
+      `operator must be a non-empty string, got ${describeValue(operator, { withType: true })}`,
+    );
   }
   if (!('value' in raw)) throw new FilterError(path, 'value is missing');
   return { kind: 'condition', path, field, operator, value: raw.value };
 }
 
 function parseOrder(raw: unknown, path: string): OrderSpec {
-  if (!isObject(raw)) throw new FilterError(path, `an orderBy element must be an object, got ${describeValue(raw, { withType: true })}`);
+  if (!isObject(raw))
+    throw new FilterError(path, `an orderBy element must be an object, got ${describeValue(raw, { withType: true })}`);
   rejectUnknownKeys(raw, ['field', 'direction'], path);
   const { field, direction = 'ascending' } = raw;
   if (typeof field !== 'string' || field === '') {
     throw new FilterError(path, `field must be a non-empty string, got ${describeValue(field, { withType: true })}`);
   }
   if (direction !== 'ascending' && direction !== 'descending') {
-    throw new FilterError(path, `direction must be "ascending" or "descending", got ${describeValue(direction, { withType: true })}`);
+    throw new FilterError(
+      path,
+      `direction must be "ascending" or "descending", got ${describeValue(direction, { withType: true })}`,
+    );
   }
   return { path, field, direction };
 }
@@ -95,13 +107,18 @@ function parseOrder(raw: unknown, path: string): OrderSpec {
  *   `orderBy[i]` that is malformed.
  */
 export function parseFilter(raw: unknown): FilterSpec {
-  if (!isObject(raw)) throw new FilterError('filter', `must be an object with conditions, got ${describeValue(raw, { withType: true })}`);
+  if (!isObject(raw))
+    throw new FilterError('filter', `must be an object with conditions, got ${describeValue(raw, { withType: true })}`);
   rejectUnknownKeys(raw, ['conditions', 'orderBy'], 'filter');
   const { conditions, orderBy = [] } = raw;
   if (!Array.isArray(conditions)) {
-    throw new FilterError('filter', `conditions must be an array, got ${describeValue(conditions, { withType: true })}`);
+    throw new FilterError(
+      'filter',
+      `conditions must be an array, got ${describeValue(conditions, { withType: true })}`,
+    );
   }
-  if (!Array.isArray(orderBy)) throw new FilterError('filter', `orderBy must be an array, got ${describeValue(orderBy, { withType: true })}`);
+  if (!Array.isArray(orderBy))
+    throw new FilterError('filter', `orderBy must be an array, got ${describeValue(orderBy, { withType: true })}`);
   return {
     conditions: conditions.map((condition, index) => parseCondition(condition, `conditions[${index}]`, false)),
     orderBy: orderBy.map((order, index) => parseOrder(order, `orderBy[${index}]`)),
@@ -114,9 +131,14 @@ export function parseFilter(raw: unknown): FilterSpec {
  * @throws FilterError when the body is not an object holding `filter` and nothing else.
  */
 export function parseFilterBody(body: unknown): FilterSpec {
-  if (!isObject(body)) throw new FilterError(null, 'the request body must be a JSON object like {"filter": {"conditions": [...]}}');
+  if (!isObject(body))
+    throw new FilterError(null, 'the request body must be a JSON object like {"filter": {"conditions": [...]}}');
   // A missing wrapper is the likelier mistake than a stray key, so it is named first.
-  if (!('filter' in body)) throw new FilterError(null, 'the request body must hold the filter under "filter", like {"filter": {"conditions": [...]}}');
+  if (!('filter' in body))
+    throw new FilterError(
+      null,
+      'the request body must hold the filter under "filter", like {"filter": {"conditions": [...]}}',
+    );
   rejectUnknownKeys(body, ['filter'], null);
   return parseFilter(body.filter);
 }

@@ -38,7 +38,20 @@ export interface ProjectBoard {
 export type FieldKind = 'string' | 'number' | 'boolean' | 'date' | 'ref';
 
 /** The operators of a filter condition, as the service names them. */
-export const OPERATORS = ['is', 'is not', 'starts with', 'ends with', 'contains', 'is greater than', 'is less than', 'is after', 'is before', 'is older than', 'is within last', 'is within next'] as const;
+export const OPERATORS = [
+  'is',
+  'is not',
+  'starts with',
+  'ends with',
+  'contains',
+  'is greater than',
+  'is less than',
+  'is after',
+  'is before',
+  'is older than',
+  'is within last',
+  'is within next',
+] as const;
 
 export type Operator = (typeof OPERATORS)[number];
 

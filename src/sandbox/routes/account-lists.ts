@@ -17,7 +17,14 @@ export const SANDBOX_SITE_NAME = 'Sandbox';
 /** The stages of the account in board order: boards by id, then each board's stages by position. */
 export function stagesInOrder(store: Store): StageRec[] {
   const boardOrder = new Map(store.boards.all().map((board, index) => [board.id, index]));
-  return store.stages.all().sort((a, b) => (boardOrder.get(a.boardId) ?? Infinity) - (boardOrder.get(b.boardId) ?? Infinity) || a.displayOrder - b.displayOrder || a.id - b.id);
+  return store.stages
+    .all()
+    .sort(
+      (a, b) =>
+        (boardOrder.get(a.boardId) ?? Infinity) - (boardOrder.get(b.boardId) ?? Infinity) ||
+        a.displayOrder - b.displayOrder ||
+        a.id - b.id,
+    );
 }
 
 /** The stage a new project starts on: the first stage of the first board; null for an account without stages. */
@@ -26,7 +33,9 @@ export function firstStageId(store: Store): number | null {
 }
 
 /** The boards with their stages, as the filters' `board` and `stage` fields read them. */
-export function boardsWithStages(store: Store): Array<{ id: number; name: string; stages: Array<{ id: number; name: string }> }> {
+export function boardsWithStages(
+  store: Store,
+): Array<{ id: number; name: string; stages: Array<{ id: number; name: string }> }> {
   const stages = stagesInOrder(store);
   return store.boards.all().map((board) => ({
     id: board.id,
@@ -36,7 +45,10 @@ export function boardsWithStages(store: Store): Array<{ id: number; name: string
 }
 
 /** `createdAt` and `updatedAt` of a list item, as live answers carry them; null for one saved before they were kept. */
-function stamps(item: { createdAt?: string; updatedAt?: string }): { createdAt: string | null; updatedAt: string | null } {
+function stamps(item: { createdAt?: string; updatedAt?: string }): {
+  createdAt: string | null;
+  updatedAt: string | null;
+} {
   return { createdAt: item.createdAt ?? null, updatedAt: item.updatedAt ?? item.createdAt ?? null };
 }
 
@@ -74,7 +86,9 @@ export function registerAccountListRoutes(app: FastifyInstance, ctx: SandboxCont
     return found;
   };
 
-  app.get('/api/v2/boards', async (request, reply) => ({ boards: paginate(request, reply, store.boards.all()).map(boardJson) }));
+  app.get('/api/v2/boards', async (request, reply) => ({
+    boards: paginate(request, reply, store.boards.all()).map(boardJson),
+  }));
   app.get('/api/v2/boards/:boardId', async (request) => ({ board: boardJson(board(request)) }));
   app.get('/api/v2/boards/:boardId/stages', async (request, reply) => {
     const { id } = board(request);
@@ -82,7 +96,9 @@ export function registerAccountListRoutes(app: FastifyInstance, ctx: SandboxCont
     return { stages: paginate(request, reply, stages).map((s) => stageJson(store, s)) };
   });
 
-  app.get('/api/v2/stages', async (request, reply) => ({ stages: paginate(request, reply, stagesInOrder(store)).map((s) => stageJson(store, s)) }));
+  app.get('/api/v2/stages', async (request, reply) => ({
+    stages: paginate(request, reply, stagesInOrder(store)).map((s) => stageJson(store, s)),
+  }));
   app.get('/api/v2/stages/:stageId', async (request) => {
     const id = idParam(request, 'stageId', 'stage');
     const stage = store.stages.get(id);
@@ -90,7 +106,9 @@ export function registerAccountListRoutes(app: FastifyInstance, ctx: SandboxCont
     return { stage: stageJson(store, stage) };
   });
 
-  app.get('/api/v2/lostreasons', async (request, reply) => ({ lostReasons: paginate(request, reply, store.lostReasons.all()).map(lostReasonJson) }));
+  app.get('/api/v2/lostreasons', async (request, reply) => ({
+    lostReasons: paginate(request, reply, store.lostReasons.all()).map(lostReasonJson),
+  }));
   app.get('/api/v2/lostreasons/:lostReasonId', async (request) => {
     const id = idParam(request, 'lostReasonId', 'lost reason');
     const reason = store.lostReasons.get(id);

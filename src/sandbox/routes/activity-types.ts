@@ -65,7 +65,12 @@ const ICONS_BY_ID = new Map(ACTIVITY_TYPE_ICONS.map((icon) => [icon.id, icon]));
 type Problem = { field: string; message: string };
 
 function activityTypeJson(type: ActivityTypeRec): Record<string, unknown> {
-  return { id: type.id, name: type.name, icon: ICONS_BY_ID.get(type.iconId) ?? null, updateLastContacted: type.updateLastContacted };
+  return {
+    id: type.id,
+    name: type.name,
+    icon: ICONS_BY_ID.get(type.iconId) ?? null,
+    updateLastContacted: type.updateLastContacted,
+  };
 }
 
 /** Built-ins first (-1, -2, -3), then the account's own types oldest first. */
@@ -75,7 +80,8 @@ function ordered(types: ActivityTypeRec[]): ActivityTypeRec[] {
 
 /** Parses the id of /activitytypes/{id}; built-in ids are negative. */
 function parseTypeId(raw: string | undefined): number {
-  if (raw === undefined || !/^-?\d{1,15}$/.test(raw)) throw notFound(`no activity type with id ${JSON.stringify(raw ?? '')}`);
+  if (raw === undefined || !/^-?\d{1,15}$/.test(raw))
+    throw notFound(`no activity type with id ${JSON.stringify(raw ?? '')}`);
   return Number(raw);
 }
 
@@ -88,26 +94,40 @@ interface TypeChanges {
 function readChanges(body: Record<string, unknown>, creating: boolean, problems: Problem[]): TypeChanges {
   const changes: TypeChanges = {};
   for (const key of Object.keys(body)) {
-    if (!['name', 'icon', 'updateLastContacted', 'id'].includes(key)) problems.push({ field: key, message: 'is not a property that can be written' });
+    if (!['name', 'icon', 'updateLastContacted', 'id'].includes(key))
+      problems.push({ field: key, message: 'is not a property that can be written' });
   }
   if (body.name !== undefined || creating) {
     if (typeof body.name === 'string' && body.name.trim() !== '') changes.name = body.name.trim();
-    else problems.push({ field: 'name', message: body.name === undefined ? 'is required' : `must be a non-empty string, got ${JSON.stringify(body.name)}` });
+    else
+      problems.push({
+        field: 'name',
+        message:
+          body.name === undefined ? 'is required' : `must be a non-empty string, got ${JSON.stringify(body.name)}`,
+      });
   }
   if (body.icon !== undefined || creating) {
     const icon = body.icon;
-    const id = icon !== null && typeof icon === 'object' && !Array.isArray(icon) ? (icon as Record<string, unknown>).id : icon;
+    const id =
+      icon !== null && typeof icon === 'object' && !Array.isArray(icon) ? (icon as Record<string, unknown>).id : icon;
     if (typeof id === 'string' && ICONS_BY_ID.has(id)) changes.iconId = id;
     else {
       problems.push({
         field: 'icon',
-        message: icon === undefined ? 'is required, as {"id": <icon id>}' : `must be {"id": <icon id>} naming one of GET /activitytypes/icons, got ${JSON.stringify(icon)}`,
+        message:
+          icon === undefined
+            ? 'is required, as {"id": <icon id>}'
+            : `must be {"id": <icon id>} naming one of GET /activitytypes/icons, got ${JSON.stringify(icon)}`,
       });
     }
   }
   if (body.updateLastContacted !== undefined) {
     if (typeof body.updateLastContacted === 'boolean') changes.updateLastContacted = body.updateLastContacted;
-    else problems.push({ field: 'updateLastContacted', message: `must be true or false, got ${JSON.stringify(body.updateLastContacted)}` });
+    else
+      problems.push({
+        field: 'updateLastContacted',
+        message: `must be true or false, got ${JSON.stringify(body.updateLastContacted)}`,
+      });
   }
   return changes;
 }
@@ -123,7 +143,8 @@ export function registerActivityTypeRoutes(app: FastifyInstance, ctx: SandboxCon
     return type;
   };
 
-  const nameTaken = (name: string, exceptId: number | null): boolean => store.activityTypes.all().some((t) => t.id !== exceptId && t.name.toLowerCase() === name.toLowerCase());
+  const nameTaken = (name: string, exceptId: number | null): boolean =>
+    store.activityTypes.all().some((t) => t.id !== exceptId && t.name.toLowerCase() === name.toLowerCase());
 
   app.get('/api/v2/activitytypes', async (request, reply) => {
     return { activityTypes: paginate(request, reply, ordered(store.activityTypes.all())).map(activityTypeJson) };
@@ -142,9 +163,13 @@ export function registerActivityTypeRoutes(app: FastifyInstance, ctx: SandboxCon
     const problems: Problem[] = [];
     const changes = readChanges(body, true, problems);
     if (changes.name !== undefined && nameTaken(changes.name, null)) {
-      problems.push({ field: 'name', message: `an activity type named ${JSON.stringify(changes.name)} already exists` });
+      problems.push({
+        field: 'name',
+        message: `an activity type named ${JSON.stringify(changes.name)} already exists`,
+      });
     }
-    if (problems.length > 0 || changes.name === undefined || changes.iconId === undefined) throw validationError('activityType', problems);
+    if (problems.length > 0 || changes.name === undefined || changes.iconId === undefined)
+      throw validationError('activityType', problems);
     const type = store.activityTypes.insert({
       name: changes.name,
       iconId: changes.iconId,
@@ -159,11 +184,16 @@ export function registerActivityTypeRoutes(app: FastifyInstance, ctx: SandboxCon
     const problems: Problem[] = [];
     const changes = readChanges(body, false, problems);
     if (type.id < 0) {
-      if (changes.name !== undefined && changes.name !== type.name) problems.push({ field: 'name', message: 'a built-in activity type cannot be renamed' });
-      if (changes.iconId !== undefined && changes.iconId !== type.iconId) problems.push({ field: 'icon', message: 'the icon of a built-in activity type cannot change' });
+      if (changes.name !== undefined && changes.name !== type.name)
+        problems.push({ field: 'name', message: 'a built-in activity type cannot be renamed' });
+      if (changes.iconId !== undefined && changes.iconId !== type.iconId)
+        problems.push({ field: 'icon', message: 'the icon of a built-in activity type cannot change' });
     }
     if (changes.name !== undefined && nameTaken(changes.name, type.id)) {
-      problems.push({ field: 'name', message: `an activity type named ${JSON.stringify(changes.name)} already exists` });
+      problems.push({
+        field: 'name',
+        message: `an activity type named ${JSON.stringify(changes.name)} already exists`,
+      });
     }
     if (problems.length > 0) throw validationError('activityType', problems);
     Object.assign(type, changes);
@@ -173,7 +203,9 @@ export function registerActivityTypeRoutes(app: FastifyInstance, ctx: SandboxCon
   app.delete('/api/v2/activitytypes/:activityTypeId', async (request, reply) => {
     const type = typeOr404((request.params as { activityTypeId: string }).activityTypeId);
     if (type.id < 0) {
-      throw validationError('activityType', [{ field: 'id', message: `${type.name} is a built-in activity type and cannot be deleted` }]);
+      throw validationError('activityType', [
+        { field: 'id', message: `${type.name} is a built-in activity type and cannot be deleted` },
+      ]);
     }
     for (const entry of store.entries.all()) {
       if (entry.activityTypeId !== type.id) continue;

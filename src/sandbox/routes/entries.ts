@@ -6,7 +6,17 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
 import { describeValue } from '../describe-value.ts';
-import { badRequest, created, type FieldProblem, notFound, parseEmbed, parseId, timestamp, unwrap, validationError } from '../http.ts';
+import {
+  badRequest,
+  created,
+  type FieldProblem,
+  notFound,
+  parseEmbed,
+  parseId,
+  timestamp,
+  unwrap,
+  validationError,
+} from '../http.ts';
 import { answerScheduled, registerJobHandler } from '../jobs.ts';
 import { pageOf } from '../paging.ts';
 import type { AttachmentRec, EntityKind, EntryRec } from '../model.ts';
@@ -52,12 +62,18 @@ export function readIdRef(value: unknown): number | { problem: string } {
  * Problems for every key of `body` that is not in `allowed`. `notes` gives a better message for
  * keys that are known but cannot be written by this request (read-only or fixed at create).
  */
-export function unknownKeyProblems(body: Record<string, unknown>, allowed: readonly string[], notes: Readonly<Record<string, string>> = {}): Problem[] {
+export function unknownKeyProblems(
+  body: Record<string, unknown>,
+  allowed: readonly string[],
+  notes: Readonly<Record<string, string>> = {},
+): Problem[] {
   return Object.keys(body)
     .filter((key) => !allowed.includes(key))
     .map((key) => ({
       field: key,
-      message: Object.hasOwn(notes, key) ? (notes[key] as string) : `is not a known property; expected one of ${allowed.join(', ')}`,
+      message: Object.hasOwn(notes, key)
+        ? (notes[key] as string)
+        : `is not a known property; expected one of ${allowed.join(', ')}`,
     }));
 }
 
@@ -73,7 +89,8 @@ function readTimestamp(value: unknown): string | { problem: string } {
 
 /** Reads `activityType` as an integer id or `{id}`; the read shape `{id, name}` is accepted back. */
 function readActivityType(ctx: SandboxContext, value: unknown): number | { problem: string } {
-  const id = typeof value === 'number' ? value : value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
+  const id =
+    typeof value === 'number' ? value : value && typeof value === 'object' ? (value as { id?: unknown }).id : undefined;
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) {
     return { problem: `must be an activity type id (an integer), got ${describeValue(value)}` };
   }
@@ -89,7 +106,11 @@ function readActivityType(ctx: SandboxContext, value: unknown): number | { probl
  * emails) are always present; `party`, `kase` and `opportunity` appear when the entry is filed on
  * such a record, and embedding one of them makes its key appear (null) even when it is not.
  */
-export function serializeEntry(ctx: SandboxContext, entry: EntryRec, embed: ReadonlySet<string>): Record<string, unknown> {
+export function serializeEntry(
+  ctx: SandboxContext,
+  entry: EntryRec,
+  embed: ReadonlySet<string>,
+): Record<string, unknown> {
   const activityType = entry.activityTypeId === null ? undefined : ctx.store.activityTypes.get(entry.activityTypeId);
   const out: Record<string, unknown> = {
     id: entry.id,
@@ -106,12 +127,18 @@ export function serializeEntry(ctx: SandboxContext, entry: EntryRec, embed: Read
     out.parties = entry.partyIds.flatMap((id) => partySummary(ctx, id) ?? []);
   }
   // Emails list their parties in `parties`; a `party` key beside it would always be null.
-  if (entry.partyId !== null || (embed.has('party') && entry.type !== 'email')) out.party = partySummary(ctx, entry.partyId);
+  if (entry.partyId !== null || (embed.has('party') && entry.type !== 'email'))
+    out.party = partySummary(ctx, entry.partyId);
   if (entry.kaseId !== null || embed.has('kase')) out.kase = kaseSummary(ctx, entry.kaseId);
   if (entry.opportunityId !== null || embed.has('opportunity')) {
     out.opportunity = opportunitySummary(ctx, entry.opportunityId);
   }
-  out.attachments = entry.attachments.map((a) => ({ id: a.id, filename: a.filename, contentType: a.contentType, size: a.size }));
+  out.attachments = entry.attachments.map((a) => ({
+    id: a.id,
+    filename: a.filename,
+    contentType: a.contentType,
+    size: a.size,
+  }));
   out.participants = entry.participants.map((p) => ({ id: p.id, address: p.address, name: p.name, role: p.role }));
   return out;
 }
@@ -177,7 +204,12 @@ type AttachmentChange = { add: string[]; remove: number[] };
  * true}` removes and a bare `{id}` of an existing attachment is accepted and left alone, since
  * clients often send back the list they read.
  */
-function readAttachments(ctx: SandboxContext, value: unknown, existing: readonly AttachmentRec[] | null, problems: Problem[]): AttachmentChange {
+function readAttachments(
+  ctx: SandboxContext,
+  value: unknown,
+  existing: readonly AttachmentRec[] | null,
+  problems: Problem[],
+): AttachmentChange {
   const change: AttachmentChange = { add: [], remove: [] };
   if (!Array.isArray(value)) {
     problems.push({ field: 'attachments', message: `must be an array, got ${describeValue(value)}` });
@@ -192,7 +224,10 @@ function readAttachments(ctx: SandboxContext, value: unknown, existing: readonly
     const item = element as Record<string, unknown>;
     if (item.id !== undefined) {
       if (existing === null) {
-        problems.push({ field: `${field}.id`, message: 'new entries take attachments as {"token"} from an upload, not by id' });
+        problems.push({
+          field: `${field}.id`,
+          message: 'new entries take attachments as {"token"} from an upload, not by id',
+        });
         return;
       }
       const id = item.id;
@@ -213,7 +248,10 @@ function readAttachments(ctx: SandboxContext, value: unknown, existing: readonly
     }
     const token = item.token;
     if (typeof token !== 'string' || token === '') {
-      problems.push({ field: `${field}.token`, message: `must be the token of an upload, got ${describeValue(token)}` });
+      problems.push({
+        field: `${field}.token`,
+        message: `must be the token of an upload, got ${describeValue(token)}`,
+      });
       return;
     }
     if (!ctx.store.uploads.has(token)) {
@@ -235,7 +273,15 @@ function consumeUploads(ctx: SandboxContext, tokens: readonly string[]): Attachm
     const upload = ctx.store.uploads.get(token);
     if (!upload) return [];
     ctx.store.uploads.delete(token);
-    return [{ id: ctx.store.next(), filename: upload.filename, contentType: upload.contentType, size: upload.size, blobId: upload.blobId }];
+    return [
+      {
+        id: ctx.store.next(),
+        filename: upload.filename,
+        contentType: upload.contentType,
+        size: upload.size,
+        blobId: upload.blobId,
+      },
+    ];
   });
 }
 
@@ -277,7 +323,8 @@ function createEntry(ctx: SandboxContext, request: FastifyRequest): EntryRec {
     if (body[key] === undefined || body[key] === null) continue;
     const id = readIdRef(body[key]);
     if (typeof id !== 'number') problems.push({ field: key, message: id.problem });
-    else if (!linkedRecordExists(ctx, key, id)) problems.push({ field: `${key}.id`, message: `no ${key} has id ${id}` });
+    else if (!linkedRecordExists(ctx, key, id))
+      problems.push({ field: `${key}.id`, message: `no ${key} has id ${id}` });
     else links[key] = id;
   }
   const given = LINK_KEYS.filter((key) => body[key] !== undefined && body[key] !== null);
@@ -290,7 +337,8 @@ function createEntry(ctx: SandboxContext, request: FastifyRequest): EntryRec {
 
   let content = '';
   if (body.content !== undefined && body.content !== null) {
-    if (typeof body.content !== 'string') problems.push({ field: 'content', message: `must be a string, got ${describeValue(body.content)}` });
+    if (typeof body.content !== 'string')
+      problems.push({ field: 'content', message: `must be a string, got ${describeValue(body.content)}` });
     else content = body.content;
   }
 
@@ -308,7 +356,8 @@ function createEntry(ctx: SandboxContext, request: FastifyRequest): EntryRec {
     else problems.push({ field: 'entryAt', message: at.problem });
   }
 
-  const attachments = body.attachments === undefined ? { add: [], remove: [] } : readAttachments(ctx, body.attachments, null, problems);
+  const attachments =
+    body.attachments === undefined ? { add: [], remove: [] } : readAttachments(ctx, body.attachments, null, problems);
   if (problems.length === 0 && content.trim() === '' && attachments.add.length === 0) {
     problems.push({ field: 'content', message: 'a note needs content or at least one attachment' });
   }
@@ -338,24 +387,31 @@ function createEntry(ctx: SandboxContext, request: FastifyRequest): EntryRec {
 function updateEntry(ctx: SandboxContext, request: FastifyRequest, entry: EntryRec): EntryRec {
   const body = unwrap(request, 'entry');
   if (entry.type === 'task') {
-    throw validationError('entry', [{ field: 'type', message: 'only note and email entries can be updated; this entry records a completed task' }]);
+    throw validationError('entry', [
+      { field: 'type', message: 'only note and email entries can be updated; this entry records a completed task' },
+    ]);
   }
   const allowed = entry.type === 'email' ? EMAIL_UPDATE_KEYS : NOTE_UPDATE_KEYS;
   const problems: Problem[] = unknownKeyProblems(body, allowed, UPDATE_NOTES);
   if (body.type !== undefined && body.type !== entry.type) {
-    problems.push({ field: 'type', message: `the type of an entry cannot change (it is "${entry.type}"), got ${describeValue(body.type)}` });
+    problems.push({
+      field: 'type',
+      message: `the type of an entry cannot change (it is "${entry.type}"), got ${describeValue(body.type)}`,
+    });
   }
 
   let content = entry.content;
   if (body.content !== undefined) {
     if (body.content === null) content = '';
-    else if (typeof body.content !== 'string') problems.push({ field: 'content', message: `must be a string, got ${describeValue(body.content)}` });
+    else if (typeof body.content !== 'string')
+      problems.push({ field: 'content', message: `must be a string, got ${describeValue(body.content)}` });
     else content = body.content;
   }
 
   let subject = entry.subject;
   if (entry.type === 'email' && body.subject !== undefined) {
-    if (typeof body.subject !== 'string') problems.push({ field: 'subject', message: `must be a string, got ${describeValue(body.subject)}` });
+    if (typeof body.subject !== 'string')
+      problems.push({ field: 'subject', message: `must be a string, got ${describeValue(body.subject)}` });
     else subject = body.subject;
   }
 
@@ -373,7 +429,10 @@ function updateEntry(ctx: SandboxContext, request: FastifyRequest, entry: EntryR
     else problems.push({ field: 'entryAt', message: at.problem });
   }
 
-  const change = body.attachments === undefined ? { add: [], remove: [] } : readAttachments(ctx, body.attachments, entry.attachments, problems);
+  const change =
+    body.attachments === undefined
+      ? { add: [], remove: [] }
+      : readAttachments(ctx, body.attachments, entry.attachments, problems);
   const kept = entry.attachments.filter((a) => !change.remove.includes(a.id));
   if (problems.length === 0 && content.trim() === '' && kept.length + change.add.length === 0) {
     problems.push({
@@ -438,7 +497,9 @@ function encodeExtValue(value: string): string {
 export function contentDisposition(filename: string): string {
   const plain = /^[\x20-\x7e]*$/.test(filename);
   const fallback = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '\\$&');
-  return plain ? `attachment; filename="${fallback}"` : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeExtValue(filename)}`;
+  return plain
+    ? `attachment; filename="${fallback}"`
+    : `attachment; filename="${fallback}"; filename*=UTF-8''${encodeExtValue(filename)}`;
 }
 
 async function registerUploadRoute(app: FastifyInstance, ctx: SandboxContext): Promise<void> {
@@ -456,7 +517,14 @@ async function registerUploadRoute(app: FastifyInstance, ctx: SandboxContext): P
     const token = randomBytes(24).toString('base64url');
     const blobId = ctx.store.newBlobId();
     ctx.store.blobs.set(blobId, Buffer.from(body));
-    ctx.store.uploads.set(token, { token, filename, contentType, size: body.length, blobId, createdAt: timestamp(ctx.now()) });
+    ctx.store.uploads.set(token, {
+      token,
+      filename,
+      contentType,
+      size: body.length,
+      blobId,
+      createdAt: timestamp(ctx.now()),
+    });
     return { upload: { token } };
   });
 }
@@ -471,10 +539,20 @@ function entryOr404(ctx: SandboxContext, raw: string | undefined): EntryRec {
   return entry;
 }
 
-function listOf(request: FastifyRequest, reply: FastifyReply, ctx: SandboxContext, matches: (entry: EntryRec) => boolean): { entries: unknown[] } {
+function listOf(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ctx: SandboxContext,
+  matches: (entry: EntryRec) => boolean,
+): { entries: unknown[] } {
   const embed = parseEmbed(request, ENTRY_EMBEDS);
   // Newest first is not table order: the sorted list is built once per query and paged from.
-  const page = pageOf(ctx.store, request, reply, { records: () => ctx.store.entries.values(), matches, sort: (rows) => rows.sort(byNewest), key: '' });
+  const page = pageOf(ctx.store, request, reply, {
+    records: () => ctx.store.entries.values(),
+    matches,
+    sort: (rows) => rows.sort(byNewest),
+    key: '',
+  });
   return { entries: page.map((entry) => serializeEntry(ctx, entry, embed)) };
 }
 
@@ -534,6 +612,10 @@ export function registerEntryRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const found = findAttachment(ctx, id);
     const bytes = found ? ctx.store.blobs.get(found.attachment.blobId) : undefined;
     if (!found || !bytes) throw notFound(`no attachment with id ${id}`);
-    return reply.code(200).header('Content-Type', found.attachment.contentType).header('Content-Disposition', contentDisposition(found.attachment.filename)).send(bytes);
+    return reply
+      .code(200)
+      .header('Content-Type', found.attachment.contentType)
+      .header('Content-Disposition', contentDisposition(found.attachment.filename))
+      .send(bytes);
   });
 }

@@ -55,13 +55,16 @@ export function registerFieldRoutes(app: FastifyInstance, ctx: SandboxContext): 
       const { definitionId } = request.params as { definitionId: string };
       const id = parseId(definitionId, 'custom field definition');
       const definition = store.fieldDefinitions.get(id);
-      if (!definition || definition.entity !== entity) throw notFound(`no ${entity} custom field definition with id ${id}`);
+      if (!definition || definition.entity !== entity)
+        throw notFound(`no ${entity} custom field definition with id ${id}`);
       return { definition: serializeFieldDefinition(ctx, definition) };
     });
 
     const tagsOf = (): TagRec[] => store.tags.all().filter((t) => t.entity === entity);
 
-    app.get(`/api/v2/${entity}/tags`, async (request, reply) => ({ tags: paginate(request, reply, tagsOf()).map(tagJson) }));
+    app.get(`/api/v2/${entity}/tags`, async (request, reply) => ({
+      tags: paginate(request, reply, tagsOf()).map(tagJson),
+    }));
 
     app.get(`/api/v2/${entity}/tags/:tagId`, async (request) => {
       const id = parseId((request.params as { tagId: string }).tagId, 'tag');
@@ -81,7 +84,8 @@ export function registerFieldRoutes(app: FastifyInstance, ctx: SandboxContext): 
       const description = readString(body, 'description', problems, { nullable: true, max: 1000 }) ?? null;
       const dataTag = readTagFlag(body.dataTag, 'dataTag', problems) ?? false;
       const taken = name === undefined ? undefined : tagsOf().find((t) => t.name.toLowerCase() === name.toLowerCase());
-      if (taken) problems.add('name', `a ${entity} tag named ${JSON.stringify(taken.name)} exists already (id ${taken.id})`);
+      if (taken)
+        problems.add('name', `a ${entity} tag named ${JSON.stringify(taken.name)} exists already (id ${taken.id})`);
       problems.check();
       const tag = store.tags.insert({ entity, name: name as string, description, dataTag });
       return created(request, reply, `/${entity}/tags/${tag.id}`, { tag: tagJson(tag) });

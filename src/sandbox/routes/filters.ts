@@ -5,7 +5,14 @@ import type { EntityRecords, FilterEntity } from '../filters/index.ts';
 import { badRequest, parseEmbed, parsePage } from '../http.ts';
 import { pageOf } from '../paging.ts';
 import { boardsWithStages } from './account-lists.ts';
-import { KASE_EMBEDS, OPPORTUNITY_EMBEDS, PARTY_EMBEDS, serializeKase, serializeOpportunity, serializeParty } from './record-serializers.ts';
+import {
+  KASE_EMBEDS,
+  OPPORTUNITY_EMBEDS,
+  PARTY_EMBEDS,
+  serializeKase,
+  serializeOpportunity,
+  serializeParty,
+} from './record-serializers.ts';
 
 interface Endpoint<E extends FilterEntity> {
   entity: E;
@@ -34,10 +41,20 @@ const ENDPOINTS: { [E in FilterEntity]: Endpoint<E> } = {
     peek: (ctx, id) => ctx.store.opportunities.peek(id),
     serialize: serializeOpportunity,
   },
-  kases: { entity: 'kases', embeds: KASE_EMBEDS, records: (ctx) => ctx.store.kases.values(), peek: (ctx, id) => ctx.store.kases.peek(id), serialize: serializeKase },
+  kases: {
+    entity: 'kases',
+    embeds: KASE_EMBEDS,
+    records: (ctx) => ctx.store.kases.values(),
+    peek: (ctx, id) => ctx.store.kases.peek(id),
+    serialize: serializeKase,
+  },
 };
 
-function runFilter<E extends FilterEntity>(ctx: SandboxContext, endpoint: Endpoint<E>, request: FastifyRequest): { embed: Set<string>; filter: ReturnType<typeof compileFilter>; userId: number } {
+function runFilter<E extends FilterEntity>(
+  ctx: SandboxContext,
+  endpoint: Endpoint<E>,
+  request: FastifyRequest,
+): { embed: Set<string>; filter: ReturnType<typeof compileFilter>; userId: number } {
   // Every input is checked before any record is read, so a bad page or embed fails fast too.
   const embed = parseEmbed(request, endpoint.embeds);
   parsePage(request);
@@ -58,7 +75,11 @@ function runFilter<E extends FilterEntity>(ctx: SandboxContext, endpoint: Endpoi
 }
 
 /** The records of `ids` (ascending) that exist, in id order: the table's order. */
-function* recordsOf<E extends FilterEntity>(ctx: SandboxContext, endpoint: Endpoint<E>, ids: readonly number[]): Generator<EntityRecords[E]> {
+function* recordsOf<E extends FilterEntity>(
+  ctx: SandboxContext,
+  endpoint: Endpoint<E>,
+  ids: readonly number[],
+): Generator<EntityRecords[E]> {
   for (const id of ids) {
     const record = endpoint.peek(ctx, id);
     if (record) yield record;
@@ -77,7 +98,10 @@ export function registerFilterRoutes(app: FastifyInstance, ctx: SandboxContext):
       const page = pageOf(ctx.store, request, reply, {
         // Records named by id (a read of many records by id, as verify makes) are looked up, not walked for.
         // A name, e-mail address or phone number the filter names: the parties holding it, from the index.
-        records: () => (filter.ids ? recordsOf(ctx, endpoint, filter.ids) : ((filter.texts.length > 0 ? endpoint.holding?.(ctx, filter.texts) : null) ?? endpoint.records(ctx))),
+        records: () =>
+          filter.ids
+            ? recordsOf(ctx, endpoint, filter.ids)
+            : ((filter.texts.length > 0 ? endpoint.holding?.(ctx, filter.texts) : null) ?? endpoint.records(ctx)),
         matches: (record) => !record.restrictedFor.includes(userId) && filter.matches(record),
         sort: (records) => filter.sort(records),
         key: `caller ${userId} ${JSON.stringify(request.body)}`,

@@ -14,7 +14,21 @@ import { deleteKase } from './record-cascade.ts';
 import { type Body, checkKeys, nameOrPartyMatches, Problems, readDate, readIdRef, today } from './record-common.ts';
 import { blankPartyWork, finishBody, readNameDescription, readParty, registerRecordRoutes } from './record-routes.ts';
 
-const KASE_KEYS = ['name', 'description', 'party', 'owner', 'team', 'status', 'opportunity', 'stage', 'startOn', 'expectedCloseOn', 'closedOn', 'tags', 'fields'];
+const KASE_KEYS = [
+  'name',
+  'description',
+  'party',
+  'owner',
+  'team',
+  'status',
+  'opportunity',
+  'stage',
+  'startOn',
+  'expectedCloseOn',
+  'closedOn',
+  'tags',
+  'fields',
+];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
 
 function readStage(ctx: SandboxContext, value: unknown, problems: Problems): number | undefined {
@@ -23,14 +37,23 @@ function readStage(ctx: SandboxContext, value: unknown, problems: Problems): num
   if (id === undefined || id === null) return undefined;
   if (!ctx.store.stages.has(id)) {
     const known = stagesInOrder(ctx.store).map((s) => `${s.id} (${s.name})`);
-    problems.add('stage', `no stage with id ${id}; the stages are ${known.join(', ') || 'none'} (GET /stages lists them)`);
+    problems.add(
+      'stage',
+      `no stage with id ${id}; the stages are ${known.join(', ') || 'none'} (GET /stages lists them)`,
+    );
     return undefined;
   }
   return id;
 }
 
 /** Checks a create or update body and applies it to a copy of `base`; stores nothing. */
-function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: KaseRec, mode: 'create' | 'update'): { record: KaseRec; tracks: number[]; applyTagChanges: () => void } {
+function applyKaseBody(
+  ctx: SandboxContext,
+  caller: Caller,
+  body: Body,
+  base: KaseRec,
+  mode: 'create' | 'update',
+): { record: KaseRec; tracks: number[]; applyTagChanges: () => void } {
   const problems = new Problems('kase');
   const record: KaseRec = { ...base };
   checkKeys(body, mode === 'create' ? [...KASE_KEYS, 'tracks'] : KASE_KEYS, READ_ONLY_KEYS, problems);
@@ -41,7 +64,8 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
   const opportunityId = readIdRef(body.opportunity, 'opportunity', problems, true);
   if (opportunityId === null) record.opportunityId = null;
   else if (typeof opportunityId === 'number') {
-    if (!ctx.store.opportunities.has(opportunityId)) problems.add('opportunity', `no opportunity with id ${opportunityId}`);
+    if (!ctx.store.opportunities.has(opportunityId))
+      problems.add('opportunity', `no opportunity with id ${opportunityId}`);
     else record.opportunityId = opportunityId;
   }
 
@@ -50,7 +74,8 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
   else if (mode === 'create') record.stageId = firstStageId(ctx.store);
 
   if (body.status !== undefined) {
-    if (body.status !== 'OPEN' && body.status !== 'CLOSED') problems.add('status', `must be "OPEN" or "CLOSED", got ${JSON.stringify(body.status)}`);
+    if (body.status !== 'OPEN' && body.status !== 'CLOSED')
+      problems.add('status', `must be "OPEN" or "CLOSED", got ${JSON.stringify(body.status)}`);
     else record.status = body.status;
   }
   for (const key of ['startOn', 'expectedCloseOn', 'closedOn'] as const) {
@@ -58,10 +83,15 @@ function applyKaseBody(ctx: SandboxContext, caller: Caller, body: Body, base: Ka
     if (value !== undefined) record[key] = value;
   }
   // Closing stamps the close date when none is given; reopening clears it.
-  if (record.status === 'CLOSED' && base.status !== 'CLOSED' && body.closedOn === undefined) record.closedOn = today(ctx);
+  if (record.status === 'CLOSED' && base.status !== 'CLOSED' && body.closedOn === undefined)
+    record.closedOn = today(ctx);
   if (record.status === 'OPEN' && base.status === 'CLOSED' && body.closedOn === undefined) record.closedOn = null;
 
-  return finishBody(ctx, caller, body, base, record, mode, problems, { entity: 'kases', tracksFor: 'KASE', aNoun: 'a project' });
+  return finishBody(ctx, caller, body, base, record, mode, problems, {
+    entity: 'kases',
+    tracksFor: 'KASE',
+    aNoun: 'a project',
+  });
 }
 
 /** A new project before the request's fields are applied: open, on no stage yet (creating puts it on the first). */
@@ -108,7 +138,9 @@ export function registerKaseRoutes(app: FastifyInstance, ctx: SandboxContext): v
   app.post('/api/v2/kases/:kaseId/parties/:partyId', async (request, reply) => {
     const { kase, partyId } = contactTarget(request);
     if (kase.partyId === partyId) {
-      throw validationError('kase', [{ field: 'party', message: `party ${partyId} is the project's own party, not an additional contact` }]);
+      throw validationError('kase', [
+        { field: 'party', message: `party ${partyId} is the project's own party, not an additional contact` },
+      ]);
     }
     if (!kase.partyIds.includes(partyId)) {
       kase.partyIds = [...kase.partyIds, partyId];
@@ -119,7 +151,8 @@ export function registerKaseRoutes(app: FastifyInstance, ctx: SandboxContext): v
 
   app.delete('/api/v2/kases/:kaseId/parties/:partyId', async (request, reply) => {
     const { kase, partyId } = contactTarget(request);
-    if (!kase.partyIds.includes(partyId)) throw notFound(`party ${partyId} is not an additional contact of project ${kase.id}`);
+    if (!kase.partyIds.includes(partyId))
+      throw notFound(`party ${partyId} is not an additional contact of project ${kase.id}`);
     kase.partyIds = kase.partyIds.filter((id) => id !== partyId);
     kase.updatedAt = timestamp(ctx.now());
     return reply.code(204).send();

@@ -9,13 +9,47 @@ import { timestamp } from '../http.ts';
 import type { MilestoneRec, OpportunityRec } from '../model.ts';
 import { OPPORTUNITY_EMBEDS, serializeOpportunity } from './record-serializers.ts';
 import { deleteOpportunity } from './record-cascade.ts';
-import { type Body, checkKeys, isObject, nameOrPartyMatches, Problems, readDate, readIdRef, readInteger, readString, today } from './record-common.ts';
-import { blankPartyWork, finishBody, readNameDescription, readParty, type RecordKind, registerRecordRoutes } from './record-routes.ts';
+import {
+  type Body,
+  checkKeys,
+  isObject,
+  nameOrPartyMatches,
+  Problems,
+  readDate,
+  readIdRef,
+  readInteger,
+  readString,
+  today,
+} from './record-common.ts';
+import {
+  blankPartyWork,
+  finishBody,
+  readNameDescription,
+  readParty,
+  type RecordKind,
+  registerRecordRoutes,
+} from './record-routes.ts';
 
 /** Bases of an opportunity's duration; only FIXED has no duration. */
 export const DURATION_BASES = ['FIXED', 'HOUR', 'DAY', 'WEEK', 'MONTH', 'QUARTER', 'YEAR'] as const;
 
-const OPPORTUNITY_KEYS = ['name', 'description', 'party', 'owner', 'team', 'milestone', 'lostReason', 'value', 'expectedCloseOn', 'closedOn', 'probability', 'durationBasis', 'duration', 'tags', 'fields'];
+const OPPORTUNITY_KEYS = [
+  'name',
+  'description',
+  'party',
+  'owner',
+  'team',
+  'milestone',
+  'lostReason',
+  'value',
+  'expectedCloseOn',
+  'closedOn',
+  'probability',
+  'durationBasis',
+  'duration',
+  'tags',
+  'fields',
+];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'missingImportantFields'];
 
 /** A milestone by `{id}`, id, or `{name}` (unique among the milestones of active pipelines). */
@@ -27,9 +61,16 @@ function readMilestone(ctx: SandboxContext, value: unknown, problems: Problems):
       return undefined;
     }
     const wanted = value.name.toLowerCase();
-    const matches = ctx.store.milestones.all().filter((m) => m.name.toLowerCase() === wanted && ctx.store.pipelines.get(m.pipelineId)?.archived === false);
+    const matches = ctx.store.milestones
+      .all()
+      .filter((m) => m.name.toLowerCase() === wanted && ctx.store.pipelines.get(m.pipelineId)?.archived === false);
     if (matches.length === 1) return matches[0];
-    problems.add('milestone', matches.length === 0 ? `no milestone named ${JSON.stringify(value.name)} in an active pipeline` : `${matches.length} milestones are named ${JSON.stringify(value.name)}; give the milestone id`);
+    problems.add(
+      'milestone',
+      matches.length === 0
+        ? `no milestone named ${JSON.stringify(value.name)} in an active pipeline`
+        : `${matches.length} milestones are named ${JSON.stringify(value.name)}; give the milestone id`,
+    );
     return undefined;
   }
   const id = readIdRef(value, 'milestone', problems);
@@ -54,14 +95,23 @@ function readValue(value: unknown, problems: Problems): OpportunityRec['value'] 
     ok = false;
   }
   if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency) || !currencyByCode(currency)) {
-    problems.add('value.currency', `must be an ISO 4217 currency code such as "GBP", got ${JSON.stringify(currency ?? null)}`);
+    problems.add(
+      'value.currency',
+      `must be an ISO 4217 currency code such as "GBP", got ${JSON.stringify(currency ?? null)}`,
+    );
     ok = false;
   }
   return ok ? { amount: amount as number, currency: currency as string } : undefined;
 }
 
 /** Checks a create or update body and applies it to a copy of `base`; stores nothing. */
-function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, base: OpportunityRec, mode: 'create' | 'update'): { record: OpportunityRec; tracks: number[]; applyTagChanges: () => void } {
+function applyOpportunityBody(
+  ctx: SandboxContext,
+  caller: Caller,
+  body: Body,
+  base: OpportunityRec,
+  mode: 'create' | 'update',
+): { record: OpportunityRec; tracks: number[]; applyTagChanges: () => void } {
   const problems = new Problems('opportunity');
   const record: OpportunityRec = { ...base };
   checkKeys(body, mode === 'create' ? [...OPPORTUNITY_KEYS, 'tracks'] : OPPORTUNITY_KEYS, READ_ONLY_KEYS, problems);
@@ -71,7 +121,8 @@ function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, b
   if (lostReason !== undefined) record.lostReason = lostReason;
   readParty(ctx, body, record, mode, problems);
 
-  if (mode === 'create' && body.milestone === undefined) problems.add('milestone', 'is required: {"id": <milestone id>} or {"name": "..."}');
+  if (mode === 'create' && body.milestone === undefined)
+    problems.add('milestone', 'is required: {"id": <milestone id>} or {"name": "..."}');
   const milestone = readMilestone(ctx, body.milestone, problems);
   const milestoneChanged = milestone !== undefined && milestone.id !== base.milestoneId;
   if (milestone) record.milestoneId = milestone.id;
@@ -98,13 +149,17 @@ function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, b
     if (closedOn !== undefined) record.closedOn = closedOn ?? today(ctx);
     else if (milestoneChanged || record.closedOn === null) record.closedOn = today(ctx);
   } else {
-    if (typeof closedOn === 'string') problems.add('closedOn', 'only a closed opportunity (on a complete milestone) has a close date');
+    if (typeof closedOn === 'string')
+      problems.add('closedOn', 'only a closed opportunity (on a complete milestone) has a close date');
     record.closedOn = null;
   }
 
   if (body.durationBasis !== undefined) {
     if (typeof body.durationBasis !== 'string' || !(DURATION_BASES as readonly string[]).includes(body.durationBasis)) {
-      problems.add('durationBasis', `must be one of ${DURATION_BASES.join(', ')}, got ${JSON.stringify(body.durationBasis)}`);
+      problems.add(
+        'durationBasis',
+        `must be one of ${DURATION_BASES.join(', ')}, got ${JSON.stringify(body.durationBasis)}`,
+      );
     } else record.durationBasis = body.durationBasis;
   }
   const duration = readInteger(body, 'duration', problems, { nullable: true, min: 1, max: 1_000_000 });
@@ -116,7 +171,11 @@ function applyOpportunityBody(ctx: SandboxContext, caller: Caller, body: Body, b
     problems.add('duration', `is required with durationBasis ${record.durationBasis}`);
   }
 
-  return finishBody(ctx, caller, body, base, record, mode, problems, { entity: 'opportunities', tracksFor: 'OPPORTUNITY', aNoun: 'an opportunity' });
+  return finishBody(ctx, caller, body, base, record, mode, problems, {
+    entity: 'opportunities',
+    tracksFor: 'OPPORTUNITY',
+    aNoun: 'an opportunity',
+  });
 }
 
 function blankOpportunity(at: string): Omit<OpportunityRec, 'id'> {

@@ -9,7 +9,16 @@ import { callerOf, type Caller, type SandboxContext } from '../context.ts';
 import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap } from '../http.ts';
 import { answerScheduled, registerJobHandler } from '../jobs.ts';
 import type { AddressRec, EmailRec, PartyRec, PhoneRec, WebsiteRec } from '../model.ts';
-import { forClassOf, KASE_EMBEDS, OPPORTUNITY_EMBEDS, PARTY_EMBEDS, serializeKase, serializeOpportunity, serializeParty, WEBSITE_SERVICES } from './record-serializers.ts';
+import {
+  forClassOf,
+  KASE_EMBEDS,
+  OPPORTUNITY_EMBEDS,
+  PARTY_EMBEDS,
+  serializeKase,
+  serializeOpportunity,
+  serializeParty,
+  WEBSITE_SERVICES,
+} from './record-serializers.ts';
 import { deleteParty, partyDeleteIsScheduled } from './record-cascade.ts';
 import {
   applyCollection,
@@ -43,18 +52,39 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 const PERSON_KEYS = ['type', 'title', 'firstName', 'lastName', 'jobTitle', 'organisation'];
 const ORGANISATION_KEYS = ['type', 'name'];
-const COMMON_KEYS = ['about', 'owner', 'team', 'addresses', 'phoneNumbers', 'websites', 'emailAddresses', 'tags', 'fields'];
+const COMMON_KEYS = [
+  'about',
+  'owner',
+  'team',
+  'addresses',
+  'phoneNumbers',
+  'websites',
+  'emailAddresses',
+  'tags',
+  'fields',
+];
 const READ_ONLY_KEYS = ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'pictureURL', 'missingImportantFields'];
 
 // ---------------------------------------------------------------------------------------------
 // Nested collection elements
 
-function optionalText(element: Body, key: string, at: string, problems: Problems, existing: string | null | undefined): string | null {
+function optionalText(
+  element: Body,
+  key: string,
+  at: string,
+  problems: Problems,
+  existing: string | null | undefined,
+): string | null {
   const value = readString(element, key, problems, { nullable: true, prefix: `${at}.`, max: 500 });
   return value === undefined ? (existing ?? null) : value;
 }
 
-function buildAddress(element: Body, existing: AddressRec | undefined, at: string, problems: Problems): AddressRec | undefined {
+function buildAddress(
+  element: Body,
+  existing: AddressRec | undefined,
+  at: string,
+  problems: Problems,
+): AddressRec | undefined {
   const before = problems.list.length;
   checkKeys(element, ['id', '_delete', 'type', 'street', 'city', 'state', 'zip', 'country'], [], problems, `${at}.`);
   const address: AddressRec = {
@@ -72,7 +102,12 @@ function buildAddress(element: Body, existing: AddressRec | undefined, at: strin
   return problems.list.length === before ? address : undefined;
 }
 
-function buildPhone(element: Body, existing: PhoneRec | undefined, at: string, problems: Problems): PhoneRec | undefined {
+function buildPhone(
+  element: Body,
+  existing: PhoneRec | undefined,
+  at: string,
+  problems: Problems,
+): PhoneRec | undefined {
   const before = problems.list.length;
   checkKeys(element, ['id', '_delete', 'type', 'number'], [], problems, `${at}.`);
   const number = readString(element, 'number', problems, { required: !existing, prefix: `${at}.`, max: 100 });
@@ -84,7 +119,12 @@ function buildPhone(element: Body, existing: PhoneRec | undefined, at: string, p
   return problems.list.length === before ? phone : undefined;
 }
 
-function buildEmail(element: Body, existing: EmailRec | undefined, at: string, problems: Problems): EmailRec | undefined {
+function buildEmail(
+  element: Body,
+  existing: EmailRec | undefined,
+  at: string,
+  problems: Problems,
+): EmailRec | undefined {
   const before = problems.list.length;
   checkKeys(element, ['id', '_delete', 'type', 'address'], [], problems, `${at}.`);
   const address = readString(element, 'address', problems, { required: !existing, prefix: `${at}.`, max: 254 });
@@ -99,13 +139,21 @@ function buildEmail(element: Body, existing: EmailRec | undefined, at: string, p
   return problems.list.length === before ? email : undefined;
 }
 
-function buildWebsite(element: Body, existing: WebsiteRec | undefined, at: string, problems: Problems): WebsiteRec | undefined {
+function buildWebsite(
+  element: Body,
+  existing: WebsiteRec | undefined,
+  at: string,
+  problems: Problems,
+): WebsiteRec | undefined {
   const before = problems.list.length;
   checkKeys(element, ['id', '_delete', 'type', 'service', 'address'], ['url'], problems, `${at}.`);
   const address = readString(element, 'address', problems, { required: !existing, prefix: `${at}.`, max: 500 });
   const service = readString(element, 'service', problems, { prefix: `${at}.`, max: 50 });
   if (typeof service === 'string' && !(service in WEBSITE_SERVICES)) {
-    problems.add(`${at}.service`, `must be one of ${Object.keys(WEBSITE_SERVICES).join(', ')}, got ${JSON.stringify(service)}`);
+    problems.add(
+      `${at}.service`,
+      `must be one of ${Object.keys(WEBSITE_SERVICES).join(', ')}, got ${JSON.stringify(service)}`,
+    );
   }
   const website: WebsiteRec = {
     id: existing?.id ?? 0,
@@ -151,7 +199,13 @@ function readOrganisation(ctx: SandboxContext, value: unknown, problems: Problem
  * Checks a create or update body and applies it to `base` (a blank record on create). Nothing
  * is stored until the whole body passed, so a 422 leaves no new tags or organisations behind.
  */
-function applyPartyBody(ctx: SandboxContext, caller: Caller, body: Body, base: PartyRec, mode: 'create' | 'update'): PartyRec {
+function applyPartyBody(
+  ctx: SandboxContext,
+  caller: Caller,
+  body: Body,
+  base: PartyRec,
+  mode: 'create' | 'update',
+): PartyRec {
   const problems = new Problems('party');
   const record: PartyRec = { ...base };
   if (mode === 'create') {
@@ -187,10 +241,28 @@ function applyPartyBody(ctx: SandboxContext, caller: Caller, body: Body, base: P
   }
 
   Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
-  record.addresses = applyCollection(ctx, 'addresses', base.addresses, body.addresses, problems, (e, x, at) => buildAddress(e, x, at, problems));
-  record.phoneNumbers = applyCollection(ctx, 'phoneNumbers', base.phoneNumbers, body.phoneNumbers, problems, (e, x, at) => buildPhone(e, x, at, problems));
-  record.emailAddresses = applyCollection(ctx, 'emailAddresses', base.emailAddresses, body.emailAddresses, problems, (e, x, at) => buildEmail(e, x, at, problems));
-  record.websites = applyCollection(ctx, 'websites', base.websites, body.websites, problems, (e, x, at) => buildWebsite(e, x, at, problems));
+  record.addresses = applyCollection(ctx, 'addresses', base.addresses, body.addresses, problems, (e, x, at) =>
+    buildAddress(e, x, at, problems),
+  );
+  record.phoneNumbers = applyCollection(
+    ctx,
+    'phoneNumbers',
+    base.phoneNumbers,
+    body.phoneNumbers,
+    problems,
+    (e, x, at) => buildPhone(e, x, at, problems),
+  );
+  record.emailAddresses = applyCollection(
+    ctx,
+    'emailAddresses',
+    base.emailAddresses,
+    body.emailAddresses,
+    problems,
+    (e, x, at) => buildEmail(e, x, at, problems),
+  );
+  record.websites = applyCollection(ctx, 'websites', base.websites, body.websites, problems, (e, x, at) =>
+    buildWebsite(e, x, at, problems),
+  );
 
   const tagPlan = planTags(ctx, 'parties', base.tagIds, body.tags, mode, problems);
   const fields = planFields(ctx, 'parties', forClassOf(record.type), base.fields, body.fields, mode, problems);
@@ -266,7 +338,12 @@ function searchQuery(request: FastifyRequest): string {
 /** Registers the v2 party endpoints (spec 4.3) and the per-party lists of projects and opportunities. */
 export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): void {
   const { store } = ctx;
-  const list = (request: FastifyRequest, reply: FastifyReply, matches: (party: PartyRec) => boolean, candidates?: () => Iterable<PartyRec> | null): { parties: unknown[] } => {
+  const list = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    matches: (party: PartyRec) => boolean,
+    candidates?: () => Iterable<PartyRec> | null,
+  ): { parties: unknown[] } => {
     const embed = parseEmbed(request, PARTY_EMBEDS);
     const caller = callerOf(request);
     const page = pageOf(store, request, reply, {
@@ -303,7 +380,9 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const embed = parseEmbed(request, PARTY_EMBEDS);
     const caller = callerOf(request);
     if (isIdList(partyId)) {
-      return { parties: mustFindAll(store.parties, partyId, caller, 'party').map((r) => serializeParty(ctx, r, embed)) };
+      return {
+        parties: mustFindAll(store.parties, partyId, caller, 'party').map((r) => serializeParty(ctx, r, embed)),
+      };
     }
     return { party: serializeParty(ctx, mustFind(store.parties, parseId(partyId, 'party'), caller, 'party'), embed) };
   });
@@ -311,7 +390,9 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
   app.post('/api/v2/parties', async (request, reply) => {
     const embed = parseEmbed(request, PARTY_EMBEDS);
     const record = createParty(ctx, callerOf(request), unwrap(request, 'party'));
-    return created(request, reply, `/parties/${record.id}`, { party: serializeParty(ctx, record, withTagsAndFields(embed)) });
+    return created(request, reply, `/parties/${record.id}`, {
+      party: serializeParty(ctx, record, withTagsAndFields(embed)),
+    });
   });
 
   app.put('/api/v2/parties/:partyId', async (request) => {
@@ -350,7 +431,9 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const caller = callerOf(request);
     const party = mustFind(store.parties, parseId(partyId, 'party'), caller, 'party');
     const embed = parseEmbed(request, KASE_EMBEDS);
-    const kases = store.kases.all().filter((k) => (k.partyId === party.id || k.partyIds.includes(party.id)) && visibleTo(k, caller));
+    const kases = store.kases
+      .all()
+      .filter((k) => (k.partyId === party.id || k.partyIds.includes(party.id)) && visibleTo(k, caller));
     return { kases: paginate(request, reply, kases).map((k) => serializeKase(ctx, k, embed)) };
   });
 
@@ -359,7 +442,9 @@ export function registerPartyRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const caller = callerOf(request);
     const party = mustFind(store.parties, parseId(partyId, 'party'), caller, 'party');
     const embed = parseEmbed(request, OPPORTUNITY_EMBEDS);
-    const opportunities = store.opportunities.all().filter((o) => (o.partyId === party.id || o.partyIds.includes(party.id)) && visibleTo(o, caller));
+    const opportunities = store.opportunities
+      .all()
+      .filter((o) => (o.partyId === party.id || o.partyIds.includes(party.id)) && visibleTo(o, caller));
     return { opportunities: paginate(request, reply, opportunities).map((o) => serializeOpportunity(ctx, o, embed)) };
   });
 }

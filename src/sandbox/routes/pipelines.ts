@@ -10,7 +10,20 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import { badRequest, created, forbidden, isIdList, notFound, paginate, parseId, parseIdList, queryOf, timestamp, unwrap, validationError } from '../http.ts';
+import {
+  badRequest,
+  created,
+  forbidden,
+  isIdList,
+  notFound,
+  paginate,
+  parseId,
+  parseIdList,
+  queryOf,
+  timestamp,
+  unwrap,
+  validationError,
+} from '../http.ts';
 import type { MilestoneRec, PipelineRec } from '../model.ts';
 
 /** Most active (non-archived) pipelines an account may hold. */
@@ -28,7 +41,12 @@ function unknownKeys(body: Record<string, unknown>, allowed: readonly string[]):
 }
 
 /** Reads an optional text property: undefined when absent, null when cleared. */
-function readText(body: Record<string, unknown>, key: string, problems: Problem[], required = false): string | null | undefined {
+function readText(
+  body: Record<string, unknown>,
+  key: string,
+  problems: Problem[],
+  required = false,
+): string | null | undefined {
   const value = body[key];
   if (value === undefined || (value === null && !required)) {
     if (required) problems.push({ field: key, message: 'is required' });
@@ -45,7 +63,13 @@ function readText(body: Record<string, unknown>, key: string, problems: Problem[
   return value;
 }
 
-function readInteger(body: Record<string, unknown>, key: string, min: number, max: number, problems: Problem[]): number | undefined {
+function readInteger(
+  body: Record<string, unknown>,
+  key: string,
+  min: number,
+  max: number,
+  problems: Problem[],
+): number | undefined {
   const value = body[key];
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -82,7 +106,12 @@ export function oldestActivePipeline(ctx: SandboxContext): PipelineRec | undefin
 
 function refuseOverLimit(ctx: SandboxContext): void {
   if (activePipelines(ctx).length >= MAX_ACTIVE_PIPELINES) {
-    throw validationError('pipeline', [{ field: 'pipeline', message: `the account already has ${MAX_ACTIVE_PIPELINES} active pipelines, the most it may hold; archive one first` }]);
+    throw validationError('pipeline', [
+      {
+        field: 'pipeline',
+        message: `the account already has ${MAX_ACTIVE_PIPELINES} active pipelines, the most it may hold; archive one first`,
+      },
+    ]);
   }
 }
 
@@ -165,11 +194,16 @@ function readMilestoneChanges(body: Record<string, unknown>, problems: Problem[]
 }
 
 /** Where `pipeline` on a milestone create points: {id} or a bare id; absent means the oldest active one. */
-function readMilestonePipeline(ctx: SandboxContext, body: Record<string, unknown>, problems: Problem[]): PipelineRec | undefined {
+function readMilestonePipeline(
+  ctx: SandboxContext,
+  body: Record<string, unknown>,
+  problems: Problem[],
+): PipelineRec | undefined {
   const raw = body.pipeline;
   if (raw === undefined || raw === null) {
     const fallback = oldestActivePipeline(ctx);
-    if (!fallback) problems.push({ field: 'pipeline', message: 'is required: the account has no active pipeline to default to' });
+    if (!fallback)
+      problems.push({ field: 'pipeline', message: 'is required: the account has no active pipeline to default to' });
     return fallback;
   }
   const id = typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>).id : raw;
@@ -179,7 +213,8 @@ function readMilestonePipeline(ctx: SandboxContext, body: Record<string, unknown
   }
   const pipeline = ctx.store.pipelines.get(id);
   if (!pipeline) problems.push({ field: 'pipeline', message: `no pipeline with id ${id}` });
-  else if (pipeline.archived) problems.push({ field: 'pipeline', message: `pipeline ${id} is archived; restore it first` });
+  else if (pipeline.archived)
+    problems.push({ field: 'pipeline', message: `pipeline ${id} is archived; restore it first` });
   return pipeline;
 }
 
@@ -212,7 +247,13 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
     if (problems.length > 0 || typeof name !== 'string') throw validationError('pipeline', problems);
     refuseOverLimit(ctx);
     const at = now();
-    const pipeline = store.pipelines.insert({ name: name.trim(), description: description ?? null, archived: false, createdAt: at, updatedAt: at });
+    const pipeline = store.pipelines.insert({
+      name: name.trim(),
+      description: description ?? null,
+      archived: false,
+      createdAt: at,
+      updatedAt: at,
+    });
     return created(request, reply, `/pipelines/${pipeline.id}`, { pipeline: pipelineJson(pipeline) });
   });
 
@@ -253,11 +294,15 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
     requireAdministrator(request);
     const pipeline = pipelineOr404(ctx, (request.params as { pipelineId: string }).pipelineId);
     if (pipeline.archived) {
-      throw validationError('pipeline', [{ field: 'pipeline', message: `pipeline ${pipeline.id} is already archived` }]);
+      throw validationError('pipeline', [
+        { field: 'pipeline', message: `pipeline ${pipeline.id} is already archived` },
+      ]);
     }
     // Opportunities need a pipeline to live in, so the account always keeps one active.
     if (activePipelines(ctx).length === 1) {
-      throw validationError('pipeline', [{ field: 'pipeline', message: 'the last active pipeline cannot be archived' }]);
+      throw validationError('pipeline', [
+        { field: 'pipeline', message: 'the last active pipeline cannot be archived' },
+      ]);
     }
     pipeline.archived = true;
     pipeline.updatedAt = now();
@@ -295,11 +340,21 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
 
   app.post('/api/v2/milestones', async (request, reply) => {
     const body = unwrap(request, 'milestone');
-    const problems = unknownKeys(body, ['name', 'description', 'probability', 'complete', 'daysUntilStale', 'pipeline']);
+    const problems = unknownKeys(body, [
+      'name',
+      'description',
+      'probability',
+      'complete',
+      'daysUntilStale',
+      'pipeline',
+    ]);
     const changes = readMilestoneChanges(body, problems, true);
     const pipeline = readMilestonePipeline(ctx, body, problems);
     if (pipeline && changes.name !== undefined && nameTaken(ctx, pipeline.id, changes.name, null)) {
-      problems.push({ field: 'name', message: `pipeline ${pipeline.name} already has a milestone named ${JSON.stringify(changes.name)}` });
+      problems.push({
+        field: 'name',
+        message: `pipeline ${pipeline.name} already has a milestone named ${JSON.stringify(changes.name)}`,
+      });
     }
     if (problems.length > 0 || !pipeline || changes.name === undefined) throw validationError('milestone', problems);
     const at = now();
@@ -322,7 +377,14 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
   app.put('/api/v2/milestones/:milestoneId', async (request) => {
     const milestone = milestoneOr404(ctx, (request.params as { milestoneId: string }).milestoneId);
     const body = unwrap(request, 'milestone');
-    const problems = unknownKeys(body, ['name', 'description', 'probability', 'complete', 'daysUntilStale', 'pipeline']);
+    const problems = unknownKeys(body, [
+      'name',
+      'description',
+      'probability',
+      'complete',
+      'daysUntilStale',
+      'pipeline',
+    ]);
     const pipelineRaw = body.pipeline as { id?: unknown } | number | undefined;
     const pipelineId = typeof pipelineRaw === 'object' && pipelineRaw !== null ? pipelineRaw.id : pipelineRaw;
     if (pipelineRaw !== undefined && pipelineId !== milestone.pipelineId) {
@@ -330,7 +392,10 @@ export function registerPipelineRoutes(app: FastifyInstance, ctx: SandboxContext
     }
     const changes = readMilestoneChanges(body, problems, false);
     if (changes.name !== undefined && nameTaken(ctx, milestone.pipelineId, changes.name, milestone.id)) {
-      problems.push({ field: 'name', message: `the pipeline already has a milestone named ${JSON.stringify(changes.name)}` });
+      problems.push({
+        field: 'name',
+        message: `the pipeline already has a milestone named ${JSON.stringify(changes.name)}`,
+      });
     }
     if (problems.length > 0) throw validationError('milestone', problems);
     if (changes.name !== undefined) milestone.name = changes.name;

@@ -28,7 +28,8 @@ function deleteAttached(ctx: SandboxContext, key: 'partyId' | 'kaseId' | 'opport
       // An email filed on several parties stays with the others.
       entry.partyIds = entry.partyIds.filter((p) => p !== id);
       store.entries.touch(entry);
-      if (entry.partyIds.length === 0 && entry.kaseId === null && entry.opportunityId === null) store.entries.delete(entry.id);
+      if (entry.partyIds.length === 0 && entry.kaseId === null && entry.opportunityId === null)
+        store.entries.delete(entry.id);
     }
   }
   for (const track of store.tracks.all()) if (track[key] === id) deleteTrack(ctx, track.id);

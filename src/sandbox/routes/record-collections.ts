@@ -7,7 +7,14 @@ import { describeInput, isObject, Problems, readIdRef, type Body } from './reque
  * convention. `build` checks one element and returns the stored item, merging into `existing`
  * on update; it records problems and returns undefined when the element is unusable.
  */
-export function applyCollection<T extends { id: number }>(ctx: SandboxContext, name: string, current: readonly T[], input: unknown, problems: Problems, build: (element: Body, existing: T | undefined, at: string) => T | undefined): T[] {
+export function applyCollection<T extends { id: number }>(
+  ctx: SandboxContext,
+  name: string,
+  current: readonly T[],
+  input: unknown,
+  problems: Problems,
+  build: (element: Body, existing: T | undefined, at: string) => T | undefined,
+): T[] {
   let items = [...current];
   if (input === undefined) return items;
   if (!Array.isArray(input)) {

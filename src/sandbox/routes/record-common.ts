@@ -8,9 +8,28 @@
  * Checks collect every problem of a request before answering, so that one 422 names all of them;
  * nothing is written to the store until the whole body has been checked.
  */
-export { Problems, type Body, isObject, checkKeys, readString, isDate, readDate, readInteger, readIdRef, today } from './request-body.ts';
+export {
+  Problems,
+  type Body,
+  isObject,
+  checkKeys,
+  readString,
+  isDate,
+  readDate,
+  readInteger,
+  readIdRef,
+  today,
+} from './request-body.ts';
 export { resolveOwnerTeam } from './record-owner.ts';
-export { type TagPlan, planTags, applyTags, checkFieldValue, planFields, dropFieldsOfRemovedTags, missingImportantFields } from './record-tags-fields.ts';
+export {
+  type TagPlan,
+  planTags,
+  applyTags,
+  checkFieldValue,
+  planFields,
+  dropFieldsOfRemovedTags,
+  missingImportantFields,
+} from './record-tags-fields.ts';
 export { applyCollection } from './record-collections.ts';
 export { visibleTo, mustFind, mustFindAll, changedSince, deletedList } from './record-visibility.ts';
 export { partyName, partyMatches, nameOrPartyMatches } from './record-search.ts';

@@ -37,7 +37,13 @@ function findTeam(ctx: SandboxContext, value: unknown, field: string, problems: 
  * caller; on update it stays. A given owner without a team brings the owner's default team;
  * null sets none. `current` is null on create.
  */
-export function resolveOwnerTeam(ctx: SandboxContext, body: Body, caller: Caller, problems: Problems, current: { ownerId: number | null; teamId: number | null } | null): { ownerId: number | null; teamId: number | null } {
+export function resolveOwnerTeam(
+  ctx: SandboxContext,
+  body: Body,
+  caller: Caller,
+  problems: Problems,
+  current: { ownerId: number | null; teamId: number | null } | null,
+): { ownerId: number | null; teamId: number | null } {
   let ownerId = current ? current.ownerId : caller.user.id;
   let teamId = current ? current.teamId : null;
   const ownerGiven = body.owner !== undefined;

@@ -10,7 +10,22 @@ import { badRequest, created, isIdList, paginate, parseEmbed, parseId, queryOf, 
 import type { DeletedRec, FieldValueRec, PartyRec, PartyWorkRec } from '../model.ts';
 import type { Table } from '../store.ts';
 import { PARTY_EMBEDS, serializeParty } from './record-serializers.ts';
-import { applyTags, type Body, changedSince, deletedList, dropFieldsOfRemovedTags, mustFind, mustFindAll, planFields, planTags, type Problems, readIdRef, readString, resolveOwnerTeam, visibleTo } from './record-common.ts';
+import {
+  applyTags,
+  type Body,
+  changedSince,
+  deletedList,
+  dropFieldsOfRemovedTags,
+  mustFind,
+  mustFindAll,
+  planFields,
+  planTags,
+  type Problems,
+  readIdRef,
+  readString,
+  resolveOwnerTeam,
+  visibleTo,
+} from './record-common.ts';
 import { applyTracksOrUndo, readTracks } from './record-tracks.ts';
 
 /** What the body readers below write into: the fields projects and opportunities share. */
@@ -43,7 +58,12 @@ export function blankPartyWork(at: string): Omit<PartyWorkRec, 'id'> {
 }
 
 /** Reads the name, the description and the party of a create or update body into `record`. */
-export function readNameDescription(body: Body, record: SharedFields, mode: 'create' | 'update', problems: Problems): void {
+export function readNameDescription(
+  body: Body,
+  record: SharedFields,
+  mode: 'create' | 'update',
+  problems: Problems,
+): void {
   const name = readString(body, 'name', problems, { required: mode === 'create', max: 255 });
   if (name) record.name = name;
   const description = readString(body, 'description', problems, { nullable: true, max: 100_000 });
@@ -51,7 +71,13 @@ export function readNameDescription(body: Body, record: SharedFields, mode: 'cre
 }
 
 /** Reads the party a body links to (required on create) into `record`. */
-export function readParty(ctx: SandboxContext, body: Body, record: SharedFields, mode: 'create' | 'update', problems: Problems): void {
+export function readParty(
+  ctx: SandboxContext,
+  body: Body,
+  record: SharedFields,
+  mode: 'create' | 'update',
+  problems: Problems,
+): void {
   if (mode === 'create' && body.party === undefined) problems.add('party', 'is required: {"id": <party id>}');
   const partyId = readIdRef(body.party, 'party', problems);
   if (typeof partyId === 'number') {
@@ -75,7 +101,8 @@ export function finishBody<R extends SharedFields>(
   kind: { entity: 'kases' | 'opportunities'; tracksFor: 'KASE' | 'OPPORTUNITY'; aNoun: string },
 ): { record: R; tracks: number[]; applyTagChanges: () => void } {
   Object.assign(record, resolveOwnerTeam(ctx, body, caller, problems, mode === 'create' ? null : base));
-  if (record.ownerId === null && record.teamId === null) problems.add('owner', `${kind.aNoun} needs an owner or a team`);
+  if (record.ownerId === null && record.teamId === null)
+    problems.add('owner', `${kind.aNoun} needs an owner or a team`);
   const tagPlan = planTags(ctx, kind.entity, base.tagIds, body.tags, mode, problems);
   const fields = planFields(ctx, kind.entity, null, base.fields, body.fields, mode, problems);
   const tracks = mode === 'create' ? readTracks(ctx, body.tracks, kind.tracksFor, problems) : [];
@@ -91,7 +118,9 @@ export function finishBody<R extends SharedFields>(
 }
 
 /** What the shared routes need of a record kind. */
-export interface RecordKind<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }> {
+export interface RecordKind<
+  R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string },
+> {
   /** The path segment and list key (`kases`), the wrapper of one record (`kase`). */
   plural: 'kases' | 'opportunities';
   singular: 'kase' | 'opportunity';
@@ -107,16 +136,28 @@ export interface RecordKind<R extends { id: number; name: string; partyIds: numb
   serialize(ctx: SandboxContext, record: R, embed: ReadonlySet<string>): Record<string, unknown>;
   matches(ctx: SandboxContext, record: R, q: string): boolean;
   blank(at: string): Omit<R, 'id'>;
-  applyBody(ctx: SandboxContext, caller: Caller, body: Body, base: R, mode: 'create' | 'update'): { record: R; tracks: number[]; applyTagChanges: () => void };
+  applyBody(
+    ctx: SandboxContext,
+    caller: Caller,
+    body: Body,
+    base: R,
+    mode: 'create' | 'update',
+  ): { record: R; tracks: number[]; applyTagChanges: () => void };
   remove(ctx: SandboxContext, id: number): void;
   /** Where tracks applied on create go. */
   trackTarget(id: number): { kaseId: number } | { opportunityId: number };
 }
 
 /** Creates a record of the kind from a v2 create body, with the tracks it names; v1 creates come here too. */
-export function createRecord<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }>(ctx: SandboxContext, kind: RecordKind<R>, caller: Caller, body: Body): R {
+export function createRecord<
+  R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string },
+>(ctx: SandboxContext, kind: RecordKind<R>, caller: Caller, body: Body): R {
   const at = timestamp(ctx.now());
-  const { record: draft, tracks, applyTagChanges } = kind.applyBody(ctx, caller, body, { ...kind.blank(at), id: 0 } as R, 'create');
+  const {
+    record: draft,
+    tracks,
+    applyTagChanges,
+  } = kind.applyBody(ctx, caller, body, { ...kind.blank(at), id: 0 } as R, 'create');
   applyTagChanges();
   const { id: _ignored, ...rest } = draft;
   const record = kind.table(ctx).insert(rest as Omit<R, 'id'>);
@@ -125,11 +166,17 @@ export function createRecord<R extends { id: number; name: string; partyIds: num
 }
 
 /** Registers the shared routes; returns the lookup of the record a request's path names, for the kind's own routes. */
-export function registerRecordRoutes<R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string }>(app: FastifyInstance, ctx: SandboxContext, kind: RecordKind<R>): (request: FastifyRequest) => R {
+export function registerRecordRoutes<
+  R extends { id: number; name: string; partyIds: number[]; restrictedFor: number[]; updatedAt: string },
+>(app: FastifyInstance, ctx: SandboxContext, kind: RecordKind<R>): (request: FastifyRequest) => R {
   const { plural, singular, noun } = kind;
   const table = kind.table(ctx);
   const base = `/api/v2/${plural}`;
-  const list = (request: FastifyRequest, reply: FastifyReply, matches: (record: R) => boolean): Record<string, unknown> => {
+  const list = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    matches: (record: R) => boolean,
+  ): Record<string, unknown> => {
     const embed = parseEmbed(request, kind.embeds);
     const caller = callerOf(request);
     const page = pageOf(ctx.store, request, reply, {
@@ -144,7 +191,8 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
     return mustFind(table, parseId(id, noun), callerOf(request), noun);
   };
   // A written record is answered with its tags and fields whatever was asked to embed.
-  const written = (request: FastifyRequest): Set<string> => new Set([...parseEmbed(request, kind.embeds), 'tags', 'fields']);
+  const written = (request: FastifyRequest): Set<string> =>
+    new Set([...parseEmbed(request, kind.embeds), 'tags', 'fields']);
 
   app.get(base, async (request, reply) => list(request, reply, changedSince(request)));
 
@@ -169,7 +217,8 @@ export function registerRecordRoutes<R extends { id: number; name: string; party
   app.get(`${base}/:${kind.param}`, async (request) => {
     const id = (request.params as Record<string, string>)[kind.param] as string;
     const embed = parseEmbed(request, kind.embeds);
-    if (isIdList(id)) return { [plural]: mustFindAll(table, id, callerOf(request), noun).map((r) => kind.serialize(ctx, r, embed)) };
+    if (isIdList(id))
+      return { [plural]: mustFindAll(table, id, callerOf(request), noun).map((r) => kind.serialize(ctx, r, embed)) };
     return { [singular]: kind.serialize(ctx, find(request), embed) };
   });
 

@@ -46,7 +46,11 @@ export function forClassOf(type: PartyRec['type']): 'PERSON' | 'ORGANISATION' {
 }
 
 /** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: ReadonlySet<string>): Record<string, unknown> {
+export function serializeParty(
+  ctx: SandboxContext,
+  record: PartyRec,
+  embed: ReadonlySet<string>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { id: record.id, type: record.type, about: record.about };
   if (record.type === 'person') {
     out.title = record.title;
@@ -55,9 +59,16 @@ export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: Rea
     out.jobTitle = record.jobTitle;
     const organisation = record.organisationId === null ? undefined : ctx.store.parties.get(record.organisationId);
     if (!organisation) out.organisation = null;
-    else if (embed.has('organisation')) out.organisation = serializeParty(ctx, organisation, new Set(['tags', 'fields']));
+    else if (embed.has('organisation'))
+      out.organisation = serializeParty(ctx, organisation, new Set(['tags', 'fields']));
     // `type` is the service's beyond the spec (live answers carry it): always organisation here.
-    else out.organisation = { id: organisation.id, type: organisation.type, name: organisation.name, pictureURL: organisation.pictureURL };
+    else
+      out.organisation = {
+        id: organisation.id,
+        type: organisation.type,
+        name: organisation.name,
+        pictureURL: organisation.pictureURL,
+      };
   } else {
     out.name = record.name;
   }
@@ -70,7 +81,13 @@ export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: Rea
     pictureURL: record.pictureURL,
     addresses: record.addresses.map((a) => ({ ...a })),
     phoneNumbers: record.phoneNumbers.map((p) => ({ ...p })),
-    websites: record.websites.map((w) => ({ id: w.id, type: w.type, service: w.service, address: w.address, url: websiteUrl(w) })),
+    websites: record.websites.map((w) => ({
+      id: w.id,
+      type: w.type,
+      service: w.service,
+      address: w.address,
+      url: websiteUrl(w),
+    })),
     emailAddresses: record.emailAddresses.map((e) => ({ ...e })),
   });
   if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
@@ -82,7 +99,11 @@ export function serializeParty(ctx: SandboxContext, record: PartyRec, embed: Rea
 }
 
 /** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeKase(ctx: SandboxContext, record: KaseRec, embed: ReadonlySet<string>): Record<string, unknown> {
+export function serializeKase(
+  ctx: SandboxContext,
+  record: KaseRec,
+  embed: ReadonlySet<string>,
+): Record<string, unknown> {
   const party = ctx.store.parties.get(record.partyId);
   const stage = record.stageId === null ? undefined : ctx.store.stages.get(record.stageId);
   const out: Record<string, unknown> = {
@@ -102,11 +123,13 @@ export function serializeKase(ctx: SandboxContext, record: KaseRec, embed: Reado
     lastContactedAt: record.lastContactedAt,
   };
   const opportunity = record.opportunityId === null ? undefined : ctx.store.opportunities.get(record.opportunityId);
-  if (embed.has('opportunity')) out.opportunity = opportunity ? serializeOpportunity(ctx, opportunity, new Set()) : null;
+  if (embed.has('opportunity'))
+    out.opportunity = opportunity ? serializeOpportunity(ctx, opportunity, new Set()) : null;
   else if (opportunity) out.opportunity = opportunitySummary(ctx, opportunity.id);
   if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
   if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
-  if (embed.has('missingImportantFields')) out.missingImportantFields = missingImportantFields(ctx, 'kases', record, null);
+  if (embed.has('missingImportantFields'))
+    out.missingImportantFields = missingImportantFields(ctx, 'kases', record, null);
   return out;
 }
 
@@ -128,14 +151,22 @@ function serializeMilestone(ctx: SandboxContext, milestone: MilestoneRec): Recor
 }
 
 /** The open milestone an opportunity was on last: its own while open, else the one it closed from (null when it never was open). */
-function lastOpenMilestoneOf(ctx: SandboxContext, record: OpportunityRec, milestone: MilestoneRec | undefined): { id: number; name: string } | null {
+function lastOpenMilestoneOf(
+  ctx: SandboxContext,
+  record: OpportunityRec,
+  milestone: MilestoneRec | undefined,
+): { id: number; name: string } | null {
   if (milestone && !milestone.complete) return { id: milestone.id, name: milestone.name };
   const last = record.lastOpenMilestoneId == null ? undefined : ctx.store.milestones.get(record.lastOpenMilestoneId);
   return last ? { id: last.id, name: last.name } : null;
 }
 
 /** The v2 wire shape of a record, with the embeds asked for. */
-export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec, embed: ReadonlySet<string>): Record<string, unknown> {
+export function serializeOpportunity(
+  ctx: SandboxContext,
+  record: OpportunityRec,
+  embed: ReadonlySet<string>,
+): Record<string, unknown> {
   const party = ctx.store.parties.get(record.partyId);
   const milestone = ctx.store.milestones.get(record.milestoneId);
   const out: Record<string, unknown> = {
@@ -145,7 +176,11 @@ export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec
     owner: userSummary(ctx, record.ownerId),
     team: teamSummary(ctx, record.teamId),
     party: party && embed.has('party') ? serializeParty(ctx, party, new Set()) : partySummary(ctx, record.partyId),
-    milestone: milestone ? (embed.has('milestone') ? serializeMilestone(ctx, milestone) : { id: milestone.id, name: milestone.name }) : null,
+    milestone: milestone
+      ? embed.has('milestone')
+        ? serializeMilestone(ctx, milestone)
+        : { id: milestone.id, name: milestone.name }
+      : null,
     lostReason: record.lostReason,
     value: record.value ? { amount: record.value.amount, currency: record.value.currency } : null,
     expectedCloseOn: record.expectedCloseOn,
@@ -163,6 +198,7 @@ export function serializeOpportunity(ctx: SandboxContext, record: OpportunityRec
   };
   if (embed.has('tags')) out.tags = tagsOf(ctx, record.tagIds);
   if (embed.has('fields')) out.fields = fieldsOf(ctx, record.fields);
-  if (embed.has('missingImportantFields')) out.missingImportantFields = missingImportantFields(ctx, 'opportunities', record, null);
+  if (embed.has('missingImportantFields'))
+    out.missingImportantFields = missingImportantFields(ctx, 'opportunities', record, null);
   return out;
 }

@@ -37,7 +37,14 @@ function readTagDescription(value: unknown, field: string, problems: Problems): 
  * `description` and `dataTag`; an unknown id is a problem. For a tag that exists, a `description`
  * or `dataTag` that says otherwise than the tag is a problem rather than silently dropped.
  */
-export function planTags(ctx: SandboxContext, entity: EntityKind, currentIds: readonly number[], input: unknown, mode: 'create' | 'update', problems: Problems): TagPlan {
+export function planTags(
+  ctx: SandboxContext,
+  entity: EntityKind,
+  currentIds: readonly number[],
+  input: unknown,
+  mode: 'create' | 'update',
+  problems: Problems,
+): TagPlan {
   const plan: TagPlan = { ids: [...currentIds], newTags: [], removed: new Set() };
   if (input === undefined) return plan;
   if (!Array.isArray(input)) {
@@ -52,7 +59,8 @@ export function planTags(ctx: SandboxContext, entity: EntityKind, currentIds: re
       return;
     }
     checkKeys(element, ['id', 'name', '_delete', 'description', 'dataTag'], [], problems, `${at}.`);
-    if (element._delete !== undefined && typeof element._delete !== 'boolean') problems.add(`${at}._delete`, 'must be a boolean');
+    if (element._delete !== undefined && typeof element._delete !== 'boolean')
+      problems.add(`${at}._delete`, 'must be a boolean');
     const description = readTagDescription(element.description, `${at}.description`, problems);
     const dataTag = readTagFlag(element.dataTag, `${at}.dataTag`, problems);
     let id: number | undefined;
@@ -82,15 +90,22 @@ export function planTags(ctx: SandboxContext, entity: EntityKind, currentIds: re
     }
     if (id === undefined) {
       const name = (element.name as string).trim();
-      if (!plan.newTags.some((t) => t.name.toLowerCase() === name.toLowerCase())) plan.newTags.push({ name, description: description ?? null, dataTag: dataTag ?? false });
+      if (!plan.newTags.some((t) => t.name.toLowerCase() === name.toLowerCase()))
+        plan.newTags.push({ name, description: description ?? null, dataTag: dataTag ?? false });
       return;
     }
     const tag = tags.find((t) => t.id === id);
     if (tag && dataTag !== undefined && dataTag !== tag.dataTag) {
-      problems.add(`${at}.dataTag`, `tag ${JSON.stringify(tag.name)} ${tag.dataTag ? 'is' : 'is not'} a data tag; a record cannot change that`);
+      problems.add(
+        `${at}.dataTag`,
+        `tag ${JSON.stringify(tag.name)} ${tag.dataTag ? 'is' : 'is not'} a data tag; a record cannot change that`,
+      );
     }
     if (tag && description !== undefined && (description ?? null) !== (tag.description ?? null)) {
-      problems.add(`${at}.description`, `tag ${JSON.stringify(tag.name)} exists with another description; a record cannot change it`);
+      problems.add(
+        `${at}.description`,
+        `tag ${JSON.stringify(tag.name)} exists with another description; a record cannot change it`,
+      );
     }
     if (!plan.ids.includes(id)) plan.ids.push(id);
   });
@@ -98,7 +113,12 @@ export function planTags(ctx: SandboxContext, entity: EntityKind, currentIds: re
 }
 
 /** Creates the tags a plan names and returns the final tag ids; the data tags of `fields` are added too. */
-export function applyTags(ctx: SandboxContext, entity: EntityKind, plan: TagPlan, fields: readonly FieldValueRec[]): number[] {
+export function applyTags(
+  ctx: SandboxContext,
+  entity: EntityKind,
+  plan: TagPlan,
+  fields: readonly FieldValueRec[],
+): number[] {
   const ids = [...plan.ids];
   for (const tag of plan.newTags) ids.push(ctx.store.tags.insert({ entity, ...tag }).id);
   // A value of a data-tag field only makes sense with its tag on the record, so the tag follows.
@@ -116,7 +136,13 @@ function entityNoun(entity: EntityKind): string {
   return entity === 'parties' ? 'party' : entity === 'kases' ? 'project' : 'opportunity';
 }
 
-function findDefinition(ctx: SandboxContext, entity: EntityKind, value: unknown, at: string, problems: Problems): FieldDefinitionRec | undefined {
+function findDefinition(
+  ctx: SandboxContext,
+  entity: EntityKind,
+  value: unknown,
+  at: string,
+  problems: Problems,
+): FieldDefinitionRec | undefined {
   const definitions = ctx.store.fieldDefinitions.all().filter((d) => d.entity === entity);
   if (isObject(value) && value.id === undefined && value.name !== undefined) {
     if (typeof value.name !== 'string') {
@@ -124,13 +150,19 @@ function findDefinition(ctx: SandboxContext, entity: EntityKind, value: unknown,
       return undefined;
     }
     if (!('tag' in value)) {
-      problems.add(`${at}.tag`, 'is required with a definition name: the data tag id or name, or null for a field outside data tags');
+      problems.add(
+        `${at}.tag`,
+        'is required with a definition name: the data tag id or name, or null for a field outside data tags',
+      );
       return undefined;
     }
     let tagId: number | null = null;
     if (value.tag !== null) {
       const tags = ctx.store.tags.all().filter((t) => t.entity === entity && t.dataTag);
-      const tag = typeof value.tag === 'string' ? tags.find((t) => t.name.toLowerCase() === (value.tag as string).toLowerCase()) : tags.find((t) => t.id === (isObject(value.tag) ? value.tag.id : value.tag));
+      const tag =
+        typeof value.tag === 'string'
+          ? tags.find((t) => t.name.toLowerCase() === (value.tag as string).toLowerCase())
+          : tags.find((t) => t.id === (isObject(value.tag) ? value.tag.id : value.tag));
       if (!tag) {
         problems.add(`${at}.tag`, `no data tag ${describeInput(value.tag)}`);
         return undefined;
@@ -140,7 +172,10 @@ function findDefinition(ctx: SandboxContext, entity: EntityKind, value: unknown,
     const wanted = value.name.toLowerCase();
     const found = definitions.find((d) => d.name.toLowerCase() === wanted && d.tagId === tagId);
     if (!found) {
-      problems.add(at, `no custom field named ${JSON.stringify(value.name)} ${tagId === null ? 'outside data tags' : `in data tag ${tagId}`}`);
+      problems.add(
+        at,
+        `no custom field named ${JSON.stringify(value.name)} ${tagId === null ? 'outside data tags' : `in data tag ${tagId}`}`,
+      );
     }
     return found;
   }
@@ -152,9 +187,17 @@ function findDefinition(ctx: SandboxContext, entity: EntityKind, value: unknown,
 }
 
 /** Checks a value against its definition; returns the value as stored or undefined (problem recorded). */
-export function checkFieldValue(definition: FieldDefinitionRec, value: unknown, at: string, problems: Problems): string | boolean | undefined {
+export function checkFieldValue(
+  definition: FieldDefinitionRec,
+  value: unknown,
+  at: string,
+  problems: Problems,
+): string | boolean | undefined {
   const bad = (expected: string): undefined => {
-    problems.add(at, `${definition.name} is a ${definition.type} field: expected ${expected}, got ${describeInput(value)}`);
+    problems.add(
+      at,
+      `${definition.name} is a ${definition.type} field: expected ${expected}, got ${describeInput(value)}`,
+    );
     return undefined;
   };
   switch (definition.type) {
@@ -164,11 +207,14 @@ export function checkFieldValue(definition: FieldDefinitionRec, value: unknown, 
       return typeof value === 'string' && isDate(value) ? value : bad('a date written YYYY-MM-DD');
     case 'List': {
       const options = definition.options ?? [];
-      return typeof value === 'string' && options.includes(value) ? value : bad(`one of ${options.map((o) => JSON.stringify(o)).join(', ')}`);
+      return typeof value === 'string' && options.includes(value)
+        ? value
+        : bad(`one of ${options.map((o) => JSON.stringify(o)).join(', ')}`);
     }
     case 'Text': {
       if (typeof value !== 'string') return bad('a string');
-      if (definition.pattern !== null && !new RegExp(definition.pattern).test(value)) return bad(`text matching ${definition.pattern}`);
+      if (definition.pattern !== null && !new RegExp(definition.pattern).test(value))
+        return bad(`text matching ${definition.pattern}`);
       return value;
     }
   }
@@ -179,7 +225,15 @@ export function checkFieldValue(definition: FieldDefinitionRec, value: unknown, 
  * definition (replacing an earlier value, as a record holds one value per field); with `id` it
  * updates that instance, or removes it with `_delete: true` or a null value.
  */
-export function planFields(ctx: SandboxContext, entity: EntityKind, forClass: 'PERSON' | 'ORGANISATION' | null, current: readonly FieldValueRec[], input: unknown, mode: 'create' | 'update', problems: Problems): FieldValueRec[] {
+export function planFields(
+  ctx: SandboxContext,
+  entity: EntityKind,
+  forClass: 'PERSON' | 'ORGANISATION' | null,
+  current: readonly FieldValueRec[],
+  input: unknown,
+  mode: 'create' | 'update',
+  problems: Problems,
+): FieldValueRec[] {
   let fields = current.map((f) => ({ ...f }));
   if (input === undefined) return fields;
   if (!Array.isArray(input)) {
@@ -225,7 +279,10 @@ export function planFields(ctx: SandboxContext, entity: EntityKind, forClass: 'P
     const definition = findDefinition(ctx, entity, element.definition, `${at}.definition`, problems);
     if (!definition) return;
     if (definition.forClass !== null && forClass !== null && definition.forClass !== forClass) {
-      problems.add(`${at}.definition`, `${definition.name} is only for ${definition.forClass === 'PERSON' ? 'people' : 'organisations'}`);
+      problems.add(
+        `${at}.definition`,
+        `${definition.name} is only for ${definition.forClass === 'PERSON' ? 'people' : 'organisations'}`,
+      );
       return;
     }
     if (!('value' in element) || element.value === undefined) {
@@ -246,7 +303,11 @@ export function planFields(ctx: SandboxContext, entity: EntityKind, forClass: 'P
 }
 
 /** Drops values of data-tag fields whose tag this request removed from the record. */
-export function dropFieldsOfRemovedTags(ctx: SandboxContext, fields: FieldValueRec[], removed: ReadonlySet<number>): FieldValueRec[] {
+export function dropFieldsOfRemovedTags(
+  ctx: SandboxContext,
+  fields: FieldValueRec[],
+  removed: ReadonlySet<number>,
+): FieldValueRec[] {
   if (removed.size === 0) return fields;
   return fields.filter((f) => {
     const tagId = ctx.store.fieldDefinitions.get(f.definitionId)?.tagId ?? null;
@@ -258,7 +319,12 @@ export function dropFieldsOfRemovedTags(ctx: SandboxContext, fields: FieldValueR
  * Whether an important field that applies to the record has no value. Fields of a data tag apply
  * only when the record carries the tag; party fields may be for people or organisations only.
  */
-export function missingImportantFields(ctx: SandboxContext, entity: EntityKind, record: { tagIds: readonly number[]; fields: readonly FieldValueRec[] }, forClass: 'PERSON' | 'ORGANISATION' | null): boolean {
+export function missingImportantFields(
+  ctx: SandboxContext,
+  entity: EntityKind,
+  record: { tagIds: readonly number[]; fields: readonly FieldValueRec[] },
+  forClass: 'PERSON' | 'ORGANISATION' | null,
+): boolean {
   return ctx.store.fieldDefinitions
     .all()
     .some(

@@ -7,7 +7,12 @@ import { applyTrack } from './tracks.ts';
 import { isObject, type Problems, readIdRef } from './record-common.ts';
 
 /** Reads `tracks[]` (`{definition: {id}}` or `{definition: id}`, mixed freely) into definition ids. */
-export function readTracks(ctx: SandboxContext, input: unknown, captureRule: 'KASE' | 'OPPORTUNITY', problems: Problems): number[] {
+export function readTracks(
+  ctx: SandboxContext,
+  input: unknown,
+  captureRule: 'KASE' | 'OPPORTUNITY',
+  problems: Problems,
+): number[] {
   if (input === undefined) return [];
   if (!Array.isArray(input)) {
     problems.add('tracks', 'must be an array of {"definition": {"id": <integer>}}');
@@ -25,7 +30,10 @@ export function readTracks(ctx: SandboxContext, input: unknown, captureRule: 'KA
     const definition = ctx.store.trackDefinitions.get(id);
     if (!definition) problems.add(`${at}.definition`, `no track definition with id ${id}`);
     else if (definition.captureRule !== captureRule) {
-      problems.add(`${at}.definition`, `track definition ${id} is for ${definition.captureRule} records, not ${captureRule}`);
+      problems.add(
+        `${at}.definition`,
+        `track definition ${id} is for ${definition.captureRule} records, not ${captureRule}`,
+      );
     } else ids.push(id);
   });
   return ids;
@@ -36,7 +44,12 @@ export function readTracks(ctx: SandboxContext, input: unknown, captureRule: 'KA
  * applied are removed again, so a create happens completely or not at all. Tasks of a record
  * without owner go to `ownerId` (the caller).
  */
-export function applyTracksOrUndo(ctx: SandboxContext, definitionIds: readonly number[], target: { kaseId: number } | { opportunityId: number }, ownerId: number): void {
+export function applyTracksOrUndo(
+  ctx: SandboxContext,
+  definitionIds: readonly number[],
+  target: { kaseId: number } | { opportunityId: number },
+  ownerId: number,
+): void {
   try {
     for (const definitionId of definitionIds) applyTrack(ctx, { definitionId, target, fallbackOwnerId: ownerId });
   } catch (error) {

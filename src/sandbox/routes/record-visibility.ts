@@ -12,15 +12,26 @@ export function visibleTo(record: { restrictedFor: readonly number[] }, caller: 
 }
 
 /** Fetches one record for a single read or write: 404 when unknown, 403 when restricted for the caller. */
-export function mustFind<T extends { id: number; restrictedFor: number[] }>(table: Table<T>, id: number, caller: Caller, noun: string): T {
+export function mustFind<T extends { id: number; restrictedFor: number[] }>(
+  table: Table<T>,
+  id: number,
+  caller: Caller,
+  noun: string,
+): T {
   const record = table.get(id);
   if (!record) throw notFound(`no ${noun} with id ${id}`);
-  if (!visibleTo(record, caller)) throw forbidden(`the ${noun} with id ${id} is restricted and cannot be seen by ${caller.user.username}`);
+  if (!visibleTo(record, caller))
+    throw forbidden(`the ${noun} with id ${id} is restricted and cannot be seen by ${caller.user.username}`);
   return record;
 }
 
 /** Fetches the records of a multi-id read (`1,2,3`, at most 10); 404 names every missing id. */
-export function mustFindAll<T extends { id: number; restrictedFor: number[] }>(table: Table<T>, raw: string, caller: Caller, noun: string): T[] {
+export function mustFindAll<T extends { id: number; restrictedFor: number[] }>(
+  table: Table<T>,
+  raw: string,
+  caller: Caller,
+  noun: string,
+): T[] {
   const ids = parseIdList(raw, noun);
   const missing = ids.filter((id) => !table.has(id));
   if (missing.length > 0) throw notFound(`no ${noun} with id ${missing.join(', ')}`);
@@ -49,9 +60,14 @@ export function deletedList<T extends { id: number; restrictedFor: number[] }>(
   keys: { deleted: string; restricted: string },
 ): Record<string, unknown> {
   const since = parseSince(request);
-  const list = deleted.filter((d) => !since || Date.parse(d.deletedAt) >= since.getTime()).map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
+  const list = deleted
+    .filter((d) => !since || Date.parse(d.deletedAt) >= since.getTime())
+    .map((d) => ({ id: d.id, deletedAt: d.deletedAt }));
   // The records hidden from the caller need a scan of the table: once per caller until it changes.
-  const hidden = matchingOnce(store, `restricted ${keys.restricted} for ${caller.user.id}`, { records, matches: (r: T) => !visibleTo(r, caller) });
+  const hidden = matchingOnce(store, `restricted ${keys.restricted} for ${caller.user.id}`, {
+    records,
+    matches: (r: T) => !visibleTo(r, caller),
+  });
   const restricted = hidden.map((r) => ({ id: r.id, name: nameOf(r), isRestricted: true }));
   return restricted.length > 0 ? { [keys.deleted]: list, [keys.restricted]: restricted } : { [keys.deleted]: list };
 }

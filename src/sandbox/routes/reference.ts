@@ -104,7 +104,9 @@ export function registerReferenceRoutes(app: FastifyInstance, ctx: SandboxContex
 
   // Beyond the spec: the user the access token belongs to, as clients ask for to learn who they
   // act as. A static route, so it is matched before `/users/:userId`.
-  app.get('/api/v2/users/current', async (request) => ({ user: userJson(ctx, callerOf(request).user, callerOf(request)) }));
+  app.get('/api/v2/users/current', async (request) => ({
+    user: userJson(ctx, callerOf(request).user, callerOf(request)),
+  }));
 
   app.get('/api/v2/users/:userId', async (request) => {
     const id = parseId((request.params as { userId: string }).userId, 'user');

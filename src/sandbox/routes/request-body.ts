@@ -41,7 +41,13 @@ export function describeInput(value: unknown): string {
  * Flags properties the resource does not have. Read-only properties a client may echo back from
  * a read (`id`, timestamps, ...) are listed in `ignored` and pass silently.
  */
-export function checkKeys(body: Body, allowed: readonly string[], ignored: readonly string[], problems: Problems, prefix = ''): void {
+export function checkKeys(
+  body: Body,
+  allowed: readonly string[],
+  ignored: readonly string[],
+  problems: Problems,
+  prefix = '',
+): void {
   for (const key of Object.keys(body)) {
     if (!allowed.includes(key) && !ignored.includes(key)) problems.add(`${prefix}${key}`, 'is not a known property');
   }
@@ -57,7 +63,12 @@ interface ReadOptions {
  * A property of the body and the name its problems go under (with the prefix); an absent one is
  * `undefined`, and a problem when it is required.
  */
-function propertyOf(body: Body, key: string, problems: Problems, options: ReadOptions): { field: string; value: unknown } {
+function propertyOf(
+  body: Body,
+  key: string,
+  problems: Problems,
+  options: ReadOptions,
+): { field: string; value: unknown } {
   const field = `${options.prefix ?? ''}${key}`;
   const value = body[key];
   if (value === undefined && options.required) problems.add(field, 'is required');
@@ -68,7 +79,12 @@ function propertyOf(body: Body, key: string, problems: Problems, options: ReadOp
  * Reads an optional string property: `undefined` when absent, null when null is allowed and given.
  * An empty string is stored as null when null is allowed, as the service treats blanks as unset.
  */
-export function readString(body: Body, key: string, problems: Problems, options: ReadOptions & { max?: number } = {}): string | null | undefined {
+export function readString(
+  body: Body,
+  key: string,
+  problems: Problems,
+  options: ReadOptions & { max?: number } = {},
+): string | null | undefined {
   const { field, value } = propertyOf(body, key, problems, options);
   if (value === undefined) return undefined;
   if (value === null) {
@@ -100,7 +116,12 @@ export function isDate(value: string): boolean {
 }
 
 /** Reads an optional `YYYY-MM-DD` date; null clears it. */
-export function readDate(body: Body, key: string, problems: Problems, options: ReadOptions = {}): string | null | undefined {
+export function readDate(
+  body: Body,
+  key: string,
+  problems: Problems,
+  options: ReadOptions = {},
+): string | null | undefined {
   const { field, value } = propertyOf(body, key, problems, options);
   if (value === undefined) return undefined;
   if (value === null && options.nullable !== false) return null;
@@ -112,7 +133,12 @@ export function readDate(body: Body, key: string, problems: Problems, options: R
 }
 
 /** Reads an optional integer within bounds. */
-export function readInteger(body: Body, key: string, problems: Problems, options: ReadOptions & { min?: number; max?: number } = {}): number | null | undefined {
+export function readInteger(
+  body: Body,
+  key: string,
+  problems: Problems,
+  options: ReadOptions & { min?: number; max?: number } = {},
+): number | null | undefined {
   const { field, value } = propertyOf(body, key, problems, options);
   if (value === undefined) return undefined;
   if (value === null) {
@@ -134,7 +160,12 @@ export function readInteger(body: Body, key: string, problems: Problems, options
  * Reads a reference to another record given as an integer id or as `{id}`. Returns the id, null
  * when null is given and allowed, undefined when absent or malformed (the problem is recorded).
  */
-export function readIdRef(value: unknown, field: string, problems: Problems, nullable = false): number | null | undefined {
+export function readIdRef(
+  value: unknown,
+  field: string,
+  problems: Problems,
+  nullable = false,
+): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) {
     if (!nullable) problems.add(field, 'must not be null');

@@ -5,7 +5,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
 import { describeValue } from '../describe-value.ts';
-import { badRequest, created, type FieldProblem, notFound, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap, validationError } from '../http.ts';
+import {
+  badRequest,
+  created,
+  type FieldProblem,
+  notFound,
+  paginate,
+  parseEmbed,
+  parseId,
+  queryOf,
+  timestamp,
+  unwrap,
+  validationError,
+} from '../http.ts';
 import type { TaskCategoryRec, TaskRec } from '../model.ts';
 import { pageOf } from '../paging.ts';
 import { kaseSummary, opportunitySummary, partySummary, userSummary } from '../serialize.ts';
@@ -66,9 +78,11 @@ export function serializeTask(ctx: SandboxContext, task: TaskRec, embed: Readonl
   // waiting in its track), and for a task of a track its definition's rule of counting days.
   out.active = task.status === 'OPEN';
   out.taskDayDelayRule = dayDelayRuleOf(ctx, task);
-  if (task.repeat) out.repeat = { interval: task.repeat.interval, frequency: task.repeat.frequency, on: task.repeat.on };
+  if (task.repeat)
+    out.repeat = { interval: task.repeat.interval, frequency: task.repeat.frequency, on: task.repeat.on };
   if (task.partyId !== null || embed.has('party')) out.party = partySummary(ctx, task.partyId);
-  if (task.opportunityId !== null || embed.has('opportunity')) out.opportunity = opportunitySummary(ctx, task.opportunityId);
+  if (task.opportunityId !== null || embed.has('opportunity'))
+    out.opportunity = opportunitySummary(ctx, task.opportunityId);
   if (task.kaseId !== null || embed.has('kase')) out.kase = kaseSummary(ctx, task.kaseId);
   if (embed.has('nextTask')) out.nextTask = nextTaskOf(ctx, task);
   return out;
@@ -78,13 +92,19 @@ export function serializeTask(ctx: SandboxContext, task: TaskRec, embed: Readonl
 function dayDelayRuleOf(ctx: SandboxContext, task: TaskRec): string | null {
   const track = task.trackId === null ? undefined : ctx.store.tracks.get(task.trackId);
   if (!track) return null;
-  const definitions = [...(ctx.store.trackDefinitions.get(track.definitionId)?.taskDefinitions ?? [])].sort((a, b) => a.displayOrder - b.displayOrder || a.id - b.id);
+  const definitions = [...(ctx.store.trackDefinitions.get(track.definitionId)?.taskDefinitions ?? [])].sort(
+    (a, b) => a.displayOrder - b.displayOrder || a.id - b.id,
+  );
   return definitions[track.taskIds.indexOf(task.id)]?.dayDelayRule ?? null;
 }
 
 /** Soonest due first; tasks without a time of day come before timed ones on the same day. */
 function byDue(a: TaskRec, b: TaskRec): number {
-  return (a.dueOn ?? '9999').localeCompare(b.dueOn ?? '9999') || (a.dueTime ?? '').localeCompare(b.dueTime ?? '') || a.id - b.id;
+  return (
+    (a.dueOn ?? '9999').localeCompare(b.dueOn ?? '9999') ||
+    (a.dueTime ?? '').localeCompare(b.dueTime ?? '') ||
+    a.id - b.id
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -166,7 +186,8 @@ function isCalendarDate(value: string): boolean {
 /** The category named by an id, `{id}` or `{name}` (names match without regard to case). */
 function readCategory(ctx: SandboxContext, value: unknown): number | { problem: string } {
   const byId = (id: unknown): number | { problem: string } => {
-    if (typeof id !== 'number' || !Number.isSafeInteger(id)) return { problem: `id must be an integer, got ${describeValue(id)}` };
+    if (typeof id !== 'number' || !Number.isSafeInteger(id))
+      return { problem: `id must be an integer, got ${describeValue(id)}` };
     return ctx.store.taskCategories.has(id) ? id : { problem: `no task category has id ${id}` };
   };
   if (typeof value === 'number') return byId(value);
@@ -192,7 +213,8 @@ function readOwner(ctx: SandboxContext, value: unknown): number | { problem: str
   }
   const ref = value as { id?: unknown; username?: unknown };
   if (ref.id !== undefined) {
-    if (typeof ref.id !== 'number' || !Number.isSafeInteger(ref.id)) return { problem: `id must be an integer, got ${describeValue(ref.id)}` };
+    if (typeof ref.id !== 'number' || !Number.isSafeInteger(ref.id))
+      return { problem: `id must be an integer, got ${describeValue(ref.id)}` };
     return ctx.store.users.has(ref.id) ? ref.id : { problem: `no user has id ${ref.id}` };
   }
   if (typeof ref.username === 'string') {
@@ -215,7 +237,9 @@ function readRepeat(value: unknown): TaskRec['repeat'] | { problem: string } {
   }
   const frequency = typeof repeat.frequency === 'string' ? repeat.frequency.toUpperCase() : undefined;
   if (!frequency || !(REPEAT_FREQUENCIES as readonly string[]).includes(frequency)) {
-    return { problem: `frequency must be one of ${REPEAT_FREQUENCIES.join(', ')}, got ${describeValue(repeat.frequency)}` };
+    return {
+      problem: `frequency must be one of ${REPEAT_FREQUENCIES.join(', ')}, got ${describeValue(repeat.frequency)}`,
+    };
   }
   if (repeat.on !== undefined && repeat.on !== null && typeof repeat.on !== 'string') {
     return { problem: `on must be a string or null, got ${describeValue(repeat.on)}` };
@@ -223,7 +247,19 @@ function readRepeat(value: unknown): TaskRec['repeat'] | { problem: string } {
   return { interval: repeat.interval, frequency, on: typeof repeat.on === 'string' ? repeat.on : null };
 }
 
-const WRITABLE_KEYS = ['description', 'detail', 'dueOn', 'dueTime', 'party', 'opportunity', 'kase', 'owner', 'category', 'status', 'repeat'];
+const WRITABLE_KEYS = [
+  'description',
+  'detail',
+  'dueOn',
+  'dueTime',
+  'party',
+  'opportunity',
+  'kase',
+  'owner',
+  'category',
+  'status',
+  'repeat',
+];
 const READ_ONLY = 'is read-only and cannot be written';
 const KEY_NOTES: Record<string, string> = {
   id: READ_ONLY,
@@ -234,7 +270,21 @@ const KEY_NOTES: Record<string, string> = {
   nextTask: READ_ONLY,
 };
 
-type TaskChanges = Partial<Pick<TaskRec, 'description' | 'detail' | 'dueOn' | 'dueTime' | 'ownerId' | 'categoryId' | 'repeat' | 'partyId' | 'opportunityId' | 'kaseId'>> & { status?: 'OPEN' | 'COMPLETED' };
+type TaskChanges = Partial<
+  Pick<
+    TaskRec,
+    | 'description'
+    | 'detail'
+    | 'dueOn'
+    | 'dueTime'
+    | 'ownerId'
+    | 'categoryId'
+    | 'repeat'
+    | 'partyId'
+    | 'opportunityId'
+    | 'kaseId'
+  >
+> & { status?: 'OPEN' | 'COMPLETED' };
 
 /**
  * Reads a task body into changes, gathering every problem into one 422. `creating` makes
@@ -246,7 +296,10 @@ function readTaskBody(ctx: SandboxContext, body: Record<string, unknown>, creati
 
   if (body.description !== undefined || creating) {
     if (typeof body.description !== 'string' || body.description.trim() === '') {
-      problems.push({ field: 'description', message: `is required and must be a non-empty string, got ${describeValue(body.description)}` });
+      problems.push({
+        field: 'description',
+        message: `is required and must be a non-empty string, got ${describeValue(body.description)}`,
+      });
     } else changes.description = body.description;
   }
   if (body.detail !== undefined) {
@@ -256,12 +309,18 @@ function readTaskBody(ctx: SandboxContext, body: Record<string, unknown>, creati
   }
   if (body.dueOn !== undefined || creating) {
     if (typeof body.dueOn !== 'string' || !isCalendarDate(body.dueOn)) {
-      problems.push({ field: 'dueOn', message: `is required and must be a date YYYY-MM-DD, got ${describeValue(body.dueOn)}` });
+      problems.push({
+        field: 'dueOn',
+        message: `is required and must be a date YYYY-MM-DD, got ${describeValue(body.dueOn)}`,
+      });
     } else changes.dueOn = body.dueOn;
   }
   if (body.dueTime !== undefined) {
     if (body.dueTime !== null && (typeof body.dueTime !== 'string' || !TIME.test(body.dueTime))) {
-      problems.push({ field: 'dueTime', message: `must be a time of day hh:mm:ss or null, got ${describeValue(body.dueTime)}` });
+      problems.push({
+        field: 'dueTime',
+        message: `must be a time of day hh:mm:ss or null, got ${describeValue(body.dueTime)}`,
+      });
     } else changes.dueTime = body.dueTime;
   }
 
@@ -273,12 +332,16 @@ function readTaskBody(ctx: SandboxContext, body: Record<string, unknown>, creati
       if (body[key] === null) continue;
       const id = readIdRef(body[key]);
       if (typeof id !== 'number') problems.push({ field: key, message: id.problem });
-      else if (!linkedRecordExists(ctx, key, id)) problems.push({ field: `${key}.id`, message: `no ${key} has id ${id}` });
+      else if (!linkedRecordExists(ctx, key, id))
+        problems.push({ field: `${key}.id`, message: `no ${key} has id ${id}` });
       else ids[key] = id;
     }
     const named = linkKeys.filter((key) => body[key] !== null);
     if (named.length > 1) {
-      problems.push({ field: named[1] as string, message: `a task is on at most one record, got ${named.join(' and ')}` });
+      problems.push({
+        field: named[1] as string,
+        message: `a task is on at most one record, got ${named.join(' and ')}`,
+      });
     }
     changes.partyId = ids.party;
     changes.opportunityId = ids.opportunity;
@@ -286,7 +349,8 @@ function readTaskBody(ctx: SandboxContext, body: Record<string, unknown>, creati
   }
 
   if (body.owner !== undefined) {
-    if (body.owner === null) problems.push({ field: 'owner', message: 'a task must have an owner; leave owner out to own it yourself' });
+    if (body.owner === null)
+      problems.push({ field: 'owner', message: 'a task must have an owner; leave owner out to own it yourself' });
     else {
       const id = readOwner(ctx, body.owner);
       if (typeof id === 'number') changes.ownerId = id;
@@ -339,7 +403,10 @@ function parseStatusFilter(request: FastifyRequest): Set<TaskRec['status']> {
   const statuses = new Set<TaskRec['status']>();
   for (const value of values) {
     const status = STATUS_FILTERS[value];
-    if (!status) throw badRequest(`unknown status ${JSON.stringify(value)}; use a comma-separated list of open, completed, pending`);
+    if (!status)
+      throw badRequest(
+        `unknown status ${JSON.stringify(value)}; use a comma-separated list of open, completed, pending`,
+      );
     statuses.add(status);
   }
   return statuses;
@@ -406,6 +473,10 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: SandboxContext): v
 
   // Not in the interface spec: the categories task bodies refer to by id or name.
   app.get('/api/v2/categories', async (request, reply) => ({
-    categories: paginate(request, reply, ctx.store.taskCategories.all()).map((c) => ({ id: c.id, name: c.name, colour: c.colour })),
+    categories: paginate(request, reply, ctx.store.taskCategories.all()).map((c) => ({
+      id: c.id,
+      name: c.name,
+      colour: c.colour,
+    })),
   }));
 }

@@ -10,7 +10,18 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { callerOf, type SandboxContext } from '../context.ts';
-import { badRequest, created, notFound, paginate, parseEmbed, parseId, queryOf, timestamp, unwrap, validationError } from '../http.ts';
+import {
+  badRequest,
+  created,
+  notFound,
+  paginate,
+  parseEmbed,
+  parseId,
+  queryOf,
+  timestamp,
+  unwrap,
+  validationError,
+} from '../http.ts';
 import type { EntityKind, TaskDefinitionRec, TaskRec, TrackDefinitionRec, TrackRec } from '../model.ts';
 
 export interface ApplyTrackInput {
@@ -64,7 +75,10 @@ function addWorkdays(date: string, count: number): string {
 }
 
 /** The due dates of a definition's tasks for a track starting on `start`, in display order. */
-export function scheduleTasks(definitions: readonly TaskDefinitionRec[], start: string): Array<{ definition: TaskDefinitionRec; dueOn: string }> {
+export function scheduleTasks(
+  definitions: readonly TaskDefinitionRec[],
+  start: string,
+): Array<{ definition: TaskDefinitionRec; dueOn: string }> {
   const ordered = [...definitions].sort((a, b) => a.displayOrder - b.displayOrder || a.id - b.id);
   const result: Array<{ definition: TaskDefinitionRec; dueOn: string }> = [];
   let previous = start;
@@ -80,10 +94,16 @@ export function scheduleTasks(definitions: readonly TaskDefinitionRec[], start: 
   return result;
 }
 
-function targetOf(ctx: SandboxContext, target: ApplyTrackInput['target']): { kind: EntityKind; id: number; ownerId: number | null } | Problem {
+function targetOf(
+  ctx: SandboxContext,
+  target: ApplyTrackInput['target'],
+): { kind: EntityKind; id: number; ownerId: number | null } | Problem {
   const given = (['partyId', 'opportunityId', 'kaseId'] as const).filter((key) => target[key] !== undefined);
   if (given.length !== 1) {
-    return { field: 'kase', message: 'exactly one of kase, opportunity or party must name the record the track is applied to' };
+    return {
+      field: 'kase',
+      message: 'exactly one of kase, opportunity or party must name the record the track is applied to',
+    };
   }
   const key = given[0] as 'partyId' | 'opportunityId' | 'kaseId';
   const id = target[key] as number;
@@ -103,15 +123,26 @@ function targetOf(ctx: SandboxContext, target: ApplyTrackInput['target']): { kin
 export function applyTrack(ctx: SandboxContext, input: ApplyTrackInput): TrackRec {
   const store = ctx.store;
   const definition = store.trackDefinitions.get(input.definitionId);
-  if (!definition) throw validationError('track', [{ field: 'definition', message: `no track definition with id ${input.definitionId}` }]);
+  if (!definition)
+    throw validationError('track', [
+      { field: 'definition', message: `no track definition with id ${input.definitionId}` },
+    ]);
   const target = targetOf(ctx, input.target);
   if ('field' in target) throw validationError('track', [target]);
   const expected = CAPTURE_RULES[definition.captureRule];
   if (expected !== target.kind) {
-    throw validationError('track', [{ field: 'definition', message: `track definition ${definition.id} applies to ${expected ?? definition.captureRule}, not to ${target.kind}` }]);
+    throw validationError('track', [
+      {
+        field: 'definition',
+        message: `track definition ${definition.id} applies to ${expected ?? definition.captureRule}, not to ${target.kind}`,
+      },
+    ]);
   }
   const trackDateOn = input.trackDateOn ?? timestamp(ctx.now()).slice(0, 10);
-  if (!isDate(trackDateOn)) throw validationError('track', [{ field: 'trackDateOn', message: `must be a date YYYY-MM-DD, got ${JSON.stringify(trackDateOn)}` }]);
+  if (!isDate(trackDateOn))
+    throw validationError('track', [
+      { field: 'trackDateOn', message: `must be a date YYYY-MM-DD, got ${JSON.stringify(trackDateOn)}` },
+    ]);
 
   const at = timestamp(ctx.now());
   const link = {
@@ -137,7 +168,10 @@ export function applyTrack(ctx: SandboxContext, input: ApplyTrackInput): TrackRe
     const task = store.tasks.insert({
       description: taskDefinition.description,
       detail: null,
-      categoryId: taskDefinition.categoryId !== null && store.taskCategories.has(taskDefinition.categoryId) ? taskDefinition.categoryId : null,
+      categoryId:
+        taskDefinition.categoryId !== null && store.taskCategories.has(taskDefinition.categoryId)
+          ? taskDefinition.categoryId
+          : null,
       status,
       ...link,
       ownerId: target.ownerId ?? input.fallbackOwnerId ?? null,
@@ -203,7 +237,10 @@ function definitionJson(ctx: SandboxContext, definition: TrackDefinitionRec): Re
 
 /** A reference given as an integer id or as {id}; undefined when it is neither. */
 function refId(value: unknown): number | undefined {
-  const id = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>).id : value;
+  const id =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>).id
+      : value;
   return typeof id === 'number' && Number.isInteger(id) && id > 0 ? id : undefined;
 }
 
@@ -213,7 +250,13 @@ function unknownKeys(body: Record<string, unknown>, allowed: readonly string[], 
     .map((key) => ({ field: `${prefix}${key}`, message: 'is not a property that can be written' }));
 }
 
-function readString(body: Record<string, unknown>, key: string, problems: Problem[], field = key, required = false): string | undefined {
+function readString(
+  body: Record<string, unknown>,
+  key: string,
+  problems: Problem[],
+  field = key,
+  required = false,
+): string | undefined {
   const value = body[key];
   if (value === undefined) {
     if (required) problems.push({ field, message: 'is required' });
@@ -226,7 +269,13 @@ function readString(body: Record<string, unknown>, key: string, problems: Proble
   return value;
 }
 
-function readChoice<T extends string>(body: Record<string, unknown>, key: string, choices: readonly T[], problems: Problem[], field = key): T | undefined {
+function readChoice<T extends string>(
+  body: Record<string, unknown>,
+  key: string,
+  choices: readonly T[],
+  problems: Problem[],
+  field = key,
+): T | undefined {
   const value = body[key];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !choices.includes(value as T)) {
@@ -237,7 +286,12 @@ function readChoice<T extends string>(body: Record<string, unknown>, key: string
 }
 
 /** Reads a task definition category: an id, {id} or {name} of an existing task category, or null. */
-function readCategory(ctx: SandboxContext, value: unknown, field: string, problems: Problem[]): number | null | undefined {
+function readCategory(
+  ctx: SandboxContext,
+  value: unknown,
+  field: string,
+  problems: Problem[],
+): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === null) return null;
   const id = refId(value);
@@ -254,18 +308,42 @@ function readCategory(ctx: SandboxContext, value: unknown, field: string, proble
     problems.push({ field, message: `no task category named ${JSON.stringify(name)}` });
     return undefined;
   }
-  problems.push({ field, message: `must be a category id, {"id": ...} or {"name": ...}, got ${JSON.stringify(value)}` });
+  problems.push({
+    field,
+    message: `must be a category id, {"id": ...} or {"name": ...}, got ${JSON.stringify(value)}`,
+  });
   return undefined;
 }
 
-const TASK_DEFINITION_KEYS = ['description', 'daysAfterRule', 'daysAfter', 'displayOrder', 'dayDelayRule', 'trackTaskAssignee', 'category', '_delete'];
+const TASK_DEFINITION_KEYS = [
+  'description',
+  'daysAfterRule',
+  'daysAfter',
+  'displayOrder',
+  'dayDelayRule',
+  'trackTaskAssignee',
+  'category',
+  '_delete',
+];
 
 /** The writable attributes of one task definition element; `creating` demands a description. */
-function readTaskDefinition(ctx: SandboxContext, body: Record<string, unknown>, index: number, creating: boolean, problems: Problem[]): Partial<Omit<TaskDefinitionRec, 'id'>> {
+function readTaskDefinition(
+  ctx: SandboxContext,
+  body: Record<string, unknown>,
+  index: number,
+  creating: boolean,
+  problems: Problem[],
+): Partial<Omit<TaskDefinitionRec, 'id'>> {
   const at = `taskDefinitions[${index}].`;
   problems.push(...unknownKeys(body, TASK_DEFINITION_KEYS, at));
   const result: Partial<Omit<TaskDefinitionRec, 'id'>> = {};
-  const description = readString(body, 'description', problems, `${at}description`, creating || body.description !== undefined);
+  const description = readString(
+    body,
+    'description',
+    problems,
+    `${at}description`,
+    creating || body.description !== undefined,
+  );
   if (description !== undefined) result.description = description;
   const daysAfterRule = readChoice(body, 'daysAfterRule', DAYS_AFTER_RULES, problems, `${at}daysAfterRule`);
   if (daysAfterRule) result.daysAfterRule = daysAfterRule;
@@ -275,13 +353,24 @@ function readTaskDefinition(ctx: SandboxContext, body: Record<string, unknown>, 
     const value = body[key];
     if (value === undefined) continue;
     if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 3650) result[key] = value;
-    else problems.push({ field: `${at}${key}`, message: `must be an integer from 0 to 3650, got ${JSON.stringify(value)}` });
+    else
+      problems.push({
+        field: `${at}${key}`,
+        message: `must be an integer from 0 to 3650, got ${JSON.stringify(value)}`,
+      });
   }
   const assignee = body.trackTaskAssignee;
   if (assignee !== undefined) {
-    const type = assignee !== null && typeof assignee === 'object' ? (assignee as Record<string, unknown>).assigneeType : undefined;
+    const type =
+      assignee !== null && typeof assignee === 'object'
+        ? (assignee as Record<string, unknown>).assigneeType
+        : undefined;
     if (typeof type === 'string' && ASSIGNEE_TYPES.includes(type)) result.assigneeType = type;
-    else problems.push({ field: `${at}trackTaskAssignee`, message: `must be {"assigneeType": "ENTITY_OWNER"}, got ${JSON.stringify(assignee)}` });
+    else
+      problems.push({
+        field: `${at}trackTaskAssignee`,
+        message: `must be {"assigneeType": "ENTITY_OWNER"}, got ${JSON.stringify(assignee)}`,
+      });
   }
   const category = readCategory(ctx, body.category, `${at}category`, problems);
   if (category !== undefined) result.categoryId = category;
@@ -295,7 +384,8 @@ function elementsOf(value: unknown, problems: Problem[]): Array<Record<string, u
     return [];
   }
   return value.flatMap((element, index) => {
-    if (element !== null && typeof element === 'object' && !Array.isArray(element)) return [element as Record<string, unknown>];
+    if (element !== null && typeof element === 'object' && !Array.isArray(element))
+      return [element as Record<string, unknown>];
     problems.push({ field: `taskDefinitions[${index}]`, message: 'must be an object' });
     return [];
   });
@@ -334,7 +424,8 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
   for (const kind of ['parties', 'opportunities', 'kases'] as const) {
     app.get(`/api/v2/${kind}/:entityId/tracks`, async (request, reply) => {
       const id = parseId((request.params as { entityId: string }).entityId);
-      if (!store[kind].has(id)) throw notFound(`no ${kind === 'parties' ? 'party' : kind === 'kases' ? 'kase' : 'opportunity'} with id ${id}`);
+      if (!store[kind].has(id))
+        throw notFound(`no ${kind === 'parties' ? 'party' : kind === 'kases' ? 'kase' : 'opportunity'} with id ${id}`);
       const embed = embedOf(request);
       const rows = store.tracks.all().filter((t) => t[ENTITY_FIELDS[kind]] === id);
       return { tracks: paginate(request, reply, rows).map((t) => trackJson(ctx, t, embed)) };
@@ -352,10 +443,17 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const problems = unknownKeys(body, ['description', 'trackDateOn', 'definition', 'kase', 'opportunity', 'party']);
     const description = readString(body, 'description', problems, 'description', body.description !== undefined);
     if (body.trackDateOn !== undefined && !isDate(body.trackDateOn)) {
-      problems.push({ field: 'trackDateOn', message: `must be a date YYYY-MM-DD, got ${JSON.stringify(body.trackDateOn)}` });
+      problems.push({
+        field: 'trackDateOn',
+        message: `must be a date YYYY-MM-DD, got ${JSON.stringify(body.trackDateOn)}`,
+      });
     }
     const definitionId = refId(body.definition);
-    if (definitionId === undefined) problems.push({ field: 'definition', message: `must be a track definition id or {"id": ...}, got ${JSON.stringify(body.definition ?? null)}` });
+    if (definitionId === undefined)
+      problems.push({
+        field: 'definition',
+        message: `must be a track definition id or {"id": ...}, got ${JSON.stringify(body.definition ?? null)}`,
+      });
     const target: ApplyTrackInput['target'] = {};
     for (const [key, into] of [
       ['party', 'partyId'],
@@ -364,7 +462,8 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     ] as const) {
       if (body[key] === undefined) continue;
       const id = refId(body[key]);
-      if (id === undefined) problems.push({ field: key, message: `must be an id or {"id": ...}, got ${JSON.stringify(body[key])}` });
+      if (id === undefined)
+        problems.push({ field: key, message: `must be an id or {"id": ...}, got ${JSON.stringify(body[key])}` });
       else target[into] = id;
     }
     if (problems.length > 0 || definitionId === undefined) throw validationError('track', problems);
@@ -383,17 +482,25 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const track = trackOr404(ctx, (request.params as { trackId: string }).trackId);
     const body = unwrap(request, 'track');
     const problems = Object.keys(body)
-      .filter((key) => key !== 'description' && key !== 'trackDateOn' && !ECHOED.has(key) && key !== 'direction' && key !== 'tasks')
+      .filter(
+        (key) =>
+          key !== 'description' && key !== 'trackDateOn' && !ECHOED.has(key) && key !== 'direction' && key !== 'tasks',
+      )
       .map((field) => ({ field, message: 'cannot be changed; only description and trackDateOn can' }));
     const description = readString(body, 'description', problems, 'description', body.description !== undefined);
     if (body.trackDateOn !== undefined && !isDate(body.trackDateOn)) {
-      problems.push({ field: 'trackDateOn', message: `must be a date YYYY-MM-DD, got ${JSON.stringify(body.trackDateOn)}` });
+      problems.push({
+        field: 'trackDateOn',
+        message: `must be a date YYYY-MM-DD, got ${JSON.stringify(body.trackDateOn)}`,
+      });
     }
     if (problems.length > 0) throw validationError('track', problems);
     const at = timestamp(ctx.now());
     if (description !== undefined) track.description = description;
     if (typeof body.trackDateOn === 'string' && body.trackDateOn !== track.trackDateOn) {
-      const shift = Math.round((Date.parse(`${body.trackDateOn}T00:00:00Z`) - Date.parse(`${track.trackDateOn}T00:00:00Z`)) / 86_400_000);
+      const shift = Math.round(
+        (Date.parse(`${body.trackDateOn}T00:00:00Z`) - Date.parse(`${track.trackDateOn}T00:00:00Z`)) / 86_400_000,
+      );
       for (const task of tasksOfTrack(ctx, track)) {
         if (task.status === 'OPEN' && task.dueOn !== null) {
           task.dueOn = addDays(task.dueOn, shift);
@@ -421,18 +528,34 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
   });
 
   app.get('/api/v2/trackdefinitions/:definitionId', async (request) => {
-    return { trackDefinition: definitionJson(ctx, definitionOr404(ctx, (request.params as { definitionId: string }).definitionId)) };
+    return {
+      trackDefinition: definitionJson(
+        ctx,
+        definitionOr404(ctx, (request.params as { definitionId: string }).definitionId),
+      ),
+    };
   });
 
   const DEFINITION_KEYS = ['description', 'captureRule', 'direction', 'tag', 'taskDefinitions'];
 
   /** Reads the top-level attributes of a definition body; `creating` demands description and captureRule. */
-  const readDefinition = (body: Record<string, unknown>, creating: boolean, problems: Problem[]): Partial<Omit<TrackDefinitionRec, 'id' | 'taskDefinitions'>> => {
+  const readDefinition = (
+    body: Record<string, unknown>,
+    creating: boolean,
+    problems: Problem[],
+  ): Partial<Omit<TrackDefinitionRec, 'id' | 'taskDefinitions'>> => {
     problems.push(...unknownKeys(body, DEFINITION_KEYS));
     const result: Partial<Omit<TrackDefinitionRec, 'id' | 'taskDefinitions'>> = {};
-    const description = readString(body, 'description', problems, 'description', creating || body.description !== undefined);
+    const description = readString(
+      body,
+      'description',
+      problems,
+      'description',
+      creating || body.description !== undefined,
+    );
     if (description !== undefined) result.description = description.trim();
-    if (creating && body.captureRule === undefined) problems.push({ field: 'captureRule', message: `is required: one of ${Object.keys(CAPTURE_RULES).join(', ')}` });
+    if (creating && body.captureRule === undefined)
+      problems.push({ field: 'captureRule', message: `is required: one of ${Object.keys(CAPTURE_RULES).join(', ')}` });
     const captureRule = readChoice(body, 'captureRule', Object.keys(CAPTURE_RULES), problems);
     if (captureRule) result.captureRule = captureRule;
     const direction = readChoice(body, 'direction', DIRECTIONS, problems);
@@ -444,7 +567,10 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     return result;
   };
 
-  const newTaskDefinition = (attributes: Partial<Omit<TaskDefinitionRec, 'id'>>, displayOrder: number): TaskDefinitionRec => ({
+  const newTaskDefinition = (
+    attributes: Partial<Omit<TaskDefinitionRec, 'id'>>,
+    displayOrder: number,
+  ): TaskDefinitionRec => ({
     id: store.next(),
     description: attributes.description ?? '',
     daysAfterRule: attributes.daysAfterRule ?? 'TRACK_START',
@@ -462,7 +588,10 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const elements = elementsOf(body.taskDefinitions, problems);
     const tasks = elements.map((element, index) => {
       if (element.id !== undefined || element._delete !== undefined) {
-        problems.push({ field: `taskDefinitions[${index}]`, message: 'a new track definition takes task definitions without id or _delete' });
+        problems.push({
+          field: `taskDefinitions[${index}]`,
+          message: 'a new track definition takes task definitions without id or _delete',
+        });
       }
       return readTaskDefinition(ctx, element, index, true, problems);
     });
@@ -477,7 +606,9 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
       createdAt: at,
       updatedAt: at,
     });
-    return created(request, reply, `/trackdefinitions/${definition.id}`, { trackDefinition: definitionJson(ctx, definition) });
+    return created(request, reply, `/trackdefinitions/${definition.id}`, {
+      trackDefinition: definitionJson(ctx, definition),
+    });
   });
 
   app.put('/api/v2/trackdefinitions/:definitionId', async (request) => {
@@ -490,17 +621,25 @@ export function registerTrackRoutes(app: FastifyInstance, ctx: SandboxContext): 
     const added: Array<Partial<Omit<TaskDefinitionRec, 'id'>>> = [];
     elementsOf(body.taskDefinitions, problems).forEach((element, index) => {
       if (element.id === undefined) {
-        if (element._delete !== undefined) problems.push({ field: `taskDefinitions[${index}]._delete`, message: 'needs the id of the task definition to delete' });
+        if (element._delete !== undefined)
+          problems.push({
+            field: `taskDefinitions[${index}]._delete`,
+            message: 'needs the id of the task definition to delete',
+          });
         added.push(readTaskDefinition(ctx, element, index, true, problems));
         return;
       }
       const existing = next.find((t) => t.id === element.id);
       if (!existing) {
-        problems.push({ field: `taskDefinitions[${index}].id`, message: `track definition ${definition.id} has no task definition with id ${JSON.stringify(element.id)}` });
+        problems.push({
+          field: `taskDefinitions[${index}].id`,
+          message: `track definition ${definition.id} has no task definition with id ${JSON.stringify(element.id)}`,
+        });
         return;
       }
       if (element._delete !== undefined && element._delete !== false) {
-        if (element._delete !== true) problems.push({ field: `taskDefinitions[${index}]._delete`, message: 'must be true or false' });
+        if (element._delete !== true)
+          problems.push({ field: `taskDefinitions[${index}]._delete`, message: 'must be true or false' });
         else next = next.filter((t) => t.id !== existing.id);
         return;
       }

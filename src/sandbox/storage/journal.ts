@@ -43,7 +43,13 @@ export async function prepareDataPath(file: string): Promise<DataPaths> {
   checkNotSpecial(paths.snapshot, 'the sandbox data file', (message) => badPath(file, message, hint));
   const existing = await lstat(paths.snapshot).catch(() => null);
   if (existing && !existing.isFile()) {
-    const kind = existing.isDirectory() ? 'a folder' : existing.isFIFO() ? 'a FIFO' : existing.isSymbolicLink() ? 'a symbolic link' : 'a special file';
+    const kind = existing.isDirectory()
+      ? 'a folder'
+      : existing.isFIFO()
+        ? 'a FIFO'
+        : existing.isSymbolicLink()
+          ? 'a symbolic link'
+          : 'a special file';
     throw badPath(file, `the sandbox data file is ${kind}, not a regular file`, hint);
   }
   await makeFolders(dirname(paths.snapshot), { mode: 0o700, what: 'the folder of the sandbox data file', hint });
@@ -92,7 +98,12 @@ export function parseLog(text: Buffer, file: string): { records: ChangeRecord[];
       throw stateError(file, `the sandbox change log is damaged at line ${line} (not JSON)`, error, line);
     }
     if (!record || typeof record !== 'object' || typeof record.seq !== 'number') {
-      throw stateError(file, `the sandbox change log is damaged at line ${line} (not a change record)`, undefined, line);
+      throw stateError(
+        file,
+        `the sandbox change log is damaged at line ${line} (not a change record)`,
+        undefined,
+        line,
+      );
     }
     records.push(record);
     offset = end + 1;
@@ -133,7 +144,11 @@ export class DurableState {
   ) {}
 
   /** Prepares the files and loads the state they hold into `store`; `loaded` is false for a fresh start. */
-  static async open(store: Store, file: string, options: DurableOptions): Promise<{ durable: DurableState; loaded: boolean }> {
+  static async open(
+    store: Store,
+    file: string,
+    options: DurableOptions,
+  ): Promise<{ durable: DurableState; loaded: boolean }> {
     const paths = await prepareDataPath(file);
     const durable = new DurableState(store, paths, options);
     await durable.removeTemporaryFiles();
@@ -141,7 +156,8 @@ export class DurableState {
     if (options.reset) await rm(paths.log, { force: true });
     const loaded = options.reset ? false : await durable.load();
     await mkdir(paths.blobs, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw stateError(paths.blobs, `cannot create the blob folder: ${error.message}`, error);
+      if (error.code !== 'EEXIST')
+        throw stateError(paths.blobs, `cannot create the blob folder: ${error.message}`, error);
     });
     store.blobs.folder = paths.blobs;
     try {
@@ -193,12 +209,18 @@ export class DurableState {
     if (logText !== null) {
       const parsed = parseLog(logText, log);
       records = parsed.records;
-      if (text === null && records.length > 0) throw stateError(snapshot, 'the sandbox change log exists but its data file is missing');
+      if (text === null && records.length > 0)
+        throw stateError(snapshot, 'the sandbox change log exists but its data file is missing');
       records.forEach((record, i) => {
         try {
           this.store.apply(record);
         } catch (error) {
-          throw stateError(log, `the sandbox change log is damaged at line ${i + 1}: ${(error as Error).message}`, error, i + 1);
+          throw stateError(
+            log,
+            `the sandbox change log is damaged at line ${i + 1}: ${(error as Error).message}`,
+            error,
+            i + 1,
+          );
         }
       });
       if (parsed.intactBytes < logText.length) {
@@ -217,8 +239,10 @@ export class DurableState {
     // Every blob the state names must be on disk; files it does not name are leftovers of a crash.
     const onDisk = new Set(await readdir(blobs).catch(() => [] as string[]));
     for (const id of this.store.blobs.ids()) {
-      if (!BLOB_ID.test(id)) throw stateError(snapshot, `the sandbox state names a blob with a bad id ${JSON.stringify(id)}`);
-      if (!onDisk.has(id) && !this.store.blobs.get(id)) throw stateError(join(blobs, id), `the sandbox state names blob ${id} but its file is missing`);
+      if (!BLOB_ID.test(id))
+        throw stateError(snapshot, `the sandbox state names a blob with a bad id ${JSON.stringify(id)}`);
+      if (!onDisk.has(id) && !this.store.blobs.get(id))
+        throw stateError(join(blobs, id), `the sandbox state names blob ${id} but its file is missing`);
     }
     const known = new Set(this.store.blobs.ids());
     for (const name of onDisk) if (!known.has(name)) await rm(join(blobs, name), { force: true });
@@ -260,7 +284,11 @@ export class DurableState {
   }
 
   failureError(): FerryError {
-    return stateError(this.paths.snapshot, `the sandbox could not save its state: ${this.failed?.message ?? 'unknown failure'}`, this.failed);
+    return stateError(
+      this.paths.snapshot,
+      `the sandbox could not save its state: ${this.failed?.message ?? 'unknown failure'}`,
+      this.failed,
+    );
   }
 
   private kick(): void {
@@ -302,7 +330,10 @@ export class DurableState {
   private fail(error: Error): void {
     if (this.failed) return;
     this.failed = error;
-    this.options.report(`crm-ferry sandbox: cannot save the state to ${this.paths.snapshot}: ${error.message}. ` + 'Writes are refused (503) from now on; the files hold every write acknowledged before this.');
+    this.options.report(
+      `crm-ferry sandbox: cannot save the state to ${this.paths.snapshot}: ${error.message}. ` +
+        'Writes are refused (503) from now on; the files hold every write acknowledged before this.',
+    );
   }
 
   /** Writes the whole state to a temporary file, syncs it, renames it over the snapshot, then empties the log. */
@@ -339,7 +370,8 @@ export class DurableState {
     await this.log.sync();
     this.logBytes = 0;
     const known = new Set(this.store.blobs.ids());
-    for (const name of await readdir(this.paths.blobs)) if (!known.has(name)) await rm(join(this.paths.blobs, name), { force: true });
+    for (const name of await readdir(this.paths.blobs))
+      if (!known.has(name)) await rm(join(this.paths.blobs, name), { force: true });
   }
 }
 

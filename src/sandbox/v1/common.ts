@@ -35,13 +35,39 @@ type AnyRecord = PartyRec | OpportunityRec | KaseRec;
 const WHAT: Record<V1Kind, string> = { party: 'party', opportunity: 'opportunity', kase: 'case' };
 
 /** A record the caller can see, by the id in the path; 404 otherwise. */
-export function findRecord(ctx: SandboxContext, request: FastifyRequest, kind: 'party', raw: string | undefined): PartyRec;
-export function findRecord(ctx: SandboxContext, request: FastifyRequest, kind: 'opportunity', raw: string | undefined): OpportunityRec;
-export function findRecord(ctx: SandboxContext, request: FastifyRequest, kind: 'kase', raw: string | undefined): KaseRec;
-export function findRecord(ctx: SandboxContext, request: FastifyRequest, kind: V1Kind, raw: string | undefined): AnyRecord;
-export function findRecord(ctx: SandboxContext, request: FastifyRequest, kind: V1Kind, raw: string | undefined): AnyRecord {
+export function findRecord(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  kind: 'party',
+  raw: string | undefined,
+): PartyRec;
+export function findRecord(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  kind: 'opportunity',
+  raw: string | undefined,
+): OpportunityRec;
+export function findRecord(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  kind: 'kase',
+  raw: string | undefined,
+): KaseRec;
+export function findRecord(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  kind: V1Kind,
+  raw: string | undefined,
+): AnyRecord;
+export function findRecord(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  kind: V1Kind,
+  raw: string | undefined,
+): AnyRecord {
   const id = parseId(raw, WHAT[kind]);
-  const table = kind === 'party' ? ctx.store.parties : kind === 'opportunity' ? ctx.store.opportunities : ctx.store.kases;
+  const table =
+    kind === 'party' ? ctx.store.parties : kind === 'opportunity' ? ctx.store.opportunities : ctx.store.kases;
   const record = table.get(id);
   if (!record || !visibleTo(record, callerOf(request).user)) throw notFound(`no ${WHAT[kind]} with id ${id}`);
   return record;
@@ -77,7 +103,12 @@ export function sliceByQuery<T>(request: FastifyRequest, items: readonly T[]): T
  * The `lastmodified` and `tag` filters of the list endpoints: records updated strictly after the
  * time, and records carrying a tag of that name (compared without regard to case).
  */
-export function filterByQuery<T extends AnyRecord>(ctx: SandboxContext, request: FastifyRequest, entity: EntityKind, records: readonly T[]): T[] {
+export function filterByQuery<T extends AnyRecord>(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  entity: EntityKind,
+  records: readonly T[],
+): T[] {
   const query = queryOf(request);
   let result = [...records];
   if (query.lastmodified !== undefined && query.lastmodified !== '') {

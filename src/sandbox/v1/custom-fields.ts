@@ -34,11 +34,19 @@ function customFieldsList(ctx: SandboxContext, record: AnyRecord): V1Node {
 }
 
 /** Finds the definition an element names by label, and by data tag name when it belongs to one. */
-function resolveDefinition(ctx: SandboxContext, kind: V1Kind, label: string, tagName: string | null | undefined): FieldDefinitionRec | string {
+function resolveDefinition(
+  ctx: SandboxContext,
+  kind: V1Kind,
+  label: string,
+  tagName: string | null | undefined,
+): FieldDefinitionRec | string {
   const entity = ENTITY_OF[kind];
-  const candidates = ctx.store.fieldDefinitions.all().filter((d) => d.entity === entity && d.name.toLowerCase() === label.toLowerCase());
+  const candidates = ctx.store.fieldDefinitions
+    .all()
+    .filter((d) => d.entity === entity && d.name.toLowerCase() === label.toLowerCase());
   if (candidates.length === 0) return `no custom field labelled ${JSON.stringify(label)} is defined for ${entity}`;
-  const tagOf = (d: FieldDefinitionRec): string | null => (d.tagId === null ? null : (ctx.store.tags.get(d.tagId)?.name ?? null));
+  const tagOf = (d: FieldDefinitionRec): string | null =>
+    d.tagId === null ? null : (ctx.store.tags.get(d.tagId)?.name ?? null);
   if (tagName) {
     const found = candidates.find((d) => tagOf(d)?.toLowerCase() === tagName.toLowerCase());
     return found ?? `the data tag ${JSON.stringify(tagName)} has no field labelled ${JSON.stringify(label)}`;
@@ -49,7 +57,12 @@ function resolveDefinition(ctx: SandboxContext, kind: V1Kind, label: string, tag
 }
 
 /** Reads every element of a PUT and checks it against its definition; any problem fails the whole PUT. */
-function readFieldChanges(ctx: SandboxContext, request: FastifyRequest, kind: V1Kind, record: AnyRecord): FieldChange[] {
+function readFieldChanges(
+  ctx: SandboxContext,
+  request: FastifyRequest,
+  kind: V1Kind,
+  record: AnyRecord,
+): FieldChange[] {
   const body = readBody(request, 'customFields');
   const outer = new FieldReader('customFields', body, ['customField']);
   outer.check();
@@ -66,7 +79,11 @@ function readFieldChanges(ctx: SandboxContext, request: FastifyRequest, kind: V1
     const fields = element as Record<string, unknown>;
     const allowed = ['label', 'tag', 'text', 'date', 'boolean'];
     for (const key of Object.keys(fields)) {
-      if (!allowed.includes(key) && key !== 'id') problems.push({ field: `${where}.${key}`, message: `is not a custom field element; known: ${allowed.join(', ')}` });
+      if (!allowed.includes(key) && key !== 'id')
+        problems.push({
+          field: `${where}.${key}`,
+          message: `is not a custom field element; known: ${allowed.join(', ')}`,
+        });
     }
     const text = (key: string): string | null | undefined => {
       if (!Object.hasOwn(fields, key)) return undefined;
@@ -89,7 +106,10 @@ function readFieldChanges(ctx: SandboxContext, request: FastifyRequest, kind: V1
     if (kind === 'party' && definition.forClass !== null) {
       const partyType = (record as PartyRec).type === 'person' ? 'PERSON' : 'ORGANISATION';
       if (definition.forClass !== partyType) {
-        problems.push({ field: `${where}.label`, message: `${JSON.stringify(definition.name)} is only for ${definition.forClass.toLowerCase()} records` });
+        problems.push({
+          field: `${where}.label`,
+          message: `${JSON.stringify(definition.name)} is only for ${definition.forClass.toLowerCase()} records`,
+        });
         return;
       }
     }
@@ -106,7 +126,10 @@ function readFieldChanges(ctx: SandboxContext, request: FastifyRequest, kind: V1
     const expected = VALUE_KEY[definition.type];
     const value = text(key) as string;
     if (key !== expected) {
-      problems.push({ field: `${where}.${key}`, message: `${JSON.stringify(definition.name)} is a ${definition.type} field and takes <${expected}>` });
+      problems.push({
+        field: `${where}.${key}`,
+        message: `${JSON.stringify(definition.name)} is a ${definition.type} field and takes <${expected}>`,
+      });
       return;
     }
     const problem = checkValue(definition, value);
@@ -132,7 +155,9 @@ function checkValue(definition: FieldDefinitionRec, value: string): { value: str
     }
     case 'List': {
       const option = (definition.options ?? []).find((o) => o.toLowerCase() === value.toLowerCase());
-      return option !== undefined ? { value: option } : `must be one of ${(definition.options ?? []).join(';')}, got ${JSON.stringify(value)}`;
+      return option !== undefined
+        ? { value: option }
+        : `must be one of ${(definition.options ?? []).join(';')}, got ${JSON.stringify(value)}`;
     }
     case 'Text': {
       if (definition.pattern) {
@@ -142,7 +167,8 @@ function checkValue(definition: FieldDefinitionRec, value: string): { value: str
         } catch {
           // A definition with a broken expression cannot reject anything.
         }
-        if (pattern && !pattern.test(value)) return `does not match the pattern ${definition.pattern} of ${JSON.stringify(definition.name)}`;
+        if (pattern && !pattern.test(value))
+          return `does not match the pattern ${definition.pattern} of ${JSON.stringify(definition.name)}`;
       }
       return { value };
     }
@@ -207,7 +233,8 @@ export function registerTagRoutes(route: V1Route, ctx: SandboxContext): void {
   const { store } = ctx;
   for (const kind of ['party', 'opportunity', 'kase'] as const) {
     const entity = ENTITY_OF[kind];
-    const tagNamed = (name: string) => store.tags.all().find((t) => t.entity === entity && t.name.toLowerCase() === name.toLowerCase());
+    const tagNamed = (name: string) =>
+      store.tags.all().find((t) => t.entity === entity && t.name.toLowerCase() === name.toLowerCase());
     const tagName = (raw: string | undefined): string => {
       const name = (raw ?? '').trim();
       if (name === '') throw validationError('tag', [{ field: 'name', message: 'a tag name cannot be empty' }]);

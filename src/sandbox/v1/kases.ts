@@ -5,7 +5,15 @@ import { badRequest, queryOf, timestamp } from '../http.ts';
 import type { KaseRec } from '../model.ts';
 import { firstStageId } from '../routes/account-lists.ts';
 import { blankKase } from '../routes/kases.ts';
-import { filterByQuery, findRecord, sliceByQuery, userByUsername, v1Location, visibleTo, type V1Route } from './common.ts';
+import {
+  filterByQuery,
+  findRecord,
+  sliceByQuery,
+  userByUsername,
+  v1Location,
+  visibleTo,
+  type V1Route,
+} from './common.ts';
 import { FieldReader, isoDate, parseFilterTime, parseMoment, v1Timestamp } from './input.ts';
 import { readBody, sendEmpty, sendNode } from './negotiate.ts';
 import { kaseNode, partyNode } from './shapes.ts';
@@ -41,12 +49,17 @@ function readKase(ctx: SandboxContext, request: FastifyRequest, creating: boolea
   }
   const status = reader.text('status');
   if (status === 'OPEN' || status === 'CLOSED') changes.status = status;
-  else if (status !== undefined && status !== null) reader.fail('status', `must be OPEN or CLOSED, got ${JSON.stringify(status)}`);
+  else if (status !== undefined && status !== null)
+    reader.fail('status', `must be OPEN or CLOSED, got ${JSON.stringify(status)}`);
   const closeDate = reader.text('closeDate');
   if (closeDate !== undefined && closeDate !== null) {
     const moment = parseMoment(closeDate);
     if (moment) changes.closedOn = moment.date;
-    else reader.fail('closeDate', `must be a date like 2011-09-14 or 2011-09-14T15:22:01Z, got ${JSON.stringify(closeDate)}`);
+    else
+      reader.fail(
+        'closeDate',
+        `must be a date like 2011-09-14 or 2011-09-14T15:22:01Z, got ${JSON.stringify(closeDate)}`,
+      );
   }
   reader.check();
   return changes;
@@ -99,7 +112,8 @@ export function registerKaseRoutes(route: V1Route, ctx: SandboxContext): void {
 
   route('GET', '/api/kase/deleted', (request, reply) => {
     const raw = queryOf(request).since;
-    if (raw === undefined || raw === '') throw badRequest('the query parameter since is required, e.g. since=20110101T000000');
+    if (raw === undefined || raw === '')
+      throw badRequest('the query parameter since is required, e.g. since=20110101T000000');
     const since = parseFilterTime('since', raw).getTime();
     const deleted = store.deleted.kases.filter((d) => Date.parse(d.deletedAt) > since);
     const items = deleted.map((d) =>

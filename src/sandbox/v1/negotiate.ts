@@ -34,7 +34,8 @@ export function formatOf(request: FastifyRequest): V1Format {
   let best: { format: V1Format; q: number } | null = null;
   for (const range of accept.split(',')) {
     const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
-    const format: V1Format | null = type === 'application/json' ? 'json' : type === 'application/xml' || type === 'text/xml' ? 'xml' : null;
+    const format: V1Format | null =
+      type === 'application/json' ? 'json' : type === 'application/xml' || type === 'text/xml' ? 'xml' : null;
     if (!format) continue;
     const qParam = params.find((p) => p.startsWith('q='));
     const q = qParam ? Number(qParam.slice(2)) : 1;
@@ -90,14 +91,24 @@ function errorNode(status: number, body: Record<string, unknown>, fallback: stri
  * the content type and text of the answer: for answers made before any route runs (401, 429,
  * unknown routes, injected faults) as well as by the routes.
  */
-export function v1ErrorPayload(request: FastifyRequest, status: number, body: Record<string, unknown>): { type: string; text: string } {
+export function v1ErrorPayload(
+  request: FastifyRequest,
+  status: number,
+  body: Record<string, unknown>,
+): { type: string; text: string } {
   const node = errorNode(status, body, `HTTP ${status}`);
-  if (formatOf(request) === 'json') return { type: 'application/json; charset=utf-8', text: JSON.stringify(toJson(node)) };
+  if (formatOf(request) === 'json')
+    return { type: 'application/json; charset=utf-8', text: JSON.stringify(toJson(node)) };
   return { type: 'application/xml; charset=utf-8', text: toXml(node) };
 }
 
 /** Answers with a v1 error (see v1ErrorPayload). */
-export function sendV1Error(request: FastifyRequest, reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
+export function sendV1Error(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  body: Record<string, unknown>,
+): FastifyReply {
   const { type, text } = v1ErrorPayload(request, status, body);
   return reply.code(status).type(type).send(text);
 }
@@ -106,7 +117,11 @@ export function sendV1Error(request: FastifyRequest, reply: FastifyReply, status
  * Route-level error handler of every v1 route: the same statuses as elsewhere in the sandbox, but
  * the body in the negotiated format (`<error><message>...</message></error>`).
  */
-export function handleV1Error(error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function handleV1Error(
+  error: FastifyError | HttpError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   if (error instanceof HttpError) {
     reply.headers(error.headers);
     return sendV1Error(request, reply, error.status, error.body);
@@ -130,7 +145,9 @@ export function readBody(request: FastifyRequest, root: string): Record<string, 
   let document: Record<string, unknown>;
   if (Buffer.isBuffer(body) || typeof body === 'string') {
     if (!/^(application|text)\/([\w.+-]+\+)?xml\b/.test(type)) {
-      throw new HttpError(415, { message: `send the body as application/xml or application/json, not ${JSON.stringify(type)}` });
+      throw new HttpError(415, {
+        message: `send the body as application/xml or application/json, not ${JSON.stringify(type)}`,
+      });
     }
     document = parseXmlBody(body);
   } else if (type.startsWith('application/json') && body !== undefined) {
@@ -141,11 +158,15 @@ export function readBody(request: FastifyRequest, root: string): Record<string, 
   } else if (body === undefined || body === null) {
     throw badRequest(`a request body is required: <${root}>...</${root}> or {"${root}": {...}}`);
   } else {
-    throw new HttpError(415, { message: `send the body as application/xml or application/json, not ${JSON.stringify(type)}` });
+    throw new HttpError(415, {
+      message: `send the body as application/xml or application/json, not ${JSON.stringify(type)}`,
+    });
   }
   const keys = Object.keys(document);
   if (keys.length !== 1 || keys[0] !== root) {
-    throw badRequest(`the body must hold one ${root} element (<${root}> or {"${root}": ...}), found ${keys.map((k) => JSON.stringify(k)).join(', ') || 'nothing'}`);
+    throw badRequest(
+      `the body must hold one ${root} element (<${root}> or {"${root}": ...}), found ${keys.map((k) => JSON.stringify(k)).join(', ') || 'nothing'}`,
+    );
   }
   const inner = document[root];
   // An empty XML element parses as '' and carries no fields.

@@ -26,7 +26,10 @@ export function registerPartyRoutes(route: V1Route, ctx: SandboxContext): void {
       const email = query.email?.trim().toLowerCase() ?? '';
       const q = query.q?.trim() ?? '';
       const wanted = (party: PartyRec): boolean =>
-        (kinds as readonly string[]).includes(party.type) && visibleTo(party, user) && (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) && (q === '' || partyMatches(party, q));
+        (kinds as readonly string[]).includes(party.type) &&
+        visibleTo(party, user) &&
+        (email === '' || party.emailAddresses.some((e) => e.address.toLowerCase() === email)) &&
+        (q === '' || partyMatches(party, q));
       const matching = filterByQuery(ctx, request, 'parties', store.parties.all().filter(wanted));
       const items = sliceByQuery(request, matching).map((p) => partyNode(ctx, p));
       return sendNode(request, reply, listNode('parties', kinds, items));

@@ -22,13 +22,25 @@ import { readBody, sendEmpty } from './negotiate.ts';
 type Body = Record<string, unknown>;
 type PartyKind = 'person' | 'organisation';
 
-const PERSON_FIELDS = ['title', 'firstName', 'lastName', 'jobTitle', 'organisationId', 'organisationName', 'about', 'contacts'] as const;
+const PERSON_FIELDS = [
+  'title',
+  'firstName',
+  'lastName',
+  'jobTitle',
+  'organisationId',
+  'organisationName',
+  'about',
+  'contacts',
+] as const;
 const ORGANISATION_FIELDS = ['name', 'about', 'contacts'] as const;
 const PARTY_READ_ONLY = ['id', 'createdOn', 'updatedOn', 'pictureURL'] as const;
 
 /** Each contact kind of v1: its fields, and the v2 collection and field names they become. */
 const CONTACT_KINDS = {
-  address: { collection: 'addresses', fields: { type: 'type', street: 'street', city: 'city', state: 'state', zip: 'zip', country: 'country' } },
+  address: {
+    collection: 'addresses',
+    fields: { type: 'type', street: 'street', city: 'city', state: 'state', zip: 'zip', country: 'country' },
+  },
   email: { collection: 'emailAddresses', fields: { type: 'type', emailAddress: 'address' } },
   phone: { collection: 'phoneNumbers', fields: { type: 'type', phoneNumber: 'number' } },
   website: { collection: 'websites', fields: { type: 'type', webService: 'service', webAddress: 'address' } },
@@ -37,7 +49,8 @@ const CONTACT_KINDS = {
 /** Read-only fields of a contact an earlier answer carries: skipped. */
 const CONTACT_READ_ONLY: Record<string, readonly string[]> = { website: ['url'] };
 
-const isObject = (value: unknown): value is Body => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Body =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** An id given as v1 text (`"12"`) or a JSON number; undefined (with a problem) otherwise. */
 function readId(reader: FieldReader, field: string, value: unknown): number | undefined {
@@ -66,7 +79,10 @@ function readContacts(reader: FieldReader, contacts: unknown, into: Body): void 
   for (const [kind, value] of Object.entries(contacts)) {
     const spec = CONTACT_KINDS[kind as keyof typeof CONTACT_KINDS];
     if (spec === undefined) {
-      reader.fail(`contacts.${kind}`, `is not a kind of contact; known kinds: ${Object.keys(CONTACT_KINDS).join(', ')}`);
+      reader.fail(
+        `contacts.${kind}`,
+        `is not a kind of contact; known kinds: ${Object.keys(CONTACT_KINDS).join(', ')}`,
+      );
       continue;
     }
     const list: Body[] = [];
@@ -86,7 +102,10 @@ function readContacts(reader: FieldReader, contacts: unknown, into: Body): void 
         if (CONTACT_READ_ONLY[kind]?.includes(key)) continue;
         const to = (spec.fields as Record<string, string>)[key];
         if (to === undefined) {
-          reader.fail(`${at}.${key}`, `is not a field of ${kind}; known fields: ${Object.keys(spec.fields).join(', ')}`);
+          reader.fail(
+            `${at}.${key}`,
+            `is not a field of ${kind}; known fields: ${Object.keys(spec.fields).join(', ')}`,
+          );
           continue;
         }
         if (raw !== null && typeof raw === 'object') {
@@ -131,12 +150,30 @@ function readParty(request: FastifyRequest, kind: PartyKind): Body {
   return body;
 }
 
-const OPPORTUNITY_FIELDS = ['name', 'description', 'currency', 'value', 'durationBasis', 'duration', 'milestoneId', 'milestone', 'probability', 'expectedCloseDate', 'actualCloseDate', 'owner'] as const;
+const OPPORTUNITY_FIELDS = [
+  'name',
+  'description',
+  'currency',
+  'value',
+  'durationBasis',
+  'duration',
+  'milestoneId',
+  'milestone',
+  'probability',
+  'expectedCloseDate',
+  'actualCloseDate',
+  'owner',
+] as const;
 const OPPORTUNITY_READ_ONLY = ['id', 'partyId', 'createdOn', 'updatedOn'] as const;
 
 /** A v1 opportunity body as the v2 body of an opportunity on `partyId`. */
 function readOpportunity(request: FastifyRequest, partyId: number): Body {
-  const reader = new FieldReader('opportunity', readBody(request, 'opportunity'), OPPORTUNITY_FIELDS, OPPORTUNITY_READ_ONLY);
+  const reader = new FieldReader(
+    'opportunity',
+    readBody(request, 'opportunity'),
+    OPPORTUNITY_FIELDS,
+    OPPORTUNITY_READ_ONLY,
+  );
   const body: Body = { party: { id: partyId } };
   const name = reader.requiredText('name');
   if (name !== undefined) body.name = name;
@@ -146,8 +183,10 @@ function readOpportunity(request: FastifyRequest, partyId: number): Body {
   const currency = reader.text('currency');
   if (value !== undefined && value !== null) {
     const amount = Number(value.trim());
-    if (value.trim() === '' || !Number.isFinite(amount)) reader.fail('value', `must be a number like 1500.00, got ${JSON.stringify(value)}`);
-    else if (currency === undefined || currency === null) reader.fail('currency', 'is required with a value (an ISO 4217 code such as GBP)');
+    if (value.trim() === '' || !Number.isFinite(amount))
+      reader.fail('value', `must be a number like 1500.00, got ${JSON.stringify(value)}`);
+    else if (currency === undefined || currency === null)
+      reader.fail('currency', 'is required with a value (an ISO 4217 code such as GBP)');
     else body.value = { amount, currency: currency.trim().toUpperCase() };
   } else if (value === null) body.value = null;
   const milestoneId = reader.text('milestoneId');
@@ -192,12 +231,20 @@ function v1Field(field: string, given: Body): string {
     const [, collection = '', index = '', key] = contact;
     const kind = Object.entries(CONTACT_KINDS).find(([, spec]) => spec.collection === collection)?.[0] ?? collection;
     const fields = CONTACT_KINDS[kind as keyof typeof CONTACT_KINDS]?.fields as Record<string, string> | undefined;
-    const name = key === undefined ? undefined : (Object.entries(fields ?? {}).find(([, to]) => to === key)?.[0] ?? key);
+    const name =
+      key === undefined ? undefined : (Object.entries(fields ?? {}).find(([, to]) => to === key)?.[0] ?? key);
     return `contacts.${kind}${index}${name === undefined ? '' : `.${name}`}`;
   }
-  if (field === 'organisation' || field.startsWith('organisation.')) return isObject(given.organisation) && given.organisation.id !== undefined ? 'organisationId' : 'organisationName';
-  if (field === 'milestone' || field.startsWith('milestone.')) return isObject(given.milestone) && given.milestone.id !== undefined ? 'milestoneId' : 'milestone';
-  const renamed: Record<string, string> = { 'value.amount': 'value', 'value.currency': 'currency', expectedCloseOn: 'expectedCloseDate', closedOn: 'actualCloseDate' };
+  if (field === 'organisation' || field.startsWith('organisation.'))
+    return isObject(given.organisation) && given.organisation.id !== undefined ? 'organisationId' : 'organisationName';
+  if (field === 'milestone' || field.startsWith('milestone.'))
+    return isObject(given.milestone) && given.milestone.id !== undefined ? 'milestoneId' : 'milestone';
+  const renamed: Record<string, string> = {
+    'value.amount': 'value',
+    'value.currency': 'currency',
+    expectedCloseOn: 'expectedCloseDate',
+    closedOn: 'actualCloseDate',
+  };
   return renamed[field] ?? field;
 }
 
@@ -210,8 +257,14 @@ function inV1Terms<T>(given: Body, write: () => T): T {
     return write();
   } catch (error) {
     if (!(error instanceof HttpError) || error.status !== 422 || !Array.isArray(error.body.errors)) throw error;
-    const problems = (error.body.errors as Array<{ field: string; message: string; resource: string }>).map((p) => ({ field: v1Field(p.field, given), message: p.message }));
-    throw validationError(String((error.body.errors as Array<{ resource?: unknown }>)[0]?.resource ?? 'party'), problems);
+    const problems = (error.body.errors as Array<{ field: string; message: string; resource: string }>).map((p) => ({
+      field: v1Field(p.field, given),
+      message: p.message,
+    }));
+    throw validationError(
+      String((error.body.errors as Array<{ resource?: unknown }>)[0]?.resource ?? 'party'),
+      problems,
+    );
   }
 }
 

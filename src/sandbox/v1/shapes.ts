@@ -5,7 +5,16 @@
 import countries from 'i18n-iso-countries';
 import en from 'i18n-iso-countries/langs/en.json' with { type: 'json' };
 import type { SandboxContext } from '../context.ts';
-import type { EntryRec, FieldDefinitionRec, FieldValueRec, KaseRec, OpportunityRec, PartyRec, TaskRec, WebsiteRec } from '../model.ts';
+import type {
+  EntryRec,
+  FieldDefinitionRec,
+  FieldValueRec,
+  KaseRec,
+  OpportunityRec,
+  PartyRec,
+  TaskRec,
+  WebsiteRec,
+} from '../model.ts';
 import { v1Timestamp } from './input.ts';
 import { listNode, recordNode, type RecordNode, type V1Node } from './xml.ts';
 
@@ -228,14 +237,24 @@ export function customFieldNode(ctx: SandboxContext, field: FieldValueRec): Reco
   // An unticked checkbox is no value at all in v1.
   if (field.value === false || field.value === '') return null;
   const tag = definition.tagId === null ? undefined : ctx.store.tags.get(definition.tagId);
-  const valueField: [string, string] = definition.type === 'Boolean' ? ['boolean', 'true'] : definition.type === 'Date' ? ['date', v1Timestamp(String(field.value)) ?? ''] : ['text', String(field.value)];
+  const valueField: [string, string] =
+    definition.type === 'Boolean'
+      ? ['boolean', 'true']
+      : definition.type === 'Date'
+        ? ['date', v1Timestamp(String(field.value)) ?? '']
+        : ['text', String(field.value)];
   return recordNode('customField', [['id', field.id], ['tag', tag?.name], ['label', definition.name], valueField]);
 }
 
 /** `<customFieldDefinition>`: options hold the pattern of a Text field or the `;`-joined values of a List. */
 export function definitionNode(ctx: SandboxContext, definition: FieldDefinitionRec): RecordNode {
   const tag = definition.tagId === null ? undefined : ctx.store.tags.get(definition.tagId);
-  const options = definition.type === 'List' ? (definition.options ?? []).join(';') : definition.type === 'Text' ? definition.pattern : null;
+  const options =
+    definition.type === 'List'
+      ? (definition.options ?? []).join(';')
+      : definition.type === 'Text'
+        ? definition.pattern
+        : null;
   return recordNode('customFieldDefinition', [
     ['id', definition.id],
     ['tag', tag?.name],

@@ -49,11 +49,13 @@ function readTask(ctx: SandboxContext, request: FastifyRequest, creating: boolea
   } else if (dueDate) {
     const moment = parseMoment(dueDate);
     if (moment) changes.due = { dueOn: moment.date, dueTime: null };
-    else reader.fail('dueDate', `must be a date like 2011-09-14 or 2011-09-14T00:00:00Z, got ${JSON.stringify(dueDate)}`);
+    else
+      reader.fail('dueDate', `must be a date like 2011-09-14 or 2011-09-14T00:00:00Z, got ${JSON.stringify(dueDate)}`);
   } else if (dueDateTime) {
     const moment = parseMoment(dueDateTime);
     if (moment) changes.due = { dueOn: moment.date, dueTime: moment.time ?? '00:00:00' };
-    else reader.fail('dueDateTime', `must be a timestamp like 2011-09-14T15:22:01Z, got ${JSON.stringify(dueDateTime)}`);
+    else
+      reader.fail('dueDateTime', `must be a timestamp like 2011-09-14T15:22:01Z, got ${JSON.stringify(dueDateTime)}`);
   } else if (creating || dueDate === null || dueDateTime === null) {
     reader.fail('dueDate', 'a task needs dueDate or dueDateTime');
   }
@@ -107,7 +109,9 @@ export function registerTaskRoutes(route: V1Route, ctx: SandboxContext): void {
     let tasks = store.tasks.all().filter((t) => t.status === 'OPEN');
     if (query.category) {
       const wanted = query.category.toLowerCase();
-      tasks = tasks.filter((t) => t.categoryId !== null && store.taskCategories.get(t.categoryId)?.name.toLowerCase() === wanted);
+      tasks = tasks.filter(
+        (t) => t.categoryId !== null && store.taskCategories.get(t.categoryId)?.name.toLowerCase() === wanted,
+      );
     }
     if (query.user) {
       const owner = userByUsername(ctx, query.user);

@@ -21,7 +21,10 @@ describe('v1 document model', () => {
   );
 
   it('writes XML with escaping, a size attribute and no empty values', () => {
-    expect(toXml(doc)).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<parties size="2"><organisation><id>7</id><name>A &amp; B</name></organisation>' + '<person><id>8</id><firstName>Zoë</firstName><contacts/></person></parties>');
+    expect(toXml(doc)).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?>\n<parties size="2"><organisation><id>7</id><name>A &amp; B</name></organisation>' +
+        '<person><id>8</id><firstName>Zoë</firstName><contacts/></person></parties>',
+    );
   });
 
   it('writes JSON with string leaves and @attributes, a single item as the object itself, an empty contact kind left out', () => {
@@ -35,7 +38,11 @@ describe('v1 document model', () => {
     expect(toJson(listNode('taskCategories', ['taskCategory'], [textNode('taskCategory', 'Call')]))).toEqual({
       taskCategories: { '@size': '1', taskCategory: 'Call' },
     });
-    const two = listNode('taskCategories', ['taskCategory'], [textNode('taskCategory', 'Call'), textNode('taskCategory', 'Email')]);
+    const two = listNode(
+      'taskCategories',
+      ['taskCategory'],
+      [textNode('taskCategory', 'Call'), textNode('taskCategory', 'Email')],
+    );
     expect(toJson(two)).toEqual({ taskCategories: { '@size': '2', taskCategory: ['Call', 'Email'] } });
     // The answer's own list names its kinds even when empty.
     expect(toJson(listNode('kases', ['kase'], []))).toEqual({ kases: { '@size': '0', kase: [] } });

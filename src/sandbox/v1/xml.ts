@@ -73,7 +73,10 @@ export function escapeXml(text: string): string {
   // Control characters cannot appear in XML 1.0 even as references; text stored through the JSON
   // interface may hold them, and one would make the whole answer unreadable.
   const clean = text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '');
-  return clean.replace(/[&<>"']/g, (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": 'apos' }[c] as string};`);
+  return clean.replace(
+    /[&<>"']/g,
+    (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": 'apos' }[c] as string};`,
+  );
 }
 
 function writeXml(node: V1Node, out: string[]): void {

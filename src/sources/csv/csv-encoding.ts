@@ -71,7 +71,12 @@ function isUtf8Prefix(prefix: Uint8Array, complete: boolean): boolean {
  * Decides the encoding from the first bytes of a file. `complete` says the prefix is the whole file.
  * Throws SOURCE_FORMAT_UNKNOWN for binary content.
  */
-export function detectEncoding(prefix: Uint8Array, complete: boolean, override: string | undefined, file: string): EncodingDecision {
+export function detectEncoding(
+  prefix: Uint8Array,
+  complete: boolean,
+  override: string | undefined,
+  file: string,
+): EncodingDecision {
   const bom = startsWith(prefix, UTF8_BOM)
     ? { encoding: 'utf-8', bomLength: 3 }
     : startsWith(prefix, [0xff, 0xfe])
@@ -155,7 +160,10 @@ export class ChunkDecoder {
 
   private open(): void {
     if (this.encoding === 'utf-8') this.utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-    else this.other = iconvLite().getDecoder(this.encoding === 'windows-1252' ? 'win1252' : this.encoding, { stripBOM: false });
+    else
+      this.other = iconvLite().getDecoder(this.encoding === 'windows-1252' ? 'win1252' : this.encoding, {
+        stripBOM: false,
+      });
   }
 
   /** `context` says where reading is, for the error message. */
@@ -177,11 +185,15 @@ export class ChunkDecoder {
           this.onSwitch({ byteOffset });
           return (this.other as NonNullable<typeof this.other>).write(chunk);
         }
-        throw new FerryError('SOURCE_ENCODING', `byte ${byteOffset} is not valid UTF-8 (${context()}), but earlier parts of the file were UTF-8 text: the file mixes encodings`, {
-          location: { file: this.file },
-          cause: error,
-          hint: 'Re-save the file as UTF-8, or pass --encoding windows-1252 (or the right encoding) to read it all one way.',
-        });
+        throw new FerryError(
+          'SOURCE_ENCODING',
+          `byte ${byteOffset} is not valid UTF-8 (${context()}), but earlier parts of the file were UTF-8 text: the file mixes encodings`,
+          {
+            location: { file: this.file },
+            cause: error,
+            hint: 'Re-save the file as UTF-8, or pass --encoding windows-1252 (or the right encoding) to read it all one way.',
+          },
+        );
       }
     }
     return (this.other as NonNullable<typeof this.other>).write(chunk);

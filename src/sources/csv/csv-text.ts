@@ -14,13 +14,22 @@ const MAX_FIELD = 1024 * 1024;
  */
 export function readCsvText(text: string, file: string): string[][] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const tokenizer = new CsvTokenizer({ delimiter: sniffDelimiter(body, true).delimiter, maxFieldSize: MAX_FIELD, maxRecordSize: MAX_FIELD * 4 });
+  const tokenizer = new CsvTokenizer({
+    delimiter: sniffDelimiter(body, true).delimiter,
+    maxFieldSize: MAX_FIELD,
+    maxRecordSize: MAX_FIELD * 4,
+  });
   const records: string[][] = [];
   let failure: FerryError | undefined;
   const sink = (record: TokenizedRecord): void => {
     // The reader's message goes on to say how it reads on after the bad record (`; the lines after
     // it are read again`): here nothing is read on, so only what is wrong is said.
-    if (record.problem) failure ??= new FerryError('SOURCE_MALFORMED_RECORD', `line ${record.problem.line}: ${record.problem.message.split('; ')[0]}`, { location: { file, row: records.length + 1 } });
+    if (record.problem)
+      failure ??= new FerryError(
+        'SOURCE_MALFORMED_RECORD',
+        `line ${record.problem.line}: ${record.problem.message.split('; ')[0]}`,
+        { location: { file, row: records.length + 1 } },
+      );
     else if (!record.blank) records.push(record.fields);
   };
   tokenizer.push(body, sink);

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { CsvTokenizer } from './csv-tokenizer.ts';
 import type { TokenizedRecord } from './csv-tokenizer.ts';
 
-function tokenize(text: string, options: { delimiter?: string; maxFieldSize?: number; chunks?: number[] } = {}): TokenizedRecord[] {
+function tokenize(
+  text: string,
+  options: { delimiter?: string; maxFieldSize?: number; chunks?: number[] } = {},
+): TokenizedRecord[] {
   const tokenizer = new CsvTokenizer({
     delimiter: options.delimiter ?? ',',
     maxFieldSize: options.maxFieldSize ?? 1000,
@@ -23,7 +26,8 @@ function tokenize(text: string, options: { delimiter?: string; maxFieldSize?: nu
   return out;
 }
 
-const summary = (records: TokenizedRecord[]) => records.map((r) => ({ fields: r.fields, lines: [r.startLine, r.endLine], problem: r.problem?.code }));
+const summary = (records: TokenizedRecord[]) =>
+  records.map((r) => ({ fields: r.fields, lines: [r.startLine, r.endLine], problem: r.problem?.code }));
 
 describe('CsvTokenizer on well-formed input', () => {
   // Each case must read the same as csv-parse reads it, which is the reference for valid CSV.
@@ -123,7 +127,8 @@ describe('CsvTokenizer on malformed input', () => {
   it('rejects only the line of a stray quote that a later quote seems to close', () => {
     const text = 'a,b\n1,"stray\n2,3\n4,"x"\n5,6\n';
     const whole = summary(tokenize(text));
-    for (let cut = 1; cut < text.length; cut++) expect(summary(tokenize(text, { chunks: [cut] })), `cut at ${cut}`).toEqual(whole);
+    for (let cut = 1; cut < text.length; cut++)
+      expect(summary(tokenize(text, { chunks: [cut] })), `cut at ${cut}`).toEqual(whole);
     expect(whole).toEqual([
       { fields: ['a', 'b'], lines: [1, 1], problem: undefined },
       { fields: ['1', 'stray\n2,3\n4,'], lines: [2, 2], problem: 'SOURCE_MALFORMED_RECORD' },

@@ -204,7 +204,9 @@ export class CsvTokenizer {
                   sink,
                 );
                 // A slice of the chunk costs nothing; gluing strings would make a run of stray quotes quadratic.
-                return restAt >= headLength ? text.slice(rawStart + restAt - headLength) : raw.slice(restAt) + text.slice(i);
+                return restAt >= headLength
+                  ? text.slice(rawStart + restAt - headLength)
+                  : raw.slice(restAt) + text.slice(i);
               }
             }
             // `"abc"def`: keep the text as it stands and report the record, but stay outside the
@@ -272,7 +274,12 @@ export class CsvTokenizer {
         this.endRecord('', 0, sink);
         return;
       }
-      const restAt = this.rejectFirstLine(raw, breakAt, `a quote opened in field ${field} on line ${openLine} is never closed; the record is rejected and the lines after it are read again without that quote`, sink);
+      const restAt = this.rejectFirstLine(
+        raw,
+        breakAt,
+        `a quote opened in field ${field} on line ${openLine} is never closed; the record is rejected and the lines after it are read again without that quote`,
+        sink,
+      );
       this.push(raw.slice(restAt), sink);
     }
   }

@@ -32,7 +32,11 @@ async function read(path: string, options: CsvReadOptions = {}): Promise<ReadRes
   const warnings: SourceWarning[] = [];
   let detection: CsvDetection | undefined;
   const items: SourceItem[] = [];
-  for await (const item of readCsv(path, { ...options, onWarning: (w) => warnings.push(w), onDetected: (d) => (detection = d) })) {
+  for await (const item of readCsv(path, {
+    ...options,
+    onWarning: (w) => warnings.push(w),
+    onDetected: (d) => (detection = d),
+  })) {
     items.push(item);
   }
   return { items, warnings, detection };
@@ -46,7 +50,12 @@ function rows(items: SourceItem[]): Array<Record<string, unknown>> {
 }
 
 /** Asserts the code and location of a FerryError thrown by reading the whole file. */
-async function expectThrown(path: string, options: CsvReadOptions, code: ErrorCode, location: Record<string, unknown> = {}): Promise<FerryError> {
+async function expectThrown(
+  path: string,
+  options: CsvReadOptions,
+  code: ErrorCode,
+  location: Record<string, unknown> = {},
+): Promise<FerryError> {
   let caught: unknown;
   try {
     await read(path, options);
@@ -65,8 +74,20 @@ describe('readCsv: rows and locations', () => {
     const path = fileWith('name,note\r\nAnn,"two\r\nlines"\r\n\r\nBob,x\r\n');
     const { items, warnings } = await read(path);
     expect(items).toEqual([
-      { kind: 'row', source: path.split('/').pop(), row: 1, values: { name: 'Ann', note: 'two\r\nlines' }, location: { file: path, row: 2, line: 2 } },
-      { kind: 'row', source: path.split('/').pop(), row: 2, values: { name: 'Bob', note: 'x' }, location: { file: path, row: 4, line: 5 } },
+      {
+        kind: 'row',
+        source: path.split('/').pop(),
+        row: 1,
+        values: { name: 'Ann', note: 'two\r\nlines' },
+        location: { file: path, row: 2, line: 2 },
+      },
+      {
+        kind: 'row',
+        source: path.split('/').pop(),
+        row: 2,
+        values: { name: 'Bob', note: 'x' },
+        location: { file: path, row: 4, line: 5 },
+      },
     ]);
     expect(warnings.map((w) => [w.code, w.location.row, w.location.line])).toEqual([['EMPTY_ROWS_SKIPPED', 3, 4]]);
   });
@@ -222,10 +243,13 @@ describe('readCsv: malformed records', () => {
   ];
   it.each(cases)('%s', async (_name, text, expected) => {
     const { items } = await read(fileWith(text));
-    expect(items.map((i) => [i.kind === 'row' ? 'row' : i.error.code, i.location.row, i.location.line])).toEqual(expected);
+    expect(items.map((i) => [i.kind === 'row' ? 'row' : i.error.code, i.location.row, i.location.line])).toEqual(
+      expected,
+    );
     // Error locations on the FerryError match the item's.
     for (const item of items) {
-      if (item.kind === 'error') expect(item.error.location).toMatchObject({ row: item.location.row, line: item.location.line });
+      if (item.kind === 'error')
+        expect(item.error.location).toMatchObject({ row: item.location.row, line: item.location.line });
     }
     // SourceRow.row counts everything yielded, errors included.
     expect(items.map((i) => i.row)).toEqual(items.map((_, k) => k + 1));
@@ -238,7 +262,10 @@ describe('readCsv: malformed records', () => {
 
   it('rejects a field over the size limit with SOURCE_FIELD_TOO_LARGE and goes on', async () => {
     const { items } = await read(fileWith(`a,b\n1,${'x'.repeat(100)}\n2,ok\n`), { maxFieldSize: 50 });
-    expect(items.map((i) => (i.kind === 'row' ? i.values : i.error.code))).toEqual(['SOURCE_FIELD_TOO_LARGE', { a: '2', b: 'ok' }]);
+    expect(items.map((i) => (i.kind === 'row' ? i.values : i.error.code))).toEqual([
+      'SOURCE_FIELD_TOO_LARGE',
+      { a: '2', b: 'ok' },
+    ]);
     expect(items[0]?.kind === 'error' && items[0].error.message).toContain('limit of 50 characters');
   });
 
@@ -254,8 +281,18 @@ describe('readCsv: encodings', () => {
   it.each([
     ['UTF-8 with BOM', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), 'utf-8', 'bom'],
     ['UTF-8 without BOM', Buffer.from(text), 'utf-8', 'valid-utf8'],
-    ['UTF-16 LE with BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(text, 'utf-16le')]), 'utf-16le', 'bom'],
-    ['UTF-16 BE with BOM', Buffer.concat([Buffer.from([0xfe, 0xff]), iconv.encode(text, 'utf-16be')]), 'utf-16be', 'bom'],
+    [
+      'UTF-16 LE with BOM',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(text, 'utf-16le')]),
+      'utf-16le',
+      'bom',
+    ],
+    [
+      'UTF-16 BE with BOM',
+      Buffer.concat([Buffer.from([0xfe, 0xff]), iconv.encode(text, 'utf-16be')]),
+      'utf-16be',
+      'bom',
+    ],
     ['UTF-16 LE without BOM', iconv.encode(text, 'utf-16le'), 'utf-16le', 'utf16-pattern'],
     ['Windows-1252', iconv.encode(text, 'win1252'), 'windows-1252', 'invalid-utf8'],
   ])('%s', async (_name, bytes, encoding, basis) => {
@@ -265,7 +302,9 @@ describe('readCsv: encodings', () => {
   });
 
   it('does not keep the BOM in the first column name', async () => {
-    const { detection } = await read(fileWith(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('id,name\n1,x\n')])));
+    const { detection } = await read(
+      fileWith(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('id,name\n1,x\n')])),
+    );
     expect(detection?.columns).toEqual(['id', 'name']);
     expect(detection?.bom).toBe(true);
   });
@@ -276,7 +315,10 @@ describe('readCsv: encodings', () => {
     expect(warnings.map((w) => w.code)).toEqual(['ENCODING_GUESSED']);
     const values = rows(items);
     expect(values).toHaveLength(30);
-    expect(values[1]).toMatchObject({ first_name: 'François', notes: 'Met at the “Salon du Cuir” – asked for a quote of €4,500.' });
+    expect(values[1]).toMatchObject({
+      first_name: 'François',
+      notes: 'Met at the “Salon du Cuir” – asked for a quote of €4,500.',
+    });
     expect(values[2]).toMatchObject({ last_name: 'Ødegård' });
     expect(values[0]).toMatchObject({ tags: 'customer;vip', notes: 'Prefers email.\nSpeaks English and German.' });
   });
@@ -344,17 +386,25 @@ describe('readCsv: whole-file errors', () => {
       {},
       'SOURCE_UNREADABLE',
     ],
-    ['binary data', () => fileWith(Buffer.from([1, 2, 0, 0, 0, 7, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0, 5])), {}, 'SOURCE_FORMAT_UNKNOWN'],
+    [
+      'binary data',
+      () => fileWith(Buffer.from([1, 2, 0, 0, 0, 7, 0, 0, 9, 0, 0, 0, 3, 0, 0, 0, 5])),
+      {},
+      'SOURCE_FORMAT_UNKNOWN',
+    ],
     ['an empty file', () => fileWith(''), {}, 'SOURCE_HEADER'],
     ['a header row past the end', () => fileWith('a\n1\n'), { headerRow: 5 }, 'SOURCE_HEADER'],
     ['an empty header row', () => fileWith('\na,b\n1,2\n'), {}, 'SOURCE_HEADER'],
     ['a bad delimiter option', () => fileWith('a\n'), { delimiter: '::' }, 'CONFIG_INVALID'],
-  ] as Array<[string, () => string, CsvReadOptions, ErrorCode]>)('throws for %s', async (_name, make, options, code) => {
-    const path = make();
-    const error = await expectThrown(path, options, code);
-    if (code.startsWith('SOURCE_')) expect(error.location?.file).toBe(path);
-    if (code.startsWith('SOURCE_')) expect(error.hint).toBeTruthy();
-  });
+  ] as Array<[string, () => string, CsvReadOptions, ErrorCode]>)(
+    'throws for %s',
+    async (_name, make, options, code) => {
+      const path = make();
+      const error = await expectThrown(path, options, code);
+      if (code.startsWith('SOURCE_')) expect(error.location?.file).toBe(path);
+      if (code.startsWith('SOURCE_')) expect(error.hint).toBeTruthy();
+    },
+  );
 
   it('suggests the next row when the header row is empty', async () => {
     const error = await expectThrown(fileWith('\na,b\n'), {}, 'SOURCE_HEADER', { row: 1, line: 1 });

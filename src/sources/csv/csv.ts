@@ -7,14 +7,28 @@ import { sniffDelimiter } from './csv-delimiter.ts';
 import { checkInputPath, MAX_COLUMNS, formatCount } from '../../util/index.ts';
 import { nameColumns, numberedColumns } from './csv-header.ts';
 import { CsvTokenizer, type TokenizedRecord } from './csv-tokenizer.ts';
-import { type BatchedItems, type CommonReadOptions, type FieldRow, itemsOfBatches, namedValues, type SourceItem, type SourceLocation, type SourceRowError, type SourceWarning } from '../types.ts';
+import {
+  type BatchedItems,
+  type CommonReadOptions,
+  type FieldRow,
+  itemsOfBatches,
+  namedValues,
+  type SourceItem,
+  type SourceLocation,
+  type SourceRowError,
+  type SourceWarning,
+} from '../types.ts';
 
 /** A row wider than any spreadsheet: refused before its columns are named or read. */
 function tooManyColumns(count: number, location: SourceLocation): FerryError {
-  return new FerryError('SOURCE_HEADER', `the file has ${formatCount(count)} columns; crm-ferry reads at most ${formatCount(MAX_COLUMNS)} (as many as a spreadsheet holds)`, {
-    location,
-    hint: 'Check the delimiter (--delimiter), or cut the columns nobody needs before reading the file.',
-  });
+  return new FerryError(
+    'SOURCE_HEADER',
+    `the file has ${formatCount(count)} columns; crm-ferry reads at most ${formatCount(MAX_COLUMNS)} (as many as a spreadsheet holds)`,
+    {
+      location,
+      hint: 'Check the delimiter (--delimiter), or cut the columns nobody needs before reading the file.',
+    },
+  );
 }
 
 /** 1 MiB, in characters. */
@@ -76,9 +90,13 @@ export function normalizeDelimiter(text: string): string {
   const named = DELIMITER_NAMES[text.toLowerCase()];
   const delimiter = named ?? text;
   if (delimiter.length !== 1 || delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
-    throw new FerryError('CONFIG_INVALID', `the delimiter must be one character other than a quote or line break, got ${JSON.stringify(text)}`, {
-      hint: 'Use , ; | or tab.',
-    });
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `the delimiter must be one character other than a quote or line break, got ${JSON.stringify(text)}`,
+      {
+        hint: 'Use , ; | or tab.',
+      },
+    );
   }
   return delimiter;
 }
@@ -89,7 +107,10 @@ export function normalizeHeaderRow(value: number | string | undefined): number |
   if (value === 'none') return 'none';
   const n = typeof value === 'number' ? value : /^\d+$/.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isInteger(n) || n < 1) {
-    throw new FerryError('CONFIG_INVALID', `the header row must be a row number from 1, or none; got ${JSON.stringify(value)}`);
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `the header row must be a row number from 1, or none; got ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }
@@ -97,7 +118,10 @@ export function normalizeHeaderRow(value: number | string | undefined): number |
 function normalizeCsvOptions(options: CsvReadOptions): NormalizedCsvOptions {
   const maxFieldSize = options.maxFieldSize ?? DEFAULT_MAX_FIELD_SIZE;
   if (!Number.isInteger(maxFieldSize) || maxFieldSize < 1) {
-    throw new FerryError('CONFIG_INVALID', `maxFieldSize must be a whole number of characters from 1, got ${maxFieldSize}`);
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `maxFieldSize must be a whole number of characters from 1, got ${maxFieldSize}`,
+    );
   }
   return {
     headerRow: normalizeHeaderRow(options.headerRow),
@@ -113,7 +137,11 @@ function normalizeCsvOptions(options: CsvReadOptions): NormalizedCsvOptions {
 
 /** Checks the file is there and readable, with errors a person can act on. Returns its size. */
 export async function statSource(file: string): Promise<number> {
-  await checkInputPath(file, 'the input file', (message) => new FerryError('SOURCE_UNREADABLE', message, { location: { file }, hint: 'Give a file on a disk.' }));
+  await checkInputPath(
+    file,
+    'the input file',
+    (message) => new FerryError('SOURCE_UNREADABLE', message, { location: { file }, hint: 'Give a file on a disk.' }),
+  );
   try {
     const info = await stat(file);
     if (info.isDirectory()) {
@@ -140,7 +168,11 @@ export async function statSource(file: string): Promise<number> {
 export function fileError(file: string, error: unknown): FerryError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') {
-    return new FerryError('SOURCE_NOT_FOUND', 'no such file', { location: { file }, cause: error, hint: 'Check the path and the current folder.' });
+    return new FerryError('SOURCE_NOT_FOUND', 'no such file', {
+      location: { file },
+      cause: error,
+      hint: 'Check the path and the current folder.',
+    });
   }
   return new FerryError('SOURCE_UNREADABLE', `the file cannot be read (${code ?? (error as Error).message})`, {
     location: { file },
@@ -194,7 +226,12 @@ class RecordConverter {
     if (record.problem) {
       this.flushEmpty();
       const { problem } = record;
-      const where = record.endLine > record.startLine ? ` (the record spans lines ${record.startLine}-${record.endLine})` : problem.line === record.startLine ? '' : ` (the record starts on line ${record.startLine})`;
+      const where =
+        record.endLine > record.startLine
+          ? ` (the record spans lines ${record.startLine}-${record.endLine})`
+          : problem.line === record.startLine
+            ? ''
+            : ` (the record starts on line ${record.startLine})`;
       this.fail(problem.code, `${problem.message}${where}`, location, record.raw, problem.field);
       return;
     }
@@ -233,7 +270,13 @@ class RecordConverter {
       this.items.push({ kind: 'fields', source: this.source, row: ++this.itemCount, fields, header: names, location });
       return;
     }
-    this.items.push({ kind: 'row', source: this.source, row: ++this.itemCount, values: namedValues(names, fields), location });
+    this.items.push({
+      kind: 'row',
+      source: this.source,
+      row: ++this.itemCount,
+      values: namedValues(names, fields),
+      location,
+    });
   };
 
   private readHeader(record: TokenizedRecord, row: number): void {
@@ -254,7 +297,12 @@ class RecordConverter {
     const { names, renames } = nameColumns(record.fields);
     this.names = names;
     for (const rename of renames) {
-      const why = rename.reason === 'blank' ? 'has no name' : rename.reason === 'duplicate' ? 'repeats an earlier name' : 'is a reserved name';
+      const why =
+        rename.reason === 'blank'
+          ? 'has no name'
+          : rename.reason === 'duplicate'
+            ? 'repeats an earlier name'
+            : 'is a reserved name';
       this.options.onWarning({
         code: rename.reason === 'blank' ? 'HEADER_BLANK' : 'HEADER_RENAMED',
         message: `column ${rename.column} ${why} (${JSON.stringify(rename.original)}); it is called ${JSON.stringify(rename.name)}`,
@@ -282,9 +330,20 @@ class RecordConverter {
     this.emptyPending = 0;
   }
 
-  private fail(code: ErrorCode, message: string, location: SourceLocation, raw: string, column: number | undefined, hint?: string): void {
+  private fail(
+    code: ErrorCode,
+    message: string,
+    location: SourceLocation,
+    raw: string,
+    column: number | undefined,
+    hint?: string,
+  ): void {
     const errorLocation = column === undefined ? { ...location } : { ...location, column };
-    const error = new FerryError(code, message, hint === undefined ? { location: errorLocation } : { location: errorLocation, hint });
+    const error = new FerryError(
+      code,
+      message,
+      hint === undefined ? { location: errorLocation } : { location: errorLocation, hint },
+    );
     if (this.options.onMalformed === 'stop') throw error;
     this.items.push({ kind: 'error', source: this.source, row: ++this.itemCount, error, location, raw });
   }
@@ -296,7 +355,10 @@ class RecordConverter {
       const what = this.recordIndex === 0 ? 'the file is empty' : `the file has only ${this.recordIndex} row(s)`;
       throw new FerryError('SOURCE_HEADER', `${what}; no header found at row ${headerRow}`, {
         location: { file: this.file },
-        hint: this.recordIndex === 0 ? 'Check that the export worked.' : 'Pass --header-row with the row that holds the column names, or --header-row none.',
+        hint:
+          this.recordIndex === 0
+            ? 'Check that the export worked.'
+            : 'Pass --header-row with the row that holds the column names, or --header-row none.',
       });
     }
     if (!this.detected) this.announce();
@@ -333,7 +395,11 @@ export function readCsv(file: string, options: CsvReadOptions = {}): AsyncGenera
  * readCsv's items as they are read: one array per chunk of the file (see SOURCE_BATCHES), with
  * rows as FieldRow when `positional`.
  */
-async function* readCsvBatches(file: string, options: CsvReadOptions, positional: boolean): AsyncGenerator<Array<SourceItem | FieldRow>> {
+async function* readCsvBatches(
+  file: string,
+  options: CsvReadOptions,
+  positional: boolean,
+): AsyncGenerator<Array<SourceItem | FieldRow>> {
   const o = normalizeCsvOptions(options);
   const size = await statSource(file);
   const source = basename(file);
@@ -353,7 +419,10 @@ async function* readCsvBatches(file: string, options: CsvReadOptions, positional
         if (decision.basis === 'invalid-utf8' || decision.basis === 'utf16-pattern') {
           o.onWarning({
             code: 'ENCODING_GUESSED',
-            message: decision.basis === 'invalid-utf8' ? 'the file is not valid UTF-8; reading it as Windows-1252' : `the file has no byte-order mark but looks like ${decision.encoding.toUpperCase()}; reading it as such`,
+            message:
+              decision.basis === 'invalid-utf8'
+                ? 'the file is not valid UTF-8; reading it as Windows-1252'
+                : `the file has no byte-order mark but looks like ${decision.encoding.toUpperCase()}; reading it as such`,
             location: { file, row: 1, line: 1 },
           });
         }
@@ -368,7 +437,11 @@ async function* readCsvBatches(file: string, options: CsvReadOptions, positional
         text = decoder.write(chunk.subarray(decision.bomLength), where);
         const sniffed = o.delimiter === undefined ? sniffDelimiter(text, chunk.length >= size) : undefined;
         const delimiter = o.delimiter ?? (sniffed as NonNullable<typeof sniffed>).delimiter;
-        tokenizer = new CsvTokenizer({ delimiter, maxFieldSize: o.maxFieldSize, maxRecordSize: o.maxFieldSize * RECORD_SIZE_FACTOR });
+        tokenizer = new CsvTokenizer({
+          delimiter,
+          maxFieldSize: o.maxFieldSize,
+          maxRecordSize: o.maxFieldSize * RECORD_SIZE_FACTOR,
+        });
         converter = new RecordConverter(file, source, o, {
           encoding: decoder.current,
           encodingBasis: decision.basis,

@@ -29,10 +29,14 @@ export function chooseDecoder(file: string, head: Buffer): TextChunkDecoder {
     return strictUtf8(file);
   }
   if (!iconvLite().encodingExists(encoding)) {
-    throw new FerryError('SOURCE_ENCODING', `${file} declares the encoding ${JSON.stringify(encoding)}, which crm-ferry cannot decode`, {
-      location: { file, row: 1 },
-      hint: 'Convert the file to UTF-8 (e.g. iconv -f <encoding> -t UTF-8) and fix the XML declaration.',
-    });
+    throw new FerryError(
+      'SOURCE_ENCODING',
+      `${file} declares the encoding ${JSON.stringify(encoding)}, which crm-ferry cannot decode`,
+      {
+        location: { file, row: 1 },
+        hint: 'Convert the file to UTF-8 (e.g. iconv -f <encoding> -t UTF-8) and fix the XML declaration.',
+      },
+    );
   }
   const decoder = iconvLite().getDecoder(encoding);
   return {
@@ -46,13 +50,17 @@ function strictUtf8(file: string): TextChunkDecoder {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let offset = 0;
   const refuse = (at: number, cause: unknown, cut: boolean): FerryError =>
-    new FerryError('SOURCE_ENCODING', cut ? 'the text ends in the middle of a UTF-8 character' : `byte ${at} is not valid UTF-8`, {
-      location: { file },
-      cause,
-      hint: cut
-        ? 'The file or answer is probably cut short; read a complete copy.'
-        : 'Legacy v1 exports and the v1 interface are UTF-8 unless an XML declaration names another encoding: re-save the export as UTF-8 (or name its encoding in the declaration); for a live account, read an export file of the list instead.',
-    });
+    new FerryError(
+      'SOURCE_ENCODING',
+      cut ? 'the text ends in the middle of a UTF-8 character' : `byte ${at} is not valid UTF-8`,
+      {
+        location: { file },
+        cause,
+        hint: cut
+          ? 'The file or answer is probably cut short; read a complete copy.'
+          : 'Legacy v1 exports and the v1 interface are UTF-8 unless an XML declaration names another encoding: re-save the export as UTF-8 (or name its encoding in the declaration); for a live account, read an export file of the list instead.',
+      },
+    );
   return {
     write: (chunk) => {
       const start = offset;
@@ -79,7 +87,12 @@ function strictUtf8(file: string): TextChunkDecoder {
  * encoding its first bytes name. Each piece of text goes to `write`, then what `drain` has ready is
  * handed on, so records come out as the bytes come in. The file is closed however reading ends.
  */
-export async function* readDecoded<T>(file: string, options: { signal: AbortSignal | undefined; chunks?: Iterable<Buffer> | AsyncIterable<Buffer> }, write: (text: string) => void, drain: () => Generator<T>): AsyncGenerator<T, void> {
+export async function* readDecoded<T>(
+  file: string,
+  options: { signal: AbortSignal | undefined; chunks?: Iterable<Buffer> | AsyncIterable<Buffer> },
+  write: (text: string) => void,
+  drain: () => Generator<T>,
+): AsyncGenerator<T, void> {
   const stream = options.chunks ? undefined : createReadStream(file, { highWaterMark: 64 * 1024 });
   let decoder: TextChunkDecoder | undefined;
   try {

@@ -28,7 +28,11 @@ describe('readV1Export on the samples', () => {
     const { items, warnings } = await read(sample('parties.xml'));
     const [ada, alan, org] = rowValues(items);
     expect(warnings).toEqual([]);
-    expect(items.map((item) => item.location.elementPath)).toEqual(['/parties/person[1]', '/parties/person[2]', '/parties/organisation[1]']);
+    expect(items.map((item) => item.location.elementPath)).toEqual([
+      '/parties/person[1]',
+      '/parties/person[2]',
+      '/parties/organisation[1]',
+    ]);
     expect(items.map((item) => [item.row, item.location.row, item.location.line])).toEqual([
       [1, 1, 3],
       [2, 2, 122],
@@ -53,9 +57,18 @@ describe('readV1Export on the samples', () => {
       tags: 'VIP;Café owner',
       'history.count': 3,
     });
-    expect(Object.keys(ada ?? {}).some((key) => key.startsWith('historyItem') || key.startsWith('contacts'))).toBe(false);
+    expect(Object.keys(ada ?? {}).some((key) => key.startsWith('historyItem') || key.startsWith('contacts'))).toBe(
+      false,
+    );
     expect(alan).toMatchObject({ id: '102', jobTitle: null, tags: null, 'email.1.emailAddress': 'alan@example.com' });
-    expect(org).toMatchObject({ id: '201', type: 'organisation', name: 'Analytical Engines & Co', about: '', 'customField.Industry': 'Manufacturing', tags: 'Customer' });
+    expect(org).toMatchObject({
+      id: '201',
+      type: 'organisation',
+      name: 'Analytical Engines & Co',
+      about: '',
+      'customField.Industry': 'Manufacturing',
+      tags: 'Customer',
+    });
     expect(org).not.toHaveProperty('firstName');
   });
 
@@ -63,13 +76,32 @@ describe('readV1Export on the samples', () => {
     const xml = rowValues((await read(sample('parties.xml'))).items);
     const json = await read(sample('parties.json'));
     expect(rowValues(json.items)).toEqual(xml);
-    expect(json.items.map((item) => item.location.elementPath)).toEqual(['$.parties.person[0]', '$.parties.person[1]', '$.parties.organisation']);
+    expect(json.items.map((item) => item.location.elementPath)).toEqual([
+      '$.parties.person[0]',
+      '$.parties.person[1]',
+      '$.parties.organisation',
+    ]);
   });
 
   it.each([
-    ['opportunities.xml', 2, { id: '301', value: '12000.00', milestone: 'Proposal', 'customField.Source': 'Referral', tags: 'Renewal', actualCloseDate: null }],
+    [
+      'opportunities.xml',
+      2,
+      {
+        id: '301',
+        value: '12000.00',
+        milestone: 'Proposal',
+        'customField.Source': 'Referral',
+        tags: 'Renewal',
+        actualCloseDate: null,
+      },
+    ],
     ['kases.xml', 2, { id: '401', status: 'OPEN', partyId: '201', tags: 'Onsite', closeDate: null }],
-    ['tasks.xml', 4, { id: '1001', opportunityId: '301', dueDate: '2012-03-01T00:00:00Z', dueDateTime: null, caseId: null }],
+    [
+      'tasks.xml',
+      4,
+      { id: '1001', opportunityId: '301', dueDate: '2012-03-01T00:00:00Z', dueDateTime: null, caseId: null },
+    ],
     ['history.xml', 3, { id: '703', type: 'Note', note: 'Measured the room.\nNeeds a bigger door.', partyId: '201' }],
   ])('reads %s', async (name, count, first) => {
     const { items } = await read(sample(name));
@@ -86,9 +118,15 @@ describe('readV1Export on the samples', () => {
         ['702', 'person', '101'],
         ['707', 'person', '101'],
       ]);
-      expect(values[1]).toMatchObject({ 'attachment.1.filename': 'brochure.pdf', 'attachment.1.contentType': 'application/pdf' });
+      expect(values[1]).toMatchObject({
+        'attachment.1.filename': 'brochure.pdf',
+        'attachment.1.contentType': 'application/pdf',
+      });
       expect(items.map((item) => item.row)).toEqual([1, 2, 3]);
-      expect(warnings.map((warning) => warning.message)).toEqual([expect.stringMatching(/^1 person record\(s\) skipped/), expect.stringMatching(/^1 organisation record\(s\) skipped/)]);
+      expect(warnings.map((warning) => warning.message)).toEqual([
+        expect.stringMatching(/^1 person record\(s\) skipped/),
+        expect.stringMatching(/^1 organisation record\(s\) skipped/),
+      ]);
     }
     const xml = await read(sample('parties.xml'), { record: 'historyItem' });
     expect(xml.items[1]?.location.elementPath).toBe('/parties/person[1]/history[1]/historyItem[2]');
@@ -97,7 +135,11 @@ describe('readV1Export on the samples', () => {
   it("gives a case's additional contacts (whole parties nested in it) as party.<n>.id", async () => {
     const { items } = await read(fileURLToPath(new URL('../../../samples/v1-migration/kases.xml', import.meta.url)));
     const [installation, claim] = rowValues(items);
-    expect(installation).toMatchObject({ 'party.1.id': '102', 'parties.count': 1, 'track.1.description': 'Installation checklist' });
+    expect(installation).toMatchObject({
+      'party.1.id': '102',
+      'parties.count': 1,
+      'track.1.description': 'Installation checklist',
+    });
     expect(Object.keys(installation ?? {}).filter((key) => key.startsWith('party.'))).toEqual(['party.1.id']);
     expect(claim).not.toHaveProperty('party.1.id');
   });
@@ -114,13 +156,17 @@ describe('readV1Export on XML edge cases', () => {
   it('takes the first list of a file holding several, and the others on request', async () => {
     const file = write(
       'export.xml',
-      '<export><parties><organisation><id>1</id><name>A</name></organisation></parties>' + '<opportunities><opportunity><id>5</id><name>Deal</name></opportunity><opportunity><id>6</id></opportunity></opportunities></export>',
+      '<export><parties><organisation><id>1</id><name>A</name></organisation></parties>' +
+        '<opportunities><opportunity><id>5</id><name>Deal</name></opportunity><opportunity><id>6</id></opportunity></opportunities></export>',
     );
     const first = await read(file);
     expect(rowValues(first.items).map((row) => row['id'])).toEqual(['1']);
     expect(first.warnings[0]?.message).toMatch(/^2 opportunity record\(s\) skipped/);
     const deals = await read(file, { record: 'opportunity' });
-    expect(deals.items.map((item) => item.location.elementPath)).toEqual(['/export/opportunities[1]/opportunity[1]', '/export/opportunities[1]/opportunity[2]']);
+    expect(deals.items.map((item) => item.location.elementPath)).toEqual([
+      '/export/opportunities[1]/opportunity[1]',
+      '/export/opportunities[1]/opportunity[2]',
+    ]);
   });
 
   it('reads a BOM, a DOCTYPE, CDATA and character references', async () => {
@@ -130,7 +176,9 @@ describe('readV1Export on XML edge cases', () => {
         '<parties><person><id>1</id><firstName>Jos&#233; &amp; &#x1F600;</firstName><about><![CDATA[a < b && c]]></about><lastName/></person></parties>',
     );
     const { items } = await read(file);
-    expect(rowValues(items)).toEqual([expect.objectContaining({ id: '1', firstName: 'José & 😀', about: 'a < b && c', lastName: '' })]);
+    expect(rowValues(items)).toEqual([
+      expect.objectContaining({ id: '1', firstName: 'José & 😀', about: 'a < b && c', lastName: '' }),
+    ]);
     expect(items[0]?.location.line).toBe(3);
   });
 
@@ -144,7 +192,11 @@ describe('readV1Export on XML edge cases', () => {
   });
 
   it('keeps column order stable across chunk boundaries in a file of a few thousand records', async () => {
-    const people = Array.from({ length: 3000 }, (_, i) => `<person><id>${i + 1}</id><firstName>Zoë ${'é'.repeat(i % 7)}</firstName><tags><tag><name>t${i}</name></tag></tags></person>`);
+    const people = Array.from(
+      { length: 3000 },
+      (_, i) =>
+        `<person><id>${i + 1}</id><firstName>Zoë ${'é'.repeat(i % 7)}</firstName><tags><tag><name>t${i}</name></tag></tags></person>`,
+    );
     const file = write('many.xml', `<parties>${people.join('\n')}</parties>`);
     const { items } = await read(file);
     const values = rowValues(items);
@@ -154,7 +206,10 @@ describe('readV1Export on XML edge cases', () => {
   });
 
   it('yields a too-large record as a row error in place and reads on', async () => {
-    const file = write('big.xml', `<parties><person><id>1</id><about>${'x'.repeat(500)}</about></person><person><id>2</id></person></parties>`);
+    const file = write(
+      'big.xml',
+      `<parties><person><id>1</id><about>${'x'.repeat(500)}</about></person><person><id>2</id></person></parties>`,
+    );
     const { items } = await read(file, { maxRecordChars: 100 });
     expect(items.map((item) => item.kind)).toEqual(['error', 'row']);
     const first = items[0];
@@ -168,10 +223,25 @@ describe('readV1Export on XML edge cases', () => {
 
 describe('readV1Export on JSON shapes', () => {
   it.each([
-    ['a bare array with types', '[{"type":"person","id":"1","firstName":"A"},{"type":"organisation","id":"2","name":"B"}]', ['person:1', 'organisation:2'], '$[1]'],
-    ['a parties array without types', '{"parties":[{"id":"1","firstName":"A"},{"id":"2","name":"B"}]}', ['person:1', 'organisation:2'], '$.parties[1]'],
+    [
+      'a bare array with types',
+      '[{"type":"person","id":"1","firstName":"A"},{"type":"organisation","id":"2","name":"B"}]',
+      ['person:1', 'organisation:2'],
+      '$[1]',
+    ],
+    [
+      'a parties array without types',
+      '{"parties":[{"id":"1","firstName":"A"},{"id":"2","name":"B"}]}',
+      ['person:1', 'organisation:2'],
+      '$.parties[1]',
+    ],
     ['a single wrapped record', '{"person":{"id":"7","lastName":"Z"}}', ['person:7'], '$.person'],
-    ['numeric ids, kept digit for digit', '{"parties":{"person":[{"id":12345678901234567890,"firstName":"A"},{"id":2}]}}', ['person:12345678901234567890', 'person:2'], '$.parties.person[1]'],
+    [
+      'numeric ids, kept digit for digit',
+      '{"parties":{"person":[{"id":12345678901234567890,"firstName":"A"},{"id":2}]}}',
+      ['person:12345678901234567890', 'person:2'],
+      '$.parties.person[1]',
+    ],
   ])('reads %s', async (_name, json, expected, lastPath) => {
     const { items } = await read(write('shape.json', json));
     expect(rowValues(items).map((row) => `${String(row['type'])}:${String(row['id'])}`)).toEqual(expected);
@@ -184,7 +254,9 @@ describe('readV1Export on JSON shapes', () => {
   ])('warns that %s holds no records instead of saying nothing', async (_name, file, content) => {
     const { items, warnings } = await read(write(file, content));
     expect(items).toEqual([]);
-    expect(warnings).toEqual([expect.objectContaining({ code: 'OTHER', message: expect.stringContaining('holds no v1 records') })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ code: 'OTHER', message: expect.stringContaining('holds no v1 records') }),
+    ]);
   });
 
   it('reads a JSON file that starts with a BOM', async () => {
@@ -201,9 +273,12 @@ describe('readV1Export on JSON shapes', () => {
   });
 
   it('reads opportunities answered as a plain list, with tags as strings and nested history as a list', async () => {
-    const json = '{"opportunities":[{"id":"5","name":"Deal","value":1000.5,"tags":["A","B"],"history":[{"id":"1"},{"id":"2"}],"customFields":[{"label":"Won","boolean":true}]}]}';
+    const json =
+      '{"opportunities":[{"id":"5","name":"Deal","value":1000.5,"tags":["A","B"],"history":[{"id":"1"},{"id":"2"}],"customFields":[{"label":"Won","boolean":true}]}]}';
     const { items } = await read(write('opps.json', json));
-    expect(rowValues(items)).toEqual([expect.objectContaining({ id: '5', value: '1000.5', tags: 'A;B', 'history.count': 2, 'customField.Won': 'true' })]);
+    expect(rowValues(items)).toEqual([
+      expect.objectContaining({ id: '5', value: '1000.5', tags: 'A;B', 'history.count': 2, 'customField.Won': 'true' }),
+    ]);
   });
 
   it('reports a bare record of unknown kind as a row error, or stops on it', async () => {
@@ -217,7 +292,10 @@ describe('readV1Export on JSON shapes', () => {
   });
 
   it('yields a too-large JSON record as a row error and reads on', async () => {
-    const file = write('big.json', `{"parties":{"person":[{"id":"1","about":"${'x'.repeat(300)}"},{"id":"2","firstName":"B"}]}}`);
+    const file = write(
+      'big.json',
+      `{"parties":{"person":[{"id":"1","about":"${'x'.repeat(300)}"},{"id":"2","firstName":"B"}]}}`,
+    );
     const { items } = await read(file, { maxRecordChars: 100 });
     expect(items.map((item) => item.kind)).toEqual(['error', 'row']);
     expect(items[0]?.location.elementPath).toBe('$.parties.person[0]');
@@ -225,15 +303,31 @@ describe('readV1Export on JSON shapes', () => {
   });
 
   it('streams a JSON file of a few thousand records across chunk boundaries', async () => {
-    const people = Array.from({ length: 3000 }, (_, i) => ({ id: String(i + 1), firstName: `Zoë ${'é'.repeat(i % 5)}`, contacts: { email: { emailAddress: `p${i}@example.com` } } }));
+    const people = Array.from({ length: 3000 }, (_, i) => ({
+      id: String(i + 1),
+      firstName: `Zoë ${'é'.repeat(i % 5)}`,
+      contacts: { email: { emailAddress: `p${i}@example.com` } },
+    }));
     const { items } = await read(write('many.json', JSON.stringify({ parties: { person: people } }, null, 1)));
     expect(items).toHaveLength(3000);
-    expect(rowValues(items)[2999]).toMatchObject({ id: '3000', firstName: `Zoë ${'é'.repeat(2999 % 5)}`, 'email.1.emailAddress': 'p2999@example.com' });
+    expect(rowValues(items)[2999]).toMatchObject({
+      id: '3000',
+      firstName: `Zoë ${'é'.repeat(2999 % 5)}`,
+      'email.1.emailAddress': 'p2999@example.com',
+    });
   });
 });
 
 describe('readV1Export refuses bad files with the exact error', () => {
-  const cases: Array<{ name: string; file: string; content: string | Buffer; code: ErrorCode; message: RegExp; location: Record<string, unknown>; before: number }> = [
+  const cases: Array<{
+    name: string;
+    file: string;
+    content: string | Buffer;
+    code: ErrorCode;
+    message: RegExp;
+    location: Record<string, unknown>;
+    before: number;
+  }> = [
     {
       name: 'an unclosed element',
       file: 'unclosed.xml',
@@ -255,7 +349,8 @@ describe('readV1Export refuses bad files with the exact error', () => {
     {
       name: 'an external entity (XXE)',
       file: 'xxe.xml',
-      content: '<?xml version="1.0"?>\n<!DOCTYPE parties [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n<parties><person><id>&xxe;</id></person></parties>',
+      content:
+        '<?xml version="1.0"?>\n<!DOCTYPE parties [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n<parties><person><id>&xxe;</id></person></parties>',
       code: 'SOURCE_XML_ENTITY',
       message: /undefined entity/,
       location: { line: 3, elementPath: '/parties/person[1]' },
@@ -308,7 +403,15 @@ describe('readV1Export refuses bad files with the exact error', () => {
       location: { row: 1 },
       before: 0,
     },
-    { name: 'an empty file', file: 'empty.xml', content: '', code: 'SOURCE_FORMAT_UNKNOWN', message: /is empty/, location: {}, before: 0 },
+    {
+      name: 'an empty file',
+      file: 'empty.xml',
+      content: '',
+      code: 'SOURCE_FORMAT_UNKNOWN',
+      message: /is empty/,
+      location: {},
+      before: 0,
+    },
     {
       name: 'an encoding nobody knows',
       file: 'klingon.xml',
@@ -321,7 +424,11 @@ describe('readV1Export refuses bad files with the exact error', () => {
     {
       name: 'XML with a byte that is not UTF-8 (Latin-1 é)',
       file: 'latin1.xml',
-      content: Buffer.concat([Buffer.from('<parties><person><id>1</id></person>\n<person><firstName>Ren'), Buffer.from([0xe9]), Buffer.from('</firstName></person></parties>')]),
+      content: Buffer.concat([
+        Buffer.from('<parties><person><id>1</id></person>\n<person><firstName>Ren'),
+        Buffer.from([0xe9]),
+        Buffer.from('</firstName></person></parties>'),
+      ]),
       code: 'SOURCE_ENCODING',
       message: /^byte 59 is not valid UTF-8$/,
       location: {},
@@ -330,9 +437,15 @@ describe('readV1Export refuses bad files with the exact error', () => {
     {
       name: 'JSON with a byte that is not UTF-8',
       file: 'latin1.json',
-      content: Buffer.concat([Buffer.from('{"parties": {"person": [{"id": "1", "firstName": "Ren'), Buffer.from([0xe9]), Buffer.from('"}]}}')]),
+      content: Buffer.concat([
+        Buffer.from('{"parties": {"person": [{"id": "1", "firstName": "Ren'),
+        Buffer.from([0xe9]),
+        Buffer.from('"}]}}'),
+      ]),
       code: 'SOURCE_ENCODING',
-      message: new RegExp(`^byte ${'{"parties": {"person": [{"id": "1", "firstName": "Ren'.length} is not valid UTF-8$`),
+      message: new RegExp(
+        `^byte ${'{"parties": {"person": [{"id": "1", "firstName": "Ren'.length} is not valid UTF-8$`,
+      ),
       location: {},
       before: 0,
     },
@@ -378,14 +491,25 @@ describe('readV1Export refuses bad files with the exact error', () => {
   }
 
   it.each([
-    ['xml', `<parties><person><id>1</id><about>${'<p>'.repeat(300_000)}${'</p>'.repeat(300_000)}</about></person>\n<person><id>2</id></person></parties>`, '/parties/person[1]'],
-    ['json', `{"parties": {"person": [{"id": "1", "about": ${'['.repeat(500_000)}${']'.repeat(500_000)}},\n{"id": "2"}]}}`, '$.parties.person[0]'],
-  ])('a %s record nested past the limit is a row error (SOURCE_TOO_DEEP), and the next record is read', async (format, content, elementPath) => {
-    const { items } = await read(write(`deep-record.${format}`, content));
-    expect(items.map((item) => item.kind)).toEqual(['error', 'row']);
-    expect(items[0]).toMatchObject({ kind: 'error', error: { code: 'SOURCE_TOO_DEEP', location: { elementPath } } });
-    expect(rowValues(items.slice(1))[0]).toMatchObject({ id: '2' });
-  });
+    [
+      'xml',
+      `<parties><person><id>1</id><about>${'<p>'.repeat(300_000)}${'</p>'.repeat(300_000)}</about></person>\n<person><id>2</id></person></parties>`,
+      '/parties/person[1]',
+    ],
+    [
+      'json',
+      `{"parties": {"person": [{"id": "1", "about": ${'['.repeat(500_000)}${']'.repeat(500_000)}},\n{"id": "2"}]}}`,
+      '$.parties.person[0]',
+    ],
+  ])(
+    'a %s record nested past the limit is a row error (SOURCE_TOO_DEEP), and the next record is read',
+    async (format, content, elementPath) => {
+      const { items } = await read(write(`deep-record.${format}`, content));
+      expect(items.map((item) => item.kind)).toEqual(['error', 'row']);
+      expect(items[0]).toMatchObject({ kind: 'error', error: { code: 'SOURCE_TOO_DEEP', location: { elementPath } } });
+      expect(rowValues(items.slice(1))[0]).toMatchObject({ id: '2' });
+    },
+  );
 
   it('says SOURCE_NOT_FOUND for a missing file, SOURCE_UNREADABLE for a directory and CONFIG_INVALID for a bad option', async () => {
     expect((await failureOf(readV1Export(scratch.path('nope.xml')))).error.code).toBe('SOURCE_NOT_FOUND');

@@ -40,7 +40,10 @@ export interface NormalizedV1Options {
 /** The options every v1 reader (file or live) takes, checked and defaulted. */
 export function normalizeOptions(options: V1ReadOptions): NormalizedV1Options {
   if (options.record !== undefined && !(RECORD_OPTIONS as readonly string[]).includes(options.record)) {
-    throw new FerryError('CONFIG_INVALID', `record must be one of ${RECORD_OPTIONS.join(', ')}; got ${JSON.stringify(options.record)}`);
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `record must be one of ${RECORD_OPTIONS.join(', ')}; got ${JSON.stringify(options.record)}`,
+    );
   }
   const onMalformed = options.onMalformed ?? 'report';
   if (onMalformed !== 'report' && onMalformed !== 'stop') {
@@ -50,7 +53,13 @@ export function normalizeOptions(options: V1ReadOptions): NormalizedV1Options {
   if (!Number.isInteger(maxRecordChars) || maxRecordChars < 1) {
     throw new FerryError('CONFIG_INVALID', `maxRecordChars must be a positive integer; got ${maxRecordChars}`);
   }
-  return { record: options.record, onMalformed, onWarning: options.onWarning ?? (() => {}), signal: options.signal, maxRecordChars };
+  return {
+    record: options.record,
+    onMalformed,
+    onWarning: options.onWarning ?? (() => {}),
+    signal: options.signal,
+    maxRecordChars,
+  };
 }
 
 function kindsFor(record: NonNullable<V1ReadOptions['record']>): Set<V1RecordKind> {
@@ -95,7 +104,10 @@ export async function* readV1Export(file: string, options: V1ReadOptions = {}): 
   const format = await sniffFormat(file);
   const source = basename(file);
   const bareKind = opts.record !== undefined && opts.record !== 'party' ? opts.record : undefined;
-  const raw = format === 'xml' ? readV1XmlRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars }) : readV1JsonRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars, bareKind });
+  const raw =
+    format === 'xml'
+      ? readV1XmlRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars })
+      : readV1JsonRecords(file, { signal: opts.signal, maxRecordChars: opts.maxRecordChars, bareKind });
   yield* rowsOfV1Records(raw, { ...opts, file, source, format });
 }
 
@@ -116,7 +128,10 @@ export interface V1RecordsContext {
  * over records of the same shape): the records of the kind asked for, flattened, or the records of
  * that kind nested in them (history in parties) with `parent.type` and `parent.id`.
  */
-export async function* rowsOfV1Records(raw: AsyncIterable<RawV1Record>, context: V1RecordsContext): AsyncGenerator<SourceItem> {
+export async function* rowsOfV1Records(
+  raw: AsyncIterable<RawV1Record>,
+  context: V1RecordsContext,
+): AsyncGenerator<SourceItem> {
   const { file, source, format } = context;
   const opts = context;
   let wanted = opts.record === undefined ? undefined : kindsFor(opts.record);
@@ -141,7 +156,14 @@ export async function* rowsOfV1Records(raw: AsyncIterable<RawV1Record>, context:
     wanted ??= kindsFor(kind === 'person' || kind === 'organisation' ? 'party' : kind);
     if (wanted.has(kind)) {
       count++;
-      yield { kind: 'row', source, row: count, values: flattenRecord(record.node, kind), location: location(record), recordKind: kind };
+      yield {
+        kind: 'row',
+        source,
+        row: count,
+        values: flattenRecord(record.node, kind),
+        location: location(record),
+        recordKind: kind,
+      };
       continue;
     }
     const nested = findNested(record, wanted, format);
@@ -149,7 +171,8 @@ export async function* rowsOfV1Records(raw: AsyncIterable<RawV1Record>, context:
       skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
       continue;
     }
-    const parentId = record.node.children.find((child) => child.name === 'id' && child.children.length === 0)?.text ?? null;
+    const parentId =
+      record.node.children.find((child) => child.name === 'id' && child.children.length === 0)?.text ?? null;
     for (const inner of nested) {
       count++;
       const values = flattenRecord(inner.node, inner.node.name as V1RecordKind);
@@ -201,11 +224,18 @@ async function sniffFormat(file: string): Promise<V1Format> {
     handle = await openFile(file, 'r');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new FerryError(code === 'ENOENT' ? 'SOURCE_NOT_FOUND' : 'SOURCE_UNREADABLE', code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be opened: ${(error as Error).message}`, {
-      location: { file },
-      cause: error,
-      hint: code === 'ENOENT' ? 'Check the path; relative paths are resolved from the current directory.' : 'Check that the file is readable by the current user and is not a directory.',
-    });
+    throw new FerryError(
+      code === 'ENOENT' ? 'SOURCE_NOT_FOUND' : 'SOURCE_UNREADABLE',
+      code === 'ENOENT' ? `${file} does not exist` : `${file} cannot be opened: ${(error as Error).message}`,
+      {
+        location: { file },
+        cause: error,
+        hint:
+          code === 'ENOENT'
+            ? 'Check the path; relative paths are resolved from the current directory.'
+            : 'Check that the file is readable by the current user and is not a directory.',
+      },
+    );
   }
   try {
     const head = Buffer.alloc(4096);
@@ -224,10 +254,16 @@ async function sniffFormat(file: string): Promise<V1Format> {
       .trimStart();
     if (text.startsWith('<')) return 'xml';
     if (text.startsWith('{') || text.startsWith('[')) return 'json';
-    throw new FerryError('SOURCE_FORMAT_UNKNOWN', text === '' ? `${file} is empty` : `${file} is neither XML nor JSON: it starts with ${JSON.stringify(text.slice(0, 20))}`, {
-      location: { file, row: 1 },
-      hint: 'A v1 export is the XML or JSON saved from the legacy interface (parties.xml, opportunities.json ...).',
-    });
+    throw new FerryError(
+      'SOURCE_FORMAT_UNKNOWN',
+      text === ''
+        ? `${file} is empty`
+        : `${file} is neither XML nor JSON: it starts with ${JSON.stringify(text.slice(0, 20))}`,
+      {
+        location: { file, row: 1 },
+        hint: 'A v1 export is the XML or JSON saved from the legacy interface (parties.xml, opportunities.json ...).',
+      },
+    );
   } finally {
     await handle.close();
   }

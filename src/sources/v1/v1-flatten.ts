@@ -35,11 +35,57 @@ export const V1_LIST_ITEMS: Readonly<Record<string, string>> = {
  * shows the same columns whichever record comes first.
  */
 const BASE_COLUMNS: Readonly<Record<V1RecordKind, readonly string[]>> = {
-  person: ['id', 'type', 'title', 'firstName', 'lastName', 'jobTitle', 'organisationId', 'organisationName', 'about', 'createdOn', 'updatedOn', 'pictureURL', 'tags'],
+  person: [
+    'id',
+    'type',
+    'title',
+    'firstName',
+    'lastName',
+    'jobTitle',
+    'organisationId',
+    'organisationName',
+    'about',
+    'createdOn',
+    'updatedOn',
+    'pictureURL',
+    'tags',
+  ],
   organisation: ['id', 'type', 'name', 'about', 'createdOn', 'updatedOn', 'pictureURL', 'tags'],
-  opportunity: ['id', 'name', 'description', 'partyId', 'currency', 'value', 'durationBasis', 'duration', 'milestoneId', 'milestone', 'probability', 'expectedCloseDate', 'actualCloseDate', 'owner', 'createdOn', 'updatedOn', 'tags'],
+  opportunity: [
+    'id',
+    'name',
+    'description',
+    'partyId',
+    'currency',
+    'value',
+    'durationBasis',
+    'duration',
+    'milestoneId',
+    'milestone',
+    'probability',
+    'expectedCloseDate',
+    'actualCloseDate',
+    'owner',
+    'createdOn',
+    'updatedOn',
+    'tags',
+  ],
   kase: ['id', 'status', 'name', 'description', 'partyId', 'owner', 'closeDate', 'createdOn', 'updatedOn', 'tags'],
-  task: ['id', 'description', 'detail', 'category', 'owner', 'dueDate', 'dueDateTime', 'partyId', 'partyName', 'opportunityId', 'opportunityName', 'caseId', 'caseName'],
+  task: [
+    'id',
+    'description',
+    'detail',
+    'category',
+    'owner',
+    'dueDate',
+    'dueDateTime',
+    'partyId',
+    'partyName',
+    'opportunityId',
+    'opportunityName',
+    'caseId',
+    'caseName',
+  ],
   historyItem: ['id', 'type', 'entryDate', 'creator', 'creatorName', 'subject', 'note'],
 };
 
@@ -167,7 +213,8 @@ function readCustomFields(out: Record<string, CellValue>, node: V1Node): void {
     if (isLeaf(field)) continue;
     const label = childText(field, 'label');
     const tag = childText(field, 'tag');
-    const value = childText(field, 'text') ?? childText(field, 'date') ?? childText(field, 'boolean') ?? childText(field, 'value');
+    const value =
+      childText(field, 'text') ?? childText(field, 'date') ?? childText(field, 'boolean') ?? childText(field, 'value');
     let key: string;
     if (label === null || label === '') {
       unnamed++;

@@ -20,7 +20,8 @@ function errorOf(text: string): JsonSyntaxError {
   throw new Error('no error');
 }
 
-const TRICKY = '{"a\\"b": [1, -2.5e+3, true, false, null, "\\u00e9\\ud83d\\ude00\\n\\t\\\\\\/"], "": {}, "x": [[], [{}]], "big": 12345678901234567890}';
+const TRICKY =
+  '{"a\\"b": [1, -2.5e+3, true, false, null, "\\u00e9\\ud83d\\ude00\\n\\t\\\\\\/"], "": {}, "x": [[], [{}]], "big": 12345678901234567890}';
 
 describe('JsonTokenizer', () => {
   it('gives the same events whatever the chunk size', () => {
@@ -31,7 +32,12 @@ describe('JsonTokenizer', () => {
 
   it('decodes escapes and keeps numbers as their source text', () => {
     const events = tokenize([TRICKY]);
-    expect(events.filter((event) => event.type === 'key').map((event) => (event as { key: string }).key)).toEqual(['a"b', '', 'x', 'big']);
+    expect(events.filter((event) => event.type === 'key').map((event) => (event as { key: string }).key)).toEqual([
+      'a"b',
+      '',
+      'x',
+      'big',
+    ]);
     const values = events.filter((event) => event.type === 'value').map((event) => (event as { value: unknown }).value);
     expect(values).toEqual(['1', '-2.5e+3', true, false, null, 'é😀\n\t\\/', '12345678901234567890']);
     expect(events.filter((event) => event.type === 'startArray')).toHaveLength(4);

@@ -4,7 +4,13 @@
  * single string. Numbers are handed over as their source text, because v1 ids can exceed the
  * integers a double holds exactly.
  */
-export type JsonEvent = { type: 'startObject' } | { type: 'endObject' } | { type: 'startArray' } | { type: 'endArray' } | { type: 'key'; key: string } | { type: 'value'; value: string | boolean | null; number?: true };
+export type JsonEvent =
+  | { type: 'startObject' }
+  | { type: 'endObject' }
+  | { type: 'startArray' }
+  | { type: 'endArray' }
+  | { type: 'key'; key: string }
+  | { type: 'value'; value: string | boolean | null; number?: true };
 
 /** Where a JSON document stops being JSON. */
 export class JsonSyntaxError extends Error {
@@ -193,7 +199,16 @@ export class JsonTokenizer {
   }
 
   private escape(char: string): void {
-    const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+    const simple: Record<string, string> = {
+      '"': '"',
+      '\\': '\\',
+      '/': '/',
+      b: '\b',
+      f: '\f',
+      n: '\n',
+      r: '\r',
+      t: '\t',
+    };
     if (char === 'u') {
       this.unicodeDigits = '';
       this.state = State.Unicode;
@@ -223,7 +238,12 @@ export class JsonTokenizer {
     if (literal === 'true' || literal === 'false') this.emit({ type: 'value', value: literal === 'true' });
     else if (literal === 'null') this.emit({ type: 'value', value: null });
     else if (NUMBER.test(literal)) this.emit({ type: 'value', value: literal, number: true });
-    else throw new JsonSyntaxError(`${JSON.stringify(literal)} is not a JSON value`, this.literalStart.line, this.literalStart.column);
+    else
+      throw new JsonSyntaxError(
+        `${JSON.stringify(literal)} is not a JSON value`,
+        this.literalStart.line,
+        this.literalStart.column,
+      );
     this.afterValue();
   }
 

@@ -45,7 +45,10 @@ function memberPath(path: string, key: string): string {
  * list that does not name its kind is told apart by its `type` field, or by having a `name`
  * (organisation) rather than names of a person. Only the record being read is held in memory.
  */
-export async function* readV1JsonRecords(file: string, options: RawReadOptions & { bareKind: V1RecordKind | undefined }): AsyncGenerator<RawV1Record> {
+export async function* readV1JsonRecords(
+  file: string,
+  options: RawReadOptions & { bareKind: V1RecordKind | undefined },
+): AsyncGenerator<RawV1Record> {
   const frames: Frame[] = [];
   let building: Building | undefined;
   let queue: RawV1Record[] = [];
@@ -77,7 +80,16 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
         const record = recordKindAt();
         if (record) {
           const root: { [key: string]: JsonValue } = {};
-          building = { kind: record.kind, path: record.path, line: tokenizer.position.line, chars: 0, refused: null, depth: 0, stack: [{ container: root, key: undefined }], root };
+          building = {
+            kind: record.kind,
+            path: record.path,
+            line: tokenizer.position.line,
+            chars: 0,
+            refused: null,
+            depth: 0,
+            stack: [{ container: root, key: undefined }],
+            root,
+          };
           return;
         }
         frames.push(openFrame('object', parent));
@@ -172,7 +184,12 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
     building = undefined;
     advance(frames.at(-1));
     if (record.refused === 'deep') {
-      queue.push({ node: { name: record.kind || 'record', text: null, children: [] }, elementPath: record.path, line: record.line, error: tooDeep(file, record.path, record.line, record.kind || 'record') });
+      queue.push({
+        node: { name: record.kind || 'record', text: null, children: [] },
+        elementPath: record.path,
+        line: record.line,
+        error: tooDeep(file, record.path, record.line, record.kind || 'record'),
+      });
       return;
     }
     if (record.refused || !record.root) {
@@ -180,10 +197,14 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
         node: { name: record.kind || 'record', text: null, children: [] },
         elementPath: record.path,
         line: record.line,
-        error: new FerryError('SOURCE_FIELD_TOO_LARGE', `the record at ${record.path} holds more than ${options.maxRecordChars} characters of text`, {
-          location: { file, line: record.line, elementPath: record.path },
-          hint: 'Raise maxRecordChars if the record is genuine.',
-        }),
+        error: new FerryError(
+          'SOURCE_FIELD_TOO_LARGE',
+          `the record at ${record.path} holds more than ${options.maxRecordChars} characters of text`,
+          {
+            location: { file, line: record.line, elementPath: record.path },
+            hint: 'Raise maxRecordChars if the record is genuine.',
+          },
+        ),
       });
       return;
     }
@@ -193,10 +214,14 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
         node: { name: 'record', text: null, children: [] },
         elementPath: record.path,
         line: record.line,
-        error: new FerryError('SOURCE_MALFORMED_RECORD', `cannot tell what kind of v1 record ${record.path} is: it sits in a bare list and has no "type"`, {
-          location: { file, line: record.line, elementPath: record.path },
-          hint: 'Name the kind with the record option (person, organisation, opportunity, kase, task, historyItem).',
-        }),
+        error: new FerryError(
+          'SOURCE_MALFORMED_RECORD',
+          `cannot tell what kind of v1 record ${record.path} is: it sits in a bare list and has no "type"`,
+          {
+            location: { file, line: record.line, elementPath: record.path },
+            hint: 'Name the kind with the record option (person, organisation, opportunity, kase, task, historyItem).',
+          },
+        ),
       });
       return;
     }
@@ -230,7 +255,9 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
   function toFerryError(error: unknown): FerryError {
     if (error instanceof FerryError) return error;
     if (!(error instanceof JsonSyntaxError)) {
-      return new FerryError('INTERNAL', `reading ${file} failed unexpectedly: ${(error as Error).message}`, { cause: error });
+      return new FerryError('INTERNAL', `reading ${file} failed unexpectedly: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const elementPath = building?.path ?? frames.at(-1)?.path ?? '$';
     return new FerryError('SOURCE_JSON_MALFORMED', `${file} is not valid JSON: ${error.message}`, {
@@ -241,7 +268,11 @@ export async function* readV1JsonRecords(file: string, options: RawReadOptions &
   }
 }
 
-function resolveKind(kind: string, root: { [key: string]: JsonValue }, bareKind: V1RecordKind | undefined): V1RecordKind | undefined {
+function resolveKind(
+  kind: string,
+  root: { [key: string]: JsonValue },
+  bareKind: V1RecordKind | undefined,
+): V1RecordKind | undefined {
   if (kind !== '' && kind !== 'party' && isRecordKind(kind)) return kind;
   const type = root['type'];
   if (type === 'person' || type === 'organisation') return type;

@@ -84,24 +84,39 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     ['pageSize', pageSize, 1],
     ['startAt', startAt, 0],
   ] as const) {
-    if (!Number.isInteger(value) || value < min) throw new FerryError('CONFIG_INVALID', `${name} must be an integer of at least ${min}; got ${value}`);
+    if (!Number.isInteger(value) || value < min)
+      throw new FerryError('CONFIG_INVALID', `${name} must be an integer of at least ${min}; got ${value}`);
   }
   const list = options.list ?? V1_LIST_OF_RECORD[opts.record ?? 'party'];
   const file = v1LiveName(reader.transport.origin, list);
   const history = opts.record === 'historyItem';
   if (history && list === 'tasks') {
-    throw new FerryError('USAGE', 'tasks have no history in the v1 interface; read history from /api/party, /api/opportunity or /api/kase', { location: { file } });
+    throw new FerryError(
+      'USAGE',
+      'tasks have no history in the v1 interface; read history from /api/party, /api/opportunity or /api/kase',
+      { location: { file } },
+    );
   }
   const filters: Record<string, string | undefined> = {};
   if (options.since !== undefined && list !== 'tasks') filters['lastmodified'] = v1FilterTime(options.since);
   if (options.spool !== undefined && (options.startAt !== undefined || options.onPage !== undefined)) {
-    throw new FerryError('USAGE', 'a spooled read goes on from its own cursor; give spool, or startAt and onPage, not both', { location: { file } });
+    throw new FerryError(
+      'USAGE',
+      'a spooled read goes on from its own cursor; give spool, or startAt and onPage, not both',
+      { location: { file } },
+    );
   }
   const bareKind: V1RecordKind | undefined = list === 'tasks' ? 'task' : list === 'party' ? undefined : list;
   const signal = opts.signal;
 
-  const parse = (chunks: AsyncIterable<Buffer>, where: string, kind: V1RecordKind | undefined): AsyncGenerator<RawV1Record> =>
-    reader.format === 'xml' ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks }) : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks, bareKind: kind });
+  const parse = (
+    chunks: AsyncIterable<Buffer>,
+    where: string,
+    kind: V1RecordKind | undefined,
+  ): AsyncGenerator<RawV1Record> =>
+    reader.format === 'xml'
+      ? readV1XmlRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks })
+      : readV1JsonRecords(where, { signal, maxRecordChars: opts.maxRecordChars, chunks, bareKind: kind });
   const where = (path: string): string => `${V1_LIVE_PREFIX}${reader.transport.origin}${path}`;
 
   /**
@@ -111,7 +126,8 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
   const page = async (start: number): Promise<V1PageRecords> => {
     const answer = await reader.get(`/api/${list}`, { ...filters, start, limit: pageSize }, signal);
     const records = async function* (): AsyncGenerator<RawV1Record> {
-      for await (const record of parse(answer.body.chunks(), where(answer.path), bareKind)) yield { ...record, elementPath: `${answer.path} ${record.elementPath}` };
+      for await (const record of parse(answer.body.chunks(), where(answer.path), bareKind))
+        yield { ...record, elementPath: `${answer.path} ${record.elementPath}` };
     };
     return { path: answer.path, digest: answer.body.digest, records: records(), dispose: () => answer.body.dispose() };
   };
@@ -140,7 +156,11 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
     const items: V1Node[] = [];
     const repeats = new V1PageRepeats();
     for (let start = 0; ; start += pageSize) {
-      const answer = await reader.getIfFound(`/api/${kind}/${encodeURIComponent(id)}/history`, { start, limit: pageSize }, signal);
+      const answer = await reader.getIfFound(
+        `/api/${kind}/${encodeURIComponent(id)}/history`,
+        { start, limit: pageSize },
+        signal,
+      );
       if (answer === null) return null;
       let count = 0;
       try {
@@ -176,7 +196,8 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
         });
       }
     } else {
-      if (!has('customFields')) wanted.push(() => subList(`/api/${CUSTOM_FIELDS_PATH[kind]}/${encodeURIComponent(id)}/customfields`));
+      if (!has('customFields'))
+        wanted.push(() => subList(`/api/${CUSTOM_FIELDS_PATH[kind]}/${encodeURIComponent(id)}/customfields`));
       if (!has('tags')) wanted.push(() => subList(`${base}/tag`));
       if (kind === 'kase' && !has('parties')) wanted.push(() => subList(`${base}/party`));
     }
@@ -229,16 +250,31 @@ export async function* readV1Live(reader: V1Reader, options: V1LiveReadOptions =
 
   const records = (): AsyncGenerator<RawV1Record> => {
     // What a record is completed with depends on history alone: the kinds of one list share a read.
-    const key: V1SpoolKey = { address: reader.transport.origin, list, record: history ? 'historyItem' : null, wireFormat: reader.format, since: options.since?.toISOString() ?? null, pageSize };
+    const key: V1SpoolKey = {
+      address: reader.transport.origin,
+      list,
+      record: history ? 'historyItem' : null,
+      wireFormat: reader.format,
+      since: options.since?.toISOString() ?? null,
+      pageSize,
+    };
     if (options.spool === undefined) {
-      if (options.spoolOnly) throw new FerryError('USAGE', `a read of ${file} from its spool alone needs the spool's folder`, { location: { file } });
+      if (options.spoolOnly)
+        throw new FerryError('USAGE', `a read of ${file} from its spool alone needs the spool's folder`, {
+          location: { file },
+        });
       return recordsOf(fetched());
     }
     const base = v1SpoolBase(options.spool, key);
     if (!options.spoolOnly) return recordsOf(readV1Spool(base, key, { page, complete }));
     return (async function* () {
       const whole = await V1Spool.whole(base, key);
-      if (!whole) throw new FerryError('USAGE', `the spool of ${file} does not hold the whole list (yet), and this read takes nothing from the account`, { location: { file } });
+      if (!whole)
+        throw new FerryError(
+          'USAGE',
+          `the spool of ${file} does not hold the whole list (yet), and this read takes nothing from the account`,
+          { location: { file } },
+        );
       yield* recordsOf(whole);
     })();
   };

@@ -32,9 +32,13 @@ export class V1PageRepeats {
     const earlier = this.#seen.get(page.digest);
     if (earlier !== undefined) {
       // Worded as the client's errors are (`GET path: ...`); sources/ reaches the client by types only.
-      throw new FerryError('API_RESPONSE_INVALID', `GET ${page.path}: the old account answered with the very page it gave for ${earlier}: it does not go on through the list (it ignores start), and reading on would never end`, {
-        hint: 'Check that the address is the old account itself and not a cache or proxy in front of it; or read an export file of the list instead.',
-      });
+      throw new FerryError(
+        'API_RESPONSE_INVALID',
+        `GET ${page.path}: the old account answered with the very page it gave for ${earlier}: it does not go on through the list (it ignores start), and reading on would never end`,
+        {
+          hint: 'Check that the address is the old account itself and not a cache or proxy in front of it; or read an export file of the list instead.',
+        },
+      );
     }
     this.#seen.set(page.digest, page.path);
   }

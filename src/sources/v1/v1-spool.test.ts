@@ -26,7 +26,11 @@ function bodyOf(text: string): V1Body {
  * record costs no request of its own), except the ids in `gone`, whose sub-lists answer 404 (a
  * record deleted while the list is read). Every request is logged.
  */
-function fakeAccount(count: number, gone: ReadonlySet<number> = new Set(), bare = false): { reader: V1Reader; requests: string[] } {
+function fakeAccount(
+  count: number,
+  gone: ReadonlySet<number> = new Set(),
+  bare = false,
+): { reader: V1Reader; requests: string[] } {
   const requests: string[] = [];
   const reader = {
     format: 'xml',
@@ -77,18 +81,32 @@ function files(): { records: string; cursor: string } {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a spooled live v1 read', () => {
-  const options = (extra: V1LiveReadOptions = {}): V1LiveReadOptions => ({ record: 'organisation', pageSize: 3, spool: spools, ...extra });
+  const options = (extra: V1LiveReadOptions = {}): V1LiveReadOptions => ({
+    record: 'organisation',
+    pageSize: 3,
+    spool: spools,
+    ...extra,
+  });
 
   it('reads a list once: a second read takes the same rows from the spool without a request', async () => {
     const account = fakeAccount(10);
     expect(await names(readV1Live(account.reader, options()))).toEqual(all(10));
-    expect(account.requests).toEqual(['/api/party?start=0', '/api/party?start=3', '/api/party?start=6', '/api/party?start=9']);
+    expect(account.requests).toEqual([
+      '/api/party?start=0',
+      '/api/party?start=3',
+      '/api/party?start=6',
+      '/api/party?start=9',
+    ]);
     const again = fakeAccount(10);
     expect(await names(readV1Live(again.reader, options()))).toEqual(all(10));
     expect(again.requests).toEqual([]);
     // The files name the address, never a credential.
     const cursor = JSON.parse(readFileSync(files().cursor, 'utf8'));
-    expect(cursor).toMatchObject({ next: 10, done: true, key: { address: 'http://127.0.0.1:9', list: 'party', record: null, wireFormat: 'xml', since: null, pageSize: 3 } });
+    expect(cursor).toMatchObject({
+      next: 10,
+      done: true,
+      key: { address: 'http://127.0.0.1:9', list: 'party', record: null, wireFormat: 'xml', since: null, pageSize: 3 },
+    });
   });
 
   it('goes on from the recorded page after a read stopped within a page, each row once', async () => {
@@ -104,7 +122,10 @@ describe('a spooled live v1 read', () => {
   it('cuts off lines past the recorded pages, and drops a spool of another read', async () => {
     await names(readV1Live(fakeAccount(10).reader, options()), 4);
     // What a process killed after appending, before recording the page, leaves.
-    appendFileSync(files().records, '{"r":{"n":["organisation",null,[["id","99"],["name","Stray"]]],"p":"/x","l":1}}\n{"r":');
+    appendFileSync(
+      files().records,
+      '{"r":{"n":["organisation",null,[["id","99"],["name","Stray"]]],"p":"/x","l":1}}\n{"r":',
+    );
     const resumed = fakeAccount(10);
     expect(await names(readV1Live(resumed.reader, options()))).toEqual(all(10));
     expect(resumed.requests[0]).toBe('/api/party?start=3');
@@ -120,10 +141,14 @@ describe('a spooled live v1 read', () => {
   it('says the warnings of the spooled pages again', async () => {
     const warnings: string[] = [];
     const account = fakeAccount(5, new Set([2]));
-    expect(await names(readV1Live(account.reader, options({ onWarning: (w) => void warnings.push(w.message) })))).toEqual(['Org 1', 'Org 3', 'Org 4', 'Org 5']);
+    expect(
+      await names(readV1Live(account.reader, options({ onWarning: (w) => void warnings.push(w.message) }))),
+    ).toEqual(['Org 1', 'Org 3', 'Org 4', 'Org 5']);
     const replayed: string[] = [];
     const again = fakeAccount(5, new Set([2]));
-    expect(await names(readV1Live(again.reader, options({ onWarning: (w) => void replayed.push(w.message) })))).toEqual(['Org 1', 'Org 3', 'Org 4', 'Org 5']);
+    expect(await names(readV1Live(again.reader, options({ onWarning: (w) => void replayed.push(w.message) })))).toEqual(
+      ['Org 1', 'Org 3', 'Org 4', 'Org 5'],
+    );
     expect(again.requests).toEqual([]);
     expect(warnings).toEqual([expect.stringMatching(/^organisation 2 was deleted from the old account/)]);
     expect(replayed).toEqual(warnings);
@@ -132,7 +157,9 @@ describe('a spooled live v1 read', () => {
   it('keeps a record that could not be read as the same error', async () => {
     const errors = async (items: AsyncIterable<SourceItem>) => {
       const out: unknown[] = [];
-      for await (const item of items) if (item.kind === 'error') out.push({ code: item.error.code, message: item.error.message, location: item.location });
+      for await (const item of items)
+        if (item.kind === 'error')
+          out.push({ code: item.error.code, message: item.error.message, location: item.location });
       return out;
     };
     // Every record is longer than this: each is an error row.
@@ -154,7 +181,8 @@ describe('a spooled live v1 read', () => {
   it('is shared by reads of the same list at once: each page and sub-list fetched once, and a read that waits holds up no other', async () => {
     const account = fakeAccount(10, new Set([4]), true);
     const warned: string[][] = [[], []];
-    const read = (n: 0 | 1, record: 'organisation' | 'person') => readV1Live(account.reader, options({ record, onWarning: (w) => void warned[n]?.push(w.message) }));
+    const read = (n: 0 | 1, record: 'organisation' | 'person') =>
+      readV1Live(account.reader, options({ record, onWarning: (w) => void warned[n]?.push(w.message) }));
     // The organisations' read takes its first row, then waits (its rows wait for a slot, say).
     const waiting = read(0, 'organisation');
     expect(await waiting.next()).toMatchObject({ value: { kind: 'row', values: { name: 'Org 1' } } });
@@ -165,7 +193,9 @@ describe('a spooled live v1 read', () => {
     const once = [...pages, ...[1, 2, 3, 5, 6, 7, 8, 9, 10].flatMap(subLists), '/api/party/4/customfields'];
     expect([...account.requests].sort()).toEqual(once.sort());
     // The waiting read goes on from the spool, without a request, the deletion said to it too.
-    expect(await names({ [Symbol.asyncIterator]: () => waiting })).toEqual(all(10).filter((name) => name !== 'Org 1' && name !== 'Org 4'));
+    expect(await names({ [Symbol.asyncIterator]: () => waiting })).toEqual(
+      all(10).filter((name) => name !== 'Org 1' && name !== 'Org 4'),
+    );
     expect(account.requests).toHaveLength(once.length);
     expect(warned[0]?.[0]).toMatch(/^organisation 4 was deleted/);
     expect(warned[1]?.[0]).toBe(warned[0]?.[0]);
@@ -173,6 +203,8 @@ describe('a spooled live v1 read', () => {
   });
 
   it('refuses a spool and startAt together', async () => {
-    await expect(names(readV1Live(fakeAccount(4).reader, options({ startAt: 3 })))).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(names(readV1Live(fakeAccount(4).reader, options({ startAt: 3 })))).rejects.toMatchObject({
+      code: 'USAGE',
+    });
   });
 });

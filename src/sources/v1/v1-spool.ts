@@ -90,28 +90,42 @@ function entryOf(text: string, file: string, number: number): V1SpoolEntry {
     if (parsed.w) return { warning: parsed.w };
     const line = parsed.r as RecordLine;
     const record: RawV1Record = { node: unpack(line.n), elementPath: line.p, line: line.l };
-    if (line.e) record.error = new FerryError(line.e.code, line.e.message, { ...(line.e.location ? { location: line.e.location } : {}), ...(line.e.hint !== undefined ? { hint: line.e.hint } : {}) });
+    if (line.e)
+      record.error = new FerryError(line.e.code, line.e.message, {
+        ...(line.e.location ? { location: line.e.location } : {}),
+        ...(line.e.hint !== undefined ? { hint: line.e.hint } : {}),
+      });
     return { record };
   } catch (error) {
-    throw new FerryError('JOURNAL_CORRUPT', `line ${number} of the spool ${file} is damaged (${(error as Error).message})`, {
-      location: { file, line: number },
-      cause: error,
-      hint: 'Delete the spool folder in the state folder: the next run reads the old account again from its first page (what was written stays written).',
-    });
+    throw new FerryError(
+      'JOURNAL_CORRUPT',
+      `line ${number} of the spool ${file} is damaged (${(error as Error).message})`,
+      {
+        location: { file, line: number },
+        cause: error,
+        hint: 'Delete the spool folder in the state folder: the next run reads the old account again from its first page (what was written stays written).',
+      },
+    );
   }
 }
 
 const sameKey = (a: V1SpoolKey, b: V1SpoolKey): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** The spool is in the state folder, and nothing there is followed: a link planted in it is refused (PATH_UNSAFE). */
-const SPOOL_PATH = { what: 'the spool of a live read', hint: 'Something replaced a file of the spool (in the state folder) with a link. Remove the link: the next run reads the old account again.' };
+const SPOOL_PATH = {
+  what: 'the spool of a live read',
+  hint: 'Something replaced a file of the spool (in the state folder) with a link. Remove the link: the next run reads the old account again.',
+};
 
 /** Opens a file of the spool without following a link; a FIFO planted there is not waited on. */
 async function openSpoolFile(file: string, flags: number): Promise<FileHandle> {
   const handle = await openNoFollow(file, flags | constants.O_NONBLOCK, SPOOL_PATH);
   if (!(await handle.stat()).isFile()) {
     await handle.close();
-    throw new FerryError('PATH_UNSAFE', `${SPOOL_PATH.what}: ${file} is not a plain file`, { location: { file }, hint: SPOOL_PATH.hint });
+    throw new FerryError('PATH_UNSAFE', `${SPOOL_PATH.what}: ${file} is not a plain file`, {
+      location: { file },
+      hint: SPOOL_PATH.hint,
+    });
   }
   return handle;
 }
@@ -132,7 +146,13 @@ async function readCursor(file: string, key: V1SpoolKey): Promise<Cursor | null>
   }
   try {
     const parsed = JSON.parse(text) as Cursor;
-    if (parsed.format === FORMAT && sameKey(parsed.key, key) && Number.isInteger(parsed.bytes) && Number.isInteger(parsed.next)) return parsed;
+    if (
+      parsed.format === FORMAT &&
+      sameKey(parsed.key, key) &&
+      Number.isInteger(parsed.bytes) &&
+      Number.isInteger(parsed.next)
+    )
+      return parsed;
   } catch {
     // None, or one cut off (it is replaced whole, so only by hand): the list is read again.
   }
@@ -174,7 +194,8 @@ export function v1SpoolBase(dir: string, key: V1SpoolKey): string {
 /** Removes the spools in `dir` (a run that read its lists to the end and finished, or a dry run's). */
 export async function removeV1Spools(dir: string): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) if (/\.(jsonl|cursor\.json|cursor\.json\.tmp)$/.test(name)) await rm(join(dir, name), { force: true });
+  for (const name of names)
+    if (/\.(jsonl|cursor\.json|cursor\.json\.tmp)$/.test(name)) await rm(join(dir, name), { force: true });
 }
 
 export class V1Spool {

@@ -65,11 +65,15 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
     const entity = /entity/i.test(message) && !/character entity/i.test(message);
     failure = new FerryError(
       entity ? 'SOURCE_XML_ENTITY' : 'SOURCE_XML_MALFORMED',
-      entity ? `${file} refers to an entity that is not one of XML's five (${message}); entities declared in a DOCTYPE are not expanded, and external ones never fetched` : `${file} is not well-formed XML: ${message}`,
+      entity
+        ? `${file} refers to an entity that is not one of XML's five (${message}); entities declared in a DOCTYPE are not expanded, and external ones never fetched`
+        : `${file} is not well-formed XML: ${message}`,
       {
         location: { file, line: parser.line, column: parser.column + 1, elementPath: currentPath() },
         cause: error,
-        hint: entity ? 'Replace the entity reference with the text it stands for (or a character reference such as &#233;) and read the file again.' : 'The export may be truncated or edited by hand; check the file around the line given.',
+        hint: entity
+          ? 'Replace the entity reference with the text it stands for (or a character reference such as &#233;) and read the file again.'
+          : 'The export may be truncated or edited by hand; check the file around the line given.',
       },
     );
   });
@@ -149,10 +153,14 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
         error:
           done.refused === 'deep'
             ? tooDeep(file, done.path, done.line, done.node.name)
-            : new FerryError('SOURCE_FIELD_TOO_LARGE', `the ${done.node.name} at ${done.path} holds more than ${options.maxRecordChars} characters of text`, {
-                location: { file, line: done.line, elementPath: done.path },
-                hint: 'Raise maxRecordChars if the record is genuine.',
-              }),
+            : new FerryError(
+                'SOURCE_FIELD_TOO_LARGE',
+                `the ${done.node.name} at ${done.path} holds more than ${options.maxRecordChars} characters of text`,
+                {
+                  location: { file, line: done.line, elementPath: done.path },
+                  hint: 'Raise maxRecordChars if the record is genuine.',
+                },
+              ),
       });
       return;
     }
@@ -179,10 +187,14 @@ export async function* readV1XmlRecords(file: string, options: RawReadOptions): 
 export function tooDeep(file: string, path: string, line: number, kind?: string): FerryError {
   return new FerryError(
     'SOURCE_TOO_DEEP',
-    kind ? `the ${kind} at ${path} nests deeper than ${MAX_NESTING_DEPTH} levels; no v1 record nests so deep` : `the document nests deeper than ${MAX_NESTING_DEPTH} levels; no v1 export nests so deep`,
+    kind
+      ? `the ${kind} at ${path} nests deeper than ${MAX_NESTING_DEPTH} levels; no v1 record nests so deep`
+      : `the document nests deeper than ${MAX_NESTING_DEPTH} levels; no v1 export nests so deep`,
     {
       location: { file, line, elementPath: path },
-      hint: kind ? 'The record is left out; the rest of the file is read. Check where the file came from.' : 'This is no v1 export (or it is damaged): check where the file came from.',
+      hint: kind
+        ? 'The record is left out; the rest of the file is read. Check where the file came from.'
+        : 'This is no v1 export (or it is damaged): check where the file came from.',
     },
   );
 }

@@ -43,18 +43,28 @@ export function isDateFormat(format: string | undefined): boolean {
  * value (an error such as `#N/A`, a formula never calculated, text that is no number) gives null
  * and says why, so the caller can warn.
  */
-export function convertRawCell(cell: RawCell, date1904: boolean, sharedString: (index: number) => string | undefined): ConvertedCell {
+export function convertRawCell(
+  cell: RawCell,
+  date1904: boolean,
+  sharedString: (index: number) => string | undefined,
+): ConvertedCell {
   const { type, value } = cell;
   if (type === 'inlineStr' && cell.inline !== undefined) return { value: unescapeOoxml(cell.inline) };
   if (value === undefined) {
     // Files written by tools that do not calculate carry formulas without a saved result.
-    if (cell.formula !== undefined) return { value: null, errorText: `a formula with no saved result${cell.formula === '' ? '' : ` (=${cell.formula})`}` };
+    if (cell.formula !== undefined)
+      return {
+        value: null,
+        errorText: `a formula with no saved result${cell.formula === '' ? '' : ` (=${cell.formula})`}`,
+      };
     return { value: null };
   }
   switch (type) {
     case 's': {
       const text = sharedString(Number(value));
-      return text === undefined ? { value: null, errorText: `shared string ${value}, which the workbook does not have` } : { value: text };
+      return text === undefined
+        ? { value: null, errorText: `shared string ${value}, which the workbook does not have` }
+        : { value: text };
     }
     case 'str':
     case 'inlineStr':
@@ -69,12 +79,15 @@ export function convertRawCell(cell: RawCell, date1904: boolean, sharedString: (
       // ISO 8601 dates (strict OOXML); like serial dates they carry no zone and read as UTC.
       const zoned = /(?:Z|[+-]\d\d:?\d\d)$/.test(value) || !value.includes('T') ? value : `${value}Z`;
       const date = new Date(zoned);
-      return Number.isNaN(date.getTime()) ? { value: null, errorText: `the date ${JSON.stringify(value)}, which is not an ISO 8601 date` } : { value: date };
+      return Number.isNaN(date.getTime())
+        ? { value: null, errorText: `the date ${JSON.stringify(value)}, which is not an ISO 8601 date` }
+        : { value: date };
     }
     default: {
       if (value.trim() === '') return { value: null };
       const number = Number(value);
-      if (Number.isNaN(number)) return { value: null, errorText: `the number ${JSON.stringify(value)}, which is not a number` };
+      if (Number.isNaN(number))
+        return { value: null, errorText: `the number ${JSON.stringify(value)}, which is not a number` };
       if (!cell.dateStyle) return { value: number };
       const date = serialToDate(number, date1904);
       return Number.isNaN(date.getTime()) ? { value: null, errorText: 'a date out of range' } : { value: date };

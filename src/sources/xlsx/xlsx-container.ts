@@ -65,10 +65,14 @@ export async function openXlsxContainer(file: string): Promise<XlsxContainer> {
     }
     const workbookEntry = entries.get('xl/workbook.xml');
     if (!workbookEntry) {
-      throw new FerryError('SOURCE_XLSX_CORRUPT', `${file} is a zip file but not an Excel workbook: it has no xl/workbook.xml`, {
-        location: { file },
-        hint: 'Open the file in Excel or LibreOffice and save it as "Excel Workbook (.xlsx)".',
-      });
+      throw new FerryError(
+        'SOURCE_XLSX_CORRUPT',
+        `${file} is a zip file but not an Excel workbook: it has no xl/workbook.xml`,
+        {
+          location: { file },
+          hint: 'Open the file in Excel or LibreOffice and save it as "Excel Workbook (.xlsx)".',
+        },
+      );
     }
     const workbookXml = await readSmallEntry(zip, workbookEntry, file);
     const relsEntry = entries.get('xl/_rels/workbook.xml.rels');
@@ -85,18 +89,26 @@ export async function openXlsxContainer(file: string): Promise<XlsxContainer> {
  */
 export function checkPartSize(file: string, part: XlsxPart, limits: XlsxContainerLimits): void {
   if (part.uncompressedSize > limits.maxUncompressedBytes) {
-    throw new FerryError('SOURCE_XLSX_TOO_LARGE', `${part.name} in ${file} declares ${part.uncompressedSize} bytes uncompressed; the limit is ${limits.maxUncompressedBytes}`, {
-      location: { file },
-      hint: 'If the workbook is genuine, raise the limit (maxUncompressedBytes) or export the sheet as CSV.',
-    });
+    throw new FerryError(
+      'SOURCE_XLSX_TOO_LARGE',
+      `${part.name} in ${file} declares ${part.uncompressedSize} bytes uncompressed; the limit is ${limits.maxUncompressedBytes}`,
+      {
+        location: { file },
+        hint: 'If the workbook is genuine, raise the limit (maxUncompressedBytes) or export the sheet as CSV.',
+      },
+    );
   }
   if (part.uncompressedSize >= RATIO_FLOOR_BYTES) {
     const ratio = part.uncompressedSize / Math.max(1, part.compressedSize);
     if (ratio > limits.maxCompressionRatio) {
-      throw new FerryError('SOURCE_XLSX_TOO_LARGE', `${part.name} in ${file} declares a compression ratio of ${Math.round(ratio)}:1; more than ${limits.maxCompressionRatio}:1 looks like a zip bomb`, {
-        location: { file },
-        hint: 'If the workbook is genuine, raise the limit (maxCompressionRatio) or export the sheet as CSV.',
-      });
+      throw new FerryError(
+        'SOURCE_XLSX_TOO_LARGE',
+        `${part.name} in ${file} declares a compression ratio of ${Math.round(ratio)}:1; more than ${limits.maxCompressionRatio}:1 looks like a zip bomb`,
+        {
+          location: { file },
+          hint: 'If the workbook is genuine, raise the limit (maxCompressionRatio) or export the sheet as CSV.',
+        },
+      );
     }
   }
 }
@@ -130,17 +142,25 @@ async function checkMagic(file: string): Promise<void> {
           hint: 'Open it in Excel, remove the password (File > Info > Protect Workbook > Encrypt with Password), save, and try again.',
         });
       }
-      throw new FerryError('SOURCE_FORMAT_UNKNOWN', `${file} is an OLE2 compound file (a legacy .xls workbook?), not an .xlsx workbook`, {
-        location: { file },
-        hint: 'Open it in Excel or LibreOffice and save it as "Excel Workbook (.xlsx)", or export the sheet as CSV.',
-      });
+      throw new FerryError(
+        'SOURCE_FORMAT_UNKNOWN',
+        `${file} is an OLE2 compound file (a legacy .xls workbook?), not an .xlsx workbook`,
+        {
+          location: { file },
+          hint: 'Open it in Excel or LibreOffice and save it as "Excel Workbook (.xlsx)", or export the sheet as CSV.',
+        },
+      );
     }
     const magic = head.subarray(0, 4);
     if (bytesRead < 4 || !(magic.equals(ZIP_MAGIC) || magic.equals(EMPTY_ZIP_MAGIC))) {
-      throw new FerryError('SOURCE_XLSX_CORRUPT', `${file} is not an Excel workbook: it does not start with a zip signature`, {
-        location: { file },
-        hint: 'The file may be a CSV or another format renamed to .xlsx; open it in a text editor to check, or read it as CSV.',
-      });
+      throw new FerryError(
+        'SOURCE_XLSX_CORRUPT',
+        `${file} is not an Excel workbook: it does not start with a zip signature`,
+        {
+          location: { file },
+          hint: 'The file may be a CSV or another format renamed to .xlsx; open it in a text editor to check, or read it as CSV.',
+        },
+      );
     }
   } finally {
     await handle.close();
@@ -166,10 +186,14 @@ function corrupt(file: string, error: unknown, part?: string): FerryError {
 
 function openZip(file: string): Promise<ZipFile> {
   return new Promise((resolve, reject) => {
-    yauzl.open(file, { lazyEntries: true, autoClose: false, strictFileNames: false, validateEntrySizes: true }, (error, zip) => {
-      if (error || !zip) reject(corrupt(file, error ?? new Error('no zip file')));
-      else resolve(zip);
-    });
+    yauzl.open(
+      file,
+      { lazyEntries: true, autoClose: false, strictFileNames: false, validateEntrySizes: true },
+      (error, zip) => {
+        if (error || !zip) reject(corrupt(file, error ?? new Error('no zip file')));
+        else resolve(zip);
+      },
+    );
   });
 }
 
@@ -239,7 +263,12 @@ export async function openXlsxParts(file: string): Promise<XlsxPartReader> {
   }
   const entryOf = (name: string): Entry => {
     const entry = entries.get(name);
-    if (!entry) throw new FerryError('INTERNAL', `part ${name} of ${file} was read without checking that it exists; this is a bug in crm-ferry`, { location: { file } });
+    if (!entry)
+      throw new FerryError(
+        'INTERNAL',
+        `part ${name} of ${file} was read without checking that it exists; this is a bug in crm-ferry`,
+        { location: { file } },
+      );
     return entry;
   };
   return {
@@ -283,9 +312,13 @@ function drainEntry(zip: ZipFile, entry: Entry, file: string): Promise<void> {
 function readSmallEntry(zip: ZipFile, entry: Entry, file: string): Promise<string> {
   if (entry.uncompressedSize > STRUCTURE_PART_LIMIT) {
     return Promise.reject(
-      new FerryError('SOURCE_XLSX_TOO_LARGE', `${entry.fileName} in ${file} declares ${entry.uncompressedSize} bytes; a workbook index is never that big`, {
-        location: { file },
-      }),
+      new FerryError(
+        'SOURCE_XLSX_TOO_LARGE',
+        `${entry.fileName} in ${file} declares ${entry.uncompressedSize} bytes; a workbook index is never that big`,
+        {
+          location: { file },
+        },
+      ),
     );
   }
   return new Promise((resolve, reject) => {

@@ -66,7 +66,10 @@ export function columnOfRef(ref: string): number {
  * holds its value in its top-left cell only, as Excel stores it.
  * @throws FerryError SOURCE_XLSX_CORRUPT when the sheet is not well-formed XML or names a column past XFD.
  */
-export async function* readSheetRows(chunks: AsyncIterable<Buffer>, context: SheetContext): AsyncGenerator<SheetRowData> {
+export async function* readSheetRows(
+  chunks: AsyncIterable<Buffer>,
+  context: SheetContext,
+): AsyncGenerator<SheetRowData> {
   const { strings, styles, date1904 } = context;
   const sharedString = (index: number): string | undefined => strings.get(index);
   const parser = createXmlParser();
@@ -90,7 +93,9 @@ export async function* readSheetRows(chunks: AsyncIterable<Buffer>, context: She
   const fail = (error: FerryError): void => {
     failure ??= error;
   };
-  parser.on('error', (error) => fail(malformedPart(context.file, context.part, error, { sheet: context.sheet, row: row?.number ?? lastRow })));
+  parser.on('error', (error) =>
+    fail(malformedPart(context.file, context.part, error, { sheet: context.sheet, row: row?.number ?? lastRow })),
+  );
 
   parser.on('opentag', (tag) => {
     if (failure) return;
@@ -114,10 +119,14 @@ export async function* readSheetRows(chunks: AsyncIterable<Buffer>, context: She
         cellColumn = column === 0 ? lastColumn + 1 : column;
         if (cellColumn > MAX_COLUMN) {
           fail(
-            new FerryError('SOURCE_XLSX_CORRUPT', `cell ${cellRef ?? '?'} of sheet ${JSON.stringify(context.sheet)} in ${context.file} lies beyond column XFD, the last one Excel has`, {
-              location: { file: context.file, sheet: context.sheet, row: row.number },
-              hint: 'The workbook is damaged or was not written by a spreadsheet program; re-save it from Excel or LibreOffice.',
-            }),
+            new FerryError(
+              'SOURCE_XLSX_CORRUPT',
+              `cell ${cellRef ?? '?'} of sheet ${JSON.stringify(context.sheet)} in ${context.file} lies beyond column XFD, the last one Excel has`,
+              {
+                location: { file: context.file, sheet: context.sheet, row: row.number },
+                hint: 'The workbook is damaged or was not written by a spreadsheet program; re-save it from Excel or LibreOffice.',
+              },
+            ),
           );
           break;
         }
@@ -193,7 +202,12 @@ export async function* readSheetRows(chunks: AsyncIterable<Buffer>, context: She
         raw.dateStyle = styles.isDate(cellStyle);
         const converted = convertRawCell(raw, date1904, sharedString);
         if (converted.errorText === undefined && (converted.value === null || converted.value === '')) break;
-        row.cells.push({ column: cellColumn, ref: cellRef ?? `${columnLetters(cellColumn)}${row.number}`, value: converted.value, errorText: converted.errorText });
+        row.cells.push({
+          column: cellColumn,
+          ref: cellRef ?? `${columnLetters(cellColumn)}${row.number}`,
+          value: converted.value,
+          errorText: converted.errorText,
+        });
         break;
       }
       case 'row':

@@ -106,7 +106,10 @@ export interface SharedStringsSource {
  * of the value Excel shows and are left out.
  * @throws FerryError SOURCE_XLSX_CORRUPT when the part is not well-formed XML.
  */
-export async function readSharedStrings(chunks: AsyncIterable<Buffer>, source: SharedStringsSource): Promise<SharedStringTable> {
+export async function readSharedStrings(
+  chunks: AsyncIterable<Buffer>,
+  source: SharedStringsSource,
+): Promise<SharedStringTable> {
   const parser = createXmlParser();
   let table: SharedStringTable | undefined;
   let inItem = false;

@@ -6,7 +6,10 @@ import { createXmlParser, localName, parseXmlPart } from './xlsx-xml.ts';
  * (only custom formats, id 164 and up, are), so they are known by id: 14-22 are the Western date
  * and time formats, 45-47 the minute/second ones, 27-36 and 50-58 the East Asian date formats.
  */
-const BUILTIN_DATE_FORMAT_IDS: ReadonlySet<number> = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+const BUILTIN_DATE_FORMAT_IDS: ReadonlySet<number> = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56,
+  57, 58,
+]);
 
 /** Which cell styles (the `s` attribute of a cell) show their number as a date. */
 export class DateStyles {
@@ -45,7 +48,12 @@ export function isDateFormatId(id: number, customFormats: ReadonlyMap<number, st
  * fills and the rest are skipped.
  * @throws FerryError SOURCE_XLSX_CORRUPT when the part is not well-formed XML.
  */
-export async function readDateStyles(chunks: AsyncIterable<Buffer>, file: string, part: string, signal: AbortSignal | undefined): Promise<DateStyles> {
+export async function readDateStyles(
+  chunks: AsyncIterable<Buffer>,
+  file: string,
+  part: string,
+  signal: AbortSignal | undefined,
+): Promise<DateStyles> {
   const parser = createXmlParser();
   const customFormats = new Map<number, string>();
   const formatIds: number[] = [];

@@ -29,11 +29,15 @@ function parseXml(xml: string, file: string, onOpen: (name: string, attributes: 
   });
   parser.write(xml).close();
   if (failure) {
-    throw new FerryError('SOURCE_XLSX_CORRUPT', `the workbook index of ${file} is not well-formed XML: ${failure.message}`, {
-      location: { file },
-      cause: failure,
-      hint: 'Re-save the workbook from Excel or LibreOffice.',
-    });
+    throw new FerryError(
+      'SOURCE_XLSX_CORRUPT',
+      `the workbook index of ${file} is not well-formed XML: ${failure.message}`,
+      {
+        location: { file },
+        cause: failure,
+        hint: 'Re-save the workbook from Excel or LibreOffice.',
+      },
+    );
   }
 }
 

@@ -31,7 +31,12 @@ export async function* xmlText(chunks: AsyncIterable<Buffer>): AsyncGenerator<st
   let decoder: TextDecoder | undefined;
   for await (const chunk of chunks) {
     if (!decoder) {
-      const encoding = chunk[0] === 0xff && chunk[1] === 0xfe ? 'utf-16le' : chunk[0] === 0xfe && chunk[1] === 0xff ? 'utf-16be' : 'utf-8';
+      const encoding =
+        chunk[0] === 0xff && chunk[1] === 0xfe
+          ? 'utf-16le'
+          : chunk[0] === 0xfe && chunk[1] === 0xff
+            ? 'utf-16be'
+            : 'utf-8';
       decoder = new TextDecoder(encoding);
     }
     const text = decoder.decode(chunk, { stream: true });
@@ -56,20 +61,39 @@ function bareMessage(error: Error): string {
 }
 
 /** The error for a part that is not well-formed XML. */
-export function malformedPart(file: string, part: string, error: Error, where: { sheet?: string; row?: number } = {}): FerryError {
+export function malformedPart(
+  file: string,
+  part: string,
+  error: Error,
+  where: { sheet?: string; row?: number } = {},
+): FerryError {
   const at = where.row === undefined ? '' : ` near row ${where.row}`;
-  return new FerryError('SOURCE_XLSX_CORRUPT', `${part} in ${file} is not well-formed XML${at}: ${bareMessage(error)}`, {
-    location: { file, ...(where.sheet === undefined ? {} : { sheet: where.sheet }), ...(where.row === undefined ? {} : { row: where.row }) },
-    cause: error,
-    hint: 'The workbook may be damaged or written by a faulty tool; re-save it from Excel or LibreOffice, or export the sheet as CSV.',
-  });
+  return new FerryError(
+    'SOURCE_XLSX_CORRUPT',
+    `${part} in ${file} is not well-formed XML${at}: ${bareMessage(error)}`,
+    {
+      location: {
+        file,
+        ...(where.sheet === undefined ? {} : { sheet: where.sheet }),
+        ...(where.row === undefined ? {} : { row: where.row }),
+      },
+      cause: error,
+      hint: 'The workbook may be damaged or written by a faulty tool; re-save it from Excel or LibreOffice, or export the sheet as CSV.',
+    },
+  );
 }
 
 /**
  * Runs a whole part through a parser whose handlers are already attached, for the parts read in
  * full before the sheet (styles, shared strings). The first XML fault stops the read.
  */
-export async function parseXmlPart(file: string, part: string, chunks: AsyncIterable<Buffer>, parser: SaxesParser, signal: AbortSignal | undefined): Promise<void> {
+export async function parseXmlPart(
+  file: string,
+  part: string,
+  chunks: AsyncIterable<Buffer>,
+  parser: SaxesParser,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   let failure: Error | undefined;
   parser.on('error', (error) => {
     failure ??= error;

@@ -129,7 +129,14 @@ const MAIN_NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const REL_NS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
 
 /** A workbook with shared strings and styles, its parts where the rels say (not always the usual names). */
-function fullWorkbookParts(options: { sheet: string; sharedStrings?: string; styles?: string; date1904?: boolean; sheetTarget?: string; stringsTarget?: string }): ZipPart[] {
+function fullWorkbookParts(options: {
+  sheet: string;
+  sharedStrings?: string;
+  styles?: string;
+  date1904?: boolean;
+  sheetTarget?: string;
+  stringsTarget?: string;
+}): ZipPart[] {
   const sheetTarget = options.sheetTarget ?? 'worksheets/sheet1.xml';
   const stringsTarget = options.stringsTarget ?? 'sharedStrings.xml';
   const inXl = (target: string): string => (target.startsWith('/') ? target.slice(1) : `xl/${target}`);
@@ -148,8 +155,16 @@ function fullWorkbookParts(options: { sheet: string; sharedStrings?: string; sty
     },
     { name: inXl(sheetTarget), data: sheetXml(options.sheet) },
   ];
-  if (options.sharedStrings !== undefined) parts.push({ name: inXl(stringsTarget), data: `<?xml version="1.0"?><sst xmlns="${MAIN_NS}">${options.sharedStrings}</sst>` });
-  if (options.styles !== undefined) parts.push({ name: 'xl/styles.xml', data: `<?xml version="1.0"?><styleSheet xmlns="${MAIN_NS}">${options.styles}</styleSheet>` });
+  if (options.sharedStrings !== undefined)
+    parts.push({
+      name: inXl(stringsTarget),
+      data: `<?xml version="1.0"?><sst xmlns="${MAIN_NS}">${options.sharedStrings}</sst>`,
+    });
+  if (options.styles !== undefined)
+    parts.push({
+      name: 'xl/styles.xml',
+      data: `<?xml version="1.0"?><styleSheet xmlns="${MAIN_NS}">${options.styles}</styleSheet>`,
+    });
   return parts;
 }
 
@@ -180,25 +195,69 @@ describe('readXlsx reads each kind of cell the way Excel shows it', () => {
     { name: 'a shared string', cell: '<c r="A2" t="s"><v>0</v></c>', value: 'plain' },
     { name: 'a shared rich-text string, runs joined', cell: '<c r="A2" t="s"><v>1</v></c>', value: 'Very important' },
     { name: 'a shared string without its phonetic guide', cell: '<c r="A2" t="s"><v>2</v></c>', value: '東京' },
-    { name: 'a shared string with an escaped carriage return', cell: '<c r="A2" t="s"><v>3</v></c>', value: 'line1\r\nline2' },
+    {
+      name: 'a shared string with an escaped carriage return',
+      cell: '<c r="A2" t="s"><v>3</v></c>',
+      value: 'line1\r\nline2',
+    },
     { name: 'a shared string with an escaped escape', cell: '<c r="A2" t="s"><v>4</v></c>', value: '_x0041_' },
-    { name: 'a missing shared string', cell: '<c r="A2" t="s"><v>99</v></c>', value: null, warning: 'cell A2 holds shared string 99, which the workbook does not have; read as empty' },
-    { name: 'an inline string in rich-text runs', cell: '<c r="A2" t="inlineStr"><is><r><t>in</t></r><r><rPr><i/></rPr><t>line</t></r></is></c>', value: 'inline' },
+    {
+      name: 'a missing shared string',
+      cell: '<c r="A2" t="s"><v>99</v></c>',
+      value: null,
+      warning: 'cell A2 holds shared string 99, which the workbook does not have; read as empty',
+    },
+    {
+      name: 'an inline string in rich-text runs',
+      cell: '<c r="A2" t="inlineStr"><is><r><t>in</t></r><r><rPr><i/></rPr><t>line</t></r></is></c>',
+      value: 'inline',
+    },
     { name: 'a formula giving text', cell: '<c r="A2" t="str"><f>B2&amp;"x"</f><v>kx</v></c>', value: 'kx' },
     { name: 'a formula giving false', cell: '<c r="A2" t="b"><f>1=2</f><v>0</v></c>', value: false },
     { name: 'a formula giving 0', cell: '<c r="A2"><f>B1-B1</f><v>0</v></c>', value: 0 },
-    { name: 'a formula giving an error', cell: '<c r="A2" t="e"><f>1/0</f><v>#DIV/0!</v></c>', value: null, warning: 'cell A2 holds the error #DIV/0!; read as empty' },
-    { name: 'a shared formula never calculated', cell: '<c r="A2"><f t="shared" si="0"/></c>', value: null, warning: 'cell A2 holds a formula with no saved result; read as empty' },
+    {
+      name: 'a formula giving an error',
+      cell: '<c r="A2" t="e"><f>1/0</f><v>#DIV/0!</v></c>',
+      value: null,
+      warning: 'cell A2 holds the error #DIV/0!; read as empty',
+    },
+    {
+      name: 'a shared formula never calculated',
+      cell: '<c r="A2"><f t="shared" si="0"/></c>',
+      value: null,
+      warning: 'cell A2 holds a formula with no saved result; read as empty',
+    },
     { name: 'a number in built-in date format 14', cell: '<c r="A2" s="1"><v>45292</v></c>', value: utc(2024, 0, 1) },
-    { name: 'a number in a custom date format', cell: '<c r="A2" s="2"><v>45292.5</v></c>', value: utc(2024, 0, 1, 12) },
-    { name: 'a formula result in a date format', cell: '<c r="A2" s="2"><f>B1+1</f><v>45293</v></c>', value: utc(2024, 0, 2) },
-    { name: 'a number in built-in date-time format 22', cell: '<c r="A2" s="6"><v>45292.25</v></c>', value: utc(2024, 0, 1, 6) },
-    { name: 'a number in built-in time format 47', cell: '<c r="A2" s="5"><v>0.5</v></c>', value: utc(1899, 11, 30, 12) },
+    {
+      name: 'a number in a custom date format',
+      cell: '<c r="A2" s="2"><v>45292.5</v></c>',
+      value: utc(2024, 0, 1, 12),
+    },
+    {
+      name: 'a formula result in a date format',
+      cell: '<c r="A2" s="2"><f>B1+1</f><v>45293</v></c>',
+      value: utc(2024, 0, 2),
+    },
+    {
+      name: 'a number in built-in date-time format 22',
+      cell: '<c r="A2" s="6"><v>45292.25</v></c>',
+      value: utc(2024, 0, 1, 6),
+    },
+    {
+      name: 'a number in built-in time format 47',
+      cell: '<c r="A2" s="5"><v>0.5</v></c>',
+      value: utc(1899, 11, 30, 12),
+    },
     { name: 'a number whose format has a quoted d', cell: '<c r="A2" s="3"><v>45292</v></c>', value: 45292 },
     { name: 'a number in the text format', cell: '<c r="A2" s="4"><v>12</v></c>', value: 12 },
     { name: 'a number with an unknown style', cell: '<c r="A2" s="40"><v>1.5</v></c>', value: 1.5 },
     { name: 'an ISO date cell', cell: '<c r="A2" t="d"><v>2024-03-01T10:00:00</v></c>', value: utc(2024, 2, 1, 10) },
-    { name: 'a number that is not one', cell: '<c r="A2"><v>abc</v></c>', value: null, warning: 'cell A2 holds the number "abc", which is not a number; read as empty' },
+    {
+      name: 'a number that is not one',
+      cell: '<c r="A2"><v>abc</v></c>',
+      value: null,
+      warning: 'cell A2 holds the number "abc", which is not a number; read as empty',
+    },
     { name: 'an empty value', cell: '<c r="A2"><v></v></c>', value: null },
   ];
 
@@ -209,7 +268,9 @@ describe('readXlsx reads each kind of cell the way Excel shows it', () => {
       writeFileSync(file, buildZip(fullWorkbookParts({ sheet, sharedStrings: STRINGS, styles: STYLES })));
       const { items, warnings } = await read({}, file);
       expect(rowValues(items)).toEqual([{ v: testCase.value, k: 'k' }]);
-      expect(warnings.map((warning) => warning.message)).toEqual(testCase.warning === undefined ? [] : [testCase.warning]);
+      expect(warnings.map((warning) => warning.message)).toEqual(
+        testCase.warning === undefined ? [] : [testCase.warning],
+      );
     });
   }
 
@@ -223,7 +284,17 @@ describe('readXlsx reads each kind of cell the way Excel shows it', () => {
   it('finds the sheet and the shared strings wherever the rels put them', async () => {
     const file = scratch.path('odd-names.xlsx');
     const sheet = `<row r="1">${inline('A1', 'name')}</row><row r="2"><c r="A2" t="s"><v>1</v></c></row>`;
-    writeFileSync(file, buildZip(fullWorkbookParts({ sheet, sharedStrings: STRINGS, sheetTarget: '/xl/data/first.xml', stringsTarget: 'strings/table.xml' })));
+    writeFileSync(
+      file,
+      buildZip(
+        fullWorkbookParts({
+          sheet,
+          sharedStrings: STRINGS,
+          sheetTarget: '/xl/data/first.xml',
+          stringsTarget: 'strings/table.xml',
+        }),
+      ),
+    );
     expect(rowValues((await read({}, file)).items)).toEqual([{ name: 'Very important' }]);
   });
 });
@@ -249,7 +320,10 @@ describe('readXlsx on crafted sheets', () => {
       [2, 5],
       [3, 7],
     ]);
-    expect(warnings.map((warning) => warning.message)).toEqual(['row 7 has values right of the last header column; kept as column4...column4', '3 empty row(s) skipped in sheet "Only"']);
+    expect(warnings.map((warning) => warning.message)).toEqual([
+      'row 7 has values right of the last header column; kept as column4...column4',
+      '3 empty row(s) skipped in sheet "Only"',
+    ]);
   });
 
   it('reads elements written with a namespace prefix', async () => {
@@ -264,7 +338,8 @@ describe('readXlsx on crafted sheets', () => {
 
   it('hands out the rows before a fault in the sheet XML, then fails with the row it was in', async () => {
     const file = scratch.path('malformed.xlsx');
-    const rows = '<row r="1"><c r="A1"><v>1</v></c></row><row r="2"><c r="A2"><v>2</v></c></row><row r="3"><c r="A3"><v>3&bogus;</v></c></row><row r="4"><c r="A4"><v>4</v></c></row>';
+    const rows =
+      '<row r="1"><c r="A1"><v>1</v></c></row><row r="2"><c r="A2"><v>2</v></c></row><row r="3"><c r="A3"><v>3&bogus;</v></c></row><row r="4"><c r="A4"><v>4</v></c></row>';
     writeFileSync(file, buildZip(minimalWorkbookParts(sheetXml(rows))));
     const { error, before } = await failureOf(readXlsx(file, { headerRow: 'none' }));
     expect(rowValues(before)).toEqual([{ column1: 1 }, { column1: 2 }]);
@@ -285,7 +360,12 @@ describe('readXlsx on crafted sheets', () => {
 
   it('fails with SOURCE_XLSX_CORRUPT when the shared strings are not well-formed XML', async () => {
     const file = scratch.path('bad-strings.xlsx');
-    writeFileSync(file, buildZip(fullWorkbookParts({ sheet: '<row r="1"><c r="A1" t="s"><v>0</v></c></row>', sharedStrings: '<si><t>a</si>' })));
+    writeFileSync(
+      file,
+      buildZip(
+        fullWorkbookParts({ sheet: '<row r="1"><c r="A1" t="s"><v>0</v></c></row>', sharedStrings: '<si><t>a</si>' }),
+      ),
+    );
     const { error, before } = await failureOf(readXlsx(file));
     expect(before).toEqual([]);
     expect(error.code).toBe('SOURCE_XLSX_CORRUPT');
@@ -342,7 +422,13 @@ describe('readXlsx on crafted sheets', () => {
     writeFileSync(file, buildZip(minimalWorkbookParts(sheetXml(rows))));
     const { items, warnings } = await read({}, file);
     expect(rowValues(items)).toEqual([{ Name: 'x', column2: true, Name_2: null, column4: null, column5: 7 }]);
-    expect(warnings.map((warning) => warning.code)).toEqual(['HEADER_BLANK', 'HEADER_RENAMED', 'OTHER', 'OTHER', 'OTHER']);
+    expect(warnings.map((warning) => warning.code)).toEqual([
+      'HEADER_BLANK',
+      'HEADER_RENAMED',
+      'OTHER',
+      'OTHER',
+      'OTHER',
+    ]);
     expect(warnings[2]?.message).toBe('cell C2 holds the error #N/A; read as empty');
     expect(warnings[3]?.message).toBe('cell D2 holds a formula with no saved result (=A1*2); read as empty');
     expect(warnings[4]?.message).toContain('column4...column5');
@@ -353,16 +439,32 @@ describe('readXlsx refuses bad files with a clear error', () => {
   const contacts = readFileSync(SAMPLE);
   const cfbHeader = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
   const cases: Array<{ name: string; bytes: () => Buffer; code: ErrorCode; message: RegExp }> = [
-    { name: 'a CSV renamed .xlsx', bytes: () => Buffer.from('name,email\nAda,ada@example.com\n'), code: 'SOURCE_XLSX_CORRUPT', message: /does not start with a zip signature/ },
+    {
+      name: 'a CSV renamed .xlsx',
+      bytes: () => Buffer.from('name,email\nAda,ada@example.com\n'),
+      code: 'SOURCE_XLSX_CORRUPT',
+      message: /does not start with a zip signature/,
+    },
     { name: 'an empty file', bytes: () => Buffer.alloc(0), code: 'SOURCE_XLSX_CORRUPT', message: /zip signature/ },
-    { name: 'a truncated zip', bytes: () => contacts.subarray(0, Math.floor(contacts.length / 2)), code: 'SOURCE_XLSX_CORRUPT', message: /damaged workbook/ },
+    {
+      name: 'a truncated zip',
+      bytes: () => contacts.subarray(0, Math.floor(contacts.length / 2)),
+      code: 'SOURCE_XLSX_CORRUPT',
+      message: /damaged workbook/,
+    },
     {
       name: 'a password-protected workbook',
-      bytes: () => Buffer.concat([cfbHeader, Buffer.alloc(1000), Buffer.from('EncryptedPackage', 'utf16le'), Buffer.alloc(100)]),
+      bytes: () =>
+        Buffer.concat([cfbHeader, Buffer.alloc(1000), Buffer.from('EncryptedPackage', 'utf16le'), Buffer.alloc(100)]),
       code: 'SOURCE_XLSX_ENCRYPTED',
       message: /password-protected/,
     },
-    { name: 'a legacy .xls', bytes: () => Buffer.concat([cfbHeader, Buffer.alloc(2000)]), code: 'SOURCE_FORMAT_UNKNOWN', message: /legacy \.xls/ },
+    {
+      name: 'a legacy .xls',
+      bytes: () => Buffer.concat([cfbHeader, Buffer.alloc(2000)]),
+      code: 'SOURCE_FORMAT_UNKNOWN',
+      message: /legacy \.xls/,
+    },
     {
       name: 'a zip that is not a workbook',
       bytes: () => buildZip([{ name: 'readme.txt', data: 'hello' }]),
@@ -371,25 +473,42 @@ describe('readXlsx refuses bad files with a clear error', () => {
     },
     {
       name: 'a zip bomb declaring 3 GB for the sheet',
-      bytes: () => buildZip(minimalWorkbookParts(sheetXml('')).map((part) => (part.name === 'xl/worksheets/sheet1.xml' ? { ...part, declaredSize: 3_000_000_000 } : part))),
+      bytes: () =>
+        buildZip(
+          minimalWorkbookParts(sheetXml('')).map((part) =>
+            part.name === 'xl/worksheets/sheet1.xml' ? { ...part, declaredSize: 3_000_000_000 } : part,
+          ),
+        ),
       code: 'SOURCE_XLSX_TOO_LARGE',
       message: /declares 3000000000 bytes uncompressed; the limit is 1073741824/,
     },
     {
       name: 'a zip bomb declaring a 50 MB shared-strings part in a few bytes',
-      bytes: () => buildZip([...minimalWorkbookParts(sheetXml('')), { name: 'xl/sharedStrings.xml', data: '<sst/>', declaredSize: 50_000_000 }]),
+      bytes: () =>
+        buildZip([
+          ...minimalWorkbookParts(sheetXml('')),
+          { name: 'xl/sharedStrings.xml', data: '<sst/>', declaredSize: 50_000_000 },
+        ]),
       code: 'SOURCE_XLSX_TOO_LARGE',
       message: /compression ratio of \d+:1/,
     },
     {
       name: 'a sheet whose compressed data is garbage',
-      bytes: () => buildZip(minimalWorkbookParts(sheetXml('<row r="1"><c r="A1"><v>1</v></c></row>')), { corruptData: 'xl/worksheets/sheet1.xml' }),
+      bytes: () =>
+        buildZip(minimalWorkbookParts(sheetXml('<row r="1"><c r="A1"><v>1</v></c></row>')), {
+          corruptData: 'xl/worksheets/sheet1.xml',
+        }),
       code: 'SOURCE_XLSX_CORRUPT',
       message: /damaged workbook \(part xl\/worksheets\/sheet1\.xml\)/,
     },
     {
       name: 'a sheet that inflates to more than its declared size',
-      bytes: () => buildZip(minimalWorkbookParts(sheetXml('<row r="1"><c r="A1"><v>1</v></c></row>')).map((part) => (part.name === 'xl/worksheets/sheet1.xml' ? { ...part, declaredSize: 10 } : part))),
+      bytes: () =>
+        buildZip(
+          minimalWorkbookParts(sheetXml('<row r="1"><c r="A1"><v>1</v></c></row>')).map((part) =>
+            part.name === 'xl/worksheets/sheet1.xml' ? { ...part, declaredSize: 10 } : part,
+          ),
+        ),
       code: 'SOURCE_XLSX_CORRUPT',
       message: /damaged workbook \(part xl\/worksheets\/sheet1\.xml\): too many bytes/,
     },
@@ -484,17 +603,27 @@ describe('xlsx helpers', () => {
     [49, [], false],
     [164, [[164, 'yyyy-mm-dd']], true],
     [14, [[14, '0.00']], false],
-  ] as Array<[number, Array<[number, string]>, boolean]>)('number format %d (custom %j) shows a date: %s', (id, custom, expected) => {
-    expect(isDateFormatId(id, new Map(custom))).toBe(expected);
-  });
+  ] as Array<[number, Array<[number, string]>, boolean]>)(
+    'number format %d (custom %j) shows a date: %s',
+    (id, custom, expected) => {
+      expect(isDateFormatId(id, new Map(custom))).toBe(expected);
+    },
+  );
 
   it('packs shared strings and gives each back, growing past its first reservation', () => {
     const table = new SharedStringTable(16, 16);
-    const texts = Array.from({ length: 3000 }, (_, n) => (n % 3 === 0 ? `ascii ${n}` : n % 3 === 1 ? `çé ${n} 東京 😀` : ''));
+    const texts = Array.from({ length: 3000 }, (_, n) =>
+      n % 3 === 0 ? `ascii ${n}` : n % 3 === 1 ? `çé ${n} 東京 😀` : '',
+    );
     for (const text of texts) table.add(text);
     expect(table.size).toBe(3000);
     expect(texts.every((text, n) => table.get(n) === text)).toBe(true);
-    expect([table.get(-1), table.get(3000), table.get(1.5), table.get(Number.NaN)]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([table.get(-1), table.get(3000), table.get(1.5), table.get(Number.NaN)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('decodes parts split inside a character, and UTF-16 parts with a BOM', async () => {

@@ -49,7 +49,10 @@ function normalizeOptions(options: XlsxReadOptions): NormalizedXlsxOptions {
   }
   const headerRow = options.headerRow ?? 1;
   if (headerRow !== 'none' && (!Number.isInteger(headerRow) || headerRow < 1)) {
-    throw new FerryError('CONFIG_INVALID', `headerRow must be a 1-based row number or 'none'; got ${String(headerRow)}`);
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `headerRow must be a 1-based row number or 'none'; got ${String(headerRow)}`,
+    );
   }
   const positive = (value: number | undefined, fallback: number, name: string): number => {
     if (value === undefined) return fallback;
@@ -80,10 +83,14 @@ function pickSheet(file: string, sheets: XlsxSheetInfo[], wanted: string | numbe
   const found = typeof wanted === 'number' ? sheets[wanted - 1] : sheets.find((sheet) => sheet.name === wanted);
   if (found) return found;
   const names = sheets.map((sheet) => JSON.stringify(sheet.name)).join(', ');
-  throw new FerryError('SOURCE_SHEET_NOT_FOUND', `${file} has no sheet ${typeof wanted === 'number' ? `number ${wanted}` : JSON.stringify(wanted)}; it has ${sheets.length}: ${names}`, {
-    location: { file },
-    hint: 'Pick a sheet by its exact name (case matters) or by its 1-based position.',
-  });
+  throw new FerryError(
+    'SOURCE_SHEET_NOT_FOUND',
+    `${file} has no sheet ${typeof wanted === 'number' ? `number ${wanted}` : JSON.stringify(wanted)}; it has ${sheets.length}: ${names}`,
+    {
+      location: { file },
+      hint: 'Pick a sheet by its exact name (case matters) or by its 1-based position.',
+    },
+  );
 }
 
 /** The parts a read inflates: the sheet and what its cells refer to. */
@@ -91,13 +98,26 @@ function partsToRead(index: XlsxWorkbookIndex, sheet: XlsxSheetInfo): string[] {
   return ['xl/_rels/workbook.xml.rels', 'xl/workbook.xml', index.stylesPart, index.sharedStringsPart, sheet.part];
 }
 
-function guardParts(file: string, container: XlsxContainer, index: XlsxWorkbookIndex, sheet: XlsxSheetInfo, options: NormalizedXlsxOptions): void {
-  const limits = { maxUncompressedBytes: options.maxUncompressedBytes, maxCompressionRatio: options.maxCompressionRatio };
+function guardParts(
+  file: string,
+  container: XlsxContainer,
+  index: XlsxWorkbookIndex,
+  sheet: XlsxSheetInfo,
+  options: NormalizedXlsxOptions,
+): void {
+  const limits = {
+    maxUncompressedBytes: options.maxUncompressedBytes,
+    maxCompressionRatio: options.maxCompressionRatio,
+  };
   if (!container.parts.has(sheet.part)) {
-    throw new FerryError('SOURCE_XLSX_CORRUPT', `${file} lists sheet ${JSON.stringify(sheet.name)} but its part ${sheet.part || '(unresolved)'} is missing`, {
-      location: { file, sheet: sheet.name },
-      hint: 'Re-save the workbook from Excel or LibreOffice.',
-    });
+    throw new FerryError(
+      'SOURCE_XLSX_CORRUPT',
+      `${file} lists sheet ${JSON.stringify(sheet.name)} but its part ${sheet.part || '(unresolved)'} is missing`,
+      {
+        location: { file, sheet: sheet.name },
+        hint: 'Re-save the workbook from Excel or LibreOffice.',
+      },
+    );
   }
   for (const name of partsToRead(index, sheet)) {
     const part = container.parts.get(name);
@@ -138,7 +158,9 @@ export async function* readXlsx(file: string, options: XlsxReadOptions = {}): As
   const zip = await openXlsxParts(file);
   try {
     await zip.verify(sheet.part);
-    const styles = zip.has(index.stylesPart) ? await readDateStyles(zip.read(index.stylesPart), file, index.stylesPart, opts.signal) : DateStyles.none();
+    const styles = zip.has(index.stylesPart)
+      ? await readDateStyles(zip.read(index.stylesPart), file, index.stylesPart, opts.signal)
+      : DateStyles.none();
     const strings = zip.has(index.sharedStringsPart)
       ? await readSharedStrings(zip.read(index.sharedStringsPart), {
           file,
@@ -147,7 +169,15 @@ export async function* readXlsx(file: string, options: XlsxReadOptions = {}): As
           signal: opts.signal,
         })
       : new SharedStringTable(16, 16);
-    const rows = readSheetRows(zip.read(sheet.part), { file, part: sheet.part, sheet: sheet.name, strings, styles, date1904: index.date1904, signal: opts.signal });
+    const rows = readSheetRows(zip.read(sheet.part), {
+      file,
+      part: sheet.part,
+      sheet: sheet.name,
+      strings,
+      styles,
+      date1904: index.date1904,
+      signal: opts.signal,
+    });
     const rowReader = new SheetRowReader(file, sheet.name, `${basename(file)}#${sheet.name}`, opts);
     for await (const row of rows) {
       opts.signal?.throwIfAborted();
@@ -234,10 +264,14 @@ class SheetRowReader {
   }
 
   private failMissingHeader(headerRow: number): never {
-    throw new FerryError('SOURCE_HEADER', `sheet ${JSON.stringify(this.sheet)} of ${this.file} has no header in row ${headerRow}: the row is empty or missing`, {
-      location: { file: this.file, sheet: this.sheet, row: headerRow },
-      hint: 'Give the row that holds the column names (headerRow), or headerRow none to name columns column1, column2, ...',
-    });
+    throw new FerryError(
+      'SOURCE_HEADER',
+      `sheet ${JSON.stringify(this.sheet)} of ${this.file} has no header in row ${headerRow}: the row is empty or missing`,
+      {
+        location: { file: this.file, sheet: this.sheet, row: headerRow },
+        hint: 'Give the row that holds the column names (headerRow), or headerRow none to name columns column1, column2, ...',
+      },
+    );
   }
 
   private readHeader(row: SheetRowData): void {
@@ -255,9 +289,20 @@ class SheetRowReader {
     const names: string[] = [];
     named.names.forEach((name, i) => (names[i + 1] = name));
     for (const fix of named.renames) {
-      if (fix.reason === 'blank') this.warn('HEADER_BLANK', `header of column ${fix.column} is blank; named ${fix.name}`, row.number);
-      else if (fix.reason === 'reserved') this.warn('HEADER_RENAMED', `header ${JSON.stringify(fix.original)} of column ${fix.column} is a reserved name; renamed ${fix.name}`, row.number);
-      else this.warn('HEADER_RENAMED', `header ${JSON.stringify(fix.original)} of column ${fix.column} repeats an earlier one; renamed ${fix.name}`, row.number);
+      if (fix.reason === 'blank')
+        this.warn('HEADER_BLANK', `header of column ${fix.column} is blank; named ${fix.name}`, row.number);
+      else if (fix.reason === 'reserved')
+        this.warn(
+          'HEADER_RENAMED',
+          `header ${JSON.stringify(fix.original)} of column ${fix.column} is a reserved name; renamed ${fix.name}`,
+          row.number,
+        );
+      else
+        this.warn(
+          'HEADER_RENAMED',
+          `header ${JSON.stringify(fix.original)} of column ${fix.column} repeats an earlier one; renamed ${fix.name}`,
+          row.number,
+        );
     }
     this.names = names;
     this.width = width;
@@ -274,7 +319,11 @@ class SheetRowReader {
     }
     if (this.options.headerRow !== 'none' && !this.warnedWide) {
       this.warnedWide = true;
-      this.warn('OTHER', `row ${rowNumber} has values right of the last header column; kept as column${this.width + 1}...column${maxColumn}`, rowNumber);
+      this.warn(
+        'OTHER',
+        `row ${rowNumber} has values right of the last header column; kept as column${this.width + 1}...column${maxColumn}`,
+        rowNumber,
+      );
     }
     this.names = names;
     this.width = maxColumn;

@@ -26,25 +26,39 @@ describe('CrmClient against the sandbox', () => {
   it('creates, reads, updates and lists parties across pages', async () => {
     const org = await records.create('party', { type: 'organisation', name: 'Paging Ltd' });
     const ids: number[] = [];
-    for (let i = 0; i < 120; i += 1) ids.push(await records.create('party', { type: 'person', firstName: 'Page', lastName: `Person ${i}`, organisation: { id: org } }));
+    for (let i = 0; i < 120; i += 1)
+      ids.push(
+        await records.create('party', {
+          type: 'person',
+          firstName: 'Page',
+          lastName: `Person ${i}`,
+          organisation: { id: org },
+        }),
+      );
     await records.update('party', ids[0] as number, { jobTitle: 'Buyer' });
     expect(await records.read('party', ids[0] as number)).toMatchObject({ id: ids[0], jobTitle: 'Buyer' });
     const listed: number[] = [];
-    for await (const party of client.paginate('/parties', 'parties', partySchema, { perPage: 50 })) listed.push(party.id);
+    for await (const party of client.paginate('/parties', 'parties', partySchema, { perPage: 50 }))
+      listed.push(party.id);
     expect(listed).toEqual(expect.arrayContaining([org, ...ids]));
     expect(new Set(listed).size).toBe(listed.length);
   });
 
   it('reads a record, and null for one that does not exist', async () => {
     const made: number[] = [];
-    for (let i = 0; i < 13; i += 1) made.push(await records.create('party', { type: 'organisation', name: `Chunk ${i}` }));
+    for (let i = 0; i < 13; i += 1)
+      made.push(await records.create('party', { type: 'organisation', name: `Chunk ${i}` }));
     expect(await records.read('party', made[12] as number)).toMatchObject({ id: made[12], name: 'Chunk 12' });
     expect(await records.read('party', 999_999_999)).toBeNull();
   });
 
   it('runs a filter through every page', async () => {
     const found: string[] = [];
-    for await (const party of client.filter('parties', { conditions: [{ field: 'name', operator: 'starts with', value: 'Chunk' }] }, { perPage: 5 })) {
+    for await (const party of client.filter(
+      'parties',
+      { conditions: [{ field: 'name', operator: 'starts with', value: 'Chunk' }] },
+      { perPage: 5 },
+    )) {
       found.push(String(party.name));
     }
     expect(found).toHaveLength(13);
@@ -56,7 +70,15 @@ describe('CrmClient against the sandbox', () => {
     const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 256));
     await writeFile(file, bytes);
     const token = await client.upload(file, { contentType: 'application/octet-stream' });
-    const entry = await records.read('entry', await records.create('entry', { type: 'note', party: { id: party }, content: 'see attachment', attachments: [{ token }] }));
+    const entry = await records.read(
+      'entry',
+      await records.create('entry', {
+        type: 'note',
+        party: { id: party },
+        content: 'see attachment',
+        attachments: [{ token }],
+      }),
+    );
     const attachment = (entry?.attachments as Array<{ id: number; filename: string }> | undefined)?.[0];
     expect(attachment?.filename).toBe('Prüfbericht.bin');
     const target = join(dir, 'copy.bin');
@@ -97,10 +119,21 @@ describe('CrmClient against the sandbox', () => {
       return all;
     };
     const org = await records.create('party', { type: 'organisation', name: 'Related Ltd' });
-    const person = await records.create('party', { type: 'person', firstName: 'Rel', lastName: 'Ated', organisation: { id: org } });
+    const person = await records.create('party', {
+      type: 'person',
+      firstName: 'Rel',
+      lastName: 'Ated',
+      organisation: { id: org },
+    });
     const contact = await records.create('party', { type: 'person', firstName: 'Extra', lastName: 'Contact' });
-    const definition = (await collect(client.paginate('/trackdefinitions', 'trackDefinitions', trackDefinitionSchema))).find((d) => d.description === 'Onboarding');
-    const kase = await records.create('kase', { name: 'Related project', party: { id: org }, tracks: [{ definition: definition?.id }] });
+    const definition = (
+      await collect(client.paginate('/trackdefinitions', 'trackDefinitions', trackDefinitionSchema))
+    ).find((d) => d.description === 'Onboarding');
+    const kase = await records.create('kase', {
+      name: 'Related project',
+      party: { id: org },
+      tracks: [{ definition: definition?.id }],
+    });
     await records.create('entry', { type: 'note', kase: { id: kase }, content: 'on the project' });
     await client.addKaseParty(kase, contact);
     await client.addKaseParty(kase, contact);

@@ -41,7 +41,9 @@ describe('client under the service rate limit with injected faults and dropped w
           } catch (error) {
             if (!(error instanceof AmbiguousWriteError)) throw error;
             ambiguous += 1;
-            for await (const party of client.paginate('/parties/search', 'parties', partySchema, { query: { q: name } })) {
+            for await (const party of client.paginate('/parties/search', 'parties', partySchema, {
+              query: { q: name },
+            })) {
               if (party.name === name) {
                 reconciled += 1;
                 return party.id;

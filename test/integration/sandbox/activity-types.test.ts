@@ -53,9 +53,19 @@ describe('4.9 activity types: icons', () => {
   it('gives each icon its hyphenated icon name and a display name', async () => {
     const answer = await sandbox.v2('GET', '/activitytypes/icons');
     const byId = new Map((answer.body.activityTypeIcons as Array<Record<string, unknown>>).map((i) => [i.id, i]));
-    expect(byId.get('DOCUMENT2')).toEqual({ order: 10, id: 'DOCUMENT2', displayName: 'Document 2', iconName: 'document-2', isSystem: false });
+    expect(byId.get('DOCUMENT2')).toEqual({
+      order: 10,
+      id: 'DOCUMENT2',
+      displayName: 'Document 2',
+      iconName: 'document-2',
+      isSystem: false,
+    });
     expect(byId.get('DOUBLESPEECHBUBBLE')?.iconName).toBe('double-speech-bubble');
-    expect(byId.get('SHOPPINGBASKET')).toMatchObject({ order: 28, iconName: 'shopping-basket', displayName: 'Shopping basket' });
+    expect(byId.get('SHOPPINGBASKET')).toMatchObject({
+      order: 28,
+      iconName: 'shopping-basket',
+      displayName: 'Shopping basket',
+    });
   });
 });
 
@@ -99,9 +109,15 @@ describe('4.9 activity types', () => {
   });
 
   it('creates a type: 201, Location, updateLastContacted defaulting to false', async () => {
-    const answer = await sandbox.v2('POST', '/activitytypes', { activityType: { name: 'Site visit', icon: { id: 'CAR' } } });
+    const answer = await sandbox.v2('POST', '/activitytypes', {
+      activityType: { name: 'Site visit', icon: { id: 'CAR' } },
+    });
     expect(answer.status).toBe(201);
-    expect(answer.body.activityType).toMatchObject({ name: 'Site visit', icon: { id: 'CAR', iconName: 'car' }, updateLastContacted: false });
+    expect(answer.body.activityType).toMatchObject({
+      name: 'Site visit',
+      icon: { id: 'CAR', iconName: 'car' },
+      updateLastContacted: false,
+    });
     expect(answer.headers.location).toBe(`${sandbox.url}/api/v2/activitytypes/${answer.body.activityType.id}`);
     expect(answer.body.activityType.id).toBeGreaterThan(0);
   });
@@ -126,11 +142,20 @@ describe('4.9 activity types', () => {
   });
 
   it("updates the account's own types, leaving omitted properties", async () => {
-    const made = await sandbox.v2('POST', '/activitytypes', { activityType: { name: 'Demo', icon: { id: 'MIC' }, updateLastContacted: true } });
+    const made = await sandbox.v2('POST', '/activitytypes', {
+      activityType: { name: 'Demo', icon: { id: 'MIC' }, updateLastContacted: true },
+    });
     const id = made.body.activityType.id;
-    const answer = await sandbox.v2('PUT', `/activitytypes/${id}`, { activityType: { name: 'Product demo', icon: { id: 'LINK' } } });
+    const answer = await sandbox.v2('PUT', `/activitytypes/${id}`, {
+      activityType: { name: 'Product demo', icon: { id: 'LINK' } },
+    });
     expect(answer.status).toBe(200);
-    expect(answer.body.activityType).toMatchObject({ id, name: 'Product demo', icon: { id: 'LINK' }, updateLastContacted: true });
+    expect(answer.body.activityType).toMatchObject({
+      id,
+      name: 'Product demo',
+      icon: { id: 'LINK' },
+      updateLastContacted: true,
+    });
     const bad = await sandbox.v2('PUT', `/activitytypes/${id}`, { activityType: { icon: { id: 'NOPE' } } });
     expect(bad.status).toBe(422);
     expect(sandbox.store.activityTypes.get(id)?.iconId).toBe('LINK');
@@ -194,11 +219,15 @@ describe('4.9 / 5.5 activity types on an account that is not a teams edition', (
 
   it('refuses to create an activity type with 403 but still lists and updates', async () => {
     const before = sandbox.store.activityTypes.size;
-    const answer = await sandbox.v2('POST', '/activitytypes', { activityType: { name: 'Lunch', icon: { id: 'STAR' } } });
+    const answer = await sandbox.v2('POST', '/activitytypes', {
+      activityType: { name: 'Lunch', icon: { id: 'STAR' } },
+    });
     expect(answer.status).toBe(403);
     expect(answer.body.message).toMatch(/teams edition/);
     expect(sandbox.store.activityTypes.size).toBe(before);
     expect((await sandbox.v2('GET', '/activitytypes')).body.activityTypes).toHaveLength(before);
-    expect((await sandbox.v2('PUT', '/activitytypes/-2', { activityType: { updateLastContacted: false } })).status).toBe(200);
+    expect(
+      (await sandbox.v2('PUT', '/activitytypes/-2', { activityType: { updateLastContacted: false } })).status,
+    ).toBe(200);
   });
 });

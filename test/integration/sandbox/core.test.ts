@@ -35,7 +35,9 @@ describe('sandbox core: authentication (spec 5) and error bodies', () => {
     const list = await sandbox.call('GET', '/api/v2//parties?q=Slash//Ltd');
     expect(list.status).toBe(200);
     expect(list.body.parties.map((p: any) => p.id)).toEqual([created.body.party.id]);
-    expect((await sandbox.call('GET', `//api///v2/parties/${created.body.party.id}`)).body.party.name).toBe('Slash//Ltd');
+    expect((await sandbox.call('GET', `//api///v2/parties/${created.body.party.id}`)).body.party.name).toBe(
+      'Slash//Ltd',
+    );
     // The merged path is the one authentication sees.
     expect((await sandbox.call('GET', '//api/v2/parties', { token: null })).status).toBe(401);
   });
@@ -89,7 +91,10 @@ describe('sandbox core: request bodies', () => {
   afterAll(() => sandbox.close());
 
   it('refuses a property beside the resource wrapper instead of dropping it', async () => {
-    const answer = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Beside Ltd' }, tags: [{ name: 'x' }] });
+    const answer = await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Beside Ltd' },
+      tags: [{ name: 'x' }],
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.message).toBe('unexpected "tags" beside "party": put it inside "party"');
     expect(sandbox.store.parties.all().some((p) => p.name === 'Beside Ltd')).toBe(false);
@@ -100,7 +105,10 @@ describe('sandbox core: request bodies', () => {
     ['an array', '[1, 2]', 400],
     ['no wrapper', '{"name": "x"}', 400],
   ])('answers a body that is %s with a JSON 4xx', async (_what, raw, status) => {
-    const answer = await sandbox.call('POST', '/api/v2/parties', { rawBody: raw, headers: { 'content-type': 'application/json' } });
+    const answer = await sandbox.call('POST', '/api/v2/parties', {
+      rawBody: raw,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(answer.status).toBe(status);
     expect(typeof answer.body.message).toBe('string');
   });
@@ -114,9 +122,14 @@ describe('sandbox core: request bodies', () => {
     ['POST', 400, 'the request body must be a JSON object like {"party": {...}}'],
     ['PUT', 400, 'the request body must be a JSON object like {"party": {...}}'],
   ])('takes %s with Content-Type: application/json and an empty body as no body', async (method, status, message) => {
-    const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: `Empty ${method} Ltd` } });
+    const party = await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: `Empty ${method} Ltd` },
+    });
     const path = method === 'POST' ? '/api/v2/parties' : `/api/v2/parties/${party.body.party.id}`;
-    const answer = await sandbox.call(method, path, { rawBody: '', headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const answer = await sandbox.call(method, path, {
+      rawBody: '',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     expect(answer.status).toBe(status);
     if (message !== undefined) expect(answer.body.message).toBe(message);
   });

@@ -1,13 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntryRec, KaseRec, OpportunityRec, PartyRec } from '../../../src/sandbox/index.ts';
 import { contentDisposition } from '../../../src/sandbox/routes/entries.ts';
-import { addEntry, addKase as addStoredKase, addOpportunity as addStoredOpportunity, addParty as addStoredParty } from '../../helpers/records.ts';
+import {
+  addEntry,
+  addKase as addStoredKase,
+  addOpportunity as addStoredOpportunity,
+  addParty as addStoredParty,
+} from '../../helpers/records.ts';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
 
 const START = Date.parse('2025-03-01T10:00:00Z');
 
 /** A sandbox whose clock the tests move by hand. */
-async function startClocked(options: Parameters<typeof startTestSandbox>[0] = {}): Promise<{ sandbox: TestSandbox; advance: (ms: number) => void }> {
+async function startClocked(
+  options: Parameters<typeof startTestSandbox>[0] = {},
+): Promise<{ sandbox: TestSandbox; advance: (ms: number) => void }> {
   let now = START;
   const sandbox = await startTestSandbox({ now: () => new Date(now), ...options });
   return { sandbox, advance: (ms) => (now += ms) };
@@ -43,10 +50,22 @@ function addStoredEntry(sandbox: TestSandbox, fields: Partial<EntryRec>): EntryR
   const admin = sandbox.store.users.all()[0];
   if (!admin) throw new Error('the seeded account has no user');
   const at = '2025-02-01T00:00:00Z';
-  return addEntry(sandbox.store, { content: 'stored', creatorId: admin.id, entryAt: at, createdAt: at, updatedAt: at, ...fields });
+  return addEntry(sandbox.store, {
+    content: 'stored',
+    creatorId: admin.id,
+    entryAt: at,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  });
 }
 
-async function upload(sandbox: TestSandbox, name: string, bytes: Buffer, type = 'application/octet-stream'): Promise<string> {
+async function upload(
+  sandbox: TestSandbox,
+  name: string,
+  bytes: Buffer,
+  type = 'application/octet-stream',
+): Promise<string> {
   const answer = await sandbox.call('POST', '/api/v2/attachments/upload', {
     rawBody: bytes,
     headers: { 'content-type': type, 'x-attachment-filename': encodeURIComponent(name) },
@@ -79,7 +98,9 @@ describe('spec 4.4 entries: create, read and lists', () => {
   afterAll(() => sandbox.close());
 
   it('creates a note with defaults: 201, Location, creator, Note activity type, entryAt now', async () => {
-    const answer = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'First call' } });
+    const answer = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, content: 'First call' },
+    });
     expect(answer.status).toBe(201);
     const entry = answer.body.entry;
     expect(answer.headers.location).toBe(`${sandbox.url}/api/v2/entries/${entry.id}`);
@@ -103,8 +124,12 @@ describe('spec 4.4 entries: create, read and lists', () => {
   });
 
   it('files notes on projects and opportunities and lists them per record', async () => {
-    const onKase = await sandbox.v2('POST', '/entries', { entry: { type: 'note', kase: { id: kase.id }, content: 'kickoff' } });
-    const onOpp = await sandbox.v2('POST', '/entries', { entry: { type: 'note', opportunity: { id: opportunity.id }, content: 'quote sent' } });
+    const onKase = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', kase: { id: kase.id }, content: 'kickoff' },
+    });
+    const onOpp = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', opportunity: { id: opportunity.id }, content: 'quote sent' },
+    });
     expect(onKase.status).toBe(201);
     expect(onKase.body.entry.kase).toEqual({ id: kase.id, name: 'Roll-out' });
     expect(onKase.body.entry).not.toHaveProperty('party');
@@ -117,7 +142,9 @@ describe('spec 4.4 entries: create, read and lists', () => {
   });
 
   it('embedding a link shows its key even when the entry is not filed there', async () => {
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: other.id }, content: 'x' } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: other.id }, content: 'x' },
+    });
     const read = await sandbox.v2('GET', `/entries/${made.body.entry.id}?embed=kase,opportunity,creator,activityType`);
     expect(read.status).toBe(200);
     expect(read.body.entry.kase).toBeNull();
@@ -133,7 +160,9 @@ describe('spec 4.4 entries: create, read and lists', () => {
     });
     expect(old.body.entry.entryAt).toBe('2020-01-01T06:00:00Z');
     advance(60_000);
-    const newest = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: other.id }, content: 'latest' } });
+    const newest = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: other.id }, content: 'latest' },
+    });
 
     const all = await sandbox.v2('GET', '/entries');
     const times = all.body.entries.map((e: { entryAt: string }) => Date.parse(e.entryAt));
@@ -147,7 +176,12 @@ describe('spec 4.4 entries: create, read and lists', () => {
   });
 
   it('lists the entries of one party only, including emails filed on several parties', async () => {
-    const email = addStoredEntry(sandbox, { type: 'email', subject: 'Hello', activityTypeId: null, partyIds: [party.id, other.id] });
+    const email = addStoredEntry(sandbox, {
+      type: 'email',
+      subject: 'Hello',
+      activityTypeId: null,
+      partyIds: [party.id, other.id],
+    });
     const list = await sandbox.v2('GET', `/parties/${other.id}/entries`);
     expect(list.status).toBe(200);
     const ids = list.body.entries.map((e: { id: number }) => e.id);
@@ -163,7 +197,13 @@ describe('spec 4.4 entries: create, read and lists', () => {
   });
 
   it('answers 404 for entries of unknown records and unknown entries', async () => {
-    for (const path of ['/parties/999999/entries', '/kases/999999/entries', '/opportunities/999999/entries', '/entries/999999', '/entries/abc']) {
+    for (const path of [
+      '/parties/999999/entries',
+      '/kases/999999/entries',
+      '/opportunities/999999/entries',
+      '/entries/999999',
+      '/entries/abc',
+    ]) {
       const answer = await sandbox.v2('GET', path);
       expect(answer.status, path).toBe(404);
       expect(typeof answer.body.message).toBe('string');
@@ -188,7 +228,10 @@ describe('spec 4.4 entries: create, read and lists', () => {
       [{ type: 'note', party: { id: party.id }, content: 'x', colour: 'red' }, ['colour']],
       [{ type: 'note', party: { id: party.id }, content: 'x', subject: 'Hi' }, ['subject']],
       [{ type: 'note', party: { id: party.id }, content: '   ' }, ['content']],
-      [{ type: 'note', party: { id: party.id }, content: 'x', attachments: [{ token: 'no-such-token' }] }, ['attachments[0].token']],
+      [
+        { type: 'note', party: { id: party.id }, content: 'x', attachments: [{ token: 'no-such-token' }] },
+        ['attachments[0].token'],
+      ],
       [{ type: 'note', party: { id: party.id }, content: 'x', attachments: [{ id: 5 }] }, ['attachments[0].id']],
       [{ type: 'note', party: { id: party.id }, content: 'x', attachments: 'file' }, ['attachments']],
     ];
@@ -204,7 +247,10 @@ describe('spec 4.4 entries: create, read and lists', () => {
     const unwrapped = await sandbox.v2('POST', '/entries', { type: 'note', party: { id: party.id }, content: 'x' });
     expect(unwrapped.status).toBe(400);
     expect(unwrapped.body.message).toMatch(/"entry"/);
-    const broken = await sandbox.call('POST', '/api/v2/entries', { rawBody: '{"entry": ', headers: { 'content-type': 'application/json' } });
+    const broken = await sandbox.call('POST', '/api/v2/entries', {
+      rawBody: '{"entry": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(broken.status).toBe(400);
     expect(typeof broken.body.message).toBe('string');
   });
@@ -215,23 +261,47 @@ describe('spec 4.4 entries: create, read and lists', () => {
     expect(sandbox.store.parties.get(fresh.id)?.lastContactedAt).toBeNull();
 
     const meeting = await sandbox.v2('POST', '/entries', {
-      entry: { type: 'note', party: { id: fresh.id }, content: 'met', activityType: -2, entryAt: '2025-02-10T09:00:00Z' },
+      entry: {
+        type: 'note',
+        party: { id: fresh.id },
+        content: 'met',
+        activityType: -2,
+        entryAt: '2025-02-10T09:00:00Z',
+      },
     });
     expect(meeting.body.entry.activityType).toEqual({ id: -2, name: 'Meeting' });
     expect(sandbox.store.parties.get(fresh.id)?.lastContactedAt).toBe('2025-02-10T09:00:00Z');
 
     await sandbox.v2('POST', '/entries', {
-      entry: { type: 'note', party: { id: fresh.id }, content: 'older call', activityType: -3, entryAt: '2024-12-01T09:00:00Z' },
+      entry: {
+        type: 'note',
+        party: { id: fresh.id },
+        content: 'older call',
+        activityType: -3,
+        entryAt: '2024-12-01T09:00:00Z',
+      },
     });
     expect(sandbox.store.parties.get(fresh.id)?.lastContactedAt).toBe('2025-02-10T09:00:00Z');
 
     const freshKase = addKase(sandbox, fresh.id, 'Contact project');
     const freshOpp = addOpportunity(sandbox, fresh.id, 'Contact deal');
     await sandbox.v2('POST', '/entries', {
-      entry: { type: 'note', kase: { id: freshKase.id }, content: 'call', activityType: { id: -3 }, entryAt: '2025-02-20T09:00:00Z' },
+      entry: {
+        type: 'note',
+        kase: { id: freshKase.id },
+        content: 'call',
+        activityType: { id: -3 },
+        entryAt: '2025-02-20T09:00:00Z',
+      },
     });
     await sandbox.v2('POST', '/entries', {
-      entry: { type: 'note', opportunity: { id: freshOpp.id }, content: 'call', activityType: -3, entryAt: '2025-02-21T09:00:00Z' },
+      entry: {
+        type: 'note',
+        opportunity: { id: freshOpp.id },
+        content: 'call',
+        activityType: -3,
+        entryAt: '2025-02-21T09:00:00Z',
+      },
     });
     expect(sandbox.store.kases.get(freshKase.id)?.lastContactedAt).toBe('2025-02-20T09:00:00Z');
     expect(sandbox.store.opportunities.get(freshOpp.id)?.lastContactedAt).toBe('2025-02-21T09:00:00Z');
@@ -253,13 +323,22 @@ describe('spec 4.4 attachments: upload, attach, download', () => {
   it('round-trips binary bytes: upload, attach to a note, download the same bytes', async () => {
     const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
     const token = await upload(sandbox, 'data.bin', bytes);
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] },
+    });
     expect(made.status).toBe(201);
     const [attachment] = made.body.entry.attachments;
-    expect(attachment).toEqual({ id: expect.any(Number), filename: 'data.bin', contentType: 'application/octet-stream', size: 512 });
+    expect(attachment).toEqual({
+      id: expect.any(Number),
+      filename: 'data.bin',
+      contentType: 'application/octet-stream',
+      size: 512,
+    });
     expect(made.body.entry.content).toBe('');
 
-    const download = await fetch(`${sandbox.url}/api/v2/attachments/${attachment.id}`, { headers: { authorization: `Bearer ${sandbox.token}` } });
+    const download = await fetch(`${sandbox.url}/api/v2/attachments/${attachment.id}`, {
+      headers: { authorization: `Bearer ${sandbox.token}` },
+    });
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toBe('application/octet-stream');
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="data.bin"');
@@ -269,7 +348,9 @@ describe('spec 4.4 attachments: upload, attach, download', () => {
   it('keeps a non-ASCII file name through upload and download (RFC 6266 / 5987)', async () => {
     const name = 'Übersicht «Angebot» 2025 €.pdf';
     const token = await upload(sandbox, name, Buffer.from('%PDF-1.4 fake'), 'application/pdf');
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'offer', attachments: [{ token }] } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, content: 'offer', attachments: [{ token }] },
+    });
     const [attachment] = made.body.entry.attachments;
     expect(attachment.filename).toBe(name);
     expect(attachment.contentType).toBe('application/pdf');
@@ -305,9 +386,13 @@ describe('spec 4.4 attachments: upload, attach, download', () => {
 
   it('uses an upload token once only', async () => {
     const token = await upload(sandbox, 'once.txt', Buffer.from('once'));
-    const first = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] } });
+    const first = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] },
+    });
     expect(first.status).toBe(201);
-    const again = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] } });
+    const again = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] },
+    });
     expect(again.status).toBe(422);
     expect(fieldsOf(again.body)).toEqual(['attachments[0].token']);
     const twice = await upload(sandbox, 'twice.txt', Buffer.from('twice'));
@@ -399,7 +484,9 @@ describe('spec 4.4 entries: update', () => {
   afterAll(() => sandbox.close());
 
   it('changes only what the body names and stamps updatedAt', async () => {
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'draft', activityType: -3 } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, content: 'draft', activityType: -3 },
+    });
     advance(5_000);
     const updated = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { content: 'final' } });
     expect(updated.status).toBe(200);
@@ -410,50 +497,72 @@ describe('spec 4.4 entries: update', () => {
       createdAt: made.body.entry.createdAt,
       updatedAt: '2025-03-01T10:00:05Z',
     });
-    const moved = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { entryAt: '2025-02-01T12:00:00Z', activityType: -2 } });
-    expect(moved.body.entry).toMatchObject({ content: 'final', entryAt: '2025-02-01T12:00:00Z', activityType: { id: -2 } });
+    const moved = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, {
+      entry: { entryAt: '2025-02-01T12:00:00Z', activityType: -2 },
+    });
+    expect(moved.body.entry).toMatchObject({
+      content: 'final',
+      entryAt: '2025-02-01T12:00:00Z',
+      activityType: { id: -2 },
+    });
   });
 
   it('adds attachments by token and removes them by id with _delete', async () => {
     const first = await upload(sandbox, 'a.txt', Buffer.from('A'));
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'files', attachments: [{ token: first }] } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, content: 'files', attachments: [{ token: first }] },
+    });
     const [a] = made.body.entry.attachments;
     const blobId = sandbox.store.entries.get(made.body.entry.id)?.attachments[0]?.blobId ?? '';
     expect(sandbox.store.blobs.has(blobId)).toBe(true);
 
     const second = await upload(sandbox, 'b.txt', Buffer.from('B'));
-    const added = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { attachments: [{ id: a.id }, { token: second }] } });
+    const added = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, {
+      entry: { attachments: [{ id: a.id }, { token: second }] },
+    });
     expect(added.status).toBe(200);
     expect(added.body.entry.attachments.map((x: { filename: string }) => x.filename)).toEqual(['a.txt', 'b.txt']);
 
-    const removed = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { attachments: [{ id: a.id, _delete: true }] } });
+    const removed = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, {
+      entry: { attachments: [{ id: a.id, _delete: true }] },
+    });
     expect(removed.body.entry.attachments.map((x: { filename: string }) => x.filename)).toEqual(['b.txt']);
     expect(sandbox.store.blobs.has(blobId)).toBe(false);
     expect((await sandbox.v2('GET', `/attachments/${a.id}`)).status).toBe(404);
 
-    const foreign = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { attachments: [{ id: 424242, _delete: true }] } });
+    const foreign = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, {
+      entry: { attachments: [{ id: 424242, _delete: true }] },
+    });
     expect(foreign.status).toBe(422);
     expect(fieldsOf(foreign.body)).toEqual(['attachments[0].id']);
   });
 
   it('refuses to leave an entry without content and attachments (422), and changes nothing', async () => {
     const token = await upload(sandbox, 'only.txt', Buffer.from('only'));
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] },
+    });
     const [only] = made.body.entry.attachments;
-    const answer = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { attachments: [{ id: only.id, _delete: true }] } });
+    const answer = await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, {
+      entry: { attachments: [{ id: only.id, _delete: true }] },
+    });
     expect(answer.status).toBe(422);
     expect(fieldsOf(answer.body)).toEqual(['attachments']);
     expect(answer.body.message).toMatch(/delete the entry instead/);
     expect(sandbox.store.entries.get(made.body.entry.id)?.attachments).toHaveLength(1);
 
-    const textOnly = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'words' } });
+    const textOnly = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, content: 'words' },
+    });
     const emptied = await sandbox.v2('PUT', `/entries/${textOnly.body.entry.id}`, { entry: { content: '' } });
     expect(emptied.status).toBe(422);
     expect(fieldsOf(emptied.body)).toEqual(['content']);
   });
 
   it('refuses changes to the type, the linked record and unknown properties', async () => {
-    const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'fixed' } });
+    const made = await sandbox.v2('POST', '/entries', {
+      entry: { type: 'note', party: { id: party.id }, content: 'fixed' },
+    });
     const cases: Array<[unknown, string[]]> = [
       [{ type: 'email' }, ['type']],
       [{ party: { id: party.id } }, ['party']],
@@ -470,12 +579,22 @@ describe('spec 4.4 entries: update', () => {
     }
     expect(sandbox.store.entries.get(made.body.entry.id)?.content).toBe('fixed');
     // The unchanged type may be sent back as read.
-    expect((await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { type: 'note', content: 'ok' } })).status).toBe(200);
+    expect(
+      (await sandbox.v2('PUT', `/entries/${made.body.entry.id}`, { entry: { type: 'note', content: 'ok' } })).status,
+    ).toBe(200);
   });
 
   it('updates emails (subject, content) but not their activity type', async () => {
-    const email = addStoredEntry(sandbox, { type: 'email', subject: 'Re: offer', content: 'body', activityTypeId: null, partyIds: [party.id] });
-    const answer = await sandbox.v2('PUT', `/entries/${email.id}`, { entry: { subject: 'Re: final offer', content: 'new body' } });
+    const email = addStoredEntry(sandbox, {
+      type: 'email',
+      subject: 'Re: offer',
+      content: 'body',
+      activityTypeId: null,
+      partyIds: [party.id],
+    });
+    const answer = await sandbox.v2('PUT', `/entries/${email.id}`, {
+      entry: { subject: 'Re: final offer', content: 'new body' },
+    });
     expect(answer.status).toBe(200);
     expect(answer.body.entry).toMatchObject({ type: 'email', subject: 'Re: final offer', content: 'new body' });
     const typed = await sandbox.v2('PUT', `/entries/${email.id}`, { entry: { activityType: -2 } });
@@ -484,7 +603,12 @@ describe('spec 4.4 entries: update', () => {
   });
 
   it('refuses to update completed-task entries', async () => {
-    const task = addStoredEntry(sandbox, { type: 'task', content: 'Call back', activityTypeId: null, partyId: party.id });
+    const task = addStoredEntry(sandbox, {
+      type: 'task',
+      content: 'Call back',
+      activityTypeId: null,
+      partyId: party.id,
+    });
     const answer = await sandbox.v2('PUT', `/entries/${task.id}`, { entry: { content: 'changed' } });
     expect(answer.status).toBe(422);
     expect(fieldsOf(answer.body)).toEqual(['type']);
@@ -501,7 +625,9 @@ describe('spec 4.4 entries: delete', () => {
     const { sandbox } = await startClocked();
     try {
       const party = addParty(sandbox, 'Deleter');
-      const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, content: 'bye' } });
+      const made = await sandbox.v2('POST', '/entries', {
+        entry: { type: 'note', party: { id: party.id }, content: 'bye' },
+      });
       const answer = await sandbox.v2('DELETE', `/entries/${made.body.entry.id}`);
       expect(answer.status).toBe(204);
       expect(answer.text).toBe('');
@@ -517,7 +643,9 @@ describe('spec 4.4 entries: delete', () => {
     try {
       const party = addParty(sandbox, 'Scheduled');
       const token = await upload(sandbox, 'keep.txt', Buffer.from('keep'));
-      const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] } });
+      const made = await sandbox.v2('POST', '/entries', {
+        entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] },
+      });
       const attachmentId = made.body.entry.attachments[0].id;
 
       const answer = await sandbox.v2('DELETE', `/entries/${made.body.entry.id}`);
@@ -546,7 +674,9 @@ describe('spec 4.4 entries: delete', () => {
     try {
       const party = addParty(sandbox, 'Immediate');
       const token = await upload(sandbox, 'gone.txt', Buffer.from('gone'));
-      const made = await sandbox.v2('POST', '/entries', { entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] } });
+      const made = await sandbox.v2('POST', '/entries', {
+        entry: { type: 'note', party: { id: party.id }, attachments: [{ token }] },
+      });
       expect((await sandbox.v2('DELETE', `/entries/${made.body.entry.id}`)).status).toBe(204);
       expect(sandbox.store.entries.has(made.body.entry.id)).toBe(false);
       expect(sandbox.store.blobs.size).toBe(0);

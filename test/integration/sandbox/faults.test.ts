@@ -105,7 +105,8 @@ describe('fault injection: latency', () => {
     };
     const bare = await startBareApp({ latencyMs: 20, latencyJitterMs: 10 }, 5, { sleep });
     apps.push(bare.app);
-    for (let i = 0; i < 30; i += 1) await request(`${bare.url}/api/v2/things`, { dispatcher: agent }).then((a) => a.body.dump());
+    for (let i = 0; i < 30; i += 1)
+      await request(`${bare.url}/api/v2/things`, { dispatcher: agent }).then((a) => a.body.dump());
     await request(`${bare.url}/outside`, { dispatcher: agent }).then((a) => a.body.dump());
     expect(waits).toHaveLength(31);
     for (const ms of waits) {
@@ -115,9 +116,12 @@ describe('fault injection: latency', () => {
     expect(new Set(waits).size).toBeGreaterThan(3);
 
     const again: number[] = [];
-    const repeat = await startBareApp({ latencyMs: 20, latencyJitterMs: 10 }, 5, { sleep: async (ms) => void again.push(ms) });
+    const repeat = await startBareApp({ latencyMs: 20, latencyJitterMs: 10 }, 5, {
+      sleep: async (ms) => void again.push(ms),
+    });
     apps.push(repeat.app);
-    for (let i = 0; i < 31; i += 1) await request(`${repeat.url}/api/v2/things`, { dispatcher: agent }).then((a) => a.body.dump());
+    for (let i = 0; i < 31; i += 1)
+      await request(`${repeat.url}/api/v2/things`, { dispatcher: agent }).then((a) => a.body.dump());
     expect(again).toEqual(waits);
   });
 
@@ -200,7 +204,11 @@ describe('fault injection in the sandbox: dropped party writes', () => {
 
   it('creates the party, drops the answer, and still saves the change to the data file', async () => {
     const file = join(dir, 'state.json');
-    const sandbox = await startTestSandbox({ faults: { dropAfterWriteRate: 1 }, dataFile: file, tokens: ['fault-token-123'] });
+    const sandbox = await startTestSandbox({
+      faults: { dropAfterWriteRate: 1 },
+      dataFile: file,
+      tokens: ['fault-token-123'],
+    });
     let closed = false;
     try {
       const before = sandbox.store.parties.size;

@@ -18,9 +18,21 @@ describe('custom field definitions (2.1; listings beyond the spec)', () => {
     const answer = await sandbox.v2('GET', '/parties/fields/definitions');
     expect(answer.status).toBe(200);
     const byName = Object.fromEntries(answer.body.definitions.map((d: any) => [d.name, d]));
-    expect(Object.keys(byName)).toEqual(expect.arrayContaining(['Industry', 'Customer since', 'VIP', 'Account number', 'Support level']));
-    expect(byName.Industry).toMatchObject({ type: 'List', options: expect.arrayContaining(['Retail']), tag: null, important: false });
-    expect(byName['Account number']).toMatchObject({ type: 'Text', important: true, options: null, pattern: expect.any(String) });
+    expect(Object.keys(byName)).toEqual(
+      expect.arrayContaining(['Industry', 'Customer since', 'VIP', 'Account number', 'Support level']),
+    );
+    expect(byName.Industry).toMatchObject({
+      type: 'List',
+      options: expect.arrayContaining(['Retail']),
+      tag: null,
+      important: false,
+    });
+    expect(byName['Account number']).toMatchObject({
+      type: 'Text',
+      important: true,
+      options: null,
+      pattern: expect.any(String),
+    });
     expect(byName['Support level'].tag).toEqual({ id: definition('Support level').tagId, name: 'Customer' });
     expect(byName['Preferred language'].forClass).toBe('PERSON');
     expect(answer.body.definitions.some((d: any) => d.name === 'Priority')).toBe(false);
@@ -28,7 +40,12 @@ describe('custom field definitions (2.1; listings beyond the spec)', () => {
 
   it('lists opportunity and project definitions separately', async () => {
     const opportunities = await sandbox.v2('GET', '/opportunities/fields/definitions');
-    expect(opportunities.body.definitions.map((d: any) => d.name)).toEqual(['Lead source', 'Signed', 'Contract start', 'Competitor']);
+    expect(opportunities.body.definitions.map((d: any) => d.name)).toEqual([
+      'Lead source',
+      'Signed',
+      'Contract start',
+      'Competitor',
+    ]);
     const kases = await sandbox.v2('GET', '/kases/fields/definitions');
     expect(kases.body.definitions.map((d: any) => d.name)).toEqual(['Priority', 'Go-live', 'Reference', 'Billable']);
     expect(kases.body.definitions[0].forClass).toBeUndefined();
@@ -67,11 +84,18 @@ describe('tags (2.1; listings beyond the spec)', () => {
 
     const party = (await sandbox.v2('POST', '/parties', { party: { type: 'person', lastName: 'T' } })).body.party;
     const opportunity = await sandbox.v2('POST', '/opportunities', {
-      opportunity: { name: 'Tagged', party: { id: party.id }, milestone: { name: 'New' }, tags: [{ name: 'Enterprise' }] },
+      opportunity: {
+        name: 'Tagged',
+        party: { id: party.id },
+        milestone: { name: 'New' },
+        tags: [{ name: 'Enterprise' }],
+      },
     });
     expect(opportunity.status).toBe(201);
     const tags = await sandbox.v2('GET', '/opportunities/tags');
-    expect(tags.body.tags).toEqual([{ id: opportunity.body.opportunity.tags[0].id, name: 'Enterprise', description: null, dataTag: false }]);
+    expect(tags.body.tags).toEqual([
+      { id: opportunity.body.opportunity.tags[0].id, name: 'Enterprise', description: null, dataTag: false },
+    ]);
     // A tag belongs to one entity: the party tag list does not show it.
     expect((await sandbox.v2('GET', '/parties/tags')).body.tags.some((t: any) => t.name === 'Enterprise')).toBe(false);
   });
@@ -85,12 +109,16 @@ describe('tags (2.1; listings beyond the spec)', () => {
     expect((await sandbox.v2('GET', `/parties/tags/${id}`)).body.tag).toEqual(made.body.tag);
     expect((await sandbox.v2('GET', `/kases/tags/${id}`)).status).toBe(404);
     // A record naming the tag gets this one rather than a new one.
-    const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Tagged Partner', tags: [{ name: 'partner' }] } });
+    const party = await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Tagged Partner', tags: [{ name: 'partner' }] },
+    });
     expect(party.body.party.tags).toEqual([{ id, name: 'Partner', dataTag: false }]);
 
     const again = await sandbox.v2('POST', '/parties/tags', { tag: { name: 'PARTNER' } });
     expect(again.status).toBe(422);
-    expect(again.body.errors).toEqual([{ field: 'name', resource: 'tag', message: `a parties tag named "Partner" exists already (id ${id})` }]);
+    expect(again.body.errors).toEqual([
+      { field: 'name', resource: 'tag', message: `a parties tag named "Partner" exists already (id ${id})` },
+    ]);
     // The same name is free on another entity.
     expect((await sandbox.v2('POST', '/kases/tags', { tag: { name: 'Partner' } })).status).toBe(201);
     const blank = await sandbox.v2('POST', '/parties/tags', { tag: { name: ' ', colour: 'red' } });
@@ -114,16 +142,23 @@ describe('custom field values on records (2.1, 4.1 create rule 3)', () => {
     ['Text', 'Account number', 'GB-123456', 'GB123456'],
   ])('checks a %s value (%s): %j is stored, %j is refused', async (_type, name, good, bad) => {
     const id = definition(name).id;
-    const ok = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Values', fields: [{ definition: id, value: good }] } });
+    const ok = await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Values', fields: [{ definition: id, value: good }] },
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.party.fields[0]).toMatchObject({ definition: { id, name }, value: good, tagId: null });
-    const refused = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Values', fields: [{ definition: id, value: bad }] } });
+    const refused = await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Values', fields: [{ definition: id, value: bad }] },
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.errors[0]).toMatchObject({ field: 'fields[0].value', resource: 'party' });
   });
 
   it('needs tag null for a field named outside data tags, and the right tag for a data-tag field', async () => {
-    const create = (definitionRef: unknown): Promise<any> => sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Refs', fields: [{ definition: definitionRef, value: 'Gold' }] } });
+    const create = (definitionRef: unknown): Promise<any> =>
+      sandbox.v2('POST', '/parties', {
+        party: { type: 'organisation', name: 'Refs', fields: [{ definition: definitionRef, value: 'Gold' }] },
+      });
     expect((await create({ name: 'Support level' })).body.errors[0].field).toBe('fields[0].definition.tag');
     expect((await create({ name: 'Support level', tag: null })).status).toBe(422);
     expect((await create({ name: 'Support level', tag: 'Prospect' })).status).toBe(422);
@@ -135,8 +170,16 @@ describe('custom field values on records (2.1, 4.1 create rule 3)', () => {
 
   it('keeps one value per field: setting a field again replaces its value', async () => {
     const id = definition('Industry').id;
-    const party = (await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Once', fields: [{ definition: id, value: 'Retail' }] } })).body.party;
-    const answer = await sandbox.v2('PUT', `/parties/${party.id}`, { party: { fields: [{ definition: id, value: 'Finance' }] } });
-    expect(answer.body.party.fields).toEqual([{ id: party.fields[0].id, definition: { id, name: 'Industry' }, value: 'Finance', tagId: null }]);
+    const party = (
+      await sandbox.v2('POST', '/parties', {
+        party: { type: 'organisation', name: 'Once', fields: [{ definition: id, value: 'Retail' }] },
+      })
+    ).body.party;
+    const answer = await sandbox.v2('PUT', `/parties/${party.id}`, {
+      party: { fields: [{ definition: id, value: 'Finance' }] },
+    });
+    expect(answer.body.party.fields).toEqual([
+      { id: party.fields[0].id, definition: { id, name: 'Industry' }, value: 'Finance', tagId: null },
+    ]);
   });
 });

@@ -19,7 +19,8 @@ let rollout: any;
 let audit: any;
 
 const userId = (username: string): number => sandbox.store.users.all().find((u) => u.username === username)?.id ?? -1;
-const definitionId = (name: string): number => sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
+const definitionId = (name: string): number =>
+  sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
 const milestoneId = (name: string): number => sandbox.store.milestones.all().find((m) => m.name === name)?.id ?? -1;
 
 async function create(path: string, key: string, record: Record<string, unknown>): Promise<any> {
@@ -30,7 +31,11 @@ async function create(path: string, key: string, record: Record<string, unknown>
 
 const c = (field: string, operator: string, value: unknown): Record<string, unknown> => ({ field, operator, value });
 
-async function results(entity: string, filter: unknown, query = ''): Promise<{ status: number; body: any; headers: any }> {
+async function results(
+  entity: string,
+  filter: unknown,
+  query = '',
+): Promise<{ status: number; body: any; headers: any }> {
   return sandbox.v2('POST', `/${entity}/filters/results${query}`, { filter });
 }
 
@@ -64,7 +69,12 @@ beforeAll(async () => {
     organisation: { id: acme.id },
     emailAddresses: [{ type: 'Work', address: 'Ada@Acme.example' }],
   });
-  bob = await create('/parties', 'party', { type: 'person', firstName: 'Bob', lastName: 'Stone', owner: { id: userId('sam') } });
+  bob = await create('/parties', 'party', {
+    type: 'person',
+    firstName: 'Bob',
+    lastName: 'Stone',
+    owner: { id: userId('sam') },
+  });
   wonDeal = await create('/opportunities', 'opportunity', {
     name: 'Support contract',
     party: { id: globex.id },
@@ -78,7 +88,12 @@ beforeAll(async () => {
     owner: { id: userId('sam') },
   });
   rollout = await create('/kases', 'kase', { name: 'Rollout', party: { id: acme.id }, stage: KASE_STAGES[1]?.id });
-  audit = await create('/kases', 'kase', { name: 'Audit', party: { id: globex.id }, status: 'CLOSED', owner: { id: userId('sam') } });
+  audit = await create('/kases', 'kase', {
+    name: 'Audit',
+    party: { id: globex.id },
+    status: 'CLOSED',
+    owner: { id: userId('sam') },
+  });
 });
 afterAll(() => sandbox.close());
 
@@ -88,7 +103,12 @@ describe('4.12 POST /parties/filters/results', () => {
     expect(answer.status).toBe(200);
     expect(Object.keys(answer.body)).toEqual(['parties']);
     expect(answer.body.parties).toHaveLength(1);
-    expect(answer.body.parties[0]).toMatchObject({ id: ada.id, type: 'person', firstName: 'Ada', lastName: 'Lovelace' });
+    expect(answer.body.parties[0]).toMatchObject({
+      id: ada.id,
+      type: 'person',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
     expect(answer.body.parties[0].tags).toBeUndefined();
   });
 
@@ -103,8 +123,19 @@ describe('4.12 POST /parties/filters/results', () => {
     ['organisation tag of a person', () => [c('org.tag', 'is', 'Customer')], () => [ada.id]],
     ['hasPeople', () => [c('hasPeople', 'is', true)], () => [acme.id]],
     ['addedOn before a date', () => [c('addedOn', 'is before', '2026-02-01')], () => [acme.id, globex.id]],
-    ['addedOn within the last 7 days of the sandbox clock', () => [c('addedOn', 'is within last', 7)], () => [ada.id, bob.id]],
-    ['an orGroup inside all-of', () => [c('type', 'is', 'person'), { orGroup: [c('name', 'starts with', 'bo'), c('hasEmailAddress', 'is', true)] }], () => [ada.id, bob.id]],
+    [
+      'addedOn within the last 7 days of the sandbox clock',
+      () => [c('addedOn', 'is within last', 7)],
+      () => [ada.id, bob.id],
+    ],
+    [
+      'an orGroup inside all-of',
+      () => [
+        c('type', 'is', 'person'),
+        { orGroup: [c('name', 'starts with', 'bo'), c('hasEmailAddress', 'is', true)] },
+      ],
+      () => [ada.id, bob.id],
+    ],
   ])('%s', async (_label, conditions, expected) => {
     expect(await ids('parties', { conditions: conditions() })).toEqual(expected());
   });
@@ -150,7 +181,13 @@ describe('4.12 POST /opportunities/filters/results', () => {
   it('answers in the format of the opportunity list', async () => {
     const answer = await results('opportunities', { conditions: [c('status', 'is', 'won')] });
     expect(answer.status).toBe(200);
-    expect(answer.body.opportunities).toEqual([expect.objectContaining({ id: wonDeal.id, name: 'Support contract', milestone: expect.objectContaining({ name: 'Won' }) })]);
+    expect(answer.body.opportunities).toEqual([
+      expect.objectContaining({
+        id: wonDeal.id,
+        name: 'Support contract',
+        milestone: expect.objectContaining({ name: 'Won' }),
+      }),
+    ]);
   });
 
   it.each<[string, () => unknown[], () => number[]]>([
@@ -172,7 +209,9 @@ describe('4.12 POST /kases/filters/results', () => {
   it('answers in the format of the project list', async () => {
     const answer = await results('kases', { conditions: [c('name', 'is', 'rollout')] }, '?embed=party');
     expect(answer.status).toBe(200);
-    expect(answer.body.kases).toEqual([expect.objectContaining({ id: rollout.id, party: expect.objectContaining({ id: acme.id }) })]);
+    expect(answer.body.kases).toEqual([
+      expect.objectContaining({ id: rollout.id, party: expect.objectContaining({ id: acme.id }) }),
+    ]);
   });
 
   it.each<[string, () => unknown[], () => number[]]>([
@@ -190,10 +229,30 @@ describe('4.12 POST /kases/filters/results', () => {
 describe('4.12 rejected filters', () => {
   it.each<[string, string, unknown, RegExp]>([
     ['no filter in the body', 'parties', { conditions: [] }, /under "filter"/],
-    ['an unknown field, named with its index', 'parties', { filter: { conditions: [c('id', 'is', 1), c('colour', 'is', 'red')] } }, /^invalid filter: conditions\[1\]: unknown field "colour" for parties/],
-    ['an operator that does not fit', 'opportunities', { filter: { conditions: [c('probability', 'contains', '5')] } }, /conditions\[0\]: operator "contains" does not apply to field "probability"/],
-    ['a value of the wrong type', 'kases', { filter: { conditions: [{ orGroup: [c('isOpen', 'is', 'yes')] }] } }, /conditions\[0\]\.orGroup\[0\]: .*takes true or false, got "yes"/],
-    ['a bad orderBy direction', 'parties', { filter: { conditions: [], orderBy: [{ field: 'name', direction: 'up' }] } }, /orderBy\[0\]: direction/],
+    [
+      'an unknown field, named with its index',
+      'parties',
+      { filter: { conditions: [c('id', 'is', 1), c('colour', 'is', 'red')] } },
+      /^invalid filter: conditions\[1\]: unknown field "colour" for parties/,
+    ],
+    [
+      'an operator that does not fit',
+      'opportunities',
+      { filter: { conditions: [c('probability', 'contains', '5')] } },
+      /conditions\[0\]: operator "contains" does not apply to field "probability"/,
+    ],
+    [
+      'a value of the wrong type',
+      'kases',
+      { filter: { conditions: [{ orGroup: [c('isOpen', 'is', 'yes')] }] } },
+      /conditions\[0\]\.orGroup\[0\]: .*takes true or false, got "yes"/,
+    ],
+    [
+      'a bad orderBy direction',
+      'parties',
+      { filter: { conditions: [], orderBy: [{ field: 'name', direction: 'up' }] } },
+      /orderBy\[0\]: direction/,
+    ],
   ])('%s: 400 with a message', async (_label, entity, body, message) => {
     const answer = await sandbox.v2('POST', `/${entity}/filters/results`, body);
     expect(answer.status).toBe(400);
@@ -207,7 +266,10 @@ describe('4.12 rejected filters', () => {
   });
 
   it('answers 400 for a body that is not JSON and for a bad page size', async () => {
-    const text = await sandbox.call('POST', '/api/v2/parties/filters/results', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });
+    const text = await sandbox.call('POST', '/api/v2/parties/filters/results', {
+      rawBody: 'name=x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.status).toBe(400);
     expect(text.body.message).toMatch(/JSON object/);
     const page = await results('parties', { conditions: [] }, '?perPage=500');

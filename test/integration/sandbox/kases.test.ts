@@ -12,14 +12,24 @@ let contact: any;
 
 beforeAll(async () => {
   sandbox = await startTestSandbox({ now: () => clock });
-  acme = (await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Acme Rockets', addresses: [{ zip: 'AB1 2CD' }] } })).body.party;
-  contact = (await sandbox.v2('POST', '/parties', { party: { type: 'person', firstName: 'Wile', lastName: 'Coyote', phoneNumbers: [{ number: '(555) 010-9999' }] } })).body.party;
+  acme = (
+    await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Acme Rockets', addresses: [{ zip: 'AB1 2CD' }] },
+    })
+  ).body.party;
+  contact = (
+    await sandbox.v2('POST', '/parties', {
+      party: { type: 'person', firstName: 'Wile', lastName: 'Coyote', phoneNumbers: [{ number: '(555) 010-9999' }] },
+    })
+  ).body.party;
 });
 afterAll(() => sandbox.close());
 
 const userId = (username: string): number => sandbox.store.users.all().find((u) => u.username === username)?.id ?? -1;
-const definitionId = (name: string): number => sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
-const trackDefinitionId = (description: string): number => sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
+const definitionId = (name: string): number =>
+  sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
+const trackDefinitionId = (description: string): number =>
+  sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
 
 async function createKase(kase: Record<string, unknown>): Promise<any> {
   const answer = await sandbox.v2('POST', '/kases', { kase });
@@ -83,7 +93,11 @@ describe('4.1 POST /kases', () => {
 
   it('applies tracks given in either form to the new project', async () => {
     const onboarding = trackDefinitionId('Onboarding');
-    const kase = await createKase({ name: 'Tracked', party: { id: acme.id }, tracks: [{ definition: { id: onboarding } }, { definition: onboarding }] });
+    const kase = await createKase({
+      name: 'Tracked',
+      party: { id: acme.id },
+      tracks: [{ definition: { id: onboarding } }, { definition: onboarding }],
+    });
     const tracks = sandbox.store.tracks.all().filter((t) => t.kaseId === kase.id);
     expect(tracks).toHaveLength(2);
     const tasks = sandbox.store.tasks.all().filter((t) => t.kaseId === kase.id);
@@ -120,7 +134,9 @@ describe('4.1 POST /kases', () => {
   });
 
   it('refuses a track definition made for opportunities', async () => {
-    const answer = await sandbox.v2('POST', '/kases', { kase: { name: 'X', party: { id: acme.id }, tracks: [{ definition: trackDefinitionId('Deal follow-up') }] } });
+    const answer = await sandbox.v2('POST', '/kases', {
+      kase: { name: 'X', party: { id: acme.id }, tracks: [{ definition: trackDefinitionId('Deal follow-up') }] },
+    });
     expect(answer.status).toBe(422);
     expect(answer.body.errors[0].message).toMatch(/OPPORTUNITY/);
   });
@@ -146,7 +162,11 @@ describe('4.1 GET /kases and reads', () => {
   it('reads one, several, and embeds party, opportunity, tags, fields and missingImportantFields', async () => {
     const one = await sandbox.v2('GET', `/kases/${ids[0]}?embed=party,opportunity,tags,fields,missingImportantFields`);
     expect(one.status).toBe(200);
-    expect(one.body.kase.party).toMatchObject({ id: contact.id, firstName: 'Wile', phoneNumbers: [{ number: '(555) 010-9999' }] });
+    expect(one.body.kase.party).toMatchObject({
+      id: contact.id,
+      firstName: 'Wile',
+      phoneNumbers: [{ number: '(555) 010-9999' }],
+    });
     expect(one.body.kase.opportunity).toBeNull();
     expect(one.body.kase.tags).toEqual([]);
     expect(one.body.kase.missingImportantFields).toBe(false);
@@ -192,10 +212,19 @@ describe('4.1 PUT /kases/{id}', () => {
   it('changes only what is given, links an opportunity and closes', async () => {
     const kase = await createKase({ name: 'Changing', party: { id: acme.id }, description: 'kept' });
     const milestone = sandbox.store.milestones.all()[0];
-    const opportunity = (await sandbox.v2('POST', '/opportunities', { opportunity: { name: 'Deal', party: { id: acme.id }, milestone: { id: milestone?.id } } })).body.opportunity;
+    const opportunity = (
+      await sandbox.v2('POST', '/opportunities', {
+        opportunity: { name: 'Deal', party: { id: acme.id }, milestone: { id: milestone?.id } },
+      })
+    ).body.opportunity;
     tick(60);
     const answer = await sandbox.v2('PUT', `/kases/${kase.id}`, {
-      kase: { name: 'Changed', stage: { id: KASE_STAGES[3]?.id }, opportunity: { id: opportunity.id }, status: 'CLOSED' },
+      kase: {
+        name: 'Changed',
+        stage: { id: KASE_STAGES[3]?.id },
+        opportunity: { id: opportunity.id },
+        status: 'CLOSED',
+      },
     });
     expect(answer.status).toBe(200);
     expect(answer.body.kase).toMatchObject({
@@ -229,7 +258,12 @@ describe('4.1 PUT /kases/{id}', () => {
   });
 
   it('updates tags and fields with ids and _delete', async () => {
-    const kase = await createKase({ name: 'Collections', party: { id: acme.id }, tags: [{ name: 'Alpha' }], fields: [{ definition: definitionId('Reference'), value: 'R-1' }] });
+    const kase = await createKase({
+      name: 'Collections',
+      party: { id: acme.id },
+      tags: [{ name: 'Alpha' }],
+      fields: [{ definition: definitionId('Reference'), value: 'R-1' }],
+    });
     const answer = await sandbox.v2('PUT', `/kases/${kase.id}`, {
       kase: {
         tags: [{ id: kase.tags[0].id, _delete: true }, { name: 'Beta' }],
@@ -241,7 +275,9 @@ describe('4.1 PUT /kases/{id}', () => {
     });
     expect(answer.body.kase.tags.map((t: any) => t.name)).toEqual(['Beta']);
     expect(answer.body.kase.fields.map((f: any) => f.value)).toEqual(['R-2', false]);
-    const bad = await sandbox.v2('PUT', `/kases/${kase.id}`, { kase: { fields: [{ id: 999999, value: 'x' }], tracks: [] } });
+    const bad = await sandbox.v2('PUT', `/kases/${kase.id}`, {
+      kase: { fields: [{ id: 999999, value: 'x' }], tracks: [] },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.errors.map((e: any) => e.field)).toEqual(['tracks', 'fields[0].id']);
   });
@@ -278,7 +314,11 @@ describe('4.1 additional contacts', () => {
 
 describe('4.1 DELETE, deleted and restricted lists', () => {
   it('deletes with 204, removes the project tasks and logs the deletion', async () => {
-    const kase = await createKase({ name: 'Doomed', party: { id: acme.id }, tracks: [{ definition: trackDefinitionId('Onboarding') }] });
+    const kase = await createKase({
+      name: 'Doomed',
+      party: { id: acme.id },
+      tracks: [{ definition: trackDefinitionId('Onboarding') }],
+    });
     expect(sandbox.store.tasks.all().some((t) => t.kaseId === kase.id)).toBe(true);
     tick(60);
     const since = clock.toISOString();

@@ -7,7 +7,11 @@ const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@',
   parseTagValue: false,
-  isArray: (_name, path, _leaf, isAttribute) => !isAttribute && /^(kases|parties|opportunities|tasks|history|tags|customFields|customFieldDefinitions|deletedKases|taskCategories)\.\w+$/.test(String(path)),
+  isArray: (_name, path, _leaf, isAttribute) =>
+    !isAttribute &&
+    /^(kases|parties|opportunities|tasks|history|tags|customFields|customFieldDefinitions|deletedKases|taskCategories)\.\w+$/.test(
+      String(path),
+    ),
 });
 
 /** Parses an XML answer; list items are always arrays. */

@@ -3,7 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../../helpers/sandbox.ts';
-import { JSON_ACCEPT, XML, addEntry, addKase, addOpportunity, addParty, addTask, definitionId, listOf, parseXml, userId } from './legacy-v1-fixtures.ts';
+import {
+  JSON_ACCEPT,
+  XML,
+  addEntry,
+  addKase,
+  addOpportunity,
+  addParty,
+  addTask,
+  definitionId,
+  listOf,
+  parseXml,
+  userId,
+} from './legacy-v1-fixtures.ts';
 
 let sandbox: TestSandbox;
 const clock = new Date('2024-05-01T12:00:00Z');
@@ -59,7 +71,9 @@ describe('legacy v1 (spec 4.14): custom fields', () => {
     </customFields>`;
     const answer = await sandbox.call('PUT', `/api/party/${party.id}/customfields`, { headers: XML, rawBody: body });
     expect(answer.status).toBe(200);
-    const byLabel = Object.fromEntries(parseXml(answer.text).customFields.customField.map((f: { label: string }) => [f.label, f]));
+    const byLabel = Object.fromEntries(
+      parseXml(answer.text).customFields.customField.map((f: { label: string }) => [f.label, f]),
+    );
     expect(Object.keys(byLabel).sort()).toEqual(['Contract end', 'Industry', 'Preferred language', 'VIP']);
     // The List value takes the option's own spelling; the instance keeps its id.
     expect(byLabel.Industry).toEqual({ id: '11', label: 'Industry', text: 'Finance' });
@@ -91,18 +105,48 @@ describe('legacy v1 (spec 4.14): custom fields', () => {
       rawBody: '<customFields><customField><label>Billable</label><boolean>true</boolean></customField></customFields>',
     });
     expect(kasePut.status).toBe(200);
-    expect(kase.fields).toEqual([expect.objectContaining({ definitionId: definitionId(store, 'kases', 'Billable'), value: true })]);
+    expect(kase.fields).toEqual([
+      expect.objectContaining({ definitionId: definitionId(store, 'kases', 'Billable'), value: true }),
+    ]);
   });
 
   it.each([
-    ['a value that is not a List option', '<customField><label>Industry</label><text>Mining</text></customField>', /one of Agriculture;Finance/],
-    ['a Text value against its pattern', '<customField><label>Account number</label><text>12345</text></customField>', /does not match the pattern/],
-    ['an unknown label', '<customField><label>Shoe size</label><text>9</text></customField>', /no custom field labelled "Shoe size"/],
-    ['a data tag field without its tag', '<customField><label>Contract end</label><date>2025-01-01</date></customField>', /belongs to the data tag "Customer"/],
-    ['the wrong value element', '<customField><label>Customer since</label><text>2025-01-01</text></customField>', /takes <date>/],
-    ['two value elements', '<customField><label>VIP</label><boolean>true</boolean><text>yes</text></customField>', /give one value element/],
+    [
+      'a value that is not a List option',
+      '<customField><label>Industry</label><text>Mining</text></customField>',
+      /one of Agriculture;Finance/,
+    ],
+    [
+      'a Text value against its pattern',
+      '<customField><label>Account number</label><text>12345</text></customField>',
+      /does not match the pattern/,
+    ],
+    [
+      'an unknown label',
+      '<customField><label>Shoe size</label><text>9</text></customField>',
+      /no custom field labelled "Shoe size"/,
+    ],
+    [
+      'a data tag field without its tag',
+      '<customField><label>Contract end</label><date>2025-01-01</date></customField>',
+      /belongs to the data tag "Customer"/,
+    ],
+    [
+      'the wrong value element',
+      '<customField><label>Customer since</label><text>2025-01-01</text></customField>',
+      /takes <date>/,
+    ],
+    [
+      'two value elements',
+      '<customField><label>VIP</label><boolean>true</boolean><text>yes</text></customField>',
+      /give one value element/,
+    ],
     ['a bad date', '<customField><label>Customer since</label><date>2025-02-30</date></customField>', /must be a date/],
-    ['a person-only field on an organisation', '<customField><label>Preferred language</label><text>Welsh</text></customField>', /only for person records/],
+    [
+      'a person-only field on an organisation',
+      '<customField><label>Preferred language</label><text>Welsh</text></customField>',
+      /only for person records/,
+    ],
   ])('refuses %s with 422 and applies nothing', async (_what, element, message) => {
     const store = sandbox.store;
     const org = addParty(store, { type: 'organisation', name: 'Acme', firstName: null, lastName: null });
@@ -117,13 +161,21 @@ describe('legacy v1 (spec 4.14): custom fields', () => {
     const answer = await sandbox.call('GET', '/api/party/customfield/definitions');
     const items = parseXml(answer.text).customFieldDefinitions.customFieldDefinition as Array<Record<string, string>>;
     const byLabel = Object.fromEntries(items.map((d) => [d.label, d]));
-    expect(byLabel.Industry).toMatchObject({ type: 'List', options: 'Agriculture;Finance;Manufacturing;Retail;Software;Other' });
+    expect(byLabel.Industry).toMatchObject({
+      type: 'List',
+      options: 'Agriculture;Finance;Manufacturing;Retail;Software;Other',
+    });
     expect(byLabel['Account number']).toMatchObject({ type: 'Text', options: '^[A-Z]{2}-\\d{4,8}$' });
     expect(byLabel['Preferred language']).toMatchObject({ forClass: 'PERSON' });
-    expect(byLabel['Support level']).toMatchObject({ tag: 'Customer', id: String(definitionId(sandbox.store, 'parties', 'Support level')) });
+    expect(byLabel['Support level']).toMatchObject({
+      tag: 'Customer',
+      id: String(definitionId(sandbox.store, 'parties', 'Support level')),
+    });
     expect(byLabel.VIP?.forClass).toBeUndefined();
     const kase = await sandbox.call('GET', '/api/kase/customfield/definitions.json');
-    expect(listOf(kase.body.customFieldDefinitions.customFieldDefinition).map((d: { label: string }) => d.label)).toEqual(['Priority', 'Go-live', 'Reference', 'Billable']);
+    expect(
+      listOf(kase.body.customFieldDefinitions.customFieldDefinition).map((d: { label: string }) => d.label),
+    ).toEqual(['Priority', 'Go-live', 'Reference', 'Billable']);
     const opportunity = await sandbox.call('GET', '/api/opportunity/customfield/definitions.json');
     expect(opportunity.body.customFieldDefinitions['@size']).toBe('4');
   });
@@ -173,7 +225,9 @@ describe('legacy v1 (spec 4.14): tags', () => {
       .sort();
     expect(hot).toEqual(['kases', 'opportunities']);
     const listed = await sandbox.call('GET', '/api/opportunity.json?tag=hot');
-    expect(listOf(listed.body.opportunities.opportunity).map((o: { id: string }) => o.id)).toEqual([String(opportunity.id)]);
+    expect(listOf(listed.body.opportunities.opportunity).map((o: { id: string }) => o.id)).toEqual([
+      String(opportunity.id),
+    ]);
     expect((await sandbox.call('POST', '/api/kase/999999/tag/Hot')).status).toBe(404);
   });
 });
@@ -183,7 +237,8 @@ describe('legacy v1 (spec 4.14, 3): tasks', () => {
     const party = addParty(sandbox.store, { firstName: 'Ada', lastName: 'Lovelace' });
     const answer = await sandbox.call('POST', `/api/party/${party.id}/task`, {
       headers: XML,
-      rawBody: '<task><description>Send brochure</description><category>email</category><dueDate>2024-06-01</dueDate><owner>kim</owner></task>',
+      rawBody:
+        '<task><description>Send brochure</description><category>email</category><dueDate>2024-06-01</dueDate><owner>kim</owner></task>',
     });
     expect(answer.status).toBe(201);
     expect(answer.text).toBe('');
@@ -208,20 +263,35 @@ describe('legacy v1 (spec 4.14, 3): tasks', () => {
     const onKase = await sandbox.call('POST', `/api/kase/${kase.id}/task`, {
       body: { task: { description: 'Visit', dueDateTime: '2024-06-01T14:30:00+02:00' } },
     });
-    const kaseTask = (await sandbox.call('GET', `${String(onKase.headers.location).slice(sandbox.url.length)}.json`)).body.task;
-    expect(kaseTask).toMatchObject({ caseId: String(kase.id), caseName: 'Install', dueDateTime: '2024-06-01T12:30:00Z', owner: 'admin' });
+    const kaseTask = (await sandbox.call('GET', `${String(onKase.headers.location).slice(sandbox.url.length)}.json`))
+      .body.task;
+    expect(kaseTask).toMatchObject({
+      caseId: String(kase.id),
+      caseName: 'Install',
+      dueDateTime: '2024-06-01T12:30:00Z',
+      owner: 'admin',
+    });
     expect(kaseTask.partyId).toBeUndefined();
 
     const onOpportunity = await sandbox.call('POST', `/api/opportunity/${opportunity.id}/task`, {
       body: { task: { description: 'Quote', dueDate: '2024-06-02' } },
     });
-    const opportunityTask = (await sandbox.call('GET', `${String(onOpportunity.headers.location).slice(sandbox.url.length)}.json`)).body.task;
+    const opportunityTask = (
+      await sandbox.call('GET', `${String(onOpportunity.headers.location).slice(sandbox.url.length)}.json`)
+    ).body.task;
     expect(opportunityTask).toMatchObject({ opportunityId: String(opportunity.id), opportunityName: 'Big deal' });
 
-    const alone = await sandbox.call('POST', '/api/task', { body: { task: { description: 'Plan week', dueDate: '2024-06-03' } } });
+    const alone = await sandbox.call('POST', '/api/task', {
+      body: { task: { description: 'Plan week', dueDate: '2024-06-03' } },
+    });
     expect(alone.status).toBe(201);
     const id = Number(String(alone.headers.location).split('/').pop());
-    expect(sandbox.store.tasks.get(id)).toMatchObject({ partyId: null, kaseId: null, opportunityId: null, ownerId: userId(sandbox.store, 'admin') });
+    expect(sandbox.store.tasks.get(id)).toMatchObject({
+      partyId: null,
+      kaseId: null,
+      opportunityId: null,
+      ownerId: userId(sandbox.store, 'admin'),
+    });
   });
 
   it.each([
@@ -249,7 +319,11 @@ describe('legacy v1 (spec 4.14, 3): tasks', () => {
     addTask(store, { description: 'done', status: 'COMPLETED' });
 
     const all = await sandbox.call('GET', '/api/tasks.json');
-    expect(listOf(all.body.tasks.task).map((t: { description: string }) => t.description)).toEqual(['early', 'kims', 'late']);
+    expect(listOf(all.body.tasks.task).map((t: { description: string }) => t.description)).toEqual([
+      'early',
+      'kims',
+      'late',
+    ]);
     const calls = parseXml((await sandbox.call('GET', '/api/tasks?category=call')).text);
     expect(calls.tasks.task.map((t: { id: string }) => t.id)).toEqual([String(early.id), String(late.id)]);
     const kim = await sandbox.call('GET', '/api/tasks.json?user=kim');
@@ -274,7 +348,12 @@ describe('legacy v1 (spec 4.14, 3): tasks', () => {
       rawBody: '<task><dueDateTime>2024-04-02T16:00:00Z</dueDateTime><category>Meeting</category></task>',
     });
     expect(answer.status).toBe(200);
-    expect(parseXml(answer.text).task).toMatchObject({ description: 'Keep', detail: 'Some detail', dueDateTime: '2024-04-02T16:00:00Z', category: 'Meeting' });
+    expect(parseXml(answer.text).task).toMatchObject({
+      description: 'Keep',
+      detail: 'Some detail',
+      dueDateTime: '2024-04-02T16:00:00Z',
+      category: 'Meeting',
+    });
     expect(task).toMatchObject({ dueOn: '2024-04-02', dueTime: '16:00:00' });
     expect((await sandbox.call('DELETE', `/api/task/${task.id}`)).status).toBe(200);
     expect(sandbox.store.tasks.has(task.id)).toBe(false);
@@ -292,7 +371,13 @@ describe('legacy v1 (spec 4.14, 3): tasks', () => {
 describe('legacy v1 (beyond the spec): parties, opportunities and history', () => {
   it('shows people and organisations with contacts and country names', async () => {
     const store = sandbox.store;
-    const org = addParty(store, { type: 'organisation', name: 'Acme Ltd', firstName: null, lastName: null, updatedAt: '2030-01-01T00:00:00Z' });
+    const org = addParty(store, {
+      type: 'organisation',
+      name: 'Acme Ltd',
+      firstName: null,
+      lastName: null,
+      updatedAt: '2030-01-01T00:00:00Z',
+    });
     const person = addParty(store, {
       title: 'Dr',
       firstName: 'Grace',
@@ -300,7 +385,9 @@ describe('legacy v1 (beyond the spec): parties, opportunities and history', () =
       jobTitle: 'Admiral',
       organisationId: org.id,
       updatedAt: '2030-01-01T00:00:00Z',
-      addresses: [{ id: 31, type: 'Office', street: '1 Main St', city: 'Leeds', state: null, zip: 'LS1', country: 'GB' }],
+      addresses: [
+        { id: 31, type: 'Office', street: '1 Main St', city: 'Leeds', state: null, zip: 'LS1', country: 'GB' },
+      ],
       emailAddresses: [{ id: 32, type: 'Work', address: 'grace@acme.test' }],
       phoneNumbers: [{ id: 33, type: 'Mobile', number: '+44 7700 900000' }],
       websites: [{ id: 34, type: null, service: 'TWITTER', address: '@grace' }],
@@ -313,7 +400,14 @@ describe('legacy v1 (beyond the spec): parties, opportunities and history', () =
       organisationId: String(org.id),
       organisationName: 'Acme Ltd',
       contacts: {
-        address: { id: '31', type: 'Office', street: '1 Main St', city: 'Leeds', zip: 'LS1', country: 'United Kingdom' },
+        address: {
+          id: '31',
+          type: 'Office',
+          street: '1 Main St',
+          city: 'Leeds',
+          zip: 'LS1',
+          country: 'United Kingdom',
+        },
         email: { id: '32', type: 'Work', emailAddress: 'grace@acme.test' },
         phone: { id: '33', type: 'Mobile', phoneNumber: '+44 7700 900000' },
         website: { id: '34', webService: 'TWITTER', webAddress: '@grace', url: 'https://twitter.com/grace' },
@@ -336,7 +430,10 @@ describe('legacy v1 (beyond the spec): parties, opportunities and history', () =
 
   it('shows opportunities with milestone names and two-decimal values', async () => {
     const party = addParty(sandbox.store);
-    const opportunity = addOpportunity(sandbox.store, party.id, { name: 'Fleet', value: { amount: 1234.5, currency: 'EUR' } });
+    const opportunity = addOpportunity(sandbox.store, party.id, {
+      name: 'Fleet',
+      value: { amount: 1234.5, currency: 'EUR' },
+    });
     const answer = await sandbox.call('GET', `/api/opportunity/${opportunity.id}.json`);
     expect(answer.body.opportunity).toEqual({
       id: String(opportunity.id),
@@ -354,7 +451,9 @@ describe('legacy v1 (beyond the spec): parties, opportunities and history', () =
       updatedOn: '2024-03-01T10:00:00Z',
     });
     const ofParty = await sandbox.call('GET', `/api/party/${party.id}/opportunity.json`);
-    expect(listOf(ofParty.body.opportunities.opportunity).map((o: { id: string }) => o.id)).toEqual([String(opportunity.id)]);
+    expect(listOf(ofParty.body.opportunities.opportunity).map((o: { id: string }) => o.id)).toEqual([
+      String(opportunity.id),
+    ]);
     expect((await sandbox.call('GET', '/api/opportunity/999999')).status).toBe(404);
   });
 
@@ -406,7 +505,10 @@ describe('legacy v1: authentication and persistence', () => {
       const file = join(dir, 'state.json');
       const persisted = await startTestSandbox({ dataFile: file });
       const party = addParty(persisted.store);
-      const answer = await persisted.call('POST', `/api/party/${party.id}/kase`, { headers: XML, rawBody: '<kase><name>Saved</name></kase>' });
+      const answer = await persisted.call('POST', `/api/party/${party.id}/kase`, {
+        headers: XML,
+        rawBody: '<kase><name>Saved</name></kase>',
+      });
       expect(answer.status).toBe(201);
       await persisted.close();
       const saved = JSON.parse(await readFile(file, 'utf8'));
@@ -420,9 +522,13 @@ describe('legacy v1: authentication and persistence', () => {
 describe('v1 tasks share the v2 task rules', () => {
   it('completing a track task through v1 opens the next one and files a task entry; deleting drops it from the track', async () => {
     const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'V1 Track Co' } });
-    const kase = await sandbox.v2('POST', '/kases', { kase: { name: 'V1 onboarding', party: { id: party.body.party.id } } });
+    const kase = await sandbox.v2('POST', '/kases', {
+      kase: { name: 'V1 onboarding', party: { id: party.body.party.id } },
+    });
     const definition = sandbox.store.trackDefinitions.all().find((d) => d.description === 'Onboarding');
-    const track = await sandbox.v2('POST', '/tracks', { track: { definition: definition?.id, kase: kase.body.kase.id } });
+    const track = await sandbox.v2('POST', '/tracks', {
+      track: { definition: definition?.id, kase: kase.body.kase.id },
+    });
     const [first, second, third] = sandbox.store.tasks.all().filter((t) => t.trackId === track.body.track.id);
     expect(second?.status).toBe('PENDING');
 

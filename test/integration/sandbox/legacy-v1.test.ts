@@ -89,7 +89,10 @@ describe('legacy v1 (spec 4.14): errors in the negotiated format', () => {
 
   it('answers 400 for malformed XML, naming the place', async () => {
     const party = addParty(sandbox.store);
-    const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, { headers: XML, rawBody: '<kase><name>x</kase>' });
+    const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, {
+      headers: XML,
+      rawBody: '<kase><name>x</kase>',
+    });
     expect(answer.status).toBe(400);
     expect(parseXml(answer.text).error.message).toMatch(/malformed at line 1/);
   });
@@ -108,7 +111,8 @@ describe('legacy v1 (spec 4.14): errors in the negotiated format', () => {
   it('refuses a DOCTYPE without expanding its entities', async () => {
     const party = addParty(sandbox.store);
     const before = sandbox.store.kases.size;
-    const body = '<?xml version="1.0"?><!DOCTYPE kase [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><kase><name>&b;</name></kase>';
+    const body =
+      '<?xml version="1.0"?><!DOCTYPE kase [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]><kase><name>&b;</name></kase>';
     const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, { headers: XML, rawBody: body });
     expect(answer.status).toBe(400);
     expect(parseXml(answer.text).error.message).toMatch(/DOCTYPE/);
@@ -128,7 +132,10 @@ describe('legacy v1 (spec 4.14): errors in the negotiated format', () => {
 
   it('answers 415 for a body that is neither XML nor JSON', async () => {
     const party = addParty(sandbox.store);
-    const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, { headers: { 'content-type': 'text/plain' }, rawBody: 'name=x' });
+    const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, {
+      headers: { 'content-type': 'text/plain' },
+      rawBody: 'name=x',
+    });
     expect(answer.status).toBe(415);
   });
 
@@ -141,7 +148,10 @@ describe('legacy v1 (spec 4.14): errors in the negotiated format', () => {
 
   it('answers 400 when the body holds another element than the resource', async () => {
     const party = addParty(sandbox.store);
-    const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, { headers: XML, rawBody: '<case><name>x</name></case>' });
+    const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, {
+      headers: XML,
+      rawBody: '<case><name>x</name></case>',
+    });
     expect(answer.status).toBe(400);
     expect(parseXml(answer.text).error.message).toMatch(/one kase element/);
   });
@@ -152,7 +162,9 @@ describe('legacy v1 (spec 4.14, 3): cases', () => {
     const party = addParty(sandbox.store);
     const answer = await sandbox.call('POST', `/api/party/${party.id}/kase`, {
       headers: { 'content-type': 'text/xml; charset=utf-8' },
-      rawBody: Buffer.from('\uFEFF<?xml version="1.0"?><kase><name>Caf&#233; &amp; Bar</name><description>  Fit-out  </description></kase>'),
+      rawBody: Buffer.from(
+        '\uFEFF<?xml version="1.0"?><kase><name>Caf&#233; &amp; Bar</name><description>  Fit-out  </description></kase>',
+      ),
     });
     expect(answer.status).toBe(201);
     expect(answer.text).toBe('');
@@ -201,12 +213,22 @@ describe('legacy v1 (spec 4.14, 3): cases', () => {
     const party = addParty(sandbox.store);
     const kase = addKase(sandbox.store, party.id, { name: 'Keep me', description: 'Old' });
     clock = new Date('2024-05-02T08:30:00Z');
-    const closed = await sandbox.call('PUT', `/api/kase/${kase.id}`, { headers: XML, rawBody: '<kase><status>CLOSED</status></kase>' });
+    const closed = await sandbox.call('PUT', `/api/kase/${kase.id}`, {
+      headers: XML,
+      rawBody: '<kase><status>CLOSED</status></kase>',
+    });
     expect(closed.status).toBe(200);
-    expect(parseXml(closed.text).kase).toMatchObject({ name: 'Keep me', description: 'Old', status: 'CLOSED', updatedOn: '2024-05-02T08:30:00Z' });
+    expect(parseXml(closed.text).kase).toMatchObject({
+      name: 'Keep me',
+      description: 'Old',
+      status: 'CLOSED',
+      updatedOn: '2024-05-02T08:30:00Z',
+    });
     expect(kase.closedOn).toBe('2024-05-02');
 
-    const renamed = await sandbox.call('PUT', `/api/kase/${kase.id}.json`, { body: { kase: { description: null, name: 'Renamed' } } });
+    const renamed = await sandbox.call('PUT', `/api/kase/${kase.id}.json`, {
+      body: { kase: { description: null, name: 'Renamed' } },
+    });
     expect(renamed.body.kase.name).toBe('Renamed');
     expect(renamed.body.kase.description).toBeUndefined();
     expect(kase.closedOn).toBe('2024-05-02');
@@ -227,8 +249,16 @@ describe('legacy v1 (spec 4.14, 3): cases', () => {
     const tag = sandbox.store.tags.insert({ entity: 'kases', name: 'Urgent Work', description: null, dataTag: false });
     const party = addParty(sandbox.store);
     const old = addKase(sandbox.store, party.id, { name: 'old', tagIds: [tag.id], updatedAt: '2009-06-30T23:59:59Z' });
-    const july = addKase(sandbox.store, party.id, { name: 'july', tagIds: [tag.id], updatedAt: '2009-07-01T00:00:01Z' });
-    const later = addKase(sandbox.store, party.id, { name: 'later', tagIds: [tag.id], updatedAt: '2010-01-01T00:00:00Z' });
+    const july = addKase(sandbox.store, party.id, {
+      name: 'july',
+      tagIds: [tag.id],
+      updatedAt: '2009-07-01T00:00:01Z',
+    });
+    const later = addKase(sandbox.store, party.id, {
+      name: 'later',
+      tagIds: [tag.id],
+      updatedAt: '2010-01-01T00:00:00Z',
+    });
     addKase(sandbox.store, party.id, { name: 'untagged', updatedAt: '2010-01-01T00:00:00Z' });
 
     const tagged = await sandbox.call('GET', '/api/kase?tag=urgent%20work');
@@ -302,7 +332,10 @@ describe('legacy v1 (spec 4.14, 3): cases', () => {
     expect((await sandbox.call('GET', `/api/kase/${kase.id}`)).status).toBe(404);
 
     const deleted = await sandbox.call('GET', '/api/kase/deleted.json?since=20240503T000000');
-    expect(listOf(deleted.body.deletedKases.kase)).toContainEqual({ id: String(kase.id), deletedDate: '2024-05-03T09:00:00Z' });
+    expect(listOf(deleted.body.deletedKases.kase)).toContainEqual({
+      id: String(kase.id),
+      deletedDate: '2024-05-03T09:00:00Z',
+    });
     const none = await sandbox.call('GET', '/api/kase/deleted?since=20240503T090000');
     expect(parseXml(none.text).deletedKases['@size']).toBe('0');
   });

@@ -1,8 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type ApiAnswer, type TestSandbox } from '../../helpers/sandbox.ts';
 
-const WEB = { clientId: 'web-app', clientSecret: 'web-secret-0123456789', redirectUri: 'https://app.example/callback', name: 'Web <App>' };
-const INSTALLED = { clientId: 'desktop-app', clientSecret: '', redirectUri: 'http://127.0.0.1:5555/cb', name: 'Desktop' };
+const WEB = {
+  clientId: 'web-app',
+  clientSecret: 'web-secret-0123456789',
+  redirectUri: 'https://app.example/callback',
+  name: 'Web <App>',
+};
+const INSTALLED = {
+  clientId: 'desktop-app',
+  clientSecret: '',
+  redirectUri: 'http://127.0.0.1:5555/cb',
+  name: 'Desktop',
+};
 
 let clock = new Date('2026-03-01T10:00:00Z');
 let sandbox: TestSandbox;
@@ -16,7 +26,11 @@ function form(values: Record<string, string>): string {
   return new URLSearchParams(values).toString();
 }
 
-function postForm(path: string, values: Record<string, string>, headers: Record<string, string> = {}): Promise<ApiAnswer> {
+function postForm(
+  path: string,
+  values: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<ApiAnswer> {
   return sandbox.call('POST', path, {
     token: null,
     rawBody: form(values),
@@ -65,7 +79,13 @@ function exchange(code: string, overrides: Record<string, unknown> = {}): Promis
 function refresh(token: string, overrides: Record<string, unknown> = {}): Promise<ApiAnswer> {
   return sandbox.call('POST', '/oauth/token', {
     token: null,
-    body: { grant_type: 'refresh_token', refresh_token: token, client_id: WEB.clientId, client_secret: WEB.clientSecret, ...overrides },
+    body: {
+      grant_type: 'refresh_token',
+      refresh_token: token,
+      client_id: WEB.clientId,
+      client_secret: WEB.clientSecret,
+      ...overrides,
+    },
   });
 }
 
@@ -96,8 +116,14 @@ describe('spec 5.1: the authorisation request', () => {
   it.each([
     ['an unknown client_id', { response_type: 'code', client_id: 'nobody' }],
     ['a missing client_id', { response_type: 'code' }],
-    ['a redirect_uri that differs from the registered one', { response_type: 'code', client_id: WEB.clientId, redirect_uri: 'https://app.example/callback/' }],
-    ['a redirect_uri of another host', { response_type: 'token', client_id: WEB.clientId, redirect_uri: 'https://evil.example/cb' }],
+    [
+      'a redirect_uri that differs from the registered one',
+      { response_type: 'code', client_id: WEB.clientId, redirect_uri: 'https://app.example/callback/' },
+    ],
+    [
+      'a redirect_uri of another host',
+      { response_type: 'token', client_id: WEB.clientId, redirect_uri: 'https://evil.example/cb' },
+    ],
   ])('shows an error page and does not redirect for %s', async (_name, query) => {
     const answer = await authorise(query);
     expect(answer.status).toBe(400);
@@ -121,9 +147,13 @@ describe('spec 5.1: the authorisation request', () => {
   });
 
   it('redirects with error=invalid_request when a parameter is repeated', async () => {
-    const answer = await sandbox.call('GET', `/oauth/authorise?client_id=${WEB.clientId}&response_type=code&scope=read&scope=read`, {
-      token: null,
-    });
+    const answer = await sandbox.call(
+      'GET',
+      `/oauth/authorise?client_id=${WEB.clientId}&response_type=code&scope=read&scope=read`,
+      {
+        token: null,
+      },
+    );
     expect(locationOf(answer).searchParams.get('error')).toBe('invalid_request');
   });
 
@@ -143,7 +173,11 @@ describe('spec 5.1: the authorisation request', () => {
   });
 
   it('refuses an approval post for an unknown client with the error page', async () => {
-    const answer = await postForm('/oauth/authorise', { response_type: 'code', client_id: 'nobody', decision: 'approve' });
+    const answer = await postForm('/oauth/authorise', {
+      response_type: 'code',
+      client_id: 'nobody',
+      decision: 'approve',
+    });
     expect(answer.status).toBe(400);
     expect(answer.headers.location).toBeUndefined();
   });
@@ -155,7 +189,12 @@ describe('spec 5.2 and 7: the token exchange', () => {
     const answer = await exchange(code);
     expect(answer.status).toBe(200);
     expect(answer.headers['cache-control']).toBe('no-store');
-    expect(answer.body).toMatchObject({ expires_in: 600, token_type: 'bearer', scope: 'read write', subdomain: 'sandbox' });
+    expect(answer.body).toMatchObject({
+      expires_in: 600,
+      token_type: 'bearer',
+      scope: 'read write',
+      subdomain: 'sandbox',
+    });
     expect(typeof answer.body.access_token).toBe('string');
     expect(typeof answer.body.refresh_token).toBe('string');
     expect(await statusWith(answer.body.access_token)).toBe(404);
@@ -182,9 +221,17 @@ describe('spec 5.2 and 7: the token exchange', () => {
   it('accepts client credentials by HTTP Basic and answers 401 for wrong ones', async () => {
     const code = await approve();
     const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-    const ok = await postForm('/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: WEB.redirectUri }, { authorization: basic(WEB.clientId, WEB.clientSecret) });
+    const ok = await postForm(
+      '/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: WEB.redirectUri },
+      { authorization: basic(WEB.clientId, WEB.clientSecret) },
+    );
     expect(ok.status).toBe(200);
-    const wrong = await postForm('/oauth/token', { grant_type: 'authorization_code', code: await approve(), redirect_uri: WEB.redirectUri }, { authorization: basic(WEB.clientId, 'guess') });
+    const wrong = await postForm(
+      '/oauth/token',
+      { grant_type: 'authorization_code', code: await approve(), redirect_uri: WEB.redirectUri },
+      { authorization: basic(WEB.clientId, 'guess') },
+    );
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_client');
     expect(wrong.headers['www-authenticate']).toMatch(/^Basic/);
@@ -197,7 +244,10 @@ describe('spec 5.2 and 7: the token exchange', () => {
   ])('answers invalid_client for %s without echoing the secret', async (_name, overrides) => {
     const answer = await exchange(await approve(), overrides);
     expect(answer.status).toBe(400);
-    expect(answer.body).toEqual({ error: 'invalid_client', error_description: 'no client found with the given key and secret' });
+    expect(answer.body).toEqual({
+      error: 'invalid_client',
+      error_description: 'no client found with the given key and secret',
+    });
     expect(answer.text).not.toContain('web-secret');
   });
 
@@ -233,13 +283,20 @@ describe('spec 5.2 and 7: the token exchange', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('invalid_request');
-    const text = await sandbox.call('POST', '/oauth/token', { token: null, rawBody: 'hello', headers: { 'content-type': 'text/plain' } });
+    const text = await sandbox.call('POST', '/oauth/token', {
+      token: null,
+      rawBody: 'hello',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.status).toBe(400);
     expect(text.body.error).toBe('invalid_request');
   });
 
   it('answers invalid_grant for an unknown code, one of another client, and an expired one', async () => {
-    expect((await exchange('made-up-code')).body).toEqual({ error: 'invalid_grant', error_description: 'incorrect authorization code' });
+    expect((await exchange('made-up-code')).body).toEqual({
+      error: 'invalid_grant',
+      error_description: 'incorrect authorization code',
+    });
     const installedCode = await approve(INSTALLED);
     expect((await exchange(installedCode)).body.error).toBe('invalid_grant');
 
@@ -283,7 +340,12 @@ describe('spec 5.3: refresh', () => {
     const first = (await exchange(await approve())).body;
     const renewed = await refresh(first.refresh_token);
     expect(renewed.status).toBe(200);
-    expect(renewed.body).toMatchObject({ token_type: 'bearer', expires_in: 600, scope: 'read write', subdomain: 'sandbox' });
+    expect(renewed.body).toMatchObject({
+      token_type: 'bearer',
+      expires_in: 600,
+      scope: 'read write',
+      subdomain: 'sandbox',
+    });
     expect(renewed.body.refresh_token).not.toBe(first.refresh_token);
     expect(renewed.body.access_token).not.toBe(first.access_token);
 
@@ -329,7 +391,10 @@ describe('spec 5.3: refresh', () => {
 describe('spec 5.4: revocation', () => {
   it('revokes an access token alone', async () => {
     const tokens = (await exchange(await approve())).body;
-    const answer = await postForm('/oauth/token/revoke', { token: tokens.access_token, token_type_hint: 'refresh_token' });
+    const answer = await postForm('/oauth/token/revoke', {
+      token: tokens.access_token,
+      token_type_hint: 'refresh_token',
+    });
     expect(answer.status).toBe(200);
     expect(await statusWith(tokens.access_token)).toBe(401);
     expect((await refresh(tokens.refresh_token)).status).toBe(200);
@@ -338,7 +403,10 @@ describe('spec 5.4: revocation', () => {
   it('revokes a refresh token with the access tokens of the application', async () => {
     const tokens = (await exchange(await approve())).body;
     const renewed = (await refresh(tokens.refresh_token)).body;
-    const answer = await sandbox.call('POST', '/oauth/token/revoke', { token: null, body: { token: renewed.refresh_token } });
+    const answer = await sandbox.call('POST', '/oauth/token/revoke', {
+      token: null,
+      body: { token: renewed.refresh_token },
+    });
     expect(answer.status).toBe(200);
     expect(await statusWith(tokens.access_token)).toBe(401);
     expect(await statusWith(renewed.access_token)).toBe(401);

@@ -10,7 +10,11 @@ let globex: any;
 
 beforeAll(async () => {
   sandbox = await startTestSandbox({ now: () => clock });
-  globex = (await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Globex', phoneNumbers: [{ number: '+1 555 867 5309' }] } })).body.party;
+  globex = (
+    await sandbox.v2('POST', '/parties', {
+      party: { type: 'organisation', name: 'Globex', phoneNumbers: [{ number: '+1 555 867 5309' }] },
+    })
+  ).body.party;
 });
 afterAll(() => sandbox.close());
 
@@ -20,11 +24,15 @@ const milestone = (name: string): { id: number; probability: number } => {
   return found;
 };
 const userId = (username: string): number => sandbox.store.users.all().find((u) => u.username === username)?.id ?? -1;
-const definitionId = (name: string): number => sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
-const trackDefinitionId = (description: string): number => sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
+const definitionId = (name: string): number =>
+  sandbox.store.fieldDefinitions.all().find((d) => d.name === name)?.id ?? -1;
+const trackDefinitionId = (description: string): number =>
+  sandbox.store.trackDefinitions.all().find((d) => d.description === description)?.id ?? -1;
 
 async function createOpportunity(opportunity: Record<string, unknown>): Promise<any> {
-  const answer = await sandbox.v2('POST', '/opportunities', { opportunity: { party: { id: globex.id }, milestone: { id: milestone('New').id }, ...opportunity } });
+  const answer = await sandbox.v2('POST', '/opportunities', {
+    opportunity: { party: { id: globex.id }, milestone: { id: milestone('New').id }, ...opportunity },
+  });
   expect(answer.status, JSON.stringify(answer.body)).toBe(201);
   return answer.body.opportunity;
 }
@@ -77,7 +85,12 @@ describe('4.2 POST /opportunities', () => {
         { definition: { name: 'Signed', tag: null }, value: false },
       ],
     });
-    expect(opportunity).toMatchObject({ milestone: { name: 'Proposal' }, probability: 60, durationBasis: 'MONTH', duration: 12 });
+    expect(opportunity).toMatchObject({
+      milestone: { name: 'Proposal' },
+      probability: 60,
+      durationBasis: 'MONTH',
+      duration: 12,
+    });
     expect(opportunity.tags.map((t: any) => t.name)).toEqual(['Recurring']);
     expect(opportunity.fields.map((f: any) => f.value)).toEqual(['Referral', false]);
   });
@@ -86,12 +99,20 @@ describe('4.2 POST /opportunities', () => {
     const won = await createOpportunity({ name: 'Won already', milestone: { id: milestone('Won').id } });
     expect(won.closedOn).toBe('2026-05-04');
     expect(won.probability).toBe(100);
-    const lost = await createOpportunity({ name: 'Lost long ago', milestone: { id: milestone('Lost').id }, closedOn: '2025-12-24', lostReason: 'Price' });
+    const lost = await createOpportunity({
+      name: 'Lost long ago',
+      milestone: { id: milestone('Lost').id },
+      closedOn: '2025-12-24',
+      lostReason: 'Price',
+    });
     expect(lost).toMatchObject({ closedOn: '2025-12-24', lostReason: 'Price', probability: 0 });
   });
 
   it('applies a track for opportunities', async () => {
-    const opportunity = await createOpportunity({ name: 'Tracked deal', tracks: [{ definition: trackDefinitionId('Deal follow-up') }] });
+    const opportunity = await createOpportunity({
+      name: 'Tracked deal',
+      tracks: [{ definition: trackDefinitionId('Deal follow-up') }],
+    });
     expect(sandbox.store.tracks.all().filter((t) => t.opportunityId === opportunity.id)).toHaveLength(1);
     expect(sandbox.store.tasks.all().filter((t) => t.opportunityId === opportunity.id).length).toBeGreaterThan(0);
   });
@@ -137,7 +158,12 @@ describe('4.2 POST /opportunities', () => {
   it('refuses a track definition made for projects and leaves nothing behind', async () => {
     const before = sandbox.store.opportunities.size;
     const answer = await sandbox.v2('POST', '/opportunities', {
-      opportunity: { name: 'X', party: { id: globex.id }, milestone: { id: milestone('New').id }, tracks: [{ definition: trackDefinitionId('Onboarding') }] },
+      opportunity: {
+        name: 'X',
+        party: { id: globex.id },
+        milestone: { id: milestone('New').id },
+        tracks: [{ definition: trackDefinitionId('Onboarding') }],
+      },
     });
     expect(answer.status).toBe(422);
     expect(sandbox.store.opportunities.size).toBe(before);
@@ -160,9 +186,23 @@ describe('4.2 GET /opportunities and reads', () => {
   });
 
   it('reads one and several; embeds party, milestone, tags, fields, missingImportantFields', async () => {
-    const one = await sandbox.v2('GET', `/opportunities/${ids[0]}?embed=party,milestone,tags,fields,missingImportantFields`);
-    expect(one.body.opportunity.party).toMatchObject({ id: globex.id, name: 'Globex', phoneNumbers: [{ number: '+1 555 867 5309' }] });
-    expect(one.body.opportunity.milestone).toMatchObject({ id: milestone('New').id, name: 'New', complete: false, probability: 10, daysUntilStale: 14, pipeline: { name: 'Sales' } });
+    const one = await sandbox.v2(
+      'GET',
+      `/opportunities/${ids[0]}?embed=party,milestone,tags,fields,missingImportantFields`,
+    );
+    expect(one.body.opportunity.party).toMatchObject({
+      id: globex.id,
+      name: 'Globex',
+      phoneNumbers: [{ number: '+1 555 867 5309' }],
+    });
+    expect(one.body.opportunity.milestone).toMatchObject({
+      id: milestone('New').id,
+      name: 'New',
+      complete: false,
+      probability: 10,
+      daysUntilStale: 14,
+      pipeline: { name: 'Sales' },
+    });
     expect(one.body.opportunity.missingImportantFields).toBe(false);
     const plain = await sandbox.v2('GET', `/opportunities/${ids[0]}`);
     expect(plain.body.opportunity.milestone).toEqual({ id: milestone('New').id, name: 'New' });
@@ -199,20 +239,39 @@ describe('4.2 PUT /opportunities/{id}', () => {
   it('moves through milestones: probability follows, closedOn is set and cleared', async () => {
     const opportunity = await createOpportunity({ name: 'Moving', value: { amount: 100, currency: 'GBP' } });
     tick(86_400);
-    const won = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { milestone: { id: milestone('Won').id } } });
+    const won = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, {
+      opportunity: { milestone: { id: milestone('Won').id } },
+    });
     expect(won.status).toBe(200);
-    expect(won.body.opportunity).toMatchObject({ probability: 100, closedOn: clock.toISOString().slice(0, 10), value: { amount: 100, currency: 'GBP' }, name: 'Moving' });
-    const back = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { milestone: { name: 'Negotiation' }, probability: 80 } });
+    expect(won.body.opportunity).toMatchObject({
+      probability: 100,
+      closedOn: clock.toISOString().slice(0, 10),
+      value: { amount: 100, currency: 'GBP' },
+      name: 'Moving',
+    });
+    const back = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, {
+      opportunity: { milestone: { name: 'Negotiation' }, probability: 80 },
+    });
     expect(back.body.opportunity).toMatchObject({ probability: 80, closedOn: null });
-    const renamed = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { name: 'Renamed', value: null } });
-    expect(renamed.body.opportunity).toMatchObject({ name: 'Renamed', probability: 80, value: null, tags: [], fields: [] });
+    const renamed = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, {
+      opportunity: { name: 'Renamed', value: null },
+    });
+    expect(renamed.body.opportunity).toMatchObject({
+      name: 'Renamed',
+      probability: 80,
+      value: null,
+      tags: [],
+      fields: [],
+    });
   });
 
   it('keeps an owner or a team and applies owner defaults', async () => {
     const opportunity = await createOpportunity({ name: 'Owners' });
     const none = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { owner: null } });
     expect(none.status).toBe(422);
-    const kim = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { owner: { id: userId('kim') } } });
+    const kim = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, {
+      opportunity: { owner: { id: userId('kim') } },
+    });
     expect(kim.body.opportunity.owner.username).toBe('kim');
     expect(kim.body.opportunity.team.name).toBe('Support');
     const teamOnly = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { owner: null } });
@@ -221,9 +280,16 @@ describe('4.2 PUT /opportunities/{id}', () => {
   });
 
   it('updates tags and fields with the _delete convention', async () => {
-    const opportunity = await createOpportunity({ name: 'Collections', tags: [{ name: 'Hot' }], fields: [{ definition: definitionId('Competitor'), value: 'Initech' }] });
+    const opportunity = await createOpportunity({
+      name: 'Collections',
+      tags: [{ name: 'Hot' }],
+      fields: [{ definition: definitionId('Competitor'), value: 'Initech' }],
+    });
     const answer = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, {
-      opportunity: { tags: [{ id: opportunity.tags[0].id, _delete: true }], fields: [{ id: opportunity.fields[0].id, _delete: true }] },
+      opportunity: {
+        tags: [{ id: opportunity.tags[0].id, _delete: true }],
+        fields: [{ id: opportunity.fields[0].id, _delete: true }],
+      },
     });
     expect(answer.body.opportunity.tags).toEqual([]);
     expect(answer.body.opportunity.fields).toEqual([]);
@@ -233,7 +299,9 @@ describe('4.2 PUT /opportunities/{id}', () => {
     const opportunity = await createOpportunity({ name: 'Bad updates' });
     expect((await sandbox.v2('PUT', '/opportunities/999999', { opportunity: { name: 'x' } })).status).toBe(404);
     expect((await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { kase: { name: 'x' } })).status).toBe(400);
-    const answer = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { name: '', tracks: [] } });
+    const answer = await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, {
+      opportunity: { name: '', tracks: [] },
+    });
     expect(answer.status).toBe(422);
     expect(answer.body.errors.map((e: any) => e.field).sort()).toEqual(['name', 'tracks']);
   });
@@ -242,7 +310,11 @@ describe('4.2 PUT /opportunities/{id}', () => {
 describe('4.2 DELETE, deleted and restricted lists', () => {
   it('deletes with 204, unlinks projects and logs the deletion', async () => {
     const opportunity = await createOpportunity({ name: 'Doomed deal' });
-    const kase = (await sandbox.v2('POST', '/kases', { kase: { name: 'Linked', party: { id: globex.id }, opportunity: { id: opportunity.id } } })).body.kase;
+    const kase = (
+      await sandbox.v2('POST', '/kases', {
+        kase: { name: 'Linked', party: { id: globex.id }, opportunity: { id: opportunity.id } },
+      })
+    ).body.kase;
     expect(kase.opportunity).toEqual({ id: opportunity.id, name: 'Doomed deal' });
     tick(60);
     const since = clock.toISOString();
@@ -259,8 +331,12 @@ describe('4.2 DELETE, deleted and restricted lists', () => {
     const opportunity = await createOpportunity({ name: 'Hidden deal' });
     sandbox.store.opportunities.get(opportunity.id)?.restrictedFor.push(userId('admin'));
     const deleted = await sandbox.v2('GET', '/opportunities/deleted');
-    expect(deleted.body.restrictedOpportunities).toEqual([{ id: opportunity.id, name: 'Hidden deal', isRestricted: true }]);
-    expect((await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { name: 'x' } })).status).toBe(403);
+    expect(deleted.body.restrictedOpportunities).toEqual([
+      { id: opportunity.id, name: 'Hidden deal', isRestricted: true },
+    ]);
+    expect((await sandbox.v2('PUT', `/opportunities/${opportunity.id}`, { opportunity: { name: 'x' } })).status).toBe(
+      403,
+    );
     const search = await sandbox.v2('GET', '/opportunities/search?q=hidden');
     expect(search.body.opportunities).toEqual([]);
   });

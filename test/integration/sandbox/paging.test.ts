@@ -10,7 +10,8 @@ describe('sandbox paging: walked and cached pages agree', () => {
   let expected: number[];
   beforeAll(async () => {
     sandbox = await startTestSandbox();
-    for (let i = 0; i < 2500; i += 1) addParty(sandbox.store, { type: 'organisation', name: i % 3 === 0 ? `Third ${i}` : `Other ${i}` });
+    for (let i = 0; i < 2500; i += 1)
+      addParty(sandbox.store, { type: 'organisation', name: i % 3 === 0 ? `Third ${i}` : `Other ${i}` });
     expected = sandbox.store.parties.all().map((p) => p.id);
   });
   afterAll(() => sandbox.close());
@@ -61,18 +62,31 @@ describe('sandbox paging: a page costs a page', () => {
   let sandbox: TestSandbox;
   beforeAll(async () => {
     sandbox = await startTestSandbox();
-    for (let i = 0; i < PARTIES; i += 1) addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: i === PARTIES - 7 ? 'Rare Find Ltd' : `Company ${i}` });
+    for (let i = 0; i < PARTIES; i += 1)
+      addParty(sandbox.store, {
+        type: 'organisation',
+        firstName: null,
+        lastName: null,
+        name: i === PARTIES - 7 ? 'Rare Find Ltd' : `Company ${i}`,
+      });
     const late = sandbox.store.parties.all().at(-3);
     if (late) late.updatedAt = '2030-01-01T00:00:00Z';
   });
   afterAll(() => sandbox.close());
 
   /** Records the request made the sandbox look at. */
-  async function cost(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ visited: number; ids: number[] }> {
+  async function cost(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ visited: number; ids: number[] }> {
     const before = recordsVisited(sandbox.store);
     const answer = await sandbox.v2(method, path, body);
     expect(answer.status).toBe(200);
-    return { visited: recordsVisited(sandbox.store) - before, ids: (answer.body.parties ?? []).map((p: { id: number }) => p.id) };
+    return {
+      visited: recordsVisited(sandbox.store) - before,
+      ids: (answer.body.parties ?? []).map((p: { id: number }) => p.id),
+    };
   }
 
   it('reads the first pages of a list by walking only as far as the page', async () => {
@@ -82,15 +96,30 @@ describe('sandbox paging: a page costs a page', () => {
 
   it.each([
     ['a deep page of a list', 'GET', '/parties?perPage=100&page=150', undefined, '/parties?perPage=100&page=151'],
-    ['a recent since', 'GET', '/parties?since=2029-06-01T00:00:00Z&perPage=100', undefined, '/parties?since=2029-06-01T00:00:00Z&perPage=100&page=2'],
-    ['a narrow filter', 'POST', '/parties/filters/results?perPage=100', { filter: { conditions: [{ field: 'name', operator: 'is', value: 'Rare Find Ltd' }] } }, '/parties/filters/results?perPage=100&page=2'],
-  ] as const)('scans the store at most once for %s, and not again for its next page', async (_what, method, first, body, next) => {
-    const one = await cost(method, first, body);
-    expect(one.visited).toBeGreaterThan(0);
-    expect(one.visited).toBeLessThanOrEqual(PARTIES + 5000 + 100);
-    expect((await cost(method, next, body)).visited).toBe(0);
-    expect((await cost(method, first, body)).ids).toEqual(one.ids);
-  });
+    [
+      'a recent since',
+      'GET',
+      '/parties?since=2029-06-01T00:00:00Z&perPage=100',
+      undefined,
+      '/parties?since=2029-06-01T00:00:00Z&perPage=100&page=2',
+    ],
+    [
+      'a narrow filter',
+      'POST',
+      '/parties/filters/results?perPage=100',
+      { filter: { conditions: [{ field: 'name', operator: 'is', value: 'Rare Find Ltd' }] } },
+      '/parties/filters/results?perPage=100&page=2',
+    ],
+  ] as const)(
+    'scans the store at most once for %s, and not again for its next page',
+    async (_what, method, first, body, next) => {
+      const one = await cost(method, first, body);
+      expect(one.visited).toBeGreaterThan(0);
+      expect(one.visited).toBeLessThanOrEqual(PARTIES + 5000 + 100);
+      expect((await cost(method, next, body)).visited).toBe(0);
+      expect((await cost(method, first, body)).ids).toEqual(one.ids);
+    },
+  );
 
   it('looks only at the candidates the party index gives for a rare search, on every page', async () => {
     const one = await cost('GET', '/parties/search?q=rare+find&perPage=100');

@@ -75,10 +75,21 @@ describe('4.3 POST /parties', () => {
     });
     expect(party.name).toBeUndefined();
     expect(typeof party.pictureURL).toBe('string');
-    expect(party.addresses[0]).toMatchObject({ type: 'Office', street: '1 Main St', city: 'London', zip: 'N1 9GU', country: 'United Kingdom', state: null });
+    expect(party.addresses[0]).toMatchObject({
+      type: 'Office',
+      street: '1 Main St',
+      city: 'London',
+      zip: 'N1 9GU',
+      country: 'United Kingdom',
+      state: null,
+    });
     expect(party.phoneNumbers[0]).toMatchObject({ type: 'Work', number: '+44 20 7946 0001' });
     expect(party.emailAddresses[0]).toMatchObject({ type: 'Work', address: 'ada@example.org' });
-    expect(party.websites.map((w: any) => w.url)).toEqual(['http://example.org/ada', 'https://twitter.com/ada', 'https://github.com/ada']);
+    expect(party.websites.map((w: any) => w.url)).toEqual([
+      'http://example.org/ada',
+      'https://twitter.com/ada',
+      'https://github.com/ada',
+    ]);
     for (const item of [...party.addresses, ...party.phoneNumbers, ...party.emailAddresses, ...party.websites]) {
       expect(Number.isInteger(item.id)).toBe(true);
     }
@@ -89,7 +100,11 @@ describe('4.3 POST /parties', () => {
     expect(org).toMatchObject({ type: 'organisation', name: 'Analytical Engines Ltd' });
     expect(org.firstName).toBeUndefined();
 
-    const linked = await createParty({ type: 'person', lastName: 'Babbage', organisation: { name: 'analytical engines ltd' } });
+    const linked = await createParty({
+      type: 'person',
+      lastName: 'Babbage',
+      organisation: { name: 'analytical engines ltd' },
+    });
     expect(linked.organisation).toMatchObject({ id: org.id, name: 'Analytical Engines Ltd' });
 
     const before = sandbox.store.parties.size;
@@ -114,14 +129,23 @@ describe('4.3 POST /parties', () => {
     const nobody = await createParty({ type: 'person', lastName: 'Nobody', owner: null });
     expect(nobody.owner).toBeNull();
 
-    const teamOnly = await createParty({ type: 'organisation', name: 'Team owned', owner: null, team: { id: teamId('Sales') } });
+    const teamOnly = await createParty({
+      type: 'organisation',
+      name: 'Team owned',
+      owner: null,
+      team: { id: teamId('Sales') },
+    });
     expect(teamOnly.owner).toBeNull();
     expect(teamOnly.team.name).toBe('Sales');
   });
 
   it('adds tags by id and by name, creating unknown names once', async () => {
     const prospect = sandbox.store.tags.all().find((t) => t.name === 'Prospect');
-    const party = await createParty({ type: 'organisation', name: 'Tagged', tags: [{ id: prospect?.id }, { name: 'Brand-new tag' }, { name: 'BRAND-NEW TAG' }] });
+    const party = await createParty({
+      type: 'organisation',
+      name: 'Tagged',
+      tags: [{ id: prospect?.id }, { name: 'Brand-new tag' }, { name: 'BRAND-NEW TAG' }],
+    });
     expect(party.tags.map((t: any) => t.name)).toEqual(['Prospect', 'Brand-new tag']);
     const tags = await sandbox.v2('GET', '/parties/tags?perPage=100');
     expect(tags.body.tags.filter((t: any) => t.name === 'Brand-new tag')).toHaveLength(1);
@@ -162,7 +186,18 @@ describe('4.3 POST /parties', () => {
     expect(answer.status).toBe(422);
     expect(answer.body.message).toMatch(/^validation failed/);
     const fields = answer.body.errors.map((e: any) => e.field);
-    expect(fields).toEqual(expect.arrayContaining(['firstName', 'surname', 'emailAddresses[0].address', 'phoneNumbers[0].number', 'websites[0].service', 'tags[0].id', 'fields[0].definition.tag', 'owner']));
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        'firstName',
+        'surname',
+        'emailAddresses[0].address',
+        'phoneNumbers[0].number',
+        'websites[0].service',
+        'tags[0].id',
+        'fields[0].definition.tag',
+        'owner',
+      ]),
+    );
     expect(answer.body.errors.every((e: any) => e.resource === 'party')).toBe(true);
   });
 
@@ -175,8 +210,18 @@ describe('4.3 POST /parties', () => {
     [{ type: 'person', lastName: 'X', organisation: { id: 1 } }, 'organisation'],
     [{ type: 'person', lastName: 'X', addresses: 'London' }, 'addresses'],
     [{ type: 'person', lastName: 'X', fields: [{ definition: { id: 999999 }, value: 'x' }] }, 'fields[0].definition'],
-    [{ type: 'person', lastName: 'X', fields: [{ definition: { name: 'Account number', tag: null }, value: 'bad' }] }, 'fields[0].value'],
-    [{ type: 'organisation', name: 'X', fields: [{ definition: { name: 'Preferred language', tag: null }, value: 'en' }] }, 'fields[0].definition'],
+    [
+      { type: 'person', lastName: 'X', fields: [{ definition: { name: 'Account number', tag: null }, value: 'bad' }] },
+      'fields[0].value',
+    ],
+    [
+      {
+        type: 'organisation',
+        name: 'X',
+        fields: [{ definition: { name: 'Preferred language', tag: null }, value: 'en' }],
+      },
+      'fields[0].definition',
+    ],
     [{ type: 'person', lastName: 'X', tags: [{ id: 1, _delete: true }] }, 'tags[0].id'],
   ])('rejects %j with a 422 naming %s', async (party, field) => {
     const before = sandbox.store.parties.size;
@@ -201,7 +246,10 @@ describe('4.3 POST /parties', () => {
     const unwrapped = await sandbox.v2('POST', '/parties', { type: 'person', lastName: 'X' });
     expect(unwrapped.status).toBe(400);
     expect(unwrapped.body.message).toMatch(/"party"/);
-    const malformed = await sandbox.call('POST', '/api/v2/parties', { rawBody: '{"party":', headers: { 'content-type': 'application/json' } });
+    const malformed = await sandbox.call('POST', '/api/v2/parties', {
+      rawBody: '{"party":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
   });
 });
@@ -235,13 +283,31 @@ describe('4.3 GET /parties, single and multi-id reads', () => {
   });
 
   it('embeds tags, fields, organisation and missingImportantFields on request', async () => {
-    const org = await createParty({ type: 'organisation', name: 'Embed Org', tags: [{ name: 'Embed tag' }], fields: [{ definition: definitionId('Account number'), value: 'AB-1234' }] });
+    const org = await createParty({
+      type: 'organisation',
+      name: 'Embed Org',
+      tags: [{ name: 'Embed tag' }],
+      fields: [{ definition: definitionId('Account number'), value: 'AB-1234' }],
+    });
     const person = await createParty({ type: 'person', lastName: 'Embedded', organisation: { id: org.id } });
     const plain = await sandbox.v2('GET', `/parties/${person.id}`);
-    expect(plain.body.party.organisation).toEqual({ id: org.id, type: 'organisation', name: 'Embed Org', pictureURL: org.pictureURL });
+    expect(plain.body.party.organisation).toEqual({
+      id: org.id,
+      type: 'organisation',
+      name: 'Embed Org',
+      pictureURL: org.pictureURL,
+    });
     expect(plain.body.party.fields).toBeUndefined();
-    const embedded = await sandbox.v2('GET', `/parties/${person.id}?embed=organisation,tags,fields,missingImportantFields`);
-    expect(embedded.body.party.organisation).toMatchObject({ id: org.id, type: 'organisation', name: 'Embed Org', addresses: [] });
+    const embedded = await sandbox.v2(
+      'GET',
+      `/parties/${person.id}?embed=organisation,tags,fields,missingImportantFields`,
+    );
+    expect(embedded.body.party.organisation).toMatchObject({
+      id: org.id,
+      type: 'organisation',
+      name: 'Embed Org',
+      addresses: [],
+    });
     expect(embedded.body.party.organisation.tags.map((t: any) => t.name)).toEqual(['Embed tag']);
     expect(embedded.body.party.tags).toEqual([]);
     // The important Account number field has no value on the person, but has one on the organisation.
@@ -274,7 +340,13 @@ describe('4.3 PUT /parties/{id}', () => {
     tick(60);
     const answer = await sandbox.v2('PUT', `/parties/${party.id}`, { party: { jobTitle: 'Rear Admiral' } });
     expect(answer.status).toBe(200);
-    expect(answer.body.party).toMatchObject({ firstName: 'Grace', lastName: 'Hopper', jobTitle: 'Rear Admiral', tags: [], fields: [] });
+    expect(answer.body.party).toMatchObject({
+      firstName: 'Grace',
+      lastName: 'Hopper',
+      jobTitle: 'Rear Admiral',
+      tags: [],
+      fields: [],
+    });
     expect(answer.body.party.updatedAt).not.toBe(party.updatedAt);
     expect(answer.body.party.createdAt).toBe(party.createdAt);
   });
@@ -308,7 +380,9 @@ describe('4.3 PUT /parties/{id}', () => {
     expect(updated.emailAddresses[0]).toEqual({ id: party.emailAddresses[0].id, type: 'Home', address: 'a@b.co' });
     expect(updated.websites[0].url).toBe('https://www.facebook.com/nested');
 
-    const unknown = await sandbox.v2('PUT', `/parties/${party.id}`, { party: { addresses: [{ id: 999999, city: 'X' }] } });
+    const unknown = await sandbox.v2('PUT', `/parties/${party.id}`, {
+      party: { addresses: [{ id: 999999, city: 'X' }] },
+    });
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors[0].field).toBe('addresses[0].id');
   });
@@ -353,7 +427,9 @@ describe('4.3 PUT /parties/{id}', () => {
       ['Customer since', '2001-01-01'],
     ]);
     expect(answer.body.party.fields[0].id).toBe(industry.id);
-    const bad = await sandbox.v2('PUT', `/parties/${party.id}`, { party: { fields: [{ id: industry.id, value: 'Mining' }] } });
+    const bad = await sandbox.v2('PUT', `/parties/${party.id}`, {
+      party: { fields: [{ id: industry.id, value: 'Mining' }] },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].message).toMatch(/Agriculture/);
   });
@@ -363,7 +439,9 @@ describe('4.3 PUT /parties/{id}', () => {
     const toKim = await sandbox.v2('PUT', `/parties/${party.id}`, { party: { owner: { id: userId('kim') } } });
     expect(toKim.body.party.owner.username).toBe('kim');
     expect(toKim.body.party.team.name).toBe('Support');
-    const keepTeam = await sandbox.v2('PUT', `/parties/${party.id}`, { party: { owner: { username: 'sam' }, team: null } });
+    const keepTeam = await sandbox.v2('PUT', `/parties/${party.id}`, {
+      party: { owner: { username: 'sam' }, team: null },
+    });
     expect(keepTeam.body.party.owner.username).toBe('sam');
     expect(keepTeam.body.party.team).toBeNull();
   });
@@ -433,7 +511,9 @@ describe('4.3 DELETE /parties/{id}', () => {
     const party = await createParty({ type: 'person', lastName: 'Leaving' });
     const kase = await sandbox.v2('POST', '/kases', { kase: { name: 'Goes too', party: { id: party.id } } });
     const milestone = sandbox.store.milestones.all()[0];
-    const opportunity = await sandbox.v2('POST', '/opportunities', { opportunity: { name: 'Goes too', party: { id: party.id }, milestone: { id: milestone?.id } } });
+    const opportunity = await sandbox.v2('POST', '/opportunities', {
+      opportunity: { name: 'Goes too', party: { id: party.id }, milestone: { id: milestone?.id } },
+    });
     expect([kase.status, opportunity.status]).toEqual([201, 201]);
     tick(60);
     const since = clock.toISOString();
@@ -511,7 +591,9 @@ describe('4.3 deletes without scheduling', () => {
     const direct = await startTestSandbox({ scheduledDeletes: false });
     try {
       const org = await direct.v2('POST', '/parties', { party: { type: 'organisation', name: 'Quick' } });
-      await direct.v2('POST', '/parties', { party: { type: 'person', lastName: 'P', organisation: { id: org.body.party.id } } });
+      await direct.v2('POST', '/parties', {
+        party: { type: 'person', lastName: 'P', organisation: { id: org.body.party.id } },
+      });
       const answer = await direct.v2('DELETE', `/parties/${org.body.party.id}`);
       expect(answer.status).toBe(204);
       expect(direct.store.parties.has(org.body.party.id)).toBe(false);

@@ -45,7 +45,15 @@ describe('4.10 pipelines: reads', () => {
   it('lists the seeded pipeline with id, name and description', async () => {
     const answer = await sandbox.v2('GET', '/pipelines');
     expect(answer.status).toBe(200);
-    expect(answer.body.pipelines).toEqual([{ id: salesPipelineId(sandbox), name: 'Sales', description: 'New business', createdAt: expect.stringMatching(/Z$/), updatedAt: expect.stringMatching(/Z$/) }]);
+    expect(answer.body.pipelines).toEqual([
+      {
+        id: salesPipelineId(sandbox),
+        name: 'Sales',
+        description: 'New business',
+        createdAt: expect.stringMatching(/Z$/),
+        updatedAt: expect.stringMatching(/Z$/),
+      },
+    ]);
   });
 
   it('pages the list with a Link header', async () => {
@@ -156,9 +164,20 @@ describe('4.10 pipelines: writes', () => {
     const id = made.body.pipeline.id;
     const renamed = await sandbox.v2('PUT', `/pipelines/${id}`, { pipeline: { name: 'Temporary' } });
     expect(renamed.status).toBe(200);
-    expect(renamed.body.pipeline).toEqual({ id, name: 'Temporary', description: 'd', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(renamed.body.pipeline).toEqual({
+      id,
+      name: 'Temporary',
+      description: 'd',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     const cleared = await sandbox.v2('PUT', `/pipelines/${id}`, { pipeline: { description: null } });
-    expect(cleared.body.pipeline).toEqual({ id, name: 'Temporary', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(cleared.body.pipeline).toEqual({
+      id,
+      name: 'Temporary',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     const empty = await sandbox.v2('PUT', `/pipelines/${id}`, { pipeline: { name: '' } });
     expect(empty.status).toBe(422);
     expect((await sandbox.v2('PUT', '/pipelines/999999', { pipeline: { name: 'x' } })).status).toBe(404);
@@ -183,7 +202,12 @@ describe('4.10 pipelines: writes', () => {
 
     const restored = await sandbox.v2('POST', `/pipelines/${id}/restore`);
     expect(restored.status).toBe(200);
-    expect(restored.body.pipeline).toEqual({ id, name: 'Old', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(restored.body.pipeline).toEqual({
+      id,
+      name: 'Old',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     expect(sandbox.store.pipelines.get(id)?.archived).toBe(false);
     const twice = await sandbox.v2('POST', `/pipelines/${id}/restore`);
     expect(twice.status).toBe(422);
@@ -203,7 +227,8 @@ describe('4.10 / 5.5 pipelines: Administrator role', () => {
   });
   afterAll(() => sandbox.close());
 
-  const asSam = (method: string, path: string, body?: unknown) => sandbox.call(method, `/api/v2${path}`, { token: SAM_TOKEN, ...(body === undefined ? {} : { body }) });
+  const asSam = (method: string, path: string, body?: unknown) =>
+    sandbox.call(method, `/api/v2${path}`, { token: SAM_TOKEN, ...(body === undefined ? {} : { body }) });
 
   it('lets a plain User read pipelines', async () => {
     const answer = await asSam('GET', '/pipelines');
@@ -282,7 +307,14 @@ describe('4.6 milestones', () => {
   it('lists the oldest active pipeline on /milestones, each with its pipeline as the service answers', async () => {
     const answer = await sandbox.v2('GET', '/milestones');
     expect(answer.status).toBe(200);
-    expect(answer.body.milestones.map((m: { name: string }) => m.name)).toEqual(['New', 'Qualified', 'Proposal', 'Negotiation', 'Won', 'Lost']);
+    expect(answer.body.milestones.map((m: { name: string }) => m.name)).toEqual([
+      'New',
+      'Qualified',
+      'Proposal',
+      'Negotiation',
+      'Won',
+      'Lost',
+    ]);
     expect(answer.body.milestones[0]).toEqual({
       id: expect.any(Number),
       name: 'New',
@@ -321,7 +353,9 @@ describe('4.6 milestones', () => {
   });
 
   it('creates a milestone in the oldest active pipeline by default, before the complete ones', async () => {
-    const answer = await sandbox.v2('POST', '/milestones', { milestone: { name: 'Demo', description: 'Product demo', probability: 60, daysUntilStale: 7 } });
+    const answer = await sandbox.v2('POST', '/milestones', {
+      milestone: { name: 'Demo', description: 'Product demo', probability: 60, daysUntilStale: 7 },
+    });
     expect(answer.status).toBe(201);
     expect(answer.headers.location).toBe(`${sandbox.url}/api/v2/milestones/${answer.body.milestone.id}`);
     expect(answer.body.milestone).toMatchObject({
@@ -333,16 +367,28 @@ describe('4.6 milestones', () => {
       pipeline: { id: salesPipelineId(sandbox), name: 'Sales' },
     });
     const list = await sandbox.v2('GET', '/milestones');
-    expect(list.body.milestones.map((m: { name: string }) => m.name)).toEqual(['New', 'Qualified', 'Proposal', 'Negotiation', 'Demo', 'Won', 'Lost']);
+    expect(list.body.milestones.map((m: { name: string }) => m.name)).toEqual([
+      'New',
+      'Qualified',
+      'Proposal',
+      'Negotiation',
+      'Demo',
+      'Won',
+      'Lost',
+    ]);
   });
 
   it('creates a milestone in the pipeline given as {id}', async () => {
     const pipeline = await sandbox.v2('POST', '/pipelines', { pipeline: { name: 'Support deals' } });
     const pipelineId = pipeline.body.pipeline.id;
-    const answer = await sandbox.v2('POST', '/milestones', { milestone: { name: 'Open', probability: 20, pipeline: { id: pipelineId } } });
+    const answer = await sandbox.v2('POST', '/milestones', {
+      milestone: { name: 'Open', probability: 20, pipeline: { id: pipelineId } },
+    });
     expect(answer.status).toBe(201);
     expect(answer.body.milestone.pipeline).toEqual({ id: pipelineId, name: 'Support deals' });
-    const done = await sandbox.v2('POST', '/milestones', { milestone: { name: 'Done', probability: 100, complete: true, daysUntilStale: 9, pipeline: { id: pipelineId } } });
+    const done = await sandbox.v2('POST', '/milestones', {
+      milestone: { name: 'Done', probability: 100, complete: true, daysUntilStale: 9, pipeline: { id: pipelineId } },
+    });
     expect(done.body.milestone.complete).toBe(true);
     expect('daysUntilStale' in done.body.milestone).toBe(false);
   });
@@ -369,17 +415,29 @@ describe('4.6 milestones', () => {
   it('refuses a milestone in an archived pipeline', async () => {
     const made = await sandbox.v2('POST', '/pipelines', { pipeline: { name: 'Shelved' } });
     await sandbox.v2('DELETE', `/pipelines/${made.body.pipeline.id}`);
-    const answer = await sandbox.v2('POST', '/milestones', { milestone: { name: 'X', pipeline: { id: made.body.pipeline.id } } });
+    const answer = await sandbox.v2('POST', '/milestones', {
+      milestone: { name: 'X', pipeline: { id: made.body.pipeline.id } },
+    });
     expect(answer.status).toBe(422);
     expect(answer.body.errors[0].message).toMatch(/archived/);
   });
 
   it('updates name, description and probability, leaving the rest', async () => {
-    const made = await sandbox.v2('POST', '/milestones', { milestone: { name: 'Trial', probability: 30, daysUntilStale: 5 } });
+    const made = await sandbox.v2('POST', '/milestones', {
+      milestone: { name: 'Trial', probability: 30, daysUntilStale: 5 },
+    });
     const id = made.body.milestone.id;
-    const answer = await sandbox.v2('PUT', `/milestones/${id}`, { milestone: { name: 'Free trial', probability: 35, description: 'Two weeks' } });
+    const answer = await sandbox.v2('PUT', `/milestones/${id}`, {
+      milestone: { name: 'Free trial', probability: 35, description: 'Two weeks' },
+    });
     expect(answer.status).toBe(200);
-    expect(answer.body.milestone).toMatchObject({ id, name: 'Free trial', probability: 35, description: 'Two weeks', daysUntilStale: 5 });
+    expect(answer.body.milestone).toMatchObject({
+      id,
+      name: 'Free trial',
+      probability: 35,
+      description: 'Two weeks',
+      daysUntilStale: 5,
+    });
     expect(sandbox.store.milestones.get(id)?.name).toBe('Free trial');
   });
 

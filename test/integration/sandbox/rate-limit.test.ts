@@ -53,7 +53,11 @@ describe('rate limiting (beyond the spec): a fixed window per user', () => {
     clock = new Date('2026-03-01T10:01:00Z');
     const fresh = await sandbox.v2('GET', '/jobs/none');
     expect(fresh.status).toBe(404);
-    expect(limits(fresh)).toMatchObject({ limit: '180', remaining: '2', reset: String(Date.parse('2026-03-01T10:02:00Z') / 1000) });
+    expect(limits(fresh)).toMatchObject({
+      limit: '180',
+      remaining: '2',
+      reset: String(Date.parse('2026-03-01T10:02:00Z') / 1000),
+    });
   });
 
   it('keeps a separate window for each user', async () => {

@@ -26,7 +26,9 @@ describe('4.11 countries and currencies', () => {
   });
 
   it('sorts countries by name', async () => {
-    const names = (await sandbox.v2('GET', '/countries')).body.countries.map((c: { name: string }) => c.name) as string[];
+    const names = (await sandbox.v2('GET', '/countries')).body.countries.map(
+      (c: { name: string }) => c.name,
+    ) as string[];
     expect(names).toEqual([...names].sort((a, b) => a.localeCompare(b, 'en')));
     expect(names[0]).toBe('Afghanistan');
   });
@@ -47,7 +49,9 @@ describe('4.11 countries and currencies', () => {
   });
 
   it('leaves out the placeholder codes for metals, testing and no currency', async () => {
-    const codes = new Set((await sandbox.v2('GET', '/currencies')).body.currencies.map((c: { code: string }) => c.code));
+    const codes = new Set(
+      (await sandbox.v2('GET', '/currencies')).body.currencies.map((c: { code: string }) => c.code),
+    );
     for (const code of ['XAU', 'XAG', 'XTS', 'XXX']) expect(codes.has(code), code).toBe(false);
     // Shared regional currencies are real currencies and stay.
     expect(codes.has('XAF')).toBe(true);
@@ -102,7 +106,13 @@ describe('4.13 users and teams', () => {
     const kim = sandbox.store.users.all().find((u) => u.username === 'kim');
     const answer = await sandbox.v2('GET', `/users/${kim?.id}`);
     expect(answer.status).toBe(200);
-    expect(answer.body.user).toMatchObject({ id: kim?.id, username: 'kim', name: 'Kim Keeper', role: 'User', team: { name: 'Support' } });
+    expect(answer.body.user).toMatchObject({
+      id: kim?.id,
+      username: 'kim',
+      name: 'Kim Keeper',
+      role: 'User',
+      team: { name: 'Support' },
+    });
     expect((await sandbox.v2('GET', '/users/999999')).status).toBe(404);
     expect((await sandbox.v2('GET', '/users/kim')).status).toBe(404);
   });

@@ -81,7 +81,9 @@ describe('sandbox storage: a failed save', () => {
     await rm(`${file}.blobs`, { recursive: true });
     const failed = await upload(sandbox, Buffer.from('lost'));
     expect(failed.status).toBe(503);
-    expect(failed.body.message).toMatch(/cannot save its state \(.*ENOENT.*\), so it refuses writes until it is restarted/);
+    expect(failed.body.message).toMatch(
+      /cannot save its state \(.*ENOENT.*\), so it refuses writes until it is restarted/,
+    );
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatch(/cannot save the state to .*failing\.json/);
     const later = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Refused Ltd' } });
@@ -107,12 +109,28 @@ describe('sandbox storage: damaged state', () => {
   it.each([
     ['a table that is a string', (s: any) => (s.tables.parties = 'x'), /tables\.parties is a string, not a list/],
     ['a table that is null', (s: any) => (s.tables.users = null), /tables\.users is null, not a list/],
-    ['a record without an id', (s: any) => (s.tables.users[0] = { name: 'x' }), /tables\.users\[0\]\.id is a undefined/],
+    [
+      'a record without an id',
+      (s: any) => (s.tables.users[0] = { name: 'x' }),
+      /tables\.users\[0\]\.id is a undefined/,
+    ],
     ['tables that are a list', (s: any) => (s.tables = []), /tables is a list, not an object/],
     ['blobs that are not ids', (s: any) => (s.blobs = ['../../etc/passwd']), /blobs\[0\] is not a blob id/],
-    ['a deleted list that is a number', (s: any) => (s.deleted.parties = 3), /deleted\.parties is a number, not a list/],
-    ['a record id given twice', (s: any) => s.tables.users.push({ ...s.tables.users[0] }), /tables\.users\[\d+\]\.id repeats the id \d+ of tables\.users\[0\]/],
-    ['a record past the id sequence', (s: any) => (s.seq = 5), /tables\.\w+\[\d+\]\.id is \d+, past the id sequence \(seq 5\)/],
+    [
+      'a deleted list that is a number',
+      (s: any) => (s.deleted.parties = 3),
+      /deleted\.parties is a number, not a list/,
+    ],
+    [
+      'a record id given twice',
+      (s: any) => s.tables.users.push({ ...s.tables.users[0] }),
+      /tables\.users\[\d+\]\.id repeats the id \d+ of tables\.users\[0\]/,
+    ],
+    [
+      'a record past the id sequence',
+      (s: any) => (s.seq = 5),
+      /tables\.\w+\[\d+\]\.id is \d+, past the id sequence \(seq 5\)/,
+    ],
   ])('refuses %s with SANDBOX_STATE saying where', async (_what, damage, message) => {
     const file = join(dir, `damaged-${Math.random().toString(36).slice(2)}.json`);
     const sandbox = await startTestSandbox({ dataFile: file });
@@ -120,21 +138,31 @@ describe('sandbox storage: damaged state', () => {
     const state = JSON.parse(await readFile(file, 'utf8'));
     damage(state);
     await writeFile(file, JSON.stringify(state));
-    await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({ code: 'SANDBOX_STATE', message: expect.stringMatching(message) });
+    await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({
+      code: 'SANDBOX_STATE',
+      message: expect.stringMatching(message),
+    });
   });
 
   it('gives a state saved before boards, stages and lost reasons were stored the seeded ones, and keeps its projects on their stage', async () => {
     const file = join(dir, 'before-boards.json');
     const sandbox = await startTestSandbox({ dataFile: file });
     const party = (await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Old' } })).body.party;
-    const kase = (await sandbox.v2('POST', '/kases', { kase: { name: 'Old project', party: { id: party.id }, stage: 103 } })).body.kase;
+    const kase = (
+      await sandbox.v2('POST', '/kases', { kase: { name: 'Old project', party: { id: party.id }, stage: 103 } })
+    ).body.kase;
     await sandbox.close();
     const state = JSON.parse(await readFile(file, 'utf8'));
     for (const table of ['boards', 'stages', 'lostReasons']) delete state.tables[table];
     await writeFile(file, JSON.stringify(state));
     const again = await startTestSandbox({ dataFile: file });
     try {
-      expect((await again.v2('GET', '/stages')).body.stages.map((s: any) => s.name)).toEqual(['Planned', 'In progress', 'Review', 'Done']);
+      expect((await again.v2('GET', '/stages')).body.stages.map((s: any) => s.name)).toEqual([
+        'Planned',
+        'In progress',
+        'Review',
+        'Done',
+      ]);
       expect((await again.v2('GET', '/lostreasons')).body.lostReasons).toHaveLength(5);
       expect((await again.v2('GET', `/kases/${kase.id}`)).body.kase.stage).toEqual({ id: 103, name: 'Review' });
     } finally {
@@ -148,7 +176,10 @@ describe('sandbox storage: damaged state', () => {
     await sandbox.close();
     const state = JSON.parse(await readFile(file, 'utf8'));
     await writeFile(file, JSON.stringify({ ...state, format: 'crm-ferry-sandbox/1', blobs: { a: '%%%' } }));
-    await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({ code: 'SANDBOX_STATE', message: expect.stringMatching(/blobs\.a is not base64/) });
+    await expect(startTestSandbox({ dataFile: file })).rejects.toMatchObject({
+      code: 'SANDBOX_STATE',
+      message: expect.stringMatching(/blobs\.a is not base64/),
+    });
   });
 
   it('drops a torn last log record and keeps the ones before it', async () => {
@@ -199,7 +230,10 @@ describe('sandbox storage: data paths', () => {
       /plain is not a folder/,
     ],
   ])('refuses a data file %s up front', async (_what, path, message) => {
-    await expect(startTestSandbox({ dataFile: await path() })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(message) });
+    await expect(startTestSandbox({ dataFile: await path() })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(message),
+    });
   });
 });
 
@@ -215,7 +249,11 @@ describe('sandbox storage: close()', () => {
     const stuck = request(`${sandbox.url}/api/v2/parties`, {
       method: 'POST',
       dispatcher: agent,
-      headers: { authorization: `Bearer ${sandbox.token}`, 'content-type': 'application/json', 'content-length': '1000' },
+      headers: {
+        authorization: `Bearer ${sandbox.token}`,
+        'content-type': 'application/json',
+        'content-length': '1000',
+      },
       body: Readable.from(
         (async function* () {
           yield '{"party":';

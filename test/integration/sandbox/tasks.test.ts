@@ -53,7 +53,13 @@ describe('spec 4.5 tasks: create and read', () => {
       detail: null,
       category: null,
       status: 'OPEN',
-      owner: { id: expect.any(Number), username: 'admin', name: 'Alex Admin', pictureURL: expect.stringMatching(/^https:\/\//), deleted: false },
+      owner: {
+        id: expect.any(Number),
+        username: 'admin',
+        name: 'Alex Admin',
+        pictureURL: expect.stringMatching(/^https:\/\//),
+        deleted: false,
+      },
       dueOn: '2025-03-05',
       createdAt: '2025-03-01T10:00:00Z',
       updatedAt: '2025-03-01T10:00:00Z',
@@ -92,9 +98,19 @@ describe('spec 4.5 tasks: create and read', () => {
     expect(answer.body.task).not.toHaveProperty('kase');
 
     const byIds = await sandbox.v2('POST', '/tasks', {
-      task: { description: 'Kickoff', dueOn: '2025-03-02', kase: { id: kase.id }, owner: { id: answer.body.task.owner.id }, category: { id: answer.body.task.category.id } },
+      task: {
+        description: 'Kickoff',
+        dueOn: '2025-03-02',
+        kase: { id: kase.id },
+        owner: { id: answer.body.task.owner.id },
+        category: { id: answer.body.task.category.id },
+      },
     });
-    expect(byIds.body.task).toMatchObject({ kase: { id: kase.id, name: 'Migration' }, owner: { username: 'sam' }, category: { name: 'Follow-up' } });
+    expect(byIds.body.task).toMatchObject({
+      kase: { id: kase.id, name: 'Migration' },
+      owner: { username: 'sam' },
+      category: { name: 'Follow-up' },
+    });
   });
 
   it('refuses invalid task bodies with 422 naming each field', async () => {
@@ -162,7 +178,11 @@ describe('spec 4.5 tasks: lists and status', () => {
   it('lists open tasks only by default, soonest due first', async () => {
     const answer = await sandbox.v2('GET', '/tasks');
     expect(answer.status).toBe(200);
-    expect(answer.body.tasks.map((t: { description: string }) => t.description)).toEqual(['open earlier, untimed', 'open earlier, timed', 'open later']);
+    expect(answer.body.tasks.map((t: { description: string }) => t.description)).toEqual([
+      'open earlier, untimed',
+      'open earlier, timed',
+      'open later',
+    ]);
     expect(ids(answer.body)).toContain(early.id);
   });
 
@@ -206,7 +226,13 @@ describe('spec 4.5 tasks: update and delete', () => {
 
   it('changes only the properties in the body', async () => {
     const made = await sandbox.v2('POST', '/tasks', {
-      task: { description: 'Draft', detail: 'keep me', dueOn: '2025-03-05', dueTime: '10:00:00', party: { id: party.id } },
+      task: {
+        description: 'Draft',
+        detail: 'keep me',
+        dueOn: '2025-03-05',
+        dueTime: '10:00:00',
+        party: { id: party.id },
+      },
     });
     now += 60_000;
     const answer = await sandbox.v2('PUT', `/tasks/${made.body.task.id}`, { task: { description: 'Final' } });
@@ -220,14 +246,18 @@ describe('spec 4.5 tasks: update and delete', () => {
       createdAt: '2025-03-01T10:00:00Z',
       updatedAt: '2025-03-01T10:01:00Z',
     });
-    const cleared = await sandbox.v2('PUT', `/tasks/${made.body.task.id}`, { task: { dueTime: null, detail: null, owner: { username: 'kim' } } });
+    const cleared = await sandbox.v2('PUT', `/tasks/${made.body.task.id}`, {
+      task: { dueTime: null, detail: null, owner: { username: 'kim' } },
+    });
     expect(cleared.body.task).not.toHaveProperty('dueTime');
     expect(cleared.body.task).toMatchObject({ detail: null, owner: { username: 'kim' } });
   });
 
   it('moves a task to another record: naming a link replaces the old one', async () => {
     const kase = addKase(sandbox, party.id, 'Elsewhere');
-    const made = await sandbox.v2('POST', '/tasks', { task: { description: 'Move me', dueOn: '2025-03-05', party: { id: party.id } } });
+    const made = await sandbox.v2('POST', '/tasks', {
+      task: { description: 'Move me', dueOn: '2025-03-05', party: { id: party.id } },
+    });
     const moved = await sandbox.v2('PUT', `/tasks/${made.body.task.id}`, { task: { kase: { id: kase.id } } });
     expect(moved.body.task.kase).toEqual({ id: kase.id, name: 'Elsewhere' });
     expect(moved.body.task).not.toHaveProperty('party');
@@ -236,7 +266,9 @@ describe('spec 4.5 tasks: update and delete', () => {
   });
 
   it('completes and reopens a task; completing files a task entry on its record', async () => {
-    const made = await sandbox.v2('POST', '/tasks', { task: { description: 'Send contract', dueOn: '2025-03-05', party: { id: party.id } } });
+    const made = await sandbox.v2('POST', '/tasks', {
+      task: { description: 'Send contract', dueOn: '2025-03-05', party: { id: party.id } },
+    });
     const id = made.body.task.id;
     now += 60_000;
     const completed = await sandbox.v2('PUT', `/tasks/${id}`, { task: { status: 'COMPLETED' } });
@@ -268,7 +300,11 @@ describe('spec 4.5 tasks: update and delete', () => {
       expect(answer.status, JSON.stringify(task)).toBe(422);
       expect(fieldsOf(answer.body), JSON.stringify(task)).toEqual(fields);
     }
-    expect(sandbox.store.tasks.get(made.body.task.id)).toMatchObject({ description: 'Stable', dueOn: '2025-03-05', status: 'OPEN' });
+    expect(sandbox.store.tasks.get(made.body.task.id)).toMatchObject({
+      description: 'Stable',
+      dueOn: '2025-03-05',
+      status: 'OPEN',
+    });
     expect((await sandbox.v2('PUT', '/tasks/999999', { task: { description: 'x' } })).status).toBe(404);
   });
 
@@ -311,7 +347,12 @@ describe('spec 2.6 tasks in tracks', () => {
 
     const read = await sandbox.v2('GET', `/tasks/${first.id}?embed=nextTask`);
     expect(read.body.task.hasTrack).toBe(true);
-    expect(read.body.task.nextTask).toEqual({ id: second.id, description: 'Step 2', dueOn: '2025-03-09', status: 'PENDING' });
+    expect(read.body.task.nextTask).toEqual({
+      id: second.id,
+      description: 'Step 2',
+      dueOn: '2025-03-09',
+      status: 'PENDING',
+    });
     const last = await sandbox.v2('GET', `/tasks/${second.id}?embed=nextTask`);
     expect(last.body.task.nextTask).toBeNull();
     expect((await sandbox.v2('GET', `/tasks/${first.id}`)).body.task).not.toHaveProperty('nextTask');
@@ -334,7 +375,12 @@ describe('task categories (sandbox addition, not in the spec)', () => {
   it('lists the categories with id, name and hex colour', async () => {
     const answer = await sandbox.v2('GET', '/categories');
     expect(answer.status).toBe(200);
-    expect(answer.body.categories.map((c: { name: string }) => c.name)).toEqual(['Call', 'Email', 'Follow-up', 'Meeting']);
+    expect(answer.body.categories.map((c: { name: string }) => c.name)).toEqual([
+      'Call',
+      'Email',
+      'Follow-up',
+      'Meeting',
+    ]);
     for (const category of answer.body.categories) {
       expect(Object.keys(category)).toEqual(['id', 'name', 'colour']);
       expect(category.colour).toMatch(/^#[0-9a-f]{6}$/i);
@@ -351,10 +397,14 @@ describe('4.5 tasks of a track', () => {
     const sandbox = await startTestSandbox({ now: () => new Date('2026-01-02T09:00:00Z') });
     try {
       const party = await sandbox.v2('POST', '/parties', { party: { type: 'organisation', name: 'Track Co' } });
-      const kase = await sandbox.v2('POST', '/kases', { kase: { name: 'Onboard', party: { id: party.body.party.id } } });
+      const kase = await sandbox.v2('POST', '/kases', {
+        kase: { name: 'Onboard', party: { id: party.body.party.id } },
+      });
       expect(kase.status).toBe(201);
       const definition = sandbox.store.trackDefinitions.all().find((d) => d.description === 'Onboarding');
-      const track = await sandbox.v2('POST', '/tracks', { track: { definition: definition?.id, kase: kase.body.kase.id } });
+      const track = await sandbox.v2('POST', '/tracks', {
+        track: { definition: definition?.id, kase: kase.body.kase.id },
+      });
       expect(track.status).toBe(201);
       const tasks = sandbox.store.tasks.all().filter((t) => t.trackId === track.body.track.id);
       expect(tasks.map((t) => t.status)).toEqual(['OPEN', 'PENDING', 'OPEN']);

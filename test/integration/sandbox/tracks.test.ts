@@ -13,7 +13,14 @@ const AT = '2026-03-01T00:00:00Z';
 const STAMPS = { createdAt: AT, updatedAt: AT };
 
 function storeParty(sandbox: TestSandbox, ownerId: number | null): PartyRec {
-  return addParty(sandbox.store, { type: 'organisation', firstName: null, lastName: null, name: 'Acme', ownerId, ...STAMPS });
+  return addParty(sandbox.store, {
+    type: 'organisation',
+    firstName: null,
+    lastName: null,
+    name: 'Acme',
+    ownerId,
+    ...STAMPS,
+  });
 }
 
 function storeKase(sandbox: TestSandbox, partyId: number, ownerId: number | null): KaseRec {
@@ -51,7 +58,13 @@ function categoryId(sandbox: TestSandbox, name: string): number {
 }
 
 describe('4.7 tracks: scheduling of the tasks', () => {
-  const definition = (id: number, daysAfterRule: 'TRACK_START' | 'LAST_TASK', daysAfter: number, dayDelayRule: 'TRACK_DAYS' | 'TRACK_WORKDAYS' | 'TRACK_WEEKS', displayOrder = id) => ({
+  const definition = (
+    id: number,
+    daysAfterRule: 'TRACK_START' | 'LAST_TASK',
+    daysAfter: number,
+    dayDelayRule: 'TRACK_DAYS' | 'TRACK_WORKDAYS' | 'TRACK_WEEKS',
+    displayOrder = id,
+  ) => ({
     id,
     description: `t${id}`,
     daysAfterRule,
@@ -69,9 +82,25 @@ describe('4.7 tracks: scheduling of the tasks', () => {
     ['five workdays from a Friday', [definition(1, 'TRACK_START', 5, 'TRACK_WORKDAYS')], ['2026-01-09']],
     ['weeks', [definition(1, 'TRACK_START', 2, 'TRACK_WEEKS')], ['2026-01-16']],
     ['zero days is the start date', [definition(1, 'TRACK_START', 0, 'TRACK_WORKDAYS')], ['2026-01-02']],
-    ['after the previous task', [definition(1, 'TRACK_START', 10, 'TRACK_DAYS'), definition(2, 'LAST_TASK', 1, 'TRACK_WEEKS'), definition(3, 'TRACK_START', 1, 'TRACK_DAYS')], ['2026-01-12', '2026-01-19', '2026-01-03']],
-    ['a first task after the previous one starts at the track start', [definition(1, 'LAST_TASK', 2, 'TRACK_DAYS')], ['2026-01-04']],
-    ['display order, not list order, decides the previous task', [definition(1, 'LAST_TASK', 1, 'TRACK_DAYS', 2), definition(2, 'TRACK_START', 5, 'TRACK_DAYS', 1)], ['2026-01-07', '2026-01-08']],
+    [
+      'after the previous task',
+      [
+        definition(1, 'TRACK_START', 10, 'TRACK_DAYS'),
+        definition(2, 'LAST_TASK', 1, 'TRACK_WEEKS'),
+        definition(3, 'TRACK_START', 1, 'TRACK_DAYS'),
+      ],
+      ['2026-01-12', '2026-01-19', '2026-01-03'],
+    ],
+    [
+      'a first task after the previous one starts at the track start',
+      [definition(1, 'LAST_TASK', 2, 'TRACK_DAYS')],
+      ['2026-01-04'],
+    ],
+    [
+      'display order, not list order, decides the previous task',
+      [definition(1, 'LAST_TASK', 1, 'TRACK_DAYS', 2), definition(2, 'TRACK_START', 5, 'TRACK_DAYS', 1)],
+      ['2026-01-07', '2026-01-08'],
+    ],
     ['across a month end', [definition(1, 'TRACK_START', 30, 'TRACK_DAYS')], ['2026-02-01']],
   ])('%s', (_name, definitions, expected) => {
     expect(scheduleTasks(definitions, '2026-01-02').map((s) => s.dueOn)).toEqual(expected);
@@ -94,10 +123,20 @@ describe('4.7 tracks', () => {
   it('applies a definition to a project: 201, Location, and no write-only properties echoed', async () => {
     const definition = definitionNamed(sandbox, 'Onboarding');
     const answer = await sandbox.v2('POST', '/tracks', {
-      track: { description: 'Onboard Acme', trackDateOn: '2026-01-02', definition: definition.id, kase: { id: kase.id } },
+      track: {
+        description: 'Onboard Acme',
+        trackDateOn: '2026-01-02',
+        definition: definition.id,
+        kase: { id: kase.id },
+      },
     });
     expect(answer.status).toBe(201);
-    expect(answer.body.track).toEqual({ id: expect.any(Number), description: 'Onboard Acme', direction: 'START_DATE', trackDateOn: '2026-01-02' });
+    expect(answer.body.track).toEqual({
+      id: expect.any(Number),
+      description: 'Onboard Acme',
+      direction: 'START_DATE',
+      trackDateOn: '2026-01-02',
+    });
     expect(answer.headers.location).toBe(`${sandbox.url}/api/v2/tracks/${answer.body.track.id}`);
   });
 
@@ -112,11 +151,20 @@ describe('4.7 tracks', () => {
       ['Check-in', '2026-01-16'],
     ]);
     for (const task of tasks) {
-      expect(task).toMatchObject({ ownerId: userId(sandbox, 'sam'), kaseId: kase.id, partyId: null, opportunityId: null });
+      expect(task).toMatchObject({
+        ownerId: userId(sandbox, 'sam'),
+        kaseId: kase.id,
+        partyId: null,
+        opportunityId: null,
+      });
     }
     // The task counted from the previous one waits until that one is done.
     expect(tasks.map((t) => t.status)).toEqual(['OPEN', 'PENDING', 'OPEN']);
-    expect(tasks.map((t) => t.categoryId)).toEqual([categoryId(sandbox, 'Call'), categoryId(sandbox, 'Email'), categoryId(sandbox, 'Follow-up')]);
+    expect(tasks.map((t) => t.categoryId)).toEqual([
+      categoryId(sandbox, 'Call'),
+      categoryId(sandbox, 'Email'),
+      categoryId(sandbox, 'Follow-up'),
+    ]);
     expect(track?.taskIds).toEqual(tasks.map((t) => t.id));
   });
 
@@ -127,7 +175,10 @@ describe('4.7 tracks', () => {
     });
     expect(answer.status).toBe(201);
     expect(answer.body.track).toMatchObject({ description: 'Deal follow-up', trackDateOn: '2026-03-02' });
-    expect(answer.body.track.tasks.map((t: { description: string }) => t.description)).toEqual(['Send proposal', 'Follow-up call']);
+    expect(answer.body.track.tasks.map((t: { description: string }) => t.description)).toEqual([
+      'Send proposal',
+      'Follow-up call',
+    ]);
     expect(Object.keys(answer.body.track.tasks[0]).sort()).toEqual(['description', 'id']);
     // The opportunity has no owner, so its tasks go to the caller.
     const tasks = sandbox.store.tasks.all().filter((t) => t.trackId === answer.body.track.id);
@@ -137,10 +188,16 @@ describe('4.7 tracks', () => {
 
   it("applies a party definition to a party, owned by the party's owner", async () => {
     const made = await sandbox.v2('POST', '/trackdefinitions', {
-      trackDefinition: { description: 'Nurture', captureRule: 'PARTY', taskDefinitions: [{ description: 'Say hello', daysAfter: 1 }] },
+      trackDefinition: {
+        description: 'Nurture',
+        captureRule: 'PARTY',
+        taskDefinitions: [{ description: 'Say hello', daysAfter: 1 }],
+      },
     });
     expect(made.status).toBe(201);
-    const answer = await sandbox.v2('POST', '/tracks', { track: { definition: made.body.trackDefinition.id, party: { id: party.id }, trackDateOn: '2026-04-01' } });
+    const answer = await sandbox.v2('POST', '/tracks', {
+      track: { definition: made.body.trackDefinition.id, party: { id: party.id }, trackDateOn: '2026-04-01' },
+    });
     expect(answer.status).toBe(201);
     const tasks = sandbox.store.tasks.all().filter((t) => t.trackId === answer.body.track.id);
     expect(tasks).toHaveLength(1);
@@ -211,12 +268,16 @@ describe('4.7 tracks', () => {
   });
 
   it('changes only description and trackDateOn; moving the date moves the open tasks', async () => {
-    const made = await sandbox.v2('POST', '/tracks', { track: { definition: definitionNamed(sandbox, 'Onboarding').id, kase: kase.id, trackDateOn: '2026-01-02' } });
+    const made = await sandbox.v2('POST', '/tracks', {
+      track: { definition: definitionNamed(sandbox, 'Onboarding').id, kase: kase.id, trackDateOn: '2026-01-02' },
+    });
     const id = made.body.track.id;
     const [first, second] = sandbox.store.tasks.all().filter((t) => t.trackId === id);
     if (!first || !second) throw new Error('the track has no tasks');
     second.status = 'COMPLETED';
-    const answer = await sandbox.v2('PUT', `/tracks/${id}?embed=task`, { track: { description: 'Renamed', trackDateOn: '2026-01-12' } });
+    const answer = await sandbox.v2('PUT', `/tracks/${id}?embed=task`, {
+      track: { description: 'Renamed', trackDateOn: '2026-01-12' },
+    });
     expect(answer.status).toBe(200);
     expect(answer.body.track).toMatchObject({ id, description: 'Renamed', trackDateOn: '2026-01-12' });
     expect(answer.body.track.tasks).toHaveLength(3);
@@ -234,7 +295,9 @@ describe('4.7 tracks', () => {
   });
 
   it('deletes a track with its tasks', async () => {
-    const made = await sandbox.v2('POST', '/tracks', { track: { definition: definitionNamed(sandbox, 'Onboarding').id, kase: kase.id } });
+    const made = await sandbox.v2('POST', '/tracks', {
+      track: { definition: definitionNamed(sandbox, 'Onboarding').id, kase: kase.id },
+    });
     const id = made.body.track.id;
     const taskIds = sandbox.store.tracks.get(id)?.taskIds ?? [];
     expect(taskIds).toHaveLength(3);
@@ -256,9 +319,17 @@ describe('4.7 tracks', () => {
     }
     expect(thrown).toBeInstanceOf(HttpError);
     expect((thrown as HttpError).status).toBe(422);
-    const track = applyTrack(sandbox.context, { definitionId: definitionNamed(sandbox, 'Onboarding').id, target: { kaseId: kase.id }, trackDateOn: '2026-05-01' });
+    const track = applyTrack(sandbox.context, {
+      definitionId: definitionNamed(sandbox, 'Onboarding').id,
+      target: { kaseId: kase.id },
+      trackDateOn: '2026-05-01',
+    });
     expect(track.kaseId).toBe(kase.id);
-    expect(track.taskIds.map((id) => sandbox.store.tasks.get(id)?.dueOn)).toEqual(['2026-05-01', '2026-05-06', '2026-05-15']);
+    expect(track.taskIds.map((id) => sandbox.store.tasks.get(id)?.dueOn)).toEqual([
+      '2026-05-01',
+      '2026-05-06',
+      '2026-05-15',
+    ]);
   });
 });
 
@@ -272,11 +343,16 @@ describe('4.8 track definitions', () => {
   it('lists all definitions by default and filters by type through the capture rule', async () => {
     const all = await sandbox.v2('GET', '/trackdefinitions');
     expect(all.status).toBe(200);
-    expect(all.body.trackDefinitions.map((d: { description: string }) => d.description)).toEqual(['Onboarding', 'Deal follow-up']);
+    expect(all.body.trackDefinitions.map((d: { description: string }) => d.description)).toEqual([
+      'Onboarding',
+      'Deal follow-up',
+    ]);
     const kases = await sandbox.v2('GET', '/trackdefinitions?type=kases');
     expect(kases.body.trackDefinitions.map((d: { description: string }) => d.description)).toEqual(['Onboarding']);
     const opportunities = await sandbox.v2('GET', '/trackdefinitions?type=opportunities');
-    expect(opportunities.body.trackDefinitions.map((d: { description: string }) => d.description)).toEqual(['Deal follow-up']);
+    expect(opportunities.body.trackDefinitions.map((d: { description: string }) => d.description)).toEqual([
+      'Deal follow-up',
+    ]);
     const parties = await sandbox.v2('GET', '/trackdefinitions?type=parties');
     expect(parties.body.trackDefinitions).toEqual([]);
     const paged = await sandbox.v2('GET', '/trackdefinitions?type=all&perPage=1');
@@ -322,15 +398,34 @@ describe('4.8 track definitions', () => {
         tag: 'renewal',
         taskDefinitions: [
           { description: 'Remind', daysAfter: 2, category: { name: 'meeting' } },
-          { description: 'Chase', daysAfterRule: 'LAST_TASK', daysAfter: 1, dayDelayRule: 'TRACK_WEEKS', category: categoryId(sandbox, 'Call') },
+          {
+            description: 'Chase',
+            daysAfterRule: 'LAST_TASK',
+            daysAfter: 1,
+            dayDelayRule: 'TRACK_WEEKS',
+            category: categoryId(sandbox, 'Call'),
+          },
         ],
       },
     });
     expect(answer.status).toBe(201);
     const made = answer.body.trackDefinition;
     expect(answer.headers.location).toBe(`${sandbox.url}/api/v2/trackdefinitions/${made.id}`);
-    expect(made).toMatchObject({ description: 'Renewal', captureRule: 'OPPORTUNITY', direction: 'START_DATE', tag: 'renewal' });
-    expect(made.taskDefinitions.map((t: Record<string, unknown>) => [t.description, t.daysAfterRule, t.dayDelayRule, t.displayOrder, (t.category as { name: string }).name])).toEqual([
+    expect(made).toMatchObject({
+      description: 'Renewal',
+      captureRule: 'OPPORTUNITY',
+      direction: 'START_DATE',
+      tag: 'renewal',
+    });
+    expect(
+      made.taskDefinitions.map((t: Record<string, unknown>) => [
+        t.description,
+        t.daysAfterRule,
+        t.dayDelayRule,
+        t.displayOrder,
+        (t.category as { name: string }).name,
+      ]),
+    ).toEqual([
       ['Remind', 'TRACK_START', 'TRACK_DAYS', 0, 'Meeting'],
       ['Chase', 'LAST_TASK', 'TRACK_WEEKS', 1, 'Call'],
     ]);
@@ -345,12 +440,38 @@ describe('4.8 track definitions', () => {
       [{ description: 'X', captureRule: 'KASE', tag: 3 }, 'tag'],
       [{ description: 'X', captureRule: 'KASE', taskDefinitions: {} }, 'taskDefinitions'],
       [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{}] }, 'taskDefinitions[0].description'],
-      [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', dayDelayRule: 'TRACK_MONTHS' }] }, 'taskDefinitions[0].dayDelayRule'],
-      [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', daysAfter: -1 }] }, 'taskDefinitions[0].daysAfter'],
-      [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', category: { name: 'Nope' } }] }, 'taskDefinitions[0].category'],
-      [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', category: 999999 }] }, 'taskDefinitions[0].category'],
-      [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', trackTaskAssignee: { assigneeType: 'ME' } }] }, 'taskDefinitions[0].trackTaskAssignee'],
-      [{ description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', due: 1 }] }, 'taskDefinitions[0].due'],
+      [
+        {
+          description: 'X',
+          captureRule: 'KASE',
+          taskDefinitions: [{ description: 'a', dayDelayRule: 'TRACK_MONTHS' }],
+        },
+        'taskDefinitions[0].dayDelayRule',
+      ],
+      [
+        { description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', daysAfter: -1 }] },
+        'taskDefinitions[0].daysAfter',
+      ],
+      [
+        { description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', category: { name: 'Nope' } }] },
+        'taskDefinitions[0].category',
+      ],
+      [
+        { description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', category: 999999 }] },
+        'taskDefinitions[0].category',
+      ],
+      [
+        {
+          description: 'X',
+          captureRule: 'KASE',
+          taskDefinitions: [{ description: 'a', trackTaskAssignee: { assigneeType: 'ME' } }],
+        },
+        'taskDefinitions[0].trackTaskAssignee',
+      ],
+      [
+        { description: 'X', captureRule: 'KASE', taskDefinitions: [{ description: 'a', due: 1 }] },
+        'taskDefinitions[0].due',
+      ],
     ];
     const before = sandbox.store.trackDefinitions.size;
     for (const [trackDefinition, field] of cases) {
@@ -366,7 +487,11 @@ describe('4.8 track definitions', () => {
 
   it('updates a definition: adds, changes and deletes task definitions in one request', async () => {
     const made = await sandbox.v2('POST', '/trackdefinitions', {
-      trackDefinition: { description: 'Steps', captureRule: 'KASE', taskDefinitions: [{ description: 'One' }, { description: 'Two' }] },
+      trackDefinition: {
+        description: 'Steps',
+        captureRule: 'KASE',
+        taskDefinitions: [{ description: 'One' }, { description: 'Two' }],
+      },
     });
     const id = made.body.trackDefinition.id;
     const [one, two] = made.body.trackDefinition.taskDefinitions as Array<{ id: number }>;
@@ -384,7 +509,14 @@ describe('4.8 track definitions', () => {
     const updated = answer.body.trackDefinition;
     expect(updated.description).toBe('Steps v2');
     expect(updated.captureRule).toBe('KASE');
-    expect(updated.taskDefinitions.map((t: Record<string, unknown>) => [t.id === one?.id, t.description, t.daysAfter, t.displayOrder])).toEqual([
+    expect(
+      updated.taskDefinitions.map((t: Record<string, unknown>) => [
+        t.id === one?.id,
+        t.description,
+        t.daysAfter,
+        t.displayOrder,
+      ]),
+    ).toEqual([
       [true, 'One, changed', 4, 0],
       [false, 'Three', 0, 1],
     ]);
@@ -399,18 +531,32 @@ describe('4.8 track definitions', () => {
     const answer = await sandbox.v2('PUT', `/trackdefinitions/${definition.id}`, {
       trackDefinition: {
         description: 'Changed',
-        taskDefinitions: [{ id: first?.id, description: 'Changed too' }, { id: 999999, description: 'Ghost' }, { _delete: true }],
+        taskDefinitions: [
+          { id: first?.id, description: 'Changed too' },
+          { id: 999999, description: 'Ghost' },
+          { _delete: true },
+        ],
       },
     });
     expect(answer.status).toBe(422);
-    expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual(['taskDefinitions[1].id', 'taskDefinitions[2]._delete', 'taskDefinitions[2].description']);
+    expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      'taskDefinitions[1].id',
+      'taskDefinitions[2]._delete',
+      'taskDefinitions[2].description',
+    ]);
     expect(JSON.stringify(sandbox.store.trackDefinitions.get(definition.id))).toBe(before);
-    expect((await sandbox.v2('PUT', '/trackdefinitions/999999', { trackDefinition: { description: 'x' } })).status).toBe(404);
+    expect(
+      (await sandbox.v2('PUT', '/trackdefinitions/999999', { trackDefinition: { description: 'x' } })).status,
+    ).toBe(404);
   });
 
   it('deletes a definition; tracks already applied keep their tasks', async () => {
     const made = await sandbox.v2('POST', '/trackdefinitions', {
-      trackDefinition: { description: 'Short-lived', captureRule: 'PARTY', taskDefinitions: [{ description: 'Only task' }] },
+      trackDefinition: {
+        description: 'Short-lived',
+        captureRule: 'PARTY',
+        taskDefinitions: [{ description: 'Only task' }],
+      },
     });
     const id = made.body.trackDefinition.id;
     const party = storeParty(sandbox, null);

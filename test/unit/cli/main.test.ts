@@ -25,7 +25,9 @@ describe('command line entry', () => {
   it("refuses an unknown flag in one line, pointing at the command's help", async () => {
     const f = fakeIo();
     expect(await main(['sandbox', '--colour', 'red'], f.io)).toBe(2);
-    expect(f.err()).toBe("crm-ferry sandbox: unknown option --colour\nRun 'crm-ferry sandbox --help' for its options.\n");
+    expect(f.err()).toBe(
+      "crm-ferry sandbox: unknown option --colour\nRun 'crm-ferry sandbox --help' for its options.\n",
+    );
   });
 
   it('prints a command usage with --help, its options in groups', async () => {
@@ -69,7 +71,8 @@ describe('command line entry', () => {
     expect(f.out()).toMatch(new RegExp(`^Usage: crm-ferry ${name}`));
     for (const option of Object.keys(command.options)) expect(f.out()).toContain(`--${option}`);
     // The connection options have a group of their own wherever they appear.
-    if ('token' in command.options && 'base-url' in command.options) expect(f.out()).toMatch(/Connection \(each flag, else the CRM_FERRY_\* variable named\):\n\s+--base-url/);
+    if ('token' in command.options && 'base-url' in command.options)
+      expect(f.out()).toMatch(/Connection \(each flag, else the CRM_FERRY_\* variable named\):\n\s+--base-url/);
     expect(f.err()).toBe('');
   });
 
@@ -86,15 +89,34 @@ describe('command line entry', () => {
   it('a group word alone names its commands, exit 2', async () => {
     const f = fakeIo();
     expect(await main(['auth'], f.io)).toBe(2);
-    expect(f.err()).toBe("crm-ferry auth needs a command: login, status or logout\nRun 'crm-ferry auth --help' for its options.\n");
+    expect(f.err()).toBe(
+      "crm-ferry auth needs a command: login, status or logout\nRun 'crm-ferry auth --help' for its options.\n",
+    );
   });
 
   it('a repeatable option keeps every value; any other option keeps the last one', async () => {
     const { parseCommandLine } = await import('../../../src/cli/parse.ts');
-    const outcome = await parseCommandLine(['export', 'parties', '--where', 'tag is VIP', '--where', 'name is Acme', '--out', 'a.csv', '--out', 'b.csv', '--any', '--', '--odd']);
+    const outcome = await parseCommandLine([
+      'export',
+      'parties',
+      '--where',
+      'tag is VIP',
+      '--where',
+      'name is Acme',
+      '--out',
+      'a.csv',
+      '--out',
+      'b.csv',
+      '--any',
+      '--',
+      '--odd',
+    ]);
     expect(outcome.kind).toBe('run');
     if (outcome.kind !== 'run') return;
-    expect(outcome.args).toEqual({ values: { where: ['tag is VIP', 'name is Acme'], out: 'b.csv', any: true }, positionals: ['parties', '--odd'] });
+    expect(outcome.args).toEqual({
+      values: { where: ['tag is VIP', 'name is Acme'], out: 'b.csv', any: true },
+      positionals: ['parties', '--odd'],
+    });
   });
 
   it('values stay the text typed: no numbers, no negation, no camelCase copies', async () => {
@@ -104,26 +126,31 @@ describe('command line entry', () => {
     expect(outcome.args.values).toEqual({ 'client-id': '0012', 'no-browser': true });
   });
 
-  it.each(['', ...commands.map((c) => c.name)])('crm-ferry %s --help reads well in an 80-column terminal', async (name) => {
-    const f = fakeIo();
-    (f.io.stdout as NodeJS.WritableStream & { columns: number }).columns = 80;
-    expect(await main([...(name ? name.split(' ') : []), '--help'], f.io)).toBe(0);
-    const lines = f.out().split('\n');
-    const usageEnds = lines.indexOf('');
-    for (const [i, line] of lines.entries()) {
-      expect(line.length, line).toBeLessThanOrEqual(80);
-      // Prose is filled to the width: a short line followed by more of its paragraph is a line
-      // broken for 100 columns and broken again at 80.
-      const next = lines[i + 1] ?? '';
-      if (i > usageEnds && /^[^\s-]/.test(line) && /^[^\s-]/.test(next) && !/:$/.test(line)) {
-        expect(line.length + 1 + (next.split(' ')[0] as string).length, `${line}\n${next}`).toBeGreaterThan(80);
+  it.each(['', ...commands.map((c) => c.name)])(
+    'crm-ferry %s --help reads well in an 80-column terminal',
+    async (name) => {
+      const f = fakeIo();
+      (f.io.stdout as NodeJS.WritableStream & { columns: number }).columns = 80;
+      expect(await main([...(name ? name.split(' ') : []), '--help'], f.io)).toBe(0);
+      const lines = f.out().split('\n');
+      const usageEnds = lines.indexOf('');
+      for (const [i, line] of lines.entries()) {
+        expect(line.length, line).toBeLessThanOrEqual(80);
+        // Prose is filled to the width: a short line followed by more of its paragraph is a line
+        // broken for 100 columns and broken again at 80.
+        const next = lines[i + 1] ?? '';
+        if (i > usageEnds && /^[^\s-]/.test(line) && /^[^\s-]/.test(next) && !/:$/.test(line)) {
+          expect(line.length + 1 + (next.split(' ')[0] as string).length, `${line}\n${next}`).toBeGreaterThan(80);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('help is filled to the width asked, as one paragraph', async () => {
     const { reflow } = await import('../../../src/cli/parse.ts');
-    expect(reflow('Usage: x [options]\n  x --other\n\nOne line\nand two.\n\nExamples:\n  x --a\n  x --b\n')).toBe('Usage: x [options]\n  x --other\n\nOne line and two.\n\nExamples:\n  x --a\n  x --b');
+    expect(reflow('Usage: x [options]\n  x --other\n\nOne line\nand two.\n\nExamples:\n  x --a\n  x --b\n')).toBe(
+      'Usage: x [options]\n  x --other\n\nOne line and two.\n\nExamples:\n  x --a\n  x --b',
+    );
   });
 
   it.each([
@@ -135,28 +162,51 @@ describe('command line entry', () => {
   ])('crm-ferry %j: a stray word is refused, not ignored', async (argv, message) => {
     const f = fakeIo({ CRM_FERRY_TOKEN: 'never-used-1', CRM_FERRY_BASE_URL: 'http://127.0.0.1:9' });
     expect(await main(argv, f.io)).toBe(2);
-    expect(f.err()).toBe(`${message}\n  Run 'crm-ferry ${argv[0] === 'auth' ? `auth ${argv[1]}` : argv[0]} --help' for its options.\n`);
+    expect(f.err()).toBe(
+      `${message}\n  Run 'crm-ferry ${argv[0] === 'auth' ? `auth ${argv[1]}` : argv[0]} --help' for its options.\n`,
+    );
   });
 
   it.each([
-    [['export', 'parties', '--where', '-x'], "crm-ferry export: --where needs a value; for a value starting with '-', write --where=-x"],
-    [['api', '/parties', '--token', '--verbose'], "crm-ferry api: --token needs a value; for a value starting with '-', write --token=--verbose"],
+    [
+      ['export', 'parties', '--where', '-x'],
+      "crm-ferry export: --where needs a value; for a value starting with '-', write --where=-x",
+    ],
+    [
+      ['api', '/parties', '--token', '--verbose'],
+      "crm-ferry api: --token needs a value; for a value starting with '-', write --token=--verbose",
+    ],
     [['api', '/parties', '--token'], 'crm-ferry api: --token needs a value'],
-  ])('crm-ferry %j: a value starting with - is read as an option, and the line says how to give it', async (argv, message) => {
-    const f = fakeIo();
-    expect(await main(argv, f.io)).toBe(2);
-    expect(f.err().split('\n')[0]).toBe(message);
-  });
+  ])(
+    'crm-ferry %j: a value starting with - is read as an option, and the line says how to give it',
+    async (argv, message) => {
+      const f = fakeIo();
+      expect(await main(argv, f.io)).toBe(2);
+      expect(f.err().split('\n')[0]).toBe(message);
+    },
+  );
 
   it.each([
-    [['import', '--mapping', 'm.yaml', '--input', 'f.csv', '--dry-run=1'], 'crm-ferry import: --dry-run takes no value, got --dry-run=1; write --dry-run alone, or leave it out'],
-    [['inspect', 'f.csv', '--json=yes'], 'crm-ferry inspect: --json takes no value, got --json=yes; write --json alone, or leave it out'],
-    [['api', '/parties', '--verbose=1'], 'crm-ferry api: --verbose takes no value, got --verbose=1; write --verbose alone, or leave it out'],
-  ])('crm-ferry %j: a switch with a value is refused (yargs would read it as false, and import would write)', async (argv, message) => {
-    const f = fakeIo();
-    expect(await main(argv, f.io)).toBe(2);
-    expect(f.err().split('\n')[0]).toBe(message);
-  });
+    [
+      ['import', '--mapping', 'm.yaml', '--input', 'f.csv', '--dry-run=1'],
+      'crm-ferry import: --dry-run takes no value, got --dry-run=1; write --dry-run alone, or leave it out',
+    ],
+    [
+      ['inspect', 'f.csv', '--json=yes'],
+      'crm-ferry inspect: --json takes no value, got --json=yes; write --json alone, or leave it out',
+    ],
+    [
+      ['api', '/parties', '--verbose=1'],
+      'crm-ferry api: --verbose takes no value, got --verbose=1; write --verbose alone, or leave it out',
+    ],
+  ])(
+    'crm-ferry %j: a switch with a value is refused (yargs would read it as false, and import would write)',
+    async (argv, message) => {
+      const f = fakeIo();
+      expect(await main(argv, f.io)).toBe(2);
+      expect(f.err().split('\n')[0]).toBe(message);
+    },
+  );
 
   it('a switch may still say true or false, and after -- the word is an argument', async () => {
     const { parseCommandLine } = await import('../../../src/cli/parse.ts');
@@ -182,7 +232,9 @@ describe('command line entry', () => {
       hint: 'Fix the quote in the file.',
     });
     expect(reportError(error, f.io)).toBe(2);
-    expect(f.err()).toBe('error [SOURCE_MALFORMED_RECORD] at people.csv, line 14, row 12: unclosed quote\n  Fix the quote in the file.\n');
+    expect(f.err()).toBe(
+      'error [SOURCE_MALFORMED_RECORD] at people.csv, line 14, row 12: unclosed quote\n  Fix the quote in the file.\n',
+    );
   });
 
   it('reports anything else as a bug with exit code 1', () => {

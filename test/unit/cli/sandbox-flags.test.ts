@@ -32,7 +32,10 @@ describe('crm-ferry sandbox flags', () => {
   });
 
   it.each([
-    ['app:s3cret:http://127.0.0.1:9000/callback', { clientId: 'app', clientSecret: 's3cret', redirectUri: 'http://127.0.0.1:9000/callback' }],
+    [
+      'app:s3cret:http://127.0.0.1:9000/callback',
+      { clientId: 'app', clientSecret: 's3cret', redirectUri: 'http://127.0.0.1:9000/callback' },
+    ],
     ['cli::http://localhost/cb', { clientId: 'cli', clientSecret: '', redirectUri: 'http://localhost/cb' }],
   ])('--client %s', (text, expected) => {
     expect(parseClient(text)).toEqual(expected);

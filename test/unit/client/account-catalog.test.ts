@@ -68,7 +68,10 @@ describe("the account's custom fields with what each takes", () => {
 
   it('leaves the values to the service where v1 has no such list', async () => {
     v2WithoutDetail();
-    agent.get(ORIGIN).intercept({ path: '/api/party/customfield/definitions', method: 'GET' }).reply(404, { message: 'no such path' }, { headers: JSON_HEADERS });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/party/customfield/definitions', method: 'GET' })
+      .reply(404, { message: 'no such path' }, { headers: JSON_HEADERS });
     const catalog = await readAccountCatalog(client, WANTED);
     expect(catalog.fieldDefinitions.parties.map((d) => [d.name, d.options, d.pattern])).toEqual([
       ['Industry', undefined, undefined],

@@ -8,7 +8,12 @@ import { CredentialStore } from '../../../src/client/credentials.ts';
 // the store must say so and leave no temporary copy of the tokens behind.
 vi.mock('node:fs/promises', async (original) => {
   const actual = await original<typeof import('node:fs/promises')>();
-  return { ...actual, rename: vi.fn(async () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }))) };
+  return {
+    ...actual,
+    rename: vi.fn(async () =>
+      Promise.reject(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })),
+    ),
+  };
 });
 
 let dir: string;
@@ -19,7 +24,18 @@ afterEach(() => rm(dir, { recursive: true, force: true }));
 
 it('says plainly when the file cannot be replaced, and removes its temporary file', async () => {
   const store = new CredentialStore(join(dir, 'crm-ferry', 'credentials.json'));
-  const profile = { baseUrl: 'https://acme.crm.example', clientId: 'cli', clientSecret: 'secret-value', accessToken: 'a1', refreshToken: 'r1', expiresAt: 0, scope: 'read' };
-  await expect(store.put('default', profile)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/cannot write the credentials file: ENOSPC/) });
+  const profile = {
+    baseUrl: 'https://acme.crm.example',
+    clientId: 'cli',
+    clientSecret: 'secret-value',
+    accessToken: 'a1',
+    refreshToken: 'r1',
+    expiresAt: 0,
+    scope: 'read',
+  };
+  await expect(store.put('default', profile)).rejects.toMatchObject({
+    code: 'CONFIG_INVALID',
+    message: expect.stringMatching(/cannot write the credentials file: ENOSPC/),
+  });
   expect(await readdir(join(dir, 'crm-ferry'))).toEqual([]);
 });

@@ -39,7 +39,14 @@ class FakeService {
  * with that many requests under way: the governor decides on the next ones before it has heard
  * how the last ones were counted.
  */
-async function run(governor: RateGovernor, service: FakeService, clock: FakeClock, requests: number, costMs = 50, inFlight = 1): Promise<number[]> {
+async function run(
+  governor: RateGovernor,
+  service: FakeService,
+  clock: FakeClock,
+  requests: number,
+  costMs = 50,
+  inFlight = 1,
+): Promise<number[]> {
   const sentAt: number[] = [];
   const unread: Array<{ status: number; headers: Record<string, string> }> = [];
   const read = (): void => {
@@ -112,20 +119,24 @@ describe('RateGovernor', () => {
   it.each([
     ['a one-second window (--rate-limit 40/s)', 40, 1000, 5, 40, 0.97],
     ['the hourly window', 4000, 3_600_000, 50, 4, 0.999],
-  ])('uses %s to the margin it allows, with no 429, 8 requests under way', async (_label, quota, windowMs, costMs, windows, share) => {
-    const clock = new FakeClock(Date.parse('2026-01-01T00:00:00.500Z'));
-    const governor = new RateGovernor(clock);
-    const service = new FakeService(quota, windowMs, clock, true);
-    const sentAt = await run(governor, service, clock, quota * windows, costMs, 8);
-    expect(service.answered429).toBe(0);
-    const perWindow = new Map<number, number>();
-    for (const at of sentAt) perWindow.set(Math.floor(at / windowMs), (perWindow.get(Math.floor(at / windowMs)) ?? 0) + 1);
-    // Whole windows only: the first starts mid-window, the last is cut by the count of requests.
-    const full = [...perWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
-    expect(full.length).toBeGreaterThan(0);
-    const used = full.reduce((sum, [, n]) => sum + n, 0) / (full.length * quota);
-    expect(used).toBeGreaterThanOrEqual(share);
-  });
+  ])(
+    'uses %s to the margin it allows, with no 429, 8 requests under way',
+    async (_label, quota, windowMs, costMs, windows, share) => {
+      const clock = new FakeClock(Date.parse('2026-01-01T00:00:00.500Z'));
+      const governor = new RateGovernor(clock);
+      const service = new FakeService(quota, windowMs, clock, true);
+      const sentAt = await run(governor, service, clock, quota * windows, costMs, 8);
+      expect(service.answered429).toBe(0);
+      const perWindow = new Map<number, number>();
+      for (const at of sentAt)
+        perWindow.set(Math.floor(at / windowMs), (perWindow.get(Math.floor(at / windowMs)) ?? 0) + 1);
+      // Whole windows only: the first starts mid-window, the last is cut by the count of requests.
+      const full = [...perWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
+      expect(full.length).toBeGreaterThan(0);
+      const used = full.reduce((sum, [, n]) => sum + n, 0) / (full.length * quota);
+      expect(used).toBeGreaterThanOrEqual(share);
+    },
+  );
 
   it('counts requests made with the same token by someone else', () => {
     const clock = new FakeClock();

@@ -16,7 +16,10 @@ function faultyService(): MockAgent {
   agent.disableNetConnect();
   const random = seededRandom(4);
   const pool = agent.get(ORIGIN);
-  const answer = (ok: object) => () => (random() < 0.5 ? { statusCode: 503, data: { message: 'busy' }, responseOptions: JSON_HEADERS } : { statusCode: 200, data: ok, responseOptions: JSON_HEADERS });
+  const answer = (ok: object) => () =>
+    random() < 0.5
+      ? { statusCode: 503, data: { message: 'busy' }, responseOptions: JSON_HEADERS }
+      : { statusCode: 200, data: ok, responseOptions: JSON_HEADERS };
   pool
     .intercept({ path: '/api/v2/users', method: 'GET' })
     .reply(answer({ users: [] }))
@@ -40,7 +43,12 @@ function heapAfterGc(): number {
 describe('a long run under faults', () => {
   it('keeps the abort listeners on the run signal and the heap flat over 20,000 requests at 16 under way', async () => {
     const agent = faultyService();
-    const transport = new Transport({ baseUrl: ORIGIN, auth: 'long-run-token-0123', dispatcher: agent, retry: { limit: 30, baseDelayMs: 1, maxDelayMs: 2 } });
+    const transport = new Transport({
+      baseUrl: ORIGIN,
+      auth: 'long-run-token-0123',
+      dispatcher: agent,
+      retry: { limit: 30, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     const stop = new AbortController();
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => {
@@ -58,7 +66,16 @@ describe('a long run under faults', () => {
         // Reads and writes as the importer sends them: waits (pacing, backoff) end on the run's signal.
         const write = sent % 5 === 0;
         try {
-          await transport.request(write ? { method: 'POST', path: '/parties', json: { party: { type: 'person', lastName: `L${sent}` } }, waitSignal: stop.signal } : { method: 'GET', path: '/users', waitSignal: stop.signal });
+          await transport.request(
+            write
+              ? {
+                  method: 'POST',
+                  path: '/parties',
+                  json: { party: { type: 'person', lastName: `L${sent}` } },
+                  waitSignal: stop.signal,
+                }
+              : { method: 'GET', path: '/users', waitSignal: stop.signal },
+          );
         } catch (error) {
           if (!(error instanceof AmbiguousWriteError)) throw error;
           ambiguous += 1;

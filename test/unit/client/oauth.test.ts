@@ -48,12 +48,23 @@ describe('credentials file', () => {
   it('reports a damaged file with what to do', async () => {
     const file = join(dir, 'credentials.json');
     await import('node:fs/promises').then((fs) => fs.writeFile(file, '{not json'));
-    await expect(new CredentialStore(file).get('default')).rejects.toMatchObject({ code: 'CONFIG_INVALID', hint: expect.stringMatching(/log in again/) });
+    await expect(new CredentialStore(file).get('default')).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      hint: expect.stringMatching(/log in again/),
+    });
   });
 });
 
 function profile(access: string, refresh: string, expiresAt = Date.parse('2026-01-01T01:00:00Z')): StoredProfile {
-  return { baseUrl: ORIGIN, clientId: 'cli', clientSecret: '', accessToken: access, refreshToken: refresh, expiresAt, scope: 'read write' };
+  return {
+    baseUrl: ORIGIN,
+    clientId: 'cli',
+    clientSecret: '',
+    accessToken: access,
+    refreshToken: refresh,
+    expiresAt,
+    scope: 'read write',
+  };
 }
 
 describe('OAuthSession', () => {
@@ -72,7 +83,14 @@ describe('OAuthSession', () => {
   });
 
   function tokenReply(access: string, refresh: string) {
-    return { access_token: access, refresh_token: refresh, expires_in: 7200, token_type: 'bearer', scope: 'read write', subdomain: 'acme' };
+    return {
+      access_token: access,
+      refresh_token: refresh,
+      expires_in: 7200,
+      token_type: 'bearer',
+      scope: 'read write',
+      subdomain: 'acme',
+    };
   }
 
   it('refreshes shortly before expiry, once for concurrent callers, and stores the rotated refresh token first', async () => {
@@ -80,25 +98,45 @@ describe('OAuthSession', () => {
     await store.put('default', profile('old-access', 'old-refresh', now + 30_000));
     agent
       .get(ORIGIN)
-      .intercept({ path: '/oauth/token', method: 'POST', body: (b) => new URLSearchParams(b).get('refresh_token') === 'old-refresh' })
+      .intercept({
+        path: '/oauth/token',
+        method: 'POST',
+        body: (b) => new URLSearchParams(b).get('refresh_token') === 'old-refresh',
+      })
       .reply(200, tokenReply('new-access', 'new-refresh'), JSON_HEADERS);
-    const session = new OAuthSession((await store.get('default')) as StoredProfile, store, 'default', { now: () => now, dispatcher: agent });
+    const session = new OAuthSession((await store.get('default')) as StoredProfile, store, 'default', {
+      now: () => now,
+      dispatcher: agent,
+    });
     const tokens = await Promise.all([session.token(), session.token(), session.token()]);
     expect(tokens).toEqual(['new-access', 'new-access', 'new-access']);
     const saved = JSON.parse(await readFile(store.file, 'utf8'));
-    expect(saved.profiles.default).toMatchObject({ accessToken: 'new-access', refreshToken: 'new-refresh', expiresAt: now + 7_200_000 });
+    expect(saved.profiles.default).toMatchObject({
+      accessToken: 'new-access',
+      refreshToken: 'new-refresh',
+      expiresAt: now + 7_200_000,
+    });
   });
 
   it('does not refresh a token that is still good', async () => {
     const store = new CredentialStore(join(dir, 'credentials.json'));
-    const session = new OAuthSession(profile('fresh', 'r', now + 3_600_000), store, 'default', { now: () => now, dispatcher: agent });
+    const session = new OAuthSession(profile('fresh', 'r', now + 3_600_000), store, 'default', {
+      now: () => now,
+      dispatcher: agent,
+    });
     expect(await session.token()).toBe('fresh');
   });
 
   it('turns an invalid_grant into advice to log in again', async () => {
     const store = new CredentialStore(join(dir, 'credentials.json'));
-    agent.get(ORIGIN).intercept({ path: '/oauth/token', method: 'POST' }).reply(400, { error: 'invalid_grant', error_description: 'incorrect authorization code' }, JSON_HEADERS);
-    const session = new OAuthSession(profile('a', 'revoked-refresh', now - 1), store, 'default', { now: () => now, dispatcher: agent });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(400, { error: 'invalid_grant', error_description: 'incorrect authorization code' }, JSON_HEADERS);
+    const session = new OAuthSession(profile('a', 'revoked-refresh', now - 1), store, 'default', {
+      now: () => now,
+      dispatcher: agent,
+    });
     await expect(session.token()).rejects.toMatchObject({
       code: 'API_OAUTH',
       message: '/oauth/token: OAuth error invalid_grant: incorrect authorization code'.replace(/^/, 'POST '),
@@ -110,8 +148,13 @@ describe('OAuthSession', () => {
     ['invalid_client', /client id or secret/],
     ['invalid_request', /redirect URI/],
   ])('explains %s at code exchange', async (error, hint) => {
-    agent.get(ORIGIN).intercept({ path: '/oauth/token', method: 'POST' }).reply(400, { error, error_description: 'x' }, JSON_HEADERS);
-    await expect(exchangeCode({ baseUrl: ORIGIN, clientId: 'c', dispatcher: agent }, 'code', 'http://127.0.0.1:1/cb')).rejects.toMatchObject({ hint: expect.stringMatching(hint) });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(400, { error, error_description: 'x' }, JSON_HEADERS);
+    await expect(
+      exchangeCode({ baseUrl: ORIGIN, clientId: 'c', dispatcher: agent }, 'code', 'http://127.0.0.1:1/cb'),
+    ).rejects.toMatchObject({ hint: expect.stringMatching(hint) });
   });
 });
 
@@ -124,7 +167,14 @@ describe('OAuthSession with short-lived tokens', () => {
       let now = Date.parse('2026-01-01T00:00:00Z');
       const store = new CredentialStore(join(dir, 'credentials.json'));
       const stored: StoredProfile = { ...profile('short', 'r1', now + 5000), issuedAt: now };
-      agent.get(ORIGIN).intercept({ path: '/oauth/token', method: 'POST' }).reply(200, { access_token: 'next', refresh_token: 'r2', expires_in: 5, token_type: 'bearer', scope: 'read write' }, JSON_HEADERS);
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/oauth/token', method: 'POST' })
+        .reply(
+          200,
+          { access_token: 'next', refresh_token: 'r2', expires_in: 5, token_type: 'bearer', scope: 'read write' },
+          JSON_HEADERS,
+        );
       const session = new OAuthSession(stored, store, 'default', { now: () => now, dispatcher: agent });
       expect(await session.token()).toBe('short');
       now += 4000;
@@ -141,10 +191,23 @@ describe('OAuthSession with short-lived tokens', () => {
 describe('OAuth calls and the transport rule', () => {
   const insecure = { baseUrl: 'http://crm.example.com', clientId: 'cli', clientSecret: 'client-secret' };
   it.each([
-    ['the code exchange', (dispatcher: MockAgent) => exchangeCode({ ...insecure, dispatcher }, 'the-code', 'http://127.0.0.1:8976/callback')],
+    [
+      'the code exchange',
+      (dispatcher: MockAgent) =>
+        exchangeCode({ ...insecure, dispatcher }, 'the-code', 'http://127.0.0.1:8976/callback'),
+    ],
     ['a refresh', (dispatcher: MockAgent) => refreshTokens({ ...insecure, dispatcher }, 'refresh-token')],
     ['a revocation', (dispatcher: MockAgent) => revokeToken({ ...insecure, dispatcher }, 'refresh-token')],
-    ['a login', () => loginWithBrowser({ ...insecure, scope: 'read', redirectUri: 'http://127.0.0.1:0/callback', showUrl: () => undefined })],
+    [
+      'a login',
+      () =>
+        loginWithBrowser({
+          ...insecure,
+          scope: 'read',
+          redirectUri: 'http://127.0.0.1:0/callback',
+          showUrl: () => undefined,
+        }),
+    ],
   ])('refuses %s over plain http off loopback before sending anything', async (_what, call) => {
     const agent = new MockAgent();
     agent.disableNetConnect();
@@ -163,10 +226,26 @@ describe('OAuth calls and the transport rule', () => {
 describe('loginWithBrowser checks its own addresses (the command line only passes them on)', () => {
   const config = { baseUrl: 'http://127.0.0.1:9', clientId: 'cli', clientSecret: '', scope: 'read' };
   it.each([
-    ['a redirect URI that is no URL', { redirectUri: 'garbage' }, /redirect URI must be a loopback http address.*"garbage"/],
-    ['a redirect URI off this machine', { redirectUri: 'http://example.com/cb' }, /redirect URI must be a loopback http address/],
-    ['an https redirect URI', { redirectUri: 'https://127.0.0.1:8976/cb' }, /redirect URI must be a loopback http address/],
-    ['a base address that is no URL', { baseUrl: 'nope', redirectUri: 'http://127.0.0.1:0/cb' }, /base address "nope" is not a URL/],
+    [
+      'a redirect URI that is no URL',
+      { redirectUri: 'garbage' },
+      /redirect URI must be a loopback http address.*"garbage"/,
+    ],
+    [
+      'a redirect URI off this machine',
+      { redirectUri: 'http://example.com/cb' },
+      /redirect URI must be a loopback http address/,
+    ],
+    [
+      'an https redirect URI',
+      { redirectUri: 'https://127.0.0.1:8976/cb' },
+      /redirect URI must be a loopback http address/,
+    ],
+    [
+      'a base address that is no URL',
+      { baseUrl: 'nope', redirectUri: 'http://127.0.0.1:0/cb' },
+      /base address "nope" is not a URL/,
+    ],
   ])('%s: a configuration error before anything listens or is shown', async (_what, change, message) => {
     let shown = false;
     const login = loginWithBrowser({ ...config, ...change, showUrl: () => void (shown = true) });

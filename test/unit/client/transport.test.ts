@@ -59,19 +59,32 @@ describe('Transport', () => {
   });
 
   it('gives up after the retry limit with API_SERVER and the service message', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'GET' }).reply(500, { message: 'broken' }, JSON_HEADERS).times(4);
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties', method: 'GET' })
+      .reply(500, { message: 'broken' }, JSON_HEADERS)
+      .times(4);
     const error = await transport()
       .request({ method: 'GET', path: '/parties' })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ code: 'API_SERVER', status: 500, serviceMessage: 'broken', method: 'GET', path: '/api/v2/parties' });
+    expect(error).toMatchObject({
+      code: 'API_SERVER',
+      status: 500,
+      serviceMessage: 'broken',
+      method: 'GET',
+      path: '/api/v2/parties',
+    });
     expect(clock.sleeps).toHaveLength(3);
   });
 
   it('waits for a service that is down past the retry limit, within giveUpAfterMs, and goes on', async () => {
     const pool = agent.get(ORIGIN);
     pool.intercept({ path: '/api/v2/parties', method: 'GET' }).replyWithError(socketError('ECONNREFUSED')).times(8);
-    pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(503, { message: 'starting' }, JSON_HEADERS).times(4);
+    pool
+      .intercept({ path: '/api/v2/parties', method: 'GET' })
+      .reply(503, { message: 'starting' }, JSON_HEADERS)
+      .times(4);
     pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(200, { parties: [] }, JSON_HEADERS);
     const answer = await transport({ giveUpAfterMs: 60_000 }).request({ method: 'GET', path: '/parties' });
     expect(answer.status).toBe(200);
@@ -99,7 +112,8 @@ describe('Transport', () => {
     const auth: TokenSource = {
       token: async () => {
         refreshes += 1;
-        if (refreshes <= 2) throw new ApiError('API_NETWORK', 'cannot reach the service', { method: 'POST', path: '/oauth/token' });
+        if (refreshes <= 2)
+          throw new ApiError('API_NETWORK', 'cannot reach the service', { method: 'POST', path: '/oauth/token' });
         return 'fresh-access-token-3';
       },
       secrets: () => ['fresh-access-token-3'],
@@ -131,11 +145,31 @@ describe('Transport', () => {
   });
 
   it.each([
-    ['a dropped connection', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_SOCKET'))],
-    ['a reset', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('ECONNRESET'))],
-    ['a headers timeout', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_HEADERS_TIMEOUT'))],
-    ['a 502', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(502, { message: 'bad gateway' }, JSON_HEADERS)],
-    ['a 500', (p: ReturnType<MockAgent['get']>) => p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(500, { message: 'oops' }, JSON_HEADERS)],
+    [
+      'a dropped connection',
+      (p: ReturnType<MockAgent['get']>) =>
+        p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_SOCKET')),
+    ],
+    [
+      'a reset',
+      (p: ReturnType<MockAgent['get']>) =>
+        p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('ECONNRESET')),
+    ],
+    [
+      'a headers timeout',
+      (p: ReturnType<MockAgent['get']>) =>
+        p.intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_HEADERS_TIMEOUT')),
+    ],
+    [
+      'a 502',
+      (p: ReturnType<MockAgent['get']>) =>
+        p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(502, { message: 'bad gateway' }, JSON_HEADERS),
+    ],
+    [
+      'a 500',
+      (p: ReturnType<MockAgent['get']>) =>
+        p.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(500, { message: 'oops' }, JSON_HEADERS),
+    ],
   ])('reports a POST that failed with %s as ambiguous and does not re-send it', async (_name, setup) => {
     setup(agent.get(ORIGIN));
     const error = await transport()
@@ -162,7 +196,12 @@ describe('Transport', () => {
       429,
       { error: 'rate limit reached' },
       {
-        headers: { 'content-type': 'application/json', 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) },
+        headers: {
+          'content-type': 'application/json',
+          'x-ratelimit-limit': '4000',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(reset),
+        },
       },
     );
     pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(201, { party: { id: 2 } }, JSON_HEADERS);
@@ -183,17 +222,29 @@ describe('Transport', () => {
       secrets: () => [current],
     };
     const pool = agent.get(ORIGIN);
-    pool.intercept({ path: '/api/v2/users', method: 'GET', headers: { authorization: 'Bearer old-access-token-1' } }).reply(401, { error: 'invalid_token' }, JSON_HEADERS);
-    pool.intercept({ path: '/api/v2/users', method: 'GET', headers: { authorization: 'Bearer new-access-token-2' } }).reply(200, { users: [] }, JSON_HEADERS);
+    pool
+      .intercept({ path: '/api/v2/users', method: 'GET', headers: { authorization: 'Bearer old-access-token-1' } })
+      .reply(401, { error: 'invalid_token' }, JSON_HEADERS);
+    pool
+      .intercept({ path: '/api/v2/users', method: 'GET', headers: { authorization: 'Bearer new-access-token-2' } })
+      .reply(200, { users: [] }, JSON_HEADERS);
     const answer = await transport({ auth }).request({ method: 'GET', path: '/users' });
     expect(answer.body).toEqual({ users: [] });
   });
 
   it('maps statuses to error codes with field errors and hints', async () => {
     const pool = agent.get(ORIGIN);
-    pool.intercept({ path: '/api/v2/parties', method: 'POST' }).reply(422, { message: 'validation failed', errors: [{ message: 'is required', resource: 'party', field: 'lastName' }] }, JSON_HEADERS);
+    pool
+      .intercept({ path: '/api/v2/parties', method: 'POST' })
+      .reply(
+        422,
+        { message: 'validation failed', errors: [{ message: 'is required', resource: 'party', field: 'lastName' }] },
+        JSON_HEADERS,
+      );
     pool.intercept({ path: '/api/v2/parties/9', method: 'GET' }).reply(404, { message: 'not found' }, JSON_HEADERS);
-    pool.intercept({ path: '/api/v2/pipelines', method: 'POST' }).reply(403, { message: 'Administrator role needed' }, JSON_HEADERS);
+    pool
+      .intercept({ path: '/api/v2/pipelines', method: 'POST' })
+      .reply(403, { message: 'Administrator role needed' }, JSON_HEADERS);
     const t = transport();
     await expect(t.request({ method: 'POST', path: '/parties', json: {} })).rejects.toMatchObject({
       code: 'API_VALIDATION',
@@ -209,21 +260,31 @@ describe('Transport', () => {
   });
 
   it('returns accepted error statuses as answers', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties/1,2', method: 'GET' }).reply(404, { message: 'nope' }, JSON_HEADERS);
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties/1,2', method: 'GET' })
+      .reply(404, { message: 'nope' }, JSON_HEADERS);
     const answer = await transport().request({ method: 'GET', path: '/parties/1,2', accept: [404] });
     expect(answer.status).toBe(404);
   });
 
   it('refuses to send a token over plain http to a non-loopback host', () => {
-    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(/refusing to send credentials over http:\/\/ to crm.example.com/);
-    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(expect.objectContaining({ code: 'CONFIG_INSECURE_TRANSPORT' }));
+    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(
+      /refusing to send credentials over http:\/\/ to crm.example.com/,
+    );
+    expect(() => transport({ baseUrl: 'http://crm.example.com' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INSECURE_TRANSPORT' }),
+    );
     expect(() => transport({ baseUrl: 'http://[::1]:8787' })).not.toThrow();
     expect(() => transport({ baseUrl: 'http://127.0.0.1:8787' })).not.toThrow();
     expect(() => transport({ baseUrl: 'http://localhost:8787' })).not.toThrow();
   });
 
   it('never writes the token into log lines or errors', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'POST' }).replyWithError(socketError('UND_ERR_SOCKET'));
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/v2/parties', method: 'POST' })
+      .replyWithError(socketError('UND_ERR_SOCKET'));
     const error = (await transport()
       .request({ method: 'POST', path: '/parties', json: {} })
       .catch((e: unknown) => e)) as Error;
@@ -238,41 +299,79 @@ describe('Transport', () => {
       agent
         .get(ORIGIN)
         .intercept({ path: '/api/party', method: 'GET' })
-        .reply(429, { error: 'rate limit reached' }, { headers: { 'content-type': 'application/json', 'retry-after': '3000' } });
+        .reply(
+          429,
+          { error: 'rate limit reached' },
+          { headers: { 'content-type': 'application/json', 'retry-after': '3000' } },
+        );
       const error = (await transport({ giveUpAfterMs: 20_000 })
         .request({ method: 'GET', path: '/api/party' })
         .catch((e: unknown) => e)) as ApiError;
       expect(error).toMatchObject({ code: 'API_RATE_LIMITED', retryAfterMs: 3_000_000 });
-      expect(error.message).toBe('GET /api/party: the service answered 429 (rate limit reached); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take (--give-up-after): run again after 2026-01-01T00:50:00Z');
+      expect(error.message).toBe(
+        'GET /api/party: the service answered 429 (rate limit reached); its Retry-After asks for a wait of 50 min, longer than the 20 s a wait may take (--give-up-after): run again after 2026-01-01T00:50:00Z',
+      );
       expect(error.hint).toMatch(/run the same command again/);
       expect(clock.sleeps).toEqual([]);
     });
 
     it('gives up on a 429 without Retry-After whose window resets past the budget', async () => {
-      const headers = { 'content-type': 'application/json', 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW_S + 50 * 60) };
-      agent.get(ORIGIN).intercept({ path: '/api/v2/parties', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers });
+      const headers = {
+        'content-type': 'application/json',
+        'x-ratelimit-limit': '4000',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(NOW_S + 50 * 60),
+      };
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/api/v2/parties', method: 'GET' })
+        .reply(429, { error: 'rate limit reached' }, { headers });
       const error = (await transport({ giveUpAfterMs: 20_000 })
         .request({ method: 'GET', path: '/parties' })
         .catch((e: unknown) => e)) as ApiError;
       expect(error.code).toBe('API_RATE_LIMITED');
-      expect(error.message).toMatch(/the rate limit resets in 50 min, longer than the 20 s a wait may take \(--give-up-after\)/);
+      expect(error.message).toMatch(
+        /the rate limit resets in 50 min, longer than the 20 s a wait may take \(--give-up-after\)/,
+      );
       expect(clock.sleeps).toEqual([]);
     });
 
     it('gives up on a 503 whose Retry-After is past the budget, and on pacing that would wait past it', async () => {
       const pool = agent.get(ORIGIN);
-      pool.intercept({ path: '/api/v2/kases', method: 'GET' }).reply(503, { message: 'maintenance' }, { headers: { 'content-type': 'application/json', 'retry-after': '3600' } });
+      pool
+        .intercept({ path: '/api/v2/kases', method: 'GET' })
+        .reply(
+          503,
+          { message: 'maintenance' },
+          { headers: { 'content-type': 'application/json', 'retry-after': '3600' } },
+        );
       const t = transport({ giveUpAfterMs: 60_000 });
-      await expect(t.request({ method: 'GET', path: '/kases' })).rejects.toMatchObject({ code: 'API_SERVER', message: expect.stringMatching(/its Retry-After asks for a wait of 60 min, longer than the 60 s/) });
+      await expect(t.request({ method: 'GET', path: '/kases' })).rejects.toMatchObject({
+        code: 'API_SERVER',
+        message: expect.stringMatching(/its Retry-After asks for a wait of 60 min, longer than the 60 s/),
+      });
       // Another client of the same token used the window up: the next slot is 40 minutes away.
-      t.governor.observe({ 'x-ratelimit-limit': '4000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW_S + 40 * 60) });
-      await expect(t.request({ method: 'GET', path: '/kases' })).rejects.toMatchObject({ code: 'API_RATE_LIMITED', message: expect.stringMatching(/the rate limit lets the next request go in 40 min/) });
+      t.governor.observe({
+        'x-ratelimit-limit': '4000',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(NOW_S + 40 * 60),
+      });
+      await expect(t.request({ method: 'GET', path: '/kases' })).rejects.toMatchObject({
+        code: 'API_RATE_LIMITED',
+        message: expect.stringMatching(/the rate limit lets the next request go in 40 min/),
+      });
       expect(clock.sleeps).toEqual([]);
     });
 
     it('waits out a Retry-After within the budget, and says meanwhile what it waits for', async () => {
       const pool = agent.get(ORIGIN);
-      pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(429, { error: 'rate limit reached' }, { headers: { 'content-type': 'application/json', 'retry-after': '30' } });
+      pool
+        .intercept({ path: '/api/v2/parties', method: 'GET' })
+        .reply(
+          429,
+          { error: 'rate limit reached' },
+          { headers: { 'content-type': 'application/json', 'retry-after': '30' } },
+        );
       pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(503, { message: 'busy' }, JSON_HEADERS);
       pool.intercept({ path: '/api/v2/parties', method: 'GET' }).reply(200, { parties: [] }, JSON_HEADERS);
       const seen: unknown[] = [];
@@ -283,7 +382,10 @@ describe('Transport', () => {
         await sleep(ms);
       };
       expect((await t.request({ method: 'GET', path: '/parties' })).status).toBe(200);
-      expect(seen).toEqual([[{ reason: 'rate-limit', detail: 'Retry-After', until: 30_000 }], [{ reason: 'outage', detail: 'failing for 30 s', until: 75 }]]);
+      expect(seen).toEqual([
+        [{ reason: 'rate-limit', detail: 'Retry-After', until: 30_000 }],
+        [{ reason: 'outage', detail: 'failing for 30 s', until: 75 }],
+      ]);
       expect(t.waits()).toEqual([]);
     });
   });
@@ -292,7 +394,11 @@ describe('Transport', () => {
     agent.get(ORIGIN).intercept({ path: '/api/party', method: 'GET' }).reply(200, '<parties/>').times(20);
     const stop = new AbortController();
     const t = transport();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => t.send({ method: 'GET', path: '/api/party', deadlineMs: 60_000, signal: stop.signal })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        t.send({ method: 'GET', path: '/api/party', deadlineMs: 60_000, signal: stop.signal }),
+      ),
+    );
     expect(getEventListeners(stop.signal, 'abort')).toHaveLength(1);
     for (const answer of answers) await answer.body.text();
     await new Promise<void>((done) => setImmediate(done));
@@ -314,7 +420,13 @@ describe('Transport', () => {
 
     it('sends the bearer token from then on after a 401 that offers Bearer only', async () => {
       const pool = agent.get(ORIGIN);
-      pool.intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } }).reply(401, { message: 'missing bearer token' }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="crm"' } });
+      pool
+        .intercept({ path: '/api/party', method: 'GET', headers: { authorization: BASIC } })
+        .reply(
+          401,
+          { message: 'missing bearer token' },
+          { headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="crm"' } },
+        );
       pool
         .intercept({ path: '/api/party', method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } })
         .reply(200, '<parties/>')
@@ -329,18 +441,30 @@ describe('Transport', () => {
       agent
         .get(ORIGIN)
         .intercept({ path: '/api/party', method: 'GET' })
-        .reply(401, { message: `bad credentials ${BASIC}` }, { headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="legacy"' } });
+        .reply(
+          401,
+          { message: `bad credentials ${BASIC}` },
+          { headers: { 'content-type': 'application/json', 'www-authenticate': 'Basic realm="legacy"' } },
+        );
       const error = (await transport({ authScheme: 'basic' })
         .request({ method: 'GET', path: '/api/party' })
         .catch((e: unknown) => e)) as Error;
-      expect(error).toMatchObject({ code: 'API_UNAUTHORIZED', message: 'GET /api/party: the service answered 401 (bad credentials Basic [REDACTED])' });
+      expect(error).toMatchObject({
+        code: 'API_UNAUTHORIZED',
+        message: 'GET /api/party: the service answered 401 (bad credentials Basic [REDACTED])',
+      });
     });
   });
 });
 
 describe('Transport with a stop signal (a run stopped by Ctrl-C or SIGTERM)', () => {
   /** A service that takes each request and answers only when the test says. */
-  async function holdingService(): Promise<{ url: string; received: () => Promise<void>; answer: (status: number, body: unknown) => void; close: () => Promise<void> }> {
+  async function holdingService(): Promise<{
+    url: string;
+    received: () => Promise<void>;
+    answer: (status: number, body: unknown) => void;
+    close: () => Promise<void>;
+  }> {
     const { createServer } = await import('node:http');
     let waiting: { done: () => void } | null = null;
     let pending: ((status: number, body: unknown) => void) | null = null;
@@ -372,7 +496,13 @@ describe('Transport with a stop signal (a run stopped by Ctrl-C or SIGTERM)', ()
     const stop = new AbortController();
     const sender = new Transport({ baseUrl: service.url, auth: TOKEN, stopSignal: stop.signal });
     try {
-      const upload = sender.request({ method: 'POST', path: '/attachments/upload', idempotent: true, body: Buffer.from('file'), headers: { 'content-type': 'text/plain' } });
+      const upload = sender.request({
+        method: 'POST',
+        path: '/attachments/upload',
+        idempotent: true,
+        body: Buffer.from('file'),
+        headers: { 'content-type': 'text/plain' },
+      });
       await service.received();
       stop.abort();
       await expect(upload).rejects.toMatchObject({ name: 'AbortError' });
@@ -384,7 +514,12 @@ describe('Transport with a stop signal (a run stopped by Ctrl-C or SIGTERM)', ()
 
   it('ends the back-off before a lost write is looked up', async () => {
     const stop = new AbortController();
-    const sender = new Transport({ baseUrl: 'http://127.0.0.1:9', auth: TOKEN, stopSignal: stop.signal, retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const sender = new Transport({
+      baseUrl: 'http://127.0.0.1:9',
+      auth: TOKEN,
+      stopSignal: stop.signal,
+      retry: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
     try {
       const waiting = sender.backoff(1);
       stop.abort();

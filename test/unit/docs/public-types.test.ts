@@ -11,7 +11,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '../../..');
 const DOORS = { 'crm-ferry': join(ROOT, 'src/index.ts'), 'crm-ferry/sandbox': join(ROOT, 'src/sandbox-door.ts') };
 
-const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+const config = ts.getParsedCommandLineOfConfigFile(
+  join(ROOT, 'tsconfig.json'),
+  {},
+  { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+);
 const program = ts.createProgram(Object.values(DOORS), config?.options ?? {});
 const checker = program.getTypeChecker();
 
@@ -33,8 +37,15 @@ function reach(door: string): { exported: Set<ts.Symbol>; reached: Map<ts.Symbol
     if (!symbol || !declaration || !inSource(declaration)) return;
     // A type alias its module keeps to itself (\`type Body = Record<string, unknown>\`) only
     // spells out a shape a program can write too; everything else is to be named.
-    const local = ts.isTypeAliasDeclaration(declaration) && !(ts.getCombinedModifierFlags(declaration) & ts.ModifierFlags.Export);
-    if (!local && (ts.isInterfaceDeclaration(declaration) || ts.isTypeAliasDeclaration(declaration) || ts.isClassDeclaration(declaration) || ts.isEnumDeclaration(declaration))) {
+    const local =
+      ts.isTypeAliasDeclaration(declaration) && !(ts.getCombinedModifierFlags(declaration) & ts.ModifierFlags.Export);
+    if (
+      !local &&
+      (ts.isInterfaceDeclaration(declaration) ||
+        ts.isTypeAliasDeclaration(declaration) ||
+        ts.isClassDeclaration(declaration) ||
+        ts.isEnumDeclaration(declaration))
+    ) {
       if (!reached.has(symbol)) reached.set(symbol, path);
     }
   };
@@ -54,7 +65,8 @@ function reach(door: string): { exported: Set<ts.Symbol>; reached: Map<ts.Symbol
     const object = type as ts.ObjectType;
     if (type.flags & ts.TypeFlags.Object && object.objectFlags & ts.ObjectFlags.Reference) {
       const target = (object as ts.TypeReference).target.getSymbol()?.declarations?.[0];
-      for (const argument of checker.getTypeArguments(object as ts.TypeReference)) visit(argument, `${path}<>`, depth + 1, target !== undefined && !inSource(target));
+      for (const argument of checker.getTypeArguments(object as ts.TypeReference))
+        visit(argument, `${path}<>`, depth + 1, target !== undefined && !inSource(target));
     }
     // Types of node, zod and the other packages are theirs to name (their arguments, above, are
     // crm-ferry's); only crm-ferry's own are followed inside.
@@ -64,11 +76,17 @@ function reach(door: string): { exported: Set<ts.Symbol>; reached: Map<ts.Symbol
       for (const property of type.getProperties()) {
         const propertyDeclaration = property.valueDeclaration ?? property.declarations?.[0];
         if (propertyDeclaration && !inSource(propertyDeclaration)) continue;
-        if (property.getName().startsWith('#') || (propertyDeclaration && ts.getCombinedModifierFlags(propertyDeclaration) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected))) continue;
+        if (
+          property.getName().startsWith('#') ||
+          (propertyDeclaration &&
+            ts.getCombinedModifierFlags(propertyDeclaration) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected))
+        )
+          continue;
         visit(checker.getTypeOfSymbol(property), `${path}.${property.getName()}`, depth + 1);
       }
       for (const signature of [...type.getCallSignatures(), ...type.getConstructSignatures()]) {
-        for (const parameter of signature.getParameters()) visit(checker.getTypeOfSymbol(parameter), `${path}(${parameter.getName()})`, depth + 1);
+        for (const parameter of signature.getParameters())
+          visit(checker.getTypeOfSymbol(parameter), `${path}(${parameter.getName()})`, depth + 1);
         visit(signature.getReturnType(), `${path}()`, depth + 1);
       }
       for (const info of checker.getIndexInfosOfType(type)) visit(info.type, `${path}[]`, depth + 1);
@@ -78,7 +96,8 @@ function reach(door: string): { exported: Set<ts.Symbol>; reached: Map<ts.Symbol
     const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
     exported.add(target);
     const name = symbol.getName();
-    if (target.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias)) visit(checker.getDeclaredTypeOfSymbol(target), name, 0);
+    if (target.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias))
+      visit(checker.getDeclaredTypeOfSymbol(target), name, 0);
     if (target.flags & ts.SymbolFlags.Value) visit(checker.getTypeOfSymbol(target), name, 0);
     if (target.flags & ts.SymbolFlags.Class) visit(checker.getDeclaredTypeOfSymbol(target), name, 0);
   }
@@ -92,7 +111,10 @@ describe.each(Object.entries(DOORS))('the public types of %s', (_name, door) => 
     expect(reached.size).toBeGreaterThan(door.endsWith('index.ts') ? 40 : 2);
     const missing = [...reached]
       .filter(([symbol]) => !exported.has(symbol))
-      .map(([symbol, path]) => `${symbol.getName()} (${relative(dirname(door), symbol.declarations?.[0]?.getSourceFile().fileName ?? '')}, at ${path})`)
+      .map(
+        ([symbol, path]) =>
+          `${symbol.getName()} (${relative(dirname(door), symbol.declarations?.[0]?.getSourceFile().fileName ?? '')}, at ${path})`,
+      )
       .sort();
     expect(missing).toEqual([]);
   });

@@ -31,7 +31,8 @@ describe('README stays true to the code', () => {
     const linked = [...readme.matchAll(/\]\(docs\/([^)#]+)(#[^)]*)?\)/g)].map((m) => m[1] as string);
     expect([...new Set(linked)].sort()).toEqual(pages);
     for (const name of pages) {
-      for (const match of (await page(name)).matchAll(/\]\(([a-z0-9-]+\.md)(#[^)]*)?\)/g)) expect(pages).toContain(match[1]);
+      for (const match of (await page(name)).matchAll(/\]\(([a-z0-9-]+\.md)(#[^)]*)?\)/g))
+        expect(pages).toContain(match[1]);
     }
   });
 
@@ -49,18 +50,23 @@ describe('README stays true to the code', () => {
     const text = [readme, ...(await Promise.all(pages.map(page)))].join('\n');
     const undocumented: string[] = [];
     for (const command of commands) {
-      for (const flag of Object.keys((await command.load()).options)) if (!text.includes(`--${flag}`)) undocumented.push(`crm-ferry ${command.name} --${flag}`);
+      for (const flag of Object.keys((await command.load()).options))
+        if (!text.includes(`--${flag}`)) undocumented.push(`crm-ferry ${command.name} --${flag}`);
     }
     expect(undocumented).toEqual([]);
   });
 
   it('gives each command written out in the README or docs/ only options it has', async () => {
     const options = new Map<string, Set<string>>();
-    for (const command of commands) options.set(command.name, new Set([...Object.keys((await command.load()).options), 'help', 'version']));
+    for (const command of commands)
+      options.set(command.name, new Set([...Object.keys((await command.load()).options), 'help', 'version']));
     // Longest first, so that `auth login` wins over a command named `auth`.
     const names = [...options.keys()].sort((a, b) => b.length - a.length);
     const wrong: string[] = [];
-    for (const [file, text] of [['README.md', readme], ...(await Promise.all(pages.map(async (name) => [`docs/${name}`, await page(name)])))] as Array<[string, string]>) {
+    for (const [file, text] of [
+      ['README.md', readme],
+      ...(await Promise.all(pages.map(async (name) => [`docs/${name}`, await page(name)]))),
+    ] as Array<[string, string]>) {
       for (const [index, line] of text.split('\n').entries()) {
         // A command as typed: up to the end of its code span, a comment or a table cell.
         for (const match of line.matchAll(/crm-ferry ([a-z][a-z ]*?)(?=[ `]|$)([^`#|]*)/g)) {
@@ -68,7 +74,8 @@ describe('README stays true to the code', () => {
           const name = names.find((n) => typed === n || typed.startsWith(`${n} `));
           if (name === undefined) continue;
           for (const flag of typed.slice(name.length).matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)) {
-            if (!options.get(name)?.has((flag[1] as string).replace(/^no-/, ''))) wrong.push(`${file}:${index + 1}: crm-ferry ${name} has no --${flag[1]}`);
+            if (!options.get(name)?.has((flag[1] as string).replace(/^no-/, '')))
+              wrong.push(`${file}:${index + 1}: crm-ferry ${name} has no --${flag[1]}`);
           }
         }
       }
@@ -76,9 +83,12 @@ describe('README stays true to the code', () => {
     expect(wrong).toEqual([]);
   });
 
-  it.each(VERIFY_COUNTS.map(([, label]) => label))('explains the verify count "%s" in docs/verify.md by the words the summary prints', async (label) => {
-    expect(await page('verify.md')).toContain(`\n| ${label} | `);
-  });
+  it.each(VERIFY_COUNTS.map(([, label]) => label))(
+    'explains the verify count "%s" in docs/verify.md by the words the summary prints',
+    async (label) => {
+      expect(await page('verify.md')).toContain(`\n| ${label} | `);
+    },
+  );
 
   it('keeps the README a path: under 250 lines', () => {
     expect(readme.split('\n').length).toBeLessThan(250);

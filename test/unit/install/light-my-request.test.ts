@@ -12,7 +12,10 @@ describe('the light-my-request crm-ferry pins', () => {
   it('is the one fastify uses, on cookie 1', async () => {
     const { createRequire } = await import('node:module');
     const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
-    const manifest = fromFastify('light-my-request/package.json') as { version: string; dependencies: Record<string, string> };
+    const manifest = fromFastify('light-my-request/package.json') as {
+      version: string;
+      dependencies: Record<string, string>;
+    };
     expect(manifest.version).toBe('6.6.0');
     expect(manifest.dependencies.cookie).toMatch(/^\^1\./);
   });

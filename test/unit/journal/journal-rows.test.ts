@@ -35,8 +35,28 @@ function body(i: number): Record<string, unknown> {
 function createdRows(file: string, rows: number): void {
   const lines: string[] = [];
   for (let i = 0; i < rows; i++) {
-    lines.push(journalLine({ t: 'intent', k: `row-${i}`, op: 'create', run: 'run-1', at, fp: `fp-${String(i).padStart(19, '0')}`, body: body(i) }));
-    lines.push(journalLine({ t: 'done', k: `row-${i}`, op: 'create', run: 'run-1', at, id: 1_000_000 + i, fp: `fp-${String(i).padStart(19, '0')}` }));
+    lines.push(
+      journalLine({
+        t: 'intent',
+        k: `row-${i}`,
+        op: 'create',
+        run: 'run-1',
+        at,
+        fp: `fp-${String(i).padStart(19, '0')}`,
+        body: body(i),
+      }),
+    );
+    lines.push(
+      journalLine({
+        t: 'done',
+        k: `row-${i}`,
+        op: 'create',
+        run: 'run-1',
+        at,
+        id: 1_000_000 + i,
+        fp: `fp-${String(i).padStart(19, '0')}`,
+      }),
+    );
   }
   writeFileSync(file, lines.join(''));
 }
@@ -87,8 +107,28 @@ describe('the journal index (loaded rows)', () => {
     // Another journal of the same length put in its place: the line at the offset is another row's.
     const lines: string[] = [];
     for (let i = 0; i < 10; i++) {
-      lines.push(journalLine({ t: 'intent', k: `row-${9 - i}`, op: 'create', run: 'run-1', at, fp: `fp-${String(9 - i).padStart(19, '0')}`, body: body(9 - i) }));
-      lines.push(journalLine({ t: 'done', k: `row-${9 - i}`, op: 'create', run: 'run-1', at, id: 1_000_009 - i, fp: `fp-${String(9 - i).padStart(19, '0')}` }));
+      lines.push(
+        journalLine({
+          t: 'intent',
+          k: `row-${9 - i}`,
+          op: 'create',
+          run: 'run-1',
+          at,
+          fp: `fp-${String(9 - i).padStart(19, '0')}`,
+          body: body(9 - i),
+        }),
+      );
+      lines.push(
+        journalLine({
+          t: 'done',
+          k: `row-${9 - i}`,
+          op: 'create',
+          run: 'run-1',
+          at,
+          id: 1_000_009 - i,
+          fp: `fp-${String(9 - i).padStart(19, '0')}`,
+        }),
+      );
     }
     writeFileSync(file, lines.join(''));
     expect(() => loaded.rows.get('row-0')?.body).toThrow(FerryError);
@@ -98,15 +138,34 @@ describe('the journal index (loaded rows)', () => {
     const file = join(dir, 'people.jsonl');
     createdRows(file, 5);
     const loaded = await loadJournal(file);
-    const writer = await JournalWriter.open(file, { seal: loaded.seal, onBody: (key, offset, length, written) => loaded.rows.wrote(key, offset, length, written) });
+    const writer = await JournalWriter.open(file, {
+      seal: loaded.seal,
+      onBody: (key, offset, length, written) => loaded.rows.wrote(key, offset, length, written),
+    });
     for (let i = 5; i < 3000; i++) {
-      const entry: JournalEntry = { t: 'intent', k: `row-${i}`, op: 'create', run: 'run-2', at, fp: 'f', body: body(i) };
+      const entry: JournalEntry = {
+        t: 'intent',
+        k: `row-${i}`,
+        op: 'create',
+        run: 'run-2',
+        at,
+        fp: 'f',
+        body: body(i),
+      };
       await writer.append(entry);
       writer.enqueue({ t: 'done', k: `row-${i}`, op: 'create', run: 'run-2', at, id: i, fp: 'f' });
       // As the importer folds a confirmed create into its rows.
       const row = blankRow(`row-${i}`);
       loaded.rows.set(row.key, row);
-      Object.assign(row, { id: i, fp: 'f', body: body(i), origin: 'created', pending: null, rejected: null, run: 'run-2' });
+      Object.assign(row, {
+        id: i,
+        fp: 'f',
+        body: body(i),
+        origin: 'created',
+        pending: null,
+        rejected: null,
+        run: 'run-2',
+      });
     }
     // A body changed after its line was written is kept (the next run reads the line's).
     Object.assign(loaded.rows.get('row-7') as object, { body: { changed: true } });

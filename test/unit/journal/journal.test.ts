@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +16,15 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FerryError } from '../../../src/errors/index.ts';
-import { journalLine, JournalWriter, loadJournal, readJournal, StateDir, type JournalEntry, type JournalSeal } from '../../../src/journal/index.ts';
+import {
+  journalLine,
+  JournalWriter,
+  loadJournal,
+  readJournal,
+  StateDir,
+  type JournalEntry,
+  type JournalSeal,
+} from '../../../src/journal/index.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'ferry-journal-'));
@@ -54,7 +71,11 @@ describe('loadJournal folds the lines of each row', () => {
       ],
       { id: 7, fp: 'f1', body: { name: 'A' }, origin: 'created', pending: null },
     ],
-    ['intent alone: pending', [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } }], { id: null, pending: { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } } }],
+    [
+      'intent alone: pending',
+      [{ t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } }],
+      { id: null, pending: { t: 'intent', k: 'a', op: 'create', run: 'r1', at, fp: 'f1', body: { name: 'A' } } },
+    ],
     [
       'intent then cancel: free again',
       [
@@ -72,8 +93,16 @@ describe('loadJournal folds the lines of each row', () => {
       ],
       { id: 3, rejected: null, run: 'r2' },
     ],
-    ['reject stays until then', [{ t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 }], { id: null, rejected: { code: 'API_VALIDATION', message: 'no', status: 422, run: 'r1' } }],
-    ['match: the done carries the body', [{ t: 'done', k: 'a', op: 'match', run: 'r1', at, id: 9, fp: 'f', body: {}, origin: 'matched' }], { id: 9, body: {}, origin: 'matched' }],
+    [
+      'reject stays until then',
+      [{ t: 'reject', k: 'a', run: 'r1', at, code: 'API_VALIDATION', message: 'no', status: 422 }],
+      { id: null, rejected: { code: 'API_VALIDATION', message: 'no', status: 422, run: 'r1' } },
+    ],
+    [
+      'match: the done carries the body',
+      [{ t: 'done', k: 'a', op: 'match', run: 'r1', at, id: 9, fp: 'f', body: {}, origin: 'matched' }],
+      { id: 9, body: {}, origin: 'matched' },
+    ],
     [
       'update keeps the id, takes the new body',
       [
@@ -136,7 +165,10 @@ describe('torn and damaged lines', () => {
   it('drops a garbled last line (its checksum does not match)', async () => {
     const file = fresh();
     await write(file, entries);
-    appendFileSync(file, journalLine({ t: 'done', k: 'c', op: 'create', run: 'r', at, id: 3, fp: 'z' }).replace('"id":3', '"id":8'));
+    appendFileSync(
+      file,
+      journalLine({ t: 'done', k: 'c', op: 'create', run: 'r', at, id: 3, fp: 'z' }).replace('"id":3', '"id":8'),
+    );
     const loaded = await loadJournal(file);
     expect(loaded.tornTail).toBe(true);
     expect(loaded.rows.has('c')).toBe(false);
@@ -174,7 +206,10 @@ describe('JournalWriter', () => {
 
   it('a failed write rejects the waiting appends and every later one', async () => {
     const writer = await openOnFullDisk();
-    const results = await Promise.allSettled([writer.append({ t: 'cancel', k: 'a', run: 'r', at }), writer.append({ t: 'cancel', k: 'b', run: 'r', at })]);
+    const results = await Promise.allSettled([
+      writer.append({ t: 'cancel', k: 'a', run: 'r', at }),
+      writer.append({ t: 'cancel', k: 'b', run: 'r', at }),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     const later = await caught(writer.append({ t: 'cancel', k: 'c', run: 'r', at }));
     expect(later.code).toBe('JOURNAL_WRITE');
@@ -197,7 +232,10 @@ for (;;) {
 }
 `,
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', script, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let confirmed = 0;
     child.stdout.on('data', (chunk: Buffer) => {
       const last = chunk.toString().trim().split('\n').at(-1);
@@ -261,28 +299,40 @@ describe('StateDir', () => {
     await state.close();
   });
 
-  it.skipIf(process.platform !== 'linux')('takes over the lock of a killed process that was never reaped (a zombie)', async () => {
-    const stateDir = join(dir, 'lock-zombie');
-    await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
-    // The shell starts a short sleep and becomes a long one, which never reaps the short one: once
-    // that ends, it stays a zombie. (Still running when the shell execs, so the shell cannot reap it.)
-    const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    try {
-      const pid = Number(await new Promise<string>((done) => parent.stdout.once('data', (chunk) => done(String(chunk).trim()))));
-      for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'); i += 1) await new Promise((r) => setTimeout(r, 20));
-      expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toContain(') Z');
-      writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid, host: hostname(), since: at }));
-      const state = await StateDir.open({ dir: stateDir, account, users: noUsers });
-      await state.close();
-    } finally {
-      parent.kill('SIGKILL');
-    }
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'takes over the lock of a killed process that was never reaped (a zombie)',
+    async () => {
+      const stateDir = join(dir, 'lock-zombie');
+      await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
+      // The shell starts a short sleep and becomes a long one, which never reaps the short one: once
+      // that ends, it stays a zombie. (Still running when the shell execs, so the shell cannot reap it.)
+      const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      try {
+        const pid = Number(
+          await new Promise<string>((done) => parent.stdout.once('data', (chunk) => done(String(chunk).trim()))),
+        );
+        for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'); i += 1)
+          await new Promise((r) => setTimeout(r, 20));
+        expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toContain(') Z');
+        writeFileSync(join(stateDir, 'lock'), JSON.stringify({ pid, host: hostname(), since: at }));
+        const state = await StateDir.open({ dir: stateDir, account, users: noUsers });
+        await state.close();
+      } finally {
+        parent.kill('SIGKILL');
+      }
+    },
+  );
 
   it('refuses a state written against another account, naming both', async () => {
     const stateDir = join(dir, 'account');
     await (await StateDir.open({ dir: stateDir, account, users: noUsers })).close();
-    const error = await caught(StateDir.open({ dir: stateDir, account: { baseUrl: 'https://b.example', account: 'https://b.example' }, users: noUsers }));
+    const error = await caught(
+      StateDir.open({
+        dir: stateDir,
+        account: { baseUrl: 'https://b.example', account: 'https://b.example' },
+        users: noUsers,
+      }),
+    );
     expect(error.code).toBe('JOURNAL_ACCOUNT');
     expect(error.message).toContain('https://a.example');
     expect(error.message).toContain('https://b.example');
@@ -313,7 +363,15 @@ describe('StateDir', () => {
 });
 
 describe('a journal is checked against its seal (what its runs wrote)', () => {
-  const lines: JournalEntry[] = Array.from({ length: 40 }, (_, i) => ({ t: 'intent', k: `k${i}`, op: 'create', run: 'r1', at, fp: `f${i}`, body: { name: `N${i}` } }));
+  const lines: JournalEntry[] = Array.from({ length: 40 }, (_, i) => ({
+    t: 'intent',
+    k: `k${i}`,
+    op: 'create',
+    run: 'r1',
+    at,
+    fp: `f${i}`,
+    body: { name: `N${i}` },
+  }));
 
   async function sealed(): Promise<{ file: string; seal: JournalSeal }> {
     const file = fresh();
@@ -367,7 +425,11 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
         ),
       /holds 20 whole lines .* its runs wrote 40/,
     ],
-    ['cut in the middle of a line', (file: string) => writeFileSync(file, readFileSync(file).subarray(0, 1000)), /its runs wrote 40/],
+    [
+      'cut in the middle of a line',
+      (file: string) => writeFileSync(file, readFileSync(file).subarray(0, 1000)),
+      /its runs wrote 40/,
+    ],
     [
       'a line changed, its checksum made again',
       (file: string) => {
@@ -379,7 +441,11 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
       /first 40 lines are not the lines its runs wrote/,
     ],
     ['removed', (file: string) => rmSync(file), /it is missing, and its runs wrote 40 lines/],
-    ['replaced by another journal as long', (file: string) => writeFileSync(file, lines.map((e) => journalLine({ ...e, run: 'r9' })).join('')), /not the lines its runs wrote/],
+    [
+      'replaced by another journal as long',
+      (file: string) => writeFileSync(file, lines.map((e) => journalLine({ ...e, run: 'r9' })).join('')),
+      /not the lines its runs wrote/,
+    ],
   ])('a journal %s is JOURNAL_CORRUPT, saying the way on', async (_name, damage, message) => {
     const { file, seal } = await sealed();
     damage(file);
@@ -406,7 +472,9 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
     for (const entry of lines) await writer.append(entry);
     await writer.close();
     await first.close();
-    expect(JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')).journals['people.jsonl']).toMatchObject({ lines: 40 });
+    expect(JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')).journals['people.jsonl']).toMatchObject({
+      lines: 40,
+    });
     const file = join(stateDir, 'journal', 'people.jsonl');
     writeFileSync(
       file,
@@ -434,7 +502,9 @@ describe('a journal is checked against its seal (what its runs wrote)', () => {
 
 describe('group commit', () => {
   /** A journal whose writes wait until `release` is called, and which counts them. */
-  async function heldWriter(options: { maxBatch?: number; queuedUpToMs?: number } = {}): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
+  async function heldWriter(
+    options: { maxBatch?: number; queuedUpToMs?: number } = {},
+  ): Promise<{ writer: JournalWriter; writes: string[]; release: () => void; started: Promise<void> }> {
     const writes: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -444,7 +514,12 @@ describe('group commit', () => {
       ...options,
       openFile: async (file, flags, mode) => {
         const handle = await open(file, flags, mode);
-        const write = handle.write.bind(handle) as (buffer: Buffer, offset: number, length: number, position: null) => Promise<{ bytesWritten: number; buffer: Buffer }>;
+        const write = handle.write.bind(handle) as (
+          buffer: Buffer,
+          offset: number,
+          length: number,
+          position: null,
+        ) => Promise<{ bytesWritten: number; buffer: Buffer }>;
         handle.write = (async (buffer: Buffer, offset: number, length: number, position: null) => {
           writes.push(buffer.subarray(offset, offset + length).toString());
           began();
@@ -559,16 +634,19 @@ describe('group commit', () => {
     await writer.close();
   });
 
-  it.skipIf(process.platform !== 'linux')('the journal is opened for synchronised writes (O_DSYNC), so a group is one write', async () => {
-    let flags = 0;
-    const writer = await JournalWriter.open(fresh(), {
-      openFile: async (file, given, mode) => {
-        flags = given;
-        return open(file, given, mode);
-      },
-    });
-    await writer.close();
-    expect(flags & constants.O_DSYNC).toBe(constants.O_DSYNC);
-    expect(flags & constants.O_NOFOLLOW).toBe(constants.O_NOFOLLOW);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'the journal is opened for synchronised writes (O_DSYNC), so a group is one write',
+    async () => {
+      let flags = 0;
+      const writer = await JournalWriter.open(fresh(), {
+        openFile: async (file, given, mode) => {
+          flags = given;
+          return open(file, given, mode);
+        },
+      });
+      await writer.close();
+      expect(flags & constants.O_DSYNC).toBe(constants.O_DSYNC);
+      expect(flags & constants.O_NOFOLLOW).toBe(constants.O_NOFOLLOW);
+    },
+  );
 });

@@ -45,7 +45,9 @@ describe('the state lock, taken over from a dead process', () => {
       const stateDir = join(dir, `round-${round}`);
       mkdirSync(stateDir);
       writeFileSync(join(stateDir, 'lock'), stale());
-      const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => StateDir.open({ dir: stateDir, account, users })));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 6 }, () => StateDir.open({ dir: stateDir, account, users })),
+      );
       const winners = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
       const refusals = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as FerryError] : []));
       expect(winners, `round ${round}`).toHaveLength(1);
@@ -64,7 +66,9 @@ describe('the state lock, taken over from a dead process', () => {
         const stateDir = join(dir, `slow-${round}`);
         mkdirSync(stateDir);
         writeFileSync(join(stateDir, 'lock'), stale());
-        const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => StateDir.open({ dir: stateDir, account, users })));
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 4 }, () => StateDir.open({ dir: stateDir, account, users })),
+        );
         const winners = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
         expect(winners, `round ${round}`).toHaveLength(1);
         for (const winner of winners) await winner.close();
@@ -100,7 +104,10 @@ describe('the state lock, taken over from a dead process', () => {
       }
       lines.close();`;
     const children = Array.from({ length: 4 }, () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: ROOT,
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
       const said: string[] = [];
       const waiters: Array<() => void> = [];
       child.stdout.setEncoding('utf8');
@@ -147,14 +154,19 @@ describe('the state lock, taken over from a dead process', () => {
     rmSync(join(stateDir, 'lock'));
     const second = await StateDir.open({ dir: stateDir, account, users });
     await first.close();
-    expect((await StateDir.open({ dir: stateDir, account, users }).catch((e: unknown) => e)) as FerryError).toMatchObject({ code: 'JOURNAL_LOCKED' });
+    expect(
+      (await StateDir.open({ dir: stateDir, account, users }).catch((e: unknown) => e)) as FerryError,
+    ).toMatchObject({ code: 'JOURNAL_LOCKED' });
     await second.close();
   });
 });
 
 describe('a lock whose holder is not what it says', () => {
   /** The lock, and what opening the state over it gives: the state (the lock was stale) or the refusal. */
-  async function openOver(name: string, holder: Record<string, unknown>): Promise<{ opened: boolean; error: FerryError | null; lockFile: string }> {
+  async function openOver(
+    name: string,
+    holder: Record<string, unknown>,
+  ): Promise<{ opened: boolean; error: FerryError | null; lockFile: string }> {
     const stateDir = join(dir, name);
     mkdirSync(stateDir);
     const lockFile = join(stateDir, 'lock');
@@ -193,14 +205,18 @@ describe('a lock whose holder is not what it says', () => {
     const ticks = start.slice(start.lastIndexOf(')') + 2).split(' ')[19];
     const { error, lockFile } = await openOver('alive', { pid: process.ppid, start: ticks });
     expect(error?.code).toBe('JOURNAL_LOCKED');
-    expect(error?.hint).toContain(`If no crm-ferry runs as process ${process.ppid} (\`ps -p ${process.ppid}\`), remove ${lockFile} and run again.`);
+    expect(error?.hint).toContain(
+      `If no crm-ferry runs as process ${process.ppid} (\`ps -p ${process.ppid}\`), remove ${lockFile} and run again.`,
+    );
   });
 
   it('refuses a lock from another machine, naming it and the file to remove', async () => {
     const { error, lockFile } = await openOver('other-host', { pid: 4242, host: 'build-7.example' });
     expect(error?.code).toBe('JOURNAL_LOCKED');
     expect(error?.message).toContain('process 4242 on build-7.example');
-    expect(error?.hint).toBe(`A lock taken on another machine (build-7.example) cannot be checked from here: if no crm-ferry runs there on this state any more, remove ${lockFile} and run again.`);
+    expect(error?.hint).toBe(
+      `A lock taken on another machine (build-7.example) cannot be checked from here: if no crm-ferry runs there on this state any more, remove ${lockFile} and run again.`,
+    );
   });
 });
 

@@ -3,7 +3,11 @@ import { canonicalJson, fingerprint } from '../../../src/load/fingerprint.ts';
 
 describe('canonicalJson', () => {
   it.each([
-    ['keys sorted at every depth', { b: 1, a: { d: [1, { z: true, y: null }], c: 'x' } }, '{"a":{"c":"x","d":[1,{"y":null,"z":true}]},"b":1}'],
+    [
+      'keys sorted at every depth',
+      { b: 1, a: { d: [1, { z: true, y: null }], c: 'x' } },
+      '{"a":{"c":"x","d":[1,{"y":null,"z":true}]},"b":1}',
+    ],
     ['undefined members left out, undefined items as null', { a: undefined, b: [undefined, 2] }, '{"b":[null,2]}'],
     ['sorted by code unit, as < sorts', { é: 1, z: 2, Z: 3, a: 4 }, '{"Z":3,"a":4,"z":2,"é":1}'],
     ['scalars as JSON', 'he said "hi"\n', '"he said \\"hi\\"\\n"'],
@@ -18,7 +22,28 @@ describe('canonicalJson', () => {
   });
 
   it('orders the keys of small and large objects as the default sort does', () => {
-    const names = ['b', 'a', 'B', 'é', 'aa', 'a0', '_', 'Z9', 'z', '10', '9', 'ab', 'émile', 'A', 'ba', 'c', 'ç', 'yy', 'x', 'w'];
+    const names = [
+      'b',
+      'a',
+      'B',
+      'é',
+      'aa',
+      'a0',
+      '_',
+      'Z9',
+      'z',
+      '10',
+      '9',
+      'ab',
+      'émile',
+      'A',
+      'ba',
+      'c',
+      'ç',
+      'yy',
+      'x',
+      'w',
+    ];
     for (let size = 0; size <= names.length; size += 1) {
       const keys = names.slice(0, size);
       const object = Object.fromEntries(keys.map((key, i) => [key, i]));
@@ -29,7 +54,9 @@ describe('canonicalJson', () => {
   });
 
   it('gives equal fingerprints whatever order the keys were written in', () => {
-    expect(fingerprint({ lastName: 'Lovelace', firstName: 'Ada', tags: [{ name: 'vip' }] })).toBe(fingerprint({ tags: [{ name: 'vip' }], firstName: 'Ada', lastName: 'Lovelace' }));
+    expect(fingerprint({ lastName: 'Lovelace', firstName: 'Ada', tags: [{ name: 'vip' }] })).toBe(
+      fingerprint({ tags: [{ name: 'vip' }], firstName: 'Ada', lastName: 'Lovelace' }),
+    );
     expect(fingerprint({ a: 1 })).not.toBe(fingerprint({ a: 2 }));
   });
 
@@ -53,6 +80,8 @@ describe('canonicalJson', () => {
       attachments: [],
     };
     expect(fingerprint(row)).toBe('ho_88yCo5VyjqfdKAfnLUH');
-    expect(canonicalJson({ d: new Date(0), f: () => 1, u: undefined, x: [undefined, () => 1] })).toBe('{"d":{},"f":null,"x":[null,null]}');
+    expect(canonicalJson({ d: new Date(0), f: () => 1, u: undefined, x: [undefined, () => 1] })).toBe(
+      '{"d":{},"f":null,"x":[null,null]}',
+    );
   });
 });

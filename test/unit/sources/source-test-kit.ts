@@ -5,14 +5,19 @@ import { FerryError } from '../../../src/errors/index.ts';
 import type { SourceItem, SourceWarning } from '../../../src/sources/types.ts';
 
 /** Reads every item of a reader, with the warnings it gave. */
-export async function collect(items: AsyncIterable<SourceItem>, warnings: SourceWarning[] = []): Promise<{ items: SourceItem[]; warnings: SourceWarning[] }> {
+export async function collect(
+  items: AsyncIterable<SourceItem>,
+  warnings: SourceWarning[] = [],
+): Promise<{ items: SourceItem[]; warnings: SourceWarning[] }> {
   const out: SourceItem[] = [];
   for await (const item of items) out.push(item);
   return { items: out, warnings };
 }
 
 /** Runs a reader to its end and returns the FerryError it threw, with the items yielded before. */
-export async function failureOf(items: AsyncIterable<SourceItem>): Promise<{ error: FerryError; before: SourceItem[] }> {
+export async function failureOf(
+  items: AsyncIterable<SourceItem>,
+): Promise<{ error: FerryError; before: SourceItem[] }> {
   const before: SourceItem[] = [];
   try {
     for await (const item of items) before.push(item);

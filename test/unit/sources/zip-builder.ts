@@ -17,7 +17,10 @@ export function buildZip(parts: ZipPart[], options: { corruptData?: string } = {
   let offset = 0;
   for (const part of parts) {
     const raw = typeof part.data === 'string' ? Buffer.from(part.data, 'utf8') : part.data;
-    const compressed = options.corruptData === part.name ? Buffer.from('this is not deflate data at all, not even close') : deflateRawSync(raw);
+    const compressed =
+      options.corruptData === part.name
+        ? Buffer.from('this is not deflate data at all, not even close')
+        : deflateRawSync(raw);
     const crc = crc32(raw);
     const size = part.declaredSize ?? raw.length;
     const name = Buffer.from(part.name, 'utf8');
