@@ -241,6 +241,22 @@ describe('draftMapping', () => {
     expect({ records, rejected }).toEqual({ records: 1, rejected: [] });
   });
 
+  it.each([
+    ['a whole name beside a company name', 'Name,Company Name,Email\nAda Lovelace,Acme Ltd,ada@acme.example\n'],
+    [
+      'a whole name beside a company and its number',
+      'Naam,Bedrijf,KvK-nummer\nJan Bakker,Bakkerij de Vries,01234567\n',
+    ],
+  ])('a contact list is drafted as people: %s', async (_, text) => {
+    const file = join(dir, 'contacts-whole-names.csv');
+    writeFileSync(file, text);
+    const draft = await draftMapping(file);
+    expect(draft.organisations).toBeNull();
+    expect(draft.matched.map((m) => m.to)).toContain('organisation');
+    expect(draft.matched.map((m) => m.to)).not.toContain('name');
+    await compileMapping(parseMapping(draft.yaml, 'draft.yaml'), { file: 'draft.yaml' });
+  });
+
   it('drafts other entities with a commented link to fill in', async () => {
     const file = join(dir, 'tasks.csv');
     writeFileSync(file, 'Task,Assigned To,Status\nCall back,ada,open\n');

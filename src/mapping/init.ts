@@ -784,13 +784,15 @@ function organisationEvidence(
   header: readonly string[],
   ruleOf: (column: string) => Rule | undefined,
 ): string | null {
+  // A whole name beside a company is a person and where they work: a contact list.
+  const company = header.find((column) => ruleOf(column)?.to === 'organisation');
+  if (company !== undefined && header.some((column) => ruleOf(column)?.wholeName)) return null;
   const companyColumns = header.filter((column) => ORGANISATION_COLUMNS.has(normalizeWord(column)));
   if (companyColumns.length > 0)
     return `${companyColumns.slice(0, 3).map(q).join(', ')} ${companyColumns.length === 1 ? 'is a column' : 'are columns'} only a company has`;
   const named = normalizeWord(basename(file).replace(/\.[^.]+$/, ''));
   if (ORGANISATION_FILE.test(named)) return `the file is named for companies (${q(basename(file))})`;
   // A company name column and no person's name: the column names the organisation itself.
-  const company = header.find((column) => ruleOf(column)?.to === 'organisation');
   return company === undefined ? null : `${q(company)} names a company, and no column a person`;
 }
 
