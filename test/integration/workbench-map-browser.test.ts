@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 import {
@@ -196,9 +197,15 @@ describe('the Map view in headless Chromium', () => {
 
     expect(await axeViolations(page)).toEqual([]);
 
+    // Two changes to the table and Save, each before the answer to the one before: none is lost.
+    await select(page, 'Type of mobile').selectOption({ label: 'Work' });
+    await page.getByRole('checkbox', { name: 'first required' }).check();
     await page.getByRole('button', { name: 'Save mapping' }).click();
     await page.getByText('Saved people.mapping.yaml; plan.yaml reads people.csv in step people.').waitFor();
     const saved = readFileSync(join(dir, 'people.mapping.yaml'), 'utf8');
+    const entries = (parseYaml(saved) as { fields: Array<Record<string, any>> }).fields;
+    expect(entries.find((entry) => entry.value?.column === 'mobile')?.type).toBe('Work');
+    expect(entries.find((entry) => entry.value?.column === 'first')?.required).toBe(true);
     expect(saved).toMatch(/- to: organisation\n\s+ref: companies\n\s+key: "\{\{company id\}\}"\n\s+required: true/);
     expect(saved).toContain('type: Postal');
     expect(saved).toContain('onDuplicate: merge');

@@ -54,6 +54,7 @@ export function MapView(props: ViewProps) {
   // the YAML the edit before it gave, and Save saves what every edit before it made. Two quick
   // changes to the table (or a change and Save) never race, and none is lost.
   const yamlNow = useRef('');
+  const keystrokes = useRef(0);
   const turns = useRef<Promise<unknown>>(Promise.resolve());
   const showYaml = (text: string): void => {
     yamlNow.current = text;
@@ -69,6 +70,7 @@ export function MapView(props: ViewProps) {
   const ask = (text: () => string | undefined, edit?: MapEdit, fromYaml = false): void => {
     if (input === null) return;
     const ticket = ++asked.current;
+    const typedBefore = keystrokes.current;
     setBusy(true);
     inTurn(() => {
       const sent = text();
@@ -79,8 +81,9 @@ export function MapView(props: ViewProps) {
       });
     })
       .then((answer) => {
-        // A table edit's answer is the YAML the next edit starts from, even when a newer one is coming.
-        if (!fromYaml) yamlNow.current = answer.yaml;
+        // A table edit's answer is the YAML the next edit starts from, even when a newer one is
+        // coming; text typed since it was asked for wins over it.
+        if (!fromYaml && keystrokes.current === typedBefore) yamlNow.current = answer.yaml;
         if (ticket !== asked.current) return;
         setView(answer);
         // The text being typed is left alone; an edit of the table shows its new YAML.
@@ -113,6 +116,7 @@ export function MapView(props: ViewProps) {
     ask(() => yamlNow.current, change);
   };
   const typed = (text: string): void => {
+    keystrokes.current += 1;
     showYaml(text);
     setSaved(null);
     props.holdsWork(true);
