@@ -135,6 +135,8 @@ export interface MapColumnView {
   name: string;
   samples: string[];
   entries: MapEntryView[];
+  /** Why the mapping leaves the column out on purpose (its `leaveOut`), as it says it: what would carry it. */
+  leftOut?: string;
 }
 
 export interface CellMark {

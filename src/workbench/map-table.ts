@@ -194,8 +194,18 @@ export function tableOf(
       });
     }
   }
+  const leaveOut = isObject(raw) && isObject(raw.leaveOut) ? raw.leaveOut : {};
+  const leftOut = (name: string): { leftOut?: string } => {
+    const why = Object.hasOwn(leaveOut, name) ? leaveOut[name] : undefined;
+    return typeof why === 'string' ? { leftOut: why } : {};
+  };
   return {
-    columns: header.map((name) => ({ name, samples: samples.get(name) ?? [], entries: byColumn.get(name) ?? [] })),
+    columns: header.map((name) => ({
+      name,
+      samples: samples.get(name) ?? [],
+      entries: byColumn.get(name) ?? [],
+      ...leftOut(name),
+    })),
     otherEntries,
   };
 }

@@ -98,6 +98,10 @@ describe('the workbench in headless Chromium', () => {
     expect(await chosen(page, 'Target of first_name')).toBe('firstName');
     expect(await chosen(page, 'Target of email')).toBe('e-mail address');
     expect(await chosen(page, 'Target of date_added')).toBe('(not imported)');
+    // The table says on the column's row what would carry it, in the owner's words.
+    await page
+      .getByText(/^Not carried: .*create a custom field "date_added" \(Date\) in the account's settings, then map it$/)
+      .waitFor();
     await yamlShows(page, 'create a custom field \\"date_added\\" (Date)');
     await checkAccessibility('Map');
     // Laid out for 1280 px and a laptop: the first rows in their own scroll area, no text over text,
@@ -113,6 +117,7 @@ describe('the workbench in headless Chromium', () => {
     await yamlShows(page, 'definition: Customer since');
     // Carried now, the column leaves the list of those left out; its dates read as dates.
     await yamlShows(page, 'leaveOut:', false);
+    await page.getByText(/^Not carried: /).waitFor({ state: 'detached' });
     await select(page, 'Add a transform to date_added').selectOption('date');
     await yamlShows(page, 'value: {column: date_added, transform: [date]}');
     // The company stays as the draft has it: the person's organisation by its plain name, which the

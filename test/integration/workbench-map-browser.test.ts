@@ -199,7 +199,7 @@ describe('the Map view in headless Chromium', () => {
 
     // Two changes to the table and Save, each before the answer to the one before: none is lost.
     await select(page, 'Type of mobile').selectOption({ label: 'Work' });
-    await page.getByRole('checkbox', { name: 'first required' }).check();
+    await page.getByRole('checkbox', { name: 'first required' }).click();
     await page.getByRole('button', { name: 'Save mapping' }).click();
     await page.getByText('Saved people.mapping.yaml; plan.yaml reads people.csv in step people.').waitFor();
     const saved = readFileSync(join(dir, 'people.mapping.yaml'), 'utf8');

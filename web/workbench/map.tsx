@@ -355,6 +355,9 @@ function ColumnRow({
             {entry.shared}
           </p>
         ) : null}
+        {column.leftOut !== undefined && column.entries.length === 0 ? (
+          <p class="also note">Not carried: {column.leftOut}</p>
+        ) : null}
         {others.map((e) => (
           <p key={e.index} class="also">
             {e.summary} <span class="note">(edit in the YAML)</span>
