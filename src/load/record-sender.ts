@@ -401,49 +401,14 @@ export class RecordSender {
   ): Promise<void> {
     const id = record.id as number;
     step.taken.add(id);
-    if (onMatch === 'update') {
-      const { plan, before } = planRecordUpdate(record, body);
-      if (Object.keys(plan.changes).length > 0) {
-        await this.ctx.journal(step, {
-          t: 'intent',
-          k: mapped.key,
-          op: 'update',
-          run: this.ctx.runId,
-          at: this.ctx.at(),
-          fp,
-          body,
-          id,
-          before,
-        });
-        await this.ctx.service.update(step.compiled.entity, id, plan.changes);
-      }
-    }
+    if (onMatch === 'update') await this.fillRecord(step, { key: mapped.key, record, body, fp, journalled: body });
     // A project's additional contacts are not read back: one this import created cannot be on the
     // project yet, and is added (as after a create); one found in the account is taken as there.
     const added = onMatch === 'update' ? contactIdsOf(body).filter((party) => this.createdParty(party)) : [];
     // With skip nothing of the row was written: the next run must not take the record for the row's.
     // With contacts to add, the row is recorded without them until they are, as after a create.
     const written = onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
-    this.ctx.record(step, {
-      t: 'done',
-      k: mapped.key,
-      op: 'match',
-      run: this.ctx.runId,
-      at: this.ctx.at(),
-      id,
-      fp: written.fp,
-      body: written.body,
-      origin: 'matched',
-    });
-    this.ctx.fold(step, mapped.key, {
-      id,
-      fp: written.fp,
-      body: written.body,
-      origin: 'matched',
-      pending: null,
-      rejected: null,
-      run: this.ctx.runId,
-    });
+    this.settleMatch(step, { key: mapped.key, id, ...written, origin: 'matched' });
     if (added.length > 0) {
       await this.ctx.journal(step, {
         t: 'intent',
@@ -473,45 +438,57 @@ export class RecordSender {
     this.ctx.reconciled.applied += 1;
     // A note's files were sent with the lost create: the record has them already.
     const { attachments: _files, ...body } = withoutApart(whole);
-    const { plan, before } = planRecordUpdate(record, body);
-    if (Object.keys(plan.changes).length > 0) {
-      await this.ctx.journal(step, {
-        t: 'intent',
-        k: mapped.key,
-        op: 'update',
-        run: this.ctx.runId,
-        at: this.ctx.at(),
-        fp,
-        body: whole,
-        id,
-        before,
-      });
-      await this.ctx.service.update(step.compiled.entity, id, plan.changes);
-    }
+    await this.fillRecord(step, { key: mapped.key, record, body, fp, journalled: whole });
     // Adding a contact the project has is no error.
     const contacts = contactIdsOf(whole);
     if (contacts.length > 0) await this.ctx.service.setContacts(id, contacts, []);
+    this.settleMatch(step, { key: mapped.key, id, fp, body: whole, origin: 'created' });
+    return this.succeed(step, mapped, 'matched', id);
+  }
+
+  /**
+   * Writes what the account's `record` lacks of the row's `body`, its intent made durable first
+   * (holding `journalled`, the row's body as the journal keeps it); nothing when it lacks nothing.
+   */
+  private async fillRecord(
+    step: StepRun,
+    fill: { key: string; record: Body; body: Body; fp: string; journalled: Body },
+  ): Promise<void> {
+    const id = fill.record.id as number;
+    const { plan, before } = planRecordUpdate(fill.record, fill.body);
+    if (Object.keys(plan.changes).length === 0) return;
+    await this.ctx.journal(step, {
+      t: 'intent',
+      k: fill.key,
+      op: 'update',
+      run: this.ctx.runId,
+      at: this.ctx.at(),
+      fp: fill.fp,
+      body: fill.journalled,
+      id,
+      before,
+    });
+    await this.ctx.service.update(step.compiled.entity, id, plan.changes);
+  }
+
+  /** The row's record is `id`, one the account had (`matched`) or the row's own again (`created`): recorded, and the step's state told. */
+  private settleMatch(
+    step: StepRun,
+    match: { key: string; id: number; fp: string; body: Body; origin: 'matched' | 'created' },
+  ): void {
+    const { key, id, fp, body, origin } = match;
     this.ctx.record(step, {
       t: 'done',
-      k: mapped.key,
+      k: key,
       op: 'match',
       run: this.ctx.runId,
       at: this.ctx.at(),
       id,
       fp,
-      body: whole,
-      origin: 'created',
+      body,
+      origin,
     });
-    this.ctx.fold(step, mapped.key, {
-      id,
-      fp,
-      body: whole,
-      origin: 'created',
-      pending: null,
-      rejected: null,
-      run: this.ctx.runId,
-    });
-    return this.succeed(step, mapped, 'matched', id);
+    this.ctx.fold(step, key, { id, fp, body, origin, pending: null, rejected: null, run: this.ctx.runId });
   }
 
   /** Whether a run of this state created party `id` (rather than found it in the account). */
