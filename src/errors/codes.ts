@@ -55,6 +55,7 @@ export const ERROR_CODES = [
   'JOURNAL_LOCKED',
   'JOURNAL_ACCOUNT',
   'JOURNAL_WRITE',
+  'JOURNAL_STORE',
   'EXPORT_WRITE',
   // Sandbox
   'SANDBOX_STATE',

@@ -29,3 +29,10 @@ export {
 } from './state-dir.ts';
 export { releaseLock } from './lock.ts';
 export { takeLock } from './lock.ts';
+export {
+  describeStoreUrl,
+  PostgresStore,
+  type PostgresStoreOptions,
+  STORE_SCHEMA_VERSION,
+  type StoreRunLock,
+} from './postgres-store.ts';
