@@ -409,22 +409,7 @@ export class RecordSender {
     // With contacts to add, the row is recorded without them until they are, as after a create.
     const written = onMatch !== 'update' ? { body: {}, fp } : added.length > 0 ? apart(mapped, body, fp) : { body, fp };
     this.settleMatch(step, { key: mapped.key, id, ...written, origin: 'matched' });
-    if (added.length > 0) {
-      await this.ctx.journal(step, {
-        t: 'intent',
-        k: mapped.key,
-        op: 'update',
-        run: this.ctx.runId,
-        at: this.ctx.at(),
-        fp,
-        body,
-        id,
-        before: { parties: null },
-      });
-      await this.ctx.service.setContacts(id, added, []);
-      this.ctx.record(step, { t: 'done', k: mapped.key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id, fp });
-      this.ctx.fold(step, mapped.key, { fp, body });
-    }
+    if (added.length > 0) await this.addContacts(step, { key: mapped.key, id, fp, body, contacts: added });
     return this.succeed(step, mapped, 'matched', id);
   }
 
@@ -469,6 +454,33 @@ export class RecordSender {
       before,
     });
     await this.ctx.service.update(step.compiled.entity, id, plan.changes);
+  }
+
+  /**
+   * Adds a project's additional contacts, the row recorded without them until now (after a create,
+   * or a match): the intent made durable first, then the contacts added, then the row's whole body
+   * recorded as written.
+   */
+  private async addContacts(
+    step: StepRun,
+    add: { key: string; id: number; fp: string; body: Body; contacts: number[] },
+  ): Promise<void> {
+    const { key, id, fp, body } = add;
+    const at = this.ctx.at();
+    await this.ctx.journal(step, {
+      t: 'intent',
+      k: key,
+      op: 'update',
+      run: this.ctx.runId,
+      at,
+      fp,
+      body,
+      id,
+      before: { parties: null },
+    });
+    await this.ctx.service.setContacts(id, add.contacts, []);
+    this.ctx.record(step, { t: 'done', k: key, op: 'update', run: this.ctx.runId, at: this.ctx.at(), id, fp });
+    this.ctx.fold(step, key, { fp, body });
   }
 
   /** The row's record is `id`, one the account had (`matched`) or the row's own again (`created`): recorded, and the step's state told. */
@@ -633,30 +645,7 @@ export class RecordSender {
       run: this.ctx.runId,
     });
     const contacts = contactIdsOf(whole);
-    if (contacts.length > 0) {
-      await this.ctx.journal(step, {
-        t: 'intent',
-        k: mapped.key,
-        op: 'update',
-        run: this.ctx.runId,
-        at: this.ctx.at(),
-        fp: wholeFp,
-        body: whole,
-        id,
-        before: { parties: null },
-      });
-      await this.ctx.service.setContacts(id, contacts, []);
-      this.ctx.record(step, {
-        t: 'done',
-        k: mapped.key,
-        op: 'update',
-        run: this.ctx.runId,
-        at: this.ctx.at(),
-        id,
-        fp: wholeFp,
-      });
-      this.ctx.fold(step, mapped.key, { fp: wholeFp, body: whole });
-    }
+    if (contacts.length > 0) await this.addContacts(step, { key: mapped.key, id, fp: wholeFp, body: whole, contacts });
     return this.succeed(step, mapped, 'created', id);
   }
 
