@@ -12,11 +12,19 @@ import type { SandboxOptions } from '../../src/sandbox/index.ts';
 const CLI = fileURLToPath(new URL('../../bin/crm-ferry.js', import.meta.url));
 
 /** What a test may ask of the sandbox process: the command line's own options. */
-export type SandboxProcessOptions = Pick<SandboxOptions, 'port' | 'seed' | 'faults' | 'clients' | 'tokenTtlSeconds'>;
+export type SandboxProcessOptions = Pick<SandboxOptions, 'port' | 'seed' | 'faults' | 'clients' | 'tokenTtlSeconds'> & {
+  /** More of the command's options, as written (`--log`, `--reset`). */
+  extra?: string[];
+};
 
 export interface SandboxProcess {
   child: ChildProcess;
   url: string;
+  /** What it printed so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Its exit code once it has ended (null after a signal). */
+  exited: Promise<number | null>;
 }
 
 /** The command line of a sandbox keeping its state in `file`, accepting `token`. */
@@ -38,7 +46,7 @@ function argumentsOf(file: string, token: string, options: SandboxProcessOptions
   for (const client of options.clients ?? [])
     args.push('--client', `${client.clientId}:${client.clientSecret ?? ''}:${client.redirectUri}`);
   if (options.tokenTtlSeconds !== undefined) args.push('--token-ttl', String(options.tokenTtlSeconds));
-  return args;
+  return [...args, ...(options.extra ?? [])];
 }
 
 /** Starts the sandbox and resolves once it listens, with its address. */
@@ -52,19 +60,23 @@ export async function startSandboxProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(cwd === undefined ? {} : { cwd }),
   });
+  let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  // On 'close', not 'exit': by then everything it printed has been read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     lines.on('line', (line) => {
+      stdout += `${line}\n`;
       const listening = /^sandbox listening on (http:\/\/\S+)$/.exec(line);
       if (listening) resolve(listening[1] as string);
     });
-    child.once('exit', (code) => reject(new Error(`the sandbox process exited (${code}) before listening: ${stderr}`)));
+    void exited.then((code) => reject(new Error(`the sandbox process exited (${code}) before listening: ${stderr}`)));
   });
-  return { child, url };
+  return { child, url, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** Kills the process as a crash would (SIGKILL), once it has exited. */

@@ -1,49 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSavedState } from '../../src/sandbox/storage/journal.ts';
+import { type SandboxProcess, startSandboxProcess } from '../helpers/sandbox-process.ts';
 
-const bin = fileURLToPath(new URL('../../bin/crm-ferry.js', import.meta.url));
 const TOKEN = 'durability-cli-token';
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
 /** `crm-ferry sandbox --data FILE` in a process of its own, as a person runs it. */
-function startCli(file: string, extra: string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--token', TOKEN, '--data', file, ...extra], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the sandbox did not start: ${err}`)), 20_000);
-    const check = (): void => {
-      const match = /sandbox listening on (http:\/\/\S+)/.exec(out);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stdout.off('data', check);
-      resolve({ child, url: match[1] as string, stderr: () => err, stdout: () => out, exited });
-    };
-    child.stdout.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`the sandbox exited with ${code}: ${err}`));
-    });
-  });
+function startCli(file: string, extra: string[] = []): Promise<SandboxProcess> {
+  return startSandboxProcess(file, TOKEN, { extra });
 }
 
 async function create(url: string, name: string): Promise<{ status: number; id?: number }> {
@@ -72,7 +40,7 @@ function holdRequestOpen(url: string, agent: Agent): Promise<unknown> {
 }
 
 /** Resolves once the sandbox's stderr holds `text` (its request log, its stopping line): an event, not a delay. */
-function said(sandbox: Running, text: string): Promise<void> {
+function said(sandbox: SandboxProcess, text: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
       if (!sandbox.stderr().includes(text)) return;
