@@ -29,6 +29,13 @@ export const connectionFlags: OptionSpec = {
     describe: 'log every request to stderr, tokens never shown (CRM_FERRY_VERBOSE=1)',
     group: CONNECTION,
   },
+  'state-store': {
+    type: 'string',
+    value: 'URL',
+    describe:
+      'keep state and the account\'s shared quota in PostgreSQL, postgresql://USER@HOST/DB (CRM_FERRY_STATE_STORE; default: the state folder, quota paced by this process alone)',
+    group: CONNECTION,
+  },
 };
 
 /** Each connection flag and the environment variable that stands in for it when the flag is not given. */
@@ -37,7 +44,17 @@ const FROM_ENVIRONMENT = {
   token: 'CRM_FERRY_TOKEN',
   profile: 'CRM_FERRY_PROFILE',
   verbose: 'CRM_FERRY_VERBOSE',
+  'state-store': 'CRM_FERRY_STATE_STORE',
 } as const;
+
+export interface ConnectionSettings {
+  token?: string;
+  baseUrl?: string;
+  profile?: string;
+  verbose: boolean;
+  /** The PostgreSQL state store's address (`--state-store`), when the state is kept there. */
+  stateStore?: string;
+}
 
 /**
  * The connection settings from the flags, or else from CRM_FERRY_* in the environment: one rule for
@@ -47,7 +64,7 @@ const FROM_ENVIRONMENT = {
 export function connectionOptions(
   args: ParsedArgs,
   env: NodeJS.ProcessEnv = {},
-): { token?: string; baseUrl?: string; profile?: string; verbose: boolean } {
+): ConnectionSettings {
   const value = (flag: keyof typeof FROM_ENVIRONMENT): string | boolean | undefined => {
     const given = args.values[flag];
     // `--token ''` (a variable that expanded to nothing): said, rather than falling back to a stored login.
@@ -60,7 +77,7 @@ export function connectionOptions(
     return fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
   };
   const verbose = value('verbose');
-  const result: { token?: string; baseUrl?: string; profile?: string; verbose: boolean } = {
+  const result: ConnectionSettings = {
     verbose: verbose === true || verbose === '1' || verbose === 'true',
   };
   const token = value('token');
@@ -69,6 +86,8 @@ export function connectionOptions(
   if (typeof token === 'string') result.token = token;
   if (typeof baseUrl === 'string') result.baseUrl = baseUrl;
   if (typeof profile === 'string') result.profile = profile;
+  const stateStore = value('state-store');
+  if (typeof stateStore === 'string') result.stateStore = stateStore;
   return result;
 }
 
@@ -81,7 +100,8 @@ export async function connectWith(
   io: CliIo,
   transport?: ConnectOptions['transport'],
 ): Promise<{ client: CrmClient; session: OAuthSession | null }> {
-  const flags = connectionOptions(args, io.env);
+  // The state store is not the client's: the commands that keep state open it (see stateStoreOf).
+  const { stateStore: _store, ...flags } = connectionOptions(args, io.env);
   const { connect } = await import('../client/index.ts');
   return connect({
     ...flags,
