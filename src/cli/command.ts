@@ -8,6 +8,11 @@ export interface CliIo {
   cwd: string;
   /** Aborted on SIGINT/SIGTERM; long-running commands stop cleanly when it fires. */
   signal: AbortSignal;
+  /**
+   * Runs another command line in this process, as `main` does (a worker's jobs). Handed in by
+   * `main` itself: a command importing it would close a circle through the command table.
+   */
+  runCommandLine?: (argv: string[], io: Partial<CliIo>) => Promise<number>;
 }
 
 /** One option of a command, as the parser (yargs) takes it and `--help` shows it. */

@@ -84,6 +84,17 @@ export const commands: CommandEntry[] = [
     load: async () => (await import('./restore.ts')).restoreCommand,
   },
   {
+    name: 'enqueue',
+    summary:
+      'put a job (a run, an import, an export, a backup) in the queue of a PostgreSQL state store, or list the queue',
+    load: async () => (await import('./worker.ts')).enqueueCommand,
+  },
+  {
+    name: 'worker',
+    summary: "take jobs from the state store's queue and run them; a killed worker's job is resumed by another",
+    load: async () => (await import('./worker.ts')).workerCommand,
+  },
+  {
     name: 'workbench',
     summary:
       "a customer's migration in the browser: files, mappings, check, run, verify, undo, on the same files and engine",

@@ -41,6 +41,7 @@ export async function main(argv: string[], partialIo: Partial<CliIo> = {}): Prom
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,
+    runCommandLine: main,
     ...partialIo,
   };
   // The first Ctrl-C asks the command to stop cleanly; a second one ends the process at once.

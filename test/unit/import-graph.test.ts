@@ -26,6 +26,7 @@ const ROOM_ORDER = [
   'report',
   'backup',
   'sandbox',
+  'fleet',
   'workbench',
   'cli',
 ] as const;

@@ -70,12 +70,15 @@ describe('README stays true to the code', () => {
       for (const [index, line] of text.split('\n').entries()) {
         // A command as typed: up to the end of its code span, a comment or a table cell.
         for (const match of line.matchAll(/crm-ferry ([a-z][a-z ]*?)(?=[ `]|$)([^`#|]*)/g)) {
-          const typed = `${match[1]} ${match[2]}`.trim();
-          const name = names.find((n) => typed === n || typed.startsWith(`${n} `));
-          if (name === undefined) continue;
-          for (const flag of typed.slice(name.length).matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)) {
-            if (!options.get(name)?.has((flag[1] as string).replace(/^no-/, '')))
-              wrong.push(`${file}:${index + 1}: crm-ferry ${name} has no --${flag[1]}`);
+          // `crm-ferry enqueue [its options] -- COMMAND [its options]`: each part against its own command.
+          for (const part of `${match[1]} ${match[2]}`.trim().split(/\s--(?:\s+|$)/)) {
+            const typed = part.trim();
+            const name = names.find((n) => typed === n || typed.startsWith(`${n} `));
+            if (name === undefined) continue;
+            for (const flag of typed.slice(name.length).matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)) {
+              if (!options.get(name)?.has((flag[1] as string).replace(/^no-/, '')))
+                wrong.push(`${file}:${index + 1}: crm-ferry ${name} has no --${flag[1]}`);
+            }
           }
         }
       }
