@@ -64,7 +64,7 @@ function withPostgres(name: string, test: (url: string) => Promise<void>, timeou
 }
 
 /** A working folder of a worker's own, holding the plan of ROWS people (as each machine would have it). */
-function workerFolder(name: string): string {
+function workerFolder(name: string, domain = 'worker.example'): string {
   const folder = join(dir, name);
   mkdirSync(folder);
   writeFileSync(
@@ -82,7 +82,7 @@ function workerFolder(name: string): string {
       '',
     ].join('\n'),
   );
-  const rows = Array.from({ length: ROWS }, (_, i) => `Person${i},person${i}@worker.example`);
+  const rows = Array.from({ length: ROWS }, (_, i) => `Person${i},person${i}@${domain}`);
   writeFileSync(join(folder, 'people.csv'), `last_name,email\n${rows.join('\n')}\n`);
   writeFileSync(
     join(folder, 'plan.yaml'),
@@ -175,6 +175,23 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string, val
   }
 }
 
+/** How many people of the account have each address of `domain`. */
+function peopleOf(domain: string): Map<string, number> {
+  const counted = new Map<string, number>();
+  for (const party of box.store.parties.values())
+    for (const { address } of party.emailAddresses)
+      if (address.endsWith(`@${domain}`)) counted.set(address, (counted.get(address) ?? 0) + 1);
+  return counted;
+}
+
+/** Every row of the plan once in the account: none twice, none missing. */
+function expectEveryRowOnce(domain: string): void {
+  const counted = peopleOf(domain);
+  expect([...counted].filter(([, n]) => n > 1)).toEqual([]);
+  expect(counted.size).toBe(ROWS);
+  for (let i = 0; i < ROWS; i += 1) expect(counted.get(`person${i}@${domain}`)).toBe(1);
+}
+
 async function enqueue(url: string, args: string[]): Promise<string> {
   const result = await runCli(['enqueue', '--state-store', url, ...args], { env: {} });
   expect(result.stderr).toBe('');
@@ -226,14 +243,7 @@ describe('crm-ferry worker', () => {
       expect(await b.exited).toBe(143);
       expect(b.output()).toMatch(/^worker stopped: 1 completed, 0 failed, 0 interrupted, 1 taken back/m);
 
-      const emails = [...box.store.parties.values()]
-        .flatMap((party) => party.emailAddresses.map((email) => email.address))
-        .filter((address) => address.endsWith('@worker.example'));
-      const counted = new Map<string, number>();
-      for (const email of emails) counted.set(email, (counted.get(email) ?? 0) + 1);
-      expect([...counted.values()].filter((n) => n > 1)).toEqual([]);
-      expect(counted.size).toBe(ROWS);
-      for (let i = 0; i < ROWS; i += 1) expect(counted.get(`person${i}@worker.example`)).toBe(1);
+      expectEveryRowOnce('worker.example');
 
       const [job] = await query<{ state: string; retry_count: number; output: unknown }>(
         url,
@@ -244,8 +254,50 @@ describe('crm-ferry worker', () => {
     },
   );
 
+  withPostgres(
+    'a worker stopped by SIGTERM puts its job back without spending a retry; the next one finishes it',
+    async (url) => {
+      const shared = workerFolder('shared-stop', 'stop.example');
+      const id = await enqueue(url, [
+        '--queue',
+        'stop-test',
+        '--token-env',
+        TOKEN_VARIABLE,
+        '--base-url',
+        box.url,
+        '--retries',
+        '0',
+        '--',
+        'run',
+        ...runArguments(shared),
+        '--concurrency',
+        '2',
+      ]);
+      const midway = peopleReach(40);
+      const c = startWorker(url, workerFolder('machine-c', 'unused.example'), ['--queue', 'stop-test']);
+      await guarded(c.line(new RegExp(`^job ${id} started: run .*\\(attempt 1\\)$`)), 'C started', [c]);
+      await guarded(midway, 'C wrote 40 people', [c]);
+      c.child.kill('SIGTERM');
+      expect(await c.exited).toBe(143);
+      expect(c.output()).toMatch(new RegExp(`^job ${id} interrupted: back to the queue$`, 'm'));
+      expect(peopleOf('stop.example').size).toBeLessThan(ROWS);
+      const [waiting] = await query<{ state: string; retry_count: number; retry_limit: number }>(
+        url,
+        'SELECT state, retry_count, retry_limit FROM crm_ferry_queue.job WHERE id = $1',
+        [id],
+      );
+      expect(waiting).toEqual({ state: 'retry', retry_count: 0, retry_limit: 1 });
+
+      // With no retry to spend (--retries 0), only a put-back without cost lets the next worker take it.
+      const d = startWorker(url, workerFolder('machine-d', 'unused.example'), ['--queue', 'stop-test', '--drain']);
+      expect(await d.exited).toBe(0);
+      expect(d.output()).toMatch(new RegExp(`^job ${id} completed$`, 'm'));
+      expectEveryRowOnce('stop.example');
+    },
+  );
+
   withPostgres('a job that fails every time ends in the dead-letter queue, saying why', async (url) => {
-    const folder = workerFolder('machine-c');
+    const folder = workerFolder('machine-e', 'unused.example');
     const id = await enqueue(url, [
       '--queue',
       'dead-test',
