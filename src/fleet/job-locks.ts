@@ -59,13 +59,24 @@ export class JobLocks {
     return new JobLocks(holder, prober, state, lost);
   }
 
-  /** Takes the lock of a job this worker is about to run (waiting while a reaper holds it a moment). */
-  async hold(id: string): Promise<void> {
-    await this.holder.query(`SELECT pg_advisory_lock(${LOCK_KEY})`, [id]);
+  /** The holder's queries, one after another: jobs running side by side (--jobs N) share its connection. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private onHolder(text: string, id: string): Promise<void> {
+    const next = this.queue.then(async () => {
+      await this.holder.query(text, [id]);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
-  async release(id: string): Promise<void> {
-    await this.holder.query(`SELECT pg_advisory_unlock(${LOCK_KEY})`, [id]);
+  /** Takes the lock of a job this worker is about to run (waiting while a reaper holds it a moment). */
+  hold(id: string): Promise<void> {
+    return this.onHolder(`SELECT pg_advisory_lock(${LOCK_KEY})`, id);
+  }
+
+  release(id: string): Promise<void> {
+    return this.onHolder(`SELECT pg_advisory_unlock(${LOCK_KEY})`, id);
   }
 
   /**
