@@ -64,7 +64,7 @@ function withPostgres(name: string, test: (url: string) => Promise<void>, timeou
 }
 
 /** A working folder of a worker's own, holding the plan of ROWS people (as each machine would have it). */
-function workerFolder(name: string, domain = 'worker.example'): string {
+function workerFolder(name: string, domain = 'worker.example', rows = ROWS): string {
   const folder = join(dir, name);
   mkdirSync(folder);
   writeFileSync(
@@ -82,8 +82,8 @@ function workerFolder(name: string, domain = 'worker.example'): string {
       '',
     ].join('\n'),
   );
-  const rows = Array.from({ length: ROWS }, (_, i) => `Person${i},person${i}@${domain}`);
-  writeFileSync(join(folder, 'people.csv'), `last_name,email\n${rows.join('\n')}\n`);
+  const lines = Array.from({ length: rows }, (_, i) => `Person${i},person${i}@${domain}`);
+  writeFileSync(join(folder, 'people.csv'), `last_name,email\n${lines.join('\n')}\n`);
   writeFileSync(
     join(folder, 'plan.yaml'),
     'version: 1\nsteps:\n  - { name: people, mapping: people.yaml, input: people.csv }\n',
@@ -93,8 +93,10 @@ function workerFolder(name: string, domain = 'worker.example'): string {
 
 interface WorkerProcess {
   child: ChildProcessWithoutNullStreams;
-  /** Resolves with the first line of its standard output that matches. */
-  line(pattern: RegExp): Promise<string>;
+  /** Resolves once `times` lines of its standard output (so far or to come) match, with the last of them. */
+  line(pattern: RegExp, times?: number): Promise<string>;
+  /** The lines of its standard output so far that match. */
+  lines(pattern: RegExp): string[];
   output(): string;
   exited: Promise<number | null>;
 }
@@ -106,27 +108,36 @@ function startWorker(url: string, cwd: string, extra: string[]): WorkerProcess {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let output = '';
-  const waiting: Array<{ pattern: RegExp; found(line: string): void }> = [];
+  const printed: string[] = [];
+  const matching = (pattern: RegExp): string[] => printed.filter((line) => pattern.test(line));
+  const waiting = new Set<() => void>();
   child.stderr.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
   createInterface({ input: child.stdout }).on('line', (line) => {
     output += `${line}\n`;
-    for (const wait of [...waiting])
-      if (wait.pattern.test(line)) {
-        waiting.splice(waiting.indexOf(wait), 1);
-        wait.found(line);
-      }
+    printed.push(line);
+    for (const check of [...waiting]) check();
   });
   const exited = new Promise<number | null>((done) => child.once('close', done));
   return {
     child,
     output: () => output,
+    lines: matching,
     exited,
-    line: (pattern) =>
+    line: (pattern, times = 1) =>
       new Promise((found, failed) => {
-        waiting.push({ pattern, found });
-        void exited.then((code) => failed(new Error(`the worker exited (${code}) first:\n${output}`)));
+        const check = (): void => {
+          const lines = matching(pattern);
+          if (lines.length < times) return;
+          waiting.delete(check);
+          found(lines.at(-1) as string);
+        };
+        waiting.add(check);
+        check();
+        void exited.then((code) => {
+          if (waiting.delete(check)) failed(new Error(`the worker exited (${code}) first:\n${output}`));
+        });
       }),
   };
 }
@@ -185,11 +196,11 @@ function peopleOf(domain: string): Map<string, number> {
 }
 
 /** Every row of the plan once in the account: none twice, none missing. */
-function expectEveryRowOnce(domain: string): void {
+function expectEveryRowOnce(domain: string, rows = ROWS): void {
   const counted = peopleOf(domain);
   expect([...counted].filter(([, n]) => n > 1)).toEqual([]);
-  expect(counted.size).toBe(ROWS);
-  for (let i = 0; i < ROWS; i += 1) expect(counted.get(`person${i}@${domain}`)).toBe(1);
+  expect(counted.size).toBe(rows);
+  for (let i = 0; i < rows; i += 1) expect(counted.get(`person${i}@${domain}`)).toBe(1);
 }
 
 async function enqueue(url: string, args: string[]): Promise<string> {
@@ -293,6 +304,84 @@ describe('crm-ferry worker', () => {
       expect(await d.exited).toBe(0);
       expect(d.output()).toMatch(new RegExp(`^job ${id} completed$`, 'm'));
       expectEveryRowOnce('stop.example');
+    },
+  );
+
+  withPostgres(
+    'runs --jobs N at once, and a worker never takes back the jobs another live worker runs',
+    async (url) => {
+      // Four jobs of 80 rows, one request at a time: each runs over 3 s, longer than the reaper's
+      // grace (2 s) and its period (1 s), so the second worker looks at the first one's jobs.
+      const ids: string[] = [];
+      for (let n = 0; n < 4; n += 1) {
+        const folder = workerFolder(`shared-many-${n}`, `many${n}.example`, 80);
+        ids.push(
+          await enqueue(url, [
+            '--queue',
+            'many-test',
+            '--token-env',
+            TOKEN_VARIABLE,
+            '--base-url',
+            box.url,
+            '--',
+            'run',
+            ...runArguments(folder),
+            '--concurrency',
+            '1',
+          ]),
+        );
+      }
+      const x = startWorker(url, workerFolder('machine-x', 'unused.example'), [
+        '--queue',
+        'many-test',
+        '--jobs',
+        '3',
+        '--reap-every',
+        '1s',
+      ]);
+      await guarded(x.line(/^job \S+ started: /, 3), 'X started three jobs', [x]);
+      expect(x.lines(/^job \S+ completed$/)).toEqual([]);
+      const y = startWorker(url, workerFolder('machine-y', 'unused.example'), [
+        '--queue',
+        'many-test',
+        '--jobs',
+        '3',
+        '--reap-every',
+        '1s',
+      ]);
+      const completed = /^job \S+ completed$/;
+      const all = async (): Promise<void> => {
+        for (;;) {
+          const done = x.lines(completed).length + y.lines(completed).length;
+          if (done === 4) return;
+          await Promise.race([
+            x.line(completed, x.lines(completed).length + 1),
+            y.line(completed, y.lines(completed).length + 1),
+          ]);
+        }
+      };
+      await guarded(all(), 'four jobs completed', [x, y]);
+      x.child.kill('SIGTERM');
+      y.child.kill('SIGTERM');
+      expect(await x.exited).toBe(143);
+      expect(await y.exited).toBe(143);
+      expect(`${x.output()}${y.output()}`).not.toMatch(/abandoned/);
+      for (const id of ids) {
+        const starts = [...x.lines(/ started: /), ...y.lines(/ started: /)].filter((line) => line.includes(id));
+        expect(starts, id).toHaveLength(1);
+      }
+      expect(y.lines(/ started: /)).toHaveLength(1);
+      const jobs = await query<{ state: string }>(
+        url,
+        `SELECT state FROM crm_ferry_queue.job WHERE name = 'many-test'`,
+      );
+      expect(jobs).toEqual([
+        { state: 'completed' },
+        { state: 'completed' },
+        { state: 'completed' },
+        { state: 'completed' },
+      ]);
+      for (let n = 0; n < 4; n += 1) expectEveryRowOnce(`many${n}.example`, 80);
     },
   );
 
