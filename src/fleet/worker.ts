@@ -153,6 +153,13 @@ export async function runWorker(options: WorkerOptions, deps: WorkerDeps): Promi
         return;
       }
       const spec = job.spec;
+      if (stop.signal.aborted) {
+        // Taken as the worker was told to stop: not begun, so handed straight back.
+        await queue.putBack(job.id, { message: 'interrupted: the worker was stopped' });
+        summary.interrupted += 1;
+        say(`job ${job.id} interrupted: back to the queue`);
+        return;
+      }
       let resolved: ReturnType<typeof jobEnvironment>;
       try {
         resolved = jobEnvironment(spec, options.env);
