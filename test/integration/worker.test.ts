@@ -21,13 +21,18 @@ const ROWS = 300;
 const TOKEN_VARIABLE = 'ACME_CRM_TOKEN';
 
 /**
- * The job's words after `run`: how the second worker finds the first one's run. What is meant:
- * each worker's own copy of the plan, and the run's state in the store, known by its key:
- *   (_shared) => ['plan.yaml', '--state-key', 'acme-people'],
+ * The job's words after `run` when a second worker must find the first one's run. What is meant:
+ * each worker's own copy of the plan (in its working folder), and the run's state in the store,
+ * known by its key:
+ *   const resumableRun = (_shared: string, key: string): string[] => ['plan.yaml', '--state-key', key];
  * once `run --state-key` is there. Until then the folder store, which knows a run by its plan's
  * path: one plan both machines see at one path (a mounted volume), and one state folder.
  */
-const runArguments = (shared: string): string[] => [join(shared, 'plan.yaml'), '--state-dir', join(shared, 'state')];
+const resumableRun = (shared: string, _key: string): string[] => [
+  join(shared, 'plan.yaml'),
+  '--state-dir',
+  join(shared, 'state'),
+];
 
 let database: TestDatabase | null = null;
 let skipped = '';
@@ -230,7 +235,7 @@ describe('crm-ferry worker', () => {
         '0',
         '--',
         'run',
-        ...runArguments(shared),
+        ...resumableRun(shared, 'kill-test'),
         '--concurrency',
         '2',
       ]);
@@ -280,12 +285,12 @@ describe('crm-ferry worker', () => {
         '0',
         '--',
         'run',
-        ...runArguments(shared),
+        ...resumableRun(shared, 'stop-test'),
         '--concurrency',
         '2',
       ]);
       const midway = peopleReach(40);
-      const c = startWorker(url, workerFolder('machine-c', 'unused.example'), ['--queue', 'stop-test']);
+      const c = startWorker(url, workerFolder('machine-c', 'stop.example'), ['--queue', 'stop-test']);
       await guarded(c.line(new RegExp(`^job ${id} started: run .*\\(attempt 1\\)$`)), 'C started', [c]);
       await guarded(midway, 'C wrote 40 people', [c]);
       c.child.kill('SIGTERM');
@@ -300,7 +305,7 @@ describe('crm-ferry worker', () => {
       expect(waiting).toEqual({ state: 'retry', retry_count: 0, retry_limit: 1 });
 
       // With no retry to spend (--retries 0), only a put-back without cost lets the next worker take it.
-      const d = startWorker(url, workerFolder('machine-d', 'unused.example'), ['--queue', 'stop-test', '--drain']);
+      const d = startWorker(url, workerFolder('machine-d', 'stop.example'), ['--queue', 'stop-test', '--drain']);
       expect(await d.exited).toBe(0);
       expect(d.output()).toMatch(new RegExp(`^job ${id} completed$`, 'm'));
       expectEveryRowOnce('stop.example');
@@ -325,7 +330,7 @@ describe('crm-ferry worker', () => {
             box.url,
             '--',
             'run',
-            ...runArguments(folder),
+            join(folder, 'plan.yaml'),
             '--concurrency',
             '1',
           ]),
