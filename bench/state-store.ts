@@ -8,7 +8,7 @@
 // --store: a PostgreSQL server (trust or a password in the URL); the benchmark makes a database of
 // its own there and drops it after. Default: postgresql://postgres@127.0.0.1:5432/postgres.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -100,7 +100,10 @@ try {
 }
 
 console.log(
-  `${people.toLocaleString('en')} people and ${organisations} organisations, --concurrency ${concurrency}, median of ${runs} runs`,
+  `${people.toLocaleString('en')} people and ${organisations} organisations, --concurrency ${concurrency}, median of ${runs} runs; load ${loadavg()
+    .slice(0, 2)
+    .map((l) => l.toFixed(1))
+    .join(', ')}`,
 );
 console.log('| state | requests per record | CPU s | wall s |');
 console.log('|---|---|---|---|');
