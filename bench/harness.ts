@@ -57,6 +57,8 @@ export interface Timed {
   wallSeconds: number;
   cpuSeconds: number;
   peakRssMb: number;
+  /** What the process printed on standard output. */
+  stdout: string;
 }
 
 /**
@@ -84,6 +86,7 @@ export function timedNode(args: string[], env: NodeJS.ProcessEnv = {}): Timed {
     wallSeconds: wall ?? 0,
     cpuSeconds: (user ?? 0) + (system ?? 0),
     peakRssMb: Math.round((rssKb ?? 0) / 1024),
+    stdout: result.stdout,
   };
 }
 

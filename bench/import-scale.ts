@@ -86,6 +86,7 @@ function add(a: Timed, b: Timed): Timed {
     wallSeconds: a.wallSeconds + b.wallSeconds,
     cpuSeconds: a.cpuSeconds + b.cpuSeconds,
     peakRssMb: Math.max(a.peakRssMb, b.peakRssMb),
+    stdout: a.stdout + b.stdout,
   };
 }
 

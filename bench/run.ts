@@ -23,6 +23,7 @@ const BENCHES = [
   'import-chaos',
   'import-unattended',
   'journal',
+  'state-store',
   'export',
   'backup',
   'startup',

@@ -52,7 +52,7 @@ export {
 } from './errors/index.ts';
 
 // The account a state folder, a backup folder or an export's state belongs to.
-export type { AccountIdentity } from './journal/index.ts';
+export type { AccountIdentity, StateStoreOptions } from './journal/index.ts';
 
 // The client of the service.
 export {

@@ -8,7 +8,7 @@
  * for, among the party's tracks.
  */
 import { type CrmClient, RecordService } from '../client/index.ts';
-import { type AccountIdentity, StateDir } from '../journal/index.ts';
+import { type AccountIdentity, StateDir, type StateStoreOptions } from '../journal/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
 import type { TrackLine } from './format.ts';
 
@@ -25,6 +25,8 @@ export interface PartyTracksDeps {
   client: CrmClient;
   account: AccountIdentity;
   stateDir: string;
+  /** Where the state is kept besides the folder. @default the folder alone */
+  stateStore?: StateStoreOptions | null | undefined;
   /** The account's names, its track definitions among them. */
   catalog: AccountCatalog;
   /** The parties of the restore's journals by their backed-up id: the target's id and whether the restore created it. */
@@ -50,6 +52,7 @@ export async function restorePartyTracks(
     dir: deps.stateDir,
     account: deps.account,
     users: async () => deps.catalog.users.map((u) => u.id),
+    store: deps.stateStore ?? undefined,
   });
   try {
     const journal = await state.loadJournal('_tracks');

@@ -31,6 +31,11 @@ export const restoreOptionsSchema = z.object({
   workDir: z.string().nullable().default(null),
   /** The importer's state folder. @default FROM/restore/state */
   stateDir: z.string().nullable().default(null),
+  /** Keep the state in a PostgreSQL store too (`--state-store`), under its key. @default null (the folder alone) */
+  stateStore: z
+    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
+    .nullable()
+    .default(null),
   /** Restore even when the target lacks configuration the backup refers to and the interface cannot create. @default false */
   allowMissing: z.boolean().default(false),
   /** Requests under way at once. @default 8 */
@@ -179,7 +184,13 @@ async function restore(
   const matchFromListUpTo = listUpTo(backup.manifest.files);
   const run = (plan: string, onEvent = deps.onEvent) =>
     runImport(
-      { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: options.concurrency, matchFromListUpTo },
+      {
+        source: { kind: 'plan', planFile: plan },
+        stateDir,
+        stateStore: options.stateStore,
+        concurrency: options.concurrency,
+        matchFromListUpTo,
+      },
       {
         client: deps.client,
         account: deps.account,
@@ -262,6 +273,7 @@ async function restore(
       client: deps.client,
       account: deps.account,
       stateDir,
+      stateStore: options.stateStore,
       catalog: names,
       parties,
       ...(deps.signal ? { signal: deps.signal } : {}),

@@ -33,7 +33,7 @@ export const connectionFlags: OptionSpec = {
     type: 'string',
     value: 'URL',
     describe:
-      'keep state and the account\'s shared quota in PostgreSQL, postgresql://USER@HOST/DB (CRM_FERRY_STATE_STORE; default: the state folder, quota paced by this process alone)',
+      "keep state and the account's shared quota in PostgreSQL, postgresql://USER@HOST/DB (CRM_FERRY_STATE_STORE; default: the state folder, quota paced by this process alone)",
     group: CONNECTION,
   },
 };
@@ -61,10 +61,7 @@ export interface ConnectionSettings {
  * every command. (Not yargs's `.env()`: that would let any CRM_FERRY_* variable set any option of
  * any command, `CRM_FERRY_YES=1` confirming a --fresh start, and it reads only process.env.)
  */
-export function connectionOptions(
-  args: ParsedArgs,
-  env: NodeJS.ProcessEnv = {},
-): ConnectionSettings {
+export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {}): ConnectionSettings {
   const value = (flag: keyof typeof FROM_ENVIRONMENT): string | boolean | undefined => {
     const given = args.values[flag];
     // `--token ''` (a variable that expanded to nothing): said, rather than falling back to a stored login.

@@ -1,7 +1,8 @@
-import { EXIT } from '../errors/index.ts';
+import { EXIT, FerryError } from '../errors/index.ts';
 import { type ExportFlags, type ExportSummary, LOCAL_WHERE_HELP } from '../export/index.ts';
 import { refuseArguments, type Command } from './command.ts';
-import { connectionFlags, connectWith } from './connection-flags.ts';
+import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
+import { path, stateStoreOf } from './flags.ts';
 import { accountOf } from '../client/index.ts';
 import { ProgressLine } from './progress-line.ts';
 import { formatCount } from '../util/index.ts';
@@ -107,7 +108,14 @@ is unchanged).`,
     state: {
       type: 'string',
       value: 'FILE',
-      describe: 'where --since auto keeps the time of the last complete export',
+      describe: 'where --since auto keeps the time of the last complete export (with --state-store, its name there)',
+      group: 'Incremental (parties, opportunities, kases):',
+    },
+    'state-key': {
+      type: 'string',
+      value: 'KEY',
+      describe:
+        'with --state-store: the name of the export state there (default: the --state file name and the account)',
       group: 'Incremental (parties, opportunities, kases):',
     },
     ...connectionFlags,
@@ -139,10 +147,23 @@ is unchanged).`,
       if (value !== undefined) flags[key] = value;
     }
     const { normaliseExportOptions, runExport } = await import('../export/index.ts');
-    const options = normaliseExportOptions(flags);
+    const store = connectionOptions(args, io.env).stateStore;
+    const incremental = store !== undefined && flags.since === 'auto';
+    if (incremental && flags.state === undefined && args.values['state-key'] === undefined)
+      throw new FerryError(
+        'USAGE',
+        '--since auto with --state-store needs --state-key KEY (or --state NAME): the name of the export state in the store',
+      );
+    // Checked before connecting; with a store, its key is known once the account is.
+    let options = normaliseExportOptions(incremental ? { ...flags, stateStore: { url: store, key: '-' } } : flags);
     const { client, session } = await connectWith(args, io);
     try {
       const account = accountOf(client, session?.subdomain);
+      if (incremental) {
+        const named = stateStoreOf(args, io.env, account, flags.state ? path(flags.state, io.cwd) : undefined);
+        // An export's state has a key of its own kind: never a run's state of the same name.
+        if (named) options = normaliseExportOptions({ ...flags, stateStore: { ...named, key: `export:${named.key}` } });
+      }
       const toStdout = options.out === null;
       // A line rewritten in place on a terminal; in a log (cron), a dated line every 30 s at most.
       const tty = io.stderr === process.stderr && Boolean(process.stderr.isTTY);

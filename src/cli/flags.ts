@@ -6,8 +6,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { CrmClient, V1LiveConnection, V1WireFormat } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
+import { type AccountIdentity, defaultStateKey, type StateStoreOptions } from '../journal/index.ts';
 import { isV1LiveInput } from '../util/index.ts';
-import type { CliIo, ParsedArgs } from './command.ts';
+import type { CliIo, OptionSpec, ParsedArgs } from './command.ts';
 import { connectionOptions } from './connection-flags.ts';
 
 /** A file or folder flag against the working folder `cwd`. */
@@ -112,4 +113,42 @@ export async function v1LiveOf(
     since: v1.since,
     transport: { ...(transport ?? {}), ...log, stopSignal: io.signal },
   });
+}
+
+/** `--state-key`, for the commands that keep a state. */
+export const stateKeyFlag: OptionSpec = {
+  'state-key': {
+    type: 'string',
+    value: 'KEY',
+    describe:
+      'with --state-store: the name of the state there (default: the plan or mapping file name and the account); the same key from any folder or machine goes on with the same state',
+  },
+};
+
+/**
+ * Where the state is kept besides its folder (`--state-store`, or CRM_FERRY_STATE_STORE) and its
+ * key there (`--state-key`, else the plan's or mapping's file name and the account); null for the
+ * folder alone.
+ */
+export function stateStoreOf(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  account: AccountIdentity,
+  file: string | undefined,
+): StateStoreOptions | null {
+  const url = connectionOptions(args, env).stateStore;
+  const key = args.values['state-key'];
+  if (key !== undefined && (typeof key !== 'string' || key.trim() === ''))
+    throw new FerryError('USAGE', '--state-key needs a value');
+  if (url === undefined) {
+    if (key !== undefined)
+      throw new FerryError('USAGE', '--state-key names a state in a state store: it goes with --state-store URL', {
+        hint: 'Give --state-store (or CRM_FERRY_STATE_STORE), or leave --state-key out.',
+      });
+    return null;
+  }
+  if (typeof key === 'string') return { url, key: key.trim() };
+  if (file === undefined)
+    throw new FerryError('USAGE', 'with --state-store, give the plan or mapping of the runs, or --state-key KEY');
+  return { url, key: defaultStateKey(file, account) };
 }

@@ -21,6 +21,8 @@ import {
   parseDuration,
   parseSince,
   path,
+  stateKeyFlag,
+  stateStoreOf,
   type V1Flags,
   v1Format,
   v1LiveOf,
@@ -37,6 +39,8 @@ export interface ImportCommandOptions {
   transport: { connections: number; giveUpAfterMs: number };
   /** Live v1 sources: the format to ask for (--v1-format) and the `lastmodified` filter (--since). */
   v1: V1Flags;
+  /** The plan or mapping file: the state's key in a store, unless --state-key names it. */
+  anchor: string;
 }
 
 /** Builds the run's options from the flags of `import` (one mapping) or `run` (a plan). */
@@ -119,6 +123,7 @@ export function toImportCommandOptions(args: ParsedArgs, cwd: string, kind: 'map
     yes: Boolean(v.yes),
     transport,
     v1: { format: v1Format(v['v1-format']), since: parseSince(v.since) },
+    anchor,
   };
 }
 
@@ -202,14 +207,18 @@ async function executeImport(options: ImportCommandOptions, args: ParsedArgs, io
       const usage = reportFile ? await recordUsage(client) : null;
       const v1Live = await v1LiveOf(client, args, io, options.v1, options.transport);
       try {
-        const summary = await runImport(options.run, {
-          client,
-          account,
-          signal: io.signal,
-          onEvent,
-          progressEveryMs: tty || options.json ? 1000 : 30_000,
-          v1Live,
-        });
+        const stateStore = stateStoreOf(args, io.env, account, options.anchor);
+        const summary = await runImport(
+          { ...options.run, stateStore },
+          {
+            client,
+            account,
+            signal: io.signal,
+            onEvent,
+            progressEveryMs: tty || options.json ? 1000 : 30_000,
+            v1Live,
+          },
+        );
         return {
           summary,
           liveReads: v1Live.reads,
@@ -253,6 +262,7 @@ const RUN_FLAGS: OptionSpec = {
     describe:
       'journal, lock and results (default: .crm-ferry beside the mapping or plan; for a ready-made one, .crm-ferry/NAME in the current folder)',
   },
+  ...stateKeyFlag,
   concurrency: {
     type: 'string',
     value: 'N',
@@ -362,6 +372,7 @@ rollback is finished by running it again.`,
       value: 'DIR',
       describe: 'the state folder, as given to run or import (default: as run finds it from the plan or mapping named)',
     },
+    ...stateKeyFlag,
     all: { type: 'boolean', describe: 'undo every run kept in the state' },
     'dry-run': { type: 'boolean', describe: 'say what would be done, do nothing' },
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once, 1 to 64 (default 8)' },
@@ -389,7 +400,13 @@ rollback is finished by running it again.`,
       async (client, account) => {
         const usage = reportFile ? await recordUsage(client) : null;
         const summary = await runRollback(
-          { stateDir, all: Boolean(v.all), dryRun, ...(concurrency !== undefined ? { concurrency } : {}) },
+          {
+            stateDir,
+            stateStore: stateStoreOf(args, io.env, account, named),
+            all: Boolean(v.all),
+            dryRun,
+            ...(concurrency !== undefined ? { concurrency } : {}),
+          },
           { client, account, signal: io.signal },
         );
         return { summary, report: usage ? { usage: usage.stop(), account: account.account } : null };
@@ -436,6 +453,7 @@ empty: nothing is created then), 4 when the service refused or could not be reac
       value: 'DIR',
       describe: 'journal of what was created (default: the state folder `run` uses for the plan)',
     },
+    ...stateKeyFlag,
     strict: {
       type: 'boolean',
       describe: 'stop before any write (exit 2) when the checklist of what the interface cannot create is not empty',
@@ -454,6 +472,7 @@ empty: nothing is created then), 4 when the service refused or could not be reac
         {
           planFile,
           stateDir: path(v['state-dir'], io.cwd) ?? defaultStateDir(planFile, io.cwd),
+          stateStore: stateStoreOf(args, io.env, account, planFile),
           dryRun: Boolean(v['dry-run']),
           strict: Boolean(v.strict),
         },

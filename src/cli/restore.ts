@@ -3,7 +3,7 @@ import { EXIT } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from '../client/index.ts';
-import { path, wholeNumber } from './flags.ts';
+import { path, stateKeyFlag, stateStoreOf, wholeNumber } from './flags.ts';
 import { formatImportSummary, ImportProgress, importExitCode } from './import-report.ts';
 import { formatCount } from '../util/index.ts';
 
@@ -73,6 +73,7 @@ again to continue).`,
       describe:
         "the importer's state folder (default: DIR/restore/state); the restore's inputs then go beside it, in STATE-inputs",
     },
+    ...stateKeyFlag,
     concurrency: { type: 'string', value: 'N', describe: 'requests under way at once (default 8)' },
     json: { type: 'boolean', describe: 'the summary as one JSON object on stdout (no progress)' },
     ...connectionFlags,
@@ -92,7 +93,13 @@ again to continue).`,
     const progress = new ImportProgress(io.stderr, tty ? 'tty' : 'lines');
     try {
       const summary = await runRestore(
-        { from, stateDir, allowMissing: Boolean(args.values['allow-missing']), concurrency },
+        {
+          from,
+          stateDir,
+          stateStore: stateStoreOf(args, io.env, accountOf(client, session?.subdomain), from),
+          allowMissing: Boolean(args.values['allow-missing']),
+          concurrency,
+        },
         {
           client,
           account: accountOf(client, session?.subdomain),

@@ -4,7 +4,16 @@ import type { VerifyEvent, VerifyNotCarried, VerifyOptionsInput, VerifySummary }
 import type { Command, ParsedArgs } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { accountOf } from '../client/index.ts';
-import { DEFAULT_GIVE_UP_AFTER_MS, inputPath, path, v1Format, v1LiveOf, wholeNumber } from './flags.ts';
+import {
+  DEFAULT_GIVE_UP_AFTER_MS,
+  inputPath,
+  path,
+  stateKeyFlag,
+  stateStoreOf,
+  v1Format,
+  v1LiveOf,
+  wholeNumber,
+} from './flags.ts';
 import { recordUsage, relativePath, reportFlag, reportPath, shownPath, writeCommandReport } from './report-flag.ts';
 import { notListedText, VERIFY_COUNTS, verifyOutcome } from '../report/index.ts';
 import { version } from './version.ts';
@@ -129,6 +138,7 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
       value: 'DIR',
       describe: 'the state folder of the run (default: as run finds it from the plan or mapping)',
     },
+    ...stateKeyFlag,
     differences: {
       type: 'string',
       value: 'FILE',
@@ -169,7 +179,9 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
       // A live legacy input is read as the run read it (XML unless told), all of it.
       const v1Live = await v1LiveOf(client, args, io, v1);
       try {
-        summary = await runVerify(options, { client, account, signal: io.signal, onEvent, v1Live });
+        const anchor = options.source.kind === 'plan' ? options.source.planFile : (args.values.mapping as string);
+        const stateStore = stateStoreOf(args, io.env, account, path(anchor, io.cwd));
+        summary = await runVerify({ ...options, stateStore }, { client, account, signal: io.signal, onEvent, v1Live });
       } finally {
         await v1Live.close();
       }

@@ -5,7 +5,7 @@ import { EXIT, FerryError } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectionOptions, connectWith } from './connection-flags.ts';
 import { accountOf } from '../client/index.ts';
-import { DEFAULT_GIVE_UP_AFTER_MS, wholeNumber } from './flags.ts';
+import { DEFAULT_GIVE_UP_AFTER_MS, stateKeyFlag, stateStoreOf, wholeNumber } from './flags.ts';
 import { version } from './version.ts';
 import type { EngineWords } from '../workbench/index.ts';
 
@@ -45,6 +45,7 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
   options: {
     port: { type: 'string', value: 'N', describe: 'the port on 127.0.0.1 (default: any free port)' },
     open: { type: 'boolean', describe: 'open the address in the browser' },
+    ...stateKeyFlag,
     ...connectionFlags,
   },
   async run(args, io) {
@@ -98,6 +99,8 @@ stop it. Ctrl-C stops a run under way as it stops \`crm-ferry run\`, then the wo
         accountView,
         v1Token: io.env.CRM_FERRY_V1_TOKEN || undefined,
         version: version(),
+        // A project's state in a store is known by the project folder's name and the account.
+        stateStore: stateStoreOf(args, io.env, account, dir),
       });
       const server = await startWorkbenchServer({
         engine,

@@ -121,8 +121,8 @@ them (paths are read in the worker's folder). The job names its credentials and 
 --token-env VAR is the variable each worker reads its token from, --profile NAME a stored login
 of the worker's. --list shows the queue's jobs and its dead letters.`,
   epilog: `Examples:
-  crm-ferry enqueue --token-env ACME_TOKEN -- run plans/acme.yaml
-  crm-ferry enqueue --profile acme --retries 5 -- export parties --out /exports/acme.csv
+  crm-ferry enqueue --token-env ACME_TOKEN -- run plans/acme.yaml --state-key acme
+  crm-ferry enqueue --profile acme --retries 5 -- export parties --out acme.csv --since auto --state-key acme-parties
 
 Exit code 0 queued (or listed), 2 bad usage or the store cannot be used.`,
   options: {

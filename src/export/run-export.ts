@@ -12,7 +12,7 @@ import {
   RecordService,
 } from '../client/index.ts';
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
-import type { AccountIdentity } from '../journal/index.ts';
+import { type AccountIdentity, type StateStoreOptions, StoreState } from '../journal/index.ts';
 import { loadMapping } from '../mapping/index.ts';
 import { fileNameFor, jsonText, replaceFile, writeFileAtomic } from '../files/index.ts';
 import { makePrivateFolder, pathInside, readTextInput } from '../util/index.ts';
@@ -76,6 +76,14 @@ export const exportOptionsSchema = z.object({
   /** 'auto' (with a state file), a date or a timestamp; null exports everything. */
   since: z.string().nullable().default(null),
   stateFile: z.string().nullable().default(null),
+  /**
+   * Keep the time of the last complete export in a PostgreSQL store (`--state-store`) under its key
+   * instead of a state file: an export scheduled on machines that come and go. @default null
+   */
+  stateStore: z
+    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
+    .nullable()
+    .default(null),
 });
 
 export type ExportOptions = z.output<typeof exportOptionsSchema>;
@@ -100,6 +108,8 @@ export interface ExportFlags {
   raw?: boolean;
   since?: string;
   state?: string;
+  /** `--state-store` with the export's key there (`--state-key`, or the --state file's name and the account). */
+  stateStore?: StateStoreOptions;
   cwd: string;
 }
 
@@ -148,6 +158,8 @@ export interface ExportOptionsInput {
   since?: string | null | undefined;
   /** Where `since: 'auto'` keeps the time of the last complete export. */
   stateFile?: string | null | undefined;
+  /** Where `since: 'auto'` keeps it in a PostgreSQL store instead (its address and the export's key there). */
+  stateStore?: StateStoreOptions | null | undefined;
 }
 
 /** How an option is named in a message: its flag on the command line, its name in the library. */
@@ -165,6 +177,7 @@ const FLAG_NAMES: Record<Parameters<OptionName>[0], string> = {
   attachments: '--attachments',
   since: '--since',
   stateFile: '--state',
+  stateStore: '--state-store',
 };
 const flagName: OptionName = (option) => FLAG_NAMES[option];
 const libraryName: OptionName = (option) => `\`${option}\``;
@@ -199,7 +212,7 @@ function checkExportOptions(input: ExportOptionsInput, name: OptionName, outAsGi
     );
   if (format === 'xlsx' && out === null) usage(`XLSX cannot go to standard output; give ${forOut}.xlsx`);
   const filterable = isFilterEntity(entity);
-  const { where, any, orderBy, filterFile, columns, mappings, attachments, since, stateFile } = given;
+  const { where, any, orderBy, filterFile, columns, mappings, attachments, since, stateFile, stateStore } = given;
   if (!filterable && (where.length > 0 || filterFile || orderBy || any))
     usage(
       `${entity} cannot be filtered: ${name('where')}, ${name('any')}, ${name('orderBy')} and ${name('filterFile')} work for parties, opportunities and kases`,
@@ -211,15 +224,16 @@ function checkExportOptions(input: ExportOptionsInput, name: OptionName, outAsGi
       usage(
         `${name('since')} works for parties, opportunities and kases; the service cannot list ${entity} changed since a date`,
       );
-    if (since === 'auto' && !stateFile)
+    if (since === 'auto' && !stateFile && !stateStore)
       usage(
-        `${name('since')} auto needs ${name === flagName ? '--state FILE' : '`stateFile`'}, where the time of the last export is kept`,
+        `${name('since')} auto needs ${name === flagName ? '--state FILE (or --state-store URL with --state-key KEY)' : '`stateFile` or `stateStore`'}, where the time of the last export is kept`,
       );
     if (since !== 'auto' && !isSinceDate(since))
       usage(`${name('since')} takes auto, a date (YYYY-MM-DD) or a timestamp, got ${JSON.stringify(since)}`);
     if (out === null) usage(`an incremental export writes its deleted ids beside the output: give ${forOut}`);
   }
   if (stateFile && since === null) usage(`${name('stateFile')} goes with ${name('since')} auto`);
+  if (stateFile && stateStore) usage(`give ${name('stateFile')} or ${name('stateStore')}, not both`);
   if (filterable && where.length > 0) parseWhere(entity, where, undefined, any);
   if (filterable && orderBy) parseOrderBy(entity, orderBy);
   if (columns !== null && columns.length === 0) usage(`${name('columns')} needs at least one column name`);
@@ -277,7 +291,9 @@ export function normaliseExportOptions(flags: ExportFlags): ExportOptions {
       plain: flags.plain ?? false,
       raw: flags.raw ?? false,
       since: flags.since ?? null,
-      stateFile: flags.state ? path(flags.state) : null,
+      // With a store, --state only names the export's state there.
+      stateFile: flags.state && !flags.stateStore ? path(flags.state) : null,
+      stateStore: flags.stateStore ?? null,
     },
     flagName,
     flags.out,
@@ -295,6 +311,42 @@ interface ExportState {
   since: string;
 }
 
+/** The state of an incremental export: in a file (`--state`) or a PostgreSQL store (`--state-store`). */
+interface ExportCursor {
+  /** How it is named in messages. */
+  where: string;
+  read(): Promise<ExportState | null>;
+  write(state: ExportState): Promise<void>;
+  close(): Promise<void>;
+}
+
+function fileCursor(file: string): ExportCursor {
+  return {
+    where: file,
+    read: () => readState(file),
+    write: (state) => writeFileAtomic(file, jsonText(state)),
+    close: async () => undefined,
+  };
+}
+
+/** The export's state kept in a store, under the store's run lock for its key while the export runs. */
+async function storeCursor(options: StateStoreOptions): Promise<ExportCursor> {
+  const stored = await StoreState.open(options);
+  const where = `${JSON.stringify(options.key)} in the state store at ${stored.address}`;
+  return {
+    where,
+    read: async () => {
+      const content = (await stored.files()).get(EXPORT_STATE_FILE);
+      return content === undefined ? null : parseState(content.toString('utf8'), where);
+    },
+    write: (state) => stored.putFile(EXPORT_STATE_FILE, jsonText(state)),
+    close: () => stored.close(),
+  };
+}
+
+/** The name an export's state has among a store's files. */
+const EXPORT_STATE_FILE = 'export.json';
+
 async function readState(file: string): Promise<ExportState | null> {
   let text: string;
   try {
@@ -311,6 +363,10 @@ async function readState(file: string): Promise<ExportState | null> {
       cause: error,
     });
   }
+  return parseState(text, file);
+}
+
+function parseState(text: string, where: string): ExportState {
   try {
     const state = JSON.parse(text) as ExportState;
     if (
@@ -326,8 +382,8 @@ async function readState(file: string): Promise<ExportState | null> {
       throw new Error(`its time ${JSON.stringify(state.since)} is not a timestamp`);
     return state;
   } catch (error) {
-    throw new FerryError('EXPORT_WRITE', `the export state ${file} is damaged (${(error as Error).message})`, {
-      location: { file },
+    throw new FerryError('EXPORT_WRITE', `the export state ${where} is damaged (${(error as Error).message})`, {
+      location: { file: where },
       hint: 'Remove it to export everything again.',
     });
   }
@@ -511,11 +567,24 @@ async function fetchBeside(
  * with `since: 'auto'` and a state file, since the last complete export.
  */
 export function runExport(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {
-  return guarded('runExport', () => exportRecords(given, deps));
+  return guarded('runExport', async () => {
+    const options = checkExportOptions(given, libraryName);
+    // The store's state is held (its run lock) from before the first request to the end.
+    const cursor = options.stateStore ? await storeCursor(options.stateStore) : null;
+    try {
+      return await exportRecords(options, deps, cursor);
+    } finally {
+      await cursor?.close();
+    }
+  });
 }
 
-async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promise<ExportSummary> {
-  let options = checkExportOptions(given, libraryName);
+async function exportRecords(
+  checked: ExportOptions,
+  deps: ExportDeps,
+  stored: ExportCursor | null,
+): Promise<ExportSummary> {
+  let options = checked;
   const account = (deps.account ?? accountOf(deps.client)).account;
   const now = deps.now ?? (() => new Date());
   const started = Date.now();
@@ -524,6 +593,7 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
   // A place the file (or the state) could never be written is found before any request.
   if (options.out !== null) options = { ...options, out: await checkTarget(options.out) };
   if (options.stateFile !== null) options = { ...options, stateFile: await checkTarget(options.stateFile, '--state') };
+  const cursor = stored ?? (options.stateFile !== null ? fileCursor(options.stateFile) : null);
   // A filter file needs no names from the account: a mistake in it is found before any request.
   const fromFile = isFilterEntity(entity) && options.filterFile ? await loadFilter(options, entity, null) : null;
   const mappings = await Promise.all(
@@ -564,14 +634,14 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
     ...(options.mappings.length > 0 ? { mappings: options.mappings } : {}),
   });
 
-  const state = options.stateFile ? await readState(options.stateFile) : null;
+  const state = cursor ? await cursor.read() : null;
   if (state && state.account !== account) {
     throw new FerryError(
       'EXPORT_WRITE',
-      `the export state ${options.stateFile} belongs to ${state.account}, and this export is connected to ${account}`,
+      `the export state ${cursor?.where} belongs to ${state.account}, and this export is connected to ${account}`,
       {
-        location: { file: options.stateFile ?? '' },
-        hint: 'Give each account its own --state file.',
+        location: { file: cursor?.where ?? '' },
+        hint: 'Give each account its own --state file (or --state-key).',
       },
     );
   }
@@ -694,19 +764,19 @@ async function exportRecords(given: ExportOptionsInput, deps: ExportDeps): Promi
     };
     throw failure;
   }
-  if (options.stateFile) {
+  if (cursor) {
     const next: ExportState = { format: 1, account, entity, query, since: nextSince };
     try {
-      await writeFileAtomic(options.stateFile, jsonText(next));
+      await cursor.write(next);
     } catch (error) {
       // The export's files are in place; the next run starts from the previous state and exports
       // this window again, so nothing is missed.
       const failure = new FerryError(
         'EXPORT_WRITE',
-        `the export is written, but its state ${options.stateFile} could not be saved: ${(error as Error).message}`,
+        `the export is written, but its state ${cursor.where} could not be saved: ${(error as Error).message}`,
         {
-          location: { file: options.stateFile },
-          hint: 'The next run exports these changes again. Make the state file writable.',
+          location: { file: cursor.where },
+          hint: 'The next run exports these changes again. Make the state file writable (or the state store reachable).',
           cause: error,
         },
       );

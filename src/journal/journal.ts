@@ -471,6 +471,13 @@ export interface JournalWriterOptions {
   /** @default 1000 */
   sealEvery?: number;
   /**
+   * Told of every group once it is on disk, before anyone waiting for its lines is told they are
+   * durable: the group's bytes, and the seal before and after it. A state kept in PostgreSQL too
+   * commits the group there (StoreState.appendGroup), so that a line is durable only when both
+   * hold it. A failure stops the writer like a failed write. @default none
+   */
+  onGroup?: (group: Buffer, before: JournalSeal, after: JournalSeal) => Promise<void>;
+  /**
    * Told of every line with a body as it is queued: its key, where it will be (byte offset and
    * length) and the body. The loaded rows take it (JournalRows.wrote), so that a body folded in
    * by the run is read from its line when asked for, not kept in memory. @default none
@@ -534,6 +541,7 @@ export class JournalWriter {
       sealEvery: number;
       queuedUpToMs: number;
       onBody: JournalWriterOptions['onBody'];
+      onGroup: JournalWriterOptions['onGroup'];
     },
     seal: JournalSeal,
   ) {
@@ -592,6 +600,7 @@ export class JournalWriter {
         sealEvery: options.sealEvery ?? 1000,
         queuedUpToMs: options.queuedUpToMs ?? 1000,
         onBody: options.onBody,
+        onGroup: options.onGroup,
       },
       seal,
     );
@@ -678,25 +687,27 @@ export class JournalWriter {
           written += bytesWritten;
         }
         if (!this.options.dsync) await this.handle.datasync();
-        this.syncs += 1;
-        this.#written += group.length;
-        this.#seal = {
+        const seal = {
           lines: this.#seal.lines + group.length,
           bytes: this.#seal.bytes + bytes.length,
           crc: hex(crc32(bytes, Number.parseInt(this.#seal.crc, 16))),
         };
+        await this.options.onGroup?.(bytes, this.#seal, seal);
+        this.syncs += 1;
+        this.#written += group.length;
+        this.#seal = seal;
         this.#wake();
         if (this.options.onSeal && this.#seal.lines - this.#sealed >= this.options.sealEvery) await this.#tellSeal();
       } catch (error) {
-        this.#failed = new FerryError(
-          'JOURNAL_WRITE',
-          `cannot write to the journal ${this.file}: ${(error as Error).message}`,
-          {
-            location: { file: this.file },
-            cause: error,
-            hint: 'Nothing more is sent to the service. Free the disk (or fix the folder) and run the same command again: the run goes on from what the journal holds.',
-          },
-        );
+        // A store's own error (its server gone, another process's lines) says what it is; a disk's is said here.
+        this.#failed =
+          error instanceof FerryError
+            ? error
+            : new FerryError('JOURNAL_WRITE', `cannot write to the journal ${this.file}: ${(error as Error).message}`, {
+                location: { file: this.file },
+                cause: error,
+                hint: 'Nothing more is sent to the service. Free the disk (or fix the folder) and run the same command again: the run goes on from what the journal holds.',
+              });
         this.#lines = [];
         for (const waiting of this.#waiting.splice(0)) waiting.reject(this.#failed);
       }

@@ -16,15 +16,42 @@ const pg = lazyModule<typeof Pg>('pg');
 /** The schema version this crm-ferry writes and reads. A store of a later version is refused. */
 export const STORE_SCHEMA_VERSION = 1;
 
-/** Each version's statements, in order: `MIGRATIONS[n - 1]` takes a store from version n - 1 to n. */
+/**
+ * Each version's statements, in order: `MIGRATIONS[n - 1]` takes a store from version n - 1 to n.
+ *
+ * - `states`: one row per state, known by its key (the plan's identity and account, or
+ *   --state-key); a state set aside by --fresh keeps its rows under a key of its own.
+ * - `state_files`: the state's small files as the folder holds them (state.json, steps.json,
+ *   rollbacks.json, results/...), each written whole.
+ * - `journal_groups`: each journal (by its file name in the folder), one row per group of lines the run made durable
+ *   together: the lines exactly as the folder's journal holds them, and where the journal ends
+ *   after them (lines, bytes and the chained CRC-32 of the folder's seal), so that a folder can
+ *   take what it lacks and check what it has.
+ */
 const MIGRATIONS: ReadonlyArray<(schema: string) => string[]> = [
   (schema) => [
-    `CREATE TABLE ${schema}.journal_lines (
-       state_key text NOT NULL,
-       step text NOT NULL,
-       seq bigint GENERATED ALWAYS AS IDENTITY,
-       line jsonb NOT NULL,
-       PRIMARY KEY (state_key, step, seq)
+    `CREATE TABLE ${schema}.states (
+       state_key text PRIMARY KEY,
+       created timestamptz NOT NULL DEFAULT now()
+     )`,
+    `CREATE TABLE ${schema}.state_files (
+       state_key text NOT NULL REFERENCES ${schema}.states ON UPDATE CASCADE,
+       name text NOT NULL,
+       content bytea NOT NULL,
+       updated timestamptz NOT NULL DEFAULT now(),
+       PRIMARY KEY (state_key, name)
+     )`,
+    `CREATE TABLE ${schema}.journal_groups (
+       state_key text NOT NULL REFERENCES ${schema}.states ON UPDATE CASCADE,
+       journal text NOT NULL,
+       start_line bigint NOT NULL,
+       end_line bigint NOT NULL,
+       end_bytes bigint NOT NULL,
+       end_crc text NOT NULL,
+       content bytea NOT NULL,
+       written timestamptz NOT NULL DEFAULT now(),
+       PRIMARY KEY (state_key, journal, end_line),
+       UNIQUE (state_key, journal, start_line)
      )`,
   ],
 ];
@@ -140,26 +167,46 @@ export class PostgresStore {
     }
   }
 
-  /** Appends a step's journal lines, durable when this resolves (one transaction: all or none). */
-  async appendJournal(stateKey: string, step: string, lines: readonly object[]): Promise<void> {
-    if (lines.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO ${this.schema}.journal_lines (state_key, step, line) SELECT $1, $2, unnest($3::jsonb[])`,
-      [stateKey, step, lines.map((line) => JSON.stringify(line))],
-    );
+  /** The schema-qualified name of one of the store's tables. */
+  table(name: 'states' | 'state_files' | 'journal_groups'): string {
+    return `${this.schema}.${name}`;
   }
 
-  /** A step's journal lines, in the order they were appended, a page at a time. */
-  async *readJournal(stateKey: string, step: string, pageSize = 1000): AsyncGenerator<unknown> {
-    let after = 0;
-    for (;;) {
-      const page = await this.pool.query<{ seq: string; line: unknown }>(
-        `SELECT seq, line FROM ${this.schema}.journal_lines WHERE state_key = $1 AND step = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
-        [stateKey, step, after, pageSize],
-      );
-      for (const row of page.rows) yield row.line;
-      if (page.rows.length < pageSize) return;
-      after = Number((page.rows.at(-1) as { seq: string }).seq);
+  /** Where the store is, for messages (never a password). */
+  get address(): string {
+    return this.where;
+  }
+
+  /** Runs a statement on a connection of the pool; a failure is JOURNAL_STORE, saying where. */
+  async query<R extends Pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw storeError(this.where, error);
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection: all of it is kept, or none. */
+  async transaction<T>(work: (query: PostgresStore['query']) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw storeError(this.where, error);
+    });
+    try {
+      await client.query('BEGIN');
+      const result = await work(async (text, values = []) => {
+        try {
+          return await client.query(text, values);
+        } catch (error) {
+          throw storeError(this.where, error);
+        }
+      });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error instanceof FerryError ? error : storeError(this.where, error);
+    } finally {
+      client.release();
     }
   }
 
@@ -217,4 +264,13 @@ export class PostgresStore {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** A failure of the store, said with where it is (never its password) and what to do. */
+function storeError(where: string, error: unknown): FerryError {
+  if (error instanceof FerryError) return error;
+  return new FerryError('JOURNAL_STORE', `the state store at ${where}: ${(error as Error).message}`, {
+    cause: error,
+    hint: "Check that the store's server runs and can be reached, then run the same command again: a run goes on from what the store holds.",
+  });
 }

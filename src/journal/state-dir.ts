@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import {
@@ -22,6 +22,8 @@ import {
   readJournal,
 } from './journal.ts';
 import { type HeldLock, releaseLock, takeLock } from './lock.ts';
+import { type StateStoreOptions, StoreState } from './store-state.ts';
+import { pullFile, pullJournal, pushJournal } from './store-sync.ts';
 
 /** What a state belongs to. Compared as a whole: another address or another account is another account. */
 export interface AccountIdentity {
@@ -46,6 +48,12 @@ export interface OpenStateOptions {
   users: () => Promise<readonly number[]>;
   /** Remember the users seen in state.json (a dry run leaves the state as it was). @default true */
   keepUsers?: boolean;
+  /**
+   * Keep the state in a PostgreSQL store too (`--state-store`): the folder is then the run's
+   * working copy, brought up to what the store holds when the state is opened (on any machine),
+   * and every durable journal group, file and result is committed there. @default the folder alone
+   */
+  store?: StateStoreOptions | undefined;
 }
 
 const FORMAT = 1;
@@ -61,6 +69,8 @@ interface StateFile {
   users?: number[];
   /** What each journal held when its runs last said so, by the journal's file name (see JournalSeal). */
   journals?: Record<string, JournalSeal>;
+  /** The store this folder is the working copy of, and the state's key there (see OpenStateOptions.store). */
+  store?: { at: string; key: string };
 }
 
 /**
@@ -145,6 +155,9 @@ export class StateDir {
   /** Saves of state.json, one after the other. */
   #saving: Promise<void> = Promise.resolve();
 
+  /** The state's copy in a PostgreSQL store, when it is kept there too. */
+  #stored: StoreState | null = null;
+
   private constructor(
     readonly dir: string,
     private readonly lock: HeldLock,
@@ -166,12 +179,8 @@ export class StateDir {
       });
     }
     if (existing) await refuseLinks(dir);
-    if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null))) {
-      throw new FerryError('USAGE', `there is no import state in ${dir}: no run kept one there`, {
-        location: { file: dir },
-        hint: 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it; for a ready-made one, .crm-ferry/NAME in the folder it was run from), or the --state-dir it was given.',
-      });
-    }
+    if (options.existing && !options.store && !(await lstat(join(dir, STATE_FILE)).catch(() => null)))
+      throw noState(dir);
     try {
       // 0700 whatever the umask: the state holds the rows as they were written.
       if (!existing) await makePrivateFolder(dir, { what: 'the state folder' });
@@ -184,8 +193,14 @@ export class StateDir {
     const state = new StateDir(dir, await takeLock(join(dir, LOCK_FILE)));
     try {
       // What an earlier run could not remove (killed in an atomic write): `.state.json.PID.N.tmp`.
-      for (const folder of [dir, join(dir, 'results')]) await removeStaleTemps(folder);
+      for (const folder of [dir, join(dir, 'results'), join(dir, 'journal')]) await removeStaleTemps(folder);
       if (options.fresh) await state.#moveAside();
+      if (options.store) {
+        state.#stored = await StoreState.open({ ...options.store, fresh: options.fresh ?? false });
+        await state.#syncStore();
+        if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null)))
+          throw noState(dir, state.#stored);
+      }
       await state.#bind(options.account);
       await state.#checkUsers(await options.users(), options.keepUsers ?? true);
       for (const folder of ['journal', 'results'])
@@ -210,7 +225,7 @@ export class StateDir {
       });
     }
     if (text === null) {
-      await this.#save({ format: FORMAT, account, created: new Date().toISOString() });
+      await this.#save({ format: FORMAT, account, created: new Date().toISOString(), ...this.#storeMark() });
       return;
     }
     let state: StateFile;
@@ -248,12 +263,108 @@ export class StateDir {
       );
     }
     this.#state = state;
+    if (this.#stored && (state.store?.key !== this.#stored.key || state.store.at !== this.#stored.address))
+      await this.#save({ ...state, ...this.#storeMark() });
+  }
+
+  #storeMark(): Pick<StateFile, 'store'> {
+    return this.#stored ? { store: { at: this.#stored.address, key: this.#stored.key } } : {};
+  }
+
+  /**
+   * Brings the folder to the state the store keeps under the key, before anything in it is read.
+   * A store without the state takes the folder's (a state kept in a folder, now moved into the
+   * store); a folder that is not the working copy of this state (another key or store, or none)
+   * is first set aside into previous-<time>/, never deleted.
+   */
+  async #syncStore(): Promise<void> {
+    const stored = this.#stored as StoreState;
+    let folder: StateFile | null = null;
+    try {
+      folder = JSON.parse((await readStateText(join(this.dir, STATE_FILE))) ?? 'null') as StateFile | null;
+    } catch {
+      folder = null;
+    }
+    const mirrors = folder?.store?.key === stored.key && folder.store.at === stored.address;
+    if (!(await stored.holdsState())) {
+      await stored.clearUnfinished();
+      if (folder !== null && folder.store === undefined) await this.#pushToStore(folder);
+      else if (folder !== null) await this.#moveAside();
+      return;
+    }
+    if (folder !== null && !mirrors) {
+      await this.#moveAside();
+      folder = null;
+    }
+    for (const name of ['journal', 'results'])
+      await makePrivateFolder(join(this.dir, name), { what: 'the state folder', hint: LINK_HINT }, { tighten: true });
+    const files = await stored.files();
+    for (const [name, content] of files) {
+      if (name === STATE_FILE) continue;
+      // Only the names crm-ferry gives: a row of the store never writes outside the folder.
+      if (!/^(steps\.json|rollbacks\.json|results\/[^/\\]+)$/.test(name) || name.endsWith('/..') || name.endsWith('/.'))
+        throw new FerryError(
+          'JOURNAL_STORE',
+          `the state ${JSON.stringify(stored.key)} in the state store at ${stored.address} holds a file named ${JSON.stringify(name)}, which crm-ferry does not write`,
+          { hint: 'The store is written by crm-ferry only: remove that row, or give another --state-key.' },
+        );
+      await pullFile(join(this.dir, name), content);
+    }
+    const results = await readdir(join(this.dir, 'results'));
+    for (const name of results)
+      if (!files.has(`results/${name}`)) await rm(join(this.dir, 'results', name), { force: true });
+    for (const name of [STEPS_FILE, ROLLBACKS_FILE])
+      if (!files.has(name)) await rm(join(this.dir, name), { force: true });
+    const ends = await stored.journalEnds();
+    for (const [name, end] of ends)
+      await pullJournal(stored, name, join(this.dir, 'journal', name), folder?.journals?.[name] ?? null, end);
+    for (const name of await readdir(join(this.dir, 'journal')))
+      if (!ends.has(name)) await rm(join(this.dir, 'journal', name), { force: true });
+    const kept = JSON.parse((files.get(STATE_FILE) as Buffer).toString('utf8')) as StateFile;
+    await writeFileAtomic(
+      join(this.dir, STATE_FILE),
+      jsonText({ ...kept, journals: Object.fromEntries(ends), ...this.#storeMark() }),
+    );
+  }
+
+  /** Moves a state kept in the folder alone into the store: its journals first, its state.json last. */
+  async #pushToStore(folder: StateFile): Promise<void> {
+    const stored = this.#stored as StoreState;
+    const journals = await readdir(join(this.dir, 'journal')).catch(() => [] as string[]);
+    for (const name of journals.filter((n) => n.endsWith('.jsonl')))
+      await pushJournal(stored, name, join(this.dir, 'journal', name), folder.journals?.[name] ?? null);
+    await this.#pushFiles([STEPS_FILE, ROLLBACKS_FILE]);
+    await this.#pushResults();
+    await stored.putFile(STATE_FILE, jsonText({ ...folder, ...this.#storeMark() }));
+  }
+
+  /** Keeps the folder's files of these names in the store (those that exist). */
+  async #pushFiles(names: string[]): Promise<void> {
+    for (const name of names) {
+      const text = await readStateText(join(this.dir, name));
+      if (text !== null) await this.#stored?.putFile(name, text);
+    }
+  }
+
+  /** Keeps the folder's results in the store: those files, and no others. */
+  async #pushResults(): Promise<void> {
+    if (!this.#stored) return;
+    const files = new Map<string, Buffer>();
+    for (const name of await readdir(join(this.dir, 'results')).catch(() => [] as string[])) {
+      if (name.includes('.tmp')) continue;
+      files.set(`results/${name}`, await readFile(join(this.dir, 'results', name)));
+    }
+    await this.#stored.putFolder('results/', files);
   }
 
   /** Writes state.json whole, under a temporary name renamed over it: never half a file; saves go one after the other. */
   async #save(state: StateFile): Promise<void> {
     this.#state = state;
-    const saved = this.#saving.then(() => writeFileAtomic(join(this.dir, STATE_FILE), jsonText(this.#state)));
+    const saved = this.#saving.then(async () => {
+      const text = jsonText(this.#state);
+      await writeFileAtomic(join(this.dir, STATE_FILE), text);
+      await this.#stored?.putFile(STATE_FILE, text);
+    });
     this.#saving = saved.catch(() => undefined);
     await saved;
   }
@@ -294,8 +405,12 @@ export class StateDir {
 
   /** A writer for a step's journal loaded by loadJournal; what it makes durable is sealed in state.json as it goes. */
   openJournal(step: string, loaded: LoadedJournal): Promise<JournalWriter> {
+    const stored = this.#stored;
+    const name = stepFileName(step, '.jsonl');
     return JournalWriter.open(this.journalFile(step), {
       seal: loaded.seal,
+      // Kept in a store too: a group is durable once the store has committed it as well.
+      ...(stored ? { onGroup: (group, before, after) => stored.appendGroup(name, group, before, after) } : {}),
       onSeal: (seal) => this.#saveSeal(step, seal),
       // The rows find the bodies the run folds in on the lines it wrote them on.
       onBody: (key, at, length, body) => loaded.rows.wrote(key, at, length, body),
@@ -359,12 +474,57 @@ export class StateDir {
     return `${compactTime(new Date())}-${process.pid}-${this.#sequence}`;
   }
 
+  /** Records the steps of a run (bindStateSteps), in the store too when the state is kept there. */
+  async bindSteps(steps: StateStep[], write: boolean): Promise<void> {
+    await bindStateSteps(this.dir, steps, write, this.#stored !== null);
+    if (write) await this.#pushFiles([STEPS_FILE]);
+  }
+
+  /** Records which steps the state holds (writeStateSteps), in the store too when the state is kept there. */
+  async writeSteps(steps: StateStep[]): Promise<void> {
+    await writeStateSteps(this.dir, steps);
+    await this.#pushFiles([STEPS_FILE]);
+  }
+
+  /** Records the rollbacks done and under way (writeRollbacks), in the store too when the state is kept there. */
+  async writeRollbacks(rollbacks: Rollbacks): Promise<void> {
+    await writeRollbacks(this.dir, rollbacks);
+    await this.#pushFiles([ROLLBACKS_FILE]);
+  }
+
+  /** Where the state is kept besides the folder, for messages: null for the folder alone. */
+  get storedIn(): { at: string; key: string } | null {
+    return this.#stored ? { at: this.#stored.address, key: this.#stored.key } : null;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#saving;
-    await releaseLock(this.lock);
+    try {
+      await this.#saving;
+      // The results of the run, kept with the state: the next run on any machine finds them.
+      if (this.#stored) await this.#pushResults();
+    } finally {
+      await this.#stored?.close().catch(() => undefined);
+      await releaseLock(this.lock);
+    }
   }
+}
+
+/** No state to act on (rollback, verify): none in the folder, nor in the store when one is given. */
+function noState(dir: string, stored?: StoreState): FerryError {
+  return new FerryError(
+    'USAGE',
+    stored
+      ? `there is no import state ${JSON.stringify(stored.key)} in the state store at ${stored.address}: no run kept one there`
+      : `there is no import state in ${dir}: no run kept one there`,
+    {
+      location: { file: dir },
+      hint: stored
+        ? 'Give the --state-key the runs were given, or the plan or mapping they ran (its file name is the key by default), with the same --state-store.'
+        : 'Give the plan or mapping the run was made with (its state is .crm-ferry beside it; for a ready-made one, .crm-ferry/NAME in the folder it was run from), or the --state-dir it was given.',
+    },
+  );
 }
 
 /** A step name as a file name: letters, digits, dot, dash and underscore; anything else hex-escaped. */
@@ -441,12 +601,19 @@ const ROLLBACKS_FILE = 'rollbacks.json';
  * is renamed, and every row created again. A state written before sources were kept takes the
  * run's.
  */
-export async function bindStateSteps(dir: string, steps: StateStep[], write: boolean): Promise<void> {
+export async function bindStateSteps(
+  dir: string,
+  steps: StateStep[],
+  write: boolean,
+  anyFolder = false,
+): Promise<void> {
   await refusePendingRollback(dir);
   const known = await readStateSteps(dir).catch(() => ({ steps: [] }) as StateSteps);
   for (const step of steps) {
     const other = known.steps.find((s) => s.name === step.name)?.source;
     if (other === undefined || step.source === undefined || resolve(other) === resolve(step.source)) continue;
+    // A state kept in a store is run from any folder or machine: the same file name is the same plan.
+    if (anyFolder && basename(other) === basename(step.source)) continue;
     throw new FerryError(
       'USAGE',
       `step \`${step.name}\` of the state in ${dir} was written by runs of ${other}; ${step.source} has a step of the same name, and the two would share its journal, each taking the other's records for its own rows`,

@@ -19,6 +19,15 @@ export const importOptionsSchema = z.object({
   source: runSourceSchema,
   /** Where the journal, the lock and the result files live. */
   stateDir: z.string().min(1),
+  /**
+   * Keep the state in a PostgreSQL store too (`--state-store`), under `key`: the same plan run
+   * from another folder or machine with the same store and key goes on where the last run
+   * stopped. @default null (the folder alone)
+   */
+  stateStore: z
+    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
+    .nullable()
+    .default(null),
   /** Requests under way at once. @default 8 */
   concurrency: z.number().int().min(1).max(64).default(8),
   /** Map and resolve names, count the requests a run needs, write nothing. @default false */

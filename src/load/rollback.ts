@@ -5,7 +5,7 @@ import {
   readStateSteps,
   type RowState,
   StateDir,
-  writeRollbacks,
+  type StateStoreOptions,
 } from '../journal/index.ts';
 import type { Entity } from '../mapping/index.ts';
 import { attachmentFilesOf, planAttachments } from './attachments.ts';
@@ -31,6 +31,8 @@ function tagNames(body: Body | null | undefined): string[] {
 
 export interface RollbackOptions {
   stateDir: string;
+  /** Where the state is kept besides the folder (`--state-store`, its key). @default the folder alone */
+  stateStore?: StateStoreOptions | null | undefined;
   /** Undo every run in the state instead of the last one. @default false */
   all?: boolean;
   /** Say what would be done, do nothing. @default false */
@@ -99,6 +101,7 @@ export async function runRollback(
     existing: true,
     users,
     keepUsers: !options.dryRun,
+    store: options.stateStore ?? undefined,
   });
   const requestsAtStart = deps.client.transport.requestsSent;
   try {
@@ -134,7 +137,7 @@ export async function runRollback(
     const rollbackRun = rollbacks.pending?.run ?? `rollback-${state.newRunId()}`;
     // Said before the first undo: until it finishes, a run refuses this state.
     if (!options.dryRun && !rollbacks.pending)
-      await writeRollbacks(state.dir, {
+      await state.writeRollbacks({
         ...rollbacks,
         pending: { run: rollbackRun, targets, started: new Date().toISOString() },
       });
@@ -312,7 +315,7 @@ export async function runRollback(
     }
     if (!summary.interrupted) summary.tagsLeft = await tagsLeft(tagged, options.dryRun ? null : service);
     if (!options.dryRun && !summary.interrupted) {
-      await writeRollbacks(state.dir, { undone: [...rollbacks.undone, ...targets] });
+      await state.writeRollbacks({ undone: [...rollbacks.undone, ...targets] });
     }
     summary.requests = deps.client.transport.requestsSent - requestsAtStart;
     return summary;

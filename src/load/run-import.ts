@@ -7,7 +7,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
-import { bindStateSteps, type JournalEntry, type RowState } from '../journal/index.ts';
+import type { JournalEntry, RowState } from '../journal/index.ts';
 import { type CompiledMapping, type NameResolver } from '../mapping/index.ts';
 import {
   assertConstantNames,
@@ -163,7 +163,13 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
       // (`onCatalog`); otherwise only the lists the mappings can name.
       allNames: (loaded) => Boolean(loaded?.setup) || deps.onCatalog !== undefined,
       // The account's users are checked as the state is bound; a dry run leaves the state as it was.
-      state: { dir: options.stateDir, account: deps.account, fresh: options.fresh, keepUsers: !options.dryRun },
+      state: {
+        dir: options.stateDir,
+        account: deps.account,
+        fresh: options.fresh,
+        keepUsers: !options.dryRun,
+        store: options.stateStore ?? undefined,
+      },
     },
     deps,
   );
@@ -190,8 +196,7 @@ export async function runImport(input: ImportOptionsInput, deps: ImportDeps): Pr
             ? resolve(source.mapping)
             : source.name;
     // Bound before the set-up writes: a state another plan wrote (or a rollback left half done) is refused first.
-    await bindStateSteps(
-      state.dir,
+    await state.bindSteps(
       prepared.map((step, i) => ({
         name: step.name,
         entity: (compiled[i] as CompiledMapping).entity,

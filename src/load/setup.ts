@@ -1,6 +1,6 @@
 /** Set-up as a run and the `setup` command do it: plan, then apply (or only print, in a dry run). */
 import { type CrmClient, readAccountCatalog } from '../client/index.ts';
-import { writeStateSteps, type AccountIdentity } from '../journal/index.ts';
+import type { AccountIdentity, StateStoreOptions } from '../journal/index.ts';
 import {
   type AccountCatalog,
   type CatalogResolver,
@@ -55,7 +55,7 @@ export async function setupForRun(
       resolver: createResolver(withPlanned(catalog, plan)),
       catalog,
     };
-  await writeStateSteps(deps.state.dir, []);
+  await deps.state.writeSteps([]);
   // Pending intents of an interrupted set-up are settled even when nothing is left to create.
   const applied = await applySetup(plan, catalog, deps);
   return {
@@ -86,6 +86,8 @@ export async function plannedSetup(
 export interface SetupCommandOptions {
   planFile: string;
   stateDir: string;
+  /** Where the state is kept besides the folder (`--state-store`, its key). @default the folder alone */
+  stateStore?: StateStoreOptions | null | undefined;
   dryRun?: boolean;
   strict?: boolean;
 }
@@ -111,7 +113,12 @@ export async function runSetup(
       source: { kind: 'plan', planFile: options.planFile },
       prepare: { transforms: deps.transforms },
       allNames: () => true,
-      state: { dir: options.stateDir, account: deps.account, keepUsers: !options.dryRun },
+      state: {
+        dir: options.stateDir,
+        account: deps.account,
+        keepUsers: !options.dryRun,
+        store: options.stateStore ?? undefined,
+      },
     },
     { client: deps.client },
   );

@@ -12,6 +12,11 @@ export const verifyOptionsSchema = z.object({
   source: runSourceSchema,
   /** The state folder of the runs to check. */
   stateDir: z.string().min(1),
+  /** Keep the state in a PostgreSQL store too (`--state-store`), under its key. @default null (the folder alone) */
+  stateStore: z
+    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
+    .nullable()
+    .default(null),
   /**
    * Where the CSV of the differences goes; the rows and values not carried go beside it (its name
    * with `not-carried` for `differences`, or `.not-carried` added). @default `<stateDir>/results/verify.differences.csv`

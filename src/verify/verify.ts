@@ -40,7 +40,13 @@ export async function runVerify(input: VerifyOptionsInput, deps: VerifyDeps): Pr
     {
       source: options.source,
       prepare: { live: { connection: deps.v1Live }, transforms: deps.transforms },
-      state: { dir: options.stateDir, account: deps.account, existing: true, keepUsers: false },
+      state: {
+        dir: options.stateDir,
+        account: deps.account,
+        existing: true,
+        keepUsers: false,
+        store: options.stateStore ?? undefined,
+      },
     },
     { client: deps.client, resolver: deps.resolver },
   );

@@ -18,7 +18,7 @@ import {
   type V1LiveConnection,
 } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
-import type { AccountIdentity } from '../journal/index.ts';
+import type { AccountIdentity, StateStoreOptions } from '../journal/index.ts';
 import type { ImportEvent, ImportSummary, RollbackSummary } from '../load/index.ts';
 import type { UsageRecorder } from '../report/index.ts';
 import type { VerifySummary } from '../verify/index.ts';
@@ -103,6 +103,8 @@ export interface EngineDeps {
   progressEveryMs?: number;
   /** Bytes all uploads under way may hold together. @default UPLOAD_TOTAL_BYTES */
   uploadLimitBytes?: number;
+  /** Where the runs keep their state besides the project's state folder (`--state-store`). @default the folder alone */
+  stateStore?: StateStoreOptions | null;
 }
 
 const FIELD_ENTITY = { party: 'parties', kase: 'kases', opportunity: 'opportunities' } as const;
@@ -568,7 +570,7 @@ export class Engine {
     const v1Live = this.v1Live();
     try {
       const dry = await runImport(
-        { source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir, dryRun: true },
+        { ...this.#state(), dryRun: true },
         { client, account: this.deps.account, signal: context.signal, v1Live },
       );
       if (dry.dryRun) {
@@ -654,11 +656,7 @@ export class Engine {
     let summary: ImportSummary;
     try {
       summary = await runImport(
-        {
-          source: { kind: 'plan', planFile: this.planFile },
-          stateDir: this.project.stateDir,
-          ...(limit === null ? {} : { limit }),
-        },
+        { ...this.#state(), ...(limit === null ? {} : { limit }) },
         {
           client: this.deps.client,
           account: this.deps.account,
@@ -700,10 +698,12 @@ export class Engine {
     const v1Live = this.v1Live();
     let summary;
     try {
-      summary = await runVerify(
-        { source: { kind: 'plan', planFile: this.planFile }, stateDir: this.project.stateDir },
-        { client: this.deps.client, account: this.deps.account, signal: context.signal, v1Live },
-      );
+      summary = await runVerify(this.#state(), {
+        client: this.deps.client,
+        account: this.deps.account,
+        signal: context.signal,
+        v1Live,
+      });
     } finally {
       await v1Live.close();
     }
@@ -739,11 +739,20 @@ export class Engine {
     return this.#verifyReport;
   }
 
+  /** The plan, its state folder and, when given, the store: what run, verify and the dry run are opened with. */
+  #state(): { source: { kind: 'plan'; planFile: string }; stateDir: string; stateStore: StateStoreOptions | null } {
+    return {
+      source: { kind: 'plan', planFile: this.planFile },
+      stateDir: this.project.stateDir,
+      stateStore: this.deps.stateStore ?? null,
+    };
+  }
+
   /** `crm-ferry rollback plan.yaml --dry-run`: what Undo would delete and set back. */
   async undoPreview(): Promise<UndoPreview> {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
-    if (!(await this.project.exists(this.project.stateDir))) {
+    if (!this.deps.stateStore && !(await this.project.exists(this.project.stateDir))) {
       return {
         lines: ['Nothing to undo: no run has written to the account from this folder.'],
         deleted: 0,
@@ -752,7 +761,7 @@ export class Engine {
       };
     }
     const summary = await runRollback(
-      { stateDir: this.project.stateDir, dryRun: true },
+      { stateDir: this.project.stateDir, stateStore: this.deps.stateStore, dryRun: true },
       { client: this.deps.client, account: this.deps.account },
     );
     return {
@@ -771,7 +780,7 @@ export class Engine {
     await this.needPlan();
     const { runRollback } = await import('../load/index.ts');
     const summary = await runRollback(
-      { stateDir: this.project.stateDir },
+      { stateDir: this.project.stateDir, stateStore: this.deps.stateStore },
       { client: this.deps.client, account: this.deps.account, signal: context.signal },
     );
     const undo: UndoResult = {

@@ -1,14 +1,17 @@
 // Runs one import of a plan in a process of its own, so that tests can kill it at any moment
-// (SIGKILL) the way a crash or a closed laptop would. Usage: import-child.ts PLAN STATE_DIR URL TOKEN
+// (SIGKILL) the way a crash or a closed laptop would.
+// Usage: import-child.ts PLAN STATE_DIR URL TOKEN [CONCURRENCY [STORE_URL STATE_KEY]]
 import { CrmClient } from '../../src/client/index.ts';
 import { announceFirstRow } from './child-rows.ts';
 import { runImport } from '../../src/load/index.ts';
 
-const [plan, stateDir, url, token, concurrency] = process.argv.slice(2) as [
+const [plan, stateDir, url, token, concurrency, storeUrl, stateKey] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
+  string | undefined,
+  string | undefined,
   string | undefined,
 ];
 const client = new CrmClient({
@@ -17,7 +20,12 @@ const client = new CrmClient({
   retry: { limit: 8, baseDelayMs: 5, maxDelayMs: 50, maxRetryAfterMs: 5000 },
 });
 const summary = await runImport(
-  { source: { kind: 'plan', planFile: plan }, stateDir, concurrency: Number(concurrency ?? 4) },
+  {
+    source: { kind: 'plan', planFile: plan },
+    stateDir,
+    concurrency: Number(concurrency ?? 4),
+    stateStore: storeUrl && stateKey ? { url: storeUrl, key: stateKey } : null,
+  },
   {
     client,
     account: { baseUrl: url, account: url },

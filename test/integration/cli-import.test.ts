@@ -1,18 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeContactsPlan } from '../helpers/contacts-plan.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
@@ -22,17 +14,7 @@ let box: TestSandbox;
 
 beforeAll(async () => {
   box = await startTestSandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 40, latencyJitterMs: 0 } });
-  // Without the ready-made `match:` and `onDuplicate:` (their lookups and second reading are
-  // tested elsewhere): the request counts below are those of plain creates.
-  const plain = (name: string): string =>
-    readFileSync(join(ROOT, 'mappings', name), 'utf8').replace(/^(match|onDuplicate): .*\n/gm, '');
-  writeFileSync(join(dir, 'organisations.yaml'), plain('generic-organisations.yaml'));
-  writeFileSync(join(dir, 'people.yaml'), plain('generic-people.yaml'));
-  copyFileSync(join(ROOT, 'samples/contacts.csv'), join(dir, 'contacts.csv'));
-  writeFileSync(
-    join(dir, 'plan.yaml'),
-    'version: 1\nsteps:\n  - { name: organisations, mapping: organisations.yaml, input: contacts.csv }\n  - { name: people, mapping: people.yaml, input: contacts.csv }\n',
-  );
+  writeContactsPlan(dir);
 });
 
 afterAll(async () => {

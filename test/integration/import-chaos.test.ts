@@ -1,55 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/util/seeded-random.ts';
 import { checkChaos } from '../helpers/chaos-check.ts';
+import { runImportChild } from '../helpers/import-child-run.ts';
 import { SMALL, writeChaosPlan } from '../helpers/chaos-plan.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHILD = join(ROOT, 'test/helpers/import-child.ts');
 const work = mkdtempSync(join(tmpdir(), 'ferry-chaos-'));
 let box: TestSandbox | undefined;
 afterAll(async () => {
   await box?.close();
   rmSync(work, { recursive: true, force: true });
 });
-
-/**
- * Runs the importer in a child; kills it with SIGKILL `killAfterMs` after it starts writing,
- * unless it ends first.
- */
-function runChild(
-  args: string[],
-  killAfterMs: number | null,
-): Promise<{ code: number | null; killed: boolean; out: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let killed = false;
-    let timer: NodeJS.Timeout | null = null;
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      if (killAfterMs !== null && timer === null && out.includes('writing\n')) {
-        timer = setTimeout(() => {
-          killed = true;
-          child.kill('SIGKILL');
-        }, killAfterMs);
-      }
-    });
-    child.stderr.on('data', (chunk) => (out += chunk));
-    child.on('exit', (code) => {
-      if (timer) clearTimeout(timer);
-      done({ code, killed, out });
-    });
-  });
-}
 
 describe('chaos: the importer killed at random moments, against a faulty service', () => {
   it(
@@ -70,12 +34,12 @@ describe('chaos: the importer killed at random moments, against a faulty service
       const random = seededRandom(5);
       let killed = 0;
       for (let i = 0; i < kills; i += 1) {
-        const result = await runChild(args, Math.floor(random() * 300));
+        const result = await runImportChild(args, Math.floor(random() * 300));
         if (result.killed) killed += 1;
         else if (result.code === 0) break;
       }
-      let last = await runChild(args, null);
-      for (let i = 0; i < 3 && last.code !== 0; i += 1) last = await runChild(args, null);
+      let last = await runImportChild(args, null);
+      for (let i = 0; i < 3 && last.code !== 0; i += 1) last = await runImportChild(args, null);
       expect(last.code, last.out).toBe(0);
       const figures = await checkChaos(box, plan);
       const leftovers = readdirSync(join(stateDir, 'results')).filter((f) => f.endsWith('.tmp'));

@@ -1,36 +1,14 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeStoreUrl, PostgresStore, STORE_SCHEMA_VERSION } from '../../src/journal/postgres-store.ts';
-import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres.ts';
 
 /**
  * The PostgreSQL state store against a real server (the machine's, or a private cluster the
  * helper starts): its schema made and migrated by crm-ferry, a later version's refused, the
- * journal's lines kept in order, and the run lock given back when its holder's connection dies.
+ * run lock given back when its holder's connection dies.
  */
-let database: TestDatabase | null = null;
-let skipped = '';
-
-beforeAll(async () => {
-  const found = await testDatabase();
-  if ('why' in found) skipped = found.why;
-  else database = found;
-}, 120_000);
-
-afterAll(async () => {
-  await database?.drop();
-});
-
-/** The test, or a skip that says why when no PostgreSQL can be had. */
-function withPostgres(name: string, test: (url: string) => Promise<void>): void {
-  it(name, async (context) => {
-    if (database === null) {
-      context.skip(`no PostgreSQL: ${skipped}`);
-      return;
-    }
-    await test(database.url);
-  });
-}
+const { withPostgres } = postgresTests();
 
 describe('the PostgreSQL state store', () => {
   withPostgres('creates its schema at the first open, and opens it again as it is', async (url) => {
@@ -72,24 +50,6 @@ describe('the PostgreSQL state store', () => {
     );
     await client.end();
     expect(tables.rows).toEqual([{ table_name: 'store_version' }]);
-  });
-
-  withPostgres('keeps each step journal lines in the order they were appended, across pages', async (url) => {
-    const store = await PostgresStore.open({ url, schema: 'store_d' });
-    try {
-      const lines = Array.from({ length: 2500 }, (_, i) => ({ t: 'done', k: `row-${i}`, id: i }));
-      await store.appendJournal('plan@account', 'people', lines.slice(0, 1200));
-      await store.appendJournal('plan@account', 'organisations', [{ t: 'done', k: 'other' }]);
-      await store.appendJournal('plan@account', 'people', lines.slice(1200));
-      const read: unknown[] = [];
-      for await (const line of store.readJournal('plan@account', 'people', 700)) read.push(line);
-      expect(read).toEqual(lines);
-      const other: unknown[] = [];
-      for await (const line of store.readJournal('other-plan@account', 'people')) other.push(line);
-      expect(other).toEqual([]);
-    } finally {
-      await store.close();
-    }
   });
 
   withPostgres(

@@ -21,18 +21,10 @@ const ROWS = 300;
 const TOKEN_VARIABLE = 'ACME_CRM_TOKEN';
 
 /**
- * The job's words after `run` when a second worker must find the first one's run. What is meant:
- * each worker's own copy of the plan (in its working folder), and the run's state in the store,
- * known by its key:
- *   const resumableRun = (_shared: string, key: string): string[] => ['plan.yaml', '--state-key', key];
- * once `run --state-key` is there. Until then the folder store, which knows a run by its plan's
- * path: one plan both machines see at one path (a mounted volume), and one state folder.
+ * The job's words after `run` when a second worker must find the first one's run: each worker's
+ * own copy of the plan (in its working folder), and the run's state in the store, known by its key.
  */
-const resumableRun = (shared: string, _key: string): string[] => [
-  join(shared, 'plan.yaml'),
-  '--state-dir',
-  join(shared, 'state'),
-];
+const resumableRun = (key: string): string[] => ['plan.yaml', '--state-key', key];
 
 let database: TestDatabase | null = null;
 let skipped = '';
@@ -221,7 +213,6 @@ describe('crm-ferry worker', () => {
   withPostgres(
     'a worker killed mid-job leaves it to another, in another folder, which writes every row once',
     async (url) => {
-      const shared = workerFolder('shared');
       const first = workerFolder('machine-a');
       const second = workerFolder('machine-b');
       const id = await enqueue(url, [
@@ -235,7 +226,7 @@ describe('crm-ferry worker', () => {
         '0',
         '--',
         'run',
-        ...resumableRun(shared, 'kill-test'),
+        ...resumableRun('kill-test'),
         '--concurrency',
         '2',
       ]);
@@ -273,7 +264,6 @@ describe('crm-ferry worker', () => {
   withPostgres(
     'a worker stopped by SIGTERM puts its job back without spending a retry; the next one finishes it',
     async (url) => {
-      const shared = workerFolder('shared-stop', 'stop.example');
       const id = await enqueue(url, [
         '--queue',
         'stop-test',
@@ -285,7 +275,7 @@ describe('crm-ferry worker', () => {
         '0',
         '--',
         'run',
-        ...resumableRun(shared, 'stop-test'),
+        ...resumableRun('stop-test'),
         '--concurrency',
         '2',
       ]);
@@ -331,6 +321,9 @@ describe('crm-ferry worker', () => {
             '--',
             'run',
             join(folder, 'plan.yaml'),
+            // Four plans named alike, for one account: in the store, four states by their keys.
+            '--state-key',
+            `many-${n}`,
             '--concurrency',
             '1',
           ]),
