@@ -125,7 +125,7 @@ export async function runWorker(options: WorkerOptions, deps: WorkerDeps): Promi
         if (!(await queue.stillOurs(job))) return;
         await queue.fail(job.id, { message: 'the worker running this job stopped answering (its lock was free)' });
         summary.reaped += 1;
-        say(`job ${job.id} abandoned by its worker: back to the queue for a retry`);
+        say(`job ${job.id} abandoned by its worker (its lock was free): failed, for pg-boss to retry`);
       });
     }
   };
