@@ -87,6 +87,16 @@ function schemaIdentifier(name: string): string {
   return `"${name}"`;
 }
 
+/**
+ * What a statement gave back: its rows and how many it touched. Said here rather than as pg's
+ * own type, so that a program using crm-ferry's types without pg installed (an optional peer)
+ * still type-checks.
+ */
+export interface StoreRows<R> {
+  rows: R[];
+  rowCount: number | null;
+}
+
 /** A held run lock; `release` gives it back (a dead connection gives it back too). */
 export interface StoreRunLock {
   release(): Promise<void>;
@@ -178,9 +188,9 @@ export class PostgresStore {
   }
 
   /** Runs a statement on a connection of the pool; a failure is JOURNAL_STORE, saying where. */
-  async query<R extends Pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Pg.QueryResult<R>> {
+  async query<R extends object = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<StoreRows<R>> {
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R & Pg.QueryResultRow>(text, values);
     } catch (error) {
       throw storeError(this.where, error);
     }
@@ -193,9 +203,9 @@ export class PostgresStore {
     });
     try {
       await client.query('BEGIN');
-      const result = await work(async (text, values = []) => {
+      const result = await work(async <R extends object>(text: string, values: unknown[] = []) => {
         try {
-          return await client.query(text, values);
+          return (await client.query<R & Pg.QueryResultRow>(text, values)) as StoreRows<R>;
         } catch (error) {
           throw storeError(this.where, error);
         }
