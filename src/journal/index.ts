@@ -36,3 +36,9 @@ export {
   STORE_SCHEMA_VERSION,
   type StoreRunLock,
 } from './postgres-store.ts';
+export {
+  PostgresQuota,
+  type PostgresQuotaOptions,
+  type QuotaClaim,
+  type QuotaGrant,
+} from './postgres-quota.ts';
