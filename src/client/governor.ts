@@ -225,7 +225,10 @@ export class RateGovernor {
     const quota = this.windowQuota as number;
     const unclaimed = this.unclaimedIn === windowEnd ? 1 : 0;
     const wanted = Math.min(this.leaseSize, Math.max(1, this.waiting));
-    const grant = await shared.claim({ windowEnd, quota, count: wanted + unclaimed, floor: this.serviceUsed });
+    // The request sent to learn the window is in the service's count (the floor) but in no claim:
+    // claimed now as one more slot, the first, above the others' claims or within the floor.
+    const floor = Math.max(0, this.serviceUsed - unclaimed);
+    const grant = await shared.claim({ windowEnd, quota, count: wanted + unclaimed, floor });
     if (this.unclaimedIn === windowEnd) this.unclaimedIn = null;
     // The window moved on while the claim was on its way: its slots are of no use now.
     if (this.resetAt !== windowEnd) return 0;
