@@ -23,6 +23,7 @@ const BENCHES = [
   'import-chaos',
   'import-unattended',
   'journal',
+  'shared-quota',
   'export',
   'backup',
   'startup',

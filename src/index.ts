@@ -86,6 +86,7 @@ export {
   type Redactor,
   type RetryOptions,
   type SharedBudget,
+  type SharedWindow,
   type SlotClaim,
   type SlotGrant,
   type TokenSource,

@@ -1,5 +1,5 @@
 import type { Clock } from './clock.ts';
-import type { SharedBudget, SlotGrant } from './shared-budget.ts';
+import type { SharedBudget, SharedWindow, SlotGrant } from './shared-budget.ts';
 
 /** A header of an answer, as node gives it. */
 export type HeaderValue = string | string[] | undefined;
@@ -53,6 +53,12 @@ export interface GovernorOptions {
   shared?: SharedBudget;
   /** Most slots claimed from the shared budget at once: what a process that dies may waste. @default 4 */
   leaseSize?: number;
+  /**
+   * Slots at the end of each window that processes sharing a budget leave unsent: room for a
+   * request of the window before that reached the service after its reset (a busy machine), which
+   * the service counts in the new window though no claim of it did. @default 1 (none below 10 a window)
+   */
+  spareSlots?: number;
 }
 
 /**
@@ -80,6 +86,9 @@ export class RateGovernor {
   private readonly recent: number[] = [];
   private readonly shared: SharedBudget | null;
   private readonly leaseSize: number;
+  private readonly spareSlots: number;
+  /** Whether the shared budget was asked for a window another process knows (once, before the first request). */
+  private askedBudget = false;
   /** Slots of the shared budget this process holds and has not sent: `next` to `end - 1` of the window ending at `windowEnd`. */
   private readonly lease = { windowEnd: 0, next: 0, end: 0 };
   /** Requests the service counted in the current window, as its last answer said (the floor of the next claim). */
@@ -103,6 +112,7 @@ export class RateGovernor {
     this.fixedMarginMs = options.safetyMarginMs;
     this.shared = options.shared ?? null;
     this.leaseSize = Math.max(1, Math.floor(options.leaseSize ?? 4));
+    this.spareSlots = Math.max(0, Math.floor(options.spareSlots ?? 1));
   }
 
   /** The wait past a reset time (see GovernorOptions.safetyMarginMs). */
@@ -148,7 +158,8 @@ export class RateGovernor {
     if (now < this.pausedUntil) return false;
     if (this.resetAt === null) {
       if (!this.heard) {
-        if (this.probing) return false;
+        // The first request asks the budget first (acquire), the others wait for it.
+        if (this.probing || !this.askedBudget) return false;
         this.probing = true;
       }
       this.take(now);
@@ -195,6 +206,12 @@ export class RateGovernor {
       if (now < this.pausedUntil) {
         at = this.pausedUntil;
       } else if (this.resetAt === null) {
+        if (!this.heard && !this.askedBudget) {
+          this.askedBudget = true;
+          const known = await shared.current(now);
+          if (known !== null && this.resetAt === null) this.adoptWindow(known);
+          continue;
+        }
         if (this.heard || !this.probing) {
           if (!this.heard) this.probing = true;
           this.take(now);
@@ -228,7 +245,13 @@ export class RateGovernor {
     // The request sent to learn the window is in the service's count (the floor) but in no claim:
     // claimed now as one more slot, the first, above the others' claims or within the floor.
     const floor = Math.max(0, this.serviceUsed - unclaimed);
-    const grant = await shared.claim({ windowEnd, quota, count: wanted + unclaimed, floor });
+    const grant = await shared.claim({
+      windowEnd,
+      quota,
+      count: wanted + unclaimed,
+      floor,
+      limitPerHour: this.limitPerHour ?? 0,
+    });
     if (this.unclaimedIn === windowEnd) this.unclaimedIn = null;
     // The window moved on while the claim was on its way: its slots are of no use now.
     if (this.resetAt !== windowEnd) return 0;
@@ -239,12 +262,24 @@ export class RateGovernor {
       first += 1;
       count -= 1;
     }
+    // The spare slots at the window's end are claimed like any other but left unsent.
+    const spare = grant.quota >= 10 ? this.spareSlots : 0;
+    count = Math.max(0, Math.min(first + count, grant.quota - spare) - first);
     this.sharedUsed = Math.max(this.sharedUsed, Math.min(grant.quota, grant.first + grant.count));
     if (count === 0) this.sharedUsed = grant.quota;
     this.lease.windowEnd = windowEnd;
     this.lease.next = first;
     this.lease.end = first + count;
     return count;
+  }
+
+  /** The window another process is sending in, taken from the budget before this one has sent anything. */
+  private adoptWindow(known: SharedWindow): void {
+    if (known.limitPerHour <= 0 || known.quota <= 0) return;
+    this.limitPerHour = known.limitPerHour;
+    this.windowQuota = known.quota;
+    this.windowMs = Math.min(3_600_000, Math.max(1000, Math.round((3_600_000 * known.quota) / known.limitPerHour)));
+    this.resetAt = known.windowEnd;
   }
 
   /** A larger quota of the window, which another process has seen: adopted, with the window's length it implies. */
@@ -405,7 +440,9 @@ export class RateGovernor {
       // process pauses anyway.
       const quota = this.windowQuota;
       this.lease.end = this.lease.next;
-      this.shared.claim({ windowEnd: this.resetAt, quota, count: 0, floor: quota }).catch(() => undefined);
+      this.shared
+        .claim({ windowEnd: this.resetAt, quota, count: 0, floor: quota, limitPerHour: this.limitPerHour ?? 0 })
+        .catch(() => undefined);
     }
     return this.pausedUntil - now;
   }

@@ -12,6 +12,8 @@ export interface SlotClaim {
   windowEnd: number;
   /** Requests the window allows, as far as this process knows. */
   quota: number;
+  /** The service's `X-RateLimit-Limit` (requests an hour), kept for processes that start later (SharedBudget.current). */
+  limitPerHour: number;
   /** Slots wanted (0 only raises the count to `floor`). */
   count: number;
   /**
@@ -31,10 +33,22 @@ export interface SlotGrant {
   quota: number;
 }
 
+/** A window another process has claimed in, as the budget keeps it. */
+export interface SharedWindow {
+  windowEnd: number;
+  quota: number;
+  limitPerHour: number;
+}
+
 /** Where the slots of one account's windows are handed out, each once. */
 export interface SharedBudget {
   /** Claims up to `claim.count` slots, atomically with every other process's claims. */
   claim(claim: SlotClaim): Promise<SlotGrant>;
+  /**
+   * The earliest window not yet ended at `now` (ms since the epoch) that some process claimed in,
+   * or null: a process starting then learns the window from it rather than sending a request to learn it.
+   */
+  current(now: number): Promise<SharedWindow | null>;
   /** Gives back the connection(s); the slots already claimed stay claimed. */
   close(): Promise<void>;
 }

@@ -41,4 +41,5 @@ export {
   type PostgresQuotaOptions,
   type QuotaClaim,
   type QuotaGrant,
+  type QuotaWindow,
 } from './postgres-quota.ts';

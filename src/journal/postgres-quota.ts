@@ -22,6 +22,14 @@ export interface QuotaClaim {
   quota: number;
   count: number;
   floor: number;
+  limitPerHour: number;
+}
+
+/** A window some process claimed in (the client's SharedWindow). */
+export interface QuotaWindow {
+  windowEnd: number;
+  quota: number;
+  limitPerHour: number;
 }
 
 /** The slots granted (the client's SlotGrant). */
@@ -93,6 +101,7 @@ export class PostgresQuota {
              window_end bigint NOT NULL,
              quota integer NOT NULL,
              used integer NOT NULL,
+             limit_per_hour integer NOT NULL,
              PRIMARY KEY (account, window_end)
            )`,
         );
@@ -118,13 +127,14 @@ export class PostgresQuota {
   async claim(account: string, claim: QuotaClaim): Promise<QuotaGrant> {
     try {
       const found = await this.pool.query<{ used: number; quota: number }>(
-        `INSERT INTO ${this.table} AS w (account, window_end, quota, used)
-         VALUES ($1, $2, $3, GREATEST($4::integer, 0) + $5::integer)
+        `INSERT INTO ${this.table} AS w (account, window_end, quota, used, limit_per_hour)
+         VALUES ($1, $2, $3, GREATEST($4::integer, 0) + $5::integer, $6)
          ON CONFLICT (account, window_end) DO UPDATE
-           SET quota = GREATEST(w.quota, EXCLUDED.quota), used = GREATEST(w.used, $4::integer) + $5::integer
+           SET quota = GREATEST(w.quota, EXCLUDED.quota), used = GREATEST(w.used, $4::integer) + $5::integer,
+               limit_per_hour = GREATEST(w.limit_per_hour, EXCLUDED.limit_per_hour)
            WHERE w.used < GREATEST(w.quota, EXCLUDED.quota)
          RETURNING used, quota`,
-        [account, claim.windowEnd, claim.quota, claim.floor, claim.count],
+        [account, claim.windowEnd, claim.quota, claim.floor, claim.count, claim.limitPerHour],
       );
       await this.sweep(account, claim.windowEnd);
       const row = found.rows[0];
@@ -134,6 +144,21 @@ export class PostgresQuota {
       return { first, count: Math.max(0, Math.min(row.used, row.quota) - first), quota: row.quota };
     } catch (error) {
       throw storeError(this.where, 'the shared rate budget could not be claimed from', error);
+    }
+  }
+
+  /** The account's earliest window not yet ended at `now` that a process claimed in, or null. */
+  async current(account: string, now: number): Promise<QuotaWindow | null> {
+    try {
+      const found = await this.pool.query<{ window_end: string; quota: number; limit_per_hour: number }>(
+        `SELECT window_end, quota, limit_per_hour FROM ${this.table}
+          WHERE account = $1 AND window_end > $2 ORDER BY window_end LIMIT 1`,
+        [account, now],
+      );
+      const row = found.rows[0];
+      return row ? { windowEnd: Number(row.window_end), quota: row.quota, limitPerHour: row.limit_per_hour } : null;
+    } catch (error) {
+      throw storeError(this.where, 'the shared rate budget could not be read from', error);
     }
   }
 
@@ -149,8 +174,16 @@ export class PostgresQuota {
   }
 
   /** The budget of one account, as the client takes it; its close() closes this store's connections. */
-  budgetFor(account: string): { claim(claim: QuotaClaim): Promise<QuotaGrant>; close(): Promise<void> } {
-    return { claim: (claim) => this.claim(account, claim), close: () => this.close() };
+  budgetFor(account: string): {
+    claim(claim: QuotaClaim): Promise<QuotaGrant>;
+    current(now: number): Promise<QuotaWindow | null>;
+    close(): Promise<void>;
+  } {
+    return {
+      claim: (claim) => this.claim(account, claim),
+      current: (now) => this.current(account, now),
+      close: () => this.close(),
+    };
   }
 
   async close(): Promise<void> {

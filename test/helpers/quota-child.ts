@@ -9,6 +9,7 @@ const grant = await store.claim(account, {
   quota: Number(quota),
   count: Number(count),
   floor: 0,
+  limitPerHour: 144_000,
 });
 process.stdout.write(`${JSON.stringify(grant)}\n`);
 // Held open (its connection too) until the test kills it.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../../src/client/clock.ts';
 import { RateGovernor } from '../../../src/client/governor.ts';
-import type { SharedBudget, SlotClaim, SlotGrant } from '../../../src/client/shared-budget.ts';
+import type { SharedBudget, SharedWindow, SlotClaim, SlotGrant } from '../../../src/client/shared-budget.ts';
 
 /**
  * The governor with a budget shared by several processes (issue 42), on a virtual clock: the
@@ -40,7 +40,7 @@ class VirtualClock implements Clock {
 
 /** The PostgreSQL budget's rules in memory: a count per window, from the floor, within the largest quota. */
 class MemoryBudget implements SharedBudget {
-  readonly windows = new Map<number, { used: number; quota: number }>();
+  readonly windows = new Map<number, { used: number; quota: number; limitPerHour: number }>();
   claims = 0;
   async claim(claim: SlotClaim): Promise<SlotGrant> {
     this.claims += 1;
@@ -48,9 +48,16 @@ class MemoryBudget implements SharedBudget {
     if (row && row.used >= Math.max(row.quota, claim.quota)) return { first: claim.quota, count: 0, quota: row.quota };
     const quota = Math.max(row?.quota ?? 0, claim.quota);
     const used = Math.max(row?.used ?? 0, claim.floor) + claim.count;
-    this.windows.set(claim.windowEnd, { used, quota });
+    this.windows.set(claim.windowEnd, { used, quota, limitPerHour: claim.limitPerHour });
     const first = used - claim.count;
     return { first, count: Math.max(0, Math.min(used, quota) - first), quota };
+  }
+  async current(now: number): Promise<SharedWindow | null> {
+    const ends = [...this.windows.keys()].filter((end) => end > now).sort((a, b) => a - b);
+    const end = ends[0];
+    if (end === undefined) return null;
+    const row = this.windows.get(end) as { quota: number; limitPerHour: number };
+    return { windowEnd: end, quota: row.quota, limitPerHour: row.limitPerHour };
   }
   async close(): Promise<void> {}
 }
@@ -105,7 +112,7 @@ async function process_(
 const START = Date.parse('2026-01-01T00:00:00.300Z');
 
 describe('RateGovernor with a shared budget', () => {
-  it('two processes on one account at 40/s follow one line: no 429, at least 97 % of the limit in whole windows', async () => {
+  it('two processes on one account at 40/s follow one line: no 429, at least 95 % of the limit in whole windows (one spare slot a window)', async () => {
     const clock = new VirtualClock(START);
     const budget = new MemoryBudget();
     const service = new AlignedService(40, 1000, clock);
@@ -118,7 +125,7 @@ describe('RateGovernor with a shared budget', () => {
     const full = [...perWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
     expect(full.length).toBeGreaterThan(15);
     const used = full.reduce((sum, [, n]) => sum + n, 0) / (full.length * 40);
-    expect(used).toBeGreaterThanOrEqual(0.97);
+    expect(used).toBeGreaterThanOrEqual(0.95);
   });
 
   it('each alone (no budget), the same two processes are answered 429', async () => {
@@ -129,11 +136,13 @@ describe('RateGovernor with a shared budget', () => {
     expect(service.answered429).toBeGreaterThan(0);
   });
 
-  it('sends one request to learn the window, and the others once it is answered', async () => {
+  it('asks the budget first, then sends one request to learn the window, and the others once it is answered', async () => {
     const clock = new VirtualClock(START);
     const budget = new MemoryBudget();
     const governor = new RateGovernor(clock, { shared: budget });
-    expect(governor.tryAcquire()).toBe(true);
+    // Nothing goes before the budget was asked whether another process knows the window.
+    expect(governor.tryAcquire()).toBe(false);
+    await clock.run(governor.acquire());
     expect(governor.tryAcquire()).toBe(false);
     let second = false;
     const waiting = governor.acquire().then(() => {
@@ -149,13 +158,31 @@ describe('RateGovernor with a shared budget', () => {
     await clock.run(waiting);
     expect(second).toBe(true);
     // The first request's slot was claimed with the second's: slots 0 and 1 of the window.
-    expect(budget.windows.get(1_767_225_601_000)).toEqual({ used: 2, quota: 40 });
+    expect(budget.windows.get(1_767_225_601_000)).toMatchObject({ used: 2, quota: 40 });
+  });
+
+  it('learns the window from the budget when another process has claimed in it: its first request is claimed too', async () => {
+    const clock = new VirtualClock(START);
+    const budget = new MemoryBudget();
+    const windowEnd = Date.parse('2026-01-01T00:00:01Z');
+    await budget.claim({ windowEnd, quota: 40, count: 39, floor: 0, limitPerHour: 144_000 });
+    const governor = new RateGovernor(clock, { shared: budget });
+    let sent = false;
+    const first = governor.acquire().then(() => {
+      sent = true;
+    });
+    await clock.run(first);
+    // Slot 39 (the window's spare) is not sent: the first request waits for the next window.
+    expect(sent).toBe(true);
+    expect(clock.now()).toBeGreaterThanOrEqual(windowEnd);
+    expect(budget.windows.get(windowEnd)).toMatchObject({ used: 40 });
+    expect(budget.windows.get(windowEnd + 1000)).toMatchObject({ used: 1 });
   });
 
   it('lets the next request learn the window when the first got no answer', async () => {
     const clock = new VirtualClock(START);
     const governor = new RateGovernor(clock, { shared: new MemoryBudget() });
-    expect(governor.tryAcquire()).toBe(true);
+    await clock.run(governor.acquire());
     const waiting = governor.acquire();
     governor.unanswered();
     await clock.run(waiting);
@@ -166,7 +193,7 @@ describe('RateGovernor with a shared budget', () => {
     const clock = new VirtualClock(START);
     const budget = new MemoryBudget();
     const governor = new RateGovernor(clock, { shared: budget });
-    expect(governor.tryAcquire()).toBe(true);
+    await clock.run(governor.acquire());
     governor.observe({});
     for (let i = 0; i < 100; i += 1) expect(governor.tryAcquire()).toBe(true);
     expect(budget.claims).toBe(0);
@@ -176,13 +203,20 @@ describe('RateGovernor with a shared budget', () => {
     const clock = new VirtualClock(START);
     const budget = new MemoryBudget();
     // The window [0.0 s, 1.0 s) of the service; a dead process claimed 4 of its slots.
-    await budget.claim({ windowEnd: Date.parse('2026-01-01T00:00:01Z'), quota: 40, count: 4, floor: 0 });
+    await budget.claim({
+      windowEnd: Date.parse('2026-01-01T00:00:01Z'),
+      quota: 40,
+      count: 4,
+      floor: 0,
+      limitPerHour: 144_000,
+    });
     const service = new AlignedService(40, 1000, clock);
     const governor = new RateGovernor(clock, { shared: budget });
-    await clock.run(process_(governor, service, clock, 36 + 40, 4, 5));
+    await clock.run(process_(governor, service, clock, 35 + 39, 4, 5));
     expect(service.answered429).toBe(0);
-    // The 36 slots left in the first window (its own request to learn it among them), 40 in the next.
-    expect(service.sentAt.length).toBe(76);
+    // The 36 slots left in the first window (its own request to learn it among them), 40 in the
+    // next: each but its spare slot.
+    expect(service.sentAt.length).toBe(74);
     expect(clock.now()).toBeLessThan(Date.parse('2026-01-01T00:00:02Z'));
   });
 
@@ -198,7 +232,13 @@ describe('RateGovernor with a shared budget', () => {
     });
     governor.onRateLimited(undefined);
     await new Promise((resolve) => setImmediate(resolve));
-    const other = await budget.claim({ windowEnd: 1_767_225_601_000, quota: 40, count: 1, floor: 0 });
+    const other = await budget.claim({
+      windowEnd: 1_767_225_601_000,
+      quota: 40,
+      count: 1,
+      floor: 0,
+      limitPerHour: 144_000,
+    });
     expect(other.count).toBe(0);
   });
 });
