@@ -99,8 +99,14 @@ export class RateGovernor {
   private heard = false;
   /** A request sent to learn the window is under way. */
   private probing = false;
-  /** The window in which that request was counted by the service but not claimed: the next claim there takes one more slot. */
-  private unclaimedIn: number | null = null;
+  /**
+   * Requests the service counted in a window though no claim of that window covered them (the
+   * request sent to learn the window; one claimed in the window before that arrived after its
+   * reset), by window end: the next claim in that window takes as many more slots.
+   */
+  private readonly debts = new Map<number, number>();
+  /** The window whose slot the request taken last was sent in (null: none, or no claim). */
+  private lastSlotWindow: number | null = null;
   /** Callers waiting for the first answer. */
   private readonly hearing = new Set<() => void>();
 
@@ -124,9 +130,10 @@ export class RateGovernor {
 
   /**
    * Waits until one more request may be sent, and counts it. Callers are served in order. A slot
-   * further away than `maxWaitMs` is not waited for: RateWaitTooLong.
+   * further away than `maxWaitMs` is not waited for: RateWaitTooLong. Resolves with the window
+   * the request's slot was claimed in (see slotWindow), to hand back to observe() with its answer.
    */
-  acquire(signal?: AbortSignal, maxWaitMs = Number.POSITIVE_INFINITY): Promise<void> {
+  acquire(signal?: AbortSignal, maxWaitMs = Number.POSITIVE_INFINITY): Promise<number | null> {
     this.waiting += 1;
     const turn = this.queue.then(() =>
       this.shared ? this.waitForSharedSlot(this.shared, signal, maxWaitMs) : this.waitForSlot(signal, maxWaitMs),
@@ -144,6 +151,7 @@ export class RateGovernor {
    * allowed at once: this spares each of them a chain of promises.
    */
   tryAcquire(): boolean {
+    this.lastSlotWindow = null;
     if (this.waiting > 0) return false;
     const now = this.clock.now();
     this.rollWindow(now);
@@ -167,8 +175,17 @@ export class RateGovernor {
     }
     if (this.leaseSlot(now) !== now) return false;
     this.lease.next += 1;
-    this.take(now);
+    this.take(now, this.lease.windowEnd);
     return true;
+  }
+
+  /**
+   * After tryAcquire() said true: the window the request's slot was claimed in, from the shared
+   * budget, or null (no budget, or a request sent before the window was known). Handed back to
+   * observe() with the answer, it tells a request counted in a window its slot was not of.
+   */
+  get slotWindow(): number | null {
+    return this.lastSlotWindow;
   }
 
   /**
@@ -197,7 +214,7 @@ export class RateGovernor {
     shared: SharedBudget,
     signal: AbortSignal | undefined,
     maxWaitMs: number,
-  ): Promise<void> {
+  ): Promise<number | null> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.clock.now();
@@ -215,7 +232,7 @@ export class RateGovernor {
         if (this.heard || !this.probing) {
           if (!this.heard) this.probing = true;
           this.take(now);
-          return;
+          return null;
         }
         await this.firstAnswer(signal);
         continue;
@@ -224,8 +241,8 @@ export class RateGovernor {
         const slot = this.leaseSlot(now);
         if (slot === now) {
           this.lease.next += 1;
-          this.take(now);
-          return;
+          this.take(now, resetAt);
+          return resetAt;
         }
         if (typeof slot === 'number') at = slot;
         else if (slot === 'claim' && (await this.claimLease(shared, resetAt)) > 0) continue;
@@ -240,10 +257,11 @@ export class RateGovernor {
   /** Claims a lease of the window ending at `windowEnd`: as many slots as callers wait, within leaseSize. Says how many it got. */
   private async claimLease(shared: SharedBudget, windowEnd: number): Promise<number> {
     const quota = this.windowQuota as number;
-    const unclaimed = this.unclaimedIn === windowEnd ? 1 : 0;
+    const unclaimed = this.debts.get(windowEnd) ?? 0;
+    this.debts.delete(windowEnd);
     const wanted = Math.min(this.leaseSize, Math.max(1, this.waiting));
-    // The request sent to learn the window is in the service's count (the floor) but in no claim:
-    // claimed now as one more slot, the first, above the others' claims or within the floor.
+    // Requests the service counted in this window but no claim did are in its count (the floor):
+    // claimed now as more slots, the first ones, above the others' claims or within the floor.
     const floor = Math.max(0, this.serviceUsed - unclaimed);
     const grant = await shared.claim({
       windowEnd,
@@ -252,16 +270,14 @@ export class RateGovernor {
       floor,
       limitPerHour: this.limitPerHour ?? 0,
     });
-    if (this.unclaimedIn === windowEnd) this.unclaimedIn = null;
     // The window moved on while the claim was on its way: its slots are of no use now.
     if (this.resetAt !== windowEnd) return 0;
     this.learnQuota(grant);
     let first = grant.first;
     let count = grant.count;
-    if (unclaimed > 0 && count > 0) {
-      first += 1;
-      count -= 1;
-    }
+    const paid = Math.min(unclaimed, count);
+    first += paid;
+    count -= paid;
     // The spare slots at the window's end are claimed like any other but left unsent.
     const spare = grant.quota >= 10 ? this.spareSlots : 0;
     count = Math.max(0, Math.min(first + count, grant.quota - spare) - first);
@@ -322,13 +338,14 @@ export class RateGovernor {
     this.wakeHearing();
   }
 
-  private take(now: number): void {
+  private take(now: number, slotWindow: number | null = null): void {
+    this.lastSlotWindow = slotWindow;
     this.used += 1;
     this.recent.push(now);
     while (this.recent.length > 0 && (this.recent[0] as number) < now - 60_000) this.recent.shift();
   }
 
-  private async waitForSlot(signal: AbortSignal | undefined, maxWaitMs: number): Promise<void> {
+  private async waitForSlot(signal: AbortSignal | undefined, maxWaitMs: number): Promise<null> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.clock.now();
@@ -336,7 +353,7 @@ export class RateGovernor {
       const at = this.nextAllowedAt(now);
       if (at <= now) {
         this.take(now);
-        return;
+        return null;
       }
       if (at - now > maxWaitMs) throw new RateWaitTooLong(at - now);
       await this.clock.sleep(at - now, signal);
@@ -375,15 +392,14 @@ export class RateGovernor {
     return Math.ceil(start + ((slot + 1 - burst) / (quota - burst + 1)) * windowMs);
   }
 
-  /** Learns from the rate-limit headers of an answer (any status). */
-  observe(headers: Record<string, HeaderValue>): void {
+  /**
+   * Learns from the rate-limit headers of an answer (any status). `slotWindow` is what acquire()
+   * (or slotWindow after tryAcquire()) gave for its request: with a shared budget, a request the
+   * service counted in another window than its slot's is owed to that window (see debts).
+   */
+  observe(headers: Record<string, HeaderValue>, slotWindow?: number | null): void {
+    if (this.shared && slotWindow !== undefined) this.noteDebt(headers, slotWindow);
     if (!this.heard) {
-      // The request sent to learn the window (the only one under way with a shared budget) was
-      // counted by the service, not in the budget: the next claim in its window takes its slot.
-      if (this.probing) {
-        const reset = headerNumber(headers['x-ratelimit-reset']);
-        this.unclaimedIn = reset === undefined ? null : reset * 1000;
-      }
       this.heard = true;
       this.probing = false;
       this.wakeHearing();
@@ -421,6 +437,18 @@ export class RateGovernor {
     this.used = Math.max(this.used, counted);
     if (Math.abs(resetAt - (this.resetAt ?? resetAt)) < 1000) this.serviceUsed = Math.max(this.serviceUsed, counted);
     this.limitPerHour = limit;
+  }
+
+  /** A request counted in a later window than its slot's (or sent unclaimed): one more slot owed to that window. */
+  private noteDebt(headers: Record<string, HeaderValue>, slotWindow: number | null): void {
+    const reset = headerNumber(headers['x-ratelimit-reset']);
+    if (reset === undefined || headers['x-ratelimit-limit'] === undefined) return;
+    const counted = reset * 1000;
+    if (slotWindow !== null && counted - slotWindow < 1000) return;
+    // Owed only while that window is not over: a claim in it would come too late.
+    if (this.resetAt !== null && counted < this.resetAt - 999) return;
+    this.debts.set(counted, (this.debts.get(counted) ?? 0) + 1);
+    for (const window of this.debts.keys()) if (window < counted - 1000) this.debts.delete(window);
   }
 
   /** A 429 arrived: stop everything until the reset, or for `retryAfterMs` when given. */

@@ -417,9 +417,13 @@ export class Transport {
     for (;;) {
       attempt += 1;
       // Most requests find a slot free and nobody waiting: no promise, no turn of the event loop.
-      if (paused !== null || waitSignal?.aborted || !this.governor.tryAcquire()) {
+      // The window of the request's slot, handed back with its answer (RateGovernor.observe).
+      let slotWindow: number | null;
+      if (paused === null && !waitSignal?.aborted && this.governor.tryAcquire()) {
+        slotWindow = this.governor.slotWindow;
+      } else {
         try {
-          await this.waiting(paused, () => this.governor.acquire(waitSignal, this.longestWaitMs));
+          slotWindow = await this.waiting(paused, () => this.governor.acquire(waitSignal, this.longestWaitMs));
         } catch (error) {
           if (!(error instanceof RateWaitTooLong)) throw error;
           throw new ApiError(
@@ -509,7 +513,7 @@ export class Transport {
       }
 
       const status = answer.statusCode;
-      this.governor.observe(answer.headers);
+      this.governor.observe(answer.headers, slotWindow);
       if (!SERVICE_FAILURES.has(status)) this.#heardAt = this.clock.now();
       if (this.log) this.writeLog(`${method} ${path} -> ${status}`);
       if ((status >= 200 && status < 300) || request.accept?.includes(status)) {

@@ -149,12 +149,15 @@ describe('the shared rate budget in PostgreSQL', () => {
         // the window's end. The store knows only the ended window: a request learns the new one.
         const clock = new FakeClock(WINDOW + 1000);
         const governor = new RateGovernor(clock, { shared: store.budgetFor(account) });
-        await governor.acquire();
-        governor.observe({
-          'x-ratelimit-limit': '144000',
-          'x-ratelimit-remaining': '39',
-          'x-ratelimit-reset': String((WINDOW + 2000) / 1000),
-        });
+        const probe = await governor.acquire();
+        governor.observe(
+          {
+            'x-ratelimit-limit': '144000',
+            'x-ratelimit-remaining': '39',
+            'x-ratelimit-reset': String((WINDOW + 2000) / 1000),
+          },
+          probe,
+        );
         for (let i = 1; i < 39; i += 1) await governor.acquire();
         expect(clock.now()).toBeLessThan(WINDOW + 2000);
         expect(clock.sleeps.every((ms) => ms < 100)).toBe(true);

@@ -100,10 +100,11 @@ async function process_(
   const worker = async (): Promise<void> => {
     while (left > 0) {
       left -= 1;
-      if (!governor.tryAcquire()) await governor.acquire();
+      // As the transport does: the slot's window handed back with the answer.
+      const slot = governor.tryAcquire() ? governor.slotWindow : await governor.acquire();
       const headers = service.handle();
       await clock.sleep(costMs);
-      governor.observe(headers);
+      governor.observe(headers, slot);
     }
   };
   await Promise.all(Array.from({ length: workers }, worker));
@@ -142,7 +143,8 @@ describe('RateGovernor with a shared budget', () => {
     const governor = new RateGovernor(clock, { shared: budget });
     // Nothing goes before the budget was asked whether another process knows the window.
     expect(governor.tryAcquire()).toBe(false);
-    await clock.run(governor.acquire());
+    const probe = await clock.run(governor.acquire());
+    expect(probe).toBe(null);
     expect(governor.tryAcquire()).toBe(false);
     let second = false;
     const waiting = governor.acquire().then(() => {
@@ -150,11 +152,14 @@ describe('RateGovernor with a shared budget', () => {
     });
     await new Promise((resolve) => setImmediate(resolve));
     expect(second).toBe(false);
-    governor.observe({
-      'x-ratelimit-limit': '144000',
-      'x-ratelimit-remaining': '39',
-      'x-ratelimit-reset': '1767225601',
-    });
+    governor.observe(
+      {
+        'x-ratelimit-limit': '144000',
+        'x-ratelimit-remaining': '39',
+        'x-ratelimit-reset': '1767225601',
+      },
+      probe,
+    );
     await clock.run(waiting);
     expect(second).toBe(true);
     // The first request's slot was claimed with the second's: slots 0 and 1 of the window.
@@ -177,6 +182,26 @@ describe('RateGovernor with a shared budget', () => {
     expect(clock.now()).toBeGreaterThanOrEqual(windowEnd);
     expect(budget.windows.get(windowEnd)).toMatchObject({ used: 40 });
     expect(budget.windows.get(windowEnd + 1000)).toMatchObject({ used: 1 });
+  });
+
+  it('owes a window the request claimed in the window before that the service counted in it', async () => {
+    const clock = new VirtualClock(Date.parse('2026-01-01T00:00:00.900Z'));
+    const budget = new MemoryBudget();
+    const r0 = Date.parse('2026-01-01T00:00:01Z');
+    await budget.claim({ windowEnd: r0, quota: 40, count: 10, floor: 0, limitPerHour: 144_000 });
+    const governor = new RateGovernor(clock, { shared: budget });
+    const slot = await clock.run(governor.acquire());
+    expect(slot).toBe(r0);
+    // It reached the service after the reset: counted in the next window, where no claim covers it.
+    clock.time = r0 + 20;
+    governor.observe(
+      { 'x-ratelimit-limit': '144000', 'x-ratelimit-remaining': '39', 'x-ratelimit-reset': String(r0 / 1000 + 1) },
+      slot,
+    );
+    const next = await clock.run(governor.acquire());
+    expect(next).toBe(r0 + 1000);
+    // The next claim took one slot more, the first, for it: two counted, one sent.
+    expect(budget.windows.get(r0 + 1000)).toMatchObject({ used: 2 });
   });
 
   it('lets the next request learn the window when the first got no answer', async () => {
