@@ -77,6 +77,7 @@ export class PostgresQuota {
   /** Connects and makes the table when there is none. */
   static async open(options: PostgresQuotaOptions): Promise<PostgresQuota> {
     const schema = schemaIdentifier(options.schema ?? 'crm_ferry');
+    checkStoreUrl(options.url);
     const where = describeStoreUrl(options.url);
     const pool = new (pg().Pool)({
       connectionString: options.url,
@@ -193,10 +194,22 @@ export class PostgresQuota {
   }
 }
 
+/** A store's address must be a postgresql:// URL; what was given is not repeated (it may hold a password). */
+function checkStoreUrl(url: string): void {
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {}
+  if (protocol !== 'postgresql:' && protocol !== 'postgres:')
+    throw new FerryError('CONFIG_INVALID', 'the state store address is not a postgresql:// URL', {
+      hint: 'Give --state-store (or CRM_FERRY_STATE_STORE) as postgresql://USER@HOST:PORT/DATABASE.',
+    });
+}
+
 function storeError(where: string, what: string, error: unknown): FerryError {
   if (error instanceof FerryError) return error;
   return new FerryError('JOURNAL_STORE', `${what} in the state store at ${where}: ${(error as Error).message}`, {
     cause: error,
-    hint: 'Check that the server at --state-store (or CRM_FERRY_STATE_STORE) runs and answers; the run can be resumed.',
+    hint: 'Check that the server at --state-store (or CRM_FERRY_STATE_STORE) runs and answers, then run the command again (a run goes on where it stopped).',
   });
 }

@@ -120,14 +120,14 @@ export function loggedAnswers(log: string): LoggedAnswer[] {
 }
 
 export interface FleetFigures {
-  /** Requests that arrived in the sandbox's windows that lie wholly in the time every process was sending. */
+  /** Requests answered (not 429) that arrived in the sandbox's windows lying wholly in the time every process was sending. */
   requests: number;
   /** Those windows' length in all. */
   seconds: number;
   /** Requests per second over those windows, and its share of the limit. */
   perSecond: number;
   share: number;
-  /** The most requests any window got. */
+  /** The most requests any window got, 429s included (as the limit counts them). */
   busiestWindow: number;
   /** 429s answered over the whole run. */
   rateLimited: number;
@@ -151,7 +151,7 @@ export function fleetFigures(
     const window = Math.floor(answer.time / windowMs);
     perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
   }
-  const requests = answers.filter((a) => a.time >= from && a.time < to).length;
+  const requests = answers.filter((a) => a.time >= from && a.time < to && a.status !== 429).length;
   const seconds = Math.max(0, (to - from) / 1000);
   const perSecond = seconds > 0 ? requests / seconds : 0;
   return {

@@ -195,6 +195,18 @@ describe('the shared rate budget in PostgreSQL', () => {
     }
   });
 
+  it.each(['not-a-url', 'https://ferry:sekrit-pass@db.example.com/x'])(
+    'refuses %j as a store address before connecting, without repeating it',
+    async (url) => {
+      const error = await PostgresQuota.open({ url }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({
+        code: 'CONFIG_INVALID',
+        message: 'the state store address is not a postgresql:// URL',
+      });
+      expect(JSON.stringify(error)).not.toContain('sekrit');
+    },
+  );
+
   withPostgres('says which store could not be reached, without its password', async () => {
     const error = await PostgresQuota.open({ url: 'postgresql://ferry:sekrit-pass@127.0.0.1:1/nowhere' }).catch(
       (caught: unknown) => caught,
