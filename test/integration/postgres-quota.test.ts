@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateGovernor } from '../../src/client/governor.ts';
-import { PostgresQuota, type QuotaGrant } from '../../src/journal/index.ts';
+import { PostgresQuota, PostgresStore, type QuotaGrant, STORE_SCHEMA_VERSION } from '../../src/journal/index.ts';
 import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
 import { FakeClock } from '../unit/client/fake-clock.ts';
 
@@ -167,6 +167,19 @@ describe('the shared rate budget in PostgreSQL', () => {
       } finally {
         await store.close();
       }
+    },
+  );
+
+  withPostgres(
+    "shares the store's schema: the state store opens (and migrates) it as usual after the budget made it",
+    async (url) => {
+      const quota = await PostgresQuota.open({ url, schema: 'shared_schema' });
+      await quota.close();
+      const store = await PostgresStore.open({ url, schema: 'shared_schema' });
+      expect(store.version).toBe(STORE_SCHEMA_VERSION);
+      await store.close();
+      const again = await PostgresQuota.open({ url, schema: 'shared_schema' });
+      await again.close();
     },
   );
 
