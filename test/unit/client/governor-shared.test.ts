@@ -113,21 +113,29 @@ async function process_(
 const START = Date.parse('2026-01-01T00:00:00.300Z');
 
 describe('RateGovernor with a shared budget', () => {
-  it('two processes on one account at 40/s follow one line: no 429, at least 95 % of the limit in whole windows (one spare slot a window)', async () => {
-    const clock = new VirtualClock(START);
-    const budget = new MemoryBudget();
-    const service = new AlignedService(40, 1000, clock);
-    const governors = [1, 2].map(() => new RateGovernor(clock, { shared: budget }));
-    await clock.run(Promise.all(governors.map((governor) => process_(governor, service, clock, 400, 4, 15))));
-    expect(service.answered429).toBe(0);
-    const perWindow = new Map<number, number>();
-    for (const at of service.sentAt)
-      perWindow.set(Math.floor(at / 1000), (perWindow.get(Math.floor(at / 1000)) ?? 0) + 1);
-    const full = [...perWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
-    expect(full.length).toBeGreaterThan(15);
-    const used = full.reduce((sum, [, n]) => sum + n, 0) / (full.length * 40);
-    expect(used).toBeGreaterThanOrEqual(0.95);
-  });
+  it.each([
+    ['at 40/s (the sandbox)', 40, 1000, 3, 400, 15, 0.95],
+    ['at 4,000 an hour (the service)', 4000, 3_600_000, 3, 6000, 50, 0.99],
+  ])(
+    'processes on one account %s follow one line: no 429, and the limit used in whole windows (but one spare slot a window)',
+    async (_label, quota, windowMs, processes, requests, costMs, share) => {
+      const clock = new VirtualClock(START);
+      const budget = new MemoryBudget();
+      const service = new AlignedService(quota, windowMs, clock);
+      const governors = Array.from({ length: processes }, () => new RateGovernor(clock, { shared: budget }));
+      await clock.run(
+        Promise.all(governors.map((governor) => process_(governor, service, clock, requests, 4, costMs))),
+      );
+      expect(service.answered429).toBe(0);
+      const perWindow = new Map<number, number>();
+      for (const at of service.sentAt)
+        perWindow.set(Math.floor(at / windowMs), (perWindow.get(Math.floor(at / windowMs)) ?? 0) + 1);
+      const full = [...perWindow.entries()].sort((a, b) => a[0] - b[0]).slice(1, -1);
+      expect(full.length).toBeGreaterThanOrEqual(2);
+      const used = full.reduce((sum, [, n]) => sum + n, 0) / (full.length * quota);
+      expect(used).toBeGreaterThanOrEqual(share);
+    },
+  );
 
   it('each alone (no budget), the same two processes are answered 429', async () => {
     const clock = new VirtualClock(START);
