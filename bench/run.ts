@@ -24,6 +24,7 @@ const BENCHES = [
   'import-unattended',
   'journal',
   'state-store',
+  'shared-quota',
   'export',
   'backup',
   'startup',

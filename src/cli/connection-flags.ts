@@ -1,5 +1,6 @@
 import type { ConnectOptions, CrmClient, OAuthSession } from '../client/index.ts';
 import { FerryError } from '../errors/index.ts';
+import type { AccountIdentity } from '../journal/index.ts';
 import type { CliIo, OptionSpec, ParsedArgs } from './command.ts';
 
 const CONNECTION = 'Connection (each flag, else the CRM_FERRY_* variable named):';
@@ -90,21 +91,30 @@ export function connectionOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = {})
 
 /**
  * Connects with the connection flags (and CRM_FERRY_* from the environment). The client's code is
- * loaded only here, so that a command's --help does not wait for it.
+ * loaded only here, so that a command's --help does not wait for it. With a state store
+ * (`--state-store`), the account's rate budget is shared through it with every other process
+ * writing to the account; the client's close() gives back its connection.
  */
 export async function connectWith(
   args: ParsedArgs,
   io: CliIo,
   transport?: ConnectOptions['transport'],
 ): Promise<{ client: CrmClient; session: OAuthSession | null }> {
-  // The state store is not the client's: the commands that keep state open it (see stateStoreOf).
-  const { stateStore: _store, ...flags } = connectionOptions(args, io.env);
+  // The state itself is not the client's: the commands that keep state open the store (see stateStoreOf).
+  const { stateStore, ...flags } = connectionOptions(args, io.env);
   const { connect } = await import('../client/index.ts');
-  return connect({
-    ...flags,
-    env: io.env,
-    signal: io.signal,
-    ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}),
-    ...(transport ? { transport } : {}),
-  });
+  const quota = stateStore ? await (await import('../journal/index.ts')).PostgresQuota.open({ url: stateStore }) : null;
+  try {
+    return await connect({
+      ...flags,
+      env: io.env,
+      signal: io.signal,
+      ...(flags.verbose ? { log: (line: string) => io.stderr.write(`${line}\n`) } : {}),
+      ...(transport ? { transport } : {}),
+      ...(quota ? { sharedBudget: (account: AccountIdentity) => quota.budgetFor(account.account) } : {}),
+    });
+  } catch (error) {
+    await quota?.close();
+    throw error;
+  }
 }

@@ -5,6 +5,7 @@ import { checkBaseUrl } from '../util/index.ts';
 import { CrmClient } from './client.ts';
 import { CredentialStore, defaultCredentialsPath } from './credentials.ts';
 import { OAuthSession } from './oauth.ts';
+import type { SharedBudget } from './shared-budget.ts';
 import type { TransportOptions } from './transport.ts';
 
 export interface ConnectOptions {
@@ -26,6 +27,12 @@ export interface ConnectOptions {
   transport?: Partial<Pick<TransportOptions, 'retry' | 'connections' | 'timeoutMs' | 'giveUpAfterMs'>>;
   /** The run's stop (Ctrl-C, SIGTERM): ends every wait of the client's requests (TransportOptions.stopSignal). */
   signal?: AbortSignal;
+  /**
+   * Opens the rate budget of the account connected to, shared with the other processes writing to
+   * it (the PostgreSQL state store's); the client's transport closes it (TransportOptions.sharedBudget).
+   * @default none: the quota is paced by this process alone
+   */
+  sharedBudget?: (account: AccountIdentity) => SharedBudget;
 }
 
 /** A token travels in a header: a line break or a space in it is a pasting mistake, said before any request. */
@@ -83,6 +90,8 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
   if (options.dispatcher) transportOptions.dispatcher = options.dispatcher;
   if (options.log) transportOptions.log = options.log;
   if (options.signal) transportOptions.stopSignal = options.signal;
+  if (options.sharedBudget)
+    transportOptions.sharedBudget = options.sharedBudget(accountAt(new URL(baseUrl).origin, session?.subdomain));
   return { client: new CrmClient(transportOptions), session };
 }
 
@@ -92,6 +101,9 @@ export async function connect(options: ConnectOptions): Promise<{ client: CrmCli
  * refused for another.
  */
 export function accountOf(client: CrmClient, subdomain?: string): AccountIdentity {
-  const origin = client.transport.origin;
+  return accountAt(client.transport.origin, subdomain);
+}
+
+function accountAt(origin: string, subdomain: string | undefined): AccountIdentity {
   return { baseUrl: origin, account: subdomain ? `${subdomain}@${origin}` : origin };
 }

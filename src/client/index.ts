@@ -2,6 +2,7 @@ export { type Clock, systemClock } from './clock.ts';
 export { AmbiguousWriteError, ApiError, type ApiErrorDetails, type FieldError } from './errors.ts';
 export type { GovernorOptions, GovernorState, HeaderValue, RateGovernor } from './governor.ts';
 export type { RetryOptions } from './retry.ts';
+export type { SharedBudget, SharedWindow, SlotClaim, SlotGrant } from './shared-budget.ts';
 export {
   Transport,
   type ApiRequest,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ApiError, AmbiguousWriteError, errorFromStatus } from './errors.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { RateGovernor, RateWaitTooLong } from './governor.ts';
+import type { SharedBudget } from './shared-budget.ts';
 import { checkSecureTransport } from './secure-transport.ts';
 import { Pool, streamRequest } from './undici-pool.ts';
 import { Redactor } from './redact.ts';
@@ -65,6 +66,12 @@ export type TransportOptions = z.input<typeof transportOptionsSchema> & {
   dispatcher?: Dispatcher;
   /** Shared by every client using the same token. @default a new governor */
   governor?: RateGovernor;
+  /**
+   * The account's rate budget shared with other processes (see SharedBudget): the transport's
+   * own governor (when `governor` is not given) claims its slots from it. Closed with the
+   * transport. @default none: the quota is paced by this process alone
+   */
+  sharedBudget?: SharedBudget;
   clock?: Clock;
   random?: () => number;
   /** Receives one redacted line per request attempt. */
@@ -162,6 +169,7 @@ function errorCodeOf(error: unknown): string | undefined {
 export class Transport {
   readonly origin: string;
   readonly governor: RateGovernor;
+  private readonly sharedBudget: SharedBudget | null;
   readonly redactor = new Redactor();
   private readonly settings: z.output<typeof transportOptionsSchema>;
   private readonly dispatcher: Dispatcher;
@@ -183,7 +191,18 @@ export class Transport {
   }
 
   constructor(options: TransportOptions) {
-    const { auth, authScheme: _scheme, dispatcher, governor, clock, random, log, stopSignal, ...rest } = options;
+    const {
+      auth,
+      authScheme: _scheme,
+      dispatcher,
+      governor,
+      sharedBudget,
+      clock,
+      random,
+      log,
+      stopSignal,
+      ...rest
+    } = options;
     this.stopSignal = stopSignal;
     // Every request under way (and each of its waits) follows the stop signal: many at once is the
     // design, not a leak, and Node's warning about it would land in the consultant's terminal.
@@ -196,7 +215,8 @@ export class Transport {
     this.clock = clock ?? systemClock;
     this.random = random ?? Math.random;
     this.log = log;
-    this.governor = governor ?? new RateGovernor(this.clock);
+    this.governor = governor ?? new RateGovernor(this.clock, sharedBudget ? { shared: sharedBudget } : {});
+    this.sharedBudget = sharedBudget ?? null;
     this.#heardAt = this.clock.now();
     this.ownsDispatcher = dispatcher === undefined;
     this.dispatcher =
@@ -397,9 +417,13 @@ export class Transport {
     for (;;) {
       attempt += 1;
       // Most requests find a slot free and nobody waiting: no promise, no turn of the event loop.
-      if (paused !== null || waitSignal?.aborted || !this.governor.tryAcquire()) {
+      // The window of the request's slot, handed back with its answer (RateGovernor.observe).
+      let slotWindow: number | null;
+      if (paused === null && !waitSignal?.aborted && this.governor.tryAcquire()) {
+        slotWindow = this.governor.slotWindow;
+      } else {
         try {
-          await this.waiting(paused, () => this.governor.acquire(waitSignal, this.longestWaitMs));
+          slotWindow = await this.waiting(paused, () => this.governor.acquire(waitSignal, this.longestWaitMs));
         } catch (error) {
           if (!(error instanceof RateWaitTooLong)) throw error;
           throw new ApiError(
@@ -419,6 +443,7 @@ export class Transport {
         try {
           token = await this.auth.token();
         } catch (error) {
+          this.governor.unanswered();
           // A refresh that could not reach the service (down, restarting) waits like a request.
           if (!isOutage(error) || !this.mayRetry(attempt)) throw error;
           await this.sleepAfterFailure(retryDelay(attempt, retry, this.random), waitSignal);
@@ -455,6 +480,7 @@ export class Transport {
         );
       } catch (error) {
         deadline?.clear();
+        this.governor.unanswered();
         if (readSignal?.aborted) throw error;
         const code = errorCodeOf(error);
         const sent = !NOT_SENT.has(code ?? '');
@@ -487,7 +513,7 @@ export class Transport {
       }
 
       const status = answer.statusCode;
-      this.governor.observe(answer.headers);
+      this.governor.observe(answer.headers, slotWindow);
       if (!SERVICE_FAILURES.has(status)) this.#heardAt = this.clock.now();
       if (this.log) this.writeLog(`${method} ${path} -> ${status}`);
       if ((status >= 200 && status < 300) || request.accept?.includes(status)) {
@@ -595,7 +621,11 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    try {
+      if (this.ownsDispatcher) await this.dispatcher.close();
+    } finally {
+      await this.sharedBudget?.close();
+    }
   }
 }
 

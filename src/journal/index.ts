@@ -37,3 +37,10 @@ export {
   STORE_SCHEMA_VERSION,
   type StoreRunLock,
 } from './postgres-store.ts';
+export {
+  PostgresQuota,
+  type PostgresQuotaOptions,
+  type QuotaClaim,
+  type QuotaGrant,
+  type QuotaWindow,
+} from './postgres-quota.ts';

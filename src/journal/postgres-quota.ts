@@ -1,0 +1,215 @@
+/**
+ * One account's rate budget kept in the PostgreSQL state store, shared by every process that
+ * writes to the account (issue 42): a row per account and window counts the slots handed out, and
+ * a claim takes the next few atomically (`INSERT ... ON CONFLICT DO UPDATE ... RETURNING`), so each
+ * slot goes to one process. Old windows' rows are deleted now and then. The shapes claimed and
+ * granted are the client's SharedBudget's (src/client/shared-budget.ts), matched by structure:
+ * this room is below the client's.
+ *
+ * The table is made here with `CREATE TABLE IF NOT EXISTS`, under the store's schema and its
+ * migration lock, until it joins the store's versioned migrations.
+ */
+import type * as Pg from 'pg';
+import { FerryError } from '../errors/index.ts';
+import { lazyModule } from '../util/index.ts';
+import { describeStoreUrl } from './postgres-store.ts';
+
+const pg = lazyModule<typeof Pg>('pg');
+
+/** A claim of slots in one window (the client's SlotClaim). */
+export interface QuotaClaim {
+  windowEnd: number;
+  quota: number;
+  count: number;
+  floor: number;
+  limitPerHour: number;
+}
+
+/** A window some process claimed in (the client's SharedWindow). */
+export interface QuotaWindow {
+  windowEnd: number;
+  quota: number;
+  limitPerHour: number;
+}
+
+/** The slots granted (the client's SlotGrant). */
+export interface QuotaGrant {
+  first: number;
+  count: number;
+  quota: number;
+}
+
+export interface PostgresQuotaOptions {
+  /** `postgresql://user@host:port/database`: the state store's address. */
+  url: string;
+  /** The schema crm-ferry keeps its tables in. @default "crm_ferry" */
+  schema?: string;
+}
+
+/** How long a claim may take before the run stops with an error rather than wait on. */
+const CLAIM_TIMEOUT_MS = 30_000;
+/** Rows of windows that ended this long before the one claimed in are deleted. */
+const KEEP_WINDOWS_MS = 600_000;
+
+/** A schema name as SQL takes it: letters, digits and underscores, quoted. */
+function schemaIdentifier(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) {
+    throw new FerryError(
+      'CONFIG_INVALID',
+      `the state store's schema name ${JSON.stringify(name)} is not a plain lower-case identifier`,
+      { hint: 'Use lower-case letters, digits and underscores (the default is crm_ferry).' },
+    );
+  }
+  return `"${name}"`;
+}
+
+export class PostgresQuota {
+  /** The window end up to which old rows were last deleted, per account. */
+  private readonly swept = new Map<string, number>();
+  private closed = false;
+
+  private constructor(
+    private readonly pool: Pg.Pool,
+    private readonly table: string,
+    private readonly where: string,
+  ) {}
+
+  /** Connects and makes the table when there is none. */
+  static async open(options: PostgresQuotaOptions): Promise<PostgresQuota> {
+    const schema = schemaIdentifier(options.schema ?? 'crm_ferry');
+    checkStoreUrl(options.url);
+    const where = describeStoreUrl(options.url);
+    const pool = new (pg().Pool)({
+      connectionString: options.url,
+      max: 2,
+      connectionTimeoutMillis: CLAIM_TIMEOUT_MS,
+      query_timeout: CLAIM_TIMEOUT_MS,
+      // A command that forgets to close its client does not stay alive for the pool's sake.
+      allowExitOnIdle: true,
+    });
+    pool.on('error', () => undefined);
+    const table = `${schema}.quota_windows`;
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        // The store's migration lock: the schema is made once, whoever comes first.
+        await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('crm-ferry:migrate', 0))`);
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${table} (
+             account text NOT NULL,
+             window_end bigint NOT NULL,
+             quota integer NOT NULL,
+             used integer NOT NULL,
+             limit_per_hour integer NOT NULL,
+             PRIMARY KEY (account, window_end)
+           )`,
+        );
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw storeError(where, 'cannot open the shared rate budget', error);
+    }
+    return new PostgresQuota(pool, table, where);
+  }
+
+  /**
+   * Claims slots of `account`'s window: the count starts at `floor` when that is higher (requests
+   * the service counted that no claim did), and a window whose quota is spent grants none. The
+   * quota kept is the largest any claim gave.
+   */
+  async claim(account: string, claim: QuotaClaim): Promise<QuotaGrant> {
+    try {
+      const found = await this.pool.query<{ used: number; quota: number }>(
+        `INSERT INTO ${this.table} AS w (account, window_end, quota, used, limit_per_hour)
+         VALUES ($1, $2, $3, GREATEST($4::integer, 0) + $5::integer, $6)
+         ON CONFLICT (account, window_end) DO UPDATE
+           SET quota = GREATEST(w.quota, EXCLUDED.quota), used = GREATEST(w.used, $4::integer) + $5::integer,
+               limit_per_hour = GREATEST(w.limit_per_hour, EXCLUDED.limit_per_hour)
+           WHERE w.used < GREATEST(w.quota, EXCLUDED.quota)
+         RETURNING used, quota`,
+        [account, claim.windowEnd, claim.quota, claim.floor, claim.count, claim.limitPerHour],
+      );
+      await this.sweep(account, claim.windowEnd);
+      const row = found.rows[0];
+      // No row: the window's quota was spent before this claim.
+      if (row === undefined) return { first: claim.quota, count: 0, quota: claim.quota };
+      const first = row.used - claim.count;
+      return { first, count: Math.max(0, Math.min(row.used, row.quota) - first), quota: row.quota };
+    } catch (error) {
+      throw storeError(this.where, 'the shared rate budget could not be claimed from', error);
+    }
+  }
+
+  /** The account's earliest window not yet ended at `now` that a process claimed in, or null. */
+  async current(account: string, now: number): Promise<QuotaWindow | null> {
+    try {
+      const found = await this.pool.query<{ window_end: string; quota: number; limit_per_hour: number }>(
+        `SELECT window_end, quota, limit_per_hour FROM ${this.table}
+          WHERE account = $1 AND window_end > $2 ORDER BY window_end LIMIT 1`,
+        [account, now],
+      );
+      const row = found.rows[0];
+      return row ? { windowEnd: Number(row.window_end), quota: row.quota, limitPerHour: row.limit_per_hour } : null;
+    } catch (error) {
+      throw storeError(this.where, 'the shared rate budget could not be read from', error);
+    }
+  }
+
+  /** Deletes the account's rows of long-ended windows, at most once a minute of windows. */
+  private async sweep(account: string, windowEnd: number): Promise<void> {
+    const last = this.swept.get(account);
+    if (last !== undefined && windowEnd - last < 60_000) return;
+    this.swept.set(account, windowEnd);
+    await this.pool.query(`DELETE FROM ${this.table} WHERE account = $1 AND window_end < $2`, [
+      account,
+      windowEnd - KEEP_WINDOWS_MS,
+    ]);
+  }
+
+  /** The budget of one account, as the client takes it; its close() closes this store's connections. */
+  budgetFor(account: string): {
+    claim(claim: QuotaClaim): Promise<QuotaGrant>;
+    current(now: number): Promise<QuotaWindow | null>;
+    close(): Promise<void>;
+  } {
+    return {
+      claim: (claim) => this.claim(account, claim),
+      current: (now) => this.current(account, now),
+      close: () => this.close(),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** A store's address must be a postgresql:// URL; what was given is not repeated (it may hold a password). */
+function checkStoreUrl(url: string): void {
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {}
+  if (protocol !== 'postgresql:' && protocol !== 'postgres:')
+    throw new FerryError('CONFIG_INVALID', 'the state store address is not a postgresql:// URL', {
+      hint: 'Give --state-store (or CRM_FERRY_STATE_STORE) as postgresql://USER@HOST:PORT/DATABASE.',
+    });
+}
+
+function storeError(where: string, what: string, error: unknown): FerryError {
+  if (error instanceof FerryError) return error;
+  return new FerryError('JOURNAL_STORE', `${what} in the state store at ${where}: ${(error as Error).message}`, {
+    cause: error,
+    hint: 'Check that the server at --state-store (or CRM_FERRY_STATE_STORE) runs and answers, then run the command again (a run goes on where it stopped).',
+  });
+}
