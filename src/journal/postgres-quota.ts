@@ -6,15 +6,10 @@
  * granted are the client's SharedBudget's (src/client/shared-budget.ts), matched by structure:
  * this room is below the client's.
  *
- * The table is made here with `CREATE TABLE IF NOT EXISTS`, under the store's schema and its
- * migration lock, until it joins the store's versioned migrations.
+ * The table is the store's (its migrations, postgres-store.ts), and so are the connections.
  */
-import type * as Pg from 'pg';
 import { FerryError } from '../errors/index.ts';
-import { lazyModule } from '../util/index.ts';
-import { describeStoreUrl } from './postgres-store.ts';
-
-const pg = lazyModule<typeof Pg>('pg');
+import { describeStoreUrl, PostgresStore } from './postgres-store.ts';
 
 /** A claim of slots in one window (the client's SlotClaim). */
 export interface QuotaClaim {
@@ -51,73 +46,30 @@ const CLAIM_TIMEOUT_MS = 30_000;
 /** Rows of windows that ended this long before the one claimed in are deleted. */
 const KEEP_WINDOWS_MS = 600_000;
 
-/** A schema name as SQL takes it: letters, digits and underscores, quoted. */
-function schemaIdentifier(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) {
-    throw new FerryError(
-      'CONFIG_INVALID',
-      `the state store's schema name ${JSON.stringify(name)} is not a plain lower-case identifier`,
-      { hint: 'Use lower-case letters, digits and underscores (the default is crm_ferry).' },
-    );
-  }
-  return `"${name}"`;
-}
-
 export class PostgresQuota {
   /** The window end up to which old rows were last deleted, per account. */
   private readonly swept = new Map<string, number>();
   private closed = false;
 
   private constructor(
-    private readonly pool: Pg.Pool,
+    private readonly store: PostgresStore,
     private readonly table: string,
     private readonly where: string,
   ) {}
 
-  /** Connects and makes the table when there is none. */
+  /** Opens the store (made or migrated when it needs it) on two connections of its own. */
   static async open(options: PostgresQuotaOptions): Promise<PostgresQuota> {
-    const schema = schemaIdentifier(options.schema ?? 'crm_ferry');
     checkStoreUrl(options.url);
     const where = describeStoreUrl(options.url);
-    const pool = new (pg().Pool)({
-      connectionString: options.url,
-      max: 2,
-      connectionTimeoutMillis: CLAIM_TIMEOUT_MS,
-      query_timeout: CLAIM_TIMEOUT_MS,
-      // A command that forgets to close its client does not stay alive for the pool's sake.
-      allowExitOnIdle: true,
-    });
-    pool.on('error', () => undefined);
-    const table = `${schema}.quota_windows`;
-    try {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        // The store's migration lock: the schema is made once, whoever comes first.
-        await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('crm-ferry:migrate', 0))`);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-        await client.query(
-          `CREATE TABLE IF NOT EXISTS ${table} (
-             account text NOT NULL,
-             window_end bigint NOT NULL,
-             quota integer NOT NULL,
-             used integer NOT NULL,
-             limit_per_hour integer NOT NULL,
-             PRIMARY KEY (account, window_end)
-           )`,
-        );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    } catch (error) {
-      await pool.end().catch(() => undefined);
+    const store = await PostgresStore.open({
+      url: options.url,
+      ...(options.schema ? { schema: options.schema } : {}),
+      connections: 2,
+      timeoutMs: CLAIM_TIMEOUT_MS,
+    }).catch((error: unknown) => {
       throw storeError(where, 'cannot open the shared rate budget', error);
-    }
-    return new PostgresQuota(pool, table, where);
+    });
+    return new PostgresQuota(store, store.table('quota_windows'), where);
   }
 
   /**
@@ -127,7 +79,7 @@ export class PostgresQuota {
    */
   async claim(account: string, claim: QuotaClaim): Promise<QuotaGrant> {
     try {
-      const found = await this.pool.query<{ used: number; quota: number }>(
+      const found = await this.store.query<{ used: number; quota: number }>(
         `INSERT INTO ${this.table} AS w (account, window_end, quota, used, limit_per_hour)
          VALUES ($1, $2, $3, GREATEST($4::integer, 0) + $5::integer, $6)
          ON CONFLICT (account, window_end) DO UPDATE
@@ -151,7 +103,7 @@ export class PostgresQuota {
   /** The account's earliest window not yet ended at `now` that a process claimed in, or null. */
   async current(account: string, now: number): Promise<QuotaWindow | null> {
     try {
-      const found = await this.pool.query<{ window_end: string; quota: number; limit_per_hour: number }>(
+      const found = await this.store.query<{ window_end: string; quota: number; limit_per_hour: number }>(
         `SELECT window_end, quota, limit_per_hour FROM ${this.table}
           WHERE account = $1 AND window_end > $2 ORDER BY window_end LIMIT 1`,
         [account, now],
@@ -168,7 +120,7 @@ export class PostgresQuota {
     const last = this.swept.get(account);
     if (last !== undefined && windowEnd - last < 60_000) return;
     this.swept.set(account, windowEnd);
-    await this.pool.query(`DELETE FROM ${this.table} WHERE account = $1 AND window_end < $2`, [
+    await this.store.query(`DELETE FROM ${this.table} WHERE account = $1 AND window_end < $2`, [
       account,
       windowEnd - KEEP_WINDOWS_MS,
     ]);
@@ -190,7 +142,7 @@ export class PostgresQuota {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await this.store.close();
   }
 }
 

@@ -14,7 +14,7 @@ import { lazyModule } from '../util/index.ts';
 const pg = lazyModule<typeof Pg>('pg');
 
 /** The schema version this crm-ferry writes and reads. A store of a later version is refused. */
-export const STORE_SCHEMA_VERSION = 1;
+export const STORE_SCHEMA_VERSION = 2;
 
 /**
  * Each version's statements, in order: `MIGRATIONS[n - 1]` takes a store from version n - 1 to n.
@@ -27,6 +27,8 @@ export const STORE_SCHEMA_VERSION = 1;
  *   together: the lines exactly as the folder's journal holds them, and where the journal ends
  *   after them (lines, bytes and the chained CRC-32 of the folder's seal), so that a folder can
  *   take what it lacks and check what it has.
+ * - `quota_windows` (version 2): each account's rate-limit windows and the requests handed out in
+ *   each, shared by the processes writing to the account (postgres-quota.ts).
  */
 const MIGRATIONS: ReadonlyArray<(schema: string) => string[]> = [
   (schema) => [
@@ -54,6 +56,16 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string[]> = [
        UNIQUE (state_key, journal, start_line)
      )`,
   ],
+  (schema) => [
+    `CREATE TABLE ${schema}.quota_windows (
+       account text NOT NULL,
+       window_end bigint NOT NULL,
+       quota integer NOT NULL,
+       used integer NOT NULL,
+       limit_per_hour integer NOT NULL,
+       PRIMARY KEY (account, window_end)
+     )`,
+  ],
 ];
 
 /** Where a store is, for messages: the host, port and database, never the user's password. */
@@ -71,6 +83,10 @@ export interface PostgresStoreOptions {
   url: string;
   /** The schema crm-ferry keeps its tables in. @default "crm_ferry" */
   schema?: string;
+  /** Connections at most. @default 4 */
+  connections?: number;
+  /** The longest a connection or a statement may take before it fails (JOURNAL_STORE). @default none */
+  timeoutMs?: number;
 }
 
 /** A schema name as SQL takes it: letters, digits and underscores, quoted. */
@@ -127,7 +143,13 @@ export class PostgresStore {
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
     const schema = schemaIdentifier(options.schema ?? 'crm_ferry');
     const where = describeStoreUrl(options.url);
-    const pool = new (pg().Pool)({ connectionString: options.url, max: 4 });
+    const pool = new (pg().Pool)({
+      connectionString: options.url,
+      max: options.connections ?? 4,
+      ...(options.timeoutMs ? { connectionTimeoutMillis: options.timeoutMs, query_timeout: options.timeoutMs } : {}),
+      // A command that forgets to close its store does not stay alive for the pool's sake.
+      allowExitOnIdle: true,
+    });
     // An idle client's error (the server restarted) is reported on its next use, not thrown here.
     pool.on('error', () => undefined);
     try {
@@ -178,7 +200,7 @@ export class PostgresStore {
   }
 
   /** The schema-qualified name of one of the store's tables. */
-  table(name: 'states' | 'state_files' | 'journal_groups'): string {
+  table(name: 'states' | 'state_files' | 'journal_groups' | 'quota_windows'): string {
     return `${this.schema}.${name}`;
   }
 

@@ -66,7 +66,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetProcess[]> {
       '--state-dir',
       `${name}-state`,
       '--verbose',
-      ...(options.stateStore ? ['--state-store', options.stateStore] : []),
+      // One mapping over several inputs: with a store, each run's state needs a key of its own.
+      ...(options.stateStore ? ['--state-store', options.stateStore, '--state-key', `fleet ${name}`] : []),
     ];
     const env: NodeJS.ProcessEnv = {
       ...process.env,

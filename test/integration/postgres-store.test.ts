@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { describeStoreUrl, PostgresStore, STORE_SCHEMA_VERSION } from '../../src/journal/postgres-store.ts';
-import { postgresTests } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 
 /**
  * The PostgreSQL state store against a real server (the machine's, or a private cluster the
@@ -23,6 +23,27 @@ describe('the PostgreSQL state store', () => {
     const versions = await client.query('SELECT version FROM store_a.store_version');
     await client.end();
     expect(versions.rows).toEqual([{ version: STORE_SCHEMA_VERSION }]);
+  });
+
+  withPostgres('takes a store of an earlier version to this one, keeping what it holds', async (url) => {
+    const first = await PostgresStore.open({ url, schema: 'store_m' });
+    await first.query(`INSERT INTO ${first.table('states')} (state_key) VALUES ('kept')`);
+    await first.close();
+    // As a store of version 1 is: without the shared quota's table.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('DROP TABLE store_m.quota_windows');
+    await client.query('UPDATE store_m.store_version SET version = 1');
+    const again = await PostgresStore.open({ url, schema: 'store_m' });
+    expect(again.version).toBe(STORE_SCHEMA_VERSION);
+    await again.close();
+    const version = await client.query('SELECT version FROM store_m.store_version');
+    const kept = await client.query('SELECT state_key FROM store_m.states');
+    const quota = await client.query('SELECT count(*)::int AS n FROM store_m.quota_windows');
+    await client.end();
+    expect(version.rows).toEqual([{ version: STORE_SCHEMA_VERSION }]);
+    expect(kept.rows).toEqual([{ state_key: 'kept' }]);
+    expect(quota.rows).toEqual([{ n: 0 }]);
   });
 
   withPostgres('two processes opening a new store at once migrate it once', async (url) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { writeContactsPlan } from '../helpers/contacts-plan.ts';
 import { runCli } from '../helpers/fake-io.ts';
-import { postgresTests } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 /**

@@ -8,7 +8,7 @@ import { seededRandom } from '../../src/util/seeded-random.ts';
 import { checkChaos } from '../helpers/chaos-check.ts';
 import { SMALL, writeChaosPlan } from '../helpers/chaos-plan.ts';
 import { runImportChild } from '../helpers/import-child-run.ts';
-import { postgresTests } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 /**
