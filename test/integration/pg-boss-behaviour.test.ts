@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobQueue, QUEUE_SCHEMA } from '../../src/fleet/index.ts';
-import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 
 /**
  * What crm-ferry's queue takes from pg-boss 10 beyond its documented calls, pinned: the job table
@@ -10,28 +10,7 @@ import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
  * a copy with its reason in the dead-letter queue. A pg-boss that changes any of it fails here,
  * not in a worker.
  */
-let database: TestDatabase | null = null;
-let skipped = '';
-
-beforeAll(async () => {
-  const found = await testDatabase();
-  if ('why' in found) skipped = found.why;
-  else database = found;
-}, 120_000);
-
-afterAll(async () => {
-  await database?.drop();
-});
-
-function withPostgres(name: string, test: (url: string) => Promise<void>): void {
-  it(name, async (context) => {
-    if (database === null) {
-      context.skip(`no PostgreSQL: ${skipped}`);
-      return;
-    }
-    await test(database.url);
-  });
-}
+const { withPostgres } = postgresTests();
 
 async function jobRow(url: string, id: string): Promise<Record<string, unknown> | undefined> {
   const client = new pg.Client({ connectionString: url });

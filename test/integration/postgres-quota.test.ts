@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateGovernor } from '../../src/client/governor.ts';
 import { PostgresQuota, PostgresStore, type QuotaGrant, STORE_SCHEMA_VERSION } from '../../src/journal/index.ts';
-import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 import { FakeClock } from '../unit/client/fake-clock.ts';
 
 /**
@@ -13,28 +13,7 @@ import { FakeClock } from '../unit/client/fake-clock.ts';
  * handed out once however many processes claim at once, never more than the quota; a process
  * that dies holding a lease wastes at most that lease, and the next window is whole.
  */
-let database: TestDatabase | null = null;
-let skipped = '';
-
-beforeAll(async () => {
-  const found = await testDatabase();
-  if ('why' in found) skipped = found.why;
-  else database = found;
-}, 120_000);
-
-afterAll(async () => {
-  await database?.drop();
-});
-
-function withPostgres(name: string, test: (url: string) => Promise<void>): void {
-  it(name, async (context) => {
-    if (database === null) {
-      context.skip(`no PostgreSQL: ${skipped}`);
-      return;
-    }
-    await test(database.url);
-  });
-}
+const { withPostgres } = postgresTests();
 
 /** Every slot of the grants, in order. */
 function slotsOf(grants: QuotaGrant[]): number[] {

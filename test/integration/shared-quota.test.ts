@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 import { fleetFigures, loggedAnswers, runFleet } from '../helpers/quota-fleet.ts';
 import { startSandboxProcess } from '../helpers/sandbox-process.ts';
 
@@ -16,17 +16,9 @@ import { startSandboxProcess } from '../helpers/sandbox-process.ts';
 const TOKEN = 'shared-quota-test-token';
 const LIMIT = 40;
 const dir = mkdtempSync(join(tmpdir(), 'ferry-shared-quota-'));
-let database: TestDatabase | null = null;
-let skipped = '';
+const { withPostgres } = postgresTests();
 
-beforeAll(async () => {
-  const found = await testDatabase();
-  if ('why' in found) skipped = found.why;
-  else database = found;
-}, 120_000);
-
-afterAll(async () => {
-  await database?.drop();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -53,41 +45,41 @@ async function twoTogether(name: string, stateStore: string | undefined, rows: n
 }
 
 describe('one quota per account, shared through the state store', () => {
-  it('two processes writing to one account at 40/s: no 429, and at least 90 % of the limit used while both run', async (context) => {
-    if (database === null) {
-      context.skip(`no PostgreSQL: ${skipped}`);
-      return;
-    }
-    const { processes, answers, origin } = await twoTogether('shared', database.url, 240);
-    for (const run of processes) {
-      expect(run.stderr).not.toMatch(/error|-> 429/);
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/Done: every row is in the account\./);
-    }
-    const figures = fleetFigures(processes, answers, LIMIT);
-    console.log(
-      `shared: ${figures.requests} requests in the ${figures.seconds} s of whole windows while both ran: ${figures.perSecond.toFixed(1)}/s, ${(figures.share * 100).toFixed(1)} % of ${LIMIT}/s; ${figures.rateLimited} x 429`,
-    );
-    expect(figures.rateLimited).toBe(0);
-    // Both really ran together: most of their requests in the shared time.
-    expect(figures.seconds).toBeGreaterThan(4);
-    expect(figures.share).toBeGreaterThanOrEqual(0.9);
-    // Never above the limit in any of the sandbox's windows, counted as it counts them (on arrival).
-    expect(figures.busiestWindow).toBeLessThanOrEqual(LIMIT);
-    // The budget was kept in the store, under the account's address, never a token.
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      const rows = await client.query<{ account: string }>('SELECT DISTINCT account FROM crm_ferry.quota_windows');
-      expect(rows.rows.map((row) => row.account)).toEqual([origin]);
-      const text = await client.query<{ t: string }>(
-        "SELECT string_agg(account, ',') AS t FROM crm_ferry.quota_windows",
+  withPostgres(
+    'two processes writing to one account at 40/s: no 429, and at least 90 % of the limit used while both run',
+    async (url) => {
+      const { processes, answers, origin } = await twoTogether('shared', url, 240);
+      for (const run of processes) {
+        expect(run.stderr).not.toMatch(/error|-> 429/);
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout).toMatch(/Done: every row is in the account\./);
+      }
+      const figures = fleetFigures(processes, answers, LIMIT);
+      console.log(
+        `shared: ${figures.requests} requests in the ${figures.seconds} s of whole windows while both ran: ${figures.perSecond.toFixed(1)}/s, ${(figures.share * 100).toFixed(1)} % of ${LIMIT}/s; ${figures.rateLimited} x 429`,
       );
-      expect(text.rows[0]?.t ?? '').not.toContain(TOKEN);
-    } finally {
-      await client.end();
-    }
-  }, 120_000);
+      expect(figures.rateLimited).toBe(0);
+      // Both really ran together: most of their requests in the shared time.
+      expect(figures.seconds).toBeGreaterThan(4);
+      expect(figures.share).toBeGreaterThanOrEqual(0.9);
+      // Never above the limit in any of the sandbox's windows, counted as it counts them (on arrival).
+      expect(figures.busiestWindow).toBeLessThanOrEqual(LIMIT);
+      // The budget was kept in the store, under the account's address, never a token.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const rows = await client.query<{ account: string }>('SELECT DISTINCT account FROM crm_ferry.quota_windows');
+        expect(rows.rows.map((row) => row.account)).toEqual([origin]);
+        const text = await client.query<{ t: string }>(
+          "SELECT string_agg(account, ',') AS t FROM crm_ferry.quota_windows",
+        );
+        expect(text.rows[0]?.t ?? '').not.toContain(TOKEN);
+      } finally {
+        await client.end();
+      }
+    },
+    120_000,
+  );
 
   it('the same two processes without the store each pace alone, and are answered 429', async () => {
     const { processes, answers } = await twoTogether('alone', undefined, 160);

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
-import { type TestDatabase, testDatabase } from '../helpers/postgres.ts';
+import { postgresTests } from '../helpers/postgres-tests.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
 
 /**
@@ -26,39 +26,22 @@ const TOKEN_VARIABLE = 'ACME_CRM_TOKEN';
  */
 const resumableRun = (key: string): string[] => ['plan.yaml', '--state-key', key];
 
-let database: TestDatabase | null = null;
-let skipped = '';
+const { withPostgres: withDatabase } = postgresTests();
 let box: TestSandbox;
 const dir = mkdtempSync(join(tmpdir(), 'ferry-worker-'));
 
 beforeAll(async () => {
-  const found = await testDatabase();
-  if ('why' in found) skipped = found.why;
-  else database = found;
   // Each write takes 40 ms, so that the run is still going when the first worker is killed.
   box = await startTestSandbox({ faults: { errorRate: 0, dropAfterWriteRate: 0, latencyMs: 40, latencyJitterMs: 0 } });
 }, 120_000);
 
 afterAll(async () => {
   await box?.close();
-  await database?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The test, or a skip that says why when no PostgreSQL can be had. */
-function withPostgres(name: string, test: (url: string) => Promise<void>, timeout = 120_000): void {
-  it(
-    name,
-    async (context) => {
-      if (database === null) {
-        context.skip(`no PostgreSQL: ${skipped}`);
-        return;
-      }
-      await test(database.url);
-    },
-    timeout,
-  );
-}
+/** The test with the database's address (a worker's run takes a while), or a skip that says why. */
+const withPostgres = (name: string, test: (url: string) => Promise<void>): void => withDatabase(name, test, 120_000);
 
 /** A working folder of a worker's own, holding the plan of ROWS people (as each machine would have it). */
 function workerFolder(name: string, domain = 'worker.example', rows = ROWS): string {
