@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { JobQueue, QUEUE_SCHEMA } from '../../src/fleet/index.ts';
 import { postgresTests } from '../helpers/postgres-tests.ts';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RateGovernor } from '../../src/client/governor.ts';
 import { PostgresQuota, PostgresStore, type QuotaGrant, STORE_SCHEMA_VERSION } from '../../src/journal/index.ts';
 import { postgresTests } from '../helpers/postgres-tests.ts';

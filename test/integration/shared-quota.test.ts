@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { postgresTests } from '../helpers/postgres-tests.ts';
 import { fleetFigures, loggedAnswers, runFleet } from '../helpers/quota-fleet.ts';
 import { startSandboxProcess } from '../helpers/sandbox-process.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { runCli } from '../helpers/fake-io.ts';
 import { postgresTests } from '../helpers/postgres-tests.ts';
 import { startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
