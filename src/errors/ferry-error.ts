@@ -15,6 +15,8 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'API_SERVER',
   'API_AMBIGUOUS_WRITE',
   'JOURNAL_LOCKED',
+  // The state store's server gone for a while, or another process's run on the state ended.
+  'JOURNAL_STORE',
 ]);
 
 /** The kind of an error code (see ErrorKind): the same split as the exit codes. */

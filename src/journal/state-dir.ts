@@ -194,9 +194,10 @@ export class StateDir {
     try {
       // What an earlier run could not remove (killed in an atomic write): `.state.json.PID.N.tmp`.
       for (const folder of [dir, join(dir, 'results'), join(dir, 'journal')]) await removeStaleTemps(folder);
+      // The store's lock first: a run refused there leaves the folder as it was, even with --fresh.
+      if (options.store) state.#stored = await StoreState.open({ ...options.store, fresh: options.fresh ?? false });
       if (options.fresh) await state.#moveAside();
-      if (options.store) {
-        state.#stored = await StoreState.open({ ...options.store, fresh: options.fresh ?? false });
+      if (state.#stored) {
         await state.#syncStore();
         if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null)))
           throw noState(dir, state.#stored);

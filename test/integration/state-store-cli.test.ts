@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { writeContactsPlan } from '../helpers/contacts-plan.ts';
+import { StoreState } from '../../src/journal/index.ts';
 import { runCli } from '../helpers/fake-io.ts';
 import { postgresTests } from '../helpers/postgres-tests.ts';
 import { allPages, startTestSandbox, type TestSandbox } from '../helpers/sandbox.ts';
@@ -114,6 +115,30 @@ describe('commands with --state-store', () => {
     expect(back.code, back.stderr).toBe(0);
     expect(back.stdout).toMatch(/created\s+0/);
   });
+
+  withPostgres(
+    'a run of a state another process holds is refused at once, and its folder left as it was',
+    async (url) => {
+      const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token, CRM_FERRY_STATE_STORE: url };
+      const folder = machine('held');
+      const first = await runCli(['run', 'plan.yaml', '--limit', '1', '--state-key', 'held'], { cwd: folder, env });
+      expect(first.code, first.stderr).toBe(0);
+      const before = readdirSync(join(folder, '.crm-ferry')).sort();
+      // Another process, on whatever machine, runs the state.
+      const other = await StoreState.open({ url, key: 'held' });
+      try {
+        const refused = await runCli(['run', 'plan.yaml', '--fresh', '--yes', '--state-key', 'held'], {
+          cwd: folder,
+          env,
+        });
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(/JOURNAL_LOCKED.*another crm-ferry process runs "held"/);
+        expect(readdirSync(join(folder, '.crm-ferry')).sort()).toEqual(before);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 
   withPostgres(
     'export --since auto keeps its time in the store: the second run, elsewhere, has only the change',

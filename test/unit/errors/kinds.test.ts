@@ -26,6 +26,7 @@ describe('the kind and retryability of an error', () => {
       'API_TIMEOUT',
       'API_SERVER',
       'JOURNAL_LOCKED',
+      'JOURNAL_STORE',
     ]);
     expect(new ApiError('API_SERVER', 'down', { method: 'GET', path: '/parties', status: 503 })).toMatchObject({
       kind: 'service',
