@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
-import { type AccountIdentity, releaseLock, takeLock } from '../journal/index.ts';
+import { type AccountIdentity, releaseLock, type StateStoreOptions, StoreState, takeLock } from '../journal/index.ts';
 import { jsonText, writeFileAtomic } from '../files/index.ts';
 import { makeFolders, makePrivateFolder, removeStaleTemps } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
@@ -41,6 +41,15 @@ export const backupOptionsSchema = z.object({
   out: z.string().min(1),
   /** 'auto': only what changed since the backup in `out` began (everything when there is none); null: everything. */
   since: z.enum(['auto']).nullable().default(null),
+  /**
+   * A state store whose run lock (under `key`) every backup into the folder takes first: a folder
+   * lock left by another machine (a pod that died, on a shared volume) is then taken over rather
+   * than refused. @default null
+   */
+  stateStore: z
+    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
+    .nullable()
+    .default(null),
 });
 export type BackupOptions = z.output<typeof backupOptionsSchema>;
 
@@ -50,6 +59,8 @@ export interface BackupOptionsInput {
   out: string;
   /** 'auto': only what changed since the backup in `out` began (everything when there is none); null (the default): everything. */
   since?: 'auto' | null | undefined;
+  /** A state store whose lock every backup into the folder takes (see backupOptionsSchema). @default null */
+  stateStore?: StateStoreOptions | null | undefined;
 }
 
 /** What a backup tells as it goes: after each page or record step, the records read and requests sent so far. */
@@ -105,11 +116,16 @@ async function backup(options: BackupOptions, deps: RunDeps): Promise<BackupSumm
     hint: 'Give --out a folder that can be written.',
   });
   // Two backups into one folder would write the same work files.
-  const lock = await takeLock(join(dir, LOCK_FILE));
+  const stored = options.stateStore ? await StoreState.open(options.stateStore) : null;
   try {
-    return await backupLocked(options, deps, dir);
+    const lock = await takeLock(join(dir, LOCK_FILE), { otherHostsGone: stored !== null });
+    try {
+      return await backupLocked(options, deps, dir);
+    } finally {
+      await releaseLock(lock);
+    }
   } finally {
-    await releaseLock(lock);
+    await stored?.close().catch(() => undefined);
   }
 }
 

@@ -2,8 +2,15 @@ import type { BackupSummary } from '../backup/index.ts';
 import { EXIT } from '../errors/index.ts';
 import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
+import { stateStoreOf } from './flags.ts';
 import { accountOf } from '../client/index.ts';
+import type { StateStoreOptions } from '../journal/index.ts';
 import { formatCount } from '../util/index.ts';
+
+/** A backup's lock in a store has a key of its own kind: never a run's or an export's state. */
+function backupLock(store: StateStoreOptions | null): StateStoreOptions | null {
+  return store && { ...store, key: `backup:${store.key}` };
+}
 
 export function formatBackupSummary(summary: BackupSummary, out: string): string {
   const files = Object.entries(summary.files);
@@ -42,6 +49,12 @@ reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to 
       describe:
         'auto: only parties, opportunities and projects changed since the backup in DIR began are read and merged in, deleted ones removed (a first run reads everything)',
     },
+    'state-key': {
+      type: 'string',
+      value: 'KEY',
+      describe:
+        "with --state-store: the name of the backup's lock there (default: DIR's name and the account); a lock another machine left in DIR is then taken over",
+    },
     ...connectionFlags,
   },
   async run(args, io) {
@@ -66,7 +79,11 @@ reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to 
       let lastLine = Date.now();
       let shown = false;
       const summary = await runBackup(
-        { out: folder, since: since === 'auto' ? 'auto' : null },
+        {
+          out: folder,
+          since: since === 'auto' ? 'auto' : null,
+          stateStore: backupLock(stateStoreOf(args, io.env, account, folder)),
+        },
         {
           client,
           account,

@@ -100,7 +100,17 @@ function lockError(file: string, error: unknown): FerryError {
  * the same stale lock at the same instant finds the claim taken, waits, and then meets the new
  * holder's lock: two runs starting together over a stale lock never both take it.
  */
-export async function takeLock(file: string): Promise<HeldLock> {
+export async function takeLock(
+  file: string,
+  options: {
+    /**
+     * The caller holds a lock every process working on this state takes first (a state store's
+     * run lock, which a dead process gives back): a lock another machine left is then stale, as a
+     * pod's that died on a shared volume. @default false
+     */
+    otherHostsGone?: boolean;
+  } = {},
+): Promise<HeldLock> {
   const token = randomBytes(12).toString('hex');
   const mine = JSON.stringify({
     pid: process.pid,
@@ -138,7 +148,7 @@ export async function takeLock(file: string): Promise<HeldLock> {
         typeof holder.pid === 'number' && Number.isSafeInteger(holder.pid) && holder.pid > 0 ? holder.pid : null;
       const sameHost = holder.host === hostname();
       // A lock without a valid id (none, 0, -1, not a number) names no process: stale.
-      if (pid !== null && (!sameHost || holderRuns(holder, pid))) {
+      if (pid !== null && (sameHost ? holderRuns(holder, pid) : !options.otherHostsGone)) {
         const host = printable(String(holder.host));
         throw new FerryError(
           'JOURNAL_LOCKED',

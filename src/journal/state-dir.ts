@@ -190,13 +190,25 @@ export class StateDir {
         cause: error,
       });
     }
-    const state = new StateDir(dir, await takeLock(join(dir, LOCK_FILE)));
+    // The store's lock first: a run refused there leaves the folder as it was, even with --fresh;
+    // held, it vouches that a folder lock another machine left (a shared volume) is stale.
+    const stored = options.store ? await StoreState.open(options.store) : null;
+    let lock: HeldLock;
+    try {
+      lock = await takeLock(join(dir, LOCK_FILE), { otherHostsGone: stored !== null });
+    } catch (error) {
+      await stored?.close().catch(() => undefined);
+      throw error;
+    }
+    const state = new StateDir(dir, lock);
+    state.#stored = stored;
     try {
       // What an earlier run could not remove (killed in an atomic write): `.state.json.PID.N.tmp`.
       for (const folder of [dir, join(dir, 'results'), join(dir, 'journal')]) await removeStaleTemps(folder);
-      // The store's lock first: a run refused there leaves the folder as it was, even with --fresh.
-      if (options.store) state.#stored = await StoreState.open({ ...options.store, fresh: options.fresh ?? false });
-      if (options.fresh) await state.#moveAside();
+      if (options.fresh) {
+        await stored?.setAside();
+        await state.#moveAside();
+      }
       if (state.#stored) {
         await state.#syncStore();
         if (options.existing && !(await lstat(join(dir, STATE_FILE)).catch(() => null)))

@@ -41,20 +41,13 @@ export class StoreState {
 
   /**
    * Opens the store, takes the state's run lock (JOURNAL_LOCKED while another process anywhere
-   * holds it) and makes the state's row. `fresh`: the state kept under the key is set aside under
-   * a key of its own (`KEY (set aside TIME)`), never deleted, and a new one begins.
+   * holds it) and makes the state's row.
    */
-  static async open(options: StateStoreOptions & { fresh?: boolean }): Promise<StoreState> {
+  static async open(options: StateStoreOptions): Promise<StoreState> {
     const store = await PostgresStore.open({ url: options.url, ...(options.schema ? { schema: options.schema } : {}) });
     let lock: StoreRunLock | undefined;
     try {
       lock = await store.lockRun(options.key);
-      if (options.fresh) {
-        await store.query(`UPDATE ${store.table('states')} SET state_key = $2 WHERE state_key = $1`, [
-          options.key,
-          `${options.key} (set aside ${compactNow()})`,
-        ]);
-      }
       await store.query(`INSERT INTO ${store.table('states')} (state_key) VALUES ($1) ON CONFLICT DO NOTHING`, [
         options.key,
       ]);
@@ -64,6 +57,21 @@ export class StoreState {
       await store.close().catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * Starts the state over (--fresh): what the store kept under the key is set aside under a key
+   * of its own (`KEY (set aside TIME)`), never deleted, and an empty state takes the key.
+   */
+  async setAside(): Promise<void> {
+    this.#checkLock();
+    await this.store.transaction(async (query) => {
+      await query(`UPDATE ${this.store.table('states')} SET state_key = $2 WHERE state_key = $1`, [
+        this.key,
+        `${this.key} (set aside ${compactNow()})`,
+      ]);
+      await query(`INSERT INTO ${this.store.table('states')} (state_key) VALUES ($1)`, [this.key]);
+    });
   }
 
   /** Where the store is, for messages. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -137,6 +137,25 @@ describe('commands with --state-store', () => {
       } finally {
         await other.close();
       }
+    },
+  );
+
+  withPostgres(
+    'a backup on a shared volume takes over the lock of a pod that died, with the store only',
+    async (url) => {
+      const env = { CRM_FERRY_BASE_URL: box.url, CRM_FERRY_TOKEN: box.token };
+      const volume = join(work, 'volume', 'acme-backup');
+      mkdirSync(volume, { recursive: true });
+      // What a pod killed in the middle of a backup left on the volume.
+      const left = JSON.stringify({ pid: 4242, host: 'crm-ferry-worker-7f9c-gone', since: '2026-11-29T02:15:00.000Z' });
+      writeFileSync(join(volume, '.backup.lock'), left);
+      const alone = await runCli(['backup', '--out', volume], { cwd: work, env });
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toMatch(/JOURNAL_LOCKED.*on crm-ferry-worker-7f9c-gone/);
+      const stored = await runCli(['backup', '--out', volume, '--state-store', url], { cwd: work, env });
+      expect(stored.code, stored.stderr).toBe(0);
+      expect(existsSync(join(volume, 'manifest.json'))).toBe(true);
+      expect(existsSync(join(volume, '.backup.lock'))).toBe(false);
     },
   );
 
