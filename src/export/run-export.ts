@@ -336,8 +336,8 @@ async function storeCursor(options: StateStoreOptions): Promise<ExportCursor> {
   return {
     where,
     read: async () => {
-      const content = (await stored.files()).get(EXPORT_STATE_FILE);
-      return content === undefined ? null : parseState(content.toString('utf8'), where);
+      const content = await stored.readFile(EXPORT_STATE_FILE);
+      return content === null ? null : parseState(content.toString('utf8'), where);
     },
     write: (state) => stored.putFile(EXPORT_STATE_FILE, jsonText(state)),
     close: () => stored.close(),

@@ -22,7 +22,7 @@ export const STORE_SCHEMA_VERSION = 2;
  * - `states`: one row per state, known by its key (the plan's identity and account, or
  *   --state-key); a state set aside by --fresh keeps its rows under a key of its own.
  * - `state_files`: the state's small files as the folder holds them (state.json, steps.json,
- *   rollbacks.json, results/...), each written whole.
+ *   rollbacks.json, results/...), each written whole, in parts of a few megabytes.
  * - `journal_groups`: each journal (by its file name in the folder), one row per group of lines the run made durable
  *   together: the lines exactly as the folder's journal holds them, and where the journal ends
  *   after them (lines, bytes and the chained CRC-32 of the folder's seal), so that a folder can
@@ -39,9 +39,10 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string[]> = [
     `CREATE TABLE ${schema}.state_files (
        state_key text NOT NULL REFERENCES ${schema}.states ON UPDATE CASCADE,
        name text NOT NULL,
+       part integer NOT NULL,
        content bytea NOT NULL,
        updated timestamptz NOT NULL DEFAULT now(),
-       PRIMARY KEY (state_key, name)
+       PRIMARY KEY (state_key, name, part)
      )`,
     `CREATE TABLE ${schema}.journal_groups (
        state_key text NOT NULL REFERENCES ${schema}.states ON UPDATE CASCADE,

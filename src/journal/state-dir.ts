@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import {
@@ -311,8 +311,8 @@ export class StateDir {
     }
     for (const name of ['journal', 'results'])
       await makePrivateFolder(join(this.dir, name), { what: 'the state folder', hint: LINK_HINT }, { tighten: true });
-    const files = await stored.files();
-    for (const [name, content] of files) {
+    const files = new Set(await stored.fileNames());
+    for (const name of files) {
       if (name === STATE_FILE) continue;
       // Only the names crm-ferry gives: a row of the store never writes outside the folder.
       if (!/^(steps\.json|rollbacks\.json|results\/[^/\\]+)$/.test(name) || name.endsWith('/..') || name.endsWith('/.'))
@@ -321,7 +321,7 @@ export class StateDir {
           `the state ${JSON.stringify(stored.key)} in the state store at ${stored.address} holds a file named ${JSON.stringify(name)}, which crm-ferry does not write`,
           { hint: 'The store is written by crm-ferry only: remove that row, or give another --state-key.' },
         );
-      await pullFile(join(this.dir, name), content);
+      await pullFile(join(this.dir, name), stored.fileParts(name));
     }
     const results = await readdir(join(this.dir, 'results'));
     for (const name of results)
@@ -333,7 +333,7 @@ export class StateDir {
       await pullJournal(stored, name, join(this.dir, 'journal', name), folder?.journals?.[name] ?? null, end);
     for (const name of await readdir(join(this.dir, 'journal')))
       if (!ends.has(name)) await rm(join(this.dir, 'journal', name), { force: true });
-    const kept = JSON.parse((files.get(STATE_FILE) as Buffer).toString('utf8')) as StateFile;
+    const kept = JSON.parse(((await stored.readFile(STATE_FILE)) as Buffer).toString('utf8')) as StateFile;
     await writeFileAtomic(
       join(this.dir, STATE_FILE),
       jsonText({ ...kept, journals: Object.fromEntries(ends), ...this.#storeMark() }),
@@ -362,10 +362,10 @@ export class StateDir {
   /** Keeps the folder's results in the store: those files, and no others. */
   async #pushResults(): Promise<void> {
     if (!this.#stored) return;
-    const files = new Map<string, Buffer>();
+    const files = new Map<string, string>();
     for (const name of await readdir(join(this.dir, 'results')).catch(() => [] as string[])) {
       if (name.includes('.tmp')) continue;
-      files.set(`results/${name}`, await readFile(join(this.dir, 'results', name)));
+      files.set(`results/${name}`, join(this.dir, 'results', name));
     }
     await this.#stored.putFolder('results/', files);
   }

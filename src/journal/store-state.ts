@@ -4,6 +4,7 @@
  * checked against and brought up to date from when a run opens it (StateDir), on this machine or
  * another, and what every durable group of the journal is committed to before the run acts on it.
  */
+import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { FerryError } from '../errors/index.ts';
 import type { JournalSeal } from './journal.ts';
@@ -21,6 +22,9 @@ export interface StateStoreOptions {
 
 /** The end of a journal as the store holds it: lines, bytes and chained CRC-32, as a folder's seal. */
 export type StoreJournalEnd = JournalSeal;
+
+/** The size of the parts a file is kept in. */
+const FILE_PART_BYTES = 4 << 20;
 
 function compactNow(): string {
   return new Date().toISOString().replace(/[-:]/g, '');
@@ -100,39 +104,80 @@ export class StoreState {
     });
   }
 
-  /** The state's files, by their name in the folder (`state.json`, `results/people.success.csv`). */
-  async files(): Promise<Map<string, Buffer>> {
-    const found = await this.store.query<{ name: string; content: Buffer }>(
-      `SELECT name, content FROM ${this.store.table('state_files')} WHERE state_key = $1 ORDER BY name`,
+  /** The names of the state's files, as in the folder (`state.json`, `results/people.success.csv`). */
+  async fileNames(): Promise<string[]> {
+    const found = await this.store.query<{ name: string }>(
+      `SELECT DISTINCT name FROM ${this.store.table('state_files')} WHERE state_key = $1 ORDER BY name`,
       [this.key],
     );
-    return new Map(found.rows.map((row) => [row.name, row.content]));
+    return found.rows.map((row) => row.name);
   }
 
-  /** Keeps a file of the state, whole (replacing the one of that name). */
+  /** A small file of the state whole (state.json, an export's state); null when the store has none. */
+  async readFile(name: string): Promise<Buffer | null> {
+    const parts: Buffer[] = [];
+    for await (const part of this.fileParts(name)) parts.push(part);
+    return parts.length === 0 ? null : Buffer.concat(parts);
+  }
+
+  /** A file of the state, a part (a few megabytes) at a time, in order. */
+  async *fileParts(name: string): AsyncGenerator<Buffer> {
+    for (let part = 0; ; part += 1) {
+      const found = await this.store.query<{ content: Buffer }>(
+        `SELECT content FROM ${this.store.table('state_files')} WHERE state_key = $1 AND name = $2 AND part = $3`,
+        [this.key, name, part],
+      );
+      const row = found.rows[0];
+      if (row === undefined) return;
+      yield row.content;
+    }
+  }
+
+  /** Keeps a small file of the state, whole (replacing the one of that name). */
   async putFile(name: string, content: Buffer | string): Promise<void> {
     this.#checkLock();
-    await this.store.query(
-      `INSERT INTO ${this.store.table('state_files')} (state_key, name, content) VALUES ($1, $2, $3)
-       ON CONFLICT (state_key, name) DO UPDATE SET content = EXCLUDED.content, updated = now()`,
-      [this.key, name, typeof content === 'string' ? Buffer.from(content, 'utf8') : content],
-    );
+    await this.store.transaction(async (query) => {
+      await query(`DELETE FROM ${this.store.table('state_files')} WHERE state_key = $1 AND name = $2`, [
+        this.key,
+        name,
+      ]);
+      await query(
+        `INSERT INTO ${this.store.table('state_files')} (state_key, name, part, content) VALUES ($1, $2, 0, $3)`,
+        [this.key, name, typeof content === 'string' ? Buffer.from(content, 'utf8') : content],
+      );
+    });
   }
 
-  /** Keeps the files whose names start with `prefix` as `files` says: those, and no other. */
-  async putFolder(prefix: string, files: ReadonlyMap<string, Buffer>): Promise<void> {
+  /**
+   * Keeps the files whose names start with `prefix` as `files` says (their names in the store and
+   * where they are on disk), and no others: each read from disk and kept a part at a time, so that
+   * a large result file is never held whole. All or none.
+   */
+  async putFolder(prefix: string, files: ReadonlyMap<string, string>): Promise<void> {
     this.#checkLock();
     await this.store.transaction(async (query) => {
       await query(`DELETE FROM ${this.store.table('state_files')} WHERE state_key = $1 AND starts_with(name, $2)`, [
         this.key,
         prefix,
       ]);
-      for (const [name, content] of files)
-        await query(`INSERT INTO ${this.store.table('state_files')} (state_key, name, content) VALUES ($1, $2, $3)`, [
-          this.key,
-          name,
-          content,
-        ]);
+      for (const [name, path] of files) {
+        const handle = await open(path, 'r');
+        try {
+          const buffer = Buffer.alloc(FILE_PART_BYTES);
+          for (let part = 0; ; part += 1) {
+            const { bytesRead } = await handle.read(buffer, 0, FILE_PART_BYTES, null);
+            // An empty file is one empty part: it is there, and empty.
+            if (bytesRead === 0 && part > 0) break;
+            await query(
+              `INSERT INTO ${this.store.table('state_files')} (state_key, name, part, content) VALUES ($1, $2, $3, $4)`,
+              [this.key, name, part, buffer.subarray(0, bytesRead)],
+            );
+            if (bytesRead < FILE_PART_BYTES) break;
+          }
+        } finally {
+          await handle.close();
+        }
+      }
     });
   }
 

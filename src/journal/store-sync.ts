@@ -5,7 +5,7 @@
  * CRC-32) is the store's groups' end, so the two are compared without reading either whole.
  */
 import { constants } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { FerryError } from '../errors/index.ts';
 import { replaceFile } from '../files/index.ts';
@@ -132,7 +132,14 @@ export async function pushJournal(
   if (cut >= 0) await send(pending.subarray(0, cut + 1));
 }
 
-/** Writes a file the store holds into the folder, whole. */
-export async function pullFile(file: string, content: Buffer): Promise<void> {
-  await replaceFile(file, (temp) => writeFile(temp, content, { mode: 0o600, flag: 'wx' }));
+/** Writes a file the store holds into the folder, a part at a time, in place of the one there. */
+export async function pullFile(file: string, parts: AsyncIterable<Buffer>): Promise<void> {
+  await replaceFile(file, async (temp) => {
+    const handle = await open(temp, 'wx', 0o600);
+    try {
+      for await (const part of parts) await handle.write(part, 0, part.length, null);
+    } finally {
+      await handle.close();
+    }
+  });
 }

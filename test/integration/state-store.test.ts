@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect } from 'vitest';
 import { StoreState } from '../../src/journal/index.ts';
+import { pullFile } from '../../src/journal/store-sync.ts';
 import { seededRandom } from '../../src/util/seeded-random.ts';
 import { checkChaos } from '../helpers/chaos-check.ts';
 import { SMALL, writeChaosPlan } from '../helpers/chaos-plan.ts';
@@ -107,6 +108,32 @@ describe('a state kept in PostgreSQL', () => {
     }
     // Given back: the next process takes it.
     await (await StoreState.open({ url, key: 'fence @ test' })).close();
+  });
+
+  withPostgres('keeps a large result file in parts, and gives it back byte for byte', async (url) => {
+    const folder = join(work, 'parts');
+    mkdirSync(folder, { recursive: true });
+    const big = Buffer.alloc(9 * (1 << 20) + 123);
+    for (let i = 0; i < big.length; i += 1) big[i] = (i * 7919) % 251;
+    writeFileSync(join(folder, 'big.csv'), big);
+    writeFileSync(join(folder, 'empty.csv'), '');
+    const state = await StoreState.open({ url, key: 'parts @ test' });
+    try {
+      await state.putFolder(
+        'results/',
+        new Map([
+          ['results/big.csv', join(folder, 'big.csv')],
+          ['results/empty.csv', join(folder, 'empty.csv')],
+        ]),
+      );
+      expect(await state.fileNames()).toEqual(['results/big.csv', 'results/empty.csv']);
+      await pullFile(join(folder, 'back.csv'), state.fileParts('results/big.csv'));
+      expect(readFileSync(join(folder, 'back.csv')).equals(big)).toBe(true);
+      expect(await state.readFile('results/empty.csv')).toEqual(Buffer.alloc(0));
+      expect(await state.readFile('results/none.csv')).toBeNull();
+    } finally {
+      await state.close();
+    }
   });
 
   withPostgres('keeps no token or secret: the store holds what the state folder holds', async (url) => {
