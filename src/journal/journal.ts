@@ -63,6 +63,15 @@ export interface JournalSeal {
 /** The seal of an empty journal. */
 export const EMPTY_SEAL: JournalSeal = Object.freeze({ lines: 0, bytes: 0, crc: '00000000' });
 
+/** The seal of a journal after `bytes` (holding `lines` whole lines) are appended to one sealed as `seal`. */
+export function sealAfter(seal: JournalSeal, bytes: Buffer, lines: number): JournalSeal {
+  return {
+    lines: seal.lines + lines,
+    bytes: seal.bytes + bytes.length,
+    crc: hex(crc32(bytes, Number.parseInt(seal.crc, 16))),
+  };
+}
+
 export interface LoadedJournal {
   /** The rows by key, compact (see JournalRows): their bodies are read from the journal when asked for. */
   rows: JournalRows;
@@ -687,11 +696,7 @@ export class JournalWriter {
           written += bytesWritten;
         }
         if (!this.options.dsync) await this.handle.datasync();
-        const seal = {
-          lines: this.#seal.lines + group.length,
-          bytes: this.#seal.bytes + bytes.length,
-          crc: hex(crc32(bytes, Number.parseInt(this.#seal.crc, 16))),
-        };
+        const seal = sealAfter(this.#seal, bytes, group.length);
         await this.options.onGroup?.(bytes, this.#seal, seal);
         this.syncs += 1;
         this.#written += group.length;

@@ -6,31 +6,23 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { crc32 } from 'node:zlib';
 import { FerryError } from '../errors/index.ts';
 import { replaceFile } from '../files/index.ts';
-import { EMPTY_SEAL, type JournalSeal, openStateFile } from './journal.ts';
+import { EMPTY_SEAL, type JournalSeal, openStateFile, sealAfter } from './journal.ts';
 import type { StoreState } from './store-state.ts';
-
-function hex(crc: number): string {
-  return crc.toString(16).padStart(8, '0');
-}
 
 /** Whether `file` starts with the lines `seal` says (its first `seal.bytes` bytes chain to `seal.crc`). */
 async function startsWith(file: string, seal: JournalSeal): Promise<boolean> {
   if (seal.bytes === 0) return true;
-  let crc = 0;
-  let read = 0;
+  let read: JournalSeal = EMPTY_SEAL;
   try {
     const handle = await openStateFile(file, constants.O_RDONLY, `the journal ${file}`);
-    for await (const chunk of handle.createReadStream({ start: 0, end: seal.bytes - 1 }) as AsyncIterable<Buffer>) {
-      crc = crc32(chunk, crc);
-      read += chunk.length;
-    }
+    for await (const chunk of handle.createReadStream({ start: 0, end: seal.bytes - 1 }) as AsyncIterable<Buffer>)
+      read = sealAfter(read, chunk, 0);
   } catch {
     return false;
   }
-  return read === seal.bytes && hex(crc) === seal.crc;
+  return read.bytes === seal.bytes && read.crc === seal.crc;
 }
 
 /**
@@ -97,11 +89,7 @@ export async function pushJournal(
   const send = async (bytes: Buffer): Promise<void> => {
     let lines = 0;
     for (const byte of bytes) if (byte === 0x0a) lines += 1;
-    const next = {
-      lines: at.lines + lines,
-      bytes: at.bytes + bytes.length,
-      crc: hex(crc32(bytes, Number.parseInt(at.crc, 16))),
-    };
+    const next = sealAfter(at, bytes, lines);
     await state.appendGroup(name, bytes, at, next);
     at = next;
   };
