@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { accountOf, type CrmClient, readAccountCatalog } from '../client/index.ts';
 import { FerryError, guarded, parseOptions } from '../errors/index.ts';
-import type { AccountIdentity } from '../journal/index.ts';
+import { type AccountIdentity, stateStoreSchema } from '../journal/index.ts';
 import { runImport, type ImportEvent, type ImportSummary } from '../load/index.ts';
 import type { AccountCatalog } from '../mapping/index.ts';
 import { catalogOfBackup, missingConfiguration, openBackup, type MissingItem } from './read-backup.ts';
@@ -32,10 +32,7 @@ export const restoreOptionsSchema = z.object({
   /** The importer's state folder. @default FROM/restore/state */
   stateDir: z.string().nullable().default(null),
   /** Keep the state in a PostgreSQL store too (`--state-store`), under its key. @default null (the folder alone) */
-  stateStore: z
-    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
-    .nullable()
-    .default(null),
+  stateStore: stateStoreSchema.nullable().default(null),
   /** Restore even when the target lacks configuration the backup refers to and the interface cannot create. @default false */
   allowMissing: z.boolean().default(false),
   /** Requests under way at once. @default 8 */

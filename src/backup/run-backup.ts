@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { accountOf, type CrmClient, RecordService } from '../client/index.ts';
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
-import { type AccountIdentity, releaseLock, type StateStoreOptions, StoreState, takeLock } from '../journal/index.ts';
+import {
+  type AccountIdentity,
+  releaseLock,
+  type StateStoreOptions,
+  StoreState,
+  stateStoreSchema,
+  takeLock,
+} from '../journal/index.ts';
 import { jsonText, writeFileAtomic } from '../files/index.ts';
 import { makeFolders, makePrivateFolder, removeStaleTemps } from '../util/index.ts';
 import { backupSteps, RECORD, type StepContext, type Target } from './backup-steps.ts';
@@ -46,10 +53,7 @@ export const backupOptionsSchema = z.object({
    * lock left by another machine (a pod that died, on a shared volume) is then taken over rather
    * than refused. @default null
    */
-  stateStore: z
-    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
-    .nullable()
-    .default(null),
+  stateStore: stateStoreSchema.nullable().default(null),
 });
 export type BackupOptions = z.output<typeof backupOptionsSchema>;
 

@@ -12,7 +12,7 @@ import {
   RecordService,
 } from '../client/index.ts';
 import { asFerryError, FerryError, guarded, parseOptions } from '../errors/index.ts';
-import { type AccountIdentity, type StateStoreOptions, StoreState } from '../journal/index.ts';
+import { type AccountIdentity, type StateStoreOptions, StoreState, stateStoreSchema } from '../journal/index.ts';
 import { loadMapping } from '../mapping/index.ts';
 import { fileNameFor, jsonText, replaceFile, writeFileAtomic } from '../files/index.ts';
 import { makePrivateFolder, pathInside, readTextInput } from '../util/index.ts';
@@ -80,10 +80,7 @@ export const exportOptionsSchema = z.object({
    * Keep the time of the last complete export in a PostgreSQL store (`--state-store`) under its key
    * instead of a state file: an export scheduled on machines that come and go. @default null
    */
-  stateStore: z
-    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
-    .nullable()
-    .default(null),
+  stateStore: stateStoreSchema.nullable().default(null),
 });
 
 export type ExportOptions = z.output<typeof exportOptionsSchema>;

@@ -28,7 +28,7 @@ export {
   type StateSteps,
 } from './state-dir.ts';
 export { releaseLock } from './lock.ts';
-export { defaultStateKey, type StateStoreOptions, StoreState } from './store-state.ts';
+export { defaultStateKey, type StateStoreOptions, stateStoreSchema, StoreState } from './store-state.ts';
 export { takeLock } from './lock.ts';
 export {
   describeStoreUrl,

@@ -6,19 +6,25 @@
  */
 import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { z } from 'zod';
 import { FerryError } from '../errors/index.ts';
 import type { JournalSeal } from './journal.ts';
 import { PostgresStore, type StoreRunLock } from './postgres-store.ts';
 
-/** Where a state is kept besides its folder: the store's address and the state's key there. */
-export interface StateStoreOptions {
-  /** `postgresql://USER@HOST:PORT/DATABASE` (`--state-store`, CRM_FERRY_STATE_STORE). */
-  url: string;
-  /** What the state is known by in the store: the plan's identity and account, or `--state-key`. */
-  key: string;
-  /** The store's schema. @default "crm_ferry" */
-  schema?: string;
-}
+/**
+ * Where a state is kept besides its folder, as the jobs' options take it: the store's address
+ * (`postgresql://USER@HOST:PORT/DATABASE`: `--state-store`, CRM_FERRY_STATE_STORE), what the
+ * state is known by there (the plan's identity and account, or `--state-key`), and the store's
+ * schema (default "crm_ferry").
+ */
+export const stateStoreSchema = z.object({
+  url: z.string().min(1),
+  key: z.string().min(1),
+  schema: z.string().optional(),
+});
+
+/** Where a state is kept besides its folder (see stateStoreSchema). */
+export type StateStoreOptions = z.output<typeof stateStoreSchema>;
 
 /** The end of a journal as the store holds it: lines, bytes and chained CRC-32, as a folder's seal. */
 export type StoreJournalEnd = JournalSeal;

@@ -6,7 +6,7 @@ import type { AccountCatalog, CrmClient, GovernorState, TransportWait, V1LiveCon
 export type ProgressWait = TransportWait & { of: 'account' | 'old account' };
 
 import type { FerryError } from '../errors/index.ts';
-import type { AccountIdentity } from '../journal/index.ts';
+import { type AccountIdentity, stateStoreSchema } from '../journal/index.ts';
 import type { NameResolver, RowWarning, TransformRegistry, WarningCounts } from '../mapping/index.ts';
 import { type NotCarried, type RejectReason, runSourceSchema } from '../plan/index.ts';
 import type { RowAction } from './results.ts';
@@ -24,10 +24,7 @@ export const importOptionsSchema = z.object({
    * from another folder or machine with the same store and key goes on where the last run
    * stopped. @default null (the folder alone)
    */
-  stateStore: z
-    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
-    .nullable()
-    .default(null),
+  stateStore: stateStoreSchema.nullable().default(null),
   /** Requests under way at once. @default 8 */
   concurrency: z.number().int().min(1).max(64).default(8),
   /** Map and resolve names, count the requests a run needs, write nothing. @default false */

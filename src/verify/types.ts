@@ -1,7 +1,7 @@
 /** verify's options, its findings and events, and what a step's check holds. */
 import { z } from 'zod';
 import { type CrmClient, type V1LiveConnection } from '../client/index.ts';
-import { type AccountIdentity, type LoadedJournal } from '../journal/index.ts';
+import { type AccountIdentity, type LoadedJournal, stateStoreSchema } from '../journal/index.ts';
 import { type Entity, type NameResolver, type TransformRegistry } from '../mapping/index.ts';
 import { type PreparedStep, runSourceSchema } from '../plan/index.ts';
 
@@ -13,10 +13,7 @@ export const verifyOptionsSchema = z.object({
   /** The state folder of the runs to check. */
   stateDir: z.string().min(1),
   /** Keep the state in a PostgreSQL store too (`--state-store`), under its key. @default null (the folder alone) */
-  stateStore: z
-    .object({ url: z.string().min(1), key: z.string().min(1), schema: z.string().optional() })
-    .nullable()
-    .default(null),
+  stateStore: stateStoreSchema.nullable().default(null),
   /**
    * Where the CSV of the differences goes; the rows and values not carried go beside it (its name
    * with `not-carried` for `differences`, or `.not-carried` added). @default `<stateDir>/results/verify.differences.csv`
