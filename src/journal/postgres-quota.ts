@@ -8,8 +8,7 @@
  *
  * The table is the store's (its migrations, postgres-store.ts), and so are the connections.
  */
-import { FerryError } from '../errors/index.ts';
-import { describeStoreUrl, PostgresStore } from './postgres-store.ts';
+import { PostgresStore } from './postgres-store.ts';
 
 /** A claim of slots in one window (the client's SlotClaim). */
 export interface QuotaClaim {
@@ -54,22 +53,17 @@ export class PostgresQuota {
   private constructor(
     private readonly store: PostgresStore,
     private readonly table: string,
-    private readonly where: string,
   ) {}
 
   /** Opens the store (made or migrated when it needs it) on two connections of its own. */
   static async open(options: PostgresQuotaOptions): Promise<PostgresQuota> {
-    checkStoreUrl(options.url);
-    const where = describeStoreUrl(options.url);
     const store = await PostgresStore.open({
       url: options.url,
       ...(options.schema ? { schema: options.schema } : {}),
       connections: 2,
       timeoutMs: CLAIM_TIMEOUT_MS,
-    }).catch((error: unknown) => {
-      throw storeError(where, 'cannot open the shared rate budget', error);
     });
-    return new PostgresQuota(store, store.table('quota_windows'), where);
+    return new PostgresQuota(store, store.table('quota_windows'));
   }
 
   /**
@@ -78,41 +72,33 @@ export class PostgresQuota {
    * quota kept is the largest any claim gave.
    */
   async claim(account: string, claim: QuotaClaim): Promise<QuotaGrant> {
-    try {
-      const found = await this.store.query<{ used: number; quota: number }>(
-        `INSERT INTO ${this.table} AS w (account, window_end, quota, used, limit_per_hour)
-         VALUES ($1, $2, $3, GREATEST($4::integer, 0) + $5::integer, $6)
-         ON CONFLICT (account, window_end) DO UPDATE
-           SET quota = GREATEST(w.quota, EXCLUDED.quota), used = GREATEST(w.used, $4::integer) + $5::integer,
-               limit_per_hour = GREATEST(w.limit_per_hour, EXCLUDED.limit_per_hour)
-           WHERE w.used < GREATEST(w.quota, EXCLUDED.quota)
-         RETURNING used, quota`,
-        [account, claim.windowEnd, claim.quota, claim.floor, claim.count, claim.limitPerHour],
-      );
-      await this.sweep(account, claim.windowEnd);
-      const row = found.rows[0];
-      // No row: the window's quota was spent before this claim.
-      if (row === undefined) return { first: claim.quota, count: 0, quota: claim.quota };
-      const first = row.used - claim.count;
-      return { first, count: Math.max(0, Math.min(row.used, row.quota) - first), quota: row.quota };
-    } catch (error) {
-      throw storeError(this.where, 'the shared rate budget could not be claimed from', error);
-    }
+    const found = await this.store.query<{ used: number; quota: number }>(
+      `INSERT INTO ${this.table} AS w (account, window_end, quota, used, limit_per_hour)
+       VALUES ($1, $2, $3, GREATEST($4::integer, 0) + $5::integer, $6)
+       ON CONFLICT (account, window_end) DO UPDATE
+         SET quota = GREATEST(w.quota, EXCLUDED.quota), used = GREATEST(w.used, $4::integer) + $5::integer,
+             limit_per_hour = GREATEST(w.limit_per_hour, EXCLUDED.limit_per_hour)
+         WHERE w.used < GREATEST(w.quota, EXCLUDED.quota)
+       RETURNING used, quota`,
+      [account, claim.windowEnd, claim.quota, claim.floor, claim.count, claim.limitPerHour],
+    );
+    await this.sweep(account, claim.windowEnd);
+    const row = found.rows[0];
+    // No row: the window's quota was spent before this claim.
+    if (row === undefined) return { first: claim.quota, count: 0, quota: claim.quota };
+    const first = row.used - claim.count;
+    return { first, count: Math.max(0, Math.min(row.used, row.quota) - first), quota: row.quota };
   }
 
   /** The account's earliest window not yet ended at `now` that a process claimed in, or null. */
   async current(account: string, now: number): Promise<QuotaWindow | null> {
-    try {
-      const found = await this.store.query<{ window_end: string; quota: number; limit_per_hour: number }>(
-        `SELECT window_end, quota, limit_per_hour FROM ${this.table}
-          WHERE account = $1 AND window_end > $2 ORDER BY window_end LIMIT 1`,
-        [account, now],
-      );
-      const row = found.rows[0];
-      return row ? { windowEnd: Number(row.window_end), quota: row.quota, limitPerHour: row.limit_per_hour } : null;
-    } catch (error) {
-      throw storeError(this.where, 'the shared rate budget could not be read from', error);
-    }
+    const found = await this.store.query<{ window_end: string; quota: number; limit_per_hour: number }>(
+      `SELECT window_end, quota, limit_per_hour FROM ${this.table}
+        WHERE account = $1 AND window_end > $2 ORDER BY window_end LIMIT 1`,
+      [account, now],
+    );
+    const row = found.rows[0];
+    return row ? { windowEnd: Number(row.window_end), quota: row.quota, limitPerHour: row.limit_per_hour } : null;
   }
 
   /** Deletes the account's rows of long-ended windows, at most once a minute of windows. */
@@ -144,24 +130,4 @@ export class PostgresQuota {
     this.closed = true;
     await this.store.close();
   }
-}
-
-/** A store's address must be a postgresql:// URL; what was given is not repeated (it may hold a password). */
-function checkStoreUrl(url: string): void {
-  let protocol = '';
-  try {
-    protocol = new URL(url).protocol;
-  } catch {}
-  if (protocol !== 'postgresql:' && protocol !== 'postgres:')
-    throw new FerryError('CONFIG_INVALID', 'the state store address is not a postgresql:// URL', {
-      hint: 'Give --state-store (or CRM_FERRY_STATE_STORE) as postgresql://USER@HOST:PORT/DATABASE.',
-    });
-}
-
-function storeError(where: string, what: string, error: unknown): FerryError {
-  if (error instanceof FerryError) return error;
-  return new FerryError('JOURNAL_STORE', `${what} in the state store at ${where}: ${(error as Error).message}`, {
-    cause: error,
-    hint: 'Check that the server at --state-store (or CRM_FERRY_STATE_STORE) runs and answers, then run the command again (a run goes on where it stopped).',
-  });
 }

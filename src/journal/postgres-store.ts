@@ -142,6 +142,7 @@ export class PostgresStore {
    * store at once migrate it once). A store a later crm-ferry made is refused, untouched.
    */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    checkStoreUrl(options.url);
     const schema = schemaIdentifier(options.schema ?? 'crm_ferry');
     const where = describeStoreUrl(options.url);
     const pool = new (pg().Pool)({
@@ -196,7 +197,7 @@ export class PostgresStore {
       return new PostgresStore(pool, schema, where, version);
     } catch (error) {
       await pool.end().catch(() => undefined);
-      throw error;
+      throw storeError(where, error);
     }
   }
 
@@ -306,4 +307,16 @@ function storeError(where: string, error: unknown): FerryError {
     cause: error,
     hint: "Check that the store's server runs and can be reached, then run the same command again: a run goes on from what the store holds.",
   });
+}
+
+/** A store's address must be a postgresql:// URL; what was given is not repeated (it may hold a password). */
+function checkStoreUrl(url: string): void {
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {}
+  if (protocol !== 'postgresql:' && protocol !== 'postgres:')
+    throw new FerryError('CONFIG_INVALID', 'the state store address is not a postgresql:// URL', {
+      hint: 'Give --state-store (or CRM_FERRY_STATE_STORE) as postgresql://USER@HOST:PORT/DATABASE.',
+    });
 }
