@@ -4,13 +4,7 @@ import { refuseArguments, type Command } from './command.ts';
 import { connectionFlags, connectWith } from './connection-flags.ts';
 import { stateStoreOf } from './flags.ts';
 import { accountOf } from '../client/index.ts';
-import type { StateStoreOptions } from '../journal/index.ts';
 import { formatCount } from '../util/index.ts';
-
-/** A backup's lock in a store has a key of its own kind: never a run's or an export's state. */
-function backupLock(store: StateStoreOptions | null): StateStoreOptions | null {
-  return store && { ...store, key: `backup:${store.key}` };
-}
 
 export function formatBackupSummary(summary: BackupSummary, out: string): string {
   const files = Object.entries(summary.files);
@@ -82,7 +76,7 @@ reached, 130 interrupted, 143 stopped by SIGTERM (run the same command again to 
         {
           out: folder,
           since: since === 'auto' ? 'auto' : null,
-          stateStore: backupLock(stateStoreOf(args, io.env, account, folder)),
+          stateStore: stateStoreOf(args, io.env, account, folder, 'backup'),
         },
         {
           client,

@@ -160,9 +160,14 @@ is unchanged).`,
     try {
       const account = accountOf(client, session?.subdomain);
       if (incremental) {
-        const named = stateStoreOf(args, io.env, account, flags.state ? path(flags.state, io.cwd) : undefined);
-        // An export's state has a key of its own kind: never a run's state of the same name.
-        if (named) options = normaliseExportOptions({ ...flags, stateStore: { ...named, key: `export:${named.key}` } });
+        const named = stateStoreOf(
+          args,
+          io.env,
+          account,
+          flags.state ? path(flags.state, io.cwd) : undefined,
+          'export',
+        );
+        if (named) options = normaliseExportOptions({ ...flags, stateStore: named });
       }
       const toStdout = options.out === null;
       // A line rewritten in place on a terminal; in a log (cron), a dated line every 30 s at most.

@@ -128,13 +128,15 @@ export const stateKeyFlag: OptionSpec = {
 /**
  * Where the state is kept besides its folder (`--state-store`, or CRM_FERRY_STATE_STORE) and its
  * key there (`--state-key`, else the plan's or mapping's file name and the account); null for the
- * folder alone.
+ * folder alone. An export's or a backup's key is led by its `kind` (`export:KEY`): never a run's
+ * state of the same name.
  */
 export function stateStoreOf(
   args: ParsedArgs,
   env: NodeJS.ProcessEnv,
   account: AccountIdentity,
   file: string | undefined,
+  kind?: 'export' | 'backup',
 ): StateStoreOptions | null {
   const url = connectionOptions(args, env).stateStore;
   const key = args.values['state-key'];
@@ -147,8 +149,9 @@ export function stateStoreOf(
       });
     return null;
   }
-  if (typeof key === 'string') return { url, key: key.trim() };
+  const kindOf = (name: string): string => (kind ? `${kind}:${name}` : name);
+  if (typeof key === 'string') return { url, key: kindOf(key.trim()) };
   if (file === undefined)
     throw new FerryError('USAGE', 'with --state-store, give the plan or mapping of the runs, or --state-key KEY');
-  return { url, key: defaultStateKey(file, account) };
+  return { url, key: kindOf(defaultStateKey(file, account)) };
 }

@@ -179,8 +179,10 @@ could not be reached, 2 for bad usage or input, 130 interrupted (nothing was wri
       // A live legacy input is read as the run read it (XML unless told), all of it.
       const v1Live = await v1LiveOf(client, args, io, v1);
       try {
-        const anchor = options.source.kind === 'plan' ? options.source.planFile : (args.values.mapping as string);
-        const stateStore = stateStoreOf(args, io.env, account, path(anchor, io.cwd));
+        const { source } = options;
+        const anchor =
+          source.kind === 'plan' ? source.planFile : source.kind === 'mapping' ? source.mappingFile : undefined;
+        const stateStore = stateStoreOf(args, io.env, account, anchor);
         summary = await runVerify({ ...options, stateStore }, { client, account, signal: io.signal, onEvent, v1Live });
       } finally {
         await v1Live.close();

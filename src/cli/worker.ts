@@ -23,7 +23,7 @@ const queueFlags: OptionSpec = {
 };
 
 /** The store's address, from --state-store or CRM_FERRY_STATE_STORE: the one thing the queue needs. */
-function stateStoreOf(args: ParsedArgs, io: CliIo, command: string): string {
+function queueStoreOf(args: ParsedArgs, io: CliIo, command: string): string {
   const url = connectionOptions(args, io.env).stateStore;
   if (url === undefined)
     throw new FerryError('USAGE', `${command} needs the state store that holds the queue`, {
@@ -71,7 +71,7 @@ A job's failure is the queue's business (retried, then in the dead-letter queue)
   },
   async run(args, io) {
     refuseArguments('worker', args);
-    const stateStore = stateStoreOf(args, io, 'worker');
+    const stateStore = queueStoreOf(args, io, 'worker');
     const jobs = wholeNumber(args.values.jobs, 'jobs', 1, 64) ?? 1;
     const reapEvery = parseDuration(args.values['reap-every'], 'reap-every') ?? 30_000;
     const poll = parseDuration(args.values.poll, 'poll') ?? 2000;
@@ -155,7 +155,7 @@ Exit code 0 queued (or listed), 2 bad usage or the store cannot be used.`,
     list: { type: 'boolean', describe: "list the queue's jobs, newest first, with their states and failures" },
   },
   async run(args, io) {
-    const stateStore = stateStoreOf(args, io, 'enqueue');
+    const stateStore = queueStoreOf(args, io, 'enqueue');
     const v = args.values;
     const { JobQueue, checkJobSpec } = await import('../fleet/index.ts');
     if (v.list === true) {

@@ -276,12 +276,16 @@ export class StateDir {
       );
     }
     this.#state = state;
-    if (this.#stored && (state.store?.key !== this.#stored.key || state.store.at !== this.#stored.address))
-      await this.#save({ ...state, ...this.#storeMark() });
+    if (this.#stored && !this.#mirrors(state)) await this.#save({ ...state, ...this.#storeMark() });
   }
 
   #storeMark(): Pick<StateFile, 'store'> {
     return this.#stored ? { store: { at: this.#stored.address, key: this.#stored.key } } : {};
+  }
+
+  /** Whether the folder's state says it is the working copy of the store's state under this key. */
+  #mirrors(state: StateFile | null): boolean {
+    return state?.store?.key === this.#stored?.key && state?.store?.at === this.#stored?.address;
   }
 
   /**
@@ -298,14 +302,13 @@ export class StateDir {
     } catch {
       folder = null;
     }
-    const mirrors = folder?.store?.key === stored.key && folder.store.at === stored.address;
     if (!(await stored.holdsState())) {
       await stored.clearUnfinished();
       if (folder !== null && folder.store === undefined) await this.#pushToStore(folder);
       else if (folder !== null) await this.#moveAside();
       return;
     }
-    if (folder !== null && !mirrors) {
+    if (folder !== null && !this.#mirrors(folder)) {
       await this.#moveAside();
       folder = null;
     }
