@@ -13,17 +13,7 @@ type Body = Record<string, unknown>;
 /** One line of a step's journal. `k` is the source row's key within its step. */
 export type JournalEntry =
   /** Written and made durable before a request that changes the account is sent. */
-  | {
-      t: 'intent';
-      k: string;
-      op: 'create' | 'update' | 'delete';
-      run: string;
-      at: string;
-      fp: string;
-      body?: Body;
-      id?: number;
-      before?: Body;
-    }
+  | PendingIntent
   /** The service confirmed the write, or reconciliation found it applied; `match`: the row was given a record the account had. */
   | {
       t: 'done';
